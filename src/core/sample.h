@@ -1,0 +1,54 @@
+// A profiling sample: one short training trial and what it measured.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainplan {
+
+// Whether a larger metric is better (accuracy, F1) or a smaller one (loss, WER).
+enum class MetricDirection { kMax, kMin };
+
+const char* to_string(MetricDirection d);
+// Parses "max" or "min"; throws InputError otherwise.
+MetricDirection parse_direction(const std::string& s);
+
+struct Sample {
+  double batch = 0;          // per-worker batch size
+  int workers = 0;           // data-parallel workers (GPUs or processes)
+  double epochs = 0;         // data epochs trained before the metric was measured
+  double epoch_time_s = 0;   // wall time of one epoch, seconds
+  std::optional<double> metric;  // validation metric after `epochs` epochs; empty if time-only
+  int nodes = 0;             // machines the workers span; 0 when unknown
+  std::string model;         // optional: workload name
+  std::string hardware;      // optional: hardware description
+  std::optional<double> grad_sqr;  // optional: squared gradient norm (noise-scale numerator)
+  std::optional<double> grad_var;  // optional: gradient variance (noise-scale denominator)
+
+  double global_batch() const { return batch * workers; }
+};
+
+// A set of samples with the facts that hold for all of them.
+struct SampleSet {
+  std::vector<Sample> samples;
+  MetricDirection direction = MetricDirection::kMax;
+  std::optional<long> dataset_size;  // training examples per epoch, when known
+  std::string source;                // where the samples came from (a path), for messages
+
+  bool empty() const { return samples.empty(); }
+  size_t size() const { return samples.size(); }
+  // True if at least one sample carries a metric.
+  bool has_metric() const;
+  // The samples that carry a metric.
+  std::vector<Sample> with_metric() const;
+  // Is `a` better than `b` under this set's direction?
+  bool better(double a, double b) const {
+    return direction == MetricDirection::kMax ? a > b : a < b;
+  }
+  // Does metric `m` meet `target` under this set's direction?
+  bool meets(double m, double target) const {
+    return direction == MetricDirection::kMax ? m >= target : m <= target;
+  }
+};
+
+}  // namespace trainplan

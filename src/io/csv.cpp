@@ -1,0 +1,147 @@
+#include "io/csv.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace trainplan::io {
+
+static std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\r\n");
+  if (a == std::string::npos) return "";
+  size_t b = s.find_last_not_of(" \t\r\n");
+  return s.substr(a, b - a + 1);
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : line) {
+    if (c == ',') {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  out.push_back(trim(cur));
+  return out;
+}
+
+std::optional<double> parse_finite(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(begin, &end);
+  if (end != begin + s.size() || errno == ERANGE) return std::nullopt;
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+CsvTable CsvTable::read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path);
+}
+
+CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
+  CsvTable t;
+  t.path_ = name;
+  std::istringstream in(text);
+  std::string line;
+  long lineno = 0;
+  bool have_header = false;
+  while (std::getline(in, line)) {
+    ++lineno;
+    std::string trimmed = trim(line);
+    if (trimmed.empty()) continue;
+    if (trimmed[0] == '#') {
+      if (!have_header) t.comments_.push_back(trim(trimmed.substr(1)));
+      continue;
+    }
+    auto fields = split_csv_line(trimmed);
+    if (!have_header) {
+      t.header_ = fields;
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].empty())
+          throw InputError(name, lineno, "", "empty column name in header at position " +
+                                                 std::to_string(i + 1));
+        if (!t.index_.emplace(fields[i], static_cast<int>(i)).second)
+          throw InputError(name, lineno, fields[i], "duplicate column name in header");
+      }
+      have_header = true;
+      continue;
+    }
+    if (fields.size() != t.header_.size())
+      throw InputError(name, lineno, "",
+                       "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
+                           std::to_string(fields.size()));
+    t.rows_.push_back({lineno, std::move(fields)});
+  }
+  if (!have_header) throw InputError(name, 0, "", "file is empty (no header line)");
+  return t;
+}
+
+void CsvTable::require_columns(const std::vector<std::string>& names) const {
+  for (const auto& n : names)
+    if (!has_column(n)) {
+      std::string have;
+      for (const auto& h : header_) have += (have.empty() ? "" : ",") + h;
+      throw InputError(path_, 1, n, "required column is missing (header has: " + have + ")");
+    }
+}
+
+int CsvTable::column(const std::string& name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? -1 : it->second;
+}
+
+void CsvTable::fail(const CsvRow& row, const std::string& name, const std::string& msg) const {
+  throw InputError(path_, row.line, name, msg);
+}
+
+const std::string& CsvTable::text(const CsvRow& row, const std::string& name) const {
+  int c = column(name);
+  if (c < 0) throw InputError(path_, row.line, name, "no such column");
+  return row.fields[c];
+}
+
+double CsvTable::number(const CsvRow& row, const std::string& name) const {
+  const std::string& s = text(row, name);
+  if (s.empty()) fail(row, name, "value is empty");
+  auto v = parse_finite(s);
+  if (!v) {
+    std::string lower;
+    for (char ch : s) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    if (lower.find("nan") != std::string::npos || lower.find("inf") != std::string::npos)
+      fail(row, name, "value '" + s + "' is not finite (NaN or Inf)");
+    fail(row, name, "'" + s + "' is not a number");
+  }
+  return *v;
+}
+
+std::optional<double> CsvTable::optional_number(const CsvRow& row, const std::string& name) const {
+  if (column(name) < 0 || text(row, name).empty()) return std::nullopt;
+  return number(row, name);
+}
+
+double CsvTable::positive(const CsvRow& row, const std::string& name) const {
+  double v = number(row, name);
+  if (v <= 0) fail(row, name, "must be > 0, got " + text(row, name));
+  return v;
+}
+
+long CsvTable::positive_int(const CsvRow& row, const std::string& name) const {
+  double v = number(row, name);
+  if (v < 1 || std::floor(v) != v) fail(row, name, "must be an integer >= 1, got " + text(row, name));
+  return static_cast<long>(v);
+}
+
+}  // namespace trainplan::io

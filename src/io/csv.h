@@ -1,0 +1,63 @@
+// A small CSV reader that remembers where each value came from, so that
+// callers can report bad input as FILE:LINE: column 'NAME'.
+// Handles plain comma-separated values (no quoting), blank lines and
+// '#' comment lines. Leading comment lines are kept for format headers.
+#pragma once
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace trainplan::io {
+
+struct CsvRow {
+  long line = 0;                    // 1-based line number in the file
+  std::vector<std::string> fields;  // trimmed values, one per header column
+};
+
+class CsvTable {
+ public:
+  // Reads `path`. Throws InputError if the file cannot be read, is empty,
+  // has duplicate header names, or a row's field count differs from the header.
+  static CsvTable read(const std::string& path);
+  // Parses CSV text; `name` is used in messages in place of a path.
+  static CsvTable parse(const std::string& text, const std::string& name);
+
+  const std::string& path() const { return path_; }
+  const std::vector<std::string>& header() const { return header_; }
+  const std::vector<CsvRow>& rows() const { return rows_; }
+  // '#' lines that came before the header, without the '#'.
+  const std::vector<std::string>& leading_comments() const { return comments_; }
+
+  bool has_column(const std::string& name) const { return index_.count(name) > 0; }
+  // Throws InputError naming the file and the missing column.
+  void require_columns(const std::vector<std::string>& names) const;
+  int column(const std::string& name) const;  // -1 if absent
+
+  // Typed access; each throws InputError with file, line and column on failure.
+  const std::string& text(const CsvRow& row, const std::string& name) const;
+  // A finite number. Rejects empty text, non-numbers, NaN and Inf.
+  double number(const CsvRow& row, const std::string& name) const;
+  // Like number() but an empty cell gives nullopt.
+  std::optional<double> optional_number(const CsvRow& row, const std::string& name) const;
+  // A finite number > 0.
+  double positive(const CsvRow& row, const std::string& name) const;
+  // An integer >= 1.
+  long positive_int(const CsvRow& row, const std::string& name) const;
+
+  [[noreturn]] void fail(const CsvRow& row, const std::string& name, const std::string& msg) const;
+
+ private:
+  std::string path_;
+  std::vector<std::string> header_;
+  std::vector<CsvRow> rows_;
+  std::vector<std::string> comments_;
+  std::unordered_map<std::string, int> index_;
+};
+
+// Splits one CSV line on commas and trims spaces around each field.
+std::vector<std::string> split_csv_line(const std::string& line);
+// Parses a finite double from the whole string; nullopt on failure or NaN/Inf.
+std::optional<double> parse_finite(const std::string& s);
+
+}  // namespace trainplan::io

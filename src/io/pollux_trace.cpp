@@ -1,0 +1,99 @@
+#include "io/pollux_trace.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+#include "io/csv.h"
+
+namespace fs = std::filesystem;
+
+namespace trainplan::io {
+
+PolluxTrace read_pollux_trace(const std::string& dir) {
+  PolluxTrace tr;
+  tr.dir = dir;
+  tr.name = fs::path(dir).filename().string();
+  if (tr.name.empty()) tr.name = fs::path(dir).parent_path().filename().string();
+  if (!fs::is_directory(dir)) throw InputError(dir, 0, "", "not a directory (expected a Pollux trace directory)");
+  fs::path pl = fs::path(dir) / "placements.csv";
+  if (!fs::exists(pl)) throw InputError(pl.string(), 0, "", "missing: a trace directory needs placements.csv");
+
+  CsvTable t = CsvTable::read(pl.string());
+  t.require_columns({"placement", "local_bsz", "step_time", "sync_time"});
+  for (const auto& row : t.rows()) {
+    PlacementRow r;
+    r.placement = t.text(row, "placement");
+    if (r.placement.empty()) t.fail(row, "placement", "value is empty");
+    for (char c : r.placement) {
+      if (c < '1' || c > '9') t.fail(row, "placement", "must be digits 1-9 (GPUs per node), got '" + r.placement + "'");
+      r.gpus += c - '0';
+    }
+    r.nodes = static_cast<int>(r.placement.size());
+    r.local_bsz = t.positive(row, "local_bsz");
+    r.step_time = t.positive(row, "step_time");
+    r.sync_time = t.number(row, "sync_time");
+    if (r.sync_time < 0) t.fail(row, "sync_time", "must be >= 0");
+    tr.placements.push_back(r);
+  }
+  if (tr.placements.empty()) throw InputError(pl.string(), 0, "", "no rows");
+
+  fs::path sc = fs::path(dir) / "scalability.csv";
+  if (fs::exists(sc)) {
+    CsvTable s = CsvTable::read(sc.string());
+    s.require_columns({"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"});
+    for (const auto& row : s.rows()) {
+      ScalabilityRow r;
+      r.num_nodes = static_cast<int>(s.positive_int(row, "num_nodes"));
+      r.num_replicas = static_cast<int>(s.positive_int(row, "num_replicas"));
+      r.local_bsz = s.positive(row, "local_bsz");
+      r.step_time = s.positive(row, "step_time");
+      r.sync_time = s.number(row, "sync_time");
+      if (r.sync_time < 0) s.fail(row, "sync_time", "must be >= 0");
+      tr.scalability.push_back(r);
+    }
+  }
+
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::string fname = entry.path().filename().string();
+    if (fname.rfind("validation-", 0) != 0 || entry.path().extension() != ".csv") continue;
+    std::string bs = fname.substr(11, fname.size() - 11 - 4);
+    auto b = parse_finite(bs);
+    if (!b || *b < 1) throw InputError(entry.path().string(), 0, "", "file name must be validation-<global batch>.csv");
+    ValidationCurve c;
+    c.global_batch = static_cast<long>(*b);
+    c.path = entry.path().string();
+    CsvTable v = CsvTable::read(c.path);
+    v.require_columns({"progress", "iteration", "metric"});
+    double prev_iter = -1;
+    for (const auto& row : v.rows()) {
+      ValidationRow r;
+      r.progress = v.number(row, "progress");
+      r.iteration = v.positive(row, "iteration");
+      if (r.iteration <= prev_iter) v.fail(row, "iteration", "must increase from row to row");
+      prev_iter = r.iteration;
+      r.metric = v.number(row, "metric");
+      if (v.has_column("grad_sqr")) r.grad_sqr = v.optional_number(row, "grad_sqr");
+      if (v.has_column("grad_var")) r.grad_var = v.optional_number(row, "grad_var");
+      c.rows.push_back(r);
+    }
+    if (c.rows.empty()) throw InputError(c.path, 0, "", "validation file has no rows");
+    tr.curves.push_back(std::move(c));
+  }
+  std::sort(tr.curves.begin(), tr.curves.end(),
+            [](const ValidationCurve& a, const ValidationCurve& b) { return a.global_batch < b.global_batch; });
+  return tr;
+}
+
+std::vector<std::string> list_pollux_traces(const std::string& root) {
+  std::vector<std::string> out;
+  if (fs::exists(fs::path(root) / "placements.csv")) return {root};
+  if (!fs::is_directory(root)) throw InputError(root, 0, "", "not a directory");
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.is_directory() && fs::exists(e.path() / "placements.csv")) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  if (out.empty()) throw InputError(root, 0, "", "no trace directories (with placements.csv) found here");
+  return out;
+}
+
+}  // namespace trainplan::io

@@ -1,0 +1,63 @@
+// Reader for the Pollux artifact's trace format (one directory per model):
+//   placements.csv      placement,local_bsz,step_time,sync_time
+//   scalability.csv     num_nodes,num_replicas,local_bsz,step_time,sync_time
+//   validation-<B>.csv  progress,iteration,metric,grad_sqr,grad_var   (optional)
+// A directory without validation files is a time-only workload.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainplan::io {
+
+struct PlacementRow {
+  std::string placement;  // one digit per node: GPUs used on that node, e.g. "24"
+  int gpus = 0;           // sum of the digits
+  int nodes = 0;          // number of digits
+  double local_bsz = 0;   // per-GPU batch
+  double step_time = 0;   // seconds per iteration
+  double sync_time = 0;   // part of step_time spent synchronising gradients
+};
+
+struct ScalabilityRow {
+  int num_nodes = 0;
+  int num_replicas = 0;
+  double local_bsz = 0;
+  double step_time = 0;
+  double sync_time = 0;
+};
+
+struct ValidationRow {
+  double progress = 0;
+  double iteration = 0;
+  double metric = 0;
+  std::optional<double> grad_sqr;
+  std::optional<double> grad_var;
+};
+
+// One training run at a fixed global batch.
+struct ValidationCurve {
+  long global_batch = 0;
+  std::string path;
+  std::vector<ValidationRow> rows;  // in file order (increasing iteration)
+};
+
+struct PolluxTrace {
+  std::string name;  // directory base name, e.g. "cifar10"
+  std::string dir;
+  std::vector<PlacementRow> placements;
+  std::vector<ScalabilityRow> scalability;  // may be empty
+  std::vector<ValidationCurve> curves;      // sorted by global batch; empty if time-only
+
+  bool time_only() const { return curves.empty(); }
+};
+
+// Reads a trace directory. Throws InputError (file, line, column) on bad input:
+// a missing placements.csv, missing columns, non-numbers, NaN/Inf, step times
+// or batches <= 0, a placement that is not a string of digits 1-9.
+PolluxTrace read_pollux_trace(const std::string& dir);
+
+// Directories under `root` that look like traces (contain placements.csv), sorted.
+std::vector<std::string> list_pollux_traces(const std::string& root);
+
+}  // namespace trainplan::io

@@ -1,0 +1,112 @@
+#include "io/sample_csv.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/csv.h"
+
+namespace trainplan::io {
+
+static void parse_format_line(const std::string& comment, SampleSet& set, const std::string& name) {
+  // "trainplan: metric=max dataset_size=N"
+  const std::string tag = "trainplan:";
+  if (comment.rfind(tag, 0) != 0) return;
+  std::istringstream in(comment.substr(tag.size()));
+  std::string kv;
+  while (in >> kv) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) throw InputError(name, 1, "", "format line: expected key=value, got '" + kv + "'");
+    std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    if (key == "metric") {
+      try {
+        set.direction = parse_direction(value);
+      } catch (const InputError& e) {
+        throw InputError(name, 1, "metric", e.message());
+      }
+    } else if (key == "dataset_size") {
+      auto v = parse_finite(value);
+      if (!v || *v < 1) throw InputError(name, 1, "dataset_size", "must be a positive integer, got '" + value + "'");
+      set.dataset_size = static_cast<long>(*v);
+    }
+    // Unknown keys are ignored so that newer files stay readable.
+  }
+}
+
+SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
+  CsvTable t = CsvTable::parse(text, name);
+  SampleSet set;
+  set.source = name;
+  if (!t.leading_comments().empty()) parse_format_line(t.leading_comments().front(), set, name);
+  t.require_columns({"batch", "workers", "epochs", "epoch_time_s", "metric"});
+  if (t.rows().empty()) throw InputError(name, 0, "", "file has a header but no samples");
+  for (const auto& row : t.rows()) {
+    Sample s;
+    s.batch = t.positive(row, "batch");
+    s.workers = static_cast<int>(t.positive_int(row, "workers"));
+    s.epochs = t.number(row, "epochs");
+    if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
+    s.epoch_time_s = t.positive(row, "epoch_time_s");
+    s.metric = t.optional_number(row, "metric");
+    if (t.has_column("nodes") && !t.text(row, "nodes").empty())
+      s.nodes = static_cast<int>(t.positive_int(row, "nodes"));
+    if (t.has_column("model")) s.model = t.text(row, "model");
+    if (t.has_column("hardware")) s.hardware = t.text(row, "hardware");
+    if (t.has_column("grad_sqr")) s.grad_sqr = t.optional_number(row, "grad_sqr");
+    if (t.has_column("grad_var")) s.grad_var = t.optional_number(row, "grad_var");
+    set.samples.push_back(std::move(s));
+  }
+  return set;
+}
+
+SampleSet read_samples_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open sample file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_samples_csv(ss.str(), path);
+}
+
+std::string format_samples_csv(const SampleSet& set) {
+  bool any_nodes = false, any_model = false, any_hw = false, any_grad = false;
+  for (const auto& s : set.samples) {
+    any_nodes |= s.nodes > 0;
+    any_model |= !s.model.empty();
+    any_hw |= !s.hardware.empty();
+    any_grad |= s.grad_sqr.has_value() || s.grad_var.has_value();
+  }
+  std::string out = fmt::format("# trainplan: metric={}", to_string(set.direction));
+  if (set.dataset_size) out += fmt::format(" dataset_size={}", *set.dataset_size);
+  out += "\nbatch,workers,epochs,epoch_time_s,metric";
+  if (any_nodes) out += ",nodes";
+  if (any_model) out += ",model";
+  if (any_hw) out += ",hardware";
+  if (any_grad) out += ",grad_sqr,grad_var";
+  out += "\n";
+  auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.10g}", *v) : std::string(); };
+  for (const auto& s : set.samples) {
+    out += fmt::format("{:.10g},{},{:.10g},{:.10g},{}", s.batch, s.workers, s.epochs, s.epoch_time_s, opt(s.metric));
+    if (any_nodes) out += fmt::format(",{}", s.nodes > 0 ? std::to_string(s.nodes) : "");
+    if (any_model) out += "," + s.model;
+    if (any_hw) out += "," + s.hardware;
+    if (any_grad) out += "," + opt(s.grad_sqr) + "," + opt(s.grad_var);
+    out += "\n";
+  }
+  return out;
+}
+
+void write_samples_csv(const std::string& path, const SampleSet& set) {
+  // Write to a temporary file and rename, so a crash never leaves half a file.
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path, 0, "", "cannot write file");
+    out << format_samples_csv(set);
+    if (!out) throw InputError(path, 0, "", "write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path, 0, "", "cannot rename temporary file into place");
+}
+
+}  // namespace trainplan::io

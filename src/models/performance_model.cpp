@@ -1,0 +1,46 @@
+#include "models/performance_model.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "models/registry.h"
+
+namespace trainplan::models {
+
+std::optional<double> FittedPerformanceModel::epoch_time(int batch, int workers, int nodes) const {
+  double t = time_->predict(batch, workers, nodes);
+  if (!std::isfinite(t) || t <= 0) return std::nullopt;
+  return t;
+}
+
+std::optional<double> FittedPerformanceModel::metric(int batch, int workers, double epochs) const {
+  if (!metric_) return std::nullopt;
+  double m = metric_->predict(batch, workers, epochs);
+  if (!std::isfinite(m)) return std::nullopt;
+  return m;
+}
+
+std::string FittedPerformanceModel::name() const {
+  std::string t = time_->name(), m = metric_ ? metric_->name() : "none";
+  return t == m ? t : t + "+" + m;
+}
+
+std::shared_ptr<FittedPerformanceModel> fit_performance_model(const std::string& time_name,
+                                                              const std::string& metric_name,
+                                                              const SampleSet& samples) {
+  auto& reg = ModelRegistry::instance();
+  const auto& te = reg.get(time_name);
+  if (!te.make_time) throw InputError("model '" + time_name + "' has no epoch-time part");
+  std::shared_ptr<TimeModel> tm = te.make_time();
+  tm->fit(samples);
+  std::shared_ptr<MetricModel> mm;
+  if (samples.has_metric()) {
+    const auto& me = reg.get(metric_name);
+    if (!me.make_metric) throw InputError("model '" + metric_name + "' has no metric part");
+    mm = me.make_metric();
+    mm->fit(samples);
+  }
+  return std::make_shared<FittedPerformanceModel>(tm, mm, samples.direction);
+}
+
+}  // namespace trainplan::models

@@ -1,0 +1,133 @@
+#include "replay/replay_oracle.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "replay/sampler.h"
+#include "test_util.h"
+
+using namespace trainplan;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A tiny trace written for the test: step time 0.1 + 0.01*b on one GPU,
+// two curves at global batch 32 and 128, dataset of 320 examples.
+fs::path tiny_trace(bool with_curves = true) {
+  auto d = tptest::temp_dir("trace");
+  tptest::write_file(d / "placements.csv",
+                      "placement,local_bsz,step_time,sync_time\n"
+                      "1,16,0.26,0\n1,32,0.42,0\n1,64,0.74,0\n"
+                      "2,16,0.30,0.04\n2,32,0.46,0.04\n"
+                      "22,16,0.40,0.14\n22,32,0.56,0.14\n");
+  tptest::write_file(d / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n");
+  if (with_curves) {
+    // At B=32, 10 iterations = 1 epoch of 320 examples.
+    tptest::write_file(d / "validation-32.csv",
+                        "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,2\n20,20,0.7,1,2\n30,30,0.6,1,2\n");
+    tptest::write_file(d / "validation-128.csv",
+                        "progress,iteration,metric,grad_sqr,grad_var\n10,5,0.3,1,2\n20,10,0.5,1,2\n");
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST(ReplayOracle, EpochTimeInterpolatesStepTimeOverBatch) {
+  auto o = replay::ReplayOracle::from_dir(tiny_trace().string());
+  EXPECT_EQ(o.dataset_size(), 320);  // 10 iterations x 32
+  // b=16, r=1: 320/16 = 20 steps x 0.26 s.
+  EXPECT_NEAR(*o.epoch_time(16, 1), 20 * 0.26, 1e-9);
+  // b=24 interpolates between 0.26 and 0.42.
+  EXPECT_NEAR(*o.step_time(24, 1), 0.34, 1e-9);
+  // Two GPUs on one node use placement "2"; on two nodes "11" is absent.
+  EXPECT_NEAR(*o.epoch_time(32, 2, 1), 320.0 / 64 * 0.46, 1e-9);
+  EXPECT_FALSE(o.epoch_time(32, 2, 2).has_value());
+  // Four GPUs on two nodes: placement "22".
+  EXPECT_NEAR(*o.step_time(16, 4, 2), 0.40, 1e-9);
+  // Outside the measured batch range: not feasible.
+  EXPECT_FALSE(o.epoch_time(8, 1).has_value());
+  EXPECT_FALSE(o.epoch_time(128, 1).has_value());
+}
+
+TEST(ReplayOracle, MetricIsBestSoFarAndInterpolatedInLogBatch) {
+  auto o = replay::ReplayOracle::from_dir(tiny_trace().string());
+  // At B=32: epochs 1,2,3 -> 0.5, 0.7, best-so-far 0.7 (not 0.6).
+  EXPECT_NEAR(*o.metric(32, 2), 0.7, 1e-12);
+  EXPECT_NEAR(*o.metric(32, 3), 0.7, 1e-12);
+  EXPECT_NEAR(*o.metric(32, 1.5), 0.6, 1e-12);
+  // Beyond the last evaluation it stays at the last value.
+  EXPECT_NEAR(*o.metric(32, 50), 0.7, 1e-12);
+  // At B=128: 5 iterations x 128 / 320 = 2 epochs per row.
+  EXPECT_NEAR(*o.metric(128, 2), 0.3, 1e-12);
+  EXPECT_NEAR(*o.metric(128, 4), 0.5, 1e-12);
+  // B=64 is halfway in log2 between 32 and 128.
+  EXPECT_NEAR(*o.metric(64, 2), 0.5 * (0.7 + 0.3), 1e-12);
+  // Before the first evaluation: linear from the worst value (0.3) at e=0.
+  EXPECT_NEAR(*o.metric(32, 0.5), 0.3 + (0.5 - 0.3) * 0.5, 1e-12);
+  // Outside the measured global batches: not feasible.
+  EXPECT_FALSE(o.metric(16, 2).has_value());
+  EXPECT_FALSE(o.metric(256, 2).has_value());
+}
+
+TEST(ReplayOracle, TimeOnlyTraceHasNoMetric) {
+  replay::OracleOptions opts;
+  opts.dataset_size = 320;
+  auto o = replay::ReplayOracle::from_dir(tiny_trace(false).string(), opts);
+  EXPECT_TRUE(o.time_only());
+  EXPECT_FALSE(o.metric(32, 1).has_value());
+  auto plan = replay::named_plan("small", 3);
+  plan.workers = {1, 2};
+  auto res = replay::draw_samples(o, plan);
+  EXPECT_FALSE(res.samples.has_metric());
+  EXPECT_FALSE(res.samples.empty());
+}
+
+TEST(ReplayOracle, TimeOnlyTraceWithoutSizeIsAnError) {
+  EXPECT_THROW(replay::ReplayOracle::from_dir(tiny_trace(false).string()), InputError);
+}
+
+TEST(ReplayOracle, RejectsBadPlacement) {
+  auto d = tiny_trace();
+  tptest::write_file(d / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,16,0.26,0\n1x,16,0.3,0\n");
+  try {
+    replay::ReplayOracle::from_dir(d.string());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "placement");
+  }
+}
+
+TEST(ReplayOracle, PlacementForSpreadsEvenly) {
+  EXPECT_EQ(replay::ReplayOracle::placement_for(6, 2), "33");
+  EXPECT_EQ(replay::ReplayOracle::placement_for(7, 2), "34");
+  EXPECT_EQ(replay::ReplayOracle::placement_for(5, 3), "122");
+  EXPECT_EQ(replay::ReplayOracle::placement_for(1, 2), "");
+}
+
+TEST(Sampler, PaperPlanOnPolluxGives240SamplesForCifar) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto o = replay::ReplayOracle::from_dir(tptest::shared_data_dir() + "/pollux-t4/cifar10");
+  auto res = replay::draw_samples(o, replay::named_plan("paper", 1));
+  EXPECT_EQ(res.samples.size(), 240u);
+  for (const auto& s : res.samples.samples) {
+    EXPECT_GE(s.batch, 16);
+    EXPECT_LE(s.batch, 256);
+    EXPECT_GE(s.epochs, 1);
+    EXPECT_LE(s.epochs, 40);
+    EXPECT_GT(s.epoch_time_s, 0);
+  }
+  // Same seed, same samples.
+  auto again = replay::draw_samples(o, replay::named_plan("paper", 1));
+  EXPECT_EQ(again.samples.samples[17].batch, res.samples.samples[17].batch);
+  EXPECT_EQ(again.samples.samples[17].epochs, res.samples.samples[17].epochs);
+}
+
+TEST(SampleCli, BadWorkloadGivesExit2) {
+  auto r = tptest::run_cli("sample --workload /nonexistent/dir");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/dir"), std::string::npos) << r.err;
+}

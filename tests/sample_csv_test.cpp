@@ -1,0 +1,95 @@
+#include "io/sample_csv.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "test_util.h"
+
+using namespace trainplan;
+
+namespace {
+
+// Expects parse to throw an InputError whose message names line and column.
+void expect_error(const std::string& text, long line, const std::string& field, const std::string& fragment) {
+  try {
+    io::parse_samples_csv(text, "s.csv");
+    FAIL() << "expected an error for:\n" << text;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "s.csv");
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_EQ(e.field(), field) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(SampleCsv, ReadsFormatLineAndOptionalColumns) {
+  auto s = io::parse_samples_csv(
+      "# trainplan: metric=min dataset_size=1000\n"
+      "batch,workers,epochs,epoch_time_s,metric,nodes,model\n"
+      "32,2,3,10.5,0.25,1,m\n"
+      "64,4,1,6.0,,2,m\n",
+      "s.csv");
+  EXPECT_EQ(s.direction, MetricDirection::kMin);
+  ASSERT_TRUE(s.dataset_size);
+  EXPECT_EQ(*s.dataset_size, 1000);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.samples[0].batch, 32);
+  EXPECT_EQ(s.samples[0].workers, 2);
+  EXPECT_DOUBLE_EQ(*s.samples[0].metric, 0.25);
+  EXPECT_FALSE(s.samples[1].metric.has_value());
+  EXPECT_EQ(s.samples[1].nodes, 2);
+  EXPECT_DOUBLE_EQ(s.samples[1].global_batch(), 256);
+}
+
+TEST(SampleCsv, DirectionDefaultsToMax) {
+  auto s = io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,0.5\n", "s.csv");
+  EXPECT_EQ(s.direction, MetricDirection::kMax);
+}
+
+TEST(SampleCsv, RoundTrips) {
+  auto s = io::parse_samples_csv("# trainplan: metric=min\nbatch,workers,epochs,epoch_time_s,metric\n8,1,2,1.5,0.5\n16,2,1,0.75,\n", "s.csv");
+  auto back = io::parse_samples_csv(io::format_samples_csv(s), "t.csv");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back.direction, MetricDirection::kMin);
+  EXPECT_DOUBLE_EQ(back.samples[0].epoch_time_s, 1.5);
+  EXPECT_FALSE(back.samples[1].metric);
+}
+
+TEST(SampleCsv, RejectsMissingColumn) {
+  expect_error("batch,workers,epochs,metric\n8,1,1,0.5\n", 1, "epoch_time_s", "missing");
+}
+
+TEST(SampleCsv, RejectsNonNumber) {
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,0.5\n8,x,1,1,0.5\n", 3, "workers", "not a number");
+}
+
+TEST(SampleCsv, RejectsNaNAndInf) {
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,nan,0.5\n", 2, "epoch_time_s", "not finite");
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,inf\n", 2, "metric", "not finite");
+}
+
+TEST(SampleCsv, RejectsNonPositiveTimeAndBatch) {
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,0,0.5\n", 2, "epoch_time_s", "> 0");
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,-3,0.5\n", 2, "epoch_time_s", "> 0");
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n0,1,1,1,0.5\n", 2, "batch", "> 0");
+}
+
+TEST(SampleCsv, RejectsEmptyFileAndNoRows) {
+  expect_error("", 0, "", "empty");
+  expect_error("# trainplan: metric=max\n", 0, "", "empty");
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n", 0, "", "no samples");
+}
+
+TEST(SampleCsv, RejectsDuplicateHeader) {
+  expect_error("batch,workers,batch,epochs,epoch_time_s,metric\n", 1, "batch", "duplicate");
+}
+
+TEST(SampleCsv, RejectsWrongFieldCount) {
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1\n", 2, "", "expected 5 fields");
+}
+
+TEST(SampleCsv, RejectsBadDirection) {
+  expect_error("# trainplan: metric=up\nbatch,workers,epochs,epoch_time_s,metric\n8,1,1,1,1\n", 1, "metric", "max");
+}

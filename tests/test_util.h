@@ -1,0 +1,68 @@
+// Helpers shared by the tests: locating ../shared/data, running the CLI,
+// and writing small fixture files.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace tptest {
+
+// Path of ../shared/data, or "" when this clone has none (a user's clone).
+inline std::string shared_data_dir() {
+  std::string p = TRAINPLAN_SHARED_DATA;
+  return std::filesystem::exists(p + "/README.md") ? p : "";
+}
+
+// Skips the current test with a clear message when ../shared/data is absent.
+#define TRAINPLAN_REQUIRE_SHARED_DATA()                                                      \
+  do {                                                                                       \
+    if (::tptest::shared_data_dir().empty())                                     \
+      GTEST_SKIP() << "needs ../shared/data (the measured public traces), absent in this clone"; \
+  } while (0)
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs the built `trainplan` binary with `args` (a shell-quoted string).
+inline CliResult run_cli(const std::string& args) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("trainplan_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string out = (dir / "out").string(), err = (dir / "err").string();
+  std::string cmd = std::string(TRAINPLAN_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+  int rc = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+// A fresh temporary directory for one test.
+inline std::filesystem::path temp_dir(const std::string& tag) {
+  auto d = std::filesystem::temp_directory_path() /
+           ("trainplan_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+inline std::string write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace tptest
