@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install, build, start a single-node Slurm for the Slurm test, run every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+slurm_started=0
+if [ -x scripts/slurm-up.sh ] && scripts/slurm-up.sh; then
+  slurm_started=1
+  export TRAINPLAN_SLURM_TEST=1
+else
+  echo "[test] Slurm could not be started: the Slurm test will skip"
+fi
+rc=0
+ctest --test-dir build --output-on-failure -j2 || rc=$?
+if [ $slurm_started -eq 1 ]; then scripts/slurm-down.sh || true; fi
+exit $rc
