@@ -1,0 +1,231 @@
+// trainplan profile: run real training trials over a sampling plan and keep
+// each result in a crash-safe SQLite store (docs/PROFILING.md).
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/sample_csv.h"
+#include "profile/builtin_workload.h"
+#include "profile/interrupt.h"
+#include "profile/profile_plan.h"
+#include "profile/profiler.h"
+
+namespace trainplan::cli {
+namespace {
+
+using namespace trainplan::profile;
+
+struct ProfileArgs {
+  std::string cmd;
+  std::string workload;
+  std::string trainer;
+  std::string data_dir;
+  long train_subset = 0;
+  long seed = 1;
+  std::string store = "trainplan-samples.db";
+  std::string launcher = "local";
+  std::vector<std::string> srun_args;
+  std::string master_addr = "127.0.0.1";
+  int workers_per_node = 0;
+  std::string batches = "16,32,64,128";
+  std::string workers = "1,2";
+  std::string epochs = "1,2";
+  bool paper_grid = false;
+  std::string budget;
+  std::string trial_timeout = "10m";
+  bool retry_failed = false;
+  bool dry_run = false;
+  std::string out;
+  bool json = false;
+  bool quiet = false;
+  std::vector<std::string> argv;  // as given, for the resume hint
+};
+
+nlohmann::json record_json(const TrialRecord& r) {
+  nlohmann::json j = {{"batch", r.key.batch},     {"workers", r.key.workers},   {"epochs", r.key.epochs},
+                      {"status", to_string(r.status)}, {"reason", r.reason},    {"wall_s", r.wall_s},
+                      {"metric_name", r.metric_name}, {"started_at", r.started_at}, {"finished_at", r.finished_at}};
+  j["epoch_time_s"] = r.epoch_time_s ? nlohmann::json(*r.epoch_time_s) : nlohmann::json(nullptr);
+  j["metric"] = r.metric ? nlohmann::json(*r.metric) : nlohmann::json(nullptr);
+  if (r.status != TrialStatus::kOk) j["stderr_tail"] = r.stderr_tail;
+  return j;
+}
+
+// The last non-empty line of a stderr tail, for one-line failure messages.
+std::string last_line(const std::string& s) {
+  size_t end = s.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) return "";
+  size_t start = s.find_last_of('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  std::string l = s.substr(start, end - start + 1);
+  return l.size() > 200 ? l.substr(0, 200) + "..." : l;
+}
+
+int run_profile_cmd(const ProfileArgs& a) {
+  if (a.cmd.empty() == a.workload.empty())
+    throw InputError("", 0, "--cmd", "give exactly one of --cmd TEMPLATE or --workload NAME");
+  std::string text = a.cmd;
+  if (!a.workload.empty())
+    text = builtin_template(a.workload, {a.trainer, a.data_dir, a.train_subset, a.seed});
+  CommandTemplate tmpl(text);
+
+  GridSpec grid = a.paper_grid ? paper_grid()
+                               : GridSpec{parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
+                                          parse_int_list(a.epochs, "--epochs")};
+  grid = normalise(grid);
+  ProfileOptions opts;
+  opts.launch.kind = parse_launcher(a.launcher);
+  opts.launch.master_addr = a.master_addr;
+  opts.launch.workers_per_node = a.workers_per_node;
+  opts.launch.srun_args = a.srun_args;
+  opts.trial_timeout_s = parse_duration(a.trial_timeout, "--trial-timeout");
+  opts.retry_failed = a.retry_failed;
+  if (!a.budget.empty()) opts.budget_s = parse_duration(a.budget, "--budget");
+  std::vector<TrialKey> order = opts.budget_s ? budget_order(grid) : grid_trials(grid);
+
+  if (a.dry_run) {
+    fmt::print("# {} trials ({} order){}\n", order.size(), opts.budget_s ? "budget priority" : "grid",
+               opts.budget_s ? fmt::format("; run while the estimated cost fits {}", format_duration(*opts.budget_s)) : "");
+    for (const auto& k : order) fmt::print("{}\t{}\n", to_string(k), plan_launch(tmpl, k, opts.launch, 29500).display);
+    return kExitOk;
+  }
+
+  SampleStore store(a.store);
+  bind_store(store, text, a.workload.empty() ? "custom" : a.workload, opts.launch);
+  opts.cancel = &install_interrupt_handler();
+  Progress progress(stderr, stderr_is_tty(), a.quiet);
+  progress.note(fmt::format("profiling {} planned trials ({}), store {}{}", order.size(),
+                            fmt::format("b in {{{}}} x r in {{{}}} x e in {{{}}}", fmt::join(grid.batches, ","),
+                                        fmt::join(grid.workers, ","), fmt::join(grid.epochs, ",")),
+                            a.store, opts.budget_s ? ", budget " + format_duration(*opts.budget_s) : ""));
+  ProfileSummary s = run_profile(tmpl, order, store, opts, progress);
+
+  // The records of this plan, from the store (this run's and earlier runs').
+  std::vector<TrialRecord> records;
+  int not_ok = 0;
+  for (const auto& k : order)
+    if (auto r = store.find(k)) {
+      records.push_back(*r);
+      if (r->status != TrialStatus::kOk) ++not_ok;
+    }
+  std::cerr << fmt::format("ran {} trials in {}: {} ok, {} failed, {} timeout, {} bad-output", s.ran,
+                           format_duration(s.wall_s), s.ok, s.failed, s.timeout, s.bad_output);
+  if (s.already_done) std::cerr << fmt::format("; {} already in the store", s.already_done);
+  if (s.over_budget) std::cerr << fmt::format("; {} left out to keep within the budget", s.over_budget);
+  std::cerr << "\n";
+  for (const auto& r : records) {
+    if (r.status == TrialStatus::kOk) continue;
+    std::cerr << fmt::format("  {}: {}: {}", to_string(r.key), to_string(r.status), r.reason);
+    if (auto l = last_line(r.stderr_tail); !l.empty()) std::cerr << fmt::format("\n      stderr: {}", l);
+    std::cerr << "\n";
+  }
+  if (not_ok > 0)
+    std::cerr << fmt::format("  (full stderr tails: trainplan samples list --store {} --failed; rerun them with --retry-failed)\n",
+                             a.store);
+  if (!a.out.empty()) {
+    SampleSet set = store.samples();
+    io::write_samples_csv(a.out, set);
+    std::cerr << fmt::format("wrote {} samples to {}\n", set.size(), a.out);
+  }
+  if (a.json) {
+    nlohmann::json j = {{"store", a.store},        {"planned", s.planned},     {"already_done", s.already_done},
+                        {"ran", s.ran},            {"ok", s.ok},               {"failed", s.failed},
+                        {"timeout", s.timeout},    {"bad_output", s.bad_output}, {"over_budget", s.over_budget},
+                        {"interrupted", s.interrupted}, {"wall_s", s.wall_s}};
+    j["trials"] = nlohmann::json::array();
+    for (const auto& r : records) j["trials"].push_back(record_json(r));
+    std::cout << j.dump(2) << "\n";
+  }
+  if (s.interrupted) {
+    std::string resume = "trainplan";
+    for (const auto& w : a.argv) resume += " " + (w.find_first_of(" '\"{}$;&|") == std::string::npos ? w : shell_quote(w));
+    std::cerr << fmt::format("interrupted: the running trial was killed; {} finished trials are kept in {}.\n"
+                             "resume with:\n  {}\n",
+                             store.trials().size(), a.store, resume);
+    return 130;
+  }
+  return not_ok > 0 ? kExitFailure : kExitOk;
+}
+
+void setup(CLI::App& root) {
+  auto args = std::make_shared<ProfileArgs>();
+  auto* cmd = root.add_subcommand(
+      "profile",
+      "Run short training trials over a sampling plan and store each result (crash-safe SQLite; resumable)");
+  cmd->footer(
+      "The program prints one JSON line per epoch on rank 0's stdout:\n"
+      "  {\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":2.5,\"metric\":0.91,\"metric_name\":\"accuracy\"}\n"
+      "A template with {rank} is started once per rank (r processes); one without {rank} is started\n"
+      "once per trial as a launcher (torchrun, mpirun) that starts the ranks itself.\n"
+      "Placeholders: {batch} {workers} {epochs} {rank} {master_port} {master_addr} {nodes}.\n"
+      "A trial that exits non-zero, outlives --trial-timeout or prints no valid JSON is recorded with\n"
+      "its reason and stderr tail, and the run goes on. Rerunning the same command resumes: trials\n"
+      "already in the store are skipped. Ctrl-C kills the running trial and keeps the finished ones.\n"
+      "Exit: 0 every planned trial ok, 1 some trial not ok, 2 bad input, 130 interrupted.\n\n"
+      "Examples:\n"
+      "  trainplan profile --workload lenet-mnist --train-subset 6000 --store lenet.db\n"
+      "  trainplan profile --cmd 'python train.py --bs {batch} --world {workers} --rank {rank} --epochs {epochs}\n"
+      "      --port {master_port}' --workers 1,2 --batches 32,64,128 --epochs 1,3 --budget 10m\n"
+      "  trainplan profile --workload lenet-mnist --launcher slurm --store lenet.db\n"
+      "  trainplan samples export --store lenet.db -o lenet.csv");
+  auto* c = cmd->add_option("--cmd", args->cmd, "Command template of the training program (see below)");
+  auto* w = cmd->add_option("--workload", args->workload,
+                            "Built-in workload run by trainplan-train: lenet-mnist or mlp-fashion (instead of --cmd)");
+  c->excludes(w);
+  cmd->add_option("--trainer", args->trainer, "Path of trainplan-train (default: next to trainplan, else on PATH)");
+  cmd->add_option("--data-dir", args->data_dir, "--workload: dataset directory (default: the trainer's)");
+  cmd->add_option("--train-subset", args->train_subset,
+                  "--workload: train on the first N images only (0: all); shorter trials");
+  cmd->add_option("--seed", args->seed, "--workload: random seed")->capture_default_str();
+  cmd->add_option("--store", args->store, "SQLite sample store; created if missing, resumed if present")
+      ->capture_default_str();
+  cmd->add_option("--launcher", args->launcher, "local (processes on this machine) or slurm (one srun per trial)")
+      ->capture_default_str();
+  cmd->add_option("--srun-arg", args->srun_args, "Extra srun argument, e.g. --srun-arg=--partition=debug (repeatable)");
+  cmd->add_option("--master-addr", args->master_addr, "Rendezvous address for {master_addr}")->capture_default_str();
+  cmd->add_option("--workers-per-node", args->workers_per_node, "Workers per node, for {nodes} (0: one node)");
+  cmd->add_option("--batches", args->batches, "Per-worker batches to try")->capture_default_str();
+  cmd->add_option("--workers", args->workers, "Worker counts to try")->capture_default_str();
+  cmd->add_option("--epochs", args->epochs, "Epoch counts to try")->capture_default_str();
+  cmd->add_flag("--paper-grid", args->paper_grid,
+                "The paper's plan instead: r=1..8, 10 batches over [16,256], epochs 1,20,40 (240 trials)");
+  cmd->add_option("--budget", args->budget,
+                  "Time budget (e.g. 180s, 10m): run the plan in priority order (corners of (b,r) first, then the\n"
+                  "epoch axis, then the farthest remaining point) and skip trials whose estimated cost no longer fits");
+  cmd->add_option("--trial-timeout", args->trial_timeout, "Kill a trial running longer than this")->capture_default_str();
+  cmd->add_flag("--retry-failed", args->retry_failed, "Rerun trials recorded as failed, timeout or bad-output");
+  cmd->add_flag("--dry-run", args->dry_run, "Print the planned trials and their commands; run nothing");
+  cmd->add_option("-o,--out", args->out, "Also write the store's samples to this CSV at the end");
+  cmd->add_flag("--json", args->json, "Print a JSON summary with every planned trial's record on stdout");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress output");
+  cmd->callback([args, cmd] {
+    args->argv = {"profile"};
+    for (const auto* opt : cmd->get_options()) {
+      if (opt->count() == 0 || opt->get_name() == "--help") continue;
+      std::string first = opt->get_name();
+      if (opt->get_type_size() == 0) {
+        args->argv.push_back(first);
+      } else {
+        for (const auto& v : opt->results()) {
+          args->argv.push_back(first);
+          args->argv.push_back(v);
+        }
+      }
+    }
+    int rc = run_profile_cmd(*args);
+    // main() knows no other exit codes than its own; every resource is closed by now.
+    if (rc != 0) {
+      std::cout.flush();
+      std::exit(rc);
+    }
+  });
+}
+
+CommandRegistrar reg(40, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

@@ -1,0 +1,113 @@
+// trainplan samples: read a profiling store — export its samples to the
+// sample CSV format, or list its trials with their status and stderr.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/sample_csv.h"
+#include "profile/progress.h"
+#include "profile/sample_store.h"
+
+namespace trainplan::cli {
+namespace {
+
+using namespace trainplan::profile;
+
+struct SamplesArgs {
+  std::string store;
+  std::string out;
+  bool failed_only = false;
+  bool json = false;
+};
+
+// Opening would create an empty store; a typo deserves an error instead.
+void require_exists(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw InputError(path, 0, "", "no such sample store (write one with trainplan profile --store)");
+}
+
+void run_export(const SamplesArgs& a) {
+  SampleStore store(a.store);
+  SampleSet set = store.samples();
+  if (set.empty()) throw InputError(a.store, 0, "", "the store holds no ok trials yet; nothing to export");
+  if (a.out.empty() || a.out == "-") std::cout << io::format_samples_csv(set);
+  else io::write_samples_csv(a.out, set);
+  size_t all = store.trials().size();
+  std::cerr << fmt::format("exported {} ok samples of {} trials from {}{}\n", set.size(), all, a.store,
+                           a.out.empty() || a.out == "-" ? "" : " -> " + a.out);
+}
+
+void run_list(const SamplesArgs& a) {
+  SampleStore store(a.store);
+  auto trials = store.trials();
+  nlohmann::json arr = nlohmann::json::array();
+  if (!a.json)
+    fmt::print("{:>6} {:>7} {:>6}  {:<10} {:>12} {:>10} {:>8}  {}\n", "batch", "workers", "epochs", "status",
+               "epoch_time_s", "metric", "wall_s", "finished / reason");
+  for (const auto& r : trials) {
+    if (a.failed_only && r.status == TrialStatus::kOk) continue;
+    if (a.json) {
+      arr.push_back({{"batch", r.key.batch},
+                     {"workers", r.key.workers},
+                     {"epochs", r.key.epochs},
+                     {"status", to_string(r.status)},
+                     {"reason", r.reason},
+                     {"epoch_time_s", r.epoch_time_s ? nlohmann::json(*r.epoch_time_s) : nlohmann::json(nullptr)},
+                     {"metric", r.metric ? nlohmann::json(*r.metric) : nlohmann::json(nullptr)},
+                     {"metric_name", r.metric_name},
+                     {"wall_s", r.wall_s},
+                     {"started_at", r.started_at},
+                     {"finished_at", r.finished_at},
+                     {"command", r.command},
+                     {"stderr_tail", r.stderr_tail}});
+      continue;
+    }
+    fmt::print("{:>6} {:>7} {:>6}  {:<10} {:>12} {:>10} {:>8.1f}  {}\n", r.key.batch, r.key.workers, r.key.epochs,
+               to_string(r.status), r.epoch_time_s ? fmt::format("{:.4g}", *r.epoch_time_s) : "-",
+               r.metric ? fmt::format("{:.4g}", *r.metric) : "-", r.wall_s,
+               r.status == TrialStatus::kOk ? r.finished_at : r.reason);
+    if (a.failed_only && !r.stderr_tail.empty()) {
+      std::string tail = r.stderr_tail;
+      while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+      fmt::print("    stderr (last {} bytes):\n", tail.size());
+      size_t pos = 0;
+      while (pos <= tail.size()) {
+        size_t nl = tail.find('\n', pos);
+        if (nl == std::string::npos) nl = tail.size();
+        fmt::print("      {}\n", tail.substr(pos, nl - pos));
+        pos = nl + 1;
+      }
+    }
+  }
+  if (a.json) std::cout << arr.dump(2) << "\n";
+}
+
+void setup(CLI::App& root) {
+  auto args = std::make_shared<SamplesArgs>();
+  auto* cmd = root.add_subcommand("samples", "Read a profiling store: export its samples, list its trials");
+  cmd->require_subcommand(1);
+  auto* ex = cmd->add_subcommand("export", "Write the store's ok trials in the sample CSV format (docs/FORMATS.md)");
+  ex->add_option("--store", args->store, "SQLite store written by trainplan profile")->required();
+  ex->add_option("-o,--out", args->out, "Output CSV (default: stdout)");
+  ex->callback([args] {
+    require_exists(args->store);
+    run_export(*args);
+  });
+  auto* ls = cmd->add_subcommand("list", "List every trial in the store: key, status, epoch time, metric, reason");
+  ls->add_option("--store", args->store, "SQLite store written by trainplan profile")->required();
+  ls->add_flag("--failed", args->failed_only, "Only trials that were not ok, with their stderr tails");
+  ls->add_flag("--json", args->json, "JSON array of records (with command and stderr tail) on stdout");
+  ls->callback([args] {
+    require_exists(args->store);
+    run_list(*args);
+  });
+}
+
+CommandRegistrar reg(41, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

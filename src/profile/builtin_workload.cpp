@@ -1,0 +1,59 @@
+#include "profile/builtin_workload.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.h"
+#include "profile/launcher.h"
+
+namespace trainplan::profile {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& builtin_workloads() {
+  static const std::vector<std::string> w = {"lenet-mnist", "mlp-fashion"};
+  return w;
+}
+
+std::string find_trainer() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path p = self.parent_path() / "trainplan-train";
+    if (access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  std::string d;
+  while (std::getline(dirs, d, ':')) {
+    fs::path p = fs::path(d) / "trainplan-train";
+    if (!d.empty() && access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
+}
+
+std::string builtin_template(const std::string& workload, const BuiltinWorkloadOptions& o) {
+  const auto& w = builtin_workloads();
+  if (std::find(w.begin(), w.end(), workload) == w.end())
+    throw InputError("", 0, "--workload",
+                     fmt::format("unknown workload '{}'; built in: {}", workload, fmt::join(w, ", ")));
+  std::string trainer = o.trainer.empty() ? find_trainer() : o.trainer;
+  if (trainer.empty())
+    throw InputError("", 0, "--workload",
+                     "trainplan-train was not found next to trainplan or on PATH; build it with "
+                     "-DTRAINPLAN_WITH_TORCH=ON (needs libtorch), or pass --trainer PATH, or use --cmd");
+  std::string t = shell_quote(trainer) + " --workload " + workload +
+                  " --batch {batch} --workers {workers} --rank {rank} --epochs {epochs}"
+                  " --master-addr {master_addr} --master-port {master_port}";
+  if (!o.data_dir.empty()) t += " --data-dir " + shell_quote(o.data_dir);
+  if (o.train_subset > 0) t += fmt::format(" --train-subset {}", o.train_subset);
+  t += fmt::format(" --seed {}", o.seed);
+  return t;
+}
+
+}  // namespace trainplan::profile

@@ -1,0 +1,28 @@
+// The built-in workloads: command templates for the reference trainer
+// `trainplan-train` (src/train), so that `trainplan profile --workload
+// lenet-mnist` needs no template from the user.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace trainplan::profile {
+
+struct BuiltinWorkloadOptions {
+  std::string trainer;       // path of trainplan-train; empty: find_trainer()
+  std::string data_dir;      // --data-dir; empty: the trainer's default
+  long train_subset = 0;     // --train-subset; 0: all training images
+  long seed = 1;
+};
+
+// "lenet-mnist", "mlp-fashion".
+const std::vector<std::string>& builtin_workloads();
+
+// The template for `workload`. Throws InputError for an unknown workload or
+// when trainplan-train cannot be found.
+std::string builtin_template(const std::string& workload, const BuiltinWorkloadOptions& o);
+
+// trainplan-train next to the running trainplan binary, else on $PATH;
+// "" when neither exists.
+std::string find_trainer();
+
+}  // namespace trainplan::profile

@@ -1,0 +1,56 @@
+#include "profile/command_template.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace trainplan::profile {
+
+const std::vector<std::string>& CommandTemplate::placeholder_names() {
+  static const std::vector<std::string> names = {"batch", "workers", "epochs", "rank", "master_port", "master_addr", "nodes"};
+  return names;
+}
+
+CommandTemplate::CommandTemplate(std::string text) : text_(std::move(text)) {
+  if (text_.find_first_not_of(" \t\n") == std::string::npos) throw InputError("", 0, "--cmd", "the command template is empty");
+  std::string literal;
+  for (size_t i = 0; i < text_.size(); ++i) {
+    char c = text_[i];
+    if ((c == '{' || c == '}') && i + 1 < text_.size() && text_[i + 1] == c) {
+      literal += c;
+      ++i;
+      continue;
+    }
+    if (c != '{') {
+      literal += c;
+      continue;
+    }
+    auto close = text_.find('}', i);
+    if (close == std::string::npos)
+      throw InputError("", 0, "--cmd", fmt::format("unclosed '{{' at position {} (write '{{{{' for a literal brace)", i));
+    std::string name = text_.substr(i + 1, close - i - 1);
+    const auto& known = placeholder_names();
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw InputError("", 0, "--cmd",
+                       fmt::format("unknown placeholder {{{}}}; known: {{{}}}", name, fmt::join(known, "} {")));
+    if (!literal.empty()) pieces_.push_back({false, std::move(literal)});
+    literal.clear();
+    pieces_.push_back({true, name});
+    i = close;
+  }
+  if (!literal.empty()) pieces_.push_back({false, std::move(literal)});
+}
+
+bool CommandTemplate::uses(const std::string& name) const {
+  return std::any_of(pieces_.begin(), pieces_.end(), [&](const Piece& p) { return p.placeholder && p.text == name; });
+}
+
+std::string CommandTemplate::expand(const std::map<std::string, std::string>& values) const {
+  std::string out;
+  for (const auto& p : pieces_) out += p.placeholder ? values.at(p.text) : p.text;
+  return out;
+}
+
+}  // namespace trainplan::profile

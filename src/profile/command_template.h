@@ -1,0 +1,40 @@
+// A trial's command line with placeholders, e.g.
+//   python train.py --batch {batch} --world {workers} --rank {rank} --port {master_port}
+// Placeholders: {batch} {workers} {epochs} {rank} {master_port} {master_addr} {nodes}.
+// A template with {rank} is started once per rank; one without it is started
+// once per trial as a launcher (torchrun, mpirun) that starts the ranks itself.
+// The expanded text is run by /bin/sh -c, so values are inserted unquoted:
+// they are numbers and addresses chosen by trainplan, never user text.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trainplan::profile {
+
+class CommandTemplate {
+ public:
+  // Throws InputError for an empty template, an unknown {name}, or an
+  // unclosed '{'. `{{` and `}}` stand for literal braces.
+  explicit CommandTemplate(std::string text);
+
+  const std::string& text() const { return text_; }
+  bool per_rank() const { return uses("rank"); }
+  bool uses(const std::string& name) const;
+
+  // Replaces each placeholder by values.at(name); throws std::out_of_range
+  // if a used placeholder has no value.
+  std::string expand(const std::map<std::string, std::string>& values) const;
+
+  static const std::vector<std::string>& placeholder_names();
+
+ private:
+  struct Piece {
+    bool placeholder;
+    std::string text;  // literal text or placeholder name
+  };
+  std::string text_;
+  std::vector<Piece> pieces_;
+};
+
+}  // namespace trainplan::profile

@@ -1,0 +1,94 @@
+#include "profile/launcher.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/error.h"
+
+namespace trainplan::profile {
+
+LauncherKind parse_launcher(const std::string& s) {
+  if (s == "local") return LauncherKind::kLocal;
+  if (s == "slurm") return LauncherKind::kSlurm;
+  throw InputError("", 0, "--launcher", fmt::format("unknown launcher '{}'; use local or slurm", s));
+}
+
+const char* to_string(LauncherKind k) { return k == LauncherKind::kLocal ? "local" : "slurm"; }
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
+  int nodes = s.workers_per_node > 0 ? (key.workers + s.workers_per_node - 1) / s.workers_per_node : 1;
+  std::map<std::string, std::string> v = {{"batch", std::to_string(key.batch)},
+                                          {"workers", std::to_string(key.workers)},
+                                          {"epochs", std::to_string(key.epochs)},
+                                          {"master_port", std::to_string(master_port)},
+                                          {"master_addr", s.master_addr},
+                                          {"nodes", std::to_string(nodes)},
+                                          {"rank", "0"}};
+  LaunchPlan lp;
+  if (s.kind == LauncherKind::kLocal) {
+    int procs = tmpl.per_rank() ? key.workers : 1;
+    for (int rank = 0; rank < procs; ++rank) {
+      v["rank"] = std::to_string(rank);
+      lp.commands.push_back(tmpl.expand(v));
+    }
+    lp.display = lp.commands.front();
+    return lp;
+  }
+  // Slurm: the script is expanded here and run by sh on the node, where
+  // $SLURM_PROCID is the task's rank.
+  v["rank"] = "$SLURM_PROCID";
+  std::string script = tmpl.expand(v);
+  std::string srun = tmpl.per_rank() ? fmt::format("srun --ntasks={} --oversubscribe", key.workers)
+                                     : fmt::format("srun --nodes={} --ntasks={} --ntasks-per-node=1", nodes, nodes);
+  srun += fmt::format(" --job-name=trainplan-b{}-r{}-e{} --kill-on-bad-exit=1 --label --quiet", key.batch,
+                      key.workers, key.epochs);
+  for (const auto& a : s.srun_args) srun += " " + shell_quote(a);
+  lp.commands.push_back(srun + " /bin/sh -c " + shell_quote(script));
+  lp.label_filter = true;
+  lp.display = lp.commands.front();
+  return lp;
+}
+
+std::string rank0_lines(const std::string& labelled) {
+  std::istringstream in(labelled);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t i = line.find_first_not_of(' ');
+    if (i == std::string::npos || line.compare(i, 3, "0: ") != 0) continue;
+    out += line.substr(i + 3) + "\n";
+  }
+  return out;
+}
+
+int free_loopback_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed while looking for a free port");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    throw std::runtime_error("could not bind a loopback port");
+  }
+  int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+}  // namespace trainplan::profile

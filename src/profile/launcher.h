@@ -1,0 +1,46 @@
+// Launchers turn a command template and a trial into the processes to run.
+//   local: a {rank} template is started once per rank on this machine; a
+//          template without {rank} is started once (it is a launcher itself).
+//   slurm: one `srun` per trial. A {rank} template runs as r Slurm tasks with
+//          {rank} = $SLURM_PROCID; one without {rank} runs as one task per node.
+// Both fill {master_port} with a free loopback port chosen per trial.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "profile/command_template.h"
+#include "profile/trial.h"
+
+namespace trainplan::profile {
+
+enum class LauncherKind { kLocal, kSlurm };
+// "local" or "slurm"; throws InputError otherwise.
+LauncherKind parse_launcher(const std::string& s);
+const char* to_string(LauncherKind k);
+
+struct LaunchSettings {
+  LauncherKind kind = LauncherKind::kLocal;
+  std::string master_addr = "127.0.0.1";
+  int workers_per_node = 0;             // >0: {nodes} = ceil(workers / this); else 1
+  std::vector<std::string> srun_args;   // extra srun arguments, e.g. --partition=debug
+};
+
+// The processes for one trial: shell command lines, rank 0 first.
+struct LaunchPlan {
+  std::vector<std::string> commands;
+  bool label_filter = false;  // stdout lines carry srun's "N: " labels; keep rank 0's
+  std::string display;        // what to record as the trial's command
+};
+
+LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port);
+
+// Keeps the lines labelled "0: " by `srun --label` and strips the label.
+std::string rank0_lines(const std::string& labelled);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0).
+int free_loopback_port();
+
+// Quotes `s` for /bin/sh as one word.
+std::string shell_quote(const std::string& s);
+
+}  // namespace trainplan::profile

@@ -1,0 +1,40 @@
+// Runs a set of shell commands as one process group (one trial's ranks),
+// with a time limit and a cancel flag, and kills the whole group when any
+// process fails, when time runs out, or when cancelled. Why one group: a
+// failed rank leaves its peers blocked in a collective, and a launcher
+// (torchrun, srun) has children of its own; killing the group gets them all.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace trainplan::profile {
+
+struct ProcessGroupOptions {
+  double timeout_s = 0;                      // 0: no limit
+  const std::atomic<bool>* cancel = nullptr;  // polled every 100 ms; true stops the group
+  size_t stderr_tail_bytes = 2048;           // how much of the merged stderr to keep
+  size_t stdout_max_bytes = 16 << 20;        // command 0's stdout beyond this is dropped
+  double kill_grace_s = 2;                   // SIGTERM, then SIGKILL after this
+  std::function<void(double elapsed_s)> on_tick;  // called about once a second while running
+};
+
+struct ProcessGroupResult {
+  bool timed_out = false;
+  bool cancelled = false;
+  int failed_index = -1;  // the first command that exited non-zero or died, -1 if none
+  int exit_code = 0;      // its exit status, or 128 + signal
+  std::string stdout0;    // stdout of command 0 (other commands' stdout is discarded)
+  std::string stderr_tail;  // the last stderr_tail_bytes of all commands' stderr
+  double wall_s = 0;
+  bool ok() const { return !timed_out && !cancelled && failed_index < 0; }
+};
+
+// Starts each command with /bin/sh -c in a new process group and waits.
+// Children get SIGKILL if this process dies (PR_SET_PDEATHSIG), so a killed
+// profiler does not leave ranks behind. Throws std::runtime_error if a
+// process cannot be started.
+ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts);
+
+}  // namespace trainplan::profile

@@ -1,0 +1,179 @@
+#include "profile/profile_plan.h"
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "core/error.h"
+#include "io/csv.h"
+
+namespace trainplan::profile {
+
+GridSpec paper_grid() {
+  GridSpec g;
+  for (int r = 1; r <= 8; ++r) g.workers.push_back(r);
+  for (int i = 0; i < 10; ++i) g.batches.push_back(int(std::lround(16 + i * 240.0 / 9)));
+  g.epochs = {1, 20, 40};
+  return g;
+}
+
+GridSpec local_grid() { return {{16, 32, 64, 128}, {1, 2}, {1, 2}}; }
+
+namespace {
+
+void normalise_list(std::vector<int>& v, const char* option) {
+  if (v.empty()) throw InputError("", 0, option, "the list is empty");
+  for (int x : v)
+    if (x < 1) throw InputError("", 0, option, fmt::format("{} is not a positive integer", x));
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace
+
+GridSpec normalise(GridSpec g) {
+  normalise_list(g.batches, "--batches");
+  normalise_list(g.workers, "--workers");
+  normalise_list(g.epochs, "--epochs");
+  return g;
+}
+
+std::vector<TrialKey> grid_trials(const GridSpec& g) {
+  std::vector<TrialKey> out;
+  for (int e : g.epochs)
+    for (int r : g.workers)
+      for (int b : g.batches) out.push_back({b, r, e});
+  return out;
+}
+
+std::vector<TrialKey> budget_order(const GridSpec& g) {
+  std::vector<TrialKey> all = grid_trials(g);
+  int b0 = g.batches.front(), b1 = g.batches.back(), bm = g.batches[g.batches.size() / 2];
+  int r0 = g.workers.front(), r1 = g.workers.back();
+  int e0 = g.epochs.front(), e1 = g.epochs.back(), em = g.epochs[g.epochs.size() / 2];
+  std::vector<TrialKey> seeds = {{b1, r0, e0}, {b0, r0, e0}, {b1, r1, e0}, {b0, r1, e0},
+                                 {b0, r0, e1}, {b1, r0, e1}, {bm, r0, em}};
+  std::vector<TrialKey> order;
+  std::set<TrialKey> chosen;
+  for (const auto& k : seeds)
+    if (chosen.insert(k).second) order.push_back(k);
+
+  // Normalised coordinates: log2 batch, workers, epochs, each scaled to [0, 1].
+  auto scale = [](double v, double lo, double hi) { return hi > lo ? (v - lo) / (hi - lo) : 0.0; };
+  auto coords = [&](const TrialKey& k) {
+    return std::array<double, 3>{scale(std::log2(k.batch), std::log2(b0), std::log2(b1)), scale(k.workers, r0, r1),
+                                 scale(k.epochs, e0, e1)};
+  };
+  std::vector<double> nearest(all.size(), std::numeric_limits<double>::infinity());
+  auto update = [&](const TrialKey& c) {
+    auto p = coords(c);
+    for (size_t i = 0; i < all.size(); ++i) {
+      auto q = coords(all[i]);
+      double d = 0;
+      for (int j = 0; j < 3; ++j) d += (p[j] - q[j]) * (p[j] - q[j]);
+      nearest[i] = std::min(nearest[i], d);
+    }
+  };
+  for (const auto& k : order) update(k);
+  while (order.size() < all.size()) {
+    size_t best = all.size();
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (chosen.count(all[i])) continue;
+      if (best == all.size() || nearest[i] > nearest[best]) best = i;
+    }
+    chosen.insert(all[best]);
+    order.push_back(all[best]);
+    update(all[best]);
+  }
+  return order;
+}
+
+std::vector<int> parse_int_list(const std::string& text, const std::string& option) {
+  std::vector<int> out;
+  for (const auto& f : io::split_csv_line(text)) {
+    auto v = io::parse_finite(f);
+    if (!v || *v != std::floor(*v) || *v < 1 || *v > 1e9)
+      throw InputError("", 0, option, fmt::format("'{}' is not a positive integer (expected a list like 1,2,4)", f));
+    out.push_back(int(*v));
+  }
+  if (out.empty()) throw InputError("", 0, option, "the list is empty");
+  return out;
+}
+
+double parse_duration(const std::string& text, const std::string& option) {
+  double total = 0;
+  size_t i = 0;
+  bool any = false;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+    if (j == i) break;
+    double v = std::stod(text.substr(i, j - i));
+    double unit = 1;
+    if (j < text.size()) {
+      char u = text[j++];
+      if (u == 'h') unit = 3600;
+      else if (u == 'm') unit = 60;
+      else if (u == 's') unit = 1;
+      else { j = text.size() + 1; break; }
+    }
+    total += v * unit;
+    any = true;
+    i = j;
+  }
+  if (!any || i != text.size() || !(total > 0))
+    throw InputError("", 0, option, fmt::format("'{}' is not a duration (examples: 180s, 3m, 1h30m, 90)", text));
+  return total;
+}
+
+void CostEstimator::add(const TrialRecord& r) {
+  records_.push_back(r);
+  refit();
+}
+
+void CostEstimator::refit() {
+  double wall_sum = 0;
+  for (const auto& r : records_) wall_sum += r.wall_s;
+  mean_wall_ = records_.empty() ? 0 : wall_sum / double(records_.size());
+  // Ridge least squares on the ok trials, towards the prior (0, -0.5) for (c1, c2).
+  const double prior[3] = {0, 0, -0.5};
+  const double lambda = 0.3;
+  Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
+  Eigen::Vector3d y = Eigen::Vector3d::Zero();
+  n_ok_ = 0;
+  for (const auto& r : records_) {
+    if (r.status != TrialStatus::kOk || !r.epoch_time_s || *r.epoch_time_s <= 0) continue;
+    Eigen::Vector3d x(1, std::log(r.key.batch), std::log(r.key.workers));
+    A += x * x.transpose();
+    y += x * std::log(*r.epoch_time_s);
+    ++n_ok_;
+  }
+  if (n_ok_ == 0) return;
+  for (int j = 1; j < 3; ++j) {
+    A(j, j) += lambda;
+    y(j) += lambda * prior[j];
+  }
+  A(0, 0) += 1e-9;
+  Eigen::Vector3d c = A.ldlt().solve(y);
+  for (int j = 0; j < 3; ++j) c_[j] = c(j);
+  std::vector<double> over;
+  for (const auto& r : records_) {
+    if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
+    over.push_back(std::max(0.0, r.wall_s - r.key.epochs * *r.epoch_time_s));
+  }
+  std::nth_element(over.begin(), over.begin() + long(over.size() / 2), over.end());
+  overhead_ = over[over.size() / 2];
+}
+
+std::optional<double> CostEstimator::estimate(const TrialKey& k) const {
+  if (records_.empty()) return std::nullopt;
+  if (n_ok_ == 0) return mean_wall_;  // only failures so far: they cost about this much
+  double t = std::exp(c_[0] + c_[1] * std::log(k.batch) + c_[2] * std::log(k.workers));
+  return overhead_ + k.epochs * t;
+}
+
+}  // namespace trainplan::profile

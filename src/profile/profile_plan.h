@@ -1,0 +1,67 @@
+// Which trials to run, and in what order.
+//   grid:   every (batch, workers, epochs) of the given lists, the shape of
+//           the paper's plan (r = 1..8, 10 batches, 3 epoch counts).
+//   budget: the same candidates in the order that best pins down the models
+//           first, run while the estimated cost still fits the time budget:
+//     1. the four (b, r) corners at the fewest epochs, for the time model;
+//     2. the smallest and the largest batch at the fewest workers and the
+//        most epochs, then the middle batch at the middle epoch count, for
+//        the metric model's epoch axis (fewest workers: the cheapest);
+//     3. then, greedily, the candidate farthest from every trial chosen so
+//        far (maximin in normalised log2 b, r, e), ties to the lower index.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profile/trial.h"
+
+namespace trainplan::profile {
+
+struct GridSpec {
+  std::vector<int> batches;  // per-worker batches, each >= 1
+  std::vector<int> workers;  // worker counts, each >= 1
+  std::vector<int> epochs;   // epoch counts, each >= 1
+};
+
+// The paper's grid: r = 1..8, 10 batches evenly over [16, 256], epochs {1, 20, 40}.
+GridSpec paper_grid();
+// This machine's default: batches {16,32,64,128}, workers {1,2}, epochs {1,2}.
+GridSpec local_grid();
+
+// Sorts and dedupes the lists; throws InputError naming the option for an
+// empty list or a value < 1.
+GridSpec normalise(GridSpec g);
+
+// Every trial of the grid, ordered by epochs, then workers, then batch.
+std::vector<TrialKey> grid_trials(const GridSpec& g);
+// Every trial of the grid in budget priority order (see above).
+std::vector<TrialKey> budget_order(const GridSpec& g);
+
+// Parses "1,2,4" into integers; throws InputError naming `option` on bad text.
+std::vector<int> parse_int_list(const std::string& text, const std::string& option);
+// Parses "180s", "3m", "1h30m", "90" (seconds); throws InputError naming `option`.
+double parse_duration(const std::string& text, const std::string& option);
+
+// Estimates a trial's wall time from the trials already run:
+//   wall ≈ overhead + epochs · t_epoch(b, r),
+// with log t_epoch = c0 + c1 log b + c2 log r fitted by ridge least squares
+// (pulled towards c1 = 0, c2 = -0.5, so one or two trials already give an
+// estimate) and overhead = the median of (wall - epochs · t_epoch) over ok trials.
+class CostEstimator {
+ public:
+  void add(const TrialRecord& r);
+  // nullopt before any trial has been added.
+  std::optional<double> estimate(const TrialKey& k) const;
+  int count() const { return int(records_.size()); }
+
+ private:
+  void refit();
+  std::vector<TrialRecord> records_;
+  double c_[3] = {0, 0, -0.5};
+  double overhead_ = 0;
+  double mean_wall_ = 0;
+  int n_ok_ = 0;
+};
+
+}  // namespace trainplan::profile

@@ -1,0 +1,54 @@
+// The profiling run: for each planned trial not yet in the store, launch
+// it, read rank 0's JSON lines, and commit the result to the store at once.
+// A trial that fails, hangs past its timeout or prints no valid JSON is
+// recorded with its reason and stderr tail; the run goes on.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profile/command_template.h"
+#include "profile/launcher.h"
+#include "profile/progress.h"
+#include "profile/sample_store.h"
+#include "profile/trial.h"
+
+namespace trainplan::profile {
+
+struct ProfileOptions {
+  LaunchSettings launch;
+  double trial_timeout_s = 600;
+  std::optional<double> budget_s;  // set: run trials in order while estimated cost fits
+  bool retry_failed = false;       // rerun trials recorded as failed/timeout/bad-output
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct ProfileSummary {
+  int planned = 0;
+  int already_done = 0;  // skipped: already in the store
+  int ran = 0;
+  int ok = 0, failed = 0, timeout = 0, bad_output = 0;
+  int over_budget = 0;   // planned trials left out to respect the budget
+  bool interrupted = false;
+  double wall_s = 0;
+  double estimated_s = 0;  // budget mode: sum of the estimates of the trials run
+};
+
+// Records in the store what produced its trials (template, workload,
+// launcher, host), or, when the store already holds trials of another
+// template, throws InputError: mixing two programs' samples would be wrong.
+void bind_store(SampleStore& store, const std::string& template_text, const std::string& workload,
+                const LaunchSettings& launch);
+
+// Runs one trial (no store, no progress); the building block of run_profile.
+// nullopt when opts.cancel stopped it (nothing is known about that trial).
+std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
+                      const std::function<void(double)>& on_tick = {});
+
+// Runs `order` (grid order, or budget priority order when opts.budget_s is set).
+ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialKey>& order, SampleStore& store,
+                           const ProfileOptions& opts, Progress& progress);
+
+}  // namespace trainplan::profile

@@ -1,0 +1,82 @@
+#include "profile/progress.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace trainplan::profile {
+
+std::string format_duration(double s) {
+  long t = std::lround(std::max(0.0, s));
+  if (t < 60) return fmt::format("{}s", t);
+  if (t < 3600) return fmt::format("{}m{:02}s", t / 60, t % 60);
+  return fmt::format("{}h{:02}m", t / 3600, (t % 3600) / 60);
+}
+
+std::string describe_result(const TrialRecord& r) {
+  if (r.status != TrialStatus::kOk) return fmt::format("{}: {}", to_string(r.status), r.reason);
+  std::string s = fmt::format("ok {:.3g} s/epoch", r.epoch_time_s.value_or(0));
+  if (r.metric) s += fmt::format(", {} {:.4g}", r.metric_name.empty() ? "metric" : r.metric_name, *r.metric);
+  return s;
+}
+
+void Progress::draw(const std::string& status, double elapsed_s, std::optional<double> eta_s) {
+  if (quiet_ || !tty_) return;
+  const int width = 20;
+  int filled = n_ > 0 ? int(std::lround(width * double(k_ - 1) / n_)) : 0;
+  std::string bar = std::string(size_t(filled), '#') + std::string(size_t(width - filled), '.');
+  std::string line = fmt::format("[{}] {}/{} {} | {} elapsed, ETA {} | {}", bar, k_, n_, to_string(key_),
+                                 format_duration(elapsed_s), eta_s ? format_duration(*eta_s) : "?", status);
+  if (!last_.empty()) line += " | last: " + last_;
+  if (line.size() > 150) line.resize(150);
+  fmt::print(out_, "\r\033[K{}", line);
+  std::fflush(out_);
+  bar_shown_ = true;
+}
+
+void Progress::start(int k, int n, const TrialKey& key, double elapsed_s, std::optional<double> eta_s) {
+  k_ = k;
+  n_ = n;
+  key_ = key;
+  eta_ = eta_s;
+  if (quiet_) return;
+  if (tty_) {
+    draw("starting", elapsed_s, eta_s);
+  } else {
+    fmt::print(out_, "[{}/{}] {} starting (elapsed {}, ETA {})\n", k, n, to_string(key), format_duration(elapsed_s),
+               eta_s ? format_duration(*eta_s) : "?");
+    std::fflush(out_);
+  }
+}
+
+void Progress::tick(double trial_elapsed_s, double elapsed_s) {
+  std::optional<double> eta = eta_ ? std::optional<double>(std::max(0.0, *eta_ - trial_elapsed_s)) : std::nullopt;
+  draw(fmt::format("running {}", format_duration(trial_elapsed_s)), elapsed_s, eta);
+}
+
+void Progress::finish(const TrialRecord& r, double elapsed_s, std::optional<double> eta_s) {
+  last_ = describe_result(r);
+  if (quiet_) return;
+  if (tty_) {
+    eta_ = eta_s;
+    draw(fmt::format("done in {}", format_duration(r.wall_s)), elapsed_s, eta_s);
+  } else {
+    fmt::print(out_, "[{}/{}] {} {} in {} (elapsed {}, ETA {})\n", k_, n_, to_string(r.key), last_,
+               format_duration(r.wall_s), format_duration(elapsed_s), eta_s ? format_duration(*eta_s) : "?");
+    std::fflush(out_);
+  }
+}
+
+void Progress::note(const std::string& msg) {
+  if (quiet_) return;
+  if (tty_ && bar_shown_) fmt::print(out_, "\r\033[K");
+  fmt::print(out_, "{}\n", msg);
+  std::fflush(out_);
+}
+
+void Progress::done() {
+  if (tty_ && bar_shown_ && !quiet_) fmt::print(out_, "\n");
+  bar_shown_ = false;
+}
+
+}  // namespace trainplan::profile

@@ -1,0 +1,44 @@
+// Progress of a profiling run on stderr: a redrawn bar on a terminal,
+// plain lines otherwise (logs, CI). Each shows trial k of n, elapsed time,
+// an ETA from the cost estimates, and the last trial's result.
+#pragma once
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "profile/trial.h"
+
+namespace trainplan::profile {
+
+class Progress {
+ public:
+  // `tty`: redraw one line with '\r'; otherwise print a line per event.
+  Progress(std::FILE* out, bool tty, bool quiet = false) : out_(out), tty_(tty), quiet_(quiet) {}
+
+  // A trial is starting: it is number k (1-based) of n.
+  void start(int k, int n, const TrialKey& key, double elapsed_s, std::optional<double> eta_s);
+  // While the trial runs (called about once a second): redraws on a TTY.
+  void tick(double trial_elapsed_s, double elapsed_s);
+  // The trial ended with `r`.
+  void finish(const TrialRecord& r, double elapsed_s, std::optional<double> eta_s);
+  // A plain message on its own line (clears the bar first).
+  void note(const std::string& msg);
+  // Leaves the bar's line.
+  void done();
+
+ private:
+  void draw(const std::string& status, double elapsed_s, std::optional<double> eta_s);
+  std::FILE* out_;
+  bool tty_;
+  bool quiet_;
+  int k_ = 0, n_ = 0;
+  TrialKey key_{};
+  std::optional<double> eta_;
+  std::string last_;
+  bool bar_shown_ = false;
+};
+
+std::string format_duration(double s);  // "42s", "3m05s", "1h02m"
+std::string describe_result(const TrialRecord& r);  // "ok 1.23 s/epoch, accuracy 0.9712"
+
+}  // namespace trainplan::profile

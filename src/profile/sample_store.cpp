@@ -1,0 +1,218 @@
+#include "profile/sample_store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "core/error.h"
+
+namespace trainplan::profile {
+namespace {
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials(
+  batch INTEGER NOT NULL,
+  workers INTEGER NOT NULL,
+  epochs INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK(status IN ('ok','failed','timeout','bad-output')),
+  reason TEXT NOT NULL DEFAULT '',
+  stderr_tail TEXT NOT NULL DEFAULT '',
+  epoch_time_s REAL,
+  metric REAL,
+  metric_name TEXT NOT NULL DEFAULT '',
+  epochs_reported INTEGER NOT NULL DEFAULT 0,
+  dataset_size INTEGER,
+  wall_s REAL NOT NULL DEFAULT 0,
+  started_at TEXT NOT NULL DEFAULT '',
+  finished_at TEXT NOT NULL DEFAULT '',
+  command TEXT NOT NULL DEFAULT '',
+  seq INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(batch, workers, epochs));
+)sql";
+
+const char* kColumns =
+    "batch,workers,epochs,status,reason,stderr_tail,epoch_time_s,metric,metric_name,epochs_reported,"
+    "dataset_size,wall_s,started_at,finished_at,command";
+
+// A prepared statement that finalizes itself.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr) != SQLITE_OK)
+      throw std::runtime_error(fmt::format("sqlite: {}: {}", sqlite3_errmsg(db), sql));
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  sqlite3_stmt* get() { return s_; }
+  void bind(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); }
+  void bind(int i, long v) { sqlite3_bind_int64(s_, i, v); }
+  void bind(int i, double v) { sqlite3_bind_double(s_, i, v); }
+  template <class T>
+  void bind(int i, const std::optional<T>& v) {
+    if (v) bind(i, *v);
+    else sqlite3_bind_null(s_, i);
+  }
+  bool step() {
+    int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw std::runtime_error(fmt::format("sqlite: {}", sqlite3_errmsg(db_)));
+  }
+  std::string text(int c) {
+    auto p = sqlite3_column_text(s_, c);
+    return p ? std::string(reinterpret_cast<const char*>(p), size_t(sqlite3_column_bytes(s_, c))) : "";
+  }
+  std::optional<double> real(int c) {
+    return sqlite3_column_type(s_, c) == SQLITE_NULL ? std::nullopt : std::optional<double>(sqlite3_column_double(s_, c));
+  }
+  long integer(int c) { return long(sqlite3_column_int64(s_, c)); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+TrialRecord read_record(Stmt& st) {
+  TrialRecord r;
+  r.key = {int(st.integer(0)), int(st.integer(1)), int(st.integer(2))};
+  r.status = parse_status(st.text(3)).value_or(TrialStatus::kFailed);
+  r.reason = st.text(4);
+  r.stderr_tail = st.text(5);
+  r.epoch_time_s = st.real(6);
+  r.metric = st.real(7);
+  r.metric_name = st.text(8);
+  r.epochs_reported = int(st.integer(9));
+  if (auto d = st.real(10)) r.dataset_size = long(*d);
+  r.wall_s = st.real(11).value_or(0);
+  r.started_at = st.text(12);
+  r.finished_at = st.text(13);
+  r.command = st.text(14);
+  return r;
+}
+
+}  // namespace
+
+bool metric_is_lower_better(const std::string& name) {
+  std::string n = name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* w : {"loss", "error", "wer", "perplexity", "mse", "mae"})
+    if (n.find(w) != std::string::npos) return true;
+  return false;
+}
+
+SampleStore::SampleStore(const std::string& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw InputError(path, 0, "", "cannot open the sample store: " + msg);
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  try {
+    // WAL: a crash mid-write leaves the last committed trial intact;
+    // synchronous=FULL: a commit survives power loss, at one fsync per trial.
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA synchronous=FULL");
+    exec(kSchema);
+    Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
+  } catch (const std::exception& e) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw InputError(path, 0, "", std::string("not a trainplan sample store (") + e.what() + ")");
+  }
+}
+
+SampleStore::~SampleStore() { sqlite3_close(db_); }
+
+void SampleStore::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw std::runtime_error("sqlite: " + msg);
+  }
+}
+
+std::optional<std::string> SampleStore::meta(const std::string& key) const {
+  Stmt st(db_, "SELECT value FROM meta WHERE key=?");
+  st.bind(1, key);
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
+void SampleStore::set_meta(const std::string& key, const std::string& value) {
+  Stmt st(db_, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)");
+  st.bind(1, key);
+  st.bind(2, value);
+  st.step();
+}
+
+void SampleStore::put(const TrialRecord& r) {
+  Stmt st(db_, "INSERT OR REPLACE INTO trials(" + std::string(kColumns) +
+                   ",seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq),0)+1 FROM trials))");
+  st.bind(1, long(r.key.batch));
+  st.bind(2, long(r.key.workers));
+  st.bind(3, long(r.key.epochs));
+  st.bind(4, std::string(to_string(r.status)));
+  st.bind(5, r.reason);
+  st.bind(6, r.stderr_tail);
+  st.bind(7, r.epoch_time_s);
+  st.bind(8, r.metric);
+  st.bind(9, r.metric_name);
+  st.bind(10, long(r.epochs_reported));
+  st.bind(11, r.dataset_size);
+  st.bind(12, r.wall_s);
+  st.bind(13, r.started_at);
+  st.bind(14, r.finished_at);
+  st.bind(15, r.command);
+  st.step();  // autocommit: durable when this returns
+}
+
+std::optional<TrialRecord> SampleStore::find(const TrialKey& k) const {
+  Stmt st(db_, "SELECT " + std::string(kColumns) + " FROM trials WHERE batch=? AND workers=? AND epochs=?");
+  st.bind(1, long(k.batch));
+  st.bind(2, long(k.workers));
+  st.bind(3, long(k.epochs));
+  if (!st.step()) return std::nullopt;
+  return read_record(st);
+}
+
+std::vector<TrialRecord> SampleStore::trials() const {
+  Stmt st(db_, "SELECT " + std::string(kColumns) + " FROM trials ORDER BY seq");
+  std::vector<TrialRecord> out;
+  while (st.step()) out.push_back(read_record(st));
+  return out;
+}
+
+SampleSet SampleStore::samples() const {
+  SampleSet set;
+  set.source = path_;
+  std::string model = meta("workload").value_or("");
+  std::string hardware = meta("hardware").value_or("");
+  std::string metric_name;
+  // Nodes per trial: 1 for the local launcher, ceil(r / workers_per_node) when known, else unknown (0).
+  std::string launcher = meta("launcher").value_or("");
+  long per_node = std::atol(meta("workers_per_node").value_or("0").c_str());
+  for (const auto& r : trials()) {
+    if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
+    Sample s;
+    s.batch = r.key.batch;
+    s.workers = r.key.workers;
+    s.epochs = r.key.epochs;
+    s.epoch_time_s = *r.epoch_time_s;
+    s.nodes = per_node > 0 ? int((r.key.workers + per_node - 1) / per_node) : launcher == "local" ? 1 : 0;
+    s.metric = r.metric;
+    s.model = model;
+    s.hardware = hardware;
+    if (r.dataset_size) set.dataset_size = r.dataset_size;
+    if (metric_name.empty()) metric_name = r.metric_name;
+    set.samples.push_back(s);
+  }
+  set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
+  return set;
+}
+
+}  // namespace trainplan::profile

@@ -1,0 +1,51 @@
+// The crash-safe sample store: one SQLite file in WAL mode with a row per
+// trial, committed (and synced) the moment the trial finishes, so that a
+// killed profiler loses at most the trial that was running. Keys are
+// (batch, workers, epochs); a rerun of a trial replaces its row.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sample.h"
+#include "profile/trial.h"
+
+struct sqlite3;
+
+namespace trainplan::profile {
+
+class SampleStore {
+ public:
+  // Opens or creates `path`. Throws InputError if it cannot be opened or is
+  // an SQLite file whose tables are not a trainplan store's.
+  explicit SampleStore(const std::string& path);
+  ~SampleStore();
+  SampleStore(const SampleStore&) = delete;
+  SampleStore& operator=(const SampleStore&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Facts about the run (command template, workload, hardware).
+  std::optional<std::string> meta(const std::string& key) const;
+  void set_meta(const std::string& key, const std::string& value);
+
+  // Inserts or replaces the trial's row; committed when this returns.
+  void put(const TrialRecord& r);
+  std::optional<TrialRecord> find(const TrialKey& k) const;
+  // All trials in the order they finished.
+  std::vector<TrialRecord> trials() const;
+
+  // The ok trials as samples (epochs = the trial's planned epochs).
+  // Direction follows the metric name ("loss", "error", "wer", "perplexity": min).
+  SampleSet samples() const;
+
+ private:
+  void exec(const std::string& sql);
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+// Whether a metric with this name is better when smaller.
+bool metric_is_lower_better(const std::string& metric_name);
+
+}  // namespace trainplan::profile
