@@ -1,0 +1,84 @@
+#include "train/dist.h"
+
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <chrono>
+#include <vector>
+
+#include "train/options.h"
+
+namespace trainplan::train {
+namespace {
+
+class LocalCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void allreduce_sum(at::Tensor&) override {}
+  void broadcast(at::Tensor&, int) override {}
+  void barrier() override {}
+};
+
+class GlooCommunicator final : public Communicator {
+ public:
+  GlooCommunicator(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::chrono::milliseconds timeout,
+                   bool loopback)
+      : store_(std::move(store)), rank_(rank), size_(size) {
+    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    opts->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                     : c10d::ProcessGroupGloo::createDefaultDevice());
+    // One Gloo worker thread: collectives are issued one at a time and the
+    // cores are better spent on compute.
+    opts->threads = 1;
+    pg_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, rank, size, opts);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void allreduce_sum(at::Tensor& t) override {
+    std::vector<at::Tensor> v{t};
+    pg_->allreduce(v)->wait();
+  }
+
+  void broadcast(at::Tensor& t, int root) override {
+    std::vector<at::Tensor> v{t};
+    c10d::BroadcastOptions bo;
+    bo.rootRank = root;
+    pg_->broadcast(v, bo)->wait();
+  }
+
+  void barrier() override { pg_->barrier()->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;  // rank 0 hosts the TCP server: keep it alive
+  int rank_, size_;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+};
+
+bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0; }
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_communicator(const TrainOptions& o) {
+  if (o.workers == 1) return std::make_unique<LocalCommunicator>();
+  std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
+  c10::intrusive_ptr<c10d::Store> store;
+  if (!o.store_path.empty()) {
+    store = c10::make_intrusive<c10d::FileStore>(o.store_path, o.workers);
+  } else {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(o.master_port);
+    so.isServer = o.rank == 0;
+    so.numWorkers = static_cast<std::size_t>(o.workers);
+    so.waitWorkers = true;
+    so.timeout = timeout;
+    store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+  }
+  store->setTimeout(timeout);
+  return std::make_unique<GlooCommunicator>(store, o.rank, o.workers, timeout, is_loopback(o.master_addr));
+}
+
+}  // namespace trainplan::train

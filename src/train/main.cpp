@@ -1,0 +1,31 @@
+// trainplan-train: the reference data-parallel trainer (see docs/TRAINER.md).
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+
+#include <exception>
+#include <iostream>
+
+#include "train/dist.h"
+#include "train/options.h"
+#include "train/trainer.h"
+
+int main(int argc, char** argv) {
+  using namespace trainplan::train;
+  ParseResult parsed = parse_options(argc, argv);
+  if (!parsed.options) return parsed.exit_code;
+  const TrainOptions& o = *parsed.options;
+  try {
+    at::set_num_threads(o.threads);
+    at::set_num_interop_threads(1);
+    auto print = [](const nlohmann::json& j) { std::cout << j.dump() << std::endl; };  // endl: flush each line
+    EventSink report = o.rank == 0 ? EventSink(print) : EventSink([](const nlohmann::json&) {});
+    train(o, [&] { return make_communicator(o); }, report, print);
+  } catch (const c10::Error& e) {
+    std::cerr << "trainplan-train: rank " << o.rank << ": " << e.what_without_backtrace() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "trainplan-train: rank " << o.rank << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

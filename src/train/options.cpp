@@ -1,0 +1,90 @@
+#include "train/options.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+namespace trainplan::train {
+
+#ifndef TRAINPLAN_DEFAULT_DATA_DIR
+#define TRAINPLAN_DEFAULT_DATA_DIR "third_party/datasets"
+#endif
+
+std::string resolve_data_dir(const std::string& flag_value) {
+  if (!flag_value.empty()) return flag_value;
+  if (const char* env = std::getenv("TRAINPLAN_DATA_DIR"); env && *env) return env;
+  return TRAINPLAN_DEFAULT_DATA_DIR;
+}
+
+ParseResult parse_options(int argc, char** argv) {
+  TrainOptions o;
+  CLI::App app{
+      "trainplan-train: the reference trainer. Trains LeNet-5 on MNIST or an MLP on Fashion-MNIST with\n"
+      "synchronous data parallelism: R processes, each on a disjoint shard, gradients averaged with a\n"
+      "Gloo all-reduce after every step. Start one process per rank (same arguments, --rank 0..R-1).\n\n"
+      "Rank 0 prints one JSON object per line on stdout:\n"
+      "  {\"event\":\"epoch\",\"epoch\":k,\"epoch_time_s\":t,\"metric\":acc,\"metric_name\":\"accuracy\",\n"
+      "   \"train_loss\":l,\"batch\":B,\"workers\":R,...}  after each epoch\n"
+      "  {\"event\":\"done\",\"epochs\":E,\"total_time_s\":T,...}  at the end\n"
+      "Errors go to stderr. Exit codes: 0 ok, 1 runtime failure (data, rendezvous, peer lost), 2 usage.\n\n"
+      "Example (two ranks on this machine):\n"
+      "  trainplan-train --workload lenet-mnist --batch 32 --workers 2 --rank 0 --master-port 29511 &\n"
+      "  trainplan-train --workload lenet-mnist --batch 32 --workers 2 --rank 1 --master-port 29511"};
+  app.add_option("--workload", o.workload, "What to train")
+      ->required()
+      ->check(CLI::IsMember({"lenet-mnist", "mlp-fashion"}));
+  app.add_option("--batch", o.batch, "Per-worker batch size B (global batch is B*R)")
+      ->required()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--workers", o.workers, "Number of ranks R; 1 runs without a process group")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--rank", o.rank, "This process's rank, 0..R-1")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--epochs", o.epochs, "Passes over the (subset) training set")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--master-addr", o.master_addr, "Address of rank 0's TCPStore")->capture_default_str();
+  app.add_option("--master-port", o.master_port, "Port of rank 0's TCPStore")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--store-path", o.store_path,
+                 "Rendezvous through a FileStore at this path (shared file system) instead of TCP; "
+                 "use a fresh path per run");
+  app.add_option("--data-dir", o.data_dir,
+                 "Directory with mnist/ and fashion-mnist/ raw IDX files "
+                 "[default: $TRAINPLAN_DATA_DIR, else " TRAINPLAN_DEFAULT_DATA_DIR "]");
+  app.add_option("--seed", o.seed, "Seed for the initial parameters and the per-epoch shuffle")->capture_default_str();
+  app.add_option("--train-subset", o.train_subset, "Train on the first N training images only (0 = all 60000)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--test-subset", o.test_subset, "Evaluate on the first N test images only (0 = all 10000)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "Torch intra-op threads per process (1 was fastest on 2 cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app.add_option("--lr", o.lr, "SGD learning rate [default: 0.01 for lenet-mnist, 0.05 for mlp-fashion]")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0, 0.999));
+  app.add_option("--timeout", o.timeout_s, "Seconds to wait for the rendezvous and for each collective")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  app.add_flag("--check-sync", o.check_sync,
+               "Debug: every rank prints {\"event\":\"param_checksum\",...} after the first and the last step");
+  app.add_flag("--no-allreduce", o.no_allreduce,
+               "Debug: skip the gradient all-reduce, so ranks drift apart (shows the all-reduce is real)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return {std::nullopt, rc == 0 ? 0 : 2};
+  }
+  if (o.rank >= o.workers) {
+    std::cerr << "error: --rank " << o.rank << " must be below --workers " << o.workers << "\n";
+    return {std::nullopt, 2};
+  }
+  o.data_dir = resolve_data_dir(o.data_dir);
+  return {o, 0};
+}
+
+}  // namespace trainplan::train

@@ -1,0 +1,45 @@
+// Command-line options of `trainplan-train`, the reference data-parallel
+// trainer, and their parser. Kept free of torch headers so that it compiles fast.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace trainplan::train {
+
+struct TrainOptions {
+  std::string workload;          // "lenet-mnist" or "mlp-fashion"
+  int batch = 0;                 // per-worker batch B
+  int workers = 1;               // R processes in the group
+  int rank = 0;                  // this process, 0..R-1
+  int epochs = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::string store_path;        // FileStore rendezvous when set, else TCPStore
+  std::string data_dir;          // holds mnist/ and fashion-mnist/
+  uint64_t seed = 1;
+  int64_t train_subset = 0;      // first N training images; 0 = all
+  int64_t test_subset = 0;       // first N test images; 0 = all 10k
+  int threads = 1;               // torch intra-op threads per process
+  std::optional<double> lr;      // default depends on the workload
+  double momentum = 0.9;
+  int timeout_s = 120;           // rendezvous and collective timeout
+  // Debug switches, used by the tests to show that the all-reduce is real.
+  bool check_sync = false;       // every rank prints parameter checksums
+  bool no_allreduce = false;     // skip the gradient all-reduce
+};
+
+// Result of parsing argv: either options to run, or an exit code to return
+// now (after --help, or after a usage error already printed to stderr).
+struct ParseResult {
+  std::optional<TrainOptions> options;
+  int exit_code = 0;
+};
+
+ParseResult parse_options(int argc, char** argv);
+
+// The data directory: --data-dir, else $TRAINPLAN_DATA_DIR, else the
+// repository's third_party/datasets (set at build time).
+std::string resolve_data_dir(const std::string& flag_value);
+
+}  // namespace trainplan::train
