@@ -1,0 +1,95 @@
+#include "plan/diagnose.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <optional>
+
+#include "core/error.h"
+#include "plan/objective.h"
+
+namespace trainplan::plan {
+
+static std::string where(const Config& c, int nodes) {
+  std::string s = fmt::format("batch {}, {} worker{}, {} epoch{}", c.batch, c.workers, c.workers == 1 ? "" : "s",
+                              c.epochs, c.epochs == 1 ? "" : "s");
+  if (nodes > 0) s += fmt::format(", {} node{}", nodes, nodes == 1 ? "" : "s");
+  return s;
+}
+
+std::string infeasibility_report(const models::PerformanceModel& m, const PlanProblem& p) {
+  const MetricDirection d = m.direction();
+  const char* cmp = d == MetricDirection::kMax ? ">=" : "<=";
+  PlanProblem unbounded = p;
+  unbounded.deadline_s = std::numeric_limits<double>::infinity();
+
+  long cells = 0, timed = 0, with_metric = 0;
+  std::optional<Candidate> fastest_epoch, best_by_deadline, best_anywhere, fastest_to_target;
+  for (int b : p.space.batches)
+    for (int r = 1; r <= p.space.max_workers; ++r) {
+      ++cells;
+      int nodes = nodes_for(r, p.space.workers_per_node);
+      auto t = m.epoch_time(b, r, nodes);
+      if (!t || !(*t > 0)) continue;
+      ++timed;
+      Candidate c;
+      c.config = Config{b, r, 1};
+      c.nodes = nodes;
+      c.epoch_time_s = *t;
+      if (!fastest_epoch || *t < fastest_epoch->epoch_time_s) fastest_epoch = c;
+      // The metric is taken as monotone in epochs: the last allowed epoch is the best.
+      if (auto v = m.metric(b, r, p.space.max_epochs)) {
+        ++with_metric;
+        Candidate a = c;
+        a.config.epochs = p.space.max_epochs;
+        a.metric = *v;
+        if (!best_anywhere || metric_better(*v, best_anywhere->metric, d)) best_anywhere = a;
+      }
+      int emax = max_epochs_within(p, *t);
+      if (emax >= 1)
+        if (auto v = m.metric(b, r, emax)) {
+          Candidate a = c;
+          a.config.epochs = emax;
+          a.metric = *v;
+          a.total_time_s = emax * *t;
+          if (!best_by_deadline || metric_better(*v, best_by_deadline->metric, d)) best_by_deadline = a;
+        }
+      if (auto f = evaluate_cell(m, unbounded, b, r))
+        if (!fastest_to_target || f->total_time_s < fastest_to_target->total_time_s) fastest_to_target = f;
+    }
+
+  if (timed == 0)
+    return fmt::format("model: {} gives no epoch time for any of the {} (batch, workers) candidates", m.name(), cells);
+  if (with_metric == 0)
+    return fmt::format("model: {} gives no metric for any (batch, workers) candidate", m.name());
+
+  std::string out;
+  if (fastest_to_target) {
+    out = fmt::format("deadline: reaching the target {} {} takes at least {:.1f} s ({}) but the deadline is {:.1f} s",
+                      cmp, p.target, fastest_to_target->total_time_s,
+                      where(fastest_to_target->config, fastest_to_target->nodes), p.deadline_s);
+  } else {
+    out = fmt::format("target: {} {} is not reachable at any epoch count <= {} in this space; the best predicted metric is {:.6g} ({})",
+                      cmp, p.target, p.space.max_epochs, best_anywhere->metric,
+                      where(best_anywhere->config, best_anywhere->nodes));
+  }
+  if (best_by_deadline) {
+    out += fmt::format("\n  best metric reachable by the deadline: {:.6g} ({}, {:.1f} s)", best_by_deadline->metric,
+                       where(best_by_deadline->config, best_by_deadline->nodes), best_by_deadline->total_time_s);
+  } else {
+    out += fmt::format("\n  no configuration finishes even one epoch by the deadline: the fastest epoch takes {:.1f} s ({})",
+                       fastest_epoch->epoch_time_s, where(fastest_epoch->config, fastest_epoch->nodes));
+  }
+  if (fastest_to_target)
+    out += fmt::format("\n  shortest time that reaches the target: {:.1f} s ({})", fastest_to_target->total_time_s,
+                       where(fastest_to_target->config, fastest_to_target->nodes));
+  else
+    out += "\n  the target is unreachable at any epoch count within the space, whatever the deadline";
+  return out;
+}
+
+void throw_infeasible(const models::PerformanceModel& m, const PlanProblem& p, const std::string& method) {
+  throw InfeasibleError(method + ": no configuration meets both constraints\n" + infeasibility_report(m, p));
+}
+
+}  // namespace trainplan::plan

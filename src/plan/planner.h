@@ -1,0 +1,62 @@
+// One interface over the co-configuration method and the paper's baselines,
+// so the CLI and the benchmark can run any of them by name:
+//   coconfig  batch, workers and epochs together (tabu or exhaustive search)
+//   lb-bsp    the largest candidate batch that fits; workers and epochs searched
+//   cynthia   batch fixed at 32 (or the nearest candidate); workers and epochs searched
+//   bo        Bayesian optimisation of the batch alone for the final metric,
+//             then the cheapest feasible (workers, epochs) for that batch
+//   manual    the best of N random (batch, workers, epochs) tries
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/performance_model.h"
+#include "plan/gaussian_process.h"
+#include "plan/problem.h"
+#include "plan/tabu.h"
+
+namespace trainplan::plan {
+
+struct BoParams {
+  int initial = 3;            // random batches evaluated before the GP guides the choice
+  int iterations = 7;         // batches chosen by expected improvement after that
+  int workers = 1;            // r fixed while tuning the batch (BO tunes the batch alone)
+  double length_scale = 0.25; // RBF length scale on log2(batch) scaled to [0, 1]
+  double noise = 1e-4;        // observation noise variance (on standardised metrics)
+};
+
+struct PlannerOptions {
+  std::string search = "tabu";  // coconfig: "tabu" or "exhaustive"
+  TabuParams tabu;              // coconfig tabu parameters (its seed is overridden by `seed`)
+  EpochSearch epochs = EpochSearch::kBinary;
+  int alternatives = 5;
+  uint64_t seed = 1;
+  int manual_tries = 60;        // the paper: 60 or more manual tries
+  BoParams bo;
+};
+
+class Planner {
+ public:
+  virtual ~Planner() = default;
+  virtual std::string name() const = 0;
+  // Throws InfeasibleError (with diagnostics) when the method finds nothing feasible.
+  virtual PlanResult plan(const models::PerformanceModel& m, const PlanProblem& p) const = 0;
+};
+
+// `method` is one of planner_names(); throws InputError otherwise.
+std::unique_ptr<Planner> make_planner(const std::string& method, const PlannerOptions& opts = {});
+std::vector<std::string> planner_names();
+
+// The baselines (one file each).
+std::unique_ptr<Planner> make_lb_bsp(const PlannerOptions& opts);
+std::unique_ptr<Planner> make_cynthia(const PlannerOptions& opts);
+std::unique_ptr<Planner> make_bo(const PlannerOptions& opts);
+std::unique_ptr<Planner> make_manual(const PlannerOptions& opts);
+
+// Exhaustive search over workers and epochs with the batch fixed, labelled
+// `method`; shared by the baselines that fix the batch.
+PlanResult search_fixed_batch(const models::PerformanceModel& m, const PlanProblem& p, int batch,
+                              const std::string& method, const PlannerOptions& opts);
+
+}  // namespace trainplan::plan
