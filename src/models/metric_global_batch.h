@@ -1,0 +1,78 @@
+// The global-batch metric model ("global-batch"): the metric is a monotone
+// function of effective epochs,
+//   metric(b, r, e) = G(x(B, e)),   B = b*r,   x(B, e) = integral_0^e eff(B, e') de',
+// where eff is the statistical efficiency of global batch B in the sense of
+// Pollux (McCandlish et al.'s gradient noise scale): with phi the noise scale
+// in units of a reference batch s,
+//   eff(B, e) = (phi(e) + 1) / (phi(e) + B / s).
+// Small batches (B << s*phi) use every example fully; large ones only progress
+// per step. The noise scale grows as training goes on, so phi depends on e:
+//  * with gradient statistics (samples carry grad_sqr and grad_var):
+//      log(grad_var/grad_sqr) = a + c log e + d log B  (least squares), and s,
+//      the unknown batch the variance refers to, is found by a 1-D search;
+//  * without them: phi(e) = theta * (e / e_ref)^c, with theta and c found by
+//    a grid search (e_ref: the geometric mean of the sampled epochs).
+// G is fitted on (log x, metric): by default an isotonic (PAVA) regression,
+// increasing for max-direction metrics and decreasing for min-direction ones,
+// interpolated linearly between knots; or an Optimus curve in x (option).
+// So predictions are monotone in e, and, at fixed e, monotone in B.
+// The search keeps the parameters with the least in-sample squared error of G.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/metric_loss.h"
+#include "models/model.h"
+#include "models/optimus_curve.h"
+#include "models/pava.h"
+
+namespace trainplan::models {
+
+struct GlobalBatchParams {
+  enum class Noise { kAuto, kGradStats, kFitted };
+  enum class Link { kIsotonic, kOptimus };
+  Noise noise = Noise::kAuto;  // auto: gradient statistics when >= min_grad_samples samples carry them
+  Link link = Link::kIsotonic;
+  size_t min_grad_samples = 8;
+  int scale_grid = 49;                                   // log-spaced candidates for s or theta
+  double scale_span = 256;                               // candidates span [B_min / span, B_max * span]
+  std::vector<double> growth = {0, 0.5, 1, 1.5, 2};      // candidate c without gradient statistics
+  int integration_steps = 24;                            // midpoint rule for x(B, e)
+};
+
+class GlobalBatchModel : public MetricModel {
+ public:
+  explicit GlobalBatchModel(GlobalBatchParams p = {}, std::string name = "global-batch")
+      : p_(std::move(p)), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  void fit(const SampleSet& samples) override;
+  double predict(double batch, int workers, double epochs) const override;
+  std::string describe() const override;
+
+  // Effective epochs at global batch B after e data epochs, under the fit.
+  double effective_epochs(double global_batch, double epochs) const;
+  bool uses_grad_stats() const { return grad_; }
+
+ private:
+  struct Noise {
+    bool grad = false;
+    double a = 0, c = 0, d = 0;  // log phi = a + c log e + d log B (grad); log phi = a + c log(e/e_ref) (fitted)
+    double s = 1;                // reference batch (grad); B_ref (fitted)
+    double e_ref = 1;
+  };
+  static double x_of(const Noise& n, double B, double e, int steps);
+  double fit_link(const std::vector<double>& x, const std::vector<double>& y, bool keep);
+
+  GlobalBatchParams p_;
+  std::string name_;
+  MetricDirection dir_ = MetricDirection::kMax;
+  Noise noise_;
+  bool grad_ = false;
+  IsotonicCurve iso_;
+  OptimusCurve curve_;
+  MetricLoss loss_;
+  double in_sample_rmse_ = 0;
+  size_t n_ = 0;
+};
+
+}  // namespace trainplan::models
