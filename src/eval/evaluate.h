@@ -1,0 +1,57 @@
+// Scores a registered model on one data set: in-sample MRE, k-fold
+// cross-validated MRE, the two extrapolation splits and the fit time, for the
+// time part and the metric part separately (docs/EVALUATION.md).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sample.h"
+#include "eval/splits.h"
+#include "models/registry.h"
+
+namespace trainplan::eval {
+
+struct EvalOptions {
+  int cv_folds = 5;
+  uint64_t seed = 1;  // shuffles the folds
+  WorkersSplitRule workers_rule;
+};
+
+// One data set. `workers_pool`, when set, supplies the test side of the
+// workers split (samples with 8..16 workers drawn separately, because the
+// paper's plan stops at 8); otherwise both sides come from `samples`.
+struct EvalData {
+  std::string name;
+  SampleSet samples;
+  std::optional<SampleSet> workers_pool;
+};
+
+// Scores of one part (time or metric) of one model. A missing number is
+// nullopt and `notes` says why.
+struct PartScore {
+  bool has_part = false;  // the model has this part
+  bool has_data = false;  // the data can score it (metric: some sample carries one)
+  std::optional<double> in_sample_mre, cv_mre, workers_mre, batch_mre;
+  std::optional<double> fit_ms;  // fitting on all the samples, milliseconds
+  size_t n_samples = 0;          // samples scored in-sample
+  std::vector<std::string> notes;
+  std::string describe;          // the model's describe() after the full fit
+};
+
+struct ModelScore {
+  std::string model;
+  PartScore time, metric;
+};
+
+// Scores `entry` on `data`. Failures of a model (a throw from fit or predict)
+// become notes, so that one model cannot stop a leaderboard.
+ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data, const EvalOptions& opts);
+
+// The samples the time part is scored on: one per distinct (batch, workers,
+// nodes), since samples that differ only in epochs share one epoch time and
+// would otherwise sit on both sides of a fold.
+SampleSet distinct_time_configs(const SampleSet& s);
+
+}  // namespace trainplan::eval

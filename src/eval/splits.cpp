@@ -1,0 +1,85 @@
+#include "eval/splits.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+namespace trainplan::eval {
+
+std::vector<std::vector<size_t>> kfold(size_t n, int k, uint64_t seed) {
+  if (k < 2 || static_cast<size_t>(k) > n) throw std::invalid_argument("kfold: need 2 <= k <= n");
+  std::vector<size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937_64 rng(seed);
+  // Fisher-Yates by hand: std::shuffle's sequence differs between standard libraries.
+  for (size_t i = n - 1; i > 0; --i) std::swap(idx[i], idx[rng() % (i + 1)]);
+  std::vector<std::vector<size_t>> folds(k);
+  for (size_t i = 0; i < n; ++i) folds[i % k].push_back(idx[i]);
+  return folds;
+}
+
+std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& rule) {
+  std::vector<size_t> train, multi;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto& x = s.samples[i];
+    if (x.workers <= rule.max_train_workers && x.nodes <= 1)
+      train.push_back(i);
+    else if (x.nodes > 1)
+      multi.push_back(i);
+  }
+  std::stable_sort(multi.begin(), multi.end(), [&](size_t a, size_t b) {
+    const auto &x = s.samples[a], &y = s.samples[b];
+    if (x.workers != y.workers) return x.workers < y.workers;
+    return x.batch < y.batch;
+  });
+  std::set<std::pair<double, int>> taken;
+  for (size_t i : multi) {
+    if (static_cast<int>(taken.size()) >= rule.multi_node_train) break;
+    const auto& x = s.samples[i];
+    if (taken.insert({x.batch, x.workers}).second) train.push_back(i);
+  }
+  std::sort(train.begin(), train.end());
+  return train;
+}
+
+std::vector<size_t> workers_test(const SampleSet& s, const std::vector<size_t>& exclude, const WorkersSplitRule& rule) {
+  std::set<size_t> ex(exclude.begin(), exclude.end());
+  std::vector<size_t> test;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int r = s.samples[i].workers;
+    if (r >= rule.test_min_workers && r <= rule.test_max_workers && !ex.count(i)) test.push_back(i);
+  }
+  return test;
+}
+
+Split workers_split(const SampleSet& s, const WorkersSplitRule& rule) {
+  Split sp;
+  sp.train = workers_train(s, rule);
+  sp.test = workers_test(s, sp.train, rule);
+  return sp;
+}
+
+Split batch_split(const SampleSet& s) {
+  std::set<double> distinct;
+  for (const auto& x : s.samples) distinct.insert(x.batch);
+  Split sp;
+  if (distinct.size() < 2) return sp;
+  auto it = distinct.begin();
+  std::advance(it, distinct.size() / 2);
+  double first_test = *it;
+  for (size_t i = 0; i < s.size(); ++i) (s.samples[i].batch < first_test ? sp.train : sp.test).push_back(i);
+  return sp;
+}
+
+SampleSet subset(const SampleSet& s, const std::vector<size_t>& idx) {
+  SampleSet out;
+  out.direction = s.direction;
+  out.dataset_size = s.dataset_size;
+  out.source = s.source;
+  for (size_t i : idx) out.samples.push_back(s.samples.at(i));
+  return out;
+}
+
+}  // namespace trainplan::eval

@@ -1,0 +1,44 @@
+// How samples are divided for scoring: seeded k-fold cross-validation and the
+// two extrapolation splits of docs/EVALUATION.md.
+//  * workers: train on samples with workers <= 4 plus at most two multi-node
+//    samples (nodes > 1): the two with the fewest workers, then the smallest
+//    batch, at distinct (batch, workers); test on 8..16 workers.
+//  * batch: train on the smaller half of the distinct per-worker batches
+//    (floor(d/2) of d), test on the rest.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/sample.h"
+
+namespace trainplan::eval {
+
+// Indices into a set of `n` items, shuffled with `seed`, dealt round-robin
+// into `k` folds; returns each fold's held-out indices. Requires 2 <= k <= n.
+std::vector<std::vector<size_t>> kfold(size_t n, int k, uint64_t seed);
+
+struct Split {
+  std::vector<size_t> train, test;  // indices into the set that was split
+};
+
+struct WorkersSplitRule {
+  int max_train_workers = 4;
+  int multi_node_train = 2;  // multi-node samples added to the training side
+  int test_min_workers = 8;
+  int test_max_workers = 16;
+};
+
+// The training side of the workers split.
+std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& rule = {});
+// Samples with test_min..test_max workers, leaving out `exclude` (sorted or not).
+std::vector<size_t> workers_test(const SampleSet& s, const std::vector<size_t>& exclude,
+                                 const WorkersSplitRule& rule = {});
+// Both sides from one set.
+Split workers_split(const SampleSet& s, const WorkersSplitRule& rule = {});
+// The batch split; empty sides when there are fewer than two distinct batches.
+Split batch_split(const SampleSet& s);
+
+// The samples at `idx`, with the set's direction, dataset size and source.
+SampleSet subset(const SampleSet& s, const std::vector<size_t>& idx);
+
+}  // namespace trainplan::eval

@@ -1,0 +1,179 @@
+#include "models/pava.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace trainplan::models {
+
+const char* to_string(Shape s) {
+  switch (s) {
+    case Shape::kIncreasing: return "increasing";
+    case Shape::kDecreasing: return "decreasing";
+    case Shape::kPeak: return "rise-then-fall";
+    case Shape::kValley: return "fall-then-rise";
+  }
+  return "?";
+}
+
+double IsotonicCurve::predict(double at) const {
+  if (x.empty()) return 0;
+  if (at <= x.front()) return y.front();
+  if (at >= x.back()) return y.back();
+  size_t hi = std::upper_bound(x.begin(), x.end(), at) - x.begin();
+  size_t lo = hi - 1;
+  double t = (at - x[lo]) / (x[hi] - x[lo]);
+  return y[lo] + t * (y[hi] - y[lo]);
+}
+
+namespace {
+
+// A pooled block: total weight, weighted mean, and the weighted sum of squared
+// deviations from that mean (merged as in Welford, to avoid cancellation).
+struct Block {
+  double w, mean, m2;
+  size_t count;  // input values pooled
+};
+
+// Online increasing PAVA. After each push, sse() is the least SSE of an
+// increasing fit to the values pushed so far (amortised O(1) per push).
+class OnlinePava {
+ public:
+  void push(double y, double w) {
+    blocks_.push_back({w, y, 0, 1});
+    while (blocks_.size() >= 2 && blocks_[blocks_.size() - 2].mean > blocks_.back().mean) {
+      Block b = blocks_.back();
+      blocks_.pop_back();
+      Block& a = blocks_.back();
+      double sw = a.w + b.w, d = b.mean - a.mean;
+      double add = d * d * a.w * b.w / sw;
+      a.m2 += b.m2 + add;
+      a.mean += d * b.w / sw;
+      a.w = sw;
+      a.count += b.count;
+      sse_ += add;
+    }
+  }
+  double sse() const { return sse_; }
+  std::vector<double> fitted() const {
+    std::vector<double> out;
+    for (const auto& b : blocks_) out.insert(out.end(), b.count, b.mean);
+    return out;
+  }
+
+ private:
+  std::vector<Block> blocks_;
+  double sse_ = 0;
+};
+
+std::vector<double> negated(std::vector<double> v) {
+  for (auto& x : v) x = -x;
+  return v;
+}
+
+std::vector<double> pava_increasing(const std::vector<double>& y, const std::vector<double>& w) {
+  OnlinePava p;
+  for (size_t i = 0; i < y.size(); ++i) p.push(y[i], w[i]);
+  return p.fitted();
+}
+
+// Least SSE of an increasing fit to every prefix: out[k] for y[0..k), k = 0..n.
+std::vector<double> prefix_sse(const std::vector<double>& y, const std::vector<double>& w) {
+  std::vector<double> out{0};
+  OnlinePava p;
+  for (size_t i = 0; i < y.size(); ++i) {
+    p.push(y[i], w[i]);
+    out.push_back(p.sse());
+  }
+  return out;
+}
+
+// Unimodal fit: increasing on [0, k), decreasing on [k, n), k chosen for least SSE.
+// A valley is a peak of -y.
+std::vector<double> peak_fit(const std::vector<double>& y, const std::vector<double>& w) {
+  size_t n = y.size();
+  std::vector<double> inc = prefix_sse(y, w);
+  // Read backwards, a decreasing suffix is increasing: the same online PAVA run
+  // from the right gives the SSE of every decreasing suffix fit.
+  std::vector<double> ry(y.rbegin(), y.rend()), rw(w.rbegin(), w.rend());
+  std::vector<double> dec = prefix_sse(ry, rw);  // dec[j]: the last j values
+  size_t best = 0;
+  double best_sse = INFINITY;
+  for (size_t k = 0; k <= n; ++k) {
+    double s = inc[k] + dec[n - k];
+    if (s < best_sse) best_sse = s, best = k;
+  }
+  std::vector<double> left(y.begin(), y.begin() + best), lw(w.begin(), w.begin() + best);
+  std::vector<double> right(ry.begin(), ry.begin() + (n - best)), rwt(rw.begin(), rw.begin() + (n - best));
+  std::vector<double> out = pava_increasing(left, lw);
+  std::vector<double> r = pava_increasing(right, rwt);
+  out.insert(out.end(), r.rbegin(), r.rend());
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> pava(const std::vector<double>& y, const std::vector<double>& w, bool increasing) {
+  if (y.size() != w.size()) throw std::invalid_argument("pava: y and w differ in length");
+  if (increasing) return pava_increasing(y, w);
+  return negated(pava_increasing(negated(y), w));
+}
+
+IsotonicCurve fit_isotonic(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w,
+                           Shape shape) {
+  size_t n = x.size();
+  if (n == 0) throw std::invalid_argument("isotonic fit: no points");
+  if (y.size() != n || (!w.empty() && w.size() != n)) throw std::invalid_argument("isotonic fit: x, y, w differ in length");
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) throw std::invalid_argument("isotonic fit: NaN or Inf in input");
+    if (!w.empty() && !(w[i] > 0 && std::isfinite(w[i]))) throw std::invalid_argument("isotonic fit: weights must be > 0");
+  }
+  auto weight = [&](size_t i) { return w.empty() ? 1.0 : w[i]; };
+
+  // Pool repeated x.
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<double> ux, uy, uw;
+  for (size_t i : order) {
+    if (ux.empty() || x[i] != ux.back()) {
+      ux.push_back(x[i]);
+      uy.push_back(y[i]);
+      uw.push_back(weight(i));
+    } else {
+      double sw = uw.back() + weight(i);
+      uy.back() += (y[i] - uy.back()) * weight(i) / sw;
+      uw.back() = sw;
+    }
+  }
+
+  std::vector<double> fit;
+  switch (shape) {
+    case Shape::kIncreasing: fit = pava(uy, uw, true); break;
+    case Shape::kDecreasing: fit = pava(uy, uw, false); break;
+    case Shape::kPeak: fit = peak_fit(uy, uw); break;
+    case Shape::kValley: fit = negated(peak_fit(negated(uy), uw)); break;
+  }
+
+  IsotonicCurve c;
+  c.shape = shape;
+  // Knots: keep the first and last x of each run of equal fitted values; the
+  // linear interpolation between them is then the same as with every x.
+  size_t m = ux.size();
+  for (size_t i = 0; i < m; ++i) {
+    bool same_prev = i > 0 && fit[i - 1] == fit[i];
+    bool same_next = i + 1 < m && fit[i + 1] == fit[i];
+    if (same_prev && same_next) continue;
+    c.x.push_back(ux[i]);
+    c.y.push_back(fit[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    size_t k = std::lower_bound(ux.begin(), ux.end(), x[i]) - ux.begin();
+    double d = y[i] - fit[k];
+    c.sse += weight(i) * d * d;
+  }
+  return c;
+}
+
+}  // namespace trainplan::models
