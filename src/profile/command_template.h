@@ -3,7 +3,7 @@
 // Placeholders: {batch} {workers} {epochs} {rank} {master_port} {master_addr} {nodes}.
 // A template with {rank} is started once per rank; one without it is started
 // once per trial as a launcher (torchrun, mpirun) that starts the ranks itself.
-// The expanded text is run by /bin/sh -c, so values are inserted unquoted:
+// The expanded text is run by /bin/bash -c (else /bin/sh -c), so values are inserted unquoted:
 // they are numbers and addresses chosen by trainplan, never user text.
 #pragma once
 #include <map>

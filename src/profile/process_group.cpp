@@ -38,6 +38,9 @@ void make_pipe(int fds[2]) {
   dup2(devnull, STDIN_FILENO);
   dup2(out_fd >= 0 ? out_fd : devnull, STDOUT_FILENO);
   dup2(err_fd, STDERR_FILENO);
+  // bash execs the last simple command in place of itself, so the program
+  // inherits PR_SET_PDEATHSIG; sh (dash) would leave it as a grandchild.
+  if (access("/bin/bash", X_OK) == 0) execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
   execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
   _exit(127);
 }

@@ -31,9 +31,10 @@ struct ProcessGroupResult {
   bool ok() const { return !timed_out && !cancelled && failed_index < 0; }
 };
 
-// Starts each command with /bin/sh -c in a new process group and waits.
-// Children get SIGKILL if this process dies (PR_SET_PDEATHSIG), so a killed
-// profiler does not leave ranks behind. Throws std::runtime_error if a
+// Starts each command with /bin/bash -c (else /bin/sh -c) in a new process
+// group and waits. Children get SIGKILL if this process dies
+// (PR_SET_PDEATHSIG; bash execs the command itself, so the program gets it),
+// so a killed profiler does not leave ranks behind. Throws std::runtime_error if a
 // process cannot be started.
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts);
 

@@ -1,0 +1,267 @@
+// `trainplan profile` end to end with a fake trainer (a shell script that
+// sleeps a little and prints the JSON lines): grid runs, recorded failures,
+// kill-and-resume with SIGKILL, Ctrl-C, budgets, usage errors.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "io/sample_csv.h"
+#include "profile/profile_plan.h"
+#include "profile/sample_store.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using namespace trainplan::profile;
+
+namespace {
+
+// Args: BATCH WORKERS RANK EPOCHS. Env: SLEEP, FAIL_BATCH, HANG_BATCH, MUTE_BATCH,
+// FAIL_IF (a file: batch 32 fails while it exists).
+const char* kFakeTrainer = R"sh(
+b=$1; r=$2; k=$3; e=$4
+sleep ${SLEEP:-0.05}
+if [ "$FAIL_BATCH" = "$b" ]; then echo "fake: CUDA out of memory at batch $b" >&2; exit 1; fi
+if [ -n "$FAIL_IF" ] && [ -e "$FAIL_IF" ] && [ "$b" = 32 ]; then echo "fake: flaky" >&2; exit 2; fi
+if [ "$HANG_BATCH" = "$b" ]; then sleep 60; fi
+if [ "$MUTE_BATCH" = "$b" ]; then echo "training without telling anyone"; exit 0; fi
+[ "$k" = 0 ] || exit 0
+i=1
+while [ $i -le $e ]; do
+  t=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.5f", 0.01 + 6.4/(b*r)}')
+  m=$(awk -v b=$b -v r=$r -v i=$i 'BEGIN{printf "%.5f", 1 - 0.5/(i+1) - 0.0005*b*r}')
+  echo "{\"event\":\"epoch\",\"epoch\":$i,\"epoch_time_s\":$t,\"metric\":$m,\"metric_name\":\"accuracy\"}"
+  i=$((i+1))
+done
+echo '{"event":"done"}'
+)sh";
+
+struct Fixture {
+  std::filesystem::path dir;
+  std::string fake, store;
+  explicit Fixture(const std::string& tag) : dir(tptest::temp_dir(tag)) {
+    fake = tptest::write_file(dir / "fake.sh", kFakeTrainer);
+    store = (dir / "s.db").string();
+  }
+  // The --cmd argument, single-quoted for the shell, with env settings in front.
+  std::string cmd(const std::string& env = "") const {
+    return "--cmd '" + env + " sh " + fake + " {batch} {workers} {rank} {epochs}'";
+  }
+};
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Starts the CLI in the background; its stdout and stderr go to files.
+pid_t spawn_cli(const std::string& args, const std::string& out, const std::string& err) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string c = "exec " + std::string(TRAINPLAN_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+    execl("/bin/sh", "sh", "-c", c.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+size_t rows_in(const std::string& store) {
+  if (!std::filesystem::exists(store)) return 0;
+  return SampleStore(store).trials().size();
+}
+
+// Waits (up to 30 s) until the store holds at least n trials.
+bool wait_rows(const std::string& store, size_t n) {
+  for (int i = 0; i < 600; ++i) {
+    if (rows_in(store) >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
+  Fixture f("prof_grid");
+  auto r = tptest::run_cli("profile " + f.cmd() + " --store " + f.store +
+                           " --batches 16,32 --workers 1,2 --epochs 1,2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "ran 8 trials")) << r.err;
+  EXPECT_TRUE(contains(r.out, "\"planned\": 8")) << r.out;
+  std::string csv = (f.dir / "s.csv").string();
+  auto e = tptest::run_cli("samples export --store " + f.store + " -o " + csv);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  SampleSet set = io::read_samples_csv(csv);
+  ASSERT_EQ(set.size(), 8u);
+  for (const auto& s : set.samples) {
+    EXPECT_NEAR(s.epoch_time_s, 0.01 + 6.4 / (s.batch * s.workers), 1e-4);
+    ASSERT_TRUE(s.metric.has_value());
+    EXPECT_NEAR(*s.metric, 1 - 0.5 / (s.epochs + 1) - 0.0005 * s.batch * s.workers, 1e-4);
+  }
+  // Running it again does nothing: every trial is already in the store.
+  auto again = tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16,32 --workers 1,2 --epochs 1,2");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(contains(again.err, "ran 0 trials")) << again.err;
+  EXPECT_TRUE(contains(again.err, "8 already in the store")) << again.err;
+}
+
+TEST(ProfileCli, ExitNonZeroIsRecordedAndTheRunGoesOn) {
+  Fixture f("prof_fail");
+  auto r = tptest::run_cli("profile " + f.cmd("FAIL_BATCH=32") + " --store " + f.store +
+                           " --batches 16,32,64 --workers 2 --epochs 1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "2 ok, 1 failed")) << r.err;
+  EXPECT_TRUE(contains(r.err, "b=32 r=2 e=1: failed: rank 0 exited with status 1")) << r.err;
+  EXPECT_TRUE(contains(r.err, "CUDA out of memory at batch 32")) << r.err;
+  SampleStore s(f.store);
+  auto rec = s.find({32, 2, 1});
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->status, TrialStatus::kFailed);
+  EXPECT_TRUE(contains(rec->stderr_tail, "out of memory"));
+  EXPECT_EQ(s.samples().size(), 2u);
+  auto l = tptest::run_cli("samples list --store " + f.store + " --failed");
+  EXPECT_EQ(l.exit_code, 0);
+  EXPECT_TRUE(contains(l.out, "CUDA out of memory")) << l.out;
+}
+
+TEST(ProfileCli, HungTrialTimesOutAndTheRunGoesOn) {
+  Fixture f("prof_hang");
+  auto r = tptest::run_cli("profile " + f.cmd("HANG_BATCH=32") + " --store " + f.store +
+                           " --batches 16,32 --workers 1 --epochs 1 --trial-timeout 2");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "b=32 r=1 e=1: timeout: still running after 2 s")) << r.err;
+  SampleStore s(f.store);
+  EXPECT_EQ(s.find({32, 1, 1})->status, TrialStatus::kTimeout);
+  EXPECT_EQ(s.find({16, 1, 1})->status, TrialStatus::kOk);
+}
+
+TEST(ProfileCli, NoJsonIsBadOutput) {
+  Fixture f("prof_mute");
+  auto r = tptest::run_cli("profile " + f.cmd("MUTE_BATCH=16") + " --store " + f.store +
+                           " --batches 16,32 --workers 1 --epochs 1 --json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "b=16 r=1 e=1: bad-output: no JSON lines on stdout")) << r.err;
+  EXPECT_TRUE(contains(r.out, "\"status\": \"bad-output\"")) << r.out;
+  EXPECT_EQ(SampleStore(f.store).find({32, 1, 1})->status, TrialStatus::kOk);
+}
+
+TEST(ProfileCli, FailedTrialsAreRetriedOnlyWhenAsked) {
+  Fixture f("prof_retry");
+  std::string flag = tptest::write_file(f.dir / "flaky", "");
+  std::string args = "profile " + f.cmd("FAIL_IF=" + flag) + " --store " + f.store + " --batches 16,32 --workers 1 --epochs 1";
+  EXPECT_EQ(tptest::run_cli(args).exit_code, 1);
+  std::filesystem::remove(flag);  // the cause of the failure is gone
+  auto skip = tptest::run_cli(args);
+  EXPECT_EQ(skip.exit_code, 1);
+  EXPECT_TRUE(contains(skip.err, "ran 0 trials")) << skip.err;
+  auto retry = tptest::run_cli(args + " --retry-failed");
+  EXPECT_EQ(retry.exit_code, 0) << retry.err;
+  EXPECT_TRUE(contains(retry.err, "ran 1 trials")) << retry.err;
+  EXPECT_EQ(SampleStore(f.store).find({32, 1, 1})->status, TrialStatus::kOk);
+  EXPECT_EQ(SampleStore(f.store).trials().size(), 2u);
+}
+
+TEST(ProfileCli, SigkillMidRunThenResumeLosesAndDuplicatesNothing) {
+  Fixture f("prof_kill");
+  std::string args = "profile " + f.cmd("SLEEP=0.15") + " --store " + f.store +
+                     " --batches 16,32,64 --workers 1,2 --epochs 1,2";
+  pid_t pid = spawn_cli(args, (f.dir / "out1").string(), (f.dir / "err1").string());
+  ASSERT_TRUE(wait_rows(f.store, 4));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  auto before = SampleStore(f.store).trials();
+  ASSERT_GE(before.size(), 4u);
+  ASSERT_LT(before.size(), 12u) << "the run finished before it could be killed";
+
+  auto r = tptest::run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "resuming: " + std::to_string(before.size()) + " of 12")) << r.err;
+  auto after = SampleStore(f.store).trials();
+  ASSERT_EQ(after.size(), 12u);
+  std::set<TrialKey> keys;
+  for (const auto& t : after) {
+    keys.insert(t.key);
+    EXPECT_EQ(t.status, TrialStatus::kOk) << to_string(t.key) << ": " << t.reason;
+  }
+  EXPECT_EQ(keys.size(), 12u);
+  auto grid = grid_trials(normalise({{16, 32, 64}, {1, 2}, {1, 2}}));
+  EXPECT_EQ(keys, std::set<TrialKey>(grid.begin(), grid.end()));
+  // The trials finished before the kill were kept as they were, not rerun.
+  for (const auto& b : before) {
+    auto a = SampleStore(f.store).find(b.key);
+    EXPECT_EQ(a->finished_at, b.finished_at);
+    EXPECT_EQ(a->epoch_time_s, b.epoch_time_s);
+  }
+}
+
+TEST(ProfileCli, CtrlCStopsCleanlyAndSaysHowToResume) {
+  Fixture f("prof_int");
+  std::string args = "profile " + f.cmd("SLEEP=0.3") + " --store " + f.store + " --batches 16,32,64 --workers 1,2 --epochs 1";
+  std::string err = (f.dir / "err").string();
+  pid_t pid = spawn_cli(args, (f.dir / "out").string(), err);
+  ASSERT_TRUE(wait_rows(f.store, 2));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::string text = slurp(err);
+  EXPECT_TRUE(contains(text, "interrupted")) << text;
+  EXPECT_TRUE(contains(text, "resume with:")) << text;
+  EXPECT_TRUE(contains(text, "--store " + f.store)) << text;
+  auto rows = SampleStore(f.store).trials();
+  EXPECT_GE(rows.size(), 2u);
+  for (const auto& t : rows) EXPECT_EQ(t.status, TrialStatus::kOk);
+}
+
+TEST(ProfileCli, BudgetRunsTheCornersFirstAndStopsEarly) {
+  Fixture f("prof_budget");
+  auto r = tptest::run_cli("profile " + f.cmd("SLEEP=0.4") + " --store " + f.store +
+                           " --batches 16,32,64 --workers 1,2 --epochs 1,2 --budget 2s");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "left out to keep within the budget")) << r.err;
+  auto rows = SampleStore(f.store).trials();
+  ASSERT_GE(rows.size(), 1u);
+  EXPECT_LT(rows.size(), 12u);
+  EXPECT_EQ(rows[0].key, (TrialKey{64, 1, 1}));  // the first corner of the budget order
+}
+
+TEST(ProfileCli, DryRunListsTheTrialsAndRunsNothing) {
+  Fixture f("prof_dry");
+  auto r = tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 8,16 --workers 1,2,3 --epochs 1 --dry-run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "# 6 trials")) << r.out;
+  EXPECT_TRUE(contains(r.out, "b=16 r=3 e=1")) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(f.store));
+}
+
+TEST(ProfileCli, BadUsageIsExitTwoWithAClearMessage) {
+  Fixture f("prof_usage");
+  auto a = tptest::run_cli("profile --cmd 'train {batchsize}' --store " + f.store);
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_TRUE(contains(a.err, "unknown placeholder {batchsize}")) << a.err;
+  auto b = tptest::run_cli("profile " + f.cmd() + " --launcher k8s --store " + f.store);
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_TRUE(contains(b.err, "unknown launcher 'k8s'")) << b.err;
+  auto c = tptest::run_cli("profile " + f.cmd() + " --workers 1,two --store " + f.store);
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_TRUE(contains(c.err, "'two' is not a positive integer")) << c.err;
+  auto d = tptest::run_cli("profile --store " + f.store);
+  EXPECT_EQ(d.exit_code, 2);
+  auto e = tptest::run_cli("samples export --store " + (f.dir / "missing.db").string());
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_TRUE(contains(e.err, "no such sample store")) << e.err;
+  // A store of another command is not mixed with this one's trials.
+  ASSERT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16 --workers 1 --epochs 1").exit_code, 0);
+  auto g = tptest::run_cli("profile " + f.cmd("X=1") + " --store " + f.store + " --batches 16 --workers 1 --epochs 1");
+  EXPECT_EQ(g.exit_code, 2);
+  EXPECT_TRUE(contains(g.err, "another command")) << g.err;
+}

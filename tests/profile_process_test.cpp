@@ -1,0 +1,62 @@
+// Process groups: a failing rank stops its peers, a hung group is killed at
+// its timeout, cancellation stops it, and stdout/stderr are captured.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "profile/process_group.h"
+
+using namespace trainplan::profile;
+
+TEST(ProfileProcess, CapturesRank0StdoutAndMergedStderrTail) {
+  ProcessGroupOptions o;
+  o.stderr_tail_bytes = 16;
+  auto r = run_process_group({"echo zero; echo err0 >&2", "echo one; echo 0123456789abcdefXYZ >&2"}, o);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.stdout0, "zero\n");  // rank 1's stdout is discarded
+  EXPECT_LE(r.stderr_tail.size(), 16u);
+  EXPECT_FALSE(r.stderr_tail.empty());
+}
+
+TEST(ProfileProcess, AFailedRankKillsItsPeers) {
+  ProcessGroupOptions o;
+  o.timeout_s = 60;
+  o.kill_grace_s = 0.5;
+  auto r = run_process_group({"sleep 30", "echo dying >&2; exit 3"}, o);
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.failed_index, 1);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.stderr_tail.find("dying"), std::string::npos);
+}
+
+TEST(ProfileProcess, TimeoutKillsTheGroupEvenIfItIgnoresSigterm) {
+  ProcessGroupOptions o;
+  o.timeout_s = 0.5;
+  o.kill_grace_s = 0.5;
+  auto r = run_process_group({"trap '' TERM; sleep 30; sleep 30"}, o);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.failed_index, -1);
+}
+
+TEST(ProfileProcess, CancelStopsTheGroup) {
+  std::atomic<bool> cancel{false};
+  ProcessGroupOptions o;
+  o.cancel = &cancel;
+  o.kill_grace_s = 0.5;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  auto r = run_process_group({"sleep 30", "sleep 30"}, o);
+  t.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+}
+
+TEST(ProfileProcess, CommandNotFoundIs127) {
+  auto r = run_process_group({"/nonexistent/trainer --batch 3"}, {});
+  EXPECT_EQ(r.failed_index, 0);
+  EXPECT_EQ(r.exit_code, 127);
+}

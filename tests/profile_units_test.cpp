@@ -1,0 +1,177 @@
+// Unit tests of the profiler's pure parts: the JSON-lines protocol, command
+// templates, launch plans, sampling plans and the trial cost estimator.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "core/error.h"
+#include "profile/command_template.h"
+#include "profile/launcher.h"
+#include "profile/profile_plan.h"
+#include "profile/trial.h"
+
+using namespace trainplan;
+using namespace trainplan::profile;
+
+TEST(ProfileOutput, MeanEpochTimeAndLastMetric) {
+  auto out = parse_trial_output(
+      "loading data...\n"
+      "{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":2.0,\"metric\":0.5,\"metric_name\":\"accuracy\"}\n"
+      "some log line with {braces}\n"
+      "{\"event\":\"epoch\",\"epoch\":2,\"epoch_time_s\":4.0,\"metric\":0.75,\"metric_name\":\"accuracy\",\"train_samples\":6000}\n"
+      "{\"event\":\"done\"}\n");
+  EXPECT_TRUE(out.problem.empty()) << out.problem;
+  EXPECT_EQ(out.epochs_reported, 2);
+  EXPECT_DOUBLE_EQ(*out.mean_epoch_time_s, 3.0);
+  EXPECT_DOUBLE_EQ(*out.last_metric, 0.75);
+  EXPECT_EQ(out.metric_name, "accuracy");
+  EXPECT_EQ(out.dataset_size.value_or(0), 6000);
+  EXPECT_TRUE(out.saw_done);
+}
+
+TEST(ProfileOutput, RanksPrefixedLinesStillParse) {
+  auto out = parse_trial_output("[rank0] {\"event\":\"epoch\",\"epoch_time_s\":1.5}\n");
+  EXPECT_EQ(out.epochs_reported, 1);
+  EXPECT_FALSE(out.last_metric.has_value());
+}
+
+TEST(ProfileOutput, ProblemsAreNamed) {
+  EXPECT_NE(parse_trial_output("hello\nworld\n").problem.find("no JSON lines"), std::string::npos);
+  EXPECT_NE(parse_trial_output("{\"event\":\"done\"}\n").problem.find("no {\"event\":\"epoch\""), std::string::npos);
+  EXPECT_NE(parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":-1}\n").problem.find("finite positive"),
+            std::string::npos);
+  EXPECT_NE(parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":\"fast\"}\n{broken json\n").problem.find("finite positive"),
+            std::string::npos);
+}
+
+TEST(ProfileStatus, RoundTrips) {
+  for (auto s : {TrialStatus::kOk, TrialStatus::kFailed, TrialStatus::kTimeout, TrialStatus::kBadOutput})
+    EXPECT_EQ(parse_status(to_string(s)), s);
+  EXPECT_FALSE(parse_status("weird").has_value());
+}
+
+TEST(ProfileTemplate, ExpandsPlaceholdersAndLiteralBraces) {
+  CommandTemplate t("run --b {batch} --r {workers} --k {rank} --json '{{}}'");
+  EXPECT_TRUE(t.per_rank());
+  EXPECT_FALSE(t.uses("nodes"));
+  EXPECT_EQ(t.expand({{"batch", "32"}, {"workers", "2"}, {"rank", "1"}}), "run --b 32 --r 2 --k 1 --json '{}'");
+  EXPECT_FALSE(CommandTemplate("torchrun --nproc-per-node {workers} train.py").per_rank());
+}
+
+TEST(ProfileTemplate, RejectsUnknownAndUnclosedPlaceholders) {
+  EXPECT_THROW(CommandTemplate("run {batchsize}"), InputError);
+  EXPECT_THROW(CommandTemplate("run {batch"), InputError);
+  EXPECT_THROW(CommandTemplate("   "), InputError);
+  try {
+    CommandTemplate("run {bogus}");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("{bogus}"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("{master_port}"), std::string::npos);
+  }
+}
+
+TEST(ProfileLaunch, LocalStartsOneProcessPerRank) {
+  CommandTemplate t("w {rank} of {workers} at {master_addr}:{master_port}");
+  LaunchSettings s;
+  auto lp = plan_launch(t, {16, 3, 1}, s, 4000);
+  ASSERT_EQ(lp.commands.size(), 3u);
+  EXPECT_EQ(lp.commands[0], "w 0 of 3 at 127.0.0.1:4000");
+  EXPECT_EQ(lp.commands[2], "w 2 of 3 at 127.0.0.1:4000");
+  EXPECT_FALSE(lp.label_filter);
+  auto one = plan_launch(CommandTemplate("torchrun --nproc {workers} x.py"), {16, 4, 1}, s, 4000);
+  EXPECT_EQ(one.commands.size(), 1u);
+}
+
+TEST(ProfileLaunch, SlurmUsesSrunAndProcId) {
+  CommandTemplate t("w {rank} b {batch} n {nodes}");
+  LaunchSettings s;
+  s.kind = LauncherKind::kSlurm;
+  s.workers_per_node = 2;
+  s.srun_args = {"--partition=debug"};
+  auto lp = plan_launch(t, {64, 3, 2}, s, 4000);
+  ASSERT_EQ(lp.commands.size(), 1u);
+  const auto& c = lp.commands[0];
+  EXPECT_EQ(c.rfind("srun --ntasks=3", 0), 0u) << c;
+  EXPECT_NE(c.find("--label"), std::string::npos);
+  EXPECT_NE(c.find("'--partition=debug'"), std::string::npos);
+  EXPECT_NE(c.find("/bin/sh -c 'w $SLURM_PROCID b 64 n 2'"), std::string::npos) << c;
+  EXPECT_TRUE(lp.label_filter);
+}
+
+TEST(ProfileLaunch, Rank0LinesKeepsOnlyTaskZero) {
+  EXPECT_EQ(rank0_lines("0: a\n1: b\n 0: c\n10: d\nnoise\n"), "a\nc\n");
+}
+
+TEST(ProfileLaunch, ShellQuoteSurvivesSingleQuotes) { EXPECT_EQ(shell_quote("it's"), "'it'\\''s'"); }
+
+TEST(ProfileLaunch, FreePortIsUsable) {
+  int p = free_loopback_port();
+  EXPECT_GT(p, 0);
+  EXPECT_LT(p, 65536);
+}
+
+TEST(ProfilePlan, GridIsTheFullProduct) {
+  auto g = normalise({{64, 16, 16, 32}, {2, 1}, {1}});
+  EXPECT_EQ(g.batches, (std::vector<int>{16, 32, 64}));
+  auto t = grid_trials(g);
+  EXPECT_EQ(t.size(), 6u);
+  EXPECT_EQ(t.front(), (TrialKey{16, 1, 1}));
+  auto p = paper_grid();
+  EXPECT_EQ(grid_trials(p).size(), 240u);
+  EXPECT_EQ(p.batches.front(), 16);
+  EXPECT_EQ(p.batches.back(), 256);
+  EXPECT_THROW(normalise({{}, {1}, {1}}), InputError);
+  EXPECT_THROW(normalise({{0}, {1}, {1}}), InputError);
+}
+
+TEST(ProfilePlan, BudgetOrderStartsAtCornersAndIsAPermutation) {
+  GridSpec g = normalise({{16, 32, 64, 128}, {1, 2, 4}, {1, 3, 5}});
+  auto order = budget_order(g);
+  auto grid = grid_trials(g);
+  ASSERT_EQ(order.size(), grid.size());
+  EXPECT_EQ(std::set<TrialKey>(order.begin(), order.end()), std::set<TrialKey>(grid.begin(), grid.end()));
+  std::set<TrialKey> first4(order.begin(), order.begin() + 4);
+  EXPECT_EQ(first4, (std::set<TrialKey>{{16, 1, 1}, {128, 1, 1}, {16, 4, 1}, {128, 4, 1}}));
+  EXPECT_EQ(order[4], (TrialKey{16, 1, 5}));
+  EXPECT_EQ(order[5], (TrialKey{128, 1, 5}));
+}
+
+TEST(ProfilePlan, ParsesListsAndDurations) {
+  EXPECT_EQ(parse_int_list("1, 2,4", "--workers"), (std::vector<int>{1, 2, 4}));
+  EXPECT_THROW(parse_int_list("1,x", "--workers"), InputError);
+  EXPECT_THROW(parse_int_list("1.5", "--workers"), InputError);
+  EXPECT_DOUBLE_EQ(parse_duration("180s", "--budget"), 180);
+  EXPECT_DOUBLE_EQ(parse_duration("3m", "--budget"), 180);
+  EXPECT_DOUBLE_EQ(parse_duration("1h30m", "--budget"), 5400);
+  EXPECT_DOUBLE_EQ(parse_duration("90", "--budget"), 90);
+  EXPECT_THROW(parse_duration("soon", "--budget"), InputError);
+  EXPECT_THROW(parse_duration("3x", "--budget"), InputError);
+  EXPECT_THROW(parse_duration("0", "--budget"), InputError);
+}
+
+TEST(ProfileCost, RecoversAPowerLawAndOverhead) {
+  CostEstimator est;
+  EXPECT_FALSE(est.estimate({16, 1, 1}).has_value());
+  // t_epoch = 8 * b^-0.5 * r^-1, overhead 3 s.
+  for (int b : {16, 64, 256})
+    for (int r : {1, 2, 4}) {
+      TrialRecord rec;
+      rec.key = {b, r, 2};
+      rec.epoch_time_s = 8 / std::sqrt(b) / r;
+      rec.wall_s = 3 + 2 * *rec.epoch_time_s;
+      est.add(rec);
+    }
+  double want = 3 + 5 * 8 / std::sqrt(32.0) / 3;
+  EXPECT_NEAR(*est.estimate({32, 3, 5}), want, 0.05 * want);
+}
+
+TEST(ProfileCost, FailuresOnlyGiveTheirMeanWallTime) {
+  CostEstimator est;
+  TrialRecord a;
+  a.status = TrialStatus::kTimeout;
+  a.wall_s = 10;
+  est.add(a);
+  EXPECT_DOUBLE_EQ(*est.estimate({16, 1, 1}), 10);
+}

@@ -1,0 +1,119 @@
+// The SQLite sample store: rows survive reopening, a rerun replaces its
+// row, the file is in WAL mode, and ok rows become samples.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "core/error.h"
+#include "profile/sample_store.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using namespace trainplan::profile;
+
+namespace {
+
+TrialRecord ok_record(int b, int r, int e, double t, double m) {
+  TrialRecord rec;
+  rec.key = {b, r, e};
+  rec.epoch_time_s = t;
+  rec.metric = m;
+  rec.metric_name = "accuracy";
+  rec.epochs_reported = e;
+  rec.wall_s = t * e + 1;
+  rec.started_at = "2026-01-01T00:00:00Z";
+  rec.finished_at = "2026-01-01T00:00:05Z";
+  rec.command = "train --batch " + std::to_string(b);
+  return rec;
+}
+
+}  // namespace
+
+TEST(StoreSqlite, PersistsAcrossReopenAndReplacesReruns) {
+  auto dir = tptest::temp_dir("store");
+  std::string path = (dir / "s.db").string();
+  {
+    SampleStore s(path);
+    s.set_meta("workload", "lenet-mnist");
+    s.put(ok_record(16, 1, 1, 2.0, 0.9));
+    TrialRecord bad;
+    bad.key = {32, 2, 1};
+    bad.status = TrialStatus::kFailed;
+    bad.reason = "rank 1 exited with status 1";
+    bad.stderr_tail = "Traceback...\nRuntimeError: boom\n";
+    s.put(bad);
+  }
+  SampleStore s(path);
+  EXPECT_EQ(s.meta("workload").value_or(""), "lenet-mnist");
+  EXPECT_FALSE(s.meta("nothing").has_value());
+  auto all = s.trials();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].key, (TrialKey{16, 1, 1}));
+  EXPECT_EQ(all[1].status, TrialStatus::kFailed);
+  EXPECT_EQ(all[1].stderr_tail, "Traceback...\nRuntimeError: boom\n");
+  EXPECT_FALSE(all[1].epoch_time_s.has_value());
+
+  s.put(ok_record(32, 2, 1, 1.5, 0.8));  // the failed trial, rerun
+  all = s.trials();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].key, (TrialKey{32, 2, 1}));
+  EXPECT_EQ(all[1].status, TrialStatus::kOk);
+  EXPECT_DOUBLE_EQ(*s.find({32, 2, 1})->epoch_time_s, 1.5);
+  EXPECT_FALSE(s.find({64, 1, 1}).has_value());
+}
+
+TEST(StoreSqlite, IsInWalMode) {
+  auto dir = tptest::temp_dir("store");
+  std::string path = (dir / "wal.db").string();
+  { SampleStore s(path); s.put(ok_record(16, 1, 1, 2, 0.5)); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST(StoreSqlite, OkRowsBecomeSamples) {
+  auto dir = tptest::temp_dir("store");
+  SampleStore s((dir / "x.db").string());
+  s.set_meta("workload", "toy");
+  s.set_meta("launcher", "local");
+  s.put(ok_record(16, 1, 2, 2.0, 0.9));
+  auto r2 = ok_record(64, 2, 1, 1.0, 0.8);
+  r2.dataset_size = 6000;
+  s.put(r2);
+  TrialRecord t;
+  t.key = {128, 2, 1};
+  t.status = TrialStatus::kTimeout;
+  s.put(t);
+  SampleSet set = s.samples();
+  ASSERT_EQ(set.size(), 2u);
+  EXPECT_EQ(set.direction, MetricDirection::kMax);
+  EXPECT_EQ(set.dataset_size.value_or(0), 6000);
+  EXPECT_DOUBLE_EQ(set.samples[0].batch, 16);
+  EXPECT_DOUBLE_EQ(set.samples[0].epochs, 2);
+  EXPECT_EQ(set.samples[0].nodes, 1);
+  EXPECT_EQ(set.samples[0].model, "toy");
+  EXPECT_DOUBLE_EQ(*set.samples[1].metric, 0.8);
+}
+
+TEST(StoreSqlite, LossMetricsAreMinimised) {
+  EXPECT_TRUE(metric_is_lower_better("val_loss"));
+  EXPECT_TRUE(metric_is_lower_better("WER"));
+  EXPECT_FALSE(metric_is_lower_better("accuracy"));
+  EXPECT_FALSE(metric_is_lower_better(""));
+}
+
+TEST(StoreSqlite, RejectsAFileThatIsNotAStore) {
+  auto dir = tptest::temp_dir("store");
+  std::string junk = tptest::write_file(dir / "junk.db", "this is not sqlite at all, just text padding padding padding");
+  EXPECT_THROW(SampleStore s(junk), InputError);
+  sqlite3* db = nullptr;
+  std::string other = (dir / "other.db").string();
+  ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE trials(x INTEGER)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_THROW(SampleStore s(other), InputError);
+}
