@@ -1,0 +1,228 @@
+#include "models/step_time_physical.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/error.h"
+#include "models/nnls.h"
+#include "models/registry.h"
+#include "models/step_time_lm.h"
+
+namespace trainplan::models {
+namespace {
+
+// Parameter vector layout for the fit.
+enum Param { kAlpha, kBeta, kAIntra, kKIntra, kAInter, kKInter, kGamma, kParams };
+
+double ring_factor(int workers) { return 2.0 * (workers - 1) / workers; }
+
+StepTimeTerms terms_of(const Eigen::VectorXd& x) {
+  return {x(kAlpha), x(kBeta), x(kAIntra), x(kKIntra), x(kAInter), x(kKInter), x(kGamma)};
+}
+
+struct Point {
+  double batch;
+  int workers, nodes;
+  double step;  // observed step time (N absorbed when unknown)
+};
+
+}  // namespace
+
+double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes) {
+  double c = t.alpha + t.beta * batch;
+  double s = 0;
+  if (workers > 1) {
+    double ring = ring_factor(workers);
+    s = nodes > 1 ? t.a_inter + t.k_inter * ring : t.a_intra + t.k_intra * ring;
+  }
+  double hi = std::max(c, s), lo = std::min(c, s);
+  if (hi <= 0) return 0;
+  // (c^g + s^g)^(1/g), written to stay finite for large g.
+  return hi * std::pow(1 + std::pow(lo / hi, t.gamma), 1 / t.gamma);
+}
+
+void AllreducePhysicalModel::fit(const SampleSet& set) {
+  if (set.empty()) throw InputError(set.source, 0, "", "allreduce-physical: no samples to fit");
+  notes_.clear();
+  auto ds = p_.dataset_size ? p_.dataset_size : set.dataset_size;
+  n_known_ = ds.has_value() && *ds > 0;
+  n_ = n_known_ ? double(*ds) : 1.0;
+  if (!n_known_) notes_.push_back("dataset size unknown: N absorbed into the parameters (fit of epoch_time*b*r)");
+
+  std::vector<Point> pts;
+  std::set<double> batches;
+  std::set<int> intra_r, inter_r;
+  for (const auto& s : set.samples) {
+    if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0) || !std::isfinite(s.epoch_time_s))
+      throw InputError(set.source, 0, "", "allreduce-physical: samples need batch > 0, workers >= 1, epoch_time_s > 0");
+    int nodes = s.nodes > 0 ? s.nodes : (s.workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+    pts.push_back({s.batch, s.workers, nodes, s.epoch_time_s * s.batch * s.workers / n_});
+    batches.insert(s.batch);
+    if (s.workers > 1) (nodes > 1 ? inter_r : intra_r).insert(s.workers);
+  }
+
+  // Which terms the samples identify; the rest are fixed now and set from priors below.
+  Eigen::Array<bool, Eigen::Dynamic, 1> fixed = Eigen::Array<bool, Eigen::Dynamic, 1>::Constant(kParams, false);
+  Eigen::VectorXd x0 = Eigen::VectorXd::Zero(kParams);
+  x0(kGamma) = 1;
+  if (batches.size() < 2) {
+    fixed(kBeta) = true;
+    notes_.push_back("one per-worker batch only: compute assumed independent of the batch (beta = 0)");
+  }
+  if (intra_r.empty()) fixed(kAIntra) = fixed(kKIntra) = true;
+  else if (intra_r.size() < 2) fixed(kAIntra) = true;  // one ring factor: latency and volume are confounded
+  if (inter_r.empty()) fixed(kAInter) = fixed(kKInter) = true;
+  else if (inter_r.size() < 3) fixed(kAInter) = true;  // too few worker counts to separate latency from volume
+  if (intra_r.empty() && inter_r.empty()) fixed(kGamma) = true;
+
+  auto residuals = [&](const Eigen::VectorXd& x) {
+    StepTimeTerms t = terms_of(x);
+    Eigen::VectorXd r(pts.size());
+    for (size_t i = 0; i < pts.size(); ++i)
+      r(static_cast<Eigen::Index>(i)) = step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes) / pts[i].step - 1;
+    return r;
+  };
+
+  // Start: the additive (g = 1) model is linear in its parameters, so NNLS on
+  // relative errors gives its exact bounded optimum.
+  {
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(pts.size(), kGamma);
+    Eigen::VectorXd b = Eigen::VectorXd::Ones(pts.size());
+    for (size_t i = 0; i < pts.size(); ++i) {
+      const auto& p = pts[i];
+      Eigen::Index row = static_cast<Eigen::Index>(i);
+      double w = 1 / p.step, ring = p.workers > 1 ? ring_factor(p.workers) : 0;
+      bool multi = p.workers > 1, inter = p.nodes > 1;
+      double f[kGamma] = {1, p.batch, multi && !inter ? 1.0 : 0.0, multi && !inter ? ring : 0.0,
+                          multi && inter ? 1.0 : 0.0, multi && inter ? ring : 0.0};
+      for (int j = 0; j < kGamma; ++j)
+        if (!fixed(j)) A(row, j) = f[j] * w;
+    }
+    x0.head(kGamma) = nnls(A, b).x;
+  }
+  Eigen::VectorXd lo = Eigen::VectorXd::Zero(kParams), hi = Eigen::VectorXd::Constant(kParams, 1e300);
+  lo(kGamma) = 1;
+  hi(kGamma) = std::max(1.0, p_.gamma_max);
+
+  // The overlap exponent makes the cost non-convex: try a grid of g with the
+  // other parameters free, then refine everything from the best.
+  LmResult best;
+  best.cost = INFINITY;
+  Eigen::Array<bool, Eigen::Dynamic, 1> fixed_g = fixed;
+  fixed_g(kGamma) = true;
+  std::vector<double> grid = fixed(kGamma) ? std::vector<double>{1.0} : std::vector<double>{1, 1.5, 2, 3, 4, 6, 10};
+  for (double g : grid) {
+    if (g > hi(kGamma)) continue;
+    for (int start = 0; start < 2; ++start) {
+      Eigen::VectorXd x = (start == 0 || !std::isfinite(best.cost)) ? x0 : best.x;
+      x(kGamma) = g;
+      LmResult r = bounded_lm(residuals, x, lo, hi, fixed_g);
+      if (r.cost < best.cost) best = r;
+    }
+  }
+  if (!fixed(kGamma)) {
+    LmResult r = bounded_lm(residuals, best.x, lo, hi, fixed);
+    if (r.cost < best.cost) best = r;
+  }
+  t_ = terms_of(best.x);
+
+  // Priors for terms the samples could not identify.
+  const HardwareSpec& hw = p_.hardware;
+  // Gradient bytes per step, in the parameters' units (bytes * N when N is absorbed).
+  std::optional<double> bytes;
+  std::string bytes_from;
+  if (p_.model_bytes && n_known_) {
+    bytes = *p_.model_bytes;
+    bytes_from = "model_bytes";
+  } else if (!intra_r.empty() && t_.k_intra > 0) {
+    bytes = t_.k_intra * hw.intra_node_bytes_per_s;
+    bytes_from = "the fitted intra-node term";
+  } else if (!inter_r.empty() && t_.k_inter > 0) {
+    bytes = t_.k_inter * hw.inter_node_bytes_per_s;
+    bytes_from = "the fitted inter-node term";
+  } else if (p_.model_bytes) {
+    notes_.push_back("model_bytes ignored: the dataset size is unknown, so seconds per step cannot be placed on the fit's scale");
+  }
+  if (bytes && !n_known_) bytes_from += ", times the absorbed N";
+  // Latencies are in seconds, usable only when the parameters are (N known).
+  auto latency = [&](double seconds, double fitted) { return n_known_ ? seconds : fitted; };
+  if (intra_r.empty()) {
+    if (bytes) {
+      t_.k_intra = *bytes / hw.intra_node_bytes_per_s;
+      t_.a_intra = latency(2 * hw.intra_node_latency_s, 0);
+      notes_.push_back(fmt::format("intra-node term not identifiable from the samples (no multi-GPU single-node sample); "
+                                   "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
+                                   *bytes, bytes_from, hw.intra_node_bytes_per_s, hw.name));
+    } else {
+      notes_.push_back("intra-node term not identifiable and no model_bytes given: sync within a node assumed free");
+    }
+  }
+  if (inter_r.empty()) {
+    if (bytes) {
+      t_.k_inter = *bytes / hw.inter_node_bytes_per_s;
+      t_.a_inter = std::max(t_.a_intra, latency(2 * hw.inter_node_latency_s, 0));
+      notes_.push_back(fmt::format("inter-node term not identifiable from the samples (all on one node); "
+                                   "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
+                                   *bytes, bytes_from, hw.inter_node_bytes_per_s, hw.name));
+    } else {
+      notes_.push_back("inter-node term not identifiable and no model_bytes given: sync across nodes assumed free");
+    }
+  }
+  if (fixed(kGamma) && (!intra_r.empty() || !inter_r.empty() || bytes))
+    notes_.push_back("overlap not identifiable (no multi-worker samples): gamma = 1, no overlap");
+
+  Eigen::VectorXd r = residuals(best.x);
+  rel_residuals_.assign(r.data(), r.data() + r.size());
+  std::sort(rel_residuals_.begin(), rel_residuals_.end());
+  fitted_ = true;
+}
+
+double AllreducePhysicalModel::step_time(double batch, int workers, int nodes) const {
+  if (nodes <= 0) nodes = (workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+  return step_time_of(t_, batch, workers, nodes);
+}
+
+double AllreducePhysicalModel::predict(double batch, int workers, int nodes) const {
+  return n_ / (batch * workers) * step_time(batch, workers, nodes);
+}
+
+std::optional<Interval> AllreducePhysicalModel::predict_interval(double batch, int workers, int nodes,
+                                                                 double coverage) const {
+  if (!fitted_ || rel_residuals_.size() < 10) return std::nullopt;
+  auto q = [&](double p) {
+    double k = std::clamp(p, 0.0, 1.0) * (rel_residuals_.size() - 1);
+    size_t i = static_cast<size_t>(std::floor(k));
+    size_t j = std::min(i + 1, rel_residuals_.size() - 1);
+    return rel_residuals_[i] + (k - i) * (rel_residuals_[j] - rel_residuals_[i]);
+  };
+  // pred = y (1 + e), so y = pred / (1 + e): the high residual bounds y from below.
+  double pred = predict(batch, workers, nodes);
+  Interval iv;
+  iv.coverage = coverage;
+  iv.lo = pred / (1 + q((1 + coverage) / 2));
+  iv.hi = pred / std::max(1e-6, 1 + q((1 - coverage) / 2));
+  return iv;
+}
+
+std::string AllreducePhysicalModel::describe() const {
+  const double u = 1e3;  // seconds -> ms
+  std::string unit = n_known_ ? "ms" : "ms*N";
+  std::string s = "t_epoch = N/(b r) * ((alpha + beta b)^g + s^g)^(1/g), s = a + k*2(r-1)/r (intra or inter node)\n";
+  s += fmt::format("  compute: alpha = {:.4g} {}, beta = {:.4g} {}/sample\n", t_.alpha * u, unit, t_.beta * u, unit);
+  s += fmt::format("  intra-node sync: a = {:.4g} {}, k = {:.4g} {}\n", t_.a_intra * u, unit, t_.k_intra * u, unit);
+  s += fmt::format("  inter-node sync: a = {:.4g} {}, k = {:.4g} {}\n", t_.a_inter * u, unit, t_.k_inter * u, unit);
+  s += fmt::format("  overlap gamma = {:.3g}; N = {}", t_.gamma,
+                   n_known_ ? fmt::format("{:.0f}", n_) : std::string("unknown (absorbed)"));
+  for (const auto& n : notes_) s += "\n  note: " + n;
+  return s;
+}
+
+static TimeModelRegistrar reg_physical(
+    "allreduce-physical",
+    "N/(b r) * ((alpha+beta b)^g + ring all-reduce sync^g)^(1/g), intra/inter-node terms, NNLS + bounded LM",
+    [] { return std::make_unique<AllreducePhysicalModel>(); });
+
+}  // namespace trainplan::models

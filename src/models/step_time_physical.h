@@ -1,0 +1,69 @@
+// allreduce-physical: epoch time of synchronous data-parallel training as
+//   t_epoch = N / (b r) * t_step(b, r, n)
+//   t_step  = (c^g + s^g)^(1/g)            compute and sync, partly overlapped
+//   c       = alpha + beta * b             per-worker compute (forward + backward)
+//   s       = 0                                          if r = 1
+//           = a_intra + k_intra * 2(r-1)/r               if all r workers share one node
+//           = a_inter + k_inter * 2(r-1)/r               if they span n > 1 nodes
+// with every parameter >= 0 and g in [1, gamma_max]. 2(r-1)/r is the ring
+// all-reduce volume factor (k = model bytes / link bandwidth); g = 1 is no
+// overlap (c + s), g -> inf is full overlap (max(c, s)); the form is Pollux's.
+// N is the dataset size when known; otherwise it is absorbed into the
+// parameters (the fit is then of t_epoch * b * r). Terms that the samples
+// cannot identify come from a HardwareSpec prior, and describe() says so.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+#include "models/step_time_hardware.h"
+
+namespace trainplan::models {
+
+struct AllreducePhysicalParams {
+  HardwareSpec hardware;
+  int gpus_per_node = 4;              // packs workers into nodes when a sample's nodes is 0
+  std::optional<double> model_bytes;  // gradient bytes all-reduced per step, for priors
+  std::optional<long> dataset_size;   // overrides the samples' dataset size
+  double gamma_max = 10;
+};
+
+// The fitted step-time parameters, seconds (k_* per unit ring factor).
+struct StepTimeTerms {
+  double alpha = 0, beta = 0;
+  double a_intra = 0, k_intra = 0;
+  double a_inter = 0, k_inter = 0;
+  double gamma = 1;
+};
+
+class AllreducePhysicalModel : public TimeModel {
+ public:
+  explicit AllreducePhysicalModel(AllreducePhysicalParams p = {}) : p_(std::move(p)) {}
+  std::string name() const override { return "allreduce-physical"; }
+  void fit(const SampleSet& samples) override;
+  double predict(double batch, int workers, int nodes) const override;
+  std::optional<Interval> predict_interval(double batch, int workers, int nodes, double coverage) const override;
+  std::string describe() const override;
+
+  // Seconds per step (not per epoch), with N absorbed when unknown.
+  double step_time(double batch, int workers, int nodes) const;
+  const StepTimeTerms& terms() const { return t_; }
+  // Notes on terms taken from priors rather than the samples.
+  const std::vector<std::string>& notes() const { return notes_; }
+  double dataset_size() const { return n_; }
+
+ private:
+  AllreducePhysicalParams p_;
+  StepTimeTerms t_;
+  double n_ = 1;  // dataset size, or 1 when it is absorbed
+  bool n_known_ = false;
+  std::vector<std::string> notes_;
+  std::vector<double> rel_residuals_;  // in-sample (pred - y) / y, sorted
+  bool fitted_ = false;
+};
+
+// Step time under `terms` for `workers` over `nodes` (nodes >= 1).
+double step_time_of(const StepTimeTerms& terms, double batch, int workers, int nodes);
+
+}  // namespace trainplan::models
