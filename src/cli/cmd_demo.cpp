@@ -1,0 +1,175 @@
+// trainplan demo: the whole path on the reference workload, in about three
+// minutes on a laptop-class machine: profile a small plan with the real
+// trainer, fit the models, plan, and print the recommendation.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/sample_csv.h"
+#include "models/performance_model.h"
+#include "plan/model_choice.h"
+#include "plan/planner.h"
+#include "profile/builtin_workload.h"
+#include "profile/interrupt.h"
+#include "profile/profile_plan.h"
+#include "profile/profiler.h"
+
+namespace trainplan::cli {
+namespace {
+
+using namespace trainplan::profile;
+
+struct DemoArgs {
+  std::string workload = "lenet-mnist";
+  std::string trainer;
+  std::string data_dir;
+  long train_subset = 6000;
+  std::string batches = "32,64,128";
+  std::string workers = "1,2";
+  std::string epochs = "1,2";
+  std::string budget = "150s";
+  std::string store = "trainplan-demo.db";
+  std::string out = "trainplan-demo.csv";
+  double target = 0;  // 0: 99% of the best measured metric
+  double deadline = 600;
+  int max_workers = 0;  // 0: the largest profiled
+  int max_epochs = 20;
+  std::string model = plan::kDefaultPlanModel;
+  bool json = false;
+};
+
+void run_demo(const DemoArgs& a) {
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  auto since = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+
+  // 1. Profile.
+  std::string text = builtin_template(a.workload, {a.trainer, a.data_dir, a.train_subset, 1});
+  CommandTemplate tmpl(text);
+  GridSpec grid = normalise({parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
+                             parse_int_list(a.epochs, "--epochs")});
+  ProfileOptions opts;
+  opts.budget_s = parse_duration(a.budget, "--budget");
+  opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
+  opts.cancel = &install_interrupt_handler();
+  SampleStore store(a.store);
+  bind_store(store, text, a.workload, opts.launch);
+  std::cerr << fmt::format(
+      "step 1/3: profiling {} with trainplan-train ({} training images; b in {{{}}}, r in {{{}}}, e in {{{}}}; "
+      "budget {}; store {})\n",
+      a.workload, a.train_subset > 0 ? std::to_string(a.train_subset) : "all", fmt::join(grid.batches, ","),
+      fmt::join(grid.workers, ","), fmt::join(grid.epochs, ","), format_duration(*opts.budget_s), a.store);
+  Progress progress(stderr, stderr_is_tty());
+  ProfileSummary s = run_profile(tmpl, budget_order(grid), store, opts, progress);
+  if (s.interrupted) {
+    std::cerr << fmt::format("interrupted; finished trials are kept in {}: run `trainplan demo` again to resume\n", a.store);
+    std::cout.flush();
+    std::exit(130);
+  }
+  SampleSet samples = store.samples();
+  std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}\n", samples.size(), s.ok,
+                           s.failed + s.timeout + s.bad_output, format_duration(s.wall_s));
+  for (const auto& r : store.trials())
+    if (r.status != TrialStatus::kOk) std::cerr << fmt::format("  {}: {}\n", to_string(r.key), describe_result(r));
+  if (samples.size() < 2 || !samples.has_metric())
+    throw InputError(a.store, 0, "",
+                     "too few ok trials to fit the models; see `trainplan samples list --store " + a.store +
+                         " --failed`, or give a larger --budget");
+  io::write_samples_csv(a.out, samples);
+  std::string metric_name = "metric";
+  for (const auto& r : store.trials())
+    if (r.status == TrialStatus::kOk && !r.metric_name.empty()) metric_name = r.metric_name;
+
+  // 2. Fit.
+  std::cerr << fmt::format("step 2/3: fitting the models (--model {})\n", a.model);
+  plan::ModelChoice choice = plan::choose_models(a.model, a.model, samples);
+  auto fitted = models::fit_performance_model(choice.time_model, choice.metric_model, samples);
+
+  // 3. Plan.
+  double best = samples.with_metric().front().metric.value();
+  for (const auto& x : samples.with_metric()) best = samples.better(*x.metric, best) ? *x.metric : best;
+  double target = a.target > 0 ? a.target : (samples.direction == MetricDirection::kMax ? 0.99 * best : 1.01 * best);
+  plan::PlanProblem p;
+  p.target = target;
+  p.deadline_s = a.deadline;
+  p.space.batches = grid.batches;
+  p.space.max_workers = a.max_workers > 0 ? a.max_workers : grid.workers.back();
+  p.space.max_epochs = a.max_epochs;
+  plan::validate(p);
+  std::cerr << fmt::format("step 3/3: planning (target {} {:.4g}{}, deadline {:.0f} s)\n",
+                           samples.direction == MetricDirection::kMax ? ">=" : "<=", target,
+                           a.target > 0 ? "" : fmt::format(" = 99% of the best measured, {:.4g}", best), a.deadline);
+  plan::PlannerOptions po;
+  po.search = "exhaustive";
+  po.alternatives = 3;
+  auto res = plan::make_planner("coconfig", po)->plan(*fitted, p);
+  const auto& b = res.best;
+  double wall = since();
+
+  if (a.json) {
+    nlohmann::json j = {{"workload", a.workload},       {"store", a.store},
+                        {"samples_csv", a.out},         {"samples", samples.size()},
+                        {"time_model", choice.time_model}, {"metric_model", choice.metric_model},
+                        {"target", target},             {"deadline_s", a.deadline},
+                        {"batch", b.config.batch},      {"workers", b.config.workers},
+                        {"epochs", b.config.epochs},    {"epoch_time_s", b.epoch_time_s},
+                        {"total_time_s", b.total_time_s}, {"metric", b.metric},
+                        {"cost_worker_s", b.cost},      {"wall_s", wall}};
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("recommendation for {} on this machine ({} trials profiled, models {} / {}):\n", a.workload,
+                           samples.size(), choice.time_model, choice.metric_model);
+  std::cout << fmt::format("  batch {} per worker, {} worker{}, {} epoch{}\n", b.config.batch, b.config.workers,
+                           b.config.workers == 1 ? "" : "s", b.config.epochs, b.config.epochs == 1 ? "" : "s");
+  std::cout << fmt::format("  predicted: {:.2f} s per epoch, {:.1f} s in all, {} {:.4f}, cost {:.1f} worker-seconds\n",
+                           b.epoch_time_s, b.total_time_s, metric_name, b.metric, b.cost);
+  for (const auto& c : res.alternatives)
+    std::cout << fmt::format("  alternative: batch {}, {} worker(s), {} epoch(s): cost {:.1f} worker-s ({:+.0f}%)\n",
+                             c.config.batch, c.config.workers, c.config.epochs, c.cost, 100 * (c.cost / b.cost - 1));
+  std::cout << fmt::format("demo finished in {}. Next:\n", format_duration(wall));
+  std::cout << fmt::format("  trainplan plan --samples {} --target {:.4g} --deadline {:.0f} --max-workers {}\n", a.out,
+                           target, a.deadline, p.space.max_workers);
+  std::cout << fmt::format("  trainplan samples list --store {}\n", a.store);
+}
+
+void setup(CLI::App& root) {
+  auto a = std::make_shared<DemoArgs>();
+  auto* cmd = root.add_subcommand(
+      "demo",
+      "The whole path in ~3 minutes: profile lenet-mnist with trainplan-train, fit the models, plan, recommend");
+  cmd->footer(
+      "Runs `trainplan profile --workload lenet-mnist` on a small plan under a time budget (corners of\n"
+      "(batch, workers) first), writes the samples to --out, fits the models (cross-validated choice by\n"
+      "default) and plans the cheapest configuration that reaches the target within the deadline.\n"
+      "Run it again to reuse the trials already in --store (delete the store to measure afresh).");
+  cmd->add_option("--workload", a->workload, "Built-in workload: lenet-mnist or mlp-fashion")->capture_default_str();
+  cmd->add_option("--trainer", a->trainer, "Path of trainplan-train (default: next to trainplan, else on PATH)");
+  cmd->add_option("--data-dir", a->data_dir, "Dataset directory (default: the trainer's)");
+  cmd->add_option("--train-subset", a->train_subset, "Train on the first N images (0: all)")->capture_default_str();
+  cmd->add_option("--batches", a->batches, "Per-worker batches to profile")->capture_default_str();
+  cmd->add_option("--workers", a->workers, "Worker counts to profile")->capture_default_str();
+  cmd->add_option("--epochs", a->epochs, "Epoch counts to profile")->capture_default_str();
+  cmd->add_option("--budget", a->budget, "Time budget for profiling")->capture_default_str();
+  cmd->add_option("--store", a->store, "SQLite sample store (reused when present)")->capture_default_str();
+  cmd->add_option("-o,--out", a->out, "Sample CSV written from the store")->capture_default_str();
+  cmd->add_option("--target", a->target, "Metric target (default: 99% of the best measured metric)");
+  cmd->add_option("--deadline", a->deadline, "Deadline for the planned run, seconds")->capture_default_str();
+  cmd->add_option("--max-workers", a->max_workers, "Largest worker count to plan for (default: the largest profiled)");
+  cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to plan for")->capture_default_str();
+  cmd->add_option("--model", a->model, "Registered model for both parts, or auto (cross-validated)")
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print the recommendation as JSON on stdout");
+  cmd->callback([a] { run_demo(*a); });
+}
+
+CommandRegistrar reg(5, setup);
+
+}  // namespace
+}  // namespace trainplan::cli
