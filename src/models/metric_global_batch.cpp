@@ -15,7 +15,29 @@ namespace trainplan::models {
 
 namespace {
 constexpr double kTinyX = 1e-12;
+
+// Centred isotonic regression (Oron & Flournoy 2017): PAVA leaves flat blocks
+// with jumps between neighbouring points; putting one knot at each block's
+// centroid (mean x of its points) and interpolating linearly between them
+// keeps monotonicity and removes the artificial steps.
+IsotonicCurve centered(const IsotonicCurve& g, const std::vector<double>& lx) {
+  IsotonicCurve c;
+  c.shape = g.shape;
+  c.sse = g.sse;
+  std::vector<double> xs = lx;
+  std::sort(xs.begin(), xs.end());
+  size_t i = 0;
+  while (i < xs.size()) {
+    double v = g.predict(xs[i]), sum = 0;
+    size_t j = i;
+    while (j < xs.size() && g.predict(xs[j]) == v) sum += xs[j++];
+    double cx = sum / double(j - i);
+    if (c.x.empty() || cx > c.x.back()) c.x.push_back(cx), c.y.push_back(v);
+    i = j;
+  }
+  return c;
 }
+}  // namespace
 
 double GlobalBatchModel::x_of(const Noise& n, double B, double e, int steps) {
   if (!(e > 0)) return 0;
@@ -42,6 +64,7 @@ double GlobalBatchModel::fit_link(const std::vector<double>& x, const std::vecto
     std::vector<double> lx(x.size());
     for (size_t i = 0; i < x.size(); ++i) lx[i] = std::log(std::max(x[i], kTinyX));
     auto g = fit_isotonic(lx, y, {}, dir_ == MetricDirection::kMax ? Shape::kIncreasing : Shape::kDecreasing);
+    if (p_.centered) g = centered(g, lx);
     for (size_t i = 0; i < x.size(); ++i) sse += std::pow(g.predict(lx[i]) - y[i], 2);
     if (keep) iso_ = std::move(g);
   } else {
@@ -81,52 +104,58 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
   for (const auto& s : rows)
     if (s.grad_sqr && s.grad_var && *s.grad_sqr > 0 && *s.grad_var > 0 && s.epochs > 0)
       g.push_back({std::log(*s.grad_var / *s.grad_sqr), std::log(s.epochs), std::log(s.global_batch())});
-  bool use_grad = p_.noise == GlobalBatchParams::Noise::kGradStats ||
-                  (p_.noise == GlobalBatchParams::Noise::kAuto && g.size() >= p_.min_grad_samples);
-  if (use_grad && g.size() < 4)
+  const bool grad_ok = g.size() >= p_.min_grad_samples;
+  if (p_.noise == GlobalBatchParams::Noise::kGradStats && g.size() < 4)
     throw InputError(samples.source, 0, "grad_var",
                      fmt::format("{}: gradient statistics requested but only {} samples carry them", name_, g.size()));
-  if (p_.noise == GlobalBatchParams::Noise::kFitted) use_grad = false;
+  // Families of noise-scale trends to search: from the gradient statistics,
+  // fitted, or (auto) both, the better in-sample fit winning.
+  std::vector<bool> families;
+  if (p_.noise != GlobalBatchParams::Noise::kFitted && (grad_ok || p_.noise == GlobalBatchParams::Noise::kGradStats))
+    families.push_back(true);
+  if (p_.noise != GlobalBatchParams::Noise::kGradStats) families.push_back(false);
 
-  Noise base;
-  base.grad = use_grad;
-  if (use_grad) {
-    Eigen::MatrixXd X(g.size(), 3);
-    Eigen::VectorXd t(g.size());
-    for (size_t i = 0; i < g.size(); ++i) X(i, 0) = 1, X(i, 1) = g[i][1], X(i, 2) = g[i][2], t(i) = g[i][0];
-    Eigen::VectorXd beta = X.colPivHouseholderQr().solve(t);
-    base.a = beta(0), base.c = beta(1), base.d = beta(2);
-  } else {
-    base.e_ref = n_pos_e ? std::exp(log_e / double(n_pos_e)) : 1.0;
-    base.s = std::exp(log_b);
-  }
-
-  // Grid search: reference batch s (with statistics) or theta x growth (without).
   const int m = std::max(2, p_.scale_grid);
   const double lo = std::log(bmin / p_.scale_span), hi = std::log(bmax * p_.scale_span);
-  std::vector<double> growth = use_grad ? std::vector<double>{base.c} : p_.growth;
-  if (growth.empty()) growth = {0};
   double best = std::numeric_limits<double>::infinity();
-  Noise best_n = base;
+  Noise best_n;
   std::vector<double> x(rows.size());
-  for (double c : growth)
-    for (int j = 0; j < m; ++j) {
-      Noise n = base;
-      double v = std::exp(lo + (hi - lo) * j / (m - 1));
-      if (use_grad) n.s = v;
-      else n.c = c, n.a = std::log(v / base.s);  // theta = v examples, in units of s = B_ref
-      for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(n, B[i], e[i], p_.integration_steps);
-      double sse;
-      try {
-        sse = fit_link(x, y, false);
-      } catch (const std::invalid_argument&) {
-        continue;
-      }
-      if (sse < best) best = sse, best_n = n;
+  for (bool use_grad : families) {
+    Noise base;
+    base.grad = use_grad;
+    if (use_grad) {
+      Eigen::MatrixXd X(g.size(), 3);
+      Eigen::VectorXd t(g.size());
+      for (size_t i = 0; i < g.size(); ++i) X(i, 0) = 1, X(i, 1) = g[i][1], X(i, 2) = g[i][2], t(i) = g[i][0];
+      Eigen::VectorXd beta = X.colPivHouseholderQr().solve(t);
+      base.a = beta(0), base.c = beta(1), base.d = beta(2);
+    } else {
+      base.e_ref = n_pos_e ? std::exp(log_e / double(n_pos_e)) : 1.0;
+      base.s = std::exp(log_b);
     }
+    // Grid: reference batch s (statistics) or theta x growth c (fitted).
+    std::vector<double> growth = use_grad ? std::vector<double>{base.c} : p_.growth;
+    if (growth.empty()) growth = {0};
+    for (double c : growth)
+      for (int j = 0; j < m; ++j) {
+        Noise n = base;
+        double v = std::exp(lo + (hi - lo) * j / (m - 1));
+        if (use_grad) n.s = v;
+        else n.c = c, n.a = std::log(v / base.s);  // theta = v examples, in units of s = B_ref
+        for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(n, B[i], e[i], p_.integration_steps);
+        double sse;
+        try {
+          sse = fit_link(x, y, false);
+        } catch (const std::invalid_argument&) {
+          continue;
+        }
+        if (sse < best) best = sse, best_n = n;
+      }
+  }
   if (!std::isfinite(best)) throw InputError(samples.source, 0, "metric", name_ + ": no parameter gave a finite fit");
+  grad_available_ = grad_ok;
   noise_ = best_n;
-  grad_ = use_grad;
+  grad_ = best_n.grad;
   for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(noise_, B[i], e[i], p_.integration_steps);
   in_sample_rmse_ = std::sqrt(fit_link(x, y, true) / double(rows.size()));
 }
@@ -144,7 +173,8 @@ std::string GlobalBatchModel::describe() const {
                      "reference batch s = {:.4g}\n",
                      noise_.a, noise_.c, noise_.d, noise_.s);
   else
-    s += fmt::format("  noise scale fitted (no gradient statistics): phi*s = {:.4g} * (e/{:.3g})^{:.3g} examples\n",
+    s += fmt::format("  noise scale fitted ({}): phi*s = {:.4g} * (e/{:.3g})^{:.3g} examples\n",
+                     grad_available_ ? "fits better than the gradient statistics' trend" : "no gradient statistics",
                      std::exp(noise_.a) * noise_.s, noise_.e_ref, noise_.c);
   if (p_.link == GlobalBatchParams::Link::kIsotonic)
     s += fmt::format("  G: isotonic ({}) in log x, {} knots", dir_ == MetricDirection::kMax ? "increasing" : "decreasing",

@@ -16,7 +16,8 @@
 // increasing for max-direction metrics and decreasing for min-direction ones,
 // interpolated linearly between knots; or an Optimus curve in x (option).
 // So predictions are monotone in e, and, at fixed e, monotone in B.
-// The search keeps the parameters with the least in-sample squared error of G.
+// The search keeps the parameters (and, by default, the family: statistics or
+// fitted) with the least in-sample squared error of G.
 #pragma once
 #include <string>
 #include <vector>
@@ -31,8 +32,11 @@ namespace trainplan::models {
 struct GlobalBatchParams {
   enum class Noise { kAuto, kGradStats, kFitted };
   enum class Link { kIsotonic, kOptimus };
-  Noise noise = Noise::kAuto;  // auto: gradient statistics when >= min_grad_samples samples carry them
+  // auto: search both the gradient-statistics trend (when >= min_grad_samples
+  // samples carry statistics) and the fitted trend; the better fit wins.
+  Noise noise = Noise::kAuto;
   Link link = Link::kIsotonic;
+  bool centered = true;  // isotonic link: knots at block centroids (centred isotonic regression)
   size_t min_grad_samples = 8;
   int scale_grid = 49;                                   // log-spaced candidates for s or theta
   double scale_span = 256;                               // candidates span [B_min / span, B_max * span]
@@ -67,7 +71,8 @@ class GlobalBatchModel : public MetricModel {
   std::string name_;
   MetricDirection dir_ = MetricDirection::kMax;
   Noise noise_;
-  bool grad_ = false;
+  bool grad_ = false;            // the chosen trend came from gradient statistics
+  bool grad_available_ = false;  // enough samples carried them
   IsotonicCurve iso_;
   OptimusCurve curve_;
   MetricLoss loss_;
