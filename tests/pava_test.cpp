@@ -1,0 +1,164 @@
+#include "models/pava.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+using namespace trainplan::models;
+
+namespace {
+
+// Brute force: the least-squares fit of `shape` is piecewise constant with the
+// weighted block means over consecutive blocks, so try every partition of the
+// n points into consecutive blocks (2^(n-1)), keep those whose block means have
+// the shape, and return the least SSE.
+double brute_force_sse(const std::vector<double>& y, const std::vector<double>& w, Shape shape) {
+  size_t n = y.size();
+  double best = INFINITY;
+  for (unsigned mask = 0; mask < (1u << (n - 1)); ++mask) {
+    std::vector<double> means;
+    std::vector<std::pair<size_t, size_t>> blocks;
+    size_t start = 0;
+    for (size_t i = 0; i < n; ++i) {
+      bool cut = i == n - 1 || (mask >> i) & 1u;
+      if (!cut) continue;
+      double sw = 0, swy = 0;
+      for (size_t j = start; j <= i; ++j) sw += w[j], swy += w[j] * y[j];
+      means.push_back(swy / sw);
+      blocks.push_back({start, i});
+      start = i + 1;
+    }
+    // Shape check on the block means (with a tolerance for rounding).
+    const double eps = 1e-12;
+    auto up = [&](size_t k) { return means[k + 1] >= means[k] - eps; };
+    auto down = [&](size_t k) { return means[k + 1] <= means[k] + eps; };
+    bool ok = true;
+    size_t k = 0, m = means.size();
+    switch (shape) {
+      case Shape::kIncreasing:
+        for (k = 0; k + 1 < m; ++k) ok = ok && up(k);
+        break;
+      case Shape::kDecreasing:
+        for (k = 0; k + 1 < m; ++k) ok = ok && down(k);
+        break;
+      case Shape::kPeak:
+        while (k + 1 < m && up(k)) ++k;
+        while (k + 1 < m && down(k)) ++k;
+        ok = k + 1 >= m;
+        break;
+      case Shape::kValley:
+        while (k + 1 < m && down(k)) ++k;
+        while (k + 1 < m && up(k)) ++k;
+        ok = k + 1 >= m;
+        break;
+    }
+    if (!ok) continue;
+    double sse = 0;
+    for (size_t b = 0; b < blocks.size(); ++b)
+      for (size_t j = blocks[b].first; j <= blocks[b].second; ++j) sse += w[j] * (y[j] - means[b]) * (y[j] - means[b]);
+    best = std::min(best, sse);
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST(Pava, TextbookIncreasing) {
+  auto f = pava({1, 3, 2, 4}, {1, 1, 1, 1}, true);
+  std::vector<double> want{1, 2.5, 2.5, 4};
+  for (size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(f[i], want[i]);
+  // A fully reversed sequence pools into its mean.
+  f = pava({3, 2, 1}, {1, 1, 1}, true);
+  for (double v : f) EXPECT_DOUBLE_EQ(v, 2);
+}
+
+TEST(Pava, TextbookDecreasingAndWeighted) {
+  auto f = pava({4, 2, 3, 1}, {1, 1, 1, 1}, false);
+  std::vector<double> want{4, 2.5, 2.5, 1};
+  for (size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(f[i], want[i]);
+  // Weights 1 and 3 pool 3 and 1 into (3 + 3) / 4 = 1.5.
+  f = pava({3, 1}, {1, 3}, true);
+  EXPECT_DOUBLE_EQ(f[0], 1.5);
+  EXPECT_DOUBLE_EQ(f[1], 1.5);
+}
+
+TEST(Pava, RepeatedXArePooledAndKnotsInterpolate) {
+  // x = 1 twice (mean 3, weight 2) then x = 2 (value 1): pooled to 7/3.
+  auto c = fit_isotonic({1, 1, 2}, {2, 4, 1}, {}, Shape::kIncreasing);
+  ASSERT_EQ(c.x.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.y[0], 7.0 / 3);
+  EXPECT_DOUBLE_EQ(c.y[1], 7.0 / 3);
+  double m = 7.0 / 3;
+  EXPECT_NEAR(c.sse, (2 - m) * (2 - m) + (4 - m) * (4 - m) + (1 - m) * (1 - m), 1e-12);
+
+  auto d = fit_isotonic({0, 1, 2}, {0, 1, 3}, {}, Shape::kIncreasing);
+  EXPECT_DOUBLE_EQ(d.predict(0.5), 0.5);
+  EXPECT_DOUBLE_EQ(d.predict(1.5), 2);
+  EXPECT_DOUBLE_EQ(d.predict(-1), 0);  // clamped below
+  EXPECT_DOUBLE_EQ(d.predict(9), 3);   // clamped above
+  EXPECT_DOUBLE_EQ(d.sse, 0);
+}
+
+TEST(Pava, KnotsDropInteriorPointsOfFlatRuns) {
+  auto c = fit_isotonic({1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}, {}, Shape::kIncreasing);
+  // Everything pools to 3; the run keeps its two ends only.
+  ASSERT_EQ(c.x.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.x[0], 1);
+  EXPECT_DOUBLE_EQ(c.x[1], 5);
+  EXPECT_DOUBLE_EQ(c.predict(2.7), 3);
+}
+
+TEST(Pava, MatchesBruteForceOnSmallRandomInputs) {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<double> val(-5, 5), wt(0.1, 3);
+  for (int trial = 0; trial < 300; ++trial) {
+    size_t n = 1 + trial % 8;
+    std::vector<double> x(n), y(n), w(n);
+    for (size_t i = 0; i < n; ++i) x[i] = double(i), y[i] = val(rng), w[i] = wt(rng);
+    for (Shape s : {Shape::kIncreasing, Shape::kDecreasing}) {
+      auto c = fit_isotonic(x, y, w, s);
+      EXPECT_NEAR(c.sse, brute_force_sse(y, w, s), 1e-9) << "trial " << trial << " shape " << to_string(s);
+      for (size_t i = 1; i < c.y.size(); ++i) {
+        if (s == Shape::kIncreasing) EXPECT_GE(c.y[i], c.y[i - 1] - 1e-12);
+        else EXPECT_LE(c.y[i], c.y[i - 1] + 1e-12);
+      }
+    }
+  }
+}
+
+TEST(Pava, UnimodalMatchesBruteForceOnSmallRandomInputs) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> val(-5, 5), wt(0.1, 3);
+  for (int trial = 0; trial < 300; ++trial) {
+    size_t n = 1 + trial % 8;
+    std::vector<double> x(n), y(n), w(n);
+    for (size_t i = 0; i < n; ++i) x[i] = double(i), y[i] = val(rng), w[i] = wt(rng);
+    for (Shape s : {Shape::kPeak, Shape::kValley}) {
+      auto c = fit_isotonic(x, y, w, s);
+      EXPECT_NEAR(c.sse, brute_force_sse(y, w, s), 1e-9) << "trial " << trial << " shape " << to_string(s);
+      // Never worse than the monotone fits it contains.
+      EXPECT_LE(c.sse, fit_isotonic(x, y, w, Shape::kIncreasing).sse + 1e-9);
+      EXPECT_LE(c.sse, fit_isotonic(x, y, w, Shape::kDecreasing).sse + 1e-9);
+    }
+  }
+}
+
+TEST(Pava, UnimodalFitsAPeakExactly) {
+  std::vector<double> x{1, 2, 3, 4, 5}, y{1, 3, 5, 4, 2};
+  auto peak = fit_isotonic(x, y, {}, Shape::kPeak);
+  EXPECT_NEAR(peak.sse, 0, 1e-12);
+  EXPECT_DOUBLE_EQ(peak.predict(3), 5);
+  EXPECT_DOUBLE_EQ(peak.predict(3.5), 4.5);
+  EXPECT_GT(fit_isotonic(x, y, {}, Shape::kIncreasing).sse, 1);
+  // The same data as a valley pools heavily.
+  EXPECT_GT(fit_isotonic(x, y, {}, Shape::kValley).sse, 1);
+}
+
+TEST(Pava, RejectsBadInput) {
+  EXPECT_THROW(fit_isotonic({}, {}, {}, Shape::kIncreasing), std::invalid_argument);
+  EXPECT_THROW(fit_isotonic({1, 2}, {1}, {}, Shape::kIncreasing), std::invalid_argument);
+  EXPECT_THROW(fit_isotonic({1, NAN}, {1, 2}, {}, Shape::kIncreasing), std::invalid_argument);
+  EXPECT_THROW(fit_isotonic({1, 2}, {1, 2}, {1, 0}, Shape::kIncreasing), std::invalid_argument);
+}
