@@ -1,0 +1,84 @@
+#include "plan/experiment.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "plan/exhaustive.h"
+#include "plan/objective.h"
+
+namespace trainplan::plan {
+
+std::vector<Scenario> derive_scenarios(const models::PerformanceModel& truth, const PlanProblem& space, int n) {
+  const MetricDirection d = truth.direction();
+  std::optional<double> lo, hi;
+  for (int b : space.space.batches)
+    for (int r = 1; r <= space.space.max_workers; ++r) {
+      if (!truth.epoch_time(b, r, nodes_for(r, space.space.workers_per_node))) continue;
+      auto first = truth.metric(b, r, 1);
+      auto last = truth.metric(b, r, space.space.max_epochs);
+      if (first && (!lo || metric_better(*lo, *first, d))) lo = first;
+      if (last && (!hi || metric_better(*last, *hi, d))) hi = last;
+    }
+  if (!lo || !hi) throw InfeasibleError("the ground truth defines no metric over the candidate space");
+  std::vector<Scenario> out;
+  for (int i = 0; i < n; ++i) {
+    Scenario s;
+    s.index = i;
+    double f = n > 1 ? double(i) / (n - 1) : 1.0;
+    s.quantile = 0.80 + 0.18 * f;
+    s.deadline_mult = std::exp((1 - f) * std::log(4.0) + f * std::log(1.25));
+    s.target = *lo + s.quantile * (*hi - *lo);
+    PlanProblem p = space;
+    p.target = s.target;
+    p.deadline_s = std::numeric_limits<double>::infinity();
+    std::optional<Candidate> fastest;
+    for (int b : p.space.batches)
+      for (int r = 1; r <= p.space.max_workers; ++r)
+        if (auto c = evaluate_cell(truth, p, b, r, EpochSearch::kLinear))
+          if (!fastest || c->total_time_s < fastest->total_time_s) fastest = c;
+    if (!fastest) throw InfeasibleError("the ground truth cannot reach a derived target (non-monotone metric?)");
+    s.fastest = *fastest;
+    s.deadline_s = s.deadline_mult * fastest->total_time_s;
+    p.deadline_s = s.deadline_s;
+    ExhaustiveParams ep;
+    ep.alternatives = 0;
+    ep.epochs = EpochSearch::kLinear;
+    s.optimum = exhaustive_search(truth, p, ep).best;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::optional<double> DomainMaskedModel::epoch_time(int batch, int workers, int nodes) const {
+  if (!truth_->epoch_time(batch, workers, nodes) || !truth_->metric(batch, workers, 1)) return std::nullopt;
+  return fitted_->epoch_time(batch, workers, nodes);
+}
+
+std::optional<double> DomainMaskedModel::metric(int batch, int workers, double epochs) const {
+  if (!truth_->metric(batch, workers, epochs)) return std::nullopt;
+  return fitted_->metric(batch, workers, epochs);
+}
+
+Judgement judge(const models::PerformanceModel& truth, const PlanProblem& p, const PlanResult& plan,
+                double optimal_cost) {
+  Judgement j;
+  j.planned = true;
+  j.config = plan.best.config;
+  j.predicted_cost = plan.best.cost;
+  const Config& c = j.config;
+  auto t = truth.epoch_time(c.batch, c.workers, nodes_for(c.workers, p.space.workers_per_node));
+  auto m = truth.metric(c.batch, c.workers, c.epochs);
+  j.runnable = t && m;
+  if (!j.runnable) return j;
+  j.true_epoch_time_s = *t;
+  j.true_total_time_s = c.epochs * *t;
+  j.true_metric = *m;
+  j.true_cost = c.workers * j.true_total_time_s;
+  j.target_ok = meets(*m, p.target, truth.direction());
+  j.deadline_ok = j.true_total_time_s <= p.deadline_s * (1 + 1e-12);
+  j.regret = j.true_cost / optimal_cost - 1.0;
+  return j;
+}
+
+}  // namespace trainplan::plan
