@@ -1,0 +1,115 @@
+// trainplan speed: fit Optimus's resource-speed model f(p, w) to measured
+// parameter-server speeds (DL2's config_speed.txt) and report theta with
+// in-sample and cross-validated MRE, per model.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/dl2_speed.h"
+#include "models/optimus_speed.h"
+
+namespace trainplan::cli {
+namespace {
+
+struct SpeedArgs {
+  std::string data;
+  std::string model = "all";
+  std::string mode = "sync";
+  std::string unit = "samples";
+  int cv = 5;
+  uint64_t seed = 1;
+  bool keep_stalled = false;
+  bool json = false;
+};
+
+void run_speed(const SpeedArgs& a) {
+  auto mode = models::parse_speed_mode(a.mode);
+  auto unit = io::parse_dl2_speed_unit(a.unit);
+  if (a.cv < 2) throw InputError("", 0, "--cv", "needs at least 2 folds");
+  auto table = io::read_dl2_speed(a.data);
+  std::set<std::string> known, modes_seen;
+  for (const auto& r : table.rows) known.insert(r.model), modes_seen.insert(r.mode);
+  std::vector<std::string> names;
+  if (a.model == "all") {
+    names.assign(known.begin(), known.end());
+  } else {
+    if (!known.count(a.model)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InputError(a.data, 0, "model", "no rows for model '" + a.model + "' (models in the file: " + list + ")");
+    }
+    names = {a.model};
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& name : names) {
+    std::vector<models::SpeedPoint> pts;
+    int stalled = 0;
+    for (const auto& r : table.rows) {
+      if (r.model != name || r.sync() != (mode == models::SpeedMode::kSync)) continue;
+      if (r.stalled() && !a.keep_stalled) {
+        ++stalled;
+        continue;
+      }
+      pts.push_back({r.num_ps, r.num_workers, double(r.total_batch), r.job_speed(unit)});
+    }
+    if (pts.empty()) {
+      std::string list;
+      for (const auto& m : modes_seen) list += (list.empty() ? "" : ", ") + m;
+      throw InputError(a.data, 0, "mode", fmt::format("no {} rows for model '{}' (modes in the file: {})",
+                                                      models::to_string(mode), name, list));
+    }
+    models::OptimusSpeedParams params{mode};
+    models::OptimusSpeedModel m(params);
+    m.fit(pts);
+    double in_mre = models::speed_mre(m, pts);
+    double cv_mre = models::speed_cv_mre(pts, params, a.cv, a.seed);
+    nlohmann::json j = {{"model", name},       {"mode", models::to_string(mode)}, {"unit", io::to_string(unit)}, {"points", pts.size()},
+                        {"stalled_dropped", stalled}, {"theta", std::vector<double>(m.theta().data(), m.theta().data() + m.theta().size())},
+                        {"in_sample_mre", in_mre}, {"cv_mre", cv_mre}, {"cv_folds", a.cv}, {"seed", a.seed},
+                        {"equation", m.describe()}};
+    out.push_back(j);
+    if (!a.json) {
+      std::cout << fmt::format("{} ({}, speeds read as {}/s per worker): {} (p, w) points", name, models::to_string(mode),
+                               io::to_string(unit), pts.size());
+      if (stalled) std::cout << fmt::format(", {} stalled runs dropped (a worker with speed 0)", stalled);
+      std::cout << "\n  " << m.describe() << "\n";
+      std::cout << fmt::format("  MRE in-sample {:.2f}%, {}-fold CV {:.2f}%\n", 100 * in_mre, a.cv, 100 * cv_mre);
+    }
+  }
+  if (a.json) std::cout << out.dump(2) << "\n";
+}
+
+void setup(CLI::App& root) {
+  auto args = std::make_shared<SpeedArgs>();
+  auto* cmd = root.add_subcommand(
+      "speed",
+      "Fit Optimus's resource-speed model f(p, w) (parameter servers p, workers w) to measured job speeds\n"
+      "(DL2 config_speed.txt tuples) by NNLS, and report theta with in-sample and cross-validated MRE.\n"
+      "Job speed f (steps/s) from the per-worker entries: --unit samples (default) reads them as samples/s\n"
+      "(sync f = sum / M), --unit steps as steps/s (sync f = mean; the README's reading).\n"
+      "Example: trainplan speed --data ../shared/data/dl2/config_speed.txt --model resnet-50 --cv 5");
+  cmd->add_option("--data", args->data, "DL2 speed table: lines (model, mode, batch, num_ps, num_workers, [speeds], [ps cpu], [worker cpu])")
+      ->required();
+  cmd->add_option("--model", args->model, "Model name in the table (e.g. resnet-50, vgg-16) or 'all'")->capture_default_str();
+  cmd->add_option("--mode", args->mode, "Speed model: sync (fits dist_sync rows) or async (fits dist_async rows)")
+      ->check(CLI::IsMember({"sync", "async"}))
+      ->capture_default_str();
+  cmd->add_option("--unit", args->unit, "What a per-worker speed counts: samples (samples/s) or steps (steps/s)")
+      ->check(CLI::IsMember({"samples", "steps"}))
+      ->capture_default_str();
+  cmd->add_option("--cv", args->cv, "Cross-validation folds (>= 2)")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed for the fold assignment")->capture_default_str();
+  cmd->add_flag("--keep-stalled", args->keep_stalled, "Keep runs in which a worker reported speed 0 (dropped by default)");
+  cmd->add_flag("--json", args->json, "Print results as JSON");
+  cmd->callback([args] { run_speed(*args); });
+}
+
+CommandRegistrar reg(60, setup);
+
+}  // namespace
+}  // namespace trainplan::cli
