@@ -117,7 +117,8 @@ TEST(ProfileCli, ExitNonZeroIsRecordedAndTheRunGoesOn) {
                            " --batches 16,32,64 --workers 2 --epochs 1");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, "2 ok, 1 failed")) << r.err;
-  EXPECT_TRUE(contains(r.err, "b=32 r=2 e=1: failed: rank 0 exited with status 1")) << r.err;
+  EXPECT_TRUE(contains(r.err, "b=32 r=2 e=1: failed: rank ")) << r.err;  // either rank may fail first
+  EXPECT_TRUE(contains(r.err, " exited with status 1")) << r.err;
   EXPECT_TRUE(contains(r.err, "CUDA out of memory at batch 32")) << r.err;
   SampleStore s(f.store);
   auto rec = s.find({32, 2, 1});

@@ -28,22 +28,23 @@ bool slurm_enabled() {
 
 }  // namespace
 
-TEST(SlurmTrial, TwoRanksThroughSrun) {
+TEST(SlurmTrial, ThreeRanksThroughSrun) {
   if (!slurm_enabled())
     GTEST_SKIP() << "set TRAINPLAN_SLURM_TEST=1 after scripts/slurm-up.sh to run a trial through a real Slurm";
   auto dir = tptest::temp_dir("slurm");
   std::string fake = tptest::write_file(dir / "fake.sh", kRankTrainer);
   std::string store = (dir / "s.db").string();
   auto r = tptest::run_cli("profile --launcher slurm --cmd 'sh " + fake + " {batch} {workers} {rank} " + dir.string() +
-                           "' --store " + store + " --batches 16 --workers 2 --epochs 1 --trial-timeout 60");
+                           "' --store " + store + " --batches 16 --workers 3 --epochs 1 --trial-timeout 60");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(dir / "rank0"));
-  EXPECT_TRUE(std::filesystem::exists(dir / "rank1"));  // $SLURM_PROCID reached the second task
-  auto rec = SampleStore(store).find({16, 2, 1});
+  EXPECT_TRUE(std::filesystem::exists(dir / "rank1"));  // $SLURM_PROCID reached every task
+  EXPECT_TRUE(std::filesystem::exists(dir / "rank2"));  // more ranks than a 2-core node has cores
+  auto rec = SampleStore(store).find({16, 3, 1});
   ASSERT_TRUE(rec.has_value());
   EXPECT_EQ(rec->status, TrialStatus::kOk) << rec->reason << "\n" << rec->stderr_tail;
   EXPECT_DOUBLE_EQ(rec->epoch_time_s.value_or(0), 0.5);
-  EXPECT_NE(rec->command.find("srun --ntasks=2"), std::string::npos) << rec->command;
+  EXPECT_NE(rec->command.find("srun --ntasks=3"), std::string::npos) << rec->command;
 }
 
 TEST(SlurmTrial, AFailingTaskIsRecorded) {

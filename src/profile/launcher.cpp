@@ -48,10 +48,12 @@ LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const L
     return lp;
   }
   // Slurm: the script is expanded here and run by sh on the node, where
-  // $SLURM_PROCID is the task's rank.
+  // $SLURM_PROCID is the task's rank. --overcommit lets r exceed the node's
+  // CPUs (ranks share cores, as with the local launcher); reserve more with
+  // --srun-arg=--cpus-per-task=N.
   v["rank"] = "$SLURM_PROCID";
   std::string script = tmpl.expand(v);
-  std::string srun = tmpl.per_rank() ? fmt::format("srun --ntasks={} --oversubscribe", key.workers)
+  std::string srun = tmpl.per_rank() ? fmt::format("srun --ntasks={} --overcommit --oversubscribe", key.workers)
                                      : fmt::format("srun --nodes={} --ntasks={} --ntasks-per-node=1", nodes, nodes);
   srun += fmt::format(" --job-name=trainplan-b{}-r{}-e{} --kill-on-bad-exit=1 --label --quiet", key.batch,
                       key.workers, key.epochs);

@@ -7,7 +7,9 @@
 namespace trainplan::profile {
 
 std::string format_duration(double s) {
-  long t = std::lround(std::max(0.0, s));
+  s = std::max(0.0, s);
+  if (s < 10) return fmt::format("{:.1f}s", s);
+  long t = std::lround(s);
   if (t < 60) return fmt::format("{}s", t);
   if (t < 3600) return fmt::format("{}m{:02}s", t / 60, t % 60);
   return fmt::format("{}h{:02}m", t / 3600, (t % 3600) / 60);
@@ -23,7 +25,7 @@ std::string describe_result(const TrialRecord& r) {
 void Progress::draw(const std::string& status, double elapsed_s, std::optional<double> eta_s) {
   if (quiet_ || !tty_) return;
   const int width = 20;
-  int filled = n_ > 0 ? int(std::lround(width * double(k_ - 1) / n_)) : 0;
+  int filled = n_ > 0 ? std::min(width, int(std::lround(width * double(done_) / n_))) : 0;
   std::string bar = std::string(size_t(filled), '#') + std::string(size_t(width - filled), '.');
   std::string line = fmt::format("[{}] {}/{} {} | {} elapsed, ETA {} | {}", bar, k_, n_, to_string(key_),
                                  format_duration(elapsed_s), eta_s ? format_duration(*eta_s) : "?", status);
@@ -37,6 +39,7 @@ void Progress::draw(const std::string& status, double elapsed_s, std::optional<d
 void Progress::start(int k, int n, const TrialKey& key, double elapsed_s, std::optional<double> eta_s) {
   k_ = k;
   n_ = n;
+  done_ = k - 1;
   key_ = key;
   eta_ = eta_s;
   if (quiet_) return;
@@ -56,6 +59,7 @@ void Progress::tick(double trial_elapsed_s, double elapsed_s) {
 
 void Progress::finish(const TrialRecord& r, double elapsed_s, std::optional<double> eta_s) {
   last_ = describe_result(r);
+  done_ = k_;
   if (quiet_) return;
   if (tty_) {
     eta_ = eta_s;

@@ -31,14 +31,14 @@ class Progress {
   std::FILE* out_;
   bool tty_;
   bool quiet_;
-  int k_ = 0, n_ = 0;
+  int k_ = 0, n_ = 0, done_ = 0;
   TrialKey key_{};
   std::optional<double> eta_;
   std::string last_;
   bool bar_shown_ = false;
 };
 
-std::string format_duration(double s);  // "42s", "3m05s", "1h02m"
+std::string format_duration(double s);  // "4.2s", "42s", "3m05s", "1h02m"
 std::string describe_result(const TrialRecord& r);  // "ok 1.23 s/epoch, accuracy 0.9712"
 
 }  // namespace trainplan::profile
