@@ -1,0 +1,185 @@
+// trainplan bench simulate: our policies on the eight Pollux workloads at four
+// loads, against the results published by Pollux's own simulator.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "sim/experiment.h"
+#include "sim/metrics.h"
+#include "sim/workload.h"
+
+namespace trainplan::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchSimArgs {
+  std::string data = "../shared/data";
+  std::string policies = "tiresias,optimus,coconfig,fifo";
+  std::string loads = "0.5,1.0,1.5,2.0";
+  std::string workloads = "1,2,3,4,5,6,7,8";
+  std::string placement = "spread";
+  std::string thresholds = "57600";
+  double restart_delay = 30, interval = 60, min_gain = 0.5;
+  bool oracle = false, json = false;
+  std::string time_model;
+};
+
+// Published average JCT per workload for one policy and load, or empty.
+std::map<std::string, double> published(const std::string& root, const std::string& policy, const std::string& load) {
+  std::map<std::string, double> out;
+  fs::path p = fs::path(root) / "pollux-results" / fmt::format("{}-{}.json", policy, load);
+  if (!fs::exists(p)) return out;
+  std::ifstream in(p);
+  nlohmann::json j;
+  try {
+    in >> j;
+    for (auto& [k, v] : j.at("avgs").items()) out[k] = v.get<double>();
+  } catch (const std::exception& e) {
+    throw InputError(p.string(), 0, "avgs", std::string("cannot read published results: ") + e.what());
+  }
+  return out;
+}
+
+void run_bench(const BenchSimArgs& a) {
+  sim::ExperimentOptions eo;
+  eo.sim.restart_delay = a.restart_delay;
+  eo.sim.interval = a.interval;
+  if (a.placement == "pack") eo.sim.placement = sim::PlacementMode::kPack;
+  else if (a.placement == "spread") eo.sim.placement = sim::PlacementMode::kSpread;
+  else throw InputError("", 0, "--placement", "must be pack or spread");
+  eo.policy.tiresias_thresholds.clear();
+  for (const auto& t : sim::split_list(a.thresholds)) eo.policy.tiresias_thresholds.push_back(std::stod(t));
+  eo.policy.coconfig_min_gain = a.min_gain;
+  eo.oracle = a.oracle;
+  eo.time_model = a.time_model;
+  sim::AppSet apps((fs::path(a.data) / "pollux-t4").string());
+  sim::Experiment ex(apps.all(), eo);
+  auto policies = sim::split_list(a.policies);
+  auto loads = sim::split_list(a.loads);
+  auto wls = sim::split_list(a.workloads);
+  for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);
+
+  nlohmann::json js;
+  js["config"] = {{"cluster", "16x4"}, {"restart_delay_s", a.restart_delay}, {"interval_s", a.interval},
+                  {"placement", a.placement}, {"tiresias_thresholds", a.thresholds}, {"oracle", a.oracle}};
+  auto t_start = std::chrono::steady_clock::now();
+  for (const auto& load : loads) {
+    std::map<std::string, std::map<std::string, double>> ours;  // policy -> workload -> avg JCT
+    std::map<std::string, std::map<std::string, double>> theirs;
+    for (const auto& p : policies) theirs[p] = published(a.data, p, load);
+    for (const auto& w : wls) {
+      fs::path file = fs::path(a.data) / "workloads" / ("pollux-" + load) / ("workload-" + w + ".csv");
+      auto jobs = sim::jobs_from_workload(file.string(), apps, 1.0, 64);
+      for (const auto& p : policies) {
+        std::cerr << fmt::format("\rload {} workload {} {}        ", load, w, p) << std::flush;
+        ours[p]["workload-" + w] = sim::summarize(ex.run(p, jobs)).avg_jct;
+      }
+    }
+    std::cerr << "\r" << std::string(40, ' ') << "\r";
+    nlohmann::json jl;
+    if (!a.json) {
+      std::cout << fmt::format("\nload {}x: average JCT (s), ours / published by Pollux's simulator\n", load);
+      std::cout << fmt::format("{:<12}", "workload");
+      for (const auto& p : policies) std::cout << fmt::format(" {:>19}", p);
+      std::cout << "\n";
+    }
+    std::map<std::string, double> mean_ours, mean_theirs;
+    std::map<std::string, int> n_theirs;
+    for (const auto& w : wls) {
+      std::string key = "workload-" + w;
+      if (!a.json) std::cout << fmt::format("{:<12}", key);
+      for (const auto& p : policies) {
+        double o = ours[p][key];
+        mean_ours[p] += o / wls.size();
+        auto it = theirs[p].find(key);
+        if (it != theirs[p].end()) {
+          mean_theirs[p] += it->second;
+          ++n_theirs[p];
+        }
+        if (!a.json)
+          std::cout << (it != theirs[p].end() ? fmt::format(" {:>9.0f} / {:>7.0f}", o, it->second)
+                                              : fmt::format(" {:>9.0f} / {:>7}", o, "-"));
+        jl["workloads"][key][p] = {{"ours", o}};
+        if (it != theirs[p].end()) jl["workloads"][key][p]["published"] = it->second;
+      }
+      if (!a.json) std::cout << "\n";
+    }
+    if (!a.json) std::cout << fmt::format("{:<12}", "mean");
+    for (const auto& p : policies) {
+      double t = n_theirs[p] ? mean_theirs[p] / n_theirs[p] : 0;
+      if (!a.json)
+        std::cout << (n_theirs[p] ? fmt::format(" {:>9.0f} / {:>7.0f}", mean_ours[p], t)
+                                  : fmt::format(" {:>9.0f} / {:>7}", mean_ours[p], "-"));
+      jl["mean"][p] = {{"ours", mean_ours[p]}};
+      if (n_theirs[p]) {
+        jl["mean"][p]["published"] = t;
+        jl["mean"][p]["ratio"] = mean_ours[p] / t;
+      }
+    }
+    if (!a.json) std::cout << "\n";
+    if (!a.json)
+      for (const auto& p : policies)
+        if (n_theirs[p]) std::cout << fmt::format("  {}: ours/published = {:.3f}\n", p, mean_ours[p] / (mean_theirs[p] / n_theirs[p]));
+    if (mean_ours.count("tiresias") && mean_ours.count("optimus") && n_theirs["tiresias"] && n_theirs["optimus"]) {
+      bool pub = mean_theirs["tiresias"] / n_theirs["tiresias"] < mean_theirs["optimus"] / n_theirs["optimus"];
+      bool our = mean_ours["tiresias"] < mean_ours["optimus"];
+      jl["ordering_reproduced"] = pub == our;
+      if (!a.json)
+        std::cout << fmt::format("  ordering: published {} ; ours {} -> {}\n", pub ? "tiresias < optimus" : "optimus < tiresias",
+                                 our ? "tiresias < optimus" : "optimus < tiresias", pub == our ? "reproduced" : "NOT reproduced");
+    }
+    if (mean_ours.count("coconfig")) {
+      for (const char* other : {"tiresias", "optimus"})
+        if (mean_ours.count(other)) {
+          double r = mean_ours["coconfig"] / mean_ours[other];
+          jl["coconfig_vs"][other] = r;
+          if (!a.json) std::cout << fmt::format("  coconfig / {} (ours) = {:.3f}{}\n", other, r, r < 1 ? "  (coconfig better)" : "");
+        }
+    }
+    js["loads"][load] = jl;
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  js["seconds"] = secs;
+  if (!ex.note().empty()) js["note"] = ex.note();
+  if (a.json) std::cout << js.dump(2) << "\n";
+  else {
+    if (!ex.note().empty()) std::cout << "\nnote: " << ex.note() << "\n";
+    std::cout << fmt::format("({} policies x {} workloads x {} loads in {:.1f} s)\n", policies.size(), wls.size(),
+                             loads.size(), secs);
+  }
+}
+
+void setup(CLI::App& root) {
+  auto a = std::make_shared<BenchSimArgs>();
+  auto* cmd = bench_command(root)->add_subcommand(
+      "simulate",
+      "Run our policies on the 8 Pollux workloads x 4 loads (16 nodes x 4 GPUs) and compare the average JCT\n"
+      "with the results published by Pollux's simulator (pollux-results/). Defaults follow the Pollux artifact:\n"
+      "60 s scheduling interval, 30 s restarts, emptiest-node-first placement, one Tiresias threshold at 16 GPU-hours.");
+  cmd->add_option("--data", a->data, "Root of the shared data (pollux-t4/, workloads/, pollux-results/)")->capture_default_str();
+  cmd->add_option("--policy", a->policies, "Comma-separated policies")->capture_default_str();
+  cmd->add_option("--loads", a->loads, "Comma-separated loads (directories workloads/pollux-<load>)")->capture_default_str();
+  cmd->add_option("--workloads", a->workloads, "Comma-separated workload numbers")->capture_default_str();
+  cmd->add_option("--placement", a->placement, "pack or spread")->capture_default_str();
+  cmd->add_option("--tiresias-thresholds", a->thresholds, "Tiresias thresholds in GPU-seconds")->capture_default_str();
+  cmd->add_option("--restart-delay", a->restart_delay, "Seconds per (re)allocation")->capture_default_str();
+  cmd->add_option("--interval", a->interval, "Scheduling interval in seconds")->capture_default_str();
+  cmd->add_option("--min-gain", a->min_gain, "coconfig's least marginal goodput per GPU")->capture_default_str();
+  cmd->add_option("--time-model", a->time_model, "Time model optimus/coconfig fit (default: best registered)");
+  cmd->add_flag("--oracle", a->oracle, "optimus/coconfig see true speeds instead of fitted models");
+  cmd->add_flag("--json", a->json, "Print results as JSON");
+  cmd->callback([a] { run_bench(*a); });
+}
+
+CommandRegistrar reg(95, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

@@ -1,0 +1,183 @@
+// trainplan simulate: run scheduling policies on a workload over a simulated GPU cluster.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/philly.h"
+#include "sim/experiment.h"
+#include "sim/metrics.h"
+#include "sim/workload.h"
+
+namespace trainplan::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string workload, philly;
+  long philly_limit = 0;
+  std::string policies = "tiresias";
+  std::string data = "../shared/data/pollux-t4";
+  int nodes = 16, gpus_per_node = 4;
+  double load_scale = 1.0, restart_delay = 30, interval = 60;
+  std::string placement = "pack";
+  std::string thresholds = "3250,7200";
+  bool gittins = false, oracle = false, json = false;
+  std::string time_model;
+  double min_gain = 0.5;
+  std::string plot, jobs_csv;
+};
+
+std::vector<double> parse_thresholds(const std::string& s) {
+  std::vector<double> v;
+  for (const auto& t : sim::split_list(s)) {
+    char* end = nullptr;
+    double x = std::strtod(t.c_str(), &end);
+    if (!end || *end || !(x > 0)) throw InputError("", 0, "--tiresias-thresholds", "'" + t + "' is not a number > 0");
+    v.push_back(x);
+  }
+  return v;
+}
+
+void run_simulate(const SimulateArgs& a) {
+  if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
+  sim::ExperimentOptions eo;
+  eo.sim.nodes = a.nodes;
+  eo.sim.gpus_per_node = a.gpus_per_node;
+  eo.sim.restart_delay = a.restart_delay;
+  eo.sim.interval = a.interval;
+  if (a.placement == "pack") eo.sim.placement = sim::PlacementMode::kPack;
+  else if (a.placement == "spread") eo.sim.placement = sim::PlacementMode::kSpread;
+  else throw InputError("", 0, "--placement", "must be pack or spread, got '" + a.placement + "'");
+  eo.policy.tiresias_thresholds = parse_thresholds(a.thresholds);
+  eo.policy.coconfig_min_gain = a.min_gain;
+  eo.gittins = a.gittins;
+  eo.oracle = a.oracle;
+  eo.time_model = a.time_model;
+  if (a.nodes < 1 || a.gpus_per_node < 1) throw InputError("", 0, "--nodes", "nodes and GPUs per node must be >= 1");
+  int total = a.nodes * a.gpus_per_node;
+
+  std::unique_ptr<sim::AppSet> apps;
+  std::vector<sim::JobSpec> jobs;
+  std::string source;
+  if (!a.workload.empty()) {
+    apps = std::make_unique<sim::AppSet>(a.data);
+    jobs = sim::jobs_from_workload(a.workload, *apps, a.load_scale, total);
+    source = a.workload;
+  } else {
+    auto rows = io::read_philly_csv(a.philly, a.philly_limit);
+    jobs = sim::jobs_from_philly(a.philly, rows, a.load_scale, total);
+    source = a.philly;
+  }
+  auto policies = sim::split_list(a.policies);
+  if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");
+  for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
+
+  bool tty = stderr_is_tty();
+  eo.sim.on_progress = [&](size_t done, size_t n) {
+    if (n >= 5000) std::cerr << fmt::format("\r  {}/{} jobs done", done, n) << (tty ? "" : "\n") << std::flush;
+  };
+  sim::Experiment ex(apps ? apps->all() : std::vector<const sim::AppModel*>{}, eo);
+  std::vector<sim::SimResult> runs;
+  for (const auto& p : policies) {
+    std::cerr << fmt::format("simulating {} jobs from {} under {} on {}x{} GPUs...\n", jobs.size(), source, p, a.nodes,
+                             a.gpus_per_node);
+    auto t0 = std::chrono::steady_clock::now();
+    runs.push_back(ex.run(p, jobs));
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (jobs.size() >= 5000) std::cerr << "\n";
+    std::cerr << fmt::format("  {}: {} events in {:.2f} s\n", p, runs.back().events, secs);
+  }
+  if (!ex.note().empty()) std::cerr << "note: " << ex.note() << "\n";
+
+  nlohmann::json js;
+  js["source"] = source;
+  js["cluster"] = {{"nodes", a.nodes}, {"gpus_per_node", a.gpus_per_node}};
+  js["load_scale"] = a.load_scale;
+  js["restart_delay_s"] = a.restart_delay;
+  js["interval_s"] = a.interval;
+  js["placement"] = a.placement;
+  if (!ex.note().empty()) js["note"] = ex.note();
+  if (!a.json) {
+    std::cout << fmt::format("{:<18} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>9}", "policy", "avg JCT s", "median s",
+                             "p99 s", "makespan s", "GPU-hours", "util", "restarts");
+    bool any_deadline = false;
+    for (const auto& r : runs) any_deadline |= sim::summarize(r).deadlines > 0;
+    if (any_deadline) std::cout << fmt::format(" {:>9}", "deadlines");
+    std::cout << "\n";
+  }
+  for (const auto& r : runs) {
+    auto s = sim::summarize(r);
+    if (a.json) {
+      nlohmann::json p = {{"policy", r.policy},          {"jobs", s.jobs},
+                          {"avg_jct_s", s.avg_jct},      {"median_jct_s", s.median_jct},
+                          {"p99_jct_s", s.p99_jct},      {"makespan_s", s.makespan},
+                          {"gpu_hours", s.gpu_hours},    {"utilisation", s.utilisation},
+                          {"restarts", s.restarts},      {"events", r.events}};
+      if (s.deadlines) p["deadline_met_share"] = s.deadline_met;
+      js["policies"].push_back(p);
+    } else {
+      std::cout << fmt::format("{:<18} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.1f} {:>5.0f}% {:>9}", r.policy,
+                               s.avg_jct, s.median_jct, s.p99_jct, s.makespan, s.gpu_hours, 100 * s.utilisation,
+                               s.restarts);
+      if (s.deadlines) std::cout << fmt::format(" {:>8.0f}%", 100 * s.deadline_met);
+      std::cout << "\n";
+    }
+  }
+  if (a.json) std::cout << js.dump(2) << "\n";
+  if (!a.jobs_csv.empty()) {
+    sim::write_jobs_csv(a.jobs_csv, runs);
+    std::cerr << "per-job results -> " << a.jobs_csv << "\n";
+  }
+  if (!a.plot.empty()) {
+    sim::plot_jct_cdf(a.plot, runs, fmt::format("JCT CDF: {} ({}x{} GPUs, load x{})", source, a.nodes, a.gpus_per_node,
+                                                a.load_scale));
+    std::cerr << "JCT CDF plot -> " << a.plot << "\n";
+  }
+}
+
+void setup(CLI::App& root) {
+  auto a = std::make_shared<SimulateArgs>();
+  auto* cmd = root.add_subcommand(
+      "simulate",
+      "Simulate a GPU cluster shared by many training jobs under scheduling policies.\n"
+      "Jobs come from a Pollux-format workload (name,time,application,num_replicas,batch_size[,deadline]) whose\n"
+      "applications are replayed from --data, or from the Philly trace (rigid jobs: their GPU count, their duration).\n"
+      "Policies: " + [] {
+        std::string s;
+        for (const auto* e : sim::PolicyRegistry::instance().all()) s += "\n  " + e->name + ": " + e->summary;
+        return s;
+      }() + "\nSee docs/SIMULATOR.md for the job model.");
+  cmd->add_option("--workload", a->workload, "Workload CSV (Pollux format)");
+  cmd->add_option("--philly", a->philly, "Philly trace CSV (timestamp,duration,num_gpus,...)");
+  cmd->add_option("--philly-limit", a->philly_limit, "Use only the first N Philly jobs by arrival (0: all)");
+  cmd->add_option("--policy", a->policies, "Comma-separated policies to compare")->capture_default_str();
+  cmd->add_option("--data", a->data, "Directory of application traces (pollux-t4 format)")->capture_default_str();
+  cmd->add_option("--nodes", a->nodes, "Nodes in the cluster")->capture_default_str();
+  cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str();
+  cmd->add_option("--load-scale", a->load_scale, "Divide arrival times by this (2 = twice the load)")->capture_default_str();
+  cmd->add_option("--restart-delay", a->restart_delay, "Seconds without progress after any (re)allocation")
+      ->capture_default_str();
+  cmd->add_option("--interval", a->interval, "Scheduling interval in seconds (0: at every arrival/completion)")
+      ->capture_default_str();
+  cmd->add_option("--placement", a->placement, "pack (best-fit, fewest nodes) or spread (emptiest node first, as Pollux's Tiresias)")
+      ->capture_default_str();
+  cmd->add_option("--tiresias-thresholds", a->thresholds, "Tiresias queue thresholds in attained GPU-seconds")
+      ->capture_default_str();
+  cmd->add_flag("--gittins", a->gittins, "Tiresias orders each queue by Gittins index over the workload's job sizes");
+  cmd->add_flag("--oracle", a->oracle, "optimus/coconfig see the true speeds instead of fitted models");
+  cmd->add_option("--time-model", a->time_model, "Registered time model that optimus/coconfig fit (default: best registered)");
+  cmd->add_option("--min-gain", a->min_gain, "coconfig: least goodput a further GPU must add, as a share of per-GPU goodput")
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print results as JSON");
+  cmd->add_option("--plot", a->plot, "Draw the JCT CDF per policy with gnuplot (.png or .svg)");
+  cmd->add_option("--jobs-csv", a->jobs_csv, "Write per-job results to this CSV");
+  cmd->callback([a] { run_simulate(*a); });
+}
+
+CommandRegistrar reg(60, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

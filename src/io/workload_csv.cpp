@@ -1,0 +1,45 @@
+#include "io/workload_csv.h"
+
+#include <unordered_set>
+
+#include "core/error.h"
+#include "io/csv.h"
+
+namespace trainplan::io {
+
+std::vector<WorkloadJob> read_workload_csv(const std::string& path, const std::set<std::string>& known_apps) {
+  CsvTable t = CsvTable::read(path);
+  t.require_columns({"name", "time", "application", "num_replicas", "batch_size"});
+  if (t.rows().empty()) throw InputError(path, 0, "", "workload has no jobs");
+  bool has_deadline = t.has_column("deadline");
+  std::vector<WorkloadJob> jobs;
+  std::unordered_set<std::string> names;
+  for (const auto& row : t.rows()) {
+    WorkloadJob j;
+    j.line = row.line;
+    j.name = t.text(row, "name");
+    if (j.name.empty()) t.fail(row, "name", "job name is empty");
+    if (!names.insert(j.name).second) t.fail(row, "name", "duplicate job name '" + j.name + "'");
+    j.arrival_s = t.number(row, "time");
+    if (j.arrival_s < 0) t.fail(row, "time", "arrival time must be >= 0, got " + t.text(row, "time"));
+    j.application = t.text(row, "application");
+    if (j.application.empty()) t.fail(row, "application", "application is empty");
+    if (!known_apps.empty() && !known_apps.count(j.application)) {
+      std::string list;
+      for (const auto& a : known_apps) list += (list.empty() ? "" : ", ") + a;
+      t.fail(row, "application", "unknown application '" + j.application + "' (known: " + list + ")");
+    }
+    j.replicas = static_cast<int>(t.positive_int(row, "num_replicas"));
+    j.batch = static_cast<int>(t.positive_int(row, "batch_size"));
+    if (has_deadline) {
+      if (auto d = t.optional_number(row, "deadline")) {
+        if (*d <= 0) t.fail(row, "deadline", "deadline must be > 0 seconds");
+        j.deadline_s = *d;
+      }
+    }
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+}  // namespace trainplan::io

@@ -1,0 +1,52 @@
+// What a scheduler believes about a job's speed: progress per second at a
+// GPU count (packed onto the fewest nodes) and a global batch. The oracle
+// estimator is the simulator's own ground truth; the fitted one predicts
+// step time with a registered TimeModel fitted on samples drawn from the
+// replay data (the paper's sampling plan), as a profiler would have.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+
+#include "models/model.h"
+#include "sim/job.h"
+
+namespace trainplan::sim {
+
+class Estimator {
+ public:
+  virtual ~Estimator() = default;
+  // Progress per second; 0 where not feasible. Rigid jobs: 1 at their own
+  // GPU count, else 0.
+  virtual double rate(const JobState& job, int gpus, int batch) const = 0;
+  virtual std::string name() const = 0;
+  // Seconds left at (gpus, batch); +inf where not feasible.
+  double remaining_time(const JobState& job, int gpus, int batch) const;
+};
+
+class OracleEstimator : public Estimator {
+ public:
+  double rate(const JobState& job, int gpus, int batch) const override;
+  std::string name() const override { return "oracle"; }
+};
+
+// Step time from a fitted TimeModel per application; the statistical gain
+// from the job's own gradient statistics (which a running job measures).
+class FittedEstimator : public Estimator {
+ public:
+  // Fits `model` (a registered time-model name) on each application's
+  // samples drawn with the paper's plan (seed `seed`).
+  FittedEstimator(const std::vector<const AppModel*>& apps, const std::string& model, uint64_t seed = 1);
+  double rate(const JobState& job, int gpus, int batch) const override;
+  std::string name() const override { return "fitted:" + model_; }
+
+ private:
+  std::string model_;
+  std::map<const AppModel*, std::shared_ptr<models::TimeModel>> fitted_;
+};
+
+// The preferred registered time model for scheduling: the first registered
+// of a preference list (physically shaped models first), or "" if none.
+std::string default_time_model();
+
+}  // namespace trainplan::sim

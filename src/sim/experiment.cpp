@@ -1,0 +1,100 @@
+#include "sim/experiment.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "sim/app_model.h"
+#include "sim/workload.h"
+#include <unistd.h>
+#include <algorithm>
+
+namespace trainplan::sim {
+
+Experiment::Experiment(std::vector<const AppModel*> apps, ExperimentOptions opts)
+    : apps_(std::move(apps)), opts_(std::move(opts)) {}
+
+const Estimator& Experiment::scheduler_estimator() {
+  if (opts_.oracle) return oracle_;
+  if (!fitted_tried_) {
+    fitted_tried_ = true;
+    std::string name = opts_.time_model.empty() ? default_time_model() : opts_.time_model;
+    if (name.empty()) {
+      note_ = "no time model is registered: schedulers use the oracle";
+    } else {
+      fitted_ = std::make_unique<FittedEstimator>(apps_, name);
+      note_ = "schedulers use time model '" + name + "' fitted on the paper plan's samples of each application";
+    }
+  }
+  return fitted_ ? *fitted_ : static_cast<const Estimator&>(oracle_);
+}
+
+SimResult Experiment::run(const std::string& policy, const std::vector<JobSpec>& jobs) {
+  PolicyOptions po = opts_.policy;
+  if (opts_.gittins && policy == "tiresias") po.gittins_sizes = job_sizes(jobs);
+  auto p = PolicyRegistry::instance().make(policy, po);
+  // Only the model-driven policies need the (possibly fitted) estimator.
+  const Estimator& est = (policy == "optimus" || policy == "coconfig") ? scheduler_estimator() : oracle_;
+  return simulate(jobs, *p, est, oracle_, opts_.sim);
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    std::string t = s.substr(i, j - i);
+    while (!t.empty() && t.front() == ' ') t.erase(t.begin());
+    while (!t.empty() && t.back() == ' ') t.pop_back();
+    if (!t.empty()) out.push_back(t);
+    i = j + 1;
+  }
+  return out;
+}
+
+void plot_jct_cdf(const std::string& path, const std::vector<SimResult>& runs, const std::string& title) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::string term;
+  if (ext == ".png") term = "pngcairo size 900,600";
+  else if (ext == ".svg") term = "svg size 900,600";
+  else throw InputError("", 0, "--plot", "'" + path + "' must end in .png or .svg");
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("trainplan_plot_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::string script = fmt::format(
+      "set terminal {}\nset output '{}'\nset title '{}'\nset xlabel 'job completion time (hours)'\n"
+      "set ylabel 'fraction of jobs'\nset logscale x\nset grid\nset key bottom right\nset yrange [0:1]\nplot ",
+      term, path, title);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    std::vector<double> jct;
+    for (const auto& j : runs[k].jobs) jct.push_back(std::max(j.jct, 1.0) / 3600.0);
+    std::sort(jct.begin(), jct.end());
+    auto data = dir / fmt::format("cdf{}.dat", k);
+    std::ofstream out(data);
+    for (size_t i = 0; i < jct.size(); ++i) out << jct[i] << " " << double(i + 1) / double(jct.size()) << "\n";
+    script += fmt::format("{}'{}' using 1:2 with steps lw 2 title '{}'", k ? ", " : "", data.string(), runs[k].policy);
+  }
+  script += "\n";
+  FILE* gp = popen("gnuplot 2>&1", "w");
+  if (!gp) throw std::runtime_error("cannot start gnuplot");
+  fputs(script.c_str(), gp);
+  int rc = pclose(gp);
+  std::filesystem::remove_all(dir);
+  if (rc != 0) throw std::runtime_error("gnuplot failed while writing " + path);
+}
+
+void write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, 0, "", "cannot write the per-job CSV");
+  out << "policy,name,app,arrival,start,finish,jct,gpu_seconds,restarts,gpus,batch,met_deadline\n";
+  for (const auto& r : runs)
+    for (const auto& j : r.jobs)
+      out << fmt::format("{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{},{},{}\n", r.policy, j.name, j.app, j.arrival,
+                         j.start, j.finish, j.jct, j.gpu_seconds, j.restarts, j.gpus, j.batch,
+                         j.met_deadline ? (*j.met_deadline ? "1" : "0") : "");
+}
+
+}  // namespace trainplan::sim

@@ -1,0 +1,37 @@
+#include "sim/policy.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace trainplan::sim {
+
+PolicyRegistry& PolicyRegistry::instance() {
+  static PolicyRegistry r;
+  return r;
+}
+
+void PolicyRegistry::add(PolicyEntry e) { entries_.push_back(std::move(e)); }
+
+std::unique_ptr<Policy> PolicyRegistry::make(const std::string& name, const PolicyOptions& opts) const {
+  for (const auto& e : entries_)
+    if (e.name == name) return e.make(opts);
+  std::string list;
+  for (const auto& n : names()) list += (list.empty() ? "" : ", ") + n;
+  throw InputError("", 0, "--policy", "unknown policy '" + name + "' (known: " + list + ")");
+}
+
+std::vector<const PolicyEntry*> PolicyRegistry::all() const {
+  std::vector<const PolicyEntry*> v;
+  for (const auto& e : entries_) v.push_back(&e);
+  std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  return v;
+}
+
+std::vector<std::string> PolicyRegistry::names() const {
+  std::vector<std::string> v;
+  for (const auto* e : all()) v.push_back(e->name);
+  return v;
+}
+
+}  // namespace trainplan::sim

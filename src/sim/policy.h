@@ -1,0 +1,78 @@
+// Scheduling policies: one interface, registered by name with a static
+// PolicyRegistrar (a new policy is one file). At every scheduling point the
+// simulator hands the policy the active jobs and asks for each job's GPU
+// count and global batch; jobs left out wait (or are preempted).
+#pragma once
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/estimator.h"
+#include "sim/job.h"
+
+namespace trainplan::sim {
+
+struct Decision {
+  int job = 0;    // JobState::id
+  int gpus = 0;   // > 0
+  int batch = 0;  // global batch (ignored for rigid jobs)
+};
+
+struct SchedInput {
+  double now = 0;
+  int total_gpus = 0;
+  int gpus_per_node = 0;
+  double restart_delay = 0;
+  const std::vector<JobState*>* jobs = nullptr;  // arrived and unfinished, by arrival
+  const Estimator* est = nullptr;                // what the scheduler believes
+  const Estimator* truth = nullptr;              // ground truth (srtf's oracle)
+};
+
+// Options every policy may read; each documents the ones it uses.
+struct PolicyOptions {
+  std::vector<double> tiresias_thresholds{3250, 7200};  // attained GPU-seconds between queues
+  std::vector<double> gittins_sizes;  // job sizes (GPU-s) of a known distribution: enables Gittins
+  double coconfig_min_gain = 0.5;  // coconfig: least goodput a further GPU must add, as a share of the per-GPU goodput
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string name() const = 0;
+  // Decisions in placement order (earlier ones are placed first).
+  virtual std::vector<Decision> schedule(const SchedInput& in) = 0;
+  // Event-driven mode: the next time the policy wants to run even if no job
+  // arrives or ends (e.g. a queue demotion); +inf for none.
+  virtual double next_wakeup(const SchedInput&) { return std::numeric_limits<double>::infinity(); }
+};
+
+using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyOptions&)>;
+
+struct PolicyEntry {
+  std::string name;
+  std::string summary;
+  PolicyFactory make;
+};
+
+class PolicyRegistry {
+ public:
+  static PolicyRegistry& instance();
+  void add(PolicyEntry e);
+  // Throws InputError naming the known policies.
+  std::unique_ptr<Policy> make(const std::string& name, const PolicyOptions& opts) const;
+  std::vector<const PolicyEntry*> all() const;  // sorted by name
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<PolicyEntry> entries_;
+};
+
+struct PolicyRegistrar {
+  PolicyRegistrar(const std::string& name, const std::string& summary, PolicyFactory make) {
+    PolicyRegistry::instance().add({name, summary, std::move(make)});
+  }
+};
+
+}  // namespace trainplan::sim

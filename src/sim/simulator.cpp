@@ -1,0 +1,258 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "sim/app_model.h"
+
+namespace trainplan::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Event {
+  double time;
+  int job;
+  long version;
+  bool operator>(const Event& o) const { return time > o.time || (time == o.time && job > o.job); }
+};
+
+class Engine {
+ public:
+  Engine(const std::vector<JobSpec>& specs, Policy& policy, const Estimator& est, const Estimator& truth,
+         const SimOptions& opts)
+      : policy_(policy), est_(est), truth_(truth), opts_(opts),
+        cluster_(opts.nodes, opts.gpus_per_node, opts.placement) {
+    order_.resize(specs.size());
+    std::iota(order_.begin(), order_.end(), 0);
+    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return specs[a].arrival < specs[b].arrival; });
+    jobs_.resize(specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const JobSpec& s = specs[i];
+      JobState& j = jobs_[i];
+      j.id = static_cast<int>(i);
+      j.spec = &s;
+      if (s.gpus > cluster_.total_gpus())
+        throw InputError("", 0, "", "job '" + s.name + "' needs " + std::to_string(s.gpus) + " GPUs but the cluster has " +
+                                        std::to_string(cluster_.total_gpus()));
+      j.work = s.app ? s.app->total_work() : s.duration;
+      j.batch = s.batch;
+    }
+  }
+
+  SimResult run() {
+    SimResult res;
+    res.policy = policy_.name();
+    res.total_gpus = cluster_.total_gpus();
+    size_t next_arrival = 0, done = 0, n = jobs_.size();
+    double now = n ? jobs_[order_[0]].spec->arrival : 0;
+    bool tick_mode = opts_.interval > 0;
+    double next_tick = tick_mode ? std::ceil(now / opts_.interval) * opts_.interval : kInf;
+    double wakeup = kInf;
+    while (done < n) {
+      double t_event = kInf;
+      while (!heap_.empty() && heap_.top().version != jobs_[heap_.top().job].version) heap_.pop();
+      if (!heap_.empty()) t_event = heap_.top().time;
+      double t_arrival = next_arrival < n ? jobs_[order_[next_arrival]].spec->arrival : kInf;
+      if (tick_mode && active_.empty() && next_tick < t_arrival)  // idle: skip empty ticks
+        next_tick = std::ceil(t_arrival / opts_.interval) * opts_.interval;
+      double t = std::min({t_event, t_arrival, next_tick, wakeup});
+      if (t == kInf) throw std::logic_error("policy '" + policy_.name() + "' leaves jobs waiting forever");
+      now = std::max(now, t);
+      bool changed = false;
+      // 1. Job events at `now`: epoch boundaries and completions.
+      while (!heap_.empty() && heap_.top().time <= now) {
+        Event e = heap_.top();
+        heap_.pop();
+        JobState& j = jobs_[e.job];
+        if (e.version != j.version) continue;
+        ++res.events;
+        if (on_job_event(j, now)) {
+          ++done;
+          changed = true;
+          if (opts_.on_progress && done % 256 == 0) opts_.on_progress(done, n);
+        }
+      }
+      // 2. Arrivals at `now`.
+      while (next_arrival < n && jobs_[order_[next_arrival]].spec->arrival <= now) {
+        JobState& j = jobs_[order_[next_arrival++]];
+        j.last = now;
+        ++res.events;
+        if (j.work <= 0) {
+          j.start = j.finish = j.spec->arrival;
+          ++done;
+          continue;
+        }
+        active_.push_back(&j);
+        changed = true;
+      }
+      // 3. Scheduling.
+      bool run_policy = tick_mode ? now >= next_tick : (changed || now >= wakeup);
+      if (tick_mode && now >= next_tick) next_tick = (std::floor(now / opts_.interval) + 1) * opts_.interval;
+      if (run_policy && !active_.empty()) {
+        ++res.schedules;
+        wakeup = schedule(now);
+      } else if (active_.empty()) {
+        wakeup = kInf;
+      }
+    }
+    res.jobs.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const JobState& j = jobs_[i];
+      JobResult r;
+      r.name = j.spec->name;
+      r.app = j.spec->app ? j.spec->app->name() : "";
+      r.arrival = j.spec->arrival;
+      r.start = j.start;
+      r.finish = j.finish;
+      r.jct = j.finish - j.spec->arrival;
+      r.gpu_seconds = j.attained;
+      r.restarts = j.restarts;
+      r.gpus = j.gpus;
+      r.batch = j.batch;
+      if (j.spec->deadline) r.met_deadline = r.jct <= *j.spec->deadline;
+      res.jobs.push_back(std::move(r));
+    }
+    return res;
+  }
+
+ private:
+  // Brings progress and attained service of `j` up to time `t`.
+  static void sync(JobState& j, double t) {
+    if (j.gpus > 0 && t > j.last) {
+      double from = std::max(j.last, j.run_from);
+      if (t > from) j.progress += j.rate * (t - from);
+      j.attained += j.gpus * (t - j.last);
+    }
+    j.last = std::max(j.last, t);
+  }
+
+  double target(const JobState& j) const {
+    if (j.rigid()) return j.work;
+    return j.spec->app->boundary(std::min(j.epoch + 1, j.spec->app->epochs()));
+  }
+
+  void push_event(JobState& j, double now) {
+    ++j.version;
+    if (j.gpus == 0 || j.rate <= 0) return;
+    double from = std::max(now, j.run_from);
+    double left = std::max(0.0, target(j) - j.progress);
+    heap_.push({from + left / j.rate, j.id, j.version});
+  }
+
+  double true_rate(const JobState& j) const {
+    if (j.rigid()) return j.gpus == j.spec->gpus ? 1.0 : 0.0;
+    return j.spec->app->rate(j.gpus, j.nodes, j.batch, j.epoch);
+  }
+
+  // Returns true when the job completed.
+  bool on_job_event(JobState& j, double now) {
+    sync(j, now);
+    double tgt = target(j);
+    if (j.progress >= tgt - 1e-9 * std::max(1.0, tgt)) {
+      j.progress = std::max(j.progress, tgt);
+      if (!j.rigid()) ++j.epoch;
+      if (j.rigid() || j.epoch >= j.spec->app->epochs()) {
+        j.finish = now;
+        j.progress = j.work;
+        cluster_.release(j.placement);
+        j.placement.clear();
+        j.gpus = 0;
+        ++j.version;
+        active_.erase(std::find(active_.begin(), active_.end(), &j));
+        return true;
+      }
+      j.rate = true_rate(j);
+    }
+    push_event(j, now);
+    return false;
+  }
+
+  double schedule(double now) {
+    for (JobState* j : active_) sync(*j, now);
+    SchedInput in;
+    in.now = now;
+    in.total_gpus = cluster_.total_gpus();
+    in.gpus_per_node = cluster_.gpus_per_node();
+    in.restart_delay = opts_.restart_delay;
+    in.jobs = &active_;
+    in.est = &est_;
+    in.truth = &truth_;
+    std::vector<Decision> dec = policy_.schedule(in);
+    want_.clear();
+    int total = 0;
+    for (const Decision& d : dec) {
+      if (d.gpus <= 0) continue;
+      if (want_.count(d.job)) throw std::logic_error("policy '" + policy_.name() + "' decided twice for one job");
+      want_[d.job] = d;
+      total += d.gpus;
+    }
+    if (total > cluster_.total_gpus())
+      throw std::logic_error("policy '" + policy_.name() + "' allocated " + std::to_string(total) + " GPUs of " +
+                             std::to_string(cluster_.total_gpus()));
+    // Release every job whose allocation changes.
+    for (JobState* j : active_) {
+      auto it = want_.find(j->id);
+      int g = it == want_.end() ? 0 : it->second.gpus;
+      int b = it == want_.end() || j->rigid() ? j->batch : it->second.batch;
+      if (j->gpus > 0 && (g != j->gpus || b != j->batch)) {
+        cluster_.release(j->placement);
+        j->placement.clear();
+        j->gpus = 0;
+        j->rate = 0;
+        ++j->version;
+      }
+    }
+    // Place the new allocations in the policy's order.
+    for (const Decision& d : dec) {
+      if (d.gpus <= 0) continue;
+      JobState& j = jobs_[d.job];
+      if (j.gpus > 0) continue;  // unchanged
+      j.placement = cluster_.place(d.gpus);
+      if (j.placement.empty()) throw std::logic_error("placement failed");
+      j.gpus = d.gpus;
+      j.nodes = Cluster::node_count(j.placement);
+      if (!j.rigid()) j.batch = d.batch > 0 ? d.batch : j.spec->batch;
+      if (j.start < 0) j.start = now;
+      else ++j.restarts;
+      j.run_from = now + opts_.restart_delay;
+      j.last = now;
+      j.rate = true_rate(j);
+      if (j.rate <= 0)
+        throw std::logic_error("job '" + j.spec->name + "' cannot run on " + std::to_string(j.gpus) + " GPUs over " +
+                               std::to_string(j.nodes) + " nodes at batch " + std::to_string(j.batch));
+      push_event(j, now);
+    }
+    return policy_.next_wakeup(in);
+  }
+
+  Policy& policy_;
+  const Estimator& est_;
+  const Estimator& truth_;
+  SimOptions opts_;
+  Cluster cluster_;
+  std::vector<JobState> jobs_;
+  std::vector<int> order_;
+  std::vector<JobState*> active_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
+  std::unordered_map<int, Decision> want_;
+};
+
+}  // namespace
+
+SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
+                   const SimOptions& opts) {
+  if (opts.nodes < 1 || opts.gpus_per_node < 1) throw InputError("", 0, "--nodes", "the cluster needs >= 1 node and GPU");
+  if (opts.restart_delay < 0) throw InputError("", 0, "--restart-delay", "must be >= 0");
+  if (opts.interval < 0) throw InputError("", 0, "--interval", "must be >= 0");
+  Engine e(jobs, policy, est, truth, opts);
+  return e.run();
+}
+
+}  // namespace trainplan::sim

@@ -1,0 +1,57 @@
+// The discrete-event cluster simulator. Events: arrivals, epoch boundaries
+// (where a trace job's statistical efficiency changes), completions, and
+// scheduling points. With interval > 0 the policy runs every `interval`
+// seconds only (as Pollux's simulator, which rounds to 60 s); with
+// interval = 0 it runs at every arrival, completion and policy wake-up.
+// Any change of a job's GPUs, placement or batch (including the first
+// start and a resume after preemption) costs `restart_delay` seconds during
+// which the job holds its GPUs but makes no progress.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/cluster.h"
+#include "sim/estimator.h"
+#include "sim/job.h"
+#include "sim/policy.h"
+
+namespace trainplan::sim {
+
+struct SimOptions {
+  int nodes = 16;
+  int gpus_per_node = 4;
+  double restart_delay = 30;
+  double interval = 60;
+  PlacementMode placement = PlacementMode::kPack;
+  // Called now and then with (finished jobs, all jobs) for progress output.
+  std::function<void(size_t, size_t)> on_progress;
+};
+
+struct JobResult {
+  std::string name;
+  std::string app;  // "" for rigid jobs
+  double arrival = 0, start = 0, finish = 0;
+  double jct = 0;
+  double gpu_seconds = 0;
+  int restarts = 0;
+  int gpus = 0;   // GPUs at the end
+  int batch = 0;  // global batch at the end
+  std::optional<bool> met_deadline;
+};
+
+struct SimResult {
+  std::string policy;
+  std::vector<JobResult> jobs;  // in submission order
+  long events = 0;              // simulator events processed
+  long schedules = 0;           // policy invocations
+  int total_gpus = 0;
+};
+
+// Runs `jobs` (any order) to completion. Throws InputError if a job can never
+// run (more GPUs than the cluster) and std::logic_error if the policy
+// over-allocates.
+SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
+                   const SimOptions& opts);
+
+}  // namespace trainplan::sim

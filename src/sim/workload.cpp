@@ -1,0 +1,93 @@
+#include "sim/workload.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace trainplan::sim {
+
+AppSet::AppSet(const std::string& dir) : apps_(load_apps(dir)) {}
+
+const AppModel* AppSet::find(const std::string& name) const {
+  for (const auto& a : apps_)
+    if (a->name() == name) return a.get();
+  return nullptr;
+}
+
+std::set<std::string> AppSet::names() const {
+  std::set<std::string> s;
+  for (const auto& a : apps_) s.insert(a->name());
+  return s;
+}
+
+std::vector<const AppModel*> AppSet::all() const {
+  std::vector<const AppModel*> v;
+  for (const auto& a : apps_) v.push_back(a.get());
+  return v;
+}
+
+std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus) {
+  if (!(load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
+  auto rows = io::read_workload_csv(path, apps.names());
+  std::vector<JobSpec> jobs;
+  for (const auto& r : rows) {
+    JobSpec s;
+    s.name = r.name;
+    s.arrival = r.arrival_s / load_scale;
+    s.app = apps.find(r.application);
+    s.gpus = r.replicas;
+    s.batch = r.batch;
+    s.deadline = r.deadline_s;
+    if (s.gpus > max_gpus)
+      throw InputError(path, r.line, "num_replicas",
+                       "job '" + r.name + "' needs " + std::to_string(s.gpus) + " GPUs but the cluster has " +
+                           std::to_string(max_gpus));
+    if (!s.app->execute(s.gpus, 0, s.batch))
+      throw InputError(path, r.line, "batch_size",
+                       "job '" + r.name + "': " + r.application + " cannot run global batch " + std::to_string(s.batch) +
+                           " on " + std::to_string(s.gpus) + " GPUs (measured per-GPU batches " +
+                           std::to_string(s.app->min_local()) + ".." + std::to_string(s.app->max_local()) +
+                           ", global up to " + std::to_string(s.app->max_batch()) + ")");
+    jobs.push_back(std::move(s));
+  }
+  return jobs;
+}
+
+std::vector<JobSpec> jobs_from_philly(const std::string& path, const std::vector<io::PhillyJob>& rows, double load_scale,
+                                      int max_gpus) {
+  if (!(load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
+  std::vector<JobSpec> jobs;
+  jobs.reserve(rows.size());
+  for (const auto& r : rows) {
+    if (r.gpus > max_gpus)
+      throw InputError(path, r.line, "num_gpus",
+                       "job needs " + std::to_string(r.gpus) + " GPUs but the cluster has " + std::to_string(max_gpus));
+    JobSpec s;
+    s.name = "philly-" + std::to_string(r.line);
+    s.arrival = r.arrival_s / load_scale;
+    s.gpus = r.gpus;
+    s.duration = r.duration_s;
+    jobs.push_back(std::move(s));
+  }
+  return jobs;
+}
+
+std::vector<double> job_sizes(const std::vector<JobSpec>& jobs) {
+  std::vector<double> sizes;
+  for (const auto& s : jobs) {
+    if (!s.app) {
+      sizes.push_back(s.duration * s.gpus);
+      continue;
+    }
+    double t = 0, prev = 0;
+    for (int e = 1; e <= s.app->epochs(); ++e) {
+      double r = s.app->rate(s.gpus, 0, s.batch, e - 1);
+      if (r > 0) t += (s.app->boundary(e) - prev) / r;
+      prev = s.app->boundary(e);
+    }
+    sizes.push_back(t * s.gpus);
+  }
+  return sizes;
+}
+
+}  // namespace trainplan::sim

@@ -1,0 +1,42 @@
+// Turning workload files into simulator jobs.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/philly.h"
+#include "io/workload_csv.h"
+#include "sim/app_model.h"
+#include "sim/job.h"
+
+namespace trainplan::sim {
+
+// The applications of a data directory, by name.
+class AppSet {
+ public:
+  explicit AppSet(const std::string& dir);
+  const AppModel* find(const std::string& name) const;
+  std::set<std::string> names() const;
+  std::vector<const AppModel*> all() const;
+
+ private:
+  std::vector<std::shared_ptr<AppModel>> apps_;
+};
+
+// Pollux workload jobs. Arrivals are divided by `load_scale` (2 = twice the
+// load). Throws InputError (file, line) for an unknown application, or a
+// requested configuration the trace cannot run (too small a batch for the
+// replicas, or more GPUs than `max_gpus`).
+std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus);
+
+// Philly jobs as rigid jobs: each keeps its GPU count and needs its measured
+// duration at that size. Throws InputError (file, line) for jobs larger than
+// `max_gpus`.
+std::vector<JobSpec> jobs_from_philly(const std::string& path, const std::vector<io::PhillyJob>& rows,
+                                      double load_scale, int max_gpus);
+
+// Job sizes in GPU-seconds at their requested configuration (packed), under
+// the simulator's ground truth: the known distribution Gittins needs.
+std::vector<double> job_sizes(const std::vector<JobSpec>& jobs);
+
+}  // namespace trainplan::sim
