@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <stdexcept>
 
 namespace trainplan::models {
@@ -42,25 +41,53 @@ std::vector<int> discretise(const std::vector<double>& column, const MiBinning& 
   return out;
 }
 
-double entropy(const std::vector<int>& labels) {
+namespace {
+
+// Labels as codes 0..K-1 (K returned): as they are when already small and
+// non-negative (discretise's output), else renumbered in sorted order.
+size_t dense_codes(const std::vector<int>& labels, std::vector<int>& codes) {
   if (labels.empty()) return 0;
-  std::map<int, long> counts;
-  for (int l : labels) ++counts[l];
-  double n = double(labels.size()), h = 0;
-  for (auto& [l, c] : counts) {
-    double p = c / n;
-    h -= p * std::log(p);
+  auto [lo, hi] = std::minmax_element(labels.begin(), labels.end());
+  if (*lo >= 0 && static_cast<size_t>(*hi) < 4 * labels.size() + 64) {
+    codes = labels;
+    return static_cast<size_t>(*hi) + 1;
   }
+  std::vector<int> distinct = labels;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  codes.resize(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i)
+    codes[i] = static_cast<int>(std::lower_bound(distinct.begin(), distinct.end(), labels[i]) - distinct.begin());
+  return distinct.size();
+}
+
+double entropy_of_counts(const std::vector<long>& counts, double n) {
+  double h = 0;
+  for (long c : counts)
+    if (c > 0) h -= (c / n) * std::log(c / n);
   return h;
 }
 
+}  // namespace
+
+double entropy(const std::vector<int>& labels) {
+  if (labels.empty()) return 0;
+  std::vector<int> codes;
+  std::vector<long> counts(dense_codes(labels, codes), 0);
+  for (int c : codes) ++counts[c];
+  return entropy_of_counts(counts, double(labels.size()));
+}
+
+// H(T | S) = H(T, S) - H(S).
 double conditional_entropy(const std::vector<int>& target, const std::vector<int>& given) {
   if (target.size() != given.size()) throw std::invalid_argument("conditional_entropy: lengths differ");
-  std::map<int, std::vector<int>> groups;
-  for (size_t i = 0; i < target.size(); ++i) groups[given[i]].push_back(target[i]);
-  double n = double(target.size()), h = 0;
-  for (auto& [g, t] : groups) h += (t.size() / n) * entropy(t);
-  return h;
+  if (target.empty()) return 0;
+  std::vector<int> t, g;
+  size_t kt = dense_codes(target, t), kg = dense_codes(given, g);
+  std::vector<long> joint(kt * kg, 0), marginal(kg, 0);
+  for (size_t i = 0; i < t.size(); ++i) ++joint[size_t(t[i]) * kg + g[i]], ++marginal[g[i]];
+  double n = double(target.size());
+  return std::max(0.0, entropy_of_counts(joint, n) - entropy_of_counts(marginal, n));
 }
 
 MiWeights mi_weights(const std::vector<std::vector<double>>& columns, const std::vector<double>& target,

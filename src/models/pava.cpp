@@ -120,34 +120,45 @@ std::vector<double> pava(const std::vector<double>& y, const std::vector<double>
   return negated(pava_increasing(negated(y), w));
 }
 
-IsotonicCurve fit_isotonic(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w,
-                           Shape shape) {
+PooledPoints pool_points(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w) {
   size_t n = x.size();
   if (n == 0) throw std::invalid_argument("isotonic fit: no points");
   if (y.size() != n || (!w.empty() && w.size() != n)) throw std::invalid_argument("isotonic fit: x, y, w differ in length");
+  struct Point {
+    double x, y, w;
+  };
+  std::vector<Point> pts(n);
   for (size_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i]) || !std::isfinite(y[i])) throw std::invalid_argument("isotonic fit: NaN or Inf in input");
-    if (!w.empty() && !(w[i] > 0 && std::isfinite(w[i]))) throw std::invalid_argument("isotonic fit: weights must be > 0");
+    double wi = w.empty() ? 1.0 : w[i];
+    if (!(wi > 0 && std::isfinite(wi))) throw std::invalid_argument("isotonic fit: weights must be > 0");
+    pts[i] = {x[i], y[i], wi};
   }
-  auto weight = [&](size_t i) { return w.empty() ? 1.0 : w[i]; };
-
-  // Pool repeated x.
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
-  std::vector<double> ux, uy, uw;
-  for (size_t i : order) {
-    if (ux.empty() || x[i] != ux.back()) {
-      ux.push_back(x[i]);
-      uy.push_back(y[i]);
-      uw.push_back(weight(i));
-    } else {
-      double sw = uw.back() + weight(i);
-      uy.back() += (y[i] - uy.back()) * weight(i) / sw;
-      uw.back() = sw;
+  std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+  PooledPoints p;
+  for (const auto& q : pts) {
+    if (p.x.empty() || q.x != p.x.back()) {
+      p.x.push_back(q.x);
+      p.y.push_back(q.y);
+      p.w.push_back(q.w);
+    } else {  // weighted Welford update of the mean and the squared error about it
+      double sw = p.w.back() + q.w, d = q.y - p.y.back();
+      p.y.back() += d * q.w / sw;
+      p.within_sse += q.w * d * (q.y - p.y.back());
+      p.w.back() = sw;
     }
   }
+  return p;
+}
 
+IsotonicCurve fit_isotonic(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w,
+                           Shape shape) {
+  return fit_isotonic(pool_points(x, y, w), shape);
+}
+
+IsotonicCurve fit_isotonic(const PooledPoints& p, Shape shape) {
+  if (p.x.empty()) throw std::invalid_argument("isotonic fit: no points");
+  const auto &ux = p.x, &uy = p.y, &uw = p.w;
   std::vector<double> fit;
   switch (shape) {
     case Shape::kIncreasing: fit = pava(uy, uw, true); break;
@@ -161,17 +172,15 @@ IsotonicCurve fit_isotonic(const std::vector<double>& x, const std::vector<doubl
   // Knots: keep the first and last x of each run of equal fitted values; the
   // linear interpolation between them is then the same as with every x.
   size_t m = ux.size();
+  c.sse = p.within_sse;
   for (size_t i = 0; i < m; ++i) {
+    double d = uy[i] - fit[i];
+    c.sse += uw[i] * d * d;
     bool same_prev = i > 0 && fit[i - 1] == fit[i];
     bool same_next = i + 1 < m && fit[i + 1] == fit[i];
     if (same_prev && same_next) continue;
     c.x.push_back(ux[i]);
     c.y.push_back(fit[i]);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    size_t k = std::lower_bound(ux.begin(), ux.end(), x[i]) - ux.begin();
-    double d = y[i] - fit[k];
-    c.sse += weight(i) * d * d;
   }
   return c;
 }

@@ -36,9 +36,22 @@ struct IsotonicCurve {
 // monotone sequence under weights `w` (> 0). Returns one fitted value per input.
 std::vector<double> pava(const std::vector<double>& y, const std::vector<double>& w, bool increasing);
 
-// Fits `shape` to points (x, y) with weights `w` (empty: all 1). Points with
-// equal x are pooled (weights summed, y averaged by weight). Throws
+// Points pooled by distinct x, in x order: pool once, fit several shapes.
+struct PooledPoints {
+  std::vector<double> x;  // distinct, increasing
+  std::vector<double> y;  // weighted mean of the points at x
+  std::vector<double> w;  // total weight at x
+  double within_sse = 0;  // weighted squared error of the points about their x's mean
+};
+
+// Pools points (x, y) with weights `w` (empty: all 1). Throws
 // std::invalid_argument on empty or mismatched input, NaN/Inf, or weights <= 0.
+PooledPoints pool_points(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w);
+
+// Fits `shape`; the curve's sse counts every original point.
+IsotonicCurve fit_isotonic(const PooledPoints& p, Shape shape);
+
+// pool_points, then fit_isotonic.
 IsotonicCurve fit_isotonic(const std::vector<double>& x, const std::vector<double>& y,
                            const std::vector<double>& w, Shape shape);
 
