@@ -9,45 +9,76 @@
 
 namespace trainplan::models {
 
+int AllreduceLocalModel::nodes_of(int workers, int nodes) const {
+  int g = p_.physical.gpus_per_node;
+  return nodes > 0 ? nodes : (workers + g - 1) / g;
+}
+
 void AllreduceLocalModel::fit(const SampleSet& set) {
   physical_.fit(set);
-  std::map<std::pair<int, int>, std::map<double, std::pair<double, int>>> sums;
+  // Mean log residual per distinct configuration (repeated trials are one point).
+  std::map<std::tuple<int, int, double>, std::pair<double, int>> cells;
   for (const auto& s : set.samples) {
-    int nodes = s.nodes > 0 ? s.nodes : (s.workers + gpus_per_node_ - 1) / gpus_per_node_;
-    double p = physical_.predict(s.batch, s.workers, nodes);
+    int n = nodes_of(s.workers, s.nodes);
+    double p = physical_.predict(s.batch, s.workers, n);
     if (!(p > 0)) continue;
-    auto& cell = sums[{nodes, s.workers}][s.batch];
-    cell.first += std::log(s.epoch_time_s / p);
-    cell.second += 1;
+    auto& c = cells[{n, s.workers, s.batch}];
+    c.first += std::log(s.epoch_time_s / p);
+    c.second += 1;
   }
-  corr_.clear();
-  for (const auto& [key, by_batch] : sums) {
-    Series s;
-    for (const auto& [b, c] : by_batch) s.emplace_back(b, c.first / c.second);
-    corr_[key] = std::move(s);
+  struct Pt {
+    Key key;
+    double batch, e;
+  };
+  std::vector<Pt> pts;
+  for (const auto& [k, c] : cells) pts.push_back({{std::get<0>(k), std::get<1>(k)}, std::get<2>(k), c.first / c.second});
+
+  std::map<double, double> u;
+  std::map<Key, double> v;
+  for (const auto& q : pts) u[q.batch] = 0, v[q.key] = 0;
+  for (int it = 0; it < 20; ++it) {
+    std::map<double, std::pair<double, int>> su;
+    for (const auto& q : pts) su[q.batch].first += q.e - v[q.key], su[q.batch].second += 1;
+    for (auto& [b, x] : su) u[b] = x.first / (x.second + 1);
+    std::map<Key, std::pair<double, int>> sv;
+    for (const auto& q : pts) sv[q.key].first += q.e - u[q.batch], sv[q.key].second += 1;
+    for (auto& [k, x] : sv) v[k] = x.first / (x.second + 1);
   }
+  u_.assign(u.begin(), u.end());
+  v_ = v;
+  w_.clear();
+  if (p_.interaction)
+    for (const auto& q : pts) w_[q.key].emplace_back(q.batch, q.e - u[q.batch] - v[q.key]);
+  for (auto& [k, s] : w_) std::sort(s.begin(), s.end());
 }
 
-double AllreduceLocalModel::at(const Series& s, double b) {
-  if (b <= s.front().first) return s.front().second;
-  if (b >= s.back().first) return s.back().second;
-  size_t i = std::upper_bound(s.begin(), s.end(), std::make_pair(b, double(INFINITY))) - s.begin();
-  const auto& [b0, d0] = s[i - 1];
-  const auto& [b1, d1] = s[i];
-  return d0 + (d1 - d0) * (b - b0) / (b1 - b0);
+double AllreduceLocalModel::at(const Series& s, double x) {
+  if (s.empty()) return 0;
+  if (x <= s.front().first) return s.front().second;
+  if (x >= s.back().first) return s.back().second;
+  size_t i = std::upper_bound(s.begin(), s.end(), std::make_pair(x, double(INFINITY))) - s.begin();
+  const auto& [x0, y0] = s[i - 1];
+  const auto& [x1, y1] = s[i];
+  return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
 }
 
-double AllreduceLocalModel::correction(double batch, int workers, int nodes) const {
-  if (nodes <= 0) nodes = (workers + gpus_per_node_ - 1) / gpus_per_node_;
-  auto it = corr_.find({nodes, workers});
-  if (it != corr_.end()) return at(it->second, batch);
-  // Neighbouring worker counts on the same number of nodes.
-  auto hi = corr_.lower_bound({nodes, workers});
-  if (hi == corr_.end() || hi->first.first != nodes || hi == corr_.begin()) return 0;
+double AllreduceLocalModel::v_at(int nodes, int workers) const {
+  auto it = v_.find({nodes, workers});
+  if (it != v_.end()) return it->second;
+  auto hi = v_.lower_bound({nodes, workers});
+  if (hi == v_.end() || hi->first.first != nodes || hi == v_.begin()) return 0;
   auto lo = std::prev(hi);
   if (lo->first.first != nodes) return 0;
   double f = double(workers - lo->first.second) / double(hi->first.second - lo->first.second);
-  return (1 - f) * at(lo->second, batch) + f * at(hi->second, batch);
+  return (1 - f) * lo->second + f * hi->second;
+}
+
+double AllreduceLocalModel::correction(double batch, int workers, int nodes) const {
+  nodes = nodes_of(workers, nodes);
+  double d = at(u_, batch) + v_at(nodes, workers);
+  auto it = w_.find({nodes, workers});
+  if (it != w_.end()) d += at(it->second, batch);
+  return d;
 }
 
 double AllreduceLocalModel::predict(double batch, int workers, int nodes) const {
@@ -55,16 +86,20 @@ double AllreduceLocalModel::predict(double batch, int workers, int nodes) const 
 }
 
 std::string AllreduceLocalModel::describe() const {
-  double worst = 0;
-  for (const auto& [k, s] : corr_)
-    for (const auto& [b, d] : s) worst = std::max(worst, std::abs(d));
+  double umax = 0, vmax = 0, wmax = 0;
+  for (const auto& [b, x] : u_) umax = std::max(umax, std::abs(x));
+  for (const auto& [k, x] : v_) vmax = std::max(vmax, std::abs(x));
+  for (const auto& [k, s] : w_)
+    for (const auto& [b, x] : s) wmax = std::max(wmax, std::abs(x));
   return physical_.describe() +
-         fmt::format("\n  local correction: {} (workers, nodes) series, largest |log ratio| {:.3f}", corr_.size(), worst);
+         fmt::format("\n  log correction: {} batch levels (max |u| {:.3f}), {} placement levels (max |v| {:.3f}), "
+                     "per-series remainder max |w| {:.3f}",
+                     u_.size(), umax, v_.size(), vmax, wmax);
 }
 
 static TimeModelRegistrar reg_local(
     "allreduce-local",
-    "allreduce-physical times a per-(workers, nodes) correction interpolated in batch (physical shape outside the samples)",
+    "allreduce-physical times a shrunk log-residual correction by batch and placement (physical shape outside the samples)",
     [] { return std::make_unique<AllreduceLocalModel>(); });
 
 }  // namespace trainplan::models

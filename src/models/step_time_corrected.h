@@ -1,11 +1,15 @@
-// allreduce-local: allreduce-physical times a local correction. The physical
-// model carries the shape (and so extrapolates); the correction removes the
-// measured, repeatable deviation of each (workers, nodes) series from it:
-//   t_epoch = physical(b, r, n) * exp(d(b, r, n))
-// where d is the mean log ratio observed / physical, piecewise linear in the
-// batch between measured batches and held at the end values outside them;
-// at an unmeasured worker count, linear in workers between the two nearest
-// measured counts on the same number of nodes; elsewhere 0 (physical alone).
+// allreduce-local: allreduce-physical times a smooth correction fitted to its
+// log residuals e = log(observed / physical) over distinct (b, r, n):
+//   t_epoch = physical(b, r, n) * exp(u(b) + v(r, n) + w(b; r, n))
+//  * u(b): the part shared by every worker count at a batch (the compute
+//    time's measured deviation from alpha + beta b), piecewise linear in b
+//    between measured batches, held at the end values outside them;
+//  * v(r, n): the part shared by every batch of one placement, linear in r
+//    between measured counts on the same number of nodes, 0 elsewhere;
+//  * w: what is left, per (r, n) series, piecewise linear in b, held outside.
+// u and v are found by backfitting with shrinkage (each mean gets one pseudo
+// observation at 0), so a level seen once moves half way. Outside the sampled
+// region the correction fades to the physical model, which carries the shape.
 #pragma once
 #include <map>
 #include <utility>
@@ -15,9 +19,14 @@
 
 namespace trainplan::models {
 
+struct AllreduceLocalParams {
+  AllreducePhysicalParams physical;
+  bool interaction = true;  // fit w (the per-series remainder) as well as u and v
+};
+
 class AllreduceLocalModel : public TimeModel {
  public:
-  explicit AllreduceLocalModel(AllreducePhysicalParams p = {}) : physical_(p), gpus_per_node_(p.gpus_per_node) {}
+  explicit AllreduceLocalModel(AllreduceLocalParams p = {}) : p_(p), physical_(p.physical) {}
   std::string name() const override { return "allreduce-local"; }
   void fit(const SampleSet& samples) override;
   double predict(double batch, int workers, int nodes) const override;
@@ -27,11 +36,17 @@ class AllreduceLocalModel : public TimeModel {
   double correction(double batch, int workers, int nodes) const;
 
  private:
-  using Series = std::vector<std::pair<double, double>>;  // (batch, log ratio), sorted
-  static double at(const Series& s, double batch);
+  using Series = std::vector<std::pair<double, double>>;  // (x, value), sorted by x
+  using Key = std::pair<int, int>;                       // (nodes, workers)
+  static double at(const Series& s, double x);
+  double v_at(int nodes, int workers) const;
+  int nodes_of(int workers, int nodes) const;
+
+  AllreduceLocalParams p_;
   AllreducePhysicalModel physical_;
-  int gpus_per_node_;
-  std::map<std::pair<int, int>, Series> corr_;  // (nodes, workers) -> series
+  Series u_;                     // batch -> u
+  std::map<Key, double> v_;      // (nodes, workers) -> v
+  std::map<Key, Series> w_;      // (nodes, workers) -> batch -> w
 };
 
 }  // namespace trainplan::models
