@@ -153,17 +153,148 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
       }
   }
   if (!std::isfinite(best)) throw InputError(samples.source, 0, "metric", name_ + ": no parameter gave a finite fit");
+  // Refine the grid winner by golden-section searches on log scale (one grid
+  // step either side) and, for the fitted family, on the growth exponent.
+  auto sse_of = [&](const Noise& n) {
+    for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(n, B[i], e[i], p_.integration_steps);
+    try {
+      return fit_link(x, y, false);
+    } catch (const std::invalid_argument&) {
+      return std::numeric_limits<double>::infinity();
+    }
+  };
+  auto golden = [&](auto set, double a, double b) {
+    const double r = 0.5 * (std::sqrt(5.0) - 1);
+    double c = b - r * (b - a), d = a + r * (b - a);
+    Noise nc = best_n, nd = best_n;
+    set(nc, c), set(nd, d);
+    double fc = sse_of(nc), fd = sse_of(nd);
+    for (int it = 0; it < p_.refine_iterations; ++it) {
+      if (fc < fd) {
+        b = d, d = c, fd = fc, c = b - r * (b - a), nc = best_n, set(nc, c), fc = sse_of(nc);
+      } else {
+        a = c, c = d, fc = fd, d = a + r * (b - a), nd = best_n, set(nd, d), fd = sse_of(nd);
+      }
+    }
+    if (fc < best) best = fc, best_n = nc;
+    if (fd < best) best = fd, best_n = nd;
+  };
+  const double step = (hi - lo) / (m - 1);
+  for (int round = 0; round < 2 && p_.refine_iterations > 0; ++round) {
+    if (best_n.grad) {
+      double ls = std::log(best_n.s);
+      golden([](Noise& n, double v) { n.s = std::exp(v); }, ls - step, ls + step);
+    } else {
+      double la = best_n.a;
+      golden([](Noise& n, double v) { n.a = v; }, la - step, la + step);
+      double c = best_n.c;
+      golden([](Noise& n, double v) { n.c = v; }, c - 0.5, c + 0.5);
+    }
+  }
   grad_available_ = grad_ok;
   noise_ = best_n;
   grad_ = best_n.grad;
   for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(noise_, B[i], e[i], p_.integration_steps);
   in_sample_rmse_ = std::sqrt(fit_link(x, y, true) / double(rows.size()));
+  corrected_ = false;
+  if (p_.smooth_residuals) {
+    fit_correction(B, x, y);
+    double sse = 0;
+    for (size_t i = 0; i < rows.size(); ++i) sse += std::pow(surface(std::log2(B[i]), std::log(std::max(x[i], kTinyX))) - y[i], 2);
+    in_sample_rmse_ = std::sqrt(sse / double(rows.size()));
+  }
+}
+
+double GlobalBatchModel::link(double lx) const {
+  if (p_.link == GlobalBatchParams::Link::kIsotonic) return iso_.predict(lx);
+  return loss_.to_metric(curve_.predict(std::exp(lx)));
+}
+
+void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::vector<double>& x,
+                                      const std::vector<double>& y) {
+  const size_t n = y.size();
+  std::vector<double> lb(n), lx(n), r(n);
+  for (size_t i = 0; i < n; ++i) {
+    lb[i] = std::log2(B[i]);
+    lx[i] = std::log(std::max(x[i], kTinyX));
+    r[i] = y[i] - link(lx[i]);
+  }
+  auto kernel = [](double du, double dv) { return std::exp(-0.5 * (du * du + dv * dv)); };
+  // Leave-one-out choice of bandwidths and shrinkage.
+  double best = std::numeric_limits<double>::infinity();
+  for (double hb : p_.bandwidth_batch)
+    for (double hx : p_.bandwidth_x) {
+      // Kernel sums without self: num_i, den_i are the same for every shrink value.
+      std::vector<double> num(n, 0), den(n, 0);
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j) {
+          double w = kernel((lb[i] - lb[j]) / hb, (lx[i] - lx[j]) / hx);
+          num[i] += w * r[j], den[i] += w;
+          num[j] += w * r[i], den[j] += w;
+        }
+      for (double lam : p_.shrink) {
+        double sse = 0;
+        for (size_t i = 0; i < n; ++i) sse += std::pow(r[i] - num[i] / (den[i] + lam), 2);
+        if (sse < best) best = sse, hb_ = hb, hx_ = hx, lam_ = lam;
+      }
+    }
+  if (!std::isfinite(best)) return;
+  // Tabulate link + correction one grid step beyond the data on every side.
+  auto [bmin, bmax] = std::minmax_element(lb.begin(), lb.end());
+  auto [xmin, xmax] = std::minmax_element(lx.begin(), lx.end());
+  db_ = p_.grid_batch_step;
+  lb0_ = *bmin - 1;
+  nb_ = static_cast<int>(std::ceil((*bmax + 1 - lb0_) / db_)) + 1;
+  // Columns: a regular grid plus every knot of an isotonic G, so that G, linear
+  // between its knots, is reproduced exactly.
+  xs_.clear();
+  for (double v = *xmin - 1; v < *xmax + 1 + p_.grid_x_step; v += p_.grid_x_step) xs_.push_back(v);
+  if (p_.link == GlobalBatchParams::Link::kIsotonic) xs_.insert(xs_.end(), iso_.x.begin(), iso_.x.end());
+  std::sort(xs_.begin(), xs_.end());
+  xs_.erase(std::unique(xs_.begin(), xs_.end(), [](double a, double b) { return b - a < 1e-12; }), xs_.end());
+  nx_ = static_cast<int>(xs_.size());
+  grid_.assign(size_t(nb_) * nx_, 0);
+  const bool up = dir_ == MetricDirection::kMax;
+  for (int i = 0; i < nb_; ++i)
+    for (int k = 0; k < nx_; ++k) {
+      double qb = lb0_ + i * db_, qx = xs_[k], num = 0, den = lam_;
+      for (size_t j = 0; j < n; ++j) {
+        double w = kernel((qb - lb[j]) / hb_, (qx - lx[j]) / hx_);
+        num += w * r[j], den += w;
+      }
+      double v = link(qx) + num / den;
+      double& cell = grid_[size_t(i) * nx_ + k];
+      // Monotone in x along the row: running max (metric to maximise) or min.
+      cell = k == 0 ? v : (up ? std::max(v, grid_[size_t(i) * nx_ + k - 1]) : std::min(v, grid_[size_t(i) * nx_ + k - 1]));
+    }
+  if (p_.monotone_batch)  // a larger batch is no better at equal effective epochs
+    for (int i = 1; i < nb_; ++i)
+      for (int k = 0; k < nx_; ++k) {
+        double prev = grid_[size_t(i - 1) * nx_ + k];
+        double& cell = grid_[size_t(i) * nx_ + k];
+        cell = up ? std::min(cell, prev) : std::max(cell, prev);
+      }
+  corrected_ = true;
+}
+
+double GlobalBatchModel::surface(double log2b, double lx) const {
+  double fi = std::clamp((log2b - lb0_) / db_, 0.0, double(nb_ - 1));
+  int i = std::min(static_cast<int>(fi), nb_ - 2);
+  double s = fi - i, t = 0;
+  int k = 0;
+  if (lx >= xs_.back()) {
+    k = nx_ - 2, t = 1;
+  } else if (lx > xs_.front()) {
+    k = static_cast<int>(std::upper_bound(xs_.begin(), xs_.end(), lx) - xs_.begin()) - 1;
+    t = (lx - xs_[k]) / (xs_[k + 1] - xs_[k]);
+  }
+  auto at = [&](int a, int b) { return grid_[size_t(a) * nx_ + b]; };
+  return (1 - s) * ((1 - t) * at(i, k) + t * at(i, k + 1)) + s * ((1 - t) * at(i + 1, k) + t * at(i + 1, k + 1));
 }
 
 double GlobalBatchModel::predict(double batch, int workers, double epochs) const {
-  double x = effective_epochs(batch * workers, epochs);
-  if (p_.link == GlobalBatchParams::Link::kIsotonic) return iso_.predict(std::log(std::max(x, kTinyX)));
-  return loss_.to_metric(curve_.predict(std::max(x, 0.0)));
+  double B = batch * workers, lx = std::log(std::max(effective_epochs(B, epochs), kTinyX));
+  return corrected_ ? surface(std::log2(B), lx) : link(lx);
 }
 
 std::string GlobalBatchModel::describe() const {
@@ -181,7 +312,11 @@ std::string GlobalBatchModel::describe() const {
                      iso_.x.size());
   else
     s += fmt::format("  G: Optimus curve in x, {}; {}", loss_.describe(), curve_.describe());
-  s += fmt::format("; {} samples, in-sample rmse {:.4g}", n_, in_sample_rmse_);
+  if (corrected_)
+    s += fmt::format("\n  local correction: residuals smoothed over (log2 B, ln x), bandwidths {:g} octaves x {:g}, "
+                     "shrink {:g}; grid {}x{}, monotone in epochs{}",
+                     hb_, hx_, lam_, nb_, nx_, p_.monotone_batch ? " and batch" : "");
+  s += fmt::format("\n  {} samples, in-sample rmse {:.4g}", n_, in_sample_rmse_);
   return s;
 }
 

@@ -12,10 +12,16 @@
 //      the unknown batch the variance refers to, is found by a 1-D search;
 //  * without them: phi(e) = theta * (e / e_ref)^c, with theta and c found by
 //    a grid search (e_ref: the geometric mean of the sampled epochs).
-// G is fitted on (log x, metric): by default an isotonic (PAVA) regression,
-// increasing for max-direction metrics and decreasing for min-direction ones,
-// interpolated linearly between knots; or an Optimus curve in x (option).
-// So predictions are monotone in e, and, at fixed e, monotone in B.
+// G is fitted on (log x, metric): by default a centred isotonic (PAVA)
+// regression, increasing for max-direction metrics and decreasing for
+// min-direction ones, interpolated linearly between block centroids; or an
+// Optimus curve in x (option).
+// Real runs at different batches deviate from one curve in x (a slow start,
+// a late learning-rate drop), so by default a smooth local correction is added:
+// the residuals of G, kernel-smoothed over (log2 B, ln x) with bandwidths chosen
+// by leave-one-out. The corrected surface is tabulated on a grid at fit time and
+// made monotone in x along every batch row (running max, or min for loss-type
+// metrics); bilinear interpolation keeps each prediction monotone in epochs.
 // The search keeps the parameters (and, by default, the family: statistics or
 // fitted) with the least in-sample squared error of G.
 #pragma once
@@ -42,6 +48,17 @@ struct GlobalBatchParams {
   double scale_span = 256;                               // candidates span [B_min / span, B_max * span]
   std::vector<double> growth = {0, 0.5, 1, 1.5, 2};      // candidate c without gradient statistics
   int integration_steps = 24;                            // midpoint rule for x(B, e)
+  int refine_iterations = 0;  // golden-section steps after the grid (measured: no CV gain, so off)
+  // Local correction: a Nadaraya-Watson smooth of the residuals of G over
+  // (log2 B, ln x), Gaussian kernel, shrunk to 0 where data are sparse
+  // (prior weight `shrink`); bandwidths and shrink chosen by leave-one-out.
+  bool smooth_residuals = true;
+  std::vector<double> bandwidth_batch = {0.25, 0.5, 1, 2};  // octaves of B
+  std::vector<double> bandwidth_x = {0.1, 0.2, 0.4, 0.8};   // in ln x
+  std::vector<double> shrink = {0.3, 1, 3};
+  bool monotone_batch = false;  // also force the corrected surface monotone in B at fixed x (worse for larger B)
+  double grid_batch_step = 0.25;  // octaves between grid rows
+  double grid_x_step = 0.05;      // ln x between regular grid columns (G's knots are added)
 };
 
 class GlobalBatchModel : public MetricModel {
@@ -66,6 +83,9 @@ class GlobalBatchModel : public MetricModel {
   };
   static double x_of(const Noise& n, double B, double e, int steps);
   double fit_link(const std::vector<double>& x, const std::vector<double>& y, bool keep);
+  double link(double lx) const;  // G at ln x
+  void fit_correction(const std::vector<double>& B, const std::vector<double>& x, const std::vector<double>& y);
+  double surface(double log2b, double lx) const;  // the tabulated corrected surface
 
   GlobalBatchParams p_;
   std::string name_;
@@ -77,6 +97,11 @@ class GlobalBatchModel : public MetricModel {
   OptimusCurve curve_;
   MetricLoss loss_;
   double in_sample_rmse_ = 0;
+  // Corrected surface on a grid: rows log2 B = lb0_ + i*db_, columns ln x = xs_[k].
+  bool corrected_ = false;
+  double lb0_ = 0, db_ = 1, hb_ = 0, hx_ = 0, lam_ = 0;
+  int nb_ = 0, nx_ = 0;
+  std::vector<double> xs_, grid_;
   size_t n_ = 0;
 };
 

@@ -1,0 +1,215 @@
+#include "models/conformal.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "core/error.h"
+#include "models/registry.h"
+
+namespace trainplan::models {
+
+namespace {
+
+using Key = std::tuple<double, int, int>;  // batch, workers, nodes
+
+Key key_of(const Sample& s) { return {s.batch, s.workers, s.nodes}; }
+
+double rel_residual(double y, double pred) {
+  if (!std::isfinite(pred)) return std::numeric_limits<double>::infinity();
+  double d = std::abs(pred) > 0 ? std::abs(pred) : std::max(std::abs(y), 1e-300);
+  return std::abs(y - pred) / d;
+}
+
+// The samples of `s` with fold != k (train) or == k (test).
+SampleSet part(const SampleSet& s, const std::vector<int>& fold, int k, bool test) {
+  SampleSet out;
+  out.direction = s.direction;
+  out.dataset_size = s.dataset_size;
+  out.source = s.source;
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((fold[i] == k) == test) out.samples.push_back(s.samples[i]);
+  return out;
+}
+
+std::string notes_text(const std::vector<std::string>& notes) {
+  std::string s;
+  for (const auto& n : notes) s += "\n  note: " + n;
+  return s;
+}
+
+}  // namespace
+
+std::vector<int> config_folds(const SampleSet& s, int folds, uint64_t seed) {
+  std::map<Key, int> index;
+  for (const auto& x : s.samples) index.emplace(key_of(x), 0);
+  std::vector<Key> keys;
+  for (auto& [k, v] : index) keys.push_back(k);
+  std::mt19937_64 rng(seed);
+  std::shuffle(keys.begin(), keys.end(), rng);
+  int k = std::max(1, std::min<int>(folds, static_cast<int>(keys.size())));
+  for (size_t i = 0; i < keys.size(); ++i) index[keys[i]] = static_cast<int>(i % k);
+  std::vector<int> out;
+  for (const auto& x : s.samples) out.push_back(index[key_of(x)]);
+  return out;
+}
+
+void ConformalResiduals::set(std::vector<double> r) {
+  std::sort(r.begin(), r.end());
+  r_ = std::move(r);
+}
+
+std::optional<double> ConformalResiduals::quantile(double coverage) const {
+  if (r_.empty()) return std::nullopt;
+  if (!(coverage > 0 && coverage < 1)) throw InputError("coverage must lie in (0, 1), got " + fmt::format("{}", coverage));
+  double rank = std::ceil((double(r_.size()) + 1) * coverage);  // 1-based
+  size_t i = static_cast<size_t>(std::clamp(rank, 1.0, double(r_.size()))) - 1;
+  return r_[i];
+}
+
+bool ConformalResiduals::too_few(double coverage) const {
+  return std::ceil((double(r_.size()) + 1) * coverage) > double(r_.size());
+}
+
+std::string ConformalResiduals::describe() const {
+  if (r_.empty()) return "no out-of-fold residuals";
+  auto q = [&](double c) { return quantile(c).value_or(0) * 100; };
+  std::string s = fmt::format("{} out-of-fold relative residuals; half-width at 50%: {:.2f}%, 80%: {:.2f}%, 90%: {:.2f}%, "
+                              "95%: {:.2f}%",
+                              r_.size(), q(0.5), q(0.8), q(0.9), q(0.95));
+  if (too_few(0.95)) s += " (too few residuals to guarantee 95%)";
+  return s;
+}
+
+// ---- time ----
+
+ConformalTimeModel::ConformalTimeModel(TimeFactory make, ConformalParams p) : make_(std::move(make)), p_(p) {
+  name_ = make_()->name();
+}
+
+void ConformalTimeModel::fit(const SampleSet& samples) {
+  model_ = make_();
+  model_->fit(samples);
+  notes_.clear();
+  auto fold = config_folds(samples, p_.folds, p_.seed);
+  int k = fold.empty() ? 0 : *std::max_element(fold.begin(), fold.end()) + 1;
+  std::vector<double> r;
+  for (int f = 0; f < k && k >= 2; ++f) {
+    auto m = make_();
+    try {
+      m->fit(part(samples, fold, f, false));
+    } catch (const std::exception& e) {
+      notes_.push_back(fmt::format("fold {} could not be fitted ({}); its residuals are missing", f + 1, e.what()));
+      continue;
+    }
+    std::map<Key, bool> seen;  // one residual per held-out configuration
+    for (const auto& s : part(samples, fold, f, true).samples)
+      if (!seen[key_of(s)]) {
+        seen[key_of(s)] = true;
+        r.push_back(rel_residual(s.epoch_time_s, m->predict(s.batch, s.workers, s.nodes)));
+      }
+  }
+  if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
+  res_.set(std::move(r));
+}
+
+double ConformalTimeModel::predict(double batch, int workers, int nodes) const {
+  return model_->predict(batch, workers, nodes);
+}
+
+std::optional<Interval> ConformalTimeModel::predict_interval(double batch, int workers, int nodes,
+                                                            double coverage) const {
+  auto q = res_.quantile(coverage);
+  if (!q) return std::nullopt;
+  double y = predict(batch, workers, nodes);
+  return Interval{y * (1 - *q), y * (1 + *q), coverage};
+}
+
+std::string ConformalTimeModel::describe() const {
+  return (model_ ? model_->describe() : std::string("(not fitted)")) +
+         fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
+                     res_.describe()) +
+         notes_text(notes_);
+}
+
+// ---- metric ----
+
+ConformalMetricModel::ConformalMetricModel(MetricFactory make, ConformalParams p) : make_(std::move(make)), p_(p) {
+  name_ = make_()->name();
+}
+
+void ConformalMetricModel::fit(const SampleSet& samples) {
+  model_ = make_();
+  model_->fit(samples);
+  notes_.clear();
+  SampleSet with;
+  with.direction = samples.direction;
+  with.dataset_size = samples.dataset_size;
+  with.source = samples.source;
+  with.samples = samples.with_metric();
+  auto fold = config_folds(with, p_.folds, p_.seed);
+  int k = fold.empty() ? 0 : *std::max_element(fold.begin(), fold.end()) + 1;
+  std::vector<double> r;
+  for (int f = 0; f < k && k >= 2; ++f) {
+    auto m = make_();
+    try {
+      m->fit(part(with, fold, f, false));
+    } catch (const std::exception& e) {
+      notes_.push_back(fmt::format("fold {} could not be fitted ({}); its residuals are missing", f + 1, e.what()));
+      continue;
+    }
+    for (const auto& s : part(with, fold, f, true).samples)
+      r.push_back(rel_residual(*s.metric, m->predict(s.batch, s.workers, s.epochs)));
+  }
+  if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
+  res_.set(std::move(r));
+}
+
+double ConformalMetricModel::predict(double batch, int workers, double epochs) const {
+  return model_->predict(batch, workers, epochs);
+}
+
+std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int workers, double epochs,
+                                                              double coverage) const {
+  auto q = res_.quantile(coverage);
+  if (!q) return std::nullopt;
+  double y = predict(batch, workers, epochs);
+  double a = y * (1 - *q), b = y * (1 + *q);
+  return Interval{std::min(a, b), std::max(a, b), coverage};
+}
+
+std::string ConformalMetricModel::describe() const {
+  return (model_ ? model_->describe() : std::string("(not fitted)")) +
+         fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
+                     res_.describe()) +
+         notes_text(notes_);
+}
+
+// ---- factories ----
+
+std::unique_ptr<TimeModel> with_conformal(TimeFactory make, ConformalParams p) {
+  return std::make_unique<ConformalTimeModel>(std::move(make), p);
+}
+
+std::unique_ptr<MetricModel> with_conformal_metric(MetricFactory make, ConformalParams p) {
+  return std::make_unique<ConformalMetricModel>(std::move(make), p);
+}
+
+std::unique_ptr<TimeModel> conformal_time_model(const std::string& name, ConformalParams p) {
+  const auto& e = ModelRegistry::instance().get(name);
+  if (!e.make_time) throw InputError("model '" + name + "' has no epoch-time part");
+  return with_conformal(e.make_time, p);
+}
+
+std::unique_ptr<MetricModel> conformal_metric_model(const std::string& name, ConformalParams p) {
+  const auto& e = ModelRegistry::instance().get(name);
+  if (!e.make_metric) throw InputError("model '" + name + "' has no metric part");
+  return with_conformal_metric(e.make_metric, p);
+}
+
+}  // namespace trainplan::models
