@@ -19,12 +19,13 @@ void AdditiveIsotonic::fit(const std::vector<std::string>& names, const std::vec
     d.mi = mw.mi[s];
     d.weight = mw.weight[s];
     // The direction is the one that fits the data better (ties: increasing).
-    IsotonicCurve inc = fit_isotonic(columns[s], y, {}, Shape::kIncreasing);
-    IsotonicCurve dec = fit_isotonic(columns[s], y, {}, Shape::kDecreasing);
+    PooledPoints pts = pool_points(columns[s], y, {});
+    IsotonicCurve inc = fit_isotonic(pts, Shape::kIncreasing);
+    IsotonicCurve dec = fit_isotonic(pts, Shape::kDecreasing);
     d.curve = dec.sse < inc.sse ? dec : inc;
     if (unimodal[s]) {
-      IsotonicCurve peak = fit_isotonic(columns[s], y, {}, Shape::kPeak);
-      IsotonicCurve valley = fit_isotonic(columns[s], y, {}, Shape::kValley);
+      IsotonicCurve peak = fit_isotonic(pts, Shape::kPeak);
+      IsotonicCurve valley = fit_isotonic(pts, Shape::kValley);
       IsotonicCurve& uni = valley.sse < peak.sse ? valley : peak;
       // A unimodal fit is never worse than a monotone one; call it unimodal only
       // when it is strictly better, so that describe() says what was found.
