@@ -1,0 +1,100 @@
+#include "models/optimus_speed.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using namespace trainplan::models;
+
+namespace {
+
+std::vector<SpeedPoint> synthetic(SpeedMode mode, const Eigen::VectorXd& theta) {
+  OptimusSpeedModel truth({mode});
+  std::vector<SpeedPoint> pts;
+  for (int p = 1; p <= 6; ++p)
+    for (int w = 1; w <= 8; ++w) {
+      double M = 32.0 * (1 + (p + w) % 3);  // vary M so that t0 (sync) is identifiable
+      double inv = truth.features(p, w, M).dot(theta);
+      pts.push_back({p, w, M, mode == SpeedMode::kSync ? 1 / inv : w / inv});
+    }
+  return pts;
+}
+
+}  // namespace
+
+TEST(OptimusSpeed, RecoversSyncTheta) {
+  Eigen::VectorXd theta(5);
+  theta << 0.004, 0.4, 0.42, 0.007, 0.02;
+  auto pts = synthetic(SpeedMode::kSync, theta);
+  OptimusSpeedModel m({SpeedMode::kSync});
+  m.fit(pts);
+  for (int j = 0; j < 5; ++j) EXPECT_NEAR(m.theta()(j), theta(j), 1e-8) << j;
+  EXPECT_LT(speed_mre(m, pts), 1e-9);
+  EXPECT_LT(speed_cv_mre(pts, {SpeedMode::kSync}, 5, 1), 1e-8);
+}
+
+TEST(OptimusSpeed, RecoversAsyncThetaAndKeepsItNonNegative) {
+  Eigen::VectorXd theta(4);
+  theta << 0.3, 0.2, 0.0, 0.05;  // one true zero: NNLS must not go negative
+  auto pts = synthetic(SpeedMode::kAsync, theta);
+  OptimusSpeedModel m({SpeedMode::kAsync});
+  m.fit(pts);
+  for (int j = 0; j < 4; ++j) EXPECT_NEAR(m.theta()(j), theta(j), 1e-8) << j;
+  EXPECT_GE(m.theta().minCoeff(), 0);
+  EXPECT_NEAR(m.predict(2, 4, 32), 4 / (0.3 + 0.2 * 2 + 0.05 * 2), 1e-9);
+}
+
+TEST(OptimusSpeed, RejectsTooFewOrBadPoints) {
+  OptimusSpeedModel m;
+  EXPECT_THROW(m.fit({{1, 1, 32, 1.0}}), InputError);
+  std::vector<SpeedPoint> bad(6, SpeedPoint{1, 1, 32, 1.0});
+  bad[3].speed = 0;
+  EXPECT_THROW(m.fit(bad), InputError);
+  EXPECT_THROW(parse_speed_mode("semi"), InputError);
+}
+
+TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
+  auto dir = tptest::temp_dir("speed");
+  std::string text;
+  Eigen::VectorXd theta(5);
+  theta << 0.004, 0.4, 0.42, 0.007, 0.02;
+  OptimusSpeedModel truth;
+  truth.fit(synthetic(SpeedMode::kSync, theta));  // any fitted sync model, used to write exact speeds
+  for (int p = 1; p <= 3; ++p)
+    for (int w = 1; w <= 4; ++w) {
+      double f = truth.predict(p, w, 32);  // steps/s; each of w workers reports f as steps/s
+      text += "('toy', 'dist_sync', 32, " + std::to_string(p) + ", " + std::to_string(w) + ", [";
+      for (int i = 0; i < w; ++i) text += (i ? ", " : "") + std::to_string(f);
+      text += "], [1.0], [0.5])\n";
+    }
+  auto path = tptest::write_file(dir / "speed.txt", text);
+  auto r = tptest::run_cli("speed --data " + path + " --unit steps --cv 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["model"], "toy");
+  EXPECT_EQ(j[0]["points"], 12);
+  EXPECT_LT(j[0]["in_sample_mre"].get<double>(), 1e-4);
+  auto bad = tptest::run_cli("speed --data " + path + " --model nosuch");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("toy"), std::string::npos) << bad.err;
+  auto none = tptest::run_cli("speed --data " + path + " --mode async");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no async rows"), std::string::npos) << none.err;
+}
+
+TEST(OptimusSpeed, FitsTheSharedDl2Table) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto r = tptest::run_cli("speed --data " + tptest::shared_data_dir() + "/dl2/config_speed.txt --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  for (const auto& m : j) {
+    EXPECT_GT(m["points"].get<int>(), 150);
+    EXPECT_LT(m["cv_mre"].get<double>(), 0.15) << m.dump();
+  }
+}
