@@ -51,7 +51,7 @@ void run_speed(const SpeedArgs& a) {
     int stalled = 0;
     for (const auto& r : table.rows) {
       if (r.model != name || r.sync() != (mode == models::SpeedMode::kSync)) continue;
-      if (r.stalled() && !a.keep_stalled) {
+      if (r.stalled() && (!a.keep_stalled || !(r.job_speed(unit) > 0))) {  // 1/f needs f > 0
         ++stalled;
         continue;
       }
@@ -104,7 +104,7 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--cv", args->cv, "Cross-validation folds (>= 2)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed for the fold assignment")->capture_default_str();
-  cmd->add_flag("--keep-stalled", args->keep_stalled, "Keep runs in which a worker reported speed 0 (dropped by default)");
+  cmd->add_flag("--keep-stalled", args->keep_stalled, "Keep runs in which some (not all) workers reported speed 0 (dropped by default)");
   cmd->add_flag("--json", args->json, "Print results as JSON");
   cmd->callback([args] { run_speed(*args); });
 }
