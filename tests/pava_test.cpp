@@ -162,3 +162,46 @@ TEST(Pava, RejectsBadInput) {
   EXPECT_THROW(fit_isotonic({1, NAN}, {1, 2}, {}, Shape::kIncreasing), std::invalid_argument);
   EXPECT_THROW(fit_isotonic({1, 2}, {1, 2}, {1, 0}, Shape::kIncreasing), std::invalid_argument);
 }
+
+TEST(Pava, GroupByValueHashedAndSortedPathsAgree) {
+  std::mt19937 rng(5);
+  // Few distinct values (hashed) and nearly all distinct (sorted).
+  for (int distinct : {30, 1000000}) {
+    std::uniform_int_distribution<int> pick(0, distinct - 1);
+    std::vector<double> v(5000);
+    for (auto& x : v) x = 0.5 * pick(rng) - 7;
+    auto g = group_by_value(v);
+    size_t total = 0;
+    for (size_t k = 0; k < g.values.size(); ++k) {
+      if (k > 0) EXPECT_LT(g.values[k - 1], g.values[k]);
+      total += g.counts[k];
+    }
+    EXPECT_EQ(total, v.size());
+    for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(g.values[g.group[i]], v[i]);
+  }
+}
+
+TEST(Pava, PoolingRepeatedXEqualsFittingTheWeightedMeans) {
+  // 3000 points on 12 distinct x: the fit must equal PAVA on the per-x means
+  // weighted by counts, and the SSE must add the spread within each x.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> xi(0, 11);
+  std::normal_distribution<double> noise(0, 1);
+  std::vector<double> x, y;
+  std::vector<double> sum(12, 0), cnt(12, 0), sq(12, 0);
+  for (int i = 0; i < 3000; ++i) {
+    int k = xi(rng);
+    double v = std::sin(k) + noise(rng);
+    x.push_back(k), y.push_back(v);
+    sum[k] += v, cnt[k] += 1, sq[k] += v * v;
+  }
+  std::vector<double> means(12), within(12);
+  double within_sse = 0;
+  for (int k = 0; k < 12; ++k) means[k] = sum[k] / cnt[k], within_sse += sq[k] - cnt[k] * means[k] * means[k];
+  auto fitted = pava(means, cnt, false);
+  double between = 0;
+  for (int k = 0; k < 12; ++k) between += cnt[k] * (means[k] - fitted[k]) * (means[k] - fitted[k]);
+  auto c = fit_isotonic(x, y, {}, Shape::kDecreasing);
+  EXPECT_NEAR(c.sse, within_sse + between, 1e-6);
+  for (int k = 0; k < 12; ++k) EXPECT_NEAR(c.predict(k), fitted[k], 1e-9);
+}

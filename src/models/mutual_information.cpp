@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/pava.h"
+
 namespace trainplan::models {
 
 std::vector<int> discretise(const std::vector<double>& column, const MiBinning& binning) {
@@ -17,27 +19,28 @@ std::vector<int> discretise(const std::vector<double>& column, const MiBinning& 
   std::vector<double> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = span > 0 ? (column[i] - lo) / span : 0.0;
 
-  std::vector<double> sorted = v;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<double> distinct = sorted;
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-
+  ValueGroups g = group_by_value(v);
   std::vector<int> out(n);
-  if (static_cast<int>(distinct.size()) <= binning.keep_distinct) {
-    for (size_t i = 0; i < n; ++i)
-      out[i] = static_cast<int>(std::lower_bound(distinct.begin(), distinct.end(), v[i]) - distinct.begin());
+  if (static_cast<int>(g.values.size()) <= binning.keep_distinct) {
+    for (size_t i = 0; i < n; ++i) out[i] = g.group[i];
     return out;
   }
   int k = std::min(binning.max_bins, static_cast<int>(std::ceil(std::sqrt(double(n)))));
   k = std::max(k, 1);
-  // Cut points at the i/k quantiles; a value's bin is the number of cuts <= it.
+  // Cut points at the i/k quantiles (the value at sorted position floor(i n / k));
+  // a value's bin is the number of cuts <= it.
   std::vector<double> cuts;
+  size_t j = 0, below = 0;  // g.values[j] covers sorted positions [below, below + counts[j])
   for (int i = 1; i < k; ++i) {
-    double c = sorted[static_cast<size_t>(double(i) * n / k)];
-    if (c > sorted.front() && (cuts.empty() || c > cuts.back())) cuts.push_back(c);
+    size_t pos = static_cast<size_t>(double(i) * n / k);
+    while (below + g.counts[j] <= pos) below += g.counts[j++];
+    double c = g.values[j];
+    if (c > g.values.front() && (cuts.empty() || c > cuts.back())) cuts.push_back(c);
   }
-  for (size_t i = 0; i < n; ++i)
-    out[i] = static_cast<int>(std::upper_bound(cuts.begin(), cuts.end(), v[i]) - cuts.begin());
+  std::vector<int> bin_of_value(g.values.size());
+  for (size_t d = 0; d < g.values.size(); ++d)
+    bin_of_value[d] = static_cast<int>(std::upper_bound(cuts.begin(), cuts.end(), g.values[d]) - cuts.begin());
+  for (size_t i = 0; i < n; ++i) out[i] = bin_of_value[g.group[i]];
   return out;
 }
 

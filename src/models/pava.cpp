@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace trainplan::models {
 
@@ -120,33 +121,80 @@ std::vector<double> pava(const std::vector<double>& y, const std::vector<double>
   return negated(pava_increasing(negated(y), w));
 }
 
+namespace {
+
+// Sorting (value, index) pairs: the fast path when most values are distinct.
+ValueGroups group_by_sorting(const std::vector<double>& v) {
+  std::vector<std::pair<double, size_t>> sorted(v.size());
+  for (size_t i = 0; i < v.size(); ++i) sorted[i] = {v[i], i};
+  std::sort(sorted.begin(), sorted.end());
+  ValueGroups g;
+  g.group.resize(v.size());
+  for (const auto& [value, i] : sorted) {
+    if (g.values.empty() || value != g.values.back()) {
+      g.values.push_back(value);
+      g.counts.push_back(0);
+    }
+    ++g.counts.back();
+    g.group[i] = static_cast<int>(g.values.size() - 1);
+  }
+  return g;
+}
+
+}  // namespace
+
+ValueGroups group_by_value(const std::vector<double>& v) {
+  // Hash while the values repeat; once there are many distinct ones a sort is cheaper.
+  const size_t max_hashed = std::max<size_t>(1024, v.size() / 16);
+  std::unordered_map<double, int> first_seen;  // value -> id in order of appearance
+  std::vector<double> seen_values;
+  std::vector<int> id(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    auto [it, fresh] = first_seen.try_emplace(v[i], static_cast<int>(seen_values.size()));
+    if (fresh) {
+      seen_values.push_back(v[i]);
+      if (seen_values.size() > max_hashed) return group_by_sorting(v);
+    }
+    id[i] = it->second;
+  }
+  std::vector<int> order(seen_values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return seen_values[a] < seen_values[b]; });
+  std::vector<int> rank(order.size());
+  ValueGroups g;
+  for (size_t r = 0; r < order.size(); ++r) {
+    rank[order[r]] = static_cast<int>(r);
+    g.values.push_back(seen_values[order[r]]);
+  }
+  g.counts.assign(g.values.size(), 0);
+  g.group.resize(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    g.group[i] = rank[id[i]];
+    ++g.counts[g.group[i]];
+  }
+  return g;
+}
+
 PooledPoints pool_points(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w) {
   size_t n = x.size();
   if (n == 0) throw std::invalid_argument("isotonic fit: no points");
   if (y.size() != n || (!w.empty() && w.size() != n)) throw std::invalid_argument("isotonic fit: x, y, w differ in length");
-  struct Point {
-    double x, y, w;
-  };
-  std::vector<Point> pts(n);
   for (size_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i]) || !std::isfinite(y[i])) throw std::invalid_argument("isotonic fit: NaN or Inf in input");
-    double wi = w.empty() ? 1.0 : w[i];
-    if (!(wi > 0 && std::isfinite(wi))) throw std::invalid_argument("isotonic fit: weights must be > 0");
-    pts[i] = {x[i], y[i], wi};
+    if (!w.empty() && !(w[i] > 0 && std::isfinite(w[i]))) throw std::invalid_argument("isotonic fit: weights must be > 0");
   }
-  std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+  ValueGroups g = group_by_value(x);
   PooledPoints p;
-  for (const auto& q : pts) {
-    if (p.x.empty() || q.x != p.x.back()) {
-      p.x.push_back(q.x);
-      p.y.push_back(q.y);
-      p.w.push_back(q.w);
-    } else {  // weighted Welford update of the mean and the squared error about it
-      double sw = p.w.back() + q.w, d = q.y - p.y.back();
-      p.y.back() += d * q.w / sw;
-      p.within_sse += q.w * d * (q.y - p.y.back());
-      p.w.back() = sw;
-    }
+  p.x = g.values;
+  p.y.assign(p.x.size(), 0);
+  p.w.assign(p.x.size(), 0);
+  for (size_t i = 0; i < n; ++i) {  // weighted Welford update of each x's mean and squared error
+    size_t k = g.group[i];
+    double wi = w.empty() ? 1.0 : w[i];
+    double sw = p.w[k] + wi, d = y[i] - p.y[k];
+    p.y[k] += d * wi / sw;
+    p.within_sse += wi * d * (y[i] - p.y[k]);
+    p.w[k] = sw;
   }
   return p;
 }

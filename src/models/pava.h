@@ -1,11 +1,11 @@
 // Isotonic and unimodal least-squares regression in one dimension by the
 // pool-adjacent-violators algorithm (PAVA).
 //
-// Cost: O(n log n) to sort and pool repeated x, then O(m) for PAVA over the m
-// distinct x. A unimodal fit (rise then fall, or fall then rise) runs PAVA
+// Cost: O(n + m log m) to pool repeated x (hashing, then sorting the m
+// distinct x), then O(m) for PAVA over them. A unimodal fit (rise then fall, or fall then rise) runs PAVA
 // once forward and once backward, keeping the SSE of every prefix and suffix
 // fit as it goes, picks the split with the least total SSE, and refits the two
-// sides: still O(m) after the sort.
+// sides: still O(m) after pooling.
 #pragma once
 #include <string>
 #include <vector>
@@ -35,6 +35,16 @@ struct IsotonicCurve {
 // PAVA on values already in x order (one per distinct x): the least-squares
 // monotone sequence under weights `w` (> 0). Returns one fitted value per input.
 std::vector<double> pava(const std::vector<double>& y, const std::vector<double>& w, bool increasing);
+
+// The distinct values of `v` in increasing order, and each element's index
+// among them: O(n) hashing plus O(m log m) for the m distinct values, so that
+// sampled grids (few distinct batches or workers) need no O(n log n) sort.
+struct ValueGroups {
+  std::vector<double> values;  // distinct, increasing
+  std::vector<size_t> counts;  // elements per value
+  std::vector<int> group;      // per element: index into values
+};
+ValueGroups group_by_value(const std::vector<double>& v);
 
 // Points pooled by distinct x, in x order: pool once, fit several shapes.
 struct PooledPoints {
