@@ -25,6 +25,7 @@ struct ProfileArgs {
   std::string trainer;
   std::string data_dir;
   long train_subset = 0;
+  long test_subset = 0;
   long seed = 1;
   std::string store = "trainplan-samples.db";
   std::string launcher = "local";
@@ -70,7 +71,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     throw InputError("", 0, "--cmd", "give exactly one of --cmd TEMPLATE or --workload NAME");
   std::string text = a.cmd;
   if (!a.workload.empty())
-    text = builtin_template(a.workload, {a.trainer, a.data_dir, a.train_subset, a.seed});
+    text = builtin_template(a.workload, {a.trainer, a.data_dir, a.train_subset, a.test_subset, a.seed});
   CommandTemplate tmpl(text);
 
   GridSpec grid = a.paper_grid ? paper_grid()
@@ -180,6 +181,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--data-dir", args->data_dir, "--workload: dataset directory (default: the trainer's)");
   cmd->add_option("--train-subset", args->train_subset,
                   "--workload: train on the first N images only (0: all); shorter trials");
+  cmd->add_option("--test-subset", args->test_subset,
+                  "--workload: evaluate on the first N test images only (0: all); shorter trials, noisier metric");
   cmd->add_option("--seed", args->seed, "--workload: random seed")->capture_default_str();
   cmd->add_option("--store", args->store, "SQLite sample store; created if missing, resumed if present")
       ->capture_default_str();

@@ -43,6 +43,8 @@ std::string builtin_template(const std::string& workload, const BuiltinWorkloadO
     throw InputError("", 0, "--workload",
                      fmt::format("unknown workload '{}'; built in: {}", workload, fmt::join(w, ", ")));
   std::string trainer = o.trainer.empty() ? find_trainer() : o.trainer;
+  if (!o.trainer.empty() && access(o.trainer.c_str(), X_OK) != 0)
+    throw InputError("", 0, "--trainer", o.trainer + " is not an executable file");
   if (trainer.empty())
     throw InputError("", 0, "--workload",
                      "trainplan-train was not found next to trainplan or on PATH; build it with "
@@ -52,6 +54,7 @@ std::string builtin_template(const std::string& workload, const BuiltinWorkloadO
                   " --master-addr {master_addr} --master-port {master_port}";
   if (!o.data_dir.empty()) t += " --data-dir " + shell_quote(o.data_dir);
   if (o.train_subset > 0) t += fmt::format(" --train-subset {}", o.train_subset);
+  if (o.test_subset > 0) t += fmt::format(" --test-subset {}", o.test_subset);
   t += fmt::format(" --seed {}", o.seed);
   return t;
 }

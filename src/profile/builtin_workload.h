@@ -11,6 +11,7 @@ struct BuiltinWorkloadOptions {
   std::string trainer;       // path of trainplan-train; empty: find_trainer()
   std::string data_dir;      // --data-dir; empty: the trainer's default
   long train_subset = 0;     // --train-subset; 0: all training images
+  long test_subset = 0;      // --test-subset; 0: all test images (evaluation is outside epoch_time_s)
   long seed = 1;
 };
 

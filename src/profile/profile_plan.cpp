@@ -160,20 +160,44 @@ void CostEstimator::refit() {
   A(0, 0) += 1e-9;
   Eigen::Vector3d c = A.ldlt().solve(y);
   for (int j = 0; j < 3; ++j) c_[j] = c(j);
-  std::vector<double> over;
+  // wall ≈ overhead + scale · e · t_epoch(b, r), least squares with overhead
+  // >= 0 and scale > 0. The scale absorbs what epoch_time_s leaves out
+  // (evaluation, or a program that times only part of its epoch).
+  std::vector<std::pair<double, double>> pts;  // (e · t_hat, wall)
   for (const auto& r : records_) {
     if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
-    over.push_back(std::max(0.0, r.wall_s - r.key.epochs * *r.epoch_time_s));
+    double t = std::exp(c_[0] + c_[1] * std::log(r.key.batch) + c_[2] * std::log(r.key.workers));
+    pts.push_back({r.key.epochs * t, r.wall_s});
   }
-  std::nth_element(over.begin(), over.begin() + long(over.size() / 2), over.end());
-  overhead_ = over[over.size() / 2];
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, n = double(pts.size());
+  for (auto [x, y] : pts) {
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  double var = sxx - sx * sx / n;
+  scale_ = 1;
+  overhead_ = std::max(0.0, (sy - sx) / n);
+  if (pts.size() >= 2 && var > 1e-12 * sxx) {
+    scale_ = (sxy - sx * sy / n) / var;
+    overhead_ = (sy - scale_ * sx) / n;
+    if (overhead_ < 0) {  // through the origin instead
+      overhead_ = 0;
+      scale_ = sxy / sxx;
+    }
+    if (scale_ <= 0) {  // wall time does not grow with the work: a constant
+      scale_ = 0;
+      overhead_ = sy / n;
+    }
+  }
 }
 
 std::optional<double> CostEstimator::estimate(const TrialKey& k) const {
   if (records_.empty()) return std::nullopt;
   if (n_ok_ == 0) return mean_wall_;  // only failures so far: they cost about this much
   double t = std::exp(c_[0] + c_[1] * std::log(k.batch) + c_[2] * std::log(k.workers));
-  return overhead_ + k.epochs * t;
+  return overhead_ + scale_ * k.epochs * t;
 }
 
 }  // namespace trainplan::profile

@@ -44,10 +44,11 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 double parse_duration(const std::string& text, const std::string& option);
 
 // Estimates a trial's wall time from the trials already run:
-//   wall ≈ overhead + epochs · t_epoch(b, r),
+//   wall ≈ overhead + scale · epochs · t_epoch(b, r),
 // with log t_epoch = c0 + c1 log b + c2 log r fitted by ridge least squares
-// (pulled towards c1 = 0, c2 = -0.5, so one or two trials already give an
-// estimate) and overhead = the median of (wall - epochs · t_epoch) over ok trials.
+// on the reported epoch times (pulled towards c1 = 0, c2 = -0.5, so one or
+// two trials already give an estimate), then overhead >= 0 and scale > 0 by
+// least squares on the trials' wall times (one trial: scale 1).
 class CostEstimator {
  public:
   void add(const TrialRecord& r);
@@ -60,6 +61,7 @@ class CostEstimator {
   std::vector<TrialRecord> records_;
   double c_[3] = {0, 0, -0.5};
   double overhead_ = 0;
+  double scale_ = 1;
   double mean_wall_ = 0;
   int n_ok_ = 0;
 };
