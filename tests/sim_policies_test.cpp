@@ -1,0 +1,168 @@
+// Hand-checkable scenarios for every policy: one node of 4 GPUs, two jobs
+// of a fixture application "lin" with linear scaling.
+//
+// Fixture: step time = local batch (seconds), no sync, on 1..4 GPUs of one
+// node; gradient variance 0, so a step makes 1 unit of progress whatever
+// the batch; two epochs of 10 units: work = 20 steps.
+// With global batch 8 on g GPUs: local 8/g, step 8/g s, rate g/8 steps/s.
+//   job A: arrives t=0,  2 GPUs, batch 8 -> step 4 s, alone 80 s.
+//   job B: arrives t=10, 4 GPUs, batch 8 -> step 2 s, alone 40 s.
+// Event-driven scheduling (interval 0), restart delay 0 unless stated.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "sim/experiment.h"
+#include "sim/metrics.h"
+#include "sim/workload.h"
+#include "test_util.h"
+
+using namespace trainplan;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path lin_trace_root() {
+  auto root = tptest::temp_dir("simlin");
+  fs::create_directories(root / "lin");
+  std::string pl = "placement,local_bsz,step_time,sync_time\n";
+  for (int g = 1; g <= 4; ++g) pl += std::to_string(g) + ",1,1.0,0\n" + std::to_string(g) + ",16,16.0,0\n";
+  tptest::write_file(root / "lin" / "placements.csv", pl);
+  tptest::write_file(root / "lin" / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n");
+  for (int b : {8, 16})
+    tptest::write_file(root / "lin" / ("validation-" + std::to_string(b) + ".csv"),
+                       "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,0\n20,20,0.7,1,0\n");
+  return root;
+}
+
+struct Run {
+  double jct_a, jct_b;
+  sim::SimResult res;
+};
+
+Run run(const std::string& policy, double restart = 0, std::vector<double> thresholds = {30}) {
+  static fs::path root = lin_trace_root();
+  sim::AppSet apps(root.string());
+  auto wl = tptest::write_file(root / "wl.csv",
+                               "name,time,application,num_replicas,batch_size\nA,0,lin,2,8\nB,10,lin,4,8\n");
+  auto jobs = sim::jobs_from_workload(wl, apps, 1.0, 4);
+  sim::ExperimentOptions eo;
+  eo.sim.nodes = 1;
+  eo.sim.gpus_per_node = 4;
+  eo.sim.restart_delay = restart;
+  eo.sim.interval = 0;
+  eo.oracle = true;
+  eo.policy.tiresias_thresholds = thresholds;
+  sim::Experiment ex(apps.all(), eo);
+  auto r = ex.run(policy, jobs);
+  return {r.jobs[0].jct, r.jobs[1].jct, r};
+}
+
+}  // namespace
+
+TEST(SimPolicies, FixtureAppIsLinear) {
+  sim::AppSet apps(lin_trace_root().string());
+  const sim::AppModel* lin = apps.find("lin");
+  ASSERT_NE(lin, nullptr);
+  EXPECT_DOUBLE_EQ(lin->total_work(), 20);
+  EXPECT_DOUBLE_EQ(lin->rate(2, 0, 8, 0), 2.0 / 8);
+  EXPECT_DOUBLE_EQ(lin->rate(4, 0, 8, 1), 4.0 / 8);
+  EXPECT_DOUBLE_EQ(lin->gain(16, 0), 1.0);
+}
+
+// A runs 0..80 on 2 GPUs; B needs 4, waits for A (no backfill), runs 80..120.
+// JCT A = 80, B = 120 - 10 = 110.
+TEST(SimPolicies, FifoHandComputed) {
+  auto r = run("fifo");
+  EXPECT_DOUBLE_EQ(r.jct_a, 80);
+  EXPECT_DOUBLE_EQ(r.jct_b, 110);
+  EXPECT_EQ(r.res.jobs[0].restarts, 0);
+}
+
+// With a 5 s restart delay: A 0..5 delay, 5..85 work; B 85..90 delay, 90..130.
+// JCT A = 85, B = 120.
+TEST(SimPolicies, FifoPaysRestartDelay) {
+  auto r = run("fifo", 5);
+  EXPECT_DOUBLE_EQ(r.jct_a, 85);
+  EXPECT_DOUBLE_EQ(r.jct_b, 120);
+}
+
+// t=10: A has 70 s left, B 40 s: B preempts A and runs 10..50; A resumes at
+// 50 with 70 s left -> 120. JCT A = 120, B = 40.
+TEST(SimPolicies, SrtfHandComputed) {
+  auto r = run("srtf");
+  EXPECT_DOUBLE_EQ(r.jct_a, 120);
+  EXPECT_DOUBLE_EQ(r.jct_b, 40);
+  EXPECT_EQ(r.res.jobs[0].restarts, 1);
+}
+
+// Threshold 30 GPU-s. t=10: both in Q0, A entered first and keeps its 2 GPUs;
+// B (4 GPUs) does not fit. A reaches 30 GPU-s at t=15 -> Q1, so B (Q0) runs
+// from 15 and reaches 30 GPU-s after 7.5 s (t=22.5) -> Q1 behind A. A had
+// 15 of its 80 s done and runs 22.5..87.5; B has 32.5 s left: 87.5..120.
+// JCT A = 87.5, B = 110.
+TEST(SimPolicies, TiresiasHandComputed) {
+  auto r = run("tiresias");
+  EXPECT_DOUBLE_EQ(r.jct_a, 87.5);
+  EXPECT_DOUBLE_EQ(r.jct_b, 110);
+  EXPECT_EQ(r.res.jobs[0].restarts, 1);
+  EXPECT_EQ(r.res.jobs[1].restarts, 1);
+}
+
+// Threshold 100 GPU-s: B does not fit while A (Q0, first) runs; A reaches
+// 100 GPU-s at t=50 (50 of 80 s done) -> Q1. B runs 50..75, when it reaches
+// 100 GPU-s -> Q1 behind A. A runs 75..105; B's last 15 s: 105..120.
+// JCT A = 105, B = 110.
+TEST(SimPolicies, TiresiasLaterThreshold) {
+  auto r = run("tiresias", 0, {100});
+  EXPECT_DOUBLE_EQ(r.jct_a, 105);
+  EXPECT_DOUBLE_EQ(r.jct_b, 110);
+}
+
+// With a threshold A never reaches before it ends (1000 GPU-s), 2D-LAS is
+// FIFO within Q0 with skipping: same as fifo here. JCT A = 80, B = 110.
+TEST(SimPolicies, TiresiasHighThresholdIsFifo) {
+  auto r = run("tiresias", 0, {1000});
+  EXPECT_DOUBLE_EQ(r.jct_a, 80);
+  EXPECT_DOUBLE_EQ(r.jct_b, 110);
+}
+
+// t=0: A alone gets 1 GPU, then marginal gains take it to 4 (step 2 s).
+// t=10: A has 5 of 20 steps; T_A(g) = 15*8/g, T_B(g) = 20*8/g. Each gets 1;
+// then drops: B 1->2 80 > A 1->2 60 -> B=2; A 1->2 60 > B 2->3 26.7 -> A=2.
+// A: 15 steps x 4 s = 60 s -> ends 70. B: 2 GPUs from 10, 15 steps by 70;
+// at 70 B gets 4 GPUs, 5 steps x 2 s -> ends 80. JCT A = 70, B = 70.
+TEST(SimPolicies, OptimusHandComputed) {
+  auto r = run("optimus");
+  EXPECT_DOUBLE_EQ(r.jct_a, 70);
+  EXPECT_DOUBLE_EQ(r.jct_b, 70);
+}
+
+// Goodput at batch b on g GPUs is g/b (gain 1), so the best batch is the
+// smallest allowed, 8; scaling is linear, so both want all 4 GPUs.
+// t=0: A gets 4 GPUs (step 2 s). t=10: A has 15 steps = 30 s left, B 40 s:
+// A first (SRPT), ends 40; B runs 40..80. JCT A = 40, B = 70.
+TEST(SimPolicies, CoconfigHandComputed) {
+  auto r = run("coconfig");
+  EXPECT_DOUBLE_EQ(r.jct_a, 40);
+  EXPECT_DOUBLE_EQ(r.jct_b, 70);
+  EXPECT_EQ(r.res.jobs[0].batch, 8);
+}
+
+TEST(SimPolicies, SummaryStatistics) {
+  auto r = run("fifo");
+  auto s = sim::summarize(r.res);
+  EXPECT_DOUBLE_EQ(s.avg_jct, 95);
+  EXPECT_DOUBLE_EQ(s.median_jct, 95);
+  EXPECT_DOUBLE_EQ(s.makespan, 120);
+  // A holds 2 GPUs for 80 s, B 4 GPUs for 40 s: 320 GPU-s of 4 x 120.
+  EXPECT_NEAR(s.gpu_hours, 320.0 / 3600, 1e-12);
+  EXPECT_NEAR(s.utilisation, 320.0 / 480, 1e-12);
+}
+
+TEST(SimPolicies, UnknownPolicyIsInputError) {
+  EXPECT_THROW(sim::PolicyRegistry::instance().make("nope", {}), InputError);
+  for (const char* p : {"fifo", "srtf", "tiresias", "optimus", "coconfig"})
+    EXPECT_NO_THROW(sim::PolicyRegistry::instance().make(p, {}));
+}

@@ -1,0 +1,133 @@
+// Workload and Philly readers, and the simulate verb's handling of bad input.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "io/philly.h"
+#include "io/workload_csv.h"
+#include "test_util.h"
+
+using namespace trainplan;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A one-application trace directory ("lin") usable by `trainplan simulate`.
+fs::path tiny_data() {
+  auto root = tptest::temp_dir("wldata");
+  fs::create_directories(root / "lin");
+  tptest::write_file(root / "lin" / "placements.csv",
+                     "placement,local_bsz,step_time,sync_time\n1,1,1.0,0\n1,16,16.0,0\n2,1,1.0,0\n2,16,16.0,0\n");
+  tptest::write_file(root / "lin" / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n");
+  tptest::write_file(root / "lin" / "validation-8.csv", "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,0\n20,20,0.7,1,0\n");
+  return root;
+}
+
+}  // namespace
+
+TEST(WorkloadIo, ReadsPolluxFormat) {
+  auto d = tptest::temp_dir("wl");
+  auto p = tptest::write_file(d / "w.csv",
+                              "name,time,application,num_replicas,batch_size,deadline\n"
+                              "a,0,cifar10,2,256,\nb,12.5,bert,4,96,3600\n");
+  auto jobs = io::read_workload_csv(p);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[1].name, "b");
+  EXPECT_DOUBLE_EQ(jobs[1].arrival_s, 12.5);
+  EXPECT_EQ(jobs[1].replicas, 4);
+  EXPECT_EQ(jobs[1].batch, 96);
+  EXPECT_FALSE(jobs[0].deadline_s.has_value());
+  EXPECT_DOUBLE_EQ(*jobs[1].deadline_s, 3600);
+}
+
+TEST(WorkloadIo, RejectsMalformedRowsWithFileAndLine) {
+  auto d = tptest::temp_dir("wl");
+  auto p = tptest::write_file(d / "w.csv", "name,time,application,num_replicas,batch_size\na,0,lin,2,8\nb,soon,lin,2,8\n");
+  try {
+    io::read_workload_csv(p);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "time");
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos);
+  }
+  auto q = tptest::write_file(d / "x.csv", "name,time,application,num_replicas,batch_size\na,0,lin,0,8\n");
+  EXPECT_THROW(io::read_workload_csv(q), InputError);
+  auto r = tptest::write_file(d / "y.csv", "name,time,application,num_replicas,batch_size\na,0,lin,1,8\na,1,lin,1,8\n");
+  EXPECT_THROW(io::read_workload_csv(r), InputError);  // duplicate name
+  auto s = tptest::write_file(d / "z.csv", "name,time,application,num_replicas\na,0,lin,1\n");
+  EXPECT_THROW(io::read_workload_csv(s), InputError);  // missing column
+}
+
+TEST(WorkloadIo, UnknownApplicationNamesLine) {
+  auto d = tptest::temp_dir("wl");
+  auto p = tptest::write_file(d / "w.csv", "name,time,application,num_replicas,batch_size\na,0,lin,1,8\nb,1,gpt9,1,8\n");
+  try {
+    io::read_workload_csv(p, {"lin"});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_NE(e.message().find("unknown application 'gpt9'"), std::string::npos);
+  }
+}
+
+TEST(WorkloadIo, PhillyTimestampsAreSortedAndRelative) {
+  auto d = tptest::temp_dir("ph");
+  auto p = tptest::write_file(d / "p.csv",
+                              "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                              "2017-10-09 07:01:55,66.0,1,66.0,c1\n2017-10-09 06:13:03,2951.0,8,23608.0,c2\n");
+  auto jobs = io::read_philly_csv(p);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].gpus, 8);
+  EXPECT_DOUBLE_EQ(jobs[0].arrival_s, 0);
+  EXPECT_DOUBLE_EQ(jobs[1].arrival_s, 48 * 60 + 52);
+  EXPECT_EQ(io::read_philly_csv(p, 1).size(), 1u);
+  auto bad = tptest::write_file(d / "b.csv", "timestamp,duration,num_gpus\n2017-13-09 07:01:55,66.0,1\n");
+  EXPECT_THROW(io::read_philly_csv(bad), InputError);
+  auto bad2 = tptest::write_file(d / "c.csv", "timestamp,duration,num_gpus\n2017-10-09 07:01:55,66.0,0.5\n");
+  EXPECT_THROW(io::read_philly_csv(bad2), InputError);
+}
+
+TEST(WorkloadIo, CliReportsUnknownApplicationWithExit2) {
+  auto data = tiny_data();
+  auto wl = tptest::write_file(data / "w.csv", "name,time,application,num_replicas,batch_size\na,0,lin,1,8\nb,5,resnet,1,8\n");
+  auto r = tptest::run_cli("simulate --workload " + wl + " --data " + data.string() + " --nodes 1 --gpus-per-node 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(wl + ":3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown application 'resnet'"), std::string::npos) << r.err;
+}
+
+TEST(WorkloadIo, CliRejectsJobLargerThanCluster) {
+  auto data = tiny_data();
+  auto wl = tptest::write_file(data / "w.csv", "name,time,application,num_replicas,batch_size\na,0,lin,1,8\nbig,5,lin,8,8\n");
+  auto r = tptest::run_cli("simulate --workload " + wl + " --data " + data.string() + " --nodes 1 --gpus-per-node 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(wl + ":3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("needs 8 GPUs but the cluster has 2"), std::string::npos) << r.err;
+  auto ph = tptest::write_file(data / "p.csv", "timestamp,duration,num_gpus\n0,10,1\n5,10,64\n");
+  auto r2 = tptest::run_cli("simulate --philly " + ph + " --nodes 2 --gpus-per-node 4");
+  EXPECT_EQ(r2.exit_code, 2);
+  EXPECT_NE(r2.err.find(ph + ":3"), std::string::npos) << r2.err;
+}
+
+TEST(WorkloadIo, CliMalformedWorkloadExit2) {
+  auto data = tiny_data();
+  auto wl = tptest::write_file(data / "w.csv", "name,time,application,num_replicas,batch_size\na,0,lin,two,8\n");
+  auto r = tptest::run_cli("simulate --workload " + wl + " --data " + data.string() + " --nodes 1 --gpus-per-node 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(wl + ":2: column 'num_replicas'"), std::string::npos) << r.err;
+}
+
+TEST(WorkloadIo, CliRunsAndWritesJsonAndJobsCsv) {
+  auto data = tiny_data();
+  auto wl = tptest::write_file(data / "w.csv", "name,time,application,num_replicas,batch_size\na,0,lin,1,8\nb,5,lin,2,8\n");
+  auto csv = (data / "jobs.csv").string();
+  auto r = tptest::run_cli("simulate --workload " + wl + " --data " + data.string() +
+                           " --nodes 1 --gpus-per-node 2 --policy fifo,tiresias --interval 0 --restart-delay 0 --json --jobs-csv " + csv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // fifo: a runs 0..160 (20 steps x 8 s) on 1 GPU; b needs 2 GPUs: 160..240. Average JCT (160 + 235) / 2.
+  EXPECT_NE(r.out.find("\"avg_jct_s\": 197.5"), std::string::npos) << r.out;
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("policy,name,app,arrival", 0), 0u);
+}
