@@ -30,23 +30,29 @@ OptimusCurve::Fit OptimusCurve::fit_at(double b2, const std::vector<double>& kn,
                                        const std::vector<bool>& kept) const {
   size_t n = 0;
   for (bool k : kept) n += k;
-  Eigen::MatrixXd A(n, 2);
-  Eigen::VectorXd z(n);
-  size_t r = 0;
-  for (size_t i = 0; i < kn.size(); ++i) {
-    if (!kept[i]) continue;
-    double u = ln[i] - b2;  // > 0: b2 < min loss
-    double w = u * u;       // residual in l ~ u^2 * residual in 1/u
-    A(r, 0) = w * kn[i];
-    A(r, 1) = w;
-    z(r) = w / u;
-    ++r;
-  }
   Fit f;
   f.b2 = b2;
-  auto res = nnls(A, z);
-  f.b0 = res.x(0);
-  f.b1 = res.x(1);
+  // Iteratively reweighted: a row weighted by u_obs * u_fit has linearised
+  // residual u_obs u_fit (1/u_fit - 1/u_obs) = u_obs - u_fit, exactly the
+  // residual in l. The first pass has no fit yet and uses u_obs^2.
+  for (int pass = 0; pass < 4; ++pass) {
+    Eigen::MatrixXd A(n, 2);
+    Eigen::VectorXd z(n);
+    size_t r = 0;
+    for (size_t i = 0; i < kn.size(); ++i) {
+      if (!kept[i]) continue;
+      double u = ln[i] - b2;  // > 0: b2 < min loss
+      double d = f.b0 * kn[i] + f.b1;
+      double w = pass > 0 && d > 0 ? u / d : u * u;
+      A(r, 0) = w * kn[i];
+      A(r, 1) = w;
+      z(r) = w / u;
+      ++r;
+    }
+    auto res = nnls(A, z);
+    f.b0 = res.x(0);
+    f.b1 = res.x(1);
+  }
   for (size_t i = 0; i < kn.size(); ++i) {
     if (!kept[i]) continue;
     double d = f.b0 * kn[i] + f.b1;
@@ -104,7 +110,9 @@ void OptimusCurve::refit() {
   Fit f = fit_kept(kn, ln, kept);
   size_t dropped = 0;
   const size_t max_drop = static_cast<size_t>(p_.max_outlier_fraction * double(n));
-  for (int pass = 0; p_.outlier_z > 0 && pass < p_.outlier_passes && std::isfinite(f.sse); ++pass) {
+  // One point per pass, the worst: a gross outlier distorts the first fit,
+  // and with it the residuals of good points near it.
+  for (size_t pass = 0; p_.outlier_z > 0 && pass < max_drop && std::isfinite(f.sse); ++pass) {
     std::vector<double> r, idx;
     std::vector<double> res(n, 0);
     for (size_t i = 0; i < n; ++i)
@@ -118,13 +126,9 @@ void OptimusCurve::refit() {
     std::vector<std::pair<double, size_t>> bad;
     for (size_t i = 0; i < n; ++i)
       if (kept[i] && std::abs(res[i] - med) / scale > p_.outlier_z) bad.push_back({std::abs(res[i] - med), i});
-    std::sort(bad.rbegin(), bad.rend());
-    size_t changed = 0;
-    for (auto& [d, i] : bad) {
-      if (dropped >= max_drop || n - dropped <= p_.min_points) break;
-      kept[i] = false, ++dropped, ++changed;
-    }
-    if (!changed) break;
+    if (bad.empty() || n - dropped <= p_.min_points) break;
+    kept[std::max_element(bad.begin(), bad.end())->second] = false;
+    ++dropped;
     f = fit_kept(kn, ln, kept);
   }
   if (!std::isfinite(f.sse)) throw std::invalid_argument("Optimus curve: no finite fit (are the losses positive?)");

@@ -6,15 +6,17 @@
 //  1. Normalise: divide losses by their largest value and k by its largest
 //     value, so the NNLS columns are of order one.
 //  2. For a fixed asymptote beta2 < min loss the model is linear in (beta0,
-//     beta1): 1/(l - beta2) = beta0 k + beta1. Solve it by NNLS, each row
-//     weighted by (l - beta2)^2, which makes the linearised residual
-//     approximate the residual in l (d(1/u) = -du/u^2).
+//     beta1): 1/(l - beta2) = beta0 k + beta1. Solve it by NNLS with rows
+//     weighted so that the linearised residual equals the residual in l:
+//     weight u_obs * u_fit (u = l - beta2), u_fit from the previous solve,
+//     starting from u_obs^2 (d(1/u) = -du/u^2); four reweighted solves.
 //  3. beta2 is searched on a grid over [0, min loss) and refined by golden
 //     section, keeping the value with the least squared error in l.
-//  4. Outliers: points whose residual lies more than `outlier_z` robust
-//     standard deviations (1.4826 MAD) from the median residual are dropped
-//     and the fit repeated (at most `outlier_passes` times, and never below
-//     `min_points` points).
+//  4. Outliers: while some point's residual lies more than `outlier_z`
+//     robust standard deviations (1.4826 MAD, floored at 1e-4 of the largest
+//     loss) from the median residual, the worst such point is dropped and the
+//     fit repeated; at most `max_outlier_fraction` of the points, and never
+//     below `min_points` points.
 // Online use: add_point() appends one observation and refits on all points
 // kept so far, so after the same points it equals the batch fit.
 #pragma once
@@ -29,7 +31,6 @@ struct OptimusCurveParams {
   int beta2_grid = 48;        // grid points over [0, min loss) before golden refinement
   int golden_iterations = 40;
   double outlier_z = 4.0;     // robust z beyond which a point is an outlier; <= 0 disables
-  int outlier_passes = 2;
   double max_outlier_fraction = 0.2;  // never drop more than this share of the points
   size_t min_points = 3;
 };

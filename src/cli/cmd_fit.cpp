@@ -1,0 +1,151 @@
+// trainplan fit: fit a registered epoch-time model and metric model to
+// profiling samples and show what they learned (describe()) and how well they
+// reproduce the samples (in-sample MRE, equation 12).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "eval/evaluate.h"
+#include "eval/mre.h"
+#include "io/sample_csv.h"
+#include "models/registry.h"
+#include "plan/model_choice.h"
+
+namespace trainplan::cli {
+namespace {
+
+struct FitArgs {
+  std::string samples;
+  std::string model = "auto";
+  std::string time_model, metric_model;
+  bool json = false;
+  bool model_given = false;
+};
+
+struct PartResult {
+  std::string model, describe;
+  double mre = 0;
+  size_t n = 0;
+};
+
+PartResult fit_time(const std::string& name, const SampleSet& s) {
+  const auto& e = models::ModelRegistry::instance().get(name);
+  if (!e.make_time) throw InputError("model '" + name + "' has no epoch-time part (see `trainplan fit --help`)");
+  auto m = e.make_time();
+  m->fit(s);
+  // One score per configuration: samples that differ only in epochs share a time.
+  SampleSet d = eval::distinct_time_configs(s);
+  std::vector<double> p, t;
+  for (const auto& x : d.samples) p.push_back(m->predict(x.batch, x.workers, x.nodes)), t.push_back(x.epoch_time_s);
+  return {name, m->describe(), eval::mre(p, t), d.size()};
+}
+
+PartResult fit_metric(const std::string& name, const SampleSet& s) {
+  const auto& e = models::ModelRegistry::instance().get(name);
+  if (!e.make_metric) throw InputError("model '" + name + "' has no metric part (see `trainplan fit --help`)");
+  auto m = e.make_metric();
+  m->fit(s);
+  std::vector<double> p, t;
+  for (const auto& x : s.with_metric()) p.push_back(m->predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
+  return {name, m->describe(), eval::mre(p, t), t.size()};
+}
+
+void run_fit(const FitArgs& a) {
+  SampleSet s = io::read_samples_csv(a.samples);
+  auto& reg = models::ModelRegistry::instance();
+  std::string tname = a.time_model.empty() ? a.model : a.time_model;
+  std::string mname = a.metric_model.empty() ? a.model : a.metric_model;
+  // A part named alone is fitted alone; --model NAME fits the parts NAME has.
+  bool only_metric = a.time_model.empty() && !a.metric_model.empty() && !a.model_given;
+  bool only_time = a.metric_model.empty() && !a.time_model.empty() && !a.model_given;
+  bool want_time = !only_metric && (tname == "auto" || !a.time_model.empty() || reg.get(tname).make_time);
+  bool want_metric = !only_time && (mname == "auto" || !a.metric_model.empty() || reg.get(mname).make_metric);
+  if (want_metric && !s.has_metric()) {
+    if (!a.metric_model.empty() || !want_time)
+      throw InputError(a.samples, 0, "metric", "the samples carry no metric, so no metric model can be fitted");
+    want_metric = false;
+  }
+  if (!want_time && !want_metric) throw InputError("model '" + a.model + "' has neither part to fit");
+  std::string reason;
+  if ((want_time && tname == "auto") || (want_metric && mname == "auto")) {
+    std::cerr << "choosing models by 5-fold cross-validation...\n";
+    auto c = plan::choose_models(want_time ? tname : "auto", want_metric ? mname : "auto", s);
+    if (want_time) tname = c.time_model;
+    if (want_metric) mname = c.metric_model;
+    reason = c.reason;
+  }
+  std::optional<PartResult> t, m;
+  if (want_time) {
+    if (!a.json) std::cerr << fmt::format("fitting time model {}...\n", tname);
+    t = fit_time(tname, s);
+  }
+  if (want_metric) {
+    if (!a.json) std::cerr << fmt::format("fitting metric model {}...\n", mname);
+    m = fit_metric(mname, s);
+  }
+  if (a.json) {
+    nlohmann::json j;
+    j["samples"] = a.samples;
+    j["n_samples"] = s.size();
+    j["direction"] = to_string(s.direction);
+    auto part = [](const std::optional<PartResult>& p, const char* unit) {
+      if (!p) return nlohmann::json(nullptr);
+      return nlohmann::json{{"model", p->model}, {"in_sample_mre", p->mre}, {"n_scored", p->n}, {"scored", unit},
+                            {"describe", p->describe}};
+    };
+    j["time"] = part(t, "distinct (batch, workers, nodes)");
+    j["metric"] = part(m, "samples with a metric");
+    if (!reason.empty()) j["choice"] = reason;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("samples: {} ({} samples, {} with a metric; metric {})\n", a.samples, s.size(),
+                           s.with_metric().size(), to_string(s.direction));
+  if (!reason.empty()) std::cout << reason << (reason.back() == '\n' ? "" : "\n");
+  if (t)
+    std::cout << fmt::format("time model {}: in-sample MRE {:.2f}% over {} configurations\n{}\n", t->model,
+                             100 * t->mre, t->n, t->describe);
+  if (m)
+    std::cout << fmt::format("metric model {}: in-sample MRE {:.2f}% over {} samples\n{}\n", m->model, 100 * m->mre,
+                             m->n, m->describe);
+  if (!s.has_metric()) std::cout << "metric: none (time-only samples)\n";
+}
+
+void setup(CLI::App& root) {
+  auto a = std::make_shared<FitArgs>();
+  auto* cmd = root.add_subcommand(
+      "fit",
+      "Fit an epoch-time model and a metric model to profiling samples; print their parameters and in-sample MRE.\n"
+      "In-sample MRE (equation 12) shows how well a model reproduces the samples it saw; for the error on unseen\n"
+      "configurations use `trainplan evaluate` (cross-validation) or the intervals of `trainplan predict`.");
+  cmd->add_option("--samples", a->samples, "Profiling sample CSV (`trainplan sample` writes one)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  auto* model_opt = cmd->add_option(
+      "--model", a->model,
+      "Registered model for both parts (or the parts it has), or 'auto': per part, the lowest 5-fold CV MRE");
+  model_opt->capture_default_str();
+  cmd->add_option("--time-model", a->time_model,
+                  "Epoch-time model (overrides --model; given alone, only the time part is fitted)");
+  cmd->add_option("--metric-model", a->metric_model,
+                  "Metric model, e.g. global-batch, optimus-curve (overrides --model; given alone, only the metric part)");
+  cmd->add_flag("--json", a->json, "Print the result as JSON");
+  std::string known;
+  for (const auto* e : models::ModelRegistry::instance().all())
+    known += fmt::format("  {:<24} {}{}{}\n", e->name, e->make_time ? "time" : "", e->make_time && e->make_metric ? "+" : "",
+                         e->make_metric ? "metric" : "");
+  cmd->footer("Registered models (parts):\n" + known +
+              "Example: trainplan fit --samples s.csv --time-model allreduce-physical --metric-model global-batch");
+  cmd->callback([a, model_opt] {
+    a->model_given = model_opt->count() > 0;
+    run_fit(*a);
+  });
+}
+
+CommandRegistrar reg(30, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

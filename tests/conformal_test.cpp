@@ -1,0 +1,140 @@
+#include "models/conformal.h"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "core/error.h"
+#include "models/metric_global_batch.h"
+
+using namespace trainplan;
+
+namespace {
+
+// A small time model for the test: t * b * r = alpha + beta * b, by least squares.
+class LinearStepModel : public models::TimeModel {
+ public:
+  std::string name() const override { return "linear-step"; }
+  void fit(const SampleSet& s) override {
+    Eigen::MatrixXd X(s.size(), 2);
+    Eigen::VectorXd y(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      const auto& x = s.samples[i];
+      X(i, 0) = 1, X(i, 1) = x.batch, y(i) = x.epoch_time_s * x.batch * x.workers;
+    }
+    theta_ = X.colPivHouseholderQr().solve(y);
+  }
+  double predict(double b, int r, int) const override { return (theta_(0) + theta_(1) * b) / (b * r); }
+
+ private:
+  Eigen::Vector2d theta_;
+};
+
+// Epoch time (2 + 0.01 b) / (b r) with multiplicative noise N(0, sd), one
+// sample per configuration, configurations drawn at random.
+SampleSet time_samples(int n, double sd, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> batch(16, 256);
+  std::uniform_int_distribution<int> workers(1, 64);
+  std::normal_distribution<double> eps(0, sd);
+  SampleSet s;
+  for (int i = 0; i < n; ++i) {
+    Sample x;
+    x.batch = batch(rng), x.workers = workers(rng), x.epochs = 1, x.nodes = 1;
+    x.epoch_time_s = (2 + 0.01 * x.batch) / (x.batch * x.workers) * (1 + eps(rng));
+    s.samples.push_back(x);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(Conformal, TimeIntervalCoverageIsNominalOnKnownNoise) {
+  auto m = models::with_conformal([] { return std::make_unique<LinearStepModel>(); });
+  m->fit(time_samples(300, 0.05, 1));
+  auto test = time_samples(2000, 0.05, 2);
+  for (double c : {0.8, 0.9}) {
+    int inside = 0;
+    for (const auto& x : test.samples) {
+      auto iv = m->predict_interval(x.batch, x.workers, x.nodes, c);
+      ASSERT_TRUE(iv.has_value());
+      EXPECT_LE(iv->lo, iv->hi);
+      inside += x.epoch_time_s >= iv->lo && x.epoch_time_s <= iv->hi;
+    }
+    double cov = double(inside) / test.size();
+    EXPECT_NEAR(cov, c, 0.07) << "coverage at " << c;
+  }
+  // The 90% half-width is about 1.645 sd = 8.2% for 5% Gaussian noise.
+  auto iv = m->predict_interval(64, 4, 1, 0.9);
+  double half = (iv->hi - iv->lo) / (iv->hi + iv->lo);
+  EXPECT_GT(half, 0.065);
+  EXPECT_LT(half, 0.10);
+}
+
+TEST(Conformal, MetricIntervalCoverageOnSyntheticSurface) {
+  // Accuracy 0.95 - 0.6/(1 + x/4), x = e * 528/(400 + B), with 2% noise.
+  auto make = [](int n, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> batch(16, 256), workers(1, 8), epochs(1, 40);
+    std::normal_distribution<double> eps(0, 0.02);
+    SampleSet s;
+    s.direction = MetricDirection::kMax;
+    for (int i = 0; i < n; ++i) {
+      Sample x;
+      x.batch = batch(rng), x.workers = workers(rng), x.epochs = epochs(rng), x.epoch_time_s = 1;
+      double xe = x.epochs * 528.0 / (400 + x.global_batch());
+      x.metric = (0.95 - 0.6 / (1 + xe / 4)) * (1 + eps(rng));
+      s.samples.push_back(x);
+    }
+    return s;
+  };
+  auto m = models::conformal_metric_model("global-batch");
+  m->fit(make(300, 3));
+  auto test = make(1000, 4);
+  int inside = 0;
+  for (const auto& x : test.samples) {
+    auto iv = m->predict_interval(x.batch, x.workers, x.epochs, 0.9);
+    ASSERT_TRUE(iv.has_value());
+    inside += *x.metric >= iv->lo && *x.metric <= iv->hi;
+  }
+  EXPECT_NEAR(double(inside) / test.size(), 0.9, 0.07);
+  EXPECT_NE(m->describe().find("conformal"), std::string::npos);
+}
+
+TEST(Conformal, QuantileUsesTheConformalRank) {
+  models::ConformalResiduals r;
+  std::vector<double> v;
+  for (int i = 1; i <= 19; ++i) v.push_back(i / 100.0);
+  r.set(v);
+  // ceil(20 * 0.9) = 18th smallest.
+  EXPECT_DOUBLE_EQ(*r.quantile(0.9), 0.18);
+  EXPECT_DOUBLE_EQ(*r.quantile(0.5), 0.10);
+  EXPECT_TRUE(r.too_few(0.97));
+  EXPECT_THROW(r.quantile(1.0), InputError);
+  models::ConformalResiduals empty;
+  EXPECT_FALSE(empty.quantile(0.9).has_value());
+}
+
+TEST(Conformal, FoldsKeepConfigurationsTogether) {
+  SampleSet s;
+  for (int b : {16, 32, 64, 128, 256})
+    for (int e : {1, 2, 3}) {
+      Sample x;
+      x.batch = b, x.workers = 2, x.epochs = e, x.epoch_time_s = 1;
+      s.samples.push_back(x);
+    }
+  auto f = models::config_folds(s, 5, 9);
+  for (size_t i = 0; i < s.size(); i += 3) {
+    EXPECT_EQ(f[i], f[i + 1]);
+    EXPECT_EQ(f[i], f[i + 2]);
+  }
+  std::set<int> used(f.begin(), f.end());
+  EXPECT_EQ(used.size(), 5u);
+}
+
+TEST(Conformal, UnknownModelIsAnInputError) {
+  EXPECT_THROW(models::conformal_metric_model("no-such-model"), InputError);
+}

@@ -1,0 +1,119 @@
+// The fit and predict verbs: output, JSON and exit codes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace {
+
+// 48 samples: epoch time 50000/(b r) (0.01 + 0.0005 b), accuracy
+// 0.95 - 0.6/(1 + x/4) with x = e * 528 / (400 + b r).
+std::string fixture(bool with_metric) {
+  std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
+  for (int b : {16, 32, 64, 128})
+    for (int r : {1, 2, 4, 8})
+      for (int e : {2, 10, 30}) {
+        double t = 50000.0 / (b * r) * (0.01 + 0.0005 * b) * (r > 4 ? 1.1 : 1.0);
+        double x = e * 528.0 / (400 + b * r);
+        std::string m = with_metric ? std::to_string(0.95 - 0.6 / (1 + x / 4)) : "";
+        csv += std::to_string(b) + "," + std::to_string(r) + "," + std::to_string(e) + "," + std::to_string(t) + "," +
+               m + "," + std::to_string((r + 3) / 4) + "\n";
+      }
+  auto d = tptest::temp_dir("fitpredict");
+  return tptest::write_file(d / (with_metric ? "s.csv" : "t.csv"), csv);
+}
+
+}  // namespace
+
+TEST(FitCli, PrintsBothPartsAndInSampleMre) {
+  auto r = tptest::run_cli("fit --samples " + fixture(true) + " --time-model isotonic-mi --metric-model global-batch");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("time model isotonic-mi: in-sample MRE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("metric model global-batch: in-sample MRE"), std::string::npos) << r.out;
+}
+
+TEST(FitCli, JsonHasScoresAndOnlyTheNamedPart) {
+  auto r = tptest::run_cli("fit --samples " + fixture(true) + " --metric-model global-batch --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["time"].is_null());
+  EXPECT_EQ(j["metric"]["model"], "global-batch");
+  EXPECT_LT(j["metric"]["in_sample_mre"].get<double>(), 0.01);
+  EXPECT_EQ(j["metric"]["n_scored"].get<int>(), 48);
+  r = tptest::run_cli("fit --samples " + fixture(true) + " --model optimus-curve --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["time"].is_null());  // optimus-curve has no time part
+  EXPECT_EQ(j["metric"]["model"], "optimus-curve");
+}
+
+TEST(FitCli, BadInputExits2) {
+  auto r = tptest::run_cli("fit --samples /nonexistent.csv --model isotonic-mi");
+  EXPECT_EQ(r.exit_code, 2);
+  r = tptest::run_cli("fit --samples " + fixture(true) + " --metric-model no-such-model");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown model"), std::string::npos) << r.err;
+  r = tptest::run_cli("fit --samples " + fixture(false) + " --metric-model global-batch");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no metric"), std::string::npos) << r.err;
+}
+
+TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
+  auto r = tptest::run_cli("predict --samples " + fixture(true) +
+                           " --batch 48 --workers 4 --epochs 20 --time-model isotonic-mi --metric-model global-batch "
+                           "--confidence 0.8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  double t = j["epoch_time_s"]["value"], lo = j["epoch_time_s"]["interval"]["lo"], hi = j["epoch_time_s"]["interval"]["hi"];
+  EXPECT_LE(lo, t);
+  EXPECT_GE(hi, t);
+  EXPECT_GT(t, 0);
+  double m = j["metric"]["value"];
+  EXPECT_LE(j["metric"]["interval"]["lo"].get<double>(), m);
+  EXPECT_GE(j["metric"]["interval"]["hi"].get<double>(), m);
+  // Known answer: the synthetic accuracy at B = 192, e = 20.
+  double x = 20 * 528.0 / (400 + 192);
+  EXPECT_NEAR(m, 0.95 - 0.6 / (1 + x / 4), 0.02);
+  EXPECT_NE(j["metric"]["interval"]["method"].get<std::string>().find("conformal"), std::string::npos);
+  EXPECT_EQ(j["config"]["nodes"].get<int>(), 1);
+  EXPECT_NEAR(j["total_time_s"].get<double>(), 20 * t, 1e-6 * t);
+}
+
+TEST(PredictCli, TextNamesTheIntervalMethod) {
+  auto r = tptest::run_cli("predict --samples " + fixture(true) +
+                           " --batch 64 --workers 8 --epochs 10 --time-model isotonic-mi --metric-model optimus-curve");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("epoch time (isotonic-mi)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("5-fold conformal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("metric after 10 epochs (optimus-curve"), std::string::npos) << r.out;
+}
+
+TEST(PredictCli, BadArgumentsExit2) {
+  std::string s = fixture(true);
+  EXPECT_EQ(tptest::run_cli("predict --samples " + s + " --batch 64 --workers 0 --model isotonic-mi").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("predict --samples " + s + " --batch 64 --workers 2 --model isotonic-mi --confidence 1.5")
+                .exit_code,
+            2);
+  EXPECT_EQ(tptest::run_cli("predict --samples " + s + " --workers 2").exit_code, 2);  // --batch is required
+  auto r = tptest::run_cli("predict --samples " + fixture(false) + " --batch 64 --workers 2 --epochs 5 --model isotonic-mi");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no metric"), std::string::npos) << r.err;
+}
+
+TEST(PredictCli, TimeOnlyWithoutEpochs) {
+  auto r = tptest::run_cli("predict --samples " + fixture(false) + " --batch 64 --workers 2 --time-model isotonic-mi --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["metric"].is_null());
+  EXPECT_GT(j["epoch_time_s"]["value"].get<double>(), 0);
+}
+
+TEST(FitPredictCli, HelpExits0) {
+  for (const char* v : {"fit --help", "predict --help"}) {
+    auto r = tptest::run_cli(v);
+    EXPECT_EQ(r.exit_code, 0) << v;
+    EXPECT_NE(r.out.find("--samples"), std::string::npos) << v;
+  }
+}
