@@ -1,0 +1,211 @@
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "core/error.h"
+#include "plan/diagnose.h"
+#include "plan/exhaustive.h"
+#include "plan/objective.h"
+#include "plan/tabu.h"
+#include "plan_test_models.h"
+
+using namespace trainplan;
+using namespace trainplan::plan;
+using plantest::FnModel;
+
+namespace {
+
+PlanProblem small_problem(double target, double deadline, int max_workers = 6, int max_epochs = 60) {
+  PlanProblem p;
+  p.space.batches = {16, 32, 48, 64, 128, 256};
+  p.space.max_workers = max_workers;
+  p.space.max_epochs = max_epochs;
+  p.space.workers_per_node = 4;
+  p.target = target;
+  p.deadline_s = deadline;
+  return p;
+}
+
+// The definition, with no cleverness: every (b, r, e).
+std::optional<Candidate> brute_force(const models::PerformanceModel& m, const PlanProblem& p) {
+  std::optional<Candidate> best;
+  for (int b : p.space.batches)
+    for (int r = 1; r <= p.space.max_workers; ++r)
+      for (int e = 1; e <= p.space.max_epochs; ++e) {
+        int nodes = nodes_for(r, p.space.workers_per_node);
+        auto t = m.epoch_time(b, r, nodes);
+        auto v = m.metric(b, r, e);
+        if (!t || !v || e * *t > p.deadline_s || !meets(*v, p.target, m.direction())) continue;
+        Candidate c{Config{b, r, e}, nodes, *t, e * *t, *v, r * e * *t};
+        if (!best || preferred(c, *best, m.direction())) best = c;
+      }
+  return best;
+}
+
+}  // namespace
+
+TEST(PlanExhaustive, MatchesBruteForceOnAnalyticModels) {
+  for (auto dir : {MetricDirection::kMax, MetricDirection::kMin}) {
+    auto m = plantest::physical_model(dir);
+    for (double acc : {0.6, 0.8, 0.85, 0.9})
+      for (double deadline : {300.0, 1000.0, 5000.0, 1e6}) {
+        double target = dir == MetricDirection::kMax ? acc : 1.0 - acc;
+        auto p = small_problem(target, deadline);
+        auto want = brute_force(m, p);
+        if (!want) {
+          EXPECT_THROW(exhaustive_search(m, p), InfeasibleError) << acc << " " << deadline;
+          continue;
+        }
+        for (auto search : {EpochSearch::kBinary, EpochSearch::kLinear}) {
+          auto got = exhaustive_search(m, p, {3, search});
+          EXPECT_EQ(got.best.config, want->config) << acc << " " << deadline;
+          EXPECT_DOUBLE_EQ(got.best.cost, want->cost);
+        }
+      }
+  }
+}
+
+TEST(PlanExhaustive, AlternativesAreDistinctCellsInPreferenceOrder) {
+  auto m = plantest::physical_model();
+  auto r = exhaustive_search(m, small_problem(0.8, 1e6), {4, EpochSearch::kBinary});
+  ASSERT_EQ(r.alternatives.size(), 4u);
+  EXPECT_EQ(r.evaluations, 36);
+  const Candidate* prev = &r.best;
+  for (const auto& c : r.alternatives) {
+    EXPECT_FALSE(preferred(c, *prev, MetricDirection::kMax));
+    EXPECT_FALSE(c.config.batch == r.best.config.batch && c.config.workers == r.best.config.workers);
+    prev = &c;
+  }
+}
+
+TEST(PlanExhaustive, EqualCostsGoToTheBetterMetric) {
+  // Perfect scaling: cost = 100 e whatever b and r; all cells need e = 3 for
+  // 0.3, and b = 64 gets the highest metric there.
+  FnModel m([](int, int r, int) { return 100.0 / r; }, [](int b, int, double e) { return 0.1 * e + 0.001 * b; });
+  PlanProblem p;
+  p.space.batches = {16, 32, 64};
+  p.space.max_workers = 4;
+  p.space.max_epochs = 20;
+  p.target = 0.3;
+  p.deadline_s = 1e6;
+  auto r = exhaustive_search(m, p);
+  EXPECT_EQ(r.best.config, (Config{64, 1, 3}));
+  EXPECT_NEAR(r.best.cost, 300, 1e-9);
+  auto t = tabu_search(m, p);
+  EXPECT_EQ(t.best.config, (Config{64, 1, 3}));
+}
+
+TEST(PlanExhaustive, LinearScanIsExactWhereBinarySearchAssumesMonotoneMetric) {
+  // Metric spikes above the target at e = 2 only, then falls: a binary search
+  // over e, which assumes monotonicity, misses it; the linear scan does not.
+  FnModel m([](int, int, int) { return 10.0; }, [](int, int, double e) { return e == 2 ? 0.9 : 0.1 * std::min(e, 5.0); });
+  PlanProblem p;
+  p.space.batches = {32};
+  p.space.max_workers = 1;
+  p.space.max_epochs = 8;
+  p.target = 0.8;
+  p.deadline_s = 1e6;
+  EXPECT_THROW(exhaustive_search(m, p, {0, EpochSearch::kBinary}), InfeasibleError);
+  EXPECT_EQ(exhaustive_search(m, p, {0, EpochSearch::kLinear}).best.config.epochs, 2);
+}
+
+TEST(PlanExhaustive, NodesArePassedToTheTimeModel) {
+  // Crossing a node boundary costs a lot: 5 workers need 2 nodes of 4.
+  FnModel m([](int, int r, int nodes) { return 1000.0 / r * (nodes > 1 ? 3.0 : 1.0); },
+            [](int, int, double e) { return e; });
+  PlanProblem p;
+  p.space.batches = {32};
+  p.space.max_workers = 8;
+  p.space.workers_per_node = 4;
+  p.space.max_epochs = 10;
+  p.target = 2;
+  p.deadline_s = 600;  // 2 epochs: 4 workers on one node take 500 s
+  auto r = exhaustive_search(m, p);
+  EXPECT_EQ(r.best.config.workers, 4);
+  EXPECT_EQ(r.best.nodes, 1);
+}
+
+TEST(PlanTabu, FindsTheExhaustiveOptimumOnAConvexishSpace) {
+  // Epochs fixed by the metric (0.1 e >= 0.5: e = 5), cost smooth and convex
+  // in (b, r); the deadline pushes the optimum off the r = 1 edge.
+  FnModel m([](int b, int r, int) { return 1000.0 / (double(b) * r) * (0.5 + 0.01 * b) + 2.0 * r; },
+            [](int, int, double e) { return 0.1 * e; });
+  PlanProblem p;
+  for (int b = 16; b <= 512; b += 16) p.space.batches.push_back(b);
+  p.space.max_workers = 16;
+  p.space.max_epochs = 200;
+  p.target = 0.5;
+  p.deadline_s = 60;
+  auto ex = exhaustive_search(m, p);
+  EXPECT_GT(ex.best.config.workers, 1);
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    TabuParams tp;
+    tp.seed = seed;
+    auto t = tabu_search(m, p, tp);
+    EXPECT_EQ(t.best.config, ex.best.config) << "seed " << seed;
+    EXPECT_LT(t.evaluations, 32 * 16);  // it did not just enumerate the space
+  }
+}
+
+TEST(PlanTabu, IsReproducibleForASeedAndFeasible) {
+  auto m = plantest::physical_model();
+  auto p = small_problem(0.85, 3000);
+  TabuParams tp;
+  tp.seed = 7;
+  tp.iterations = 5;
+  auto a = tabu_search(m, p, tp), b = tabu_search(m, p, tp);
+  EXPECT_EQ(a.best.config, b.best.config);
+  EXPECT_TRUE(meets(a.best.metric, p.target, MetricDirection::kMax));
+  EXPECT_LE(a.best.total_time_s, p.deadline_s);
+}
+
+TEST(PlanInfeasible, UnreachableTargetNamesTheTargetAndTheBestMetric) {
+  auto m = plantest::physical_model();
+  auto p = small_problem(0.99, 1e6);
+  try {
+    exhaustive_search(m, p);
+    FAIL() << "expected InfeasibleError";
+  } catch (const InfeasibleError& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find("target: >= 0.99 is not reachable"), std::string::npos) << w;
+    EXPECT_NE(w.find("best predicted metric"), std::string::npos) << w;
+    EXPECT_NE(w.find("unreachable at any epoch count"), std::string::npos) << w;
+  }
+}
+
+TEST(PlanInfeasible, ShortDeadlineNamesTheDeadlineAndTheShortestTime) {
+  auto m = plantest::physical_model();
+  auto p = small_problem(0.85, 50);
+  try {
+    tabu_search(m, p);
+    FAIL() << "expected InfeasibleError";
+  } catch (const InfeasibleError& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find("deadline: reaching the target"), std::string::npos) << w;
+    EXPECT_NE(w.find("shortest time that reaches the target"), std::string::npos) << w;
+    EXPECT_NE(w.find("best metric reachable by the deadline"), std::string::npos) << w;
+  }
+}
+
+TEST(PlanInfeasible, NoEpochFitsTheDeadline) {
+  FnModel m([](int, int, int) { return 100.0; }, [](int, int, double e) { return e; });
+  PlanProblem p;
+  p.space.batches = {32};
+  p.space.max_workers = 2;
+  p.target = 1;
+  p.deadline_s = 10;
+  std::string w = infeasibility_report(m, p);
+  EXPECT_NE(w.find("fastest epoch takes 100.0 s"), std::string::npos) << w;
+}
+
+TEST(PlanProblemCheck, RejectsMalformedProblems) {
+  auto m = plantest::physical_model();
+  auto p = small_problem(0.8, 100);
+  p.deadline_s = 0;
+  EXPECT_THROW(exhaustive_search(m, p), InputError);
+  p = small_problem(0.8, 100);
+  p.space.batches = {64, 32};
+  EXPECT_THROW(exhaustive_search(m, p), InputError);
+  p.space.batches.clear();
+  EXPECT_THROW(tabu_search(m, p), InputError);
+}
