@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace {
+
+// A small sample file: epoch time 5000/(b r) * (0.01 + 0.0004 b) + r, metric
+// 0.9 - 0.5 exp(-e / 3) (max), batches 16..64, workers 1..4, epochs 1..20.
+std::string samples_file(bool with_metric = true) {
+  std::ostringstream s;
+  s << "# trainplan: metric=max\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
+  for (int b : {16, 32, 64})
+    for (int r : {1, 2, 4})
+      for (int e : {1, 3, 6, 10, 20}) {
+        double t = 5000.0 / (b * r) * (0.01 + 0.0004 * b) + r;
+        double m = 0.9 - 0.5 * std::exp(-e / 3.0);
+        s << b << ',' << r << ',' << e << ',' << t << ',';
+        if (with_metric) s << m;
+        s << ",1\n";
+      }
+  auto d = tptest::temp_dir("plan_cli");
+  return tptest::write_file(d / (with_metric ? "s.csv" : "t.csv"), s.str());
+}
+
+}  // namespace
+
+TEST(PlanCli, PlansAndPrintsTheChoiceModelAndAlternatives) {
+  auto r = tptest::run_cli("plan --samples " + samples_file() +
+                           " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --search exhaustive");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("choice: batch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model: isotonic-mi"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worker-hours"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("alternatives:"), std::string::npos) << r.out;
+}
+
+TEST(PlanCli, JsonHasChoiceAndAlternatives) {
+  auto r = tptest::run_cli("plan --samples " + samples_file() +
+                           " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --json --alternatives 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "coconfig-tabu");
+  EXPECT_GE(j["choice"]["metric"].get<double>(), 0.8);
+  EXPECT_LE(j["choice"]["total_time_s"].get<double>(), 100000);
+  EXPECT_EQ(j["alternatives"].size(), 2u);
+  EXPECT_EQ(j["model"]["time"], "isotonic-mi");
+}
+
+TEST(PlanCli, InfeasibleTargetExitsThreeWithDiagnostics) {
+  auto r = tptest::run_cli("plan --samples " + samples_file() +
+                           " --target 0.99 --deadline 100000 --max-workers 4 --model isotonic-mi");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("target: >= 0.99 is not reachable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("model: isotonic-mi"), std::string::npos) << r.err;
+}
+
+TEST(PlanCli, ShortDeadlineExitsThreeNamingTheDeadline) {
+  auto r = tptest::run_cli("plan --samples " + samples_file() + " --target 0.8 --deadline 5 --max-workers 4 --model isotonic-mi");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("deadline"), std::string::npos) << r.err;
+}
+
+TEST(PlanCli, BadInputExitsTwo) {
+  auto missing = tptest::run_cli("plan --samples /nonexistent.csv --target 0.8 --deadline 10 --max-workers 4");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent.csv"), std::string::npos) << missing.err;
+  auto time_only = tptest::run_cli("plan --samples " + samples_file(false) +
+                                   " --target 0.8 --deadline 100 --max-workers 4 --model isotonic-mi");
+  EXPECT_EQ(time_only.exit_code, 2);
+  EXPECT_NE(time_only.err.find("planning needs a metric"), std::string::npos) << time_only.err;
+  auto method = tptest::run_cli("plan --samples " + samples_file() + " --target 0.8 --deadline 100 --max-workers 4 --method sgd");
+  EXPECT_EQ(method.exit_code, 2);
+  auto model = tptest::run_cli("plan --samples " + samples_file() +
+                               " --target 0.8 --deadline 100 --max-workers 4 --model no-such-model");
+  EXPECT_EQ(model.exit_code, 2);
+  EXPECT_NE(model.err.find("unknown model 'no-such-model'"), std::string::npos) << model.err;
+  auto deadline = tptest::run_cli("plan --samples " + samples_file() + " --target 0.8 --deadline -1 --max-workers 4");
+  EXPECT_EQ(deadline.exit_code, 2);
+}
+
+TEST(PlanCli, ConfidenceWithoutIntervalsExitsTwo) {
+  auto r = tptest::run_cli("plan --samples " + samples_file() +
+                           " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --confidence 0.9");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("needs prediction intervals"), std::string::npos) << r.err;
+}
+
+TEST(PlanCli, EmitsSlurmScriptOnStdout) {
+  auto r = tptest::run_cli("plan --samples " + samples_file() +
+                           " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --emit slurm --job-name t1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("#!/bin/bash\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("#SBATCH --job-name=t1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("srun torchrun"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("choice: batch"), std::string::npos) << r.err;  // the summary moves to stderr
+}
+
+TEST(PlanCli, EveryBaselineRuns) {
+  for (std::string m : {"lb-bsp", "cynthia", "bo", "manual"}) {
+    auto r = tptest::run_cli("plan --samples " + samples_file() + " --target 0.7 --deadline 100000 --max-workers 4 --model isotonic-mi --json --method " + m);
+    EXPECT_EQ(r.exit_code, 0) << m << ": " << r.err;
+    if (r.exit_code == 0) EXPECT_EQ(nlohmann::json::parse(r.out)["method"], m);
+  }
+}
