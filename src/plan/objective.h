@@ -36,6 +36,7 @@ class Leaderboard {
   Leaderboard(size_t alternatives, MetricDirection d) : keep_(alternatives + 1), dir_(d) {}
   void offer(const Candidate& c);
   bool empty() const { return top_.empty(); }
+  bool full() const { return top_.size() == keep_; }
   const std::vector<Candidate>& top() const { return top_; }  // best first
   // Fills best and alternatives of `r`; call only when !empty().
   void fill(PlanResult& r) const;
