@@ -164,8 +164,9 @@ void setup(CLI::App& root) {
       "The whole path in ~3 minutes: profile lenet-mnist with trainplan-train, fit the models, plan, recommend");
   cmd->footer(
       "Runs `trainplan profile --workload lenet-mnist` on a small plan under a time budget (corners of\n"
-      "(batch, workers) first), writes the samples to --out, fits the models (cross-validated choice by\n"
-      "default) and plans the cheapest configuration that reaches the target within the deadline.\n"
+      "(batch, workers) first), writes the samples to --out, fits the models (allreduce-physical for the\n"
+      "epoch time, global-batch for the metric; --model auto picks by cross-validation) and plans the\n"
+      "cheapest configuration that reaches the target within the deadline (exhaustive search).\n"
       "Run it again to reuse the trials already in --store (delete the store to measure afresh).");
   cmd->add_option("--workload", a->workload, "Built-in workload: lenet-mnist or mlp-fashion")->capture_default_str();
   cmd->add_option("--trainer", a->trainer, "Path of trainplan-train (default: next to trainplan, else on PATH)");
