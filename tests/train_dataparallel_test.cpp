@@ -29,7 +29,7 @@ using nlohmann::json;
 
 // $TRAINPLAN_TRAIN_BIN, else trainplan-train next to this test binary.
 std::string trainer_path() {
-  if (const char* env = std::getenv("TRAINPLAN_TRAIN_BIN"); env && *env) return env;
+  if (const char* env = std::getenv("TRAINPLAN_TRAIN_BIN"); env && *env) return fs::exists(env) ? env : "";
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "";

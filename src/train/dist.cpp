@@ -5,6 +5,8 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <chrono>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "train/options.h"
@@ -60,10 +62,7 @@ class GlooCommunicator final : public Communicator {
 
 bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0; }
 
-}  // namespace
-
-std::unique_ptr<Communicator> make_communicator(const TrainOptions& o) {
-  if (o.workers == 1) return std::make_unique<LocalCommunicator>();
+std::unique_ptr<Communicator> connect_gloo(const TrainOptions& o) {
   std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
   c10::intrusive_ptr<c10d::Store> store;
   if (!o.store_path.empty()) {
@@ -79,6 +78,27 @@ std::unique_ptr<Communicator> make_communicator(const TrainOptions& o) {
   }
   store->setTimeout(timeout);
   return std::make_unique<GlooCommunicator>(store, o.rank, o.workers, timeout, is_loopback(o.master_addr));
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_communicator(const TrainOptions& o) {
+  if (o.workers == 1) return std::make_unique<LocalCommunicator>();
+  auto failure = [&](const std::string& why) {
+    const std::string where = o.store_path.empty()
+                                  ? "TCPStore " + o.master_addr + ":" + std::to_string(o.master_port)
+                                  : "FileStore " + o.store_path;
+    return std::runtime_error("rendezvous of " + std::to_string(o.workers) + " workers through " + where +
+                              " failed (--timeout " + std::to_string(o.timeout_s) +
+                              " s; are all ranks started with the same address and port?): " + why);
+  };
+  try {
+    return connect_gloo(o);
+  } catch (const c10::Error& e) {
+    throw failure(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw failure(e.what());
+  }
 }
 
 }  // namespace trainplan::train
