@@ -96,7 +96,10 @@ std::optional<double> cv_mre(const std::string& name, bool time, const SampleSet
   else e.make_time = nullptr;
   eval::EvalOptions o;
   o.seed = seed;
-  auto sc = eval::evaluate_model(e, eval::EvalData{"bench", s, std::nullopt}, o);
+  eval::EvalData data;
+  data.name = "bench";
+  data.samples = s;
+  auto sc = eval::evaluate_model(e, data, o);
   return cache[key] = time ? sc.time.cv_mre : sc.metric.cv_mre;
 }
 

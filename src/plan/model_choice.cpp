@@ -19,7 +19,9 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   eval::EvalOptions opts;
   opts.cv_folds = folds;
   opts.seed = seed;
-  eval::EvalData data{"plan", samples, std::nullopt};
+  eval::EvalData data;
+  data.name = "plan";
+  data.samples = samples;
   double best_t = 0, best_m = 0;
   std::string bt, bm;
   for (const auto* e : models::ModelRegistry::instance().all()) {
