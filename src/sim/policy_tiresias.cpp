@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "sim/policy.h"
@@ -48,10 +50,59 @@ class Tiresias : public Policy {
   std::string name() const override { return gittins_.empty() ? "tiresias" : "tiresias-gittins"; }
 
   int queue_of(double attained) const {
-    return static_cast<int>(std::upper_bound(thresholds_.begin(), thresholds_.end(), attained) - thresholds_.begin());
+    // The tolerance keeps a job whose crossing time was rounded just short of
+    // a threshold from waking the scheduler at the same instant forever.
+    return static_cast<int>(std::upper_bound(thresholds_.begin(), thresholds_.end(), attained + 1e-6) - thresholds_.begin());
   }
 
   std::vector<Decision> schedule(const SchedInput& in) override {
+    return gittins_.empty() ? schedule_las(in) : schedule_sorted(in);
+  }
+
+  // 2D-LAS kept incrementally: only new and running jobs can change queue,
+  // so a call costs O((new + running) log n) plus the walk down the order
+  // until the GPUs are gone (the whole Philly trace needs this).
+  std::vector<Decision> schedule_las(const SchedInput& in) {
+    const auto& jobs = *in.jobs;
+    auto enter = [&](JobState* j, int q) {
+      auto& st = state_[j->id];
+      if (st.seen) order_.erase({st.queue, st.seq, j});
+      st.seen = true;
+      st.queue = q;
+      st.entered = in.now;
+      st.seq = seq_++;
+      order_.insert({st.queue, st.seq, j});
+    };
+    // New jobs are a suffix of the arrival-ordered list.
+    size_t k = jobs.size();
+    while (k > 0 && !state_[jobs[k - 1]->id].seen) --k;
+    for (size_t i = k; i < jobs.size(); ++i) enter(jobs[i], queue_of(jobs[i]->attained));
+    for (JobState* j : running_) {
+      if (j->finish >= 0) continue;
+      int q = queue_of(j->attained);
+      if (q != state_[j->id].queue) enter(j, q);
+    }
+    running_.clear();
+    std::vector<Decision> out;
+    int free = in.total_gpus;
+    for (auto it = order_.begin(); it != order_.end() && free > 0;) {
+      JobState* j = std::get<2>(*it);
+      if (j->finish >= 0) {
+        state_.erase(j->id);
+        it = order_.erase(it);
+        continue;
+      }
+      if (j->spec->gpus <= free) {
+        out.push_back({j->id, j->spec->gpus, j->spec->batch});
+        free -= j->spec->gpus;
+        running_.push_back(j);
+      }
+      ++it;
+    }
+    return out;
+  }
+
+  std::vector<Decision> schedule_sorted(const SchedInput& in) {
     struct Item {
       int queue;
       double key;  // entry time (LAS) or minus the Gittins index
@@ -95,10 +146,12 @@ class Tiresias : public Policy {
   // The next time a running job crosses a threshold.
   double next_wakeup(const SchedInput& in) override {
     double t = std::numeric_limits<double>::infinity();
-    for (const JobState* j : *in.jobs) {
+    std::vector<JobState*> all;
+    if (!gittins_.empty()) all.assign(in.jobs->begin(), in.jobs->end());
+    for (const JobState* j : gittins_.empty() ? running_ : all) {
       if (j->gpus <= 0) continue;
       int q = queue_of(j->attained);
-      if (q < static_cast<int>(thresholds_.size())) t = std::min(t, in.now + (thresholds_[q] - j->attained) / j->gpus);
+      if (q < static_cast<int>(thresholds_.size())) t = std::min(t, in.now + std::max((thresholds_[q] - j->attained) / j->gpus, 1e-3));
     }
     return t;
   }
@@ -114,6 +167,8 @@ class Tiresias : public Policy {
   Gittins gittins_;
   std::unordered_map<int, JobQueueState> state_;
   long seq_ = 0;
+  std::set<std::tuple<int, long, JobState*>> order_;  // (queue, entry sequence, job)
+  std::vector<JobState*> running_;                      // chosen at the last call
 };
 
 PolicyRegistrar reg("tiresias",

@@ -7,6 +7,7 @@
 #include <queue>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "sim/app_model.h"
@@ -60,6 +61,7 @@ class Engine {
       while (!heap_.empty() && heap_.top().version != jobs_[heap_.top().job].version) heap_.pop();
       if (!heap_.empty()) t_event = heap_.top().time;
       double t_arrival = next_arrival < n ? jobs_[order_[next_arrival]].spec->arrival : kInf;
+      compact();
       if (tick_mode && active_.empty() && next_tick < t_arrival)  // idle: skip empty ticks
         next_tick = std::ceil(t_arrival / opts_.interval) * opts_.interval;
       double t = std::min({t_event, t_arrival, next_tick, wakeup});
@@ -95,6 +97,7 @@ class Engine {
       // 3. Scheduling.
       bool run_policy = tick_mode ? now >= next_tick : (changed || now >= wakeup);
       if (tick_mode && now >= next_tick) next_tick = (std::floor(now / opts_.interval) + 1) * opts_.interval;
+      compact();
       if (run_policy && !active_.empty()) {
         ++res.schedules;
         wakeup = schedule(now);
@@ -165,7 +168,8 @@ class Engine {
         j.placement.clear();
         j.gpus = 0;
         ++j.version;
-        active_.erase(std::find(active_.begin(), active_.end(), &j));
+        ++finished_in_active_;  // removed from active_ in one pass before the next schedule
+        running_.erase(&j);
         return true;
       }
       j.rate = true_rate(j);
@@ -175,7 +179,8 @@ class Engine {
   }
 
   double schedule(double now) {
-    for (JobState* j : active_) sync(*j, now);
+    // Only running jobs change between scheduling points.
+    for (JobState* j : running_) sync(*j, now);
     SchedInput in;
     in.now = now;
     in.total_gpus = cluster_.total_gpus();
@@ -196,8 +201,9 @@ class Engine {
     if (total > cluster_.total_gpus())
       throw std::logic_error("policy '" + policy_.name() + "' allocated " + std::to_string(total) + " GPUs of " +
                              std::to_string(cluster_.total_gpus()));
-    // Release every job whose allocation changes.
-    for (JobState* j : active_) {
+    // Release every running job whose allocation changes (waiting jobs hold nothing).
+    std::vector<JobState*> was_running(running_.begin(), running_.end());
+    for (JobState* j : was_running) {
       auto it = want_.find(j->id);
       int g = it == want_.end() ? 0 : it->second.gpus;
       int b = it == want_.end() || j->rigid() ? j->batch : it->second.batch;
@@ -207,6 +213,7 @@ class Engine {
         j->gpus = 0;
         j->rate = 0;
         ++j->version;
+        running_.erase(j);
       }
     }
     // Place the new allocations in the policy's order.
@@ -224,6 +231,7 @@ class Engine {
       j.run_from = now + opts_.restart_delay;
       j.last = now;
       j.rate = true_rate(j);
+      running_.insert(&j);
       if (j.rate <= 0)
         throw std::logic_error("job '" + j.spec->name + "' cannot run on " + std::to_string(j.gpus) + " GPUs over " +
                                std::to_string(j.nodes) + " nodes at batch " + std::to_string(j.batch));
@@ -239,7 +247,17 @@ class Engine {
   Cluster cluster_;
   std::vector<JobState> jobs_;
   std::vector<int> order_;
+  // Drops finished jobs from active_, keeping arrival order.
+  void compact() {
+    if (!finished_in_active_) return;
+    active_.erase(std::remove_if(active_.begin(), active_.end(), [](const JobState* j) { return j->finish >= 0; }),
+                  active_.end());
+    finished_in_active_ = 0;
+  }
+
   std::vector<JobState*> active_;
+  std::unordered_set<JobState*> running_;
+  size_t finished_in_active_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
   std::unordered_map<int, Decision> want_;
 };
