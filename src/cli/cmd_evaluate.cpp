@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "eval/oracle_trials.h"
 #include "eval/report.h"
 #include "io/pollux_trace.h"
 #include "io/sample_csv.h"
@@ -76,8 +77,16 @@ std::vector<eval::EvalData> datasets_from_traces(const EvaluateArgs& a, std::vec
     SampleSet pool = eval::subset(wide, {});
     for (const auto& s : wide.samples)
       if (s.workers >= 8 && s.workers <= 16) pool.samples.push_back(s);
-    descriptions.push_back(fmt::format("{} drawn with plan '{}' (seed {}); workers-split test: {} samples with 8..16 workers from plan 'wide'",
-                                       time_configs_note(d.samples), a.plan, a.seed, pool.size()));
+    SampleSet train_grid = eval::subset(d.samples, eval::single_node_train(d.samples));
+    d.multi_node_trials = eval::oracle_multi_node_trials(oracle, train_grid, pool);
+    std::string trials;
+    for (const auto& t : d.multi_node_trials->samples)
+      trials += fmt::format("{}{} at b={:g}", trials.empty() ? "" : ", ",
+                            replay::ReplayOracle::placement_for(t.workers, t.nodes), t.batch);
+    descriptions.push_back(fmt::format("{} drawn with plan '{}' (seed {}); workers-split test: {} samples with 8..16 workers "
+                                       "from plan 'wide'; workers-split multi-node trials: {}",
+                                       time_configs_note(d.samples), a.plan, a.seed, pool.size(),
+                                       trials.empty() ? "none" : trials));
     d.workers_pool = std::move(pool);
     out.push_back(std::move(d));
   }
@@ -129,7 +138,10 @@ void setup(CLI::App& root) {
   cmd->footer(
       "Data: --samples scores each sample CSV (dataset name = file stem); --data DIR samples every Pollux trace\n"
       "under DIR with --plan, and draws the workers-extrapolation test set (8..16 workers) with plan 'wide'.\n"
-      "Extrapolation: 'workers' trains on workers <= 4 plus two multi-node samples, tests on 8..16 workers;\n"
+      "Extrapolation: 'workers' trains on single-node samples with workers <= 4 plus two multi-node samples at\n"
+      "distinct node counts (with --data: trials drawn from the trace at the smallest and largest node count of the\n"
+      "test set, fewest GPUs, median training batch), tests on 8..16 workers; 'workers-packed' is the older design\n"
+      "whose two multi-node samples are the fewest-workers ones (both on 2 nodes when packed);\n"
       "'batch' trains on the smaller half of the distinct per-worker batches, tests on the rest.\n"
       "Time is scored on distinct (batch, workers, nodes); metric on samples that carry one. See docs/EVALUATION.md.\n"
       "Examples:\n"

@@ -53,7 +53,8 @@ std::optional<double> guarded(PartScore& p, const std::string& what, F f) {
 }
 
 void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const SampleSet& data,
-                const std::optional<SampleSet>& workers_pool, const EvalOptions& opts) {
+                const std::optional<SampleSet>& workers_pool, const std::optional<SampleSet>& trials,
+                const EvalOptions& opts) {
   p.n_samples = data.size();
   p.in_sample_mre = guarded(p, "in-sample", [&] {
     FitInfo info;
@@ -84,20 +85,28 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
     });
   }
 
-  // Extrapolation in workers.
-  {
-    const auto& rule = opts.workers_rule;
-    std::vector<size_t> train = workers_train(data, rule);
+  // Extrapolation in workers: the workers split (multi-node samples at
+  // distinct node counts, from `trials` when given) and the older packed one.
+  const auto& rule = opts.workers_rule;
+  auto workers_score = [&](const char* what, const std::vector<size_t>& train_idx, const SampleSet* extra) {
+    SampleSet train = subset(data, train_idx);
+    if (extra) train.samples.insert(train.samples.end(), extra->samples.begin(), extra->samples.end());
     SampleSet test = workers_pool ? subset(*workers_pool, workers_test(*workers_pool, {}, rule))
-                                  : subset(data, workers_test(data, train, rule));
+                                  : subset(data, workers_test(data, train_idx, rule));
+    std::optional<double> out;
     if (train.empty() || test.empty())
-      p.notes.push_back(fmt::format("workers extrapolation: {} training samples (workers <= {}), {} test samples ({}..{} workers)",
+      p.notes.push_back(fmt::format("{}: {} training samples (workers <= {}), {} test samples ({}..{} workers)", what,
                                     train.size(), rule.max_train_workers, test.size(), rule.test_min_workers,
                                     rule.test_max_workers));
     else
-      p.workers_mre = guarded(p, "workers extrapolation",
-                              [&] { return mre(fp(subset(data, train), test, nullptr), truths(test, truth)); });
-  }
+      out = guarded(p, what, [&] { return mre(fp(train, test, nullptr), truths(test, truth)); });
+    return out;
+  };
+  if (trials)
+    p.workers_mre = workers_score("workers extrapolation", single_node_train(data, rule), &*trials);
+  else
+    p.workers_mre = workers_score("workers extrapolation", workers_train(data, rule), nullptr);
+  p.workers_packed_mre = workers_score("workers-packed extrapolation", workers_packed_train(data, rule), nullptr);
   // Extrapolation in batch.
   {
     Split sp = batch_split(data);
@@ -141,7 +150,7 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
       return out;
     };
     if (r.time.has_data)
-      score_part(r.time, fp, [](const Sample& x) { return x.epoch_time_s; }, d, pool, opts);
+      score_part(r.time, fp, [](const Sample& x) { return x.epoch_time_s; }, d, pool, data.multi_node_trials, opts);
     else
       r.time.notes.push_back("no samples");
   }
@@ -164,7 +173,7 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
       return out;
     };
     if (r.metric.has_data)
-      score_part(r.metric, fp, [](const Sample& x) { return *x.metric; }, d, pool, opts);
+      score_part(r.metric, fp, [](const Sample& x) { return *x.metric; }, d, pool, std::nullopt, opts);
     else
       r.metric.notes.push_back("no data: no sample carries a metric");
   }

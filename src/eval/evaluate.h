@@ -26,6 +26,10 @@ struct EvalData {
   std::string name;
   SampleSet samples;
   std::optional<SampleSet> workers_pool;
+  // When set, the workers split's multi-node training samples for the time
+  // part (drawn from an oracle at distinct node counts, see oracle_trials.h)
+  // instead of the ones workers_train picks from `samples`.
+  std::optional<SampleSet> multi_node_trials;
 };
 
 // Scores of one part (time or metric) of one model. A missing number is
@@ -33,7 +37,7 @@ struct EvalData {
 struct PartScore {
   bool has_part = false;  // the model has this part
   bool has_data = false;  // the data can score it (metric: some sample carries one)
-  std::optional<double> in_sample_mre, cv_mre, workers_mre, batch_mre;
+  std::optional<double> in_sample_mre, cv_mre, workers_mre, workers_packed_mre, batch_mre;
   std::optional<double> fit_ms;  // fitting on all the samples, milliseconds
   size_t n_samples = 0;          // samples scored in-sample
   std::vector<std::string> notes;

@@ -1,6 +1,8 @@
 #include "eval/splits.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <numeric>
 #include <random>
 #include <set>
@@ -20,15 +22,26 @@ std::vector<std::vector<size_t>> kfold(size_t n, int k, uint64_t seed) {
   return folds;
 }
 
-std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& rule) {
-  std::vector<size_t> train, multi;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const auto& x = s.samples[i];
-    if (x.workers <= rule.max_train_workers && x.nodes <= 1)
-      train.push_back(i);
-    else if (x.nodes > 1)
-      multi.push_back(i);
-  }
+std::vector<size_t> single_node_train(const SampleSet& s, const WorkersSplitRule& rule) {
+  std::vector<size_t> train;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s.samples[i].workers <= rule.max_train_workers && s.samples[i].nodes <= 1) train.push_back(i);
+  return train;
+}
+
+double median_batch(const SampleSet& s, const std::vector<size_t>& idx) {
+  std::set<double> distinct;
+  for (size_t i : idx) distinct.insert(s.samples[i].batch);
+  if (distinct.empty()) return 0;
+  auto it = distinct.begin();
+  std::advance(it, (distinct.size() - 1) / 2);
+  return *it;
+}
+
+std::vector<size_t> workers_packed_train(const SampleSet& s, const WorkersSplitRule& rule) {
+  std::vector<size_t> train = single_node_train(s, rule), multi;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s.samples[i].nodes > 1) multi.push_back(i);
   std::stable_sort(multi.begin(), multi.end(), [&](size_t a, size_t b) {
     const auto &x = s.samples[a], &y = s.samples[b];
     if (x.workers != y.workers) return x.workers < y.workers;
@@ -39,6 +52,33 @@ std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& ru
     if (static_cast<int>(taken.size()) >= rule.multi_node_train) break;
     const auto& x = s.samples[i];
     if (taken.insert({x.batch, x.workers}).second) train.push_back(i);
+  }
+  std::sort(train.begin(), train.end());
+  return train;
+}
+
+std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& rule) {
+  std::vector<size_t> train = single_node_train(s, rule);
+  double mid = median_batch(s, train);
+  std::set<int> node_counts;
+  for (const auto& x : s.samples)
+    if (x.nodes > 1) node_counts.insert(x.nodes);
+  // The smallest and the largest node count: the widest base for the
+  // inter-node term's dependence on n (one count when only one is seen).
+  std::vector<int> wanted;
+  if (!node_counts.empty() && rule.multi_node_train >= 1) wanted.push_back(*node_counts.begin());
+  if (node_counts.size() > 1 && rule.multi_node_train >= 2) wanted.push_back(*node_counts.rbegin());
+  for (int n : wanted) {
+    std::optional<size_t> pick;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const auto& x = s.samples[i];
+      if (x.nodes != n) continue;
+      if (!pick) { pick = i; continue; }
+      const auto& y = s.samples[*pick];
+      double dx = std::abs(x.batch - mid), dy = std::abs(y.batch - mid);
+      if (x.workers < y.workers || (x.workers == y.workers && (dx < dy || (dx == dy && x.batch < y.batch)))) pick = i;
+    }
+    train.push_back(*pick);
   }
   std::sort(train.begin(), train.end());
   return train;

@@ -1,8 +1,12 @@
 // How samples are divided for scoring: seeded k-fold cross-validation and the
 // two extrapolation splits of docs/EVALUATION.md.
-//  * workers: train on samples with workers <= 4 plus at most two multi-node
-//    samples (nodes > 1): the two with the fewest workers, then the smallest
-//    batch, at distinct (batch, workers); test on 8..16 workers.
+//  * workers: train on single-node samples with workers <= 4 plus at most two
+//    multi-node samples at distinct node counts (the smallest and the largest
+//    multi-node count seen, each at its fewest workers, then the batch nearest
+//    the median single-node training batch); test on 8..16 workers.
+//  * workers-packed (the older design): the same, but the two multi-node
+//    samples are the two with the fewest workers, then the smallest batch, at
+//    distinct (batch, workers) -- with packed placements both land on 2 nodes.
 //  * batch: train on the smaller half of the distinct per-worker batches
 //    (floor(d/2) of d), test on the rest.
 #pragma once
@@ -28,12 +32,19 @@ struct WorkersSplitRule {
   int test_max_workers = 16;
 };
 
-// The training side of the workers split.
+// The training side of the workers split (multi-node samples at distinct node counts).
 std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& rule = {});
+// The training side of the workers-packed split (fewest-workers multi-node samples).
+std::vector<size_t> workers_packed_train(const SampleSet& s, const WorkersSplitRule& rule = {});
+// Single-node samples with at most rule.max_train_workers workers.
+std::vector<size_t> single_node_train(const SampleSet& s, const WorkersSplitRule& rule = {});
+// The batch of `s` nearest the lower median of its distinct batches over
+// `idx` (ties: the smaller); 0 when idx is empty.
+double median_batch(const SampleSet& s, const std::vector<size_t>& idx);
 // Samples with test_min..test_max workers, leaving out `exclude` (sorted or not).
 std::vector<size_t> workers_test(const SampleSet& s, const std::vector<size_t>& exclude,
                                  const WorkersSplitRule& rule = {});
-// Both sides from one set.
+// Both sides from one set (the workers split).
 Split workers_split(const SampleSet& s, const WorkersSplitRule& rule = {});
 // The batch split; empty sides when there are fewer than two distinct batches.
 Split batch_split(const SampleSet& s);

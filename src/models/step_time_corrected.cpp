@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "models/registry.h"
 
@@ -33,22 +34,40 @@ void AllreduceLocalModel::fit(const SampleSet& set) {
   std::vector<Pt> pts;
   for (const auto& [k, c] : cells) pts.push_back({{std::get<0>(k), std::get<1>(k)}, std::get<2>(k), c.first / c.second});
 
+  // Worker counts seen per node count: with one, a placement level cannot be
+  // told apart from the node count's level, so only z(n) is fitted there.
+  std::map<int, std::set<int>> counts_at;
+  for (const auto& q : pts) counts_at[q.key.first].insert(q.key.second);
+  auto has_v = [&](const Key& k) { return k.first <= 1 || counts_at[k.first].size() > 1; };
   std::map<double, double> u;
+  std::map<int, double> z;
   std::map<Key, double> v;
-  for (const auto& q : pts) u[q.batch] = 0, v[q.key] = 0;
+  for (const auto& q : pts) {
+    u[q.batch] = 0;
+    if (q.key.first > 1) z[q.key.first] = 0;
+    if (has_v(q.key)) v[q.key] = 0;
+  }
+  auto z_of = [&](int n) { return n > 1 ? z[n] : 0.0; };
+  auto v_of = [&](const Key& k) { return has_v(k) ? v[k] : 0.0; };
   for (int it = 0; it < 20; ++it) {
     std::map<double, std::pair<double, int>> su;
-    for (const auto& q : pts) su[q.batch].first += q.e - v[q.key], su[q.batch].second += 1;
+    for (const auto& q : pts) su[q.batch].first += q.e - z_of(q.key.first) - v_of(q.key), su[q.batch].second += 1;
     for (auto& [b, x] : su) u[b] = x.first / (x.second + 1);
+    std::map<int, std::pair<double, int>> sz;
+    for (const auto& q : pts)
+      if (q.key.first > 1) sz[q.key.first].first += q.e - u[q.batch] - v_of(q.key), sz[q.key.first].second += 1;
+    for (auto& [n, x] : sz) z[n] = x.first / (x.second + 1);
     std::map<Key, std::pair<double, int>> sv;
-    for (const auto& q : pts) sv[q.key].first += q.e - u[q.batch], sv[q.key].second += 1;
+    for (const auto& q : pts)
+      if (has_v(q.key)) sv[q.key].first += q.e - u[q.batch] - z_of(q.key.first), sv[q.key].second += 1;
     for (auto& [k, x] : sv) v[k] = x.first / (x.second + 1);
   }
+  z_.assign(z.begin(), z.end());
   u_.assign(u.begin(), u.end());
   v_ = v;
   w_.clear();
   if (p_.interaction)
-    for (const auto& q : pts) w_[q.key].emplace_back(q.batch, q.e - u[q.batch] - v[q.key]);
+    for (const auto& q : pts) w_[q.key].emplace_back(q.batch, q.e - u[q.batch] - z_of(q.key.first) - v_of(q.key));
   for (auto& [k, s] : w_) std::sort(s.begin(), s.end());
 }
 
@@ -76,6 +95,7 @@ double AllreduceLocalModel::v_at(int nodes, int workers) const {
 double AllreduceLocalModel::correction(double batch, int workers, int nodes) const {
   nodes = nodes_of(workers, nodes);
   double d = at(u_, batch) + v_at(nodes, workers);
+  if (nodes > 1) d += at(z_, nodes);
   auto it = w_.find({nodes, workers});
   if (it != w_.end()) d += at(it->second, batch);
   return d;
@@ -87,14 +107,16 @@ double AllreduceLocalModel::predict(double batch, int workers, int nodes) const 
 
 std::string AllreduceLocalModel::describe() const {
   double umax = 0, vmax = 0, wmax = 0;
+  std::string zs;
+  for (const auto& [n, x] : z_) zs += fmt::format("{}z({:g}) = {:.3f}", zs.empty() ? "" : ", ", n, x);
   for (const auto& [b, x] : u_) umax = std::max(umax, std::abs(x));
   for (const auto& [k, x] : v_) vmax = std::max(vmax, std::abs(x));
   for (const auto& [k, s] : w_)
     for (const auto& [b, x] : s) wmax = std::max(wmax, std::abs(x));
   return physical_.describe() +
          fmt::format("\n  log correction: {} batch levels (max |u| {:.3f}), {} placement levels (max |v| {:.3f}), "
-                     "per-series remainder max |w| {:.3f}",
-                     u_.size(), umax, v_.size(), vmax, wmax);
+                     "per-series remainder max |w| {:.3f}; node-count levels: {}",
+                     u_.size(), umax, v_.size(), vmax, wmax, zs.empty() ? "none" : zs);
 }
 
 static TimeModelRegistrar reg_local(

@@ -1,13 +1,18 @@
 // allreduce-local: allreduce-physical times a smooth correction fitted to its
 // log residuals e = log(observed / physical) over distinct (b, r, n):
-//   t_epoch = physical(b, r, n) * exp(u(b) + v(r, n) + w(b; r, n))
+//   t_epoch = physical(b, r, n) * exp(u(b) + z(n) + v(r, n) + w(b; r, n))
 //  * u(b): the part shared by every worker count at a batch (the compute
 //    time's measured deviation from alpha + beta b), piecewise linear in b
 //    between measured batches, held at the end values outside them;
+//  * z(n): for n > 1, the part shared by every placement on n nodes (the
+//    inter-node cost's deviation at that node count, which the trace shows is
+//    not monotone in n), linear in n between measured node counts, held at
+//    the end values outside them; 0 on one node;
 //  * v(r, n): the part shared by every batch of one placement, linear in r
-//    between measured counts on the same number of nodes, 0 elsewhere;
+//    between measured counts on the same number of nodes, 0 elsewhere; on a
+//    node count with one measured worker count, not fitted (z takes it);
 //  * w: what is left, per (r, n) series, piecewise linear in b, held outside.
-// u and v are found by backfitting with shrinkage (each mean gets one pseudo
+// u, z and v are found by backfitting with shrinkage (each mean gets one pseudo
 // observation at 0), so a level seen once moves half way. Outside the sampled
 // region the correction fades to the physical model, which carries the shape.
 #pragma once
@@ -45,6 +50,7 @@ class AllreduceLocalModel : public TimeModel {
   AllreduceLocalParams p_;
   AllreducePhysicalModel physical_;
   Series u_;                     // batch -> u
+  Series z_;                     // nodes (> 1) -> z
   std::map<Key, double> v_;      // (nodes, workers) -> v
   std::map<Key, Series> w_;      // (nodes, workers) -> batch -> w
 };
