@@ -106,3 +106,15 @@ TEST(PlanCli, EveryBaselineRuns) {
     if (r.exit_code == 0) EXPECT_EQ(nlohmann::json::parse(r.out)["method"], m);
   }
 }
+
+TEST(PlanCli, ConformalIntervalsMakeThePlanPessimistic) {
+  std::string s = samples_file();
+  auto plain = tptest::run_cli("plan --samples " + s + " --target 0.7 --deadline 100000 --max-workers 4 --model isotonic-mi --json");
+  auto safe = tptest::run_cli("plan --samples " + s +
+                              " --target 0.7 --deadline 100000 --max-workers 4 --model isotonic-mi --json --conformal --confidence 0.9");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(safe.exit_code, 0) << safe.err;
+  auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(safe.out);
+  EXPECT_NE(b["model"]["name"].get<std::string>().find("pessimistic at 0.9"), std::string::npos);
+  EXPECT_GE(b["choice"]["cost_worker_s"].get<double>(), a["choice"]["cost_worker_s"].get<double>());
+}

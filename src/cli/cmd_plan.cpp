@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/sample_csv.h"
+#include "models/conformal.h"
 #include "models/performance_model.h"
 #include "plan/launch_spec.h"
 #include "plan/model_choice.h"
@@ -40,6 +41,7 @@ struct PlanArgs {
   std::string job_name = "trainplan-job";
   std::string image = "pytorch/pytorch:latest";
   double confidence = 0;
+  bool conformal = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;
   int manual_tries = 60;
@@ -87,8 +89,17 @@ void run_plan(const PlanArgs& a) {
   std::string mname = a.metric_model.empty() ? a.model : a.metric_model;
   if (tname == "auto" || mname == "auto") std::cerr << "choosing models by 5-fold cross-validation...\n";
   plan::ModelChoice choice = plan::choose_models(tname, mname, samples);
-  std::shared_ptr<const models::FittedPerformanceModel> fitted =
-      models::fit_performance_model(choice.time_model, choice.metric_model, samples);
+  std::shared_ptr<const models::FittedPerformanceModel> fitted;
+  if (a.conformal) {
+    // Both parts wrapped in K-fold conformal intervals (models/conformal.h).
+    std::shared_ptr<models::TimeModel> tm = models::conformal_time_model(choice.time_model);
+    std::shared_ptr<models::MetricModel> mm = models::conformal_metric_model(choice.metric_model);
+    tm->fit(samples);
+    mm->fit(samples);
+    fitted = std::make_shared<models::FittedPerformanceModel>(tm, mm, samples.direction);
+  } else {
+    fitted = models::fit_performance_model(choice.time_model, choice.metric_model, samples);
+  }
   std::shared_ptr<const models::PerformanceModel> model = fitted;
   if (a.confidence > 0) model = std::make_shared<plan::PessimisticModel>(fitted, a.confidence, bs.front());
 
@@ -207,6 +218,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--confidence", a->confidence,
                   "Plan on the pessimistic side of the models' prediction intervals at this coverage (0<P<1); "
                   "needs models that give intervals");
+  cmd->add_flag("--conformal", a->conformal,
+               "Wrap both models in 5-fold conformal prediction intervals (gives --confidence its intervals)");
   cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")
       ->check(CLI::IsMember({"torchrun", "slurm", "k8s"}));
   cmd->add_option("--train-cmd", a->train_cmd, "Training command for --emit")->capture_default_str();

@@ -14,11 +14,11 @@ PessimisticModel::PessimisticModel(std::shared_ptr<const models::FittedPerforman
   if (!(coverage > 0 && coverage < 1)) throw InputError("--confidence must be strictly between 0 and 1");
   if (!m_->time_model()->predict_interval(probe_batch, 1, 1, coverage))
     throw InputError(fmt::format("--confidence needs prediction intervals, but time model '{}' gives none; "
-                                 "choose a model with intervals or drop --confidence",
+                                 "add --conformal, choose a model with intervals, or drop --confidence",
                                  m_->time_model()->name()));
   if (!m_->metric_model() || !m_->metric_model()->predict_interval(probe_batch, 1, 1.0, coverage))
     throw InputError(fmt::format("--confidence needs prediction intervals, but metric model '{}' gives none; "
-                                 "choose a model with intervals or drop --confidence",
+                                 "add --conformal, choose a model with intervals, or drop --confidence",
                                  m_->metric_model() ? m_->metric_model()->name() : "none"));
 }
 
