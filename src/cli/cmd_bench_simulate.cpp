@@ -28,7 +28,7 @@ struct BenchSimArgs {
   std::string placement = "spread";
   std::string thresholds = "57600";
   double restart_delay = 30, interval = 60, min_gain = 0.5;
-  bool oracle = false, json = false;
+  bool fitted = false, json = false;
   std::string time_model;
 };
 
@@ -58,7 +58,7 @@ void run_bench(const BenchSimArgs& a) {
   eo.policy.tiresias_thresholds.clear();
   for (const auto& t : sim::split_list(a.thresholds)) eo.policy.tiresias_thresholds.push_back(std::stod(t));
   eo.policy.coconfig_min_gain = a.min_gain;
-  eo.oracle = a.oracle;
+  eo.oracle = !a.fitted;
   eo.time_model = a.time_model;
   sim::AppSet apps((fs::path(a.data) / "pollux-t4").string());
   sim::Experiment ex(apps.all(), eo);
@@ -69,7 +69,7 @@ void run_bench(const BenchSimArgs& a) {
 
   nlohmann::json js;
   js["config"] = {{"cluster", "16x4"}, {"restart_delay_s", a.restart_delay}, {"interval_s", a.interval},
-                  {"placement", a.placement}, {"tiresias_thresholds", a.thresholds}, {"oracle", a.oracle}};
+                  {"placement", a.placement}, {"tiresias_thresholds", a.thresholds}, {"oracle", !a.fitted}};
   auto t_start = std::chrono::steady_clock::now();
   for (const auto& load : loads) {
     std::map<std::string, std::map<std::string, double>> ours;  // policy -> workload -> avg JCT
@@ -163,7 +163,8 @@ void setup(CLI::App& root) {
       "simulate",
       "Run our policies on the 8 Pollux workloads x 4 loads (16 nodes x 4 GPUs) and compare the average JCT\n"
       "with the results published by Pollux's simulator (pollux-results/). Defaults follow the Pollux artifact:\n"
-      "60 s scheduling interval, 30 s restarts, emptiest-node-first placement, one Tiresias threshold at 16 GPU-hours.");
+      "60 s scheduling interval, 30 s restarts, emptiest-node-first placement, one Tiresias threshold at 16 GPU-hours,\n"
+      "and Optimus with oracle speeds (Pollux compared against Optimus+Oracle); --fitted uses fitted models.");
   cmd->add_option("--data", a->data, "Root of the shared data (pollux-t4/, workloads/, pollux-results/)")->capture_default_str();
   cmd->add_option("--policy", a->policies, "Comma-separated policies")->capture_default_str();
   cmd->add_option("--loads", a->loads, "Comma-separated loads (directories workloads/pollux-<load>)")->capture_default_str();
@@ -174,7 +175,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--interval", a->interval, "Scheduling interval in seconds")->capture_default_str();
   cmd->add_option("--min-gain", a->min_gain, "coconfig's least marginal goodput per GPU")->capture_default_str();
   cmd->add_option("--time-model", a->time_model, "Time model optimus/coconfig fit (default: best registered)");
-  cmd->add_flag("--oracle", a->oracle, "optimus/coconfig see true speeds instead of fitted models");
+  cmd->add_flag("--fitted", a->fitted,
+                "optimus/coconfig use fitted time models instead of the oracle (the published Optimus is Optimus+Oracle)");
   cmd->add_flag("--json", a->json, "Print results as JSON");
   cmd->callback([a] { run_bench(*a); });
 }

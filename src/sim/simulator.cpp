@@ -100,7 +100,8 @@ class Engine {
       compact();
       if (run_policy && !active_.empty()) {
         ++res.schedules;
-        wakeup = schedule(now);
+        double w = schedule(now);
+        wakeup = tick_mode ? kInf : w;  // with ticks the policy runs on ticks only
       } else if (active_.empty()) {
         wakeup = kInf;
       }
