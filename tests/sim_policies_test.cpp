@@ -41,7 +41,7 @@ struct Run {
   sim::SimResult res;
 };
 
-Run run(const std::string& policy, double restart = 0, std::vector<double> thresholds = {30}) {
+Run run(const std::string& policy, double restart = 0, std::vector<double> thresholds = {30}, double interval = 0) {
   static fs::path root = lin_trace_root();
   sim::AppSet apps(root.string());
   auto wl = tptest::write_file(root / "wl.csv",
@@ -51,7 +51,7 @@ Run run(const std::string& policy, double restart = 0, std::vector<double> thres
   eo.sim.nodes = 1;
   eo.sim.gpus_per_node = 4;
   eo.sim.restart_delay = restart;
-  eo.sim.interval = 0;
+  eo.sim.interval = interval;
   eo.oracle = true;
   eo.policy.tiresias_thresholds = thresholds;
   sim::Experiment ex(apps.all(), eo);
@@ -165,4 +165,22 @@ TEST(SimPolicies, UnknownPolicyIsInputError) {
   EXPECT_THROW(sim::PolicyRegistry::instance().make("nope", {}), InputError);
   for (const char* p : {"fifo", "srtf", "tiresias", "optimus", "coconfig"})
     EXPECT_NO_THROW(sim::PolicyRegistry::instance().make(p, {}));
+}
+
+// Scheduling every 60 s: A starts at the t=0 tick and ends at 80; B (arrived
+// at 10) cannot fit at the t=60 tick, and the GPUs A frees at 80 idle until
+// the t=120 tick; B runs 120..160. JCT A = 80, B = 150.
+TEST(SimPolicies, FifoOnSixtySecondTicks) {
+  auto r = run("fifo", 0, {30}, 60);
+  EXPECT_DOUBLE_EQ(r.jct_a, 80);
+  EXPECT_DOUBLE_EQ(r.jct_b, 150);
+}
+
+// Tiresias on 60 s ticks (threshold 30 GPU-s): at t=60 A has 120 GPU-s -> Q1,
+// B (Q0) preempts it and runs 60..100; A resumes at the t=120 tick with 20 s
+// left -> 140. JCT A = 140, B = 90. (Also guards against a wake-up loop.)
+TEST(SimPolicies, TiresiasOnSixtySecondTicks) {
+  auto r = run("tiresias", 0, {30}, 60);
+  EXPECT_DOUBLE_EQ(r.jct_a, 140);
+  EXPECT_DOUBLE_EQ(r.jct_b, 90);
 }
