@@ -1,0 +1,52 @@
+// Every bad-input case of the sample format, through the CLI: exit code 2 and
+// a message naming the file, the line and the column.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace {
+
+struct BadCase {
+  const char* name;
+  const char* text;
+  const char* expect;  // substring of stderr: "FILE:LINE: column 'X'" part and reason
+};
+
+const BadCase kCases[] = {
+    {"missing_column", "batch,workers,epochs,metric\n8,1,1,0.5\n", ":1: column 'epoch_time_s': required column is missing"},
+    {"non_number", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,0.5\n8,two,1,1,0.5\n", ":3: column 'workers': 'two' is not a number"},
+    {"nan", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,nan,0.5\n", ":2: column 'epoch_time_s': value 'nan' is not finite"},
+    {"inf", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,inf\n", ":2: column 'metric': value 'inf' is not finite"},
+    {"zero_time", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,0,0.5\n", ":2: column 'epoch_time_s': must be > 0"},
+    {"negative_time", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,-2.5,0.5\n", ":2: column 'epoch_time_s': must be > 0"},
+    {"zero_batch", "batch,workers,epochs,epoch_time_s,metric\n0,1,1,1,0.5\n", ":2: column 'batch': must be > 0"},
+    {"empty_file", "", "file is empty"},
+    {"header_only", "batch,workers,epochs,epoch_time_s,metric\n", "no samples"},
+    {"duplicate_header", "batch,workers,epochs,epoch_time_s,metric,batch\n8,1,1,1,0.5,8\n", ":1: column 'batch': duplicate column name"},
+};
+
+class BadSampleFile : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadSampleFile, EvaluateAndPlanExitTwoNamingFileLineColumn) {
+  const BadCase& c = GetParam();
+  auto dir = tptest::temp_dir(std::string("bad_") + c.name);
+  std::string path = tptest::write_file(dir / (std::string(c.name) + ".csv"), c.text);
+  for (const std::string verb : {"evaluate --samples " + path + " --models isotonic-mi",
+                                 "plan --samples " + path + " --target 0.9 --deadline 100 --max-workers 2 --model isotonic-mi"}) {
+    auto r = tptest::run_cli(verb);
+    EXPECT_EQ(r.exit_code, 2) << verb << "\n" << r.err;
+    EXPECT_NE(r.err.find(path), std::string::npos) << "message should name the file: " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << "expected '" << c.expect << "' in: " << r.err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, BadSampleFile, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(BadSampleFile, MissingFileExitsTwo) {
+  auto r = tptest::run_cli("evaluate --samples /nonexistent/samples.csv --models isotonic-mi");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/samples.csv"), std::string::npos) << r.err;
+}
+
+}  // namespace
