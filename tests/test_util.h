@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <random>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,10 +53,14 @@ inline CliResult run_cli(const std::string& args) {
   return r;
 }
 
-// A fresh temporary directory for one test.
+// A fresh, empty temporary directory for one test. The name mixes the pid
+// with a random_device draw, because pids repeat across ctest's processes and
+// a reused directory would carry another test's files.
 inline std::filesystem::path temp_dir(const std::string& tag) {
+  std::random_device rd;
   auto d = std::filesystem::temp_directory_path() /
-           ("trainplan_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+           ("trainplan_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(rd()) + std::to_string(rd()));
+  std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
 }
