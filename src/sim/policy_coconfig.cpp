@@ -15,9 +15,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <queue>
 
 #include "sim/app_model.h"
+#include "sim/marginal_gain.h"
 #include "sim/policy.h"
 #include "sim/rate_table.h"
 
@@ -114,20 +114,11 @@ class Coconfig : public Policy {
       free -= g;
     }
     // Spare GPUs: largest drop in remaining time.
-    std::priority_queue<std::pair<double, size_t>> gains;
-    auto push = [&](size_t i) {
-      if (alloc[i] == 0 || jobs[i]->rigid() || alloc[i] >= cap(i)) return;
+    give_gpus_by_marginal_gain(alloc, free, [&](size_t i) {
+      if (alloc[i] == 0 || jobs[i]->rigid() || alloc[i] >= cap(i)) return 0.0;
       double r0 = best_at(i, alloc[i]).rate, r1 = best_at(i, alloc[i] + 1).rate;
-      if (r1 > r0 && r0 > 0) gains.push({jobs[i]->remaining() / r0 - jobs[i]->remaining() / r1, i});
-    };
-    for (size_t i = 0; i < n; ++i) push(i);
-    while (free > 0 && !gains.empty()) {
-      size_t i = gains.top().second;
-      gains.pop();
-      ++alloc[i];
-      --free;
-      push(i);
-    }
+      return r1 > r0 && r0 > 0 ? jobs[i]->remaining() / r0 - jobs[i]->remaining() / r1 : 0.0;
+    });
     // 4. Decisions; keep a running job's configuration unless changing it pays for the restart.
     std::vector<Decision> out;
     for (size_t i : order) {

@@ -7,9 +7,9 @@
 // with no hysteresis, as in the paper: every change costs a restart.
 #include <algorithm>
 #include <cmath>
-#include <queue>
 
 #include "sim/app_model.h"
+#include "sim/marginal_gain.h"
 #include "sim/policy.h"
 #include "sim/rate_table.h"
 
@@ -36,24 +36,14 @@ class Optimus : public Policy {
       alloc[i] = first;
       free -= first;
     }
-    // Marginal gain: (drop in remaining time, job index).
-    std::priority_queue<std::pair<double, size_t>> gains;
-    auto push = [&](size_t i) {
+    // Marginal gain: the drop in remaining time from one more GPU.
+    give_gpus_by_marginal_gain(alloc, free, [&](size_t i) {
       const JobState& j = *jobs[i];
-      if (j.rigid() || alloc[i] == 0) return;
+      if (j.rigid() || alloc[i] == 0) return 0.0;
       int cap = std::min(j.spec->app->max_gpus(j.spec->batch), in.total_gpus);
-      if (alloc[i] >= cap) return;
-      double drop = remaining(in, j, alloc[i]) - remaining(in, j, alloc[i] + 1);
-      if (drop > 0) gains.push({drop, i});
-    };
-    for (size_t i = 0; i < jobs.size(); ++i) push(i);
-    while (free > 0 && !gains.empty()) {
-      size_t i = gains.top().second;
-      gains.pop();
-      ++alloc[i];
-      --free;
-      push(i);
-    }
+      if (alloc[i] >= cap) return 0.0;
+      return remaining(in, j, alloc[i]) - remaining(in, j, alloc[i] + 1);
+    });
     std::vector<Decision> out;
     for (size_t i = 0; i < jobs.size(); ++i)
       if (alloc[i] > 0) out.push_back({jobs[i]->id, alloc[i], jobs[i]->spec->batch});
