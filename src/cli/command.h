@@ -22,8 +22,7 @@ void setup_commands(CLI::App& root);
 // (bench coconfig, bench simulate, ...) can live in separate files.
 CLI::App* bench_command(CLI::App& root);
 
-// True when stdout is a terminal (progress bars, colours).
-bool stdout_is_tty();
+// True when stderr is a terminal (progress bars redraw there).
 bool stderr_is_tty();
 
 }  // namespace trainplan::cli

@@ -32,7 +32,6 @@ CLI::App* bench_command(CLI::App& root) {
   return b;
 }
 
-bool stdout_is_tty() { return isatty(STDOUT_FILENO) != 0; }
 bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }
 
 }  // namespace trainplan::cli

@@ -1,6 +1,5 @@
 // A training configuration and the space the planner searches.
 #pragma once
-#include <string>
 #include <vector>
 
 namespace trainplan {
@@ -12,8 +11,6 @@ struct Config {
   int epochs = 0;   // data epochs to train
   bool operator==(const Config&) const = default;
 };
-
-std::string to_string(const Config& c);
 
 // The candidate set D of the paper: batches x workers x epochs.
 struct ConfigSpace {

@@ -210,12 +210,4 @@ std::optional<std::pair<double, double>> ReplayOracle::gradient_stats(double B, 
   return curve_grad(curves_[k], e);
 }
 
-double ReplayOracle::measured_epochs(double B) const {
-  if (curves_.empty()) return 0;
-  const Curve* c = &curves_.front();
-  for (const auto& cv : curves_)
-    if (cv.global_batch <= B) c = &cv;
-  return c->points.back().epochs;
-}
-
 }  // namespace trainplan::replay

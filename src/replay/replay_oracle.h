@@ -63,8 +63,6 @@ class ReplayOracle {
   // Gradient statistics (grad_sqr, grad_var) interpolated like the metric.
   std::optional<std::pair<double, double>> gradient_stats(double global_batch, double data_epochs) const;
   std::pair<double, double> global_batch_range() const;  // {0,0} if time-only
-  // Data epochs covered by the curve at the largest measured batch <= B.
-  double measured_epochs(double global_batch) const;
 
  private:
   struct CurvePoint {
