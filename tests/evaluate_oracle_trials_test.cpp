@@ -34,13 +34,32 @@ replay::ReplayOracle tiny_oracle() {
 
 }  // namespace
 
+TEST(EvaluateOracleTrials, FullNodesByDefaultFallingBackToFewerMeasuredGpus) {
+  auto o = tiny_oracle();
+  SampleSet train;
+  for (double b : {16, 32, 64}) train.samples.push_back(at(b, 1, 1));
+  SampleSet test;
+  for (int r : {8, 9, 12, 16}) test.samples.push_back(at(32, r, (r + 3) / 4));  // 2, 3, 3, 4 nodes
+  // "44" and "4444" are not measured: the most GPUs per node that is ("22"
+  // on 2 nodes at the median batch; "1111" on 4 nodes, at b = 16 only).
+  auto full = oracle_multi_node_trials(o, train, test);
+  ASSERT_EQ(full.size(), 2u);
+  EXPECT_EQ(full.samples[0].workers, 4);
+  EXPECT_EQ(full.samples[0].nodes, 2);
+  EXPECT_EQ(full.samples[0].batch, 32);
+  EXPECT_EQ(full.samples[1].workers, 4);
+  EXPECT_EQ(full.samples[1].nodes, 4);
+}
+
 TEST(EvaluateOracleTrials, SmallestAndLargestTestNodeCountFewestMeasuredGpusMedianBatch) {
   auto o = tiny_oracle();
   SampleSet train;
   for (double b : {16, 32, 64}) train.samples.push_back(at(b, 1, 1));
   SampleSet test;
   for (int r : {8, 9, 12, 16}) test.samples.push_back(at(32, r, (r + 3) / 4));  // 2, 3, 3, 4 nodes
-  auto trials = oracle_multi_node_trials(o, train, test);
+  WorkersSplitRule one_per_node;
+  one_per_node.trial_shape = TrialShape::kOnePerNode;
+  auto trials = oracle_multi_node_trials(o, train, test, one_per_node);
   ASSERT_EQ(trials.size(), 2u);
   // 2 nodes: "11" is unmeasured, so "22" (4 GPUs) at the median batch 32.
   EXPECT_EQ(trials.samples[0].nodes, 2);

@@ -70,24 +70,17 @@ TEST(Evaluate, KfoldCoversEveryIndexOnceAndIsSeeded) {
   EXPECT_THROW(kfold(3, 5, 1), std::invalid_argument);
 }
 
-TEST(Evaluate, WorkersPackedSplitTrainsOnFewWorkersPlusTwoMultiNodeSamples) {
-  auto s = grid(false);
-  auto train = workers_packed_train(s);
-  int multi = 0;
-  for (size_t i : train) {
-    const auto& x = s.samples[i];
-    if (x.nodes > 1) {
-      ++multi;
-      EXPECT_EQ(x.workers, 5);  // the fewest workers among multi-node samples
-    } else {
-      EXPECT_LE(x.workers, 4);
-    }
-  }
-  EXPECT_EQ(multi, 2);
+TEST(Evaluate, WorkersSplitOnePerNodeTakesTheFewestWorkersAtEachEndNodeCount) {
+  auto s = grid(false);  // multi-node: 2 nodes (r 5..8), 3 (9..12), 4 (13..16)
+  WorkersSplitRule rule;
+  rule.trial_shape = TrialShape::kOnePerNode;
+  auto train = workers_train(s, rule);
+  std::set<std::pair<int, int>> multi;  // (nodes, workers)
+  for (size_t i : train)
+    if (s.samples[i].nodes > 1) multi.insert({s.samples[i].nodes, s.samples[i].workers});
+    else EXPECT_LE(s.samples[i].workers, 4);
+  EXPECT_EQ(multi, (std::set<std::pair<int, int>>{{2, 5}, {4, 13}}));
   EXPECT_EQ(train.size(), 4u * 4 + 2);
-  auto test = workers_test(s, train);
-  EXPECT_EQ(test.size(), 9u * 4);  // workers 8..16
-  for (size_t i : test) EXPECT_GE(s.samples[i].workers, 8);
 }
 
 TEST(Evaluate, WorkersSplitTakesMultiNodeSamplesAtTheSmallestAndLargestNodeCount) {
@@ -103,24 +96,27 @@ TEST(Evaluate, WorkersSplitTakesMultiNodeSamplesAtTheSmallestAndLargestNodeCount
       EXPECT_LE(x.workers, 4);
     }
   }
-  EXPECT_EQ(multi, (std::set<std::pair<int, int>>{{2, 5}, {4, 13}}));
+  EXPECT_EQ(multi, (std::set<std::pair<int, int>>{{2, 8}, {4, 16}}));  // full nodes by default
   EXPECT_EQ(sp.train.size(), 4u * 4 + 2);
-  EXPECT_EQ(sp.test.size(), 9u * 4 - 1);  // workers 8..16 less the 13-worker training sample
+  EXPECT_EQ(sp.test.size(), 9u * 4 - 2);  // workers 8..16 less the two training samples
   for (size_t i : sp.test) EXPECT_GE(s.samples[i].workers, 8);
 }
 
-TEST(Evaluate, WorkersSplitPrefersFewestWorkersThenTheMedianBatch) {
+TEST(Evaluate, WorkersSplitPrefersTheTrialShapeThenTheMedianBatch) {
   SampleSet s;
   for (double b : {16, 32, 64}) s.samples.push_back(make(b, 2, 1, 1, 10));
   s.samples.push_back(make(64, 2, 2, 1, 10));  // "11"
-  s.samples.push_back(make(16, 2, 2, 1, 10));  // "11", nearer the median 32: taken
+  s.samples.push_back(make(16, 2, 2, 1, 10));  // "11", nearer the median 32
   s.samples.push_back(make(32, 4, 2, 1, 10));  // "22": more workers
   s.samples.push_back(make(32, 3, 3, 1, 10));  // 3 nodes: neither smallest nor largest
   s.samples.push_back(make(64, 4, 4, 1, 10));  // "1111": the only 4-node sample
-  auto train = workers_train(s);
-  EXPECT_EQ(train, (std::vector<size_t>{0, 1, 2, 4, 7}));
+  EXPECT_EQ(workers_train(s), (std::vector<size_t>{0, 1, 2, 5, 7}));  // full nodes: "22"
+  WorkersSplitRule one_per_node;
+  one_per_node.trial_shape = TrialShape::kOnePerNode;
+  EXPECT_EQ(workers_train(s, one_per_node), (std::vector<size_t>{0, 1, 2, 4, 7}));  // "11" at b = 16
   WorkersSplitRule one;
   one.multi_node_train = 1;
+  one.trial_shape = TrialShape::kOnePerNode;
   EXPECT_EQ(workers_train(s, one), (std::vector<size_t>{0, 1, 2, 4}));
   EXPECT_EQ(median_batch(s, {0, 1, 2}), 32);
 }
@@ -195,7 +191,7 @@ TEST(EvaluateCli, JsonHasTheDocumentedKeys) {
     EXPECT_TRUE(p["in_sample_mre"].is_number()) << part;
     EXPECT_TRUE(p["cv_mre"].is_number()) << part;
     EXPECT_TRUE(p["extrapolation_mre"]["workers"].is_number()) << part;
-    EXPECT_TRUE(p["extrapolation_mre"]["workers_packed"].is_number()) << part;
+    EXPECT_TRUE(p["extrapolation_mre"]["workers_one_per_node"].is_number()) << part;
     EXPECT_TRUE(p["extrapolation_mre"]["batch"].is_number()) << part;
     EXPECT_TRUE(p["fit_ms"].is_number()) << part;
     EXPECT_LT(p["in_sample_mre"].get<double>(), 1.0);  // a fraction, not a percentage

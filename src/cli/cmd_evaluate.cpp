@@ -13,6 +13,7 @@
 #include "io/pollux_trace.h"
 #include "io/sample_csv.h"
 #include "models/registry.h"
+#include "replay/comm_calibration.h"
 #include "replay/sampler.h"
 
 namespace trainplan::cli {
@@ -27,6 +28,7 @@ struct EvaluateArgs {
   uint64_t seed = 1;
   bool json = false;
   bool describe = false;
+  std::string comm_profile = "auto";
 };
 
 std::vector<std::string> model_names(const std::string& spec) {
@@ -64,12 +66,27 @@ std::vector<eval::EvalData> datasets_from_samples(const EvaluateArgs& a, std::ve
   return out;
 }
 
+std::string trials_note(const SampleSet& trials) {
+  std::string out;
+  for (const auto& t : trials.samples)
+    out += fmt::format("{}{} at b={:g}", out.empty() ? "" : ", ", replay::ReplayOracle::placement_for(t.workers, t.nodes),
+                       t.batch);
+  return out.empty() ? "none" : out;
+}
+
 // Samples every trace under `a.data` with `a.plan`; the workers split's test
 // side comes from the 'wide' plan (r = 1..16) restricted to 8..16 workers.
+// With --comm-profile auto, each trace's time models get the communication
+// profile measured on the other traces under `a.data` (leave one out).
 std::vector<eval::EvalData> datasets_from_traces(const EvaluateArgs& a, std::vector<std::string>& descriptions) {
+  std::vector<replay::ReplayOracle> oracles;
+  for (const auto& dir : io::list_pollux_traces(a.data)) oracles.push_back(replay::ReplayOracle::from_dir(dir));
+  std::shared_ptr<const models::CommProfile> file_profile;
+  if (a.comm_profile != "auto" && a.comm_profile != "none")
+    file_profile = std::make_shared<models::CommProfile>(models::CommProfile::load(a.comm_profile));
+
   std::vector<eval::EvalData> out;
-  for (const auto& dir : io::list_pollux_traces(a.data)) {
-    auto oracle = replay::ReplayOracle::from_dir(dir);
+  for (const auto& oracle : oracles) {
     eval::EvalData d;
     d.name = oracle.name();
     d.samples = replay::draw_samples(oracle, replay::named_plan(a.plan, a.seed)).samples;
@@ -78,15 +95,37 @@ std::vector<eval::EvalData> datasets_from_traces(const EvaluateArgs& a, std::vec
     for (const auto& s : wide.samples)
       if (s.workers >= 8 && s.workers <= 16) pool.samples.push_back(s);
     SampleSet train_grid = eval::subset(d.samples, eval::single_node_train(d.samples));
+    eval::WorkersSplitRule one_per_node;
+    one_per_node.trial_shape = eval::TrialShape::kOnePerNode;
     d.multi_node_trials = eval::oracle_multi_node_trials(oracle, train_grid, pool);
-    std::string trials;
-    for (const auto& t : d.multi_node_trials->samples)
-      trials += fmt::format("{}{} at b={:g}", trials.empty() ? "" : ", ",
-                            replay::ReplayOracle::placement_for(t.workers, t.nodes), t.batch);
+    d.multi_node_trials_one_per_node = eval::oracle_multi_node_trials(oracle, train_grid, pool, one_per_node);
+
+    std::string profile_note = "none";
+    if (file_profile) {
+      d.comm_profile = file_profile;
+      profile_note = a.comm_profile;
+    } else if (a.comm_profile == "auto") {
+      std::vector<const replay::ReplayOracle*> others;
+      for (const auto& o : oracles)
+        if (o.name() != oracle.name()) others.push_back(&o);
+      try {
+        if (!others.empty()) {
+          auto p = std::make_shared<models::CommProfile>(replay::comm_profile_from(others));
+          profile_note = "leave-one-out, " + p->source;
+          d.comm_profile = std::move(p);
+        } else {
+          profile_note = "none (no other trace under --data to measure one on)";
+        }
+      } catch (const InputError& e) {
+        profile_note = std::string("none (") + e.message() + ")";
+      }
+    }
     descriptions.push_back(fmt::format("{} drawn with plan '{}' (seed {}); workers-split test: {} samples with 8..16 workers "
-                                       "from plan 'wide'; workers-split multi-node trials: {}",
+                                       "from plan 'wide'; workers-split multi-node trials: {} (one GPU per node: {}); "
+                                       "communication profile: {}",
                                        time_configs_note(d.samples), a.plan, a.seed, pool.size(),
-                                       trials.empty() ? "none" : trials));
+                                       trials_note(*d.multi_node_trials), trials_note(*d.multi_node_trials_one_per_node),
+                                       profile_note));
     d.workers_pool = std::move(pool);
     out.push_back(std::move(d));
   }
@@ -103,6 +142,13 @@ void run_evaluate(const EvaluateArgs& a) {
 
   std::vector<std::string> descriptions;
   auto data = a.data.empty() ? datasets_from_samples(a, descriptions) : datasets_from_traces(a, descriptions);
+  if (a.data.empty() && a.comm_profile != "auto" && a.comm_profile != "none") {
+    auto p = std::make_shared<models::CommProfile>(models::CommProfile::load(a.comm_profile));
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i].comm_profile = p;
+      descriptions[i] += "; communication profile: " + a.comm_profile;
+    }
+  }
   bool progress = !a.data.empty();
 
   auto& reg = models::ModelRegistry::instance();
@@ -138,12 +184,15 @@ void setup(CLI::App& root) {
   cmd->footer(
       "Data: --samples scores each sample CSV (dataset name = file stem); --data DIR samples every Pollux trace\n"
       "under DIR with --plan, and draws the workers-extrapolation test set (8..16 workers) with plan 'wide'.\n"
-      "Extrapolation: 'workers' trains on single-node samples with workers <= 4 plus two multi-node samples at\n"
+      "Extrapolation: 'x-workers' trains on single-node samples with workers <= 4 plus two multi-node samples at\n"
       "distinct node counts (with --data: trials drawn from the trace at the smallest and largest node count of the\n"
-      "test set, fewest GPUs, median training batch), tests on 8..16 workers; 'workers-packed' is the older design\n"
-      "whose two multi-node samples are the fewest-workers ones (both on 2 nodes when packed);\n"
+      "test set, on full nodes, median training batch), tests on 8..16 workers; 'x-w-1pn' is the same with\n"
+      "one GPU per node in the two trials (\"11\", \"1111\": cheaper, but blind to the GPUs-per-node cost);\n"
       "'batch' trains on the smaller half of the distinct per-worker batches, tests on the rest.\n"
       "Time is scored on distinct (batch, workers, nodes); metric on samples that carry one. See docs/EVALUATION.md.\n"
+      "Communication profile (--comm-profile): the cluster's inter-node cost shape given to the time models that\n"
+      "use one; 'auto' with --data measures it on the other traces under DIR (leave one out), see\n"
+      "`trainplan comm-profile`.\n"
       "Examples:\n"
       "  trainplan evaluate --samples cifar10.csv --model isotonic-mi --cv 5\n"
       "  trainplan evaluate --data ../shared/data/pollux-t4 --models all --json");
@@ -158,6 +207,10 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON (MRE as fractions, null where a number is missing, with a note)");
   cmd->add_flag("--describe", a->describe, "Also print each model's fitted parameters (full fit)");
+  cmd->add_option("--comm-profile", a->comm_profile,
+                  "Communication profile for the time models: 'auto' (with --data: leave-one-out over the other "
+                  "traces; with --samples: none), 'none', or a JSON FILE from `trainplan comm-profile`")
+      ->capture_default_str();
   cmd->callback([a] { run_evaluate(*a); });
 }
 

@@ -54,7 +54,7 @@ std::optional<double> guarded(PartScore& p, const std::string& what, F f) {
 
 void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const SampleSet& data,
                 const std::optional<SampleSet>& workers_pool, const std::optional<SampleSet>& trials,
-                const EvalOptions& opts) {
+                const std::optional<SampleSet>& trials_1pn, const EvalOptions& opts) {
   p.n_samples = data.size();
   p.in_sample_mre = guarded(p, "in-sample", [&] {
     FitInfo info;
@@ -85,9 +85,9 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
     });
   }
 
-  // Extrapolation in workers: the workers split (multi-node samples at
-  // distinct node counts, from `trials` when given) and the older packed one.
-  const auto& rule = opts.workers_rule;
+  // Extrapolation in workers: multi-node samples at distinct node counts
+  // (from `trials` when given), on full nodes and on one GPU per node.
+  WorkersSplitRule rule = opts.workers_rule;
   auto workers_score = [&](const char* what, const std::vector<size_t>& train_idx, const SampleSet* extra) {
     SampleSet train = subset(data, train_idx);
     if (extra) train.samples.insert(train.samples.end(), extra->samples.begin(), extra->samples.end());
@@ -102,11 +102,16 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
       out = guarded(p, what, [&] { return mre(fp(train, test, nullptr), truths(test, truth)); });
     return out;
   };
+  rule.trial_shape = TrialShape::kFullNodes;
   if (trials)
     p.workers_mre = workers_score("workers extrapolation", single_node_train(data, rule), &*trials);
   else
     p.workers_mre = workers_score("workers extrapolation", workers_train(data, rule), nullptr);
-  p.workers_packed_mre = workers_score("workers-packed extrapolation", workers_packed_train(data, rule), nullptr);
+  rule.trial_shape = TrialShape::kOnePerNode;
+  if (trials_1pn)
+    p.workers_1pn_mre = workers_score("workers extrapolation (one GPU per node)", single_node_train(data, rule), &*trials_1pn);
+  else
+    p.workers_1pn_mre = workers_score("workers extrapolation (one GPU per node)", workers_train(data, rule), nullptr);
   // Extrapolation in batch.
   {
     Split sp = batch_split(data);
@@ -142,6 +147,7 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
     if (data.workers_pool) pool = distinct_time_configs(*data.workers_pool);
     FitPredict fp = [&](const SampleSet& train, const SampleSet& test, FitInfo* info) {
       auto m = entry.make_time();
+      if (data.comm_profile) m->set_comm_profile(data.comm_profile);
       auto t0 = std::chrono::steady_clock::now();
       m->fit(train);
       if (info) info->fit_ms = ms_since(t0), info->describe = m->describe();
@@ -150,7 +156,8 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
       return out;
     };
     if (r.time.has_data)
-      score_part(r.time, fp, [](const Sample& x) { return x.epoch_time_s; }, d, pool, data.multi_node_trials, opts);
+      score_part(r.time, fp, [](const Sample& x) { return x.epoch_time_s; }, d, pool, data.multi_node_trials,
+                 data.multi_node_trials_one_per_node, opts);
     else
       r.time.notes.push_back("no samples");
   }
@@ -173,7 +180,7 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
       return out;
     };
     if (r.metric.has_data)
-      score_part(r.metric, fp, [](const Sample& x) { return *x.metric; }, d, pool, std::nullopt, opts);
+      score_part(r.metric, fp, [](const Sample& x) { return *x.metric; }, d, pool, std::nullopt, std::nullopt, opts);
     else
       r.metric.notes.push_back("no data: no sample carries a metric");
   }

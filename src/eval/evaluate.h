@@ -3,12 +3,14 @@
 // time part and the metric part separately (docs/EVALUATION.md).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/sample.h"
 #include "eval/splits.h"
+#include "models/comm_profile.h"
 #include "models/registry.h"
 
 namespace trainplan::eval {
@@ -30,6 +32,11 @@ struct EvalData {
   // part (drawn from an oracle at distinct node counts, see oracle_trials.h)
   // instead of the ones workers_train picks from `samples`.
   std::optional<SampleSet> multi_node_trials;
+  // The same with one GPU per node (TrialShape::kOnePerNode), for the
+  // workers_one_per_node score.
+  std::optional<SampleSet> multi_node_trials_one_per_node;
+  // The cluster's communication shape given to every time model (null: none).
+  std::shared_ptr<const models::CommProfile> comm_profile;
 };
 
 // Scores of one part (time or metric) of one model. A missing number is
@@ -37,7 +44,7 @@ struct EvalData {
 struct PartScore {
   bool has_part = false;  // the model has this part
   bool has_data = false;  // the data can score it (metric: some sample carries one)
-  std::optional<double> in_sample_mre, cv_mre, workers_mre, workers_packed_mre, batch_mre;
+  std::optional<double> in_sample_mre, cv_mre, workers_mre, workers_1pn_mre, batch_mre;
   std::optional<double> fit_ms;  // fitting on all the samples, milliseconds
   size_t n_samples = 0;          // samples scored in-sample
   std::vector<std::string> notes;

@@ -26,9 +26,11 @@ SampleSet oracle_multi_node_trials(const replay::ReplayOracle& oracle, const Sam
   std::stable_sort(batches.begin(), batches.end(),
                    [&](double a, double b) { return std::abs(a - mid) < std::abs(b - mid); });
 
+  bool full = rule.trial_shape == TrialShape::kFullNodes;
   for (int n : wanted) {
     bool found = false;
-    for (int r = n; r <= n * oracle.gpus_per_node() && !found; ++r)
+    int r0 = full ? n * oracle.gpus_per_node() : n, step = full ? -1 : 1;
+    for (int r = r0; r >= n && r <= n * oracle.gpus_per_node() && !found; r += step)
       for (double b : batches) {
         auto t = oracle.epoch_time(b, r, n);
         if (!t) continue;

@@ -12,8 +12,9 @@ namespace trainplan::eval {
 
 // At most rule.multi_node_train trials at distinct node counts: the smallest
 // and the largest node count among `test`'s multi-node samples; at each node
-// count n, the fewest workers (r >= n, spread as evenly as possible, so
-// "11" and "1111") whose placement the oracle measures at a batch of the
+// count n, the most workers (r <= n * gpus_per_node: full nodes, "44" and
+// "4444"), or with TrialShape::kOnePerNode the fewest (r >= n: "11" and
+// "1111"), spread as evenly as possible, whose placement the oracle measures at a batch of the
 // training grid `train` -- the batch nearest the grid's median first. Node
 // counts with no measured (r, batch) are skipped. Time-only samples (epochs 1).
 SampleSet oracle_multi_node_trials(const replay::ReplayOracle& oracle, const SampleSet& train, const SampleSet& test,

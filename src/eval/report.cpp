@@ -38,7 +38,7 @@ nlohmann::json to_json(const PartScore& p) {
   j["in_sample_mre"] = number_or_null(p.in_sample_mre);
   j["cv_mre"] = number_or_null(p.cv_mre);
   j["extrapolation_mre"] = {{"workers", number_or_null(p.workers_mre)},
-                            {"workers_packed", number_or_null(p.workers_packed_mre)},
+                            {"workers_one_per_node", number_or_null(p.workers_1pn_mre)},
                             {"batch", number_or_null(p.batch_mre)}};
   j["fit_ms"] = number_or_null(p.fit_ms);
   j["samples"] = p.n_samples;
@@ -67,12 +67,12 @@ std::string format_table(const std::vector<DatasetScores>& sets, const EvalOptio
   const size_t w = 11;
   for (const auto& d : sets) {
     out += fmt::format("{}: {}\n", d.name, d.description);
-    out += fmt::format("MRE = sum|pred-true|/sum|true|; cv: {} folds, fold seed {}; x-workers, x-w-packed, x-batch: extrapolation splits\n",
+    out += fmt::format("MRE = sum|pred-true|/sum|true|; cv: {} folds, fold seed {}; x-workers (full-node trials), x-w-1pn (one-GPU-per-node trials), x-batch: extrapolation splits\n",
                        opts.cv_folds, opts.seed);
     out += pad("", name_w + 2, false) + pad("epoch time", 5 * w, false) + "  " + pad("metric", 5 * w, false) + "\n";
     out += pad("model", name_w + 2, false);
     for (int part = 0; part < 2; ++part) {
-      for (const char* h : {"in-sample", "cv", "x-workers", "x-w-packed", "x-batch"}) out += pad(h, w);
+      for (const char* h : {"in-sample", "cv", "x-workers", "x-w-1pn", "x-batch"}) out += pad(h, w);
       out += "  ";
     }
     out += pad("fit ms (time/metric)", 22) + "\n";
@@ -80,7 +80,7 @@ std::string format_table(const std::vector<DatasetScores>& sets, const EvalOptio
     for (const auto& m : d.models) {
       out += pad(m.model, name_w + 2, false);
       for (const PartScore* p : {&m.time, &m.metric}) {
-        for (const auto* v : {&p->in_sample_mre, &p->cv_mre, &p->workers_mre, &p->workers_packed_mre, &p->batch_mre}) out += pad(cell(*p, *v), w);
+        for (const auto* v : {&p->in_sample_mre, &p->cv_mre, &p->workers_mre, &p->workers_1pn_mre, &p->batch_mre}) out += pad(cell(*p, *v), w);
         out += "  ";
       }
       auto ms = [](const PartScore& p) { return p.fit_ms ? fmt::format("{:.2f}", *p.fit_ms) : std::string("—"); };

@@ -15,7 +15,7 @@ struct DatasetScores {
   std::vector<ModelScore> models;
 };
 
-// {"in_sample_mre":x,"cv_mre":x,"extrapolation_mre":{"workers":x,"workers_packed":x,"batch":x},"fit_ms":x[,"note":"..."]}
+// {"in_sample_mre":x,"cv_mre":x,"extrapolation_mre":{"workers":x,"workers_one_per_node":x,"batch":x},"fit_ms":x[,"note":"..."]}
 // with null for missing numbers; MRE as a fraction.
 nlohmann::json to_json(const PartScore& p);
 // {"seed":..,"cv":..,"datasets":{"<name>":{"<model>":{"time":{...},"metric":{...}}}}}

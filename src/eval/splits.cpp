@@ -38,25 +38,6 @@ double median_batch(const SampleSet& s, const std::vector<size_t>& idx) {
   return *it;
 }
 
-std::vector<size_t> workers_packed_train(const SampleSet& s, const WorkersSplitRule& rule) {
-  std::vector<size_t> train = single_node_train(s, rule), multi;
-  for (size_t i = 0; i < s.size(); ++i)
-    if (s.samples[i].nodes > 1) multi.push_back(i);
-  std::stable_sort(multi.begin(), multi.end(), [&](size_t a, size_t b) {
-    const auto &x = s.samples[a], &y = s.samples[b];
-    if (x.workers != y.workers) return x.workers < y.workers;
-    return x.batch < y.batch;
-  });
-  std::set<std::pair<double, int>> taken;
-  for (size_t i : multi) {
-    if (static_cast<int>(taken.size()) >= rule.multi_node_train) break;
-    const auto& x = s.samples[i];
-    if (taken.insert({x.batch, x.workers}).second) train.push_back(i);
-  }
-  std::sort(train.begin(), train.end());
-  return train;
-}
-
 std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& rule) {
   std::vector<size_t> train = single_node_train(s, rule);
   double mid = median_batch(s, train);
@@ -76,7 +57,8 @@ std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& ru
       if (!pick) { pick = i; continue; }
       const auto& y = s.samples[*pick];
       double dx = std::abs(x.batch - mid), dy = std::abs(y.batch - mid);
-      if (x.workers < y.workers || (x.workers == y.workers && (dx < dy || (dx == dy && x.batch < y.batch)))) pick = i;
+      bool better_workers = rule.trial_shape == TrialShape::kFullNodes ? x.workers > y.workers : x.workers < y.workers;
+      if (better_workers || (x.workers == y.workers && (dx < dy || (dx == dy && x.batch < y.batch)))) pick = i;
     }
     train.push_back(*pick);
   }

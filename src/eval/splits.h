@@ -2,11 +2,10 @@
 // two extrapolation splits of docs/EVALUATION.md.
 //  * workers: train on single-node samples with workers <= 4 plus at most two
 //    multi-node samples at distinct node counts (the smallest and the largest
-//    multi-node count seen, each at its fewest workers, then the batch nearest
-//    the median single-node training batch); test on 8..16 workers.
-//  * workers-packed (the older design): the same, but the two multi-node
-//    samples are the two with the fewest workers, then the smallest batch, at
-//    distinct (batch, workers) -- with packed placements both land on 2 nodes.
+//    multi-node count seen; at each, the most workers -- full nodes, the shape
+//    a packed job runs in -- or, with TrialShape::kOnePerNode, the fewest;
+//    then the batch nearest the median single-node training batch); test on
+//    8..16 workers.
 //  * batch: train on the smaller half of the distinct per-worker batches
 //    (floor(d/2) of d), test on the rest.
 #pragma once
@@ -25,17 +24,22 @@ struct Split {
   std::vector<size_t> train, test;  // indices into the set that was split
 };
 
+// Which placement a multi-node training trial takes at its node count.
+enum class TrialShape {
+  kFullNodes,   // the most GPUs per node (packed jobs run so)
+  kOnePerNode,  // the fewest: one GPU per node, the cheapest trial
+};
+
 struct WorkersSplitRule {
   int max_train_workers = 4;
   int multi_node_train = 2;  // multi-node samples added to the training side
+  TrialShape trial_shape = TrialShape::kFullNodes;
   int test_min_workers = 8;
   int test_max_workers = 16;
 };
 
 // The training side of the workers split (multi-node samples at distinct node counts).
 std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& rule = {});
-// The training side of the workers-packed split (fewest-workers multi-node samples).
-std::vector<size_t> workers_packed_train(const SampleSet& s, const WorkersSplitRule& rule = {});
 // Single-node samples with at most rule.max_train_workers workers.
 std::vector<size_t> single_node_train(const SampleSet& s, const WorkersSplitRule& rule = {});
 // The batch of `s` nearest the lower median of its distinct batches over

@@ -11,6 +11,8 @@
 
 namespace trainplan::models {
 
+class CommProfile;
+
 // A prediction interval [lo, hi] at a stated coverage.
 struct Interval {
   double lo = 0, hi = 0;
@@ -30,6 +32,9 @@ class TimeModel {
   virtual std::optional<Interval> predict_interval(double, int, int, double) const { return std::nullopt; }
   // Human-readable fitted parameters and any notes (priors used, fallbacks).
   virtual std::string describe() const { return ""; }
+  // The cluster's inter-node communication shape, for models that use one
+  // (call before fit()); others ignore it.
+  virtual void set_comm_profile(std::shared_ptr<const CommProfile>) {}
 };
 
 class MetricModel {

@@ -29,15 +29,19 @@ struct Point {
   double step;  // observed step time (N absorbed when unknown)
 };
 
+// The inter-node term's volume factor: the cluster's measured shape when known.
+double inter_factor(int workers, int nodes, const CommProfile* profile) {
+  return profile && !profile->empty() ? profile->at(workers, nodes) : ring_factor(workers);
+}
+
 }  // namespace
 
-double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes) {
+double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes, const CommProfile* profile) {
   double c = t.alpha + t.beta * batch;
   double s = 0;
-  if (workers > 1) {
-    double ring = ring_factor(workers);
-    s = nodes > 1 ? t.a_inter + t.k_inter * ring : t.a_intra + t.k_intra * ring;
-  }
+  if (workers > 1)
+    s = nodes > 1 ? t.a_inter + t.k_inter * inter_factor(workers, nodes, profile)
+                  : t.a_intra + t.k_intra * ring_factor(workers);
   double hi = std::max(c, s), lo = std::min(c, s);
   if (hi <= 0) return 0;
   // (c^g + s^g)^(1/g), written to stay finite for large g.
@@ -78,11 +82,12 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   else if (inter_r.size() < 3) fixed(kAInter) = true;  // too few worker counts to separate latency from volume
   if (intra_r.empty() && inter_r.empty()) fixed(kGamma) = true;
 
+  const CommProfile* profile = p_.comm_profile.get();
   auto residuals = [&](const Eigen::VectorXd& x) {
     StepTimeTerms t = terms_of(x);
     Eigen::VectorXd r(pts.size());
     for (size_t i = 0; i < pts.size(); ++i)
-      r(static_cast<Eigen::Index>(i)) = step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes) / pts[i].step - 1;
+      r(static_cast<Eigen::Index>(i)) = step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile) / pts[i].step - 1;
     return r;
   };
 
@@ -96,8 +101,9 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
       Eigen::Index row = static_cast<Eigen::Index>(i);
       double w = 1 / p.step, ring = p.workers > 1 ? ring_factor(p.workers) : 0;
       bool multi = p.workers > 1, inter = p.nodes > 1;
+      double iring = multi && inter ? inter_factor(p.workers, p.nodes, profile) : 0.0;
       double f[kGamma] = {1, p.batch, multi && !inter ? 1.0 : 0.0, multi && !inter ? ring : 0.0,
-                          multi && inter ? 1.0 : 0.0, multi && inter ? ring : 0.0};
+                          multi && inter ? 1.0 : 0.0, iring};
       for (int j = 0; j < kGamma; ++j)
         if (!fixed(j)) A(row, j) = f[j] * w;
     }
@@ -182,7 +188,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
 
 double AllreducePhysicalModel::step_time(double batch, int workers, int nodes) const {
   if (nodes <= 0) nodes = (workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
-  return step_time_of(t_, batch, workers, nodes);
+  return step_time_of(t_, batch, workers, nodes, p_.comm_profile.get());
 }
 
 double AllreducePhysicalModel::predict(double batch, int workers, int nodes) const {
@@ -216,6 +222,9 @@ std::string AllreducePhysicalModel::describe() const {
   s += fmt::format("  inter-node sync: a = {:.4g} {}, k = {:.4g} {}\n", t_.a_inter * u, unit, t_.k_inter * u, unit);
   s += fmt::format("  overlap gamma = {:.3g}; N = {}", t_.gamma,
                    n_known_ ? fmt::format("{:.0f}", n_) : std::string("unknown (absorbed)"));
+  if (p_.comm_profile && !p_.comm_profile->empty())
+    s += "\n  inter-node volume factor: the communication profile rho(r, n) (" + p_.comm_profile->source +
+         ") instead of 2(r-1)/r";
   for (const auto& n : notes_) s += "\n  note: " + n;
   return s;
 }

@@ -5,6 +5,8 @@
 //   s       = 0                                          if r = 1
 //           = a_intra + k_intra * 2(r-1)/r               if all r workers share one node
 //           = a_inter + k_inter * 2(r-1)/r               if they span n > 1 nodes
+//             (with a communication profile: a_inter + k_inter * rho(r, n),
+//             the cluster's measured shape, models/comm_profile.h)
 // with every parameter >= 0 and g in [1, gamma_max]. 2(r-1)/r is the ring
 // all-reduce volume factor (k = model bytes / link bandwidth); g = 1 is no
 // overlap (c + s), g -> inf is full overlap (max(c, s)); the form is Pollux's.
@@ -12,10 +14,12 @@
 // parameters (the fit is then of t_epoch * b * r). Terms that the samples
 // cannot identify come from a HardwareSpec prior, and describe() says so.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "models/comm_profile.h"
 #include "models/model.h"
 #include "models/step_time_hardware.h"
 
@@ -27,6 +31,8 @@ struct AllreducePhysicalParams {
   std::optional<double> model_bytes;  // gradient bytes all-reduced per step, for priors
   std::optional<long> dataset_size;   // overrides the samples' dataset size
   double gamma_max = 10;
+  // The cluster's inter-node cost shape; null: the ring factor 2(r-1)/r.
+  std::shared_ptr<const CommProfile> comm_profile;
 };
 
 // The fitted step-time parameters, seconds (k_* per unit ring factor).
@@ -45,6 +51,7 @@ class AllreducePhysicalModel : public TimeModel {
   double predict(double batch, int workers, int nodes) const override;
   std::optional<Interval> predict_interval(double batch, int workers, int nodes, double coverage) const override;
   std::string describe() const override;
+  void set_comm_profile(std::shared_ptr<const CommProfile> profile) override { p_.comm_profile = std::move(profile); }
 
   // Seconds per step (not per epoch), with N absorbed when unknown.
   double step_time(double batch, int workers, int nodes) const;
@@ -63,7 +70,9 @@ class AllreducePhysicalModel : public TimeModel {
   bool fitted_ = false;
 };
 
-// Step time under `terms` for `workers` over `nodes` (nodes >= 1).
-double step_time_of(const StepTimeTerms& terms, double batch, int workers, int nodes);
+// Step time under `terms` for `workers` over `nodes` (nodes >= 1); the
+// inter-node volume factor is profile->at(workers, nodes) when a profile is given.
+double step_time_of(const StepTimeTerms& terms, double batch, int workers, int nodes,
+                    const CommProfile* profile = nullptr);
 
 }  // namespace trainplan::models

@@ -1,0 +1,95 @@
+// trainplan comm-profile: measure a cluster's communication profile (how the
+// inter-node sync cost grows with nodes and GPUs per node, relative to two
+// nodes with one GPU each) from Pollux-format traces recorded on it, and write
+// it as JSON for `evaluate`, `fit`, `predict` and `plan --comm-profile`.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <set>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/pollux_trace.h"
+#include "replay/comm_calibration.h"
+
+namespace trainplan::cli {
+namespace {
+
+struct CommProfileArgs {
+  std::string data;
+  std::vector<std::string> exclude;
+  std::string out;
+  int batches = 3;
+  bool json = false;
+};
+
+void run_comm_profile(const CommProfileArgs& a) {
+  if (a.batches < 1) throw InputError("", 0, "--batches", "needs at least 1");
+  std::set<std::string> skip(a.exclude.begin(), a.exclude.end());
+  std::vector<replay::ReplayOracle> oracles;
+  for (const auto& dir : io::list_pollux_traces(a.data)) {
+    auto o = replay::ReplayOracle::from_dir(dir);
+    if (skip.erase(o.name()) == 0) oracles.push_back(std::move(o));
+  }
+  if (!skip.empty()) throw InputError(a.data, 0, "--exclude", "no trace named '" + *skip.begin() + "' under it");
+  std::vector<const replay::ReplayOracle*> ptrs;
+  for (const auto& o : oracles) ptrs.push_back(&o);
+  replay::CommCalibrationOptions opts;
+  opts.batches = a.batches;
+  auto profile = replay::comm_profile_from(ptrs, opts);
+
+  if (a.json) {
+    std::cout << profile.to_json().dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("communication profile: inter-node sync cost relative to 2 nodes x 1 GPU ({})\n",
+                             profile.source);
+    std::set<int> ks;
+    for (const auto& [key, v] : profile.table()) ks.insert(key.second);
+    std::cout << "nodes \\ GPUs per node";
+    for (int k : ks) std::cout << fmt::format("{:>8}", k);
+    std::cout << "\n";
+    int row = -1;
+    for (const auto& [key, v] : profile.table()) {
+      if (key.first != row) {
+        if (row != -1) std::cout << "\n";
+        row = key.first;
+        std::cout << fmt::format("{:>21}", row);
+        for (int k : ks) {
+          auto it = profile.table().find({row, k});
+          std::cout << (it == profile.table().end() ? fmt::format("{:>8}", "-") : fmt::format("{:>8.2f}", it->second));
+        }
+      }
+    }
+    std::cout << "\n";
+  }
+  if (!a.out.empty()) {
+    profile.save(a.out);
+    std::cerr << "wrote " << a.out << "\n";
+  }
+}
+
+void setup(CLI::App& root) {
+  auto a = std::make_shared<CommProfileArgs>();
+  auto* cmd = root.add_subcommand(
+      "comm-profile", "Measure the cluster's inter-node communication shape from traces recorded on it");
+  cmd->footer(
+      "Per trace, at its --batches smallest per-GPU batches (where sync is least hidden by compute):\n"
+      "  rho(n, k) = (t(k GPUs on each of n nodes) - t(1 GPU)) / (t(2 nodes x 1 GPU) - t(1 GPU))\n"
+      "median over those batches, then over traces. Time models given the profile use rho(r, n) as the\n"
+      "inter-node volume factor instead of the ring all-reduce's 2(r-1)/r, so a new model's two multi-node\n"
+      "trials fit only the scale. See docs/MODELS-TIME.md.\n"
+      "Examples:\n"
+      "  trainplan comm-profile --data ../shared/data/pollux-t4 --out t4.json\n"
+      "  trainplan comm-profile --data ../shared/data/pollux-t4 --exclude imagenet   # leave one out");
+  cmd->add_option("-d,--data", a->data, "Directory of Pollux-format traces (or one trace)")->required();
+  cmd->add_option("--exclude", a->exclude, "Trace name to leave out (repeatable)");
+  cmd->add_option("-o,--out", a->out, "Write the profile as JSON to this file");
+  cmd->add_option("--batches", a->batches, "Smallest measured batches used per trace")->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print the profile as JSON");
+  cmd->callback([a] { run_comm_profile(*a); });
+}
+
+CommandRegistrar reg(42, setup);
+
+}  // namespace
+}  // namespace trainplan::cli
