@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "eval/mre.h"
 #include "eval/splits.h"
@@ -91,7 +92,8 @@ TEST(Evaluate, WorkersSplitTakesMultiNodeSamplesAtTheSmallestAndLargestNodeCount
     const auto& x = s.samples[i];
     if (x.nodes > 1) {
       multi.insert({x.nodes, x.workers});
-      EXPECT_EQ(x.batch, 32);  // the lower median of the training batches 16, 32, 64, 128
+      // The quartiles of the training batches 16, 32, 64, 128: 32 for the first trial, 64 for the second.
+      EXPECT_EQ(x.batch, x.nodes == 2 ? 32 : 64);
     } else {
       EXPECT_LE(x.workers, 4);
     }
@@ -211,4 +213,20 @@ TEST(EvaluateCli, DataDirGivesOneTablePerWorkloadWithProgress) {
     EXPECT_TRUE(j["datasets"][w]["isotonic-mi"]["time"]["cv_mre"].is_number()) << w;
     EXPECT_NE(r.err.find(w), std::string::npos) << "progress line for " << w;
   }
+}
+
+TEST(Evaluate, WorkersSplitTrialsSitAtTheLowerAndUpperQuartileBatch) {
+  SampleSet s;
+  for (double b : {8, 16, 32, 64, 128}) s.samples.push_back(make(b, 1, 1, 1, 10));  // quartiles: 16 and 64
+  for (double b : {8, 16, 32, 64, 128}) {
+    s.samples.push_back(make(b, 8, 2, 1, 10));
+    s.samples.push_back(make(b, 16, 4, 1, 10));
+  }
+  EXPECT_EQ(quantile_batch(s, {0, 1, 2, 3, 4}, 0.25), 16);
+  EXPECT_EQ(quantile_batch(s, {0, 1, 2, 3, 4}, 0.75), 64);
+  EXPECT_EQ(quantile_batch(s, {}, 0.5), 0);
+  std::set<std::tuple<int, int, double>> multi;  // (nodes, workers, batch)
+  for (size_t i : workers_train(s))
+    if (s.samples[i].nodes > 1) multi.insert({s.samples[i].nodes, s.samples[i].workers, s.samples[i].batch});
+  EXPECT_EQ(multi, (std::set<std::tuple<int, int, double>>{{2, 8, 16.0}, {4, 16, 64.0}}));
 }

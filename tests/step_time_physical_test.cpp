@@ -174,9 +174,13 @@ TEST(StepTimePerBatch, ReproducesMeasuredAndInterpolates) {
 TEST(StepTimeLocal, CorrectsARepeatableDeviationAndFallsBackOutside) {
   auto set = synthetic(8);
   // A 20% slowdown at one batch for every worker count: shared by the batch.
+  // (The batch level u(b) alone; the compute-term correction assumes an
+  // absolute compute anomaly instead, tested below.)
   for (auto& x : set.samples)
     if (x.batch == 96) x.epoch_time_s *= 1.2;
-  AllreduceLocalModel local;
+  AllreduceLocalParams params;
+  params.compute_correction = false;
+  AllreduceLocalModel local(params);
   local.fit(set);
   AllreducePhysicalModel phys;
   phys.fit(set);
@@ -204,4 +208,39 @@ TEST(StepTimePhysical, FitsPolluxCifar10PaperPlan) {
   ASSERT_TRUE(iv.has_value());
   EXPECT_LT(iv->lo, m.predict(64, 4, 1));
   EXPECT_GT(iv->hi, m.predict(64, 4, 1));
+}
+
+// A compute anomaly at one batch adds seconds, not a fraction, to every step:
+// large relative to one worker's step, small relative to a sync-bound one.
+// Measured on one worker, it goes inside the compute term, so a held-out
+// multi-worker configuration at that batch gets the right absolute slowdown.
+TEST(StepTimeLocal, OneWorkersComputeAnomalyIsAppliedInsideTheComputeTerm) {
+  const StepTimeTerms t{0.020, 0.0006, 0.004, 0.010, 0.010, 0.300, 1.0};  // no overlap: c + s
+  auto truth = [&](double b, int r) {
+    int n = (r + 3) / 4;
+    double extra = b == 96 ? 0.05 : 0.0;  // +50 ms of compute at b = 96 only
+    return double(kN) / (b * r) * (step_time_of(t, b, r, n) + extra);
+  };
+  SampleSet set;
+  set.dataset_size = kN;
+  for (int r = 1; r <= 8; ++r)
+    for (double b : {16.0, 32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0}) {
+      if (b == 96 && r == 6) continue;  // held out
+      Sample x;
+      x.batch = b;
+      x.workers = r;
+      x.nodes = (r + 3) / 4;
+      x.epoch_time_s = truth(b, r);
+      set.samples.push_back(x);
+    }
+  AllreduceLocalModel with;
+  AllreduceLocalParams off;
+  off.compute_correction = false;
+  AllreduceLocalModel without(off);
+  with.fit(set);
+  without.fit(set);
+  double e_with = std::abs(with.predict(96, 6, 2) / truth(96, 6) - 1);
+  double e_without = std::abs(without.predict(96, 6, 2) / truth(96, 6) - 1);
+  EXPECT_LT(e_with, 0.01);
+  EXPECT_LT(e_with, e_without);
 }

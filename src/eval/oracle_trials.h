@@ -15,7 +15,8 @@ namespace trainplan::eval {
 // count n, the most workers (r <= n * gpus_per_node: full nodes, "44" and
 // "4444"), or with TrialShape::kOnePerNode the fewest (r >= n: "11" and
 // "1111"), spread as evenly as possible, whose placement the oracle measures at a batch of the
-// training grid `train` -- the batch nearest the grid's median first. Node
+// training grid `train` -- the batch nearest the grid's rule.trial_batch_quantile
+// (lower quartile for the first trial, upper for the second) first. Node
 // counts with no measured (r, batch) are skipped. Time-only samples (epochs 1).
 SampleSet oracle_multi_node_trials(const replay::ReplayOracle& oracle, const SampleSet& train, const SampleSet& test,
                                    const WorkersSplitRule& rule = {});

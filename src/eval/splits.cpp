@@ -38,9 +38,18 @@ double median_batch(const SampleSet& s, const std::vector<size_t>& idx) {
   return *it;
 }
 
+double quantile_batch(const SampleSet& s, const std::vector<size_t>& idx, double q) {
+  std::set<double> distinct;
+  for (size_t i : idx) distinct.insert(s.samples[i].batch);
+  if (distinct.empty()) return 0;
+  auto it = distinct.begin();
+  std::advance(it, static_cast<long>(std::lround(std::clamp(q, 0.0, 1.0) * (distinct.size() - 1))));
+  return *it;
+}
+
 std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& rule) {
   std::vector<size_t> train = single_node_train(s, rule);
-  double mid = median_batch(s, train);
+  std::vector<size_t> single = train;
   std::set<int> node_counts;
   for (const auto& x : s.samples)
     if (x.nodes > 1) node_counts.insert(x.nodes);
@@ -49,7 +58,9 @@ std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& ru
   std::vector<int> wanted;
   if (!node_counts.empty() && rule.multi_node_train >= 1) wanted.push_back(*node_counts.begin());
   if (node_counts.size() > 1 && rule.multi_node_train >= 2) wanted.push_back(*node_counts.rbegin());
-  for (int n : wanted) {
+  for (size_t t = 0; t < wanted.size(); ++t) {
+    int n = wanted[t];
+    double mid = quantile_batch(s, single, rule.trial_batch_quantile[std::min<size_t>(t, 1)]);
     std::optional<size_t> pick;
     for (size_t i = 0; i < s.size(); ++i) {
       const auto& x = s.samples[i];

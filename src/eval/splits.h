@@ -4,8 +4,9 @@
 //    multi-node samples at distinct node counts (the smallest and the largest
 //    multi-node count seen; at each, the most workers -- full nodes, the shape
 //    a packed job runs in -- or, with TrialShape::kOnePerNode, the fewest;
-//    then the batch nearest the median single-node training batch); test on
-//    8..16 workers.
+//    then the batch nearest the lower quartile of the single-node training
+//    batches for the first trial and the upper quartile for the second);
+//    test on 8..16 workers.
 //  * batch: train on the smaller half of the distinct per-worker batches
 //    (floor(d/2) of d), test on the rest.
 #pragma once
@@ -34,6 +35,10 @@ struct WorkersSplitRule {
   int max_train_workers = 4;
   int multi_node_train = 2;  // multi-node samples added to the training side
   TrialShape trial_shape = TrialShape::kFullNodes;
+  // Batch of the i-th multi-node trial: this quantile of the distinct
+  // single-node training batches. Distinct batches let two trials identify
+  // the overlap of sync with compute as well as the sync's scale.
+  double trial_batch_quantile[2] = {0.25, 0.75};
   int test_min_workers = 8;
   int test_max_workers = 16;
 };
@@ -44,6 +49,9 @@ std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& ru
 std::vector<size_t> single_node_train(const SampleSet& s, const WorkersSplitRule& rule = {});
 // The batch of `s` nearest the lower median of its distinct batches over
 // `idx` (ties: the smaller); 0 when idx is empty.
+// The q-quantile of the distinct batches of s[idx] (nearest rank, index
+// round(q (d - 1))); 0 if idx is empty.
+double quantile_batch(const SampleSet& s, const std::vector<size_t>& idx, double q);
 double median_batch(const SampleSet& s, const std::vector<size_t>& idx);
 // Samples with test_min..test_max workers, leaving out `exclude` (sorted or not).
 std::vector<size_t> workers_test(const SampleSet& s, const std::vector<size_t>& exclude,

@@ -17,6 +17,20 @@ int AllreduceLocalModel::nodes_of(int workers, int nodes) const {
 
 void AllreduceLocalModel::fit(const SampleSet& set) {
   physical_.fit(set);
+  // One worker has no sync: its measured time is the compute time, so its
+  // deviation from alpha + beta b goes inside the physical model (where sync
+  // hides part of it for more workers) rather than on the whole step.
+  if (p_.compute_correction) {
+    std::map<double, std::pair<double, int>> one;
+    for (const auto& s : set.samples)
+      if (s.workers == 1) {
+        double p = physical_.predict(s.batch, 1, 1);
+        if (p > 0) one[s.batch].first += std::log(s.epoch_time_s / p), one[s.batch].second += 1;
+      }
+    std::vector<std::pair<double, double>> f;
+    for (const auto& [b, x] : one) f.emplace_back(b, x.first / x.second);
+    physical_.set_compute_log_correction(std::move(f));
+  }
   // Mean log residual per distinct configuration (repeated trials are one point).
   std::map<std::tuple<int, int, double>, std::pair<double, int>> cells;
   for (const auto& s : set.samples) {

@@ -27,6 +27,7 @@ namespace trainplan::models {
 struct AllreduceLocalParams {
   AllreducePhysicalParams physical;
   bool interaction = true;  // fit w (the per-series remainder) as well as u and v
+  bool compute_correction = true;  // move one worker's per-batch deviation into the compute term
 };
 
 class AllreduceLocalModel : public TimeModel {

@@ -36,8 +36,9 @@ double inter_factor(int workers, int nodes, const CommProfile* profile) {
 
 }  // namespace
 
-double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes, const CommProfile* profile) {
-  double c = t.alpha + t.beta * batch;
+double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes, const CommProfile* profile,
+                    double compute_scale) {
+  double c = (t.alpha + t.beta * batch) * compute_scale;
   double s = 0;
   if (workers > 1)
     s = nodes > 1 ? t.a_inter + t.k_inter * inter_factor(workers, nodes, profile)
@@ -49,6 +50,7 @@ double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes
 }
 
 void AllreducePhysicalModel::fit(const SampleSet& set) {
+  compute_corr_.clear();
   if (set.empty()) throw InputError(set.source, 0, "", "allreduce-physical: no samples to fit");
   notes_.clear();
   auto ds = p_.dataset_size ? p_.dataset_size : set.dataset_size;
@@ -188,7 +190,21 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
 
 double AllreducePhysicalModel::step_time(double batch, int workers, int nodes) const {
   if (nodes <= 0) nodes = (workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
-  return step_time_of(t_, batch, workers, nodes, p_.comm_profile.get());
+  double scale = 1;
+  if (!compute_corr_.empty()) {
+    const auto& f = compute_corr_;
+    double e;
+    if (batch <= f.front().first) e = f.front().second;
+    else if (batch >= f.back().first) e = f.back().second;
+    else {
+      size_t i = 1;
+      while (f[i].first < batch) ++i;
+      double w = (batch - f[i - 1].first) / (f[i].first - f[i - 1].first);
+      e = (1 - w) * f[i - 1].second + w * f[i].second;
+    }
+    scale = std::exp(e);
+  }
+  return step_time_of(t_, batch, workers, nodes, p_.comm_profile.get(), scale);
 }
 
 double AllreducePhysicalModel::predict(double batch, int workers, int nodes) const {

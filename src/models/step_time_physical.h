@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/comm_profile.h"
@@ -52,6 +53,11 @@ class AllreducePhysicalModel : public TimeModel {
   std::optional<Interval> predict_interval(double batch, int workers, int nodes, double coverage) const override;
   std::string describe() const override;
   void set_comm_profile(std::shared_ptr<const CommProfile> profile) override { p_.comm_profile = std::move(profile); }
+  // After fit(): multiplies the compute term at batch b by exp(f(b)), f
+  // piecewise linear through (batch, log factor) points sorted by batch and
+  // held at the end values outside (empty: no change). For measured
+  // per-batch compute anomalies, which sync then partly hides.
+  void set_compute_log_correction(std::vector<std::pair<double, double>> points) { compute_corr_ = std::move(points); }
 
   // Seconds per step (not per epoch), with N absorbed when unknown.
   double step_time(double batch, int workers, int nodes) const;
@@ -67,12 +73,14 @@ class AllreducePhysicalModel : public TimeModel {
   bool n_known_ = false;
   std::vector<std::string> notes_;
   std::vector<double> rel_residuals_;  // in-sample (pred - y) / y, sorted
+  std::vector<std::pair<double, double>> compute_corr_;
   bool fitted_ = false;
 };
 
 // Step time under `terms` for `workers` over `nodes` (nodes >= 1); the
 // inter-node volume factor is profile->at(workers, nodes) when a profile is given.
+// compute_scale multiplies the compute term alpha + beta b.
 double step_time_of(const StepTimeTerms& terms, double batch, int workers, int nodes,
-                    const CommProfile* profile = nullptr);
+                    const CommProfile* profile = nullptr, double compute_scale = 1);
 
 }  // namespace trainplan::models
