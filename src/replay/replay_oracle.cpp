@@ -168,6 +168,7 @@ double ReplayOracle::curve_value(const Curve& c, double e) const {
   if (e < p.front().epochs) return worst_metric_ + (p.front().best - worst_metric_) * (e / p.front().epochs);
   if (e >= p.back().epochs) return p.back().best;
   auto it = std::lower_bound(p.begin(), p.end(), e, [](const CurvePoint& a, double x) { return a.epochs < x; });
+  if (it == p.begin()) return it->best;  // e is exactly the first evaluation (bert: N = step x B)
   auto lo = it - 1;
   double t = (e - lo->epochs) / (it->epochs - lo->epochs);
   return lo->best + t * (it->best - lo->best);
