@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "models/step_time_corrected.h"
 #include "models/step_time_physical.h"
@@ -135,4 +137,41 @@ TEST(CommProfile, PhysicalModelWithTheTrueShapeExtrapolatesAcrossGpusPerNode) {
   local.set_comm_profile(shape);
   local.fit(train);
   EXPECT_NEAR(local.predict(16, 12, 3) / test.samples[4].epoch_time_s, 1, 0.05);
+}
+
+TEST(CommProfileCli, FitUsesTheProfileFileAndRejectsABadOne) {
+  auto d = tptest::temp_dir("commprofilecli");
+  std::string csv = "batch,workers,epochs,epoch_time_s,metric,nodes\n";
+  for (int r : {1, 2, 4})
+    for (int b : {16, 32, 64})
+      csv += fmt::format("{},{},1,{},,1\n", b, r, 1000.0 / (b * r) * (0.01 + 0.001 * b + 0.01 * (r > 1)));
+  csv += "32,8,1,10.0,,2\n32,16,1,6.0,,4\n";
+  auto samples = tptest::write_file(d / "s.csv", csv);
+  small_profile().save((d / "p.json").string());
+  auto r = tptest::run_cli("fit --samples " + samples + " --time-model allreduce-physical --comm-profile " +
+                           (d / "p.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("communication profile"), std::string::npos) << r.out;
+  auto plain = tptest::run_cli("fit --samples " + samples + " --time-model allreduce-physical");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("communication profile"), std::string::npos);
+
+  auto bad = tptest::write_file(d / "bad.json", "[1, 2]");
+  auto e = tptest::run_cli("fit --samples " + samples + " --time-model allreduce-physical --comm-profile " + bad);
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.err.find("bad.json"), std::string::npos) << e.err;
+}
+
+TEST(CommProfileCli, VerbPrintsTheTableAndWritesJson) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto d = tptest::temp_dir("commprofileverb");
+  std::string out = (d / "t4.json").string();
+  auto r = tptest::run_cli("comm-profile --data " + tptest::shared_data_dir() + "/pollux-t4 --exclude imagenet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("bert, cifar10, deepspeech2, ncf, yolov3"), std::string::npos) << r.out;
+  auto p = CommProfile::load(out);
+  EXPECT_DOUBLE_EQ(p.at(2, 2), 1.0);  // normalised to 2 nodes x 1 GPU
+  EXPECT_GT(p.at(8, 2), 1.5);         // "44" costs more than "11" on this cluster
+  auto bad = tptest::run_cli("comm-profile --data " + tptest::shared_data_dir() + "/pollux-t4 --exclude nosuch");
+  EXPECT_EQ(bad.exit_code, 2);
 }

@@ -23,6 +23,7 @@ struct FitArgs {
   std::string time_model, metric_model;
   bool json = false;
   bool model_given = false;
+  std::string comm_profile;
 };
 
 struct PartResult {
@@ -54,6 +55,7 @@ PartResult fit_metric(const std::string& name, const SampleSet& s) {
 }
 
 void run_fit(const FitArgs& a) {
+  apply_comm_profile(a.comm_profile);
   SampleSet s = io::read_samples_csv(a.samples);
   auto& reg = models::ModelRegistry::instance();
   std::string tname = a.time_model.empty() ? a.model : a.time_model;
@@ -132,6 +134,7 @@ void setup(CLI::App& root) {
                   "Epoch-time model (overrides --model; given alone, only the time part is fitted)");
   cmd->add_option("--metric-model", a->metric_model,
                   "Metric model, e.g. global-batch, optimus-curve (overrides --model; given alone, only the metric part)");
+  add_comm_profile_option(cmd, a->comm_profile);
   cmd->add_flag("--json", a->json, "Print the result as JSON");
   std::string known;
   for (const auto* e : models::ModelRegistry::instance().all())

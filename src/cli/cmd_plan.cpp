@@ -45,6 +45,7 @@ struct PlanArgs {
   int tabu_iterations = 50;
   int tabu_tenure = 10;
   int manual_tries = 60;
+  std::string comm_profile;
 };
 
 nlohmann::json to_json(const plan::Candidate& c) {
@@ -62,6 +63,7 @@ std::vector<int> sample_batches(const SampleSet& s) {
 }
 
 void run_plan(const PlanArgs& a) {
+  apply_comm_profile(a.comm_profile);
   SampleSet samples = io::read_samples_csv(a.samples);
   if (!samples.has_metric())
     throw InputError(a.samples, 0, "metric",
@@ -225,6 +227,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--train-cmd", a->train_cmd, "Training command for --emit")->capture_default_str();
   cmd->add_option("--job-name", a->job_name, "Job name for --emit slurm|k8s")->capture_default_str();
   cmd->add_option("--image", a->image, "Container image for --emit k8s")->capture_default_str();
+  add_comm_profile_option(cmd, a->comm_profile);
   cmd->add_flag("--json", a->json, "Print the plan as JSON");
   cmd->callback([a] { run_plan(*a); });
 }

@@ -29,6 +29,7 @@ struct PredictArgs {
   int folds = 5;
   uint64_t seed = 1;
   bool json = false;
+  std::string comm_profile;
 };
 
 // Nodes for `workers` when not given: as many GPUs a node as the samples used
@@ -53,6 +54,7 @@ nlohmann::json interval_json(const std::optional<models::Interval>& iv, int fold
 }
 
 void run_predict(const PredictArgs& a) {
+  apply_comm_profile(a.comm_profile);
   if (!(a.batch > 0)) throw InputError("--batch must be > 0 (per-worker batch size)");
   if (a.workers < 1) throw InputError("--workers must be >= 1");
   if (!(a.confidence > 0 && a.confidence < 1)) throw InputError("--confidence must be strictly between 0 and 1");
@@ -148,6 +150,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--confidence", a->confidence, "Coverage of the intervals, in (0, 1)")->capture_default_str();
   cmd->add_option("--folds", a->folds, "Folds for the conformal residuals")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed that deals configurations into folds")->capture_default_str();
+  add_comm_profile_option(cmd, a->comm_profile);
   cmd->add_flag("--json", a->json, "Print the prediction as JSON");
   cmd->footer(
       "Example: trainplan predict --samples s.csv --batch 64 --workers 8 --epochs 30 \\\n"

@@ -22,6 +22,12 @@ void setup_commands(CLI::App& root);
 // (bench coconfig, bench simulate, ...) can live in separate files.
 CLI::App* bench_command(CLI::App& root);
 
+// Adds `--comm-profile FILE` to `cmd`, stored in `path`.
+void add_comm_profile_option(CLI::App* cmd, std::string& path);
+// Loads the profile at `path` (if not empty) as the time models' default
+// (models::set_default_comm_profile). Throws InputError naming the file.
+void apply_comm_profile(const std::string& path);
+
 // True when stderr is a terminal (progress bars redraw there).
 bool stderr_is_tty();
 

@@ -10,6 +10,7 @@
 // and used as a prior; a model's own trials then fit only the scale.
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,5 +44,10 @@ class CommProfile {
   double at_nodes(int nodes, double k) const;  // nodes must be tabulated
   std::map<std::pair<int, int>, double> rho_;  // (nodes, gpus per node) -> rho
 };
+
+// The profile that time models use when none is set on them (the CLI's
+// --comm-profile FILE sets it once, before any model is made). Null: none.
+void set_default_comm_profile(std::shared_ptr<const CommProfile> profile);
+std::shared_ptr<const CommProfile> default_comm_profile();
 
 }  // namespace trainplan::models

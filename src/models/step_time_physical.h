@@ -32,7 +32,8 @@ struct AllreducePhysicalParams {
   std::optional<double> model_bytes;  // gradient bytes all-reduced per step, for priors
   std::optional<long> dataset_size;   // overrides the samples' dataset size
   double gamma_max = 10;
-  // The cluster's inter-node cost shape; null: the ring factor 2(r-1)/r.
+  // The cluster's inter-node cost shape; null: default_comm_profile(), and
+  // when that is null too, the ring factor 2(r-1)/r.
   std::shared_ptr<const CommProfile> comm_profile;
 };
 
@@ -46,7 +47,9 @@ struct StepTimeTerms {
 
 class AllreducePhysicalModel : public TimeModel {
  public:
-  explicit AllreducePhysicalModel(AllreducePhysicalParams p = {}) : p_(std::move(p)) {}
+  explicit AllreducePhysicalModel(AllreducePhysicalParams p = {}) : p_(std::move(p)) {
+    if (!p_.comm_profile) p_.comm_profile = default_comm_profile();
+  }
   std::string name() const override { return "allreduce-physical"; }
   void fit(const SampleSet& samples) override;
   double predict(double batch, int workers, int nodes) const override;

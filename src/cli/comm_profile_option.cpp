@@ -1,0 +1,20 @@
+// The --comm-profile option shared by fit, predict and plan.
+#include <memory>
+
+#include "cli/command.h"
+#include "models/comm_profile.h"
+
+namespace trainplan::cli {
+
+void add_comm_profile_option(CLI::App* cmd, std::string& path) {
+  cmd->add_option("--comm-profile", path,
+                  "Cluster communication profile (JSON from `trainplan comm-profile`): the time models' "
+                  "inter-node cost shape across nodes and GPUs per node");
+}
+
+void apply_comm_profile(const std::string& path) {
+  if (path.empty()) return;
+  models::set_default_comm_profile(std::make_shared<models::CommProfile>(models::CommProfile::load(path)));
+}
+
+}  // namespace trainplan::cli
