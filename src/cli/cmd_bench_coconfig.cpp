@@ -17,6 +17,7 @@
 #include "eval/evaluate.h"
 #include "eval/mre.h"
 #include "io/pollux_trace.h"
+#include "models/conformal.h"
 #include "models/performance_model.h"
 #include "models/registry.h"
 #include "plan/experiment.h"
@@ -39,6 +40,9 @@ struct BenchArgs {
   int max_workers = 8;
   std::string sampling = "paper";
   int tabu_seeds = 5;
+  double confidence = 0;  // 0 = plan on the point predictions
+  bool confidence_given = false;
+  bool conformal = false;  // implied by confidence > 0
 };
 
 const std::vector<std::string> kMethods = {"coconfig-tabu", "coconfig-exhaustive", "lb-bsp", "cynthia", "bo", "manual"};
@@ -53,18 +57,25 @@ std::vector<std::string> default_models() {
 
 // A --models entry: "oracle", "auto", "NAME" (both parts) or "TIME+METRIC".
 struct Fitted {
-  std::shared_ptr<const models::PerformanceModel> model;
+  std::shared_ptr<const models::PerformanceModel> model;  // point predictions (MRE is measured on these)
+  std::shared_ptr<const models::PerformanceModel> planned;  // what the methods plan on (pessimistic or = model)
   std::string time_name, metric_name;  // empty for the oracle
 };
 
+// Fits a --models entry; with `conformal` both chosen parts are wrapped in
+// K-fold conformal intervals (the point predictions are unchanged), and with
+// confidence > 0 the methods plan on the pessimistic side of those intervals.
+// The oracle is the truth itself and has no intervals: it is planned on as is.
 Fitted fit_spec(const std::string& spec, const SampleSet& samples,
-                const std::shared_ptr<const models::PerformanceModel>& truth) {
-  if (spec == "oracle") return {truth, "", ""};
+                const std::shared_ptr<const models::PerformanceModel>& truth, bool conformal, double confidence,
+                int probe_batch, uint64_t seed) {
+  if (spec == "oracle") return {truth, truth, "", ""};
   std::string t = spec, m = spec;
   if (auto plus = spec.find('+'); plus != std::string::npos) t = spec.substr(0, plus), m = spec.substr(plus + 1);
   auto choice = plan::choose_models(t, m, samples);
-  return {models::fit_performance_model(choice.time_model, choice.metric_model, samples), choice.time_model,
-          choice.metric_model};
+  auto pm = plan::fit_planning_model(choice.time_model, choice.metric_model, samples, conformal, confidence,
+                                     probe_batch, seed);
+  return {pm.fitted, pm.planned, choice.time_model, choice.metric_model};
 }
 
 std::optional<double> in_sample_mre(const Fitted& f, const SampleSet& s, bool time) {
@@ -120,9 +131,25 @@ double median(std::vector<double> v) {
 std::string pct(double v) { return std::isnan(v) ? "—" : fmt::format("{:+.1f}%", 100 * v); }
 std::string pct0(std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "—"; }
 
+struct Count {
+  std::vector<double> regrets;  // runnable plans
+  int runs = 0, planned = 0, runnable = 0, target_ok = 0, deadline_ok = 0, ok = 0;
+  void add(const plan::Judgement& j) {
+    ++runs;
+    if (!j.planned) return;
+    ++planned;
+    if (!j.runnable) return;
+    ++runnable;
+    regrets.push_back(j.regret);
+    target_ok += j.target_ok;
+    deadline_ok += j.deadline_ok;
+    ok += j.target_ok && j.deadline_ok;
+  }
+};
 struct Tally {
   std::vector<double> regrets;                // runnable plans
   std::map<std::string, std::vector<double>> by_trace;
+  std::map<int, Count> by_scenario;
   int runs = 0, ok = 0, target_miss = 0, deadline_miss = 0, no_plan = 0, unrunnable = 0;
 };
 struct Agreement {
@@ -132,6 +159,9 @@ struct Agreement {
 
 void run_bench(const BenchArgs& a) {
   namespace fs = std::filesystem;
+  if (a.confidence_given && !(a.confidence > 0 && a.confidence < 1))
+    throw InputError("--confidence must be strictly between 0 and 1");
+  const bool conformal = a.conformal || a.confidence > 0;  // --confidence implies --conformal
   std::string root = fs::exists(fs::path(a.data) / "pollux-t4") ? (fs::path(a.data) / "pollux-t4").string() : a.data;
   auto traces = io::list_pollux_traces(root);
   if (traces.empty()) throw InputError(a.data, 0, "", "no Pollux trace directories (with placements.csv) found here or under pollux-t4/");
@@ -143,6 +173,8 @@ void run_bench(const BenchArgs& a) {
   doc["seed"] = a.seed;
   doc["sampling_plan"] = a.sampling;
   doc["max_workers"] = a.max_workers;
+  doc["confidence"] = a.confidence > 0 ? json(a.confidence) : json(nullptr);
+  doc["conformal"] = conformal;
   doc["models"] = specs;
   doc["methods"] = kMethods;
   doc["scenario_rule"] =
@@ -188,14 +220,14 @@ void run_bench(const BenchArgs& a) {
                   {"fastest", cand_json(scen[i].fastest)}};
     for (const auto& spec : specs) {
       std::cerr << fmt::format("  fitting {}...\n", spec);
-      Fitted f = fit_spec(spec, samples, truth);
+      Fitted f = fit_spec(spec, samples, truth, conformal, a.confidence, space.space.batches.front(), a.seed);
       auto& mr = mres[spec][oracle->name()];
       mr = {in_sample_mre(f, samples, true), cv_mre(f.time_name, true, samples, cv_cache, a.seed),
             in_sample_mre(f, samples, false), cv_mre(f.metric_name, false, samples, cv_cache, a.seed)};
       jt["mre"][spec] = {{"time_model", f.time_name}, {"metric_model", f.metric_name},
                          {"time_in_sample", opt(mr[0])}, {"time_cv5", opt(mr[1])},
                          {"metric_in_sample", opt(mr[2])}, {"metric_cv5", opt(mr[3])}};
-      auto masked = std::make_shared<plan::DomainMaskedModel>(f.model, truth);
+      auto masked = std::make_shared<plan::DomainMaskedModel>(f.planned, truth);
       for (size_t i = 0; i < scen.size(); ++i) {
         plan::PlanProblem p = space;
         p.target = scen[i].target;
@@ -215,6 +247,7 @@ void run_bench(const BenchArgs& a) {
           }
           Tally& t = tally[spec][method];
           ++t.runs;
+          t.by_scenario[static_cast<int>(i)].add(j);
           json jr;
           if (!j.planned) {
             ++t.no_plan;
@@ -267,6 +300,11 @@ void run_bench(const BenchArgs& a) {
                  {"runs", t.runs}, {"ok", t.ok}, {"target_miss", t.target_miss},
                  {"deadline_miss", t.deadline_miss}, {"no_plan", t.no_plan}, {"unrunnable", t.unrunnable}};
       for (const auto& [tn, v] : t.by_trace) js["median_regret_by_trace"][tn] = median(v);
+      for (const auto& [si, c] : t.by_scenario)
+        js["by_scenario"].push_back({{"scenario", si}, {"runs", c.runs}, {"planned", c.planned},
+                                     {"runnable", c.runnable}, {"target_ok", c.target_ok},
+                                     {"deadline_ok", c.deadline_ok}, {"ok", c.ok},
+                                     {"median_regret", c.regrets.empty() ? json(nullptr) : json(median(c.regrets))}});
       doc["summary"][spec][method] = js;
     }
     const auto& ag = agreement[spec];
@@ -281,7 +319,15 @@ void run_bench(const BenchArgs& a) {
   auto& out = std::cout;
   out << fmt::format("co-configuration benchmark: {} traces x {} scenarios, sampling plan '{}' (seed {}), workers 1..{}, 4 GPUs per node\n",
                      trace_names.size(), a.scenarios, a.sampling, a.seed, a.max_workers);
-  out << "regret = true cost / true optimal cost - 1 (median over scenarios; the oracle judges every choice)\n";
+  out << (a.confidence > 0
+              ? fmt::format("every method plans on the pessimistic side of {}-fold conformal intervals at confidence {:g} "
+                            "(upper epoch time, metric bound on the wrong side of the target); the oracle model is "
+                            "planned on as is\n",
+                            models::ConformalParams{}.folds, a.confidence)
+              : conformal ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
+                          : std::string("methods plan on the point predictions\n"));
+  out << "regret = true cost / true optimal cost - 1; median over the runnable plans (those that miss a true constraint "
+         "included; the oracle judges every choice)\n";
   for (const auto& spec : specs) {
     out << fmt::format("\nmodel: {}\n", spec);
     out << fmt::format("  {:<20}", "method");
@@ -296,6 +342,19 @@ void run_bench(const BenchArgs& a) {
       }
       out << fmt::format(" {:>8} {:>3}/{:<2} {:>7} {:>7} {:>7}\n", pct(median(t.regrets)), t.ok, t.runs, t.target_miss,
                          t.deadline_miss, t.no_plan + t.unrunnable);
+    }
+  }
+  out << "\nby scenario (0 = easy .. n-1 = tight): planned / runnable / meets true target / meets true deadline / both, "
+         "of the runs; median regret over the runnable plans\n";
+  for (const auto& spec : specs) {
+    out << fmt::format("  {}\n", spec);
+    for (const auto& method : kMethods) {
+      const Tally& t = tally[spec][method];
+      out << fmt::format("    {:<20}", method);
+      for (const auto& [si, c] : t.by_scenario)
+        out << fmt::format("  s{}: {}/{}/{}/{}/{} of {} {:>7}", si, c.planned, c.runnable, c.target_ok, c.deadline_ok,
+                           c.ok, c.runs, pct(median(c.regrets)));
+      out << "\n";
     }
   }
   out << "\nmodel MRE (equation 12), in-sample / 5-fold CV, time | metric\n";
@@ -337,8 +396,18 @@ void setup(CLI::App& root) {
   cmd->add_option("--tabu-seeds", a->tabu_seeds, "Tabu runs per scenario for the tabu/exhaustive agreement")
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed for sampling, tabu, bo and manual")->capture_default_str();
+  auto* conf = cmd->add_option("--confidence", a->confidence,
+                  "Every method (coconfig and the baselines alike, so they differ only in search) plans on the "
+                  "pessimistic side of the models' prediction intervals at this coverage (0<P<1): upper epoch time, "
+                  "metric bound on the wrong side of the target. Implies --conformal. The judge is unchanged (the "
+                  "trace; regret against the true optimum). The oracle model is planned on as is");
+  cmd->add_flag("--conformal", a->conformal,
+                "Wrap both chosen models in 5-fold conformal prediction intervals (point predictions unchanged)");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");
-  cmd->callback([a] { run_bench(*a); });
+  cmd->callback([a, conf] {
+    a->confidence_given = conf->count() > 0;
+    run_bench(*a);
+  });
 }
 
 CommandRegistrar reg(90, setup);

@@ -4,8 +4,10 @@
 #include <limits>
 
 #include "core/error.h"
+#include "models/conformal.h"
 #include "plan/exhaustive.h"
 #include "plan/objective.h"
+#include "plan/pessimistic_model.h"
 
 namespace trainplan::plan {
 
@@ -58,6 +60,26 @@ std::optional<double> DomainMaskedModel::epoch_time(int batch, int workers, int 
 std::optional<double> DomainMaskedModel::metric(int batch, int workers, double epochs) const {
   if (!truth_->metric(batch, workers, epochs)) return std::nullopt;
   return fitted_->metric(batch, workers, epochs);
+}
+
+PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
+                                 const SampleSet& samples, bool conformal, double confidence, int probe_batch,
+                                 uint64_t seed) {
+  PlanningModel out;
+  if (conformal) {
+    models::ConformalParams cp;
+    cp.seed = seed;
+    std::shared_ptr<models::TimeModel> tm = models::conformal_time_model(time_model, cp);
+    std::shared_ptr<models::MetricModel> mm = models::conformal_metric_model(metric_model, cp);
+    tm->fit(samples);
+    mm->fit(samples);
+    out.fitted = std::make_shared<models::FittedPerformanceModel>(tm, mm, samples.direction);
+  } else {
+    out.fitted = models::fit_performance_model(time_model, metric_model, samples);
+  }
+  out.planned = out.fitted;
+  if (confidence != 0) out.planned = std::make_shared<PessimisticModel>(out.fitted, confidence, probe_batch);
+  return out;
 }
 
 Judgement judge(const models::PerformanceModel& truth, const PlanProblem& p, const PlanResult& plan,

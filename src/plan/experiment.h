@@ -2,6 +2,7 @@
 // docs/PLANNING.md): scenarios derived from a ground-truth model, a fitted
 // model restricted to the region the truth can judge, and judging a plan.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,21 @@ class DomainMaskedModel : public models::PerformanceModel {
  private:
   std::shared_ptr<const models::PerformanceModel> fitted_, truth_;
 };
+
+// The model the methods plan on. `fitted` holds the point predictions (fitted
+// on all samples); with `conformal` both parts are wrapped in K-fold conformal
+// intervals (models/conformal.h; point predictions unchanged), and with
+// confidence in (0, 1) `planned` reads them on their pessimistic side
+// (PessimisticModel: upper epoch time, metric bound on the wrong side of the
+// target); otherwise `planned` is `fitted`. confidence > 0 needs intervals:
+// without `conformal` the parts must give their own, else InputError.
+struct PlanningModel {
+  std::shared_ptr<const models::FittedPerformanceModel> fitted;
+  std::shared_ptr<const models::PerformanceModel> planned;
+};
+PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
+                                 const SampleSet& samples, bool conformal, double confidence, int probe_batch,
+                                 uint64_t seed = 1);
 
 // A plan's configuration judged by the truth.
 struct Judgement {
