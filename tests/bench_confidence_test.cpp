@@ -1,0 +1,157 @@
+// `trainplan bench coconfig --confidence P`: the option's validation, and the
+// planning model it builds (plan::fit_planning_model), which must be
+// provably more conservative than the point model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "plan/exhaustive.h"
+#include "plan/experiment.h"
+#include "test_util.h"
+
+using namespace trainplan;
+
+namespace {
+
+// Epoch time 5000/(b r) (0.01 + 0.0004 b) + r with +-3% noise, metric
+// 0.9 - 0.5 exp(-e / 3) with +-1% noise (max): noise so that the conformal
+// residuals, and so the intervals, are not zero.
+SampleSet synthetic_samples() {
+  SampleSet s;
+  s.direction = MetricDirection::kMax;
+  int i = 0;
+  for (int b : {16, 32, 64, 128})
+    for (int r : {1, 2, 4, 8})
+      for (int e : {1, 3, 6, 10, 20}) {
+        double noise = ((i++ * 7919) % 13 - 6) / 6.0;  // deterministic, in [-1, 1]
+        Sample x;
+        x.batch = b;
+        x.workers = r;
+        x.nodes = (r + 3) / 4;
+        x.epochs = e;
+        x.epoch_time_s = (5000.0 / (b * r) * (0.01 + 0.0004 * b) + r) * (1 + 0.03 * noise);
+        x.metric = (0.9 - 0.5 * std::exp(-e / 3.0)) * (1 - 0.01 * noise);
+        s.samples.push_back(x);
+      }
+  return s;
+}
+
+plan::PlanProblem problem() {
+  plan::PlanProblem p;
+  p.space.batches = {16, 32, 64, 128};
+  p.space.max_workers = 8;
+  p.space.max_epochs = 100;
+  p.space.workers_per_node = 4;
+  p.target = 0.85;
+  p.deadline_s = 1e9;
+  return p;
+}
+
+}  // namespace
+
+TEST(BenchConfidence, RejectsConfidenceOutsideTheOpenUnitIntervalWithExitTwo) {
+  // Checked before the data is read, so the message names --confidence.
+  for (std::string c : {"0", "1", "1.5", "-0.2"}) {
+    auto r = tptest::run_cli("bench coconfig --data /nonexistent --models auto --confidence " + c);
+    EXPECT_EQ(r.exit_code, 2) << c << ": " << r.err;
+    EXPECT_NE(r.err.find("--confidence must be strictly between 0 and 1"), std::string::npos) << c << ": " << r.err;
+  }
+  // A valid value gets past that check (and fails on the missing data instead).
+  auto ok = tptest::run_cli("bench coconfig --data /nonexistent --models auto --confidence 0.9");
+  EXPECT_EQ(ok.exit_code, 2) << ok.err;
+  EXPECT_EQ(ok.err.find("--confidence"), std::string::npos) << ok.err;
+}
+
+TEST(BenchConfidence, HelpSaysConfidenceImpliesConformal) {
+  auto r = tptest::run_cli("bench coconfig --help");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--confidence"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Implies --conformal"), std::string::npos) << r.out;
+}
+
+TEST(BenchConfidence, PointModelWithoutIntervalsIsAnInputError) {
+  // isotonic-mi gives no intervals of its own: --confidence needs --conformal.
+  EXPECT_THROW(plan::fit_planning_model("isotonic-mi", "isotonic-mi", synthetic_samples(), false, 0.9, 16),
+               InputError);
+  EXPECT_NO_THROW(plan::fit_planning_model("isotonic-mi", "isotonic-mi", synthetic_samples(), true, 0.9, 16));
+}
+
+TEST(BenchConfidence, PessimisticPlanIsMoreConservativeThanThePointPlan) {
+  SampleSet s = synthetic_samples();
+  auto point = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0, 16);
+  auto safe = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16);
+  EXPECT_EQ(point.planned, point.fitted);  // no confidence: plan on the point predictions
+  EXPECT_NE(safe.planned, safe.fitted);
+  // Same point predictions (conformal wraps the same fit), pessimistic planned side everywhere.
+  bool some_wider = false;
+  for (int b : {16, 32, 64, 128})
+    for (int r = 1; r <= 8; ++r) {
+      int n = (r + 3) / 4;
+      auto tp = point.planned->epoch_time(b, r, n), ts = safe.planned->epoch_time(b, r, n);
+      ASSERT_TRUE(tp && ts);
+      EXPECT_GE(*ts, *tp) << b << "," << r;
+      for (double e : {1.0, 5.0, 50.0}) {
+        auto mp = point.planned->metric(b, r, e), ms = safe.planned->metric(b, r, e);
+        ASSERT_TRUE(mp && ms);
+        EXPECT_LE(*ms, *mp) << b << "," << r << "," << e;
+        some_wider |= *ms < *mp;
+      }
+      some_wider |= *ts > *tp;
+    }
+  EXPECT_TRUE(some_wider) << "the noisy samples should give non-zero intervals";
+
+  plan::PlanProblem p = problem();
+  plan::ExhaustiveParams ep;
+  ep.alternatives = 0;
+  auto a = plan::exhaustive_search(*point.planned, p, ep).best;
+  auto b = plan::exhaustive_search(*safe.planned, p, ep).best;
+  // The pessimistic feasible set lies inside the point one and every cell costs
+  // at least as much, so its optimum costs at least as much ...
+  EXPECT_GE(b.cost, a.cost);
+  // ... and its choice meets the target under the point model too, with at
+  // least as many epochs as the point model needs in that cell.
+  auto m = point.planned->metric(b.config.batch, b.config.workers, b.config.epochs);
+  ASSERT_TRUE(m);
+  EXPECT_GE(*m, p.target);
+  EXPECT_GT(b.config.epochs, 0);
+}
+
+TEST(BenchConfidence, BenchOnOneTraceReportsConfidenceAndPlansMoreConservatively) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  namespace fs = std::filesystem;
+  auto d = tptest::temp_dir("bench_conf");
+  fs::create_directory_symlink(fs::path(tptest::shared_data_dir()) / "pollux-t4" / "ncf", d / "ncf");
+  std::string base = "bench coconfig --data " + d.string() + " --models isotonic-mi --scenarios 2 --tabu-seeds 1 --json";
+  auto plain = tptest::run_cli(base);
+  auto safe = tptest::run_cli(base + " --confidence 0.9");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(safe.exit_code, 0) << safe.err;
+  auto jp = nlohmann::json::parse(plain.out), js = nlohmann::json::parse(safe.out);
+  EXPECT_TRUE(jp["confidence"].is_null());
+  EXPECT_EQ(js["confidence"].get<double>(), 0.9);
+  EXPECT_TRUE(js["conformal"].get<bool>());
+  // Same scenarios (the judge is unchanged) ...
+  const auto& sp = jp["traces"]["ncf"]["scenarios"];
+  const auto& ss = js["traces"]["ncf"]["scenarios"];
+  ASSERT_EQ(sp.size(), ss.size());
+  for (size_t i = 0; i < sp.size(); ++i) {
+    EXPECT_EQ(sp[i]["target"], ss[i]["target"]);
+    EXPECT_EQ(sp[i]["deadline_s"], ss[i]["deadline_s"]);
+    // ... and exhaustive coconfig on the pessimistic model predicts at least the
+    // point plan's cost, or finds nothing feasible where the point plan did.
+    const auto& rp = sp[i]["results"]["isotonic-mi"]["coconfig-exhaustive"];
+    const auto& rs = ss[i]["results"]["isotonic-mi"]["coconfig-exhaustive"];
+    if (rs["planned"].get<bool>()) {
+      ASSERT_TRUE(rp["planned"].get<bool>()) << i;
+      EXPECT_GE(rs["predicted_cost"].get<double>(), rp["predicted_cost"].get<double>()) << i;
+    }
+  }
+  // The summary counts every run of every scenario.
+  const auto& sum = js["summary"]["isotonic-mi"]["coconfig-exhaustive"];
+  EXPECT_EQ(sum["runs"].get<int>(), 2);
+  ASSERT_EQ(sum["by_scenario"].size(), 2u);
+  EXPECT_EQ(sum["by_scenario"][0]["runs"].get<int>(), 1);
+}
