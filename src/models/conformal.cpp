@@ -76,12 +76,12 @@ bool ConformalResiduals::too_few(double coverage) const {
   return std::ceil((double(r_.size()) + 1) * coverage) > double(r_.size());
 }
 
-std::string ConformalResiduals::describe() const {
-  if (r_.empty()) return "no out-of-fold residuals";
+std::string ConformalResiduals::describe(const std::string& kind) const {
+  if (r_.empty()) return "no " + kind + " residuals";
   auto q = [&](double c) { return quantile(c).value_or(0) * 100; };
-  std::string s = fmt::format("{} out-of-fold relative residuals; half-width at 50%: {:.2f}%, 80%: {:.2f}%, 90%: {:.2f}%, "
+  std::string s = fmt::format("{} {} relative residuals; half-width at 50%: {:.2f}%, 80%: {:.2f}%, 90%: {:.2f}%, "
                               "95%: {:.2f}%",
-                              r_.size(), q(0.5), q(0.8), q(0.9), q(0.95));
+                              r_.size(), kind, q(0.5), q(0.8), q(0.9), q(0.95));
   if (too_few(0.95)) s += " (too few residuals to guarantee 95%)";
   return s;
 }
@@ -116,6 +116,18 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
   }
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
   res_.set(std::move(r));
+  measured_.clear();
+  std::vector<double> in;
+  if (k >= 2)
+    for (const auto& s : samples.samples) {
+      measured_.insert(key_of(s));
+      in.push_back(rel_residual(s.epoch_time_s, model_->predict(s.batch, s.workers, s.nodes)));
+    }
+  res_in_.set(std::move(in));
+}
+
+bool ConformalTimeModel::measured(double batch, int workers, int nodes) const {
+  return measured_.count({batch, workers, nodes}) > 0;
 }
 
 double ConformalTimeModel::predict(double batch, int workers, int nodes) const {
@@ -124,7 +136,7 @@ double ConformalTimeModel::predict(double batch, int workers, int nodes) const {
 
 std::optional<Interval> ConformalTimeModel::predict_interval(double batch, int workers, int nodes,
                                                             double coverage) const {
-  auto q = res_.quantile(coverage);
+  auto q = (measured(batch, workers, nodes) ? res_in_ : res_).quantile(coverage);
   if (!q) return std::nullopt;
   double y = predict(batch, workers, nodes);
   return Interval{y * (1 - *q), y * (1 + *q), coverage};
@@ -134,6 +146,7 @@ std::string ConformalTimeModel::describe() const {
   return (model_ ? model_->describe() : std::string("(not fitted)")) +
          fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
                      res_.describe()) +
+         fmt::format("\n  at the {} measured configurations: {}", measured_.size(), res_in_.describe("in-sample")) +
          notes_text(notes_);
 }
 
@@ -155,6 +168,7 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   auto fold = config_folds(with, p_.folds, p_.seed);
   int k = fold.empty() ? 0 : *std::max_element(fold.begin(), fold.end()) + 1;
   std::vector<double> r;
+  std::vector<std::pair<double, double>> pr;  // (out-of-fold prediction, residual)
   for (int f = 0; f < k && k >= 2; ++f) {
     auto m = make_();
     try {
@@ -163,11 +177,28 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
       notes_.push_back(fmt::format("fold {} could not be fitted ({}); its residuals are missing", f + 1, e.what()));
       continue;
     }
-    for (const auto& s : part(with, fold, f, true).samples)
-      r.push_back(rel_residual(*s.metric, m->predict(s.batch, s.workers, s.epochs)));
+    for (const auto& s : part(with, fold, f, true).samples) {
+      double pred = m->predict(s.batch, s.workers, s.epochs);
+      r.push_back(rel_residual(*s.metric, pred));
+      pr.push_back({std::isfinite(pred) ? pred : std::numeric_limits<double>::infinity(), r.back()});
+    }
   }
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
   res_.set(std::move(r));
+  // Mondrian bins: equal counts by out-of-fold prediction.
+  edges_.clear();
+  bins_.clear();
+  int nb = std::max(1, std::min(p_.metric_bins, static_cast<int>(pr.size()) / std::max(1, p_.min_per_bin)));
+  std::sort(pr.begin(), pr.end());
+  for (int b = 0; b < nb && !pr.empty(); ++b) {
+    size_t lo = pr.size() * b / nb, hi = pr.size() * (b + 1) / nb;
+    std::vector<double> rb;
+    for (size_t i = lo; i < hi; ++i) rb.push_back(pr[i].second);
+    ConformalResiduals c;
+    c.set(std::move(rb));
+    bins_.push_back(std::move(c));
+    if (b + 1 < nb) edges_.push_back(0.5 * (pr[hi - 1].first + pr[hi].first));
+  }
 }
 
 double ConformalMetricModel::predict(double batch, int workers, double epochs) const {
@@ -176,9 +207,14 @@ double ConformalMetricModel::predict(double batch, int workers, double epochs) c
 
 std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int workers, double epochs,
                                                               double coverage) const {
-  auto q = res_.quantile(coverage);
-  if (!q) return std::nullopt;
   double y = predict(batch, workers, epochs);
+  const ConformalResiduals* res = &res_;
+  if (!bins_.empty()) {
+    size_t b = std::upper_bound(edges_.begin(), edges_.end(), y) - edges_.begin();
+    res = &bins_[std::min(b, bins_.size() - 1)];
+  }
+  auto q = res->quantile(coverage);
+  if (!q) return std::nullopt;
   double a = y * (1 - *q), b = y * (1 + *q);
   return Interval{std::min(a, b), std::max(a, b), coverage};
 }
@@ -187,7 +223,19 @@ std::string ConformalMetricModel::describe() const {
   return (model_ ? model_->describe() : std::string("(not fitted)")) +
          fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
                      res_.describe()) +
-         notes_text(notes_);
+         bins_text() + notes_text(notes_);
+}
+
+std::string ConformalMetricModel::bins_text() const {
+  if (bins_.size() < 2) return "; one bin (too few residuals for Mondrian bins)";
+  std::string s = fmt::format("; used: {} Mondrian bins by predicted metric", bins_.size());
+  for (size_t b = 0; b < bins_.size(); ++b) {
+    std::string range = b == 0                  ? fmt::format("< {:.6g}", edges_[0])
+                        : b + 1 == bins_.size() ? fmt::format(">= {:.6g}", edges_[b - 1])
+                                                : fmt::format("{:.6g} .. {:.6g}", edges_[b - 1], edges_[b]);
+    s += fmt::format("\n    predicted {}: {}", range, bins_[b].describe());
+  }
+  return s;
 }
 
 // ---- factories ----
