@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "models/conformal.h"
 #include "plan/exhaustive.h"
 #include "plan/experiment.h"
 #include "test_util.h"
@@ -154,4 +155,52 @@ TEST(BenchConfidence, BenchOnOneTraceReportsConfidenceAndPlansMoreConservatively
   EXPECT_EQ(sum["runs"].get<int>(), 2);
   ASSERT_EQ(sum["by_scenario"].size(), 2u);
   EXPECT_EQ(sum["by_scenario"][0]["runs"].get<int>(), 1);
+}
+
+TEST(BenchConfidence, TimeIntervalAtAMeasuredConfigurationUsesInSampleResiduals) {
+  SampleSet s = synthetic_samples();
+  auto m = models::conformal_time_model("isotonic-mi");
+  m->fit(s);
+  auto* c = dynamic_cast<const models::ConformalTimeModel*>(m.get());
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->measured(32, 4, 1));
+  EXPECT_FALSE(c->measured(48, 3, 1));  // batch 48 was never measured
+  EXPECT_EQ(c->in_sample_residuals().size(), s.size());
+  auto half = [&](double b, int r, int n) {
+    auto iv = m->predict_interval(b, r, n, 0.9);
+    EXPECT_TRUE(iv.has_value());
+    return (iv->hi - iv->lo) / 2 / m->predict(b, r, n);
+  };
+  EXPECT_NEAR(half(32, 4, 1), *c->in_sample_residuals().quantile(0.9), 1e-9);
+  EXPECT_NEAR(half(48, 3, 1), *c->residuals().quantile(0.9), 1e-9);
+}
+
+TEST(BenchConfidence, MetricIntervalUsesTheMondrianBinOfItsPrediction) {
+  SampleSet s = synthetic_samples();  // 80 samples: 3 bins of >= 20 residuals
+  auto m = models::conformal_metric_model("isotonic-mi");
+  m->fit(s);
+  auto* c = dynamic_cast<const models::ConformalMetricModel*>(m.get());
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->bin_residuals().size(), 3u);
+  ASSERT_EQ(c->bin_edges().size(), 2u);
+  EXPECT_LE(c->bin_edges()[0], c->bin_edges()[1]);
+  size_t total = 0;
+  for (const auto& b : c->bin_residuals()) total += b.size();
+  EXPECT_EQ(total, c->residuals().size());
+  for (double e : {1.0, 3.0, 20.0}) {
+    double y = m->predict(32, 2, e);
+    size_t bin = y < c->bin_edges()[0] ? 0 : y < c->bin_edges()[1] ? 1 : 2;
+    auto iv = m->predict_interval(32, 2, e, 0.9);
+    ASSERT_TRUE(iv.has_value());
+    EXPECT_NEAR((iv->hi - iv->lo) / 2 / std::abs(y), *c->bin_residuals()[bin].quantile(0.9), 1e-9) << e;
+  }
+  // Too few residuals for bins: one bin, the pooled quantile.
+  models::ConformalParams p;
+  p.min_per_bin = 1000;
+  auto one = models::conformal_metric_model("isotonic-mi", p);
+  one->fit(s);
+  auto* c1 = dynamic_cast<const models::ConformalMetricModel*>(one.get());
+  ASSERT_EQ(c1->bin_residuals().size(), 1u);
+  auto iv = one->predict_interval(32, 2, 3.0, 0.9);
+  EXPECT_NEAR((iv->hi - iv->lo) / 2 / std::abs(one->predict(32, 2, 3.0)), *c1->residuals().quantile(0.9), 1e-9);
 }
