@@ -6,17 +6,12 @@
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/sample_csv.h"
-#include "models/conformal.h"
-#include "models/performance_model.h"
-#include "plan/launch_spec.h"
 #include "plan/model_choice.h"
-#include "plan/pessimistic_model.h"
-#include "plan/planner.h"
+#include "server/queries.h"
 
 namespace trainplan::cli {
 namespace {
@@ -48,119 +43,54 @@ struct PlanArgs {
   std::string comm_profile;
 };
 
-nlohmann::json to_json(const plan::Candidate& c) {
-  return {{"batch", c.config.batch},       {"workers", c.config.workers},
-          {"nodes", c.nodes},              {"epochs", c.config.epochs},
-          {"epoch_time_s", c.epoch_time_s}, {"total_time_s", c.total_time_s},
-          {"metric", c.metric},            {"cost_worker_s", c.cost},
-          {"cost_worker_h", c.cost / 3600.0}};
-}
-
-std::vector<int> sample_batches(const SampleSet& s) {
-  std::set<int> b;
-  for (const auto& x : s.samples) b.insert(static_cast<int>(std::lround(x.batch)));
-  return {b.begin(), b.end()};
-}
-
 void run_plan(const PlanArgs& a) {
   apply_comm_profile(a.comm_profile);
-  SampleSet samples = io::read_samples_csv(a.samples);
-  if (!samples.has_metric())
-    throw InputError(a.samples, 0, "metric",
-                     "planning needs a metric, but these samples are time-only (the metric column is empty); "
-                     "profile with a validation metric so the planner can tell how many epochs reach the target");
-  if (a.max_workers < 1) throw InputError("--max-workers must be >= 1");
-  if (!(a.deadline > 0)) throw InputError("--deadline must be > 0 seconds");
-  if (a.confidence != 0 && !(a.confidence > 0 && a.confidence < 1))
-    throw InputError("--confidence must be strictly between 0 and 1");
+  server::ModelSource src(io::read_samples_csv(a.samples));
+  server::PlanQuery q;
+  q.target = a.target;
+  q.deadline = a.deadline;
+  q.max_workers = a.max_workers;
+  q.search = a.search;
+  q.method = a.method;
+  q.model = a.model;
+  q.time_model = a.time_model;
+  q.metric_model = a.metric_model;
+  q.batches = a.batches;
+  q.gpus_per_node = a.gpus_per_node;
+  q.max_epochs = a.max_epochs;
+  q.alternatives = a.alternatives;
+  q.seed = a.seed;
+  q.emit = a.emit;
+  q.train_cmd = a.train_cmd;
+  q.job_name = a.job_name;
+  q.image = a.image;
+  q.confidence = a.confidence;
+  q.conformal = a.conformal;
+  q.tabu_iterations = a.tabu_iterations;
+  q.tabu_tenure = a.tabu_tenure;
+  q.manual_tries = a.manual_tries;
+  server::Progress progress;
+  progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
+  const server::PlanOutcome o = server::make_plan(src, q, progress);
+  const auto& res = o.result;
+  const auto& choice = o.choice;
+  const auto& bs = o.batches;
+  const auto& p = o.problem;
+  const auto& launch = o.launch;
 
-  plan::PlanProblem p;
-  p.target = a.target;
-  p.deadline_s = a.deadline;
-  p.space.max_workers = a.max_workers;
-  p.space.max_epochs = a.max_epochs;
-  std::vector<int> bs = a.batches.empty() ? sample_batches(samples) : a.batches;
-  std::sort(bs.begin(), bs.end());
-  bs.erase(std::unique(bs.begin(), bs.end()), bs.end());
-  p.space.batches = bs;
-  bool has_nodes = std::any_of(samples.samples.begin(), samples.samples.end(), [](const Sample& s) { return s.nodes > 0; });
-  p.space.workers_per_node = a.gpus_per_node >= 0 ? a.gpus_per_node : (has_nodes ? 4 : 0);
-  plan::validate(p);
-
-  std::string tname = a.time_model.empty() ? a.model : a.time_model;
-  std::string mname = a.metric_model.empty() ? a.model : a.metric_model;
-  if (tname == "auto" || mname == "auto") std::cerr << "choosing models by 5-fold cross-validation...\n";
-  plan::ModelChoice choice = plan::choose_models(tname, mname, samples);
-  std::shared_ptr<const models::FittedPerformanceModel> fitted;
-  if (a.conformal) {
-    // Both parts wrapped in K-fold conformal intervals (models/conformal.h).
-    std::shared_ptr<models::TimeModel> tm = models::conformal_time_model(choice.time_model);
-    std::shared_ptr<models::MetricModel> mm = models::conformal_metric_model(choice.metric_model);
-    tm->fit(samples);
-    mm->fit(samples);
-    fitted = std::make_shared<models::FittedPerformanceModel>(tm, mm, samples.direction);
-  } else {
-    fitted = models::fit_performance_model(choice.time_model, choice.metric_model, samples);
-  }
-  std::shared_ptr<const models::PerformanceModel> model = fitted;
-  if (a.confidence > 0) model = std::make_shared<plan::PessimisticModel>(fitted, a.confidence, bs.front());
-
-  plan::PlannerOptions opts;
-  opts.search = a.search;
-  opts.seed = a.seed;
-  opts.alternatives = a.alternatives;
-  opts.manual_tries = a.manual_tries;
-  opts.tabu.iterations = a.tabu_iterations;
-  opts.tabu.tenure = a.tabu_tenure;
-  auto planner = plan::make_planner(a.method, opts);
-  plan::PlanResult res;
-  try {
-    res = planner->plan(*model, p);
-  } catch (const InfeasibleError& e) {
-    throw InfeasibleError(fmt::format("{}\n  model: {}", e.what(), model->name()));
-  }
-
-  const char* cmp = samples.direction == MetricDirection::kMax ? ">=" : "<=";
-  std::string launch;
-  if (!a.emit.empty()) {
-    plan::LaunchOptions lo;
-    lo.train_cmd = a.train_cmd;
-    lo.job_name = a.job_name;
-    lo.gpus_per_node = p.space.workers_per_node;
-    lo.time_limit_s = a.deadline;
-    lo.image = a.image;
-    launch = plan::launch_spec(a.emit, res.best.config, lo);
-  }
-
+  const char* cmp = o.direction == MetricDirection::kMax ? ">=" : "<=";
   if (a.json) {
-    nlohmann::json j;
-    j["method"] = res.method;
-    j["samples"] = a.samples;
-    j["model"] = {{"time", choice.time_model}, {"metric", choice.metric_model}, {"name", model->name()},
-                  {"reason", choice.reason}};
-    if (a.confidence > 0) j["confidence"] = a.confidence;
-    j["target"] = a.target;
-    j["direction"] = to_string(samples.direction);
-    j["deadline_s"] = a.deadline;
-    j["space"] = {{"batches", bs}, {"max_workers", a.max_workers}, {"max_epochs", a.max_epochs},
-                  {"gpus_per_node", p.space.workers_per_node}};
-    j["choice"] = to_json(res.best);
-    j["alternatives"] = nlohmann::json::array();
-    for (const auto& c : res.alternatives) j["alternatives"].push_back(to_json(c));
-    j["evaluations"] = res.evaluations;
-    if (!res.note.empty()) j["note"] = res.note;
-    if (!launch.empty()) j["launch"] = {{"kind", a.emit}, {"spec", launch}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << server::to_json(o, a.samples).dump(2) << "\n";
     return;
   }
   // With --emit the launch spec goes to stdout (to redirect into a file), the summary to stderr.
   std::ostream& out = launch.empty() ? std::cout : std::cerr;
   const auto& b = res.best;
   out << fmt::format("plan: {} ({} (batch, workers) cells evaluated)\n", res.method, res.evaluations);
-  out << fmt::format("model: {}\n  {}\n", model->name(), choice.reason);
+  out << fmt::format("model: {}\n  {}\n", o.model_name, choice.reason);
   if (!res.note.empty()) out << fmt::format("note: {}\n", res.note);
   out << fmt::format("constraints: metric {} {} ({}), deadline {:.1f} s; space: {} batches x 1..{} workers x 1..{} epochs{}\n",
-                     cmp, a.target, to_string(samples.direction), a.deadline, bs.size(), a.max_workers, a.max_epochs,
+                     cmp, a.target, to_string(o.direction), a.deadline, bs.size(), a.max_workers, a.max_epochs,
                      p.space.workers_per_node > 0 ? fmt::format(", {} GPUs per node", p.space.workers_per_node) : "");
   out << fmt::format("choice: batch {} per worker, {} worker{}{}, {} epoch{}\n", b.config.batch, b.config.workers,
                      b.config.workers == 1 ? "" : "s", b.nodes > 0 ? fmt::format(" on {} node{}", b.nodes, b.nodes == 1 ? "" : "s") : "",

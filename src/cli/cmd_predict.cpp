@@ -11,8 +11,7 @@
 #include "core/error.h"
 #include "io/sample_csv.h"
 #include "models/conformal.h"
-#include "models/registry.h"
-#include "plan/model_choice.h"
+#include "server/queries.h"
 
 namespace trainplan::cli {
 namespace {
@@ -32,83 +31,44 @@ struct PredictArgs {
   std::string comm_profile;
 };
 
-// Nodes for `workers` when not given: as many GPUs a node as the samples used
-// at most; 0 (unknown) when the samples record no nodes.
-int derive_nodes(const SampleSet& s, int workers) {
-  int per_node = 0;
-  for (const auto& x : s.samples)
-    if (x.nodes > 0) per_node = std::max(per_node, (x.workers + x.nodes - 1) / x.nodes);
-  return per_node > 0 ? (workers + per_node - 1) / per_node : 0;
-}
-
 std::string interval_text(const std::optional<models::Interval>& iv, int folds, const char* unit) {
   if (!iv) return "no interval (too few configurations to hold out)";
   return fmt::format("[{:.4g}, {:.4g}]{} at {:g}% ({}-fold conformal)", iv->lo, iv->hi, unit, 100 * iv->coverage,
                      folds);
 }
 
-nlohmann::json interval_json(const std::optional<models::Interval>& iv, int folds) {
-  if (!iv) return nullptr;
-  return {{"lo", iv->lo}, {"hi", iv->hi}, {"coverage", iv->coverage},
-          {"method", fmt::format("{}-fold conformal, relative residuals", folds)}};
-}
-
 void run_predict(const PredictArgs& a) {
   apply_comm_profile(a.comm_profile);
-  if (!(a.batch > 0)) throw InputError("--batch must be > 0 (per-worker batch size)");
-  if (a.workers < 1) throw InputError("--workers must be >= 1");
-  if (!(a.confidence > 0 && a.confidence < 1)) throw InputError("--confidence must be strictly between 0 and 1");
-  if (a.folds < 2) throw InputError("--folds must be >= 2");
-  SampleSet s = io::read_samples_csv(a.samples);
-  const bool want_metric = a.epochs >= 0;
-  if (want_metric && !s.has_metric())
-    throw InputError(a.samples, 0, "metric", "--epochs asks for the metric, but the samples carry no metric");
-  std::string tname = a.time_model.empty() ? a.model : a.time_model;
-  std::string mname = a.metric_model.empty() ? a.model : a.metric_model;
-  std::string reason;
-  if (tname == "auto" || (want_metric && mname == "auto")) {
-    std::cerr << "choosing models by 5-fold cross-validation...\n";
-    auto c = plan::choose_models(tname, want_metric ? mname : "auto", s);
-    tname = c.time_model;
-    if (want_metric) mname = c.metric_model;
-    reason = c.reason;
-  }
-  const int nodes = a.nodes >= 0 ? a.nodes : derive_nodes(s, a.workers);
-  models::ConformalParams cp{a.folds, a.seed};
-
-  if (!a.json) std::cerr << fmt::format("fitting {} and {} held-out copies...\n", tname, a.folds);
-  auto tm = models::conformal_time_model(tname, cp);
-  tm->fit(s);
-  double t = tm->predict(a.batch, a.workers, nodes);
-  auto tiv = tm->predict_interval(a.batch, a.workers, nodes, a.confidence);
-
-  std::unique_ptr<models::MetricModel> mm;
-  double m = 0;
-  std::optional<models::Interval> miv;
-  if (want_metric) {
-    if (!a.json) std::cerr << fmt::format("fitting {} and {} held-out copies...\n", mname, a.folds);
-    mm = models::conformal_metric_model(mname, cp);
-    mm->fit(s);
-    m = mm->predict(a.batch, a.workers, a.epochs);
-    miv = mm->predict_interval(a.batch, a.workers, a.epochs, a.confidence);
-  }
+  server::PredictQuery q;
+  q.batch = a.batch;
+  q.workers = a.workers;
+  q.epochs = a.epochs;
+  q.nodes = a.nodes;
+  q.model = a.model;
+  q.time_model = a.time_model;
+  q.metric_model = a.metric_model;
+  q.confidence = a.confidence;
+  q.folds = a.folds;
+  q.seed = a.seed;
+  server::check_predict_query(q);
+  server::ModelSource src(io::read_samples_csv(a.samples));
+  server::Progress progress;
+  progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
+  if (!a.json) progress.fitting = [](const std::string& m) { std::cerr << m << "\n"; };
+  const server::Prediction p = server::predict(src, q, progress);
 
   if (a.json) {
-    nlohmann::json j;
-    j["config"] = {{"batch", a.batch}, {"workers", a.workers}, {"nodes", nodes}};
-    if (want_metric) j["config"]["epochs"] = a.epochs;
-    j["epoch_time_s"] = {{"model", tname}, {"value", t}, {"interval", interval_json(tiv, a.folds)}};
-    if (want_metric) {
-      j["metric"] = {{"model", mname}, {"value", m}, {"direction", to_string(s.direction)},
-                     {"interval", interval_json(miv, a.folds)}};
-      j["total_time_s"] = t * a.epochs;
-    } else {
-      j["metric"] = nullptr;
-    }
-    if (!reason.empty()) j["choice"] = reason;
-    std::cout << j.dump(2) << "\n";
+    std::cout << server::to_json(p).dump(2) << "\n";
     return;
   }
+  const auto& tname = p.time_model;
+  const auto& mname = p.metric_model;
+  const auto& reason = p.reason;
+  const int nodes = p.nodes;
+  const double t = p.epoch_time_s, m = p.metric;
+  const auto& tiv = p.time_interval;
+  const auto& miv = p.metric_interval;
+  const bool want_metric = p.want_metric;
   if (!reason.empty()) std::cout << reason << (reason.back() == '\n' ? "" : "\n");
   std::cout << fmt::format("configuration: batch {:g} per worker, {} workers, {} nodes (global batch {:g})\n", a.batch,
                            a.workers, nodes == 0 ? std::string("unknown") : std::to_string(nodes),
@@ -116,7 +76,7 @@ void run_predict(const PredictArgs& a) {
   std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, a.folds, " s"));
   if (want_metric) {
     std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", a.epochs, mname,
-                             s.direction == MetricDirection::kMax ? "higher" : "lower", m,
+                             p.direction == MetricDirection::kMax ? "higher" : "lower", m,
                              interval_text(miv, a.folds, ""));
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);

@@ -1,0 +1,246 @@
+#include "server/queries.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/error.h"
+#include "plan/launch_spec.h"
+#include "plan/pessimistic_model.h"
+#include "plan/planner.h"
+
+namespace trainplan::server {
+
+namespace {
+
+std::string conformal_key(const std::string& name, const models::ConformalParams& p) {
+  return fmt::format("{}|{}|{}", name, p.folds, p.seed);
+}
+
+void note(const std::function<void(const std::string&)>& f, const std::string& s) {
+  if (f) f(s);
+}
+
+nlohmann::json interval_json(const std::optional<models::Interval>& iv, int folds) {
+  if (!iv) return nullptr;
+  return {{"lo", iv->lo}, {"hi", iv->hi}, {"coverage", iv->coverage},
+          {"method", fmt::format("{}-fold conformal, relative residuals", folds)}};
+}
+
+std::vector<int> sample_batches(const SampleSet& s) {
+  std::set<int> b;
+  for (const auto& x : s.samples) b.insert(static_cast<int>(std::lround(x.batch)));
+  return {b.begin(), b.end()};
+}
+
+}  // namespace
+
+const plan::ModelChoice& ModelSource::choose(const std::string& time_name, const std::string& metric_name) {
+  std::string key = time_name + "|" + metric_name;
+  auto it = choices_.find(key);
+  if (it == choices_.end()) it = choices_.emplace(key, plan::choose_models(time_name, metric_name, samples_)).first;
+  return it->second;
+}
+
+std::shared_ptr<models::TimeModel> ModelSource::conformal_time(const std::string& name, models::ConformalParams p) {
+  auto& m = times_[conformal_key(name, p)];
+  if (!m) {
+    std::shared_ptr<models::TimeModel> fresh = models::conformal_time_model(name, p);
+    fresh->fit(samples_);
+    m = fresh;  // only once the fit succeeded
+  }
+  return m;
+}
+
+std::shared_ptr<models::MetricModel> ModelSource::conformal_metric(const std::string& name, models::ConformalParams p) {
+  auto& m = metrics_[conformal_key(name, p)];
+  if (!m) {
+    std::shared_ptr<models::MetricModel> fresh = models::conformal_metric_model(name, p);
+    fresh->fit(samples_);
+    m = fresh;
+  }
+  return m;
+}
+
+std::shared_ptr<const models::FittedPerformanceModel> ModelSource::performance(const std::string& time_name,
+                                                                               const std::string& metric_name) {
+  auto& m = performance_[time_name + "|" + metric_name];
+  if (!m) m = models::fit_performance_model(time_name, metric_name, samples_);
+  return m;
+}
+
+// ---- predict ---------------------------------------------------------------
+
+void check_predict_query(const PredictQuery& q) {
+  if (!(q.batch > 0)) throw InputError("--batch must be > 0 (per-worker batch size)");
+  if (q.workers < 1) throw InputError("--workers must be >= 1");
+  if (!(q.confidence > 0 && q.confidence < 1)) throw InputError("--confidence must be strictly between 0 and 1");
+  if (q.folds < 2) throw InputError("--folds must be >= 2");
+}
+
+int derive_nodes(const SampleSet& s, int workers) {
+  int per_node = 0;
+  for (const auto& x : s.samples)
+    if (x.nodes > 0) per_node = std::max(per_node, (x.workers + x.nodes - 1) / x.nodes);
+  return per_node > 0 ? (workers + per_node - 1) / per_node : 0;
+}
+
+Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& progress) {
+  check_predict_query(q);
+  const SampleSet& s = src.samples();
+  Prediction r;
+  r.query = q;
+  r.direction = s.direction;
+  r.want_metric = q.epochs >= 0;
+  if (r.want_metric && !s.has_metric())
+    throw InputError(s.source, 0, "metric", "--epochs asks for the metric, but the samples carry no metric");
+  r.time_model = q.time_model.empty() ? q.model : q.time_model;
+  r.metric_model = q.metric_model.empty() ? q.model : q.metric_model;
+  if (r.time_model == "auto" || (r.want_metric && r.metric_model == "auto")) {
+    note(progress.choosing, "choosing models by 5-fold cross-validation...");
+    const auto& c = src.choose(r.time_model, r.want_metric ? r.metric_model : "auto");
+    r.time_model = c.time_model;
+    if (r.want_metric) r.metric_model = c.metric_model;
+    r.reason = c.reason;
+  }
+  r.nodes = q.nodes >= 0 ? q.nodes : derive_nodes(s, q.workers);
+  models::ConformalParams cp{q.folds, q.seed};
+
+  note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.time_model, q.folds));
+  auto tm = src.conformal_time(r.time_model, cp);
+  r.epoch_time_s = tm->predict(q.batch, q.workers, r.nodes);
+  r.time_interval = tm->predict_interval(q.batch, q.workers, r.nodes, q.confidence);
+  if (r.want_metric) {
+    note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, q.folds));
+    auto mm = src.conformal_metric(r.metric_model, cp);
+    r.metric = mm->predict(q.batch, q.workers, q.epochs);
+    r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
+  }
+  return r;
+}
+
+nlohmann::json to_json(const Prediction& p) {
+  const auto& q = p.query;
+  nlohmann::json j;
+  j["config"] = {{"batch", q.batch}, {"workers", q.workers}, {"nodes", p.nodes}};
+  if (p.want_metric) j["config"]["epochs"] = q.epochs;
+  j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, q.folds)}};
+  if (p.want_metric) {
+    j["metric"] = {{"model", p.metric_model}, {"value", p.metric}, {"direction", to_string(p.direction)},
+                   {"interval", interval_json(p.metric_interval, q.folds)}};
+    j["total_time_s"] = p.epoch_time_s * q.epochs;
+  } else {
+    j["metric"] = nullptr;
+  }
+  if (!p.reason.empty()) j["choice"] = p.reason;
+  return j;
+}
+
+// ---- plan ------------------------------------------------------------------
+
+PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& progress) {
+  const SampleSet& samples = src.samples();
+  if (!samples.has_metric())
+    throw InputError(samples.source, 0, "metric",
+                     "planning needs a metric, but these samples are time-only (the metric column is empty); "
+                     "profile with a validation metric so the planner can tell how many epochs reach the target");
+  if (q.max_workers < 1) throw InputError("--max-workers must be >= 1");
+  if (!(q.deadline > 0)) throw InputError("--deadline must be > 0 seconds");
+  if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
+    throw InputError("--confidence must be strictly between 0 and 1");
+
+  PlanOutcome o;
+  o.query = q;
+  o.direction = samples.direction;
+  plan::PlanProblem& p = o.problem;
+  p.target = q.target;
+  p.deadline_s = q.deadline;
+  p.space.max_workers = q.max_workers;
+  p.space.max_epochs = q.max_epochs;
+  std::vector<int> bs = q.batches.empty() ? sample_batches(samples) : q.batches;
+  std::sort(bs.begin(), bs.end());
+  bs.erase(std::unique(bs.begin(), bs.end()), bs.end());
+  p.space.batches = bs;
+  o.batches = bs;
+  bool has_nodes =
+      std::any_of(samples.samples.begin(), samples.samples.end(), [](const Sample& s) { return s.nodes > 0; });
+  p.space.workers_per_node = q.gpus_per_node >= 0 ? q.gpus_per_node : (has_nodes ? 4 : 0);
+  plan::validate(p);
+
+  std::string tname = q.time_model.empty() ? q.model : q.time_model;
+  std::string mname = q.metric_model.empty() ? q.model : q.metric_model;
+  if (tname == "auto" || mname == "auto") note(progress.choosing, "choosing models by 5-fold cross-validation...");
+  o.choice = src.choose(tname, mname);
+  std::shared_ptr<const models::FittedPerformanceModel> fitted;
+  if (q.conformal) {
+    // Both parts wrapped in K-fold conformal intervals (models/conformal.h).
+    std::shared_ptr<const models::TimeModel> tm = src.conformal_time(o.choice.time_model, {});
+    std::shared_ptr<const models::MetricModel> mm = src.conformal_metric(o.choice.metric_model, {});
+    fitted = std::make_shared<models::FittedPerformanceModel>(tm, mm, samples.direction);
+  } else {
+    fitted = src.performance(o.choice.time_model, o.choice.metric_model);
+  }
+  std::shared_ptr<const models::PerformanceModel> model = fitted;
+  if (q.confidence > 0) model = std::make_shared<plan::PessimisticModel>(fitted, q.confidence, bs.front());
+  o.model_name = model->name();
+
+  plan::PlannerOptions opts;
+  opts.search = q.search;
+  opts.seed = q.seed;
+  opts.alternatives = q.alternatives;
+  opts.manual_tries = q.manual_tries;
+  opts.tabu.iterations = q.tabu_iterations;
+  opts.tabu.tenure = q.tabu_tenure;
+  auto planner = plan::make_planner(q.method, opts);
+  try {
+    o.result = planner->plan(*model, p);
+  } catch (const InfeasibleError& e) {
+    throw InfeasibleError(fmt::format("{}\n  model: {}", e.what(), model->name()));
+  }
+
+  if (!q.emit.empty()) {
+    plan::LaunchOptions lo;
+    lo.train_cmd = q.train_cmd;
+    lo.job_name = q.job_name;
+    lo.gpus_per_node = p.space.workers_per_node;
+    lo.time_limit_s = q.deadline;
+    lo.image = q.image;
+    o.launch = plan::launch_spec(q.emit, o.result.best.config, lo);
+  }
+  return o;
+}
+
+nlohmann::json to_json(const plan::Candidate& c) {
+  return {{"batch", c.config.batch},       {"workers", c.config.workers},
+          {"nodes", c.nodes},              {"epochs", c.config.epochs},
+          {"epoch_time_s", c.epoch_time_s}, {"total_time_s", c.total_time_s},
+          {"metric", c.metric},            {"cost_worker_s", c.cost},
+          {"cost_worker_h", c.cost / 3600.0}};
+}
+
+nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
+  const auto& q = o.query;
+  const auto& res = o.result;
+  nlohmann::json j;
+  j["method"] = res.method;
+  j["samples"] = samples;
+  j["model"] = {{"time", o.choice.time_model}, {"metric", o.choice.metric_model}, {"name", o.model_name},
+                {"reason", o.choice.reason}};
+  if (q.confidence > 0) j["confidence"] = q.confidence;
+  j["target"] = q.target;
+  j["direction"] = to_string(o.direction);
+  j["deadline_s"] = q.deadline;
+  j["space"] = {{"batches", o.batches}, {"max_workers", q.max_workers}, {"max_epochs", q.max_epochs},
+                {"gpus_per_node", o.problem.space.workers_per_node}};
+  j["choice"] = to_json(res.best);
+  j["alternatives"] = nlohmann::json::array();
+  for (const auto& c : res.alternatives) j["alternatives"].push_back(to_json(c));
+  j["evaluations"] = res.evaluations;
+  if (!res.note.empty()) j["note"] = res.note;
+  if (!o.launch.empty()) j["launch"] = {{"kind", q.emit}, {"spec", o.launch}};
+  return j;
+}
+
+}  // namespace trainplan::server

@@ -1,0 +1,141 @@
+// The computations behind `trainplan predict` and `trainplan plan`, from a
+// sample set to a result and its JSON, shared by the CLI verbs and the HTTP
+// server (server/service.h) so that both give the same numbers. No HTTP here.
+//
+// A ModelSource owns one sample set and caches what is fitted on it: model
+// choices ("auto" cross-validation) and fitted models, by name and
+// parameters. The CLI makes one per call; the server keeps one per /fit id,
+// so repeated requests on one id fit nothing twice. Fits are deterministic,
+// so a cached model predicts what a fresh fit would.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sample.h"
+#include "models/conformal.h"
+#include "models/performance_model.h"
+#include "plan/model_choice.h"
+#include "plan/problem.h"
+
+namespace trainplan::server {
+
+// Not thread-safe: callers serialise calls on one source (the server holds a mutex per id).
+class ModelSource {
+ public:
+  explicit ModelSource(SampleSet samples) : samples_(std::move(samples)) {}
+  const SampleSet& samples() const { return samples_; }
+  // plan::choose_models(time, metric, samples), cached by the two names.
+  const plan::ModelChoice& choose(const std::string& time_name, const std::string& metric_name);
+  // Registered models wrapped in K-fold conformal intervals, fitted on the samples.
+  std::shared_ptr<models::TimeModel> conformal_time(const std::string& name, models::ConformalParams p);
+  std::shared_ptr<models::MetricModel> conformal_metric(const std::string& name, models::ConformalParams p);
+  // models::fit_performance_model(time, metric, samples).
+  std::shared_ptr<const models::FittedPerformanceModel> performance(const std::string& time_name,
+                                                                    const std::string& metric_name);
+
+ private:
+  SampleSet samples_;
+  std::map<std::string, plan::ModelChoice> choices_;
+  std::map<std::string, std::shared_ptr<models::TimeModel>> times_;
+  std::map<std::string, std::shared_ptr<models::MetricModel>> metrics_;
+  std::map<std::string, std::shared_ptr<const models::FittedPerformanceModel>> performance_;
+};
+
+// ---- predict ---------------------------------------------------------------
+
+struct PredictQuery {
+  double batch = 0;
+  int workers = 0;
+  double epochs = -1;  // < 0: time only
+  int nodes = -1;      // < 0: derived from the samples (derive_nodes)
+  std::string model = "auto";
+  std::string time_model, metric_model;  // override `model` per part when not empty
+  double confidence = 0.9;
+  int folds = 5;
+  uint64_t seed = 1;
+};
+
+// Throws InputError for a batch <= 0, workers < 1, confidence outside (0, 1) or folds < 2.
+void check_predict_query(const PredictQuery& q);
+
+// Nodes for `workers` when not given: as many GPUs a node as the samples used
+// at most; 0 (unknown) when the samples record no nodes.
+int derive_nodes(const SampleSet& s, int workers);
+
+struct Prediction {
+  PredictQuery query;  // as asked
+  int nodes = 0;       // as used
+  bool want_metric = false;
+  std::string time_model, metric_model;  // resolved names
+  std::string reason;                    // how "auto" chose (empty when nothing was chosen)
+  MetricDirection direction = MetricDirection::kMax;
+  double epoch_time_s = 0;
+  std::optional<models::Interval> time_interval;
+  double metric = 0;
+  std::optional<models::Interval> metric_interval;
+};
+
+// Told before a slow step: choosing models by cross-validation, fitting a
+// model. Either may be empty.
+struct Progress {
+  std::function<void(const std::string&)> choosing, fitting;
+};
+
+// What `trainplan predict` computes. Throws InputError (bad query, --epochs on
+// time-only samples, unknown model).
+Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& progress = {});
+// The JSON of `trainplan predict --json`.
+nlohmann::json to_json(const Prediction& p);
+
+// ---- plan ------------------------------------------------------------------
+
+struct PlanQuery {
+  double target = 0;
+  double deadline = 0;
+  int max_workers = 0;
+  std::string search = "tabu";
+  std::string method = "coconfig";
+  std::string model = plan::kDefaultPlanModel;
+  std::string time_model, metric_model;
+  std::vector<int> batches;  // empty: those in the samples
+  int gpus_per_node = -1;    // < 0: 4 when the samples carry nodes, else 0
+  int max_epochs = 1000;
+  int alternatives = 5;
+  uint64_t seed = 1;
+  std::string emit;  // "", torchrun, slurm or k8s
+  std::string train_cmd = "python train.py";
+  std::string job_name = "trainplan-job";
+  std::string image = "pytorch/pytorch:latest";
+  double confidence = 0;  // 0: plan on point predictions
+  bool conformal = false;
+  int tabu_iterations = 50;
+  int tabu_tenure = 10;
+  int manual_tries = 60;
+};
+
+struct PlanOutcome {
+  PlanQuery query;
+  plan::PlanProblem problem;
+  std::vector<int> batches;  // the candidate batches, sorted
+  plan::ModelChoice choice;
+  std::string model_name;  // the PerformanceModel planned on
+  MetricDirection direction = MetricDirection::kMax;
+  plan::PlanResult result;
+  std::string launch;  // the launch spec when query.emit is set
+};
+
+// What `trainplan plan` computes. Throws InputError (time-only samples, bad
+// query) or InfeasibleError (with diagnostics and the model's name).
+PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& progress = {});
+// The JSON of `trainplan plan --json`; `samples` fills its "samples" field.
+nlohmann::json to_json(const PlanOutcome& o, const std::string& samples);
+nlohmann::json to_json(const plan::Candidate& c);
+
+}  // namespace trainplan::server
