@@ -186,7 +186,7 @@ void setup(CLI::App& root) {
       "under DIR with --plan, and draws the workers-extrapolation test set (8..16 workers) with plan 'wide'.\n"
       "Extrapolation: 'x-workers' trains on single-node samples with workers <= 4 plus two multi-node samples at\n"
       "distinct node counts (with --data: trials drawn from the trace at the smallest and largest node count of the\n"
-      "test set, on full nodes, median training batch), tests on 8..16 workers; 'x-w-1pn' is the same with\n"
+      "test set, on full nodes, lower and upper quartile training batch), tests on 8..16 workers; 'x-w-1pn': same with\n"
       "one GPU per node in the two trials (\"11\", \"1111\": cheaper, but blind to the GPUs-per-node cost);\n"
       "'batch' trains on the smaller half of the distinct per-worker batches, tests on the rest.\n"
       "Time is scored on distinct (batch, workers, nodes); metric on samples that carry one. See docs/EVALUATION.md.\n"
