@@ -206,3 +206,25 @@ TEST(BenchConfidence, MetricIntervalUsesTheMondrianBinOfItsPrediction) {
   auto iv = one->predict_interval(32, 2, 3.0, 0.9);
   EXPECT_NEAR((iv->hi - iv->lo) / 2 / std::abs(one->predict(32, 2, 3.0)), *c1->residuals().quantile(0.9), 1e-9);
 }
+
+TEST(BenchConfidence, OneSidedBoundsPlanOnTheSignedBounds) {
+  SampleSet s = synthetic_samples();
+  auto two = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16);
+  auto one = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1, plan::ConfidenceBounds::kOneSided);
+  EXPECT_NE(one.planned->name().find("one-sided"), std::string::npos) << one.planned->name();
+  EXPECT_NE(two.planned->name().find("two-sided"), std::string::npos) << two.planned->name();
+  auto fp = std::dynamic_pointer_cast<const models::FittedPerformanceModel>(one.fitted);
+  ASSERT_NE(fp, nullptr);
+  for (int b : {16, 64})
+    for (int r : {1, 8})
+      for (double e : {1.0, 6.0}) {
+        int n = (r + 3) / 4;
+        auto t = one.planned->epoch_time(b, r, n);
+        auto m = one.planned->metric(b, r, e);
+        ASSERT_TRUE(t && m);
+        EXPECT_DOUBLE_EQ(*t, *fp->time_model()->predict_bound(b, r, n, 0.9, models::BoundSide::kUpper));
+        EXPECT_DOUBLE_EQ(*m, *fp->metric_model()->predict_bound(b, r, e, 0.9, models::BoundSide::kLower));
+      }
+  EXPECT_EQ(plan::parse_confidence_bounds("one-sided"), plan::ConfidenceBounds::kOneSided);
+  EXPECT_THROW(plan::parse_confidence_bounds("both"), InputError);
+}

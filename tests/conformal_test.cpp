@@ -4,6 +4,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -137,4 +138,52 @@ TEST(Conformal, FoldsKeepConfigurationsTogether) {
 
 TEST(Conformal, UnknownModelIsAnInputError) {
   EXPECT_THROW(models::conformal_metric_model("no-such-model"), InputError);
+}
+
+TEST(Conformal, OneSidedBoundsUseSignedResidualRanks) {
+  models::ConformalResiduals r;
+  std::vector<double> v;
+  for (int i = -9; i <= 10; ++i) v.push_back(i / 100.0);  // 20 signed residuals
+  r.set(v);
+  // ceil(21 * 0.9) = 19th smallest: of the excess r (-0.09..0.10) 0.09, of the shortfall -r (-0.10..0.09) 0.08.
+  EXPECT_DOUBLE_EQ(*r.one_sided(0.9, models::BoundSide::kUpper), 0.09);
+  EXPECT_DOUBLE_EQ(*r.one_sided(0.9, models::BoundSide::kLower), 0.08);
+  EXPECT_DOUBLE_EQ(*r.quantile(0.9), 0.09);  // |r|: 0, .01, .01, ..., .09, .09, .10
+  // A model biased low (every residual positive) gets a negative shortfall:
+  // its lower bound lies above its prediction.
+  models::ConformalResiduals up;
+  up.set({0.05, 0.06, 0.07, 0.08, 0.09});
+  EXPECT_DOUBLE_EQ(*up.one_sided(0.5, models::BoundSide::kLower), -0.07);
+  // A prediction that was not finite is the worst residual on both sides.
+  models::ConformalResiduals bad;
+  bad.set({0.01, std::numeric_limits<double>::quiet_NaN()});
+  EXPECT_TRUE(std::isinf(*bad.one_sided(0.9, models::BoundSide::kLower)));
+  EXPECT_TRUE(std::isinf(*bad.one_sided(0.9, models::BoundSide::kUpper)));
+  EXPECT_TRUE(std::isinf(*bad.quantile(0.9)));
+  EXPECT_THROW(r.one_sided(0.0, models::BoundSide::kLower), InputError);
+  EXPECT_FALSE(models::ConformalResiduals().one_sided(0.9, models::BoundSide::kUpper).has_value());
+}
+
+TEST(Conformal, OneSidedBoundCoverageIsNominalOnItsSideAndTighterThanTheIntervalEnd) {
+  auto m = models::with_conformal([] { return std::make_unique<LinearStepModel>(); });
+  m->fit(time_samples(400, 0.05, 11));
+  auto test = time_samples(3000, 0.05, 12);
+  int below_bound = 0, below_hi = 0, above_lower = 0;
+  for (const auto& x : test.samples) {
+    auto hi = m->predict_bound(x.batch, x.workers, x.nodes, 0.9, models::BoundSide::kUpper);
+    auto lo = m->predict_bound(x.batch, x.workers, x.nodes, 0.9, models::BoundSide::kLower);
+    auto iv = m->predict_interval(x.batch, x.workers, x.nodes, 0.9);
+    ASSERT_TRUE(hi && lo && iv);
+    EXPECT_LE(*hi, iv->hi);
+    EXPECT_GE(*lo, iv->lo);
+    below_bound += x.epoch_time_s <= *hi;
+    above_lower += x.epoch_time_s >= *lo;
+    below_hi += x.epoch_time_s <= iv->hi;
+  }
+  double n = test.size();
+  // Symmetric Gaussian noise: the one-sided 90% bound holds 90% of the time on
+  // its side; the two-sided interval's end about 95%.
+  EXPECT_NEAR(below_bound / n, 0.9, 0.04);
+  EXPECT_NEAR(above_lower / n, 0.9, 0.04);
+  EXPECT_GT(below_hi / n, below_bound / n + 0.02);
 }

@@ -79,6 +79,14 @@ TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
   EXPECT_NE(j["metric"]["interval"]["method"].get<std::string>().find("conformal"), std::string::npos);
   EXPECT_EQ(j["config"]["nodes"].get<int>(), 1);
   EXPECT_NEAR(j["total_time_s"].get<double>(), 20 * t, 1e-6 * t);
+  // One-sided bounds at the same coverage: on the pessimistic side, inside the interval's ends.
+  const auto& tb = j["epoch_time_s"]["one_sided_bound"];
+  EXPECT_EQ(tb["side"], "upper");
+  EXPECT_LE(tb["value"].get<double>(), hi + 1e-12);
+  const auto& mb = j["metric"]["one_sided_bound"];
+  EXPECT_EQ(mb["side"], "lower");  // accuracy: higher is better
+  EXPECT_GE(mb["value"].get<double>(), j["metric"]["interval"]["lo"].get<double>() - 1e-12);
+  EXPECT_EQ(mb["coverage"].get<double>(), 0.8);
 }
 
 TEST(PredictCli, TextNamesTheIntervalMethod) {

@@ -118,3 +118,17 @@ TEST(PlanCli, ConformalIntervalsMakeThePlanPessimistic) {
   EXPECT_NE(b["model"]["name"].get<std::string>().find("pessimistic at 0.9"), std::string::npos);
   EXPECT_GE(b["choice"]["cost_worker_s"].get<double>(), a["choice"]["cost_worker_s"].get<double>());
 }
+
+TEST(PlanCli, BoundsOptionChoosesOneSidedOrTwoSidedAndRejectsOthers) {
+  std::string base = "plan --samples " + samples_file() +
+                     " --target 0.7 --deadline 100000 --max-workers 4 --model isotonic-mi --json --conformal --confidence 0.9";
+  auto one = tptest::run_cli(base + " --bounds one-sided");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(nlohmann::json::parse(one.out)["model"]["name"].get<std::string>().find("one-sided"), std::string::npos);
+  auto two = tptest::run_cli(base);
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(nlohmann::json::parse(two.out)["model"]["name"].get<std::string>().find("two-sided"), std::string::npos);
+  auto bad = tptest::run_cli(base + " --bounds sideways");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--bounds"), std::string::npos) << bad.err;
+}

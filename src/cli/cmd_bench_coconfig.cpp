@@ -42,6 +42,7 @@ struct BenchArgs {
   int tabu_seeds = 5;
   double confidence = 0;  // 0 = plan on the point predictions
   bool confidence_given = false;
+  std::string bounds = "two-sided";
   bool conformal = false;  // implied by confidence > 0
 };
 
@@ -68,13 +69,13 @@ struct Fitted {
 // The oracle is the truth itself and has no intervals: it is planned on as is.
 Fitted fit_spec(const std::string& spec, const SampleSet& samples,
                 const std::shared_ptr<const models::PerformanceModel>& truth, bool conformal, double confidence,
-                int probe_batch, uint64_t seed) {
+                int probe_batch, uint64_t seed, plan::ConfidenceBounds bounds) {
   if (spec == "oracle") return {truth, truth, "", ""};
   std::string t = spec, m = spec;
   if (auto plus = spec.find('+'); plus != std::string::npos) t = spec.substr(0, plus), m = spec.substr(plus + 1);
   auto choice = plan::choose_models(t, m, samples);
   auto pm = plan::fit_planning_model(choice.time_model, choice.metric_model, samples, conformal, confidence,
-                                     probe_batch, seed);
+                                     probe_batch, seed, bounds);
   return {pm.fitted, pm.planned, choice.time_model, choice.metric_model};
 }
 
@@ -162,6 +163,7 @@ void run_bench(const BenchArgs& a) {
   if (a.confidence_given && !(a.confidence > 0 && a.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
   const bool conformal = a.conformal || a.confidence > 0;  // --confidence implies --conformal
+  const plan::ConfidenceBounds bounds = plan::parse_confidence_bounds(a.bounds);
   std::string root = fs::exists(fs::path(a.data) / "pollux-t4") ? (fs::path(a.data) / "pollux-t4").string() : a.data;
   auto traces = io::list_pollux_traces(root);
   if (traces.empty()) throw InputError(a.data, 0, "", "no Pollux trace directories (with placements.csv) found here or under pollux-t4/");
@@ -175,6 +177,7 @@ void run_bench(const BenchArgs& a) {
   doc["max_workers"] = a.max_workers;
   doc["confidence"] = a.confidence > 0 ? json(a.confidence) : json(nullptr);
   doc["conformal"] = conformal;
+  doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
   doc["models"] = specs;
   doc["methods"] = kMethods;
   doc["scenario_rule"] =
@@ -220,7 +223,8 @@ void run_bench(const BenchArgs& a) {
                   {"fastest", cand_json(scen[i].fastest)}};
     for (const auto& spec : specs) {
       std::cerr << fmt::format("  fitting {}...\n", spec);
-      Fitted f = fit_spec(spec, samples, truth, conformal, a.confidence, space.space.batches.front(), a.seed);
+      Fitted f = fit_spec(spec, samples, truth, conformal, a.confidence, space.space.batches.front(), a.seed,
+                          bounds);
       auto& mr = mres[spec][oracle->name()];
       mr = {in_sample_mre(f, samples, true), cv_mre(f.time_name, true, samples, cv_cache, a.seed),
             in_sample_mre(f, samples, false), cv_mre(f.metric_name, false, samples, cv_cache, a.seed)};
@@ -401,6 +405,10 @@ void setup(CLI::App& root) {
                   "pessimistic side of the models' prediction intervals at this coverage (0<P<1): upper epoch time, "
                   "metric bound on the wrong side of the target. Implies --conformal. The judge is unchanged (the "
                   "trace; regret against the true optimum). The oracle model is planned on as is");
+  cmd->add_option("--bounds", a->bounds,
+                  "How --confidence reads the intervals: two-sided or one-sided (as in `trainplan plan --bounds`)")
+      ->check(CLI::IsMember({"two-sided", "one-sided"}))
+      ->capture_default_str();
   cmd->add_flag("--conformal", a->conformal,
                 "Wrap both chosen models in 5-fold conformal prediction intervals (point predictions unchanged)");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");

@@ -36,6 +36,7 @@ struct PlanArgs {
   std::string job_name = "trainplan-job";
   std::string image = "pytorch/pytorch:latest";
   double confidence = 0;
+  std::string bounds = "two-sided";
   bool conformal = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;
@@ -65,6 +66,7 @@ void run_plan(const PlanArgs& a) {
   q.job_name = a.job_name;
   q.image = a.image;
   q.confidence = a.confidence;
+  q.bounds = a.bounds;
   q.conformal = a.conformal;
   q.tabu_iterations = a.tabu_iterations;
   q.tabu_tenure = a.tabu_tenure;
@@ -150,6 +152,13 @@ void setup(CLI::App& root) {
   cmd->add_option("--confidence", a->confidence,
                   "Plan on the pessimistic side of the models' prediction intervals at this coverage (0<P<1); "
                   "needs models that give intervals");
+  cmd->add_option("--bounds", a->bounds,
+                  "How --confidence P reads the intervals: two-sided (the ends of each part's two-sided P interval; "
+                  "both constraints together hold with about P for symmetric errors) or one-sided (each part's "
+                  "one-sided P bound on signed residuals: each constraint holds with >= P on its own, both with "
+                  ">= 2P - 1)")
+      ->check(CLI::IsMember({"two-sided", "one-sided"}))
+      ->capture_default_str();
   cmd->add_flag("--conformal", a->conformal,
                "Wrap both models in 5-fold conformal prediction intervals (gives --confidence its intervals)");
   cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")

@@ -81,6 +81,11 @@ void run_predict(const PredictArgs& a) {
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
     std::cout << "\n";
+    if (p.metric_bound && p.time_bound)
+      std::cout << fmt::format("one-sided at {:g}: metric {} {:.4g}, epoch time <= {:.4g} s (each on its own; "
+                               "plan --bounds one-sided plans on these)\n",
+                               a.confidence, p.direction == MetricDirection::kMax ? ">=" : "<=", *p.metric_bound,
+                               *p.time_bound);
   } else {
     std::cout << "metric: give --epochs to predict it\n";
   }

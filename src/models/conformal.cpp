@@ -20,10 +20,29 @@ using Key = std::tuple<double, int, int>;  // batch, workers, nodes
 
 Key key_of(const Sample& s) { return {s.batch, s.workers, s.nodes}; }
 
-double rel_residual(double y, double pred) {
-  if (!std::isfinite(pred)) return std::numeric_limits<double>::infinity();
+// (y - pred) / |pred|; NaN when pred is not finite (ConformalResiduals::set).
+double signed_residual(double y, double pred) {
+  if (!std::isfinite(pred)) return std::numeric_limits<double>::quiet_NaN();
   double d = std::abs(pred) > 0 ? std::abs(pred) : std::max(std::abs(y), 1e-300);
-  return std::abs(y - pred) / d;
+  return (y - pred) / d;
+}
+
+// The ceil((n+1) c)-th smallest of `sorted` (clamped to the sample).
+std::optional<double> conformal_rank(const std::vector<double>& sorted, double coverage) {
+  if (sorted.empty()) return std::nullopt;
+  if (!(coverage > 0 && coverage < 1)) throw InputError("coverage must lie in (0, 1), got " + fmt::format("{}", coverage));
+  double rank = std::ceil((double(sorted.size()) + 1) * coverage);  // 1-based
+  size_t i = static_cast<size_t>(std::clamp(rank, 1.0, double(sorted.size()))) - 1;
+  return sorted[i];
+}
+
+Interval around(double y, double q, double coverage) {
+  double a = y - q * std::abs(y), b = y + q * std::abs(y);
+  return Interval{std::min(a, b), std::max(a, b), coverage};
+}
+
+double bound_of(double y, double q, BoundSide side) {
+  return side == BoundSide::kLower ? y - q * std::abs(y) : y + q * std::abs(y);
 }
 
 // The samples of `s` with fold != k (train) or == k (test).
@@ -60,28 +79,38 @@ std::vector<int> config_folds(const SampleSet& s, int folds, uint64_t seed) {
 }
 
 void ConformalResiduals::set(std::vector<double> r) {
-  std::sort(r.begin(), r.end());
-  r_ = std::move(r);
+  const double inf = std::numeric_limits<double>::infinity();
+  abs_.clear(), shortfall_.clear(), excess_.clear();
+  for (double x : r) {
+    bool bad = std::isnan(x);
+    abs_.push_back(bad ? inf : std::abs(x));
+    shortfall_.push_back(bad ? inf : -x);
+    excess_.push_back(bad ? inf : x);
+  }
+  std::sort(abs_.begin(), abs_.end());
+  std::sort(shortfall_.begin(), shortfall_.end());
+  std::sort(excess_.begin(), excess_.end());
 }
 
-std::optional<double> ConformalResiduals::quantile(double coverage) const {
-  if (r_.empty()) return std::nullopt;
-  if (!(coverage > 0 && coverage < 1)) throw InputError("coverage must lie in (0, 1), got " + fmt::format("{}", coverage));
-  double rank = std::ceil((double(r_.size()) + 1) * coverage);  // 1-based
-  size_t i = static_cast<size_t>(std::clamp(rank, 1.0, double(r_.size()))) - 1;
-  return r_[i];
+std::optional<double> ConformalResiduals::quantile(double coverage) const { return conformal_rank(abs_, coverage); }
+
+std::optional<double> ConformalResiduals::one_sided(double coverage, BoundSide side) const {
+  return conformal_rank(side == BoundSide::kLower ? shortfall_ : excess_, coverage);
 }
 
 bool ConformalResiduals::too_few(double coverage) const {
-  return std::ceil((double(r_.size()) + 1) * coverage) > double(r_.size());
+  return std::ceil((double(abs_.size()) + 1) * coverage) > double(abs_.size());
 }
 
 std::string ConformalResiduals::describe(const std::string& kind) const {
-  if (r_.empty()) return "no " + kind + " residuals";
+  if (abs_.empty()) return "no " + kind + " residuals";
   auto q = [&](double c) { return quantile(c).value_or(0) * 100; };
   std::string s = fmt::format("{} {} relative residuals; half-width at 50%: {:.2f}%, 80%: {:.2f}%, 90%: {:.2f}%, "
                               "95%: {:.2f}%",
-                              r_.size(), kind, q(0.5), q(0.8), q(0.9), q(0.95));
+                              abs_.size(), kind, q(0.5), q(0.8), q(0.9), q(0.95));
+  auto side = [&](BoundSide b) { return one_sided(0.9, b).value_or(0) * 100; };
+  s += fmt::format("; one-sided at 90%: {:+.2f}% below, {:+.2f}% above", -side(BoundSide::kLower),
+                   side(BoundSide::kUpper));
   if (too_few(0.95)) s += " (too few residuals to guarantee 95%)";
   return s;
 }
@@ -111,7 +140,7 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
     for (const auto& s : part(samples, fold, f, true).samples)
       if (!seen[key_of(s)]) {
         seen[key_of(s)] = true;
-        r.push_back(rel_residual(s.epoch_time_s, m->predict(s.batch, s.workers, s.nodes)));
+        r.push_back(signed_residual(s.epoch_time_s, m->predict(s.batch, s.workers, s.nodes)));
       }
   }
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
@@ -121,7 +150,7 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
   if (k >= 2)
     for (const auto& s : samples.samples) {
       measured_.insert(key_of(s));
-      in.push_back(rel_residual(s.epoch_time_s, model_->predict(s.batch, s.workers, s.nodes)));
+      in.push_back(signed_residual(s.epoch_time_s, model_->predict(s.batch, s.workers, s.nodes)));
     }
   res_in_.set(std::move(in));
 }
@@ -138,8 +167,14 @@ std::optional<Interval> ConformalTimeModel::predict_interval(double batch, int w
                                                             double coverage) const {
   auto q = (measured(batch, workers, nodes) ? res_in_ : res_).quantile(coverage);
   if (!q) return std::nullopt;
-  double y = predict(batch, workers, nodes);
-  return Interval{y * (1 - *q), y * (1 + *q), coverage};
+  return around(predict(batch, workers, nodes), *q, coverage);
+}
+
+std::optional<double> ConformalTimeModel::predict_bound(double batch, int workers, int nodes, double coverage,
+                                                        BoundSide side) const {
+  auto q = (measured(batch, workers, nodes) ? res_in_ : res_).one_sided(coverage, side);
+  if (!q) return std::nullopt;
+  return bound_of(predict(batch, workers, nodes), *q, side);
 }
 
 std::string ConformalTimeModel::describe() const {
@@ -179,7 +214,7 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
     }
     for (const auto& s : part(with, fold, f, true).samples) {
       double pred = m->predict(s.batch, s.workers, s.epochs);
-      r.push_back(rel_residual(*s.metric, pred));
+      r.push_back(signed_residual(*s.metric, pred));
       pr.push_back({std::isfinite(pred) ? pred : std::numeric_limits<double>::infinity(), r.back()});
     }
   }
@@ -189,7 +224,7 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   edges_.clear();
   bins_.clear();
   int nb = std::max(1, std::min(p_.metric_bins, static_cast<int>(pr.size()) / std::max(1, p_.min_per_bin)));
-  std::sort(pr.begin(), pr.end());
+  std::sort(pr.begin(), pr.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (int b = 0; b < nb && !pr.empty(); ++b) {
     size_t lo = pr.size() * b / nb, hi = pr.size() * (b + 1) / nb;
     std::vector<double> rb;
@@ -205,18 +240,26 @@ double ConformalMetricModel::predict(double batch, int workers, double epochs) c
   return model_->predict(batch, workers, epochs);
 }
 
+const ConformalResiduals& ConformalMetricModel::residuals_at(double prediction) const {
+  if (bins_.empty()) return res_;
+  size_t b = std::upper_bound(edges_.begin(), edges_.end(), prediction) - edges_.begin();
+  return bins_[std::min(b, bins_.size() - 1)];
+}
+
 std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int workers, double epochs,
                                                               double coverage) const {
   double y = predict(batch, workers, epochs);
-  const ConformalResiduals* res = &res_;
-  if (!bins_.empty()) {
-    size_t b = std::upper_bound(edges_.begin(), edges_.end(), y) - edges_.begin();
-    res = &bins_[std::min(b, bins_.size() - 1)];
-  }
-  auto q = res->quantile(coverage);
+  auto q = residuals_at(y).quantile(coverage);
   if (!q) return std::nullopt;
-  double a = y * (1 - *q), b = y * (1 + *q);
-  return Interval{std::min(a, b), std::max(a, b), coverage};
+  return around(y, *q, coverage);
+}
+
+std::optional<double> ConformalMetricModel::predict_bound(double batch, int workers, double epochs,
+                                                          double coverage, BoundSide side) const {
+  double y = predict(batch, workers, epochs);
+  auto q = residuals_at(y).one_sided(coverage, side);
+  if (!q) return std::nullopt;
+  return bound_of(y, *q, side);
 }
 
 std::string ConformalMetricModel::describe() const {

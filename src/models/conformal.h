@@ -33,6 +33,12 @@
 // measured, not how far a new run may be. Metric models keep the out-of-fold
 // residuals everywhere: the planner asks about epochs that were not measured.
 //
+// One-sided bounds (predict_bound): the same ranks on the signed residuals of
+// one side, so a bound at c holds with probability >= c on its own side,
+// where the two-sided interval at c holds on each side with >= c and, with
+// symmetric errors, about (1 + c) / 2. A model biased to one side gets a
+// bound close to (or past) its prediction on the other.
+//
 // Metric models, Mondrian bins on the predicted value: a metric's error is not
 // proportional to its size. Early in training (far from the plateau) the
 // curve is steep and out-of-fold errors are large; near the plateau, where a
@@ -73,16 +79,22 @@ using MetricFactory = std::function<std::unique_ptr<MetricModel>()>;
 // Residual store shared by both wrappers.
 class ConformalResiduals {
  public:
-  void set(std::vector<double> r);
-  size_t size() const { return r_.size(); }
-  // The conformal quantile at coverage c in (0, 1); nullopt with no residuals.
+  // Signed relative residuals (y - f(x)) / |f(x)|; NaN marks a sample whose
+  // prediction was not finite (the worst residual on either side).
+  void set(std::vector<double> signed_residuals);
+  size_t size() const { return abs_.size(); }
+  // The conformal quantile of |r| at coverage c in (0, 1); nullopt with no residuals.
   std::optional<double> quantile(double coverage) const;
+  // One-sided: the conformal quantile at c of the shortfall -r (kLower) or of
+  // the excess r (kUpper); the bound is f(x) -/+ q |f(x)|. May be negative
+  // where the model errs to the other side.
+  std::optional<double> one_sided(double coverage, BoundSide side) const;
   // True when `coverage` needs more residuals than there are.
   bool too_few(double coverage) const;
   std::string describe(const std::string& kind = "out-of-fold") const;
 
  private:
-  std::vector<double> r_;  // sorted ascending
+  std::vector<double> abs_, shortfall_, excess_;  // each sorted ascending
 };
 
 class ConformalTimeModel : public TimeModel {
@@ -92,6 +104,8 @@ class ConformalTimeModel : public TimeModel {
   void fit(const SampleSet& samples) override;
   double predict(double batch, int workers, int nodes) const override;
   std::optional<Interval> predict_interval(double batch, int workers, int nodes, double coverage) const override;
+  std::optional<double> predict_bound(double batch, int workers, int nodes, double coverage,
+                                      BoundSide side) const override;
   std::string describe() const override;
   const ConformalResiduals& residuals() const { return res_; }
   // In-sample relative residuals, used at measured configurations.
@@ -115,6 +129,8 @@ class ConformalMetricModel : public MetricModel {
   void fit(const SampleSet& samples) override;
   double predict(double batch, int workers, double epochs) const override;
   std::optional<Interval> predict_interval(double batch, int workers, double epochs, double coverage) const override;
+  std::optional<double> predict_bound(double batch, int workers, double epochs, double coverage,
+                                      BoundSide side) const override;
   std::string describe() const override;
   const ConformalResiduals& residuals() const { return res_; }
   // The Mondrian bins: upper edges of the predicted value (bins - 1 of them) and residuals per bin.
@@ -130,6 +146,7 @@ class ConformalMetricModel : public MetricModel {
   std::vector<double> edges_;
   std::vector<ConformalResiduals> bins_;
   std::string bins_text() const;
+  const ConformalResiduals& residuals_at(double prediction) const;
   std::vector<std::string> notes_;
 };
 

@@ -19,6 +19,10 @@ struct Interval {
   double coverage = 0.9;
 };
 
+// Which side a one-sided bound holds: kLower b gives P(y >= b) >= coverage,
+// kUpper b gives P(y <= b) >= coverage.
+enum class BoundSide { kLower, kUpper };
+
 class TimeModel {
  public:
   virtual ~TimeModel() = default;
@@ -30,6 +34,8 @@ class TimeModel {
   virtual double predict(double batch, int workers, int nodes) const = 0;
   // An interval at `coverage`, for models that provide one.
   virtual std::optional<Interval> predict_interval(double, int, int, double) const { return std::nullopt; }
+  // A one-sided bound at `coverage` (see BoundSide), for models that provide one.
+  virtual std::optional<double> predict_bound(double, int, int, double, BoundSide) const { return std::nullopt; }
   // Human-readable fitted parameters and any notes (priors used, fallbacks).
   virtual std::string describe() const { return ""; }
   // The cluster's inter-node communication shape, for models that use one
@@ -46,6 +52,7 @@ class MetricModel {
   // Validation metric after `epochs` data epochs at per-worker `batch` on `workers`.
   virtual double predict(double batch, int workers, double epochs) const = 0;
   virtual std::optional<Interval> predict_interval(double, int, double, double) const { return std::nullopt; }
+  virtual std::optional<double> predict_bound(double, int, double, double, BoundSide) const { return std::nullopt; }
   virtual std::string describe() const { return ""; }
 };
 

@@ -64,7 +64,7 @@ std::optional<double> DomainMaskedModel::metric(int batch, int workers, double e
 
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, bool conformal, double confidence, int probe_batch,
-                                 uint64_t seed) {
+                                 uint64_t seed, ConfidenceBounds bounds) {
   PlanningModel out;
   if (conformal) {
     models::ConformalParams cp;
@@ -78,7 +78,8 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
     out.fitted = models::fit_performance_model(time_model, metric_model, samples);
   }
   out.planned = out.fitted;
-  if (confidence != 0) out.planned = std::make_shared<PessimisticModel>(out.fitted, confidence, probe_batch);
+  if (confidence != 0)
+    out.planned = std::make_shared<PessimisticModel>(out.fitted, confidence, probe_batch, bounds);
   return out;
 }
 

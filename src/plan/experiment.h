@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/performance_model.h"
+#include "plan/pessimistic_model.h"
 #include "plan/problem.h"
 
 namespace trainplan::plan {
@@ -64,7 +65,7 @@ struct PlanningModel {
 };
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, bool conformal, double confidence, int probe_batch,
-                                 uint64_t seed = 1);
+                                 uint64_t seed = 1, ConfidenceBounds bounds = ConfidenceBounds::kTwoSided);
 
 // A plan's configuration judged by the truth.
 struct Judgement {

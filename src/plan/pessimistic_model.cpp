@@ -8,9 +8,17 @@
 
 namespace trainplan::plan {
 
+std::string to_string(ConfidenceBounds b) { return b == ConfidenceBounds::kOneSided ? "one-sided" : "two-sided"; }
+
+ConfidenceBounds parse_confidence_bounds(const std::string& s) {
+  if (s == "one-sided") return ConfidenceBounds::kOneSided;
+  if (s == "two-sided") return ConfidenceBounds::kTwoSided;
+  throw InputError(fmt::format("--bounds must be one-sided or two-sided, got '{}'", s));
+}
+
 PessimisticModel::PessimisticModel(std::shared_ptr<const models::FittedPerformanceModel> m, double coverage,
-                                   int probe_batch)
-    : m_(std::move(m)), coverage_(coverage) {
+                                   int probe_batch, ConfidenceBounds bounds)
+    : m_(std::move(m)), coverage_(coverage), bounds_(bounds) {
   if (!(coverage > 0 && coverage < 1)) throw InputError("--confidence must be strictly between 0 and 1");
   if (!m_->time_model()->predict_interval(probe_batch, 1, 1, coverage))
     throw InputError(fmt::format("--confidence needs prediction intervals, but time model '{}' gives none; "
@@ -23,19 +31,31 @@ PessimisticModel::PessimisticModel(std::shared_ptr<const models::FittedPerforman
 }
 
 std::optional<double> PessimisticModel::epoch_time(int batch, int workers, int nodes) const {
-  auto iv = m_->time_model()->predict_interval(batch, workers, nodes, coverage_);
-  if (!iv || !std::isfinite(iv->hi) || iv->hi <= 0) return std::nullopt;
-  return iv->hi;
+  std::optional<double> hi;
+  if (bounds_ == ConfidenceBounds::kOneSided) {
+    hi = m_->time_model()->predict_bound(batch, workers, nodes, coverage_, models::BoundSide::kUpper);
+  } else if (auto iv = m_->time_model()->predict_interval(batch, workers, nodes, coverage_)) {
+    hi = iv->hi;
+  }
+  if (!hi || !std::isfinite(*hi) || *hi <= 0) return std::nullopt;
+  return hi;
 }
 
 std::optional<double> PessimisticModel::metric(int batch, int workers, double epochs) const {
-  auto iv = m_->metric_model()->predict_interval(batch, workers, epochs, coverage_);
-  if (!iv) return std::nullopt;
-  double v = direction() == MetricDirection::kMax ? iv->lo : iv->hi;
-  if (!std::isfinite(v)) return std::nullopt;
+  const bool max = direction() == MetricDirection::kMax;
+  std::optional<double> v;
+  if (bounds_ == ConfidenceBounds::kOneSided) {
+    v = m_->metric_model()->predict_bound(batch, workers, epochs, coverage_,
+                                          max ? models::BoundSide::kLower : models::BoundSide::kUpper);
+  } else if (auto iv = m_->metric_model()->predict_interval(batch, workers, epochs, coverage_)) {
+    v = max ? iv->lo : iv->hi;
+  }
+  if (!v || !std::isfinite(*v)) return std::nullopt;
   return v;
 }
 
-std::string PessimisticModel::name() const { return fmt::format("{} (pessimistic at {:g})", m_->name(), coverage_); }
+std::string PessimisticModel::name() const {
+  return fmt::format("{} (pessimistic at {:g}, {})", m_->name(), coverage_, to_string(bounds_));
+}
 
 }  // namespace trainplan::plan

@@ -29,6 +29,11 @@ nlohmann::json interval_json(const std::optional<models::Interval>& iv, int fold
           {"method", fmt::format("{}-fold conformal, relative residuals", folds)}};
 }
 
+nlohmann::json bound_json(const std::optional<double>& b, const char* side, double coverage) {
+  if (!b) return nullptr;
+  return {{"side", side}, {"value", *b}, {"coverage", coverage}};
+}
+
 std::vector<int> sample_batches(const SampleSet& s) {
   std::set<int> b;
   for (const auto& x : s.samples) b.insert(static_cast<int>(std::lround(x.batch)));
@@ -112,11 +117,15 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   auto tm = src.conformal_time(r.time_model, cp);
   r.epoch_time_s = tm->predict(q.batch, q.workers, r.nodes);
   r.time_interval = tm->predict_interval(q.batch, q.workers, r.nodes, q.confidence);
+  r.time_bound = tm->predict_bound(q.batch, q.workers, r.nodes, q.confidence, models::BoundSide::kUpper);
   if (r.want_metric) {
     note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, q.folds));
     auto mm = src.conformal_metric(r.metric_model, cp);
     r.metric = mm->predict(q.batch, q.workers, q.epochs);
     r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
+    r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
+                                       r.direction == MetricDirection::kMax ? models::BoundSide::kLower
+                                                                            : models::BoundSide::kUpper);
   }
   return r;
 }
@@ -126,10 +135,13 @@ nlohmann::json to_json(const Prediction& p) {
   nlohmann::json j;
   j["config"] = {{"batch", q.batch}, {"workers", q.workers}, {"nodes", p.nodes}};
   if (p.want_metric) j["config"]["epochs"] = q.epochs;
-  j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, q.folds)}};
+  j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, q.folds)},
+                       {"one_sided_bound", bound_json(p.time_bound, "upper", q.confidence)}};
   if (p.want_metric) {
     j["metric"] = {{"model", p.metric_model}, {"value", p.metric}, {"direction", to_string(p.direction)},
-                   {"interval", interval_json(p.metric_interval, q.folds)}};
+                   {"interval", interval_json(p.metric_interval, q.folds)},
+                   {"one_sided_bound", bound_json(p.metric_bound, p.direction == MetricDirection::kMax ? "lower" : "upper",
+                                                  q.confidence)}};
     j["total_time_s"] = p.epoch_time_s * q.epochs;
   } else {
     j["metric"] = nullptr;
@@ -150,6 +162,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   if (!(q.deadline > 0)) throw InputError("--deadline must be > 0 seconds");
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
+  plan::parse_confidence_bounds(q.bounds);  // validates
 
   PlanOutcome o;
   o.query = q;
@@ -183,7 +196,9 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
     fitted = src.performance(o.choice.time_model, o.choice.metric_model);
   }
   std::shared_ptr<const models::PerformanceModel> model = fitted;
-  if (q.confidence > 0) model = std::make_shared<plan::PessimisticModel>(fitted, q.confidence, bs.front());
+  if (q.confidence > 0)
+    model = std::make_shared<plan::PessimisticModel>(fitted, q.confidence, bs.front(),
+                                                     plan::parse_confidence_bounds(q.bounds));
   o.model_name = model->name();
 
   plan::PlannerOptions opts;

@@ -78,8 +78,10 @@ struct Prediction {
   MetricDirection direction = MetricDirection::kMax;
   double epoch_time_s = 0;
   std::optional<models::Interval> time_interval;
+  std::optional<double> time_bound;  // one-sided upper bound at the confidence
   double metric = 0;
   std::optional<models::Interval> metric_interval;
+  std::optional<double> metric_bound;  // one-sided bound on the worse side (lower for max, upper for min)
 };
 
 // Told before a slow step: choosing models by cross-validation, fitting a
@@ -114,6 +116,7 @@ struct PlanQuery {
   std::string job_name = "trainplan-job";
   std::string image = "pytorch/pytorch:latest";
   double confidence = 0;  // 0: plan on point predictions
+  std::string bounds = "two-sided";  // how confidence reads the intervals (plan::ConfidenceBounds)
   bool conformal = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;

@@ -309,7 +309,7 @@ json Service::predict_request(const json& req) {
 json Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "job_name", "image", "confidence",
-                     "conformal", "tabu_iterations", "tabu_tenure", "manual_tries"});
+                     "bounds", "conformal", "tabu_iterations", "tabu_tenure", "manual_tries"});
   PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_number(req, "deadline", std::nullopt);
@@ -329,6 +329,8 @@ json Service::plan_request(const json& req) {
   q.job_name = get_string(req, "job_name", q.job_name);
   q.image = get_string(req, "image", q.image);
   q.confidence = get_number(req, "confidence", 0.0);
+  q.bounds = get_string(req, "bounds", q.bounds);
+  one_of(q.bounds, "bounds", {"two-sided", "one-sided"});
   q.conformal = get_bool(req, "conformal", false);
   q.tabu_iterations = get_int(req, "tabu_iterations", q.tabu_iterations);
   q.tabu_tenure = get_int(req, "tabu_tenure", q.tabu_tenure);
