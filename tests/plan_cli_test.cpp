@@ -4,7 +4,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/error.h"
+#include "plan/planner.h"
 #include "test_util.h"
+
+using namespace trainplan;
 
 namespace {
 
@@ -43,7 +47,7 @@ TEST(PlanCli, JsonHasChoiceAndAlternatives) {
                            " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --json --alternatives 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["method"], "coconfig-tabu");
+  EXPECT_EQ(j["method"], "coconfig-exhaustive");  // --search auto: the space is small enough to be exact
   EXPECT_GE(j["choice"]["metric"].get<double>(), 0.8);
   EXPECT_LE(j["choice"]["total_time_s"].get<double>(), 100000);
   EXPECT_EQ(j["alternatives"].size(), 2u);
@@ -131,4 +135,21 @@ TEST(PlanCli, BoundsOptionChoosesOneSidedOrTwoSidedAndRejectsOthers) {
   auto bad = tptest::run_cli(base + " --bounds sideways");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("--bounds"), std::string::npos) << bad.err;
+}
+
+TEST(PlanCli, SearchAutoIsExactOnSmallSpacesAndTabuCanBeAskedFor) {
+  std::string base = "plan --samples " + samples_file() + " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --json";
+  auto tabu = tptest::run_cli(base + " --search tabu");
+  ASSERT_EQ(tabu.exit_code, 0) << tabu.err;
+  EXPECT_EQ(nlohmann::json::parse(tabu.out)["method"], "coconfig-tabu");
+  auto bad = tptest::run_cli(base + " --search greedy");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  plan::PlanProblem p;
+  p.space.batches = {16, 32, 64, 128};
+  p.space.max_workers = 8;
+  EXPECT_EQ(plan::resolve_search("auto", p), "exhaustive");
+  EXPECT_EQ(plan::resolve_search("tabu", p), "tabu");
+  p.space.max_workers = static_cast<int>(plan::kExhaustiveCellLimit / 4) + 1;  // one cell over the limit
+  EXPECT_EQ(plan::resolve_search("auto", p), "tabu");
+  EXPECT_THROW(plan::make_planner("coconfig", plan::PlannerOptions{.search = "greedy"}), InputError);
 }

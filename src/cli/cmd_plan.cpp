@@ -21,7 +21,7 @@ struct PlanArgs {
   double target = 0;
   double deadline = 0;
   int max_workers = 0;
-  std::string search = "tabu";
+  std::string search = "auto";
   std::string method = "coconfig";
   std::string model = plan::kDefaultPlanModel;
   std::string time_model, metric_model;
@@ -131,8 +131,10 @@ void setup(CLI::App& root) {
   cmd->add_option("--method", a->method, "coconfig (the paper's method) or a baseline: lb-bsp, cynthia, bo, manual")
       ->check(CLI::IsMember({"coconfig", "lb-bsp", "cynthia", "bo", "manual"}))
       ->capture_default_str();
-  cmd->add_option("--search", a->search, "Search for coconfig: tabu (Algorithm 2) or exhaustive (exact)")
-      ->check(CLI::IsMember({"tabu", "exhaustive"}))
+  cmd->add_option("--search", a->search,
+                  "Search for coconfig: auto (exhaustive when batches x workers <= 2^20 cells, else tabu), tabu "
+                  "(Algorithm 2 of the paper) or exhaustive (exact)")
+      ->check(CLI::IsMember({"auto", "tabu", "exhaustive"}))
       ->capture_default_str();
   cmd->add_option("--model", a->model,
                   "Registered model for both parts, or 'auto': per part, the lowest 5-fold CV MRE on the samples")

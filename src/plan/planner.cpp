@@ -14,7 +14,7 @@ class CoconfigPlanner : public Planner {
   explicit CoconfigPlanner(const PlannerOptions& o) : o_(o) {}
   std::string name() const override { return "coconfig-" + o_.search; }
   PlanResult plan(const models::PerformanceModel& m, const PlanProblem& p) const override {
-    if (o_.search == "exhaustive") {
+    if (resolve_search(o_.search, p) == "exhaustive") {
       ExhaustiveParams ep;
       ep.alternatives = o_.alternatives;
       ep.epochs = o_.epochs;
@@ -33,11 +33,17 @@ class CoconfigPlanner : public Planner {
 
 }  // namespace
 
+std::string resolve_search(const std::string& search, const PlanProblem& p) {
+  if (search != "auto") return search;
+  long cells = static_cast<long>(p.space.batches.size()) * p.space.max_workers;
+  return cells <= kExhaustiveCellLimit ? "exhaustive" : "tabu";
+}
+
 std::vector<std::string> planner_names() { return {"coconfig", "lb-bsp", "cynthia", "bo", "manual"}; }
 
 std::unique_ptr<Planner> make_planner(const std::string& method, const PlannerOptions& opts) {
-  if (opts.search != "tabu" && opts.search != "exhaustive")
-    throw InputError("unknown search '" + opts.search + "' (known: tabu, exhaustive)");
+  if (opts.search != "tabu" && opts.search != "exhaustive" && opts.search != "auto")
+    throw InputError("unknown search '" + opts.search + "' (known: tabu, exhaustive, auto)");
   if (method == "coconfig") return std::make_unique<CoconfigPlanner>(opts);
   if (method == "lb-bsp") return make_lb_bsp(opts);
   if (method == "cynthia") return make_cynthia(opts);

@@ -26,8 +26,17 @@ struct BoParams {
   double noise = 1e-4;        // observation noise variance (on standardised metrics)
 };
 
+// "auto" searches exhaustively when the space has at most this many (batch,
+// workers) cells, else by tabu. Exhaustive search over 64 batches x 1024
+// workers (65,536 cells) takes about 17 ms (bench/plan_bench.cpp), so this
+// limit keeps "auto" well under a second.
+inline constexpr long kExhaustiveCellLimit = 1L << 20;
+
+// The search "auto" resolves to for problem `p`: "exhaustive" or "tabu".
+std::string resolve_search(const std::string& search, const PlanProblem& p);
+
 struct PlannerOptions {
-  std::string search = "tabu";  // coconfig: "tabu" or "exhaustive"
+  std::string search = "tabu";  // coconfig: "tabu", "exhaustive" or "auto"
   TabuParams tabu;              // coconfig tabu parameters (its seed is overridden by `seed`)
   EpochSearch epochs = EpochSearch::kBinary;
   int alternatives = 5;

@@ -102,7 +102,7 @@ struct PlanQuery {
   double target = 0;
   double deadline = 0;
   int max_workers = 0;
-  std::string search = "tabu";
+  std::string search = "auto";
   std::string method = "coconfig";
   std::string model = plan::kDefaultPlanModel;
   std::string time_model, metric_model;

@@ -315,7 +315,7 @@ json Service::plan_request(const json& req) {
   q.deadline = get_number(req, "deadline", std::nullopt);
   q.max_workers = get_int(req, "max_workers", std::nullopt);
   q.search = get_string(req, "search", q.search);
-  one_of(q.search, "search", {"tabu", "exhaustive"});
+  one_of(q.search, "search", {"auto", "tabu", "exhaustive"});
   q.method = get_string(req, "method", q.method);
   one_of(q.method, "method", {"coconfig", "lb-bsp", "cynthia", "bo", "manual"});
   q.batches = get_int_list(req, "batches");
