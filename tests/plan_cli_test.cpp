@@ -86,11 +86,16 @@ TEST(PlanCli, BadInputExitsTwo) {
   EXPECT_EQ(deadline.exit_code, 2);
 }
 
-TEST(PlanCli, ConfidenceWithoutIntervalsExitsTwo) {
-  auto r = tptest::run_cli("plan --samples " + samples_file() +
-                           " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --confidence 0.9");
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("needs prediction intervals"), std::string::npos) << r.err;
+TEST(PlanCli, ConfidenceImpliesConformalIntervals) {
+  std::string base = "plan --samples " + samples_file() +
+                     " --target 0.7 --deadline 100000 --max-workers 4 --model isotonic-mi --json --confidence 0.9";
+  auto implied = tptest::run_cli(base);
+  auto asked = tptest::run_cli(base + " --conformal");
+  ASSERT_EQ(implied.exit_code, 0) << implied.err;
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  auto a = nlohmann::json::parse(implied.out), b = nlohmann::json::parse(asked.out);
+  EXPECT_NE(a["model"]["name"].get<std::string>().find("pessimistic at 0.9"), std::string::npos);
+  EXPECT_EQ(a["choice"], b["choice"]);
 }
 
 TEST(PlanCli, EmitsSlurmScriptOnStdout) {

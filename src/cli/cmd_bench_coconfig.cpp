@@ -325,9 +325,9 @@ void run_bench(const BenchArgs& a) {
                      trace_names.size(), a.scenarios, a.sampling, a.seed, a.max_workers);
   out << (a.confidence > 0
               ? fmt::format("every method plans on the pessimistic side of {}-fold conformal intervals at confidence {:g} "
-                            "(upper epoch time, metric bound on the wrong side of the target); the oracle model is "
-                            "planned on as is\n",
-                            models::ConformalParams{}.folds, a.confidence)
+                            "({} bounds: upper epoch time, metric bound on the wrong side of the target); the oracle "
+                            "model is planned on as is\n",
+                            models::ConformalParams{}.folds, a.confidence, a.bounds)
               : conformal ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
                           : std::string("methods plan on the point predictions\n"));
   out << "regret = true cost / true optimal cost - 1; median over the runnable plans (those that miss a true constraint "

@@ -153,7 +153,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--manual-tries", a->manual_tries, "Random tries of the manual baseline")->capture_default_str();
   cmd->add_option("--confidence", a->confidence,
                   "Plan on the pessimistic side of the models' prediction intervals at this coverage (0<P<1); "
-                  "needs models that give intervals");
+                  "implies --conformal");
   cmd->add_option("--bounds", a->bounds,
                   "How --confidence P reads the intervals: two-sided (the ends of each part's two-sided P interval; "
                   "both constraints together hold with about P for symmetric errors) or one-sided (each part's "
@@ -162,7 +162,7 @@ void setup(CLI::App& root) {
       ->check(CLI::IsMember({"two-sided", "one-sided"}))
       ->capture_default_str();
   cmd->add_flag("--conformal", a->conformal,
-               "Wrap both models in 5-fold conformal prediction intervals (gives --confidence its intervals)");
+               "Wrap both models in 5-fold conformal prediction intervals (implied by --confidence)");
   cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")
       ->check(CLI::IsMember({"torchrun", "slurm", "k8s"}));
   cmd->add_option("--train-cmd", a->train_cmd, "Training command for --emit")->capture_default_str();

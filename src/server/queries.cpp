@@ -187,8 +187,9 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   if (tname == "auto" || mname == "auto") note(progress.choosing, "choosing models by 5-fold cross-validation...");
   o.choice = src.choose(tname, mname);
   std::shared_ptr<const models::FittedPerformanceModel> fitted;
-  if (q.conformal) {
-    // Both parts wrapped in K-fold conformal intervals (models/conformal.h).
+  if (q.conformal || q.confidence > 0) {
+    // Both parts wrapped in K-fold conformal intervals (models/conformal.h);
+    // a confidence needs intervals, and the registered models give none of their own.
     std::shared_ptr<const models::TimeModel> tm = src.conformal_time(o.choice.time_model, {});
     std::shared_ptr<const models::MetricModel> mm = src.conformal_metric(o.choice.metric_model, {});
     fitted = std::make_shared<models::FittedPerformanceModel>(tm, mm, samples.direction);
