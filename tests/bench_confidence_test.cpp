@@ -228,3 +228,38 @@ TEST(BenchConfidence, OneSidedBoundsPlanOnTheSignedBounds) {
   EXPECT_EQ(plan::parse_confidence_bounds("one-sided"), plan::ConfidenceBounds::kOneSided);
   EXPECT_THROW(plan::parse_confidence_bounds("both"), InputError);
 }
+
+TEST(BenchConfidence, EarlyStopJudgesTheSamePlansNoDearerAndAddsTheEarlyStopMethod) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  namespace fs = std::filesystem;
+  auto d = tptest::temp_dir("bench_es");
+  fs::create_directory_symlink(fs::path(tptest::shared_data_dir()) / "pollux-t4" / "ncf", d / "ncf");
+  std::string base = "bench coconfig --data " + d.string() + " --models per-batch-extrapolation+global-batch --scenarios 2 --tabu-seeds 1 --json";
+  auto fixed = tptest::run_cli(base);
+  auto stop = tptest::run_cli(base + " --early-stop");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  auto jf = nlohmann::json::parse(fixed.out), js = nlohmann::json::parse(stop.out);
+  EXPECT_TRUE(js["early_stop"].get<bool>());
+  EXPECT_EQ(js["methods"].back(), "coconfig-early-stop");
+  const auto& sf = jf["traces"]["ncf"]["scenarios"];
+  const auto& ss = js["traces"]["ncf"]["scenarios"];
+  ASSERT_EQ(sf.size(), ss.size());
+  int compared = 0;
+  for (size_t i = 0; i < sf.size(); ++i)
+    for (std::string m : {"coconfig-exhaustive", "lb-bsp", "cynthia"}) {
+      const auto& a = sf[i]["results"]["per-batch-extrapolation+global-batch"][m];
+      const auto& b = ss[i]["results"]["per-batch-extrapolation+global-batch"][m];
+      ASSERT_EQ(a["planned"], b["planned"]) << i << " " << m;
+      if (!a["planned"].get<bool>() || !a["runnable"].get<bool>()) continue;
+      // Same plan; stopping at the target never runs longer than the budget.
+      EXPECT_EQ(a["epochs"], b["epochs"]);
+      EXPECT_LE(b["true_epochs"].get<int>(), a["true_epochs"].get<int>());
+      EXPECT_LE(b["regret"].get<double>(), a["regret"].get<double>() + 1e-12);
+      // A plan that met the target when run to its end meets it when stopped there.
+      if (a["target_ok"].get<bool>()) EXPECT_TRUE(b["target_ok"].get<bool>());
+      ++compared;
+    }
+  EXPECT_GT(compared, 0);
+  EXPECT_TRUE(ss[0]["results"]["per-batch-extrapolation+global-batch"].contains("coconfig-early-stop"));
+}

@@ -21,6 +21,7 @@
 #include "models/performance_model.h"
 #include "models/registry.h"
 #include "plan/experiment.h"
+#include "plan/early_stop.h"
 #include "plan/exhaustive.h"
 #include "plan/model_choice.h"
 #include "plan/planner.h"
@@ -44,6 +45,7 @@ struct BenchArgs {
   bool confidence_given = false;
   std::string bounds = "two-sided";
   bool conformal = false;  // implied by confidence > 0
+  bool early_stop = false;  // judge runs that stop at the target; add coconfig-early-stop
 };
 
 const std::vector<std::string> kMethods = {"coconfig-tabu", "coconfig-exhaustive", "lb-bsp", "cynthia", "bo", "manual"};
@@ -170,6 +172,8 @@ void run_bench(const BenchArgs& a) {
   if (a.scenarios < 1) throw InputError("--scenarios must be >= 1");
   if (a.max_workers < 1) throw InputError("--max-workers must be >= 1");
   std::vector<std::string> specs = a.models.empty() ? default_models() : a.models;
+  std::vector<std::string> methods = kMethods;
+  if (a.early_stop) methods.push_back("coconfig-early-stop");
 
   json doc;
   doc["seed"] = a.seed;
@@ -177,9 +181,10 @@ void run_bench(const BenchArgs& a) {
   doc["max_workers"] = a.max_workers;
   doc["confidence"] = a.confidence > 0 ? json(a.confidence) : json(nullptr);
   doc["conformal"] = conformal;
+  doc["early_stop"] = a.early_stop;
   doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
   doc["models"] = specs;
-  doc["methods"] = kMethods;
+  doc["methods"] = methods;
   doc["scenario_rule"] =
       "target = lo + q(hi - lo), lo = worst true metric at 1 epoch, hi = best at the epoch cap, q = 0.80 + 0.18 f; "
       "deadline = 4^(1-f) 1.25^f x fastest true time to the target; f = i/(n-1)";
@@ -232,11 +237,12 @@ void run_bench(const BenchArgs& a) {
                          {"time_in_sample", opt(mr[0])}, {"time_cv5", opt(mr[1])},
                          {"metric_in_sample", opt(mr[2])}, {"metric_cv5", opt(mr[3])}};
       auto masked = std::make_shared<plan::DomainMaskedModel>(f.planned, truth);
+      auto masked_point = std::make_shared<plan::DomainMaskedModel>(f.model, truth);
       for (size_t i = 0; i < scen.size(); ++i) {
         plan::PlanProblem p = space;
         p.target = scen[i].target;
         p.deadline_s = scen[i].deadline_s;
-        for (const auto& method : kMethods) {
+        for (const auto& method : methods) {
           plan::PlannerOptions o;
           o.seed = a.seed;
           o.alternatives = 0;
@@ -244,7 +250,17 @@ void run_bench(const BenchArgs& a) {
           if (method.rfind("coconfig-", 0) == 0) base = "coconfig", o.search = method.substr(9);
           plan::Judgement j;
           try {
-            j = plan::judge(*truth, p, plan::make_planner(base, o)->plan(*masked, p), scen[i].optimum.cost);
+            if (method == "coconfig-early-stop") {
+              // Budget from the planned (pessimistic) side, cost from the point predictions.
+              auto es = plan::plan_early_stop(*masked_point, *masked, p, 0);
+              j = plan::judge_early_stop(*truth, p, es.best.budget.config, es.best.expected.cost,
+                                         scen[i].optimum.cost);
+            } else {
+              auto planned = plan::make_planner(base, o)->plan(*masked, p);
+              j = a.early_stop ? plan::judge_early_stop(*truth, p, planned.best.config, planned.best.cost,
+                                                        scen[i].optimum.cost)
+                               : plan::judge(*truth, p, planned, scen[i].optimum.cost);
+            }
           } catch (const InfeasibleError& e) {
             j.planned = false;
             j.error = e.what();
@@ -269,7 +285,7 @@ void run_bench(const BenchArgs& a) {
               if (j.target_ok && j.deadline_ok) ++t.ok;
               jr.update({{"true_cost", j.true_cost}, {"true_metric", j.true_metric},
                          {"true_total_time_s", j.true_total_time_s}, {"target_ok", j.target_ok},
-                         {"deadline_ok", j.deadline_ok}, {"regret", j.regret}});
+                         {"deadline_ok", j.deadline_ok}, {"regret", j.regret}, {"true_epochs", j.true_epochs}});
             }
           }
           jscen[i]["results"][spec][method] = jr;
@@ -298,7 +314,7 @@ void run_bench(const BenchArgs& a) {
   }
 
   for (const auto& spec : specs) {
-    for (const auto& method : kMethods) {
+    for (const auto& method : methods) {
       const Tally& t = tally[spec][method];
       json js = {{"median_regret", t.regrets.empty() ? json(nullptr) : json(median(t.regrets))},
                  {"runs", t.runs}, {"ok", t.ok}, {"target_miss", t.target_miss},
@@ -330,6 +346,8 @@ void run_bench(const BenchArgs& a) {
                             models::ConformalParams{}.folds, a.confidence, a.bounds)
               : conformal ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
                           : std::string("methods plan on the point predictions\n"));
+  if (a.early_stop)
+    out << "every plan is judged as a run that stops when the true metric meets the target (planned epochs = budget)\n";
   out << "regret = true cost / true optimal cost - 1; median over the runnable plans (those that miss a true constraint "
          "included; the oracle judges every choice)\n";
   for (const auto& spec : specs) {
@@ -337,7 +355,7 @@ void run_bench(const BenchArgs& a) {
     out << fmt::format("  {:<20}", "method");
     for (const auto& tn : trace_names) out << fmt::format(" {:>11}", tn);
     out << fmt::format(" {:>8} {:>6} {:>7} {:>7} {:>7}\n", "median", "ok", "tgt-miss", "dl-miss", "no-plan");
-    for (const auto& method : kMethods) {
+    for (const auto& method : methods) {
       const Tally& t = tally[spec][method];
       out << fmt::format("  {:<20}", method);
       for (const auto& tn : trace_names) {
@@ -352,7 +370,7 @@ void run_bench(const BenchArgs& a) {
          "of the runs; median regret over the runnable plans\n";
   for (const auto& spec : specs) {
     out << fmt::format("  {}\n", spec);
-    for (const auto& method : kMethods) {
+    for (const auto& method : methods) {
       const Tally& t = tally[spec][method];
       out << fmt::format("    {:<20}", method);
       for (const auto& [si, c] : t.by_scenario)
@@ -411,6 +429,10 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--conformal", a->conformal,
                 "Wrap both chosen models in 5-fold conformal prediction intervals (point predictions unchanged)");
+  cmd->add_flag("--early-stop", a->early_stop,
+                "Judge every plan as a run that stops when the true metric meets the target (its epochs a "
+                "budget), and add the method coconfig-early-stop (budget from the planned side, cost from the "
+                "point predictions; `plan --early-stop`)");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");
   cmd->callback([a, conf] {
     a->confidence_given = conf->count() > 0;

@@ -37,6 +37,7 @@ struct PlanArgs {
   std::string image = "pytorch/pytorch:latest";
   double confidence = 0;
   std::string bounds = "two-sided";
+  bool early_stop = false;
   bool conformal = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;
@@ -67,6 +68,7 @@ void run_plan(const PlanArgs& a) {
   q.image = a.image;
   q.confidence = a.confidence;
   q.bounds = a.bounds;
+  q.early_stop = a.early_stop;
   q.conformal = a.conformal;
   q.tabu_iterations = a.tabu_iterations;
   q.tabu_tenure = a.tabu_tenure;
@@ -97,11 +99,35 @@ void run_plan(const PlanArgs& a) {
   out << fmt::format("choice: batch {} per worker, {} worker{}{}, {} epoch{}\n", b.config.batch, b.config.workers,
                      b.config.workers == 1 ? "" : "s", b.nodes > 0 ? fmt::format(" on {} node{}", b.nodes, b.nodes == 1 ? "" : "s") : "",
                      b.config.epochs, b.config.epochs == 1 ? "" : "s");
-  out << fmt::format("  predicted epoch time  {:.2f} s\n", b.epoch_time_s);
-  out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.deadline);
-  out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, cmp, a.target);
-  out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
-  if (!res.alternatives.empty()) {
+  if (o.early_stop) {
+    const auto& x = o.early_stop->best.expected;
+    out << fmt::format("  run with a budget of {} epochs; stop as soon as the validation metric is {} {}\n",
+                       b.config.epochs, cmp, a.target);
+    out << fmt::format("  expected (point model): {} epoch{}, {:.1f} s, metric {:.6g}, cost {:.1f} worker-seconds "
+                       "({:.3f} worker-hours)\n",
+                       x.config.epochs, x.config.epochs == 1 ? "" : "s", x.total_time_s, x.metric, x.cost,
+                       x.cost / 3600.0);
+    out << fmt::format("  budget ({}): {:.2f} s per epoch, {:.1f} s in all (deadline {:.1f} s), metric {:.6g}, "
+                       "cost {:.1f} worker-seconds at most\n",
+                       o.model_name, b.epoch_time_s, b.total_time_s, a.deadline, b.metric, b.cost);
+  } else {
+    out << fmt::format("  predicted epoch time  {:.2f} s\n", b.epoch_time_s);
+    out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.deadline);
+    out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, cmp, a.target);
+    out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
+  }
+  if (o.early_stop && !o.early_stop->alternatives.empty()) {
+    out << "alternatives (by expected cost):\n";
+    out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12} {:>13} {:>8}\n", "rank", "batch", "workers", "budget",
+                       "expected", "expected_s", "expected_w_s", "vs_best");
+    int rank = 2;
+    const double best = o.early_stop->best.expected.cost;
+    for (const auto& c : o.early_stop->alternatives)
+      out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12.1f} {:>13.1f} {:>+7.1f}%\n", rank++,
+                         c.budget.config.batch, c.budget.config.workers, c.budget.config.epochs,
+                         c.expected.config.epochs, c.expected.total_time_s, c.expected.cost,
+                         100.0 * (c.expected.cost / best - 1.0));
+  } else if (!res.alternatives.empty()) {
     out << "alternatives:\n";
     out << fmt::format("  {:>4} {:>6} {:>7} {:>6} {:>10} {:>10} {:>10} {:>12} {:>8}\n", "rank", "batch", "workers",
                        "epochs", "epoch_s", "total_s", "metric", "cost_w_s", "vs_best");
@@ -161,6 +187,10 @@ void setup(CLI::App& root) {
                   ">= 2P - 1)")
       ->check(CLI::IsMember({"two-sided", "one-sided"}))
       ->capture_default_str();
+  cmd->add_flag("--early-stop", a->early_stop,
+               "The run stops as soon as the validation metric meets the target: the epochs become a budget "
+               "(enough on the planned side, with --confidence the pessimistic one) and cells are ranked by the "
+               "point model's expected cost (coconfig only; exhaustive)");
   cmd->add_flag("--conformal", a->conformal,
                "Wrap both models in 5-fold conformal prediction intervals (implied by --confidence)");
   cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")

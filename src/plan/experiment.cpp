@@ -7,6 +7,7 @@
 #include "models/conformal.h"
 #include "plan/exhaustive.h"
 #include "plan/objective.h"
+#include "plan/early_stop.h"
 #include "plan/pessimistic_model.h"
 
 namespace trainplan::plan {
@@ -95,10 +96,32 @@ Judgement judge(const models::PerformanceModel& truth, const PlanProblem& p, con
   j.runnable = t && m;
   if (!j.runnable) return j;
   j.true_epoch_time_s = *t;
+  j.true_epochs = c.epochs;
   j.true_total_time_s = c.epochs * *t;
   j.true_metric = *m;
   j.true_cost = c.workers * j.true_total_time_s;
   j.target_ok = meets(*m, p.target, truth.direction());
+  j.deadline_ok = j.true_total_time_s <= p.deadline_s * (1 + 1e-12);
+  j.regret = j.true_cost / optimal_cost - 1.0;
+  return j;
+}
+
+Judgement judge_early_stop(const models::PerformanceModel& truth, const PlanProblem& p, const Config& budget,
+                           double predicted_cost, double optimal_cost) {
+  Judgement j;
+  j.planned = true;
+  j.config = budget;
+  j.predicted_cost = predicted_cost;
+  auto t = truth.epoch_time(budget.batch, budget.workers, nodes_for(budget.workers, p.space.workers_per_node));
+  auto m = truth.metric(budget.batch, budget.workers, budget.epochs);
+  j.runnable = t && m;
+  if (!j.runnable) return j;
+  j.true_epochs = stopped_epochs(truth, p, budget);
+  j.true_epoch_time_s = *t;
+  j.true_total_time_s = j.true_epochs * *t;
+  j.true_metric = truth.metric(budget.batch, budget.workers, j.true_epochs).value_or(*m);
+  j.true_cost = budget.workers * j.true_total_time_s;
+  j.target_ok = meets(j.true_metric, p.target, truth.direction());
   j.deadline_ok = j.true_total_time_s <= p.deadline_s * (1 + 1e-12);
   j.regret = j.true_cost / optimal_cost - 1.0;
   return j;

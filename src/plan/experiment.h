@@ -77,9 +77,17 @@ struct Judgement {
   double predicted_cost = 0;
   bool target_ok = false, deadline_ok = false;
   double regret = 0;        // true_cost / optimal cost - 1
+  int true_epochs = 0;      // epochs run: config.epochs, or fewer when the run stops at the target
 };
 
+// Judges the plan's best configuration run for exactly its epochs.
 Judgement judge(const models::PerformanceModel& truth, const PlanProblem& p, const PlanResult& plan,
                 double optimal_cost);
+// Judges `budget` (its epochs the budget) run until the true metric meets the
+// target (stopped_epochs): cost and time are those of the epochs it ran. The
+// true optimum is the same as for fixed epochs (the cheapest run that meets
+// the target stops there), so regrets compare.
+Judgement judge_early_stop(const models::PerformanceModel& truth, const PlanProblem& p, const Config& budget,
+                           double predicted_cost, double optimal_cost);
 
 }  // namespace trainplan::plan

@@ -163,6 +163,8 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
   plan::parse_confidence_bounds(q.bounds);  // validates
+  if (q.early_stop && q.method != "coconfig")
+    throw InputError("--early-stop plans with --method coconfig only (the baselines choose fixed epochs)");
 
   PlanOutcome o;
   o.query = q;
@@ -211,7 +213,16 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   opts.tabu.tenure = q.tabu_tenure;
   auto planner = plan::make_planner(q.method, opts);
   try {
-    o.result = planner->plan(*model, p);
+    if (q.early_stop) {
+      // Budget from the planned (pessimistic, with --confidence) model, expected cost from the point model.
+      o.early_stop = plan::plan_early_stop(*fitted, *model, p, q.alternatives);
+      o.result.method = "coconfig-early-stop";
+      o.result.evaluations = o.early_stop->evaluations;
+      o.result.best = o.early_stop->best.budget;
+      for (const auto& c : o.early_stop->alternatives) o.result.alternatives.push_back(c.budget);
+    } else {
+      o.result = planner->plan(*model, p);
+    }
   } catch (const InfeasibleError& e) {
     throw InfeasibleError(fmt::format("{}\n  model: {}", e.what(), model->name()));
   }
@@ -253,6 +264,18 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
   j["choice"] = to_json(res.best);
   j["alternatives"] = nlohmann::json::array();
   for (const auto& c : res.alternatives) j["alternatives"].push_back(to_json(c));
+  if (o.early_stop) {
+    // "choice" is the budget (epochs to allow, on the planned side); "expected" what the point model expects.
+    auto expected = [](const plan::EarlyStopCandidate& c) {
+      return nlohmann::json{{"epochs", c.expected.config.epochs}, {"total_time_s", c.expected.total_time_s},
+                            {"metric", c.expected.metric}, {"cost_worker_s", c.expected.cost},
+                            {"cost_worker_h", c.expected.cost / 3600.0}};
+    };
+    j["early_stop"] = {{"budget_epochs", o.early_stop->best.budget.config.epochs},
+                       {"expected", expected(o.early_stop->best)}};
+    for (size_t i = 0; i < o.early_stop->alternatives.size(); ++i)
+      j["alternatives"][i]["expected"] = expected(o.early_stop->alternatives[i]);
+  }
   j["evaluations"] = res.evaluations;
   if (!res.note.empty()) j["note"] = res.note;
   if (!o.launch.empty()) j["launch"] = {{"kind", q.emit}, {"spec", o.launch}};

@@ -21,6 +21,7 @@
 #include "core/sample.h"
 #include "models/conformal.h"
 #include "models/performance_model.h"
+#include "plan/early_stop.h"
 #include "plan/model_choice.h"
 #include "plan/problem.h"
 
@@ -117,6 +118,7 @@ struct PlanQuery {
   std::string image = "pytorch/pytorch:latest";
   double confidence = 0;  // 0: plan on point predictions
   std::string bounds = "two-sided";  // how confidence reads the intervals (plan::ConfidenceBounds)
+  bool early_stop = false;  // the run stops at the target: epochs are a budget (plan/early_stop.h)
   bool conformal = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;
@@ -130,7 +132,8 @@ struct PlanOutcome {
   plan::ModelChoice choice;
   std::string model_name;  // the PerformanceModel planned on
   MetricDirection direction = MetricDirection::kMax;
-  plan::PlanResult result;
+  plan::PlanResult result;  // with early_stop: the budget candidates (epochs = budget)
+  std::optional<plan::EarlyStopPlan> early_stop;
   std::string launch;  // the launch spec when query.emit is set
 };
 

@@ -309,7 +309,7 @@ json Service::predict_request(const json& req) {
 json Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "job_name", "image", "confidence",
-                     "bounds", "conformal", "tabu_iterations", "tabu_tenure", "manual_tries"});
+                     "bounds", "early_stop", "conformal", "tabu_iterations", "tabu_tenure", "manual_tries"});
   PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_number(req, "deadline", std::nullopt);
@@ -332,6 +332,7 @@ json Service::plan_request(const json& req) {
   q.bounds = get_string(req, "bounds", q.bounds);
   one_of(q.bounds, "bounds", {"two-sided", "one-sided"});
   q.conformal = get_bool(req, "conformal", false);
+  q.early_stop = get_bool(req, "early_stop", false);
   q.tabu_iterations = get_int(req, "tabu_iterations", q.tabu_iterations);
   q.tabu_tenure = get_int(req, "tabu_tenure", q.tabu_tenure);
   q.manual_tries = get_int(req, "manual_tries", q.manual_tries);

@@ -1,0 +1,53 @@
+#include "plan/early_stop.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "plan/diagnose.h"
+#include "plan/objective.h"
+
+namespace trainplan::plan {
+
+EarlyStopPlan plan_early_stop(const models::PerformanceModel& point, const models::PerformanceModel& safe,
+                              const PlanProblem& p, int alternatives) {
+  validate(p);
+  EarlyStopPlan out;
+  std::vector<EarlyStopCandidate> cells;
+  for (int b : p.space.batches)
+    for (int r = 1; r <= p.space.max_workers; ++r) {
+      ++out.evaluations;
+      auto budget = evaluate_cell(safe, p, b, r);
+      if (!budget) continue;
+      // The point model's epochs to target, searched within the budget only:
+      // the run stops at the budget whatever happens.
+      PlanProblem within = p;
+      within.space.max_epochs = budget->config.epochs;
+      within.deadline_s = std::numeric_limits<double>::max();
+      auto expected = evaluate_cell(point, within, b, r);
+      if (!expected) {
+        // The point model does not reach the target within the budget (a
+        // one-sided bound can lie above the prediction): the run stops at the budget.
+        expected = evaluate_config(point, p, budget->config);
+        if (!expected) continue;
+      }
+      cells.push_back({*budget, *expected});
+    }
+  if (cells.empty()) throw_infeasible(safe, p, "coconfig-early-stop");
+  const MetricDirection d = point.direction();
+  size_t keep = std::min(cells.size(), static_cast<size_t>(std::max(0, alternatives)) + 1);
+  std::partial_sort(cells.begin(), cells.begin() + keep, cells.end(),
+                    [&](const EarlyStopCandidate& a, const EarlyStopCandidate& b) {
+                      return preferred(a.expected, b.expected, d);
+                    });
+  out.best = cells.front();
+  out.alternatives.assign(cells.begin() + 1, cells.begin() + keep);
+  return out;
+}
+
+int stopped_epochs(const models::PerformanceModel& m, const PlanProblem& p, const Config& c) {
+  for (int e = 1; e <= c.epochs; ++e)
+    if (auto v = m.metric(c.batch, c.workers, e); v && meets(*v, p.target, m.direction())) return e;
+  return c.epochs;
+}
+
+}  // namespace trainplan::plan

@@ -1,0 +1,43 @@
+// Planning for runs that stop as soon as the validation metric (evaluated every
+// epoch) meets the target. The epoch count is then a budget, not a cost: a run
+// pays for the epochs it needs, and the budget only has to be enough.
+//
+//   feasible cell (b, r): the `safe` model meets the target within the deadline;
+//                         its smallest such epoch count e_safe is the budget;
+//   cost of the cell:     the `point` model's expected cost r * t * e_point,
+//                         e_point = min(the point model's epochs to target, e_safe).
+//
+// With `safe` the pessimistic side of prediction intervals (PessimisticModel),
+// the margin that --confidence buys costs nothing when the run goes as the point
+// model expects; it only narrows which cells are feasible. With safe == point
+// this is equation 11 again. docs/PLANNING.md, "Stopping at the target".
+#pragma once
+#include <vector>
+
+#include "models/performance_model.h"
+#include "plan/problem.h"
+
+namespace trainplan::plan {
+
+struct EarlyStopCandidate {
+  Candidate budget;    // under `safe`: epochs = e_safe (the budget), its time and cost
+  Candidate expected;  // under `point`: epochs = e_point, its time, metric and cost
+};
+
+struct EarlyStopPlan {
+  EarlyStopCandidate best;
+  std::vector<EarlyStopCandidate> alternatives;  // next cheapest (batch, workers) cells, by expected cost
+  long evaluations = 0;                          // (batch, workers) cells evaluated
+};
+
+// Exhaustive over the cells. Throws InfeasibleError (diagnostics on `safe`)
+// when no cell is feasible, InputError when the problem is malformed.
+EarlyStopPlan plan_early_stop(const models::PerformanceModel& point, const models::PerformanceModel& safe,
+                              const PlanProblem& p, int alternatives = 5);
+
+// The epochs a run of `c` (c.epochs the budget) trains under `m` when it stops
+// at the target: the first e <= c.epochs whose metric meets the target, or
+// c.epochs when none does (or the model has no metric there).
+int stopped_epochs(const models::PerformanceModel& m, const PlanProblem& p, const Config& c);
+
+}  // namespace trainplan::plan
