@@ -55,7 +55,7 @@ struct GlobalBatchParams {
   bool smooth_residuals = true;
   std::vector<double> bandwidth_batch = {0.125, 0.25, 0.5, 1, 2};  // octaves of B
   std::vector<double> bandwidth_x = {0.05, 0.1, 0.2, 0.4, 0.8};     // in ln x
-  std::vector<double> shrink = {0.1, 0.3, 1, 3};
+  std::vector<double> shrink = {0.01, 0.03, 0.1, 0.3, 1, 3};
   bool monotone_batch = false;  // also force the corrected surface monotone in B at fixed x (worse for larger B)
   double grid_batch_step = 0.25;  // octaves between grid rows
   double grid_x_step = 0.05;      // ln x between regular grid columns (G's knots are added)
