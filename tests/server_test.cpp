@@ -170,6 +170,24 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
   json bad = s.post("/plan", json{{"id", f["id"]}, {"target", 0.99}, {"deadline", 1}, {"max_workers", 8}}, &st);
   EXPECT_EQ(st, 422) << bad.dump();
   EXPECT_TRUE(bad["error"].is_string());
+
+  // Early stopping and one-sided bounds through the API equal the library's answer too.
+  json es = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                                 {"confidence", 0.9}, {"bounds", "one-sided"}, {"early_stop", true}},
+                   &st);
+  ASSERT_EQ(st, 200) << es.dump();
+  q.confidence = 0.9;
+  q.bounds = "one-sided";
+  q.early_stop = true;
+  server::ModelSource fresh2(io::parse_samples_csv(csv, "samples_csv"));
+  json want_es = server::to_json(server::make_plan(fresh2, q), "samples_csv");
+  EXPECT_EQ(es, json::parse(want_es.dump())) << es.dump(2) << "\nvs\n" << want_es.dump(2);
+  EXPECT_EQ(es["method"], "coconfig-early-stop");
+  EXPECT_EQ(es["early_stop"]["budget_epochs"], es["choice"]["epochs"]);
+  json wrong = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                                    {"bounds", "sideways"}},
+                      &st);
+  EXPECT_EQ(st, 400) << wrong.dump();
 }
 
 TEST(Server, Errors) {
