@@ -28,10 +28,17 @@ evaluate() with real work; with PyTorch the skeleton is:
       epoch_time = time.time() - t0                # time the training only
       acc = evaluate(model)                        # all-reduce so rank 0 has the global value
       if a.rank == 0: report(epoch, epoch_time, acc)
+      if reached(acc): break                       # every rank sees the same all-reduced acc
+
+`trainplan plan --early-stop --emit ...` sets TRAINPLAN_TARGET and
+TRAINPLAN_TARGET_DIRECTION (max or min): the epochs are then a budget and the
+run stops at the first epoch whose metric meets the target (reached() below).
+Profiling trials do not set them, so trials run every epoch they were given.
 """
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -62,16 +69,30 @@ def main():
     p.add_argument("--master-port", type=int, default=29500)
     a = p.parse_args()
     print(f"rank {a.rank}/{a.workers}: batch {a.batch}, {a.epochs} epochs", file=sys.stderr)
+    ran = 0
     for epoch in range(1, a.epochs + 1):
         t0 = time.time()
         train_one_epoch(a.batch, a.workers)
         epoch_time = time.time() - t0
         acc = evaluate(a.batch, a.workers, epoch)
+        ran = epoch
         if a.rank == 0:
             report(event="epoch", epoch=epoch, epoch_time_s=epoch_time, metric=acc,
                    metric_name="accuracy", train_samples=DATASET_SIZE)
+        if reached(acc):
+            break
     if a.rank == 0:
-        report(event="done", epochs=a.epochs)
+        report(event="done", epochs=ran)
+
+
+def reached(metric):
+    """True when TRAINPLAN_TARGET is set and `metric` meets it (plan --early-stop)."""
+    target = os.environ.get("TRAINPLAN_TARGET")
+    if target is None:
+        return False
+    if os.environ.get("TRAINPLAN_TARGET_DIRECTION", "max") == "min":
+        return metric <= float(target)
+    return metric >= float(target)
 
 
 if __name__ == "__main__":

@@ -69,3 +69,20 @@ TEST(PlanLaunchSpec, UnknownKindIsAnInputError) {
   EXPECT_THROW(launch_spec("docker", Config{1, 1, 1}, opts(4)), InputError);
   EXPECT_NO_THROW(launch_spec("k8s", Config{1, 1, 1}, opts(4)));
 }
+
+TEST(PlanLaunchSpec, StopAtTargetReachesTheScriptThroughTheEnvironmentOnly) {
+  plan::LaunchOptions o;
+  o.gpus_per_node = 4;
+  Config c{64, 4, 12};
+  for (std::string kind : {"torchrun", "slurm", "k8s"})
+    EXPECT_EQ(plan::launch_spec(kind, c, o).find("TRAINPLAN_TARGET"), std::string::npos) << kind;
+  o.stop_at_target = 0.93;
+  o.target_direction = "max";
+  for (std::string kind : {"torchrun", "slurm", "k8s"}) {
+    std::string s = plan::launch_spec(kind, c, o);
+    EXPECT_NE(s.find("TRAINPLAN_TARGET"), std::string::npos) << kind << ":\n" << s;
+    EXPECT_NE(s.find("0.93"), std::string::npos) << kind;
+    EXPECT_NE(s.find("TRAINPLAN_TARGET_DIRECTION"), std::string::npos) << kind;
+    EXPECT_EQ(s.find("--target"), std::string::npos) << kind;  // no argument the script might reject
+  }
+}

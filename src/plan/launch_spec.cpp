@@ -44,8 +44,10 @@ static std::string layout_note(const Config& c, const LaunchOptions& o, const La
 std::string torchrun_command(const Config& c, const LaunchOptions& o) {
   Layout l = layout_for(c.workers, o.gpus_per_node);
   std::string out = layout_note(c, o, l, "#");
-  out += fmt::format("TRAINPLAN_BATCH={} TRAINPLAN_EPOCHS={} torchrun --nnodes={} --nproc_per_node={}", c.batch,
-                     c.epochs, l.nodes, l.per_node);
+  out += fmt::format("TRAINPLAN_BATCH={} TRAINPLAN_EPOCHS={} ", c.batch, c.epochs);
+  if (o.stop_at_target)
+    out += fmt::format("TRAINPLAN_TARGET={:g} TRAINPLAN_TARGET_DIRECTION={} ", *o.stop_at_target, o.target_direction);
+  out += fmt::format("torchrun --nnodes={} --nproc_per_node={}", l.nodes, l.per_node);
   if (l.nodes > 1) out += " --node_rank=$NODE_RANK --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:29500";
   out += " " + script_args(c, o) + "\n";
   return out;
@@ -68,6 +70,10 @@ std::string slurm_script(const Config& c, const LaunchOptions& o) {
   s << layout_note(c, o, l, "#");
   s << fmt::format("# trainplan: batch {} per worker, {} workers, {} epochs\n", c.batch, c.workers, c.epochs);
   s << fmt::format("export TRAINPLAN_BATCH={}\nexport TRAINPLAN_EPOCHS={}\n", c.batch, c.epochs);
+  if (o.stop_at_target)
+    s << fmt::format("# the epochs are a budget: stop when the validation metric reaches the target\n"
+                     "export TRAINPLAN_TARGET={:g}\nexport TRAINPLAN_TARGET_DIRECTION={}\n",
+                     *o.stop_at_target, o.target_direction);
   s << "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   s << fmt::format(
       "srun torchrun --nnodes={} --nproc_per_node={} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
@@ -87,6 +93,10 @@ static void replica(std::ostringstream& s, const char* role, int replicas, const
   s << "              env:\n";
   s << fmt::format("                - name: TRAINPLAN_BATCH\n                  value: \"{}\"\n", c.batch);
   s << fmt::format("                - name: TRAINPLAN_EPOCHS\n                  value: \"{}\"\n", c.epochs);
+  if (o.stop_at_target)
+    s << fmt::format("                - name: TRAINPLAN_TARGET\n                  value: \"{:g}\"\n"
+                     "                - name: TRAINPLAN_TARGET_DIRECTION\n                  value: \"{}\"\n",
+                     *o.stop_at_target, o.target_direction);
   s << fmt::format("              command: [\"torchrun\"]\n");
   s << "              args: [";
   std::istringstream words(script_args(c, o));

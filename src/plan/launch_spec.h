@@ -3,6 +3,7 @@
 // and epochs reach the training script as arguments (--batch-size, --epochs)
 // and as environment variables (TRAINPLAN_BATCH, TRAINPLAN_EPOCHS).
 #pragma once
+#include <optional>
 #include <string>
 
 #include "core/config.h"
@@ -15,6 +16,12 @@ struct LaunchOptions {
   int gpus_per_node = 0;   // 0: unknown, all workers on one node
   double time_limit_s = 0; // > 0: Slurm --time (the plan's deadline)
   std::string image = "pytorch/pytorch:latest";  // container image (k8s)
+  // Set for a plan that stops at the target (plan --early-stop): the epochs are
+  // a budget, and TRAINPLAN_TARGET / TRAINPLAN_TARGET_DIRECTION (max or min)
+  // tell the script when to stop. Environment only: a script that ignores them
+  // still runs (it then trains the whole budget).
+  std::optional<double> stop_at_target;
+  std::string target_direction = "max";
 };
 
 // How `workers` processes are laid out: torchrun and Slurm need the same count

@@ -234,6 +234,10 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
     lo.gpus_per_node = p.space.workers_per_node;
     lo.time_limit_s = q.deadline;
     lo.image = q.image;
+    if (q.early_stop) {
+      lo.stop_at_target = q.target;
+      lo.target_direction = to_string(o.direction);
+    }
     o.launch = plan::launch_spec(q.emit, o.result.best.config, lo);
   }
   return o;
