@@ -51,6 +51,22 @@ plan::PlanProblem problem() {
   return p;
 }
 
+// `bench coconfig` on the ncf trace alone (2 scenarios), once as is and once
+// with `extra` options; both JSON outputs. Needs ../shared/data.
+std::pair<nlohmann::json, nlohmann::json> bench_ncf_twice(const std::string& tag, const std::string& models,
+                                                          const std::string& extra) {
+  namespace fs = std::filesystem;
+  auto d = tptest::temp_dir(tag);
+  fs::create_directory_symlink(fs::path(tptest::shared_data_dir()) / "pollux-t4" / "ncf", d / "ncf");
+  std::string base = "bench coconfig --data " + d.string() + " --models " + models + " --scenarios 2 --tabu-seeds 1 --json";
+  auto a = tptest::run_cli(base);
+  auto b = tptest::run_cli(base + extra);
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  if (a.exit_code != 0 || b.exit_code != 0) return {nlohmann::json::object(), nlohmann::json::object()};
+  return {nlohmann::json::parse(a.out), nlohmann::json::parse(b.out)};
+}
+
 }  // namespace
 
 TEST(BenchConfidence, RejectsConfidenceOutsideTheOpenUnitIntervalWithExitTwo) {
@@ -122,15 +138,7 @@ TEST(BenchConfidence, PessimisticPlanIsMoreConservativeThanThePointPlan) {
 
 TEST(BenchConfidence, BenchOnOneTraceReportsConfidenceAndPlansMoreConservatively) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
-  namespace fs = std::filesystem;
-  auto d = tptest::temp_dir("bench_conf");
-  fs::create_directory_symlink(fs::path(tptest::shared_data_dir()) / "pollux-t4" / "ncf", d / "ncf");
-  std::string base = "bench coconfig --data " + d.string() + " --models isotonic-mi --scenarios 2 --tabu-seeds 1 --json";
-  auto plain = tptest::run_cli(base);
-  auto safe = tptest::run_cli(base + " --confidence 0.9");
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  ASSERT_EQ(safe.exit_code, 0) << safe.err;
-  auto jp = nlohmann::json::parse(plain.out), js = nlohmann::json::parse(safe.out);
+  auto [jp, js] = bench_ncf_twice("bench_conf", "isotonic-mi", " --confidence 0.9");
   EXPECT_TRUE(jp["confidence"].is_null());
   EXPECT_EQ(js["confidence"].get<double>(), 0.9);
   EXPECT_TRUE(js["conformal"].get<bool>());
@@ -231,15 +239,7 @@ TEST(BenchConfidence, OneSidedBoundsPlanOnTheSignedBounds) {
 
 TEST(BenchConfidence, EarlyStopJudgesTheSamePlansNoDearerAndAddsTheEarlyStopMethod) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
-  namespace fs = std::filesystem;
-  auto d = tptest::temp_dir("bench_es");
-  fs::create_directory_symlink(fs::path(tptest::shared_data_dir()) / "pollux-t4" / "ncf", d / "ncf");
-  std::string base = "bench coconfig --data " + d.string() + " --models per-batch-extrapolation+global-batch --scenarios 2 --tabu-seeds 1 --json";
-  auto fixed = tptest::run_cli(base);
-  auto stop = tptest::run_cli(base + " --early-stop");
-  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
-  ASSERT_EQ(stop.exit_code, 0) << stop.err;
-  auto jf = nlohmann::json::parse(fixed.out), js = nlohmann::json::parse(stop.out);
+  auto [jf, js] = bench_ncf_twice("bench_es", "per-batch-extrapolation+global-batch", " --early-stop");
   EXPECT_TRUE(js["early_stop"].get<bool>());
   EXPECT_EQ(js["methods"].back(), "coconfig-early-stop");
   const auto& sf = jf["traces"]["ncf"]["scenarios"];
