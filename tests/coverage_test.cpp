@@ -48,9 +48,9 @@ TEST(Coverage, CountsEachSideAndTheInterval) {
   s.samples.push_back(make_sample(32, 1, 2, 1, std::nullopt));  // no metric: not scored
   auto c = eval::metric_coverage(FixedMetric(), s, 0.9);
   EXPECT_EQ(c.n, 6u);
-  EXPECT_DOUBLE_EQ(c.two_sided, 4.0 / 6);    // 0.92, 0.97, 1.0, 1.07
-  EXPECT_DOUBLE_EQ(c.above_lower, 4.0 / 6);  // 0.97, 1.0, 1.07, 1.2
-  EXPECT_DOUBLE_EQ(c.below_upper, 4.0 / 6);  // 0.8, 0.92, 0.97, 1.0
+  EXPECT_DOUBLE_EQ(c.rate(c.two_sided), 4.0 / 6);    // 0.92, 0.97, 1.0, 1.07
+  EXPECT_DOUBLE_EQ(c.rate(c.above_lower), 4.0 / 6);  // 0.97, 1.0, 1.07, 1.2
+  EXPECT_DOUBLE_EQ(c.rate(c.below_upper), 4.0 / 6);  // 0.8, 0.92, 0.97, 1.0
 }
 
 TEST(Coverage, TimeScoresDistinctConfigurationsAndMissingIntervalsMiss) {
@@ -60,9 +60,9 @@ TEST(Coverage, TimeScoresDistinctConfigurationsAndMissingIntervalsMiss) {
   s.samples.push_back(make_sample(64, 2, 1, 6, 0.5));
   auto c = eval::time_coverage(NoIntervalTime(), s, 0.9);
   EXPECT_EQ(c.n, 2u);
-  EXPECT_EQ(c.two_sided, 0);
-  EXPECT_EQ(c.above_lower, 0);
-  EXPECT_EQ(c.below_upper, 0);
+  EXPECT_EQ(c.two_sided, 0u);
+  EXPECT_EQ(c.above_lower, 0u);
+  EXPECT_EQ(c.below_upper, 0u);
   EXPECT_EQ(eval::metric_coverage(FixedMetric(), SampleSet{}, 0.9).n, 0u);
 }
 

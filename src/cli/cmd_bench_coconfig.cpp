@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -161,14 +160,11 @@ struct Agreement {
 };
 
 void run_bench(const BenchArgs& a) {
-  namespace fs = std::filesystem;
   if (a.confidence_given && !(a.confidence > 0 && a.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
   const bool conformal = a.conformal || a.confidence > 0;  // --confidence implies --conformal
   const plan::ConfidenceBounds bounds = plan::parse_confidence_bounds(a.bounds);
-  std::string root = fs::exists(fs::path(a.data) / "pollux-t4") ? (fs::path(a.data) / "pollux-t4").string() : a.data;
-  auto traces = io::list_pollux_traces(root);
-  if (traces.empty()) throw InputError(a.data, 0, "", "no Pollux trace directories (with placements.csv) found here or under pollux-t4/");
+  auto traces = io::find_pollux_traces(a.data);
   if (a.scenarios < 1) throw InputError("--scenarios must be >= 1");
   if (a.max_workers < 1) throw InputError("--max-workers must be >= 1");
   std::vector<std::string> specs = a.models.empty() ? default_models() : a.models;

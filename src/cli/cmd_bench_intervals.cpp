@@ -5,7 +5,6 @@
 // intervals, then score fresh samples drawn with --holdout-seed.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -33,63 +32,53 @@ struct IntervalsArgs {
 };
 
 json coverage_json(const eval::Coverage& c) {
-  return {{"points", c.n}, {"two_sided", c.two_sided}, {"above_lower", c.above_lower}, {"below_upper", c.below_upper}};
+  return {{"points", c.n},
+          {"two_sided", c.rate(c.two_sided)},
+          {"above_lower", c.rate(c.above_lower)},
+          {"below_upper", c.rate(c.below_upper)}};
 }
 
-// Pools per-trace coverages weighted by their point counts.
-void pool(eval::Coverage& total, const eval::Coverage& c) {
-  double n = double(total.n + c.n);
-  if (n == 0) return;
-  auto mix = [&](double a, double b) { return (a * double(total.n) + b * double(c.n)) / n; };
-  total.two_sided = mix(total.two_sided, c.two_sided);
-  total.above_lower = mix(total.above_lower, c.above_lower);
-  total.below_upper = mix(total.below_upper, c.below_upper);
-  total.n += c.n;
+// One line of the text table.
+std::string row(const std::string& trace, const char* part, const eval::Coverage& c) {
+  return fmt::format("  {:<12} {:<6} {:>4} points  {:.3f}  {:.3f}  {:.3f}", trace, part, c.n, c.rate(c.two_sided),
+                     c.rate(c.above_lower), c.rate(c.below_upper));
 }
 
 void run_intervals(const IntervalsArgs& a) {
-  namespace fs = std::filesystem;
   if (!(a.confidence > 0 && a.confidence < 1)) throw InputError("--confidence must be strictly between 0 and 1");
   const uint64_t holdout = a.holdout_seed ? a.holdout_seed : a.seed + 1000;
   if (holdout == a.seed) throw InputError("--holdout-seed must differ from --seed (the held-out samples must be new)");
-  std::string root = fs::exists(fs::path(a.data) / "pollux-t4") ? (fs::path(a.data) / "pollux-t4").string() : a.data;
-  auto traces = io::list_pollux_traces(root);
-  if (traces.empty())
-    throw InputError(a.data, 0, "", "no Pollux trace directories (with placements.csv) found here or under pollux-t4/");
+  auto traces = io::find_pollux_traces(a.data);
   json doc = {{"confidence", a.confidence}, {"seed", a.seed}, {"holdout_seed", holdout}};
   eval::Coverage all_time, all_metric;
   std::vector<std::string> lines;
+  models::ConformalParams cp;
+  cp.seed = a.seed;
   int k = 0;
   for (const auto& dir : traces) {
     ++k;
     auto oracle = replay::ReplayOracle::from_dir(dir);
     SampleSet train = replay::draw_samples(oracle, replay::named_plan("paper", a.seed)).samples;
     SampleSet test = replay::draw_samples(oracle, replay::named_plan("paper", holdout)).samples;
-    std::string mname = oracle.time_only() ? "" : a.metric_model;
-    auto choice = plan::choose_models(a.time_model, mname.empty() ? "auto" : mname, train);
+    auto choice = plan::choose_models(a.time_model, a.metric_model, train);  // no metric model on time-only traces
     std::cerr << fmt::format("[{}/{}] {}: time {}{}\n", k, traces.size(), oracle.name(), choice.time_model,
                              oracle.time_only() ? "" : ", metric " + choice.metric_model);
-    models::ConformalParams cp;
-    cp.seed = a.seed;
     auto tm = models::conformal_time_model(choice.time_model, cp);
     tm->fit(train);
     auto tc = eval::time_coverage(*tm, test, a.confidence);
-    pool(all_time, tc);
+    all_time += tc;
     json jt = {{"time_model", choice.time_model}, {"time", coverage_json(tc)}};
-    std::string line = fmt::format("  {:<12} time   {:>4} points  {:.3f}  {:.3f}  {:.3f}", oracle.name(), tc.n,
-                                   tc.two_sided, tc.above_lower, tc.below_upper);
+    lines.push_back(row(oracle.name(), "time", tc));
     if (!oracle.time_only()) {
       auto mm = models::conformal_metric_model(choice.metric_model, cp);
       mm->fit(train);
       auto mc = eval::metric_coverage(*mm, test, a.confidence);
-      pool(all_metric, mc);
+      all_metric += mc;
       jt["metric_model"] = choice.metric_model;
       jt["metric"] = coverage_json(mc);
-      line += fmt::format("\n  {:<12} metric {:>4} points  {:.3f}  {:.3f}  {:.3f}", "", mc.n, mc.two_sided,
-                          mc.above_lower, mc.below_upper);
+      lines.push_back(row("", "metric", mc));
     }
     doc["traces"][oracle.name()] = jt;
-    lines.push_back(line);
   }
   doc["all"] = {{"time", coverage_json(all_time)}, {"metric", coverage_json(all_metric)}};
   if (a.json_out) {
@@ -101,11 +90,9 @@ void run_intervals(const IntervalsArgs& a) {
       "(seed {}); time: one point per distinct configuration\n",
       a.confidence, a.seed, holdout);
   std::cout << "  trace        part   points   two-sided  above lower bound  below upper bound\n";
+  lines.push_back(row("all", "time", all_time));
+  lines.push_back(row("all", "metric", all_metric));
   for (const auto& l : lines) std::cout << l << "\n";
-  std::cout << fmt::format("  {:<12} time   {:>4} points  {:.3f}  {:.3f}  {:.3f}\n", "all", all_time.n,
-                           all_time.two_sided, all_time.above_lower, all_time.below_upper);
-  std::cout << fmt::format("  {:<12} metric {:>4} points  {:.3f}  {:.3f}  {:.3f}\n", "all", all_metric.n,
-                           all_metric.two_sided, all_metric.above_lower, all_metric.below_upper);
   std::cout << fmt::format("nominal: {:g} for each column (the one-sided bounds hold on their own side)\n",
                            a.confidence);
 }

@@ -14,12 +14,12 @@ void add(Coverage& c, double y, const std::optional<models::Interval>& iv, std::
   c.below_upper += hi && y <= *hi;
 }
 
-Coverage finish(Coverage c) {
-  if (c.n > 0) c.two_sided /= double(c.n), c.above_lower /= double(c.n), c.below_upper /= double(c.n);
-  return c;
-}
-
 }  // namespace
+
+Coverage& Coverage::operator+=(const Coverage& o) {
+  n += o.n, two_sided += o.two_sided, above_lower += o.above_lower, below_upper += o.below_upper;
+  return *this;
+}
 
 Coverage time_coverage(const models::TimeModel& m, const SampleSet& heldout, double coverage) {
   Coverage c;
@@ -27,7 +27,7 @@ Coverage time_coverage(const models::TimeModel& m, const SampleSet& heldout, dou
     add(c, s.epoch_time_s, m.predict_interval(s.batch, s.workers, s.nodes, coverage),
         m.predict_bound(s.batch, s.workers, s.nodes, coverage, models::BoundSide::kLower),
         m.predict_bound(s.batch, s.workers, s.nodes, coverage, models::BoundSide::kUpper));
-  return finish(c);
+  return c;
 }
 
 Coverage metric_coverage(const models::MetricModel& m, const SampleSet& heldout, double coverage) {
@@ -36,7 +36,7 @@ Coverage metric_coverage(const models::MetricModel& m, const SampleSet& heldout,
     add(c, *s.metric, m.predict_interval(s.batch, s.workers, s.epochs, coverage),
         m.predict_bound(s.batch, s.workers, s.epochs, coverage, models::BoundSide::kLower),
         m.predict_bound(s.batch, s.workers, s.epochs, coverage, models::BoundSide::kUpper));
-  return finish(c);
+  return c;
 }
 
 }  // namespace trainplan::eval

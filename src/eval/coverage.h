@@ -9,12 +9,16 @@
 
 namespace trainplan::eval {
 
-// Fractions of held-out points; n = 0 when there were none (fractions 0).
+// Counts of held-out points: all of them, and those each check held for.
+// Counts, not fractions, so that coverages of several data sets add up.
 struct Coverage {
   size_t n = 0;
-  double two_sided = 0;  // lo <= y <= hi
-  double above_lower = 0;  // y >= the lower one-sided bound
-  double below_upper = 0;  // y <= the upper one-sided bound
+  size_t two_sided = 0;    // lo <= y <= hi
+  size_t above_lower = 0;  // y >= the lower one-sided bound
+  size_t below_upper = 0;  // y <= the upper one-sided bound
+  // hits / n (0 when there were no points).
+  double rate(size_t hits) const { return n ? double(hits) / double(n) : 0.0; }
+  Coverage& operator+=(const Coverage& o);
 };
 
 // Epoch time: one point per distinct (batch, workers, nodes) of `heldout`.

@@ -96,4 +96,9 @@ std::vector<std::string> list_pollux_traces(const std::string& root) {
   return out;
 }
 
+std::vector<std::string> find_pollux_traces(const std::string& data) {
+  fs::path under = fs::path(data) / "pollux-t4";
+  return list_pollux_traces(fs::exists(under) ? under.string() : data);
+}
+
 }  // namespace trainplan::io

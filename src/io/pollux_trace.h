@@ -60,4 +60,8 @@ PolluxTrace read_pollux_trace(const std::string& dir);
 // Directories under `root` that look like traces (contain placements.csv), sorted.
 std::vector<std::string> list_pollux_traces(const std::string& root);
 
+// The traces of a --data argument: `data`/pollux-t4 when that exists (the
+// shared data root), else `data` itself, listed by list_pollux_traces.
+std::vector<std::string> find_pollux_traces(const std::string& data);
+
 }  // namespace trainplan::io

@@ -84,47 +84,41 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
   return out;
 }
 
-Judgement judge(const models::PerformanceModel& truth, const PlanProblem& p, const PlanResult& plan,
-                double optimal_cost) {
+namespace {
+
+// The run of `c` judged by the truth: for c.epochs epochs, or (stop_at_target)
+// until the true metric first meets the target.
+Judgement judge_run(const models::PerformanceModel& truth, const PlanProblem& p, const Config& c,
+                    double predicted_cost, double optimal_cost, bool stop_at_target) {
   Judgement j;
   j.planned = true;
-  j.config = plan.best.config;
-  j.predicted_cost = plan.best.cost;
-  const Config& c = j.config;
+  j.config = c;
+  j.predicted_cost = predicted_cost;
   auto t = truth.epoch_time(c.batch, c.workers, nodes_for(c.workers, p.space.workers_per_node));
   auto m = truth.metric(c.batch, c.workers, c.epochs);
   j.runnable = t && m;
   if (!j.runnable) return j;
+  j.true_epochs = stop_at_target ? stopped_epochs(truth, p, c) : c.epochs;
   j.true_epoch_time_s = *t;
-  j.true_epochs = c.epochs;
-  j.true_total_time_s = c.epochs * *t;
-  j.true_metric = *m;
+  j.true_total_time_s = j.true_epochs * *t;
+  j.true_metric = j.true_epochs == c.epochs ? *m : truth.metric(c.batch, c.workers, j.true_epochs).value_or(*m);
   j.true_cost = c.workers * j.true_total_time_s;
-  j.target_ok = meets(*m, p.target, truth.direction());
+  j.target_ok = meets(j.true_metric, p.target, truth.direction());
   j.deadline_ok = j.true_total_time_s <= p.deadline_s * (1 + 1e-12);
   j.regret = j.true_cost / optimal_cost - 1.0;
   return j;
 }
 
+}  // namespace
+
+Judgement judge(const models::PerformanceModel& truth, const PlanProblem& p, const PlanResult& plan,
+                double optimal_cost) {
+  return judge_run(truth, p, plan.best.config, plan.best.cost, optimal_cost, false);
+}
+
 Judgement judge_early_stop(const models::PerformanceModel& truth, const PlanProblem& p, const Config& budget,
                            double predicted_cost, double optimal_cost) {
-  Judgement j;
-  j.planned = true;
-  j.config = budget;
-  j.predicted_cost = predicted_cost;
-  auto t = truth.epoch_time(budget.batch, budget.workers, nodes_for(budget.workers, p.space.workers_per_node));
-  auto m = truth.metric(budget.batch, budget.workers, budget.epochs);
-  j.runnable = t && m;
-  if (!j.runnable) return j;
-  j.true_epochs = stopped_epochs(truth, p, budget);
-  j.true_epoch_time_s = *t;
-  j.true_total_time_s = j.true_epochs * *t;
-  j.true_metric = truth.metric(budget.batch, budget.workers, j.true_epochs).value_or(*m);
-  j.true_cost = budget.workers * j.true_total_time_s;
-  j.target_ok = meets(j.true_metric, p.target, truth.direction());
-  j.deadline_ok = j.true_total_time_s <= p.deadline_s * (1 + 1e-12);
-  j.regret = j.true_cost / optimal_cost - 1.0;
-  return j;
+  return judge_run(truth, p, budget, predicted_cost, optimal_cost, true);
 }
 
 }  // namespace trainplan::plan

@@ -162,7 +162,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   if (!(q.deadline > 0)) throw InputError("--deadline must be > 0 seconds");
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
-  plan::parse_confidence_bounds(q.bounds);  // validates
+  const plan::ConfidenceBounds bounds = plan::parse_confidence_bounds(q.bounds);  // validates before any fit
   if (q.early_stop && q.method != "coconfig")
     throw InputError("--early-stop plans with --method coconfig only (the baselines choose fixed epochs)");
 
@@ -200,8 +200,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   }
   std::shared_ptr<const models::PerformanceModel> model = fitted;
   if (q.confidence > 0)
-    model = std::make_shared<plan::PessimisticModel>(fitted, q.confidence, bs.front(),
-                                                     plan::parse_confidence_bounds(q.bounds));
+    model = std::make_shared<plan::PessimisticModel>(fitted, q.confidence, bs.front(), bounds);
   o.model_name = model->name();
 
   plan::PlannerOptions opts;
