@@ -40,7 +40,7 @@ FnModel shifted(double margin) {
 TEST(EarlyStop, WithTheSameModelItIsEquationElevenAgain) {
   auto m = plantest::physical_model();
   auto p = problem();
-  auto es = plan::plan_early_stop(m, m, p, 3);
+  auto es = plan::plan_early_stop(m, m, p, 3, plan::EarlyStopBudget::kTarget);
   auto ex = plan::exhaustive_search(m, p, {3, plan::EpochSearch::kBinary});
   EXPECT_EQ(es.best.budget.config, ex.best.config);
   EXPECT_EQ(es.best.expected.config, ex.best.config);
@@ -54,7 +54,7 @@ TEST(EarlyStop, BudgetComesFromTheSafeSideAndCostFromThePointModel) {
   auto point = plantest::physical_model();
   auto safe = shifted(0.02);
   auto p = problem();
-  auto es = plan::plan_early_stop(point, safe, p, 0);
+  auto es = plan::plan_early_stop(point, safe, p, 0, plan::EarlyStopBudget::kTarget);
   const auto& c = es.best;
   EXPECT_EQ(c.budget.config.batch, c.expected.config.batch);
   EXPECT_EQ(c.budget.config.workers, c.expected.config.workers);
@@ -71,6 +71,37 @@ TEST(EarlyStop, BudgetComesFromTheSafeSideAndCostFromThePointModel) {
     for (int r = 1; r <= p.space.max_workers; ++r)
       if (plan::evaluate_cell(safe, p, b, r))
         if (auto e = plan::evaluate_cell(point, p, b, r)) EXPECT_GE(e->cost, c.expected.cost * (1 - 1e-9)) << b << "," << r;
+}
+
+TEST(EarlyStop, DeadlineBudgetRunsToTheDeadlineAndRescuesALateMetric) {
+  auto point = plantest::physical_model();
+  auto safe = shifted(0.02);
+  // A deadline that binds before the epoch cap at the chosen cell.
+  auto loose = problem();
+  auto by_target = plan::plan_early_stop(point, safe, loose, 0, plan::EarlyStopBudget::kTarget);
+  auto p = problem(0.8, 3.0 * by_target.best.budget.total_time_s);
+  auto t = plan::plan_early_stop(point, safe, p, 2, plan::EarlyStopBudget::kTarget);
+  auto d = plan::plan_early_stop(point, safe, p, 2, plan::EarlyStopBudget::kDeadline);
+  // The same cells in the same order, with the same expectations: only the budgets differ.
+  ASSERT_EQ(t.alternatives.size(), d.alternatives.size());
+  EXPECT_EQ(t.best.expected.config, d.best.expected.config);
+  EXPECT_DOUBLE_EQ(t.best.expected.cost, d.best.expected.cost);
+  for (size_t i = 0; i < t.alternatives.size(); ++i)
+    EXPECT_EQ(t.alternatives[i].expected.config, d.alternatives[i].expected.config) << i;
+  const auto& b = d.best.budget;
+  EXPECT_EQ(b.config.epochs, plan::max_epochs_within(p, b.epoch_time_s));
+  EXPECT_GT(b.config.epochs, t.best.budget.config.epochs);
+  EXPECT_LE(b.total_time_s, p.deadline_s);
+  // A truth whose metric comes later than even the safe side says (it lags the
+  // point model by 0.1), but within the deadline: the target budget runs out
+  // first, the deadline budget reaches the target.
+  auto truth = shifted(0.1);
+  auto jt = plan::judge_early_stop(truth, p, t.best.budget.config, t.best.expected.cost, 1);
+  auto jd = plan::judge_early_stop(truth, p, d.best.budget.config, d.best.expected.cost, 1);
+  EXPECT_FALSE(jt.target_ok);
+  EXPECT_TRUE(jd.target_ok && jd.deadline_ok);
+  EXPECT_LT(jd.true_epochs, b.config.epochs);  // it stopped at the target, not at the budget
+  EXPECT_THROW(plan::parse_early_stop_budget("forever"), InputError);
 }
 
 TEST(EarlyStop, ATargetTheSafeSideNeverReachesIsInfeasible) {
@@ -119,11 +150,18 @@ TEST(EarlyStop, PlanCliPrintsBudgetAndExpectationAndRejectsBaselines) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["method"], "coconfig-early-stop");
   EXPECT_EQ(j["early_stop"]["budget_epochs"], j["choice"]["epochs"]);
+  EXPECT_EQ(j["early_stop"]["budget_rule"], "deadline");
   EXPECT_LE(j["early_stop"]["expected"]["epochs"].get<int>(), j["choice"]["epochs"].get<int>());
   EXPECT_LE(j["early_stop"]["expected"]["cost_worker_s"].get<double>(), j["choice"]["cost_worker_s"].get<double>());
   auto text = tptest::run_cli(base + " --early-stop");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("stop as soon as the validation metric"), std::string::npos) << text.out;
+  auto by_target = tptest::run_cli(base + " --confidence 0.9 --early-stop --early-stop-budget target --json");
+  ASSERT_EQ(by_target.exit_code, 0) << by_target.err;
+  auto jt = nlohmann::json::parse(by_target.out);
+  EXPECT_EQ(jt["early_stop"]["budget_rule"], "target");
+  EXPECT_LE(jt["choice"]["epochs"].get<int>(), j["choice"]["epochs"].get<int>());
+  EXPECT_EQ(jt["early_stop"]["expected"]["epochs"], j["early_stop"]["expected"]["epochs"]);
   auto bad = tptest::run_cli(base + " --early-stop --method lb-bsp");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("--early-stop"), std::string::npos) << bad.err;

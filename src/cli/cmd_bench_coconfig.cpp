@@ -45,6 +45,7 @@ struct BenchArgs {
   std::string bounds = "two-sided";
   bool conformal = false;  // implied by confidence > 0
   bool early_stop = false;  // judge runs that stop at the target; add coconfig-early-stop
+  std::string early_stop_budget = "deadline";
 };
 
 const std::vector<std::string> kMethods = {"coconfig-tabu", "coconfig-exhaustive", "lb-bsp", "cynthia", "bo", "manual"};
@@ -164,6 +165,7 @@ void run_bench(const BenchArgs& a) {
     throw InputError("--confidence must be strictly between 0 and 1");
   const bool conformal = a.conformal || a.confidence > 0;  // --confidence implies --conformal
   const plan::ConfidenceBounds bounds = plan::parse_confidence_bounds(a.bounds);
+  const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(a.early_stop_budget);
   auto traces = io::find_pollux_traces(a.data);
   if (a.scenarios < 1) throw InputError("--scenarios must be >= 1");
   if (a.max_workers < 1) throw InputError("--max-workers must be >= 1");
@@ -178,6 +180,7 @@ void run_bench(const BenchArgs& a) {
   doc["confidence"] = a.confidence > 0 ? json(a.confidence) : json(nullptr);
   doc["conformal"] = conformal;
   doc["early_stop"] = a.early_stop;
+  doc["early_stop_budget"] = a.early_stop ? json(a.early_stop_budget) : json(nullptr);
   doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
   doc["models"] = specs;
   doc["methods"] = methods;
@@ -248,7 +251,7 @@ void run_bench(const BenchArgs& a) {
           try {
             if (method == "coconfig-early-stop") {
               // Budget from the planned (pessimistic) side, cost from the point predictions.
-              auto es = plan::plan_early_stop(*masked_point, *masked, p, 0);
+              auto es = plan::plan_early_stop(*masked_point, *masked, p, 0, budget_rule);
               j = plan::judge_early_stop(*truth, p, es.best.budget.config, es.best.expected.cost,
                                          scen[i].optimum.cost);
             } else {
@@ -343,7 +346,9 @@ void run_bench(const BenchArgs& a) {
               : conformal ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
                           : std::string("methods plan on the point predictions\n"));
   if (a.early_stop)
-    out << "every plan is judged as a run that stops when the true metric meets the target (planned epochs = budget)\n";
+    out << fmt::format("every plan is judged as a run that stops when the true metric meets the target (planned epochs "
+                       "= budget); coconfig-early-stop's budget rule: {}\n",
+                       a.early_stop_budget);
   out << "regret = true cost / true optimal cost - 1; median over the runnable plans (those that miss a true constraint "
          "included; the oracle judges every choice)\n";
   for (const auto& spec : specs) {
@@ -429,6 +434,10 @@ void setup(CLI::App& root) {
                 "Judge every plan as a run that stops when the true metric meets the target (its epochs a "
                 "budget), and add the method coconfig-early-stop (budget from the planned side, cost from the "
                 "point predictions; `plan --early-stop`)");
+  cmd->add_option("--early-stop-budget", a->early_stop_budget,
+                  "Budget rule of coconfig-early-stop: deadline or target (as in `trainplan plan --early-stop-budget`)")
+      ->check(CLI::IsMember({"target", "deadline"}))
+      ->capture_default_str();
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");
   cmd->callback([a, conf] {
     a->confidence_given = conf->count() > 0;

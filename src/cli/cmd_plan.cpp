@@ -38,6 +38,7 @@ struct PlanArgs {
   double confidence = 0;
   std::string bounds = "two-sided";
   bool early_stop = false;
+  std::string early_stop_budget = "deadline";
   bool conformal = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;
@@ -69,6 +70,7 @@ void run_plan(const PlanArgs& a) {
   q.confidence = a.confidence;
   q.bounds = a.bounds;
   q.early_stop = a.early_stop;
+  q.early_stop_budget = a.early_stop_budget;
   q.conformal = a.conformal;
   q.tabu_iterations = a.tabu_iterations;
   q.tabu_tenure = a.tabu_tenure;
@@ -101,8 +103,10 @@ void run_plan(const PlanArgs& a) {
                      b.config.epochs, b.config.epochs == 1 ? "" : "s");
   if (o.early_stop) {
     const auto& x = o.early_stop->best.expected;
-    out << fmt::format("  run with a budget of {} epochs; stop as soon as the validation metric is {} {}\n",
-                       b.config.epochs, cmp, a.target);
+    out << fmt::format("  run with a budget of {} epochs ({}); stop as soon as the validation metric is {} {}\n",
+                       b.config.epochs,
+                       a.early_stop_budget == "deadline" ? "as many as the deadline allows" : "enough to reach the target",
+                       cmp, a.target);
     out << fmt::format("  expected (point model): {} epoch{}, {:.1f} s, metric {:.6g}, cost {:.1f} worker-seconds "
                        "({:.3f} worker-hours)\n",
                        x.config.epochs, x.config.epochs == 1 ? "" : "s", x.total_time_s, x.metric, x.cost,
@@ -191,6 +195,12 @@ void setup(CLI::App& root) {
                "The run stops as soon as the validation metric meets the target: the epochs become a budget "
                "(enough on the planned side, with --confidence the pessimistic one) and cells are ranked by the "
                "point model's expected cost (coconfig only; exhaustive)");
+  cmd->add_option("--early-stop-budget", a->early_stop_budget,
+                  "With --early-stop, the epochs a run may use: deadline (as many as the deadline allows on the "
+                  "planned side; the run still stops at the target, so this costs more only when the target comes "
+                  "late) or target (the planned side's epochs to the target)")
+      ->check(CLI::IsMember({"target", "deadline"}))
+      ->capture_default_str();
   cmd->add_flag("--conformal", a->conformal,
                "Wrap both models in 5-fold conformal prediction intervals (implied by --confidence)");
   cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")

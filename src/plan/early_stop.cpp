@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
+
 #include "plan/diagnose.h"
 #include "plan/objective.h"
 
 namespace trainplan::plan {
 
 EarlyStopPlan plan_early_stop(const models::PerformanceModel& point, const models::PerformanceModel& safe,
-                              const PlanProblem& p, int alternatives) {
+                              const PlanProblem& p, int alternatives, EarlyStopBudget rule) {
   validate(p);
   EarlyStopPlan out;
   std::vector<EarlyStopCandidate> cells;
@@ -18,6 +22,11 @@ EarlyStopPlan plan_early_stop(const models::PerformanceModel& point, const model
       ++out.evaluations;
       auto budget = evaluate_cell(safe, p, b, r);
       if (!budget) continue;
+      if (rule == EarlyStopBudget::kDeadline) {
+        Config longest = budget->config;
+        longest.epochs = std::max(longest.epochs, max_epochs_within(p, budget->epoch_time_s));
+        if (auto b2 = evaluate_config(safe, p, longest)) budget = b2;
+      }
       // The point model's epochs to target, searched within the budget only:
       // the run stops at the budget whatever happens.
       PlanProblem within = p;
@@ -42,6 +51,12 @@ EarlyStopPlan plan_early_stop(const models::PerformanceModel& point, const model
   out.best = cells.front();
   out.alternatives.assign(cells.begin() + 1, cells.begin() + keep);
   return out;
+}
+
+EarlyStopBudget parse_early_stop_budget(const std::string& s) {
+  if (s == "target") return EarlyStopBudget::kTarget;
+  if (s == "deadline") return EarlyStopBudget::kDeadline;
+  throw InputError(fmt::format("unknown early-stop budget '{}': expected target or deadline", s));
 }
 
 int stopped_epochs(const models::PerformanceModel& m, const PlanProblem& p, const Config& c) {

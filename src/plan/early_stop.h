@@ -12,12 +12,21 @@
 // model expects; it only narrows which cells are feasible. With safe == point
 // this is equation 11 again. docs/PLANNING.md, "Stopping at the target".
 #pragma once
+#include <string>
 #include <vector>
 
 #include "models/performance_model.h"
 #include "plan/problem.h"
 
 namespace trainplan::plan {
+
+// How much budget a feasible cell gets.
+//  kTarget:   e_safe, the safe model's epochs to the target.
+//  kDeadline: the most epochs the deadline (under the safe model's epoch time)
+//             and the epoch cap allow. A run that stops at the target pays only
+//             for the epochs it needs, so a longer budget costs nothing when the
+//             target comes as predicted, and rescues runs whose metric comes late.
+enum class EarlyStopBudget { kTarget, kDeadline };
 
 struct EarlyStopCandidate {
   Candidate budget;    // under `safe`: epochs = e_safe (the budget), its time and cost
@@ -33,7 +42,11 @@ struct EarlyStopPlan {
 // Exhaustive over the cells. Throws InfeasibleError (diagnostics on `safe`)
 // when no cell is feasible, InputError when the problem is malformed.
 EarlyStopPlan plan_early_stop(const models::PerformanceModel& point, const models::PerformanceModel& safe,
-                              const PlanProblem& p, int alternatives = 5);
+                              const PlanProblem& p, int alternatives = 5,
+                              EarlyStopBudget rule = EarlyStopBudget::kDeadline);
+
+// "target" or "deadline"; InputError otherwise.
+EarlyStopBudget parse_early_stop_budget(const std::string& s);
 
 // The epochs a run of `c` (c.epochs the budget) trains under `m` when it stops
 // at the target: the first e <= c.epochs whose metric meets the target, or

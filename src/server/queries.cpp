@@ -163,6 +163,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
   const plan::ConfidenceBounds bounds = plan::parse_confidence_bounds(q.bounds);  // validates before any fit
+  const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(q.early_stop_budget);
   if (q.early_stop && q.method != "coconfig")
     throw InputError("--early-stop plans with --method coconfig only (the baselines choose fixed epochs)");
 
@@ -214,7 +215,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   try {
     if (q.early_stop) {
       // Budget from the planned (pessimistic, with --confidence) model, expected cost from the point model.
-      o.early_stop = plan::plan_early_stop(*fitted, *model, p, q.alternatives);
+      o.early_stop = plan::plan_early_stop(*fitted, *model, p, q.alternatives, budget_rule);
       o.result.method = "coconfig-early-stop";
       o.result.evaluations = o.early_stop->evaluations;
       o.result.best = o.early_stop->best.budget;
@@ -275,6 +276,7 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                             {"cost_worker_h", c.expected.cost / 3600.0}};
     };
     j["early_stop"] = {{"budget_epochs", o.early_stop->best.budget.config.epochs},
+                       {"budget_rule", q.early_stop_budget},
                        {"expected", expected(o.early_stop->best)}};
     for (size_t i = 0; i < o.early_stop->alternatives.size(); ++i)
       j["alternatives"][i]["expected"] = expected(o.early_stop->alternatives[i]);

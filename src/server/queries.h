@@ -119,6 +119,7 @@ struct PlanQuery {
   double confidence = 0;  // 0: plan on point predictions
   std::string bounds = "two-sided";  // how confidence reads the intervals (plan::ConfidenceBounds)
   bool early_stop = false;  // the run stops at the target: epochs are a budget (plan/early_stop.h)
+  std::string early_stop_budget = "deadline";  // target or deadline (plan::EarlyStopBudget)
   bool conformal = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;
