@@ -184,6 +184,18 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
   EXPECT_EQ(es, json::parse(want_es.dump())) << es.dump(2) << "\nvs\n" << want_es.dump(2);
   EXPECT_EQ(es["method"], "coconfig-early-stop");
   EXPECT_EQ(es["early_stop"]["budget_epochs"], es["choice"]["epochs"]);
+  EXPECT_EQ(es["early_stop"]["budget_rule"], "deadline");
+  json es_target = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                                        {"confidence", 0.9}, {"bounds", "one-sided"}, {"early_stop", true},
+                                        {"early_stop_budget", "target"}},
+                          &st);
+  ASSERT_EQ(st, 200) << es_target.dump();
+  EXPECT_EQ(es_target["early_stop"]["budget_rule"], "target");
+  EXPECT_LE(es_target["choice"]["epochs"].get<int>(), es["choice"]["epochs"].get<int>());
+  s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                       {"early_stop", true}, {"early_stop_budget", "forever"}},
+         &st);
+  EXPECT_EQ(st, 400);
   json wrong = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
                                     {"bounds", "sideways"}},
                       &st);
