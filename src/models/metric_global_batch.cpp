@@ -198,9 +198,9 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
   in_sample_rmse_ = std::sqrt(fit_link(x, y, true) / double(rows.size()));
   corrected_ = false;
   if (p_.smooth_residuals) {
-    fit_correction(B, x, y);
+    fit_correction(B, x, y, e);
     double sse = 0;
-    for (size_t i = 0; i < rows.size(); ++i) sse += std::pow(surface(std::log2(B[i]), std::log(std::max(x[i], kTinyX))) - y[i], 2);
+    for (size_t i = 0; i < rows.size(); ++i) sse += std::pow(predict(B[i], 1, e[i]) - y[i], 2);
     in_sample_rmse_ = std::sqrt(sse / double(rows.size()));
   }
 }
@@ -211,90 +211,118 @@ double GlobalBatchModel::link(double lx) const {
 }
 
 void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::vector<double>& x,
-                                      const std::vector<double>& y) {
+                                      const std::vector<double>& y, const std::vector<double>& e) {
   const size_t n = y.size();
-  std::vector<double> lb(n), lx(n), r(n);
+  std::vector<double> lb(n), lx(n), le(n), r(n);
   for (size_t i = 0; i < n; ++i) {
     lb[i] = std::log2(B[i]);
     lx[i] = std::log(std::max(x[i], kTinyX));
+    le[i] = std::log(std::max(e[i], kTinyX));
     r[i] = y[i] - link(lx[i]);
   }
   auto kernel = [](double du, double dv) { return std::exp(-0.5 * (du * du + dv * dv)); };
-  // Leave-one-out choice of bandwidths and shrinkage.
+  // Leave-one-out choice of the axis, bandwidths and shrinkage.
+  std::vector<bool> axes;  // true: data epochs
+  if (p_.correction_axis != GlobalBatchParams::Axis::kDataEpochs) axes.push_back(false);
+  if (p_.correction_axis != GlobalBatchParams::Axis::kEffectiveEpochs) axes.push_back(true);
   double best = std::numeric_limits<double>::infinity();
-  for (double hb : p_.bandwidth_batch)
-    for (double hx : p_.bandwidth_x) {
-      // Kernel sums without self: num_i, den_i are the same for every shrink value.
-      std::vector<double> num(n, 0), den(n, 0);
-      for (size_t i = 0; i < n; ++i)
-        for (size_t j = i + 1; j < n; ++j) {
-          double w = kernel((lb[i] - lb[j]) / hb, (lx[i] - lx[j]) / hx);
-          num[i] += w * r[j], den[i] += w;
-          num[j] += w * r[i], den[j] += w;
+  for (bool data : axes) {
+    const std::vector<double>& u = data ? le : lx;
+    for (double hb : p_.bandwidth_batch)
+      for (double hx : p_.bandwidth_x) {
+        // Kernel sums without self: num_i, den_i are the same for every shrink value.
+        std::vector<double> num(n, 0), den(n, 0);
+        for (size_t i = 0; i < n; ++i)
+          for (size_t j = i + 1; j < n; ++j) {
+            double w = kernel((lb[i] - lb[j]) / hb, (u[i] - u[j]) / hx);
+            num[i] += w * r[j], den[i] += w;
+            num[j] += w * r[i], den[j] += w;
+          }
+        for (double lam : p_.shrink) {
+          double sse = 0;
+          for (size_t i = 0; i < n; ++i) sse += std::pow(r[i] - num[i] / (den[i] + lam), 2);
+          if (sse < best) best = sse, hb_ = hb, hx_ = hx, lam_ = lam, data_axis_ = data;
         }
-      for (double lam : p_.shrink) {
-        double sse = 0;
-        for (size_t i = 0; i < n; ++i) sse += std::pow(r[i] - num[i] / (den[i] + lam), 2);
-        if (sse < best) best = sse, hb_ = hb, hx_ = hx, lam_ = lam;
       }
-    }
+  }
   if (!std::isfinite(best)) return;
+  const std::vector<double>& u = data_axis_ ? le : lx;
   // Tabulate link + correction one grid step beyond the data on every side.
   auto [bmin, bmax] = std::minmax_element(lb.begin(), lb.end());
-  auto [xmin, xmax] = std::minmax_element(lx.begin(), lx.end());
+  auto [umin, umax] = std::minmax_element(u.begin(), u.end());
   db_ = p_.grid_batch_step;
   lb0_ = *bmin - 1;
-  nb_ = static_cast<int>(std::ceil((*bmax + 1 - lb0_) / db_)) + 1;
-  // Columns: a regular grid plus every knot of an isotonic G, so that G, linear
-  // between its knots, is reproduced exactly.
-  xs_.clear();
-  for (double v = *xmin - 1; v < *xmax + 1 + p_.grid_x_step; v += p_.grid_x_step) xs_.push_back(v);
-  if (p_.link == GlobalBatchParams::Link::kIsotonic) xs_.insert(xs_.end(), iso_.x.begin(), iso_.x.end());
-  std::sort(xs_.begin(), xs_.end());
-  xs_.erase(std::unique(xs_.begin(), xs_.end(), [](double a, double b) { return b - a < 1e-12; }), xs_.end());
-  nx_ = static_cast<int>(xs_.size());
-  grid_.assign(size_t(nb_) * nx_, 0);
+  const int nb = static_cast<int>(std::ceil((*bmax + 1 - lb0_) / db_)) + 1;
+  std::vector<double> regular;
+  for (double v = *umin - 1; v < *umax + 1 + p_.grid_x_step; v += p_.grid_x_step) regular.push_back(v);
   const bool up = dir_ == MetricDirection::kMax;
-  for (int i = 0; i < nb_; ++i)
-    for (int k = 0; k < nx_; ++k) {
-      double qb = lb0_ + i * db_, qx = xs_[k], num = 0, den = lam_;
+  const bool iso = p_.link == GlobalBatchParams::Link::kIsotonic;
+  rows_.assign(nb, {});
+  for (int i = 0; i < nb; ++i) {
+    const double qb = lb0_ + i * db_, Bq = std::exp2(qb);
+    Row& row = rows_[i];
+    // Columns: the regular grid plus every knot of an isotonic G (in data
+    // epochs: where x(B_row, e) reaches the knot), so that G, linear between
+    // its knots, is reproduced exactly along the row.
+    row.u = regular;
+    if (iso)
+      for (double k : iso_.x) {
+        if (!data_axis_) {
+          row.u.push_back(k);
+          continue;
+        }
+        double lo = regular.front(), hi = regular.back();
+        auto lx_at = [&](double v) { return std::log(std::max(x_of(noise_, Bq, std::exp(v), p_.integration_steps), kTinyX)); };
+        if (!(lx_at(lo) < k && lx_at(hi) > k)) continue;
+        for (int it = 0; it < 50; ++it) {
+          double mid = 0.5 * (lo + hi);
+          (lx_at(mid) < k ? lo : hi) = mid;
+        }
+        row.u.push_back(0.5 * (lo + hi));
+      }
+    std::sort(row.u.begin(), row.u.end());
+    row.u.erase(std::unique(row.u.begin(), row.u.end(), [](double a, double b) { return b - a < 1e-12; }), row.u.end());
+    row.v.resize(row.u.size());
+    for (size_t k = 0; k < row.u.size(); ++k) {
+      double qu = row.u[k], num = 0, den = lam_;
       for (size_t j = 0; j < n; ++j) {
-        double w = kernel((qb - lb[j]) / hb_, (qx - lx[j]) / hx_);
+        double w = kernel((qb - lb[j]) / hb_, (qu - u[j]) / hx_);
         num += w * r[j], den += w;
       }
-      double v = link(qx) + num / den;
-      double& cell = grid_[size_t(i) * nx_ + k];
-      // Monotone in x along the row: running max (metric to maximise) or min.
-      cell = k == 0 ? v : (up ? std::max(v, grid_[size_t(i) * nx_ + k - 1]) : std::min(v, grid_[size_t(i) * nx_ + k - 1]));
+      double g = data_axis_ ? link(std::log(std::max(x_of(noise_, Bq, std::exp(qu), p_.integration_steps), kTinyX)))
+                            : link(qu);
+      double v = g + num / den;
+      // Monotone in epochs along the row: running max (metric to maximise) or min.
+      row.v[k] = k == 0 ? v : (up ? std::max(v, row.v[k - 1]) : std::min(v, row.v[k - 1]));
     }
-  if (p_.monotone_batch)  // a larger batch is no better at equal effective epochs
-    for (int i = 1; i < nb_; ++i)
-      for (int k = 0; k < nx_; ++k) {
-        double prev = grid_[size_t(i - 1) * nx_ + k];
-        double& cell = grid_[size_t(i) * nx_ + k];
-        cell = up ? std::min(cell, prev) : std::max(cell, prev);
-      }
+  }
+  if (p_.monotone_batch && !data_axis_)  // a larger batch is no better at equal effective epochs (shared columns)
+    for (int i = 1; i < nb; ++i)
+      for (size_t k = 0; k < rows_[i].v.size(); ++k)
+        rows_[i].v[k] = up ? std::min(rows_[i].v[k], rows_[i - 1].v[k]) : std::max(rows_[i].v[k], rows_[i - 1].v[k]);
   corrected_ = true;
 }
 
-double GlobalBatchModel::surface(double log2b, double lx) const {
-  double fi = std::clamp((log2b - lb0_) / db_, 0.0, double(nb_ - 1));
-  int i = std::min(static_cast<int>(fi), nb_ - 2);
-  double s = fi - i, t = 0;
-  int k = 0;
-  if (lx >= xs_.back()) {
-    k = nx_ - 2, t = 1;
-  } else if (lx > xs_.front()) {
-    k = static_cast<int>(std::upper_bound(xs_.begin(), xs_.end(), lx) - xs_.begin()) - 1;
-    t = (lx - xs_[k]) / (xs_[k + 1] - xs_[k]);
-  }
-  auto at = [&](int a, int b) { return grid_[size_t(a) * nx_ + b]; };
-  return (1 - s) * ((1 - t) * at(i, k) + t * at(i, k + 1)) + s * ((1 - t) * at(i + 1, k) + t * at(i + 1, k + 1));
+double GlobalBatchModel::Row::at(double q) const {
+  if (q <= u.front()) return v.front();
+  if (q >= u.back()) return v.back();
+  size_t k = static_cast<size_t>(std::upper_bound(u.begin(), u.end(), q) - u.begin()) - 1;
+  double t = (q - u[k]) / (u[k + 1] - u[k]);
+  return (1 - t) * v[k] + t * v[k + 1];
+}
+
+double GlobalBatchModel::surface(double log2b, double lu) const {
+  const int nb = static_cast<int>(rows_.size());
+  double fi = std::clamp((log2b - lb0_) / db_, 0.0, double(nb - 1));
+  int i = std::min(static_cast<int>(fi), nb - 2);
+  double s = fi - i;
+  return (1 - s) * rows_[i].at(lu) + s * rows_[i + 1].at(lu);
 }
 
 double GlobalBatchModel::predict(double batch, int workers, double epochs) const {
   double B = batch * workers, lx = std::log(std::max(effective_epochs(B, epochs), kTinyX));
-  return corrected_ ? surface(std::log2(B), lx) : link(lx);
+  if (!corrected_) return link(lx);
+  return surface(std::log2(B), data_axis_ ? std::log(std::max(epochs, kTinyX)) : lx);
 }
 
 std::string GlobalBatchModel::describe() const {
@@ -313,9 +341,10 @@ std::string GlobalBatchModel::describe() const {
   else
     s += fmt::format("  G: Optimus curve in x, {}; {}", loss_.describe(), curve_.describe());
   if (corrected_)
-    s += fmt::format("\n  local correction: residuals smoothed over (log2 B, ln x), bandwidths {:g} octaves x {:g}, "
-                     "shrink {:g}; grid {}x{}, monotone in epochs{}",
-                     hb_, hx_, lam_, nb_, nx_, p_.monotone_batch ? " and batch" : "");
+    s += fmt::format("\n  local correction: residuals smoothed over (log2 B, ln {}), bandwidths {:g} octaves x {:g}, "
+                     "shrink {:g}; {} grid rows, monotone in epochs{}",
+                     data_axis_ ? "e" : "x", hb_, hx_, lam_, rows_.size(),
+                     p_.monotone_batch && !data_axis_ ? " and batch" : "");
   s += fmt::format("\n  {} samples, in-sample rmse {:.4g}", n_, in_sample_rmse_);
   return s;
 }

@@ -56,6 +56,11 @@ struct GlobalBatchParams {
   std::vector<double> bandwidth_batch = {0.125, 0.25, 0.5, 1, 2};  // octaves of B
   std::vector<double> bandwidth_x = {0.05, 0.1, 0.2, 0.4, 0.8};     // in ln x
   std::vector<double> shrink = {0.01, 0.03, 0.1, 0.3, 1, 3};
+  // The second coordinate of the correction: effective epochs x (aligned with
+  // G), data epochs e (where runs at neighbouring batches line up by data
+  // seen), or auto: the one with the lower leave-one-out error.
+  enum class Axis { kEffectiveEpochs, kDataEpochs, kAuto };
+  Axis correction_axis = Axis::kAuto;
   bool monotone_batch = false;  // also force the corrected surface monotone in B at fixed x (worse for larger B)
   double grid_batch_step = 0.25;  // octaves between grid rows
   double grid_x_step = 0.05;      // ln x between regular grid columns (G's knots are added)
@@ -84,8 +89,9 @@ class GlobalBatchModel : public MetricModel {
   static double x_of(const Noise& n, double B, double e, int steps);
   double fit_link(const std::vector<double>& x, const std::vector<double>& y, bool keep);
   double link(double lx) const;  // G at ln x
-  void fit_correction(const std::vector<double>& B, const std::vector<double>& x, const std::vector<double>& y);
-  double surface(double log2b, double lx) const;  // the tabulated corrected surface
+  void fit_correction(const std::vector<double>& B, const std::vector<double>& x, const std::vector<double>& y,
+                      const std::vector<double>& e);
+  double surface(double log2b, double lu) const;  // the tabulated corrected surface; lu = ln x or ln e
 
   GlobalBatchParams p_;
   std::string name_;
@@ -97,11 +103,16 @@ class GlobalBatchModel : public MetricModel {
   OptimusCurve curve_;
   MetricLoss loss_;
   double in_sample_rmse_ = 0;
-  // Corrected surface on a grid: rows log2 B = lb0_ + i*db_, columns ln x = xs_[k].
+  // Corrected surface on a grid: rows log2 B = lb0_ + i*db_, each with its own
+  // columns u (ln x, or ln e with the data axis) and monotone values v.
+  struct Row {
+    std::vector<double> u, v;
+    double at(double q) const;  // linear between columns, constant beyond
+  };
   bool corrected_ = false;
+  bool data_axis_ = false;
   double lb0_ = 0, db_ = 1, hb_ = 0, hx_ = 0, lam_ = 0;
-  int nb_ = 0, nx_ = 0;
-  std::vector<double> xs_, grid_;
+  std::vector<Row> rows_;
   size_t n_ = 0;
 };
 
