@@ -18,10 +18,13 @@
 // Optimus curve in x (option).
 // Real runs at different batches deviate from one curve in x (a slow start,
 // a late learning-rate drop), so by default a smooth local correction is added:
-// the residuals of G, kernel-smoothed over (log2 B, ln x) with bandwidths chosen
-// by leave-one-out. The corrected surface is tabulated on a grid at fit time and
-// made monotone in x along every batch row (running max, or min for loss-type
-// metrics); bilinear interpolation keeps each prediction monotone in epochs.
+// the residuals of G, kernel-smoothed over (log2 B, ln x) or (log2 B, ln e)
+// (learning-rate schedules are set in data epochs, so their effects line up
+// there), with the axis, bandwidths and shrinkage chosen by leave-one-out. The
+// corrected surface is tabulated at fit time on rows of log2 B, each with its
+// own columns (G's knots kept exact) and made monotone along the row (running
+// max, or min for loss-type metrics); interpolation linear along a row and
+// between rows keeps each prediction monotone in epochs.
 // The search keeps the parameters (and, by default, the family: statistics or
 // fitted) with the least in-sample squared error of G.
 #pragma once
@@ -50,11 +53,11 @@ struct GlobalBatchParams {
   int integration_steps = 24;                            // midpoint rule for x(B, e)
   int refine_iterations = 0;  // golden-section steps after the grid (measured: no CV gain, so off)
   // Local correction: a Nadaraya-Watson smooth of the residuals of G over
-  // (log2 B, ln x), Gaussian kernel, shrunk to 0 where data are sparse
+  // (log2 B, ln x) or (log2 B, ln e), Gaussian kernel, shrunk to 0 where data are sparse
   // (prior weight `shrink`); bandwidths and shrink chosen by leave-one-out.
   bool smooth_residuals = true;
   std::vector<double> bandwidth_batch = {0.125, 0.25, 0.5, 1, 2};  // octaves of B
-  std::vector<double> bandwidth_x = {0.05, 0.1, 0.2, 0.4, 0.8};     // in ln x
+  std::vector<double> bandwidth_x = {0.05, 0.1, 0.2, 0.4, 0.8};     // in ln x (or ln e)
   std::vector<double> shrink = {0.01, 0.03, 0.1, 0.3, 1, 3};
   // The second coordinate of the correction: effective epochs x (aligned with
   // G), data epochs e (where runs at neighbouring batches line up by data
@@ -63,7 +66,7 @@ struct GlobalBatchParams {
   Axis correction_axis = Axis::kAuto;
   bool monotone_batch = false;  // also force the corrected surface monotone in B at fixed x (worse for larger B)
   double grid_batch_step = 0.25;  // octaves between grid rows
-  double grid_x_step = 0.05;      // ln x between regular grid columns (G's knots are added)
+  double grid_x_step = 0.05;      // ln x (or ln e) between regular grid columns (G's knots are added)
 };
 
 class GlobalBatchModel : public MetricModel {
