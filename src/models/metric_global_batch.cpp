@@ -320,9 +320,10 @@ double GlobalBatchModel::surface(double log2b, double lu) const {
 }
 
 double GlobalBatchModel::predict(double batch, int workers, double epochs) const {
-  double B = batch * workers, lx = std::log(std::max(effective_epochs(B, epochs), kTinyX));
-  if (!corrected_) return link(lx);
-  return surface(std::log2(B), data_axis_ ? std::log(std::max(epochs, kTinyX)) : lx);
+  const double B = batch * workers;
+  if (corrected_ && data_axis_) return surface(std::log2(B), std::log(std::max(epochs, kTinyX)));
+  const double lx = std::log(std::max(effective_epochs(B, epochs), kTinyX));
+  return corrected_ ? surface(std::log2(B), lx) : link(lx);
 }
 
 std::string GlobalBatchModel::describe() const {
