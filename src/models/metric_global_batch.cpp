@@ -264,6 +264,9 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
     // Columns: the regular grid plus every knot of an isotonic G (in data
     // epochs: where x(B_row, e) reaches the knot), so that G, linear between
     // its knots, is reproduced exactly along the row.
+    auto lx_at = [&](double le_row) {  // ln x on this row at ln e
+      return std::log(std::max(x_of(noise_, Bq, std::exp(le_row), p_.integration_steps), kTinyX));
+    };
     row.u = regular;
     if (iso)
       for (double k : iso_.x) {
@@ -272,7 +275,6 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
           continue;
         }
         double lo = regular.front(), hi = regular.back();
-        auto lx_at = [&](double v) { return std::log(std::max(x_of(noise_, Bq, std::exp(v), p_.integration_steps), kTinyX)); };
         if (!(lx_at(lo) < k && lx_at(hi) > k)) continue;
         for (int it = 0; it < 50; ++it) {
           double mid = 0.5 * (lo + hi);
@@ -289,9 +291,7 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
         double w = kernel((qb - lb[j]) / hb_, (qu - u[j]) / hx_);
         num += w * r[j], den += w;
       }
-      double g = data_axis_ ? link(std::log(std::max(x_of(noise_, Bq, std::exp(qu), p_.integration_steps), kTinyX)))
-                            : link(qu);
-      double v = g + num / den;
+      double v = link(data_axis_ ? lx_at(qu) : qu) + num / den;
       // Monotone in epochs along the row: running max (metric to maximise) or min.
       row.v[k] = k == 0 ? v : (up ? std::max(v, row.v[k - 1]) : std::min(v, row.v[k - 1]));
     }

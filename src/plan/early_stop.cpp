@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-
 #include "plan/diagnose.h"
 #include "plan/objective.h"
 

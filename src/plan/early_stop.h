@@ -2,15 +2,17 @@
 // epoch) meets the target. The epoch count is then a budget, not a cost: a run
 // pays for the epochs it needs, and the budget only has to be enough.
 //
-//   feasible cell (b, r): the `safe` model meets the target within the deadline;
-//                         its smallest such epoch count e_safe is the budget;
+//   feasible cell (b, r): the `safe` model meets the target within the deadline
+//                         (its smallest such epoch count: e_safe);
+//   budget:               e_safe, or (default) as many epochs as the deadline
+//                         allows at the safe model's epoch time (EarlyStopBudget);
 //   cost of the cell:     the `point` model's expected cost r * t * e_point,
-//                         e_point = min(the point model's epochs to target, e_safe).
+//                         e_point = min(the point model's epochs to target, budget).
 //
 // With `safe` the pessimistic side of prediction intervals (PessimisticModel),
 // the margin that --confidence buys costs nothing when the run goes as the point
 // model expects; it only narrows which cells are feasible. With safe == point
-// this is equation 11 again. docs/PLANNING.md, "Stopping at the target".
+// and the target budget this is equation 11 again. docs/PLANNING.md, "Stopping at the target".
 #pragma once
 #include <string>
 #include <vector>
