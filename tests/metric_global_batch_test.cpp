@@ -55,6 +55,18 @@ double held_out_mre(const models::MetricModel& m, int seed) {
   return eval::mre(p, t);
 }
 
+void expect_monotone_in_epochs(const GlobalBatchModel& m) {
+  for (int b : {16, 100, 256})
+    for (int r : {1, 4, 8}) {
+      double prev = -1;
+      for (double e = 0.25; e <= 60; e += 0.25) {
+        double v = m.predict(b, r, e);
+        EXPECT_GE(v, prev - 1e-12) << "b=" << b << " r=" << r << " e=" << e;
+        prev = v;
+      }
+    }
+}
+
 }  // namespace
 
 TEST(MetricGlobalBatch, RecoversSyntheticSurfaceWithoutGradientStatistics) {
@@ -84,15 +96,7 @@ TEST(MetricGlobalBatch, MonotoneInEpochsUnderNoise) {
   m.fit(synthetic(3, false, 0.01));
   EXPECT_LT(held_out_mre(m, 97), 0.02);
   EXPECT_NE(m.describe().find("local correction"), std::string::npos);
-  for (int b : {16, 100, 256})
-    for (int r : {1, 4, 8}) {
-      double prev = -1;
-      for (double e = 0.25; e <= 60; e += 0.25) {
-        double v = m.predict(b, r, e);
-        EXPECT_GE(v, prev - 1e-12) << "b=" << b << " r=" << r << " e=" << e;
-        prev = v;
-      }
-    }
+  expect_monotone_in_epochs(m);
 }
 
 // Without the local correction the surface is G(x) with x falling in B: so
@@ -149,15 +153,7 @@ TEST(MetricGlobalBatch, MonotoneInEpochsAlongDataEpochs) {
   GlobalBatchModel m(p);
   m.fit(synthetic(3, false, 0.01));
   EXPECT_LT(held_out_mre(m, 97), 0.02);
-  for (int b : {16, 100, 256})
-    for (int r : {1, 4, 8}) {
-      double prev = -1;
-      for (double e = 0.25; e <= 60; e += 0.25) {
-        double v = m.predict(b, r, e);
-        EXPECT_GE(v, prev - 1e-12) << "b=" << b << " r=" << r << " e=" << e;
-        prev = v;
-      }
-    }
+  expect_monotone_in_epochs(m);
 }
 
 TEST(MetricGlobalBatch, MinDirectionMetricFallsWithEpochs) {
