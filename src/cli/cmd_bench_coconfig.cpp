@@ -407,7 +407,7 @@ void setup(CLI::App& root) {
       "coconfig",
       "The co-configuration paper's experiment on the six Pollux traces: each method plans on models fitted to\n"
       "the paper's samples; the trace itself judges the choice (true cost, constraints) against the true optimum.");
-  cmd->add_option("--data", a->data, "../shared/data (or a directory of Pollux-format trace directories)")->required();
+  add_pollux_data_option(cmd, a->data);
   cmd->add_option("--models", a->models,
                   "Fitted models, one column each: NAME, TIME+METRIC, auto (lowest CV MRE per part) or oracle "
                   "(default: every registered model with both parts, and auto)")

@@ -103,7 +103,7 @@ void setup(CLI::App& root) {
       "intervals",
       "Coverage of the conformal intervals and one-sided bounds on held-out samples: for each Pollux trace,\n"
       "fit on the paper plan's samples, score fresh samples from the same trace (docs/MODELS-METRIC.md).");
-  cmd->add_option("--data", a->data, "../shared/data (or a directory of Pollux-format trace directories)")->required();
+  add_pollux_data_option(cmd, a->data);
   cmd->add_option("--time-model", a->time_model, "Epoch-time model, or auto (lowest CV MRE, as plan does)")
       ->capture_default_str();
   cmd->add_option("--metric-model", a->metric_model, "Metric model, or auto")->capture_default_str();

@@ -22,6 +22,10 @@ void setup_commands(CLI::App& root);
 // (bench coconfig, bench simulate, ...) can live in separate files.
 CLI::App* bench_command(CLI::App& root);
 
+// Adds the required `--data DIR` of the benchmarks that read the Pollux traces
+// (resolved by io::find_pollux_traces), stored in `dir`.
+void add_pollux_data_option(CLI::App* cmd, std::string& dir);
+
 // Adds `--comm-profile FILE` to `cmd`, stored in `path`.
 void add_comm_profile_option(CLI::App* cmd, std::string& path);
 // Loads the profile at `path` (if not empty) as the time models' default

@@ -32,6 +32,10 @@ CLI::App* bench_command(CLI::App& root) {
   return b;
 }
 
+void add_pollux_data_option(CLI::App* cmd, std::string& dir) {
+  cmd->add_option("--data", dir, "../shared/data (or a directory of Pollux-format trace directories)")->required();
+}
+
 bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }
 
 }  // namespace trainplan::cli
