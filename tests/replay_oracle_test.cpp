@@ -74,6 +74,29 @@ TEST(ReplayOracle, MetricIsBestSoFarAndInterpolatedInLogBatch) {
   EXPECT_FALSE(o.metric(256, 2).has_value());
 }
 
+TEST(ReplayOracle, ProgressAlignmentBlendsRowByRow) {
+  replay::OracleOptions opts;
+  opts.metric_alignment = replay::MetricAlignment::kProgress;
+  auto o = replay::ReplayOracle::from_dir(tiny_trace().string(), opts);
+  // Measured batches read as before.
+  EXPECT_NEAR(*o.metric(32, 2), 0.7, 1e-12);
+  EXPECT_NEAR(*o.metric(128, 2), 0.3, 1e-12);
+  // B=64, halfway in log2: row 0 blends (1 epoch, 0.5) at B=32 with
+  // (2 epochs, 0.3) at B=128: iterations 10 and 5 -> 7.5 -> 7.5*64/320 = 1.5
+  // epochs, metric 0.4. Row 1: iterations 20 and 10 -> 15 -> 3 epochs, 0.6.
+  // Only two rows: the shorter curve ends the blend.
+  EXPECT_NEAR(*o.metric(64, 1.5), 0.4, 1e-12);
+  EXPECT_NEAR(*o.metric(64, 3), 0.6, 1e-12);
+  EXPECT_NEAR(*o.metric(64, 2.25), 0.5, 1e-12);
+  EXPECT_NEAR(*o.metric(64, 10), 0.6, 1e-12);
+  // Before the first blended row: linear from the worst value (0.3) at e=0.
+  EXPECT_NEAR(*o.metric(64, 0.75), 0.35, 1e-12);
+  // The default (equal data epochs) differs here: 0.5 * (0.7 + 0.3).
+  auto d = replay::ReplayOracle::from_dir(tiny_trace().string());
+  EXPECT_NEAR(*d.metric(64, 2), 0.5, 1e-12);
+  EXPECT_NEAR(*o.metric(64, 2), 0.4 + 0.2 / 3, 1e-12);
+}
+
 TEST(ReplayOracle, TimeOnlyTraceHasNoMetric) {
   replay::OracleOptions opts;
   opts.dataset_size = 320;

@@ -18,12 +18,14 @@ struct SampleArgs {
   uint64_t seed = 1;
   std::string out;
   std::string metric_direction;
+  std::string metric_align = "data-epochs";
 };
 
 void run_sample(const SampleArgs& a) {
   replay::OracleOptions opts;
   if (a.dataset_size > 0) opts.dataset_size = a.dataset_size;
   if (!a.metric_direction.empty()) opts.direction = parse_direction(a.metric_direction);
+  if (a.metric_align == "progress") opts.metric_alignment = replay::MetricAlignment::kProgress;
   auto oracle = replay::ReplayOracle::from_dir(a.workload, opts);
   auto plan = replay::named_plan(a.plan, a.seed);
   auto res = replay::draw_samples(oracle, plan);
@@ -51,6 +53,12 @@ void setup(CLI::App& root) {
   cmd->add_option("--dataset-size", args->dataset_size, "Training examples per epoch (default: known or derived from the trace)");
   cmd->add_option("--metric", args->metric_direction, "Metric direction max|min (default: known for the application, else max)");
   cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--metric-align", args->metric_align,
+                  "How the metric between two measured global batches is read: data-epochs (blend the two curves at "
+                  "equal data epochs) or progress (blend them row by row, at equal statistical progress, as Pollux's "
+                  "simulator does)")
+      ->check(CLI::IsMember({"data-epochs", "progress"}))
+      ->capture_default_str();
   cmd->add_option("-o,--out", args->out, "Output CSV (default: stdout)");
   cmd->callback([args] { run_sample(*args); });
 }

@@ -11,6 +11,7 @@ namespace trainplan::replay {
 
 ReplayOracle::ReplayOracle(io::PolluxTrace trace, OracleOptions opts) : trace_(std::move(trace)) {
   gpus_per_node_ = opts.gpus_per_node > 0 ? opts.gpus_per_node : 4;
+  alignment_ = opts.metric_alignment;
   auto info = known_app(trace_.name);
   direction_ = opts.direction ? *opts.direction : (info ? info->direction : MetricDirection::kMax);
   epoch_limit_ = info ? info->epoch_limit : 0;
@@ -162,8 +163,7 @@ std::pair<double, double> ReplayOracle::global_batch_range() const {
   return {curves_.front().global_batch, curves_.back().global_batch};
 }
 
-double ReplayOracle::curve_value(const Curve& c, double e) const {
-  const auto& p = c.points;
+double ReplayOracle::curve_value(const std::vector<CurvePoint>& p, double e) const {
   if (e <= 0) return worst_metric_;
   if (e < p.front().epochs) return worst_metric_ + (p.front().best - worst_metric_) * (e / p.front().epochs);
   if (e >= p.back().epochs) return p.back().best;
@@ -187,15 +187,25 @@ std::optional<double> ReplayOracle::metric(double B, double e) const {
   if (curves_.empty()) return std::nullopt;
   const double eps = 1e-9 * B;
   if (B < curves_.front().global_batch - eps || B > curves_.back().global_batch + eps) return std::nullopt;
-  if (curves_.size() == 1) return curve_value(curves_.front(), e);
+  if (curves_.size() == 1) return curve_value(curves_.front().points, e);
   size_t hi = 0;
   while (hi < curves_.size() && curves_[hi].global_batch < B - eps) ++hi;
   if (hi == curves_.size()) hi = curves_.size() - 1;
-  if (std::abs(curves_[hi].global_batch - B) <= eps || hi == 0) return curve_value(curves_[hi], e);
+  if (std::abs(curves_[hi].global_batch - B) <= eps || hi == 0) return curve_value(curves_[hi].points, e);
   const Curve& a = curves_[hi - 1];
   const Curve& b = curves_[hi];
   double t = (std::log2(B) - std::log2(a.global_batch)) / (std::log2(b.global_batch) - std::log2(a.global_batch));
-  return (1 - t) * curve_value(a, e) + t * curve_value(b, e);
+  if (alignment_ == MetricAlignment::kDataEpochs) return (1 - t) * curve_value(a.points, e) + t * curve_value(b.points, e);
+  // Row by row (equal progress): blend iterations and metric of row k.
+  const size_t rows = std::min(a.points.size(), b.points.size());
+  std::vector<CurvePoint> blended(rows);
+  for (size_t k = 0; k < rows; ++k) {
+    const CurvePoint &pa = a.points[k], &pb = b.points[k];
+    blended[k] = pa;
+    blended[k].epochs = B * ((1 - t) * pa.epochs / a.global_batch + t * pb.epochs / b.global_batch);
+    blended[k].best = (1 - t) * pa.best + t * pb.best;
+  }
+  return curve_value(blended, e);
 }
 
 std::optional<std::pair<double, double>> ReplayOracle::gradient_stats(double B, double e) const {

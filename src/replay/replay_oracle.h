@@ -13,7 +13,16 @@
 //    monotone in e, as a run that keeps its best checkpoint. Before the first
 //    evaluation the metric rises linearly from the worst value in the trace
 //    at e = 0; after the last it stays at its last value. Between measured
-//    global batches, linear in log2(B). Outside [min B, max B]: not feasible.
+//    global batches, linear in log2(B), by default at equal data epochs.
+//    Outside [min B, max B]: not feasible.
+//    With MetricAlignment::kProgress the two curves are blended row by row
+//    instead: the trace's rows are equal statistical progress at every batch
+//    (AdaScale), so row k of both is the same point of the learning-rate
+//    schedule. Both the metric and the iterations of row k are blended (the
+//    data epochs of row k at B are the blended iterations x B / N), as
+//    Pollux's simulator reads its traces (there linear in B, here in log2 B).
+//    A learning-rate drop then appears once between two measured batches,
+//    where at equal data epochs it appears as two half-steps.
 #pragma once
 #include <map>
 #include <optional>
@@ -26,7 +35,14 @@
 
 namespace trainplan::replay {
 
+// How the metric is interpolated between two measured global batches.
+enum class MetricAlignment {
+  kDataEpochs,  // at equal data epochs (default)
+  kProgress,    // row by row: at equal statistical progress
+};
+
 struct OracleOptions {
+  MetricAlignment metric_alignment = MetricAlignment::kDataEpochs;
   std::optional<long> dataset_size;           // overrides the size derived from the trace (or the published one)
   std::optional<MetricDirection> direction;   // overrides the known direction
   int gpus_per_node = 4;                      // node size for the default placement
@@ -77,7 +93,7 @@ class ReplayOracle {
   using BatchSeries = std::vector<std::pair<double, double>>;
 
   static std::optional<double> interp_batch(const BatchSeries& s, double b);
-  double curve_value(const Curve& c, double e) const;
+  double curve_value(const std::vector<CurvePoint>& p, double e) const;
   std::optional<std::pair<double, double>> curve_grad(const Curve& c, double e) const;
   std::optional<double> scalability_step(double b, int workers, int nodes) const;
 
@@ -86,6 +102,7 @@ class ReplayOracle {
   long dataset_size_ = 0;
   int epoch_limit_ = 0;
   int gpus_per_node_ = 4;
+  MetricAlignment alignment_ = MetricAlignment::kDataEpochs;
   double worst_metric_ = 0;
   std::map<std::string, BatchSeries> by_placement_;
   std::map<std::pair<int, int>, BatchSeries> by_scale_;  // (nodes, replicas)
