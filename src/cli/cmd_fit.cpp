@@ -9,7 +9,9 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "eval/evaluate.h"
+#include "eval/fit_plot.h"
 #include "eval/mre.h"
+#include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "models/registry.h"
 #include "plan/model_choice.h"
@@ -24,38 +26,42 @@ struct FitArgs {
   bool json = false;
   bool model_given = false;
   std::string comm_profile;
+  std::string plot;
 };
 
 struct PartResult {
   std::string model, describe;
   double mre = 0;
   size_t n = 0;
+  std::shared_ptr<const models::TimeModel> time;      // the fitted part, for --plot
+  std::shared_ptr<const models::MetricModel> metric;
 };
 
 PartResult fit_time(const std::string& name, const SampleSet& s) {
   const auto& e = models::ModelRegistry::instance().get(name);
   if (!e.make_time) throw InputError("model '" + name + "' has no epoch-time part (see `trainplan fit --help`)");
-  auto m = e.make_time();
+  std::shared_ptr<models::TimeModel> m = e.make_time();
   m->fit(s);
   // One score per configuration: samples that differ only in epochs share a time.
   SampleSet d = eval::distinct_time_configs(s);
   std::vector<double> p, t;
   for (const auto& x : d.samples) p.push_back(m->predict(x.batch, x.workers, x.nodes)), t.push_back(x.epoch_time_s);
-  return {name, m->describe(), eval::mre(p, t), d.size()};
+  return {name, m->describe(), eval::mre(p, t), d.size(), m, nullptr};
 }
 
 PartResult fit_metric(const std::string& name, const SampleSet& s) {
   const auto& e = models::ModelRegistry::instance().get(name);
   if (!e.make_metric) throw InputError("model '" + name + "' has no metric part (see `trainplan fit --help`)");
-  auto m = e.make_metric();
+  std::shared_ptr<models::MetricModel> m = e.make_metric();
   m->fit(s);
   std::vector<double> p, t;
   for (const auto& x : s.with_metric()) p.push_back(m->predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
-  return {name, m->describe(), eval::mre(p, t), t.size()};
+  return {name, m->describe(), eval::mre(p, t), t.size(), nullptr, m};
 }
 
 void run_fit(const FitArgs& a) {
   apply_comm_profile(a.comm_profile);
+  if (!a.plot.empty()) io::check_plot_path(a.plot);
   SampleSet s = io::read_samples_csv(a.samples);
   auto& reg = models::ModelRegistry::instance();
   std::string tname = a.time_model.empty() ? a.model : a.time_model;
@@ -87,6 +93,11 @@ void run_fit(const FitArgs& a) {
   if (want_metric) {
     if (!a.json) std::cerr << fmt::format("fitting metric model {}...\n", mname);
     m = fit_metric(mname, s);
+  }
+  if (!a.plot.empty()) {
+    auto panels = eval::fit_panels(s, t ? t->time.get() : nullptr, m ? m->metric.get() : nullptr);
+    io::render_plot(a.plot, panels);
+    std::cerr << fmt::format("plot of the fitted curves over the samples -> {}\n", a.plot);
   }
   if (a.json) {
     nlohmann::json j;
@@ -136,6 +147,9 @@ void setup(CLI::App& root) {
                   "Metric model, e.g. global-batch, optimus-curve (overrides --model; given alone, only the metric part)");
   add_comm_profile_option(cmd, a->comm_profile);
   cmd->add_flag("--json", a->json, "Print the result as JSON");
+  cmd->add_option("--plot", a->plot,
+                  "Draw the fitted curves over the samples with gnuplot (.png or .svg): epoch time against workers "
+                  "for a few batches, and the metric against epochs for a few configurations");
   std::string known;
   for (const auto* e : models::ModelRegistry::instance().all())
     known += fmt::format("  {:<24} {}{}{}\n", e->name, e->make_time ? "time" : "", e->make_time && e->make_metric ? "+" : "",

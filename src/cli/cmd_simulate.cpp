@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/gnuplot.h"
 #include "io/philly.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
@@ -42,6 +43,7 @@ std::vector<double> parse_thresholds(const std::string& s) {
 }
 
 void run_simulate(const SimulateArgs& a) {
+  if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
   if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
   sim::ExperimentOptions eo;
   eo.sim.nodes = a.nodes;

@@ -1,5 +1,7 @@
 #include "core/sample.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace trainplan {
@@ -16,6 +18,13 @@ bool SampleSet::has_metric() const {
   for (const auto& s : samples)
     if (s.metric) return true;
   return false;
+}
+
+int SampleSet::packed_nodes(int workers) const {
+  int per_node = 0;
+  for (const auto& x : samples)
+    if (x.nodes > 0) per_node = std::max(per_node, (x.workers + x.nodes - 1) / x.nodes);
+  return per_node > 0 ? (workers + per_node - 1) / per_node : 0;
 }
 
 std::vector<Sample> SampleSet::with_metric() const {

@@ -41,6 +41,9 @@ struct SampleSet {
   bool has_metric() const;
   // The samples that carry a metric.
   std::vector<Sample> with_metric() const;
+  // Nodes that `workers` span when packed at the most workers per node any
+  // sample recorded; 0 when no sample records its nodes.
+  int packed_nodes(int workers) const;
   // Is `a` better than `b` under this set's direction?
   bool better(double a, double b) const {
     return direction == MetricDirection::kMax ? a > b : a < b;

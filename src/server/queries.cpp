@@ -85,12 +85,7 @@ void check_predict_query(const PredictQuery& q) {
   if (q.folds < 2) throw InputError("--folds must be >= 2");
 }
 
-int derive_nodes(const SampleSet& s, int workers) {
-  int per_node = 0;
-  for (const auto& x : s.samples)
-    if (x.nodes > 0) per_node = std::max(per_node, (x.workers + x.nodes - 1) / x.nodes);
-  return per_node > 0 ? (workers + per_node - 1) / per_node : 0;
-}
+int derive_nodes(const SampleSet& s, int workers) { return s.packed_nodes(workers); }
 
 Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& progress) {
   check_predict_query(q);

@@ -2,15 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <filesystem>
+#include <algorithm>
 #include <fstream>
 
 #include "core/error.h"
+#include "io/gnuplot.h"
 #include "sim/app_model.h"
 #include "sim/workload.h"
-#include <unistd.h>
-#include <algorithm>
 
 namespace trainplan::sim {
 
@@ -57,33 +55,21 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 void plot_jct_cdf(const std::string& path, const std::vector<SimResult>& runs, const std::string& title) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::string term;
-  if (ext == ".png") term = "pngcairo size 900,600";
-  else if (ext == ".svg") term = "svg size 900,600";
-  else throw InputError("", 0, "--plot", "'" + path + "' must end in .png or .svg");
-  auto dir = std::filesystem::temp_directory_path() / fmt::format("trainplan_plot_{}", ::getpid());
-  std::filesystem::create_directories(dir);
-  std::string script = fmt::format(
-      "set terminal {}\nset output '{}'\nset title '{}'\nset xlabel 'job completion time (hours)'\n"
-      "set ylabel 'fraction of jobs'\nset logscale x\nset grid\nset key bottom right\nset yrange [0:1]\nplot ",
-      term, path, title);
-  for (size_t k = 0; k < runs.size(); ++k) {
+  io::PlotPanel panel;
+  panel.title = title;
+  panel.xlabel = "job completion time (hours)";
+  panel.ylabel = "fraction of jobs";
+  panel.logx = true;
+  panel.yrange = {{0.0, 1.0}};
+  for (const auto& run : runs) {
     std::vector<double> jct;
-    for (const auto& j : runs[k].jobs) jct.push_back(std::max(j.jct, 1.0) / 3600.0);
+    for (const auto& j : run.jobs) jct.push_back(std::max(j.jct, 1.0) / 3600.0);
     std::sort(jct.begin(), jct.end());
-    auto data = dir / fmt::format("cdf{}.dat", k);
-    std::ofstream out(data);
-    for (size_t i = 0; i < jct.size(); ++i) out << jct[i] << " " << double(i + 1) / double(jct.size()) << "\n";
-    script += fmt::format("{}'{}' using 1:2 with steps lw 2 title '{}'", k ? ", " : "", data.string(), runs[k].policy);
+    io::PlotSeries s{run.policy, {}, "steps lw 2", ""};
+    for (size_t i = 0; i < jct.size(); ++i) s.points.push_back({jct[i], double(i + 1) / double(jct.size())});
+    panel.series.push_back(std::move(s));
   }
-  script += "\n";
-  FILE* gp = popen("gnuplot 2>&1", "w");
-  if (!gp) throw std::runtime_error("cannot start gnuplot");
-  fputs(script.c_str(), gp);
-  int rc = pclose(gp);
-  std::filesystem::remove_all(dir);
-  if (rc != 0) throw std::runtime_error("gnuplot failed while writing " + path);
+  io::render_plot(path, {panel});
 }
 
 void write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs) {

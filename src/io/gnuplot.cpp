@@ -1,0 +1,94 @@
+#include "io/gnuplot.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "core/error.h"
+
+namespace trainplan::io {
+namespace {
+
+// gnuplot single-quoted strings escape a quote by doubling it.
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// Removes the temporary folder on every path out.
+struct TempDir {
+  std::filesystem::path path;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+const std::vector<std::string>& plot_palette() {
+  static const std::vector<std::string> p = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                             "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+  return p;
+}
+
+bool gnuplot_available() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
+
+void check_plot_path(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext != ".png" && ext != ".svg") throw InputError("", 0, "--plot", "'" + path + "' must end in .png or .svg");
+}
+
+void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width, int height) {
+  check_plot_path(path);
+  const int total = width * static_cast<int>(std::max<size_t>(1, panels.size()));
+  const std::string term = std::filesystem::path(path).extension() == ".png"
+                               ? fmt::format("pngcairo size {},{}", total, height)
+                               : fmt::format("svg size {},{}", total, height);
+  bool any = false;
+  for (const auto& p : panels)
+    for (const auto& s : p.series) any = any || !s.points.empty();
+  if (!any) throw InputError("", 0, "--plot", "nothing to draw into '" + path + "'");
+
+  static std::atomic<int> seq{0};
+  TempDir dir{std::filesystem::temp_directory_path() / fmt::format("trainplan_plot_{}_{}", ::getpid(), seq++)};
+  std::filesystem::create_directories(dir.path);
+  std::string script = fmt::format("set terminal {}\nset output {}\n", term, quoted(path));
+  if (panels.size() > 1) script += fmt::format("set multiplot layout 1,{}\n", panels.size());
+  int file = 0;
+  for (const auto& p : panels) {
+    script += "reset\nset grid\n";
+    script += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset key {}\n", quoted(p.title), quoted(p.xlabel),
+                          quoted(p.ylabel), p.key);
+    script += p.logx ? "set logscale x\n" : "unset logscale x\n";
+    script += p.logy ? "set logscale y\n" : "unset logscale y\n";
+    if (p.yrange) script += fmt::format("set yrange [{}:{}]\n", p.yrange->first, p.yrange->second);
+    std::string plot;
+    for (const auto& s : p.series) {
+      if (s.points.empty()) continue;
+      auto data = dir.path / fmt::format("s{}.dat", file++);
+      std::ofstream out(data);
+      for (const auto& [x, y] : s.points)
+        if (std::isfinite(x) && std::isfinite(y)) out << fmt::format("{:.10g} {:.10g}\n", x, y);
+      plot += fmt::format("{}{} using 1:2 with {}{}{}", plot.empty() ? "plot " : ", ", quoted(data.string()), s.style,
+                          s.color.empty() ? "" : " lc rgb " + quoted(s.color),
+                          s.title.empty() ? " notitle" : " title " + quoted(s.title));
+    }
+    if (!plot.empty()) script += plot + "\n";
+  }
+  if (panels.size() > 1) script += "unset multiplot\n";
+  FILE* gp = popen("gnuplot 2>&1", "w");
+  if (!gp) throw std::runtime_error("cannot start gnuplot (install gnuplot-nox)");
+  fputs(script.c_str(), gp);
+  int rc = pclose(gp);
+  if (rc != 0) throw std::runtime_error("gnuplot failed while writing " + path + " (is gnuplot-nox installed?)");
+}
+
+}  // namespace trainplan::io

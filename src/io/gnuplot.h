@@ -1,0 +1,41 @@
+// Charts rendered by gnuplot (gnuplot-nox): every series goes to a temporary
+// data file, and one script draws the panels side by side into a .png or .svg.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trainplan::io {
+
+struct PlotSeries {
+  std::string title;                              // legend entry; empty: none
+  std::vector<std::pair<double, double>> points;  // (x, y), drawn in this order
+  std::string style = "lines";                    // gnuplot `with`: lines, points, steps, linespoints
+  std::string color;                              // "#rrggbb"; empty: gnuplot's next colour
+};
+
+struct PlotPanel {
+  std::string title, xlabel, ylabel;
+  bool logx = false, logy = false;
+  std::string key = "bottom right";  // gnuplot `set key` position
+  std::optional<std::pair<double, double>> yrange;
+  std::vector<PlotSeries> series;
+};
+
+// Renders `panels` side by side into `path`, `width` pixels per panel.
+// Throws InputError (field "--plot") unless `path` ends in .png or .svg or when
+// no series has a point; std::runtime_error when gnuplot cannot run or fails.
+void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width = 900, int height = 600);
+
+// Throws InputError (field "--plot") unless `path` ends in .png or .svg; call
+// before long work so that a bad name fails at once.
+void check_plot_path(const std::string& path);
+
+// Whether `gnuplot` can be started (for tests and friendly errors).
+bool gnuplot_available();
+
+// Eight distinguishable colours, for series that belong together.
+const std::vector<std::string>& plot_palette();
+
+}  // namespace trainplan::io

@@ -1,0 +1,165 @@
+// Pictures of a fit (eval/fit_plot.h) and the gnuplot driver (io/gnuplot.h).
+#include "eval/fit_plot.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.h"
+#include "io/gnuplot.h"
+#include "sim/experiment.h"
+#include "test_util.h"
+
+using namespace trainplan;
+
+namespace {
+
+// Known curves, so the panels' values can be checked exactly.
+class LinearTime : public models::TimeModel {
+ public:
+  std::string name() const override { return "linear-time"; }
+  void fit(const SampleSet&) override {}
+  double predict(double b, int r, int nodes) const override { return 1000.0 / (b * r) + 10.0 * nodes; }
+};
+class RisingMetric : public models::MetricModel {
+ public:
+  std::string name() const override { return "rising"; }
+  void fit(const SampleSet&) override {}
+  double predict(double b, int r, double e) const override { return 1.0 - 1.0 / (1.0 + e / (b * r)); }
+};
+
+// 5 batches x workers 1..6 (4 per node) x 2 epochs; metric on every sample.
+SampleSet samples() {
+  SampleSet s;
+  for (double b : {8.0, 16.0, 32.0, 64.0, 128.0})
+    for (int r = 1; r <= 6; ++r)
+      for (double e : {2.0, 10.0}) {
+        Sample x;
+        x.batch = b, x.workers = r, x.epochs = e, x.nodes = (r + 3) / 4;
+        x.epoch_time_s = 1000.0 / (b * r) + 10.0 * x.nodes;
+        x.metric = 1.0 - 1.0 / (1.0 + e / (b * r));
+        s.samples.push_back(x);
+      }
+  return s;
+}
+
+size_t points_in(const io::PlotPanel& p, const std::string& style_prefix) {
+  size_t n = 0;
+  for (const auto& s : p.series)
+    if (s.style.rfind(style_prefix, 0) == 0) n += s.points.size();
+  return n;
+}
+
+}  // namespace
+
+TEST(FitPlot, PanelsDrawTheModelOverEverySample) {
+  SampleSet s = samples();
+  LinearTime t;
+  RisingMetric m;
+  auto panels = eval::fit_panels(s, &t, &m, {4, 50});
+  ASSERT_EQ(panels.size(), 2u);
+  const auto& time = panels[0];
+  const auto& metric = panels[1];
+  EXPECT_TRUE(time.logy);
+  // Every sample is drawn once as a point (grey or in its batch's colour).
+  EXPECT_EQ(points_in(time, "points"), s.size());
+  EXPECT_EQ(points_in(metric, "points"), s.size());
+  // Four time curves over workers 1..6, nodes packed at 4 per node as sampled.
+  int curves = 0;
+  for (const auto& ser : time.series) {
+    if (ser.style.rfind("linespoints", 0) != 0) continue;
+    ++curves;
+    ASSERT_EQ(ser.points.size(), 6u);
+  }
+  EXPECT_EQ(curves, 4);
+  // The first and the last batch are among the curves; r = 5 is on 2 nodes.
+  const auto& first = time.series[1];
+  EXPECT_EQ(first.title, "b=8 per worker");
+  EXPECT_NEAR(first.points[4].second, 1000.0 / 40 + 20.0, 1e-9);
+  EXPECT_NEAR(first.points[0].second, 1000.0 / 8 + 10.0, 1e-9);
+  // Metric curves: 4 configurations spread over global batch, 50 points up to 1.1 x 10 epochs.
+  curves = 0;
+  for (const auto& ser : metric.series) {
+    if (ser.style.rfind("lines", 0) != 0) continue;
+    ++curves;
+    ASSERT_EQ(ser.points.size(), 50u);
+    EXPECT_NEAR(ser.points.back().first, 11.0, 1e-9);
+  }
+  EXPECT_EQ(curves, 4);
+  EXPECT_NE(metric.series[1].title.find("B=8"), std::string::npos);   // smallest global batch
+  // A model that is absent draws no panel; time-only samples draw no metric panel.
+  EXPECT_EQ(eval::fit_panels(s, &t, nullptr).size(), 1u);
+  for (auto& x : s.samples) x.metric.reset();
+  EXPECT_EQ(eval::fit_panels(s, &t, &m).size(), 1u);
+}
+
+TEST(Gnuplot, RejectsOtherExtensionsAndEmptyCharts) {
+  EXPECT_THROW(io::check_plot_path("out.pdf"), InputError);
+  EXPECT_NO_THROW(io::check_plot_path("out.svg"));
+  io::PlotPanel empty;
+  empty.series.push_back({"nothing", {}, "lines", ""});
+  EXPECT_THROW(io::render_plot("x.png", {empty}), InputError);
+}
+
+TEST(Gnuplot, WritesAnSvgWithEveryPanel) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)";
+  io::PlotPanel a, b;
+  a.title = "left panel's 'quoted' title";
+  a.series.push_back({"line", {{1, 1}, {2, 4}, {3, 9}}, "lines", "#1f77b4"});
+  b.title = "right panel";
+  b.logy = true;
+  b.series.push_back({"", {{1, 10}, {2, 100}}, "points", ""});
+  auto path = tptest::temp_dir("plot") / "two.svg";
+  io::render_plot(path.string(), {a, b});
+  std::ifstream in(path);
+  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("right panel"), std::string::npos);
+  EXPECT_NE(svg.find("quoted"), std::string::npos);
+}
+
+TEST(FitCli, PlotWritesTheChartAndABadNameFailsBeforeFitting) {
+  auto dir = tptest::temp_dir("fitplot");
+  std::string csv = "# trainplan: metric=max\nbatch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {16, 32, 64})
+    for (int r : {1, 2, 4})
+      for (int e : {1, 4, 12})
+        csv += fmt::format("{},{},{},{},{}\n", b, r, e, 3000.0 / (b * r) * (0.01 + 0.0005 * b),
+                           0.9 - 0.5 / (1 + e * 100.0 / (100 + b * r)));
+  auto samples = tptest::write_file(dir / "s.csv", csv);
+  auto bad = tptest::run_cli("fit --samples " + samples + " --plot " + (dir / "chart.pdf").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--plot"), std::string::npos);
+  EXPECT_EQ(bad.err.find("fitting"), std::string::npos);  // failed before any fit
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  auto out = dir / "chart.svg";
+  auto ok = tptest::run_cli("fit --samples " + samples + " --time-model isotonic-mi --metric-model global-batch --plot " +
+                            out.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::ifstream in(out);
+  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(svg.find("global-batch"), std::string::npos);
+  EXPECT_NE(svg.find("isotonic-mi"), std::string::npos);
+}
+
+TEST(Gnuplot, JctCdfOfSimulatedRuns) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  std::vector<sim::SimResult> runs(2);
+  runs[0].policy = "fifo";
+  runs[1].policy = "tiresias";
+  for (int i = 1; i <= 5; ++i) {
+    sim::JobResult j;
+    j.jct = 3600.0 * i;
+    runs[0].jobs.push_back(j);
+    j.jct = 1800.0 * i;
+    runs[1].jobs.push_back(j);
+  }
+  auto path = tptest::temp_dir("cdf") / "cdf.svg";
+  sim::plot_jct_cdf(path.string(), runs, "JCT CDF test");
+  std::ifstream in(path);
+  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(svg.find("tiresias"), std::string::npos);
+  EXPECT_NE(svg.find("JCT CDF test"), std::string::npos);
+  EXPECT_THROW(sim::plot_jct_cdf("cdf.txt", runs, "x"), InputError);
+}
