@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "core/error.h"
 #include "io/gnuplot.h"
+#include "plan/objective.h"
+#include "plan/plan_plot.h"
 #include "sim/experiment.h"
 #include "test_util.h"
 
@@ -119,15 +122,39 @@ TEST(Gnuplot, WritesAnSvgWithEveryPanel) {
   EXPECT_NE(svg.find("quoted"), std::string::npos);
 }
 
-TEST(FitCli, PlotWritesTheChartAndABadNameFailsBeforeFitting) {
-  auto dir = tptest::temp_dir("fitplot");
+namespace {
+// 27 samples of a job whose accuracy approaches 0.9 more slowly at larger global batch.
+std::string cli_samples(const std::filesystem::path& dir) {
   std::string csv = "# trainplan: metric=max\nbatch,workers,epochs,epoch_time_s,metric\n";
   for (int b : {16, 32, 64})
     for (int r : {1, 2, 4})
       for (int e : {1, 4, 12})
         csv += fmt::format("{},{},{},{},{}\n", b, r, e, 3000.0 / (b * r) * (0.01 + 0.0005 * b),
                            0.9 - 0.5 / (1 + e * 100.0 / (100 + b * r)));
-  auto samples = tptest::write_file(dir / "s.csv", csv);
+  return tptest::write_file(dir / "s.csv", csv);
+}
+}  // namespace
+
+TEST(PlanCli, PlotWritesTheChartAndABadNameFailsAtOnce) {
+  auto dir = tptest::temp_dir("planplot");
+  auto samples = cli_samples(dir);
+  const std::string common = "plan --samples " + samples + " --target 0.8 --deadline 600 --max-workers 4 --plot ";
+  auto bad = tptest::run_cli(common + (dir / "plan.jpg").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("must end in .png or .svg"), std::string::npos);
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  auto out = dir / "plan.svg";
+  auto ok = tptest::run_cli(common + out.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::ifstream in(out);
+  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(svg.find("cost of the cheapest feasible epochs"), std::string::npos);
+  EXPECT_NE(svg.find("target 0.8"), std::string::npos);
+}
+
+TEST(FitCli, PlotWritesTheChartAndABadNameFailsBeforeFitting) {
+  auto dir = tptest::temp_dir("fitplot");
+  auto samples = cli_samples(dir);
   auto bad = tptest::run_cli("fit --samples " + samples + " --plot " + (dir / "chart.pdf").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--plot"), std::string::npos);
@@ -162,4 +189,48 @@ TEST(Gnuplot, JctCdfOfSimulatedRuns) {
   EXPECT_NE(svg.find("tiresias"), std::string::npos);
   EXPECT_NE(svg.find("JCT CDF test"), std::string::npos);
   EXPECT_THROW(sim::plot_jct_cdf("cdf.txt", runs, "x"), InputError);
+}
+
+namespace {
+// Epoch time 100/(b r) + 1 per epoch; metric 1 - 1/(1 + e/4) at every (b, r).
+class ToyModel : public models::PerformanceModel {
+ public:
+  std::optional<double> epoch_time(int b, int r, int) const override { return 100.0 / (b * r) + 1.0; }
+  std::optional<double> metric(int, int, double e) const override { return 1.0 - 1.0 / (1.0 + e / 4.0); }
+  MetricDirection direction() const override { return MetricDirection::kMax; }
+  std::string name() const override { return "toy"; }
+};
+}  // namespace
+
+TEST(PlanPlot, CostPerCellWithGapsAndTheChosenRun) {
+  ToyModel m;
+  plan::PlanProblem p;
+  p.space.batches = {8, 16, 32};
+  p.space.max_workers = 3;
+  p.space.max_epochs = 100;
+  p.target = 0.75;       // e >= 12
+  p.deadline_s = 150.0;  // b=8, r=1: 13.5 s per epoch, 11 epochs at most: infeasible
+  auto best = plan::evaluate_cell(m, p, 32, 1);
+  ASSERT_TRUE(best);
+  auto panels = plan::plan_panels(m, m, p, *best);
+  ASSERT_EQ(panels.size(), 2u);
+  const auto& cost = panels[0];
+  ASSERT_EQ(cost.series.size(), 4u);  // three batches and the choice
+  EXPECT_EQ(cost.series[0].title, "b=8");
+  EXPECT_TRUE(std::isnan(cost.series[0].points[0].second));  // the gap
+  // b=16, r=2: 100/32 + 1 = 4.125 s per epoch, 12 epochs, cost 2 x 49.5.
+  EXPECT_NEAR(cost.series[1].points[1].second, 2 * 12 * (100.0 / 32 + 1), 1e-9);
+  EXPECT_NEAR(cost.series.back().points[0].second, best->cost, 1e-9);
+  const auto& metric = panels[1];
+  // The same model twice: no separate point-prediction curve.
+  for (const auto& s : metric.series) EXPECT_NE(s.title, "point prediction");
+  EXPECT_EQ(metric.series.back().points[0].first, 12.0);
+  // The deadline's epoch limit at b=32, r=1 (100/32 + 1 s per epoch).
+  bool deadline_line = false;
+  for (const auto& s : metric.series)
+    if (s.title.rfind("deadline: ", 0) == 0) {
+      deadline_line = true;
+      EXPECT_EQ(s.points[0].first, double(plan::max_epochs_within(p, 100.0 / 32 + 1)));
+    }
+  EXPECT_TRUE(deadline_line);
 }

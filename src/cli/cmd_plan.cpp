@@ -9,8 +9,10 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "plan/model_choice.h"
+#include "plan/plan_plot.h"
 #include "server/queries.h"
 
 namespace trainplan::cli {
@@ -44,10 +46,12 @@ struct PlanArgs {
   int tabu_tenure = 10;
   int manual_tries = 60;
   std::string comm_profile;
+  std::string plot;
 };
 
 void run_plan(const PlanArgs& a) {
   apply_comm_profile(a.comm_profile);
+  if (!a.plot.empty()) io::check_plot_path(a.plot);
   server::ModelSource src(io::read_samples_csv(a.samples));
   server::PlanQuery q;
   q.target = a.target;
@@ -85,6 +89,10 @@ void run_plan(const PlanArgs& a) {
   const auto& launch = o.launch;
 
   const char* cmp = o.direction == MetricDirection::kMax ? ">=" : "<=";
+  if (!a.plot.empty()) {
+    io::render_plot(a.plot, plan::plan_panels(*o.model, *o.point_model, p, res.best));
+    std::cerr << fmt::format("plot of the cost landscape and the chosen run's metric -> {}\n", a.plot);
+  }
   if (a.json) {
     std::cout << server::to_json(o, a.samples).dump(2) << "\n";
     return;
@@ -210,6 +218,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--image", a->image, "Container image for --emit k8s")->capture_default_str();
   add_comm_profile_option(cmd, a->comm_profile);
   cmd->add_flag("--json", a->json, "Print the plan as JSON");
+  cmd->add_option("--plot", a->plot,
+                  "Draw the plan with gnuplot (.png or .svg): the cost of every (batch, workers) cell that can meet "
+                  "the target by the deadline, and the chosen run's predicted metric against epochs");
   cmd->callback([a] { run_plan(*a); });
 }
 

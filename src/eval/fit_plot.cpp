@@ -74,6 +74,7 @@ io::PlotPanel time_panel(const SampleSet& s, const models::TimeModel& m, const F
   std::set<double> batches;
   int rmax = 1;
   for (const auto& x : s.samples) batches.insert(x.batch), rmax = std::max(rmax, x.workers);
+  p.xtics = std::max(1, rmax / 16);
   auto chosen = spread(std::vector<double>(batches.begin(), batches.end()), std::max(1, o.curves));
   io::PlotSeries others{"other samples", {}, "points pt 7 ps 0.6", kGrey};
   std::vector<io::PlotSeries> own(chosen.size());

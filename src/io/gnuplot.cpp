@@ -64,19 +64,21 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   if (panels.size() > 1) script += fmt::format("set multiplot layout 1,{}\n", panels.size());
   int file = 0;
   for (const auto& p : panels) {
-    script += "reset\nset grid\n";
+    script += "reset\nset grid\nset offsets 0, 0, graph 0.05, graph 0.05\n";  // room above and below the data
     script += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset key {}\n", quoted(p.title), quoted(p.xlabel),
                           quoted(p.ylabel), p.key);
     script += p.logx ? "set logscale x\n" : "unset logscale x\n";
     script += p.logy ? "set logscale y\n" : "unset logscale y\n";
+    if (p.xtics > 0) script += fmt::format("set xtics {}\n", p.xtics);
+    if (p.xrange) script += fmt::format("set xrange [{}:{}]\n", p.xrange->first, p.xrange->second);
     if (p.yrange) script += fmt::format("set yrange [{}:{}]\n", p.yrange->first, p.yrange->second);
     std::string plot;
     for (const auto& s : p.series) {
       if (s.points.empty()) continue;
       auto data = dir.path / fmt::format("s{}.dat", file++);
       std::ofstream out(data);
-      for (const auto& [x, y] : s.points)
-        if (std::isfinite(x) && std::isfinite(y)) out << fmt::format("{:.10g} {:.10g}\n", x, y);
+      for (const auto& [x, y] : s.points)  // a blank line breaks the line: a gap
+        out << (std::isfinite(x) && std::isfinite(y) ? fmt::format("{:.10g} {:.10g}\n", x, y) : std::string("\n"));
       plot += fmt::format("{}{} using 1:2 with {}{}{}", plot.empty() ? "plot " : ", ", quoted(data.string()), s.style,
                           s.color.empty() ? "" : " lc rgb " + quoted(s.color),
                           s.title.empty() ? " notitle" : " title " + quoted(s.title));

@@ -10,7 +10,7 @@ namespace trainplan::io {
 
 struct PlotSeries {
   std::string title;                              // legend entry; empty: none
-  std::vector<std::pair<double, double>> points;  // (x, y), drawn in this order
+  std::vector<std::pair<double, double>> points;  // (x, y) in drawing order; a NaN y leaves a gap
   std::string style = "lines";                    // gnuplot `with`: lines, points, steps, linespoints
   std::string color;                              // "#rrggbb"; empty: gnuplot's next colour
 };
@@ -19,7 +19,8 @@ struct PlotPanel {
   std::string title, xlabel, ylabel;
   bool logx = false, logy = false;
   std::string key = "bottom right";  // gnuplot `set key` position
-  std::optional<std::pair<double, double>> yrange;
+  std::optional<std::pair<double, double>> xrange, yrange;
+  double xtics = 0;  // > 0: a tick every xtics (integers on a workers axis)
   std::vector<PlotSeries> series;
 };
 

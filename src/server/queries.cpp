@@ -198,6 +198,8 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   if (q.confidence > 0)
     model = std::make_shared<plan::PessimisticModel>(fitted, q.confidence, bs.front(), bounds);
   o.model_name = model->name();
+  o.model = model;
+  o.point_model = fitted;
 
   plan::PlannerOptions opts;
   opts.search = q.search;

@@ -132,6 +132,8 @@ struct PlanOutcome {
   std::vector<int> batches;  // the candidate batches, sorted
   plan::ModelChoice choice;
   std::string model_name;  // the PerformanceModel planned on
+  std::shared_ptr<const models::PerformanceModel> model;        // planned on (pessimistic with a confidence)
+  std::shared_ptr<const models::PerformanceModel> point_model;  // the fitted point predictions
   MetricDirection direction = MetricDirection::kMax;
   plan::PlanResult result;  // with early_stop: the budget candidates (epochs = budget)
   std::optional<plan::EarlyStopPlan> early_stop;

@@ -1,0 +1,87 @@
+#include "plan/plan_plot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/objective.h"
+
+namespace trainplan::plan {
+
+std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, const models::PerformanceModel& point,
+                                       const PlanProblem& p, const Candidate& chosen, int curves) {
+  const auto& palette = io::plot_palette();
+  const MetricDirection dir = planned.direction();
+  io::PlotPanel cost;
+  cost.title = "cost of the cheapest feasible epochs per (batch, workers)";
+  cost.xlabel = "workers";
+  cost.ylabel = "cost (worker-seconds)";
+  cost.logy = true;
+  cost.key = "top left opaque";
+  cost.xrange = {{0.5, p.space.max_workers + 0.5}};
+  cost.xtics = std::max(1, p.space.max_workers / 16);
+  // Batches drawn: spread over the candidates, and the chosen one.
+  const auto& all = p.space.batches;
+  std::vector<int> drawn;
+  const int k = std::max(2, curves);
+  if (static_cast<int>(all.size()) <= k) {
+    drawn = all;
+  } else {
+    for (int i = 0; i < k; ++i)
+      drawn.push_back(all[static_cast<size_t>(std::lround(double(i) * double(all.size() - 1) / double(k - 1)))]);
+  }
+  if (std::find(drawn.begin(), drawn.end(), chosen.config.batch) == drawn.end()) drawn.push_back(chosen.config.batch);
+  std::sort(drawn.begin(), drawn.end());
+  drawn.erase(std::unique(drawn.begin(), drawn.end()), drawn.end());
+  for (size_t i = 0; i < drawn.size(); ++i) {
+    io::PlotSeries s{fmt::format("b={}", drawn[i]), {}, "linespoints lw 2 pt 7 ps 0.7", palette[i % palette.size()]};
+    for (int r = 1; r <= p.space.max_workers; ++r)
+      if (auto c = evaluate_cell(planned, p, drawn[i], r)) s.points.push_back({double(r), c->cost});
+      else s.points.push_back({double(r), NAN});  // a gap: infeasible cell
+    cost.series.push_back(std::move(s));
+  }
+  auto epochs = [](int e) { return fmt::format("{} epoch{}", e, e == 1 ? "" : "s"); };
+  cost.series.push_back({fmt::format("choice: b={} x r={}, {}", chosen.config.batch, chosen.config.workers,
+                                     epochs(chosen.config.epochs)),
+                         {{double(chosen.config.workers), chosen.cost}},
+                         "points pt 3 ps 3 lw 2",
+                         "#000000"});
+
+  io::PlotPanel metric;
+  metric.title = fmt::format("metric at b={} x r={}", chosen.config.batch, chosen.config.workers);
+  metric.xlabel = "epochs";
+  metric.ylabel = "predicted metric";
+  metric.key = dir == MetricDirection::kMax ? "bottom right opaque" : "top right opaque";
+  const int limit = max_epochs_within(p, chosen.epoch_time_s);
+  const int top = std::max({limit, chosen.config.epochs, 1}) + std::max(2, limit / 10);
+  metric.xrange = {{0.0, double(top)}};
+  io::PlotSeries plan_curve{"planned on: " + planned.name(), {}, "lines lw 2", palette[0]};
+  io::PlotSeries point_curve{"point prediction", {}, "lines lw 1 dt 2", palette[1]};
+  bool differs = false;
+  for (int e = 1; e <= top; ++e) {
+    auto a = planned.metric(chosen.config.batch, chosen.config.workers, e);
+    auto b = point.metric(chosen.config.batch, chosen.config.workers, e);
+    if (a) plan_curve.points.push_back({double(e), *a});
+    if (b) point_curve.points.push_back({double(e), *b});
+    differs = differs || (a && b && std::abs(*a - *b) > 1e-12 * std::max(1.0, std::abs(*b)));
+  }
+  metric.series.push_back(std::move(plan_curve));
+  if (differs) metric.series.push_back(std::move(point_curve));
+  metric.series.push_back({fmt::format("target {:g}", p.target), {{0.5, p.target}, {double(top), p.target}}, "lines lw 1",
+                           "#000000"});
+  if (limit > 0) {
+    double lo = p.target, hi = p.target;
+    for (const auto& s : metric.series)
+      for (const auto& [x, y] : s.points) lo = std::min(lo, y), hi = std::max(hi, y);
+    metric.series.push_back({"deadline: " + epochs(limit), {{double(limit), lo}, {double(limit), hi}},
+                             "lines lw 1 dt 3", "#d62728"});
+  }
+  metric.series.push_back({"choice: " + epochs(chosen.config.epochs),
+                           {{double(chosen.config.epochs), chosen.metric}},
+                           "points pt 3 ps 3 lw 2",
+                           "#000000"});
+  return {cost, metric};
+}
+
+}  // namespace trainplan::plan
