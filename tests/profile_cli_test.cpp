@@ -299,8 +299,9 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   std::string trainer = tptest::write_file(f.dir / "trainplan-train", kFakeTrainTrainer);
   std::filesystem::permissions(trainer, std::filesystem::perms::owner_all);
   std::string csv = (f.dir / "demo.csv").string();
+  std::string chart = (f.dir / "demo-plan.svg").string();
   auto r = tptest::run_cli("demo --trainer " + trainer + " --store " + f.store + " -o " + csv +
-                           " --epochs 1,2 --budget 60s --json");
+                           " --epochs 1,2 --budget 60s --json --plot " + chart);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "step 3/3")) << r.err;
   EXPECT_TRUE(contains(r.out, "\"batch\"")) << r.out;
@@ -309,6 +310,13 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   // The fake's accuracy falls with the global batch and rises with epochs:
   // the cheapest configuration that reaches 99% of the best is a single worker.
   EXPECT_TRUE(contains(r.out, "\"workers\": 1")) << r.out;
+  // The plan's chart, when gnuplot is there (otherwise a note and "plot": null).
+  if (std::system("gnuplot --version >/dev/null 2>&1") == 0) {
+    EXPECT_TRUE(std::filesystem::exists(chart));
+    EXPECT_TRUE(contains(r.out, "demo-plan.svg")) << r.out;
+  } else {
+    EXPECT_TRUE(contains(r.out, "\"plot\": null")) << r.out;
+  }
 }
 
 TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
@@ -319,4 +327,7 @@ TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
   auto t = tptest::run_cli("demo --trainer /nonexistent/trainplan-train --store " + f.store);
   EXPECT_EQ(t.exit_code, 2);
   EXPECT_TRUE(contains(t.err, "/nonexistent/trainplan-train is not an executable file")) << t.err;
+  auto p = tptest::run_cli("demo --plot chart.gif --store " + f.store);
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_TRUE(contains(p.err, "must end in .png or .svg")) << p.err;
 }

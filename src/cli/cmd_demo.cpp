@@ -12,9 +12,11 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "models/performance_model.h"
 #include "plan/model_choice.h"
+#include "plan/plan_plot.h"
 #include "plan/planner.h"
 #include "profile/builtin_workload.h"
 #include "profile/interrupt.h"
@@ -38,6 +40,7 @@ struct DemoArgs {
   std::string budget = "150s";
   std::string store = "trainplan-demo.db";
   std::string out = "trainplan-demo.csv";
+  std::string plot = "trainplan-demo-plan.png";  // "" : no chart
   double target = 0;  // 0: 99% of the best predicted metric
   double deadline = 600;
   int max_workers = 0;  // 0: the largest profiled
@@ -51,6 +54,7 @@ struct DemoArgs {
 };
 
 void run_demo(const DemoArgs& a) {
+  if (!a.plot.empty()) io::check_plot_path(a.plot);  // before minutes of profiling
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   auto since = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
@@ -128,6 +132,15 @@ void run_demo(const DemoArgs& a) {
   po.alternatives = 3;
   auto res = plan::make_planner("coconfig", po)->plan(*fitted, p);
   const auto& b = res.best;
+  std::string plotted;
+  if (!a.plot.empty()) {
+    try {  // the chart is a by-product: a missing gnuplot must not fail the demo
+      io::render_plot(a.plot, plan::plan_panels(*fitted, *fitted, p, b));
+      plotted = a.plot;
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("note: no chart ({})\n", e.what());
+    }
+  }
   double wall = since();
 
   if (a.json) {
@@ -138,7 +151,8 @@ void run_demo(const DemoArgs& a) {
                         {"batch", b.config.batch},      {"workers", b.config.workers},
                         {"epochs", b.config.epochs},    {"epoch_time_s", b.epoch_time_s},
                         {"total_time_s", b.total_time_s}, {"metric", b.metric},
-                        {"cost_worker_s", b.cost},      {"wall_s", wall}};
+                        {"cost_worker_s", b.cost},      {"wall_s", wall},
+                        {"plot", plotted.empty() ? nlohmann::json(nullptr) : nlohmann::json(plotted)}};
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -151,6 +165,9 @@ void run_demo(const DemoArgs& a) {
   for (const auto& c : res.alternatives)
     std::cout << fmt::format("  alternative: batch {}, {} worker(s), {} epoch(s): cost {:.1f} worker-s ({:+.0f}%)\n",
                              c.config.batch, c.config.workers, c.config.epochs, c.cost, 100 * (c.cost / b.cost - 1));
+  if (!plotted.empty())
+    std::cout << fmt::format("  chart: {} (cost of every feasible (batch, workers) cell; the chosen run's metric)\n",
+                             plotted);
   std::cout << fmt::format("demo finished in {}. Next:\n", format_duration(wall));
   std::cout << fmt::format("  trainplan plan --samples {} --target {:.4g} --deadline {:.0f} --max-workers {}\n", a.out,
                            target, a.deadline, p.space.max_workers);
@@ -179,6 +196,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--budget", a->budget, "Time budget for profiling")->capture_default_str();
   cmd->add_option("--store", a->store, "SQLite sample store (reused when present)")->capture_default_str();
   cmd->add_option("-o,--out", a->out, "Sample CSV written from the store")->capture_default_str();
+  cmd->add_option("--plot", a->plot, "Chart of the plan (.png or .svg; as `plan --plot`); '' for none")
+      ->capture_default_str();
   cmd->add_option("--target", a->target, "Metric target (default: 99% of the best metric the model predicts in the space)");
   cmd->add_option("--deadline", a->deadline, "Deadline for the planned run, seconds")->capture_default_str();
   cmd->add_option("--max-workers", a->max_workers, "Largest worker count to plan for (default: the largest profiled)");
