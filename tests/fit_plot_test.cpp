@@ -234,3 +234,17 @@ TEST(PlanPlot, CostPerCellWithGapsAndTheChosenRun) {
     }
   EXPECT_TRUE(deadline_line);
 }
+
+TEST(Gnuplot, ASeriesWithNothingToDrawKeepsItsLegendAndPrintsNothing) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  io::PlotPanel p;
+  p.series.push_back({"drawn", {{1, 1}, {2, NAN}, {3, 3}}, "linespoints", ""});
+  p.series.push_back({"b=128: no feasible cell", {{1, NAN}, {2, NAN}}, "linespoints", "#d62728"});
+  auto path = tptest::temp_dir("keyentry") / "k.svg";
+  testing::internal::CaptureStdout();
+  io::render_plot(path.string(), {p});
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");  // gnuplot's messages stay off stdout
+  std::ifstream in(path);
+  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(svg.find("no feasible cell"), std::string::npos);
+}

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -54,7 +55,8 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
                                : fmt::format("svg size {},{}", total, height);
   bool any = false;
   for (const auto& p : panels)
-    for (const auto& s : p.series) any = any || !s.points.empty();
+    for (const auto& s : p.series)
+      for (const auto& [x, y] : s.points) any = any || (std::isfinite(x) && std::isfinite(y));
   if (!any) throw InputError("", 0, "--plot", "nothing to draw into '" + path + "'");
 
   static std::atomic<int> seq{0};
@@ -75,22 +77,39 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
     std::string plot;
     for (const auto& s : p.series) {
       if (s.points.empty()) continue;
+      const std::string colour = s.color.empty() ? "" : " lc rgb " + quoted(s.color);
+      const bool drawable = std::any_of(s.points.begin(), s.points.end(), [](const auto& xy) {
+        return std::isfinite(xy.first) && std::isfinite(xy.second);
+      });
+      if (!drawable) {  // nothing to draw, but the legend still says it is there
+        if (!s.title.empty())
+          plot += fmt::format("{}keyentry with {}{} title {}", plot.empty() ? "plot " : ", ", s.style, colour,
+                              quoted(s.title));
+        continue;
+      }
       auto data = dir.path / fmt::format("s{}.dat", file++);
       std::ofstream out(data);
       for (const auto& [x, y] : s.points)  // a blank line breaks the line: a gap
         out << (std::isfinite(x) && std::isfinite(y) ? fmt::format("{:.10g} {:.10g}\n", x, y) : std::string("\n"));
       plot += fmt::format("{}{} using 1:2 with {}{}{}", plot.empty() ? "plot " : ", ", quoted(data.string()), s.style,
-                          s.color.empty() ? "" : " lc rgb " + quoted(s.color),
-                          s.title.empty() ? " notitle" : " title " + quoted(s.title));
+                          colour, s.title.empty() ? " notitle" : " title " + quoted(s.title));
     }
     if (!plot.empty()) script += plot + "\n";
   }
   if (panels.size() > 1) script += "unset multiplot\n";
-  FILE* gp = popen("gnuplot 2>&1", "w");
+  // gnuplot's messages go to a log, not to our stdout (which may carry JSON);
+  // they are shown only when it fails.
+  const auto log = dir.path / "gnuplot.log";
+  FILE* gp = popen(("gnuplot >" + quoted(log.string()) + " 2>&1").c_str(), "w");
   if (!gp) throw std::runtime_error("cannot start gnuplot (install gnuplot-nox)");
   fputs(script.c_str(), gp);
   int rc = pclose(gp);
-  if (rc != 0) throw std::runtime_error("gnuplot failed while writing " + path + " (is gnuplot-nox installed?)");
+  if (rc != 0) {
+    std::ifstream in(log);
+    std::string msg((std::istreambuf_iterator<char>(in)), {});
+    throw std::runtime_error("gnuplot failed while writing " + path + " (is gnuplot-nox installed?)" +
+                             (msg.empty() ? "" : ": " + msg));
+  }
 }
 
 }  // namespace trainplan::io

@@ -36,9 +36,11 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
   drawn.erase(std::unique(drawn.begin(), drawn.end()), drawn.end());
   for (size_t i = 0; i < drawn.size(); ++i) {
     io::PlotSeries s{fmt::format("b={}", drawn[i]), {}, "linespoints lw 2 pt 7 ps 0.7", palette[i % palette.size()]};
+    bool feasible = false;
     for (int r = 1; r <= p.space.max_workers; ++r)
-      if (auto c = evaluate_cell(planned, p, drawn[i], r)) s.points.push_back({double(r), c->cost});
+      if (auto c = evaluate_cell(planned, p, drawn[i], r)) s.points.push_back({double(r), c->cost}), feasible = true;
       else s.points.push_back({double(r), NAN});  // a gap: infeasible cell
+    if (!feasible) s.title += ": no feasible cell";
     cost.series.push_back(std::move(s));
   }
   auto epochs = [](int e) { return fmt::format("{} epoch{}", e, e == 1 ? "" : "s"); };
@@ -54,7 +56,11 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
   metric.ylabel = "predicted metric";
   metric.key = dir == MetricDirection::kMax ? "bottom right opaque" : "top right opaque";
   const int limit = max_epochs_within(p, chosen.epoch_time_s);
-  const int top = std::max({limit, chosen.config.epochs, 1}) + std::max(2, limit / 10);
+  // Up to the deadline's limit, but no further than 4x the chosen epochs: the
+  // curve near the choice is what matters.
+  const int reach = std::max(chosen.config.epochs * 4, chosen.config.epochs + 5);
+  const int last = std::max({std::min(limit, reach), chosen.config.epochs, 1});
+  const int top = last + std::max(1, last / 10);
   metric.xrange = {{0.0, double(top)}};
   io::PlotSeries plan_curve{"planned on: " + planned.name(), {}, "lines lw 2", palette[0]};
   io::PlotSeries point_curve{"point prediction", {}, "lines lw 1 dt 2", palette[1]};
@@ -74,7 +80,10 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
     double lo = p.target, hi = p.target;
     for (const auto& s : metric.series)
       for (const auto& [x, y] : s.points) lo = std::min(lo, y), hi = std::max(hi, y);
-    metric.series.push_back({"deadline: " + epochs(limit), {{double(limit), lo}, {double(limit), hi}},
+    const bool shown = limit <= top;
+    metric.series.push_back({"deadline: " + epochs(limit) + (shown ? "" : " (beyond the chart)"),
+                             shown ? std::vector<std::pair<double, double>>{{double(limit), lo}, {double(limit), hi}}
+                                   : std::vector<std::pair<double, double>>{{NAN, NAN}},
                              "lines lw 1 dt 3", "#d62728"});
   }
   metric.series.push_back({"choice: " + epochs(chosen.config.epochs),
