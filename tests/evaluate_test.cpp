@@ -145,6 +145,27 @@ TEST(Evaluate, ScoresEveryNumberAndNotesMissingMetric) {
   EXPECT_NE(r.metric.notes[0].find("no data"), std::string::npos);
 }
 
+TEST(Evaluate, KeepsEveryOutOfFoldPredictionWhoseMreIsTheCvMre) {
+  const auto& entry = models::ModelRegistry::instance().get("isotonic-mi");
+  EvalData d{"grid", grid(true), std::nullopt};
+  auto r = evaluate_model(entry, d, {});
+  for (const PartScore* p : {&r.time, &r.metric}) {
+    ASSERT_TRUE(p->cv_mre);
+    ASSERT_EQ(p->cv_points.size(), 64u);  // every sample scored once
+    std::vector<double> measured, predicted;
+    std::multiset<double> truths;
+    for (const auto& [m, pr] : p->cv_points) measured.push_back(m), predicted.push_back(pr), truths.insert(m);
+    EXPECT_NEAR(mre(predicted, measured), *p->cv_mre, 1e-12);
+    std::multiset<double> expected;  // the measurements themselves, in some order
+    for (const auto& x : d.samples.samples) expected.insert(p == &r.time ? x.epoch_time_s : *x.metric);
+    EXPECT_EQ(truths, expected);
+  }
+  EvalData few{"few", subset(grid(false), {0, 1, 2}), std::nullopt};
+  auto none = evaluate_model(entry, few, {});
+  EXPECT_FALSE(none.time.cv_mre);  // 3 samples, 5 folds: no CV, so no points
+  EXPECT_TRUE(none.time.cv_points.empty());
+}
+
 TEST(Evaluate, TimeIsScoredOnDistinctConfigurations) {
   auto s = grid(true);
   auto twice = s;

@@ -1,5 +1,6 @@
 // Pictures of a fit (eval/fit_plot.h) and the gnuplot driver (io/gnuplot.h).
 #include "eval/fit_plot.h"
+#include "eval/evaluate_plot.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -247,4 +248,103 @@ TEST(Gnuplot, ASeriesWithNothingToDrawKeepsItsLegendAndPrintsNothing) {
   std::ifstream in(path);
   std::string svg((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(svg.find("no feasible cell"), std::string::npos);
+}
+
+namespace {
+eval::ModelScore scored(const std::string& name, std::optional<double> time_cv, std::optional<double> metric_cv) {
+  eval::ModelScore m;
+  m.model = name;
+  if (time_cv) m.time.cv_mre = time_cv, m.time.cv_points = {{2.0, 2.2}, {8.0, 7.0}, {-1.0, 3.0}};
+  if (metric_cv) m.metric.cv_mre = metric_cv, m.metric.cv_points = {{0.5, 0.52}, {0.7, 0.69}};
+  return m;
+}
+}  // namespace
+
+TEST(EvaluatePlot, RanksModelsByCvErrorCapsThemAndDrawsTheDiagonal) {
+  eval::DatasetScores ds{"toy", "", {}};
+  ds.models.push_back(scored("c", 0.30, std::nullopt));  // time only
+  ds.models.push_back(scored("a", 0.10, 0.02));
+  ds.models.push_back(scored("b", 0.20, 0.01));
+  ds.models.push_back(scored("d", std::nullopt, std::nullopt));  // nothing scored: not drawn
+  eval::EvaluatePlotOptions o;
+  o.max_models = 2;
+  auto panels = eval::evaluate_panels({ds}, o);
+  ASSERT_EQ(panels.size(), 2u);  // time, then metric
+  const auto& time = panels[0];
+  EXPECT_TRUE(time.logx && time.logy);
+  EXPECT_NE(time.title.find("best 2 of 3 models"), std::string::npos);
+  ASSERT_EQ(time.series.size(), 3u);  // two models, worst drawn first, and y = x
+  EXPECT_EQ(time.series[0].title, "b (MRE 20.0%)");
+  EXPECT_EQ(time.series[1].title, "a (MRE 10.0%)");
+  EXPECT_EQ(time.series[1].points.size(), 2u);  // the negative time has no place on log axes
+  ASSERT_TRUE(time.xrange && time.yrange);
+  EXPECT_EQ(*time.xrange, *time.yrange);  // one scale on both axes
+  EXPECT_LT(time.xrange->first, 2.0);
+  EXPECT_GT(time.xrange->first, 1.9);
+  EXPECT_GT(time.xrange->second, 8.0);
+  EXPECT_LT(time.xrange->second, 8.5);
+  EXPECT_EQ(time.series[2].points.front(), std::make_pair(time.xrange->first, time.xrange->first));
+  EXPECT_EQ(time.series[2].points.back(), std::make_pair(time.xrange->second, time.xrange->second));
+  const auto& metric = panels[1];
+  EXPECT_FALSE(metric.logx);
+  EXPECT_EQ(metric.title.find("best"), std::string::npos);  // both metric models fit under the cap
+  EXPECT_EQ(metric.title.find("off the frame"), std::string::npos);
+  ASSERT_EQ(metric.series.size(), 3u);
+  EXPECT_EQ(metric.series[1].title, "b (MRE 1.0%)");  // lower CV MRE drawn last, on top
+  EXPECT_EQ(metric.series[1].points, (std::vector<std::pair<double, double>>{{0.5, 0.52}, {0.7, 0.69}}));
+  // One wild prediction does not stretch the frame; the title counts it.
+  ds.models[1].metric.cv_points.push_back({0.6, 100.0});
+  auto wild = eval::evaluate_panels({ds}, o)[1];
+  EXPECT_NE(wild.title.find("1 predictions off the frame"), std::string::npos);
+  EXPECT_LT(wild.yrange->second, 0.7 + 0.5 * 0.2 + 0.01);
+  // A data set where nothing was cross-validated gives no panel.
+  eval::DatasetScores empty{"empty", "", {scored("d", std::nullopt, std::nullopt)}};
+  EXPECT_TRUE(eval::evaluate_panels({empty}).empty());
+}
+
+TEST(Gnuplot, LaysPanelsOutInRowsOfTheGivenColumns) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  io::PlotPanel p;
+  p.series.push_back({"", {{1, 1}, {2, 2}}, "lines", ""});
+  auto path = tptest::temp_dir("plotgrid") / "grid.svg";
+  io::render_plot(path.string(), {p, p, p}, 300, 200, 2);  // 2 rows of 2 columns
+  std::ifstream in(path);
+  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(svg.find("width=\"600\""), std::string::npos);
+  EXPECT_NE(svg.find("height=\"400\""), std::string::npos);
+}
+
+TEST(EvaluateCli, PlotDrawsEveryModelAndABadNameFailsBeforeScoring) {
+  auto dir = tptest::temp_dir("evalplot");
+  auto samples = cli_samples(dir);
+  const std::string common = "evaluate --samples " + samples + " --models isotonic-mi,global-batch --plot ";
+  auto bad = tptest::run_cli(common + (dir / "board.txt").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("must end in .png or .svg"), std::string::npos);
+  EXPECT_EQ(bad.out, "");  // nothing scored
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  auto out = dir / "board.svg";
+  auto ok = tptest::run_cli(common + out.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::ifstream in(out);
+  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(svg.find("s: epoch time, cross-validated"), std::string::npos);
+  EXPECT_NE(svg.find("s: metric, cross-validated"), std::string::npos);
+  EXPECT_NE(svg.find("global-batch (MRE"), std::string::npos);
+  EXPECT_NE(svg.find("isotonic-mi (MRE"), std::string::npos);
+  EXPECT_NE(ok.err.find(out.string()), std::string::npos);
+}
+
+TEST(Gnuplot, ANarrowLogAxisGetsOneTwoFiveTicks) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  io::PlotPanel p;
+  p.logx = true;
+  p.xrange = std::make_pair(30.0, 300.0);  // decade ticks alone would label only 100
+  p.series.push_back({"", {{40, 1}, {250, 2}}, "lines", ""});
+  auto path = tptest::temp_dir("plotlog") / "log.svg";
+  io::render_plot(path.string(), {p});
+  std::ifstream in(path);
+  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  for (const char* tick : {">50<", ">100<", ">200<"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(svg.find(">20<"), std::string::npos);  // outside the range
 }

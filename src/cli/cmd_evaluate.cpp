@@ -8,8 +8,10 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "eval/evaluate_plot.h"
 #include "eval/oracle_trials.h"
 #include "eval/report.h"
+#include "io/gnuplot.h"
 #include "io/pollux_trace.h"
 #include "io/sample_csv.h"
 #include "models/registry.h"
@@ -29,6 +31,7 @@ struct EvaluateArgs {
   bool json = false;
   bool describe = false;
   std::string comm_profile = "auto";
+  std::string plot;
 };
 
 std::vector<std::string> model_names(const std::string& spec) {
@@ -135,6 +138,7 @@ std::vector<eval::EvalData> datasets_from_traces(const EvaluateArgs& a, std::vec
 void run_evaluate(const EvaluateArgs& a) {
   if (a.samples.empty() == a.data.empty()) throw InputError("give either --samples FILE... or --data DIR (one of them)");
   if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
+  if (!a.plot.empty()) io::check_plot_path(a.plot);  // a bad name fails before any fit
   auto names = model_names(a.models);
   eval::EvalOptions opts;
   opts.cv_folds = a.cv;
@@ -174,6 +178,12 @@ void run_evaluate(const EvaluateArgs& a) {
           for (const auto* p : {&m.time, &m.metric})
             if (!p->describe.empty()) std::cout << ds.name << ": " << p->describe << "\n";
   }
+  if (!a.plot.empty()) {
+    auto panels = eval::evaluate_panels(scores);
+    if (panels.empty()) throw InputError("", 0, "--plot", "no model could be cross-validated, so there is nothing to draw");
+    io::render_plot(a.plot, panels, 700, 560, 2);
+    std::cerr << fmt::format("plot of the cross-validated predictions against the measurements -> {}\n", a.plot);
+  }
 }
 
 void setup(CLI::App& root) {
@@ -195,7 +205,8 @@ void setup(CLI::App& root) {
       "`trainplan comm-profile`.\n"
       "Examples:\n"
       "  trainplan evaluate --samples cifar10.csv --model isotonic-mi --cv 5\n"
-      "  trainplan evaluate --data ../shared/data/pollux-t4 --models all --json");
+      "  trainplan evaluate --data ../shared/data/pollux-t4 --models all --json\n"
+      "  trainplan evaluate --data ../shared/data/pollux-t4 --models all --plot leaderboard.png");
   cmd->add_option("-s,--samples", a->samples, "Sample CSV file(s) to score on (repeatable)");
   cmd->add_option("-d,--data", a->data, "Directory of Pollux-format traces (or one trace) to sample and score on");
   cmd->add_option("-m,--model,--models", a->models, "Model name, comma-separated names, or 'all' (every registered model)")
@@ -211,6 +222,9 @@ void setup(CLI::App& root) {
                   "Communication profile for the time models: 'auto' (with --data: leave-one-out over the other "
                   "traces; with --samples: none), 'none', or a JSON FILE from `trainplan comm-profile`")
       ->capture_default_str();
+  cmd->add_option("--plot", a->plot,
+                  "Draw with gnuplot (.png or .svg) each model's cross-validated predictions against the measurements: "
+                  "one row per data set, epoch time (log-log) and metric, the 6 models with the lowest CV MRE per panel");
   cmd->callback([a] { run_evaluate(*a); });
 }
 

@@ -81,7 +81,9 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
         auto tr = truths(test, truth);
         truth_all.insert(truth_all.end(), tr.begin(), tr.end());
       }
-      return mre(pred, truth_all);
+      double score = mre(pred, truth_all);
+      for (size_t i = 0; i < pred.size(); ++i) p.cv_points.push_back({truth_all[i], pred[i]});
+      return score;
     });
   }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/sample.h"
@@ -47,6 +48,9 @@ struct PartScore {
   std::optional<double> in_sample_mre, cv_mre, workers_mre, workers_1pn_mre, batch_mre;
   std::optional<double> fit_ms;  // fitting on all the samples, milliseconds
   size_t n_samples = 0;          // samples scored in-sample
+  // (measured, out-of-fold prediction) of every sample the CV scored, in fold
+  // order; their MRE is cv_mre. Empty when CV did not run or failed.
+  std::vector<std::pair<double, double>> cv_points;
   std::vector<std::string> notes;
   std::string describe;          // the model's describe() after the full fit
 };

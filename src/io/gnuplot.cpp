@@ -32,6 +32,21 @@ struct TempDir {
   }
 };
 
+// Ticks at 1, 2 and 5 times powers of ten inside [lo, hi], for a log axis
+// whose range spans less than about three decades, where gnuplot's decade
+// ticks would leave one label or none. Empty: keep gnuplot's.
+std::string log_tics(const char* axis, std::pair<double, double> range) {
+  auto [lo, hi] = range;
+  if (!(lo > 0) || !(hi > lo) || hi / lo > 2000) return "";
+  std::string list;
+  for (int d = static_cast<int>(std::floor(std::log10(lo))); d <= static_cast<int>(std::ceil(std::log10(hi))); ++d)
+    for (double m : {1.0, 2.0, 5.0}) {
+      double v = m * std::pow(10.0, d);
+      if (v >= lo && v <= hi) list += fmt::format("{}\"{:g}\" {:g}", list.empty() ? "" : ", ", v, v);
+    }
+  return list.empty() ? "" : fmt::format("set {}tics ({})\n", axis, list);
+}
+
 }  // namespace
 
 const std::vector<std::string>& plot_palette() {
@@ -47,12 +62,14 @@ void check_plot_path(const std::string& path) {
   if (ext != ".png" && ext != ".svg") throw InputError("", 0, "--plot", "'" + path + "' must end in .png or .svg");
 }
 
-void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width, int height) {
+void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width, int height, int columns) {
   check_plot_path(path);
-  const int total = width * static_cast<int>(std::max<size_t>(1, panels.size()));
+  const int n = static_cast<int>(std::max<size_t>(1, panels.size()));
+  const int cols = columns > 0 ? std::min(columns, n) : n;
+  const int rows = (n + cols - 1) / cols;
   const std::string term = std::filesystem::path(path).extension() == ".png"
-                               ? fmt::format("pngcairo size {},{}", total, height)
-                               : fmt::format("svg size {},{}", total, height);
+                               ? fmt::format("pngcairo size {},{}", width * cols, height * rows)
+                               : fmt::format("svg size {},{}", width * cols, height * rows);
   bool any = false;
   for (const auto& p : panels)
     for (const auto& s : p.series)
@@ -63,7 +80,7 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   TempDir dir{std::filesystem::temp_directory_path() / fmt::format("trainplan_plot_{}_{}", ::getpid(), seq++)};
   std::filesystem::create_directories(dir.path);
   std::string script = fmt::format("set terminal {}\nset output {}\n", term, quoted(path));
-  if (panels.size() > 1) script += fmt::format("set multiplot layout 1,{}\n", panels.size());
+  if (panels.size() > 1) script += fmt::format("set multiplot layout {},{} rowsfirst\n", rows, cols);
   int file = 0;
   for (const auto& p : panels) {
     script += "reset\nset grid\nset offsets 0, 0, graph 0.05, graph 0.05\n";  // room above and below the data
@@ -74,6 +91,8 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
     if (p.xtics > 0) script += fmt::format("set xtics {}\n", p.xtics);
     if (p.xrange) script += fmt::format("set xrange [{}:{}]\n", p.xrange->first, p.xrange->second);
     if (p.yrange) script += fmt::format("set yrange [{}:{}]\n", p.yrange->first, p.yrange->second);
+    if (p.logx && p.xrange) script += log_tics("x", *p.xrange);
+    if (p.logy && p.yrange) script += log_tics("y", *p.yrange);
     std::string plot;
     for (const auto& s : p.series) {
       if (s.points.empty()) continue;

@@ -24,10 +24,12 @@ struct PlotPanel {
   std::vector<PlotSeries> series;
 };
 
-// Renders `panels` side by side into `path`, `width` pixels per panel.
+// Renders `panels` into `path`, `width` x `height` pixels per panel, in rows
+// of `columns` panels (0: all in one row), filled left to right.
 // Throws InputError (field "--plot") unless `path` ends in .png or .svg or when
 // no series has a point; std::runtime_error when gnuplot cannot run or fails.
-void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width = 900, int height = 600);
+void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width = 900, int height = 600,
+                 int columns = 0);
 
 // Throws InputError (field "--plot") unless `path` ends in .png or .svg; call
 // before long work so that a bad name fails at once.
