@@ -1,0 +1,48 @@
+// The co-configuration paper's experiment on replayed traces (`trainplan bench
+// coconfig`): for each trace and (target, deadline) scenario, every method
+// plans on models fitted to the sampled trials, and the trace itself judges the
+// choice (true cost, constraints) against the true optimum. docs/PLANNING.md
+// gives the rules and the document's fields.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace trainplan::eval {
+
+struct CoconfigBenchOptions {
+  uint64_t seed = 1;                // sampling plan, tabu, bo and manual
+  std::vector<std::string> models;  // NAME, TIME+METRIC, auto or oracle; empty: coconfig_bench_default_models()
+  int scenarios = 3;                // per trace, from easy to tight (plan::derive_scenarios)
+  int max_workers = 8;              // workers 1..R in the candidate space
+  std::string sampling = "paper";   // replay::named_plan
+  int tabu_seeds = 5;               // tabu runs per scenario, each compared with exhaustive search
+  double confidence = 0;            // in (0, 1): every method plans on the pessimistic side at this coverage
+  std::string bounds = "two-sided";  // how `confidence` reads the intervals: two-sided or one-sided
+  bool conformal = false;            // wrap the models in conformal intervals (implied by confidence > 0)
+  bool early_stop = false;           // judge runs that stop at the target; add the method coconfig-early-stop
+  std::string early_stop_budget = "deadline";  // coconfig-early-stop's budget rule: deadline or target
+};
+
+// The methods every model is planned with, in report order (coconfig-early-stop
+// is appended with early_stop).
+const std::vector<std::string>& coconfig_bench_methods();
+
+// Every registered model with both parts, then "auto".
+std::vector<std::string> coconfig_bench_default_models();
+
+// Runs the benchmark on the Pollux trace directories `trace_dirs`; a time-only
+// trace is skipped. `progress`, when set, gets one line per trace and per fit.
+// Returns the JSON document that `bench coconfig --json` prints. Throws
+// InputError on bad options and on a model name the registry does not know.
+nlohmann::json run_coconfig_bench(const std::vector<std::string>& trace_dirs, const CoconfigBenchOptions& o,
+                                  const std::function<void(const std::string&)>& progress = {});
+
+// The human-readable report of a document from run_coconfig_bench: per model,
+// each method's median regret per trace and its counts; per scenario; the
+// models' MRE; tabu against exhaustive.
+std::string format_coconfig_bench(const nlohmann::json& doc);
+
+}  // namespace trainplan::eval
