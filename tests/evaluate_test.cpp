@@ -166,6 +166,21 @@ TEST(Evaluate, KeepsEveryOutOfFoldPredictionWhoseMreIsTheCvMre) {
   EXPECT_TRUE(none.time.cv_points.empty());
 }
 
+TEST(Evaluate, CvOnlyGivesTheSameCvScoreAndNothingElse) {
+  const auto& entry = models::ModelRegistry::instance().get("isotonic-mi");
+  EvalData d{"grid", grid(true), std::nullopt};
+  auto full = evaluate_model(entry, d, {});
+  EvalOptions o;
+  o.cv_only = true;
+  auto cv = evaluate_model(entry, d, o);
+  for (auto [f, c] : {std::pair{&full.time, &cv.time}, std::pair{&full.metric, &cv.metric}}) {
+    ASSERT_TRUE(f->cv_mre && c->cv_mre);
+    EXPECT_EQ(*c->cv_mre, *f->cv_mre);  // same folds, same fits
+    EXPECT_TRUE(f->in_sample_mre && f->workers_mre && f->batch_mre);
+    EXPECT_FALSE(c->in_sample_mre || c->workers_mre || c->workers_1pn_mre || c->batch_mre || c->fit_ms);
+  }
+}
+
 TEST(Evaluate, TimeIsScoredOnDistinctConfigurations) {
   auto s = grid(true);
   auto twice = s;

@@ -81,6 +81,7 @@ std::optional<double> cv_mre(const std::string& name, bool time, const SampleSet
   else e.make_time = nullptr;
   eval::EvalOptions o;
   o.seed = seed;
+  o.cv_only = true;
   eval::EvalData data;
   data.name = "bench";
   data.samples = s;

@@ -56,7 +56,7 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
                 const std::optional<SampleSet>& workers_pool, const std::optional<SampleSet>& trials,
                 const std::optional<SampleSet>& trials_1pn, const EvalOptions& opts) {
   p.n_samples = data.size();
-  p.in_sample_mre = guarded(p, "in-sample", [&] {
+  if (!opts.cv_only) p.in_sample_mre = guarded(p, "in-sample", [&] {
     FitInfo info;
     auto pred = fp(data, data, &info);
     p.fit_ms = info.fit_ms;
@@ -87,6 +87,7 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
     });
   }
 
+  if (opts.cv_only) return;
   // Extrapolation in workers: multi-node samples at distinct node counts
   // (from `trials` when given), on full nodes and on one GPU per node.
   WorkersSplitRule rule = opts.workers_rule;

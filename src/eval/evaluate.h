@@ -20,6 +20,9 @@ struct EvalOptions {
   int cv_folds = 5;
   uint64_t seed = 1;  // shuffles the folds
   WorkersSplitRule workers_rule;
+  // Only the k-fold CV score (no in-sample fit, no extrapolation splits): what
+  // choosing a model by CV needs, at a fraction of the fits.
+  bool cv_only = false;
 };
 
 // One data set. `workers_pool`, when set, supplies the test side of the

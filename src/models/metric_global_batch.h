@@ -90,7 +90,8 @@ class GlobalBatchModel : public MetricModel {
     double e_ref = 1;
   };
   static double x_of(const Noise& n, double B, double e, int steps);
-  double fit_link(const std::vector<double>& x, const std::vector<double>& y, bool keep);
+  // `coarse`: a cheaper Optimus-curve fit, for ranking grid candidates.
+  double fit_link(const std::vector<double>& x, const std::vector<double>& y, bool keep, bool coarse = false);
   double link(double lx) const;  // G at ln x
   void fit_correction(const std::vector<double>& B, const std::vector<double>& x, const std::vector<double>& y,
                       const std::vector<double>& e);

@@ -19,6 +19,7 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   eval::EvalOptions opts;
   opts.cv_folds = folds;
   opts.seed = seed;
+  opts.cv_only = true;
   eval::EvalData data;
   data.name = "plan";
   data.samples = samples;
