@@ -8,15 +8,11 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "eval/datasets.h"
 #include "eval/evaluate_plot.h"
-#include "eval/oracle_trials.h"
 #include "eval/report.h"
 #include "io/gnuplot.h"
-#include "io/pollux_trace.h"
-#include "io/sample_csv.h"
 #include "models/registry.h"
-#include "replay/comm_calibration.h"
-#include "replay/sampler.h"
 
 namespace trainplan::cli {
 namespace {
@@ -50,91 +46,6 @@ std::vector<std::string> model_names(const std::string& spec) {
   return out;
 }
 
-std::string time_configs_note(const SampleSet& s) {
-  return fmt::format("{} samples ({} distinct time configurations, {} with a metric)", s.size(),
-                     eval::distinct_time_configs(s).size(), s.with_metric().size());
-}
-
-std::vector<eval::EvalData> datasets_from_samples(const EvaluateArgs& a, std::vector<std::string>& descriptions) {
-  std::vector<eval::EvalData> out;
-  for (const auto& path : a.samples) {
-    eval::EvalData d;
-    d.samples = io::read_samples_csv(path);
-    d.name = std::filesystem::path(path).stem().string();
-    for (const auto& prev : out)
-      if (prev.name == d.name) d.name = path;  // two files with one stem: use the path
-    descriptions.push_back(time_configs_note(d.samples) + " from " + path);
-    out.push_back(std::move(d));
-  }
-  return out;
-}
-
-std::string trials_note(const SampleSet& trials) {
-  std::string out;
-  for (const auto& t : trials.samples)
-    out += fmt::format("{}{} at b={:g}", out.empty() ? "" : ", ", replay::ReplayOracle::placement_for(t.workers, t.nodes),
-                       t.batch);
-  return out.empty() ? "none" : out;
-}
-
-// Samples every trace under `a.data` with `a.plan`; the workers split's test
-// side comes from the 'wide' plan (r = 1..16) restricted to 8..16 workers.
-// With --comm-profile auto, each trace's time models get the communication
-// profile measured on the other traces under `a.data` (leave one out).
-std::vector<eval::EvalData> datasets_from_traces(const EvaluateArgs& a, std::vector<std::string>& descriptions) {
-  std::vector<replay::ReplayOracle> oracles;
-  for (const auto& dir : io::list_pollux_traces(a.data)) oracles.push_back(replay::ReplayOracle::from_dir(dir));
-  std::shared_ptr<const models::CommProfile> file_profile;
-  if (a.comm_profile != "auto" && a.comm_profile != "none")
-    file_profile = std::make_shared<models::CommProfile>(models::CommProfile::load(a.comm_profile));
-
-  std::vector<eval::EvalData> out;
-  for (const auto& oracle : oracles) {
-    eval::EvalData d;
-    d.name = oracle.name();
-    d.samples = replay::draw_samples(oracle, replay::named_plan(a.plan, a.seed)).samples;
-    SampleSet wide = replay::draw_samples(oracle, replay::named_plan("wide", a.seed)).samples;
-    SampleSet pool = eval::subset(wide, {});
-    for (const auto& s : wide.samples)
-      if (s.workers >= 8 && s.workers <= 16) pool.samples.push_back(s);
-    SampleSet train_grid = eval::subset(d.samples, eval::single_node_train(d.samples));
-    eval::WorkersSplitRule one_per_node;
-    one_per_node.trial_shape = eval::TrialShape::kOnePerNode;
-    d.multi_node_trials = eval::oracle_multi_node_trials(oracle, train_grid, pool);
-    d.multi_node_trials_one_per_node = eval::oracle_multi_node_trials(oracle, train_grid, pool, one_per_node);
-
-    std::string profile_note = "none";
-    if (file_profile) {
-      d.comm_profile = file_profile;
-      profile_note = a.comm_profile;
-    } else if (a.comm_profile == "auto") {
-      std::vector<const replay::ReplayOracle*> others;
-      for (const auto& o : oracles)
-        if (o.name() != oracle.name()) others.push_back(&o);
-      try {
-        if (!others.empty()) {
-          auto p = std::make_shared<models::CommProfile>(replay::comm_profile_from(others));
-          profile_note = "leave-one-out, " + p->source;
-          d.comm_profile = std::move(p);
-        } else {
-          profile_note = "none (no other trace under --data to measure one on)";
-        }
-      } catch (const InputError& e) {
-        profile_note = std::string("none (") + e.message() + ")";
-      }
-    }
-    descriptions.push_back(fmt::format("{} drawn with plan '{}' (seed {}); workers-split test: {} samples with 8..16 workers "
-                                       "from plan 'wide'; workers-split multi-node trials: {} (one GPU per node: {}); "
-                                       "communication profile: {}",
-                                       time_configs_note(d.samples), a.plan, a.seed, pool.size(),
-                                       trials_note(*d.multi_node_trials), trials_note(*d.multi_node_trials_one_per_node),
-                                       profile_note));
-    d.workers_pool = std::move(pool);
-    out.push_back(std::move(d));
-  }
-  return out;
-}
-
 void run_evaluate(const EvaluateArgs& a) {
   if (a.samples.empty() == a.data.empty()) throw InputError("give either --samples FILE... or --data DIR (one of them)");
   if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
@@ -145,7 +56,8 @@ void run_evaluate(const EvaluateArgs& a) {
   opts.seed = a.seed;
 
   std::vector<std::string> descriptions;
-  auto data = a.data.empty() ? datasets_from_samples(a, descriptions) : datasets_from_traces(a, descriptions);
+  auto data = a.data.empty() ? eval::datasets_from_sample_files(a.samples, descriptions)
+                             : eval::datasets_from_traces(a.data, {a.plan, a.seed, a.comm_profile}, descriptions);
   if (a.data.empty() && a.comm_profile != "auto" && a.comm_profile != "none") {
     auto p = std::make_shared<models::CommProfile>(models::CommProfile::load(a.comm_profile));
     for (size_t i = 0; i < data.size(); ++i) {
