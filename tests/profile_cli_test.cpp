@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -310,6 +311,12 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   // The fake's accuracy falls with the global batch and rises with epochs:
   // the cheapest configuration that reaches 99% of the best is a single worker.
   EXPECT_TRUE(contains(r.out, "\"workers\": 1")) << r.out;
+  // How far to trust it: both chosen parts' CV error on the trials.
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["cv_mre"]["time"].is_number()) << r.out;
+  ASSERT_TRUE(j["cv_mre"]["metric"].is_number()) << r.out;
+  EXPECT_GE(j["cv_mre"]["time"].get<double>(), 0.0);
+  EXPECT_LT(j["cv_mre"]["metric"].get<double>(), 0.5);  // the fake's curve is smooth
   // The plan's chart, when gnuplot is there (otherwise a note and "plot": null).
   if (std::system("gnuplot --version >/dev/null 2>&1") == 0) {
     EXPECT_TRUE(std::filesystem::exists(chart));

@@ -12,9 +12,11 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "eval/evaluate.h"
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "models/performance_model.h"
+#include "models/registry.h"
 #include "plan/model_choice.h"
 #include "plan/plan_plot.h"
 #include "plan/planner.h"
@@ -103,6 +105,21 @@ void run_demo(const DemoArgs& a) {
   std::cerr << fmt::format("step 2/3: fitting the models (time {}, metric {})\n", tname, mname);
   plan::ModelChoice choice = plan::choose_models(tname, mname, samples);
   auto fitted = models::fit_performance_model(choice.time_model, choice.metric_model, samples);
+  // How far to trust the recommendation: each chosen part's error on trials
+  // it did not see (5-fold CV over these trials).
+  auto cv_of = [&](const std::string& name, bool time) -> std::optional<double> {
+    models::ModelEntry e = models::ModelRegistry::instance().get(name);
+    if (time) e.make_metric = nullptr;
+    else e.make_time = nullptr;
+    eval::EvalOptions o;
+    o.cv_only = true;
+    eval::EvalData d;
+    d.name = "demo";
+    d.samples = samples;
+    auto sc = eval::evaluate_model(e, d, o);
+    return time ? sc.time.cv_mre : sc.metric.cv_mre;
+  };
+  const std::optional<double> time_cv = cv_of(choice.time_model, true), metric_cv = cv_of(choice.metric_model, false);
 
   // 3. Plan. The default target is 99% of the best metric the fitted model
   // predicts anywhere in the space: reachable by construction, and close to
@@ -152,7 +169,9 @@ void run_demo(const DemoArgs& a) {
                         {"epochs", b.config.epochs},    {"epoch_time_s", b.epoch_time_s},
                         {"total_time_s", b.total_time_s}, {"metric", b.metric},
                         {"cost_worker_s", b.cost},      {"wall_s", wall},
-                        {"plot", plotted.empty() ? nlohmann::json(nullptr) : nlohmann::json(plotted)}};
+                        {"plot", plotted.empty() ? nlohmann::json(nullptr) : nlohmann::json(plotted)},
+                        {"cv_mre", {{"time", time_cv ? nlohmann::json(*time_cv) : nlohmann::json(nullptr)},
+                                    {"metric", metric_cv ? nlohmann::json(*metric_cv) : nlohmann::json(nullptr)}}}};
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -162,6 +181,9 @@ void run_demo(const DemoArgs& a) {
                            b.config.workers == 1 ? "" : "s", b.config.epochs, b.config.epochs == 1 ? "" : "s");
   std::cout << fmt::format("  predicted: {:.2f} s per epoch, {:.1f} s in all, {} {:.4f}, cost {:.1f} worker-seconds\n",
                            b.epoch_time_s, b.total_time_s, metric_name, b.metric, b.cost);
+  auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : std::string("n/a"); };
+  std::cout << fmt::format("  model error on trials it did not see (5-fold CV MRE): epoch time {}, {} {}\n",
+                           pct(time_cv), metric_name, pct(metric_cv));
   for (const auto& c : res.alternatives)
     std::cout << fmt::format("  alternative: batch {}, {} worker(s), {} epoch(s): cost {:.1f} worker-s ({:+.0f}%)\n",
                              c.config.batch, c.config.workers, c.config.epochs, c.cost, 100 * (c.cost / b.cost - 1));
