@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/error.h"
 #include "eval/mre.h"
 #include "eval/splits.h"
 #include "models/registry.h"
@@ -179,6 +180,10 @@ TEST(Evaluate, CvOnlyGivesTheSameCvScoreAndNothingElse) {
     EXPECT_TRUE(f->in_sample_mre && f->workers_mre && f->batch_mre);
     EXPECT_FALSE(c->in_sample_mre || c->workers_mre || c->workers_1pn_mre || c->batch_mre || c->fit_ms);
   }
+  // One part by name: the same number.
+  EXPECT_EQ(part_cv_mre("isotonic-mi", ModelPart::kTime, d.samples), *full.time.cv_mre);
+  EXPECT_EQ(part_cv_mre("isotonic-mi", ModelPart::kMetric, d.samples), *full.metric.cv_mre);
+  EXPECT_THROW(part_cv_mre("no-such-model", ModelPart::kTime, d.samples), InputError);
 }
 
 TEST(Evaluate, TimeIsScoredOnDistinctConfigurations) {

@@ -16,7 +16,6 @@
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "models/performance_model.h"
-#include "models/registry.h"
 #include "plan/model_choice.h"
 #include "plan/plan_plot.h"
 #include "plan/planner.h"
@@ -107,19 +106,8 @@ void run_demo(const DemoArgs& a) {
   auto fitted = models::fit_performance_model(choice.time_model, choice.metric_model, samples);
   // How far to trust the recommendation: each chosen part's error on trials
   // it did not see (5-fold CV over these trials).
-  auto cv_of = [&](const std::string& name, bool time) -> std::optional<double> {
-    models::ModelEntry e = models::ModelRegistry::instance().get(name);
-    if (time) e.make_metric = nullptr;
-    else e.make_time = nullptr;
-    eval::EvalOptions o;
-    o.cv_only = true;
-    eval::EvalData d;
-    d.name = "demo";
-    d.samples = samples;
-    auto sc = eval::evaluate_model(e, d, o);
-    return time ? sc.time.cv_mre : sc.metric.cv_mre;
-  };
-  const std::optional<double> time_cv = cv_of(choice.time_model, true), metric_cv = cv_of(choice.metric_model, false);
+  const auto time_cv = eval::part_cv_mre(choice.time_model, eval::ModelPart::kTime, samples);
+  const auto metric_cv = eval::part_cv_mre(choice.metric_model, eval::ModelPart::kMetric, samples);
 
   // 3. Plan. The default target is 99% of the best metric the fitted model
   // predicts anywhere in the space: reachable by construction, and close to

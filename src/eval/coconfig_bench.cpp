@@ -76,17 +76,9 @@ std::optional<double> cv_mre(const std::string& name, bool time, const SampleSet
   if (name.empty()) return std::nullopt;
   std::string key = (time ? "t:" : "m:") + name;
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  models::ModelEntry e = models::ModelRegistry::instance().get(name);
-  if (time) e.make_metric = nullptr;
-  else e.make_time = nullptr;
-  eval::EvalOptions o;
+  EvalOptions o;
   o.seed = seed;
-  o.cv_only = true;
-  eval::EvalData data;
-  data.name = "bench";
-  data.samples = s;
-  auto sc = eval::evaluate_model(e, data, o);
-  return cache[key] = time ? sc.time.cv_mre : sc.metric.cv_mre;
+  return cache[key] = part_cv_mre(name, time ? ModelPart::kTime : ModelPart::kMetric, s, o);
 }
 
 json cand_json(const plan::Candidate& c) {

@@ -190,4 +190,17 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
   return r;
 }
 
+std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,
+                                  EvalOptions opts) {
+  models::ModelEntry e = models::ModelRegistry::instance().get(name);
+  if (part == ModelPart::kTime) e.make_metric = nullptr;
+  else e.make_time = nullptr;
+  opts.cv_only = true;
+  EvalData data;
+  data.name = name;
+  data.samples = samples;
+  auto sc = evaluate_model(e, data, opts);
+  return part == ModelPart::kTime ? sc.time.cv_mre : sc.metric.cv_mre;
+}
+
 }  // namespace trainplan::eval

@@ -67,6 +67,14 @@ struct ModelScore {
 // become notes, so that one model cannot stop a leaderboard.
 ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data, const EvalOptions& opts);
 
+enum class ModelPart { kTime, kMetric };
+
+// The k-fold CV MRE of one part of the registered model `name` on `samples`
+// (opts.cv_only is implied); nullopt when it cannot be computed. Throws
+// InputError for an unknown name.
+std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,
+                                  EvalOptions opts = {});
+
 // The samples the time part is scored on: one per distinct (batch, workers,
 // nodes), since samples that differ only in epochs share one epoch time and
 // would otherwise sit on both sides of a fold.
