@@ -2,6 +2,7 @@
 // a message naming the file, the line and the column.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "test_util.h"
 
 namespace {
@@ -50,3 +51,11 @@ TEST(BadSampleFile, MissingFileExitsTwo) {
 }
 
 }  // namespace
+
+TEST(InputErrorText, NamesAnOptionAsAnOptionAndAColumnAsAColumn) {
+  EXPECT_STREQ(trainplan::InputError("", 0, "--cv", "need at least 2 folds").what(), "option '--cv': need at least 2 folds");
+  EXPECT_STREQ(trainplan::InputError("s.csv", 3, "batch", "must be > 0").what(), "s.csv:3: column 'batch': must be > 0");
+  auto r = tptest::run_cli("evaluate --samples /nonexistent.csv --cv 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("option '--cv': need at least 2 folds, got 1"), std::string::npos) << r.err;
+}

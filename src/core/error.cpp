@@ -12,7 +12,9 @@ static std::string format_input_error(const std::string& file, long line, const 
   } else if (line > 0) {
     out += "line " + std::to_string(line) + ": ";
   }
-  if (!field.empty()) out += "column '" + field + "': ";
+  // A field named like a command-line option is one; any other is a column
+  // (or key) of the input.
+  if (!field.empty()) out += (field.rfind("--", 0) == 0 ? "option '" : "column '") + field + "': ";
   out += message;
   return out;
 }
