@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "models/registry.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -40,6 +41,7 @@ TEST(CoconfigBench, PlanningOnTheOracleHasZeroRegretAndTheReportShowsTheDocument
   auto text = eval::format_coconfig_bench(doc);
   EXPECT_NE(text.find("1 traces x 2 scenarios"), std::string::npos);
   EXPECT_NE(text.find("model: oracle"), std::string::npos);
+  EXPECT_NE(text.find("coconfig-exhaustive by model"), std::string::npos);
   EXPECT_NE(text.find("coconfig-exhaustive"), std::string::npos);
   EXPECT_NE(text.find("+0.0%   2/2"), std::string::npos) << text;  // median regret and ok/runs
   EXPECT_NE(text.find("tabu vs exhaustive on the same predictions (1 tabu seeds"), std::string::npos);
@@ -57,9 +59,17 @@ TEST(CoconfigBench, BadOptionsAreInputErrors) {
   EXPECT_THROW(eval::run_coconfig_bench({}, o), InputError);
 }
 
-TEST(CoconfigBench, DefaultModelsHaveBothPartsAndEndWithAuto) {
+TEST(CoconfigBench, DefaultModelsGiveEveryRegisteredModelAColumn) {
   auto m = eval::coconfig_bench_default_models();
   ASSERT_FALSE(m.empty());
   EXPECT_EQ(m.back(), "auto");
-  EXPECT_NE(std::find(m.begin(), m.end(), "isotonic-mi"), m.end());  // the faithful model is on the board
+  EXPECT_NE(std::find(m.begin(), m.end(), "isotonic-mi"), m.end());  // the faithful model, both parts
+  EXPECT_NE(std::find(m.begin(), m.end(), "allreduce-local+auto"), m.end());  // a time-only model
+  EXPECT_NE(std::find(m.begin(), m.end(), "auto+global-batch"), m.end());     // a metric-only model
+  for (const auto* e : models::ModelRegistry::instance().all()) {
+    const bool listed = std::any_of(m.begin(), m.end(), [&](const std::string& spec) {
+      return spec == e->name || spec == e->name + "+auto" || spec == "auto+" + e->name;
+    });
+    EXPECT_TRUE(listed) << e->name;
+  }
 }

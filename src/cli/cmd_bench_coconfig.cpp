@@ -39,7 +39,7 @@ void setup(CLI::App& root) {
   add_pollux_data_option(cmd, a->data);
   cmd->add_option("--models", a->o.models,
                   "Fitted models, one column each: NAME, TIME+METRIC, auto (lowest CV MRE per part) or oracle "
-                  "(default: every registered model with both parts, and auto)")
+                  "(default: one per registered model, the other part of a part-only model auto: T+auto, auto+M; then auto)")
       ->delimiter(',');
   cmd->add_option("--scenarios", a->o.scenarios, "Scenarios per trace, from easy to tight")->capture_default_str();
   cmd->add_option("--max-workers", a->o.max_workers, "Workers 1..R in the candidate space (the paper's plan samples 1..8)")

@@ -30,7 +30,9 @@ struct CoconfigBenchOptions {
 // is appended with early_stop).
 const std::vector<std::string>& coconfig_bench_methods();
 
-// Every registered model with both parts, then "auto".
+// One spec per registered model, then "auto": a model with both parts by
+// name, a time-only model T as "T+auto" and a metric-only model M as
+// "auto+M" (the other part chosen by CV, as `plan` does).
 std::vector<std::string> coconfig_bench_default_models();
 
 // Runs the benchmark on the Pollux trace directories `trace_dirs`; a time-only
