@@ -194,6 +194,14 @@ TEST(Evaluate, TimeIsScoredOnDistinctConfigurations) {
     twice.samples.push_back(x);
   }
   EXPECT_EQ(distinct_time_configs(twice).size(), s.size());
+  // Measured twice with different times: the epochs-weighted mean.
+  SampleSet noisy;
+  noisy.samples = {make(32, 2, 1, 1, 1.0), make(64, 2, 1, 2, 5.0), make(32, 2, 1, 3, 2.0)};
+  auto d = distinct_time_configs(noisy);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_DOUBLE_EQ(d.samples[0].epoch_time_s, (1 * 1.0 + 3 * 2.0) / 4);
+  EXPECT_EQ(d.samples[0].epochs, 1);  // the first sample's other fields
+  EXPECT_DOUBLE_EQ(d.samples[1].epoch_time_s, 5.0);
 }
 
 TEST(EvaluateCli, BadSamplesPathIsExit2NamingTheFile) {

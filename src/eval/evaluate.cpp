@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -14,9 +15,22 @@ namespace trainplan::eval {
 
 SampleSet distinct_time_configs(const SampleSet& s) {
   SampleSet out = subset(s, {});
-  std::set<std::tuple<double, int, int>> seen;
-  for (const auto& x : s.samples)
-    if (seen.insert({x.batch, x.workers, x.nodes}).second) out.samples.push_back(x);
+  // First sample of each configuration, in order; its epoch time becomes the
+  // epochs-weighted mean over the configuration's samples.
+  std::map<std::tuple<double, int, int>, std::pair<size_t, double>> at;  // -> (index in out, sum of epochs)
+  for (const auto& x : s.samples) {
+    const double w = x.epochs > 0 ? x.epochs : 1.0;
+    auto [it, fresh] = at.try_emplace({x.batch, x.workers, x.nodes}, out.samples.size(), w);
+    if (fresh) {
+      out.samples.push_back(x);
+      continue;
+    }
+    auto& [index, weight] = it->second;
+    Sample& kept = out.samples[index];
+    if (x.epoch_time_s != kept.epoch_time_s)  // equal times stay bit-exact
+      kept.epoch_time_s = (kept.epoch_time_s * weight + x.epoch_time_s * w) / (weight + w);
+    weight += w;
+  }
   return out;
 }
 

@@ -77,7 +77,9 @@ std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const
 
 // The samples the time part is scored on: one per distinct (batch, workers,
 // nodes), since samples that differ only in epochs share one epoch time and
-// would otherwise sit on both sides of a fold.
+// would otherwise sit on both sides of a fold. Each keeps the first sample's
+// fields, with the epochs-weighted mean epoch time of its configuration's
+// samples (a longer trial measures it better; on a replayed trace they agree).
 SampleSet distinct_time_configs(const SampleSet& s);
 
 }  // namespace trainplan::eval
