@@ -106,8 +106,11 @@ void run_demo(const DemoArgs& a) {
   auto fitted = models::fit_performance_model(choice.time_model, choice.metric_model, samples);
   // How far to trust the recommendation: each chosen part's error on trials
   // it did not see (5-fold CV over these trials).
-  const auto time_cv = eval::part_cv_mre(choice.time_model, eval::ModelPart::kTime, samples);
-  const auto metric_cv = eval::part_cv_mre(choice.metric_model, eval::ModelPart::kMetric, samples);
+  // (Already computed when "auto" chose the part.)
+  const auto time_cv = choice.time_cv ? choice.time_cv
+                                      : eval::part_cv_mre(choice.time_model, eval::ModelPart::kTime, samples);
+  const auto metric_cv = choice.metric_cv ? choice.metric_cv
+                                          : eval::part_cv_mre(choice.metric_model, eval::ModelPart::kMetric, samples);
 
   // 3. Plan. The default target is 99% of the best metric the fitted model
   // predicts anywhere in the space: reachable by construction, and close to

@@ -3,6 +3,7 @@
 // cross-validated MRE (equation 12, eval::evaluate_model) on the samples.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ inline constexpr const char* kDefaultPlanModel = "auto";
 struct ModelChoice {
   std::string time_model, metric_model;
   std::string reason;  // one line per part: how it was chosen (with the CV MRE for "auto")
+  // The chosen part's CV MRE where "auto" computed it (what
+  // eval::part_cv_mre gives with the same folds and seed); nullopt otherwise.
+  std::optional<double> time_cv, metric_cv;
 };
 
 // Resolves `time_name` and `metric_name` (either may be "auto"). Throws
