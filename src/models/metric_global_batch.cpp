@@ -37,6 +37,26 @@ IsotonicCurve centered(const IsotonicCurve& g, const std::vector<double>& lx) {
   }
   return c;
 }
+
+// Weighted median of r (visited in increasing order `order`) under weights w,
+// with an extra weight `lam` at 0, the shrinkage prior: sparse data pull the
+// correction to 0 as they do the weighted mean's.
+double weighted_median(const std::vector<size_t>& order, const std::vector<double>& r, const std::vector<double>& w,
+                       double lam) {
+  double half = lam;
+  for (double v : w) half += v;
+  half *= 0.5;
+  double acc = 0;
+  bool prior_added = false;
+  for (size_t j : order) {
+    if (!prior_added && r[j] > 0) {
+      prior_added = true;
+      if ((acc += lam) >= half) return 0.0;
+    }
+    if ((acc += w[j]) >= half) return r[j];
+  }
+  return 0.0;  // the rest of the weight is the prior's
+}
 }  // namespace
 
 double GlobalBatchModel::x_of(const Noise& n, double B, double e, int steps) {
@@ -226,27 +246,43 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
     r[i] = y[i] - link(lx[i]);
   }
   auto kernel = [](double du, double dv) { return std::exp(-0.5 * (du * du + dv * dv)); };
-  // Leave-one-out choice of the axis, bandwidths and shrinkage.
+  // The residuals in increasing order, for weighted medians.
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r[a] < r[b]; });
+  using L = GlobalBatchParams::Local;
+  std::vector<bool> medians;  // the local statistics to try
+  if (p_.local != L::kMedian) medians.push_back(false);
+  if (p_.local != L::kMean) medians.push_back(true);
+  // kMean alone keeps its least-squares criterion; otherwise leave-one-out
+  // scores are absolute errors, the scale of MRE (and the median's own loss).
+  const bool l1 = p_.local != L::kMean;
+  // Leave-one-out choice of the statistic, axis, bandwidths and shrinkage.
   std::vector<bool> axes;  // true: data epochs
   if (p_.correction_axis != GlobalBatchParams::Axis::kDataEpochs) axes.push_back(false);
   if (p_.correction_axis != GlobalBatchParams::Axis::kEffectiveEpochs) axes.push_back(true);
   double best = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> w(n, std::vector<double>(n, 0.0));  // kernel weights, 0 on the diagonal
   for (bool data : axes) {
     const std::vector<double>& u = data ? le : lx;
     for (double hb : p_.bandwidth_batch)
       for (double hx : p_.bandwidth_x) {
-        // Kernel sums without self: num_i, den_i are the same for every shrink value.
-        std::vector<double> num(n, 0), den(n, 0);
         for (size_t i = 0; i < n; ++i)
-          for (size_t j = i + 1; j < n; ++j) {
-            double w = kernel((lb[i] - lb[j]) / hb, (u[i] - u[j]) / hx);
-            num[i] += w * r[j], den[i] += w;
-            num[j] += w * r[i], den[j] += w;
+          for (size_t j = i + 1; j < n; ++j) w[i][j] = w[j][i] = kernel((lb[i] - lb[j]) / hb, (u[i] - u[j]) / hx);
+        for (bool median : medians) {
+          // Kernel sums without self: num_i, den_i are the same for every shrink value.
+          std::vector<double> num(n, 0), den(n, 0);
+          if (!median)
+            for (size_t i = 0; i < n; ++i)
+              for (size_t j = 0; j < n; ++j) num[i] += w[i][j] * r[j], den[i] += w[i][j];
+          for (double lam : p_.shrink) {
+            double score = 0;
+            for (size_t i = 0; i < n; ++i) {
+              double d = r[i] - (median ? weighted_median(order, r, w[i], lam) : num[i] / (den[i] + lam));
+              score += l1 ? std::abs(d) : d * d;
+            }
+            if (score < best) best = score, hb_ = hb, hx_ = hx, lam_ = lam, data_axis_ = data, median_ = median;
           }
-        for (double lam : p_.shrink) {
-          double sse = 0;
-          for (size_t i = 0; i < n; ++i) sse += std::pow(r[i] - num[i] / (den[i] + lam), 2);
-          if (sse < best) best = sse, hb_ = hb, hx_ = hx, lam_ = lam, data_axis_ = data;
         }
       }
   }
@@ -263,6 +299,7 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
   const bool up = dir_ == MetricDirection::kMax;
   const bool iso = p_.link == GlobalBatchParams::Link::kIsotonic;
   rows_.assign(nb, {});
+  std::vector<double> wq(n);  // kernel weights of one grid point
   for (int i = 0; i < nb; ++i) {
     const double qb = lb0_ + i * db_, Bq = std::exp2(qb);
     Row& row = rows_[i];
@@ -293,10 +330,11 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
     for (size_t k = 0; k < row.u.size(); ++k) {
       double qu = row.u[k], num = 0, den = lam_;
       for (size_t j = 0; j < n; ++j) {
-        double w = kernel((qb - lb[j]) / hb_, (qu - u[j]) / hx_);
-        num += w * r[j], den += w;
+        wq[j] = kernel((qb - lb[j]) / hb_, (qu - u[j]) / hx_);
+        num += wq[j] * r[j], den += wq[j];
       }
-      double v = link(data_axis_ ? lx_at(qu) : qu) + num / den;
+      const double corr = median_ ? weighted_median(order, r, wq, lam_) : num / den;
+      double v = link(data_axis_ ? lx_at(qu) : qu) + corr;
       // Monotone in epochs along the row: running max (metric to maximise) or min.
       row.v[k] = k == 0 ? v : (up ? std::max(v, row.v[k - 1]) : std::min(v, row.v[k - 1]));
     }
@@ -347,9 +385,9 @@ std::string GlobalBatchModel::describe() const {
   else
     s += fmt::format("  G: Optimus curve in x, {}; {}", loss_.describe(), curve_.describe());
   if (corrected_)
-    s += fmt::format("\n  local correction: residuals smoothed over (log2 B, ln {}), bandwidths {:g} octaves x {:g}, "
-                     "shrink {:g}; {} grid rows, monotone in epochs{}",
-                     data_axis_ ? "e" : "x", hb_, hx_, lam_, rows_.size(),
+    s += fmt::format("\n  local correction: kernel-weighted {} of the residuals over (log2 B, ln {}), bandwidths {:g} "
+                     "octaves x {:g}, shrink {:g}; {} grid rows, monotone in epochs{}",
+                     median_ ? "median" : "mean", data_axis_ ? "e" : "x", hb_, hx_, lam_, rows_.size(),
                      p_.monotone_batch && !data_axis_ ? " and batch" : "");
   s += fmt::format("\n  {} samples, in-sample rmse {:.4g}", n_, in_sample_rmse_);
   return s;

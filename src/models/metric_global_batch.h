@@ -17,10 +17,11 @@
 // min-direction ones, interpolated linearly between block centroids; or an
 // Optimus curve in x (option).
 // Real runs at different batches deviate from one curve in x (a slow start,
-// a late learning-rate drop), so by default a smooth local correction is added:
-// the residuals of G, kernel-smoothed over (log2 B, ln x) or (log2 B, ln e)
-// (learning-rate schedules are set in data epochs, so their effects line up
-// there), with the axis, bandwidths and shrinkage chosen by leave-one-out. The
+// a late learning-rate drop), so by default a local correction is added: the
+// kernel-weighted mean or median of G's residuals over (log2 B, ln x) or
+// (log2 B, ln e) (learning-rate schedules are set in data epochs, so their
+// effects line up there), with the statistic, axis, bandwidths and shrinkage
+// chosen by leave-one-out absolute error. The
 // corrected surface is tabulated at fit time on rows of log2 B, each with its
 // own columns (G's knots kept exact) and made monotone along the row (running
 // max, or min for loss-type metrics); interpolation linear along a row and
@@ -52,9 +53,9 @@ struct GlobalBatchParams {
   std::vector<double> growth = {0, 0.5, 1, 1.5, 2};      // candidate c without gradient statistics
   int integration_steps = 24;                            // midpoint rule for x(B, e)
   int refine_iterations = 0;  // golden-section steps after the grid (measured: no CV gain, so off)
-  // Local correction: a Nadaraya-Watson smooth of the residuals of G over
-  // (log2 B, ln x) or (log2 B, ln e), Gaussian kernel, shrunk to 0 where data are sparse
-  // (prior weight `shrink`); bandwidths and shrink chosen by leave-one-out.
+  // Local correction: a Gaussian-kernel smooth (weighted mean or median) of the
+  // residuals of G over (log2 B, ln x) or (log2 B, ln e), shrunk to 0 where data
+  // are sparse (prior weight `shrink` at 0); bandwidths and shrink chosen by leave-one-out.
   bool smooth_residuals = true;
   std::vector<double> bandwidth_batch = {0.125, 0.25, 0.5, 1, 2};  // octaves of B
   std::vector<double> bandwidth_x = {0.05, 0.1, 0.2, 0.4, 0.8};     // in ln x (or ln e)
@@ -64,6 +65,13 @@ struct GlobalBatchParams {
   // seen), or auto: the one with the lower leave-one-out error.
   enum class Axis { kEffectiveEpochs, kDataEpochs, kAuto };
   Axis correction_axis = Axis::kAuto;
+  // The correction's local statistic: the kernel-weighted mean of the residuals
+  // (Nadaraya-Watson, chosen by leave-one-out squared error), their
+  // kernel-weighted median (a sharp step, such as a learning-rate drop, instead
+  // of a ramp), or auto: the one with the lower leave-one-out absolute error,
+  // the scale of MRE (with the bandwidths and shrink, which then also minimise it).
+  enum class Local { kMean, kMedian, kAuto };
+  Local local = Local::kAuto;
   bool monotone_batch = false;  // also force the corrected surface monotone in B at fixed x (worse for larger B)
   double grid_batch_step = 0.25;  // octaves between grid rows
   double grid_x_step = 0.05;      // ln x (or ln e) between regular grid columns (G's knots are added)
@@ -116,6 +124,7 @@ class GlobalBatchModel : public MetricModel {
   bool corrected_ = false;
   bool data_axis_ = false;
   double lb0_ = 0, db_ = 1, hb_ = 0, hx_ = 0, lam_ = 0;
+  bool median_ = false;  // the correction is a weighted median (else a weighted mean)
   std::vector<Row> rows_;
   size_t n_ = 0;
 };
