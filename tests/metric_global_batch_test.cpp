@@ -67,6 +67,25 @@ void expect_monotone_in_epochs(const GlobalBatchModel& m) {
     }
 }
 
+// The synthetic surface plus `step` from data epoch 20 on (a learning-rate
+// drop scheduled in data epochs), with Gaussian noise of sd `noise`.
+SampleSet with_step(int seed, double step, double noise) {
+  auto s = synthetic(seed, false, 0);
+  std::mt19937 rng(seed + 1000);
+  std::normal_distribution<double> eps(0, noise > 0 ? noise : 1.0);
+  for (auto& x : s.samples) x.metric = *x.metric + (x.epochs >= 20 ? step : 0.0) + (noise > 0 ? eps(rng) : 0.0);
+  return s;
+}
+
+// Held-out MRE of a model fitted with `p` on `train`, and its describe().
+std::pair<double, std::string> fit_and_score(const GlobalBatchParams& p, const SampleSet& train, const SampleSet& test) {
+  GlobalBatchModel m(p);
+  m.fit(train);
+  std::vector<double> pr, t;
+  for (const auto& x : test.samples) pr.push_back(m.predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
+  return {eval::mre(pr, t), m.describe()};
+}
+
 }  // namespace
 
 TEST(MetricGlobalBatch, RecoversSyntheticSurfaceWithoutGradientStatistics) {
@@ -120,23 +139,12 @@ TEST(MetricGlobalBatch, MainEffectIsMonotoneInBatch) {
 // it sits at a different effective epoch x for each batch, so the correction
 // follows it better along data epochs, and leave-one-out picks that axis.
 TEST(MetricGlobalBatch, CorrectionAlongDataEpochsFollowsADropAtAFixedDataEpoch) {
-  auto with_drop = [](int seed, double noise) {
-    auto s = synthetic(seed, false, 0);
-    std::mt19937 rng(seed + 1000);
-    std::normal_distribution<double> eps(0, noise);
-    for (auto& x : s.samples) x.metric = *x.metric + (x.epochs >= 20 ? 0.05 : 0.0) + eps(rng);
-    return s;
-  };
-  auto train = with_drop(11, 0.002), test = with_drop(12, 0);
+  auto train = with_step(11, 0.05, 0.002), test = with_step(12, 0.05, 0);
   auto score = [&](GlobalBatchParams::Axis axis) {
     GlobalBatchParams p;
     p.local = GlobalBatchParams::Local::kMean;  // the axis's effect on the weighted mean
     p.correction_axis = axis;
-    GlobalBatchModel m(p);
-    m.fit(train);
-    std::vector<double> pr, t;
-    for (const auto& x : test.samples) pr.push_back(m.predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
-    return std::make_pair(eval::mre(pr, t), m.describe());
+    return fit_and_score(p, train, test);
   };
   auto [effective, de] = score(GlobalBatchParams::Axis::kEffectiveEpochs);
   auto [data, dd] = score(GlobalBatchParams::Axis::kDataEpochs);
@@ -153,21 +161,12 @@ TEST(MetricGlobalBatch, CorrectionAlongDataEpochsFollowsADropAtAFixedDataEpoch) 
 // a ramp over the bandwidth, a weighted median keeps it a step, so its held-out
 // absolute error is lower; auto (leave-one-out absolute error) picks the median.
 TEST(MetricGlobalBatch, MedianCorrectionKeepsAStepSharp) {
-  auto with_drop = [](int seed) {
-    auto s = synthetic(seed, false, 0);
-    for (auto& x : s.samples) x.metric = *x.metric + (x.epochs >= 20 ? 0.15 : 0.0);
-    return s;
-  };
-  auto train = with_drop(21), test = with_drop(22);
+  auto train = with_step(21, 0.15, 0), test = with_step(22, 0.15, 0);
   auto score = [&](GlobalBatchParams::Local local) {
     GlobalBatchParams p;
     p.local = local;
     p.correction_axis = GlobalBatchParams::Axis::kDataEpochs;
-    GlobalBatchModel m(p);
-    m.fit(train);
-    std::vector<double> pr, t;
-    for (const auto& x : test.samples) pr.push_back(m.predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
-    return std::make_pair(eval::mre(pr, t), m.describe());
+    return fit_and_score(p, train, test);
   };
   auto [mean, dmean] = score(GlobalBatchParams::Local::kMean);
   auto [median, dmedian] = score(GlobalBatchParams::Local::kMedian);
