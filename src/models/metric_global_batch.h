@@ -20,8 +20,9 @@
 // a late learning-rate drop), so by default a local correction is added: the
 // kernel-weighted mean or median of G's residuals over (log2 B, ln x) or
 // (log2 B, ln e) (learning-rate schedules are set in data epochs, so their
-// effects line up there), with the statistic, axis, bandwidths and shrinkage
-// chosen by leave-one-out absolute error. The
+// effects line up there). Each statistic's axis, bandwidths and shrinkage are
+// chosen by leave-one-out on its own loss (squared error for the mean,
+// absolute for the median), and the statistic by leave-one-out absolute error. The
 // corrected surface is tabulated at fit time on rows of log2 B, each with its
 // own columns (G's knots kept exact) and made monotone along the row (running
 // max, or min for loss-type metrics); interpolation linear along a row and
@@ -66,10 +67,10 @@ struct GlobalBatchParams {
   enum class Axis { kEffectiveEpochs, kDataEpochs, kAuto };
   Axis correction_axis = Axis::kAuto;
   // The correction's local statistic: the kernel-weighted mean of the residuals
-  // (Nadaraya-Watson, chosen by leave-one-out squared error), their
+  // (Nadaraya-Watson; bandwidths by leave-one-out squared error), their
   // kernel-weighted median (a sharp step, such as a learning-rate drop, instead
-  // of a ramp), or auto: the one with the lower leave-one-out absolute error,
-  // the scale of MRE (with the bandwidths and shrink, which then also minimise it).
+  // of a ramp; bandwidths by leave-one-out absolute error), or auto: both, and
+  // the one with the lower leave-one-out absolute error, the scale of MRE.
   enum class Local { kMean, kMedian, kAuto };
   Local local = Local::kAuto;
   bool monotone_batch = false;  // also force the corrected surface monotone in B at fixed x (worse for larger B)
