@@ -322,20 +322,35 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
       return std::log(std::max(x_of(noise_, Bq, std::exp(le_row), p_.integration_steps), kTinyX));
     };
     row.u = regular;
-    if (iso)
+    if (iso && !data_axis_) row.u.insert(row.u.end(), iso_.x.begin(), iso_.x.end());
+    if (iso && data_axis_) {
+      // ln x at the regular columns (increasing in e) brackets each knot
+      // between two neighbouring columns; the Illinois method then finds it in
+      // a few evaluations of x (each an integral) where bisection needs ~50.
+      std::vector<double> lx_reg(regular.size());
+      for (size_t c = 0; c < regular.size(); ++c) lx_reg[c] = lx_at(regular[c]);
       for (double k : iso_.x) {
-        if (!data_axis_) {
-          row.u.push_back(k);
-          continue;
+        if (!(lx_reg.front() < k && lx_reg.back() > k)) continue;
+        size_t c = static_cast<size_t>(std::lower_bound(lx_reg.begin(), lx_reg.end(), k) - lx_reg.begin());
+        double a = regular[c - 1], b = regular[c], fa = lx_reg[c - 1] - k, fb = lx_reg[c] - k;
+        int side = 0;
+        for (int it = 0; it < 60 && b - a > 1e-14 && fb != 0; ++it) {
+          double m = (a * fb - b * fa) / (fb - fa), fm = lx_at(m) - k;
+          if (!(m > a && m < b)) m = 0.5 * (a + b), fm = lx_at(m) - k;
+          if ((fm < 0) == (fa < 0)) {
+            a = m, fa = fm;
+            if (side == -1) fb *= 0.5;
+            side = -1;
+          } else {
+            b = m, fb = fm;
+            if (side == 1) fa *= 0.5;
+            side = 1;
+          }
+          if (fm == 0) break;
         }
-        double lo = regular.front(), hi = regular.back();
-        if (!(lx_at(lo) < k && lx_at(hi) > k)) continue;
-        for (int it = 0; it < 50; ++it) {
-          double mid = 0.5 * (lo + hi);
-          (lx_at(mid) < k ? lo : hi) = mid;
-        }
-        row.u.push_back(0.5 * (lo + hi));
+        row.u.push_back(std::abs(fa) < std::abs(fb) ? a : b);
       }
+    }
     std::sort(row.u.begin(), row.u.end());
     row.u.erase(std::unique(row.u.begin(), row.u.end(), [](double a, double b) { return b - a < 1e-12; }), row.u.end());
     row.v.resize(row.u.size());
