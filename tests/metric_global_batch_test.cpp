@@ -195,6 +195,36 @@ TEST(MetricGlobalBatch, MedianCorrectionShrinksToZero) {
     for (double e : {1.0, 7.0, 33.0}) EXPECT_NEAR(m.predict(b, 4, e), g.predict(b, 4, e), 1e-9) << b << " " << e;
 }
 
+// Along data epochs the tabulated rows must carry G's knots exactly (found by
+// root finding on x(B, e)): with a noise scale constant in e, ln x = ln e +
+// const, so G is linear in ln e between knots and a vanishing correction
+// (huge shrink) must reproduce G at any point, between columns included.
+TEST(MetricGlobalBatch, DataAxisRowsReproduceGBetweenColumns) {
+  auto s = synthetic(24, false, 0.01);
+  GlobalBatchParams base;
+  base.noise = GlobalBatchParams::Noise::kFitted;
+  base.growth = {0};
+  GlobalBatchParams g_only = base;
+  g_only.smooth_residuals = false;
+  GlobalBatchModel g(g_only);
+  g.fit(s);
+  GlobalBatchParams p = base;
+  p.correction_axis = GlobalBatchParams::Axis::kDataEpochs;
+  p.shrink = {1e12};
+  GlobalBatchModel m(p);
+  m.fit(s);
+  ASSERT_NE(m.describe().find("(log2 B, ln e)"), std::string::npos) << m.describe();
+  // Rows lie every 0.25 octave from one octave below the smallest global batch
+  // (between rows the surface is linear in log B, G is not).
+  double bmin = 1e300;
+  for (const auto& x : s.samples) bmin = std::min(bmin, x.global_batch());
+  for (int row : {4, 9, 17, 30})
+    for (double e = 1.013; e < 40; e *= 1.071) {
+      const double b = bmin * std::exp2(0.25 * row - 1);
+      EXPECT_NEAR(m.predict(b, 1, e), g.predict(b, 1, e), 1e-9) << "b=" << b << " e=" << e;
+    }
+}
+
 TEST(MetricGlobalBatch, MonotoneInEpochsAlongDataEpochs) {
   GlobalBatchParams p;
   p.correction_axis = GlobalBatchParams::Axis::kDataEpochs;
