@@ -98,8 +98,11 @@ TEST(BenchConfidence, PointModelWithoutIntervalsIsAnInputError) {
 
 TEST(BenchConfidence, PessimisticPlanIsMoreConservativeThanThePointPlan) {
   SampleSet s = synthetic_samples();
+  // The intervals' pessimistic side alone (not held to the trials, which can
+  // lift it above a point prediction: MeasuredBounds below).
   auto point = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0, 16);
-  auto safe = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16);
+  auto safe = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1,
+                                       plan::ConfidenceBounds::kTwoSided, /*measured_bounds=*/false);
   EXPECT_EQ(point.planned, point.fitted);  // no confidence: plan on the point predictions
   EXPECT_NE(safe.planned, safe.fitted);
   // Same point predictions (conformal wraps the same fit), pessimistic planned side everywhere.
@@ -217,8 +220,10 @@ TEST(BenchConfidence, MetricIntervalUsesTheMondrianBinOfItsPrediction) {
 
 TEST(BenchConfidence, OneSidedBoundsPlanOnTheSignedBounds) {
   SampleSet s = synthetic_samples();
-  auto two = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16);
-  auto one = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1, plan::ConfidenceBounds::kOneSided);
+  auto two = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1,
+                                      plan::ConfidenceBounds::kTwoSided, false);
+  auto one = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1,
+                                      plan::ConfidenceBounds::kOneSided, false);
   EXPECT_NE(one.planned->name().find("one-sided"), std::string::npos) << one.planned->name();
   EXPECT_NE(two.planned->name().find("two-sided"), std::string::npos) << two.planned->name();
   auto fp = std::dynamic_pointer_cast<const models::FittedPerformanceModel>(one.fitted);

@@ -67,6 +67,9 @@ void setup(CLI::App& root) {
                   "Budget rule of coconfig-early-stop: deadline or target (as in `trainplan plan --early-stop-budget`)")
       ->check(CLI::IsMember({"target", "deadline"}))
       ->capture_default_str();
+  cmd->add_flag("!--no-measured-bounds", a->o.measured_bounds,
+                "With --confidence, plan on the intervals alone, without holding the pessimistic side to the "
+                "sampled trials of each configuration (the benchmark before 2026-11-23's fifth session)");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");
   cmd->callback([a, conf] {
     a->confidence_given = conf->count() > 0;

@@ -42,13 +42,13 @@ struct Fitted {
 // The oracle is the truth itself and has no intervals: it is planned on as is.
 Fitted fit_spec(const std::string& spec, const SampleSet& samples,
                 const std::shared_ptr<const models::PerformanceModel>& truth, bool conformal, double confidence,
-                int probe_batch, uint64_t seed, plan::ConfidenceBounds bounds) {
+                int probe_batch, uint64_t seed, plan::ConfidenceBounds bounds, bool measured_bounds) {
   if (spec == "oracle") return {truth, truth, "", ""};
   std::string t = spec, m = spec;
   if (auto plus = spec.find('+'); plus != std::string::npos) t = spec.substr(0, plus), m = spec.substr(plus + 1);
   auto choice = plan::choose_models(t, m, samples);
   auto pm = plan::fit_planning_model(choice.time_model, choice.metric_model, samples, conformal, confidence,
-                                     probe_batch, seed, bounds);
+                                     probe_batch, seed, bounds, measured_bounds);
   return {pm.fitted, pm.planned, choice.time_model, choice.metric_model};
 }
 
@@ -172,6 +172,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   doc["early_stop"] = a.early_stop;
   doc["early_stop_budget"] = a.early_stop ? json(a.early_stop_budget) : json(nullptr);
   doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
+  doc["measured_bounds"] = a.confidence > 0 && a.measured_bounds;
   doc["scenarios_per_trace"] = a.scenarios;
   doc["tabu_seeds"] = a.tabu_seeds;
   doc["models"] = specs;
@@ -222,7 +223,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
     for (const auto& spec : specs) {
       say(fmt::format("  fitting {}...", spec));
       Fitted f = fit_spec(spec, samples, truth, conformal, a.confidence, space.space.batches.front(), a.seed,
-                          bounds);
+                          bounds, a.measured_bounds);
       auto& mr = mres[spec][oracle->name()];
       mr = {in_sample_mre(f, samples, true), cv_mre(f.time_name, true, samples, cv_cache, a.seed),
             in_sample_mre(f, samples, false), cv_mre(f.metric_name, false, samples, cv_cache, a.seed)};
@@ -351,7 +352,11 @@ std::string format_coconfig_bench(const json& doc) {
                            "({} bounds: upper epoch time, metric bound on the wrong side of the target); the oracle "
                            "model is planned on as is\n",
                            models::ConformalParams{}.folds, doc.at("confidence").get<double>(),
-                           doc.at("bounds").get<std::string>())
+                           doc.at("bounds").get<std::string>()) +
+                   (doc.value("measured_bounds", false)
+                        ? "the pessimistic side is held to the sampled trials of each configuration (never worse than "
+                          "a trial reached within the epochs, never better than a longer trial reached)\n"
+                        : "")
          : doc.at("conformal").get<bool>() ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
                                            : std::string("methods plan on the point predictions\n");
   if (doc.at("early_stop").get<bool>())

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "models/conformal.h"
 #include "plan/exhaustive.h"
+#include "plan/measured_bounds.h"
 #include "plan/objective.h"
 #include "plan/early_stop.h"
 #include "plan/pessimistic_model.h"
@@ -65,7 +66,7 @@ std::optional<double> DomainMaskedModel::metric(int batch, int workers, double e
 
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, bool conformal, double confidence, int probe_batch,
-                                 uint64_t seed, ConfidenceBounds bounds) {
+                                 uint64_t seed, ConfidenceBounds bounds, bool measured_bounds) {
   PlanningModel out;
   if (conformal) {
     models::ConformalParams cp;
@@ -81,6 +82,7 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
   out.planned = out.fitted;
   if (confidence != 0)
     out.planned = std::make_shared<PessimisticModel>(out.fitted, confidence, probe_batch, bounds);
+  if (confidence != 0 && measured_bounds) out.planned = std::make_shared<MeasuredBoundsModel>(out.planned, samples);
   return out;
 }
 

@@ -58,14 +58,17 @@ class DomainMaskedModel : public models::PerformanceModel {
 // confidence in (0, 1) `planned` reads them on their pessimistic side
 // (PessimisticModel: upper epoch time, metric bound on the wrong side of the
 // target); otherwise `planned` is `fitted`. confidence > 0 needs intervals:
-// without `conformal` the parts must give their own, else InputError.
+// without `conformal` the parts must give their own, else InputError. With a
+// confidence and `measured_bounds`, the pessimistic side is also held to the
+// samples' own trials (MeasuredBoundsModel, plan/measured_bounds.h).
 struct PlanningModel {
   std::shared_ptr<const models::FittedPerformanceModel> fitted;
   std::shared_ptr<const models::PerformanceModel> planned;
 };
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, bool conformal, double confidence, int probe_batch,
-                                 uint64_t seed = 1, ConfidenceBounds bounds = ConfidenceBounds::kTwoSided);
+                                 uint64_t seed = 1, ConfidenceBounds bounds = ConfidenceBounds::kTwoSided,
+                                 bool measured_bounds = true);
 
 // A plan's configuration judged by the truth.
 struct Judgement {

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "plan/launch_spec.h"
+#include "plan/measured_bounds.h"
 #include "plan/pessimistic_model.h"
 #include "plan/planner.h"
 
@@ -195,8 +196,12 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
     fitted = src.performance(o.choice.time_model, o.choice.metric_model);
   }
   std::shared_ptr<const models::PerformanceModel> model = fitted;
-  if (q.confidence > 0)
+  if (q.confidence > 0) {
     model = std::make_shared<plan::PessimisticModel>(fitted, q.confidence, bs.front(), bounds);
+    // Held to the profiled trials: a trial that met the target vouches for its
+    // configuration where the interval alone might not (plan/measured_bounds.h).
+    model = std::make_shared<plan::MeasuredBoundsModel>(model, samples);
+  }
   o.model_name = model->name();
   o.model = model;
   o.point_model = fitted;

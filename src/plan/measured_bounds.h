@@ -1,0 +1,42 @@
+// A model held to the profiled trials of each configuration. The metric of a
+// run (best so far, as the replay traces and checkpoint selection report it)
+// cannot get worse with more epochs, so at (b, r, e) it is
+//  * at least as good as the best a trial of (b, r) reached within e epochs
+//    (the floor), and
+//  * no better than the worst a trial of (b, r) reached with e epochs or more
+//    (the cap),
+// whatever a model says. Both come from measurements, so they hold where a
+// model's interval may not: a trial that met the target at e1 epochs makes
+// every e >= e1 feasible, one that missed it at e2 rules out every e <= e2.
+// Where the two disagree (noisy trials), the floor wins. Monotone in epochs
+// whenever the wrapped model is. Epoch times pass through unchanged.
+#pragma once
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/sample.h"
+#include "models/performance_model.h"
+
+namespace trainplan::plan {
+
+class MeasuredBoundsModel : public models::PerformanceModel {
+ public:
+  MeasuredBoundsModel(std::shared_ptr<const models::PerformanceModel> inner, const SampleSet& samples);
+  std::optional<double> epoch_time(int batch, int workers, int nodes) const override;
+  std::optional<double> metric(int batch, int workers, double epochs) const override;
+  MetricDirection direction() const override { return inner_->direction(); }
+  std::string name() const override;
+
+ private:
+  struct Trials {
+    std::vector<double> epochs;  // increasing
+    std::vector<double> floor;   // best metric over trials with <= epochs[i] epochs
+    std::vector<double> cap;     // worst metric over trials with >= epochs[i] epochs
+  };
+  std::shared_ptr<const models::PerformanceModel> inner_;
+  std::map<std::pair<double, int>, Trials> trials_;  // by (batch, workers)
+};
+
+}  // namespace trainplan::plan
