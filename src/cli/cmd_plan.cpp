@@ -190,8 +190,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--tabu-tenure", a->tabu_tenure, "Tabu list length")->capture_default_str();
   cmd->add_option("--manual-tries", a->manual_tries, "Random tries of the manual baseline")->capture_default_str();
   cmd->add_option("--confidence", a->confidence,
-                  "Plan on the pessimistic side of the models' prediction intervals at this coverage (0<P<1); "
-                  "implies --conformal");
+                  "Plan on the pessimistic side of the models' prediction intervals at this coverage (0<P<1), "
+                  "held to the samples' own trials of each configuration (never worse than a trial reached within "
+                  "the epochs, never better than a longer trial reached); implies --conformal");
   cmd->add_option("--bounds", a->bounds,
                   "How --confidence P reads the intervals: two-sided (the ends of each part's two-sided P interval; "
                   "both constraints together hold with about P for symmetric errors) or one-sided (each part's "
