@@ -27,17 +27,22 @@ const SampleSet* paper_samples(const std::string& trace) {
   return &(cache[trace] = replay::draw_samples(oracle, replay::named_plan("paper", 1)).samples);
 }
 
+// Fits a fresh model from `make` on `data` per iteration; `third` is the
+// nodes (time) or epochs (metric) of the prediction that keeps the fit alive.
+template <class Make>
+void time_fits(benchmark::State& state, const SampleSet& data, const Make& make, double third) {
+  for (auto _ : state) {
+    auto m = make();
+    m->fit(data);
+    benchmark::DoNotOptimize(m->predict(64, 8, third));
+  }
+  state.counters["samples"] = static_cast<double>(data.size());
+}
+
 void BM_FitTime(benchmark::State& state, const std::string& trace, const std::string& model) {
   const SampleSet* s = paper_samples(trace);
   if (!s) return state.SkipWithError("needs ../shared/data/pollux-t4");
-  SampleSet configs = eval::distinct_time_configs(*s);
-  const auto& entry = models::ModelRegistry::instance().get(model);
-  for (auto _ : state) {
-    auto m = entry.make_time();
-    m->fit(configs);
-    benchmark::DoNotOptimize(m->predict(64, 8, 2));
-  }
-  state.counters["samples"] = static_cast<double>(configs.size());
+  time_fits(state, eval::distinct_time_configs(*s), models::ModelRegistry::instance().get(model).make_time, 2);
 }
 
 void BM_FitMetric(benchmark::State& state, const std::string& trace, const std::string& model) {
@@ -45,13 +50,7 @@ void BM_FitMetric(benchmark::State& state, const std::string& trace, const std::
   if (!s) return state.SkipWithError("needs ../shared/data/pollux-t4");
   SampleSet with_metric = *s;
   with_metric.samples = s->with_metric();
-  const auto& entry = models::ModelRegistry::instance().get(model);
-  for (auto _ : state) {
-    auto m = entry.make_metric();
-    m->fit(with_metric);
-    benchmark::DoNotOptimize(m->predict(64, 8, 10));
-  }
-  state.counters["samples"] = static_cast<double>(with_metric.size());
+  time_fits(state, with_metric, models::ModelRegistry::instance().get(model).make_metric, 10);
 }
 
 }  // namespace

@@ -116,8 +116,7 @@ TEST(Gnuplot, WritesAnSvgWithEveryPanel) {
   b.series.push_back({"", {{1, 10}, {2, 100}}, "points", ""});
   auto path = tptest::temp_dir("plot") / "two.svg";
   io::render_plot(path.string(), {a, b});
-  std::ifstream in(path);
-  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  std::string svg = tptest::read_file(path);
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("right panel"), std::string::npos);
   EXPECT_NE(svg.find("quoted"), std::string::npos);
@@ -147,8 +146,7 @@ TEST(PlanCli, PlotWritesTheChartAndABadNameFailsAtOnce) {
   auto out = dir / "plan.svg";
   auto ok = tptest::run_cli(common + out.string());
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  std::ifstream in(out);
-  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  std::string svg = tptest::read_file(out);
   EXPECT_NE(svg.find("cost of the cheapest feasible epochs"), std::string::npos);
   EXPECT_NE(svg.find("target 0.8"), std::string::npos);
 }
@@ -165,8 +163,7 @@ TEST(FitCli, PlotWritesTheChartAndABadNameFailsBeforeFitting) {
   auto ok = tptest::run_cli("fit --samples " + samples + " --time-model isotonic-mi --metric-model global-batch --plot " +
                             out.string());
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  std::ifstream in(out);
-  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  std::string svg = tptest::read_file(out);
   EXPECT_NE(svg.find("global-batch"), std::string::npos);
   EXPECT_NE(svg.find("isotonic-mi"), std::string::npos);
 }
@@ -185,8 +182,7 @@ TEST(Gnuplot, JctCdfOfSimulatedRuns) {
   }
   auto path = tptest::temp_dir("cdf") / "cdf.svg";
   sim::plot_jct_cdf(path.string(), runs, "JCT CDF test");
-  std::ifstream in(path);
-  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  std::string svg = tptest::read_file(path);
   EXPECT_NE(svg.find("tiresias"), std::string::npos);
   EXPECT_NE(svg.find("JCT CDF test"), std::string::npos);
   EXPECT_THROW(sim::plot_jct_cdf("cdf.txt", runs, "x"), InputError);
@@ -245,8 +241,7 @@ TEST(Gnuplot, ASeriesWithNothingToDrawKeepsItsLegendAndPrintsNothing) {
   testing::internal::CaptureStdout();
   io::render_plot(path.string(), {p});
   EXPECT_EQ(testing::internal::GetCapturedStdout(), "");  // gnuplot's messages stay off stdout
-  std::ifstream in(path);
-  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  std::string svg = tptest::read_file(path);
   EXPECT_NE(svg.find("no feasible cell"), std::string::npos);
 }
 
@@ -308,8 +303,7 @@ TEST(Gnuplot, LaysPanelsOutInRowsOfTheGivenColumns) {
   p.series.push_back({"", {{1, 1}, {2, 2}}, "lines", ""});
   auto path = tptest::temp_dir("plotgrid") / "grid.svg";
   io::render_plot(path.string(), {p, p, p}, 300, 200, 2);  // 2 rows of 2 columns
-  std::ifstream in(path);
-  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  std::string svg = tptest::read_file(path);
   EXPECT_NE(svg.find("width=\"600\""), std::string::npos);
   EXPECT_NE(svg.find("height=\"400\""), std::string::npos);
 }
@@ -326,8 +320,7 @@ TEST(EvaluateCli, PlotDrawsEveryModelAndABadNameFailsBeforeScoring) {
   auto out = dir / "board.svg";
   auto ok = tptest::run_cli(common + out.string());
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  std::ifstream in(out);
-  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  std::string svg = tptest::read_file(out);
   EXPECT_NE(svg.find("s: epoch time, cross-validated"), std::string::npos);
   EXPECT_NE(svg.find("s: metric, cross-validated"), std::string::npos);
   EXPECT_NE(svg.find("global-batch (MRE"), std::string::npos);
@@ -343,8 +336,7 @@ TEST(Gnuplot, ANarrowLogAxisGetsOneTwoFiveTicks) {
   p.series.push_back({"", {{40, 1}, {250, 2}}, "lines", ""});
   auto path = tptest::temp_dir("plotlog") / "log.svg";
   io::render_plot(path.string(), {p});
-  std::ifstream in(path);
-  std::string svg((std::istreambuf_iterator<char>(in)), {});
+  std::string svg = tptest::read_file(path);
   for (const char* tick : {">50<", ">100<", ">200<"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
   EXPECT_EQ(svg.find(">20<"), std::string::npos);  // outside the range
 }

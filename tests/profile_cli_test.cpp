@@ -81,11 +81,6 @@ bool wait_rows(const std::string& store, size_t n) {
   return false;
 }
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 }  // namespace
 
 TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
@@ -215,7 +210,7 @@ TEST(ProfileCli, CtrlCStopsCleanlyAndSaysHowToResume) {
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
-  std::string text = slurp(err);
+  std::string text = tptest::read_file(err);
   EXPECT_TRUE(contains(text, "interrupted")) << text;
   EXPECT_TRUE(contains(text, "resume with:")) << text;
   EXPECT_TRUE(contains(text, "--store " + f.store)) << text;

@@ -28,6 +28,12 @@ inline std::string shared_data_dir() {
       GTEST_SKIP() << "needs ../shared/data (the measured public traces), absent in this clone"; \
   } while (0)
 
+// The whole content of a file ("" when it cannot be read).
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 struct CliResult {
   int exit_code = -1;
   std::string out;  // stdout
@@ -44,12 +50,8 @@ inline CliResult run_cli(const std::string& args) {
   int rc = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  auto slurp = [](const std::string& p) {
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = read_file(out);
+  r.err = read_file(err);
   return r;
 }
 

@@ -58,11 +58,6 @@ struct RankResult {
   std::vector<json> events;  // stdout parsed as JSON lines
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 std::vector<std::string> split_args(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> v;
@@ -99,8 +94,8 @@ std::vector<RankResult> run_processes(const std::vector<std::string>& arg_lists)
     waitpid(pids[k], &status, 0);
     RankResult& r = results[k];
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(dir / ("out" + std::to_string(k)));
-    r.err = slurp(dir / ("err" + std::to_string(k)));
+    r.out = tptest::read_file(dir / ("out" + std::to_string(k)));
+    r.err = tptest::read_file(dir / ("err" + std::to_string(k)));
     std::istringstream lines(r.out);
     for (std::string line; std::getline(lines, line);) {
       if (line.empty()) continue;

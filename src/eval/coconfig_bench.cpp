@@ -97,6 +97,7 @@ double median(std::vector<double> v) {
 
 std::string pct(double v) { return std::isnan(v) ? "—" : fmt::format("{:+.1f}%", 100 * v); }
 
+// Judgements of one method, counted.
 struct Count {
   std::vector<double> regrets;  // runnable plans
   int runs = 0, planned = 0, runnable = 0, target_ok = 0, deadline_ok = 0, ok = 0;
@@ -113,16 +114,14 @@ struct Count {
   }
 };
 struct Tally {
-  std::vector<double> regrets;                // runnable plans
-  std::map<std::string, std::vector<double>> by_trace;
+  Count all;
+  std::map<std::string, std::vector<double>> by_trace;  // regrets of the runnable plans
   std::map<int, Count> by_scenario;
-  int runs = 0, ok = 0, target_miss = 0, deadline_miss = 0, no_plan = 0, unrunnable = 0;
 };
 struct Agreement {
   int runs = 0, agree = 0;
   std::vector<double> gaps;  // predicted cost gap when tabu and exhaustive disagree
 };
-
 
 }  // namespace
 
@@ -260,23 +259,16 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
             j.error = e.what();
           }
           Tally& t = tally[spec][method];
-          ++t.runs;
+          t.all.add(j);
           t.by_scenario[static_cast<int>(i)].add(j);
           json jr;
           if (!j.planned) {
-            ++t.no_plan;
             jr = {{"planned", false}, {"error", j.error.substr(0, j.error.find('\n'))}};
           } else {
             jr = {{"planned", true}, {"batch", j.config.batch}, {"workers", j.config.workers},
                   {"epochs", j.config.epochs}, {"runnable", j.runnable}, {"predicted_cost", j.predicted_cost}};
-            if (!j.runnable) {
-              ++t.unrunnable;
-            } else {
-              t.regrets.push_back(j.regret);
+            if (j.runnable) {
               t.by_trace[oracle->name()].push_back(j.regret);
-              if (!j.target_ok) ++t.target_miss;
-              if (!j.deadline_ok) ++t.deadline_miss;
-              if (j.target_ok && j.deadline_ok) ++t.ok;
               jr.update({{"true_cost", j.true_cost}, {"true_metric", j.true_metric},
                          {"true_total_time_s", j.true_total_time_s}, {"target_ok", j.target_ok},
                          {"deadline_ok", j.deadline_ok}, {"regret", j.regret}, {"true_epochs", j.true_epochs}});
@@ -310,9 +302,11 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   for (const auto& spec : specs) {
     for (const auto& method : methods) {
       const Tally& t = tally[spec][method];
-      json js = {{"median_regret", t.regrets.empty() ? json(nullptr) : json(median(t.regrets))},
-                 {"runs", t.runs}, {"ok", t.ok}, {"target_miss", t.target_miss},
-                 {"deadline_miss", t.deadline_miss}, {"no_plan", t.no_plan}, {"unrunnable", t.unrunnable}};
+      const Count& a = t.all;
+      json js = {{"median_regret", a.regrets.empty() ? json(nullptr) : json(median(a.regrets))},
+                 {"runs", a.runs}, {"ok", a.ok}, {"target_miss", a.runnable - a.target_ok},
+                 {"deadline_miss", a.runnable - a.deadline_ok}, {"no_plan", a.runs - a.planned},
+                 {"unrunnable", a.planned - a.runnable}};
       for (const auto& [tn, v] : t.by_trace) js["median_regret_by_trace"][tn] = median(v);
       for (const auto& [si, c] : t.by_scenario)
         js["by_scenario"].push_back({{"scenario", si}, {"runs", c.runs}, {"planned", c.planned},

@@ -21,6 +21,14 @@ std::string time_configs_note(const SampleSet& s) {
                      distinct_time_configs(s).size(), s.with_metric().size());
 }
 
+std::string trials_note(const SampleSet& trials) {
+  std::string out;
+  for (const auto& t : trials.samples)
+    out += fmt::format("{}{} at b={:g}", out.empty() ? "" : ", ", replay::ReplayOracle::placement_for(t.workers, t.nodes),
+                       t.batch);
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace
 
 std::vector<EvalData> datasets_from_sample_files(const std::vector<std::string>& paths,
@@ -38,22 +46,10 @@ std::vector<EvalData> datasets_from_sample_files(const std::vector<std::string>&
   return out;
 }
 
-namespace {
-
-std::string trials_note(const SampleSet& trials) {
-  std::string out;
-  for (const auto& t : trials.samples)
-    out += fmt::format("{}{} at b={:g}", out.empty() ? "" : ", ", replay::ReplayOracle::placement_for(t.workers, t.nodes),
-                       t.batch);
-  return out.empty() ? "none" : out;
-}
-
-}  // namespace
-
 std::vector<EvalData> datasets_from_traces(const std::string& dir, const TraceDatasetOptions& a,
                                            std::vector<std::string>& descriptions) {
   std::vector<replay::ReplayOracle> oracles;
-  for (const auto& dir : io::list_pollux_traces(dir)) oracles.push_back(replay::ReplayOracle::from_dir(dir));
+  for (const auto& trace_dir : io::list_pollux_traces(dir)) oracles.push_back(replay::ReplayOracle::from_dir(trace_dir));
   std::shared_ptr<const models::CommProfile> file_profile;
   if (a.comm_profile != "auto" && a.comm_profile != "none")
     file_profile = std::make_shared<models::CommProfile>(models::CommProfile::load(a.comm_profile));

@@ -40,12 +40,10 @@ IsotonicCurve centered(const IsotonicCurve& g, const std::vector<double>& lx) {
 
 // Weighted median of r (visited in increasing order `order`) under weights w,
 // with an extra weight `lam` at 0, the shrinkage prior: sparse data pull the
-// correction to 0 as they do the weighted mean's.
+// correction to 0 as they do the weighted mean's. `total` is lam + sum(w).
 double weighted_median(const std::vector<size_t>& order, const std::vector<double>& r, const std::vector<double>& w,
-                       double lam) {
-  double half = lam;
-  for (double v : w) half += v;
-  half *= 0.5;
+                       double lam, double total) {
+  const double half = 0.5 * total;
   double acc = 0;
   bool prior_added = false;
   for (size_t j : order) {
@@ -274,16 +272,15 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
       for (double hx : p_.bandwidth_x) {
         for (size_t i = 0; i < n; ++i)
           for (size_t j = i + 1; j < n; ++j) w[i][j] = w[j][i] = kernel((lb[i] - lb[j]) / hb, (u[i] - u[j]) / hx);
+        // Kernel sums without self, the same for every statistic and shrink value.
+        std::vector<double> num(n, 0), den(n, 0);
+        for (size_t i = 0; i < n; ++i)
+          for (size_t j = 0; j < n; ++j) num[i] += w[i][j] * r[j], den[i] += w[i][j];
         for (bool median : medians) {
-          // Kernel sums without self: num_i, den_i are the same for every shrink value.
-          std::vector<double> num(n, 0), den(n, 0);
-          if (!median)
-            for (size_t i = 0; i < n; ++i)
-              for (size_t j = 0; j < n; ++j) num[i] += w[i][j] * r[j], den[i] += w[i][j];
           for (double lam : p_.shrink) {
             double sq = 0, ab = 0;
             for (size_t i = 0; i < n; ++i) {
-              double d = r[i] - (median ? weighted_median(order, r, w[i], lam) : num[i] / (den[i] + lam));
+              double d = r[i] - (median ? weighted_median(order, r, w[i], lam, den[i] + lam) : num[i] / (den[i] + lam));
               sq += d * d, ab += std::abs(d);
             }
             Choice& c = choice[median];
@@ -296,9 +293,8 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
   const bool pick_median = !std::isfinite(choice[0].loss) ||
                            (std::isfinite(choice[1].loss) && choice[1].abs_error < choice[0].abs_error);
   const Choice& c = choice[pick_median];
-  const double best = c.loss;
   hb_ = c.hb, hx_ = c.hx, lam_ = c.lam, data_axis_ = c.data, median_ = pick_median;
-  if (!std::isfinite(best)) return;
+  if (!std::isfinite(c.loss)) return;
   const std::vector<double>& u = data_axis_ ? le : lx;
   // Tabulate link + correction one grid step beyond the data on every side.
   auto [bmin, bmax] = std::minmax_element(lb.begin(), lb.end());
@@ -321,14 +317,20 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
     auto lx_at = [&](double le_row) {  // ln x on this row at ln e
       return std::log(std::max(x_of(noise_, Bq, std::exp(le_row), p_.integration_steps), kTinyX));
     };
-    row.u = regular;
-    if (iso && !data_axis_) row.u.insert(row.u.end(), iso_.x.begin(), iso_.x.end());
+    // Each column with ln x there (G's argument): u itself along x; along e,
+    // one integral per column, computed once.
+    std::vector<std::pair<double, double>> cols;
+    std::vector<double> lx_reg(regular.size());
+    for (size_t c = 0; c < regular.size(); ++c) {
+      lx_reg[c] = data_axis_ ? lx_at(regular[c]) : regular[c];
+      cols.push_back({regular[c], lx_reg[c]});
+    }
+    if (iso && !data_axis_)
+      for (double k : iso_.x) cols.push_back({k, k});
     if (iso && data_axis_) {
       // ln x at the regular columns (increasing in e) brackets each knot
       // between two neighbouring columns; the Illinois method then finds it in
       // a few evaluations of x (each an integral) where bisection needs ~50.
-      std::vector<double> lx_reg(regular.size());
-      for (size_t c = 0; c < regular.size(); ++c) lx_reg[c] = lx_at(regular[c]);
       for (double k : iso_.x) {
         if (!(lx_reg.front() < k && lx_reg.back() > k)) continue;
         size_t c = static_cast<size_t>(std::lower_bound(lx_reg.begin(), lx_reg.end(), k) - lx_reg.begin());
@@ -348,20 +350,25 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
           }
           if (fm == 0) break;
         }
-        row.u.push_back(std::abs(fa) < std::abs(fb) ? a : b);
+        const double root = std::abs(fa) < std::abs(fb) ? a : b;
+        cols.push_back({root, lx_at(root)});
       }
     }
-    std::sort(row.u.begin(), row.u.end());
-    row.u.erase(std::unique(row.u.begin(), row.u.end(), [](double a, double b) { return b - a < 1e-12; }), row.u.end());
-    row.v.resize(row.u.size());
-    for (size_t k = 0; k < row.u.size(); ++k) {
-      double qu = row.u[k], num = 0, den = lam_;
+    std::sort(cols.begin(), cols.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    cols.erase(std::unique(cols.begin(), cols.end(), [](const auto& a, const auto& b) { return b.first - a.first < 1e-12; }),
+               cols.end());
+    row.u.resize(cols.size());
+    row.v.resize(cols.size());
+    for (size_t k = 0; k < cols.size(); ++k) {
+      const auto [qu, qlx] = cols[k];
+      row.u[k] = qu;
+      double num = 0, den = lam_;
       for (size_t j = 0; j < n; ++j) {
         wq[j] = kernel((qb - lb[j]) / hb_, (qu - u[j]) / hx_);
         num += wq[j] * r[j], den += wq[j];
       }
-      const double corr = median_ ? weighted_median(order, r, wq, lam_) : num / den;
-      double v = link(data_axis_ ? lx_at(qu) : qu) + corr;
+      const double corr = median_ ? weighted_median(order, r, wq, lam_, den) : num / den;
+      double v = link(qlx) + corr;
       // Monotone in epochs along the row: running max (metric to maximise) or min.
       row.v[k] = k == 0 ? v : (up ? std::max(v, row.v[k - 1]) : std::min(v, row.v[k - 1]));
     }

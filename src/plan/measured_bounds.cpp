@@ -2,27 +2,33 @@
 
 #include <algorithm>
 
+#include "plan/problem.h"
+
 namespace trainplan::plan {
+namespace {
+
+// The better and the worse of two metric values under direction `d`.
+double better_of(double a, double b, MetricDirection d) { return metric_better(b, a, d) ? b : a; }
+double worse_of(double a, double b, MetricDirection d) { return metric_better(b, a, d) ? a : b; }
+
+}  // namespace
 
 MeasuredBoundsModel::MeasuredBoundsModel(std::shared_ptr<const models::PerformanceModel> inner,
                                          const SampleSet& samples)
     : inner_(std::move(inner)) {
-  const bool up = inner_->direction() == MetricDirection::kMax;
-  auto better = [up](double a, double b) { return up ? std::max(a, b) : std::min(a, b); };
-  auto worse = [up](double a, double b) { return up ? std::min(a, b) : std::max(a, b); };
-  std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> by_config;
+  const MetricDirection d = inner_->direction();
+  std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> by_config;  // -> (epochs, metric)
   for (const auto& s : samples.samples)
     if (s.metric && s.epochs > 0) by_config[{s.batch, s.workers}].push_back({s.epochs, *s.metric});
   for (auto& [key, v] : by_config) {
     std::sort(v.begin(), v.end());
-    Trials t;
+    Trials& t = trials_[key];
     for (const auto& [e, m] : v) {
       t.epochs.push_back(e);
-      t.floor.push_back(t.floor.empty() ? m : better(m, t.floor.back()));
+      t.floor.push_back(t.floor.empty() ? m : better_of(m, t.floor.back(), d));
       t.cap.push_back(m);
     }
-    for (size_t i = t.cap.size() - 1; i-- > 0;) t.cap[i] = worse(t.cap[i], t.cap[i + 1]);
-    trials_[key] = std::move(t);
+    for (size_t i = t.cap.size() - 1; i-- > 0;) t.cap[i] = worse_of(t.cap[i], t.cap[i + 1], d);
   }
 }
 
@@ -35,14 +41,14 @@ std::optional<double> MeasuredBoundsModel::metric(int batch, int workers, double
   auto it = trials_.find({double(batch), workers});
   if (!m || it == trials_.end()) return m;
   const Trials& t = it->second;
-  const bool up = inner_->direction() == MetricDirection::kMax;
+  const MetricDirection d = inner_->direction();
   double v = *m;
   // The cap: the first trial with >= epochs epochs.
   size_t later = static_cast<size_t>(std::lower_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
-  if (later < t.epochs.size()) v = up ? std::min(v, t.cap[later]) : std::max(v, t.cap[later]);
+  if (later < t.epochs.size()) v = worse_of(v, t.cap[later], d);
   // The floor: the last trial with <= epochs epochs.
   size_t upto = static_cast<size_t>(std::upper_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
-  if (upto > 0) v = up ? std::max(v, t.floor[upto - 1]) : std::min(v, t.floor[upto - 1]);
+  if (upto > 0) v = better_of(v, t.floor[upto - 1], d);
   return v;
 }
 
