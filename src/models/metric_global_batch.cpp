@@ -55,6 +55,82 @@ double weighted_median(const std::vector<size_t>& order, const std::vector<doubl
   }
   return 0.0;  // the rest of the weight is the prior's
 }
+
+double kernel(double du, double dv) { return std::exp(-0.5 * (du * du + dv * dv)); }
+
+// One kernel smooth of residuals over (log2 B, u), u = ln x or ln e: its
+// bandwidths, shrink and statistic, its leave-one-out losses, and the
+// residuals it smooths.
+struct Smoothing {
+  double loss = std::numeric_limits<double>::infinity();  // leave-one-out loss of its own statistic
+  double abs_error = 0;                                    // leave-one-out absolute error
+  double hb = 0, hx = 0, lam = 0;
+  bool data = false, median = false;
+  std::vector<double> residuals;
+  std::vector<size_t> order;  // residuals in increasing order, for weighted medians
+
+  void set_residuals(std::vector<double> r) {
+    residuals = std::move(r);
+    order.resize(residuals.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return residuals[a] < residuals[b]; });
+  }
+  // The smooth at (qb, qu); `skip` leaves one sample out.
+  double value(const std::vector<double>& lb, const std::vector<double>& u, double qb, double qu,
+               size_t skip = std::numeric_limits<size_t>::max()) const {
+    std::vector<double> w(lb.size());
+    double num = 0, den = lam;
+    for (size_t j = 0; j < lb.size(); ++j) {
+      w[j] = j == skip ? 0.0 : kernel((qb - lb[j]) / hb, (qu - u[j]) / hx);
+      num += w[j] * residuals[j], den += w[j];
+    }
+    return median ? weighted_median(order, residuals, w, lam, den) : num / den;
+  }
+};
+
+// Leave-one-out choice of the axis, bandwidths and shrinkage of a smooth of
+// r, for each statistic by its own loss: squared error for the mean, absolute
+// error for the median. (Choosing the mean's bandwidths by absolute error
+// favours the narrowest kernel, whose spikes the monotone tabulation then
+// clips: worse away from the samples, measured at the small-batch edge of
+// deepspeech2.) Of the statistics tried, the one with the lower leave-one-out
+// absolute error, the scale of MRE, is returned (loss infinite if none).
+Smoothing choose_smoothing(const std::vector<double>& lb, const std::vector<double>& lx, const std::vector<double>& le,
+                           const std::vector<double>& r, const std::vector<bool>& axes,
+                           const std::vector<double>& hbs, const std::vector<double>& hxs,
+                           const std::vector<double>& lams, const std::vector<bool>& medians) {
+  const size_t n = r.size();
+  Smoothing probe;
+  probe.set_residuals(r);
+  Smoothing choice[2];  // [0]: mean, [1]: median
+  std::vector<std::vector<double>> w(n, std::vector<double>(n, 0.0));  // kernel weights, 0 on the diagonal
+  for (bool data : axes) {
+    const std::vector<double>& u = data ? le : lx;
+    for (double hb : hbs)
+      for (double hx : hxs) {
+        for (size_t i = 0; i < n; ++i)
+          for (size_t j = i + 1; j < n; ++j) w[i][j] = w[j][i] = kernel((lb[i] - lb[j]) / hb, (u[i] - u[j]) / hx);
+        // Kernel sums without self, the same for every statistic and shrink value.
+        std::vector<double> num(n, 0), den(n, 0);
+        for (size_t i = 0; i < n; ++i)
+          for (size_t j = 0; j < n; ++j) num[i] += w[i][j] * r[j], den[i] += w[i][j];
+        for (bool median : medians)
+          for (double lam : lams) {
+            double sq = 0, ab = 0;
+            for (size_t i = 0; i < n; ++i) {
+              double d = r[i] - (median ? weighted_median(probe.order, r, w[i], lam, den[i] + lam) : num[i] / (den[i] + lam));
+              sq += d * d, ab += std::abs(d);
+            }
+            Smoothing& c = choice[median];
+            if ((median ? ab : sq) < c.loss) c.loss = median ? ab : sq, c.abs_error = ab, c.hb = hb, c.hx = hx,
+                                               c.lam = lam, c.data = data, c.median = median;
+          }
+      }
+  }
+  const bool pick_median = !std::isfinite(choice[0].loss) ||
+                           (std::isfinite(choice[1].loss) && choice[1].abs_error < choice[0].abs_error);
+  return choice[pick_median];
+}
 }  // namespace
 
 double GlobalBatchModel::x_of(const Noise& n, double B, double e, int steps) {
@@ -243,58 +319,38 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
     le[i] = std::log(std::max(e[i], kTinyX));
     r[i] = y[i] - link(lx[i]);
   }
-  auto kernel = [](double du, double dv) { return std::exp(-0.5 * (du * du + dv * dv)); };
-  // The residuals in increasing order, for weighted medians.
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r[a] < r[b]; });
   using L = GlobalBatchParams::Local;
   std::vector<bool> medians;  // the local statistics to try
   if (p_.local != L::kMedian) medians.push_back(false);
   if (p_.local != L::kMean) medians.push_back(true);
-  // Leave-one-out choice of the axis, bandwidths and shrinkage, for each
-  // statistic by its own loss: squared error for the mean, absolute error for
-  // the median. (Choosing the mean's bandwidths by absolute error favours the
-  // narrowest kernel, whose spikes the monotone tabulation then clips: worse
-  // away from the samples, measured at the small-batch edge of deepspeech2.)
-  struct Choice {
-    double loss = std::numeric_limits<double>::infinity(), abs_error = 0, hb = 0, hx = 0, lam = 0;
-    bool data = false;
-  };
-  Choice choice[2];  // [0]: mean, [1]: median
   std::vector<bool> axes;  // true: data epochs
   if (p_.correction_axis != GlobalBatchParams::Axis::kDataEpochs) axes.push_back(false);
   if (p_.correction_axis != GlobalBatchParams::Axis::kEffectiveEpochs) axes.push_back(true);
-  std::vector<std::vector<double>> w(n, std::vector<double>(n, 0.0));  // kernel weights, 0 on the diagonal
-  for (bool data : axes) {
-    const std::vector<double>& u = data ? le : lx;
-    for (double hb : p_.bandwidth_batch)
-      for (double hx : p_.bandwidth_x) {
-        for (size_t i = 0; i < n; ++i)
-          for (size_t j = i + 1; j < n; ++j) w[i][j] = w[j][i] = kernel((lb[i] - lb[j]) / hb, (u[i] - u[j]) / hx);
-        // Kernel sums without self, the same for every statistic and shrink value.
-        std::vector<double> num(n, 0), den(n, 0);
-        for (size_t i = 0; i < n; ++i)
-          for (size_t j = 0; j < n; ++j) num[i] += w[i][j] * r[j], den[i] += w[i][j];
-        for (bool median : medians) {
-          for (double lam : p_.shrink) {
-            double sq = 0, ab = 0;
-            for (size_t i = 0; i < n; ++i) {
-              double d = r[i] - (median ? weighted_median(order, r, w[i], lam, den[i] + lam) : num[i] / (den[i] + lam));
-              sq += d * d, ab += std::abs(d);
-            }
-            Choice& c = choice[median];
-            if ((median ? ab : sq) < c.loss) c = {median ? ab : sq, ab, hb, hx, lam, data};
-          }
-        }
+  Smoothing one = choose_smoothing(lb, lx, le, r, axes, p_.bandwidth_batch, p_.bandwidth_x, p_.shrink, medians);
+  Smoothing chosen = one;
+  std::vector<Smoothing> stages = {one};
+  using S = GlobalBatchParams::Scales;
+  if (p_.scales != S::kOne && std::isfinite(one.loss)) {
+    // The broad mean first, then the local statistic on its leave-one-out residuals, on the broad one's axis.
+    Smoothing broad = choose_smoothing(lb, lx, le, r, axes, p_.bandwidth_batch, p_.broad_bandwidth_x, p_.shrink, {false});
+    if (std::isfinite(broad.loss)) {
+      broad.set_residuals(r);
+      const std::vector<double>& ub = broad.data ? le : lx;
+      std::vector<double> r2(n);
+      for (size_t i = 0; i < n; ++i) r2[i] = r[i] - broad.value(lb, ub, lb[i], ub[i], i);
+      Smoothing fine = choose_smoothing(lb, lx, le, r2, {broad.data}, p_.bandwidth_batch, p_.bandwidth_x, p_.shrink, medians);
+      if (std::isfinite(fine.loss) && (p_.scales == S::kTwo || fine.abs_error < one.abs_error)) {
+        fine.set_residuals(std::move(r2));
+        stages = {broad, fine};
+        chosen = fine;
       }
+    }
   }
-  // auto: the statistic with the lower leave-one-out absolute error, the scale of MRE.
-  const bool pick_median = !std::isfinite(choice[0].loss) ||
-                           (std::isfinite(choice[1].loss) && choice[1].abs_error < choice[0].abs_error);
-  const Choice& c = choice[pick_median];
-  hb_ = c.hb, hx_ = c.hx, lam_ = c.lam, data_axis_ = c.data, median_ = pick_median;
-  if (!std::isfinite(c.loss)) return;
+  if (stages.size() == 1) stages[0].set_residuals(r);
+  data_axis_ = chosen.data;
+  stages_.clear();
+  for (const auto& st : stages) stages_.push_back({st.hb, st.hx, st.lam, st.median});
+  if (!std::isfinite(chosen.loss)) return;
   const std::vector<double>& u = data_axis_ ? le : lx;
   // Tabulate link + correction one grid step beyond the data on every side.
   auto [bmin, bmax] = std::minmax_element(lb.begin(), lb.end());
@@ -307,7 +363,6 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
   const bool up = dir_ == MetricDirection::kMax;
   const bool iso = p_.link == GlobalBatchParams::Link::kIsotonic;
   rows_.assign(nb, {});
-  std::vector<double> wq(n);  // kernel weights of one grid point
   for (int i = 0; i < nb; ++i) {
     const double qb = lb0_ + i * db_, Bq = std::exp2(qb);
     Row& row = rows_[i];
@@ -362,12 +417,8 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
     for (size_t k = 0; k < cols.size(); ++k) {
       const auto [qu, qlx] = cols[k];
       row.u[k] = qu;
-      double num = 0, den = lam_;
-      for (size_t j = 0; j < n; ++j) {
-        wq[j] = kernel((qb - lb[j]) / hb_, (qu - u[j]) / hx_);
-        num += wq[j] * r[j], den += wq[j];
-      }
-      const double corr = median_ ? weighted_median(order, r, wq, lam_, den) : num / den;
+      double corr = 0;
+      for (const auto& st : stages) corr += st.value(lb, u, qb, qu);
       double v = link(qlx) + corr;
       // Monotone in epochs along the row: running max (metric to maximise) or min.
       row.v[k] = k == 0 ? v : (up ? std::max(v, row.v[k - 1]) : std::min(v, row.v[k - 1]));
@@ -418,11 +469,16 @@ std::string GlobalBatchModel::describe() const {
                      iso_.x.size());
   else
     s += fmt::format("  G: Optimus curve in x, {}; {}", loss_.describe(), curve_.describe());
-  if (corrected_)
-    s += fmt::format("\n  local correction: kernel-weighted {} of the residuals over (log2 B, ln {}), bandwidths {:g} "
-                     "octaves x {:g}, shrink {:g}; {} grid rows, monotone in epochs{}",
-                     median_ ? "median" : "mean", data_axis_ ? "e" : "x", hb_, hx_, lam_, rows_.size(),
+  if (corrected_) {
+    s += fmt::format("\n  local correction over (log2 B, ln {}): ", data_axis_ ? "e" : "x");
+    for (size_t k = 0; k < stages_.size(); ++k)
+      s += fmt::format("{}kernel-weighted {} of the residuals{}, bandwidths {:g} octaves x {:g}, shrink {:g}",
+                       k ? ", then " : "", stages_[k].median ? "median" : "mean",
+                       stages_.size() > 1 ? (k ? " left" : " (broad)") : "", stages_[k].hb, stages_[k].hx,
+                       stages_[k].lam);
+    s += fmt::format("; {} grid rows, monotone in epochs{}", rows_.size(),
                      p_.monotone_batch && !data_axis_ ? " and batch" : "");
+  }
   s += fmt::format("\n  {} samples, in-sample rmse {:.4g}", n_, in_sample_rmse_);
   return s;
 }

@@ -73,6 +73,15 @@ struct GlobalBatchParams {
   // the one with the lower leave-one-out absolute error, the scale of MRE.
   enum class Local { kMean, kMedian, kAuto };
   Local local = Local::kAuto;
+  // Two scales: a first, broad weighted mean of the residuals (bandwidths
+  // `broad_bandwidth_x` along epochs) carries a run's offset from G across
+  // epochs where it has no sample near (deepspeech2's smallest batch learns
+  // slower per epoch than G at every epoch), and the local statistic above
+  // then smooths what the broad one left, on its leave-one-out residuals.
+  // auto: two scales where their leave-one-out absolute error is lower.
+  enum class Scales { kOne, kTwo, kAuto };
+  Scales scales = Scales::kTwo;
+  std::vector<double> broad_bandwidth_x = {0.4, 0.8, 1.6, 3.2};
   bool monotone_batch = false;  // also force the corrected surface monotone in B at fixed x (worse for larger B)
   double grid_batch_step = 0.25;  // octaves between grid rows
   double grid_x_step = 0.05;      // ln x (or ln e) between regular grid columns (G's knots are added)
@@ -124,8 +133,13 @@ class GlobalBatchModel : public MetricModel {
   };
   bool corrected_ = false;
   bool data_axis_ = false;
-  double lb0_ = 0, db_ = 1, hb_ = 0, hx_ = 0, lam_ = 0;
-  bool median_ = false;  // the correction is a weighted median (else a weighted mean)
+  double lb0_ = 0, db_ = 1;
+  // One kernel smooth of the correction (the broad one first, with two scales).
+  struct Stage {
+    double hb = 0, hx = 0, lam = 0;  // bandwidths (octaves of B, ln x or ln e) and shrink
+    bool median = false;             // a weighted median (else a weighted mean)
+  };
+  std::vector<Stage> stages_;
   std::vector<Row> rows_;
   size_t n_ = 0;
 };
