@@ -3,6 +3,8 @@
 // provably more conservative than the point model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -190,22 +192,37 @@ TEST(BenchConfidence, TimeIntervalAtAMeasuredConfigurationUsesInSampleResiduals)
 
 TEST(BenchConfidence, MetricIntervalUsesTheMondrianBinOfItsPrediction) {
   SampleSet s = synthetic_samples();  // 80 samples: 3 bins of >= 20 residuals
-  auto m = models::conformal_metric_model("isotonic-mi");
-  m->fit(s);
-  auto* c = dynamic_cast<const models::ConformalMetricModel*>(m.get());
-  ASSERT_NE(c, nullptr);
-  ASSERT_EQ(c->bin_residuals().size(), 3u);
-  ASSERT_EQ(c->bin_edges().size(), 2u);
-  EXPECT_LE(c->bin_edges()[0], c->bin_edges()[1]);
-  size_t total = 0;
-  for (const auto& b : c->bin_residuals()) total += b.size();
-  EXPECT_EQ(total, c->residuals().size());
-  for (double e : {1.0, 3.0, 20.0}) {
-    double y = m->predict(32, 2, e);
-    size_t bin = y < c->bin_edges()[0] ? 0 : y < c->bin_edges()[1] ? 1 : 2;
-    auto iv = m->predict_interval(32, 2, e, 0.9);
-    ASSERT_TRUE(iv.has_value());
-    EXPECT_NEAR((iv->hi - iv->lo) / 2 / std::abs(y), *c->bin_residuals()[bin].quantile(0.9), 1e-9) << e;
+  for (auto taxonomy : {models::ConformalParams::Taxonomy::kPredicted, models::ConformalParams::Taxonomy::kSlope}) {
+    models::ConformalParams p;
+    p.taxonomy = taxonomy;
+    auto m = models::conformal_metric_model("isotonic-mi", p);
+    m->fit(s);
+    auto* c = dynamic_cast<const models::ConformalMetricModel*>(m.get());
+    ASSERT_NE(c, nullptr);
+    const auto& edges = c->bin_edges();
+    if (taxonomy == models::ConformalParams::Taxonomy::kPredicted) {
+      // 3 equal-count bins, less any boundary between tied predictions (measured: 2).
+      ASSERT_GE(c->bin_residuals().size(), 2u);
+      EXPECT_NE(m->describe().find("bins by predicted metric"), std::string::npos) << m->describe();
+    } else {
+      // Ties in the slope (isotonic-mi is flat in places) may merge bins.
+      ASSERT_GE(c->bin_residuals().size(), 1u);
+      EXPECT_NE(m->describe().find("slope in epochs"), std::string::npos) << m->describe();
+    }
+    ASSERT_EQ(edges.size() + 1, c->bin_residuals().size());
+    for (size_t i = 1; i < edges.size(); ++i) EXPECT_LT(edges[i - 1], edges[i]);
+    size_t total = 0;
+    for (const auto& b : c->bin_residuals()) total += b.size();
+    EXPECT_EQ(total, c->residuals().size());
+    for (double e : {1.0, 3.0, 20.0}) {
+      double y = m->predict(32, 2, e);
+      double key = c->bin_key(32, 2, e);
+      if (taxonomy == models::ConformalParams::Taxonomy::kPredicted) EXPECT_EQ(key, y);
+      size_t bin = std::upper_bound(edges.begin(), edges.end(), key) - edges.begin();
+      auto iv = m->predict_interval(32, 2, e, 0.9);
+      ASSERT_TRUE(iv.has_value());
+      EXPECT_NEAR((iv->hi - iv->lo) / 2 / std::abs(y), *c->bin_residuals()[bin].quantile(0.9), 1e-9) << e;
+    }
   }
   // Too few residuals for bins: one bin, the pooled quantile.
   models::ConformalParams p;

@@ -215,24 +215,31 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
     for (const auto& s : part(with, fold, f, true).samples) {
       double pred = m->predict(s.batch, s.workers, s.epochs);
       r.push_back(signed_residual(*s.metric, pred));
-      pr.push_back({std::isfinite(pred) ? pred : std::numeric_limits<double>::infinity(), r.back()});
+      const double key = bin_key(*m, s.batch, s.workers, s.epochs);
+      pr.push_back({std::isfinite(key) ? key : std::numeric_limits<double>::infinity(), r.back()});
     }
   }
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
   res_.set(std::move(r));
-  // Mondrian bins: equal counts by out-of-fold prediction.
+  // Mondrian bins: equal counts by the out-of-fold bin key. A boundary that
+  // falls between equal keys is dropped (its two bins merge), so that every
+  // key lies in exactly one bin (a model flat in epochs has slope 0 everywhere).
   edges_.clear();
   bins_.clear();
   int nb = std::max(1, std::min(p_.metric_bins, static_cast<int>(pr.size()) / std::max(1, p_.min_per_bin)));
   std::sort(pr.begin(), pr.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t lo = 0;
   for (int b = 0; b < nb && !pr.empty(); ++b) {
-    size_t lo = pr.size() * b / nb, hi = pr.size() * (b + 1) / nb;
+    const size_t hi = pr.size() * (b + 1) / nb;
+    const bool last = b + 1 == nb;
+    if (!last && !(pr[hi - 1].first < pr[hi].first)) continue;
     std::vector<double> rb;
     for (size_t i = lo; i < hi; ++i) rb.push_back(pr[i].second);
     ConformalResiduals c;
     c.set(std::move(rb));
     bins_.push_back(std::move(c));
-    if (b + 1 < nb) edges_.push_back(0.5 * (pr[hi - 1].first + pr[hi].first));
+    if (!last) edges_.push_back(0.5 * (pr[hi - 1].first + pr[hi].first));
+    lo = hi;
   }
 }
 
@@ -240,16 +247,28 @@ double ConformalMetricModel::predict(double batch, int workers, double epochs) c
   return model_->predict(batch, workers, epochs);
 }
 
-const ConformalResiduals& ConformalMetricModel::residuals_at(double prediction) const {
+double ConformalMetricModel::bin_key(double batch, int workers, double epochs) const {
+  return bin_key(*model_, batch, workers, epochs);
+}
+
+double ConformalMetricModel::bin_key(const MetricModel& m, double batch, int workers, double epochs) const {
+  const double y = m.predict(batch, workers, epochs);
+  if (p_.taxonomy == ConformalParams::Taxonomy::kPredicted) return y;
+  const double step = kSlopeStep;
+  return std::abs(m.predict(batch, workers, epochs * step) - m.predict(batch, workers, epochs / step)) /
+         std::max(std::abs(y), 1e-12);
+}
+
+const ConformalResiduals& ConformalMetricModel::residuals_at(double key) const {
   if (bins_.empty()) return res_;
-  size_t b = std::upper_bound(edges_.begin(), edges_.end(), prediction) - edges_.begin();
+  size_t b = std::upper_bound(edges_.begin(), edges_.end(), key) - edges_.begin();
   return bins_[std::min(b, bins_.size() - 1)];
 }
 
 std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int workers, double epochs,
                                                               double coverage) const {
   double y = predict(batch, workers, epochs);
-  auto q = residuals_at(y).quantile(coverage);
+  auto q = residuals_at(bin_key(*model_, batch, workers, epochs)).quantile(coverage);
   if (!q) return std::nullopt;
   return around(y, *q, coverage);
 }
@@ -257,7 +276,7 @@ std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int
 std::optional<double> ConformalMetricModel::predict_bound(double batch, int workers, double epochs,
                                                           double coverage, BoundSide side) const {
   double y = predict(batch, workers, epochs);
-  auto q = residuals_at(y).one_sided(coverage, side);
+  auto q = residuals_at(bin_key(*model_, batch, workers, epochs)).one_sided(coverage, side);
   if (!q) return std::nullopt;
   return bound_of(y, *q, side);
 }
@@ -271,12 +290,15 @@ std::string ConformalMetricModel::describe() const {
 
 std::string ConformalMetricModel::bins_text() const {
   if (bins_.size() < 2) return "; one bin (too few residuals for Mondrian bins)";
-  std::string s = fmt::format("; used: {} Mondrian bins by predicted metric", bins_.size());
+  const bool slope = p_.taxonomy == ConformalParams::Taxonomy::kSlope;
+  std::string s = fmt::format("; used: {} Mondrian bins by {}", bins_.size(),
+                              slope ? fmt::format("the model's slope in epochs, |m({0}e) - m(e/{0})| / |m(e)|", kSlopeStep)
+                                    : std::string("predicted metric"));
   for (size_t b = 0; b < bins_.size(); ++b) {
     std::string range = b == 0                  ? fmt::format("< {:.6g}", edges_[0])
                         : b + 1 == bins_.size() ? fmt::format(">= {:.6g}", edges_[b - 1])
                                                 : fmt::format("{:.6g} .. {:.6g}", edges_[b - 1], edges_[b]);
-    s += fmt::format("\n    predicted {}: {}", range, bins_[b].describe());
+    s += fmt::format("\n    {} {}: {}", slope ? "slope" : "predicted", range, bins_[b].describe());
   }
   return s;
 }
