@@ -254,8 +254,7 @@ double ConformalMetricModel::bin_key(double batch, int workers, double epochs) c
 double ConformalMetricModel::bin_key(const MetricModel& m, double batch, int workers, double epochs) const {
   const double y = m.predict(batch, workers, epochs);
   if (p_.taxonomy == ConformalParams::Taxonomy::kPredicted) return y;
-  const double step = kSlopeStep;
-  return std::abs(m.predict(batch, workers, epochs * step) - m.predict(batch, workers, epochs / step)) /
+  return std::abs(m.predict(batch, workers, epochs * kSlopeStep) - m.predict(batch, workers, epochs / kSlopeStep)) /
          std::max(std::abs(y), 1e-12);
 }
 
@@ -268,7 +267,7 @@ const ConformalResiduals& ConformalMetricModel::residuals_at(double key) const {
 std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int workers, double epochs,
                                                               double coverage) const {
   double y = predict(batch, workers, epochs);
-  auto q = residuals_at(bin_key(*model_, batch, workers, epochs)).quantile(coverage);
+  auto q = residuals_at(bin_key(batch, workers, epochs)).quantile(coverage);
   if (!q) return std::nullopt;
   return around(y, *q, coverage);
 }
@@ -276,7 +275,7 @@ std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int
 std::optional<double> ConformalMetricModel::predict_bound(double batch, int workers, double epochs,
                                                           double coverage, BoundSide side) const {
   double y = predict(batch, workers, epochs);
-  auto q = residuals_at(bin_key(*model_, batch, workers, epochs)).one_sided(coverage, side);
+  auto q = residuals_at(bin_key(batch, workers, epochs)).one_sided(coverage, side);
   if (!q) return std::nullopt;
   return bound_of(y, *q, side);
 }

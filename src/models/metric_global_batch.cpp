@@ -326,11 +326,9 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
   std::vector<bool> axes;  // true: data epochs
   if (p_.correction_axis != GlobalBatchParams::Axis::kDataEpochs) axes.push_back(false);
   if (p_.correction_axis != GlobalBatchParams::Axis::kEffectiveEpochs) axes.push_back(true);
-  Smoothing one = choose_smoothing(lb, lx, le, r, axes, p_.bandwidth_batch, p_.bandwidth_x, p_.shrink, medians);
-  Smoothing chosen = one;
-  std::vector<Smoothing> stages = {one};
   using S = GlobalBatchParams::Scales;
-  if (p_.scales != S::kOne && std::isfinite(one.loss)) {
+  std::vector<Smoothing> stages;  // empty: no correction could be chosen
+  if (p_.scales != S::kOne) {
     // The broad mean first, then the local statistic on its leave-one-out residuals, on the broad one's axis.
     Smoothing broad = choose_smoothing(lb, lx, le, r, axes, p_.bandwidth_batch, p_.broad_bandwidth_x, p_.shrink, {false});
     if (std::isfinite(broad.loss)) {
@@ -339,18 +337,23 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
       std::vector<double> r2(n);
       for (size_t i = 0; i < n; ++i) r2[i] = r[i] - broad.value(lb, ub, lb[i], ub[i], i);
       Smoothing fine = choose_smoothing(lb, lx, le, r2, {broad.data}, p_.bandwidth_batch, p_.bandwidth_x, p_.shrink, medians);
-      if (std::isfinite(fine.loss) && (p_.scales == S::kTwo || fine.abs_error < one.abs_error)) {
+      if (std::isfinite(fine.loss)) {
         fine.set_residuals(std::move(r2));
-        stages = {broad, fine};
-        chosen = fine;
+        stages = {std::move(broad), std::move(fine)};
       }
     }
   }
-  if (stages.size() == 1) stages[0].set_residuals(r);
-  data_axis_ = chosen.data;
+  if (p_.scales != S::kTwo || stages.empty()) {  // one smooth: asked for, compared (auto), or the fallback
+    Smoothing one = choose_smoothing(lb, lx, le, r, axes, p_.bandwidth_batch, p_.bandwidth_x, p_.shrink, medians);
+    if (std::isfinite(one.loss) && (stages.empty() || !(stages.back().abs_error < one.abs_error))) {
+      one.set_residuals(r);
+      stages = {std::move(one)};
+    }
+  }
   stages_.clear();
+  if (stages.empty()) return;
+  data_axis_ = stages.back().data;
   for (const auto& st : stages) stages_.push_back({st.hb, st.hx, st.lam, st.median});
-  if (!std::isfinite(chosen.loss)) return;
   const std::vector<double>& u = data_axis_ ? le : lx;
   // Tabulate link + correction one grid step beyond the data on every side.
   auto [bmin, bmax] = std::minmax_element(lb.begin(), lb.end());
