@@ -158,3 +158,22 @@ TEST(PlanCli, SearchAutoIsExactOnSmallSpacesAndTabuCanBeAskedFor) {
   EXPECT_EQ(plan::resolve_search("auto", p), "tabu");
   EXPECT_THROW(plan::make_planner("coconfig", plan::PlannerOptions{.search = "greedy"}), InputError);
 }
+
+// --deadline reads durations with units: 1h equals 3600 seconds; a malformed
+// one exits 2 naming the option and the value.
+TEST(PlanCli, DeadlineTakesUnits) {
+  const std::string base = "plan --samples " + samples_file() + " --target 0.8 --max-workers 4 --model isotonic-mi --json";
+  auto hours = tptest::run_cli(base + " --deadline 1h");
+  auto seconds = tptest::run_cli(base + " --deadline 3600");
+  auto mixed = tptest::run_cli(base + " --deadline 59m60s");
+  ASSERT_EQ(hours.exit_code, 0) << hours.err;
+  ASSERT_EQ(seconds.exit_code, 0) << seconds.err;
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_EQ(hours.out, seconds.out);
+  EXPECT_EQ(mixed.out, seconds.out);
+  EXPECT_NE(hours.out.find("3600"), std::string::npos) << hours.out;
+  auto bad = tptest::run_cli(base + " --deadline 4x");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--deadline"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("'4x' is not a duration"), std::string::npos) << bad.err;
+}

@@ -212,7 +212,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--plot", a->plot, "Chart of the plan (.png or .svg; as `plan --plot`); '' for none")
       ->capture_default_str();
   cmd->add_option("--target", a->target, "Metric target (default: 99% of the best metric the model predicts in the space)");
-  cmd->add_option("--deadline", a->deadline, "Deadline for the planned run, seconds")->capture_default_str();
+  add_duration_option(cmd, "--deadline", a->deadline, "Deadline for the planned run")->default_str("600");
   cmd->add_option("--max-workers", a->max_workers, "Largest worker count to plan for (default: the largest profiled)");
   cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to plan for")->capture_default_str();
   cmd->add_option("--time-model", a->time_model, "Registered epoch-time model")->capture_default_str();

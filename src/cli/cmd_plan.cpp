@@ -163,7 +163,7 @@ void setup(CLI::App& root) {
       ->required();
   cmd->add_option("--target", a->target, "Metric target (>= for a metric to maximise, <= for one to minimise)")
       ->required();
-  cmd->add_option("--deadline", a->deadline, "Wall-clock limit for the whole run, seconds")->required();
+  add_duration_option(cmd, "--deadline", a->deadline, "Wall-clock limit for the whole run")->required();
   cmd->add_option("--max-workers", a->max_workers, "Largest worker (GPU) count to consider; workers run 1..R")
       ->required();
   cmd->add_option("--method", a->method, "coconfig (the paper's method) or a baseline: lb-bsp, cynthia, bo, manual")

@@ -32,6 +32,11 @@ void add_comm_profile_option(CLI::App* cmd, std::string& path);
 // (models::set_default_comm_profile). Throws InputError naming the file.
 void apply_comm_profile(const std::string& path);
 
+// Adds an option `name` that reads a duration, plain seconds or with units
+// (90, 180s, 3m, 1h30m), into `seconds`; a malformed value fails parsing
+// with the option's name.
+CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help);
+
 // True when stderr is a terminal (progress bars redraw there).
 bool stderr_is_tty();
 

@@ -1,0 +1,24 @@
+// Options that take a duration: plain seconds or units (90, 180s, 3m, 1h30m).
+#include "cli/command.h"
+#include "core/error.h"
+#include "profile/profile_plan.h"
+
+namespace trainplan::cli {
+
+CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double& seconds, const std::string& help) {
+  const std::string flag = name.substr(0, name.find(','));
+  return cmd
+      ->add_option_function<std::string>(
+          name, [&seconds, flag](const std::string& text) { seconds = profile::parse_duration(text, flag); },
+          help + " (seconds, or with units: 90, 180s, 3m, 1h30m)")
+      ->check([flag](const std::string& text) {
+        try {
+          profile::parse_duration(text, flag);
+          return std::string();
+        } catch (const InputError&) {
+          return "'" + text + "' is not a duration (examples: 90, 180s, 3m, 1h30m)";
+        }
+      });
+}
+
+}  // namespace trainplan::cli
