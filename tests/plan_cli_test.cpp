@@ -177,3 +177,18 @@ TEST(PlanCli, DeadlineTakesUnits) {
   EXPECT_NE(bad.err.find("--deadline"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("'4x' is not a duration"), std::string::npos) << bad.err;
 }
+
+// Without --max-workers the space reaches the largest worker count in the
+// samples (4 here), the same plan as --max-workers 4.
+TEST(PlanCli, MaxWorkersDefaultsToTheLargestProfiled) {
+  const std::string base = "plan --samples " + samples_file() + " --target 0.8 --deadline 100000 --model isotonic-mi --json";
+  auto dflt = tptest::run_cli(base);
+  auto four = tptest::run_cli(base + " --max-workers 4");
+  ASSERT_EQ(dflt.exit_code, 0) << dflt.err;
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_EQ(nlohmann::json::parse(dflt.out)["space"]["max_workers"], 4);
+  EXPECT_EQ(dflt.out, four.out);
+  auto negative = tptest::run_cli(base + " --max-workers -1");
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("--max-workers"), std::string::npos) << negative.err;
+}

@@ -166,6 +166,12 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
   EXPECT_EQ(got, json::parse(want.dump())) << got.dump(2) << "\nvs\n" << want.dump(2);
   EXPECT_GE(got["choice"]["metric"].get<double>(), 0.8);
   EXPECT_LE(got["choice"]["total_time_s"].get<double>(), 3000);
+  // Without max_workers the space reaches the largest worker count in the samples.
+  int most = 0;
+  for (const auto& x : fresh.samples().samples) most = std::max(most, x.workers);
+  json dflt = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}}, &st);
+  ASSERT_EQ(st, 200) << dflt.dump();
+  EXPECT_EQ(dflt["space"]["max_workers"], most);
 
   json bad = s.post("/plan", json{{"id", f["id"]}, {"target", 0.99}, {"deadline", 1}, {"max_workers", 8}}, &st);
   EXPECT_EQ(st, 422) << bad.dump();

@@ -104,7 +104,7 @@ void run_plan(const PlanArgs& a) {
   out << fmt::format("model: {}\n  {}\n", o.model_name, choice.reason);
   if (!res.note.empty()) out << fmt::format("note: {}\n", res.note);
   out << fmt::format("constraints: metric {} {} ({}), deadline {:.1f} s; space: {} batches x 1..{} workers x 1..{} epochs{}\n",
-                     cmp, a.target, to_string(o.direction), a.deadline, bs.size(), a.max_workers, a.max_epochs,
+                     cmp, a.target, to_string(o.direction), a.deadline, bs.size(), o.query.max_workers, a.max_epochs,
                      p.space.workers_per_node > 0 ? fmt::format(", {} GPUs per node", p.space.workers_per_node) : "");
   out << fmt::format("choice: batch {} per worker, {} worker{}{}, {} epoch{}\n", b.config.batch, b.config.workers,
                      b.config.workers == 1 ? "" : "s", b.nodes > 0 ? fmt::format(" on {} node{}", b.nodes, b.nodes == 1 ? "" : "s") : "",
@@ -164,8 +164,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--target", a->target, "Metric target (>= for a metric to maximise, <= for one to minimise)")
       ->required();
   add_duration_option(cmd, "--deadline", a->deadline, "Wall-clock limit for the whole run")->required();
-  cmd->add_option("--max-workers", a->max_workers, "Largest worker (GPU) count to consider; workers run 1..R")
-      ->required();
+  cmd->add_option("--max-workers", a->max_workers,
+                  "Largest worker (GPU) count to consider; workers run 1..R (default: the largest in the samples)");
   cmd->add_option("--method", a->method, "coconfig (the paper's method) or a baseline: lb-bsp, cynthia, bo, manual")
       ->check(CLI::IsMember({"coconfig", "lb-bsp", "cynthia", "bo", "manual"}))
       ->capture_default_str();

@@ -154,7 +154,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
     throw InputError(samples.source, 0, "metric",
                      "planning needs a metric, but these samples are time-only (the metric column is empty); "
                      "profile with a validation metric so the planner can tell how many epochs reach the target");
-  if (q.max_workers < 1) throw InputError("--max-workers must be >= 1");
+  if (q.max_workers < 0) throw InputError("--max-workers must be >= 1 (or 0: the largest worker count in the samples)");
   if (!(q.deadline > 0)) throw InputError("--deadline must be > 0 seconds");
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
@@ -165,11 +165,15 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
 
   PlanOutcome o;
   o.query = q;
+  // By default the space reaches the largest worker count profiled: beyond
+  // it every prediction is an extrapolation in workers.
+  if (o.query.max_workers == 0)
+    for (const auto& s : samples.samples) o.query.max_workers = std::max(o.query.max_workers, s.workers);
   o.direction = samples.direction;
   plan::PlanProblem& p = o.problem;
   p.target = q.target;
   p.deadline_s = q.deadline;
-  p.space.max_workers = q.max_workers;
+  p.space.max_workers = o.query.max_workers;
   p.space.max_epochs = q.max_epochs;
   std::vector<int> bs = q.batches.empty() ? sample_batches(samples) : q.batches;
   std::sort(bs.begin(), bs.end());

@@ -102,7 +102,7 @@ nlohmann::json to_json(const Prediction& p);
 struct PlanQuery {
   double target = 0;
   double deadline = 0;
-  int max_workers = 0;
+  int max_workers = 0;  // 0: the largest worker count in the samples
   std::string search = "auto";
   std::string method = "coconfig";
   std::string model = plan::kDefaultPlanModel;

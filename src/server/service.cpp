@@ -313,7 +313,7 @@ json Service::plan_request(const json& req) {
   PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_number(req, "deadline", std::nullopt);
-  q.max_workers = get_int(req, "max_workers", std::nullopt);
+  q.max_workers = get_int(req, "max_workers", 0);  // 0: the largest in the samples
   q.search = get_string(req, "search", q.search);
   one_of(q.search, "search", {"auto", "tabu", "exhaustive"});
   q.method = get_string(req, "method", q.method);
