@@ -215,7 +215,7 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
     for (const auto& s : part(with, fold, f, true).samples) {
       double pred = m->predict(s.batch, s.workers, s.epochs);
       r.push_back(signed_residual(*s.metric, pred));
-      const double key = bin_key(*m, s.batch, s.workers, s.epochs);
+      const double key = bin_key(*m, pred, s.batch, s.workers, s.epochs);
       pr.push_back({std::isfinite(key) ? key : std::numeric_limits<double>::infinity(), r.back()});
     }
   }
@@ -248,11 +248,10 @@ double ConformalMetricModel::predict(double batch, int workers, double epochs) c
 }
 
 double ConformalMetricModel::bin_key(double batch, int workers, double epochs) const {
-  return bin_key(*model_, batch, workers, epochs);
+  return bin_key(*model_, predict(batch, workers, epochs), batch, workers, epochs);
 }
 
-double ConformalMetricModel::bin_key(const MetricModel& m, double batch, int workers, double epochs) const {
-  const double y = m.predict(batch, workers, epochs);
+double ConformalMetricModel::bin_key(const MetricModel& m, double y, double batch, int workers, double epochs) const {
   if (p_.taxonomy == ConformalParams::Taxonomy::kPredicted) return y;
   return std::abs(m.predict(batch, workers, epochs * kSlopeStep) - m.predict(batch, workers, epochs / kSlopeStep)) /
          std::max(std::abs(y), 1e-12);
@@ -267,7 +266,7 @@ const ConformalResiduals& ConformalMetricModel::residuals_at(double key) const {
 std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int workers, double epochs,
                                                               double coverage) const {
   double y = predict(batch, workers, epochs);
-  auto q = residuals_at(bin_key(batch, workers, epochs)).quantile(coverage);
+  auto q = residuals_at(bin_key(*model_, y, batch, workers, epochs)).quantile(coverage);
   if (!q) return std::nullopt;
   return around(y, *q, coverage);
 }
@@ -275,7 +274,7 @@ std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int
 std::optional<double> ConformalMetricModel::predict_bound(double batch, int workers, double epochs,
                                                           double coverage, BoundSide side) const {
   double y = predict(batch, workers, epochs);
-  auto q = residuals_at(bin_key(batch, workers, epochs)).one_sided(coverage, side);
+  auto q = residuals_at(bin_key(*model_, y, batch, workers, epochs)).one_sided(coverage, side);
   if (!q) return std::nullopt;
   return bound_of(y, *q, side);
 }

@@ -161,7 +161,8 @@ class ConformalMetricModel : public MetricModel {
   std::vector<ConformalResiduals> bins_;
   std::string bins_text() const;
   const ConformalResiduals& residuals_at(double key) const;
-  double bin_key(const MetricModel& m, double batch, int workers, double epochs) const;
+  // The bin key under model m, whose prediction there is y (computed once by the caller).
+  double bin_key(const MetricModel& m, double y, double batch, int workers, double epochs) const;
   std::vector<std::string> notes_;
 };
 

@@ -58,6 +58,14 @@ double weighted_median(const std::vector<size_t>& order, const std::vector<doubl
 
 double kernel(double du, double dv) { return std::exp(-0.5 * (du * du + dv * dv)); }
 
+// Indices of r in increasing order of r, for weighted medians.
+std::vector<size_t> ascending_order(const std::vector<double>& r) {
+  std::vector<size_t> order(r.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r[a] < r[b]; });
+  return order;
+}
+
 // One kernel smooth of residuals over (log2 B, u), u = ln x or ln e: its
 // bandwidths, shrink and statistic, its leave-one-out losses, and the
 // residuals it smooths.
@@ -71,18 +79,17 @@ struct Smoothing {
 
   void set_residuals(std::vector<double> r) {
     residuals = std::move(r);
-    order.resize(residuals.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return residuals[a] < residuals[b]; });
+    order = ascending_order(residuals);
   }
   // The smooth at (qb, qu); `skip` leaves one sample out.
   double value(const std::vector<double>& lb, const std::vector<double>& u, double qb, double qu,
                size_t skip = std::numeric_limits<size_t>::max()) const {
-    std::vector<double> w(lb.size());
+    std::vector<double> w(median ? lb.size() : 0);  // the weights, kept for the median only
     double num = 0, den = lam;
     for (size_t j = 0; j < lb.size(); ++j) {
-      w[j] = j == skip ? 0.0 : kernel((qb - lb[j]) / hb, (qu - u[j]) / hx);
-      num += w[j] * residuals[j], den += w[j];
+      const double wj = j == skip ? 0.0 : kernel((qb - lb[j]) / hb, (qu - u[j]) / hx);
+      if (median) w[j] = wj;
+      num += wj * residuals[j], den += wj;
     }
     return median ? weighted_median(order, residuals, w, lam, den) : num / den;
   }
@@ -100,8 +107,7 @@ Smoothing choose_smoothing(const std::vector<double>& lb, const std::vector<doub
                            const std::vector<double>& hbs, const std::vector<double>& hxs,
                            const std::vector<double>& lams, const std::vector<bool>& medians) {
   const size_t n = r.size();
-  Smoothing probe;
-  probe.set_residuals(r);
+  const std::vector<size_t> order = ascending_order(r);
   Smoothing choice[2];  // [0]: mean, [1]: median
   std::vector<std::vector<double>> w(n, std::vector<double>(n, 0.0));  // kernel weights, 0 on the diagonal
   for (bool data : axes) {
@@ -118,7 +124,7 @@ Smoothing choose_smoothing(const std::vector<double>& lb, const std::vector<doub
           for (double lam : lams) {
             double sq = 0, ab = 0;
             for (size_t i = 0; i < n; ++i) {
-              double d = r[i] - (median ? weighted_median(probe.order, r, w[i], lam, den[i] + lam) : num[i] / (den[i] + lam));
+              double d = r[i] - (median ? weighted_median(order, r, w[i], lam, den[i] + lam) : num[i] / (den[i] + lam));
               sq += d * d, ab += std::abs(d);
             }
             Smoothing& c = choice[median];

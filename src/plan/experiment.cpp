@@ -79,10 +79,19 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
   } else {
     out.fitted = models::fit_performance_model(time_model, metric_model, samples);
   }
-  out.planned = out.fitted;
-  if (confidence != 0)
-    out.planned = std::make_shared<PessimisticModel>(out.fitted, confidence, probe_batch, bounds);
-  if (confidence != 0 && measured_bounds) out.planned = std::make_shared<MeasuredBoundsModel>(out.planned, samples);
+  out.planned = planned_side(out.fitted, samples, confidence, probe_batch, bounds, measured_bounds);
+  return out;
+}
+
+std::shared_ptr<const models::PerformanceModel> planned_side(
+    std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples, double confidence,
+    int probe_batch, ConfidenceBounds bounds, bool measured_bounds) {
+  if (confidence == 0) return fitted;
+  std::shared_ptr<const models::PerformanceModel> out =
+      std::make_shared<PessimisticModel>(std::move(fitted), confidence, probe_batch, bounds);
+  // Held to the profiled trials: a trial that met the target vouches for its
+  // configuration where the interval alone might not (plan/measured_bounds.h).
+  if (measured_bounds) out = std::make_shared<MeasuredBoundsModel>(out, samples);
   return out;
 }
 

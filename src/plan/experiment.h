@@ -69,6 +69,12 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
                                  const SampleSet& samples, bool conformal, double confidence, int probe_batch,
                                  uint64_t seed = 1, ConfidenceBounds bounds = ConfidenceBounds::kTwoSided,
                                  bool measured_bounds = true);
+// The side a plan is made on: `fitted` itself without a confidence; else its
+// pessimistic side at `confidence`, held to the trials in `samples` when
+// `measured_bounds` (as fit_planning_model's `planned`).
+std::shared_ptr<const models::PerformanceModel> planned_side(
+    std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples, double confidence,
+    int probe_batch, ConfidenceBounds bounds, bool measured_bounds = true);
 
 // A plan's configuration judged by the truth.
 struct Judgement {

@@ -7,9 +7,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "plan/experiment.h"
 #include "plan/launch_spec.h"
-#include "plan/measured_bounds.h"
-#include "plan/pessimistic_model.h"
 #include "plan/planner.h"
 
 namespace trainplan::server {
@@ -199,13 +198,8 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   } else {
     fitted = src.performance(o.choice.time_model, o.choice.metric_model);
   }
-  std::shared_ptr<const models::PerformanceModel> model = fitted;
-  if (q.confidence > 0) {
-    model = std::make_shared<plan::PessimisticModel>(fitted, q.confidence, bs.front(), bounds);
-    // Held to the profiled trials: a trial that met the target vouches for its
-    // configuration where the interval alone might not (plan/measured_bounds.h).
-    model = std::make_shared<plan::MeasuredBoundsModel>(model, samples);
-  }
+  std::shared_ptr<const models::PerformanceModel> model =
+      plan::planned_side(fitted, samples, q.confidence, bs.front(), bounds);
   o.model_name = model->name();
   o.model = model;
   o.point_model = fitted;
