@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "eval/cross_model.h"
 #include "eval/datasets.h"
 #include "eval/evaluate_plot.h"
 #include "eval/report.h"
@@ -28,6 +29,7 @@ struct EvaluateArgs {
   bool describe = false;
   std::string comm_profile = "auto";
   std::string plot;
+  bool cross_model = false;
 };
 
 std::vector<std::string> model_names(const std::string& spec) {
@@ -47,6 +49,12 @@ std::vector<std::string> model_names(const std::string& spec) {
 }
 
 void run_evaluate(const EvaluateArgs& a) {
+  if (a.cross_model) {
+    if (a.data.empty() || !a.samples.empty()) throw InputError("--cross-model scores traces: give --data DIR, not --samples");
+    auto rep = eval::evaluate_cross_model(a.data, {a.cv, a.seed});
+    std::cout << (a.json ? eval::cross_model_json(rep) + "\n" : eval::format_cross_model(rep));
+    return;
+  }
   if (a.samples.empty() == a.data.empty()) throw InputError("give either --samples FILE... or --data DIR (one of them)");
   if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // a bad name fails before any fit
@@ -129,6 +137,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--plan", a->plan, "With --data: sampling plan for the scored samples (paper, small, wide)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON (MRE as fractions, null where a number is missing, with a note)");
+  cmd->add_flag("--cross-model", a->cross_model,
+                "With --data: predict each trace's step times from the other traces only (structure models: PALEO "
+                "and Horus-style graph features with XGBoost, leave one network out; docs/MODELS-TIME.md)");
   cmd->add_flag("--describe", a->describe, "Also print each model's fitted parameters (full fit)");
   cmd->add_option("--comm-profile", a->comm_profile,
                   "Communication profile for the time models: 'auto' (with --data: leave-one-out over the other "

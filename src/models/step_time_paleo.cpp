@@ -1,0 +1,157 @@
+#include "models/step_time_paleo.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+#include "core/error.h"
+#include "models/network_zoo.h"
+#include "models/nnls.h"
+#include "models/registry.h"
+
+namespace trainplan::models {
+
+namespace {
+constexpr double kBytesPerParam = 4;  // fp32 gradients
+}
+
+PaleoTerms paleo_step_terms(const LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) {
+  PaleoTerms t;
+  const double param_bytes = g.params() * kBytesPerParam;
+  t.compute = 3 * batch * g.flops() / (hw.peak_flops * hw.efficiency);
+  t.memory = (3 * batch * g.bytes() + 3 * param_bytes) / hw.memory_bytes_per_s;
+  if (workers > 1) {
+    const double ring = 2.0 * (workers - 1) / workers;
+    if (nodes > 1)
+      t.sync_inter = ring * param_bytes / hw.links.inter_node_bytes_per_s + 2.0 * (workers - 1) * hw.links.inter_node_latency_s;
+    else
+      t.sync_intra = ring * param_bytes / hw.links.intra_node_bytes_per_s + 2.0 * (workers - 1) * hw.links.intra_node_latency_s;
+  }
+  return t;
+}
+
+const LayerGraph& network_for(const SampleSet& samples, const std::string& requested) {
+  std::string name = requested;
+  if (name.empty()) {
+    std::set<std::string> seen;
+    for (const auto& s : samples.samples)
+      if (!s.model.empty()) seen.insert(s.model);
+    if (seen.size() > 1)
+      throw InputError(samples.source, 0, "model",
+                       fmt::format("the samples name {} different models; a structure model fits one network",
+                                   seen.size()));
+    if (seen.empty())
+      throw InputError(samples.source, 0, "model",
+                       "the samples do not name their model, so the structure models cannot find its layer graph");
+    name = *seen.begin();
+  }
+  if (const LayerGraph* g = find_network(name)) return *g;
+  std::string known;
+  for (const auto& n : network_names()) known += (known.empty() ? "" : ", ") + n;
+  for (const auto& [w, a] : network_aliases()) known += fmt::format(", {} ({})", w, a);
+  throw InputError(samples.source, 0, "model", fmt::format("no layer graph for model '{}' (known: {})", name, known));
+}
+
+PaleoModel::PaleoModel(PaleoParams p) : p_(std::move(p)) {}
+
+int PaleoModel::nodes_for(int workers, int nodes) const {
+  return nodes > 0 ? nodes : (workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+}
+
+PaleoFactors fit_paleo_factors(const std::vector<PaleoObservation>& obs, const PaleoHardware& hw) {
+  if (obs.empty()) throw InputError("PALEO calibration: no observations");
+  // Columns: compute, memory, sync within a node, sync across nodes, overhead;
+  // each row divided by its measured step time (least relative squares).
+  const int rows = static_cast<int>(obs.size());
+  Eigen::MatrixXd A(rows, 5);
+  Eigen::VectorXd b = Eigen::VectorXd::Ones(rows);
+  bool intra = false, inter = false;
+  for (int i = 0; i < rows; ++i) {
+    const auto& o = obs[i];
+    if (!o.graph || !(o.batch > 0) || o.workers < 1 || !(o.step_s > 0) || !std::isfinite(o.step_s))
+      throw InputError("PALEO calibration: observations need a network, batch > 0, workers >= 1, step time > 0");
+    const PaleoTerms t = paleo_step_terms(*o.graph, o.batch, o.workers, o.nodes, hw);
+    A.row(i) << t.compute / o.step_s, t.memory / o.step_s, t.sync_intra / o.step_s, t.sync_inter / o.step_s,
+        1 / o.step_s;
+    intra |= t.sync_intra > 0, inter |= t.sync_inter > 0;
+  }
+  PaleoFactors out;
+  // A sync term no observation exercises keeps its datasheet value: move it to the target.
+  auto fix = [&](int col, const char* what) {
+    b -= A.col(col);
+    A.col(col).setZero();
+    out.notes.push_back(fmt::format("no {} sample: that sync term kept at the datasheet value (factor 1)", what));
+  };
+  if (!intra) fix(2, "multi-worker single-node");
+  if (!inter) fix(3, "multi-node");
+  const auto r = nnls(A, b);
+  for (int j = 0; j < 5; ++j) out.f[j] = r.x(j);
+  if (!intra) out.f[2] = 1;
+  if (!inter) out.f[3] = 1;
+  return out;
+}
+
+double PaleoFactors::step(const LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) const {
+  const PaleoTerms t = paleo_step_terms(g, batch, workers, nodes, hw);
+  return f[0] * t.compute + f[1] * t.memory + f[2] * t.sync_intra + f[3] * t.sync_inter + f[4];
+}
+
+void PaleoModel::fit(const SampleSet& set) {
+  graph_ = network_for(set, p_.network);
+  auto ds = p_.dataset_size ? p_.dataset_size : set.dataset_size;
+  if (!ds || *ds <= 0)
+    throw InputError(set.source, 0, "dataset_size", "the structure models need the dataset size (examples per epoch)");
+  n_ = double(*ds);
+  factors_ = PaleoFactors{};
+  if (!p_.calibrate) return;
+  if (set.empty()) throw InputError(set.source, 0, "", "paleo-fit: no samples to fit");
+  std::vector<PaleoObservation> obs;
+  for (const auto& s : set.samples) {
+    if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0) || !std::isfinite(s.epoch_time_s))
+      throw InputError(set.source, 0, "", "paleo-fit: samples need batch > 0, workers >= 1, epoch_time_s > 0");
+    obs.push_back({&graph_, s.batch, s.workers, nodes_for(s.workers, s.nodes), s.epoch_time_s * s.batch * s.workers / n_});
+  }
+  factors_ = fit_paleo_factors(obs, p_.hardware);
+}
+
+double PaleoModel::step_time(double batch, int workers, int nodes) const {
+  return factors_.step(graph_, batch, workers, nodes_for(workers, nodes), p_.hardware);
+}
+
+double PaleoModel::predict(double batch, int workers, int nodes) const {
+  return n_ / (batch * workers) * step_time(batch, workers, nodes);
+}
+
+std::string PaleoModel::describe() const {
+  std::string s = fmt::format("{}: {} ({} layers: {} conv, {} linear, {} recurrent, {} attention); "
+                              "{:.4g} GFLOP forward and {:.4g} MB of activations per example, {:.4g} M parameters\n"
+                              "  hardware: {}, efficiency {:g}",
+                              name(), graph_.name, graph_.layers.size(), graph_.count(LayerKind::kConv),
+                              graph_.count(LayerKind::kLinear), graph_.count(LayerKind::kRecurrent),
+                              graph_.count(LayerKind::kAttention), graph_.flops() / 1e9, graph_.bytes() / 1e6,
+                              graph_.params() / 1e6, p_.hardware.name, p_.hardware.efficiency);
+  if (p_.calibrate)
+    s += fmt::format("\n  step = {:.4g} compute + {:.4g} memory + {:.4g} sync within a node + {:.4g} sync across "
+                     "nodes + {:.4g} s overhead (NNLS on relative errors; factors of PALEO's terms)",
+                     factors_.f[0], factors_.f[1], factors_.f[2], factors_.f[3], factors_.f[4]);
+  else
+    s += "\n  analytical: nothing fitted (PALEO's formula with datasheet figures)";
+  for (const auto& n : factors_.notes) s += "\n  note: " + n;
+  return s;
+}
+
+static TimeModelRegistrar reg_paleo("paleo",
+                                    "PALEO: step time from the network's layer graph and the hardware's datasheet "
+                                    "(flops/peak, bytes/bandwidth, ring all-reduce); fits nothing",
+                                    [] { return std::make_unique<PaleoModel>(); });
+static TimeModelRegistrar reg_paleo_fit("paleo-fit",
+                                        "PALEO's four cost terms of the layer graph, each scaled by NNLS, plus a "
+                                        "per-step overhead",
+                                        [] {
+                                          PaleoParams p;
+                                          p.calibrate = true;
+                                          return std::make_unique<PaleoModel>(p);
+                                        });
+
+}  // namespace trainplan::models
