@@ -134,6 +134,7 @@ TEST(Paleo, ModelsFindTheNetworkFromTheSamples) {
   analytic.fit(s);
   EXPECT_EQ(analytic.network().name, "resnet18-cifar");
   EXPECT_GT(analytic.predict(64, 2, 1), 0);
+  EXPECT_NE(analytic.describe().find("unrecorded hardware"), std::string::npos) << analytic.describe();
   PaleoParams p;
   p.calibrate = true;
   PaleoModel fitted(p);

@@ -104,6 +104,16 @@ void PaleoModel::fit(const SampleSet& set) {
     throw InputError(set.source, 0, "dataset_size", "the structure models need the dataset size (examples per epoch)");
   n_ = double(*ds);
   factors_ = PaleoFactors{};
+  hardware_note_.clear();
+  std::set<std::string> hw;
+  for (const auto& s : set.samples) hw.insert(s.hardware);
+  if (hw.size() != 1 || hw.begin()->find("T4") == std::string::npos)
+    hardware_note_ = fmt::format("the samples were measured on {}, the datasheet figures are a T4's: {}",
+                                 hw.size() > 1 ? "several kinds of hardware"
+                                 : hw.begin()->empty() ? "unrecorded hardware"
+                                                       : "'" + *hw.begin() + "'",
+                                 p_.calibrate ? "the fitted factors absorb the difference"
+                                              : "this analytical model is off by the hardware's speed");
   if (!p_.calibrate) return;
   if (set.empty()) throw InputError(set.source, 0, "", "paleo-fit: no samples to fit");
   std::vector<PaleoObservation> obs;
@@ -138,6 +148,7 @@ std::string PaleoModel::describe() const {
   else
     s += "\n  analytical: nothing fitted (PALEO's formula with datasheet figures)";
   for (const auto& n : factors_.notes) s += "\n  note: " + n;
+  if (!hardware_note_.empty()) s += "\n  note: " + hardware_note_;
   return s;
 }
 

@@ -101,6 +101,7 @@ class PaleoModel : public TimeModel {
   LayerGraph graph_;
   double n_ = 0;
   PaleoFactors factors_;
+  std::string hardware_note_;  // when the samples' hardware is not the datasheet's
 };
 
 // The network the samples were measured on: params' name, else the samples'
