@@ -110,6 +110,24 @@ TEST(StepTimePhysical, SingleWorkerSamplesLeaveSyncToPriors) {
   EXPECT_NEAR(m.terms().k_intra, 50e6 / p.hardware.intra_node_bytes_per_s, 1e-12);
 }
 
+// Single-worker samples of a known network: the sync priors come from its layer graph.
+TEST(StepTimePhysical, SingleWorkerSamplesOfAKnownNetworkTakeBytesFromItsGraph) {
+  auto set = synthetic(1);
+  for (auto& s : set.samples) s.model = "imagenet";
+  AllreducePhysicalModel m;
+  m.fit(set);
+  HardwareSpec hw;
+  EXPECT_NEAR(m.terms().k_intra, 4 * 25557032.0 / hw.intra_node_bytes_per_s, 1e-12);
+  EXPECT_NEAR(m.terms().k_inter, 4 * 25557032.0 / hw.inter_node_bytes_per_s, 1e-12);
+  EXPECT_NE(m.describe().find("layer graph of resnet50"), std::string::npos) << m.describe();
+  // An unknown network leaves sync free, and says so.
+  for (auto& s : set.samples) s.model = "my-net";
+  AllreducePhysicalModel u;
+  u.fit(set);
+  EXPECT_EQ(u.terms().k_intra, 0);
+  EXPECT_NE(u.describe().find("assumed free"), std::string::npos);
+}
+
 TEST(StepTimePhysical, RejectsEmptyAndBadSamples) {
   AllreducePhysicalModel m;
   EXPECT_THROW(m.fit(SampleSet{}), InputError);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "eval/cross_model.h"
@@ -190,4 +191,28 @@ TEST(CrossModel, LeaveOneNetworkOutOnThePolluxTraces) {
     EXPECT_LT(t.mre.at("horus-xgb-residual"), t.mre.at("horus-xgb")) << t.trace;
   }
   EXPECT_NE(eval::format_cross_model(rep).find("resnet50"), std::string::npos);
+}
+
+TEST(NetworkCli, ListsNetworksAndBreaksAStepDownByLayerKind) {
+  auto list = tptest::run_cli("network");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("resnet50"), std::string::npos);
+  EXPECT_NE(list.out.find("cifar10"), std::string::npos);  // the workload that maps to resnet18-cifar
+
+  auto r = tptest::run_cli("network imagenet --batch 64 --workers 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["network"], "resnet50");
+  EXPECT_EQ(j["nodes"], 2);  // packed, 4 GPUs per node
+  double sum = 0, conv = j["by_kind"]["conv"]["seconds"];
+  for (auto& [k, v] : j["by_kind"].items()) {
+    sum += v["seconds"].get<double>();
+    if (k != "conv") EXPECT_LT(v["seconds"].get<double>(), conv) << k;  // convolutions dominate ResNet-50
+  }
+  EXPECT_NEAR(sum, j["step_s"].get<double>(), 1e-9 * sum);  // the kinds add up to PALEO's step
+  EXPECT_GT(j["terms"]["sync_inter"].get<double>(), 0);
+
+  auto bad = tptest::run_cli("network no-such-net");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("no layer graph for 'no-such-net'"), std::string::npos) << bad.err;
 }

@@ -31,6 +31,14 @@ PaleoTerms paleo_step_terms(const LayerGraph& g, double batch, int workers, int 
   return t;
 }
 
+double paleo_layer_seconds(const Layer& l, double batch, const PaleoHardware& hw) {
+  return 3 * batch * l.flops / (hw.peak_flops * hw.efficiency) + 3 * batch * l.bytes / hw.memory_bytes_per_s;
+}
+
+double paleo_update_seconds(const LayerGraph& g, const PaleoHardware& hw) {
+  return 3 * g.params() * kBytesPerParam / hw.memory_bytes_per_s;
+}
+
 const LayerGraph& network_for(const SampleSet& samples, const std::string& requested) {
   std::string name = requested;
   if (name.empty()) {

@@ -52,6 +52,12 @@ struct PaleoTerms {
 // PALEO's cost of one step of data-parallel training of `g`.
 PaleoTerms paleo_step_terms(const LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw);
 
+// One layer's share of compute + memory in a step at per-worker `batch`
+// (the terms above restricted to the layer; weights' update traffic excluded).
+double paleo_layer_seconds(const Layer& l, double batch, const PaleoHardware& hw);
+// The weights' update traffic of a step (the memory term's per-step part).
+double paleo_update_seconds(const LayerGraph& g, const PaleoHardware& hw);
+
 // One measured step of one network, for calibrating the terms (possibly
 // across networks: the factors are then the hardware's, not one model's).
 struct PaleoObservation {

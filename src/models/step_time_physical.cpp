@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "models/network_zoo.h"
 #include "models/nnls.h"
 #include "models/registry.h"
 #include "models/step_time_lm.h"
@@ -48,6 +49,15 @@ double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes
   // (c^g + s^g)^(1/g), written to stay finite for large g.
   return hi * std::pow(1 + std::pow(lo / hi, t.gamma), 1 / t.gamma);
 }
+
+namespace {
+// The known network the samples name (one name for all), or nullptr.
+const LayerGraph* network_of(const SampleSet& set) {
+  std::set<std::string> names;
+  for (const auto& s : set.samples) names.insert(s.model);
+  return names.size() == 1 && !names.begin()->empty() ? find_network(*names.begin()) : nullptr;
+}
+}  // namespace
 
 void AllreducePhysicalModel::fit(const SampleSet& set) {
   compute_corr_.clear();
@@ -153,6 +163,9 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
     bytes_from = "the fitted inter-node term";
   } else if (p_.model_bytes) {
     notes_.push_back("model_bytes ignored: the dataset size is unknown, so seconds per step cannot be placed on the fit's scale");
+  } else if (const LayerGraph* g = n_known_ ? network_of(set) : nullptr) {
+    bytes = 4 * g->params();  // fp32 gradients
+    bytes_from = fmt::format("the layer graph of {} ({:.4g} M parameters)", g->name, g->params() / 1e6);
   }
   if (bytes && !n_known_) bytes_from += ", times the absorbed N";
   // Latencies are in seconds, usable only when the parameters are (N known).
@@ -165,7 +178,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
                                    "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
                                    *bytes, bytes_from, hw.intra_node_bytes_per_s, hw.name));
     } else {
-      notes_.push_back("intra-node term not identifiable and no model_bytes given: sync within a node assumed free");
+      notes_.push_back("intra-node term not identifiable, and no model_bytes given or known network named: sync within a node assumed free");
     }
   }
   if (inter_r.empty()) {
@@ -176,7 +189,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
                                    "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
                                    *bytes, bytes_from, hw.inter_node_bytes_per_s, hw.name));
     } else {
-      notes_.push_back("inter-node term not identifiable and no model_bytes given: sync across nodes assumed free");
+      notes_.push_back("inter-node term not identifiable, and no model_bytes given or known network named: sync across nodes assumed free");
     }
   }
   if (fixed(kGamma) && (!intra_r.empty() || !inter_r.empty() || bytes))

@@ -1,0 +1,135 @@
+// trainplan network: the layer graphs trainplan knows (models/network_zoo.h)
+// and PALEO's breakdown of one training step by layer kind (Fathom's point:
+// a few kinds of operation take most of the time).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "models/network_zoo.h"
+#include "models/step_time_paleo.h"
+
+namespace trainplan::cli {
+namespace {
+
+struct NetworkArgs {
+  std::string name;
+  double batch = 32;
+  int workers = 1;
+  int nodes = 0;
+  bool layers = false;
+  bool json = false;
+};
+
+void list_networks(bool json) {
+  nlohmann::json j = nlohmann::json::array();
+  std::string text = fmt::format("{:<20} {:>8} {:>12} {:>14}  workloads\n", "network", "layers", "params (M)",
+                                 "GFLOP/example");
+  for (const auto& n : models::network_names()) {
+    const auto* g = models::find_network(n);
+    std::vector<std::string> workloads;
+    for (const auto& [w, a] : models::network_aliases())
+      if (a == n) workloads.push_back(w);
+    j.push_back({{"network", n}, {"layers", g->layers.size()}, {"params", g->params()}, {"flops", g->flops()},
+                 {"workloads", workloads}, {"description", g->description}});
+    text += fmt::format("{:<20} {:>8} {:>12.4g} {:>14.4g}  {}\n", n, g->layers.size(), g->params() / 1e6,
+                        g->flops() / 1e9, fmt::join(workloads, ", "));
+  }
+  std::cout << (json ? j.dump(2) + "\n" : text + "Details: trainplan network NAME [--batch B --workers R --nodes N]\n");
+}
+
+void run_network(const NetworkArgs& a) {
+  if (a.name.empty()) return list_networks(a.json);
+  const auto* g = models::find_network(a.name);
+  if (!g) {
+    std::string known;
+    for (const auto& n : models::network_names()) known += (known.empty() ? "" : ", ") + n;
+    throw InputError(fmt::format("no layer graph for '{}' (known: {}; or a workload name such as cifar10)", a.name, known));
+  }
+  if (!(a.batch > 0)) throw InputError("", 0, "--batch", "must be > 0");
+  if (a.workers < 1) throw InputError("", 0, "--workers", "must be >= 1");
+  if (a.nodes < 0 || a.nodes > a.workers) throw InputError("", 0, "--nodes", "must be within 0..workers");
+  const models::PaleoHardware hw;
+  const int nodes = a.nodes > 0 ? a.nodes : (a.workers + 3) / 4;
+  const auto t = models::paleo_step_terms(*g, a.batch, a.workers, nodes, hw);
+  std::map<std::string, std::pair<double, int>> by_kind;  // seconds, layers
+  for (const auto& l : g->layers) {
+    auto& k = by_kind[models::to_string(l.kind)];
+    k.first += models::paleo_layer_seconds(l, a.batch, hw), ++k.second;
+  }
+  by_kind["weights update"] = {models::paleo_update_seconds(*g, hw), 0};
+  if (t.sync_intra + t.sync_inter > 0) by_kind["all-reduce"] = {t.sync_intra + t.sync_inter, 0};
+  const double total = t.total();
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(by_kind.begin(), by_kind.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
+
+  if (a.json) {
+    nlohmann::json j = {{"network", g->name},
+                        {"description", g->description},
+                        {"params", g->params()},
+                        {"flops_per_example", g->flops()},
+                        {"activation_bytes_per_example", g->bytes()},
+                        {"batch", a.batch},
+                        {"workers", a.workers},
+                        {"nodes", nodes},
+                        {"hardware", hw.name},
+                        {"efficiency", hw.efficiency},
+                        {"step_s", total},
+                        {"terms", {{"compute", t.compute}, {"memory", t.memory}, {"sync_intra", t.sync_intra},
+                                   {"sync_inter", t.sync_inter}}}};
+    for (const auto& [k, v] : rows) j["by_kind"][k] = {{"seconds", v.first}, {"layers", v.second}};
+    if (a.layers)
+      for (const auto& l : g->layers)
+        j["layers"].push_back({{"name", l.name}, {"kind", models::to_string(l.kind)}, {"flops", l.flops},
+                               {"bytes", l.bytes}, {"params", l.params},
+                               {"seconds", models::paleo_layer_seconds(l, a.batch, hw)}});
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("{}: {}\n", g->name, g->description);
+  std::cout << fmt::format("  {} layers, {:.4g} M parameters, {:.4g} GFLOP and {:.4g} MB of activations per example "
+                           "(forward)\n",
+                           g->layers.size(), g->params() / 1e6, g->flops() / 1e9, g->bytes() / 1e6);
+  std::cout << fmt::format("PALEO step at batch {:g} per worker, {} worker(s) on {} node(s): {:.4g} s "
+                           "({:.4g} examples/s in all)\n",
+                           a.batch, a.workers, nodes, total, a.batch * a.workers / total);
+  std::cout << fmt::format("  hardware: {}, efficiency {:g}; backward = 2 x forward; no overlap\n", hw.name,
+                           hw.efficiency);
+  std::cout << fmt::format("  {:<16} {:>7} {:>12} {:>7}\n", "kind", "layers", "seconds", "share");
+  for (const auto& [k, v] : rows)
+    std::cout << fmt::format("  {:<16} {:>7} {:>12.4g} {:>6.1f}%\n", k, v.second ? std::to_string(v.second) : "",
+                             v.first, 100 * v.first / total);
+  if (a.layers) {
+    std::cout << fmt::format("\n  {:<14} {:<10} {:>12} {:>12} {:>12} {:>11}\n", "layer", "kind", "MFLOP/ex",
+                             "KB/ex", "params", "seconds");
+    for (const auto& l : g->layers)
+      std::cout << fmt::format("  {:<14} {:<10} {:>12.4g} {:>12.4g} {:>12.0f} {:>11.4g}\n", l.name,
+                               models::to_string(l.kind), l.flops / 1e6, l.bytes / 1e3, l.params,
+                               models::paleo_layer_seconds(l, a.batch, hw));
+  }
+  std::cout << "These are datasheet figures (`paleo`); `trainplan fit --model paleo-fit` calibrates them to "
+               "measured samples.\n";
+}
+
+void setup(CLI::App& root) {
+  auto args = std::make_shared<NetworkArgs>();
+  auto* cmd = root.add_subcommand(
+      "network",
+      "The layer graphs trainplan knows, and PALEO's cost of one training step by layer kind (no NAME: list them)");
+  cmd->add_option("name", args->name, "Network or workload name (e.g. resnet50, cifar10)");
+  cmd->add_option("--batch", args->batch, "Per-worker batch")->capture_default_str();
+  cmd->add_option("--workers", args->workers, "Data-parallel workers")->capture_default_str();
+  cmd->add_option("--nodes", args->nodes, "Nodes the workers span (default: packed, 4 GPUs per node)");
+  cmd->add_flag("--layers", args->layers, "Also list every layer");
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->footer("Example: trainplan network resnet50 --batch 64 --workers 8");
+  cmd->callback([args] { run_network(*args); });
+}
+
+CommandRegistrar reg(43, setup);
+
+}  // namespace
+}  // namespace trainplan::cli
