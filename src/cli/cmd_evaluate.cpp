@@ -10,6 +10,8 @@
 #include "core/error.h"
 #include "eval/cross_model.h"
 #include "eval/datasets.h"
+#include "eval/layer_time_eval.h"
+#include "io/layer_timing_csv.h"
 #include "eval/evaluate_plot.h"
 #include "eval/report.h"
 #include "io/gnuplot.h"
@@ -30,6 +32,7 @@ struct EvaluateArgs {
   std::string comm_profile = "auto";
   std::string plot;
   bool cross_model = false;
+  std::string layer_timings;
 };
 
 std::vector<std::string> model_names(const std::string& spec) {
@@ -49,6 +52,13 @@ std::vector<std::string> model_names(const std::string& spec) {
 }
 
 void run_evaluate(const EvaluateArgs& a) {
+  if (!a.layer_timings.empty()) {
+    if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
+    if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
+    auto rep = eval::evaluate_layer_times(io::read_layer_timings(a.layer_timings), a.samples, a.cv, a.seed);
+    std::cout << (a.json ? eval::layer_times_json(rep) + "\n" : eval::format_layer_times(rep));
+    return;
+  }
   if (a.cross_model) {
     if (a.data.empty() || !a.samples.empty()) throw InputError("--cross-model scores traces: give --data DIR, not --samples");
     auto rep = eval::evaluate_cross_model(a.data, {a.cv, a.seed});
@@ -140,6 +150,10 @@ void setup(CLI::App& root) {
   cmd->add_flag("--cross-model", a->cross_model,
                 "With --data: predict each trace's step times from the other traces only (structure models: PALEO "
                 "and Horus-style graph features with XGBoost, leave one network out; docs/MODELS-TIME.md)");
+  cmd->add_option("--layer-timings", a->layer_timings,
+                  "Score Justus et al.'s per-layer model on a layer-timing CSV (trainplan-layer-bench), by K-fold CV; "
+                  "with --samples, also each known network's step time as the sum of its layers (docs/MODELS-TIME.md)")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--describe", a->describe, "Also print each model's fitted parameters (full fit)");
   cmd->add_option("--comm-profile", a->comm_profile,
                   "Communication profile for the time models: 'auto' (with --data: leave-one-out over the other "
