@@ -12,12 +12,10 @@ void conv_bn_relu(GraphBuilder& g, int out, int k, int stride, int pad) {
   g.conv(out, k, stride, pad).batch_norm().relu();
 }
 
-// ResNet basic block (two 3x3 convs), with a 1x1 projection when the shape changes.
-void basic_block(GraphBuilder& g, int out, int stride) {
-  const int cin = g.channels(), h = g.height(), w = g.width();
-  conv_bn_relu(g, out, 3, stride, 1);
-  g.conv(out, 3, 1, 1).batch_norm();
-  const int ho = g.height(), wo = g.width();
+// Closes a ResNet block whose input was cin x h x w: a 1x1 projection of the
+// input when the shape changed, then the residual addition and ReLU.
+void close_residual(GraphBuilder& g, int cin, int h, int w, int stride) {
+  const int out = g.channels(), ho = g.height(), wo = g.width();
   if (stride != 1 || cin != out) {
     g.set_image(cin, h, w).conv(out, 1, stride, 0).batch_norm();
     g.set_image(out, ho, wo);
@@ -25,18 +23,21 @@ void basic_block(GraphBuilder& g, int out, int stride) {
   g.add().relu();
 }
 
-// ResNet bottleneck (1x1, 3x3 with the stride, 1x1 to 4x width), projection when needed.
+// ResNet basic block (two 3x3 convs).
+void basic_block(GraphBuilder& g, int out, int stride) {
+  const int cin = g.channels(), h = g.height(), w = g.width();
+  conv_bn_relu(g, out, 3, stride, 1);
+  g.conv(out, 3, 1, 1).batch_norm();
+  close_residual(g, cin, h, w, stride);
+}
+
+// ResNet bottleneck (1x1, 3x3 with the stride, 1x1 to 4x width).
 void bottleneck(GraphBuilder& g, int width, int stride) {
-  const int cin = g.channels(), h = g.height(), w = g.width(), out = 4 * width;
+  const int cin = g.channels(), h = g.height(), w = g.width();
   conv_bn_relu(g, width, 1, 1, 0);
   conv_bn_relu(g, width, 3, stride, 1);
-  g.conv(out, 1, 1, 0).batch_norm();
-  const int ho = g.height(), wo = g.width();
-  if (stride != 1 || cin != out) {
-    g.set_image(cin, h, w).conv(out, 1, stride, 0).batch_norm();
-    g.set_image(out, ho, wo);
-  }
-  g.add().relu();
+  g.conv(4 * width, 1, 1, 0).batch_norm();
+  close_residual(g, cin, h, w, stride);
 }
 
 // Darknet residual unit: 1x1 to half the channels, 3x3 back, add.
