@@ -212,6 +212,16 @@ TEST(NetworkCli, ListsNetworksAndBreaksAStepDownByLayerKind) {
   EXPECT_NEAR(sum, j["step_s"].get<double>(), 1e-9 * sum);  // the kinds add up to PALEO's step
   EXPECT_GT(j["terms"]["sync_inter"].get<double>(), 0);
 
+  // Another accelerator by its datasheet: twice the peak halves the compute term.
+  auto fast = tptest::run_cli("network imagenet --batch 64 --workers 8 --json --peak-tflops 16.2");
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  auto jf = nlohmann::json::parse(fast.out);
+  EXPECT_NEAR(jf["terms"]["compute"].get<double>(), j["terms"]["compute"].get<double>() / 2, 1e-12);
+  EXPECT_EQ(jf["terms"]["memory"], j["terms"]["memory"]);
+  EXPECT_NE(jf["hardware"].get<std::string>().find("16.2 TFLOP/s"), std::string::npos) << jf["hardware"];
+  EXPECT_EQ(tptest::run_cli("network imagenet --peak-tflops -1").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("network imagenet --efficiency 1.5").exit_code, 2);
+
   auto bad = tptest::run_cli("network no-such-net");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("no layer graph for 'no-such-net'"), std::string::npos) << bad.err;

@@ -22,6 +22,7 @@ struct NetworkArgs {
   int nodes = 0;
   bool layers = false;
   bool json = false;
+  models::PaleoHardware hw;  // datasheet figures, overridable
 };
 
 void list_networks(bool json) {
@@ -52,7 +53,21 @@ void run_network(const NetworkArgs& a) {
   if (!(a.batch > 0)) throw InputError("", 0, "--batch", "must be > 0");
   if (a.workers < 1) throw InputError("", 0, "--workers", "must be >= 1");
   if (a.nodes < 0 || a.nodes > a.workers) throw InputError("", 0, "--nodes", "must be within 0..workers");
-  const models::PaleoHardware hw;
+  const models::PaleoHardware& hw = a.hw;
+  if (!(hw.peak_flops > 0)) throw InputError("", 0, "--peak-tflops", "must be > 0");
+  if (!(hw.memory_bytes_per_s > 0)) throw InputError("", 0, "--memory-gbps", "must be > 0");
+  if (!(hw.efficiency > 0 && hw.efficiency <= 1)) throw InputError("", 0, "--efficiency", "must lie in (0, 1]");
+  if (!(hw.links.intra_node_bytes_per_s > 0)) throw InputError("", 0, "--intra-gbps", "must be > 0");
+  if (!(hw.links.inter_node_bytes_per_s > 0)) throw InputError("", 0, "--inter-gbits", "must be > 0");
+  const models::PaleoHardware t4;
+  const bool datasheet = hw.peak_flops == t4.peak_flops && hw.memory_bytes_per_s == t4.memory_bytes_per_s &&
+                         hw.links.intra_node_bytes_per_s == t4.links.intra_node_bytes_per_s &&
+                         hw.links.inter_node_bytes_per_s == t4.links.inter_node_bytes_per_s;
+  const std::string hw_text =
+      datasheet ? hw.name
+                : fmt::format("{:g} TFLOP/s peak, {:g} GB/s memory, {:g} GB/s within a node, {:g} Gb/s across nodes",
+                              hw.peak_flops / 1e12, hw.memory_bytes_per_s / 1e9,
+                              hw.links.intra_node_bytes_per_s / 1e9, hw.links.inter_node_bytes_per_s * 8 / 1e9);
   const int nodes = a.nodes > 0 ? a.nodes : (a.workers + 3) / 4;
   const auto t = models::paleo_step_terms(*g, a.batch, a.workers, nodes, hw);
   std::map<std::string, std::pair<double, int>> by_kind;  // seconds, layers
@@ -75,7 +90,7 @@ void run_network(const NetworkArgs& a) {
                         {"batch", a.batch},
                         {"workers", a.workers},
                         {"nodes", nodes},
-                        {"hardware", hw.name},
+                        {"hardware", hw_text},
                         {"efficiency", hw.efficiency},
                         {"step_s", total},
                         {"terms", {{"compute", t.compute}, {"memory", t.memory}, {"sync_intra", t.sync_intra},
@@ -96,7 +111,7 @@ void run_network(const NetworkArgs& a) {
   std::cout << fmt::format("PALEO step at batch {:g} per worker, {} worker(s) on {} node(s): {:.4g} s "
                            "({:.4g} examples/s in all)\n",
                            a.batch, a.workers, nodes, total, a.batch * a.workers / total);
-  std::cout << fmt::format("  hardware: {}, efficiency {:g}; backward = 2 x forward; no overlap\n", hw.name,
+  std::cout << fmt::format("  hardware: {}, efficiency {:g}; backward = 2 x forward; no overlap\n", hw_text,
                            hw.efficiency);
   std::cout << fmt::format("  {:<16} {:>7} {:>12} {:>7}\n", "kind", "layers", "seconds", "share");
   for (const auto& [k, v] : rows)
@@ -124,8 +139,28 @@ void setup(CLI::App& root) {
   cmd->add_option("--workers", args->workers, "Data-parallel workers")->capture_default_str();
   cmd->add_option("--nodes", args->nodes, "Nodes the workers span (default: packed, 4 GPUs per node)");
   cmd->add_flag("--layers", args->layers, "Also list every layer");
+  // The datasheet: a T4 by default; another accelerator by its own figures.
+  auto scaled = [](double& target, double unit) {
+    return [&target, unit](const std::string& v) { target = std::stod(v) * unit; };
+  };
+  auto& hw = args->hw;
+  cmd->add_option_function<std::string>("--peak-tflops", scaled(hw.peak_flops, 1e12),
+                                        "Peak FLOP/s of one GPU, in TFLOP/s (default 8.1: a T4 in fp32)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option_function<std::string>("--memory-gbps", scaled(hw.memory_bytes_per_s, 1e9),
+                                        "Device memory bandwidth, GB/s (default 320)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--efficiency", hw.efficiency, "Fraction of peak a layer reaches (PALEO's platform percent)")
+      ->capture_default_str();
+  cmd->add_option_function<std::string>("--intra-gbps", scaled(hw.links.intra_node_bytes_per_s, 1e9),
+                                        "All-reduce bandwidth within a node, GB/s (default 10: PCIe 3.0 x16)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option_function<std::string>("--inter-gbits", scaled(hw.links.inter_node_bytes_per_s, 1e9 / 8),
+                                        "Network bandwidth across nodes, Gb/s (default 25)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args->json, "Print JSON");
-  cmd->footer("Example: trainplan network resnet50 --batch 64 --workers 8");
+  cmd->footer("Examples:\n  trainplan network resnet50 --batch 64 --workers 8\n"
+              "  trainplan network bert --batch 8 --workers 16 --peak-tflops 19.5 --memory-gbps 1555 --inter-gbits 100");
   cmd->callback([args] { run_network(*args); });
 }
 

@@ -94,7 +94,7 @@ GraphBuilder& GraphBuilder::conv(int out, int kh, int kw, int sh, int sw, int ph
 
 GraphBuilder& GraphBuilder::batch_norm() {
   const double in = activations();
-  push(LayerKind::kNorm, "bn", 4 * in, in, 2.0 * c_);
+  push(LayerKind::kNorm, "bn", 4 * in, in, 2.0 * (tokens_ > 0 ? features_ : c_));  // scale and shift per channel
   return *this;
 }
 

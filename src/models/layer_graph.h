@@ -57,7 +57,7 @@ class GraphBuilder {
   GraphBuilder& conv(int out_channels, int k, int stride, int pad, bool bias = false) {
     return conv(out_channels, k, k, stride, pad, bias);
   }
-  GraphBuilder& batch_norm();
+  GraphBuilder& batch_norm();  // per channel (image) or per feature (sequence)
   GraphBuilder& relu();
   // Pooling k x k with stride and padding (max or average: same cost here).
   GraphBuilder& pool(int k, int stride, int pad = 0);
