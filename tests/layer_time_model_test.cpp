@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <random>
 
 #include "core/error.h"
 #include "eval/layer_time_eval.h"
+#include "io/gnuplot.h"
 #include "io/layer_timing_csv.h"
 #include "models/layer_time_model.h"
 #include "models/network_zoo.h"
@@ -139,4 +142,25 @@ TEST(LayerTimeEval, PredictsTheReferenceNetworksFromMeasuredLayerTimes) {
     EXPECT_LT(n.mlp_mre, 0.25) << n.network;  // measured 12.1% (lenet5) and 7.6% (MLP)
   }
   for (const auto& c : rep.cv) EXPECT_LT(c.mape, 0.6) << c.learner;  // measured 33%
+}
+
+TEST(LayerTimeCli, EvaluatesPrintsJsonAndDrawsTheChart) {
+  auto dir = tptest::temp_dir("layer_cli");
+  std::string csv = kHeader;
+  for (const auto& t : lawful_timings(40, 6))
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", t.kind, t.batch, t.in_channels, t.out_channels,
+                       t.kernel, t.stride, t.padding, t.height, t.width, t.in_features, t.out_features, t.time_s);
+  const auto file = tptest::write_file(dir / "layers.csv", csv);
+  auto j = tptest::run_cli("evaluate --layer-timings " + file + " --cv 2 --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto parsed = nlohmann::json::parse(j.out);
+  EXPECT_EQ(parsed["layers"], 40);
+  EXPECT_TRUE(parsed["cv"].contains("mlp"));
+  EXPECT_EQ(tptest::run_cli("evaluate --layer-timings " + file + " --plot chart.txt").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("evaluate --layer-timings " + file + " --data ../shared/data").exit_code, 2);
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot not installed";
+  const auto png = (dir / "layers.png").string();
+  auto r = tptest::run_cli("evaluate --layer-timings " + file + " --cv 2 --plot " + png);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(std::filesystem::file_size(png), 1000u);
 }

@@ -55,8 +55,13 @@ void run_evaluate(const EvaluateArgs& a) {
   if (!a.layer_timings.empty()) {
     if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
+    if (!a.plot.empty()) io::check_plot_path(a.plot);
     auto rep = eval::evaluate_layer_times(io::read_layer_timings(a.layer_timings), a.samples, a.cv, a.seed);
     std::cout << (a.json ? eval::layer_times_json(rep) + "\n" : eval::format_layer_times(rep));
+    if (!a.plot.empty()) {
+      io::render_plot(a.plot, eval::layer_time_panels(rep), 700, 520);
+      if (!a.json) std::cout << "chart: " << a.plot << "\n";
+    }
     return;
   }
   if (a.cross_model) {

@@ -40,8 +40,13 @@ LayerCvScore cross_validate(const std::vector<io::LayerTiming>& t, models::Layer
       }
   }
   double ape = 0;
-  for (size_t i = 0; i < t.size(); ++i) ape += std::abs(pred[i] - truth[i]) / truth[i];
-  return {models::to_string(learner), ape / double(t.size()), mre(pred, truth)};
+  std::vector<std::pair<double, double>> points;
+  for (size_t i = 0; i < t.size(); ++i) {
+    ape += std::abs(pred[i] - truth[i]) / truth[i];
+    points.push_back({truth[i], pred[i]});
+  }
+  std::sort(points.begin(), points.end());
+  return {models::to_string(learner), ape / double(t.size()), mre(pred, truth), points};
 }
 
 }  // namespace
@@ -105,6 +110,38 @@ std::string format_layer_times(const LayerTimeReport& r) {
     s += "The sum covers the layers only: the measured step also holds the loss, the optimiser's update and data "
          "loading.\n";
   return s;
+}
+
+std::vector<io::PlotPanel> layer_time_panels(const LayerTimeReport& r) {
+  const auto& colors = io::plot_palette();
+  std::vector<io::PlotPanel> panels;
+  io::PlotPanel layers{fmt::format("{} timed layers, out of fold ({}-fold CV)", r.layers, r.folds),
+                       "measured forward + backward (s)", "predicted (s)", true, true, "top left", {}, {}, 0, {}};
+  double lo = 1e300, hi = 0;
+  for (size_t k = 0; k < r.cv.size(); ++k) {
+    const auto& c = r.cv[k];
+    layers.series.push_back({fmt::format("{} (MAPE {:.1f}%)", c.learner, 100 * c.mape), c.points, "points",
+                             colors[k % colors.size()]});
+    for (auto [x, y] : c.points) lo = std::min({lo, x, y}), hi = std::max({hi, x, y});
+  }
+  if (hi > 0) layers.series.push_back({"y = x", {{lo, lo}, {hi, hi}}, "lines", "#000000"});
+  panels.push_back(layers);
+  for (const auto& n : r.networks) {
+    if (n.rows.empty()) continue;
+    io::PlotPanel p{fmt::format("{}: step = sum of its layers", n.network), "per-worker batch", "step time (s)",
+                    true, true, "top left", {}, {}, 0, {}};
+    io::PlotSeries measured{"measured (median of single-worker samples)", {}, "points", "#000000"};
+    io::PlotSeries mlp{fmt::format("mlp (MRE {:.1f}%)", 100 * n.mlp_mre), {}, "linespoints", colors[0]};
+    io::PlotSeries trees{fmt::format("boosted-trees (MRE {:.1f}%)", 100 * n.trees_mre), {}, "linespoints", colors[1]};
+    for (const auto& row : n.rows) {
+      measured.points.push_back({row.batch, row.measured_s});
+      mlp.points.push_back({row.batch, row.mlp_s});
+      trees.points.push_back({row.batch, row.trees_s});
+    }
+    p.series = {measured, mlp, trees};
+    panels.push_back(p);
+  }
+  return panels;
 }
 
 std::string layer_times_json(const LayerTimeReport& r) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/gnuplot.h"
 #include "io/layer_timing_csv.h"
 
 namespace trainplan::eval {
@@ -15,6 +16,7 @@ struct LayerCvScore {
   std::string learner;
   double mape = 0;  // mean |pred - true| / true over held-out layers
   double mre = 0;   // sum |pred - true| / sum true
+  std::vector<std::pair<double, double>> points;  // (measured, out-of-fold prediction) per layer
 };
 
 struct NetworkStepRow {
@@ -41,6 +43,9 @@ struct LayerTimeReport {
 LayerTimeReport evaluate_layer_times(const std::vector<io::LayerTiming>& timings,
                                      const std::vector<std::string>& sample_files, int folds, uint64_t seed);
 std::string format_layer_times(const LayerTimeReport& r);
+// Charts: out-of-fold prediction against measurement per layer (log-log, the
+// line y = x), then one panel per network, step time against batch.
+std::vector<io::PlotPanel> layer_time_panels(const LayerTimeReport& r);
 std::string layer_times_json(const LayerTimeReport& r);
 
 }  // namespace trainplan::eval

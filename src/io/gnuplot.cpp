@@ -86,8 +86,9 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
     script += "reset\nset grid\nset offsets 0, 0, graph 0.05, graph 0.05\n";  // room above and below the data
     script += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset key {}\n", quoted(p.title), quoted(p.xlabel),
                           quoted(p.ylabel), p.key);
-    script += p.logx ? "set logscale x\n" : "unset logscale x\n";
-    script += p.logy ? "set logscale y\n" : "unset logscale y\n";
+    // On log axes, %g labels (1e-05, 0.001, 10) instead of fixed decimals.
+    script += p.logx ? "set logscale x\nset format x \"%g\"\n" : "unset logscale x\n";
+    script += p.logy ? "set logscale y\nset format y \"%g\"\n" : "unset logscale y\n";
     if (p.xtics > 0) script += fmt::format("set xtics {}\n", p.xtics);
     if (p.xrange) script += fmt::format("set xrange [{}:{}]\n", p.xrange->first, p.xrange->second);
     if (p.yrange) script += fmt::format("set yrange [{}:{}]\n", p.yrange->first, p.yrange->second);
