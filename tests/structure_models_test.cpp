@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "eval/cross_model.h"
+#include "io/layer_graph_json.h"
 #include "models/boosted_trees.h"
 #include "models/network_zoo.h"
 #include "models/step_time_paleo.h"
@@ -225,4 +226,48 @@ TEST(NetworkCli, ListsNetworksAndBreaksAStepDownByLayerKind) {
   auto bad = tptest::run_cli("network no-such-net");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("no layer graph for 'no-such-net'"), std::string::npos) << bad.err;
+}
+
+// A user's own network as JSON gives the same costs as the built-in graph.
+TEST(LayerGraphJson, ReadsAUsersNetworkAndNamesBadFields) {
+  auto dir = tptest::temp_dir("graph_json");
+  const auto lenet = tptest::write_file(dir / "lenet.json", R"({"name": "my-lenet", "input": {"image": [1, 28, 28]},
+    "layers": [{"type": "conv", "out": 6, "kernel": 5, "padding": 2, "bias": true}, {"type": "relu"},
+               {"type": "pool", "kernel": 2}, {"type": "conv", "out": 16, "kernel": 5, "bias": true},
+               {"type": "relu"}, {"type": "pool", "kernel": 2}, {"type": "flatten"}, {"type": "linear", "out": 120},
+               {"type": "relu"}, {"type": "linear", "out": 84}, {"type": "relu"}, {"type": "linear", "out": 10}]})");
+  const auto g = io::read_layer_graph_json(lenet);
+  const auto ref = lenet5();
+  EXPECT_EQ(g.name, "my-lenet");
+  EXPECT_EQ(g.params(), ref.params());
+  EXPECT_EQ(g.flops(), ref.flops());
+  EXPECT_EQ(g.bytes(), ref.bytes());
+  const auto seq = io::read_layer_graph_json(tptest::write_file(dir / "enc.json", R"({"input": {"sequence": [128, 256]},
+    "layers": [{"type": "linear", "out": 768}, {"type": "set_channels", "channels": 256}, {"type": "attention", "heads": 4},
+               {"type": "linear", "out": 256}, {"type": "lstm", "hidden": 64, "bidirectional": true}]})"));
+  EXPECT_EQ(seq.count(LayerKind::kAttention), 1);
+  EXPECT_EQ(seq.count(LayerKind::kRecurrent), 1);
+
+  auto expect_error = [&](const std::string& text, const std::string& field) {
+    const auto f = tptest::write_file(dir / "bad.json", text);
+    try {
+      io::read_layer_graph_json(f);
+      FAIL() << "expected InputError for " << text;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), f);
+      EXPECT_EQ(e.field(), field) << e.what();
+    }
+  };
+  expect_error("{not json", "");
+  expect_error(R"({"layers": [{"type": "relu"}]})", "input");
+  expect_error(R"({"input": {"image": [1, 8]}, "layers": [{"type": "relu"}]})", "input.image");
+  expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "relu"}, {"type": "convv"}]})", "layers[1].type");
+  expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "conv", "kernel": 3}]})", "layers[0].out");
+  expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "conv", "out": -2, "kernel": 3}]})", "layers[0].out");
+  expect_error(R"({"input": {"image": [1, 4, 4]}, "layers": [{"type": "conv", "out": 2, "kernel": 9}]})", "layers[0]");
+
+  auto cli = tptest::run_cli("network --graph " + lenet + " --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(nlohmann::json::parse(cli.out)["params"], 61706);
+  EXPECT_EQ(tptest::run_cli("network lenet5 --graph " + lenet).exit_code, 2);
 }

@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/layer_graph_json.h"
 #include "models/network_zoo.h"
 #include "models/step_time_paleo.h"
 
@@ -17,6 +18,7 @@ namespace {
 
 struct NetworkArgs {
   std::string name;
+  std::string graph;  // a JSON network file instead of a known name
   double batch = 32;
   int workers = 1;
   int nodes = 0;
@@ -43,8 +45,11 @@ void list_networks(bool json) {
 }
 
 void run_network(const NetworkArgs& a) {
-  if (a.name.empty()) return list_networks(a.json);
-  const auto* g = models::find_network(a.name);
+  if (!a.graph.empty() && !a.name.empty()) throw InputError("give a network NAME or --graph FILE, not both");
+  if (a.name.empty() && a.graph.empty()) return list_networks(a.json);
+  models::LayerGraph from_file;
+  if (!a.graph.empty()) from_file = io::read_layer_graph_json(a.graph);
+  const auto* g = a.graph.empty() ? models::find_network(a.name) : &from_file;
   if (!g) {
     std::string known;
     for (const auto& n : models::network_names()) known += (known.empty() ? "" : ", ") + n;
@@ -138,6 +143,10 @@ void setup(CLI::App& root) {
   cmd->add_option("--batch", args->batch, "Per-worker batch")->capture_default_str();
   cmd->add_option("--workers", args->workers, "Data-parallel workers")->capture_default_str();
   cmd->add_option("--nodes", args->nodes, "Nodes the workers span (default: packed, 4 GPUs per node)");
+  cmd->add_option("--graph", args->graph,
+                  "Your own network as JSON (layers as in docs/MODELS-TIME.md, e.g. conv, batch_norm, relu, pool, "
+                  "linear, attention, lstm) instead of a NAME")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--layers", args->layers, "Also list every layer");
   // The datasheet: a T4 by default; another accelerator by its own figures.
   auto scaled = [](double& target, double unit) {

@@ -153,6 +153,9 @@ std::string PaleoModel::describe() const {
     s += fmt::format("\n  step = {:.4g} compute + {:.4g} memory + {:.4g} sync within a node + {:.4g} sync across "
                      "nodes + {:.4g} s overhead (NNLS on relative errors; factors of PALEO's terms)",
                      factors_.f[0], factors_.f[1], factors_.f[2], factors_.f[3], factors_.f[4]);
+  if (p_.calibrate)
+    s += "\n  note: within one network compute and memory are both proportional to the batch, so only their sum "
+         "is identified; the split between them is one of many that fit equally";
   else
     s += "\n  analytical: nothing fitted (PALEO's formula with datasheet figures)";
   for (const auto& n : factors_.notes) s += "\n  note: " + n;

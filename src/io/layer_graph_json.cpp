@@ -1,0 +1,128 @@
+#include "io/layer_graph_json.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace trainplan::io {
+
+namespace {
+
+using nlohmann::json;
+
+// A whole number >= 1 (or >= 0 with `zero_ok`) at j[key], or `fallback` when absent and fallback >= 0.
+int size_field(const std::string& path, const json& j, const std::string& where, const char* key, int fallback,
+               bool zero_ok = false) {
+  const std::string field = where + "." + key;
+  if (!j.contains(key)) {
+    if (fallback >= 0) return fallback;
+    throw InputError(path, 0, field, "missing");
+  }
+  const json& v = j.at(key);
+  if (!v.is_number_integer() || v.get<long long>() < (zero_ok ? 0 : 1) || v.get<long long>() > 1'000'000'000)
+    throw InputError(path, 0, field, fmt::format("must be a whole number >= {}, got {}", zero_ok ? 0 : 1, v.dump()));
+  return static_cast<int>(v.get<long long>());
+}
+
+}  // namespace
+
+models::LayerGraph read_layer_graph_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot read the network file");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError(path, 0, "", fmt::format("not valid JSON: {}", e.what()));
+  }
+  if (!doc.is_object()) throw InputError(path, 0, "", "the network must be a JSON object");
+  const std::string name = doc.value("name", std::string("custom"));
+  models::GraphBuilder g(name, doc.value("description", std::string("from ") + path));
+  if (!doc.contains("input") || !doc["input"].is_object())
+    throw InputError(path, 0, "input", "missing: {\"image\": [c, h, w]} or {\"sequence\": [tokens, features]}");
+  const json& input = doc["input"];
+  auto dims = [&](const char* key, size_t n) {
+    const json& a = input.at(key);
+    if (!a.is_array() || a.size() != n) throw InputError(path, 0, std::string("input.") + key, fmt::format("needs {} sizes", n));
+    std::vector<int> out;
+    for (size_t i = 0; i < n; ++i) {
+      if (!a[i].is_number_integer() || a[i].get<long long>() < 1)
+        throw InputError(path, 0, fmt::format("input.{}[{}]", key, i), "must be a whole number >= 1");
+      out.push_back(static_cast<int>(a[i].get<long long>()));
+    }
+    return out;
+  };
+  if (input.contains("image")) {
+    auto d = dims("image", 3);
+    g.image(d[0], d[1], d[2]);
+  } else if (input.contains("sequence")) {
+    auto d = dims("sequence", 2);
+    g.sequence(d[0], d[1]);
+  } else {
+    throw InputError(path, 0, "input", "needs \"image\": [c, h, w] or \"sequence\": [tokens, features]");
+  }
+  if (!doc.contains("layers") || !doc["layers"].is_array() || doc["layers"].empty())
+    throw InputError(path, 0, "layers", "needs a non-empty array of layers");
+  const json& layers = doc["layers"];
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const json& l = layers[i];
+    const std::string where = fmt::format("layers[{}]", i);
+    if (!l.is_object() || !l.contains("type") || !l["type"].is_string())
+      throw InputError(path, 0, where + ".type", "each layer needs a \"type\"");
+    const std::string type = l["type"];
+    auto size = [&](const char* key, int fallback = -1, bool zero_ok = false) {
+      return size_field(path, l, where, key, fallback, zero_ok);
+    };
+    try {
+      if (type == "conv") {
+        const int k = size("kernel");
+        g.conv(size("out"), k, size("stride", 1), size("padding", 0, true), l.value("bias", false));
+      } else if (type == "batch_norm") {
+        g.batch_norm();
+      } else if (type == "relu") {
+        g.relu();
+      } else if (type == "pool") {
+        const int k = size("kernel");
+        g.pool(k, size("stride", k), size("padding", 0, true));
+      } else if (type == "global_pool") {
+        g.global_pool();
+      } else if (type == "flatten") {
+        g.flatten();
+      } else if (type == "linear") {
+        g.linear(size("out"), l.value("bias", true));
+      } else if (type == "layer_norm") {
+        g.layer_norm();
+      } else if (type == "gelu") {
+        g.gelu();
+      } else if (type == "attention") {
+        g.attention(size("heads"));
+      } else if (type == "lstm" || type == "gru") {
+        g.recurrent(size("hidden"), type == "lstm" ? 4 : 3, l.value("bidirectional", false));
+      } else if (type == "embedding") {
+        g.embedding(size("rows"), size("dim"), size("per_example"));
+      } else if (type == "add") {
+        g.add();
+      } else if (type == "upsample") {
+        g.upsample(size("factor"));
+      } else if (type == "set_channels") {
+        g.set_channels(size("channels"));
+      } else {
+        throw InputError(path, 0, where + ".type",
+                         "unknown layer type '" + type +
+                             "' (conv, batch_norm, relu, pool, global_pool, flatten, linear, layer_norm, gelu, "
+                             "attention, lstm, gru, embedding, add, upsample, set_channels)");
+      }
+    } catch (const json::exception& e) {
+      throw InputError(path, 0, where, fmt::format("bad field: {}", e.what()));
+    } catch (const InputError& e) {
+      if (!e.file().empty()) throw;
+      throw InputError(path, 0, where, e.message());  // a shape the layer cannot take
+    }
+  }
+  return g.build();
+}
+
+}  // namespace trainplan::io
