@@ -27,6 +27,13 @@ int SampleSet::packed_nodes(int workers) const {
   return per_node > 0 ? (workers + per_node - 1) / per_node : 0;
 }
 
+std::set<std::string> SampleSet::model_names() const {
+  std::set<std::string> names;
+  for (const auto& s : samples)
+    if (!s.model.empty()) names.insert(s.model);
+  return names;
+}
+
 std::vector<Sample> SampleSet::with_metric() const {
   std::vector<Sample> out;
   for (const auto& s : samples)

@@ -1,6 +1,7 @@
 // A profiling sample: one short training trial and what it measured.
 #pragma once
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ struct SampleSet {
   // Nodes that `workers` span when packed at the most workers per node any
   // sample recorded; 0 when no sample records its nodes.
   int packed_nodes(int workers) const;
+  // The distinct non-empty `model` names of the samples.
+  std::set<std::string> model_names() const;
   // Is `a` better than `b` under this set's direction?
   bool better(double a, double b) const {
     return direction == MetricDirection::kMax ? a > b : a < b;

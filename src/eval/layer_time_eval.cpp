@@ -33,11 +33,12 @@ LayerCvScore cross_validate(const std::vector<io::LayerTiming>& t, models::Layer
       if (static_cast<int>(i % folds) != f) train.push_back(t[idx[i]]);
     models::LayerTimeModel m(learner, seed);
     m.fit(train);
+    std::vector<size_t> held;
+    std::vector<io::LayerTiming> test;
     for (size_t i = 0; i < idx.size(); ++i)
-      if (static_cast<int>(i % folds) == f) {
-        const auto& x = t[idx[i]];
-        pred[idx[i]] = m.predict(models::layer_of(x), x.batch), truth[idx[i]] = x.time_s;
-      }
+      if (static_cast<int>(i % folds) == f) held.push_back(idx[i]), test.push_back(t[idx[i]]);
+    const Eigen::VectorXd p = m.predict(test);
+    for (size_t j = 0; j < held.size(); ++j) pred[held[j]] = p(static_cast<Eigen::Index>(j)), truth[held[j]] = test[j].time_s;
   }
   double ape = 0;
   std::vector<std::pair<double, double>> points;
@@ -56,6 +57,14 @@ LayerTimeReport evaluate_layer_times(const std::vector<io::LayerTiming>& timings
   if (timings.size() < 2 * static_cast<size_t>(folds))
     throw InputError(fmt::format("the per-layer evaluation needs at least {} layer timings, got {}", 2 * folds,
                                  timings.size()));
+  // The sample files are read and checked first, so that a bad one fails before the fits.
+  std::vector<std::pair<SampleSet, const models::LayerGraph*>> sets;
+  for (const auto& file : sample_files) {
+    SampleSet s = io::read_samples_csv(file);
+    const auto* g = &models::network_for(s, "");
+    if (!s.dataset_size) throw InputError(file, 0, "dataset_size", "the samples need the dataset size for step times");
+    sets.push_back({std::move(s), g});
+  }
   LayerTimeReport rep;
   rep.layers = static_cast<int>(timings.size());
   rep.folds = folds;
@@ -64,10 +73,10 @@ LayerTimeReport evaluate_layer_times(const std::vector<io::LayerTiming>& timings
   models::LayerTimeModel mlp(models::LayerLearner::kMlp, seed), trees(models::LayerLearner::kBoostedTrees, seed);
   mlp.fit(timings);
   trees.fit(timings);
-  for (const auto& file : sample_files) {
-    const SampleSet s = io::read_samples_csv(file);
-    const auto& g = models::network_for(s, "");
-    if (!s.dataset_size) throw InputError(file, 0, "dataset_size", "the samples need the dataset size for step times");
+  for (size_t k = 0; k < sets.size(); ++k) {
+    const auto& [s, gp] = sets[k];
+    const auto& file = sample_files[k];
+    const models::LayerGraph& g = *gp;
     NetworkStepScore score{file, g.name, {}, 0, 0, {}};
     int untimed = 0;
     for (const auto& l : g.layers) untimed += !models::timed_kind(l.kind);

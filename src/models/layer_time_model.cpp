@@ -79,7 +79,7 @@ void MlpRegressor::fit(const Eigen::MatrixXd& X0, const Eigen::VectorXd& y0) {
   // Buffers reused by every step: large temporaries allocated per step cost
   // more in the allocator (mmap and munmap) than the arithmetic.
   Eigen::MatrixXd Z1(n, h), A1(n, h), Z2(n, h), A2(n, h), d1(n, h), d2(n, h);
-  Eigen::MatrixXd gW1(d, h), gW2(h, h), gW3(h, 1), gb1(1, h), gb2(1, h), B1(1, h), B2(1, h);
+  Eigen::MatrixXd gW1(d, h), gW2(h, h), gW3(h, 1), gb1(1, h), gb2(1, h);
   Eigen::VectorXd err(n);
   for (int t = 1; t <= p_.epochs; ++t) {
     Z1.noalias() = X * W1_;
@@ -107,9 +107,7 @@ void MlpRegressor::fit(const Eigen::MatrixXd& X0, const Eigen::VectorXd& y0) {
     gW1 += p_.l2 * W1_;
     gb1 = d1.colwise().sum();
     adam(W1_, mW1, gW1, t), adam(W2_, mW2, gW2, t), adam(W3_, mW3, gW3, t);
-    B1 = b1_, B2 = b2_;
-    adam(B1, mb1, gb1, t), adam(B2, mb2, gb2, t);
-    b1_ = B1, b2_ = B2;
+    adam(b1_, mb1, gb1, t), adam(b2_, mb2, gb2, t);
     mb3 = beta1 * mb3 + (1 - beta1) * gb3, vb3 = beta2 * vb3 + (1 - beta2) * gb3 * gb3;
     b3_ -= p_.learning_rate * (mb3 / (1 - std::pow(beta1, t))) / (std::sqrt(vb3 / (1 - std::pow(beta2, t))) + eps);
   }
@@ -131,14 +129,21 @@ const char* to_string(LayerLearner l) { return l == LayerLearner::kMlp ? "mlp" :
 
 LayerTimeModel::LayerTimeModel(LayerLearner learner, uint64_t seed) : learner_(learner), seed_(seed) {}
 
+namespace {
+// One feature row per timed layer.
+Eigen::MatrixXd timing_features(const std::vector<io::LayerTiming>& timings) {
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(timings.size()), 9);
+  for (size_t i = 0; i < timings.size(); ++i)
+    X.row(static_cast<Eigen::Index>(i)) = layer_features(layer_of(timings[i]), timings[i].batch);
+  return X;
+}
+}  // namespace
+
 void LayerTimeModel::fit(const std::vector<io::LayerTiming>& timings) {
   if (timings.size() < 2) throw InputError("the per-layer model needs at least 2 layer timings");
-  Eigen::MatrixXd X(static_cast<Eigen::Index>(timings.size()), 9);
+  const Eigen::MatrixXd X = timing_features(timings);
   Eigen::VectorXd y(X.rows());
-  for (size_t i = 0; i < timings.size(); ++i) {
-    X.row(static_cast<Eigen::Index>(i)) = layer_features(layer_of(timings[i]), timings[i].batch);
-    y(static_cast<Eigen::Index>(i)) = std::log(timings[i].time_s);
-  }
+  for (size_t i = 0; i < timings.size(); ++i) y(static_cast<Eigen::Index>(i)) = std::log(timings[i].time_s);
   if (learner_ == LayerLearner::kMlp) {
     MlpParams p;
     p.seed = seed_;
@@ -152,16 +157,21 @@ void LayerTimeModel::fit(const std::vector<io::LayerTiming>& timings) {
   }
 }
 
-double LayerTimeModel::predict(const Layer& l, double batch) const {
-  const Eigen::MatrixXd x = layer_features(l, batch);
-  const double log_t = mlp_ ? mlp_->predict(x)(0) : trees_->predict(x)(0);
-  return std::exp(log_t);
+Eigen::VectorXd LayerTimeModel::predict_rows(const Eigen::MatrixXd& X) const {
+  return (mlp_ ? mlp_->predict(X) : trees_->predict(X)).array().exp();
+}
+
+double LayerTimeModel::predict(const Layer& l, double batch) const { return predict_rows(layer_features(l, batch))(0); }
+
+Eigen::VectorXd LayerTimeModel::predict(const std::vector<io::LayerTiming>& timings) const {
+  return predict_rows(timing_features(timings));
 }
 
 double LayerTimeModel::step_time(const LayerGraph& g, double batch) const {
-  double s = 0;
-  for (const auto& l : g.layers) s += predict(l, batch);
-  return s;
+  // All layers in one call: a tree ensemble pays per call, not per row.
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(g.layers.size()), 9);
+  for (size_t i = 0; i < g.layers.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = layer_features(g.layers[i], batch);
+  return predict_rows(X).sum();
 }
 
 }  // namespace trainplan::models

@@ -66,10 +66,13 @@ class LayerTimeModel {
   void fit(const std::vector<io::LayerTiming>& timings);
   // Seconds of forward + backward of layer `l` at batch `b`.
   double predict(const Layer& l, double batch) const;
+  // The same for each timed layer (at its own batch), in one call.
+  Eigen::VectorXd predict(const std::vector<io::LayerTiming>& timings) const;
   // The network's step at batch b: the sum over its layers.
   double step_time(const LayerGraph& g, double batch) const;
 
  private:
+  Eigen::VectorXd predict_rows(const Eigen::MatrixXd& X) const;  // seconds, from feature rows
   LayerLearner learner_;
   uint64_t seed_;
   std::unique_ptr<MlpRegressor> mlp_;

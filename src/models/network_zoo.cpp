@@ -186,6 +186,11 @@ const LayerGraph* find_network(const std::string& name) {
   return it == nets.end() ? nullptr : &it->second;
 }
 
+const LayerGraph* find_network(const SampleSet& samples) {
+  const auto names = samples.model_names();
+  return names.size() == 1 ? find_network(*names.begin()) : nullptr;
+}
+
 std::vector<std::string> network_names() {
   return {"bert-base-squad", "deepspeech2", "lenet5", "mlp-784-256-128-10", "neumf", "resnet18-cifar", "resnet50",
           "yolov3"};

@@ -10,12 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "core/sample.h"
 #include "models/layer_graph.h"
 
 namespace trainplan::models {
 
 // The network of `name` (architecture or workload name), or nullptr.
 const LayerGraph* find_network(const std::string& name);
+// The network of the samples' one model name; nullptr when they name none,
+// several, or one without a graph.
+const LayerGraph* find_network(const SampleSet& samples);
 // Architecture names, sorted; and the workload names that map to each.
 std::vector<std::string> network_names();
 std::vector<std::pair<std::string, std::string>> network_aliases();  // (workload, architecture)

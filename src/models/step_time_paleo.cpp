@@ -14,13 +14,21 @@ namespace trainplan::models {
 
 namespace {
 constexpr double kBytesPerParam = 4;  // fp32 gradients
+
+// Forward + backward (= 2 x forward) of `flops` and `bytes` per example at `batch`.
+double compute_seconds(double flops, double batch, const PaleoHardware& hw) {
+  return 3 * batch * flops / (hw.peak_flops * hw.efficiency);
 }
+double activation_seconds(double bytes, double batch, const PaleoHardware& hw) {
+  return 3 * batch * bytes / hw.memory_bytes_per_s;
+}
+}  // namespace
 
 PaleoTerms paleo_step_terms(const LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) {
   PaleoTerms t;
   const double param_bytes = g.params() * kBytesPerParam;
-  t.compute = 3 * batch * g.flops() / (hw.peak_flops * hw.efficiency);
-  t.memory = (3 * batch * g.bytes() + 3 * param_bytes) / hw.memory_bytes_per_s;
+  t.compute = compute_seconds(g.flops(), batch, hw);
+  t.memory = activation_seconds(g.bytes(), batch, hw) + paleo_update_seconds(g, hw);
   if (workers > 1) {
     const double ring = 2.0 * (workers - 1) / workers;
     if (nodes > 1)
@@ -32,7 +40,7 @@ PaleoTerms paleo_step_terms(const LayerGraph& g, double batch, int workers, int 
 }
 
 double paleo_layer_seconds(const Layer& l, double batch, const PaleoHardware& hw) {
-  return 3 * batch * l.flops / (hw.peak_flops * hw.efficiency) + 3 * batch * l.bytes / hw.memory_bytes_per_s;
+  return compute_seconds(l.flops, batch, hw) + activation_seconds(l.bytes, batch, hw);
 }
 
 double paleo_update_seconds(const LayerGraph& g, const PaleoHardware& hw) {
@@ -42,9 +50,7 @@ double paleo_update_seconds(const LayerGraph& g, const PaleoHardware& hw) {
 const LayerGraph& network_for(const SampleSet& samples, const std::string& requested) {
   std::string name = requested;
   if (name.empty()) {
-    std::set<std::string> seen;
-    for (const auto& s : samples.samples)
-      if (!s.model.empty()) seen.insert(s.model);
+    const std::set<std::string> seen = samples.model_names();
     if (seen.size() > 1)
       throw InputError(samples.source, 0, "model",
                        fmt::format("the samples name {} different models; a structure model fits one network",
@@ -106,7 +112,7 @@ double PaleoFactors::step(const LayerGraph& g, double batch, int workers, int no
 }
 
 void PaleoModel::fit(const SampleSet& set) {
-  graph_ = network_for(set, p_.network);
+  graph_ = &network_for(set, p_.network);
   auto ds = p_.dataset_size ? p_.dataset_size : set.dataset_size;
   if (!ds || *ds <= 0)
     throw InputError(set.source, 0, "dataset_size", "the structure models need the dataset size (examples per epoch)");
@@ -128,13 +134,13 @@ void PaleoModel::fit(const SampleSet& set) {
   for (const auto& s : set.samples) {
     if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0) || !std::isfinite(s.epoch_time_s))
       throw InputError(set.source, 0, "", "paleo-fit: samples need batch > 0, workers >= 1, epoch_time_s > 0");
-    obs.push_back({&graph_, s.batch, s.workers, nodes_for(s.workers, s.nodes), s.epoch_time_s * s.batch * s.workers / n_});
+    obs.push_back({graph_, s.batch, s.workers, nodes_for(s.workers, s.nodes), s.epoch_time_s * s.batch * s.workers / n_});
   }
   factors_ = fit_paleo_factors(obs, p_.hardware);
 }
 
 double PaleoModel::step_time(double batch, int workers, int nodes) const {
-  return factors_.step(graph_, batch, workers, nodes_for(workers, nodes), p_.hardware);
+  return factors_.step(*graph_, batch, workers, nodes_for(workers, nodes), p_.hardware);
 }
 
 double PaleoModel::predict(double batch, int workers, int nodes) const {
@@ -142,19 +148,20 @@ double PaleoModel::predict(double batch, int workers, int nodes) const {
 }
 
 std::string PaleoModel::describe() const {
+  if (!graph_) return name() + ": (not fitted)";
+  const LayerGraph& g = *graph_;
   std::string s = fmt::format("{}: {} ({} layers: {} conv, {} linear, {} recurrent, {} attention); "
                               "{:.4g} GFLOP forward and {:.4g} MB of activations per example, {:.4g} M parameters\n"
                               "  hardware: {}, efficiency {:g}",
-                              name(), graph_.name, graph_.layers.size(), graph_.count(LayerKind::kConv),
-                              graph_.count(LayerKind::kLinear), graph_.count(LayerKind::kRecurrent),
-                              graph_.count(LayerKind::kAttention), graph_.flops() / 1e9, graph_.bytes() / 1e6,
-                              graph_.params() / 1e6, p_.hardware.name, p_.hardware.efficiency);
+                              name(), g.name, g.layers.size(), g.count(LayerKind::kConv),
+                              g.count(LayerKind::kLinear), g.count(LayerKind::kRecurrent),
+                              g.count(LayerKind::kAttention), g.flops() / 1e9, g.bytes() / 1e6,
+                              g.params() / 1e6, p_.hardware.name, p_.hardware.efficiency);
   if (p_.calibrate)
     s += fmt::format("\n  step = {:.4g} compute + {:.4g} memory + {:.4g} sync within a node + {:.4g} sync across "
                      "nodes + {:.4g} s overhead (NNLS on relative errors; factors of PALEO's terms)",
-                     factors_.f[0], factors_.f[1], factors_.f[2], factors_.f[3], factors_.f[4]);
-  if (p_.calibrate)
-    s += "\n  note: within one network compute and memory are both proportional to the batch, so only their sum "
+                     factors_.f[0], factors_.f[1], factors_.f[2], factors_.f[3], factors_.f[4]) +
+         "\n  note: within one network compute and memory are both proportional to the batch, so only their sum "
          "is identified; the split between them is one of many that fit equally";
   else
     s += "\n  analytical: nothing fitted (PALEO's formula with datasheet figures)";

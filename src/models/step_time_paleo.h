@@ -97,14 +97,14 @@ class PaleoModel : public TimeModel {
 
   // Seconds per step (after fit).
   double step_time(double batch, int workers, int nodes) const;
-  const LayerGraph& network() const { return graph_; }
+  const LayerGraph& network() const { return *graph_; }  // after fit()
   // The fitted factors (1, 1, 1, 1 and 0 overhead for the uncalibrated model).
   const PaleoFactors& factors() const { return factors_; }
 
  private:
   int nodes_for(int workers, int nodes) const;
   PaleoParams p_;
-  LayerGraph graph_;
+  const LayerGraph* graph_ = nullptr;  // a built-in network (network_zoo.h)
   double n_ = 0;
   PaleoFactors factors_;
   std::string hardware_note_;  // when the samples' hardware is not the datasheet's

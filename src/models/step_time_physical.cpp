@@ -50,15 +50,6 @@ double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes
   return hi * std::pow(1 + std::pow(lo / hi, t.gamma), 1 / t.gamma);
 }
 
-namespace {
-// The known network the samples name (one name for all), or nullptr.
-const LayerGraph* network_of(const SampleSet& set) {
-  std::set<std::string> names;
-  for (const auto& s : set.samples) names.insert(s.model);
-  return names.size() == 1 && !names.begin()->empty() ? find_network(*names.begin()) : nullptr;
-}
-}  // namespace
-
 void AllreducePhysicalModel::fit(const SampleSet& set) {
   compute_corr_.clear();
   if (set.empty()) throw InputError(set.source, 0, "", "allreduce-physical: no samples to fit");
@@ -163,7 +154,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
     bytes_from = "the fitted inter-node term";
   } else if (p_.model_bytes) {
     notes_.push_back("model_bytes ignored: the dataset size is unknown, so seconds per step cannot be placed on the fit's scale");
-  } else if (const LayerGraph* g = n_known_ ? network_of(set) : nullptr) {
+  } else if (const LayerGraph* g = n_known_ ? find_network(set) : nullptr) {
     bytes = 4 * g->params();  // fp32 gradients
     bytes_from = fmt::format("the layer graph of {} ({:.4g} M parameters)", g->name, g->params() / 1e6);
   }
