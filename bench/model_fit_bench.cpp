@@ -64,5 +64,8 @@ BENCHMARK_CAPTURE(BM_FitMetric, cifar10_isotonic_mi, "cifar10", "isotonic-mi")->
 BENCHMARK_CAPTURE(BM_FitMetric, cifar10_optimus_curve, "cifar10", "optimus-curve")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FitMetric, cifar10_global_batch, "cifar10", "global-batch")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FitMetric, imagenet_global_batch, "imagenet", "global-batch")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FitMetric, cifar10_global_batch_anchored, "cifar10", "global-batch-anchored")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FitMetric, imagenet_global_batch_anchored, "imagenet", "global-batch-anchored")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FitMetric, deepspeech2_global_batch_anchored, "deepspeech2", "global-batch-anchored")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FitMetric, cifar10_global_batch_curve, "cifar10", "global-batch-curve")
     ->Unit(benchmark::kMillisecond);
