@@ -44,7 +44,7 @@ void add_difference(BandedCholesky& m, int a, int b, double v) {
 }  // namespace
 
 AnchoredCurvesModel::AnchoredCurvesModel(AnchoredCurvesParams p, std::string name)
-    : p_(std::move(p)), name_(std::move(name)), base_(p_.base) {}
+    : p_(std::move(p)), name_(std::move(name)), base_(p_.base, name_ + " base") {}
 
 void AnchoredCurvesModel::design_row(const Grid& g, double lb, double e,
                                      std::vector<std::pair<int, double>>& row) const {
@@ -66,7 +66,8 @@ void AnchoredCurvesModel::design_row(const Grid& g, double lb, double e,
 }
 
 void AnchoredCurvesModel::fit(const SampleSet& samples) {
-  base_ = GlobalBatchModel(p_.base);
+  base_ = GlobalBatchModel(p_.base, name_ + " base");
+  grid_ = Grid{};
   base_.fit(samples);  // throws InputError without metric samples
   dir_ = samples.direction;
   const auto rows = samples.with_metric();
