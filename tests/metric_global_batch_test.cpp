@@ -352,7 +352,8 @@ TEST(MetricGlobalBatch, CifarPaperPlanCrossValidatedMre) {
 
 TEST(MetricRegistry, MetricModelsAreRegistered) {
   auto& r = models::ModelRegistry::instance();
-  for (const char* n : {"global-batch", "global-batch-curve", "optimus-curve", "optimus-curve-shared"}) {
+  for (const char* n : {"global-batch", "global-batch-curve", "global-batch-anchored", "optimus-curve",
+                        "optimus-curve-shared"}) {
     const auto* e = r.find(n);
     ASSERT_NE(e, nullptr) << n;
     EXPECT_TRUE(e->make_metric != nullptr) << n;
