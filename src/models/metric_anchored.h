@@ -42,7 +42,7 @@ struct AnchoredCurvesParams {
   }();
   std::vector<double> anchor_step = {0.5, 1, 2};  // octaves between anchors (leave-one-out picks one)
   int offsets = 8;  // offsets of the anchor grid tried, evenly spaced over one step
-  std::vector<double> ridge = {1e-4, 1e-3, 1e-2, 0.1};  // pull of each D_k value to 0
+  std::vector<double> ridge = {1e-4, 1e-3, 1e-2, 0.1, 1, 10};  // pull of each D_k value to 0
   std::vector<double> smooth_e = {1e-4, 1e-3, 1e-2, 0.1, 1, 10};  // first differences along epochs
   std::vector<double> smooth_b = {0};  // first differences across anchors (never chosen above 0 on the Pollux traces)
   size_t max_knots = 64;   // epoch knots at most (quantiles of the sampled epochs beyond that)
