@@ -52,14 +52,13 @@ void BandedCholesky::invert_band() {
   //   S(i, j) = [i == j] / L(i,i)^2 - sum_{k = i+1..i+w} (L(k,i) / L(i,i)) S(k, j),
   // which needs only entries of S within the band below and right of (i, i).
   inv_.assign(band_.size(), 0.0);
-  auto set = [&](size_t i, size_t j, double v) { inv_[std::max(i, j) * (w_ + 1) + (std::max(i, j) - std::min(i, j))] = v; };
   for (size_t i = n_; i-- > 0;) {
     const double d = at(i, i);
     const size_t hi = std::min(n_ - 1, i + w_);
     for (size_t j = hi + 1; j-- > i;) {
       double s = j == i ? 1.0 / (d * d) : 0.0;
       for (size_t k = i + 1; k <= hi; ++k) s -= at(k, i) / d * inv(k, j);
-      set(i, j, s);
+      inv(i, j) = s;
     }
   }
 }

@@ -32,10 +32,13 @@ class BandedCholesky {
   double inverse_quadratic_banded(const std::vector<std::pair<int, double>>& x) const;
 
  private:
-  double& at(size_t i, size_t j) { return band_[i * (w_ + 1) + (i - j)]; }  // j <= i, i - j <= w
-  double at(size_t i, size_t j) const { return band_[i * (w_ + 1) + (i - j)]; }
+  double& at(size_t i, size_t j) { return band_[index(i, j)]; }  // L's entries: j <= i, i - j <= w
+  double at(size_t i, size_t j) const { return band_[index(i, j)]; }
   size_t n_, w_;
-  double inv(size_t i, size_t j) const { return i >= j ? inv_[i * (w_ + 1) + (i - j)] : inv_[j * (w_ + 1) + (j - i)]; }
+  // Where entry (i, j), either side of the diagonal, sits in band storage.
+  size_t index(size_t i, size_t j) const { return i >= j ? i * (w_ + 1) + (i - j) : j * (w_ + 1) + (j - i); }
+  double& inv(size_t i, size_t j) { return inv_[index(i, j)]; }
+  double inv(size_t i, size_t j) const { return inv_[index(i, j)]; }
   std::vector<double> band_;  // row i: entries (i, i), (i, i-1), ..., (i, i-w)
   std::vector<double> inv_;   // A^{-1} within the band, same layout
 };

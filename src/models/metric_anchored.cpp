@@ -15,8 +15,8 @@ namespace {
 
 constexpr double kTinyE = 1e-9;
 
-// Hat weights over points p0 + k*step, k = 0..count-1, clamped at the ends:
-// the left index and the right one's weight.
+// Hat weights over the anchors p0 + k*step, k = 0..count-1, clamped at the
+// ends: the left index and the right one's weight.
 void hat(double q, double p0, double step, int count, int& k0, double& t) {
   if (count == 1) { k0 = 0; t = 0; return; }
   double f = std::clamp((q - p0) / step, 0.0, double(count - 1));
@@ -74,7 +74,6 @@ void AnchoredCurvesModel::fit(const SampleSet& samples) {
   n_ = rows.size();
   corrected_ = false;
   coef_.clear();
-  table_.clear();
 
   std::vector<double> lb(n_), e(n_), r(n_);
   double lb_lo = std::numeric_limits<double>::infinity(), lb_hi = -lb_lo;
@@ -165,8 +164,13 @@ void AnchoredCurvesModel::fit(const SampleSet& samples) {
 }
 
 double AnchoredCurvesModel::correction(double global_batch, double epochs) const {
-  if (!corrected_) return 0;
   std::vector<std::pair<int, double>> drow;
+  return correction(global_batch, epochs, drow);
+}
+
+double AnchoredCurvesModel::correction(double global_batch, double epochs,
+                                       std::vector<std::pair<int, double>>& drow) const {
+  if (!corrected_) return 0;
   design_row(grid_, std::log2(global_batch), epochs, drow);
   double v = 0;
   for (auto [c, w] : drow) v += w * coef_[static_cast<size_t>(c)];
@@ -174,45 +178,34 @@ double AnchoredCurvesModel::correction(double global_batch, double epochs) const
 }
 
 void AnchoredCurvesModel::tabulate(double lb_lo, double lb_hi) {
-  // Rows start on an anchor, so that every anchor is a row.
-  db_ = p_.grid_batch_step;
-  lb0_ = grid_.a0 - std::ceil((grid_.a0 - (lb_lo - 1)) / db_) * db_;
-  const int nrows = static_cast<int>(std::ceil((lb_hi + 1 - lb0_) / db_)) + 1;
+  // Rows start on an anchor, so that every anchor is a row; all rows share
+  // their columns: every grid_e_step in ln e, plus the knots.
+  surface_.db = p_.grid_batch_step;
+  surface_.lb0 = grid_.a0 - std::ceil((grid_.a0 - (lb_lo - 1)) / surface_.db) * surface_.db;
+  const int nrows = static_cast<int>(std::ceil((lb_hi + 1 - surface_.lb0) / surface_.db)) + 1;
   const double u_lo = std::log(std::max(knots_.front(), kTinyE)) - 1;
   const double u_hi = std::log(std::max(knots_.back(), kTinyE)) + 1;
-  cols_.clear();
-  for (double u = u_lo; u < u_hi; u += p_.grid_e_step) cols_.push_back(u);
-  cols_.push_back(u_hi);
-  for (double k : knots_) cols_.push_back(std::log(std::max(k, kTinyE)));
-  std::sort(cols_.begin(), cols_.end());
-  cols_.erase(std::unique(cols_.begin(), cols_.end(), [](double a, double b) { return b - a < 1e-12; }), cols_.end());
-  table_.assign(static_cast<size_t>(nrows), std::vector<double>(cols_.size()));
+  std::vector<double> cols;
+  for (double u = u_lo; u < u_hi; u += p_.grid_e_step) cols.push_back(u);
+  cols.push_back(u_hi);
+  for (double k : knots_) cols.push_back(std::log(std::max(k, kTinyE)));
+  std::sort(cols.begin(), cols.end());
+  cols.erase(std::unique(cols.begin(), cols.end(), [](double a, double b) { return b - a < 1e-12; }), cols.end());
+  surface_.rows.assign(static_cast<size_t>(nrows), {cols, std::vector<double>(cols.size())});
+  std::vector<std::pair<int, double>> drow;
   for (int i = 0; i < nrows; ++i) {
-    const double B = std::exp2(lb0_ + i * db_);
-    auto& row = table_[static_cast<size_t>(i)];
-    for (size_t j = 0; j < cols_.size(); ++j) {
-      const double ep = std::exp(cols_[j]);
-      double v = base_.predict(B, 1, ep) + correction(B, ep);
-      if (j > 0) v = dir_ == MetricDirection::kMax ? std::max(v, row[j - 1]) : std::min(v, row[j - 1]);
-      row[j] = v;
+    const double B = std::exp2(surface_.lb0 + i * surface_.db);
+    auto& row = surface_.rows[static_cast<size_t>(i)];
+    for (size_t j = 0; j < cols.size(); ++j) {
+      const double ep = std::exp(cols[j]);
+      row.v[j] = base_.predict(B, 1, ep) + correction(B, ep, drow);
     }
+    row.make_monotone(dir_);
   }
 }
 
 double AnchoredCurvesModel::predict(double batch, int workers, double epochs) const {
-  const double lb = std::log2(batch * workers);
-  const double u = std::log(std::max(epochs, kTinyE));
-  int i0, j0;
-  double ti, tj;
-  hat(lb, lb0_, db_, static_cast<int>(table_.size()), i0, ti);
-  hat(u, cols_, j0, tj);
-  auto at = [&](size_t i) {
-    const auto& row = table_[i];
-    if (cols_.size() == 1) return row[0];
-    return (1 - tj) * row[static_cast<size_t>(j0)] + tj * row[static_cast<size_t>(j0) + 1];
-  };
-  const double v0 = at(static_cast<size_t>(i0));
-  return table_.size() == 1 ? v0 : (1 - ti) * v0 + ti * at(static_cast<size_t>(i0) + 1);
+  return surface_.at(std::log2(batch * workers), std::log(std::max(epochs, kTinyE)));
 }
 
 std::string AnchoredCurvesModel::describe() const {

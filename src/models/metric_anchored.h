@@ -25,6 +25,7 @@
 
 #include "models/metric_global_batch.h"
 #include "models/model.h"
+#include "models/tabulated_surface.h"
 
 namespace trainplan::models {
 
@@ -70,6 +71,8 @@ class AnchoredCurvesModel : public MetricModel {
   };
   // Non-zero design entries (column k*J + j, weight) of a point (log2 B, e).
   void design_row(const Grid& g, double lb, double e, std::vector<std::pair<int, double>>& row) const;
+  // correction() with a caller's buffer for the design row.
+  double correction(double global_batch, double epochs, std::vector<std::pair<int, double>>& drow) const;
   void tabulate(double lb_lo, double lb_hi);
 
   AnchoredCurvesParams p_;
@@ -82,10 +85,7 @@ class AnchoredCurvesModel : public MetricModel {
   bool corrected_ = false;
   double ridge_ = 0, smooth_e_ = 0, smooth_b_ = 0, loo_mae_ = 0;
   size_t n_ = 0;
-  // Monotone table: rows log2 B = lb0_ + i*db_, shared columns u = ln e.
-  double lb0_ = 0, db_ = 1;
-  std::vector<double> cols_;
-  std::vector<std::vector<double>> table_;
+  TabulatedSurface surface_;  // rows in log2 B, columns in ln e, monotone along each row
 };
 
 }  // namespace trainplan::models

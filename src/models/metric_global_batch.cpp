@@ -364,17 +364,18 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
   // Tabulate link + correction one grid step beyond the data on every side.
   auto [bmin, bmax] = std::minmax_element(lb.begin(), lb.end());
   auto [umin, umax] = std::minmax_element(u.begin(), u.end());
-  db_ = p_.grid_batch_step;
-  lb0_ = *bmin - 1;
-  const int nb = static_cast<int>(std::ceil((*bmax + 1 - lb0_) / db_)) + 1;
+  surface_.db = p_.grid_batch_step;
+  surface_.lb0 = *bmin - 1;
+  const int nb = static_cast<int>(std::ceil((*bmax + 1 - surface_.lb0) / surface_.db)) + 1;
   std::vector<double> regular;
   for (double v = *umin - 1; v < *umax + 1 + p_.grid_x_step; v += p_.grid_x_step) regular.push_back(v);
   const bool up = dir_ == MetricDirection::kMax;
   const bool iso = p_.link == GlobalBatchParams::Link::kIsotonic;
-  rows_.assign(nb, {});
+  auto& rows = surface_.rows;
+  rows.assign(nb, {});
   for (int i = 0; i < nb; ++i) {
-    const double qb = lb0_ + i * db_, Bq = std::exp2(qb);
-    Row& row = rows_[i];
+    const double qb = surface_.lb0 + i * surface_.db, Bq = std::exp2(qb);
+    TabulatedSurface::Row& row = rows[i];
     // Columns: the regular grid plus every knot of an isotonic G (in data
     // epochs: where x(B_row, e) reaches the knot), so that G, linear between
     // its knots, is reproduced exactly along the row.
@@ -428,39 +429,22 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
       row.u[k] = qu;
       double corr = 0;
       for (const auto& st : stages) corr += st.value(lb, u, qb, qu);
-      double v = link(qlx) + corr;
-      // Monotone in epochs along the row: running max (metric to maximise) or min.
-      row.v[k] = k == 0 ? v : (up ? std::max(v, row.v[k - 1]) : std::min(v, row.v[k - 1]));
+      row.v[k] = link(qlx) + corr;
     }
+    row.make_monotone(dir_);
   }
   if (p_.monotone_batch && !data_axis_)  // a larger batch is no better at equal effective epochs (shared columns)
     for (int i = 1; i < nb; ++i)
-      for (size_t k = 0; k < rows_[i].v.size(); ++k)
-        rows_[i].v[k] = up ? std::min(rows_[i].v[k], rows_[i - 1].v[k]) : std::max(rows_[i].v[k], rows_[i - 1].v[k]);
+      for (size_t k = 0; k < rows[i].v.size(); ++k)
+        rows[i].v[k] = up ? std::min(rows[i].v[k], rows[i - 1].v[k]) : std::max(rows[i].v[k], rows[i - 1].v[k]);
   corrected_ = true;
-}
-
-double GlobalBatchModel::Row::at(double q) const {
-  if (q <= u.front()) return v.front();
-  if (q >= u.back()) return v.back();
-  size_t k = static_cast<size_t>(std::upper_bound(u.begin(), u.end(), q) - u.begin()) - 1;
-  double t = (q - u[k]) / (u[k + 1] - u[k]);
-  return (1 - t) * v[k] + t * v[k + 1];
-}
-
-double GlobalBatchModel::surface(double log2b, double lu) const {
-  const int nb = static_cast<int>(rows_.size());
-  double fi = std::clamp((log2b - lb0_) / db_, 0.0, double(nb - 1));
-  int i = std::min(static_cast<int>(fi), nb - 2);
-  double s = fi - i;
-  return (1 - s) * rows_[i].at(lu) + s * rows_[i + 1].at(lu);
 }
 
 double GlobalBatchModel::predict(double batch, int workers, double epochs) const {
   const double B = batch * workers;
-  if (corrected_ && data_axis_) return surface(std::log2(B), std::log(std::max(epochs, kTinyX)));
+  if (corrected_ && data_axis_) return surface_.at(std::log2(B), std::log(std::max(epochs, kTinyX)));
   const double lx = std::log(std::max(effective_epochs(B, epochs), kTinyX));
-  return corrected_ ? surface(std::log2(B), lx) : link(lx);
+  return corrected_ ? surface_.at(std::log2(B), lx) : link(lx);
 }
 
 std::string GlobalBatchModel::describe() const {
@@ -485,7 +469,7 @@ std::string GlobalBatchModel::describe() const {
                        k ? ", then " : "", stages_[k].median ? "median" : "mean",
                        stages_.size() > 1 ? (k ? " left" : " (broad)") : "", stages_[k].hb, stages_[k].hx,
                        stages_[k].lam);
-    s += fmt::format("; {} grid rows, monotone in epochs{}", rows_.size(),
+    s += fmt::format("; {} grid rows, monotone in epochs{}", surface_.rows.size(),
                      p_.monotone_batch && !data_axis_ ? " and batch" : "");
   }
   s += fmt::format("\n  {} samples, in-sample rmse {:.4g}", n_, in_sample_rmse_);

@@ -37,6 +37,7 @@
 #include "models/model.h"
 #include "models/optimus_curve.h"
 #include "models/pava.h"
+#include "models/tabulated_surface.h"
 
 namespace trainplan::models {
 
@@ -115,7 +116,6 @@ class GlobalBatchModel : public MetricModel {
   double link(double lx) const;  // G at ln x
   void fit_correction(const std::vector<double>& B, const std::vector<double>& x, const std::vector<double>& y,
                       const std::vector<double>& e);
-  double surface(double log2b, double lu) const;  // the tabulated corrected surface; lu = ln x or ln e
 
   GlobalBatchParams p_;
   std::string name_;
@@ -127,22 +127,17 @@ class GlobalBatchModel : public MetricModel {
   OptimusCurve curve_;
   MetricLoss loss_;
   double in_sample_rmse_ = 0;
-  // Corrected surface on a grid: rows log2 B = lb0_ + i*db_, each with its own
-  // columns u (ln x, or ln e with the data axis) and monotone values v.
-  struct Row {
-    std::vector<double> u, v;
-    double at(double q) const;  // linear between columns, constant beyond
-  };
   bool corrected_ = false;
   bool data_axis_ = false;
-  double lb0_ = 0, db_ = 1;
   // One kernel smooth of the correction (the broad one first, with two scales).
   struct Stage {
     double hb = 0, hx = 0, lam = 0;  // bandwidths (octaves of B, ln x or ln e) and shrink
     bool median = false;             // a weighted median (else a weighted mean)
   };
   std::vector<Stage> stages_;
-  std::vector<Row> rows_;
+  // The corrected surface, each row with its own columns u (ln x, or ln e
+  // with the data axis).
+  TabulatedSurface surface_;
   size_t n_ = 0;
 };
 
