@@ -52,6 +52,13 @@ TEST(PlanCli, JsonHasChoiceAndAlternatives) {
   EXPECT_LE(j["choice"]["total_time_s"].get<double>(), 100000);
   EXPECT_EQ(j["alternatives"].size(), 2u);
   EXPECT_EQ(j["model"]["time"], "isotonic-mi");
+  // The trials nearest the choice, nearest first, each judged against the target.
+  ASSERT_EQ(j["nearest_trials"].size(), 3u);
+  const double gb = j["choice"]["batch"].get<double>() * j["choice"]["workers"].get<double>();
+  const auto& t0 = j["nearest_trials"][0];
+  EXPECT_NEAR(t0["batch_octaves"].get<double>(),
+              std::log2(t0["batch"].get<double>() * t0["workers"].get<double>() / gb), 1e-9);
+  EXPECT_EQ(t0["meets_target"].get<bool>(), t0["metric"].get<double>() >= 0.8);
 }
 
 TEST(PlanCli, InfeasibleTargetExitsThreeWithDiagnostics) {

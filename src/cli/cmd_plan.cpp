@@ -128,6 +128,18 @@ void run_plan(const PlanArgs& a) {
     out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, cmp, a.target);
     out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
   }
+  if (!o.evidence.empty()) {
+    // What the choice rests on: a trial beside it that missed the target, or
+    // none near, says the prediction is the model's alone.
+    out << fmt::format("nearest trials (distance from the {} in octaves of global batch and of epochs):\n",
+                       o.early_stop ? "expected run" : "choice");
+    out << fmt::format("  {:>6} {:>7} {:>7} {:>10} {:>7} {:>8} {:>9}\n", "batch", "workers", "epochs", "metric",
+                       "target", "d_batch", "d_epochs");
+    for (const auto& t : o.evidence)
+      out << fmt::format("  {:>6g} {:>7} {:>7g} {:>10.5g} {:>7} {:>+8.2f} {:>+9.2f}\n", t.sample.batch, t.sample.workers,
+                         t.sample.epochs, *t.sample.metric, t.meets_target ? "met" : "missed", t.batch_octaves,
+                         t.epoch_octaves);
+  }
   if (o.early_stop && !o.early_stop->alternatives.empty()) {
     out << "alternatives (by expected cost):\n";
     out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12} {:>13} {:>8}\n", "rank", "batch", "workers", "budget",

@@ -15,6 +15,8 @@ namespace trainplan::server {
 
 namespace {
 
+constexpr size_t kEvidenceTrials = 3;  // trials listed beside a plan
+
 std::string conformal_key(const std::string& name, const models::ConformalParams& p) {
   return fmt::format("{}|{}|{}", name, p.folds, p.seed);
 }
@@ -226,6 +228,10 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   } catch (const InfeasibleError& e) {
     throw InfeasibleError(fmt::format("{}\n  model: {}", e.what(), model->name()));
   }
+  {
+    const auto& c = o.early_stop ? o.early_stop->best.expected.config : o.result.best.config;
+    o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
+  }
 
   if (!q.emit.empty()) {
     plan::LaunchOptions lo;
@@ -281,6 +287,15 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
     for (size_t i = 0; i < o.early_stop->alternatives.size(); ++i)
       j["alternatives"][i]["expected"] = expected(o.early_stop->alternatives[i]);
   }
+  j["nearest_trials"] = nlohmann::json::array();
+  for (const auto& t : o.evidence)
+    j["nearest_trials"].push_back({{"batch", t.sample.batch},
+                                   {"workers", t.sample.workers},
+                                   {"epochs", t.sample.epochs},
+                                   {"metric", *t.sample.metric},
+                                   {"meets_target", t.meets_target},
+                                   {"batch_octaves", t.batch_octaves},
+                                   {"epoch_octaves", t.epoch_octaves}});
   j["evaluations"] = res.evaluations;
   if (!res.note.empty()) j["note"] = res.note;
   if (!o.launch.empty()) j["launch"] = {{"kind", q.emit}, {"spec", o.launch}};

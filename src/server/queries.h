@@ -22,6 +22,7 @@
 #include "models/conformal.h"
 #include "models/performance_model.h"
 #include "plan/early_stop.h"
+#include "plan/evidence.h"
 #include "plan/model_choice.h"
 #include "plan/problem.h"
 
@@ -138,6 +139,9 @@ struct PlanOutcome {
   plan::PlanResult result;  // with early_stop: the budget candidates (epochs = budget)
   std::optional<plan::EarlyStopPlan> early_stop;
   std::string launch;  // the launch spec when query.emit is set
+  // The profiled trials nearest the choice (with early_stop: nearest the
+  // epochs the point model expects the run to stop at).
+  std::vector<plan::NearbyTrial> evidence;
 };
 
 // What `trainplan plan` computes. Throws InputError (time-only samples, bad
