@@ -69,7 +69,7 @@ class AnchoredCurvesModel : public MetricModel {
     double step = 1, a0 = 0;  // anchors a0 + k*step in log2 B, k = 0..count-1
     int count = 1;
   };
-  // Non-zero design entries (column k*J + j, weight) of a point (log2 B, e).
+  // Non-zero design entries (column j*count + k for knot j and anchor k, weight) of a point (log2 B, e).
   void design_row(const Grid& g, double lb, double e, std::vector<std::pair<int, double>>& row) const;
   // correction() with a caller's buffer for the design row.
   double correction(double global_batch, double epochs, std::vector<std::pair<int, double>>& drow) const;
@@ -80,7 +80,7 @@ class AnchoredCurvesModel : public MetricModel {
   GlobalBatchModel base_;
   MetricDirection dir_ = MetricDirection::kMax;
   std::vector<double> knots_;  // epoch knots, sorted
-  std::vector<double> coef_;   // D_k at knot j: coef_[k*J + j]
+  std::vector<double> coef_;   // D_k at knot j: coef_[j*K + k], K = grid_.count (knot-major, for the band)
   Grid grid_;
   bool corrected_ = false;
   double ridge_ = 0, smooth_e_ = 0, smooth_b_ = 0, loo_mae_ = 0;

@@ -15,7 +15,7 @@ std::vector<NearbyTrial> nearest_trials(const SampleSet& samples, double global_
     t.batch_octaves = std::log2(s.global_batch() / global_batch);
     t.epoch_octaves = std::log2(s.epochs / epochs);
     t.distance = std::hypot(t.batch_octaves, t.epoch_octaves);
-    t.meets_target = samples.direction == MetricDirection::kMax ? *s.metric >= target : *s.metric <= target;
+    t.meets_target = samples.meets(*s.metric, target);
     all.push_back(std::move(t));
   }
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.distance < b.distance; });
