@@ -61,6 +61,34 @@ TEST(PlanCli, JsonHasChoiceAndAlternatives) {
   EXPECT_EQ(t0["meets_target"].get<bool>(), t0["metric"].get<double>() >= 0.8);
 }
 
+TEST(PlanCli, FrontierListsTheCheapestRunForEachDeadline) {
+  const std::string base = "plan --samples " + samples_file() + " --target 0.8 --max-workers 4 --model isotonic-mi";
+  auto r = tptest::run_cli(base + " --deadline 100000 --frontier --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["frontier"].empty());
+  // At the deadline, the frontier's cheapest run costs what the plan costs.
+  const nlohmann::json* at = nullptr;
+  for (const auto& c : j["frontier"])
+    if (c["total_time_s"].get<double>() <= 100000) at = &c;
+  ASSERT_NE(at, nullptr);
+  EXPECT_NEAR((*at)["cost_worker_s"].get<double>(), j["choice"]["cost_worker_s"].get<double>(), 1e-6);
+  // Text: the table, its row at the deadline marked.
+  auto t = tptest::run_cli(base + " --deadline 100000 --frontier");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("cost against deadline"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("<- deadline"), std::string::npos) << t.out;
+  // Too short a deadline: exit 3, and the error lists what longer ones would cost.
+  const double fastest = j["frontier"][0]["total_time_s"].get<double>();
+  auto tight = tptest::run_cli(base + " --frontier --deadline " + std::to_string(fastest / 2));
+  EXPECT_EQ(tight.exit_code, 3) << tight.err;
+  EXPECT_NE(tight.err.find("the cheapest run for each longer deadline"), std::string::npos) << tight.err;
+  // Fixed epochs only.
+  auto es = tptest::run_cli(base + " --deadline 100000 --frontier --early-stop");
+  EXPECT_EQ(es.exit_code, 2) << es.err;
+  EXPECT_NE(es.err.find("--frontier"), std::string::npos) << es.err;
+}
+
 TEST(PlanCli, InfeasibleTargetExitsThreeWithDiagnostics) {
   auto r = tptest::run_cli("plan --samples " + samples_file() +
                            " --target 0.99 --deadline 100000 --max-workers 4 --model isotonic-mi");

@@ -202,6 +202,23 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
                        {"early_stop", true}, {"early_stop_budget", "forever"}},
          &st);
   EXPECT_EQ(st, 400);
+  // The frontier through the API, as the library gives it.
+  json fr = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                                 {"frontier", true}},
+                   &st);
+  ASSERT_EQ(st, 200) << fr.dump();
+  server::PlanQuery qf;
+  qf.target = 0.8;
+  qf.deadline = 3000;
+  qf.max_workers = 8;
+  qf.time_model = "isotonic-mi";
+  qf.metric_model = "global-batch";
+  qf.frontier = true;
+  server::ModelSource fresh3(io::parse_samples_csv(csv, "samples_csv"));
+  json want_fr = server::to_json(server::make_plan(fresh3, qf), "samples_csv");
+  EXPECT_EQ(fr, json::parse(want_fr.dump()));
+  EXPECT_FALSE(fr["frontier"].empty());
+  EXPECT_FALSE(got.contains("frontier"));
   json wrong = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
                                     {"bounds", "sideways"}},
                       &st);

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
+#include "plan/frontier.h"
 #include "plan/model_choice.h"
 #include "plan/plan_plot.h"
 #include "server/queries.h"
@@ -42,6 +43,7 @@ struct PlanArgs {
   bool early_stop = false;
   std::string early_stop_budget = "deadline";
   bool conformal = false;
+  bool frontier = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;
   int manual_tries = 60;
@@ -76,6 +78,7 @@ void run_plan(const PlanArgs& a) {
   q.early_stop = a.early_stop;
   q.early_stop_budget = a.early_stop_budget;
   q.conformal = a.conformal;
+  q.frontier = a.frontier;
   q.tabu_iterations = a.tabu_iterations;
   q.tabu_tenure = a.tabu_tenure;
   q.manual_tries = a.manual_tries;
@@ -90,7 +93,9 @@ void run_plan(const PlanArgs& a) {
 
   const char* cmp = o.direction == MetricDirection::kMax ? ">=" : "<=";
   if (!a.plot.empty()) {
-    io::render_plot(a.plot, plan::plan_panels(*o.model, *o.point_model, p, res.best));
+    auto panels = plan::plan_panels(*o.model, *o.point_model, p, res.best);
+    if (a.frontier && !o.frontier.empty()) panels.push_back(plan::frontier_panel(o.frontier, a.deadline));
+    io::render_plot(a.plot, panels);
     std::cerr << fmt::format("plot of the cost landscape and the chosen run's metric -> {}\n", a.plot);
   }
   if (a.json) {
@@ -161,6 +166,13 @@ void run_plan(const PlanArgs& a) {
                          c.config.batch, c.config.workers, c.config.epochs, c.epoch_time_s, c.total_time_s, c.metric,
                          c.cost, 100.0 * (c.cost / b.cost - 1.0));
   }
+  if (a.frontier) {
+    // How the cost moves with the deadline: a little more time may buy a much
+    // cheaper run, and a tighter deadline shows its price.
+    out << fmt::format("cost against deadline (the cheapest run for each deadline, all {} cells, on {}):\n",
+                       bs.size() * o.query.max_workers, o.model_name);
+    out << plan::frontier_table(o.frontier, a.deadline);
+  }
   if (!launch.empty()) std::cout << launch;
 }
 
@@ -224,6 +236,9 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--conformal", a->conformal,
                "Wrap both models in 5-fold conformal prediction intervals (implied by --confidence)");
+  cmd->add_flag("--frontier", a->frontier,
+               "Also list the cost against the deadline: for every deadline, the cheapest run that meets the "
+               "target by then (exact over all cells, on the planned model; not with --early-stop)");
   cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")
       ->check(CLI::IsMember({"torchrun", "slurm", "k8s"}));
   cmd->add_option("--train-cmd", a->train_cmd, "Training command for --emit")->capture_default_str();
@@ -233,7 +248,8 @@ void setup(CLI::App& root) {
   cmd->add_flag("--json", a->json, "Print the plan as JSON");
   cmd->add_option("--plot", a->plot,
                   "Draw the plan with gnuplot (.png or .svg): the cost of every (batch, workers) cell that can meet "
-                  "the target by the deadline, and the chosen run's predicted metric against epochs");
+                  "the target by the deadline, and the chosen run's predicted metric against epochs; with --frontier, also "
+                  "the cheapest run's cost against the deadline");
   cmd->callback([a] { run_plan(*a); });
 }
 

@@ -93,4 +93,30 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
   return {cost, metric};
 }
 
+io::PlotPanel frontier_panel(const std::vector<Candidate>& front, double deadline_s) {
+  io::PlotPanel panel;
+  panel.title = "the cheapest run that meets the target, by deadline";
+  panel.xlabel = "deadline (s)";
+  panel.ylabel = "cost (worker-seconds)";
+  panel.key = "top right opaque";
+  double right = deadline_s;
+  for (const auto& c : front) right = std::max(right, c.total_time_s);
+  right *= 1.15;
+  io::PlotSeries step{"cheapest run", {}, "steps lw 2", io::plot_palette()[0]};
+  for (const auto& c : front) step.points.push_back({c.total_time_s, c.cost});
+  if (!front.empty()) step.points.push_back({right, front.back().cost});
+  io::PlotSeries points{"", {}, "points pt 7 ps 1", io::plot_palette()[0]};
+  for (const auto& c : front) points.points.push_back({c.total_time_s, c.cost});
+  double lo = 0, hi = 0;
+  for (const auto& c : front) hi = std::max(hi, c.cost);
+  panel.xrange = {{0.0, right}};
+  panel.yrange = {{lo, hi * 1.1}};
+  panel.series.push_back(std::move(step));
+  panel.series.push_back(std::move(points));
+  panel.series.push_back(
+      {fmt::format("your deadline {:.0f} s", deadline_s), {{deadline_s, lo}, {deadline_s, hi * 1.1}}, "lines lw 1 dt 3",
+       "#d62728"});
+  return panel;
+}
+
 }  // namespace trainplan::plan

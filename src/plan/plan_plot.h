@@ -21,4 +21,8 @@ namespace trainplan::plan {
 std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, const models::PerformanceModel& point,
                                        const PlanProblem& p, const Candidate& chosen, int curves = 6);
 
+// The cost-time frontier (plan/frontier.h) as a step: the cheapest run's cost
+// against the deadline, its points labelled "b x r, e", and the deadline given.
+io::PlotPanel frontier_panel(const std::vector<Candidate>& front, double deadline_s);
+
 }  // namespace trainplan::plan

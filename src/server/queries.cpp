@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "plan/experiment.h"
+#include "plan/frontier.h"
 #include "plan/launch_spec.h"
 #include "plan/planner.h"
 
@@ -163,6 +164,8 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(q.early_stop_budget);
   if (q.early_stop && q.method != "coconfig")
     throw InputError("--early-stop plans with --method coconfig only (the baselines choose fixed epochs)");
+  if (q.early_stop && q.frontier)
+    throw InputError("--frontier lists fixed-epoch runs; it does not combine with --early-stop");
 
   PlanOutcome o;
   o.query = q;
@@ -214,6 +217,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   opts.tabu.iterations = q.tabu_iterations;
   opts.tabu.tenure = q.tabu_tenure;
   auto planner = plan::make_planner(q.method, opts);
+  if (q.frontier) o.frontier = plan::cost_time_frontier(*model, p);
   try {
     if (q.early_stop) {
       // Budget from the planned (pessimistic, with --confidence) model, expected cost from the point model.
@@ -226,7 +230,10 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
       o.result = planner->plan(*model, p);
     }
   } catch (const InfeasibleError& e) {
-    throw InfeasibleError(fmt::format("{}\n  model: {}", e.what(), model->name()));
+    std::string msg = fmt::format("{}\n  model: {}", e.what(), model->name());
+    if (q.frontier && !o.frontier.empty())
+      msg += "\n  the cheapest run for each longer deadline:\n" + plan::frontier_table(o.frontier, q.deadline);
+    throw InfeasibleError(msg);
   }
   {
     const auto& c = o.early_stop ? o.early_stop->best.expected.config : o.result.best.config;
@@ -296,6 +303,10 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                                    {"meets_target", t.meets_target},
                                    {"batch_octaves", t.batch_octaves},
                                    {"epoch_octaves", t.epoch_octaves}});
+  if (q.frontier) {
+    j["frontier"] = nlohmann::json::array();
+    for (const auto& c : o.frontier) j["frontier"].push_back(to_json(c));
+  }
   j["evaluations"] = res.evaluations;
   if (!res.note.empty()) j["note"] = res.note;
   if (!o.launch.empty()) j["launch"] = {{"kind", q.emit}, {"spec", o.launch}};

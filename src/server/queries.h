@@ -122,6 +122,7 @@ struct PlanQuery {
   bool early_stop = false;  // the run stops at the target: epochs are a budget (plan/early_stop.h)
   std::string early_stop_budget = "deadline";  // target or deadline (plan::EarlyStopBudget)
   bool conformal = false;
+  bool frontier = false;  // also compute the cost-time frontier (plan/frontier.h); not with early_stop
   int tabu_iterations = 50;
   int tabu_tenure = 10;
   int manual_tries = 60;
@@ -142,10 +143,13 @@ struct PlanOutcome {
   // The profiled trials nearest the choice (with early_stop: nearest the
   // epochs the point model expects the run to stop at).
   std::vector<plan::NearbyTrial> evidence;
+  // With query.frontier: the cheapest run for every deadline, on `model`.
+  std::vector<plan::Candidate> frontier;
 };
 
 // What `trainplan plan` computes. Throws InputError (time-only samples, bad
-// query) or InfeasibleError (with diagnostics and the model's name).
+// query) or InfeasibleError (with diagnostics, the model's name and, with
+// query.frontier, the frontier: what each longer deadline would cost).
 PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& progress = {});
 // The JSON of `trainplan plan --json`; `samples` fills its "samples" field.
 nlohmann::json to_json(const PlanOutcome& o, const std::string& samples);

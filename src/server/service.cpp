@@ -309,7 +309,7 @@ json Service::predict_request(const json& req) {
 json Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "job_name", "image", "confidence",
-                     "bounds", "early_stop", "early_stop_budget", "conformal", "tabu_iterations", "tabu_tenure", "manual_tries"});
+                     "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries"});
   PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_number(req, "deadline", std::nullopt);
@@ -333,6 +333,7 @@ json Service::plan_request(const json& req) {
   one_of(q.bounds, "bounds", {"two-sided", "one-sided"});
   q.conformal = get_bool(req, "conformal", false);
   q.early_stop = get_bool(req, "early_stop", false);
+  q.frontier = get_bool(req, "frontier", false);
   q.early_stop_budget = get_string(req, "early_stop_budget", q.early_stop_budget);
   one_of(q.early_stop_budget, "early_stop_budget", {"target", "deadline"});
   q.tabu_iterations = get_int(req, "tabu_iterations", q.tabu_iterations);
