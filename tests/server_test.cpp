@@ -156,12 +156,17 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
   json got = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8}}, &st);
   ASSERT_EQ(st, 200) << got.dump();
   server::ModelSource fresh(io::parse_samples_csv(csv, "samples_csv"));
-  server::PlanQuery q;
-  q.target = 0.8;
-  q.deadline = 3000;
-  q.max_workers = 8;
-  q.time_model = "isotonic-mi";
-  q.metric_model = "global-batch";
+  // The query the requests below make, as the library takes it.
+  auto base_query = [] {
+    server::PlanQuery q;
+    q.target = 0.8;
+    q.deadline = 3000;
+    q.max_workers = 8;
+    q.time_model = "isotonic-mi";
+    q.metric_model = "global-batch";
+    return q;
+  };
+  server::PlanQuery q = base_query();
   json want = server::to_json(server::make_plan(fresh, q), "samples_csv");
   EXPECT_EQ(got, json::parse(want.dump())) << got.dump(2) << "\nvs\n" << want.dump(2);
   EXPECT_GE(got["choice"]["metric"].get<double>(), 0.8);
@@ -207,12 +212,7 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
                                  {"frontier", true}},
                    &st);
   ASSERT_EQ(st, 200) << fr.dump();
-  server::PlanQuery qf;
-  qf.target = 0.8;
-  qf.deadline = 3000;
-  qf.max_workers = 8;
-  qf.time_model = "isotonic-mi";
-  qf.metric_model = "global-batch";
+  server::PlanQuery qf = base_query();
   qf.frontier = true;
   server::ModelSource fresh3(io::parse_samples_csv(csv, "samples_csv"));
   json want_fr = server::to_json(server::make_plan(fresh3, qf), "samples_csv");
