@@ -89,6 +89,46 @@ TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
   EXPECT_EQ(mb["coverage"].get<double>(), 0.8);
 }
 
+// --target: the first epoch count that meets it, on the point prediction and
+// on each end of the interval, checked against --epochs at the same point.
+TEST(PredictCli, TargetGivesTheFirstEpochsThatMeetIt) {
+  const std::string s = fixture(true);
+  const std::string at = " --batch 48 --workers 4 --time-model isotonic-mi --metric-model global-batch --confidence 0.8";
+  auto r = tptest::run_cli("predict --samples " + s + at + " --target 0.8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& tt = j["to_target"];
+  ASSERT_TRUE(tt["epochs"]["value"].is_number()) << tt.dump();
+  const int e = tt["epochs"]["value"], lo = tt["epochs"]["lo"], hi = tt["epochs"]["hi"];
+  EXPECT_LE(lo, e);
+  EXPECT_GE(hi, e);
+  EXPECT_LT(lo, hi);  // the interval has width here
+  // Known answer: 0.95 - 0.6/(1 + x/4) >= 0.8 at x >= 12, x = e 528/592: e >= 13.45.
+  EXPECT_NEAR(e, 14, 1);
+  auto metric_at = [&](int epochs) {
+    auto p = tptest::run_cli("predict --samples " + s + at + " --epochs " + std::to_string(epochs) + " --json");
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    return nlohmann::json::parse(p.out)["metric"];
+  };
+  EXPECT_GE(metric_at(e)["value"].get<double>(), 0.8);
+  EXPECT_LT(metric_at(e - 1)["value"].get<double>(), 0.8);
+  EXPECT_GE(metric_at(lo)["interval"]["hi"].get<double>(), 0.8);
+  EXPECT_GE(metric_at(hi)["interval"]["lo"].get<double>(), 0.8);
+  EXPECT_LT(metric_at(hi - 1)["interval"]["lo"].get<double>(), 0.8);
+  EXPECT_NEAR(tt["total_time_s"]["value"].get<double>(), e * j["epoch_time_s"]["value"].get<double>(), 1e-6);
+  EXPECT_FALSE(j.contains("total_time_s"));  // no --epochs: no fixed-epoch time
+  // Out of reach: null epochs, and the text says so.
+  auto far = tptest::run_cli("predict --samples " + s + at + " --target 0.99 --max-epochs 200 --json");
+  ASSERT_EQ(far.exit_code, 0) << far.err;
+  EXPECT_TRUE(nlohmann::json::parse(far.out)["to_target"]["epochs"]["value"].is_null());
+  auto text = tptest::run_cli("predict --samples " + s + at + " --target 0.99 --max-epochs 200");
+  EXPECT_NE(text.out.find("not within 200 epochs"), std::string::npos) << text.out;
+  // A time-only profile cannot answer it.
+  auto none = tptest::run_cli("predict --samples " + fixture(false) + " --batch 64 --workers 2 --target 0.8 --model isotonic-mi");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--target asks for the metric"), std::string::npos) << none.err;
+}
+
 TEST(PredictCli, TextNamesTheIntervalMethod) {
   auto r = tptest::run_cli("predict --samples " + fixture(true) +
                            " --batch 64 --workers 8 --epochs 10 --time-model isotonic-mi --metric-model optimus-curve");

@@ -117,6 +117,19 @@ TEST(Server, FitThenPredictEqualsLibrary) {
   double x = 20 * 528.0 / (400 + 192);
   EXPECT_NEAR(got["metric"]["value"].get<double>(), 0.95 - 0.6 / (1 + x / 4), 0.02);
 
+  // With a target: the epochs to reach it, as the library gives them.
+  json tg = s.post("/predict", json{{"id", f["id"]}, {"batch", 48}, {"workers", 4}, {"target", 0.8}, {"confidence", 0.8}},
+                   &st);
+  ASSERT_EQ(st, 200) << tg.dump();
+  server::PredictQuery qt = q;
+  qt.epochs = -1;
+  qt.target = 0.8;
+  server::ModelSource fresh_t(io::parse_samples_csv(csv, "samples_csv"));
+  EXPECT_EQ(tg, json::parse(server::to_json(server::predict(fresh_t, qt)).dump()));
+  EXPECT_TRUE(tg["to_target"]["epochs"]["value"].is_number()) << tg.dump();
+  s.post("/predict", json{{"id", f["id"]}, {"batch", 48}, {"workers", 4}, {"target", 0.8}, {"max_epochs", 0}}, &st);
+  EXPECT_EQ(st, 400);
+
   // Time only: no epochs, no metric.
   json t = s.post("/predict", json{{"id", f["id"]}, {"batch", 32}, {"workers", 2}}, &st);
   ASSERT_EQ(st, 200) << t.dump();

@@ -21,6 +21,8 @@ struct PredictArgs {
   double batch = 0;
   int workers = 0;
   double epochs = -1;  // < 0: not given
+  std::optional<double> target;
+  int max_epochs = 1000;
   int nodes = -1;      // < 0: derived from the samples
   std::string model = "auto";
   std::string time_model, metric_model;
@@ -50,6 +52,8 @@ void run_predict(const PredictArgs& a) {
   q.confidence = a.confidence;
   q.folds = a.folds;
   q.seed = a.seed;
+  q.target = a.target;
+  q.max_epochs = a.max_epochs;
   server::check_predict_query(q);
   server::ModelSource src(io::read_samples_csv(a.samples));
   server::Progress progress;
@@ -68,11 +72,11 @@ void run_predict(const PredictArgs& a) {
   const double t = p.epoch_time_s, m = p.metric;
   const auto& tiv = p.time_interval;
   const auto& miv = p.metric_interval;
-  const bool want_metric = p.want_metric;
+  const bool want_metric = a.epochs >= 0;
   if (!reason.empty()) std::cout << reason << (reason.back() == '\n' ? "" : "\n");
-  std::cout << fmt::format("configuration: batch {:g} per worker, {} workers, {} nodes (global batch {:g})\n", a.batch,
-                           a.workers, nodes == 0 ? std::string("unknown") : std::to_string(nodes),
-                           a.batch * a.workers);
+  std::cout << fmt::format("configuration: batch {:g} per worker, {} worker{}, {} node{} (global batch {:g})\n", a.batch,
+                           a.workers, a.workers == 1 ? "" : "s", nodes == 0 ? std::string("unknown") : std::to_string(nodes),
+                           nodes == 1 ? "" : "s", a.batch * a.workers);
   std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, a.folds, " s"));
   if (want_metric) {
     std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", a.epochs, mname,
@@ -86,8 +90,25 @@ void run_predict(const PredictArgs& a) {
                                "plan --bounds one-sided plans on these)\n",
                                a.confidence, p.direction == MetricDirection::kMax ? ">=" : "<=", *p.metric_bound,
                                *p.time_bound);
-  } else {
-    std::cout << "metric: give --epochs to predict it\n";
+  } else if (!p.to_target) {
+    std::cout << "metric: give --epochs to predict it, or --target for the epochs to reach it\n";
+  }
+  if (p.to_target) {
+    // The job's length: epochs to the target, and what they take.
+    const auto& tt = *p.to_target;
+    const char* cmp = p.direction == MetricDirection::kMax ? ">=" : "<=";
+    if (!tt.epochs) {
+      std::cout << fmt::format("to reach metric {} {:g} ({}): not within {} epochs at this configuration\n", cmp,
+                               *a.target, mname, a.max_epochs);
+    } else {
+      auto ends = [&](const std::optional<int>& e) { return e ? std::to_string(*e) : fmt::format(">{}", a.max_epochs); };
+      std::cout << fmt::format("to reach metric {} {:g} ({}): {} epochs [{}, {}] at {:g}%\n", cmp, *a.target, mname,
+                               *tt.epochs, ends(tt.epochs_lo), ends(tt.epochs_hi), 100 * a.confidence);
+      const double t_lo = tiv ? tiv->lo : t, t_hi = tiv ? tiv->hi : t;
+      std::cout << fmt::format("  time to the target: {:.4g} s  [{}, {}] s (epochs x epoch time, both ends)\n",
+                               *tt.epochs * t, tt.epochs_lo ? fmt::format("{:.4g}", *tt.epochs_lo * t_lo) : "?",
+                               tt.epochs_hi ? fmt::format("{:.4g}", *tt.epochs_hi * t_hi) : "beyond the epoch limit");
+    }
   }
 }
 
@@ -105,6 +126,11 @@ void setup(CLI::App& root) {
   cmd->add_option("--batch", a->batch, "Per-worker batch size")->required();
   cmd->add_option("--workers", a->workers, "Data-parallel workers (GPUs)")->required();
   cmd->add_option("--epochs", a->epochs, "Data epochs trained: predicts the metric after them (default: time only)");
+  cmd->add_option("--target", a->target,
+                  "Metric target: also predict the epochs and the time to reach it (the first epoch count that "
+                  "meets it, on the point prediction and on each end of its interval)");
+  cmd->add_option("--max-epochs", a->max_epochs, "With --target, the most epochs to look through")
+      ->capture_default_str();
   cmd->add_option("--nodes", a->nodes,
                   "Nodes the workers span (default: packed at the largest GPUs per node seen in the samples)");
   cmd->add_option("--model", a->model,
@@ -119,7 +145,8 @@ void setup(CLI::App& root) {
   cmd->add_flag("--json", a->json, "Print the prediction as JSON");
   cmd->footer(
       "Example: trainplan predict --samples s.csv --batch 64 --workers 8 --epochs 30 \\\n"
-      "           --time-model allreduce-physical --metric-model global-batch --confidence 0.9");
+      "           --time-model allreduce-physical --metric-model global-batch --confidence 0.9\n"
+      "         trainplan predict --samples s.csv --batch 64 --workers 8 --target 0.93   # how long to 93%");
   cmd->callback([a] { run_predict(*a); });
 }
 

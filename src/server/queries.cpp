@@ -86,6 +86,8 @@ void check_predict_query(const PredictQuery& q) {
   if (q.workers < 1) throw InputError("--workers must be >= 1");
   if (!(q.confidence > 0 && q.confidence < 1)) throw InputError("--confidence must be strictly between 0 and 1");
   if (q.folds < 2) throw InputError("--folds must be >= 2");
+  if (q.target && !std::isfinite(*q.target)) throw InputError("--target must be a finite number");
+  if (q.max_epochs < 1) throw InputError("--max-epochs must be >= 1");
 }
 
 int derive_nodes(const SampleSet& s, int workers) { return s.packed_nodes(workers); }
@@ -96,9 +98,11 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   Prediction r;
   r.query = q;
   r.direction = s.direction;
-  r.want_metric = q.epochs >= 0;
+  r.want_metric = q.epochs >= 0 || q.target.has_value();
   if (r.want_metric && !s.has_metric())
-    throw InputError(s.source, 0, "metric", "--epochs asks for the metric, but the samples carry no metric");
+    throw InputError(s.source, 0, "metric",
+                     fmt::format("{} asks for the metric, but the samples carry no metric",
+                                 q.epochs >= 0 ? "--epochs" : "--target"));
   r.time_model = q.time_model.empty() ? q.model : q.time_model;
   r.metric_model = q.metric_model.empty() ? q.model : q.metric_model;
   if (r.time_model == "auto" || (r.want_metric && r.metric_model == "auto")) {
@@ -119,11 +123,30 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   if (r.want_metric) {
     note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, q.folds));
     auto mm = src.conformal_metric(r.metric_model, cp);
-    r.metric = mm->predict(q.batch, q.workers, q.epochs);
-    r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
-    r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
-                                       r.direction == MetricDirection::kMax ? models::BoundSide::kLower
-                                                                            : models::BoundSide::kUpper);
+    if (q.epochs >= 0) {
+      r.metric = mm->predict(q.batch, q.workers, q.epochs);
+      r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
+      r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
+                                         r.direction == MetricDirection::kMax ? models::BoundSide::kLower
+                                                                              : models::BoundSide::kUpper);
+    }
+    if (q.target) {
+      // A linear scan: the interval's ends need not be monotone in epochs
+      // (their width follows the model's slope), and the first epoch that
+      // meets the target is what is asked.
+      const bool up = r.direction == MetricDirection::kMax;
+      auto meets = [&](double v) { return up ? v >= *q.target : v <= *q.target; };
+      Prediction::ToTarget t;
+      for (int e = 1; e <= q.max_epochs && !(t.epochs && t.epochs_lo && t.epochs_hi); ++e) {
+        if (!t.epochs && meets(mm->predict(q.batch, q.workers, e))) t.epochs = e;
+        if (auto iv = mm->predict_interval(q.batch, q.workers, e, q.confidence)) {
+          // The favourable end meets the target first (fewest epochs), the unfavourable one last.
+          if (!t.epochs_lo && meets(up ? iv->hi : iv->lo)) t.epochs_lo = e;
+          if (!t.epochs_hi && meets(up ? iv->lo : iv->hi)) t.epochs_hi = e;
+        }
+      }
+      r.to_target = t;
+    }
   }
   return r;
 }
@@ -132,10 +155,27 @@ nlohmann::json to_json(const Prediction& p) {
   const auto& q = p.query;
   nlohmann::json j;
   j["config"] = {{"batch", q.batch}, {"workers", q.workers}, {"nodes", p.nodes}};
-  if (p.want_metric) j["config"]["epochs"] = q.epochs;
+  if (q.epochs >= 0) j["config"]["epochs"] = q.epochs;
   j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, q.folds)},
                        {"one_sided_bound", bound_json(p.time_bound, "upper", q.confidence)}};
-  if (p.want_metric) {
+  if (p.to_target) {
+    const auto& t = *p.to_target;
+    auto epochs = [](const std::optional<int>& e) { return e ? nlohmann::json(*e) : nlohmann::json(nullptr); };
+    auto time = [](const std::optional<int>& e, double per_epoch) {
+      return e ? nlohmann::json(*e * per_epoch) : nlohmann::json(nullptr);
+    };
+    const double t_lo = p.time_interval ? p.time_interval->lo : p.epoch_time_s;
+    const double t_hi = p.time_interval ? p.time_interval->hi : p.epoch_time_s;
+    j["to_target"] = {{"target", *q.target},
+                      {"direction", to_string(p.direction)},
+                      {"model", p.metric_model},
+                      {"max_epochs", q.max_epochs},
+                      {"coverage", q.confidence},
+                      {"epochs", {{"value", epochs(t.epochs)}, {"lo", epochs(t.epochs_lo)}, {"hi", epochs(t.epochs_hi)}}},
+                      {"total_time_s",
+                       {{"value", time(t.epochs, p.epoch_time_s)}, {"lo", time(t.epochs_lo, t_lo)}, {"hi", time(t.epochs_hi, t_hi)}}}};
+  }
+  if (q.epochs >= 0) {
     j["metric"] = {{"model", p.metric_model}, {"value", p.metric}, {"direction", to_string(p.direction)},
                    {"interval", interval_json(p.metric_interval, q.folds)},
                    {"one_sided_bound", bound_json(p.metric_bound, p.direction == MetricDirection::kMax ? "lower" : "upper",

@@ -62,9 +62,12 @@ struct PredictQuery {
   double confidence = 0.9;
   int folds = 5;
   uint64_t seed = 1;
+  std::optional<double> target;  // also: the epochs (and time) to reach this metric
+  int max_epochs = 1000;         // how far to look for the target
 };
 
-// Throws InputError for a batch <= 0, workers < 1, confidence outside (0, 1) or folds < 2.
+// Throws InputError for a batch <= 0, workers < 1, confidence outside (0, 1),
+// folds < 2, a non-finite target or max_epochs < 1.
 void check_predict_query(const PredictQuery& q);
 
 // Nodes for `workers` when not given: as many GPUs a node as the samples used
@@ -84,6 +87,14 @@ struct Prediction {
   double metric = 0;
   std::optional<models::Interval> metric_interval;
   std::optional<double> metric_bound;  // one-sided bound on the worse side (lower for max, upper for min)
+  // With query.target: the first epoch count at which the metric meets the
+  // target, on the point prediction and on each end of its interval at the
+  // confidence (nullopt: not within query.max_epochs). The time is epochs x
+  // epoch time, its range from the favourable ends to the unfavourable ones.
+  struct ToTarget {
+    std::optional<int> epochs, epochs_lo, epochs_hi;
+  };
+  std::optional<ToTarget> to_target;
 };
 
 // Told before a slow step: choosing models by cross-validation, fitting a

@@ -288,7 +288,7 @@ void set_models(Q& q, const json& req, const E& e, const std::string& default_mo
 }  // namespace
 
 json Service::predict_request(const json& req) {
-  check_fields(req, {"batch", "workers", "nodes", "epochs", "confidence", "folds", "seed"});
+  check_fields(req, {"batch", "workers", "nodes", "epochs", "confidence", "folds", "seed", "target", "max_epochs"});
   PredictQuery q;
   q.batch = get_number(req, "batch", std::nullopt);
   q.workers = get_int(req, "workers", std::nullopt);
@@ -299,6 +299,8 @@ json Service::predict_request(const json& req) {
   q.confidence = get_number(req, "confidence", 0.9);
   q.folds = get_int(req, "folds", 5);
   q.seed = get_seed(req, "seed", 1);
+  if (find(req, "target")) q.target = get_number(req, "target", std::nullopt);
+  q.max_epochs = get_int(req, "max_epochs", q.max_epochs);
   check_predict_query(q);
   auto e = entry_for(req);
   set_models(q, req, *e, default_model_);
