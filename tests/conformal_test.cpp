@@ -77,6 +77,20 @@ TEST(Conformal, TimeIntervalCoverageIsNominalOnKnownNoise) {
   EXPECT_LT(half, 0.10);
 }
 
+// With noise so large that relative residuals pass 1, the interval and the
+// lower bound stop at zero: an epoch takes no negative time.
+TEST(Conformal, TimeIntervalNeverReachesBelowZero) {
+  auto m = models::with_conformal([] { return std::make_unique<LinearStepModel>(); });
+  SampleSet s = time_samples(200, 0.05, 3);
+  for (size_t i = 0; i < s.size(); i += 3) s.samples[i].epoch_time_s *= 4;  // a third of the samples four times slower
+  m->fit(s);
+  auto iv = m->predict_interval(64, 4, 1, 0.9);
+  ASSERT_TRUE(iv.has_value());
+  EXPECT_EQ(iv->lo, 0.0);
+  EXPECT_GT(iv->hi, m->predict(64, 4, 1));
+  EXPECT_GE(*m->predict_bound(64, 4, 1, 0.9, models::BoundSide::kLower), 0.0);
+}
+
 TEST(Conformal, MetricIntervalCoverageOnSyntheticSurface) {
   // Accuracy 0.95 - 0.6/(1 + x/4), x = e * 528/(400 + B), with 2% noise.
   auto make = [](int n, uint64_t seed) {

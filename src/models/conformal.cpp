@@ -167,14 +167,16 @@ std::optional<Interval> ConformalTimeModel::predict_interval(double batch, int w
                                                             double coverage) const {
   auto q = (measured(batch, workers, nodes) ? res_in_ : res_).quantile(coverage);
   if (!q) return std::nullopt;
-  return around(predict(batch, workers, nodes), *q, coverage);
+  Interval iv = around(predict(batch, workers, nodes), *q, coverage);
+  iv.lo = std::max(iv.lo, 0.0);  // relative residuals above 1 would reach below zero; no epoch takes negative time
+  return iv;
 }
 
 std::optional<double> ConformalTimeModel::predict_bound(double batch, int workers, int nodes, double coverage,
                                                         BoundSide side) const {
   auto q = (measured(batch, workers, nodes) ? res_in_ : res_).one_sided(coverage, side);
   if (!q) return std::nullopt;
-  return bound_of(predict(batch, workers, nodes), *q, side);
+  return std::max(bound_of(predict(batch, workers, nodes), *q, side), 0.0);
 }
 
 std::string ConformalTimeModel::describe() const {
