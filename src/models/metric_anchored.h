@@ -34,11 +34,15 @@ struct AnchoredCurvesParams {
   // with broad bandwidths along epochs), which carries a run's offset from G
   // across epochs where it has no sample; the anchored curves replace the
   // narrow local smooth.
+  // G is smoothed (sd 0.08 in ln x): the anchored curves carry each run's
+  // sharp features, and a base without PAVA's stray steps leaves them less to
+  // undo (5-fold CV, seeds 1-8, docs/MODELS-METRIC.md "Smoothed G").
   GlobalBatchParams base = [] {
     GlobalBatchParams p;
     p.scales = GlobalBatchParams::Scales::kOne;
     p.local = GlobalBatchParams::Local::kMean;
     p.bandwidth_x = p.broad_bandwidth_x;
+    p.link_smooth = 0.08;
     return p;
   }();
   std::vector<double> anchor_step = {0.5, 1, 2};  // octaves between anchors (leave-one-out picks one)

@@ -38,6 +38,38 @@ IsotonicCurve centered(const IsotonicCurve& g, const std::vector<double>& lx) {
   return c;
 }
 
+// G convolved with a Gaussian of sd h in ln x, on knots every h/3 (from 2h
+// before the first knot to 2h after the last; constant beyond, as G is). A
+// convolution of a monotone function with a positive kernel is monotone, and
+// no step of the result is narrower than the kernel. Why: PAVA on the pooled
+// runs leaves steps wherever runs of different batches interleave in x; a
+// held-out point beside such a step, and a plan beside it, inherit a cliff
+// that no run has (docs/MODELS-METRIC.md, "Smoothed G").
+IsotonicCurve smoothed(const IsotonicCurve& g, double h) {
+  if (g.x.size() < 2 || !(h > 0)) return g;
+  constexpr int kNodes = 25;  // equally spaced over +-3 sd
+  std::array<double, kNodes> t{}, w{};
+  double wsum = 0;
+  for (int q = 0; q < kNodes; ++q) {
+    t[q] = -3.0 + 6.0 * q / (kNodes - 1);
+    w[q] = std::exp(-0.5 * t[q] * t[q]);
+    wsum += w[q];
+  }
+  IsotonicCurve out;
+  out.shape = g.shape;
+  out.sse = g.sse;
+  const double step = h / 3, first = g.x.front() - 2 * h;
+  const int n = static_cast<int>(std::ceil((g.x.back() + 2 * h - first) / step)) + 1;
+  for (int i = 0; i < n; ++i) {
+    const double u = first + i * step;
+    double v = 0;
+    for (int q = 0; q < kNodes; ++q) v += w[q] * g.predict(u + h * t[q]);
+    out.x.push_back(u);
+    out.y.push_back(v / wsum);
+  }
+  return out;
+}
+
 // Weighted median of r (visited in increasing order `order`) under weights w,
 // with an extra weight `lam` at 0, the shrinkage prior: sparse data pull the
 // correction to 0 as they do the weighted mean's. `total` is lam + sum(w).
@@ -165,6 +197,9 @@ double GlobalBatchModel::fit_link(const std::vector<double>& x, const std::vecto
     for (size_t i = 0; i < x.size(); ++i) lx[i] = std::log(std::max(x[i], kTinyX));
     auto g = fit_isotonic(lx, y, {}, dir_ == MetricDirection::kMax ? Shape::kIncreasing : Shape::kDecreasing);
     if (p_.centered) g = centered(g, lx);
+    // Smoothed only once the noise trend is chosen: the grid search ranks
+    // candidates on the isotonic fit itself.
+    if (keep && p_.link_smooth > 0) g = smoothed(g, p_.link_smooth);
     for (size_t i = 0; i < x.size(); ++i) sse += std::pow(g.predict(lx[i]) - y[i], 2);
     if (keep) iso_ = std::move(g);
   } else {
@@ -458,7 +493,8 @@ std::string GlobalBatchModel::describe() const {
                      grad_available_ ? "fits better than the gradient statistics' trend" : "no gradient statistics",
                      std::exp(noise_.a) * noise_.s, noise_.e_ref, noise_.c);
   if (p_.link == GlobalBatchParams::Link::kIsotonic)
-    s += fmt::format("  G: isotonic ({}) in log x, {} knots", dir_ == MetricDirection::kMax ? "increasing" : "decreasing",
+    s += fmt::format("  G: isotonic ({}) in log x{}, {} knots", dir_ == MetricDirection::kMax ? "increasing" : "decreasing",
+                     p_.link_smooth > 0 ? fmt::format(", smoothed (Gaussian, sd {:g} in ln x)", p_.link_smooth) : "",
                      iso_.x.size());
   else
     s += fmt::format("  G: Optimus curve in x, {}; {}", loss_.describe(), curve_.describe());

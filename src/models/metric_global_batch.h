@@ -49,6 +49,10 @@ struct GlobalBatchParams {
   Noise noise = Noise::kAuto;
   Link link = Link::kIsotonic;
   bool centered = true;  // isotonic link: knots at block centroids (centred isotonic regression)
+  // Isotonic link: G convolved with a Gaussian of this sd in ln x (0: none).
+  // global-batch keeps G sharp (its local correction cannot restore a sharp
+  // drop); global-batch-anchored smooths its base (metric_anchored.h).
+  double link_smooth = 0;
   size_t min_grad_samples = 8;
   int scale_grid = 49;                                   // log-spaced candidates for s or theta
   double scale_span = 256;                               // candidates span [B_min / span, B_max * span]
