@@ -283,6 +283,48 @@ TEST(MetricGlobalBatch, MinDirectionMetricFallsWithEpochs) {
   EXPECT_NEAR(m.predict(32, 2, 20), 100 - 80 * truth(64, 20), 1.0);
 }
 
+// link_smooth: G convolved with a Gaussian in ln x. Data with a step between
+// two close clusters (epochs <= 10 at 0.5, >= 10.1 at 0.7, one batch): the
+// isotonic G drops within ln(10.1/10) = 0.01; smoothed with sd 0.1 the same
+// drop spreads so that +-1 sd around it covers about 68% of it, not all, and
+// the curve stays monotone.
+TEST(MetricGlobalBatch, SmoothedLinkSpreadsAStepOverTheKernel) {
+  SampleSet s;
+  s.direction = MetricDirection::kMax;
+  s.dataset_size = 50000;
+  for (int i = 0; i < 40; ++i) {
+    Sample x;
+    x.batch = 64, x.workers = 1, x.epoch_time_s = 1;
+    x.epochs = i < 20 ? 9.8 + 0.01 * i : 10.1 + 0.01 * (i - 20);
+    x.metric = i < 20 ? 0.5 : 0.7;
+    s.samples.push_back(x);
+  }
+  auto fit = [&](double h) {
+    GlobalBatchParams p;
+    p.smooth_residuals = false;
+    p.noise = GlobalBatchParams::Noise::kFitted;
+    p.link_smooth = h;
+    GlobalBatchModel m(p);
+    m.fit(s);
+    return m;
+  };
+  const GlobalBatchModel sharp = fit(0), smooth = fit(0.1);
+  const double mid = 10.05, lo = mid * std::exp(-0.1), hi = mid * std::exp(0.1);
+  EXPECT_NEAR(sharp.predict(64, 1, hi) - sharp.predict(64, 1, lo), 0.2, 1e-9);
+  const double spread = smooth.predict(64, 1, hi) - smooth.predict(64, 1, lo);
+  EXPECT_GT(spread, 0.2 * 0.55);
+  EXPECT_LT(spread, 0.2 * 0.8);
+  EXPECT_NEAR(smooth.predict(64, 1, 1), 0.5, 1e-9);  // beyond 3 sd of the step: the plateaus
+  EXPECT_NEAR(smooth.predict(64, 1, 40), 0.7, 1e-9);
+  double prev = -1;
+  for (double e = 5; e <= 20; e += 0.01) {
+    const double v = smooth.predict(64, 1, e);
+    EXPECT_GE(v, prev - 1e-12) << e;
+    prev = v;
+  }
+  EXPECT_NE(smooth.describe().find("smoothed (Gaussian, sd 0.1 in ln x)"), std::string::npos) << smooth.describe();
+}
+
 TEST(MetricGlobalBatch, OptimusLinkAlsoFits) {
   GlobalBatchParams p;
   p.link = GlobalBatchParams::Link::kOptimus;

@@ -38,8 +38,9 @@ IsotonicCurve centered(const IsotonicCurve& g, const std::vector<double>& lx) {
   return c;
 }
 
-// G convolved with a Gaussian of sd h in ln x, on knots every h/3 (from 2h
-// before the first knot to 2h after the last; constant beyond, as G is). A
+// G convolved with a Gaussian of sd h in ln x (cut at 3 sd), on knots every
+// h/3 from 3h before the first knot to 3h after the last, where it reaches
+// G's end values; constant beyond, as G is. A
 // convolution of a monotone function with a positive kernel is monotone, and
 // no step of the result is narrower than the kernel. Why: PAVA on the pooled
 // runs leaves steps wherever runs of different batches interleave in x; a
@@ -58,8 +59,8 @@ IsotonicCurve smoothed(const IsotonicCurve& g, double h) {
   IsotonicCurve out;
   out.shape = g.shape;
   out.sse = g.sse;
-  const double step = h / 3, first = g.x.front() - 2 * h;
-  const int n = static_cast<int>(std::ceil((g.x.back() + 2 * h - first) / step)) + 1;
+  const double step = h / 3, first = g.x.front() - 3 * h;
+  const int n = static_cast<int>(std::ceil((g.x.back() + 3 * h - first) / step)) + 1;
   for (int i = 0; i < n; ++i) {
     const double u = first + i * step;
     double v = 0;
