@@ -106,7 +106,7 @@ void run_predict(const PredictArgs& a) {
                                *tt.epochs, ends(tt.epochs_lo), ends(tt.epochs_hi), 100 * a.confidence);
       const double t_lo = tiv ? tiv->lo : t, t_hi = tiv ? tiv->hi : t;
       std::cout << fmt::format("  time to the target: {:.4g} s  [{}, {}] s (epochs x epoch time, both ends)\n",
-                               *tt.epochs * t, tt.epochs_lo ? fmt::format("{:.4g}", *tt.epochs_lo * t_lo) : "?",
+                               *tt.epochs * t, tt.epochs_lo ? fmt::format("{:.4g}", *tt.epochs_lo * t_lo) : "no interval",
                                tt.epochs_hi ? fmt::format("{:.4g}", *tt.epochs_hi * t_hi) : "beyond the epoch limit");
     }
   }

@@ -135,7 +135,7 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
       // (their width follows the model's slope), and the first epoch that
       // meets the target is what is asked.
       const bool up = r.direction == MetricDirection::kMax;
-      auto meets = [&](double v) { return up ? v >= *q.target : v <= *q.target; };
+      auto meets = [&](double v) { return plan::meets(v, *q.target, r.direction); };
       Prediction::ToTarget t;
       for (int e = 1; e <= q.max_epochs && !(t.epochs && t.epochs_lo && t.epochs_hi); ++e) {
         if (!t.epochs && meets(mm->predict(q.batch, q.workers, e))) t.epochs = e;
