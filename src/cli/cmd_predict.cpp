@@ -104,10 +104,9 @@ void run_predict(const PredictArgs& a) {
       auto ends = [&](const std::optional<int>& e) { return e ? std::to_string(*e) : fmt::format(">{}", a.max_epochs); };
       std::cout << fmt::format("to reach metric {} {:g} ({}): {} epochs [{}, {}] at {:g}%\n", cmp, *a.target, mname,
                                *tt.epochs, ends(tt.epochs_lo), ends(tt.epochs_hi), 100 * a.confidence);
-      const double t_lo = tiv ? tiv->lo : t, t_hi = tiv ? tiv->hi : t;
       std::cout << fmt::format("  time to the target: {:.4g} s  [{}, {}] s (epochs x epoch time, both ends)\n",
-                               *tt.epochs * t, tt.epochs_lo ? fmt::format("{:.4g}", *tt.epochs_lo * t_lo) : "no interval",
-                               tt.epochs_hi ? fmt::format("{:.4g}", *tt.epochs_hi * t_hi) : "beyond the epoch limit");
+                               *tt.time_s, tt.time_lo_s ? fmt::format("{:.4g}", *tt.time_lo_s) : "no interval",
+                               tt.time_hi_s ? fmt::format("{:.4g}", *tt.time_hi_s) : "beyond the epoch limit");
     }
   }
 }

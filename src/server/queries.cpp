@@ -98,18 +98,18 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   Prediction r;
   r.query = q;
   r.direction = s.direction;
-  r.want_metric = q.epochs >= 0 || q.target.has_value();
-  if (r.want_metric && !s.has_metric())
+  const bool want_metric = q.epochs >= 0 || q.target.has_value();
+  if (want_metric && !s.has_metric())
     throw InputError(s.source, 0, "metric",
                      fmt::format("{} asks for the metric, but the samples carry no metric",
                                  q.epochs >= 0 ? "--epochs" : "--target"));
   r.time_model = q.time_model.empty() ? q.model : q.time_model;
   r.metric_model = q.metric_model.empty() ? q.model : q.metric_model;
-  if (r.time_model == "auto" || (r.want_metric && r.metric_model == "auto")) {
+  if (r.time_model == "auto" || (want_metric && r.metric_model == "auto")) {
     note(progress.choosing, "choosing models by 5-fold cross-validation...");
-    const auto& c = src.choose(r.time_model, r.want_metric ? r.metric_model : "auto");
+    const auto& c = src.choose(r.time_model, want_metric ? r.metric_model : "auto");
     r.time_model = c.time_model;
-    if (r.want_metric) r.metric_model = c.metric_model;
+    if (want_metric) r.metric_model = c.metric_model;
     r.reason = c.reason;
   }
   r.nodes = q.nodes >= 0 ? q.nodes : derive_nodes(s, q.workers);
@@ -120,7 +120,7 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   r.epoch_time_s = tm->predict(q.batch, q.workers, r.nodes);
   r.time_interval = tm->predict_interval(q.batch, q.workers, r.nodes, q.confidence);
   r.time_bound = tm->predict_bound(q.batch, q.workers, r.nodes, q.confidence, models::BoundSide::kUpper);
-  if (r.want_metric) {
+  if (want_metric) {
     note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, q.folds));
     auto mm = src.conformal_metric(r.metric_model, cp);
     if (q.epochs >= 0) {
@@ -145,6 +145,15 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
           if (!t.epochs_hi && meets(up ? iv->lo : iv->hi)) t.epochs_hi = e;
         }
       }
+      // Times from the epochs, at the point and at each end of the epoch-time interval.
+      const double t_lo = r.time_interval ? r.time_interval->lo : r.epoch_time_s;
+      const double t_hi = r.time_interval ? r.time_interval->hi : r.epoch_time_s;
+      auto times = [](const std::optional<int>& e, double per_epoch) {
+        return e ? std::optional<double>(*e * per_epoch) : std::nullopt;
+      };
+      t.time_s = times(t.epochs, r.epoch_time_s);
+      t.time_lo_s = times(t.epochs_lo, t_lo);
+      t.time_hi_s = times(t.epochs_hi, t_hi);
       r.to_target = t;
     }
   }
@@ -160,20 +169,15 @@ nlohmann::json to_json(const Prediction& p) {
                        {"one_sided_bound", bound_json(p.time_bound, "upper", q.confidence)}};
   if (p.to_target) {
     const auto& t = *p.to_target;
-    auto epochs = [](const std::optional<int>& e) { return e ? nlohmann::json(*e) : nlohmann::json(nullptr); };
-    auto time = [](const std::optional<int>& e, double per_epoch) {
-      return e ? nlohmann::json(*e * per_epoch) : nlohmann::json(nullptr);
-    };
-    const double t_lo = p.time_interval ? p.time_interval->lo : p.epoch_time_s;
-    const double t_hi = p.time_interval ? p.time_interval->hi : p.epoch_time_s;
+    auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
     j["to_target"] = {{"target", *q.target},
                       {"direction", to_string(p.direction)},
                       {"model", p.metric_model},
                       {"max_epochs", q.max_epochs},
                       {"coverage", q.confidence},
-                      {"epochs", {{"value", epochs(t.epochs)}, {"lo", epochs(t.epochs_lo)}, {"hi", epochs(t.epochs_hi)}}},
+                      {"epochs", {{"value", or_null(t.epochs)}, {"lo", or_null(t.epochs_lo)}, {"hi", or_null(t.epochs_hi)}}},
                       {"total_time_s",
-                       {{"value", time(t.epochs, p.epoch_time_s)}, {"lo", time(t.epochs_lo, t_lo)}, {"hi", time(t.epochs_hi, t_hi)}}}};
+                       {{"value", or_null(t.time_s)}, {"lo", or_null(t.time_lo_s)}, {"hi", or_null(t.time_hi_s)}}}};
   }
   if (q.epochs >= 0) {
     j["metric"] = {{"model", p.metric_model}, {"value", p.metric}, {"direction", to_string(p.direction)},

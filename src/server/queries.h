@@ -77,7 +77,6 @@ int derive_nodes(const SampleSet& s, int workers);
 struct Prediction {
   PredictQuery query;  // as asked
   int nodes = 0;       // as used
-  bool want_metric = false;
   std::string time_model, metric_model;  // resolved names
   std::string reason;                    // how "auto" chose (empty when nothing was chosen)
   MetricDirection direction = MetricDirection::kMax;
@@ -89,10 +88,12 @@ struct Prediction {
   std::optional<double> metric_bound;  // one-sided bound on the worse side (lower for max, upper for min)
   // With query.target: the first epoch count at which the metric meets the
   // target, on the point prediction and on each end of its interval at the
-  // confidence (nullopt: not within query.max_epochs). The time is epochs x
-  // epoch time, its range from the favourable ends to the unfavourable ones.
+  // confidence (nullopt: not within query.max_epochs), and the time to it:
+  // epochs x epoch time, its range from the favourable ends of both parts
+  // to the unfavourable ones.
   struct ToTarget {
     std::optional<int> epochs, epochs_lo, epochs_hi;
+    std::optional<double> time_s, time_lo_s, time_hi_s;
   };
   std::optional<ToTarget> to_target;
 };
