@@ -195,6 +195,7 @@ TEST(BenchConfidence, MetricIntervalUsesTheMondrianBinOfItsPrediction) {
   for (auto taxonomy : {models::ConformalParams::Taxonomy::kPredicted, models::ConformalParams::Taxonomy::kSlope}) {
     models::ConformalParams p;
     p.taxonomy = taxonomy;
+    p.run_folds = 0;  // the configuration rule alone (the query is a measured run)
     auto m = models::conformal_metric_model("isotonic-mi", p);
     m->fit(s);
     auto* c = dynamic_cast<const models::ConformalMetricModel*>(m.get());

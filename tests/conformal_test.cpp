@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 
@@ -262,6 +263,9 @@ TEST(Conformal, SlopeBinsKeepCoverageWhereTheCurveClimbs) {
   auto score = [&](models::ConformalParams::Taxonomy taxonomy) {
     models::ConformalParams p;
     p.taxonomy = taxonomy;
+    // The bins alone: these independent samples share (batch, 1), which the
+    // within-run rule would read as runs.
+    p.run_folds = 0;
     auto m = models::with_conformal_metric([] { return std::make_unique<ClimbModel>(); }, p);
     m->fit(train);
     std::array<Third, 3> thirds;
@@ -284,4 +288,115 @@ TEST(Conformal, SlopeBinsKeepCoverageWhereTheCurveClimbs) {
   EXPECT_GT(cover(by_value[0]), 0.95);
   for (const auto& t : by_slope) EXPECT_NEAR(cover(t), 0.9, 0.05);
   EXPECT_LT(by_slope[0].half, 0.6 * by_value[0].half);
+}
+
+namespace {
+
+// Runs of the climb surface, each a little faster or slower than the curve
+// (data epochs scaled by a per-run factor), sampled at 3 whole epochs each.
+SampleSet sampled_runs(int runs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> epoch(1, 40);
+  std::normal_distribution<double> speed(0, 0.15);
+  SampleSet s;
+  s.direction = MetricDirection::kMax;
+  for (int k = 0; k < runs; ++k) {
+    const double b = 16 + 2 * k, f = 1 + speed(rng);
+    for (int j = 0; j < 3; ++j) {
+      Sample x;
+      x.batch = b, x.workers = 1, x.epochs = epoch(rng), x.epoch_time_s = 1;
+      x.metric = climb(b, x.epochs * f);
+      s.samples.push_back(x);
+    }
+  }
+  return s;
+}
+
+// Exact on configurations it did not see (so the configuration rule sees no
+// error at all) and at a seen run's sampled epochs; between and beyond them
+// it errs by 8% of the gap (in ln e) to the run's nearest sample, capped at 8%:
+// the error of a model anchored on a run's own samples.
+class AnchoredErrModel : public models::MetricModel {
+ public:
+  std::string name() const override { return "anchored-err"; }
+  void fit(const SampleSet& s) override {
+    epochs_.clear();
+    for (const auto& x : s.samples) epochs_[{x.batch, x.workers}].push_back(x.epochs);
+  }
+  double predict(double b, int r, double e) const override {
+    auto it = epochs_.find({b, r});
+    if (it == epochs_.end()) return truth(b, e);
+    double gap = 1e9;
+    for (double x : it->second) gap = std::min(gap, std::abs(std::log(e / x)));
+    return truth(b, e) * (1 + 0.08 * std::min(gap, 1.0));
+  }
+  // The truth the model is exact on: the mean curve (speed factor 1).
+  static double truth(double b, double e) { return climb(b, e); }
+
+ private:
+  std::map<std::pair<double, int>, std::vector<double>> epochs_;
+};
+
+}  // namespace
+
+// At a measured run the planner asks about epochs that were not sampled. A
+// model exact on unseen configurations gives out-of-fold residuals of 0, so
+// the configuration rule alone gives a zero-width interval there, which the
+// model's error between the run's samples leaves uncovered; the within-run
+// residuals (each run's epochs held out in turn) see that error.
+TEST(Conformal, WithinRunRuleCoversTheErrorBetweenARunsSamples) {
+  auto train = sampled_runs(120, 21);
+  for (auto& x : train.samples) x.metric = AnchoredErrModel::truth(x.batch, x.epochs);  // exact where sampled
+  auto make = [] { return std::make_unique<AnchoredErrModel>(); };
+  auto score = [&](int run_folds) {
+    models::ConformalParams p;
+    p.run_folds = run_folds;
+    auto m = models::with_conformal_metric(make, p);
+    m->fit(train);
+    int in = 0, n = 0;
+    std::set<std::pair<double, int>> runs;
+    for (const auto& x : train.samples) runs.insert({x.batch, x.workers});
+    for (const auto& [b, r] : runs)
+      for (int e = 1; e <= 40; ++e) {
+        auto lo = m->predict_bound(b, r, e, 0.9, models::BoundSide::kLower);
+        EXPECT_TRUE(lo.has_value());
+        in += AnchoredErrModel::truth(b, e) >= *lo, ++n;
+      }
+    return std::make_pair(double(in) / n, m->describe());
+  };
+  auto [without, d0] = score(0);
+  auto [with, d3] = score(3);
+  // Measured: 0.072 without (about the sampled epochs alone), 0.966 with.
+  EXPECT_LT(without, 0.3);
+  EXPECT_GT(with, 0.85);
+  EXPECT_NE(d3.find("within-run"), std::string::npos) << d3;
+  EXPECT_EQ(d0.find("within-run"), std::string::npos) << d0;
+}
+
+// The within-run rule only ever widens, and only on measured runs.
+TEST(Conformal, WithinRunRuleWidensOnlyOnMeasuredRuns) {
+  auto train = sampled_runs(120, 22);
+  auto make = [] { return std::make_unique<ClimbModel>(); };
+  models::ConformalParams p0, p3;
+  p0.run_folds = 0, p3.run_folds = 3;
+  auto m0 = models::with_conformal_metric(make, p0), m3 = models::with_conformal_metric(make, p3);
+  m0->fit(train), m3->fit(train);
+  std::set<std::pair<double, int>> runs;
+  for (const auto& x : train.samples) runs.insert({x.batch, x.workers});
+  int wider = 0;
+  for (const auto& [b, r] : runs)
+    for (double e : {2.0, 7.0, 15.0, 33.0}) {
+      auto a = m0->predict_interval(b, r, e, 0.9), c = m3->predict_interval(b, r, e, 0.9);
+      ASSERT_TRUE(a && c);
+      EXPECT_LE(c->lo, a->lo + 1e-12);
+      EXPECT_GE(c->hi, a->hi - 1e-12);
+      wider += c->hi > a->hi + 1e-12;
+    }
+  EXPECT_GT(wider, 0);
+  for (double b : {17.0, 51.0}) {  // odd batches: no run
+    auto a = m0->predict_interval(b, 1, 10, 0.9), c = m3->predict_interval(b, 1, 10, 0.9);
+    ASSERT_TRUE(a && c);
+    EXPECT_DOUBLE_EQ(a->lo, c->lo);
+    EXPECT_DOUBLE_EQ(a->hi, c->hi);
+  }
 }

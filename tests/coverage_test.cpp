@@ -92,4 +92,18 @@ TEST(Coverage, BenchIntervalsOnOneTraceAndItsErrors) {
     }
   }
   EXPECT_EQ(j["all"]["metric"]["points"], t["metric"]["points"]);
+
+  // --points runs: every whole epoch up to ncf's limit of 10, on each sampled
+  // configuration with a metric (one time point each).
+  auto runs = tptest::run_cli("bench intervals --data " + d.string() +
+                              " --time-model per-batch-extrapolation --metric-model global-batch --points runs --json");
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  auto jr = nlohmann::json::parse(runs.out);
+  EXPECT_EQ(jr["points"], "runs");
+  EXPECT_FALSE(jr.contains("holdout_seed"));
+  const auto& tr = jr["traces"]["ncf"];
+  EXPECT_GT(tr["time"]["points"].get<int>(), 0);
+  EXPECT_EQ(tr["metric"]["points"].get<int>(), 10 * tr["time"]["points"].get<int>());
+  auto bad = tptest::run_cli("bench intervals --data " + d.string() + " --points sometimes");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }

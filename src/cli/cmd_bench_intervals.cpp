@@ -2,10 +2,13 @@
 // one-sided bounds that --confidence plans on, checked on held-out samples.
 // For each Pollux trace: draw the paper's samples (--seed), choose the models
 // as `plan` does (auto: lowest CV MRE), wrap both in 5-fold conformal
-// intervals, then score fresh samples drawn with --holdout-seed.
+// intervals, then score fresh samples drawn with --holdout-seed, or (--points
+// runs) the truth at every epoch of the sampled configurations, which is
+// where `bench coconfig` plans.
 #include <fmt/format.h>
 
 #include <iostream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -29,7 +32,30 @@ struct IntervalsArgs {
   uint64_t seed = 1;
   uint64_t holdout_seed = 0;  // 0: seed + 1000
   bool json_out = false;
+  std::string points = "new";  // new: fresh samples; runs: every epoch of the sampled configurations
 };
+
+// The truth at every whole epoch 1..max_epochs of each (batch, workers) that
+// `train` measured: the points a plan over the sampled configurations asks about.
+SampleSet epochs_of_measured_runs(const replay::ReplayOracle& oracle, const SampleSet& train, int max_epochs) {
+  SampleSet out;
+  out.direction = train.direction;
+  out.dataset_size = train.dataset_size;
+  out.source = train.source;
+  std::set<std::pair<double, int>> runs;
+  for (const auto& s : train.with_metric()) runs.insert({s.batch, s.workers});
+  for (const auto& [b, r] : runs) {
+    auto t = oracle.epoch_time(b, r);
+    if (!t) continue;
+    for (int e = 1; e <= max_epochs; ++e)
+      if (auto y = oracle.metric(b * r, e)) {
+        Sample s;
+        s.batch = b, s.workers = r, s.epochs = e, s.epoch_time_s = *t, s.metric = *y;
+        out.samples.push_back(s);
+      }
+  }
+  return out;
+}
 
 json coverage_json(const eval::Coverage& c) {
   return {{"points", c.n},
@@ -49,7 +75,8 @@ void run_intervals(const IntervalsArgs& a) {
   const uint64_t holdout = a.holdout_seed ? a.holdout_seed : a.seed + 1000;
   if (holdout == a.seed) throw InputError("--holdout-seed must differ from --seed (the held-out samples must be new)");
   auto traces = io::find_pollux_traces(a.data);
-  json doc = {{"confidence", a.confidence}, {"seed", a.seed}, {"holdout_seed", holdout}};
+  json doc = {{"confidence", a.confidence}, {"seed", a.seed}, {"points", a.points}};
+  if (a.points == "new") doc["holdout_seed"] = holdout;
   eval::Coverage all_time, all_metric;
   std::vector<std::string> lines;
   models::ConformalParams cp;
@@ -59,7 +86,9 @@ void run_intervals(const IntervalsArgs& a) {
     ++k;
     auto oracle = replay::ReplayOracle::from_dir(dir);
     SampleSet train = replay::draw_samples(oracle, replay::named_plan("paper", a.seed)).samples;
-    SampleSet test = replay::draw_samples(oracle, replay::named_plan("paper", holdout)).samples;
+    SampleSet test = a.points == "runs"
+                         ? epochs_of_measured_runs(oracle, train, oracle.epoch_limit() > 0 ? oracle.epoch_limit() : 100)
+                         : replay::draw_samples(oracle, replay::named_plan("paper", holdout)).samples;
     auto choice = plan::choose_models(a.time_model, a.metric_model, train);  // no metric model on time-only traces
     std::cerr << fmt::format("[{}/{}] {}: time {}{}\n", k, traces.size(), oracle.name(), choice.time_model,
                              oracle.time_only() ? "" : ", metric " + choice.metric_model);
@@ -86,9 +115,12 @@ void run_intervals(const IntervalsArgs& a) {
     return;
   }
   std::cout << fmt::format(
-      "interval coverage at {:g}: models fitted on the paper plan's samples (seed {}), scored on new samples "
-      "(seed {}); time: one point per distinct configuration\n",
-      a.confidence, a.seed, holdout);
+      "interval coverage at {:g}: models fitted on the paper plan's samples (seed {}), scored {}; time: one point "
+      "per distinct configuration\n",
+      a.confidence, a.seed,
+      a.points == "new" ? fmt::format("on new samples (seed {})", holdout)
+                        : std::string("on the trace's metric at every whole epoch, up to the application's limit, "
+                                      "of each sampled configuration"));
   std::cout << "  trace        part   points   two-sided  above lower bound  below upper bound\n";
   lines.push_back(row("all", "time", all_time));
   lines.push_back(row("all", "metric", all_metric));
@@ -110,6 +142,11 @@ void setup(CLI::App& root) {
   cmd->add_option("--confidence", a->confidence, "Coverage of the intervals, in (0, 1)")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the fitted samples and the folds")->capture_default_str();
   cmd->add_option("--holdout-seed", a->holdout_seed, "Seed of the held-out samples (default: --seed + 1000)");
+  cmd->add_option("--points", a->points,
+                  "Where to score: new (fresh samples from --holdout-seed) or runs (the metric at every epoch up to "
+                  "the application's limit of each sampled configuration, where bench coconfig plans)")
+      ->check(CLI::IsMember({"new", "runs"}))
+      ->capture_default_str();
   cmd->add_flag("--json", a->json_out, "Print JSON");
   cmd->callback([a] { run_intervals(*a); });
 }

@@ -62,6 +62,40 @@ std::string notes_text(const std::vector<std::string>& notes) {
   return s;
 }
 
+// Splits (key, residual) pairs into nb equal-count bins by key. A boundary
+// that falls between equal keys moves to the nearest place between unequal
+// ones after the previous boundary (gaps between whole epochs tie often), and
+// is dropped where there is none, so that every key lies in exactly one bin
+// (a model flat in epochs has slope 0 everywhere: one bin).
+void equal_count_bins(std::vector<std::pair<double, double>> pr, int nb, std::vector<double>& edges,
+                      std::vector<ConformalResiduals>& bins) {
+  edges.clear();
+  bins.clear();
+  std::sort(pr.begin(), pr.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto splits_at = [&](size_t i) { return i > 0 && i < pr.size() && pr[i - 1].first < pr[i].first; };
+  size_t lo = 0;
+  for (int b = 0; b < nb && lo < pr.size(); ++b) {
+    size_t hi = pr.size();
+    if (b + 1 < nb) {
+      const size_t want = pr.size() * (b + 1) / nb;
+      size_t best = 0;  // 0: no boundary after lo
+      for (size_t d = 0; d < pr.size() && best == 0; ++d) {
+        if (want + d > lo && splits_at(want + d)) best = want + d;
+        else if (want >= d && want - d > lo && splits_at(want - d)) best = want - d;
+      }
+      if (best == 0) continue;
+      hi = best;
+    }
+    std::vector<double> rb;
+    for (size_t i = lo; i < hi; ++i) rb.push_back(pr[i].second);
+    ConformalResiduals c;
+    c.set(std::move(rb));
+    bins.push_back(std::move(c));
+    if (hi < pr.size()) edges.push_back(0.5 * (pr[hi - 1].first + pr[hi].first));
+    lo = hi;
+  }
+}
+
 }  // namespace
 
 std::vector<int> config_folds(const SampleSet& s, int folds, uint64_t seed) {
@@ -223,26 +257,78 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   }
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
   res_.set(std::move(r));
-  // Mondrian bins: equal counts by the out-of-fold bin key. A boundary that
-  // falls between equal keys is dropped (its two bins merge), so that every
-  // key lies in exactly one bin (a model flat in epochs has slope 0 everywhere).
-  edges_.clear();
-  bins_.clear();
+  // Mondrian bins: equal counts by the out-of-fold bin key.
   int nb = std::max(1, std::min(p_.metric_bins, static_cast<int>(pr.size()) / std::max(1, p_.min_per_bin)));
-  std::sort(pr.begin(), pr.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  size_t lo = 0;
-  for (int b = 0; b < nb && !pr.empty(); ++b) {
-    const size_t hi = pr.size() * (b + 1) / nb;
-    const bool last = b + 1 == nb;
-    if (!last && !(pr[hi - 1].first < pr[hi].first)) continue;
-    std::vector<double> rb;
-    for (size_t i = lo; i < hi; ++i) rb.push_back(pr[i].second);
-    ConformalResiduals c;
-    c.set(std::move(rb));
-    bins_.push_back(std::move(c));
-    if (!last) edges_.push_back(0.5 * (pr[hi - 1].first + pr[hi].first));
-    lo = hi;
+  equal_count_bins(std::move(pr), nb, edges_, bins_);
+  fit_within_run(with);
+}
+
+// The within-run rule (conformal.h): each run's samples are shuffled and
+// dealt round-robin into run_folds folds; a fold's samples are predicted by a
+// model fitted without them but with the rest of their runs, and each
+// residual is binned by the epoch gap to the nearest sample of its run that
+// the fold kept. A run with one sample stays in every training set (it has no
+// other epoch to be predicted from).
+void ConformalMetricModel::fit_within_run(const SampleSet& with) {
+  run_epochs_.clear();
+  gap_edges_.clear();
+  gap_bins_.clear();
+  if (p_.run_folds < 2) return;
+  std::map<std::pair<double, int>, std::vector<size_t>> runs;
+  for (size_t i = 0; i < with.size(); ++i) runs[{with.samples[i].batch, with.samples[i].workers}].push_back(i);
+  std::vector<int> fold(with.size(), -1);
+  std::mt19937_64 rng(p_.seed);
+  for (auto& [key, idx] : runs) {
+    auto& ep = run_epochs_[key];
+    for (size_t i : idx) ep.push_back(with.samples[i].epochs);
+    std::sort(ep.begin(), ep.end());
+    if (idx.size() < 2) continue;
+    std::shuffle(idx.begin(), idx.end(), rng);
+    for (size_t j = 0; j < idx.size(); ++j) fold[idx[j]] = static_cast<int>(j % p_.run_folds);
   }
+  std::vector<std::pair<double, double>> gr;
+  for (int f = 0; f < p_.run_folds; ++f) {
+    SampleSet train;
+    train.direction = with.direction;
+    train.dataset_size = with.dataset_size;
+    train.source = with.source;
+    std::vector<size_t> test;
+    for (size_t i = 0; i < with.size(); ++i) (fold[i] == f ? test.push_back(i) : train.samples.push_back(with.samples[i]));
+    if (test.empty()) continue;
+    auto m = make_();
+    try {
+      m->fit(train);
+    } catch (const std::exception& e) {
+      notes_.push_back(fmt::format("within-run fold {} could not be fitted ({}); its residuals are missing", f + 1,
+                                   e.what()));
+      continue;
+    }
+    for (size_t i : test) {
+      const auto& s = with.samples[i];
+      double gap = std::numeric_limits<double>::infinity();
+      for (size_t j : runs[{s.batch, s.workers}])
+        if (fold[j] != f) gap = std::min(gap, std::abs(std::log(s.epochs / with.samples[j].epochs)));
+      const double pred = m->predict(s.batch, s.workers, s.epochs);
+      gr.push_back({gap, signed_residual(*s.metric, pred)});
+    }
+  }
+  if (static_cast<int>(gr.size()) < p_.min_per_bin) {
+    notes_.push_back(fmt::format("{} within-run residuals (fewer than {}): measured runs use the configuration rule",
+                                 gr.size(), p_.min_per_bin));
+    return;
+  }
+  const int nb = std::max(1, std::min(p_.metric_bins, static_cast<int>(gr.size()) / std::max(1, p_.min_per_bin)));
+  equal_count_bins(std::move(gr), nb, gap_edges_, gap_bins_);
+}
+
+const ConformalResiduals* ConformalMetricModel::within_run_at(double batch, int workers, double epochs) const {
+  if (gap_bins_.empty()) return nullptr;
+  auto it = run_epochs_.find({batch, workers});
+  if (it == run_epochs_.end() || it->second.size() < 2) return nullptr;
+  double gap = std::numeric_limits<double>::infinity();
+  for (double e : it->second) gap = std::min(gap, std::abs(std::log(epochs / e)));
+  size_t b = std::upper_bound(gap_edges_.begin(), gap_edges_.end(), gap) - gap_edges_.begin();
+  return &gap_bins_[std::min(b, gap_bins_.size() - 1)];
 }
 
 double ConformalMetricModel::predict(double batch, int workers, double epochs) const {
@@ -269,6 +355,10 @@ std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int
                                                               double coverage) const {
   double y = predict(batch, workers, epochs);
   auto q = residuals_at(bin_key(*model_, y, batch, workers, epochs)).quantile(coverage);
+  if (const ConformalResiduals* run = within_run_at(batch, workers, epochs)) {
+    auto qr = run->quantile(coverage);
+    if (q && qr) q = std::max(*q, *qr);
+  }
   if (!q) return std::nullopt;
   return around(y, *q, coverage);
 }
@@ -277,6 +367,10 @@ std::optional<double> ConformalMetricModel::predict_bound(double batch, int work
                                                           double coverage, BoundSide side) const {
   double y = predict(batch, workers, epochs);
   auto q = residuals_at(bin_key(*model_, y, batch, workers, epochs)).one_sided(coverage, side);
+  if (const ConformalResiduals* run = within_run_at(batch, workers, epochs)) {
+    auto qr = run->one_sided(coverage, side);
+    if (q && qr) q = std::max(*q, *qr);
+  }
   if (!q) return std::nullopt;
   return bound_of(y, *q, side);
 }
@@ -285,7 +379,23 @@ std::string ConformalMetricModel::describe() const {
   return (model_ ? model_->describe() : std::string("(not fitted)")) +
          fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
                      res_.describe()) +
-         bins_text() + notes_text(notes_);
+         bins_text() + within_run_text() + notes_text(notes_);
+}
+
+std::string ConformalMetricModel::within_run_text() const {
+  if (gap_bins_.empty()) return "";
+  std::string s = fmt::format(
+      "\n  at the {} measured runs (batch, workers): the wider of the above and {}-fold within-run conformal "
+      "(each run's epochs held out in turn), {} bin(s) by the gap |ln(e / nearest sampled e)|",
+      run_epochs_.size(), p_.run_folds, gap_bins_.size());
+  for (size_t b = 0; b < gap_bins_.size(); ++b) {
+    std::string range = gap_bins_.size() == 1        ? std::string("any")
+                        : b == 0                    ? fmt::format("< {:.3g}", gap_edges_[0])
+                        : b + 1 == gap_bins_.size() ? fmt::format(">= {:.3g}", gap_edges_[b - 1])
+                                                    : fmt::format("{:.3g} .. {:.3g}", gap_edges_[b - 1], gap_edges_[b]);
+    s += fmt::format("\n    gap {}: {}", range, gap_bins_[b].describe("within-run"));
+  }
+  return s;
 }
 
 std::string ConformalMetricModel::bins_text() const {

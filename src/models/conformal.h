@@ -60,6 +60,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -82,6 +83,12 @@ struct ConformalParams {
   // model's local slope in epochs (see below).
   enum class Taxonomy { kPredicted, kSlope };
   Taxonomy taxonomy = Taxonomy::kSlope;
+  // Metric models at a measured run (batch, workers): the planner asks about
+  // epochs of it that were not sampled. Within-run residuals (each run's
+  // samples held out in turn, run_folds folds, binned by the epoch gap to the
+  // run's nearest kept sample) widen the interval there where they are wider
+  // than the configuration rule's; 0 or 1 turns this off.
+  int run_folds = 3;
 };
 
 using TimeFactory = std::function<std::unique_ptr<TimeModel>()>;
@@ -161,6 +168,15 @@ class ConformalMetricModel : public MetricModel {
   std::vector<ConformalResiduals> bins_;
   std::string bins_text() const;
   const ConformalResiduals& residuals_at(double key) const;
+  std::string within_run_text() const;
+  // Within-run rule: the sorted sampled epochs of each measured (batch,
+  // workers), and the residuals binned by gap (edges: bins - 1 upper edges).
+  std::map<std::pair<double, int>, std::vector<double>> run_epochs_;
+  std::vector<double> gap_edges_;
+  std::vector<ConformalResiduals> gap_bins_;
+  void fit_within_run(const SampleSet& with);
+  // The gap bin of a query on a measured run with >= 2 samples; nullptr elsewhere.
+  const ConformalResiduals* within_run_at(double batch, int workers, double epochs) const;
   // The bin key under model m, whose prediction there is y (computed once by the caller).
   double bin_key(const MetricModel& m, double y, double batch, int workers, double epochs) const;
   std::vector<std::string> notes_;
