@@ -9,6 +9,7 @@
 #include <map>
 
 #include "eval/evaluate.h"
+#include "models/conformal.h"
 #include "models/registry.h"
 #include "replay/replay_oracle.h"
 #include "replay/sampler.h"
@@ -53,8 +54,22 @@ void BM_FitMetric(benchmark::State& state, const std::string& trace, const std::
   time_fits(state, with_metric, models::ModelRegistry::instance().get(model).make_metric, 10);
 }
 
+// The 5-fold conformal wrapper of the metric model (what plan --confidence
+// fits), with the within-run rule (run_folds 3, the default) or without (0).
+void BM_FitConformalMetric(benchmark::State& state, const std::string& trace, const std::string& model) {
+  const SampleSet* s = paper_samples(trace);
+  if (!s) return state.SkipWithError("needs ../shared/data/pollux-t4");
+  models::ConformalParams p;
+  p.run_folds = static_cast<int>(state.range(0));
+  time_fits(state, *s, [&] { return models::conformal_metric_model(model, p); }, 10);
+}
+
 }  // namespace
 
+BENCHMARK_CAPTURE(BM_FitConformalMetric, cifar10_global_batch_anchored, "cifar10", "global-batch-anchored")
+    ->Arg(0)->Arg(3)->ArgName("run_folds")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FitConformalMetric, deepspeech2_global_batch_anchored, "deepspeech2", "global-batch-anchored")
+    ->Arg(0)->Arg(3)->ArgName("run_folds")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FitTime, cifar10_isotonic_mi, "cifar10", "isotonic-mi")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FitTime, cifar10_allreduce_physical, "cifar10", "allreduce-physical")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FitTime, cifar10_allreduce_local, "cifar10", "allreduce-local")->Unit(benchmark::kMillisecond);
