@@ -400,3 +400,60 @@ TEST(Conformal, WithinRunRuleWidensOnlyOnMeasuredRuns) {
     EXPECT_DOUBLE_EQ(a->hi, c->hi);
   }
 }
+
+// Past the best metric any sample reached, the residuals calibrate nothing:
+// the pessimistic end never promises better than the best measured, for
+// either direction; the optimistic end and the point prediction are free.
+TEST(Conformal, PessimisticEndIsHeldToTheBestMeasuredMetric) {
+  for (auto dir : {MetricDirection::kMax, MetricDirection::kMin}) {
+    SampleSet train = sampled_runs(60, 23);
+    train.direction = dir;
+    double best = dir == MetricDirection::kMax ? -1e9 : 1e9;
+    for (auto& x : train.samples) {
+      x.epochs = std::min(x.epochs, 8.0);  // the runs are measured early only
+      const double acc = climb(x.batch, x.epochs);
+      x.metric = dir == MetricDirection::kMax ? acc : 1 - acc;  // an error rate to minimise
+      best = dir == MetricDirection::kMax ? std::max(best, *x.metric) : std::min(best, *x.metric);
+    }
+    // The noiseless surface in this direction (residuals 0): its prediction
+    // late in training lies well past every sample.
+    struct Surface : models::MetricModel {
+      MetricDirection d;
+      explicit Surface(MetricDirection dd) : d(dd) {}
+      std::string name() const override { return "surface"; }
+      void fit(const SampleSet&) override {}
+      double predict(double b, int r, double e) const override {
+        const double acc = climb(b * r, e);
+        return d == MetricDirection::kMax ? acc : 1 - acc;
+      }
+    };
+    auto make = [dir] { return std::make_unique<Surface>(dir); };
+    models::ConformalParams held, free;
+    free.hold_to_best_measured = false;
+    auto mh = models::with_conformal_metric(make, held), mf = models::with_conformal_metric(make, free);
+    mh->fit(train), mf->fit(train);
+    const auto pessimistic = dir == MetricDirection::kMax ? models::BoundSide::kLower : models::BoundSide::kUpper;
+    const double b = 256, e = 40;  // a plateau of 0.95 accuracy, past every sample
+    const double y = mh->predict(b, 1, e);
+    ASSERT_TRUE(dir == MetricDirection::kMax ? y > best + 0.05 : y < best - 0.05) << y << " " << best;
+    auto ih = mh->predict_interval(b, 1, e, 0.9), iff = mf->predict_interval(b, 1, e, 0.9);
+    auto bh = mh->predict_bound(b, 1, e, 0.9, pessimistic), bf = mf->predict_bound(b, 1, e, 0.9, pessimistic);
+    ASSERT_TRUE(ih && iff && bh && bf);
+    if (dir == MetricDirection::kMax) {
+      EXPECT_GT(iff->lo, best);
+      EXPECT_DOUBLE_EQ(ih->lo, best);
+      EXPECT_DOUBLE_EQ(ih->hi, iff->hi);
+      EXPECT_DOUBLE_EQ(*bh, best);
+    } else {
+      EXPECT_LT(iff->hi, best);
+      EXPECT_DOUBLE_EQ(ih->hi, best);
+      EXPECT_DOUBLE_EQ(ih->lo, iff->lo);
+      EXPECT_DOUBLE_EQ(*bh, best);
+    }
+    EXPECT_DOUBLE_EQ(mh->predict(b, 1, e), mf->predict(b, 1, e));
+    // Within the measured range nothing changes.
+    auto near = mh->predict_interval(16, 1, 2, 0.9), nearf = mf->predict_interval(16, 1, 2, 0.9);
+    EXPECT_DOUBLE_EQ(near->lo, nearf->lo);
+    EXPECT_DOUBLE_EQ(near->hi, nearf->hi);
+  }
+}

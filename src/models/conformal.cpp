@@ -236,6 +236,11 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   with.dataset_size = samples.dataset_size;
   with.source = samples.source;
   with.samples = samples.with_metric();
+  direction_ = samples.direction;
+  best_measured_.reset();
+  for (const auto& s : with.samples)
+    if (!best_measured_ || (direction_ == MetricDirection::kMax ? *s.metric > *best_measured_ : *s.metric < *best_measured_))
+      best_measured_ = *s.metric;
   auto fold = config_folds(with, p_.folds, p_.seed);
   int k = fold.empty() ? 0 : *std::max_element(fold.begin(), fold.end()) + 1;
   std::vector<double> r;
@@ -360,7 +365,15 @@ std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int
     if (q && qr) q = std::max(*q, *qr);
   }
   if (!q) return std::nullopt;
-  return around(y, *q, coverage);
+  Interval iv = around(y, *q, coverage);
+  if (direction_ == MetricDirection::kMax) iv.lo = held(iv.lo, BoundSide::kLower);
+  else iv.hi = held(iv.hi, BoundSide::kUpper);
+  return iv;
+}
+
+double ConformalMetricModel::held(double v, BoundSide pessimistic_side) const {
+  if (!p_.hold_to_best_measured || !best_measured_) return v;
+  return pessimistic_side == BoundSide::kLower ? std::min(v, *best_measured_) : std::max(v, *best_measured_);
 }
 
 std::optional<double> ConformalMetricModel::predict_bound(double batch, int workers, double epochs,
@@ -372,7 +385,8 @@ std::optional<double> ConformalMetricModel::predict_bound(double batch, int work
     if (q && qr) q = std::max(*q, *qr);
   }
   if (!q) return std::nullopt;
-  return bound_of(y, *q, side);
+  const BoundSide pessimistic = direction_ == MetricDirection::kMax ? BoundSide::kLower : BoundSide::kUpper;
+  return side == pessimistic ? held(bound_of(y, *q, side), side) : bound_of(y, *q, side);
 }
 
 std::string ConformalMetricModel::describe() const {
