@@ -96,6 +96,14 @@ void equal_count_bins(std::vector<std::pair<double, double>> pr, int nb, std::ve
   }
 }
 
+// The key range of bin b of those that `edges` (their upper edges) separate.
+std::string bin_range(const std::vector<double>& edges, size_t b) {
+  if (edges.empty()) return "any";
+  if (b == 0) return fmt::format("< {:.4g}", edges[0]);
+  if (b == edges.size()) return fmt::format(">= {:.4g}", edges[b - 1]);
+  return fmt::format("{:.4g} .. {:.4g}", edges[b - 1], edges[b]);
+}
+
 }  // namespace
 
 std::vector<int> config_folds(const SampleSet& s, int folds, uint64_t seed) {
@@ -293,16 +301,13 @@ void ConformalMetricModel::fit_within_run(const SampleSet& with) {
   }
   std::vector<std::pair<double, double>> gr;
   for (int f = 0; f < p_.run_folds; ++f) {
-    SampleSet train;
-    train.direction = with.direction;
-    train.dataset_size = with.dataset_size;
-    train.source = with.source;
     std::vector<size_t> test;
-    for (size_t i = 0; i < with.size(); ++i) (fold[i] == f ? test.push_back(i) : train.samples.push_back(with.samples[i]));
+    for (size_t i = 0; i < with.size(); ++i)
+      if (fold[i] == f) test.push_back(i);
     if (test.empty()) continue;
     auto m = make_();
     try {
-      m->fit(train);
+      m->fit(part(with, fold, f, false));
     } catch (const std::exception& e) {
       notes_.push_back(fmt::format("within-run fold {} could not be fitted ({}); its residuals are missing", f + 1,
                                    e.what()));
@@ -393,7 +398,13 @@ std::string ConformalMetricModel::describe() const {
   return (model_ ? model_->describe() : std::string("(not fitted)")) +
          fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
                      res_.describe()) +
-         bins_text() + within_run_text() + notes_text(notes_);
+         bins_text() + within_run_text() + hold_text() + notes_text(notes_);
+}
+
+std::string ConformalMetricModel::hold_text() const {
+  if (!p_.hold_to_best_measured || !best_measured_) return "";
+  return fmt::format("\n  the {} end is held at the best sampled metric, {:.6g}, where it would promise better",
+                     direction_ == MetricDirection::kMax ? "lower" : "upper", *best_measured_);
 }
 
 std::string ConformalMetricModel::within_run_text() const {
@@ -402,13 +413,8 @@ std::string ConformalMetricModel::within_run_text() const {
       "\n  at the {} measured runs (batch, workers): the wider of the above and {}-fold within-run conformal "
       "(each run's epochs held out in turn), {} bin(s) by the gap |ln(e / nearest sampled e)|",
       run_epochs_.size(), p_.run_folds, gap_bins_.size());
-  for (size_t b = 0; b < gap_bins_.size(); ++b) {
-    std::string range = gap_bins_.size() == 1        ? std::string("any")
-                        : b == 0                    ? fmt::format("< {:.3g}", gap_edges_[0])
-                        : b + 1 == gap_bins_.size() ? fmt::format(">= {:.3g}", gap_edges_[b - 1])
-                                                    : fmt::format("{:.3g} .. {:.3g}", gap_edges_[b - 1], gap_edges_[b]);
-    s += fmt::format("\n    gap {}: {}", range, gap_bins_[b].describe("within-run"));
-  }
+  for (size_t b = 0; b < gap_bins_.size(); ++b)
+    s += fmt::format("\n    gap {}: {}", bin_range(gap_edges_, b), gap_bins_[b].describe("within-run"));
   return s;
 }
 
@@ -419,10 +425,7 @@ std::string ConformalMetricModel::bins_text() const {
                               slope ? fmt::format("the model's slope in epochs, |m({0}e) - m(e/{0})| / |m(e)|", kSlopeStep)
                                     : std::string("predicted metric"));
   for (size_t b = 0; b < bins_.size(); ++b) {
-    std::string range = b == 0                  ? fmt::format("< {:.6g}", edges_[0])
-                        : b + 1 == bins_.size() ? fmt::format(">= {:.6g}", edges_[b - 1])
-                                                : fmt::format("{:.6g} .. {:.6g}", edges_[b - 1], edges_[b]);
-    s += fmt::format("\n    {} {}: {}", slope ? "slope" : "predicted", range, bins_[b].describe());
+    s += fmt::format("\n    {} {}: {}", slope ? "slope" : "predicted", bin_range(edges_, b), bins_[b].describe());
   }
   return s;
 }

@@ -199,6 +199,7 @@ class ConformalMetricModel : public MetricModel {
   std::string bins_text() const;
   const ConformalResiduals& residuals_at(double key) const;
   std::string within_run_text() const;
+  std::string hold_text() const;
   // Within-run rule: the sorted sampled epochs of each measured (batch,
   // workers), and the residuals binned by gap (edges: bins - 1 upper edges).
   std::map<std::pair<double, int>, std::vector<double>> run_epochs_;
