@@ -129,6 +129,36 @@ TEST(PredictCli, TargetGivesTheFirstEpochsThatMeetIt) {
   EXPECT_NE(none.err.find("--target asks for the metric"), std::string::npos) << none.err;
 }
 
+// The interval's worse end never promises a metric better than the best
+// sample (models/conformal.h): past it, predict says so, and a target past it
+// is never met by that end.
+TEST(PredictCli, WorseEndIsHeldAtTheBestSampledMetric) {
+  const std::string s = fixture(true);
+  const double best = 0.95 - 0.6 / (1 + 30 * 528.0 / 416 / 4);  // b 16, r 1, 30 epochs: 0.893
+  const std::string at = " --batch 16 --workers 1 --time-model isotonic-mi";
+  // global-batch-curve extrapolates past every sample after 200 epochs.
+  auto r = tptest::run_cli("predict --samples " + s + at + " --metric-model global-batch-curve --epochs 200 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["best_sampled_metric"].get<double>(), best, 1e-6);
+  EXPECT_GT(j["metric"]["value"].get<double>(), best + 0.01);
+  EXPECT_DOUBLE_EQ(j["metric"]["interval"]["lo"].get<double>(), j["best_sampled_metric"].get<double>());
+  EXPECT_DOUBLE_EQ(j["metric"]["one_sided_bound"]["value"].get<double>(), j["best_sampled_metric"].get<double>());
+  auto text = tptest::run_cli("predict --samples " + s + at + " --metric-model global-batch-curve --epochs 200");
+  EXPECT_NE(text.out.find("lower end is held at the best sampled metric"), std::string::npos) << text.out;
+  // Inside the sampled range, no such line.
+  auto inside = tptest::run_cli("predict --samples " + s + at + " --metric-model global-batch-curve --epochs 5");
+  EXPECT_EQ(inside.out.find("held at the best sampled metric"), std::string::npos) << inside.out;
+  // A target past the best sample: the point may reach it, the worse end never does.
+  auto far = tptest::run_cli("predict --samples " + s + at + " --metric-model optimus-curve --target 0.93 --json");
+  ASSERT_EQ(far.exit_code, 0) << far.err;
+  auto jf = nlohmann::json::parse(far.out);
+  EXPECT_TRUE(jf["to_target"]["epochs"]["value"].is_number()) << jf.dump();
+  EXPECT_TRUE(jf["to_target"]["epochs"]["hi"].is_null()) << jf.dump();
+  auto ftext = tptest::run_cli("predict --samples " + s + at + " --metric-model optimus-curve --target 0.93");
+  EXPECT_NE(ftext.out.find("the target is past the best sampled metric"), std::string::npos) << ftext.out;
+}
+
 TEST(PredictCli, TextNamesTheIntervalMethod) {
   auto r = tptest::run_cli("predict --samples " + fixture(true) +
                            " --batch 64 --workers 8 --epochs 10 --time-model isotonic-mi --metric-model optimus-curve");

@@ -82,6 +82,12 @@ void run_predict(const PredictArgs& a) {
     std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", a.epochs, mname,
                              p.direction == MetricDirection::kMax ? "higher" : "lower", m,
                              interval_text(miv, a.folds, ""));
+    const bool up = p.direction == MetricDirection::kMax;
+    if (miv && p.best_sampled_metric && (up ? miv->lo : miv->hi) == *p.best_sampled_metric &&
+        m != *p.best_sampled_metric)
+      std::cout << fmt::format("  the interval's {} end is held at the best sampled metric, {:.4g}: no trial measured "
+                               "better, so no confidence is claimed beyond it\n",
+                               p.direction == MetricDirection::kMax ? "lower" : "upper", *p.best_sampled_metric);
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
     std::cout << "\n";
@@ -107,6 +113,10 @@ void run_predict(const PredictArgs& a) {
       std::cout << fmt::format("  time to the target: {:.4g} s  [{}, {}] s (epochs x epoch time, both ends)\n",
                                *tt.time_s, tt.time_lo_s ? fmt::format("{:.4g}", *tt.time_lo_s) : "no interval",
                                tt.time_hi_s ? fmt::format("{:.4g}", *tt.time_hi_s) : "beyond the epoch limit");
+      if (!tt.epochs_hi && p.best_sampled_metric && !plan::meets(*p.best_sampled_metric, *a.target, p.direction))
+        std::cout << fmt::format("  the target is past the best sampled metric, {:.4g}: the interval's worse end is "
+                                 "held there, so it never reaches the target with confidence\n",
+                                 *p.best_sampled_metric);
     }
   }
 }

@@ -123,6 +123,9 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   if (want_metric) {
     note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, q.folds));
     auto mm = src.conformal_metric(r.metric_model, cp);
+    for (const auto& x : s.with_metric())
+      if (!r.best_sampled_metric || plan::meets(*x.metric, *r.best_sampled_metric, r.direction))
+        r.best_sampled_metric = *x.metric;
     if (q.epochs >= 0) {
       r.metric = mm->predict(q.batch, q.workers, q.epochs);
       r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
@@ -188,6 +191,7 @@ nlohmann::json to_json(const Prediction& p) {
   } else {
     j["metric"] = nullptr;
   }
+  if (p.best_sampled_metric) j["best_sampled_metric"] = *p.best_sampled_metric;
   if (!p.reason.empty()) j["choice"] = p.reason;
   return j;
 }

@@ -86,6 +86,10 @@ struct Prediction {
   double metric = 0;
   std::optional<models::Interval> metric_interval;
   std::optional<double> metric_bound;  // one-sided bound on the worse side (lower for max, upper for min)
+  // The best metric among the samples (when the metric was asked for): the
+  // intervals' worse end is held there (models/conformal.h), so a target
+  // better than it is never met with confidence.
+  std::optional<double> best_sampled_metric;
   // With query.target: the first epoch count at which the metric meets the
   // target, on the point prediction and on each end of its interval at the
   // confidence (nullopt: not within query.max_epochs), and the time to it:
