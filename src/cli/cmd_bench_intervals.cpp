@@ -87,7 +87,7 @@ void run_intervals(const IntervalsArgs& a) {
     auto oracle = replay::ReplayOracle::from_dir(dir);
     SampleSet train = replay::draw_samples(oracle, replay::named_plan("paper", a.seed)).samples;
     SampleSet test = a.points == "runs"
-                         ? epochs_of_measured_runs(oracle, train, oracle.epoch_limit() > 0 ? oracle.epoch_limit() : 100)
+                         ? epochs_of_measured_runs(oracle, train, oracle.epoch_limit_or(100))
                          : replay::draw_samples(oracle, replay::named_plan("paper", holdout)).samples;
     auto choice = plan::choose_models(a.time_model, a.metric_model, train);  // no metric model on time-only traces
     std::cerr << fmt::format("[{}/{}] {}: time {}{}\n", k, traces.size(), oracle.name(), choice.time_model,

@@ -87,7 +87,7 @@ void run_predict(const PredictArgs& a) {
         m != *p.best_sampled_metric)
       std::cout << fmt::format("  the interval's {} end is held at the best sampled metric, {:.4g}: no trial measured "
                                "better, so no confidence is claimed beyond it\n",
-                               p.direction == MetricDirection::kMax ? "lower" : "upper", *p.best_sampled_metric);
+                               up ? "lower" : "upper", *p.best_sampled_metric);
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
     std::cout << "\n";

@@ -34,6 +34,13 @@ std::set<std::string> SampleSet::model_names() const {
   return names;
 }
 
+std::optional<double> SampleSet::best_metric() const {
+  std::optional<double> best;
+  for (const auto& s : samples)
+    if (s.metric && (!best || better(*s.metric, *best))) best = *s.metric;
+  return best;
+}
+
 std::vector<Sample> SampleSet::with_metric() const {
   std::vector<Sample> out;
   for (const auto& s : samples)

@@ -51,6 +51,8 @@ struct SampleSet {
   bool better(double a, double b) const {
     return direction == MetricDirection::kMax ? a > b : a < b;
   }
+  // The best metric of any sample under this set's direction; nullopt when none carries one.
+  std::optional<double> best_metric() const;
   // Does metric `m` meet `target` under this set's direction?
   bool meets(double m, double target) const {
     return direction == MetricDirection::kMax ? m >= target : m <= target;

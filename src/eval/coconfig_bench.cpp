@@ -202,7 +202,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
     for (const auto& s : samples.samples) bs.insert(static_cast<int>(std::lround(s.batch)));
     space.space.batches.assign(bs.begin(), bs.end());
     space.space.max_workers = a.max_workers;
-    space.space.max_epochs = oracle->epoch_limit() > 0 ? oracle->epoch_limit() : 100;
+    space.space.max_epochs = oracle->epoch_limit_or(100);
     space.space.workers_per_node = 4;
     auto scen = plan::derive_scenarios(*truth, space, a.scenarios);
     say(fmt::format("[{}/{}] {}: {} samples, {} batches x 1..{} workers x 1..{} epochs, {} scenarios", k,

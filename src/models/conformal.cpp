@@ -245,10 +245,7 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   with.source = samples.source;
   with.samples = samples.with_metric();
   direction_ = samples.direction;
-  best_measured_.reset();
-  for (const auto& s : with.samples)
-    if (!best_measured_ || (direction_ == MetricDirection::kMax ? *s.metric > *best_measured_ : *s.metric < *best_measured_))
-      best_measured_ = *s.metric;
+  best_measured_ = samples.best_metric();
   auto fold = config_folds(with, p_.folds, p_.seed);
   int k = fold.empty() ? 0 : *std::max_element(fold.begin(), fold.end()) + 1;
   std::vector<double> r;
@@ -361,37 +358,40 @@ const ConformalResiduals& ConformalMetricModel::residuals_at(double key) const {
   return bins_[std::min(b, bins_.size() - 1)];
 }
 
-std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int workers, double epochs,
-                                                              double coverage) const {
-  double y = predict(batch, workers, epochs);
-  auto q = residuals_at(bin_key(*model_, y, batch, workers, epochs)).quantile(coverage);
+std::optional<double> ConformalMetricModel::rank_at(
+    double y, double batch, int workers, double epochs,
+    const std::function<std::optional<double>(const ConformalResiduals&)>& rank) const {
+  auto q = rank(residuals_at(bin_key(*model_, y, batch, workers, epochs)));
   if (const ConformalResiduals* run = within_run_at(batch, workers, epochs)) {
-    auto qr = run->quantile(coverage);
+    auto qr = rank(*run);
     if (q && qr) q = std::max(*q, *qr);
   }
+  return q;
+}
+
+std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int workers, double epochs,
+                                                              double coverage) const {
+  const double y = predict(batch, workers, epochs);
+  auto q = rank_at(y, batch, workers, epochs, [&](const ConformalResiduals& c) { return c.quantile(coverage); });
   if (!q) return std::nullopt;
   Interval iv = around(y, *q, coverage);
-  if (direction_ == MetricDirection::kMax) iv.lo = held(iv.lo, BoundSide::kLower);
-  else iv.hi = held(iv.hi, BoundSide::kUpper);
+  double& worse = worse_side() == BoundSide::kLower ? iv.lo : iv.hi;
+  worse = held(worse);
   return iv;
 }
 
-double ConformalMetricModel::held(double v, BoundSide pessimistic_side) const {
+double ConformalMetricModel::held(double v) const {
   if (!p_.hold_to_best_measured || !best_measured_) return v;
-  return pessimistic_side == BoundSide::kLower ? std::min(v, *best_measured_) : std::max(v, *best_measured_);
+  return worse_side() == BoundSide::kLower ? std::min(v, *best_measured_) : std::max(v, *best_measured_);
 }
 
 std::optional<double> ConformalMetricModel::predict_bound(double batch, int workers, double epochs,
                                                           double coverage, BoundSide side) const {
-  double y = predict(batch, workers, epochs);
-  auto q = residuals_at(bin_key(*model_, y, batch, workers, epochs)).one_sided(coverage, side);
-  if (const ConformalResiduals* run = within_run_at(batch, workers, epochs)) {
-    auto qr = run->one_sided(coverage, side);
-    if (q && qr) q = std::max(*q, *qr);
-  }
+  const double y = predict(batch, workers, epochs);
+  auto q = rank_at(y, batch, workers, epochs, [&](const ConformalResiduals& c) { return c.one_sided(coverage, side); });
   if (!q) return std::nullopt;
-  const BoundSide pessimistic = direction_ == MetricDirection::kMax ? BoundSide::kLower : BoundSide::kUpper;
-  return side == pessimistic ? held(bound_of(y, *q, side), side) : bound_of(y, *q, side);
+  const double b = bound_of(y, *q, side);
+  return side == worse_side() ? held(b) : b;
 }
 
 std::string ConformalMetricModel::describe() const {
@@ -404,7 +404,7 @@ std::string ConformalMetricModel::describe() const {
 std::string ConformalMetricModel::hold_text() const {
   if (!p_.hold_to_best_measured || !best_measured_) return "";
   return fmt::format("\n  the {} end is held at the best sampled metric, {:.6g}, where it would promise better",
-                     direction_ == MetricDirection::kMax ? "lower" : "upper", *best_measured_);
+                     worse_side() == BoundSide::kLower ? "lower" : "upper", *best_measured_);
 }
 
 std::string ConformalMetricModel::within_run_text() const {

@@ -192,8 +192,16 @@ class ConformalMetricModel : public MetricModel {
   ConformalResiduals res_;  // pooled
   MetricDirection direction_ = MetricDirection::kMax;
   std::optional<double> best_measured_;  // the best metric among the fitted samples
-  // The pessimistic end `v` of a bound or interval, held to best_measured_.
-  double held(double v, BoundSide pessimistic_side) const;
+  // The side of an interval or bound that plans read: lower for a metric to maximise.
+  BoundSide worse_side() const {
+    return direction_ == MetricDirection::kMax ? BoundSide::kLower : BoundSide::kUpper;
+  }
+  // `v`, an end on the worse side, held to best_measured_.
+  double held(double v) const;
+  // The residual quantile at a query: `rank` of its Mondrian bin, widened on a
+  // measured run to `rank` of its gap bin where that is wider.
+  std::optional<double> rank_at(double y, double batch, int workers, double epochs,
+                                const std::function<std::optional<double>(const ConformalResiduals&)>& rank) const;
   std::vector<double> edges_;
   std::vector<ConformalResiduals> bins_;
   std::string bins_text() const;

@@ -59,6 +59,8 @@ class ReplayOracle {
   MetricDirection direction() const { return direction_; }
   long dataset_size() const { return dataset_size_; }
   int epoch_limit() const { return epoch_limit_; }  // 0 if unknown
+  // The epoch limit, or `fallback` when unknown.
+  int epoch_limit_or(int fallback) const { return epoch_limit_ > 0 ? epoch_limit_ : fallback; }
   int gpus_per_node() const { return gpus_per_node_; }
 
   // Nodes a job of `workers` GPUs spans when packed: ceil(workers / gpus_per_node).

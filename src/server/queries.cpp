@@ -123,9 +123,7 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   if (want_metric) {
     note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, q.folds));
     auto mm = src.conformal_metric(r.metric_model, cp);
-    for (const auto& x : s.with_metric())
-      if (!r.best_sampled_metric || plan::meets(*x.metric, *r.best_sampled_metric, r.direction))
-        r.best_sampled_metric = *x.metric;
+    r.best_sampled_metric = s.best_metric();
     if (q.epochs >= 0) {
       r.metric = mm->predict(q.batch, q.workers, q.epochs);
       r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
