@@ -10,19 +10,21 @@ namespace {
 
 // 48 samples: epoch time 50000/(b r) (0.01 + 0.0005 b), accuracy
 // 0.95 - 0.6/(1 + x/4) with x = e * 528 / (400 + b r).
-std::string fixture(bool with_metric) {
+// `wobble`: a deterministic relative perturbation of the metric (0: exact).
+std::string fixture(bool with_metric, double wobble = 0) {
   std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
   for (int b : {16, 32, 64, 128})
     for (int r : {1, 2, 4, 8})
       for (int e : {2, 10, 30}) {
         double t = 50000.0 / (b * r) * (0.01 + 0.0005 * b) * (r > 4 ? 1.1 : 1.0);
         double x = e * 528.0 / (400 + b * r);
-        std::string m = with_metric ? std::to_string(0.95 - 0.6 / (1 + x / 4)) : "";
+        const double jitter = 1 + wobble * std::sin(7.0 * b + 13.0 * r + e);
+        std::string m = with_metric ? std::to_string((0.95 - 0.6 / (1 + x / 4)) * jitter) : "";
         csv += std::to_string(b) + "," + std::to_string(r) + "," + std::to_string(e) + "," + std::to_string(t) + "," +
                m + "," + std::to_string((r + 3) / 4) + "\n";
       }
   auto d = tptest::temp_dir("fitpredict");
-  return tptest::write_file(d / (with_metric ? "s.csv" : "t.csv"), csv);
+  return tptest::write_file(d / (with_metric ? (wobble > 0 ? "w.csv" : "s.csv") : "t.csv"), csv);
 }
 
 }  // namespace
@@ -92,7 +94,8 @@ TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
 // --target: the first epoch count that meets it, on the point prediction and
 // on each end of the interval, checked against --epochs at the same point.
 TEST(PredictCli, TargetGivesTheFirstEpochsThatMeetIt) {
-  const std::string s = fixture(true);
+  // With a 1% wobble, so that the held-out residuals, and the interval, have width.
+  const std::string s = fixture(true, 0.01);
   const std::string at = " --batch 48 --workers 4 --time-model isotonic-mi --metric-model global-batch --confidence 0.8";
   auto r = tptest::run_cli("predict --samples " + s + at + " --target 0.8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

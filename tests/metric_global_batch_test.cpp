@@ -97,6 +97,65 @@ TEST(MetricGlobalBatch, RecoversSyntheticSurfaceWithoutGradientStatistics) {
   EXPECT_NEAR(m.effective_epochs(512, 10) / m.effective_epochs(128, 10), 528.0 / 912, 0.05);
 }
 
+// A surface whose efficiency has a sharp knee (p = 2 at K = 300 examples):
+// eff(B) = sqrt((1 + (128/K)^2) / (1 + (B/K)^2)), level below K, 1/B above.
+double sharp_truth(double B, double e) {
+  const double K = 300, x = e * std::sqrt((1 + std::pow(128 / K, 2)) / (1 + std::pow(B / K, 2)));
+  return 0.95 - 0.6 / (1 + x / 4);
+}
+
+SampleSet sharp_synthetic(int seed) {
+  auto s = synthetic(seed, false, 0);
+  for (auto& x : s.samples) x.metric = sharp_truth(x.global_batch(), x.epochs);
+  return s;
+}
+
+double sharp_held_out_mre(const models::MetricModel& m, int seed) {
+  auto test = sharp_synthetic(seed);
+  std::vector<double> p, t;
+  for (const auto& x : test.samples) p.push_back(m.predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
+  return eval::mre(p, t);
+}
+
+TEST(MetricGlobalBatch, PolluxKneeIsKeptWhereItFits) {
+  GlobalBatchModel m;  // candidates p = 1 and 2
+  m.fit(synthetic(1, false, 0));
+  EXPECT_EQ(m.knee_sharpness(), 1);
+  EXPECT_EQ(m.describe().find("knee sharpness"), std::string::npos);
+}
+
+TEST(MetricGlobalBatch, RecoversASharpKnee) {
+  GlobalBatchParams pollux_only;
+  pollux_only.sharpness = {1};
+  pollux_only.smooth_residuals = false;  // compare the trends themselves
+  GlobalBatchParams both = pollux_only;
+  both.sharpness = {1, 2};
+  GlobalBatchModel one(pollux_only), two(both);
+  one.fit(sharp_synthetic(3));
+  two.fit(sharp_synthetic(3));
+  EXPECT_EQ(two.knee_sharpness(), 2);
+  EXPECT_NE(two.describe().find("knee sharpness p = 2"), std::string::npos);
+  // The knee: batches 64 and 128 nearly level (0.97), 1024 at about 1/B.
+  EXPECT_NEAR(two.effective_epochs(64, 10) / two.effective_epochs(128, 10),
+              std::sqrt((1 + std::pow(128 / 300.0, 2)) / (1 + std::pow(64 / 300.0, 2))),
+              0.03);
+  const double mre_two = sharp_held_out_mre(two, 97), mre_one = sharp_held_out_mre(one, 97);
+  EXPECT_LT(mre_two, 0.005);
+  EXPECT_LT(mre_two, 0.5 * mre_one) << "p=2 " << mre_two << " p=1 " << mre_one;
+}
+
+TEST(MetricGlobalBatch, HeldOutAndInSampleSelectionBothRecoverTheNoiseScale) {
+  for (auto sel : {GlobalBatchParams::NoiseSelection::kInSample, GlobalBatchParams::NoiseSelection::kHeldOutRuns}) {
+    GlobalBatchParams p;
+    p.noise_selection = sel;
+    GlobalBatchModel m(p);
+    m.fit(synthetic(4, false, 0.01));
+    EXPECT_NEAR(m.effective_epochs(512, 10) / m.effective_epochs(128, 10), 528.0 / 912, 0.05);
+    EXPECT_NE(m.describe().find(sel == GlobalBatchParams::NoiseSelection::kInSample ? "in-sample" : "held-out runs"),
+              std::string::npos);
+  }
+}
+
 TEST(MetricGlobalBatch, UsesGradientStatisticsWhenTheyFit) {
   GlobalBatchModel m;
   m.fit(synthetic(2, true, 0));
