@@ -178,6 +178,10 @@ double GlobalBatchModel::x_of(const Noise& n, double B, double e, int steps) {
     double lphi = n.a + n.c * std::log(ep / n.e_ref) + n.d * std::log(B);
     double phi = std::exp(std::clamp(lphi, -700.0, 700.0));
     if (n.p == 1) return (phi + 1) / (phi + B / n.s);
+    if (n.p == 2) {  // the one other default candidate, without pow
+      const double u = 1 / phi, v = B / n.s / phi;
+      return std::sqrt((1 + u * u) / (1 + v * v));
+    }
     return std::pow((1 + std::pow(phi, -n.p)) / (1 + std::pow(B / n.s / phi, n.p)), 1 / n.p);
   };
   if (n.c == 0 && n.d == 0) return e * eff(e);  // constant in e: exact
