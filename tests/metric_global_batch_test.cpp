@@ -156,6 +156,15 @@ TEST(MetricGlobalBatch, HeldOutAndInSampleSelectionBothRecoverTheNoiseScale) {
   }
 }
 
+TEST(MetricGlobalBatch, OneConfigurationIsChosenInSample) {
+  auto s = synthetic(5, false, 0);
+  for (auto& x : s.samples) x.batch = 64, x.workers = 2, x.metric = truth(128, x.epochs);
+  GlobalBatchModel m;  // held out by default: nothing to hold out here
+  m.fit(s);
+  EXPECT_NE(m.describe().find("in-sample"), std::string::npos) << m.describe();
+  EXPECT_NEAR(m.predict(64, 2, 20), truth(128, 20), 0.005);
+}
+
 TEST(MetricGlobalBatch, UsesGradientStatisticsWhenTheyFit) {
   GlobalBatchModel m;
   m.fit(synthetic(2, true, 0));

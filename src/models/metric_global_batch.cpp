@@ -261,15 +261,17 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
   if (p_.noise != GlobalBatchParams::Noise::kGradStats) families.push_back(false);
 
   // Folds of whole runs for held-out selection: configurations in order of
-  // global batch dealt round-robin, so each fold spans the batch range.
-  const bool held_out = p_.noise_selection == GlobalBatchParams::NoiseSelection::kHeldOutRuns;
+  // global batch dealt round-robin, so each fold spans the batch range. One
+  // configuration cannot be held out against another: in-sample then.
+  bool held_out = p_.noise_selection == GlobalBatchParams::NoiseSelection::kHeldOutRuns;
   std::vector<int> fold(rows.size(), 0);
   if (held_out) {
     std::vector<std::pair<double, int>> configs;  // (global batch, workers)
     for (const auto& r : rows) configs.push_back({r.global_batch(), r.workers});
     std::sort(configs.begin(), configs.end());
     configs.erase(std::unique(configs.begin(), configs.end()), configs.end());
-    const int k = std::max(2, p_.noise_cv_folds);
+    held_out = configs.size() >= 2;
+    const int k = std::min(static_cast<int>(configs.size()), std::max(2, p_.noise_cv_folds));
     for (size_t i = 0; i < rows.size(); ++i) {
       auto it = std::lower_bound(configs.begin(), configs.end(), std::pair{rows[i].global_batch(), rows[i].workers});
       fold[i] = static_cast<int>((it - configs.begin()) % k);
@@ -358,6 +360,7 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
     }
   }
   grad_available_ = grad_ok;
+  held_out_ = held_out;
   noise_ = best_n;
   grad_ = best_n.grad;
   for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(noise_, B[i], e[i], p_.integration_steps);
@@ -555,9 +558,7 @@ std::string GlobalBatchModel::describe() const {
   if (noise_.p != 1)
     s += fmt::format("  knee sharpness p = {:g}: eff = ((1 + phi^-p) / (1 + (B/(s*phi))^p))^(1/p)\n", noise_.p);
   s += fmt::format("  noise trend chosen by G's squared error {}\n",
-                   p_.noise_selection == GlobalBatchParams::NoiseSelection::kHeldOutRuns
-                       ? fmt::format("on held-out runs ({} folds of configurations)", std::max(2, p_.noise_cv_folds))
-                       : "in-sample");
+                   held_out_ ? "on held-out runs (folds of configurations)" : "in-sample");
   if (p_.link == GlobalBatchParams::Link::kIsotonic)
     s += fmt::format("  G: isotonic ({}) in log x{}, {} knots", dir_ == MetricDirection::kMax ? "increasing" : "decreasing",
                      p_.link_smooth > 0 ? fmt::format(", smoothed (Gaussian, sd {:g} in ln x)", p_.link_smooth) : "",

@@ -148,6 +148,7 @@ class GlobalBatchModel : public MetricModel {
   Noise noise_;
   bool grad_ = false;            // the chosen trend came from gradient statistics
   bool grad_available_ = false;  // enough samples carried them
+  bool held_out_ = false;        // the trend was chosen on held-out runs
   IsotonicCurve iso_;
   OptimusCurve curve_;
   MetricLoss loss_;
