@@ -383,13 +383,30 @@ double GlobalBatchModel::held_out_sse(const std::vector<double>& x, const std::v
   double sse = 0;
   std::vector<double> lx(x.size());
   for (size_t i = 0; i < x.size(); ++i) lx[i] = std::log(std::max(x[i], kTinyX));
+  // One sort for all folds (ties in sample order, the order pool_points
+  // accumulates them in), instead of pool_points' hashing once per fold:
+  // this loop runs for every grid candidate, and the pooling is the same.
+  std::vector<size_t> order(x.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lx[a] < lx[b]; });
   for (int f = 0; f < k; ++f) {
     std::vector<double> tx, ty;
     for (size_t i = 0; i < x.size(); ++i)
       if (fold[i] != f) tx.push_back(lx[i]), ty.push_back(y[i]);
     if (tx.size() < 2 || tx.size() == x.size()) continue;
     if (p_.link == GlobalBatchParams::Link::kIsotonic) {
-      auto g = fit_isotonic(tx, ty, {}, shape);
+      PooledPoints pooled;  // as pool_points(tx, ty, {}) builds it
+      for (size_t i : order) {
+        if (fold[i] == f) continue;
+        if (pooled.x.empty() || lx[i] != pooled.x.back()) pooled.x.push_back(lx[i]), pooled.y.push_back(0), pooled.w.push_back(0);
+        double& mean = pooled.y.back();
+        double& w = pooled.w.back();
+        const double sw = w + 1, d = y[i] - mean;
+        mean += d / sw;
+        pooled.within_sse += d * (y[i] - mean);
+        w = sw;
+      }
+      auto g = fit_isotonic(pooled, shape);
       if (p_.centered) g = centered(g, tx);
       for (size_t i = 0; i < x.size(); ++i)
         if (fold[i] == f) sse += std::pow(g.predict(lx[i]) - y[i], 2);
