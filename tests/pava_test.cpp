@@ -101,6 +101,26 @@ TEST(Pava, RepeatedXArePooledAndKnotsInterpolate) {
   EXPECT_DOUBLE_EQ(d.sse, 0);
 }
 
+TEST(Pava, PoolingInSortedOrderMatchesPoolPoints) {
+  // Ties (x = 2 three times, x = 5 twice) among distinct values, in scrambled order.
+  const std::vector<double> x = {5, 2, 7, 2, 1, 5, 2, 3}, y = {0.3, 1.5, -2, 0.25, 4, 0.7, 9, 1};
+  std::vector<size_t> order = {4, 1, 3, 6, 7, 0, 5, 2};  // increasing x, ties in index order
+  const PooledPoints a = pool_points(x, y, {}), b = pool_points_in_order(x, y, order);
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_EQ(a.y, b.y);  // exact: the same updates in the same order
+  EXPECT_EQ(a.w, b.w);
+  EXPECT_EQ(a.within_sse, b.within_sse);
+  // A subset: the points a held-out fold keeps.
+  const std::vector<size_t> kept = {4, 3, 6, 0, 2};
+  const PooledPoints c = pool_points_in_order(x, y, kept);
+  const PooledPoints d = pool_points({1, 2, 2, 5, 7}, {4, 0.25, 9, 0.3, -2}, {});
+  EXPECT_EQ(c.x, d.x);
+  EXPECT_EQ(c.y, d.y);
+  EXPECT_EQ(c.within_sse, d.within_sse);
+  EXPECT_THROW(pool_points_in_order(x, y, {1, 4}), std::invalid_argument);  // x 2 then 1: not sorted
+  EXPECT_THROW(pool_points_in_order(x, y, {}), std::invalid_argument);
+}
+
 TEST(Pava, KnotsDropInteriorPointsOfFlatRuns) {
   auto c = fit_isotonic({1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}, {}, Shape::kIncreasing);
   // Everything pools to 3; the run keeps its two ends only.

@@ -196,6 +196,26 @@ double GlobalBatchModel::effective_epochs(double global_batch, double epochs) co
 
 // Fits G on (x, y) and returns its sum of squared errors in metric units.
 // `keep` stores the fit in the model.
+OptimusCurve GlobalBatchModel::fit_curve(const std::vector<double>& x, const std::vector<double>& y,
+                                         bool coarse) const {
+  const double floor = 1e-9 * std::max(1.0, std::abs(loss_.offset));
+  std::vector<double> l(y.size()), xx(x.size());
+  for (size_t i = 0; i < y.size(); ++i) l[i] = std::max(floor, loss_.to_loss(y[i])), xx[i] = std::max(x[i], 0.0);
+  // The grid search only ranks candidates: a coarser beta2 search without
+  // the outlier passes ranks them nearly alike at a fraction of the cost.
+  OptimusCurveParams cp;
+  if (coarse) cp.beta2_grid = 12, cp.golden_iterations = 16, cp.outlier_z = 0;
+  OptimusCurve c(cp);
+  c.fit(xx, l);
+  return c;
+}
+
+double GlobalBatchModel::curve_metric(const OptimusCurve& c, double x) const {
+  return loss_.to_metric(c.predict(std::max(x, 0.0)));
+}
+
+// Fits G on (x, y) and returns its sum of squared errors in metric units.
+// `keep` stores the fit in the model.
 double GlobalBatchModel::fit_link(const std::vector<double>& x, const std::vector<double>& y, bool keep, bool coarse) {
   double sse = 0;
   if (p_.link == GlobalBatchParams::Link::kIsotonic) {
@@ -209,16 +229,8 @@ double GlobalBatchModel::fit_link(const std::vector<double>& x, const std::vecto
     for (size_t i = 0; i < x.size(); ++i) sse += std::pow(g.predict(lx[i]) - y[i], 2);
     if (keep) iso_ = std::move(g);
   } else {
-    const double floor = 1e-9 * std::max(1.0, std::abs(loss_.offset));
-    std::vector<double> l(y.size()), xx(x.size());
-    for (size_t i = 0; i < y.size(); ++i) l[i] = std::max(floor, loss_.to_loss(y[i])), xx[i] = std::max(x[i], 0.0);
-    // The grid search only ranks candidates: a coarser beta2 search without
-    // the outlier passes ranks them nearly alike at a fraction of the cost.
-    OptimusCurveParams cp;
-    if (coarse) cp.beta2_grid = 12, cp.golden_iterations = 16, cp.outlier_z = 0;
-    OptimusCurve c(cp);
-    c.fit(xx, l);
-    for (size_t i = 0; i < x.size(); ++i) sse += std::pow(loss_.to_metric(c.predict(xx[i])) - y[i], 2);
+    OptimusCurve c = fit_curve(x, y, coarse);
+    for (size_t i = 0; i < x.size(); ++i) sse += std::pow(curve_metric(c, x[i]) - y[i], 2);
     if (keep) curve_ = std::move(c);
   }
   return sse;
@@ -374,52 +386,42 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
   }
 }
 
-// G's squared error on held-out runs: for each fold, G refitted on the other
+// G's squared error on held-out runs: for each fold, G refitted (as the grid
+// ranks candidates: isotonic and centred, or a coarse curve) on the other
 // folds' (x, y) predicts the fold's samples.
 double GlobalBatchModel::held_out_sse(const std::vector<double>& x, const std::vector<double>& y,
                                       const std::vector<int>& fold) const {
   const int k = 1 + *std::max_element(fold.begin(), fold.end());
-  const Shape shape = dir_ == MetricDirection::kMax ? Shape::kIncreasing : Shape::kDecreasing;
-  double sse = 0;
+  const bool iso = p_.link == GlobalBatchParams::Link::kIsotonic;
   std::vector<double> lx(x.size());
   for (size_t i = 0; i < x.size(); ++i) lx[i] = std::log(std::max(x[i], kTinyX));
-  // One sort for all folds (ties in sample order, the order pool_points
-  // accumulates them in), instead of pool_points' hashing once per fold:
-  // this loop runs for every grid candidate, and the pooling is the same.
+  // Samples in increasing ln x (ties in sample order, as pool_points pools
+  // them), sorted once for all folds: this runs for every grid candidate.
   std::vector<size_t> order(x.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lx[a] < lx[b]; });
+  if (iso) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lx[a] < lx[b]; });
+  double sse = 0;
   for (int f = 0; f < k; ++f) {
-    std::vector<double> tx, ty;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (fold[i] != f) tx.push_back(lx[i]), ty.push_back(y[i]);
-    if (tx.size() < 2 || tx.size() == x.size()) continue;
-    if (p_.link == GlobalBatchParams::Link::kIsotonic) {
-      PooledPoints pooled;  // as pool_points(tx, ty, {}) builds it
-      for (size_t i : order) {
-        if (fold[i] == f) continue;
-        if (pooled.x.empty() || lx[i] != pooled.x.back()) pooled.x.push_back(lx[i]), pooled.y.push_back(0), pooled.w.push_back(0);
-        double& mean = pooled.y.back();
-        double& w = pooled.w.back();
-        const double sw = w + 1, d = y[i] - mean;
-        mean += d / sw;
-        pooled.within_sse += d * (y[i] - mean);
-        w = sw;
+    std::vector<size_t> kept;
+    for (size_t i : order)
+      if (fold[i] != f) kept.push_back(i);
+    if (kept.size() < 2 || kept.size() == x.size()) continue;
+    if (iso) {
+      auto g = fit_isotonic(pool_points_in_order(lx, y, kept),
+                            dir_ == MetricDirection::kMax ? Shape::kIncreasing : Shape::kDecreasing);
+      if (p_.centered) {
+        std::vector<double> kept_lx;
+        for (size_t i : kept) kept_lx.push_back(lx[i]);
+        g = centered(g, kept_lx);
       }
-      auto g = fit_isotonic(pooled, shape);
-      if (p_.centered) g = centered(g, tx);
       for (size_t i = 0; i < x.size(); ++i)
         if (fold[i] == f) sse += std::pow(g.predict(lx[i]) - y[i], 2);
     } else {
-      const double floor = 1e-9 * std::max(1.0, std::abs(loss_.offset));
-      std::vector<double> tl;
-      for (size_t j = 0; j < tx.size(); ++j) tl.push_back(std::max(floor, loss_.to_loss(ty[j]))), tx[j] = std::exp(tx[j]);
-      OptimusCurveParams cp;
-      cp.beta2_grid = 12, cp.golden_iterations = 16, cp.outlier_z = 0;
-      OptimusCurve c(cp);
-      c.fit(tx, tl);
+      std::vector<double> kx, ky;
+      for (size_t i : kept) kx.push_back(x[i]), ky.push_back(y[i]);
+      const OptimusCurve c = fit_curve(kx, ky, /*coarse=*/true);
       for (size_t i = 0; i < x.size(); ++i)
-        if (fold[i] == f) sse += std::pow(loss_.to_metric(c.predict(std::max(x[i], 0.0))) - y[i], 2);
+        if (fold[i] == f) sse += std::pow(curve_metric(c, x[i]) - y[i], 2);
     }
   }
   return sse;
@@ -427,7 +429,7 @@ double GlobalBatchModel::held_out_sse(const std::vector<double>& x, const std::v
 
 double GlobalBatchModel::link(double lx) const {
   if (p_.link == GlobalBatchParams::Link::kIsotonic) return iso_.predict(lx);
-  return loss_.to_metric(curve_.predict(std::exp(lx)));
+  return curve_metric(curve_, std::exp(lx));
 }
 
 void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::vector<double>& x,

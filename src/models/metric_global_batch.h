@@ -137,6 +137,10 @@ class GlobalBatchModel : public MetricModel {
   static double x_of(const Noise& n, double B, double e, int steps);
   // `coarse`: a cheaper Optimus-curve fit, for ranking grid candidates.
   double fit_link(const std::vector<double>& x, const std::vector<double>& y, bool keep, bool coarse = false);
+  // An Optimus curve in x fitted to (x, y) in loss units (`coarse`: the
+  // cheaper fit that ranks grid candidates), and its metric at x.
+  OptimusCurve fit_curve(const std::vector<double>& x, const std::vector<double>& y, bool coarse) const;
+  double curve_metric(const OptimusCurve& c, double x) const;
   double link(double lx) const;  // G at ln x
   double held_out_sse(const std::vector<double>& x, const std::vector<double>& y, const std::vector<int>& fold) const;
   void fit_correction(const std::vector<double>& B, const std::vector<double>& x, const std::vector<double>& y,

@@ -175,12 +175,27 @@ ValueGroups group_by_value(const std::vector<double>& v) {
   return g;
 }
 
+namespace {
+// Adds point (y, weight wi) to pooled x k: a weighted Welford update of its
+// mean and of the pool's squared error about the means.
+void pool_add(PooledPoints& p, size_t k, double y, double wi) {
+  double sw = p.w[k] + wi, d = y - p.y[k];
+  p.y[k] += d * wi / sw;
+  p.within_sse += wi * d * (y - p.y[k]);
+  p.w[k] = sw;
+}
+
+void check_finite(double x, double y) {
+  if (!std::isfinite(x) || !std::isfinite(y)) throw std::invalid_argument("isotonic fit: NaN or Inf in input");
+}
+}  // namespace
+
 PooledPoints pool_points(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w) {
   size_t n = x.size();
   if (n == 0) throw std::invalid_argument("isotonic fit: no points");
   if (y.size() != n || (!w.empty() && w.size() != n)) throw std::invalid_argument("isotonic fit: x, y, w differ in length");
   for (size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) throw std::invalid_argument("isotonic fit: NaN or Inf in input");
+    check_finite(x[i], y[i]);
     if (!w.empty() && !(w[i] > 0 && std::isfinite(w[i]))) throw std::invalid_argument("isotonic fit: weights must be > 0");
   }
   ValueGroups g = group_by_value(x);
@@ -188,13 +203,19 @@ PooledPoints pool_points(const std::vector<double>& x, const std::vector<double>
   p.x = g.values;
   p.y.assign(p.x.size(), 0);
   p.w.assign(p.x.size(), 0);
-  for (size_t i = 0; i < n; ++i) {  // weighted Welford update of each x's mean and squared error
-    size_t k = g.group[i];
-    double wi = w.empty() ? 1.0 : w[i];
-    double sw = p.w[k] + wi, d = y[i] - p.y[k];
-    p.y[k] += d * wi / sw;
-    p.within_sse += wi * d * (y[i] - p.y[k]);
-    p.w[k] = sw;
+  for (size_t i = 0; i < n; ++i) pool_add(p, g.group[i], y[i], w.empty() ? 1.0 : w[i]);
+  return p;
+}
+
+PooledPoints pool_points_in_order(const std::vector<double>& x, const std::vector<double>& y,
+                                  const std::vector<size_t>& order) {
+  if (order.empty()) throw std::invalid_argument("isotonic fit: no points");
+  PooledPoints p;
+  for (size_t i : order) {
+    check_finite(x[i], y[i]);
+    if (!p.x.empty() && x[i] < p.x.back()) throw std::invalid_argument("isotonic fit: order does not sort x");
+    if (p.x.empty() || x[i] != p.x.back()) p.x.push_back(x[i]), p.y.push_back(0), p.w.push_back(0);
+    pool_add(p, p.x.size() - 1, y[i], 1.0);
   }
   return p;
 }

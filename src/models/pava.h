@@ -58,6 +58,13 @@ struct PooledPoints {
 // std::invalid_argument on empty or mismatched input, NaN/Inf, or weights <= 0.
 PooledPoints pool_points(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w);
 
+// pool_points(x, y, {}) of the points order[0], order[1], ... (indices into x
+// and y, x non-decreasing along them; ties pooled in that order), without
+// hashing: for callers that pool many subsets of one sorted set. Throws
+// std::invalid_argument on an empty order, NaN/Inf, or an order that does not sort x.
+PooledPoints pool_points_in_order(const std::vector<double>& x, const std::vector<double>& y,
+                                  const std::vector<size_t>& order);
+
 // Fits `shape`; the curve's sse counts every original point.
 IsotonicCurve fit_isotonic(const PooledPoints& p, Shape shape);
 
