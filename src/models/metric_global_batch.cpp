@@ -194,8 +194,7 @@ double GlobalBatchModel::effective_epochs(double global_batch, double epochs) co
   return x_of(noise_, global_batch, epochs, p_.integration_steps);
 }
 
-// Fits G on (x, y) and returns its sum of squared errors in metric units.
-// `keep` stores the fit in the model.
+// The Optimus curve link fitted to (x, y), in loss units; `coarse` for ranking.
 OptimusCurve GlobalBatchModel::fit_curve(const std::vector<double>& x, const std::vector<double>& y,
                                          bool coarse) const {
   const double floor = 1e-9 * std::max(1.0, std::abs(loss_.offset));
@@ -333,11 +332,14 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
   }
   if (!std::isfinite(best)) throw InputError(samples.source, 0, "metric", name_ + ": no parameter gave a finite fit");
   // Refine the grid winner by golden-section searches on log scale (one grid
-  // step either side) and, for the fitted family, on the growth exponent.
+  // step either side) and, for the fitted family, on the growth exponent,
+  // scored as the grid scored it (held out or in sample, the curve link
+  // coarse): mixing scores would let any in-sample or fine score beat the
+  // grid's best.
   auto sse_of = [&](const Noise& n) {
     for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(n, B[i], e[i], p_.integration_steps);
     try {
-      return fit_link(x, y, false);
+      return held_out ? held_out_sse(x, y, fold) : fit_link(x, y, false, /*coarse=*/true);
     } catch (const std::invalid_argument&) {
       return std::numeric_limits<double>::infinity();
     }
@@ -358,7 +360,6 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
     if (fc < best) best = fc, best_n = nc;
     if (fd < best) best = fd, best_n = nd;
   };
-  if (p_.link != GlobalBatchParams::Link::kIsotonic) best = sse_of(best_n);  // the grid's scores were coarse
   const double step = (hi - lo) / (m - 1);
   for (int round = 0; round < 2 && p_.refine_iterations > 0; ++round) {
     if (best_n.grad) {
