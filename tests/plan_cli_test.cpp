@@ -30,6 +30,24 @@ std::string samples_file(bool with_metric = true) {
   return tptest::write_file(d / (with_metric ? "s.csv" : "t.csv"), s.str());
 }
 
+// The same surface with 3% multiplicative noise on the metric (fixed seed),
+// so the conformal intervals have width.
+std::string noisy_samples_file() {
+  std::ostringstream s;
+  s << "# trainplan: metric=max\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
+  unsigned k = 0;
+  for (int b : {16, 32, 64})
+    for (int r : {1, 2, 4})
+      for (int e : {1, 3, 6, 10, 20}) {
+        double t = 5000.0 / (b * r) * (0.01 + 0.0004 * b) + r;
+        double wobble = 0.03 * std::sin(12.9898 * ++k);  // deterministic, in [-3%, 3%]
+        double m = (0.9 - 0.5 * std::exp(-e / 3.0)) * (1 + wobble);
+        s << b << ',' << r << ',' << e << ',' << t << ',' << m << ",1\n";
+      }
+  auto d = tptest::temp_dir("plan_cli_noisy");
+  return tptest::write_file(d / "s.csv", s.str());
+}
+
 }  // namespace
 
 TEST(PlanCli, PlansAndPrintsTheChoiceModelAndAlternatives) {
@@ -131,6 +149,45 @@ TEST(PlanCli, ConfidenceImpliesConformalIntervals) {
   auto a = nlohmann::json::parse(implied.out), b = nlohmann::json::parse(asked.out);
   EXPECT_NE(a["model"]["name"].get<std::string>().find("pessimistic at 0.9"), std::string::npos);
   EXPECT_EQ(a["choice"], b["choice"]);
+}
+
+// With a confidence and fixed epochs, `plan` says how many of the chosen
+// epochs are margin: the point prediction meets the target sooner.
+TEST(PlanCli, ConfidenceMarginNamesTheEpochsThePointPredictionDoesNotNeed) {
+  std::string base = "plan --samples " + noisy_samples_file() + " --target 0.8 --deadline 100000 --max-workers 4";
+  auto safe = tptest::run_cli(base + " --json --confidence 0.9");
+  ASSERT_EQ(safe.exit_code, 0) << safe.err;
+  auto j = nlohmann::json::parse(safe.out);
+  ASSERT_TRUE(j.contains("confidence_margin")) << j.dump(2);
+  const auto& m = j["confidence_margin"];
+  const int epochs = j["choice"]["epochs"].get<int>(), point = m["point_epochs_to_target"].get<int>();
+  EXPECT_LT(point, epochs);
+  EXPECT_EQ(m["margin_epochs"].get<int>(), epochs - point);
+  EXPECT_NEAR(m["margin_cost_worker_s"].get<double>(),
+              j["choice"]["cost_worker_s"].get<double>() * (epochs - point) / epochs, 1e-6);
+  // The point prediction at the chosen batch and workers meets the target
+  // after `point` epochs and not one epoch earlier.
+  auto predict = [&](int e) {
+    auto r = tptest::run_cli("predict --samples " + noisy_samples_file() + " --json --batch " +
+                             std::to_string(j["choice"]["batch"].get<int>()) + " --workers " +
+                             std::to_string(j["choice"]["workers"].get<int>()) + " --epochs " + std::to_string(e) +
+                             " --time-model " + j["model"]["time"].get<std::string>() + " --metric-model " +
+                             j["model"]["metric"].get<std::string>());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["metric"]["value"].get<double>();
+  };
+  EXPECT_GE(predict(point), 0.8);
+  if (point > 1) EXPECT_LT(predict(point - 1), 0.8);
+  auto text = tptest::run_cli(base + " --confidence 0.9");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("margin for 90% confidence: the point prediction meets the target after " +
+                          std::to_string(point) + " epoch"),
+            std::string::npos)
+      << text.out;
+  // On point predictions there is no margin to report.
+  auto plain = tptest::run_cli(base + " --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("confidence_margin"));
 }
 
 TEST(PlanCli, EmitsSlurmScriptOnStdout) {

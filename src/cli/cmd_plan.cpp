@@ -132,6 +132,17 @@ void run_plan(const PlanArgs& a) {
     out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.deadline);
     out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, cmp, a.target);
     out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
+    if (o.point_epochs_to_target) {
+      // The price of the confidence: epochs the point prediction does not need.
+      const int extra = b.config.epochs - *o.point_epochs_to_target;
+      const bool one = extra == 1;
+      out << fmt::format("  margin for {:g}% confidence: the point prediction meets the target after {} epoch{}; {} "
+                         "more epoch{} cost{} {:.1f} worker-seconds ({:+.1f}%). A run that stops at the target "
+                         "(--early-stop) pays for {} only if it needs {}\n",
+                         100 * a.confidence, *o.point_epochs_to_target, *o.point_epochs_to_target == 1 ? "" : "s",
+                         extra, one ? "" : "s", one ? "s" : "", b.cost * extra / b.config.epochs,
+                         100.0 * extra / *o.point_epochs_to_target, one ? "it" : "them", one ? "it" : "them");
+    }
   }
   if (!o.evidence.empty()) {
     // What the choice rests on: a trial beside it that missed the target, or

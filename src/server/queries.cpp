@@ -285,6 +285,14 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
     const auto& c = o.early_stop ? o.early_stop->best.expected.config : o.result.best.config;
     o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
   }
+  if (q.confidence > 0 && !q.early_stop) {
+    const auto& c = o.result.best.config;
+    for (int e = 1; e < c.epochs; ++e)
+      if (auto m = fitted->metric(c.batch, c.workers, e); m && plan::meets(*m, q.target, o.direction)) {
+        o.point_epochs_to_target = e;
+        break;
+      }
+  }
 
   if (!q.emit.empty()) {
     plan::LaunchOptions lo;
@@ -349,6 +357,12 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                                    {"meets_target", t.meets_target},
                                    {"batch_octaves", t.batch_octaves},
                                    {"epoch_octaves", t.epoch_octaves}});
+  if (o.point_epochs_to_target) {
+    const double per_epoch = res.best.cost / res.best.config.epochs;
+    j["confidence_margin"] = {{"point_epochs_to_target", *o.point_epochs_to_target},
+                              {"margin_epochs", res.best.config.epochs - *o.point_epochs_to_target},
+                              {"margin_cost_worker_s", per_epoch * (res.best.config.epochs - *o.point_epochs_to_target)}};
+  }
   if (q.frontier) {
     j["frontier"] = nlohmann::json::array();
     for (const auto& c : o.frontier) j["frontier"].push_back(to_json(c));

@@ -161,6 +161,12 @@ struct PlanOutcome {
   std::vector<plan::NearbyTrial> evidence;
   // With query.frontier: the cheapest run for every deadline, on `model`.
   std::vector<plan::Candidate> frontier;
+  // With a confidence and fixed epochs: the fewest epochs at the chosen
+  // (batch, workers) where the point prediction already meets the target
+  // (nullopt: only at the chosen count). The epochs between are the margin
+  // the confidence buys; a run that stops at the target pays them only when
+  // it needs them.
+  std::optional<int> point_epochs_to_target;
 };
 
 // What `trainplan plan` computes. Throws InputError (time-only samples, bad
