@@ -14,38 +14,23 @@ namespace {
 
 // A small sample file: epoch time 5000/(b r) * (0.01 + 0.0004 b) + r, metric
 // 0.9 - 0.5 exp(-e / 3) (max), batches 16..64, workers 1..4, epochs 1..20.
-std::string samples_file(bool with_metric = true) {
+// `wobble` > 0 multiplies each metric by 1 + wobble * sin(12.9898 k), k the
+// row: deterministic noise, so that conformal intervals have width.
+std::string samples_file(bool with_metric = true, double wobble = 0) {
   std::ostringstream s;
   s << "# trainplan: metric=max\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
+  int k = 0;
   for (int b : {16, 32, 64})
     for (int r : {1, 2, 4})
       for (int e : {1, 3, 6, 10, 20}) {
         double t = 5000.0 / (b * r) * (0.01 + 0.0004 * b) + r;
-        double m = 0.9 - 0.5 * std::exp(-e / 3.0);
+        double m = (0.9 - 0.5 * std::exp(-e / 3.0)) * (1 + wobble * std::sin(12.9898 * ++k));
         s << b << ',' << r << ',' << e << ',' << t << ',';
         if (with_metric) s << m;
         s << ",1\n";
       }
   auto d = tptest::temp_dir("plan_cli");
   return tptest::write_file(d / (with_metric ? "s.csv" : "t.csv"), s.str());
-}
-
-// The same surface with 3% multiplicative noise on the metric (fixed seed),
-// so the conformal intervals have width.
-std::string noisy_samples_file() {
-  std::ostringstream s;
-  s << "# trainplan: metric=max\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
-  unsigned k = 0;
-  for (int b : {16, 32, 64})
-    for (int r : {1, 2, 4})
-      for (int e : {1, 3, 6, 10, 20}) {
-        double t = 5000.0 / (b * r) * (0.01 + 0.0004 * b) + r;
-        double wobble = 0.03 * std::sin(12.9898 * ++k);  // deterministic, in [-3%, 3%]
-        double m = (0.9 - 0.5 * std::exp(-e / 3.0)) * (1 + wobble);
-        s << b << ',' << r << ',' << e << ',' << t << ',' << m << ",1\n";
-      }
-  auto d = tptest::temp_dir("plan_cli_noisy");
-  return tptest::write_file(d / "s.csv", s.str());
 }
 
 }  // namespace
@@ -154,7 +139,8 @@ TEST(PlanCli, ConfidenceImpliesConformalIntervals) {
 // With a confidence and fixed epochs, `plan` says how many of the chosen
 // epochs are margin: the point prediction meets the target sooner.
 TEST(PlanCli, ConfidenceMarginNamesTheEpochsThePointPredictionDoesNotNeed) {
-  std::string base = "plan --samples " + noisy_samples_file() + " --target 0.8 --deadline 100000 --max-workers 4";
+  const std::string samples = samples_file(true, 0.03);
+  std::string base = "plan --samples " + samples + " --target 0.8 --deadline 100000 --max-workers 4";
   auto safe = tptest::run_cli(base + " --json --confidence 0.9");
   ASSERT_EQ(safe.exit_code, 0) << safe.err;
   auto j = nlohmann::json::parse(safe.out);
@@ -168,7 +154,7 @@ TEST(PlanCli, ConfidenceMarginNamesTheEpochsThePointPredictionDoesNotNeed) {
   // The point prediction at the chosen batch and workers meets the target
   // after `point` epochs and not one epoch earlier.
   auto predict = [&](int e) {
-    auto r = tptest::run_cli("predict --samples " + noisy_samples_file() + " --json --batch " +
+    auto r = tptest::run_cli("predict --samples " + samples + " --json --batch " +
                              std::to_string(j["choice"]["batch"].get<int>()) + " --workers " +
                              std::to_string(j["choice"]["workers"].get<int>()) + " --epochs " + std::to_string(e) +
                              " --time-model " + j["model"]["time"].get<std::string>() + " --metric-model " +
