@@ -132,16 +132,15 @@ void run_plan(const PlanArgs& a) {
     out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.deadline);
     out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, cmp, a.target);
     out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
-    if (o.point_epochs_to_target) {
+    if (const auto& m = o.confidence_margin) {
       // The price of the confidence: epochs the point prediction does not need.
-      const int extra = b.config.epochs - *o.point_epochs_to_target;
-      const bool one = extra == 1;
+      const bool one = m->extra_epochs == 1;
       out << fmt::format("  margin for {:g}% confidence: the point prediction meets the target after {} epoch{}; {} "
                          "more epoch{} cost{} {:.1f} worker-seconds ({:+.1f}%). A run that stops at the target "
                          "(--early-stop) pays for {} only if it needs {}\n",
-                         100 * a.confidence, *o.point_epochs_to_target, *o.point_epochs_to_target == 1 ? "" : "s",
-                         extra, one ? "" : "s", one ? "s" : "", b.cost * extra / b.config.epochs,
-                         100.0 * extra / *o.point_epochs_to_target, one ? "it" : "them", one ? "it" : "them");
+                         100 * a.confidence, m->point_epochs, m->point_epochs == 1 ? "" : "s", m->extra_epochs,
+                         one ? "" : "s", one ? "s" : "", m->cost_worker_s, 100.0 * m->extra_epochs / m->point_epochs,
+                         one ? "it" : "them", one ? "it" : "them");
     }
   }
   if (!o.evidence.empty()) {

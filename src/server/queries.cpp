@@ -10,6 +10,7 @@
 #include "plan/experiment.h"
 #include "plan/frontier.h"
 #include "plan/launch_spec.h"
+#include "plan/objective.h"
 #include "plan/planner.h"
 
 namespace trainplan::server {
@@ -286,12 +287,13 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
     o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
   }
   if (q.confidence > 0 && !q.early_stop) {
-    const auto& c = o.result.best.config;
-    for (int e = 1; e < c.epochs; ++e)
-      if (auto m = fitted->metric(c.batch, c.workers, e); m && plan::meets(*m, q.target, o.direction)) {
-        o.point_epochs_to_target = e;
-        break;
-      }
+    // The planner's own epoch search for the chosen cell, on the point model.
+    const auto& b = o.result.best;
+    if (auto point = plan::evaluate_cell(*fitted, p, b.config.batch, b.config.workers);
+        point && point->config.epochs < b.config.epochs) {
+      const int extra = b.config.epochs - point->config.epochs;
+      o.confidence_margin = PlanOutcome::ConfidenceMargin{point->config.epochs, extra, b.cost * extra / b.config.epochs};
+    }
   }
 
   if (!q.emit.empty()) {
@@ -357,12 +359,10 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                                    {"meets_target", t.meets_target},
                                    {"batch_octaves", t.batch_octaves},
                                    {"epoch_octaves", t.epoch_octaves}});
-  if (o.point_epochs_to_target) {
-    const double per_epoch = res.best.cost / res.best.config.epochs;
-    j["confidence_margin"] = {{"point_epochs_to_target", *o.point_epochs_to_target},
-                              {"margin_epochs", res.best.config.epochs - *o.point_epochs_to_target},
-                              {"margin_cost_worker_s", per_epoch * (res.best.config.epochs - *o.point_epochs_to_target)}};
-  }
+  if (const auto& m = o.confidence_margin)
+    j["confidence_margin"] = {{"point_epochs_to_target", m->point_epochs},
+                              {"margin_epochs", m->extra_epochs},
+                              {"margin_cost_worker_s", m->cost_worker_s}};
   if (q.frontier) {
     j["frontier"] = nlohmann::json::array();
     for (const auto& c : o.frontier) j["frontier"].push_back(to_json(c));

@@ -161,12 +161,17 @@ struct PlanOutcome {
   std::vector<plan::NearbyTrial> evidence;
   // With query.frontier: the cheapest run for every deadline, on `model`.
   std::vector<plan::Candidate> frontier;
-  // With a confidence and fixed epochs: the fewest epochs at the chosen
-  // (batch, workers) where the point prediction already meets the target
-  // (nullopt: only at the chosen count). The epochs between are the margin
-  // the confidence buys; a run that stops at the target pays them only when
-  // it needs them.
-  std::optional<int> point_epochs_to_target;
+  // With a confidence and fixed epochs, when the point prediction meets the
+  // target in fewer epochs at the chosen (batch, workers) than were chosen:
+  // those epochs, and the chosen epochs beyond them with their cost. This is
+  // the margin the confidence buys; a run that stops at the target pays for
+  // it only when it needs it.
+  struct ConfidenceMargin {
+    int point_epochs = 0;       // the point prediction meets the target here
+    int extra_epochs = 0;       // chosen epochs - point_epochs
+    double cost_worker_s = 0;   // the extra epochs' share of the choice's cost
+  };
+  std::optional<ConfidenceMargin> confidence_margin;
 };
 
 // What `trainplan plan` computes. Throws InputError (time-only samples, bad
