@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/median.h"
 #include "eval/evaluate.h"
 #include "eval/mre.h"
 #include "models/conformal.h"
@@ -87,13 +88,6 @@ json cand_json(const plan::Candidate& c) {
 }
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string pct(double v) { return std::isnan(v) ? "—" : fmt::format("{:+.1f}%", 100 * v); }
 

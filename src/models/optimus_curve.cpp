@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/median.h"
 #include "models/nnls.h"
 
 namespace trainplan::models {
@@ -14,15 +15,6 @@ namespace trainplan::models {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + m, v.end());
-  double hi = v[m];
-  if (v.size() % 2) return hi;
-  return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + m));
-}
 
 }  // namespace
 

@@ -4,17 +4,9 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/median.h"
 
 namespace trainplan::replay {
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-}  // namespace
 
 models::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCalibrationOptions& opts) {
   // Batches measured both on one GPU and on "11".
