@@ -59,3 +59,11 @@ TEST(InputErrorText, NamesAnOptionAsAnOptionAndAColumnAsAColumn) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("option '--cv': need at least 2 folds, got 1"), std::string::npos) << r.err;
 }
+
+TEST(CliUsage, NoVerbPrintsTheVerbsAndExitsTwo) {
+  auto r = tptest::run_cli("");
+  EXPECT_EQ(r.exit_code, 2);
+  for (const char* verb : {"plan", "profile", "fit", "predict", "evaluate", "simulate", "serve"})
+    EXPECT_NE(r.err.find(std::string("  ") + verb + " "), std::string::npos) << verb << "\n" << r.err;
+  EXPECT_TRUE(r.out.empty());
+}

@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainplan 0.1.0");
   cli::setup_commands(app);
+  if (argc == 1) {  // as git does: the verbs, not just "a subcommand is required"
+    app.name("trainplan");
+    std::cerr << app.help();
+    return kExitInputError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
