@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/median.h"
 #include "models/registry.h"
 
 namespace trainplan::models {
@@ -283,6 +284,8 @@ void ConformalMetricModel::fit_within_run(const SampleSet& with) {
   run_epochs_.clear();
   gap_edges_.clear();
   gap_bins_.clear();
+  between_.set({});
+  between_slope_floor_ = 0;
   if (p_.run_folds < 2) return;
   std::map<std::pair<double, int>, std::vector<size_t>> runs;
   for (size_t i = 0; i < with.size(); ++i) runs[{with.samples[i].batch, with.samples[i].workers}].push_back(i);
@@ -297,6 +300,10 @@ void ConformalMetricModel::fit_within_run(const SampleSet& with) {
     for (size_t j = 0; j < idx.size(); ++j) fold[idx[j]] = static_cast<int>(j % p_.run_folds);
   }
   std::vector<std::pair<double, double>> gr;
+  struct Between {
+    double residual, gap, slope;
+  };
+  std::vector<Between> between;  // held-out samples with kept samples of their run on both sides
   for (int f = 0; f < p_.run_folds; ++f) {
     std::vector<size_t> test;
     for (size_t i = 0; i < with.size(); ++i)
@@ -313,10 +320,33 @@ void ConformalMetricModel::fit_within_run(const SampleSet& with) {
     for (size_t i : test) {
       const auto& s = with.samples[i];
       double gap = std::numeric_limits<double>::infinity();
+      bool kept_below = false, kept_above = false;
       for (size_t j : runs[{s.batch, s.workers}])
-        if (fold[j] != f) gap = std::min(gap, std::abs(std::log(s.epochs / with.samples[j].epochs)));
+        if (fold[j] != f) {
+          gap = std::min(gap, std::abs(std::log(s.epochs / with.samples[j].epochs)));
+          kept_below = kept_below || with.samples[j].epochs < s.epochs;
+          kept_above = kept_above || with.samples[j].epochs > s.epochs;
+        }
       const double pred = m->predict(s.batch, s.workers, s.epochs);
       gr.push_back({gap, signed_residual(*s.metric, pred)});
+      if (kept_below && kept_above) {
+        const double slope = bin_key(*m, pred, s.batch, s.workers, s.epochs);
+        if (std::isfinite(slope)) between.push_back({gr.back().second, gap, slope});
+      }
+    }
+  }
+  if (p_.between_rule) {
+    if (static_cast<int>(between.size()) >= p_.min_per_bin) {
+      std::vector<double> slopes;
+      for (const auto& b : between) slopes.push_back(b.slope);
+      between_slope_floor_ = median(slopes);
+      std::vector<double> scaled;
+      for (const auto& b : between)
+        scaled.push_back(b.residual / ((b.gap + p_.between_gap_floor) * (b.slope + between_slope_floor_)));
+      between_.set(std::move(scaled));
+    } else {
+      notes_.push_back(fmt::format("{} within-run residuals between samples (fewer than {}): no between rule",
+                                   between.size(), p_.min_per_bin));
     }
   }
   if (static_cast<int>(gr.size()) < p_.min_per_bin) {
@@ -336,6 +366,17 @@ const ConformalResiduals* ConformalMetricModel::within_run_at(double batch, int 
   for (double e : it->second) gap = std::min(gap, std::abs(std::log(epochs / e)));
   size_t b = std::upper_bound(gap_edges_.begin(), gap_edges_.end(), gap) - gap_edges_.begin();
   return &gap_bins_[std::min(b, gap_bins_.size() - 1)];
+}
+
+std::optional<double> ConformalMetricModel::between_scale(double y, double batch, int workers, double epochs) const {
+  if (between_.size() == 0) return std::nullopt;
+  auto it = run_epochs_.find({batch, workers});
+  if (it == run_epochs_.end() || !(it->second.front() < epochs && epochs < it->second.back())) return std::nullopt;
+  double gap = std::numeric_limits<double>::infinity();
+  for (double e : it->second) gap = std::min(gap, std::abs(std::log(epochs / e)));
+  const double slope = bin_key(*model_, y, batch, workers, epochs);
+  if (!std::isfinite(slope)) return std::nullopt;
+  return (gap + p_.between_gap_floor) * (slope + between_slope_floor_);
 }
 
 double ConformalMetricModel::predict(double batch, int workers, double epochs) const {
@@ -361,6 +402,10 @@ const ConformalResiduals& ConformalMetricModel::residuals_at(double key) const {
 std::optional<double> ConformalMetricModel::rank_at(
     double y, double batch, int workers, double epochs,
     const std::function<std::optional<double>(const ConformalResiduals&)>& rank) const {
+  if (auto scale = between_scale(y, batch, workers, epochs)) {
+    auto q = rank(between_);
+    return q ? std::optional<double>(*q * *scale) : std::nullopt;
+  }
   auto q = rank(residuals_at(bin_key(*model_, y, batch, workers, epochs)));
   if (const ConformalResiduals* run = within_run_at(batch, workers, epochs)) {
     auto qr = rank(*run);
@@ -398,13 +443,25 @@ std::string ConformalMetricModel::describe() const {
   return (model_ ? model_->describe() : std::string("(not fitted)")) +
          fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
                      res_.describe()) +
-         bins_text() + within_run_text() + hold_text() + notes_text(notes_);
+         bins_text() + within_run_text() + between_text() + hold_text() + notes_text(notes_);
 }
 
 std::string ConformalMetricModel::hold_text() const {
   if (!p_.hold_to_best_measured || !best_measured_) return "";
   return fmt::format("\n  the {} end is held at the best sampled metric, {:.6g}, where it would promise better",
                      worse_side() == BoundSide::kLower ? "lower" : "upper", *best_measured_);
+}
+
+std::string ConformalMetricModel::between_text() const {
+  if (between_.size() == 0) return "";
+  const double q90 = between_.quantile(0.9).value_or(0);
+  return fmt::format(
+      "\n  between two sampled epochs of a measured run, instead: {} within-run residuals of samples with kept "
+      "samples of their run on both sides, each divided by (gap + {:g}) * (slope + {:.3g}); at 90% the half-width "
+      "is {:.3g} times a query's own (gap + {:g}) * (slope + {:.3g}), e.g. {:.2f}% at a sampled epoch where the "
+      "slope is {:.3g}",
+      between_.size(), p_.between_gap_floor, between_slope_floor_, q90, p_.between_gap_floor, between_slope_floor_,
+      100 * q90 * p_.between_gap_floor * 2 * between_slope_floor_, between_slope_floor_);
 }
 
 std::string ConformalMetricModel::within_run_text() const {
