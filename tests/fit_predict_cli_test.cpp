@@ -198,3 +198,31 @@ TEST(FitPredictCli, HelpExits0) {
     EXPECT_NE(r.out.find("--samples"), std::string::npos) << v;
   }
 }
+
+// Past the last sampled epoch the interval's optimistic end is not
+// calibrated (docs/MODELS-METRIC.md): predict says so, in text and JSON,
+// naming the run's own last epoch or, for a configuration never sampled, the
+// last epoch of any.
+TEST(PredictCli, SaysWhenTheEpochsArePastTheLastSampledOne) {
+  const std::string f = fixture(true, 0.01);
+  auto base = "predict --samples " + f + " --time-model allreduce-local --metric-model global-batch ";
+  auto r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 50");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("past the last sampled epoch of this configuration (30): the interval's upper end is not "
+                       "calibrated"),
+            std::string::npos)
+      << r.out;
+  r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 20");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("past the last sampled epoch"), std::string::npos) << r.out;
+  r = tptest::run_cli(base + "--batch 48 --workers 2 --epochs 40 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["metric"]["last_sampled_epoch"]["epochs"].get<double>(), 30.0);
+  EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of"], "any configuration");
+  EXPECT_TRUE(j["metric"]["last_sampled_epoch"]["past_it"].get<bool>());
+  r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 10 --json");
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of"], "this configuration");
+  EXPECT_FALSE(j["metric"]["last_sampled_epoch"]["past_it"].get<bool>());
+}

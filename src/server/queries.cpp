@@ -93,6 +93,10 @@ void check_predict_query(const PredictQuery& q) {
 
 int derive_nodes(const SampleSet& s, int workers) { return s.packed_nodes(workers); }
 
+bool Prediction::past_last_sampled_epoch() const {
+  return last_sampled_epoch && query.epochs > *last_sampled_epoch;
+}
+
 Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& progress) {
   check_predict_query(q);
   const SampleSet& s = src.samples();
@@ -126,6 +130,12 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
     auto mm = src.conformal_metric(r.metric_model, cp);
     r.best_sampled_metric = s.best_metric();
     if (q.epochs >= 0) {
+      for (const auto& x : s.with_metric()) {
+        const bool same_run = x.batch == q.batch && x.workers == q.workers;
+        if (same_run && !r.last_sampled_run) r.last_sampled_run = true, r.last_sampled_epoch.reset();
+        if (same_run || !r.last_sampled_run)
+          r.last_sampled_epoch = std::max(r.last_sampled_epoch.value_or(x.epochs), x.epochs);
+      }
       r.metric = mm->predict(q.batch, q.workers, q.epochs);
       r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
       r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
@@ -186,6 +196,11 @@ nlohmann::json to_json(const Prediction& p) {
                    {"interval", interval_json(p.metric_interval, q.folds)},
                    {"one_sided_bound", bound_json(p.metric_bound, p.direction == MetricDirection::kMax ? "lower" : "upper",
                                                   q.confidence)}};
+    if (p.last_sampled_epoch) {
+      j["metric"]["last_sampled_epoch"] = {{"epochs", *p.last_sampled_epoch},
+                                           {"of", p.last_sampled_run ? "this configuration" : "any configuration"},
+                                           {"past_it", p.past_last_sampled_epoch()}};
+    }
     j["total_time_s"] = p.epoch_time_s * q.epochs;
   } else {
     j["metric"] = nullptr;

@@ -90,6 +90,14 @@ struct Prediction {
   // intervals' worse end is held there (models/conformal.h), so a target
   // better than it is never met with confidence.
   std::optional<double> best_sampled_metric;
+  // With --epochs: the last epoch sampled on this (batch, workers), or on any
+  // configuration when this one was not sampled (`last_sampled_run` says
+  // which). Past it the interval's optimistic end is not calibrated: runs
+  // often keep improving there while the model levels off (measured in
+  // docs/MODELS-METRIC.md, "Past the last sampled epoch").
+  std::optional<double> last_sampled_epoch;
+  bool last_sampled_run = false;
+  bool past_last_sampled_epoch() const;
   // With query.target: the first epoch count at which the metric meets the
   // target, on the point prediction and on each end of its interval at the
   // confidence (nullopt: not within query.max_epochs), and the time to it:
