@@ -315,11 +315,15 @@ SampleSet sampled_runs(int runs, uint64_t seed) {
 }
 
 // Exact on configurations it did not see (so the configuration rule sees no
-// error at all) and at a seen run's sampled epochs; between and beyond them
-// it errs by 8% of the gap (in ln e) to the run's nearest sample, capped at 8%:
-// the error of a model anchored on a run's own samples.
+// error at all) and at a seen run's sampled epochs. Between and beyond them,
+// by the gap g (in ln e) to the run's nearest sample: kScale errs by 8% of g,
+// capped at 8% (the error of a model anchored on a run's own samples);
+// kShift misplaces the curve in epochs by 20% of g, capped at 20% (a curve
+// pinned at a run's samples drifting between them, most where it climbs).
 class AnchoredErrModel : public models::MetricModel {
  public:
+  enum class Err { kScale, kShift };
+  explicit AnchoredErrModel(Err err = Err::kScale) : err_(err) {}
   std::string name() const override { return "anchored-err"; }
   void fit(const SampleSet& s) override {
     epochs_.clear();
@@ -330,12 +334,14 @@ class AnchoredErrModel : public models::MetricModel {
     if (it == epochs_.end()) return truth(b, e);
     double gap = 1e9;
     for (double x : it->second) gap = std::min(gap, std::abs(std::log(e / x)));
+    if (err_ == Err::kShift) return truth(b, e * (1 + 0.2 * std::min(gap, 1.0)));
     return truth(b, e) * (1 + 0.08 * std::min(gap, 1.0));
   }
   // The truth the model is exact on: the mean curve (speed factor 1).
   static double truth(double b, double e) { return climb(b, e); }
 
  private:
+  Err err_;
   std::map<std::pair<double, int>, std::vector<double>> epochs_;
 };
 
@@ -443,34 +449,6 @@ TEST(Conformal, BetweenRuleAppliesOnlyStrictlyBetweenARunsSampledEpochs) {
   EXPECT_EQ(m_off->describe().find("between two sampled epochs"), std::string::npos);
 }
 
-namespace {
-
-// Exact at a seen run's sampled epochs and on configurations it did not see;
-// elsewhere on a seen run its curve is misplaced in epochs by 20% of the gap
-// (in ln e) to the run's nearest sample, capped at 20%: the error of a curve
-// pinned at a run's samples and drifting between them, which is largest where
-// the curve climbs.
-class ShiftErrModel : public models::MetricModel {
- public:
-  std::string name() const override { return "shift-err"; }
-  void fit(const SampleSet& s) override {
-    epochs_.clear();
-    for (const auto& x : s.samples) epochs_[{x.batch, x.workers}].push_back(x.epochs);
-  }
-  double predict(double b, int r, double e) const override {
-    auto it = epochs_.find({b, r});
-    if (it == epochs_.end()) return climb(b, e);
-    double gap = 1e9;
-    for (double x : it->second) gap = std::min(gap, std::abs(std::log(e / x)));
-    return climb(b, e * (1 + 0.2 * std::min(gap, 1.0)));
-  }
-
- private:
-  std::map<std::pair<double, int>, std::vector<double>> epochs_;
-};
-
-}  // namespace
-
 // A curve that drifts between a run's samples: the gap rule pools that error
 // over every slope and with extrapolations past the runs' samples, so it is
 // too wide where the curve is flat and too narrow where it climbs; the
@@ -481,7 +459,7 @@ class ShiftErrModel : public models::MetricModel {
 TEST(Conformal, BetweenRuleCoversInterpolationsAtNominalWithNarrowerIntervals) {
   auto train = sampled_runs(240, 25);
   for (auto& x : train.samples) x.metric = climb(x.batch, x.epochs);  // exact where sampled
-  auto make = [] { return std::make_unique<ShiftErrModel>(); };
+  auto make = [] { return std::make_unique<AnchoredErrModel>(AnchoredErrModel::Err::kShift); };
   auto score = [&](bool rule) {
     models::ConformalParams p;
     p.between_rule = rule;

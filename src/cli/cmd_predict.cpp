@@ -91,9 +91,9 @@ void run_predict(const PredictArgs& a) {
     if (miv && p.past_last_sampled_epoch())
       std::cout << fmt::format(
           "  past the last sampled epoch of {} ({:g}): the interval's {} end is not calibrated here (runs often keep "
-          "improving after their last sample where the model levels off); its {} end is (docs/MODELS-METRIC.md)\n",
+          "improving after their last sample where the model levels off; docs/MODELS-METRIC.md)\n",
           p.last_sampled_run ? "this configuration" : "any configuration", *p.last_sampled_epoch,
-          up ? "upper" : "lower", up ? "lower" : "upper");
+          up ? "upper" : "lower");
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
     std::cout << "\n";
