@@ -449,6 +449,25 @@ TEST(Conformal, BetweenRuleAppliesOnlyStrictlyBetweenARunsSampledEpochs) {
   EXPECT_EQ(m_off->describe().find("between two sampled epochs"), std::string::npos);
 }
 
+// A model flat in epochs gives every slope 0: nothing to scale by, so the
+// rule stays off (and says so) instead of dividing by zero.
+TEST(Conformal, BetweenRuleIsOffForAModelFlatInEpochs) {
+  struct Flat : models::MetricModel {
+    std::string name() const override { return "flat"; }
+    void fit(const SampleSet&) override {}
+    double predict(double b, int, double) const override { return plateau(b); }
+  };
+  auto train = sampled_runs(120, 26);
+  auto m = models::with_conformal_metric([] { return std::make_unique<Flat>(); });
+  m->fit(train);
+  EXPECT_NE(m->describe().find("flat in epochs between samples"), std::string::npos) << m->describe();
+  EXPECT_EQ(m->describe().find("between two sampled epochs"), std::string::npos);
+  const auto& x = train.samples.front();
+  auto iv = m->predict_interval(x.batch, x.workers, x.epochs + 0.5, 0.9);
+  ASSERT_TRUE(iv);
+  EXPECT_TRUE(std::isfinite(iv->lo) && std::isfinite(iv->hi));
+}
+
 // A curve that drifts between a run's samples: the gap rule pools that error
 // over every slope and with extrapolations past the runs' samples, so it is
 // too wide where the curve is flat and too narrow where it climbs; the

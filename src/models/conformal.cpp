@@ -336,17 +336,20 @@ void ConformalMetricModel::fit_within_run(const SampleSet& with) {
     }
   }
   if (p_.between_rule) {
-    if (static_cast<int>(between.size()) >= p_.min_per_bin) {
-      std::vector<double> slopes;
-      for (const auto& b : between) slopes.push_back(b.slope);
-      between_slope_floor_ = median(slopes);
+    std::vector<double> slopes;
+    for (const auto& b : between) slopes.push_back(b.slope);
+    between_slope_floor_ = slopes.empty() ? 0 : median(slopes);
+    if (static_cast<int>(between.size()) < p_.min_per_bin) {
+      notes_.push_back(fmt::format("{} within-run residuals between samples (fewer than {}): no between rule",
+                                   between.size(), p_.min_per_bin));
+    } else if (!(between_slope_floor_ > 1e-12)) {
+      // A model flat in epochs where it interpolates: no slope to scale by.
+      notes_.push_back("the model is flat in epochs between samples (median slope 0): no between rule");
+    } else {
       std::vector<double> scaled;
       for (const auto& b : between)
         scaled.push_back(b.residual / ((b.gap + p_.between_gap_floor) * (b.slope + between_slope_floor_)));
       between_.set(std::move(scaled));
-    } else {
-      notes_.push_back(fmt::format("{} within-run residuals between samples (fewer than {}): no between rule",
-                                   between.size(), p_.min_per_bin));
     }
   }
   if (static_cast<int>(gr.size()) < p_.min_per_bin) {
