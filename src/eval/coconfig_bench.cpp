@@ -319,11 +319,12 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
 
 namespace {
 
-// A fraction as a signed percentage; null (no number) as a dash.
-std::string pct_or_dash(const json& v) { return v.is_number() ? pct(v.get<double>()) : "—"; }
+// A fraction as an unsigned percentage; null (no number) as a dash.
 std::string pct0_or_dash(const json& v) { return v.is_number() ? fmt::format("{:.1f}%", 100 * v.get<double>()) : "—"; }
 
 }  // namespace
+
+std::string format_regret(const json& v) { return v.is_number() ? pct(v.get<double>()) : "—"; }
 
 std::string format_coconfig_bench(const json& doc) {
   std::string out;
@@ -358,7 +359,7 @@ std::string format_coconfig_bench(const json& doc) {
   out += "\ncoconfig-exhaustive by model (median regret, runs meeting both true constraints, target misses, no plan)\n";
   for (const auto& spec : specs) {
     const json& t = summary.at(spec).at("coconfig-exhaustive");
-    out += fmt::format("  {:<30} {:>8} {:>3}/{:<2} {:>3} {:>3}\n", spec, pct_or_dash(t.at("median_regret")),
+    out += fmt::format("  {:<30} {:>8} {:>3}/{:<2} {:>3} {:>3}\n", spec, format_regret(t.at("median_regret")),
                        t.at("ok").get<int>(), t.at("runs").get<int>(), t.at("target_miss").get<int>(),
                        t.at("no_plan").get<int>() + t.at("unrunnable").get<int>());
   }
@@ -372,9 +373,9 @@ std::string format_coconfig_bench(const json& doc) {
       out += fmt::format("  {:<20}", method);
       for (const auto& tn : trace_names) {
         const bool has = t.contains("median_regret_by_trace") && t["median_regret_by_trace"].contains(tn);
-        out += fmt::format(" {:>11}", has ? pct_or_dash(t["median_regret_by_trace"][tn]) : std::string("—"));
+        out += fmt::format(" {:>11}", has ? format_regret(t["median_regret_by_trace"][tn]) : std::string("—"));
       }
-      out += fmt::format(" {:>8} {:>3}/{:<2} {:>7} {:>7} {:>7}\n", pct_or_dash(t.at("median_regret")),
+      out += fmt::format(" {:>8} {:>3}/{:<2} {:>7} {:>7} {:>7}\n", format_regret(t.at("median_regret")),
                          t.at("ok").get<int>(), t.at("runs").get<int>(), t.at("target_miss").get<int>(),
                          t.at("deadline_miss").get<int>(), t.at("no_plan").get<int>() + t.at("unrunnable").get<int>());
     }
@@ -390,7 +391,7 @@ std::string format_coconfig_bench(const json& doc) {
         for (const auto& c : t["by_scenario"])
           out += fmt::format("  s{}: {}/{}/{}/{}/{} of {} {:>7}", c.at("scenario").get<int>(), c.at("planned").get<int>(),
                              c.at("runnable").get<int>(), c.at("target_ok").get<int>(), c.at("deadline_ok").get<int>(),
-                             c.at("ok").get<int>(), c.at("runs").get<int>(), pct_or_dash(c.at("median_regret")));
+                             c.at("ok").get<int>(), c.at("runs").get<int>(), format_regret(c.at("median_regret")));
       out += "\n";
     }
   }
@@ -410,7 +411,7 @@ std::string format_coconfig_bench(const json& doc) {
     const json& ag = doc.at("tabu_vs_exhaustive").at(spec);
     out += fmt::format("  {:<28} agree {}/{}", spec, ag.at("agree").get<int>(), ag.at("runs").get<int>());
     if (ag.at("median_gap").is_number())
-      out += fmt::format("; when not: median cost gap {}, max {}", pct_or_dash(ag["median_gap"]), pct_or_dash(ag["max_gap"]));
+      out += fmt::format("; when not: median cost gap {}, max {}", format_regret(ag["median_gap"]), format_regret(ag["max_gap"]));
     out += "\n";
   }
   return out;

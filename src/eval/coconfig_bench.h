@@ -43,6 +43,10 @@ std::vector<std::string> coconfig_bench_default_models();
 nlohmann::json run_coconfig_bench(const std::vector<std::string>& trace_dirs, const CoconfigBenchOptions& o,
                                   const std::function<void(const std::string&)>& progress = {});
 
+// A regret (a fraction) from the document as a signed percentage, "+4.5%";
+// null as a dash.
+std::string format_regret(const nlohmann::json& v);
+
 // The human-readable report of a document from run_coconfig_bench: per model,
 // each method's median regret per trace and its counts; per scenario; the
 // models' MRE; tabu against exhaustive.

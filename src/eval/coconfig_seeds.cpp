@@ -28,8 +28,6 @@ uint64_t parse_seed(const std::string& text, const std::string& whole) {
   return v;
 }
 
-std::string pct(const json& v) { return v.is_number() ? fmt::format("{:+.1f}%", 100 * v.get<double>()) : "—"; }
-
 }  // namespace
 
 std::vector<uint64_t> parse_seed_list(const std::string& text) {
@@ -152,11 +150,11 @@ std::string format_coconfig_bench_seeds(const json& doc, double regret_limit) {
       out += fmt::format("  {:<20}", method.get<std::string>());
       int no_plan = 0;
       for (size_t i = 0; i < seeds.size(); ++i) {
-        out += fmt::format(" {:>12}", fmt::format("{} / {}", pct(a["median_regret"][i]), a["misses"][i].get<int>()));
+        out += fmt::format(" {:>12}", fmt::format("{} / {}", format_regret(a["median_regret"][i]), a["misses"][i].get<int>()));
         no_plan += a["no_plan"][i].get<int>();
       }
-      out += fmt::format(" {:>8} {:>7} {:>8} {:>7}\n", pct(a["worst_median_regret"]), a["misses_total"].get<int>(),
-                         pct(a["pooled_median_regret"]), no_plan);
+      out += fmt::format(" {:>8} {:>7} {:>8} {:>7}\n", format_regret(a["worst_median_regret"]), a["misses_total"].get<int>(),
+                         format_regret(a["pooled_median_regret"]), no_plan);
     }
     // The planner's own methods: on how many seeds they meet both the regret limit and every constraint.
     for (const auto& method : first.at("methods")) {

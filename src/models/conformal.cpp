@@ -361,22 +361,31 @@ void ConformalMetricModel::fit_within_run(const SampleSet& with) {
   equal_count_bins(std::move(gr), nb, gap_edges_, gap_bins_);
 }
 
+const std::vector<double>* ConformalMetricModel::measured_run(double batch, int workers) const {
+  auto it = run_epochs_.find({batch, workers});
+  return it == run_epochs_.end() || it->second.size() < 2 ? nullptr : &it->second;
+}
+
+double ConformalMetricModel::nearest_gap(const std::vector<double>& sampled, double epochs) {
+  double gap = std::numeric_limits<double>::infinity();
+  for (double e : sampled) gap = std::min(gap, std::abs(std::log(epochs / e)));
+  return gap;
+}
+
 const ConformalResiduals* ConformalMetricModel::within_run_at(double batch, int workers, double epochs) const {
   if (gap_bins_.empty()) return nullptr;
-  auto it = run_epochs_.find({batch, workers});
-  if (it == run_epochs_.end() || it->second.size() < 2) return nullptr;
-  double gap = std::numeric_limits<double>::infinity();
-  for (double e : it->second) gap = std::min(gap, std::abs(std::log(epochs / e)));
+  const auto* run = measured_run(batch, workers);
+  if (!run) return nullptr;
+  const double gap = nearest_gap(*run, epochs);
   size_t b = std::upper_bound(gap_edges_.begin(), gap_edges_.end(), gap) - gap_edges_.begin();
   return &gap_bins_[std::min(b, gap_bins_.size() - 1)];
 }
 
 std::optional<double> ConformalMetricModel::between_scale(double y, double batch, int workers, double epochs) const {
   if (between_.size() == 0) return std::nullopt;
-  auto it = run_epochs_.find({batch, workers});
-  if (it == run_epochs_.end() || !(it->second.front() < epochs && epochs < it->second.back())) return std::nullopt;
-  double gap = std::numeric_limits<double>::infinity();
-  for (double e : it->second) gap = std::min(gap, std::abs(std::log(epochs / e)));
+  const auto* run = measured_run(batch, workers);
+  if (!run || !(run->front() < epochs && epochs < run->back())) return std::nullopt;
+  const double gap = nearest_gap(*run, epochs);
   const double slope = bin_key(*model_, y, batch, workers, epochs);
   if (!std::isfinite(slope)) return std::nullopt;
   return (gap + p_.between_gap_floor) * (slope + between_slope_floor_);

@@ -251,6 +251,10 @@ class ConformalMetricModel : public MetricModel {
   double between_slope_floor_ = 0;
   std::optional<double> between_scale(double y, double batch, int workers, double epochs) const;
   std::string between_text() const;
+  // The sorted sampled epochs of a measured run with >= 2 samples; nullptr elsewhere.
+  const std::vector<double>* measured_run(double batch, int workers) const;
+  // |ln(epochs / e)| to the nearest e of `sampled`.
+  static double nearest_gap(const std::vector<double>& sampled, double epochs);
   // The gap bin of a query on a measured run with >= 2 samples; nullptr elsewhere.
   const ConformalResiduals* within_run_at(double batch, int workers, double epochs) const;
   // The bin key under model m, whose prediction there is y (computed once by the caller).

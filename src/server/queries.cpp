@@ -130,12 +130,13 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
     auto mm = src.conformal_metric(r.metric_model, cp);
     r.best_sampled_metric = s.best_metric();
     if (q.epochs >= 0) {
+      std::optional<double> last_of_run, last_of_any;
       for (const auto& x : s.with_metric()) {
-        const bool same_run = x.batch == q.batch && x.workers == q.workers;
-        if (same_run && !r.last_sampled_run) r.last_sampled_run = true, r.last_sampled_epoch.reset();
-        if (same_run || !r.last_sampled_run)
-          r.last_sampled_epoch = std::max(r.last_sampled_epoch.value_or(x.epochs), x.epochs);
+        last_of_any = std::max(last_of_any.value_or(x.epochs), x.epochs);
+        if (x.batch == q.batch && x.workers == q.workers) last_of_run = std::max(last_of_run.value_or(x.epochs), x.epochs);
       }
+      r.last_sampled_run = last_of_run.has_value();
+      r.last_sampled_epoch = last_of_run ? last_of_run : last_of_any;
       r.metric = mm->predict(q.batch, q.workers, q.epochs);
       r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
       r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
