@@ -208,19 +208,20 @@ TEST(PredictCli, SaysWhenTheEpochsArePastTheLastSampledOne) {
   auto base = "predict --samples " + f + " --time-model allreduce-local --metric-model global-batch ";
   auto r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 50");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("past the last sampled epoch of this configuration (30): the interval's upper end is not "
-                       "calibrated"),
+  EXPECT_NE(r.out.find("past the last epoch sampled on any configuration (30): the model only extrapolates"),
             std::string::npos)
       << r.out;
   r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 20");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.find("past the last sampled epoch"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("past the last epoch sampled"), std::string::npos) << r.out;
   r = tptest::run_cli(base + "--batch 48 --workers 2 --epochs 40 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["metric"]["last_sampled_epoch"]["epochs"].get<double>(), 30.0);
   EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of"], "any configuration");
   EXPECT_TRUE(j["metric"]["last_sampled_epoch"]["past_it"].get<bool>());
+  EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of_any_configuration"]["epochs"].get<double>(), 30.0);
+  EXPECT_TRUE(j["metric"]["last_sampled_epoch"]["of_any_configuration"]["past_it"].get<bool>());
   r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 10 --json");
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of"], "this configuration");

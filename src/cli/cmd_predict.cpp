@@ -88,12 +88,12 @@ void run_predict(const PredictArgs& a) {
       std::cout << fmt::format("  the interval's {} end is held at the best sampled metric, {:.4g}: no trial measured "
                                "better, so no confidence is claimed beyond it\n",
                                up ? "lower" : "upper", *p.best_sampled_metric);
-    if (miv && p.past_last_sampled_epoch())
+    if (miv && p.past_every_sampled_epoch())
       std::cout << fmt::format(
-          "  past the last sampled epoch of {} ({:g}): the interval's {} end is not calibrated here (runs often keep "
-          "improving after their last sample where the model levels off; docs/MODELS-METRIC.md)\n",
-          p.last_sampled_run ? "this configuration" : "any configuration", *p.last_sampled_epoch,
-          up ? "upper" : "lower");
+          "  past the last epoch sampled on any configuration ({:g}): the model only extrapolates here, and runs "
+          "often keep improving where it levels off; the interval's {} end is widened by how far the model, "
+          "fitted without the latest samples, missed them (docs/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
+          *p.last_sampled_epoch_any, up ? "upper" : "lower");
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
     std::cout << "\n";

@@ -272,6 +272,58 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   int nb = std::max(1, std::min(p_.metric_bins, static_cast<int>(pr.size()) / std::max(1, p_.min_per_bin)));
   equal_count_bins(std::move(pr), nb, edges_, bins_);
   fit_within_run(with);
+  fit_beyond(with);
+}
+
+// The beyond rule (conformal.h): the model is fitted on the samples up to an
+// epoch count and predicts the later ones, as a query past every sample asks
+// it to; each residual is divided by its distance ln(e / the last training
+// epoch) + beyond_gap_floor, and a query's half-width is the rank times its own.
+void ConformalMetricModel::fit_beyond(const SampleSet& with) {
+  beyond_.set({});
+  last_sampled_epoch_ = 0;
+  for (const auto& s : with.samples) last_sampled_epoch_ = std::max(last_sampled_epoch_, s.epochs);
+  if (!p_.beyond_rule || with.size() == 0) return;
+  std::vector<double> epochs;
+  for (const auto& s : with.samples) epochs.push_back(s.epochs);
+  std::sort(epochs.begin(), epochs.end());
+  // The cut: the largest epoch count with at least 1 - beyond_holdout of the samples at or below it.
+  const size_t keep = static_cast<size_t>(std::ceil((1 - p_.beyond_holdout) * double(epochs.size())));
+  const double cut = epochs[std::clamp<size_t>(keep, 1, epochs.size()) - 1];
+  std::vector<int> fold(with.size());
+  double last_kept = 0;
+  int held = 0;
+  for (size_t i = 0; i < with.size(); ++i) {
+    fold[i] = with.samples[i].epochs > cut ? 1 : 0;
+    held += fold[i];
+    if (!fold[i]) last_kept = std::max(last_kept, with.samples[i].epochs);
+  }
+  if (held < p_.min_per_bin) {
+    notes_.push_back(fmt::format("{} samples past {:g} epochs (fewer than {}): past the last sampled epoch, the "
+                                 "optimistic end uses the rules above",
+                                 held, cut, p_.min_per_bin));
+    return;
+  }
+  auto m = make_();
+  try {
+    m->fit(part(with, fold, 1, false));
+  } catch (const std::exception& e) {
+    notes_.push_back(fmt::format("the forward fold could not be fitted ({}): no beyond rule", e.what()));
+    return;
+  }
+  std::vector<double> scaled;
+  for (const auto& s : part(with, fold, 1, true).samples)
+    scaled.push_back(signed_residual(*s.metric, m->predict(s.batch, s.workers, s.epochs)) /
+                     (std::log(s.epochs / last_kept) + p_.beyond_gap_floor));
+  beyond_.set(std::move(scaled));
+}
+
+std::optional<double> ConformalMetricModel::beyond_rank(
+    double epochs, const std::function<std::optional<double>(const ConformalResiduals&)>& rank) const {
+  if (beyond_.size() == 0 || !(epochs > last_sampled_epoch_)) return std::nullopt;
+  auto q = rank(beyond_);
+  if (!q) return std::nullopt;
+  return *q * (std::log(epochs / last_sampled_epoch_) + p_.beyond_gap_floor);
 }
 
 // The within-run rule (conformal.h): each run's samples are shuffled and
@@ -434,6 +486,11 @@ std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int
   Interval iv = around(y, *q, coverage);
   double& worse = worse_side() == BoundSide::kLower ? iv.lo : iv.hi;
   worse = held(worse);
+  if (auto qb = beyond_rank(epochs, [&](const ConformalResiduals& c) { return c.quantile(coverage); })) {
+    const BoundSide better = worse_side() == BoundSide::kLower ? BoundSide::kUpper : BoundSide::kLower;
+    double& end = better == BoundSide::kUpper ? iv.hi : iv.lo;
+    end = better == BoundSide::kUpper ? std::max(end, bound_of(y, *qb, better)) : std::min(end, bound_of(y, *qb, better));
+  }
   return iv;
 }
 
@@ -447,15 +504,27 @@ std::optional<double> ConformalMetricModel::predict_bound(double batch, int work
   const double y = predict(batch, workers, epochs);
   auto q = rank_at(y, batch, workers, epochs, [&](const ConformalResiduals& c) { return c.one_sided(coverage, side); });
   if (!q) return std::nullopt;
-  const double b = bound_of(y, *q, side);
-  return side == worse_side() ? held(b) : b;
+  if (side == worse_side()) return held(bound_of(y, *q, side));
+  auto qb = beyond_rank(epochs, [&](const ConformalResiduals& c) { return c.one_sided(coverage, side); });
+  return bound_of(y, qb ? std::max(*q, *qb) : *q, side);
 }
 
 std::string ConformalMetricModel::describe() const {
   return (model_ ? model_->describe() : std::string("(not fitted)")) +
          fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
                      res_.describe()) +
-         bins_text() + within_run_text() + between_text() + hold_text() + notes_text(notes_);
+         bins_text() + within_run_text() + between_text() + beyond_text() + hold_text() + notes_text(notes_);
+}
+
+std::string ConformalMetricModel::beyond_text() const {
+  if (beyond_.size() == 0) return "";
+  const double q90 = beyond_.quantile(0.9).value_or(0);
+  return fmt::format(
+      "\n  past the last sampled epoch of every run ({:g}), the optimistic end is at least: {} forward residuals "
+      "(fitted on the earlier epochs, scored on the latest third), each divided by ln(e / last fitted epoch) + {:g}; "
+      "at 90% the half-width is {:.3g} times ln(e / {:g}) + {:g}, e.g. {:.2f}% at twice the last sampled epoch",
+      last_sampled_epoch_, beyond_.size(), p_.beyond_gap_floor, q90, last_sampled_epoch_, p_.beyond_gap_floor,
+      100 * q90 * (std::log(2.0) + p_.beyond_gap_floor));
 }
 
 std::string ConformalMetricModel::hold_text() const {

@@ -97,6 +97,10 @@ bool Prediction::past_last_sampled_epoch() const {
   return last_sampled_epoch && query.epochs > *last_sampled_epoch;
 }
 
+bool Prediction::past_every_sampled_epoch() const {
+  return last_sampled_epoch_any && query.epochs > *last_sampled_epoch_any;
+}
+
 Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& progress) {
   check_predict_query(q);
   const SampleSet& s = src.samples();
@@ -137,6 +141,7 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
       }
       r.last_sampled_run = last_of_run.has_value();
       r.last_sampled_epoch = last_of_run ? last_of_run : last_of_any;
+      r.last_sampled_epoch_any = last_of_any;
       r.metric = mm->predict(q.batch, q.workers, q.epochs);
       r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
       r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
@@ -201,6 +206,9 @@ nlohmann::json to_json(const Prediction& p) {
       j["metric"]["last_sampled_epoch"] = {{"epochs", *p.last_sampled_epoch},
                                            {"of", p.last_sampled_run ? "this configuration" : "any configuration"},
                                            {"past_it", p.past_last_sampled_epoch()}};
+      if (p.last_sampled_epoch_any)
+        j["metric"]["last_sampled_epoch"]["of_any_configuration"] = {{"epochs", *p.last_sampled_epoch_any},
+                                                                     {"past_it", p.past_every_sampled_epoch()}};
     }
     j["total_time_s"] = p.epoch_time_s * q.epochs;
   } else {

@@ -92,12 +92,15 @@ struct Prediction {
   std::optional<double> best_sampled_metric;
   // With --epochs: the last epoch sampled on this (batch, workers), or on any
   // configuration when this one was not sampled (`last_sampled_run` says
-  // which). Past it the interval's optimistic end is not calibrated: runs
-  // often keep improving there while the model levels off (measured in
-  // docs/MODELS-METRIC.md, "Past the last sampled epoch").
-  std::optional<double> last_sampled_epoch;
+  // which), and the last sampled on any configuration. Past the latter the
+  // model only extrapolates: runs often keep improving there while it levels
+  // off, and the interval's optimistic end comes from the beyond rule
+  // (models/conformal.h; measured in docs/MODELS-METRIC.md, "Past the last
+  // sampled epoch").
+  std::optional<double> last_sampled_epoch, last_sampled_epoch_any;
   bool last_sampled_run = false;
   bool past_last_sampled_epoch() const;
+  bool past_every_sampled_epoch() const;
   // With query.target: the first epoch count at which the metric meets the
   // target, on the point prediction and on each end of its interval at the
   // confidence (nullopt: not within query.max_epochs), and the time to it:
