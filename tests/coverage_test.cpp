@@ -66,6 +66,34 @@ TEST(Coverage, TimeScoresDistinctConfigurationsAndMissingIntervalsMiss) {
   EXPECT_EQ(eval::metric_coverage(FixedMetric(), SampleSet{}, 0.9).n, 0u);
 }
 
+// Runs sampled at {2, 5, 9} and {4}; the last epoch sampled anywhere is 9.
+TEST(Coverage, EpochRegionsFollowTheSampledEpochs) {
+  SampleSet train;
+  for (double e : {2, 5, 9}) train.samples.push_back(make_sample(32, 1, e, 1, 0.5));
+  train.samples.push_back(make_sample(64, 2, 4, 1, 0.5));
+  train.samples.push_back(make_sample(128, 1, 20, 1, std::nullopt));  // no metric: not a sample of the metric
+  eval::EpochRegions r(train);
+  using R = eval::EpochRegion;
+  EXPECT_EQ(r.of(32, 1, 1), R::kBefore);
+  EXPECT_EQ(r.of(32, 1, 2), R::kAt);
+  EXPECT_EQ(r.of(32, 1, 3), R::kBetween);
+  EXPECT_EQ(r.of(32, 1, 9), R::kAt);
+  EXPECT_EQ(r.of(32, 1, 10), R::kBeyondAll);
+  EXPECT_EQ(r.of(64, 2, 6), R::kAfterRun);
+  EXPECT_EQ(r.of(64, 2, 9), R::kAfterRun);
+  EXPECT_EQ(r.of(64, 2, 12), R::kBeyondAll);
+  EXPECT_EQ(r.of(32, 2, 3), R::kUnsampledRun);
+  EXPECT_EQ(r.of(128, 1, 12), R::kBeyondAll);
+  SampleSet test;
+  for (double e : {1, 3, 4, 10}) test.samples.push_back(make_sample(32, 1, e, 1, 1.0));
+  auto by = eval::metric_coverage_by_region(FixedMetric(), r, test, 0.9);
+  EXPECT_EQ(by.size(), 3u);
+  EXPECT_EQ(by[R::kBetween].n, 2u);
+  EXPECT_EQ(by[R::kBetween].interval_lo, 2u);
+  EXPECT_EQ(by[R::kBeyondAll].n, 1u);
+  EXPECT_EQ(by.count(R::kAt), 0u);
+}
+
 TEST(Coverage, BenchIntervalsOnOneTraceAndItsErrors) {
   auto same = tptest::run_cli("bench intervals --data /nonexistent --seed 5 --holdout-seed 5");
   EXPECT_EQ(same.exit_code, 2) << same.err;
@@ -104,6 +132,17 @@ TEST(Coverage, BenchIntervalsOnOneTraceAndItsErrors) {
   const auto& tr = jr["traces"]["ncf"];
   EXPECT_GT(tr["time"]["points"].get<int>(), 0);
   EXPECT_EQ(tr["metric"]["points"].get<int>(), 10 * tr["time"]["points"].get<int>());
+  int in_regions = 0;
+  for (const auto& [region, c] : tr["metric_by_region"].items()) {
+    in_regions += c["points"].get<int>();
+    for (const char* k : {"two_sided", "pessimistic_end", "optimistic_end"}) {
+      EXPECT_GE(c[k].get<double>(), c["two_sided"].get<double>()) << region << " " << k;  // an end holds at least as often
+      EXPECT_LE(c[k].get<double>(), 1.0) << region << " " << k;
+    }
+  }
+  EXPECT_EQ(in_regions, tr["metric"]["points"].get<int>());
+  EXPECT_TRUE(tr["metric_by_region"].contains("at a sampled epoch")) << tr["metric_by_region"].dump();
+  EXPECT_EQ(jr["all"]["metric_by_region"], tr["metric_by_region"]);
   auto bad = tptest::run_cli("bench intervals --data " + d.string() + " --points sometimes");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -64,6 +65,25 @@ json coverage_json(const eval::Coverage& c) {
           {"below_upper", c.rate(c.below_upper)}};
 }
 
+// The metric interval's coverage in one region, its ends named by what they
+// mean for the metric's direction, so that traces of both directions pool.
+struct RegionCoverage {
+  size_t n = 0, two_sided = 0, pessimistic = 0, optimistic = 0;
+  void add(const eval::Coverage& c, MetricDirection d) {
+    const bool max = d == MetricDirection::kMax;
+    n += c.n, two_sided += c.two_sided;
+    pessimistic += max ? c.interval_lo : c.interval_hi;
+    optimistic += max ? c.interval_hi : c.interval_lo;
+  }
+  json to_json() const {
+    auto rate = [&](size_t k) { return n ? double(k) / double(n) : 0.0; };
+    return {{"points", n},
+            {"two_sided", rate(two_sided)},
+            {"pessimistic_end", rate(pessimistic)},
+            {"optimistic_end", rate(optimistic)}};
+  }
+};
+
 // One line of the text table.
 std::string row(const std::string& trace, const char* part, const eval::Coverage& c) {
   return fmt::format("  {:<12} {:<6} {:>4} points  {:.3f}  {:.3f}  {:.3f}", trace, part, c.n, c.rate(c.two_sided),
@@ -78,6 +98,7 @@ void run_intervals(const IntervalsArgs& a) {
   json doc = {{"confidence", a.confidence}, {"seed", a.seed}, {"points", a.points}};
   if (a.points == "new") doc["holdout_seed"] = holdout;
   eval::Coverage all_time, all_metric;
+  std::map<eval::EpochRegion, RegionCoverage> all_regions;  // --points runs
   std::vector<std::string> lines;
   models::ConformalParams cp;
   cp.seed = a.seed;
@@ -106,10 +127,20 @@ void run_intervals(const IntervalsArgs& a) {
       jt["metric_model"] = choice.metric_model;
       jt["metric"] = coverage_json(mc);
       lines.push_back(row("", "metric", mc));
+      if (a.points == "runs") {
+        for (const auto& [region, c] : eval::metric_coverage_by_region(*mm, eval::EpochRegions(train), test,
+                                                                       a.confidence)) {
+          RegionCoverage one;
+          one.add(c, train.direction);
+          all_regions[region].add(c, train.direction);
+          jt["metric_by_region"][eval::to_string(region)] = one.to_json();
+        }
+      }
     }
     doc["traces"][oracle.name()] = jt;
   }
   doc["all"] = {{"time", coverage_json(all_time)}, {"metric", coverage_json(all_metric)}};
+  for (const auto& [region, c] : all_regions) doc["all"]["metric_by_region"][eval::to_string(region)] = c.to_json();
   if (a.json_out) {
     std::cout << doc.dump(2) << "\n";
     return;
@@ -127,6 +158,18 @@ void run_intervals(const IntervalsArgs& a) {
   for (const auto& l : lines) std::cout << l << "\n";
   std::cout << fmt::format("nominal: {:g} for each column (the one-sided bounds hold on their own side)\n",
                            a.confidence);
+  if (all_regions.empty()) return;
+  // Where the conformal rules differ (models/conformal.h), all traces pooled.
+  std::cout << fmt::format(
+      "\nmetric interval at {:g} by where the epoch lies, all traces (pessimistic end: the lower for a metric to "
+      "maximise, the upper for one to minimise; each end alone holds about {:.3g} for symmetric errors)\n",
+      a.confidence, (1 + a.confidence) / 2);
+  std::cout << "  region                            points  two-sided  pessimistic end  optimistic end\n";
+  for (const auto& [region, c] : all_regions) {
+    auto rate = [&](size_t k) { return c.n ? double(k) / double(c.n) : 0.0; };
+    std::cout << fmt::format("  {:<32} {:>7}  {:>9.3f}  {:>15.3f}  {:>14.3f}\n", eval::to_string(region), c.n,
+                             rate(c.two_sided), rate(c.pessimistic), rate(c.optimistic));
+  }
 }
 
 void setup(CLI::App& root) {
