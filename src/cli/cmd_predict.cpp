@@ -90,10 +90,10 @@ void run_predict(const PredictArgs& a) {
                                up ? "lower" : "upper", *p.best_sampled_metric);
     if (miv && p.past_every_sampled_epoch())
       std::cout << fmt::format(
-          "  past the last epoch sampled on any configuration ({:g}): the model only extrapolates here, and runs "
-          "often keep improving where it levels off; the interval's {} end is widened by how far the model, "
-          "fitted without the latest samples, missed them (docs/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
-          *p.last_sampled_epoch_any, up ? "upper" : "lower");
+          "  past the last epoch sampled on any configuration ({:g}): the model only extrapolates here (runs often "
+          "keep improving where it levels off), so the interval is at least as wide as the model missed the latest "
+          "samples by when fitted without them (docs/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
+          *p.last_sampled_epoch_any);
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
     std::cout << "\n";

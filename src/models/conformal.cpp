@@ -475,6 +475,7 @@ std::optional<double> ConformalMetricModel::rank_at(
     auto qr = rank(*run);
     if (q && qr) q = std::max(*q, *qr);
   }
+  if (auto qb = beyond_rank(epochs, rank); q && qb) q = std::max(*q, *qb);
   return q;
 }
 
@@ -486,11 +487,6 @@ std::optional<Interval> ConformalMetricModel::predict_interval(double batch, int
   Interval iv = around(y, *q, coverage);
   double& worse = worse_side() == BoundSide::kLower ? iv.lo : iv.hi;
   worse = held(worse);
-  if (auto qb = beyond_rank(epochs, [&](const ConformalResiduals& c) { return c.quantile(coverage); })) {
-    const BoundSide better = worse_side() == BoundSide::kLower ? BoundSide::kUpper : BoundSide::kLower;
-    double& end = better == BoundSide::kUpper ? iv.hi : iv.lo;
-    end = better == BoundSide::kUpper ? std::max(end, bound_of(y, *qb, better)) : std::min(end, bound_of(y, *qb, better));
-  }
   return iv;
 }
 
@@ -504,9 +500,8 @@ std::optional<double> ConformalMetricModel::predict_bound(double batch, int work
   const double y = predict(batch, workers, epochs);
   auto q = rank_at(y, batch, workers, epochs, [&](const ConformalResiduals& c) { return c.one_sided(coverage, side); });
   if (!q) return std::nullopt;
-  if (side == worse_side()) return held(bound_of(y, *q, side));
-  auto qb = beyond_rank(epochs, [&](const ConformalResiduals& c) { return c.one_sided(coverage, side); });
-  return bound_of(y, qb ? std::max(*q, *qb) : *q, side);
+  const double b = bound_of(y, *q, side);
+  return side == worse_side() ? held(b) : b;
 }
 
 std::string ConformalMetricModel::describe() const {
@@ -520,7 +515,7 @@ std::string ConformalMetricModel::beyond_text() const {
   if (beyond_.size() == 0) return "";
   const double q90 = beyond_.quantile(0.9).value_or(0);
   return fmt::format(
-      "\n  past the last sampled epoch of every run ({:g}), the optimistic end is at least: {} forward residuals "
+      "\n  past the last sampled epoch of every run ({:g}), the half-width is at least: {} forward residuals "
       "(fitted on the earlier epochs, scored on the latest third), each divided by ln(e / last fitted epoch) + {:g}; "
       "at 90% the half-width is {:.3g} times ln(e / {:g}) + {:g}, e.g. {:.2f}% at twice the last sampled epoch",
       last_sampled_epoch_, beyond_.size(), p_.beyond_gap_floor, q90, last_sampled_epoch_, p_.beyond_gap_floor,

@@ -104,17 +104,19 @@
 // Metric models, past the last epoch sampled on any configuration: the model
 // only extrapolates there, and every residual above comes from inside the
 // sampled epochs. Runs keep improving past them (later learning-rate drops,
-// slow tails) where models level off, so the optimistic end (the upper for a
-// metric to maximise) covered 0.52-0.72 there at 0.9 on the Pollux traces
-// (seeds 1-8). The beyond rule fits the model on the samples up to the epoch
-// count below which 1 - beyond_holdout of them lie and predicts the rest (the
-// forward residuals), each divided by ln(e / the last fitted epoch) +
-// beyond_gap_floor; a query's optimistic end is at least their rank times its
-// own ln(e / the last sampled epoch) + beyond_gap_floor from the point. It
-// covers 0.79-0.99 there (seeds 1-8), at widths from 2% (cifar10) to 50%
-// (imagenet, whose forward fold straddles a learning-rate drop). The
-// pessimistic end, which plans read, keeps the rules above
-// (docs/MODELS-METRIC.md, "Past the last sampled epoch").
+// slow tails) where most models level off, and some runs improve less than
+// the model extrapolates; at 0.9 on the Pollux traces (seeds 1-8) the
+// optimistic end (the upper for a metric to maximise) covered 0.52-0.72
+// there, and deepspeech2's pessimistic end 0.72-0.81. The beyond rule fits the
+// model on the samples up to the epoch count below which 1 - beyond_holdout of
+// them lie and predicts the rest (the forward residuals), each divided by
+// ln(e / the last fitted epoch) + beyond_gap_floor; past the last sampled
+// epoch a query's half-width is the wider of the rules above and their rank
+// times its own ln(e / the last sampled epoch) + beyond_gap_floor, at both
+// ends (the pessimistic end is still held to the best measured metric). It
+// covers 0.79-0.99 at the optimistic end there (seeds 1-8), at widths from 2%
+// (cifar10) to 50% (imagenet, whose forward fold straddles a learning-rate
+// drop) (docs/MODELS-METRIC.md, "Past the last sampled epoch").
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -160,9 +162,9 @@ struct ConformalParams {
   // The scale's floor in gap |ln(e / e')|: next to a sample the error does not
   // vanish (per-epoch noise, a curve misplaced by a fraction of an epoch).
   double between_gap_floor = 0.3;
-  // Metric models past the last sampled epoch of every run: widen the
-  // optimistic end (the upper for a metric to maximise) to the forward
-  // residuals (see below). false: the rules above there too (before 2026-11-25).
+  // Metric models past the last sampled epoch of every run: widen both ends
+  // of an interval or bound to the forward residuals where they are wider
+  // (see below). false: the rules above there too (before 2026-11-25).
   bool beyond_rule = true;
   // The samples at the latest `beyond_holdout` of the sampled epochs (by count)
   // are the forward fold; `beyond_gap_floor` is the floor of its scale.
@@ -252,7 +254,9 @@ class ConformalMetricModel : public MetricModel {
   // `v`, an end on the worse side, held to best_measured_.
   double held(double v) const;
   // The residual quantile at a query: `rank` of its Mondrian bin, widened on a
-  // measured run to `rank` of its gap bin where that is wider.
+  // measured run to `rank` of its gap bin where that is wider (between two
+  // samples of a run: the between rule instead), and past every sampled epoch
+  // to the beyond rule's where that is wider.
   std::optional<double> rank_at(double y, double batch, int workers, double epochs,
                                 const std::function<std::optional<double>(const ConformalResiduals&)>& rank) const;
   std::vector<double> edges_;
@@ -276,8 +280,8 @@ class ConformalMetricModel : public MetricModel {
   std::string between_text() const;
   // Beyond rule: the forward residuals, each divided by its scale
   // ln(e / last training epoch) + beyond_gap_floor; the last sampled epoch of
-  // all runs; and the optimistic end's relative half-width at a query past it
-  // under `rank` (nullopt elsewhere, or without the rule).
+  // all runs; and the relative half-width at a query past it under `rank`
+  // (nullopt elsewhere, or without the rule).
   ConformalResiduals beyond_;
   double last_sampled_epoch_ = 0;
   void fit_beyond(const SampleSet& with);

@@ -94,9 +94,8 @@ struct Prediction {
   // configuration when this one was not sampled (`last_sampled_run` says
   // which), and the last sampled on any configuration. Past the latter the
   // model only extrapolates: runs often keep improving there while it levels
-  // off, and the interval's optimistic end comes from the beyond rule
-  // (models/conformal.h; measured in docs/MODELS-METRIC.md, "Past the last
-  // sampled epoch").
+  // off, and the interval is widened by the beyond rule (models/conformal.h;
+  // measured in docs/MODELS-METRIC.md, "Past the last sampled epoch").
   std::optional<double> last_sampled_epoch, last_sampled_epoch_any;
   bool last_sampled_run = false;
   bool past_last_sampled_epoch() const;
