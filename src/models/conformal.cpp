@@ -516,9 +516,10 @@ std::string ConformalMetricModel::beyond_text() const {
   const double q90 = beyond_.quantile(0.9).value_or(0);
   return fmt::format(
       "\n  past the last sampled epoch of every run ({:g}), the half-width is at least: {} forward residuals "
-      "(fitted on the earlier epochs, scored on the latest third), each divided by ln(e / last fitted epoch) + {:g}; "
-      "at 90% the half-width is {:.3g} times ln(e / {:g}) + {:g}, e.g. {:.2f}% at twice the last sampled epoch",
-      last_sampled_epoch_, beyond_.size(), p_.beyond_gap_floor, q90, last_sampled_epoch_, p_.beyond_gap_floor,
+      "(fitted on the earlier epochs, scored on the latest {:.0f}% of the samples), each divided by ln(e / last "
+      "fitted epoch) + {:g}; at 90% the half-width is {:.3g} times ln(e / {:g}) + {:g}, e.g. {:.2f}% at twice the "
+      "last sampled epoch",
+      last_sampled_epoch_, beyond_.size(), 100 * p_.beyond_holdout, p_.beyond_gap_floor, q90, last_sampled_epoch_, p_.beyond_gap_floor,
       100 * q90 * (std::log(2.0) + p_.beyond_gap_floor));
 }
 
