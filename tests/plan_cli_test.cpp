@@ -64,6 +64,28 @@ TEST(PlanCli, JsonHasChoiceAndAlternatives) {
   EXPECT_EQ(t0["meets_target"].get<bool>(), t0["metric"].get<double>() >= 0.8);
 }
 
+// The samples run at most 20 epochs; optimus-curve keeps rising past them, so
+// a high target is planned past the longest trial, on extrapolation alone.
+TEST(PlanCli, SaysWhenTheChoiceRunsPastTheLongestTrial) {
+  const std::string base = "plan --samples " + samples_file() +
+                           " --deadline 100000 --time-model isotonic-mi --metric-model optimus-curve ";
+  auto r = tptest::run_cli(base + "--target 0.93");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("epochs, past the longest trial (20): its metric is the model's extrapolation"),
+            std::string::npos)
+      << r.out;
+  auto j = nlohmann::json::parse(tptest::run_cli(base + "--target 0.93 --json").out);
+  EXPECT_EQ(j["longest_trial_epochs"].get<double>(), 20.0);
+  EXPECT_GT(j["choice"]["epochs"].get<int>(), 20);
+  EXPECT_TRUE(j["past_longest_trial"].get<bool>());
+  r = tptest::run_cli(base + "--target 0.8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("past the longest trial"), std::string::npos) << r.out;
+  j = nlohmann::json::parse(tptest::run_cli(base + "--target 0.8 --json").out);
+  EXPECT_LE(j["choice"]["epochs"].get<int>(), 20);
+  EXPECT_FALSE(j["past_longest_trial"].get<bool>());
+}
+
 TEST(PlanCli, FrontierListsTheCheapestRunForEachDeadline) {
   const std::string base = "plan --samples " + samples_file() + " --target 0.8 --max-workers 4 --model isotonic-mi";
   auto r = tptest::run_cli(base + " --deadline 100000 --frontier --json");

@@ -155,6 +155,15 @@ void run_plan(const PlanArgs& a) {
                          t.sample.epochs, *t.sample.metric, t.meets_target ? "met" : "missed", t.batch_octaves,
                          t.epoch_octaves);
   }
+  if (o.past_longest_trial())
+    out << fmt::format("  the {} runs {} epochs, past the longest trial ({:g}): its metric is the model's extrapolation "
+                       "in epochs, where runs often keep improving after the model levels off{}; profile longer "
+                       "trials to plan on measurements (docs/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
+                       o.early_stop ? "expected run" : "choice",
+                       (o.early_stop ? o.early_stop->best.expected.config : b.config).epochs, o.longest_trial_epochs,
+                       a.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "
+                                          "samples when fitted without them"
+                                        : "");
   if (o.early_stop && !o.early_stop->alternatives.empty()) {
     out << "alternatives (by expected cost):\n";
     out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12} {:>13} {:>8}\n", "rank", "batch", "workers", "budget",

@@ -97,6 +97,11 @@ bool Prediction::past_last_sampled_epoch() const {
   return last_sampled_epoch && query.epochs > *last_sampled_epoch;
 }
 
+bool PlanOutcome::past_longest_trial() const {
+  const auto& c = early_stop ? early_stop->best.expected.config : result.best.config;
+  return longest_trial_epochs > 0 && c.epochs > longest_trial_epochs;
+}
+
 bool Prediction::past_every_sampled_epoch() const {
   return last_sampled_epoch_any && query.epochs > *last_sampled_epoch_any;
 }
@@ -309,6 +314,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   {
     const auto& c = o.early_stop ? o.early_stop->best.expected.config : o.result.best.config;
     o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
+    for (const auto& x : samples.with_metric()) o.longest_trial_epochs = std::max(o.longest_trial_epochs, x.epochs);
   }
   if (q.confidence > 0 && !q.early_stop) {
     // The planner's own epoch search for the chosen cell, on the point model.
@@ -383,6 +389,8 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                                    {"meets_target", t.meets_target},
                                    {"batch_octaves", t.batch_octaves},
                                    {"epoch_octaves", t.epoch_octaves}});
+  j["longest_trial_epochs"] = o.longest_trial_epochs;
+  j["past_longest_trial"] = o.past_longest_trial();
   if (const auto& m = o.confidence_margin)
     j["confidence_margin"] = {{"point_epochs_to_target", m->point_epochs},
                               {"margin_epochs", m->extra_epochs},

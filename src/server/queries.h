@@ -169,6 +169,12 @@ struct PlanOutcome {
   // The profiled trials nearest the choice (with early_stop: nearest the
   // epochs the point model expects the run to stop at).
   std::vector<plan::NearbyTrial> evidence;
+  // The most epochs any trial with a metric ran. A run planned past it rests
+  // on the model's extrapolation in epochs (with a confidence, on the beyond
+  // rule's wide intervals; models/conformal.h).
+  double longest_trial_epochs = 0;
+  // The run's epochs (with early_stop: those the point model expects) past longest_trial_epochs.
+  bool past_longest_trial() const;
   // With query.frontier: the cheapest run for every deadline, on `model`.
   std::vector<plan::Candidate> frontier;
   // With a confidence and fixed epochs, when the point prediction meets the
