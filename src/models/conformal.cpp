@@ -299,8 +299,8 @@ void ConformalMetricModel::fit_beyond(const SampleSet& with) {
     if (!fold[i]) last_kept = std::max(last_kept, with.samples[i].epochs);
   }
   if (held < p_.min_per_bin) {
-    notes_.push_back(fmt::format("{} samples past {:g} epochs (fewer than {}): past the last sampled epoch, the "
-                                 "optimistic end uses the rules above",
+    notes_.push_back(fmt::format("{} samples past {:g} epochs (fewer than {}): no beyond rule, so past the last "
+                                 "sampled epoch the interval uses the rules above",
                                  held, cut, p_.min_per_bin));
     return;
   }
@@ -519,8 +519,8 @@ std::string ConformalMetricModel::beyond_text() const {
       "(fitted on the earlier epochs, scored on the latest {:.0f}% of the samples), each divided by ln(e / last "
       "fitted epoch) + {:g}; at 90% the half-width is {:.3g} times ln(e / {:g}) + {:g}, e.g. {:.2f}% at twice the "
       "last sampled epoch",
-      last_sampled_epoch_, beyond_.size(), 100 * p_.beyond_holdout, p_.beyond_gap_floor, q90, last_sampled_epoch_, p_.beyond_gap_floor,
-      100 * q90 * (std::log(2.0) + p_.beyond_gap_floor));
+      last_sampled_epoch_, beyond_.size(), 100 * p_.beyond_holdout, p_.beyond_gap_floor, q90, last_sampled_epoch_,
+      p_.beyond_gap_floor, 100 * q90 * (std::log(2.0) + p_.beyond_gap_floor));
 }
 
 std::string ConformalMetricModel::hold_text() const {
