@@ -575,6 +575,21 @@ TEST(Conformal, BeyondRuleWidensBothEndsOnlyPastEverySample) {
   EXPECT_EQ(m_off->describe().find("past the last sampled epoch of every run"), std::string::npos);
 }
 
+// Too few samples in the latest third to rank: the rule stays off and says so.
+TEST(Conformal, BeyondRuleIsOffWithTooFewLateSamples) {
+  auto train = sampled_runs(12, 28);  // 36 samples, 12 of them in the forward fold (< min_per_bin 20)
+  auto make = [] { return std::make_unique<ClimbModel>(); };
+  models::ConformalParams off;
+  off.beyond_rule = false;
+  auto m_on = models::with_conformal_metric(make), m_off = models::with_conformal_metric(make, off);
+  m_on->fit(train), m_off->fit(train);
+  EXPECT_NE(m_on->describe().find("no beyond rule"), std::string::npos) << m_on->describe();
+  auto a = m_off->predict_interval(40, 1, 80, 0.9), c = m_on->predict_interval(40, 1, 80, 0.9);
+  ASSERT_TRUE(a && c);
+  EXPECT_DOUBLE_EQ(a->lo, c->lo);
+  EXPECT_DOUBLE_EQ(a->hi, c->hi);
+}
+
 // Past the best metric any sample reached, the residuals calibrate nothing:
 // the pessimistic end never promises better than the best measured, for
 // either direction; the optimistic end and the point prediction are free.
