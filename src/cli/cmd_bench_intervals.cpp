@@ -75,8 +75,8 @@ struct RegionCoverage {
     pessimistic += max ? c.interval_lo : c.interval_hi;
     optimistic += max ? c.interval_hi : c.interval_lo;
   }
+  double rate(size_t hits) const { return n ? double(hits) / double(n) : 0.0; }
   json to_json() const {
-    auto rate = [&](size_t k) { return n ? double(k) / double(n) : 0.0; };
     return {{"points", n},
             {"two_sided", rate(two_sided)},
             {"pessimistic_end", rate(pessimistic)},
@@ -165,11 +165,9 @@ void run_intervals(const IntervalsArgs& a) {
       "maximise, the upper for one to minimise; each end alone holds about {:.3g} for symmetric errors)\n",
       a.confidence, (1 + a.confidence) / 2);
   std::cout << "  region                            points  two-sided  pessimistic end  optimistic end\n";
-  for (const auto& [region, c] : all_regions) {
-    auto rate = [&](size_t k) { return c.n ? double(k) / double(c.n) : 0.0; };
+  for (const auto& [region, c] : all_regions)
     std::cout << fmt::format("  {:<32} {:>7}  {:>9.3f}  {:>15.3f}  {:>14.3f}\n", eval::to_string(region), c.n,
-                             rate(c.two_sided), rate(c.pessimistic), rate(c.optimistic));
-  }
+                             c.rate(c.two_sided), c.rate(c.pessimistic), c.rate(c.optimistic));
 }
 
 void setup(CLI::App& root) {

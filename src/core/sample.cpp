@@ -41,6 +41,13 @@ std::optional<double> SampleSet::best_metric() const {
   return best;
 }
 
+std::optional<double> SampleSet::last_metric_epoch() const {
+  std::optional<double> last;
+  for (const auto& s : samples)
+    if (s.metric) last = std::max(last.value_or(s.epochs), s.epochs);
+  return last;
+}
+
 std::vector<Sample> SampleSet::with_metric() const {
   std::vector<Sample> out;
   for (const auto& s : samples)

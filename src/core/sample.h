@@ -53,6 +53,8 @@ struct SampleSet {
   }
   // The best metric of any sample under this set's direction; nullopt when none carries one.
   std::optional<double> best_metric() const;
+  // The most epochs any sample with a metric ran; nullopt when none carries one.
+  std::optional<double> last_metric_epoch() const;
   // Does metric `m` meet `target` under this set's direction?
   bool meets(double m, double target) const {
     return direction == MetricDirection::kMax ? m >= target : m <= target;

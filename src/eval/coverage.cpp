@@ -59,11 +59,8 @@ const char* to_string(EpochRegion r) {
   return "?";
 }
 
-EpochRegions::EpochRegions(const SampleSet& train) {
-  for (const auto& s : train.with_metric()) {
-    runs_[{s.batch, s.workers}].push_back(s.epochs);
-    last_any_ = std::max(last_any_, s.epochs);
-  }
+EpochRegions::EpochRegions(const SampleSet& train) : last_any_(train.last_metric_epoch().value_or(0)) {
+  for (const auto& s : train.with_metric()) runs_[{s.batch, s.workers}].push_back(s.epochs);
   for (auto& [run, e] : runs_) std::sort(e.begin(), e.end());
 }
 

@@ -281,8 +281,7 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
 // epoch) + beyond_gap_floor, and a query's half-width is the rank times its own.
 void ConformalMetricModel::fit_beyond(const SampleSet& with) {
   beyond_.set({});
-  last_sampled_epoch_ = 0;
-  for (const auto& s : with.samples) last_sampled_epoch_ = std::max(last_sampled_epoch_, s.epochs);
+  last_sampled_epoch_ = with.last_metric_epoch().value_or(0);
   if (!p_.beyond_rule || with.size() == 0) return;
   std::vector<double> epochs;
   for (const auto& s : with.samples) epochs.push_back(s.epochs);

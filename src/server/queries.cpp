@@ -139,11 +139,10 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
     auto mm = src.conformal_metric(r.metric_model, cp);
     r.best_sampled_metric = s.best_metric();
     if (q.epochs >= 0) {
-      std::optional<double> last_of_run, last_of_any;
-      for (const auto& x : s.with_metric()) {
-        last_of_any = std::max(last_of_any.value_or(x.epochs), x.epochs);
+      std::optional<double> last_of_run;
+      for (const auto& x : s.with_metric())
         if (x.batch == q.batch && x.workers == q.workers) last_of_run = std::max(last_of_run.value_or(x.epochs), x.epochs);
-      }
+      const std::optional<double> last_of_any = s.last_metric_epoch();
       r.last_sampled_run = last_of_run.has_value();
       r.last_sampled_epoch = last_of_run ? last_of_run : last_of_any;
       r.last_sampled_epoch_any = last_of_any;
@@ -314,7 +313,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   {
     const auto& c = o.early_stop ? o.early_stop->best.expected.config : o.result.best.config;
     o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
-    for (const auto& x : samples.with_metric()) o.longest_trial_epochs = std::max(o.longest_trial_epochs, x.epochs);
+    o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
   }
   if (q.confidence > 0 && !q.early_stop) {
     // The planner's own epoch search for the chosen cell, on the point model.
