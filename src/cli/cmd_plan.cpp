@@ -160,7 +160,7 @@ void run_plan(const PlanArgs& a) {
                        "in epochs, where runs often keep improving after the model levels off{}; profile longer "
                        "trials to plan on measurements (docs/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
                        o.early_stop ? "expected run" : "choice",
-                       (o.early_stop ? o.early_stop->best.expected.config : b.config).epochs, o.longest_trial_epochs,
+                       o.run_config().epochs, o.longest_trial_epochs,
                        a.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "
                                           "samples when fitted without them"
                                         : "");

@@ -286,17 +286,14 @@ void ConformalMetricModel::fit_beyond(const SampleSet& with) {
   std::vector<double> epochs;
   for (const auto& s : with.samples) epochs.push_back(s.epochs);
   std::sort(epochs.begin(), epochs.end());
-  // The cut: the largest epoch count with at least 1 - beyond_holdout of the samples at or below it.
+  // The cut: the largest epoch count with at least 1 - beyond_holdout of the
+  // samples at or below it. It is a sampled epoch, so it is also the last
+  // epoch the forward fold's model is fitted on.
   const size_t keep = static_cast<size_t>(std::ceil((1 - p_.beyond_holdout) * double(epochs.size())));
   const double cut = epochs[std::clamp<size_t>(keep, 1, epochs.size()) - 1];
   std::vector<int> fold(with.size());
-  double last_kept = 0;
   int held = 0;
-  for (size_t i = 0; i < with.size(); ++i) {
-    fold[i] = with.samples[i].epochs > cut ? 1 : 0;
-    held += fold[i];
-    if (!fold[i]) last_kept = std::max(last_kept, with.samples[i].epochs);
-  }
+  for (size_t i = 0; i < with.size(); ++i) held += fold[i] = with.samples[i].epochs > cut ? 1 : 0;
   if (held < p_.min_per_bin) {
     notes_.push_back(fmt::format("{} samples past {:g} epochs (fewer than {}): no beyond rule, so past the last "
                                  "sampled epoch the interval uses the rules above",
@@ -313,7 +310,7 @@ void ConformalMetricModel::fit_beyond(const SampleSet& with) {
   std::vector<double> scaled;
   for (const auto& s : part(with, fold, 1, true).samples)
     scaled.push_back(signed_residual(*s.metric, m->predict(s.batch, s.workers, s.epochs)) /
-                     (std::log(s.epochs / last_kept) + p_.beyond_gap_floor));
+                     (std::log(s.epochs / cut) + p_.beyond_gap_floor));
   beyond_.set(std::move(scaled));
 }
 

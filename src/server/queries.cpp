@@ -97,9 +97,12 @@ bool Prediction::past_last_sampled_epoch() const {
   return last_sampled_epoch && query.epochs > *last_sampled_epoch;
 }
 
+const Config& PlanOutcome::run_config() const {
+  return early_stop ? early_stop->best.expected.config : result.best.config;
+}
+
 bool PlanOutcome::past_longest_trial() const {
-  const auto& c = early_stop ? early_stop->best.expected.config : result.best.config;
-  return longest_trial_epochs > 0 && c.epochs > longest_trial_epochs;
+  return longest_trial_epochs > 0 && run_config().epochs > longest_trial_epochs;
 }
 
 bool Prediction::past_every_sampled_epoch() const {
@@ -311,7 +314,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
     throw InfeasibleError(msg);
   }
   {
-    const auto& c = o.early_stop ? o.early_stop->best.expected.config : o.result.best.config;
+    const auto& c = o.run_config();
     o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
     o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
   }

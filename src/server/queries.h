@@ -173,7 +173,10 @@ struct PlanOutcome {
   // on the model's extrapolation in epochs (with a confidence, on the beyond
   // rule's wide intervals; models/conformal.h).
   double longest_trial_epochs = 0;
-  // The run's epochs (with early_stop: those the point model expects) past longest_trial_epochs.
+  // The run the plan stands for: the choice, or with early_stop the run the
+  // point model expects (its epochs are where it stops).
+  const Config& run_config() const;
+  // run_config()'s epochs past longest_trial_epochs.
   bool past_longest_trial() const;
   // With query.frontier: the cheapest run for every deadline, on `model`.
   std::vector<plan::Candidate> frontier;
