@@ -47,6 +47,7 @@ json seeds_doc(const std::vector<double>& medians, const std::vector<int>& misse
   }
   a["worst_median_regret"] = *std::max_element(medians.begin(), medians.end());
   a["misses_total"] = total;
+  a["runnable_total"] = static_cast<int>(4 * medians.size());
   a["pooled_median_regret"] = 0.01;
   doc["seeds"] = seeds;
   doc["runs"] = json::array({{{"models", {"auto"}}, {"methods", {"coconfig-tabu"}}, {"confidence", 0.9},
@@ -67,7 +68,9 @@ TEST(CoconfigSeeds, ReportNamesTheSeedsThatMissTheRegretLimitOrAConstraint) {
   auto text = eval::format_coconfig_bench_seeds(seeds_doc({0.006, 0.042, 0.0}, {0, 0, 1}), 0.03);
   EXPECT_NE(text.find("across 3 seeds (1, 2, 3)"), std::string::npos) << text;
   EXPECT_NE(text.find("+4.2% / 0"), std::string::npos) << text;
-  EXPECT_NE(text.find("median <= 3.0% with no miss on 1 of 3 seeds (not on 2, 3)"), std::string::npos) << text;
+  EXPECT_NE(text.find("median <= 3.0% with no miss on 1 of 3 seeds (not on 2, 3); 1 of 12 runnable plans miss (8.33%)"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("seed 3 cifar10 s0 auto coconfig-tabu: batch 145 x 1 workers, 11 epochs; metric 0.8330 "
                       "against a target of >= 0.8333"),
             std::string::npos)
@@ -76,7 +79,7 @@ TEST(CoconfigSeeds, ReportNamesTheSeedsThatMissTheRegretLimitOrAConstraint) {
   text = eval::format_coconfig_bench_seeds(seeds_doc({0.006, 0.042, 0.0}, {0, 0, 1}), 0.05);
   EXPECT_NE(text.find("on 2 of 3 seeds (not on 3)"), std::string::npos) << text;
   text = eval::format_coconfig_bench_seeds(seeds_doc({0.006, 0.01}, {0, 0}), 0.03);
-  EXPECT_NE(text.find("on 2 of 2 seeds\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("on 2 of 2 seeds; 0 of 8 runnable plans miss (0.00%)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("miss a true constraint: 0"), std::string::npos) << text;
 }
 
@@ -106,6 +109,16 @@ TEST(CoconfigSeeds, EachSeedIsItsOwnRunAndTheSummaryCarriesTheirFigures) {
   }
   EXPECT_NEAR(a["pooled_median_regret"].get<double>(), 0.0, 1e-12);
   EXPECT_EQ(a["misses_total"].get<int>(), 0);
+  // Runnable plans: each seed's runs less those without a plan or a runnable one.
+  int runnable = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& s = doc["runs"][i]["summary"]["oracle"]["coconfig-exhaustive"];
+    const int r = s["runs"].get<int>() - s["no_plan"].get<int>() - s["unrunnable"].get<int>();
+    EXPECT_EQ(a["runnable"][i].get<int>(), r);
+    runnable += r;
+  }
+  EXPECT_EQ(a["runnable_total"].get<int>(), runnable);
+  EXPECT_GT(runnable, 0);
   // Every plan listed as a miss is one the runs counted, and no other.
   int listed_oracle = 0, listed = 0, counted = 0;
   for (const auto& m : doc["misses"]) {

@@ -100,9 +100,9 @@ json run_coconfig_bench_seeds(const std::vector<std::string>& trace_dirs, Coconf
   for (const auto& spec : first.at("models")) {
     for (const auto& method : first.at("methods")) {
       json a = {{"median_regret", json::array()}, {"misses", json::array()}, {"no_plan", json::array()},
-                {"ok", json::array()}, {"runs", json::array()}};
+                {"ok", json::array()}, {"runs", json::array()}, {"runnable", json::array()}};
       double worst = NAN;
-      int misses = 0;
+      int misses = 0, runnable_total = 0;
       for (const auto& run : doc["runs"]) {
         const json& s = run.at("summary").at(spec.get<std::string>()).at(method.get<std::string>());
         a["median_regret"].push_back(s.at("median_regret"));
@@ -111,13 +111,16 @@ json run_coconfig_bench_seeds(const std::vector<std::string>& trace_dirs, Coconf
         a["runs"].push_back(s.at("runs"));
         const int runnable = s.at("runs").get<int>() - s.at("no_plan").get<int>() - s.at("unrunnable").get<int>();
         const int missed = runnable - s.at("ok").get<int>();  // plans that miss the target, the deadline or both
+        a["runnable"].push_back(runnable);
         a["misses"].push_back(missed);
         misses += missed;
+        runnable_total += runnable;
         if (s.at("median_regret").is_number())
           worst = std::isnan(worst) ? s["median_regret"].get<double>() : std::max(worst, s["median_regret"].get<double>());
       }
       a["worst_median_regret"] = std::isnan(worst) ? json(nullptr) : json(worst);
       a["misses_total"] = misses;
+      a["runnable_total"] = runnable_total;
       const auto& all = pooled[spec.get<std::string>()][method.get<std::string>()];
       a["pooled_median_regret"] = all.empty() ? json(nullptr) : json(median(all));
       doc["across_seeds"][spec.get<std::string>()][method.get<std::string>()] = a;
@@ -167,9 +170,15 @@ std::string format_coconfig_bench_seeds(const json& doc, double regret_limit) {
         const bool fails = !med.is_number() || med.get<double>() > regret_limit || a["misses"][i].get<int>() > 0;
         if (fails) over.push_back(std::to_string(seeds[i]));
       }
-      out += fmt::format("  {}: median <= {:.1f}% with no miss on {} of {} seeds{}\n", m, 100 * regret_limit,
+      out += fmt::format("  {}: median <= {:.1f}% with no miss on {} of {} seeds{}", m, 100 * regret_limit,
                          seeds.size() - over.size(), seeds.size(),
                          over.empty() ? std::string() : fmt::format(" (not on {})", fmt::join(over, ", ")));
+      // The rate per plan says more than the count of seeds: a seed of n plans is
+      // free of misses with probability (1 - rate)^n even when every plan is as likely to miss.
+      const int runnable = a.value("runnable_total", 0), missed = a["misses_total"].get<int>();
+      if (runnable > 0)
+        out += fmt::format("; {} of {} runnable plans miss ({:.2f}%)", missed, runnable, 100.0 * missed / runnable);
+      out += "\n";
     }
   }
   int shown = 0;
