@@ -93,5 +93,8 @@ TEST(CurveRecords, BenchRecordsReadsEveryTraceWithCurves) {
   }
   EXPECT_FALSE(doc["traces"].contains("bert"));  // two evaluations a run: nothing to count
   auto bad = tptest::run_cli("bench records --data /nonexistent");
-  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_EQ(bad.exit_code, 2);
+  auto empty = tptest::run_cli("bench records --data " + tptest::shared_data_dir() + " --from 0.9 --to 0.5");
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("--from"), std::string::npos) << empty.err;
 }

@@ -26,6 +26,8 @@ struct RecordsArgs {
 };
 
 void run_records(const RecordsArgs& a) {
+  if (!(a.window.from < a.window.to))
+    throw InputError("", 0, "--from", fmt::format("must be below --to ({:g} >= {:g})", a.window.from, a.window.to));
   const auto dirs = io::find_pollux_traces(a.data);
   if (dirs.empty()) throw InputError(a.data, 0, "--data", "no Pollux trace directory (with placements.csv) under it");
   json doc;
