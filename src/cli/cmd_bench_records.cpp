@@ -40,11 +40,11 @@ void run_records(const RecordsArgs& a) {
   for (const auto& dir : dirs) {
     auto oracle = replay::ReplayOracle::from_dir(dir);
     if (oracle.time_only()) continue;
-    json jt = {{"direction", oracle.direction() == MetricDirection::kMax ? "max" : "min"}, {"curves", json::array()}};
+    json jt = {{"direction", to_string(oracle.direction())}, {"curves", json::array()}};
     std::vector<double> means, longest, worse;
     std::string rows;
     for (const auto& c : oracle.trace().curves) {
-      if (c.rows.size() < 4) continue;  // bert: two evaluations, no window to speak of
+      if (c.rows.size() < eval::kMinRecordsEvaluations) continue;  // bert: two evaluations a run
       auto r = eval::curve_records(c, oracle.dataset_size(), oracle.direction(), a.window);
       jt["curves"].push_back({{"global_batch", r.global_batch}, {"last_epoch", r.last_epoch},
                               {"window_from", r.window_from}, {"window_to", r.window_to},
@@ -60,17 +60,18 @@ void run_records(const RecordsArgs& a) {
                           r.mean_flat_epochs, r.longest_flat_epochs, 100 * r.worse_steps);
     }
     if (means.empty()) continue;
-    jt["median_mean_flat_epochs"] = median(means);
-    jt["max_longest_flat_epochs"] = *std::max_element(longest.begin(), longest.end());
-    jt["median_worse_steps"] = median(worse);
+    const double mean_flat = median(means), longest_flat = *std::max_element(longest.begin(), longest.end()),
+                 worse_steps = median(worse);
+    jt["median_mean_flat_epochs"] = mean_flat;
+    jt["max_longest_flat_epochs"] = longest_flat;
+    jt["median_worse_steps"] = worse_steps;
     text += fmt::format("\n  {} ({}): between records {:.1f} epochs on average (median over batches), up to {:.1f}; "
                         "{:.0f}% of steps worse (median)\n",
-                        oracle.name(), jt["direction"].get<std::string>(), median(means),
-                        jt["max_longest_flat_epochs"].get<double>(), 100 * median(worse));
+                        oracle.name(), to_string(oracle.direction()), mean_flat, longest_flat, 100 * worse_steps);
     text += rows;
     doc["traces"][oracle.name()] = jt;
   }
-  if (doc["traces"].empty()) throw InputError(a.data, 0, "--data", "no trace with validation curves of 4 or more evaluations");
+  if (doc["traces"].empty()) throw InputError(a.data, 0, "--data", fmt::format("no trace with validation curves of {} or more evaluations", eval::kMinRecordsEvaluations));
   std::cout << (a.json_out ? doc.dump(2) + "\n" : text);
 }
 

@@ -173,9 +173,9 @@ std::string format_coconfig_bench_seeds(const json& doc, double regret_limit) {
       out += fmt::format("  {}: median <= {:.1f}% with no miss on {} of {} seeds{}", m, 100 * regret_limit,
                          seeds.size() - over.size(), seeds.size(),
                          over.empty() ? std::string() : fmt::format(" (not on {})", fmt::join(over, ", ")));
-      // The rate per plan says more than the count of seeds: a seed of n plans is
-      // free of misses with probability (1 - rate)^n even when every plan is as likely to miss.
-      const int runnable = a.value("runnable_total", 0), missed = a["misses_total"].get<int>();
+      // The rate per plan says more than the count of seeds: when plans miss
+      // independently at that rate, a seed of n plans is free of misses with probability (1 - rate)^n.
+      const int runnable = a.at("runnable_total").get<int>(), missed = a.at("misses_total").get<int>();
       if (runnable > 0)
         out += fmt::format("; {} of {} runnable plans miss ({:.2f}%)", missed, runnable, 100.0 * missed / runnable);
       out += "\n";

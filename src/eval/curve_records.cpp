@@ -3,19 +3,22 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
+#include "plan/problem.h"
 
 namespace trainplan::eval {
 
 CurveRecords curve_records(const io::ValidationCurve& curve, long dataset_size, MetricDirection direction,
                            const RecordsParams& params) {
   if (dataset_size <= 0) throw InputError(curve.path, 0, "dataset_size", "must be > 0 to convert iterations to epochs");
-  if (curve.rows.size() < 4)
-    throw InputError(curve.path, 0, "metric", "needs at least 4 evaluations to tell records from noise");
+  if (curve.rows.size() < kMinRecordsEvaluations)
+    throw InputError(curve.path, 0, "metric",
+                     fmt::format("needs at least {} evaluations to tell records from noise", kMinRecordsEvaluations));
   if (!(params.from >= 0 && params.from < params.to && params.to <= 1))
     throw InputError(curve.path, 0, "window", "needs 0 <= from < to <= 1");
-  const bool max = direction == MetricDirection::kMax;
-  auto better = [max](double a, double b) { return max ? a > b : a < b; };
+  auto better = [direction](double a, double b) { return plan::metric_better(a, b, direction); };
   const double per_iteration = static_cast<double>(curve.global_batch) / static_cast<double>(dataset_size);
   const size_t n = curve.rows.size();
 

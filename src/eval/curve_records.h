@@ -36,9 +36,13 @@ struct CurveRecords {
   double worse_steps = 0;
 };
 
+// Fewer evaluations than this tell records from noise no better than chance.
+inline constexpr size_t kMinRecordsEvaluations = 4;
+
 // One curve: data epochs of row k = iteration_k * global_batch / dataset_size.
 // Throws InputError (naming the curve's file) when dataset_size <= 0, the
-// curve has fewer than 4 evaluations, or the window is not 0 <= from < to <= 1.
+// curve has fewer than kMinRecordsEvaluations evaluations, or the window is
+// not 0 <= from < to <= 1.
 CurveRecords curve_records(const io::ValidationCurve& curve, long dataset_size, MetricDirection direction,
                            const RecordsParams& params = {});
 
