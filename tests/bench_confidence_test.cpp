@@ -286,3 +286,37 @@ TEST(BenchConfidence, EarlyStopJudgesTheSamePlansNoDearerAndAddsTheEarlyStopMeth
   EXPECT_GT(compared, 0);
   EXPECT_TRUE(ss[0]["results"]["per-batch-extrapolation+global-batch"].contains("coconfig-early-stop"));
 }
+
+TEST(BenchConfidence, PinRunsPinsThePointAtASampledEpochOnlyWhenAsked) {
+  // fit_planning_model with pin_runs: the point prediction at a run's first
+  // sampled epoch is that sample (models/metric_run_pinned.h); without it, the
+  // fitted curve's own value, which the noise keeps off the sample.
+  SampleSet s = synthetic_samples();
+  auto plain = plan::fit_planning_model("allreduce-local", "optimus-curve", s, true, 0.9, 16, 1,
+                                        plan::ConfidenceBounds::kTwoSided, true, false);
+  auto pinned = plan::fit_planning_model("allreduce-local", "optimus-curve", s, true, 0.9, 16, 1,
+                                         plan::ConfidenceBounds::kTwoSided, true, true);
+  int off = 0;
+  for (const auto& x : s.samples) {
+    if (x.epochs != 1) continue;
+    auto p = pinned.fitted->metric(static_cast<int>(x.batch), x.workers, 1);
+    auto q = plain.fitted->metric(static_cast<int>(x.batch), x.workers, 1);
+    ASSERT_TRUE(p && q);
+    EXPECT_NEAR(*p, *x.metric, 1e-9) << x.batch << " x " << x.workers;
+    off += std::abs(*q - *x.metric) > 1e-6;
+  }
+  EXPECT_GT(off, 0);
+  // Both still plan at the confidence: a pessimistic side below the point.
+  auto lo = pinned.planned->metric(32, 2, 4);
+  auto mid = pinned.fitted->metric(32, 2, 4);
+  ASSERT_TRUE(lo && mid);
+  EXPECT_LT(*lo, *mid);
+}
+
+TEST(BenchConfidence, BenchRecordsPinRuns) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto [jp, js] = bench_ncf_twice("bench_pin", "isotonic-mi", " --confidence 0.9 --pin-runs");
+  EXPECT_FALSE(jp["pin_runs"].get<bool>());
+  EXPECT_TRUE(js["pin_runs"].get<bool>());
+  EXPECT_EQ(js["summary"]["isotonic-mi"]["coconfig-exhaustive"]["runs"].get<int>(), 2);
+}

@@ -89,6 +89,8 @@ void setup(CLI::App& root) {
   cmd->add_flag("!--no-measured-bounds", a->o.measured_bounds,
                 "With --confidence, plan on the intervals alone, without holding the pessimistic side to the "
                 "sampled trials of each configuration (the benchmark before 2026-11-23's fifth session)");
+  cmd->add_flag("--pin-runs", a->o.pin_runs,
+                "With intervals, pin the metric model to each sampled run's own trials (models/metric_run_pinned.h)");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");
   cmd->callback([a, conf] {
     a->confidence_given = conf->count() > 0;

@@ -43,13 +43,13 @@ struct Fitted {
 // The oracle is the truth itself and has no intervals: it is planned on as is.
 Fitted fit_spec(const std::string& spec, const SampleSet& samples,
                 const std::shared_ptr<const models::PerformanceModel>& truth, bool conformal, double confidence,
-                int probe_batch, uint64_t seed, plan::ConfidenceBounds bounds, bool measured_bounds) {
+                int probe_batch, uint64_t seed, plan::ConfidenceBounds bounds, bool measured_bounds, bool pin_runs) {
   if (spec == "oracle") return {truth, truth, "", ""};
   std::string t = spec, m = spec;
   if (auto plus = spec.find('+'); plus != std::string::npos) t = spec.substr(0, plus), m = spec.substr(plus + 1);
   auto choice = plan::choose_models(t, m, samples);
   auto pm = plan::fit_planning_model(choice.time_model, choice.metric_model, samples, conformal, confidence,
-                                     probe_batch, seed, bounds, measured_bounds);
+                                     probe_batch, seed, bounds, measured_bounds, pin_runs);
   return {pm.fitted, pm.planned, choice.time_model, choice.metric_model};
 }
 
@@ -166,6 +166,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   doc["early_stop_budget"] = a.early_stop ? json(a.early_stop_budget) : json(nullptr);
   doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
   doc["measured_bounds"] = a.confidence > 0 && a.measured_bounds;
+  doc["pin_runs"] = (a.conformal || a.confidence > 0) && a.pin_runs;
   doc["scenarios_per_trace"] = a.scenarios;
   doc["tabu_seeds"] = a.tabu_seeds;
   doc["models"] = specs;
@@ -216,7 +217,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
     for (const auto& spec : specs) {
       say(fmt::format("  fitting {}...", spec));
       Fitted f = fit_spec(spec, samples, truth, conformal, a.confidence, space.space.batches.front(), a.seed,
-                          bounds, a.measured_bounds);
+                          bounds, a.measured_bounds, a.pin_runs);
       auto& mr = mres[spec][oracle->name()];
       mr = {in_sample_mre(f, samples, true), cv_mre(f.time_name, true, samples, cv_cache, a.seed),
             in_sample_mre(f, samples, false), cv_mre(f.metric_name, false, samples, cv_cache, a.seed)};
@@ -348,6 +349,8 @@ std::string format_coconfig_bench(const json& doc) {
                         : "")
          : doc.at("conformal").get<bool>() ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
                                            : std::string("methods plan on the point predictions\n");
+  if (doc.value("pin_runs", false))
+    out += "the metric models are pinned to each sampled run's own trials (--pin-runs, models/metric_run_pinned.h)\n";
   if (doc.at("early_stop").get<bool>())
     out += fmt::format("every plan is judged as a run that stops when the true metric meets the target (planned epochs "
                        "= budget); coconfig-early-stop's budget rule: {}\n",

@@ -142,6 +142,7 @@ std::string format_coconfig_bench_seeds(const json& doc, double regret_limit) {
                            first.at("early_stop").get<bool>() ? "; runs stop at the target" : "")
              : fmt::format("every method plans on the point predictions{}\n",
                            first.at("early_stop").get<bool>() ? "; runs stop at the target" : "");
+  if (first.value("pin_runs", false)) out += "metric models pinned to each sampled run's own trials (--pin-runs)\n";
   out += "per seed: median regret (true cost / true optimal cost - 1, over the runnable plans) and, after '/', the "
          "plans that miss a true constraint (target or deadline)\n";
   for (const auto& spec : first.at("models")) {

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/median.h"
+#include "models/metric_run_pinned.h"
 #include "models/registry.h"
 
 namespace trainplan::models {
@@ -579,7 +580,9 @@ std::unique_ptr<TimeModel> conformal_time_model(const std::string& name, Conform
 std::unique_ptr<MetricModel> conformal_metric_model(const std::string& name, ConformalParams p) {
   const auto& e = ModelRegistry::instance().get(name);
   if (!e.make_metric) throw InputError("model '" + name + "' has no metric part");
-  return with_conformal_metric(e.make_metric, p);
+  if (!p.pin_runs) return with_conformal_metric(e.make_metric, p);
+  MetricFactory make = e.make_metric;
+  return with_conformal_metric([make] { return std::make_unique<RunPinnedMetricModel>(make()); }, p);
 }
 
 }  // namespace trainplan::models

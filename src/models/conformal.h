@@ -170,6 +170,11 @@ struct ConformalParams {
   // are the forward fold; `beyond_gap_floor` is the floor of its scale.
   double beyond_holdout = 1.0 / 3;
   double beyond_gap_floor = 0.1;
+  // Metric models: pin the wrapped model to each measured run's samples
+  // (models/metric_run_pinned.h), in the full fit and in every fold's, so
+  // the within-run residuals are those of pinned interpolations. false: the
+  // model as registered.
+  bool pin_runs = false;
 };
 
 using TimeFactory = std::function<std::unique_ptr<TimeModel>()>;

@@ -66,11 +66,12 @@ std::optional<double> DomainMaskedModel::metric(int batch, int workers, double e
 
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, bool conformal, double confidence, int probe_batch,
-                                 uint64_t seed, ConfidenceBounds bounds, bool measured_bounds) {
+                                 uint64_t seed, ConfidenceBounds bounds, bool measured_bounds, bool pin_runs) {
   PlanningModel out;
   if (conformal) {
     models::ConformalParams cp;
     cp.seed = seed;
+    cp.pin_runs = pin_runs;
     std::shared_ptr<models::TimeModel> tm = models::conformal_time_model(time_model, cp);
     std::shared_ptr<models::MetricModel> mm = models::conformal_metric_model(metric_model, cp);
     tm->fit(samples);

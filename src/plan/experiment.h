@@ -60,7 +60,9 @@ class DomainMaskedModel : public models::PerformanceModel {
 // target); otherwise `planned` is `fitted`. confidence > 0 needs intervals:
 // without `conformal` the parts must give their own, else InputError. With a
 // confidence and `measured_bounds`, the pessimistic side is also held to the
-// samples' own trials (MeasuredBoundsModel, plan/measured_bounds.h).
+// samples' own trials (MeasuredBoundsModel, plan/measured_bounds.h). With
+// `conformal` and `pin_runs` the metric model is pinned to each measured
+// run's samples inside the intervals (ConformalParams::pin_runs).
 struct PlanningModel {
   std::shared_ptr<const models::FittedPerformanceModel> fitted;
   std::shared_ptr<const models::PerformanceModel> planned;
@@ -68,7 +70,7 @@ struct PlanningModel {
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, bool conformal, double confidence, int probe_batch,
                                  uint64_t seed = 1, ConfidenceBounds bounds = ConfidenceBounds::kTwoSided,
-                                 bool measured_bounds = true);
+                                 bool measured_bounds = true, bool pin_runs = false);
 // The side a plan is made on: `fitted` itself without a confidence; else its
 // pessimistic side at `confidence`, held to the trials in `samples` when
 // `measured_bounds` (as fit_planning_model's `planned`).
