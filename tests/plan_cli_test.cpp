@@ -62,6 +62,15 @@ TEST(PlanCli, JsonHasChoiceAndAlternatives) {
   EXPECT_NEAR(t0["batch_octaves"].get<double>(),
               std::log2(t0["batch"].get<double>() * t0["workers"].get<double>() / gb), 1e-9);
   EXPECT_EQ(t0["meets_target"].get<bool>(), t0["metric"].get<double>() >= 0.8);
+  // What the point model says at each trial, beside what the trial measured.
+  for (const auto& t : j["nearest_trials"]) {
+    ASSERT_TRUE(t["model_metric"].is_number()) << t;
+    EXPECT_GT(t["model_metric"].get<double>(), 0.3);
+    EXPECT_LT(t["model_metric"].get<double>(), 1.0);
+  }
+  auto text = tptest::run_cli("plan --samples " + samples_file() +
+                              " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi");
+  EXPECT_NE(text.out.find("model: the point model's metric at the trial"), std::string::npos) << text.out;
 }
 
 // The samples run at most 20 epochs; optimus-curve keeps rising past them, so

@@ -145,15 +145,18 @@ void run_plan(const PlanArgs& a) {
   }
   if (!o.evidence.empty()) {
     // What the choice rests on: a trial beside it that missed the target, or
-    // none near, says the prediction is the model's alone.
-    out << fmt::format("nearest trials (distance from the {} in octaves of global batch and of epochs):\n",
+    // none near, says the prediction is the model's alone; a model more
+    // optimistic than the trials beside the choice is likely so at the choice.
+    out << fmt::format("nearest trials (distance from the {} in octaves of global batch and of epochs; model: the "
+                       "point model's metric at the trial):\n",
                        o.early_stop ? "expected run" : "choice");
-    out << fmt::format("  {:>6} {:>7} {:>7} {:>10} {:>7} {:>8} {:>9}\n", "batch", "workers", "epochs", "metric",
-                       "target", "d_batch", "d_epochs");
+    out << fmt::format("  {:>6} {:>7} {:>7} {:>10} {:>10} {:>7} {:>8} {:>9}\n", "batch", "workers", "epochs", "metric",
+                       "model", "target", "d_batch", "d_epochs");
     for (const auto& t : o.evidence)
-      out << fmt::format("  {:>6g} {:>7} {:>7g} {:>10.5g} {:>7} {:>+8.2f} {:>+9.2f}\n", t.sample.batch, t.sample.workers,
-                         t.sample.epochs, *t.sample.metric, t.meets_target ? "met" : "missed", t.batch_octaves,
-                         t.epoch_octaves);
+      out << fmt::format("  {:>6g} {:>7} {:>7g} {:>10.5g} {:>10} {:>7} {:>+8.2f} {:>+9.2f}\n", t.sample.batch,
+                         t.sample.workers, t.sample.epochs, *t.sample.metric,
+                         t.model_metric ? fmt::format("{:.5g}", *t.model_metric) : std::string("-"),
+                         t.meets_target ? "met" : "missed", t.batch_octaves, t.epoch_octaves);
   }
   if (o.past_longest_trial())
     out << fmt::format("  the {} runs {} epochs, past the longest trial ({:g}): its metric is the model's extrapolation "

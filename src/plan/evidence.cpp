@@ -23,4 +23,9 @@ std::vector<NearbyTrial> nearest_trials(const SampleSet& samples, double global_
   return all;
 }
 
+void add_model_metric(std::vector<NearbyTrial>& trials, const models::PerformanceModel& model) {
+  for (auto& t : trials)
+    t.model_metric = model.metric(static_cast<int>(std::lround(t.sample.batch)), t.sample.workers, t.sample.epochs);
+}
+
 }  // namespace trainplan::plan

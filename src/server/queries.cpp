@@ -316,6 +316,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   {
     const auto& c = o.run_config();
     o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
+    plan::add_model_metric(o.evidence, *fitted);
     o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
   }
   if (q.confidence > 0 && !q.early_stop) {
@@ -388,6 +389,7 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                                    {"workers", t.sample.workers},
                                    {"epochs", t.sample.epochs},
                                    {"metric", *t.sample.metric},
+                                   {"model_metric", t.model_metric ? nlohmann::json(*t.model_metric) : nlohmann::json()},
                                    {"meets_target", t.meets_target},
                                    {"batch_octaves", t.batch_octaves},
                                    {"epoch_octaves", t.epoch_octaves}});
