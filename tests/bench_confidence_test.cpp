@@ -93,18 +93,21 @@ TEST(BenchConfidence, HelpSaysConfidenceImpliesConformal) {
 
 TEST(BenchConfidence, PointModelWithoutIntervalsIsAnInputError) {
   // isotonic-mi gives no intervals of its own: --confidence needs --conformal.
-  EXPECT_THROW(plan::fit_planning_model("isotonic-mi", "isotonic-mi", synthetic_samples(), false, 0.9, 16),
+  EXPECT_THROW(plan::fit_planning_model("isotonic-mi", "isotonic-mi", synthetic_samples(),
+                                        {.confidence = 0.9, .probe_batch = 16}),
                InputError);
-  EXPECT_NO_THROW(plan::fit_planning_model("isotonic-mi", "isotonic-mi", synthetic_samples(), true, 0.9, 16));
+  EXPECT_NO_THROW(plan::fit_planning_model("isotonic-mi", "isotonic-mi", synthetic_samples(),
+                                           {.conformal = true, .confidence = 0.9, .probe_batch = 16}));
 }
 
 TEST(BenchConfidence, PessimisticPlanIsMoreConservativeThanThePointPlan) {
   SampleSet s = synthetic_samples();
   // The intervals' pessimistic side alone (not held to the trials, which can
   // lift it above a point prediction: MeasuredBounds below).
-  auto point = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0, 16);
-  auto safe = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1,
-                                       plan::ConfidenceBounds::kTwoSided, /*measured_bounds=*/false);
+  auto point = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, {.conformal = true, .probe_batch = 16});
+  auto safe = plan::fit_planning_model(
+      "isotonic-mi", "isotonic-mi", s,
+      {.conformal = true, .confidence = 0.9, .probe_batch = 16, .measured_bounds = false});
   EXPECT_EQ(point.planned, point.fitted);  // no confidence: plan on the point predictions
   EXPECT_NE(safe.planned, safe.fitted);
   // Same point predictions (conformal wraps the same fit), pessimistic planned side everywhere.
@@ -238,10 +241,15 @@ TEST(BenchConfidence, MetricIntervalUsesTheMondrianBinOfItsPrediction) {
 
 TEST(BenchConfidence, OneSidedBoundsPlanOnTheSignedBounds) {
   SampleSet s = synthetic_samples();
-  auto two = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1,
-                                      plan::ConfidenceBounds::kTwoSided, false);
-  auto one = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1,
-                                      plan::ConfidenceBounds::kOneSided, false);
+  auto two = plan::fit_planning_model(
+      "isotonic-mi", "isotonic-mi", s,
+      {.conformal = true, .confidence = 0.9, .probe_batch = 16, .measured_bounds = false});
+  auto one = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s,
+                                      {.conformal = true,
+                                       .confidence = 0.9,
+                                       .probe_batch = 16,
+                                       .bounds = plan::ConfidenceBounds::kOneSided,
+                                       .measured_bounds = false});
   EXPECT_NE(one.planned->name().find("one-sided"), std::string::npos) << one.planned->name();
   EXPECT_NE(two.planned->name().find("two-sided"), std::string::npos) << two.planned->name();
   auto fp = std::dynamic_pointer_cast<const models::FittedPerformanceModel>(one.fitted);
@@ -292,10 +300,10 @@ TEST(BenchConfidence, PinRunsPinsThePointAtASampledEpochOnlyWhenAsked) {
   // sampled epoch is that sample (models/metric_run_pinned.h); without it, the
   // fitted curve's own value, which the noise keeps off the sample.
   SampleSet s = synthetic_samples();
-  auto plain = plan::fit_planning_model("allreduce-local", "optimus-curve", s, true, 0.9, 16, 1,
-                                        plan::ConfidenceBounds::kTwoSided, true, false);
-  auto pinned = plan::fit_planning_model("allreduce-local", "optimus-curve", s, true, 0.9, 16, 1,
-                                         plan::ConfidenceBounds::kTwoSided, true, true);
+  auto plain = plan::fit_planning_model("allreduce-local", "optimus-curve", s,
+                                        {.conformal = true, .confidence = 0.9, .probe_batch = 16});
+  auto pinned = plan::fit_planning_model("allreduce-local", "optimus-curve", s,
+                                         {.conformal = true, .confidence = 0.9, .probe_batch = 16, .pin_runs = true});
   int off = 0;
   for (const auto& x : s.samples) {
     if (x.epochs != 1) continue;

@@ -91,10 +91,12 @@ TEST(MeasuredBounds, FitPlanningModelHoldsThePessimisticSideToTheTrials) {
         s.samples.push_back(trial(b, r, e, 0.9 - 0.5 * std::exp(-e / 4.0) + wobble));
         s.samples.back().epoch_time_s = 100.0 / (b * r) + r;
       }
-  auto held = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16);
-  auto bare = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0.9, 16, 1,
-                                       plan::ConfidenceBounds::kTwoSided, false);
-  auto point = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, true, 0, 16);
+  auto held = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s,
+                                       {.conformal = true, .confidence = 0.9, .probe_batch = 16});
+  auto bare = plan::fit_planning_model(
+      "isotonic-mi", "isotonic-mi", s,
+      {.conformal = true, .confidence = 0.9, .probe_batch = 16, .measured_bounds = false});
+  auto point = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, {.conformal = true, .probe_batch = 16});
   EXPECT_NE(held.planned->name().find("held to the measured trials"), std::string::npos) << held.planned->name();
   EXPECT_EQ(bare.planned->name().find("held to the measured trials"), std::string::npos) << bare.planned->name();
   EXPECT_EQ(point.planned, point.fitted);  // without a confidence nothing is wrapped

@@ -71,7 +71,10 @@ void run_records(const RecordsArgs& a) {
     text += rows;
     doc["traces"][oracle.name()] = jt;
   }
-  if (doc["traces"].empty()) throw InputError(a.data, 0, "--data", fmt::format("no trace with validation curves of {} or more evaluations", eval::kMinRecordsEvaluations));
+  if (doc["traces"].empty())
+    throw InputError(a.data, 0, "--data",
+                     fmt::format("no trace with validation curves of {} or more evaluations",
+                                 eval::kMinRecordsEvaluations));
   std::cout << (a.json_out ? doc.dump(2) + "\n" : text);
 }
 

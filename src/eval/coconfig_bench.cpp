@@ -37,19 +37,18 @@ struct Fitted {
   std::string time_name, metric_name;  // empty for the oracle
 };
 
-// Fits a --models entry; with `conformal` both chosen parts are wrapped in
-// K-fold conformal intervals (the point predictions are unchanged), and with
-// confidence > 0 the methods plan on the pessimistic side of those intervals.
+// Fits a --models entry as plan::fit_planning_model does under `po`: with
+// po.conformal both chosen parts are wrapped in K-fold conformal intervals (the
+// point predictions are unchanged), and with po.confidence > 0 the methods plan
+// on the pessimistic side of those intervals.
 // The oracle is the truth itself and has no intervals: it is planned on as is.
 Fitted fit_spec(const std::string& spec, const SampleSet& samples,
-                const std::shared_ptr<const models::PerformanceModel>& truth, bool conformal, double confidence,
-                int probe_batch, uint64_t seed, plan::ConfidenceBounds bounds, bool measured_bounds, bool pin_runs) {
+                const std::shared_ptr<const models::PerformanceModel>& truth, const plan::PlanningModelOptions& po) {
   if (spec == "oracle") return {truth, truth, "", ""};
   std::string t = spec, m = spec;
   if (auto plus = spec.find('+'); plus != std::string::npos) t = spec.substr(0, plus), m = spec.substr(plus + 1);
   auto choice = plan::choose_models(t, m, samples);
-  auto pm = plan::fit_planning_model(choice.time_model, choice.metric_model, samples, conformal, confidence,
-                                     probe_batch, seed, bounds, measured_bounds, pin_runs);
+  auto pm = plan::fit_planning_model(choice.time_model, choice.metric_model, samples, po);
   return {pm.fitted, pm.planned, choice.time_model, choice.metric_model};
 }
 
@@ -148,7 +147,14 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   };
   if (!(a.confidence >= 0 && a.confidence < 1)) throw InputError("--confidence must be strictly between 0 and 1");
   const bool conformal = a.conformal || a.confidence > 0;  // --confidence implies --conformal
-  const plan::ConfidenceBounds bounds = plan::parse_confidence_bounds(a.bounds);
+  // How every model is fitted and read; the probe batch is set per trace.
+  plan::PlanningModelOptions po;
+  po.conformal = conformal;
+  po.confidence = a.confidence;
+  po.seed = a.seed;
+  po.bounds = plan::parse_confidence_bounds(a.bounds);
+  po.measured_bounds = a.measured_bounds;
+  po.pin_runs = a.pin_runs;
   const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(a.early_stop_budget);
   if (a.scenarios < 1) throw InputError("--scenarios must be >= 1");
   if (a.max_workers < 1) throw InputError("--max-workers must be >= 1");
@@ -166,7 +172,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   doc["early_stop_budget"] = a.early_stop ? json(a.early_stop_budget) : json(nullptr);
   doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
   doc["measured_bounds"] = a.confidence > 0 && a.measured_bounds;
-  doc["pin_runs"] = (a.conformal || a.confidence > 0) && a.pin_runs;
+  doc["pin_runs"] = conformal && a.pin_runs;
   doc["scenarios_per_trace"] = a.scenarios;
   doc["tabu_seeds"] = a.tabu_seeds;
   doc["models"] = specs;
@@ -209,6 +215,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
                    {"max_epochs", space.space.max_epochs}, {"gpus_per_node", 4}};
     jt["direction"] = to_string(oracle->direction());
     std::map<std::string, std::optional<double>> cv_cache;
+    po.probe_batch = space.space.batches.front();
     std::vector<json> jscen(scen.size());
     for (size_t i = 0; i < scen.size(); ++i)
       jscen[i] = {{"target", scen[i].target}, {"deadline_s", scen[i].deadline_s}, {"quantile", scen[i].quantile},
@@ -216,8 +223,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
                   {"fastest", cand_json(scen[i].fastest)}};
     for (const auto& spec : specs) {
       say(fmt::format("  fitting {}...", spec));
-      Fitted f = fit_spec(spec, samples, truth, conformal, a.confidence, space.space.batches.front(), a.seed,
-                          bounds, a.measured_bounds, a.pin_runs);
+      Fitted f = fit_spec(spec, samples, truth, po);
       auto& mr = mres[spec][oracle->name()];
       mr = {in_sample_mre(f, samples, true), cv_mre(f.time_name, true, samples, cv_cache, a.seed),
             in_sample_mre(f, samples, false), cv_mre(f.metric_name, false, samples, cv_cache, a.seed)};

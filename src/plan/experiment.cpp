@@ -65,13 +65,12 @@ std::optional<double> DomainMaskedModel::metric(int batch, int workers, double e
 }
 
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
-                                 const SampleSet& samples, bool conformal, double confidence, int probe_batch,
-                                 uint64_t seed, ConfidenceBounds bounds, bool measured_bounds, bool pin_runs) {
+                                 const SampleSet& samples, const PlanningModelOptions& o) {
   PlanningModel out;
-  if (conformal) {
+  if (o.conformal) {
     models::ConformalParams cp;
-    cp.seed = seed;
-    cp.pin_runs = pin_runs;
+    cp.seed = o.seed;
+    cp.pin_runs = o.pin_runs;
     std::shared_ptr<models::TimeModel> tm = models::conformal_time_model(time_model, cp);
     std::shared_ptr<models::MetricModel> mm = models::conformal_metric_model(metric_model, cp);
     tm->fit(samples);
@@ -80,7 +79,7 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
   } else {
     out.fitted = models::fit_performance_model(time_model, metric_model, samples);
   }
-  out.planned = planned_side(out.fitted, samples, confidence, probe_batch, bounds, measured_bounds);
+  out.planned = planned_side(out.fitted, samples, o.confidence, o.probe_batch, o.bounds, o.measured_bounds);
   return out;
 }
 

@@ -58,19 +58,26 @@ class DomainMaskedModel : public models::PerformanceModel {
 // confidence in (0, 1) `planned` reads them on their pessimistic side
 // (PessimisticModel: upper epoch time, metric bound on the wrong side of the
 // target); otherwise `planned` is `fitted`. confidence > 0 needs intervals:
-// without `conformal` the parts must give their own, else InputError. With a
-// confidence and `measured_bounds`, the pessimistic side is also held to the
-// samples' own trials (MeasuredBoundsModel, plan/measured_bounds.h). With
-// `conformal` and `pin_runs` the metric model is pinned to each measured
-// run's samples inside the intervals (ConformalParams::pin_runs).
+// without `conformal` the parts must give their own, else InputError.
 struct PlanningModel {
   std::shared_ptr<const models::FittedPerformanceModel> fitted;
   std::shared_ptr<const models::PerformanceModel> planned;
 };
+struct PlanningModelOptions {
+  bool conformal = false;  // wrap both parts in K-fold conformal intervals
+  double confidence = 0;   // in (0, 1): plan on the pessimistic side at this coverage; 0: on the point
+  int probe_batch = 0;     // the batch PessimisticModel probes the metric's direction at
+  uint64_t seed = 1;       // deals the conformal folds
+  ConfidenceBounds bounds = ConfidenceBounds::kTwoSided;
+  // With a confidence: hold the pessimistic side to the samples' own trials
+  // (MeasuredBoundsModel, plan/measured_bounds.h).
+  bool measured_bounds = true;
+  // With `conformal`: pin the metric model to each measured run's samples
+  // inside the intervals (ConformalParams::pin_runs).
+  bool pin_runs = false;
+};
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
-                                 const SampleSet& samples, bool conformal, double confidence, int probe_batch,
-                                 uint64_t seed = 1, ConfidenceBounds bounds = ConfidenceBounds::kTwoSided,
-                                 bool measured_bounds = true, bool pin_runs = false);
+                                 const SampleSet& samples, const PlanningModelOptions& o);
 // The side a plan is made on: `fitted` itself without a confidence; else its
 // pessimistic side at `confidence`, held to the trials in `samples` when
 // `measured_bounds` (as fit_planning_model's `planned`).
