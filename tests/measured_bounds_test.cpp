@@ -112,3 +112,65 @@ TEST(MeasuredBounds, FitPlanningModelHoldsThePessimisticSideToTheTrials) {
   }
   EXPECT_TRUE(lifted) << "the interval's lower side should sit below some trials";
 }
+
+TEST(MeasuredBounds, ShiftedByThePointModelsOptimisticMisfitAtLaterTrials) {
+  // A loss. The pessimistic side says 31 - 0.2 e, the point model 30 - 0.2 e.
+  // Trials of (16, 1): 29 at 10 epochs (the point model said 28: optimistic
+  // by 1) and 21.5 at 40 (it said 22: pessimistic, no shift).
+  SampleSet s;
+  s.direction = MetricDirection::kMin;
+  s.samples = {trial(16, 1, 10, 29.0), trial(16, 1, 40, 21.5)};
+  auto inner = std::make_shared<LineModel>(31, -0.2, MetricDirection::kMin);
+  auto point = std::make_shared<LineModel>(30, -0.2, MetricDirection::kMin);
+  plan::MeasuredBoundsModel plain(inner, s);
+  plan::MeasuredBoundsModel shifted(inner, s, point);
+  EXPECT_NE(shifted.name().find("shifted by the misfit"), std::string::npos) << shifted.name();
+  // Before the 10-epoch trial: 29.4 plain, 29.4 + 1 shifted.
+  EXPECT_DOUBLE_EQ(*plain.metric(16, 1, 8), 29.4);
+  EXPECT_DOUBLE_EQ(*shifted.metric(16, 1, 8), 30.4);
+  // At and past it the trial's own 29 is the floor, and the shift stops with
+  // the trial: only later trials shift, and the 40-epoch one is not optimistic.
+  EXPECT_DOUBLE_EQ(*shifted.metric(16, 1, 10), 29.0);
+  EXPECT_DOUBLE_EQ(*shifted.metric(16, 1, 20), 27.0);
+  EXPECT_DOUBLE_EQ(*shifted.metric(16, 1, 20), *plain.metric(16, 1, 20));
+  // Unmeasured configurations pass through.
+  EXPECT_DOUBLE_EQ(*shifted.metric(32, 1, 8), 29.4);
+  // Still monotone in epochs (non-increasing for a loss).
+  double prev = 1e9;
+  for (double e = 0.5; e <= 60; e += 0.5) {
+    double v = *shifted.metric(16, 1, e);
+    EXPECT_LE(v, prev) << e;
+    prev = v;
+  }
+}
+
+TEST(MeasuredBounds, FitPlanningModelShiftsByMisfitByDefault) {
+  SampleSet s;
+  s.direction = MetricDirection::kMax;
+  for (int b : {16, 64})
+    for (int r : {1, 4})
+      for (int e : {1, 4, 12}) {
+        double wobble = ((b + 3 * r + 7 * e) % 5 - 2) * 0.004;
+        s.samples.push_back(trial(b, r, e, 0.9 - 0.5 * std::exp(-e / 4.0) + wobble));
+        s.samples.back().epoch_time_s = 100.0 / (b * r) + r;
+      }
+  plan::PlanningModelOptions o{.conformal = true, .confidence = 0.9, .probe_batch = 16};
+  auto shifted = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, o);
+  o.misfit_shift = false;
+  auto held = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, o);
+  EXPECT_EQ(held.planned->name().find("misfit"), std::string::npos) << held.planned->name();
+  EXPECT_NE(shifted.planned->name().find("shifted by the misfit"), std::string::npos) << shifted.planned->name();
+  // Never more optimistic than without the shift, and at some measured epoch
+  // (before a trial the point model overshoots) more pessimistic.
+  bool lowered = false;
+  for (int b : {16, 64})
+    for (int r : {1, 4})
+      for (double e = 0.5; e <= 12; e += 0.5) {
+        auto h = held.planned->metric(b, r, e);
+        auto m = shifted.planned->metric(b, r, e);
+        ASSERT_TRUE(h && m);
+        EXPECT_LE(*m, *h + 1e-12) << b << " " << r << " " << e;
+        lowered |= *m < *h - 1e-9;
+      }
+  EXPECT_TRUE(lowered) << "isotonic-mi misfits some of the wobbling trials on the optimistic side";
+}

@@ -7,13 +7,33 @@
 #include <unistd.h>
 
 #include <array>
-#include <random>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace tptest {
+
+// Removes the directories handed to it when the test process exits (not in a
+// forked child, which exits with _exit or execs), so a test run leaves nothing
+// in the temporary directory; TRAINPLAN_KEEP_TEST_FILES=1 keeps them to debug.
+inline void remove_at_exit(const std::filesystem::path& dir) {
+  struct Registry {
+    pid_t owner = ::getpid();
+    std::vector<std::filesystem::path> dirs;
+    ~Registry() {
+      if (::getpid() != owner || std::getenv("TRAINPLAN_KEEP_TEST_FILES")) return;
+      std::error_code ec;
+      for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+    }
+  };
+  static Registry registry;
+  registry.dirs.push_back(dir);
+}
 
 // Path of ../shared/data, or "" when this clone has none (a user's clone).
 inline std::string shared_data_dir() {
@@ -44,7 +64,7 @@ struct CliResult {
 inline CliResult run_cli(const std::string& args) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("trainplan_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  if (fs::create_directories(dir)) remove_at_exit(dir);
   std::string out = (dir / "out").string(), err = (dir / "err").string();
   std::string cmd = std::string(TRAINPLAN_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
   int rc = std::system(cmd.c_str());
@@ -64,6 +84,7 @@ inline std::filesystem::path temp_dir(const std::string& tag) {
            ("trainplan_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(rd()) + std::to_string(rd()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  remove_at_exit(d);
   return d;
 }
 

@@ -89,6 +89,10 @@ void setup(CLI::App& root) {
   cmd->add_flag("!--no-measured-bounds", a->o.measured_bounds,
                 "With --confidence, plan on the intervals alone, without holding the pessimistic side to the "
                 "sampled trials of each configuration (the benchmark before 2026-11-23's fifth session)");
+  cmd->add_flag("!--no-misfit-shift", a->o.misfit_shift,
+                "With measured bounds, do not shift the pessimistic side at a measured configuration by the point "
+                "model's optimistic misfit at its later trials (plan/measured_bounds.h; the benchmark before "
+                "2026-11-25's nineteenth session)");
   cmd->add_flag("--pin-runs", a->o.pin_runs,
                 "With intervals, pin the metric model to each sampled run's own trials (models/metric_run_pinned.h)");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");

@@ -155,6 +155,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   po.bounds = plan::parse_confidence_bounds(a.bounds);
   po.measured_bounds = a.measured_bounds;
   po.pin_runs = a.pin_runs;
+  po.misfit_shift = a.misfit_shift;
   const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(a.early_stop_budget);
   if (a.scenarios < 1) throw InputError("--scenarios must be >= 1");
   if (a.max_workers < 1) throw InputError("--max-workers must be >= 1");
@@ -173,6 +174,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
   doc["measured_bounds"] = a.confidence > 0 && a.measured_bounds;
   doc["pin_runs"] = conformal && a.pin_runs;
+  doc["misfit_shift"] = a.confidence > 0 && a.measured_bounds && a.misfit_shift;
   doc["scenarios_per_trace"] = a.scenarios;
   doc["tabu_seeds"] = a.tabu_seeds;
   doc["models"] = specs;
@@ -350,9 +352,13 @@ std::string format_coconfig_bench(const json& doc) {
                            models::ConformalParams{}.folds, doc.at("confidence").get<double>(),
                            doc.at("bounds").get<std::string>()) +
                    (doc.value("measured_bounds", false)
-                        ? "the pessimistic side is held to the sampled trials of each configuration (never worse than "
-                          "a trial reached within the epochs, never better than a longer trial reached)\n"
-                        : "")
+                        ? std::string("the pessimistic side is held to the sampled trials of each configuration (never "
+                                      "worse than a trial reached within the epochs, never better than a longer trial "
+                                      "reached") +
+                              (doc.value("misfit_shift", false)
+                                   ? ", and short of a longer trial by as much as the point model overshot it)\n"
+                                   : ")\n")
+                        : std::string(""))
          : doc.at("conformal").get<bool>() ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
                                            : std::string("methods plan on the point predictions\n");
   if (doc.value("pin_runs", false))

@@ -25,6 +25,7 @@ struct CoconfigBenchOptions {
   bool early_stop = false;           // judge runs that stop at the target; add the method coconfig-early-stop
   std::string early_stop_budget = "deadline";  // coconfig-early-stop's budget rule: deadline or target
   bool measured_bounds = true;  // with confidence: hold the pessimistic side to the sampled trials (plan/measured_bounds.h)
+  bool misfit_shift = true;     // with measured_bounds: shift by the point model's misfit at later trials
   bool pin_runs = false;        // with conformal: pin the metric model to each sampled run (ConformalParams::pin_runs)
 };
 

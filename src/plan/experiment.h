@@ -72,6 +72,10 @@ struct PlanningModelOptions {
   // With a confidence: hold the pessimistic side to the samples' own trials
   // (MeasuredBoundsModel, plan/measured_bounds.h).
   bool measured_bounds = true;
+  // With `measured_bounds`: also shift the pessimistic side at a measured
+  // configuration by the point model's optimistic misfit at its later trials
+  // (MeasuredBoundsModel's `point`).
+  bool misfit_shift = true;
   // With `conformal`: pin the metric model to each measured run's samples
   // inside the intervals (ConformalParams::pin_runs).
   bool pin_runs = false;
@@ -83,7 +87,7 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
 // `measured_bounds` (as fit_planning_model's `planned`).
 std::shared_ptr<const models::PerformanceModel> planned_side(
     std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples, double confidence,
-    int probe_batch, ConfidenceBounds bounds, bool measured_bounds = true);
+    int probe_batch, ConfidenceBounds bounds, bool measured_bounds = true, bool misfit_shift = true);
 
 // A plan's configuration judged by the truth.
 struct Judgement {

@@ -14,8 +14,9 @@ double worse_of(double a, double b, MetricDirection d) { return metric_better(b,
 }  // namespace
 
 MeasuredBoundsModel::MeasuredBoundsModel(std::shared_ptr<const models::PerformanceModel> inner,
-                                         const SampleSet& samples)
-    : inner_(std::move(inner)) {
+                                         const SampleSet& samples,
+                                         std::shared_ptr<const models::PerformanceModel> point)
+    : inner_(std::move(inner)), point_(std::move(point)) {
   const MetricDirection d = inner_->direction();
   std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> by_config;  // -> (epochs, metric)
   for (const auto& s : samples.samples)
@@ -27,8 +28,14 @@ MeasuredBoundsModel::MeasuredBoundsModel(std::shared_ptr<const models::Performan
       t.epochs.push_back(e);
       t.floor.push_back(t.floor.empty() ? m : better_of(m, t.floor.back(), d));
       t.cap.push_back(m);
+      // The point model's misfit at this trial where it is optimistic, else 0.
+      auto p = point_ ? point_->metric(static_cast<int>(key.first), key.second, e) : std::nullopt;
+      t.shift.push_back(p && metric_better(*p, m, d) ? m - *p : 0.0);
     }
-    for (size_t i = t.cap.size() - 1; i-- > 0;) t.cap[i] = worse_of(t.cap[i], t.cap[i + 1], d);
+    for (size_t i = t.cap.size() - 1; i-- > 0;) {
+      t.cap[i] = worse_of(t.cap[i], t.cap[i + 1], d);
+      t.shift[i] = worse_of(t.shift[i], t.shift[i + 1], d);
+    }
   }
 }
 
@@ -46,12 +53,17 @@ std::optional<double> MeasuredBoundsModel::metric(int batch, int workers, double
   // The cap: the first trial with >= epochs epochs.
   size_t later = static_cast<size_t>(std::lower_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
   if (later < t.epochs.size()) v = worse_of(v, t.cap[later], d);
+  // Shifted by the largest optimistic misfit among the same trials.
+  if (later < t.epochs.size()) v = worse_of(v, *m + t.shift[later], d);
   // The floor: the last trial with <= epochs epochs.
   size_t upto = static_cast<size_t>(std::upper_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
   if (upto > 0) v = better_of(v, t.floor[upto - 1], d);
   return v;
 }
 
-std::string MeasuredBoundsModel::name() const { return inner_->name() + ", held to the measured trials"; }
+std::string MeasuredBoundsModel::name() const {
+  return inner_->name() + (point_ ? ", held to the measured trials and shifted by the misfit there"
+                                  : ", held to the measured trials");
+}
 
 }  // namespace trainplan::plan

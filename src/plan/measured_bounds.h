@@ -10,6 +10,15 @@
 // every e >= e1 feasible, one that missed it at e2 rules out every e <= e2.
 // Where the two disagree (noisy trials), the floor wins. Monotone in epochs
 // whenever the wrapped model is. Epoch times pass through unchanged.
+//
+// With the `point` model the wrapped (pessimistic) side was made from, the
+// pessimistic side at a measured configuration is also shifted by the point
+// model's misfit at its trials of e' >= e epochs, where that misfit is
+// optimistic (the model promised better than the trial measured): at e, no
+// better than inner(e) + (trial - point(e')) for each. Why: the interval is
+// calibrated on the model's error where it has no sample; a run's own trial
+// shows its error there, and the errors at the epochs before a trial move
+// with it. Only later trials, as for the cap, so the result stays monotone.
 #pragma once
 #include <map>
 #include <memory>
@@ -23,7 +32,8 @@ namespace trainplan::plan {
 
 class MeasuredBoundsModel : public models::PerformanceModel {
  public:
-  MeasuredBoundsModel(std::shared_ptr<const models::PerformanceModel> inner, const SampleSet& samples);
+  MeasuredBoundsModel(std::shared_ptr<const models::PerformanceModel> inner, const SampleSet& samples,
+                      std::shared_ptr<const models::PerformanceModel> point = nullptr);
   std::optional<double> epoch_time(int batch, int workers, int nodes) const override;
   std::optional<double> metric(int batch, int workers, double epochs) const override;
   MetricDirection direction() const override { return inner_->direction(); }
@@ -34,8 +44,9 @@ class MeasuredBoundsModel : public models::PerformanceModel {
     std::vector<double> epochs;  // increasing
     std::vector<double> floor;   // best metric over trials with <= epochs[i] epochs
     std::vector<double> cap;     // worst metric over trials with >= epochs[i] epochs
+    std::vector<double> shift;   // largest optimistic misfit of the point model over trials with >= epochs[i] epochs (0: none)
   };
-  std::shared_ptr<const models::PerformanceModel> inner_;
+  std::shared_ptr<const models::PerformanceModel> inner_, point_;
   std::map<std::pair<double, int>, Trials> trials_;  // by (batch, workers)
 };
 
