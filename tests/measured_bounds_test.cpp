@@ -36,6 +36,21 @@ Sample trial(double batch, int workers, double epochs, double metric) {
   return s;
 }
 
+// Trials of four configurations at 1, 4 and 12 epochs: a saturating accuracy
+// curve with a small deterministic wobble, which isotonic-mi misfits a little.
+SampleSet wobbling_trials() {
+  SampleSet s;
+  s.direction = MetricDirection::kMax;
+  for (int b : {16, 64})
+    for (int r : {1, 4})
+      for (int e : {1, 4, 12}) {
+        double wobble = ((b + 3 * r + 7 * e) % 5 - 2) * 0.004;
+        s.samples.push_back(trial(b, r, e, 0.9 - 0.5 * std::exp(-e / 4.0) + wobble));
+        s.samples.back().epoch_time_s = 100.0 / (b * r) + r;
+      }
+  return s;
+}
+
 }  // namespace
 
 TEST(MeasuredBounds, FloorFromShorterTrialsCapFromLongerOnes) {
@@ -82,15 +97,7 @@ TEST(MeasuredBounds, MinDirectionMetricsAreHeldTheOtherWay) {
 }
 
 TEST(MeasuredBounds, FitPlanningModelHoldsThePessimisticSideToTheTrials) {
-  SampleSet s;
-  s.direction = MetricDirection::kMax;
-  for (int b : {16, 64})
-    for (int r : {1, 4})
-      for (int e : {1, 4, 12}) {
-        double wobble = ((b + 3 * r + 7 * e) % 5 - 2) * 0.004;
-        s.samples.push_back(trial(b, r, e, 0.9 - 0.5 * std::exp(-e / 4.0) + wobble));
-        s.samples.back().epoch_time_s = 100.0 / (b * r) + r;
-      }
+  SampleSet s = wobbling_trials();
   auto held = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s,
                                        {.conformal = true, .confidence = 0.9, .probe_batch = 16});
   auto bare = plan::fit_planning_model(
@@ -145,15 +152,7 @@ TEST(MeasuredBounds, ShiftedByThePointModelsOptimisticMisfitAtLaterTrials) {
 }
 
 TEST(MeasuredBounds, FitPlanningModelShiftsByMisfitByDefault) {
-  SampleSet s;
-  s.direction = MetricDirection::kMax;
-  for (int b : {16, 64})
-    for (int r : {1, 4})
-      for (int e : {1, 4, 12}) {
-        double wobble = ((b + 3 * r + 7 * e) % 5 - 2) * 0.004;
-        s.samples.push_back(trial(b, r, e, 0.9 - 0.5 * std::exp(-e / 4.0) + wobble));
-        s.samples.back().epoch_time_s = 100.0 / (b * r) + r;
-      }
+  SampleSet s = wobbling_trials();
   plan::PlanningModelOptions o{.conformal = true, .confidence = 0.9, .probe_batch = 16};
   auto shifted = plan::fit_planning_model("isotonic-mi", "isotonic-mi", s, o);
   o.misfit_shift = false;

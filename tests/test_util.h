@@ -64,7 +64,9 @@ struct CliResult {
 inline CliResult run_cli(const std::string& args) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("trainplan_cli_" + std::to_string(::getpid()));
-  if (fs::create_directories(dir)) remove_at_exit(dir);
+  fs::create_directories(dir);
+  static const bool registered = (remove_at_exit(dir), true);  // once per process: the pid names it
+  (void)registered;
   std::string out = (dir / "out").string(), err = (dir / "err").string();
   std::string cmd = std::string(TRAINPLAN_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
   int rc = std::system(cmd.c_str());

@@ -50,11 +50,13 @@ std::optional<double> MeasuredBoundsModel::metric(int batch, int workers, double
   const Trials& t = it->second;
   const MetricDirection d = inner_->direction();
   double v = *m;
-  // The cap: the first trial with >= epochs epochs.
+  // The cap: the first trial with >= epochs epochs; the shift: the largest
+  // optimistic misfit among the same trials (0 without a point model).
   size_t later = static_cast<size_t>(std::lower_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
-  if (later < t.epochs.size()) v = worse_of(v, t.cap[later], d);
-  // Shifted by the largest optimistic misfit among the same trials.
-  if (later < t.epochs.size()) v = worse_of(v, *m + t.shift[later], d);
+  if (later < t.epochs.size()) {
+    v = worse_of(v, t.cap[later], d);
+    v = worse_of(v, *m + t.shift[later], d);
+  }
   // The floor: the last trial with <= epochs epochs.
   size_t upto = static_cast<size_t>(std::upper_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
   if (upto > 0) v = better_of(v, t.floor[upto - 1], d);
