@@ -34,6 +34,14 @@ std::set<std::string> SampleSet::model_names() const {
   return names;
 }
 
+std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> SampleSet::metric_runs() const {
+  std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> runs;
+  for (const auto& s : samples)
+    if (s.metric && s.epochs > 0) runs[{s.batch, s.workers}].push_back({s.epochs, *s.metric});
+  for (auto& [key, run] : runs) std::sort(run.begin(), run.end());
+  return runs;
+}
+
 std::optional<double> SampleSet::best_metric() const {
   std::optional<double> best;
   for (const auto& s : samples)

@@ -1,8 +1,10 @@
 // A profiling sample: one short training trial and what it measured.
 #pragma once
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainplan {
@@ -55,6 +57,9 @@ struct SampleSet {
   std::optional<double> best_metric() const;
   // The most epochs any sample with a metric ran; nullopt when none carries one.
   std::optional<double> last_metric_epoch() const;
+  // Each measured run's metric samples, by (batch, workers): (epochs, metric)
+  // pairs in increasing order; samples without a metric or epochs are left out.
+  std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> metric_runs() const;
   // Does metric `m` meet `target` under this set's direction?
   bool meets(double m, double target) const {
     return direction == MetricDirection::kMax ? m >= target : m <= target;

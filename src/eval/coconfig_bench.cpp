@@ -174,7 +174,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
   doc["measured_bounds"] = a.confidence > 0 && a.measured_bounds;
   doc["pin_runs"] = conformal && a.pin_runs;
-  doc["misfit_shift"] = a.confidence > 0 && a.measured_bounds && a.misfit_shift;
+  doc["misfit_shift"] = doc["measured_bounds"].get<bool>() && a.misfit_shift;
   doc["scenarios_per_trace"] = a.scenarios;
   doc["tabu_seeds"] = a.tabu_seeds;
   doc["models"] = specs;

@@ -17,16 +17,11 @@ RunPinnedMetricModel::RunPinnedMetricModel(std::unique_ptr<MetricModel> inner) :
 void RunPinnedMetricModel::fit(const SampleSet& samples) {
   inner_->fit(samples);
   runs_.clear();
-  std::map<std::pair<double, int>, std::pair<std::vector<double>, std::vector<double>>> by_run;
-  for (const auto& s : samples.samples)
-    if (s.metric && s.epochs > 0) {
-      auto& [e, y] = by_run[{s.batch, s.workers}];
-      e.push_back(s.epochs);
-      y.push_back(*s.metric);
-    }
   const bool increasing = samples.direction == MetricDirection::kMax;
-  for (const auto& [key, ey] : by_run) {
-    PooledPoints p = pool_points(ey.first, ey.second, {});
+  for (const auto& [key, trials] : samples.metric_runs()) {
+    std::vector<double> e, y;
+    for (const auto& [epochs, metric] : trials) e.push_back(epochs), y.push_back(metric);
+    PooledPoints p = pool_points(e, y, {});
     Run run;
     run.epochs = p.x;
     run.measured = pava(p.y, p.w, increasing);

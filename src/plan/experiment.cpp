@@ -79,21 +79,20 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
   } else {
     out.fitted = models::fit_performance_model(time_model, metric_model, samples);
   }
-  out.planned = planned_side(out.fitted, samples, o.confidence, o.probe_batch, o.bounds, o.measured_bounds,
-                             o.misfit_shift);
+  out.planned = planned_side(out.fitted, samples, o);
   return out;
 }
 
 std::shared_ptr<const models::PerformanceModel> planned_side(
-    std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples, double confidence,
-    int probe_batch, ConfidenceBounds bounds, bool measured_bounds, bool misfit_shift) {
-  if (confidence == 0) return fitted;
-  std::shared_ptr<const models::PerformanceModel> point = misfit_shift ? fitted : nullptr;
+    std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples,
+    const PlanningModelOptions& o) {
+  if (o.confidence == 0) return fitted;
+  std::shared_ptr<const models::PerformanceModel> point = o.misfit_shift ? fitted : nullptr;
   std::shared_ptr<const models::PerformanceModel> out =
-      std::make_shared<PessimisticModel>(std::move(fitted), confidence, probe_batch, bounds);
+      std::make_shared<PessimisticModel>(std::move(fitted), o.confidence, o.probe_batch, o.bounds);
   // Held to the profiled trials: a trial that met the target vouches for its
   // configuration where the interval alone might not (plan/measured_bounds.h).
-  if (measured_bounds) out = std::make_shared<MeasuredBoundsModel>(out, samples, point);
+  if (o.measured_bounds) out = std::make_shared<MeasuredBoundsModel>(out, samples, point);
   return out;
 }
 

@@ -82,12 +82,14 @@ struct PlanningModelOptions {
 };
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, const PlanningModelOptions& o);
-// The side a plan is made on: `fitted` itself without a confidence; else its
-// pessimistic side at `confidence`, held to the trials in `samples` when
-// `measured_bounds` (as fit_planning_model's `planned`).
+// The side a plan is made on (as fit_planning_model's `planned`): `fitted`
+// itself without o.confidence; else its pessimistic side at o.confidence
+// (o.probe_batch, o.bounds), held to the trials in `samples` as
+// o.measured_bounds and o.misfit_shift say. The fitting options (conformal,
+// seed, pin_runs) are not read: `fitted` is already fitted.
 std::shared_ptr<const models::PerformanceModel> planned_side(
-    std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples, double confidence,
-    int probe_batch, ConfidenceBounds bounds, bool measured_bounds = true, bool misfit_shift = true);
+    std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples,
+    const PlanningModelOptions& o);
 
 // A plan's configuration judged by the truth.
 struct Judgement {

@@ -18,11 +18,7 @@ MeasuredBoundsModel::MeasuredBoundsModel(std::shared_ptr<const models::Performan
                                          std::shared_ptr<const models::PerformanceModel> point)
     : inner_(std::move(inner)), point_(std::move(point)) {
   const MetricDirection d = inner_->direction();
-  std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> by_config;  // -> (epochs, metric)
-  for (const auto& s : samples.samples)
-    if (s.metric && s.epochs > 0) by_config[{s.batch, s.workers}].push_back({s.epochs, *s.metric});
-  for (auto& [key, v] : by_config) {
-    std::sort(v.begin(), v.end());
+  for (const auto& [key, v] : samples.metric_runs()) {
     Trials& t = trials_[key];
     for (const auto& [e, m] : v) {
       t.epochs.push_back(e);

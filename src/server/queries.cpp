@@ -282,7 +282,8 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
     fitted = src.performance(o.choice.time_model, o.choice.metric_model);
   }
   std::shared_ptr<const models::PerformanceModel> model =
-      plan::planned_side(fitted, samples, q.confidence, bs.front(), bounds);
+      plan::planned_side(fitted, samples,
+                         {.confidence = q.confidence, .probe_batch = bs.front(), .bounds = bounds});
   o.model_name = model->name();
   o.model = model;
   o.point_model = fitted;
