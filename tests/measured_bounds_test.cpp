@@ -84,6 +84,25 @@ TEST(MeasuredBounds, FloorFromShorterTrialsCapFromLongerOnes) {
   }
 }
 
+TEST(MeasuredBounds, CurvePointsCountAsTrials) {
+  // The model says 0.5 + 0.01 e; one trial of (32, 2) at 20 epochs measured
+  // 0.80, and its curve 0.55 after 10 epochs and 0.72 after 15.
+  SampleSet s;
+  s.direction = MetricDirection::kMax;
+  s.samples = {trial(32, 2, 20, 0.80)};
+  s.curve = {trial(32, 2, 10, 0.55), trial(32, 2, 15, 0.72)};
+  plan::MeasuredBoundsModel m(std::make_shared<LineModel>(0.5, 0.01, MetricDirection::kMax), s);
+  EXPECT_DOUBLE_EQ(*m.metric(32, 2, 8), 0.55);   // capped by the curve at 10 (the model says 0.58)
+  EXPECT_DOUBLE_EQ(*m.metric(32, 2, 12), 0.62);  // the model, between the curve's floor and cap
+  EXPECT_DOUBLE_EQ(*m.metric(32, 2, 15), 0.72);  // the curve's floor (the model says 0.65)
+  // Without the curve only the trial at 20 holds it: at 8 the model's 0.58.
+  SampleSet trials_only = s;
+  trials_only.curve.clear();
+  plan::MeasuredBoundsModel bare(std::make_shared<LineModel>(0.5, 0.01, MetricDirection::kMax), trials_only);
+  EXPECT_DOUBLE_EQ(*bare.metric(32, 2, 8), 0.58);
+  EXPECT_DOUBLE_EQ(*bare.metric(32, 2, 15), 0.65);
+}
+
 TEST(MeasuredBounds, MinDirectionMetricsAreHeldTheOtherWay) {
   // A loss: the model says 10 - 0.1 e; (16, 1) measured 5 at 10 epochs and 4 at 20.
   SampleSet s;

@@ -28,12 +28,18 @@ TEST(ProfileOutput, MeanEpochTimeAndLastMetric) {
   EXPECT_EQ(out.metric_name, "accuracy");
   EXPECT_EQ(out.dataset_size.value_or(0), 6000);
   EXPECT_TRUE(out.saw_done);
+  // The learning curve: the metric after each epoch, in order.
+  ASSERT_EQ(out.epoch_metrics.size(), 2u);
+  EXPECT_DOUBLE_EQ(*out.epoch_metrics[0], 0.5);
+  EXPECT_DOUBLE_EQ(*out.epoch_metrics[1], 0.75);
 }
 
 TEST(ProfileOutput, RanksPrefixedLinesStillParse) {
   auto out = parse_trial_output("[rank0] {\"event\":\"epoch\",\"epoch_time_s\":1.5}\n");
   EXPECT_EQ(out.epochs_reported, 1);
   EXPECT_FALSE(out.last_metric.has_value());
+  ASSERT_EQ(out.epoch_metrics.size(), 1u);
+  EXPECT_FALSE(out.epoch_metrics[0].has_value());
 }
 
 TEST(ProfileOutput, ProblemsAreNamed) {

@@ -151,6 +151,41 @@ TEST(Sampler, PaperPlanOnPolluxGives240SamplesForCifar) {
   EXPECT_EQ(again.samples.samples[17].epochs, res.samples.samples[17].epochs);
 }
 
+TEST(Sampler, RecordedCurvesAddTheLongestTrialsEpochsAndKeepTheTrials) {
+  auto o = replay::ReplayOracle::from_dir(tiny_trace().string());
+  replay::SamplingPlan plan;
+  plan.workers = {1, 2};
+  plan.n_batches = 2;
+  plan.batch_lo = 16;
+  plan.batch_hi = 32;
+  plan.n_epochs = 2;
+  plan.max_epochs = 6;
+  plan.seed = 3;
+  auto plain = replay::draw_samples(o, plan);
+  plan.record_curves = true;
+  auto res = replay::draw_samples(o, plan);
+  EXPECT_TRUE(plain.samples.curve.empty());
+  // The same trials.
+  ASSERT_EQ(res.samples.size(), plain.samples.size());
+  for (size_t i = 0; i < res.samples.size(); ++i) {
+    EXPECT_EQ(res.samples.samples[i].batch, plain.samples.samples[i].batch);
+    EXPECT_EQ(res.samples.samples[i].epochs, plain.samples.samples[i].epochs);
+  }
+  // Every epoch before each configuration's longest trial that no trial ran,
+  // with the oracle's metric there.
+  auto runs = res.samples.metric_runs();
+  size_t expected = 0;
+  for (const auto& [key, run] : runs) expected += static_cast<size_t>(run.back().first) - run.size();
+  EXPECT_EQ(res.samples.curve.size(), expected);
+  ASSERT_FALSE(res.samples.curve.empty());
+  for (const auto& c : res.samples.curve) {
+    const auto& run = runs.at({c.batch, c.workers});
+    EXPECT_LT(c.epochs, run.back().first);
+    for (const auto& [e, m] : run) EXPECT_NE(c.epochs, e);
+    EXPECT_DOUBLE_EQ(*c.metric, *o.metric(c.global_batch(), c.epochs));
+  }
+}
+
 TEST(SampleCli, BadWorkloadGivesExit2) {
   auto r = tptest::run_cli("sample --workload /nonexistent/dir");
   EXPECT_EQ(r.exit_code, 2);

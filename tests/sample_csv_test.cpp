@@ -57,6 +57,39 @@ TEST(SampleCsv, RoundTrips) {
   EXPECT_FALSE(back.samples[1].metric);
 }
 
+TEST(SampleCsv, CurvePointsAreReadApartFromTrialsAndRoundTrip) {
+  auto s = io::parse_samples_csv(
+      "batch,workers,epochs,epoch_time_s,metric,source\n"
+      "8,1,3,1.5,0.7,trial\n"
+      "8,1,1,1.5,0.4,curve\n"
+      "8,1,2,1.5,0.6,curve\n"
+      "16,2,1,0.75,0.5,\n",
+      "s.csv");
+  ASSERT_EQ(s.size(), 2u);  // the trials: a curve point is not one
+  ASSERT_EQ(s.curve.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.curve[1].epochs, 2);
+  EXPECT_DOUBLE_EQ(*s.curve[1].metric, 0.6);
+  // metric_runs leaves the curve out unless asked.
+  EXPECT_EQ(s.metric_runs().at({8.0, 1}).size(), 1u);
+  EXPECT_EQ(s.metric_runs(true).at({8.0, 1}).size(), 3u);
+  auto back = io::parse_samples_csv(io::format_samples_csv(s), "t.csv");
+  ASSERT_EQ(back.size(), 2u);
+  ASSERT_EQ(back.curve.size(), 2u);
+  EXPECT_DOUBLE_EQ(*back.curve[0].metric, 0.4);
+  // Without curve points the column is not written.
+  SampleSet plain = s;
+  plain.curve.clear();
+  EXPECT_EQ(io::format_samples_csv(plain).find("source"), std::string::npos);
+}
+
+TEST(SampleCsv, RejectsBadCurvePoints) {
+  expect_error("batch,workers,epochs,epoch_time_s,metric,source\n8,1,3,1.5,0.7,trial\n8,1,1,1.5,0.4,guess\n", 3,
+               "source", "'trial' or 'curve'");
+  expect_error("batch,workers,epochs,epoch_time_s,metric,source\n8,1,3,1.5,0.7,trial\n8,1,1,1.5,,curve\n", 3,
+               "metric", "needs a metric");
+  expect_error("batch,workers,epochs,epoch_time_s,metric,source\n8,1,1,1.5,0.4,curve\n", 0, "", "no trial samples");
+}
+
 TEST(SampleCsv, RejectsMissingColumn) {
   expect_error("batch,workers,epochs,metric\n8,1,1,0.5\n", 1, "epoch_time_s", "missing");
 }

@@ -99,6 +99,56 @@ TEST(StoreSqlite, OkRowsBecomeSamples) {
   EXPECT_DOUBLE_EQ(*set.samples[1].metric, 0.8);
 }
 
+TEST(StoreSqlite, LearningCurvesBecomeCurvePointsOfTheBestSoFar) {
+  auto dir = tptest::temp_dir("store");
+  std::string path = (dir / "c.db").string();
+  {
+    SampleStore s(path);
+    auto rec = ok_record(16, 1, 4, 2.0, 0.70);
+    rec.epoch_metrics = {0.5, 0.8, std::nullopt, 0.70};  // a dip at 4, no metric at 3
+    s.put(rec);
+    s.put(ok_record(16, 1, 2, 2.0, 0.78));  // a trial of its own at 2 epochs
+  }
+  SampleStore s(path);  // the curve survives reopening
+  ASSERT_EQ(s.find({16, 1, 4})->epoch_metrics.size(), 4u);
+  EXPECT_FALSE(s.find({16, 1, 4})->epoch_metrics[2].has_value());
+  SampleSet set = s.samples();
+  ASSERT_EQ(set.size(), 2u);
+  // Epochs 1 and 3 (2 has a trial of its own; 4 is the trial itself): the best so far.
+  ASSERT_EQ(set.curve.size(), 2u);
+  EXPECT_DOUBLE_EQ(set.curve[0].epochs, 1);
+  EXPECT_DOUBLE_EQ(*set.curve[0].metric, 0.5);
+  EXPECT_DOUBLE_EQ(set.curve[1].epochs, 3);
+  EXPECT_DOUBLE_EQ(*set.curve[1].metric, 0.8);
+  EXPECT_DOUBLE_EQ(set.curve[1].epoch_time_s, 2.0);
+}
+
+TEST(StoreSqlite, OpensAStoreWrittenBeforeCurvesWereKept) {
+  auto dir = tptest::temp_dir("store");
+  std::string path = (dir / "old.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* old_schema =
+      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+      "CREATE TABLE trials(batch INTEGER NOT NULL, workers INTEGER NOT NULL, epochs INTEGER NOT NULL,"
+      " status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', stderr_tail TEXT NOT NULL DEFAULT '',"
+      " epoch_time_s REAL, metric REAL, metric_name TEXT NOT NULL DEFAULT '', epochs_reported INTEGER NOT NULL"
+      " DEFAULT 0, dataset_size INTEGER, wall_s REAL NOT NULL DEFAULT 0, started_at TEXT NOT NULL DEFAULT '',"
+      " finished_at TEXT NOT NULL DEFAULT '', command TEXT NOT NULL DEFAULT '', seq INTEGER NOT NULL DEFAULT 0,"
+      " PRIMARY KEY(batch, workers, epochs));"
+      "INSERT INTO trials(batch,workers,epochs,status,epoch_time_s,metric,metric_name,epochs_reported,seq)"
+      " VALUES(32,1,3,'ok',1.5,0.9,'accuracy',3,1);";
+  ASSERT_EQ(sqlite3_exec(db, old_schema, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  SampleStore s(path);
+  SampleSet set = s.samples();
+  ASSERT_EQ(set.size(), 1u);
+  EXPECT_DOUBLE_EQ(*set.samples[0].metric, 0.9);
+  EXPECT_TRUE(set.curve.empty());
+  s.put(ok_record(32, 1, 2, 1.5, 0.8));  // and it can be written to
+  EXPECT_EQ(s.trials().size(), 2u);
+}
+
 TEST(StoreSqlite, LossMetricsAreMinimised) {
   EXPECT_TRUE(metric_is_lower_better("val_loss"));
   EXPECT_TRUE(metric_is_lower_better("WER"));

@@ -19,6 +19,7 @@ struct SampleArgs {
   std::string out;
   std::string metric_direction;
   std::string metric_align = "data-epochs";
+  bool curves = false;
 };
 
 void run_sample(const SampleArgs& a) {
@@ -28,6 +29,7 @@ void run_sample(const SampleArgs& a) {
   if (a.metric_align == "progress") opts.metric_alignment = replay::MetricAlignment::kProgress;
   auto oracle = replay::ReplayOracle::from_dir(a.workload, opts);
   auto plan = replay::named_plan(a.plan, a.seed);
+  plan.record_curves = a.curves;
   auto res = replay::draw_samples(oracle, plan);
   std::string csv = io::format_samples_csv(res.samples);
   if (a.out.empty() || a.out == "-") {
@@ -37,6 +39,8 @@ void run_sample(const SampleArgs& a) {
   }
   std::cerr << fmt::format("sampled {} trials from {} (plan '{}', seed {}, dataset size {}, metric {})", res.samples.size(),
                            oracle.name(), a.plan, a.seed, oracle.dataset_size(), to_string(oracle.direction()));
+  if (!res.samples.curve.empty())
+    std::cerr << fmt::format(", and {} points of their learning curves", res.samples.curve.size());
   if (res.skipped_time) std::cerr << fmt::format("; {} (batch, workers) outside the measured time region skipped", res.skipped_time);
   if (res.metric_missing) std::cerr << fmt::format("; {} samples have no metric (global batch outside the measured curves)", res.metric_missing);
   if (oracle.time_only()) std::cerr << "; time-only workload: metric column left empty";
@@ -59,6 +63,10 @@ void setup(CLI::App& root) {
                   "simulator does)")
       ->check(CLI::IsMember({"data-epochs", "progress"}))
       ->capture_default_str();
+  cmd->add_flag("--curves", args->curves,
+                "Also record each configuration's learning curve up to its longest trial: the best metric after "
+                "every other epoch, as rows with source=curve (what `trainplan profile` reads from a trial's epoch "
+                "lines at no extra cost)");
   cmd->add_option("-o,--out", args->out, "Output CSV (default: stdout)");
   cmd->callback([args] { run_sample(*args); });
 }

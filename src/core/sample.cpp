@@ -34,10 +34,14 @@ std::set<std::string> SampleSet::model_names() const {
   return names;
 }
 
-std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> SampleSet::metric_runs() const {
+std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> SampleSet::metric_runs(bool with_curve) const {
   std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> runs;
-  for (const auto& s : samples)
-    if (s.metric && s.epochs > 0) runs[{s.batch, s.workers}].push_back({s.epochs, *s.metric});
+  auto add = [&](const std::vector<Sample>& v) {
+    for (const auto& s : v)
+      if (s.metric && s.epochs > 0) runs[{s.batch, s.workers}].push_back({s.epochs, *s.metric});
+  };
+  add(samples);
+  if (with_curve) add(curve);
   for (auto& [key, run] : runs) std::sort(run.begin(), run.end());
   return runs;
 }

@@ -34,6 +34,12 @@ struct Sample {
 // A set of samples with the facts that hold for all of them.
 struct SampleSet {
   std::vector<Sample> samples;
+  // Points read off the learning curves of longer trials: after `epochs` of a
+  // trial's epochs, the best metric it had reached by then. They cost no
+  // training of their own. Models are fitted on `samples` alone (the trials);
+  // the planner also holds its pessimistic side to these points
+  // (plan/measured_bounds.h).
+  std::vector<Sample> curve;
   MetricDirection direction = MetricDirection::kMax;
   std::optional<long> dataset_size;  // training examples per epoch, when known
   std::string source;                // where the samples came from (a path), for messages
@@ -59,7 +65,8 @@ struct SampleSet {
   std::optional<double> last_metric_epoch() const;
   // Each measured run's metric samples, by (batch, workers): (epochs, metric)
   // pairs in increasing order; samples without a metric or epochs are left out.
-  std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> metric_runs() const;
+  // With `with_curve`, the curve points too.
+  std::map<std::pair<double, int>, std::vector<std::pair<double, double>>> metric_runs(bool with_curve = false) const;
   // Does metric `m` meet `target` under this set's direction?
   bool meets(double m, double target) const {
     return direction == MetricDirection::kMax ? m >= target : m <= target;

@@ -175,6 +175,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   doc["measured_bounds"] = a.confidence > 0 && a.measured_bounds;
   doc["pin_runs"] = conformal && a.pin_runs;
   doc["misfit_shift"] = doc["measured_bounds"].get<bool>() && a.misfit_shift;
+  doc["curves"] = a.curves;
   doc["scenarios_per_trace"] = a.scenarios;
   doc["tabu_seeds"] = a.tabu_seeds;
   doc["models"] = specs;
@@ -199,7 +200,9 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
     trace_names.push_back(oracle->name());
     doc["trace_names"].push_back(oracle->name());
     auto truth = std::make_shared<models::OraclePerformanceModel>(oracle);
-    SampleSet samples = replay::draw_samples(*oracle, replay::named_plan(a.sampling, a.seed)).samples;
+    replay::SamplingPlan sp = replay::named_plan(a.sampling, a.seed);
+    sp.record_curves = a.curves;
+    SampleSet samples = replay::draw_samples(*oracle, sp).samples;
     plan::PlanProblem space;
     std::set<int> bs;
     for (const auto& s : samples.samples) bs.insert(static_cast<int>(std::lround(s.batch)));
@@ -213,6 +216,7 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
                     scen.size()));
     json jt;
     jt["samples"] = samples.size();
+    jt["curve_points"] = samples.curve.size();
     jt["space"] = {{"batches", space.space.batches}, {"max_workers", a.max_workers},
                    {"max_epochs", space.space.max_epochs}, {"gpus_per_node", 4}};
     jt["direction"] = to_string(oracle->direction());
@@ -361,6 +365,9 @@ std::string format_coconfig_bench(const json& doc) {
                         : std::string(""))
          : doc.at("conformal").get<bool>() ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
                                            : std::string("methods plan on the point predictions\n");
+  if (doc.value("curves", false))
+    out += "each configuration's learning curve is recorded up to its longest trial (the best metric after every "
+           "epoch); the models are fitted on the trials alone\n";
   if (doc.value("pin_runs", false))
     out += "the metric models are pinned to each sampled run's own trials (--pin-runs, models/metric_run_pinned.h)\n";
   if (doc.at("early_stop").get<bool>())

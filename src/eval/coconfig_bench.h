@@ -27,6 +27,11 @@ struct CoconfigBenchOptions {
   bool measured_bounds = true;  // with confidence: hold the pessimistic side to the sampled trials (plan/measured_bounds.h)
   bool misfit_shift = true;     // with measured_bounds: shift by the point model's misfit at later trials
   bool pin_runs = false;        // with conformal: pin the metric model to each sampled run (ConformalParams::pin_runs)
+  // Record each configuration's learning curve up to its longest trial (the
+  // best metric after every epoch, replay::SamplingPlan::record_curves), as
+  // `trainplan profile` does. Fits use the trials alone; with measured_bounds
+  // the planned side is also held to the curve points.
+  bool curves = false;
 };
 
 // The methods every model is planned with, in report order (coconfig-early-stop

@@ -56,8 +56,17 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     if (t.has_column("hardware")) s.hardware = t.text(row, "hardware");
     if (t.has_column("grad_sqr")) s.grad_sqr = t.optional_number(row, "grad_sqr");
     if (t.has_column("grad_var")) s.grad_var = t.optional_number(row, "grad_var");
-    set.samples.push_back(std::move(s));
+    std::string kind = t.has_column("source") ? t.text(row, "source") : "";
+    if (kind.empty() || kind == "trial") {
+      set.samples.push_back(std::move(s));
+    } else if (kind == "curve") {
+      if (!s.metric) t.fail(row, "metric", "a curve point needs a metric");
+      set.curve.push_back(std::move(s));
+    } else {
+      t.fail(row, "source", "must be 'trial' or 'curve', got '" + kind + "'");
+    }
   }
+  if (set.samples.empty()) throw InputError(name, 0, "", "file has curve points but no trial samples");
   return set;
 }
 
@@ -71,12 +80,14 @@ SampleSet read_samples_csv(const std::string& path) {
 
 std::string format_samples_csv(const SampleSet& set) {
   bool any_nodes = false, any_model = false, any_hw = false, any_grad = false;
-  for (const auto& s : set.samples) {
-    any_nodes |= s.nodes > 0;
-    any_model |= !s.model.empty();
-    any_hw |= !s.hardware.empty();
-    any_grad |= s.grad_sqr.has_value() || s.grad_var.has_value();
-  }
+  const bool any_curve = !set.curve.empty();
+  for (const auto& v : {&set.samples, &set.curve})
+    for (const auto& s : *v) {
+      any_nodes |= s.nodes > 0;
+      any_model |= !s.model.empty();
+      any_hw |= !s.hardware.empty();
+      any_grad |= s.grad_sqr.has_value() || s.grad_var.has_value();
+    }
   std::string out = fmt::format("# trainplan: metric={}", to_string(set.direction));
   if (set.dataset_size) out += fmt::format(" dataset_size={}", *set.dataset_size);
   out += "\nbatch,workers,epochs,epoch_time_s,metric";
@@ -84,16 +95,22 @@ std::string format_samples_csv(const SampleSet& set) {
   if (any_model) out += ",model";
   if (any_hw) out += ",hardware";
   if (any_grad) out += ",grad_sqr,grad_var";
+  if (any_curve) out += ",source";
   out += "\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.10g}", *v) : std::string(); };
-  for (const auto& s : set.samples) {
-    out += fmt::format("{:.10g},{},{:.10g},{:.10g},{}", s.batch, s.workers, s.epochs, s.epoch_time_s, opt(s.metric));
-    if (any_nodes) out += fmt::format(",{}", s.nodes > 0 ? std::to_string(s.nodes) : "");
-    if (any_model) out += "," + s.model;
-    if (any_hw) out += "," + s.hardware;
-    if (any_grad) out += "," + opt(s.grad_sqr) + "," + opt(s.grad_var);
-    out += "\n";
-  }
+  auto rows = [&](const std::vector<Sample>& v, const char* kind) {
+    for (const auto& s : v) {
+      out += fmt::format("{:.10g},{},{:.10g},{:.10g},{}", s.batch, s.workers, s.epochs, s.epoch_time_s, opt(s.metric));
+      if (any_nodes) out += fmt::format(",{}", s.nodes > 0 ? std::to_string(s.nodes) : "");
+      if (any_model) out += "," + s.model;
+      if (any_hw) out += "," + s.hardware;
+      if (any_grad) out += "," + opt(s.grad_sqr) + "," + opt(s.grad_var);
+      if (any_curve) out += std::string(",") + kind;
+      out += "\n";
+    }
+  };
+  rows(set.samples, "trial");
+  rows(set.curve, "curve");
   return out;
 }
 

@@ -18,7 +18,7 @@ MeasuredBoundsModel::MeasuredBoundsModel(std::shared_ptr<const models::Performan
                                          std::shared_ptr<const models::PerformanceModel> point)
     : inner_(std::move(inner)), point_(std::move(point)) {
   const MetricDirection d = inner_->direction();
-  for (const auto& [key, v] : samples.metric_runs()) {
+  for (const auto& [key, v] : samples.metric_runs(/*with_curve=*/true)) {
     Trials& t = trials_[key];
     for (const auto& [e, m] : v) {
       t.epochs.push_back(e);

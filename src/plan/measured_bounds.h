@@ -1,4 +1,6 @@
-// A model held to the profiled trials of each configuration. The metric of a
+// A model held to the profiled trials of each configuration, and to the
+// points read off their learning curves (SampleSet::curve), which count as
+// trials here. The metric of a
 // run (best so far, as the replay traces and checkpoint selection report it)
 // cannot get worse with more epochs, so at (b, r, e) it is
 //  * at least as good as the best a trial of (b, r) reached within e epochs

@@ -46,6 +46,7 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
   TrialOutput out = parse_trial_output(lp.label_filter ? rank0_lines(pr.stdout0) : pr.stdout0);
   rec.epoch_time_s = out.mean_epoch_time_s;
   rec.metric = out.last_metric;
+  rec.epoch_metrics = out.epoch_metrics;
   rec.metric_name = out.metric_name;
   rec.epochs_reported = out.epochs_reported;
   rec.dataset_size = out.dataset_size;

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -30,13 +33,14 @@ CREATE TABLE IF NOT EXISTS trials(
   started_at TEXT NOT NULL DEFAULT '',
   finished_at TEXT NOT NULL DEFAULT '',
   command TEXT NOT NULL DEFAULT '',
+  epoch_metrics TEXT NOT NULL DEFAULT '',
   seq INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(batch, workers, epochs));
 )sql";
 
 const char* kColumns =
     "batch,workers,epochs,status,reason,stderr_tail,epoch_time_s,metric,metric_name,epochs_reported,"
-    "dataset_size,wall_s,started_at,finished_at,command";
+    "dataset_size,wall_s,started_at,finished_at,command,epoch_metrics";
 
 // A prepared statement that finalizes itself.
 class Stmt {
@@ -75,6 +79,21 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
 };
 
+// The learning curve as a JSON array, null for an epoch without a metric.
+std::string format_epoch_metrics(const std::vector<std::optional<double>>& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& m : v) a.push_back(m ? nlohmann::json(*m) : nlohmann::json(nullptr));
+  return a.dump();
+}
+
+std::vector<std::optional<double>> parse_epoch_metrics(const std::string& text) {
+  std::vector<std::optional<double>> out;
+  auto a = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!a.is_array()) return out;  // '' in a store written before curves were kept
+  for (const auto& m : a) out.push_back(m.is_number() ? std::optional<double>(m.get<double>()) : std::nullopt);
+  return out;
+}
+
 TrialRecord read_record(Stmt& st) {
   TrialRecord r;
   r.key = {int(st.integer(0)), int(st.integer(1)), int(st.integer(2))};
@@ -90,6 +109,7 @@ TrialRecord read_record(Stmt& st) {
   r.started_at = st.text(12);
   r.finished_at = st.text(13);
   r.command = st.text(14);
+  r.epoch_metrics = parse_epoch_metrics(st.text(15));
   return r;
 }
 
@@ -117,6 +137,10 @@ SampleStore::SampleStore(const std::string& path) : path_(path) {
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=FULL");
     exec(kSchema);
+    // Stores written before the learning curve was kept lack its column.
+    bool has_curve = false;
+    for (Stmt info(db_, "PRAGMA table_info(trials)"); info.step();) has_curve |= info.text(1) == "epoch_metrics";
+    if (!has_curve) exec("ALTER TABLE trials ADD COLUMN epoch_metrics TEXT NOT NULL DEFAULT ''");
     Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
   } catch (const std::exception& e) {
     sqlite3_close(db_);
@@ -152,7 +176,7 @@ void SampleStore::set_meta(const std::string& key, const std::string& value) {
 
 void SampleStore::put(const TrialRecord& r) {
   Stmt st(db_, "INSERT OR REPLACE INTO trials(" + std::string(kColumns) +
-                   ",seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq),0)+1 FROM trials))");
+                   ",seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq),0)+1 FROM trials))");
   st.bind(1, long(r.key.batch));
   st.bind(2, long(r.key.workers));
   st.bind(3, long(r.key.epochs));
@@ -168,6 +192,7 @@ void SampleStore::put(const TrialRecord& r) {
   st.bind(13, r.started_at);
   st.bind(14, r.finished_at);
   st.bind(15, r.command);
+  st.bind(16, format_epoch_metrics(r.epoch_metrics));
   st.step();  // autocommit: durable when this returns
 }
 
@@ -196,7 +221,14 @@ SampleSet SampleStore::samples() const {
   // Nodes per trial: 1 for the local launcher, ceil(r / workers_per_node) when known, else unknown (0).
   std::string launcher = meta("launcher").value_or("");
   long per_node = std::atol(meta("workers_per_node").value_or("0").c_str());
-  for (const auto& r : trials()) {
+  const std::vector<TrialRecord> all = trials();
+  for (const auto& r : all)
+    if (r.status == TrialStatus::kOk && metric_name.empty()) metric_name = r.metric_name;
+  set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
+  std::set<TrialKey> measured;
+  for (const auto& r : all)
+    if (r.status == TrialStatus::kOk && r.epoch_time_s) measured.insert(r.key);
+  for (const auto& r : all) {
     if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
     Sample s;
     s.batch = r.key.batch;
@@ -208,10 +240,21 @@ SampleSet SampleStore::samples() const {
     s.model = model;
     s.hardware = hardware;
     if (r.dataset_size) set.dataset_size = r.dataset_size;
-    if (metric_name.empty()) metric_name = r.metric_name;
+    // The curve before the last epoch: the best metric so far after each
+    // epoch (the run keeps its best checkpoint), where no trial of that
+    // length measured it on its own.
+    std::optional<double> best;
+    for (size_t k = 0; k + 1 < r.epoch_metrics.size(); ++k) {
+      const auto& m = r.epoch_metrics[k];
+      if (m && (!best || set.better(*m, *best))) best = m;
+      if (!best || measured.count({r.key.batch, r.key.workers, int(k + 1)})) continue;
+      Sample c = s;
+      c.epochs = double(k + 1);
+      c.metric = best;
+      set.curve.push_back(c);
+    }
     set.samples.push_back(s);
   }
-  set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
   return set;
 }
 

@@ -68,6 +68,7 @@ TrialOutput parse_trial_output(const std::string& text) {
     ++out.epochs_reported;
     auto m = finite_number(j, "metric");
     out.last_metric = m;  // the metric after the last epoch, or none
+    out.epoch_metrics.push_back(m);
     if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) out.metric_name = *name;
   }
   if (out.epochs_reported > 0) {

@@ -7,6 +7,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace trainplan::profile {
 
@@ -34,6 +35,7 @@ struct TrialRecord {
   std::string stderr_tail;  // last ~2 KB of the processes' stderr
   std::optional<double> epoch_time_s;  // mean over the epochs reported
   std::optional<double> metric;        // after the last epoch reported
+  std::vector<std::optional<double>> epoch_metrics;  // after each epoch reported, in order (the learning curve)
   std::string metric_name;             // e.g. "accuracy", "loss"
   int epochs_reported = 0;             // epoch lines seen
   std::optional<long> dataset_size;    // training examples per epoch, when reported
@@ -48,6 +50,7 @@ struct TrialOutput {
   int epochs_reported = 0;
   std::optional<double> mean_epoch_time_s;
   std::optional<double> last_metric;
+  std::vector<std::optional<double>> epoch_metrics;  // one per epoch counted, in order
   std::string metric_name;
   std::optional<long> dataset_size;
   bool saw_done = false;

@@ -79,7 +79,8 @@ DrawResult draw_samples(const ReplayOracle& oracle, const SamplingPlan& plan) {
         ++res.skipped_time;
         continue;
       }
-      for (int e : stratified_ints(1, emax, plan.n_epochs, rng)) {
+      std::vector<int> lengths = stratified_ints(1, emax, plan.n_epochs, rng);
+      for (int e : lengths) {
         Sample s;
         s.batch = b;
         s.workers = r;
@@ -92,6 +93,18 @@ DrawResult draw_samples(const ReplayOracle& oracle, const SamplingPlan& plan) {
         if (!s.metric && !oracle.time_only()) ++res.metric_missing;
         if (auto g = oracle.gradient_stats(double(b) * r, e)) s.grad_sqr = g->first, s.grad_var = g->second;
         res.samples.samples.push_back(std::move(s));
+      }
+      if (plan.record_curves && !oracle.time_only()) {
+        const Sample& longest = res.samples.samples.back();  // stratified_ints ascends
+        for (int k = 1; k < longest.epochs; ++k) {
+          if (std::find(lengths.begin(), lengths.end(), k) != lengths.end()) continue;
+          Sample c = longest;
+          c.epochs = k;
+          c.metric = oracle.metric(double(b) * r, k);
+          if (!c.metric) continue;
+          c.grad_sqr = c.grad_var = std::nullopt;
+          res.samples.curve.push_back(std::move(c));
+        }
       }
     }
   }

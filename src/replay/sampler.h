@@ -18,6 +18,10 @@ struct SamplingPlan {
   int n_epochs = 3;          // distinct epoch counts per (batch, workers), drawn from [1, max_epochs]
   int max_epochs = 40;       // further capped by the application's epoch limit
   uint64_t seed = 1;
+  // Also record the learning curve of each configuration's longest trial:
+  // its best metric after every epoch that is not itself a trial's length
+  // (SampleSet::curve), as a profiler reading the trial's epoch lines does.
+  bool record_curves = false;
 };
 
 // Named plans: "paper" (r=1..8, 10 batches, 3 epochs: 240 samples),
@@ -31,6 +35,8 @@ struct DrawResult {
   int skipped_time = 0;    // (batch, workers) outside the measured time region
   int metric_missing = 0;  // samples whose global batch is outside the measured curves
 };
+// The trials' draws do not depend on record_curves: a plan with curves gives
+// the same trials plus their curve points.
 
 // Draws the plan from the oracle. Batches are integers; epochs are integers.
 DrawResult draw_samples(const ReplayOracle& oracle, const SamplingPlan& plan);
