@@ -144,6 +144,20 @@ TEST(BenchConfidence, PessimisticPlanIsMoreConservativeThanThePointPlan) {
   EXPECT_GT(b.config.epochs, 0);
 }
 
+TEST(BenchConfidence, CurvesAreRecordedByDefaultAndChangeNoPointPlan) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto [jc, jn] = bench_ncf_twice("bench_curves", "auto", " --no-curves");
+  EXPECT_TRUE(jc["curves"].get<bool>());
+  EXPECT_FALSE(jn["curves"].get<bool>());
+  EXPECT_GT(jc["traces"]["ncf"]["curve_points"].get<int>(), 0);
+  EXPECT_EQ(jn["traces"]["ncf"]["curve_points"].get<int>(), 0);
+  // The same trials either way, and without a confidence the same plans: the
+  // models are fitted on the trials alone, and only the planned side at a
+  // confidence is held to the curve points.
+  EXPECT_EQ(jc["traces"]["ncf"]["samples"], jn["traces"]["ncf"]["samples"]);
+  EXPECT_EQ(jc["traces"]["ncf"]["scenarios"], jn["traces"]["ncf"]["scenarios"]);
+}
+
 TEST(BenchConfidence, BenchOnOneTraceReportsConfidenceAndPlansMoreConservatively) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
   auto [jp, js] = bench_ncf_twice("bench_conf", "isotonic-mi", " --confidence 0.9");

@@ -101,6 +101,8 @@ TEST(MeasuredBounds, CurvePointsCountAsTrials) {
   plan::MeasuredBoundsModel bare(std::make_shared<LineModel>(0.5, 0.01, MetricDirection::kMax), trials_only);
   EXPECT_DOUBLE_EQ(*bare.metric(32, 2, 8), 0.58);
   EXPECT_DOUBLE_EQ(*bare.metric(32, 2, 15), 0.65);
+  EXPECT_NE(m.name().find("and their learning curves"), std::string::npos) << m.name();
+  EXPECT_EQ(bare.name().find("learning curves"), std::string::npos) << bare.name();
 }
 
 TEST(MeasuredBounds, MinDirectionMetricsAreHeldTheOtherWay) {

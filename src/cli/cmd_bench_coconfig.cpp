@@ -93,10 +93,12 @@ void setup(CLI::App& root) {
                 "With measured bounds, do not shift the pessimistic side at a measured configuration by the point "
                 "model's optimistic misfit at its later trials (plan/measured_bounds.h; the benchmark before "
                 "2026-11-25's nineteenth session)");
-  cmd->add_flag("--curves,!--no-curves", a->o.curves,
-                "Record each configuration's learning curve up to its longest trial (the best metric after every "
-                "epoch, as `trainplan profile` reads a trial's epoch lines); models are fitted on the trials alone, "
-                "and with --confidence the planned side is also held to the curve points");
+  cmd->add_flag("!--no-curves", a->o.curves,
+                "Record only each trial's final metric, as the paper's samples do (the benchmark before 2026-11-25's "
+                "twentieth session). By default each configuration's learning curve is also recorded up to its "
+                "longest trial (the best metric after every epoch, as `trainplan profile` reads a trial's epoch "
+                "lines); models are fitted on the trials alone either way, and with --confidence the planned side "
+                "is also held to the curve points");
   cmd->add_flag("--pin-runs", a->o.pin_runs,
                 "With intervals, pin the metric model to each sampled run's own trials (models/metric_run_pinned.h)");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");

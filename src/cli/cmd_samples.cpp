@@ -37,8 +37,9 @@ void run_export(const SamplesArgs& a) {
   if (a.out.empty() || a.out == "-") std::cout << io::format_samples_csv(set);
   else io::write_samples_csv(a.out, set);
   size_t all = store.trials().size();
-  std::cerr << fmt::format("exported {} ok samples of {} trials from {}{}\n", set.size(), all, a.store,
-                           a.out.empty() || a.out == "-" ? "" : " -> " + a.out);
+  std::cerr << fmt::format("exported {} ok samples of {} trials{} from {}{}\n", set.size(), all,
+                           set.curve.empty() ? "" : fmt::format(", and {} learning-curve points", set.curve.size()),
+                           a.store, a.out.empty() || a.out == "-" ? "" : " -> " + a.out);
 }
 
 void run_list(const SamplesArgs& a) {
@@ -90,7 +91,7 @@ void setup(CLI::App& root) {
   auto args = std::make_shared<SamplesArgs>();
   auto* cmd = root.add_subcommand("samples", "Read a profiling store: export its samples, list its trials");
   cmd->require_subcommand(1);
-  auto* ex = cmd->add_subcommand("export", "Write the store's ok trials in the sample CSV format (docs/FORMATS.md)");
+  auto* ex = cmd->add_subcommand("export", "Write the store's ok trials in the sample CSV format (docs/FORMATS.md), then the points of their learning curves (source=curve: the best metric after each earlier epoch)");
   ex->add_option("--store", args->store, "SQLite store written by trainplan profile")->required();
   ex->add_option("-o,--out", args->out, "Output CSV (default: stdout)");
   ex->callback([args] {

@@ -365,9 +365,10 @@ std::string format_coconfig_bench(const json& doc) {
                         : std::string(""))
          : doc.at("conformal").get<bool>() ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
                                            : std::string("methods plan on the point predictions\n");
-  if (doc.value("curves", false))
-    out += "each configuration's learning curve is recorded up to its longest trial (the best metric after every "
-           "epoch); the models are fitted on the trials alone\n";
+  out += doc.value("curves", false)
+             ? "each configuration's learning curve is recorded up to its longest trial (the best metric after every "
+               "epoch); the models are fitted on the trials alone\n"
+             : "only each trial's final metric is recorded (--no-curves: the paper's samples)\n";
   if (doc.value("pin_runs", false))
     out += "the metric models are pinned to each sampled run's own trials (--pin-runs, models/metric_run_pinned.h)\n";
   if (doc.at("early_stop").get<bool>())

@@ -30,8 +30,10 @@ struct CoconfigBenchOptions {
   // Record each configuration's learning curve up to its longest trial (the
   // best metric after every epoch, replay::SamplingPlan::record_curves), as
   // `trainplan profile` does. Fits use the trials alone; with measured_bounds
-  // the planned side is also held to the curve points.
-  bool curves = false;
+  // the planned side is also held to the curve points. false: the paper's
+  // samples, each trial's final metric only (the benchmark before
+  // 2026-11-25's twentieth session).
+  bool curves = true;
 };
 
 // The methods every model is planned with, in report order (coconfig-early-stop

@@ -142,7 +142,7 @@ std::string format_coconfig_bench_seeds(const json& doc, double regret_limit) {
                            first.at("early_stop").get<bool>() ? "; runs stop at the target" : "")
              : fmt::format("every method plans on the point predictions{}\n",
                            first.at("early_stop").get<bool>() ? "; runs stop at the target" : "");
-  if (first.value("curves", false)) out += "each configuration's learning curve recorded up to its longest trial\n";
+  if (!first.value("curves", false)) out += "only each trial's final metric recorded (--no-curves: the paper's samples)\n";
   if (first.value("pin_runs", false)) out += "metric models pinned to each sampled run's own trials (--pin-runs)\n";
   if (first.value("measured_bounds", false) && !first.value("misfit_shift", false))
     out += "the pessimistic side is not shifted by the point model's misfit at later trials (--no-misfit-shift)\n";

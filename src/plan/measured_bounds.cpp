@@ -16,7 +16,7 @@ double worse_of(double a, double b, MetricDirection d) { return metric_better(b,
 MeasuredBoundsModel::MeasuredBoundsModel(std::shared_ptr<const models::PerformanceModel> inner,
                                          const SampleSet& samples,
                                          std::shared_ptr<const models::PerformanceModel> point)
-    : inner_(std::move(inner)), point_(std::move(point)) {
+    : inner_(std::move(inner)), point_(std::move(point)), curves_(!samples.curve.empty()) {
   const MetricDirection d = inner_->direction();
   for (const auto& [key, v] : samples.metric_runs(/*with_curve=*/true)) {
     Trials& t = trials_[key];
@@ -60,8 +60,8 @@ std::optional<double> MeasuredBoundsModel::metric(int batch, int workers, double
 }
 
 std::string MeasuredBoundsModel::name() const {
-  return inner_->name() + (point_ ? ", held to the measured trials and shifted by the misfit there"
-                                  : ", held to the measured trials");
+  const std::string held = curves_ ? ", held to the measured trials and their learning curves" : ", held to the measured trials";
+  return inner_->name() + held + (point_ ? " and shifted by the misfit there" : "");
 }
 
 }  // namespace trainplan::plan

@@ -49,6 +49,7 @@ class MeasuredBoundsModel : public models::PerformanceModel {
     std::vector<double> shift;   // largest optimistic misfit of the point model over trials with >= epochs[i] epochs (0: none)
   };
   std::shared_ptr<const models::PerformanceModel> inner_, point_;
+  bool curves_ = false;  // some trials came with learning-curve points
   std::map<std::pair<double, int>, Trials> trials_;  // by (batch, workers)
 };
 
