@@ -65,8 +65,8 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--curves", args->curves,
                 "Also record each configuration's learning curve up to its longest trial: the best metric after "
-                "every other epoch, as rows with source=curve (what `trainplan profile` reads from a trial's epoch "
-                "lines at no extra cost)");
+                "each earlier epoch count that is not a trial's own length, as rows with source=curve (what "
+                "`trainplan profile` reads from a trial's epoch lines at no extra cost)");
   cmd->add_option("-o,--out", args->out, "Output CSV (default: stdout)");
   cmd->callback([args] { run_sample(*args); });
 }
