@@ -349,22 +349,21 @@ std::string format_coconfig_bench(const json& doc) {
       "co-configuration benchmark: {} traces x {} scenarios, sampling plan '{}' (seed {}), workers 1..{}, 4 GPUs per node\n",
       trace_names.size(), doc.at("scenarios_per_trace").get<int>(), doc.at("sampling_plan").get<std::string>(),
       doc.at("seed").get<uint64_t>(), doc.at("max_workers").get<int>());
-  out += confident
-             ? fmt::format("every method plans on the pessimistic side of {}-fold conformal intervals at confidence {:g} "
-                           "({} bounds: upper epoch time, metric bound on the wrong side of the target); the oracle "
-                           "model is planned on as is\n",
-                           models::ConformalParams{}.folds, doc.at("confidence").get<double>(),
-                           doc.at("bounds").get<std::string>()) +
-                   (doc.value("measured_bounds", false)
-                        ? std::string("the pessimistic side is held to the sampled trials of each configuration (never "
-                                      "worse than a trial reached within the epochs, never better than a longer trial "
-                                      "reached") +
-                              (doc.value("misfit_shift", false)
-                                   ? ", and short of a longer trial by as much as the point model overshot it)\n"
-                                   : ")\n")
-                        : std::string(""))
-         : doc.at("conformal").get<bool>() ? std::string("models wrapped in conformal intervals; methods plan on the point predictions\n")
-                                           : std::string("methods plan on the point predictions\n");
+  if (confident) {
+    out += fmt::format("every method plans on the pessimistic side of {}-fold conformal intervals at confidence {:g} "
+                       "({} bounds: upper epoch time, metric bound on the wrong side of the target); the oracle model "
+                       "is planned on as is\n",
+                       models::ConformalParams{}.folds, doc.at("confidence").get<double>(),
+                       doc.at("bounds").get<std::string>());
+    if (doc.value("measured_bounds", false))
+      out += std::string("the pessimistic side is held to the sampled trials of each configuration (never worse than a "
+                         "trial reached within the epochs, never better than a longer trial reached") +
+             (doc.value("misfit_shift", false) ? ", and short of a longer trial by as much as the point model overshot it)\n"
+                                                : ")\n");
+  } else {
+    out += doc.at("conformal").get<bool>() ? "models wrapped in conformal intervals; methods plan on the point predictions\n"
+                                           : "methods plan on the point predictions\n";
+  }
   out += doc.value("curves", false)
              ? "each configuration's learning curve is recorded up to its longest trial (the best metric after every "
                "epoch); the models are fitted on the trials alone\n"

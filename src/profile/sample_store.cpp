@@ -221,15 +221,17 @@ SampleSet SampleStore::samples() const {
   // Nodes per trial: 1 for the local launcher, ceil(r / workers_per_node) when known, else unknown (0).
   std::string launcher = meta("launcher").value_or("");
   long per_node = std::atol(meta("workers_per_node").value_or("0").c_str());
-  const std::vector<TrialRecord> all = trials();
-  for (const auto& r : all)
-    if (r.status == TrialStatus::kOk && metric_name.empty()) metric_name = r.metric_name;
-  set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
+  // The ok trials first: the direction and the trial lengths decide the curve points.
+  std::vector<TrialRecord> ok;
   std::set<TrialKey> measured;
-  for (const auto& r : all)
-    if (r.status == TrialStatus::kOk && r.epoch_time_s) measured.insert(r.key);
-  for (const auto& r : all) {
+  for (auto& r : trials()) {
     if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
+    if (metric_name.empty()) metric_name = r.metric_name;
+    measured.insert(r.key);
+    ok.push_back(std::move(r));
+  }
+  set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
+  for (const auto& r : ok) {
     Sample s;
     s.batch = r.key.batch;
     s.workers = r.key.workers;

@@ -95,9 +95,9 @@ DrawResult draw_samples(const ReplayOracle& oracle, const SamplingPlan& plan) {
         res.samples.samples.push_back(std::move(s));
       }
       if (plan.record_curves && !oracle.time_only()) {
-        const Sample& longest = res.samples.samples.back();  // stratified_ints ascends
-        for (int k = 1; k < longest.epochs; ++k) {
-          if (std::find(lengths.begin(), lengths.end(), k) != lengths.end()) continue;
+        const Sample& longest = res.samples.samples.back();  // lengths ascend: the last trial drawn
+        for (int k = 1; k < lengths.back(); ++k) {
+          if (std::binary_search(lengths.begin(), lengths.end(), k)) continue;
           Sample c = longest;
           c.epochs = k;
           c.metric = oracle.metric(double(b) * r, k);

@@ -21,6 +21,7 @@ struct SamplingPlan {
   // Also record the learning curve of each configuration's longest trial:
   // its best metric after every epoch that is not itself a trial's length
   // (SampleSet::curve), as a profiler reading the trial's epoch lines does.
+  // The trials drawn do not depend on it.
   bool record_curves = false;
 };
 
@@ -35,8 +36,6 @@ struct DrawResult {
   int skipped_time = 0;    // (batch, workers) outside the measured time region
   int metric_missing = 0;  // samples whose global batch is outside the measured curves
 };
-// The trials' draws do not depend on record_curves: a plan with curves gives
-// the same trials plus their curve points.
 
 // Draws the plan from the oracle. Batches are integers; epochs are integers.
 DrawResult draw_samples(const ReplayOracle& oracle, const SamplingPlan& plan);
