@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Install, build, start a single-node Slurm for the Slurm test, run every test.
+# Install, check the layering, build, start a single-node Slurm for the Slurm test, run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+scripts/check-layers.sh
 scripts/build.sh
 slurm_started=0
 if [ -x scripts/slurm-up.sh ] && scripts/slurm-up.sh; then

@@ -6,8 +6,8 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "eval/coconfig_bench.h"
-#include "eval/coconfig_seeds.h"
+#include "experiments/plan_benchmark.h"
+#include "experiments/plan_benchmark_seeds.h"
 #include "io/pollux_trace.h"
 
 namespace trainplan::cli {
@@ -16,7 +16,7 @@ namespace {
 struct BenchArgs {
   std::string data;
   bool json_out = false;
-  eval::CoconfigBenchOptions o;
+  experiments::CoconfigBenchOptions o;
   bool confidence_given = false;
   std::string seeds;          // empty: one run at o.seed
   double regret_limit = 0.03;  // with seeds: the median regret the summary counts seeds against
@@ -31,14 +31,14 @@ void run_bench(const BenchArgs& a) {
   auto say = [](const std::string& line) { std::cerr << line << "\n"; };
   if (!a.seeds.empty()) {
     if (!(a.regret_limit >= 0)) throw InputError("--regret-limit must be >= 0");
-    auto doc = eval::run_coconfig_bench_seeds(traces, a.o, eval::parse_seed_list(a.seeds), say);
+    auto doc = experiments::run_coconfig_bench_seeds(traces, a.o, experiments::parse_seed_list(a.seeds), say);
     if (a.json_out) std::cout << doc.dump(2) << "\n";
-    else std::cout << eval::format_coconfig_bench_seeds(doc, a.regret_limit);
+    else std::cout << experiments::format_coconfig_bench_seeds(doc, a.regret_limit);
     return;
   }
-  auto doc = eval::run_coconfig_bench(traces, a.o, say);
+  auto doc = experiments::run_coconfig_bench(traces, a.o, say);
   if (a.json_out) std::cout << doc.dump(2) << "\n";
-  else std::cout << eval::format_coconfig_bench(doc);
+  else std::cout << experiments::format_coconfig_bench(doc);
 }
 
 void setup(CLI::App& root) {
@@ -91,7 +91,7 @@ void setup(CLI::App& root) {
                 "sampled trials of each configuration (the benchmark before 2026-11-23's fifth session)");
   cmd->add_flag("!--no-misfit-shift", a->o.misfit_shift,
                 "With measured bounds, do not shift the pessimistic side at a measured configuration by the point "
-                "model's optimistic misfit at its later trials (plan/measured_bounds.h; the benchmark before "
+                "model's optimistic misfit at its later trials (uncertainty/measured_bounds.h; the benchmark before "
                 "2026-11-25's nineteenth session)");
   cmd->add_flag("!--no-curves", a->o.curves,
                 "Record only each trial's final metric, as the paper's samples do (the benchmark before 2026-11-25's "
@@ -100,7 +100,7 @@ void setup(CLI::App& root) {
                 "lines); models are fitted on the trials alone either way, and with --confidence the planned side "
                 "is also held to the curve points");
   cmd->add_flag("--pin-runs", a->o.pin_runs,
-                "With intervals, pin the metric model to each sampled run's own trials (models/metric_run_pinned.h)");
+                "With intervals, pin the metric model to each sampled run's own trials (uncertainty/metric_run_pinned.h)");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");
   cmd->callback([a, conf] {
     a->confidence_given = conf->count() > 0;

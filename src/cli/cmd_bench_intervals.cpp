@@ -14,10 +14,10 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "eval/coverage.h"
+#include "experiments/interval_coverage.h"
 #include "io/pollux_trace.h"
-#include "models/conformal.h"
-#include "plan/model_choice.h"
+#include "uncertainty/conformal.h"
+#include "scoring/model_choice.h"
 #include "replay/replay_oracle.h"
 #include "replay/sampler.h"
 
@@ -58,7 +58,7 @@ SampleSet epochs_of_measured_runs(const replay::ReplayOracle& oracle, const Samp
   return out;
 }
 
-json coverage_json(const eval::Coverage& c) {
+json coverage_json(const experiments::Coverage& c) {
   return {{"points", c.n},
           {"two_sided", c.rate(c.two_sided)},
           {"above_lower", c.rate(c.above_lower)},
@@ -69,7 +69,7 @@ json coverage_json(const eval::Coverage& c) {
 // mean for the metric's direction, so that traces of both directions pool.
 struct RegionCoverage {
   size_t n = 0, two_sided = 0, pessimistic = 0, optimistic = 0;
-  void add(const eval::Coverage& c, MetricDirection d) {
+  void add(const experiments::Coverage& c, MetricDirection d) {
     const bool max = d == MetricDirection::kMax;
     n += c.n, two_sided += c.two_sided;
     pessimistic += max ? c.interval_lo : c.interval_hi;
@@ -85,7 +85,7 @@ struct RegionCoverage {
 };
 
 // One line of the text table.
-std::string row(const std::string& trace, const char* part, const eval::Coverage& c) {
+std::string row(const std::string& trace, const char* part, const experiments::Coverage& c) {
   return fmt::format("  {:<12} {:<6} {:>4} points  {:.3f}  {:.3f}  {:.3f}", trace, part, c.n, c.rate(c.two_sided),
                      c.rate(c.above_lower), c.rate(c.below_upper));
 }
@@ -97,10 +97,10 @@ void run_intervals(const IntervalsArgs& a) {
   auto traces = io::find_pollux_traces(a.data);
   json doc = {{"confidence", a.confidence}, {"seed", a.seed}, {"points", a.points}};
   if (a.points == "new") doc["holdout_seed"] = holdout;
-  eval::Coverage all_time, all_metric;
-  std::map<eval::EpochRegion, RegionCoverage> all_regions;  // --points runs
+  experiments::Coverage all_time, all_metric;
+  std::map<experiments::EpochRegion, RegionCoverage> all_regions;  // --points runs
   std::vector<std::string> lines;
-  models::ConformalParams cp;
+  uncertainty::ConformalParams cp;
   cp.seed = a.seed;
   int k = 0;
   for (const auto& dir : traces) {
@@ -110,37 +110,37 @@ void run_intervals(const IntervalsArgs& a) {
     SampleSet test = a.points == "runs"
                          ? epochs_of_measured_runs(oracle, train, oracle.epoch_limit_or(100))
                          : replay::draw_samples(oracle, replay::named_plan("paper", holdout)).samples;
-    auto choice = plan::choose_models(a.time_model, a.metric_model, train);  // no metric model on time-only traces
+    auto choice = scoring::choose_models(a.time_model, a.metric_model, train);  // no metric model on time-only traces
     std::cerr << fmt::format("[{}/{}] {}: time {}{}\n", k, traces.size(), oracle.name(), choice.time_model,
                              oracle.time_only() ? "" : ", metric " + choice.metric_model);
-    auto tm = models::conformal_time_model(choice.time_model, cp);
+    auto tm = uncertainty::conformal_time_model(choice.time_model, cp);
     tm->fit(train);
-    auto tc = eval::time_coverage(*tm, test, a.confidence);
+    auto tc = experiments::time_coverage(*tm, test, a.confidence);
     all_time += tc;
     json jt = {{"time_model", choice.time_model}, {"time", coverage_json(tc)}};
     lines.push_back(row(oracle.name(), "time", tc));
     if (!oracle.time_only()) {
-      auto mm = models::conformal_metric_model(choice.metric_model, cp);
+      auto mm = uncertainty::conformal_metric_model(choice.metric_model, cp);
       mm->fit(train);
-      auto mc = eval::metric_coverage(*mm, test, a.confidence);
+      auto mc = experiments::metric_coverage(*mm, test, a.confidence);
       all_metric += mc;
       jt["metric_model"] = choice.metric_model;
       jt["metric"] = coverage_json(mc);
       lines.push_back(row("", "metric", mc));
       if (a.points == "runs") {
-        for (const auto& [region, c] : eval::metric_coverage_by_region(*mm, eval::EpochRegions(train), test,
+        for (const auto& [region, c] : experiments::metric_coverage_by_region(*mm, experiments::EpochRegions(train), test,
                                                                        a.confidence)) {
           RegionCoverage one;
           one.add(c, train.direction);
           all_regions[region].add(c, train.direction);
-          jt["metric_by_region"][eval::to_string(region)] = one.to_json();
+          jt["metric_by_region"][experiments::to_string(region)] = one.to_json();
         }
       }
     }
     doc["traces"][oracle.name()] = jt;
   }
   doc["all"] = {{"time", coverage_json(all_time)}, {"metric", coverage_json(all_metric)}};
-  for (const auto& [region, c] : all_regions) doc["all"]["metric_by_region"][eval::to_string(region)] = c.to_json();
+  for (const auto& [region, c] : all_regions) doc["all"]["metric_by_region"][experiments::to_string(region)] = c.to_json();
   if (a.json_out) {
     std::cout << doc.dump(2) << "\n";
     return;
@@ -159,14 +159,14 @@ void run_intervals(const IntervalsArgs& a) {
   std::cout << fmt::format("nominal: {:g} for each column (the one-sided bounds hold on their own side)\n",
                            a.confidence);
   if (all_regions.empty()) return;
-  // Where the conformal rules differ (models/conformal.h), all traces pooled.
+  // Where the conformal rules differ (uncertainty/conformal.h), all traces pooled.
   std::cout << fmt::format(
       "\nmetric interval at {:g} by where the epoch lies, all traces (pessimistic end: the lower for a metric to "
       "maximise, the upper for one to minimise; each end alone holds about {:.3g} for symmetric errors)\n",
       a.confidence, (1 + a.confidence) / 2);
   std::cout << "  region                            points  two-sided  pessimistic end  optimistic end\n";
   for (const auto& [region, c] : all_regions)
-    std::cout << fmt::format("  {:<32} {:>7}  {:>9.3f}  {:>15.3f}  {:>14.3f}\n", eval::to_string(region), c.n,
+    std::cout << fmt::format("  {:<32} {:>7}  {:>9.3f}  {:>15.3f}  {:>14.3f}\n", experiments::to_string(region), c.n,
                              c.rate(c.two_sided), c.rate(c.pessimistic), c.rate(c.optimistic));
 }
 
@@ -175,7 +175,7 @@ void setup(CLI::App& root) {
   auto* cmd = bench_command(root)->add_subcommand(
       "intervals",
       "Coverage of the conformal intervals and one-sided bounds on held-out samples: for each Pollux trace,\n"
-      "fit on the paper plan's samples, score fresh samples from the same trace (docs/MODELS-METRIC.md).");
+      "fit on the paper plan's samples, score fresh samples from the same trace (docs/lab/MODELS-METRIC.md).");
   add_pollux_data_option(cmd, a->data);
   cmd->add_option("--time-model", a->time_model, "Epoch-time model, or auto (lowest CV MRE, as plan does)")
       ->capture_default_str();

@@ -1,6 +1,6 @@
 // trainplan bench records: how the metric the co-configuration benchmark
 // judges moves where its targets lie, in each run of the Pollux traces
-// (eval/curve_records.h).
+// (experiments/curve_records.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/median.h"
-#include "eval/curve_records.h"
+#include "experiments/curve_records.h"
 #include "io/pollux_trace.h"
 #include "replay/replay_oracle.h"
 
@@ -21,7 +21,7 @@ using nlohmann::json;
 
 struct RecordsArgs {
   std::string data;
-  eval::RecordsParams window;
+  experiments::RecordsParams window;
   bool json_out = false;
 };
 
@@ -44,8 +44,8 @@ void run_records(const RecordsArgs& a) {
     std::vector<double> means, longest, worse;
     std::string rows;
     for (const auto& c : oracle.trace().curves) {
-      if (c.rows.size() < eval::kMinRecordsEvaluations) continue;  // bert: two evaluations a run
-      auto r = eval::curve_records(c, oracle.dataset_size(), oracle.direction(), a.window);
+      if (c.rows.size() < experiments::kMinRecordsEvaluations) continue;  // bert: two evaluations a run
+      auto r = experiments::curve_records(c, oracle.dataset_size(), oracle.direction(), a.window);
       jt["curves"].push_back({{"global_batch", r.global_batch}, {"last_epoch", r.last_epoch},
                               {"window_from", r.window_from}, {"window_to", r.window_to},
                               {"window_steps", r.window_steps}, {"window_records", r.window_records},
@@ -74,7 +74,7 @@ void run_records(const RecordsArgs& a) {
   if (doc["traces"].empty())
     throw InputError(a.data, 0, "--data",
                      fmt::format("no trace with validation curves of {} or more evaluations",
-                                 eval::kMinRecordsEvaluations));
+                                 experiments::kMinRecordsEvaluations));
   std::cout << (a.json_out ? doc.dump(2) + "\n" : text);
 }
 
@@ -84,7 +84,7 @@ void setup(CLI::App& root) {
       "records",
       "How the judged metric moves where the co-configuration benchmark's targets lie: the benchmark reads a\n"
       "run's metric as its best so far, which moves only at records; how far apart they are says to how many\n"
-      "epochs any model can place the epoch at which such a target is met (eval/curve_records.h).");
+      "epochs any model can place the epoch at which such a target is met (experiments/curve_records.h).");
   add_pollux_data_option(cmd, a->data);
   cmd->add_option("--from", a->window.from, "The window opens where the best so far covers this share of its range")
       ->check(CLI::Range(0.0, 1.0))

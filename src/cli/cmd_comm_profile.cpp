@@ -77,7 +77,7 @@ void setup(CLI::App& root) {
       "  rho(n, k) = (t(k GPUs on each of n nodes) - t(1 GPU)) / (t(2 nodes x 1 GPU) - t(1 GPU))\n"
       "median over those batches, then over traces. Time models given the profile use rho(r, n) as the\n"
       "inter-node volume factor instead of the ring all-reduce's 2(r-1)/r, so a new model's two multi-node\n"
-      "trials fit only the scale. See docs/MODELS-TIME.md.\n"
+      "trials fit only the scale. See docs/lab/MODELS-TIME.md.\n"
       "Examples:\n"
       "  trainplan comm-profile --data ../shared/data/pollux-t4 --out t4.json\n"
       "  trainplan comm-profile --data ../shared/data/pollux-t4 --exclude imagenet   # leave one out");

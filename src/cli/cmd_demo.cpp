@@ -12,11 +12,11 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "eval/evaluate.h"
+#include "scoring/evaluate.h"
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "models/performance_model.h"
-#include "plan/model_choice.h"
+#include "scoring/model_choice.h"
 #include "plan/plan_plot.h"
 #include "plan/planner.h"
 #include "profile/builtin_workload.h"
@@ -102,15 +102,15 @@ void run_demo(const DemoArgs& a) {
   std::string tname = a.model.empty() ? a.time_model : a.model;
   std::string mname = a.model.empty() ? a.metric_model : a.model;
   std::cerr << fmt::format("step 2/3: fitting the models (time {}, metric {})\n", tname, mname);
-  plan::ModelChoice choice = plan::choose_models(tname, mname, samples);
+  scoring::ModelChoice choice = scoring::choose_models(tname, mname, samples);
   auto fitted = models::fit_performance_model(choice.time_model, choice.metric_model, samples);
   // How far to trust the recommendation: each chosen part's error on trials
   // it did not see (5-fold CV over these trials).
   // (Already computed when "auto" chose the part.)
   const auto time_cv = choice.time_cv ? choice.time_cv
-                                      : eval::part_cv_mre(choice.time_model, eval::ModelPart::kTime, samples);
+                                      : scoring::part_cv_mre(choice.time_model, scoring::ModelPart::kTime, samples);
   const auto metric_cv = choice.metric_cv ? choice.metric_cv
-                                          : eval::part_cv_mre(choice.metric_model, eval::ModelPart::kMetric, samples);
+                                          : scoring::part_cv_mre(choice.metric_model, scoring::ModelPart::kMetric, samples);
 
   // 3. Plan. The default target is 99% of the best metric the fitted model
   // predicts anywhere in the space: reachable by construction, and close to

@@ -8,12 +8,12 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "eval/cross_model.h"
-#include "eval/datasets.h"
-#include "eval/layer_time_eval.h"
+#include "scoring/cross_model.h"
+#include "scoring/datasets.h"
+#include "scoring/layer_time_eval.h"
 #include "io/layer_timing_csv.h"
-#include "eval/evaluate_plot.h"
-#include "eval/report.h"
+#include "scoring/evaluate_plot.h"
+#include "scoring/report.h"
 #include "io/gnuplot.h"
 #include "models/registry.h"
 
@@ -56,33 +56,33 @@ void run_evaluate(const EvaluateArgs& a) {
     if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
     if (!a.plot.empty()) io::check_plot_path(a.plot);
-    auto rep = eval::evaluate_layer_times(io::read_layer_timings(a.layer_timings), a.samples, a.cv, a.seed);
-    std::cout << (a.json ? eval::layer_times_json(rep) + "\n" : eval::format_layer_times(rep));
+    auto rep = scoring::evaluate_layer_times(io::read_layer_timings(a.layer_timings), a.samples, a.cv, a.seed);
+    std::cout << (a.json ? scoring::layer_times_json(rep) + "\n" : scoring::format_layer_times(rep));
     if (!a.plot.empty()) {
-      io::render_plot(a.plot, eval::layer_time_panels(rep), 700, 520);
+      io::render_plot(a.plot, scoring::layer_time_panels(rep), 700, 520);
       if (!a.json) std::cout << "chart: " << a.plot << "\n";
     }
     return;
   }
   if (a.cross_model) {
     if (a.data.empty() || !a.samples.empty()) throw InputError("--cross-model scores traces: give --data DIR, not --samples");
-    auto rep = eval::evaluate_cross_model(a.data, {a.cv, a.seed});
-    std::cout << (a.json ? eval::cross_model_json(rep) + "\n" : eval::format_cross_model(rep));
+    auto rep = scoring::evaluate_cross_model(a.data, {a.cv, a.seed});
+    std::cout << (a.json ? scoring::cross_model_json(rep) + "\n" : scoring::format_cross_model(rep));
     return;
   }
   if (a.samples.empty() == a.data.empty()) throw InputError("give either --samples FILE... or --data DIR (one of them)");
   if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // a bad name fails before any fit
   auto names = model_names(a.models);
-  eval::EvalOptions opts;
+  scoring::EvalOptions opts;
   opts.cv_folds = a.cv;
   opts.seed = a.seed;
 
   std::vector<std::string> descriptions;
-  auto data = a.data.empty() ? eval::datasets_from_sample_files(a.samples, descriptions)
-                             : eval::datasets_from_traces(a.data, {a.plan, a.seed, a.comm_profile}, descriptions);
+  auto data = a.data.empty() ? scoring::datasets_from_sample_files(a.samples, descriptions)
+                             : scoring::datasets_from_traces(a.data, {a.plan, a.seed, a.comm_profile}, descriptions);
   if (a.data.empty() && a.comm_profile != "auto" && a.comm_profile != "none") {
-    auto p = std::make_shared<models::CommProfile>(models::CommProfile::load(a.comm_profile));
+    auto p = std::make_shared<structure::CommProfile>(structure::CommProfile::load(a.comm_profile));
     for (size_t i = 0; i < data.size(); ++i) {
       data[i].comm_profile = p;
       descriptions[i] += "; communication profile: " + a.comm_profile;
@@ -91,22 +91,22 @@ void run_evaluate(const EvaluateArgs& a) {
   bool progress = !a.data.empty();
 
   auto& reg = models::ModelRegistry::instance();
-  std::vector<eval::DatasetScores> scores;
+  std::vector<scoring::DatasetScores> scores;
   for (size_t i = 0; i < data.size(); ++i) {
-    eval::DatasetScores ds{data[i].name, descriptions[i], {}};
+    scoring::DatasetScores ds{data[i].name, descriptions[i], {}};
     for (size_t m = 0; m < names.size(); ++m) {
       if (progress)
         std::cerr << fmt::format("evaluate: dataset {}/{} {}: model {}/{} {}\n", i + 1, data.size(), data[i].name, m + 1,
                                  names.size(), names[m]);
-      ds.models.push_back(eval::evaluate_model(reg.get(names[m]), data[i], opts));
+      ds.models.push_back(scoring::evaluate_model(reg.get(names[m]), data[i], opts));
     }
     scores.push_back(std::move(ds));
   }
 
   if (a.json) {
-    std::cout << eval::to_json(scores, opts).dump(2) << "\n";
+    std::cout << scoring::to_json(scores, opts).dump(2) << "\n";
   } else {
-    std::cout << eval::format_table(scores, opts);
+    std::cout << scoring::format_table(scores, opts);
     if (a.describe)
       for (const auto& ds : scores)
         for (const auto& m : ds.models)
@@ -114,7 +114,7 @@ void run_evaluate(const EvaluateArgs& a) {
             if (!p->describe.empty()) std::cout << ds.name << ": " << p->describe << "\n";
   }
   if (!a.plot.empty()) {
-    auto panels = eval::evaluate_panels(scores);
+    auto panels = scoring::evaluate_panels(scores);
     if (panels.empty()) throw InputError("", 0, "--plot", "no model could be cross-validated, so there is nothing to draw");
     io::render_plot(a.plot, panels, 700, 560, 2);
     std::cerr << fmt::format("plot of the cross-validated predictions against the measurements -> {}\n", a.plot);
@@ -134,7 +134,7 @@ void setup(CLI::App& root) {
       "test set, on full nodes, lower and upper quartile training batch), tests on 8..16 workers; 'x-w-1pn': same with\n"
       "one GPU per node in the two trials (\"11\", \"1111\": cheaper, but blind to the GPUs-per-node cost);\n"
       "'batch' trains on the smaller half of the distinct per-worker batches, tests on the rest.\n"
-      "Time is scored on distinct (batch, workers, nodes); metric on samples that carry one. See docs/EVALUATION.md.\n"
+      "Time is scored on distinct (batch, workers, nodes); metric on samples that carry one. See docs/MODELS.md.\n"
       "Communication profile (--comm-profile): the cluster's inter-node cost shape given to the time models that\n"
       "use one; 'auto' with --data measures it on the other traces under DIR (leave one out), see\n"
       "`trainplan comm-profile`.\n"
@@ -154,10 +154,10 @@ void setup(CLI::App& root) {
   cmd->add_flag("--json", a->json, "Print JSON (MRE as fractions, null where a number is missing, with a note)");
   cmd->add_flag("--cross-model", a->cross_model,
                 "With --data: predict each trace's step times from the other traces only (structure models: PALEO "
-                "and Horus-style graph features with XGBoost, leave one network out; docs/MODELS-TIME.md)");
+                "and Horus-style graph features with XGBoost, leave one network out; docs/lab/MODELS-TIME.md)");
   cmd->add_option("--layer-timings", a->layer_timings,
                   "Score Justus et al.'s per-layer model on a layer-timing CSV (trainplan-layer-bench), by K-fold CV; "
-                  "with --samples, also each known network's step time as the sum of its layers (docs/MODELS-TIME.md)")
+                  "with --samples, also each known network's step time as the sum of its layers (docs/lab/MODELS-TIME.md)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--describe", a->describe, "Also print each model's fitted parameters (full fit)");
   cmd->add_option("--comm-profile", a->comm_profile,

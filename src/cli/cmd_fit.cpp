@@ -8,13 +8,13 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "eval/evaluate.h"
-#include "eval/fit_plot.h"
-#include "eval/mre.h"
+#include "scoring/evaluate.h"
+#include "scoring/fit_plot.h"
+#include "scoring/mre.h"
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "models/registry.h"
-#include "plan/model_choice.h"
+#include "scoring/model_choice.h"
 
 namespace trainplan::cli {
 namespace {
@@ -43,10 +43,10 @@ PartResult fit_time(const std::string& name, const SampleSet& s) {
   std::shared_ptr<models::TimeModel> m = e.make_time();
   m->fit(s);
   // One score per configuration: samples that differ only in epochs share a time.
-  SampleSet d = eval::distinct_time_configs(s);
+  SampleSet d = scoring::distinct_time_configs(s);
   std::vector<double> p, t;
   for (const auto& x : d.samples) p.push_back(m->predict(x.batch, x.workers, x.nodes)), t.push_back(x.epoch_time_s);
-  return {name, m->describe(), eval::mre(p, t), d.size(), m, nullptr};
+  return {name, m->describe(), scoring::mre(p, t), d.size(), m, nullptr};
 }
 
 PartResult fit_metric(const std::string& name, const SampleSet& s) {
@@ -56,7 +56,7 @@ PartResult fit_metric(const std::string& name, const SampleSet& s) {
   m->fit(s);
   std::vector<double> p, t;
   for (const auto& x : s.with_metric()) p.push_back(m->predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
-  return {name, m->describe(), eval::mre(p, t), t.size(), nullptr, m};
+  return {name, m->describe(), scoring::mre(p, t), t.size(), nullptr, m};
 }
 
 void run_fit(const FitArgs& a) {
@@ -80,7 +80,7 @@ void run_fit(const FitArgs& a) {
   std::string reason;
   if ((want_time && tname == "auto") || (want_metric && mname == "auto")) {
     std::cerr << "choosing models by 5-fold cross-validation...\n";
-    auto c = plan::choose_models(want_time ? tname : "auto", want_metric ? mname : "auto", s);
+    auto c = scoring::choose_models(want_time ? tname : "auto", want_metric ? mname : "auto", s);
     if (want_time) tname = c.time_model;
     if (want_metric) mname = c.metric_model;
     reason = c.reason;
@@ -95,7 +95,7 @@ void run_fit(const FitArgs& a) {
     m = fit_metric(mname, s);
   }
   if (!a.plot.empty()) {
-    auto panels = eval::fit_panels(s, t ? t->time.get() : nullptr, m ? m->metric.get() : nullptr);
+    auto panels = scoring::fit_panels(s, t ? t->time.get() : nullptr, m ? m->metric.get() : nullptr);
     io::render_plot(a.plot, panels);
     std::cerr << fmt::format("plot of the fitted curves over the samples -> {}\n", a.plot);
   }

@@ -1,4 +1,4 @@
-// trainplan network: the layer graphs trainplan knows (models/network_zoo.h)
+// trainplan network: the layer graphs trainplan knows (structure/network_zoo.h)
 // and PALEO's breakdown of one training step by layer kind (Fathom's point:
 // a few kinds of operation take most of the time).
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/layer_graph_json.h"
-#include "models/network_zoo.h"
+#include "structure/network_zoo.h"
 #include "models/step_time_paleo.h"
 
 namespace trainplan::cli {
@@ -31,10 +31,10 @@ void list_networks(bool json) {
   nlohmann::json j = nlohmann::json::array();
   std::string text = fmt::format("{:<20} {:>8} {:>12} {:>14}  workloads\n", "network", "layers", "params (M)",
                                  "GFLOP/example");
-  for (const auto& n : models::network_names()) {
-    const auto* g = models::find_network(n);
+  for (const auto& n : structure::network_names()) {
+    const auto* g = structure::find_network(n);
     std::vector<std::string> workloads;
-    for (const auto& [w, a] : models::network_aliases())
+    for (const auto& [w, a] : structure::network_aliases())
       if (a == n) workloads.push_back(w);
     j.push_back({{"network", n}, {"layers", g->layers.size()}, {"params", g->params()}, {"flops", g->flops()},
                  {"workloads", workloads}, {"description", g->description}});
@@ -47,12 +47,12 @@ void list_networks(bool json) {
 void run_network(const NetworkArgs& a) {
   if (!a.graph.empty() && !a.name.empty()) throw InputError("give a network NAME or --graph FILE, not both");
   if (a.name.empty() && a.graph.empty()) return list_networks(a.json);
-  models::LayerGraph from_file;
+  structure::LayerGraph from_file;
   if (!a.graph.empty()) from_file = io::read_layer_graph_json(a.graph);
-  const auto* g = a.graph.empty() ? models::find_network(a.name) : &from_file;
+  const auto* g = a.graph.empty() ? structure::find_network(a.name) : &from_file;
   if (!g) {
     std::string known;
-    for (const auto& n : models::network_names()) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& n : structure::network_names()) known += (known.empty() ? "" : ", ") + n;
     throw InputError(fmt::format("no layer graph for '{}' (known: {}; or a workload name such as cifar10)", a.name, known));
   }
   if (!(a.batch > 0)) throw InputError("", 0, "--batch", "must be > 0");
@@ -77,7 +77,7 @@ void run_network(const NetworkArgs& a) {
   const auto t = models::paleo_step_terms(*g, a.batch, a.workers, nodes, hw);
   std::map<std::string, std::pair<double, int>> by_kind;  // seconds, layers
   for (const auto& l : g->layers) {
-    auto& k = by_kind[models::to_string(l.kind)];
+    auto& k = by_kind[structure::to_string(l.kind)];
     k.first += models::paleo_layer_seconds(l, a.batch, hw), ++k.second;
   }
   by_kind["weights update"] = {models::paleo_update_seconds(*g, hw), 0};
@@ -103,7 +103,7 @@ void run_network(const NetworkArgs& a) {
     for (const auto& [k, v] : rows) j["by_kind"][k] = {{"seconds", v.first}, {"layers", v.second}};
     if (a.layers)
       for (const auto& l : g->layers)
-        j["layers"].push_back({{"name", l.name}, {"kind", models::to_string(l.kind)}, {"flops", l.flops},
+        j["layers"].push_back({{"name", l.name}, {"kind", structure::to_string(l.kind)}, {"flops", l.flops},
                                {"bytes", l.bytes}, {"params", l.params},
                                {"seconds", models::paleo_layer_seconds(l, a.batch, hw)}});
     std::cout << j.dump(2) << "\n";
@@ -127,7 +127,7 @@ void run_network(const NetworkArgs& a) {
                              "KB/ex", "params", "seconds");
     for (const auto& l : g->layers)
       std::cout << fmt::format("  {:<14} {:<10} {:>12.4g} {:>12.4g} {:>12.0f} {:>11.4g}\n", l.name,
-                               models::to_string(l.kind), l.flops / 1e6, l.bytes / 1e3, l.params,
+                               structure::to_string(l.kind), l.flops / 1e6, l.bytes / 1e3, l.params,
                                models::paleo_layer_seconds(l, a.batch, hw));
   }
   std::cout << "These are datasheet figures (`paleo`); `trainplan fit --model paleo-fit` calibrates them to "
@@ -144,7 +144,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--workers", args->workers, "Data-parallel workers")->capture_default_str();
   cmd->add_option("--nodes", args->nodes, "Nodes the workers span (default: packed, 4 GPUs per node)");
   cmd->add_option("--graph", args->graph,
-                  "Your own network as JSON (layers as in docs/MODELS-TIME.md, e.g. conv, batch_norm, relu, pool, "
+                  "Your own network as JSON (layers as in docs/FORMATS.md, e.g. conv, batch_norm, relu, pool, "
                   "linear, attention, lstm) instead of a NAME")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--layers", args->layers, "Also list every layer");

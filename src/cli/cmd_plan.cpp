@@ -12,9 +12,9 @@
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "plan/frontier.h"
-#include "plan/model_choice.h"
+#include "scoring/model_choice.h"
 #include "plan/plan_plot.h"
-#include "server/queries.h"
+#include "app/queries.h"
 
 namespace trainplan::cli {
 namespace {
@@ -26,7 +26,7 @@ struct PlanArgs {
   int max_workers = 0;
   std::string search = "auto";
   std::string method = "coconfig";
-  std::string model = plan::kDefaultPlanModel;
+  std::string model = scoring::kDefaultPlanModel;
   std::string time_model, metric_model;
   std::vector<int> batches;
   int gpus_per_node = -1;
@@ -54,8 +54,8 @@ struct PlanArgs {
 void run_plan(const PlanArgs& a) {
   apply_comm_profile(a.comm_profile);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
-  server::ModelSource src(io::read_samples_csv(a.samples));
-  server::PlanQuery q;
+  app::ModelSource src(io::read_samples_csv(a.samples));
+  app::PlanQuery q;
   q.target = a.target;
   q.deadline = a.deadline;
   q.max_workers = a.max_workers;
@@ -82,9 +82,9 @@ void run_plan(const PlanArgs& a) {
   q.tabu_iterations = a.tabu_iterations;
   q.tabu_tenure = a.tabu_tenure;
   q.manual_tries = a.manual_tries;
-  server::Progress progress;
+  app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
-  const server::PlanOutcome o = server::make_plan(src, q, progress);
+  const app::PlanOutcome o = app::make_plan(src, q, progress);
   const auto& res = o.result;
   const auto& choice = o.choice;
   const auto& bs = o.batches;
@@ -99,7 +99,7 @@ void run_plan(const PlanArgs& a) {
     std::cerr << fmt::format("plot of the cost landscape and the chosen run's metric -> {}\n", a.plot);
   }
   if (a.json) {
-    std::cout << server::to_json(o, a.samples).dump(2) << "\n";
+    std::cout << app::to_json(o, a.samples).dump(2) << "\n";
     return;
   }
   // With --emit the launch spec goes to stdout (to redirect into a file), the summary to stderr.
@@ -161,7 +161,7 @@ void run_plan(const PlanArgs& a) {
   if (o.past_longest_trial())
     out << fmt::format("  the {} runs {} epochs, past the longest trial ({:g}): its metric is the model's extrapolation "
                        "in epochs, where runs often keep improving after the model levels off{}; profile longer "
-                       "trials to plan on measurements (docs/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
+                       "trials to plan on measurements (docs/lab/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
                        o.early_stop ? "expected run" : "choice",
                        o.run_config().epochs, o.longest_trial_epochs,
                        a.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "

@@ -1,5 +1,5 @@
 // trainplan predict: epoch time and metric at one configuration, each with a
-// prediction interval from K-fold conformal prediction (models/conformal.h).
+// prediction interval from K-fold conformal prediction (uncertainty/conformal.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/sample_csv.h"
-#include "models/conformal.h"
-#include "server/queries.h"
+#include "uncertainty/conformal.h"
+#include "app/queries.h"
 
 namespace trainplan::cli {
 namespace {
@@ -41,7 +41,7 @@ std::string interval_text(const std::optional<models::Interval>& iv, int folds, 
 
 void run_predict(const PredictArgs& a) {
   apply_comm_profile(a.comm_profile);
-  server::PredictQuery q;
+  app::PredictQuery q;
   q.batch = a.batch;
   q.workers = a.workers;
   q.epochs = a.epochs;
@@ -54,15 +54,15 @@ void run_predict(const PredictArgs& a) {
   q.seed = a.seed;
   q.target = a.target;
   q.max_epochs = a.max_epochs;
-  server::check_predict_query(q);
-  server::ModelSource src(io::read_samples_csv(a.samples));
-  server::Progress progress;
+  app::check_predict_query(q);
+  app::ModelSource src(io::read_samples_csv(a.samples));
+  app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
   if (!a.json) progress.fitting = [](const std::string& m) { std::cerr << m << "\n"; };
-  const server::Prediction p = server::predict(src, q, progress);
+  const app::Prediction p = app::predict(src, q, progress);
 
   if (a.json) {
-    std::cout << server::to_json(p).dump(2) << "\n";
+    std::cout << app::to_json(p).dump(2) << "\n";
     return;
   }
   const auto& tname = p.time_model;
@@ -92,7 +92,7 @@ void run_predict(const PredictArgs& a) {
       std::cout << fmt::format(
           "  past the last epoch sampled on any configuration ({:g}): the model only extrapolates here (runs often "
           "keep improving where it levels off), so the interval is at least as wide as the model missed the latest "
-          "samples by when fitted without them (docs/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
+          "samples by when fitted without them (docs/lab/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
           *p.last_sampled_epoch_any);
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
@@ -119,7 +119,7 @@ void run_predict(const PredictArgs& a) {
       std::cout << fmt::format("  time to the target: {:.4g} s  [{}, {}] s (epochs x epoch time, both ends)\n",
                                *tt.time_s, tt.time_lo_s ? fmt::format("{:.4g}", *tt.time_lo_s) : "no interval",
                                tt.time_hi_s ? fmt::format("{:.4g}", *tt.time_hi_s) : "beyond the epoch limit");
-      if (!tt.epochs_hi && p.best_sampled_metric && !plan::meets(*p.best_sampled_metric, *a.target, p.direction))
+      if (!tt.epochs_hi && p.best_sampled_metric && !meets(*p.best_sampled_metric, *a.target, p.direction))
         std::cout << fmt::format("  the target is past the best sampled metric, {:.4g}: the interval's worse end is "
                                  "held there, so it never reaches the target with confidence\n",
                                  *p.best_sampled_metric);

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "models/comm_profile.h"
+#include "structure/comm_profile.h"
 
 namespace trainplan::cli {
 
@@ -14,7 +14,7 @@ void add_comm_profile_option(CLI::App* cmd, std::string& path) {
 
 void apply_comm_profile(const std::string& path) {
   if (path.empty()) return;
-  models::set_default_comm_profile(std::make_shared<models::CommProfile>(models::CommProfile::load(path)));
+  structure::set_default_comm_profile(std::make_shared<structure::CommProfile>(structure::CommProfile::load(path)));
 }
 
 }  // namespace trainplan::cli

@@ -29,7 +29,7 @@ void add_pollux_data_option(CLI::App* cmd, std::string& dir);
 // Adds `--comm-profile FILE` to `cmd`, stored in `path`.
 void add_comm_profile_option(CLI::App* cmd, std::string& path);
 // Loads the profile at `path` (if not empty) as the time models' default
-// (models::set_default_comm_profile). Throws InputError naming the file.
+// (structure::set_default_comm_profile). Throws InputError naming the file.
 void apply_comm_profile(const std::string& path);
 
 // Adds an option `name` that reads a duration, plain seconds or with units

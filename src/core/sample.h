@@ -15,6 +15,14 @@ enum class MetricDirection { kMax, kMin };
 const char* to_string(MetricDirection d);
 // Parses "max" or "min"; throws InputError otherwise.
 MetricDirection parse_direction(const std::string& s);
+// Does metric `m` meet `target` under direction `d`? Is `a` better than `b`?
+inline bool meets(double m, double target, MetricDirection d) {
+  return d == MetricDirection::kMax ? m >= target : m <= target;
+}
+inline bool metric_better(double a, double b, MetricDirection d) {
+  return d == MetricDirection::kMax ? a > b : a < b;
+}
+
 
 struct Sample {
   double batch = 0;          // per-worker batch size
@@ -38,7 +46,7 @@ struct SampleSet {
   // trial's epochs, the best metric it had reached by then. They cost no
   // training of their own. Models are fitted on `samples` alone (the trials);
   // the planner also holds its pessimistic side to these points
-  // (plan/measured_bounds.h).
+  // (uncertainty/measured_bounds.h).
   std::vector<Sample> curve;
   MetricDirection direction = MetricDirection::kMax;
   std::optional<long> dataset_size;  // training examples per epoch, when known

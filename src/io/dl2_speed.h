@@ -15,7 +15,7 @@ namespace trainplan::io {
 // (MXNet's Speedometer): total_batch_size M is fixed at 32 and split over the
 // w workers, and with one server the sum over workers stays near 15.8 for
 // resnet-50 as w grows 1..4 while each entry falls as 1/w. Optimus's form fits
-// the samples reading about twice as well (see docs/MODELS-TIME.md).
+// the samples reading about twice as well (see docs/lab/MODELS-TIME.md).
 enum class Dl2SpeedUnit { kSamplesPerWorker, kStepsPerWorker };
 const char* to_string(Dl2SpeedUnit u);
 Dl2SpeedUnit parse_dl2_speed_unit(const std::string& s);  // "samples" | "steps"; InputError otherwise

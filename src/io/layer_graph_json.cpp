@@ -29,7 +29,7 @@ int size_field(const std::string& path, const json& j, const std::string& where,
 
 }  // namespace
 
-models::LayerGraph read_layer_graph_json(const std::string& path) {
+structure::LayerGraph read_layer_graph_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "", "cannot read the network file");
   json doc;
@@ -40,7 +40,7 @@ models::LayerGraph read_layer_graph_json(const std::string& path) {
   }
   if (!doc.is_object()) throw InputError(path, 0, "", "the network must be a JSON object");
   const std::string name = doc.value("name", std::string("custom"));
-  models::GraphBuilder g(name, doc.value("description", std::string("from ") + path));
+  structure::GraphBuilder g(name, doc.value("description", std::string("from ") + path));
   if (!doc.contains("input") || !doc["input"].is_object())
     throw InputError(path, 0, "input", "missing: {\"image\": [c, h, w]} or {\"sequence\": [tokens, features]}");
   const json& input = doc["input"];

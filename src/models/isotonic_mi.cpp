@@ -10,8 +10,8 @@
 namespace trainplan::models {
 
 void AdditiveIsotonic::fit(const std::vector<std::string>& names, const std::vector<std::vector<double>>& columns,
-                           const std::vector<double>& y, const std::vector<bool>& unimodal, const MiBinning& binning) {
-  MiWeights mw = mi_weights(columns, y, binning);
+                           const std::vector<double>& y, const std::vector<bool>& unimodal, const numerics::MiBinning& binning) {
+  numerics::MiWeights mw = numerics::mi_weights(columns, y, binning);
   dims_.clear();
   for (size_t s = 0; s < columns.size(); ++s) {
     Dimension d;
@@ -19,14 +19,14 @@ void AdditiveIsotonic::fit(const std::vector<std::string>& names, const std::vec
     d.mi = mw.mi[s];
     d.weight = mw.weight[s];
     // The direction is the one that fits the data better (ties: increasing).
-    PooledPoints pts = pool_points(columns[s], y, {});
-    IsotonicCurve inc = fit_isotonic(pts, Shape::kIncreasing);
-    IsotonicCurve dec = fit_isotonic(pts, Shape::kDecreasing);
+    numerics::PooledPoints pts = numerics::pool_points(columns[s], y, {});
+    numerics::IsotonicCurve inc = numerics::fit_isotonic(pts, numerics::Shape::kIncreasing);
+    numerics::IsotonicCurve dec = numerics::fit_isotonic(pts, numerics::Shape::kDecreasing);
     d.curve = dec.sse < inc.sse ? dec : inc;
     if (unimodal[s]) {
-      IsotonicCurve peak = fit_isotonic(pts, Shape::kPeak);
-      IsotonicCurve valley = fit_isotonic(pts, Shape::kValley);
-      IsotonicCurve& uni = valley.sse < peak.sse ? valley : peak;
+      numerics::IsotonicCurve peak = numerics::fit_isotonic(pts, numerics::Shape::kPeak);
+      numerics::IsotonicCurve valley = numerics::fit_isotonic(pts, numerics::Shape::kValley);
+      numerics::IsotonicCurve& uni = valley.sse < peak.sse ? valley : peak;
       // A unimodal fit is never worse than a monotone one; call it unimodal only
       // when it is strictly better, so that describe() says what was found.
       if (uni.sse < d.curve.sse * (1 - 1e-12) - 1e-300) d.curve = uni;

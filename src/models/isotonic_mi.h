@@ -12,14 +12,14 @@
 #include <vector>
 
 #include "models/model.h"
-#include "models/mutual_information.h"
-#include "models/pava.h"
+#include "numerics/mutual_information.h"
+#include "numerics/pava.h"
 
 namespace trainplan::models {
 
 struct IsotonicMiParams {
   bool unimodal_metric_batch = false;  // metric vs batch: best of peak/valley instead of monotone
-  MiBinning binning;                   // discretisation for Algorithm 1
+  numerics::MiBinning binning;                   // discretisation for Algorithm 1
 };
 
 // y ~ sum_s w_s g_s(x_s) over named input columns.
@@ -27,14 +27,14 @@ class AdditiveIsotonic {
  public:
   struct Dimension {
     std::string name;
-    IsotonicCurve curve;
+    numerics::IsotonicCurve curve;
     double mi = 0;      // mutual information with the target, nats
     double weight = 0;  // from Algorithm 1
   };
 
   // `unimodal[s]`: dimension s may take a peak or valley shape as well.
   void fit(const std::vector<std::string>& names, const std::vector<std::vector<double>>& columns,
-           const std::vector<double>& y, const std::vector<bool>& unimodal, const MiBinning& binning);
+           const std::vector<double>& y, const std::vector<bool>& unimodal, const numerics::MiBinning& binning);
   double predict(const std::vector<double>& x) const;
   const std::vector<Dimension>& dimensions() const { return dims_; }
   std::string describe() const;

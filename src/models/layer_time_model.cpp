@@ -7,8 +7,8 @@
 
 namespace trainplan::models {
 
-Layer layer_of(const io::LayerTiming& t) {
-  GraphBuilder g("timed", "");
+structure::Layer layer_of(const io::LayerTiming& t) {
+  structure::GraphBuilder g("timed", "");
   if (t.kind == "linear") {
     g.sequence(1, t.in_features).linear(t.out_features);
   } else {
@@ -22,15 +22,15 @@ Layer layer_of(const io::LayerTiming& t) {
   return g.build().layers.front();
 }
 
-bool timed_kind(LayerKind k) {
-  return k == LayerKind::kConv || k == LayerKind::kLinear || k == LayerKind::kPool || k == LayerKind::kActivation ||
-         k == LayerKind::kNorm;
+bool timed_kind(structure::LayerKind k) {
+  return k == structure::LayerKind::kConv || k == structure::LayerKind::kLinear || k == structure::LayerKind::kPool || k == structure::LayerKind::kActivation ||
+         k == structure::LayerKind::kNorm;
 }
 
-Eigen::RowVectorXd layer_features(const Layer& l, double b) {
+Eigen::RowVectorXd layer_features(const structure::Layer& l, double b) {
   Eigen::RowVectorXd x(9);
-  x << (l.kind == LayerKind::kConv), (l.kind == LayerKind::kLinear), (l.kind == LayerKind::kPool),
-      (l.kind == LayerKind::kActivation), (l.kind == LayerKind::kNorm), std::log2(b), std::log10(b * l.flops + 1),
+  x << (l.kind == structure::LayerKind::kConv), (l.kind == structure::LayerKind::kLinear), (l.kind == structure::LayerKind::kPool),
+      (l.kind == structure::LayerKind::kActivation), (l.kind == structure::LayerKind::kNorm), std::log2(b), std::log10(b * l.flops + 1),
       std::log10(b * l.bytes + 1), std::log10(l.params + 1);
   return x;
 }
@@ -150,9 +150,9 @@ void LayerTimeModel::fit(const std::vector<io::LayerTiming>& timings) {
     mlp_ = std::make_unique<MlpRegressor>(p);
     mlp_->fit(X, y);
   } else {
-    BoostedTreesParams p;
+    numerics::BoostedTreesParams p;
     p.seed = seed_;
-    trees_ = std::make_unique<BoostedTrees>(p);
+    trees_ = std::make_unique<numerics::BoostedTrees>(p);
     trees_->fit(X, y);
   }
 }
@@ -161,13 +161,13 @@ Eigen::VectorXd LayerTimeModel::predict_rows(const Eigen::MatrixXd& X) const {
   return (mlp_ ? mlp_->predict(X) : trees_->predict(X)).array().exp();
 }
 
-double LayerTimeModel::predict(const Layer& l, double batch) const { return predict_rows(layer_features(l, batch))(0); }
+double LayerTimeModel::predict(const structure::Layer& l, double batch) const { return predict_rows(layer_features(l, batch))(0); }
 
 Eigen::VectorXd LayerTimeModel::predict(const std::vector<io::LayerTiming>& timings) const {
   return predict_rows(timing_features(timings));
 }
 
-double LayerTimeModel::step_time(const LayerGraph& g, double batch) const {
+double LayerTimeModel::step_time(const structure::LayerGraph& g, double batch) const {
   // All layers in one call: a tree ensemble pays per call, not per row.
   Eigen::MatrixXd X(static_cast<Eigen::Index>(g.layers.size()), 9);
   for (size_t i = 0; i < g.layers.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = layer_features(g.layers[i], batch);

@@ -18,18 +18,18 @@
 #include <vector>
 
 #include "io/layer_timing_csv.h"
-#include "models/boosted_trees.h"
-#include "models/layer_graph.h"
+#include "numerics/boosted_trees.h"
+#include "structure/layer_graph.h"
 
 namespace trainplan::models {
 
 // The layer graph entry of a timed layer (its costs), from its shape.
-Layer layer_of(const io::LayerTiming& t);
+structure::Layer layer_of(const io::LayerTiming& t);
 
 // Feature row of layer `l` at per-worker batch `b`.
-Eigen::RowVectorXd layer_features(const Layer& l, double batch);
+Eigen::RowVectorXd layer_features(const structure::Layer& l, double batch);
 // True when the learner saw the layer's kind (the rest are extrapolations).
-bool timed_kind(LayerKind k);
+bool timed_kind(structure::LayerKind k);
 
 struct MlpParams {
   int hidden = 64;       // units in each of the two hidden layers
@@ -65,18 +65,18 @@ class LayerTimeModel {
   // Throws InputError with no timings.
   void fit(const std::vector<io::LayerTiming>& timings);
   // Seconds of forward + backward of layer `l` at batch `b`.
-  double predict(const Layer& l, double batch) const;
+  double predict(const structure::Layer& l, double batch) const;
   // The same for each timed layer (at its own batch), in one call.
   Eigen::VectorXd predict(const std::vector<io::LayerTiming>& timings) const;
   // The network's step at batch b: the sum over its layers.
-  double step_time(const LayerGraph& g, double batch) const;
+  double step_time(const structure::LayerGraph& g, double batch) const;
 
  private:
   Eigen::VectorXd predict_rows(const Eigen::MatrixXd& X) const;  // seconds, from feature rows
   LayerLearner learner_;
   uint64_t seed_;
   std::unique_ptr<MlpRegressor> mlp_;
-  std::unique_ptr<BoostedTrees> trees_;
+  std::unique_ptr<numerics::BoostedTrees> trees_;
 };
 
 }  // namespace trainplan::models

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
-#include "models/banded_cholesky.h"
+#include "numerics/banded_cholesky.h"
 #include "models/registry.h"
 
 namespace trainplan::models {
@@ -34,7 +34,7 @@ void hat(double q, const std::vector<double>& knots, int& j0, double& t) {
 }
 
 // A first-difference penalty v (c_a - c_b)^2 on a pair of coefficients.
-void add_difference(BandedCholesky& m, int a, int b, double v) {
+void add_difference(numerics::BandedCholesky& m, int a, int b, double v) {
   const auto i = static_cast<size_t>(a), j = static_cast<size_t>(b);
   m.add(i, i, v);
   m.add(j, j, v);
@@ -115,7 +115,7 @@ void AnchoredCurvesModel::fit(const SampleSet& samples) {
       const auto P = static_cast<size_t>(K * J);
       // Coefficients are knot-major (j*K + k), so X^T X and both difference
       // penalties sit within K + 1 of the diagonal.
-      BandedCholesky gram(P, static_cast<size_t>(K) + 1);
+      numerics::BandedCholesky gram(P, static_cast<size_t>(K) + 1);
       std::vector<double> xtr(P, 0.0);
       for (size_t i = 0; i < n_; ++i) {
         design_row(g, lb[i], e[i], design[i]);
@@ -129,7 +129,7 @@ void AnchoredCurvesModel::fit(const SampleSet& samples) {
         for (double mu : p_.smooth_e)
           for (double nu : p_.smooth_b) {
             if (nu > 0 && K == 1) continue;
-            BandedCholesky a = gram;
+            numerics::BandedCholesky a = gram;
             for (size_t c = 0; c < P; ++c) a.add(c, c, lam);
             for (int k = 0; k < K; ++k)  // along epochs within an anchor
               for (int j = 0; j + 1 < J; ++j) add_difference(a, j * K + k, (j + 1) * K + k, mu);

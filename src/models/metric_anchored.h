@@ -36,7 +36,7 @@ struct AnchoredCurvesParams {
   // narrow local smooth.
   // G is smoothed (sd 0.08 in ln x): the anchored curves carry each run's
   // sharp features, and a base without PAVA's stray steps leaves them less to
-  // undo (5-fold CV, seeds 1-8, docs/MODELS-METRIC.md "Smoothed G").
+  // undo (5-fold CV, seeds 1-8, docs/lab/MODELS-METRIC.md "Smoothed G").
   GlobalBatchParams base = [] {
     GlobalBatchParams p;
     p.scales = GlobalBatchParams::Scales::kOne;

@@ -20,8 +20,8 @@ constexpr double kTinyX = 1e-12;
 // with jumps between neighbouring points; putting one knot at each block's
 // centroid (mean x of its points) and interpolating linearly between them
 // keeps monotonicity and removes the artificial steps.
-IsotonicCurve centered(const IsotonicCurve& g, const std::vector<double>& lx) {
-  IsotonicCurve c;
+numerics::IsotonicCurve centered(const numerics::IsotonicCurve& g, const std::vector<double>& lx) {
+  numerics::IsotonicCurve c;
   c.shape = g.shape;
   c.sse = g.sse;
   std::vector<double> xs = lx;
@@ -45,8 +45,8 @@ IsotonicCurve centered(const IsotonicCurve& g, const std::vector<double>& lx) {
 // no step of the result is narrower than the kernel. Why: PAVA on the pooled
 // runs leaves steps wherever runs of different batches interleave in x; a
 // held-out point beside such a step, and a plan beside it, inherit a cliff
-// that no run has (docs/MODELS-METRIC.md, "Smoothed G").
-IsotonicCurve smoothed(const IsotonicCurve& g, double h) {
+// that no run has (docs/lab/MODELS-METRIC.md, "Smoothed G").
+numerics::IsotonicCurve smoothed(const numerics::IsotonicCurve& g, double h) {
   if (g.x.size() < 2 || !(h > 0)) return g;
   constexpr int kNodes = 25;  // equally spaced over +-3 sd
   std::array<double, kNodes> t{}, w{};
@@ -56,7 +56,7 @@ IsotonicCurve smoothed(const IsotonicCurve& g, double h) {
     w[q] = std::exp(-0.5 * t[q] * t[q]);
     wsum += w[q];
   }
-  IsotonicCurve out;
+  numerics::IsotonicCurve out;
   out.shape = g.shape;
   out.sse = g.sse;
   const double step = h / 3, first = g.x.front() - 3 * h;
@@ -220,7 +220,7 @@ double GlobalBatchModel::fit_link(const std::vector<double>& x, const std::vecto
   if (p_.link == GlobalBatchParams::Link::kIsotonic) {
     std::vector<double> lx(x.size());
     for (size_t i = 0; i < x.size(); ++i) lx[i] = std::log(std::max(x[i], kTinyX));
-    auto g = fit_isotonic(lx, y, {}, dir_ == MetricDirection::kMax ? Shape::kIncreasing : Shape::kDecreasing);
+    auto g = numerics::fit_isotonic(lx, y, {}, dir_ == MetricDirection::kMax ? numerics::Shape::kIncreasing : numerics::Shape::kDecreasing);
     if (p_.centered) g = centered(g, lx);
     // Smoothed only once the noise trend is chosen: the grid search ranks
     // candidates on the isotonic fit itself.
@@ -408,8 +408,8 @@ double GlobalBatchModel::held_out_sse(const std::vector<double>& x, const std::v
       if (fold[i] != f) kept.push_back(i);
     if (kept.size() < 2 || kept.size() == x.size()) continue;
     if (iso) {
-      auto g = fit_isotonic(pool_points_in_order(lx, y, kept),
-                            dir_ == MetricDirection::kMax ? Shape::kIncreasing : Shape::kDecreasing);
+      auto g = numerics::fit_isotonic(numerics::pool_points_in_order(lx, y, kept),
+                            dir_ == MetricDirection::kMax ? numerics::Shape::kIncreasing : numerics::Shape::kDecreasing);
       if (p_.centered) {
         std::vector<double> kept_lx;
         for (size_t i : kept) kept_lx.push_back(lx[i]);
@@ -610,10 +610,10 @@ static MetricModelRegistrar reg_gb_curve("global-batch-curve",
                                            GlobalBatchParams p;
                                            p.link = GlobalBatchParams::Link::kOptimus;
                                            // Held out, the curve fits cost 3.4x (2.0 s on deepspeech2)
-                                           // and the 5-fold CV was no better (docs/MODELS-METRIC.md).
+                                           // and the 5-fold CV was no better (docs/lab/MODELS-METRIC.md).
                                            p.noise_selection = GlobalBatchParams::NoiseSelection::kInSample;
                                            // Refined, its CV was slightly worse over seeds 1-8
-                                           // (cifar10 mean 0.77% against 0.76%; docs/MODELS-METRIC.md).
+                                           // (cifar10 mean 0.77% against 0.76%; docs/lab/MODELS-METRIC.md).
                                            p.refine_iterations = 0;
                                            return std::make_unique<GlobalBatchModel>(p, "global-batch-curve");
                                          });

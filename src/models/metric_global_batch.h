@@ -38,7 +38,7 @@
 #include "models/metric_loss.h"
 #include "models/model.h"
 #include "models/optimus_curve.h"
-#include "models/pava.h"
+#include "numerics/pava.h"
 #include "models/tabulated_surface.h"
 
 namespace trainplan::models {
@@ -64,7 +64,7 @@ struct GlobalBatchParams {
   // p = 1 is Pollux's (phi+1)/(phi+B/s); p = 2 keeps eff near 1 further up
   // towards B = s*phi and then falls as 1/B, as deepspeech2's trace does
   // (batches 20 and 40 level in data epochs, 320 and 640 at 1/B). The search
-  // picks p with the trend (docs/MODELS-METRIC.md, "Knee sharpness").
+  // picks p with the trend (docs/lab/MODELS-METRIC.md, "Knee sharpness").
   std::vector<double> sharpness = {1, 2};
   int integration_steps = 24;                            // midpoint rule for x(B, e)
   // Golden-section steps refining the grid's winner between its candidates (35%
@@ -75,7 +75,7 @@ struct GlobalBatchParams {
   // (configurations in order of global batch dealt into `noise_cv_folds`
   // folds, G refitted on the rest). Held-out is the default: with the second
   // candidate p, in-sample choice let imagenet's 5-fold CV MRE rise
-  // (docs/MODELS-METRIC.md, "Knee sharpness").
+  // (docs/lab/MODELS-METRIC.md, "Knee sharpness").
   enum class NoiseSelection { kInSample, kHeldOutRuns };
   NoiseSelection noise_selection = NoiseSelection::kHeldOutRuns;
   int noise_cv_folds = 5;
@@ -155,7 +155,7 @@ class GlobalBatchModel : public MetricModel {
   bool grad_ = false;            // the chosen trend came from gradient statistics
   bool grad_available_ = false;  // enough samples carried them
   bool held_out_ = false;        // the trend was chosen on held-out runs
-  IsotonicCurve iso_;
+  numerics::IsotonicCurve iso_;
   OptimusCurve curve_;
   MetricLoss loss_;
   double in_sample_rmse_ = 0;

@@ -9,9 +9,13 @@
 
 #include "core/sample.h"
 
+namespace trainplan::structure {
+class CommProfile;
+}
+
 namespace trainplan::models {
 
-class CommProfile;
+using structure::CommProfile;
 
 // A prediction interval [lo, hi] at a stated coverage.
 struct Interval {

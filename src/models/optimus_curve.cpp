@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "core/median.h"
-#include "models/nnls.h"
+#include "numerics/nnls.h"
 
 namespace trainplan::models {
 
@@ -41,7 +41,7 @@ OptimusCurve::Fit OptimusCurve::fit_at(double b2, const std::vector<double>& kn,
       z(r) = w / u;
       ++r;
     }
-    auto res = nnls(A, z);
+    auto res = numerics::nnls(A, z);
     f.b0 = res.x(0);
     f.b1 = res.x(1);
   }

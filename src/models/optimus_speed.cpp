@@ -8,7 +8,7 @@
 #include <random>
 
 #include "core/error.h"
-#include "models/nnls.h"
+#include "numerics/nnls.h"
 
 namespace trainplan::models {
 
@@ -44,7 +44,7 @@ void OptimusSpeedModel::fit(const std::vector<SpeedPoint>& pts) {
     double target = p_.mode == SpeedMode::kSync ? 1 / q.speed : q.workers / q.speed;
     A.row(static_cast<Eigen::Index>(i)) = features(q.ps, q.workers, q.global_batch).transpose() / target;
   }
-  theta_ = nnls(A, b).x;
+  theta_ = numerics::nnls(A, b).x;
 }
 
 double OptimusSpeedModel::predict(int p, int w, double M) const {

@@ -8,7 +8,6 @@
 
 #include "core/sample.h"
 #include "models/model.h"
-#include "replay/replay_oracle.h"
 
 namespace trainplan::models {
 
@@ -38,23 +37,6 @@ class FittedPerformanceModel : public PerformanceModel {
   std::shared_ptr<const TimeModel> time_;
   std::shared_ptr<const MetricModel> metric_;
   MetricDirection direction_;
-};
-
-// The replay oracle seen as a model: the ground truth for benchmarks.
-class OraclePerformanceModel : public PerformanceModel {
- public:
-  explicit OraclePerformanceModel(std::shared_ptr<const replay::ReplayOracle> oracle) : oracle_(std::move(oracle)) {}
-  std::optional<double> epoch_time(int batch, int workers, int nodes) const override {
-    return oracle_->epoch_time(batch, workers, nodes);
-  }
-  std::optional<double> metric(int batch, int workers, double epochs) const override {
-    return oracle_->metric(double(batch) * workers, epochs);
-  }
-  MetricDirection direction() const override { return oracle_->direction(); }
-  std::string name() const override { return "oracle:" + oracle_->name(); }
-
- private:
-  std::shared_ptr<const replay::ReplayOracle> oracle_;
 };
 
 // Fits the time part of registered model `time_name` and the metric part of

@@ -37,7 +37,7 @@ class AllreduceLocalModel : public TimeModel {
   void fit(const SampleSet& samples) override;
   double predict(double batch, int workers, int nodes) const override;
   std::string describe() const override;
-  void set_comm_profile(std::shared_ptr<const CommProfile> profile) override {
+  void set_comm_profile(std::shared_ptr<const structure::CommProfile> profile) override {
     physical_.set_comm_profile(std::move(profile));
   }
   const AllreducePhysicalModel& physical() const { return physical_; }

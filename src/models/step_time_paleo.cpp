@@ -6,8 +6,8 @@
 #include <set>
 
 #include "core/error.h"
-#include "models/network_zoo.h"
-#include "models/nnls.h"
+#include "structure/network_zoo.h"
+#include "numerics/nnls.h"
 #include "models/registry.h"
 
 namespace trainplan::models {
@@ -24,7 +24,7 @@ double activation_seconds(double bytes, double batch, const PaleoHardware& hw) {
 }
 }  // namespace
 
-PaleoTerms paleo_step_terms(const LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) {
+PaleoTerms paleo_step_terms(const structure::LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) {
   PaleoTerms t;
   const double param_bytes = g.params() * kBytesPerParam;
   t.compute = compute_seconds(g.flops(), batch, hw);
@@ -39,15 +39,15 @@ PaleoTerms paleo_step_terms(const LayerGraph& g, double batch, int workers, int 
   return t;
 }
 
-double paleo_layer_seconds(const Layer& l, double batch, const PaleoHardware& hw) {
+double paleo_layer_seconds(const structure::Layer& l, double batch, const PaleoHardware& hw) {
   return compute_seconds(l.flops, batch, hw) + activation_seconds(l.bytes, batch, hw);
 }
 
-double paleo_update_seconds(const LayerGraph& g, const PaleoHardware& hw) {
+double paleo_update_seconds(const structure::LayerGraph& g, const PaleoHardware& hw) {
   return 3 * g.params() * kBytesPerParam / hw.memory_bytes_per_s;
 }
 
-const LayerGraph& network_for(const SampleSet& samples, const std::string& requested) {
+const structure::LayerGraph& network_for(const SampleSet& samples, const std::string& requested) {
   std::string name = requested;
   if (name.empty()) {
     const std::set<std::string> seen = samples.model_names();
@@ -60,10 +60,10 @@ const LayerGraph& network_for(const SampleSet& samples, const std::string& reque
                        "the samples do not name their model, so the structure models cannot find its layer graph");
     name = *seen.begin();
   }
-  if (const LayerGraph* g = find_network(name)) return *g;
+  if (const structure::LayerGraph* g = structure::find_network(name)) return *g;
   std::string known;
-  for (const auto& n : network_names()) known += (known.empty() ? "" : ", ") + n;
-  for (const auto& [w, a] : network_aliases()) known += fmt::format(", {} ({})", w, a);
+  for (const auto& n : structure::network_names()) known += (known.empty() ? "" : ", ") + n;
+  for (const auto& [w, a] : structure::network_aliases()) known += fmt::format(", {} ({})", w, a);
   throw InputError(samples.source, 0, "model", fmt::format("no layer graph for model '{}' (known: {})", name, known));
 }
 
@@ -99,14 +99,14 @@ PaleoFactors fit_paleo_factors(const std::vector<PaleoObservation>& obs, const P
   };
   if (!intra) fix(2, "multi-worker single-node");
   if (!inter) fix(3, "multi-node");
-  const auto r = nnls(A, b);
+  const auto r = numerics::nnls(A, b);
   for (int j = 0; j < 5; ++j) out.f[j] = r.x(j);
   if (!intra) out.f[2] = 1;
   if (!inter) out.f[3] = 1;
   return out;
 }
 
-double PaleoFactors::step(const LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) const {
+double PaleoFactors::step(const structure::LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) const {
   const PaleoTerms t = paleo_step_terms(g, batch, workers, nodes, hw);
   return f[0] * t.compute + f[1] * t.memory + f[2] * t.sync_intra + f[3] * t.sync_inter + f[4];
 }
@@ -149,13 +149,13 @@ double PaleoModel::predict(double batch, int workers, int nodes) const {
 
 std::string PaleoModel::describe() const {
   if (!graph_) return name() + ": (not fitted)";
-  const LayerGraph& g = *graph_;
+  const structure::LayerGraph& g = *graph_;
   std::string s = fmt::format("{}: {} ({} layers: {} conv, {} linear, {} recurrent, {} attention); "
                               "{:.4g} GFLOP forward and {:.4g} MB of activations per example, {:.4g} M parameters\n"
                               "  hardware: {}, efficiency {:g}",
-                              name(), g.name, g.layers.size(), g.count(LayerKind::kConv),
-                              g.count(LayerKind::kLinear), g.count(LayerKind::kRecurrent),
-                              g.count(LayerKind::kAttention), g.flops() / 1e9, g.bytes() / 1e6,
+                              name(), g.name, g.layers.size(), g.count(structure::LayerKind::kConv),
+                              g.count(structure::LayerKind::kLinear), g.count(structure::LayerKind::kRecurrent),
+                              g.count(structure::LayerKind::kAttention), g.flops() / 1e9, g.bytes() / 1e6,
                               g.params() / 1e6, p_.hardware.name, p_.hardware.efficiency);
   if (p_.calibrate)
     s += fmt::format("\n  step = {:.4g} compute + {:.4g} memory + {:.4g} sync within a node + {:.4g} sync across "

@@ -29,9 +29,9 @@
 #include <optional>
 #include <string>
 
-#include "models/layer_graph.h"
+#include "structure/layer_graph.h"
 #include "models/model.h"
-#include "models/step_time_hardware.h"
+#include "structure/hardware.h"
 
 namespace trainplan::models {
 
@@ -40,7 +40,7 @@ struct PaleoHardware {
   double peak_flops = 8.1e12;        // fp32 peak, FLOP/s
   double memory_bytes_per_s = 320e9;  // device memory bandwidth
   double efficiency = 0.5;            // fraction of peak a layer reaches (PALEO's platform percent)
-  HardwareSpec links;                 // all-reduce bandwidths and latencies
+  structure::HardwareSpec links;                 // all-reduce bandwidths and latencies
 };
 
 // The four cost terms of one step, in seconds under `hw`.
@@ -50,18 +50,18 @@ struct PaleoTerms {
 };
 
 // PALEO's cost of one step of data-parallel training of `g`.
-PaleoTerms paleo_step_terms(const LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw);
+PaleoTerms paleo_step_terms(const structure::LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw);
 
 // One layer's share of compute + memory in a step at per-worker `batch`
 // (the terms above restricted to the layer; weights' update traffic excluded).
-double paleo_layer_seconds(const Layer& l, double batch, const PaleoHardware& hw);
+double paleo_layer_seconds(const structure::Layer& l, double batch, const PaleoHardware& hw);
 // The weights' update traffic of a step (the memory term's per-step part).
-double paleo_update_seconds(const LayerGraph& g, const PaleoHardware& hw);
+double paleo_update_seconds(const structure::LayerGraph& g, const PaleoHardware& hw);
 
 // One measured step of one network, for calibrating the terms (possibly
 // across networks: the factors are then the hardware's, not one model's).
 struct PaleoObservation {
-  const LayerGraph* graph = nullptr;
+  const structure::LayerGraph* graph = nullptr;
   double batch = 0;
   int workers = 1, nodes = 1;
   double step_s = 0;
@@ -72,7 +72,7 @@ struct PaleoObservation {
 struct PaleoFactors {
   double f[5] = {1, 1, 1, 1, 0};
   std::vector<std::string> notes;  // terms the observations could not identify
-  double step(const LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) const;
+  double step(const structure::LayerGraph& g, double batch, int workers, int nodes, const PaleoHardware& hw) const;
 };
 
 // NNLS on relative errors (each row divided by its step time). A sync term no
@@ -97,14 +97,14 @@ class PaleoModel : public TimeModel {
 
   // Seconds per step (after fit).
   double step_time(double batch, int workers, int nodes) const;
-  const LayerGraph& network() const { return *graph_; }  // after fit()
+  const structure::LayerGraph& network() const { return *graph_; }  // after fit()
   // The fitted factors (1, 1, 1, 1 and 0 overhead for the uncalibrated model).
   const PaleoFactors& factors() const { return factors_; }
 
  private:
   int nodes_for(int workers, int nodes) const;
   PaleoParams p_;
-  const LayerGraph* graph_ = nullptr;  // a built-in network (network_zoo.h)
+  const structure::LayerGraph* graph_ = nullptr;  // a built-in network (network_zoo.h)
   double n_ = 0;
   PaleoFactors factors_;
   std::string hardware_note_;  // when the samples' hardware is not the datasheet's
@@ -112,6 +112,6 @@ class PaleoModel : public TimeModel {
 
 // The network the samples were measured on: params' name, else the samples'
 // `model` field. Throws InputError naming the known networks if none matches.
-const LayerGraph& network_for(const SampleSet& samples, const std::string& requested);
+const structure::LayerGraph& network_for(const SampleSet& samples, const std::string& requested);
 
 }  // namespace trainplan::models

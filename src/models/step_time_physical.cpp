@@ -7,10 +7,10 @@
 #include <set>
 
 #include "core/error.h"
-#include "models/network_zoo.h"
-#include "models/nnls.h"
+#include "structure/network_zoo.h"
+#include "numerics/nnls.h"
 #include "models/registry.h"
-#include "models/step_time_lm.h"
+#include "numerics/levenberg_marquardt.h"
 
 namespace trainplan::models {
 namespace {
@@ -31,13 +31,13 @@ struct Point {
 };
 
 // The inter-node term's volume factor: the cluster's measured shape when known.
-double inter_factor(int workers, int nodes, const CommProfile* profile) {
+double inter_factor(int workers, int nodes, const structure::CommProfile* profile) {
   return profile && !profile->empty() ? profile->at(workers, nodes) : ring_factor(workers);
 }
 
 }  // namespace
 
-double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes, const CommProfile* profile,
+double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes, const structure::CommProfile* profile,
                     double compute_scale) {
   double c = (t.alpha + t.beta * batch) * compute_scale;
   double s = 0;
@@ -85,7 +85,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   else if (inter_r.size() < 3) fixed(kAInter) = true;  // too few worker counts to separate latency from volume
   if (intra_r.empty() && inter_r.empty()) fixed(kGamma) = true;
 
-  const CommProfile* profile = p_.comm_profile.get();
+  const structure::CommProfile* profile = p_.comm_profile.get();
   auto residuals = [&](const Eigen::VectorXd& x) {
     StepTimeTerms t = terms_of(x);
     Eigen::VectorXd r(pts.size());
@@ -110,7 +110,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
       for (int j = 0; j < kGamma; ++j)
         if (!fixed(j)) A(row, j) = f[j] * w;
     }
-    x0.head(kGamma) = nnls(A, b).x;
+    x0.head(kGamma) = numerics::nnls(A, b).x;
   }
   Eigen::VectorXd lo = Eigen::VectorXd::Zero(kParams), hi = Eigen::VectorXd::Constant(kParams, 1e300);
   lo(kGamma) = 1;
@@ -118,7 +118,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
 
   // The overlap exponent makes the cost non-convex: try a grid of g with the
   // other parameters free, then refine everything from the best.
-  LmResult best;
+  numerics::LmResult best;
   best.cost = INFINITY;
   Eigen::Array<bool, Eigen::Dynamic, 1> fixed_g = fixed;
   fixed_g(kGamma) = true;
@@ -128,18 +128,18 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
     for (int start = 0; start < 2; ++start) {
       Eigen::VectorXd x = (start == 0 || !std::isfinite(best.cost)) ? x0 : best.x;
       x(kGamma) = g;
-      LmResult r = bounded_lm(residuals, x, lo, hi, fixed_g);
+      numerics::LmResult r = numerics::bounded_lm(residuals, x, lo, hi, fixed_g);
       if (r.cost < best.cost) best = r;
     }
   }
   if (!fixed(kGamma)) {
-    LmResult r = bounded_lm(residuals, best.x, lo, hi, fixed);
+    numerics::LmResult r = numerics::bounded_lm(residuals, best.x, lo, hi, fixed);
     if (r.cost < best.cost) best = r;
   }
   t_ = terms_of(best.x);
 
   // Priors for terms the samples could not identify.
-  const HardwareSpec& hw = p_.hardware;
+  const structure::HardwareSpec& hw = p_.hardware;
   // Gradient bytes per step, in the parameters' units (bytes * N when N is absorbed).
   std::optional<double> bytes;
   std::string bytes_from;
@@ -154,7 +154,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
     bytes_from = "the fitted inter-node term";
   } else if (p_.model_bytes) {
     notes_.push_back("model_bytes ignored: the dataset size is unknown, so seconds per step cannot be placed on the fit's scale");
-  } else if (const LayerGraph* g = n_known_ ? find_network(set) : nullptr) {
+  } else if (const structure::LayerGraph* g = n_known_ ? structure::find_network(set) : nullptr) {
     bytes = 4 * g->params();  // fp32 gradients
     bytes_from = fmt::format("the layer graph of {} ({:.4g} M parameters)", g->name, g->params() / 1e6);
   }

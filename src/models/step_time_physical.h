@@ -6,7 +6,7 @@
 //           = a_intra + k_intra * 2(r-1)/r               if all r workers share one node
 //           = a_inter + k_inter * 2(r-1)/r               if they span n > 1 nodes
 //             (with a communication profile: a_inter + k_inter * rho(r, n),
-//             the cluster's measured shape, models/comm_profile.h)
+//             the cluster's measured shape, structure/comm_profile.h)
 // with every parameter >= 0 and g in [1, gamma_max]. 2(r-1)/r is the ring
 // all-reduce volume factor (k = model bytes / link bandwidth); g = 1 is no
 // overlap (c + s), g -> inf is full overlap (max(c, s)); the form is Pollux's.
@@ -20,21 +20,21 @@
 #include <utility>
 #include <vector>
 
-#include "models/comm_profile.h"
+#include "structure/comm_profile.h"
 #include "models/model.h"
-#include "models/step_time_hardware.h"
+#include "structure/hardware.h"
 
 namespace trainplan::models {
 
 struct AllreducePhysicalParams {
-  HardwareSpec hardware;
+  structure::HardwareSpec hardware;
   int gpus_per_node = 4;              // packs workers into nodes when a sample's nodes is 0
   std::optional<double> model_bytes;  // gradient bytes all-reduced per step, for priors
   std::optional<long> dataset_size;   // overrides the samples' dataset size
   double gamma_max = 10;
   // The cluster's inter-node cost shape; null: default_comm_profile(), and
   // when that is null too, the ring factor 2(r-1)/r.
-  std::shared_ptr<const CommProfile> comm_profile;
+  std::shared_ptr<const structure::CommProfile> comm_profile;
 };
 
 // The fitted step-time parameters, seconds (k_* per unit ring factor).
@@ -48,14 +48,14 @@ struct StepTimeTerms {
 class AllreducePhysicalModel : public TimeModel {
  public:
   explicit AllreducePhysicalModel(AllreducePhysicalParams p = {}) : p_(std::move(p)) {
-    if (!p_.comm_profile) p_.comm_profile = default_comm_profile();
+    if (!p_.comm_profile) p_.comm_profile = structure::default_comm_profile();
   }
   std::string name() const override { return "allreduce-physical"; }
   void fit(const SampleSet& samples) override;
   double predict(double batch, int workers, int nodes) const override;
   std::optional<Interval> predict_interval(double batch, int workers, int nodes, double coverage) const override;
   std::string describe() const override;
-  void set_comm_profile(std::shared_ptr<const CommProfile> profile) override { p_.comm_profile = std::move(profile); }
+  void set_comm_profile(std::shared_ptr<const structure::CommProfile> profile) override { p_.comm_profile = std::move(profile); }
   // After fit(): multiplies the compute term at batch b by exp(f(b)), f
   // piecewise linear through (batch, log factor) points sorted by batch and
   // held at the end values outside (empty: no change). For measured
@@ -84,6 +84,6 @@ class AllreducePhysicalModel : public TimeModel {
 // inter-node volume factor is profile->at(workers, nodes) when a profile is given.
 // compute_scale multiplies the compute term alpha + beta b.
 double step_time_of(const StepTimeTerms& terms, double batch, int workers, int nodes,
-                    const CommProfile* profile = nullptr, double compute_scale = 1);
+                    const structure::CommProfile* profile = nullptr, double compute_scale = 1);
 
 }  // namespace trainplan::models

@@ -48,7 +48,7 @@ class BoPlanner : public Planner {
     int budget = std::min(n, std::max(1, o_.bo.initial) + std::max(0, o_.bo.iterations));
     int used = 0;
     for (int k = 0; k < std::min(n, std::max(1, o_.bo.initial)); ++k, ++used) observe(order[k]);
-    GaussianProcess gp(GpParams{o_.bo.length_scale, o_.bo.noise});
+    numerics::GaussianProcess gp(numerics::GpParams{o_.bo.length_scale, o_.bo.noise});
     for (; used < budget; ++used) {
       std::vector<double> xs, ys;
       double worst = 0, best = 0;
@@ -71,7 +71,7 @@ class BoPlanner : public Planner {
         for (int i = 0; i < n; ++i)
           if (!tried[i]) {
             auto [mu, sd] = gp.predict(xpos(i));
-            double ei = expected_improvement(mu, sd, best);
+            double ei = numerics::expected_improvement(mu, sd, best);
             if (ei > top) top = ei, pick = i;
           }
       } else {

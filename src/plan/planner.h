@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "models/performance_model.h"
-#include "plan/gaussian_process.h"
+#include "numerics/gaussian_process.h"
 #include "plan/problem.h"
 #include "plan/tabu.h"
 
@@ -28,7 +28,7 @@ struct BoParams {
 
 // "auto" searches exhaustively when the space has at most this many (batch,
 // workers) cells, else by tabu. Exhaustive search over 64 batches x 1024
-// workers (65,536 cells) takes about 17 ms (bench/plan_bench.cpp), so this
+// workers (65,536 cells) takes about 17 ms (microbench/plan_bench.cpp), so this
 // limit keeps "auto" well under a second.
 inline constexpr long kExhaustiveCellLimit = 1L << 20;
 

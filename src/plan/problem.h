@@ -48,12 +48,4 @@ bool same_cost(double a, double b);
 // then smaller batch (the last two only make the order total and reproducible).
 bool preferred(const Candidate& a, const Candidate& b, MetricDirection d);
 
-// Does metric `m` meet `target` under direction `d`?
-inline bool meets(double m, double target, MetricDirection d) {
-  return d == MetricDirection::kMax ? m >= target : m <= target;
-}
-inline bool metric_better(double a, double b, MetricDirection d) {
-  return d == MetricDirection::kMax ? a > b : a < b;
-}
-
 }  // namespace trainplan::plan

@@ -8,7 +8,7 @@
 
 namespace trainplan::replay {
 
-models::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCalibrationOptions& opts) {
+structure::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCalibrationOptions& opts) {
   // Batches measured both on one GPU and on "11".
   std::set<double> measured;
   for (const auto& row : oracle.trace().placements)
@@ -16,7 +16,7 @@ models::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCalibr
   std::vector<double> small(measured.begin(), measured.end());
   if (static_cast<int>(small.size()) > opts.batches) small.resize(opts.batches);
 
-  models::CommProfile p;
+  structure::CommProfile p;
   p.source = oracle.name();
   for (int n = 2; n <= opts.max_nodes; ++n)
     for (int k = 1; k <= opts.max_gpus_per_node; ++k) {
@@ -30,7 +30,7 @@ models::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCalibr
   return p;
 }
 
-models::CommProfile comm_profile_from(const std::vector<const ReplayOracle*>& oracles, const CommCalibrationOptions& opts) {
+structure::CommProfile comm_profile_from(const std::vector<const ReplayOracle*>& oracles, const CommCalibrationOptions& opts) {
   std::map<std::pair<int, int>, std::vector<double>> all;
   std::string names;
   for (const auto* o : oracles) {
@@ -41,7 +41,7 @@ models::CommProfile comm_profile_from(const std::vector<const ReplayOracle*>& or
   }
   if (all.empty())
     throw InputError("communication profile: no trace measures two nodes with one GPU each (\"11\") against one GPU");
-  models::CommProfile out;
+  structure::CommProfile out;
   for (const auto& [key, v] : all) out.set(key.first, key.second, median(v));
   out.source = "median of traces: " + names;
   return out;

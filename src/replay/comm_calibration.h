@@ -1,4 +1,4 @@
-// Measures a cluster's communication profile (models/comm_profile.h) from
+// Measures a cluster's communication profile (structure/comm_profile.h) from
 // Pollux-format traces recorded on that cluster.
 //
 // Per trace, at each of its `batches` smallest measured per-GPU batches (where
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "models/comm_profile.h"
+#include "structure/comm_profile.h"
 #include "replay/replay_oracle.h"
 
 namespace trainplan::replay {
@@ -24,11 +24,11 @@ struct CommCalibrationOptions {
 };
 
 // One trace's rho table (entries it cannot measure are absent).
-models::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCalibrationOptions& opts = {});
+structure::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCalibrationOptions& opts = {});
 
 // The median over `oracles` of their tables; `source` names them. Throws
 // InputError if no trace measures "11" against "1".
-models::CommProfile comm_profile_from(const std::vector<const ReplayOracle*>& oracles,
+structure::CommProfile comm_profile_from(const std::vector<const ReplayOracle*>& oracles,
                                       const CommCalibrationOptions& opts = {});
 
 }  // namespace trainplan::replay

@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "core/error.h"
-#include "eval/evaluate.h"
-#include "eval/mre.h"
+#include "scoring/evaluate.h"
+#include "scoring/mre.h"
 #include "io/sample_csv.h"
 #include "models/registry.h"
 
@@ -198,7 +198,7 @@ json Service::fit(SampleSet samples, const std::string& label, const std::string
   const SampleSet& s = e->src.samples();
   const std::string tname = time_model.empty() ? model : time_model;
   const std::string mname = metric_model.empty() ? model : metric_model;
-  const plan::ModelChoice choice = e->src.choose(tname, mname);
+  const scoring::ModelChoice choice = e->src.choose(tname, mname);
   auto perf = e->src.performance(choice.time_model, choice.metric_model);
   e->chosen_time = choice.time_model;
   if (s.has_metric()) e->chosen_metric = choice.metric_model;
@@ -207,15 +207,15 @@ json Service::fit(SampleSet samples, const std::string& label, const std::string
   // distinct time configuration, one per sample with a metric.
   json mre = {{"time", nullptr}, {"metric", nullptr}};
   {
-    SampleSet d = eval::distinct_time_configs(s);
+    SampleSet d = scoring::distinct_time_configs(s);
     std::vector<double> p, t;
     for (const auto& x : d.samples) p.push_back(perf->time_model()->predict(x.batch, x.workers, x.nodes)), t.push_back(x.epoch_time_s);
-    mre["time"] = eval::mre(p, t);
+    mre["time"] = scoring::mre(p, t);
   }
   if (perf->metric_model()) {
     std::vector<double> p, t;
     for (const auto& x : s.with_metric()) p.push_back(perf->metric_model()->predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
-    mre["metric"] = eval::mre(p, t);
+    mre["metric"] = scoring::mre(p, t);
   }
   // Fit the conformal models /predict uses at its defaults now, so that the first /predict is fast.
   std::string warm_note;
@@ -289,7 +289,7 @@ void set_models(Q& q, const json& req, const E& e, const std::string& default_mo
 
 json Service::predict_request(const json& req) {
   check_fields(req, {"batch", "workers", "nodes", "epochs", "confidence", "folds", "seed", "target", "max_epochs"});
-  PredictQuery q;
+  app::PredictQuery q;
   q.batch = get_number(req, "batch", std::nullopt);
   q.workers = get_int(req, "workers", std::nullopt);
   q.epochs = get_number(req, "epochs", -1.0);
@@ -301,18 +301,18 @@ json Service::predict_request(const json& req) {
   q.seed = get_seed(req, "seed", 1);
   if (find(req, "target")) q.target = get_number(req, "target", std::nullopt);
   q.max_epochs = get_int(req, "max_epochs", q.max_epochs);
-  check_predict_query(q);
+  app::check_predict_query(q);
   auto e = entry_for(req);
   set_models(q, req, *e, default_model_);
   std::lock_guard<std::mutex> lock(e->mu);
-  return to_json(predict(e->src, q));
+  return to_json(app::predict(e->src, q));
 }
 
 json Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "job_name", "image", "confidence",
                      "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries"});
-  PlanQuery q;
+  app::PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_number(req, "deadline", std::nullopt);
   q.max_workers = get_int(req, "max_workers", 0);  // 0: the largest in the samples
@@ -344,7 +344,7 @@ json Service::plan_request(const json& req) {
   auto e = entry_for(req);
   set_models(q, req, *e, default_model_);
   std::lock_guard<std::mutex> lock(e->mu);
-  return to_json(make_plan(e->src, q), e->label);
+  return to_json(app::make_plan(e->src, q), e->label);
 }
 
 Response Service::handle(const std::string& method, const std::string& path, const std::string& body) {

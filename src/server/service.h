@@ -1,5 +1,5 @@
 // The JSON API of `trainplan serve`, without HTTP: maps (method, path, body)
-// to (status, JSON) over the library calls the CLI uses (server/queries.h).
+// to (status, JSON) over the library calls the CLI uses (app/queries.h).
 // server/http_server.h puts it behind cpp-httplib; tests can call it directly.
 //
 //   GET  /health   {"status": "ok", "version": ...}
@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/queries.h"
+#include "app/queries.h"
 
 namespace trainplan::server {
 
@@ -51,7 +51,7 @@ class Service {
   struct Entry {
     explicit Entry(SampleSet s) : src(std::move(s)) {}
     std::mutex mu;  // held while a request uses `src`
-    ModelSource src;
+    app::ModelSource src;
     std::string id, label;
     std::string model, time_model, metric_model;  // as given to /fit: the defaults of later requests
     std::string chosen_time, chosen_metric;

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   std::string out;
   CLI::App app{"trainplan-layer-bench: time randomly drawn layers (forward + backward) with libtorch on this machine.\n"
-               "Writes the layer-timing CSV that `trainplan evaluate --layer-timings` reads (docs/MODELS-TIME.md)."};
+               "Writes the layer-timing CSV that `trainplan evaluate --layer-timings` reads (docs/lab/MODELS-TIME.md)."};
   app.add_option("--layers", layers, "Layers to draw and time")->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--reps", reps, "Timed repetitions per layer (median kept, after 2 warm-ups)")
       ->capture_default_str()

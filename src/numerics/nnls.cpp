@@ -1,0 +1,85 @@
+#include "numerics/nnls.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace trainplan::numerics {
+
+// Least squares on the columns in `passive`; other entries are zero.
+static Eigen::VectorXd solve_on(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, const std::vector<bool>& passive) {
+  std::vector<int> cols;
+  for (int j = 0; j < static_cast<int>(passive.size()); ++j)
+    if (passive[j]) cols.push_back(j);
+  Eigen::MatrixXd Ap(A.rows(), static_cast<Eigen::Index>(cols.size()));
+  for (size_t k = 0; k < cols.size(); ++k) Ap.col(static_cast<Eigen::Index>(k)) = A.col(cols[k]);
+  Eigen::VectorXd zp = Ap.colPivHouseholderQr().solve(b);
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(A.cols());
+  for (size_t k = 0; k < cols.size(); ++k) z(cols[k]) = zp(static_cast<Eigen::Index>(k));
+  return z;
+}
+
+NnlsResult nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, const NnlsOptions& opts) {
+  if (A.rows() != b.size()) throw std::invalid_argument("nnls: A has " + std::to_string(A.rows()) +
+                                                        " rows but b has " + std::to_string(b.size()));
+  if (!A.allFinite() || !b.allFinite()) throw std::invalid_argument("nnls: A or b holds NaN or Inf");
+  const int n = static_cast<int>(A.cols());
+  NnlsResult res;
+  res.x = Eigen::VectorXd::Zero(n);
+  if (n == 0) {
+    res.residual = b.norm();
+    return res;
+  }
+  const int max_iter = opts.max_iterations > 0 ? opts.max_iterations : 3 * n;
+  const double tol = opts.tolerance > 0
+                         ? opts.tolerance
+                         : 10 * std::numeric_limits<double>::epsilon() * A.cwiseAbs().colwise().sum().maxCoeff() *
+                               std::max<double>(A.rows(), n);
+  std::vector<bool> passive(n, false);
+  Eigen::VectorXd& x = res.x;
+  Eigen::VectorXd w = A.transpose() * (b - A * x);
+  int iter = 0;
+  while (true) {
+    // The most positive gradient entry among active (zero) variables enters.
+    int t = -1;
+    double best = tol;
+    for (int j = 0; j < n; ++j)
+      if (!passive[j] && w(j) > best) best = w(j), t = j;
+    if (t < 0) break;
+    passive[t] = true;
+    // Inner loop: keep the passive solution feasible.
+    while (true) {
+      if (++iter > max_iter) {
+        res.converged = false;
+        break;
+      }
+      Eigen::VectorXd z = solve_on(A, b, passive);
+      bool feasible = true;
+      for (int j = 0; j < n; ++j)
+        if (passive[j] && z(j) <= tol) feasible = false;
+      if (feasible) {
+        x = z;
+        break;
+      }
+      // Step from x toward z as far as feasibility allows.
+      double alpha = std::numeric_limits<double>::infinity();
+      for (int j = 0; j < n; ++j)
+        if (passive[j] && z(j) <= tol) alpha = std::min(alpha, x(j) / (x(j) - z(j)));
+      x += alpha * (z - x);
+      for (int j = 0; j < n; ++j)
+        if (passive[j] && std::abs(x(j)) <= tol) {
+          passive[j] = false;
+          x(j) = 0;
+        }
+    }
+    if (!res.converged) break;
+    w = A.transpose() * (b - A * x);
+  }
+  for (int j = 0; j < n; ++j) x(j) = std::max(0.0, x(j));
+  res.iterations = iter;
+  res.residual = (A * x - b).norm();
+  return res;
+}
+
+}  // namespace trainplan::numerics

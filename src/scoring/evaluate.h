@@ -1,0 +1,85 @@
+// Scores a registered model on one data set: in-sample MRE, k-fold
+// cross-validated MRE, the two extrapolation splits and the fit time, for the
+// time part and the metric part separately (docs/lab/EVALUATION.md).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/sample.h"
+#include "scoring/splits.h"
+#include "structure/comm_profile.h"
+#include "models/registry.h"
+
+namespace trainplan::scoring {
+
+struct EvalOptions {
+  int cv_folds = 5;
+  uint64_t seed = 1;  // shuffles the folds
+  WorkersSplitRule workers_rule;
+  // Only the k-fold CV score (no in-sample fit, no extrapolation splits): what
+  // choosing a model by CV needs, at a fraction of the fits.
+  bool cv_only = false;
+};
+
+// One data set. `workers_pool`, when set, supplies the test side of the
+// workers split (samples with 8..16 workers drawn separately, because the
+// paper's plan stops at 8); otherwise both sides come from `samples`.
+struct EvalData {
+  std::string name;
+  SampleSet samples;
+  std::optional<SampleSet> workers_pool;
+  // When set, the workers split's multi-node training samples for the time
+  // part (drawn from an oracle at distinct node counts, see oracle_trials.h)
+  // instead of the ones workers_train picks from `samples`.
+  std::optional<SampleSet> multi_node_trials;
+  // The same with one GPU per node (TrialShape::kOnePerNode), for the
+  // workers_one_per_node score.
+  std::optional<SampleSet> multi_node_trials_one_per_node;
+  // The cluster's communication shape given to every time model (null: none).
+  std::shared_ptr<const structure::CommProfile> comm_profile;
+};
+
+// Scores of one part (time or metric) of one model. A missing number is
+// nullopt and `notes` says why.
+struct PartScore {
+  bool has_part = false;  // the model has this part
+  bool has_data = false;  // the data can score it (metric: some sample carries one)
+  std::optional<double> in_sample_mre, cv_mre, workers_mre, workers_1pn_mre, batch_mre;
+  std::optional<double> fit_ms;  // fitting on all the samples, milliseconds
+  size_t n_samples = 0;          // samples scored in-sample
+  // (measured, out-of-fold prediction) of every sample the CV scored, in fold
+  // order; their MRE is cv_mre. Empty when CV did not run or failed.
+  std::vector<std::pair<double, double>> cv_points;
+  std::vector<std::string> notes;
+  std::string describe;          // the model's describe() after the full fit
+};
+
+struct ModelScore {
+  std::string model;
+  PartScore time, metric;
+};
+
+// Scores `entry` on `data`. Failures of a model (a throw from fit or predict)
+// become notes, so that one model cannot stop a leaderboard.
+ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data, const EvalOptions& opts);
+
+enum class ModelPart { kTime, kMetric };
+
+// The k-fold CV MRE of one part of the registered model `name` on `samples`
+// (opts.cv_only is implied); nullopt when it cannot be computed. Throws
+// InputError for an unknown name.
+std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,
+                                  EvalOptions opts = {});
+
+// The samples the time part is scored on: one per distinct (batch, workers,
+// nodes), since samples that differ only in epochs share one epoch time and
+// would otherwise sit on both sides of a fold. Each keeps the first sample's
+// fields, with the epochs-weighted mean epoch time of its configuration's
+// samples (a longer trial measures it better; on a replayed trace they agree).
+SampleSet distinct_time_configs(const SampleSet& s);
+
+}  // namespace trainplan::scoring

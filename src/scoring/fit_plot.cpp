@@ -1,0 +1,111 @@
+#include "scoring/fit_plot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+namespace trainplan::scoring {
+namespace {
+
+const char* kGrey = "#b0b0b0";
+
+// Up to k items of a sorted list, evenly spread, first and last included.
+template <class T>
+std::vector<T> spread(const std::vector<T>& sorted, int k) {
+  if (static_cast<int>(sorted.size()) <= k) return sorted;
+  std::vector<T> out;
+  for (int i = 0; i < k; ++i) {
+    size_t at = static_cast<size_t>(std::lround(double(i) * double(sorted.size() - 1) / double(k - 1)));
+    if (out.empty() || !(out.back() == sorted[at])) out.push_back(sorted[at]);
+  }
+  return out;
+}
+
+io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, const FitPlotOptions& o) {
+  io::PlotPanel p;
+  p.title = fmt::format("metric: {} ({} samples)", m.name(), s.with_metric().size());
+  p.xlabel = "data epochs";
+  p.ylabel = "validation metric";
+  p.key = s.direction == MetricDirection::kMax ? "bottom right opaque" : "top right opaque";
+  // Configurations ordered by global batch.
+  std::set<std::pair<double, std::pair<double, int>>> configs;
+  double emax = 0;
+  for (const auto& x : s.with_metric()) configs.insert({x.global_batch(), {x.batch, x.workers}}), emax = std::max(emax, x.epochs);
+  std::vector<std::pair<double, int>> ordered;
+  for (const auto& c : configs) ordered.push_back(c.second);
+  auto chosen = spread(ordered, std::max(1, o.curves));
+  io::PlotSeries others{"other samples", {}, "points pt 7 ps 0.6", kGrey};
+  std::vector<io::PlotSeries> own(chosen.size());
+  for (const auto& x : s.with_metric()) {
+    auto it = std::find(chosen.begin(), chosen.end(), std::make_pair(x.batch, x.workers));
+    if (it == chosen.end()) others.points.push_back({x.epochs, *x.metric});
+    else own[static_cast<size_t>(it - chosen.begin())].points.push_back({x.epochs, *x.metric});
+  }
+  p.series.push_back(std::move(others));
+  const auto& palette = io::plot_palette();
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    const auto [b, r] = chosen[k];
+    const std::string colour = palette[k % palette.size()];
+    io::PlotSeries curve{fmt::format("b={:g} x r={} (B={:g})", b, r, b * r), {}, "lines lw 2", colour};
+    const double top = std::max(1.0, 1.1 * emax);
+    for (int i = 1; i <= o.steps; ++i) {
+      double e = top * i / o.steps;
+      curve.points.push_back({e, m.predict(b, r, e)});
+    }
+    p.series.push_back(std::move(curve));
+    std::sort(own[k].points.begin(), own[k].points.end());
+    own[k].style = "points pt 7 ps 1.2";
+    own[k].color = colour;
+    p.series.push_back(std::move(own[k]));
+  }
+  return p;
+}
+
+io::PlotPanel time_panel(const SampleSet& s, const models::TimeModel& m, const FitPlotOptions& o) {
+  io::PlotPanel p;
+  p.title = fmt::format("epoch time: {} ({} samples)", m.name(), s.size());
+  p.xlabel = "workers";
+  p.ylabel = "seconds per epoch";
+  p.logy = true;
+  p.key = "top right opaque";
+  std::set<double> batches;
+  int rmax = 1;
+  for (const auto& x : s.samples) batches.insert(x.batch), rmax = std::max(rmax, x.workers);
+  p.xtics = std::max(1, rmax / 16);
+  auto chosen = spread(std::vector<double>(batches.begin(), batches.end()), std::max(1, o.curves));
+  io::PlotSeries others{"other samples", {}, "points pt 7 ps 0.6", kGrey};
+  std::vector<io::PlotSeries> own(chosen.size());
+  for (const auto& x : s.samples) {
+    auto it = std::find(chosen.begin(), chosen.end(), x.batch);
+    if (it == chosen.end()) others.points.push_back({double(x.workers), x.epoch_time_s});
+    else own[static_cast<size_t>(it - chosen.begin())].points.push_back({double(x.workers), x.epoch_time_s});
+  }
+  p.series.push_back(std::move(others));
+  const auto& palette = io::plot_palette();
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    const std::string colour = palette[k % palette.size()];
+    io::PlotSeries curve{fmt::format("b={:g} per worker", chosen[k]), {}, "linespoints lw 2 pt 6", colour};
+    for (int r = 1; r <= rmax; ++r) curve.points.push_back({double(r), m.predict(chosen[k], r, s.packed_nodes(r))});
+    p.series.push_back(std::move(curve));
+    std::sort(own[k].points.begin(), own[k].points.end());
+    own[k].style = "points pt 7 ps 1.2";
+    own[k].color = colour;
+    p.series.push_back(std::move(own[k]));
+  }
+  return p;
+}
+
+}  // namespace
+
+std::vector<io::PlotPanel> fit_panels(const SampleSet& s, const models::TimeModel* time,
+                                      const models::MetricModel* metric, const FitPlotOptions& o) {
+  std::vector<io::PlotPanel> out;
+  if (time && !s.empty()) out.push_back(time_panel(s, *time, o));
+  if (metric && s.has_metric()) out.push_back(metric_panel(s, *metric, o));
+  return out;
+}
+
+}  // namespace trainplan::scoring

@@ -1,0 +1,57 @@
+#include "scoring/model_choice.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "scoring/evaluate.h"
+#include "models/registry.h"
+
+namespace trainplan::scoring {
+
+ModelChoice choose_models(const std::string& time_name, const std::string& metric_name, const SampleSet& samples,
+                          int folds, uint64_t seed) {
+  ModelChoice c;
+  c.time_model = time_name;
+  c.metric_model = metric_name;
+  bool want_metric = samples.has_metric();
+  if (time_name != "auto" && (metric_name != "auto" || !want_metric)) {
+    c.reason = fmt::format("time model '{}', metric model '{}' (as given)", time_name, want_metric ? metric_name : "none");
+    return c;
+  }
+  scoring::EvalOptions opts;
+  opts.cv_folds = folds;
+  opts.seed = seed;
+  double best_t = 0, best_m = 0;
+  std::string bt, bm;
+  for (const auto* e : models::ModelRegistry::instance().all()) {
+    if (time_name == "auto" && e->make_time)
+      if (auto cv = scoring::part_cv_mre(e->name, scoring::ModelPart::kTime, samples, opts); cv && (bt.empty() || *cv < best_t))
+        best_t = *cv, bt = e->name;
+    if (want_metric && metric_name == "auto" && e->make_metric)
+      if (auto cv = scoring::part_cv_mre(e->name, scoring::ModelPart::kMetric, samples, opts); cv && (bm.empty() || *cv < best_m))
+        best_m = *cv, bm = e->name;
+  }
+  std::string why;
+  if (time_name == "auto") {
+    if (bt.empty()) throw InputError(samples.source, 0, "", "--model auto: no registered time model could be cross-validated on these samples");
+    c.time_model = bt;
+    c.time_cv = best_t;
+    why = fmt::format("time model '{}' (auto: lowest {}-fold CV MRE {:.2f}%)", bt, folds, 100 * best_t);
+  } else {
+    why = fmt::format("time model '{}' (as given)", time_name);
+  }
+  if (!want_metric) {
+    why += ", no metric model (time-only samples)";
+  } else if (metric_name == "auto") {
+    if (bm.empty()) throw InputError(samples.source, 0, "", "--model auto: no registered metric model could be cross-validated on these samples");
+    c.metric_model = bm;
+    c.metric_cv = best_m;
+    why += fmt::format(", metric model '{}' (auto: lowest {}-fold CV MRE {:.2f}%)", bm, folds, 100 * best_m);
+  } else {
+    why += fmt::format(", metric model '{}' (as given)", metric_name);
+  }
+  c.reason = why;
+  return c;
+}
+
+}  // namespace trainplan::scoring

@@ -1,0 +1,30 @@
+// Which registered models the planner uses. "auto" picks, separately for the
+// epoch time and the metric, the registered model with the lowest 5-fold
+// cross-validated MRE (equation 12, scoring::evaluate_model) on the samples.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sample.h"
+
+namespace trainplan::scoring {
+
+// The --model default of `trainplan plan`; one constant so it can change in one place.
+inline constexpr const char* kDefaultPlanModel = "auto";
+
+struct ModelChoice {
+  std::string time_model, metric_model;
+  std::string reason;  // one line per part: how it was chosen (with the CV MRE for "auto")
+  // The chosen part's CV MRE where "auto" computed it (what
+  // scoring::part_cv_mre gives with the same folds and seed); nullopt otherwise.
+  std::optional<double> time_cv, metric_cv;
+};
+
+// Resolves `time_name` and `metric_name` (either may be "auto"). Throws
+// InputError when "auto" finds no model that can be scored on the samples.
+ModelChoice choose_models(const std::string& time_name, const std::string& metric_name, const SampleSet& samples,
+                          int folds = 5, uint64_t seed = 1);
+
+}  // namespace trainplan::scoring

@@ -1,0 +1,97 @@
+#include "scoring/report.h"
+
+#include <fmt/format.h>
+
+namespace trainplan::scoring {
+
+namespace {
+
+nlohmann::json number_or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// "—" when the model has no such part, "no data" when the data cannot score
+// it, "n/a" when this number failed (see the notes), else a percentage.
+std::string cell(const PartScore& p, const std::optional<double>& v) {
+  if (!p.has_part) return "—";
+  if (!p.has_data) return "no data";
+  if (!v) return "n/a";
+  return fmt::format("{:.1f}%", 100 * *v);
+}
+
+// Pads to `w` display columns; "—" is one column but three bytes.
+std::string pad(const std::string& s, size_t w, bool right = true) {
+  size_t cols = 0;
+  for (unsigned char c : s) cols += (c & 0xC0) != 0x80;
+  std::string fill(cols < w ? w - cols : 0, ' ');
+  return right ? fill + s : s + fill;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const PartScore& p) {
+  nlohmann::json j;
+  j["in_sample_mre"] = number_or_null(p.in_sample_mre);
+  j["cv_mre"] = number_or_null(p.cv_mre);
+  j["extrapolation_mre"] = {{"workers", number_or_null(p.workers_mre)},
+                            {"workers_one_per_node", number_or_null(p.workers_1pn_mre)},
+                            {"batch", number_or_null(p.batch_mre)}};
+  j["fit_ms"] = number_or_null(p.fit_ms);
+  j["samples"] = p.n_samples;
+  if (!p.notes.empty()) j["note"] = join(p.notes, "; ");
+  return j;
+}
+
+nlohmann::json to_json(const std::vector<DatasetScores>& sets, const EvalOptions& opts) {
+  nlohmann::json j;
+  j["seed"] = opts.seed;
+  j["cv"] = opts.cv_folds;
+  j["datasets"] = nlohmann::json::object();
+  for (const auto& d : sets) {
+    nlohmann::json dj = nlohmann::json::object();
+    for (const auto& m : d.models) dj[m.model] = {{"time", to_json(m.time)}, {"metric", to_json(m.metric)}};
+    j["datasets"][d.name] = dj;
+  }
+  return j;
+}
+
+std::string format_table(const std::vector<DatasetScores>& sets, const EvalOptions& opts) {
+  std::string out;
+  size_t name_w = 5;
+  for (const auto& d : sets)
+    for (const auto& m : d.models) name_w = std::max(name_w, m.model.size());
+  const size_t w = 11;
+  for (const auto& d : sets) {
+    out += fmt::format("{}: {}\n", d.name, d.description);
+    out += fmt::format("MRE = sum|pred-true|/sum|true|; cv: {} folds, fold seed {}; x-workers (full-node trials), x-w-1pn (one-GPU-per-node trials), x-batch: extrapolation splits\n",
+                       opts.cv_folds, opts.seed);
+    out += pad("", name_w + 2, false) + pad("epoch time", 5 * w, false) + "  " + pad("metric", 5 * w, false) + "\n";
+    out += pad("model", name_w + 2, false);
+    for (int part = 0; part < 2; ++part) {
+      for (const char* h : {"in-sample", "cv", "x-workers", "x-w-1pn", "x-batch"}) out += pad(h, w);
+      out += "  ";
+    }
+    out += pad("fit ms (time/metric)", 22) + "\n";
+    std::vector<std::string> notes;
+    for (const auto& m : d.models) {
+      out += pad(m.model, name_w + 2, false);
+      for (const PartScore* p : {&m.time, &m.metric}) {
+        for (const auto* v : {&p->in_sample_mre, &p->cv_mre, &p->workers_mre, &p->workers_1pn_mre, &p->batch_mre}) out += pad(cell(*p, *v), w);
+        out += "  ";
+      }
+      auto ms = [](const PartScore& p) { return p.fit_ms ? fmt::format("{:.2f}", *p.fit_ms) : std::string("—"); };
+      out += pad(ms(m.time) + " / " + ms(m.metric), 22) + "\n";
+      for (const auto& [label, p] : {std::pair{"time", &m.time}, std::pair{"metric", &m.metric}})
+        if (p->has_part && !p->notes.empty()) notes.push_back(fmt::format("  {} {}: {}", m.model, label, join(p->notes, "; ")));
+    }
+    if (!notes.empty()) out += "notes:\n" + join(notes, "\n") + "\n";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace trainplan::scoring

@@ -1,0 +1,111 @@
+#include "structure/comm_profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+
+namespace trainplan::structure {
+
+namespace {
+std::shared_ptr<const CommProfile>& default_slot() {
+  static std::shared_ptr<const CommProfile> slot;
+  return slot;
+}
+}  // namespace
+
+void set_default_comm_profile(std::shared_ptr<const CommProfile> profile) { default_slot() = std::move(profile); }
+std::shared_ptr<const CommProfile> default_comm_profile() { return default_slot(); }
+
+void CommProfile::set(int nodes, int gpus_per_node, double rho) {
+  if (nodes < 2 || gpus_per_node < 1 || !(rho > 0) || !std::isfinite(rho))
+    throw InputError(fmt::format("communication profile: need nodes >= 2, gpus_per_node >= 1 and rho > 0, got ({}, {}, {})",
+                                 nodes, gpus_per_node, rho));
+  rho_[{nodes, gpus_per_node}] = rho;
+}
+
+double CommProfile::at_nodes(int nodes, double k) const {
+  // The tabulated k at this node count, sorted.
+  auto lo = rho_.lower_bound({nodes, 0}), hi = rho_.lower_bound({nodes + 1, 0});
+  if (lo == hi) return 1;
+  if (k <= lo->first.second) return lo->second;
+  auto last = std::prev(hi);
+  if (k >= last->first.second) return last->second;
+  for (auto it = lo; std::next(it) != hi; ++it) {
+    auto nx = std::next(it);
+    if (k <= nx->first.second) {
+      double f = (k - it->first.second) / double(nx->first.second - it->first.second);
+      return it->second + f * (nx->second - it->second);
+    }
+  }
+  return last->second;
+}
+
+double CommProfile::at(int workers, int nodes) const {
+  if (rho_.empty() || nodes < 2) return 1;
+  double k = double(workers) / nodes;
+  std::set<int> ns;
+  for (const auto& [key, v] : rho_) ns.insert(key.first);
+  if (nodes <= *ns.begin()) return at_nodes(*ns.begin(), k);
+  if (nodes >= *ns.rbegin()) return at_nodes(*ns.rbegin(), k);
+  auto up = ns.lower_bound(nodes);
+  if (*up == nodes) return at_nodes(nodes, k);
+  int n1 = *up, n0 = *std::prev(up);
+  double f = double(nodes - n0) / (n1 - n0);
+  return (1 - f) * at_nodes(n0, k) + f * at_nodes(n1, k);
+}
+
+nlohmann::json CommProfile::to_json() const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [key, v] : rho_) rows.push_back({{"nodes", key.first}, {"gpus_per_node", key.second}, {"rho", v}});
+  return {{"format", "trainplan-comm-profile-1"},
+          {"normalised_to", "2 nodes x 1 GPU"},
+          {"source", source},
+          {"rho", rows}};
+}
+
+CommProfile CommProfile::from_json(const nlohmann::json& j, const std::string& file) {
+  CommProfile p;
+  if (!j.is_object() || !j.contains("rho") || !j["rho"].is_array() || j["rho"].empty())
+    throw InputError(file, 0, "rho", "communication profile needs a non-empty array 'rho' of {nodes, gpus_per_node, rho}");
+  int line = 0;
+  for (const auto& row : j["rho"]) {
+    ++line;
+    for (const char* f : {"nodes", "gpus_per_node", "rho"})
+      if (!row.contains(f) || !row[f].is_number())
+        throw InputError(file, 0, f, fmt::format("communication profile: entry {} of 'rho' needs a number '{}'", line, f));
+    try {
+      p.set(row["nodes"].get<int>(), row["gpus_per_node"].get<int>(), row["rho"].get<double>());
+    } catch (const InputError& e) {
+      throw InputError(file, 0, "rho", fmt::format("entry {}: {}", line, e.message()));
+    }
+  }
+  if (j.contains("source") && j["source"].is_string()) p.source = j["source"].get<std::string>();
+  return p;
+}
+
+CommProfile CommProfile::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open communication profile");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
+  }
+  auto p = from_json(j, path);
+  if (p.source.empty()) p.source = path;
+  return p;
+}
+
+void CommProfile::save(const std::string& path) const {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, 0, "", "cannot write communication profile");
+  out << to_json().dump(2) << "\n";
+}
+
+}  // namespace trainplan::structure

@@ -1,0 +1,18 @@
+// A plain description of the hardware a data-parallel job runs on, used as a
+// prior where the samples cannot identify a step-time term (for example the
+// inter-node all-reduce cost when every sample ran on one node).
+// Defaults: AWS g4dn-style nodes, NVIDIA T4 GPUs on PCIe 3.0, 25 Gb/s Ethernet.
+#pragma once
+#include <string>
+
+namespace trainplan::structure {
+
+struct HardwareSpec {
+  std::string name = "T4 / PCIe 3.0 x16 / 25 Gb Ethernet";
+  double intra_node_bytes_per_s = 10e9;  // effective PCIe 3.0 x16 all-reduce bandwidth, bytes/s
+  double inter_node_bytes_per_s = 25e9 / 8;  // 25 Gb/s Ethernet, bytes/s
+  double intra_node_latency_s = 20e-6;  // per-step sync latency within a node (prior a = 2x this)
+  double inter_node_latency_s = 100e-6;  // per-step sync latency across nodes, TCP (prior a = 2x this)
+};
+
+}  // namespace trainplan::structure

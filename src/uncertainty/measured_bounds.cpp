@@ -1,0 +1,66 @@
+#include "uncertainty/measured_bounds.h"
+
+#include <algorithm>
+
+
+namespace trainplan::uncertainty {
+namespace {
+
+// The better and the worse of two metric values under direction `d`.
+double better_of(double a, double b, MetricDirection d) { return metric_better(b, a, d) ? b : a; }
+double worse_of(double a, double b, MetricDirection d) { return metric_better(b, a, d) ? a : b; }
+
+}  // namespace
+
+MeasuredBoundsModel::MeasuredBoundsModel(std::shared_ptr<const models::PerformanceModel> inner,
+                                         const SampleSet& samples,
+                                         std::shared_ptr<const models::PerformanceModel> point)
+    : inner_(std::move(inner)), point_(std::move(point)), curves_(!samples.curve.empty()) {
+  const MetricDirection d = inner_->direction();
+  for (const auto& [key, v] : samples.metric_runs(/*with_curve=*/true)) {
+    Trials& t = trials_[key];
+    for (const auto& [e, m] : v) {
+      t.epochs.push_back(e);
+      t.floor.push_back(t.floor.empty() ? m : better_of(m, t.floor.back(), d));
+      t.cap.push_back(m);
+      // The point model's misfit at this trial where it is optimistic, else 0.
+      auto p = point_ ? point_->metric(static_cast<int>(key.first), key.second, e) : std::nullopt;
+      t.shift.push_back(p && metric_better(*p, m, d) ? m - *p : 0.0);
+    }
+    for (size_t i = t.cap.size() - 1; i-- > 0;) {
+      t.cap[i] = worse_of(t.cap[i], t.cap[i + 1], d);
+      t.shift[i] = worse_of(t.shift[i], t.shift[i + 1], d);
+    }
+  }
+}
+
+std::optional<double> MeasuredBoundsModel::epoch_time(int batch, int workers, int nodes) const {
+  return inner_->epoch_time(batch, workers, nodes);
+}
+
+std::optional<double> MeasuredBoundsModel::metric(int batch, int workers, double epochs) const {
+  auto m = inner_->metric(batch, workers, epochs);
+  auto it = trials_.find({double(batch), workers});
+  if (!m || it == trials_.end()) return m;
+  const Trials& t = it->second;
+  const MetricDirection d = inner_->direction();
+  double v = *m;
+  // The cap: the first trial with >= epochs epochs; the shift: the largest
+  // optimistic misfit among the same trials (0 without a point model).
+  size_t later = static_cast<size_t>(std::lower_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
+  if (later < t.epochs.size()) {
+    v = worse_of(v, t.cap[later], d);
+    v = worse_of(v, *m + t.shift[later], d);
+  }
+  // The floor: the last trial with <= epochs epochs.
+  size_t upto = static_cast<size_t>(std::upper_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
+  if (upto > 0) v = better_of(v, t.floor[upto - 1], d);
+  return v;
+}
+
+std::string MeasuredBoundsModel::name() const {
+  const std::string held = curves_ ? ", held to the measured trials and their learning curves" : ", held to the measured trials";
+  return inner_->name() + held + (point_ ? " and shifted by the misfit there" : "");
+}
+
+}  // namespace trainplan::uncertainty

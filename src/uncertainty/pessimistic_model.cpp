@@ -1,0 +1,61 @@
+#include "uncertainty/pessimistic_model.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace trainplan::uncertainty {
+
+std::string to_string(ConfidenceBounds b) { return b == ConfidenceBounds::kOneSided ? "one-sided" : "two-sided"; }
+
+ConfidenceBounds parse_confidence_bounds(const std::string& s) {
+  if (s == "one-sided") return ConfidenceBounds::kOneSided;
+  if (s == "two-sided") return ConfidenceBounds::kTwoSided;
+  throw InputError(fmt::format("--bounds must be one-sided or two-sided, got '{}'", s));
+}
+
+PessimisticModel::PessimisticModel(std::shared_ptr<const models::FittedPerformanceModel> m, double coverage,
+                                   int probe_batch, ConfidenceBounds bounds)
+    : m_(std::move(m)), coverage_(coverage), bounds_(bounds) {
+  if (!(coverage > 0 && coverage < 1)) throw InputError("--confidence must be strictly between 0 and 1");
+  if (!m_->time_model()->predict_interval(probe_batch, 1, 1, coverage))
+    throw InputError(fmt::format("--confidence needs prediction intervals, but time model '{}' gives none; "
+                                 "add --conformal, choose a model with intervals, or drop --confidence",
+                                 m_->time_model()->name()));
+  if (!m_->metric_model() || !m_->metric_model()->predict_interval(probe_batch, 1, 1.0, coverage))
+    throw InputError(fmt::format("--confidence needs prediction intervals, but metric model '{}' gives none; "
+                                 "add --conformal, choose a model with intervals, or drop --confidence",
+                                 m_->metric_model() ? m_->metric_model()->name() : "none"));
+}
+
+std::optional<double> PessimisticModel::epoch_time(int batch, int workers, int nodes) const {
+  std::optional<double> hi;
+  if (bounds_ == ConfidenceBounds::kOneSided) {
+    hi = m_->time_model()->predict_bound(batch, workers, nodes, coverage_, models::BoundSide::kUpper);
+  } else if (auto iv = m_->time_model()->predict_interval(batch, workers, nodes, coverage_)) {
+    hi = iv->hi;
+  }
+  if (!hi || !std::isfinite(*hi) || *hi <= 0) return std::nullopt;
+  return hi;
+}
+
+std::optional<double> PessimisticModel::metric(int batch, int workers, double epochs) const {
+  const bool max = direction() == MetricDirection::kMax;
+  std::optional<double> v;
+  if (bounds_ == ConfidenceBounds::kOneSided) {
+    v = m_->metric_model()->predict_bound(batch, workers, epochs, coverage_,
+                                          max ? models::BoundSide::kLower : models::BoundSide::kUpper);
+  } else if (auto iv = m_->metric_model()->predict_interval(batch, workers, epochs, coverage_)) {
+    v = max ? iv->lo : iv->hi;
+  }
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return v;
+}
+
+std::string PessimisticModel::name() const {
+  return fmt::format("{} (pessimistic at {:g}, {})", m_->name(), coverage_, to_string(bounds_));
+}
+
+}  // namespace trainplan::uncertainty

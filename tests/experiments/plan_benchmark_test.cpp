@@ -1,0 +1,76 @@
+// The co-configuration benchmark as a library call (experiments/plan_benchmark.h):
+// planning on the truth itself must cost nothing, and the text report must
+// carry the document's numbers.
+#include "experiments/plan_benchmark.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+#include "models/registry.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using namespace trainplan::experiments;
+
+namespace {
+std::vector<std::string> ncf_trace() {
+  return {(std::filesystem::path(tptest::shared_data_dir()) / "pollux-t4" / "ncf").string()};
+}
+}  // namespace
+
+TEST(CoconfigBench, PlanningOnTheOracleHasZeroRegretAndTheReportShowsTheDocument) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  experiments::CoconfigBenchOptions o;
+  o.models = {"oracle"};
+  o.scenarios = 2;
+  o.tabu_seeds = 1;
+  std::vector<std::string> lines;
+  auto doc = experiments::run_coconfig_bench(ncf_trace(), o, [&](const std::string& l) { lines.push_back(l); });
+  ASSERT_EQ(doc["trace_names"], nlohmann::json::array({"ncf"}));
+  ASSERT_EQ(lines.size(), 2u);  // the trace, then the fit
+  EXPECT_NE(lines[0].find("[1/1] ncf"), std::string::npos);
+  const auto& s = doc["summary"]["oracle"]["coconfig-exhaustive"];
+  EXPECT_EQ(s["runs"].get<int>(), 2);
+  EXPECT_EQ(s["ok"].get<int>(), 2);  // the truth meets its own constraints ...
+  EXPECT_NEAR(s["median_regret"].get<double>(), 0.0, 1e-12);  // ... at the true optimum's cost
+  for (const auto& sc : doc["traces"]["ncf"]["scenarios"])
+    EXPECT_NEAR(sc["results"]["oracle"]["coconfig-exhaustive"]["regret"].get<double>(), 0.0, 1e-12);
+
+  auto text = experiments::format_coconfig_bench(doc);
+  EXPECT_NE(text.find("1 traces x 2 scenarios"), std::string::npos);
+  EXPECT_NE(text.find("model: oracle"), std::string::npos);
+  EXPECT_NE(text.find("coconfig-exhaustive by model"), std::string::npos);
+  EXPECT_NE(text.find("coconfig-exhaustive"), std::string::npos);
+  EXPECT_NE(text.find("+0.0%   2/2"), std::string::npos) << text;  // median regret and ok/runs
+  EXPECT_NE(text.find("tabu vs exhaustive on the same predictions (1 tabu seeds"), std::string::npos);
+}
+
+TEST(CoconfigBench, BadOptionsAreInputErrors) {
+  experiments::CoconfigBenchOptions o;
+  o.confidence = 1.0;
+  EXPECT_THROW(experiments::run_coconfig_bench({}, o), InputError);
+  o.confidence = 0;
+  o.scenarios = 0;
+  EXPECT_THROW(experiments::run_coconfig_bench({}, o), InputError);
+  o.scenarios = 3;
+  o.bounds = "sideways";
+  EXPECT_THROW(experiments::run_coconfig_bench({}, o), InputError);
+}
+
+TEST(CoconfigBench, DefaultModelsGiveEveryRegisteredModelAColumn) {
+  auto m = experiments::coconfig_bench_default_models();
+  ASSERT_FALSE(m.empty());
+  EXPECT_EQ(m.back(), "auto");
+  EXPECT_NE(std::find(m.begin(), m.end(), "isotonic-mi"), m.end());  // the faithful model, both parts
+  EXPECT_NE(std::find(m.begin(), m.end(), "allreduce-local+auto"), m.end());  // a time-only model
+  EXPECT_NE(std::find(m.begin(), m.end(), "auto+global-batch"), m.end());     // a metric-only model
+  for (const auto* e : models::ModelRegistry::instance().all()) {
+    const bool listed = std::any_of(m.begin(), m.end(), [&](const std::string& spec) {
+      return spec == e->name || spec == e->name + "+auto" || spec == "auto+" + e->name;
+    });
+    EXPECT_TRUE(listed) << e->name;
+  }
+}

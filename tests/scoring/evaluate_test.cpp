@@ -1,0 +1,281 @@
+#include "scoring/evaluate.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "core/error.h"
+#include "scoring/mre.h"
+#include "scoring/splits.h"
+#include "models/registry.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using namespace trainplan::scoring;
+
+namespace {
+
+Sample make(double b, int r, int nodes, double e, double t, std::optional<double> m = std::nullopt) {
+  Sample s;
+  s.batch = b;
+  s.workers = r;
+  s.nodes = nodes;
+  s.epochs = e;
+  s.epoch_time_s = t;
+  s.metric = m;
+  return s;
+}
+
+// Workers 1..16 (4 a node), batches 16..128, time 1000/(b r) + 1.
+SampleSet grid(bool with_metric) {
+  SampleSet s;
+  for (int r = 1; r <= 16; ++r)
+    for (double b : {16, 32, 64, 128})
+      s.samples.push_back(make(b, r, (r + 3) / 4, 5, 1000 / (b * r) + 1,
+                               with_metric ? std::optional<double>(0.9 - 0.0005 * b) : std::nullopt));
+  return s;
+}
+
+std::string write_grid_csv(const std::string& tag, bool with_metric) {
+  auto d = tptest::temp_dir(tag);
+  std::string text = "batch,workers,epochs,epoch_time_s,metric,nodes\n";
+  for (const auto& x : grid(with_metric).samples)
+    text += std::to_string(x.batch) + "," + std::to_string(x.workers) + ",5," + std::to_string(x.epoch_time_s) + "," +
+            (x.metric ? std::to_string(*x.metric) : "") + "," + std::to_string(x.nodes) + "\n";
+  return tptest::write_file(d / (tag + ".csv"), text);
+}
+
+}  // namespace
+
+TEST(Evaluate, MreIsARatioOfSums) {
+  EXPECT_DOUBLE_EQ(mre({1, 3}, {2, 2}), 0.5);
+  EXPECT_DOUBLE_EQ(mre({110, 1}, {100, 2}), 11.0 / 102);  // not the mean of ratios (0.3)
+  EXPECT_THROW(mre({1}, {1, 2}), std::invalid_argument);
+  EXPECT_THROW(mre({1}, {0}), std::invalid_argument);
+  EXPECT_THROW(mre({NAN}, {1}), std::invalid_argument);
+}
+
+TEST(Evaluate, KfoldCoversEveryIndexOnceAndIsSeeded) {
+  auto folds = kfold(23, 5, 9);
+  std::multiset<size_t> seen;
+  for (const auto& f : folds) {
+    EXPECT_GE(f.size(), 4u);
+    EXPECT_LE(f.size(), 5u);
+    seen.insert(f.begin(), f.end());
+  }
+  EXPECT_EQ(seen.size(), 23u);
+  for (size_t i = 0; i < 23; ++i) EXPECT_EQ(seen.count(i), 1u);
+  EXPECT_EQ(kfold(23, 5, 9), folds);
+  EXPECT_NE(kfold(23, 5, 10), folds);
+  EXPECT_THROW(kfold(3, 5, 1), std::invalid_argument);
+}
+
+TEST(Evaluate, WorkersSplitOnePerNodeTakesTheFewestWorkersAtEachEndNodeCount) {
+  auto s = grid(false);  // multi-node: 2 nodes (r 5..8), 3 (9..12), 4 (13..16)
+  WorkersSplitRule rule;
+  rule.trial_shape = TrialShape::kOnePerNode;
+  auto train = workers_train(s, rule);
+  std::set<std::pair<int, int>> multi;  // (nodes, workers)
+  for (size_t i : train)
+    if (s.samples[i].nodes > 1) multi.insert({s.samples[i].nodes, s.samples[i].workers});
+    else EXPECT_LE(s.samples[i].workers, 4);
+  EXPECT_EQ(multi, (std::set<std::pair<int, int>>{{2, 5}, {4, 13}}));
+  EXPECT_EQ(train.size(), 4u * 4 + 2);
+}
+
+TEST(Evaluate, WorkersSplitTakesMultiNodeSamplesAtTheSmallestAndLargestNodeCount) {
+  auto s = grid(false);  // multi-node: 2 nodes (r 5..8), 3 (9..12), 4 (13..16)
+  auto sp = workers_split(s);
+  std::set<std::pair<int, int>> multi;  // (nodes, workers)
+  for (size_t i : sp.train) {
+    const auto& x = s.samples[i];
+    if (x.nodes > 1) {
+      multi.insert({x.nodes, x.workers});
+      // The quartiles of the training batches 16, 32, 64, 128: 32 for the first trial, 64 for the second.
+      EXPECT_EQ(x.batch, x.nodes == 2 ? 32 : 64);
+    } else {
+      EXPECT_LE(x.workers, 4);
+    }
+  }
+  EXPECT_EQ(multi, (std::set<std::pair<int, int>>{{2, 8}, {4, 16}}));  // full nodes by default
+  EXPECT_EQ(sp.train.size(), 4u * 4 + 2);
+  EXPECT_EQ(sp.test.size(), 9u * 4 - 2);  // workers 8..16 less the two training samples
+  for (size_t i : sp.test) EXPECT_GE(s.samples[i].workers, 8);
+}
+
+TEST(Evaluate, WorkersSplitPrefersTheTrialShapeThenTheMedianBatch) {
+  SampleSet s;
+  for (double b : {16, 32, 64}) s.samples.push_back(make(b, 2, 1, 1, 10));
+  s.samples.push_back(make(64, 2, 2, 1, 10));  // "11"
+  s.samples.push_back(make(16, 2, 2, 1, 10));  // "11", nearer the median 32
+  s.samples.push_back(make(32, 4, 2, 1, 10));  // "22": more workers
+  s.samples.push_back(make(32, 3, 3, 1, 10));  // 3 nodes: neither smallest nor largest
+  s.samples.push_back(make(64, 4, 4, 1, 10));  // "1111": the only 4-node sample
+  EXPECT_EQ(workers_train(s), (std::vector<size_t>{0, 1, 2, 5, 7}));  // full nodes: "22"
+  WorkersSplitRule one_per_node;
+  one_per_node.trial_shape = TrialShape::kOnePerNode;
+  EXPECT_EQ(workers_train(s, one_per_node), (std::vector<size_t>{0, 1, 2, 4, 7}));  // "11" at b = 16
+  WorkersSplitRule one;
+  one.multi_node_train = 1;
+  one.trial_shape = TrialShape::kOnePerNode;
+  EXPECT_EQ(workers_train(s, one), (std::vector<size_t>{0, 1, 2, 4}));
+  EXPECT_EQ(median_batch(s, {0, 1, 2}), 32);
+}
+
+TEST(Evaluate, BatchSplitTrainsOnTheSmallerHalf) {
+  auto s = grid(false);
+  auto sp = batch_split(s);
+  for (size_t i : sp.train) EXPECT_LE(s.samples[i].batch, 32);
+  for (size_t i : sp.test) EXPECT_GE(s.samples[i].batch, 64);
+  EXPECT_EQ(sp.train.size() + sp.test.size(), s.size());
+}
+
+TEST(Evaluate, ScoresEveryNumberAndNotesMissingMetric) {
+  const auto& entry = models::ModelRegistry::instance().get("isotonic-mi");
+  EvalData d{"grid", grid(false), std::nullopt};
+  auto r = evaluate_model(entry, d, {});
+  ASSERT_TRUE(r.time.in_sample_mre && r.time.cv_mre && r.time.workers_mre && r.time.batch_mre && r.time.fit_ms);
+  EXPECT_GT(*r.time.in_sample_mre, 0);  // an additive model cannot fit 1000/(b r) exactly
+  EXPECT_LT(*r.time.in_sample_mre, *r.time.workers_mre);  // extrapolation is harder
+  EXPECT_EQ(r.time.n_samples, 64u);
+  EXPECT_FALSE(r.metric.has_data);
+  EXPECT_FALSE(r.metric.in_sample_mre);
+  ASSERT_FALSE(r.metric.notes.empty());
+  EXPECT_NE(r.metric.notes[0].find("no data"), std::string::npos);
+}
+
+TEST(Evaluate, KeepsEveryOutOfFoldPredictionWhoseMreIsTheCvMre) {
+  const auto& entry = models::ModelRegistry::instance().get("isotonic-mi");
+  EvalData d{"grid", grid(true), std::nullopt};
+  auto r = evaluate_model(entry, d, {});
+  for (const PartScore* p : {&r.time, &r.metric}) {
+    ASSERT_TRUE(p->cv_mre);
+    ASSERT_EQ(p->cv_points.size(), 64u);  // every sample scored once
+    std::vector<double> measured, predicted;
+    std::multiset<double> truths;
+    for (const auto& [m, pr] : p->cv_points) measured.push_back(m), predicted.push_back(pr), truths.insert(m);
+    EXPECT_NEAR(mre(predicted, measured), *p->cv_mre, 1e-12);
+    std::multiset<double> expected;  // the measurements themselves, in some order
+    for (const auto& x : d.samples.samples) expected.insert(p == &r.time ? x.epoch_time_s : *x.metric);
+    EXPECT_EQ(truths, expected);
+  }
+  EvalData few{"few", subset(grid(false), {0, 1, 2}), std::nullopt};
+  auto none = evaluate_model(entry, few, {});
+  EXPECT_FALSE(none.time.cv_mre);  // 3 samples, 5 folds: no CV, so no points
+  EXPECT_TRUE(none.time.cv_points.empty());
+}
+
+TEST(Evaluate, CvOnlyGivesTheSameCvScoreAndNothingElse) {
+  const auto& entry = models::ModelRegistry::instance().get("isotonic-mi");
+  EvalData d{"grid", grid(true), std::nullopt};
+  auto full = evaluate_model(entry, d, {});
+  EvalOptions o;
+  o.cv_only = true;
+  auto cv = evaluate_model(entry, d, o);
+  for (auto [f, c] : {std::pair{&full.time, &cv.time}, std::pair{&full.metric, &cv.metric}}) {
+    ASSERT_TRUE(f->cv_mre && c->cv_mre);
+    EXPECT_EQ(*c->cv_mre, *f->cv_mre);  // same folds, same fits
+    EXPECT_TRUE(f->in_sample_mre && f->workers_mre && f->batch_mre);
+    EXPECT_FALSE(c->in_sample_mre || c->workers_mre || c->workers_1pn_mre || c->batch_mre || c->fit_ms);
+  }
+  // One part by name: the same number.
+  EXPECT_EQ(part_cv_mre("isotonic-mi", ModelPart::kTime, d.samples), *full.time.cv_mre);
+  EXPECT_EQ(part_cv_mre("isotonic-mi", ModelPart::kMetric, d.samples), *full.metric.cv_mre);
+  EXPECT_THROW(part_cv_mre("no-such-model", ModelPart::kTime, d.samples), InputError);
+}
+
+TEST(Evaluate, TimeIsScoredOnDistinctConfigurations) {
+  auto s = grid(true);
+  auto twice = s;
+  for (auto x : s.samples) {
+    x.epochs = 9;  // same configuration, another epoch count
+    twice.samples.push_back(x);
+  }
+  EXPECT_EQ(distinct_time_configs(twice).size(), s.size());
+  // Measured twice with different times: the epochs-weighted mean.
+  SampleSet noisy;
+  noisy.samples = {make(32, 2, 1, 1, 1.0), make(64, 2, 1, 2, 5.0), make(32, 2, 1, 3, 2.0)};
+  auto d = distinct_time_configs(noisy);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_DOUBLE_EQ(d.samples[0].epoch_time_s, (1 * 1.0 + 3 * 2.0) / 4);
+  EXPECT_EQ(d.samples[0].epochs, 1);  // the first sample's other fields
+  EXPECT_DOUBLE_EQ(d.samples[1].epoch_time_s, 5.0);
+}
+
+TEST(EvaluateCli, BadSamplesPathIsExit2NamingTheFile) {
+  auto r = tptest::run_cli("evaluate --samples /nonexistent/x.csv --model isotonic-mi");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/x.csv"), std::string::npos) << r.err;
+}
+
+TEST(EvaluateCli, UnknownModelIsExit2) {
+  auto path = write_grid_csv("evalunk", false);
+  auto r = tptest::run_cli("evaluate --samples " + path + " --model no-such-model");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no-such-model"), std::string::npos) << r.err;
+}
+
+TEST(EvaluateCli, TimeOnlyFileShowsTimeMreAndMetricNoData) {
+  auto path = write_grid_csv("evaltime", false);
+  auto r = tptest::run_cli("evaluate --samples " + path + " --model isotonic-mi --cv 4 --seed 7");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("evaltime"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fold seed 7"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no data"), std::string::npos) << r.out;
+}
+
+TEST(EvaluateCli, JsonHasTheDocumentedKeys) {
+  auto path = write_grid_csv("evaljson", true);
+  auto tonly = write_grid_csv("evaljsontime", false);
+  auto r = tptest::run_cli("evaluate --samples " + path + " --samples " + tonly + " --models isotonic-mi --json --seed 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["seed"], 3);
+  EXPECT_EQ(j["cv"], 5);
+  const auto& m = j["datasets"]["evaljson"]["isotonic-mi"];
+  for (const char* part : {"time", "metric"}) {
+    const auto& p = m[part];
+    ASSERT_TRUE(p.is_object()) << part;
+    EXPECT_TRUE(p["in_sample_mre"].is_number()) << part;
+    EXPECT_TRUE(p["cv_mre"].is_number()) << part;
+    EXPECT_TRUE(p["extrapolation_mre"]["workers"].is_number()) << part;
+    EXPECT_TRUE(p["extrapolation_mre"]["workers_one_per_node"].is_number()) << part;
+    EXPECT_TRUE(p["extrapolation_mre"]["batch"].is_number()) << part;
+    EXPECT_TRUE(p["fit_ms"].is_number()) << part;
+    EXPECT_LT(p["in_sample_mre"].get<double>(), 1.0);  // a fraction, not a percentage
+  }
+  const auto& t = j["datasets"]["evaljsontime"]["isotonic-mi"]["metric"];
+  EXPECT_TRUE(t["in_sample_mre"].is_null());
+  EXPECT_TRUE(t["note"].is_string());
+}
+
+TEST(EvaluateCli, DataDirGivesOneTablePerWorkloadWithProgress) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto r = tptest::run_cli("evaluate --data " + tptest::shared_data_dir() + "/pollux-t4 --models isotonic-mi --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* w : {"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"}) {
+    ASSERT_TRUE(j["datasets"].contains(w)) << w;
+    EXPECT_TRUE(j["datasets"][w]["isotonic-mi"]["time"]["cv_mre"].is_number()) << w;
+    EXPECT_NE(r.err.find(w), std::string::npos) << "progress line for " << w;
+  }
+}
+
+TEST(Evaluate, WorkersSplitTrialsSitAtTheLowerAndUpperQuartileBatch) {
+  SampleSet s;
+  for (double b : {8, 16, 32, 64, 128}) s.samples.push_back(make(b, 1, 1, 1, 10));  // quartiles: 16 and 64
+  for (double b : {8, 16, 32, 64, 128}) {
+    s.samples.push_back(make(b, 8, 2, 1, 10));
+    s.samples.push_back(make(b, 16, 4, 1, 10));
+  }
+  EXPECT_EQ(quantile_batch(s, {0, 1, 2, 3, 4}, 0.25), 16);
+  EXPECT_EQ(quantile_batch(s, {0, 1, 2, 3, 4}, 0.75), 64);
+  EXPECT_EQ(quantile_batch(s, {}, 0.5), 0);
+  std::set<std::tuple<int, int, double>> multi;  // (nodes, workers, batch)
+  for (size_t i : workers_train(s))
+    if (s.samples[i].nodes > 1) multi.insert({s.samples[i].nodes, s.samples[i].workers, s.samples[i].batch});
+  EXPECT_EQ(multi, (std::set<std::tuple<int, int, double>>{{2, 8, 16.0}, {4, 16, 64.0}}));
+}

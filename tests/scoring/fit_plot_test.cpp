@@ -1,0 +1,343 @@
+// Pictures of a fit (scoring/fit_plot.h) and the gnuplot driver (io/gnuplot.h).
+#include "scoring/fit_plot.h"
+#include "scoring/evaluate_plot.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "core/error.h"
+#include "io/gnuplot.h"
+#include "plan/objective.h"
+#include "plan/plan_plot.h"
+#include "sim/experiment.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using namespace trainplan::scoring;
+
+namespace {
+
+// Known curves, so the panels' values can be checked exactly.
+class LinearTime : public models::TimeModel {
+ public:
+  std::string name() const override { return "linear-time"; }
+  void fit(const SampleSet&) override {}
+  double predict(double b, int r, int nodes) const override { return 1000.0 / (b * r) + 10.0 * nodes; }
+};
+class RisingMetric : public models::MetricModel {
+ public:
+  std::string name() const override { return "rising"; }
+  void fit(const SampleSet&) override {}
+  double predict(double b, int r, double e) const override { return 1.0 - 1.0 / (1.0 + e / (b * r)); }
+};
+
+// 5 batches x workers 1..6 (4 per node) x 2 epochs; metric on every sample.
+SampleSet samples() {
+  SampleSet s;
+  for (double b : {8.0, 16.0, 32.0, 64.0, 128.0})
+    for (int r = 1; r <= 6; ++r)
+      for (double e : {2.0, 10.0}) {
+        Sample x;
+        x.batch = b, x.workers = r, x.epochs = e, x.nodes = (r + 3) / 4;
+        x.epoch_time_s = 1000.0 / (b * r) + 10.0 * x.nodes;
+        x.metric = 1.0 - 1.0 / (1.0 + e / (b * r));
+        s.samples.push_back(x);
+      }
+  return s;
+}
+
+size_t points_in(const io::PlotPanel& p, const std::string& style_prefix) {
+  size_t n = 0;
+  for (const auto& s : p.series)
+    if (s.style.rfind(style_prefix, 0) == 0) n += s.points.size();
+  return n;
+}
+
+}  // namespace
+
+TEST(FitPlot, PanelsDrawTheModelOverEverySample) {
+  SampleSet s = samples();
+  LinearTime t;
+  RisingMetric m;
+  auto panels = scoring::fit_panels(s, &t, &m, {4, 50});
+  ASSERT_EQ(panels.size(), 2u);
+  const auto& time = panels[0];
+  const auto& metric = panels[1];
+  EXPECT_TRUE(time.logy);
+  // Every sample is drawn once as a point (grey or in its batch's colour).
+  EXPECT_EQ(points_in(time, "points"), s.size());
+  EXPECT_EQ(points_in(metric, "points"), s.size());
+  // Four time curves over workers 1..6, nodes packed at 4 per node as sampled.
+  int curves = 0;
+  for (const auto& ser : time.series) {
+    if (ser.style.rfind("linespoints", 0) != 0) continue;
+    ++curves;
+    ASSERT_EQ(ser.points.size(), 6u);
+  }
+  EXPECT_EQ(curves, 4);
+  // The first and the last batch are among the curves; r = 5 is on 2 nodes.
+  const auto& first = time.series[1];
+  EXPECT_EQ(first.title, "b=8 per worker");
+  EXPECT_NEAR(first.points[4].second, 1000.0 / 40 + 20.0, 1e-9);
+  EXPECT_NEAR(first.points[0].second, 1000.0 / 8 + 10.0, 1e-9);
+  // Metric curves: 4 configurations spread over global batch, 50 points up to 1.1 x 10 epochs.
+  curves = 0;
+  for (const auto& ser : metric.series) {
+    if (ser.style.rfind("lines", 0) != 0) continue;
+    ++curves;
+    ASSERT_EQ(ser.points.size(), 50u);
+    EXPECT_NEAR(ser.points.back().first, 11.0, 1e-9);
+  }
+  EXPECT_EQ(curves, 4);
+  EXPECT_NE(metric.series[1].title.find("B=8"), std::string::npos);   // smallest global batch
+  // A model that is absent draws no panel; time-only samples draw no metric panel.
+  EXPECT_EQ(scoring::fit_panels(s, &t, nullptr).size(), 1u);
+  for (auto& x : s.samples) x.metric.reset();
+  EXPECT_EQ(scoring::fit_panels(s, &t, &m).size(), 1u);
+}
+
+TEST(Gnuplot, RejectsOtherExtensionsAndEmptyCharts) {
+  EXPECT_THROW(io::check_plot_path("out.pdf"), InputError);
+  EXPECT_NO_THROW(io::check_plot_path("out.svg"));
+  io::PlotPanel empty;
+  empty.series.push_back({"nothing", {}, "lines", ""});
+  EXPECT_THROW(io::render_plot("x.png", {empty}), InputError);
+}
+
+TEST(Gnuplot, WritesAnSvgWithEveryPanel) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)";
+  io::PlotPanel a, b;
+  a.title = "left panel's 'quoted' title";
+  a.series.push_back({"line", {{1, 1}, {2, 4}, {3, 9}}, "lines", "#1f77b4"});
+  b.title = "right panel";
+  b.logy = true;
+  b.series.push_back({"", {{1, 10}, {2, 100}}, "points", ""});
+  auto path = tptest::temp_dir("plot") / "two.svg";
+  io::render_plot(path.string(), {a, b});
+  std::string svg = tptest::read_file(path);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("right panel"), std::string::npos);
+  EXPECT_NE(svg.find("quoted"), std::string::npos);
+}
+
+namespace {
+// 27 samples of a job whose accuracy approaches 0.9 more slowly at larger global batch.
+std::string cli_samples(const std::filesystem::path& dir) {
+  std::string csv = "# trainplan: metric=max\nbatch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {16, 32, 64})
+    for (int r : {1, 2, 4})
+      for (int e : {1, 4, 12})
+        csv += fmt::format("{},{},{},{},{}\n", b, r, e, 3000.0 / (b * r) * (0.01 + 0.0005 * b),
+                           0.9 - 0.5 / (1 + e * 100.0 / (100 + b * r)));
+  return tptest::write_file(dir / "s.csv", csv);
+}
+}  // namespace
+
+TEST(PlanCli, PlotWritesTheChartAndABadNameFailsAtOnce) {
+  auto dir = tptest::temp_dir("planplot");
+  auto samples = cli_samples(dir);
+  const std::string common = "plan --samples " + samples + " --target 0.8 --deadline 600 --max-workers 4 --plot ";
+  auto bad = tptest::run_cli(common + (dir / "plan.jpg").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("must end in .png or .svg"), std::string::npos);
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  auto out = dir / "plan.svg";
+  auto ok = tptest::run_cli(common + out.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::string svg = tptest::read_file(out);
+  EXPECT_NE(svg.find("cost of the cheapest feasible epochs"), std::string::npos);
+  EXPECT_NE(svg.find("target 0.8"), std::string::npos);
+}
+
+TEST(FitCli, PlotWritesTheChartAndABadNameFailsBeforeFitting) {
+  auto dir = tptest::temp_dir("fitplot");
+  auto samples = cli_samples(dir);
+  auto bad = tptest::run_cli("fit --samples " + samples + " --plot " + (dir / "chart.pdf").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--plot"), std::string::npos);
+  EXPECT_EQ(bad.err.find("fitting"), std::string::npos);  // failed before any fit
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  auto out = dir / "chart.svg";
+  auto ok = tptest::run_cli("fit --samples " + samples + " --time-model isotonic-mi --metric-model global-batch --plot " +
+                            out.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::string svg = tptest::read_file(out);
+  EXPECT_NE(svg.find("global-batch"), std::string::npos);
+  EXPECT_NE(svg.find("isotonic-mi"), std::string::npos);
+}
+
+TEST(Gnuplot, JctCdfOfSimulatedRuns) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  std::vector<sim::SimResult> runs(2);
+  runs[0].policy = "fifo";
+  runs[1].policy = "tiresias";
+  for (int i = 1; i <= 5; ++i) {
+    sim::JobResult j;
+    j.jct = 3600.0 * i;
+    runs[0].jobs.push_back(j);
+    j.jct = 1800.0 * i;
+    runs[1].jobs.push_back(j);
+  }
+  auto path = tptest::temp_dir("cdf") / "cdf.svg";
+  sim::plot_jct_cdf(path.string(), runs, "JCT CDF test");
+  std::string svg = tptest::read_file(path);
+  EXPECT_NE(svg.find("tiresias"), std::string::npos);
+  EXPECT_NE(svg.find("JCT CDF test"), std::string::npos);
+  EXPECT_THROW(sim::plot_jct_cdf("cdf.txt", runs, "x"), InputError);
+}
+
+namespace {
+// Epoch time 100/(b r) + 1 per epoch; metric 1 - 1/(1 + e/4) at every (b, r).
+class ToyModel : public models::PerformanceModel {
+ public:
+  std::optional<double> epoch_time(int b, int r, int) const override { return 100.0 / (b * r) + 1.0; }
+  std::optional<double> metric(int, int, double e) const override { return 1.0 - 1.0 / (1.0 + e / 4.0); }
+  MetricDirection direction() const override { return MetricDirection::kMax; }
+  std::string name() const override { return "toy"; }
+};
+}  // namespace
+
+TEST(PlanPlot, CostPerCellWithGapsAndTheChosenRun) {
+  ToyModel m;
+  plan::PlanProblem p;
+  p.space.batches = {8, 16, 32};
+  p.space.max_workers = 3;
+  p.space.max_epochs = 100;
+  p.target = 0.75;       // e >= 12
+  p.deadline_s = 150.0;  // b=8, r=1: 13.5 s per epoch, 11 epochs at most: infeasible
+  auto best = plan::evaluate_cell(m, p, 32, 1);
+  ASSERT_TRUE(best);
+  auto panels = plan::plan_panels(m, m, p, *best);
+  ASSERT_EQ(panels.size(), 2u);
+  const auto& cost = panels[0];
+  ASSERT_EQ(cost.series.size(), 4u);  // three batches and the choice
+  EXPECT_EQ(cost.series[0].title, "b=8");
+  EXPECT_TRUE(std::isnan(cost.series[0].points[0].second));  // the gap
+  // b=16, r=2: 100/32 + 1 = 4.125 s per epoch, 12 epochs, cost 2 x 49.5.
+  EXPECT_NEAR(cost.series[1].points[1].second, 2 * 12 * (100.0 / 32 + 1), 1e-9);
+  EXPECT_NEAR(cost.series.back().points[0].second, best->cost, 1e-9);
+  const auto& metric = panels[1];
+  // The same model twice: no separate point-prediction curve.
+  for (const auto& s : metric.series) EXPECT_NE(s.title, "point prediction");
+  EXPECT_EQ(metric.series.back().points[0].first, 12.0);
+  // The deadline's epoch limit at b=32, r=1 (100/32 + 1 s per epoch).
+  bool deadline_line = false;
+  for (const auto& s : metric.series)
+    if (s.title.rfind("deadline: ", 0) == 0) {
+      deadline_line = true;
+      EXPECT_EQ(s.points[0].first, double(plan::max_epochs_within(p, 100.0 / 32 + 1)));
+    }
+  EXPECT_TRUE(deadline_line);
+}
+
+TEST(Gnuplot, ASeriesWithNothingToDrawKeepsItsLegendAndPrintsNothing) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  io::PlotPanel p;
+  p.series.push_back({"drawn", {{1, 1}, {2, NAN}, {3, 3}}, "linespoints", ""});
+  p.series.push_back({"b=128: no feasible cell", {{1, NAN}, {2, NAN}}, "linespoints", "#d62728"});
+  auto path = tptest::temp_dir("keyentry") / "k.svg";
+  testing::internal::CaptureStdout();
+  io::render_plot(path.string(), {p});
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");  // gnuplot's messages stay off stdout
+  std::string svg = tptest::read_file(path);
+  EXPECT_NE(svg.find("no feasible cell"), std::string::npos);
+}
+
+namespace {
+scoring::ModelScore scored(const std::string& name, std::optional<double> time_cv, std::optional<double> metric_cv) {
+  scoring::ModelScore m;
+  m.model = name;
+  if (time_cv) m.time.cv_mre = time_cv, m.time.cv_points = {{2.0, 2.2}, {8.0, 7.0}, {-1.0, 3.0}};
+  if (metric_cv) m.metric.cv_mre = metric_cv, m.metric.cv_points = {{0.5, 0.52}, {0.7, 0.69}};
+  return m;
+}
+}  // namespace
+
+TEST(EvaluatePlot, RanksModelsByCvErrorCapsThemAndDrawsTheDiagonal) {
+  scoring::DatasetScores ds{"toy", "", {}};
+  ds.models.push_back(scored("c", 0.30, std::nullopt));  // time only
+  ds.models.push_back(scored("a", 0.10, 0.02));
+  ds.models.push_back(scored("b", 0.20, 0.01));
+  ds.models.push_back(scored("d", std::nullopt, std::nullopt));  // nothing scored: not drawn
+  scoring::EvaluatePlotOptions o;
+  o.max_models = 2;
+  auto panels = scoring::evaluate_panels({ds}, o);
+  ASSERT_EQ(panels.size(), 2u);  // time, then metric
+  const auto& time = panels[0];
+  EXPECT_TRUE(time.logx && time.logy);
+  EXPECT_NE(time.title.find("best 2 of 3 models"), std::string::npos);
+  ASSERT_EQ(time.series.size(), 3u);  // two models, worst drawn first, and y = x
+  EXPECT_EQ(time.series[0].title, "b (MRE 20.0%)");
+  EXPECT_EQ(time.series[1].title, "a (MRE 10.0%)");
+  EXPECT_EQ(time.series[1].points.size(), 2u);  // the negative time has no place on log axes
+  ASSERT_TRUE(time.xrange && time.yrange);
+  EXPECT_EQ(*time.xrange, *time.yrange);  // one scale on both axes
+  EXPECT_LT(time.xrange->first, 2.0);
+  EXPECT_GT(time.xrange->first, 1.9);
+  EXPECT_GT(time.xrange->second, 8.0);
+  EXPECT_LT(time.xrange->second, 8.5);
+  EXPECT_EQ(time.series[2].points.front(), std::make_pair(time.xrange->first, time.xrange->first));
+  EXPECT_EQ(time.series[2].points.back(), std::make_pair(time.xrange->second, time.xrange->second));
+  const auto& metric = panels[1];
+  EXPECT_FALSE(metric.logx);
+  EXPECT_EQ(metric.title.find("best"), std::string::npos);  // both metric models fit under the cap
+  EXPECT_EQ(metric.title.find("off the frame"), std::string::npos);
+  ASSERT_EQ(metric.series.size(), 3u);
+  EXPECT_EQ(metric.series[1].title, "b (MRE 1.0%)");  // lower CV MRE drawn last, on top
+  EXPECT_EQ(metric.series[1].points, (std::vector<std::pair<double, double>>{{0.5, 0.52}, {0.7, 0.69}}));
+  // One wild prediction does not stretch the frame; the title counts it.
+  ds.models[1].metric.cv_points.push_back({0.6, 100.0});
+  auto wild = scoring::evaluate_panels({ds}, o)[1];
+  EXPECT_NE(wild.title.find("1 predictions off the frame"), std::string::npos);
+  EXPECT_LT(wild.yrange->second, 0.7 + 0.5 * 0.2 + 0.01);
+  // A data set where nothing was cross-validated gives no panel.
+  scoring::DatasetScores empty{"empty", "", {scored("d", std::nullopt, std::nullopt)}};
+  EXPECT_TRUE(scoring::evaluate_panels({empty}).empty());
+}
+
+TEST(Gnuplot, LaysPanelsOutInRowsOfTheGivenColumns) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  io::PlotPanel p;
+  p.series.push_back({"", {{1, 1}, {2, 2}}, "lines", ""});
+  auto path = tptest::temp_dir("plotgrid") / "grid.svg";
+  io::render_plot(path.string(), {p, p, p}, 300, 200, 2);  // 2 rows of 2 columns
+  std::string svg = tptest::read_file(path);
+  EXPECT_NE(svg.find("width=\"600\""), std::string::npos);
+  EXPECT_NE(svg.find("height=\"400\""), std::string::npos);
+}
+
+TEST(EvaluateCli, PlotDrawsEveryModelAndABadNameFailsBeforeScoring) {
+  auto dir = tptest::temp_dir("evalplot");
+  auto samples = cli_samples(dir);
+  const std::string common = "evaluate --samples " + samples + " --models isotonic-mi,global-batch --plot ";
+  auto bad = tptest::run_cli(common + (dir / "board.txt").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("must end in .png or .svg"), std::string::npos);
+  EXPECT_EQ(bad.out, "");  // nothing scored
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  auto out = dir / "board.svg";
+  auto ok = tptest::run_cli(common + out.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::string svg = tptest::read_file(out);
+  EXPECT_NE(svg.find("s: epoch time, cross-validated"), std::string::npos);
+  EXPECT_NE(svg.find("s: metric, cross-validated"), std::string::npos);
+  EXPECT_NE(svg.find("global-batch (MRE"), std::string::npos);
+  EXPECT_NE(svg.find("isotonic-mi (MRE"), std::string::npos);
+  EXPECT_NE(ok.err.find(out.string()), std::string::npos);
+}
+
+TEST(Gnuplot, ANarrowLogAxisGetsOneTwoFiveTicks) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  io::PlotPanel p;
+  p.logx = true;
+  p.xrange = std::make_pair(30.0, 300.0);  // decade ticks alone would label only 100
+  p.series.push_back({"", {{40, 1}, {250, 2}}, "lines", ""});
+  auto path = tptest::temp_dir("plotlog") / "log.svg";
+  io::render_plot(path.string(), {p});
+  std::string svg = tptest::read_file(path);
+  for (const char* tick : {">50<", ">100<", ">200<"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(svg.find(">20<"), std::string::npos);  // outside the range
+}

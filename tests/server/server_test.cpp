@@ -1,0 +1,353 @@
+// trainplan serve: the JSON API (server/service.h) behind HTTP
+// (server/http_server.h), called with httplib::Client on a free port.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <csignal>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "io/sample_csv.h"
+#include "server/http_server.h"
+#include "app/queries.h"
+#include "server/service.h"
+#include "test_util.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace trainplan;
+using namespace trainplan::app;
+
+// 48 samples: epoch time 50000/(b r) (0.01 + 0.0005 b), accuracy
+// 0.95 - 0.6/(1 + x/4) with x = e * 528 / (400 + b r) (as in fit_predict_cli_test).
+std::string fixture_csv() {
+  std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
+  for (int b : {16, 32, 64, 128})
+    for (int r : {1, 2, 4, 8})
+      for (int e : {2, 10, 30}) {
+        double t = 50000.0 / (b * r) * (0.01 + 0.0005 * b) * (r > 4 ? 1.1 : 1.0);
+        double x = e * 528.0 / (400 + b * r);
+        csv += std::to_string(b) + "," + std::to_string(r) + "," + std::to_string(e) + "," + std::to_string(t) + "," +
+               std::to_string(0.95 - 0.6 / (1 + x / 4)) + "," + std::to_string((r + 3) / 4) + "\n";
+      }
+  return csv;
+}
+
+// A server on a free port of 127.0.0.1, serving from a thread.
+struct Running {
+  server::Service service;
+  server::HttpServer http{service};
+  int port = 0;
+  std::thread thread;
+  Running() {
+    port = http.bind("127.0.0.1", 0);
+    thread = std::thread([this] { http.listen(); });
+  }
+  ~Running() {
+    http.stop();
+    thread.join();
+  }
+  json post(const std::string& path, const std::string& body, int* status) {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(120, 0);
+    auto r = c.Post(path.c_str(), body, "application/json");
+    if (!r) throw std::runtime_error("no response from " + path);
+    *status = r->status;
+    return json::parse(r->body);
+  }
+  json post(const std::string& path, const json& body, int* status) { return post(path, body.dump(), status); }
+  json get(const std::string& path, int* status) {
+    httplib::Client c("127.0.0.1", port);
+    auto r = c.Get(path.c_str());
+    if (!r) throw std::runtime_error("no response from " + path);
+    *status = r->status;
+    return json::parse(r->body);
+  }
+};
+
+TEST(Server, HealthAndModels) {
+  Running s;
+  EXPECT_GT(s.port, 0);
+  int st = 0;
+  json h = s.get("/health", &st);
+  EXPECT_EQ(st, 200);
+  EXPECT_EQ(h["status"], "ok");
+  EXPECT_FALSE(h["version"].get<std::string>().empty());
+  json m = s.get("/models", &st);
+  ASSERT_EQ(st, 200);
+  bool time_part = false, metric_part = false, isotonic = false;
+  for (const auto& e : m["models"]) {
+    for (const auto& p : e["parts"]) time_part |= p == "time", metric_part |= p == "metric";
+    isotonic |= e["name"] == "isotonic-mi";
+  }
+  EXPECT_TRUE(time_part);
+  EXPECT_TRUE(metric_part);
+  EXPECT_TRUE(isotonic);
+}
+
+// /fit then /predict by id answers exactly what the library computes on a
+// fresh fit (so the cached models of the id are the ones a fresh fit gives).
+TEST(Server, FitThenPredictEqualsLibrary) {
+  Running s;
+  const std::string csv = fixture_csv();
+  int st = 0;
+  json f = s.post("/fit", json{{"samples_csv", csv}, {"model", "auto"}}, &st);
+  ASSERT_EQ(st, 200) << f.dump();
+  ASSERT_TRUE(f["id"].is_string());
+  EXPECT_EQ(f["n_samples"], 48);
+  EXPECT_TRUE(f["time_model"].is_string());
+  EXPECT_TRUE(f["metric_model"].is_string());
+  EXPECT_GE(f["in_sample_mre"]["time"].get<double>(), 0);
+  EXPECT_LT(f["in_sample_mre"]["metric"].get<double>(), 0.2);
+
+  app::PredictQuery q;
+  q.batch = 48;
+  q.workers = 4;
+  q.epochs = 20;
+  q.confidence = 0.8;
+  json got = s.post("/predict", json{{"id", f["id"]}, {"batch", 48}, {"workers", 4}, {"epochs", 20}, {"confidence", 0.8}}, &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  app::ModelSource fresh(io::parse_samples_csv(csv, "samples_csv"));
+  json want = app::to_json(app::predict(fresh, q));
+  EXPECT_EQ(got, json::parse(want.dump())) << got.dump(2) << "\nvs\n" << want.dump(2);
+  EXPECT_EQ(got["epoch_time_s"]["model"], f["time_model"]);
+  EXPECT_EQ(got["metric"]["model"], f["metric_model"]);
+  double x = 20 * 528.0 / (400 + 192);
+  EXPECT_NEAR(got["metric"]["value"].get<double>(), 0.95 - 0.6 / (1 + x / 4), 0.02);
+
+  // With a target: the epochs to reach it, as the library gives them.
+  json tg = s.post("/predict", json{{"id", f["id"]}, {"batch", 48}, {"workers", 4}, {"target", 0.8}, {"confidence", 0.8}},
+                   &st);
+  ASSERT_EQ(st, 200) << tg.dump();
+  app::PredictQuery qt = q;
+  qt.epochs = -1;
+  qt.target = 0.8;
+  app::ModelSource fresh_t(io::parse_samples_csv(csv, "samples_csv"));
+  EXPECT_EQ(tg, json::parse(app::to_json(app::predict(fresh_t, qt)).dump()));
+  EXPECT_TRUE(tg["to_target"]["epochs"]["value"].is_number()) << tg.dump();
+  s.post("/predict", json{{"id", f["id"]}, {"batch", 48}, {"workers", 4}, {"target", 0.8}, {"max_epochs", 0}}, &st);
+  EXPECT_EQ(st, 400);
+
+  // Time only: no epochs, no metric.
+  json t = s.post("/predict", json{{"id", f["id"]}, {"batch", 32}, {"workers", 2}}, &st);
+  ASSERT_EQ(st, 200) << t.dump();
+  EXPECT_TRUE(t["metric"].is_null());
+  EXPECT_GT(t["epoch_time_s"]["value"].get<double>(), 0);
+
+  // GET /fits lists the id.
+  json l = s.get("/fits", &st);
+  ASSERT_EQ(l["fits"].size(), 1u);
+  EXPECT_EQ(l["fits"][0]["id"], f["id"]);
+}
+
+// Inline samples give what `trainplan predict --json` prints.
+TEST(Server, PredictInlineEqualsCli) {
+  Running s;
+  auto dir = tptest::temp_dir("server");
+  const std::string path = tptest::write_file(dir / "s.csv", fixture_csv());
+  auto cli = tptest::run_cli("predict --samples " + path +
+                             " --batch 48 --workers 6 --epochs 12 --time-model isotonic-mi --metric-model global-batch --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  int st = 0;
+  json got = s.post("/predict",
+                    json{{"samples_path", path}, {"batch", 48}, {"workers", 6}, {"epochs", 12},
+                         {"time_model", "isotonic-mi"}, {"metric_model", "global-batch"}},
+                    &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  EXPECT_EQ(got, json::parse(cli.out));
+}
+
+TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
+  Running s;
+  const std::string csv = fixture_csv();
+  int st = 0;
+  json f = s.post("/fit", json{{"samples_csv", csv}, {"time_model", "isotonic-mi"}, {"metric_model", "global-batch"}}, &st);
+  ASSERT_EQ(st, 200) << f.dump();
+  EXPECT_EQ(f["time_model"], "isotonic-mi");
+  json got = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8}}, &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  app::ModelSource fresh(io::parse_samples_csv(csv, "samples_csv"));
+  // The query the requests below make, as the library takes it.
+  auto base_query = [] {
+    app::PlanQuery q;
+    q.target = 0.8;
+    q.deadline = 3000;
+    q.max_workers = 8;
+    q.time_model = "isotonic-mi";
+    q.metric_model = "global-batch";
+    return q;
+  };
+  app::PlanQuery q = base_query();
+  json want = app::to_json(app::make_plan(fresh, q), "samples_csv");
+  EXPECT_EQ(got, json::parse(want.dump())) << got.dump(2) << "\nvs\n" << want.dump(2);
+  EXPECT_GE(got["choice"]["metric"].get<double>(), 0.8);
+  EXPECT_LE(got["choice"]["total_time_s"].get<double>(), 3000);
+  // Without max_workers the space reaches the largest worker count in the samples.
+  int most = 0;
+  for (const auto& x : fresh.samples().samples) most = std::max(most, x.workers);
+  json dflt = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}}, &st);
+  ASSERT_EQ(st, 200) << dflt.dump();
+  EXPECT_EQ(dflt["space"]["max_workers"], most);
+
+  json bad = s.post("/plan", json{{"id", f["id"]}, {"target", 0.99}, {"deadline", 1}, {"max_workers", 8}}, &st);
+  EXPECT_EQ(st, 422) << bad.dump();
+  EXPECT_TRUE(bad["error"].is_string());
+
+  // Early stopping and one-sided bounds through the API equal the library's answer too.
+  json es = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                                 {"confidence", 0.9}, {"bounds", "one-sided"}, {"early_stop", true}},
+                   &st);
+  ASSERT_EQ(st, 200) << es.dump();
+  q.confidence = 0.9;
+  q.bounds = "one-sided";
+  q.early_stop = true;
+  app::ModelSource fresh2(io::parse_samples_csv(csv, "samples_csv"));
+  json want_es = app::to_json(app::make_plan(fresh2, q), "samples_csv");
+  EXPECT_EQ(es, json::parse(want_es.dump())) << es.dump(2) << "\nvs\n" << want_es.dump(2);
+  EXPECT_EQ(es["method"], "coconfig-early-stop");
+  EXPECT_EQ(es["early_stop"]["budget_epochs"], es["choice"]["epochs"]);
+  EXPECT_EQ(es["early_stop"]["budget_rule"], "deadline");
+  json es_target = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                                        {"confidence", 0.9}, {"bounds", "one-sided"}, {"early_stop", true},
+                                        {"early_stop_budget", "target"}},
+                          &st);
+  ASSERT_EQ(st, 200) << es_target.dump();
+  EXPECT_EQ(es_target["early_stop"]["budget_rule"], "target");
+  EXPECT_LE(es_target["choice"]["epochs"].get<int>(), es["choice"]["epochs"].get<int>());
+  s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                       {"early_stop", true}, {"early_stop_budget", "forever"}},
+         &st);
+  EXPECT_EQ(st, 400);
+  // The frontier through the API, as the library gives it.
+  json fr = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                                 {"frontier", true}},
+                   &st);
+  ASSERT_EQ(st, 200) << fr.dump();
+  app::PlanQuery qf = base_query();
+  qf.frontier = true;
+  app::ModelSource fresh3(io::parse_samples_csv(csv, "samples_csv"));
+  json want_fr = app::to_json(app::make_plan(fresh3, qf), "samples_csv");
+  EXPECT_EQ(fr, json::parse(want_fr.dump()));
+  EXPECT_FALSE(fr["frontier"].empty());
+  EXPECT_FALSE(got.contains("frontier"));
+  json wrong = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
+                                    {"bounds", "sideways"}},
+                      &st);
+  EXPECT_EQ(st, 400) << wrong.dump();
+}
+
+TEST(Server, Errors) {
+  Running s;
+  int st = 0;
+  // Malformed CSV: line 4 (the third row) has a non-number epoch time.
+  std::string csv = "batch,workers,epochs,epoch_time_s,metric\n16,1,2,10.5,0.5\n32,1,2,6.1,0.6\n64,1,2,oops,0.7\n";
+  json e = s.post("/fit", json{{"samples_csv", csv}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["file"], "samples_csv");
+  EXPECT_EQ(e["line"], 4);
+  EXPECT_EQ(e["field"], "epoch_time_s");
+  e = s.post("/predict", json{{"samples_csv", csv}, {"batch", 16}, {"workers", 1}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["line"], 4);
+
+  e = s.post("/predict", json{{"id", "fit-999"}, {"batch", 16}, {"workers", 1}}, &st);
+  EXPECT_EQ(st, 404) << e.dump();
+  EXPECT_EQ(e["field"], "id");
+  e = s.post("/plan", json{{"id", "nope"}, {"target", 0.5}, {"deadline", 10}, {"max_workers", 2}}, &st);
+  EXPECT_EQ(st, 404) << e.dump();
+
+  e = s.post("/predict", std::string("{\"batch\": 16,"), &st);  // truncated JSON
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_NE(e["error"].get<std::string>().find("bad JSON"), std::string::npos);
+  e = s.post("/predict", json{{"samples_csv", fixture_csv()}, {"workers", 1}}, &st);  // no batch
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "batch");
+  e = s.post("/predict", json{{"samples_csv", fixture_csv()}, {"batch", "big"}, {"workers", 1}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "batch");
+  e = s.post("/predict", json{{"samples_csv", fixture_csv()}, {"batch", 16}, {"workers", 1}, {"max-workers", 2}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "max-workers");
+  e = s.post("/predict", json{{"batch", 16}, {"workers", 1}}, &st);  // no samples, no id
+  EXPECT_EQ(st, 400);
+  e = s.post("/fit", json{{"samples_path", "/nonexistent/s.csv"}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["file"], "/nonexistent/s.csv");
+  e = s.post("/predict", json{{"samples_csv", fixture_csv()}, {"batch", 16}, {"workers", 1}, {"model", "no-such-model"}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_NE(e["error"].get<std::string>().find("no-such-model"), std::string::npos);
+
+  e = s.get("/predict", &st);
+  EXPECT_EQ(st, 405);
+  e = s.get("/nowhere", &st);
+  EXPECT_EQ(st, 404);
+  // Still serving after all that.
+  EXPECT_EQ(s.get("/health", &st)["status"], "ok");
+  EXPECT_EQ(st, 200);
+}
+
+// Parallel requests on one id (its models fitted lazily under its lock) all agree.
+TEST(Server, ConcurrentPredictsAgree) {
+  Running s;
+  int st = 0;
+  json f = s.post("/fit", json{{"samples_csv", fixture_csv()}, {"time_model", "allreduce-physical"},
+                               {"metric_model", "global-batch"}}, &st);
+  ASSERT_EQ(st, 200) << f.dump();
+  json req = {{"id", f["id"]}, {"batch", 24}, {"workers", 3}, {"epochs", 7}, {"folds", 4}};
+  std::vector<json> out(6);
+  std::vector<int> status(6);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 6; ++i) ts.emplace_back([&, i] { out[i] = s.post("/predict", req, &status[i]); });
+  for (auto& t : ts) t.join();
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(status[i], 200) << out[i].dump();
+    EXPECT_EQ(out[i], out[0]);
+  }
+}
+
+// A port in use is refused, not shared (httplib's default sets SO_REUSEPORT).
+TEST(Server, PortInUseIsRefused) {
+  Running s;
+  server::Service other;
+  server::HttpServer second(other);
+  EXPECT_THROW(second.bind("127.0.0.1", s.port), std::runtime_error);
+}
+
+// The verb: prints its address, serves, and exits 0 on SIGTERM.
+TEST(ServeCli, ListensAndStopsOnSigterm) {
+  auto dir = tptest::temp_dir("serve_cli");
+  const std::string err = (dir / "err").string();
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen(err.c_str(), "w", stderr);
+    execl(TRAINPLAN_CLI_PATH, "trainplan", "serve", "--port", "0", "--quiet", (char*)nullptr);
+    _exit(127);
+  }
+  int port = 0;
+  for (int i = 0; i < 200 && !port; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    std::ifstream in(err);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto text = ss.str();
+    auto at = text.find("listening on http://127.0.0.1:");
+    if (at != std::string::npos) port = std::atoi(text.c_str() + at + std::string("listening on http://127.0.0.1:").size());
+  }
+  ASSERT_GT(port, 0) << "no address printed";
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["status"], "ok");
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
