@@ -45,7 +45,7 @@ void time_fits(benchmark::State& state, const SampleSet& data, const Make& make,
 void BM_FitTime(benchmark::State& state, const std::string& trace, const std::string& model) {
   const SampleSet* s = paper_samples(trace);
   if (!s) return state.SkipWithError("needs ../shared/data/pollux-t4");
-  time_fits(state, scoring::distinct_time_configs(*s), models::ModelRegistry::instance().get(model).make_time, 2);
+  time_fits(state, scoring::distinct_time_configs(*s), [&] { return models::ModelRegistry::instance().make_time(model); }, 2);
 }
 
 void BM_FitMetric(benchmark::State& state, const std::string& trace, const std::string& model) {
@@ -53,7 +53,7 @@ void BM_FitMetric(benchmark::State& state, const std::string& trace, const std::
   if (!s) return state.SkipWithError("needs ../shared/data/pollux-t4");
   SampleSet with_metric = *s;
   with_metric.samples = s->with_metric();
-  time_fits(state, with_metric, models::ModelRegistry::instance().get(model).make_metric, 10);
+  time_fits(state, with_metric, [&] { return models::ModelRegistry::instance().make_metric(model); }, 10);
 }
 
 // The 5-fold conformal wrapper of the metric model (what plan --confidence

@@ -39,6 +39,8 @@ struct PlanningModelOptions {
   // With `conformal`: pin the metric model to each measured run's samples
   // inside the intervals (ConformalParams::pin_runs).
   bool pin_runs = false;
+  // What every model is made with (the cluster's communication profile).
+  models::ModelParams model_params;
 };
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, const PlanningModelOptions& o);

@@ -50,14 +50,14 @@ std::vector<int> sample_batches(const SampleSet& s) {
 const scoring::ModelChoice& ModelSource::choose(const std::string& time_name, const std::string& metric_name) {
   std::string key = time_name + "|" + metric_name;
   auto it = choices_.find(key);
-  if (it == choices_.end()) it = choices_.emplace(key, scoring::choose_models(time_name, metric_name, samples_)).first;
+  if (it == choices_.end()) it = choices_.emplace(key, scoring::choose_models(time_name, metric_name, samples_, 5, 1, params_)).first;
   return it->second;
 }
 
 std::shared_ptr<models::TimeModel> ModelSource::conformal_time(const std::string& name, uncertainty::ConformalParams p) {
   auto& m = times_[conformal_key(name, p)];
   if (!m) {
-    std::shared_ptr<models::TimeModel> fresh = uncertainty::conformal_time_model(name, p);
+    std::shared_ptr<models::TimeModel> fresh = uncertainty::conformal_time_model(name, p, params_);
     fresh->fit(samples_);
     m = fresh;  // only once the fit succeeded
   }
@@ -67,7 +67,7 @@ std::shared_ptr<models::TimeModel> ModelSource::conformal_time(const std::string
 std::shared_ptr<models::MetricModel> ModelSource::conformal_metric(const std::string& name, uncertainty::ConformalParams p) {
   auto& m = metrics_[conformal_key(name, p)];
   if (!m) {
-    std::shared_ptr<models::MetricModel> fresh = uncertainty::conformal_metric_model(name, p);
+    std::shared_ptr<models::MetricModel> fresh = uncertainty::conformal_metric_model(name, p, params_);
     fresh->fit(samples_);
     m = fresh;
   }
@@ -77,7 +77,7 @@ std::shared_ptr<models::MetricModel> ModelSource::conformal_metric(const std::st
 std::shared_ptr<const models::FittedPerformanceModel> ModelSource::performance(const std::string& time_name,
                                                                                const std::string& metric_name) {
   auto& m = performance_[time_name + "|" + metric_name];
-  if (!m) m = models::fit_performance_model(time_name, metric_name, samples_);
+  if (!m) m = models::fit_performance_model(time_name, metric_name, samples_, params_);
   return m;
 }
 

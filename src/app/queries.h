@@ -31,8 +31,11 @@ namespace trainplan::app {
 // Not thread-safe: callers serialise calls on one source (the server holds a mutex per id).
 class ModelSource {
  public:
-  explicit ModelSource(SampleSet samples) : samples_(std::move(samples)) {}
+  // Every model fitted here is made with `params`.
+  explicit ModelSource(SampleSet samples, models::ModelParams params = {})
+      : samples_(std::move(samples)), params_(std::move(params)) {}
   const SampleSet& samples() const { return samples_; }
+  const models::ModelParams& params() const { return params_; }
   // scoring::choose_models(time, metric, samples), cached by the two names.
   const scoring::ModelChoice& choose(const std::string& time_name, const std::string& metric_name);
   // Registered models wrapped in K-fold conformal intervals, fitted on the samples.
@@ -44,6 +47,7 @@ class ModelSource {
 
  private:
   SampleSet samples_;
+  models::ModelParams params_;
   std::map<std::string, scoring::ModelChoice> choices_;
   std::map<std::string, std::shared_ptr<models::TimeModel>> times_;
   std::map<std::string, std::shared_ptr<models::MetricModel>> metrics_;

@@ -84,7 +84,7 @@ void run_evaluate(const EvaluateArgs& a) {
   if (a.data.empty() && a.comm_profile != "auto" && a.comm_profile != "none") {
     auto p = std::make_shared<structure::CommProfile>(structure::CommProfile::load(a.comm_profile));
     for (size_t i = 0; i < data.size(); ++i) {
-      data[i].comm_profile = p;
+      data[i].model_params.comm_profile = p;
       descriptions[i] += "; communication profile: " + a.comm_profile;
     }
   }

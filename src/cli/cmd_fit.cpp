@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "scoring/evaluate.h"
 #include "scoring/fit_plot.h"
+#include "scoring/in_sample.h"
 #include "scoring/mre.h"
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
@@ -37,30 +38,26 @@ struct PartResult {
   std::shared_ptr<const models::MetricModel> metric;
 };
 
-PartResult fit_time(const std::string& name, const SampleSet& s) {
+PartResult fit_time(const std::string& name, const SampleSet& s, const models::ModelParams& params) {
   const auto& e = models::ModelRegistry::instance().get(name);
   if (!e.make_time) throw InputError("model '" + name + "' has no epoch-time part (see `trainplan fit --help`)");
-  std::shared_ptr<models::TimeModel> m = e.make_time();
+  std::shared_ptr<models::TimeModel> m = e.make_time(params);
   m->fit(s);
-  // One score per configuration: samples that differ only in epochs share a time.
-  SampleSet d = scoring::distinct_time_configs(s);
-  std::vector<double> p, t;
-  for (const auto& x : d.samples) p.push_back(m->predict(x.batch, x.workers, x.nodes)), t.push_back(x.epoch_time_s);
-  return {name, m->describe(), scoring::mre(p, t), d.size(), m, nullptr};
+  auto score = scoring::in_sample_time(*m, s);
+  return {name, m->describe(), score.mre, score.n, m, nullptr};
 }
 
-PartResult fit_metric(const std::string& name, const SampleSet& s) {
+PartResult fit_metric(const std::string& name, const SampleSet& s, const models::ModelParams& params) {
   const auto& e = models::ModelRegistry::instance().get(name);
   if (!e.make_metric) throw InputError("model '" + name + "' has no metric part (see `trainplan fit --help`)");
-  std::shared_ptr<models::MetricModel> m = e.make_metric();
+  std::shared_ptr<models::MetricModel> m = e.make_metric(params);
   m->fit(s);
-  std::vector<double> p, t;
-  for (const auto& x : s.with_metric()) p.push_back(m->predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
-  return {name, m->describe(), scoring::mre(p, t), t.size(), nullptr, m};
+  auto score = scoring::in_sample_metric(*m, s);
+  return {name, m->describe(), score.mre, score.n, nullptr, m};
 }
 
 void run_fit(const FitArgs& a) {
-  apply_comm_profile(a.comm_profile);
+  const models::ModelParams params = model_params(a.comm_profile);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
   SampleSet s = io::read_samples_csv(a.samples);
   auto& reg = models::ModelRegistry::instance();
@@ -80,7 +77,7 @@ void run_fit(const FitArgs& a) {
   std::string reason;
   if ((want_time && tname == "auto") || (want_metric && mname == "auto")) {
     std::cerr << "choosing models by 5-fold cross-validation...\n";
-    auto c = scoring::choose_models(want_time ? tname : "auto", want_metric ? mname : "auto", s);
+    auto c = scoring::choose_models(want_time ? tname : "auto", want_metric ? mname : "auto", s, 5, 1, params);
     if (want_time) tname = c.time_model;
     if (want_metric) mname = c.metric_model;
     reason = c.reason;
@@ -88,11 +85,11 @@ void run_fit(const FitArgs& a) {
   std::optional<PartResult> t, m;
   if (want_time) {
     if (!a.json) std::cerr << fmt::format("fitting time model {}...\n", tname);
-    t = fit_time(tname, s);
+    t = fit_time(tname, s, params);
   }
   if (want_metric) {
     if (!a.json) std::cerr << fmt::format("fitting metric model {}...\n", mname);
-    m = fit_metric(mname, s);
+    m = fit_metric(mname, s, params);
   }
   if (!a.plot.empty()) {
     auto panels = scoring::fit_panels(s, t ? t->time.get() : nullptr, m ? m->metric.get() : nullptr);

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
+#include "plan/planner.h"
 #include "plan/frontier.h"
 #include "scoring/model_choice.h"
 #include "plan/plan_plot.h"
@@ -52,9 +53,9 @@ struct PlanArgs {
 };
 
 void run_plan(const PlanArgs& a) {
-  apply_comm_profile(a.comm_profile);
+  const models::ModelParams params = model_params(a.comm_profile);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
-  app::ModelSource src(io::read_samples_csv(a.samples));
+  app::ModelSource src(io::read_samples_csv(a.samples), params);
   app::PlanQuery q;
   q.target = a.target;
   q.deadline = a.deadline;
@@ -213,7 +214,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--max-workers", a->max_workers,
                   "Largest worker (GPU) count to consider; workers run 1..R (default: the largest in the samples)");
   cmd->add_option("--method", a->method, "coconfig (the paper's method) or a baseline: lb-bsp, cynthia, bo, manual")
-      ->check(CLI::IsMember({"coconfig", "lb-bsp", "cynthia", "bo", "manual"}))
+      ->check(CLI::IsMember(plan::planner_names()))
       ->capture_default_str();
   cmd->add_option("--search", a->search,
                   "Search for coconfig: auto (exhaustive when batches x workers <= 2^20 cells, else tabu), tabu "

@@ -40,7 +40,7 @@ std::string interval_text(const std::optional<models::Interval>& iv, int folds, 
 }
 
 void run_predict(const PredictArgs& a) {
-  apply_comm_profile(a.comm_profile);
+  const models::ModelParams params = model_params(a.comm_profile);
   app::PredictQuery q;
   q.batch = a.batch;
   q.workers = a.workers;
@@ -55,7 +55,7 @@ void run_predict(const PredictArgs& a) {
   q.target = a.target;
   q.max_epochs = a.max_epochs;
   app::check_predict_query(q);
-  app::ModelSource src(io::read_samples_csv(a.samples));
+  app::ModelSource src(io::read_samples_csv(a.samples), params);
   app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
   if (!a.json) progress.fitting = [](const std::string& m) { std::cerr << m << "\n"; };

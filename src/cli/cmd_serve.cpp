@@ -28,8 +28,7 @@ struct ServeArgs {
 
 void run_serve(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw InputError("--port must be in 0..65535 (0: any free port)");
-  apply_comm_profile(a.comm_profile);
-  server::Service service(a.model);
+  server::Service service(a.model, model_params(a.comm_profile));
   if (!a.samples.empty()) {
     std::cerr << fmt::format("fitting {} (model {})...\n", a.samples, a.model);
     auto j = service.fit(io::read_samples_csv(a.samples), a.samples, a.model);

@@ -12,9 +12,11 @@ void add_comm_profile_option(CLI::App* cmd, std::string& path) {
                   "inter-node cost shape across nodes and GPUs per node");
 }
 
-void apply_comm_profile(const std::string& path) {
-  if (path.empty()) return;
-  structure::set_default_comm_profile(std::make_shared<structure::CommProfile>(structure::CommProfile::load(path)));
+models::ModelParams model_params(const std::string& comm_profile_path) {
+  models::ModelParams p;
+  if (!comm_profile_path.empty())
+    p.comm_profile = std::make_shared<structure::CommProfile>(structure::CommProfile::load(comm_profile_path));
+  return p;
 }
 
 }  // namespace trainplan::cli

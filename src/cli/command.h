@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include "models/registry.h"
+
 namespace trainplan::cli {
 
 using SetupFn = std::function<void(CLI::App& root)>;
@@ -28,9 +30,9 @@ void add_pollux_data_option(CLI::App* cmd, std::string& dir);
 
 // Adds `--comm-profile FILE` to `cmd`, stored in `path`.
 void add_comm_profile_option(CLI::App* cmd, std::string& path);
-// Loads the profile at `path` (if not empty) as the time models' default
-// (structure::set_default_comm_profile). Throws InputError naming the file.
-void apply_comm_profile(const std::string& path);
+// The models' parameters with the profile at `comm_profile_path` loaded (an
+// empty path: none, the ring factor). Throws InputError naming the file.
+models::ModelParams model_params(const std::string& comm_profile_path);
 
 // Adds an option `name` that reads a duration, plain seconds or with units
 // (90, 180s, 3m, 1h30m), into `seconds`; a malformed value fails parsing

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/median.h"
 #include "scoring/evaluate.h"
+#include "scoring/in_sample.h"
 #include "scoring/mre.h"
 #include "uncertainty/conformal.h"
 #include "models/performance_model.h"
@@ -57,16 +58,8 @@ Fitted fit_spec(const std::string& spec, const SampleSet& samples,
 std::optional<double> in_sample_mre(const Fitted& f, const SampleSet& s, bool time) {
   auto fp = std::dynamic_pointer_cast<const models::FittedPerformanceModel>(f.model);
   if (!fp) return std::nullopt;
-  std::vector<double> pred, truth;
-  if (time) {
-    for (const auto& x : scoring::distinct_time_configs(s).samples)
-      pred.push_back(fp->time_model()->predict(x.batch, x.workers, x.nodes)), truth.push_back(x.epoch_time_s);
-  } else {
-    for (const auto& x : s.with_metric())
-      pred.push_back(fp->metric_model()->predict(x.batch, x.workers, x.epochs)), truth.push_back(*x.metric);
-  }
   try {
-    return scoring::mre(pred, truth);
+    return time ? scoring::in_sample_time(*fp->time_model(), s).mre : scoring::in_sample_metric(*fp->metric_model(), s).mre;
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -120,12 +113,12 @@ struct Agreement {
 
 }  // namespace
 
-const std::vector<std::string>& coconfig_bench_methods() {
+const std::vector<std::string>& plan_benchmark_methods() {
   static const std::vector<std::string> m = {"coconfig-tabu", "coconfig-exhaustive", "lb-bsp", "cynthia", "bo", "manual"};
   return m;
 }
 
-std::vector<std::string> coconfig_bench_default_models() {
+std::vector<std::string> plan_benchmark_default_models() {
   // One column per registered model: a model with both parts as it is; a
   // part-only model with the other part chosen by CV, so that each model's
   // own effect on the regret shows.
@@ -142,7 +135,7 @@ std::vector<std::string> coconfig_bench_default_models() {
   return out;
 }
 
-json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBenchOptions& a,
+json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchmarkOptions& a,
                         const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
@@ -161,8 +154,8 @@ json run_coconfig_bench(const std::vector<std::string>& traces, const CoconfigBe
   const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(a.early_stop_budget);
   if (a.scenarios < 1) throw InputError("--scenarios must be >= 1");
   if (a.max_workers < 1) throw InputError("--max-workers must be >= 1");
-  std::vector<std::string> specs = a.models.empty() ? coconfig_bench_default_models() : a.models;
-  std::vector<std::string> methods = coconfig_bench_methods();
+  std::vector<std::string> specs = a.models.empty() ? plan_benchmark_default_models() : a.models;
+  std::vector<std::string> methods = plan_benchmark_methods();
   if (a.early_stop) methods.push_back("coconfig-early-stop");
 
   json doc;
@@ -341,7 +334,7 @@ std::string pct0_or_dash(const json& v) { return v.is_number() ? fmt::format("{:
 
 std::string format_regret(const json& v) { return v.is_number() ? pct(v.get<double>()) : "—"; }
 
-std::string format_coconfig_bench(const json& doc) {
+std::string format_plan_benchmark(const json& doc) {
   std::string out;
   const auto specs = doc.at("models").get<std::vector<std::string>>();
   const auto methods = doc.at("methods").get<std::vector<std::string>>();

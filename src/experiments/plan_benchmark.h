@@ -12,9 +12,9 @@
 
 namespace trainplan::experiments {
 
-struct CoconfigBenchOptions {
+struct PlanBenchmarkOptions {
   uint64_t seed = 1;                // sampling plan, tabu, bo and manual
-  std::vector<std::string> models;  // NAME, TIME+METRIC, auto or oracle; empty: coconfig_bench_default_models()
+  std::vector<std::string> models;  // NAME, TIME+METRIC, auto or oracle; empty: plan_benchmark_default_models()
   int scenarios = 3;                // per trace, from easy to tight (experiments::derive_scenarios)
   int max_workers = 8;              // workers 1..R in the candidate space
   std::string sampling = "paper";   // replay::named_plan
@@ -38,27 +38,27 @@ struct CoconfigBenchOptions {
 
 // The methods every model is planned with, in report order (coconfig-early-stop
 // is appended with early_stop).
-const std::vector<std::string>& coconfig_bench_methods();
+const std::vector<std::string>& plan_benchmark_methods();
 
 // One spec per registered model, then "auto": a model with both parts by
 // name, a time-only model T as "T+auto" and a metric-only model M as
 // "auto+M" (the other part chosen by CV, as `plan` does).
-std::vector<std::string> coconfig_bench_default_models();
+std::vector<std::string> plan_benchmark_default_models();
 
 // Runs the benchmark on the Pollux trace directories `trace_dirs`; a time-only
 // trace is skipped. `progress`, when set, gets one line per trace and per fit.
 // Returns the JSON document that `bench coconfig --json` prints. Throws
 // InputError on bad options and on a model name the registry does not know.
-nlohmann::json run_coconfig_bench(const std::vector<std::string>& trace_dirs, const CoconfigBenchOptions& o,
+nlohmann::json run_plan_benchmark(const std::vector<std::string>& trace_dirs, const PlanBenchmarkOptions& o,
                                   const std::function<void(const std::string&)>& progress = {});
 
 // A regret (a fraction) from the document as a signed percentage, "+4.5%";
 // null as a dash.
 std::string format_regret(const nlohmann::json& v);
 
-// The human-readable report of a document from run_coconfig_bench: per model,
+// The human-readable report of a document from run_plan_benchmark: per model,
 // each method's median regret per trace and its counts; per scenario; the
 // models' MRE; tabu against exhaustive.
-std::string format_coconfig_bench(const nlohmann::json& doc);
+std::string format_plan_benchmark(const nlohmann::json& doc);
 
 }  // namespace trainplan::experiments

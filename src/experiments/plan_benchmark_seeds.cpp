@@ -58,7 +58,7 @@ std::vector<uint64_t> parse_seed_list(const std::string& text) {
   return out;
 }
 
-json run_coconfig_bench_seeds(const std::vector<std::string>& trace_dirs, CoconfigBenchOptions o,
+json run_plan_benchmark_seeds(const std::vector<std::string>& trace_dirs, PlanBenchmarkOptions o,
                               const std::vector<uint64_t>& seeds,
                               const std::function<void(const std::string&)>& progress) {
   if (seeds.empty()) throw InputError("--seeds: no seed given");
@@ -71,7 +71,7 @@ json run_coconfig_bench_seeds(const std::vector<std::string>& trace_dirs, Coconf
   for (size_t i = 0; i < seeds.size(); ++i) {
     o.seed = seeds[i];
     const std::string tag = fmt::format("[seed {} ({}/{})] ", seeds[i], i + 1, seeds.size());
-    json run = run_coconfig_bench(trace_dirs, o, [&](const std::string& line) {
+    json run = run_plan_benchmark(trace_dirs, o, [&](const std::string& line) {
       if (progress) progress(tag + line);
     });
     for (const auto& tn : run.at("trace_names")) {
@@ -129,7 +129,7 @@ json run_coconfig_bench_seeds(const std::vector<std::string>& trace_dirs, Coconf
   return doc;
 }
 
-std::string format_coconfig_bench_seeds(const json& doc, double regret_limit) {
+std::string format_plan_benchmark_seeds(const json& doc, double regret_limit) {
   const auto seeds = doc.at("seeds").get<std::vector<uint64_t>>();
   const json& first = doc.at("runs").at(0);
   std::string out = fmt::format(

@@ -9,13 +9,7 @@
 
 #include "core/sample.h"
 
-namespace trainplan::structure {
-class CommProfile;
-}
-
 namespace trainplan::models {
-
-using structure::CommProfile;
 
 // A prediction interval [lo, hi] at a stated coverage.
 struct Interval {
@@ -42,9 +36,6 @@ class TimeModel {
   virtual std::optional<double> predict_bound(double, int, int, double, BoundSide) const { return std::nullopt; }
   // Human-readable fitted parameters and any notes (priors used, fallbacks).
   virtual std::string describe() const { return ""; }
-  // The cluster's inter-node communication shape, for models that use one
-  // (call before fit()); others ignore it.
-  virtual void set_comm_profile(std::shared_ptr<const CommProfile>) {}
 };
 
 class MetricModel {

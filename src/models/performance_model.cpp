@@ -27,17 +27,14 @@ std::string FittedPerformanceModel::name() const {
 
 std::shared_ptr<FittedPerformanceModel> fit_performance_model(const std::string& time_name,
                                                               const std::string& metric_name,
-                                                              const SampleSet& samples) {
+                                                              const SampleSet& samples,
+                                                              const ModelParams& params) {
   auto& reg = ModelRegistry::instance();
-  const auto& te = reg.get(time_name);
-  if (!te.make_time) throw InputError("model '" + time_name + "' has no epoch-time part");
-  std::shared_ptr<TimeModel> tm = te.make_time();
+  std::shared_ptr<TimeModel> tm = reg.make_time(time_name, params);
   tm->fit(samples);
   std::shared_ptr<MetricModel> mm;
   if (samples.has_metric()) {
-    const auto& me = reg.get(metric_name);
-    if (!me.make_metric) throw InputError("model '" + metric_name + "' has no metric part");
-    mm = me.make_metric();
+    mm = reg.make_metric(metric_name, params);
     mm->fit(samples);
   }
   return std::make_shared<FittedPerformanceModel>(tm, mm, samples.direction);

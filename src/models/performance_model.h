@@ -8,6 +8,7 @@
 
 #include "core/sample.h"
 #include "models/model.h"
+#include "models/registry.h"
 
 namespace trainplan::models {
 
@@ -43,6 +44,7 @@ class FittedPerformanceModel : public PerformanceModel {
 // `metric_name` on `samples`; the metric part is skipped for time-only samples.
 std::shared_ptr<FittedPerformanceModel> fit_performance_model(const std::string& time_name,
                                                               const std::string& metric_name,
-                                                              const SampleSet& samples);
+                                                              const SampleSet& samples,
+                                                              const ModelParams& params = {});
 
 }  // namespace trainplan::models

@@ -21,14 +21,30 @@ static ModelEntry& entry_for(std::vector<ModelEntry>& entries, const std::string
   return entries.back();
 }
 
-void ModelRegistry::add_time(const std::string& name, const std::string& summary,
-                             std::function<std::unique_ptr<TimeModel>()> make) {
-  entry_for(entries_, name, summary).make_time = std::move(make);
+void ModelRegistry::add_time(const std::string& name, const std::string& summary, TimeFactory make,
+                             AutoChoice in_auto) {
+  auto& e = entry_for(entries_, name, summary);
+  e.make_time = std::move(make);
+  e.time_auto = in_auto;
 }
 
-void ModelRegistry::add_metric(const std::string& name, const std::string& summary,
-                               std::function<std::unique_ptr<MetricModel>()> make) {
-  entry_for(entries_, name, summary).make_metric = std::move(make);
+void ModelRegistry::add_metric(const std::string& name, const std::string& summary, MetricFactory make,
+                               AutoChoice in_auto) {
+  auto& e = entry_for(entries_, name, summary);
+  e.make_metric = std::move(make);
+  e.metric_auto = in_auto;
+}
+
+std::unique_ptr<TimeModel> ModelRegistry::make_time(const std::string& name, const ModelParams& p) const {
+  const auto& e = get(name);
+  if (!e.make_time) throw InputError("model '" + name + "' has no epoch-time part");
+  return e.make_time(p);
+}
+
+std::unique_ptr<MetricModel> ModelRegistry::make_metric(const std::string& name, const ModelParams& p) const {
+  const auto& e = get(name);
+  if (!e.make_metric) throw InputError("model '" + name + "' has no metric part");
+  return e.make_metric(p);
 }
 
 const ModelEntry* ModelRegistry::find(const std::string& name) const {

@@ -136,6 +136,10 @@ std::string AllreduceLocalModel::describe() const {
 static TimeModelRegistrar reg_local(
     "allreduce-local",
     "allreduce-physical times a shrunk log-residual correction by batch and placement (physical shape outside the samples)",
-    [] { return std::make_unique<AllreduceLocalModel>(); });
+    [](const ModelParams& mp) {
+      AllreduceLocalParams p;
+      p.physical.comm_profile = mp.comm_profile;
+      return std::make_unique<AllreduceLocalModel>(p);
+    });
 
 }  // namespace trainplan::models

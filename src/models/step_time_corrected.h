@@ -37,9 +37,6 @@ class AllreduceLocalModel : public TimeModel {
   void fit(const SampleSet& samples) override;
   double predict(double batch, int workers, int nodes) const override;
   std::string describe() const override;
-  void set_comm_profile(std::shared_ptr<const structure::CommProfile> profile) override {
-    physical_.set_comm_profile(std::move(profile));
-  }
   const AllreducePhysicalModel& physical() const { return physical_; }
   // The log correction applied at a configuration (0 where none is known).
   double correction(double batch, int workers, int nodes) const;

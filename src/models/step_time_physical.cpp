@@ -252,6 +252,10 @@ std::string AllreducePhysicalModel::describe() const {
 static TimeModelRegistrar reg_physical(
     "allreduce-physical",
     "N/(b r) * ((alpha+beta b)^g + ring all-reduce sync^g)^(1/g), intra/inter-node terms, NNLS + bounded LM",
-    [] { return std::make_unique<AllreducePhysicalModel>(); });
+    [](const ModelParams& mp) {
+      AllreducePhysicalParams p;
+      p.comm_profile = mp.comm_profile;
+      return std::make_unique<AllreducePhysicalModel>(p);
+    });
 
 }  // namespace trainplan::models

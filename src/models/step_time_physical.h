@@ -32,8 +32,7 @@ struct AllreducePhysicalParams {
   std::optional<double> model_bytes;  // gradient bytes all-reduced per step, for priors
   std::optional<long> dataset_size;   // overrides the samples' dataset size
   double gamma_max = 10;
-  // The cluster's inter-node cost shape; null: default_comm_profile(), and
-  // when that is null too, the ring factor 2(r-1)/r.
+  // The cluster's inter-node cost shape; null: the ring factor 2(r-1)/r.
   std::shared_ptr<const structure::CommProfile> comm_profile;
 };
 
@@ -47,15 +46,12 @@ struct StepTimeTerms {
 
 class AllreducePhysicalModel : public TimeModel {
  public:
-  explicit AllreducePhysicalModel(AllreducePhysicalParams p = {}) : p_(std::move(p)) {
-    if (!p_.comm_profile) p_.comm_profile = structure::default_comm_profile();
-  }
+  explicit AllreducePhysicalModel(AllreducePhysicalParams p = {}) : p_(std::move(p)) {}
   std::string name() const override { return "allreduce-physical"; }
   void fit(const SampleSet& samples) override;
   double predict(double batch, int workers, int nodes) const override;
   std::optional<Interval> predict_interval(double batch, int workers, int nodes, double coverage) const override;
   std::string describe() const override;
-  void set_comm_profile(std::shared_ptr<const structure::CommProfile> profile) override { p_.comm_profile = std::move(profile); }
   // After fit(): multiplies the compute term at batch b by exp(f(b)), f
   // piecewise linear through (batch, log factor) points sorted by batch and
   // held at the end values outside (empty: no change). For measured

@@ -102,8 +102,8 @@ class BoPlanner : public Planner {
   PlannerOptions o_;
 };
 
-}  // namespace
+PlannerRegistrar reg(40, "bo", [](const PlannerOptions& o) { return std::make_unique<BoPlanner>(o); });
 
-std::unique_ptr<Planner> make_bo(const PlannerOptions& opts) { return std::make_unique<BoPlanner>(opts); }
+}  // namespace
 
 }  // namespace trainplan::plan

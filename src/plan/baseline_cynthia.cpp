@@ -30,8 +30,8 @@ class CynthiaPlanner : public Planner {
   PlannerOptions o_;
 };
 
-}  // namespace
+PlannerRegistrar reg(30, "cynthia", [](const PlannerOptions& o) { return std::make_unique<CynthiaPlanner>(o); });
 
-std::unique_ptr<Planner> make_cynthia(const PlannerOptions& opts) { return std::make_unique<CynthiaPlanner>(opts); }
+}  // namespace
 
 }  // namespace trainplan::plan

@@ -31,8 +31,8 @@ class LbBspPlanner : public Planner {
   PlannerOptions o_;
 };
 
-}  // namespace
+PlannerRegistrar reg(20, "lb-bsp", [](const PlannerOptions& o) { return std::make_unique<LbBspPlanner>(o); });
 
-std::unique_ptr<Planner> make_lb_bsp(const PlannerOptions& opts) { return std::make_unique<LbBspPlanner>(opts); }
+}  // namespace
 
 }  // namespace trainplan::plan

@@ -51,8 +51,8 @@ class ManualPlanner : public Planner {
   PlannerOptions o_;
 };
 
-}  // namespace
+PlannerRegistrar reg(50, "manual", [](const PlannerOptions& o) { return std::make_unique<ManualPlanner>(o); });
 
-std::unique_ptr<Planner> make_manual(const PlannerOptions& opts) { return std::make_unique<ManualPlanner>(opts); }
+}  // namespace
 
 }  // namespace trainplan::plan

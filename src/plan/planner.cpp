@@ -6,12 +6,14 @@
 #include "plan/diagnose.h"
 #include "plan/exhaustive.h"
 
+#include <algorithm>
+
 namespace trainplan::plan {
 namespace {
 
-class CoconfigPlanner : public Planner {
+class JointSearchPlanner : public Planner {
  public:
-  explicit CoconfigPlanner(const PlannerOptions& o) : o_(o) {}
+  explicit JointSearchPlanner(const PlannerOptions& o) : o_(o) {}
   std::string name() const override { return "coconfig-" + o_.search; }
   PlanResult plan(const models::PerformanceModel& m, const PlanProblem& p) const override {
     if (resolve_search(o_.search, p) == "exhaustive") {
@@ -39,17 +41,43 @@ std::string resolve_search(const std::string& search, const PlanProblem& p) {
   return cells <= kExhaustiveCellLimit ? "exhaustive" : "tabu";
 }
 
-std::vector<std::string> planner_names() { return {"coconfig", "lb-bsp", "cynthia", "bo", "manual"}; }
+namespace {
+
+struct RegisteredPlanner {
+  int order;
+  std::string method;
+  PlannerFactory make;
+};
+
+std::vector<RegisteredPlanner>& planner_registry() {
+  static std::vector<RegisteredPlanner> r;
+  return r;
+}
+
+PlannerRegistrar joint_search(10, "coconfig", [](const PlannerOptions& o) { return std::make_unique<JointSearchPlanner>(o); });
+
+}  // namespace
+
+PlannerRegistrar::PlannerRegistrar(int order, const std::string& method, PlannerFactory make) {
+  auto& r = planner_registry();
+  r.push_back({order, method, std::move(make)});
+  std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+}
+
+std::vector<std::string> planner_names() {
+  std::vector<std::string> out;
+  for (const auto& p : planner_registry()) out.push_back(p.method);
+  return out;
+}
 
 std::unique_ptr<Planner> make_planner(const std::string& method, const PlannerOptions& opts) {
   if (opts.search != "tabu" && opts.search != "exhaustive" && opts.search != "auto")
     throw InputError("unknown search '" + opts.search + "' (known: tabu, exhaustive, auto)");
-  if (method == "coconfig") return std::make_unique<CoconfigPlanner>(opts);
-  if (method == "lb-bsp") return make_lb_bsp(opts);
-  if (method == "cynthia") return make_cynthia(opts);
-  if (method == "bo") return make_bo(opts);
-  if (method == "manual") return make_manual(opts);
-  throw InputError("unknown method '" + method + "' (known: coconfig, lb-bsp, cynthia, bo, manual)");
+  for (const auto& p : planner_registry())
+    if (p.method == method) return p.make(opts);
+  std::string known;
+  for (const auto& n : planner_names()) known += (known.empty() ? "" : ", ") + n;
+  throw InputError("unknown method '" + method + "' (known: " + known + ")");
 }
 
 PlanResult search_fixed_batch(const models::PerformanceModel& m, const PlanProblem& p, int batch,

@@ -7,6 +7,7 @@
 //             then the cheapest feasible (workers, epochs) for that batch
 //   manual    the best of N random (batch, workers, epochs) tries
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,15 +54,18 @@ class Planner {
   virtual PlanResult plan(const models::PerformanceModel& m, const PlanProblem& p) const = 0;
 };
 
-// `method` is one of planner_names(); throws InputError otherwise.
+// `method` is one of planner_names(); throws InputError otherwise, and for an
+// unknown opts.search.
 std::unique_ptr<Planner> make_planner(const std::string& method, const PlannerOptions& opts = {});
+// The registered methods, in registration order.
 std::vector<std::string> planner_names();
 
-// The baselines (one file each).
-std::unique_ptr<Planner> make_lb_bsp(const PlannerOptions& opts);
-std::unique_ptr<Planner> make_cynthia(const PlannerOptions& opts);
-std::unique_ptr<Planner> make_bo(const PlannerOptions& opts);
-std::unique_ptr<Planner> make_manual(const PlannerOptions& opts);
+// Static registration, at namespace scope in the planner's .cpp file (one
+// file per method): `order` sorts planner_names(), and so help texts.
+using PlannerFactory = std::function<std::unique_ptr<Planner>(const PlannerOptions&)>;
+struct PlannerRegistrar {
+  PlannerRegistrar(int order, const std::string& method, PlannerFactory make);
+};
 
 // Exhaustive search over workers and epochs with the batch fixed, labelled
 // `method`; shared by the baselines that fix the batch.

@@ -71,7 +71,7 @@ std::vector<EvalData> datasets_from_traces(const std::string& dir, const TraceDa
 
     std::string profile_note = "none";
     if (file_profile) {
-      d.comm_profile = file_profile;
+      d.model_params.comm_profile = file_profile;
       profile_note = a.comm_profile;
     } else if (a.comm_profile == "auto") {
       std::vector<const replay::ReplayOracle*> others;
@@ -81,7 +81,7 @@ std::vector<EvalData> datasets_from_traces(const std::string& dir, const TraceDa
         if (!others.empty()) {
           auto p = std::make_shared<structure::CommProfile>(replay::comm_profile_from(others));
           profile_note = "leave-one-out, " + p->source;
-          d.comm_profile = std::move(p);
+          d.model_params.comm_profile = std::move(p);
         } else {
           profile_note = "none (no other trace under --data to measure one on)";
         }

@@ -163,8 +163,7 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
     std::optional<SampleSet> pool;
     if (data.workers_pool) pool = distinct_time_configs(*data.workers_pool);
     FitPredict fp = [&](const SampleSet& train, const SampleSet& test, FitInfo* info) {
-      auto m = entry.make_time();
-      if (data.comm_profile) m->set_comm_profile(data.comm_profile);
+      auto m = entry.make_time(data.model_params);
       auto t0 = std::chrono::steady_clock::now();
       m->fit(train);
       if (info) info->fit_ms = ms_since(t0), info->describe = m->describe();
@@ -188,7 +187,7 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
     std::optional<SampleSet> pool;
     if (data.workers_pool) pool = metric_samples(*data.workers_pool);
     FitPredict fp = [&](const SampleSet& train, const SampleSet& test, FitInfo* info) {
-      auto m = entry.make_metric();
+      auto m = entry.make_metric(data.model_params);
       auto t0 = std::chrono::steady_clock::now();
       m->fit(train);
       if (info) info->fit_ms = ms_since(t0), info->describe = m->describe();
@@ -205,7 +204,7 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
 }
 
 std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,
-                                  EvalOptions opts) {
+                                  EvalOptions opts, const models::ModelParams& params) {
   models::ModelEntry e = models::ModelRegistry::instance().get(name);
   if (part == ModelPart::kTime) e.make_metric = nullptr;
   else e.make_time = nullptr;
@@ -213,6 +212,7 @@ std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const
   EvalData data;
   data.name = name;
   data.samples = samples;
+  data.model_params = params;
   auto sc = evaluate_model(e, data, opts);
   return part == ModelPart::kTime ? sc.time.cv_mre : sc.metric.cv_mre;
 }

@@ -39,8 +39,8 @@ struct EvalData {
   // The same with one GPU per node (TrialShape::kOnePerNode), for the
   // workers_one_per_node score.
   std::optional<SampleSet> multi_node_trials_one_per_node;
-  // The cluster's communication shape given to every time model (null: none).
-  std::shared_ptr<const structure::CommProfile> comm_profile;
+  // What every model is made with (the cluster's communication shape).
+  models::ModelParams model_params;
 };
 
 // Scores of one part (time or metric) of one model. A missing number is
@@ -73,7 +73,7 @@ enum class ModelPart { kTime, kMetric };
 // (opts.cv_only is implied); nullopt when it cannot be computed. Throws
 // InputError for an unknown name.
 std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,
-                                  EvalOptions opts = {});
+                                  EvalOptions opts = {}, const models::ModelParams& params = {});
 
 // The samples the time part is scored on: one per distinct (batch, workers,
 // nodes), since samples that differ only in epochs share one epoch time and

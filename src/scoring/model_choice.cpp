@@ -9,7 +9,7 @@
 namespace trainplan::scoring {
 
 ModelChoice choose_models(const std::string& time_name, const std::string& metric_name, const SampleSet& samples,
-                          int folds, uint64_t seed) {
+                          int folds, uint64_t seed, const models::ModelParams& params) {
   ModelChoice c;
   c.time_model = time_name;
   c.metric_model = metric_name;
@@ -24,11 +24,11 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   double best_t = 0, best_m = 0;
   std::string bt, bm;
   for (const auto* e : models::ModelRegistry::instance().all()) {
-    if (time_name == "auto" && e->make_time)
-      if (auto cv = scoring::part_cv_mre(e->name, scoring::ModelPart::kTime, samples, opts); cv && (bt.empty() || *cv < best_t))
+    if (time_name == "auto" && e->make_time && e->time_auto == models::AutoChoice::kIncluded)
+      if (auto cv = part_cv_mre(e->name, ModelPart::kTime, samples, opts, params); cv && (bt.empty() || *cv < best_t))
         best_t = *cv, bt = e->name;
-    if (want_metric && metric_name == "auto" && e->make_metric)
-      if (auto cv = scoring::part_cv_mre(e->name, scoring::ModelPart::kMetric, samples, opts); cv && (bm.empty() || *cv < best_m))
+    if (want_metric && metric_name == "auto" && e->make_metric && e->metric_auto == models::AutoChoice::kIncluded)
+      if (auto cv = part_cv_mre(e->name, ModelPart::kMetric, samples, opts, params); cv && (bm.empty() || *cv < best_m))
         best_m = *cv, bm = e->name;
   }
   std::string why;

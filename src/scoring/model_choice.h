@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/sample.h"
+#include "models/registry.h"
 
 namespace trainplan::scoring {
 
@@ -24,7 +25,9 @@ struct ModelChoice {
 
 // Resolves `time_name` and `metric_name` (either may be "auto"). Throws
 // InputError when "auto" finds no model that can be scored on the samples.
+// "auto" cross-validates the registered models that do not opt out
+// (models::AutoChoice), each made with `params`.
 ModelChoice choose_models(const std::string& time_name, const std::string& metric_name, const SampleSet& samples,
-                          int folds = 5, uint64_t seed = 1);
+                          int folds = 5, uint64_t seed = 1, const models::ModelParams& params = {});
 
 }  // namespace trainplan::scoring

@@ -9,6 +9,8 @@
 
 #include "core/error.h"
 #include "scoring/evaluate.h"
+#include "plan/planner.h"
+#include "scoring/in_sample.h"
 #include "scoring/mre.h"
 #include "io/sample_csv.h"
 #include "models/registry.h"
@@ -124,11 +126,11 @@ std::vector<int> get_int_list(const json& req, const char* name) {
   return out;
 }
 
-void one_of(const std::string& v, const char* name, std::initializer_list<const char*> allowed) {
+void one_of(const std::string& v, const char* name, const std::vector<std::string>& allowed) {
   std::string known;
-  for (const char* a : allowed) {
+  for (const auto& a : allowed) {
     if (v == a) return;
-    known += (known.empty() ? "" : ", ") + std::string(a);
+    known += (known.empty() ? "" : ", ") + a;
   }
   throw RequestError(400, name, fmt::format("field '{}' must be one of: {}", name, known));
 }
@@ -190,7 +192,7 @@ json Service::fits() const {
 
 json Service::fit(SampleSet samples, const std::string& label, const std::string& model,
                   const std::string& time_model, const std::string& metric_model) {
-  auto e = std::make_shared<Entry>(std::move(samples));
+  auto e = std::make_shared<Entry>(std::move(samples), model_params_);
   e->label = label;
   e->model = model;
   e->time_model = time_model;
@@ -205,18 +207,8 @@ json Service::fit(SampleSet samples, const std::string& label, const std::string
 
   // In-sample MRE (equation 12) as `trainplan fit` scores it: one score per
   // distinct time configuration, one per sample with a metric.
-  json mre = {{"time", nullptr}, {"metric", nullptr}};
-  {
-    SampleSet d = scoring::distinct_time_configs(s);
-    std::vector<double> p, t;
-    for (const auto& x : d.samples) p.push_back(perf->time_model()->predict(x.batch, x.workers, x.nodes)), t.push_back(x.epoch_time_s);
-    mre["time"] = scoring::mre(p, t);
-  }
-  if (perf->metric_model()) {
-    std::vector<double> p, t;
-    for (const auto& x : s.with_metric()) p.push_back(perf->metric_model()->predict(x.batch, x.workers, x.epochs)), t.push_back(*x.metric);
-    mre["metric"] = scoring::mre(p, t);
-  }
+  json mre = {{"time", scoring::in_sample_time(*perf->time_model(), s).mre}, {"metric", nullptr}};
+  if (perf->metric_model()) mre["metric"] = scoring::in_sample_metric(*perf->metric_model(), s).mre;
   // Fit the conformal models /predict uses at its defaults now, so that the first /predict is fast.
   std::string warm_note;
   try {
@@ -265,7 +257,7 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req) {
   }
   auto s = request_samples(req);
   if (!s) throw RequestError(400, "id", "missing samples: give an id (from /fit), samples_csv or samples_path");
-  auto e = std::make_shared<Entry>(std::move(s->first));
+  auto e = std::make_shared<Entry>(std::move(s->first), model_params_);
   e->label = s->second;
   e->model = default_model_;
   return e;
@@ -319,7 +311,7 @@ json Service::plan_request(const json& req) {
   q.search = get_string(req, "search", q.search);
   one_of(q.search, "search", {"auto", "tabu", "exhaustive"});
   q.method = get_string(req, "method", q.method);
-  one_of(q.method, "method", {"coconfig", "lb-bsp", "cynthia", "bo", "manual"});
+  one_of(q.method, "method", plan::planner_names());
   q.batches = get_int_list(req, "batches");
   q.gpus_per_node = get_int(req, "gpus_per_node", q.gpus_per_node);
   q.max_epochs = get_int(req, "max_epochs", q.max_epochs);

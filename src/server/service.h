@@ -36,8 +36,10 @@ struct Response {
 
 class Service {
  public:
-  // `default_model`: the model ("auto" or a registered name) used when a request names none.
-  explicit Service(std::string default_model = "auto") : default_model_(std::move(default_model)) {}
+  // `default_model`: the model ("auto" or a registered name) used when a request names none;
+  // `params`: what every model is made with (the cluster's communication profile).
+  explicit Service(std::string default_model = "auto", models::ModelParams params = {})
+      : default_model_(std::move(default_model)), model_params_(std::move(params)) {}
 
   Response handle(const std::string& method, const std::string& path, const std::string& body);
 
@@ -49,7 +51,7 @@ class Service {
 
  private:
   struct Entry {
-    explicit Entry(SampleSet s) : src(std::move(s)) {}
+    Entry(SampleSet s, const models::ModelParams& p) : src(std::move(s), p) {}
     std::mutex mu;  // held while a request uses `src`
     app::ModelSource src;
     std::string id, label;
@@ -66,6 +68,7 @@ class Service {
   std::shared_ptr<Entry> entry_for(const nlohmann::json& req);
 
   std::string default_model_;
+  models::ModelParams model_params_;
   mutable std::mutex mu_;  // guards entries_ and next_id_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   long next_id_ = 1;

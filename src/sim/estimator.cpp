@@ -22,11 +22,11 @@ double OracleEstimator::rate(const JobState& job, int gpus, int batch) const {
 
 FittedEstimator::FittedEstimator(const std::vector<const AppModel*>& apps, const std::string& model, uint64_t seed)
     : model_(model) {
-  const auto& entry = models::ModelRegistry::instance().get(model);
-  if (!entry.make_time) throw InputError("model '" + model + "' has no epoch-time part");
+  const auto& registry = models::ModelRegistry::instance();
+  registry.make_time(model);  // throws for an unknown name or a model without a time part
   for (const AppModel* app : apps) {
     auto drawn = replay::draw_samples(app->oracle(), replay::named_plan("paper", seed));
-    std::shared_ptr<models::TimeModel> tm = entry.make_time();
+    std::shared_ptr<models::TimeModel> tm = registry.make_time(model);
     tm->fit(drawn.samples);
     fitted_[app] = tm;
   }
@@ -47,16 +47,6 @@ double FittedEstimator::rate(const JobState& job, int gpus, int batch) const {
   if (ex->accum_steps > 0) step += ex->accum_steps * it->second->predict(ex->atomic_batch, 1, 1) * ex->atomic_batch / n;
   if (!std::isfinite(step) || step <= 0) return 0;
   return app->gain(ex->batch, job.epoch) / step;
-}
-
-std::string default_time_model() {
-  auto& reg = models::ModelRegistry::instance();
-  for (const char* n : {"allreduce-physical", "physical", "step-time-physical", "step-time-lm", "isotonic-mi-unimodal",
-                        "isotonic-mi"})
-    if (const auto* e = reg.find(n); e && e->make_time) return n;
-  for (const auto* e : reg.all())
-    if (e->make_time) return e->name;
-  return "";
 }
 
 }  // namespace trainplan::sim

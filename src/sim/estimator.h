@@ -45,8 +45,8 @@ class FittedEstimator : public Estimator {
   std::map<const AppModel*, std::shared_ptr<models::TimeModel>> fitted_;
 };
 
-// The preferred registered time model for scheduling: the first registered
-// of a preference list (physically shaped models first), or "" if none.
-std::string default_time_model();
+// The time model the fitted estimator uses when none is named: the physically
+// shaped all-reduce model, which extrapolates to GPU counts never sampled.
+inline constexpr const char* kDefaultTimeModel = "allreduce-physical";
 
 }  // namespace trainplan::sim

@@ -19,7 +19,7 @@ const Estimator& Experiment::scheduler_estimator() {
   if (opts_.oracle) return oracle_;
   if (!fitted_tried_) {
     fitted_tried_ = true;
-    std::string name = opts_.time_model.empty() ? default_time_model() : opts_.time_model;
+    std::string name = opts_.time_model.empty() ? std::string(kDefaultTimeModel) : opts_.time_model;
     if (name.empty()) {
       note_ = "no time model is registered: schedulers use the oracle";
     } else {

@@ -11,16 +11,6 @@
 
 namespace trainplan::structure {
 
-namespace {
-std::shared_ptr<const CommProfile>& default_slot() {
-  static std::shared_ptr<const CommProfile> slot;
-  return slot;
-}
-}  // namespace
-
-void set_default_comm_profile(std::shared_ptr<const CommProfile> profile) { default_slot() = std::move(profile); }
-std::shared_ptr<const CommProfile> default_comm_profile() { return default_slot(); }
-
 void CommProfile::set(int nodes, int gpus_per_node, double rho) {
   if (nodes < 2 || gpus_per_node < 1 || !(rho > 0) || !std::isfinite(rho))
     throw InputError(fmt::format("communication profile: need nodes >= 2, gpus_per_node >= 1 and rho > 0, got ({}, {}, {})",

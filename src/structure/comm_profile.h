@@ -45,9 +45,4 @@ class CommProfile {
   std::map<std::pair<int, int>, double> rho_;  // (nodes, gpus per node) -> rho
 };
 
-// The profile that time models use when none is set on them (the CLI's
-// --comm-profile FILE sets it once, before any model is made). Null: none.
-void set_default_comm_profile(std::shared_ptr<const CommProfile> profile);
-std::shared_ptr<const CommProfile> default_comm_profile();
-
 }  // namespace trainplan::structure

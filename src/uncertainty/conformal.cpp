@@ -571,17 +571,17 @@ std::unique_ptr<models::MetricModel> with_conformal_metric(MetricFactory make, C
   return std::make_unique<ConformalMetricModel>(std::move(make), p);
 }
 
-std::unique_ptr<models::TimeModel> conformal_time_model(const std::string& name, ConformalParams p) {
-  const auto& e = models::ModelRegistry::instance().get(name);
-  if (!e.make_time) throw InputError("model '" + name + "' has no epoch-time part");
-  return with_conformal(e.make_time, p);
+std::unique_ptr<models::TimeModel> conformal_time_model(const std::string& name, ConformalParams p,
+                                                        const models::ModelParams& mp) {
+  models::ModelRegistry::instance().make_time(name, mp);  // throws for an unknown name or part
+  return with_conformal([name, mp] { return models::ModelRegistry::instance().make_time(name, mp); }, p);
 }
 
-std::unique_ptr<models::MetricModel> conformal_metric_model(const std::string& name, ConformalParams p) {
-  const auto& e = models::ModelRegistry::instance().get(name);
-  if (!e.make_metric) throw InputError("model '" + name + "' has no metric part");
-  if (!p.pin_runs) return with_conformal_metric(e.make_metric, p);
-  MetricFactory make = e.make_metric;
+std::unique_ptr<models::MetricModel> conformal_metric_model(const std::string& name, ConformalParams p,
+                                                            const models::ModelParams& mp) {
+  models::ModelRegistry::instance().make_metric(name, mp);  // throws for an unknown name or part
+  MetricFactory make = [name, mp] { return models::ModelRegistry::instance().make_metric(name, mp); };
+  if (!p.pin_runs) return with_conformal_metric(make, p);
   return with_conformal_metric([make] { return std::make_unique<RunPinnedMetricModel>(make()); }, p);
 }
 

@@ -129,6 +129,7 @@
 #include <vector>
 
 #include "models/model.h"
+#include "models/registry.h"
 
 namespace trainplan::uncertainty {
 
@@ -308,8 +309,10 @@ class ConformalMetricModel : public models::MetricModel {
 std::unique_ptr<models::TimeModel> with_conformal(TimeFactory make, ConformalParams p = {});
 std::unique_ptr<models::MetricModel> with_conformal_metric(MetricFactory make, ConformalParams p = {});
 // Wrap a registered model by name; throws InputError if it lacks that part.
-std::unique_ptr<models::TimeModel> conformal_time_model(const std::string& name, ConformalParams p = {});
-std::unique_ptr<models::MetricModel> conformal_metric_model(const std::string& name, ConformalParams p = {});
+std::unique_ptr<models::TimeModel> conformal_time_model(const std::string& name, ConformalParams p = {},
+                                                        const models::ModelParams& mp = {});
+std::unique_ptr<models::MetricModel> conformal_metric_model(const std::string& name, ConformalParams p = {},
+                                                            const models::ModelParams& mp = {});
 
 // Fold index of every sample: configurations (batch, workers, nodes) shuffled
 // with `seed` and dealt round-robin into min(folds, configurations) folds.

@@ -29,7 +29,7 @@ TEST(CoconfigSeeds, SeedListTakesRangesAndListsInOrderEachOnce) {
 
 namespace {
 
-// A document as run_coconfig_bench_seeds returns it, for one model and one
+// A document as run_plan_benchmark_seeds returns it, for one model and one
 // method, with each seed's median regret and misses.
 json seeds_doc(const std::vector<double>& medians, const std::vector<int>& misses) {
   json doc;
@@ -66,7 +66,7 @@ json seeds_doc(const std::vector<double>& medians, const std::vector<int>& misse
 }  // namespace
 
 TEST(CoconfigSeeds, ReportNamesTheSeedsThatMissTheRegretLimitOrAConstraint) {
-  auto text = experiments::format_coconfig_bench_seeds(seeds_doc({0.006, 0.042, 0.0}, {0, 0, 1}), 0.03);
+  auto text = experiments::format_plan_benchmark_seeds(seeds_doc({0.006, 0.042, 0.0}, {0, 0, 1}), 0.03);
   EXPECT_NE(text.find("across 3 seeds (1, 2, 3)"), std::string::npos) << text;
   EXPECT_NE(text.find("+4.2% / 0"), std::string::npos) << text;
   EXPECT_NE(text.find("median <= 3.0% with no miss on 1 of 3 seeds (not on 2, 3); 1 of 12 runnable plans miss (8.33%)"),
@@ -77,22 +77,22 @@ TEST(CoconfigSeeds, ReportNamesTheSeedsThatMissTheRegretLimitOrAConstraint) {
             std::string::npos)
       << text;
   // A looser limit forgives seed 2, never the miss.
-  text = experiments::format_coconfig_bench_seeds(seeds_doc({0.006, 0.042, 0.0}, {0, 0, 1}), 0.05);
+  text = experiments::format_plan_benchmark_seeds(seeds_doc({0.006, 0.042, 0.0}, {0, 0, 1}), 0.05);
   EXPECT_NE(text.find("on 2 of 3 seeds (not on 3)"), std::string::npos) << text;
-  text = experiments::format_coconfig_bench_seeds(seeds_doc({0.006, 0.01}, {0, 0}), 0.03);
+  text = experiments::format_plan_benchmark_seeds(seeds_doc({0.006, 0.01}, {0, 0}), 0.03);
   EXPECT_NE(text.find("on 2 of 2 seeds; 0 of 8 runnable plans miss (0.00%)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("miss a true constraint: 0"), std::string::npos) << text;
 }
 
 TEST(CoconfigSeeds, EachSeedIsItsOwnRunAndTheSummaryCarriesTheirFigures) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
-  experiments::CoconfigBenchOptions o;
+  experiments::PlanBenchmarkOptions o;
   o.models = {"oracle", "isotonic-mi"};  // the truth, and the paper's model, which misses some
   o.scenarios = 2;
   o.tabu_seeds = 1;
   o.seed = 99;  // ignored: the list decides
   std::vector<std::string> lines;
-  auto doc = experiments::run_coconfig_bench_seeds(
+  auto doc = experiments::run_plan_benchmark_seeds(
       {(std::filesystem::path(tptest::shared_data_dir()) / "pollux-t4" / "cifar10").string()}, o, {2, 5},
       [&](const std::string& l) { lines.push_back(l); });
   ASSERT_EQ(doc["runs"].size(), 2u);
@@ -135,5 +135,5 @@ TEST(CoconfigSeeds, EachSeedIsItsOwnRunAndTheSummaryCarriesTheirFigures) {
   EXPECT_EQ(listed_oracle, 0);
   EXPECT_EQ(listed, counted);
   EXPECT_GT(counted, 0) << "the paper's model on cifar10 misses no constraint: this test checks nothing";
-  EXPECT_THROW(experiments::run_coconfig_bench_seeds({}, o, {}), InputError);
+  EXPECT_THROW(experiments::run_plan_benchmark_seeds({}, o, {}), InputError);
 }

@@ -23,12 +23,12 @@ std::vector<std::string> ncf_trace() {
 
 TEST(CoconfigBench, PlanningOnTheOracleHasZeroRegretAndTheReportShowsTheDocument) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
-  experiments::CoconfigBenchOptions o;
+  experiments::PlanBenchmarkOptions o;
   o.models = {"oracle"};
   o.scenarios = 2;
   o.tabu_seeds = 1;
   std::vector<std::string> lines;
-  auto doc = experiments::run_coconfig_bench(ncf_trace(), o, [&](const std::string& l) { lines.push_back(l); });
+  auto doc = experiments::run_plan_benchmark(ncf_trace(), o, [&](const std::string& l) { lines.push_back(l); });
   ASSERT_EQ(doc["trace_names"], nlohmann::json::array({"ncf"}));
   ASSERT_EQ(lines.size(), 2u);  // the trace, then the fit
   EXPECT_NE(lines[0].find("[1/1] ncf"), std::string::npos);
@@ -39,7 +39,7 @@ TEST(CoconfigBench, PlanningOnTheOracleHasZeroRegretAndTheReportShowsTheDocument
   for (const auto& sc : doc["traces"]["ncf"]["scenarios"])
     EXPECT_NEAR(sc["results"]["oracle"]["coconfig-exhaustive"]["regret"].get<double>(), 0.0, 1e-12);
 
-  auto text = experiments::format_coconfig_bench(doc);
+  auto text = experiments::format_plan_benchmark(doc);
   EXPECT_NE(text.find("1 traces x 2 scenarios"), std::string::npos);
   EXPECT_NE(text.find("model: oracle"), std::string::npos);
   EXPECT_NE(text.find("coconfig-exhaustive by model"), std::string::npos);
@@ -49,19 +49,19 @@ TEST(CoconfigBench, PlanningOnTheOracleHasZeroRegretAndTheReportShowsTheDocument
 }
 
 TEST(CoconfigBench, BadOptionsAreInputErrors) {
-  experiments::CoconfigBenchOptions o;
+  experiments::PlanBenchmarkOptions o;
   o.confidence = 1.0;
-  EXPECT_THROW(experiments::run_coconfig_bench({}, o), InputError);
+  EXPECT_THROW(experiments::run_plan_benchmark({}, o), InputError);
   o.confidence = 0;
   o.scenarios = 0;
-  EXPECT_THROW(experiments::run_coconfig_bench({}, o), InputError);
+  EXPECT_THROW(experiments::run_plan_benchmark({}, o), InputError);
   o.scenarios = 3;
   o.bounds = "sideways";
-  EXPECT_THROW(experiments::run_coconfig_bench({}, o), InputError);
+  EXPECT_THROW(experiments::run_plan_benchmark({}, o), InputError);
 }
 
 TEST(CoconfigBench, DefaultModelsGiveEveryRegisteredModelAColumn) {
-  auto m = experiments::coconfig_bench_default_models();
+  auto m = experiments::plan_benchmark_default_models();
   ASSERT_FALSE(m.empty());
   EXPECT_EQ(m.back(), "auto");
   EXPECT_NE(std::find(m.begin(), m.end(), "isotonic-mi"), m.end());  // the faithful model, both parts

@@ -115,7 +115,7 @@ TEST(IsotonicMi, RegisteredWithBothParts) {
     ASSERT_NE(e, nullptr) << name;
     ASSERT_TRUE(e->make_time);
     ASSERT_TRUE(e->make_metric);
-    EXPECT_EQ(e->make_metric()->name(), name);
+    EXPECT_EQ(e->make_metric({})->name(), name);
   }
 }
 

@@ -169,7 +169,7 @@ TEST(StepTimeModels, AreRegistered) {
   for (const char* n : {"allreduce-physical", "allreduce-local", "per-batch-extrapolation"}) {
     const auto& e = ModelRegistry::instance().get(n);
     ASSERT_TRUE(e.make_time) << n;
-    EXPECT_EQ(e.make_time()->name(), n);
+    EXPECT_EQ(e.make_time({})->name(), n);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "models/step_time_corrected.h"
+#include "models/registry.h"
 #include "models/step_time_physical.h"
 #include "replay/comm_calibration.h"
 #include "test_util.h"
@@ -121,8 +122,9 @@ TEST(CommProfile, PhysicalModelWithTheTrueShapeExtrapolatesAcrossGpusPerNode) {
   for (int r : {8, 12, 16})
     for (double b : {8.0, 16.0, 128.0}) test.samples.push_back(make(b, r, (r + 3) / 4));
 
-  AllreducePhysicalModel with, without;
-  with.set_comm_profile(shape);
+  AllreducePhysicalParams with_profile;
+  with_profile.comm_profile = shape;
+  AllreducePhysicalModel with(with_profile), without;
   with.fit(train);
   without.fit(train);
   double err_with = 0, err_without = 0;
@@ -132,10 +134,15 @@ TEST(CommProfile, PhysicalModelWithTheTrueShapeExtrapolatesAcrossGpusPerNode) {
   }
   EXPECT_LT(err_with, 0.02);
   EXPECT_GT(err_without, 0.05);  // the ring factor misses the shape
-  EXPECT_NE(with.describe().find("communication profile"), std::string::npos);
+  // The registry hands the profile to the model through ModelParams.
+  auto made = ModelRegistry::instance().make_time("allreduce-physical", ModelParams{shape});
+  made->fit(train);
+  for (const auto& x : test.samples)
+    EXPECT_EQ(made->predict(x.batch, x.workers, x.nodes), with.predict(x.batch, x.workers, x.nodes));
 
-  AllreduceLocalModel local;
-  local.set_comm_profile(shape);
+  AllreduceLocalParams local_profile;
+  local_profile.physical.comm_profile = shape;
+  AllreduceLocalModel local(local_profile);
   local.fit(train);
   EXPECT_NEAR(local.predict(16, 12, 3) / test.samples[4].epoch_time_s, 1, 0.05);
 }

@@ -16,7 +16,7 @@ namespace {
 struct BenchArgs {
   std::string data;
   bool json_out = false;
-  experiments::CoconfigBenchOptions o;
+  experiments::PlanBenchmarkOptions o;
   bool confidence_given = false;
   std::string seeds;          // empty: one run at o.seed
   double regret_limit = 0.03;  // with seeds: the median regret the summary counts seeds against
@@ -31,14 +31,14 @@ void run_bench(const BenchArgs& a) {
   auto say = [](const std::string& line) { std::cerr << line << "\n"; };
   if (!a.seeds.empty()) {
     if (!(a.regret_limit >= 0)) throw InputError("--regret-limit must be >= 0");
-    auto doc = experiments::run_coconfig_bench_seeds(traces, a.o, experiments::parse_seed_list(a.seeds), say);
+    auto doc = experiments::run_plan_benchmark_seeds(traces, a.o, experiments::parse_seed_list(a.seeds), say);
     if (a.json_out) std::cout << doc.dump(2) << "\n";
-    else std::cout << experiments::format_coconfig_bench_seeds(doc, a.regret_limit);
+    else std::cout << experiments::format_plan_benchmark_seeds(doc, a.regret_limit);
     return;
   }
-  auto doc = experiments::run_coconfig_bench(traces, a.o, say);
+  auto doc = experiments::run_plan_benchmark(traces, a.o, say);
   if (a.json_out) std::cout << doc.dump(2) << "\n";
-  else std::cout << experiments::format_coconfig_bench(doc);
+  else std::cout << experiments::format_plan_benchmark(doc);
 }
 
 void setup(CLI::App& root) {
