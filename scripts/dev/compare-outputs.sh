@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Records the outputs of a fixed set of commands, or compares them with a
+# Records the outputs of a fixed set of commands (plan, predict, evaluate,
+# simulate and the benchmarks, point and at a confidence), or compares them with a
 # recording, so that a refactoring can show it changed no number.
 #
 #   scripts/dev/compare-outputs.sh record DIR [TRAINPLAN]
@@ -54,14 +55,19 @@ cp "$work/imagenet-seed3.csv" "$work/sample-csv"
 run evaluate evaluate --samples "$work/imagenet-seed3.csv" --models all --cv 5 --json
 run simulate simulate --workload "$data/workloads/pollux-1.0/workload-3.csv" \
   --policy fifo,tiresias,optimus,coconfig --json
+run predict predict --samples examples/lenet-mnist-samples.csv --batch 64 --workers 2 --epochs 3 \
+  --confidence 0.9 --json
 run bench-coconfig bench coconfig --data "$data" --json
+run bench-coconfig-confidence bench coconfig --data "$data" --confidence 0.9 --json
+run bench-intervals bench intervals --data "$data" --json
 run bench-simulate bench simulate --data "$data" --json
 normalise() {
   sed -E -e 's/"[A-Za-z0-9_]*(_ms|_seconds|seconds)": *[-0-9.e+]+,?//g' \
          -e "s#$work#WORK#g" -e 's/took [0-9.]+ ?s//g' "$1"
 }
 status=0
-for f in plan plan-confidence sample sample-csv evaluate simulate bench-coconfig bench-simulate; do
+for f in plan plan-confidence predict sample sample-csv evaluate simulate bench-coconfig \
+    bench-coconfig-confidence bench-intervals bench-simulate; do
   normalise "$work/$f" > "$work/$f.norm"
   if [ "$mode" = record ]; then
     cp "$work/$f.norm" "$dir/$f"

@@ -15,7 +15,7 @@
 #include "plan/frontier.h"
 #include "scoring/model_choice.h"
 #include "plan/plan_plot.h"
-#include "app/queries.h"
+#include "app/plan_request.h"
 
 namespace trainplan::cli {
 namespace {

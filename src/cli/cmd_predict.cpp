@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "io/sample_csv.h"
 #include "uncertainty/conformal.h"
-#include "app/queries.h"
+#include "app/predict.h"
 
 namespace trainplan::cli {
 namespace {

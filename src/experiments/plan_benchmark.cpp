@@ -1,5 +1,6 @@
 #include "experiments/plan_benchmark.h"
-#include "app/planning_model.h"
+#include "app/model_source.h"
+#include "app/search_space.h"
 
 #include <fmt/format.h>
 
@@ -40,18 +41,19 @@ struct Fitted {
   std::string time_name, metric_name;  // empty for the oracle
 };
 
-// Fits a --models entry as app::fit_planning_model does under `po`: with
-// po.conformal both chosen parts are wrapped in K-fold conformal intervals (the
-// point predictions are unchanged), and with po.confidence > 0 the methods plan
-// on the pessimistic side of those intervals.
-// The oracle is the truth itself and has no intervals: it is planned on as is.
-Fitted fit_spec(const std::string& spec, const SampleSet& samples,
+// Fits a --models entry as `plan` does (app::ModelSource::planning_model)
+// under `po`: with po.conformal both chosen parts are wrapped in K-fold
+// conformal intervals (the point predictions are unchanged), and with
+// po.confidence > 0 the methods plan on the pessimistic side of those
+// intervals. The oracle is the truth itself and has no intervals: it is
+// planned on as is.
+Fitted fit_spec(const std::string& spec, app::ModelSource& source,
                 const std::shared_ptr<const models::PerformanceModel>& truth, const app::PlanningModelOptions& po) {
   if (spec == "oracle") return {truth, truth, "", ""};
   std::string t = spec, m = spec;
   if (auto plus = spec.find('+'); plus != std::string::npos) t = spec.substr(0, plus), m = spec.substr(plus + 1);
-  auto choice = scoring::choose_models(t, m, samples);
-  auto pm = app::fit_planning_model(choice.time_model, choice.metric_model, samples, po);
+  const auto choice = source.choose(t, m);
+  auto pm = source.planning_model(choice.time_model, choice.metric_model, po);
   return {pm.fitted, pm.planned, choice.time_model, choice.metric_model};
 }
 
@@ -199,12 +201,10 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
     sp.record_curves = a.curves;
     SampleSet samples = replay::draw_samples(*oracle, sp).samples;
     plan::PlanProblem space;
-    std::set<int> bs;
-    for (const auto& s : samples.samples) bs.insert(static_cast<int>(std::lround(s.batch)));
-    space.space.batches.assign(bs.begin(), bs.end());
-    space.space.max_workers = a.max_workers;
-    space.space.max_epochs = oracle->epoch_limit_or(100);
-    space.space.workers_per_node = 4;
+    space.space = app::search_space(samples, {.max_workers = a.max_workers,
+                                              .max_epochs = oracle->epoch_limit_or(100),
+                                              .gpus_per_node = oracle->gpus_per_node()});
+    const auto& bs = space.space.batches;
     auto scen = experiments::derive_scenarios(*truth, space, a.scenarios);
     say(fmt::format("[{}/{}] {}: {} samples, {} batches x 1..{} workers x 1..{} epochs, {} scenarios", k,
                     traces.size(), oracle->name(), samples.size(), bs.size(), a.max_workers, space.space.max_epochs,
@@ -213,9 +213,10 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
     jt["samples"] = samples.size();
     jt["curve_points"] = samples.curve.size();
     jt["space"] = {{"batches", space.space.batches}, {"max_workers", a.max_workers},
-                   {"max_epochs", space.space.max_epochs}, {"gpus_per_node", 4}};
+                   {"max_epochs", space.space.max_epochs}, {"gpus_per_node", space.space.workers_per_node}};
     jt["direction"] = to_string(oracle->direction());
     std::map<std::string, std::optional<double>> cv_cache;
+    app::ModelSource source(samples);
     po.probe_batch = space.space.batches.front();
     std::vector<json> jscen(scen.size());
     for (size_t i = 0; i < scen.size(); ++i)
@@ -224,7 +225,7 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
                   {"fastest", cand_json(scen[i].fastest)}};
     for (const auto& spec : specs) {
       say(fmt::format("  fitting {}...", spec));
-      Fitted f = fit_spec(spec, samples, truth, po);
+      Fitted f = fit_spec(spec, source, truth, po);
       auto& mr = mres[spec][oracle->name()];
       mr = {in_sample_mre(f, samples, true), cv_mre(f.time_name, true, samples, cv_cache, a.seed),
             in_sample_mre(f, samples, false), cv_mre(f.metric_name, false, samples, cv_cache, a.seed)};

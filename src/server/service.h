@@ -22,7 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/queries.h"
+#include "app/plan_request.h"
+#include "app/predict.h"
 
 namespace trainplan::server {
 

@@ -11,7 +11,8 @@
 
 #include "io/sample_csv.h"
 #include "server/http_server.h"
-#include "app/queries.h"
+#include "app/plan_request.h"
+#include "app/predict.h"
 #include "server/service.h"
 #include "test_util.h"
 

@@ -1,0 +1,208 @@
+#include "app/plan_request.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/error.h"
+#include "app/search_space.h"
+#include "plan/frontier.h"
+#include "plan/launch_spec.h"
+#include "plan/objective.h"
+#include "plan/planner.h"
+
+namespace trainplan::app {
+
+namespace {
+
+constexpr size_t kEvidenceTrials = 3;  // trials listed beside a plan
+
+void note(const std::function<void(const std::string&)>& f, const std::string& s) {
+  if (f) f(s);
+}
+
+}  // namespace
+
+const Config& PlanOutcome::run_config() const {
+  return early_stop ? early_stop->best.expected.config : result.best.config;
+}
+
+bool PlanOutcome::past_longest_trial() const {
+  return longest_trial_epochs > 0 && run_config().epochs > longest_trial_epochs;
+}
+
+PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& progress) {
+  const SampleSet& samples = src.samples();
+  if (!samples.has_metric())
+    throw InputError(samples.source, 0, "metric",
+                     "planning needs a metric, but these samples are time-only (the metric column is empty); "
+                     "profile with a validation metric so the planner can tell how many epochs reach the target");
+  if (q.max_workers < 0) throw InputError("--max-workers must be >= 1 (or 0: the largest worker count in the samples)");
+  if (!(q.deadline > 0)) throw InputError("--deadline must be > 0 seconds");
+  if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
+    throw InputError("--confidence must be strictly between 0 and 1");
+  const uncertainty::ConfidenceBounds bounds = uncertainty::parse_confidence_bounds(q.bounds);  // validates before any fit
+  const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(q.early_stop_budget);
+  if (q.early_stop && q.method != "coconfig")
+    throw InputError("--early-stop plans with --method coconfig only (the baselines choose fixed epochs)");
+  if (q.early_stop && q.frontier)
+    throw InputError("--frontier lists fixed-epoch runs; it does not combine with --early-stop");
+
+  PlanOutcome o;
+  o.query = q;
+  o.direction = samples.direction;
+  plan::PlanProblem& p = o.problem;
+  p.target = q.target;
+  p.deadline_s = q.deadline;
+  p.space = search_space(samples, {.batches = q.batches,
+                                   .max_workers = q.max_workers,
+                                   .max_epochs = q.max_epochs,
+                                   .gpus_per_node = q.gpus_per_node});
+  o.query.max_workers = p.space.max_workers;
+  const std::vector<int>& bs = p.space.batches;
+  o.batches = bs;
+  plan::validate(p);
+
+  std::string tname = q.time_model.empty() ? q.model : q.time_model;
+  std::string mname = q.metric_model.empty() ? q.model : q.metric_model;
+  if (tname == "auto" || mname == "auto") note(progress.choosing, "choosing models by 5-fold cross-validation...");
+  o.choice = src.choose(tname, mname);
+  // A confidence needs intervals, and the registered models give none of
+  // their own: both parts are then wrapped in K-fold conformal intervals.
+  PlanningModelOptions po;
+  po.conformal = q.conformal || q.confidence > 0;
+  po.confidence = q.confidence;
+  po.probe_batch = bs.front();
+  po.bounds = bounds;
+  const PlanningModel pm = src.planning_model(o.choice.time_model, o.choice.metric_model, po);
+  std::shared_ptr<const models::FittedPerformanceModel> fitted = pm.fitted;
+  std::shared_ptr<const models::PerformanceModel> model = pm.planned;
+  o.model_name = model->name();
+  o.model = model;
+  o.point_model = fitted;
+
+  plan::PlannerOptions opts;
+  opts.search = q.search;
+  opts.seed = q.seed;
+  opts.alternatives = q.alternatives;
+  opts.manual_tries = q.manual_tries;
+  opts.tabu.iterations = q.tabu_iterations;
+  opts.tabu.tenure = q.tabu_tenure;
+  auto planner = plan::make_planner(q.method, opts);
+  if (q.frontier) o.frontier = plan::cost_time_frontier(*model, p);
+  try {
+    if (q.early_stop) {
+      // Budget from the planned (pessimistic, with --confidence) model, expected cost from the point model.
+      o.early_stop = plan::plan_early_stop(*fitted, *model, p, q.alternatives, budget_rule);
+      o.result.method = "coconfig-early-stop";
+      o.result.evaluations = o.early_stop->evaluations;
+      o.result.best = o.early_stop->best.budget;
+      for (const auto& c : o.early_stop->alternatives) o.result.alternatives.push_back(c.budget);
+    } else {
+      o.result = planner->plan(*model, p);
+    }
+  } catch (const InfeasibleError& e) {
+    std::string msg = fmt::format("{}\n  model: {}", e.what(), model->name());
+    if (q.frontier && !o.frontier.empty())
+      msg += "\n  the cheapest run for each longer deadline:\n" + plan::frontier_table(o.frontier, q.deadline);
+    throw InfeasibleError(msg);
+  }
+  {
+    const auto& c = o.run_config();
+    o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
+    plan::add_model_metric(o.evidence, *fitted);
+    o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
+  }
+  if (q.confidence > 0 && !q.early_stop) {
+    // The planner's own epoch search for the chosen cell, on the point model.
+    const auto& b = o.result.best;
+    if (auto point = plan::evaluate_cell(*fitted, p, b.config.batch, b.config.workers);
+        point && point->config.epochs < b.config.epochs) {
+      const int extra = b.config.epochs - point->config.epochs;
+      o.confidence_margin = PlanOutcome::ConfidenceMargin{point->config.epochs, extra, b.cost * extra / b.config.epochs};
+    }
+  }
+
+  if (!q.emit.empty()) {
+    plan::LaunchOptions lo;
+    lo.train_cmd = q.train_cmd;
+    lo.job_name = q.job_name;
+    lo.gpus_per_node = p.space.workers_per_node;
+    lo.time_limit_s = q.deadline;
+    lo.image = q.image;
+    if (q.early_stop) {
+      lo.stop_at_target = q.target;
+      lo.target_direction = to_string(o.direction);
+    }
+    o.launch = plan::launch_spec(q.emit, o.result.best.config, lo);
+  }
+  return o;
+}
+
+nlohmann::json to_json(const plan::Candidate& c) {
+  return {{"batch", c.config.batch},       {"workers", c.config.workers},
+          {"nodes", c.nodes},              {"epochs", c.config.epochs},
+          {"epoch_time_s", c.epoch_time_s}, {"total_time_s", c.total_time_s},
+          {"metric", c.metric},            {"cost_worker_s", c.cost},
+          {"cost_worker_h", c.cost / 3600.0}};
+}
+
+nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
+  const auto& q = o.query;
+  const auto& res = o.result;
+  nlohmann::json j;
+  j["method"] = res.method;
+  j["samples"] = samples;
+  j["model"] = {{"time", o.choice.time_model}, {"metric", o.choice.metric_model}, {"name", o.model_name},
+                {"reason", o.choice.reason}};
+  if (q.confidence > 0) j["confidence"] = q.confidence;
+  j["target"] = q.target;
+  j["direction"] = to_string(o.direction);
+  j["deadline_s"] = q.deadline;
+  j["space"] = {{"batches", o.batches}, {"max_workers", q.max_workers}, {"max_epochs", q.max_epochs},
+                {"gpus_per_node", o.problem.space.workers_per_node}};
+  j["choice"] = to_json(res.best);
+  j["alternatives"] = nlohmann::json::array();
+  for (const auto& c : res.alternatives) j["alternatives"].push_back(to_json(c));
+  if (o.early_stop) {
+    // "choice" is the budget (epochs to allow, on the planned side); "expected" what the point model expects.
+    auto expected = [](const plan::EarlyStopCandidate& c) {
+      return nlohmann::json{{"epochs", c.expected.config.epochs}, {"total_time_s", c.expected.total_time_s},
+                            {"metric", c.expected.metric}, {"cost_worker_s", c.expected.cost},
+                            {"cost_worker_h", c.expected.cost / 3600.0}};
+    };
+    j["early_stop"] = {{"budget_epochs", o.early_stop->best.budget.config.epochs},
+                       {"budget_rule", q.early_stop_budget},
+                       {"expected", expected(o.early_stop->best)}};
+    for (size_t i = 0; i < o.early_stop->alternatives.size(); ++i)
+      j["alternatives"][i]["expected"] = expected(o.early_stop->alternatives[i]);
+  }
+  j["nearest_trials"] = nlohmann::json::array();
+  for (const auto& t : o.evidence)
+    j["nearest_trials"].push_back({{"batch", t.sample.batch},
+                                   {"workers", t.sample.workers},
+                                   {"epochs", t.sample.epochs},
+                                   {"metric", *t.sample.metric},
+                                   {"model_metric", t.model_metric ? nlohmann::json(*t.model_metric) : nlohmann::json()},
+                                   {"meets_target", t.meets_target},
+                                   {"batch_octaves", t.batch_octaves},
+                                   {"epoch_octaves", t.epoch_octaves}});
+  j["longest_trial_epochs"] = o.longest_trial_epochs;
+  j["past_longest_trial"] = o.past_longest_trial();
+  if (const auto& m = o.confidence_margin)
+    j["confidence_margin"] = {{"point_epochs_to_target", m->point_epochs},
+                              {"margin_epochs", m->extra_epochs},
+                              {"margin_cost_worker_s", m->cost_worker_s}};
+  if (q.frontier) {
+    j["frontier"] = nlohmann::json::array();
+    for (const auto& c : o.frontier) j["frontier"].push_back(to_json(c));
+  }
+  j["evaluations"] = res.evaluations;
+  if (!res.note.empty()) j["note"] = res.note;
+  if (!o.launch.empty()) j["launch"] = {{"kind", q.emit}, {"spec", o.launch}};
+  return j;
+}
+
+}  // namespace trainplan::app

@@ -1,0 +1,169 @@
+#include "app/predict.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace trainplan::app {
+
+namespace {
+
+void note(const std::function<void(const std::string&)>& f, const std::string& s) {
+  if (f) f(s);
+}
+
+nlohmann::json interval_json(const std::optional<models::Interval>& iv, int folds) {
+  if (!iv) return nullptr;
+  return {{"lo", iv->lo}, {"hi", iv->hi}, {"coverage", iv->coverage},
+          {"method", fmt::format("{}-fold conformal, relative residuals", folds)}};
+}
+
+nlohmann::json bound_json(const std::optional<double>& b, const char* side, double coverage) {
+  if (!b) return nullptr;
+  return {{"side", side}, {"value", *b}, {"coverage", coverage}};
+}
+
+}  // namespace
+
+void check_predict_query(const PredictQuery& q) {
+  if (!(q.batch > 0)) throw InputError("--batch must be > 0 (per-worker batch size)");
+  if (q.workers < 1) throw InputError("--workers must be >= 1");
+  if (!(q.confidence > 0 && q.confidence < 1)) throw InputError("--confidence must be strictly between 0 and 1");
+  if (q.folds < 2) throw InputError("--folds must be >= 2");
+  if (q.target && !std::isfinite(*q.target)) throw InputError("--target must be a finite number");
+  if (q.max_epochs < 1) throw InputError("--max-epochs must be >= 1");
+}
+
+int derive_nodes(const SampleSet& s, int workers) { return s.packed_nodes(workers); }
+
+bool Prediction::past_last_sampled_epoch() const {
+  return last_sampled_epoch && query.epochs > *last_sampled_epoch;
+}
+
+bool Prediction::past_every_sampled_epoch() const {
+  return last_sampled_epoch_any && query.epochs > *last_sampled_epoch_any;
+}
+
+Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& progress) {
+  check_predict_query(q);
+  const SampleSet& s = src.samples();
+  Prediction r;
+  r.query = q;
+  r.direction = s.direction;
+  const bool want_metric = q.epochs >= 0 || q.target.has_value();
+  if (want_metric && !s.has_metric())
+    throw InputError(s.source, 0, "metric",
+                     fmt::format("{} asks for the metric, but the samples carry no metric",
+                                 q.epochs >= 0 ? "--epochs" : "--target"));
+  r.time_model = q.time_model.empty() ? q.model : q.time_model;
+  r.metric_model = q.metric_model.empty() ? q.model : q.metric_model;
+  if (r.time_model == "auto" || (want_metric && r.metric_model == "auto")) {
+    note(progress.choosing, "choosing models by 5-fold cross-validation...");
+    const auto& c = src.choose(r.time_model, want_metric ? r.metric_model : "auto");
+    r.time_model = c.time_model;
+    if (want_metric) r.metric_model = c.metric_model;
+    r.reason = c.reason;
+  }
+  r.nodes = q.nodes >= 0 ? q.nodes : derive_nodes(s, q.workers);
+  uncertainty::ConformalParams cp{q.folds, q.seed};
+
+  note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.time_model, q.folds));
+  auto tm = src.conformal_time(r.time_model, cp);
+  r.epoch_time_s = tm->predict(q.batch, q.workers, r.nodes);
+  r.time_interval = tm->predict_interval(q.batch, q.workers, r.nodes, q.confidence);
+  r.time_bound = tm->predict_bound(q.batch, q.workers, r.nodes, q.confidence, models::BoundSide::kUpper);
+  if (want_metric) {
+    note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, q.folds));
+    auto mm = src.conformal_metric(r.metric_model, cp);
+    r.best_sampled_metric = s.best_metric();
+    if (q.epochs >= 0) {
+      std::optional<double> last_of_run;
+      for (const auto& x : s.with_metric())
+        if (x.batch == q.batch && x.workers == q.workers) last_of_run = std::max(last_of_run.value_or(x.epochs), x.epochs);
+      const std::optional<double> last_of_any = s.last_metric_epoch();
+      r.last_sampled_run = last_of_run.has_value();
+      r.last_sampled_epoch = last_of_run ? last_of_run : last_of_any;
+      r.last_sampled_epoch_any = last_of_any;
+      r.metric = mm->predict(q.batch, q.workers, q.epochs);
+      r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
+      r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
+                                         r.direction == MetricDirection::kMax ? models::BoundSide::kLower
+                                                                              : models::BoundSide::kUpper);
+    }
+    if (q.target) {
+      // A linear scan: the interval's ends need not be monotone in epochs
+      // (their width follows the model's slope), and the first epoch that
+      // meets the target is what is asked.
+      const bool up = r.direction == MetricDirection::kMax;
+      auto meets = [&](double v) { return trainplan::meets(v, *q.target, r.direction); };
+      Prediction::ToTarget t;
+      for (int e = 1; e <= q.max_epochs && !(t.epochs && t.epochs_lo && t.epochs_hi); ++e) {
+        if (!t.epochs && meets(mm->predict(q.batch, q.workers, e))) t.epochs = e;
+        if (auto iv = mm->predict_interval(q.batch, q.workers, e, q.confidence)) {
+          // The favourable end meets the target first (fewest epochs), the unfavourable one last.
+          if (!t.epochs_lo && meets(up ? iv->hi : iv->lo)) t.epochs_lo = e;
+          if (!t.epochs_hi && meets(up ? iv->lo : iv->hi)) t.epochs_hi = e;
+        }
+      }
+      // Times from the epochs, at the point and at each end of the epoch-time interval.
+      const double t_lo = r.time_interval ? r.time_interval->lo : r.epoch_time_s;
+      const double t_hi = r.time_interval ? r.time_interval->hi : r.epoch_time_s;
+      auto times = [](const std::optional<int>& e, double per_epoch) {
+        return e ? std::optional<double>(*e * per_epoch) : std::nullopt;
+      };
+      t.time_s = times(t.epochs, r.epoch_time_s);
+      t.time_lo_s = times(t.epochs_lo, t_lo);
+      t.time_hi_s = times(t.epochs_hi, t_hi);
+      r.to_target = t;
+    }
+  }
+  return r;
+}
+
+nlohmann::json to_json(const Prediction& p) {
+  const auto& q = p.query;
+  nlohmann::json j;
+  j["config"] = {{"batch", q.batch}, {"workers", q.workers}, {"nodes", p.nodes}};
+  if (q.epochs >= 0) j["config"]["epochs"] = q.epochs;
+  j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, q.folds)},
+                       {"one_sided_bound", bound_json(p.time_bound, "upper", q.confidence)}};
+  if (p.to_target) {
+    const auto& t = *p.to_target;
+    auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    j["to_target"] = {{"target", *q.target},
+                      {"direction", to_string(p.direction)},
+                      {"model", p.metric_model},
+                      {"max_epochs", q.max_epochs},
+                      {"coverage", q.confidence},
+                      {"epochs", {{"value", or_null(t.epochs)}, {"lo", or_null(t.epochs_lo)}, {"hi", or_null(t.epochs_hi)}}},
+                      {"total_time_s",
+                       {{"value", or_null(t.time_s)}, {"lo", or_null(t.time_lo_s)}, {"hi", or_null(t.time_hi_s)}}}};
+  }
+  if (q.epochs >= 0) {
+    j["metric"] = {{"model", p.metric_model}, {"value", p.metric}, {"direction", to_string(p.direction)},
+                   {"interval", interval_json(p.metric_interval, q.folds)},
+                   {"one_sided_bound", bound_json(p.metric_bound, p.direction == MetricDirection::kMax ? "lower" : "upper",
+                                                  q.confidence)}};
+    if (p.last_sampled_epoch) {
+      j["metric"]["last_sampled_epoch"] = {{"epochs", *p.last_sampled_epoch},
+                                           {"of", p.last_sampled_run ? "this configuration" : "any configuration"},
+                                           {"past_it", p.past_last_sampled_epoch()}};
+      if (p.last_sampled_epoch_any)
+        j["metric"]["last_sampled_epoch"]["of_any_configuration"] = {{"epochs", *p.last_sampled_epoch_any},
+                                                                     {"past_it", p.past_every_sampled_epoch()}};
+    }
+    j["total_time_s"] = p.epoch_time_s * q.epochs;
+  } else {
+    j["metric"] = nullptr;
+  }
+  if (p.best_sampled_metric) j["best_sampled_metric"] = *p.best_sampled_metric;
+  if (!p.reason.empty()) j["choice"] = p.reason;
+  return j;
+}
+
+// ---- plan ------------------------------------------------------------------
+
+}  // namespace trainplan::app

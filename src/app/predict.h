@@ -1,0 +1,84 @@
+// What `trainplan predict` and `POST /predict` compute, from a sample set to
+// a prediction and its JSON, so that both give the same numbers.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "app/model_source.h"
+#include "app/progress.h"
+#include "core/sample.h"
+#include "models/model.h"
+
+namespace trainplan::app {
+
+struct PredictQuery {
+  double batch = 0;
+  int workers = 0;
+  double epochs = -1;  // < 0: time only
+  int nodes = -1;      // < 0: derived from the samples (derive_nodes)
+  std::string model = "auto";
+  std::string time_model, metric_model;  // override `model` per part when not empty
+  double confidence = 0.9;
+  int folds = 5;
+  uint64_t seed = 1;
+  std::optional<double> target;  // also: the epochs (and time) to reach this metric
+  int max_epochs = 1000;         // how far to look for the target
+};
+
+// Throws InputError for a batch <= 0, workers < 1, confidence outside (0, 1),
+// folds < 2, a non-finite target or max_epochs < 1.
+void check_predict_query(const PredictQuery& q);
+
+// Nodes for `workers` when not given: as many GPUs a node as the samples used
+// at most; 0 (unknown) when the samples record no nodes.
+int derive_nodes(const SampleSet& s, int workers);
+
+struct Prediction {
+  PredictQuery query;  // as asked
+  int nodes = 0;       // as used
+  std::string time_model, metric_model;  // resolved names
+  std::string reason;                    // how "auto" chose (empty when nothing was chosen)
+  MetricDirection direction = MetricDirection::kMax;
+  double epoch_time_s = 0;
+  std::optional<models::Interval> time_interval;
+  std::optional<double> time_bound;  // one-sided upper bound at the confidence
+  double metric = 0;
+  std::optional<models::Interval> metric_interval;
+  std::optional<double> metric_bound;  // one-sided bound on the worse side (lower for max, upper for min)
+  // The best metric among the samples (when the metric was asked for): the
+  // intervals' worse end is held there (uncertainty/conformal.h), so a target
+  // better than it is never met with confidence.
+  std::optional<double> best_sampled_metric;
+  // With --epochs: the last epoch sampled on this (batch, workers), or on any
+  // configuration when this one was not sampled (`last_sampled_run` says
+  // which), and the last sampled on any configuration. Past the latter the
+  // model only extrapolates: runs often keep improving there while it levels
+  // off, and the interval is widened by the beyond rule (uncertainty/conformal.h;
+  // measured in docs/lab/MODELS-METRIC.md, "Past the last sampled epoch").
+  std::optional<double> last_sampled_epoch, last_sampled_epoch_any;
+  bool last_sampled_run = false;
+  bool past_last_sampled_epoch() const;
+  bool past_every_sampled_epoch() const;
+  // With query.target: the first epoch count at which the metric meets the
+  // target, on the point prediction and on each end of its interval at the
+  // confidence (nullopt: not within query.max_epochs), and the time to it:
+  // epochs x epoch time, its range from the favourable ends of both parts
+  // to the unfavourable ones.
+  struct ToTarget {
+    std::optional<int> epochs, epochs_lo, epochs_hi;
+    std::optional<double> time_s, time_lo_s, time_hi_s;
+  };
+  std::optional<ToTarget> to_target;
+};
+
+
+// What `trainplan predict` computes. Throws InputError (bad query, --epochs on
+// time-only samples, unknown model).
+Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& progress = {});
+// The JSON of `trainplan predict --json`.
+nlohmann::json to_json(const Prediction& p);
+
+}  // namespace trainplan::app

@@ -1,0 +1,25 @@
+#include "app/search_space.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainplan::app {
+
+ConfigSpace search_space(const SampleSet& samples, const SpaceOptions& o) {
+  ConfigSpace s;
+  s.batches = o.batches;
+  if (s.batches.empty())
+    for (const auto& x : samples.samples) s.batches.push_back(static_cast<int>(std::lround(x.batch)));
+  std::sort(s.batches.begin(), s.batches.end());
+  s.batches.erase(std::unique(s.batches.begin(), s.batches.end()), s.batches.end());
+  s.max_workers = o.max_workers;
+  if (s.max_workers == 0)
+    for (const auto& x : samples.samples) s.max_workers = std::max(s.max_workers, x.workers);
+  s.max_epochs = o.max_epochs;
+  const bool has_nodes =
+      std::any_of(samples.samples.begin(), samples.samples.end(), [](const Sample& x) { return x.nodes > 0; });
+  s.workers_per_node = o.gpus_per_node >= 0 ? o.gpus_per_node : (has_nodes ? 4 : 0);
+  return s;
+}
+
+}  // namespace trainplan::app
