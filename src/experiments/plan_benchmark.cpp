@@ -201,7 +201,8 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
     sp.record_curves = a.curves;
     SampleSet samples = replay::draw_samples(*oracle, sp).samples;
     plan::PlanProblem space;
-    space.space = app::search_space(samples, {.max_workers = a.max_workers,
+    space.space = app::search_space(samples, {.batches = {},
+                                              .max_workers = a.max_workers,
                                               .max_epochs = oracle->epoch_limit_or(100),
                                               .gpus_per_node = oracle->gpus_per_node()});
     const auto& bs = space.space.batches;
