@@ -33,8 +33,7 @@ bool PlanOutcome::past_longest_trial() const {
   return longest_trial_epochs > 0 && run_config().epochs > longest_trial_epochs;
 }
 
-PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& progress) {
-  const SampleSet& samples = src.samples();
+void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
   if (!samples.has_metric())
     throw InputError(samples.source, 0, "metric",
                      "planning needs a metric, but these samples are time-only (the metric column is empty); "
@@ -43,13 +42,79 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   if (!(q.deadline > 0)) throw InputError("--deadline must be > 0 seconds");
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
-  const uncertainty::ConfidenceBounds bounds = uncertainty::parse_confidence_bounds(q.bounds);  // validates before any fit
-  const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(q.early_stop_budget);
   if (q.early_stop && q.method != "coconfig")
     throw InputError("--early-stop plans with --method coconfig only (the baselines choose fixed epochs)");
   if (q.early_stop && q.frontier)
     throw InputError("--frontier lists fixed-epoch runs; it does not combine with --early-stop");
+}
 
+namespace {
+
+plan::PlannerOptions planner_options(const PlanQuery& q) {
+  plan::PlannerOptions opts;
+  opts.search = q.search;
+  opts.seed = q.seed;
+  opts.alternatives = q.alternatives;
+  opts.manual_tries = q.manual_tries;
+  opts.tabu.iterations = q.tabu_iterations;
+  opts.tabu.tenure = q.tabu_tenure;
+  return opts;
+}
+
+// Runs the method (or, with early_stop, the early-stop search: budget from the
+// planned model, expected cost from the point model) into o.result. An
+// infeasible problem is reported with the model's name and, with a frontier,
+// what each longer deadline would cost.
+void search(PlanOutcome& o, const PlanQuery& q) {
+  const auto planner = plan::make_planner(q.method, planner_options(q));
+  if (q.frontier) o.frontier = plan::cost_time_frontier(*o.model, o.problem);
+  try {
+    if (q.early_stop) {
+      o.early_stop = plan::plan_early_stop(*o.point_model, *o.model, o.problem, q.alternatives, q.early_stop_budget);
+      o.result.method = "coconfig-early-stop";
+      o.result.evaluations = o.early_stop->evaluations;
+      o.result.best = o.early_stop->best.budget;
+      for (const auto& c : o.early_stop->alternatives) o.result.alternatives.push_back(c.budget);
+    } else {
+      o.result = planner->plan(*o.model, o.problem);
+    }
+  } catch (const InfeasibleError& e) {
+    std::string msg = fmt::format("{}\n  model: {}", e.what(), o.model->name());
+    if (q.frontier && !o.frontier.empty())
+      msg += "\n  the cheapest run for each longer deadline:\n" + plan::frontier_table(o.frontier, q.deadline);
+    throw InfeasibleError(msg);
+  }
+}
+
+// With a confidence and fixed epochs: the epochs the point model needs at the
+// chosen cell (the planner's own epoch search), when fewer than chosen.
+std::optional<PlanOutcome::ConfidenceMargin> confidence_margin(const PlanOutcome& o) {
+  const auto& b = o.result.best;
+  auto point = plan::evaluate_cell(*o.point_model, o.problem, b.config.batch, b.config.workers);
+  if (!point || point->config.epochs >= b.config.epochs) return std::nullopt;
+  const int extra = b.config.epochs - point->config.epochs;
+  return PlanOutcome::ConfidenceMargin{point->config.epochs, extra, b.cost * extra / b.config.epochs};
+}
+
+std::string launch_spec(const PlanOutcome& o, const PlanQuery& q) {
+  plan::LaunchOptions lo;
+  lo.train_cmd = q.train_cmd;
+  lo.job_name = q.job_name;
+  lo.gpus_per_node = o.problem.space.workers_per_node;
+  lo.time_limit_s = q.deadline;
+  lo.image = q.image;
+  if (q.early_stop) {
+    lo.stop_at_target = q.target;
+    lo.target_direction = to_string(o.direction);
+  }
+  return plan::launch_spec(q.emit, o.result.best.config, lo);
+}
+
+}  // namespace
+
+PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& progress) {
+  const SampleSet& samples = src.samples();
+  check_plan_query(samples, q);
   PlanOutcome o;
   o.query = q;
   o.direction = samples.direction;
@@ -61,12 +126,11 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
                                    .max_epochs = q.max_epochs,
                                    .gpus_per_node = q.gpus_per_node});
   o.query.max_workers = p.space.max_workers;
-  const std::vector<int>& bs = p.space.batches;
-  o.batches = bs;
+  o.batches = p.space.batches;
   plan::validate(p);
 
-  std::string tname = q.time_model.empty() ? q.model : q.time_model;
-  std::string mname = q.metric_model.empty() ? q.model : q.metric_model;
+  const std::string tname = q.time_model.empty() ? q.model : q.time_model;
+  const std::string mname = q.metric_model.empty() ? q.model : q.metric_model;
   if (tname == "auto" || mname == "auto") note(progress.choosing, "choosing models by 5-fold cross-validation...");
   o.choice = src.choose(tname, mname);
   // A confidence needs intervals, and the registered models give none of
@@ -74,70 +138,20 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   PlanningModelOptions po;
   po.conformal = q.conformal || q.confidence > 0;
   po.confidence = q.confidence;
-  po.probe_batch = bs.front();
-  po.bounds = bounds;
+  po.probe_batch = p.space.batches.front();
+  po.bounds = q.bounds;
   const PlanningModel pm = src.planning_model(o.choice.time_model, o.choice.metric_model, po);
-  std::shared_ptr<const models::FittedPerformanceModel> fitted = pm.fitted;
-  std::shared_ptr<const models::PerformanceModel> model = pm.planned;
-  o.model_name = model->name();
-  o.model = model;
-  o.point_model = fitted;
+  o.point_model = pm.fitted;
+  o.model = pm.planned;
+  o.model_name = o.model->name();
 
-  plan::PlannerOptions opts;
-  opts.search = q.search;
-  opts.seed = q.seed;
-  opts.alternatives = q.alternatives;
-  opts.manual_tries = q.manual_tries;
-  opts.tabu.iterations = q.tabu_iterations;
-  opts.tabu.tenure = q.tabu_tenure;
-  auto planner = plan::make_planner(q.method, opts);
-  if (q.frontier) o.frontier = plan::cost_time_frontier(*model, p);
-  try {
-    if (q.early_stop) {
-      // Budget from the planned (pessimistic, with --confidence) model, expected cost from the point model.
-      o.early_stop = plan::plan_early_stop(*fitted, *model, p, q.alternatives, budget_rule);
-      o.result.method = "coconfig-early-stop";
-      o.result.evaluations = o.early_stop->evaluations;
-      o.result.best = o.early_stop->best.budget;
-      for (const auto& c : o.early_stop->alternatives) o.result.alternatives.push_back(c.budget);
-    } else {
-      o.result = planner->plan(*model, p);
-    }
-  } catch (const InfeasibleError& e) {
-    std::string msg = fmt::format("{}\n  model: {}", e.what(), model->name());
-    if (q.frontier && !o.frontier.empty())
-      msg += "\n  the cheapest run for each longer deadline:\n" + plan::frontier_table(o.frontier, q.deadline);
-    throw InfeasibleError(msg);
-  }
-  {
-    const auto& c = o.run_config();
-    o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
-    plan::add_model_metric(o.evidence, *fitted);
-    o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
-  }
-  if (q.confidence > 0 && !q.early_stop) {
-    // The planner's own epoch search for the chosen cell, on the point model.
-    const auto& b = o.result.best;
-    if (auto point = plan::evaluate_cell(*fitted, p, b.config.batch, b.config.workers);
-        point && point->config.epochs < b.config.epochs) {
-      const int extra = b.config.epochs - point->config.epochs;
-      o.confidence_margin = PlanOutcome::ConfidenceMargin{point->config.epochs, extra, b.cost * extra / b.config.epochs};
-    }
-  }
-
-  if (!q.emit.empty()) {
-    plan::LaunchOptions lo;
-    lo.train_cmd = q.train_cmd;
-    lo.job_name = q.job_name;
-    lo.gpus_per_node = p.space.workers_per_node;
-    lo.time_limit_s = q.deadline;
-    lo.image = q.image;
-    if (q.early_stop) {
-      lo.stop_at_target = q.target;
-      lo.target_direction = to_string(o.direction);
-    }
-    o.launch = plan::launch_spec(q.emit, o.result.best.config, lo);
-  }
+  search(o, q);
+  const auto& c = o.run_config();
+  o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
+  plan::add_model_metric(o.evidence, *pm.fitted);
+  o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
+  if (q.confidence > 0 && !q.early_stop) o.confidence_margin = confidence_margin(o);
+  if (!q.emit.empty()) o.launch = launch_spec(o, q);
   return o;
 }
 
@@ -174,7 +188,7 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                             {"cost_worker_h", c.expected.cost / 3600.0}};
     };
     j["early_stop"] = {{"budget_epochs", o.early_stop->best.budget.config.epochs},
-                       {"budget_rule", q.early_stop_budget},
+                       {"budget_rule", plan::to_string(q.early_stop_budget)},
                        {"expected", expected(o.early_stop->best)}};
     for (size_t i = 0; i < o.early_stop->alternatives.size(); ++i)
       j["alternatives"][i]["expected"] = expected(o.early_stop->alternatives[i]);

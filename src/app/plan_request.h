@@ -38,9 +38,9 @@ struct PlanQuery {
   std::string job_name = "trainplan-job";
   std::string image = "pytorch/pytorch:latest";
   double confidence = 0;  // 0: plan on point predictions
-  std::string bounds = "two-sided";  // how confidence reads the intervals (uncertainty::ConfidenceBounds)
+  uncertainty::ConfidenceBounds bounds = uncertainty::ConfidenceBounds::kTwoSided;  // how confidence reads the intervals
   bool early_stop = false;  // the run stops at the target: epochs are a budget (plan/early_stop.h)
-  std::string early_stop_budget = "deadline";  // target or deadline (plan::EarlyStopBudget)
+  plan::EarlyStopBudget early_stop_budget = plan::EarlyStopBudget::kDeadline;
   bool conformal = false;
   bool frontier = false;  // also compute the cost-time frontier (plan/frontier.h); not with early_stop
   int tabu_iterations = 50;
@@ -87,6 +87,10 @@ struct PlanOutcome {
   std::optional<ConfidenceMargin> confidence_margin;
 };
 
+// Throws InputError for a query make_plan cannot run: time-only samples, a
+// deadline <= 0, a confidence outside (0, 1), --early-stop with a baseline or
+// with --frontier.
+void check_plan_query(const SampleSet& samples, const PlanQuery& q);
 // What `trainplan plan` computes. Throws InputError (time-only samples, bad
 // query) or InfeasibleError (with diagnostics, the model's name and, with
 // query.frontier, the frontier: what each longer deadline would cost).

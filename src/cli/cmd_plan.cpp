@@ -75,9 +75,9 @@ void run_plan(const PlanArgs& a) {
   q.job_name = a.job_name;
   q.image = a.image;
   q.confidence = a.confidence;
-  q.bounds = a.bounds;
+  q.bounds = uncertainty::parse_confidence_bounds(a.bounds);
   q.early_stop = a.early_stop;
-  q.early_stop_budget = a.early_stop_budget;
+  q.early_stop_budget = plan::parse_early_stop_budget(a.early_stop_budget);
   q.conformal = a.conformal;
   q.frontier = a.frontier;
   q.tabu_iterations = a.tabu_iterations;

@@ -58,6 +58,8 @@ EarlyStopBudget parse_early_stop_budget(const std::string& s) {
   throw InputError(fmt::format("unknown early-stop budget '{}': expected target or deadline", s));
 }
 
+const char* to_string(EarlyStopBudget b) { return b == EarlyStopBudget::kTarget ? "target" : "deadline"; }
+
 int stopped_epochs(const models::PerformanceModel& m, const PlanProblem& p, const Config& c) {
   for (int e = 1; e <= c.epochs; ++e)
     if (auto v = m.metric(c.batch, c.workers, e); v && meets(*v, p.target, m.direction())) return e;

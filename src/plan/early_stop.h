@@ -49,6 +49,7 @@ EarlyStopPlan plan_early_stop(const models::PerformanceModel& point, const model
 
 // "target" or "deadline"; InputError otherwise.
 EarlyStopBudget parse_early_stop_budget(const std::string& s);
+const char* to_string(EarlyStopBudget b);
 
 // The epochs a run of `c` (c.epochs the budget) trains under `m` when it stops
 // at the target: the first e <= c.epochs whose metric meets the target, or

@@ -203,7 +203,7 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
                    &st);
   ASSERT_EQ(st, 200) << es.dump();
   q.confidence = 0.9;
-  q.bounds = "one-sided";
+  q.bounds = uncertainty::ConfidenceBounds::kOneSided;
   q.early_stop = true;
   app::ModelSource fresh2(io::parse_samples_csv(csv, "samples_csv"));
   json want_es = app::to_json(app::make_plan(fresh2, q), "samples_csv");
