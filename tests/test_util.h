@@ -95,4 +95,48 @@ inline std::string write_file(const std::filesystem::path& p, const std::string&
   return p.string();
 }
 
+// The lines of `text`, without their newlines.
+inline std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  while (from < text.size()) {
+    size_t end = text.find('\n', from);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(from, end - from));
+    from = end + 1;
+  }
+  return out;
+}
+
+// Whether the CLI's stderr `err` reports an InputError (core/error.h) at the
+// given place: its line "error: FILE:LINE: column 'FIELD': MESSAGE" (an
+// option named like "--x" reads "option '--x'"; an empty file, a line <= 0 or
+// an empty field is left out, as InputError leaves it out) names `file`,
+// `line` and `field` in that order, and its MESSAGE names each of `values`
+// (the bad values the user has to find). The place, not the wording, is the
+// contract with the user.
+inline ::testing::AssertionResult names_input_error(const std::string& err, const std::string& file, long line,
+                                                    const std::string& field,
+                                                    const std::vector<std::string>& values = {}) {
+  std::string where;
+  if (!file.empty()) {
+    where += file;
+    if (line > 0) where += ":" + std::to_string(line);
+    where += ": ";
+  } else if (line > 0) {
+    where += "line " + std::to_string(line) + ": ";
+  }
+  if (!field.empty()) where += (field.rfind("--", 0) == 0 ? "option '" : "column '") + field + "': ";
+  const std::string head = "error: " + where;
+  const size_t at = err.find(head);
+  if (at == std::string::npos)
+    return ::testing::AssertionFailure() << "no line starting \"" << head << "\" in stderr:\n" << err;
+  const size_t from = at + head.size();
+  const std::string message = err.substr(from, err.find('\n', from) - from);
+  for (const auto& v : values)
+    if (message.find(v) == std::string::npos)
+      return ::testing::AssertionFailure() << "the message \"" << message << "\" does not name " << v;
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace tptest

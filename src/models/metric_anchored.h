@@ -19,6 +19,7 @@
 // The surface is tabulated at fit time (rows in log2 B, columns in ln e) and
 // made monotone along each row, so every prediction is monotone in epochs.
 #pragma once
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,17 @@ class AnchoredCurvesModel : public MetricModel {
   // The fitted correction at global batch B after e data epochs (0 before fit
   // or without one); exposed for tests.
   double correction(double global_batch, double epochs) const;
+
+  // The fitted anchors, read-only (for tests; describe() prints them):
+  // whether a correction was fitted, and its anchor global batches in
+  // increasing order (none without a correction).
+  bool has_correction() const { return corrected_; }
+  std::vector<double> anchor_batches() const {
+    std::vector<double> b;
+    if (corrected_)
+      for (int k = 0; k < grid_.count; ++k) b.push_back(std::exp2(grid_.a0 + k * grid_.step));
+    return b;
+  }
 
  private:
   struct Grid {

@@ -128,6 +128,18 @@ class GlobalBatchModel : public MetricModel {
   bool uses_grad_stats() const { return grad_; }
   double knee_sharpness() const { return noise_.p; }
 
+  // One kernel smooth of the local correction (the broad one first, with two scales).
+  struct Stage {
+    double hb = 0, hx = 0, lam = 0;  // bandwidths (octaves of B, ln x or ln e) and shrink
+    bool median = false;             // a weighted median (else a weighted mean)
+  };
+  // The fitted choices, read-only (for tests; describe() prints them).
+  const GlobalBatchParams& params() const { return p_; }
+  bool trend_chosen_on_held_out_runs() const { return held_out_; }  // else in-sample
+  bool has_correction() const { return corrected_; }
+  bool correction_along_data_epochs() const { return data_axis_; }  // else along effective epochs
+  const std::vector<Stage>& correction_stages() const { return stages_; }
+
  private:
   struct Noise {
     bool grad = false;
@@ -161,11 +173,6 @@ class GlobalBatchModel : public MetricModel {
   double in_sample_rmse_ = 0;
   bool corrected_ = false;
   bool data_axis_ = false;
-  // One kernel smooth of the correction (the broad one first, with two scales).
-  struct Stage {
-    double hb = 0, hx = 0, lam = 0;  // bandwidths (octaves of B, ln x or ln e) and shrink
-    bool median = false;             // a weighted median (else a weighted mean)
-  };
   std::vector<Stage> stages_;
   // The corrected surface, each row with its own columns u (ln x, or ln e
   // with the data axis).

@@ -100,6 +100,9 @@ class PaleoModel : public TimeModel {
   const structure::LayerGraph& network() const { return *graph_; }  // after fit()
   // The fitted factors (1, 1, 1, 1 and 0 overhead for the uncalibrated model).
   const PaleoFactors& factors() const { return factors_; }
+  // Whether the samples were all measured on the hardware of the datasheet
+  // figures (a T4); describe() notes it when they were not (after fit()).
+  bool hardware_matches_datasheet() const { return hardware_note_.empty(); }
 
  private:
   int nodes_for(int workers, int nodes) const;

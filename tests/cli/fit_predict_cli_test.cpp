@@ -30,10 +30,24 @@ std::string fixture(bool with_metric, double wobble = 0) {
 }  // namespace
 
 TEST(FitCli, PrintsBothPartsAndInSampleMre) {
-  auto r = tptest::run_cli("fit --samples " + fixture(true) + " --time-model isotonic-mi --metric-model global-batch");
+  const std::string args = "fit --samples " + fixture(true) + " --time-model isotonic-mi --metric-model global-batch";
+  auto text = tptest::run_cli(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_FALSE(text.out.empty());
+  auto r = tptest::run_cli(args + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("time model isotonic-mi: in-sample MRE"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("metric model global-batch: in-sample MRE"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["n_samples"], 48);
+  // Each part: the model asked for and its in-sample MRE, time on the 16
+  // distinct (batch, workers, nodes), the metric on every sample.
+  EXPECT_EQ(j["time"]["model"], "isotonic-mi");
+  ASSERT_TRUE(j["time"]["in_sample_mre"].is_number()) << j.dump(2);
+  EXPECT_GT(j["time"]["in_sample_mre"].get<double>(), 0);  // additive in b and r: not exact on 1/(b r)
+  EXPECT_EQ(j["time"]["n_scored"], 16);
+  EXPECT_EQ(j["metric"]["model"], "global-batch");
+  ASSERT_TRUE(j["metric"]["in_sample_mre"].is_number()) << j.dump(2);
+  EXPECT_LT(j["metric"]["in_sample_mre"].get<double>(), 0.01);
+  EXPECT_EQ(j["metric"]["n_scored"], 48);
 }
 
 TEST(FitCli, JsonHasScoresAndOnlyTheNamedPart) {
@@ -54,12 +68,14 @@ TEST(FitCli, JsonHasScoresAndOnlyTheNamedPart) {
 TEST(FitCli, BadInputExits2) {
   auto r = tptest::run_cli("fit --samples /nonexistent.csv --model isotonic-mi");
   EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("--samples: ", 0), 0u) << r.err;  // a usage error of the option
   r = tptest::run_cli("fit --samples " + fixture(true) + " --metric-model no-such-model");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown model"), std::string::npos) << r.err;
-  r = tptest::run_cli("fit --samples " + fixture(false) + " --metric-model global-batch");
+  EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "", {"'no-such-model'"}));
+  const std::string time_only = fixture(false);
+  r = tptest::run_cli("fit --samples " + time_only + " --metric-model global-batch");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("no metric"), std::string::npos) << r.err;
+  EXPECT_TRUE(tptest::names_input_error(r.err, time_only, 0, "metric"));
 }
 
 TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
@@ -78,7 +94,15 @@ TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
   // Known answer: the synthetic accuracy at B = 192, e = 20.
   double x = 20 * 528.0 / (400 + 192);
   EXPECT_NEAR(m, 0.95 - 0.6 / (1 + x / 4), 0.02);
-  EXPECT_NE(j["metric"]["interval"]["method"].get<std::string>().find("conformal"), std::string::npos);
+  // Conformal on relative residuals (the default method): each interval is
+  // the prediction times 1 -/+ q, at the coverage asked for.
+  for (const auto* p : {&j["epoch_time_s"], &j["metric"]}) {
+    const auto& iv = (*p)["interval"];
+    EXPECT_EQ(iv["method"], "5-fold conformal, relative residuals");
+    EXPECT_EQ(iv["coverage"].get<double>(), 0.8);
+    const double v = (*p)["value"].get<double>();
+    EXPECT_NEAR(iv["hi"].get<double>() - v, v - iv["lo"].get<double>(), 1e-9 * v) << iv;
+  }
   EXPECT_EQ(j["config"]["nodes"].get<int>(), 1);
   EXPECT_NEAR(j["total_time_s"].get<double>(), 20 * t, 1e-6 * t);
   // One-sided bounds at the same coverage: on the pessimistic side, inside the interval's ends.
@@ -123,13 +147,19 @@ TEST(PredictCli, TargetGivesTheFirstEpochsThatMeetIt) {
   // Out of reach: null epochs, and the text says so.
   auto far = tptest::run_cli("predict --samples " + s + at + " --target 0.99 --max-epochs 200 --json");
   ASSERT_EQ(far.exit_code, 0) << far.err;
-  EXPECT_TRUE(nlohmann::json::parse(far.out)["to_target"]["epochs"]["value"].is_null());
-  auto text = tptest::run_cli("predict --samples " + s + at + " --target 0.99 --max-epochs 200");
-  EXPECT_NE(text.out.find("not within 200 epochs"), std::string::npos) << text.out;
+  const auto jfar = nlohmann::json::parse(far.out)["to_target"];
+  EXPECT_EQ(jfar["max_epochs"], 200);
+  EXPECT_EQ(jfar["target"].get<double>(), 0.99);
+  for (const char* k : {"value", "lo", "hi"}) {
+    EXPECT_TRUE(jfar["epochs"][k].is_null()) << jfar.dump();
+    EXPECT_TRUE(jfar["total_time_s"][k].is_null()) << jfar.dump();
+  }
+  EXPECT_EQ(tptest::run_cli("predict --samples " + s + at + " --target 0.99 --max-epochs 200").exit_code, 0);
   // A time-only profile cannot answer it.
-  auto none = tptest::run_cli("predict --samples " + fixture(false) + " --batch 64 --workers 2 --target 0.8 --model isotonic-mi");
+  const std::string time_only = fixture(false);
+  auto none = tptest::run_cli("predict --samples " + time_only + " --batch 64 --workers 2 --target 0.8 --model isotonic-mi");
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_NE(none.err.find("--target asks for the metric"), std::string::npos) << none.err;
+  EXPECT_TRUE(tptest::names_input_error(none.err, time_only, 0, "metric", {"--target"}));
 }
 
 // The interval's worse end never promises a metric better than the best
@@ -147,28 +177,40 @@ TEST(PredictCli, WorseEndIsHeldAtTheBestSampledMetric) {
   EXPECT_GT(j["metric"]["value"].get<double>(), best + 0.01);
   EXPECT_DOUBLE_EQ(j["metric"]["interval"]["lo"].get<double>(), j["best_sampled_metric"].get<double>());
   EXPECT_DOUBLE_EQ(j["metric"]["one_sided_bound"]["value"].get<double>(), j["best_sampled_metric"].get<double>());
-  auto text = tptest::run_cli("predict --samples " + s + at + " --metric-model global-batch-curve --epochs 200");
-  EXPECT_NE(text.out.find("lower end is held at the best sampled metric"), std::string::npos) << text.out;
-  // Inside the sampled range, no such line.
-  auto inside = tptest::run_cli("predict --samples " + s + at + " --metric-model global-batch-curve --epochs 5");
-  EXPECT_EQ(inside.out.find("held at the best sampled metric"), std::string::npos) << inside.out;
+  // Inside the sampled range the lower end is the interval's own, below the best sample.
+  auto inside = tptest::run_cli("predict --samples " + s + at + " --metric-model global-batch-curve --epochs 5 --json");
+  ASSERT_EQ(inside.exit_code, 0) << inside.err;
+  auto ji = nlohmann::json::parse(inside.out);
+  EXPECT_NEAR(ji["best_sampled_metric"].get<double>(), best, 1e-6);
+  EXPECT_LT(ji["metric"]["interval"]["lo"].get<double>(), ji["metric"]["value"].get<double>());
+  EXPECT_LT(ji["metric"]["interval"]["lo"].get<double>(), ji["best_sampled_metric"].get<double>() - 0.01);
   // A target past the best sample: the point may reach it, the worse end never does.
   auto far = tptest::run_cli("predict --samples " + s + at + " --metric-model optimus-curve --target 0.93 --json");
   ASSERT_EQ(far.exit_code, 0) << far.err;
   auto jf = nlohmann::json::parse(far.out);
   EXPECT_TRUE(jf["to_target"]["epochs"]["value"].is_number()) << jf.dump();
   EXPECT_TRUE(jf["to_target"]["epochs"]["hi"].is_null()) << jf.dump();
-  auto ftext = tptest::run_cli("predict --samples " + s + at + " --metric-model optimus-curve --target 0.93");
-  EXPECT_NE(ftext.out.find("the target is past the best sampled metric"), std::string::npos) << ftext.out;
+  EXPECT_GT(jf["to_target"]["target"].get<double>(), jf["best_sampled_metric"].get<double>());
 }
 
 TEST(PredictCli, TextNamesTheIntervalMethod) {
-  auto r = tptest::run_cli("predict --samples " + fixture(true) +
-                           " --batch 64 --workers 8 --epochs 10 --time-model isotonic-mi --metric-model optimus-curve");
+  const std::string args = "predict --samples " + fixture(true) +
+                           " --batch 64 --workers 8 --epochs 10 --time-model isotonic-mi --metric-model optimus-curve";
+  auto text = tptest::run_cli(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_FALSE(text.out.empty());
+  auto r = tptest::run_cli(args + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("epoch time (isotonic-mi)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("5-fold conformal"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("metric after 10 epochs (optimus-curve"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  // Each part's model, and its interval's method and coverage (0.9 by default).
+  EXPECT_EQ(j["config"]["epochs"].get<double>(), 10.0);
+  EXPECT_EQ(j["config"]["nodes"], 2);
+  EXPECT_EQ(j["epoch_time_s"]["model"], "isotonic-mi");
+  EXPECT_EQ(j["metric"]["model"], "optimus-curve");
+  for (const auto* p : {&j["epoch_time_s"], &j["metric"]}) {
+    EXPECT_EQ((*p)["interval"]["method"], "5-fold conformal, relative residuals");
+    EXPECT_EQ((*p)["interval"]["coverage"].get<double>(), 0.9);
+  }
 }
 
 TEST(PredictCli, BadArgumentsExit2) {
@@ -178,9 +220,10 @@ TEST(PredictCli, BadArgumentsExit2) {
                 .exit_code,
             2);
   EXPECT_EQ(tptest::run_cli("predict --samples " + s + " --workers 2").exit_code, 2);  // --batch is required
-  auto r = tptest::run_cli("predict --samples " + fixture(false) + " --batch 64 --workers 2 --epochs 5 --model isotonic-mi");
+  const std::string time_only = fixture(false);
+  auto r = tptest::run_cli("predict --samples " + time_only + " --batch 64 --workers 2 --epochs 5 --model isotonic-mi");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("no metric"), std::string::npos) << r.err;
+  EXPECT_TRUE(tptest::names_input_error(r.err, time_only, 0, "metric", {"--epochs"}));
 }
 
 TEST(PredictCli, TimeOnlyWithoutEpochs) {
@@ -206,17 +249,26 @@ TEST(FitPredictCli, HelpExits0) {
 TEST(PredictCli, SaysWhenTheEpochsArePastTheLastSampledOne) {
   const std::string f = fixture(true, 0.01);
   auto base = "predict --samples " + f + " --time-model allreduce-local --metric-model global-batch ";
-  auto r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 50");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("past the last epoch sampled on any configuration (30): the model only extrapolates"),
-            std::string::npos)
-      << r.out;
-  r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 20");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.find("past the last epoch sampled"), std::string::npos) << r.out;
-  r = tptest::run_cli(base + "--batch 48 --workers 2 --epochs 40 --json");
+  // A sampled configuration past its own last epoch (30), which is every configuration's.
+  auto r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 50 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of"], "this configuration");
+  EXPECT_EQ(j["metric"]["last_sampled_epoch"]["epochs"].get<double>(), 30.0);
+  EXPECT_TRUE(j["metric"]["last_sampled_epoch"]["past_it"].get<bool>());
+  EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of_any_configuration"]["epochs"].get<double>(), 30.0);
+  EXPECT_TRUE(j["metric"]["last_sampled_epoch"]["of_any_configuration"]["past_it"].get<bool>());
+  EXPECT_EQ(tptest::run_cli(base + "--batch 32 --workers 2 --epochs 50").exit_code, 0);
+  // Within it: not past either.
+  r = tptest::run_cli(base + "--batch 32 --workers 2 --epochs 20 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["metric"]["last_sampled_epoch"]["past_it"].get<bool>());
+  EXPECT_FALSE(j["metric"]["last_sampled_epoch"]["of_any_configuration"]["past_it"].get<bool>());
+  // A configuration never sampled: the last epoch of any.
+  r = tptest::run_cli(base + "--batch 48 --workers 2 --epochs 40 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["metric"]["last_sampled_epoch"]["epochs"].get<double>(), 30.0);
   EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of"], "any configuration");
   EXPECT_TRUE(j["metric"]["last_sampled_epoch"]["past_it"].get<bool>());

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/error.h"
 #include "test_util.h"
@@ -67,16 +70,22 @@ TEST(CurveRecords, TheWindowMovesWithItsShares) {
 }
 
 TEST(CurveRecords, BadInputNamesTheCurve) {
-  EXPECT_THROW(experiments::curve_records(curve(kCurve), 0, MetricDirection::kMax), InputError);
-  EXPECT_THROW(experiments::curve_records(curve({0.1, 0.2, 0.3}), 100, MetricDirection::kMax), InputError);
+  // Each error names the curve's file and the input that is wrong.
+  auto expect_error = [](const io::ValidationCurve& c, long dataset_size, const experiments::RecordsParams& p,
+                         const std::string& field) {
+    try {
+      experiments::curve_records(c, dataset_size, MetricDirection::kMax, p);
+      ADD_FAILURE() << "accepted: " << field;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "validation-10.csv") << e.what();
+      EXPECT_EQ(e.field(), field) << e.what();
+    }
+  };
+  expect_error(curve(kCurve), 0, {}, "dataset_size");
+  expect_error(curve({0.1, 0.2, 0.3}), 100, {}, "metric");  // fewer than kMinRecordsEvaluations
   experiments::RecordsParams p;
-  p.from = 0.9, p.to = 0.8;
-  try {
-    experiments::curve_records(curve(kCurve), 100, MetricDirection::kMax, p);
-    FAIL() << "an empty window was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("validation-10.csv"), std::string::npos) << e.what();
-  }
+  p.from = 0.9, p.to = 0.8;  // an empty window
+  expect_error(curve(kCurve), 100, p, "window");
 }
 
 TEST(CurveRecords, BenchRecordsReadsEveryTraceWithCurves) {
@@ -84,18 +93,42 @@ TEST(CurveRecords, BenchRecordsReadsEveryTraceWithCurves) {
   auto r = tptest::run_cli("bench records --data " + tptest::shared_data_dir() + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
-  for (const char* t : {"cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"}) {
+  namespace fs = std::filesystem;
+  const std::vector<std::string> traces = {"cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"};
+  ASSERT_EQ(doc["traces"].size(), traces.size()) << doc["traces"].dump();
+  for (const auto& t : traces) {
     ASSERT_TRUE(doc["traces"].contains(t)) << t;
-    for (const auto& c : doc["traces"][t]["curves"]) {
+    const auto& jt = doc["traces"][t];
+    // One entry per validation curve of the trace (pollux-t4/<t>/validation-<B>.csv:
+    // every one has enough evaluations), each at its file's global batch.
+    std::set<long> batches;
+    for (const auto& f : fs::directory_iterator(fs::path(tptest::shared_data_dir()) / "pollux-t4" / t)) {
+      const std::string n = f.path().filename().string();
+      if (n.rfind("validation-", 0) == 0) batches.insert(std::stol(n.substr(11)));
+    }
+    ASSERT_GE(batches.size(), 6u) << t;
+    ASSERT_EQ(jt["curves"].size(), batches.size()) << t;
+    std::set<long> seen;
+    double longest = 0;
+    for (const auto& c : jt["curves"]) {
+      seen.insert(c["global_batch"].get<long>());
       EXPECT_LE(c["window_from"].get<double>(), c["window_to"].get<double>()) << t;
+      EXPECT_LE(c["window_to"].get<double>(), c["last_epoch"].get<double>() + 1e-9) << t;
       EXPECT_LE(c["window_records"].get<int>(), c["window_steps"].get<int>()) << t;
       EXPECT_LE(c["mean_flat_epochs"].get<double>(), c["longest_flat_epochs"].get<double>() + 1e-12) << t;
+      EXPECT_GE(c["worse_steps"].get<double>(), 0.0) << t;
+      EXPECT_LE(c["worse_steps"].get<double>(), 1.0) << t;
+      longest = std::max(longest, c["longest_flat_epochs"].get<double>());
     }
+    EXPECT_EQ(seen, batches) << t;
+    // The trace's summary is over its curves.
+    EXPECT_DOUBLE_EQ(jt["max_longest_flat_epochs"].get<double>(), longest) << t;
+    EXPECT_EQ(jt["direction"], t == "deepspeech2" || t == "yolov3" ? "min" : "max") << t;  // WER and loss
   }
   EXPECT_FALSE(doc["traces"].contains("bert"));  // two evaluations a run: nothing to count
   auto bad = tptest::run_cli("bench records --data /nonexistent");
   EXPECT_EQ(bad.exit_code, 2);
   auto empty = tptest::run_cli("bench records --data " + tptest::shared_data_dir() + " --from 0.9 --to 0.5");
   EXPECT_EQ(empty.exit_code, 2);
-  EXPECT_NE(empty.err.find("--from"), std::string::npos) << empty.err;
+  EXPECT_TRUE(tptest::names_input_error(empty.err, "", 0, "--from"));
 }

@@ -5,6 +5,9 @@
 #include "core/error.h"
 #include "test_util.h"
 
+#include <algorithm>
+#include <sstream>
+
 using namespace trainplan;
 
 namespace {
@@ -79,7 +82,20 @@ TEST(SampleCsv, CurvePointsAreReadApartFromTrialsAndRoundTrip) {
   // Without curve points the column is not written.
   SampleSet plain = s;
   plain.curve.clear();
-  EXPECT_EQ(io::format_samples_csv(plain).find("source"), std::string::npos);
+  const auto columns = [](const std::string& csv) {  // of the first line that is not a comment
+    std::vector<std::string> out;
+    for (const auto& l : tptest::lines(csv)) {
+      if (l.rfind("#", 0) == 0) continue;
+      std::stringstream in(l);
+      for (std::string c; std::getline(in, c, ',');) out.push_back(c);
+      break;
+    }
+    return out;
+  };
+  const auto with = columns(io::format_samples_csv(s)), without = columns(io::format_samples_csv(plain));
+  EXPECT_EQ(std::count(with.begin(), with.end(), "source"), 1);
+  EXPECT_EQ(std::count(without.begin(), without.end(), "source"), 0);
+  EXPECT_EQ(without.size() + 1, with.size());  // the other columns alike
 }
 
 TEST(SampleCsv, RejectsBadCurvePoints) {

@@ -61,22 +61,24 @@ TEST(LayerTimings, ReadsTheBenchFormatAndRejectsBadRows) {
   EXPECT_EQ(models::layer_of(t[1]).params, 400 * 120 + 120);
   EXPECT_EQ(models::layer_of(t[0]).flops, 2.0 * 3 * 3 * 3 * 16 * 32 * 32);
 
-  auto expect_error = [&](const std::string& row, const std::string& needle) {
+  // Each error names the file, the row's line and the column to fix.
+  auto expect_error = [&](const std::string& row, const std::string& field) {
     auto bad = dir / "bad.csv";
     std::ofstream(bad) << kHeader << row;
     try {
       io::read_layer_timings(bad.string());
       FAIL() << "expected InputError for " << row;
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("bad.csv:2"), std::string::npos) << e.what();
+      EXPECT_EQ(e.file(), bad.string()) << e.what();
+      EXPECT_EQ(e.line(), 2) << e.what();
+      EXPECT_EQ(e.field(), field) << e.what();
     }
   };
   expect_error("conv,8,3,16,3,1,1,32,32,0,0,-1\n", "time_s");
   expect_error("conv,8,3,16,3,1,1,32,32,0,0,nan\n", "time_s");
-  expect_error("lstm,8,3,16,3,1,1,32,32,0,0,0.1\n", "unknown layer kind 'lstm'");
+  expect_error("lstm,8,3,16,3,1,1,32,32,0,0,0.1\n", "kind");  // an unknown layer kind
   expect_error("linear,8,0,0,0,1,0,0,0,0,10,0.1\n", "in_features");
-  expect_error("conv,8,3,16,9,1,0,4,4,0,0,0.1\n", "larger than the padded input");
+  expect_error("conv,8,3,16,9,1,0,4,4,0,0,0.1\n", "kernel");  // larger than the padded input
 }
 
 TEST(LayerTimeModel, MlpLearnsALawfulTimingSurface) {
@@ -126,7 +128,15 @@ TEST(LayerTimeEval, ScoresLayersAndANetworkAgainstItsSamples) {
   ASSERT_EQ(n.rows.size(), 2u);  // batches 32 and 64, single-worker samples only
   EXPECT_EQ(n.rows[0].samples, 2);
   EXPECT_NEAR(n.rows[0].measured_s, 2.2 * 32 / 1000, 1e-12);  // the median of two is the upper one here
-  EXPECT_NE(scoring::format_layer_times(rep).find("lenet5"), std::string::npos);
+  // The JSON that `evaluate --layer-timings --json` prints carries the network and its rows.
+  const auto j = nlohmann::json::parse(scoring::layer_times_json(rep));
+  ASSERT_EQ(j["networks"].size(), 1u);
+  EXPECT_EQ(j["networks"][0]["network"], "lenet5");
+  ASSERT_EQ(j["networks"][0]["rows"].size(), 2u);
+  EXPECT_EQ(j["networks"][0]["rows"][0]["samples"], 2);
+  EXPECT_EQ(j["networks"][0]["rows"][0]["measured_s"].get<double>(), n.rows[0].measured_s);
+  EXPECT_EQ(j["cv"].size(), 2u);
+  EXPECT_FALSE(scoring::format_layer_times(rep).empty());
   EXPECT_THROW(scoring::evaluate_layer_times(lawful_timings(6, 5), {}, 5, 1), InputError);  // too few layers
 }
 

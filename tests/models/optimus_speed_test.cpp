@@ -81,10 +81,10 @@ TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
   EXPECT_LT(j[0]["in_sample_mre"].get<double>(), 1e-4);
   auto bad = tptest::run_cli("speed --data " + path + " --model nosuch");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("toy"), std::string::npos) << bad.err;
+  EXPECT_TRUE(tptest::names_input_error(bad.err, path, 0, "model", {"'nosuch'", "toy"}));  // and the models there are
   auto none = tptest::run_cli("speed --data " + path + " --mode async");
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_NE(none.err.find("no async rows"), std::string::npos) << none.err;
+  EXPECT_TRUE(tptest::names_input_error(none.err, path, 0, "mode", {"async", "'toy'"}));
 }
 
 TEST(OptimusSpeed, FitsTheSharedDl2Table) {

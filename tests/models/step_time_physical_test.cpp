@@ -78,8 +78,8 @@ TEST(StepTimePhysical, UsesAndReportsPriorWhenAllSamplesOnOneNode) {
   auto set = synthetic(4);
   m.fit(set);
   EXPECT_LT(max_rel_error(m, set), 1e-3);
-  EXPECT_NE(m.describe().find("inter-node term not identifiable"), std::string::npos) << m.describe();
-  // Prior: the intra-node bytes over the slower inter-node link.
+  // The inter-node term is not identifiable from one node: a prior, the
+  // intra-node bytes over the slower inter-node link.
   HardwareSpec hw;
   EXPECT_NEAR(m.terms().k_inter, m.terms().k_intra * hw.intra_node_bytes_per_s / hw.inter_node_bytes_per_s, 1e-12);
   EXPECT_GT(m.step_time(64, 8, 2), m.step_time(64, 4, 1));
@@ -91,7 +91,6 @@ TEST(StepTimePhysical, ModelBytesPriorIsUsedWhenGiven) {
   AllreducePhysicalModel m(p);
   m.fit(synthetic(4));
   EXPECT_NEAR(m.terms().k_inter, 100e6 / p.hardware.inter_node_bytes_per_s, 1e-12);
-  EXPECT_NE(m.describe().find("model_bytes"), std::string::npos);
 }
 
 TEST(StepTimePhysical, UnknownDatasetSizeIsAbsorbed) {
@@ -99,7 +98,7 @@ TEST(StepTimePhysical, UnknownDatasetSizeIsAbsorbed) {
   auto set = synthetic(8, /*with_n=*/false);
   m.fit(set);
   EXPECT_LT(max_rel_error(m, set), 1e-3);
-  EXPECT_NE(m.describe().find("absorbed"), std::string::npos);
+  EXPECT_EQ(m.dataset_size(), 1.0);  // N absorbed into the parameters
 }
 
 TEST(StepTimePhysical, SingleWorkerSamplesLeaveSyncToPriors) {
@@ -108,7 +107,8 @@ TEST(StepTimePhysical, SingleWorkerSamplesLeaveSyncToPriors) {
   AllreducePhysicalModel m(p);
   m.fit(synthetic(1));
   EXPECT_NEAR(m.terms().gamma, 1.0, 1e-12);
-  EXPECT_NE(m.describe().find("intra-node term not identifiable"), std::string::npos);
+  // Neither sync term is identifiable from one worker: both from the model_bytes prior.
+  EXPECT_NEAR(m.terms().k_inter, 50e6 / p.hardware.inter_node_bytes_per_s, 1e-12);
   EXPECT_NEAR(m.terms().k_intra, 50e6 / p.hardware.intra_node_bytes_per_s, 1e-12);
 }
 
@@ -121,13 +121,12 @@ TEST(StepTimePhysical, SingleWorkerSamplesOfAKnownNetworkTakeBytesFromItsGraph) 
   HardwareSpec hw;
   EXPECT_NEAR(m.terms().k_intra, 4 * 25557032.0 / hw.intra_node_bytes_per_s, 1e-12);
   EXPECT_NEAR(m.terms().k_inter, 4 * 25557032.0 / hw.inter_node_bytes_per_s, 1e-12);
-  EXPECT_NE(m.describe().find("layer graph of resnet50"), std::string::npos) << m.describe();
-  // An unknown network leaves sync free, and says so.
+  // An unknown network leaves sync free.
   for (auto& s : set.samples) s.model = "my-net";
   AllreducePhysicalModel u;
   u.fit(set);
   EXPECT_EQ(u.terms().k_intra, 0);
-  EXPECT_NE(u.describe().find("assumed free"), std::string::npos);
+  EXPECT_EQ(u.terms().k_inter, 0);
 }
 
 TEST(StepTimePhysical, RejectsEmptyAndBadSamples) {

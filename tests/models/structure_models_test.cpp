@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -139,7 +140,13 @@ TEST(Paleo, ModelsFindTheNetworkFromTheSamples) {
   analytic.fit(s);
   EXPECT_EQ(analytic.network().name, "resnet18-cifar");
   EXPECT_GT(analytic.predict(64, 2, 1), 0);
-  EXPECT_NE(analytic.describe().find("unrecorded hardware"), std::string::npos) << analytic.describe();
+  EXPECT_FALSE(analytic.hardware_matches_datasheet());  // the samples do not say where they ran
+  auto on_t4 = s;
+  for (auto& x : on_t4.samples) x.hardware = "Tesla T4";
+  PaleoModel t4;
+  t4.fit(on_t4);
+  EXPECT_TRUE(t4.hardware_matches_datasheet());
+  EXPECT_EQ(t4.predict(64, 2, 1), analytic.predict(64, 2, 1));  // the datasheet either way
   PaleoParams p;
   p.calibrate = true;
   PaleoModel fitted(p);
@@ -147,7 +154,9 @@ TEST(Paleo, ModelsFindTheNetworkFromTheSamples) {
   double err = 0;
   for (const auto& x : s.samples) err += std::abs(fitted.predict(x.batch, x.workers, x.nodes) / x.epoch_time_s - 1);
   EXPECT_LT(err / s.size(), 0.1);
-  EXPECT_NE(fitted.describe().find("multi-node"), std::string::npos);  // that sync term is a prior
+  // No multi-node sample: that sync term keeps its datasheet value (factor 1), a prior.
+  EXPECT_EQ(fitted.factors().f[3], 1.0);
+  EXPECT_EQ(fitted.factors().notes.size(), 1u);
 
   auto unknown = s;
   for (auto& x : unknown.samples) x.model = "my-net";
@@ -155,8 +164,11 @@ TEST(Paleo, ModelsFindTheNetworkFromTheSamples) {
     analytic.fit(unknown);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("no layer graph for model 'my-net'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("resnet50"), std::string::npos) << e.what();
+    // Names the samples' file and column, the unknown network and the known ones.
+    EXPECT_EQ(e.file(), "fixture.csv") << e.what();
+    EXPECT_EQ(e.field(), "model") << e.what();
+    EXPECT_NE(e.message().find("'my-net'"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("resnet50"), std::string::npos) << e.what();
   }
   auto no_size = s;
   no_size.dataset_size.reset();
@@ -194,14 +206,24 @@ TEST(CrossModel, LeaveOneNetworkOutOnThePolluxTraces) {
     EXPECT_LT(t.mre.at("paleo-fit (own rows, cv)"), t.mre.at("paleo")) << t.trace;
     EXPECT_LT(t.mre.at("horus-xgb-residual"), t.mre.at("horus-xgb")) << t.trace;
   }
-  EXPECT_NE(scoring::format_cross_model(rep).find("resnet50"), std::string::npos);
+  // The JSON that `evaluate --cross-model --json` prints carries every trace's network and scores.
+  const auto j = nlohmann::json::parse(scoring::cross_model_json(rep));
+  EXPECT_EQ(j["traces"]["imagenet"]["network"], "resnet50");
+  for (const auto& t : rep.traces)
+    for (const auto& m : rep.methods) EXPECT_EQ(j["traces"][t.trace]["mre"][m].get<double>(), t.mre.at(m)) << t.trace;
+  EXPECT_FALSE(scoring::format_cross_model(rep).empty());
 }
 
 TEST(NetworkCli, ListsNetworksAndBreaksAStepDownByLayerKind) {
-  auto list = tptest::run_cli("network");
+  ASSERT_EQ(tptest::run_cli("network").exit_code, 0);
+  auto list = tptest::run_cli("network --json");
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_NE(list.out.find("resnet50"), std::string::npos);
-  EXPECT_NE(list.out.find("cifar10"), std::string::npos);  // the workload that maps to resnet18-cifar
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& n : nlohmann::json::parse(list.out)) by_name[n["network"].get<std::string>()] = n;
+  ASSERT_TRUE(by_name.count("resnet50")) << list.out;
+  EXPECT_EQ(by_name["resnet50"]["params"].get<double>(), resnet50().params());
+  ASSERT_TRUE(by_name.count("resnet18-cifar")) << list.out;
+  EXPECT_EQ(by_name["resnet18-cifar"]["workloads"], nlohmann::json::array({"cifar10"}));  // the workload that maps to it
 
   auto r = tptest::run_cli("network imagenet --batch 64 --workers 8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -222,13 +244,16 @@ TEST(NetworkCli, ListsNetworksAndBreaksAStepDownByLayerKind) {
   auto jf = nlohmann::json::parse(fast.out);
   EXPECT_NEAR(jf["terms"]["compute"].get<double>(), j["terms"]["compute"].get<double>() / 2, 1e-12);
   EXPECT_EQ(jf["terms"]["memory"], j["terms"]["memory"]);
-  EXPECT_NE(jf["hardware"].get<std::string>().find("16.2 TFLOP/s"), std::string::npos) << jf["hardware"];
+  // compute = 3 b F / (peak * efficiency): the peak asked for.
+  EXPECT_NEAR(3 * jf["batch"].get<double>() * jf["flops_per_example"].get<double>() /
+                  (jf["terms"]["compute"].get<double>() * jf["efficiency"].get<double>()),
+              16.2e12, 1e3);
   EXPECT_EQ(tptest::run_cli("network imagenet --peak-tflops -1").exit_code, 2);
   EXPECT_EQ(tptest::run_cli("network imagenet --efficiency 1.5").exit_code, 2);
 
   auto bad = tptest::run_cli("network no-such-net");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("no layer graph for 'no-such-net'"), std::string::npos) << bad.err;
+  EXPECT_TRUE(tptest::names_input_error(bad.err, "", 0, "", {"'no-such-net'", "resnet50"}));
 }
 
 // A user's own network as JSON gives the same costs as the built-in graph.

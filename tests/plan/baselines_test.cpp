@@ -38,8 +38,8 @@ TEST(Baselines, LbBspTakesTheLargestBatchThatFits) {
   auto m = fits_up_to_64();
   auto r = make_planner("lb-bsp")->plan(m, problem({16, 32, 64, 128, 256}));
   EXPECT_EQ(r.method, "lb-bsp");
-  EXPECT_EQ(r.best.config, (Config{64, 1, 5}));
-  EXPECT_NE(r.note.find("64"), std::string::npos);
+  EXPECT_EQ(r.best.config, (Config{64, 1, 5}));  // the batch it fixed
+  EXPECT_FALSE(r.note.empty());                   // and says so
 }
 
 TEST(Baselines, CynthiaFixesTheBatchNearest32AndSearchesWorkers) {
@@ -77,8 +77,10 @@ TEST(Baselines, BoPicksTheBatchWithTheBestFinalMetric) {
   o.bo.iterations = 10;  // the whole list
   auto p = problem({16, 32, 64, 128, 256, 512}, 0.6);
   auto r = make_planner("bo", o)->plan(m, p);
+  EXPECT_EQ(r.method, "bo");
   EXPECT_EQ(r.best.config.batch, 64);
-  EXPECT_NE(r.note.find("chosen by BO"), std::string::npos);
+  EXPECT_GT(r.evaluations, 0);
+  EXPECT_FALSE(r.note.empty());
   // The cheapest (r, e) for that batch: one worker (perfect scaling, tie -> fewer workers).
   EXPECT_EQ(r.best.config.workers, 1);
   EXPECT_TRUE(meets(r.best.metric, 0.6, MetricDirection::kMax));

@@ -154,9 +154,14 @@ TEST(EarlyStop, PlanCliPrintsBudgetAndExpectationAndRejectsBaselines) {
   EXPECT_EQ(j["early_stop"]["budget_rule"], "deadline");
   EXPECT_LE(j["early_stop"]["expected"]["epochs"].get<int>(), j["choice"]["epochs"].get<int>());
   EXPECT_LE(j["early_stop"]["expected"]["cost_worker_s"].get<double>(), j["choice"]["cost_worker_s"].get<double>());
-  auto text = tptest::run_cli(base + " --early-stop");
-  ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("stop as soon as the validation metric"), std::string::npos) << text.out;
+  // On the point predictions too (no confidence), the run stops at the target.
+  auto point = tptest::run_cli(base + " --early-stop --json");
+  ASSERT_EQ(point.exit_code, 0) << point.err;
+  auto jp = nlohmann::json::parse(point.out);
+  EXPECT_EQ(jp["method"], "coconfig-early-stop");
+  EXPECT_EQ(jp["early_stop"]["budget_epochs"], jp["choice"]["epochs"]);
+  EXPECT_LE(jp["early_stop"]["expected"]["epochs"].get<int>(), jp["choice"]["epochs"].get<int>());
+  EXPECT_EQ(tptest::run_cli(base + " --early-stop").exit_code, 0);
   auto by_target = tptest::run_cli(base + " --confidence 0.9 --early-stop --early-stop-budget target --json");
   ASSERT_EQ(by_target.exit_code, 0) << by_target.err;
   auto jt = nlohmann::json::parse(by_target.out);
@@ -165,5 +170,5 @@ TEST(EarlyStop, PlanCliPrintsBudgetAndExpectationAndRejectsBaselines) {
   EXPECT_EQ(jt["early_stop"]["expected"]["epochs"], j["early_stop"]["expected"]["epochs"]);
   auto bad = tptest::run_cli(base + " --early-stop --method lb-bsp");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
-  EXPECT_NE(bad.err.find("--early-stop"), std::string::npos) << bad.err;
+  EXPECT_TRUE(tptest::names_input_error(bad.err, "", 0, "", {"--early-stop", "--method"}));
 }

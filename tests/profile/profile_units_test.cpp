@@ -43,6 +43,16 @@ TEST(ProfileOutput, RanksPrefixedLinesStillParse) {
 }
 
 TEST(ProfileOutput, ProblemsAreNamed) {
+  // None of these outputs is usable: no epoch with a time was counted.
+  for (const char* out : {"hello\nworld\n", "{\"event\":\"done\"}\n", "{\"event\":\"epoch\",\"epoch_time_s\":-1}\n"}) {
+    auto o = parse_trial_output(out);
+    EXPECT_EQ(o.epochs_reported, 0) << out;
+    EXPECT_FALSE(o.mean_epoch_time_s.has_value()) << out;
+    EXPECT_FALSE(o.problem.empty()) << out;
+  }
+  EXPECT_TRUE(parse_trial_output("{\"event\":\"done\"}\n").saw_done);
+  EXPECT_TRUE(parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5}\n").problem.empty());
+  // The problem names what the trainer's output lacked.
   EXPECT_NE(parse_trial_output("hello\nworld\n").problem.find("no JSON lines"), std::string::npos);
   EXPECT_NE(parse_trial_output("{\"event\":\"done\"}\n").problem.find("no {\"event\":\"epoch\""), std::string::npos);
   EXPECT_NE(parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":-1}\n").problem.find("finite positive"),
