@@ -85,6 +85,11 @@ class ConformalMetricModel : public models::MetricModel {
   // The bin key of a query under the full fit: its slope or its prediction.
   double bin_key(double batch, int workers, double epochs) const;
   static constexpr double kSlopeStep = uncertainty::kSlopeStep;
+  // The fitted rules, and why any of them is off (one line each).
+  const RunGapRule& run_gap_rule() const { return run_gap_; }
+  const BetweenSamplesRule& between_rule() const { return between_; }
+  const BeyondRule& beyond_rule() const { return beyond_; }
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   // The side of an interval or bound that plans read: lower for a metric to maximise.

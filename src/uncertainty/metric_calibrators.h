@@ -87,6 +87,8 @@ class RunGapRule {
            std::vector<std::string>& notes);
   // The gap bin of a query on a measured run; nullptr elsewhere.
   const ConformalResiduals* at(const MeasuredRuns& runs, double batch, int workers, double epochs) const;
+  bool active() const { return !bins_.empty(); }
+  const BinnedResiduals& bins() const { return bins_; }
   std::string describe() const;
 
  private:
@@ -108,6 +110,8 @@ class BetweenSamplesRule {
   std::optional<double> scale(const MeasuredRuns& runs, const models::MetricModel& m, double y, double batch,
                               int workers, double epochs) const;
   const ConformalResiduals& scaled() const { return scaled_; }
+  bool active() const { return scaled_.size() > 0; }
+  double slope_floor() const { return slope_floor_; }  // s0
   std::string describe() const;
 
  private:
@@ -127,6 +131,9 @@ class BeyondRule {
            std::vector<std::string>& notes);
   // The half-width at `epochs` past the last sampled epoch; nullopt elsewhere.
   std::optional<double> rank(double epochs, const ResidualRank& rank) const;
+  bool active() const { return scaled_.size() > 0; }
+  const ConformalResiduals& scaled() const { return scaled_; }
+  double last_sampled_epoch() const { return last_sampled_epoch_; }
   std::string describe() const;
 
  private:

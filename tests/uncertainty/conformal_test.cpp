@@ -123,7 +123,8 @@ TEST(Conformal, MetricIntervalCoverageOnSyntheticSurface) {
     inside += *x.metric >= iv->lo && *x.metric <= iv->hi;
   }
   EXPECT_NEAR(double(inside) / test.size(), 0.9, 0.07);
-  EXPECT_NE(m->describe().find("conformal"), std::string::npos);
+  const auto& c = dynamic_cast<const uncertainty::ConformalMetricModel&>(*m);
+  EXPECT_EQ(c.residuals().size(), 300u);  // every sample held out once
 }
 
 TEST(Conformal, QuantileUsesTheConformalRank) {
@@ -372,15 +373,16 @@ TEST(Conformal, WithinRunRuleCoversTheErrorBetweenARunsSamples) {
         EXPECT_TRUE(lo.has_value());
         in += AnchoredErrModel::truth(b, e) >= *lo, ++n;
       }
-    return std::make_pair(double(in) / n, m->describe());
+    return std::make_pair(double(in) / n,
+                          dynamic_cast<const uncertainty::ConformalMetricModel&>(*m).run_gap_rule().active());
   };
-  auto [without, d0] = score(0);
-  auto [with, d3] = score(3);
+  auto [without, gap_rule_0] = score(0);
+  auto [with, gap_rule_3] = score(3);
   // Measured: 0.072 without (about the sampled epochs alone), 0.966 with.
   EXPECT_LT(without, 0.3);
   EXPECT_GT(with, 0.85);
-  EXPECT_NE(d3.find("within-run"), std::string::npos) << d3;
-  EXPECT_EQ(d0.find("within-run"), std::string::npos) << d0;
+  EXPECT_TRUE(gap_rule_3);
+  EXPECT_FALSE(gap_rule_0);
 }
 
 // The within-run gap rule only ever widens, and only on measured runs (the
@@ -447,8 +449,8 @@ TEST(Conformal, BetweenRuleAppliesOnlyStrictlyBetweenARunsSampledEpochs) {
     auto a = m_off->predict_interval(b, 1, 10, 0.9), c = m_on->predict_interval(b, 1, 10, 0.9);
     EXPECT_DOUBLE_EQ(a->hi, c->hi);
   }
-  EXPECT_NE(m_on->describe().find("between two sampled epochs"), std::string::npos) << m_on->describe();
-  EXPECT_EQ(m_off->describe().find("between two sampled epochs"), std::string::npos);
+  EXPECT_TRUE(dynamic_cast<const uncertainty::ConformalMetricModel&>(*m_on).between_rule().active());
+  EXPECT_FALSE(dynamic_cast<const uncertainty::ConformalMetricModel&>(*m_off).between_rule().active());
 }
 
 // A model flat in epochs gives every slope 0: nothing to scale by, so the
@@ -462,8 +464,9 @@ TEST(Conformal, BetweenRuleIsOffForAModelFlatInEpochs) {
   auto train = sampled_runs(120, 26);
   auto m = uncertainty::with_conformal_metric([] { return std::make_unique<Flat>(); });
   m->fit(train);
-  EXPECT_NE(m->describe().find("flat in epochs between samples"), std::string::npos) << m->describe();
-  EXPECT_EQ(m->describe().find("between two sampled epochs"), std::string::npos);
+  const auto& c = dynamic_cast<const uncertainty::ConformalMetricModel&>(*m);
+  EXPECT_EQ(c.between_rule().slope_floor(), 0.0);
+  EXPECT_FALSE(c.between_rule().active());
   const auto& x = train.samples.front();
   auto iv = m->predict_interval(x.batch, x.workers, x.epochs + 0.5, 0.9);
   ASSERT_TRUE(iv);
@@ -572,8 +575,8 @@ TEST(Conformal, BeyondRuleWidensBothEndsOnlyPastEverySample) {
   EXPECT_LT(double(in_off) / n, 0.1);
   EXPECT_GT(double(in_on) / n, 0.9);
   EXPECT_GT(lowered, n / 2);
-  EXPECT_NE(m_on->describe().find("past the last sampled epoch of every run"), std::string::npos) << m_on->describe();
-  EXPECT_EQ(m_off->describe().find("past the last sampled epoch of every run"), std::string::npos);
+  EXPECT_TRUE(dynamic_cast<const uncertainty::ConformalMetricModel&>(*m_on).beyond_rule().active());
+  EXPECT_FALSE(dynamic_cast<const uncertainty::ConformalMetricModel&>(*m_off).beyond_rule().active());
 }
 
 // Too few samples in the latest third to rank: the rule stays off and says so.
@@ -584,7 +587,8 @@ TEST(Conformal, BeyondRuleIsOffWithTooFewLateSamples) {
   off.beyond_rule = false;
   auto m_on = uncertainty::with_conformal_metric(make), m_off = uncertainty::with_conformal_metric(make, off);
   m_on->fit(train), m_off->fit(train);
-  EXPECT_NE(m_on->describe().find("no beyond rule"), std::string::npos) << m_on->describe();
+  const auto& c_on = dynamic_cast<const uncertainty::ConformalMetricModel&>(*m_on);
+  EXPECT_FALSE(c_on.beyond_rule().active());
   auto a = m_off->predict_interval(40, 1, 80, 0.9), c = m_on->predict_interval(40, 1, 80, 0.9);
   ASSERT_TRUE(a && c);
   EXPECT_DOUBLE_EQ(a->lo, c->lo);
