@@ -50,8 +50,10 @@ void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
 
 namespace {
 
-plan::PlannerOptions planner_options(const PlanQuery& q) {
+plan::PlannerOptions planner_options(const PlanQuery& q, const PlanOutcome& o) {
   plan::PlannerOptions opts;
+  opts.point_model = o.point_model;
+  opts.early_stop_budget = q.early_stop_budget;
   opts.search = q.search;
   opts.seed = q.seed;
   opts.alternatives = q.alternatives;
@@ -61,22 +63,22 @@ plan::PlannerOptions planner_options(const PlanQuery& q) {
   return opts;
 }
 
-// Runs the method (or, with early_stop, the early-stop search: budget from the
+// Runs the method (with early_stop, coconfig-early-stop: budget from the
 // planned model, expected cost from the point model) into o.result. An
 // infeasible problem is reported with the model's name and, with a frontier,
 // what each longer deadline would cost.
 void search(PlanOutcome& o, const PlanQuery& q) {
-  const auto planner = plan::make_planner(q.method, planner_options(q));
+  const auto planner = plan::make_planner(q.early_stop ? "coconfig-early-stop" : q.method, planner_options(q, o));
   if (q.frontier) o.frontier = plan::cost_time_frontier(*o.model, o.problem);
   try {
+    o.result = planner->plan(*o.model, o.problem);
     if (q.early_stop) {
-      o.early_stop = plan::plan_early_stop(*o.point_model, *o.model, o.problem, q.alternatives, q.early_stop_budget);
-      o.result.method = "coconfig-early-stop";
-      o.result.evaluations = o.early_stop->evaluations;
-      o.result.best = o.early_stop->best.budget;
-      for (const auto& c : o.early_stop->alternatives) o.result.alternatives.push_back(c.budget);
-    } else {
-      o.result = planner->plan(*o.model, o.problem);
+      plan::EarlyStopPlan es;
+      es.evaluations = o.result.evaluations;
+      es.best = {o.result.best, o.result.expected.at(0)};
+      for (size_t i = 0; i < o.result.alternatives.size(); ++i)
+        es.alternatives.push_back({o.result.alternatives[i], o.result.expected.at(i + 1)});
+      o.early_stop = es;
     }
   } catch (const InfeasibleError& e) {
     std::string msg = fmt::format("{}\n  model: {}", e.what(), o.model->name());

@@ -243,21 +243,22 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
           plan::PlannerOptions o;
           o.seed = a.seed;
           o.alternatives = 0;
+          // Early stop: budget from the planned (pessimistic) side, cost from the point predictions.
+          o.point_model = masked_point;
+          o.early_stop_budget = budget_rule;
           std::string base = method;
-          if (method.rfind("coconfig-", 0) == 0) base = "coconfig", o.search = method.substr(9);
+          if (method == "coconfig-tabu" || method == "coconfig-exhaustive") base = "coconfig", o.search = method.substr(9);
           experiments::Judgement j;
           try {
-            if (method == "coconfig-early-stop") {
-              // Budget from the planned (pessimistic) side, cost from the point predictions.
-              auto es = plan::plan_early_stop(*masked_point, *masked, p, 0, budget_rule);
-              j = experiments::judge_early_stop(*truth, p, es.best.budget.config, es.best.expected.cost,
-                                         scen[i].optimum.cost);
-            } else {
-              auto planned = plan::make_planner(base, o)->plan(*masked, p);
-              j = a.early_stop ? experiments::judge_early_stop(*truth, p, planned.best.config, planned.best.cost,
-                                                        scen[i].optimum.cost)
-                               : experiments::judge(*truth, p, planned, scen[i].optimum.cost);
-            }
+            auto planned = plan::make_planner(base, o)->plan(*masked, p);
+            if (method == "coconfig-early-stop")
+              j = experiments::judge_early_stop(*truth, p, planned.best.config, planned.expected.at(0).cost,
+                                                scen[i].optimum.cost);
+            else if (a.early_stop)
+              j = experiments::judge_early_stop(*truth, p, planned.best.config, planned.best.cost,
+                                                scen[i].optimum.cost);
+            else
+              j = experiments::judge(*truth, p, planned, scen[i].optimum.cost);
           } catch (const InfeasibleError& e) {
             j.planned = false;
             j.error = e.what();

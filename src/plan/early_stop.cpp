@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "plan/diagnose.h"
 #include "plan/objective.h"
+#include "plan/planner.h"
 
 namespace trainplan::plan {
 
@@ -65,5 +66,35 @@ int stopped_epochs(const models::PerformanceModel& m, const PlanProblem& p, cons
     if (auto v = m.metric(c.batch, c.workers, e); v && meets(*v, p.target, m.direction())) return e;
   return c.epochs;
 }
+
+namespace {
+
+// Stopping at the target as a Planner: feasibility and budgets on the model
+// it is given (the planned side), expected cost on opts.point_model.
+class EarlyStopPlanner : public Planner {
+ public:
+  explicit EarlyStopPlanner(const PlannerOptions& o) : o_(o) {
+    if (!o_.point_model) throw InputError("coconfig-early-stop needs the point model (PlannerOptions::point_model)");
+  }
+  std::string name() const override { return "coconfig-early-stop"; }
+  PlanResult plan(const models::PerformanceModel& safe, const PlanProblem& p) const override {
+    const EarlyStopPlan es = plan_early_stop(*o_.point_model, safe, p, o_.alternatives, o_.early_stop_budget);
+    PlanResult r;
+    r.method = name();
+    r.evaluations = es.evaluations;
+    r.best = es.best.budget;
+    r.expected.push_back(es.best.expected);
+    for (const auto& c : es.alternatives) r.alternatives.push_back(c.budget), r.expected.push_back(c.expected);
+    return r;
+  }
+
+ private:
+  PlannerOptions o_;
+};
+
+PlannerRegistrar reg(60, "coconfig-early-stop", [](const PlannerOptions& o) { return std::make_unique<EarlyStopPlanner>(o); },
+                     PlannerListing::kUnlisted);
+
+}  // namespace
 
 }  // namespace trainplan::plan

@@ -47,6 +47,7 @@ struct RegisteredPlanner {
   int order;
   std::string method;
   PlannerFactory make;
+  PlannerListing listing;
 };
 
 std::vector<RegisteredPlanner>& planner_registry() {
@@ -58,15 +59,17 @@ PlannerRegistrar joint_search(10, "coconfig", [](const PlannerOptions& o) { retu
 
 }  // namespace
 
-PlannerRegistrar::PlannerRegistrar(int order, const std::string& method, PlannerFactory make) {
+PlannerRegistrar::PlannerRegistrar(int order, const std::string& method, PlannerFactory make,
+                                   PlannerListing listing) {
   auto& r = planner_registry();
-  r.push_back({order, method, std::move(make)});
+  r.push_back({order, method, std::move(make), listing});
   std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
 }
 
 std::vector<std::string> planner_names() {
   std::vector<std::string> out;
-  for (const auto& p : planner_registry()) out.push_back(p.method);
+  for (const auto& p : planner_registry())
+    if (p.listing == PlannerListing::kListed) out.push_back(p.method);
   return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include "models/performance_model.h"
 #include "numerics/gaussian_process.h"
+#include "plan/early_stop.h"
 #include "plan/problem.h"
 #include "plan/tabu.h"
 
@@ -44,6 +45,11 @@ struct PlannerOptions {
   uint64_t seed = 1;
   int manual_tries = 60;        // the paper: 60 or more manual tries
   BoParams bo;
+  // coconfig-early-stop (plan/early_stop.h): the model whose expected cost
+  // ranks the cells (the point predictions; the planned model decides which
+  // cells are feasible), and how much budget a feasible cell gets.
+  std::shared_ptr<const models::PerformanceModel> point_model;
+  EarlyStopBudget early_stop_budget = EarlyStopBudget::kDeadline;
 };
 
 class Planner {
@@ -57,14 +63,18 @@ class Planner {
 // `method` is one of planner_names(); throws InputError otherwise, and for an
 // unknown opts.search.
 std::unique_ptr<Planner> make_planner(const std::string& method, const PlannerOptions& opts = {});
-// The registered methods, in registration order.
+// The methods a user chooses with --method, in registration order. The
+// early-stop search (coconfig-early-stop) is registered but chosen by
+// --early-stop, so it is not listed.
 std::vector<std::string> planner_names();
 
 // Static registration, at namespace scope in the planner's .cpp file (one
 // file per method): `order` sorts planner_names(), and so help texts.
 using PlannerFactory = std::function<std::unique_ptr<Planner>(const PlannerOptions&)>;
+enum class PlannerListing { kListed, kUnlisted };
 struct PlannerRegistrar {
-  PlannerRegistrar(int order, const std::string& method, PlannerFactory make);
+  PlannerRegistrar(int order, const std::string& method, PlannerFactory make,
+                   PlannerListing listing = PlannerListing::kListed);
 };
 
 // Exhaustive search over workers and epochs with the batch fixed, labelled

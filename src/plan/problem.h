@@ -33,6 +33,10 @@ struct PlanResult {
   std::vector<Candidate> alternatives;  // next best, distinct (batch, workers), best first
   long evaluations = 0;                 // (batch, workers) cells evaluated
   std::string note;                     // what the method fixed (e.g. "batch fixed at 32")
+  // A run that stops at the target (coconfig-early-stop): the run the point
+  // model expects for `best`, then for each alternative; `best` and
+  // `alternatives` hold the budgets. Empty for fixed-epoch methods.
+  std::vector<Candidate> expected;
 };
 
 // Throws InputError when the problem is malformed (no batches, deadline <= 0, ...).
