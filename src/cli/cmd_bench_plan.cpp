@@ -88,14 +88,12 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("!--no-measured-bounds", a->o.measured_bounds,
                 "With --confidence, plan on the intervals alone, without holding the pessimistic side to the "
-                "sampled trials of each configuration (the benchmark before 2026-11-23's fifth session)");
+                "sampled trials of each configuration");
   cmd->add_flag("!--no-misfit-shift", a->o.misfit_shift,
                 "With measured bounds, do not shift the pessimistic side at a measured configuration by the point "
-                "model's optimistic misfit at its later trials (uncertainty/measured_bounds.h; the benchmark before "
-                "2026-11-25's nineteenth session)");
+                "model's optimistic misfit at its later trials (uncertainty/measured_bounds.h)");
   cmd->add_flag("!--no-curves", a->o.curves,
-                "Record only each trial's final metric, as the paper's samples do (the benchmark before 2026-11-25's "
-                "twentieth session). By default each configuration's learning curve is also recorded up to its "
+                "Record only each trial's final metric, as the paper's samples do. By default each configuration's learning curve is also recorded up to its "
                 "longest trial (the best metric after every epoch, as `trainplan profile` reads a trial's epoch "
                 "lines); models are fitted on the trials alone either way, and with --confidence the planned side "
                 "is also held to the curve points");

@@ -31,8 +31,7 @@ struct PlanBenchmarkOptions {
   // best metric after every epoch, replay::SamplingPlan::record_curves), as
   // `trainplan profile` does. Fits use the trials alone; with measured_bounds
   // the planned side is also held to the curve points. false: the paper's
-  // samples, each trial's final metric only (the benchmark before
-  // 2026-11-25's twentieth session).
+  // samples, each trial's final metric only.
   bool curves = true;
 };
 
