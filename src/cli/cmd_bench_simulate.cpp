@@ -48,7 +48,8 @@ std::map<std::string, double> published(const std::string& root, const std::stri
   return out;
 }
 
-void run_bench(const BenchSimArgs& a) {
+// The experiment the bench runs, from the options (defaults: the Pollux artifact's settings).
+sim::ExperimentOptions experiment_options(const BenchSimArgs& a) {
   sim::ExperimentOptions eo;
   eo.sim.restart_delay = a.restart_delay;
   eo.sim.interval = a.interval;
@@ -60,6 +61,108 @@ void run_bench(const BenchSimArgs& a) {
   eo.policy.coconfig_min_gain = a.min_gain;
   eo.oracle = !a.fitted;
   eo.time_model = a.time_model;
+  return eo;
+}
+
+// Average JCT by policy, then by workload ("workload-N").
+using JctTable = std::map<std::string, std::map<std::string, double>>;
+
+// Our average JCT under each policy on each workload at one load (progress on stderr).
+JctTable simulate_load(sim::Experiment& ex, const sim::AppSet& apps, const std::string& data, const std::string& load,
+                       const std::vector<std::string>& policies, const std::vector<std::string>& wls) {
+  JctTable ours;
+  for (const auto& w : wls) {
+    fs::path file = fs::path(data) / "workloads" / ("pollux-" + load) / ("workload-" + w + ".csv");
+    auto jobs = sim::jobs_from_workload(file.string(), apps, 1.0, 64);
+    for (const auto& p : policies) {
+      std::cerr << fmt::format("\rload {} workload {} {}        ", load, w, p) << std::flush;
+      ours[p]["workload-" + w] = sim::summarize(ex.run(p, jobs)).avg_jct;
+    }
+  }
+  std::cerr << "\r" << std::string(40, ' ') << "\r";
+  return ours;
+}
+
+// Per policy over a load's workloads: the mean of our JCTs, and the sum and
+// count of the published ones.
+struct LoadMeans {
+  std::map<std::string, double> ours, theirs;
+  std::map<std::string, int> n_theirs;
+};
+
+// One row per workload, ours / published for each policy (text unless
+// --json; into jl["workloads"] always), summed into the means.
+LoadMeans workload_rows(const BenchSimArgs& a, const std::vector<std::string>& policies,
+                        const std::vector<std::string>& wls, JctTable& ours, JctTable& theirs, nlohmann::json& jl) {
+  LoadMeans m;
+  for (const auto& w : wls) {
+    std::string key = "workload-" + w;
+    if (!a.json) std::cout << fmt::format("{:<12}", key);
+    for (const auto& p : policies) {
+      double o = ours[p][key];
+      m.ours[p] += o / wls.size();
+      auto it = theirs[p].find(key);
+      if (it != theirs[p].end()) {
+        m.theirs[p] += it->second;
+        ++m.n_theirs[p];
+      }
+      if (!a.json)
+        std::cout << (it != theirs[p].end() ? fmt::format(" {:>9.0f} / {:>7.0f}", o, it->second)
+                                            : fmt::format(" {:>9.0f} / {:>7}", o, "-"));
+      jl["workloads"][key][p] = {{"ours", o}};
+      if (it != theirs[p].end()) jl["workloads"][key][p]["published"] = it->second;
+    }
+    if (!a.json) std::cout << "\n";
+  }
+  return m;
+}
+
+// The row of means, ours / published, and each policy's ratio.
+void mean_rows(const BenchSimArgs& a, const std::vector<std::string>& policies, LoadMeans& m, nlohmann::json& jl) {
+  if (!a.json) std::cout << fmt::format("{:<12}", "mean");
+  for (const auto& p : policies) {
+    double t = m.n_theirs[p] ? m.theirs[p] / m.n_theirs[p] : 0;
+    if (!a.json)
+      std::cout << (m.n_theirs[p] ? fmt::format(" {:>9.0f} / {:>7.0f}", m.ours[p], t)
+                                  : fmt::format(" {:>9.0f} / {:>7}", m.ours[p], "-"));
+    jl["mean"][p] = {{"ours", m.ours[p]}};
+    if (m.n_theirs[p]) {
+      jl["mean"][p]["published"] = t;
+      jl["mean"][p]["ratio"] = m.ours[p] / t;
+    }
+  }
+  if (!a.json) std::cout << "\n";
+  if (!a.json)
+    for (const auto& p : policies)
+      if (m.n_theirs[p]) std::cout << fmt::format("  {}: ours/published = {:.3f}\n", p, m.ours[p] / (m.theirs[p] / m.n_theirs[p]));
+}
+
+// Whether our tiresias/optimus ordering is the published one, and coconfig's
+// mean JCT against theirs.
+void policy_comparisons(const BenchSimArgs& a, LoadMeans& m, nlohmann::json& jl) {
+  auto& mean_ours = m.ours;
+  auto& mean_theirs = m.theirs;
+  auto& n_theirs = m.n_theirs;
+  if (mean_ours.count("tiresias") && mean_ours.count("optimus") && n_theirs["tiresias"] && n_theirs["optimus"]) {
+    bool pub = mean_theirs["tiresias"] / n_theirs["tiresias"] < mean_theirs["optimus"] / n_theirs["optimus"];
+    bool our = mean_ours["tiresias"] < mean_ours["optimus"];
+    jl["ordering_reproduced"] = pub == our;
+    if (!a.json)
+      std::cout << fmt::format("  ordering: published {} ; ours {} -> {}\n", pub ? "tiresias < optimus" : "optimus < tiresias",
+                               our ? "tiresias < optimus" : "optimus < tiresias", pub == our ? "reproduced" : "NOT reproduced");
+  }
+  if (mean_ours.count("coconfig")) {
+    for (const char* other : {"tiresias", "optimus"})
+      if (mean_ours.count(other)) {
+        double r = mean_ours["coconfig"] / mean_ours[other];
+        jl["coconfig_vs"][other] = r;
+        if (!a.json) std::cout << fmt::format("  coconfig / {} (ours) = {:.3f}{}\n", other, r, r < 1 ? "  (coconfig better)" : "");
+      }
+  }
+}
+
+void run_bench(const BenchSimArgs& a) {
+  sim::ExperimentOptions eo = experiment_options(a);
   sim::AppSet apps((fs::path(a.data) / "pollux-t4").string());
   sim::Experiment ex(apps.all(), eo);
   auto policies = sim::split_list(a.policies);
@@ -72,18 +175,9 @@ void run_bench(const BenchSimArgs& a) {
                   {"placement", a.placement}, {"tiresias_thresholds", a.thresholds}, {"oracle", !a.fitted}};
   auto t_start = std::chrono::steady_clock::now();
   for (const auto& load : loads) {
-    std::map<std::string, std::map<std::string, double>> ours;  // policy -> workload -> avg JCT
-    std::map<std::string, std::map<std::string, double>> theirs;
+    JctTable theirs;
     for (const auto& p : policies) theirs[p] = published(a.data, p, load);
-    for (const auto& w : wls) {
-      fs::path file = fs::path(a.data) / "workloads" / ("pollux-" + load) / ("workload-" + w + ".csv");
-      auto jobs = sim::jobs_from_workload(file.string(), apps, 1.0, 64);
-      for (const auto& p : policies) {
-        std::cerr << fmt::format("\rload {} workload {} {}        ", load, w, p) << std::flush;
-        ours[p]["workload-" + w] = sim::summarize(ex.run(p, jobs)).avg_jct;
-      }
-    }
-    std::cerr << "\r" << std::string(40, ' ') << "\r";
+    JctTable ours = simulate_load(ex, apps, a.data, load, policies, wls);
     nlohmann::json jl;
     if (!a.json) {
       std::cout << fmt::format("\nload {}x: average JCT (s), ours / published by Pollux's simulator\n", load);
@@ -91,59 +185,9 @@ void run_bench(const BenchSimArgs& a) {
       for (const auto& p : policies) std::cout << fmt::format(" {:>19}", p);
       std::cout << "\n";
     }
-    std::map<std::string, double> mean_ours, mean_theirs;
-    std::map<std::string, int> n_theirs;
-    for (const auto& w : wls) {
-      std::string key = "workload-" + w;
-      if (!a.json) std::cout << fmt::format("{:<12}", key);
-      for (const auto& p : policies) {
-        double o = ours[p][key];
-        mean_ours[p] += o / wls.size();
-        auto it = theirs[p].find(key);
-        if (it != theirs[p].end()) {
-          mean_theirs[p] += it->second;
-          ++n_theirs[p];
-        }
-        if (!a.json)
-          std::cout << (it != theirs[p].end() ? fmt::format(" {:>9.0f} / {:>7.0f}", o, it->second)
-                                              : fmt::format(" {:>9.0f} / {:>7}", o, "-"));
-        jl["workloads"][key][p] = {{"ours", o}};
-        if (it != theirs[p].end()) jl["workloads"][key][p]["published"] = it->second;
-      }
-      if (!a.json) std::cout << "\n";
-    }
-    if (!a.json) std::cout << fmt::format("{:<12}", "mean");
-    for (const auto& p : policies) {
-      double t = n_theirs[p] ? mean_theirs[p] / n_theirs[p] : 0;
-      if (!a.json)
-        std::cout << (n_theirs[p] ? fmt::format(" {:>9.0f} / {:>7.0f}", mean_ours[p], t)
-                                  : fmt::format(" {:>9.0f} / {:>7}", mean_ours[p], "-"));
-      jl["mean"][p] = {{"ours", mean_ours[p]}};
-      if (n_theirs[p]) {
-        jl["mean"][p]["published"] = t;
-        jl["mean"][p]["ratio"] = mean_ours[p] / t;
-      }
-    }
-    if (!a.json) std::cout << "\n";
-    if (!a.json)
-      for (const auto& p : policies)
-        if (n_theirs[p]) std::cout << fmt::format("  {}: ours/published = {:.3f}\n", p, mean_ours[p] / (mean_theirs[p] / n_theirs[p]));
-    if (mean_ours.count("tiresias") && mean_ours.count("optimus") && n_theirs["tiresias"] && n_theirs["optimus"]) {
-      bool pub = mean_theirs["tiresias"] / n_theirs["tiresias"] < mean_theirs["optimus"] / n_theirs["optimus"];
-      bool our = mean_ours["tiresias"] < mean_ours["optimus"];
-      jl["ordering_reproduced"] = pub == our;
-      if (!a.json)
-        std::cout << fmt::format("  ordering: published {} ; ours {} -> {}\n", pub ? "tiresias < optimus" : "optimus < tiresias",
-                                 our ? "tiresias < optimus" : "optimus < tiresias", pub == our ? "reproduced" : "NOT reproduced");
-    }
-    if (mean_ours.count("coconfig")) {
-      for (const char* other : {"tiresias", "optimus"})
-        if (mean_ours.count(other)) {
-          double r = mean_ours["coconfig"] / mean_ours[other];
-          jl["coconfig_vs"][other] = r;
-          if (!a.json) std::cout << fmt::format("  coconfig / {} (ours) = {:.3f}{}\n", other, r, r < 1 ? "  (coconfig better)" : "");
-        }
-    }
+    LoadMeans means = workload_rows(a, policies, wls, ours, theirs, jl);
+    mean_rows(a, policies, means, jl);
+    policy_comparisons(a, means, jl);
     js["loads"][load] = jl;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();

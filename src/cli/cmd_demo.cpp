@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
 
@@ -54,17 +55,24 @@ struct DemoArgs {
   bool json = false;
 };
 
-void run_demo(const DemoArgs& a) {
-  if (!a.plot.empty()) io::check_plot_path(a.plot);  // before minutes of profiling
-  using Clock = std::chrono::steady_clock;
-  auto t0 = Clock::now();
-  auto since = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+// Step 1's outcome: the grid profiled, the samples (written to --out) and
+// the metric's name.
+struct Profiled {
+  GridSpec grid;
+  SampleSet samples;
+  std::string metric_name = "metric";
+};
 
-  // 1. Profile.
+// Step 1: profiles the demo's grid under the budget, reusing the trials
+// already in --store, and writes the samples to --out. Exits 130 when
+// interrupted (the finished trials stay in the store).
+Profiled profile_step(const DemoArgs& a) {
   std::string text = builtin_template(a.workload, {a.trainer, a.data_dir, a.train_subset, a.test_subset, 1});
   CommandTemplate tmpl(text);
-  GridSpec grid = normalise({parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
-                             parse_int_list(a.epochs, "--epochs")});
+  Profiled out;
+  out.grid = normalise({parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
+                        parse_int_list(a.epochs, "--epochs")});
+  const GridSpec& grid = out.grid;
   ProfileOptions opts;
   opts.budget_s = parse_duration(a.budget, "--budget");
   opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
@@ -84,7 +92,8 @@ void run_demo(const DemoArgs& a) {
     std::cout.flush();
     std::exit(130);
   }
-  SampleSet samples = store.samples();
+  out.samples = store.samples();
+  const SampleSet& samples = out.samples;
   std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}\n", samples.size(), s.ok,
                            s.failed + s.timeout + s.bad_output, format_duration(s.wall_s));
   for (const auto& r : store.trials())
@@ -94,39 +103,61 @@ void run_demo(const DemoArgs& a) {
                      "too few ok trials to fit the models; see `trainplan samples list --store " + a.store +
                          " --failed`, or give a larger --budget");
   io::write_samples_csv(a.out, samples);
-  std::string metric_name = "metric";
   for (const auto& r : store.trials())
-    if (r.status == TrialStatus::kOk && !r.metric_name.empty()) metric_name = r.metric_name;
+    if (r.status == TrialStatus::kOk && !r.metric_name.empty()) out.metric_name = r.metric_name;
+  return out;
+}
 
-  // 2. Fit.
+// Step 2's outcome: the chosen models fitted to the samples, and how far to
+// trust the recommendation: each chosen part's error on trials it did not
+// see (5-fold CV over these trials).
+struct Fitted {
+  scoring::ModelChoice choice;
+  std::shared_ptr<models::FittedPerformanceModel> model;
+  std::optional<double> time_cv, metric_cv;
+};
+
+// Step 2: fits the models named (or, with auto, chosen by cross-validation).
+Fitted fit_step(const DemoArgs& a, const SampleSet& samples) {
   std::string tname = a.model.empty() ? a.time_model : a.model;
   std::string mname = a.model.empty() ? a.metric_model : a.model;
   std::cerr << fmt::format("step 2/3: fitting the models (time {}, metric {})\n", tname, mname);
-  scoring::ModelChoice choice = scoring::choose_models(tname, mname, samples);
-  auto fitted = models::fit_performance_model(choice.time_model, choice.metric_model, samples);
-  // How far to trust the recommendation: each chosen part's error on trials
-  // it did not see (5-fold CV over these trials).
+  Fitted f;
+  f.choice = scoring::choose_models(tname, mname, samples);
+  f.model = models::fit_performance_model(f.choice.time_model, f.choice.metric_model, samples);
   // (Already computed when "auto" chose the part.)
-  const auto time_cv = choice.time_cv ? choice.time_cv
-                                      : scoring::part_cv_mre(choice.time_model, scoring::ModelPart::kTime, samples);
-  const auto metric_cv = choice.metric_cv ? choice.metric_cv
-                                          : scoring::part_cv_mre(choice.metric_model, scoring::ModelPart::kMetric, samples);
+  f.time_cv = f.choice.time_cv ? f.choice.time_cv
+                               : scoring::part_cv_mre(f.choice.time_model, scoring::ModelPart::kTime, samples);
+  f.metric_cv = f.choice.metric_cv ? f.choice.metric_cv
+                                   : scoring::part_cv_mre(f.choice.metric_model, scoring::ModelPart::kMetric, samples);
+  return f;
+}
 
-  // 3. Plan. The default target is 99% of the best metric the fitted model
-  // predicts anywhere in the space: reachable by construction, and close to
-  // the best this workload can do here (a target above what the model can
-  // predict would only show the infeasibility report).
-  plan::PlanProblem p;
-  p.deadline_s = a.deadline;
-  p.space.batches = grid.batches;
-  p.space.max_workers = a.max_workers > 0 ? a.max_workers : grid.workers.back();
-  p.space.max_epochs = a.max_epochs;
-  bool maximise = samples.direction == MetricDirection::kMax;
+// The best metric the model predicts anywhere in p's space, in the samples'
+// direction; none where it predicts nothing.
+std::optional<double> best_predicted_metric(const models::PerformanceModel& m, const plan::PlanProblem& p,
+                                            const SampleSet& samples) {
   std::optional<double> best;
   for (int bt : p.space.batches)
     for (int r = 1; r <= p.space.max_workers; ++r)
       for (int e = 1; e <= p.space.max_epochs; ++e)
-        if (auto m = fitted->metric(bt, r, e); m && (!best || samples.better(*m, *best))) best = m;
+        if (auto v = m.metric(bt, r, e); v && (!best || samples.better(*v, *best))) best = v;
+  return best;
+}
+
+// Step 3's problem: the profiled batches, the deadline, and the target. The
+// default target is 99% of the best metric the fitted model predicts
+// anywhere in the space: reachable by construction, and close to the best
+// this workload can do here (a target above what the model can predict
+// would only show the infeasibility report).
+plan::PlanProblem plan_problem(const DemoArgs& a, const Profiled& prof, const models::PerformanceModel& m) {
+  plan::PlanProblem p;
+  p.deadline_s = a.deadline;
+  p.space.batches = prof.grid.batches;
+  p.space.max_workers = a.max_workers > 0 ? a.max_workers : prof.grid.workers.back();
+  p.space.max_epochs = a.max_epochs;
+  bool maximise = prof.samples.direction == MetricDirection::kMax;
+  const std::optional<double> best = best_predicted_metric(m, p, prof.samples);
   if (!best) throw InputError(a.store, 0, "metric", "the metric model predicts nothing in this space");
   double target = a.target > 0 ? a.target : (maximise ? 0.99 * *best : 1.01 * *best);
   p.target = target;
@@ -135,56 +166,88 @@ void run_demo(const DemoArgs& a) {
                            target,
                            a.target > 0 ? "" : fmt::format(" = {} of the best predicted, {:.4g}", maximise ? "99%" : "101%", *best),
                            a.deadline);
-  plan::PlannerOptions po;
-  po.search = "exhaustive";
-  po.alternatives = 3;
-  auto res = plan::make_planner("coconfig", po)->plan(*fitted, p);
-  const auto& b = res.best;
-  std::string plotted;
-  if (!a.plot.empty()) {
-    try {  // the chart is a by-product: a missing gnuplot must not fail the demo
-      io::render_plot(a.plot, plan::plan_panels(*fitted, *fitted, p, b));
-      plotted = a.plot;
-    } catch (const std::exception& e) {
-      std::cerr << fmt::format("note: no chart ({})\n", e.what());
-    }
-  }
-  double wall = since();
+  return p;
+}
 
-  if (a.json) {
-    nlohmann::json j = {{"workload", a.workload},       {"store", a.store},
-                        {"samples_csv", a.out},         {"samples", samples.size()},
-                        {"time_model", choice.time_model}, {"metric_model", choice.metric_model},
-                        {"target", target},             {"deadline_s", a.deadline},
-                        {"batch", b.config.batch},      {"workers", b.config.workers},
-                        {"epochs", b.config.epochs},    {"epoch_time_s", b.epoch_time_s},
-                        {"total_time_s", b.total_time_s}, {"metric", b.metric},
-                        {"cost_worker_s", b.cost},      {"wall_s", wall},
-                        {"plot", plotted.empty() ? nlohmann::json(nullptr) : nlohmann::json(plotted)},
-                        {"cv_mre", {{"time", time_cv ? nlohmann::json(*time_cv) : nlohmann::json(nullptr)},
-                                    {"metric", metric_cv ? nlohmann::json(*metric_cv) : nlohmann::json(nullptr)}}}};
-    std::cout << j.dump(2) << "\n";
-    return;
+// Draws the plan's chart to `path`; returns the path, or "" when it could not
+// be drawn: the chart is a by-product, and a missing gnuplot must not fail the demo.
+std::string draw_chart(const std::string& path, const models::PerformanceModel& m, const plan::PlanProblem& p,
+                       const plan::Candidate& best) {
+  try {
+    io::render_plot(path, plan::plan_panels(m, m, p, best));
+    return path;
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("note: no chart ({})\n", e.what());
   }
+  return "";
+}
+
+// Step 3's outcome: the plan, its chart ("" for none) and the demo's wall time.
+struct Planned {
+  plan::PlanProblem problem;
+  plan::PlanResult result;
+  std::string plotted;
+  double wall_s = 0;
+};
+
+void print_json(const DemoArgs& a, const Profiled& prof, const Fitted& fit, const Planned& pl) {
+  const auto& b = pl.result.best;
+  nlohmann::json j = {{"workload", a.workload},       {"store", a.store},
+                      {"samples_csv", a.out},         {"samples", prof.samples.size()},
+                      {"time_model", fit.choice.time_model}, {"metric_model", fit.choice.metric_model},
+                      {"target", pl.problem.target},  {"deadline_s", a.deadline},
+                      {"batch", b.config.batch},      {"workers", b.config.workers},
+                      {"epochs", b.config.epochs},    {"epoch_time_s", b.epoch_time_s},
+                      {"total_time_s", b.total_time_s}, {"metric", b.metric},
+                      {"cost_worker_s", b.cost},      {"wall_s", pl.wall_s},
+                      {"plot", pl.plotted.empty() ? nlohmann::json(nullptr) : nlohmann::json(pl.plotted)},
+                      {"cv_mre", {{"time", fit.time_cv ? nlohmann::json(*fit.time_cv) : nlohmann::json(nullptr)},
+                                  {"metric", fit.metric_cv ? nlohmann::json(*fit.metric_cv) : nlohmann::json(nullptr)}}}};
+  std::cout << j.dump(2) << "\n";
+}
+
+void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, const Planned& pl) {
+  const auto& b = pl.result.best;
+  const std::string& metric_name = prof.metric_name;
   std::cout << fmt::format("recommendation for {} on this machine ({} trials profiled, models {} / {}):\n", a.workload,
-                           samples.size(), choice.time_model, choice.metric_model);
+                           prof.samples.size(), fit.choice.time_model, fit.choice.metric_model);
   std::cout << fmt::format("  batch {} per worker, {} worker{}, {} epoch{}\n", b.config.batch, b.config.workers,
                            b.config.workers == 1 ? "" : "s", b.config.epochs, b.config.epochs == 1 ? "" : "s");
   std::cout << fmt::format("  predicted: {:.2f} s per epoch, {:.1f} s in all, {} {:.4f}, cost {:.1f} worker-seconds\n",
                            b.epoch_time_s, b.total_time_s, metric_name, b.metric, b.cost);
   auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : std::string("n/a"); };
   std::cout << fmt::format("  model error on trials it did not see (5-fold CV MRE): epoch time {}, {} {}\n",
-                           pct(time_cv), metric_name, pct(metric_cv));
-  for (const auto& c : res.alternatives)
+                           pct(fit.time_cv), metric_name, pct(fit.metric_cv));
+  for (const auto& c : pl.result.alternatives)
     std::cout << fmt::format("  alternative: batch {}, {} worker(s), {} epoch(s): cost {:.1f} worker-s ({:+.0f}%)\n",
                              c.config.batch, c.config.workers, c.config.epochs, c.cost, 100 * (c.cost / b.cost - 1));
-  if (!plotted.empty())
+  if (!pl.plotted.empty())
     std::cout << fmt::format("  chart: {} (cost of every feasible (batch, workers) cell; the chosen run's metric)\n",
-                             plotted);
-  std::cout << fmt::format("demo finished in {}. Next:\n", format_duration(wall));
+                             pl.plotted);
+  std::cout << fmt::format("demo finished in {}. Next:\n", format_duration(pl.wall_s));
   std::cout << fmt::format("  trainplan plan --samples {} --target {:.4g} --deadline {:.0f} --max-workers {}\n", a.out,
-                           target, a.deadline, p.space.max_workers);
+                           pl.problem.target, a.deadline, pl.problem.space.max_workers);
   std::cout << fmt::format("  trainplan samples list --store {}\n", a.store);
+}
+
+void run_demo(const DemoArgs& a) {
+  if (!a.plot.empty()) io::check_plot_path(a.plot);  // before minutes of profiling
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  auto since = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+
+  const Profiled prof = profile_step(a);                // 1. Profile.
+  const Fitted fit = fit_step(a, prof.samples);         // 2. Fit.
+  Planned pl;                                           // 3. Plan.
+  pl.problem = plan_problem(a, prof, *fit.model);
+  plan::PlannerOptions po;
+  po.search = "exhaustive";
+  po.alternatives = 3;
+  pl.result = plan::make_planner("coconfig", po)->plan(*fit.model, pl.problem);
+  if (!a.plot.empty()) pl.plotted = draw_chart(a.plot, *fit.model, pl.problem, pl.result.best);
+  pl.wall_s = since();
+  if (a.json) print_json(a, prof, fit, pl);
+  else print_text(a, prof, fit, pl);
 }
 
 void setup(CLI::App& root) {

@@ -52,6 +52,135 @@ struct PlanArgs {
   std::string plot;
 };
 
+// How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
+const char* comparison(MetricDirection d) { return d == MetricDirection::kMax ? ">=" : "<="; }
+
+// The method, the model, the constraints and the choice.
+void print_choice(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
+  const auto& res = o.result;
+  const auto& b = res.best;
+  out << fmt::format("plan: {} ({} (batch, workers) cells evaluated)\n", res.method, res.evaluations);
+  out << fmt::format("model: {}\n  {}\n", o.model_name, o.choice.reason);
+  if (!res.note.empty()) out << fmt::format("note: {}\n", res.note);
+  out << fmt::format("constraints: metric {} {} ({}), deadline {:.1f} s; space: {} batches x 1..{} workers x 1..{} epochs{}\n",
+                     comparison(o.direction), a.target, to_string(o.direction), a.deadline, o.batches.size(),
+                     o.query.max_workers, a.max_epochs,
+                     o.problem.space.workers_per_node > 0
+                         ? fmt::format(", {} GPUs per node", o.problem.space.workers_per_node)
+                         : "");
+  out << fmt::format("choice: batch {} per worker, {} worker{}{}, {} epoch{}\n", b.config.batch, b.config.workers,
+                     b.config.workers == 1 ? "" : "s", b.nodes > 0 ? fmt::format(" on {} node{}", b.nodes, b.nodes == 1 ? "" : "s") : "",
+                     b.config.epochs, b.config.epochs == 1 ? "" : "s");
+}
+
+// With --early-stop: the epoch budget, the run the point model expects, and the budget's bound.
+void print_early_stop_run(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
+  const auto& b = o.result.best;
+  const auto& x = o.early_stop->best.expected;
+  out << fmt::format("  run with a budget of {} epochs ({}); stop as soon as the validation metric is {} {}\n",
+                     b.config.epochs,
+                     a.early_stop_budget == "deadline" ? "as many as the deadline allows" : "enough to reach the target",
+                     comparison(o.direction), a.target);
+  out << fmt::format("  expected (point model): {} epoch{}, {:.1f} s, metric {:.6g}, cost {:.1f} worker-seconds "
+                     "({:.3f} worker-hours)\n",
+                     x.config.epochs, x.config.epochs == 1 ? "" : "s", x.total_time_s, x.metric, x.cost,
+                     x.cost / 3600.0);
+  out << fmt::format("  budget ({}): {:.2f} s per epoch, {:.1f} s in all (deadline {:.1f} s), metric {:.6g}, "
+                     "cost {:.1f} worker-seconds at most\n",
+                     o.model_name, b.epoch_time_s, b.total_time_s, a.deadline, b.metric, b.cost);
+}
+
+// Without --early-stop: the choice's predictions and cost, and with a
+// confidence the margin it buys.
+void print_predictions(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
+  const auto& b = o.result.best;
+  out << fmt::format("  predicted epoch time  {:.2f} s\n", b.epoch_time_s);
+  out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.deadline);
+  out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, comparison(o.direction), a.target);
+  out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
+  if (const auto& m = o.confidence_margin) {
+    // The price of the confidence: epochs the point prediction does not need.
+    const bool one = m->extra_epochs == 1;
+    out << fmt::format("  margin for {:g}% confidence: the point prediction meets the target after {} epoch{}; {} "
+                       "more epoch{} cost{} {:.1f} worker-seconds ({:+.1f}%). A run that stops at the target "
+                       "(--early-stop) pays for {} only if it needs {}\n",
+                       100 * a.confidence, m->point_epochs, m->point_epochs == 1 ? "" : "s", m->extra_epochs,
+                       one ? "" : "s", one ? "s" : "", m->cost_worker_s, 100.0 * m->extra_epochs / m->point_epochs,
+                       one ? "it" : "them", one ? "it" : "them");
+  }
+}
+
+// What the choice rests on: a trial beside it that missed the target, or
+// none near, says the prediction is the model's alone; a model more
+// optimistic than the trials beside the choice is likely so at the choice.
+void print_evidence(std::ostream& out, const app::PlanOutcome& o) {
+  out << fmt::format("nearest trials (distance from the {} in octaves of global batch and of epochs; model: the "
+                     "point model's metric at the trial):\n",
+                     o.early_stop ? "expected run" : "choice");
+  out << fmt::format("  {:>6} {:>7} {:>7} {:>10} {:>10} {:>7} {:>8} {:>9}\n", "batch", "workers", "epochs", "metric",
+                     "model", "target", "d_batch", "d_epochs");
+  for (const auto& t : o.evidence)
+    out << fmt::format("  {:>6g} {:>7} {:>7g} {:>10.5g} {:>10} {:>7} {:>+8.2f} {:>+9.2f}\n", t.sample.batch,
+                       t.sample.workers, t.sample.epochs, *t.sample.metric,
+                       t.model_metric ? fmt::format("{:.5g}", *t.model_metric) : std::string("-"),
+                       t.meets_target ? "met" : "missed", t.batch_octaves, t.epoch_octaves);
+}
+
+// The warning for a run past the longest trial: its metric is the model's extrapolation in epochs.
+void print_past_longest_trial(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
+  out << fmt::format("  the {} runs {} epochs, past the longest trial ({:g}): its metric is the model's extrapolation "
+                     "in epochs, where runs often keep improving after the model levels off{}; profile longer "
+                     "trials to plan on measurements (docs/lab/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
+                     o.early_stop ? "expected run" : "choice",
+                     o.run_config().epochs, o.longest_trial_epochs,
+                     a.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "
+                                        "samples when fitted without them"
+                                      : "");
+}
+
+// The next-best runs: by expected cost with --early-stop, else by cost.
+void print_alternatives(std::ostream& out, const app::PlanOutcome& o) {
+  if (o.early_stop && !o.early_stop->alternatives.empty()) {
+    out << "alternatives (by expected cost):\n";
+    out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12} {:>13} {:>8}\n", "rank", "batch", "workers", "budget",
+                       "expected", "expected_s", "expected_w_s", "vs_best");
+    int rank = 2;
+    const double best = o.early_stop->best.expected.cost;
+    for (const auto& c : o.early_stop->alternatives)
+      out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12.1f} {:>13.1f} {:>+7.1f}%\n", rank++,
+                         c.budget.config.batch, c.budget.config.workers, c.budget.config.epochs,
+                         c.expected.config.epochs, c.expected.total_time_s, c.expected.cost,
+                         100.0 * (c.expected.cost / best - 1.0));
+  } else if (!o.result.alternatives.empty()) {
+    const auto& b = o.result.best;
+    out << "alternatives:\n";
+    out << fmt::format("  {:>4} {:>6} {:>7} {:>6} {:>10} {:>10} {:>10} {:>12} {:>8}\n", "rank", "batch", "workers",
+                       "epochs", "epoch_s", "total_s", "metric", "cost_w_s", "vs_best");
+    int rank = 2;
+    for (const auto& c : o.result.alternatives)
+      out << fmt::format("  {:>4} {:>6} {:>7} {:>6} {:>10.2f} {:>10.1f} {:>10.5g} {:>12.1f} {:>+7.1f}%\n", rank++,
+                         c.config.batch, c.config.workers, c.config.epochs, c.epoch_time_s, c.total_time_s, c.metric,
+                         c.cost, 100.0 * (c.cost / b.cost - 1.0));
+  }
+}
+
+// The text report of the plan, in the order a reader checks it.
+void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
+  print_choice(out, a, o);
+  if (o.early_stop) print_early_stop_run(out, a, o);
+  else print_predictions(out, a, o);
+  if (!o.evidence.empty()) print_evidence(out, o);
+  if (o.past_longest_trial()) print_past_longest_trial(out, a, o);
+  print_alternatives(out, o);
+  if (a.frontier) {
+    // How the cost moves with the deadline: a little more time may buy a much
+    // cheaper run, and a tighter deadline shows its price.
+    out << fmt::format("cost against deadline (the cheapest run for each deadline, all {} cells, on {}):\n",
+                       o.batches.size() * o.query.max_workers, o.model_name);
+    out << plan::frontier_table(o.frontier, a.deadline);
+  }
+}
+
 void run_plan(const PlanArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
@@ -86,15 +215,8 @@ void run_plan(const PlanArgs& a) {
   app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
   const app::PlanOutcome o = app::make_plan(src, q, progress);
-  const auto& res = o.result;
-  const auto& choice = o.choice;
-  const auto& bs = o.batches;
-  const auto& p = o.problem;
-  const auto& launch = o.launch;
-
-  const char* cmp = o.direction == MetricDirection::kMax ? ">=" : "<=";
   if (!a.plot.empty()) {
-    auto panels = plan::plan_panels(*o.model, *o.point_model, p, res.best);
+    auto panels = plan::plan_panels(*o.model, *o.point_model, o.problem, o.result.best);
     if (a.frontier && !o.frontier.empty()) panels.push_back(plan::frontier_panel(o.frontier, a.deadline));
     io::render_plot(a.plot, panels);
     std::cerr << fmt::format("plot of the cost landscape and the chosen run's metric -> {}\n", a.plot);
@@ -104,99 +226,8 @@ void run_plan(const PlanArgs& a) {
     return;
   }
   // With --emit the launch spec goes to stdout (to redirect into a file), the summary to stderr.
-  std::ostream& out = launch.empty() ? std::cout : std::cerr;
-  const auto& b = res.best;
-  out << fmt::format("plan: {} ({} (batch, workers) cells evaluated)\n", res.method, res.evaluations);
-  out << fmt::format("model: {}\n  {}\n", o.model_name, choice.reason);
-  if (!res.note.empty()) out << fmt::format("note: {}\n", res.note);
-  out << fmt::format("constraints: metric {} {} ({}), deadline {:.1f} s; space: {} batches x 1..{} workers x 1..{} epochs{}\n",
-                     cmp, a.target, to_string(o.direction), a.deadline, bs.size(), o.query.max_workers, a.max_epochs,
-                     p.space.workers_per_node > 0 ? fmt::format(", {} GPUs per node", p.space.workers_per_node) : "");
-  out << fmt::format("choice: batch {} per worker, {} worker{}{}, {} epoch{}\n", b.config.batch, b.config.workers,
-                     b.config.workers == 1 ? "" : "s", b.nodes > 0 ? fmt::format(" on {} node{}", b.nodes, b.nodes == 1 ? "" : "s") : "",
-                     b.config.epochs, b.config.epochs == 1 ? "" : "s");
-  if (o.early_stop) {
-    const auto& x = o.early_stop->best.expected;
-    out << fmt::format("  run with a budget of {} epochs ({}); stop as soon as the validation metric is {} {}\n",
-                       b.config.epochs,
-                       a.early_stop_budget == "deadline" ? "as many as the deadline allows" : "enough to reach the target",
-                       cmp, a.target);
-    out << fmt::format("  expected (point model): {} epoch{}, {:.1f} s, metric {:.6g}, cost {:.1f} worker-seconds "
-                       "({:.3f} worker-hours)\n",
-                       x.config.epochs, x.config.epochs == 1 ? "" : "s", x.total_time_s, x.metric, x.cost,
-                       x.cost / 3600.0);
-    out << fmt::format("  budget ({}): {:.2f} s per epoch, {:.1f} s in all (deadline {:.1f} s), metric {:.6g}, "
-                       "cost {:.1f} worker-seconds at most\n",
-                       o.model_name, b.epoch_time_s, b.total_time_s, a.deadline, b.metric, b.cost);
-  } else {
-    out << fmt::format("  predicted epoch time  {:.2f} s\n", b.epoch_time_s);
-    out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.deadline);
-    out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, cmp, a.target);
-    out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
-    if (const auto& m = o.confidence_margin) {
-      // The price of the confidence: epochs the point prediction does not need.
-      const bool one = m->extra_epochs == 1;
-      out << fmt::format("  margin for {:g}% confidence: the point prediction meets the target after {} epoch{}; {} "
-                         "more epoch{} cost{} {:.1f} worker-seconds ({:+.1f}%). A run that stops at the target "
-                         "(--early-stop) pays for {} only if it needs {}\n",
-                         100 * a.confidence, m->point_epochs, m->point_epochs == 1 ? "" : "s", m->extra_epochs,
-                         one ? "" : "s", one ? "s" : "", m->cost_worker_s, 100.0 * m->extra_epochs / m->point_epochs,
-                         one ? "it" : "them", one ? "it" : "them");
-    }
-  }
-  if (!o.evidence.empty()) {
-    // What the choice rests on: a trial beside it that missed the target, or
-    // none near, says the prediction is the model's alone; a model more
-    // optimistic than the trials beside the choice is likely so at the choice.
-    out << fmt::format("nearest trials (distance from the {} in octaves of global batch and of epochs; model: the "
-                       "point model's metric at the trial):\n",
-                       o.early_stop ? "expected run" : "choice");
-    out << fmt::format("  {:>6} {:>7} {:>7} {:>10} {:>10} {:>7} {:>8} {:>9}\n", "batch", "workers", "epochs", "metric",
-                       "model", "target", "d_batch", "d_epochs");
-    for (const auto& t : o.evidence)
-      out << fmt::format("  {:>6g} {:>7} {:>7g} {:>10.5g} {:>10} {:>7} {:>+8.2f} {:>+9.2f}\n", t.sample.batch,
-                         t.sample.workers, t.sample.epochs, *t.sample.metric,
-                         t.model_metric ? fmt::format("{:.5g}", *t.model_metric) : std::string("-"),
-                         t.meets_target ? "met" : "missed", t.batch_octaves, t.epoch_octaves);
-  }
-  if (o.past_longest_trial())
-    out << fmt::format("  the {} runs {} epochs, past the longest trial ({:g}): its metric is the model's extrapolation "
-                       "in epochs, where runs often keep improving after the model levels off{}; profile longer "
-                       "trials to plan on measurements (docs/lab/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
-                       o.early_stop ? "expected run" : "choice",
-                       o.run_config().epochs, o.longest_trial_epochs,
-                       a.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "
-                                          "samples when fitted without them"
-                                        : "");
-  if (o.early_stop && !o.early_stop->alternatives.empty()) {
-    out << "alternatives (by expected cost):\n";
-    out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12} {:>13} {:>8}\n", "rank", "batch", "workers", "budget",
-                       "expected", "expected_s", "expected_w_s", "vs_best");
-    int rank = 2;
-    const double best = o.early_stop->best.expected.cost;
-    for (const auto& c : o.early_stop->alternatives)
-      out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12.1f} {:>13.1f} {:>+7.1f}%\n", rank++,
-                         c.budget.config.batch, c.budget.config.workers, c.budget.config.epochs,
-                         c.expected.config.epochs, c.expected.total_time_s, c.expected.cost,
-                         100.0 * (c.expected.cost / best - 1.0));
-  } else if (!res.alternatives.empty()) {
-    out << "alternatives:\n";
-    out << fmt::format("  {:>4} {:>6} {:>7} {:>6} {:>10} {:>10} {:>10} {:>12} {:>8}\n", "rank", "batch", "workers",
-                       "epochs", "epoch_s", "total_s", "metric", "cost_w_s", "vs_best");
-    int rank = 2;
-    for (const auto& c : res.alternatives)
-      out << fmt::format("  {:>4} {:>6} {:>7} {:>6} {:>10.2f} {:>10.1f} {:>10.5g} {:>12.1f} {:>+7.1f}%\n", rank++,
-                         c.config.batch, c.config.workers, c.config.epochs, c.epoch_time_s, c.total_time_s, c.metric,
-                         c.cost, 100.0 * (c.cost / b.cost - 1.0));
-  }
-  if (a.frontier) {
-    // How the cost moves with the deadline: a little more time may buy a much
-    // cheaper run, and a tighter deadline shows its price.
-    out << fmt::format("cost against deadline (the cheapest run for each deadline, all {} cells, on {}):\n",
-                       bs.size() * o.query.max_workers, o.model_name);
-    out << plan::frontier_table(o.frontier, a.deadline);
-  }
-  if (!launch.empty()) std::cout << launch;
+  print_report(o.launch.empty() ? std::cout : std::cerr, a, o);
+  if (!o.launch.empty()) std::cout << o.launch;
 }
 
 void setup(CLI::App& root) {

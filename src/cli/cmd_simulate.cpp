@@ -42,9 +42,8 @@ std::vector<double> parse_thresholds(const std::string& s) {
   return v;
 }
 
-void run_simulate(const SimulateArgs& a) {
-  if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
-  if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
+// The simulation's settings from the options; throws InputError for a bad one.
+sim::ExperimentOptions experiment_options(const SimulateArgs& a) {
   sim::ExperimentOptions eo;
   eo.sim.nodes = a.nodes;
   eo.sim.gpus_per_node = a.gpus_per_node;
@@ -59,20 +58,93 @@ void run_simulate(const SimulateArgs& a) {
   eo.oracle = a.oracle;
   eo.time_model = a.time_model;
   if (a.nodes < 1 || a.gpus_per_node < 1) throw InputError("", 0, "--nodes", "nodes and GPUs per node must be >= 1");
-  int total = a.nodes * a.gpus_per_node;
+  return eo;
+}
 
-  std::unique_ptr<sim::AppSet> apps;
+// The jobs to simulate, from a Pollux-format workload (its applications
+// replayed from --data) or from the Philly trace, and where they come from.
+struct JobSource {
+  std::unique_ptr<sim::AppSet> apps;  // null for the Philly trace
   std::vector<sim::JobSpec> jobs;
   std::string source;
+};
+
+JobSource load_jobs(const SimulateArgs& a, int total_gpus) {
+  JobSource in;
   if (!a.workload.empty()) {
-    apps = std::make_unique<sim::AppSet>(a.data);
-    jobs = sim::jobs_from_workload(a.workload, *apps, a.load_scale, total);
-    source = a.workload;
+    in.apps = std::make_unique<sim::AppSet>(a.data);
+    in.jobs = sim::jobs_from_workload(a.workload, *in.apps, a.load_scale, total_gpus);
+    in.source = a.workload;
   } else {
     auto rows = io::read_philly_csv(a.philly, a.philly_limit);
-    jobs = sim::jobs_from_philly(a.philly, rows, a.load_scale, total);
-    source = a.philly;
+    in.jobs = sim::jobs_from_philly(a.philly, rows, a.load_scale, total_gpus);
+    in.source = a.philly;
   }
+  return in;
+}
+
+// Simulates the jobs under each policy in turn, timing each run (on stderr).
+std::vector<sim::SimResult> run_policies(sim::Experiment& ex, const std::vector<std::string>& policies,
+                                         const JobSource& in, const SimulateArgs& a) {
+  std::vector<sim::SimResult> runs;
+  for (const auto& p : policies) {
+    std::cerr << fmt::format("simulating {} jobs from {} under {} on {}x{} GPUs...\n", in.jobs.size(), in.source, p,
+                             a.nodes, a.gpus_per_node);
+    auto t0 = std::chrono::steady_clock::now();
+    runs.push_back(ex.run(p, in.jobs));
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (in.jobs.size() >= 5000) std::cerr << "\n";
+    std::cerr << fmt::format("  {}: {} events in {:.2f} s\n", p, runs.back().events, secs);
+  }
+  return runs;
+}
+
+// One row per policy; a deadlines column when any run has jobs with deadlines.
+void print_table(const std::vector<sim::SimResult>& runs) {
+  std::cout << fmt::format("{:<18} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>9}", "policy", "avg JCT s", "median s",
+                           "p99 s", "makespan s", "GPU-hours", "util", "restarts");
+  bool any_deadline = false;
+  for (const auto& r : runs) any_deadline |= sim::summarize(r).deadlines > 0;
+  if (any_deadline) std::cout << fmt::format(" {:>9}", "deadlines");
+  std::cout << "\n";
+  for (const auto& r : runs) {
+    auto s = sim::summarize(r);
+    std::cout << fmt::format("{:<18} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.1f} {:>5.0f}% {:>9}", r.policy,
+                             s.avg_jct, s.median_jct, s.p99_jct, s.makespan, s.gpu_hours, 100 * s.utilisation,
+                             s.restarts);
+    if (s.deadlines) std::cout << fmt::format(" {:>8.0f}%", 100 * s.deadline_met);
+    std::cout << "\n";
+  }
+}
+
+void print_json(const SimulateArgs& a, const std::string& source, const std::string& note,
+                const std::vector<sim::SimResult>& runs) {
+  nlohmann::json js;
+  js["source"] = source;
+  js["cluster"] = {{"nodes", a.nodes}, {"gpus_per_node", a.gpus_per_node}};
+  js["load_scale"] = a.load_scale;
+  js["restart_delay_s"] = a.restart_delay;
+  js["interval_s"] = a.interval;
+  js["placement"] = a.placement;
+  if (!note.empty()) js["note"] = note;
+  for (const auto& r : runs) {
+    auto s = sim::summarize(r);
+    nlohmann::json p = {{"policy", r.policy},          {"jobs", s.jobs},
+                        {"avg_jct_s", s.avg_jct},      {"median_jct_s", s.median_jct},
+                        {"p99_jct_s", s.p99_jct},      {"makespan_s", s.makespan},
+                        {"gpu_hours", s.gpu_hours},    {"utilisation", s.utilisation},
+                        {"restarts", s.restarts},      {"events", r.events}};
+    if (s.deadlines) p["deadline_met_share"] = s.deadline_met;
+    js["policies"].push_back(p);
+  }
+  std::cout << js.dump(2) << "\n";
+}
+
+void run_simulate(const SimulateArgs& a) {
+  if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
+  if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
+  sim::ExperimentOptions eo = experiment_options(a);
+  const JobSource in = load_jobs(a, a.nodes * a.gpus_per_node);
   auto policies = sim::split_list(a.policies);
   if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
@@ -81,61 +153,18 @@ void run_simulate(const SimulateArgs& a) {
   eo.sim.on_progress = [&](size_t done, size_t n) {
     if (n >= 5000) std::cerr << fmt::format("\r  {}/{} jobs done", done, n) << (tty ? "" : "\n") << std::flush;
   };
-  sim::Experiment ex(apps ? apps->all() : std::vector<const sim::AppModel*>{}, eo);
-  std::vector<sim::SimResult> runs;
-  for (const auto& p : policies) {
-    std::cerr << fmt::format("simulating {} jobs from {} under {} on {}x{} GPUs...\n", jobs.size(), source, p, a.nodes,
-                             a.gpus_per_node);
-    auto t0 = std::chrono::steady_clock::now();
-    runs.push_back(ex.run(p, jobs));
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (jobs.size() >= 5000) std::cerr << "\n";
-    std::cerr << fmt::format("  {}: {} events in {:.2f} s\n", p, runs.back().events, secs);
-  }
+  sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
+  const std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a);
   if (!ex.note().empty()) std::cerr << "note: " << ex.note() << "\n";
-
-  nlohmann::json js;
-  js["source"] = source;
-  js["cluster"] = {{"nodes", a.nodes}, {"gpus_per_node", a.gpus_per_node}};
-  js["load_scale"] = a.load_scale;
-  js["restart_delay_s"] = a.restart_delay;
-  js["interval_s"] = a.interval;
-  js["placement"] = a.placement;
-  if (!ex.note().empty()) js["note"] = ex.note();
-  if (!a.json) {
-    std::cout << fmt::format("{:<18} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>9}", "policy", "avg JCT s", "median s",
-                             "p99 s", "makespan s", "GPU-hours", "util", "restarts");
-    bool any_deadline = false;
-    for (const auto& r : runs) any_deadline |= sim::summarize(r).deadlines > 0;
-    if (any_deadline) std::cout << fmt::format(" {:>9}", "deadlines");
-    std::cout << "\n";
-  }
-  for (const auto& r : runs) {
-    auto s = sim::summarize(r);
-    if (a.json) {
-      nlohmann::json p = {{"policy", r.policy},          {"jobs", s.jobs},
-                          {"avg_jct_s", s.avg_jct},      {"median_jct_s", s.median_jct},
-                          {"p99_jct_s", s.p99_jct},      {"makespan_s", s.makespan},
-                          {"gpu_hours", s.gpu_hours},    {"utilisation", s.utilisation},
-                          {"restarts", s.restarts},      {"events", r.events}};
-      if (s.deadlines) p["deadline_met_share"] = s.deadline_met;
-      js["policies"].push_back(p);
-    } else {
-      std::cout << fmt::format("{:<18} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.1f} {:>5.0f}% {:>9}", r.policy,
-                               s.avg_jct, s.median_jct, s.p99_jct, s.makespan, s.gpu_hours, 100 * s.utilisation,
-                               s.restarts);
-      if (s.deadlines) std::cout << fmt::format(" {:>8.0f}%", 100 * s.deadline_met);
-      std::cout << "\n";
-    }
-  }
-  if (a.json) std::cout << js.dump(2) << "\n";
+  if (a.json) print_json(a, in.source, ex.note(), runs);
+  else print_table(runs);
   if (!a.jobs_csv.empty()) {
     sim::write_jobs_csv(a.jobs_csv, runs);
     std::cerr << "per-job results -> " << a.jobs_csv << "\n";
   }
   if (!a.plot.empty()) {
-    sim::plot_jct_cdf(a.plot, runs, fmt::format("JCT CDF: {} ({}x{} GPUs, load x{})", source, a.nodes, a.gpus_per_node,
-                                                a.load_scale));
+    sim::plot_jct_cdf(a.plot, runs, fmt::format("JCT CDF: {} ({}x{} GPUs, load x{})", in.source, a.nodes,
+                                                a.gpus_per_node, a.load_scale));
     std::cerr << "JCT CDF plot -> " << a.plot << "\n";
   }
 }

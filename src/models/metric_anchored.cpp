@@ -41,6 +41,62 @@ void add_difference(numerics::BandedCholesky& m, int a, int b, double v) {
   m.add(i, j, -v);
 }
 
+// One design row per sample: its non-zero entries (column, weight).
+using Design = std::vector<std::vector<std::pair<int, double>>>;
+
+// The distinct epochs of e (within kTinyE), sorted; thinned to max_knots
+// evenly spaced ranks, both ends included.
+std::vector<double> epoch_knots(std::vector<double> e, size_t max_knots) {
+  std::sort(e.begin(), e.end());
+  e.erase(std::unique(e.begin(), e.end(), [](double a, double b) { return b - a < kTinyE; }), e.end());
+  if (e.size() > max_knots) {
+    std::vector<double> kept;
+    for (size_t j = 0; j < max_knots; ++j) kept.push_back(e[j * (e.size() - 1) / (max_knots - 1)]);
+    e = std::move(kept);
+  }
+  return e;
+}
+
+// X^T X (the lower triangle, into gram) and X^T r of the design X.
+void add_normal_equations(const Design& design, const std::vector<double>& r, numerics::BandedCholesky& gram,
+                          std::vector<double>& xtr) {
+  for (size_t i = 0; i < design.size(); ++i)
+    for (auto [a, wa] : design[i]) {
+      xtr[static_cast<size_t>(a)] += wa * r[i];
+      for (auto [b, wb] : design[i])
+        if (b <= a) gram.add(static_cast<size_t>(a), static_cast<size_t>(b), wa * wb);
+    }
+}
+
+// gram plus the penalties on the K*J coefficients (knot-major): ridge lam on
+// each, first differences mu along epochs within an anchor and nu across
+// anchors at a knot.
+numerics::BandedCholesky penalised(const numerics::BandedCholesky& gram, int K, int J, double lam, double mu,
+                                   double nu) {
+  numerics::BandedCholesky a = gram;
+  for (size_t c = 0; c < a.size(); ++c) a.add(c, c, lam);
+  for (int k = 0; k < K; ++k)  // along epochs within an anchor
+    for (int j = 0; j + 1 < J; ++j) add_difference(a, j * K + k, (j + 1) * K + k, mu);
+  if (nu > 0)
+    for (int j = 0; j < J; ++j)  // across anchors at a knot
+      for (int k = 0; k + 1 < K; ++k) add_difference(a, j * K + k, j * K + k + 1, nu);
+  return a;
+}
+
+// Sum of the exact leave-one-out absolute residuals of the linear smoother
+// with coefficients beta, res_i / (1 - h_ii); `a` holds the inverse's band.
+double loo_abs_error(const numerics::BandedCholesky& a, const std::vector<double>& beta, const Design& design,
+                     const std::vector<double>& r) {
+  double loss = 0;
+  for (size_t i = 0; i < design.size(); ++i) {
+    double fit = 0;
+    for (auto [c, w] : design[i]) fit += w * beta[static_cast<size_t>(c)];
+    const double h = a.inverse_quadratic_banded(design[i]);
+    loss += std::abs(r[i] - fit) / std::max(1 - h, 1e-6);
+  }
+  return loss;
+}
+
 }  // namespace
 
 AnchoredCurvesModel::AnchoredCurvesModel(AnchoredCurvesParams p, std::string name)
@@ -75,92 +131,78 @@ void AnchoredCurvesModel::fit(const SampleSet& samples) {
   corrected_ = false;
   coef_.clear();
 
+  // The base's residuals r at (log2 B, e).
   std::vector<double> lb(n_), e(n_), r(n_);
   double lb_lo = std::numeric_limits<double>::infinity(), lb_hi = -lb_lo;
-  knots_.clear();
   for (size_t i = 0; i < n_; ++i) {
     lb[i] = std::log2(rows[i].global_batch());
     e[i] = rows[i].epochs;
     r[i] = *rows[i].metric - base_.predict(rows[i].batch, rows[i].workers, e[i]);
     lb_lo = std::min(lb_lo, lb[i]);
     lb_hi = std::max(lb_hi, lb[i]);
-    knots_.push_back(e[i]);
   }
-  std::sort(knots_.begin(), knots_.end());
-  knots_.erase(std::unique(knots_.begin(), knots_.end(), [](double a, double b) { return b - a < kTinyE; }),
-               knots_.end());
-  if (knots_.size() > p_.max_knots) {  // keep evenly spaced ranks, both ends included
-    std::vector<double> kept;
-    for (size_t j = 0; j < p_.max_knots; ++j)
-      kept.push_back(knots_[j * (knots_.size() - 1) / (p_.max_knots - 1)]);
-    knots_ = std::move(kept);
-  }
+  knots_ = epoch_knots(e, p_.max_knots);
   if (n_ < p_.min_samples) {
     tabulate(lb_lo, lb_hi);
     return;
   }
 
-  const int J = static_cast<int>(knots_.size());
   double best = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<std::pair<int, double>>> design(n_);
+  Design design(n_);
   for (double step : p_.anchor_step) {
     for (int o = 0; o < p_.offsets; ++o) {
-      // Anchors at off + k*step (mod step) covering [lb_lo, lb_hi].
-      const double off = step * o / p_.offsets;
-      Grid g;
-      g.step = step;
-      g.a0 = std::floor((lb_lo - off) / step) * step + off;
-      g.count = std::max(1, static_cast<int>(std::ceil((lb_hi - g.a0) / step - 1e-9)) + 1);
-      const int K = g.count;
-      const auto P = static_cast<size_t>(K * J);
-      // Coefficients are knot-major (j*K + k), so X^T X and both difference
-      // penalties sit within K + 1 of the diagonal.
-      numerics::BandedCholesky gram(P, static_cast<size_t>(K) + 1);
-      std::vector<double> xtr(P, 0.0);
-      for (size_t i = 0; i < n_; ++i) {
-        design_row(g, lb[i], e[i], design[i]);
-        for (auto [a, wa] : design[i]) {
-          xtr[static_cast<size_t>(a)] += wa * r[i];
-          for (auto [b, wb] : design[i])
-            if (b <= a) gram.add(static_cast<size_t>(a), static_cast<size_t>(b), wa * wb);
-        }
-      }
-      for (double lam : p_.ridge)
-        for (double mu : p_.smooth_e)
-          for (double nu : p_.smooth_b) {
-            if (nu > 0 && K == 1) continue;
-            numerics::BandedCholesky a = gram;
-            for (size_t c = 0; c < P; ++c) a.add(c, c, lam);
-            for (int k = 0; k < K; ++k)  // along epochs within an anchor
-              for (int j = 0; j + 1 < J; ++j) add_difference(a, j * K + k, (j + 1) * K + k, mu);
-            if (nu > 0)
-              for (int j = 0; j < J; ++j)  // across anchors at a knot
-                for (int k = 0; k + 1 < K; ++k) add_difference(a, j * K + k, j * K + k + 1, nu);
-            if (!a.factor()) continue;
-            const std::vector<double> beta = a.solve(xtr);
-            a.invert_band();  // a sample's design entries lie within the band
-            // Exact leave-one-out residuals of a linear smoother: res_i / (1 - h_ii).
-            double loss = 0;
-            for (size_t i = 0; i < n_; ++i) {
-              double fit = 0;
-              for (auto [c, w] : design[i]) fit += w * beta[static_cast<size_t>(c)];
-              const double h = a.inverse_quadratic_banded(design[i]);
-              loss += std::abs(r[i] - fit) / std::max(1 - h, 1e-6);
-            }
-            if (loss < best) {
-              best = loss;
-              grid_ = g;
-              ridge_ = lam;
-              smooth_e_ = mu;
-              smooth_b_ = nu;
-              coef_ = beta;
-            }
-          }
+      const Grid g = anchor_grid(step, o, lb_lo, lb_hi);
+      for (size_t i = 0; i < n_; ++i) design_row(g, lb[i], e[i], design[i]);
+      choose_penalties(g, design, r, best);
     }
   }
   corrected_ = !coef_.empty();
   loo_mae_ = best / double(n_);
   tabulate(std::min(lb_lo, grid_.a0), std::max(lb_hi, grid_.a0 + (grid_.count - 1) * grid_.step));
+}
+
+// Anchors at off + k*step (mod step) covering [lb_lo, lb_hi], off the
+// offset-th of p_.offsets shifts within a step.
+AnchoredCurvesModel::Grid AnchoredCurvesModel::anchor_grid(double step, int offset, double lb_lo, double lb_hi) const {
+  const double off = step * offset / p_.offsets;
+  Grid g;
+  g.step = step;
+  g.a0 = std::floor((lb_lo - off) / step) * step + off;
+  g.count = std::max(1, static_cast<int>(std::ceil((lb_hi - g.a0) / step - 1e-9)) + 1);
+  return g;
+}
+
+// Fits the correction on anchor grid g (its design rows given) under each
+// ridge and smoothing penalty, and keeps the fit whose leave-one-out absolute
+// error beats `best` (updating it).
+void AnchoredCurvesModel::choose_penalties(const Grid& g, const Design& design, const std::vector<double>& r,
+                                           double& best) {
+  const int J = static_cast<int>(knots_.size());
+  const int K = g.count;
+  const auto P = static_cast<size_t>(K * J);
+  // Coefficients are knot-major (j*K + k), so X^T X and both difference
+  // penalties sit within K + 1 of the diagonal.
+  numerics::BandedCholesky gram(P, static_cast<size_t>(K) + 1);
+  std::vector<double> xtr(P, 0.0);
+  add_normal_equations(design, r, gram, xtr);
+  for (double lam : p_.ridge)
+    for (double mu : p_.smooth_e)
+      for (double nu : p_.smooth_b) {
+        if (nu > 0 && K == 1) continue;
+        numerics::BandedCholesky a = penalised(gram, K, J, lam, mu, nu);
+        if (!a.factor()) continue;
+        const std::vector<double> beta = a.solve(xtr);
+        a.invert_band();  // a sample's design entries lie within the band
+        const double loss = loo_abs_error(a, beta, design, r);
+        if (loss < best) {
+          best = loss;
+          grid_ = g;
+          ridge_ = lam;
+          smooth_e_ = mu;
+          smooth_b_ = nu;
+          coef_ = beta;
+        }
+      }
 }
 
 double AnchoredCurvesModel::correction(double global_batch, double epochs) const {

@@ -90,6 +90,11 @@ class AnchoredCurvesModel : public MetricModel {
   // correction() with a caller's buffer for the design row.
   double correction(double global_batch, double epochs, std::vector<std::pair<int, double>>& drow) const;
   void tabulate(double lb_lo, double lb_hi);
+  // Steps of fit(): the anchor grid of one step and offset, and the choice of
+  // penalties on it (kept when it beats `best`).
+  Grid anchor_grid(double step, int offset, double lb_lo, double lb_hi) const;
+  void choose_penalties(const Grid& g, const std::vector<std::vector<std::pair<int, double>>>& design,
+                        const std::vector<double>& r, double& best);
 
   AnchoredCurvesParams p_;
   std::string name_;

@@ -170,6 +170,129 @@ Smoothing choose_smoothing(const std::vector<double>& lb, const std::vector<doub
                            (std::isfinite(choice[1].loss) && choice[1].abs_error < choice[0].abs_error);
   return choice[pick_median];
 }
+
+// The fit's columns, one entry per sample with a metric: global batch B, data
+// epochs e and metric y; with the batch range, which bounds the grid of
+// noise scales, and the logs whose means place the fitted trend.
+struct RunColumns {
+  std::vector<double> B, e, y;
+  double bmin = std::numeric_limits<double>::infinity(), bmax = 0;
+  double log_b = 0;   // mean of ln B
+  double log_e = 0;   // sum of ln e over the n_pos_e samples with e > 0
+  size_t n_pos_e = 0;
+};
+
+RunColumns columns_of(const std::vector<Sample>& rows) {
+  RunColumns c;
+  for (const auto& s : rows) {
+    c.B.push_back(s.global_batch());
+    c.e.push_back(s.epochs);
+    c.y.push_back(*s.metric);
+    c.bmin = std::min(c.bmin, s.global_batch()), c.bmax = std::max(c.bmax, s.global_batch());
+    c.log_b += std::log(s.global_batch()) / double(rows.size());
+    if (s.epochs > 0) c.log_e += std::log(s.epochs), ++c.n_pos_e;
+  }
+  return c;
+}
+
+// (ln(grad_var/grad_sqr), ln e, ln B) of each sample that carries gradient statistics.
+std::vector<std::array<double, 3>> grad_stat_points(const std::vector<Sample>& rows) {
+  std::vector<std::array<double, 3>> g;
+  for (const auto& s : rows)
+    if (s.grad_sqr && s.grad_var && *s.grad_sqr > 0 && *s.grad_var > 0 && s.epochs > 0)
+      g.push_back({std::log(*s.grad_var / *s.grad_sqr), std::log(s.epochs), std::log(s.global_batch())});
+  return g;
+}
+
+// {a, c, d} of the least-squares trend ln(grad_var/grad_sqr) = a + c ln e + d ln B.
+std::array<double, 3> grad_stat_trend(const std::vector<std::array<double, 3>>& g) {
+  Eigen::MatrixXd X(g.size(), 3);
+  Eigen::VectorXd t(g.size());
+  for (size_t i = 0; i < g.size(); ++i) X(i, 0) = 1, X(i, 1) = g[i][1], X(i, 2) = g[i][2], t(i) = g[i][0];
+  Eigen::VectorXd beta = X.colPivHouseholderQr().solve(t);
+  return {beta(0), beta(1), beta(2)};
+}
+
+// Folds of whole runs for held-out selection: configurations in order of
+// global batch dealt round-robin into `folds` folds, so each fold spans the
+// batch range. False when there is one configuration, which cannot be held
+// out against another.
+bool deal_run_folds(const std::vector<Sample>& rows, int folds, std::vector<int>& fold) {
+  std::vector<std::pair<double, int>> configs;  // (global batch, workers)
+  for (const auto& r : rows) configs.push_back({r.global_batch(), r.workers});
+  std::sort(configs.begin(), configs.end());
+  configs.erase(std::unique(configs.begin(), configs.end()), configs.end());
+  const int k = std::min(static_cast<int>(configs.size()), std::max(2, folds));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto it = std::lower_bound(configs.begin(), configs.end(), std::pair{rows[i].global_batch(), rows[i].workers});
+    fold[i] = static_cast<int>((it - configs.begin()) % k);
+  }
+  return configs.size() >= 2;
+}
+
+// The correction's smooths of the residuals r, each chosen by leave-one-out:
+// two scales (the broad mean, then the local statistic on its leave-one-out
+// residuals, on the broad one's axis) and/or one, as p.scales asks; the one
+// smooth replaces the two where it scores better (auto) or where the two
+// could not be chosen. Empty: no correction could be chosen.
+std::vector<Smoothing> choose_stages(const GlobalBatchParams& p, const std::vector<double>& lb,
+                                     const std::vector<double>& lx, const std::vector<double>& le,
+                                     const std::vector<double>& r) {
+  const size_t n = r.size();
+  using L = GlobalBatchParams::Local;
+  std::vector<bool> medians;  // the local statistics to try
+  if (p.local != L::kMedian) medians.push_back(false);
+  if (p.local != L::kMean) medians.push_back(true);
+  std::vector<bool> axes;  // true: data epochs
+  if (p.correction_axis != GlobalBatchParams::Axis::kDataEpochs) axes.push_back(false);
+  if (p.correction_axis != GlobalBatchParams::Axis::kEffectiveEpochs) axes.push_back(true);
+  using S = GlobalBatchParams::Scales;
+  std::vector<Smoothing> stages;
+  if (p.scales != S::kOne) {
+    Smoothing broad = choose_smoothing(lb, lx, le, r, axes, p.bandwidth_batch, p.broad_bandwidth_x, p.shrink, {false});
+    if (std::isfinite(broad.loss)) {
+      broad.set_residuals(r);
+      const std::vector<double>& ub = broad.data ? le : lx;
+      std::vector<double> r2(n);
+      for (size_t i = 0; i < n; ++i) r2[i] = r[i] - broad.value(lb, ub, lb[i], ub[i], i);
+      Smoothing fine = choose_smoothing(lb, lx, le, r2, {broad.data}, p.bandwidth_batch, p.bandwidth_x, p.shrink, medians);
+      if (std::isfinite(fine.loss)) {
+        fine.set_residuals(std::move(r2));
+        stages = {std::move(broad), std::move(fine)};
+      }
+    }
+  }
+  if (p.scales != S::kTwo || stages.empty()) {  // one smooth: asked for, compared (auto), or the fallback
+    Smoothing one = choose_smoothing(lb, lx, le, r, axes, p.bandwidth_batch, p.bandwidth_x, p.shrink, medians);
+    if (std::isfinite(one.loss) && (stages.empty() || !(stages.back().abs_error < one.abs_error))) {
+      one.set_residuals(r);
+      stages = {std::move(one)};
+    }
+  }
+  return stages;
+}
+
+// The root of f between a and b (f(a) = fa and f(b) = fb of opposite signs)
+// by the Illinois method: a few evaluations of f where bisection needs ~50.
+template <class F>
+double illinois_root(const F& f, double a, double b, double fa, double fb) {
+  int side = 0;
+  for (int it = 0; it < 60 && b - a > 1e-14 && fb != 0; ++it) {
+    double m = (a * fb - b * fa) / (fb - fa), fm = f(m);
+    if (!(m > a && m < b)) m = 0.5 * (a + b), fm = f(m);
+    if ((fm < 0) == (fa < 0)) {
+      a = m, fa = fm;
+      if (side == -1) fb *= 0.5;
+      side = -1;
+    } else {
+      b = m, fb = fm;
+      if (side == 1) fa *= 0.5;
+      side = 1;
+    }
+    if (fm == 0) break;
+  }
+  return std::abs(fa) < std::abs(fb) ? a : b;
+}
 }  // namespace
 
 double GlobalBatchModel::x_of(const Noise& n, double B, double e, int steps) {
@@ -242,101 +365,26 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
                      fmt::format("{} needs at least 3 samples with a metric, got {}", name_, rows.size()));
   dir_ = samples.direction;
   n_ = rows.size();
-  std::vector<double> B, e, y;
-  double bmin = std::numeric_limits<double>::infinity(), bmax = 0, log_b = 0, log_e = 0;
-  size_t n_pos_e = 0;
-  for (const auto& s : rows) {
-    B.push_back(s.global_batch());
-    e.push_back(s.epochs);
-    y.push_back(*s.metric);
-    bmin = std::min(bmin, s.global_batch()), bmax = std::max(bmax, s.global_batch());
-    log_b += std::log(s.global_batch()) / double(rows.size());
-    if (s.epochs > 0) log_e += std::log(s.epochs), ++n_pos_e;
-  }
+  const RunColumns runs = columns_of(rows);
+  const std::vector<double> &B = runs.B, &e = runs.e, &y = runs.y;
   loss_ = MetricLoss::for_values(dir_, y);
 
   // Gradient noise-scale trend, when the samples carry the statistics.
-  std::vector<std::array<double, 3>> g;
-  for (const auto& s : rows)
-    if (s.grad_sqr && s.grad_var && *s.grad_sqr > 0 && *s.grad_var > 0 && s.epochs > 0)
-      g.push_back({std::log(*s.grad_var / *s.grad_sqr), std::log(s.epochs), std::log(s.global_batch())});
+  const std::vector<std::array<double, 3>> g = grad_stat_points(rows);
   const bool grad_ok = g.size() >= p_.min_grad_samples;
   if (p_.noise == GlobalBatchParams::Noise::kGradStats && g.size() < 4)
     throw InputError(samples.source, 0, "grad_var",
                      fmt::format("{}: gradient statistics requested but only {} samples carry them", name_, g.size()));
-  // Families of noise-scale trends to search: from the gradient statistics,
-  // fitted, or (auto) both, the better in-sample fit winning.
-  std::vector<bool> families;
-  if (p_.noise != GlobalBatchParams::Noise::kFitted && (grad_ok || p_.noise == GlobalBatchParams::Noise::kGradStats))
-    families.push_back(true);
-  if (p_.noise != GlobalBatchParams::Noise::kGradStats) families.push_back(false);
+  const double e_ref = runs.n_pos_e ? std::exp(runs.log_e / double(runs.n_pos_e)) : 1.0;
+  const std::vector<Noise> bases = trend_families(g, grad_ok, e_ref, std::exp(runs.log_b));
 
-  // Folds of whole runs for held-out selection: configurations in order of
-  // global batch dealt round-robin, so each fold spans the batch range. One
-  // configuration cannot be held out against another: in-sample then.
-  bool held_out = p_.noise_selection == GlobalBatchParams::NoiseSelection::kHeldOutRuns;
   std::vector<int> fold(rows.size(), 0);
-  if (held_out) {
-    std::vector<std::pair<double, int>> configs;  // (global batch, workers)
-    for (const auto& r : rows) configs.push_back({r.global_batch(), r.workers});
-    std::sort(configs.begin(), configs.end());
-    configs.erase(std::unique(configs.begin(), configs.end()), configs.end());
-    held_out = configs.size() >= 2;
-    const int k = std::min(static_cast<int>(configs.size()), std::max(2, p_.noise_cv_folds));
-    for (size_t i = 0; i < rows.size(); ++i) {
-      auto it = std::lower_bound(configs.begin(), configs.end(), std::pair{rows[i].global_batch(), rows[i].workers});
-      fold[i] = static_cast<int>((it - configs.begin()) % k);
-    }
-  }
-
-  const int m = std::max(2, p_.scale_grid);
-  const double lo = std::log(bmin / p_.scale_span), hi = std::log(bmax * p_.scale_span);
-  double best = std::numeric_limits<double>::infinity();
-  Noise best_n;
+  const bool held_out = p_.noise_selection == GlobalBatchParams::NoiseSelection::kHeldOutRuns &&
+                        deal_run_folds(rows, p_.noise_cv_folds, fold);
+  // A trend's score: G's squared error on held-out runs or in sample (the
+  // curve link coarse); infinite where G cannot be fitted.
   std::vector<double> x(rows.size());
-  for (bool use_grad : families) {
-    Noise base;
-    base.grad = use_grad;
-    if (use_grad) {
-      Eigen::MatrixXd X(g.size(), 3);
-      Eigen::VectorXd t(g.size());
-      for (size_t i = 0; i < g.size(); ++i) X(i, 0) = 1, X(i, 1) = g[i][1], X(i, 2) = g[i][2], t(i) = g[i][0];
-      Eigen::VectorXd beta = X.colPivHouseholderQr().solve(t);
-      base.a = beta(0), base.c = beta(1), base.d = beta(2);
-    } else {
-      base.e_ref = n_pos_e ? std::exp(log_e / double(n_pos_e)) : 1.0;
-      base.s = std::exp(log_b);
-    }
-    // Grid: reference batch s (statistics) or theta x growth c (fitted).
-    std::vector<double> growth = use_grad ? std::vector<double>{base.c} : p_.growth;
-    if (growth.empty()) growth = {0};
-    std::vector<double> sharpness = p_.sharpness;
-    if (sharpness.empty()) sharpness = {1};
-    for (double knee : sharpness)
-    for (double c : growth)
-      for (int j = 0; j < m; ++j) {
-        Noise n = base;
-        n.p = knee;
-        double v = std::exp(lo + (hi - lo) * j / (m - 1));
-        if (use_grad) n.s = v;
-        else n.c = c, n.a = std::log(v / base.s);  // theta = v examples, in units of s = B_ref
-        for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(n, B[i], e[i], p_.integration_steps);
-        double sse;
-        try {
-          sse = held_out ? held_out_sse(x, y, fold) : fit_link(x, y, false, /*coarse=*/true);
-        } catch (const std::invalid_argument&) {
-          continue;
-        }
-        if (sse < best) best = sse, best_n = n;
-      }
-  }
-  if (!std::isfinite(best)) throw InputError(samples.source, 0, "metric", name_ + ": no parameter gave a finite fit");
-  // Refine the grid winner by golden-section searches on log scale (one grid
-  // step either side) and, for the fitted family, on the growth exponent,
-  // scored as the grid scored it (held out or in sample, the curve link
-  // coarse): mixing scores would let any in-sample or fine score beat the
-  // grid's best.
-  auto sse_of = [&](const Noise& n) {
+  const std::function<double(const Noise&)> sse_of = [&](const Noise& n) {
     for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(n, B[i], e[i], p_.integration_steps);
     try {
       return held_out ? held_out_sse(x, y, fold) : fit_link(x, y, false, /*coarse=*/true);
@@ -344,6 +392,87 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
       return std::numeric_limits<double>::infinity();
     }
   };
+  // The grid's span of noise scales in log scale, and its step.
+  const int m = std::max(2, p_.scale_grid);
+  const double lo = std::log(runs.bmin / p_.scale_span), hi = std::log(runs.bmax * p_.scale_span);
+  double best = std::numeric_limits<double>::infinity();
+  Noise best_n = search_trend_grid(bases, lo, hi, sse_of, best);
+  if (!std::isfinite(best)) throw InputError(samples.source, 0, "metric", name_ + ": no parameter gave a finite fit");
+  refine_trend((hi - lo) / (m - 1), sse_of, best_n, best);
+  grad_available_ = grad_ok;
+  held_out_ = held_out;
+  noise_ = best_n;
+  grad_ = best_n.grad;
+  for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(noise_, B[i], e[i], p_.integration_steps);
+  in_sample_rmse_ = std::sqrt(fit_link(x, y, true) / double(rows.size()));
+  corrected_ = false;
+  if (p_.smooth_residuals) {
+    fit_correction(B, x, y, e);
+    double sse = 0;
+    for (size_t i = 0; i < rows.size(); ++i) sse += std::pow(predict(B[i], 1, e[i]) - y[i], 2);
+    in_sample_rmse_ = std::sqrt(sse / double(rows.size()));
+  }
+}
+
+// Families of noise-scale trends to search, each as the base its grid
+// varies: from the gradient statistics, fitted, or (auto) both, the better
+// fit winning.
+std::vector<GlobalBatchModel::Noise> GlobalBatchModel::trend_families(
+    const std::vector<std::array<double, 3>>& grad_points, bool grad_ok, double e_ref, double b_ref) const {
+  std::vector<Noise> bases;
+  if (p_.noise != GlobalBatchParams::Noise::kFitted && (grad_ok || p_.noise == GlobalBatchParams::Noise::kGradStats)) {
+    Noise base;
+    base.grad = true;
+    const std::array<double, 3> beta = grad_stat_trend(grad_points);
+    base.a = beta[0], base.c = beta[1], base.d = beta[2];
+    bases.push_back(base);
+  }
+  if (p_.noise != GlobalBatchParams::Noise::kGradStats) {
+    Noise base;
+    base.e_ref = e_ref;
+    base.s = b_ref;
+    bases.push_back(base);
+  }
+  return bases;
+}
+
+// The grid's best trend under sse_of (its score in `best`; infinite if none
+// scored finite): for each family, log-spaced candidates in [lo, hi] for the
+// reference batch s (statistics) or for theta with each growth c (fitted),
+// at each knee sharpness.
+GlobalBatchModel::Noise GlobalBatchModel::search_trend_grid(const std::vector<Noise>& bases, double lo, double hi,
+                                                            const std::function<double(const Noise&)>& sse_of,
+                                                            double& best) const {
+  const int m = std::max(2, p_.scale_grid);
+  Noise best_n;
+  for (const Noise& base : bases) {
+    const bool use_grad = base.grad;
+    std::vector<double> growth = use_grad ? std::vector<double>{base.c} : p_.growth;
+    if (growth.empty()) growth = {0};
+    std::vector<double> sharpness = p_.sharpness;
+    if (sharpness.empty()) sharpness = {1};
+    for (double knee : sharpness)
+      for (double c : growth)
+        for (int j = 0; j < m; ++j) {
+          Noise n = base;
+          n.p = knee;
+          double v = std::exp(lo + (hi - lo) * j / (m - 1));
+          if (use_grad) n.s = v;
+          else n.c = c, n.a = std::log(v / base.s);  // theta = v examples, in units of s = B_ref
+          const double sse = sse_of(n);
+          if (sse < best) best = sse, best_n = n;
+        }
+  }
+  return best_n;
+}
+
+// Refines the grid's winner by golden-section searches on log scale (`step`,
+// one grid step, either side) and, for the fitted family, on the growth
+// exponent, scored as the grid scored it (held out or in sample, the curve
+// link coarse): mixing scores would let any in-sample or fine score beat the
+// grid's best.
+void GlobalBatchModel::refine_trend(double step, const std::function<double(const Noise&)>& sse_of, Noise& best_n,
+                                    double& best) const {
   auto golden = [&](auto set, double a, double b) {
     const double r = 0.5 * (std::sqrt(5.0) - 1);
     double c = b - r * (b - a), d = a + r * (b - a);
@@ -360,7 +489,6 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
     if (fc < best) best = fc, best_n = nc;
     if (fd < best) best = fd, best_n = nd;
   };
-  const double step = (hi - lo) / (m - 1);
   for (int round = 0; round < 2 && p_.refine_iterations > 0; ++round) {
     if (best_n.grad) {
       double ls = std::log(best_n.s);
@@ -371,19 +499,6 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
       double c = best_n.c;
       golden([](Noise& n, double v) { n.c = v; }, c - 0.5, c + 0.5);
     }
-  }
-  grad_available_ = grad_ok;
-  held_out_ = held_out;
-  noise_ = best_n;
-  grad_ = best_n.grad;
-  for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(noise_, B[i], e[i], p_.integration_steps);
-  in_sample_rmse_ = std::sqrt(fit_link(x, y, true) / double(rows.size()));
-  corrected_ = false;
-  if (p_.smooth_residuals) {
-    fit_correction(B, x, y, e);
-    double sse = 0;
-    for (size_t i = 0; i < rows.size(); ++i) sse += std::pow(predict(B[i], 1, e[i]) - y[i], 2);
-    in_sample_rmse_ = std::sqrt(sse / double(rows.size()));
   }
 }
 
@@ -443,43 +558,25 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
     le[i] = std::log(std::max(e[i], kTinyX));
     r[i] = y[i] - link(lx[i]);
   }
-  using L = GlobalBatchParams::Local;
-  std::vector<bool> medians;  // the local statistics to try
-  if (p_.local != L::kMedian) medians.push_back(false);
-  if (p_.local != L::kMean) medians.push_back(true);
-  std::vector<bool> axes;  // true: data epochs
-  if (p_.correction_axis != GlobalBatchParams::Axis::kDataEpochs) axes.push_back(false);
-  if (p_.correction_axis != GlobalBatchParams::Axis::kEffectiveEpochs) axes.push_back(true);
-  using S = GlobalBatchParams::Scales;
-  std::vector<Smoothing> stages;  // empty: no correction could be chosen
-  if (p_.scales != S::kOne) {
-    // The broad mean first, then the local statistic on its leave-one-out residuals, on the broad one's axis.
-    Smoothing broad = choose_smoothing(lb, lx, le, r, axes, p_.bandwidth_batch, p_.broad_bandwidth_x, p_.shrink, {false});
-    if (std::isfinite(broad.loss)) {
-      broad.set_residuals(r);
-      const std::vector<double>& ub = broad.data ? le : lx;
-      std::vector<double> r2(n);
-      for (size_t i = 0; i < n; ++i) r2[i] = r[i] - broad.value(lb, ub, lb[i], ub[i], i);
-      Smoothing fine = choose_smoothing(lb, lx, le, r2, {broad.data}, p_.bandwidth_batch, p_.bandwidth_x, p_.shrink, medians);
-      if (std::isfinite(fine.loss)) {
-        fine.set_residuals(std::move(r2));
-        stages = {std::move(broad), std::move(fine)};
-      }
-    }
-  }
-  if (p_.scales != S::kTwo || stages.empty()) {  // one smooth: asked for, compared (auto), or the fallback
-    Smoothing one = choose_smoothing(lb, lx, le, r, axes, p_.bandwidth_batch, p_.bandwidth_x, p_.shrink, medians);
-    if (std::isfinite(one.loss) && (stages.empty() || !(stages.back().abs_error < one.abs_error))) {
-      one.set_residuals(r);
-      stages = {std::move(one)};
-    }
-  }
+  const std::vector<Smoothing> stages = choose_stages(p_, lb, lx, le, r);
   stages_.clear();
   if (stages.empty()) return;
   data_axis_ = stages.back().data;
   for (const auto& st : stages) stages_.push_back({st.hb, st.hx, st.lam, st.median});
   const std::vector<double>& u = data_axis_ ? le : lx;
-  // Tabulate link + correction one grid step beyond the data on every side.
+  tabulate_correction(lb, u, [&](double qb, double qu) {
+    double corr = 0;
+    for (const auto& st : stages) corr += st.value(lb, u, qb, qu);
+    return corr;
+  });
+  corrected_ = true;
+}
+
+// Tabulates link + correction at (log2 B, u) one grid step beyond the data
+// (lb, u) on every side, each row monotone in epochs (and, with
+// monotone_batch along x, in batch).
+void GlobalBatchModel::tabulate_correction(const std::vector<double>& lb, const std::vector<double>& u,
+                                           const std::function<double(double, double)>& correction) {
   auto [bmin, bmax] = std::minmax_element(lb.begin(), lb.end());
   auto [umin, umax] = std::minmax_element(u.begin(), u.end());
   surface_.db = p_.grid_batch_step;
@@ -488,66 +585,18 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
   std::vector<double> regular;
   for (double v = *umin - 1; v < *umax + 1 + p_.grid_x_step; v += p_.grid_x_step) regular.push_back(v);
   const bool up = dir_ == MetricDirection::kMax;
-  const bool iso = p_.link == GlobalBatchParams::Link::kIsotonic;
   auto& rows = surface_.rows;
   rows.assign(nb, {});
   for (int i = 0; i < nb; ++i) {
-    const double qb = surface_.lb0 + i * surface_.db, Bq = std::exp2(qb);
+    const double qb = surface_.lb0 + i * surface_.db;
     TabulatedSurface::Row& row = rows[i];
-    // Columns: the regular grid plus every knot of an isotonic G (in data
-    // epochs: where x(B_row, e) reaches the knot), so that G, linear between
-    // its knots, is reproduced exactly along the row.
-    auto lx_at = [&](double le_row) {  // ln x on this row at ln e
-      return std::log(std::max(x_of(noise_, Bq, std::exp(le_row), p_.integration_steps), kTinyX));
-    };
-    // Each column with ln x there (G's argument): u itself along x; along e,
-    // one integral per column, computed once.
-    std::vector<std::pair<double, double>> cols;
-    std::vector<double> lx_reg(regular.size());
-    for (size_t c = 0; c < regular.size(); ++c) {
-      lx_reg[c] = data_axis_ ? lx_at(regular[c]) : regular[c];
-      cols.push_back({regular[c], lx_reg[c]});
-    }
-    if (iso && !data_axis_)
-      for (double k : iso_.x) cols.push_back({k, k});
-    if (iso && data_axis_) {
-      // ln x at the regular columns (increasing in e) brackets each knot
-      // between two neighbouring columns; the Illinois method then finds it in
-      // a few evaluations of x (each an integral) where bisection needs ~50.
-      for (double k : iso_.x) {
-        if (!(lx_reg.front() < k && lx_reg.back() > k)) continue;
-        size_t c = static_cast<size_t>(std::lower_bound(lx_reg.begin(), lx_reg.end(), k) - lx_reg.begin());
-        double a = regular[c - 1], b = regular[c], fa = lx_reg[c - 1] - k, fb = lx_reg[c] - k;
-        int side = 0;
-        for (int it = 0; it < 60 && b - a > 1e-14 && fb != 0; ++it) {
-          double m = (a * fb - b * fa) / (fb - fa), fm = lx_at(m) - k;
-          if (!(m > a && m < b)) m = 0.5 * (a + b), fm = lx_at(m) - k;
-          if ((fm < 0) == (fa < 0)) {
-            a = m, fa = fm;
-            if (side == -1) fb *= 0.5;
-            side = -1;
-          } else {
-            b = m, fb = fm;
-            if (side == 1) fa *= 0.5;
-            side = 1;
-          }
-          if (fm == 0) break;
-        }
-        const double root = std::abs(fa) < std::abs(fb) ? a : b;
-        cols.push_back({root, lx_at(root)});
-      }
-    }
-    std::sort(cols.begin(), cols.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    cols.erase(std::unique(cols.begin(), cols.end(), [](const auto& a, const auto& b) { return b.first - a.first < 1e-12; }),
-               cols.end());
+    const std::vector<std::pair<double, double>> cols = row_columns(std::exp2(qb), regular);
     row.u.resize(cols.size());
     row.v.resize(cols.size());
     for (size_t k = 0; k < cols.size(); ++k) {
       const auto [qu, qlx] = cols[k];
       row.u[k] = qu;
-      double corr = 0;
-      for (const auto& st : stages) corr += st.value(lb, u, qb, qu);
-      row.v[k] = link(qlx) + corr;
+      row.v[k] = link(qlx) + correction(qb, qu);
     }
     row.make_monotone(dir_);
   }
@@ -555,7 +604,42 @@ void GlobalBatchModel::fit_correction(const std::vector<double>& B, const std::v
     for (int i = 1; i < nb; ++i)
       for (size_t k = 0; k < rows[i].v.size(); ++k)
         rows[i].v[k] = up ? std::min(rows[i].v[k], rows[i - 1].v[k]) : std::max(rows[i].v[k], rows[i - 1].v[k]);
-  corrected_ = true;
+}
+
+// The columns of the surface's row at global batch Bq, each with ln x there
+// (G's argument): the regular grid plus every knot of an isotonic G (in data
+// epochs: where x(Bq, e) reaches the knot), so that G, linear between its
+// knots, is reproduced exactly along the row. Sorted, near-duplicates merged.
+std::vector<std::pair<double, double>> GlobalBatchModel::row_columns(double Bq,
+                                                                     const std::vector<double>& regular) const {
+  auto lx_at = [&](double le_row) {  // ln x on this row at ln e
+    return std::log(std::max(x_of(noise_, Bq, std::exp(le_row), p_.integration_steps), kTinyX));
+  };
+  // Along x, u is ln x itself; along e, one integral per column, computed once.
+  std::vector<std::pair<double, double>> cols;
+  std::vector<double> lx_reg(regular.size());
+  for (size_t c = 0; c < regular.size(); ++c) {
+    lx_reg[c] = data_axis_ ? lx_at(regular[c]) : regular[c];
+    cols.push_back({regular[c], lx_reg[c]});
+  }
+  const bool iso = p_.link == GlobalBatchParams::Link::kIsotonic;
+  if (iso && !data_axis_)
+    for (double k : iso_.x) cols.push_back({k, k});
+  if (iso && data_axis_) {
+    // ln x at the regular columns (increasing in e) brackets each knot
+    // between two neighbouring columns.
+    for (double k : iso_.x) {
+      if (!(lx_reg.front() < k && lx_reg.back() > k)) continue;
+      size_t c = static_cast<size_t>(std::lower_bound(lx_reg.begin(), lx_reg.end(), k) - lx_reg.begin());
+      const double root = illinois_root([&](double v) { return lx_at(v) - k; }, regular[c - 1], regular[c],
+                                        lx_reg[c - 1] - k, lx_reg[c] - k);
+      cols.push_back({root, lx_at(root)});
+    }
+  }
+  std::sort(cols.begin(), cols.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  cols.erase(std::unique(cols.begin(), cols.end(), [](const auto& a, const auto& b) { return b.first - a.first < 1e-12; }),
+             cols.end());
+  return cols;
 }
 
 double GlobalBatchModel::predict(double batch, int workers, double epochs) const {

@@ -32,7 +32,10 @@
 // The search keeps the parameters (and, by default, the family: statistics or
 // fitted) with the least squared error of G on held-out runs (or in-sample).
 #pragma once
+#include <array>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/metric_loss.h"
@@ -159,6 +162,18 @@ class GlobalBatchModel : public MetricModel {
   double held_out_sse(const std::vector<double>& x, const std::vector<double>& y, const std::vector<int>& fold) const;
   void fit_correction(const std::vector<double>& B, const std::vector<double>& x, const std::vector<double>& y,
                       const std::vector<double>& e);
+  // Steps of fit(): the families of trends to search (each as its grid's
+  // base), the grid search under a score, and the refinement of its winner.
+  std::vector<Noise> trend_families(const std::vector<std::array<double, 3>>& grad_points, bool grad_ok, double e_ref,
+                                    double b_ref) const;
+  Noise search_trend_grid(const std::vector<Noise>& bases, double lo, double hi,
+                          const std::function<double(const Noise&)>& sse_of, double& best) const;
+  void refine_trend(double step, const std::function<double(const Noise&)>& sse_of, Noise& best_n, double& best) const;
+  // Steps of fit_correction(): the surface of link + correction(log2 B, u),
+  // and the columns (u, ln x) of its row at global batch Bq.
+  void tabulate_correction(const std::vector<double>& lb, const std::vector<double>& u,
+                           const std::function<double(double, double)>& correction);
+  std::vector<std::pair<double, double>> row_columns(double Bq, const std::vector<double>& regular) const;
 
   GlobalBatchParams p_;
   std::string name_;

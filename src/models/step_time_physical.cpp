@@ -35,6 +35,161 @@ double inter_factor(int workers, int nodes, const structure::CommProfile* profil
   return profile && !profile->empty() ? profile->at(workers, nodes) : ring_factor(workers);
 }
 
+using Mask = Eigen::Array<bool, Eigen::Dynamic, 1>;
+
+// The samples as fit points (step times, N absorbed when unknown), and the
+// per-worker batches and multi-worker counts (within one node, across nodes)
+// they cover: what decides which terms the fit can identify.
+struct FitPoints {
+  std::vector<Point> pts;
+  std::set<double> batches;
+  std::set<int> intra_r, inter_r;
+};
+
+FitPoints fit_points(const SampleSet& set, int gpus_per_node, double n) {
+  FitPoints f;
+  for (const auto& s : set.samples) {
+    if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0) || !std::isfinite(s.epoch_time_s))
+      throw InputError(set.source, 0, "", "allreduce-physical: samples need batch > 0, workers >= 1, epoch_time_s > 0");
+    int nodes = s.nodes > 0 ? s.nodes : (s.workers + gpus_per_node - 1) / gpus_per_node;
+    f.pts.push_back({s.batch, s.workers, nodes, s.epoch_time_s * s.batch * s.workers / n});
+    f.batches.insert(s.batch);
+    if (s.workers > 1) (nodes > 1 ? f.inter_r : f.intra_r).insert(s.workers);
+  }
+  return f;
+}
+
+// The terms the samples cannot identify (true: fixed during the fit, and set
+// from priors after it); a note when beta is one of them.
+Mask unidentified_terms(const FitPoints& f, std::vector<std::string>& notes) {
+  Mask fixed = Mask::Constant(kParams, false);
+  if (f.batches.size() < 2) {
+    fixed(kBeta) = true;
+    notes.push_back("one per-worker batch only: compute assumed independent of the batch (beta = 0)");
+  }
+  if (f.intra_r.empty()) fixed(kAIntra) = fixed(kKIntra) = true;
+  else if (f.intra_r.size() < 2) fixed(kAIntra) = true;  // one ring factor: latency and volume are confounded
+  if (f.inter_r.empty()) fixed(kAInter) = fixed(kKInter) = true;
+  else if (f.inter_r.size() < 3) fixed(kAInter) = true;  // too few worker counts to separate latency from volume
+  if (f.intra_r.empty() && f.inter_r.empty()) fixed(kGamma) = true;
+  return fixed;
+}
+
+// The fit's start, g = 1: the additive model is linear in its parameters, so
+// NNLS on relative errors gives its exact bounded optimum.
+Eigen::VectorXd additive_start(const std::vector<Point>& pts, const Mask& fixed,
+                               const structure::CommProfile* profile) {
+  Eigen::VectorXd x0 = Eigen::VectorXd::Zero(kParams);
+  x0(kGamma) = 1;
+  Eigen::MatrixXd A = Eigen::MatrixXd::Zero(pts.size(), kGamma);
+  Eigen::VectorXd b = Eigen::VectorXd::Ones(pts.size());
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const auto& p = pts[i];
+    Eigen::Index row = static_cast<Eigen::Index>(i);
+    double w = 1 / p.step, ring = p.workers > 1 ? ring_factor(p.workers) : 0;
+    bool multi = p.workers > 1, inter = p.nodes > 1;
+    double iring = multi && inter ? inter_factor(p.workers, p.nodes, profile) : 0.0;
+    double f[kGamma] = {1, p.batch, multi && !inter ? 1.0 : 0.0, multi && !inter ? ring : 0.0,
+                        multi && inter ? 1.0 : 0.0, iring};
+    for (int j = 0; j < kGamma; ++j)
+      if (!fixed(j)) A(row, j) = f[j] * w;
+  }
+  x0.head(kGamma) = numerics::nnls(A, b).x;
+  return x0;
+}
+
+// Bounded least squares of the relative residuals from x0, every parameter
+// >= 0 and g in [1, gamma_max]. The overlap exponent makes the cost
+// non-convex: try a grid of g with the other parameters free, then refine
+// everything from the best.
+numerics::LmResult fit_terms(const numerics::ResidualFn& residuals, const Eigen::VectorXd& x0, const Mask& fixed,
+                             double gamma_max) {
+  Eigen::VectorXd lo = Eigen::VectorXd::Zero(kParams), hi = Eigen::VectorXd::Constant(kParams, 1e300);
+  lo(kGamma) = 1;
+  hi(kGamma) = std::max(1.0, gamma_max);
+  numerics::LmResult best;
+  best.cost = INFINITY;
+  Mask fixed_g = fixed;
+  fixed_g(kGamma) = true;
+  std::vector<double> grid = fixed(kGamma) ? std::vector<double>{1.0} : std::vector<double>{1, 1.5, 2, 3, 4, 6, 10};
+  for (double g : grid) {
+    if (g > hi(kGamma)) continue;
+    for (int start = 0; start < 2; ++start) {
+      Eigen::VectorXd x = (start == 0 || !std::isfinite(best.cost)) ? x0 : best.x;
+      x(kGamma) = g;
+      numerics::LmResult r = numerics::bounded_lm(residuals, x, lo, hi, fixed_g);
+      if (r.cost < best.cost) best = r;
+    }
+  }
+  if (!fixed(kGamma)) {
+    numerics::LmResult r = numerics::bounded_lm(residuals, best.x, lo, hi, fixed);
+    if (r.cost < best.cost) best = r;
+  }
+  return best;
+}
+
+// Gradient bytes all-reduced per step, in the parameters' units (bytes * N
+// when N is absorbed), for the priors of unidentified sync terms, and where
+// they come from: model_bytes, a fitted sync term, or a known network's
+// layer graph (none: no prior).
+struct GradientBytes {
+  std::optional<double> bytes;
+  std::string from;
+};
+
+GradientBytes gradient_bytes(const AllreducePhysicalParams& p, const StepTimeTerms& t, const FitPoints& f,
+                             bool n_known, const SampleSet& set, std::vector<std::string>& notes) {
+  const structure::HardwareSpec& hw = p.hardware;
+  GradientBytes gb;
+  if (p.model_bytes && n_known) {
+    gb.bytes = *p.model_bytes;
+    gb.from = "model_bytes";
+  } else if (!f.intra_r.empty() && t.k_intra > 0) {
+    gb.bytes = t.k_intra * hw.intra_node_bytes_per_s;
+    gb.from = "the fitted intra-node term";
+  } else if (!f.inter_r.empty() && t.k_inter > 0) {
+    gb.bytes = t.k_inter * hw.inter_node_bytes_per_s;
+    gb.from = "the fitted inter-node term";
+  } else if (p.model_bytes) {
+    notes.push_back("model_bytes ignored: the dataset size is unknown, so seconds per step cannot be placed on the fit's scale");
+  } else if (const structure::LayerGraph* g = n_known ? structure::find_network(set) : nullptr) {
+    gb.bytes = 4 * g->params();  // fp32 gradients
+    gb.from = fmt::format("the layer graph of {} ({:.4g} M parameters)", g->name, g->params() / 1e6);
+  }
+  if (gb.bytes && !n_known) gb.from += ", times the absorbed N";
+  return gb;
+}
+
+// Sets the sync terms the samples could not identify from the hardware's
+// priors (free without gradient bytes), with a note for each.
+void set_prior_sync_terms(const structure::HardwareSpec& hw, const GradientBytes& gb, const FitPoints& f, bool n_known,
+                          StepTimeTerms& t, std::vector<std::string>& notes) {
+  // Latencies are in seconds, usable only when the parameters are (N known).
+  auto latency = [&](double seconds, double fitted) { return n_known ? seconds : fitted; };
+  if (f.intra_r.empty()) {
+    if (gb.bytes) {
+      t.k_intra = *gb.bytes / hw.intra_node_bytes_per_s;
+      t.a_intra = latency(2 * hw.intra_node_latency_s, 0);
+      notes.push_back(fmt::format("intra-node term not identifiable from the samples (no multi-GPU single-node sample); "
+                                  "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
+                                  *gb.bytes, gb.from, hw.intra_node_bytes_per_s, hw.name));
+    } else {
+      notes.push_back("intra-node term not identifiable, and no model_bytes given or known network named: sync within a node assumed free");
+    }
+  }
+  if (f.inter_r.empty()) {
+    if (gb.bytes) {
+      t.k_inter = *gb.bytes / hw.inter_node_bytes_per_s;
+      t.a_inter = std::max(t.a_intra, latency(2 * hw.inter_node_latency_s, 0));
+      notes.push_back(fmt::format("inter-node term not identifiable from the samples (all on one node); "
+                                  "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
+                                  *gb.bytes, gb.from, hw.inter_node_bytes_per_s, hw.name));
+    } else {
+      notes.push_back("inter-node term not identifiable, and no model_bytes given or known network named: sync across nodes assumed free");
+    }
+  }
+}
+
 }  // namespace
 
 double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes, const structure::CommProfile* profile,
@@ -59,131 +214,24 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   n_ = n_known_ ? double(*ds) : 1.0;
   if (!n_known_) notes_.push_back("dataset size unknown: N absorbed into the parameters (fit of epoch_time*b*r)");
 
-  std::vector<Point> pts;
-  std::set<double> batches;
-  std::set<int> intra_r, inter_r;
-  for (const auto& s : set.samples) {
-    if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0) || !std::isfinite(s.epoch_time_s))
-      throw InputError(set.source, 0, "", "allreduce-physical: samples need batch > 0, workers >= 1, epoch_time_s > 0");
-    int nodes = s.nodes > 0 ? s.nodes : (s.workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
-    pts.push_back({s.batch, s.workers, nodes, s.epoch_time_s * s.batch * s.workers / n_});
-    batches.insert(s.batch);
-    if (s.workers > 1) (nodes > 1 ? inter_r : intra_r).insert(s.workers);
-  }
-
-  // Which terms the samples identify; the rest are fixed now and set from priors below.
-  Eigen::Array<bool, Eigen::Dynamic, 1> fixed = Eigen::Array<bool, Eigen::Dynamic, 1>::Constant(kParams, false);
-  Eigen::VectorXd x0 = Eigen::VectorXd::Zero(kParams);
-  x0(kGamma) = 1;
-  if (batches.size() < 2) {
-    fixed(kBeta) = true;
-    notes_.push_back("one per-worker batch only: compute assumed independent of the batch (beta = 0)");
-  }
-  if (intra_r.empty()) fixed(kAIntra) = fixed(kKIntra) = true;
-  else if (intra_r.size() < 2) fixed(kAIntra) = true;  // one ring factor: latency and volume are confounded
-  if (inter_r.empty()) fixed(kAInter) = fixed(kKInter) = true;
-  else if (inter_r.size() < 3) fixed(kAInter) = true;  // too few worker counts to separate latency from volume
-  if (intra_r.empty() && inter_r.empty()) fixed(kGamma) = true;
-
+  const FitPoints f = fit_points(set, p_.gpus_per_node, n_);
+  const std::vector<Point>& pts = f.pts;
+  const Mask fixed = unidentified_terms(f, notes_);
   const structure::CommProfile* profile = p_.comm_profile.get();
-  auto residuals = [&](const Eigen::VectorXd& x) {
+  const numerics::ResidualFn residuals = [&](const Eigen::VectorXd& x) {
     StepTimeTerms t = terms_of(x);
     Eigen::VectorXd r(pts.size());
     for (size_t i = 0; i < pts.size(); ++i)
       r(static_cast<Eigen::Index>(i)) = step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile) / pts[i].step - 1;
     return r;
   };
-
-  // Start: the additive (g = 1) model is linear in its parameters, so NNLS on
-  // relative errors gives its exact bounded optimum.
-  {
-    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(pts.size(), kGamma);
-    Eigen::VectorXd b = Eigen::VectorXd::Ones(pts.size());
-    for (size_t i = 0; i < pts.size(); ++i) {
-      const auto& p = pts[i];
-      Eigen::Index row = static_cast<Eigen::Index>(i);
-      double w = 1 / p.step, ring = p.workers > 1 ? ring_factor(p.workers) : 0;
-      bool multi = p.workers > 1, inter = p.nodes > 1;
-      double iring = multi && inter ? inter_factor(p.workers, p.nodes, profile) : 0.0;
-      double f[kGamma] = {1, p.batch, multi && !inter ? 1.0 : 0.0, multi && !inter ? ring : 0.0,
-                          multi && inter ? 1.0 : 0.0, iring};
-      for (int j = 0; j < kGamma; ++j)
-        if (!fixed(j)) A(row, j) = f[j] * w;
-    }
-    x0.head(kGamma) = numerics::nnls(A, b).x;
-  }
-  Eigen::VectorXd lo = Eigen::VectorXd::Zero(kParams), hi = Eigen::VectorXd::Constant(kParams, 1e300);
-  lo(kGamma) = 1;
-  hi(kGamma) = std::max(1.0, p_.gamma_max);
-
-  // The overlap exponent makes the cost non-convex: try a grid of g with the
-  // other parameters free, then refine everything from the best.
-  numerics::LmResult best;
-  best.cost = INFINITY;
-  Eigen::Array<bool, Eigen::Dynamic, 1> fixed_g = fixed;
-  fixed_g(kGamma) = true;
-  std::vector<double> grid = fixed(kGamma) ? std::vector<double>{1.0} : std::vector<double>{1, 1.5, 2, 3, 4, 6, 10};
-  for (double g : grid) {
-    if (g > hi(kGamma)) continue;
-    for (int start = 0; start < 2; ++start) {
-      Eigen::VectorXd x = (start == 0 || !std::isfinite(best.cost)) ? x0 : best.x;
-      x(kGamma) = g;
-      numerics::LmResult r = numerics::bounded_lm(residuals, x, lo, hi, fixed_g);
-      if (r.cost < best.cost) best = r;
-    }
-  }
-  if (!fixed(kGamma)) {
-    numerics::LmResult r = numerics::bounded_lm(residuals, best.x, lo, hi, fixed);
-    if (r.cost < best.cost) best = r;
-  }
+  const numerics::LmResult best = fit_terms(residuals, additive_start(pts, fixed, profile), fixed, p_.gamma_max);
   t_ = terms_of(best.x);
 
   // Priors for terms the samples could not identify.
-  const structure::HardwareSpec& hw = p_.hardware;
-  // Gradient bytes per step, in the parameters' units (bytes * N when N is absorbed).
-  std::optional<double> bytes;
-  std::string bytes_from;
-  if (p_.model_bytes && n_known_) {
-    bytes = *p_.model_bytes;
-    bytes_from = "model_bytes";
-  } else if (!intra_r.empty() && t_.k_intra > 0) {
-    bytes = t_.k_intra * hw.intra_node_bytes_per_s;
-    bytes_from = "the fitted intra-node term";
-  } else if (!inter_r.empty() && t_.k_inter > 0) {
-    bytes = t_.k_inter * hw.inter_node_bytes_per_s;
-    bytes_from = "the fitted inter-node term";
-  } else if (p_.model_bytes) {
-    notes_.push_back("model_bytes ignored: the dataset size is unknown, so seconds per step cannot be placed on the fit's scale");
-  } else if (const structure::LayerGraph* g = n_known_ ? structure::find_network(set) : nullptr) {
-    bytes = 4 * g->params();  // fp32 gradients
-    bytes_from = fmt::format("the layer graph of {} ({:.4g} M parameters)", g->name, g->params() / 1e6);
-  }
-  if (bytes && !n_known_) bytes_from += ", times the absorbed N";
-  // Latencies are in seconds, usable only when the parameters are (N known).
-  auto latency = [&](double seconds, double fitted) { return n_known_ ? seconds : fitted; };
-  if (intra_r.empty()) {
-    if (bytes) {
-      t_.k_intra = *bytes / hw.intra_node_bytes_per_s;
-      t_.a_intra = latency(2 * hw.intra_node_latency_s, 0);
-      notes_.push_back(fmt::format("intra-node term not identifiable from the samples (no multi-GPU single-node sample); "
-                                   "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
-                                   *bytes, bytes_from, hw.intra_node_bytes_per_s, hw.name));
-    } else {
-      notes_.push_back("intra-node term not identifiable, and no model_bytes given or known network named: sync within a node assumed free");
-    }
-  }
-  if (inter_r.empty()) {
-    if (bytes) {
-      t_.k_inter = *bytes / hw.inter_node_bytes_per_s;
-      t_.a_inter = std::max(t_.a_intra, latency(2 * hw.inter_node_latency_s, 0));
-      notes_.push_back(fmt::format("inter-node term not identifiable from the samples (all on one node); "
-                                   "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
-                                   *bytes, bytes_from, hw.inter_node_bytes_per_s, hw.name));
-    } else {
-      notes_.push_back("inter-node term not identifiable, and no model_bytes given or known network named: sync across nodes assumed free");
-    }
-  }
-  if (fixed(kGamma) && (!intra_r.empty() || !inter_r.empty() || bytes))
+  const GradientBytes gb = gradient_bytes(p_, t_, f, n_known_, set, notes_);
+  set_prior_sync_terms(p_.hardware, gb, f, n_known_, t_, notes_);
+  if (fixed(kGamma) && (!f.intra_r.empty() || !f.inter_r.empty() || gb.bytes))
     notes_.push_back("overlap not identifiable (no multi-worker samples): gamma = 1, no overlap");
 
   Eigen::VectorXd r = residuals(best.x);

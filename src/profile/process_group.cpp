@@ -50,124 +50,176 @@ void append_tail(std::string& tail, const char* data, size_t n, size_t keep) {
   if (tail.size() > 2 * keep + 4096) tail.erase(0, tail.size() - keep);
 }
 
+// One run of a process group: its ranks, the pipes that carry rank 0's
+// stdout and every rank's stderr, and the kill and drain timers. The steps
+// of run_process_group's loop, each once per pass.
+class GroupRun {
+ public:
+  GroupRun(const ProcessGroupOptions& opts, ProcessGroupResult& res) : opts_(opts), res_(res) {
+    make_pipe(out_);
+    make_pipe(err_);
+    t0_ = Clock::now();
+  }
+
+  // Forks one rank per command, all in one process group (the first rank's).
+  void spawn(const std::vector<std::string>& commands) {
+    pid_t parent = getpid();
+    for (size_t i = 0; i < commands.size(); ++i) {
+      pid_t pid = fork();
+      if (pid < 0) {
+        if (pgid_ > 0) kill(-pgid_, SIGKILL);
+        throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+      }
+      if (pid == 0) exec_child(commands[i], pgid_, parent, i == 0 ? out_[1] : -1, err_[1]);
+      if (pgid_ == 0) pgid_ = pid;
+      setpgid(pid, pgid_);  // also in the parent, so kill(-pgid) works at once
+      pids_.push_back(pid);
+    }
+    close(out_[1]);
+    close(err_[1]);
+    running_.assign(pids_.size(), true);
+    alive_ = pids_.size();
+  }
+
+  bool active() const { return alive_ > 0 || out_open_ || err_open_; }
+
+  // Reads what the open pipes have within 100 ms (sleeps as long when both
+  // are closed). False when poll fails.
+  bool read_output() {
+    pollfd fds[2];
+    int nfds = 0;
+    if (out_open_) fds[nfds++] = {out_[0], POLLIN, 0};
+    if (err_open_) fds[nfds++] = {err_[0], POLLIN, 0};
+    if (nfds == 0) {
+      usleep(100000);
+      return true;
+    }
+    int rc = poll(fds, nfds, 100);
+    if (rc < 0 && errno != EINTR) return false;
+    for (int k = 0; rc > 0 && k < nfds; ++k) {
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = read(fds[k].fd, buf_, sizeof buf_);
+      if (n <= 0) {
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (fds[k].fd == out_[0]) out_open_ = false;
+        else err_open_ = false;
+        continue;
+      }
+      if (fds[k].fd == out_[0]) {
+        if (res_.stdout0.size() < opts_.stdout_max_bytes) res_.stdout0.append(buf_, size_t(n));
+      } else {
+        append_tail(res_.stderr_tail, buf_, size_t(n), opts_.stderr_tail_bytes);
+      }
+    }
+    return true;
+  }
+
+  // Collects the ranks that exited; the first to fail brings the group down.
+  void reap_ranks() {
+    for (size_t i = 0; i < pids_.size(); ++i) {
+      if (!running_[i]) continue;
+      int status = 0;
+      pid_t w = waitpid(pids_[i], &status, WNOHANG);
+      if (w == 0) continue;
+      running_[i] = false;
+      --alive_;
+      int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+      if (code != 0 && res_.failed_index < 0 && !killing_) {
+        res_.failed_index = int(i);
+        res_.exit_code = code;
+        start_kill();  // the other ranks would wait for the failed one forever
+      }
+    }
+  }
+
+  // Calls on_tick once a second.
+  void report_tick() {
+    if (opts_.on_tick && seconds_since(t0_) >= next_tick_) {
+      opts_.on_tick(seconds_since(t0_));
+      next_tick_ += 1;
+    }
+  }
+
+  // Starts the kill on cancellation or timeout; once killing, SIGKILL after the grace period.
+  void enforce_limits() {
+    if (!killing_) {
+      if (opts_.cancel && opts_.cancel->load()) {
+        res_.cancelled = true;
+        start_kill();
+      } else if (opts_.timeout_s > 0 && seconds_since(t0_) > opts_.timeout_s) {
+        res_.timed_out = true;
+        start_kill();
+      }
+    } else if (Clock::now() >= kill_at_) {
+      kill(-pgid_, SIGKILL);
+      kill_at_ = Clock::now() + std::chrono::hours(1);
+    }
+  }
+
+  // All ranks exited but a background grandchild may still hold a pipe:
+  // read for half a second more, then stop waiting for it (true: stop now).
+  bool drain_timed_out() {
+    if (alive_ == 0 && (out_open_ || err_open_)) {
+      if (!draining_) {
+        draining_ = true;
+        drain_deadline_ = Clock::now() + std::chrono::milliseconds(500);
+      } else if (Clock::now() >= drain_deadline_) {
+        kill(-pgid_, SIGKILL);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Closes the pipes, trims the stderr tail and records the wall time.
+  void finish() {
+    close(out_[0]);
+    close(err_[0]);
+    if (res_.stderr_tail.size() > opts_.stderr_tail_bytes)
+      res_.stderr_tail.erase(0, res_.stderr_tail.size() - opts_.stderr_tail_bytes);
+    res_.wall_s = seconds_since(t0_);
+  }
+
+ private:
+  // SIGTERM to the whole group, SIGKILL after kill_grace_s (enforce_limits).
+  void start_kill() {
+    if (killing_) return;
+    killing_ = true;
+    kill(-pgid_, SIGTERM);
+    kill_at_ = Clock::now() + std::chrono::milliseconds(long(opts_.kill_grace_s * 1000));
+  }
+
+  const ProcessGroupOptions& opts_;
+  ProcessGroupResult& res_;
+  int out_[2], err_[2];
+  Clock::time_point t0_;
+  std::vector<pid_t> pids_;
+  pid_t pgid_ = 0;
+  std::vector<bool> running_;
+  size_t alive_ = 0;
+  bool out_open_ = true, err_open_ = true;
+  bool killing_ = false;
+  Clock::time_point kill_at_{}, drain_deadline_{};
+  bool draining_ = false;
+  char buf_[8192];
+  double next_tick_ = 1;
+};
+
 }  // namespace
 
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts) {
   ProcessGroupResult res;
   if (commands.empty()) return res;
-  int out[2], err[2];
-  make_pipe(out);
-  make_pipe(err);
-  auto t0 = Clock::now();
-  pid_t parent = getpid();
-  std::vector<pid_t> pids;
-  pid_t pgid = 0;
-  for (size_t i = 0; i < commands.size(); ++i) {
-    pid_t pid = fork();
-    if (pid < 0) {
-      if (pgid > 0) kill(-pgid, SIGKILL);
-      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) exec_child(commands[i], pgid, parent, i == 0 ? out[1] : -1, err[1]);
-    if (pgid == 0) pgid = pid;
-    setpgid(pid, pgid);  // also in the parent, so kill(-pgid) works at once
-    pids.push_back(pid);
+  GroupRun run(opts, res);
+  run.spawn(commands);
+  while (run.active()) {
+    if (!run.read_output()) break;
+    run.reap_ranks();
+    run.report_tick();
+    run.enforce_limits();
+    if (run.drain_timed_out()) break;
   }
-  close(out[1]);
-  close(err[1]);
-
-  std::vector<bool> running(pids.size(), true);
-  size_t alive = pids.size();
-  bool out_open = true, err_open = true;
-  bool killing = false;
-  Clock::time_point kill_at{}, drain_deadline{};
-  bool draining = false;
-  char buf[8192];
-  double next_tick = 1;
-
-  auto start_kill = [&] {
-    if (killing) return;
-    killing = true;
-    kill(-pgid, SIGTERM);
-    kill_at = Clock::now() + std::chrono::milliseconds(long(opts.kill_grace_s * 1000));
-  };
-
-  while (alive > 0 || out_open || err_open) {
-    pollfd fds[2];
-    int nfds = 0;
-    if (out_open) fds[nfds++] = {out[0], POLLIN, 0};
-    if (err_open) fds[nfds++] = {err[0], POLLIN, 0};
-    if (nfds > 0) {
-      int rc = poll(fds, nfds, 100);
-      if (rc < 0 && errno != EINTR) break;
-      for (int k = 0; rc > 0 && k < nfds; ++k) {
-        if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        ssize_t n = read(fds[k].fd, buf, sizeof buf);
-        if (n <= 0) {
-          if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-          if (fds[k].fd == out[0]) out_open = false;
-          else err_open = false;
-          continue;
-        }
-        if (fds[k].fd == out[0]) {
-          if (res.stdout0.size() < opts.stdout_max_bytes) res.stdout0.append(buf, size_t(n));
-        } else {
-          append_tail(res.stderr_tail, buf, size_t(n), opts.stderr_tail_bytes);
-        }
-      }
-    } else {
-      usleep(100000);
-    }
-
-    for (size_t i = 0; i < pids.size(); ++i) {
-      if (!running[i]) continue;
-      int status = 0;
-      pid_t w = waitpid(pids[i], &status, WNOHANG);
-      if (w == 0) continue;
-      running[i] = false;
-      --alive;
-      int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-      if (code != 0 && res.failed_index < 0 && !killing) {
-        res.failed_index = int(i);
-        res.exit_code = code;
-        start_kill();  // the other ranks would wait for the failed one forever
-      }
-    }
-
-    if (opts.on_tick && seconds_since(t0) >= next_tick) {
-      opts.on_tick(seconds_since(t0));
-      next_tick += 1;
-    }
-    if (!killing) {
-      if (opts.cancel && opts.cancel->load()) {
-        res.cancelled = true;
-        start_kill();
-      } else if (opts.timeout_s > 0 && seconds_since(t0) > opts.timeout_s) {
-        res.timed_out = true;
-        start_kill();
-      }
-    } else if (Clock::now() >= kill_at) {
-      kill(-pgid, SIGKILL);
-      kill_at = Clock::now() + std::chrono::hours(1);
-    }
-
-    // All ranks exited but a background grandchild may still hold a pipe:
-    // read for half a second more, then stop waiting for it.
-    if (alive == 0 && (out_open || err_open)) {
-      if (!draining) {
-        draining = true;
-        drain_deadline = Clock::now() + std::chrono::milliseconds(500);
-      } else if (Clock::now() >= drain_deadline) {
-        kill(-pgid, SIGKILL);
-        break;
-      }
-    }
-  }
-  close(out[0]);
-  close(err[0]);
-  if (res.stderr_tail.size() > opts.stderr_tail_bytes)
-    res.stderr_tail.erase(0, res.stderr_tail.size() - opts.stderr_tail_bytes);
-  res.wall_s = seconds_since(t0);
+  run.finish();
   return res;
 }
 
