@@ -13,7 +13,8 @@
 # TRAINPLAN defaults to ./build/trainplan. The commands read ../shared/data
 # (the published traces), so this runs only in a checkout that has them.
 # Before comparing, fields that time the run itself are removed: JSON keys
-# "seconds" or ending in _ms or _seconds, and "took N s" notes in text.
+# "seconds" or ending in _ms or _seconds, and "took N s" notes in text; the
+# checkout's path to the data reads DATA.
 # compare exits 1 and prints a diff when any output differs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -63,7 +64,7 @@ run bench-intervals bench intervals --data "$data" --json
 run bench-simulate bench simulate --data "$data" --json
 normalise() {
   sed -E -e 's/"[A-Za-z0-9_]*(_ms|_seconds|seconds)": *[-0-9.e+]+,?//g' \
-         -e "s#$work#WORK#g" -e 's/took [0-9.]+ ?s//g' "$1"
+         -e "s#$work#WORK#g" -e "s#$data#DATA#g" -e 's/took [0-9.]+ ?s//g' "$1"
 }
 status=0
 for f in plan plan-confidence predict sample sample-csv evaluate simulate bench-coconfig \
@@ -72,7 +73,7 @@ for f in plan plan-confidence predict sample sample-csv evaluate simulate bench-
   if [ "$mode" = record ]; then
     cp "$work/$f.norm" "$dir/$f"
   elif ! diff -q "$dir/$f" "$work/$f.norm" >/dev/null; then
-    echo "DIFFERS: $f"; diff "$dir/$f" "$work/$f.norm" | head -20; status=1
+    echo "DIFFERS: $f"; diff "$dir/$f" "$work/$f.norm" | head -20 || true; status=1
   else
     echo "same: $f"
   fi
