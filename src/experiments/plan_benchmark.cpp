@@ -137,6 +137,137 @@ std::vector<std::string> plan_benchmark_default_models() {
   return out;
 }
 
+namespace {
+
+// The run's settings, as the report's header.
+json options_json(const PlanBenchmarkOptions& a, bool conformal, const std::vector<std::string>& specs,
+                  const std::vector<std::string>& methods) {
+  json doc;
+  doc["seed"] = a.seed;
+  doc["sampling_plan"] = a.sampling;
+  doc["max_workers"] = a.max_workers;
+  doc["confidence"] = a.confidence > 0 ? json(a.confidence) : json(nullptr);
+  doc["conformal"] = conformal;
+  doc["early_stop"] = a.early_stop;
+  doc["early_stop_budget"] = a.early_stop ? json(a.early_stop_budget) : json(nullptr);
+  doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
+  doc["measured_bounds"] = a.confidence > 0 && a.measured_bounds;
+  doc["pin_runs"] = conformal && a.pin_runs;
+  doc["misfit_shift"] = doc["measured_bounds"].get<bool>() && a.misfit_shift;
+  doc["curves"] = a.curves;
+  doc["scenarios_per_trace"] = a.scenarios;
+  doc["tabu_seeds"] = a.tabu_seeds;
+  doc["models"] = specs;
+  doc["methods"] = methods;
+  doc["scenario_rule"] =
+      "target = lo + q(hi - lo), lo = worst true metric at 1 epoch, hi = best at the epoch cap, q = 0.80 + 0.18 f; "
+      "deadline = 4^(1-f) 1.25^f x fastest true time to the target; f = i/(n-1)";
+  return doc;
+}
+
+// The planner behind a benchmark column: coconfig-tabu and coconfig-exhaustive
+// are the joint search with that search; every other column is a registered
+// planner's own name.
+std::unique_ptr<plan::Planner> benchmark_planner(const std::string& method, plan::PlannerOptions o) {
+  if (method == "coconfig-tabu" || method == "coconfig-exhaustive") {
+    o.search = method.substr(std::string("coconfig-").size());
+    return plan::make_planner("coconfig", o);
+  }
+  return plan::make_planner(method, o);
+}
+
+// One method's plan on the masked planned model, judged by the truth: for
+// its epochs, or (a.early_stop) until it meets the target. Early stop takes
+// its budget from the planned (pessimistic) side and its cost from the point
+// predictions.
+experiments::Judgement plan_and_judge(const std::string& method, const PlanBenchmarkOptions& a,
+                                      plan::EarlyStopBudget budget_rule, const models::PerformanceModel& masked,
+                                      const std::shared_ptr<const models::PerformanceModel>& masked_point,
+                                      const models::PerformanceModel& truth, const plan::PlanProblem& p,
+                                      double optimal_cost) {
+  plan::PlannerOptions o;
+  o.seed = a.seed;
+  o.alternatives = 0;
+  o.point_model = masked_point;
+  o.early_stop_budget = budget_rule;
+  experiments::Judgement j;
+  try {
+    auto planned = benchmark_planner(method, o)->plan(masked, p);
+    if (method == "coconfig-early-stop")
+      j = experiments::judge_early_stop(truth, p, planned.best.config, planned.expected.at(0).cost, optimal_cost);
+    else if (a.early_stop)
+      j = experiments::judge_early_stop(truth, p, planned.best.config, planned.best.cost, optimal_cost);
+    else
+      j = experiments::judge(truth, p, planned, optimal_cost);
+  } catch (const InfeasibleError& e) {
+    j.planned = false;
+    j.error = e.what();
+  }
+  return j;
+}
+
+json judgement_json(const experiments::Judgement& j) {
+  if (!j.planned) return {{"planned", false}, {"error", j.error.substr(0, j.error.find('\n'))}};
+  json jr = {{"planned", true}, {"batch", j.config.batch}, {"workers", j.config.workers},
+             {"epochs", j.config.epochs}, {"runnable", j.runnable}, {"predicted_cost", j.predicted_cost}};
+  if (j.runnable)
+    jr.update({{"true_cost", j.true_cost}, {"true_metric", j.true_metric},
+               {"true_total_time_s", j.true_total_time_s}, {"target_ok", j.target_ok},
+               {"deadline_ok", j.deadline_ok}, {"regret", j.regret}, {"true_epochs", j.true_epochs}});
+  return jr;
+}
+
+// Tabu against exhaustive search on the same predictions, a.tabu_seeds seeds.
+void add_tabu_agreement(const models::PerformanceModel& masked, const plan::PlanProblem& p,
+                        const PlanBenchmarkOptions& a, Agreement& ag) {
+  try {
+    plan::ExhaustiveParams ep;
+    ep.alternatives = 0;
+    auto ex = plan::exhaustive_search(masked, p, ep);
+    for (int sd = 1; sd <= a.tabu_seeds; ++sd) {
+      plan::TabuParams tp;
+      tp.seed = a.seed * 1000 + sd;
+      tp.alternatives = 0;
+      auto tb = plan::tabu_search(masked, p, tp);
+      ++ag.runs;
+      if (tb.best.config == ex.best.config || plan::same_cost(tb.best.cost, ex.best.cost)) ++ag.agree;
+      else ag.gaps.push_back(tb.best.cost / ex.best.cost - 1.0);
+    }
+  } catch (const InfeasibleError&) {
+  }
+}
+
+json median_or_null(const std::vector<double>& v) { return v.empty() ? json(nullptr) : json(median(v)); }
+
+// Per model and method: the counts and median regrets, by trace and by
+// scenario; and how often tabu search agreed with exhaustive search.
+void add_summary(json& doc, const std::vector<std::string>& specs, const std::vector<std::string>& methods,
+                 std::map<std::string, std::map<std::string, Tally>>& tally,
+                 std::map<std::string, Agreement>& agreement) {
+  for (const auto& spec : specs) {
+    for (const auto& method : methods) {
+      const Tally& t = tally[spec][method];
+      const Count& c = t.all;
+      json js = {{"median_regret", median_or_null(c.regrets)}, {"runs", c.runs}, {"ok", c.ok},
+                 {"target_miss", c.runnable - c.target_ok}, {"deadline_miss", c.runnable - c.deadline_ok},
+                 {"no_plan", c.runs - c.planned}, {"unrunnable", c.planned - c.runnable}};
+      for (const auto& [tn, v] : t.by_trace) js["median_regret_by_trace"][tn] = median(v);
+      for (const auto& [si, sc] : t.by_scenario)
+        js["by_scenario"].push_back({{"scenario", si}, {"runs", sc.runs}, {"planned", sc.planned},
+                                     {"runnable", sc.runnable}, {"target_ok", sc.target_ok},
+                                     {"deadline_ok", sc.deadline_ok}, {"ok", sc.ok},
+                                     {"median_regret", median_or_null(sc.regrets)}});
+      doc["summary"][spec][method] = js;
+    }
+    const auto& ag = agreement[spec];
+    doc["tabu_vs_exhaustive"][spec] = {
+        {"runs", ag.runs}, {"agree", ag.agree}, {"median_gap", median_or_null(ag.gaps)},
+        {"max_gap", ag.gaps.empty() ? json(nullptr) : json(*std::max_element(ag.gaps.begin(), ag.gaps.end()))}};
+  }
+}
+
+}  // namespace
+
 json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchmarkOptions& a,
                         const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& line) {
@@ -160,26 +291,7 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
   std::vector<std::string> methods = plan_benchmark_methods();
   if (a.early_stop) methods.push_back("coconfig-early-stop");
 
-  json doc;
-  doc["seed"] = a.seed;
-  doc["sampling_plan"] = a.sampling;
-  doc["max_workers"] = a.max_workers;
-  doc["confidence"] = a.confidence > 0 ? json(a.confidence) : json(nullptr);
-  doc["conformal"] = conformal;
-  doc["early_stop"] = a.early_stop;
-  doc["early_stop_budget"] = a.early_stop ? json(a.early_stop_budget) : json(nullptr);
-  doc["bounds"] = a.confidence > 0 ? json(a.bounds) : json(nullptr);
-  doc["measured_bounds"] = a.confidence > 0 && a.measured_bounds;
-  doc["pin_runs"] = conformal && a.pin_runs;
-  doc["misfit_shift"] = doc["measured_bounds"].get<bool>() && a.misfit_shift;
-  doc["curves"] = a.curves;
-  doc["scenarios_per_trace"] = a.scenarios;
-  doc["tabu_seeds"] = a.tabu_seeds;
-  doc["models"] = specs;
-  doc["methods"] = methods;
-  doc["scenario_rule"] =
-      "target = lo + q(hi - lo), lo = worst true metric at 1 epoch, hi = best at the epoch cap, q = 0.80 + 0.18 f; "
-      "deadline = 4^(1-f) 1.25^f x fastest true time to the target; f = i/(n-1)";
+  json doc = options_json(a, conformal, specs, methods);
   std::map<std::string, std::map<std::string, Tally>> tally;  // model spec -> method -> tally
   std::map<std::string, Agreement> agreement;
   std::map<std::string, std::map<std::string, std::array<std::optional<double>, 4>>> mres;  // spec -> trace -> (t in, t cv, m in, m cv)
@@ -240,91 +352,22 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
         p.target = scen[i].target;
         p.deadline_s = scen[i].deadline_s;
         for (const auto& method : methods) {
-          plan::PlannerOptions o;
-          o.seed = a.seed;
-          o.alternatives = 0;
-          // Early stop: budget from the planned (pessimistic) side, cost from the point predictions.
-          o.point_model = masked_point;
-          o.early_stop_budget = budget_rule;
-          std::string base = method;
-          if (method == "coconfig-tabu" || method == "coconfig-exhaustive") base = "coconfig", o.search = method.substr(9);
-          experiments::Judgement j;
-          try {
-            auto planned = plan::make_planner(base, o)->plan(*masked, p);
-            if (method == "coconfig-early-stop")
-              j = experiments::judge_early_stop(*truth, p, planned.best.config, planned.expected.at(0).cost,
-                                                scen[i].optimum.cost);
-            else if (a.early_stop)
-              j = experiments::judge_early_stop(*truth, p, planned.best.config, planned.best.cost,
-                                                scen[i].optimum.cost);
-            else
-              j = experiments::judge(*truth, p, planned, scen[i].optimum.cost);
-          } catch (const InfeasibleError& e) {
-            j.planned = false;
-            j.error = e.what();
-          }
+          const experiments::Judgement j =
+              plan_and_judge(method, a, budget_rule, *masked, masked_point, *truth, p, scen[i].optimum.cost);
           Tally& t = tally[spec][method];
           t.all.add(j);
           t.by_scenario[static_cast<int>(i)].add(j);
-          json jr;
-          if (!j.planned) {
-            jr = {{"planned", false}, {"error", j.error.substr(0, j.error.find('\n'))}};
-          } else {
-            jr = {{"planned", true}, {"batch", j.config.batch}, {"workers", j.config.workers},
-                  {"epochs", j.config.epochs}, {"runnable", j.runnable}, {"predicted_cost", j.predicted_cost}};
-            if (j.runnable) {
-              t.by_trace[oracle->name()].push_back(j.regret);
-              jr.update({{"true_cost", j.true_cost}, {"true_metric", j.true_metric},
-                         {"true_total_time_s", j.true_total_time_s}, {"target_ok", j.target_ok},
-                         {"deadline_ok", j.deadline_ok}, {"regret", j.regret}, {"true_epochs", j.true_epochs}});
-            }
-          }
-          jscen[i]["results"][spec][method] = jr;
+          if (j.planned && j.runnable) t.by_trace[oracle->name()].push_back(j.regret);
+          jscen[i]["results"][spec][method] = judgement_json(j);
         }
-        // Tabu against exhaustive on the same predictions, several seeds.
-        try {
-          plan::ExhaustiveParams ep;
-          ep.alternatives = 0;
-          auto ex = plan::exhaustive_search(*masked, p, ep);
-          for (int sd = 1; sd <= a.tabu_seeds; ++sd) {
-            plan::TabuParams tp;
-            tp.seed = a.seed * 1000 + sd;
-            tp.alternatives = 0;
-            auto tb = plan::tabu_search(*masked, p, tp);
-            auto& ag = agreement[spec];
-            ++ag.runs;
-            if (tb.best.config == ex.best.config || plan::same_cost(tb.best.cost, ex.best.cost)) ++ag.agree;
-            else ag.gaps.push_back(tb.best.cost / ex.best.cost - 1.0);
-          }
-        } catch (const InfeasibleError&) {
-        }
+        add_tabu_agreement(*masked, p, a, agreement[spec]);
       }
     }
     jt["scenarios"] = jscen;
     doc["traces"][oracle->name()] = jt;
   }
 
-  for (const auto& spec : specs) {
-    for (const auto& method : methods) {
-      const Tally& t = tally[spec][method];
-      const Count& a = t.all;
-      json js = {{"median_regret", a.regrets.empty() ? json(nullptr) : json(median(a.regrets))},
-                 {"runs", a.runs}, {"ok", a.ok}, {"target_miss", a.runnable - a.target_ok},
-                 {"deadline_miss", a.runnable - a.deadline_ok}, {"no_plan", a.runs - a.planned},
-                 {"unrunnable", a.planned - a.runnable}};
-      for (const auto& [tn, v] : t.by_trace) js["median_regret_by_trace"][tn] = median(v);
-      for (const auto& [si, c] : t.by_scenario)
-        js["by_scenario"].push_back({{"scenario", si}, {"runs", c.runs}, {"planned", c.planned},
-                                     {"runnable", c.runnable}, {"target_ok", c.target_ok},
-                                     {"deadline_ok", c.deadline_ok}, {"ok", c.ok},
-                                     {"median_regret", c.regrets.empty() ? json(nullptr) : json(median(c.regrets))}});
-      doc["summary"][spec][method] = js;
-    }
-    const auto& ag = agreement[spec];
-    doc["tabu_vs_exhaustive"][spec] = {{"runs", ag.runs}, {"agree", ag.agree},
-                                       {"median_gap", ag.gaps.empty() ? json(nullptr) : json(median(ag.gaps))},
-                                       {"max_gap", ag.gaps.empty() ? json(nullptr) : json(*std::max_element(ag.gaps.begin(), ag.gaps.end()))}};
-  }
+  add_summary(doc, specs, methods, tally, agreement);
   return doc;
 }
 
