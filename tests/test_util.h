@@ -16,6 +16,8 @@
 #include <system_error>
 #include <vector>
 
+#include "core/error.h"
+
 namespace tptest {
 
 // Removes the directories handed to it when the test process exits (not in a
@@ -118,16 +120,8 @@ inline std::vector<std::string> lines(const std::string& text) {
 inline ::testing::AssertionResult names_input_error(const std::string& err, const std::string& file, long line,
                                                     const std::string& field,
                                                     const std::vector<std::string>& values = {}) {
-  std::string where;
-  if (!file.empty()) {
-    where += file;
-    if (line > 0) where += ":" + std::to_string(line);
-    where += ": ";
-  } else if (line > 0) {
-    where += "line " + std::to_string(line) + ": ";
-  }
-  if (!field.empty()) where += (field.rfind("--", 0) == 0 ? "option '" : "column '") + field + "': ";
-  const std::string head = "error: " + where;
+  // The place as InputError itself writes it (its what() with an empty message).
+  const std::string head = "error: " + std::string(trainplan::InputError(file, line, field, "").what());
   const size_t at = err.find(head);
   if (at == std::string::npos)
     return ::testing::AssertionFailure() << "no line starting \"" << head << "\" in stderr:\n" << err;

@@ -26,7 +26,7 @@ void note(const std::function<void(const std::string&)>& f, const std::string& s
 }  // namespace
 
 const Config& PlanOutcome::run_config() const {
-  return early_stop ? early_stop->best.expected.config : result.best.config;
+  return stops_at_target() ? result.expected.front().config : result.best.config;
 }
 
 bool PlanOutcome::past_longest_trial() const {
@@ -72,14 +72,6 @@ void search(PlanOutcome& o, const PlanQuery& q) {
   if (q.frontier) o.frontier = plan::cost_time_frontier(*o.model, o.problem);
   try {
     o.result = planner->plan(*o.model, o.problem);
-    if (q.early_stop) {
-      plan::EarlyStopPlan es;
-      es.evaluations = o.result.evaluations;
-      es.best = {o.result.best, o.result.expected.at(0)};
-      for (size_t i = 0; i < o.result.alternatives.size(); ++i)
-        es.alternatives.push_back({o.result.alternatives[i], o.result.expected.at(i + 1)});
-      o.early_stop = es;
-    }
   } catch (const InfeasibleError& e) {
     std::string msg = fmt::format("{}\n  model: {}", e.what(), o.model->name());
     if (q.frontier && !o.frontier.empty())
@@ -182,18 +174,18 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
   j["choice"] = to_json(res.best);
   j["alternatives"] = nlohmann::json::array();
   for (const auto& c : res.alternatives) j["alternatives"].push_back(to_json(c));
-  if (o.early_stop) {
+  if (o.stops_at_target()) {
     // "choice" is the budget (epochs to allow, on the planned side); "expected" what the point model expects.
-    auto expected = [](const plan::EarlyStopCandidate& c) {
-      return nlohmann::json{{"epochs", c.expected.config.epochs}, {"total_time_s", c.expected.total_time_s},
-                            {"metric", c.expected.metric}, {"cost_worker_s", c.expected.cost},
-                            {"cost_worker_h", c.expected.cost / 3600.0}};
+    auto expected = [](const plan::Candidate& c) {
+      return nlohmann::json{{"epochs", c.config.epochs}, {"total_time_s", c.total_time_s},
+                            {"metric", c.metric}, {"cost_worker_s", c.cost},
+                            {"cost_worker_h", c.cost / 3600.0}};
     };
-    j["early_stop"] = {{"budget_epochs", o.early_stop->best.budget.config.epochs},
+    j["early_stop"] = {{"budget_epochs", res.best.config.epochs},
                        {"budget_rule", plan::to_string(q.early_stop_budget)},
-                       {"expected", expected(o.early_stop->best)}};
-    for (size_t i = 0; i < o.early_stop->alternatives.size(); ++i)
-      j["alternatives"][i]["expected"] = expected(o.early_stop->alternatives[i]);
+                       {"expected", expected(res.expected.front())}};
+    for (size_t i = 0; i < res.alternatives.size(); ++i)
+      j["alternatives"][i]["expected"] = expected(res.expected.at(i + 1));
   }
   j["nearest_trials"] = nlohmann::json::array();
   for (const auto& t : o.evidence)

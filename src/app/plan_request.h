@@ -57,8 +57,10 @@ struct PlanOutcome {
   std::shared_ptr<const models::PerformanceModel> model;        // planned on (pessimistic with a confidence)
   std::shared_ptr<const models::PerformanceModel> point_model;  // the fitted point predictions
   MetricDirection direction = MetricDirection::kMax;
-  plan::PlanResult result;  // with early_stop: the budget candidates (epochs = budget)
-  std::optional<plan::EarlyStopPlan> early_stop;
+  // With early_stop: best and alternatives are the budgets (epochs = budget),
+  // and result.expected the runs the point model expects for each.
+  plan::PlanResult result;
+  bool stops_at_target() const { return !result.expected.empty(); }
   std::string launch;  // the launch spec when query.emit is set
   // The profiled trials nearest the choice (with early_stop: nearest the
   // epochs the point model expects the run to stop at).

@@ -76,7 +76,7 @@ void print_choice(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
 // With --early-stop: the epoch budget, the run the point model expects, and the budget's bound.
 void print_early_stop_run(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
   const auto& b = o.result.best;
-  const auto& x = o.early_stop->best.expected;
+  const auto& x = o.result.expected.front();
   out << fmt::format("  run with a budget of {} epochs ({}); stop as soon as the validation metric is {} {}\n",
                      b.config.epochs,
                      a.early_stop_budget == "deadline" ? "as many as the deadline allows" : "enough to reach the target",
@@ -116,7 +116,7 @@ void print_predictions(std::ostream& out, const PlanArgs& a, const app::PlanOutc
 void print_evidence(std::ostream& out, const app::PlanOutcome& o) {
   out << fmt::format("nearest trials (distance from the {} in octaves of global batch and of epochs; model: the "
                      "point model's metric at the trial):\n",
-                     o.early_stop ? "expected run" : "choice");
+                     o.stops_at_target() ? "expected run" : "choice");
   out << fmt::format("  {:>6} {:>7} {:>7} {:>10} {:>10} {:>7} {:>8} {:>9}\n", "batch", "workers", "epochs", "metric",
                      "model", "target", "d_batch", "d_epochs");
   for (const auto& t : o.evidence)
@@ -131,7 +131,7 @@ void print_past_longest_trial(std::ostream& out, const PlanArgs& a, const app::P
   out << fmt::format("  the {} runs {} epochs, past the longest trial ({:g}): its metric is the model's extrapolation "
                      "in epochs, where runs often keep improving after the model levels off{}; profile longer "
                      "trials to plan on measurements (docs/lab/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
-                     o.early_stop ? "expected run" : "choice",
+                     o.stops_at_target() ? "expected run" : "choice",
                      o.run_config().epochs, o.longest_trial_epochs,
                      a.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "
                                         "samples when fitted without them"
@@ -140,17 +140,19 @@ void print_past_longest_trial(std::ostream& out, const PlanArgs& a, const app::P
 
 // The next-best runs: by expected cost with --early-stop, else by cost.
 void print_alternatives(std::ostream& out, const app::PlanOutcome& o) {
-  if (o.early_stop && !o.early_stop->alternatives.empty()) {
+  if (o.stops_at_target() && !o.result.alternatives.empty()) {
     out << "alternatives (by expected cost):\n";
     out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12} {:>13} {:>8}\n", "rank", "batch", "workers", "budget",
                        "expected", "expected_s", "expected_w_s", "vs_best");
     int rank = 2;
-    const double best = o.early_stop->best.expected.cost;
-    for (const auto& c : o.early_stop->alternatives)
+    const double best = o.result.expected.front().cost;
+    for (size_t i = 0; i < o.result.alternatives.size(); ++i) {
+      const auto& budget = o.result.alternatives[i];
+      const auto& expected = o.result.expected.at(i + 1);
       out << fmt::format("  {:>4} {:>6} {:>7} {:>7} {:>9} {:>12.1f} {:>13.1f} {:>+7.1f}%\n", rank++,
-                         c.budget.config.batch, c.budget.config.workers, c.budget.config.epochs,
-                         c.expected.config.epochs, c.expected.total_time_s, c.expected.cost,
-                         100.0 * (c.expected.cost / best - 1.0));
+                         budget.config.batch, budget.config.workers, budget.config.epochs, expected.config.epochs,
+                         expected.total_time_s, expected.cost, 100.0 * (expected.cost / best - 1.0));
+    }
   } else if (!o.result.alternatives.empty()) {
     const auto& b = o.result.best;
     out << "alternatives:\n";
@@ -167,7 +169,7 @@ void print_alternatives(std::ostream& out, const app::PlanOutcome& o) {
 // The text report of the plan, in the order a reader checks it.
 void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
   print_choice(out, a, o);
-  if (o.early_stop) print_early_stop_run(out, a, o);
+  if (o.stops_at_target()) print_early_stop_run(out, a, o);
   else print_predictions(out, a, o);
   if (!o.evidence.empty()) print_evidence(out, o);
   if (o.past_longest_trial()) print_past_longest_trial(out, a, o);

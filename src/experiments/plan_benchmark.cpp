@@ -294,8 +294,6 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
   json doc = options_json(a, conformal, specs, methods);
   std::map<std::string, std::map<std::string, Tally>> tally;  // model spec -> method -> tally
   std::map<std::string, Agreement> agreement;
-  std::map<std::string, std::map<std::string, std::array<std::optional<double>, 4>>> mres;  // spec -> trace -> (t in, t cv, m in, m cv)
-  std::vector<std::string> trace_names;
   doc["trace_names"] = json::array();
 
   int k = 0;
@@ -306,7 +304,6 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
       say(fmt::format("[{}/{}] {}: time-only trace, skipped (planning needs a metric)", k, traces.size(), oracle->name()));
       continue;
     }
-    trace_names.push_back(oracle->name());
     doc["trace_names"].push_back(oracle->name());
     auto truth = std::make_shared<replay::OraclePerformanceModel>(oracle);
     replay::SamplingPlan sp = replay::named_plan(a.sampling, a.seed);
@@ -339,8 +336,7 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
     for (const auto& spec : specs) {
       say(fmt::format("  fitting {}...", spec));
       Fitted f = fit_spec(spec, source, truth, po);
-      auto& mr = mres[spec][oracle->name()];
-      mr = {in_sample_mre(f, samples, true), cv_mre(f.time_name, true, samples, cv_cache, a.seed),
+      const std::array<std::optional<double>, 4> mr = {in_sample_mre(f, samples, true), cv_mre(f.time_name, true, samples, cv_cache, a.seed),
             in_sample_mre(f, samples, false), cv_mre(f.metric_name, false, samples, cv_cache, a.seed)};
       jt["mre"][spec] = {{"time_model", f.time_name}, {"metric_model", f.metric_name},
                          {"time_in_sample", opt(mr[0])}, {"time_cv5", opt(mr[1])},

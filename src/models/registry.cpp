@@ -35,16 +35,24 @@ void ModelRegistry::add_metric(const std::string& name, const std::string& summa
   e.metric_auto = in_auto;
 }
 
-std::unique_ptr<TimeModel> ModelRegistry::make_time(const std::string& name, const ModelParams& p) const {
+const ModelEntry& ModelRegistry::with_time(const std::string& name) const {
   const auto& e = get(name);
   if (!e.make_time) throw InputError("model '" + name + "' has no epoch-time part");
-  return e.make_time(p);
+  return e;
+}
+
+const ModelEntry& ModelRegistry::with_metric(const std::string& name) const {
+  const auto& e = get(name);
+  if (!e.make_metric) throw InputError("model '" + name + "' has no metric part");
+  return e;
+}
+
+std::unique_ptr<TimeModel> ModelRegistry::make_time(const std::string& name, const ModelParams& p) const {
+  return with_time(name).make_time(p);
 }
 
 std::unique_ptr<MetricModel> ModelRegistry::make_metric(const std::string& name, const ModelParams& p) const {
-  const auto& e = get(name);
-  if (!e.make_metric) throw InputError("model '" + name + "' has no metric part");
-  return e.make_metric(p);
+  return with_metric(name).make_metric(p);
 }
 
 const ModelEntry* ModelRegistry::find(const std::string& name) const {

@@ -59,8 +59,11 @@ class ModelRegistry {
   // All entries, sorted by name.
   std::vector<const ModelEntry*> all() const;
   std::vector<std::string> names() const;
-  // New unfitted parts of `name` made with `p`. Throw InputError when the
-  // name is unknown or has no such part.
+  // The entry `name` when it has a time (metric) part. Throw InputError when
+  // the name is unknown or has no such part.
+  const ModelEntry& with_time(const std::string& name) const;
+  const ModelEntry& with_metric(const std::string& name) const;
+  // New unfitted parts of `name` made with `p`; throw as with_time/with_metric.
   std::unique_ptr<TimeModel> make_time(const std::string& name, const ModelParams& p = {}) const;
   std::unique_ptr<MetricModel> make_metric(const std::string& name, const ModelParams& p = {}) const;
 

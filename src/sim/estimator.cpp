@@ -22,11 +22,10 @@ double OracleEstimator::rate(const JobState& job, int gpus, int batch) const {
 
 FittedEstimator::FittedEstimator(const std::vector<const AppModel*>& apps, const std::string& model, uint64_t seed)
     : model_(model) {
-  const auto& registry = models::ModelRegistry::instance();
-  registry.make_time(model);  // throws for an unknown name or a model without a time part
+  const auto& entry = models::ModelRegistry::instance().with_time(model);
   for (const AppModel* app : apps) {
     auto drawn = replay::draw_samples(app->oracle(), replay::named_plan("paper", seed));
-    std::shared_ptr<models::TimeModel> tm = registry.make_time(model);
+    std::shared_ptr<models::TimeModel> tm = entry.make_time({});
     tm->fit(drawn.samples);
     fitted_[app] = tm;
   }

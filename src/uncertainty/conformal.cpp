@@ -197,14 +197,15 @@ std::unique_ptr<models::MetricModel> with_conformal_metric(MetricFactory make, C
 
 std::unique_ptr<models::TimeModel> conformal_time_model(const std::string& name, ConformalParams p,
                                                         const models::ModelParams& mp) {
-  models::ModelRegistry::instance().make_time(name, mp);  // throws for an unknown name or part
-  return with_conformal([name, mp] { return models::ModelRegistry::instance().make_time(name, mp); }, p);
+  auto make = models::ModelRegistry::instance().with_time(name).make_time;
+  return with_conformal([make, mp] { return make(mp); }, p);
 }
 
 std::unique_ptr<models::MetricModel> conformal_metric_model(const std::string& name, ConformalParams p,
                                                             const models::ModelParams& mp) {
-  models::ModelRegistry::instance().make_metric(name, mp);  // throws for an unknown name or part
-  MetricFactory make = [name, mp] { return models::ModelRegistry::instance().make_metric(name, mp); };
+  MetricFactory make = [part = models::ModelRegistry::instance().with_metric(name).make_metric, mp] {
+    return part(mp);
+  };
   if (!p.pin_runs) return with_conformal_metric(make, p);
   return with_conformal_metric([make] { return std::make_unique<RunPinnedMetricModel>(make()); }, p);
 }
