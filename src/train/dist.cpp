@@ -1,8 +1,11 @@
 #include "train/dist.h"
 
+#ifdef TRAINPLAN_WITH_GLOO
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
+#include <c10/util/Exception.h>
 
 #include <chrono>
 #include <stdexcept>
@@ -23,6 +26,7 @@ class LocalCommunicator final : public Communicator {
   void barrier() override {}
 };
 
+#ifdef TRAINPLAN_WITH_GLOO
 class GlooCommunicator final : public Communicator {
  public:
   GlooCommunicator(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::chrono::milliseconds timeout,
@@ -79,6 +83,13 @@ std::unique_ptr<Communicator> connect_gloo(const TrainOptions& o) {
   store->setTimeout(timeout);
   return std::make_unique<GlooCommunicator>(store, o.rank, o.workers, timeout, is_loopback(o.master_addr));
 }
+#else
+std::unique_ptr<Communicator> connect_gloo(const TrainOptions&) {
+  // A libtorch without the Gloo headers (some PyTorch wheels) still trains
+  // on one worker; several need a process group.
+  throw std::runtime_error("this trainplan-train was built without Gloo, so it runs --workers 1 only");
+}
+#endif
 
 }  // namespace
 

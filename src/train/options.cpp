@@ -69,6 +69,26 @@ ParseResult parse_options(int argc, char** argv) {
   app.add_option("--timeout", o.timeout_s, "Seconds to wait for the rendezvous and for each collective")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
+  app.add_option("--device", o.device,
+                 "auto: the GPU (rank mod GPU count) when this build has CUDA and sees one, else the CPU")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_flag("--time-only", o.time_only,
+               "A time trial: warm-up steps, then timed steps until the median step time is known to "
+               "+-(--step-ci); prints one step_timing event instead of epochs");
+  app.add_option("--warmup-steps", o.warmup_steps, "Untimed steps first (caches, allocator, GPU clocks)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--min-steps", o.min_steps, "--time-only: time at least this many steps")
+      ->capture_default_str()
+      ->check(CLI::Range(5, 1000000));
+  app.add_option("--max-steps", o.max_steps, "--time-only: time at most this many steps")
+      ->capture_default_str()
+      ->check(CLI::Range(5, 1000000));
+  app.add_option("--step-ci", o.step_ci,
+                 "--time-only: stop once the median's 95% interval is within +-this fraction of it")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0001, 1.0));
   app.add_flag("--check-sync", o.check_sync,
                "Debug: every rank prints {\"event\":\"param_checksum\",...} after the first and the last step");
   app.add_flag("--no-allreduce", o.no_allreduce,
@@ -81,6 +101,10 @@ ParseResult parse_options(int argc, char** argv) {
   }
   if (o.rank >= o.workers) {
     std::cerr << "error: --rank " << o.rank << " must be below --workers " << o.workers << "\n";
+    return {std::nullopt, 2};
+  }
+  if (o.min_steps > o.max_steps) {
+    std::cerr << "error: --min-steps " << o.min_steps << " must not exceed --max-steps " << o.max_steps << "\n";
     return {std::nullopt, 2};
   }
   o.data_dir = resolve_data_dir(o.data_dir);

@@ -24,6 +24,17 @@ struct TrainOptions {
   std::optional<double> lr;      // default depends on the workload
   double momentum = 0.9;
   int timeout_s = 120;           // rendezvous and collective timeout
+  // Where the network trains: "auto" (the GPU of index rank % GPUs when a
+  // CUDA build sees one, else the CPU), "cpu" or "cuda".
+  std::string device = "auto";
+  // A time trial (--time-only): no epochs, no evaluation; warm-up steps, then
+  // timed steps until the 95% interval of the median step time is within
+  // +-step_ci of the median, or max_steps are timed (see trainer.h).
+  bool time_only = false;
+  int warmup_steps = 10;
+  int min_steps = 20;
+  int max_steps = 400;
+  double step_ci = 0.02;
   // Debug switches, used by the tests to show that the all-reduce is real.
   bool check_sync = false;       // every rank prints parameter checksums
   bool no_allreduce = false;     // skip the gradient all-reduce

@@ -8,6 +8,7 @@
 
 #include "train/dist.h"
 #include "train/options.h"
+#include "train/step_timing.h"
 #include "train/workloads.h"
 
 namespace trainplan::train {
@@ -64,7 +65,7 @@ nlohmann::json param_checksum(const std::vector<torch::Tensor>& params, int rank
   for (const auto& p : params) {
     auto v = p.detach().reshape(-1).to(torch::kFloat64);
     sum += v.sum().item<double>();
-    auto w = torch::arange(v.numel(), torch::kFloat64).fmod(7).add(1);
+    auto w = torch::arange(v.numel(), v.options()).fmod(7).add(1);
     weighted += (v * w).sum().item<double>();
   }
   return {{"event", "param_checksum"}, {"rank", rank}, {"when", when}, {"sum", sum}, {"weighted", weighted}};
@@ -78,7 +79,7 @@ struct EvalCounts {
 EvalCounts evaluate_shard(torch::nn::Sequential& net, const LabelledImages& test, int rank, int size) {
   torch::NoGradGuard no_grad;
   net->eval();
-  auto idx = torch::arange(rank, test.size(), size, torch::kInt64);
+  auto idx = torch::arange(rank, test.size(), size, torch::TensorOptions(torch::kInt64).device(test.labels.device()));
   EvalCounts c;
   constexpr int64_t kChunk = 1000;
   for (int64_t s = 0; s < idx.size(0); s += kChunk) {
@@ -91,47 +92,165 @@ EvalCounts evaluate_shard(torch::nn::Sequential& net, const LabelledImages& test
   return c;
 }
 
+torch::Device pick_device(const TrainOptions& o) {
+  const bool gpu = torch::cuda::is_available();
+  if (o.device == "cpu" || (o.device == "auto" && !gpu)) return torch::Device(torch::kCPU);
+  if (!gpu)
+    throw std::runtime_error("--device cuda: this trainplan-train was built without CUDA, or no GPU is visible");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.rank % int(torch::cuda::device_count())));
+}
+
+LabelledImages to_device(const LabelledImages& d, const torch::Device& device) {
+  return {d.images.to(device), d.labels.to(device)};
+}
+
+nlohmann::json step_fields(const StepTimeSummary& s) {
+  return {{"step_time_median_s", s.median_s}, {"step_time_p10_s", s.p10_s}, {"step_time_p90_s", s.p90_s},
+          {"step_time_ci95_s", {s.ci95_low_s, s.ci95_high_s}},     {"steps_timed", s.n},
+          {"step_outliers", s.outliers}};
+}
+
+// One SGD step on the images at `idx`: forward, backward, gradient
+// all-reduce, update. Returns the summed loss over the batch; reading it back
+// waits for the device, so a wall clock around the call times the whole step.
+struct Stepper {
+  torch::nn::Sequential& net;
+  torch::optim::SGD& opt;
+  const std::vector<torch::Tensor>& params;
+  Communicator& comm;
+  const LabelledImages& train;
+  bool allreduce;
+
+  double operator()(const torch::Tensor& idx) {
+    auto x = train.images.index_select(0, idx);
+    auto y = train.labels.index_select(0, idx);
+    opt.zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+    loss.backward();
+    if (allreduce) average_gradients(params, comm);
+    opt.step();
+    return loss.item<double>() * double(idx.size(0));
+  }
+};
+
+// --time-only: warm-up steps, then timed full-batch steps until every rank's
+// median is known to +-o.step_ci (95%) or o.max_steps are timed. The ranks
+// agree on when to stop through a one-element all-reduce every few steps, so
+// they take the same number of steps.
+void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::Device& device,
+                const EventSink& report, Clock::time_point t_start) {
+  const int rank = step.comm.rank(), size = step.comm.size();
+  int epoch = 1;
+  double shuffle_s = 0;
+  auto shard_on_device = [&](int e) {
+    const auto t0 = Clock::now();
+    std::vector<int64_t> mine = shard_for_epoch(n, rank, size, o.seed, e);
+    auto t = torch::tensor(mine, torch::kInt64).to(device);
+    shuffle_s = seconds_since(t0);
+    return t;
+  };
+  torch::Tensor mine = shard_on_device(epoch);
+  const int64_t shard = mine.size(0);
+  const int64_t batch = std::min<int64_t>(o.batch, shard);
+  int64_t pos = 0;
+  auto next_batch = [&] {
+    if (pos + batch > shard) mine = shard_on_device(++epoch), pos = 0;  // full batches only
+    auto idx = mine.slice(0, pos, pos + batch);
+    pos += batch;
+    return idx;
+  };
+
+  for (int s = 0; s < o.warmup_steps; ++s) step(next_batch());
+  std::vector<double> times;
+  times.reserve(size_t(o.max_steps));
+  bool converged = false;
+  while (int(times.size()) < o.max_steps) {
+    auto idx = next_batch();
+    const auto t0 = Clock::now();
+    step(idx);
+    times.push_back(seconds_since(t0));
+    const int timed = int(times.size());
+    if (timed >= o.min_steps && (timed % 5 == 0 || timed == o.max_steps)) {
+      const bool mine_ok = summarise_step_times(times).ci95_relative_half_width() <= o.step_ci;
+      auto flag = torch::tensor({mine_ok ? 1.0 : 0.0}, torch::kFloat64);
+      step.comm.allreduce_sum(flag);
+      if (flag.item<double>() >= size - 0.5) {
+        converged = true;
+        break;
+      }
+    }
+  }
+  const StepTimeSummary summary = summarise_step_times(times);
+  const int64_t steps_per_epoch = (shard + o.batch - 1) / o.batch;
+  nlohmann::json ev = {{"event", "step_timing"},
+                       {"workload", o.workload},
+                       {"batch", o.batch},
+                       {"workers", size},
+                       {"device", device.str()},
+                       {"warmup_steps", o.warmup_steps},
+                       {"converged", converged},
+                       {"step_ci_target", o.step_ci},
+                       {"step_time_mean_s", summary.mean_s},
+                       {"steps_per_epoch", steps_per_epoch},
+                       {"train_samples", n},
+                       {"epoch_overhead_s", shuffle_s},
+                       {"epoch_time_estimate_s", double(steps_per_epoch) * summary.median_s + shuffle_s}};
+  ev.update(step_fields(summary));
+  report(ev);
+  step.comm.barrier();
+  report({{"event", "done"},
+          {"epochs", 0},
+          {"total_time_s", seconds_since(t_start)},
+          {"workload", o.workload},
+          {"batch", o.batch},
+          {"workers", size}});
+}
+
 }  // namespace
 
 void train(const TrainOptions& o, const Connect& connect, const EventSink& report, const EventSink& debug) {
   const auto t_setup = Clock::now();
+  const torch::Device device = pick_device(o);
   WorkloadData data = load_workload_data(o.workload, o.data_dir, o.train_subset, o.test_subset);
+  data.train = to_device(data.train, device);
+  data.test = to_device(data.test, device);
   std::unique_ptr<Communicator> comm_ptr = connect();
   Communicator& comm = *comm_ptr;
   const int rank = comm.rank(), size = comm.size();
 
   torch::manual_seed(o.seed);
   torch::nn::Sequential net = make_network(o.workload);
+  net->to(device);
   std::vector<torch::Tensor> params = net->parameters();
   if (size > 1) broadcast_parameters(params, comm);
   const double lr = o.lr.value_or(default_learning_rate(o.workload));
   torch::optim::SGD opt(params, torch::optim::SGDOptions(lr).momentum(o.momentum));
   net->train();
+  Stepper step{net, opt, params, comm, data.train, size > 1 && !o.no_allreduce};
 
   const int64_t n = data.train.size();
   const double setup_time = seconds_since(t_setup);
   const auto t_start = Clock::now();
+  if (o.time_only) return time_steps(o, step, n, device, report, t_start);
+
   double train_time = 0;
-  int64_t step = 0;
+  int64_t global_step = 0;
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     const std::vector<int64_t> mine = shard_for_epoch(n, rank, size, o.seed, epoch);
     const int64_t shard = int64_t(mine.size());
     const int64_t steps = (shard + o.batch - 1) / o.batch;
-    auto mine_t = torch::from_blob(const_cast<int64_t*>(mine.data()), {shard}, torch::kInt64);
+    auto mine_t = torch::tensor(mine, torch::kInt64).to(device);
     double loss_sum = 0;
+    std::vector<double> step_times;
+    step_times.reserve(size_t(steps));
 
     const auto t_epoch = Clock::now();
-    for (int64_t s = 0; s < steps; ++s, ++step) {
+    for (int64_t s = 0; s < steps; ++s, ++global_step) {
       auto idx = mine_t.slice(0, s * o.batch, std::min<int64_t>((s + 1) * o.batch, shard));
-      auto x = data.train.images.index_select(0, idx);
-      auto y = data.train.labels.index_select(0, idx);
-      opt.zero_grad();
-      auto loss = torch::nn::functional::cross_entropy(net->forward(x), y);
-      loss.backward();
-      if (size > 1 && !o.no_allreduce) average_gradients(params, comm);
-      opt.step();
-      loss_sum += loss.item<double>() * double(idx.size(0));
-      if (o.check_sync && step == 0) debug(param_checksum(params, rank, "first_step"));
+      const auto t_step = Clock::now();
+      loss_sum += step(idx);
+      step_times.push_back(seconds_since(t_step));
+      if (o.check_sync && global_step == 0) debug(param_checksum(params, rank, "first_step"));
     }
     const double epoch_time = seconds_since(t_epoch);
     train_time += epoch_time;
@@ -143,19 +262,22 @@ void train(const TrainOptions& o, const Connect& connect, const EventSink& repor
     auto totals = torch::tensor({loss_sum, double(shard), ev.correct, ev.seen}, torch::kFloat64);
     comm.allreduce_sum(totals);
     const double eval_time = seconds_since(t_eval);
-    report({{"event", "epoch"},
-            {"epoch", epoch},
-            {"epoch_time_s", epoch_time},
-            {"metric", totals[2].item<double>() / totals[3].item<double>()},
-            {"metric_name", "accuracy"},
-            {"train_loss", totals[0].item<double>() / totals[1].item<double>()},
-            {"batch", o.batch},
-            {"workers", size},
-            {"workload", o.workload},
-            {"steps", steps},
-            {"train_samples", n},
-            {"test_samples", int64_t(totals[3].item<double>())},
-            {"eval_time_s", eval_time}});
+    nlohmann::json event = {{"event", "epoch"},
+                            {"epoch", epoch},
+                            {"epoch_time_s", epoch_time},
+                            {"metric", totals[2].item<double>() / totals[3].item<double>()},
+                            {"metric_name", "accuracy"},
+                            {"train_loss", totals[0].item<double>() / totals[1].item<double>()},
+                            {"batch", o.batch},
+                            {"workers", size},
+                            {"workload", o.workload},
+                            {"steps", steps},
+                            {"train_samples", n},
+                            {"test_samples", int64_t(totals[3].item<double>())},
+                            {"eval_time_s", eval_time},
+                            {"device", device.str()}};
+    event.update(step_fields(summarise_step_times(step_times)));
+    report(event);
   }
   comm.barrier();  // no rank leaves (and rank 0 takes its TCPStore down) while others still run
   report({{"event", "done"},

@@ -51,7 +51,7 @@ Drawn draw(std::mt19937_64& rng) {
 }
 
 // Median seconds of forward + backward (gradient of the output's sum).
-double time_layer(const Drawn& d, int reps) {
+double time_layer(const Drawn& d, int reps, const torch::Device& device) {
   torch::nn::AnyModule m;
   torch::Tensor x;
   if (d.kind == "linear") {
@@ -69,12 +69,15 @@ double time_layer(const Drawn& d, int reps) {
     else
       m = torch::nn::AnyModule(torch::nn::BatchNorm2d(d.in_channels));
   }
+  m.ptr()->to(device);
+  x = x.to(device);
   x.set_requires_grad(true);
   std::vector<double> t;
   for (int i = 0; i < reps + 2; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     auto y = m.forward(x);
     y.sum().backward();
+    if (device.is_cuda()) torch::cuda::synchronize();  // GPU work is asynchronous
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (i >= 2) t.push_back(s);  // two warm-up runs
   }
@@ -87,7 +90,7 @@ double time_layer(const Drawn& d, int reps) {
 int main(int argc, char** argv) {
   int layers = 300, reps = 5, threads = 1;
   uint64_t seed = 1;
-  std::string out;
+  std::string out, device_name = "cpu";
   CLI::App app{"trainplan-layer-bench: time randomly drawn layers (forward + backward) with libtorch on this machine.\n"
                "Writes the layer-timing CSV that `trainplan evaluate --layer-timings` reads (docs/lab/MODELS-TIME.md)."};
   app.add_option("--layers", layers, "Layers to draw and time")->capture_default_str()->check(CLI::Range(1, 100000));
@@ -98,8 +101,16 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_option("--seed", seed, "Seed of the drawn layers")->capture_default_str();
+  app.add_option("--device", device_name, "cpu or cuda (the first GPU)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("-o,--out", out, "CSV to write")->required();
   CLI11_PARSE(app, argc, argv);
+  if (device_name == "cuda" && !torch::cuda::is_available()) {
+    std::cerr << "trainplan-layer-bench: --device cuda, but this build has no CUDA or no GPU is visible\n";
+    return 2;
+  }
+  const torch::Device device(device_name == "cuda" ? torch::kCUDA : torch::kCPU);
   at::set_num_threads(threads);
   at::set_num_interop_threads(1);
   torch::manual_seed(static_cast<uint64_t>(seed));
@@ -108,13 +119,13 @@ int main(int argc, char** argv) {
     std::cerr << "trainplan-layer-bench: cannot write " << out << "\n";
     return 2;
   }
-  f << "# trainplan-layer-bench: threads=" << threads << " reps=" << reps << " seed=" << seed << "\n";
+  f << "# trainplan-layer-bench: device=" << device_name << " threads=" << threads << " reps=" << reps << " seed=" << seed << "\n";
   f << "kind,batch,in_channels,out_channels,kernel,stride,padding,height,width,in_features,out_features,time_s\n";
   std::mt19937_64 rng(seed);
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < layers; ++i) {
     const Drawn d = draw(rng);
-    const double s = time_layer(d, reps);
+    const double s = time_layer(d, reps, device);
     f << d.kind << ',' << d.batch << ',' << d.in_channels << ',' << d.out_channels << ',' << d.kernel << ','
       << d.stride << ',' << d.padding << ',' << d.height << ',' << d.width << ',' << d.in_features << ','
       << d.out_features << ',' << s << '\n';

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Builds the libtorch executables against a PyTorch installation's (CUDA)
+# libtorch and measures the reference workloads on its GPU in one run, for a
+# machine lent for minutes: everything it measures lands in $OUT as it goes,
+# so a run stopped early still returns what it had. See docs/lab/GPU.md.
+#
+#   OUT=/tmp/gpu scripts/gpu/measure.sh
+#
+# Inputs (environment):
+#   OUT        where results go (default /tmp/trainplan-gpu)
+#   CARRY      folder with include/ (nlohmann, CLI11) and datasets/{mnist,fashion-mnist}/*.gz
+#              (default .gpu-carry; scripts/gpu/prepare-carry.sh makes it)
+#   DEVICE     cuda (default) or cpu, to rehearse the script on a machine without a GPU
+#   BIN_DIR    use executables already built there instead of building
+#   QUICK=1    a few trials only (rehearsal)
+# Outputs in $OUT (each appended as it is measured):
+#   env.txt          GPU, driver, torch, compiler
+#   log.txt          what ran, with timings
+#   timing.jsonl     time-only trials, each configuration twice: {"trial":{...}} then the trainer's lines
+#   trials.jsonl     training trials (epochs with accuracy), same framing
+#   gemm-bf16.csv, gemm-fp32.csv   trainplan-gemm-bench
+#   layers.csv       trainplan-layer-bench
+set -uo pipefail
+OUT=${OUT:-/tmp/trainplan-gpu}
+CARRY=${CARRY:-.gpu-carry}
+DEVICE=${DEVICE:-cuda}
+QUICK=${QUICK:-0}
+mkdir -p "$OUT"
+START=$(date +%s)
+log() { echo "[$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/log.txt" >&2; }
+
+{
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem,power.limit --format=csv 2>&1
+  python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "cxx11_abi", torch._C._GLIBCXX_USE_CXX11_ABI)' 2>&1
+  cmake --version 2>&1 | head -1; c++ --version 2>&1 | head -1; nvcc --version 2>&1 | tail -1
+  echo "cpus $(nproc)"; uname -srm
+} > "$OUT/env.txt"
+log "environment: $(head -2 "$OUT/env.txt" | tail -1)"
+
+# --- data -------------------------------------------------------------------
+DATA=/tmp/trainplan-datasets
+for ds in mnist fashion-mnist; do
+  mkdir -p "$DATA/$ds"
+  for gz in "$CARRY/datasets/$ds"/*.gz; do
+    [ -f "$gz" ] && gunzip -c "$gz" > "$DATA/$ds/$(basename "${gz%.gz}")"
+  done
+done
+export TRAINPLAN_DATA_DIR=$DATA
+log "datasets: $(ls "$DATA"/* | wc -l) files"
+
+# --- build ------------------------------------------------------------------
+build_with_cmake() {
+  local prefix
+  prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)') || return 1
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINPLAN_TRAINER_ONLY=ON \
+    -DCMAKE_PREFIX_PATH="$prefix" -DTRAINPLAN_EXTRA_INCLUDE="$PWD/$CARRY/include" >"$OUT/build.txt" 2>&1 &&
+    cmake --build build-gpu -j "$(nproc)" >>"$OUT/build.txt" 2>&1
+}
+# Without CMake's Torch config: the compiler on the installation's headers and
+# libraries (libtorch_cuda linked even though nothing names its symbols, or
+# CUDA is never registered).
+build_direct() {
+  local tp abi flags libs gloo=""
+  tp=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))') || return 1
+  abi=$(python3 -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
+  [ -f "$tp/include/gloo/allreduce.h" ] && gloo="-DUSE_C10D_GLOO -DTRAINPLAN_WITH_GLOO"
+  flags="-O2 -std=c++20 -D_GLIBCXX_USE_CXX11_ABI=$abi -Isrc -I$tp/include -I$tp/include/torch/csrc/api/include -I$CARRY/include"
+  libs="-L$tp/lib -Wl,-rpath,$tp/lib -Wl,--no-as-needed -ltorch_cuda -lc10_cuda -Wl,--as-needed -ltorch -ltorch_cpu -lc10"
+  mkdir -p build-gpu
+  c++ $flags $gloo -DTRAINPLAN_DEFAULT_DATA_DIR=\"$DATA\" src/train/*.cpp -o build-gpu/trainplan-train $libs >>"$OUT/build.txt" 2>&1 &
+  c++ $flags src/train/gemm_bench/main.cpp -o build-gpu/trainplan-gemm-bench $libs >>"$OUT/build.txt" 2>&1 &
+  c++ $flags src/train/layer_bench/main.cpp -o build-gpu/trainplan-layer-bench $libs >>"$OUT/build.txt" 2>&1 &
+  wait
+  [ -x build-gpu/trainplan-train ]
+}
+if [ -n "${BIN_DIR:-}" ]; then
+  BIN=$BIN_DIR
+else
+  log "building with CMake"
+  if build_with_cmake; then
+    log "built with CMake"
+  else
+    log "CMake build failed (tail of build.txt below); building directly"
+    tail -15 "$OUT/build.txt" | tee -a "$OUT/log.txt" >&2
+    build_direct && log "built directly" || { log "direct build failed"; tail -30 "$OUT/build.txt" >&2; exit 1; }
+  fi
+  BIN=build-gpu
+fi
+
+# --- trials -----------------------------------------------------------------
+# run_trial FILE WORKLOAD BATCH EPOCHS [trainer flags...]: one framed trial.
+run_trial() {
+  local file=$1 wl=$2 b=$3 e=$4
+  shift 4
+  local t0 rc
+  t0=$(date +%s.%N)
+  echo "{\"trial\":{\"workload\":\"$wl\",\"batch\":$b,\"workers\":1,\"epochs\":$e,\"flags\":\"$*\"}}" >>"$OUT/$file"
+  timeout 120 "$BIN/trainplan-train" --workload "$wl" --batch "$b" --epochs "$e" --device "$DEVICE" "$@" \
+    >>"$OUT/$file" 2>>"$OUT/log.txt"
+  rc=$?
+  echo "{\"trial_end\":{\"rc\":$rc,\"wall_s\":$(awk "BEGIN{print $(date +%s.%N) - $t0}")}}" >>"$OUT/$file"
+  [ $rc -eq 0 ] || log "trial $wl b=$b e=$e $* exited $rc"
+}
+
+if [ "$QUICK" = 1 ]; then
+  BATCHES="64 256"; EPOCHS="1 2"; SUBSET="--train-subset 6000 --test-subset 1000"
+else
+  BATCHES="16 32 64 128 256 512 1024"; EPOCHS="1 5"; SUBSET=""
+fi
+
+log "time-only trials (each configuration twice)"
+for rep in 1 2; do
+  for wl in lenet-mnist mlp-fashion; do
+    for b in $BATCHES; do
+      run_trial timing.jsonl "$wl" "$b" 1 --time-only --warmup-steps 20 --min-steps 50 --max-steps 1000 $SUBSET
+    done
+  done
+  log "time-only pass $rep done"
+done
+
+log "training trials: lenet-mnist"
+for b in $BATCHES; do for e in $EPOCHS; do run_trial trials.jsonl lenet-mnist "$b" "$e" $SUBSET; done; done
+
+log "gemm bench"
+if [ "$DEVICE" = cuda ]; then
+  timeout 90 "$BIN/trainplan-gemm-bench" --device cuda --dtype bf16 -o "$OUT/gemm-bf16.csv" 2>>"$OUT/log.txt" ||
+    log "gemm bf16 exited $?"
+  timeout 60 "$BIN/trainplan-gemm-bench" --device cuda --dtype fp32 --tokens 512,2048,8192 --hidden 1024,4096 \
+    -o "$OUT/gemm-fp32.csv" 2>>"$OUT/log.txt" || log "gemm fp32 exited $?"
+else
+  timeout 60 "$BIN/trainplan-gemm-bench" --tokens 256 --hidden 512 --tp 1 --square 256 --min-batch-ms 5 \
+    -o "$OUT/gemm-fp32.csv" 2>>"$OUT/log.txt" || log "gemm exited $?"
+fi
+
+log "training trials: mlp-fashion"
+for b in $BATCHES; do for e in $EPOCHS; do run_trial trials.jsonl mlp-fashion "$b" "$e" $SUBSET; done; done
+
+log "layer bench"
+timeout 60 "$BIN/trainplan-layer-bench" --device "$DEVICE" --layers $([ "$QUICK" = 1 ] && echo 20 || echo 300) \
+  -o "$OUT/layers.csv" 2>>"$OUT/log.txt" || log "layer bench exited $?"
+log "done"
