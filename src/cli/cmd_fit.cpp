@@ -13,7 +13,7 @@
 #include "scoring/in_sample.h"
 #include "scoring/mre.h"
 #include "io/gnuplot.h"
-#include "io/sample_csv.h"
+#include "profile/samples_file.h"
 #include "models/registry.h"
 #include "scoring/model_choice.h"
 
@@ -59,7 +59,7 @@ PartResult fit_metric(const std::string& name, const SampleSet& s, const models:
 void run_fit(const FitArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
-  SampleSet s = io::read_samples_csv(a.samples);
+  SampleSet s = profile::read_samples(a.samples);
   auto& reg = models::ModelRegistry::instance();
   std::string tname = a.time_model.empty() ? a.model : a.time_model;
   std::string mname = a.metric_model.empty() ? a.model : a.metric_model;

@@ -10,7 +10,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
-#include "io/sample_csv.h"
+#include "profile/samples_file.h"
 #include "plan/planner.h"
 #include "plan/frontier.h"
 #include "scoring/model_choice.h"
@@ -186,7 +186,7 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
 void run_plan(const PlanArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
-  app::ModelSource src(io::read_samples_csv(a.samples), params);
+  app::ModelSource src(profile::read_samples(a.samples), params);
   app::PlanQuery q;
   q.target = a.target;
   q.deadline = a.deadline;

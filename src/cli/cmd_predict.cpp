@@ -9,7 +9,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "io/sample_csv.h"
+#include "profile/samples_file.h"
 #include "uncertainty/conformal.h"
 #include "app/predict.h"
 
@@ -55,7 +55,7 @@ void run_predict(const PredictArgs& a) {
   q.target = a.target;
   q.max_epochs = a.max_epochs;
   app::check_predict_query(q);
-  app::ModelSource src(io::read_samples_csv(a.samples), params);
+  app::ModelSource src(profile::read_samples(a.samples), params);
   app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
   if (!a.json) progress.fitting = [](const std::string& m) { std::cerr << m << "\n"; };

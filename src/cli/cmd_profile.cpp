@@ -11,6 +11,7 @@
 #include "io/sample_csv.h"
 #include "profile/builtin_workload.h"
 #include "profile/interrupt.h"
+#include "profile/process_group.h"
 #include "profile/profile_plan.h"
 #include "profile/profiler.h"
 
@@ -33,7 +34,7 @@ struct ProfileArgs {
   std::string master_addr = "127.0.0.1";
   int workers_per_node = 0;
   std::string batches = "16,32,64,128";
-  std::string workers = "1,2";
+  std::string workers;  // empty: 1,2, without counts that would oversubscribe this machine
   std::string epochs = "1,2";
   bool paper_grid = false;
   std::string budget;
@@ -43,6 +44,12 @@ struct ProfileArgs {
   std::string out;
   bool json = false;
   bool quiet = false;
+  std::string timing = "auto";
+  std::string time_cmd;
+  int time_repeats = 2;
+  int threads_per_worker = 1;
+  bool no_pin = false;
+  std::string hardware;
   std::vector<std::string> argv;  // as given, for the resume hint
 };
 
@@ -53,6 +60,15 @@ nlohmann::json record_json(const TrialRecord& r) {
   j["epoch_time_s"] = r.epoch_time_s ? nlohmann::json(*r.epoch_time_s) : nlohmann::json(nullptr);
   j["metric"] = r.metric ? nlohmann::json(*r.metric) : nlohmann::json(nullptr);
   if (r.status != TrialStatus::kOk) j["stderr_tail"] = r.stderr_tail;
+  if (r.timing) {
+    j["step_time_s"] = r.timing->step_time_s;
+    j["steps_per_epoch"] = r.timing->steps_per_epoch;
+    j["time_spread"] = r.timing->spread;
+    if (!r.timing->repeats.empty()) j["repeats_step_time_s"] = r.timing->repeats;
+    j["step_outliers"] = r.timing->outliers;
+  }
+  if (r.oversubscribed) j["oversubscribed"] = true;
+  if (!r.note.empty()) j["note"] = r.note;
   return j;
 }
 
@@ -69,16 +85,41 @@ std::string last_line(const std::string& s) {
 int run_profile_cmd(const ProfileArgs& a) {
   if (a.cmd.empty() == a.workload.empty())
     throw InputError("", 0, "--cmd", "give exactly one of --cmd TEMPLATE or --workload NAME");
+  if (a.timing != "auto" && a.timing != "steps" && a.timing != "epochs")
+    throw InputError("", 0, "--timing", "must be auto, steps or epochs, got '" + a.timing + "'");
+  BuiltinWorkloadOptions builtin{a.trainer, a.data_dir, a.train_subset, a.test_subset, a.seed, a.threads_per_worker};
   std::string text = a.cmd;
-  if (!a.workload.empty())
-    text = builtin_template(a.workload, {a.trainer, a.data_dir, a.train_subset, a.test_subset, a.seed});
+  if (!a.workload.empty()) text = builtin_template(a.workload, builtin);
   CommandTemplate tmpl(text);
+  ProfileOptions opts;
+  const bool can_time = !a.workload.empty() || !a.time_cmd.empty();
+  if (a.timing == "steps" && !can_time)
+    throw InputError("", 0, "--timing", "steps needs --time-cmd TEMPLATE (a command that prints step_timing lines) "
+                                        "or a built-in --workload");
+  if (!a.time_cmd.empty() && !a.workload.empty())
+    throw InputError("", 0, "--time-cmd", "the built-in workloads have their own time trials; use it with --cmd");
+  if (can_time && a.timing != "epochs") {
+    builtin.time_only = true;
+    opts.time_template = CommandTemplate(a.workload.empty() ? a.time_cmd : builtin_template(a.workload, builtin));
+  }
+  opts.time_repeats = a.time_repeats;
+  opts.threads_per_worker = a.threads_per_worker;
+  opts.pin = !a.no_pin;
 
+  std::vector<int> worker_counts;
+  if (a.workers.empty()) {
+    // 1 and 2, but never more workers than CPUs for them: an oversubscribed
+    // trial measures the contention, not the program.
+    const size_t cpus = std::max<size_t>(1, allowed_cpus().size());
+    for (int r : {1, 2})
+      if (r == 1 || size_t(r) * size_t(a.threads_per_worker) <= cpus) worker_counts.push_back(r);
+  } else {
+    worker_counts = parse_int_list(a.workers, "--workers");
+  }
   GridSpec grid = a.paper_grid ? paper_grid()
-                               : GridSpec{parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
+                               : GridSpec{parse_int_list(a.batches, "--batches"), worker_counts,
                                           parse_int_list(a.epochs, "--epochs")};
   grid = normalise(grid);
-  ProfileOptions opts;
   opts.launch.kind = parse_launcher(a.launcher);
   opts.launch.master_addr = a.master_addr;
   opts.launch.workers_per_node = a.workers_per_node;
@@ -87,18 +128,31 @@ int run_profile_cmd(const ProfileArgs& a) {
   opts.retry_failed = a.retry_failed;
   if (!a.budget.empty()) opts.budget_s = parse_duration(a.budget, "--budget");
   std::vector<TrialKey> order = opts.budget_s ? budget_order(grid) : grid_trials(grid);
+  if (opts.time_template) order = with_time_trials(order);
+  const size_t cpus = allowed_cpus().size();
+  std::vector<int> crowded;
+  for (int r : grid.workers)
+    if (opts.launch.kind == LauncherKind::kLocal && cpus > 0 && size_t(r) * size_t(a.threads_per_worker) > cpus)
+      crowded.push_back(r);
 
   if (a.dry_run) {
     fmt::print("# {} trials ({} order){}\n", order.size(), opts.budget_s ? "budget priority" : "grid",
                opts.budget_s ? fmt::format("; run while the estimated cost fits {}", format_duration(*opts.budget_s)) : "");
-    for (const auto& k : order) fmt::print("{}\t{}\n", to_string(k), plan_launch(tmpl, k, opts.launch, 29500).display);
+    for (const auto& k : order)
+      fmt::print("{}\t{}\n", to_string(k),
+                 plan_launch(k.epochs == 0 ? *opts.time_template : tmpl, k, opts.launch, 29500).display);
     return kExitOk;
   }
 
   SampleStore store(a.store);
   bind_store(store, text, a.workload.empty() ? "custom" : a.workload, opts.launch);
+  if (!a.hardware.empty()) store.set_meta("hardware", a.hardware);
   opts.cancel = &install_interrupt_handler();
   Progress progress(stderr, stderr_is_tty(), a.quiet);
+  if (!crowded.empty())
+    progress.note(fmt::format("warning: {} worker(s) x {} thread(s) exceed this machine's {} CPUs: those trials "
+                              "measure contention as much as the program (recorded as oversubscribed)",
+                              fmt::join(crowded, ","), a.threads_per_worker, cpus));
   progress.note(fmt::format("profiling {} planned trials ({}), store {}{}", order.size(),
                             fmt::format("b in {{{}}} x r in {{{}}} x e in {{{}}}", fmt::join(grid.batches, ","),
                                         fmt::join(grid.workers, ","), fmt::join(grid.epochs, ",")),
@@ -118,6 +172,9 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (s.already_done) std::cerr << fmt::format("; {} already in the store", s.already_done);
   if (s.over_budget) std::cerr << fmt::format("; {} left out to keep within the budget", s.over_budget);
   std::cerr << "\n";
+  for (const auto& r : records)
+    if (r.status == TrialStatus::kOk && !r.note.empty())
+      std::cerr << fmt::format("  {}: note: {}\n", to_string(r.key), r.note);
   for (const auto& r : records) {
     if (r.status == TrialStatus::kOk) continue;
     std::cerr << fmt::format("  {}: {}: {}", to_string(r.key), to_string(r.status), r.reason);
@@ -192,7 +249,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--master-addr", args->master_addr, "Rendezvous address for {master_addr}")->capture_default_str();
   cmd->add_option("--workers-per-node", args->workers_per_node, "Workers per node, for {nodes} (0: one node)");
   cmd->add_option("--batches", args->batches, "Per-worker batches to try")->capture_default_str();
-  cmd->add_option("--workers", args->workers, "Worker counts to try")->capture_default_str();
+  cmd->add_option("--workers", args->workers,
+                  "Worker counts to try [default: 1,2, leaving out counts that would need more CPUs than this "
+                  "machine has]");
   cmd->add_option("--epochs", args->epochs, "Epoch counts to try")->capture_default_str();
   cmd->add_flag("--paper-grid", args->paper_grid,
                 "The paper's plan instead: r=1..8, 10 batches over [16,256], epochs 1,20,40 (240 trials)");
@@ -202,6 +261,31 @@ void setup(CLI::App& root) {
   cmd->add_option("--trial-timeout", args->trial_timeout, "Kill a trial running longer than this")->capture_default_str();
   cmd->add_flag("--retry-failed", args->retry_failed, "Rerun trials recorded as failed, timeout or bad-output");
   cmd->add_flag("--dry-run", args->dry_run, "Print the planned trials and their commands; run nothing");
+  cmd->add_option("--timing", args->timing,
+                  "How epoch time is measured. steps: a time trial per (batch, workers) first (warm-up, then "
+                  "steady-state steps until the median is known to +-2%, repeated), and epoch time = steps per "
+                  "epoch x median step time + per-epoch overhead; epochs: the mean of the trials' epoch times. "
+                  "auto: steps for a built-in --workload or with --time-cmd, else epochs")
+      ->capture_default_str();
+  cmd->add_option("--time-cmd", args->time_cmd,
+                  "With --cmd: the template of a time trial, which prints one "
+                  "{\"event\":\"step_timing\",\"step_time_median_s\":...,\"steps_per_epoch\":...} line "
+                  "(docs/PROFILING.md)");
+  cmd->add_option("--time-repeats", args->time_repeats,
+                  "Runs of each time trial; one more when they differ by over 5% (interference), and the lowest "
+                  "median is kept")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10));
+  cmd->add_option("--threads-per-worker", args->threads_per_worker,
+                  "CPU threads each worker uses (--workload passes it to the trainer): the oversubscription check "
+                  "and the pinning")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--no-pin", args->no_pin,
+                "Do not pin each local rank to its own CPUs (pinning is skipped anyway when they do not fit)");
+  cmd->add_option("--hardware", args->hardware,
+                  "What the trials run on, for the samples' hardware column [default: this machine's CPU, and its "
+                  "GPUs when the NVIDIA driver lists any]");
   cmd->add_option("-o,--out", args->out, "Also write the store's samples to this CSV at the end");
   cmd->add_flag("--json", args->json, "Print a JSON summary with every planned trial's record on stdout");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress output");
@@ -210,7 +294,7 @@ void setup(CLI::App& root) {
     for (const auto* opt : cmd->get_options()) {
       if (opt->count() == 0 || opt->get_name() == "--help") continue;
       std::string first = opt->get_name();
-      if (opt->get_type_size() == 0) {
+      if (opt->get_type_size() == 0 || opt->get_expected_max() == 0) {  // a flag: no value to repeat
         args->argv.push_back(first);
       } else {
         for (const auto& v : opt->results()) {

@@ -2,7 +2,10 @@
 // sample CSV format, or list its trials with their status and stderr.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +14,7 @@
 #include "io/sample_csv.h"
 #include "profile/progress.h"
 #include "profile/sample_store.h"
+#include "profile/samples_file.h"
 
 namespace trainplan::cli {
 namespace {
@@ -18,6 +22,7 @@ namespace {
 using namespace trainplan::profile;
 
 struct SamplesArgs {
+  std::vector<std::string> files;  // compare: two sample CSVs or stores
   std::string store;
   std::string out;
   bool failed_only = false;
@@ -87,9 +92,55 @@ void run_list(const SamplesArgs& a) {
   if (a.json) std::cout << arr.dump(2) << "\n";
 }
 
+// The epoch time of each (batch, workers) of a sample set: the median over
+// its trial samples (they agree when the time came from one time trial).
+std::map<std::pair<double, int>, double> epoch_times(const SampleSet& set) {
+  std::map<std::pair<double, int>, std::vector<double>> all;
+  for (const auto& s : set.samples) all[{s.batch, s.workers}].push_back(s.epoch_time_s);
+  std::map<std::pair<double, int>, double> out;
+  for (auto& [k, v] : all) {
+    std::sort(v.begin(), v.end());
+    out[k] = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  }
+  return out;
+}
+
+// Two profiles of the same configurations: how far apart their epoch times
+// are, per configuration, as |b / a - 1|.
+void run_compare(const SamplesArgs& a) {
+  const SampleSet first = read_samples(a.files[0]), second = read_samples(a.files[1]);
+  const auto ta = epoch_times(first), tb = epoch_times(second);
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<double> diffs;
+  if (!a.json) fmt::print("{:>6} {:>7} {:>12} {:>12} {:>8}\n", "batch", "workers", "first_s", "second_s", "diff");
+  for (const auto& [k, t1] : ta) {
+    auto it = tb.find(k);
+    if (it == tb.end()) continue;
+    const double d = std::abs(it->second / t1 - 1);
+    diffs.push_back(d);
+    rows.push_back({{"batch", k.first}, {"workers", k.second}, {"first_s", t1}, {"second_s", it->second}, {"diff", d}});
+    if (!a.json) fmt::print("{:>6g} {:>7} {:>12.4g} {:>12.4g} {:>7.1f}%\n", k.first, k.second, t1, it->second, 100 * d);
+  }
+  if (diffs.empty())
+    throw InputError(a.files[1], 0, "", "no (batch, workers) in common with " + a.files[0] + "; nothing to compare");
+  std::vector<double> sorted = diffs;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  if (a.json) {
+    std::cout << nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
+                                {"median_diff", median}, {"max_diff", sorted.back()}, {"rows", rows}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  fmt::print("{} configurations in common: epoch times differ by {:.1f}% at the median, {:.1f}% at worst\n", n,
+             100 * median, 100 * sorted.back());
+}
+
 void setup(CLI::App& root) {
   auto args = std::make_shared<SamplesArgs>();
-  auto* cmd = root.add_subcommand("samples", "Read a profiling store: export its samples, list its trials");
+  auto* cmd = root.add_subcommand("samples", "Read a profiling store: export its samples, list its trials, compare two profiles");
   cmd->require_subcommand(1);
   auto* ex = cmd->add_subcommand("export", "Write the store's ok trials in the sample CSV format (docs/FORMATS.md), then the points of their learning curves (source=curve: the best metric after each earlier epoch)");
   ex->add_option("--store", args->store, "SQLite store written by trainplan profile")->required();
@@ -106,6 +157,12 @@ void setup(CLI::App& root) {
     require_exists(args->store);
     run_list(*args);
   });
+  auto* cmp = cmd->add_subcommand(
+      "compare", "Compare the epoch times of two profiles of the same configurations (sample CSVs or stores): "
+                 "per (batch, workers), and the median and worst relative difference");
+  cmp->add_option("files", args->files, "FIRST SECOND: sample CSVs or profile stores")->required()->expected(2);
+  cmp->add_flag("--json", args->json, "Print the comparison as JSON");
+  cmp->callback([args] { run_compare(*args); });
 }
 
 CommandRegistrar reg(41, setup);

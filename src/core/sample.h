@@ -35,6 +35,9 @@ struct Sample {
   std::string hardware;      // optional: hardware description
   std::optional<double> grad_sqr;  // optional: squared gradient norm (noise-scale numerator)
   std::optional<double> grad_var;  // optional: gradient variance (noise-scale denominator)
+  // optional: relative uncertainty of epoch_time_s (0.02: +-2%), as measured
+  // (the 95% interval of the median step time, or the spread between repeats)
+  std::optional<double> time_spread;
 
   double global_batch() const { return batch * workers; }
 };

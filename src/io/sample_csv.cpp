@@ -56,6 +56,11 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     if (t.has_column("hardware")) s.hardware = t.text(row, "hardware");
     if (t.has_column("grad_sqr")) s.grad_sqr = t.optional_number(row, "grad_sqr");
     if (t.has_column("grad_var")) s.grad_var = t.optional_number(row, "grad_var");
+    if (t.has_column("time_spread")) {
+      s.time_spread = t.optional_number(row, "time_spread");
+      if (s.time_spread && *s.time_spread < 0)
+        t.fail(row, "time_spread", "must be >= 0, got " + t.text(row, "time_spread"));
+    }
     std::string kind = t.has_column("source") ? t.text(row, "source") : "";
     if (kind.empty() || kind == "trial") {
       set.samples.push_back(std::move(s));
@@ -79,7 +84,7 @@ SampleSet read_samples_csv(const std::string& path) {
 }
 
 std::string format_samples_csv(const SampleSet& set) {
-  bool any_nodes = false, any_model = false, any_hw = false, any_grad = false;
+  bool any_nodes = false, any_model = false, any_hw = false, any_grad = false, any_spread = false;
   const bool any_curve = !set.curve.empty();
   for (const auto& v : {&set.samples, &set.curve})
     for (const auto& s : *v) {
@@ -87,6 +92,7 @@ std::string format_samples_csv(const SampleSet& set) {
       any_model |= !s.model.empty();
       any_hw |= !s.hardware.empty();
       any_grad |= s.grad_sqr.has_value() || s.grad_var.has_value();
+      any_spread |= s.time_spread.has_value();
     }
   std::string out = fmt::format("# trainplan: metric={}", to_string(set.direction));
   if (set.dataset_size) out += fmt::format(" dataset_size={}", *set.dataset_size);
@@ -95,6 +101,7 @@ std::string format_samples_csv(const SampleSet& set) {
   if (any_model) out += ",model";
   if (any_hw) out += ",hardware";
   if (any_grad) out += ",grad_sqr,grad_var";
+  if (any_spread) out += ",time_spread";
   if (any_curve) out += ",source";
   out += "\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.10g}", *v) : std::string(); };
@@ -105,6 +112,7 @@ std::string format_samples_csv(const SampleSet& set) {
       if (any_model) out += "," + s.model;
       if (any_hw) out += "," + s.hardware;
       if (any_grad) out += "," + opt(s.grad_sqr) + "," + opt(s.grad_var);
+      if (any_spread) out += "," + opt(s.time_spread);
       if (any_curve) out += std::string(",") + kind;
       out += "\n";
     }

@@ -50,8 +50,10 @@ std::string builtin_template(const std::string& workload, const BuiltinWorkloadO
                      "trainplan-train was not found next to trainplan or on PATH; build it with "
                      "-DTRAINPLAN_WITH_TORCH=ON (needs libtorch), or pass --trainer PATH, or use --cmd");
   std::string t = shell_quote(trainer) + " --workload " + workload +
-                  " --batch {batch} --workers {workers} --rank {rank} --epochs {epochs}"
+                  " --batch {batch} --workers {workers} --rank {rank}" +
+                  (o.time_only ? " --time-only" : " --epochs {epochs}") +
                   " --master-addr {master_addr} --master-port {master_port}";
+  if (o.threads != 1) t += fmt::format(" --threads {}", o.threads);
   if (!o.data_dir.empty()) t += " --data-dir " + shell_quote(o.data_dir);
   if (o.train_subset > 0) t += fmt::format(" --train-subset {}", o.train_subset);
   if (o.test_subset > 0) t += fmt::format(" --test-subset {}", o.test_subset);

@@ -13,6 +13,8 @@ struct BuiltinWorkloadOptions {
   long train_subset = 0;     // --train-subset; 0: all training images
   long test_subset = 0;      // --test-subset; 0: all test images (evaluation is outside epoch_time_s)
   long seed = 1;
+  int threads = 1;           // --threads (torch intra-op threads per rank)
+  bool time_only = false;    // the template of a time trial (--time-only; no {epochs})
 };
 
 // "lenet-mnist", "mlp-fashion".

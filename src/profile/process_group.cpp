@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -24,8 +25,15 @@ void make_pipe(int fds[2]) {
 }
 
 // In the child: never returns.
-[[noreturn]] void exec_child(const std::string& cmd, pid_t pgid, pid_t parent, int out_fd, int err_fd) {
+[[noreturn]] void exec_child(const std::string& cmd, pid_t pgid, pid_t parent, int out_fd, int err_fd,
+                             const std::vector<int>& cpus) {
   setpgid(0, pgid);
+  if (!cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    sched_setaffinity(0, sizeof set, &set);  // best effort: a refusal leaves the process unpinned
+  }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the parent died before prctl
   sigset_t none;
@@ -62,7 +70,7 @@ class GroupRun {
   }
 
   // Forks one rank per command, all in one process group (the first rank's).
-  void spawn(const std::vector<std::string>& commands) {
+  void spawn(const std::vector<std::string>& commands, const std::vector<std::vector<int>>& cpus) {
     pid_t parent = getpid();
     for (size_t i = 0; i < commands.size(); ++i) {
       pid_t pid = fork();
@@ -70,7 +78,9 @@ class GroupRun {
         if (pgid_ > 0) kill(-pgid_, SIGKILL);
         throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
       }
-      if (pid == 0) exec_child(commands[i], pgid_, parent, i == 0 ? out_[1] : -1, err_[1]);
+      if (pid == 0)
+        exec_child(commands[i], pgid_, parent, i == 0 ? out_[1] : -1, err_[1],
+                   i < cpus.size() ? cpus[i] : std::vector<int>{});
       if (pgid_ == 0) pgid_ = pid;
       setpgid(pid, pgid_);  // also in the parent, so kill(-pgid) works at once
       pids_.push_back(pid);
@@ -211,7 +221,7 @@ ProcessGroupResult run_process_group(const std::vector<std::string>& commands, c
   ProcessGroupResult res;
   if (commands.empty()) return res;
   GroupRun run(opts, res);
-  run.spawn(commands);
+  run.spawn(commands, opts.cpus);
   while (run.active()) {
     if (!run.read_output()) break;
     run.reap_ranks();
@@ -221,6 +231,25 @@ ProcessGroupResult run_process_group(const std::vector<std::string>& commands, c
   }
   run.finish();
   return res;
+}
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
+std::vector<std::vector<int>> pin_plan(int processes, int threads) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (processes < 1 || threads < 1 || size_t(processes) * size_t(threads) > cpus.size()) return {};
+  std::vector<std::vector<int>> plan(static_cast<size_t>(processes));
+  for (size_t i = 0; i < plan.size(); ++i)
+    plan[i].assign(cpus.begin() + long(i * size_t(threads)), cpus.begin() + long((i + 1) * size_t(threads)));
+  return plan;
 }
 
 }  // namespace trainplan::profile

@@ -18,6 +18,8 @@ struct ProcessGroupOptions {
   size_t stdout_max_bytes = 16 << 20;        // command 0's stdout beyond this is dropped
   double kill_grace_s = 2;                   // SIGTERM, then SIGKILL after this
   std::function<void(double elapsed_s)> on_tick;  // called about once a second while running
+  // CPUs each command is pinned to (by index; empty or missing: not pinned).
+  std::vector<std::vector<int>> cpus;
 };
 
 struct ProcessGroupResult {
@@ -37,5 +39,13 @@ struct ProcessGroupResult {
 // so a killed profiler does not leave ranks behind. Throws std::runtime_error if a
 // process cannot be started.
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts);
+
+// The CPUs this process may run on (its affinity mask), in increasing order.
+std::vector<int> allowed_cpus();
+
+// Disjoint CPU sets for `processes` processes of `threads` threads each, from
+// allowed_cpus() in order; empty when they do not fit (pinning an
+// oversubscribed group would only stop the OS from spreading it).
+std::vector<std::vector<int>> pin_plan(int processes, int threads);
 
 }  // namespace trainplan::profile

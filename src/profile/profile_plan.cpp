@@ -130,6 +130,16 @@ double parse_duration(const std::string& text, const std::string& option) {
   return total;
 }
 
+std::vector<TrialKey> with_time_trials(const std::vector<TrialKey>& order) {
+  std::vector<TrialKey> out;
+  std::set<std::pair<int, int>> seen;
+  for (const auto& k : order)
+    if (k.epochs > 0 && seen.insert({k.batch, k.workers}).second) out.push_back({k.batch, k.workers, 0});
+  for (const auto& k : order)
+    if (k.epochs > 0) out.push_back(k);
+  return out;
+}
+
 void CostEstimator::add(const TrialRecord& r) {
   records_.push_back(r);
   refit();
@@ -164,8 +174,15 @@ void CostEstimator::refit() {
   // >= 0 and scale > 0. The scale absorbs what epoch_time_s leaves out
   // (evaluation, or a program that times only part of its epoch).
   std::vector<std::pair<double, double>> pts;  // (e · t_hat, wall)
+  double time_wall = 0;
+  int time_trials = 0;
   for (const auto& r : records_) {
     if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
+    if (r.key.epochs == 0) {  // a time trial's wall does not grow with epochs: priced apart
+      time_wall += r.wall_s;
+      ++time_trials;
+      continue;
+    }
     double t = std::exp(c_[0] + c_[1] * std::log(r.key.batch) + c_[2] * std::log(r.key.workers));
     pts.push_back({r.key.epochs * t, r.wall_s});
   }
@@ -176,6 +193,8 @@ void CostEstimator::refit() {
     sxx += x * x;
     sxy += x * y;
   }
+  mean_time_trial_wall_ = time_trials ? std::optional<double>(time_wall / time_trials) : std::nullopt;
+  if (pts.empty()) return;
   double var = sxx - sx * sx / n;
   scale_ = 1;
   overhead_ = std::max(0.0, (sy - sx) / n);
@@ -196,6 +215,7 @@ void CostEstimator::refit() {
 std::optional<double> CostEstimator::estimate(const TrialKey& k) const {
   if (records_.empty()) return std::nullopt;
   if (n_ok_ == 0) return mean_wall_;  // only failures so far: they cost about this much
+  if (k.epochs == 0) return mean_time_trial_wall_.value_or(overhead_);
   double t = std::exp(c_[0] + c_[1] * std::log(k.batch) + c_[2] * std::log(k.workers));
   return overhead_ + scale_ * k.epochs * t;
 }

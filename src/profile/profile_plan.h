@@ -37,6 +37,9 @@ GridSpec normalise(GridSpec g);
 std::vector<TrialKey> grid_trials(const GridSpec& g);
 // Every trial of the grid in budget priority order (see above).
 std::vector<TrialKey> budget_order(const GridSpec& g);
+// `order` preceded by a time trial (epochs 0) of each of its (batch, workers),
+// in the order they first appear: cheap, and they pin the time model first.
+std::vector<TrialKey> with_time_trials(const std::vector<TrialKey>& order);
 
 // Parses "1,2,4" into integers; throws InputError naming `option` on bad text.
 std::vector<int> parse_int_list(const std::string& text, const std::string& option);
@@ -63,6 +66,7 @@ class CostEstimator {
   double overhead_ = 0;
   double scale_ = 1;
   double mean_wall_ = 0;
+  std::optional<double> mean_time_trial_wall_;  // time trials are priced by their own mean wall
   int n_ok_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -26,50 +27,139 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
   store.set_meta("hardware", host_description());
 }
 
-std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
-                                     const std::function<void(double)>& on_tick) {
-  TrialRecord rec;
-  rec.key = key;
-  LaunchPlan lp = plan_launch(tmpl, key, opts.launch, free_loopback_port());
-  rec.command = lp.display;
-  rec.started_at = utc_now();
+namespace {
+
+// One launch of a trial's processes and what rank 0 printed.
+struct Launched {
+  LaunchPlan plan;
+  ProcessGroupResult result;
+  TrialOutput output;
+};
+
+Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
+                     const std::function<void(double)>& on_tick) {
+  Launched l;
+  l.plan = plan_launch(tmpl, key, opts.launch, free_loopback_port());
   ProcessGroupOptions po;
   po.timeout_s = opts.trial_timeout_s;
   po.cancel = opts.cancel;
   po.on_tick = on_tick;
-  ProcessGroupResult pr = run_process_group(lp.commands, po);
-  rec.finished_at = utc_now();
-  rec.wall_s = pr.wall_s;
-  rec.stderr_tail = pr.stderr_tail;
-  if (pr.cancelled) return std::nullopt;
+  if (opts.pin && opts.launch.kind == LauncherKind::kLocal && l.plan.commands.size() == size_t(key.workers))
+    po.cpus = pin_plan(key.workers, opts.threads_per_worker);
+  l.result = run_process_group(l.plan.commands, po);
+  const std::string& out = l.result.stdout0;
+  l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0);
+  return l;
+}
 
-  TrialOutput out = parse_trial_output(lp.label_filter ? rank0_lines(pr.stdout0) : pr.stdout0);
-  rec.epoch_time_s = out.mean_epoch_time_s;
-  rec.metric = out.last_metric;
-  rec.epoch_metrics = out.epoch_metrics;
-  rec.metric_name = out.metric_name;
-  rec.epochs_reported = out.epochs_reported;
-  rec.dataset_size = out.dataset_size;
+// The status and reason of a finished (not cancelled) launch.
+void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, TrialRecord& rec) {
+  const ProcessGroupResult& pr = l.result;
   if (pr.timed_out) {
     rec.status = TrialStatus::kTimeout;
     rec.reason = fmt::format("still running after {:g} s (--trial-timeout); killed its process group",
                              opts.trial_timeout_s);
   } else if (pr.failed_index >= 0) {
     rec.status = TrialStatus::kFailed;
-    std::string who = lp.commands.size() > 1 ? fmt::format("rank {}", pr.failed_index) : "the command";
+    std::string who = l.plan.commands.size() > 1 ? fmt::format("rank {}", pr.failed_index) : "the command";
     rec.reason = pr.exit_code > 128 ? fmt::format("{} was killed by signal {}", who, pr.exit_code - 128)
                                     : fmt::format("{} exited with status {}", who, pr.exit_code);
     if (pr.exit_code == 127) rec.reason += " (command not found?)";
-  } else if (!out.problem.empty()) {
+  } else if (!l.output.problem.empty()) {
     rec.status = TrialStatus::kBadOutput;
-    rec.reason = out.problem;
-  } else if (out.epochs_reported != key.epochs) {
+    rec.reason = l.output.problem;
+  } else if (key.epochs > 0 && l.output.epochs_reported != key.epochs) {
     rec.status = TrialStatus::kBadOutput;
     rec.reason = fmt::format("reported {} epoch line(s) but {} epochs were asked for (does the command use {{epochs}}?)",
-                             out.epochs_reported, key.epochs);
+                             l.output.epochs_reported, key.epochs);
   } else {
     rec.status = TrialStatus::kOk;
   }
+}
+
+double relative_range(const std::vector<StepTiming>& reps) {
+  auto [lo, hi] = std::minmax_element(reps.begin(), reps.end(), [](const StepTiming& a, const StepTiming& b) {
+    return a.step_time_s < b.step_time_s;
+  });
+  return hi->step_time_s / lo->step_time_s - 1;
+}
+
+void add_note(TrialRecord& rec, const std::string& note) { rec.note += (rec.note.empty() ? "" : "; ") + note; }
+
+// A note when many steps stood far from the rest.
+void note_outliers(TrialRecord& rec) {
+  const StepTiming& t = *rec.timing;
+  if (t.steps_timed > 0 && t.outliers * 20 > t.steps_timed)
+    add_note(rec, fmt::format("interference: {} of {} steps took far longer than the rest", t.outliers, t.steps_timed));
+}
+
+// Fills rec from a time trial's repeats: the lowest median (interference only
+// ever adds time), its interval, and the spread of the repeats.
+void combine_repeats(const std::vector<StepTiming>& reps, double tolerance, TrialRecord& rec) {
+  StepTiming t = *std::min_element(reps.begin(), reps.end(), [](const StepTiming& a, const StepTiming& b) {
+    return a.step_time_s < b.step_time_s;
+  });
+  t.repeats.clear();
+  long outliers = 0, timed = 0;
+  for (const auto& r : reps) t.repeats.push_back(r.step_time_s), outliers += r.outliers, timed += r.steps_timed;
+  t.outliers = outliers;
+  t.steps_timed = timed;
+  const double range = relative_range(reps);
+  t.spread = std::max(t.spread, range / 2);
+  rec.timing = t;
+  rec.epoch_time_s = t.epoch_time_s();
+  if (range > tolerance)
+    add_note(rec, fmt::format("interference: the {} repeats' median step times differ by {:.0f}%; kept the lowest",
+                              reps.size(), 100 * range));
+  note_outliers(rec);
+}
+
+}  // namespace
+
+std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
+                                     const std::function<void(double)>& on_tick) {
+  const bool time_trial = key.epochs == 0;
+  if (time_trial && !opts.time_template)
+    throw InputError("", 0, "--timing", "a time trial needs a command that prints step_timing lines");
+  TrialRecord rec;
+  rec.key = key;
+  rec.started_at = utc_now();
+  const size_t cpus = allowed_cpus().size();
+  if (opts.launch.kind == LauncherKind::kLocal && cpus > 0 &&
+      size_t(key.workers) * size_t(opts.threads_per_worker) > cpus) {
+    rec.oversubscribed = true;
+    add_note(rec, fmt::format("oversubscribed: {} workers x {} threads on {} CPUs", key.workers,
+                              opts.threads_per_worker, cpus));
+  }
+  std::vector<StepTiming> reps;
+  const int most = time_trial ? std::max(1, opts.time_repeats) + 1 : 1;
+  for (int run = 0; run < most; ++run) {
+    if (time_trial && run >= std::max(1, opts.time_repeats) &&
+        (reps.size() < 2 || relative_range(reps) <= opts.repeat_tolerance))
+      break;  // the repeats agree: no tie-breaker needed
+    Launched l = launch_once(time_trial ? *opts.time_template : tmpl, key, opts, on_tick);
+    rec.command = l.plan.display;
+    rec.wall_s += l.result.wall_s;
+    rec.stderr_tail = l.result.stderr_tail;
+    if (l.result.cancelled) return std::nullopt;
+    judge(l, key, opts, rec);
+    const TrialOutput& out = l.output;
+    rec.dataset_size = out.dataset_size;
+    if (rec.status != TrialStatus::kOk) break;
+    if (time_trial) {
+      reps.push_back(*out.step_timing);
+      continue;
+    }
+    rec.epoch_time_s = out.mean_epoch_time_s;
+    rec.metric = out.last_metric;
+    rec.epoch_metrics = out.epoch_metrics;
+    rec.metric_name = out.metric_name;
+    rec.epochs_reported = out.epochs_reported;
+    rec.timing = out.epoch_steps;
+    if (rec.timing) note_outliers(rec);
+  }
+  if (time_trial && rec.status == TrialStatus::kOk) combine_repeats(reps, opts.repeat_tolerance, rec);
+  rec.finished_at = utc_now();
   return rec;
 }
 

@@ -23,6 +23,13 @@ struct ProfileOptions {
   std::optional<double> budget_s;  // set: run trials in order while estimated cost fits
   bool retry_failed = false;       // rerun trials recorded as failed/timeout/bad-output
   const std::atomic<bool>* cancel = nullptr;
+  // Time trials (TrialKey::epochs == 0) run this template, which prints one
+  // step_timing line; unset: a plan with time trials is an error.
+  std::optional<CommandTemplate> time_template;
+  int time_repeats = 2;            // runs of each time trial
+  double repeat_tolerance = 0.05;  // repeats' medians further apart (relative): run once more, note interference
+  int threads_per_worker = 1;      // CPU threads each rank uses: the oversubscription check and pinning
+  bool pin = true;                 // local launcher, a process per rank: pin each to its own CPUs
 };
 
 struct ProfileSummary {
@@ -43,7 +50,10 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
                 const LaunchSettings& launch);
 
 // Runs one trial (no store, no progress); the building block of run_profile.
-// nullopt when opts.cancel stopped it (nothing is known about that trial).
+// A time trial (key.epochs == 0) runs opts.time_template opts.time_repeats
+// times (once more when their medians differ by more than
+// opts.repeat_tolerance) and keeps the lowest median: interference only ever
+// adds time. nullopt when opts.cancel stopped it (nothing is known about that trial).
 std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
                       const std::function<void(double)>& on_tick = {});
 

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <set>
+#include <tuple>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -34,13 +36,14 @@ CREATE TABLE IF NOT EXISTS trials(
   finished_at TEXT NOT NULL DEFAULT '',
   command TEXT NOT NULL DEFAULT '',
   epoch_metrics TEXT NOT NULL DEFAULT '',
+  timing TEXT NOT NULL DEFAULT '',
   seq INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(batch, workers, epochs));
 )sql";
 
 const char* kColumns =
     "batch,workers,epochs,status,reason,stderr_tail,epoch_time_s,metric,metric_name,epochs_reported,"
-    "dataset_size,wall_s,started_at,finished_at,command,epoch_metrics";
+    "dataset_size,wall_s,started_at,finished_at,command,epoch_metrics,timing";
 
 // A prepared statement that finalizes itself.
 class Stmt {
@@ -94,6 +97,39 @@ std::vector<std::optional<double>> parse_epoch_metrics(const std::string& text) 
   return out;
 }
 
+// The step timing, oversubscription and note of a trial as one JSON object.
+std::string format_timing(const TrialRecord& r) {
+  nlohmann::json j = nlohmann::json::object();
+  if (r.timing) {
+    const StepTiming& t = *r.timing;
+    j = {{"step_time_s", t.step_time_s},   {"ci95_s", {t.ci_low_s, t.ci_high_s}}, {"steps_per_epoch", t.steps_per_epoch},
+         {"epoch_overhead_s", t.epoch_overhead_s}, {"steps_timed", t.steps_timed}, {"outliers", t.outliers},
+         {"repeats", t.repeats},          {"spread", t.spread}};
+  }
+  if (r.oversubscribed) j["oversubscribed"] = true;
+  if (!r.note.empty()) j["note"] = r.note;
+  return j.empty() ? "" : j.dump();
+}
+
+void parse_timing(const std::string& text, TrialRecord& r) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return;  // '' in a store written before step times were kept
+  r.oversubscribed = j.value("oversubscribed", false);
+  r.note = j.value("note", "");
+  if (!j.contains("step_time_s")) return;
+  StepTiming t;
+  t.step_time_s = j.value("step_time_s", 0.0);
+  if (auto ci = j.find("ci95_s"); ci != j.end() && ci->is_array() && ci->size() == 2)
+    t.ci_low_s = (*ci)[0].get<double>(), t.ci_high_s = (*ci)[1].get<double>();
+  t.steps_per_epoch = j.value("steps_per_epoch", 0L);
+  t.epoch_overhead_s = j.value("epoch_overhead_s", 0.0);
+  t.steps_timed = j.value("steps_timed", 0L);
+  t.outliers = j.value("outliers", 0L);
+  t.repeats = j.value("repeats", std::vector<double>{});
+  t.spread = j.value("spread", 0.0);
+  r.timing = t;
+}
+
 TrialRecord read_record(Stmt& st) {
   TrialRecord r;
   r.key = {int(st.integer(0)), int(st.integer(1)), int(st.integer(2))};
@@ -110,6 +146,7 @@ TrialRecord read_record(Stmt& st) {
   r.finished_at = st.text(13);
   r.command = st.text(14);
   r.epoch_metrics = parse_epoch_metrics(st.text(15));
+  parse_timing(st.text(16), r);
   return r;
 }
 
@@ -137,10 +174,15 @@ SampleStore::SampleStore(const std::string& path) : path_(path) {
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=FULL");
     exec(kSchema);
-    // Stores written before the learning curve was kept lack its column.
-    bool has_curve = false;
-    for (Stmt info(db_, "PRAGMA table_info(trials)"); info.step();) has_curve |= info.text(1) == "epoch_metrics";
+    // Stores written before the learning curve or the step times were kept
+    // lack their columns.
+    bool has_curve = false, has_timing = false;
+    for (Stmt info(db_, "PRAGMA table_info(trials)"); info.step();) {
+      has_curve |= info.text(1) == "epoch_metrics";
+      has_timing |= info.text(1) == "timing";
+    }
     if (!has_curve) exec("ALTER TABLE trials ADD COLUMN epoch_metrics TEXT NOT NULL DEFAULT ''");
+    if (!has_timing) exec("ALTER TABLE trials ADD COLUMN timing TEXT NOT NULL DEFAULT ''");
     Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
   } catch (const std::exception& e) {
     sqlite3_close(db_);
@@ -176,7 +218,7 @@ void SampleStore::set_meta(const std::string& key, const std::string& value) {
 
 void SampleStore::put(const TrialRecord& r) {
   Stmt st(db_, "INSERT OR REPLACE INTO trials(" + std::string(kColumns) +
-                   ",seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq),0)+1 FROM trials))");
+                   ",seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq),0)+1 FROM trials))");
   st.bind(1, long(r.key.batch));
   st.bind(2, long(r.key.workers));
   st.bind(3, long(r.key.epochs));
@@ -193,6 +235,7 @@ void SampleStore::put(const TrialRecord& r) {
   st.bind(14, r.finished_at);
   st.bind(15, r.command);
   st.bind(16, format_epoch_metrics(r.epoch_metrics));
+  st.bind(17, format_timing(r));
   st.step();  // autocommit: durable when this returns
 }
 
@@ -212,6 +255,20 @@ std::vector<TrialRecord> SampleStore::trials() const {
   return out;
 }
 
+namespace {
+
+// The epoch time a trial's sample gets, and its relative uncertainty: the
+// time trial of its (batch, workers) when there is one, else the trial's own
+// steady-state steps (steps per epoch x median step time), else the mean of
+// its epochs' wall times.
+std::pair<double, std::optional<double>> epoch_time_of(const TrialRecord& r, const TrialRecord* time_trial) {
+  for (const TrialRecord* t : {time_trial, &r})
+    if (t && t->timing && t->timing->steps_per_epoch > 0) return {t->timing->epoch_time_s(), t->timing->spread};
+  return {*r.epoch_time_s, std::nullopt};
+}
+
+}  // namespace
+
 SampleSet SampleStore::samples() const {
   SampleSet set;
   set.source = path_;
@@ -224,19 +281,30 @@ SampleSet SampleStore::samples() const {
   // The ok trials first: the direction and the trial lengths decide the curve points.
   std::vector<TrialRecord> ok;
   std::set<TrialKey> measured;
+  std::map<std::pair<int, int>, TrialRecord> time_trials;  // by (batch, workers)
+  std::set<std::pair<int, int>> trained;                    // (batch, workers) with a training trial
   for (auto& r : trials()) {
     if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
+    if (r.key.epochs == 0) {
+      time_trials[{r.key.batch, r.key.workers}] = std::move(r);
+      continue;
+    }
     if (metric_name.empty()) metric_name = r.metric_name;
     measured.insert(r.key);
+    trained.insert({r.key.batch, r.key.workers});
     ok.push_back(std::move(r));
   }
+  // A (batch, workers) timed but never trained is a time-only sample.
+  for (const auto& [bw, t] : time_trials)
+    if (!trained.count(bw)) ok.push_back(t);
   set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
   for (const auto& r : ok) {
     Sample s;
     s.batch = r.key.batch;
     s.workers = r.key.workers;
     s.epochs = r.key.epochs;
-    s.epoch_time_s = *r.epoch_time_s;
+    auto tt = time_trials.find({r.key.batch, r.key.workers});
+    std::tie(s.epoch_time_s, s.time_spread) = epoch_time_of(r, tt == time_trials.end() ? nullptr : &tt->second);
     s.nodes = per_node > 0 ? int((r.key.workers + per_node - 1) / per_node) : launcher == "local" ? 1 : 0;
     s.metric = r.metric;
     s.model = model;

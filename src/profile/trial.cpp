@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -9,7 +10,10 @@
 
 namespace trainplan::profile {
 
-std::string to_string(const TrialKey& k) { return fmt::format("b={} r={} e={}", k.batch, k.workers, k.epochs); }
+std::string to_string(const TrialKey& k) {
+  if (k.epochs == 0) return fmt::format("b={} r={} time", k.batch, k.workers);
+  return fmt::format("b={} r={} e={}", k.batch, k.workers, k.epochs);
+}
 
 const char* to_string(TrialStatus s) {
   switch (s) {
@@ -36,14 +40,56 @@ std::optional<double> finite_number(const nlohmann::json& j, const char* key) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
+// The 95% interval field: a [low, high] array of two finite numbers.
+std::optional<std::pair<double, double>> interval(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number())
+    return std::nullopt;
+  double lo = (*it)[0].get<double>(), hi = (*it)[1].get<double>();
+  if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi) return std::nullopt;
+  return std::pair(lo, hi);
+}
+
+// The step fields of an epoch or step_timing line; nullopt without a finite
+// positive median.
+std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps_key) {
+  auto median = finite_number(j, "step_time_median_s");
+  if (!median || *median <= 0) return std::nullopt;
+  StepTiming t;
+  t.step_time_s = *median;
+  auto ci = interval(j, "step_time_ci95_s");
+  t.ci_low_s = ci ? ci->first : *median;
+  t.ci_high_s = ci ? ci->second : *median;
+  if (auto n = finite_number(j, steps_key); n && *n > 0) t.steps_per_epoch = long(*n);
+  if (auto o = finite_number(j, "epoch_overhead_s"); o && *o >= 0) t.epoch_overhead_s = *o;
+  if (auto n = finite_number(j, "steps_timed"); n && *n >= 0) t.steps_timed = long(*n);
+  if (auto n = finite_number(j, "step_outliers"); n && *n >= 0) t.outliers = long(*n);
+  t.spread = (t.ci_high_s - t.ci_low_s) / 2 / t.step_time_s;
+  return t;
+}
+
+// The epochs' step timings as one: the epoch whose median is the median of
+// the epochs' medians (its interval with it), outliers summed.
+StepTiming combine_epochs(std::vector<StepTiming> epochs) {
+  long outliers = 0, timed = 0;
+  for (const auto& e : epochs) outliers += e.outliers, timed += e.steps_timed;
+  std::nth_element(epochs.begin(), epochs.begin() + long(epochs.size() / 2), epochs.end(),
+                   [](const StepTiming& a, const StepTiming& b) { return a.step_time_s < b.step_time_s; });
+  StepTiming t = epochs[epochs.size() / 2];
+  t.outliers = outliers;
+  t.steps_timed = timed;
+  return t;
+}
+
 }  // namespace
 
-TrialOutput parse_trial_output(const std::string& text) {
+TrialOutput parse_trial_output(const std::string& text, bool time_trial) {
   TrialOutput out;
   std::istringstream in(text);
   std::string line;
   double time_sum = 0;
   int bad_epoch_lines = 0, json_lines = 0;
+  std::vector<StepTiming> epoch_steps;
   while (std::getline(in, line)) {
     auto start = line.find('{');
     if (start == std::string::npos) continue;
@@ -58,6 +104,10 @@ TrialOutput parse_trial_output(const std::string& text) {
       out.saw_done = true;
       continue;
     }
+    if (*ev == "step_timing") {
+      if (auto t = step_fields(j, "steps_per_epoch"); t && t->steps_per_epoch > 0) out.step_timing = t;
+      continue;
+    }
     if (*ev != "epoch") continue;
     auto t = finite_number(j, "epoch_time_s");
     if (!t || *t <= 0) {
@@ -70,8 +120,15 @@ TrialOutput parse_trial_output(const std::string& text) {
     out.last_metric = m;  // the metric after the last epoch, or none
     out.epoch_metrics.push_back(m);
     if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) out.metric_name = *name;
+    if (auto st = step_fields(j, "steps"); st && st->steps_per_epoch > 0) epoch_steps.push_back(*st);
   }
-  if (out.epochs_reported > 0) {
+  if (!epoch_steps.empty() && epoch_steps.size() == size_t(out.epochs_reported))
+    out.epoch_steps = combine_epochs(epoch_steps);
+  if (time_trial) {
+    if (!out.step_timing)
+      out.problem = "no {\"event\":\"step_timing\",\"step_time_median_s\":...,\"steps_per_epoch\":...} line on "
+                    "stdout (a time trial's command must print one)";
+  } else if (out.epochs_reported > 0) {
     out.mean_epoch_time_s = time_sum / out.epochs_reported;
   } else if (bad_epoch_lines > 0) {
     out.problem = fmt::format("{} epoch line(s) without a finite positive epoch_time_s", bad_epoch_lines);

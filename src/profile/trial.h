@@ -27,7 +27,25 @@ const char* to_string(TrialStatus s);  // "ok", "failed", "timeout", "bad-output
 // Parses the names above; nullopt for anything else.
 std::optional<TrialStatus> parse_status(const std::string& s);
 
+// Steady-state step times measured in a trial (docs/PROFILING.md, "Step
+// timing"): from a time trial's step_timing events, or from the step fields
+// of a training trial's epoch lines.
+struct StepTiming {
+  double step_time_s = 0;                // median step time (a time trial: the lowest repeat's)
+  double ci_low_s = 0, ci_high_s = 0;    // 95% interval of that median
+  long steps_per_epoch = 0;
+  double epoch_overhead_s = 0;           // per-epoch work outside the steps (shuffle, index copy)
+  long steps_timed = 0;
+  long outliers = 0;                     // steps far from the rest: interference inside the trial
+  std::vector<double> repeats;           // a time trial's repeats' medians, in the order run
+  // Relative uncertainty of epoch_time_s(): the larger of the interval's
+  // half-width and half the spread between repeats, over the median.
+  double spread = 0;
+  double epoch_time_s() const { return double(steps_per_epoch) * step_time_s + epoch_overhead_s; }
+};
+
 // What a trial measured and how it ended; one row of the sample store.
+// A trial of 0 epochs is a time trial: steps only, no metric.
 struct TrialRecord {
   TrialKey key;
   TrialStatus status = TrialStatus::kOk;
@@ -43,6 +61,9 @@ struct TrialRecord {
   std::string started_at;              // ISO 8601 UTC
   std::string finished_at;
   std::string command;                 // the command line run (rank 0's, or the launcher's)
+  std::optional<StepTiming> timing;    // step times, when the program reported them
+  bool oversubscribed = false;         // workers x threads per worker exceeded the CPUs
+  std::string note;                    // a warning on an ok trial (interference, oversubscription)
 };
 
 // The measurements read from rank 0's stdout.
@@ -54,13 +75,16 @@ struct TrialOutput {
   std::string metric_name;
   std::optional<long> dataset_size;
   bool saw_done = false;
+  std::optional<StepTiming> step_timing;  // a {"event":"step_timing",...} line (time trials)
+  std::optional<StepTiming> epoch_steps;  // the epoch lines' step fields, combined over epochs
   std::string problem;  // why the output is unusable; empty when usable
 };
 
 // Reads the JSON lines in `stdout_text`. The output is usable when at least
-// one epoch line with a finite positive epoch_time_s was seen; otherwise
-// `problem` says what was missing.
-TrialOutput parse_trial_output(const std::string& stdout_text);
+// one epoch line with a finite positive epoch_time_s was seen, or (for a time
+// trial, `time_trial`) a step_timing line with a finite positive median and
+// steps_per_epoch; otherwise `problem` says what was missing.
+TrialOutput parse_trial_output(const std::string& stdout_text, bool time_trial = false);
 
 // Current UTC time as "2026-11-22T02:30:00Z".
 std::string utc_now();

@@ -238,6 +238,46 @@ TEST(TrainDataParallel, SameSeedRepeats) {
   EXPECT_GT(done[0]["total_time_s"].get<double>(), 0.0);
 }
 
+TEST(TrainDataParallel, EpochsReportTheirStepTimes) {
+  REQUIRE_TRAINER("fashion-mnist");
+  auto runs = run_processes({"--workload mlp-fashion --batch 50 --epochs 1 --train-subset 1000 --test-subset 200"});
+  expect_all_ok(runs);
+  auto ep = events_named(runs[0], "epoch");
+  ASSERT_EQ(ep.size(), 1u);
+  EXPECT_EQ(ep[0]["steps_timed"], 20);
+  const double median = ep[0]["step_time_median_s"].get<double>();
+  EXPECT_GT(median, 0);
+  EXPECT_LE(ep[0]["step_time_p10_s"].get<double>(), median);
+  EXPECT_GE(ep[0]["step_time_p90_s"].get<double>(), median);
+  EXPECT_LE(ep[0]["step_time_ci95_s"][0].get<double>(), median);
+  EXPECT_GE(ep[0]["step_time_ci95_s"][1].get<double>(), median);
+  EXPECT_EQ(ep[0]["device"], "cpu");
+}
+
+TEST(TrainDataParallel, ATimeTrialTimesStepsUntilTheMedianIsKnown) {
+  REQUIRE_TRAINER("fashion-mnist");
+  auto runs = run_processes({"--workload mlp-fashion --batch 64 --time-only --train-subset 1000 --warmup-steps 5 "
+                             "--min-steps 20 --max-steps 60 --step-ci 0.5"});
+  expect_all_ok(runs);
+  EXPECT_TRUE(events_named(runs[0], "epoch").empty());
+  auto t = events_named(runs[0], "step_timing");
+  ASSERT_EQ(t.size(), 1u);
+  // A loose target is met at the first check, after min-steps.
+  EXPECT_TRUE(t[0]["converged"].get<bool>());
+  EXPECT_EQ(t[0]["steps_timed"], 20);
+  EXPECT_EQ(t[0]["steps_per_epoch"], 16);  // ceil(1000 / 64)
+  const double median = t[0]["step_time_median_s"].get<double>();
+  EXPECT_NEAR(t[0]["epoch_time_estimate_s"].get<double>(), 16 * median + t[0]["epoch_overhead_s"].get<double>(),
+              1e-9);
+  // An unreachable target runs to the cap.
+  auto capped = run_processes({"--workload mlp-fashion --batch 64 --time-only --train-subset 1000 --warmup-steps 0 "
+                               "--min-steps 10 --max-steps 30 --step-ci 0.0001"});
+  expect_all_ok(capped);
+  auto c = events_named(capped[0], "step_timing");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0]["steps_timed"], 30);
+}
+
 TEST(TrainDataParallel, BadInputFailsWithMessage) {
   if (trainer_path().empty()) GTEST_SKIP() << "trainplan-train not built";
   fs::path empty = tptest::temp_dir("train_nodata");

@@ -1,0 +1,36 @@
+#include "profile/samples_file.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "io/sample_csv.h"
+#include "profile/sample_store.h"
+
+namespace trainplan::profile {
+namespace {
+
+bool is_sqlite(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[16] = {};
+  in.read(magic, sizeof magic);
+  return in.gcount() == sizeof magic && std::string(magic, sizeof magic) == std::string("SQLite format 3\0", 16);
+}
+
+}  // namespace
+
+SampleSet read_samples(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, 0, "", "is a directory; pass a sample CSV or a profile store (.db)");
+  if (!std::filesystem::exists(path, ec)) throw InputError(path, 0, "", "no such file");
+  if (!is_sqlite(path)) return io::read_samples_csv(path);
+  SampleStore store(path);
+  SampleSet set = store.samples();
+  if (set.empty())
+    throw InputError(path, 0, "", "the profile store holds no ok trials yet (trainplan samples list --store " + path +
+                                      " shows them)");
+  return set;
+}
+
+}  // namespace trainplan::profile

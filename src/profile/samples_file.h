@@ -1,0 +1,15 @@
+// Reads samples from whatever a user passes as --samples: a sample CSV
+// (docs/FORMATS.md) or a profile store written by `trainplan profile`
+// (recognised by its SQLite header, whatever its name).
+#pragma once
+#include <string>
+
+#include "core/sample.h"
+
+namespace trainplan::profile {
+
+// Throws InputError naming `path` for a missing file, a directory, an empty
+// store, or a malformed CSV (with line and column, as io::read_samples_csv).
+SampleSet read_samples(const std::string& path);
+
+}  // namespace trainplan::profile

@@ -1,0 +1,46 @@
+// `trainplan samples compare`: two profiles' epoch times per configuration,
+// with the median and worst difference; and time_spread survives the CSV.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "io/sample_csv.h"
+#include "test_util.h"
+
+TEST(SamplesCompareCli, ReportsPerConfigurationAndWorstDifference) {
+  auto dir = tptest::temp_dir("compare_cli");
+  tptest::write_file(dir / "a.csv", "batch,workers,epochs,epoch_time_s,metric\n32,1,1,1.00,0.9\n32,1,2,1.00,0.95\n"
+                                    "64,1,1,0.50,0.8\n64,2,1,0.30,0.7\n");
+  tptest::write_file(dir / "b.csv", "batch,workers,epochs,epoch_time_s,metric\n32,1,1,1.02,0.9\n64,1,1,0.55,0.8\n"
+                                    "128,1,1,0.2,0.6\n");
+  auto r = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "b.csv").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["configurations"], 2);  // (32,1) and (64,1) in common
+  EXPECT_NEAR(j["max_diff"].get<double>(), 0.10, 1e-9);
+  EXPECT_NEAR(j["median_diff"].get<double>(), 0.06, 1e-9);
+  auto none = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + dir.string());
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("directory"), std::string::npos) << none.err;
+}
+
+TEST(SamplesCompareCli, TimeSpreadRoundTripsAndMustNotBeNegative) {
+  auto set = trainplan::io::parse_samples_csv(
+      "batch,workers,epochs,epoch_time_s,metric,time_spread\n32,1,1,1.0,0.9,0.02\n64,1,0,0.5,,\n", "t.csv");
+  ASSERT_EQ(set.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(*set.samples[0].time_spread, 0.02);
+  EXPECT_FALSE(set.samples[1].time_spread);
+  auto again = trainplan::io::parse_samples_csv(trainplan::io::format_samples_csv(set), "again.csv");
+  EXPECT_DOUBLE_EQ(*again.samples[0].time_spread, 0.02);
+  EXPECT_TRUE(tptest::names_input_error(
+      [] {
+        try {
+          trainplan::io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric,time_spread\n32,1,1,1,0.9,-1\n",
+                                           "neg.csv");
+        } catch (const std::exception& e) {
+          return "error: " + std::string(e.what());
+        }
+        return std::string();
+      }(),
+      "neg.csv", 2, "time_spread"));
+}

@@ -1,0 +1,188 @@
+// Steady-state step timing in profiling: the step_timing protocol line, time
+// trials with repeats (interference is noted and the lowest median kept),
+// epoch time from steps, pinning, oversubscription, and reading a store
+// wherever samples are read.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/error.h"
+#include "profile/process_group.h"
+#include "profile/profiler.h"
+#include "profile/sample_store.h"
+#include "profile/samples_file.h"
+#include "profile/trial.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using namespace trainplan::profile;
+
+namespace {
+
+std::string step_line(double median, long steps_per_epoch, double overhead = 0.01) {
+  return "{\"event\":\"step_timing\",\"step_time_median_s\":" + std::to_string(median) +
+         ",\"step_time_ci95_s\":[" + std::to_string(median * 0.99) + "," + std::to_string(median * 1.01) +
+         "],\"steps_per_epoch\":" + std::to_string(steps_per_epoch) + ",\"epoch_overhead_s\":" +
+         std::to_string(overhead) + ",\"steps_timed\":100,\"step_outliers\":0}";
+}
+
+// A time command that prints the n-th median of `medians` on its n-th run.
+std::string counting_time_cmd(const std::filesystem::path& dir, const std::vector<double>& medians) {
+  std::string script = "n=$(cat " + (dir / "n").string() + " 2>/dev/null || echo 0); echo $((n+1)) > " +
+                       (dir / "n").string() + "; case $n in ";
+  for (size_t i = 0; i < medians.size(); ++i)
+    script += std::to_string(i) + ") echo '" + step_line(medians[i], 100) + "';; ";
+  script += "esac";
+  tptest::write_file(dir / "time.sh", script);
+  return "bash " + (dir / "time.sh").string() + " {batch} {workers}";
+}
+
+}  // namespace
+
+TEST(StepTiming, ParsesTheStepTimingLineOfATimeTrial) {
+  auto out = parse_trial_output("log\n" + step_line(0.004, 47, 0.002) + "\n{\"event\":\"done\"}\n", true);
+  ASSERT_TRUE(out.problem.empty()) << out.problem;
+  ASSERT_TRUE(out.step_timing);
+  EXPECT_DOUBLE_EQ(out.step_timing->step_time_s, 0.004);
+  EXPECT_EQ(out.step_timing->steps_per_epoch, 47);
+  EXPECT_NEAR(out.step_timing->epoch_time_s(), 47 * 0.004 + 0.002, 1e-12);
+  EXPECT_NEAR(out.step_timing->spread, 0.01, 1e-9);
+}
+
+TEST(StepTiming, ATimeTrialWithoutItsLineIsBadOutput) {
+  auto out = parse_trial_output("{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.0}\n", true);
+  EXPECT_NE(out.problem.find("step_timing"), std::string::npos) << out.problem;
+}
+
+TEST(StepTiming, EpochLinesStepFieldsGiveTheMedianEpoch) {
+  std::string text;
+  for (double m : {0.010, 0.030, 0.011})  // one disturbed epoch
+    text += "{\"event\":\"epoch\",\"epoch_time_s\":1.0,\"steps\":90,\"step_time_median_s\":" + std::to_string(m) +
+            ",\"steps_timed\":90,\"step_outliers\":1}\n";
+  auto out = parse_trial_output(text);
+  ASSERT_TRUE(out.epoch_steps);
+  EXPECT_DOUBLE_EQ(out.epoch_steps->step_time_s, 0.011);
+  EXPECT_EQ(out.epoch_steps->steps_per_epoch, 90);
+  EXPECT_EQ(out.epoch_steps->outliers, 3);
+  EXPECT_EQ(out.epoch_steps->steps_timed, 270);
+}
+
+TEST(StepTiming, AgreeingRepeatsRunTwiceAndKeepTheLowest) {
+  auto dir = tptest::temp_dir("time_agree");
+  ProfileOptions o;
+  o.time_template = CommandTemplate(counting_time_cmd(dir, {0.0101, 0.0100, 0.5}));
+  auto rec = run_trial(CommandTemplate("false"), {32, 1, 0}, o);
+  ASSERT_TRUE(rec);
+  ASSERT_EQ(rec->status, TrialStatus::kOk) << rec->reason;
+  ASSERT_TRUE(rec->timing);
+  EXPECT_EQ(rec->timing->repeats.size(), 2u);  // within 5%: no third run
+  EXPECT_DOUBLE_EQ(rec->timing->step_time_s, 0.0100);
+  EXPECT_NEAR(*rec->epoch_time_s, 100 * 0.0100 + 0.01, 1e-9);
+  EXPECT_EQ(rec->note.find("interference"), std::string::npos) << rec->note;
+}
+
+TEST(StepTiming, DisagreeingRepeatsGetATieBreakerAndANote) {
+  auto dir = tptest::temp_dir("time_disagree");
+  ProfileOptions o;
+  o.time_template = CommandTemplate(counting_time_cmd(dir, {0.0150, 0.0100, 0.0102}));
+  auto rec = run_trial(CommandTemplate("false"), {32, 1, 0}, o);
+  ASSERT_TRUE(rec);
+  ASSERT_EQ(rec->status, TrialStatus::kOk) << rec->reason;
+  EXPECT_EQ(rec->timing->repeats, (std::vector<double>{0.0150, 0.0100, 0.0102}));
+  EXPECT_DOUBLE_EQ(rec->timing->step_time_s, 0.0100);
+  EXPECT_NEAR(rec->timing->spread, 0.25, 1e-9);  // half the 50% range
+  EXPECT_NE(rec->note.find("interference"), std::string::npos) << rec->note;
+}
+
+TEST(StepTiming, TimeTrialsGiveTheirConfigurationsEpochTimeInTheSamples) {
+  auto dir = tptest::temp_dir("time_store");
+  SampleStore store((dir / "s.db").string());
+  TrialRecord time;
+  time.key = {32, 2, 0};
+  time.epoch_time_s = 0.41;
+  time.timing = StepTiming{0.004, 0.0039, 0.0041, 100, 0.01, 300, 0, {0.004, 0.0041}, 0.0125};
+  store.put(time);
+  TrialRecord train;
+  train.key = {32, 2, 3};
+  train.epoch_time_s = 0.9;  // whole epochs, warm-up and all
+  train.metric = 0.95;
+  train.metric_name = "accuracy";
+  store.put(train);
+  TrialRecord only_time = time;
+  only_time.key = {64, 1, 0};
+  store.put(only_time);
+
+  SampleSet set = SampleStore((dir / "s.db").string()).samples();
+  ASSERT_EQ(set.samples.size(), 2u);
+  const Sample* trained = nullptr;
+  const Sample* timed = nullptr;
+  for (const auto& s : set.samples) (s.metric ? trained : timed) = &s;
+  ASSERT_TRUE(trained && timed);
+  EXPECT_NEAR(trained->epoch_time_s, 100 * 0.004 + 0.01, 1e-12);
+  EXPECT_NEAR(*trained->time_spread, 0.0125, 1e-12);
+  EXPECT_EQ(trained->epochs, 3);
+  EXPECT_EQ(timed->batch, 64);
+  EXPECT_EQ(timed->epochs, 0);
+  EXPECT_FALSE(timed->metric);
+  // The step timing survives the round trip through the store.
+  auto back = SampleStore((dir / "s.db").string()).find({32, 2, 0});
+  ASSERT_TRUE(back && back->timing);
+  EXPECT_EQ(back->timing->repeats, (std::vector<double>{0.004, 0.0041}));
+}
+
+TEST(StepTiming, PinPlanGivesDisjointCpusOrNothing) {
+  const auto cpus = allowed_cpus();
+  ASSERT_FALSE(cpus.empty());
+  auto plan = pin_plan(int(cpus.size()), 1);
+  ASSERT_EQ(plan.size(), cpus.size());
+  std::set<int> used;
+  for (const auto& p : plan) {
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_TRUE(used.insert(p[0]).second);
+  }
+  EXPECT_TRUE(pin_plan(int(cpus.size()) + 1, 1).empty());
+  EXPECT_TRUE(pin_plan(1, int(cpus.size()) + 1).empty());
+}
+
+TEST(StepTiming, APinnedProcessRunsOnItsCpu) {
+  const int cpu = allowed_cpus().back();
+  ProcessGroupOptions o;
+  o.cpus = {{cpu}};
+  auto r = run_process_group({"grep Cpus_allowed_list /proc/self/status"}, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r.stdout0.find(":\t" + std::to_string(cpu) + "\n"), std::string::npos) << r.stdout0;
+}
+
+TEST(StepTiming, MoreWorkersThanCpusIsRecordedAsOversubscribed) {
+  ProfileOptions o;
+  const int too_many = int(allowed_cpus().size()) + 1;
+  auto rec = run_trial(CommandTemplate("echo '{\"event\":\"epoch\",\"epoch_time_s\":1}'"), {8, too_many, 1}, o);
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->oversubscribed);
+  EXPECT_NE(rec->note.find("oversubscribed"), std::string::npos);
+  auto fits = run_trial(CommandTemplate("echo '{\"event\":\"epoch\",\"epoch_time_s\":1}'"), {8, 1, 1}, o);
+  EXPECT_FALSE(fits->oversubscribed);
+}
+
+TEST(SamplesFile, ReadsAStoreACsvAndRefusesADirectory) {
+  auto dir = tptest::temp_dir("samples_file");
+  {
+    SampleStore store((dir / "p.db").string());
+    TrialRecord r;
+    r.key = {16, 1, 2};
+    r.epoch_time_s = 3.0;
+    r.metric = 0.9;
+    store.put(r);
+  }
+  EXPECT_EQ(read_samples((dir / "p.db").string()).samples.at(0).epoch_time_s, 3.0);
+  tptest::write_file(dir / "s.csv", "batch,workers,epochs,epoch_time_s,metric\n16,1,2,3.5,0.9\n");
+  EXPECT_EQ(read_samples((dir / "s.csv").string()).samples.at(0).epoch_time_s, 3.5);
+  try {
+    read_samples(dir.string());
+    FAIL() << "a directory was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("directory"), std::string::npos) << e.what();
+  }
+  SampleStore empty((dir / "empty.db").string());
+  EXPECT_THROW(read_samples((dir / "empty.db").string()), InputError);
+}
