@@ -13,6 +13,9 @@
 #   DEVICE     cuda (default) or cpu, to rehearse the script on a machine without a GPU
 #   BIN_DIR    use executables already built there instead of building
 #   QUICK=1    a few trials only (rehearsal)
+#   SUITE      all (default), or repeatability: only time trials of two configurations per workload,
+#              alternating unpinned and pinned to one CPU (taskset), six times each, to tell
+#              per-process variation of the host-side step time from drift
 # Outputs in $OUT (each appended as it is measured):
 #   env.txt          GPU, driver, torch, compiler
 #   log.txt          what ran, with timings
@@ -94,13 +97,28 @@ run_trial() {
   shift 4
   local t0 rc
   t0=$(date +%s.%N)
-  echo "{\"trial\":{\"workload\":\"$wl\",\"batch\":$b,\"workers\":1,\"epochs\":$e,\"flags\":\"$*\"}}" >>"$OUT/$file"
-  timeout 120 "$BIN/trainplan-train" --workload "$wl" --batch "$b" --epochs "$e" --device "$DEVICE" "$@" \
+  echo "{\"trial\":{\"workload\":\"$wl\",\"batch\":$b,\"workers\":1,\"epochs\":$e,\"flags\":\"$*\",\"pin\":\"${PIN:-}\"}}" >>"$OUT/$file"
+  timeout 120 ${PIN:-} "$BIN/trainplan-train" --workload "$wl" --batch "$b" --epochs "$e" --device "$DEVICE" "$@" \
     >>"$OUT/$file" 2>>"$OUT/log.txt"
   rc=$?
   echo "{\"trial_end\":{\"rc\":$rc,\"wall_s\":$(awk "BEGIN{print $(date +%s.%N) - $t0}")}}" >>"$OUT/$file"
   [ $rc -eq 0 ] || log "trial $wl b=$b e=$e $* exited $rc"
 }
+
+if [ "${SUITE:-all}" = repeatability ]; then
+  log "repeatability: alternating unpinned and pinned time trials"
+  for i in 1 2 3 4 5 6; do
+    for wl in lenet-mnist mlp-fashion; do
+      for b in 64 512; do
+        run_trial repeat.jsonl "$wl" "$b" 1 --time-only --warmup-steps 20 --min-steps 50 --max-steps 1000
+        PIN="taskset -c 2" run_trial repeat.jsonl "$wl" "$b" 1 --time-only --warmup-steps 20 --min-steps 50 --max-steps 1000
+      done
+    done
+    log "round $i done"
+  done
+  log "done"
+  exit 0
+fi
 
 if [ "$QUICK" = 1 ]; then
   BATCHES="64 256"; EPOCHS="1 2"; SUBSET="--train-subset 6000 --test-subset 1000"
