@@ -25,7 +25,7 @@ for wl in lenet-mnist mlp-fashion; do
     rm -f "$store" "$store-wal" "$store-shm"
     # Pass 2 holds the time trials only: the training trials were run once.
     epochs=$([ "$pass" = 1 ] && echo 1,5 || echo 1)
-    "$tp" profile --quiet --store "$store" --hardware "$hardware" --workers 1 --batches "$batches" --epochs "$epochs" \
+    "$tp" profile --quiet --store "$store" --hardware "$hardware" --name "$wl" --workers 1 --batches "$batches" --epochs "$epochs" \
       --cmd "$here/replay-trial.py $raw/trials.jsonl $wl {batch} {epochs}" \
       --time-cmd "$here/replay-trial.py $raw/timing.jsonl $wl {batch} time $pass" --time-repeats 1 \
       -o "$out/$wl-pass$pass.csv"

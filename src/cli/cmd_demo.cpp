@@ -67,26 +67,29 @@ struct Profiled {
 // already in --store, and writes the samples to --out. Exits 130 when
 // interrupted (the finished trials stay in the store).
 Profiled profile_step(const DemoArgs& a) {
-  std::string text = builtin_template(a.workload, {a.trainer, a.data_dir, a.train_subset, a.test_subset, 1});
+  BuiltinWorkloadOptions builtin{a.trainer, a.data_dir, a.train_subset, a.test_subset, 1};
+  std::string text = builtin_template(a.workload, builtin);
   CommandTemplate tmpl(text);
+  builtin.time_only = true;
   Profiled out;
   out.grid = normalise({parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
                         parse_int_list(a.epochs, "--epochs")});
   const GridSpec& grid = out.grid;
   ProfileOptions opts;
+  opts.time_template = CommandTemplate(builtin_template(a.workload, builtin));
   opts.budget_s = parse_duration(a.budget, "--budget");
   opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
   opts.cancel = &install_interrupt_handler();
   SampleStore store(a.store);
   bind_store(store, text, a.workload, opts.launch);
   std::cerr << fmt::format(
-      "step 1/3: profiling {} with trainplan-train ({} training images, {} test images; b in {{{}}}, r in {{{}}}, e in {{{}}}; "
-      "budget {}; store {})\n",
+      "step 1/3: profiling {} with trainplan-train ({} training images, {} test images; b in {{{}}}, r in {{{}}}: a time "
+      "trial of each, then training trials of e in {{{}}} per global batch b*r; budget {}; store {})\n",
       a.workload, a.train_subset > 0 ? std::to_string(a.train_subset) : "all",
       a.test_subset > 0 ? std::to_string(a.test_subset) : "all", fmt::join(grid.batches, ","),
       fmt::join(grid.workers, ","), fmt::join(grid.epochs, ","), format_duration(*opts.budget_s), a.store);
   Progress progress(stderr, stderr_is_tty());
-  ProfileSummary s = run_profile(tmpl, budget_order(grid), store, opts, progress);
+  ProfileSummary s = run_profile(tmpl, time_and_global_batch_plan(grid), store, opts, progress);
   if (s.interrupted) {
     std::cerr << fmt::format("interrupted; finished trials are kept in {}: run `trainplan demo` again to resume\n", a.store);
     std::cout.flush();

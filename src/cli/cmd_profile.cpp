@@ -50,6 +50,7 @@ struct ProfileArgs {
   int threads_per_worker = 1;
   bool no_pin = false;
   std::string hardware;
+  std::string name;  // the samples' model column for --cmd
   std::vector<std::string> argv;  // as given, for the resume hint
 };
 
@@ -145,7 +146,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   }
 
   SampleStore store(a.store);
-  bind_store(store, text, a.workload.empty() ? "custom" : a.workload, opts.launch);
+  bind_store(store, text, !a.workload.empty() ? a.workload : a.name.empty() ? "custom" : a.name, opts.launch);
   if (!a.hardware.empty()) store.set_meta("hardware", a.hardware);
   opts.cancel = &install_interrupt_handler();
   Progress progress(stderr, stderr_is_tty(), a.quiet);
@@ -286,6 +287,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--hardware", args->hardware,
                   "What the trials run on, for the samples' hardware column [default: this machine's CPU, and its "
                   "GPUs when the NVIDIA driver lists any]");
+  cmd->add_option("--name", args->name, "With --cmd: the workload's name in the samples' model column [default: custom]");
   cmd->add_option("-o,--out", args->out, "Also write the store's samples to this CSV at the end");
   cmd->add_flag("--json", args->json, "Print a JSON summary with every planned trial's record on stdout");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress output");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -137,6 +138,20 @@ std::vector<TrialKey> with_time_trials(const std::vector<TrialKey>& order) {
     if (k.epochs > 0 && seen.insert({k.batch, k.workers}).second) out.push_back({k.batch, k.workers, 0});
   for (const auto& k : order)
     if (k.epochs > 0) out.push_back(k);
+  return out;
+}
+
+std::vector<TrialKey> time_and_global_batch_plan(const GridSpec& g) {
+  std::vector<TrialKey> out;
+  std::map<long, std::pair<int, int>> by_global;  // global batch -> the (b, r) that trains it
+  for (int r : g.workers)
+    for (int b : g.batches) {
+      out.push_back({b, r, 0});
+      auto [it, fresh] = by_global.try_emplace(long(b) * r, std::pair(b, r));
+      if (!fresh && r > it->second.second) it->second = {b, r};
+    }
+  for (int e : g.epochs)
+    for (const auto& [global, br] : by_global) out.push_back({br.first, br.second, e});
   return out;
 }
 

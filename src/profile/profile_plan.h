@@ -40,6 +40,15 @@ std::vector<TrialKey> budget_order(const GridSpec& g);
 // `order` preceded by a time trial (epochs 0) of each of its (batch, workers),
 // in the order they first appear: cheap, and they pin the time model first.
 std::vector<TrialKey> with_time_trials(const std::vector<TrialKey>& order);
+// A plan that measures time and metric apart, where that is cheaper: a time
+// trial of every (b, r) of the grid, then training trials per distinct
+// global batch b·r (each epoch count of the grid, fewest first), on the most
+// workers that reach that batch (they share the work), instead of on every
+// (b, r).
+// It relies on the trainer's equivalence of (b, r) and (b·r, 1) at equal
+// global batch (docs/TRAINER.md), which synchronous SGD with gradient
+// averaging has.
+std::vector<TrialKey> time_and_global_batch_plan(const GridSpec& g);
 
 // Parses "1,2,4" into integers; throws InputError naming `option` on bad text.
 std::vector<int> parse_int_list(const std::string& text, const std::string& option);

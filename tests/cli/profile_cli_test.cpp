@@ -334,11 +334,17 @@ while [ $# -gt 0 ]; do
     --workers) r=$2; shift ;;
     --rank) k=$2; shift ;;
     --epochs) e=$2; shift ;;
+    --time-only) time_only=1 ;;
   esac
   shift
 done
 sleep 0.05
 [ "$k" = 0 ] || exit 0
+if [ -n "$time_only" ]; then
+  m=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.7f", (0.5 + 640/(b*r)) / 100}')
+  echo "{\"event\":\"step_timing\",\"step_time_median_s\":$m,\"steps_per_epoch\":100,\"train_samples\":6000}"
+  exit 0
+fi
 i=1
 while [ $i -le $e ]; do
   t=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.5f", 0.5 + 640/(b*r)}')
@@ -362,10 +368,17 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "step 3/3")) << r.err;  // progress: the last of the three steps ran
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(io::read_samples_csv(csv).size(), 12u);  // the whole 3 x 2 x 2 plan fits the budget
+  // A time trial of each of the 3 x 2 (b, r), then training trials of 1 and 2
+  // epochs per global batch (32, 64, 128, 256): 8 trained samples, and the 2
+  // (b, r) never trained, (64, 1) and (128, 1), as time-only ones.
+  auto samples = io::read_samples_csv(csv);
+  EXPECT_EQ(samples.size(), 10u);
+  EXPECT_EQ(samples.with_metric().size(), 8u);
+  for (const auto& s : samples.samples)  // epoch time from the time trials
+    EXPECT_NEAR(s.epoch_time_s, 0.5 + 640 / s.global_batch(), 1e-4);
   // The fake's accuracy falls with the global batch and rises with epochs:
   // the cheapest configuration that reaches 99% of the best is a single worker.
-  EXPECT_EQ(j["samples"], 12);
+  EXPECT_EQ(j["samples"], 10);
   EXPECT_TRUE(j["batch"].is_number()) << r.out;
   EXPECT_GE(j["epochs"].get<int>(), 1) << r.out;
   EXPECT_EQ(j["workers"], 1) << r.out;

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "profile/process_group.h"
+#include "profile/profile_plan.h"
 #include "profile/profiler.h"
 #include "profile/sample_store.h"
 #include "profile/samples_file.h"
@@ -156,11 +157,11 @@ TEST(StepTiming, APinnedProcessRunsOnItsCpu) {
 TEST(StepTiming, MoreWorkersThanCpusIsRecordedAsOversubscribed) {
   ProfileOptions o;
   const int too_many = int(allowed_cpus().size()) + 1;
-  auto rec = run_trial(CommandTemplate("echo '{\"event\":\"epoch\",\"epoch_time_s\":1}'"), {8, too_many, 1}, o);
+  auto rec = run_trial(CommandTemplate("echo '{{\"event\":\"epoch\",\"epoch_time_s\":1}}'"), {8, too_many, 1}, o);
   ASSERT_TRUE(rec);
   EXPECT_TRUE(rec->oversubscribed);
   EXPECT_NE(rec->note.find("oversubscribed"), std::string::npos);
-  auto fits = run_trial(CommandTemplate("echo '{\"event\":\"epoch\",\"epoch_time_s\":1}'"), {8, 1, 1}, o);
+  auto fits = run_trial(CommandTemplate("echo '{{\"event\":\"epoch\",\"epoch_time_s\":1}}'"), {8, 1, 1}, o);
   EXPECT_FALSE(fits->oversubscribed);
 }
 
@@ -185,4 +186,15 @@ TEST(SamplesFile, ReadsAStoreACsvAndRefusesADirectory) {
   }
   SampleStore empty((dir / "empty.db").string());
   EXPECT_THROW(read_samples((dir / "empty.db").string()), InputError);
+}
+
+TEST(StepTiming, PlansPutTimeTrialsFirst) {
+  auto order = with_time_trials({{32, 1, 2}, {64, 2, 1}, {32, 1, 1}});
+  EXPECT_EQ(order, (std::vector<TrialKey>{{32, 1, 0}, {64, 2, 0}, {32, 1, 2}, {64, 2, 1}, {32, 1, 1}}));
+  // Every (b, r) timed; each global batch trained once per epoch count, on
+  // the most workers: 64 = 32 x 2 (not 64 x 1), 128 = 64 x 2.
+  auto plan = time_and_global_batch_plan({{32, 64}, {1, 2}, {1, 3}});
+  EXPECT_EQ(plan, (std::vector<TrialKey>{{32, 1, 0}, {64, 1, 0}, {32, 2, 0}, {64, 2, 0},
+                                        {32, 1, 1}, {32, 2, 1}, {64, 2, 1},
+                                        {32, 1, 3}, {32, 2, 3}, {64, 2, 3}}));
 }

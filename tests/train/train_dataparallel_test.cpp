@@ -257,14 +257,16 @@ TEST(TrainDataParallel, EpochsReportTheirStepTimes) {
 TEST(TrainDataParallel, ATimeTrialTimesStepsUntilTheMedianIsKnown) {
   REQUIRE_TRAINER("fashion-mnist");
   auto runs = run_processes({"--workload mlp-fashion --batch 64 --time-only --train-subset 1000 --warmup-steps 5 "
-                             "--min-steps 20 --max-steps 60 --step-ci 0.5"});
+                             "--min-steps 20 --max-steps 60 --step-ci 1"});
   expect_all_ok(runs);
   EXPECT_TRUE(events_named(runs[0], "epoch").empty());
   auto t = events_named(runs[0], "step_timing");
   ASSERT_EQ(t.size(), 1u);
-  // A loose target is met at the first check, after min-steps.
-  EXPECT_TRUE(t[0]["converged"].get<bool>());
-  EXPECT_EQ(t[0]["steps_timed"], 20);
+  // A loose target: met after min-steps, or (on a machine busy enough to
+  // scatter the steps threefold) the cap.
+  const int timed = t[0]["steps_timed"].get<int>();
+  EXPECT_GE(timed, 20);
+  EXPECT_TRUE(t[0]["converged"].get<bool>() ? timed <= 60 : timed == 60) << t[0].dump();
   EXPECT_EQ(t[0]["steps_per_epoch"], 16);  // ceil(1000 / 64)
   const double median = t[0]["step_time_median_s"].get<double>();
   EXPECT_NEAR(t[0]["epoch_time_estimate_s"].get<double>(), 16 * median + t[0]["epoch_overhead_s"].get<double>(),
