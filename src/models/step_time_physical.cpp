@@ -27,8 +27,34 @@ StepTimeTerms terms_of(const Eigen::VectorXd& x) {
 struct Point {
   double batch;
   int workers, nodes;
-  double step;  // observed step time (N absorbed when unknown)
+  double step;        // observed step time (N absorbed when unknown)
+  double weight = 1;  // 1 / its measured relative spread, scaled to mean 1 (1 when unmeasured)
 };
+
+// Relative spreads below this are not trusted to rank samples: a +-0.3%
+// interval from one quiet trial says little about the next process.
+constexpr double kSpreadFloor = 0.01;
+
+// Weighted least squares where the samples carry their measured spread
+// (time_spread): residual i is scaled by 1 / max(spread_i, floor), then all
+// by a constant so that the weights average 1. Samples without a spread get
+// the median spread of those with one.
+void weight_by_spread(const SampleSet& set, std::vector<Point>& pts) {
+  std::vector<double> known;
+  for (const auto& s : set.samples)
+    if (s.time_spread) known.push_back(std::max(*s.time_spread, kSpreadFloor));
+  if (known.empty()) return;
+  std::vector<double> sorted = known;
+  std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
+  const double typical = sorted[sorted.size() / 2];
+  double sum = 0;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const auto& s = set.samples[i];
+    pts[i].weight = 1 / (s.time_spread ? std::max(*s.time_spread, kSpreadFloor) : typical);
+    sum += pts[i].weight;
+  }
+  for (auto& p : pts) p.weight *= double(pts.size()) / sum;
+}
 
 // The inter-node term's volume factor: the cluster's measured shape when known.
 double inter_factor(int workers, int nodes, const structure::CommProfile* profile) {
@@ -214,17 +240,20 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   n_ = n_known_ ? double(*ds) : 1.0;
   if (!n_known_) notes_.push_back("dataset size unknown: N absorbed into the parameters (fit of epoch_time*b*r)");
 
-  const FitPoints f = fit_points(set, p_.gpus_per_node, n_);
+  FitPoints f = fit_points(set, p_.gpus_per_node, n_);
+  weight_by_spread(set, f.pts);
   const std::vector<Point>& pts = f.pts;
   const Mask fixed = unidentified_terms(f, notes_);
   const structure::CommProfile* profile = p_.comm_profile.get();
-  const numerics::ResidualFn residuals = [&](const Eigen::VectorXd& x) {
+  auto relative_errors = [&](const Eigen::VectorXd& x, bool weighted) {
     StepTimeTerms t = terms_of(x);
     Eigen::VectorXd r(pts.size());
     for (size_t i = 0; i < pts.size(); ++i)
-      r(static_cast<Eigen::Index>(i)) = step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile) / pts[i].step - 1;
+      r(static_cast<Eigen::Index>(i)) = (step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile) / pts[i].step - 1) *
+                                        (weighted ? pts[i].weight : 1);
     return r;
   };
+  const numerics::ResidualFn residuals = [&](const Eigen::VectorXd& x) { return relative_errors(x, true); };
   const numerics::LmResult best = fit_terms(residuals, additive_start(pts, fixed, profile), fixed, p_.gamma_max);
   t_ = terms_of(best.x);
 
@@ -234,7 +263,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   if (fixed(kGamma) && (!f.intra_r.empty() || !f.inter_r.empty() || gb.bytes))
     notes_.push_back("overlap not identifiable (no multi-worker samples): gamma = 1, no overlap");
 
-  Eigen::VectorXd r = residuals(best.x);
+  Eigen::VectorXd r = relative_errors(best.x, false);
   rel_residuals_.assign(r.data(), r.data() + r.size());
   std::sort(rel_residuals_.begin(), rel_residuals_.end());
   fitted_ = true;
