@@ -8,7 +8,7 @@ SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 core_pkgs=(build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libspdlog-dev libsqlite3-dev libgtest-dev libbenchmark-dev
-  libcpp-httplib-dev gnuplot-nox libxgboost-dev)
+  libcpp-httplib-dev gnuplot-nox libxgboost-dev libyaml-cpp-dev python3)
 full_pkgs=(libtorch-dev libgloo-dev libopenblas0-pthread slurm-wlm munge dataset-fashion-mnist)
 missing=()
 pkgs=("${core_pkgs[@]}")

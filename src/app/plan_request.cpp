@@ -97,6 +97,7 @@ std::string launch_spec(const PlanOutcome& o, const PlanQuery& q) {
   lo.gpus_per_node = o.problem.space.workers_per_node;
   lo.time_limit_s = q.deadline;
   lo.image = q.image;
+  lo.gpus = !q.no_gpus;
   if (q.early_stop) {
     lo.stop_at_target = q.target;
     lo.target_direction = to_string(o.direction);

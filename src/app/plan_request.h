@@ -34,7 +34,8 @@ struct PlanQuery {
   int alternatives = 5;
   uint64_t seed = 1;
   std::string emit;  // "", torchrun, slurm or k8s
-  std::string train_cmd = "python train.py";
+  std::string train_cmd = "python train.py --batch {batch} --epochs {epochs}";  // a profile --cmd template
+  bool no_gpus = false;  // --emit: request no GPUs
   std::string job_name = "trainplan-job";
   std::string image = "pytorch/pytorch:latest";
   double confidence = 0;  // 0: plan on point predictions

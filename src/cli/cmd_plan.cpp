@@ -36,7 +36,8 @@ struct PlanArgs {
   uint64_t seed = 1;
   bool json = false;
   std::string emit;
-  std::string train_cmd = "python train.py";
+  std::string train_cmd = "python train.py --batch {batch} --epochs {epochs}";
+  bool no_gpus = false;
   std::string job_name = "trainplan-job";
   std::string image = "pytorch/pytorch:latest";
   double confidence = 0;
@@ -203,6 +204,7 @@ void run_plan(const PlanArgs& a) {
   q.seed = a.seed;
   q.emit = a.emit;
   q.train_cmd = a.train_cmd;
+  q.no_gpus = a.no_gpus;
   q.job_name = a.job_name;
   q.image = a.image;
   q.confidence = a.confidence;
@@ -298,7 +300,12 @@ void setup(CLI::App& root) {
                "target by then (exact over all cells, on the planned model; not with --early-stop)");
   cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")
       ->check(CLI::IsMember({"torchrun", "slurm", "k8s"}));
-  cmd->add_option("--train-cmd", a->train_cmd, "Training command for --emit")->capture_default_str();
+  cmd->add_option("--train-cmd", a->train_cmd,
+                  "Training command for --emit, a template in profile --cmd's syntax: {batch} {workers} {epochs} "
+                  "{nodes} take the plan's values; with {rank} (or {master_addr}, {master_port}) it is started once "
+                  "per rank, else torchrun starts the script (docs/PLANNING.md, \"Launching the plan\")")
+      ->capture_default_str();
+  cmd->add_flag("--no-gpus", a->no_gpus, "--emit for a CPU cluster: request no GPUs (the ranks are processes)");
   cmd->add_option("--job-name", a->job_name, "Job name for --emit slurm|k8s")->capture_default_str();
   cmd->add_option("--image", a->image, "Container image for --emit k8s")->capture_default_str();
   add_comm_profile_option(cmd, a->comm_profile);

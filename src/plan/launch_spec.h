@@ -1,7 +1,20 @@
 // Launch specifications for a chosen plan: a torchrun command line, an sbatch
-// script (Slurm) and a Kubeflow PyTorchJob manifest (Kubernetes). The batch
-// and epochs reach the training script as arguments (--batch-size, --epochs)
-// and as environment variables (TRAINPLAN_BATCH, TRAINPLAN_EPOCHS).
+// script (Slurm) and a Kubeflow PyTorchJob manifest (Kubernetes).
+//
+// The training command is a template in the syntax of `profile --cmd`
+// (profile/command_template.h; docs/PROFILING.md, "Command templates"), so the
+// command that was profiled is the command that is launched. {batch},
+// {workers}, {epochs} and {nodes} take the plan's values; nothing is appended
+// to the command. The batch and epochs also reach it as environment variables
+// (TRAINPLAN_BATCH, TRAINPLAN_EPOCHS). The rank rule is profile's:
+//   - a template without {rank} (and without {master_addr}/{master_port}) is
+//     a script that a launcher starts once per rank: torchrun runs it (a
+//     leading python/python3 is dropped, a .py script runs under Python, any
+//     other program with --no-python);
+//   - a template with them is started once per rank with each rank's values
+//     from its environment: under torchrun through `bash -c` with $RANK,
+//     $MASTER_ADDR and $MASTER_PORT; under Slurm as `srun --ntasks=R` with
+//     $SLURM_PROCID, the first node's name and port 29500.
 #pragma once
 #include <optional>
 #include <string>
@@ -11,7 +24,7 @@
 namespace trainplan::plan {
 
 struct LaunchOptions {
-  std::string train_cmd = "python train.py";  // the script and its own arguments
+  std::string train_cmd = "python train.py --batch {batch} --epochs {epochs}";  // a command template (see above)
   std::string job_name = "trainplan-job";
   int gpus_per_node = 0;   // 0: unknown, all workers on one node
   double time_limit_s = 0; // > 0: Slurm --time (the plan's deadline)
@@ -22,6 +35,7 @@ struct LaunchOptions {
   // still runs (it then trains the whole budget).
   std::optional<double> stop_at_target;
   std::string target_direction = "max";
+  bool gpus = true;  // false: request no GPUs (a CPU cluster); the ranks are processes
 };
 
 // How `workers` processes are laid out: torchrun and Slurm need the same count
@@ -34,13 +48,13 @@ struct Layout {
 };
 Layout layout_for(int workers, int gpus_per_node);
 
-// The train command without a leading "python"/"python3" (torchrun runs the script).
-std::string script_of(const std::string& train_cmd);
 
 std::string torchrun_command(const Config& c, const LaunchOptions& o);
 std::string slurm_script(const Config& c, const LaunchOptions& o);
 std::string k8s_pytorchjob(const Config& c, const LaunchOptions& o);
 
+// Each throws InputError (option --train-cmd) for a template that is empty or
+// names an unknown placeholder.
 // Dispatches on "torchrun", "slurm" or "k8s"; throws InputError otherwise.
 std::string launch_spec(const std::string& kind, const Config& c, const LaunchOptions& o);
 

@@ -13,8 +13,8 @@ const std::vector<std::string>& CommandTemplate::placeholder_names() {
   return names;
 }
 
-CommandTemplate::CommandTemplate(std::string text) : text_(std::move(text)) {
-  if (text_.find_first_not_of(" \t\n") == std::string::npos) throw InputError("", 0, "--cmd", "the command template is empty");
+CommandTemplate::CommandTemplate(std::string text, const std::string& option) : text_(std::move(text)) {
+  if (text_.find_first_not_of(" \t\n") == std::string::npos) throw InputError("", 0, option, "the command template is empty");
   std::string literal;
   for (size_t i = 0; i < text_.size(); ++i) {
     char c = text_[i];
@@ -29,11 +29,11 @@ CommandTemplate::CommandTemplate(std::string text) : text_(std::move(text)) {
     }
     auto close = text_.find('}', i);
     if (close == std::string::npos)
-      throw InputError("", 0, "--cmd", fmt::format("unclosed '{{' at position {} (write '{{{{' for a literal brace)", i));
+      throw InputError("", 0, option, fmt::format("unclosed '{{' at position {} (write '{{{{' for a literal brace)", i));
     std::string name = text_.substr(i + 1, close - i - 1);
     const auto& known = placeholder_names();
     if (std::find(known.begin(), known.end(), name) == known.end())
-      throw InputError("", 0, "--cmd",
+      throw InputError("", 0, option,
                        fmt::format("unknown placeholder {{{}}}; known: {{{}}}", name, fmt::join(known, "} {")));
     if (!literal.empty()) pieces_.push_back({false, std::move(literal)});
     literal.clear();

@@ -16,7 +16,8 @@ class CommandTemplate {
  public:
   // Throws InputError for an empty template, an unknown {name}, or an
   // unclosed '{'. `{{` and `}}` stand for literal braces.
-  explicit CommandTemplate(std::string text);
+  // `option` names the flag the template came from, for error messages.
+  explicit CommandTemplate(std::string text, const std::string& option = "--cmd");
 
   const std::string& text() const { return text_; }
   bool per_rank() const { return uses("rank"); }

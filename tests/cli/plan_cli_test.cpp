@@ -254,7 +254,7 @@ TEST(PlanCli, EmitsSlurmScriptOnStdout) {
   auto j = nlohmann::json::parse(tptest::run_cli("plan --samples " + samples_file() +
                                                  " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --json")
                                      .out);
-  EXPECT_NE(r.out.find("--batch-size " + std::to_string(j["choice"]["batch"].get<int>()) + " --epochs " +
+  EXPECT_NE(r.out.find("train.py --batch " + std::to_string(j["choice"]["batch"].get<int>()) + " --epochs " +
                        std::to_string(j["choice"]["epochs"].get<int>())),
             std::string::npos)
       << r.out;

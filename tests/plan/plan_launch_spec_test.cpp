@@ -1,21 +1,180 @@
+// Launch specs run what was profiled: the training command is a template in
+// profile --cmd's syntax, filled with the plan's values and never appended to;
+// a per-rank command gets each rank's values from its environment. The
+// torchrun line is parsed, the PyTorchJob manifest is parsed as YAML, and the
+// sbatch script is submitted to the test suite's Slurm and run to the end.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <sstream>
 
 #include "core/error.h"
 #include "plan/launch_spec.h"
+#include "test_util.h"
+
+#ifdef TRAINPLAN_HAVE_YAML_CPP
+#include <yaml-cpp/yaml.h>
+#endif
 
 using namespace trainplan;
 using namespace trainplan::plan;
 
 namespace {
+
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 LaunchOptions opts(int gpn) {
   LaunchOptions o;
   o.gpus_per_node = gpn;
+  o.train_cmd = "python train.py --batch-size {batch} --epochs {epochs}";
   o.job_name = "cifar";
   o.time_limit_s = 3661;
   return o;
 }
+
+Config plan_choice(int batch, int workers, int epochs) {
+  Config c;
+  c.batch = batch;
+  c.workers = workers;
+  c.epochs = epochs;
+  return c;
+}
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> w;
+  for (std::string s; in >> s;) w.push_back(s);
+  return w;
+}
+
+// The arguments after the script in a torchrun line, the script first.
+std::vector<std::string> after(const std::vector<std::string>& w, const std::string& first) {
+  auto it = std::find(w.begin(), w.end(), first);
+  return it == w.end() ? std::vector<std::string>{} : std::vector<std::string>(it, w.end());
+}
+
+const char* kExample = "python3 examples/train_example.py --batch {batch} --epochs {epochs}";
+
 }  // namespace
+
+TEST(PlanLaunchSpec, TorchrunFillsTheTemplateAndAppendsNothing) {
+  LaunchOptions o;
+  o.train_cmd = kExample;
+  o.gpus_per_node = 4;
+  const std::string line = torchrun_command(plan_choice(64, 8, 5), o);
+  auto w = words(line);
+  EXPECT_EQ(w[0], "TRAINPLAN_BATCH=64");
+  EXPECT_EQ(w[1], "TRAINPLAN_EPOCHS=5");
+  EXPECT_EQ(w[2], "torchrun");
+  EXPECT_NE(std::find(w.begin(), w.end(), "--nnodes=2"), w.end()) << line;
+  EXPECT_NE(std::find(w.begin(), w.end(), "--nproc_per_node=4"), w.end()) << line;
+  EXPECT_EQ(after(w, "examples/train_example.py"),
+            (std::vector<std::string>{"examples/train_example.py", "--batch", "64", "--epochs", "5"}))
+      << line;
+  EXPECT_EQ(line.find('{'), std::string::npos) << line;
+}
+
+TEST(PlanLaunchSpec, PerRankCommandsReadTheirRankFromTheEnvironment) {
+  LaunchOptions o;
+  o.train_cmd = "./train --rank {rank} --world {workers} --addr {master_addr}:{master_port} --b {batch}";
+  const std::string line = torchrun_command(plan_choice(32, 2, 3), o);
+  EXPECT_NE(line.find("--no-python bash -c './train --rank $RANK --world 2 --addr $MASTER_ADDR:$MASTER_PORT --b 32'"),
+            std::string::npos)
+      << line;
+  const std::string slurm = slurm_script(plan_choice(32, 2, 3), o);
+  EXPECT_NE(slurm.find("#SBATCH --ntasks-per-node=2"), std::string::npos) << slurm;
+  EXPECT_NE(slurm.find("srun --ntasks=2 --ntasks-per-node=2 bash -c './train --rank $SLURM_PROCID"), std::string::npos)
+      << slurm;
+  // A program that is not Python runs under torchrun --no-python.
+  o.train_cmd = "./train --b {batch}";
+  EXPECT_NE(torchrun_command(plan_choice(32, 2, 3), o).find("--no-python ./train --b 32"), std::string::npos);
+}
+
+TEST(PlanLaunchSpec, SlurmScriptCountsWorkersAndEpochsInWords) {
+  LaunchOptions o;
+  o.train_cmd = kExample;
+  EXPECT_NE(slurm_script(plan_choice(16, 1, 1), o).find("batch 16 per worker, 1 worker, 1 epoch\n"), std::string::npos);
+  EXPECT_NE(slurm_script(plan_choice(16, 2, 3), o).find("2 workers, 3 epochs"), std::string::npos);
+  o.gpus = false;
+  EXPECT_EQ(slurm_script(plan_choice(16, 2, 3), o).find("gpus"), std::string::npos);
+}
+
+TEST(PlanLaunchSpec, AnUnknownPlaceholderNamesTheOption) {
+  LaunchOptions o;
+  o.train_cmd = "python train.py --bs {batch_size}";
+  try {
+    torchrun_command(plan_choice(16, 1, 1), o);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(tptest::names_input_error(std::string("error: ") + e.what(), "", 0, "--train-cmd", {"{batch_size}"}));
+  }
+}
+
+TEST(PlanLaunchSpec, PyTorchJobParsesAndCarriesThePlan) {
+#ifndef TRAINPLAN_HAVE_YAML_CPP
+  GTEST_SKIP() << "libyaml-cpp-dev not found at configure time (scripts/install-deps.sh installs it)";
+#else
+  LaunchOptions o;
+  o.train_cmd = kExample;
+  o.gpus_per_node = 4;
+  o.job_name = "lenet-run";
+  o.image = "registry.example/train:1";
+  const YAML::Node doc = YAML::Load(k8s_pytorchjob(plan_choice(64, 8, 5), o));
+  EXPECT_EQ(doc["apiVersion"].as<std::string>(), "kubeflow.org/v1");
+  EXPECT_EQ(doc["kind"].as<std::string>(), "PyTorchJob");
+  EXPECT_EQ(doc["metadata"]["name"].as<std::string>(), "lenet-run");
+  EXPECT_EQ(doc["spec"]["nprocPerNode"].as<std::string>(), "4");
+  const YAML::Node specs = doc["spec"]["pytorchReplicaSpecs"];
+  EXPECT_EQ(specs["Master"]["replicas"].as<int>(), 1);
+  EXPECT_EQ(specs["Worker"]["replicas"].as<int>(), 1);  // 8 workers = 2 nodes of 4
+  for (const char* role : {"Master", "Worker"}) {
+    const YAML::Node c = specs[role]["template"]["spec"]["containers"][0];
+    EXPECT_EQ(c["image"].as<std::string>(), "registry.example/train:1");
+    EXPECT_EQ(c["command"][0].as<std::string>(), "torchrun");
+    std::vector<std::string> args;
+    for (const auto& a : c["args"]) args.push_back(a.as<std::string>());
+    EXPECT_EQ(args, (std::vector<std::string>{"--nproc_per_node=4", "examples/train_example.py", "--batch", "64",
+                                              "--epochs", "5"}));
+    std::map<std::string, std::string> env;
+    for (const auto& e : c["env"]) env[e["name"].as<std::string>()] = e["value"].as<std::string>();
+    EXPECT_EQ(env["TRAINPLAN_BATCH"], "64");
+    EXPECT_EQ(env["TRAINPLAN_EPOCHS"], "5");
+    EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"].as<int>(), 4);
+  }
+  // A per-rank command survives YAML quoting intact.
+  o.train_cmd = "python3 t.py --rank {rank} --note 'a: b, \"c\"'";
+  const YAML::Node per = YAML::Load(k8s_pytorchjob(plan_choice(64, 2, 5), o));
+  const YAML::Node args = per["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["args"];
+  EXPECT_EQ(args[args.size() - 1].as<std::string>(), "python3 t.py --rank $RANK --note 'a: b, \"c\"'");
+#endif
+}
+
+TEST(PlanLaunchSpec, SbatchScriptRunsTheExampleToTheEnd) {
+  const char* v = std::getenv("TRAINPLAN_SLURM_TEST");
+  if (!v || std::string(v) != "1")
+    GTEST_SKIP() << "set TRAINPLAN_SLURM_TEST=1 after scripts/slurm-up.sh to submit the script to a real Slurm";
+  auto dir = tptest::temp_dir("sbatch");
+  LaunchOptions o;
+  o.gpus = false;
+  o.job_name = "trainplan-test";
+  o.train_cmd = std::string("python3 ") + TRAINPLAN_SOURCE_DIR +
+                "/examples/train_example.py --batch {batch} --workers {workers} --rank {rank} --epochs {epochs} "
+                "--master-addr {master_addr} --master-port {master_port}";
+  const std::string script = tptest::write_file(dir / "job.sh", slurm_script(plan_choice(48, 2, 3), o));
+  const std::string out = (dir / "job.out").string();
+  const int rc = std::system(("cd " + dir.string() + " && sbatch --wait --quiet --output=" + out + " " + script +
+                              " > " + (dir / "sbatch.log").string() + " 2>&1")
+                                 .c_str());
+  ASSERT_EQ(rc, 0) << tptest::read_file(dir / "sbatch.log") << tptest::read_file(out);
+  const std::string log = tptest::read_file(out);
+  // Both ranks started with the planned batch and epochs, and rank 0 reported every epoch.
+  EXPECT_NE(log.find("rank 0/2: batch 48, 3 epochs"), std::string::npos) << log;
+  EXPECT_NE(log.find("rank 1/2: batch 48, 3 epochs"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"epoch\": 3"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"event\": \"done\""), std::string::npos) << log;
+}
+
 
 TEST(PlanLaunchSpec, LayoutKeepsTheSameCountOnEveryNode) {
   EXPECT_EQ(layout_for(8, 4).nodes, 2);
