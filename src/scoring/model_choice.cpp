@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "scoring/evaluate.h"
 #include "models/registry.h"
@@ -24,6 +25,7 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   double best_t = 0, best_m = 0;
   std::string bt, bm;
   for (const auto* e : models::ModelRegistry::instance().all()) {
+    check_cancelled();
     if (time_name == "auto" && e->make_time && e->time_auto == models::AutoChoice::kIncluded)
       if (auto cv = part_cv_mre(e->name, ModelPart::kTime, samples, opts, params); cv && (bt.empty() || *cv < best_t))
         best_t = *cv, bt = e->name;
