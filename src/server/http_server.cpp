@@ -42,6 +42,7 @@ struct HttpServer::Impl {
   httplib::Server http;
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> in_listen{false};
+  socket_t listen_fd = INVALID_SOCKET;  // set by the socket-options hook, before bind
 
   Impl(Service& s, std::function<void(const std::string&)> l) : service(s), log(std::move(l)) {}
 
@@ -173,9 +174,10 @@ HttpServer::HttpServer(Service& service, std::function<void(const std::string&)>
   http.set_tcp_nodelay(true);
   // httplib's default also sets SO_REUSEPORT, which lets a second server bind
   // the same port and take half of the requests (with other fitted ids).
-  http.set_socket_options([](socket_t sock) {
+  http.set_socket_options([impl](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<void*>(&yes), sizeof(yes));
+    impl->listen_fd = sock;
   });
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     res.status = 500;
@@ -189,6 +191,10 @@ int HttpServer::bind(const std::string& host, int port) {
   auto& http = impl_->http;
   int bound = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
   if (bound <= 0) throw std::runtime_error(fmt::format("cannot listen on {}:{}", host, port));
+  // httplib listens with a backlog of 5: when more clients connect at once
+  // than its accepting thread takes in, the kernel drops their SYNs and they
+  // retry a second later. Listening again on the bound socket raises it.
+  if (impl_->listen_fd != INVALID_SOCKET) ::listen(impl_->listen_fd, SOMAXCONN);
   return bound;
 }
 

@@ -304,7 +304,8 @@ void Service::check_room_for_fit() const {
   if (static_cast<int>(entries_.size()) >= limits_.max_fits) throw RequestError(503, "", fits_full_message(entries_.size()));
 }
 
-std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req) const {
+std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req,
+                                                                         std::unique_ptr<Slot>& slot) {
   const json* csv = find(req, "samples_csv");
   const json* path = find(req, "samples_path");
   if (csv && path) throw RequestError(400, "samples_csv", "give samples_csv or samples_path, not both");
@@ -342,6 +343,8 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
                        fmt::format("{} holds more than {} rows of samples, the server's limit (trainplan serve "
                                    "--max-rows); send fewer rows",
                                    field, limits_.max_rows));
+  // Counted and within the limits: parsing and fitting wait for a slot.
+  slot = take_slot();
   if (csv) return std::make_pair(io::parse_samples_csv(csv->get_ref<const std::string&>(), label), label);
   return std::make_pair(io::parse_samples_csv(text, label), label);
 }
@@ -426,8 +429,8 @@ json Service::fit_request(const json& req) {
   if (!find(req, "samples_csv") && !find(req, "samples_path"))
     throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
   check_room_for_fit();
-  auto slot = take_slot();
-  auto s = request_samples(req);
+  std::unique_ptr<Slot> slot;
+  auto s = request_samples(req, slot);
   if (!s) throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
   return fit(std::move(s->first), s->second, get_string(req, "model", default_model_), get_string(req, "time_model", ""),
              get_string(req, "metric_model", ""));
@@ -446,8 +449,7 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
   }
   if (!find(req, "samples_csv") && !find(req, "samples_path"))
     throw RequestError(400, "id", "missing samples: give an id (from /fit), samples_csv or samples_path");
-  slot = take_slot();
-  auto s = request_samples(req);
+  auto s = request_samples(req, slot);
   auto e = std::make_shared<Entry>(std::move(s->first), model_params_);
   e->label = s->second;
   e->model = default_model_;

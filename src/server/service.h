@@ -107,11 +107,12 @@ class Service {
   nlohmann::json fit_request(const nlohmann::json& req);
   nlohmann::json predict_request(const nlohmann::json& req);
   nlohmann::json plan_request(const nlohmann::json& req);
-  // The entry a request names ("id"), or a fresh one from its inline samples
-  // (then `slot` is taken first).
+  // The entry a request names ("id"), or a fresh one from its samples (with `slot` taken).
   std::shared_ptr<Entry> entry_for(const nlohmann::json& req, std::unique_ptr<Slot>& slot);
-  // The request's samples ("samples_csv" or "samples_path") within the limits, and their label.
-  std::optional<std::pair<SampleSet, std::string>> request_samples(const nlohmann::json& req) const;
+  // The request's samples ("samples_csv" or "samples_path") and their label:
+  // counted against the limits, then parsed once `slot` is taken.
+  std::optional<std::pair<SampleSet, std::string>> request_samples(const nlohmann::json& req,
+                                                                   std::unique_ptr<Slot>& slot);
   // Waits for a slot until the request's CancelScope ends; throws when the line is full.
   std::unique_ptr<Slot> take_slot();
   void check_room_for_fit() const;
