@@ -168,7 +168,11 @@ HttpServer::HttpServer(Service& service, std::function<void(const std::string&)>
   // up to its timeout (5 s), so there are many more than cores.
   const size_t threads = static_cast<size_t>(std::max(2, service.limits().threads));
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_keep_alive_max_count(100);
+  // A connection is closed after 5 requests (httplib's default), so that
+  // when clients outnumber the threads the queued connections take turns
+  // (measured with 96 clients on 64 threads: /health at worst 1.8 s, against
+  // 6.5 s with connections kept for 100 requests).
+  http.set_keep_alive_max_count(5);
   // Without it, the response headers and body go out in two segments and the
   // second waits for the client's delayed ACK: about 40 ms a request on Linux.
   http.set_tcp_nodelay(true);

@@ -54,7 +54,7 @@ struct Limits {
   int max_queue = 16;                       // requests with samples waiting for a slot: past it 503
   int max_fits = 64;                        // fitted sample sets held: a /fit past it 503
   long max_plan_cells = 1L << 20;           // (batch, workers) cells one /plan may search: past it 422
-  int threads = 32;                         // HTTP connections served at once (http_server.h)
+  int threads = 64;                         // HTTP connections served at once (http_server.h)
 };
 
 struct Response {
