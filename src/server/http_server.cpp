@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <malloc.h>
+
 #include <atomic>
 #include <chrono>
 #include <limits>
@@ -43,6 +45,12 @@ struct HttpServer::Impl {
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> in_listen{false};
   socket_t listen_fd = INVALID_SOCKET;  // set by the socket-options hook, before bind
+  // Bytes of request bodies held now, bounded by kBodiesHeld x max_body_bytes:
+  // a body costs about five times its size until it is parsed (the text, the
+  // JSON parser's buffer, the parsed string), so threads x max_body_bytes
+  // would not bound memory.
+  std::atomic<uint64_t> bodies_held{0};
+  static constexpr uint64_t kBodiesHeld = 4;
 
   Impl(Service& s, std::function<void(const std::string&)> l) : service(s), log(std::move(l)) {}
 
@@ -95,29 +103,57 @@ struct HttpServer::Impl {
     // A request with neither a length nor chunks has no body (RFC 9112 6.3);
     // httplib would wait for the connection to close.
     std::string body;
+    uint64_t held = 0;  // of bodies_held, given back on return
+    struct GiveBack {
+      std::atomic<uint64_t>& total;
+      uint64_t& n;
+      ~GiveBack() {
+        total -= n;
+        // A large body's memory goes back to the system, not to a thread's malloc arena.
+        if (n >= (uint64_t(1) << 20)) malloc_trim(0);
+      }
+    } give_back{bodies_held, held};
+    const uint64_t budget = kBodiesHeld * limit;
+    auto hold = [&](uint64_t n) {
+      if (bodies_held.fetch_add(n) + n > budget) {
+        bodies_held -= n;
+        return false;
+      }
+      held += n;
+      return true;
+    };
     if (req.has_header("Content-Length") || chunked(req)) {
       const uint64_t declared = req.has_header("Content-Length") ? req.get_header_value<uint64_t>("Content-Length") : 0;
       uint64_t received = 0;
-      bool over = declared > limit;
-      if (!over) body.reserve(static_cast<size_t>(declared));
+      bool over = declared > limit, busy = !over && !hold(declared);
+      if (!over && !busy) body.reserve(static_cast<size_t>(declared));
       const bool whole = reader([&](const char* data, size_t n) {
         received += n;
-        if (!over && body.size() + n > limit) {
-          over = true;
+        if (!over && !busy && body.size() + n > limit) over = true;
+        if (!over && !busy && received > declared && !hold(n)) busy = true;  // chunks: held as they come
+        if (over || busy) {
           std::string().swap(body);
+          return draining();
         }
-        if (over) return draining();
         body.append(data, n);
         return true;
       });
       if (over) return refuse(req, res, 413, too_large(std::max(declared, received), limit), t0);
+      if (busy) {
+        res.set_header("Retry-After", "1");
+        return refuse(req, res, 503,
+                      error_text(fmt::format("busy: the request bodies being read and parsed now hold {} bytes, the "
+                                             "server's limit (4 x trainplan serve --max-body-bytes); retry later",
+                                             budget)),
+                      t0);
+      }
       if (!whole)
         return refuse(req, res, 400,
                       error_text("the request body could not be read whole (the connection stalled, or its chunked "
                                  "encoding is broken)"),
                       t0);
     }
-    answer(req, res, service.handle(req.method, req.path, body, t0), t0);
+    answer(req, res, service.handle(req.method, req.path, std::move(body), t0), t0);
   }
 };
 

@@ -547,7 +547,7 @@ json Service::plan_request(const json& req) {
   return to_json(app::make_plan(e->src, q), e->label);
 }
 
-Response Service::handle(const std::string& method, const std::string& path, const std::string& body,
+Response Service::handle(const std::string& method, const std::string& path, std::string body,
                          Clock::time_point received) {
   try {
     struct Route {
@@ -578,6 +578,7 @@ Response Service::handle(const std::string& method, const std::string& path, con
     const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.request_timeout_s));
     CancelScope scope(received + limit, &stopping_);
     json req = parse_body(body);
+    std::string().swap(body);
     if (path == "/fit") return {200, fit_request(req)};
     if (path == "/predict") return {200, predict_request(req)};
     return {200, plan_request(req)};

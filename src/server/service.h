@@ -72,7 +72,8 @@ class Service {
   explicit Service(std::string default_model = "auto", models::ModelParams params = {}, Limits limits = {});
 
   // `received`: when the request arrived; its time limit runs from then.
-  Response handle(const std::string& method, const std::string& path, const std::string& body,
+  // `body` is dropped once parsed.
+  Response handle(const std::string& method, const std::string& path, std::string body,
                   Clock::time_point received = Clock::now());
 
   // Refuses new POSTs and cancels those computing; each answers 503. GETs

@@ -94,6 +94,47 @@ TEST(ServerLimits, BodyOverTheLimitIs413InJson) {
   EXPECT_TRUE(healthy(s));
 }
 
+// Bodies held at once (read or being parsed) are bounded by 4 x the body
+// limit: past it, 503 with Retry-After, and the server keeps serving.
+TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
+  Limits l;
+  l.max_body_bytes = 4096;
+  Running s(l);
+  // Four requests announce 4,000 bytes each and send none: the server holds room for them.
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    int fd = tpserver::connect_local(s.port);
+    ASSERT_GE(fd, 0);
+    const std::string head = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n";
+    ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+    held.push_back(fd);
+  }
+  const std::string body = quick_fit(many_rows_csv(20)).dump();
+  // The room left is 16,384 - 16,000 bytes: a body larger than that, within the limit, waits its turn.
+  ASSERT_GT(body.size(), 384u);
+  ASSERT_LE(body.size(), 4096u);
+  std::string busy_answer;
+  for (int i = 0; i < 200 && busy_answer.empty(); ++i) {  // until the server has taken in all four
+    auto a = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                                      "\r\n\r\n" + body);
+    if (a.status == 503) busy_answer = a.head + "\n" + a.body;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(busy_answer.empty()) << "never refused";
+  EXPECT_NE(busy_answer.find("Retry-After: 1"), std::string::npos) << busy_answer;
+  EXPECT_NE(busy_answer.find("\"error\": \"busy"), std::string::npos) << busy_answer;
+  for (int fd : held) ::close(fd);
+  // Room again once they are gone.
+  int st = 0;
+  json f;
+  for (int i = 0; i < 200; ++i) {
+    f = s.post("/fit", body, &st);
+    if (st != 503) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(st, 200) << f.dump();
+}
+
 TEST(ServerLimits, SamplesOverTheRowLimitAre422) {
   Limits l;
   l.max_rows = 100;

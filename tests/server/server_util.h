@@ -108,8 +108,8 @@ struct RawAnswer {
   bool closed = false;  // the server closed the connection
 };
 
-inline RawAnswer raw_exchange(int port, const std::string& request, double timeout_s = 10) {
-  RawAnswer a;
+// A connection to 127.0.0.1:port (-1 when refused).
+inline int connect_local(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -117,8 +117,15 @@ inline RawAnswer raw_exchange(int port, const std::string& request, double timeo
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
-    return a;
+    return -1;
   }
+  return fd;
+}
+
+inline RawAnswer raw_exchange(int port, const std::string& request, double timeout_s = 10) {
+  RawAnswer a;
+  int fd = connect_local(port);
+  if (fd < 0) return a;
   timeval tv{static_cast<time_t>(timeout_s), static_cast<suseconds_t>((timeout_s - static_cast<time_t>(timeout_s)) * 1e6)};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   for (size_t sent = 0; sent < request.size();) {
