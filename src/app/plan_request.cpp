@@ -38,14 +38,15 @@ void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
     throw InputError(samples.source, 0, "metric",
                      "planning needs a metric, but these samples are time-only (the metric column is empty); "
                      "profile with a validation metric so the planner can tell how many epochs reach the target");
-  if (q.max_workers < 0) throw InputError("--max-workers must be >= 1 (or 0: the largest worker count in the samples)");
-  if (!(q.deadline > 0)) throw InputError("--deadline must be > 0 seconds");
+  if (q.max_workers < 0)
+    throw InputError("", 0, "--max-workers", "must be >= 1 (or 0: the largest worker count in the samples)");
+  if (!(q.deadline > 0)) throw InputError("", 0, "--deadline", "must be > 0 seconds");
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
-    throw InputError("--confidence must be strictly between 0 and 1");
+    throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");
   if (q.early_stop && q.method != "coconfig")
-    throw InputError("--early-stop plans with --method coconfig only (the baselines choose fixed epochs)");
+    throw InputError("", 0, "--early-stop", "plans with --method coconfig only (the baselines choose fixed epochs)");
   if (q.early_stop && q.frontier)
-    throw InputError("--frontier lists fixed-epoch runs; it does not combine with --early-stop");
+    throw InputError("", 0, "--frontier", "lists fixed-epoch runs; it does not combine with --early-stop");
 }
 
 namespace {

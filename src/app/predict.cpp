@@ -29,12 +29,12 @@ nlohmann::json bound_json(const std::optional<double>& b, const char* side, doub
 }  // namespace
 
 void check_predict_query(const PredictQuery& q) {
-  if (!(q.batch > 0)) throw InputError("--batch must be > 0 (per-worker batch size)");
-  if (q.workers < 1) throw InputError("--workers must be >= 1");
-  if (!(q.confidence > 0 && q.confidence < 1)) throw InputError("--confidence must be strictly between 0 and 1");
-  if (q.folds < 2) throw InputError("--folds must be >= 2");
-  if (q.target && !std::isfinite(*q.target)) throw InputError("--target must be a finite number");
-  if (q.max_epochs < 1) throw InputError("--max-epochs must be >= 1");
+  if (!(q.batch > 0)) throw InputError("", 0, "--batch", "must be > 0 (per-worker batch size)");
+  if (q.workers < 1) throw InputError("", 0, "--workers", "must be >= 1");
+  if (!(q.confidence > 0 && q.confidence < 1)) throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");
+  if (q.folds < 2) throw InputError("", 0, "--folds", "must be >= 2");
+  if (q.target && !std::isfinite(*q.target)) throw InputError("", 0, "--target", "must be a finite number");
+  if (q.max_epochs < 1) throw InputError("", 0, "--max-epochs", "must be >= 1");
 }
 
 int derive_nodes(const SampleSet& s, int workers) { return s.packed_nodes(workers); }

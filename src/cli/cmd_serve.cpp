@@ -4,8 +4,11 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "cli/command.h"
@@ -24,11 +27,25 @@ struct ServeArgs {
   std::string model = "auto";
   std::string comm_profile;
   bool quiet = false;
+  server::Limits limits;
 };
+
+// How long a stop waits for the requests in flight to unwind (each answers
+// 503) and for idle keep-alive connections to close, before the process exits anyway.
+constexpr auto kStopGrace = std::chrono::milliseconds(800);
 
 void run_serve(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw InputError("--port must be in 0..65535 (0: any free port)");
-  server::Service service(a.model, model_params(a.comm_profile));
+  const server::Limits& l = a.limits;
+  if (l.max_body_bytes < 1) throw InputError("", 0, "--max-body-bytes", "must be >= 1");
+  if (l.max_rows < 1) throw InputError("", 0, "--max-rows", "must be >= 1");
+  if (!(l.request_timeout_s > 0)) throw InputError("", 0, "--request-timeout", "must be > 0 seconds");
+  if (l.max_concurrent < 1) throw InputError("", 0, "--max-concurrent", "must be >= 1");
+  if (l.max_queue < 0) throw InputError("", 0, "--max-queue", "must be >= 0");
+  if (l.max_fits < 1) throw InputError("", 0, "--max-fits", "must be >= 1");
+  if (l.max_plan_cells < 1) throw InputError("", 0, "--max-plan-cells", "must be >= 1");
+  if (l.threads < 2) throw InputError("", 0, "--threads", "must be >= 2");
+  server::Service service(a.model, model_params(a.comm_profile), a.limits);
   if (!a.samples.empty()) {
     std::cerr << fmt::format("fitting {} (model {})...\n", a.samples, a.model);
     auto j = service.fit(io::read_samples_csv(a.samples), a.samples, a.model);
@@ -54,15 +71,31 @@ void run_serve(const ServeArgs& a) {
   } catch (const std::exception& e) {
     throw InputError(fmt::format("{} (is the port in use, or the host not an address of this machine?)", e.what()));
   }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool served = false;  // listen() has returned
   std::atomic<bool> signalled{false};
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&sigs, &sig);
     signalled = true;
+    // Cancels the computations in flight: each answers 503 at its next
+    // cancellation point (core/cancel.h), then listen() returns.
     http.stop();
+    std::unique_lock<std::mutex> lock(mu);
+    if (cv.wait_for(lock, kStopGrace, [&] { return served; })) return;
+    // A connection that is still open (a client sending slowly, or one idle
+    // in keep-alive) would hold listen() for up to its timeout: go without it.
+    std::cerr << fmt::format("trainplan serve: stopped ({} requests in flight abandoned)\n", service.in_flight());
+    std::_Exit(kExitOk);
   });
   std::cerr << fmt::format("trainplan serve: listening on http://{}:{} (Ctrl-C to stop)\n", a.host, port);
   bool ok = http.listen();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    served = true;
+  }
+  cv.notify_all();
   if (!signalled) pthread_kill(waiter.native_handle(), SIGTERM);  // wake the waiter when listen() ended by itself
   waiter.join();
   if (!ok) throw std::runtime_error("the server stopped with an error");
@@ -75,7 +108,8 @@ void setup(CLI::App& root) {
       "serve",
       "Serve predictions and plans over HTTP (JSON in, JSON out): GET /health, /models, /fits;\n"
       "POST /fit, /predict, /plan. /predict and /plan answer what `predict --json` and `plan --json` print.\n"
-      "See docs/SERVER.md. Stops on SIGINT or SIGTERM (exit 0).");
+      "See docs/SERVER.md. Stops on SIGINT or SIGTERM (exit 0) within a second, abandoning the requests in\n"
+      "flight (each answers 503).");
   cmd->add_option("--host", a->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", a->port, "TCP port (0: any free port; the one taken is printed)")->capture_default_str();
   cmd->add_option("--samples", a->samples, "Sample CSV to fit at start (its id is printed, fit-1)")
@@ -84,9 +118,36 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   add_comm_profile_option(cmd, a->comm_profile);
   cmd->add_flag("--quiet", a->quiet, "Do not log requests on stderr");
+  auto* limits = cmd->add_option_group("Limits", "What one request may cost (docs/SERVER.md, \"Limits\")");
+  server::Limits& l = a->limits;
+  l.max_concurrent = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  limits->add_option("--max-body-bytes", l.max_body_bytes,
+                     "Largest request body, and largest samples_path file; past it: 413")
+      ->capture_default_str();
+  limits->add_option("--max-rows", l.max_rows, "Most rows of samples in one request; past it: 422")
+      ->capture_default_str();
+  add_duration_option(limits, "--request-timeout", l.request_timeout_s,
+                      "Wall time of one POST, waiting included; past it the computation is abandoned and the "
+                      "answer is 503 [default: 60]");
+  limits->add_option("--max-concurrent", l.max_concurrent,
+                     "Requests with samples (/fit; /predict, /plan with samples_csv or samples_path) computing at "
+                     "once (default: the cores, at least 2)")
+      ->capture_default_str();
+  limits->add_option("--max-queue", l.max_queue,
+                     "Requests with samples waiting for a slot; past it: 503 with Retry-After")
+      ->capture_default_str();
+  limits->add_option("--max-fits", l.max_fits, "Fitted sample sets (ids) held; a /fit past it: 503")
+      ->capture_default_str();
+  limits->add_option("--max-plan-cells", l.max_plan_cells,
+                     "Most (batch, workers) cells one /plan may search (batches x max_workers); past it: 422")
+      ->capture_default_str();
+  limits->add_option("--threads", l.threads,
+                     "Connections served at once (an idle keep-alive connection holds one for up to 5 s)")
+      ->capture_default_str();
   cmd->footer(
       "Example: trainplan serve --samples s.csv &\n"
-      "         curl -s localhost:8077/predict -d '{\"id\": \"fit-1\", \"batch\": 64, \"workers\": 8, \"epochs\": 30}'");
+      "         curl -s localhost:8077/predict -H 'Content-Type: application/json' \\\n"
+      "              -d '{\"id\": \"fit-1\", \"batch\": 64, \"workers\": 8, \"epochs\": 30}'");
   cmd->callback([a] { run_serve(*a); });
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "models/registry.h"
 
@@ -147,16 +148,21 @@ Smoothing choose_smoothing(const std::vector<double>& lb, const std::vector<doub
     const std::vector<double>& u = data ? le : lx;
     for (double hb : hbs)
       for (double hx : hxs) {
-        for (size_t i = 0; i < n; ++i)
+        for (size_t i = 0; i < n; ++i) {
+          check_cancelled();
           for (size_t j = i + 1; j < n; ++j) w[i][j] = w[j][i] = kernel((lb[i] - lb[j]) / hb, (u[i] - u[j]) / hx);
+        }
         // Kernel sums without self, the same for every statistic and shrink value.
         std::vector<double> num(n, 0), den(n, 0);
-        for (size_t i = 0; i < n; ++i)
+        for (size_t i = 0; i < n; ++i) {
+          check_cancelled();
           for (size_t j = 0; j < n; ++j) num[i] += w[i][j] * r[j], den[i] += w[i][j];
+        }
         for (bool median : medians)
           for (double lam : lams) {
             double sq = 0, ab = 0;
             for (size_t i = 0; i < n; ++i) {
+              if (median) check_cancelled();  // a weighted median is O(n) a sample
               double d = r[i] - (median ? weighted_median(order, r, w[i], lam, den[i] + lam) : num[i] / (den[i] + lam));
               sq += d * d, ab += std::abs(d);
             }
@@ -385,6 +391,7 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
   // curve link coarse); infinite where G cannot be fitted.
   std::vector<double> x(rows.size());
   const std::function<double(const Noise&)> sse_of = [&](const Noise& n) {
+    check_cancelled();
     for (size_t i = 0; i < rows.size(); ++i) x[i] = x_of(n, B[i], e[i], p_.integration_steps);
     try {
       return held_out ? held_out_sse(x, y, fold) : fit_link(x, y, false, /*coarse=*/true);
@@ -518,6 +525,7 @@ double GlobalBatchModel::held_out_sse(const std::vector<double>& x, const std::v
   if (iso) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lx[a] < lx[b]; });
   double sse = 0;
   for (int f = 0; f < k; ++f) {
+    check_cancelled();
     std::vector<size_t> kept;
     for (size_t i : order)
       if (fold[i] != f) kept.push_back(i);
@@ -588,6 +596,7 @@ void GlobalBatchModel::tabulate_correction(const std::vector<double>& lb, const 
   auto& rows = surface_.rows;
   rows.assign(nb, {});
   for (int i = 0; i < nb; ++i) {
+    check_cancelled();
     const double qb = surface_.lb0 + i * surface_.db;
     TabulatedSurface::Row& row = rows[i];
     const std::vector<std::pair<double, double>> cols = row_columns(std::exp2(qb), regular);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cancel.h"
+
 namespace trainplan::numerics {
 
 LmResult bounded_lm(const ResidualFn& residuals, Eigen::VectorXd x, const Eigen::VectorXd& lo,
@@ -19,6 +21,7 @@ LmResult bounded_lm(const ResidualFn& residuals, Eigen::VectorXd x, const Eigen:
   double lambda = 1e-3;
   LmResult res;
   for (int it = 0; it < opts.max_iterations; ++it) {
+    check_cancelled();
     res.iterations = it + 1;
     // Forward-difference Jacobian; step away from the nearer bound.
     Eigen::MatrixXd J = Eigen::MatrixXd::Zero(r.size(), n);

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/cancel.h"
+
 namespace trainplan::numerics {
 
 // Least squares on the columns in `passive`; other entries are zero.
@@ -41,6 +43,7 @@ NnlsResult nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, const NnlsOp
   Eigen::VectorXd w = A.transpose() * (b - A * x);
   int iter = 0;
   while (true) {
+    check_cancelled();
     // The most positive gradient entry among active (zero) variables enters.
     int t = -1;
     double best = tol;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "plan/objective.h"
 
@@ -28,6 +29,7 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
   for (int b : p.space.batches)
     for (int r = 1; r <= p.space.max_workers; ++r) {
       ++cells;
+      check_cancelled();
       int nodes = nodes_for(r, p.space.workers_per_node);
       auto t = m.epoch_time(b, r, nodes);
       if (!t || !(*t > 0)) continue;

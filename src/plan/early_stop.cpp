@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "plan/diagnose.h"
 #include "plan/objective.h"
@@ -62,8 +63,10 @@ EarlyStopBudget parse_early_stop_budget(const std::string& s) {
 const char* to_string(EarlyStopBudget b) { return b == EarlyStopBudget::kTarget ? "target" : "deadline"; }
 
 int stopped_epochs(const models::PerformanceModel& m, const PlanProblem& p, const Config& c) {
-  for (int e = 1; e <= c.epochs; ++e)
+  for (int e = 1; e <= c.epochs; ++e) {
+    if (e % 1024 == 0) check_cancelled();
     if (auto v = m.metric(c.batch, c.workers, e); v && meets(*v, p.target, m.direction())) return e;
+  }
   return c.epochs;
 }
 

@@ -1,5 +1,6 @@
 #include "plan/exhaustive.h"
 
+#include "core/cancel.h"
 #include "plan/diagnose.h"
 
 namespace trainplan::plan {
@@ -12,6 +13,7 @@ PlanResult exhaustive_search(const models::PerformanceModel& m, const PlanProble
   for (int b : p.space.batches)
     for (int r = 1; r <= p.space.max_workers; ++r) {
       ++res.evaluations;
+      check_cancelled();
       // Exact pruning: a cell costs at least r * t (one epoch); when that is
       // already beyond the worst kept cost (outside the tie tolerance), skip
       // the epoch search.

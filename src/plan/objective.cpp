@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cancel.h"
+
 namespace trainplan::plan {
 
 int max_epochs_within(const PlanProblem& p, double epoch_time_s) {
@@ -28,6 +30,7 @@ static Candidate make(const PlanProblem& p, int b, int r, int nodes, double t, i
 
 std::optional<Candidate> evaluate_cell(const models::PerformanceModel& m, const PlanProblem& p, int batch, int workers,
                                        EpochSearch search) {
+  check_cancelled();
   int nodes = nodes_for(workers, p.space.workers_per_node);
   auto t = m.epoch_time(batch, workers, nodes);
   if (!t || !(*t > 0)) return std::nullopt;
@@ -40,8 +43,10 @@ std::optional<Candidate> evaluate_cell(const models::PerformanceModel& m, const 
     return std::nullopt;
   };
   if (search == EpochSearch::kLinear) {
-    for (int e = 1; e <= emax; ++e)
+    for (int e = 1; e <= emax; ++e) {
+      if (e % 1024 == 0) check_cancelled();
       if (auto v = ok(e)) return make(p, batch, workers, nodes, *t, e, *v);
+    }
     return std::nullopt;
   }
   auto top = ok(emax);

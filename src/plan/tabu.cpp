@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "plan/diagnose.h"
 
@@ -27,6 +28,7 @@ class TabuRun {
     Cell cur = *start;
     visit(cur);
     for (int it = 0; it < tp_.iterations; ++it) {
+      check_cancelled();
       std::vector<Cell> moves = admissible_neighbours(cur);
       if (moves.empty()) {
         auto again = random_feasible();
@@ -85,6 +87,7 @@ class TabuRun {
   std::optional<Cell> random_feasible() {
     std::uniform_int_distribution<int> bi(0, nb() - 1), wr(1, p_.space.max_workers);
     for (int i = 0; i < tp_.start_tries; ++i) {
+      check_cancelled();
       Cell c{bi(rng_), wr(rng_)};
       if (!is_tabu(c) && eval(c)) return c;
     }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/cancel.h"
 #include "scoring/mre.h"
 
 namespace trainplan::scoring {
@@ -85,6 +86,7 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
     p.cv_mre = guarded(p, "cv", [&] {
       std::vector<double> pred, truth_all;
       for (const auto& fold : kfold(data.size(), k, opts.seed)) {
+        check_cancelled();
         std::set<size_t> held(fold.begin(), fold.end());
         std::vector<size_t> train;
         for (size_t i = 0; i < data.size(); ++i)

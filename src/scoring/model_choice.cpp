@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "scoring/evaluate.h"
 #include "models/registry.h"
@@ -24,6 +25,7 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   double best_t = 0, best_m = 0;
   std::string bt, bm;
   for (const auto* e : models::ModelRegistry::instance().all()) {
+    check_cancelled();
     if (time_name == "auto" && e->make_time && e->time_auto == models::AutoChoice::kIncluded)
       if (auto cv = part_cv_mre(e->name, ModelPart::kTime, samples, opts, params); cv && (bt.empty() || *cv < best_t))
         best_t = *cv, bt = e->name;
@@ -33,7 +35,7 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   }
   std::string why;
   if (time_name == "auto") {
-    if (bt.empty()) throw InputError(samples.source, 0, "", "--model auto: no registered time model could be cross-validated on these samples");
+    if (bt.empty()) throw InputError(samples.source, 0, "--model", "auto: no registered time model could be cross-validated on these samples");
     c.time_model = bt;
     c.time_cv = best_t;
     why = fmt::format("time model '{}' (auto: lowest {}-fold CV MRE {:.2f}%)", bt, folds, 100 * best_t);
@@ -43,7 +45,7 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   if (!want_metric) {
     why += ", no metric model (time-only samples)";
   } else if (metric_name == "auto") {
-    if (bm.empty()) throw InputError(samples.source, 0, "", "--model auto: no registered metric model could be cross-validated on these samples");
+    if (bm.empty()) throw InputError(samples.source, 0, "--model", "auto: no registered metric model could be cross-validated on these samples");
     c.metric_model = bm;
     c.metric_cv = best_m;
     why += fmt::format(", metric model '{}' (auto: lowest {}-fold CV MRE {:.2f}%)", bm, folds, 100 * best_m);

@@ -1,6 +1,15 @@
 // `trainplan serve`'s HTTP front: cpp-httplib in front of a Service
-// (server/service.h). The only translation unit of src/ that includes
-// httplib.h. Every request goes to Service::handle(); bodies are JSON.
+// (server/service.h). Every request goes to Service::handle(); every answer,
+// errors of the HTTP layer included, is JSON.
+//
+// Bodies are read here, not by httplib: httplib 0.11 caps a body sent as a
+// form (`application/x-www-form-urlencoded`, what `curl -d` sends) at 8,192
+// bytes and answers 413 with an empty body, in its compiled library where no
+// macro reaches. POSTs are routed to a handler that reads the body itself,
+// which that cap does not touch, so a JSON body is taken whatever its content
+// type says. Limits::max_body_bytes bounds it: a larger body is refused with
+// 413 before it is sent (`Expect: 100-continue`) or read and dropped without
+// being kept; a multipart body is refused with 415.
 #pragma once
 #include <functional>
 #include <memory>
@@ -13,6 +22,7 @@ class Service;
 class HttpServer {
  public:
   // `log`: called with one line per request (method, path, status, ms); may be empty.
+  // Serves with service.limits().threads threads.
   explicit HttpServer(Service& service, std::function<void(const std::string&)> log = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
@@ -23,7 +33,9 @@ class HttpServer {
   int bind(const std::string& host, int port);
   // Serves until stop(); call after bind(). False when serving failed.
   bool listen();
-  // Makes listen() return; safe from any thread, before or during listen(), and more than once.
+  // Stops the service (Service::stop(): computations in flight are abandoned)
+  // and makes listen() return once the connections in flight are done; safe
+  // from any thread, before or during listen(), and more than once.
   void stop();
 
  private:

@@ -3,17 +3,22 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <string_view>
+#include <thread>
 
+#include "app/search_space.h"
+#include "core/cancel.h"
 #include "core/error.h"
-#include "scoring/evaluate.h"
-#include "plan/planner.h"
-#include "scoring/in_sample.h"
-#include "scoring/mre.h"
 #include "io/sample_csv.h"
 #include "models/registry.h"
+#include "plan/planner.h"
+#include "scoring/evaluate.h"
+#include "scoring/in_sample.h"
+#include "scoring/mre.h"
 
 namespace trainplan::server {
 
@@ -29,12 +34,14 @@ namespace {
 
 using nlohmann::json;
 
-// A request the service refuses before any library call: its status and the field at fault.
+// A request the service refuses before any library call: its status and the
+// field at fault; `retry_after_s` > 0 when the same request can succeed later.
 struct RequestError : std::runtime_error {
-  RequestError(int status, std::string field, const std::string& message)
-      : std::runtime_error(message), status(status), field(std::move(field)) {}
+  RequestError(int status, std::string field, const std::string& message, int retry_after_s = 0)
+      : std::runtime_error(message), status(status), field(std::move(field)), retry_after_s(retry_after_s) {}
   int status;
   std::string field;
+  int retry_after_s;
 };
 
 json error_body(const std::string& message) { return {{"error", message}}; }
@@ -135,35 +142,214 @@ void one_of(const std::string& v, const char* name, const std::vector<std::strin
   throw RequestError(400, name, fmt::format("field '{}' must be one of: {}", name, known));
 }
 
-// Samples named by the request: "samples_csv" (the text) or "samples_path" (a file on the server).
-std::optional<std::pair<SampleSet, std::string>> request_samples(const json& req) {
-  const json* csv = find(req, "samples_csv");
-  const json* path = find(req, "samples_path");
-  if (csv && path) throw RequestError(400, "samples_csv", "give samples_csv or samples_path, not both");
-  if (csv) {
-    if (!csv->is_string()) throw RequestError(400, "samples_csv", "field 'samples_csv' must be a string (CSV text)");
-    return std::make_pair(io::parse_samples_csv(csv->get<std::string>(), "samples_csv"), std::string("samples_csv"));
+// Counts the data rows of sample CSV text fed in pieces: the lines that are
+// neither blank nor comments ('#'), less the header. Memory: none.
+class RowCounter {
+ public:
+  void feed(std::string_view text) {
+    for (char c : text) {
+      if (c == '\n') {
+        lines_ += data_;
+        start_ = true, data_ = false;
+        continue;
+      }
+      if (start_) start_ = false, comment_ = c == '#';
+      if (!comment_ && c != '\r' && c != ' ' && c != '\t') data_ = true;
+    }
   }
-  if (path) {
-    if (!path->is_string()) throw RequestError(400, "samples_path", "field 'samples_path' must be a string");
-    std::string p = path->get<std::string>();
-    return std::make_pair(io::read_samples_csv(p), p);
+  size_t rows() const {
+    const size_t lines = lines_ + (data_ ? 1 : 0);
+    return lines ? lines - 1 : 0;
   }
-  return std::nullopt;
-}
+
+ private:
+  size_t lines_ = 0;
+  bool start_ = true, comment_ = false, data_ = false;
+};
 
 json parse_body(const std::string& body) {
   json j;
   try {
     j = json::parse(body.empty() ? std::string("{}") : body);
   } catch (const json::parse_error& e) {
-    throw RequestError(400, "", fmt::format("bad JSON: {}", e.what()));
+    throw RequestError(400, "", fmt::format("bad JSON: {} (the body must be one JSON object)", e.what()));
   }
   if (!j.is_object()) throw RequestError(400, "", "the request body must be a JSON object");
   return j;
 }
 
+// A CLI option name ("--max-workers") as the API field it stands for ("max_workers").
+bool is_option(const std::string& s) { return s.size() > 2 && s[0] == '-' && s[1] == '-'; }
+
+std::string api_field(const std::string& option) {
+  std::string f = option.substr(2);
+  for (char& c : f)
+    if (c == '-') c = '_';
+  return f;
+}
+
+// `text` with every CLI option in it ("--early-stop") written as its field ("early_stop").
+std::string api_wording(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const bool at_word = i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '-');
+    if (at_word && text.compare(i, 2, "--") == 0 && i + 2 < text.size() && std::islower(static_cast<unsigned char>(text[i + 2]))) {
+      size_t j = i + 2;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '-')) ++j;
+      out += api_field(text.substr(i, j - i));
+      i = j;
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+// The JSON of an InputError, in the API's terms: a CLI option at fault is
+// named as its request field ("deadline must be > 0 seconds", field
+// "deadline"); a CSV place keeps its file, line and column.
+json input_error_body(const InputError& e) {
+  json b;
+  if (is_option(e.field())) {
+    std::string where;
+    if (!e.file().empty()) where = e.file() + (e.line() > 0 ? ":" + std::to_string(e.line()) : "") + ": ";
+    b["error"] = where + api_field(e.field()) + " " + api_wording(e.message());
+    b["field"] = api_field(e.field());
+  } else {
+    b["error"] = api_wording(e.what());
+    if (!e.field().empty()) b["field"] = e.field();
+  }
+  if (!e.file().empty()) b["file"] = e.file();
+  if (e.line() > 0) b["line"] = e.line();
+  return b;
+}
+
+// Holds the calling thread until `mu` is locked; throws Cancelled (core/cancel.h)
+// when the request's scope ends first.
+std::unique_lock<std::timed_mutex> lock_within_scope(std::timed_mutex& mu) {
+  std::unique_lock<std::timed_mutex> lock(mu, std::defer_lock);
+  while (!lock.try_lock_for(std::chrono::milliseconds(20))) check_cancelled();
+  return lock;
+}
+
+
 }  // namespace
+
+// ---- limits -----------------------------------------------------------------
+
+class Service::Slot {
+ public:
+  explicit Slot(Service& s) : s_(s) {}
+  ~Slot() {
+    {
+      std::lock_guard<std::mutex> lock(s_.slots_mu_);
+      --s_.computing_;
+    }
+    s_.slots_cv_.notify_one();
+  }
+  Slot(const Slot&) = delete;
+  Slot& operator=(const Slot&) = delete;
+
+ private:
+  Service& s_;
+};
+
+Service::Service(std::string default_model, models::ModelParams params, Limits limits)
+    : default_model_(std::move(default_model)), model_params_(std::move(params)), limits_(limits) {
+  limits_.max_concurrent = std::max(1, limits_.max_concurrent);
+  limits_.max_queue = std::max(0, limits_.max_queue);
+}
+
+void Service::stop() {
+  stopping_ = true;
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  slots_cv_.notify_all();
+}
+
+std::unique_ptr<Service::Slot> Service::take_slot() {
+  std::unique_lock<std::mutex> lock(slots_mu_);
+  if (computing_ >= limits_.max_concurrent) {
+    if (waiting_ >= limits_.max_queue)
+      throw RequestError(503, "",
+                         fmt::format("busy: {} requests with samples are computing and {} are waiting, the server's "
+                                     "limits (trainplan serve --max-concurrent, --max-queue); retry later, or use an "
+                                     "id from /fit",
+                                     computing_, waiting_),
+                         1);
+    ++waiting_;
+    struct Unwait {
+      int& n;
+      ~Unwait() { --n; }
+    } unwait{waiting_};
+    // Wakes at least every 20 ms to see the request's time limit and stop().
+    while (computing_ >= limits_.max_concurrent) {
+      slots_cv_.wait_for(lock, std::chrono::milliseconds(20));
+      check_cancelled();
+    }
+  }
+  ++computing_;
+  return std::make_unique<Slot>(*this);
+}
+
+namespace {
+std::string fits_full_message(size_t held) {
+  return fmt::format("the server holds {} fitted sample sets, its limit (trainplan serve --max-fits); use an id "
+                     "from GET /fits, or send samples with /predict and /plan",
+                     held);
+}
+}  // namespace
+
+void Service::check_room_for_fit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (static_cast<int>(entries_.size()) >= limits_.max_fits) throw RequestError(503, "", fits_full_message(entries_.size()));
+}
+
+std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req,
+                                                                         std::unique_ptr<Slot>& slot) {
+  const json* csv = find(req, "samples_csv");
+  const json* path = find(req, "samples_path");
+  if (csv && path) throw RequestError(400, "samples_csv", "give samples_csv or samples_path, not both");
+  if (!csv && !path) return std::nullopt;
+  const char* field = csv ? "samples_csv" : "samples_path";
+  if (!(csv ? csv : path)->is_string())
+    throw RequestError(400, field, fmt::format("field '{}' must be a string ({})", field, csv ? "CSV text" : "a file on the server"));
+  std::string text, label;
+  RowCounter rows;
+  if (csv) {
+    label = "samples_csv";
+    rows.feed(csv->get_ref<const std::string&>());
+  } else {
+    // Read in pieces up to the byte limit, counting rows on the way, so that
+    // neither a huge file nor a device ("/dev/zero") is read whole.
+    label = path->get<std::string>();
+    std::ifstream in(label, std::ios::binary);
+    if (!in) throw InputError(label, 0, "", "cannot open sample file");
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+      const std::string_view piece(buf, static_cast<size_t>(in.gcount()));
+      if (text.size() + piece.size() > limits_.max_body_bytes)
+        throw RequestError(413, field,
+                           fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
+                                       "--max-body-bytes)",
+                                       label, limits_.max_body_bytes));
+      rows.feed(piece);
+      if (rows.rows() > limits_.max_rows) break;
+      text.append(piece);
+      check_cancelled();
+    }
+  }
+  if (rows.rows() > limits_.max_rows)
+    throw RequestError(422, field,
+                       fmt::format("{} holds more than {} rows of samples, the server's limit (trainplan serve "
+                                   "--max-rows); send fewer rows",
+                                   field, limits_.max_rows));
+  // Counted and within the limits: parsing and fitting wait for a slot.
+  slot = take_slot();
+  if (csv) return std::make_pair(io::parse_samples_csv(csv->get_ref<const std::string&>(), label), label);
+  return std::make_pair(io::parse_samples_csv(text, label), label);
+}
+
+// ---- routes -----------------------------------------------------------------
 
 json Service::health() const { return {{"status", "ok"}, {"version", version()}}; }
 
@@ -192,6 +378,7 @@ json Service::fits() const {
 
 json Service::fit(SampleSet samples, const std::string& label, const std::string& model,
                   const std::string& time_model, const std::string& metric_model) {
+  check_room_for_fit();
   auto e = std::make_shared<Entry>(std::move(samples), model_params_);
   e->label = label;
   e->model = model;
@@ -220,6 +407,7 @@ json Service::fit(SampleSet samples, const std::string& label, const std::string
 
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (static_cast<int>(entries_.size()) >= limits_.max_fits) throw RequestError(503, "", fits_full_message(entries_.size()));
     e->id = fmt::format("fit-{}", next_id_++);
     entries_[e->id] = e;
   }
@@ -238,13 +426,17 @@ json Service::fit(SampleSet samples, const std::string& label, const std::string
 json Service::fit_request(const json& req) {
   check_fields(req, {});
   if (find(req, "id")) throw RequestError(400, "id", "/fit takes samples (samples_csv or samples_path), not an id");
-  auto s = request_samples(req);
+  if (!find(req, "samples_csv") && !find(req, "samples_path"))
+    throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
+  check_room_for_fit();
+  std::unique_ptr<Slot> slot;
+  auto s = request_samples(req, slot);
   if (!s) throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
   return fit(std::move(s->first), s->second, get_string(req, "model", default_model_), get_string(req, "time_model", ""),
              get_string(req, "metric_model", ""));
 }
 
-std::shared_ptr<Service::Entry> Service::entry_for(const json& req) {
+std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_ptr<Slot>& slot) {
   if (const json* id = find(req, "id")) {
     if (find(req, "samples_csv") || find(req, "samples_path"))
       throw RequestError(400, "id", "give an id or samples, not both");
@@ -255,8 +447,9 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req) {
       throw RequestError(404, "id", fmt::format("unknown id '{}' (POST /fit first; GET /fits lists them)", id->get<std::string>()));
     return it->second;
   }
-  auto s = request_samples(req);
-  if (!s) throw RequestError(400, "id", "missing samples: give an id (from /fit), samples_csv or samples_path");
+  if (!find(req, "samples_csv") && !find(req, "samples_path"))
+    throw RequestError(400, "id", "missing samples: give an id (from /fit), samples_csv or samples_path");
+  auto s = request_samples(req, slot);
   auto e = std::make_shared<Entry>(std::move(s->first), model_params_);
   e->label = s->second;
   e->model = default_model_;
@@ -294,9 +487,10 @@ json Service::predict_request(const json& req) {
   if (find(req, "target")) q.target = get_number(req, "target", std::nullopt);
   q.max_epochs = get_int(req, "max_epochs", q.max_epochs);
   app::check_predict_query(q);
-  auto e = entry_for(req);
+  std::unique_ptr<Slot> slot;
+  auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
-  std::lock_guard<std::mutex> lock(e->mu);
+  auto lock = lock_within_scope(e->mu);
   return to_json(app::predict(e->src, q));
 }
 
@@ -335,13 +529,26 @@ json Service::plan_request(const json& req) {
   q.tabu_iterations = get_int(req, "tabu_iterations", q.tabu_iterations);
   q.tabu_tenure = get_int(req, "tabu_tenure", q.tabu_tenure);
   q.manual_tries = get_int(req, "manual_tries", q.manual_tries);
-  auto e = entry_for(req);
+  std::unique_ptr<Slot> slot;
+  auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
-  std::lock_guard<std::mutex> lock(e->mu);
+  // The planners walk every (batch, workers) cell, and tabu search lists them:
+  // bound the space before they do.
+  const ConfigSpace space = app::search_space(
+      e->src.samples(), {.batches = q.batches, .max_workers = q.max_workers, .max_epochs = q.max_epochs});
+  const double cells = double(space.batches.size()) * double(std::max(space.max_workers, 0));
+  if (cells > double(limits_.max_plan_cells))
+    throw RequestError(422, find(req, "batches") && !find(req, "max_workers") ? "batches" : "max_workers",
+                       fmt::format("the search space has {:.0f} (batch, workers) cells ({} batches x {} worker "
+                                   "counts), more than the server's limit of {} (trainplan serve --max-plan-cells); "
+                                   "lower max_workers or give fewer batches",
+                                   cells, space.batches.size(), space.max_workers, limits_.max_plan_cells));
+  auto lock = lock_within_scope(e->mu);
   return to_json(app::make_plan(e->src, q), e->label);
 }
 
-Response Service::handle(const std::string& method, const std::string& path, const std::string& body) {
+Response Service::handle(const std::string& method, const std::string& path, std::string body,
+                         Clock::time_point received) {
   try {
     struct Route {
       const char* path;
@@ -358,22 +565,39 @@ Response Service::handle(const std::string& method, const std::string& path, con
     if (path == "/health") return {200, health()};
     if (path == "/models") return {200, models()};
     if (path == "/fits") return {200, fits()};
+    if (stopping_) return {503, error_body("the server is stopping")};
+    if (body.size() > limits_.max_body_bytes)
+      return {413, error_body(fmt::format("the request body is {} bytes, more than the server's limit of {} "
+                                          "(trainplan serve --max-body-bytes)",
+                                          body.size(), limits_.max_body_bytes))};
+    struct InFlight {
+      std::atomic<int>& n;
+      explicit InFlight(std::atomic<int>& n) : n(n) { ++n; }
+      ~InFlight() { --n; }
+    } in_flight(in_flight_);
+    const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.request_timeout_s));
+    CancelScope scope(received + limit, &stopping_);
     json req = parse_body(body);
+    std::string().swap(body);
     if (path == "/fit") return {200, fit_request(req)};
     if (path == "/predict") return {200, predict_request(req)};
     return {200, plan_request(req)};
   } catch (const RequestError& e) {
     json b = error_body(e.what());
     if (!e.field.empty()) b["field"] = e.field;
-    return {e.status, b};
+    return {e.status, b, e.retry_after_s};
   } catch (const InputError& e) {
-    json b = error_body(e.what());
-    if (!e.file().empty()) b["file"] = e.file();
-    if (e.line() > 0) b["line"] = e.line();
-    if (!e.field().empty()) b["field"] = e.field();
-    return {400, b};
+    return {400, input_error_body(e)};
   } catch (const InfeasibleError& e) {
-    return {422, error_body(e.what())};
+    return {422, error_body(api_wording(e.what()))};
+  } catch (const Cancelled& c) {
+    if (c.why == Cancelled::Why::kStop) return {503, error_body("the server is stopping")};
+    return {503, error_body(fmt::format("the request took longer than {:g} s, the server's limit (trainplan serve "
+                                        "--request-timeout), and was abandoned; send fewer samples, name the models "
+                                        "instead of auto, or use an id from /fit",
+                                        limits_.request_timeout_s))};
+  } catch (const std::bad_alloc&) {
+    return {503, error_body("the server ran out of memory for this request; send fewer samples")};
   } catch (const std::exception& e) {
     return {500, error_body(fmt::format("internal error: {}", e.what()))};
   } catch (...) {

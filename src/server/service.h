@@ -1,5 +1,6 @@
 // The JSON API of `trainplan serve`, without HTTP: maps (method, path, body)
-// to (status, JSON) over the library calls the CLI uses (app/queries.h).
+// to (status, JSON) over the library calls the CLI uses (app/predict.h,
+// app/plan_request.h).
 // server/http_server.h puts it behind cpp-httplib; tests can call it directly.
 //
 //   GET  /health   {"status": "ok", "version": ...}
@@ -11,10 +12,23 @@
 //
 // Errors: {"error": what, "file", "line", "field" (when known)} with 400 (bad
 // JSON, a missing or mistyped field, InputError), 404 (unknown id or path),
-// 405 (wrong method), 422 (InfeasibleError), 500 (anything else). handle()
-// never throws. Thread-safe: requests on one id run one at a time (its models
-// are fitted lazily and cached); requests on different ids run in parallel.
+// 405 (wrong method), 413 (a body or samples file over Limits), 422
+// (InfeasibleError; samples or a search space over Limits), 503 (busy, over
+// the time limit, stopping; Response::retry_after_s when a retry can
+// succeed), 500 (anything else). Messages name request fields, not CLI
+// options. handle() never throws.
+//
+// Thread-safe. Requests that bring samples (/fit; /predict and /plan with
+// samples_csv or samples_path) compute at most Limits::max_concurrent at a
+// time, up to Limits::max_queue more waiting; requests on one id run one at a
+// time (its models are fitted lazily and cached); requests on different ids
+// run in parallel. Every POST runs under a CancelScope (core/cancel.h): it is
+// abandoned at its time limit or on stop().
 #pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,19 +44,45 @@ namespace trainplan::server {
 // The version /health reports (the CMake project version).
 const char* version();
 
+// What one request may cost; `trainplan serve` sets each from a flag of the
+// same name (docs/SERVER.md, "Limits").
+struct Limits {
+  size_t max_body_bytes = size_t(8) << 20;  // a request body, and a samples_path file: past it 413
+  size_t max_rows = 10000;                  // rows of samples in one request: past it 422
+  double request_timeout_s = 60;            // a POST's wall time, waiting included: past it 503
+  int max_concurrent = 2;                   // requests with samples computing at once
+  int max_queue = 16;                       // requests with samples waiting for a slot: past it 503
+  int max_fits = 64;                        // fitted sample sets held: a /fit past it 503
+  long max_plan_cells = 1L << 20;           // (batch, workers) cells one /plan may search: past it 422
+  int threads = 64;                         // HTTP connections served at once (http_server.h)
+};
+
 struct Response {
   int status = 200;
   nlohmann::json body;
+  int retry_after_s = 0;  // > 0: the HTTP front sends Retry-After
 };
 
 class Service {
  public:
+  using Clock = std::chrono::steady_clock;
+
   // `default_model`: the model ("auto" or a registered name) used when a request names none;
   // `params`: what every model is made with (the cluster's communication profile).
-  explicit Service(std::string default_model = "auto", models::ModelParams params = {})
-      : default_model_(std::move(default_model)), model_params_(std::move(params)) {}
+  explicit Service(std::string default_model = "auto", models::ModelParams params = {}, Limits limits = {});
 
-  Response handle(const std::string& method, const std::string& path, const std::string& body);
+  // `received`: when the request arrived; its time limit runs from then.
+  // `body` is dropped once parsed.
+  Response handle(const std::string& method, const std::string& path, std::string body,
+                  Clock::time_point received = Clock::now());
+
+  // Refuses new POSTs and cancels those computing; each answers 503. GETs
+  // still answer. Safe from any thread, more than once.
+  void stop();
+  bool stopping() const { return stopping_.load(); }
+  const Limits& limits() const { return limits_; }
+  // POSTs being handled now (computing or waiting).
+  int in_flight() const { return in_flight_.load(); }
 
   // Fits `samples` and holds them under a new id; returns the /fit response.
   // `label` stands for the samples in responses (a path, or "samples_csv").
@@ -53,26 +93,44 @@ class Service {
  private:
   struct Entry {
     Entry(SampleSet s, const models::ModelParams& p) : src(std::move(s), p) {}
-    std::mutex mu;  // held while a request uses `src`
+    std::timed_mutex mu;  // held while a request uses `src`
     app::ModelSource src;
     std::string id, label;
     std::string model, time_model, metric_model;  // as given to /fit: the defaults of later requests
     std::string chosen_time, chosen_metric;
   };
+  // A slot of Limits::max_concurrent, held while a request computes on new samples.
+  class Slot;
+
   nlohmann::json health() const;
   nlohmann::json models() const;
   nlohmann::json fits() const;
   nlohmann::json fit_request(const nlohmann::json& req);
   nlohmann::json predict_request(const nlohmann::json& req);
   nlohmann::json plan_request(const nlohmann::json& req);
-  // The entry a request names ("id"), or a fresh one from its inline samples.
-  std::shared_ptr<Entry> entry_for(const nlohmann::json& req);
+  // The entry a request names ("id"), or a fresh one from its samples (with `slot` taken).
+  std::shared_ptr<Entry> entry_for(const nlohmann::json& req, std::unique_ptr<Slot>& slot);
+  // The request's samples ("samples_csv" or "samples_path") and their label:
+  // counted against the limits, then parsed once `slot` is taken.
+  std::optional<std::pair<SampleSet, std::string>> request_samples(const nlohmann::json& req,
+                                                                   std::unique_ptr<Slot>& slot);
+  // Waits for a slot until the request's CancelScope ends; throws when the line is full.
+  std::unique_ptr<Slot> take_slot();
+  void check_room_for_fit() const;
 
   std::string default_model_;
   models::ModelParams model_params_;
+  Limits limits_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> in_flight_{0};
+
   mutable std::mutex mu_;  // guards entries_ and next_id_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   long next_id_ = 1;
+
+  std::mutex slots_mu_;  // guards computing_, waiting_
+  std::condition_variable slots_cv_;
+  int computing_ = 0, waiting_ = 0;
 };
 
 }  // namespace trainplan::server

@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "models/registry.h"
 #include "uncertainty/metric_run_pinned.h"
@@ -41,6 +42,7 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
   int k = fold.empty() ? 0 : *std::max_element(fold.begin(), fold.end()) + 1;
   std::vector<double> r;
   for (int f = 0; f < k && k >= 2; ++f) {
+    check_cancelled();
     auto m = make_();
     try {
       m->fit(fold_part(samples, fold, f, false));
@@ -49,11 +51,13 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
       continue;
     }
     std::map<Key, bool> seen;  // one residual per held-out configuration
-    for (const auto& s : fold_part(samples, fold, f, true).samples)
+    for (const auto& s : fold_part(samples, fold, f, true).samples) {
+      check_cancelled();
       if (!seen[key_of(s)]) {
         seen[key_of(s)] = true;
         r.push_back(signed_residual(s.epoch_time_s, m->predict(s.batch, s.workers, s.nodes)));
       }
+    }
   }
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
   res_.set(std::move(r));
@@ -61,6 +65,7 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
   std::vector<double> in;
   if (k >= 2)
     for (const auto& s : samples.samples) {
+      check_cancelled();
       measured_.insert(key_of(s));
       in.push_back(signed_residual(s.epoch_time_s, model_->predict(s.batch, s.workers, s.nodes)));
     }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 
+#include "core/cancel.h"
 #include "core/median.h"
 
 namespace trainplan::uncertainty {
@@ -28,6 +29,7 @@ void ConfigurationRule::fit(const MetricFactory& make, const SampleSet& with, co
   std::vector<double> r;
   std::vector<std::pair<double, double>> pr;  // (bin key, residual)
   for (int f = 0; f < k && k >= 2; ++f) {
+    check_cancelled();
     auto m = make();
     try {
       m->fit(fold_part(with, fold, f, false));
@@ -36,6 +38,7 @@ void ConfigurationRule::fit(const MetricFactory& make, const SampleSet& with, co
       continue;
     }
     for (const auto& s : fold_part(with, fold, f, true).samples) {
+      check_cancelled();
       double pred = m->predict(s.batch, s.workers, s.epochs);
       r.push_back(signed_residual(*s.metric, pred));
       const double key = metric_bin_key(*m, pred, s.batch, s.workers, s.epochs, p.taxonomy);
@@ -91,6 +94,7 @@ std::vector<WithinRunResidual> within_run_residuals(const MetricFactory& make, c
     for (size_t j = 0; j < idx.size(); ++j) fold[idx[j]] = static_cast<int>(j % p.run_folds);
   }
   for (int f = 0; f < p.run_folds; ++f) {
+    check_cancelled();
     std::vector<size_t> test;
     for (size_t i = 0; i < with.size(); ++i)
       if (fold[i] == f) test.push_back(i);
@@ -104,6 +108,7 @@ std::vector<WithinRunResidual> within_run_residuals(const MetricFactory& make, c
       continue;
     }
     for (size_t i : test) {
+      check_cancelled();
       const auto& s = with.samples[i];
       WithinRunResidual w;
       w.gap = std::numeric_limits<double>::infinity();
@@ -246,9 +251,11 @@ void BeyondRule::fit(const MetricFactory& make, const SampleSet& with, const Con
     return;
   }
   std::vector<double> scaled;
-  for (const auto& s : fold_part(with, fold, 1, true).samples)
+  for (const auto& s : fold_part(with, fold, 1, true).samples) {
+    check_cancelled();
     scaled.push_back(signed_residual(*s.metric, m->predict(s.batch, s.workers, s.epochs)) /
                      (std::log(s.epochs / cut) + p.beyond_gap_floor));
+  }
   scaled_.set(std::move(scaled));
 }
 

@@ -13,19 +13,22 @@ std::string to_string(ConfidenceBounds b) { return b == ConfidenceBounds::kOneSi
 ConfidenceBounds parse_confidence_bounds(const std::string& s) {
   if (s == "one-sided") return ConfidenceBounds::kOneSided;
   if (s == "two-sided") return ConfidenceBounds::kTwoSided;
-  throw InputError(fmt::format("--bounds must be one-sided or two-sided, got '{}'", s));
+  throw InputError("", 0, "--bounds", fmt::format("must be one-sided or two-sided, got '{}'", s));
 }
 
 PessimisticModel::PessimisticModel(std::shared_ptr<const models::FittedPerformanceModel> m, double coverage,
                                    int probe_batch, ConfidenceBounds bounds)
     : m_(std::move(m)), coverage_(coverage), bounds_(bounds) {
-  if (!(coverage > 0 && coverage < 1)) throw InputError("--confidence must be strictly between 0 and 1");
+  if (!(coverage > 0 && coverage < 1))
+    throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");
   if (!m_->time_model()->predict_interval(probe_batch, 1, 1, coverage))
-    throw InputError(fmt::format("--confidence needs prediction intervals, but time model '{}' gives none; "
+    throw InputError("", 0, "--confidence",
+                     fmt::format("needs prediction intervals, but time model '{}' gives none; "
                                  "add --conformal, choose a model with intervals, or drop --confidence",
                                  m_->time_model()->name()));
   if (!m_->metric_model() || !m_->metric_model()->predict_interval(probe_batch, 1, 1.0, coverage))
-    throw InputError(fmt::format("--confidence needs prediction intervals, but metric model '{}' gives none; "
+    throw InputError("", 0, "--confidence",
+                     fmt::format("needs prediction intervals, but metric model '{}' gives none; "
                                  "add --conformal, choose a model with intervals, or drop --confidence",
                                  m_->metric_model() ? m_->metric_model()->name() : "none"));
 }

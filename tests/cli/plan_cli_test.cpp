@@ -144,7 +144,7 @@ TEST(PlanCli, FrontierListsTheCheapestRunForEachDeadline) {
   // Fixed epochs only.
   auto es = tptest::run_cli(base + " --deadline 100000 --frontier --early-stop");
   EXPECT_EQ(es.exit_code, 2) << es.err;
-  EXPECT_TRUE(tptest::names_input_error(es.err, "", 0, "", {"--frontier", "--early-stop"}));
+  EXPECT_TRUE(tptest::names_input_error(es.err, "", 0, "--frontier", {"--early-stop"}));
 }
 
 TEST(PlanCli, InfeasibleTargetExitsThreeWithDiagnostics) {

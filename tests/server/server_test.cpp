@@ -14,6 +14,7 @@
 #include "app/plan_request.h"
 #include "app/predict.h"
 #include "server/service.h"
+#include "server/server_util.h"
 #include "test_util.h"
 
 namespace {
@@ -22,52 +23,8 @@ using nlohmann::json;
 using namespace trainplan;
 using namespace trainplan::app;
 
-// 48 samples: epoch time 50000/(b r) (0.01 + 0.0005 b), accuracy
-// 0.95 - 0.6/(1 + x/4) with x = e * 528 / (400 + b r) (as in fit_predict_cli_test).
-std::string fixture_csv() {
-  std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
-  for (int b : {16, 32, 64, 128})
-    for (int r : {1, 2, 4, 8})
-      for (int e : {2, 10, 30}) {
-        double t = 50000.0 / (b * r) * (0.01 + 0.0005 * b) * (r > 4 ? 1.1 : 1.0);
-        double x = e * 528.0 / (400 + b * r);
-        csv += std::to_string(b) + "," + std::to_string(r) + "," + std::to_string(e) + "," + std::to_string(t) + "," +
-               std::to_string(0.95 - 0.6 / (1 + x / 4)) + "," + std::to_string((r + 3) / 4) + "\n";
-      }
-  return csv;
-}
-
-// A server on a free port of 127.0.0.1, serving from a thread.
-struct Running {
-  server::Service service;
-  server::HttpServer http{service};
-  int port = 0;
-  std::thread thread;
-  Running() {
-    port = http.bind("127.0.0.1", 0);
-    thread = std::thread([this] { http.listen(); });
-  }
-  ~Running() {
-    http.stop();
-    thread.join();
-  }
-  json post(const std::string& path, const std::string& body, int* status) {
-    httplib::Client c("127.0.0.1", port);
-    c.set_read_timeout(120, 0);
-    auto r = c.Post(path.c_str(), body, "application/json");
-    if (!r) throw std::runtime_error("no response from " + path);
-    *status = r->status;
-    return json::parse(r->body);
-  }
-  json post(const std::string& path, const json& body, int* status) { return post(path, body.dump(), status); }
-  json get(const std::string& path, int* status) {
-    httplib::Client c("127.0.0.1", port);
-    auto r = c.Get(path.c_str());
-    if (!r) throw std::runtime_error("no response from " + path);
-    *status = r->status;
-    return json::parse(r->body);
-  }
-};
+using tpserver::fixture_csv;
+using tpserver::Running;
 
 TEST(Server, HealthAndModels) {
   Running s;
@@ -319,34 +276,16 @@ TEST(Server, PortInUseIsRefused) {
 
 // The verb: prints its address, serves, and exits 0 on SIGTERM.
 TEST(ServeCli, ListensAndStopsOnSigterm) {
-  auto dir = tptest::temp_dir("serve_cli");
-  const std::string err = (dir / "err").string();
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    freopen(err.c_str(), "w", stderr);
-    execl(TRAINPLAN_CLI_PATH, "trainplan", "serve", "--port", "0", "--quiet", (char*)nullptr);
-    _exit(127);
-  }
-  int port = 0;
-  for (int i = 0; i < 200 && !port; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    std::ifstream in(err);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto text = ss.str();
-    auto at = text.find("listening on http://127.0.0.1:");
-    if (at != std::string::npos) port = std::atoi(text.c_str() + at + std::string("listening on http://127.0.0.1:").size());
-  }
-  ASSERT_GT(port, 0) << "no address printed";
-  httplib::Client c("127.0.0.1", port);
+  auto p = tpserver::spawn_serve();
+  ASSERT_GT(p.port, 0) << "no address printed: " << p.err();
+  httplib::Client c("127.0.0.1", p.port);
   auto r = c.Get("/health");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(json::parse(r->body)["status"], "ok");
-  kill(pid, SIGTERM);
+  kill(p.pid, SIGTERM);
   int status = 0;
-  waitpid(pid, &status, 0);
+  waitpid(p.pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }

@@ -1,0 +1,47 @@
+// Cooperative cancellation of long computations. A thread that may have to
+// abandon what it computes (the server, at a request's time limit or when it
+// stops) runs the computation inside a CancelScope; the library's long loops
+// (model fits, cross-validation folds, plan searches) call check_cancelled(),
+// which throws Cancelled once the innermost scope's deadline has passed or its
+// stop flag is set. With no scope on the thread (the CLI) it never throws.
+//
+// Cancelled does not derive from std::exception on purpose: the library's
+// handlers that catch std::exception to note a model that failed and go on
+// (cross-validation, the server's conformal warm-up) must let it through, so
+// that a cancelled computation unwinds to the scope's owner.
+#pragma once
+#include <atomic>
+#include <chrono>
+
+namespace trainplan {
+
+struct Cancelled {
+  enum class Why { kDeadline, kStop };
+  Why why;
+};
+
+class CancelScope {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Cancels at `deadline`, or as soon as `*stop` (may be null) reads true.
+  CancelScope(Clock::time_point deadline, const std::atomic<bool>* stop);
+  ~CancelScope();
+  CancelScope(const CancelScope&) = delete;
+  CancelScope& operator=(const CancelScope&) = delete;
+
+  Clock::time_point deadline() const { return deadline_; }
+  // Throws Cancelled when this scope is cancelled.
+  void check() const;
+
+ private:
+  Clock::time_point deadline_;
+  const std::atomic<bool>* stop_;
+  const CancelScope* outer_;
+};
+
+// Throws Cancelled when the calling thread's innermost CancelScope is
+// cancelled; a no-op without one. Costs a clock read inside a scope: call it
+// once per unit of work that takes microseconds or more, not per flop.
+void check_cancelled();
+
+}  // namespace trainplan

@@ -1,0 +1,349 @@
+// trainplan serve under abuse (docs/SERVER.md, "Limits"): bodies of any
+// content type and size, samples past the row limit, requests past their time
+// limit or beyond the slots, HTTP-level errors, stopping while requests
+// compute. Every answer is JSON, in the API's terms, and the server keeps
+// serving.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "server/server_util.h"
+#include "test_util.h"
+
+namespace {
+
+using nlohmann::json;
+using trainplan::server::Limits;
+using tpserver::many_rows_csv;
+using tpserver::raw_exchange;
+using tpserver::Running;
+
+// Fast models: a fit of a few hundred rows takes milliseconds.
+json quick_fit(const std::string& csv) {
+  return {{"samples_csv", csv}, {"time_model", "isotonic-mi"}, {"metric_model", "isotonic-mi"}};
+}
+
+// A request that computes for tens of seconds unless it is stopped.
+json slow_fit() { return {{"samples_csv", many_rows_csv(1000)}, {"model", "auto"}}; }
+
+bool healthy(Running& s) {
+  int st = 0;
+  return s.get("/health", &st)["status"] == "ok" && st == 200;
+}
+
+// curl -d sends a form content type, which httplib caps at 8,192 bytes with
+// an empty 413; the server reads the body itself, whatever the type says.
+TEST(ServerLimits, JsonIsReadWhateverTheContentType) {
+  Running s;
+  const std::string body = quick_fit(many_rows_csv(400)).dump();
+  ASSERT_GT(body.size(), 8192u);
+  int st = 0;
+  json f = s.post("/fit", body, &st, "application/x-www-form-urlencoded");
+  EXPECT_EQ(st, 200) << f.dump();
+  EXPECT_EQ(f["n_samples"], 400);
+  f = s.post("/fit", body, &st, "text/plain");
+  EXPECT_EQ(st, 200) << f.dump();
+  // No content type at all.
+  auto a = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                                    "\r\n\r\n" + body);
+  ASSERT_EQ(a.status, 200) << a.head << a.body;
+  EXPECT_EQ(json::parse(a.body)["n_samples"], 400);
+}
+
+// A POST without a body (no length, no chunks) is an empty body at once, not
+// a wait for the connection to close that ends in an empty 400.
+TEST(ServerLimits, PostWithoutBodyIsAnsweredInJson) {
+  Running s;
+  for (const char* head : {"POST /fit HTTP/1.1\r\nHost: x\r\n\r\n", "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"}) {
+    auto a = raw_exchange(s.port, head);
+    ASSERT_EQ(a.status, 400) << head << a.head;
+    json e = json::parse(a.body);
+    EXPECT_EQ(e["field"], "samples_csv") << e.dump();
+    EXPECT_TRUE(e["error"].is_string());
+  }
+}
+
+TEST(ServerLimits, BodyOverTheLimitIs413InJson) {
+  Limits l;
+  l.max_body_bytes = 4096;
+  Running s(l);
+  const std::string body = quick_fit(many_rows_csv(400)).dump();
+  ASSERT_GT(body.size(), l.max_body_bytes);
+  int st = 0;
+  json e = s.post("/fit", body, &st);
+  EXPECT_EQ(st, 413);
+  EXPECT_NE(e["error"].get<std::string>().find("4096"), std::string::npos) << e.dump();
+  // A client that asks first is refused before it sends the body.
+  auto a = raw_exchange(s.port,
+                        "POST /fit HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000000\r\n\r\n");
+  EXPECT_EQ(a.status, 413) << a.head;
+  EXPECT_TRUE(json::parse(a.body)["error"].is_string());
+  // Chunks, with no length announced: counted as they come.
+  std::string chunked = "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 4; ++i) chunked += "800\r\n" + std::string(2048, ' ') + "\r\n";
+  a = raw_exchange(s.port, chunked + "0\r\n\r\n");
+  EXPECT_EQ(a.status, 413) << a.head;
+  EXPECT_TRUE(json::parse(a.body)["error"].is_string());
+  // Under the limit it is read.
+  e = s.post("/fit", quick_fit(many_rows_csv(40)).dump(), &st);
+  EXPECT_EQ(st, 200) << e.dump();
+  EXPECT_TRUE(healthy(s));
+}
+
+// Bodies held at once (read or being parsed) are bounded by 4 x the body
+// limit: past it, 503 with Retry-After, and the server keeps serving.
+TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
+  Limits l;
+  l.max_body_bytes = 4096;
+  Running s(l);
+  // Four requests announce 4,000 bytes each and send none: the server holds room for them.
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    int fd = tpserver::connect_local(s.port);
+    ASSERT_GE(fd, 0);
+    const std::string head = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n";
+    ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+    held.push_back(fd);
+  }
+  const std::string body = quick_fit(many_rows_csv(20)).dump();
+  // The room left is 16,384 - 16,000 bytes: a body larger than that, within the limit, waits its turn.
+  ASSERT_GT(body.size(), 384u);
+  ASSERT_LE(body.size(), 4096u);
+  std::string busy_answer;
+  for (int i = 0; i < 200 && busy_answer.empty(); ++i) {  // until the server has taken in all four
+    auto a = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                                      "\r\n\r\n" + body);
+    if (a.status == 503) busy_answer = a.head + "\n" + a.body;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(busy_answer.empty()) << "never refused";
+  EXPECT_NE(busy_answer.find("Retry-After: 1"), std::string::npos) << busy_answer;
+  EXPECT_NE(busy_answer.find("\"error\": \"busy"), std::string::npos) << busy_answer;
+  for (int fd : held) ::close(fd);
+  // Room again once they are gone.
+  int st = 0;
+  json f;
+  for (int i = 0; i < 200; ++i) {
+    f = s.post("/fit", body, &st);
+    if (st != 503) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(st, 200) << f.dump();
+}
+
+TEST(ServerLimits, SamplesOverTheRowLimitAre422) {
+  Limits l;
+  l.max_rows = 100;
+  l.max_body_bytes = 20000;
+  Running s(l);
+  int st = 0;
+  json e = s.post("/fit", quick_fit(many_rows_csv(101)), &st);
+  EXPECT_EQ(st, 422) << e.dump();
+  EXPECT_EQ(e["field"], "samples_csv");
+  e = s.post("/predict", json{{"samples_csv", many_rows_csv(101)}, {"batch", 32}, {"workers", 2}}, &st);
+  EXPECT_EQ(st, 422) << e.dump();
+  e = s.post("/fit", quick_fit(many_rows_csv(100)), &st);
+  EXPECT_EQ(st, 200) << e.dump();
+  EXPECT_EQ(e["n_samples"], 100);
+
+  // A file on the server: the same row limit, and the body limit on its bytes.
+  auto dir = tptest::temp_dir("server_limits");
+  const std::string over = tptest::write_file(dir / "over.csv", many_rows_csv(101));
+  e = s.post("/fit", json{{"samples_path", over}, {"model", "isotonic-mi"}}, &st);
+  EXPECT_EQ(st, 422) << e.dump();
+  EXPECT_EQ(e["field"], "samples_path");
+  const std::string wide = tptest::write_file(dir / "wide.csv", many_rows_csv(50) + "# " + std::string(30000, 'x') + "\n");
+  e = s.post("/fit", json{{"samples_path", wide}, {"model", "isotonic-mi"}}, &st);
+  EXPECT_EQ(st, 413) << e.dump();
+  EXPECT_EQ(e["field"], "samples_path");
+}
+
+// A request past its time limit is abandoned: 503, and no id is kept.
+TEST(ServerLimits, RequestPastItsTimeLimitIs503AndKeepsNothing) {
+  Limits l;
+  l.request_timeout_s = 0.3;
+  Running s(l);
+  int st = 0;
+  json e = s.post("/fit", slow_fit(), &st);
+  EXPECT_EQ(st, 503) << e.dump();
+  EXPECT_NE(e["error"].get<std::string>().find("longer than 0.3 s"), std::string::npos) << e.dump();
+  EXPECT_TRUE(s.get("/fits", &st)["fits"].empty());
+  EXPECT_TRUE(healthy(s));
+}
+
+TEST(ServerLimits, HealthAnswersWhileHeavyRequestsCompute) {
+  Limits l;
+  l.max_concurrent = 2;
+  Running s(l);
+  std::vector<int> status(2);
+  std::vector<json> out(2);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 2; ++i) ts.emplace_back([&, i] { out[i] = s.post("/fit", slow_fit(), &status[i]); });
+  ASSERT_TRUE(s.wait_in_flight(2));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(healthy(s));
+  EXPECT_EQ(s.service.in_flight(), 2);  // answered beside them, not after them
+  s.service.stop();
+  for (auto& t : ts) t.join();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(status[i], 503) << out[i].dump();
+    EXPECT_EQ(out[i]["error"], "the server is stopping");
+  }
+  EXPECT_TRUE(healthy(s));  // GETs still answer
+}
+
+TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
+  Limits l;
+  l.max_concurrent = 1;
+  l.max_queue = 1;
+  Running s(l);
+  std::vector<int> status(2);
+  std::vector<std::thread> ts;
+  ts.emplace_back([&] { s.post("/fit", slow_fit(), &status[0]); });
+  ASSERT_TRUE(s.wait_in_flight(1));
+  ts.emplace_back([&] { s.post("/fit", slow_fit(), &status[1]); });  // waits in line
+  ASSERT_TRUE(s.wait_in_flight(2));
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post("/predict", json{{"samples_csv", many_rows_csv(40)}, {"batch", 32}, {"workers", 2}}.dump(),
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  EXPECT_NE(json::parse(r->body)["error"].get<std::string>().find("busy"), std::string::npos) << r->body;
+  EXPECT_TRUE(healthy(s));
+  s.service.stop();
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(status[0], 503);
+  EXPECT_EQ(status[1], 503);
+}
+
+// Errors name the request's fields, never the CLI's options.
+TEST(ServerLimits, ErrorsNameRequestFields) {
+  Running s;
+  int st = 0;
+  json f = s.post("/fit", json{{"samples_csv", tpserver::fixture_csv()}, {"time_model", "isotonic-mi"},
+                               {"metric_model", "global-batch"}},
+                  &st);
+  ASSERT_EQ(st, 200) << f.dump();
+  const json plan = {{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8}};
+  struct Case {
+    const char* path;
+    json patch;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"/plan", {{"deadline", -1}}, "deadline"},
+      {"/plan", {{"confidence", 1.5}}, "confidence"},
+      {"/plan", {{"early_stop", true}, {"method", "lb-bsp"}}, "early_stop"},
+      {"/plan", {{"early_stop", true}, {"frontier", true}}, "frontier"},
+      {"/plan", {{"max_workers", -2}}, "max_workers"},
+      {"/predict", {{"batch", 32}, {"workers", 0}}, "workers"},
+      {"/predict", {{"batch", 32}, {"workers", 2}, {"folds", 1}}, "folds"},
+      {"/predict", {{"batch", 32}, {"workers", 2}, {"confidence", 0}}, "confidence"},
+  };
+  for (const auto& c : cases) {
+    json req = std::string(c.path) == "/plan" ? plan : json{{"id", f["id"]}};
+    req.update(c.patch);
+    json e = s.post(c.path, req, &st);
+    EXPECT_EQ(st, 400) << c.path << " " << req.dump() << " -> " << e.dump();
+    EXPECT_EQ(e["field"], c.field) << e.dump();
+    const std::string msg = e["error"].get<std::string>();
+    EXPECT_EQ(msg.find("--"), std::string::npos) << msg;
+    EXPECT_EQ(msg.rfind(c.field, 0), 0u) << msg;  // "deadline must be > 0 seconds"
+  }
+  json bad = plan;
+  bad["deadline"] = -1;
+  EXPECT_EQ(s.post("/plan", bad, &st)["error"], "deadline must be > 0 seconds");
+}
+
+TEST(ServerLimits, SearchSpaceOverTheLimitIs422) {
+  Limits l;
+  l.max_plan_cells = 100;  // the fixture has 4 batches: 25 worker counts
+  Running s(l);
+  int st = 0;
+  json f = s.post("/fit", json{{"samples_csv", tpserver::fixture_csv()}, {"time_model", "isotonic-mi"},
+                               {"metric_model", "global-batch"}},
+                  &st);
+  ASSERT_EQ(st, 200) << f.dump();
+  json e = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 26}}, &st);
+  EXPECT_EQ(st, 422) << e.dump();
+  EXPECT_EQ(e["field"], "max_workers");
+  e = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 25}}, &st);
+  EXPECT_EQ(st, 200) << e.dump();
+}
+
+TEST(ServerLimits, FitsPastTheLimitAre503) {
+  Limits l;
+  l.max_fits = 1;
+  Running s(l);
+  int st = 0;
+  s.post("/fit", quick_fit(many_rows_csv(40)), &st);
+  EXPECT_EQ(st, 200);
+  json e = s.post("/fit", quick_fit(many_rows_csv(40)), &st);
+  EXPECT_EQ(st, 503) << e.dump();
+  EXPECT_EQ(s.get("/fits", &st)["fits"].size(), 1u);
+}
+
+// What httplib would answer with an empty body is JSON too.
+TEST(ServerLimits, HttpLevelErrorsAreJson) {
+  Running s;
+  auto a = raw_exchange(s.port, "NONSENSE\r\n\r\n");
+  EXPECT_EQ(a.status, 400) << a.head;
+  EXPECT_TRUE(json::parse(a.body)["error"].is_string()) << a.body;
+  a = raw_exchange(s.port, "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(a.status, 414) << a.head;
+  EXPECT_TRUE(json::parse(a.body)["error"].is_string()) << a.body;
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post("/fit", httplib::MultipartFormDataItems{{"samples_csv", "batch,workers\n", "", ""}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 415);
+  EXPECT_NE(json::parse(r->body)["error"].get<std::string>().find("JSON"), std::string::npos) << r->body;
+  r = c.Put("/fit", "{}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_TRUE(json::parse(r->body)["error"].is_string());
+  EXPECT_TRUE(healthy(s));
+}
+
+// SIGINT while requests compute: each answers 503 and the process exits 0
+// within about a second. (The bound is the contract under test: before, an
+// auto /fit of 1,000 rows held the process for its whole 40 s.)
+TEST(ServeCli, StopsPromptlyWhileRequestsCompute) {
+  auto p = tpserver::spawn_serve();
+  ASSERT_GT(p.port, 0) << "no address printed: " << p.err();
+  std::atomic<int> answered{0};
+  std::vector<int> status(2, 0);
+  std::vector<std::string> body(2);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 2; ++i)
+    ts.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", p.port);
+      c.set_read_timeout(60, 0);
+      if (auto r = c.Post("/fit", slow_fit().dump(), "application/json")) status[i] = r->status, body[i] = r->body;
+      ++answered;
+    });
+  // The fits are under way when /health answers after them on the same server.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  httplib::Client c("127.0.0.1", p.port);
+  auto h = c.Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(answered, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(p.pid, SIGINT);
+  const int ws = tpserver::wait_exit(p.pid, 10);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (auto& t : ts) t.join();
+  ASSERT_NE(ws, -1) << "still running 10 s after SIGINT";
+  ASSERT_TRUE(WIFEXITED(ws));
+  EXPECT_EQ(WEXITSTATUS(ws), 0) << p.err();
+  EXPECT_LT(took, 2.0);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(status[i], 503) << body[i];
+    EXPECT_NE(body[i].find("stopping"), std::string::npos) << body[i];
+  }
+}
+
+}  // namespace
