@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install, check the layering, build, start a single-node Slurm for the Slurm test, run every test.
+# Install, check the layering, build, start a single-node Slurm for the Slurm test, run every test;
+# with TRAINPLAN_PACKAGE_TEST=1 (CI), also build, apt-install and remove the Debian package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -15,4 +16,5 @@ fi
 rc=0
 ctest --test-dir build --output-on-failure -j2 || rc=$?
 if [ $slurm_started -eq 1 ]; then scripts/slurm-down.sh || true; fi
+if [ "${TRAINPLAN_PACKAGE_TEST:-0}" = 1 ]; then scripts/test-package.sh || rc=1; fi
 exit $rc

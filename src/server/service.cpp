@@ -496,7 +496,7 @@ json Service::predict_request(const json& req) {
 
 json Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
-                     "max_epochs", "alternatives", "seed", "emit", "train_cmd", "job_name", "image", "confidence",
+                     "max_epochs", "alternatives", "seed", "emit", "train_cmd", "no_gpus", "job_name", "image", "confidence",
                      "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries"});
   app::PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
@@ -514,6 +514,7 @@ json Service::plan_request(const json& req) {
   q.emit = get_string(req, "emit", "");
   if (!q.emit.empty()) one_of(q.emit, "emit", {"torchrun", "slurm", "k8s"});
   q.train_cmd = get_string(req, "train_cmd", q.train_cmd);
+  q.no_gpus = get_bool(req, "no_gpus", false);
   q.job_name = get_string(req, "job_name", q.job_name);
   q.image = get_string(req, "image", q.image);
   q.confidence = get_number(req, "confidence", 0.0);
