@@ -14,7 +14,11 @@ PlanningModel fit_planning_model(const std::string& time_model, const std::strin
 std::shared_ptr<const models::PerformanceModel> planned_side(
     std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples,
     const PlanningModelOptions& o) {
-  if (o.confidence == 0) return fitted;
+  // A point plan is held to the measurements too: no model may promise a
+  // configuration more than a longer measured run of it reached.
+  if (o.confidence == 0)
+    return o.measured_bounds ? std::make_shared<uncertainty::MeasuredBoundsModel>(fitted, samples)
+                             : std::shared_ptr<const models::PerformanceModel>(fitted);
   std::shared_ptr<const models::PerformanceModel> point = o.misfit_shift ? fitted : nullptr;
   std::shared_ptr<const models::PerformanceModel> out =
       std::make_shared<uncertainty::PessimisticModel>(std::move(fitted), o.confidence, o.probe_batch, o.bounds);

@@ -29,8 +29,10 @@ struct PlanningModelOptions {
   int probe_batch = 0;     // the batch PessimisticModel probes the metric's direction at
   uint64_t seed = 1;       // deals the conformal folds
   uncertainty::ConfidenceBounds bounds = uncertainty::ConfidenceBounds::kTwoSided;
-  // With a confidence: hold the pessimistic side to the samples' own trials
-  // (MeasuredBoundsModel, uncertainty/measured_bounds.h).
+  // Hold the planned side (the pessimistic one with a confidence, else the
+  // point model) to the samples' own trials (MeasuredBoundsModel,
+  // uncertainty/measured_bounds.h): a measured run that missed the target
+  // rules its configuration out at as many epochs or fewer.
   bool measured_bounds = true;
   // With `measured_bounds`: also shift the pessimistic side at a measured
   // configuration by the point model's optimistic misfit at its later trials
@@ -45,9 +47,9 @@ struct PlanningModelOptions {
 PlanningModel fit_planning_model(const std::string& time_model, const std::string& metric_model,
                                  const SampleSet& samples, const PlanningModelOptions& o);
 // The side a plan is made on (as fit_planning_model's `planned`): `fitted`
-// itself without o.confidence; else its pessimistic side at o.confidence
-// (o.probe_batch, o.bounds), held to the trials in `samples` as
-// o.measured_bounds and o.misfit_shift say. The fitting options (conformal,
+// itself without o.confidence, else its pessimistic side at o.confidence
+// (o.probe_batch, o.bounds); either held to the trials in `samples` as
+// o.measured_bounds (and, with a confidence, o.misfit_shift) say. The fitting options (conformal,
 // seed, pin_runs) are not read: `fitted` is already fitted.
 std::shared_ptr<const models::PerformanceModel> planned_side(
     std::shared_ptr<const models::FittedPerformanceModel> fitted, const SampleSet& samples,
