@@ -66,7 +66,7 @@ void run_calibrate(const HardwareArgs& a) {
 void run_hardware(const HardwareArgs& a) {
   if (!a.calibrate.empty()) return run_calibrate(a);
   if (!a.name.empty()) {
-    auto h = io::resolve_hardware(a.name, "NAME");
+    auto h = io::resolve_hardware(a.name);
     if (a.json) {
       std::cout << profile_json(h).dump(2) << "\n";
       return;

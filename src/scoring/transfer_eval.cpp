@@ -156,8 +156,12 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
   bool from_one = fs::exists(fs::path(opts.from) / "placements.csv");
   bool to_one = fs::exists(fs::path(opts.to) / "placements.csv");
   if (from_one || to_one) {
-    if (!from_one) throw InputError(opts.from, 0, "", "missing: a trace directory needs placements.csv (--to is one network's trace)");
-    if (!to_one) throw InputError(opts.to, 0, "", "missing: a trace directory needs placements.csv (--from is one network's trace)");
+    if (!from_one)
+      throw InputError((fs::path(opts.from) / "placements.csv").string(), 0, "",
+                       "missing: a trace directory needs placements.csv (--to is one network's trace, so --from must be too)");
+    if (!to_one)
+      throw InputError((fs::path(opts.to) / "placements.csv").string(), 0, "",
+                       "missing: a trace directory needs placements.csv (--from is one network's trace, so --to must be too)");
     pairs.push_back({opts.from, opts.to});
   } else {
     auto a = traces_of(opts.from), b = traces_of(opts.to);
