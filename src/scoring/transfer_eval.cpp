@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -104,13 +105,20 @@ nlohmann::json ratios_json(const models::SplitRatios& r) {
           {"precision_reason", r.precision_reason}};
 }
 
-// The factor that moved most, when any moved by more than 5%.
-std::pair<std::string, double> largest_correction(const models::SplitFactors& f) {
+// The part whose mean over the predicted rows the trials moved most (in
+// seconds), when any moved by more than 2% of the step: "host", "gpu_step",
+// "gpu_example" or "comm" (the exposed all-reduce), with after / before.
+std::pair<std::string, double> largest_correction(const MeanParts& before, const MeanParts& after) {
   std::pair<std::string, double> best{"none", 1};
-  double most = std::log(1.05);
-  for (auto [name, v] : {std::pair<std::string, double>{"host", f.host}, {"gpu_step", f.gpu_step},
-                         {"gpu_example", f.gpu_example}, {"comm", f.comm}})
-    if (std::abs(std::log(v)) > most) most = std::abs(std::log(v)), best = {name, v};
+  double most = 0.02 * before.total;
+  const std::pair<std::string, std::pair<double, double>> parts[] = {
+      {"host", {before.host, after.host}},
+      {"gpu_step", {before.gpu_fixed, after.gpu_fixed}},
+      {"gpu_example", {before.compute + before.memory, after.compute + after.memory}},
+      {"comm", {before.exposed_comm, after.exposed_comm}}};
+  for (const auto& [name, v] : parts)
+    if (std::abs(v.second - v.first) > most)
+      most = std::abs(v.second - v.first), best = {name, v.first > 0 ? v.second / v.first : INFINITY};
   return best;
 }
 
@@ -195,6 +203,13 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     const structure::LayerGraph* graph = structure::find_network(fs::path(from_dir).filename().string());
     if (!graph) graph = structure::find_network(nt.network);
 
+    // split-transfer without trials, for the parts before trials (its fit
+    // does not depend on the seed).
+    std::optional<models::SplitTransferModel> prior;
+    if (std::find(rep.methods.begin(), rep.methods.end(), "split-transfer") != rep.methods.end()) {
+      prior.emplace();
+      prior->fit({source, opts.from_hw, opts.to_hw, {}, graph});
+    }
     for (uint64_t seed : opts.seeds) {
       std::vector<size_t> idx(target.size());
       std::iota(idx.begin(), idx.end(), 0);
@@ -217,25 +232,21 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
         }
         nt.mre[method].push_back(den > 0 ? num / den : NAN);
         if (auto* split = dynamic_cast<models::SplitTransferModel*>(m.get())) {
+          MeanParts before = mean_parts(*prior, predicted);
           if (!nt.has_split) {
             nt.has_split = true;
             nt.split_source = source_json(split->source_fit());
             nt.split_ratios = ratios_json(split->ratios());
             nt.describe = split->describe();
-            // The parts before trials: the same model fitted without them.
-            models::SplitTransferModel prior;
-            models::TransferProblem p0 = prob;
-            p0.target_trials.clear();
-            prior.fit(p0);
-            nt.prior_parts = mean_parts(prior, predicted);
+            nt.prior_parts = before;
           }
           SplitSeedDetail d;
           d.seed = seed;
           const auto& f = split->factors();
           d.host = f.host, d.gpu_step = f.gpu_step, d.gpu_example = f.gpu_example, d.comm = f.comm;
           d.host_base_s = f.host_base_s, d.comm_fitted = f.comm_fitted;
-          std::tie(d.corrected, d.correction) = largest_correction(f);
           d.fitted_parts = mean_parts(*split, predicted);
+          std::tie(d.corrected, d.correction) = largest_correction(before, d.fitted_parts);
           d.mre = nt.mre[method].back();
           nt.split_seeds.push_back(d);
         }
@@ -336,7 +347,7 @@ std::string format_transfer(const TransferReport& r) {
   out += fmt::format("{:<13}{:>6}", "network", "rows");
   for (const auto& m : r.methods) out += fmt::format("  {:>{}}", m.size() > w ? m.substr(0, w) : m, w);
   bool split = std::find(r.methods.begin(), r.methods.end(), "split-transfer") != r.methods.end();
-  if (split) out += "  split-transfer: parts before trials (host/GPU/comm) -> correction";
+  if (split) out += "  split-transfer: host/GPU/exposed comm, % of the step before trials (host and GPU overlap) -> trial factors";
   out += "\n";
   for (const auto& n : r.networks) {
     out += fmt::format("{:<13}{:>6}", n.network, n.predicted_rows);
@@ -347,9 +358,10 @@ std::string format_transfer(const TransferReport& r) {
       out += fmt::format("  {:.0f}/{:.0f}/{:.0f}%", sh(p.host), sh(p.gpu_fixed + p.compute + p.memory), sh(p.exposed_comm));
       if (o.target_trials > 0 && !n.split_seeds.empty()) {
         const auto& d = n.split_seeds.front();
-        out += fmt::format(" -> host x{:.2f}, GPU step x{:.2f}, example x{:.2f}, comm x{:.2f}{}", d.host, d.gpu_step,
+        out += fmt::format(" -> host x{:.2f}, GPU step x{:.2f}, example x{:.2f}, comm x{:.2f}; {}", d.host, d.gpu_step,
                            d.gpu_example, d.comm,
-                           d.corrected == "none" ? "" : " (most: " + d.corrected + ")");
+                           d.corrected == "none" ? "no part moved by 2% of the step"
+                                                 : fmt::format("most: {} x{:.2f}", d.corrected, d.correction));
       }
     }
     out += "\n";

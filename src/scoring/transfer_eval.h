@@ -43,8 +43,12 @@ struct SplitSeedDetail {
   uint64_t seed = 0;
   double host = 1, gpu_step = 1, gpu_example = 1, comm = 1, host_base_s = 0;  // fitted factors
   bool comm_fitted = false;
-  std::string corrected;     // the factor that moved most ("host", "gpu_step", "gpu_example", "comm"), or "none"
-  double correction = 1;     // that factor
+  // The part whose mean over the predicted rows the trials moved most, in
+  // seconds ("host", "gpu_step", "gpu_example", or "comm": the exposed
+  // all-reduce), or "none" when none moved by 2% of the step; and its mean
+  // after the trials over its mean before.
+  std::string corrected;
+  double correction = 1;
   MeanParts fitted_parts;    // with the factors
   double mre = 0;
 };
