@@ -103,18 +103,40 @@ void SplitTransferModel::fit_source(const std::vector<StepSample>& rows, const T
   src_ = {};
   src_.rows = rows.size();
   std::vector<double> cm;
-  double bmin = INFINITY, bmax = 0, cmin = INFINITY, cmax = 0;
-  for (const auto& s : rows) {
-    cm.push_back(compute_time(s));
-    bmin = std::min(bmin, s.batch), bmax = std::max(bmax, s.batch);
-    cmin = std::min(cmin, cm.back()), cmax = std::max(cmax, cm.back());
-  }
+  double cmin = INFINITY;
+  for (const auto& s : rows) cm.push_back(compute_time(s)), cmin = std::min(cmin, cm.back());
   // The shortest one-GPU step, else the shortest of all.
   src_.shortest_step_s = INFINITY;
   for (size_t i = 0; i < rows.size(); ++i)
     if (rows[i].gpus() == 1) src_.shortest_step_s = std::min(src_.shortest_step_s, cm[i]);
   if (!std::isfinite(src_.shortest_step_s)) src_.shortest_step_s = cmin;
 
+  Terms t = fit_compute_side(rows, cm, problem);
+  fit_communication(rows, cm, problem, t);
+  src_.intra_latency_s = t.ai, src_.intra_s = t.ki, src_.inter_latency_s = t.ae, src_.inter_s = t.ke;
+  src_.inter_per_gpu = t.lambda, src_.comm_overlap = t.g;
+  t.compute_share = ratios_.compute_share_source;
+  source_terms_ = t;
+
+  fit_batch_quirks(rows, cm, t);
+
+  double num = 0, den = 0, ss = 0;
+  for (const auto& s : rows) {
+    double y = evaluate(t, s).total;
+    num += std::abs(y - s.step_s), den += s.step_s, ss += std::pow(std::log(y / s.step_s), 2);
+  }
+  src_.in_sample_mre = den > 0 ? num / den : 0;
+  src_.rms_log_residual = std::sqrt(ss / rows.size());
+}
+
+SplitTransferModel::Terms SplitTransferModel::fit_compute_side(const std::vector<StepSample>& rows,
+                                                               const std::vector<double>& cm,
+                                                               const TransferProblem& problem) {
+  double bmin = INFINITY, bmax = 0, cmin = INFINITY, cmax = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    bmin = std::min(bmin, rows[i].batch), bmax = std::max(bmax, rows[i].batch);
+    cmin = std::min(cmin, cm[i]), cmax = std::max(cmax, cm[i]);
+  }
   // Stage 1: host, contention, per-step and per-example GPU time, overlap.
   // Starting points from a straight line c = F + V b (relative least squares).
   double s00 = 0, s01 = 0, s11 = 0, r0 = 0, r1 = 0;
@@ -181,6 +203,11 @@ void SplitTransferModel::fit_source(const std::vector<StepSample>& rows, const T
   // the smallest batch; below that the fit cannot tell it from zero.
   src_.host_seen = t.host >= 0.5 * (t.gpu_step + t.gpu_example * bmin);
 
+  return t;
+}
+
+void SplitTransferModel::fit_communication(const std::vector<StepSample>& rows, const std::vector<double>& cm,
+                                           const TransferProblem& problem, Terms& t) {
   // Stage 2: communication, on the multi-GPU rows, with c held.
   std::vector<size_t> multi;
   std::vector<double> intra_syncs, inter_syncs;
@@ -241,11 +268,10 @@ void SplitTransferModel::fit_source(const std::vector<StepSample>& rows, const T
   } else {
     notes_.push_back("no multi-GPU source row and no layer graph: communication is not modelled (zero)");
   }
-  src_.intra_latency_s = t.ai, src_.intra_s = t.ki, src_.inter_latency_s = t.ae, src_.inter_s = t.ke;
-  src_.inter_per_gpu = t.lambda, src_.comm_overlap = t.g;
-  t.compute_share = ratios_.compute_share_source;
-  source_terms_ = t;
+}
 
+void SplitTransferModel::fit_batch_quirks(const std::vector<StepSample>& rows, const std::vector<double>& cm,
+                                          const Terms& t) {
   // The source's mean log departure from its compute-side fit, per batch.
   std::map<double, std::pair<double, int>> q;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -270,13 +296,6 @@ void SplitTransferModel::fit_source(const std::vector<StepSample>& rows, const T
   size_t qi = 0;
   for (const auto& [b, v] : q) quirk_[b] = src_.batch_quirk_weight * dev[qi++];
 
-  double num = 0, den = 0, ss = 0;
-  for (const auto& s : rows) {
-    double y = evaluate(t, s).total;
-    num += std::abs(y - s.step_s), den += s.step_s, ss += std::pow(std::log(y / s.step_s), 2);
-  }
-  src_.in_sample_mre = den > 0 ? num / den : 0;
-  src_.rms_log_residual = std::sqrt(ss / rows.size());
 }
 
 void SplitTransferModel::set_ratios(const TransferProblem& problem) {
