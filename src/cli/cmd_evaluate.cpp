@@ -8,12 +8,15 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "experiments/plan_benchmark_seeds.h"
+#include "io/hardware_file.h"
 #include "scoring/cross_model.h"
 #include "scoring/datasets.h"
 #include "scoring/layer_time_eval.h"
 #include "io/layer_timing_csv.h"
 #include "scoring/evaluate_plot.h"
 #include "scoring/report.h"
+#include "scoring/transfer_eval.h"
 #include "io/gnuplot.h"
 #include "models/registry.h"
 
@@ -33,6 +36,10 @@ struct EvaluateArgs {
   std::string plot;
   bool cross_model = false;
   std::string layer_timings;
+  bool transfer = false;
+  std::string from, from_gpu, to, to_gpu, seeds, rows_out;
+  int target_trials = 0;
+  bool models_given = false;
 };
 
 std::vector<std::string> model_names(const std::string& spec) {
@@ -51,7 +58,38 @@ std::vector<std::string> model_names(const std::string& spec) {
   return out;
 }
 
+void run_transfer(const EvaluateArgs& a) {
+  if (!a.data.empty() || !a.samples.empty())
+    throw InputError("--transfer scores trace folders: give --from DIR and --to DIR, not --data or --samples");
+  if (a.from.empty()) throw InputError("", 0, "--from", "--transfer needs --from DIR (the profiled GPU's traces)");
+  if (a.to.empty()) throw InputError("", 0, "--to", "--transfer needs --to DIR (the target GPU's traces)");
+  if (a.from_gpu.empty()) throw InputError("", 0, "--from-gpu", "--transfer needs --from-gpu NAME or a hardware file");
+  if (a.to_gpu.empty()) throw InputError("", 0, "--to-gpu", "--transfer needs --to-gpu NAME or a hardware file");
+  scoring::TransferEvalOptions o;
+  o.from = a.from, o.to = a.to;
+  o.from_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
+  o.to_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
+  o.target_trials = a.target_trials;
+  o.rows_out = a.rows_out;
+  if (a.target_trials < 0) throw InputError("", 0, "--target-trials", "must be >= 0, got " + std::to_string(a.target_trials));
+  o.seeds = a.seeds.empty() ? std::vector<uint64_t>{a.seed} : experiments::parse_seed_list(a.seeds);
+  if (a.models_given && a.models != "all") {
+    std::stringstream ss(a.models);
+    for (std::string name; std::getline(ss, name, ',');)
+      if (!name.empty()) o.methods.push_back(name);
+    o.headline = o.methods.empty() ? o.headline : o.methods.front();
+  }
+  auto rep = scoring::evaluate_transfer(o);
+  std::cout << (a.json ? scoring::transfer_json(rep).dump(2) + "\n" : scoring::format_transfer(rep));
+  if (a.describe && !a.json)
+    for (const auto& n : rep.networks)
+      if (!n.describe.empty()) std::cout << "\n" << n.network << ":\n" << n.describe;
+}
+
 void run_evaluate(const EvaluateArgs& a) {
+  if (a.transfer) return run_transfer(a);
+  for (const auto* opt : {&a.from, &a.to, &a.from_gpu, &a.to_gpu})
+    if (!opt->empty()) throw InputError("--from, --to, --from-gpu and --to-gpu go with --transfer");
   if (!a.layer_timings.empty()) {
     if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
@@ -141,11 +179,18 @@ void setup(CLI::App& root) {
       "Examples:\n"
       "  trainplan evaluate --samples cifar10.csv --model isotonic-mi --cv 5\n"
       "  trainplan evaluate --data ../shared/data/pollux-t4 --models all --json\n"
-      "  trainplan evaluate --data ../shared/data/pollux-t4 --models all --plot leaderboard.png");
+      "  trainplan evaluate --data ../shared/data/pollux-t4 --models all --plot leaderboard.png\n"
+      "Transfer to a GPU never profiled (--transfer, docs/TRANSFER.md): fits on every row of --from's traces plus\n"
+      "--target-trials rows of --to's placements.csv drawn by --seed, predicts the other rows of --to; --models\n"
+      "names transfer methods (the first is \"mre\"'s; default all, split-transfer first). GPU names: the\n"
+      "hardware catalog (`trainplan hardware`) or a hardware file (docs/HARDWARE.md).\n"
+      "  trainplan evaluate --transfer --from ../shared/data/pollux-t4 --from-gpu t4 --to ../shared/data/sia-a100 \\\n"
+      "      --to-gpu a100-40gb --target-trials 3 --seeds 1-8 --json");
   cmd->add_option("-s,--samples", a->samples, "Sample CSV file(s) to score on (repeatable)");
   cmd->add_option("-d,--data", a->data, "Directory of Pollux-format traces (or one trace) to sample and score on");
   cmd->add_option("-m,--model,--models", a->models, "Model name, comma-separated names, or 'all' (every registered model)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([a](const std::string&) { a->models_given = true; });
   cmd->add_option("--cv", a->cv, "Cross-validation folds (>= 2)")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed for the fold shuffle (and, with --data, for the sampling plans)")
       ->capture_default_str();
@@ -159,6 +204,20 @@ void setup(CLI::App& root) {
                   "Score Justus et al.'s per-layer model on a layer-timing CSV (trainplan-layer-bench), by K-fold CV; "
                   "with --samples, also each known network's step time as the sum of its layers (docs/lab/MODELS-TIME.md)")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--transfer", a->transfer,
+                "Score step-time transfer between GPUs: --from DIR --from-gpu NAME --to DIR --to-gpu NAME "
+                "[--target-trials K] [--seed S | --seeds 1-8]");
+  cmd->add_option("--from", a->from, "With --transfer: trace folder(s) measured on the profiled GPU (Pollux format)");
+  cmd->add_option("--from-gpu", a->from_gpu, "With --transfer: the profiled GPU, a catalog name or a hardware file");
+  cmd->add_option("--to", a->to, "With --transfer: trace folder(s) of the same networks on the target GPU");
+  cmd->add_option("--to-gpu", a->to_gpu, "With --transfer: the target GPU, a catalog name or a hardware file");
+  cmd->add_option("--target-trials", a->target_trials,
+                  "With --transfer: rows of --to's placements.csv measured as trials (fitted on, not scored)")
+      ->capture_default_str();
+  cmd->add_option("--rows-out", a->rows_out,
+                  "With --transfer: write every predicted row (first seed) to this CSV: network, method, seed, "
+                  "placement, local_bsz, step_time, predicted");
+  cmd->add_option("--seeds", a->seeds, "With --transfer: one evaluation per seed (e.g. 1-8 or 1,3,5); median and spread");
   cmd->add_flag("--describe", a->describe, "Also print each model's fitted parameters (full fit)");
   cmd->add_option("--comm-profile", a->comm_profile,
                   "Communication profile for the time models: 'auto' (with --data: leave-one-out over the other "

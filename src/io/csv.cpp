@@ -69,6 +69,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
     auto fields = split_csv_line(trimmed);
     if (!have_header) {
       t.header_ = fields;
+      t.header_line_ = lineno;
       for (size_t i = 0; i < fields.size(); ++i) {
         if (fields[i].empty())
           throw InputError(name, lineno, "", "empty column name in header at position " +
@@ -94,7 +95,7 @@ void CsvTable::require_columns(const std::vector<std::string>& names) const {
     if (!has_column(n)) {
       std::string have;
       for (const auto& h : header_) have += (have.empty() ? "" : ",") + h;
-      throw InputError(path_, 1, n, "required column is missing (header has: " + have + ")");
+      throw InputError(path_, header_line_, n, "required column is missing (header has: " + have + ")");
     }
 }
 

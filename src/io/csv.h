@@ -25,6 +25,7 @@ class CsvTable {
 
   const std::string& path() const { return path_; }
   const std::vector<std::string>& header() const { return header_; }
+  long header_line() const { return header_line_; }  // 1-based line of the header
   const std::vector<CsvRow>& rows() const { return rows_; }
   // '#' lines that came before the header, without the '#'.
   const std::vector<std::string>& leading_comments() const { return comments_; }
@@ -50,6 +51,7 @@ class CsvTable {
  private:
   std::string path_;
   std::vector<std::string> header_;
+  long header_line_ = 1;
   std::vector<CsvRow> rows_;
   std::vector<std::string> comments_;
   std::unordered_map<std::string, int> index_;

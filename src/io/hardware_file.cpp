@@ -1,0 +1,101 @@
+#include "io/hardware_file.h"
+
+#include <filesystem>
+#include <set>
+
+#include "core/error.h"
+#include "io/csv.h"
+
+namespace trainplan::io {
+
+namespace {
+
+const std::set<std::string>& known_columns() {
+  static const std::set<std::string> k = {
+      "name",           "base",           "fp16_tensor_dense_tflops", "bf16_tensor_dense_tflops",
+      "tf32_tensor_tflops", "fp32_tflops", "mem_GB",                  "mem_bw_GBps",
+      "fp32_sustained", "tensor_sustained", "gpus_per_node",           "intra_node_bw_GBps",
+      "inter_node_bw_GBps", "intra_link", "inter_link",               "full_name",
+      "source",         "notes"};
+  return k;
+}
+
+std::string catalog_list() {
+  std::string s;
+  for (const auto& n : structure::builtin_hardware_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+structure::HardwareProfile read_hardware_file(const std::string& path) {
+  CsvTable t = CsvTable::read(path);
+  for (const auto& h : t.header())
+    if (!known_columns().count(h)) {
+      std::string known;
+      for (const auto& k : known_columns()) known += (known.empty() ? "" : ", ") + k;
+      throw InputError(path, t.header_line(), h, "unknown column (a hardware file has: " + known + ")");
+    }
+  t.require_columns({"name"});
+  if (t.rows().empty()) throw InputError(path, t.header_line(), "", "no data row: a hardware file describes one GPU");
+  if (t.rows().size() > 1)
+    throw InputError(path, t.rows()[1].line, "", "a hardware file describes one GPU, but it has " +
+                                                     std::to_string(t.rows().size()) + " data rows");
+  const CsvRow& row = t.rows().front();
+
+  structure::HardwareProfile h;
+  bool has_base = t.has_column("base") && !t.text(row, "base").empty();
+  if (has_base) {
+    auto b = structure::find_builtin_hardware(t.text(row, "base"));
+    if (!b) t.fail(row, "base", "'" + t.text(row, "base") + "' is not in the hardware catalog (" + catalog_list() + ")");
+    h = *b;
+  }
+  h.name = t.text(row, "name");
+  if (h.name.empty()) t.fail(row, "name", "value is empty");
+  h.origin = path;
+  if (t.has_column("full_name") && !t.text(row, "full_name").empty()) h.full_name = t.text(row, "full_name");
+  if (h.full_name.empty()) h.full_name = h.name;
+  h.sources = has_base ? "hardware file " + path + " over the catalog's " + t.text(row, "base") : "hardware file " + path;
+  if (t.has_column("source") && !t.text(row, "source").empty()) h.sources += ": " + t.text(row, "source");
+
+  auto present = [&](const std::string& c) { return t.has_column(c) && !t.text(row, c).empty(); };
+  // A figure the file gives; `required` without a base; `positive`: > 0, else >= 0.
+  auto figure = [&](const std::string& c, double& into, bool required, bool positive) {
+    if (present(c)) {
+      into = t.number(row, c);
+      if (positive ? !(into > 0) : into < 0)
+        t.fail(row, c, std::string("must be ") + (positive ? "> 0" : ">= 0") + ", got " + t.text(row, c));
+    } else if (required && !has_base) {
+      if (!t.has_column(c))
+        throw InputError(path, t.header_line(), c, "required column is missing (or give a base GPU from the catalog)");
+      t.fail(row, c, "value is empty (give it, or a base GPU from the catalog)");
+    }
+  };
+  auto& g = h.gpu;
+  figure("fp16_tensor_dense_tflops", g.fp16_tensor_tflops, false, false);
+  figure("bf16_tensor_dense_tflops", g.bf16_tensor_tflops, false, false);
+  figure("tf32_tensor_tflops", g.tf32_tensor_tflops, false, false);
+  figure("fp32_tflops", g.fp32_tflops, true, true);
+  figure("mem_GB", g.memory_gb, false, false);
+  figure("mem_bw_GBps", g.memory_bandwidth_gbps, true, true);
+  figure("fp32_sustained", g.fp32_sustained, false, true);
+  figure("tensor_sustained", g.tensor_sustained, false, true);
+  double gpn = h.node.gpus_per_node;
+  figure("gpus_per_node", gpn, true, true);
+  if (present("gpus_per_node")) h.node.gpus_per_node = static_cast<int>(t.positive_int(row, "gpus_per_node"));
+  figure("intra_node_bw_GBps", h.node.intra_node_gbps, true, true);
+  figure("inter_node_bw_GBps", h.node.inter_node_gbps, true, true);
+  if (present("intra_link")) h.node.intra_link = t.text(row, "intra_link");
+  if (present("inter_link")) h.node.inter_link = t.text(row, "inter_link");
+  return h;
+}
+
+structure::HardwareProfile resolve_hardware(const std::string& name_or_path, const std::string& option) {
+  if (auto h = structure::find_builtin_hardware(name_or_path)) return *h;
+  if (std::filesystem::is_regular_file(name_or_path)) return read_hardware_file(name_or_path);
+  throw InputError("", 0, option,
+                   "unknown GPU '" + name_or_path + "': neither a name in the hardware catalog (" + catalog_list() +
+                       ") nor a hardware file (docs/HARDWARE.md)");
+}
+
+}  // namespace trainplan::io

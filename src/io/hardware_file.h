@@ -1,0 +1,31 @@
+// A user's own hardware: a CSV file with a header and one row describing one
+// GPU and its node (docs/HARDWARE.md). Columns are taken by their header
+// names, in any order; the numeric ones are those of
+// ../shared/data/llm/gpu_specs_catalog.csv, so one of its rows can be pasted:
+//
+//   name,base,fp16_tensor_dense_tflops,bf16_tensor_dense_tflops,tf32_tensor_tflops,fp32_tflops,
+//   mem_GB,mem_bw_GBps,fp32_sustained,tensor_sustained,gpus_per_node,intra_node_bw_GBps,
+//   inter_node_bw_GBps,intra_link,inter_link,full_name,source,notes
+//
+// `name` is required. `base`, a built-in catalog name, fills every column the
+// file leaves out or empty. Without a base, fp32_tflops, mem_bw_GBps,
+// gpus_per_node, intra_node_bw_GBps and inter_node_bw_GBps are required.
+#pragma once
+#include <string>
+
+#include "structure/gpu_catalog.h"
+
+namespace trainplan::io {
+
+// Reads a hardware file. Throws InputError naming the file, the line and the
+// column on: a missing required column, an unknown column, an empty name, a
+// non-number, a negative or zero figure where one must be > 0, an unknown
+// base, or more or fewer than one data row.
+structure::HardwareProfile read_hardware_file(const std::string& path);
+
+// A built-in catalog name (or alias) or the path of a hardware file. Throws
+// InputError naming `option` (a command-line option such as "--to-gpu")
+// and listing the catalog when `name_or_path` is neither.
+structure::HardwareProfile resolve_hardware(const std::string& name_or_path, const std::string& option = "");
+
+}  // namespace trainplan::io

@@ -1,0 +1,58 @@
+#include "models/transfer.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace trainplan::models {
+
+int StepSample::gpus() const { return std::accumulate(gpus_per_node.begin(), gpus_per_node.end(), 0); }
+
+int StepSample::busiest_node() const {
+  return gpus_per_node.empty() ? 0 : *std::max_element(gpus_per_node.begin(), gpus_per_node.end());
+}
+
+std::string StepSample::placement() const {
+  std::string s;
+  for (int g : gpus_per_node) s += g <= 9 ? std::to_string(g) : "[" + std::to_string(g) + "]";
+  return s;
+}
+
+StepSample step_sample(const std::string& placement, double batch, double step_s, std::optional<double> sync_s) {
+  StepSample s;
+  for (char c : placement) {
+    if (c < '1' || c > '9') throw InputError("", 0, "placement", "must be digits 1-9, got '" + placement + "'");
+    s.gpus_per_node.push_back(c - '0');
+  }
+  if (s.gpus_per_node.empty()) throw InputError("", 0, "placement", "is empty");
+  s.batch = batch, s.step_s = step_s, s.sync_s = sync_s;
+  return s;
+}
+
+TransferRegistry& TransferRegistry::instance() {
+  static TransferRegistry r;
+  return r;
+}
+
+void TransferRegistry::add(TransferEntry e) {
+  entries_.push_back(std::move(e));
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [](const TransferEntry& a, const TransferEntry& b) { return a.order < b.order; });
+}
+
+const TransferEntry& TransferRegistry::get(const std::string& name) const {
+  for (const auto& e : entries_)
+    if (e.name == name) return e;
+  std::string known;
+  for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
+  throw InputError("unknown transfer method '" + name + "' (known: " + known + ")");
+}
+
+std::vector<const TransferEntry*> TransferRegistry::all() const {
+  std::vector<const TransferEntry*> out;
+  for (const auto& e : entries_) out.push_back(&e);
+  return out;
+}
+
+}  // namespace trainplan::models

@@ -1,0 +1,380 @@
+#include "scoring/transfer_eval.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <set>
+
+#include "core/error.h"
+#include "io/pollux_trace.h"
+#include "models/transfer_split.h"
+#include "replay/replay_oracle.h"
+#include "structure/network_zoo.h"
+
+namespace fs = std::filesystem;
+
+namespace trainplan::scoring {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Network name -> trace folder, for one side.
+std::map<std::string, std::string> traces_of(const std::string& root) {
+  std::map<std::string, std::string> out;
+  for (const auto& d : io::list_pollux_traces(root)) {
+    std::string name = fs::path(d).filename().string();
+    if (name.empty()) name = fs::path(d).parent_path().filename().string();
+    out[name] = d;
+  }
+  return out;
+}
+
+// The model's parts (with its fitted factors), averaged over `rows`.
+MeanParts mean_parts(const models::SplitTransferModel& m, const std::vector<models::StepSample>& rows) {
+  MeanParts s;
+  if (rows.empty()) return s;
+  for (const auto& r : rows) {
+    auto p = m.target_parts(r);
+    s.host += p.host, s.gpu_fixed += p.gpu_fixed, s.compute += p.compute, s.memory += p.memory;
+    s.exposed_comm += p.exposed_comm, s.total += p.total;
+  }
+  double n = static_cast<double>(rows.size());
+  s.host /= n, s.gpu_fixed /= n, s.compute /= n, s.memory /= n, s.exposed_comm /= n, s.total /= n;
+  return s;
+}
+
+nlohmann::json parts_json(const MeanParts& p) {
+  auto share = [&](double v) { return p.total > 0 ? v / p.total : 0.0; };
+  return {{"host_s", p.host},
+          {"gpu_fixed_s", p.gpu_fixed},
+          {"compute_s", p.compute},
+          {"memory_s", p.memory},
+          {"exposed_comm_s", p.exposed_comm},
+          {"step_s", p.total},
+          {"shares_of_step",
+           {{"host", share(p.host)},
+            {"gpu", share(p.gpu_fixed + p.compute + p.memory)},
+            {"exposed_comm", share(p.exposed_comm)}}}};
+}
+
+nlohmann::json source_json(const models::SplitSourceFit& s) {
+  return {{"host_s", s.host_s},
+          {"host_seen", s.host_seen},
+          {"host_contention_per_gpu", s.contention},
+          {"gpu_step_s", s.gpu_step_s},
+          {"gpu_example_s", s.gpu_example_s},
+          {"host_gpu_overlap_p", s.host_overlap},
+          {"intra_latency_s", s.intra_latency_s},
+          {"intra_per_ring_s", s.intra_s},
+          {"inter_latency_s", s.inter_latency_s},
+          {"inter_per_ring_s", s.inter_s},
+          {"inter_per_gpu_on_node", s.inter_per_gpu},
+          {"comm_overlap_g", s.comm_overlap},
+          {"intra_measured", s.intra_measured},
+          {"inter_measured", s.inter_measured},
+          {"in_sample_mre", s.in_sample_mre},
+          {"rms_log_residual", s.rms_log_residual},
+          {"batch_quirk_weight", s.batch_quirk_weight},
+          {"host_preferred", s.host_preferred},
+          {"rows", s.rows}};
+}
+
+nlohmann::json ratios_json(const models::SplitRatios& r) {
+  return {{"per_example_gpu", r.per_example},
+          {"per_step_gpu", r.per_step},
+          {"per_step_streaming_share", r.step_streaming_share},
+          {"matrix_peak", r.compute},
+          {"memory_bandwidth", r.memory},
+          {"intra_node_link", r.intra_link},
+          {"inter_node_link", r.inter_link},
+          {"compute_bound_share_source", r.compute_share_source},
+          {"compute_bound_share_target", r.compute_share_target},
+          {"precision", models::to_string(r.precision)},
+          {"precision_reason", r.precision_reason}};
+}
+
+// The part whose mean over the predicted rows the trials moved most (in
+// seconds), when any moved by more than 2% of the step: "host", "gpu_step",
+// "gpu_example" or "comm" (the exposed all-reduce), with after / before.
+std::pair<std::string, double> largest_correction(const MeanParts& before, const MeanParts& after) {
+  std::pair<std::string, double> best{"none", 1};
+  double most = 0.02 * before.total;
+  const std::pair<std::string, std::pair<double, double>> parts[] = {
+      {"host", {before.host, after.host}},
+      {"gpu_step", {before.gpu_fixed, after.gpu_fixed}},
+      {"gpu_example", {before.compute + before.memory, after.compute + after.memory}},
+      {"comm", {before.exposed_comm, after.exposed_comm}}};
+  for (const auto& [name, v] : parts)
+    if (std::abs(v.second - v.first) > most)
+      most = std::abs(v.second - v.first), best = {name, v.first > 0 ? v.second / v.first : INFINITY};
+  return best;
+}
+
+std::string pct(double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", 100 * v) : "-"; }
+
+}  // namespace
+
+std::vector<models::StepSample> trace_samples(const std::string& dir, bool with_scalability) {
+  io::PolluxTrace tr = io::read_pollux_trace(dir);
+  std::vector<models::StepSample> out;
+  for (const auto& r : tr.placements)
+    out.push_back(models::step_sample(r.placement, r.local_bsz, r.step_time, r.sync_time));
+  if (with_scalability)
+    for (const auto& r : tr.scalability) {
+      if (r.num_replicas < r.num_nodes) continue;  // a node without a GPU is no placement
+      std::string p = replay::ReplayOracle::placement_for(r.num_replicas, r.num_nodes);
+      models::StepSample s;
+      for (char c : p) s.gpus_per_node.push_back(c - '0');
+      // placement_for writes digits; a node of more than 9 GPUs is spread evenly by hand.
+      if (s.gpus() != r.num_replicas) {
+        s.gpus_per_node.assign(r.num_nodes, r.num_replicas / r.num_nodes);
+        for (int i = 0; i < r.num_replicas % r.num_nodes; ++i) s.gpus_per_node[i]++;
+      }
+      s.batch = r.local_bsz, s.step_s = r.step_time, s.sync_s = r.sync_time;
+      out.push_back(s);
+    }
+  return out;
+}
+
+TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
+  TransferReport rep;
+  rep.options = opts;
+  auto& reg = models::TransferRegistry::instance();
+  if (opts.methods.empty())
+    for (const auto* e : reg.all()) rep.methods.push_back(e->name);
+  else
+    for (const auto& m : opts.methods) rep.methods.push_back(reg.get(m).name);
+  if (opts.target_trials < 0) throw InputError("", 0, "--target-trials", "must be >= 0");
+  if (opts.seeds.empty()) throw InputError("", 0, "--seeds", "no seed given");
+
+  // Pair the networks: by folder name, or the two folders themselves.
+  std::vector<std::pair<std::string, std::string>> pairs;  // (from, to)
+  bool from_one = fs::exists(fs::path(opts.from) / "placements.csv");
+  bool to_one = fs::exists(fs::path(opts.to) / "placements.csv");
+  if (from_one || to_one) {
+    if (!from_one)
+      throw InputError((fs::path(opts.from) / "placements.csv").string(), 0, "",
+                       "missing: a trace directory needs placements.csv (--to is one network's trace, so --from must be too)");
+    if (!to_one)
+      throw InputError((fs::path(opts.to) / "placements.csv").string(), 0, "",
+                       "missing: a trace directory needs placements.csv (--from is one network's trace, so --to must be too)");
+    pairs.push_back({opts.from, opts.to});
+  } else {
+    auto a = traces_of(opts.from), b = traces_of(opts.to);
+    for (const auto& [name, dir] : a)
+      if (b.count(name)) pairs.push_back({dir, b[name]});
+      else rep.skipped.push_back(name + ": only under " + opts.from);
+    for (const auto& [name, dir] : b)
+      if (!a.count(name)) rep.skipped.push_back(name + ": only under " + opts.to);
+    if (pairs.empty())
+      throw InputError(opts.to, 0, "", "no network's trace folder is under both " + opts.from + " and " + opts.to);
+  }
+
+  std::ofstream rows_out;
+  if (!opts.rows_out.empty()) {
+    rows_out.open(opts.rows_out);
+    if (!rows_out) throw InputError(opts.rows_out, 0, "", "cannot write this file");
+    rows_out << "network,method,seed,placement,local_bsz,step_time,predicted\n";
+  }
+  for (const auto& [from_dir, to_dir] : pairs) {
+    NetworkTransfer nt;
+    nt.network = fs::path(to_dir).filename().string();
+    if (nt.network.empty()) nt.network = fs::path(to_dir).parent_path().filename().string();
+    nt.from_dir = from_dir, nt.to_dir = to_dir;
+    auto source = trace_samples(from_dir, true);
+    auto target = trace_samples(to_dir, false);
+    nt.source_rows = source.size(), nt.target_rows = target.size();
+    if (static_cast<size_t>(opts.target_trials) >= target.size())
+      throw InputError(to_dir, 0, "--target-trials",
+                       fmt::format("{} trials leave no row of {} to predict (it has {})", opts.target_trials,
+                                   nt.network, target.size()));
+    const structure::LayerGraph* graph = structure::find_network(fs::path(from_dir).filename().string());
+    if (!graph) graph = structure::find_network(nt.network);
+
+    // split-transfer without trials, for the parts before trials (its fit
+    // does not depend on the seed).
+    std::optional<models::SplitTransferModel> prior;
+    if (std::find(rep.methods.begin(), rep.methods.end(), "split-transfer") != rep.methods.end()) {
+      prior.emplace();
+      prior->fit({source, opts.from_hw, opts.to_hw, {}, graph});
+    }
+    for (uint64_t seed : opts.seeds) {
+      std::vector<size_t> idx(target.size());
+      std::iota(idx.begin(), idx.end(), 0);
+      std::mt19937_64 rng(seed);
+      std::shuffle(idx.begin(), idx.end(), rng);
+      models::TransferProblem prob{source, opts.from_hw, opts.to_hw, {}, graph};
+      std::vector<models::StepSample> predicted;
+      for (size_t i = 0; i < idx.size(); ++i)
+        (i < static_cast<size_t>(opts.target_trials) ? prob.target_trials : predicted).push_back(target[idx[i]]);
+      nt.predicted_rows = predicted.size();
+      for (const auto& method : rep.methods) {
+        auto m = reg.get(method).make();
+        m->fit(prob);
+        double num = 0, den = 0;
+        for (const auto& r : predicted) {
+          double y = m->predict(r);
+          num += std::abs(y - r.step_s), den += r.step_s;
+          if (rows_out.is_open() && seed == opts.seeds.front())
+            rows_out << fmt::format("{},{},{},{},{},{},{}\n", nt.network, method, seed, r.placement(), r.batch, r.step_s, y);
+        }
+        nt.mre[method].push_back(den > 0 ? num / den : NAN);
+        if (auto* split = dynamic_cast<models::SplitTransferModel*>(m.get())) {
+          MeanParts before = mean_parts(*prior, predicted);
+          if (!nt.has_split) {
+            nt.has_split = true;
+            nt.split_source = source_json(split->source_fit());
+            nt.split_ratios = ratios_json(split->ratios());
+            nt.describe = split->describe();
+            nt.prior_parts = before;
+          }
+          SplitSeedDetail d;
+          d.seed = seed;
+          const auto& f = split->factors();
+          d.host = f.host, d.gpu_step = f.gpu_step, d.gpu_example = f.gpu_example, d.comm = f.comm;
+          d.host_base_s = f.host_base_s, d.comm_fitted = f.comm_fitted;
+          d.fitted_parts = mean_parts(*split, predicted);
+          std::tie(d.corrected, d.correction) = largest_correction(before, d.fitted_parts);
+          d.mre = nt.mre[method].back();
+          nt.split_seeds.push_back(d);
+        }
+      }
+    }
+    rep.networks.push_back(std::move(nt));
+  }
+  return rep;
+}
+
+double seed_median(const NetworkTransfer& n, const std::string& method) {
+  auto it = n.mre.find(method);
+  return it == n.mre.end() ? NAN : median_of(it->second);
+}
+
+double network_median(const TransferReport& r, const std::string& method) {
+  std::vector<double> v;
+  for (const auto& n : r.networks) v.push_back(seed_median(n, method));
+  return median_of(v);
+}
+
+nlohmann::json transfer_json(const TransferReport& r) {
+  const auto& o = r.options;
+  nlohmann::json j;
+  j["from"] = o.from, j["to"] = o.to;
+  j["from_gpu"] = o.from_hw.name, j["to_gpu"] = o.to_hw.name;
+  j["target_trials"] = o.target_trials;
+  j["seeds"] = o.seeds;
+  j["method"] = o.headline;
+  j["mre_definition"] = "equation 12, sum|pred - true| / sum true over the predicted rows; with several networks, "
+                        "\"mre\" is the median over networks (of each network's median over seeds)";
+  size_t rows = 0;
+  for (const auto& n : r.networks) rows += n.predicted_rows;
+  j["mre"] = network_median(r, o.headline);
+  j["rows"] = rows;
+  nlohmann::json med;
+  for (const auto& m : r.methods) med[m] = network_median(r, m);
+  j["median_by_method"] = med;
+  nlohmann::json nets = nlohmann::json::array();
+  for (const auto& n : r.networks) {
+    nlohmann::json nj{{"network", n.network},
+                      {"from", n.from_dir},
+                      {"to", n.to_dir},
+                      {"source_rows", n.source_rows},
+                      {"target_rows", n.target_rows},
+                      {"trials", o.target_trials},
+                      {"rows", n.predicted_rows},
+                      {"mre", seed_median(n, o.headline)}};
+    nlohmann::json ms;
+    for (const auto& m : r.methods) {
+      const auto& v = n.mre.at(m);
+      ms[m] = {{"mre", median_of(v)},
+               {"min", *std::min_element(v.begin(), v.end())},
+               {"max", *std::max_element(v.begin(), v.end())},
+               {"by_seed", v}};
+    }
+    nj["methods"] = ms;
+    if (n.has_split) {
+      nlohmann::json seeds = nlohmann::json::array();
+      for (const auto& d : n.split_seeds)
+        seeds.push_back({{"seed", d.seed},
+                         {"mre", d.mre},
+                         {"factors",
+                          {{"host", d.host}, {"gpu_step", d.gpu_step}, {"gpu_example", d.gpu_example}, {"comm", d.comm}}},
+                         {"host_base_s", d.host_base_s},
+                         {"comm_fitted", d.comm_fitted},
+                         {"corrected", d.corrected},
+                         {"correction", d.correction},
+                         {"parts_after_trials", parts_json(d.fitted_parts)}});
+      nj["parts"] = {{"source_fit", n.split_source},
+                     {"ratios", n.split_ratios},
+                     {"before_trials", parts_json(n.prior_parts)},
+                     {"trials_by_seed", seeds}};
+    }
+    nets.push_back(nj);
+  }
+  j["networks"] = nets;
+  j["skipped"] = r.skipped;
+  return j;
+}
+
+std::string format_transfer(const TransferReport& r) {
+  const auto& o = r.options;
+  std::string out = fmt::format("transfer {} ({}) -> {} ({}), {} target trial(s), seed{} {}\n", o.from, o.from_hw.name,
+                                o.to, o.to_hw.name, o.target_trials, o.seeds.size() > 1 ? "s" : "",
+                                fmt::join(o.seeds, ","));
+  out += "MRE (equation 12) over the target rows not used as trials";
+  out += o.seeds.size() > 1 ? "; median over seeds (min-max)\n\n" : "\n\n";
+  auto cell = [&](const NetworkTransfer& n, const std::string& m) {
+    const auto& v = n.mre.at(m);
+    std::string s = pct(median_of(v));
+    if (v.size() > 1)
+      s += fmt::format(" ({:.1f}-{:.1f})", 100 * *std::min_element(v.begin(), v.end()),
+                       100 * *std::max_element(v.begin(), v.end()));
+    return s;
+  };
+  size_t w = o.seeds.size() > 1 ? 22 : 10;
+  out += fmt::format("{:<13}{:>6}", "network", "rows");
+  for (const auto& m : r.methods) out += fmt::format("  {:>{}}", m.size() > w ? m.substr(0, w) : m, w);
+  bool split = std::find(r.methods.begin(), r.methods.end(), "split-transfer") != r.methods.end();
+  if (split) out += "  split-transfer: host/GPU/exposed comm, % of the step before trials (host and GPU overlap) -> trial factors";
+  out += "\n";
+  for (const auto& n : r.networks) {
+    out += fmt::format("{:<13}{:>6}", n.network, n.predicted_rows);
+    for (const auto& m : r.methods) out += fmt::format("  {:>{}}", cell(n, m), w);
+    if (n.has_split) {
+      const auto& p = n.prior_parts;
+      auto sh = [&](double v) { return p.total > 0 ? 100 * v / p.total : 0; };
+      out += fmt::format("  {:.0f}/{:.0f}/{:.0f}%", sh(p.host), sh(p.gpu_fixed + p.compute + p.memory), sh(p.exposed_comm));
+      if (o.target_trials > 0 && !n.split_seeds.empty()) {
+        const auto& d = n.split_seeds.front();
+        out += fmt::format(" -> host x{:.2f}, GPU step x{:.2f}, example x{:.2f}, comm x{:.2f}; {}", d.host, d.gpu_step,
+                           d.gpu_example, d.comm,
+                           d.corrected == "none" ? "no part moved by 2% of the step"
+                                                 : fmt::format("most: {} x{:.2f}", d.corrected, d.correction));
+      }
+    }
+    out += "\n";
+  }
+  if (r.networks.size() > 1) {
+    out += fmt::format("{:<13}{:>6}", "median", "");
+    for (const auto& m : r.methods) out += fmt::format("  {:>{}}", pct(network_median(r, m)), w);
+    out += "\n";
+  }
+  if (split && o.target_trials > 0 && o.seeds.size() > 1)
+    out += "(the corrections shown are the first seed's; --json has every seed's)\n";
+  for (const auto& s : r.skipped) out += "skipped: " + s + "\n";
+  return out;
+}
+
+}  // namespace trainplan::scoring

@@ -1,0 +1,93 @@
+// `evaluate --transfer`: how well step times measured on one GPU predict the
+// step times of the same networks on another (docs/TRANSFER.md).
+//
+// For each network found under both trace folders (Pollux format, one folder
+// per network, or the two folders themselves), every transfer method is
+// fitted on all of the source's rows (placements.csv and scalability.csv)
+// plus K rows of the target's placements.csv drawn by the seed, and predicts
+// every other row of the target's placements.csv. The score is equation 12,
+// sum |pred - true| / sum true, over the predicted rows. All methods see the
+// same trials.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/transfer.h"
+#include "structure/gpu_catalog.h"
+
+namespace trainplan::scoring {
+
+struct TransferEvalOptions {
+  std::string from, to;  // trace folders
+  structure::HardwareProfile from_hw, to_hw;
+  int target_trials = 0;
+  std::vector<uint64_t> seeds = {1};  // one evaluation per seed (trials differ)
+  std::vector<std::string> methods;   // registered transfer methods; empty: all
+  std::string headline = "split-transfer";  // the method "mre" reports
+  // When set, every predicted row of the first seed is written here (CSV:
+  // network, method, placement, batch, measured and predicted step time).
+  std::string rows_out;
+};
+
+// Mean over the predicted rows of split-transfer's parts, seconds.
+struct MeanParts {
+  double host = 0, gpu_fixed = 0, compute = 0, memory = 0, exposed_comm = 0, total = 0;
+};
+
+// split-transfer on one network with one seed's trials.
+struct SplitSeedDetail {
+  uint64_t seed = 0;
+  double host = 1, gpu_step = 1, gpu_example = 1, comm = 1, host_base_s = 0;  // fitted factors
+  bool comm_fitted = false;
+  // The part whose mean over the predicted rows the trials moved most, in
+  // seconds ("host", "gpu_step", "gpu_example", or "comm": the exposed
+  // all-reduce), or "none" when none moved by 2% of the step; and its mean
+  // after the trials over its mean before.
+  std::string corrected;
+  double correction = 1;
+  MeanParts fitted_parts;    // with the factors
+  double mre = 0;
+};
+
+struct NetworkTransfer {
+  std::string network;
+  std::string from_dir, to_dir;
+  size_t source_rows = 0, target_rows = 0, predicted_rows = 0;
+  std::map<std::string, std::vector<double>> mre;  // method -> MRE per seed (options' order)
+  // split-transfer's decomposition (when it ran): the source fit, the
+  // hardware ratios and the parts before trials are seed-independent.
+  bool has_split = false;
+  nlohmann::json split_source, split_ratios;
+  MeanParts prior_parts;
+  std::vector<SplitSeedDetail> split_seeds;
+  std::string describe;  // split-transfer's describe() for the first seed
+};
+
+struct TransferReport {
+  TransferEvalOptions options;
+  std::vector<std::string> methods;
+  std::vector<NetworkTransfer> networks;
+  std::vector<std::string> skipped;  // networks under only one of the folders
+};
+
+// Throws InputError on an unreadable trace (file, line, column), no network
+// common to both folders, K larger than a target's rows, or an unknown method.
+TransferReport evaluate_transfer(const TransferEvalOptions& opts);
+
+// The median over seeds of a network's MRE for `method`.
+double seed_median(const NetworkTransfer& n, const std::string& method);
+// The median over networks of seed_median.
+double network_median(const TransferReport& r, const std::string& method);
+
+nlohmann::json transfer_json(const TransferReport& r);
+std::string format_transfer(const TransferReport& r);
+
+// Trace rows as transfer samples: placements.csv (and scalability.csv when
+// `with_scalability`, each row spread evenly over its nodes).
+std::vector<models::StepSample> trace_samples(const std::string& dir, bool with_scalability);
+
+}  // namespace trainplan::scoring

@@ -1,0 +1,228 @@
+#include "structure/gpu_catalog.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+
+namespace trainplan::structure {
+
+double GpuSpec::fp32_conv_tflops() const {
+  if (tf32_tensor_tflops > 0) return tf32_tensor_tflops * tensor_sustained;
+  return fp32_tflops * fp32_sustained;
+}
+
+double GpuSpec::amp_matrix_tflops() const {
+  if (fp16_tensor_tflops > 0) return fp16_tensor_tflops * tensor_sustained;
+  return fp32_tflops * fp32_sustained;
+}
+
+namespace {
+
+// Sources cited below (docs/HARDWARE.md has the table and the choices):
+//   [L]  PyTorch Lightning _CUDA_FLOPS (throughput.py), datasheet peaks
+//   [A]  llm-analysis gpu_configs/*.json
+//   [N]  NeuSight device_configs/*.json
+//   [NS] NeuSight's measured single-GPU runs, fitted by fit_sustained_fractions
+//   [D]  the vendor's datasheet or architecture whitepaper, as named
+// (all but [D] as collected in ../shared/data/llm/gpu_specs_catalog.csv).
+struct Entry {
+  HardwareProfile h;
+  std::vector<std::string> aliases;
+};
+
+Entry entry(std::string name, std::string full, GpuSpec g, NodeSpec n, std::string sources,
+            std::vector<std::string> aliases) {
+  HardwareProfile h{std::move(name), std::move(full), g, std::move(n), std::move(sources), "built-in"};
+  return {std::move(h), std::move(aliases)};
+}
+
+GpuSpec gpu(double fp16, double bf16, double tf32, double fp32, double mem_gb, double bw, double fp32_sus,
+            double tensor_sus) {
+  GpuSpec g;
+  g.fp16_tensor_tflops = fp16, g.bf16_tensor_tflops = bf16, g.tf32_tensor_tflops = tf32, g.fp32_tflops = fp32;
+  g.memory_gb = mem_gb, g.memory_bandwidth_gbps = bw;
+  g.fp32_sustained = fp32_sus, g.tensor_sustained = tensor_sus;
+  return g;
+}
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> all = {
+      entry("t4", "NVIDIA Tesla T4 (70 W)", gpu(65, 0, 0, 8.1, 16, 320, 0.61, 0.61),
+            {4, 16, 6.25, "PCIe 3.0 x16", "50 Gb/s Ethernet (AWS g4dn.12xlarge, the Pollux cluster)"},
+            "peaks [L] (fp32 8.1 against [N] 8.141), bandwidth [N], memory [D] T4 datasheet; sustained [NS]; "
+            "node: AWS g4dn.12xlarge (4 x T4, 50 Gb/s)",
+            {"tesla-t4", "tesla t4"}),
+      entry("p4", "NVIDIA Tesla P4 (75 W)", gpu(0, 0, 0, 5.5, 8, 192, 0.52, 0.52),
+            {4, 16, 3.125, "PCIe 3.0 x16", "25 Gb/s Ethernet (assumed)"},
+            "fp32 [D] P4 datasheet (5.5; [N] 5.699), bandwidth and memory [N]; sustained [NS]; no tensor cores",
+            {"tesla-p4", "tesla p4"}),
+      entry("p100", "NVIDIA Tesla P100 PCIe 16 GB", gpu(0, 0, 0, 9.3, 16, 732, 0.92, 0.92),
+            {4, 16, 3.125, "PCIe 3.0 x16", "25 Gb/s Ethernet (assumed)"},
+            "fp32 [D] P100 PCIe datasheet (9.3; [N] 9.519), bandwidth and memory [N]; sustained [NS]; no tensor cores",
+            {"tesla-p100", "tesla p100-pcie-16gb", "p100-pcie"}),
+      entry("v100", "NVIDIA Tesla V100 SXM2 32 GB", gpu(125, 0, 0, 15.7, 32, 900, 1.07, 1.07),
+            {8, 150, 12.5, "NVLink 2 (6 x 25 GB/s)", "100 Gb/s (AWS p3dn.24xlarge, Azure NDv2)"},
+            "peaks [L] v100 sxm, memory and bandwidth [A] v100-sxm-32gb; sustained [NS] of the V100 PCIe (the same "
+            "chip); node: 8 x V100 with NVLink 2 as in DGX-1, p3dn.24xlarge and NDv2",
+            {"v100-sxm2", "v100-sxm2-32gb", "v100-32gb", "tesla-v100"}),
+      entry("v100-pcie", "NVIDIA Tesla V100 PCIe 32 GB", gpu(112, 0, 0, 14.0, 32, 900, 1.07, 1.07),
+            {4, 16, 3.125, "PCIe 3.0 x16", "25 Gb/s Ethernet (assumed)"},
+            "peaks [L] v100 pcie ([N] 14.029), memory and bandwidth [A] v100-pcie-32gb and [N]; sustained [NS]",
+            {"tesla v100-pcie-32gb", "v100-pcie-32gb"}),
+      entry("a100-40gb", "NVIDIA A100-SXM4-40GB", gpu(312, 312, 156, 19.5, 40, 1555, 1.0, 1.0),
+            {8, 300, 200, "NVLink 3 / NVSwitch (12 x 25 GB/s)", "8 x 200 Gb/s InfiniBand HDR (DGX A100)"},
+            "peaks [L] a100, memory and bandwidth [A] a100-sxm-40gb and [N]; sustained: the reference (1.0) of [NS] "
+            "is the A100-PCIe-40GB, the same chip; node: DGX A100",
+            {"a100", "a100-sxm4-40gb", "nvidia a100-sxm4-40gb"}),
+      entry("a100-80gb", "NVIDIA A100-SXM4-80GB", gpu(312, 312, 156, 19.5, 80, 2039, 1.0, 1.0),
+            {8, 300, 200, "NVLink 3 / NVSwitch (12 x 25 GB/s)", "8 x 200 Gb/s InfiniBand HDR (DGX A100)"},
+            "peaks [L] a100, memory and bandwidth [A] a100-sxm-80gb; sustained as a100-40gb; node: DGX A100",
+            {"a100-sxm4-80gb"}),
+      entry("a100-pcie-40gb", "NVIDIA A100-PCIE-40GB", gpu(312, 312, 156, 19.5, 40, 1555, 1.0, 1.0),
+            {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (assumed)"},
+            "peaks [L] a100 (the PCIe card has the same peaks), memory and bandwidth [A] a100-pcie-40gb and [N]; "
+            "sustained: the reference of [NS]",
+            {"nvidia a100-pcie-40gb"}),
+      entry("a100-pcie-80gb", "NVIDIA A100 80GB PCIe", gpu(312, 312, 156, 19.5, 80, 1935, 0.94, 0.94),
+            {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (assumed)"},
+            "peaks [L] a100, memory and bandwidth [A] a100-pcie-80gb and [N]; sustained [NS]",
+            {"nvidia a100 80gb pcie"}),
+      entry("h100", "NVIDIA H100 SXM5 80 GB", gpu(989.4, 989.4, 494.7, 66.9, 80, 3350, 0.78, 0.78),
+            {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (DGX H100)"},
+            "peaks [L] h100 sxm, memory and bandwidth [A] h100-sxm-80gb (3350 GB/s, the datasheet's 3.35 TB/s; [N] "
+            "lists 3430); sustained [NS] (H100 80GB HBM3); node: DGX H100",
+            {"h100-sxm", "h100-sxm5", "h100-80gb", "nvidia h100 80gb hbm3"}),
+      entry("h200", "NVIDIA H200 SXM 141 GB", gpu(989.4, 989.4, 494.7, 66.9, 141, 4800, 0.78, 0.78),
+            {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (HGX H200)"},
+            "[D] NVIDIA H200 datasheet: the H100 SXM's compute (same GH100 chip and clocks) with 141 GB of HBM3e at "
+            "4.8 TB/s (not in gpu_specs_catalog.csv); sustained as h100",
+            {"h200-sxm"}),
+      entry("l4", "NVIDIA L4 (72 W)", gpu(121, 121, 60, 30.3, 24, 300, 0.32, 0.64),
+            {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (AWS g6.48xlarge)"},
+            "peaks [L] l4, memory and bandwidth [N]; fp32 sustained [NS]; its fp32 peak counts Ada's second FP32 "
+            "pipe, which matrix work does not use, so the tensor paths take twice that (0.64, near the T4's power-capped "
+            "fraction); node: AWS g6.48xlarge (8 x L4, 100 Gb/s)",
+            {"nvidia l4"}),
+      entry("rtx-2080ti", "NVIDIA GeForce RTX 2080 Ti", gpu(56.9, 0, 0, 14.2, 11, 616, 1.0, 1.0),
+            {8, 16, 3.125, "PCIe 3.0 x16", "25 Gb/s Ethernet (assumed)"},
+            "fp32 [L] rtx 2080 ti (Founders Edition boost clock); fp16 tensor [D] NVIDIA Turing whitepaper, RTX 2080 Ti "
+            "FE with fp32 accumulate (56.9; [L]'s 28.5 is the non-tensor fp16 rate); memory and bandwidth [D] "
+            "(11 GB, 616 GB/s; Habitat's 524 is its own figure); sustained unmeasured (1)",
+            {"2080ti", "rtx2080ti", "geforce-rtx-2080-ti"}),
+      entry("quadro-rtx-6000", "NVIDIA Quadro RTX 6000", gpu(130.5, 0, 0, 16.3, 24, 672, 1.0, 1.0),
+            {4, 16, 3.125, "PCIe 3.0 x16", "25 Gb/s Ethernet (assumed)"},
+            "[D] NVIDIA Quadro RTX 6000 datasheet (16.3 TFLOP/s fp32, 130.5 tensor, 24 GB at 672 GB/s; no citable "
+            "project in gpu_specs_catalog.csv lists it); sustained unmeasured (1)",
+            {"quadro-rtx6000", "rtx-6000", "quadro"}),
+  };
+  return all;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+const std::vector<HardwareProfile>& builtin_hardware() {
+  static const std::vector<HardwareProfile> all = [] {
+    std::vector<HardwareProfile> v;
+    for (const auto& e : entries()) v.push_back(e.h);
+    return v;
+  }();
+  return all;
+}
+
+std::optional<HardwareProfile> find_builtin_hardware(const std::string& name) {
+  std::string key = lower(name);
+  for (const auto& e : entries()) {
+    if (e.h.name == key) return e.h;
+    for (const auto& a : e.aliases)
+      if (a == key) return e.h;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> builtin_hardware_names() {
+  std::vector<std::string> out;
+  for (const auto& e : entries()) out.push_back(e.h.name);
+  return out;
+}
+
+HardwareSpec interconnect_spec(const HardwareProfile& h) {
+  HardwareSpec s;
+  s.name = h.full_name + " / " + h.node.intra_link + " / " + h.node.inter_link;
+  if (h.node.intra_node_gbps > 0) s.intra_node_bytes_per_s = h.node.intra_node_gbps * 1e9;
+  if (h.node.inter_node_gbps > 0) s.inter_node_bytes_per_s = h.node.inter_node_gbps * 1e9;
+  return s;
+}
+
+std::vector<SustainedFraction> fit_sustained_fractions(const std::vector<DeviceTiming>& timings,
+                                                       const std::string& reference) {
+  // Devices by catalog key, and the workloads timed on at least two of them.
+  std::map<std::string, double> peak;
+  std::map<std::string, std::set<std::string>> devices_of;
+  struct Obs {
+    std::string w, d;
+    double log_t;
+  };
+  std::vector<Obs> obs;
+  for (const auto& t : timings) {
+    auto h = find_builtin_hardware(t.device);
+    if (!h) throw InputError("", 0, "", "device '" + t.device + "' is not in the hardware catalog");
+    if (!(t.seconds > 0)) throw InputError("", 0, "", "timing of '" + t.workload + "' on " + t.device + " is not > 0");
+    peak[h->name] = h->gpu.fp32_tflops;
+    devices_of[t.workload].insert(h->name);
+    obs.push_back({t.workload, h->name, std::log(t.seconds)});
+  }
+  std::erase_if(obs, [&](const Obs& o) { return devices_of[o.w].size() < 2; });
+  std::string ref = find_builtin_hardware(reference) ? find_builtin_hardware(reference)->name : reference;
+  if (!std::any_of(obs.begin(), obs.end(), [&](const Obs& o) { return o.d == ref; }))
+    throw InputError("", 0, "", "no workload timed on the reference device '" + reference + "' and another one");
+
+  // Alternating least squares on log t = w - log peak_d - l_d, l_ref = 0.
+  std::map<std::string, double> w, l;
+  for (const auto& o : obs) w[o.w] = 0, l[o.d] = 0;
+  for (int it = 0; it < 500; ++it) {
+    std::map<std::string, std::pair<double, int>> sw, sl;
+    for (const auto& o : obs) {
+      auto& a = sw[o.w];
+      a.first += o.log_t + std::log(peak[o.d]) + l[o.d], a.second++;
+    }
+    for (auto& [k, v] : w) v = sw[k].first / sw[k].second;
+    for (const auto& o : obs) {
+      auto& a = sl[o.d];
+      a.first += w[o.w] - o.log_t - std::log(peak[o.d]), a.second++;
+    }
+    double shift = sl[ref].first / sl[ref].second;
+    double change = 0;
+    for (auto& [k, v] : l) {
+      double nv = sl[k].first / sl[k].second - shift;
+      change = std::max(change, std::abs(nv - v));
+      v = nv;
+    }
+    if (change < 1e-12) break;
+  }
+  std::vector<SustainedFraction> out;
+  for (const auto& [d, ld] : l) {
+    SustainedFraction f{d, std::exp(ld), 0, 0};
+    double ss = 0;
+    for (const auto& o : obs)
+      if (o.d == d) {
+        double r = o.log_t - (w[o.w] - std::log(peak[d]) - ld);
+        ss += r * r, f.timings++;
+      }
+    f.rms_log_residual = std::sqrt(ss / f.timings);
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace trainplan::structure

@@ -1,0 +1,102 @@
+// Hardware as data: what a GPU can do (peak dense throughput by precision,
+// memory and its bandwidth) and the node it usually sits in (GPUs per node,
+// the link between them, the network between nodes). One catalog serves every
+// model that reasons about hardware: the data-parallel transfer model
+// (models/transfer_split.h) and transformer-layout models, which need the same
+// peaks, memory and links.
+//
+// The built-in entries are a curated table; each value names its source, and
+// docs/HARDWARE.md says which figure was chosen where public sources disagree.
+// A user's own GPU is a hardware file (io/hardware_file.h, docs/HARDWARE.md).
+//
+// Units: TFLOP/s (dense, no structured sparsity), GB (1e9 bytes), GB/s in
+// one direction.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "structure/hardware.h"
+
+namespace trainplan::structure {
+
+struct GpuSpec {
+  // Peak dense throughput, TFLOP/s. 0: the GPU has no such unit.
+  double fp16_tensor_tflops = 0;  // fp16 inputs, fp32 accumulate (what mixed precision uses)
+  double bf16_tensor_tflops = 0;
+  double tf32_tensor_tflops = 0;  // fp32 matrix work on tensor cores (Ampere and later)
+  double fp32_tflops = 0;         // fp32 on the CUDA cores (non-tensor)
+  double memory_gb = 0;
+  double memory_bandwidth_gbps = 0;
+  // The fraction of the datasheet peaks the GPU sustains under a long
+  // training load, relative to the A100 (1.0): power-capped cards (70 W T4,
+  // 72 W L4) run well below their boost clock. fp32_sustained applies to the
+  // fp32 peak, tensor_sustained to the tensor-core peaks; 1 when unmeasured.
+  // Measured from NeuSight's single-GPU runs (docs/HARDWARE.md).
+  double fp32_sustained = 1;
+  double tensor_sustained = 1;
+
+  // The peak that fp32 (non-mixed-precision) framework code reaches on
+  // matrix work: convolutions use TF32 tensor cores where the GPU has them
+  // (cuDNN's default in PyTorch), dense layers stay on the CUDA cores
+  // (PyTorch's default for matmul since 1.12). TFLOP/s, sustained.
+  double fp32_conv_tflops() const;
+  double fp32_matmul_tflops() const { return fp32_tflops * fp32_sustained; }
+  // The peak of mixed-precision (fp16) matrix work, sustained; the fp32 peak
+  // for a GPU without tensor cores.
+  double amp_matrix_tflops() const;
+};
+
+struct NodeSpec {
+  int gpus_per_node = 1;
+  double intra_node_gbps = 0;  // per GPU, one direction: NVLink/NVSwitch, or the PCIe slot
+  double inter_node_gbps = 0;  // per node, one direction: the network (all its NICs)
+  std::string intra_link;      // e.g. "NVLink 3 / NVSwitch", "PCIe 3.0 x16"
+  std::string inter_link;      // e.g. "8 x 200 Gb/s InfiniBand HDR"
+};
+
+struct HardwareProfile {
+  std::string name;       // catalog key, lowercase: "a100-40gb"
+  std::string full_name;  // "NVIDIA A100-SXM4-40GB"
+  GpuSpec gpu;
+  NodeSpec node;
+  std::string sources;  // where the figures come from (free text)
+  std::string origin;   // "built-in", or the hardware file it was read from
+};
+
+// The built-in catalog, in a fixed order.
+const std::vector<HardwareProfile>& builtin_hardware();
+// The built-in entry called `name` (case-insensitive; also the aliases,
+// such as "tesla-t4" or "a100"), or nullopt.
+std::optional<HardwareProfile> find_builtin_hardware(const std::string& name);
+// Catalog keys, in catalog order.
+std::vector<std::string> builtin_hardware_names();
+
+// The interconnect prior of the all-reduce step-time models (hardware.h)
+// for this hardware: its links' nominal bandwidths and HardwareSpec's
+// default latencies.
+HardwareSpec interconnect_spec(const HardwareProfile& h);
+
+// One timing of one workload on one device, for measuring how much of its
+// datasheet peak a device sustains (NeuSight's single-GPU table).
+struct DeviceTiming {
+  std::string workload;  // the same workload (model, batch, mode, ...) on every device
+  std::string device;    // a catalog name or alias
+  double seconds = 0;
+};
+
+// Per device, the fraction of its fp32 peak it sustains relative to
+// `reference` (1.0): the least-squares fit of
+//   log t(w, d) = log W_w - log(fp32_peak_d) - log f_d
+// over every workload timed on two or more devices. Devices must be in the
+// catalog (an unknown one throws InputError naming it). Sorted by name.
+struct SustainedFraction {
+  std::string device;
+  double fraction = 1;
+  int timings = 0;
+  double rms_log_residual = 0;
+};
+std::vector<SustainedFraction> fit_sustained_fractions(const std::vector<DeviceTiming>& timings,
+                                                       const std::string& reference = "a100-pcie-40gb");
+
+}  // namespace trainplan::structure

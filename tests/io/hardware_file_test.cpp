@@ -1,0 +1,132 @@
+// Hardware files: one GPU and its node in a CSV row, columns by name, errors
+// naming file, line and column.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/hardware_file.h"
+#include "test_util.h"
+
+using namespace trainplan;
+
+namespace {
+
+// The InputError `f` throws, or a failure.
+InputError error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError";
+  return InputError("none");
+}
+
+}  // namespace
+
+TEST(HardwareFile, ReadsEveryColumnInAnyOrder) {
+  auto d = tptest::temp_dir("hwfile");
+  auto path = tptest::write_file(
+      d / "my.csv",
+      "# my cluster\n"
+      "mem_bw_GBps,name,fp32_tflops,fp16_tensor_dense_tflops,gpus_per_node,intra_node_bw_GBps,inter_node_bw_GBps,"
+      "mem_GB,fp32_sustained,intra_link,full_name\n"
+      "900,my-gpu,15,120,4,50,12.5,32,0.9,NVLink,My GPU\n");
+  auto h = io::read_hardware_file(path);
+  EXPECT_EQ(h.name, "my-gpu");
+  EXPECT_EQ(h.full_name, "My GPU");
+  EXPECT_EQ(h.origin, path);
+  EXPECT_DOUBLE_EQ(h.gpu.memory_bandwidth_gbps, 900);
+  EXPECT_DOUBLE_EQ(h.gpu.fp32_tflops, 15);
+  EXPECT_DOUBLE_EQ(h.gpu.fp16_tensor_tflops, 120);
+  EXPECT_DOUBLE_EQ(h.gpu.tf32_tensor_tflops, 0);  // left out, no base: none
+  EXPECT_DOUBLE_EQ(h.gpu.fp32_sustained, 0.9);
+  EXPECT_DOUBLE_EQ(h.gpu.tensor_sustained, 1);
+  EXPECT_EQ(h.node.gpus_per_node, 4);
+  EXPECT_DOUBLE_EQ(h.node.inter_node_gbps, 12.5);
+  EXPECT_EQ(h.node.intra_link, "NVLink");
+}
+
+TEST(HardwareFile, BaseFillsWhatTheFileLeavesOut) {
+  auto d = tptest::temp_dir("hwfile");
+  auto path = tptest::write_file(d / "a100-ethernet.csv", "name,base,inter_node_bw_GBps,fp16_tensor_dense_tflops\n"
+                                                          "a100-eth,a100-40gb,3.125,\n");
+  auto h = io::read_hardware_file(path);
+  auto a100 = *structure::find_builtin_hardware("a100-40gb");
+  EXPECT_EQ(h.name, "a100-eth");
+  EXPECT_DOUBLE_EQ(h.node.inter_node_gbps, 3.125);
+  EXPECT_DOUBLE_EQ(h.gpu.fp16_tensor_tflops, a100.gpu.fp16_tensor_tflops);  // empty cell: the base's
+  EXPECT_DOUBLE_EQ(h.gpu.memory_bandwidth_gbps, a100.gpu.memory_bandwidth_gbps);
+  EXPECT_EQ(h.node.gpus_per_node, a100.node.gpus_per_node);
+}
+
+TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
+  auto d = tptest::temp_dir("hwfile");
+  auto missing = tptest::write_file(d / "missing.csv", "# comment\nname,fp32_tflops\nx,10\n");
+  auto e = error_of([&] { io::read_hardware_file(missing); });
+  EXPECT_EQ(e.file(), missing);
+  EXPECT_EQ(e.line(), 2);  // the header's line
+  EXPECT_EQ(e.field(), "mem_bw_GBps");
+
+  auto bad_number = tptest::write_file(d / "nan.csv", "name,base,mem_bw_GBps\nx,t4,fast\n");
+  e = error_of([&] { io::read_hardware_file(bad_number); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "mem_bw_GBps");
+
+  auto negative = tptest::write_file(d / "neg.csv", "name,base,fp16_tensor_dense_tflops\nx,t4,-1\n");
+  e = error_of([&] { io::read_hardware_file(negative); });
+  EXPECT_EQ(e.field(), "fp16_tensor_dense_tflops");
+
+  auto zero_gpus = tptest::write_file(d / "zero.csv", "name,base,gpus_per_node\nx,t4,0\n");
+  EXPECT_EQ(error_of([&] { io::read_hardware_file(zero_gpus); }).field(), "gpus_per_node");
+
+  auto unknown_column = tptest::write_file(d / "typo.csv", "name,base,fp32_tflop\nx,t4,10\n");
+  e = error_of([&] { io::read_hardware_file(unknown_column); });
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_EQ(e.field(), "fp32_tflop");
+
+  auto unknown_base = tptest::write_file(d / "base.csv", "name,base\nx,a100-41gb\n");
+  e = error_of([&] { io::read_hardware_file(unknown_base); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "base");
+  EXPECT_NE(e.message().find("a100-41gb"), std::string::npos);
+
+  auto two_rows = tptest::write_file(d / "two.csv", "name,base\nx,t4\ny,a100\n");
+  e = error_of([&] { io::read_hardware_file(two_rows); });
+  EXPECT_EQ(e.line(), 3);
+
+  auto empty_name = tptest::write_file(d / "noname.csv", "name,base\n,t4\n");
+  EXPECT_EQ(error_of([&] { io::read_hardware_file(empty_name); }).field(), "name");
+}
+
+TEST(HardwareFile, ResolveTakesACatalogNameOrAFile) {
+  EXPECT_EQ(io::resolve_hardware("T4").name, "t4");
+  auto d = tptest::temp_dir("hwfile");
+  auto path = tptest::write_file(d / "g.csv", "name,base\nmine,l4\n");
+  EXPECT_EQ(io::resolve_hardware(path).name, "mine");
+  auto e = error_of([&] { io::resolve_hardware("a100-41gb", "--to-gpu"); });
+  EXPECT_EQ(e.field(), "--to-gpu");
+  EXPECT_NE(e.message().find("a100-41gb"), std::string::npos);
+  EXPECT_NE(e.message().find("rtx-2080ti"), std::string::npos);  // lists the catalog
+}
+
+TEST(HardwareFile, CliShowsAFileAndRejectsAnUnknownName) {
+  auto d = tptest::temp_dir("hwfile");
+  auto path = tptest::write_file(d / "g.csv", "name,base,mem_bw_GBps\nmine,t4,400\n");
+  auto r = tptest::run_cli("hardware " + path + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["name"], "mine");
+  EXPECT_DOUBLE_EQ(j["mem_bw_GBps"].get<double>(), 400);
+  EXPECT_DOUBLE_EQ(j["fp16_tensor_dense_tflops"].get<double>(), 65);
+
+  r = tptest::run_cli("hardware --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).size(), structure::builtin_hardware().size());
+
+  r = tptest::run_cli("hardware a100-41gb");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "", {"a100-41gb"}));
+}

@@ -1,0 +1,175 @@
+// split-transfer on synthetic two-GPU traces whose true split is known: the
+// source fit recovers it, the datasheet ratios move it, and target trials
+// correct a part the datasheet gets wrong.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/error.h"
+#include "models/transfer_baselines.h"
+#include "models/transfer_split.h"
+
+using namespace trainplan;
+using models::StepSample;
+
+namespace {
+
+// The model's equations, written out independently of the class.
+struct Truth {
+  double host = 0.030, contention = 0.05, p = 3, gpu_step = 0.002, gpu_example = 0.0004;
+  double ki = 0.01, ke = 0.05, lambda = 0.1, g = 2;
+};
+
+double soft_max(double a, double b, double p) { return std::pow(std::pow(a, p) + std::pow(b, p), 1 / p); }
+
+StepSample measure(const Truth& t, const std::string& placement, double batch, std::mt19937_64* noise) {
+  StepSample s = models::step_sample(placement, batch);
+  int k = s.busiest_node(), r = s.gpus(), n = s.nodes();
+  double c = soft_max(t.host * (1 + t.contention * (k - 1)), t.gpu_step + t.gpu_example * batch, t.p);
+  double rho = 2.0 * (r - 1) / r;
+  double a = r == 1 ? 0 : n == 1 ? t.ki * rho : t.ke * rho * (1 + t.lambda * (k - 1));
+  double step = a > 0 ? soft_max(c, a, t.g) : c;
+  double f = 1;
+  if (noise) f = std::exp(std::normal_distribution<double>(0, 0.01)(*noise));
+  s.step_s = step * f, s.sync_s = (step - c) * f;
+  return s;
+}
+
+std::vector<StepSample> trace(const Truth& t, const std::vector<std::string>& placements, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<StepSample> out;
+  for (const auto& p : placements)
+    for (double b : {8, 16, 32, 64, 128, 256, 512}) out.push_back(measure(t, p, b, &rng));
+  return out;
+}
+
+structure::HardwareProfile hardware(const std::string& name, double fp32, double bw, int gpus, double intra, double inter) {
+  structure::HardwareProfile h;
+  h.name = name, h.full_name = name, h.origin = "test";
+  h.gpu.fp32_tflops = fp32, h.gpu.memory_bandwidth_gbps = bw, h.gpu.memory_gb = 16;
+  h.node = {gpus, intra, inter, "link", "net"};
+  return h;
+}
+
+// Source: 4 GPUs a node; target: 4x the peak, bandwidth and links, 8 GPUs a node.
+const auto kSlow = hardware("slow", 10, 100, 4, 10, 1);
+const auto kFast = hardware("fast", 40, 400, 8, 40, 4);
+const std::vector<std::string> kSourcePlacements = {"1", "2", "3", "4", "11", "12", "22", "44", "1111", "2222", "4444"};
+const std::vector<std::string> kTargetPlacements = {"1", "2", "4", "8", "11", "18", "44", "88"};
+
+// What the transfer assumes: host unchanged, per-example work 4x faster
+// (compute and memory both 4x), per-step work by the midpoint of 1 and 4
+// (no layer graph: no streaming share), links 4x.
+Truth transferred(Truth t) {
+  t.gpu_step /= 2, t.gpu_example /= 4, t.ki /= 4, t.ke /= 4;
+  return t;
+}
+
+double mre(const models::TransferModel& m, const std::vector<StepSample>& rows) {
+  double num = 0, den = 0;
+  for (const auto& r : rows) num += std::abs(m.predict(r) - r.step_s), den += r.step_s;
+  return num / den;
+}
+
+}  // namespace
+
+TEST(SplitTransfer, RecoversTheSourceSplitAndMovesIt) {
+  Truth src;
+  models::TransferProblem prob{trace(src, kSourcePlacements, 1), kSlow, kFast, {}, nullptr};
+  models::SplitTransferModel m;
+  m.fit(prob);
+  const auto& f = m.source_fit();
+  EXPECT_NEAR(f.gpu_example_s, src.gpu_example, 0.05 * src.gpu_example);
+  EXPECT_NEAR(f.host_s, src.host, 0.15 * src.host);
+  EXPECT_TRUE(f.host_seen);
+  EXPECT_TRUE(f.intra_measured);
+  EXPECT_TRUE(f.inter_measured);
+  EXPECT_LT(f.in_sample_mre, 0.02);
+  EXPECT_DOUBLE_EQ(m.ratios().per_example, 4);
+  EXPECT_DOUBLE_EQ(m.ratios().inter_link, 4);
+  EXPECT_DOUBLE_EQ(m.ratios().intra_link, 4);
+  EXPECT_EQ(m.ratios().precision, models::Precision::kFp32);  // no layer graph
+
+  auto target = trace(transferred(src), kTargetPlacements, 2);
+  EXPECT_LT(mre(m, target), 0.03);
+  // The parts: host unchanged, per-example GPU work a quarter.
+  auto parts = m.target_parts(models::step_sample("88", 512));
+  EXPECT_NEAR(parts.compute + parts.memory, src.gpu_example * 512 / 4, 0.1 * src.gpu_example * 512 / 4);
+  EXPECT_GT(parts.comm, 0);
+  EXPECT_GE(parts.exposed_comm, 0);
+  EXPECT_LE(parts.exposed_comm, parts.comm);
+  auto one = m.target_parts(models::step_sample("1", 8));
+  EXPECT_NEAR(one.host, src.host, 0.15 * src.host);
+  EXPECT_DOUBLE_EQ(one.comm, 0);
+  EXPECT_EQ(m.factors().trials, 0);
+  EXPECT_DOUBLE_EQ(m.factors().gpu_example, 1);
+}
+
+TEST(SplitTransfer, TrialsCorrectThePartTheDatasheetGotWrong) {
+  Truth src;
+  Truth tgt = transferred(src);
+  tgt.gpu_example *= 1.6;  // the target runs this network's per-example work 1.6x slower than its datasheet says
+  auto source = trace(src, kSourcePlacements, 1);
+  auto target = trace(tgt, kTargetPlacements, 2);
+
+  models::SplitTransferModel prior;
+  prior.fit({source, kSlow, kFast, {}, nullptr});
+  EXPECT_GT(mre(prior, target), 0.08);
+
+  std::vector<StepSample> trials, rest;
+  for (const auto& r : target)
+    ((r.placement() == "1" && r.batch == 16) || (r.placement() == "18" && r.batch == 256) ||
+             (r.placement() == "88" && r.batch == 512)
+         ? trials
+         : rest)
+        .push_back(r);
+  ASSERT_EQ(trials.size(), 3u);
+  models::SplitTransferModel m;
+  m.fit({source, kSlow, kFast, trials, nullptr});
+  EXPECT_NEAR(m.factors().gpu_example, 1.6, 0.25);
+  EXPECT_NEAR(m.factors().host, 1.0, 0.2);
+  EXPECT_TRUE(m.factors().comm_fitted);
+  EXPECT_EQ(m.factors().trials, 3);
+  EXPECT_LT(mre(m, rest), 0.03);
+}
+
+TEST(SplitTransfer, RejectsRowsItCannotFit) {
+  models::SplitTransferModel m;
+  EXPECT_THROW(m.fit({{}, kSlow, kFast, {}, nullptr}), InputError);
+  auto bad = models::step_sample("1", 8, 0.0);
+  EXPECT_THROW(m.fit({{bad}, kSlow, kFast, {}, nullptr}), InputError);
+  EXPECT_THROW(models::step_sample("1a", 8), InputError);
+}
+
+TEST(TransferBaselines, DatasheetRatioAndLineThroughTrials) {
+  Truth src;
+  auto source = trace(src, kSourcePlacements, 1);
+  auto target = trace(transferred(src), kTargetPlacements, 2);
+  models::TransferBaseline ratio;
+  ratio.fit({source, kSlow, kFast, {}, nullptr});
+  EXPECT_DOUBLE_EQ(ratio.datasheet_ratio(), 4);  // no tensor cores: the fp32 peaks
+  const auto& s0 = source.front();                 // measured on the source: taken as is
+  EXPECT_DOUBLE_EQ(ratio.predict(s0), s0.step_s / 4);
+
+  std::vector<StepSample> two = {target[3], target[40]};
+  models::TransferBaseline line(models::TransferBaselineParams{models::BaselineKind::kLineThroughTrials});
+  line.fit({source, kSlow, kFast, two, nullptr});
+  for (const auto& t : two) EXPECT_NEAR(line.predict(t), t.step_s, 1e-9 * t.step_s);  // through both
+  models::TransferBaseline scale(models::TransferBaselineParams{models::BaselineKind::kScaleThroughTrials});
+  scale.fit({source, kSlow, kFast, {target[5]}, nullptr});
+  EXPECT_NEAR(scale.predict(target[5]), target[5].step_s, 1e-9 * target[5].step_s);
+  EXPECT_DOUBLE_EQ(scale.intercept(), 0);
+}
+
+TEST(TransferRegistry, ListsOursFirstThenTheBaselines) {
+  auto all = models::TransferRegistry::instance().all();
+  ASSERT_GE(all.size(), 4u);
+  EXPECT_EQ(all[0]->name, "split-transfer");
+  std::vector<std::string> names;
+  for (const auto* e : all) names.push_back(e->name);
+  for (const char* n : {"datasheet-ratio", "scale-through-trials", "line-through-trials"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  EXPECT_THROW(models::TransferRegistry::instance().get("no-such-method"), InputError);
+}

@@ -1,0 +1,100 @@
+// The hardware catalog: names, aliases, the figures the transfer and the
+// transformer models read, and the fit of the sustained fractions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.h"
+#include "io/device_timing_csv.h"
+#include "structure/gpu_catalog.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using structure::find_builtin_hardware;
+
+TEST(GpuCatalog, HasEveryNameTheTransferInterfaceNames) {
+  for (const char* name : {"t4", "v100", "a100-40gb", "a100-80gb", "h100", "h200", "l4", "rtx-2080ti"}) {
+    auto h = find_builtin_hardware(name);
+    ASSERT_TRUE(h.has_value()) << name;
+    EXPECT_EQ(h->name, name);
+    EXPECT_GT(h->gpu.fp32_tflops, 0) << name;
+    EXPECT_GT(h->gpu.fp16_tensor_tflops, h->gpu.fp32_tflops) << name << ": every one has tensor cores";
+    EXPECT_GT(h->gpu.memory_gb, 0) << name;
+    EXPECT_GT(h->gpu.memory_bandwidth_gbps, 0) << name;
+    EXPECT_GE(h->node.gpus_per_node, 1) << name;
+    EXPECT_GT(h->node.intra_node_gbps, 0) << name;
+    EXPECT_GT(h->node.inter_node_gbps, 0) << name;
+    EXPECT_FALSE(h->sources.empty()) << name;
+    EXPECT_EQ(h->origin, "built-in");
+  }
+}
+
+TEST(GpuCatalog, NamesAreCaseInsensitiveAndKnowAliases) {
+  EXPECT_EQ(find_builtin_hardware("T4")->name, "t4");
+  EXPECT_EQ(find_builtin_hardware("Tesla T4")->name, "t4");
+  EXPECT_EQ(find_builtin_hardware("A100")->name, "a100-40gb");
+  EXPECT_EQ(find_builtin_hardware("NVIDIA H100 80GB HBM3")->name, "h100");
+  EXPECT_FALSE(find_builtin_hardware("a100-41gb").has_value());
+  EXPECT_FALSE(find_builtin_hardware("").has_value());
+  auto names = structure::builtin_hardware_names();
+  EXPECT_EQ(names.size(), structure::builtin_hardware().size());
+}
+
+TEST(GpuCatalog, DatasheetRatiosOfTheDevelopmentPair) {
+  auto t4 = *find_builtin_hardware("t4"), a100 = *find_builtin_hardware("a100-40gb");
+  // The figures: about 2.4x in fp32 peak, 4.8x in fp16 tensor peak and bandwidth.
+  EXPECT_NEAR(a100.gpu.fp32_tflops / t4.gpu.fp32_tflops, 2.4, 0.05);
+  EXPECT_NEAR(a100.gpu.fp16_tensor_tflops / t4.gpu.fp16_tensor_tflops, 4.8, 0.05);
+  EXPECT_NEAR(a100.gpu.memory_bandwidth_gbps / t4.gpu.memory_bandwidth_gbps, 4.86, 0.05);
+  // fp32 convolutions run on TF32 tensor cores on Ampere, on the CUDA cores of a T4.
+  EXPECT_DOUBLE_EQ(a100.gpu.fp32_conv_tflops(), 156 * a100.gpu.tensor_sustained);
+  EXPECT_DOUBLE_EQ(t4.gpu.fp32_conv_tflops(), 8.1 * t4.gpu.fp32_sustained);
+  EXPECT_DOUBLE_EQ(t4.gpu.amp_matrix_tflops(), 65 * t4.gpu.tensor_sustained);
+  // A GPU without tensor cores does mixed-precision matrix work at its fp32 rate.
+  auto p100 = *find_builtin_hardware("p100");
+  EXPECT_DOUBLE_EQ(p100.gpu.amp_matrix_tflops(), p100.gpu.fp32_tflops * p100.gpu.fp32_sustained);
+}
+
+TEST(GpuCatalog, InterconnectSpecCarriesTheLinks) {
+  auto spec = structure::interconnect_spec(*find_builtin_hardware("a100-40gb"));
+  EXPECT_DOUBLE_EQ(spec.intra_node_bytes_per_s, 300e9);
+  EXPECT_DOUBLE_EQ(spec.inter_node_bytes_per_s, 200e9);
+  EXPECT_NE(spec.name.find("A100"), std::string::npos);
+}
+
+TEST(GpuCatalog, SustainedFractionFitRecoversKnownFractions) {
+  // t = W / (fp32 peak x f): three workloads on four devices, known f.
+  std::map<std::string, double> f = {{"a100-pcie-40gb", 1.0}, {"t4", 0.5}, {"v100-pcie", 0.9}, {"l4", 0.3}};
+  std::vector<structure::DeviceTiming> timings;
+  for (auto [w, work] : {std::pair<std::string, double>{"a", 1e12}, {"b", 3e12}, {"c", 0.2e12}})
+    for (const auto& [d, frac] : f)
+      timings.push_back({w, d, work / (find_builtin_hardware(d)->gpu.fp32_tflops * 1e12 * frac)});
+  timings.push_back({"only-one-device", "t4", 5.0});  // ignored: timed on one device
+  auto fit = structure::fit_sustained_fractions(timings, "a100-pcie-40gb");
+  ASSERT_EQ(fit.size(), 4u);
+  for (const auto& s : fit) {
+    EXPECT_NEAR(s.fraction, f[s.device], 1e-6) << s.device;
+    EXPECT_EQ(s.timings, 3) << s.device;
+    EXPECT_LT(s.rms_log_residual, 1e-6) << s.device;
+  }
+  EXPECT_THROW(structure::fit_sustained_fractions({{"a", "no-such-gpu", 1.0}}), InputError);
+  EXPECT_THROW(structure::fit_sustained_fractions(timings, "h100"), InputError);  // reference never timed
+}
+
+// The catalog's sustained fractions are what NeuSight's measured runs give.
+TEST(GpuCatalog, SustainedFractionsReproduceFromNeuSight) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto dt = io::read_device_timings(tptest::shared_data_dir() + "/llm/neusight_single_gpu_measured.csv");
+  auto fit = structure::fit_sustained_fractions(dt.timings, "a100-pcie-40gb");
+  ASSERT_GE(fit.size(), 7u);
+  for (const auto& s : fit) {
+    auto h = find_builtin_hardware(s.device);
+    EXPECT_NEAR(h->gpu.fp32_sustained, s.fraction, 0.01) << s.device;
+  }
+  auto t4 = std::find_if(fit.begin(), fit.end(), [](const auto& s) { return s.device == "t4"; });
+  ASSERT_NE(t4, fit.end());
+  EXPECT_NEAR(t4->fraction, 0.61, 0.01);  // the 70 W card sustains well below its boost-clock peak
+  EXPECT_EQ(dt.skipped_devices.size(), 3u);  // the three AMD GPUs, not in the catalog
+}
