@@ -1,5 +1,5 @@
-// trainplan demo: the whole path on the reference workload, in about three
-// minutes on a laptop-class machine: profile a small plan with the real
+// trainplan demo: the whole path on the reference workload, in about a
+// minute on a 2-core machine: profile a small plan with the real
 // trainer, fit the models, plan, and print the recommendation.
 #include <fmt/format.h>
 
@@ -257,7 +257,7 @@ void setup(CLI::App& root) {
   auto a = std::make_shared<DemoArgs>();
   auto* cmd = root.add_subcommand(
       "demo",
-      "The whole path in ~3 minutes: profile lenet-mnist with trainplan-train, fit the models, plan, recommend");
+      "The whole path in about a minute on 2 cores: profile lenet-mnist with trainplan-train, fit the models, plan, recommend");
   cmd->footer(
       "Runs `trainplan profile --workload lenet-mnist` on a small plan under a time budget (corners of\n"
       "(batch, workers) first), writes the samples to --out, fits the models (allreduce-physical for the\n"

@@ -24,7 +24,7 @@ struct PlanBenchmarkOptions {
   bool conformal = false;            // wrap the models in conformal intervals (implied by confidence > 0)
   bool early_stop = false;           // judge runs that stop at the target; add the method coconfig-early-stop
   std::string early_stop_budget = "deadline";  // coconfig-early-stop's budget rule: deadline or target
-  bool measured_bounds = true;  // with confidence: hold the pessimistic side to the sampled trials (uncertainty/measured_bounds.h)
+  bool measured_bounds = true;  // hold the planned side (point or pessimistic) to the sampled trials (uncertainty/measured_bounds.h)
   bool misfit_shift = true;     // with measured_bounds: shift by the point model's misfit at later trials
   bool pin_runs = false;        // with conformal: pin the metric model to each sampled run (ConformalParams::pin_runs)
   // Record each configuration's learning curve up to its longest trial (the

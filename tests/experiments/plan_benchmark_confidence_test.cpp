@@ -126,7 +126,8 @@ TEST(BenchConfidence, PessimisticPlanIsMoreConservativeThanThePointPlan) {
   SampleSet s = synthetic_samples();
   // The intervals' pessimistic side alone (not held to the trials, which can
   // lift it above a point prediction: MeasuredBounds below).
-  auto point = app::fit_planning_model("isotonic-mi", "isotonic-mi", s, {.conformal = true, .probe_batch = 16});
+  auto point = app::fit_planning_model("isotonic-mi", "isotonic-mi", s,
+                                       {.conformal = true, .probe_batch = 16, .measured_bounds = false});
   auto safe = app::fit_planning_model(
       "isotonic-mi", "isotonic-mi", s,
       {.conformal = true, .confidence = 0.9, .probe_batch = 16, .measured_bounds = false});

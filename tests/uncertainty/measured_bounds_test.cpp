@@ -130,13 +130,17 @@ TEST(MeasuredBounds, FitPlanningModelHoldsThePessimisticSideToTheTrials) {
   auto bare = app::fit_planning_model(
       "isotonic-mi", "isotonic-mi", s,
       {.conformal = true, .confidence = 0.9, .probe_batch = 16, .measured_bounds = false});
-  auto point = app::fit_planning_model("isotonic-mi", "isotonic-mi", s, {.conformal = true, .probe_batch = 16});
+  auto point = app::fit_planning_model("isotonic-mi", "isotonic-mi", s,
+                                       {.conformal = true, .probe_batch = 16, .measured_bounds = false});
+  auto held_point = app::fit_planning_model("isotonic-mi", "isotonic-mi", s, {.conformal = true, .probe_batch = 16});
   // By default the pessimistic side is held to the trials; without measured
   // bounds it is the intervals' side alone.
   EXPECT_NE(dynamic_cast<const MeasuredBoundsModel*>(held.planned.get()), nullptr);
   EXPECT_EQ(dynamic_cast<const MeasuredBoundsModel*>(bare.planned.get()), nullptr);
   EXPECT_NE(dynamic_cast<const PessimisticModel*>(bare.planned.get()), nullptr);
-  EXPECT_EQ(point.planned, point.fitted);  // without a confidence nothing is wrapped
+  EXPECT_EQ(point.planned, point.fitted);  // without a confidence or bounds nothing is wrapped
+  // A point plan is held to the trials by default, the point model inside.
+  EXPECT_NE(dynamic_cast<const MeasuredBoundsModel*>(held_point.planned.get()), nullptr);
   bool lifted = false;
   for (const auto& x : s.samples) {
     // At a measured configuration and epochs the held side is never below the trial.
