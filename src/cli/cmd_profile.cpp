@@ -111,9 +111,8 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (a.workers.empty()) {
     // 1 and 2, but never more workers than CPUs for them: an oversubscribed
     // trial measures the contention, not the program.
-    const size_t cpus = std::max<size_t>(1, allowed_cpus().size());
     for (int r : {1, 2})
-      if (r == 1 || size_t(r) * size_t(a.threads_per_worker) <= cpus) worker_counts.push_back(r);
+      if (r == 1 || !oversubscribes(r, a.threads_per_worker)) worker_counts.push_back(r);
   } else {
     worker_counts = parse_int_list(a.workers, "--workers");
   }
@@ -130,11 +129,9 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (!a.budget.empty()) opts.budget_s = parse_duration(a.budget, "--budget");
   std::vector<TrialKey> order = opts.budget_s ? budget_order(grid) : grid_trials(grid);
   if (opts.time_template) order = with_time_trials(order);
-  const size_t cpus = allowed_cpus().size();
   std::vector<int> crowded;
   for (int r : grid.workers)
-    if (opts.launch.kind == LauncherKind::kLocal && cpus > 0 && size_t(r) * size_t(a.threads_per_worker) > cpus)
-      crowded.push_back(r);
+    if (opts.launch.kind == LauncherKind::kLocal && oversubscribes(r, a.threads_per_worker)) crowded.push_back(r);
 
   if (a.dry_run) {
     fmt::print("# {} trials ({} order){}\n", order.size(), opts.budget_s ? "budget priority" : "grid",
@@ -153,7 +150,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (!crowded.empty())
     progress.note(fmt::format("warning: {} worker(s) x {} thread(s) exceed this machine's {} CPUs: those trials "
                               "measure contention as much as the program (recorded as oversubscribed)",
-                              fmt::join(crowded, ","), a.threads_per_worker, cpus));
+                              fmt::join(crowded, ","), a.threads_per_worker, allowed_cpus().size()));
   progress.note(fmt::format("profiling {} planned trials ({}), store {}{}", order.size(),
                             fmt::format("b in {{{}}} x r in {{{}}} x e in {{{}}}", fmt::join(grid.batches, ","),
                                         fmt::join(grid.workers, ","), fmt::join(grid.epochs, ",")),

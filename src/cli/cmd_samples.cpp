@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "core/median.h"
 #include "io/sample_csv.h"
 #include "profile/progress.h"
 #include "profile/sample_store.h"
@@ -98,10 +99,7 @@ std::map<std::pair<double, int>, double> epoch_times(const SampleSet& set) {
   std::map<std::pair<double, int>, std::vector<double>> all;
   for (const auto& s : set.samples) all[{s.batch, s.workers}].push_back(s.epoch_time_s);
   std::map<std::pair<double, int>, double> out;
-  for (auto& [k, v] : all) {
-    std::sort(v.begin(), v.end());
-    out[k] = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  }
+  for (auto& [k, v] : all) out[k] = median(v);
   return out;
 }
 
@@ -123,19 +121,17 @@ void run_compare(const SamplesArgs& a) {
   }
   if (diffs.empty())
     throw InputError(a.files[1], 0, "", "no (batch, workers) in common with " + a.files[0] + "; nothing to compare");
-  std::vector<double> sorted = diffs;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  const size_t n = diffs.size();
+  const double middle = median(diffs), worst = *std::max_element(diffs.begin(), diffs.end());
   if (a.json) {
     std::cout << nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
-                                {"median_diff", median}, {"max_diff", sorted.back()}, {"rows", rows}}
+                                {"median_diff", middle}, {"max_diff", worst}, {"rows", rows}}
                      .dump(2)
               << "\n";
     return;
   }
   fmt::print("{} configurations in common: epoch times differ by {:.1f}% at the median, {:.1f}% at worst\n", n,
-             100 * median, 100 * sorted.back());
+             100 * middle, 100 * worst);
 }
 
 void setup(CLI::App& root) {

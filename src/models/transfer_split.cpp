@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/median.h"
 #include "numerics/levenberg_marquardt.h"
 
 namespace trainplan::models {
@@ -38,12 +39,7 @@ double compute_time(const StepSample& s) {
   return s.step_s;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0 : median(v); }
 
 // Per-example seconds of matrix work at `precision` for a layer kind.
 double matrix_peak_tflops(structure::LayerKind kind, const structure::GpuSpec& g, Precision precision) {
@@ -232,8 +228,8 @@ void SplitTransferModel::fit_communication(const std::vector<StepSample>& rows, 
       }
       return res;
     };
-    double ki0 = intra_syncs.empty() ? median(inter_syncs) : median(intra_syncs);
-    double ke0 = inter_syncs.empty() ? ki0 : median(inter_syncs);
+    double ki0 = intra_syncs.empty() ? median_or_zero(inter_syncs) : median_or_zero(intra_syncs);
+    double ke0 = inter_syncs.empty() ? ki0 : median_or_zero(inter_syncs);
     Eigen::VectorXd x0(6), lo2(6), hi2(6);
     lo2 << 0, std::log(1e-9), 0, std::log(1e-9), 0, 1;
     hi2 << p_.latency_max, std::log(100.0), p_.latency_max, std::log(100.0), 2, p_.comm_overlap_max;

@@ -80,14 +80,14 @@ static std::string layout_note(const Config& c, const LaunchOptions& o, const La
 
 std::string torchrun_command(const Config& c, const LaunchOptions& o) {
   Layout l = layout_for(c.workers, o.gpus_per_node);
-  TrainCommand(c, o, l);  // a bad template fails before anything is printed
+  const TrainCommand t(c, o, l);  // a bad template fails before anything is printed
   std::string out = layout_note(c, o, l, "#");
   out += fmt::format("TRAINPLAN_BATCH={} TRAINPLAN_EPOCHS={} ", c.batch, c.epochs);
   if (o.stop_at_target)
     out += fmt::format("TRAINPLAN_TARGET={:g} TRAINPLAN_TARGET_DIRECTION={} ", *o.stop_at_target, o.target_direction);
   out += fmt::format("torchrun --nnodes={} --nproc_per_node={}", l.nodes, l.per_node);
   if (l.nodes > 1) out += " --node_rank=$NODE_RANK --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:29500";
-  out += " " + torchrun_program(TrainCommand(c, o, l)) + "\n";
+  out += " " + torchrun_program(t) + "\n";
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -241,6 +242,11 @@ std::vector<int> allowed_cpus() {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) out.push_back(c);
   return out;
+}
+
+bool oversubscribes(int processes, int threads) {
+  const size_t cpus = allowed_cpus().size();
+  return cpus > 0 && size_t(std::max(processes, 0)) * size_t(std::max(threads, 0)) > cpus;
 }
 
 std::vector<std::vector<int>> pin_plan(int processes, int threads) {

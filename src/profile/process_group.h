@@ -43,6 +43,10 @@ ProcessGroupResult run_process_group(const std::vector<std::string>& commands, c
 // The CPUs this process may run on (its affinity mask), in increasing order.
 std::vector<int> allowed_cpus();
 
+// Whether `processes` of `threads` threads each need more CPUs than
+// allowed_cpus() gives (false when the mask cannot be read).
+bool oversubscribes(int processes, int threads);
+
 // Disjoint CPU sets for `processes` processes of `threads` threads each, from
 // allowed_cpus() in order; empty when they do not fit (pinning an
 // oversubscribed group would only stop the OS from spreading it).

@@ -124,12 +124,10 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
   TrialRecord rec;
   rec.key = key;
   rec.started_at = utc_now();
-  const size_t cpus = allowed_cpus().size();
-  if (opts.launch.kind == LauncherKind::kLocal && cpus > 0 &&
-      size_t(key.workers) * size_t(opts.threads_per_worker) > cpus) {
+  if (opts.launch.kind == LauncherKind::kLocal && oversubscribes(key.workers, opts.threads_per_worker)) {
     rec.oversubscribed = true;
     add_note(rec, fmt::format("oversubscribed: {} workers x {} threads on {} CPUs", key.workers,
-                              opts.threads_per_worker, cpus));
+                              opts.threads_per_worker, allowed_cpus().size()));
   }
   std::vector<StepTiming> reps;
   const int most = time_trial ? std::max(1, opts.time_repeats) + 1 : 1;

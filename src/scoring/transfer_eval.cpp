@@ -1,3 +1,4 @@
+#include "core/median.h"
 #include "scoring/transfer_eval.h"
 
 #include <fmt/format.h>
@@ -22,13 +23,6 @@ namespace fs = std::filesystem;
 namespace trainplan::scoring {
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 // Network name -> trace folder, for one side.
 std::map<std::string, std::string> traces_of(const std::string& root) {
@@ -259,13 +253,13 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
 
 double seed_median(const NetworkTransfer& n, const std::string& method) {
   auto it = n.mre.find(method);
-  return it == n.mre.end() ? NAN : median_of(it->second);
+  return it == n.mre.end() ? NAN : median(it->second);
 }
 
 double network_median(const TransferReport& r, const std::string& method) {
   std::vector<double> v;
   for (const auto& n : r.networks) v.push_back(seed_median(n, method));
-  return median_of(v);
+  return median(v);
 }
 
 nlohmann::json transfer_json(const TransferReport& r) {
@@ -298,7 +292,7 @@ nlohmann::json transfer_json(const TransferReport& r) {
     nlohmann::json ms;
     for (const auto& m : r.methods) {
       const auto& v = n.mre.at(m);
-      ms[m] = {{"mre", median_of(v)},
+      ms[m] = {{"mre", median(v)},
                {"min", *std::min_element(v.begin(), v.end())},
                {"max", *std::max_element(v.begin(), v.end())},
                {"by_seed", v}};
@@ -337,7 +331,7 @@ std::string format_transfer(const TransferReport& r) {
   out += o.seeds.size() > 1 ? "; median over seeds (min-max)\n\n" : "\n\n";
   auto cell = [&](const NetworkTransfer& n, const std::string& m) {
     const auto& v = n.mre.at(m);
-    std::string s = pct(median_of(v));
+    std::string s = pct(median(v));
     if (v.size() > 1)
       s += fmt::format(" ({:.1f}-{:.1f})", 100 * *std::min_element(v.begin(), v.end()),
                        100 * *std::max_element(v.begin(), v.end()));
