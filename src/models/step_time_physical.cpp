@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "core/error.h"
 #include "structure/network_zoo.h"
@@ -24,10 +26,25 @@ StepTimeTerms terms_of(const Eigen::VectorXd& x) {
   return {x(kAlpha), x(kBeta), x(kAIntra), x(kKIntra), x(kAInter), x(kKInter), x(kGamma)};
 }
 
+// One configuration (batch, workers, nodes) and its samples' step times
+// s_i (N absorbed when unknown). The fit's relative residuals p/s_i - 1 of
+// its samples sum in squares to U2 (p - U1/U2)^2 plus a constant, with
+// U1 = sum 1/s_i and U2 = sum 1/s_i^2: one residual per configuration,
+// whatever the number of samples that measured it.
 struct Point {
   double batch;
   int workers, nodes;
-  double step;  // observed step time (N absorbed when unknown)
+  double step;  // the first sample's step time (the only one's, for count 1)
+  double u1 = 0, u2 = 0, count = 0;
+  // The configuration's residual at predicted step time p.
+  double residual(double p) const {
+    if (count == 1) return p / step - 1;
+    const double r = std::sqrt(u2);
+    return r * p - u1 / r;
+  }
+  // The configuration's row scale and target in the additive start's least squares.
+  double row_scale() const { return count == 1 ? 1 / step : std::sqrt(u2); }
+  double row_target() const { return count == 1 ? 1.0 : u1 / std::sqrt(u2); }
 };
 
 // The inter-node term's volume factor: the cluster's measured shape when known.
@@ -46,13 +63,19 @@ struct FitPoints {
   std::set<int> intra_r, inter_r;
 };
 
+// The samples pooled by configuration, in the order of each one's first sample.
 FitPoints fit_points(const SampleSet& set, int gpus_per_node, double n) {
   FitPoints f;
+  std::map<std::tuple<double, int, int>, size_t> index;
   for (const auto& s : set.samples) {
     if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0) || !std::isfinite(s.epoch_time_s))
       throw InputError(set.source, 0, "", "allreduce-physical: samples need batch > 0, workers >= 1, epoch_time_s > 0");
     int nodes = s.nodes > 0 ? s.nodes : (s.workers + gpus_per_node - 1) / gpus_per_node;
-    f.pts.push_back({s.batch, s.workers, nodes, s.epoch_time_s * s.batch * s.workers / n});
+    const double step = s.epoch_time_s * s.batch * s.workers / n;
+    auto [it, fresh] = index.try_emplace({s.batch, s.workers, nodes}, f.pts.size());
+    if (fresh) f.pts.push_back({s.batch, s.workers, nodes, step});
+    Point& p = f.pts[it->second];
+    p.u1 += 1 / step, p.u2 += 1 / (step * step), p.count += 1;
     f.batches.insert(s.batch);
     if (s.workers > 1) (nodes > 1 ? f.inter_r : f.intra_r).insert(s.workers);
   }
@@ -82,11 +105,12 @@ Eigen::VectorXd additive_start(const std::vector<Point>& pts, const Mask& fixed,
   Eigen::VectorXd x0 = Eigen::VectorXd::Zero(kParams);
   x0(kGamma) = 1;
   Eigen::MatrixXd A = Eigen::MatrixXd::Zero(pts.size(), kGamma);
-  Eigen::VectorXd b = Eigen::VectorXd::Ones(pts.size());
+  Eigen::VectorXd b(pts.size());
+  for (size_t i = 0; i < pts.size(); ++i) b(static_cast<Eigen::Index>(i)) = pts[i].row_target();
   for (size_t i = 0; i < pts.size(); ++i) {
     const auto& p = pts[i];
     Eigen::Index row = static_cast<Eigen::Index>(i);
-    double w = 1 / p.step, ring = p.workers > 1 ? ring_factor(p.workers) : 0;
+    double w = p.row_scale(), ring = p.workers > 1 ? ring_factor(p.workers) : 0;
     bool multi = p.workers > 1, inter = p.nodes > 1;
     double iring = multi && inter ? inter_factor(p.workers, p.nodes, profile) : 0.0;
     double f[kGamma] = {1, p.batch, multi && !inter ? 1.0 : 0.0, multi && !inter ? ring : 0.0,
@@ -222,7 +246,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
     StepTimeTerms t = terms_of(x);
     Eigen::VectorXd r(pts.size());
     for (size_t i = 0; i < pts.size(); ++i)
-      r(static_cast<Eigen::Index>(i)) = step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile) / pts[i].step - 1;
+      r(static_cast<Eigen::Index>(i)) = pts[i].residual(step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile));
     return r;
   };
   const numerics::LmResult best = fit_terms(residuals, additive_start(pts, fixed, profile), fixed, p_.gamma_max);
@@ -234,8 +258,13 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   if (fixed(kGamma) && (!f.intra_r.empty() || !f.inter_r.empty() || gb.bytes))
     notes_.push_back("overlap not identifiable (no multi-worker samples): gamma = 1, no overlap");
 
-  Eigen::VectorXd r = residuals(best.x);
-  rel_residuals_.assign(r.data(), r.data() + r.size());
+  // Every sample's relative residual (one per configuration would understate the spread).
+  rel_residuals_.clear();
+  const StepTimeTerms fitted = terms_of(best.x);  // before the priors above
+  for (const auto& s : set.samples) {
+    int nodes = s.nodes > 0 ? s.nodes : (s.workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+    rel_residuals_.push_back(step_time_of(fitted, s.batch, s.workers, nodes, profile) / (s.epoch_time_s * s.batch * s.workers / n_) - 1);
+  }
   std::sort(rel_residuals_.begin(), rel_residuals_.end());
   fitted_ = true;
 }

@@ -52,12 +52,14 @@ void BandedCholesky::invert_band() {
   //   S(i, j) = [i == j] / L(i,i)^2 - sum_{k = i+1..i+w} (L(k,i) / L(i,i)) S(k, j),
   // which needs only entries of S within the band below and right of (i, i).
   inv_.assign(band_.size(), 0.0);
+  std::vector<double> q(w_ + 1);  // L(k, i) / L(i, i) for k = i+1..i+w, the same quotients in every j
   for (size_t i = n_; i-- > 0;) {
     const double d = at(i, i);
     const size_t hi = std::min(n_ - 1, i + w_);
+    for (size_t k = i + 1; k <= hi; ++k) q[k - i] = at(k, i) / d;
     for (size_t j = hi + 1; j-- > i;) {
       double s = j == i ? 1.0 / (d * d) : 0.0;
-      for (size_t k = i + 1; k <= hi; ++k) s -= at(k, i) / d * inv(k, j);
+      for (size_t k = i + 1; k <= hi; ++k) s -= q[k - i] * inv(k, j);
       inv(i, j) = s;
     }
   }

@@ -66,6 +66,47 @@ std::optional<double> guarded(PartScore& p, const std::string& what, F f) {
   }
 }
 
+// Held-out (truth, prediction) pairs of each fit-and-predict in `fps` over
+// the configuration folds of `data` (config_kfold), in fold order. The folds
+// and each fold's training and test sets are made once for all of them, and
+// one fold's sets at a time are held. An entry whose fit or prediction
+// throws keeps the message instead of points.
+struct CvOutcome {
+  std::vector<std::pair<double, double>> points;
+  std::optional<std::string> error;
+};
+std::vector<CvOutcome> cross_validate(const std::vector<FitPredict>& fps, const Truth& truth, const SampleSet& data,
+                                      int k, uint64_t seed) {
+  std::vector<CvOutcome> out(fps.size());
+  std::vector<char> held(data.size());
+  for (const auto& fold : config_kfold(data, k, seed)) {
+    std::fill(held.begin(), held.end(), 0);
+    for (size_t i : fold) held[i] = 1;
+    std::vector<size_t> train;
+    for (size_t i = 0; i < data.size(); ++i)
+      if (!held[i]) train.push_back(i);
+    const SampleSet train_set = subset(data, train), test = subset(data, fold);
+    const std::vector<double> t = truths(test, truth);
+    for (size_t m = 0; m < fps.size(); ++m) {
+      if (out[m].error) continue;
+      try {
+        const std::vector<double> pr = fps[m](train_set, test, nullptr);
+        for (size_t i = 0; i < pr.size(); ++i) out[m].points.push_back({t[i], pr[i]});
+      } catch (const std::exception& e) {
+        out[m].error = e.what();
+        out[m].points.clear();
+      }
+    }
+  }
+  return out;
+}
+
+double points_mre(const std::vector<std::pair<double, double>>& pts) {
+  std::vector<double> pred, truth;
+  for (const auto& [t, p] : pts) truth.push_back(t), pred.push_back(p);
+  return mre(pred, truth);
+}
+
 void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const SampleSet& data,
                 const std::optional<SampleSet>& workers_pool, const std::optional<SampleSet>& trials,
                 const std::optional<SampleSet>& trials_1pn, const EvalOptions& opts) {
@@ -79,26 +120,16 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
   });
 
   int k = opts.cv_folds;
-  if (data.size() < static_cast<size_t>(k)) {
-    p.notes.push_back(fmt::format("cv: {} samples are fewer than {} folds", data.size(), k));
+  if (const size_t m = distinct_configs(data); m < static_cast<size_t>(k)) {
+    p.notes.push_back(fmt::format("cv: {} configurations are fewer than {} folds", m, k));
   } else {
-    p.cv_mre = guarded(p, "cv", [&] {
-      std::vector<double> pred, truth_all;
-      for (const auto& fold : kfold(data.size(), k, opts.seed)) {
-        std::set<size_t> held(fold.begin(), fold.end());
-        std::vector<size_t> train;
-        for (size_t i = 0; i < data.size(); ++i)
-          if (!held.count(i)) train.push_back(i);
-        SampleSet test = subset(data, fold);
-        auto pr = fp(subset(data, train), test, nullptr);
-        pred.insert(pred.end(), pr.begin(), pr.end());
-        auto tr = truths(test, truth);
-        truth_all.insert(truth_all.end(), tr.begin(), tr.end());
-      }
-      double score = mre(pred, truth_all);
-      for (size_t i = 0; i < pred.size(); ++i) p.cv_points.push_back({truth_all[i], pred[i]});
-      return score;
-    });
+    CvOutcome cv = std::move(cross_validate({fp}, truth, data, k, opts.seed).front());
+    if (cv.error) {
+      p.notes.push_back("cv: " + *cv.error);
+    } else {
+      p.cv_mre = guarded(p, "cv", [&] { return points_mre(cv.points); });
+      if (p.cv_mre) p.cv_points = std::move(cv.points);
+    }
   }
 
   if (opts.cv_only) return;
@@ -203,18 +234,53 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
   return r;
 }
 
+std::vector<std::optional<double>> parts_cv_mre(const std::vector<std::string>& names, ModelPart part,
+                                                const SampleSet& samples, EvalOptions opts,
+                                                const models::ModelParams& params) {
+  std::vector<std::optional<double>> out(names.size());
+  std::vector<FitPredict> fps;
+  std::vector<size_t> which;  // the names with the part, in order
+  for (size_t n = 0; n < names.size(); ++n) {
+    const models::ModelEntry& e = models::ModelRegistry::instance().get(names[n]);
+    if (part == ModelPart::kTime && e.make_time) {
+      fps.push_back([make = e.make_time, &params](const SampleSet& train, const SampleSet& test, FitInfo*) {
+        auto m = make(params);
+        m->fit(train);
+        std::vector<double> pr;
+        for (const auto& x : test.samples) pr.push_back(m->predict(x.batch, x.workers, x.nodes));
+        return pr;
+      });
+      which.push_back(n);
+    } else if (part == ModelPart::kMetric && e.make_metric) {
+      fps.push_back([make = e.make_metric, &params](const SampleSet& train, const SampleSet& test, FitInfo*) {
+        auto m = make(params);
+        m->fit(train);
+        std::vector<double> pr;
+        for (const auto& x : test.samples) pr.push_back(m->predict(x.batch, x.workers, x.epochs));
+        return pr;
+      });
+      which.push_back(n);
+    }
+  }
+  if (fps.empty()) return out;
+  const SampleSet d = part == ModelPart::kTime ? distinct_time_configs(samples) : metric_samples(samples);
+  if (d.empty() || distinct_configs(d) < static_cast<size_t>(opts.cv_folds)) return out;
+  const Truth truth = part == ModelPart::kTime ? Truth([](const Sample& x) { return x.epoch_time_s; })
+                                               : Truth([](const Sample& x) { return *x.metric; });
+  const std::vector<CvOutcome> cv = cross_validate(fps, truth, d, opts.cv_folds, opts.seed);
+  for (size_t m = 0; m < cv.size(); ++m) {
+    if (cv[m].error) continue;
+    try {
+      out[which[m]] = points_mre(cv[m].points);
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
 std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,
                                   EvalOptions opts, const models::ModelParams& params) {
-  models::ModelEntry e = models::ModelRegistry::instance().get(name);
-  if (part == ModelPart::kTime) e.make_metric = nullptr;
-  else e.make_time = nullptr;
-  opts.cv_only = true;
-  EvalData data;
-  data.name = name;
-  data.samples = samples;
-  data.model_params = params;
-  auto sc = evaluate_model(e, data, opts);
-  return part == ModelPart::kTime ? sc.time.cv_mre : sc.metric.cv_mre;
+  return parts_cv_mre({name}, part, samples, opts, params).front();
 }
 
 }  // namespace trainplan::scoring
