@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "models/registry.h"
@@ -23,14 +24,15 @@ constexpr double kTinyX = 1e-12;
 // centroid (mean x of its points, each pooled configuration counted with its
 // weight w) and interpolating linearly between them keeps monotonicity and
 // removes the artificial steps.
+// `sorted`: lx is already in increasing order.
 numerics::IsotonicCurve centered(const numerics::IsotonicCurve& g, const std::vector<double>& lx,
-                                 const std::vector<double>& w) {
+                                 const std::vector<double>& w, bool sorted = false) {
   numerics::IsotonicCurve c;
   c.shape = g.shape;
   c.sse = g.sse;
   std::vector<std::pair<double, double>> xs(lx.size());
   for (size_t i = 0; i < lx.size(); ++i) xs[i] = {lx[i], w[i]};
-  std::sort(xs.begin(), xs.end());
+  if (!sorted) std::sort(xs.begin(), xs.end());
   size_t i = 0;
   while (i < xs.size()) {
     double v = g.predict(xs[i].first), sum = 0, count = 0;
@@ -94,7 +96,11 @@ double weighted_median(const std::vector<size_t>& order, const std::vector<doubl
   return 0.0;  // the rest of the weight is the prior's
 }
 
-double kernel(double du, double dv) { return std::exp(-0.5 * (du * du + dv * dv)); }
+// The Gaussian kernel as the product of its two factors, so that a factor
+// shared by many evaluations (a table row's batch, a column's u) is computed
+// once.
+double kernel_factor(double d) { return std::exp(-0.5 * d * d); }
+double kernel(double du, double dv) { return kernel_factor(du) * kernel_factor(dv); }
 
 // Indices of r in increasing order of r, for weighted medians.
 std::vector<size_t> ascending_order(const std::vector<double>& r) {
@@ -149,6 +155,29 @@ struct Smoothing {
     }
     return median ? weighted_median(order, residuals, w, lam, den) : num / den;
   }
+  // value() at (qb, us[c]) for every c, added to out[c]; `along_u` caches
+  // the kernel's factors along u by column value, for the rows to come.
+  void add_row(const std::vector<double>& lb, const std::vector<double>& u, double qb, const std::vector<double>& us,
+               std::vector<double>& out, std::unordered_map<double, std::vector<double>>& along_u) const {
+    const size_t n = lb.size();
+    std::vector<double> kb(n), w(median ? n : 0);
+    for (size_t j = 0; j < n; ++j) kb[j] = kernel_factor((qb - lb[j]) / hb) * weights[j];
+    for (size_t c = 0; c < us.size(); ++c) {
+      auto [it, fresh] = along_u.try_emplace(us[c]);
+      std::vector<double>& ku = it->second;
+      if (fresh) {
+        ku.resize(n);
+        for (size_t j = 0; j < n; ++j) ku[j] = kernel_factor((us[c] - u[j]) / hx);
+      }
+      double num = 0, den = lam;
+      for (size_t j = 0; j < n; ++j) {
+        const double wj = kb[j] * ku[j];
+        if (median) w[j] = wj;
+        num += wj * residuals[j], den += wj;
+      }
+      out[c] += median ? weighted_median(order, residuals, w, lam, den) : num / den;
+    }
+  }
 };
 
 // Leave-one-out choice of the axis, bandwidths and shrinkage of a smooth of
@@ -170,13 +199,27 @@ Smoothing choose_smoothing(const SmoothPoints& pts, const std::vector<bool>& axe
   Smoothing choice[2];  // [0]: mean, [1]: median
   // Kernel weights times the other point's weight, 0 on the diagonal.
   std::vector<std::vector<double>> w(n, std::vector<double>(n, 0.0));
+  // The kernel's factors for every pair, per bandwidth: each is shared by
+  // the combinations of the other coordinate's bandwidths.
+  auto factors = [&](const std::vector<double>& v, double h) {
+    std::vector<double> f(n * n);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = i + 1; j < n; ++j) f[i * n + j] = kernel_factor((v[i] - v[j]) / h);
+    return f;
+  };
+  std::vector<std::vector<double>> along_b, along_u;
+  for (double hb : hbs) along_b.push_back(factors(lb, hb));
   for (bool data : axes) {
     const std::vector<double>& u = data ? le : lx;
-    for (double hb : hbs)
-      for (double hx : hxs) {
+    along_u.clear();
+    for (double hx : hxs) along_u.push_back(factors(u, hx));
+    for (size_t ib = 0; ib < hbs.size(); ++ib)
+      for (size_t ix = 0; ix < hxs.size(); ++ix) {
+        const double hb = hbs[ib], hx = hxs[ix];
+        const std::vector<double> &fb = along_b[ib], &fu = along_u[ix];
         for (size_t i = 0; i < n; ++i)
           for (size_t j = i + 1; j < n; ++j) {
-            const double k = kernel((lb[i] - lb[j]) / hb, (u[i] - u[j]) / hx);
+            const double k = fb[i * n + j] * fu[i * n + j];
             w[i][j] = k * pw[j], w[j][i] = k * pw[i];
           }
         // Kernel sums without self, the same for every statistic and shrink value.
@@ -648,7 +691,7 @@ double GlobalBatchModel::held_out_sse(const std::vector<double>& x, const std::v
       if (p_.centered) {
         std::vector<double> kept_lx, kept_w;
         for (size_t i : kept) kept_lx.push_back(lx[i]), kept_w.push_back(sp[i].w);
-        g = centered(g, kept_lx, kept_w);
+        g = centered(g, kept_lx, kept_w, /*sorted=*/true);  // `order` sorts them
       }
       for (size_t i = 0; i < x.size(); ++i)
         if (fold[i] == f) sse += sp[i].w * std::pow(g.predict(lx[i]) - y[i], 2) + sp[i].m2;
@@ -699,9 +742,10 @@ void GlobalBatchModel::fit_correction(const PooledMetricSamples& pooled, const s
     const double ui = data_axis_ ? std::log(std::max(e[i], kTinyX)) : std::log(std::max(x[i], kTinyX));
     lb_lo = std::min(lb_lo, lb), lb_hi = std::max(lb_hi, lb), u_lo = std::min(u_lo, ui), u_hi = std::max(u_hi, ui);
   }
-  tabulate_correction(lb_lo, lb_hi, u_lo, u_hi, [&](double qb, double qu) {
-    double corr = 0;
-    for (const auto& st : stages) corr += st.value(pts.lb, u, qb, qu);
+  std::vector<std::unordered_map<double, std::vector<double>>> along_u(stages.size());
+  tabulate_correction(lb_lo, lb_hi, u_lo, u_hi, [&](double qb, const std::vector<double>& us) {
+    std::vector<double> corr(us.size(), 0.0);
+    for (size_t k = 0; k < stages.size(); ++k) stages[k].add_row(pts.lb, u, qb, us, corr, along_u[k]);
     return corr;
   });
   corrected_ = true;
@@ -710,8 +754,9 @@ void GlobalBatchModel::fit_correction(const PooledMetricSamples& pooled, const s
 // Tabulates link + correction at (log2 B, u) one grid step beyond the data
 // ([lb_lo, lb_hi] x [u_lo, u_hi]) on every side, each row monotone in epochs
 // (and, with monotone_batch along x, in batch).
-void GlobalBatchModel::tabulate_correction(double lb_lo, double lb_hi, double u_lo, double u_hi,
-                                           const std::function<double(double, double)>& correction) {
+void GlobalBatchModel::tabulate_correction(
+    double lb_lo, double lb_hi, double u_lo, double u_hi,
+    const std::function<std::vector<double>(double, const std::vector<double>&)>& correction) {
   surface_.db = p_.grid_batch_step;
   surface_.lb0 = lb_lo - 1;
   const int nb = static_cast<int>(std::ceil((lb_hi + 1 - surface_.lb0) / surface_.db)) + 1;
@@ -726,11 +771,9 @@ void GlobalBatchModel::tabulate_correction(double lb_lo, double lb_hi, double u_
     const std::vector<std::pair<double, double>> cols = row_columns(std::exp2(qb), regular);
     row.u.resize(cols.size());
     row.v.resize(cols.size());
-    for (size_t k = 0; k < cols.size(); ++k) {
-      const auto [qu, qlx] = cols[k];
-      row.u[k] = qu;
-      row.v[k] = link(qlx) + correction(qb, qu);
-    }
+    for (size_t k = 0; k < cols.size(); ++k) row.u[k] = cols[k].first;
+    const std::vector<double> corr = correction(qb, row.u);
+    for (size_t k = 0; k < cols.size(); ++k) row.v[k] = link(cols[k].second) + corr[k];
     row.make_monotone(dir_);
   }
   if (p_.monotone_batch && !data_axis_)  // a larger batch is no better at equal effective epochs (shared columns)
@@ -820,6 +863,10 @@ static MetricModelRegistrar reg_gb("global-batch",
                                    "metric = isotonic G(effective epochs), efficiency of global batch b*r from the "
                                    "gradient noise scale (fitted when absent)",
                                    [] { return std::make_unique<GlobalBatchModel>(); });
+// Not among "auto"'s candidates: its fit costs 3 to 5 times global-batch's
+// (an Optimus curve per trend candidate), "auto" scores each candidate six
+// times on every default plan, and on the Pollux traces it never had the
+// lowest CV (docs/lab/SCALING.md). Available by name and in evaluate.
 static MetricModelRegistrar reg_gb_curve("global-batch-curve",
                                          "metric = Optimus curve in effective epochs of global batch b*r "
                                          "(noise-scale efficiency)",
@@ -833,6 +880,7 @@ static MetricModelRegistrar reg_gb_curve("global-batch-curve",
                                            // (cifar10 mean 0.77% against 0.76%; docs/lab/MODELS-METRIC.md).
                                            p.refine_iterations = 0;
                                            return std::make_unique<GlobalBatchModel>(p, "global-batch-curve");
-                                         });
+                                         },
+                                         AutoChoice::kExcluded);
 
 }  // namespace trainplan::models

@@ -122,10 +122,11 @@ struct GlobalBatchParams {
   // ~530 candidates, and the correction's leave-one-out weighs every pair.
   // Each works on at most this many configurations, an even thinning in
   // order of (B, workers, e) beyond it; G and the measure of fit use them
-  // all. 512 is above every sampling plan of `trainplan sample` (at most 240
-  // trials with a metric), whose fits these caps leave as they were.
-  size_t max_trend_points = 512;
-  size_t max_correction_points = 512;
+  // all. 256 is above the paper's sampling plan (240 trials), whose fits
+  // these caps leave as they were, and keeps a fit on any number of
+  // configurations near the cost of one on 256 (docs/lab/SCALING.md).
+  size_t max_trend_points = 256;
+  size_t max_correction_points = 256;
 };
 
 class GlobalBatchModel : public MetricModel {
@@ -209,8 +210,9 @@ class GlobalBatchModel : public MetricModel {
   // Steps of fit_correction(): the surface of link + correction(log2 B, u),
   // and the columns (u, ln x) of its row at global batch Bq.
   // The surface spans [lb_lo, lb_hi] x [u_lo, u_hi], the data's range, and a grid step beyond.
+  // `correction` gives a row's values at global batch log2 B = qb and columns us.
   void tabulate_correction(double lb_lo, double lb_hi, double u_lo, double u_hi,
-                           const std::function<double(double, double)>& correction);
+                           const std::function<std::vector<double>(double, const std::vector<double>&)>& correction);
   std::vector<std::pair<double, double>> row_columns(double Bq, const std::vector<double>& regular) const;
 
   GlobalBatchParams p_;

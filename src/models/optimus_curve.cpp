@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "core/median.h"
 #include "numerics/nnls.h"
@@ -15,6 +16,26 @@ namespace trainplan::models {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Curves on more points than this solve their reweighted least squares from
+// the normal equations (fit_at). The paper's sampling plan has at most 240.
+constexpr size_t kNormalEquationsPoints = 256;
+
+// argmin ||A x - z||^2 over x >= 0 for a two-column A, from A^T A = [aa ab;
+// ab bb] and A^T z = (az, bz): the convex problem's optimum is the
+// unconstrained one when it is feasible, else on a face, the better of the
+// one-variable optima (or 0).
+std::pair<double, double> nnls2(double aa, double ab, double bb, double az, double bz) {
+  const double det = aa * bb - ab * ab;
+  if (det > 0) {
+    const double x0 = (bb * az - ab * bz) / det, x1 = (aa * bz - ab * az) / det;
+    if (x0 >= 0 && x1 >= 0) return {x0, x1};
+  }
+  // f(x) - z^T z = x^T (A^T A) x - 2 (A^T z)^T x on each face.
+  const double x0 = aa > 0 ? std::max(0.0, az / aa) : 0.0, x1 = bb > 0 ? std::max(0.0, bz / bb) : 0.0;
+  const double f0 = aa * x0 * x0 - 2 * az * x0, f1 = bb * x1 * x1 - 2 * bz * x1;
+  return f0 <= f1 ? std::pair{x0, 0.0} : std::pair{0.0, x1};
+}
 
 }  // namespace
 
@@ -27,9 +48,16 @@ OptimusCurve::Fit OptimusCurve::fit_at(double b2, const std::vector<double>& kn,
   // Iteratively reweighted: a row weighted by u_obs * u_fit has linearised
   // residual u_obs u_fit (1/u_fit - 1/u_obs) = u_obs - u_fit, exactly the
   // residual in l. The first pass has no fit yet and uses u_obs^2.
+  // Beyond kNormalEquationsPoints points each solve sums the rows' normal
+  // equations and solves the two-variable NNLS exactly (the unconstrained
+  // optimum when both coefficients are >= 0, else the better of the two
+  // one-variable optima): no n x 2 matrix and QR per solve. Up to it, the
+  // general NNLS on the rows, as before.
+  const bool normal = n > kNormalEquationsPoints;
   for (int pass = 0; pass < 4; ++pass) {
-    Eigen::MatrixXd A(n, 2);
-    Eigen::VectorXd z(n);
+    Eigen::MatrixXd A(normal ? 0 : n, 2);
+    Eigen::VectorXd z(normal ? 0 : n);
+    double aa = 0, ab = 0, bb = 0, az = 0, bz = 0;  // the normal equations: A^T A and A^T z
     size_t r = 0;
     for (size_t i = 0; i < kn.size(); ++i) {
       if (!kept[i]) continue;
@@ -53,10 +81,20 @@ OptimusCurve::Fit OptimusCurve::fit_at(double b2, const std::vector<double>& kn,
         w = std::sqrt(S);
         target = T / w;
       }
+      if (normal) {
+        const double a = w * kn[i], b = w;
+        aa += a * a, ab += a * b, bb += b * b, az += a * target, bz += b * target;
+        continue;
+      }
       A(r, 0) = w * kn[i];
       A(r, 1) = w;
       z(r) = target;
       ++r;
+    }
+    if (normal) {
+      const auto [b0, b1] = nnls2(aa, ab, bb, az, bz);
+      f.b0 = b0, f.b1 = b1;
+      continue;
     }
     auto res = numerics::nnls(A, z);
     f.b0 = res.x(0);

@@ -57,9 +57,13 @@ void BandedCholesky::invert_band() {
     const double d = at(i, i);
     const size_t hi = std::min(n_ - 1, i + w_);
     for (size_t k = i + 1; k <= hi; ++k) q[k - i] = at(k, i) / d;
+    const size_t stride = w_ + 2;  // (k, j) with k >= j sits at k (w + 2) - j; with k < j at j (w + 2) - k
     for (size_t j = hi + 1; j-- > i;) {
       double s = j == i ? 1.0 / (d * d) : 0.0;
-      for (size_t k = i + 1; k <= hi; ++k) s -= q[k - i] * inv(k, j);
+      // k in increasing order, as the recurrence sums them.
+      const double* above = inv_.data() + j * stride;  // (k, j), k < j: above[-k]
+      for (size_t k = i + 1; k < j; ++k) s -= q[k - i] * above[-static_cast<long>(k)];
+      for (size_t k = std::max(i + 1, j); k <= hi; ++k) s -= q[k - i] * inv_[k * stride - j];
       inv(i, j) = s;
     }
   }

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 
 #include "scoring/mre.h"
@@ -68,36 +70,66 @@ std::optional<double> guarded(PartScore& p, const std::string& what, F f) {
 
 // Held-out (truth, prediction) pairs of each fit-and-predict in `fps` over
 // the configuration folds of `data` (config_kfold), in fold order. The folds
-// and each fold's training and test sets are made once for all of them, and
-// one fold's sets at a time are held. An entry whose fit or prediction
-// throws keeps the message instead of points.
+// and each fold's training and test sets are made once for all of them. The
+// (fold, fit) pairs are independent fits of fresh models, so they run on the
+// machine's cores; each result lands in its own slot and is read in fold
+// order, so the outcome does not depend on the schedule. An entry whose fit
+// or prediction throws keeps the message of its first failing fold instead
+// of points.
 struct CvOutcome {
   std::vector<std::pair<double, double>> points;
   std::optional<std::string> error;
 };
 std::vector<CvOutcome> cross_validate(const std::vector<FitPredict>& fps, const Truth& truth, const SampleSet& data,
                                       int k, uint64_t seed) {
-  std::vector<CvOutcome> out(fps.size());
+  const std::vector<std::vector<size_t>> folds = config_kfold(data, k, seed);
+  std::vector<SampleSet> train_sets, tests;
+  std::vector<std::vector<double>> t;
   std::vector<char> held(data.size());
-  for (const auto& fold : config_kfold(data, k, seed)) {
+  for (const auto& fold : folds) {
     std::fill(held.begin(), held.end(), 0);
     for (size_t i : fold) held[i] = 1;
     std::vector<size_t> train;
     for (size_t i = 0; i < data.size(); ++i)
       if (!held[i]) train.push_back(i);
-    const SampleSet train_set = subset(data, train), test = subset(data, fold);
-    const std::vector<double> t = truths(test, truth);
-    for (size_t m = 0; m < fps.size(); ++m) {
-      if (out[m].error) continue;
+    train_sets.push_back(subset(data, train));
+    tests.push_back(subset(data, fold));
+    t.push_back(truths(tests.back(), truth));
+  }
+  struct Slot {
+    std::vector<double> pred;
+    std::optional<std::string> error;
+  };
+  const size_t nf = folds.size(), tasks = nf * fps.size();
+  std::vector<Slot> slots(tasks);  // task = model * nf + fold
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t task; (task = next++) < tasks;) {
+      const size_t m = task / nf, f = task % nf;
       try {
-        const std::vector<double> pr = fps[m](train_set, test, nullptr);
-        for (size_t i = 0; i < pr.size(); ++i) out[m].points.push_back({t[i], pr[i]});
+        slots[task].pred = fps[m](train_sets[f], tests[f], nullptr);
       } catch (const std::exception& e) {
-        out[m].error = e.what();
-        out[m].points.clear();
+        slots[task].error = e.what();
       }
     }
-  }
+  };
+  const size_t n_threads = std::min<size_t>(tasks, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < n_threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+
+  std::vector<CvOutcome> out(fps.size());
+  for (size_t m = 0; m < fps.size(); ++m)
+    for (size_t f = 0; f < nf && !out[m].error; ++f) {
+      const Slot& s = slots[m * nf + f];
+      if (s.error) {
+        out[m].error = s.error;
+        out[m].points.clear();
+        break;
+      }
+      for (size_t i = 0; i < s.pred.size(); ++i) out[m].points.push_back({t[f][i], s.pred[i]});
+    }
   return out;
 }
 
