@@ -552,10 +552,19 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
   // The grid's span of noise scales in log scale, and its step.
   const int m = std::max(2, p_.scale_grid);
   const double lo = std::log(all.bmin / p_.scale_span), hi = std::log(all.bmax * p_.scale_span);
-  double best = std::numeric_limits<double>::infinity();
-  Noise best_n = search_trend_grid(bases, lo, hi, sse_of, best);
-  if (!std::isfinite(best)) throw InputError(samples.source, 0, "metric", name_ + ": no parameter gave a finite fit");
-  refine_trend((hi - lo) / (m - 1), sse_of, best_n, best);
+  // The search is a pure function of what the key holds: global-batch and
+  // global-batch-anchored's base fitted on the same samples (each fold of
+  // auto's cross-validation) search alike, and the second reads the first's
+  // result (TrendCache).
+  const std::string key = trend_key(bases, lo, hi, runs.B, runs.e, runs.y, runs.workers, runs.sp);
+  Noise best_n;
+  if (!TrendCache::instance().find(key, best_n)) {
+    double best = std::numeric_limits<double>::infinity();
+    best_n = search_trend_grid(bases, lo, hi, sse_of, best);
+    if (!std::isfinite(best)) throw InputError(samples.source, 0, "metric", name_ + ": no parameter gave a finite fit");
+    refine_trend((hi - lo) / (m - 1), sse_of, best_n, best);
+    TrendCache::instance().add(key, best_n);
+  }
   grad_available_ = grad_ok;
   held_out_ = held_out;
   noise_ = best_n;
@@ -572,6 +581,56 @@ void GlobalBatchModel::fit(const SampleSet& samples) {
       sse += all.w[i] * std::pow(predict(all.B[i], 1, all.e[i]) - all.y[i], 2) + all.ss[i];
     in_sample_rmse_ = std::sqrt(sse / double(n_));
   }
+}
+
+GlobalBatchModel::TrendCache& GlobalBatchModel::TrendCache::instance() {
+  static TrendCache cache;
+  return cache;
+}
+
+bool GlobalBatchModel::TrendCache::find(const std::string& key, Noise& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = entries_.begin(); it != entries_.end(); ++it)
+    if (it->first == key) {
+      out = it->second;
+      entries_.splice(entries_.begin(), entries_, it);  // most recently used first
+      return true;
+    }
+  return false;
+}
+
+void GlobalBatchModel::TrendCache::add(const std::string& key, const Noise& n) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_.emplace_front(key, n);
+  if (entries_.size() > kCapacity) entries_.pop_back();
+}
+
+// Every input of the trend search, byte for byte: the parameters it reads,
+// the direction and loss scale G is fitted in, the families, the grid's span
+// and each point it scores.
+std::string GlobalBatchModel::trend_key(const std::vector<Noise>& bases, double lo, double hi,
+                                        const std::vector<double>& B, const std::vector<double>& e,
+                                        const std::vector<double>& y, const std::vector<int>& workers,
+                                        const std::vector<OptimusCurve::Spread>& sp) const {
+  std::string k;
+  auto put = [&](double v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(double(p_.link == GlobalBatchParams::Link::kIsotonic)), put(double(p_.centered)), put(p_.scale_grid);
+  put(p_.integration_steps), put(p_.refine_iterations), put(p_.noise_cv_folds);
+  put(double(p_.noise_selection == GlobalBatchParams::NoiseSelection::kHeldOutRuns));
+  put(double(p_.growth.size()));
+  for (double g : p_.growth) put(g);
+  put(double(p_.sharpness.size()));
+  for (double g : p_.sharpness) put(g);
+  put(double(dir_ == MetricDirection::kMax)), put(loss_.offset);
+  put(double(bases.size()));
+  for (const Noise& b : bases) put(double(b.grad)), put(b.a), put(b.c), put(b.d), put(b.s), put(b.e_ref), put(b.p);
+  put(lo), put(hi), put(double(B.size()));
+  for (size_t i = 0; i < B.size(); ++i) {
+    const auto& s = sp[i];
+    put(B[i]), put(e[i]), put(y[i]), put(workers[i]);
+    put(s.w), put(s.m2), put(s.m3), put(s.m4), put(s.lo), put(s.hi);
+  }
+  return k;
 }
 
 // Families of noise-scale trends to search, each as the base its grid

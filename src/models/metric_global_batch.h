@@ -34,6 +34,8 @@
 #pragma once
 #include <array>
 #include <functional>
+#include <list>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -204,6 +206,23 @@ class GlobalBatchModel : public MetricModel {
   // base), the grid search under a score, and the refinement of its winner.
   std::vector<Noise> trend_families(const std::vector<std::array<double, 3>>& grad_points, bool grad_ok, double e_ref,
                                     double b_ref) const;
+  // The searched trend of recent fits, by every input of the search
+  // (trend_key): a pure function, so a fit that finds its key skips the
+  // search with the same result. Bounded; safe across threads.
+  class TrendCache {
+   public:
+    static TrendCache& instance();
+    bool find(const std::string& key, Noise& out);
+    void add(const std::string& key, const Noise& n);
+
+   private:
+    static constexpr size_t kCapacity = 32;
+    std::mutex mutex_;
+    std::list<std::pair<std::string, Noise>> entries_;  // most recently used first
+  };
+  std::string trend_key(const std::vector<Noise>& bases, double lo, double hi, const std::vector<double>& B,
+                        const std::vector<double>& e, const std::vector<double>& y, const std::vector<int>& workers,
+                        const std::vector<OptimusCurve::Spread>& sp) const;
   Noise search_trend_grid(const std::vector<Noise>& bases, double lo, double hi,
                           const std::function<double(const Noise&)>& sse_of, double& best) const;
   void refine_trend(double step, const std::function<double(const Noise&)>& sse_of, Noise& best_n, double& best) const;

@@ -17,9 +17,10 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Curves on more points than this solve their reweighted least squares from
-// the normal equations (fit_at). The paper's sampling plan has at most 240.
-constexpr size_t kNormalEquationsPoints = 256;
+// Curves on more observations than this solve their reweighted least
+// squares from the normal equations (fit_at). The paper's sampling plan has
+// at most 240.
+constexpr double kNormalEquationsObservations = 256;
 
 // argmin ||A x - z||^2 over x >= 0 for a two-column A, from A^T A = [aa ab;
 // ab bb] and A^T z = (az, bz): the convex problem's optimum is the
@@ -48,12 +49,12 @@ OptimusCurve::Fit OptimusCurve::fit_at(double b2, const std::vector<double>& kn,
   // Iteratively reweighted: a row weighted by u_obs * u_fit has linearised
   // residual u_obs u_fit (1/u_fit - 1/u_obs) = u_obs - u_fit, exactly the
   // residual in l. The first pass has no fit yet and uses u_obs^2.
-  // Beyond kNormalEquationsPoints points each solve sums the rows' normal
-  // equations and solves the two-variable NNLS exactly (the unconstrained
-  // optimum when both coefficients are >= 0, else the better of the two
-  // one-variable optima): no n x 2 matrix and QR per solve. Up to it, the
-  // general NNLS on the rows, as before.
-  const bool normal = n > kNormalEquationsPoints;
+  // Beyond kNormalEquationsObservations observations each solve sums the
+  // rows' normal equations and solves the two-variable NNLS exactly (the
+  // unconstrained optimum when both coefficients are >= 0, else the better
+  // of the two one-variable optima): no n x 2 matrix and QR per solve. Up to
+  // it, the general NNLS on the rows, as before.
+  const bool normal = count_ > kNormalEquationsObservations;
   for (int pass = 0; pass < 4; ++pass) {
     Eigen::MatrixXd A(normal ? 0 : n, 2);
     Eigen::VectorXd z(normal ? 0 : n);
