@@ -599,6 +599,13 @@ bool GlobalBatchModel::TrendCache::find(const std::string& key, Noise& out) {
   return false;
 }
 
+void GlobalBatchModel::TrendCache::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_.clear();
+}
+
+void GlobalBatchModel::clear_trend_cache() { TrendCache::instance().clear(); }
+
 void GlobalBatchModel::TrendCache::add(const std::string& key, const Noise& n) {
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.emplace_front(key, n);

@@ -156,6 +156,9 @@ class GlobalBatchModel : public MetricModel {
   bool has_correction() const { return corrected_; }
   bool correction_along_data_epochs() const { return data_axis_; }  // else along effective epochs
   const std::vector<Stage>& correction_stages() const { return stages_; }
+  // Forgets the trend searches kept so far (TrendCache below), so that a
+  // benchmark times a fit that searches.
+  static void clear_trend_cache();
 
  private:
   struct Noise {
@@ -214,6 +217,7 @@ class GlobalBatchModel : public MetricModel {
     static TrendCache& instance();
     bool find(const std::string& key, Noise& out);
     void add(const std::string& key, const Noise& n);
+    void clear();
 
    private:
     static constexpr size_t kCapacity = 32;
