@@ -1,4 +1,5 @@
-// trainplan sample: draw a sampling plan from a replay workload (a public trace).
+// trainplan sample: draw a sampling plan from a replay workload (a public
+// trace), or a synthetic store of any size (replay/synthetic_store.h).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -7,6 +8,7 @@
 #include "core/error.h"
 #include "io/sample_csv.h"
 #include "replay/sampler.h"
+#include "replay/synthetic_store.h"
 
 namespace trainplan::cli {
 namespace {
@@ -20,9 +22,31 @@ struct SampleArgs {
   std::string metric_direction;
   std::string metric_align = "data-epochs";
   bool curves = false;
+  size_t synthetic_rows = 0;
+  std::string synthetic_form = "curve";
 };
 
+void write_out(const SampleArgs& a, const SampleSet& s) {
+  if (a.out.empty() || a.out == "-") std::cout << io::format_samples_csv(s);
+  else io::write_samples_csv(a.out, s);
+}
+
+void run_synthetic(const SampleArgs& a) {
+  replay::SyntheticStoreParams p;
+  p.rows = a.synthetic_rows;
+  p.seed = a.seed;
+  if (a.dataset_size > 0) p.dataset_size = a.dataset_size;
+  p.form = a.synthetic_form == "trials" ? replay::SyntheticStoreParams::Form::kTrials
+                                        : replay::SyntheticStoreParams::Form::kCurve;
+  const SampleSet s = replay::synthetic_store(p);
+  write_out(a, s);
+  std::cerr << fmt::format("drew {} trial rows and {} curve rows of a synthetic store (seed {}){}\n", s.size(),
+                           s.curve.size(), a.seed, a.out.empty() || a.out == "-" ? "" : " -> " + a.out);
+}
+
 void run_sample(const SampleArgs& a) {
+  if (a.synthetic_rows > 0) return run_synthetic(a);
+  if (a.workload.empty()) throw InputError("sample: --workload (a trace directory) or --synthetic-rows is required");
   replay::OracleOptions opts;
   if (a.dataset_size > 0) opts.dataset_size = a.dataset_size;
   if (!a.metric_direction.empty()) opts.direction = parse_direction(a.metric_direction);
@@ -31,12 +55,7 @@ void run_sample(const SampleArgs& a) {
   auto plan = replay::named_plan(a.plan, a.seed);
   plan.record_curves = a.curves;
   auto res = replay::draw_samples(oracle, plan);
-  std::string csv = io::format_samples_csv(res.samples);
-  if (a.out.empty() || a.out == "-") {
-    std::cout << csv;
-  } else {
-    io::write_samples_csv(a.out, res.samples);
-  }
+  write_out(a, res.samples);
   std::cerr << fmt::format("sampled {} trials from {} (plan '{}', seed {}, dataset size {}, metric {})", res.samples.size(),
                            oracle.name(), a.plan, a.seed, oracle.dataset_size(), to_string(oracle.direction()));
   if (!res.samples.curve.empty())
@@ -49,9 +68,17 @@ void run_sample(const SampleArgs& a) {
 
 void setup(CLI::App& root) {
   auto args = std::make_shared<SampleArgs>();
-  auto* cmd = root.add_subcommand("sample", "Draw profiling samples from a replay workload (a Pollux-format trace directory)");
-  cmd->add_option("--workload", args->workload, "Trace directory with placements.csv, scalability.csv, validation-<B>.csv")
-      ->required();
+  auto* cmd = root.add_subcommand("sample", "Draw profiling samples from a replay workload (a Pollux-format trace directory), "
+                                  "or a synthetic store of any size");
+  cmd->add_option("--workload", args->workload, "Trace directory with placements.csv, scalability.csv, validation-<B>.csv");
+  cmd->add_option("--synthetic-rows", args->synthetic_rows,
+                  "Instead of a workload: this many rows of a synthetic learning-curve store, many trials on a grid "
+                  "of (batch, workers) from a closed-form truth plus noise (for scale tests)");
+  cmd->add_option("--synthetic-form", args->synthetic_form,
+                  "With --synthetic-rows, how a trial of e epochs is written: curve (one trial row, its earlier "
+                  "epochs as source=curve rows) or trials (every epoch a trial row)")
+      ->check(CLI::IsMember({"curve", "trials"}))
+      ->capture_default_str();
   cmd->add_option("--plan", args->plan, "Sampling plan: paper (240 trials), small (40), wide (576)")
       ->capture_default_str();
   cmd->add_option("--dataset-size", args->dataset_size, "Training examples per epoch (default: known or derived from the trace)");

@@ -13,6 +13,8 @@ CancelScope::CancelScope(Clock::time_point deadline, const std::atomic<bool>* st
 
 CancelScope::~CancelScope() { current_scope = outer_; }
 
+const CancelScope* CancelScope::current() { return current_scope; }
+
 void CancelScope::check() const {
   if (stop_ && stop_->load(std::memory_order_relaxed)) throw Cancelled{Cancelled::Why::kStop};
   if (Clock::now() >= deadline_) throw Cancelled{Cancelled::Why::kDeadline};

@@ -30,6 +30,11 @@ class CancelScope {
   CancelScope& operator=(const CancelScope&) = delete;
 
   Clock::time_point deadline() const { return deadline_; }
+  const std::atomic<bool>* stop() const { return stop_; }
+  // The calling thread's innermost scope, or null. A computation that hands
+  // work to other threads opens a scope with the same deadline and stop flag
+  // on each of them, so that check_cancelled() there sees the request's limit.
+  static const CancelScope* current();
   // Throws Cancelled when this scope is cancelled.
   void check() const;
 

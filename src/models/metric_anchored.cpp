@@ -8,9 +8,19 @@
 
 #include "core/error.h"
 #include "numerics/banded_cholesky.h"
+#include "models/pooled_samples.h"
 #include "models/registry.h"
 
 namespace trainplan::models {
+
+// The base's residuals at pooled configurations (models/pooled_samples.h):
+// the mean r, the weight w (samples), and for absolute errors the
+// configuration's samples (a sample's residual is its metric minus `base`).
+struct AnchoredResiduals {
+  std::vector<double> r, w, base;
+  const PooledMetricSamples* pooled = nullptr;
+};
+
 namespace {
 
 constexpr double kTinyE = 1e-9;
@@ -57,14 +67,18 @@ std::vector<double> epoch_knots(std::vector<double> e, size_t max_knots) {
   return e;
 }
 
-// X^T X (the lower triangle, into gram) and X^T r of the design X.
-void add_normal_equations(const Design& design, const std::vector<double>& r, numerics::BandedCholesky& gram,
+// The base's residuals at pooled configurations (models/pooled_samples.h):
+// the mean r, the weight w (samples), and for absolute errors the
+// configuration's samples (a sample's residual is its metric minus `base`).
+
+// X^T W X (the lower triangle, into gram) and X^T W r of the design X, W the weights.
+void add_normal_equations(const Design& design, const AnchoredResiduals& res, numerics::BandedCholesky& gram,
                           std::vector<double>& xtr) {
   for (size_t i = 0; i < design.size(); ++i)
     for (auto [a, wa] : design[i]) {
-      xtr[static_cast<size_t>(a)] += wa * r[i];
+      xtr[static_cast<size_t>(a)] += res.w[i] * wa * res.r[i];
       for (auto [b, wb] : design[i])
-        if (b <= a) gram.add(static_cast<size_t>(a), static_cast<size_t>(b), wa * wb);
+        if (b <= a) gram.add(static_cast<size_t>(a), static_cast<size_t>(b), res.w[i] * wa * wb);
     }
 }
 
@@ -83,16 +97,38 @@ numerics::BandedCholesky penalised(const numerics::BandedCholesky& gram, int K, 
   return a;
 }
 
+// Sum over the samples of |r - fit| with the fit's mean at each
+// configuration: a lower bound of loo_abs_error's sum, term by term (a
+// configuration's samples about a point beyond their mean, seen from the
+// fit, err by at least w times the distance from the mean to the fit).
+double in_sample_abs_error(const std::vector<double>& beta, const Design& design, const AnchoredResiduals& res) {
+  double loss = 0;
+  for (size_t i = 0; i < design.size(); ++i) {
+    double fit = 0;
+    for (auto [c, w] : design[i]) fit += w * beta[static_cast<size_t>(c)];
+    loss += res.w[i] * std::abs(res.r[i] - fit);
+  }
+  return loss;
+}
+
 // Sum of the exact leave-one-out absolute residuals of the linear smoother
 // with coefficients beta, res_i / (1 - h_ii); `a` holds the inverse's band.
+// A pooled configuration of w samples is left out whole: its mean's
+// residual becomes (r - fit) / (1 - w h), and each of its samples is scored
+// against the fit without it.
 double loo_abs_error(const numerics::BandedCholesky& a, const std::vector<double>& beta, const Design& design,
-                     const std::vector<double>& r) {
+                     const AnchoredResiduals& res) {
   double loss = 0;
   for (size_t i = 0; i < design.size(); ++i) {
     double fit = 0;
     for (auto [c, w] : design[i]) fit += w * beta[static_cast<size_t>(c)];
     const double h = a.inverse_quadratic_banded(design[i]);
-    loss += std::abs(r[i] - fit) / std::max(1 - h, 1e-6);
+    if (res.w[i] == 1) {
+      loss += std::abs(res.r[i] - fit) / std::max(1 - h, 1e-6);
+    } else {
+      const double held_out = res.r[i] - (res.r[i] - fit) / std::max(1 - res.w[i] * h, 1e-6);
+      loss += res.pooled->abs_dev(i, res.base[i] + held_out);
+    }
   }
   return loss;
 }
@@ -126,18 +162,26 @@ void AnchoredCurvesModel::fit(const SampleSet& samples) {
   grid_ = Grid{};
   base_.fit(samples);  // throws InputError without metric samples
   dir_ = samples.direction;
-  const auto rows = samples.with_metric();
-  n_ = rows.size();
+  // Samples of one configuration pooled: one design row, weighted by their count.
+  const PooledMetricSamples pooled(samples.samples);
+  const auto& rows = pooled.points();
+  n_ = pooled.samples();
+  const size_t m = rows.size();
   corrected_ = false;
   coef_.clear();
 
   // The base's residuals r at (log2 B, e).
-  std::vector<double> lb(n_), e(n_), r(n_);
+  std::vector<double> lb(m), e(m);
+  AnchoredResiduals res;
+  res.pooled = &pooled;
   double lb_lo = std::numeric_limits<double>::infinity(), lb_hi = -lb_lo;
-  for (size_t i = 0; i < n_; ++i) {
+  for (size_t i = 0; i < m; ++i) {
     lb[i] = std::log2(rows[i].global_batch());
     e[i] = rows[i].epochs;
-    r[i] = *rows[i].metric - base_.predict(rows[i].batch, rows[i].workers, e[i]);
+    const double base = base_.predict(rows[i].batch, rows[i].workers, e[i]);
+    res.r.push_back(rows[i].y - base);
+    res.w.push_back(rows[i].w);
+    res.base.push_back(base);
     lb_lo = std::min(lb_lo, lb[i]);
     lb_hi = std::max(lb_hi, lb[i]);
   }
@@ -148,12 +192,12 @@ void AnchoredCurvesModel::fit(const SampleSet& samples) {
   }
 
   double best = std::numeric_limits<double>::infinity();
-  Design design(n_);
+  Design design(m);
   for (double step : p_.anchor_step) {
     for (int o = 0; o < p_.offsets; ++o) {
       const Grid g = anchor_grid(step, o, lb_lo, lb_hi);
-      for (size_t i = 0; i < n_; ++i) design_row(g, lb[i], e[i], design[i]);
-      choose_penalties(g, design, r, best);
+      for (size_t i = 0; i < m; ++i) design_row(g, lb[i], e[i], design[i]);
+      choose_penalties(g, design, res, best);
     }
   }
   corrected_ = !coef_.empty();
@@ -175,7 +219,7 @@ AnchoredCurvesModel::Grid AnchoredCurvesModel::anchor_grid(double step, int offs
 // Fits the correction on anchor grid g (its design rows given) under each
 // ridge and smoothing penalty, and keeps the fit whose leave-one-out absolute
 // error beats `best` (updating it).
-void AnchoredCurvesModel::choose_penalties(const Grid& g, const Design& design, const std::vector<double>& r,
+void AnchoredCurvesModel::choose_penalties(const Grid& g, const Design& design, const AnchoredResiduals& r,
                                            double& best) {
   const int J = static_cast<int>(knots_.size());
   const int K = g.count;
@@ -192,6 +236,11 @@ void AnchoredCurvesModel::choose_penalties(const Grid& g, const Design& design, 
         numerics::BandedCholesky a = penalised(gram, K, J, lam, mu, nu);
         if (!a.factor()) continue;
         const std::vector<double> beta = a.solve(xtr);
+        // Each leave-one-out term is at least the in-sample one (leverages
+        // lie in [0, 1), and a configuration left out moves its prediction
+        // further from its mean): a fit whose in-sample error already
+        // reaches `best` cannot win, and needs no inverse.
+        if (in_sample_abs_error(beta, design, r) >= best) continue;
         a.invert_band();  // a sample's design entries lie within the band
         const double loss = loo_abs_error(a, beta, design, r);
         if (loss < best) {

@@ -57,6 +57,9 @@ struct AnchoredCurvesParams {
   double grid_e_step = 0.02;       // ln e between regular table columns (knots are added)
 };
 
+// The base's residuals at the pooled configurations a fit works on (metric_anchored.cpp).
+struct AnchoredResiduals;
+
 class AnchoredCurvesModel : public MetricModel {
  public:
   explicit AnchoredCurvesModel(AnchoredCurvesParams p = {}, std::string name = "global-batch-anchored");
@@ -94,7 +97,7 @@ class AnchoredCurvesModel : public MetricModel {
   // penalties on it (kept when it beats `best`).
   Grid anchor_grid(double step, int offset, double lb_lo, double lb_hi) const;
   void choose_penalties(const Grid& g, const std::vector<std::vector<std::pair<int, double>>>& design,
-                        const std::vector<double>& r, double& best);
+                        const AnchoredResiduals& r, double& best);
 
   AnchoredCurvesParams p_;
   std::string name_;

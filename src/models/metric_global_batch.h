@@ -34,6 +34,8 @@
 #pragma once
 #include <array>
 #include <functional>
+#include <list>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +43,7 @@
 #include "models/metric_loss.h"
 #include "models/model.h"
 #include "models/optimus_curve.h"
+#include "models/pooled_samples.h"
 #include "numerics/pava.h"
 #include "models/tabulated_surface.h"
 
@@ -115,6 +118,17 @@ struct GlobalBatchParams {
   bool monotone_batch = false;  // also force the corrected surface monotone in B at fixed x (worse for larger B)
   double grid_batch_step = 0.25;  // octaves between grid rows
   double grid_x_step = 0.05;      // ln x (or ln e) between regular grid columns (G's knots are added)
+  // Samples of one configuration (batch, workers, epochs) are pooled into one
+  // point weighted by their count (models/pooled_samples.h). Two steps cost
+  // more than the points: the trend search refits G on them for each of its
+  // ~530 candidates, and the correction's leave-one-out weighs every pair.
+  // Each works on at most this many configurations, an even thinning in
+  // order of (B, workers, e) beyond it; G and the measure of fit use them
+  // all. 256 is above the paper's sampling plan (240 trials), whose fits
+  // these caps leave as they were, and keeps a fit on any number of
+  // configurations near the cost of one on 256 (docs/lab/SCALING.md).
+  size_t max_trend_points = 256;
+  size_t max_correction_points = 256;
 };
 
 class GlobalBatchModel : public MetricModel {
@@ -142,6 +156,9 @@ class GlobalBatchModel : public MetricModel {
   bool has_correction() const { return corrected_; }
   bool correction_along_data_epochs() const { return data_axis_; }  // else along effective epochs
   const std::vector<Stage>& correction_stages() const { return stages_; }
+  // Forgets the trend searches kept so far (TrendCache below), so that a
+  // benchmark times a fit that searches.
+  static void clear_trend_cache();
 
  private:
   struct Noise {
@@ -152,27 +169,73 @@ class GlobalBatchModel : public MetricModel {
     double p = 1;  // sharpness of the knee at B = s*phi (1: Pollux's form)
   };
   static double x_of(const Noise& n, double B, double e, int steps);
+  // eff at global batch B (lb = ln B) where ln(e'/e_ref) = le.
+  static double efficiency(const Noise& n, double B, double lb, double le);
+  // x_of at fixed points for the many trends of one e_ref that the search
+  // scores: the logarithms x_of takes there (ln B, and ln(e'/e_ref) at the
+  // rule's midpoints and at e) computed once, the rest as x_of computes it,
+  // so the values are x_of's.
+  class PointLogs {
+   public:
+    PointLogs(const std::vector<double>& B, const std::vector<double>& e, int steps, double e_ref);
+    double e_ref() const { return e_ref_; }
+    double x(const Noise& n, size_t i) const;
+
+   private:
+    const std::vector<double>& B_;
+    const std::vector<double>& e_;
+    int steps_;
+    double e_ref_;
+    std::vector<double> lb_, le_end_, le_mid_;  // le_mid_[i * steps + j]
+  };
   // `coarse`: a cheaper Optimus-curve fit, for ranking grid candidates.
-  double fit_link(const std::vector<double>& x, const std::vector<double>& y, bool keep, bool coarse = false);
+  // Points are pooled configurations: mean metric y, weight w, squared spread ss.
+  // `sp`: each point's samples (their count and spread about y).
+  double fit_link(const std::vector<double>& x, const std::vector<double>& y,
+                  const std::vector<OptimusCurve::Spread>& sp, bool keep, bool coarse = false);
   // An Optimus curve in x fitted to (x, y) in loss units (`coarse`: the
   // cheaper fit that ranks grid candidates), and its metric at x.
-  OptimusCurve fit_curve(const std::vector<double>& x, const std::vector<double>& y, bool coarse) const;
+  OptimusCurve fit_curve(const std::vector<double>& x, const std::vector<double>& y,
+                         const std::vector<OptimusCurve::Spread>& sp, bool coarse) const;
   double curve_metric(const OptimusCurve& c, double x) const;
   double link(double lx) const;  // G at ln x
-  double held_out_sse(const std::vector<double>& x, const std::vector<double>& y, const std::vector<int>& fold) const;
-  void fit_correction(const std::vector<double>& B, const std::vector<double>& x, const std::vector<double>& y,
-                      const std::vector<double>& e);
+  double held_out_sse(const std::vector<double>& x, const std::vector<double>& y,
+                      const std::vector<OptimusCurve::Spread>& sp, const std::vector<int>& fold) const;
+  // The correction on the pooled configurations `pooled` (columns B, e and
+  // x), fitted on at most max_correction_points of them.
+  void fit_correction(const PooledMetricSamples& pooled, const std::vector<double>& B, const std::vector<double>& e,
+                      const std::vector<double>& x, const std::vector<size_t>& subset);
   // Steps of fit(): the families of trends to search (each as its grid's
   // base), the grid search under a score, and the refinement of its winner.
   std::vector<Noise> trend_families(const std::vector<std::array<double, 3>>& grad_points, bool grad_ok, double e_ref,
                                     double b_ref) const;
+  // The searched trend of recent fits, by every input of the search
+  // (trend_key): a pure function, so a fit that finds its key skips the
+  // search with the same result. Bounded; safe across threads.
+  class TrendCache {
+   public:
+    static TrendCache& instance();
+    bool find(const std::string& key, Noise& out);
+    void add(const std::string& key, const Noise& n);
+    void clear();
+
+   private:
+    static constexpr size_t kCapacity = 32;
+    std::mutex mutex_;
+    std::list<std::pair<std::string, Noise>> entries_;  // most recently used first
+  };
+  std::string trend_key(const std::vector<Noise>& bases, double lo, double hi, const std::vector<double>& B,
+                        const std::vector<double>& e, const std::vector<double>& y, const std::vector<int>& workers,
+                        const std::vector<OptimusCurve::Spread>& sp) const;
   Noise search_trend_grid(const std::vector<Noise>& bases, double lo, double hi,
                           const std::function<double(const Noise&)>& sse_of, double& best) const;
   void refine_trend(double step, const std::function<double(const Noise&)>& sse_of, Noise& best_n, double& best) const;
   // Steps of fit_correction(): the surface of link + correction(log2 B, u),
   // and the columns (u, ln x) of its row at global batch Bq.
-  void tabulate_correction(const std::vector<double>& lb, const std::vector<double>& u,
-                           const std::function<double(double, double)>& correction);
+  // The surface spans [lb_lo, lb_hi] x [u_lo, u_hi], the data's range, and a grid step beyond.
+  // `correction` gives a row's values at global batch log2 B = qb and columns us.
+  void tabulate_correction(double lb_lo, double lb_hi, double u_lo, double u_hi,
+                           const std::function<std::vector<double>(double, const std::vector<double>&)>& correction);
   std::vector<std::pair<double, double>> row_columns(double Bq, const std::vector<double>& regular) const;
 
   GlobalBatchParams p_;

@@ -7,25 +7,28 @@
 #include <set>
 
 #include "core/error.h"
+#include "models/pooled_samples.h"
 #include "models/registry.h"
 
 namespace trainplan::models {
 
 void OptimusMetricModel::fit(const SampleSet& samples) {
-  auto rows = samples.with_metric();
-  if (rows.empty()) throw InputError(samples.source, 0, "metric", "no sample carries a metric to fit");
-  std::vector<double> metrics;
-  for (const auto& s : rows) metrics.push_back(*s.metric);
-  loss_ = MetricLoss::for_values(samples.direction, metrics);
+  // Samples of one configuration pooled: one point, weighted by their count.
+  const PooledMetricSamples pooled(samples.samples);
+  if (pooled.size() == 0) throw InputError(samples.source, 0, "metric", "no sample carries a metric to fit");
+  loss_ = MetricLoss::for_values(samples.direction, pooled.values());
   n_ = samples.dataset_size ? double(*samples.dataset_size) : 1.0;
-  std::sort(rows.begin(), rows.end(), [](const Sample& a, const Sample& b) { return a.global_batch() < b.global_batch(); });
+  using Point = PooledMetricSamples::Point;
+  std::vector<Point> rows = pooled.points();
+  std::sort(rows.begin(), rows.end(), [](const Point& a, const Point& b) { return a.global_batch() < b.global_batch(); });
 
   // Pool consecutive global batches until a group can carry a curve.
-  std::vector<std::vector<const Sample*>> pools(1);
-  auto ready = [&](const std::vector<const Sample*>& g) {
+  std::vector<std::vector<const Point*>> pools(1);
+  auto ready = [&](const std::vector<const Point*>& g) {
     std::set<double> ks;
-    for (auto* s : g) ks.insert(s->epochs / s->global_batch());
-    return g.size() >= p_.min_points && ks.size() >= p_.min_distinct_k;
+    double count = 0;
+    for (auto* s : g) ks.insert(s->epochs / s->global_batch()), count += s->w;
+    return count >= double(p_.min_points) && ks.size() >= p_.min_distinct_k;
   };
   for (size_t i = 0; i < rows.size();) {
     size_t j = i;
@@ -38,23 +41,35 @@ void OptimusMetricModel::fit(const SampleSet& samples) {
     pools.pop_back();
     pools.back().insert(pools.back().end(), tail.begin(), tail.end());
   }
-  if (!ready(pools.front()))
+  if (!ready(pools.front())) {
+    double count = 0;
+    for (auto* s : pools.front()) count += s->w;
     throw InputError(samples.source, 0, "metric",
                      fmt::format("optimus-curve needs at least {} samples at {} distinct steps, got {}", p_.min_points,
-                                 p_.min_distinct_k, pools.front().size()));
+                                 p_.min_distinct_k, count));
+  }
   // A loss of 0 or less (a metric at its ceiling) is clipped just above 0.
   const double floor = 1e-9 * std::max(1.0, std::abs(loss_.offset));
   groups_.clear();
   for (const auto& pool : pools) {
     Group g{0, pool.front()->global_batch(), pool.back()->global_batch(), OptimusCurve(p_.curve)};
+    double count = 0;
+    for (auto* s : pool) count += s->w;
     std::vector<double> k, l;
+    std::vector<OptimusCurve::Spread> spread;
+    // Losses are offset - metric for a metric to maximise: odd moments change sign.
+    const double odd = samples.direction == MetricDirection::kMax ? -1 : 1;
     for (auto* s : pool) {
-      g.log_batch += std::log(s->global_batch()) / double(pool.size());
+      g.log_batch += s->w * std::log(s->global_batch()) / count;
       k.push_back(s->epochs * n_ / s->global_batch());
-      l.push_back(std::max(floor, loss_.to_loss(*s->metric)));
+      l.push_back(std::max(floor, loss_.to_loss(s->y)));
+      // The least and largest observed loss.
+      const double l_lo = std::max(floor, loss_.to_loss(odd < 0 ? s->hi : s->lo));
+      const double l_hi = std::max(floor, loss_.to_loss(odd < 0 ? s->lo : s->hi));
+      spread.push_back({s->w, s->ss, odd * s->m3, s->m4, l_lo, l_hi});
     }
     try {
-      g.curve.fit(k, l);
+      g.curve.fit(k, l, spread);
     } catch (const std::invalid_argument& e) {
       throw InputError(samples.source, 0, "metric", std::string("optimus-curve: ") + e.what());
     }

@@ -19,7 +19,17 @@
 //     below `min_points` points.
 // Online use: add_point() appends one observation and refits on all points
 // kept so far, so after the same points it equals the batch fit.
+// Pooled points: a point may stand for w observations at one k, given by
+// their mean loss, w and the sums of their deviations from the mean squared,
+// cubed and to the fourth (PooledLosses). Every reweighted solve and squared
+// error is then the one of the w observations (the weights of step 2 are
+// powers of u, whose sums over the observations follow from those moments);
+// an outlier pass judges a point's mean by sqrt(w) times its deviation (the
+// mean of w observations strays sqrt(w) times less by chance) and drops the
+// whole point, its w observations counting against max_outlier_fraction and
+// min_points.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -39,9 +49,18 @@ class OptimusCurve {
  public:
   explicit OptimusCurve(OptimusCurveParams p = {}) : p_(p) {}
 
+  // Each point's observations about its mean loss: their count w (>= 1),
+  // sums of deviations squared, cubed and to the fourth, and their least and
+  // largest loss (NaN: the point's own; b2 stays below every observation,
+  // and losses are scaled by the largest).
+  struct Spread {
+    double w = 1, m2 = 0, m3 = 0, m4 = 0;
+    double lo = NAN, hi = NAN;
+  };
   // Fits all points; losses must be finite and > 0, k finite and >= 0.
   // Throws std::invalid_argument on bad input or fewer than min_points points.
-  void fit(const std::vector<double>& k, const std::vector<double>& loss);
+  // `spread` (empty: one observation each) makes the points pooled ones (above).
+  void fit(const std::vector<double>& k, const std::vector<double>& loss, const std::vector<Spread>& spread = {});
   // Online: adds one observation; refits once min_points points are held.
   void add_point(double k, double loss);
 
@@ -56,8 +75,8 @@ class OptimusCurve {
   double beta0() const { return beta0_; }
   double beta1() const { return beta1_; }
   double beta2() const { return beta2_; }
-  size_t points() const { return k_.size(); }
-  size_t outliers() const { return outliers_; }
+  size_t points() const { return static_cast<size_t>(count_); }  // observations (weights summed)
+  size_t outliers() const { return outliers_; }                    // observations dropped
   double rmse() const { return rmse_; }  // over the points kept, caller's units
   std::string describe() const;
 
@@ -73,6 +92,9 @@ class OptimusCurve {
 
   OptimusCurveParams p_;
   std::vector<double> k_, loss_;
+  std::vector<Spread> spread_;
+  std::vector<Spread> spread_n_;  // spread_ in the normalised units of refit()
+  double count_ = 0;  // sum of w_
   bool fitted_ = false;
   double beta0_ = 0, beta1_ = 0, beta2_ = 0, rmse_ = 0;
   size_t outliers_ = 0;

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "core/error.h"
 #include "structure/network_zoo.h"
@@ -24,36 +26,53 @@ StepTimeTerms terms_of(const Eigen::VectorXd& x) {
   return {x(kAlpha), x(kBeta), x(kAIntra), x(kKIntra), x(kAInter), x(kKInter), x(kGamma)};
 }
 
+// One configuration (batch, workers, nodes) and its samples' step times
+// s_i (N absorbed when unknown) with weights w_i. The fit's weighted relative
+// residuals w_i (p/s_i - 1) of its samples sum in squares to
+// U2 (p - U1/U2)^2 plus a constant, with U1 = sum w_i^2/s_i and
+// U2 = sum w_i^2/s_i^2: one residual per configuration, whatever the number
+// of samples that measured it.
 struct Point {
   double batch;
   int workers, nodes;
-  double step;        // observed step time (N absorbed when unknown)
-  double weight = 1;  // 1 / its measured relative spread, scaled to mean 1 (1 when unmeasured)
+  double step;        // the first sample's step time (the only one's, for count 1)
+  double weight = 1;  // the first sample's weight (the only one's, for count 1)
+  double u1 = 0, u2 = 0, count = 0;
+  // The configuration's residual at predicted step time p.
+  double residual(double p) const {
+    if (count == 1) return weight * (p / step - 1);
+    const double r = std::sqrt(u2);
+    return r * p - u1 / r;
+  }
+  // The configuration's row scale and target in the additive start's least squares.
+  double row_scale() const { return count == 1 ? weight / step : std::sqrt(u2); }
+  double row_target() const { return count == 1 ? weight : u1 / std::sqrt(u2); }
 };
 
 // Relative spreads below this are not trusted to rank samples: a +-0.3%
 // interval from one quiet trial says little about the next process.
 constexpr double kSpreadFloor = 0.01;
 
-// Weighted least squares where the samples carry their measured spread
-// (time_spread): residual i is scaled by 1 / max(spread_i, floor), then all
-// by a constant so that the weights average 1. Samples without a spread get
-// the median spread of those with one.
-void weight_by_spread(const SampleSet& set, std::vector<Point>& pts) {
+// Each sample's weight where the samples carry their measured spread
+// (time_spread): 1 / max(spread, floor), scaled so that the weights average 1.
+// Samples without a spread get the median spread of those with one; all
+// weights are 1 when none has one.
+std::vector<double> spread_weights(const SampleSet& set) {
   std::vector<double> known;
   for (const auto& s : set.samples)
     if (s.time_spread) known.push_back(std::max(*s.time_spread, kSpreadFloor));
-  if (known.empty()) return;
-  std::vector<double> sorted = known;
-  std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
-  const double typical = sorted[sorted.size() / 2];
+  std::vector<double> w(set.samples.size(), 1.0);
+  if (known.empty()) return w;
+  std::nth_element(known.begin(), known.begin() + long(known.size() / 2), known.end());
+  const double typical = known[known.size() / 2];
   double sum = 0;
-  for (size_t i = 0; i < pts.size(); ++i) {
+  for (size_t i = 0; i < w.size(); ++i) {
     const auto& s = set.samples[i];
-    pts[i].weight = 1 / (s.time_spread ? std::max(*s.time_spread, kSpreadFloor) : typical);
-    sum += pts[i].weight;
+    w[i] = 1 / (s.time_spread ? std::max(*s.time_spread, kSpreadFloor) : typical);
+    sum += w[i];
   }
-  for (auto& p : pts) p.weight *= double(pts.size()) / sum;
+  for (double& x : w) x *= double(w.size()) / sum;
+  return w;
 }
 
 // The inter-node term's volume factor: the cluster's measured shape when known.
@@ -72,13 +91,23 @@ struct FitPoints {
   std::set<int> intra_r, inter_r;
 };
 
+// The samples pooled by configuration, in the order of each one's first
+// sample, weighted by their measured spread.
 FitPoints fit_points(const SampleSet& set, int gpus_per_node, double n) {
   FitPoints f;
-  for (const auto& s : set.samples) {
+  std::map<std::tuple<double, int, int>, size_t> index;
+  const std::vector<double> weight = spread_weights(set);
+  for (size_t k = 0; k < set.samples.size(); ++k) {
+    const Sample& s = set.samples[k];
     if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0) || !std::isfinite(s.epoch_time_s))
       throw InputError(set.source, 0, "", "allreduce-physical: samples need batch > 0, workers >= 1, epoch_time_s > 0");
     int nodes = s.nodes > 0 ? s.nodes : (s.workers + gpus_per_node - 1) / gpus_per_node;
-    f.pts.push_back({s.batch, s.workers, nodes, s.epoch_time_s * s.batch * s.workers / n});
+    const double step = s.epoch_time_s * s.batch * s.workers / n;
+    auto [it, fresh] = index.try_emplace({s.batch, s.workers, nodes}, f.pts.size());
+    if (fresh) f.pts.push_back({s.batch, s.workers, nodes, step, weight[k]});
+    Point& p = f.pts[it->second];
+    const double w2 = weight[k] * weight[k];
+    p.u1 += w2 / step, p.u2 += w2 / (step * step), p.count += 1;
     f.batches.insert(s.batch);
     if (s.workers > 1) (nodes > 1 ? f.inter_r : f.intra_r).insert(s.workers);
   }
@@ -108,11 +137,12 @@ Eigen::VectorXd additive_start(const std::vector<Point>& pts, const Mask& fixed,
   Eigen::VectorXd x0 = Eigen::VectorXd::Zero(kParams);
   x0(kGamma) = 1;
   Eigen::MatrixXd A = Eigen::MatrixXd::Zero(pts.size(), kGamma);
-  Eigen::VectorXd b = Eigen::VectorXd::Ones(pts.size());
+  Eigen::VectorXd b(pts.size());
+  for (size_t i = 0; i < pts.size(); ++i) b(static_cast<Eigen::Index>(i)) = pts[i].row_target();
   for (size_t i = 0; i < pts.size(); ++i) {
     const auto& p = pts[i];
     Eigen::Index row = static_cast<Eigen::Index>(i);
-    double w = 1 / p.step, ring = p.workers > 1 ? ring_factor(p.workers) : 0;
+    double w = p.row_scale(), ring = p.workers > 1 ? ring_factor(p.workers) : 0;
     bool multi = p.workers > 1, inter = p.nodes > 1;
     double iring = multi && inter ? inter_factor(p.workers, p.nodes, profile) : 0.0;
     double f[kGamma] = {1, p.batch, multi && !inter ? 1.0 : 0.0, multi && !inter ? ring : 0.0,
@@ -240,20 +270,17 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   n_ = n_known_ ? double(*ds) : 1.0;
   if (!n_known_) notes_.push_back("dataset size unknown: N absorbed into the parameters (fit of epoch_time*b*r)");
 
-  FitPoints f = fit_points(set, p_.gpus_per_node, n_);
-  weight_by_spread(set, f.pts);
+  const FitPoints f = fit_points(set, p_.gpus_per_node, n_);
   const std::vector<Point>& pts = f.pts;
   const Mask fixed = unidentified_terms(f, notes_);
   const structure::CommProfile* profile = p_.comm_profile.get();
-  auto relative_errors = [&](const Eigen::VectorXd& x, bool weighted) {
+  const numerics::ResidualFn residuals = [&](const Eigen::VectorXd& x) {
     StepTimeTerms t = terms_of(x);
     Eigen::VectorXd r(pts.size());
     for (size_t i = 0; i < pts.size(); ++i)
-      r(static_cast<Eigen::Index>(i)) = (step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile) / pts[i].step - 1) *
-                                        (weighted ? pts[i].weight : 1);
+      r(static_cast<Eigen::Index>(i)) = pts[i].residual(step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile));
     return r;
   };
-  const numerics::ResidualFn residuals = [&](const Eigen::VectorXd& x) { return relative_errors(x, true); };
   const numerics::LmResult best = fit_terms(residuals, additive_start(pts, fixed, profile), fixed, p_.gamma_max);
   t_ = terms_of(best.x);
 
@@ -263,8 +290,13 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   if (fixed(kGamma) && (!f.intra_r.empty() || !f.inter_r.empty() || gb.bytes))
     notes_.push_back("overlap not identifiable (no multi-worker samples): gamma = 1, no overlap");
 
-  Eigen::VectorXd r = relative_errors(best.x, false);
-  rel_residuals_.assign(r.data(), r.data() + r.size());
+  // Every sample's relative residual (one per configuration would understate the spread).
+  rel_residuals_.clear();
+  const StepTimeTerms fitted = terms_of(best.x);  // before the priors above
+  for (const auto& s : set.samples) {
+    int nodes = s.nodes > 0 ? s.nodes : (s.workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+    rel_residuals_.push_back(step_time_of(fitted, s.batch, s.workers, nodes, profile) / (s.epoch_time_s * s.batch * s.workers / n_) - 1);
+  }
   std::sort(rel_residuals_.begin(), rel_residuals_.end());
   fitted_ = true;
 }

@@ -37,10 +37,13 @@ class BandedCholesky {
   size_t n_, w_;
   // Where entry (i, j), either side of the diagonal, sits in band storage.
   size_t index(size_t i, size_t j) const { return i >= j ? i * (w_ + 1) + (i - j) : j * (w_ + 1) + (j - i); }
-  double& inv(size_t i, size_t j) { return inv_[index(i, j)]; }
-  double inv(size_t i, size_t j) const { return inv_[index(i, j)]; }
+  // Entry (i, j) of A^{-1}, |i - j| <= w, kept on both sides of the
+  // diagonal: row i holds (i, i-w) .. (i, i+w), so that the recurrence reads
+  // a row's entries in order.
+  double& inv(size_t i, size_t j) { return inv_[i * (2 * w_ + 1) + w_ + j - i]; }
+  double inv(size_t i, size_t j) const { return inv_[i * (2 * w_ + 1) + w_ + j - i]; }
   std::vector<double> band_;  // row i: entries (i, i), (i, i-1), ..., (i, i-w)
-  std::vector<double> inv_;   // A^{-1} within the band, same layout
+  std::vector<double> inv_;   // A^{-1} within the band, full rows (inv())
 };
 
 }  // namespace trainplan::numerics

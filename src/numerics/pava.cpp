@@ -209,13 +209,19 @@ PooledPoints pool_points(const std::vector<double>& x, const std::vector<double>
 
 PooledPoints pool_points_in_order(const std::vector<double>& x, const std::vector<double>& y,
                                   const std::vector<size_t>& order) {
+  return pool_points_in_order(x, y, {}, order);
+}
+
+PooledPoints pool_points_in_order(const std::vector<double>& x, const std::vector<double>& y,
+                                  const std::vector<double>& w, const std::vector<size_t>& order) {
   if (order.empty()) throw std::invalid_argument("isotonic fit: no points");
   PooledPoints p;
   for (size_t i : order) {
     check_finite(x[i], y[i]);
     if (!p.x.empty() && x[i] < p.x.back()) throw std::invalid_argument("isotonic fit: order does not sort x");
+    if (!w.empty() && !(w[i] > 0 && std::isfinite(w[i]))) throw std::invalid_argument("isotonic fit: weights must be > 0");
     if (p.x.empty() || x[i] != p.x.back()) p.x.push_back(x[i]), p.y.push_back(0), p.w.push_back(0);
-    pool_add(p, p.x.size() - 1, y[i], 1.0);
+    pool_add(p, p.x.size() - 1, y[i], w.empty() ? 1.0 : w[i]);
   }
   return p;
 }

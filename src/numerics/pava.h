@@ -64,6 +64,9 @@ PooledPoints pool_points(const std::vector<double>& x, const std::vector<double>
 // std::invalid_argument on an empty order, NaN/Inf, or an order that does not sort x.
 PooledPoints pool_points_in_order(const std::vector<double>& x, const std::vector<double>& y,
                                   const std::vector<size_t>& order);
+// The same with weights `w` (> 0; empty: all 1).
+PooledPoints pool_points_in_order(const std::vector<double>& x, const std::vector<double>& y,
+                                  const std::vector<double>& w, const std::vector<size_t>& order);
 
 // Fits `shape`; the curve's sse counts every original point.
 IsotonicCurve fit_isotonic(const PooledPoints& p, Shape shape);

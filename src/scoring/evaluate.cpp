@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 
 #include "core/cancel.h"
@@ -67,6 +70,92 @@ std::optional<double> guarded(PartScore& p, const std::string& what, F f) {
   }
 }
 
+// Held-out (truth, prediction) pairs of each fit-and-predict in `fps` over
+// the configuration folds of `data` (config_kfold), in fold order. The folds
+// and each fold's training and test sets are made once for all of them. The
+// (fold, fit) pairs are independent fits of fresh models, so they run on the
+// machine's cores; each result lands in its own slot and is read in fold
+// order, so the outcome does not depend on the schedule. An entry whose fit
+// or prediction throws keeps the message of its first failing fold instead
+// of points.
+struct CvOutcome {
+  std::vector<std::pair<double, double>> points;
+  std::optional<std::string> error;
+};
+std::vector<CvOutcome> cross_validate(const std::vector<FitPredict>& fps, const Truth& truth, const SampleSet& data,
+                                      int k, uint64_t seed) {
+  const std::vector<std::vector<size_t>> folds = config_kfold(data, k, seed);
+  std::vector<SampleSet> train_sets, tests;
+  std::vector<std::vector<double>> t;
+  std::vector<char> held(data.size());
+  for (const auto& fold : folds) {
+    std::fill(held.begin(), held.end(), 0);
+    for (size_t i : fold) held[i] = 1;
+    std::vector<size_t> train;
+    for (size_t i = 0; i < data.size(); ++i)
+      if (!held[i]) train.push_back(i);
+    train_sets.push_back(subset(data, train));
+    tests.push_back(subset(data, fold));
+    t.push_back(truths(tests.back(), truth));
+  }
+  struct Slot {
+    std::vector<double> pred;
+    std::optional<std::string> error;
+  };
+  const size_t nf = folds.size(), tasks = nf * fps.size();
+  std::vector<Slot> slots(tasks);  // task = model * nf + fold
+  std::atomic<size_t> next{0};
+  // The caller's cancellation reaches every worker: each opens a scope with
+  // the caller's deadline and stop flag, and the first Cancelled stops them
+  // all and is rethrown here once they have joined.
+  const CancelScope* caller = CancelScope::current();
+  std::atomic<bool> cancelled{false};
+  std::optional<Cancelled> why;
+  std::mutex why_mutex;
+  auto work = [&] {
+    std::optional<CancelScope> scope;
+    if (caller) scope.emplace(caller->deadline(), caller->stop());
+    for (size_t task; !cancelled && (task = next++) < tasks;) {
+      const size_t m = task / nf, f = task % nf;
+      try {
+        check_cancelled();
+        slots[task].pred = fps[m](train_sets[f], tests[f], nullptr);
+      } catch (const std::exception& e) {
+        slots[task].error = e.what();
+      } catch (const Cancelled& c) {
+        std::lock_guard<std::mutex> lock(why_mutex);
+        if (!why) why = c;
+        cancelled = true;
+      }
+    }
+  };
+  const size_t n_threads = std::min<size_t>(tasks, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < n_threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  if (why) throw *why;
+
+  std::vector<CvOutcome> out(fps.size());
+  for (size_t m = 0; m < fps.size(); ++m)
+    for (size_t f = 0; f < nf && !out[m].error; ++f) {
+      const Slot& s = slots[m * nf + f];
+      if (s.error) {
+        out[m].error = s.error;
+        out[m].points.clear();
+        break;
+      }
+      for (size_t i = 0; i < s.pred.size(); ++i) out[m].points.push_back({t[f][i], s.pred[i]});
+    }
+  return out;
+}
+
+double points_mre(const std::vector<std::pair<double, double>>& pts) {
+  std::vector<double> pred, truth;
+  for (const auto& [t, p] : pts) truth.push_back(t), pred.push_back(p);
+  return mre(pred, truth);
+}
+
 void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const SampleSet& data,
                 const std::optional<SampleSet>& workers_pool, const std::optional<SampleSet>& trials,
                 const std::optional<SampleSet>& trials_1pn, const EvalOptions& opts) {
@@ -80,27 +169,16 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
   });
 
   int k = opts.cv_folds;
-  if (data.size() < static_cast<size_t>(k)) {
-    p.notes.push_back(fmt::format("cv: {} samples are fewer than {} folds", data.size(), k));
+  if (const size_t m = distinct_configs(data); m < static_cast<size_t>(k)) {
+    p.notes.push_back(fmt::format("cv: {} configurations are fewer than {} folds", m, k));
   } else {
-    p.cv_mre = guarded(p, "cv", [&] {
-      std::vector<double> pred, truth_all;
-      for (const auto& fold : kfold(data.size(), k, opts.seed)) {
-        check_cancelled();
-        std::set<size_t> held(fold.begin(), fold.end());
-        std::vector<size_t> train;
-        for (size_t i = 0; i < data.size(); ++i)
-          if (!held.count(i)) train.push_back(i);
-        SampleSet test = subset(data, fold);
-        auto pr = fp(subset(data, train), test, nullptr);
-        pred.insert(pred.end(), pr.begin(), pr.end());
-        auto tr = truths(test, truth);
-        truth_all.insert(truth_all.end(), tr.begin(), tr.end());
-      }
-      double score = mre(pred, truth_all);
-      for (size_t i = 0; i < pred.size(); ++i) p.cv_points.push_back({truth_all[i], pred[i]});
-      return score;
-    });
+    CvOutcome cv = std::move(cross_validate({fp}, truth, data, k, opts.seed).front());
+    if (cv.error) {
+      p.notes.push_back("cv: " + *cv.error);
+    } else {
+      p.cv_mre = guarded(p, "cv", [&] { return points_mre(cv.points); });
+      if (p.cv_mre) p.cv_points = std::move(cv.points);
+    }
   }
 
   if (opts.cv_only) return;
@@ -205,18 +283,53 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
   return r;
 }
 
+std::vector<std::optional<double>> parts_cv_mre(const std::vector<std::string>& names, ModelPart part,
+                                                const SampleSet& samples, EvalOptions opts,
+                                                const models::ModelParams& params) {
+  std::vector<std::optional<double>> out(names.size());
+  std::vector<FitPredict> fps;
+  std::vector<size_t> which;  // the names with the part, in order
+  for (size_t n = 0; n < names.size(); ++n) {
+    const models::ModelEntry& e = models::ModelRegistry::instance().get(names[n]);
+    if (part == ModelPart::kTime && e.make_time) {
+      fps.push_back([make = e.make_time, &params](const SampleSet& train, const SampleSet& test, FitInfo*) {
+        auto m = make(params);
+        m->fit(train);
+        std::vector<double> pr;
+        for (const auto& x : test.samples) pr.push_back(m->predict(x.batch, x.workers, x.nodes));
+        return pr;
+      });
+      which.push_back(n);
+    } else if (part == ModelPart::kMetric && e.make_metric) {
+      fps.push_back([make = e.make_metric, &params](const SampleSet& train, const SampleSet& test, FitInfo*) {
+        auto m = make(params);
+        m->fit(train);
+        std::vector<double> pr;
+        for (const auto& x : test.samples) pr.push_back(m->predict(x.batch, x.workers, x.epochs));
+        return pr;
+      });
+      which.push_back(n);
+    }
+  }
+  if (fps.empty()) return out;
+  const SampleSet d = part == ModelPart::kTime ? distinct_time_configs(samples) : metric_samples(samples);
+  if (d.empty() || distinct_configs(d) < static_cast<size_t>(opts.cv_folds)) return out;
+  const Truth truth = part == ModelPart::kTime ? Truth([](const Sample& x) { return x.epoch_time_s; })
+                                               : Truth([](const Sample& x) { return *x.metric; });
+  const std::vector<CvOutcome> cv = cross_validate(fps, truth, d, opts.cv_folds, opts.seed);
+  for (size_t m = 0; m < cv.size(); ++m) {
+    if (cv[m].error) continue;
+    try {
+      out[which[m]] = points_mre(cv[m].points);
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
 std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,
                                   EvalOptions opts, const models::ModelParams& params) {
-  models::ModelEntry e = models::ModelRegistry::instance().get(name);
-  if (part == ModelPart::kTime) e.make_metric = nullptr;
-  else e.make_time = nullptr;
-  opts.cv_only = true;
-  EvalData data;
-  data.name = name;
-  data.samples = samples;
-  data.model_params = params;
-  auto sc = evaluate_model(e, data, opts);
-  return part == ModelPart::kTime ? sc.time.cv_mre : sc.metric.cv_mre;
+  return parts_cv_mre({name}, part, samples, opts, params).front();
 }
 
 }  // namespace trainplan::scoring

@@ -70,10 +70,16 @@ ModelScore evaluate_model(const models::ModelEntry& entry, const EvalData& data,
 enum class ModelPart { kTime, kMetric };
 
 // The k-fold CV MRE of one part of the registered model `name` on `samples`
-// (opts.cv_only is implied); nullopt when it cannot be computed. Throws
-// InputError for an unknown name.
+// (opts.cv_only is implied; the folds hold out whole configurations,
+// config_kfold); nullopt when it cannot be computed. Throws InputError for
+// an unknown name.
 std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,
                                   EvalOptions opts = {}, const models::ModelParams& params = {});
+// part_cv_mre of each of `names`, the folds and each fold's training and test
+// sets made once for them all (what "auto" scores its candidates with).
+std::vector<std::optional<double>> parts_cv_mre(const std::vector<std::string>& names, ModelPart part,
+                                                const SampleSet& samples, EvalOptions opts = {},
+                                                const models::ModelParams& params = {});
 
 // The samples the time part is scored on: one per distinct (batch, workers,
 // nodes), since samples that differ only in epochs share one epoch time and

@@ -24,15 +24,23 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   opts.seed = seed;
   double best_t = 0, best_m = 0;
   std::string bt, bm;
+  // Every candidate of a part is scored on the same folds, made once.
+  std::vector<std::string> time_names, metric_names;
   for (const auto* e : models::ModelRegistry::instance().all()) {
     check_cancelled();
     if (time_name == "auto" && e->make_time && e->time_auto == models::AutoChoice::kIncluded)
-      if (auto cv = part_cv_mre(e->name, ModelPart::kTime, samples, opts, params); cv && (bt.empty() || *cv < best_t))
-        best_t = *cv, bt = e->name;
+      time_names.push_back(e->name);
     if (want_metric && metric_name == "auto" && e->make_metric && e->metric_auto == models::AutoChoice::kIncluded)
-      if (auto cv = part_cv_mre(e->name, ModelPart::kMetric, samples, opts, params); cv && (bm.empty() || *cv < best_m))
-        best_m = *cv, bm = e->name;
+      metric_names.push_back(e->name);
   }
+  const auto pick = [&](const std::vector<std::string>& names, ModelPart part, double& best, std::string& chosen) {
+    if (names.empty()) return;
+    const std::vector<std::optional<double>> cv = parts_cv_mre(names, part, samples, opts, params);
+    for (size_t i = 0; i < names.size(); ++i)
+      if (cv[i] && (chosen.empty() || *cv[i] < best)) best = *cv[i], chosen = names[i];
+  };
+  pick(time_names, ModelPart::kTime, best_t, bt);
+  pick(metric_names, ModelPart::kMetric, best_m, bm);
   std::string why;
   if (time_name == "auto") {
     if (bt.empty()) throw InputError(samples.source, 0, "--model", "auto: no registered time model could be cross-validated on these samples");

@@ -7,6 +7,8 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <tuple>
+#include <unordered_map>
 
 namespace trainplan::scoring {
 
@@ -21,6 +23,44 @@ std::vector<std::vector<size_t>> kfold(size_t n, int k, uint64_t seed) {
   for (size_t i = 0; i < n; ++i) folds[i % k].push_back(idx[i]);
   return folds;
 }
+
+namespace {
+
+struct ConfigKeyHash {
+  size_t operator()(const std::tuple<double, int, int, double>& k) const {
+    size_t h = std::hash<double>()(std::get<0>(k));
+    h = h * 1000003u ^ std::hash<int>()(std::get<1>(k));
+    h = h * 1000003u ^ std::hash<int>()(std::get<2>(k));
+    return h * 1000003u ^ std::hash<double>()(std::get<3>(k));
+  }
+};
+
+// Each configuration's samples, in order of its first sample.
+std::vector<std::vector<size_t>> config_groups(const SampleSet& s) {
+  std::unordered_map<std::tuple<double, int, int, double>, size_t, ConfigKeyHash> index;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const Sample& x = s.samples[i];
+    auto [it, fresh] = index.try_emplace({x.batch, x.workers, x.nodes, x.epochs}, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  return groups;
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> config_kfold(const SampleSet& s, int k, uint64_t seed) {
+  const auto groups = config_groups(s);
+  std::vector<std::vector<size_t>> folds;
+  for (const auto& fold : kfold(groups.size(), k, seed)) {
+    folds.emplace_back();
+    for (size_t g : fold) folds.back().insert(folds.back().end(), groups[g].begin(), groups[g].end());
+  }
+  return folds;
+}
+
+size_t distinct_configs(const SampleSet& s) { return config_groups(s).size(); }
 
 std::vector<size_t> single_node_train(const SampleSet& s, const WorkersSplitRule& rule) {
   std::vector<size_t> train;

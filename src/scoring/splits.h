@@ -21,6 +21,16 @@ namespace trainplan::scoring {
 // into `k` folds; returns each fold's held-out indices. Requires 2 <= k <= n.
 std::vector<std::vector<size_t>> kfold(size_t n, int k, uint64_t seed);
 
+// k-fold over whole configurations: samples of one (batch, workers, nodes,
+// epochs) are held out together, so a repeated measurement never sits on both
+// sides of a fold. The distinct configurations, in order of their first
+// sample, are dealt as kfold(m, k, seed) deals m items; each fold lists its
+// configurations' samples (each configuration's in sample order). Without
+// repeats this is kfold(s.size(), k, seed). Requires 2 <= k <= m.
+std::vector<std::vector<size_t>> config_kfold(const SampleSet& s, int k, uint64_t seed);
+// The distinct configurations config_kfold deals.
+size_t distinct_configs(const SampleSet& s);
+
 struct Split {
   std::vector<size_t> train, test;  // indices into the set that was split
 };

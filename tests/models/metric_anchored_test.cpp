@@ -103,15 +103,18 @@ TEST(AnchoredCurves, LossTypeMetricsDecreaseInEpochs) {
 }
 
 TEST(AnchoredCurves, PureNoiseLeavesLittleCorrection) {
-  // One smooth curve (which the base fits) plus independent noise, sd 0.01:
-  // leave-one-out should shrink the anchored curves almost to nothing.
+  // One smooth curve (which the base fits) plus independent noise, sd 0.01,
+  // at 240 distinct configurations: leave-one-out should shrink the anchored
+  // curves almost to nothing. (Repeats of a configuration are left out
+  // together, so on 30 configurations measured 8 times each the curves are
+  // chosen on 30 points, not on 240.)
   std::mt19937 rng(11);
   std::normal_distribution<double> eps(0, 0.01);
   SampleSet s;
   s.direction = MetricDirection::kMax;
   for (int i = 0; i < 240; ++i) {
     Sample x;
-    x.batch = 16 << (i % 5), x.workers = 1 + i % 3, x.epochs = 1 + (i * 7) % 30, x.epoch_time_s = 1;
+    x.batch = 16 << (i % 5), x.workers = 1 + (i / 5) % 3, x.epochs = 1 + 2 * (i / 15), x.epoch_time_s = 1;
     const double xe = x.epochs * 528.0 / (400.0 + x.global_batch());
     x.metric = 0.9 - 0.5 / (1 + xe / 4) + eps(rng);
     s.samples.push_back(x);
@@ -120,8 +123,11 @@ TEST(AnchoredCurves, PureNoiseLeavesLittleCorrection) {
   m.fit(s);
   double mean_abs = 0;
   for (const auto& x : s.samples) mean_abs += std::abs(m.correction(x.global_batch(), x.epochs)) / double(s.size());
-  // Measured: 0.00018 with the ridge grid up to 10, 0.00069 when it stopped at 0.1.
-  EXPECT_LT(mean_abs, 0.0004) << m.describe();  // the noise's mean |e| is 0.008
+  // Measured: 0.00054. (On 30 configurations x 8 repeats, 0.00018 when the
+  // repeats were left out one at a time, with the other 7 still in; 0.0022
+  // with each configuration left out whole, the correction then following the
+  // noise of the 30 means, sd 0.0035.)
+  EXPECT_LT(mean_abs, 0.001) << m.describe();  // the noise's mean |e| is 0.008
 }
 
 TEST(AnchoredCurves, FewSamplesFallBackOnTheBaseCurve) {

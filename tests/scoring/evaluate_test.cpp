@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "scoring/mre.h"
 #include "scoring/splits.h"
@@ -314,4 +317,18 @@ TEST(Evaluate, WorkersSplitTrialsSitAtTheLowerAndUpperQuartileBatch) {
   for (size_t i : workers_train(s))
     if (s.samples[i].nodes > 1) multi.insert({s.samples[i].nodes, s.samples[i].workers, s.samples[i].batch});
   EXPECT_EQ(multi, (std::set<std::tuple<int, int, double>>{{2, 8, 16.0}, {4, 16, 64.0}}));
+}
+
+// The cross-validation folds run on worker threads; a caller's cancellation
+// (the server's request deadline) must reach them and come back as Cancelled,
+// not as a note that the model failed.
+TEST(Evaluate, CancellationReachesTheCrossValidationThreads) {
+  const SampleSet s = grid(false);
+  const std::atomic<bool> stop{true};
+  CancelScope scope(CancelScope::Clock::now() + std::chrono::hours(1), &stop);
+  EXPECT_THROW(part_cv_mre("allreduce-physical", ModelPart::kTime, s), Cancelled);
+}
+
+TEST(Evaluate, CrossValidationWithoutACancelScopeRuns) {
+  EXPECT_TRUE(part_cv_mre("allreduce-physical", ModelPart::kTime, grid(false)).has_value());
 }
