@@ -15,13 +15,19 @@
 #   QUICK=1    a few trials only (rehearsal)
 #   SUITE      all (default), or repeatability: only time trials of two configurations per workload,
 #              alternating unpinned and pinned to one CPU (taskset), six times each, to tell
-#              per-process variation of the host-side step time from drift
+#              per-process variation of the host-side step time from drift; or llm: transformer
+#              training iterations (scripts/gpu/transformer-bench.py, LLM_BUDGET_S seconds, default
+#              200), then the trainer's collectives (--backend none, gloo, nccl), the GEMM sweep and
+#              one pass of time trials
+#   NCCL_INCLUDE  directory with nccl.h (default: PyTorch's nvidia-nccl wheel when installed)
 # Outputs in $OUT (each appended as it is measured):
 #   env.txt          GPU, driver, torch, compiler
 #   log.txt          what ran, with timings
 #   timing.jsonl     time-only trials, each configuration twice: {"trial":{...}} then the trainer's lines
 #   trials.jsonl     training trials (epochs with accuracy), same framing
 #   gemm-bf16.csv, gemm-fp32.csv   trainplan-gemm-bench
+#   transformer.csv, gemm.csv      SUITE=llm: transformer-bench.py
+#   backends.jsonl   SUITE=llm: time trials through each collective backend, same framing
 #   layers.csv       trainplan-layer-bench
 set -uo pipefail
 OUT=${OUT:-/tmp/trainplan-gpu}
@@ -51,11 +57,22 @@ done
 export TRAINPLAN_DATA_DIR=$DATA
 log "datasets: $(ls "$DATA"/* | wc -l) files"
 
+# --- transformer training (before the build: it needs none) ------------------
+if [ "${SUITE:-all}" = llm ]; then
+  budget=${LLM_BUDGET_S:-200}
+  log "transformer bench (budget ${budget} s)"
+  timeout $((budget + 120)) python3 scripts/gpu/transformer-bench.py --out "$OUT" --device "$DEVICE" \
+    --budget-s "$budget" $([ "$QUICK" = 1 ] && echo --quick) 2>>"$OUT/log.txt" || log "transformer bench exited $?"
+  log "transformer bench: $(($(wc -l <"$OUT/transformer.csv") - 1)) configurations"
+fi
+
 # --- build ------------------------------------------------------------------
+NCCL_INCLUDE=${NCCL_INCLUDE:-$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "include"))' 2>/dev/null)}
 build_with_cmake() {
-  local prefix
+  local prefix nccl=()
   prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)') || return 1
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINPLAN_TRAINER_ONLY=ON \
+  [ -n "$NCCL_INCLUDE" ] && [ -f "$NCCL_INCLUDE/nccl.h" ] && nccl=(-DTRAINPLAN_NCCL_INCLUDE="$NCCL_INCLUDE")
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINPLAN_TRAINER_ONLY=ON "${nccl[@]}" "$@" \
     -DCMAKE_PREFIX_PATH="$prefix" -DTRAINPLAN_EXTRA_INCLUDE="$PWD/$CARRY/include" >"$OUT/build.txt" 2>&1 &&
     cmake --build build-gpu -j "$(nproc)" >>"$OUT/build.txt" 2>&1
 }
@@ -81,7 +98,9 @@ if [ -n "${BIN_DIR:-}" ]; then
 else
   log "building with CMake"
   if build_with_cmake; then
-    log "built with CMake"
+    log "built with CMake ($(grep -o 'with NCCL[^)]*)' "$OUT/build.txt" | head -1 || echo 'no NCCL'))"
+  elif cp "$OUT/build.txt" "$OUT/build-nccl-failed.txt" && rm -rf build-gpu && build_with_cmake -DTRAINPLAN_WITH_NCCL=OFF; then
+    log "built with CMake without NCCL (the NCCL build's errors: build-nccl-failed.txt)"
   else
     log "CMake build failed (tail of build.txt below); building directly"
     tail -15 "$OUT/build.txt" | tee -a "$OUT/log.txt" >&2
@@ -115,6 +134,31 @@ if [ "${SUITE:-all}" = repeatability ]; then
       done
     done
     log "round $i done"
+  done
+  log "done"
+  exit 0
+fi
+
+if [ "${SUITE:-all}" = llm ]; then
+  log "collective backends: none, gloo, nccl (one worker: the group's own overhead)"
+  for rep in 1 2; do
+    for backend in auto gloo nccl; do
+      for b in 64 1024; do
+        run_trial backends.jsonl lenet-mnist "$b" 1 --time-only --warmup-steps 20 --min-steps 50 --max-steps 1000 \
+          --backend "$backend" --master-port $((29600 + rep))
+      done
+    done
+  done
+  log "gemm bench"
+  if [ "$DEVICE" = cuda ]; then
+    timeout 90 "$BIN/trainplan-gemm-bench" --device cuda --dtype bf16 -o "$OUT/gemm-bf16.csv" 2>>"$OUT/log.txt" ||
+      log "gemm bf16 exited $?"
+  fi
+  log "time-only trials (one pass)"
+  for wl in lenet-mnist mlp-fashion; do
+    for b in 16 64 256 1024; do
+      run_trial timing.jsonl "$wl" "$b" 1 --time-only --warmup-steps 20 --min-steps 50 --max-steps 1000
+    done
   done
   log "done"
   exit 0

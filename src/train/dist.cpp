@@ -1,10 +1,18 @@
 #include "train/dist.h"
 
-#ifdef TRAINPLAN_WITH_GLOO
+#if defined(TRAINPLAN_WITH_GLOO) || defined(TRAINPLAN_WITH_NCCL)
+#define TRAINPLAN_WITH_C10D
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
+#ifdef TRAINPLAN_WITH_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef TRAINPLAN_WITH_NCCL
+#include <torch/cuda.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+#include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
 #include <chrono>
@@ -24,7 +32,27 @@ class LocalCommunicator final : public Communicator {
   void allreduce_sum(at::Tensor&) override {}
   void broadcast(at::Tensor&, int) override {}
   void barrier() override {}
+  const char* backend() const override { return "none"; }
 };
+
+#ifdef TRAINPLAN_WITH_C10D
+c10::intrusive_ptr<c10d::Store> make_store(const TrainOptions& o, std::chrono::milliseconds timeout) {
+  c10::intrusive_ptr<c10d::Store> store;
+  if (!o.store_path.empty()) {
+    store = c10::make_intrusive<c10d::FileStore>(o.store_path, o.workers);
+  } else {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(o.master_port);
+    so.isServer = o.rank == 0;
+    so.numWorkers = static_cast<std::size_t>(o.workers);
+    so.waitWorkers = true;
+    so.timeout = timeout;
+    store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+  }
+  store->setTimeout(timeout);
+  return store;
+}
+#endif
 
 #ifdef TRAINPLAN_WITH_GLOO
 class GlooCommunicator final : public Communicator {
@@ -57,6 +85,7 @@ class GlooCommunicator final : public Communicator {
   }
 
   void barrier() override { pg_->barrier()->wait(); }
+  const char* backend() const override { return "gloo"; }
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;  // rank 0 hosts the TCP server: keep it alive
@@ -68,20 +97,8 @@ bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.r
 
 std::unique_ptr<Communicator> connect_gloo(const TrainOptions& o) {
   std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
-  c10::intrusive_ptr<c10d::Store> store;
-  if (!o.store_path.empty()) {
-    store = c10::make_intrusive<c10d::FileStore>(o.store_path, o.workers);
-  } else {
-    c10d::TCPStoreOptions so;
-    so.port = static_cast<std::uint16_t>(o.master_port);
-    so.isServer = o.rank == 0;
-    so.numWorkers = static_cast<std::size_t>(o.workers);
-    so.waitWorkers = true;
-    so.timeout = timeout;
-    store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
-  }
-  store->setTimeout(timeout);
-  return std::make_unique<GlooCommunicator>(store, o.rank, o.workers, timeout, is_loopback(o.master_addr));
+  return std::make_unique<GlooCommunicator>(make_store(o, timeout), o.rank, o.workers, timeout,
+                                            is_loopback(o.master_addr));
 }
 #else
 std::unique_ptr<Communicator> connect_gloo(const TrainOptions&) {
@@ -91,20 +108,99 @@ std::unique_ptr<Communicator> connect_gloo(const TrainOptions&) {
 }
 #endif
 
+#ifdef TRAINPLAN_WITH_NCCL
+// NCCL reduces GPU tensors only: a CPU tensor (a flag, a count) goes through
+// the rank's GPU and back.
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::chrono::milliseconds timeout)
+      : store_(std::move(store)),
+        rank_(rank),
+        size_(size),
+        gpu_(c10::kCUDA, static_cast<c10::DeviceIndex>(rank % int(torch::cuda::device_count()))) {
+    auto opts = c10d::ProcessGroupNCCL::Options::create();
+    opts->timeout = timeout;
+    pg_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, rank, size, opts);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void allreduce_sum(at::Tensor& t) override {
+    run(t, [&](std::vector<at::Tensor>& v) { pg_->allreduce(v)->wait(); });
+  }
+
+  void broadcast(at::Tensor& t, int root) override {
+    c10d::BroadcastOptions bo;
+    bo.rootRank = root;
+    run(t, [&](std::vector<at::Tensor>& v) { pg_->broadcast(v, bo)->wait(); });
+  }
+
+  // A one-element all-reduce read back on the host: unlike the group's own
+  // barrier, it needs no guess of which GPU each rank uses, and it returns
+  // only once every rank has reached it.
+  void barrier() override {
+    at::Tensor t = at::zeros({1}, at::TensorOptions().device(gpu_));
+    std::vector<at::Tensor> v{t};
+    pg_->allreduce(v)->wait();
+    (void)t.item<float>();
+  }
+  const char* backend() const override { return "nccl"; }
+
+ private:
+  template <class F>
+  void run(at::Tensor& t, F collective) {
+    if (t.is_cuda()) {
+      std::vector<at::Tensor> v{t};
+      collective(v);
+      return;
+    }
+    std::vector<at::Tensor> v{t.to(gpu_)};
+    collective(v);
+    t.copy_(v[0].cpu());
+  }
+
+  c10::intrusive_ptr<c10d::Store> store_;
+  int rank_, size_;
+  c10::Device gpu_;
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg_;
+};
+
+std::unique_ptr<Communicator> connect_nccl(const TrainOptions& o) {
+  if (!torch::cuda::is_available()) throw std::runtime_error("--backend nccl needs a visible GPU");
+  std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
+  return std::make_unique<NcclCommunicator>(make_store(o, timeout), o.rank, o.workers, timeout);
+}
+#else
+std::unique_ptr<Communicator> connect_nccl(const TrainOptions&) {
+  throw std::runtime_error("this trainplan-train was built without NCCL: use --backend gloo");
+}
+#endif
+
+// --backend auto: NCCL when this build has it and the trainer runs on a GPU.
+std::string resolve_backend(const TrainOptions& o) {
+  if (o.backend != "auto") return o.backend;
+#ifdef TRAINPLAN_WITH_NCCL
+  if (o.device != "cpu" && torch::cuda::is_available()) return "nccl";
+#endif
+  return "gloo";
+}
+
 }  // namespace
 
 std::unique_ptr<Communicator> make_communicator(const TrainOptions& o) {
-  if (o.workers == 1) return std::make_unique<LocalCommunicator>();
+  if (o.workers == 1 && o.backend == "auto") return std::make_unique<LocalCommunicator>();
+  const std::string backend = resolve_backend(o);
   auto failure = [&](const std::string& why) {
     const std::string where = o.store_path.empty()
                                   ? "TCPStore " + o.master_addr + ":" + std::to_string(o.master_port)
                                   : "FileStore " + o.store_path;
-    return std::runtime_error("rendezvous of " + std::to_string(o.workers) + " workers through " + where +
+    return std::runtime_error(backend + " rendezvous of " + std::to_string(o.workers) + " workers through " + where +
                               " failed (--timeout " + std::to_string(o.timeout_s) +
                               " s; are all ranks started with the same address and port?): " + why);
   };
   try {
-    return connect_gloo(o);
+    return backend == "nccl" ? connect_nccl(o) : connect_gloo(o);
   } catch (const c10::Error& e) {
     throw failure(e.what_without_backtrace());
   } catch (const std::exception& e) {

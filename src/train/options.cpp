@@ -73,6 +73,12 @@ ParseResult parse_options(int argc, char** argv) {
                  "auto: the GPU (rank mod GPU count) when this build has CUDA and sees one, else the CPU")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--backend", o.backend,
+                 "Collectives: gloo (any build), nccl (GPU tensors; a build with NCCL), or auto: nccl on a GPU "
+                 "when this build has it, else gloo; with --workers 1, auto makes no process group, while a "
+                 "named backend makes one anyway (to time its overhead)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
   app.add_flag("--time-only", o.time_only,
                "A time trial: warm-up steps, then timed steps until the median step time is known to "
                "+-(--step-ci); prints one step_timing event instead of epochs");

@@ -27,6 +27,7 @@ struct TrainOptions {
   // Where the network trains: "auto" (the GPU of index rank % GPUs when a
   // CUDA build sees one, else the CPU), "cpu" or "cuda".
   std::string device = "auto";
+  std::string backend = "auto";  // collectives: auto, gloo or nccl
   // A time trial (--time-only): no epochs, no evaluation; warm-up steps, then
   // timed steps until the 95% interval of the median step time is within
   // +-step_ci of the median, or max_steps are timed (see trainer.h).

@@ -186,7 +186,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                        {"workload", o.workload},
                        {"batch", o.batch},
                        {"workers", size},
-                       {"device", device.str()},
+                       {"device", device.str()}, {"backend", step.comm.backend()},
                        {"warmup_steps", o.warmup_steps},
                        {"converged", converged},
                        {"step_ci_target", o.step_ci},
@@ -275,7 +275,8 @@ void train(const TrainOptions& o, const Connect& connect, const EventSink& repor
                             {"train_samples", n},
                             {"test_samples", int64_t(totals[3].item<double>())},
                             {"eval_time_s", eval_time},
-                            {"device", device.str()}};
+                            {"device", device.str()},
+                            {"backend", comm.backend()}};
     event.update(step_fields(summarise_step_times(step_times)));
     report(event);
   }

@@ -280,6 +280,24 @@ TEST(TrainDataParallel, ATimeTrialTimesStepsUntilTheMedianIsKnown) {
   EXPECT_EQ(c[0]["steps_timed"], 30);
 }
 
+// --backend: auto at one worker makes no group; a named backend makes one
+// (its overhead is then timed); NCCL where the build has none (every CPU
+// build) fails with a message saying what to use instead.
+TEST(TrainDataParallel, TheBackendIsChosenAndReported) {
+  REQUIRE_TRAINER("fashion-mnist");
+  const std::string trial = "--workload mlp-fashion --batch 64 --time-only --train-subset 1000 --warmup-steps 2 "
+                            "--min-steps 10 --max-steps 10 --device cpu";
+  const std::string port = " --master-port " + std::to_string(free_port());
+  auto runs = run_processes({trial, trial + " --backend gloo" + port, trial + " --backend nccl"});
+  const RankResult &none = runs[0], &gloo = runs[1], &nccl = runs[2];
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  ASSERT_EQ(gloo.exit_code, 0) << gloo.err;
+  EXPECT_EQ(events_named(none, "step_timing").at(0)["backend"], "none");
+  EXPECT_EQ(events_named(gloo, "step_timing").at(0)["backend"], "gloo");
+  EXPECT_NE(nccl.exit_code, 0);
+  EXPECT_NE(nccl.err.find("nccl"), std::string::npos) << nccl.err;
+}
+
 TEST(TrainDataParallel, BadInputFailsWithMessage) {
   if (trainer_path().empty()) GTEST_SKIP() << "trainplan-train not built";
   fs::path empty = tptest::temp_dir("train_nodata");
