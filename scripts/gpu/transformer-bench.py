@@ -125,7 +125,7 @@ FIELDS = ["model", "arch", "layers", "hidden", "heads", "kv_heads", "ffn_hidden"
           "iter_ms_max", "fwd_ms", "bwd_ms", "optimizer_ms", "static_mem_bytes", "peak_mem_bytes", "device", "note"]
 
 
-def grid(quick):
+def grid(quick, models, part):
     if quick:  # a rehearsal on a CPU: tiny shapes, every code path
         tiny = dict(arch="gpt", layers=2, hidden=64, heads=4, kv_heads=4, ffn_hidden=256, vocab=512)
         tiny_llama = dict(arch="llama", layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=192, vocab=512)
@@ -137,10 +137,14 @@ def grid(quick):
         return
     # Every model at sequence 2048, micro-batches doubling until memory runs
     # out, with and without full recomputation.
-    for name in MODELS:
+    for name in (MODELS if part in ("all", "main") else []):
+        if models and name not in models:
+            continue
         for rc in ("none", "full"):
             for mb in (1, 2, 4, 8, 16):
                 yield name, MODELS[name], 2048, mb, 1, rc
+    if part == "main":
+        return
     # Sequence length at fixed tokens per micro-batch, and gradient accumulation.
     for seq, mb in ((512, 16), (1024, 8), (4096, 2), (8192, 1)):
         yield "gpt-350m", MODELS["gpt-350m"], seq, mb, 1, "none"
@@ -277,6 +281,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-gemm", action="store_true")
+    ap.add_argument("--models", default="", help="comma-separated names from the main grid (default: all)")
+    ap.add_argument("--part", choices=("all", "main", "extra"), default="all",
+                    help="main: every model by micro-batch and recomputation; extra: sequence and accumulation")
     a = ap.parse_args()
     device = torch.device(a.device)
     os.makedirs(a.out, exist_ok=True)
@@ -288,7 +295,7 @@ def main():
         w = csv.DictWriter(fh, FIELDS)
         if fresh:
             w.writeheader()
-        for name, m, seq, mb, nmb, rc in grid(a.quick):
+        for name, m, seq, mb, nmb, rc in grid(a.quick, set(filter(None, a.models.split(","))), a.part):
             if time.time() - start > a.budget_s:
                 print(f"budget of {a.budget_s} s spent: stopping before {name} mb={mb}", file=sys.stderr)
                 break
