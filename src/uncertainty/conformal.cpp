@@ -10,6 +10,7 @@
 #include "core/cancel.h"
 #include "core/error.h"
 #include "models/registry.h"
+#include "numerics/normal_quantile.h"
 #include "uncertainty/metric_run_pinned.h"
 
 namespace trainplan::uncertainty {
@@ -62,11 +63,13 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
   res_.set(std::move(r));
   measured_.clear();
+  spread_.clear();
   std::vector<double> in;
   if (k >= 2)
     for (const auto& s : samples.samples) {
       check_cancelled();
       measured_.insert(key_of(s));
+      if (s.time_spread) spread_[key_of(s)] = std::max(spread_[key_of(s)], *s.time_spread);
       in.push_back(signed_residual(s.epoch_time_s, model_->predict(s.batch, s.workers, s.nodes)));
     }
   res_in_.set(std::move(in));
@@ -80,10 +83,20 @@ double ConformalTimeModel::predict(double batch, int workers, int nodes) const {
   return model_->predict(batch, workers, nodes);
 }
 
+double ConformalTimeModel::measured_floor(double batch, int workers, int nodes, double coverage, int sides) const {
+  auto it = spread_.find({batch, workers, nodes});
+  if (it == spread_.end() || !(coverage > 0 && coverage < 1)) return 0;
+  const double z95 = numerics::normal_quantile(0.975);
+  const double z = numerics::normal_quantile(sides == 2 ? 0.5 + coverage / 2 : coverage);
+  return std::max(0.0, it->second * z / z95);
+}
+
 std::optional<models::Interval> ConformalTimeModel::predict_interval(double batch, int workers, int nodes,
                                                             double coverage) const {
-  auto q = (measured(batch, workers, nodes) ? res_in_ : res_).quantile(coverage);
+  const bool at_measured = measured(batch, workers, nodes);
+  auto q = (at_measured ? res_in_ : res_).quantile(coverage);
   if (!q) return std::nullopt;
+  if (at_measured) q = std::max(*q, measured_floor(batch, workers, nodes, coverage, 2));
   models::Interval iv = interval_around(predict(batch, workers, nodes), *q, coverage);
   iv.lo = std::max(iv.lo, 0.0);  // relative residuals above 1 would reach below zero; no epoch takes negative time
   return iv;
@@ -91,8 +104,12 @@ std::optional<models::Interval> ConformalTimeModel::predict_interval(double batc
 
 std::optional<double> ConformalTimeModel::predict_bound(double batch, int workers, int nodes, double coverage,
                                                         models::BoundSide side) const {
-  auto q = (measured(batch, workers, nodes) ? res_in_ : res_).one_sided(coverage, side);
+  const bool at_measured = measured(batch, workers, nodes);
+  auto q = (at_measured ? res_in_ : res_).one_sided(coverage, side);
   if (!q) return std::nullopt;
+  // q is how far beyond the prediction the bound lies on its side (negative
+  // where the model errs to the other side): the floor moves it outwards.
+  if (at_measured) q = std::max(*q, measured_floor(batch, workers, nodes, coverage, 1));
   return std::max(bound_at(predict(batch, workers, nodes), *q, side), 0.0);
 }
 

@@ -14,8 +14,12 @@
 // Time models: each held-out configuration counts once. At a configuration
 // the samples measured, the in-sample residuals are used instead: the
 // prediction is anchored by the measurement there, and the out-of-fold error
-// would overstate it (this carries no finite-sample guarantee). The lower end
-// is never below 0.
+// would overstate it (this carries no finite-sample guarantee). There the
+// interval is also never narrower than the measurement's own uncertainty:
+// a sample's time_spread (a 95% half-width, relative) is rescaled to the
+// coverage asked for as a normal half-width would be, and the largest such
+// figure at the configuration is the least q used. The lower end is never
+// below 0.
 //
 // Metric models: the calibrators of uncertainty/metric_calibrators.h, composed
 // (the configuration rule in Mondrian bins, the run-gap, between and beyond
@@ -27,6 +31,7 @@
 // interval is too short to guarantee c. Why these rules, and what each
 // measured on the Pollux traces: docs/lab/MODELS-METRIC.md.
 #pragma once
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -64,6 +69,11 @@ class ConformalTimeModel : public models::TimeModel {
   std::string name_;
   ConformalResiduals res_, res_in_;
   std::set<std::tuple<double, int, int>> measured_;  // (batch, workers, nodes) of the samples
+  // The largest measured time_spread at each measured configuration that has one.
+  std::map<std::tuple<double, int, int>, double> spread_;
+  // The least relative half-width at a measured configuration: its spread
+  // rescaled from 95% two-sided to `coverage` on `sides` sides; 0 without one.
+  double measured_floor(double batch, int workers, int nodes, double coverage, int sides) const;
   std::vector<std::string> notes_;
 };
 

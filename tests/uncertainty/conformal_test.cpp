@@ -82,6 +82,28 @@ TEST(Conformal, TimeIntervalCoverageIsNominalOnKnownNoise) {
   EXPECT_LT(half, 0.10);
 }
 
+// At a measured configuration the interval is never narrower than the
+// measurement's own uncertainty (time_spread, a 95% half-width); elsewhere,
+// and at configurations measured without a spread, nothing changes.
+TEST(Conformal, AMeasuredConfigurationsIntervalCoversItsMeasuredSpread) {
+  auto m = uncertainty::with_conformal([] { return std::make_unique<LinearStepModel>(); });
+  SampleSet s = time_samples(100, 0.01, 4);
+  const Sample noisy = s.samples[7], quiet = s.samples[8];
+  s.samples[7].time_spread = 0.30;
+  m->fit(s);
+  auto half = [&](const Sample& x, double c) {
+    auto iv = m->predict_interval(x.batch, x.workers, x.nodes, c);
+    return (iv->hi - iv->lo) / 2 / m->predict(x.batch, x.workers, x.nodes);
+  };
+  EXPECT_NEAR(half(noisy, 0.95), 0.30, 1e-6);
+  EXPECT_NEAR(half(noisy, 0.8), 0.30 * 1.2816 / 1.96, 1e-3);  // a normal half-width rescaled
+  EXPECT_LT(half(quiet, 0.95), 0.05);
+  EXPECT_LT(half(time_samples(1, 0.01, 99).samples[0], 0.95), 0.05);  // not measured
+  const double p = m->predict(noisy.batch, noisy.workers, noisy.nodes);
+  EXPECT_NEAR(*m->predict_bound(noisy.batch, noisy.workers, noisy.nodes, 0.95, models::BoundSide::kUpper),
+              p * (1 + 0.30 * 1.6449 / 1.96), 1e-3 * p);
+}
+
 // With noise so large that relative residuals pass 1, the interval and the
 // lower bound stop at zero: an epoch takes no negative time.
 TEST(Conformal, TimeIntervalNeverReachesBelowZero) {
