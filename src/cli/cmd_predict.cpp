@@ -98,7 +98,9 @@ void run_predict(const PredictArgs& a) {
     if (p.past_every_sampled_epoch()) {
       // How far the extrapolation was checked, and whether this query is within it.
       const double longest = *p.last_sampled_epoch_any;
-      std::string checked = "no trial ran fewer epochs than the longest, so the extrapolation could not be checked";
+      std::string checked =
+          "the extrapolation could not be checked (no trial ran past the epoch count two thirds of the trials "
+          "stay within)";
       if (const auto& c = p.forward_check)
         checked = fmt::format("fitted on the trials up to {:g} epochs, the model missed the {} sample{} up to {:g} by "
                               "{:.1f}% at most (median {:.1f}%)",
