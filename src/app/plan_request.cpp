@@ -68,13 +68,23 @@ plan::PlannerOptions planner_options(const PlanQuery& q, const PlanOutcome& o) {
 // planned model, expected cost from the point model) into o.result. An
 // infeasible problem is reported with the model's name and, with a frontier,
 // what each longer deadline would cost.
-void search(PlanOutcome& o, const PlanQuery& q) {
+void search(PlanOutcome& o, const PlanQuery& q, const SampleSet& samples) {
   const auto planner = plan::make_planner(q.early_stop ? "coconfig-early-stop" : q.method, planner_options(q, o));
   if (q.frontier) o.frontier = plan::cost_time_frontier(*o.model, o.problem);
   try {
     o.result = planner->plan(*o.model, o.problem);
   } catch (const InfeasibleError& e) {
     std::string msg = fmt::format("{}\n  model: {}", e.what(), o.model->name());
+    const Sample* best = nullptr;
+    for (const auto& x : samples.samples)
+      if (x.metric && (!best || samples.better(*x.metric, *best->metric))) best = &x;
+    if (q.confidence > 0 && best && !samples.meets(*best->metric, q.target))
+      msg += fmt::format(
+          "\n  no trial reached the target: the best sampled metric is {:.4g} (batch {:g}, {} worker{}, {:g} epochs), "
+          "and at a confidence the pessimistic side is held there (no confidence is claimed for a metric no run has "
+          "reached), so no configuration can meet {:g}. A longer trial there (more epochs) that reaches the target "
+          "would let a plan claim it; without --confidence the plan uses the point predictions",
+          *best->metric, best->batch, best->workers, best->workers == 1 ? "" : "s", best->epochs, q.target);
     if (q.frontier && !o.frontier.empty())
       msg += "\n  the cheapest run for each longer deadline:\n" + plan::frontier_table(o.frontier, q.deadline);
     throw InfeasibleError(msg);
@@ -117,10 +127,13 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   plan::PlanProblem& p = o.problem;
   p.target = q.target;
   p.deadline_s = q.deadline;
+  // Given GPUs per node first, then the node of the hardware named (--hardware).
+  const structure::HardwareSpec* hw = src.params().hardware.get();
+  const int gpus_per_node = q.gpus_per_node >= 0 ? q.gpus_per_node : hw && hw->gpus_per_node > 0 ? hw->gpus_per_node : -1;
   p.space = search_space(samples, {.batches = q.batches,
                                    .max_workers = q.max_workers,
                                    .max_epochs = q.max_epochs,
-                                   .gpus_per_node = q.gpus_per_node});
+                                   .gpus_per_node = gpus_per_node});
   o.query.max_workers = p.space.max_workers;
   o.batches = p.space.batches;
   plan::validate(p);
@@ -141,7 +154,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.model = pm.planned;
   o.model_name = o.model->name();
 
-  search(o, q);
+  search(o, q, samples);
   const auto& c = o.run_config();
   o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
   plan::add_model_metric(o.evidence, *pm.fitted);

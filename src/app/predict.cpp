@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "uncertainty/conformal.h"
 
 namespace trainplan::app {
 
@@ -35,9 +36,40 @@ void check_predict_query(const PredictQuery& q) {
   if (q.folds < 2) throw InputError("", 0, "--folds", "must be >= 2");
   if (q.target && !std::isfinite(*q.target)) throw InputError("", 0, "--target", "must be a finite number");
   if (q.max_epochs < 1) throw InputError("", 0, "--max-epochs", "must be >= 1");
+  if (q.gpus_per_node < 0) throw InputError("", 0, "--gpus-per-node", "must be >= 1 (0: from the samples)");
 }
 
-int derive_nodes(const SampleSet& s, int workers) { return s.packed_nodes(workers); }
+NodePacking node_packing(const SampleSet& s, int workers, int gpus_per_node, const structure::HardwareSpec* hardware) {
+  NodePacking p;
+  auto pack = [&](int per_node) { return (workers + per_node - 1) / per_node; };
+  if (gpus_per_node > 0) {
+    p.gpus_per_node = gpus_per_node;
+    p.from = fmt::format("packed at {} a node (--gpus-per-node)", gpus_per_node);
+  } else if (hardware && hardware->gpus_per_node > 0) {
+    p.gpus_per_node = hardware->gpus_per_node;
+    p.from = fmt::format("packed at {} a node, the node of {} (--hardware)", p.gpus_per_node, hardware->source);
+  } else {
+    int most_on_one = 0;
+    bool multi_node = false;
+    for (const auto& x : s.samples)
+      if (x.nodes > 0) {
+        p.gpus_per_node = std::max(p.gpus_per_node, (x.workers + x.nodes - 1) / x.nodes);
+        multi_node = multi_node || x.nodes > 1;
+        if (x.nodes == 1) most_on_one = std::max(most_on_one, x.workers);
+      }
+    if (p.gpus_per_node == 0) {
+      p.from = "unknown: the samples record no nodes (give --nodes or --gpus-per-node)";
+      return p;
+    }
+    p.assumed = !multi_node && workers > most_on_one;
+    p.from = p.assumed ? fmt::format("assumed: every sample ran on one node with at most {} worker{}, so a node is "
+                                     "taken to hold {}; give --gpus-per-node (or --nodes) if yours holds more",
+                                     most_on_one, most_on_one == 1 ? "" : "s", p.gpus_per_node)
+                       : fmt::format("packed at {} a node, the most any sample ran on one node", p.gpus_per_node);
+  }
+  p.nodes = pack(p.gpus_per_node);
+  return p;
+}
 
 bool Prediction::past_last_sampled_epoch() const {
   return last_sampled_epoch && query.epochs > *last_sampled_epoch;
@@ -67,7 +99,15 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
     if (want_metric) r.metric_model = c.metric_model;
     r.reason = c.reason;
   }
-  r.nodes = q.nodes >= 0 ? q.nodes : derive_nodes(s, q.workers);
+  if (q.nodes >= 0) {
+    r.nodes = q.nodes;
+    r.nodes_from = "given (--nodes)";
+  } else {
+    const NodePacking np = node_packing(s, q.workers, q.gpus_per_node, src.params().hardware.get());
+    r.nodes = np.nodes;
+    r.nodes_from = np.from;
+    r.nodes_assumed = np.assumed;
+  }
   uncertainty::ConformalParams cp{q.folds, q.seed};
 
   note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.time_model, q.folds));
@@ -87,6 +127,10 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
       r.last_sampled_run = last_of_run.has_value();
       r.last_sampled_epoch = last_of_run ? last_of_run : last_of_any;
       r.last_sampled_epoch_any = last_of_any;
+      if (const auto* cm = dynamic_cast<const uncertainty::ConformalMetricModel*>(mm.get())) {
+        r.forward_check = cm->beyond_rule().forward_check();
+        if (last_of_any) r.trusted_through_epochs = cm->beyond_rule().trusted_through();
+      }
       r.metric = mm->predict(q.batch, q.workers, q.epochs);
       r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
       r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
@@ -126,7 +170,8 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
 nlohmann::json to_json(const Prediction& p) {
   const auto& q = p.query;
   nlohmann::json j;
-  j["config"] = {{"batch", q.batch}, {"workers", q.workers}, {"nodes", p.nodes}};
+  j["config"] = {{"batch", q.batch}, {"workers", q.workers}, {"nodes", p.nodes}, {"nodes_from", p.nodes_from},
+                 {"nodes_assumed", p.nodes_assumed}};
   if (q.epochs >= 0) j["config"]["epochs"] = q.epochs;
   j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, q.folds)},
                        {"one_sided_bound", bound_json(p.time_bound, "upper", q.confidence)}};
@@ -154,6 +199,16 @@ nlohmann::json to_json(const Prediction& p) {
       if (p.last_sampled_epoch_any)
         j["metric"]["last_sampled_epoch"]["of_any_configuration"] = {{"epochs", *p.last_sampled_epoch_any},
                                                                      {"past_it", p.past_every_sampled_epoch()}};
+    }
+    if (p.trusted_through_epochs) {
+      nlohmann::json x = {{"trusted_through_epochs", *p.trusted_through_epochs},
+                          {"past_it", p.past_trusted_epochs()},
+                          {"forward_check", nullptr}};
+      if (const auto& c = p.forward_check)
+        x["forward_check"] = {{"fitted_through_epochs", c->cut}, {"scored_through_epochs", c->last},
+                              {"samples", c->samples}, {"max_abs_rel_error", c->max_abs_residual},
+                              {"median_abs_rel_error", c->median_abs_residual}};
+      j["metric"]["extrapolation"] = std::move(x);
     }
     j["total_time_s"] = p.epoch_time_s * q.epochs;
   } else {

@@ -11,6 +11,8 @@
 #include "app/progress.h"
 #include "core/sample.h"
 #include "models/model.h"
+#include "structure/hardware.h"
+#include "uncertainty/metric_calibrators.h"
 
 namespace trainplan::app {
 
@@ -18,7 +20,8 @@ struct PredictQuery {
   double batch = 0;
   int workers = 0;
   double epochs = -1;  // < 0: time only
-  int nodes = -1;      // < 0: derived from the samples (derive_nodes)
+  int nodes = -1;      // < 0: packed (node_packing)
+  int gpus_per_node = 0;  // > 0: pack the workers at this many a node when `nodes` is not given
   std::string model = "auto";
   std::string time_model, metric_model;  // override `model` per part when not empty
   double confidence = 0.9;
@@ -32,13 +35,26 @@ struct PredictQuery {
 // folds < 2, a non-finite target or max_epochs < 1.
 void check_predict_query(const PredictQuery& q);
 
-// Nodes for `workers` when not given: as many GPUs a node as the samples used
-// at most; 0 (unknown) when the samples record no nodes.
-int derive_nodes(const SampleSet& s, int workers);
+// How `workers` are placed on nodes when the node count is not given, and
+// why: at `gpus_per_node` a node when it is > 0, else at the hardware's node
+// (`hardware`, from --hardware) when it states one, else at the most workers
+// any sample ran on one node. `from` says which, for people; `assumed` is
+// true when the samples cannot tell (every sample ran on one node, and
+// `workers` is more than any of them ran there).
+struct NodePacking {
+  int nodes = 0;           // 0: unknown (the samples record no nodes)
+  int gpus_per_node = 0;   // 0: unknown
+  std::string from;
+  bool assumed = false;
+};
+NodePacking node_packing(const SampleSet& s, int workers, int gpus_per_node,
+                         const structure::HardwareSpec* hardware);
 
 struct Prediction {
   PredictQuery query;  // as asked
   int nodes = 0;       // as used
+  std::string nodes_from;  // why (NodePacking::from; "given" for --nodes)
+  bool nodes_assumed = false;
   std::string time_model, metric_model;  // resolved names
   std::string reason;                    // how "auto" chose (empty when nothing was chosen)
   MetricDirection direction = MetricDirection::kMax;
@@ -59,6 +75,14 @@ struct Prediction {
   // off, and the interval is widened by the beyond rule (uncertainty/conformal.h;
   // measured in docs/lab/MODELS-METRIC.md, "Past the last sampled epoch").
   std::optional<double> last_sampled_epoch, last_sampled_epoch_any;
+  // With --epochs: how far past the longest trial the metric model's
+  // extrapolation was checked (uncertainty::BeyondRule::ForwardCheck: fitted
+  // on the samples up to some epoch count, scored on the later ones), and the
+  // epochs up to which a prediction is backed by that check (the longest
+  // trial times the factor checked; the longest trial without a check).
+  std::optional<uncertainty::BeyondRule::ForwardCheck> forward_check;
+  std::optional<double> trusted_through_epochs;
+  bool past_trusted_epochs() const { return trusted_through_epochs && query.epochs > *trusted_through_epochs; }
   bool last_sampled_run = false;
   bool past_last_sampled_epoch() const;
   bool past_every_sampled_epoch() const;

@@ -27,6 +27,7 @@ struct FitArgs {
   bool json = false;
   bool model_given = false;
   std::string comm_profile;
+  std::string hardware;  // --hardware: catalog name or hardware file; empty: the default prior
   std::string plot;
 };
 
@@ -57,7 +58,7 @@ PartResult fit_metric(const std::string& name, const SampleSet& s, const models:
 }
 
 void run_fit(const FitArgs& a) {
-  const models::ModelParams params = model_params(a.comm_profile);
+  const models::ModelParams params = model_params(a.comm_profile, a.hardware);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
   SampleSet s = profile::read_samples(a.samples);
   auto& reg = models::ModelRegistry::instance();
@@ -143,6 +144,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--metric-model", a->metric_model,
                   "Metric model, e.g. global-batch, optimus-curve (overrides --model; given alone, only the metric part)");
   add_comm_profile_option(cmd, a->comm_profile);
+  add_hardware_option(cmd, a->hardware);
   cmd->add_flag("--json", a->json, "Print the result as JSON");
   cmd->add_option("--plot", a->plot,
                   "Draw the fitted curves over the samples with gnuplot (.png or .svg): epoch time against workers "

@@ -50,6 +50,8 @@ struct PlanArgs {
   int tabu_tenure = 10;
   int manual_tries = 60;
   std::string comm_profile;
+  std::string metric_range;  // --metric-range LO:HI; empty: SampleSet::metric_range()
+  std::string hardware;  // --hardware: catalog name or hardware file; empty: the default prior
   std::string plot;
 };
 
@@ -185,9 +187,11 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
 }
 
 void run_plan(const PlanArgs& a) {
-  const models::ModelParams params = model_params(a.comm_profile);
+  const models::ModelParams params = model_params(a.comm_profile, a.hardware);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
-  app::ModelSource src(profile::read_samples(a.samples), params);
+  SampleSet samples = profile::read_samples(a.samples);
+  if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
+  app::ModelSource src(std::move(samples), params);
   app::PlanQuery q;
   q.target = a.target;
   q.deadline = a.deadline;
@@ -264,7 +268,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--batches", a->batches, "Candidate per-worker batches, e.g. 16,32,64 (default: those in the samples)")
       ->delimiter(',');
   cmd->add_option("--gpus-per-node", a->gpus_per_node,
-                  "Workers per node; nodes = ceil(r / N) (default: 4 when samples carry nodes, else 0 = unknown)");
+                  "Workers per node; nodes = ceil(r / N) (default: the node of --hardware when given, else 4 when samples "
+                  "carry nodes, else 0 = unknown)");
   cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str();
   cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual")->capture_default_str();
@@ -309,6 +314,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--job-name", a->job_name, "Job name for --emit slurm|k8s")->capture_default_str();
   cmd->add_option("--image", a->image, "Container image for --emit k8s")->capture_default_str();
   add_comm_profile_option(cmd, a->comm_profile);
+  add_hardware_option(cmd, a->hardware);
+  add_metric_range_option(cmd, a->metric_range);
   cmd->add_flag("--json", a->json, "Print the plan as JSON");
   cmd->add_option("--plot", a->plot,
                   "Draw the plan with gnuplot (.png or .svg): the cost of every (batch, workers) cell that can meet "

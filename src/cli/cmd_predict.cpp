@@ -23,7 +23,8 @@ struct PredictArgs {
   double epochs = -1;  // < 0: not given
   std::optional<double> target;
   int max_epochs = 1000;
-  int nodes = -1;      // < 0: derived from the samples
+  int nodes = -1;      // < 0: packed (app::node_packing)
+  int gpus_per_node = 0;  // 0: from --hardware, else the samples
   std::string model = "auto";
   std::string time_model, metric_model;
   double confidence = 0.9;
@@ -31,6 +32,8 @@ struct PredictArgs {
   uint64_t seed = 1;
   bool json = false;
   std::string comm_profile;
+  std::string metric_range;  // --metric-range LO:HI; empty: SampleSet::metric_range()
+  std::string hardware;  // --hardware: catalog name or hardware file; empty: the default prior
 };
 
 std::string interval_text(const std::optional<models::Interval>& iv, int folds, const char* unit) {
@@ -40,12 +43,13 @@ std::string interval_text(const std::optional<models::Interval>& iv, int folds, 
 }
 
 void run_predict(const PredictArgs& a) {
-  const models::ModelParams params = model_params(a.comm_profile);
+  const models::ModelParams params = model_params(a.comm_profile, a.hardware);
   app::PredictQuery q;
   q.batch = a.batch;
   q.workers = a.workers;
   q.epochs = a.epochs;
   q.nodes = a.nodes;
+  q.gpus_per_node = a.gpus_per_node;
   q.model = a.model;
   q.time_model = a.time_model;
   q.metric_model = a.metric_model;
@@ -55,7 +59,9 @@ void run_predict(const PredictArgs& a) {
   q.target = a.target;
   q.max_epochs = a.max_epochs;
   app::check_predict_query(q);
-  app::ModelSource src(profile::read_samples(a.samples), params);
+  SampleSet samples = profile::read_samples(a.samples);
+  if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
+  app::ModelSource src(std::move(samples), params);
   app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
   if (!a.json) progress.fitting = [](const std::string& m) { std::cerr << m << "\n"; };
@@ -77,6 +83,7 @@ void run_predict(const PredictArgs& a) {
   std::cout << fmt::format("configuration: batch {:g} per worker, {} worker{}, {} node{} (global batch {:g})\n", a.batch,
                            a.workers, a.workers == 1 ? "" : "s", nodes == 0 ? std::string("unknown") : std::to_string(nodes),
                            nodes == 1 ? "" : "s", a.batch * a.workers);
+  if (a.nodes < 0) std::cout << fmt::format("  nodes: {}\n", p.nodes_from);
   std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, a.folds, " s"));
   if (want_metric) {
     std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", a.epochs, mname,
@@ -88,12 +95,30 @@ void run_predict(const PredictArgs& a) {
       std::cout << fmt::format("  the interval's {} end is held at the best sampled metric, {:.4g}: no trial measured "
                                "better, so no confidence is claimed beyond it\n",
                                up ? "lower" : "upper", *p.best_sampled_metric);
-    if (miv && p.past_every_sampled_epoch())
-      std::cout << fmt::format(
-          "  past the last epoch sampled on any configuration ({:g}): the model only extrapolates here (runs often "
-          "keep improving where it levels off), so the interval is at least as wide as the model missed the latest "
-          "samples by when fitted without them (docs/lab/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
-          *p.last_sampled_epoch_any);
+    if (p.past_every_sampled_epoch()) {
+      // How far the extrapolation was checked, and whether this query is within it.
+      const double longest = *p.last_sampled_epoch_any;
+      std::string checked =
+          "the extrapolation could not be checked (no trial ran past the epoch count two thirds of the trials "
+          "stay within)";
+      if (const auto& c = p.forward_check)
+        checked = fmt::format("fitted on the trials up to {:g} epochs, the model missed the {} sample{} up to {:g} by "
+                              "{:.1f}% at most (median {:.1f}%)",
+                              c->cut, c->samples, c->samples == 1 ? "" : "s", c->last, 100 * c->max_abs_residual,
+                              100 * c->median_abs_residual);
+      std::cout << fmt::format("  past the longest trial ({:g} epochs), {:.3g}x: the model only extrapolates; {}",
+                               longest, a.epochs / longest, checked);
+      if (p.past_trusted_epochs())
+        std::cout << fmt::format(
+            ". Checked only to about {:g} epochs: at {:g} the prediction and its interval are not backed by any "
+            "measurement (runs often keep improving where the model levels off); a trial of about {:g} epochs would "
+            "check it\n",
+            *p.trusted_through_epochs, a.epochs, a.epochs);
+      else
+        std::cout << fmt::format(". Within that check's reach (about {:g} epochs; docs/lab/MODELS-METRIC.md, \"Past the last "
+                                 "sampled epoch\")\n",
+                                 *p.trusted_through_epochs);
+    }
     std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
     if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
     std::cout << "\n";
@@ -147,7 +172,11 @@ void setup(CLI::App& root) {
   cmd->add_option("--max-epochs", a->max_epochs, "With --target, the most epochs to look through")
       ->capture_default_str();
   cmd->add_option("--nodes", a->nodes,
-                  "Nodes the workers span (default: packed at the largest GPUs per node seen in the samples)");
+                  "Nodes the workers span (default: packed at --gpus-per-node; the output says how they were packed)");
+  cmd->add_option("--gpus-per-node", a->gpus_per_node,
+                  "Workers a node holds, for packing when --nodes is not given [default: the node of --hardware when "
+                  "given, else the most workers any sample ran on one node; when every sample ran on one node and "
+                  "--workers exceeds them, that is an assumption and the output says so]");
   cmd->add_option("--model", a->model,
                   "Registered model for both parts, or 'auto': per part, the lowest 5-fold CV MRE on the samples")
       ->capture_default_str();
@@ -157,6 +186,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--folds", a->folds, "Folds for the conformal residuals")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed that deals configurations into folds")->capture_default_str();
   add_comm_profile_option(cmd, a->comm_profile);
+  add_hardware_option(cmd, a->hardware);
+  add_metric_range_option(cmd, a->metric_range);
   cmd->add_flag("--json", a->json, "Print the prediction as JSON");
   cmd->footer(
       "Example: trainplan predict --samples s.csv --batch 64 --workers 8 --epochs 30 \\\n"

@@ -13,7 +13,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "io/sample_csv.h"
+#include "profile/samples_file.h"
 #include "server/http_server.h"
 #include "server/service.h"
 
@@ -48,7 +48,7 @@ void run_serve(const ServeArgs& a) {
   server::Service service(a.model, model_params(a.comm_profile), a.limits);
   if (!a.samples.empty()) {
     std::cerr << fmt::format("fitting {} (model {})...\n", a.samples, a.model);
-    auto j = service.fit(io::read_samples_csv(a.samples), a.samples, a.model);
+    auto j = service.fit(profile::read_samples(a.samples), a.samples, a.model);
     std::cerr << fmt::format("fitted as id {}: time model {}, metric model {}\n", j["id"].get<std::string>(),
                              j["time_model"].get<std::string>(),
                              j["metric_model"].is_null() ? "none" : j["metric_model"].get<std::string>());

@@ -30,9 +30,17 @@ void add_pollux_data_option(CLI::App* cmd, std::string& dir);
 
 // Adds `--comm-profile FILE` to `cmd`, stored in `path`.
 void add_comm_profile_option(CLI::App* cmd, std::string& path);
+// Adds `--hardware NAME|FILE` to `cmd`, stored in `name_or_path`: the
+// interconnect prior of the all-reduce time models and the GPUs a node holds.
+void add_hardware_option(CLI::App* cmd, std::string& name_or_path);
+// Adds `--metric-range LO:HI` to `cmd`, stored in `range` (parse it with
+// trainplan::parse_metric_range).
+void add_metric_range_option(CLI::App* cmd, std::string& range);
 // The models' parameters with the profile at `comm_profile_path` loaded (an
-// empty path: none, the ring factor). Throws InputError naming the file.
-models::ModelParams model_params(const std::string& comm_profile_path);
+// empty path: none, the ring factor) and the interconnect prior of
+// `hardware` (a catalog name or a hardware file; empty: the default prior).
+// Throws InputError naming the file or the option.
+models::ModelParams model_params(const std::string& comm_profile_path, const std::string& hardware = "");
 
 // Adds an option `name` that reads a duration, plain seconds or with units
 // (90, 180s, 3m, 1h30m), into `seconds`; a malformed value fails parsing

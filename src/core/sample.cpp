@@ -1,6 +1,8 @@
 #include "core/sample.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "core/error.h"
 
@@ -51,6 +53,44 @@ std::optional<double> SampleSet::best_metric() const {
   for (const auto& s : samples)
     if (s.metric && (!best || better(*s.metric, *best))) best = *s.metric;
   return best;
+}
+
+MetricRange parse_metric_range(const std::string& text, const std::string& field) {
+  const auto colon = text.find(':');
+  auto side = [&](const std::string& v, double unbounded) {
+    if (v.empty()) return unbounded;
+    try {
+      size_t used = 0;
+      const double x = std::stod(v, &used);
+      if (used == v.size() && std::isfinite(x)) return x;
+    } catch (const std::exception&) {
+    }
+    throw InputError("", 0, field, "expected LO:HI (numbers; a side may be empty), got '" + text + "'");
+  };
+  if (colon == std::string::npos)
+    throw InputError("", 0, field, "expected LO:HI (numbers; a side may be empty), got '" + text + "'");
+  MetricRange r{side(text.substr(0, colon), -1e300), side(text.substr(colon + 1), 1e300), "given (" + field + ")"};
+  if (!(r.lo < r.hi)) throw InputError("", 0, field, "LO must be below HI, got '" + text + "'");
+  return r;
+}
+
+MetricRange SampleSet::metric_range() const {
+  if (declared_metric_range) return *declared_metric_range;
+  bool any = false, unit = true, nonneg = true;
+  for (const auto* v : {&samples, &curve})
+    for (const auto& s : *v)
+      if (s.metric) {
+        any = true;
+        unit = unit && *s.metric >= 0 && *s.metric <= 1;
+        nonneg = nonneg && *s.metric >= 0;
+      }
+  if (any && unit && direction == MetricDirection::kMax)
+    return {0, 1, "inferred: every sampled metric lies in [0, 1] and larger is better (declare metric_range=LO:HI "
+                  "in the samples' first line if it can pass 1)"};
+  if (any && nonneg)
+    return {0, 1e300, "inferred: every sampled metric is >= 0 (declare metric_range=LO:HI in the samples' first line "
+                      "if it can go below 0)"};
+  return {-1e300, 1e300, "unbounded: some sampled metric is negative"};
 }
 
 std::optional<double> SampleSet::last_metric_epoch() const {

@@ -42,6 +42,16 @@ struct Sample {
   double global_batch() const { return batch * workers; }
 };
 
+// The values a metric can take, and where that range comes from.
+struct MetricRange {
+  double lo = -1e300, hi = 1e300;  // +-1e300: unbounded on that side
+  std::string from;                // for people: "given", or why it was inferred
+};
+
+// Parses "LO:HI" (either side may be empty: unbounded); throws InputError
+// naming `field` for anything else or for LO >= HI.
+MetricRange parse_metric_range(const std::string& text, const std::string& field);
+
 // A set of samples with the facts that hold for all of them.
 struct SampleSet {
   std::vector<Sample> samples;
@@ -54,6 +64,9 @@ struct SampleSet {
   MetricDirection direction = MetricDirection::kMax;
   std::optional<long> dataset_size;  // training examples per epoch, when known
   std::string source;                // where the samples came from (a path), for messages
+  // The metric's range when declared (the CSV's `metric_range=LO:HI`, or an
+  // option); nullopt: inferred by metric_range().
+  std::optional<MetricRange> declared_metric_range;
 
   bool empty() const { return samples.empty(); }
   size_t size() const { return samples.size(); }
@@ -72,6 +85,11 @@ struct SampleSet {
   }
   // The best metric of any sample under this set's direction; nullopt when none carries one.
   std::optional<double> best_metric() const;
+  // The range intervals on the metric are clipped to: the declared one, else
+  // [0, 1] when every metric sampled (trials and curve points) lies in [0, 1]
+  // and larger is better (accuracy, F1, AUC), else [0, inf) when every one is
+  // >= 0 (a loss, an error rate), else unbounded.
+  MetricRange metric_range() const;
   // The most epochs any sample with a metric ran; nullopt when none carries one.
   std::optional<double> last_metric_epoch() const;
   // Each measured run's metric samples, by (batch, workers): (epochs, metric)

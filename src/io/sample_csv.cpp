@@ -30,6 +30,13 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
       auto v = parse_finite(value);
       if (!v || *v < 1) throw InputError(name, 1, "dataset_size", "must be a positive integer, got '" + value + "'");
       set.dataset_size = static_cast<long>(*v);
+    } else if (key == "metric_range") {
+      try {
+        set.declared_metric_range = parse_metric_range(value, "metric_range");
+        set.declared_metric_range->from = "declared in " + name + " (metric_range=" + value + ")";
+      } catch (const InputError& e) {
+        throw InputError(name, 1, "metric_range", e.message());
+      }
     }
     // Unknown keys are ignored so that newer files stay readable.
   }
@@ -96,6 +103,9 @@ std::string format_samples_csv(const SampleSet& set) {
     }
   std::string out = fmt::format("# trainplan: metric={}", to_string(set.direction));
   if (set.dataset_size) out += fmt::format(" dataset_size={}", *set.dataset_size);
+  if (const auto& r = set.declared_metric_range)
+    out += fmt::format(" metric_range={}:{}", r->lo > -1e300 ? fmt::format("{:g}", r->lo) : "",
+                       r->hi < 1e300 ? fmt::format("{:g}", r->hi) : "");
   out += "\nbatch,workers,epochs,epoch_time_s,metric";
   if (any_nodes) out += ",nodes";
   if (any_model) out += ",model";

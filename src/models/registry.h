@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/model.h"
+#include "structure/hardware.h"
 
 namespace trainplan::structure {
 class CommProfile;
@@ -27,6 +28,13 @@ struct ModelParams {
   // The cluster's inter-node communication shape (`trainplan comm-profile`),
   // read by the all-reduce time models. Null: the ring factor 2(r-1)/r.
   std::shared_ptr<const structure::CommProfile> comm_profile;
+  // The interconnect prior of the all-reduce time models: the links they
+  // assume for a sync term the samples cannot identify (no multi-worker
+  // sample on one node, or none across nodes). Null: HardwareSpec's
+  // defaults (a T4 node on PCIe 3.0, 25 Gb/s Ethernet), which describe()
+  // names as a default. The CLI's --hardware NAME|FILE sets it from the GPU
+  // catalog or a hardware file (structure::interconnect_spec).
+  std::shared_ptr<const structure::HardwareSpec> hardware;
 };
 
 using TimeFactory = std::function<std::unique_ptr<TimeModel>(const ModelParams&)>;

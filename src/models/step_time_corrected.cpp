@@ -139,6 +139,7 @@ static TimeModelRegistrar reg_local(
     [](const ModelParams& mp) {
       AllreduceLocalParams p;
       p.physical.comm_profile = mp.comm_profile;
+      if (mp.hardware) p.physical.hardware = *mp.hardware;
       return std::make_unique<AllreduceLocalModel>(p);
     });
 

@@ -216,10 +216,24 @@ GradientBytes gradient_bytes(const AllreducePhysicalParams& p, const StepTimeTer
   return gb;
 }
 
+// Where a prior's links come from, for the notes: a default names itself as
+// one and says how to set it, and the samples' own hardware when recorded.
+std::string prior_source(const structure::HardwareSpec& hw, const SampleSet& set) {
+  if (!hw.source.empty()) return hw.name + ", from " + hw.source;
+  std::set<std::string> ran_on;
+  for (const auto& s : set.samples)
+    if (!s.hardware.empty()) ran_on.insert(s.hardware);
+  std::string on;
+  for (const auto& h : ran_on) on += (on.empty() ? "" : ", ") + ("'" + h + "'");
+  return fmt::format("{}: the default prior, not the samples' hardware{}; set yours with --hardware NAME|FILE "
+                     "(docs/HARDWARE.md)",
+                     hw.name, on.empty() ? "" : " (they ran on " + on + ")");
+}
+
 // Sets the sync terms the samples could not identify from the hardware's
 // priors (free without gradient bytes), with a note for each.
-void set_prior_sync_terms(const structure::HardwareSpec& hw, const GradientBytes& gb, const FitPoints& f, bool n_known,
-                          StepTimeTerms& t, std::vector<std::string>& notes) {
+void set_prior_sync_terms(const structure::HardwareSpec& hw, const std::string& source, const GradientBytes& gb,
+                          const FitPoints& f, bool n_known, StepTimeTerms& t, std::vector<std::string>& notes) {
   // Latencies are in seconds, usable only when the parameters are (N known).
   auto latency = [&](double seconds, double fitted) { return n_known ? seconds : fitted; };
   if (f.intra_r.empty()) {
@@ -228,7 +242,7 @@ void set_prior_sync_terms(const structure::HardwareSpec& hw, const GradientBytes
       t.a_intra = latency(2 * hw.intra_node_latency_s, 0);
       notes.push_back(fmt::format("intra-node term not identifiable from the samples (no multi-GPU single-node sample); "
                                   "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
-                                  *gb.bytes, gb.from, hw.intra_node_bytes_per_s, hw.name));
+                                  *gb.bytes, gb.from, hw.intra_node_bytes_per_s, source));
     } else {
       notes.push_back("intra-node term not identifiable, and no model_bytes given or known network named: sync within a node assumed free");
     }
@@ -239,7 +253,7 @@ void set_prior_sync_terms(const structure::HardwareSpec& hw, const GradientBytes
       t.a_inter = std::max(t.a_intra, latency(2 * hw.inter_node_latency_s, 0));
       notes.push_back(fmt::format("inter-node term not identifiable from the samples (all on one node); "
                                   "using prior: {:.3g} bytes from {} over {:.3g} B/s ({})",
-                                  *gb.bytes, gb.from, hw.inter_node_bytes_per_s, hw.name));
+                                  *gb.bytes, gb.from, hw.inter_node_bytes_per_s, source));
     } else {
       notes.push_back("inter-node term not identifiable, and no model_bytes given or known network named: sync across nodes assumed free");
     }
@@ -286,7 +300,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
 
   // Priors for terms the samples could not identify.
   const GradientBytes gb = gradient_bytes(p_, t_, f, n_known_, set, notes_);
-  set_prior_sync_terms(p_.hardware, gb, f, n_known_, t_, notes_);
+  set_prior_sync_terms(p_.hardware, prior_source(p_.hardware, set), gb, f, n_known_, t_, notes_);
   if (fixed(kGamma) && (!f.intra_r.empty() || !f.inter_r.empty() || gb.bytes))
     notes_.push_back("overlap not identifiable (no multi-worker samples): gamma = 1, no overlap");
 
@@ -364,6 +378,7 @@ static TimeModelRegistrar reg_physical(
     [](const ModelParams& mp) {
       AllreducePhysicalParams p;
       p.comm_profile = mp.comm_profile;
+      if (mp.hardware) p.hardware = *mp.hardware;
       return std::make_unique<AllreducePhysicalModel>(p);
     });
 

@@ -37,7 +37,8 @@ std::string frontier_table(const std::vector<Candidate>& front, double deadline_
                                 "metric", "cost_w_s");
   out += at ? fmt::format(" {:>10}\n", "vs_deadline") : "\n";
   for (const auto& c : front) {
-    out += fmt::format("  {:>12.1f} {:>6} {:>7} {:>6} {:>10.5g} {:>12.1f}", c.total_time_s, c.config.batch,
+    // Significant digits, not decimals: runs of a fraction of a second apart stay apart.
+    out += fmt::format("  {:>12.4g} {:>6} {:>7} {:>6} {:>10.5g} {:>12.4g}", c.total_time_s, c.config.batch,
                        c.config.workers, c.config.epochs, c.metric, c.cost);
     if (at) out += fmt::format(" {:>+9.1f}%", 100.0 * (c.cost / at->cost - 1.0));
     if (&c == at) out += "  <- deadline";

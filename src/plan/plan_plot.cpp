@@ -99,9 +99,16 @@ io::PlotPanel frontier_panel(const std::vector<Candidate>& front, double deadlin
   panel.xlabel = "deadline (s)";
   panel.ylabel = "cost (worker-seconds)";
   panel.key = "top right opaque";
-  double right = deadline_s;
-  for (const auto& c : front) right = std::max(right, c.total_time_s);
-  right *= 1.15;
+  // The axis spans the frontier, not the deadline: a deadline far right of
+  // the last point would squash every step into the left edge. The deadline
+  // is drawn when it falls within the frontier's span, and named in the key
+  // as right of the chart otherwise (every point then meets it).
+  double first = deadline_s, last = deadline_s;
+  if (!front.empty()) first = front.front().total_time_s, last = front.back().total_time_s;
+  const double span = std::max(last - first, 0.1 * last);
+  const bool deadline_shown = !front.empty() && deadline_s <= last + 0.5 * span;
+  const double left = std::max(0.0, first - 0.1 * span);
+  const double right = (deadline_shown ? std::max(last, deadline_s) : last) + 0.25 * span;
   io::PlotSeries step{"cheapest run", {}, "steps lw 2", io::plot_palette()[0]};
   for (const auto& c : front) step.points.push_back({c.total_time_s, c.cost});
   if (!front.empty()) step.points.push_back({right, front.back().cost});
@@ -109,13 +116,17 @@ io::PlotPanel frontier_panel(const std::vector<Candidate>& front, double deadlin
   for (const auto& c : front) points.points.push_back({c.total_time_s, c.cost});
   double lo = 0, hi = 0;
   for (const auto& c : front) hi = std::max(hi, c.cost);
-  panel.xrange = {{0.0, right}};
+  panel.xrange = {{left, right}};
   panel.yrange = {{lo, hi * 1.1}};
   panel.series.push_back(std::move(step));
   panel.series.push_back(std::move(points));
-  panel.series.push_back(
-      {fmt::format("your deadline {:.0f} s", deadline_s), {{deadline_s, lo}, {deadline_s, hi * 1.1}}, "lines lw 1 dt 3",
-       "#d62728"});
+  if (deadline_shown)
+    panel.series.push_back({fmt::format("your deadline {:.4g} s", deadline_s),
+                            {{deadline_s, lo}, {deadline_s, hi * 1.1}},
+                            "lines lw 1 dt 3",
+                            "#d62728"});
+  else if (!front.empty())
+    panel.title += fmt::format(" (your deadline, {:.4g} s, is right of the chart: every run shown meets it)", deadline_s);
   return panel;
 }
 

@@ -217,7 +217,12 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     }
     auto [left_n, eta] = projection(i);
     ++k;
-    progress.start(k, k - 1 + left_n, key, elapsed(), eta);
+    // The count is of trials still pending, so it only falls; how many of
+    // them fit the budget is an estimate that moves, shown apart.
+    const int pending_n = k - 1 + int(pending.size() - i);
+    std::optional<int> fit_budget;
+    if (opts.budget_s && est.count()) fit_budget = k - 1 + left_n;
+    progress.start(k, pending_n, key, elapsed(), eta, fit_budget);
     auto rec = run_trial(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); });
     if (!rec) {
       sum.interrupted = true;

@@ -27,8 +27,9 @@ void Progress::draw(const std::string& status, double elapsed_s, std::optional<d
   const int width = 20;
   int filled = n_ > 0 ? std::min(width, int(std::lround(width * double(done_) / n_))) : 0;
   std::string bar = std::string(size_t(filled), '#') + std::string(size_t(width - filled), '.');
-  std::string line = fmt::format("[{}] {}/{} {} | {} elapsed, ETA {} | {}", bar, k_, n_, to_string(key_),
-                                 format_duration(elapsed_s), eta_s ? format_duration(*eta_s) : "?", status);
+  std::string line = fmt::format("[{}] {}/{} {} | {} elapsed, ETA {}{} | {}", bar, k_, n_, to_string(key_),
+                                 format_duration(elapsed_s), eta_s ? format_duration(*eta_s) : "?", budget_text(),
+                                 status);
   if (!last_.empty()) line += " | last: " + last_;
   if (line.size() > 150) line.resize(150);
   fmt::print(out_, "\r\033[K{}", line);
@@ -36,9 +37,15 @@ void Progress::draw(const std::string& status, double elapsed_s, std::optional<d
   bar_shown_ = true;
 }
 
-void Progress::start(int k, int n, const TrialKey& key, double elapsed_s, std::optional<double> eta_s) {
+std::string Progress::budget_text() const {
+  return fit_budget_ ? fmt::format(", about {} of {} fit the budget", *fit_budget_, n_) : "";
+}
+
+void Progress::start(int k, int n, const TrialKey& key, double elapsed_s, std::optional<double> eta_s,
+                     std::optional<int> fit_budget) {
   k_ = k;
   n_ = n;
+  fit_budget_ = fit_budget;
   done_ = k - 1;
   key_ = key;
   eta_ = eta_s;
@@ -46,8 +53,8 @@ void Progress::start(int k, int n, const TrialKey& key, double elapsed_s, std::o
   if (tty_) {
     draw("starting", elapsed_s, eta_s);
   } else {
-    fmt::print(out_, "[{}/{}] {} starting (elapsed {}, ETA {})\n", k, n, to_string(key), format_duration(elapsed_s),
-               eta_s ? format_duration(*eta_s) : "?");
+    fmt::print(out_, "[{}/{}] {} starting (elapsed {}, ETA {}{})\n", k, n, to_string(key), format_duration(elapsed_s),
+               eta_s ? format_duration(*eta_s) : "?", budget_text());
     std::fflush(out_);
   }
 }

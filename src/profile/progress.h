@@ -15,8 +15,13 @@ class Progress {
   // `tty`: redraw one line with '\r'; otherwise print a line per event.
   Progress(std::FILE* out, bool tty, bool quiet = false) : out_(out), tty_(tty), quiet_(quiet) {}
 
-  // A trial is starting: it is number k (1-based) of n.
-  void start(int k, int n, const TrialKey& key, double elapsed_s, std::optional<double> eta_s);
+  // A trial is starting: it is number k (1-based) of at most n, the trials
+  // started so far and those still pending; n only falls, by the trials a
+  // budget leaves out. `fit_budget`: how many of the n are estimated to fit
+  // the budget (budget runs, once costs can be estimated); it moves with the
+  // estimates, so it is shown apart from the count.
+  void start(int k, int n, const TrialKey& key, double elapsed_s, std::optional<double> eta_s,
+             std::optional<int> fit_budget = std::nullopt);
   // While the trial runs (called about once a second): redraws on a TTY.
   void tick(double trial_elapsed_s, double elapsed_s);
   // The trial ended with `r`.
@@ -28,12 +33,14 @@ class Progress {
 
  private:
   void draw(const std::string& status, double elapsed_s, std::optional<double> eta_s);
+  std::string budget_text() const;
   std::FILE* out_;
   bool tty_;
   bool quiet_;
   int k_ = 0, n_ = 0, done_ = 0;
   TrialKey key_{};
   std::optional<double> eta_;
+  std::optional<int> fit_budget_;
   std::string last_;
   bool bar_shown_ = false;
 };

@@ -8,23 +8,22 @@
 #include "profile/sample_store.h"
 
 namespace trainplan::profile {
-namespace {
 
-bool is_sqlite(const std::string& path) {
+bool is_profile_store(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::ifstream in(path, std::ios::binary);
   char magic[16] = {};
   in.read(magic, sizeof magic);
   return in.gcount() == sizeof magic && std::string(magic, sizeof magic) == std::string("SQLite format 3\0", 16);
 }
 
-}  // namespace
-
 SampleSet read_samples(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(path, 0, "", "is a directory; pass a sample CSV or a profile store (.db)");
   if (!std::filesystem::exists(path, ec)) throw InputError(path, 0, "", "no such file");
-  if (!is_sqlite(path)) return io::read_samples_csv(path);
+  if (!is_profile_store(path)) return io::read_samples_csv(path);
   SampleStore store(path);
   SampleSet set = store.samples();
   if (set.empty())

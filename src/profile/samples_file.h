@@ -12,4 +12,8 @@ namespace trainplan::profile {
 // store, or a malformed CSV (with line and column, as io::read_samples_csv).
 SampleSet read_samples(const std::string& path);
 
+// Whether `path` is a profile store (a file with SQLite's header), which
+// read_samples reads as a store rather than as a CSV.
+bool is_profile_store(const std::string& path);
+
 }  // namespace trainplan::profile

@@ -8,7 +8,7 @@
 #include "scoring/oracle_trials.h"
 #include "scoring/splits.h"
 #include "io/pollux_trace.h"
-#include "io/sample_csv.h"
+#include "profile/samples_file.h"
 #include "replay/comm_calibration.h"
 #include "replay/replay_oracle.h"
 #include "replay/sampler.h"
@@ -36,7 +36,7 @@ std::vector<EvalData> datasets_from_sample_files(const std::vector<std::string>&
   std::vector<EvalData> out;
   for (const auto& path : paths) {
     EvalData d;
-    d.samples = io::read_samples_csv(path);
+    d.samples = profile::read_samples(path);
     d.name = std::filesystem::path(path).stem().string();
     for (const auto& prev : out)
       if (prev.name == d.name) d.name = path;  // two files with one stem: use the path

@@ -185,13 +185,17 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
   // Extrapolation in workers: multi-node samples at distinct node counts
   // (from `trials` when given), on full nodes and on one GPU per node.
   WorkersSplitRule rule = opts.workers_rule;
-  auto workers_score = [&](const char* what, const std::vector<size_t>& train_idx, const SampleSet* extra) {
+  auto workers_score = [&](const char* what, const char* column, const std::vector<size_t>& train_idx,
+                           const SampleSet* extra) {
     SampleSet train = subset(data, train_idx);
     if (extra) train.samples.insert(train.samples.end(), extra->samples.begin(), extra->samples.end());
     SampleSet test = workers_pool ? subset(*workers_pool, workers_test(*workers_pool, {}, rule))
                                   : subset(data, workers_test(data, train_idx, rule));
     std::optional<double> out;
-    if (train.empty() || test.empty())
+    if (test.empty())
+      p.not_applicable[column] = fmt::format("no sample has {}..{} workers to test on", rule.test_min_workers,
+                                             rule.test_max_workers);
+    else if (train.empty())
       p.notes.push_back(fmt::format("{}: {} training samples (workers <= {}), {} test samples ({}..{} workers)", what,
                                     train.size(), rule.max_train_workers, test.size(), rule.test_min_workers,
                                     rule.test_max_workers));
@@ -201,19 +205,21 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
   };
   rule.trial_shape = TrialShape::kFullNodes;
   if (trials)
-    p.workers_mre = workers_score("workers extrapolation", single_node_train(data, rule), &*trials);
+    p.workers_mre = workers_score("workers extrapolation", "x-workers", single_node_train(data, rule), &*trials);
   else
-    p.workers_mre = workers_score("workers extrapolation", workers_train(data, rule), nullptr);
+    p.workers_mre = workers_score("workers extrapolation", "x-workers", workers_train(data, rule), nullptr);
   rule.trial_shape = TrialShape::kOnePerNode;
   if (trials_1pn)
-    p.workers_1pn_mre = workers_score("workers extrapolation (one GPU per node)", single_node_train(data, rule), &*trials_1pn);
+    p.workers_1pn_mre =
+        workers_score("workers extrapolation (one GPU per node)", "x-w-1pn", single_node_train(data, rule), &*trials_1pn);
   else
-    p.workers_1pn_mre = workers_score("workers extrapolation (one GPU per node)", workers_train(data, rule), nullptr);
+    p.workers_1pn_mre =
+        workers_score("workers extrapolation (one GPU per node)", "x-w-1pn", workers_train(data, rule), nullptr);
   // Extrapolation in batch.
   {
     Split sp = batch_split(data);
     if (sp.train.empty() || sp.test.empty())
-      p.notes.push_back("batch extrapolation: fewer than two distinct batches");
+      p.not_applicable["x-batch"] = "fewer than two distinct batches";
     else
       p.batch_mre = guarded(p, "batch extrapolation", [&] {
         SampleSet test = subset(data, sp.test);

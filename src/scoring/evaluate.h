@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,6 +56,10 @@ struct PartScore {
   // order; their MRE is cv_mre. Empty when CV did not run or failed.
   std::vector<std::pair<double, double>> cv_points;
   std::vector<std::string> notes;
+  // The extrapolation splits the data cannot pose ("x-workers", "x-w-1pn",
+  // "x-batch"), each with why (no sample to test on): they are left out of
+  // the scores rather than reported as failures.
+  std::map<std::string, std::string> not_applicable;
   std::string describe;          // the model's describe() after the full fit
 };
 

@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "scoring/mre.h"
-#include "io/sample_csv.h"
+#include "profile/samples_file.h"
 #include "models/layer_time_model.h"
 #include "models/step_time_paleo.h"
 
@@ -60,7 +60,7 @@ LayerTimeReport evaluate_layer_times(const std::vector<io::LayerTiming>& timings
   // The sample files are read and checked first, so that a bad one fails before the fits.
   std::vector<std::pair<SampleSet, const structure::LayerGraph*>> sets;
   for (const auto& file : sample_files) {
-    SampleSet s = io::read_samples_csv(file);
+    SampleSet s = profile::read_samples(file);
     const auto* g = &models::network_for(s, "");
     if (!s.dataset_size) throw InputError(file, 0, "dataset_size", "the samples need the dataset size for step times");
     sets.push_back({std::move(s), g});

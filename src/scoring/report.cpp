@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 namespace trainplan::scoring {
 
 namespace {
@@ -40,6 +43,10 @@ nlohmann::json to_json(const PartScore& p) {
   j["extrapolation_mre"] = {{"workers", number_or_null(p.workers_mre)},
                             {"workers_one_per_node", number_or_null(p.workers_1pn_mre)},
                             {"batch", number_or_null(p.batch_mre)}};
+  if (!p.not_applicable.empty()) {
+    j["not_applicable"] = nlohmann::json::object();
+    for (const auto& [split, why] : p.not_applicable) j["not_applicable"][split] = why;
+  }
   j["fit_ms"] = number_or_null(p.fit_ms);
   j["samples"] = p.n_samples;
   if (!p.notes.empty()) j["note"] = join(p.notes, "; ");
@@ -76,19 +83,37 @@ std::string format_table(const std::vector<DatasetScores>& sets, const EvalOptio
       out += "  ";
     }
     out += pad("fit ms (time/metric)", 22) + "\n";
-    std::vector<std::string> notes;
+    // A note many models share (a prior every all-reduce model takes, a split
+    // the data cannot pose) is printed once, with the models it concerns.
+    std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // note, "model part"s, first-seen order
+    std::map<std::string, std::string> not_applicable;
     for (const auto& m : d.models) {
       out += pad(m.model, name_w + 2, false);
       for (const PartScore* p : {&m.time, &m.metric}) {
-        for (const auto* v : {&p->in_sample_mre, &p->cv_mre, &p->workers_mre, &p->workers_1pn_mre, &p->batch_mre}) out += pad(cell(*p, *v), w);
+        const std::pair<const char*, const std::optional<double>*> columns[] = {
+            {"in-sample", &p->in_sample_mre}, {"cv", &p->cv_mre}, {"x-workers", &p->workers_mre},
+            {"x-w-1pn", &p->workers_1pn_mre}, {"x-batch", &p->batch_mre}};
+        for (const auto& [column, v] : columns)
+          out += pad(p->has_part && p->has_data && p->not_applicable.count(column) ? "—" : cell(*p, *v), w);
         out += "  ";
+        if (p->has_part) not_applicable.insert(p->not_applicable.begin(), p->not_applicable.end());
       }
       auto ms = [](const PartScore& p) { return p.fit_ms ? fmt::format("{:.2f}", *p.fit_ms) : std::string("—"); };
       out += pad(ms(m.time) + " / " + ms(m.metric), 22) + "\n";
       for (const auto& [label, p] : {std::pair{"time", &m.time}, std::pair{"metric", &m.metric}})
-        if (p->has_part && !p->notes.empty()) notes.push_back(fmt::format("  {} {}: {}", m.model, label, join(p->notes, "; ")));
+        if (p->has_part)
+          for (const auto& n : p->notes) {
+            auto it = std::find_if(notes.begin(), notes.end(), [&](const auto& x) { return x.first == n; });
+            if (it == notes.end()) it = notes.insert(notes.end(), {n, {}});
+            it->second.push_back(fmt::format("{} {}", m.model, label));
+          }
     }
-    if (!notes.empty()) out += "notes:\n" + join(notes, "\n") + "\n";
+    for (const auto& [split, why] : not_applicable)
+      out += fmt::format("{} does not apply to these samples ({}): shown as —\n", split, why);
+    if (!notes.empty()) {
+      out += "notes:\n";
+      for (const auto& [n, who] : notes) out += fmt::format("  {}: {}\n", join(who, ", "), n);
+    }
     out += "\n";
   }
   return out;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -16,6 +17,7 @@
 #include "io/sample_csv.h"
 #include "models/registry.h"
 #include "plan/planner.h"
+#include "profile/samples_file.h"
 #include "scoring/evaluate.h"
 #include "scoring/in_sample.h"
 #include "scoring/mre.h"
@@ -319,9 +321,29 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
     label = "samples_csv";
     rows.feed(csv->get_ref<const std::string&>());
   } else {
+    label = path->get<std::string>();
+    // A profile store (`trainplan profile --store`) is read as the CLI reads
+    // it, within the same limits: its size against the byte limit first, its
+    // trials against the row limit once read.
+    if (profile::is_profile_store(label)) {
+      std::error_code ec;
+      const auto bytes = std::filesystem::file_size(label, ec);
+      if (!ec && bytes > limits_.max_body_bytes)
+        throw RequestError(413, field,
+                           fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
+                                       "--max-body-bytes)",
+                                       label, limits_.max_body_bytes));
+      slot = take_slot();
+      SampleSet set = profile::read_samples(label);
+      if (set.samples.size() + set.curve.size() > limits_.max_rows)
+        throw RequestError(422, field,
+                           fmt::format("{} holds more than {} rows of samples, the server's limit (trainplan serve "
+                                       "--max-rows); send fewer rows",
+                                       field, limits_.max_rows));
+      return std::make_pair(std::move(set), label);
+    }
     // Read in pieces up to the byte limit, counting rows on the way, so that
     // neither a huge file nor a device ("/dev/zero") is read whole.
-    label = path->get<std::string>();
     std::ifstream in(label, std::ios::binary);
     if (!in) throw InputError(label, 0, "", "cannot open sample file");
     char buf[1 << 16];
@@ -473,7 +495,8 @@ void set_models(Q& q, const json& req, const E& e, const std::string& default_mo
 }  // namespace
 
 json Service::predict_request(const json& req) {
-  check_fields(req, {"batch", "workers", "nodes", "epochs", "confidence", "folds", "seed", "target", "max_epochs"});
+  check_fields(req, {"batch", "workers", "nodes", "gpus_per_node", "epochs", "confidence", "folds", "seed", "target",
+                     "max_epochs"});
   app::PredictQuery q;
   q.batch = get_number(req, "batch", std::nullopt);
   q.workers = get_int(req, "workers", std::nullopt);
@@ -481,6 +504,7 @@ json Service::predict_request(const json& req) {
   if (find(req, "epochs") && q.epochs < 0) throw RequestError(400, "epochs", "field 'epochs' must be >= 0");
   q.nodes = get_int(req, "nodes", -1);
   if (find(req, "nodes") && q.nodes < 0) throw RequestError(400, "nodes", "field 'nodes' must be >= 0");
+  q.gpus_per_node = get_int(req, "gpus_per_node", 0);
   q.confidence = get_number(req, "confidence", 0.9);
   q.folds = get_int(req, "folds", 5);
   q.seed = get_seed(req, "seed", 1);

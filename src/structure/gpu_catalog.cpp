@@ -159,6 +159,8 @@ std::vector<std::string> builtin_hardware_names() {
 HardwareSpec interconnect_spec(const HardwareProfile& h) {
   HardwareSpec s;
   s.name = h.full_name + " / " + h.node.intra_link + " / " + h.node.inter_link;
+  s.gpus_per_node = h.node.gpus_per_node;
+  s.source = h.origin == "built-in" ? "the catalog's " + h.name : h.origin;
   if (h.node.intra_node_gbps > 0) s.intra_node_bytes_per_s = h.node.intra_node_gbps * 1e9;
   if (h.node.inter_node_gbps > 0) s.inter_node_bytes_per_s = h.node.inter_node_gbps * 1e9;
   return s;

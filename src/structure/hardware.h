@@ -1,7 +1,9 @@
 // A plain description of the hardware a data-parallel job runs on, used as a
 // prior where the samples cannot identify a step-time term (for example the
 // inter-node all-reduce cost when every sample ran on one node).
-// Defaults: AWS g4dn-style nodes, NVIDIA T4 GPUs on PCIe 3.0, 25 Gb/s Ethernet.
+// Defaults: AWS g4dn-style nodes, NVIDIA T4 GPUs on PCIe 3.0, 25 Gb/s Ethernet
+// (the Pollux cluster's GPUs on a common network); `source` says whether a
+// spec is that default or was chosen, so that a model citing it can say so.
 #pragma once
 #include <string>
 
@@ -13,6 +15,12 @@ struct HardwareSpec {
   double inter_node_bytes_per_s = 25e9 / 8;  // 25 Gb/s Ethernet, bytes/s
   double intra_node_latency_s = 20e-6;  // per-step sync latency within a node (prior a = 2x this)
   double inter_node_latency_s = 100e-6;  // per-step sync latency across nodes, TCP (prior a = 2x this)
+  // GPUs (workers) in one node, which packs workers into nodes where the
+  // node count is not given; 0: not stated (the samples' packing is used).
+  int gpus_per_node = 0;
+  // Where the figures come from: empty for the defaults above, else the
+  // catalog entry or hardware file they were read from.
+  std::string source;
 };
 
 }  // namespace trainplan::structure

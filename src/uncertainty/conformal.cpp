@@ -138,6 +138,7 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   with.samples = samples.with_metric();
   direction_ = samples.direction;
   best_measured_ = samples.best_metric();
+  range_ = samples.metric_range();
   config_.fit(make_, with, p_, notes_);
   const auto within = within_run_residuals(make_, with, p_, runs_, notes_);
   between_.fit(within, p_, notes_);
@@ -176,6 +177,8 @@ std::optional<models::Interval> ConformalMetricModel::predict_interval(double ba
   models::Interval iv = interval_around(y, *q, coverage);
   double& worse = worse_side() == models::BoundSide::kLower ? iv.lo : iv.hi;
   worse = held(worse);
+  iv.lo = std::clamp(iv.lo, range_.lo, range_.hi);
+  iv.hi = std::clamp(iv.hi, range_.lo, range_.hi);
   return iv;
 }
 
@@ -190,7 +193,7 @@ std::optional<double> ConformalMetricModel::predict_bound(double batch, int work
   auto q = rank_at(y, batch, workers, epochs, [&](const ConformalResiduals& c) { return c.one_sided(coverage, side); });
   if (!q) return std::nullopt;
   const double b = bound_at(y, *q, side);
-  return side == worse_side() ? held(b) : b;
+  return std::clamp(side == worse_side() ? held(b) : b, range_.lo, range_.hi);
 }
 
 std::string ConformalMetricModel::describe() const {
@@ -198,7 +201,14 @@ std::string ConformalMetricModel::describe() const {
          fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
                      config_.pooled().describe()) +
          config_.describe() + run_gap_.describe() + between_.describe() + beyond_.describe() + hold_text() +
+         range_text() +
          notes_text(notes_);
+}
+
+std::string ConformalMetricModel::range_text() const {
+  if (range_.lo <= -1e300 && range_.hi >= 1e300) return "";
+  auto end = [](double v) { return std::abs(v) >= 1e300 ? std::string(v < 0 ? "-inf" : "inf") : fmt::format("{:g}", v); };
+  return fmt::format("\n  ends clipped to the metric's range [{}, {}] ({})", end(range_.lo), end(range_.hi), range_.from);
 }
 
 std::string ConformalMetricModel::hold_text() const {

@@ -25,7 +25,9 @@
 // (the configuration rule in Mondrian bins, the run-gap, between and beyond
 // rules); the pessimistic end (the lower for a metric to maximise, the upper
 // for one to minimise) is held to the best metric measured, so no confidence
-// is claimed for a metric no run has reached.
+// is claimed for a metric no run has reached. Both ends, and every bound, are
+// clipped to the metric's range (SampleSet::metric_range(): [0, 1] for an
+// accuracy), so no interval promises a value the metric cannot take.
 //
 // Where (n+1) c > n the largest residual is used, and describe() says the
 // interval is too short to guarantee c. Why these rules, and what each
@@ -100,6 +102,8 @@ class ConformalMetricModel : public models::MetricModel {
   const BetweenSamplesRule& between_rule() const { return between_; }
   const BeyondRule& beyond_rule() const { return beyond_; }
   const std::vector<std::string>& notes() const { return notes_; }
+  // The range the intervals and bounds are clipped to (after fit()).
+  const MetricRange& metric_range() const { return range_; }
 
  private:
   // The side of an interval or bound that plans read: lower for a metric to maximise.
@@ -109,6 +113,7 @@ class ConformalMetricModel : public models::MetricModel {
   // `v`, an end on the worse side, held to the best metric measured.
   double held(double v) const;
   std::string hold_text() const;
+  std::string range_text() const;
   // The relative half-width at a query under `rank`, composed from the rules.
   std::optional<double> rank_at(double y, double batch, int workers, double epochs, const ResidualRank& rank) const;
 
@@ -118,6 +123,7 @@ class ConformalMetricModel : public models::MetricModel {
   std::string name_;
   MetricDirection direction_ = MetricDirection::kMax;
   std::optional<double> best_measured_;  // the best metric among the fitted samples
+  MetricRange range_;                    // the fitted samples' metric_range()
   ConfigurationRule config_;
   MeasuredRuns runs_;
   RunGapRule run_gap_;

@@ -224,8 +224,9 @@ void BeyondRule::fit(const MetricFactory& make, const SampleSet& with, const Con
                      std::vector<std::string>& notes) {
   p_ = p;
   scaled_.set({});
+  check_.reset();
   last_sampled_epoch_ = with.last_metric_epoch().value_or(0);
-  if (!p.beyond_rule || with.size() == 0) return;
+  if (with.size() == 0) return;
   std::vector<double> epochs;
   for (const auto& s : with.samples) epochs.push_back(s.epochs);
   std::sort(epochs.begin(), epochs.end());
@@ -237,12 +238,12 @@ void BeyondRule::fit(const MetricFactory& make, const SampleSet& with, const Con
   std::vector<int> fold(with.size());
   int held = 0;
   for (size_t i = 0; i < with.size(); ++i) held += fold[i] = with.samples[i].epochs > cut ? 1 : 0;
-  if (held < p.min_per_bin) {
+  const bool rule = p.beyond_rule && held >= p.min_per_bin;
+  if (p.beyond_rule && !rule)
     notes.push_back(fmt::format("{} samples past {:g} epochs (fewer than {}): no beyond rule, so past the last "
                                 "sampled epoch the interval uses the rules above",
                                 held, cut, p.min_per_bin));
-    return;
-  }
+  if (held == 0) return;
   auto m = make();
   try {
     m->fit(fold_part(with, fold, 1, false));
@@ -250,13 +251,23 @@ void BeyondRule::fit(const MetricFactory& make, const SampleSet& with, const Con
     notes.push_back(fmt::format("the forward fold could not be fitted ({}): no beyond rule", e.what()));
     return;
   }
-  std::vector<double> scaled;
+  std::vector<double> scaled, abs_res;
   for (const auto& s : fold_part(with, fold, 1, true).samples) {
     check_cancelled();
-    scaled.push_back(signed_residual(*s.metric, m->predict(s.batch, s.workers, s.epochs)) /
-                     (std::log(s.epochs / cut) + p.beyond_gap_floor));
+    const double r = signed_residual(*s.metric, m->predict(s.batch, s.workers, s.epochs));
+    scaled.push_back(r / (std::log(s.epochs / cut) + p.beyond_gap_floor));
+    if (std::isfinite(r)) abs_res.push_back(std::abs(r));
   }
-  scaled_.set(std::move(scaled));
+  if (!abs_res.empty()) {
+    std::sort(abs_res.begin(), abs_res.end());
+    check_ = ForwardCheck{cut, last_sampled_epoch_, int(abs_res.size()), abs_res.back(), median(abs_res)};
+  }
+  if (rule) scaled_.set(std::move(scaled));
+}
+
+double BeyondRule::trusted_through() const {
+  if (!check_ || !(check_->cut > 0)) return last_sampled_epoch_;
+  return last_sampled_epoch_ * (check_->last / check_->cut);
 }
 
 std::optional<double> BeyondRule::rank(double epochs, const ResidualRank& rank) const {

@@ -136,10 +136,29 @@ class BeyondRule {
   double last_sampled_epoch() const { return last_sampled_epoch_; }
   std::string describe() const;
 
+  // The forward check behind the rule, made whenever some samples lie past
+  // the cut (even too few for the rule): the model fitted on the samples up
+  // to `cut` epochs, scored on the `samples` past it, up to `last` epochs.
+  // It checked extrapolation by a factor last / cut; how far past the last
+  // sampled epoch a prediction is backed by a check is that factor again
+  // (trusted_through()).
+  struct ForwardCheck {
+    double cut = 0, last = 0;
+    int samples = 0;
+    double max_abs_residual = 0;     // relative, |y - f| / |f|
+    double median_abs_residual = 0;  // relative
+  };
+  const std::optional<ForwardCheck>& forward_check() const { return check_; }
+  // The epochs up to which predictions are backed by a check: the last
+  // sampled epoch times the factor the forward check covered; the last
+  // sampled epoch itself without a check.
+  double trusted_through() const;
+
  private:
   ConformalParams p_;
   ConformalResiduals scaled_;
   double last_sampled_epoch_ = 0;
+  std::optional<ForwardCheck> check_;
 };
 
 }  // namespace trainplan::uncertainty

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -283,6 +284,33 @@ TEST(ProfileCli, BudgetRunsTheCornersFirstAndStopsEarly) {
   ASSERT_GE(rows.size(), 1u);
   EXPECT_LT(rows.size(), 12u);
   EXPECT_EQ(rows[0].key, (TrialKey{64, 1, 1}));  // the first corner of the budget order
+}
+
+TEST(ProfileCli, BudgetCounterOnlyFallsAndTheEstimateIsShownApart) {
+  // Trials that cost more as the batch falls, so that the estimate of how
+  // many fit the budget moves up and down as costs are learned.
+  Fixture f("prof_counter");
+  auto r = tptest::run_cli("profile " + f.cmd("SLEEP=0.2") + " --store " + f.store +
+                           " --batches 16,32,64 --workers 1,2 --epochs 1,2 --budget 3s");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::pair<int, int>> counts;  // (k, n) of each "starting" line
+  bool estimate_shown = false;
+  for (const auto& line : tptest::lines(r.err)) {
+    int k = 0, n = 0;
+    if (line.find("starting") == std::string::npos || std::sscanf(line.c_str(), "[%d/%d]", &k, &n) != 2) continue;
+    counts.push_back({k, n});
+    estimate_shown = estimate_shown || contains(line, "fit the budget");
+  }
+  ASSERT_GE(counts.size(), 2u) << r.err;
+  EXPECT_EQ(counts.front().second, 12) << r.err;  // every planned trial, before any is left out
+  for (size_t i = 0; i < counts.size(); ++i) {
+    EXPECT_EQ(counts[i].first, int(i) + 1) << r.err;
+    EXPECT_LE(counts[i].first, counts[i].second) << r.err;
+    if (i > 0) {
+      EXPECT_LE(counts[i].second, counts[i - 1].second) << r.err;  // never jumps back up
+    }
+  }
+  EXPECT_TRUE(estimate_shown) << r.err;
 }
 
 TEST(ProfileCli, DryRunListsTheTrialsAndRunsNothing) {

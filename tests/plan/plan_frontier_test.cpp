@@ -5,7 +5,9 @@
 #include "core/error.h"
 #include "plan/exhaustive.h"
 #include "plan/frontier.h"
+#include "plan/plan_plot.h"
 #include "plan_test_models.h"
+#include "test_util.h"
 
 using namespace trainplan;
 using namespace trainplan::plan;
@@ -92,4 +94,49 @@ TEST(PlanFrontier, TableMarksThePointInEffectAtTheDeadline) {
   EXPECT_NE(t.find("+0.0%  <- deadline"), std::string::npos) << t;
   // Before the first point there is nothing to compare with: no mark.
   EXPECT_EQ(frontier_table(front, front[0].total_time_s / 2).find("<-"), std::string::npos);
+}
+
+namespace {
+Candidate point_at(double time_s, double cost, int batch) {
+  Candidate c;
+  c.config.batch = batch;
+  c.config.workers = 1;
+  c.config.epochs = 1;
+  c.total_time_s = time_s;
+  c.cost = cost;
+  c.metric = 0.9;
+  return c;
+}
+}  // namespace
+
+TEST(PlanFrontier, TableRowsOfSubSecondRunsStayDistinct) {
+  // Runs a fraction of a second apart: one decimal would print 0.1 twice.
+  std::vector<Candidate> front = {point_at(0.12, 0.5, 64), point_at(0.14, 0.3, 32)};
+  std::string t = frontier_table(front, 70);
+  auto rows = tptest::lines(t);
+  if (!rows.empty() && rows.back().empty()) rows.pop_back();
+  ASSERT_EQ(rows.size(), 3u) << t;
+  auto first_field = [](const std::string& row) {
+    size_t a = row.find_first_not_of(' ');
+    return row.substr(a, row.find(' ', a) - a);
+  };
+  EXPECT_NE(first_field(rows[1]), first_field(rows[2])) << t;
+}
+
+TEST(PlanFrontier, ChartSpansTheFrontierNotAFarDeadline) {
+  std::vector<Candidate> front = {point_at(0.05, 0.5, 64), point_at(0.1, 0.4, 48), point_at(0.3, 0.3, 32)};
+  // A 70 s deadline: the axis still spans the frontier, and no deadline line is
+  // drawn (the title says where it is).
+  io::PlotPanel far = frontier_panel(front, 70);
+  ASSERT_TRUE(far.xrange);
+  EXPECT_LT(far.xrange->second, 1.0);
+  EXPECT_LE(far.xrange->first, 0.05);
+  for (const auto& s : far.series) EXPECT_EQ(s.title.find("deadline"), std::string::npos) << s.title;
+  EXPECT_NE(far.title.find("right of the chart"), std::string::npos) << far.title;
+  // A deadline inside the frontier's span is drawn.
+  io::PlotPanel near = frontier_panel(front, 0.2);
+  bool drawn = false;
+  for (const auto& s : near.series) drawn = drawn || s.title.find("your deadline") != std::string::npos;
+  EXPECT_TRUE(drawn);
+  EXPECT_GE(near.xrange->second, 0.3);
 }

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "io/sample_csv.h"
+#include "profile/sample_store.h"
 #include "server/http_server.h"
 #include "app/plan_request.h"
 #include "app/predict.h"
@@ -291,3 +292,33 @@ TEST(ServeCli, ListensAndStopsOnSigterm) {
 }
 
 }  // namespace
+
+TEST(Server, SamplesPathTakesAProfileStoreAsTheCliDoes) {
+  // A store written by `trainplan profile`: /fit reads its ok trials, as
+  // `trainplan fit --samples store.db` does, not as CSV text.
+  auto dir = tptest::temp_dir("server_store");
+  const std::string store = (dir / "trials.db").string();
+  {
+    trainplan::profile::SampleStore s(store);
+    for (int b : {16, 32, 64})
+      for (int r : {1, 2}) {
+        trainplan::profile::TrialRecord rec;
+        rec.key = {b, r, 2};
+        rec.epoch_time_s = 100.0 / (b * r) + 0.5;
+        rec.metric = 0.9 - 0.001 * b * r;
+        rec.metric_name = "accuracy";
+        rec.epochs_reported = 2;
+        rec.wall_s = 10;
+        rec.started_at = "2026-01-01T00:00:00Z";
+        rec.finished_at = "2026-01-01T00:00:10Z";
+        rec.command = "train";
+        s.put(rec);
+      }
+  }
+  Running s;
+  int st = 0;
+  json f = s.post("/fit", json{{"samples_path", store}, {"time_model", "isotonic-mi"}, {"metric_model", "global-batch"}},
+                  &st);
+  ASSERT_EQ(st, 200) << f.dump();
+  EXPECT_EQ(f["n_samples"], 6) << f.dump();
+}

@@ -1,0 +1,43 @@
+// The options shared by fit, predict and plan that describe the cluster
+// (--comm-profile, --hardware) and the metric (--metric-range).
+#include <memory>
+
+#include "cli/command.h"
+#include "io/hardware_file.h"
+#include "structure/comm_profile.h"
+#include "structure/gpu_catalog.h"
+
+namespace trainplan::cli {
+
+void add_comm_profile_option(CLI::App* cmd, std::string& path) {
+  cmd->add_option("--comm-profile", path,
+                  "Cluster communication profile (JSON from `trainplan comm-profile`): the time models' "
+                  "inter-node cost shape across nodes and GPUs per node");
+}
+
+void add_hardware_option(CLI::App* cmd, std::string& name_or_path) {
+  cmd->add_option("--hardware", name_or_path,
+                  "What the workers run on: a catalog name (`trainplan hardware` lists them) or a hardware file "
+                  "(docs/HARDWARE.md). Sets the links the time models assume for a sync term the samples cannot "
+                  "identify, and the GPUs a node holds [default: a T4 node on PCIe 3.0 x16 and 25 Gb/s Ethernet for "
+                  "the links, said as a default wherever it is used; the samples' packing for the nodes]");
+}
+
+void add_metric_range_option(CLI::App* cmd, std::string& range) {
+  cmd->add_option("--metric-range", range,
+                  "The values the metric can take, LO:HI (a side may be empty: unbounded); intervals are clipped to "
+                  "it [default: the samples' metric_range=LO:HI, else [0, 1] when every sampled metric lies in "
+                  "[0, 1] and larger is better, else [0, inf) when none is negative]");
+}
+
+models::ModelParams model_params(const std::string& comm_profile_path, const std::string& hardware) {
+  models::ModelParams p;
+  if (!comm_profile_path.empty())
+    p.comm_profile = std::make_shared<structure::CommProfile>(structure::CommProfile::load(comm_profile_path));
+  if (!hardware.empty())
+    p.hardware = std::make_shared<structure::HardwareSpec>(
+        structure::interconnect_spec(io::resolve_hardware(hardware, "--hardware")));
+  return p;
+}
+
+}  // namespace trainplan::cli
