@@ -17,10 +17,31 @@ namespace trainplan::io {
 namespace {
 
 // gnuplot single-quoted strings escape a quote by doubling it.
+// A gnuplot string literal. Single-quoted (no escapes) unless `s` holds a
+// line break, which only a double-quoted string can carry (as \n).
 std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+  if (s.find('\n') == std::string::npos) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+  }
+  std::string out = "\"";
+  for (char c : s) out += c == '\n' ? std::string("\\n") : c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+// A log axis's range when the panel sets none: the data's positive extent
+// widened by 15% each way. gnuplot's own autoscale widens a log axis to whole
+// decades (0.1 to 100 for values 1 to 4), which hides the differences.
+std::optional<std::pair<double, double>> log_extent(const PlotPanel& p, bool y) {
+  double lo = INFINITY, hi = 0;
+  for (const auto& s : p.series)
+    for (const auto& [px, py] : s.points) {
+      const double v = y ? py : px;
+      if (std::isfinite(v) && v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+  if (!(hi > 0)) return std::nullopt;
+  return std::make_pair(lo / 1.15, hi * 1.15);
 }
 
 // Removes the temporary folder on every path out.
@@ -84,16 +105,22 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   int file = 0;
   for (const auto& p : panels) {
     script += "reset\nset grid\nset offsets 0, 0, graph 0.05, graph 0.05\n";  // room above and below the data
+    // Draw the visible part of a segment whose two ends both lie outside the
+    // frame: a reference line from corner to corner (y = x on log axes) has
+    // its ends a rounding error outside, and gnuplot drops such segments.
+    script += "set clip two\n";
     script += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset key {}\n", quoted(p.title), quoted(p.xlabel),
                           quoted(p.ylabel), p.key);
     // On log axes, %g labels (1e-05, 0.001, 10) instead of fixed decimals.
     script += p.logx ? "set logscale x\nset format x \"%g\"\n" : "unset logscale x\n";
     script += p.logy ? "set logscale y\nset format y \"%g\"\n" : "unset logscale y\n";
     if (p.xtics > 0) script += fmt::format("set xtics {}\n", p.xtics);
-    if (p.xrange) script += fmt::format("set xrange [{}:{}]\n", p.xrange->first, p.xrange->second);
-    if (p.yrange) script += fmt::format("set yrange [{}:{}]\n", p.yrange->first, p.yrange->second);
-    if (p.logx && p.xrange) script += log_tics("x", *p.xrange);
-    if (p.logy && p.yrange) script += log_tics("y", *p.yrange);
+    const auto xrange = p.xrange ? p.xrange : p.logx ? log_extent(p, false) : std::nullopt;
+    const auto yrange = p.yrange ? p.yrange : p.logy ? log_extent(p, true) : std::nullopt;
+    if (xrange) script += fmt::format("set xrange [{}:{}]\n", xrange->first, xrange->second);
+    if (yrange) script += fmt::format("set yrange [{}:{}]\n", yrange->first, yrange->second);
+    if (p.logx && xrange) script += log_tics("x", *xrange);
+    if (p.logy && yrange) script += log_tics("y", *yrange);
     std::string plot;
     for (const auto& s : p.series) {
       if (s.points.empty()) continue;

@@ -80,11 +80,13 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
     double lo = p.target, hi = p.target;
     for (const auto& s : metric.series)
       for (const auto& [x, y] : s.points) lo = std::min(lo, y), hi = std::max(hi, y);
-    const bool shown = limit <= top;
-    metric.series.push_back({"deadline: " + epochs(limit) + (shown ? "" : " (beyond the chart)"),
-                             shown ? std::vector<std::pair<double, double>>{{double(limit), lo}, {double(limit), hi}}
-                                   : std::vector<std::pair<double, double>>{{NAN, NAN}},
-                             "lines lw 1 dt 3", "#d62728"});
+    // Drawn where it falls on the chart; otherwise named in the title, so
+    // that the key never lists a line the chart does not draw.
+    if (limit <= top)
+      metric.series.push_back({"deadline: " + epochs(limit), {{double(limit), lo}, {double(limit), hi}},
+                               "lines lw 1 dt 3", "#d62728"});
+    else
+      metric.title += fmt::format("\n(the deadline allows {}, right of the chart)", epochs(limit));
   }
   metric.series.push_back({"choice: " + epochs(chosen.config.epochs),
                            {{double(chosen.config.epochs), chosen.metric}},

@@ -1,11 +1,14 @@
 #include "scoring/evaluate_plot.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace trainplan::scoring {
 namespace {
@@ -74,9 +77,12 @@ std::optional<io::PlotPanel> part_panel(const DatasetScores& ds, bool time, cons
     panel.series.push_back(std::move(s));
   }
   panel.series.push_back({"predicted = measured", {{a, a}, {b, b}}, "lines dt 2 lw 1.5", "#000000"});
-  panel.title = fmt::format("{}: {}, cross-validated{}{}", ds.name, time ? "epoch time" : "metric",
-                            shown < scored.size() ? fmt::format(" (best {} of {} models)", shown, scored.size()) : "",
-                            off_frame ? fmt::format("; {} predictions off the frame", off_frame) : "");
+  // The qualifiers go on a second line: on one they run past a panel's width.
+  std::vector<std::string> also;
+  if (shown < scored.size()) also.push_back(fmt::format("best {} of {} models", shown, scored.size()));
+  if (off_frame) also.push_back(fmt::format("{} predictions off the frame", off_frame));
+  panel.title = fmt::format("{}: {}, cross-validated{}", ds.name, time ? "epoch time" : "metric",
+                            also.empty() ? "" : fmt::format("\n({})", fmt::join(also, "; ")));
   return panel;
 }
 

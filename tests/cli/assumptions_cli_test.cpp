@@ -19,7 +19,7 @@ std::string accuracy_samples(int max_workers = 4) {
   std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
   for (int b : {16, 32, 64, 128})
     for (int r = 1; r <= max_workers; r *= 2)
-      for (int e : {2, 10, 30}) {
+      for (int e : {2, 4, 6, 10, 30}) {
         const double t = 50000.0 / (b * r) * (0.01 + 0.0005 * b);
         const double x = e * 528.0 / (400 + b * r);
         const double m = (0.95 - 0.6 / (1 + x / 4)) * (1 + 0.01 * std::sin(7.0 * b + 13.0 * r + e));
@@ -100,7 +100,9 @@ TEST(AssumptionsCli, MetricIntervalsStayInTheMetricsRange) {
 }
 
 TEST(AssumptionsCli, PredictSaysHowFarTheEpochExtrapolationWasChecked) {
-  // Trials at 2, 10 and 30 epochs: fitted up to 10, checked at 30, so a
+  // Trials at 2, 4, 6, 10 and 30 epochs: the latest third of the samples by
+  // count (beyond_holdout) is held out of the forward fold, which is fitted
+  // up to 10 epochs and checked at 30, so a
   // prediction is backed to about 30 x 3 = 90 epochs.
   const std::string s = accuracy_samples();
   const std::string base = "--samples " + s + " --batch 32 --workers 2 --model isotonic-mi";

@@ -234,6 +234,38 @@ TEST(PlanPlot, CostPerCellWithGapsAndTheChosenRun) {
   EXPECT_TRUE(deadline_line);
 }
 
+// A deadline right of the metric chart is named in its title, not listed in
+// the key as a line the chart never draws.
+TEST(PlanPlot, ADeadlineBeyondTheChartIsNamedInTheTitleNotTheKey) {
+  ToyModel m;
+  plan::PlanProblem p;
+  p.space.batches = {8, 16, 32};
+  p.space.max_workers = 3;
+  p.space.max_epochs = 100000;
+  p.target = 0.75;
+  p.deadline_s = 1e6;
+  auto best = plan::evaluate_cell(m, p, 32, 1);
+  ASSERT_TRUE(best);
+  const auto metric = plan::plan_panels(m, m, p, *best)[1];
+  for (const auto& s : metric.series) EXPECT_EQ(s.title.find("deadline"), std::string::npos) << s.title;
+  EXPECT_NE(metric.title.find("right of the chart"), std::string::npos) << metric.title;
+}
+
+// A log axis without a set range spans the data, not whole decades: values
+// 1 to 4 get ticks 1 and 2, and no 0.1 or 100.
+TEST(Gnuplot, ALogAxisSpansTheDataNotWholeDecades) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)";
+  io::PlotPanel a;
+  a.logy = true;
+  a.series.push_back({"", {{1, 1}, {2, 2.5}, {3, 4}}, "points", ""});
+  auto path = tptest::temp_dir("plot") / "log.svg";
+  io::render_plot(path.string(), {a});
+  const std::string svg = tptest::read_file(path);
+  EXPECT_NE(svg.find(">2</tspan>"), std::string::npos);
+  EXPECT_EQ(svg.find(">100</tspan>"), std::string::npos);
+  EXPECT_EQ(svg.find(">0.1</tspan>"), std::string::npos);
+}
+
 TEST(Gnuplot, ASeriesWithNothingToDrawKeepsItsLegendAndPrintsNothing) {
   if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
   io::PlotPanel p;
@@ -269,7 +301,7 @@ TEST(EvaluatePlot, RanksModelsByCvErrorCapsThemAndDrawsTheDiagonal) {
   ASSERT_EQ(panels.size(), 2u);  // time, then metric
   const auto& time = panels[0];
   EXPECT_TRUE(time.logx && time.logy);
-  EXPECT_EQ(time.title, "toy: epoch time, cross-validated (best 2 of 3 models)");
+  EXPECT_EQ(time.title, "toy: epoch time, cross-validated\n(best 2 of 3 models)");
   ASSERT_EQ(time.series.size(), 3u);  // two models, worst drawn first, and y = x
   EXPECT_EQ(time.series[0].title, "b (MRE 20.0%)");
   EXPECT_EQ(time.series[1].title, "a (MRE 10.0%)");
@@ -291,7 +323,7 @@ TEST(EvaluatePlot, RanksModelsByCvErrorCapsThemAndDrawsTheDiagonal) {
   // One wild prediction does not stretch the frame; the title counts it.
   ds.models[1].metric.cv_points.push_back({0.6, 100.0});
   auto wild = scoring::evaluate_panels({ds}, o)[1];
-  EXPECT_EQ(wild.title, "toy: metric, cross-validated; 1 predictions off the frame");
+  EXPECT_EQ(wild.title, "toy: metric, cross-validated\n(1 predictions off the frame)");
   EXPECT_LT(wild.yrange->second, 0.7 + 0.5 * 0.2 + 0.01);
   int off = 0;
   for (const auto& ser : wild.series)
