@@ -128,7 +128,7 @@ io::PlotPanel frontier_panel(const std::vector<Candidate>& front, double deadlin
                             "lines lw 1 dt 3",
                             "#d62728"});
   else if (!front.empty())
-    panel.title += fmt::format(" (your deadline, {:.4g} s, is right of the chart: every run shown meets it)", deadline_s);
+    panel.title += fmt::format("\n(your deadline, {:.4g} s, is right of the chart: every run shown meets it)", deadline_s);
   return panel;
 }
 
