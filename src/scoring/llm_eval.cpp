@@ -30,6 +30,23 @@ LlmErrorSummary score_iterations(const std::vector<io::PublishedIteration>& runs
   return s;
 }
 
+LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::PublishedIteration>& runs,
+                                                 const models::LlmTimeModel& model) {
+  LlmErrorSummary s;
+  for (const auto& held : runs) {
+    std::vector<models::LlmTimeSample> others;
+    for (const auto& r : runs)
+      if (r.run.model != held.run.model) others.push_back({r.run.spec, r.run.layout, r.seconds});
+    if (others.empty()) continue;
+    models::LlmTimeModel m(model.hardware(), model.params());
+    m.fit(others);
+    s.rows.push_back({held.run.model, layout_label(held.run.layout), held.seconds,
+                      m.predict(held.run.spec, held.run.layout).iteration});
+  }
+  summarise(s);
+  return s;
+}
+
 LlmErrorSummary score_memory(const std::vector<io::PublishedMemory>& rows, const models::LlmMemoryModel& model) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   LlmErrorSummary s;

@@ -30,6 +30,12 @@ struct LlmErrorSummary {
 // each run's shape and layout alone.
 LlmErrorSummary score_iterations(const std::vector<io::PublishedIteration>& runs, const models::LlmTimeModel& model);
 
+// Iteration times calibrated by leave-one-model-out: for each model, the
+// efficiency factors fitted (LlmTimeModel::fit) to the other models' runs,
+// starting from `model`'s parameters, predict its runs.
+LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::PublishedIteration>& runs,
+                                                 const models::LlmTimeModel& model);
+
 // Memory per GPU: params_grads_optimizer_GiB_per_gpu against the first
 // stage's weights, gradients and optimizer states of its transformer layers
 // (the figure leaves the embedding out), activations_GiB_per_gpu against the first stage's
