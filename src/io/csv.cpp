@@ -20,8 +20,17 @@ static std::string trim(const std::string& s) {
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> out;
   std::string cur;
-  for (char c : line) {
-    if (c == ',') {
+  bool quoted = false;  // inside a "..." field, where commas are text and "" is a quote
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cur.push_back('"'), ++i;
+      else if (c == '"') quoted = false;
+      else cur.push_back(c);
+    } else if (c == '"' && trim(cur).empty()) {
+      cur.clear();
+      quoted = true;
+    } else if (c == ',') {
       out.push_back(trim(cur));
       cur.clear();
     } else {
@@ -30,6 +39,16 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   }
   out.push_back(trim(cur));
   return out;
+}
+
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
 }
 
 std::optional<double> parse_finite(const std::string& s) {

@@ -1,6 +1,7 @@
 // A small CSV reader that remembers where each value came from, so that
 // callers can report bad input as FILE:LINE: column 'NAME'.
-// Handles plain comma-separated values (no quoting), blank lines and
+// Handles comma-separated values, a field in double quotes holding commas
+// ("" inside it is a quote; a field does not span lines), blank lines and
 // '#' comment lines. Leading comment lines are kept for format headers.
 #pragma once
 #include <optional>
@@ -57,8 +58,11 @@ class CsvTable {
   std::unordered_map<std::string, int> index_;
 };
 
-// Splits one CSV line on commas and trims spaces around each field.
+// Splits one CSV line on the commas outside double quotes and trims spaces
+// around each field; a quoted field loses its quotes.
 std::vector<std::string> split_csv_line(const std::string& line);
+// `value` as one CSV field: quoted when it holds a comma or a quote.
+std::string csv_field(const std::string& value);
 // Parses a finite double from the whole string; nullopt on failure or NaN/Inf.
 std::optional<double> parse_finite(const std::string& s);
 

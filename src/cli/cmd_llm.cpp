@@ -1,0 +1,283 @@
+// trainplan llm: transformer training under tensor, pipeline and data
+// parallelism (docs/LLM.md). `predict` gives iteration time and memory per
+// GPU for a CSV of configurations, from the datasheet or calibrated on
+// measured iterations; `memory` breaks one configuration's memory down;
+// `evaluate` scores both models on Korthikanti et al. 2022's runs.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/hardware_file.h"
+#include "io/korthikanti_csv.h"
+#include "io/llm_config_csv.h"
+#include "models/llm_memory.h"
+#include "models/llm_time.h"
+#include "scoring/llm_eval.h"
+
+namespace trainplan::cli {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+nlohmann::json time_json(const models::LlmTimeBreakdown& t) {
+  return {{"iteration_time_s", t.iteration}, {"stage_step_s", t.stage_step}, {"compute_s", t.compute},
+          {"memory_bound_s", t.memory_bound}, {"tp_comm_s", t.tp_comm}, {"pp_comm_s", t.pp_comm},
+          {"bubble_s", t.bubble}, {"dp_comm_s", t.dp_comm}, {"optimizer_s", t.optimizer},
+          {"model_tflops_per_gpu", t.flops_per_gpu / t.iteration / 1e12}};
+}
+
+nlohmann::json memory_json(const models::LlmMemoryBreakdown& m) {
+  return {{"memory_gib", m.total() / kGiB}, {"stage", m.stage}, {"weights_gib", m.weights / kGiB},
+          {"gradients_gib", m.gradients / kGiB}, {"optimizer_gib", m.optimizer / kGiB},
+          {"activations_gib", m.activations / kGiB}, {"embedding_logits_gib", m.embedding_logits / kGiB},
+          {"overhead_gib", m.overhead / kGiB}};
+}
+
+nlohmann::json params_json(const models::LlmTimeModel& tm, const models::LlmMemoryModel& mm) {
+  const auto& p = tm.params();
+  return {{"gpu", tm.hardware().name}, {"fitted_factors", tm.fitted_factors()},
+          {"peak_fraction", p.gemm.peak_fraction}, {"memory_fraction", p.gemm.memory_fraction},
+          {"link_fraction", p.link_fraction}, {"memory_overhead_gib", mm.params().overhead_bytes / kGiB}};
+}
+
+// ---- predict ----
+
+struct PredictArgs {
+  std::string configs, gpu, calibrate, out;
+  bool json = false;
+};
+
+void run_predict(const PredictArgs& a) {
+  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto in = io::read_llm_configs(a.configs);
+  models::LlmTimeModel tm(hw);
+  models::LlmMemoryModel mm;
+  double calibration_error = -1;
+  if (!a.calibrate.empty()) {
+    auto measured = io::read_llm_configs(a.calibrate, /*require_time=*/true);
+    std::vector<models::LlmTimeSample> ts;
+    std::vector<models::LlmMemorySample> ms;
+    for (const auto& r : measured.rows) {
+      ts.push_back({r.spec, r.layout, *r.iteration_time_s});
+      if (r.memory_gib) ms.push_back({r.spec, r.layout, *r.memory_gib * kGiB});
+    }
+    tm.fit(ts);
+    if (!ms.empty()) mm.fit(ms);
+    calibration_error = 0;
+    for (const auto& x : ts) calibration_error += std::abs(tm.predict(x.spec, x.layout).iteration / x.seconds - 1) / ts.size();
+  }
+  std::vector<std::vector<double>> values;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : in.rows) {
+    auto t = tm.predict(r.spec, r.layout);
+    auto m = mm.predict(r.spec, r.layout);
+    values.push_back({t.iteration, m.total() / kGiB});
+    nlohmann::json j = {{"line", r.line}, {"fits_memory", m.total() <= hw.gpu.memory_gb * 1e9}};
+    j.update(time_json(t));
+    j.update(memory_json(m));
+    rows.push_back(j);
+  }
+  if (!a.out.empty()) io::write_llm_predictions(a.out, in.table, {"iteration_time_s", "memory_gib"}, values);
+  if (a.json) {
+    nlohmann::json out = {{"configs", a.configs}, {"model", params_json(tm, mm)}, {"rows", rows}};
+    if (calibration_error >= 0) out["calibration_mean_abs_relative_error"] = calibration_error;
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  if (calibration_error >= 0)
+    std::cerr << fmt::format("calibrated on {}: {} factor(s): peak {:.3f}, link {:.3f}, memory {:.3f}; mean |error| {:.2f}%\n",
+                             a.calibrate, tm.fitted_factors(), tm.params().gemm.peak_fraction, tm.params().link_fraction,
+                             tm.params().gemm.memory_fraction, 100 * calibration_error);
+  if (!a.out.empty()) {
+    std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
+    return;
+  }
+  std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12}\n", "line", "iteration_s", "memory_GiB", "TFLOP/s/GPU");
+  for (const auto& j : rows)
+    std::cout << fmt::format("{:>6} {:>14.4g} {:>11.2f} {:>12.1f}\n", j["line"].get<long>(), j["iteration_time_s"].get<double>(),
+                             j["memory_gib"].get<double>(), j["model_tflops_per_gpu"].get<double>());
+}
+
+// ---- memory ----
+
+struct MemoryArgs {
+  std::string model, gpu;
+  structure::TransformerSpec spec;
+  structure::ParallelLayout layout;
+  std::string recompute = "none", precision = "fp16";
+  bool json = false;
+};
+
+void run_memory(MemoryArgs a) {
+  structure::TransformerSpec s = a.spec;
+  if (!a.model.empty()) {
+    auto z = structure::find_transformer(a.model);
+    if (!z) {
+      std::string names;
+      for (const auto& n : structure::transformer_names()) names += " " + n;
+      throw InputError("", 0, "--model", "'" + a.model + "' is not in the zoo:" + names);
+    }
+    s = *z;
+    if (a.spec.seq > 0) s.seq = a.spec.seq;
+  }
+  try {
+    structure::validate(s);
+  } catch (const InputError& e) {
+    throw InputError("", 0, "--" + e.field(), e.message());
+  }
+  auto rc = structure::parse_recompute(a.recompute);
+  if (!rc) throw InputError("", 0, "--recompute", "must be none, selective or full");
+  auto pr = structure::parse_precision(a.precision);
+  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16 or fp32");
+  a.layout.recompute = *rc, a.layout.precision = *pr;
+  if (a.layout.global_batch < a.layout.micro_batch * a.layout.dp) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;
+  if (auto p = structure::check_layout(s, a.layout)) throw InputError("", 0, "--" + p->field, p->message);
+  models::LlmMemoryModel mm;
+  auto m = mm.predict(s, a.layout);
+  nlohmann::json j = memory_json(m);
+  j["params_total"] = s.total_params();
+  std::optional<models::LlmTimeBreakdown> t;
+  std::optional<structure::HardwareProfile> hw;
+  if (!a.gpu.empty()) {
+    hw = io::resolve_hardware(a.gpu, "--gpu");
+    t = models::LlmTimeModel(*hw).predict(s, a.layout);
+    j["time"] = time_json(*t);
+    j["gpu_memory_gb"] = hw->gpu.memory_gb;
+  }
+  if (a.json) {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  const auto& l = a.layout;
+  std::cout << fmt::format("{} ({:.4g}B parameters), tp {} pp {} dp {} vpp {}, micro-batch {}, global batch {}, "
+                           "recompute {}{}{}, {}\n",
+                           s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, l.tp, l.pp, l.dp,
+                           l.virtual_stages, l.micro_batch, l.global_batch, a.recompute,
+                           l.sequence_parallel ? ", sequence parallel" : "",
+                           l.distributed_optimizer ? ", distributed optimizer" : "", a.precision);
+  std::cout << fmt::format("memory per GPU, stage {} (the most loaded):\n", m.stage);
+  for (auto [name, v] : {std::pair{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
+                         {"activations", m.activations}, {"embedding/logits", m.embedding_logits}, {"total", m.total()}})
+    std::cout << fmt::format("  {:<17} {:>9.2f} GiB\n", name, v / kGiB);
+  if (hw)
+    std::cout << fmt::format("{}: {} GB per GPU, {}; iteration {:.4g} s ({:.1f} model TFLOP/s per GPU)\n", hw->name,
+                             hw->gpu.memory_gb, m.total() <= hw->gpu.memory_gb * 1e9 ? "fits" : "does NOT fit",
+                             t->iteration, t->flops_per_gpu / t->iteration / 1e12);
+}
+
+// ---- evaluate ----
+
+struct EvaluateArgs {
+  std::string dir, gpu = "a100-80gb";
+  bool json = false;
+};
+
+nlohmann::json summary_json(const scoring::LlmErrorSummary& s) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : s.rows)
+    rows.push_back({{"model", r.model}, {"what", r.what}, {"published", r.published}, {"predicted", r.predicted},
+                    {"relative_error", r.relative_error()}});
+  return {{"rows", rows}, {"mean_abs_relative_error", s.mean_abs}, {"max_abs_relative_error", s.max_abs}};
+}
+
+std::string summary_text(const scoring::LlmErrorSummary& s, const char* unit) {
+  std::string out;
+  for (const auto& r : s.rows)
+    out += fmt::format("  {:<13} {:<58} {:>10.4g} {:>10.4g} {:>+8.2f}%\n", r.model, r.what, r.published, r.predicted,
+                       100 * r.relative_error());
+  out += fmt::format("  mean |error| {:.2f}%, worst {:.2f}% ({} rows, {})\n", 100 * s.mean_abs, 100 * s.max_abs,
+                     s.rows.size(), unit);
+  return out;
+}
+
+void run_evaluate(const EvaluateArgs& a) {
+  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto times = io::read_korthikanti_iterations(a.dir + "/korthikanti2022_megatron_a100_iteration_time.csv");
+  auto memory = io::read_korthikanti_memory(a.dir + "/korthikanti2022_memory_per_gpu.csv");
+  auto ts = scoring::score_iterations(times, models::LlmTimeModel(hw));
+  auto cs = scoring::score_iterations_leave_model_out(times, models::LlmTimeModel(hw));
+  auto ms = scoring::score_memory(memory, models::LlmMemoryModel());
+  if (a.json) {
+    std::cout << nlohmann::json{{"gpu", hw.name},
+                                {"iteration_time", summary_json(ts)},
+                                {"iteration_time_calibrated_leave_model_out", summary_json(cs)},
+                                {"memory", summary_json(ms)}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("Korthikanti et al. 2022, Table 5: seconds per iteration on {}, datasheet defaults\n", hw.name);
+  std::cout << fmt::format("  {:<13} {:<58} {:>10} {:>10} {:>9}\n", "model", "run", "published", "predicted", "error");
+  std::cout << summary_text(ts, "seconds");
+  std::cout << "The same, calibrated: efficiency factors fitted to the other models' runs (leave one model out)\n";
+  std::cout << summary_text(cs, "seconds");
+  std::cout << "Korthikanti et al. 2022, Figures 1 and 7: memory per GPU (GiB, or % of no recomputation)\n";
+  std::cout << summary_text(ms, "GiB or %");
+}
+
+void setup(CLI::App& root) {
+  auto* llm = root.add_subcommand("llm", "Transformer training: iteration time and memory under tensor, pipeline and "
+                                         "data parallelism (docs/LLM.md)");
+  llm->require_subcommand(1);
+
+  auto pa = std::make_shared<PredictArgs>();
+  auto* p = llm->add_subcommand("predict", "Iteration time and memory per GPU for each configuration of a CSV");
+  p->add_option("--configs", pa->configs,
+                "CSV: gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp (+ optional vocab,ffn_hidden,"
+                "virtual_stages,recompute,sequence_parallel,distributed_optimizer,precision)")
+      ->required();
+  p->add_option("--gpu", pa->gpu, "A catalog name (trainplan hardware) or a hardware file")->required();
+  p->add_option("--calibrate", pa->calibrate,
+                "Measured iterations (the same columns + iteration_time_s, optional memory_gib): fit the efficiency "
+                "factors (and the memory overhead)");
+  p->add_option("-o,--out", pa->out, "Write the configurations with iteration_time_s and memory_gib appended");
+  p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
+  p->callback([pa] { run_predict(*pa); });
+
+  auto ma = std::make_shared<MemoryArgs>();
+  auto* m = llm->add_subcommand("memory", "Memory per GPU of one configuration, by part");
+  m->footer("Example:\n  trainplan llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 "
+            "--global-batch 64 --recompute selective --sequence-parallel --gpu a100-80gb");
+  m->add_option("--model", ma->model, "A zoo name (gpt3-175b, llama3-70b, megatron-1t, ...); else give the shape");
+  m->add_option("--layers", ma->spec.layers, "Layers");
+  m->add_option("--hidden", ma->spec.hidden, "Hidden size");
+  m->add_option("--heads", ma->spec.heads, "Attention heads");
+  m->add_option("--kv-groups", ma->spec.kv_groups, "Key/value groups (0: as many as heads)");
+  m->add_option("--ffn-hidden", ma->spec.ffn_hidden, "MLP width (0: 4 x hidden)");
+  m->add_flag("--gated-mlp", ma->spec.gated_mlp, "SwiGLU MLP");
+  m->add_option("--seq", ma->spec.seq, "Sequence length (with --model: overrides the zoo's)");
+  ma->spec.vocab = 51200;
+  m->add_option("--vocab", ma->spec.vocab, "Vocabulary")->capture_default_str();
+  m->add_option("--tp", ma->layout.tp, "Tensor-parallel ranks")->capture_default_str();
+  m->add_option("--pp", ma->layout.pp, "Pipeline stages")->capture_default_str();
+  m->add_option("--dp", ma->layout.dp, "Data-parallel replicas")->capture_default_str();
+  m->add_option("--virtual-stages", ma->layout.virtual_stages, "Model chunks per stage (interleaved 1F1B)")->capture_default_str();
+  m->add_option("--micro-batch", ma->layout.micro_batch, "Sequences per micro-batch")->capture_default_str();
+  m->add_option("--global-batch", ma->layout.global_batch, "Sequences per iteration (at least micro-batch x dp)")
+      ->capture_default_str();
+  m->add_option("--recompute", ma->recompute, "none, selective or full")->capture_default_str();
+  m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
+  m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
+  m->add_option("--precision", ma->precision, "fp16, bf16 or fp32")->capture_default_str();
+  m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
+  m->add_flag("--json", ma->json, "Print JSON");
+  m->callback([ma] { run_memory(*ma); });
+
+  auto ea = std::make_shared<EvaluateArgs>();
+  auto* e = llm->add_subcommand("evaluate", "Score the time and memory models on Korthikanti et al. 2022's runs");
+  e->add_option("--korthikanti", ea->dir,
+                "The folder with korthikanti2022_megatron_a100_iteration_time.csv and korthikanti2022_memory_per_gpu.csv "
+                "(../shared/data/llm)")
+      ->required();
+  e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
+  e->add_flag("--json", ea->json, "Print JSON");
+  e->callback([ea] { run_evaluate(*ea); });
+}
+
+CommandRegistrar reg(46, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

@@ -1,0 +1,116 @@
+#include "io/llm_config_csv.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace trainplan::io {
+
+using structure::ParallelLayout;
+using structure::TransformerSpec;
+
+namespace {
+
+int integer(const CsvTable& t, const CsvRow& row, const std::string& col) {
+  double v = t.number(row, col);
+  if (v < 1 || v != std::floor(v) || v > 1e9) t.fail(row, col, "must be an integer >= 1");
+  return static_cast<int>(v);
+}
+
+std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const std::string& col) {
+  if (!t.has_column(col) || t.text(row, col).empty()) return std::nullopt;
+  return integer(t, row, col);
+}
+
+bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col) {
+  if (!t.has_column(col)) return false;
+  const std::string& v = t.text(row, col);
+  if (v.empty() || v == "false" || v == "False" || v == "0") return false;
+  if (v == "true" || v == "True" || v == "1") return true;
+  t.fail(row, col, "must be true or false, not '" + v + "'");
+}
+
+}  // namespace
+
+LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
+  LlmConfigTable out{CsvTable::read(path), {}};
+  const CsvTable& t = out.table;
+  std::vector<std::string> required = {"gpus", "global_batch", "micro_batch", "hidden", "heads",
+                                       "layers", "seq", "tp", "dp", "pp"};
+  if (require_time) required.push_back("iteration_time_s");
+  t.require_columns(required);
+  if (t.rows().empty()) throw InputError(path, t.header_line(), "", "no configuration rows");
+  for (const auto& row : t.rows()) {
+    LlmConfigRow r;
+    r.line = row.line;
+    TransformerSpec& s = r.spec;
+    s.layers = integer(t, row, "layers"), s.hidden = integer(t, row, "hidden"), s.heads = integer(t, row, "heads");
+    s.seq = integer(t, row, "seq");
+    s.vocab = optional_integer(t, row, "vocab").value_or(51200);
+    s.ffn_hidden = optional_integer(t, row, "ffn_hidden").value_or(0);
+    s.kv_groups = optional_integer(t, row, "kv_groups").value_or(0);
+    s.gated_mlp = boolean(t, row, "gated_mlp");
+    try {
+      structure::validate(s);
+    } catch (const InputError& e) {
+      t.fail(row, e.field(), e.message());
+    }
+    ParallelLayout& l = r.layout;
+    l.tp = integer(t, row, "tp"), l.pp = integer(t, row, "pp"), l.dp = integer(t, row, "dp");
+    l.micro_batch = integer(t, row, "micro_batch"), l.global_batch = integer(t, row, "global_batch");
+    l.virtual_stages = optional_integer(t, row, "virtual_stages").value_or(1);
+    if (t.has_column("recompute") && !t.text(row, "recompute").empty()) {
+      auto rc = structure::parse_recompute(t.text(row, "recompute"));
+      if (!rc) t.fail(row, "recompute", "must be none, selective or full, not '" + t.text(row, "recompute") + "'");
+      l.recompute = *rc;
+    }
+    if (t.has_column("precision") && !t.text(row, "precision").empty()) {
+      auto p = structure::parse_precision(t.text(row, "precision"));
+      if (!p) t.fail(row, "precision", "must be fp16, bf16 or fp32, not '" + t.text(row, "precision") + "'");
+      l.precision = *p;
+    }
+    l.sequence_parallel = boolean(t, row, "sequence_parallel");
+    l.distributed_optimizer = boolean(t, row, "distributed_optimizer");
+    int gpus = integer(t, row, "gpus");
+    if (gpus != l.gpus())
+      t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {}", gpus, l.tp, l.pp, l.dp, l.gpus()));
+    if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
+    if (t.has_column("iteration_time_s") && (require_time || !t.text(row, "iteration_time_s").empty()))
+      r.iteration_time_s = t.positive(row, "iteration_time_s");
+    if (t.has_column("memory_gib") && !t.text(row, "memory_gib").empty()) r.memory_gib = t.positive(row, "memory_gib");
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
+
+void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,
+                           const std::vector<std::vector<double>>& values) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, 0, "", "cannot write file");
+  std::vector<std::string> header = in.header();
+  std::vector<int> at;  // where each name goes: its column in `in`, or appended
+  for (const auto& n : names) {
+    int c = in.column(n);
+    if (c < 0) c = static_cast<int>(header.size()), header.push_back(n);
+    at.push_back(c);
+  }
+  auto write = [&](const std::vector<std::string>& fields) {
+    std::string line;
+    for (const auto& f : fields) line += csv_field(f) + ",";
+    line.pop_back();
+    out << line << "\n";
+  };
+  write(header);
+  for (size_t i = 0; i < in.rows().size(); ++i) {
+    std::vector<std::string> fields = in.rows()[i].fields;
+    fields.resize(header.size());
+    for (size_t j = 0; j < names.size(); ++j) fields[at[j]] = fmt::format("{:.6g}", values.at(i).at(j));
+    write(fields);
+  }
+  if (!out) throw InputError(path, 0, "", "cannot write file");
+}
+
+}  // namespace trainplan::io

@@ -1,0 +1,53 @@
+// Transformer training configurations as a CSV table, one per row, for
+// `trainplan llm predict` (docs/LLM.md). Columns are taken by header name,
+// in any order; others are kept and passed through.
+//
+//   required  gpus, global_batch, micro_batch, hidden, heads, layers, seq, tp, dp, pp
+//   optional  vocab (51200), ffn_hidden (4 x hidden), kv_groups (heads),
+//             gated_mlp (false), virtual_stages (1),
+//             recompute: none | selective | full (none),
+//             sequence_parallel, distributed_optimizer: true | false (false),
+//             precision: fp16 | bf16 | fp32 (fp16, mixed precision)
+//   measured  iteration_time_s (seconds per iteration, > 0) where asked for;
+//             memory_gib (peak GiB per GPU, > 0), optional
+//
+// An empty optional cell takes the default.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/csv.h"
+#include "structure/parallel_layout.h"
+#include "structure/transformer.h"
+
+namespace trainplan::io {
+
+struct LlmConfigRow {
+  long line = 0;
+  structure::TransformerSpec spec;
+  structure::ParallelLayout layout;
+  std::optional<double> iteration_time_s;  // when the file has the column
+  std::optional<double> memory_gib;        // when the file has the column and the cell is not empty
+};
+
+struct LlmConfigTable {
+  CsvTable table;  // the file as read, for passing its columns through
+  std::vector<LlmConfigRow> rows;
+};
+
+// Reads a configuration file; `require_time` makes iteration_time_s required.
+// Throws InputError naming the file, the line and the column on: a missing
+// required column, a value that is not a positive integer (or not one of
+// the words above), gpus != tp·pp·dp, a shape that is not a transformer, or a
+// layout the shape does not divide (structure::check_layout: tp not dividing
+// the heads, micro_batch·dp not dividing global_batch, ...).
+LlmConfigTable read_llm_configs(const std::string& path, bool require_time = false);
+
+// Writes `in`'s columns and rows with `values[row][j]` under names[j]: in
+// the column of that name when `in` has one, else in a column appended.
+// Throws InputError when the file cannot be written.
+void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,
+                           const std::vector<std::vector<double>>& values);
+
+}  // namespace trainplan::io

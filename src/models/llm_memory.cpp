@@ -1,0 +1,106 @@
+#include "models/llm_memory.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/median.h"
+
+namespace trainplan::models {
+
+using structure::ParallelLayout;
+using structure::Precision;
+using structure::Recompute;
+using structure::TransformerSpec;
+
+namespace {
+
+double activation_scale(Precision p) { return p == Precision::kFp32 ? 2.0 : 1.0; }
+
+// Micro-batches whose activations stage k holds at the peak of 1F1B, times
+// the interleaved schedule's extra factor.
+double in_flight(const ParallelLayout& l, int stage) {
+  double n = std::min(l.pp - stage, l.micro_batches());
+  if (l.virtual_stages > 1 && l.pp > 1) n *= 1.0 + double(l.pp - 1) / (double(l.pp) * l.virtual_stages);
+  return n;
+}
+
+}  // namespace
+
+double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l) {
+  double sbh = double(s.seq) * l.micro_batch * s.hidden;
+  double sb = double(s.seq) * l.micro_batch;
+  double t = l.tp;
+  double sp = l.sequence_parallel ? t : 1.0;
+  double scale = activation_scale(l.precision);
+  if (l.recompute == Recompute::kFull) return scale * 2 * sbh / sp;
+  double kv_width = double(s.kv()) * s.head_dim();
+  // Korthikanti's 10sbh: two LayerNorm inputs, the QKV and FC1 inputs, two dropout masks.
+  double replicated = 10 * sbh;
+  // Korthikanti's 24sbh: Q and K for QK^T, V, the output projection's input (8sbh
+  // with as many groups as heads) and the MLP's activations (16sbh for f = 4h).
+  double mlp = s.gated_mlp ? 6 * sb * s.ffn() : 4 * sb * s.ffn();
+  double split = 4 * sbh + 4 * sb * kv_width + mlp;
+  double bytes = replicated / sp + split / t;
+  // 5as²b: the softmax output, its dropout mask and the dropout output.
+  if (l.recompute == Recompute::kNone) bytes += 5.0 * s.heads * double(s.seq) * s.seq * l.micro_batch / t;
+  return scale * bytes;
+}
+
+double layers_in_flight(const TransformerSpec& s, const ParallelLayout& l) {
+  return double(s.layers) / l.pp * in_flight(l, 0);
+}
+
+LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const ParallelLayout& l, int stage) const {
+  LlmMemoryBreakdown m;
+  m.stage = stage;
+  double t = l.tp;
+  bool first = stage == 0, last = stage == l.pp - 1;
+  double h = s.hidden, V = s.vocab;
+  double layer_params = double(s.layers) / l.pp * s.layer_params() / t;
+  double params = layer_params;
+  if (first) params += V * h / t + (s.learned_positions ? double(s.seq) * h : 0);
+  // The last stage holds the output layer: its own weights when untied, and
+  // with pp > 1 a copy of the shared embedding when tied.
+  if (last && (!s.tied_embeddings || (l.pp > 1))) params += V * h / t;
+  if (last) params += s.biases ? 2 * h : h;
+
+  bool mixed = l.precision != Precision::kFp32;
+  double dp_shard = l.distributed_optimizer ? l.dp : 1.0;
+  m.weights = params * (mixed ? 2 : 4);
+  m.gradients = params * 4;
+  m.optimizer = params * (mixed ? 12 : 8) / dp_shard;
+  m.layer_states = (m.weights + m.gradients + m.optimizer) * layer_params / params;
+
+  double layers = double(s.layers) / l.pp * in_flight(l, stage);
+  m.activations = layer_activation_bytes(s, l) * layers;
+
+  double sbh = double(s.seq) * l.micro_batch * h, sp = l.sequence_parallel ? t : 1.0;
+  double scale = activation_scale(l.precision);
+  // Korthikanti et al. 2022, section 4.3: the embedding's dropout mask per
+  // micro-batch in flight; the output layer's input and the fp32 logits.
+  if (first) m.embedding_logits += scale * sbh / sp * in_flight(l, 0);
+  if (last) m.embedding_logits += scale * 4 * sbh / t + 4.0 * s.seq * l.micro_batch * V / t;
+  m.overhead = params_.overhead_bytes;
+  return m;
+}
+
+LlmMemoryBreakdown LlmMemoryModel::predict(const TransformerSpec& s, const ParallelLayout& l) const {
+  LlmMemoryBreakdown best = predict_stage(s, l, 0);
+  // Stage 0 holds the most activations; the last one the logits. The middle
+  // stages hold less than the first, so two candidates suffice.
+  if (l.pp > 1) {
+    auto m = predict_stage(s, l, l.pp - 1);
+    if (m.total() > best.total()) best = m;
+  }
+  return best;
+}
+
+void LlmMemoryModel::fit(const std::vector<LlmMemorySample>& samples) {
+  if (samples.empty()) throw InputError("", 0, "", "no measured memory to fit the overhead on");
+  std::vector<double> gaps;
+  LlmMemoryModel bare;
+  for (const auto& x : samples) gaps.push_back(x.bytes - bare.predict(x.spec, x.layout).total());
+  params_.overhead_bytes = std::max(0.0, median(gaps));
+}
+
+}  // namespace trainplan::models

@@ -1,0 +1,243 @@
+#include "models/llm_time.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "core/cancel.h"
+#include "core/error.h"
+#include "numerics/levenberg_marquardt.h"
+
+namespace trainplan::models {
+
+using structure::ParallelLayout;
+using structure::Precision;
+using structure::Recompute;
+using structure::TransformerSpec;
+
+namespace {
+
+// The GPU and its links as the time model reads them.
+struct Machine {
+  double peak = 0;       // FLOP/s of the precision's matrix unit
+  double bandwidth = 0;  // memory, bytes/s
+  double intra = 0;      // per GPU within a node, bytes/s one way
+  double inter = 0;      // per GPU across nodes (the node's network shared by its GPUs)
+  int gpus_per_node = 1;
+};
+
+Machine machine(const structure::HardwareProfile& hw, Precision p) {
+  const auto& g = hw.gpu;
+  Machine m;
+  // The datasheet peak: peak_fraction is measured on tensor-core products
+  // directly, so the catalog's sustained fractions (fitted to fp32 framework
+  // runs) are not applied on top.
+  if (p == Precision::kFp16) m.peak = g.fp16_tensor_tflops > 0 ? g.fp16_tensor_tflops : g.fp32_tflops;
+  else if (p == Precision::kBf16) m.peak = g.bf16_tensor_tflops > 0 ? g.bf16_tensor_tflops : g.fp32_tflops;
+  else m.peak = g.fp32_tflops;
+  m.peak *= 1e12;
+  m.bandwidth = g.memory_bandwidth_gbps * 1e9;
+  m.gpus_per_node = std::max(1, hw.node.gpus_per_node);
+  m.intra = hw.node.intra_node_gbps * 1e9;
+  m.inter = hw.node.inter_node_gbps * 1e9 / m.gpus_per_node;
+  return m;
+}
+
+double element_bytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
+
+// Times of one micro-batch through one layer on one GPU, by part.
+struct LayerTimes {
+  double linear = 0, core = 0;            // forward matrix products: the four linears, the attention core
+  double mem_other = 0, mem_core = 0;     // forward memory-bound kernels: the rest, softmax and its dropout
+  double comm_fwd = 0, comm_bwd = 0;      // tensor-parallel collectives
+};
+
+class Costs {
+ public:
+  Costs(const TransformerSpec& s, const ParallelLayout& l, const Machine& m, const LlmTimeParams& p)
+      : s_(s), l_(l), m_(m), p_(p), eb_(element_bytes(l.precision)) {
+    tokens_ = double(s.seq) * l.micro_batch;
+    tp_link_ = l.tp <= m.gpus_per_node ? m.intra : m.inter;
+  }
+
+  double gemm(double a, double b, double c, double batch = 1) const {
+    return gemm_seconds(a, b, c, batch, eb_, m_.peak, m_.bandwidth, p_.gemm);
+  }
+  double mem(double bytes) const { return bytes / (m_.bandwidth * p_.gemm.memory_fraction) + p_.gemm.launch_s; }
+  // Ring collectives over n ranks: an all-gather or reduce-scatter moves
+  // (n-1)/n of the full buffer through each link, an all-reduce twice that.
+  double ring(double bytes, int n, double passes, double link) const {
+    if (n <= 1) return 0;
+    return passes * ((n - 1.0) / n * bytes / (link * p_.link_fraction) + (n - 1) * p_.link_latency_s);
+  }
+
+  LayerTimes layer() const {
+    LayerTimes r;
+    double h = s_.hidden, t = l_.tp, T = tokens_, f = s_.ffn(), d = s_.head_dim();
+    double qkv = h + 2.0 * s_.kv() * d;
+    r.linear = gemm(T, h, qkv / t) + gemm(T, h / t, h) + gemm(T, h, (s_.gated_mlp ? 2 : 1) * f / t) + gemm(T, f / t, h);
+    double heads = double(l_.micro_batch) * s_.heads / t;
+    r.core = gemm(s_.seq, d, s_.seq, heads) + gemm(s_.seq, s_.seq, d, heads);
+    double sp = l_.sequence_parallel ? t : 1;
+    // Element passes (a read or a write of every element): 2 LayerNorms x 2,
+    // 2 fused bias-dropout-residual-adds x 3.5 (the input, the residual, the
+    // output and the 1-byte mask), as Megatron-LM fuses them.
+    r.mem_other = mem(11 * T * h * eb_ / sp) + mem((s_.gated_mlp ? 3 : 2) * T * f / t * eb_);
+    // The fused scale-mask-softmax (2 passes) and its dropout (2.5).
+    r.mem_core = mem(4.5 * heads * double(s_.seq) * s_.seq * eb_);
+    double act = T * h * eb_;
+    if (l_.sequence_parallel) {
+      r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-gathers + 2 reduce-scatters
+      r.comm_bwd = ring(act, l_.tp, 6, tp_link_);  // + the all-gathers redone for the weight gradients
+    } else {
+      r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-reduces
+      r.comm_bwd = ring(act, l_.tp, 4, tp_link_);
+    }
+    return r;
+  }
+
+  // The embedding's forward and backward on the first stage.
+  double embedding() const {
+    double act = tokens_ * s_.hidden * eb_;
+    double sp_passes = l_.sequence_parallel ? 1 : 2;  // a reduce-scatter or an all-reduce of the lookup
+    return mem(2 * act) + mem(2 * act) + ring(act, l_.tp, sp_passes, tp_link_);
+  }
+  // The output layer and the cross entropy on the last stage: forward and two
+  // backward products, fp32 logits read and written about six times.
+  double logits(double* compute) const {
+    double T = tokens_, h = s_.hidden, V = s_.vocab, t = l_.tp;
+    double g = 3 * gemm(T, h, V / t);
+    if (compute) *compute += g;
+    double gather = l_.sequence_parallel ? ring(T * h * eb_, l_.tp, 2, tp_link_) : 0;
+    return g + mem(6 * T * V / t * 4) + gather;
+  }
+  double p2p_link() const { return l_.tp * l_.dp >= m_.gpus_per_node ? m_.inter : m_.intra; }
+  // Sends of one micro-batch's activations (split across tp, then gathered) to
+  // the next virtual stage forward and of their gradient backward.
+  double p2p() const {
+    if (l_.pp <= 1) return 0;
+    double bytes = tokens_ * s_.hidden * eb_ / l_.tp;
+    return 2.0 * l_.virtual_stages * (bytes / (p2p_link() * p_.link_fraction) + p_.link_latency_s);
+  }
+  double dp_link() const { return l_.tp * l_.dp <= m_.gpus_per_node ? m_.intra : m_.inter; }
+
+ private:
+  const TransformerSpec& s_;
+  const ParallelLayout& l_;
+  const Machine& m_;
+  const LlmTimeParams& p_;
+  double eb_;
+  double tokens_ = 0;
+  double tp_link_ = 0;
+};
+
+double stage_params(const TransformerSpec& s, const ParallelLayout& l, int stage) {
+  double p = double(s.layers) / l.pp * s.layer_params() / l.tp;
+  if (stage == 0) p += double(s.vocab) * s.hidden / l.tp;
+  if (stage == l.pp - 1 && (!s.tied_embeddings || l.pp > 1)) p += double(s.vocab) * s.hidden / l.tp;
+  return p;
+}
+
+}  // namespace
+
+double llm_model_flops(const TransformerSpec& s, const ParallelLayout& l) {
+  double T = double(s.seq) * l.micro_batch, h = s.hidden, f = s.ffn(), d = s.head_dim();
+  double linear = 2 * T * (h * (h + 2.0 * s.kv() * d) + h * h + (s.gated_mlp ? 3 : 2) * h * f);
+  double core = 4 * T * double(s.seq) * h;
+  double per_micro_batch = 3 * (s.layers * (linear + core) + 2 * T * h * s.vocab);
+  return per_micro_batch * l.micro_batches() * l.dp;
+}
+
+LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelLayout& l) const {
+  Machine m = machine(hw_, l.precision);
+  Costs c(s, l, m, params_);
+  LayerTimes lt = c.layer();
+
+  double fwd = lt.linear + lt.core + lt.mem_other + lt.mem_core + lt.comm_fwd;
+  double bwd = 2 * (lt.linear + lt.core + lt.mem_other + lt.mem_core) + lt.comm_bwd;
+  double layer_compute = 3 * (lt.linear + lt.core), layer_mem = 3 * (lt.mem_other + lt.mem_core);
+  double layer_comm = lt.comm_fwd + lt.comm_bwd;
+  if (l.recompute == Recompute::kFull) {
+    bwd += fwd;
+    layer_compute += lt.linear + lt.core, layer_mem += lt.mem_other + lt.mem_core, layer_comm += lt.comm_fwd;
+  } else if (l.recompute == Recompute::kSelective) {
+    bwd += lt.core + lt.mem_core;
+    layer_compute += lt.core, layer_mem += lt.mem_core;
+  }
+  double layers = double(s.layers) / l.pp;
+  double body = layers * (fwd + bwd) + c.p2p();
+
+  double logits_compute = 0;
+  double logits = c.logits(&logits_compute), embedding = c.embedding();
+  // Per micro-batch step of each stage kind; with one stage it holds both ends.
+  double first = body + embedding + (l.pp == 1 ? logits : 0);
+  double last = l.pp == 1 ? first : body + logits;
+  double slowest = std::max(first, last);
+  double mean = l.pp == 1 ? first : (first + last + (l.pp - 2) * body) / l.pp;
+
+  int mb = l.micro_batches();
+  LlmTimeBreakdown r;
+  r.stage_step = slowest;
+  r.mean_stage_step = mean;
+  bool last_slowest = last >= first;
+  r.compute = mb * (layers * layer_compute + (last_slowest ? logits_compute : 0));
+  r.memory_bound = mb * layers * layer_mem;
+  r.tp_comm = mb * layers * layer_comm;
+  r.pp_comm = mb * c.p2p();
+  r.bubble = (l.pp - 1.0) / l.virtual_stages * mean;
+
+  // Data parallelism: the gradients of the largest stage; with the
+  // distributed optimizer a reduce-scatter of them and an all-gather of the
+  // updated 16-bit weights.
+  int slow_stage = last_slowest ? l.pp - 1 : 0;
+  double params = stage_params(s, l, slow_stage);
+  double grad_bytes = l.precision == Precision::kFp16 ? 2 : 4;
+  double dp = 0;
+  if (l.distributed_optimizer)
+    dp = c.ring(params * grad_bytes, l.dp, 1, c.dp_link()) + c.ring(params * element_bytes(l.precision), l.dp, 1, c.dp_link());
+  else
+    dp = c.ring(params * grad_bytes, l.dp, 2, c.dp_link());
+  // The tied embedding's gradient, all-reduced between the first and last stage.
+  if (l.pp > 1 && s.tied_embeddings)
+    dp += c.ring(double(s.vocab) * s.hidden / l.tp * grad_bytes, 2, 2, c.p2p_link());
+  r.dp_comm = (1 - params_.dp_overlap) * dp;
+  double shard = l.distributed_optimizer ? l.dp : 1;
+  r.optimizer = c.mem(params * params_.optimizer_bytes_per_param / shard);
+
+  r.iteration = mb * slowest + r.bubble + r.dp_comm + r.optimizer;
+  r.flops_per_gpu = llm_model_flops(s, l) / l.gpus();
+  return r;
+}
+
+void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
+  if (samples.empty()) throw InputError("", 0, "", "no measured iterations to calibrate on");
+  std::set<std::tuple<double, double, double>> distinct;
+  for (const auto& x : samples) {
+    auto r = LlmTimeModel(hw_, params_).predict(x.spec, x.layout);
+    distinct.insert({r.compute, r.tp_comm + r.pp_comm + r.dp_comm, r.memory_bound});
+  }
+  int k = std::min<int>(3, int(distinct.size()));
+  LlmTimeParams base = params_;
+  auto with = [&](const Eigen::VectorXd& x) {
+    LlmTimeParams p = base;
+    p.gemm.peak_fraction = x(0), p.link_fraction = x(1), p.gemm.memory_fraction = x(2);
+    return p;
+  };
+  auto residuals = [&](const Eigen::VectorXd& x) {
+    check_cancelled();
+    LlmTimeModel m(hw_, with(x));
+    Eigen::VectorXd r(samples.size());
+    for (size_t i = 0; i < samples.size(); ++i)
+      r(i) = m.predict(samples[i].spec, samples[i].layout).iteration / samples[i].seconds - 1;
+    return r;
+  };
+  Eigen::VectorXd x0(3), lo = Eigen::VectorXd::Constant(3, 0.02), hi = Eigen::VectorXd::Constant(3, 1.0);
+  x0 << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
+  Eigen::Array<bool, Eigen::Dynamic, 1> fixed(3);
+  for (int j = 0; j < 3; ++j) fixed(j) = j >= k;
+  auto res = numerics::bounded_lm(residuals, x0, lo, hi, fixed);
+  params_ = with(res.x);
+  fitted_factors_ = k;
+}
+
+}  // namespace trainplan::models

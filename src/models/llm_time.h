@@ -1,0 +1,107 @@
+// Seconds per training iteration of a transformer under tensor, pipeline and
+// data parallelism (structure/parallel_layout.h) on one kind of GPU
+// (structure/gpu_catalog.h). docs/LLM.md gives the equations and sources.
+//
+// Per micro-batch and layer, on one GPU of a stage:
+//   matrix products: QKV, output projection, FC1, FC2 (split by tp), and the
+//     attention core QK^T and (softmax)·V as batched products (gemm_time.h);
+//     backward = 2 × forward; full recomputation adds the forward again,
+//     selective the attention core's.
+//   memory-bound kernels: LayerNorms, dropouts, residual adds (split by tp
+//     only with sequence parallelism), the activation function and the
+//     softmax with its dropout (split by tp); bytes / (bandwidth ·
+//     memory_fraction), backward 2 × forward.
+//   tensor-parallel collectives: per layer 2 all-reduces forward and 2
+//     backward of the sbh activations (ring, 2(t-1)/t · bytes / link);
+//     with sequence parallelism 2 all-gathers + 2 reduce-scatters forward and
+//     4 + 2 backward (the all-gathers redone for the weight gradients).
+// A stage's step is its layers plus, on the first and last stage, the
+// embedding and the logits (with a vocabulary-parallel cross entropy), plus
+// point-to-point sends of sbh/t bytes per virtual stage each way. The
+// iteration, m micro-batches per replica:
+//   m · t_slowest_stage + (pp - 1)/vpp · t_mean_stage      (the 1F1B bubble)
+//   + exposed data-parallel gradient reduction + optimizer step
+// Two uses: the datasheet alone (default parameters) and calibrated
+// (fit() scales the efficiency factors to measured iterations).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/gemm_time.h"
+#include "structure/gpu_catalog.h"
+#include "structure/parallel_layout.h"
+#include "structure/transformer.h"
+
+namespace trainplan::models {
+
+struct LlmTimeParams {
+  // Matrix products and memory-bound kernels (gemm_time.h).
+  GemmEfficiency gemm;
+  // The share of a link's one-way bandwidth that NCCL's ring collectives and
+  // point-to-point sends reach. Default: 0.8.
+  double link_fraction = 0.8;
+  // Seconds per collective step (a ring of n ranks takes 2(n-1) steps for an
+  // all-reduce). Default: 1e-5.
+  double link_latency_s = 1e-5;
+  // The share of the data-parallel gradient reduction hidden behind the
+  // backward pass. Default: 0 (Megatron-LM's default, no overlap).
+  double dp_overlap = 0;
+  // Bytes moved per parameter by the optimizer step: Adam reads the fp32
+  // master weight, gradient and two moments and writes three of them and the
+  // 16-bit copy (30), the gradient norm and overflow check read the gradient
+  // twice (8), zeroing writes it (4). Default: 42. Divided by dp with the
+  // distributed optimizer.
+  double optimizer_bytes_per_param = 42;
+};
+
+// Seconds by part for one iteration.
+struct LlmTimeBreakdown {
+  double iteration = 0;
+  double stage_step = 0;        // one micro-batch's forward and backward on the slowest stage
+  double mean_stage_step = 0;   // the same averaged over the stages
+  double compute = 0;           // matrix products per iteration on the slowest stage
+  double memory_bound = 0;      // memory-bound kernels per iteration on the slowest stage
+  double tp_comm = 0;           // tensor-parallel collectives per iteration
+  double pp_comm = 0;           // point-to-point sends per iteration
+  double bubble = 0;            // the pipeline bubble
+  double dp_comm = 0;           // exposed gradient reduction (and parameter all-gather)
+  double optimizer = 0;         // the optimizer step
+  double flops_per_gpu = 0;     // model FLOPs per GPU per iteration (without recomputation)
+};
+
+// One measured iteration: a shape, a layout and the seconds.
+struct LlmTimeSample {
+  structure::TransformerSpec spec;
+  structure::ParallelLayout layout;
+  double seconds = 0;
+};
+
+class LlmTimeModel {
+ public:
+  explicit LlmTimeModel(structure::HardwareProfile hw, LlmTimeParams p = {}) : hw_(std::move(hw)), params_(p) {}
+
+  // Scales the efficiency factors (peak_fraction, then link_fraction, then
+  // memory_fraction: as many as the distinct samples allow, at most three)
+  // by bounded Levenberg-Marquardt on relative errors, each within
+  // [0.02, 1]. Throws InputError on no samples.
+  void fit(const std::vector<LlmTimeSample>& samples);
+  // REQUIRES: check_layout(spec, layout) is nullopt.
+  LlmTimeBreakdown predict(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout) const;
+
+  const LlmTimeParams& params() const { return params_; }
+  const structure::HardwareProfile& hardware() const { return hw_; }
+  // Factors fitted (0 before fit or for the datasheet use).
+  int fitted_factors() const { return fitted_factors_; }
+
+ private:
+  structure::HardwareProfile hw_;
+  LlmTimeParams params_;
+  int fitted_factors_ = 0;
+};
+
+// Model FLOPs of one iteration (forward and backward, no recomputation) for
+// the whole job: 3 × (per layer 2·tokens·(params-like products) + attention
+// core) × layers + the logits.
+double llm_model_flops(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout);
+
+}  // namespace trainplan::models

@@ -1,0 +1,74 @@
+#include "scoring/llm_eval.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainplan::scoring {
+
+namespace {
+
+void summarise(LlmErrorSummary& s) {
+  for (const auto& r : s.rows) {
+    double e = std::abs(r.relative_error());
+    s.mean_abs += e / s.rows.size();
+    s.max_abs = std::max(s.max_abs, e);
+  }
+}
+
+std::string layout_label(const structure::ParallelLayout& l) {
+  return structure::to_string(l.recompute) + (l.sequence_parallel ? "+sp" : "");
+}
+
+}  // namespace
+
+LlmErrorSummary score_iterations(const std::vector<io::PublishedIteration>& runs, const models::LlmTimeModel& model) {
+  LlmErrorSummary s;
+  for (const auto& r : runs)
+    s.rows.push_back({r.run.model, layout_label(r.run.layout), r.seconds,
+                      model.predict(r.run.spec, r.run.layout).iteration});
+  summarise(s);
+  return s;
+}
+
+LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::PublishedIteration>& runs,
+                                                 const models::LlmTimeModel& model) {
+  LlmErrorSummary s;
+  for (const auto& held : runs) {
+    std::vector<models::LlmTimeSample> others;
+    for (const auto& r : runs)
+      if (r.run.model != held.run.model) others.push_back({r.run.spec, r.run.layout, r.seconds});
+    if (others.empty()) continue;
+    models::LlmTimeModel m(model.hardware(), model.params());
+    m.fit(others);
+    s.rows.push_back({held.run.model, layout_label(held.run.layout), held.seconds,
+                      m.predict(held.run.spec, held.run.layout).iteration});
+  }
+  summarise(s);
+  return s;
+}
+
+LlmErrorSummary score_memory(const std::vector<io::PublishedMemory>& rows, const models::LlmMemoryModel& model) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  LlmErrorSummary s;
+  for (const auto& r : rows) {
+    const auto& spec = r.run.spec;
+    const auto& l = r.run.layout;
+    double predicted = 0;
+    if (r.metric == "params_grads_optimizer_GiB_per_gpu") {
+      predicted = model.predict_stage(spec, l, 0).layer_states / kGiB;
+    } else if (r.metric == "activations_GiB_per_gpu") {
+      predicted = model.predict_stage(spec, l, 0).activations / kGiB;
+    } else if (r.metric == "activation_memory_pct_of_no_recompute_no_seqpar") {
+      auto base = l;
+      base.recompute = structure::Recompute::kNone, base.sequence_parallel = false;
+      predicted = 100 * models::layer_activation_bytes(spec, l) / models::layer_activation_bytes(spec, base);
+    } else {
+      continue;
+    }
+    s.rows.push_back({r.run.model, r.metric + " " + r.mode, r.value, predicted});
+  }
+  summarise(s);
+  return s;
+}
+
+}  // namespace trainplan::scoring

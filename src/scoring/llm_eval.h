@@ -1,0 +1,47 @@
+// How close the transformer memory and time models (models/llm_memory.h,
+// models/llm_time.h) come to Korthikanti et al. 2022's published Megatron-LM
+// runs (io/korthikanti_csv.h): per row, the published and predicted value
+// and the relative error (predicted / published - 1).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "io/korthikanti_csv.h"
+#include "models/llm_memory.h"
+#include "models/llm_time.h"
+
+namespace trainplan::scoring {
+
+struct LlmRowError {
+  std::string model;
+  std::string what;  // the recomputation and sequence parallelism, or the memory metric and mode
+  double published = 0;
+  double predicted = 0;
+  double relative_error() const { return predicted / published - 1; }
+};
+
+struct LlmErrorSummary {
+  std::vector<LlmRowError> rows;
+  double mean_abs = 0;  // mean |relative error|
+  double max_abs = 0;
+};
+
+// Iteration times predicted by `model` (its hardware and parameters) from
+// each run's shape and layout alone.
+LlmErrorSummary score_iterations(const std::vector<io::PublishedIteration>& runs, const models::LlmTimeModel& model);
+
+// Iteration times calibrated by leave-one-model-out: for each model, the
+// efficiency factors fitted (LlmTimeModel::fit) to the other models' runs,
+// starting from `model`'s parameters, predict its runs.
+LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::PublishedIteration>& runs,
+                                                 const models::LlmTimeModel& model);
+
+// Memory per GPU: params_grads_optimizer_GiB_per_gpu against the first
+// stage's weights, gradients and optimizer states of its transformer layers
+// (the figure leaves the embedding out), activations_GiB_per_gpu against the first stage's
+// layer activations, activation_memory_pct_of_no_recompute_no_seqpar
+// against one layer's activations relative to the same layout without
+// recomputation or sequence parallelism. Other metrics are skipped.
+LlmErrorSummary score_memory(const std::vector<io::PublishedMemory>& rows, const models::LlmMemoryModel& model);
+
+}  // namespace trainplan::scoring

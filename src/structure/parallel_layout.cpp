@@ -1,0 +1,58 @@
+#include "structure/parallel_layout.h"
+
+namespace trainplan::structure {
+
+std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const ParallelLayout& l) {
+  auto n = [](int v) { return std::to_string(v); };
+  for (auto [v, f] : {std::pair{l.tp, "tp"}, {l.pp, "pp"}, {l.dp, "dp"}, {l.virtual_stages, "virtual_stages"},
+                      {l.micro_batch, "micro_batch"}, {l.global_batch, "global_batch"}})
+    if (v < 1) return LayoutProblem{f, "must be an integer >= 1"};
+  if (s.heads % l.tp != 0) return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.heads) + " heads"};
+  if (s.kv() % l.tp != 0)
+    return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.kv()) + " key/value groups"};
+  if (s.ffn() % l.tp != 0)
+    return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide the MLP width " + n(s.ffn())};
+  if (s.layers % (l.pp * l.virtual_stages) != 0) {
+    if (l.virtual_stages == 1) return LayoutProblem{"pp", "pp " + n(l.pp) + " does not divide " + n(s.layers) + " layers"};
+    return LayoutProblem{"virtual_stages", "pp " + n(l.pp) + " x virtual_stages " + n(l.virtual_stages) +
+                                               " does not divide " + n(s.layers) + " layers"};
+  }
+  if (l.global_batch % (l.micro_batch * l.dp) != 0)
+    return LayoutProblem{"global_batch", "micro_batch " + n(l.micro_batch) + " x dp " + n(l.dp) + " does not divide " +
+                                             "global_batch " + n(l.global_batch)};
+  return std::nullopt;
+}
+
+std::string to_string(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "?";
+}
+
+std::string to_string(Precision p) {
+  switch (p) {
+    case Precision::kFp16: return "fp16";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp32: return "fp32";
+  }
+  return "?";
+}
+
+std::optional<Recompute> parse_recompute(const std::string& s) {
+  if (s == "none") return Recompute::kNone;
+  if (s == "selective") return Recompute::kSelective;
+  if (s == "full") return Recompute::kFull;
+  return std::nullopt;
+}
+
+std::optional<Precision> parse_precision(const std::string& s) {
+  if (s == "fp16") return Precision::kFp16;
+  if (s == "bf16") return Precision::kBf16;
+  if (s == "fp32") return Precision::kFp32;
+  return std::nullopt;
+}
+
+}  // namespace trainplan::structure

@@ -1,0 +1,63 @@
+// How a transformer is trained across GPUs: tensor (tp), pipeline (pp) and
+// data (dp) parallelism as Megatron-LM lays them out, the micro-batching,
+// activation recomputation and precision. Plain data; the memory and time
+// models read it (models/llm_memory.h, models/llm_time.h).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "structure/transformer.h"
+
+namespace trainplan::structure {
+
+enum class Recompute {
+  kNone,       // every activation is kept for the backward pass
+  kSelective,  // the attention core (softmax, its dropout, QK^T) is recomputed
+  kFull,       // only each layer's input is kept; the layer's forward runs again
+};
+
+enum class Precision {
+  kFp16,  // mixed precision: fp16 weights and activations, fp32 main gradients and master weights
+  kBf16,  // as kFp16 with bf16
+  kFp32,  // everything fp32
+};
+
+struct ParallelLayout {
+  int tp = 1;  // tensor-parallel ranks: split heads, key/value groups and the MLP width
+  int pp = 1;  // pipeline stages: split the layers
+  int dp = 1;  // data-parallel replicas
+  // Model chunks per pipeline stage (interleaved 1F1B); 1: plain 1F1B.
+  // REQUIRES: layers divisible by pp·virtual_stages.
+  int virtual_stages = 1;
+  int micro_batch = 1;   // sequences per micro-batch
+  int global_batch = 1;  // sequences per iteration, over all replicas
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;      // LayerNorm and dropout split over the sequence across tp (needs tp > 1 to matter)
+  bool distributed_optimizer = false;  // fp32 master weights and Adam states sharded across dp
+  Precision precision = Precision::kFp16;
+
+  int gpus() const { return tp * pp * dp; }
+  // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).
+  int micro_batches() const { return global_batch / (micro_batch * dp); }
+};
+
+// Why a layout cannot train a spec: the field at fault (a column name of the
+// configuration CSV: tp, pp, dp, virtual_stages, micro_batch, global_batch)
+// and a message.
+struct LayoutProblem {
+  std::string field;
+  std::string message;
+};
+
+// nullopt when the layout is valid for the spec: every count >= 1, tp divides
+// the heads, the key/value groups and the MLP width, pp·virtual_stages
+// divides the layers, micro_batch·dp divides global_batch.
+std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
+
+// "none", "selective", "full"; "fp16", "bf16", "fp32".
+std::string to_string(Recompute r);
+std::string to_string(Precision p);
+std::optional<Recompute> parse_recompute(const std::string& s);
+std::optional<Precision> parse_precision(const std::string& s);
+
+}  // namespace trainplan::structure

@@ -1,0 +1,96 @@
+// Transformer configuration CSVs: columns by name with defaults, errors
+// naming file, line and column; quoted fields; the Korthikanti readers.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "core/error.h"
+#include "io/csv.h"
+#include "io/korthikanti_csv.h"
+#include "io/llm_config_csv.h"
+#include "test_util.h"
+
+using namespace trainplan;
+
+namespace {
+
+const char* kHeader = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp";
+
+InputError error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError";
+  return InputError("none");
+}
+
+std::string write(const std::string& text) {
+  static int n = 0;
+  auto d = tptest::temp_dir("llmcsv");
+  return tptest::write_file(d / ("c" + std::to_string(n++) + ".csv"), text);
+}
+
+}  // namespace
+
+TEST(LlmConfigCsv, ReadsColumnsByNameWithDefaults) {
+  auto path = write(std::string("note,") + kHeader + ",recompute,precision\n" +
+                    "a,64,64,1,12288,96,96,2048,8,1,8,selective,bf16\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 1u);
+  const auto& r = t.rows[0];
+  EXPECT_EQ(r.line, 2);
+  EXPECT_EQ(r.spec.vocab, 51200);
+  EXPECT_EQ(r.spec.ffn(), 4 * 12288);
+  EXPECT_EQ(r.layout.virtual_stages, 1);
+  EXPECT_EQ(r.layout.recompute, structure::Recompute::kSelective);
+  EXPECT_EQ(r.layout.precision, structure::Precision::kBf16);
+  EXPECT_FALSE(r.layout.sequence_parallel);
+  EXPECT_EQ(r.layout.micro_batches(), 64);
+}
+
+TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
+  struct Case {
+    std::string row;
+    std::string column;
+  };
+  for (const auto& c : {Case{"8,8,1,1024,16,24,2048,3,1,1", "gpus"},        // 8 != 3 x 1 x 1
+                        Case{"6,6,1,1024,16,24,2048,3,2,1", "tp"},          // 3 does not divide 16 heads
+                        Case{"8,12,5,1024,16,24,2048,8,1,1", "global_batch"},  // 5 x 1 does not divide 12
+                        Case{"56,56,1,1024,16,24,2048,8,1,7", "pp"},       // 7 stages do not divide 24 layers
+                        Case{"8,8,1,1000,16,24,2048,8,1,1", "heads"},      // 1000 not a multiple of 16
+                        Case{"8,8,x,1024,16,24,2048,8,1,1", "micro_batch"},
+                        Case{"8,8,1,1024,16,24,2048,8,1", ""}}) {          // a field short
+    auto path = write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n" + c.row + "\n");
+    auto e = error_of([&] { io::read_llm_configs(path); });
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 3) << c.row;
+    EXPECT_EQ(e.field(), c.column) << c.row << ": " << e.what();
+  }
+  auto bad = write(std::string(kHeader) + ",recompute\n8,8,1,1024,16,24,2048,8,1,1,some\n");
+  EXPECT_EQ(error_of([&] { io::read_llm_configs(bad); }).field(), "recompute");
+  auto no_time = write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n");
+  EXPECT_EQ(error_of([&] { io::read_llm_configs(no_time, true); }).field(), "iteration_time_s");
+}
+
+TEST(Csv, QuotedFieldsHoldCommasAndQuotes) {
+  EXPECT_EQ(io::split_csv_line(R"(a,"b, c","say ""hi""",d)"),
+            (std::vector<std::string>{"a", "b, c", "say \"hi\"", "d"}));
+  EXPECT_EQ(io::csv_field("b, c"), "\"b, c\"");
+  EXPECT_EQ(io::csv_field("plain"), "plain");
+}
+
+TEST(KorthikantiCsv, ReadsTheSharedRuns) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto dir = tptest::shared_data_dir() + "/llm/";
+  auto runs = io::read_korthikanti_iterations(dir + "korthikanti2022_megatron_a100_iteration_time.csv");
+  ASSERT_EQ(runs.size(), 8u);
+  EXPECT_EQ(runs[0].run.model, "megatron-22B");
+  EXPECT_EQ(runs[0].run.layout.recompute, structure::Recompute::kFull);
+  EXPECT_EQ(runs[1].run.layout.recompute, structure::Recompute::kSelective);
+  EXPECT_TRUE(runs[1].run.layout.sequence_parallel);
+  EXPECT_EQ(runs[2].run.layout.virtual_stages, 3);
+  auto memory = io::read_korthikanti_memory(dir + "korthikanti2022_memory_per_gpu.csv");
+  EXPECT_EQ(memory.size(), 36u);
+}

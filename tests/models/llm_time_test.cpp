@@ -1,0 +1,125 @@
+// The transformer iteration-time model: monotone in the work, the 1F1B
+// bubble, recomputation, calibration, and the GEMM efficiency curve.
+#include <gtest/gtest.h>
+
+#include "io/csv.h"
+#include "models/gemm_time.h"
+#include "models/llm_time.h"
+#include "structure/gpu_catalog.h"
+#include "test_util.h"
+
+using namespace trainplan;
+using namespace trainplan::structure;
+using models::LlmTimeModel;
+
+namespace {
+LlmTimeModel a100() { return LlmTimeModel(*find_builtin_hardware("a100-80gb")); }
+
+ParallelLayout layout(int tp, int pp, int dp, int global_batch) {
+  ParallelLayout l;
+  l.tp = tp, l.pp = pp, l.dp = dp, l.global_batch = global_batch;
+  return l;
+}
+}  // namespace
+
+TEST(LlmTime, GrowsWithLayersBatchAndSequence) {
+  auto s = *find_transformer("gpt3-6.7b");
+  auto l = layout(4, 2, 2, 64);
+  double base = a100().predict(s, l).iteration;
+  auto deeper = s;
+  deeper.layers *= 2;
+  EXPECT_GT(a100().predict(deeper, l).iteration, 1.9 * base);
+  auto more = l;
+  more.global_batch *= 2;
+  EXPECT_GT(a100().predict(s, more).iteration, 1.8 * base);
+  auto longer = s;
+  longer.seq *= 2;
+  EXPECT_GT(a100().predict(longer, l).iteration, 2 * base);
+}
+
+TEST(LlmTime, BubbleIsPpMinusOneOverVppStages) {
+  auto s = *find_transformer("megatron-175b");
+  auto l = layout(8, 8, 1, 64);
+  auto t = a100().predict(s, l);
+  EXPECT_DOUBLE_EQ(t.bubble, 7 * t.mean_stage_step);
+  EXPECT_NEAR(t.iteration, 64 * t.stage_step + t.bubble + t.dp_comm + t.optimizer, 1e-9 * t.iteration);
+  l.virtual_stages = 2;
+  auto ti = a100().predict(s, l);
+  EXPECT_NEAR(ti.bubble, 3.5 * ti.mean_stage_step, 1e-12);
+  EXPECT_LT(ti.bubble, t.bubble);
+  EXPECT_GT(ti.pp_comm, t.pp_comm);  // twice the point-to-point sends
+  // One stage: no bubble, no point-to-point.
+  auto one = a100().predict(s, layout(8, 1, 8, 64));
+  EXPECT_EQ(one.bubble, 0);
+  EXPECT_EQ(one.pp_comm, 0);
+}
+
+TEST(LlmTime, RecomputationCostsAForwardOrTheAttentionCore) {
+  auto s = *find_transformer("megatron-22b");
+  auto l = layout(8, 1, 1, 4);
+  l.micro_batch = 4;
+  double none = a100().predict(s, l).iteration;
+  l.recompute = Recompute::kSelective;
+  double selective = a100().predict(s, l).iteration;
+  l.recompute = Recompute::kFull;
+  double full = a100().predict(s, l).iteration;
+  EXPECT_GT(selective, none);
+  EXPECT_LT(selective, 1.1 * none);
+  EXPECT_GT(full, 1.25 * none);  // about a third more: backward is twice the forward
+  EXPECT_LT(full, 1.4 * none);
+}
+
+TEST(LlmTime, DataParallelReductionAndOverlap) {
+  auto s = *find_transformer("gpt3-1.3b");
+  auto one = a100().predict(s, layout(1, 1, 1, 16));
+  EXPECT_EQ(one.dp_comm, 0);
+  auto l = layout(1, 1, 16, 16);  // two nodes: over the network
+  auto t = a100().predict(s, l);
+  EXPECT_GT(t.dp_comm, 0);
+  models::LlmTimeParams p;
+  p.dp_overlap = 1;
+  EXPECT_EQ(LlmTimeModel(*find_builtin_hardware("a100-80gb"), p).predict(s, l).dp_comm, 0);
+}
+
+TEST(LlmTime, CalibrationRecoversTheEfficiencyFactors) {
+  auto hw = *find_builtin_hardware("h100");
+  models::LlmTimeParams truth;
+  truth.gemm.peak_fraction = 0.5, truth.link_fraction = 0.6, truth.gemm.memory_fraction = 0.55;
+  LlmTimeModel real(hw, truth);
+  std::vector<models::LlmTimeSample> measured;
+  for (const char* name : {"gpt3-1.3b", "gpt3-6.7b", "llama2-7b"})
+    for (int tp : {1, 2, 8}) {
+      auto s = *find_transformer(name);
+      auto l = layout(tp, 1, 8 / tp, 32);
+      measured.push_back({s, l, real.predict(s, l).iteration});
+    }
+  LlmTimeModel m(hw);
+  m.fit(measured);
+  EXPECT_EQ(m.fitted_factors(), 3);
+  EXPECT_NEAR(m.params().gemm.peak_fraction, 0.5, 0.01);
+  EXPECT_NEAR(m.params().link_fraction, 0.6, 0.03);
+  EXPECT_NEAR(m.params().gemm.memory_fraction, 0.55, 0.03);
+}
+
+TEST(GemmTime, EfficiencyRisesWithSizeToThePeakFraction) {
+  models::GemmEfficiency e;
+  double peak = 312e12, bw = 2039e9;
+  auto eff = [&](double n) { return 2 * n * n * n / models::gemm_seconds(n, n, n, 1, 2, peak, bw, e) / peak; };
+  EXPECT_LT(eff(256), eff(1024));
+  EXPECT_LT(eff(1024), eff(8192));
+  EXPECT_NEAR(eff(16384), e.peak_fraction, 0.01);
+}
+
+TEST(GemmTime, DefaultsAreTheFitToTheShippedH100Sweep) {
+  auto t = io::CsvTable::read(std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h100/gemm-sweep.csv");
+  std::vector<models::GemmTiming> g;
+  for (const auto& row : t.rows())
+    if (t.text(row, "dtype") == "bfloat16")
+      g.push_back({t.number(row, "m"), t.number(row, "k"), t.number(row, "n"), t.positive(row, "ms") / 1e3});
+  auto h100 = *find_builtin_hardware("h100");
+  auto fit = models::fit_gemm_efficiency(g, 2, h100.gpu.bf16_tensor_tflops * 1e12, h100.gpu.memory_bandwidth_gbps * 1e9);
+  models::GemmEfficiency d;
+  EXPECT_NEAR(fit.peak_fraction, d.peak_fraction, 0.02);
+  EXPECT_NEAR(fit.memory_fraction, d.memory_fraction, 0.1);
+  EXPECT_NEAR(fit.launch_s, d.launch_s, 5e-6);
+}

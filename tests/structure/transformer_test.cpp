@@ -1,0 +1,72 @@
+// The transformer zoo's parameter counts against the published totals, and
+// the checks of a parallel layout.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "structure/parallel_layout.h"
+#include "structure/transformer.h"
+
+using namespace trainplan;
+using namespace trainplan::structure;
+
+namespace {
+double params(const char* name) { return find_transformer(name)->total_params(); }
+}  // namespace
+
+TEST(TransformerZoo, Gpt3175bWithMegatronVocabularyIsTheFormula) {
+  // 96·(12h² + 13h) + V·h + s·h + 2h, h = 12288, V = 51,200, s = 2048.
+  auto s = *find_transformer("gpt3-175b");
+  s.vocab = 51200;
+  EXPECT_DOUBLE_EQ(s.total_params(), 174615846912.0);
+  EXPECT_DOUBLE_EQ(s.layer_params(), 12.0 * 12288 * 12288 + 13.0 * 12288);
+}
+
+TEST(TransformerZoo, CountsMatchPublishedTotals) {
+  struct Case {
+    const char* name;
+    double published;
+    double tolerance;  // relative
+  };
+  // Totals as published (GPT-3 Table 2.1 rounds to the names; Llama from the papers and cards).
+  for (auto c : {Case{"gpt3-125m", 125e6, 0.05}, Case{"gpt3-350m", 350e6, 0.05}, Case{"gpt3-760m", 760e6, 0.05},
+                 Case{"gpt3-1.3b", 1.3e9, 0.05}, Case{"gpt3-2.7b", 2.7e9, 0.05}, Case{"gpt3-6.7b", 6.7e9, 0.05},
+                 Case{"gpt3-13b", 13e9, 0.05}, Case{"gpt3-175b", 174.6e9, 0.005},
+                 Case{"megatron-22b", 22e9, 0.03}, Case{"megatron-530b", 530e9, 0.01}, Case{"megatron-1t", 1.008e12, 0.01},
+                 Case{"llama2-7b", 6.74e9, 0.005}, Case{"llama2-13b", 13.02e9, 0.005}, Case{"llama2-70b", 68.98e9, 0.005},
+                 Case{"llama3-8b", 8.03e9, 0.005}, Case{"llama3-70b", 70.55e9, 0.005}, Case{"bert-large", 335e6, 0.02}}) {
+    EXPECT_NEAR(params(c.name) / c.published, 1.0, c.tolerance) << c.name << ": " << params(c.name);
+  }
+}
+
+TEST(TransformerZoo, EveryEntryIsValidAndSourced) {
+  for (const auto& s : transformer_zoo()) {
+    EXPECT_NO_THROW(validate(s)) << s.name;
+    EXPECT_FALSE(s.source.empty()) << s.name;
+  }
+  EXPECT_EQ(find_transformer("Llama3-70B")->kv(), 8);
+  EXPECT_FALSE(find_transformer("gpt-5").has_value());
+}
+
+TEST(ParallelLayout, ChecksNameTheFieldAtFault) {
+  auto s = *find_transformer("megatron-175b");
+  ParallelLayout l;
+  l.tp = 8, l.pp = 8, l.virtual_stages = 3, l.micro_batch = 1, l.global_batch = 64;
+  EXPECT_FALSE(check_layout(s, l).has_value());
+  EXPECT_EQ(l.gpus(), 64);
+  EXPECT_EQ(l.micro_batches(), 64);
+  auto bad = l;
+  bad.tp = 5;
+  EXPECT_EQ(check_layout(s, bad)->field, "tp");
+  bad = l, bad.pp = 7, bad.virtual_stages = 1;
+  EXPECT_EQ(check_layout(s, bad)->field, "pp");
+  bad = l, bad.virtual_stages = 5;
+  EXPECT_EQ(check_layout(s, bad)->field, "virtual_stages");
+  bad = l, bad.micro_batch = 3;
+  EXPECT_EQ(check_layout(s, bad)->field, "global_batch");
+  auto gqa = *find_transformer("llama3-70b");
+  ParallelLayout t16;
+  t16.tp = 16;
+  auto p = check_layout(gqa, t16);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NE(p->message.find("key/value groups"), std::string::npos) << p->message;
+}
