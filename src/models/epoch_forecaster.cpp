@@ -71,11 +71,25 @@ Curve fit_family(const FamilySpec& s, const std::vector<double>& k, const std::v
   double best_sse = kInf;
   const int grid = s.c_lo == s.c_hi ? 1 : kGrid;
   std::vector<double> g(n);
-  for (int j = 0; j < grid; ++j) {
-    const double c = grid == 1 ? s.c_lo : s.c_lo * std::pow(s.c_hi / s.c_lo, double(j) / (grid - 1));
+  auto at = [&](double c) {
     for (size_t i = 0; i < n; ++i) g[i] = g_of(s.family, c, scale, k[i]);
     const Lsq r = fit_ab(g, y, w, n);
     if (r.sse < best_sse) best_sse = r.sse, best.a = r.a, best.b = r.b, best.c = c;
+    return r.sse;
+  };
+  auto c_of = [&](double j) { return grid == 1 ? s.c_lo : s.c_lo * std::pow(s.c_hi / s.c_lo, j / (grid - 1)); };
+  int best_j = 0;
+  for (int j = 0; j < grid; ++j)
+    if (const double before = best_sse; at(c_of(j)) < before) best_j = j;
+  if (grid == 1) return best;
+  // Golden section in log c between the best grid point's neighbours.
+  double lo = std::max(0, best_j - 1), hi = std::min(grid - 1, best_j + 1);
+  const double phi = 0.5 * (std::sqrt(5.0) - 1);
+  double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
+  double f1 = at(c_of(x1)), f2 = at(c_of(x2));
+  for (int it = 0; it < 30; ++it) {
+    if (f1 < f2) hi = x2, x2 = x1, f2 = f1, x1 = hi - phi * (hi - lo), f1 = at(c_of(x1));
+    else lo = x1, x1 = x2, f1 = f2, x2 = lo + phi * (hi - lo), f2 = at(c_of(x2));
   }
   return best;
 }
