@@ -144,11 +144,10 @@ void setup(CLI::App& root) {
       ->check(CLI::Range(0.01, 0.99));
   cmd->add_option("--direction", a->direction, "max or min (default: from metric_name; loss, error, wer: min)");
   cmd->add_flag("--json", a->json_out, "One JSON object per update (--replay: one report)");
-  cmd->callback([a, cmd] {
+  cmd->callback([a] {
     if (!a->replay.empty()) return run_replay(*a);
     if (a->log.empty() && a->cmd.empty())
       throw InputError("", 0, "--log", "give --log FILE, --cmd 'COMMAND' or --replay DIR");
-    (void)cmd;
     run_follow(*a);
   });
 }
