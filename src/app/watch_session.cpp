@@ -1,0 +1,164 @@
+#include "app/watch_session.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "profile/sample_store.h"
+#include "profile/trial_log_line.h"
+
+namespace trainplan::app {
+
+using nlohmann::json;
+
+namespace {
+
+json opt(const std::optional<double>& v) { return v && std::isfinite(*v) ? json(*v) : json(nullptr); }
+
+std::string duration(double s) {
+  if (!std::isfinite(s)) return "never";
+  const long t = std::lround(s);
+  if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, (t % 3600) / 60);
+  if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
+  return fmt::format("{}s", t);
+}
+
+std::string num(const json& v) { return v.is_number() ? fmt::format("{:.4g}", v.get<double>()) : "inf"; }
+
+}  // namespace
+
+WatchSession::WatchSession(WatchOptions o) : o_(std::move(o)) {
+  if (!std::isfinite(o_.target)) throw InputError("", 0, "--target", "must be a finite number");
+  if (o_.deadline_s && !(*o_.deadline_s > 0)) throw InputError("", 0, "--deadline", "must be > 0 seconds");
+}
+
+std::optional<json> WatchSession::feed(const std::string& line, long line_no) {
+  profile::TrialLogLine l;
+  try {
+    l = profile::parse_trial_log_line(line, o_.source, line_no);
+  } catch (const InputError& e) {
+    return json{{"event", "warning"}, {"line", line_no}, {"field", e.field()}, {"message", e.what()}};
+  }
+  using Kind = profile::TrialLogLine::Kind;
+  if (l.kind == Kind::kBlank || l.kind == Kind::kOther) return std::nullopt;
+  if (l.kind == Kind::kDone) {
+    done_ = true;
+    json u = last_ ? *last_ : json::object();
+    u["event"] = "done";
+    u["line"] = line_no;
+    return u;
+  }
+  const double epoch = l.epoch.value_or(last_epoch_ + 1);
+  if (epoch <= last_epoch_)
+    return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
+                {"message", fmt::format("{}:{}: column 'epoch': {} does not follow epoch {}; line skipped", o_.source,
+                                        line_no, epoch, last_epoch_)}};
+  if (!l.metric)
+    return json{{"event", "warning"}, {"line", line_no}, {"field", "metric"},
+                {"message", fmt::format("{}:{}: column 'metric': missing; nothing to forecast from this epoch",
+                                        o_.source, line_no)}};
+  if (!fc_) {
+    models::EpochForecasterParams p = o_.forecaster;
+    p.direction = o_.direction.value_or(profile::metric_is_lower_better(l.metric_name) ? MetricDirection::kMin
+                                                                                         : MetricDirection::kMax);
+    fc_ = std::make_unique<models::EpochForecaster>(p, o_.prior);
+  }
+  try {
+    fc_->add(epoch, *l.metric, l.epoch_time_s);
+  } catch (const std::invalid_argument& e) {
+    return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
+                {"message", fmt::format("{}:{}: {}", o_.source, line_no, e.what())}};
+  }
+  last_epoch_ = epoch;
+  json u = forecast_update(epoch);
+  u["line"] = line_no;
+  last_ = u;
+  return u;
+}
+
+json WatchSession::forecast_update(double epoch) const {
+  const auto f = fc_->forecast(o_.target);
+  const auto& p = fc_->params();
+  json u = {{"event", "forecast"},
+            {"epoch", epoch},
+            {"epochs_seen", f.epochs_seen},
+            {"metric", f.metric},
+            {"best", f.best},
+            {"target", o_.target},
+            {"direction", to_string(p.direction)},
+            {"method", to_string(p.method)},
+            {"reached_at", opt(f.reached_at)},
+            {"predicted_epoch", opt(f.epoch)},
+            {"never", f.never},
+            {"coverage", p.coverage},
+            {"interval", f.epoch_lo ? json::array({opt(f.epoch_lo), opt(f.epoch_hi)}) : json(nullptr)},
+            {"elapsed_s", opt(f.elapsed_s)},
+            {"finish_s", opt(f.finish_s)},
+            {"finish_interval_s", f.finish_lo_s ? json::array({opt(f.finish_lo_s), opt(f.finish_hi_s)}) : json(nullptr)}};
+  if (o_.deadline_s) {
+    u["deadline_s"] = *o_.deadline_s;
+    u["deadline"] = to_string(models::deadline_verdict(f, *o_.deadline_s));
+  }
+  return u;
+}
+
+json WatchSession::stalled(double quiet_s, long line_no) const {
+  json u = last_ ? *last_ : json::object();
+  u["event"] = "stalled";
+  u["quiet_s"] = quiet_s;
+  u["line"] = line_no;
+  return u;
+}
+
+json WatchSession::ended(int exit_code) const {
+  json u = last_ ? *last_ : json::object();
+  u["event"] = "ended";
+  u["exit_code"] = exit_code;
+  return u;
+}
+
+std::string WatchSession::text(const json& u, int bar_width) {
+  const std::string ev = u.value("event", "");
+  if (ev == "warning") return "warning: " + u.value("message", "") + "; line skipped";
+  std::string head;
+  if (ev == "stalled") head = fmt::format("stalled: no new line for {}; ", duration(u.value("quiet_s", 0.0)));
+  if (ev == "ended") head = fmt::format("the job's output closed without a done line (exit {}); ", u.value("exit_code", -1));
+  if (ev == "done") head = "done; ";
+  if (!u.contains("epoch")) return head + "no epoch with a metric seen";
+  std::string bar;
+  const double epoch = u["epoch"].get<double>();
+  if (bar_width > 0) {
+    double share = 0;
+    if (u["reached_at"].is_number()) share = 1;
+    else if (u["predicted_epoch"].is_number()) share = epoch / u["predicted_epoch"].get<double>();
+    const int fill = int(std::lround(std::clamp(share, 0.0, 1.0) * bar_width));
+    bar = fmt::format("[{}{}] {:3.0f}% ", std::string(size_t(fill), '#'), std::string(size_t(bar_width - fill), '.'),
+                      100 * std::clamp(share, 0.0, 1.0));
+  }
+  std::string s = bar + head +
+                  fmt::format("epoch {:g}: metric {} (best {}), target {} ", epoch, num(u["metric"]), num(u["best"]),
+                              num(u["target"]));
+  if (u["reached_at"].is_number()) {
+    s += fmt::format("reached at epoch {:g}", u["reached_at"].get<double>());
+  } else if (u["predicted_epoch"].is_number()) {
+    s += fmt::format("predicted at epoch {:.1f}", u["predicted_epoch"].get<double>());
+    if (u["interval"].is_array())
+      s += fmt::format(" [{}, {}] ({:.0f}%)", num(u["interval"][0]), num(u["interval"][1]),
+                       100 * u["coverage"].get<double>());
+    if (u["finish_s"].is_number()) {
+      s += fmt::format(", at {}", duration(u["finish_s"].get<double>()));
+      if (u["finish_interval_s"].is_array())
+        s += fmt::format(" [{}, {}]", duration(u["finish_interval_s"][0].is_number() ? u["finish_interval_s"][0].get<double>() : INFINITY),
+                         duration(u["finish_interval_s"][1].is_number() ? u["finish_interval_s"][1].get<double>() : INFINITY));
+    }
+  } else if (u.value("never", false)) {
+    s += "never reached by the fitted curve";
+  } else {
+    s += "not forecast yet (too few epochs)";
+  }
+  if (u.contains("deadline")) s += fmt::format("; deadline {}: {}", duration(u["deadline_s"].get<double>()), u["deadline"].get<std::string>());
+  return s;
+}
+
+}  // namespace trainplan::app

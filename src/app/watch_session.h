@@ -1,0 +1,68 @@
+// The state of `trainplan watch` between lines: it reads the trial protocol's
+// lines one at a time (profile/trial_log_line.h), feeds each epoch to an
+// EpochForecaster and answers one update per line that says something: a
+// forecast after an epoch, a warning for a bad line (skipped), the end.
+// Updates are JSON objects (`event`: "forecast", "warning", "stalled",
+// "done", "ended"); text() renders one for people.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sample.h"
+#include "models/epoch_forecaster.h"
+
+namespace trainplan::app {
+
+struct WatchOptions {
+  // The metric the job should reach. REQUIRES: finite.
+  double target = 0;
+  // Seconds from the start of the first epoch by which the target should be
+  // met; absent: no verdict.
+  std::optional<double> deadline_s;
+  // Whether larger metrics are better; absent: from the first metric_name
+  // (loss, error, wer, perplexity, mse, mae: smaller), else larger.
+  std::optional<MetricDirection> direction;
+  // The forecaster's parameters (its direction is set as above).
+  models::EpochForecasterParams forecaster;
+  // Calibration errors of other runs, used beside the run's own
+  // (models/epoch_forecaster.h); empty: the run's own only.
+  std::vector<models::ForecastError> prior;
+  // Named in warnings: the log's path or "stdout".
+  std::string source = "log";
+};
+
+class WatchSession {
+ public:
+  explicit WatchSession(WatchOptions o);
+
+  // Reads line `line_no`; returns its update, or nullopt for a line that
+  // says nothing (blank, or a JSON object the protocol ignores).
+  std::optional<nlohmann::json> feed(const std::string& line, long line_no);
+  // The update for a log quiet for `quiet_s` seconds.
+  nlohmann::json stalled(double quiet_s, long line_no) const;
+  // The update for a command whose stdout closed without a done line.
+  nlohmann::json ended(int exit_code) const;
+
+  bool done() const { return done_; }
+  // The latest forecast update, or nullopt before the first epoch with a metric.
+  const std::optional<nlohmann::json>& last() const { return last_; }
+
+  // One line for people; `bar_width` > 0 prefixes a progress bar of epochs
+  // done over the predicted epoch.
+  static std::string text(const nlohmann::json& update, int bar_width = 0);
+
+ private:
+  nlohmann::json forecast_update(double epoch) const;
+
+  WatchOptions o_;
+  std::unique_ptr<models::EpochForecaster> fc_;
+  double last_epoch_ = 0;
+  bool done_ = false;
+  std::optional<nlohmann::json> last_;
+};
+
+}  // namespace trainplan::app

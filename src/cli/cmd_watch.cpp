@@ -1,0 +1,158 @@
+// trainplan watch: a live forecast for a job already running. Follows its
+// log of the trial protocol's JSON lines (--log FILE, polled as it grows) or
+// runs it and reads its stdout (--cmd), and after each epoch prints when it
+// will meet --target, with an interval, when that will be, and whether
+// --deadline holds (app/watch_session.h). --replay DIR judges the forecast on
+// the Pollux traces' validation curves instead (experiments/watch_replay.h).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/watch_session.h"
+#include "cli/command.h"
+#include "core/error.h"
+#include "experiments/watch_replay.h"
+#include "io/pollux_trace.h"
+#include "profile/log_follower.h"
+
+namespace trainplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct WatchArgs {
+  std::string log, cmd, replay, prior;
+  std::optional<double> target;
+  double deadline_s = 0;
+  double stall_s = 300;
+  double poll_s = 0.2;
+  std::string method = "ensemble", direction;
+  double coverage = 0.8;
+  bool json_out = false;
+};
+
+models::EpochForecasterParams forecaster_params(const WatchArgs& a) {
+  models::EpochForecasterParams p;
+  auto m = models::parse_forecast_method(a.method);
+  if (!m) throw InputError("", 0, "--method", fmt::format("'{}' is not naive, optimus or ensemble", a.method));
+  p.method = *m;
+  p.coverage = a.coverage;
+  return p;
+}
+
+void print(const json& u, bool json_out, bool tty) {
+  if (json_out) std::cout << u.dump() << std::endl;
+  else std::cout << app::WatchSession::text(u, tty && u.value("event", "") != "warning" ? 20 : 0) << std::endl;
+}
+
+void run_follow(const WatchArgs& a) {
+  if (!a.target) throw InputError("", 0, "--target", "required with --log or --cmd");
+  app::WatchOptions o;
+  o.target = *a.target;
+  if (a.deadline_s > 0) o.deadline_s = a.deadline_s;
+  if (!a.direction.empty()) o.direction = parse_direction(a.direction);
+  o.forecaster = forecaster_params(a);
+  o.source = a.log.empty() ? "stdout" : a.log;
+  if (!a.prior.empty()) {
+    const auto dirs = io::find_pollux_traces(a.prior);
+    if (dirs.empty()) throw InputError(a.prior, 0, "--prior", "no Pollux trace directory (with placements.csv) under it");
+    o.prior = experiments::replay_calibration_errors(dirs, o.forecaster);
+  }
+  app::WatchSession session(o);
+  profile::LogFollowerOptions fo;
+  fo.stall_s = a.stall_s;
+  fo.poll_s = a.poll_s;
+  auto follower = a.log.empty() ? profile::LogFollower::command(a.cmd, fo) : profile::LogFollower::file(a.log, fo);
+  const bool tty = !a.json_out && isatty(STDOUT_FILENO);
+  std::string line;
+  for (;;) {
+    const auto st = follower.next(line);
+    if (st == profile::LogFollower::Status::kLine) {
+      if (auto u = session.feed(line, follower.line_number())) print(*u, a.json_out, tty);
+      if (session.done()) return;
+      continue;
+    }
+    if (st == profile::LogFollower::Status::kStalled) {
+      print(session.stalled(follower.quiet_s(), follower.line_number()), a.json_out, tty);
+      // A log we only read cannot be waited on forever; a job we run ends when it ends.
+      if (!a.log.empty()) std::exit(kExitFailure);
+      continue;
+    }
+    print(session.ended(follower.exit_code()), a.json_out, tty);
+    std::exit(follower.exit_code());
+  }
+}
+
+std::string cell_num(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "inf"; }
+
+void run_replay(const WatchArgs& a) {
+  const auto dirs = io::find_pollux_traces(a.replay);
+  if (dirs.empty()) throw InputError(a.replay, 0, "--replay", "no Pollux trace directory (with placements.csv) under it");
+  experiments::WatchReplayParams p;
+  p.forecaster = forecaster_params(a);
+  const auto rep = experiments::run_watch_replay(dirs, p);
+  json doc = {{"curves", rep.curves}, {"networks", rep.networks}, {"skipped", rep.skipped},
+              {"coverage", p.forecaster.coverage}, {"checkpoints", p.checkpoints},
+              {"target_shares", p.target_shares}, {"cells", json::array()}};
+  std::string text = fmt::format(
+      "{} validation curves of {} replayed row by row; targets {} of the way from the first evaluation to the best;\n"
+      "error |predicted - true| / true epoch (a forecast of never counts as infinite); intervals at {:.0f}%\n"
+      "calibrated on the run's own past (own) or also on the other networks' runs (lono)\n\n"
+      "method    seen  forecasts never  median    p90  coverage own  lono   width own  lono\n",
+      rep.curves, fmt::join(rep.networks, ", "), fmt::join(p.target_shares, "/"), 100 * p.forecaster.coverage);
+  for (const auto& c : rep.cells) {
+    doc["cells"].push_back({{"method", to_string(c.method)}, {"checkpoint", c.checkpoint}, {"forecasts", c.forecasts},
+                            {"never", c.never}, {"median_error", std::isfinite(c.median_error) ? json(c.median_error) : json(nullptr)},
+                            {"p90_error", std::isfinite(c.p90_error) ? json(c.p90_error) : json(nullptr)},
+                            {"coverage_own", c.coverage_own}, {"coverage_lono", c.coverage_lono},
+                            {"median_width_own", c.median_width_own}, {"median_width_lono", c.median_width_lono}});
+    text += fmt::format("{:<9} {:>3.0f}%  {:>9} {:>5}  {:>6} {:>6}  {:>12.2f} {:>5.2f}  {:>9.2f} {:>5.2f}\n",
+                        to_string(c.method), 100 * c.checkpoint, c.forecasts, c.never, cell_num(c.median_error),
+                        cell_num(c.p90_error), c.coverage_own, c.coverage_lono, c.median_width_own, c.median_width_lono);
+  }
+  if (!rep.skipped.empty()) text += fmt::format("\nskipped (too few rows): {}\n", fmt::join(rep.skipped, "; "));
+  std::cout << (a.json_out ? doc.dump(2) + "\n" : text);
+}
+
+void setup(CLI::App& root) {
+  auto a = std::make_shared<WatchArgs>();
+  auto* cmd = root.add_subcommand(
+      "watch",
+      "A live forecast for a running job: follow its log of trial-protocol JSON lines (docs/PROFILING.md) and,\n"
+      "after each epoch, predict the epoch at which it meets --target, with an interval, when that will be, and\n"
+      "whether --deadline holds (docs/WATCH.md). --replay DIR judges the forecast on the Pollux traces instead.");
+  auto* log = cmd->add_option("--log", a->log, "Follow this file as it grows (read from its start)");
+  auto* run = cmd->add_option("--cmd", a->cmd, "Run this shell command and follow its stdout");
+  auto* rep = cmd->add_option("--replay", a->replay,
+                              "Judge the methods on every validation curve under DIR (../shared/data or Pollux traces)");
+  log->excludes(run)->excludes(rep);
+  run->excludes(rep);
+  cmd->add_option("--prior", a->prior,
+                  "Calibrate the interval also on the runs of these Pollux traces (e.g. ../shared/data), replayed");
+  cmd->add_option("--target", a->target, "The metric the job should reach");
+  add_duration_option(cmd, "--deadline", a->deadline_s, "Time from the start of the first epoch to meet the target by");
+  add_duration_option(cmd, "--stall", a->stall_s,
+                      "Report the log as stalled after this long without a new line; --log then exits 1 (default 300)");
+  cmd->add_option("--poll", a->poll_s, "Seconds between reads of a log at its end")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--method", a->method, "naive (last-epoch slope), optimus (Optimus's curve), ensemble")
+      ->capture_default_str();
+  cmd->add_option("--coverage", a->coverage, "Nominal coverage of the interval")->capture_default_str()
+      ->check(CLI::Range(0.01, 0.99));
+  cmd->add_option("--direction", a->direction, "max or min (default: from metric_name; loss, error, wer: min)");
+  cmd->add_flag("--json", a->json_out, "One JSON object per update (--replay: one report)");
+  cmd->callback([a] {
+    if (!a->replay.empty()) return run_replay(*a);
+    if (a->log.empty() && a->cmd.empty())
+      throw InputError("", 0, "--log", "give --log FILE, --cmd 'COMMAND' or --replay DIR");
+    run_follow(*a);
+  });
+}
+
+CommandRegistrar reg(45, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

@@ -1,0 +1,131 @@
+#include "profile/log_follower.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "core/error.h"
+
+namespace trainplan::profile {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+LogFollower::LogFollower(int fd, int pid, LogFollowerOptions o) : fd_(fd), pid_(pid), o_(o), last_byte_(now_s()) {}
+
+LogFollower::LogFollower(LogFollower&& o) noexcept
+    : fd_(o.fd_), pid_(o.pid_), o_(o.o_), buf_(std::move(o.buf_)), line_no_(o.line_no_), exit_code_(o.exit_code_),
+      eof_(o.eof_), stall_reported_(o.stall_reported_), last_byte_(o.last_byte_) {
+  o.fd_ = -1, o.pid_ = -1;
+}
+
+LogFollower::~LogFollower() {
+  if (fd_ >= 0) close(fd_);
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    int st = 0;
+    waitpid(pid_, &st, 0);
+  }
+}
+
+LogFollower LogFollower::file(const std::string& path, LogFollowerOptions o) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, 0, "--log", std::string("cannot open: ") + std::strerror(errno));
+  return LogFollower(fd, -1, o);
+}
+
+LogFollower LogFollower::command(const std::string& command, LogFollowerOptions o) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    dup2(p[1], STDOUT_FILENO);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(p[1]);
+  return LogFollower(p[0], pid, o);
+}
+
+double LogFollower::quiet_s() const { return now_s() - last_byte_; }
+
+bool LogFollower::take_line(std::string& line) {
+  const auto nl = buf_.find('\n');
+  if (nl == std::string::npos) return false;
+  line = buf_.substr(0, nl);
+  buf_.erase(0, nl + 1);
+  ++line_no_;
+  return true;
+}
+
+void LogFollower::reap() {
+  if (pid_ <= 0) return;
+  int st = 0;
+  if (waitpid(pid_, &st, 0) == pid_) exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  pid_ = -1;
+}
+
+LogFollower::Status LogFollower::next(std::string& line) {
+  char chunk[65536];
+  for (;;) {
+    if (take_line(line)) return Status::kLine;
+    if (eof_) {
+      if (!buf_.empty()) {  // the last line had no newline
+        line = std::move(buf_);
+        buf_.clear();
+        ++line_no_;
+        return Status::kLine;
+      }
+      return Status::kEnded;
+    }
+    if (pid_ > 0) {
+      // A pipe: wait for bytes, at most until the stall would be due.
+      const double left = o_.stall_s > 0 && !stall_reported_ ? o_.stall_s - quiet_s() : 1.0;
+      pollfd pfd{fd_, POLLIN, 0};
+      const int r = poll(&pfd, 1, std::max(0, int(left * 1000)));
+      if (r < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+      if (r == 0) {
+        if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
+          stall_reported_ = true;
+          return Status::kStalled;
+        }
+        continue;
+      }
+    }
+    const ssize_t n = read(fd_, chunk, sizeof chunk);
+    if (n > 0) {
+      buf_.append(chunk, size_t(n));
+      last_byte_ = now_s();
+      stall_reported_ = false;
+      continue;
+    }
+    if (n < 0 && errno != EINTR && errno != EAGAIN) throw std::runtime_error(std::string("read: ") + std::strerror(errno));
+    if (n == 0 && pid_ > 0) {
+      eof_ = true;
+      reap();
+      continue;
+    }
+    // A file at its end: it may grow.
+    if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
+      stall_reported_ = true;
+      return Status::kStalled;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(o_.poll_s));
+  }
+}
+
+}  // namespace trainplan::profile

@@ -1,0 +1,61 @@
+// Lines of a growing log file, or of a running command's stdout, as they
+// come: the follower of `trainplan watch`. A file is read from its start and
+// polled for more after its end (its end is not the job's end: only a `done`
+// line or the caller says so); a command's stdout ends when the command
+// closes it. Either one that yields no new byte for `stall_s` seconds is
+// reported as stalled, once per quiet spell.
+#pragma once
+#include <string>
+
+namespace trainplan::profile {
+
+struct LogFollowerOptions {
+  // Seconds between reads of a file that has no new bytes. Default: 0.2.
+  double poll_s = 0.2;
+  // Seconds without a new byte after which next() returns kStalled. Default:
+  // 300. <= 0: never stalled.
+  double stall_s = 300;
+};
+
+class LogFollower {
+ public:
+  enum class Status {
+    kLine,     // a complete line was read (without its newline)
+    kStalled,  // no new byte for stall_s seconds; call next() again to wait on
+    kEnded,    // the command's stdout closed (its last unterminated line came before as kLine)
+  };
+
+  // Follows the file at `path`. Throws InputError(path, 0, "--log", ...) when it cannot be opened.
+  static LogFollower file(const std::string& path, LogFollowerOptions o = {});
+  // Runs `command` with /bin/sh -c and follows its stdout (its stderr passes
+  // through). Throws std::runtime_error when it cannot be started.
+  static LogFollower command(const std::string& command, LogFollowerOptions o = {});
+
+  LogFollower(LogFollower&& o) noexcept;
+  LogFollower& operator=(LogFollower&&) = delete;
+  ~LogFollower();  // a command still running is sent SIGTERM and reaped
+
+  // Waits for the next line, a stall, or the end.
+  Status next(std::string& line);
+  long line_number() const { return line_no_; }  // of the last line returned
+  // The command's exit status (128 + signal when killed) once kEnded; -1 before or for a file.
+  int exit_code() const { return exit_code_; }
+  double quiet_s() const;  // seconds since the last new byte
+
+ private:
+  LogFollower(int fd, int pid, LogFollowerOptions o);
+  bool take_line(std::string& line);
+  void reap();
+
+  int fd_ = -1;
+  int pid_ = -1;  // the command's, -1 for a file
+  LogFollowerOptions o_;
+  std::string buf_;
+  long line_no_ = 0;
+  int exit_code_ = -1;
+  bool eof_ = false;
+  bool stall_reported_ = false;
+  double last_byte_ = 0;  // steady clock, seconds
+};
+
+}  // namespace trainplan::profile

@@ -1,0 +1,30 @@
+// One line of the trial protocol (docs/PROFILING.md) read on its own, as a
+// live log is followed line by line. Text before the line's first '{' is a
+// prefix and ignored, as the profiler ignores it.
+#pragma once
+#include <optional>
+#include <string>
+
+namespace trainplan::profile {
+
+struct TrialLogLine {
+  enum class Kind {
+    kEpoch,    // {"event":"epoch",...}
+    kDone,     // {"event":"done"}
+    kOther,    // a JSON object with another or no event: ignored by the protocol
+    kBlank,    // empty or whitespace only
+  };
+  Kind kind = Kind::kOther;
+  std::optional<double> epoch;         // "epoch"; absent: one past the previous epoch
+  std::optional<double> epoch_time_s;  // finite and > 0 when present
+  std::optional<double> metric;        // finite when present
+  std::string metric_name;
+};
+
+// Parses one line. Throws InputError(file, line_no, field, message) when the
+// line is not a JSON object (field "line") or an epoch line's field is bad
+// (epoch not finite and > 0, epoch_time_s not finite and > 0, metric not a
+// finite number).
+TrialLogLine parse_trial_log_line(const std::string& line, const std::string& file, long line_no);
+
+}  // namespace trainplan::profile

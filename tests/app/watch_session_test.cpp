@@ -1,0 +1,69 @@
+#include "app/watch_session.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace {
+
+using trainplan::app::WatchOptions;
+using trainplan::app::WatchSession;
+
+std::string epoch_line(int k, double metric, const char* name = "accuracy") {
+  return fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":10,"metric":{},"metric_name":"{}"}})", k, metric,
+                     name);
+}
+
+TEST(WatchSession, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
+  WatchOptions o;
+  o.target = 0.9;
+  o.deadline_s = 1000;
+  o.source = "job.log";
+  WatchSession s(o);
+  long n = 0;
+  EXPECT_FALSE(s.feed("starting the job", ++n) == std::nullopt);  // not JSON: a warning
+  for (int k = 1; k <= 6; ++k) {
+    auto u = s.feed(epoch_line(k, 0.95 - 0.6 * std::exp(-0.2 * k)), ++n);
+    ASSERT_TRUE(u);
+    EXPECT_EQ((*u)["event"], "forecast");
+    EXPECT_EQ((*u)["epoch"], k);
+    EXPECT_EQ((*u)["line"], n);
+    EXPECT_EQ((*u)["direction"], "max");
+    EXPECT_TRUE(u->contains("deadline"));
+  }
+  auto w = s.feed("{not json", ++n);
+  ASSERT_TRUE(w);
+  EXPECT_EQ((*w)["event"], "warning");
+  EXPECT_EQ((*w)["line"], 8);
+  EXPECT_NE((*w)["message"].get<std::string>().find("job.log:8"), std::string::npos);
+  const auto& last = s.last();
+  ASSERT_TRUE(last);
+  EXPECT_TRUE((*last)["predicted_epoch"].is_number());
+  EXPECT_GT((*last)["predicted_epoch"].get<double>(), 6);
+  EXPECT_FALSE(s.feed(R"({"event":"step_timing"})", ++n));  // ignored by the protocol
+  auto d = s.feed(R"({"event":"done"})", ++n);
+  ASSERT_TRUE(d);
+  EXPECT_EQ((*d)["event"], "done");
+  EXPECT_TRUE(s.done());
+}
+
+TEST(WatchSession, DirectionFollowsTheMetricName) {
+  WatchOptions o;
+  o.target = 0.5;
+  WatchSession s(o);
+  auto u = s.feed(epoch_line(1, 2.0, "val_loss"), 1);
+  ASSERT_TRUE(u);
+  EXPECT_EQ((*u)["direction"], "min");
+}
+
+TEST(WatchSession, TextHasABarOnlyWhenAsked) {
+  WatchOptions o;
+  o.target = 0.9;
+  WatchSession s(o);
+  std::optional<nlohmann::json> u;
+  for (int k = 1; k <= 4; ++k) u = s.feed(epoch_line(k, 0.5 + 0.05 * k), k);
+  EXPECT_EQ(WatchSession::text(*u, 10).rfind("[", 0), 0u);
+  EXPECT_EQ(WatchSession::text(*u, 0).rfind("epoch 4", 0), 0u);
+}
+
+}  // namespace

@@ -1,0 +1,127 @@
+// trainplan watch through the CLI: a log followed to its done line, bad
+// lines reported with their numbers, a stalled log, --cmd, and --replay on a
+// tiny synthetic trace folder.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace {
+
+using nlohmann::json;
+
+std::string log_text(int epochs, bool done) {
+  std::string s = "loading data\n";
+  for (int k = 1; k <= epochs; ++k)
+    s += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":30,"metric":{:.5f},"metric_name":"accuracy"}})"
+                     "\n",
+                     k, 0.95 - 0.6 * std::exp(-0.15 * k));
+  if (done) s += "{\"event\":\"done\"}\n";
+  return s;
+}
+
+TEST(WatchCli, JsonIsOneObjectPerUpdateAndBadLinesNameTheirNumber) {
+  auto dir = tptest::temp_dir("watch_cli");
+  const auto path = tptest::write_file(dir / "job.log", log_text(8, true));
+  auto r = tptest::run_cli("watch --log " + path + " --target 0.93 --deadline 1h --json --stall 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto ls = tptest::lines(r.out);
+  ASSERT_EQ(ls.size(), 10u) << r.out;  // the warning, 8 forecasts, done
+  auto w = json::parse(ls[0]);
+  EXPECT_EQ(w["event"], "warning");
+  EXPECT_EQ(w["line"], 1);
+  EXPECT_NE(w["message"].get<std::string>().find(path + ":1"), std::string::npos);
+  for (size_t i = 1; i <= 8; ++i) {
+    auto u = json::parse(ls[i]);
+    EXPECT_EQ(u["event"], "forecast");
+    EXPECT_EQ(u["epoch"], double(i));
+    EXPECT_TRUE(u.contains("deadline"));
+  }
+  auto last = json::parse(ls[8]);
+  ASSERT_TRUE(last["predicted_epoch"].is_number());
+  EXPECT_GT(last["predicted_epoch"].get<double>(), 8);
+  EXPECT_TRUE(last["finish_s"].is_number());
+  EXPECT_EQ(json::parse(ls[9])["event"], "done");
+}
+
+TEST(WatchCli, ALogWithoutDoneIsStalledNotFinished) {
+  auto dir = tptest::temp_dir("watch_stall");
+  const auto path = tptest::write_file(dir / "job.log", log_text(4, false));
+  auto r = tptest::run_cli("watch --log " + path + " --target 0.93 --json --stall 1 --poll 0.05");
+  EXPECT_EQ(r.exit_code, 1);
+  const auto ls = tptest::lines(r.out);
+  ASSERT_FALSE(ls.empty());
+  auto u = json::parse(ls.back());
+  EXPECT_EQ(u["event"], "stalled");
+  EXPECT_GE(u["quiet_s"].get<double>(), 1.0);
+  EXPECT_EQ(u["epoch"], 4);
+}
+
+TEST(WatchCli, CmdReadsTheJobsStdoutAndTextHasNoBarOffATerminal) {
+  auto dir = tptest::temp_dir("watch_cmd");
+  const auto path = tptest::write_file(dir / "job.log", log_text(5, true));
+  auto r = tptest::run_cli("watch --cmd 'cat " + path + "' --target 0.93");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("warning: " + std::string("stdout:1")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 5: metric"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[#"), std::string::npos);  // stdout is a file here
+}
+
+TEST(WatchCli, BadOptionsNameTheOption) {
+  auto r = tptest::run_cli("watch --log /nonexistent.log --target 0.9");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent.log"), std::string::npos) << r.err;
+  r = tptest::run_cli("watch --cmd true --target 0.9 --method magic");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--method"), std::string::npos) << r.err;
+  r = tptest::run_cli("watch --cmd true");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--target"), std::string::npos) << r.err;
+}
+
+TEST(WatchCli, ReplayOnATinySyntheticTraceFolder) {
+  auto root = tptest::temp_dir("watch_replay");
+  for (const char* net : {"cifar10", "yolov3"}) {
+    std::filesystem::create_directories(root / net);
+    tptest::write_file(root / net / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,32,0.1,0.01\n");
+    for (int b : {128, 256}) {
+      std::string csv = "progress,iteration,metric,grad_sqr,grad_var\n";
+      for (int k = 1; k <= 20; ++k) {
+        const double acc = 0.9 - 0.5 * std::exp(-0.1 * k * b / 128.0) + 0.004 * std::sin(7.0 * k);
+        const double m = std::string(net) == "yolov3" ? 1 + 10 * (0.9 - acc) : acc;
+        csv += fmt::format("{},{},{},1,1\n", k * 100, k * 100, m);
+      }
+      tptest::write_file(root / net / fmt::format("validation-{}.csv", b), csv);
+    }
+  }
+  auto r = tptest::run_cli("watch --replay " + root.string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = json::parse(r.out);
+  EXPECT_EQ(doc["curves"], 4);
+  ASSERT_EQ(doc["cells"].size(), 9u);  // 3 methods x 3 checkpoints
+  for (const auto& c : doc["cells"]) {
+    if (c["checkpoint"] == 0.1) EXPECT_EQ(c["forecasts"], 0);  // 2 rows seen: fewer than 3
+    else EXPECT_GT(c["forecasts"], 0);
+    if (c["method"] == "ensemble" && c["checkpoint"] == 0.5) {
+      ASSERT_TRUE(c["median_error"].is_number());
+      EXPECT_LT(c["median_error"].get<double>(), 0.5);
+    }
+  }
+  auto text = tptest::run_cli("watch --replay " + root.string());
+  EXPECT_NE(text.out.find("ensemble"), std::string::npos);
+}
+
+TEST(WatchCli, ReplayOnThePolluxTraces) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto r = tptest::run_cli("watch --replay " + tptest::shared_data_dir() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = json::parse(r.out);
+  EXPECT_EQ(doc["networks"].size(), 5u);  // bert's curves have two rows each
+  EXPECT_GT(doc["curves"].get<int>(), 30);
+}
+
+}  // namespace

@@ -1,0 +1,46 @@
+#include "profile/trial_log_line.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace {
+
+using trainplan::InputError;
+using trainplan::profile::parse_trial_log_line;
+using Kind = trainplan::profile::TrialLogLine::Kind;
+
+TEST(TrialLogLine, ReadsEpochDoneAndOtherLines) {
+  auto e = parse_trial_log_line(
+      R"(rank0: {"event":"epoch","epoch":3,"epoch_time_s":2.5,"metric":0.9,"metric_name":"accuracy"})", "f", 1);
+  EXPECT_EQ(e.kind, Kind::kEpoch);
+  EXPECT_EQ(*e.epoch, 3);
+  EXPECT_EQ(*e.epoch_time_s, 2.5);
+  EXPECT_EQ(*e.metric, 0.9);
+  EXPECT_EQ(e.metric_name, "accuracy");
+  EXPECT_EQ(parse_trial_log_line(R"({"event":"done"})", "f", 2).kind, Kind::kDone);
+  EXPECT_EQ(parse_trial_log_line(R"({"event":"step_timing"})", "f", 3).kind, Kind::kOther);
+  EXPECT_EQ(parse_trial_log_line("   ", "f", 4).kind, Kind::kBlank);
+}
+
+TEST(TrialLogLine, BadLinesNameFileLineAndField) {
+  try {
+    parse_trial_log_line("Epoch 3 done, loss 0.2", "run.log", 7);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "run.log");
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_EQ(e.field(), "line");
+  }
+  try {
+    parse_trial_log_line(R"({"event":"epoch","epoch":2,"epoch_time_s":-1})", "run.log", 9);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 9);
+    EXPECT_EQ(e.field(), "epoch_time_s");
+  }
+  EXPECT_THROW(parse_trial_log_line(R"({"event":"epoch","metric":"high"})", "f", 1), InputError);
+  EXPECT_THROW(parse_trial_log_line(R"({"event":"epoch",)", "f", 1), InputError);
+}
+
+}  // namespace
