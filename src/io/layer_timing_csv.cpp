@@ -19,7 +19,7 @@ std::vector<LayerTiming> read_layer_timings(const std::string& path) {
       if (v < 0 || v != static_cast<int>(v)) t.fail(row, col, "must be a whole number >= 0");
       return static_cast<int>(v);
     };
-    l.batch = static_cast<int>(t.positive_int(row, "batch"));
+    l.batch = t.positive_int(row, "batch");
     l.in_channels = count("in_channels"), l.out_channels = count("out_channels"), l.kernel = count("kernel");
     l.stride = count("stride"), l.padding = count("padding"), l.height = count("height"), l.width = count("width");
     l.in_features = count("in_features"), l.out_features = count("out_features");

@@ -44,7 +44,7 @@ std::vector<PhillyJob> read_philly_csv(const std::string& path, long limit) {
       t.fail(row, "timestamp", "'" + t.text(row, "timestamp") + "' is not 'YYYY-MM-DD HH:MM:SS' or seconds");
     j.duration_s = t.number(row, "duration");
     if (j.duration_s < 0) t.fail(row, "duration", "duration must be >= 0, got " + t.text(row, "duration"));
-    j.gpus = static_cast<int>(t.positive_int(row, "num_gpus"));
+    j.gpus = t.positive_int(row, "num_gpus");
     if (has_cluster) j.cluster = t.text(row, "cluster");
     jobs.push_back(std::move(j));
   }

@@ -44,8 +44,8 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
     s.require_columns({"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"});
     for (const auto& row : s.rows()) {
       ScalabilityRow r;
-      r.num_nodes = static_cast<int>(s.positive_int(row, "num_nodes"));
-      r.num_replicas = static_cast<int>(s.positive_int(row, "num_replicas"));
+      r.num_nodes = s.positive_int(row, "num_nodes");
+      r.num_replicas = s.positive_int(row, "num_replicas");
       r.local_bsz = s.positive(row, "local_bsz");
       r.step_time = s.positive(row, "step_time");
       r.sync_time = s.number(row, "sync_time");

@@ -45,13 +45,13 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
   for (const auto& row : t.rows()) {
     Sample s;
     s.batch = t.positive(row, "batch");
-    s.workers = static_cast<int>(t.positive_int(row, "workers"));
+    s.workers = t.positive_int(row, "workers");
     s.epochs = t.number(row, "epochs");
     if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
     s.epoch_time_s = t.positive(row, "epoch_time_s");
     s.metric = t.optional_number(row, "metric");
     if (t.has_column("nodes") && !t.text(row, "nodes").empty())
-      s.nodes = static_cast<int>(t.positive_int(row, "nodes"));
+      s.nodes = t.positive_int(row, "nodes");
     if (t.has_column("model")) s.model = t.text(row, "model");
     if (t.has_column("hardware")) s.hardware = t.text(row, "hardware");
     if (t.has_column("grad_sqr")) s.grad_sqr = t.optional_number(row, "grad_sqr");

@@ -1,0 +1,61 @@
+// Inputs the parsers' fuzzing found (fuzz/, docs/lab/FUZZING.md), kept as
+// regression tests: each once broke the contract that a reader returns a
+// value or throws InputError naming file, line and field. The inputs are cut
+// down from what the fuzzer produced to the part that mattered.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "io/layer_graph_json.h"
+#include "io/pollux_trace.h"
+#include "io/sample_csv.h"
+#include "io/workload_csv.h"
+#include "test_util.h"
+
+using namespace trainplan;
+
+namespace {
+
+// Runs `read` and expects InputError at `file`, `line`, `field` whose message holds `fragment`.
+template <class F>
+void expect_input_error(F read, const std::string& file, long line, const std::string& field,
+                        const std::string& fragment) {
+  try {
+    read();
+    FAIL() << "expected InputError at " << file << ":" << line << " " << field;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), file) << e.what();
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_EQ(e.field(), field) << e.what();
+    EXPECT_NE(e.message().find(fragment), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+// A count past INT_MAX was converted double -> long (undefined past 2^63,
+// UBSan's float-cast-overflow) and then long -> int, which wrapped:
+// workers=4294967297 was read as 1 worker.
+TEST(FuzzRegressions, IntegerColumnsPastIntRangeAreRejected) {
+  const std::string head = "batch,workers,epochs,epoch_time_s,metric\n";
+  for (const std::string v : {"99999999999999999999", "4294967297", "2147483648"})
+    expect_input_error([&] { io::parse_samples_csv(head + "64," + v + ",1,7.25,\n", "s.csv"); }, "s.csv", 2,
+                       "workers", "at most 2147483647");
+  auto ok = io::parse_samples_csv(head + "64,2147483647,1,7.25,\n", "s.csv");
+  EXPECT_EQ(ok.samples.at(0).workers, 2147483647);
+
+  const auto dir = tptest::temp_dir("fuzz_regressions");
+  const auto workload = tptest::write_file(dir / "w.csv",
+                                           "name,time,application,num_replicas,batch_size\n"
+                                           "a,0,cifar10,2,256\n"
+                                           "b,10,bert,1,18446744073709551616\n");
+  expect_input_error([&] { io::read_workload_csv(workload); }, workload, 3, "batch_size", "at most");
+
+  const auto trace = dir / "trace";
+  std::filesystem::create_directories(trace);
+  tptest::write_file(trace / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,64,0.12,0\n");
+  const auto scal = tptest::write_file(trace / "scalability.csv",
+                                       "num_nodes,num_replicas,local_bsz,step_time,sync_time\n2,1e308,64,0.15,0.03\n");
+  expect_input_error([&] { io::read_pollux_trace(trace.string()); }, scal, 2, "num_replicas", "at most");
+}
