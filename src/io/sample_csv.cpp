@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -28,7 +29,9 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
       }
     } else if (key == "dataset_size") {
       auto v = parse_finite(value);
-      if (!v || *v < 1) throw InputError(name, 1, "dataset_size", "must be a positive integer, got '" + value + "'");
+      // Past 2^53 a double no longer holds every integer, and past 2^63 a long holds none.
+      if (!v || *v < 1 || *v != std::floor(*v) || *v > 9007199254740992.0)
+        throw InputError(name, 1, "dataset_size", "must be a positive integer up to 2^53, got '" + value + "'");
       set.dataset_size = static_cast<long>(*v);
     }
     // Unknown keys are ignored so that newer files stay readable.

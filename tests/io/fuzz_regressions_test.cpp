@@ -59,3 +59,13 @@ TEST(FuzzRegressions, IntegerColumnsPastIntRangeAreRejected) {
                                        "num_nodes,num_replicas,local_bsz,step_time,sync_time\n2,1e308,64,0.15,0.03\n");
   expect_input_error([&] { io::read_pollux_trace(trace.string()); }, scal, 2, "num_replicas", "at most");
 }
+
+// dataset_size=1e19 was converted double -> long, undefined past 2^63; 1.5 was truncated to 1.
+TEST(FuzzRegressions, DatasetSizeMustBeAnIntegerInRange) {
+  const std::string rows = "batch,workers,epochs,epoch_time_s,metric\n64,2,1,7.25,\n";
+  for (const std::string v : {"1e19", "99999999999999999999", "1.5"})
+    expect_input_error([&] { io::parse_samples_csv("# trainplan: metric=min dataset_size=" + v + "\n" + rows, "s.csv"); },
+                       "s.csv", 1, "dataset_size", "positive integer");
+  auto ok = io::parse_samples_csv("# trainplan: metric=min dataset_size=50000\n" + rows, "s.csv");
+  EXPECT_EQ(ok.dataset_size.value_or(0), 50000);
+}
