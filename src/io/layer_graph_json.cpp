@@ -35,7 +35,8 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Not only parse_error: a number past double's range ("1e400") is out_of_range.
     throw InputError(path, 0, "", fmt::format("not valid JSON: {}", e.what()));
   }
   if (!doc.is_object()) throw InputError(path, 0, "", "the network must be a JSON object");

@@ -69,3 +69,11 @@ TEST(FuzzRegressions, DatasetSizeMustBeAnIntegerInRange) {
   auto ok = io::parse_samples_csv("# trainplan: metric=min dataset_size=50000\n" + rows, "s.csv");
   EXPECT_EQ(ok.dataset_size.value_or(0), 50000);
 }
+
+// A network file with a number past double's range threw nlohmann's
+// out_of_range (exit 1, "internal failure"), not InputError.
+TEST(FuzzRegressions, LayerGraphNumberPastDoubleRangeIsAnInputError) {
+  const auto dir = tptest::temp_dir("fuzz_regressions");
+  const auto f = tptest::write_file(dir / "net.json", R"({"input": {"sequence": [128, 1e400]}, "layers": []})");
+  expect_input_error([&] { io::read_layer_graph_json(f); }, f, 0, "", "not valid JSON");
+}
