@@ -50,8 +50,8 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
     if (!a.is_array() || a.size() != n) throw InputError(path, 0, std::string("input.") + key, fmt::format("needs {} sizes", n));
     std::vector<int> out;
     for (size_t i = 0; i < n; ++i) {
-      if (!a[i].is_number_integer() || a[i].get<long long>() < 1)
-        throw InputError(path, 0, fmt::format("input.{}[{}]", key, i), "must be a whole number >= 1");
+      if (!a[i].is_number_integer() || a[i].get<long long>() < 1 || a[i].get<long long>() > 1'000'000'000)
+        throw InputError(path, 0, fmt::format("input.{}[{}]", key, i), "must be a whole number from 1 to 10^9");
       out.push_back(static_cast<int>(a[i].get<long long>()));
     }
     return out;

@@ -77,3 +77,23 @@ TEST(FuzzRegressions, LayerGraphNumberPastDoubleRangeIsAnInputError) {
   const auto f = tptest::write_file(dir / "net.json", R"({"input": {"sequence": [128, 1e400]}, "layers": []})");
   expect_input_error([&] { io::read_layer_graph_json(f); }, f, 0, "", "not valid JSON");
 }
+
+// Shapes were computed in int: an upsample of a 2^30 image, a flatten of
+// 10^9 x 10^9 x 10^9, padding 10^9 on each side overflowed (undefined
+// behaviour); a dimension over INT_MAX in "input" was wrapped to a negative.
+TEST(FuzzRegressions, LayerGraphShapesPastIntRangeAreInputErrors) {
+  const auto dir = tptest::temp_dir("fuzz_regressions");
+  auto expect_bad = [&](const std::string& text, const std::string& field, const std::string& fragment) {
+    const auto f = tptest::write_file(dir / "net.json", text);
+    expect_input_error([&] { io::read_layer_graph_json(f); }, f, 0, field, fragment);
+  };
+  expect_bad(R"({"input": {"image": [3, 1000000000, 8]}, "layers": [{"type": "upsample", "factor": 3}]})",
+             "layers[0]", "upsample makes a dimension of 3000000000");
+  expect_bad(R"({"input": {"image": [1000000000, 1000000000, 1000000000]}, "layers": [{"type": "flatten"}]})",
+             "layers[0]", "flatten makes a dimension");
+  expect_bad(R"({"input": {"image": [3, 1000000000, 8]},
+                 "layers": [{"type": "conv", "out": 4, "kernel": 1, "padding": 1000000000}]})",
+             "layers[0]", "conv makes a dimension");
+  expect_bad(R"({"input": {"image": [3, 3000000000, 8]}, "layers": [{"type": "relu"}]})", "input.image[1]",
+             "from 1 to 10^9");
+}
