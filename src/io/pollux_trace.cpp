@@ -1,6 +1,7 @@
 #include "io/pollux_trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "core/error.h"
@@ -59,7 +60,9 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
     if (fname.rfind("validation-", 0) != 0 || entry.path().extension() != ".csv") continue;
     std::string bs = fname.substr(11, fname.size() - 11 - 4);
     auto b = parse_finite(bs);
-    if (!b || *b < 1) throw InputError(entry.path().string(), 0, "", "file name must be validation-<global batch>.csv");
+    // Bounded before the conversion to long, which is undefined past 2^63.
+    if (!b || *b < 1 || *b != std::floor(*b) || *b > 9007199254740992.0)
+      throw InputError(entry.path().string(), 0, "", "file name must be validation-<global batch>.csv");
     ValidationCurve c;
     c.global_batch = static_cast<long>(*b);
     c.path = entry.path().string();

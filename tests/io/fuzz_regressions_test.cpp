@@ -97,3 +97,14 @@ TEST(FuzzRegressions, LayerGraphShapesPastIntRangeAreInputErrors) {
   expect_bad(R"({"input": {"image": [3, 3000000000, 8]}, "layers": [{"type": "relu"}]})", "input.image[1]",
              "from 1 to 10^9");
 }
+
+// A global batch in a validation file's name ("validation-1e300.csv") was
+// converted to long, undefined past 2^63; "validation-1.5.csv" was batch 1.
+TEST(FuzzRegressions, PolluxValidationFileNameMustBeAnIntegerBatch) {
+  for (const std::string b : {"1e300", "1.5"}) {
+    const auto dir = tptest::temp_dir("fuzz_regressions");
+    tptest::write_file(dir / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,64,0.12,0\n");
+    const auto v = tptest::write_file(dir / ("validation-" + b + ".csv"), "progress,iteration,metric\n0.5,50,0.6\n");
+    expect_input_error([&] { io::read_pollux_trace(dir.string()); }, v, 0, "", "validation-<global batch>.csv");
+  }
+}
