@@ -7,10 +7,13 @@
 #include <string>
 
 #include "core/error.h"
+#include "io/dl2_speed.h"
 #include "io/layer_graph_json.h"
+#include "io/layer_timing_csv.h"
 #include "io/pollux_trace.h"
 #include "io/sample_csv.h"
 #include "io/workload_csv.h"
+#include "structure/comm_profile.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -107,4 +110,31 @@ TEST(FuzzRegressions, PolluxValidationFileNameMustBeAnIntegerBatch) {
     const auto v = tptest::write_file(dir / ("validation-" + b + ".csv"), "progress,iteration,metric\n0.5,50,0.6\n");
     expect_input_error([&] { io::read_pollux_trace(dir.string()); }, v, 0, "", "validation-<global batch>.csv");
   }
+}
+
+// Counts past INT_MAX in the other readers: converted to int or long before
+// being compared (undefined behaviour, UBSan's float-cast-overflow).
+TEST(FuzzRegressions, OtherReadersRejectCountsPastIntRange) {
+  // DL2's num_ps / num_workers / total_batch_size.
+  expect_input_error(
+      [] { io::parse_dl2_speed("('vgg-16', 'dist_async', 32, 99999999999999999999, 2, [3.1, 3.2], [1.0], [0.5, 0.6])\n", "d.txt"); },
+      "d.txt", 1, "num_ps", "from 1 to 2147483647");
+
+  const auto dir = tptest::temp_dir("fuzz_regressions");
+  const auto layers = tptest::write_file(
+      dir / "layers.csv",
+      "kind,batch,in_channels,out_channels,kernel,stride,padding,height,width,in_features,out_features,time_s\n"
+      "linear,8,0,0,0,1,0,0,0,120,9223372036854775807,0.00004\n");
+  expect_input_error([&] { io::read_layer_timings(layers); }, layers, 2, "out_features", "from 0 to 2147483647");
+  // height + 2 padding overflowed int once both were in range.
+  const auto padded = tptest::write_file(
+      dir / "padded.csv",
+      "kind,batch,in_channels,out_channels,kernel,stride,padding,height,width,in_features,out_features,time_s\n"
+      "conv,4,16,16,5,1,2000000000,2000000000,5,0,0,0.0002\n");
+  EXPECT_EQ(io::read_layer_timings(padded).size(), 1u);
+
+  // The communication profile's nodes and gpus_per_node (get<int>() of 1e20).
+  const auto comm = tptest::write_file(dir / "comm.json",
+                                       R"({"rho": [{"nodes": 99999999999999999999, "gpus_per_node": 4, "rho": 2.5}]})");
+  expect_input_error([&] { structure::CommProfile::load(comm); }, comm, 0, "nodes", "whole number");
 }
