@@ -10,6 +10,7 @@
 #include "io/dl2_speed.h"
 #include "io/layer_graph_json.h"
 #include "io/layer_timing_csv.h"
+#include "io/philly.h"
 #include "io/pollux_trace.h"
 #include "io/sample_csv.h"
 #include "io/workload_csv.h"
@@ -137,4 +138,17 @@ TEST(FuzzRegressions, OtherReadersRejectCountsPastIntRange) {
   const auto comm = tptest::write_file(dir / "comm.json",
                                        R"({"rho": [{"nodes": 99999999999999999999, "gpus_per_node": 4, "rho": 2.5}]})");
   expect_input_error([&] { structure::CommProfile::load(comm); }, comm, 0, "nodes", "whole number");
+}
+
+// A Philly timestamp's year past INT_MAX wrapped in sscanf (undefined) to
+// INT_MIN, and `year - 1900` then overflowed.
+TEST(FuzzRegressions, PhillyTimestampWithAHugeYearIsAnInputError) {
+  const auto dir = tptest::temp_dir("fuzz_regressions");
+  const auto f = tptest::write_file(dir / "p.csv",
+                                    "timestamp,duration,num_gpus\n"
+                                    "2017-10-09 07:01:55,66.0,1\n"
+                                    "2147483648-10-09 06:13:03,2951.0,8\n");
+  expect_input_error([&] { io::read_philly_csv(f); }, f, 3, "timestamp", "is not 'YYYY-MM-DD HH:MM:SS'");
+  const auto ok = tptest::write_file(dir / "ok.csv", "timestamp,duration,num_gpus\n2017-10-09 07:01:55,66.0,1\n");
+  EXPECT_EQ(io::read_philly_csv(ok).size(), 1u);
 }
