@@ -46,7 +46,7 @@ std::string Mutator::next() {
 }
 
 void Mutator::mutate_once(std::string& s) {
-  switch (below(11)) {
+  switch (below(12)) {
     case 0:  // flip a bit
       if (!s.empty()) s[below(s.size())] ^= static_cast<char>(1u << below(8));
       break;
@@ -85,10 +85,24 @@ void Mutator::mutate_once(std::string& s) {
     case 9:
       replace_number(s);
       break;
-    default:
+    case 10:
       edit_lines(s);
       break;
+    default:
+      retype_string(s);
+      break;
   }
+}
+
+void Mutator::retype_string(std::string& s) {
+  // The n-th "..." for a random n, replaced by a value of another JSON type.
+  static const char* const kValues[] = {"0", "-1", "1e400", "[]", "[1]", "{}", "null", "true", "\"\""};
+  std::vector<size_t> quotes;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '"') quotes.push_back(i);
+  if (quotes.size() < 2) return;
+  const size_t k = below(quotes.size() / 2) * 2;
+  s.replace(quotes[k], quotes[k + 1] - quotes[k] + 1, kValues[below(std::size(kValues))]);
 }
 
 void Mutator::replace_number(std::string& s) {

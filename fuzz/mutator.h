@@ -6,7 +6,8 @@
 // random bytes inserted, ranges deleted or duplicated, splices with another
 // entry, truncation, a token inserted (separators, quotes, brackets, the
 // target's dictionary), a number replaced by an awkward one (NaN, inf, -1, 0,
-// 1e308, 2^31, 2^63, 20 digits, ...), lines duplicated, dropped or swapped.
+// 1e308, 2^31, 2^63, 20 digits, ...), lines duplicated, dropped or swapped,
+// a quoted string replaced by a JSON value of another type.
 // Inputs are capped at `max_len` bytes.
 #pragma once
 #include <cstdint>
@@ -26,6 +27,7 @@ class Mutator {
   void mutate_once(std::string& s);
   void replace_number(std::string& s);
   void edit_lines(std::string& s);
+  void retype_string(std::string& s);
 
   uint64_t state_;
   std::vector<std::string> corpus_, dictionary_;
