@@ -40,8 +40,14 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
     throw InputError(path, 0, "", fmt::format("not valid JSON: {}", e.what()));
   }
   if (!doc.is_object()) throw InputError(path, 0, "", "the network must be a JSON object");
-  const std::string name = doc.value("name", std::string("custom"));
-  structure::GraphBuilder g(name, doc.value("description", std::string("from ") + path));
+  // json::value() throws type_error for a field of another type: checked here to name the field.
+  auto text = [&](const char* key, const std::string& fallback) {
+    if (!doc.contains(key) || doc[key].is_null()) return fallback;
+    if (!doc[key].is_string()) throw InputError(path, 0, key, "must be a string");
+    return doc[key].get<std::string>();
+  };
+  const std::string name = text("name", "custom");
+  structure::GraphBuilder g(name, text("description", "from " + path));
   if (!doc.contains("input") || !doc["input"].is_object())
     throw InputError(path, 0, "input", "missing: {\"image\": [c, h, w]} or {\"sequence\": [tokens, features]}");
   const json& input = doc["input"];

@@ -152,3 +152,16 @@ TEST(FuzzRegressions, PhillyTimestampWithAHugeYearIsAnInputError) {
   const auto ok = tptest::write_file(dir / "ok.csv", "timestamp,duration,num_gpus\n2017-10-09 07:01:55,66.0,1\n");
   EXPECT_EQ(io::read_philly_csv(ok).size(), 1u);
 }
+
+// "name" or "description" of another type than string threw nlohmann's
+// type_error (exit 1, "internal failure") from json::value().
+TEST(FuzzRegressions, LayerGraphNameOfAnotherTypeIsAnInputError) {
+  const auto dir = tptest::temp_dir("fuzz_regressions");
+  const std::string rest = R"("input": {"image": [3, 8, 8]}, "layers": [{"type": "relu"}]})";
+  const auto name = tptest::write_file(dir / "name.json", R"({"name": 5, )" + rest);
+  expect_input_error([&] { io::read_layer_graph_json(name); }, name, 0, "name", "must be a string");
+  const auto desc = tptest::write_file(dir / "desc.json", R"({"description": [1], )" + rest);
+  expect_input_error([&] { io::read_layer_graph_json(desc); }, desc, 0, "description", "must be a string");
+  const auto none = tptest::write_file(dir / "none.json", "{" + rest);
+  EXPECT_EQ(io::read_layer_graph_json(none).name, "custom");
+}
