@@ -291,3 +291,15 @@ TEST(ServeCli, ListensAndStopsOnSigterm) {
 }
 
 }  // namespace
+
+// Found by fuzzing Service::handle (fuzz/targets/server_request.cpp): a number
+// past double's range in a body is nlohmann's out_of_range, not parse_error,
+// and was answered 500 "internal error" instead of 400.
+TEST(Server, NumberPastDoubleRangeInABodyIs400) {
+  trainplan::server::Service svc;
+  for (const char* path : {"/fit", "/predict", "/plan"}) {
+    auto r = svc.handle("POST", path, R"({"id": "fit-1", "target": 0.7, "deadline": 1e400})");
+    EXPECT_EQ(r.status, 400) << path << ": " << r.body.dump();
+    EXPECT_NE(r.body["error"].get<std::string>().find("bad JSON"), std::string::npos) << r.body.dump();
+  }
+}
