@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/nodes.h"
 #include "io/sample_csv.h"
 #include "server/http_server.h"
 #include "app/plan_request.h"
@@ -302,4 +303,20 @@ TEST(Server, NumberPastDoubleRangeInABodyIs400) {
     EXPECT_EQ(r.status, 400) << path << ": " << r.body.dump();
     EXPECT_NE(r.body["error"].get<std::string>().find("bad JSON"), std::string::npos) << r.body.dump();
   }
+}
+
+// Found by fuzzing Service::handle: /predict with workers = INT_MAX made the
+// time models' node count, (workers + gpus_per_node - 1) / gpus_per_node,
+// overflow int (undefined behaviour; UBSan stopped the process).
+TEST(Server, PredictAtIntMaxWorkersDoesNotOverflow) {
+  trainplan::server::Service svc;
+  const json fit = {{"samples_csv", fixture_csv()}, {"model", "allreduce-local"}, {"metric_model", "global-batch"}};
+  auto f = svc.handle("POST", "/fit", fit.dump());
+  ASSERT_EQ(f.status, 200) << f.body.dump();
+  const json q = {{"id", f.body["id"]}, {"batch", 32}, {"workers", 2147483647}, {"epochs", 3}};
+  auto r = svc.handle("POST", "/predict", q.dump());
+  EXPECT_TRUE(r.status == 200 || r.status == 400 || r.status == 422) << r.status << ": " << r.body.dump();
+  EXPECT_EQ(trainplan::nodes_for(2147483647, 4), 536870912);
+  EXPECT_EQ(trainplan::nodes_for(9, 4), 3);
+  EXPECT_EQ(trainplan::nodes_for(8, 4), 2);
 }
