@@ -320,3 +320,18 @@ TEST(Server, PredictAtIntMaxWorkersDoesNotOverflow) {
   EXPECT_EQ(trainplan::nodes_for(9, 4), 3);
   EXPECT_EQ(trainplan::nodes_for(8, 4), 2);
 }
+
+// Found by fuzzing Service::handle: a batch of 2^31 beside a metric of 1e308
+// made global-batch's isotonic link NaN, and centering it looped forever
+// (models/metric_global_batch.cpp, centered()), past the request's time limit.
+TEST(Server, FitOnExtremeSamplesEnds) {
+  trainplan::server::Service svc;
+  const std::string csv =
+      "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric\n"
+      "2147483648,1,2,50,0.5\n16,2,2,26,0.5\n32,1,2,30,1e308\n32,2,2,16,0.55\n64,1,4,20,0.7\n64,2,4,11,0.7\n"
+      "16,1,8,50,0.8\n32,2,8,16,0.82\n";
+  const json fit = {{"samples_csv", csv}, {"model", "allreduce-local"}, {"metric_model", "global-batch"}};
+  auto r = svc.handle("POST", "/fit", fit.dump());
+  EXPECT_NE(r.status, 500) << r.body.dump();
+  EXPECT_NE(r.status, 503) << r.body.dump();  // not the time limit either
+}
