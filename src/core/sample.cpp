@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/nodes.h"
 #include "core/error.h"
 
 namespace trainplan {
@@ -25,8 +26,8 @@ bool SampleSet::has_metric() const {
 int SampleSet::packed_nodes(int workers) const {
   int per_node = 0;
   for (const auto& x : samples)
-    if (x.nodes > 0) per_node = std::max(per_node, (x.workers + x.nodes - 1) / x.nodes);
-  return per_node > 0 ? (workers + per_node - 1) / per_node : 0;
+    if (x.nodes > 0) per_node = std::max(per_node, nodes_for(x.workers, x.nodes));
+  return per_node > 0 ? nodes_for(workers, per_node) : 0;
 }
 
 std::set<std::string> SampleSet::model_names() const {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/error.h"
@@ -158,10 +159,12 @@ double CsvTable::positive(const CsvRow& row, const std::string& name) const {
   return v;
 }
 
-long CsvTable::positive_int(const CsvRow& row, const std::string& name) const {
+int CsvTable::positive_int(const CsvRow& row, const std::string& name) const {
   double v = number(row, name);
   if (v < 1 || std::floor(v) != v) fail(row, name, "must be an integer >= 1, got " + text(row, name));
-  return static_cast<long>(v);
+  if (v > std::numeric_limits<int>::max())
+    fail(row, name, "must be at most " + std::to_string(std::numeric_limits<int>::max()) + ", got " + text(row, name));
+  return static_cast<int>(v);
 }
 
 }  // namespace trainplan::io

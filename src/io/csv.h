@@ -44,8 +44,9 @@ class CsvTable {
   std::optional<double> optional_number(const CsvRow& row, const std::string& name) const;
   // A finite number > 0.
   double positive(const CsvRow& row, const std::string& name) const;
-  // An integer >= 1.
-  long positive_int(const CsvRow& row, const std::string& name) const;
+  // An integer from 1 to INT_MAX: the counts it reads (workers, replicas,
+  // GPUs, nodes, batches) are ints, which a larger value would not fit.
+  int positive_int(const CsvRow& row, const std::string& name) const;
 
   [[noreturn]] void fail(const CsvRow& row, const std::string& name, const std::string& msg) const;
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <variant>
@@ -125,8 +126,11 @@ Dl2SpeedRow parse_row(const std::string& text, const std::string& file, long lin
   auto count = [&](int k) {
     if (f[k].kind != Field::kNumber) p.fail(kFieldNames[k], "expected an integer");
     auto v = parse_finite(f[k].text);
-    if (!v || *v != std::floor(*v) || *v < 1) p.fail(kFieldNames[k], "expected an integer >= 1, got '" + f[k].text + "'");
-    return static_cast<long>(*v);
+    // Bounded before the conversion, which is undefined for a double an int cannot hold.
+    if (!v || *v != std::floor(*v) || *v < 1 || *v > std::numeric_limits<int>::max())
+      p.fail(kFieldNames[k], "expected an integer from 1 to " + std::to_string(std::numeric_limits<int>::max()) +
+                                 ", got '" + f[k].text + "'");
+    return static_cast<int>(*v);
   };
   auto list = [&](int k) {
     if (f[k].kind != Field::kList) p.fail(kFieldNames[k], "expected a list [..]");
@@ -143,8 +147,8 @@ Dl2SpeedRow parse_row(const std::string& text, const std::string& file, long lin
   r.model = str(0);
   r.mode = str(1);
   r.total_batch = count(2);
-  r.num_ps = static_cast<int>(count(3));
-  r.num_workers = static_cast<int>(count(4));
+  r.num_ps = count(3);
+  r.num_workers = count(4);
   r.worker_speed = list(5);
   r.ps_cpu = list(6);
   r.worker_cpu = list(7);

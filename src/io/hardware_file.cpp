@@ -82,7 +82,7 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("tensor_sustained", g.tensor_sustained, false, true);
   double gpn = h.node.gpus_per_node;
   figure("gpus_per_node", gpn, true, true);
-  if (present("gpus_per_node")) h.node.gpus_per_node = static_cast<int>(t.positive_int(row, "gpus_per_node"));
+  if (present("gpus_per_node")) h.node.gpus_per_node = t.positive_int(row, "gpus_per_node");
   figure("intra_node_bw_GBps", h.node.intra_node_gbps, true, true);
   figure("inter_node_bw_GBps", h.node.inter_node_gbps, true, true);
   if (present("intra_link")) h.node.intra_link = t.text(row, "intra_link");

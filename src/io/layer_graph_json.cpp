@@ -35,12 +35,19 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Not only parse_error: a number past double's range ("1e400") is out_of_range.
     throw InputError(path, 0, "", fmt::format("not valid JSON: {}", e.what()));
   }
   if (!doc.is_object()) throw InputError(path, 0, "", "the network must be a JSON object");
-  const std::string name = doc.value("name", std::string("custom"));
-  structure::GraphBuilder g(name, doc.value("description", std::string("from ") + path));
+  // json::value() throws type_error for a field of another type: checked here to name the field.
+  auto text = [&](const char* key, const std::string& fallback) {
+    if (!doc.contains(key) || doc[key].is_null()) return fallback;
+    if (!doc[key].is_string()) throw InputError(path, 0, key, "must be a string");
+    return doc[key].get<std::string>();
+  };
+  const std::string name = text("name", "custom");
+  structure::GraphBuilder g(name, text("description", "from " + path));
   if (!doc.contains("input") || !doc["input"].is_object())
     throw InputError(path, 0, "input", "missing: {\"image\": [c, h, w]} or {\"sequence\": [tokens, features]}");
   const json& input = doc["input"];
@@ -49,8 +56,8 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
     if (!a.is_array() || a.size() != n) throw InputError(path, 0, std::string("input.") + key, fmt::format("needs {} sizes", n));
     std::vector<int> out;
     for (size_t i = 0; i < n; ++i) {
-      if (!a[i].is_number_integer() || a[i].get<long long>() < 1)
-        throw InputError(path, 0, fmt::format("input.{}[{}]", key, i), "must be a whole number >= 1");
+      if (!a[i].is_number_integer() || a[i].get<long long>() < 1 || a[i].get<long long>() > 1'000'000'000)
+        throw InputError(path, 0, fmt::format("input.{}[{}]", key, i), "must be a whole number from 1 to 10^9");
       out.push_back(static_cast<int>(a[i].get<long long>()));
     }
     return out;

@@ -1,5 +1,8 @@
 #include "io/layer_timing_csv.h"
 
+#include <cmath>
+#include <limits>
+
 #include "core/error.h"
 #include "io/csv.h"
 
@@ -16,10 +19,12 @@ std::vector<LayerTiming> read_layer_timings(const std::string& path) {
     l.kind = t.text(row, "kind");
     auto count = [&](const char* col) {
       const double v = t.number(row, col);
-      if (v < 0 || v != static_cast<int>(v)) t.fail(row, col, "must be a whole number >= 0");
+      // Compared before the conversion: an int cannot hold every double, and converting one it cannot is undefined.
+      if (v < 0 || v != std::floor(v) || v > std::numeric_limits<int>::max())
+        t.fail(row, col, "must be a whole number from 0 to " + std::to_string(std::numeric_limits<int>::max()));
       return static_cast<int>(v);
     };
-    l.batch = static_cast<int>(t.positive_int(row, "batch"));
+    l.batch = t.positive_int(row, "batch");
     l.in_channels = count("in_channels"), l.out_channels = count("out_channels"), l.kernel = count("kernel");
     l.stride = count("stride"), l.padding = count("padding"), l.height = count("height"), l.width = count("width");
     l.in_features = count("in_features"), l.out_features = count("out_features");
@@ -33,7 +38,7 @@ std::vector<LayerTiming> read_layer_timings(const std::string& path) {
       if ((l.kind == "conv" || l.kind == "pool") && (l.kernel < 1 || l.stride < 1))
         t.fail(row, "kernel", "conv and pool need kernel and stride >= 1");
       if (l.kind == "conv" && l.out_channels < 1) t.fail(row, "out_channels", "a conv layer needs out_channels >= 1");
-      if ((l.kind == "conv" || l.kind == "pool") && l.height + 2 * l.padding < l.kernel)
+      if ((l.kind == "conv" || l.kind == "pool") && l.height + 2LL * l.padding < l.kernel)
         t.fail(row, "kernel", "larger than the padded input");
     } else {
       t.fail(row, "kind", "unknown layer kind '" + l.kind + "' (conv, linear, pool, relu, batchnorm)");

@@ -14,8 +14,10 @@ namespace {
 bool parse_timestamp(const std::string& s, double* out) {
   int Y, M, D, h, m, sec;
   char tail;
-  if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%d%c", &Y, &M, &D, &h, &m, &sec, &tail) == 6) {
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec > 60) return false;
+  // Field widths keep each number inside int: sscanf's %d past INT_MAX is
+  // undefined, and a wrapped year made `Y - 1900` overflow.
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &Y, &M, &D, &h, &m, &sec, &tail) == 6) {
+    if (Y < 1 || M < 1 || M > 12 || D < 1 || D > 31 || h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec > 60) return false;
     std::tm tm{};
     tm.tm_year = Y - 1900, tm.tm_mon = M - 1, tm.tm_mday = D, tm.tm_hour = h, tm.tm_min = m, tm.tm_sec = sec;
     *out = static_cast<double>(timegm(&tm));
@@ -44,7 +46,7 @@ std::vector<PhillyJob> read_philly_csv(const std::string& path, long limit) {
       t.fail(row, "timestamp", "'" + t.text(row, "timestamp") + "' is not 'YYYY-MM-DD HH:MM:SS' or seconds");
     j.duration_s = t.number(row, "duration");
     if (j.duration_s < 0) t.fail(row, "duration", "duration must be >= 0, got " + t.text(row, "duration"));
-    j.gpus = static_cast<int>(t.positive_int(row, "num_gpus"));
+    j.gpus = t.positive_int(row, "num_gpus");
     if (has_cluster) j.cluster = t.text(row, "cluster");
     jobs.push_back(std::move(j));
   }

@@ -1,6 +1,7 @@
 #include "io/pollux_trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "core/error.h"
@@ -44,8 +45,8 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
     s.require_columns({"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"});
     for (const auto& row : s.rows()) {
       ScalabilityRow r;
-      r.num_nodes = static_cast<int>(s.positive_int(row, "num_nodes"));
-      r.num_replicas = static_cast<int>(s.positive_int(row, "num_replicas"));
+      r.num_nodes = s.positive_int(row, "num_nodes");
+      r.num_replicas = s.positive_int(row, "num_replicas");
       r.local_bsz = s.positive(row, "local_bsz");
       r.step_time = s.positive(row, "step_time");
       r.sync_time = s.number(row, "sync_time");
@@ -59,7 +60,9 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
     if (fname.rfind("validation-", 0) != 0 || entry.path().extension() != ".csv") continue;
     std::string bs = fname.substr(11, fname.size() - 11 - 4);
     auto b = parse_finite(bs);
-    if (!b || *b < 1) throw InputError(entry.path().string(), 0, "", "file name must be validation-<global batch>.csv");
+    // Bounded before the conversion to long, which is undefined past 2^63.
+    if (!b || *b < 1 || *b != std::floor(*b) || *b > 9007199254740992.0)
+      throw InputError(entry.path().string(), 0, "", "file name must be validation-<global batch>.csv");
     ValidationCurve c;
     c.global_batch = static_cast<long>(*b);
     c.path = entry.path().string();

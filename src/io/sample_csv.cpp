@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -28,7 +29,9 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
       }
     } else if (key == "dataset_size") {
       auto v = parse_finite(value);
-      if (!v || *v < 1) throw InputError(name, 1, "dataset_size", "must be a positive integer, got '" + value + "'");
+      // Past 2^53 a double no longer holds every integer, and past 2^63 a long holds none.
+      if (!v || *v < 1 || *v != std::floor(*v) || *v > 9007199254740992.0)
+        throw InputError(name, 1, "dataset_size", "must be a positive integer up to 2^53, got '" + value + "'");
       set.dataset_size = static_cast<long>(*v);
     } else if (key == "metric_range") {
       try {
@@ -52,13 +55,13 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
   for (const auto& row : t.rows()) {
     Sample s;
     s.batch = t.positive(row, "batch");
-    s.workers = static_cast<int>(t.positive_int(row, "workers"));
+    s.workers = t.positive_int(row, "workers");
     s.epochs = t.number(row, "epochs");
     if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
     s.epoch_time_s = t.positive(row, "epoch_time_s");
     s.metric = t.optional_number(row, "metric");
     if (t.has_column("nodes") && !t.text(row, "nodes").empty())
-      s.nodes = static_cast<int>(t.positive_int(row, "nodes"));
+      s.nodes = t.positive_int(row, "nodes");
     if (t.has_column("model")) s.model = t.text(row, "model");
     if (t.has_column("hardware")) s.hardware = t.text(row, "hardware");
     if (t.has_column("grad_sqr")) s.grad_sqr = t.optional_number(row, "grad_sqr");

@@ -29,8 +29,8 @@ std::vector<WorkloadJob> read_workload_csv(const std::string& path, const std::s
       for (const auto& a : known_apps) list += (list.empty() ? "" : ", ") + a;
       t.fail(row, "application", "unknown application '" + j.application + "' (known: " + list + ")");
     }
-    j.replicas = static_cast<int>(t.positive_int(row, "num_replicas"));
-    j.batch = static_cast<int>(t.positive_int(row, "batch_size"));
+    j.replicas = t.positive_int(row, "num_replicas");
+    j.batch = t.positive_int(row, "batch_size");
     if (has_deadline) {
       if (auto d = t.optional_number(row, "deadline")) {
         if (*d <= 0) t.fail(row, "deadline", "deadline must be > 0 seconds");

@@ -38,7 +38,9 @@ numerics::IsotonicCurve centered(const numerics::IsotonicCurve& g, const std::ve
   while (i < xs.size()) {
     double v = g.predict(xs[i].first), sum = 0, count = 0;
     size_t j = i;
-    while (j < xs.size() && g.predict(xs[j].first) == v) sum += xs[j].second * xs[j].first, count += xs[j].second, ++j;
+    // Takes xs[i] whatever v is: a NaN v equals nothing, and `while` alone then never moved on.
+    do sum += xs[j].second * xs[j].first, count += xs[j].second, ++j;
+    while (j < xs.size() && g.predict(xs[j].first) == v);
     double cx = sum / count;
     if (c.x.empty() || cx > c.x.back()) c.x.push_back(cx), c.y.push_back(v);
     i = j;

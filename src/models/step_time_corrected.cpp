@@ -6,13 +6,14 @@
 #include <cmath>
 #include <set>
 
+#include "core/nodes.h"
 #include "models/registry.h"
 
 namespace trainplan::models {
 
 int AllreduceLocalModel::nodes_of(int workers, int nodes) const {
   int g = p_.physical.gpus_per_node;
-  return nodes > 0 ? nodes : (workers + g - 1) / g;
+  return nodes > 0 ? nodes : nodes_for(workers, g);
 }
 
 void AllreduceLocalModel::fit(const SampleSet& set) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/nodes.h"
 #include "core/error.h"
 #include "structure/network_zoo.h"
 #include "numerics/nnls.h"
@@ -70,7 +71,7 @@ const structure::LayerGraph& network_for(const SampleSet& samples, const std::st
 PaleoModel::PaleoModel(PaleoParams p) : p_(std::move(p)) {}
 
 int PaleoModel::nodes_for(int workers, int nodes) const {
-  return nodes > 0 ? nodes : (workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+  return nodes > 0 ? nodes : trainplan::nodes_for(workers, p_.gpus_per_node);
 }
 
 PaleoFactors fit_paleo_factors(const std::vector<PaleoObservation>& obs, const PaleoHardware& hw) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/nodes.h"
 #include "core/error.h"
 #include "models/registry.h"
 
@@ -36,7 +37,7 @@ void PerBatchExtrapolationModel::fit(const SampleSet& set) {
   for (const auto& s : set.samples) {
     if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0))
       throw InputError(set.source, 0, "", "per-batch-extrapolation: samples need batch > 0, workers >= 1, epoch_time_s > 0");
-    int nodes = s.nodes > 0 ? s.nodes : (s.workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+    int nodes = s.nodes > 0 ? s.nodes : nodes_for(s.workers, p_.gpus_per_node);
     double step = s.epoch_time_s * s.batch * s.workers / n_;
     raw[{s.workers, nodes}].emplace_back(s.batch, step);
     raw_w[s.workers].emplace_back(s.batch, step);
@@ -71,7 +72,7 @@ double PerBatchExtrapolationModel::step_for_workers(int workers, double batch) c
 
 double PerBatchExtrapolationModel::predict(double batch, int workers, int nodes) const {
   if (by_workers_.empty()) throw std::logic_error("per-batch-extrapolation: predict() before fit()");
-  if (nodes <= 0) nodes = (workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+  if (nodes <= 0) nodes = nodes_for(workers, p_.gpus_per_node);
   auto it = by_workers_nodes_.find({workers, nodes});
   double step = it != by_workers_nodes_.end() ? step_at(it->second, batch) : step_for_workers(workers, batch);
   return n_ / (batch * workers) * step;

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/nodes.h"
 #include "core/error.h"
 #include "structure/network_zoo.h"
 #include "numerics/nnls.h"
@@ -101,7 +102,7 @@ FitPoints fit_points(const SampleSet& set, int gpus_per_node, double n) {
     const Sample& s = set.samples[k];
     if (!(s.batch > 0) || s.workers < 1 || !(s.epoch_time_s > 0) || !std::isfinite(s.epoch_time_s))
       throw InputError(set.source, 0, "", "allreduce-physical: samples need batch > 0, workers >= 1, epoch_time_s > 0");
-    int nodes = s.nodes > 0 ? s.nodes : (s.workers + gpus_per_node - 1) / gpus_per_node;
+    int nodes = s.nodes > 0 ? s.nodes : nodes_for(s.workers, gpus_per_node);
     const double step = s.epoch_time_s * s.batch * s.workers / n;
     auto [it, fresh] = index.try_emplace({s.batch, s.workers, nodes}, f.pts.size());
     if (fresh) f.pts.push_back({s.batch, s.workers, nodes, step, weight[k]});
@@ -308,7 +309,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   rel_residuals_.clear();
   const StepTimeTerms fitted = terms_of(best.x);  // before the priors above
   for (const auto& s : set.samples) {
-    int nodes = s.nodes > 0 ? s.nodes : (s.workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+    int nodes = s.nodes > 0 ? s.nodes : nodes_for(s.workers, p_.gpus_per_node);
     rel_residuals_.push_back(step_time_of(fitted, s.batch, s.workers, nodes, profile) / (s.epoch_time_s * s.batch * s.workers / n_) - 1);
   }
   std::sort(rel_residuals_.begin(), rel_residuals_.end());
@@ -316,7 +317,7 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
 }
 
 double AllreducePhysicalModel::step_time(double batch, int workers, int nodes) const {
-  if (nodes <= 0) nodes = (workers + p_.gpus_per_node - 1) / p_.gpus_per_node;
+  if (nodes <= 0) nodes = nodes_for(workers, p_.gpus_per_node);
   double scale = 1;
   if (!compute_corr_.empty()) {
     const auto& f = compute_corr_;

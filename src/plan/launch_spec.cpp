@@ -8,6 +8,7 @@
 #include <vector>
 #include <sstream>
 
+#include "core/nodes.h"
 #include "core/error.h"
 #include "profile/command_template.h"
 #include "profile/launcher.h"
@@ -21,7 +22,7 @@ Layout layout_for(int workers, int gpus_per_node) {
     l.per_node = workers;
     return l;
   }
-  int want = (workers + gpus_per_node - 1) / gpus_per_node;
+  int want = trainplan::nodes_for(workers, gpus_per_node);
   int n = want;
   while (workers % n != 0) ++n;
   l.nodes = n;

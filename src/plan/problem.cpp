@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/nodes.h"
 #include "core/error.h"
 
 namespace trainplan::plan {
@@ -22,7 +23,7 @@ void validate(const PlanProblem& p) {
 }
 
 int nodes_for(int workers, int workers_per_node) {
-  return workers_per_node > 0 ? (workers + workers_per_node - 1) / workers_per_node : 0;
+  return workers_per_node > 0 ? trainplan::nodes_for(workers, workers_per_node) : 0;
 }
 
 bool same_cost(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }

@@ -173,7 +173,8 @@ json parse_body(const std::string& body) {
   json j;
   try {
     j = json::parse(body.empty() ? std::string("{}") : body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Not only parse_error: a number past double's range ("1e400") is out_of_range.
     throw RequestError(400, "", fmt::format("bad JSON: {} (the body must be one JSON object)", e.what()));
   }
   if (!j.is_object()) throw RequestError(400, "", "the request body must be a JSON object");

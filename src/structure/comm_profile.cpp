@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "core/error.h"
@@ -68,6 +69,12 @@ CommProfile CommProfile::from_json(const nlohmann::json& j, const std::string& f
     for (const char* f : {"nodes", "gpus_per_node", "rho"})
       if (!row.contains(f) || !row[f].is_number())
         throw InputError(file, 0, f, fmt::format("communication profile: entry {} of 'rho' needs a number '{}'", line, f));
+    // Checked as doubles first: get<int>() of one an int cannot hold is undefined.
+    for (const char* f : {"nodes", "gpus_per_node"}) {
+      const double v = row[f].get<double>();
+      if (v != std::floor(v) || v < 0 || v > std::numeric_limits<int>::max())
+        throw InputError(file, 0, f, fmt::format("communication profile: entry {} of 'rho' needs a whole number '{}'", line, f));
+    }
     try {
       p.set(row["nodes"].get<int>(), row["gpus_per_node"].get<int>(), row["rho"].get<double>());
     } catch (const InputError& e) {

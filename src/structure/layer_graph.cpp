@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "core/error.h"
 
 namespace trainplan::structure {
@@ -47,7 +49,17 @@ int LayerGraph::count(LayerKind k) const {
 
 namespace {
 constexpr double kBytesPerElement = 4;  // fp32 activations
+
+// A shape size computed wider than int, as an int: sizes come from users'
+// files, and an int product or sum past INT_MAX would be undefined behaviour.
+// A double, so that a product of three sizes cannot overflow either.
+int dimension(double v, const std::string& network, const char* layer) {
+  if (v > std::numeric_limits<int>::max() || v < std::numeric_limits<int>::min())
+    throw InputError(fmt::format("network '{}': {} makes a dimension of {:.0f}, past {}", network, layer, v,
+                                 std::numeric_limits<int>::max()));
+  return static_cast<int>(v);
 }
+}  // namespace
 
 double GraphBuilder::activations() const {
   return tokens_ > 0 ? double(tokens_) * features_ : double(c_) * h_ * w_;
@@ -82,7 +94,8 @@ GraphBuilder& GraphBuilder::set_channels(int c) {
 GraphBuilder& GraphBuilder::conv(int out, int kh, int kw, int sh, int sw, int ph, int pw, bool bias) {
   const double in = activations();
   const int cin = c_;
-  const int ho = (h_ + 2 * ph - kh) / sh + 1, wo = (w_ + 2 * pw - kw) / sw + 1;
+  const int ho = dimension((h_ + 2LL * ph - kh) / sh + 1, g_.name, "conv"),
+            wo = dimension((w_ + 2LL * pw - kw) / sw + 1, g_.name, "conv");
   if (ho <= 0 || wo <= 0)
     throw InputError(fmt::format("network '{}': conv {}x{} stride {}x{} on {}x{} leaves no output", g_.name, kh, kw,
                                  sh, sw, h_, w_));
@@ -106,7 +119,8 @@ GraphBuilder& GraphBuilder::relu() {
 
 GraphBuilder& GraphBuilder::pool(int k, int stride, int pad) {
   const double in = activations();
-  h_ = (h_ + 2 * pad - k) / stride + 1, w_ = (w_ + 2 * pad - k) / stride + 1;
+  h_ = dimension((h_ + 2LL * pad - k) / stride + 1, g_.name, "pool");
+  w_ = dimension((w_ + 2LL * pad - k) / stride + 1, g_.name, "pool");
   push(LayerKind::kPool, "pool", double(k) * k * c_ * h_ * w_, in, 0);
   return *this;
 }
@@ -120,13 +134,13 @@ GraphBuilder& GraphBuilder::global_pool() {
 
 GraphBuilder& GraphBuilder::upsample(int factor) {
   const double in = activations();
-  h_ *= factor, w_ *= factor;
+  h_ = dimension(double(h_) * factor, g_.name, "upsample"), w_ = dimension(double(w_) * factor, g_.name, "upsample");
   push(LayerKind::kOther, "upsample", 0, in, 0);
   return *this;
 }
 
 GraphBuilder& GraphBuilder::flatten() {
-  if (tokens_ == 0) sequence(1, c_ * h_ * w_);
+  if (tokens_ == 0) sequence(1, dimension(double(c_) * h_ * w_, g_.name, "flatten"));
   return *this;
 }
 
@@ -165,7 +179,7 @@ GraphBuilder& GraphBuilder::recurrent(int hidden, int gates, bool bidirectional)
   const double in = activations();
   const int fin = features_, dirs = bidirectional ? 2 : 1;
   const double per_token = double(gates) * hidden * (fin + hidden);
-  features_ = hidden * dirs;
+  features_ = dimension(double(hidden) * dirs, g_.name, gates == 4 ? "lstm" : "gru");
   // Gate matrix products (2 flops per multiply-add) plus ~10 elementwise ops per gate unit.
   push(LayerKind::kRecurrent, gates == 4 ? "lstm" : "gru",
        dirs * tokens_ * (2 * per_token + 10.0 * gates * hidden), in, dirs * (per_token + 2.0 * gates * hidden));

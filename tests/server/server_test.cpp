@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/nodes.h"
 #include "io/sample_csv.h"
 #include "profile/sample_store.h"
 #include "server/http_server.h"
@@ -321,4 +322,46 @@ TEST(Server, SamplesPathTakesAProfileStoreAsTheCliDoes) {
                   &st);
   ASSERT_EQ(st, 200) << f.dump();
   EXPECT_EQ(f["n_samples"], 6) << f.dump();
+
+// Found by fuzzing Service::handle (fuzz/targets/server_request.cpp): a number
+// past double's range in a body is nlohmann's out_of_range, not parse_error,
+// and was answered 500 "internal error" instead of 400.
+TEST(Server, NumberPastDoubleRangeInABodyIs400) {
+  trainplan::server::Service svc;
+  for (const char* path : {"/fit", "/predict", "/plan"}) {
+    auto r = svc.handle("POST", path, R"({"id": "fit-1", "target": 0.7, "deadline": 1e400})");
+    EXPECT_EQ(r.status, 400) << path << ": " << r.body.dump();
+    EXPECT_NE(r.body["error"].get<std::string>().find("bad JSON"), std::string::npos) << r.body.dump();
+  }
+}
+
+// Found by fuzzing Service::handle: /predict with workers = INT_MAX made the
+// time models' node count, (workers + gpus_per_node - 1) / gpus_per_node,
+// overflow int (undefined behaviour; UBSan stopped the process).
+TEST(Server, PredictAtIntMaxWorkersDoesNotOverflow) {
+  trainplan::server::Service svc;
+  const json fit = {{"samples_csv", fixture_csv()}, {"model", "allreduce-local"}, {"metric_model", "global-batch"}};
+  auto f = svc.handle("POST", "/fit", fit.dump());
+  ASSERT_EQ(f.status, 200) << f.body.dump();
+  const json q = {{"id", f.body["id"]}, {"batch", 32}, {"workers", 2147483647}, {"epochs", 3}};
+  auto r = svc.handle("POST", "/predict", q.dump());
+  EXPECT_TRUE(r.status == 200 || r.status == 400 || r.status == 422) << r.status << ": " << r.body.dump();
+  EXPECT_EQ(trainplan::nodes_for(2147483647, 4), 536870912);
+  EXPECT_EQ(trainplan::nodes_for(9, 4), 3);
+  EXPECT_EQ(trainplan::nodes_for(8, 4), 2);
+}
+
+// Found by fuzzing Service::handle: a batch of 2^31 beside a metric of 1e308
+// made global-batch's isotonic link NaN, and centering it looped forever
+// (models/metric_global_batch.cpp, centered()), past the request's time limit.
+TEST(Server, FitOnExtremeSamplesEnds) {
+  trainplan::server::Service svc;
+  const std::string csv =
+      "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric\n"
+      "2147483648,1,2,50,0.5\n16,2,2,26,0.5\n32,1,2,30,1e308\n32,2,2,16,0.55\n64,1,4,20,0.7\n64,2,4,11,0.7\n"
+      "16,1,8,50,0.8\n32,2,8,16,0.82\n";
+  const json fit = {{"samples_csv", csv}, {"model", "allreduce-local"}, {"metric_model", "global-batch"}};
+  auto r = svc.handle("POST", "/fit", fit.dump());
+  EXPECT_NE(r.status, 500) << r.body.dump();
+  EXPECT_NE(r.status, 503) << r.body.dump();  // not the time limit either
 }
