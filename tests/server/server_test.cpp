@@ -322,6 +322,7 @@ TEST(Server, SamplesPathTakesAProfileStoreAsTheCliDoes) {
                   &st);
   ASSERT_EQ(st, 200) << f.dump();
   EXPECT_EQ(f["n_samples"], 6) << f.dump();
+}
 
 // Found by fuzzing Service::handle (fuzz/targets/server_request.cpp): a number
 // past double's range in a body is nlohmann's out_of_range, not parse_error,
