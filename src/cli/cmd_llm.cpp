@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/llm_shape.h"
 #include "core/error.h"
 #include "io/hardware_file.h"
 #include "io/korthikanti_csv.h"
@@ -104,30 +105,15 @@ void run_predict(const PredictArgs& a) {
 // ---- memory ----
 
 struct MemoryArgs {
-  std::string model, gpu;
-  structure::TransformerSpec spec;
+  LlmShapeArgs shape;
+  std::string gpu;
   structure::ParallelLayout layout;
   std::string recompute = "none", precision = "fp16";
   bool json = false;
 };
 
 void run_memory(MemoryArgs a) {
-  structure::TransformerSpec s = a.spec;
-  if (!a.model.empty()) {
-    auto z = structure::find_transformer(a.model);
-    if (!z) {
-      std::string names;
-      for (const auto& n : structure::transformer_names()) names += " " + n;
-      throw InputError("", 0, "--model", "'" + a.model + "' is not in the zoo:" + names);
-    }
-    s = *z;
-    if (a.spec.seq > 0) s.seq = a.spec.seq;
-  }
-  try {
-    structure::validate(s);
-  } catch (const InputError& e) {
-    throw InputError("", 0, "--" + e.field(), e.message());
-  }
+  structure::TransformerSpec s = resolve_llm_shape(a.shape);
   auto rc = structure::parse_recompute(a.recompute);
   if (!rc) throw InputError("", 0, "--recompute", "must be none, selective or full");
   auto pr = structure::parse_precision(a.precision);
@@ -241,16 +227,7 @@ void setup(CLI::App& root) {
   auto* m = llm->add_subcommand("memory", "Memory per GPU of one configuration, by part");
   m->footer("Example:\n  trainplan llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 "
             "--global-batch 64 --recompute selective --sequence-parallel --gpu a100-80gb");
-  m->add_option("--model", ma->model, "A zoo name (gpt3-175b, llama3-70b, megatron-1t, ...); else give the shape");
-  m->add_option("--layers", ma->spec.layers, "Layers");
-  m->add_option("--hidden", ma->spec.hidden, "Hidden size");
-  m->add_option("--heads", ma->spec.heads, "Attention heads");
-  m->add_option("--kv-groups", ma->spec.kv_groups, "Key/value groups (0: as many as heads)");
-  m->add_option("--ffn-hidden", ma->spec.ffn_hidden, "MLP width (0: 4 x hidden)");
-  m->add_flag("--gated-mlp", ma->spec.gated_mlp, "SwiGLU MLP");
-  m->add_option("--seq", ma->spec.seq, "Sequence length (with --model: overrides the zoo's)");
-  ma->spec.vocab = 51200;
-  m->add_option("--vocab", ma->spec.vocab, "Vocabulary")->capture_default_str();
+  add_llm_shape_options(m, ma->shape);
   m->add_option("--tp", ma->layout.tp, "Tensor-parallel ranks")->capture_default_str();
   m->add_option("--pp", ma->layout.pp, "Pipeline stages")->capture_default_str();
   m->add_option("--dp", ma->layout.dp, "Data-parallel replicas")->capture_default_str();
