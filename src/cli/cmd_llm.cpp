@@ -16,7 +16,9 @@
 #include "io/llm_config_csv.h"
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
+#include "io/megatron_ci_csv.h"
 #include "scoring/llm_eval.h"
+#include "scoring/megatron_ci_eval.h"
 
 namespace trainplan::cli {
 namespace {
@@ -157,7 +159,7 @@ void run_memory(MemoryArgs a) {
 // ---- evaluate ----
 
 struct EvaluateArgs {
-  std::string dir, gpu = "a100-80gb";
+  std::string dir, ci_dir, gpu = "a100-80gb";
   bool json = false;
 };
 
@@ -179,7 +181,52 @@ std::string summary_text(const scoring::LlmErrorSummary& s, const char* unit) {
   return out;
 }
 
+void run_megatron_ci(const EvaluateArgs& a) {
+  auto data = io::read_megatron_ci(a.ci_dir + "/megatron_ci_golden_iteration_time_memory.csv");
+  auto e = scoring::evaluate_megatron_ci(data.runs);
+  int within = 0;
+  for (const auto& g : e.ranking) within += g.within();
+  if (a.json) {
+    nlohmann::json per = nlohmann::json::array(), rank = nlohmann::json::array();
+    for (const auto& p : e.per_model)
+      per.push_back({{"model", p.model}, {"rows", p.rows}, {"time_datasheet_mape", p.time_datasheet},
+                     {"time_calibrated_mape", p.time_calibrated}, {"peak_datasheet_mape", p.peak_datasheet},
+                     {"peak_calibrated_mape", p.peak_calibrated}});
+    for (const auto& g : e.ranking)
+      rank.push_back({{"group", g.key}, {"configurations", g.configurations}, {"fastest_s", g.fastest_s},
+                      {"chosen_s", g.chosen_s}, {"fastest", g.fastest}, {"chosen", g.chosen}, {"within", g.within()}});
+    std::cout << nlohmann::json{{"rows", e.rows.size()}, {"total_rows", data.total_rows}, {"excluded", data.excluded},
+                                {"time_datasheet_mape", e.time_datasheet_mape},
+                                {"time_calibrated_leave_model_out_mape", e.time_calibrated_mape},
+                                {"peak_datasheet_mape", e.peak_datasheet_mape},
+                                {"peak_calibrated_leave_model_out_mape", e.peak_calibrated_mape},
+                                {"per_model", per}, {"ranking", rank}, {"ranking_within", within}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("Megatron-LM CI golden values: {} of {} rows used; left out:\n", e.rows.size(), data.total_rows);
+  for (const auto& [why, n] : data.excluded) std::cout << fmt::format("  {:>4}  {}\n", n, why);
+  std::cout << fmt::format("{:<22} {:>5} {:>11} {:>11} {:>11} {:>11}\n", "model (left out)", "rows", "time sheet",
+                           "time calib", "peak sheet", "peak calib");
+  for (const auto& p : e.per_model)
+    std::cout << fmt::format("{:<22} {:>5} {:>10.1f}% {:>10.1f}% {:>10.1f}% {:>10.1f}%\n", p.model, p.rows,
+                             100 * p.time_datasheet, 100 * p.time_calibrated, 100 * p.peak_datasheet,
+                             100 * p.peak_calibrated);
+  std::cout << fmt::format("{:<22} {:>5} {:>10.1f}% {:>10.1f}% {:>10.1f}% {:>10.1f}%\n", "all (MAPE)", e.rows.size(),
+                           100 * e.time_datasheet_mape, 100 * e.time_calibrated_mape, 100 * e.peak_datasheet_mape,
+                           100 * e.peak_calibrated_mape);
+  std::cout << fmt::format("ranking: the predicted-fastest configuration measured within 3% of the fastest in {} of {} "
+                           "groups\n", within, e.ranking.size());
+  for (const auto& g : e.ranking)
+    std::cout << fmt::format("  {} {:<44} {} configs; chosen {:.4g} s ({}), fastest {:.4g} s ({})\n",
+                             g.within() ? "ok  " : "MISS", g.key, g.configurations, g.chosen_s, g.chosen, g.fastest_s,
+                             g.fastest);
+}
+
 void run_evaluate(const EvaluateArgs& a) {
+  if (!a.ci_dir.empty()) run_megatron_ci(a);
+  if (a.dir.empty()) return;
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto times = io::read_korthikanti_iterations(a.dir + "/korthikanti2022_megatron_a100_iteration_time.csv");
   auto memory = io::read_korthikanti_memory(a.dir + "/korthikanti2022_memory_per_gpu.csv");
@@ -247,11 +294,16 @@ void setup(CLI::App& root) {
   auto* e = llm->add_subcommand("evaluate", "Score the time and memory models on Korthikanti et al. 2022's runs");
   e->add_option("--korthikanti", ea->dir,
                 "The folder with korthikanti2022_megatron_a100_iteration_time.csv and korthikanti2022_memory_per_gpu.csv "
-                "(../shared/data/llm)")
-      ->required();
+                "(../shared/data/llm)");
+  e->add_option("--megatron-ci", ea->ci_dir,
+                "The folder with megatron_ci_golden_iteration_time_memory.csv: datasheet and leave-one-model-out "
+                "errors of time and peak memory, and whether the predicted-fastest configuration is the fastest");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
-  e->callback([ea] { run_evaluate(*ea); });
+  e->callback([ea] {
+    if (ea->dir.empty() && ea->ci_dir.empty()) throw InputError("", 0, "--korthikanti", "give --korthikanti or --megatron-ci");
+    run_evaluate(*ea);
+  });
 }
 
 CommandRegistrar reg(46, setup);

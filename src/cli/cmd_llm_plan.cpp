@@ -138,6 +138,8 @@ void setup(CLI::App& root) {
   p->add_option("--reserve-gib", a->reserve_gib,
                 "GiB per GPU kept free for what the memory model leaves out (CUDA context, NCCL, fragmentation)")
       ->capture_default_str();
+  p->add_flag("--flash-attention", a->options.flash_attention,
+              "Fused attention (FlashAttention; Megatron-Core's default with Transformer Engine): no s^2 activations");
   p->add_flag("--json", a->json, "Print JSON");
   p->add_option("--emit", a->emit, "Print the chosen configuration as a Megatron-LM launch: torchrun or slurm");
   p->add_option("--script", a->script, "Megatron-LM's training script for --emit")->capture_default_str();

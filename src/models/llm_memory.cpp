@@ -41,8 +41,11 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   double mlp = s.gated_mlp ? 6 * sb * s.ffn() : 4 * sb * s.ffn();
   double split = 4 * sbh + 4 * sb * kv_width + mlp;
   double bytes = replicated / sp + split / t;
-  // 5as²b: the softmax output, its dropout mask and the dropout output.
-  if (l.recompute == Recompute::kNone) bytes += 5.0 * s.heads * double(s.seq) * s.seq * l.micro_batch / t;
+  // 5as²b: the softmax output, its dropout mask and the dropout output. A
+  // fused kernel keeps instead one fp32 log-sum-exp per row and head (counted
+  // in 16-bit units, twice).
+  if (l.flash_attention) bytes += 2.0 * s.heads * double(s.seq) * l.micro_batch / t;
+  else if (l.recompute == Recompute::kNone) bytes += 5.0 * s.heads * double(s.seq) * s.seq * l.micro_batch / t;
   return scale * bytes;
 }
 

@@ -84,7 +84,8 @@ class Costs {
     // output and the 1-byte mask), as Megatron-LM fuses them.
     r.mem_other = mem(11 * T * h * eb_ / sp) + mem((s_.gated_mlp ? 3 : 2) * T * f / t * eb_);
     // The fused scale-mask-softmax (2 passes) and its dropout (2.5).
-    r.mem_core = mem(4.5 * heads * double(s_.seq) * s_.seq * eb_);
+    // A fused kernel keeps the scores on chip: no softmax pass through memory.
+    r.mem_core = l_.flash_attention ? 0 : mem(4.5 * heads * double(s_.seq) * s_.seq * eb_);
     double act = T * h * eb_;
     if (l_.sequence_parallel) {
       r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-gathers + 2 reduce-scatters
@@ -154,18 +155,20 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   LayerTimes lt = c.layer();
 
   double fwd = lt.linear + lt.core + lt.mem_other + lt.mem_core + lt.comm_fwd;
-  double bwd = 2 * (lt.linear + lt.core + lt.mem_other + lt.mem_core) + lt.comm_bwd;
-  double layer_compute = 3 * (lt.linear + lt.core), layer_mem = 3 * (lt.mem_other + lt.mem_core);
+  // The fused attention's backward recomputes QK^T: 5 products' worth, not 4.
+  double core_bwd = (l.flash_attention ? 2.5 : 2.0) * lt.core;
+  double bwd = 2 * (lt.linear + lt.mem_other + lt.mem_core) + core_bwd + lt.comm_bwd;
+  double layer_compute = 3 * lt.linear + lt.core + core_bwd, layer_mem = 3 * (lt.mem_other + lt.mem_core);
   double layer_comm = lt.comm_fwd + lt.comm_bwd;
   if (l.recompute == Recompute::kFull) {
     bwd += fwd;
     layer_compute += lt.linear + lt.core, layer_mem += lt.mem_other + lt.mem_core, layer_comm += lt.comm_fwd;
-  } else if (l.recompute == Recompute::kSelective) {
+  } else if (l.recompute == Recompute::kSelective && !l.flash_attention) {
     bwd += lt.core + lt.mem_core;
     layer_compute += lt.core, layer_mem += lt.mem_core;
   }
   double layers = double(s.layers) / l.pp;
-  double body = layers * (fwd + bwd) + c.p2p();
+  double body = layers * (fwd + bwd + params_.layer_overhead_s) + c.p2p();
 
   double logits_compute = 0;
   double logits = c.logits(&logits_compute), embedding = c.embedding();
@@ -204,7 +207,7 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   double shard = l.distributed_optimizer ? l.dp : 1;
   r.optimizer = c.mem(params * params_.optimizer_bytes_per_param / shard);
 
-  r.iteration = mb * slowest + r.bubble + r.dp_comm + r.optimizer;
+  r.iteration = mb * slowest + r.bubble + r.dp_comm + r.optimizer + params_.iteration_overhead_s;
   r.flops_per_gpu = llm_model_flops(s, l) / l.gpus();
   return r;
 }
@@ -217,10 +220,13 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
     distinct.insert({r.compute, r.tp_comm + r.pp_comm + r.dp_comm, r.memory_bound});
   }
   int k = std::min<int>(3, int(distinct.size()));
+  int n = params_.fit_overheads && distinct.size() >= 5 ? 5 : 3;
+  if (n == 5) k = 5;
   LlmTimeParams base = params_;
   auto with = [&](const Eigen::VectorXd& x) {
     LlmTimeParams p = base;
     p.gemm.peak_fraction = x(0), p.link_fraction = x(1), p.gemm.memory_fraction = x(2);
+    if (x.size() == 5) p.iteration_overhead_s = x(3), p.layer_overhead_s = x(4);
     return p;
   };
   auto residuals = [&](const Eigen::VectorXd& x) {
@@ -231,10 +237,16 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
       r(i) = m.predict(samples[i].spec, samples[i].layout).iteration / samples[i].seconds - 1;
     return r;
   };
-  Eigen::VectorXd x0(3), lo = Eigen::VectorXd::Constant(3, 0.02), hi = Eigen::VectorXd::Constant(3, 1.0);
-  x0 << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
-  Eigen::Array<bool, Eigen::Dynamic, 1> fixed(3);
-  for (int j = 0; j < 3; ++j) fixed(j) = j >= k;
+  Eigen::VectorXd x0(n), lo = Eigen::VectorXd::Constant(n, 0.02), hi = Eigen::VectorXd::Constant(n, 1.0);
+  x0.head(3) << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
+  if (n == 5) {
+    x0(3) = base.iteration_overhead_s, x0(4) = base.layer_overhead_s;
+    lo(3) = lo(4) = 0, hi(3) = hi(4) = 10;
+  }
+  Eigen::Array<bool, Eigen::Dynamic, 1> fixed(n);
+  for (int j = 0; j < n; ++j) fixed(j) = j >= k;
+  // LlmTimeParams::fit_overheads: the efficiency factors stay as given.
+  if (n == 5) fixed(0) = fixed(1) = fixed(2) = true;
   auto res = numerics::bounded_lm(residuals, x0, lo, hi, fixed);
   params_ = with(res.x);
   fitted_factors_ = k;

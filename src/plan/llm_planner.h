@@ -41,6 +41,9 @@ struct LlmPlanOptions {
   int global_batch = 0;
   // Precision of every configuration. Default: bf16.
   structure::Precision precision = structure::Precision::kBf16;
+  // Fused attention for every configuration (ParallelLayout::flash_attention).
+  // Default: false.
+  bool flash_attention = false;
 
   // ---- The search space ----
   // Most GPUs a configuration may use (tp·pp·dp). REQUIRES: >= 1.

@@ -35,6 +35,11 @@ struct ParallelLayout {
   bool sequence_parallel = false;      // LayerNorm and dropout split over the sequence across tp (needs tp > 1 to matter)
   bool distributed_optimizer = false;  // fp32 master weights and Adam states sharded across dp
   Precision precision = Precision::kFp16;
+  // A fused attention kernel (FlashAttention, cuDNN fused attention: what
+  // Megatron-Core with Transformer Engine uses unless told otherwise): the
+  // s x s scores are never stored or streamed through memory, and the backward
+  // pass recomputes them. false: Megatron 2022's unfused softmax.
+  bool flash_attention = false;
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).
