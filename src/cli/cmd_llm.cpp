@@ -19,6 +19,8 @@
 #include "io/megatron_ci_csv.h"
 #include "scoring/llm_eval.h"
 #include "scoring/megatron_ci_eval.h"
+#include "scoring/transformer_runs_eval.h"
+#include "io/transformer_runs_csv.h"
 
 namespace trainplan::cli {
 namespace {
@@ -119,7 +121,7 @@ void run_memory(MemoryArgs a) {
   auto rc = structure::parse_recompute(a.recompute);
   if (!rc) throw InputError("", 0, "--recompute", "must be none, selective or full");
   auto pr = structure::parse_precision(a.precision);
-  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16 or fp32");
+  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32 or amp-fp32-master");
   a.layout.recompute = *rc, a.layout.precision = *pr;
   if (a.layout.global_batch < a.layout.micro_batch * a.layout.dp) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;
   if (auto p = structure::check_layout(s, a.layout)) throw InputError("", 0, "--" + p->field, p->message);
@@ -159,7 +161,7 @@ void run_memory(MemoryArgs a) {
 // ---- evaluate ----
 
 struct EvaluateArgs {
-  std::string dir, ci_dir, gpu = "a100-80gb";
+  std::string dir, ci_dir, runs, gpu = "a100-80gb";
   bool json = false;
 };
 
@@ -224,7 +226,42 @@ void run_megatron_ci(const EvaluateArgs& a) {
                              g.fastest);
 }
 
+// The project's single-GPU runs: datasheet and leave-one-configuration-out.
+void run_transformer_runs(const EvaluateArgs& a) {
+  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto runs = io::read_transformer_runs(a.runs);
+  auto e = scoring::evaluate_transformer_runs(runs, hw);
+  if (a.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& p : e.rows)
+      rows.push_back({{"line", p.run->line}, {"model", p.run->model}, {"measured_s", p.run->iteration_s},
+                      {"time_datasheet_s", p.time_datasheet}, {"time_calibrated_s", p.time_calibrated},
+                      {"peak_gib", p.run->peak_bytes / kGiB}, {"peak_datasheet_gib", p.peak_datasheet / kGiB},
+                      {"peak_calibrated_gib", p.peak_calibrated / kGiB}});
+    std::cout << nlohmann::json{{"runs", a.runs}, {"gpu", hw.name}, {"rows", rows},
+                                {"time_datasheet_mape", e.time_datasheet_mape},
+                                {"time_calibrated_leave_configuration_out_mape", e.time_calibrated_mape},
+                                {"peak_datasheet_mape", e.peak_datasheet_mape},
+                                {"peak_calibrated_leave_configuration_out_mape", e.peak_calibrated_mape}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("{}: {} runs on {} (amp-fp32-master, fused attention, one GPU)\n", a.runs, runs.size(), hw.name);
+  std::cout << fmt::format("{:<14} {:>4} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}\n", "model", "line", "meas_s", "sheet_s",
+                           "calib_s", "peak_GiB", "sheet", "calib");
+  for (const auto& p : e.rows)
+    std::cout << fmt::format("{:<14} {:>4} {:>9.4f} {:>9.4f} {:>9.4f} {:>8.2f} {:>8.2f} {:>8.2f}\n", p.run->model,
+                             p.run->line, p.run->iteration_s, p.time_datasheet, p.time_calibrated,
+                             p.run->peak_bytes / kGiB, p.peak_datasheet / kGiB, p.peak_calibrated / kGiB);
+  std::cout << fmt::format("time: datasheet mean |error| {:.1f}% (mean {:+.1f}%), calibrated leave-one-out {:.1f}%\n",
+                           100 * e.time_datasheet_mape, 100 * e.time_datasheet_bias, 100 * e.time_calibrated_mape);
+  std::cout << fmt::format("peak memory: datasheet mean |error| {:.1f}% (mean {:+.1f}%), calibrated leave-one-out {:.1f}%\n",
+                           100 * e.peak_datasheet_mape, 100 * e.peak_datasheet_bias, 100 * e.peak_calibrated_mape);
+}
+
 void run_evaluate(const EvaluateArgs& a) {
+  if (!a.runs.empty()) run_transformer_runs(a);
   if (!a.ci_dir.empty()) run_megatron_ci(a);
   if (a.dir.empty()) return;
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
@@ -285,7 +322,7 @@ void setup(CLI::App& root) {
   m->add_option("--recompute", ma->recompute, "none, selective or full")->capture_default_str();
   m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
-  m->add_option("--precision", ma->precision, "fp16, bf16 or fp32")->capture_default_str();
+  m->add_option("--precision", ma->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
   m->add_flag("--json", ma->json, "Print JSON");
   m->callback([ma] { run_memory(*ma); });
@@ -298,10 +335,13 @@ void setup(CLI::App& root) {
   e->add_option("--megatron-ci", ea->ci_dir,
                 "The folder with megatron_ci_golden_iteration_time_memory.csv: datasheet and leave-one-model-out "
                 "errors of time and peak memory, and whether the predicted-fastest configuration is the fastest");
+  e->add_option("--runs", ea->runs,
+                "Single-GPU runs in transformer-bench.py's CSV (examples/h100/transformer-training.csv; give --gpu h100)");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
   e->callback([ea] {
-    if (ea->dir.empty() && ea->ci_dir.empty()) throw InputError("", 0, "--korthikanti", "give --korthikanti or --megatron-ci");
+    if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty())
+      throw InputError("", 0, "--korthikanti", "give --korthikanti, --megatron-ci or --runs");
     run_evaluate(*ea);
   });
 }

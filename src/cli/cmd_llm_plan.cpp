@@ -44,7 +44,7 @@ void run_plan(PlanArgs a) {
   auto s = resolve_llm_shape(a.shape);
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto pr = structure::parse_precision(a.precision);
-  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16 or fp32");
+  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32 or amp-fp32-master");
   a.options.precision = *pr;
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
@@ -134,7 +134,7 @@ void setup(CLI::App& root) {
                 "GPU-hours available: minimise the time within them (0: minimise GPU-hours)")
       ->capture_default_str();
   p->add_option("--top", a->options.top_k, "Alternatives to list")->capture_default_str();
-  p->add_option("--precision", a->precision, "fp16, bf16 or fp32")->capture_default_str();
+  p->add_option("--precision", a->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
   p->add_option("--reserve-gib", a->reserve_gib,
                 "GiB per GPU kept free for what the memory model leaves out (CUDA context, NCCL, fragmentation)")
       ->capture_default_str();

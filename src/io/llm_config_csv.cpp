@@ -69,7 +69,7 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
     }
     if (t.has_column("precision") && !t.text(row, "precision").empty()) {
       auto p = structure::parse_precision(t.text(row, "precision"));
-      if (!p) t.fail(row, "precision", "must be fp16, bf16 or fp32, not '" + t.text(row, "precision") + "'");
+      if (!p) t.fail(row, "precision", "must be fp16, bf16, fp32 or amp-fp32-master, not '" + t.text(row, "precision") + "'");
       l.precision = *p;
     }
     l.sequence_parallel = boolean(t, row, "sequence_parallel");

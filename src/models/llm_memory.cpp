@@ -67,11 +67,16 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   if (last && (!s.tied_embeddings || (l.pp > 1))) params += V * h / t;
   if (last) params += s.biases ? 2 * h : h;
 
-  bool mixed = l.precision != Precision::kFp32;
+  // 16-bit weights with an fp32 master copy in the optimizer (Megatron), or
+  // fp32 weights that are their own master (fp32, PyTorch AMP).
+  bool master_copy = l.precision == Precision::kFp16 || l.precision == Precision::kBf16;
   double dp_shard = l.distributed_optimizer ? l.dp : 1.0;
-  m.weights = params * (mixed ? 2 : 4);
+  m.weights = params * (master_copy ? 2 : 4);
+  // Autocast keeps a bf16 copy of every fp32 weight it casts until the
+  // forward and backward are done.
+  if (l.precision == Precision::kAmpFp32Master) m.weights += params * 2;
   m.gradients = params * 4;
-  m.optimizer = params * (mixed ? 12 : 8) / dp_shard;
+  m.optimizer = params * (master_copy ? 12 : 8) / dp_shard;
   m.layer_states = (m.weights + m.gradients + m.optimizer) * layer_params / params;
 
   double layers = double(s.layers) / l.pp * in_flight(l, stage);

@@ -33,7 +33,7 @@ Machine machine(const structure::HardwareProfile& hw, Precision p) {
   // directly, so the catalog's sustained fractions (fitted to fp32 framework
   // runs) are not applied on top.
   if (p == Precision::kFp16) m.peak = g.fp16_tensor_tflops > 0 ? g.fp16_tensor_tflops : g.fp32_tflops;
-  else if (p == Precision::kBf16) m.peak = g.bf16_tensor_tflops > 0 ? g.bf16_tensor_tflops : g.fp32_tflops;
+  else if (p == Precision::kBf16 || p == Precision::kAmpFp32Master) m.peak = g.bf16_tensor_tflops > 0 ? g.bf16_tensor_tflops : g.fp32_tflops;
   else m.peak = g.fp32_tflops;
   m.peak *= 1e12;
   m.bandwidth = g.memory_bandwidth_gbps * 1e9;
@@ -77,7 +77,14 @@ class Costs {
     double qkv = h + 2.0 * s_.kv() * d;
     r.linear = gemm(T, h, qkv / t) + gemm(T, h / t, h) + gemm(T, h, (s_.gated_mlp ? 2 : 1) * f / t) + gemm(T, f / t, h);
     double heads = double(l_.micro_batch) * s_.heads / t;
-    r.core = gemm(s_.seq, d, s_.seq, heads) + gemm(s_.seq, s_.seq, d, heads);
+    if (l_.flash_attention) {
+      // A fused kernel keeps the s x s scores on chip: its two products are
+      // compute-bound, with no s^2 bytes through memory.
+      double flops = 2 * 2.0 * s_.seq * d * double(s_.seq) * heads;
+      r.core = flops / (m_.peak * p_.gemm.peak_fraction) + p_.gemm.launch_s;
+    } else {
+      r.core = gemm(s_.seq, d, s_.seq, heads) + gemm(s_.seq, s_.seq, d, heads);
+    }
     double sp = l_.sequence_parallel ? t : 1;
     // Element passes (a read or a write of every element): 2 LayerNorms x 2,
     // 2 fused bias-dropout-residual-adds x 3.5 (the input, the residual, the

@@ -39,7 +39,7 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   a.push_back(fmt::format("--micro-batch-size {} --global-batch-size {}", l.micro_batch, l.global_batch));
   a.push_back(fmt::format("--train-iters {}", o.train_iters));
   if (l.precision == Precision::kFp16) a.push_back("--fp16");
-  if (l.precision == Precision::kBf16) a.push_back("--bf16");
+  if (l.precision == Precision::kBf16 || l.precision == Precision::kAmpFp32Master) a.push_back("--bf16");
   a.push_back(l.flash_attention ? "--attention-backend flash" : "--attention-backend unfused");
   a.push_back("$DATA_ARGS");
   std::string out;

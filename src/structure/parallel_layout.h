@@ -20,6 +20,10 @@ enum class Precision {
   kFp16,  // mixed precision: fp16 weights and activations, fp32 main gradients and master weights
   kBf16,  // as kFp16 with bf16
   kFp32,  // everything fp32
+  // PyTorch AMP with fp32 master weights ("amp-fp32-master"): fp32 weights,
+  // gradients and Adam's two moments (16 bytes per parameter, no separate
+  // master copy), bf16 autocast for the products and the activations.
+  kAmpFp32Master,
 };
 
 struct ParallelLayout {
@@ -59,7 +63,7 @@ struct LayoutProblem {
 // divides the layers, micro_batch·dp divides global_batch.
 std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
 
-// "none", "selective", "full"; "fp16", "bf16", "fp32".
+// "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master".
 std::string to_string(Recompute r);
 std::string to_string(Precision p);
 std::optional<Recompute> parse_recompute(const std::string& s);
