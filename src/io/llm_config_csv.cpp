@@ -74,6 +74,7 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
     }
     l.sequence_parallel = boolean(t, row, "sequence_parallel");
     l.distributed_optimizer = boolean(t, row, "distributed_optimizer");
+    l.flash_attention = boolean(t, row, "flash_attention");
     int gpus = integer(t, row, "gpus");
     if (gpus != l.gpus())
       t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {}", gpus, l.tp, l.pp, l.dp, l.gpus()));
