@@ -9,13 +9,18 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/llm_shape.h"
 #include "core/error.h"
 #include "io/hardware_file.h"
 #include "io/korthikanti_csv.h"
 #include "io/llm_config_csv.h"
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
+#include "io/megatron_ci_csv.h"
 #include "scoring/llm_eval.h"
+#include "scoring/megatron_ci_eval.h"
+#include "scoring/transformer_runs_eval.h"
+#include "io/transformer_runs_csv.h"
 
 namespace trainplan::cli {
 namespace {
@@ -104,34 +109,19 @@ void run_predict(const PredictArgs& a) {
 // ---- memory ----
 
 struct MemoryArgs {
-  std::string model, gpu;
-  structure::TransformerSpec spec;
+  LlmShapeArgs shape;
+  std::string gpu;
   structure::ParallelLayout layout;
   std::string recompute = "none", precision = "fp16";
   bool json = false;
 };
 
 void run_memory(MemoryArgs a) {
-  structure::TransformerSpec s = a.spec;
-  if (!a.model.empty()) {
-    auto z = structure::find_transformer(a.model);
-    if (!z) {
-      std::string names;
-      for (const auto& n : structure::transformer_names()) names += " " + n;
-      throw InputError("", 0, "--model", "'" + a.model + "' is not in the zoo:" + names);
-    }
-    s = *z;
-    if (a.spec.seq > 0) s.seq = a.spec.seq;
-  }
-  try {
-    structure::validate(s);
-  } catch (const InputError& e) {
-    throw InputError("", 0, "--" + e.field(), e.message());
-  }
+  structure::TransformerSpec s = resolve_llm_shape(a.shape);
   auto rc = structure::parse_recompute(a.recompute);
   if (!rc) throw InputError("", 0, "--recompute", "must be none, selective or full");
   auto pr = structure::parse_precision(a.precision);
-  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16 or fp32");
+  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32 or amp-fp32-master");
   a.layout.recompute = *rc, a.layout.precision = *pr;
   if (a.layout.global_batch < a.layout.micro_batch * a.layout.dp) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;
   if (auto p = structure::check_layout(s, a.layout)) throw InputError("", 0, "--" + p->field, p->message);
@@ -171,7 +161,7 @@ void run_memory(MemoryArgs a) {
 // ---- evaluate ----
 
 struct EvaluateArgs {
-  std::string dir, gpu = "a100-80gb";
+  std::string dir, ci_dir, runs, gpu = "a100-80gb";
   bool json = false;
 };
 
@@ -193,7 +183,87 @@ std::string summary_text(const scoring::LlmErrorSummary& s, const char* unit) {
   return out;
 }
 
+void run_megatron_ci(const EvaluateArgs& a) {
+  auto data = io::read_megatron_ci(a.ci_dir + "/megatron_ci_golden_iteration_time_memory.csv");
+  auto e = scoring::evaluate_megatron_ci(data.runs);
+  int within = 0;
+  for (const auto& g : e.ranking) within += g.within();
+  if (a.json) {
+    nlohmann::json per = nlohmann::json::array(), rank = nlohmann::json::array();
+    for (const auto& p : e.per_model)
+      per.push_back({{"model", p.model}, {"rows", p.rows}, {"time_datasheet_mape", p.time_datasheet},
+                     {"time_calibrated_mape", p.time_calibrated}, {"peak_datasheet_mape", p.peak_datasheet},
+                     {"peak_calibrated_mape", p.peak_calibrated}});
+    for (const auto& g : e.ranking)
+      rank.push_back({{"group", g.key}, {"configurations", g.configurations}, {"fastest_s", g.fastest_s},
+                      {"chosen_s", g.chosen_s}, {"fastest", g.fastest}, {"chosen", g.chosen}, {"within", g.within()}});
+    std::cout << nlohmann::json{{"rows", e.rows.size()}, {"total_rows", data.total_rows}, {"excluded", data.excluded},
+                                {"time_datasheet_mape", e.time_datasheet_mape},
+                                {"time_calibrated_leave_model_out_mape", e.time_calibrated_mape},
+                                {"peak_datasheet_mape", e.peak_datasheet_mape},
+                                {"peak_calibrated_leave_model_out_mape", e.peak_calibrated_mape},
+                                {"per_model", per}, {"ranking", rank}, {"ranking_within", within}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("Megatron-LM CI golden values: {} of {} rows used; left out:\n", e.rows.size(), data.total_rows);
+  for (const auto& [why, n] : data.excluded) std::cout << fmt::format("  {:>4}  {}\n", n, why);
+  std::cout << fmt::format("{:<22} {:>5} {:>11} {:>11} {:>11} {:>11}\n", "model (left out)", "rows", "time sheet",
+                           "time calib", "peak sheet", "peak calib");
+  for (const auto& p : e.per_model)
+    std::cout << fmt::format("{:<22} {:>5} {:>10.1f}% {:>10.1f}% {:>10.1f}% {:>10.1f}%\n", p.model, p.rows,
+                             100 * p.time_datasheet, 100 * p.time_calibrated, 100 * p.peak_datasheet,
+                             100 * p.peak_calibrated);
+  std::cout << fmt::format("{:<22} {:>5} {:>10.1f}% {:>10.1f}% {:>10.1f}% {:>10.1f}%\n", "all (MAPE)", e.rows.size(),
+                           100 * e.time_datasheet_mape, 100 * e.time_calibrated_mape, 100 * e.peak_datasheet_mape,
+                           100 * e.peak_calibrated_mape);
+  std::cout << fmt::format("ranking: the predicted-fastest configuration measured within 3% of the fastest in {} of {} "
+                           "groups\n", within, e.ranking.size());
+  for (const auto& g : e.ranking)
+    std::cout << fmt::format("  {} {:<44} {} configs; chosen {:.4g} s ({}), fastest {:.4g} s ({})\n",
+                             g.within() ? "ok  " : "MISS", g.key, g.configurations, g.chosen_s, g.chosen, g.fastest_s,
+                             g.fastest);
+}
+
+// The project's single-GPU runs: datasheet and leave-one-configuration-out.
+void run_transformer_runs(const EvaluateArgs& a) {
+  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto runs = io::read_transformer_runs(a.runs);
+  auto e = scoring::evaluate_transformer_runs(runs, hw);
+  if (a.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& p : e.rows)
+      rows.push_back({{"line", p.run->line}, {"model", p.run->model}, {"measured_s", p.run->iteration_s},
+                      {"time_datasheet_s", p.time_datasheet}, {"time_calibrated_s", p.time_calibrated},
+                      {"peak_gib", p.run->peak_bytes / kGiB}, {"peak_datasheet_gib", p.peak_datasheet / kGiB},
+                      {"peak_calibrated_gib", p.peak_calibrated / kGiB}});
+    std::cout << nlohmann::json{{"runs", a.runs}, {"gpu", hw.name}, {"rows", rows},
+                                {"time_datasheet_mape", e.time_datasheet_mape},
+                                {"time_calibrated_leave_configuration_out_mape", e.time_calibrated_mape},
+                                {"peak_datasheet_mape", e.peak_datasheet_mape},
+                                {"peak_calibrated_leave_configuration_out_mape", e.peak_calibrated_mape}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("{}: {} runs on {} (amp-fp32-master, fused attention, one GPU)\n", a.runs, runs.size(), hw.name);
+  std::cout << fmt::format("{:<14} {:>4} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}\n", "model", "line", "meas_s", "sheet_s",
+                           "calib_s", "peak_GiB", "sheet", "calib");
+  for (const auto& p : e.rows)
+    std::cout << fmt::format("{:<14} {:>4} {:>9.4f} {:>9.4f} {:>9.4f} {:>8.2f} {:>8.2f} {:>8.2f}\n", p.run->model,
+                             p.run->line, p.run->iteration_s, p.time_datasheet, p.time_calibrated,
+                             p.run->peak_bytes / kGiB, p.peak_datasheet / kGiB, p.peak_calibrated / kGiB);
+  std::cout << fmt::format("time: datasheet mean |error| {:.1f}% (mean {:+.1f}%), calibrated leave-one-out {:.1f}%\n",
+                           100 * e.time_datasheet_mape, 100 * e.time_datasheet_bias, 100 * e.time_calibrated_mape);
+  std::cout << fmt::format("peak memory: datasheet mean |error| {:.1f}% (mean {:+.1f}%), calibrated leave-one-out {:.1f}%\n",
+                           100 * e.peak_datasheet_mape, 100 * e.peak_datasheet_bias, 100 * e.peak_calibrated_mape);
+}
+
 void run_evaluate(const EvaluateArgs& a) {
+  if (!a.runs.empty()) run_transformer_runs(a);
+  if (!a.ci_dir.empty()) run_megatron_ci(a);
+  if (a.dir.empty()) return;
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto times = io::read_korthikanti_iterations(a.dir + "/korthikanti2022_megatron_a100_iteration_time.csv");
   auto memory = io::read_korthikanti_memory(a.dir + "/korthikanti2022_memory_per_gpu.csv");
@@ -241,16 +311,7 @@ void setup(CLI::App& root) {
   auto* m = llm->add_subcommand("memory", "Memory per GPU of one configuration, by part");
   m->footer("Example:\n  trainplan llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 "
             "--global-batch 64 --recompute selective --sequence-parallel --gpu a100-80gb");
-  m->add_option("--model", ma->model, "A zoo name (gpt3-175b, llama3-70b, megatron-1t, ...); else give the shape");
-  m->add_option("--layers", ma->spec.layers, "Layers");
-  m->add_option("--hidden", ma->spec.hidden, "Hidden size");
-  m->add_option("--heads", ma->spec.heads, "Attention heads");
-  m->add_option("--kv-groups", ma->spec.kv_groups, "Key/value groups (0: as many as heads)");
-  m->add_option("--ffn-hidden", ma->spec.ffn_hidden, "MLP width (0: 4 x hidden)");
-  m->add_flag("--gated-mlp", ma->spec.gated_mlp, "SwiGLU MLP");
-  m->add_option("--seq", ma->spec.seq, "Sequence length (with --model: overrides the zoo's)");
-  ma->spec.vocab = 51200;
-  m->add_option("--vocab", ma->spec.vocab, "Vocabulary")->capture_default_str();
+  add_llm_shape_options(m, ma->shape);
   m->add_option("--tp", ma->layout.tp, "Tensor-parallel ranks")->capture_default_str();
   m->add_option("--pp", ma->layout.pp, "Pipeline stages")->capture_default_str();
   m->add_option("--dp", ma->layout.dp, "Data-parallel replicas")->capture_default_str();
@@ -261,7 +322,7 @@ void setup(CLI::App& root) {
   m->add_option("--recompute", ma->recompute, "none, selective or full")->capture_default_str();
   m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
-  m->add_option("--precision", ma->precision, "fp16, bf16 or fp32")->capture_default_str();
+  m->add_option("--precision", ma->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
   m->add_flag("--json", ma->json, "Print JSON");
   m->callback([ma] { run_memory(*ma); });
@@ -270,11 +331,19 @@ void setup(CLI::App& root) {
   auto* e = llm->add_subcommand("evaluate", "Score the time and memory models on Korthikanti et al. 2022's runs");
   e->add_option("--korthikanti", ea->dir,
                 "The folder with korthikanti2022_megatron_a100_iteration_time.csv and korthikanti2022_memory_per_gpu.csv "
-                "(../shared/data/llm)")
-      ->required();
+                "(../shared/data/llm)");
+  e->add_option("--megatron-ci", ea->ci_dir,
+                "The folder with megatron_ci_golden_iteration_time_memory.csv: datasheet and leave-one-model-out "
+                "errors of time and peak memory, and whether the predicted-fastest configuration is the fastest");
+  e->add_option("--runs", ea->runs,
+                "Single-GPU runs in transformer-bench.py's CSV (examples/h100/transformer-training.csv; give --gpu h100)");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
-  e->callback([ea] { run_evaluate(*ea); });
+  e->callback([ea] {
+    if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty())
+      throw InputError("", 0, "--korthikanti", "give --korthikanti, --megatron-ci or --runs");
+    run_evaluate(*ea);
+  });
 }
 
 CommandRegistrar reg(46, setup);

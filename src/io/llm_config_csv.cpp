@@ -69,11 +69,12 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
     }
     if (t.has_column("precision") && !t.text(row, "precision").empty()) {
       auto p = structure::parse_precision(t.text(row, "precision"));
-      if (!p) t.fail(row, "precision", "must be fp16, bf16 or fp32, not '" + t.text(row, "precision") + "'");
+      if (!p) t.fail(row, "precision", "must be fp16, bf16, fp32 or amp-fp32-master, not '" + t.text(row, "precision") + "'");
       l.precision = *p;
     }
     l.sequence_parallel = boolean(t, row, "sequence_parallel");
     l.distributed_optimizer = boolean(t, row, "distributed_optimizer");
+    l.flash_attention = boolean(t, row, "flash_attention");
     int gpus = integer(t, row, "gpus");
     if (gpus != l.gpus())
       t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {}", gpus, l.tp, l.pp, l.dp, l.gpus()));

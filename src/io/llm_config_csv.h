@@ -6,8 +6,8 @@
 //   optional  vocab (51200), ffn_hidden (4 x hidden), kv_groups (heads),
 //             gated_mlp (false), virtual_stages (1),
 //             recompute: none | selective | full (none),
-//             sequence_parallel, distributed_optimizer: true | false (false),
-//             precision: fp16 | bf16 | fp32 (fp16, mixed precision)
+//             sequence_parallel, distributed_optimizer, flash_attention: true | false (false),
+//             precision: fp16 | bf16 | fp32 | amp-fp32-master (fp16, mixed precision)
 //   measured  iteration_time_s (seconds per iteration, > 0) where asked for;
 //             memory_gib (peak GiB per GPU, > 0), optional
 //

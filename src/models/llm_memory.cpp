@@ -41,8 +41,11 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   double mlp = s.gated_mlp ? 6 * sb * s.ffn() : 4 * sb * s.ffn();
   double split = 4 * sbh + 4 * sb * kv_width + mlp;
   double bytes = replicated / sp + split / t;
-  // 5as²b: the softmax output, its dropout mask and the dropout output.
-  if (l.recompute == Recompute::kNone) bytes += 5.0 * s.heads * double(s.seq) * s.seq * l.micro_batch / t;
+  // 5as²b: the softmax output, its dropout mask and the dropout output. A
+  // fused kernel keeps instead one fp32 log-sum-exp per row and head (counted
+  // in 16-bit units, twice).
+  if (l.flash_attention) bytes += 2.0 * s.heads * double(s.seq) * l.micro_batch / t;
+  else if (l.recompute == Recompute::kNone) bytes += 5.0 * s.heads * double(s.seq) * s.seq * l.micro_batch / t;
   return scale * bytes;
 }
 
@@ -64,11 +67,16 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   if (last && (!s.tied_embeddings || (l.pp > 1))) params += V * h / t;
   if (last) params += s.biases ? 2 * h : h;
 
-  bool mixed = l.precision != Precision::kFp32;
+  // 16-bit weights with an fp32 master copy in the optimizer (Megatron), or
+  // fp32 weights that are their own master (fp32, PyTorch AMP).
+  bool master_copy = l.precision == Precision::kFp16 || l.precision == Precision::kBf16;
   double dp_shard = l.distributed_optimizer ? l.dp : 1.0;
-  m.weights = params * (mixed ? 2 : 4);
+  m.weights = params * (master_copy ? 2 : 4);
+  // Autocast keeps a bf16 copy of every fp32 weight it casts until the
+  // forward and backward are done.
+  if (l.precision == Precision::kAmpFp32Master) m.weights += params * 2;
   m.gradients = params * 4;
-  m.optimizer = params * (mixed ? 12 : 8) / dp_shard;
+  m.optimizer = params * (master_copy ? 12 : 8) / dp_shard;
   m.layer_states = (m.weights + m.gradients + m.optimizer) * layer_params / params;
 
   double layers = double(s.layers) / l.pp * in_flight(l, stage);

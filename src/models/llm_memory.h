@@ -5,7 +5,8 @@
 //   weights, gradients, optimizer: parameters on the stage / tp, times 2, 4
 //     and 12 bytes in mixed precision (Megatron's 18 bytes per parameter:
 //     16-bit weights, fp32 main gradients, fp32 master weights and Adam's two
-//     moments); 4, 4, 8 in fp32. The distributed optimizer divides the
+//     moments); 4, 4, 8 in fp32; in PyTorch AMP with fp32 master weights
+//     4 + 2 (autocast's bf16 copies), 4, 8. The distributed optimizer divides the
 //     optimizer bytes (and, in fp32, nothing else) by dp.
 //   activations (Korthikanti et al. 2022, eq. 1-6), bytes per layer and
 //     micro-batch for 16-bit activations, h = hidden, s = seq, b = micro-batch:

@@ -33,7 +33,7 @@ Machine machine(const structure::HardwareProfile& hw, Precision p) {
   // directly, so the catalog's sustained fractions (fitted to fp32 framework
   // runs) are not applied on top.
   if (p == Precision::kFp16) m.peak = g.fp16_tensor_tflops > 0 ? g.fp16_tensor_tflops : g.fp32_tflops;
-  else if (p == Precision::kBf16) m.peak = g.bf16_tensor_tflops > 0 ? g.bf16_tensor_tflops : g.fp32_tflops;
+  else if (p == Precision::kBf16 || p == Precision::kAmpFp32Master) m.peak = g.bf16_tensor_tflops > 0 ? g.bf16_tensor_tflops : g.fp32_tflops;
   else m.peak = g.fp32_tflops;
   m.peak *= 1e12;
   m.bandwidth = g.memory_bandwidth_gbps * 1e9;
@@ -77,14 +77,22 @@ class Costs {
     double qkv = h + 2.0 * s_.kv() * d;
     r.linear = gemm(T, h, qkv / t) + gemm(T, h / t, h) + gemm(T, h, (s_.gated_mlp ? 2 : 1) * f / t) + gemm(T, f / t, h);
     double heads = double(l_.micro_batch) * s_.heads / t;
-    r.core = gemm(s_.seq, d, s_.seq, heads) + gemm(s_.seq, s_.seq, d, heads);
+    if (l_.flash_attention) {
+      // A fused kernel keeps the s x s scores on chip: its two products are
+      // compute-bound, with no s^2 bytes through memory.
+      double flops = 2 * 2.0 * s_.seq * d * double(s_.seq) * heads;
+      r.core = flops / (m_.peak * p_.gemm.peak_fraction) + p_.gemm.launch_s;
+    } else {
+      r.core = gemm(s_.seq, d, s_.seq, heads) + gemm(s_.seq, s_.seq, d, heads);
+    }
     double sp = l_.sequence_parallel ? t : 1;
     // Element passes (a read or a write of every element): 2 LayerNorms x 2,
     // 2 fused bias-dropout-residual-adds x 3.5 (the input, the residual, the
     // output and the 1-byte mask), as Megatron-LM fuses them.
     r.mem_other = mem(11 * T * h * eb_ / sp) + mem((s_.gated_mlp ? 3 : 2) * T * f / t * eb_);
     // The fused scale-mask-softmax (2 passes) and its dropout (2.5).
-    r.mem_core = mem(4.5 * heads * double(s_.seq) * s_.seq * eb_);
+    // A fused kernel keeps the scores on chip: no softmax pass through memory.
+    r.mem_core = l_.flash_attention ? 0 : mem(4.5 * heads * double(s_.seq) * s_.seq * eb_);
     double act = T * h * eb_;
     if (l_.sequence_parallel) {
       r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-gathers + 2 reduce-scatters
@@ -154,18 +162,20 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   LayerTimes lt = c.layer();
 
   double fwd = lt.linear + lt.core + lt.mem_other + lt.mem_core + lt.comm_fwd;
-  double bwd = 2 * (lt.linear + lt.core + lt.mem_other + lt.mem_core) + lt.comm_bwd;
-  double layer_compute = 3 * (lt.linear + lt.core), layer_mem = 3 * (lt.mem_other + lt.mem_core);
+  // The fused attention's backward recomputes QK^T: 5 products' worth, not 4.
+  double core_bwd = (l.flash_attention ? 2.5 : 2.0) * lt.core;
+  double bwd = 2 * (lt.linear + lt.mem_other + lt.mem_core) + core_bwd + lt.comm_bwd;
+  double layer_compute = 3 * lt.linear + lt.core + core_bwd, layer_mem = 3 * (lt.mem_other + lt.mem_core);
   double layer_comm = lt.comm_fwd + lt.comm_bwd;
   if (l.recompute == Recompute::kFull) {
     bwd += fwd;
     layer_compute += lt.linear + lt.core, layer_mem += lt.mem_other + lt.mem_core, layer_comm += lt.comm_fwd;
-  } else if (l.recompute == Recompute::kSelective) {
+  } else if (l.recompute == Recompute::kSelective && !l.flash_attention) {
     bwd += lt.core + lt.mem_core;
     layer_compute += lt.core, layer_mem += lt.mem_core;
   }
   double layers = double(s.layers) / l.pp;
-  double body = layers * (fwd + bwd) + c.p2p();
+  double body = layers * (fwd + bwd + params_.layer_overhead_s) + c.p2p();
 
   double logits_compute = 0;
   double logits = c.logits(&logits_compute), embedding = c.embedding();
@@ -204,7 +214,7 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   double shard = l.distributed_optimizer ? l.dp : 1;
   r.optimizer = c.mem(params * params_.optimizer_bytes_per_param / shard);
 
-  r.iteration = mb * slowest + r.bubble + r.dp_comm + r.optimizer;
+  r.iteration = mb * slowest + r.bubble + r.dp_comm + r.optimizer + params_.iteration_overhead_s;
   r.flops_per_gpu = llm_model_flops(s, l) / l.gpus();
   return r;
 }
@@ -217,10 +227,13 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
     distinct.insert({r.compute, r.tp_comm + r.pp_comm + r.dp_comm, r.memory_bound});
   }
   int k = std::min<int>(3, int(distinct.size()));
+  int n = params_.fit_overheads && distinct.size() >= 5 ? 5 : 3;
+  if (n == 5) k = 5;
   LlmTimeParams base = params_;
   auto with = [&](const Eigen::VectorXd& x) {
     LlmTimeParams p = base;
     p.gemm.peak_fraction = x(0), p.link_fraction = x(1), p.gemm.memory_fraction = x(2);
+    if (x.size() == 5) p.iteration_overhead_s = x(3), p.layer_overhead_s = x(4);
     return p;
   };
   auto residuals = [&](const Eigen::VectorXd& x) {
@@ -231,10 +244,16 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
       r(i) = m.predict(samples[i].spec, samples[i].layout).iteration / samples[i].seconds - 1;
     return r;
   };
-  Eigen::VectorXd x0(3), lo = Eigen::VectorXd::Constant(3, 0.02), hi = Eigen::VectorXd::Constant(3, 1.0);
-  x0 << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
-  Eigen::Array<bool, Eigen::Dynamic, 1> fixed(3);
-  for (int j = 0; j < 3; ++j) fixed(j) = j >= k;
+  Eigen::VectorXd x0(n), lo = Eigen::VectorXd::Constant(n, 0.02), hi = Eigen::VectorXd::Constant(n, 1.0);
+  x0.head(3) << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
+  if (n == 5) {
+    x0(3) = base.iteration_overhead_s, x0(4) = base.layer_overhead_s;
+    lo(3) = lo(4) = 0, hi(3) = hi(4) = 10;
+  }
+  Eigen::Array<bool, Eigen::Dynamic, 1> fixed(n);
+  for (int j = 0; j < n; ++j) fixed(j) = j >= k;
+  // LlmTimeParams::fit_overheads: the efficiency factors stay as given.
+  if (n == 5) fixed(0) = fixed(1) = fixed(2) = true;
   auto res = numerics::bounded_lm(residuals, x0, lo, hi, fixed);
   params_ = with(res.x);
   fitted_factors_ = k;

@@ -52,6 +52,19 @@ struct LlmTimeParams {
   // twice (8), zeroing writes it (4). Default: 42. Divided by dp with the
   // distributed optimizer.
   double optimizer_bytes_per_param = 42;
+
+  // Host-side costs the kernels above leave out (Python, launches of the
+  // kernels not modelled, logging, deterministic algorithms): seconds per
+  // iteration, and per layer per micro-batch (forward and backward) on a
+  // stage. Default: 0 each (the datasheet model has none).
+  double iteration_overhead_s = 0;
+  double layer_overhead_s = 0;
+  // fit() fits the two overheads above (within [0, 10] s) instead of the
+  // efficiency factors, which stay as given: runs of small models, which are
+  // most of what measures overheads, cannot tell a slow kernel from a host
+  // delay. Needs five distinct configurations (else the factors are fitted as
+  // without it). Default: false.
+  bool fit_overheads = false;
 };
 
 // Seconds by part for one iteration.
@@ -81,7 +94,8 @@ class LlmTimeModel {
   explicit LlmTimeModel(structure::HardwareProfile hw, LlmTimeParams p = {}) : hw_(std::move(hw)), params_(p) {}
 
   // Scales the efficiency factors (peak_fraction, then link_fraction, then
-  // memory_fraction: as many as the distinct samples allow, at most three)
+  // memory_fraction: as many as the distinct samples allow, at most three;
+  // with fit_overheads the two overheads instead)
   // by bounded Levenberg-Marquardt on relative errors, each within
   // [0.02, 1]. Throws InputError on no samples.
   void fit(const std::vector<LlmTimeSample>& samples);

@@ -37,6 +37,7 @@ std::string to_string(Precision p) {
     case Precision::kFp16: return "fp16";
     case Precision::kBf16: return "bf16";
     case Precision::kFp32: return "fp32";
+    case Precision::kAmpFp32Master: return "amp-fp32-master";
   }
   return "?";
 }
@@ -52,6 +53,7 @@ std::optional<Precision> parse_precision(const std::string& s) {
   if (s == "fp16") return Precision::kFp16;
   if (s == "bf16") return Precision::kBf16;
   if (s == "fp32") return Precision::kFp32;
+  if (s == "amp-fp32-master") return Precision::kAmpFp32Master;
   return std::nullopt;
 }
 

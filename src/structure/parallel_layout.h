@@ -20,6 +20,10 @@ enum class Precision {
   kFp16,  // mixed precision: fp16 weights and activations, fp32 main gradients and master weights
   kBf16,  // as kFp16 with bf16
   kFp32,  // everything fp32
+  // PyTorch AMP with fp32 master weights ("amp-fp32-master"): fp32 weights,
+  // gradients and Adam's two moments (16 bytes per parameter, no separate
+  // master copy), bf16 autocast for the products and the activations.
+  kAmpFp32Master,
 };
 
 struct ParallelLayout {
@@ -35,6 +39,11 @@ struct ParallelLayout {
   bool sequence_parallel = false;      // LayerNorm and dropout split over the sequence across tp (needs tp > 1 to matter)
   bool distributed_optimizer = false;  // fp32 master weights and Adam states sharded across dp
   Precision precision = Precision::kFp16;
+  // A fused attention kernel (FlashAttention, cuDNN fused attention: what
+  // Megatron-Core with Transformer Engine uses unless told otherwise): the
+  // s x s scores are never stored or streamed through memory, and the backward
+  // pass recomputes them. false: Megatron 2022's unfused softmax.
+  bool flash_attention = false;
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).
@@ -54,7 +63,7 @@ struct LayoutProblem {
 // divides the layers, micro_batch·dp divides global_batch.
 std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
 
-// "none", "selective", "full"; "fp16", "bf16", "fp32".
+// "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master".
 std::string to_string(Recompute r);
 std::string to_string(Precision p);
 std::optional<Recompute> parse_recompute(const std::string& s);

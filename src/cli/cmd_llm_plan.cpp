@@ -1,0 +1,152 @@
+// trainplan llm plan: the Megatron-LM configuration (tp, pp, virtual stages,
+// dp, micro-batch, recomputation, sequence parallelism, distributed
+// optimizer) that trains a token budget at the least GPU-hours under a
+// deadline, or in the least time under a GPU-hour budget, by exhaustive
+// search (plan/llm_planner.h); --emit prints it as a torchrun command line or
+// an sbatch script (plan/llm_launch.h). Nothing qualifies: exit 3 naming the
+// constraint that fails and by how much.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/llm_shape.h"
+#include "core/error.h"
+#include "io/hardware_file.h"
+#include "plan/llm_launch.h"
+#include "plan/llm_planner.h"
+
+namespace trainplan::cli {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct PlanArgs {
+  LlmShapeArgs shape;
+  std::string gpu, precision = "bf16", emit, script = "pretrain_gpt.py";
+  plan::LlmPlanOptions options;
+  double reserve_gib = 2;
+  bool json = false;
+};
+
+nlohmann::json candidate_json(const plan::LlmCandidate& c) {
+  const auto& l = c.layout;
+  return {{"gpus", l.gpus()}, {"tp", l.tp}, {"pp", l.pp}, {"virtual_stages", l.virtual_stages}, {"dp", l.dp},
+          {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
+          {"recompute", structure::to_string(l.recompute)}, {"sequence_parallel", l.sequence_parallel},
+          {"distributed_optimizer", l.distributed_optimizer}, {"iteration_time_s", c.iteration_s},
+          {"train_time_s", c.train_s}, {"gpu_hours", c.gpu_hours}, {"memory_gib", c.memory_bytes / kGiB},
+          {"headroom_gib", c.headroom_bytes / kGiB}};
+}
+
+void run_plan(PlanArgs a) {
+  auto s = resolve_llm_shape(a.shape);
+  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto pr = structure::parse_precision(a.precision);
+  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32 or amp-fp32-master");
+  a.options.precision = *pr;
+  a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
+  if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
+    throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
+  plan::LlmPlanResult r;
+  try {
+    r = plan::plan_llm(s, models::LlmTimeModel(hw), models::LlmMemoryModel(), a.options);
+  } catch (const InputError& e) {
+    std::string f = e.field() == "global_batch" ? "global-batch" : e.field() == "max_gpus" ? "max-gpus" : e.field();
+    throw InputError("", 0, "--" + f, e.message());
+  }
+  int per_node = a.options.gpus_per_node > 0 ? a.options.gpus_per_node : std::max(1, hw.node.gpus_per_node);
+  const char* objective = a.options.gpu_hour_budget > 0 ? "least time" : "fewest GPU-hours";
+
+  if (!a.emit.empty() && !r.top.empty()) {
+    plan::LlmLaunchOptions lo;
+    lo.gpus_per_node = per_node;
+    lo.train_iters = r.iterations;
+    lo.script = a.script;
+    lo.time_limit_s = a.options.deadline_s > 0 ? a.options.deadline_s : 0;
+    std::cout << plan::megatron_launch_spec(a.emit, s, r.top.front().layout, lo);
+    return;
+  }
+  if (a.json) {
+    nlohmann::json top = nlohmann::json::array();
+    for (const auto& c : r.top) top.push_back(candidate_json(c));
+    nlohmann::json j = {{"model", s.name}, {"params", s.total_params()}, {"gpu", hw.name},
+                        {"objective", objective}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
+                        {"fit_memory", r.fit}, {"qualified", r.qualified},
+                        {"memory_available_gib", r.capacity_bytes / kGiB}, {"top", top}};
+    if (!r.top.empty()) j["chosen"] = top.front();
+    if (!r.failing.empty()) {
+      j["failing"] = r.failing;
+      j["explanation"] = r.explanation;
+      if (r.closest) j["closest"] = candidate_json(*r.closest);
+    }
+    std::cout << j.dump(2) << "\n";
+    if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
+    return;
+  }
+  std::cout << fmt::format(
+      "{} ({:.4g}B parameters), {:.4g} tokens, global batch {} x {} tokens: {} iterations; {} ({:g} GB, {} per node)\n",
+      s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, a.options.tokens, a.options.global_batch, s.seq,
+      r.iterations, hw.name, hw.gpu.memory_gb, per_node);
+  std::cout << fmt::format("searched {} configurations up to {} GPUs: {} fit in {:.2f} GiB per GPU, {} qualify; {}{}{}\n",
+                           r.enumerated, a.options.max_gpus, r.fit, r.capacity_bytes / kGiB, r.qualified, objective,
+                           a.options.deadline_s > 0 ? fmt::format(" within {:.4g} h", a.options.deadline_s / 3600) : "",
+                           a.options.gpu_hour_budget > 0
+                               ? fmt::format(" within {:.4g} GPU-hours", a.options.gpu_hour_budget)
+                               : "");
+  if (r.top.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
+  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
+                           "rank", "gpus", "tp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
+                           "train_h", "GPU-hours", "mem_GiB", "free_GiB");
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const auto& c = r.top[i];
+    const auto& l = c.layout;
+    std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9.4g} {:>9.4g} {:>10.4g} "
+                             "{:>8.2f} {:>8.2f}\n",
+                             i + 1, l.gpus(), l.tp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
+                             structure::to_string(l.recompute), l.sequence_parallel ? "y" : "n",
+                             l.distributed_optimizer ? "y" : "n", c.iteration_s, c.train_s / 3600, c.gpu_hours,
+                             c.memory_bytes / kGiB, c.headroom_bytes / kGiB);
+  }
+  const auto& c = r.top.front();
+  std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {:g} GB\n",
+                           plan::describe(c.layout), c.layout.gpus(), c.memory_bytes / kGiB, c.headroom_bytes / kGiB,
+                           hw.gpu.memory_gb);
+}
+
+void setup(CLI::App& root) {
+  auto* llm = root.get_subcommand("llm");
+  auto a = std::make_shared<PlanArgs>();
+  auto* p = llm->add_subcommand("plan", "The Megatron-LM configuration that trains a token budget at the least "
+                                        "GPU-hours (or time), by exhaustive search");
+  p->footer("Example:\n  trainplan llm plan --model gpt3-175b --gpu h100 --max-gpus 1024 --tokens 300e9 "
+            "--global-batch 1536 --deadline 720h --emit slurm\n"
+            "Exit 3 when nothing fits or meets the deadline or budget, naming the constraint and by how much.");
+  add_llm_shape_options(p, a->shape);
+  p->add_option("--gpu", a->gpu, "A catalog name (trainplan hardware) or a hardware file")->required();
+  p->add_option("--max-gpus", a->options.max_gpus, "Most GPUs (tp x pp x dp)")->capture_default_str();
+  p->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node (0: the hardware's)")->capture_default_str();
+  p->add_option("--tokens", a->options.tokens, "Tokens to train (e.g. 300e9)")->required();
+  p->add_option("--global-batch", a->options.global_batch, "Sequences per iteration")->required();
+  add_duration_option(p, "--deadline", a->options.deadline_s, "Longest training time (0: none)");
+  p->add_option("--gpu-budget", a->options.gpu_hour_budget,
+                "GPU-hours available: minimise the time within them (0: minimise GPU-hours)")
+      ->capture_default_str();
+  p->add_option("--top", a->options.top_k, "Alternatives to list")->capture_default_str();
+  p->add_option("--precision", a->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
+  p->add_option("--reserve-gib", a->reserve_gib,
+                "GiB per GPU kept free for what the memory model leaves out (CUDA context, NCCL, fragmentation)")
+      ->capture_default_str();
+  p->add_flag("--flash-attention", a->options.flash_attention,
+              "Fused attention (FlashAttention; Megatron-Core's default with Transformer Engine): no s^2 activations");
+  p->add_flag("--json", a->json, "Print JSON");
+  p->add_option("--emit", a->emit, "Print the chosen configuration as a Megatron-LM launch: torchrun or slurm");
+  p->add_option("--script", a->script, "Megatron-LM's training script for --emit")->capture_default_str();
+  p->callback([a] { run_plan(*a); });
+}
+
+CommandRegistrar reg(47, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

@@ -1,0 +1,101 @@
+#include "plan/llm_launch.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "plan/launch_spec.h"
+
+namespace trainplan::plan {
+
+using structure::ParallelLayout;
+using structure::Precision;
+using structure::Recompute;
+using structure::TransformerSpec;
+
+namespace {
+
+// pretrain_gpt.py's arguments, one per continuation line.
+std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
+  std::vector<std::string> a;
+  a.push_back(fmt::format("--tensor-model-parallel-size {}", l.tp));
+  a.push_back(fmt::format("--pipeline-model-parallel-size {}", l.pp));
+  if (l.virtual_stages > 1)
+    a.push_back(fmt::format("--num-layers-per-virtual-pipeline-stage {}", s.layers / (l.pp * l.virtual_stages)));
+  if (l.sequence_parallel) a.push_back("--sequence-parallel");
+  if (l.distributed_optimizer) a.push_back("--use-distributed-optimizer");
+  if (l.recompute == Recompute::kSelective) a.push_back("--recompute-granularity selective");
+  if (l.recompute == Recompute::kFull)
+    a.push_back("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+  a.push_back(fmt::format("--num-layers {} --hidden-size {} --num-attention-heads {}", s.layers, s.hidden, s.heads));
+  if (s.kv() != s.heads) a.push_back(fmt::format("--group-query-attention --num-query-groups {}", s.kv()));
+  a.push_back(fmt::format("--ffn-hidden-size {}", s.ffn()));
+  if (s.gated_mlp) a.push_back("--swiglu");
+  if (!s.biases) a.push_back("--normalization RMSNorm --disable-bias-linear");
+  a.push_back(s.learned_positions ? "--position-embedding-type learned_absolute" : "--position-embedding-type rope");
+  if (!s.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+  a.push_back(fmt::format("--seq-length {} --max-position-embeddings {}", s.seq, s.seq));
+  a.push_back(fmt::format("--micro-batch-size {} --global-batch-size {}", l.micro_batch, l.global_batch));
+  a.push_back(fmt::format("--train-iters {}", o.train_iters));
+  if (l.precision == Precision::kFp16) a.push_back("--fp16");
+  if (l.precision == Precision::kBf16 || l.precision == Precision::kAmpFp32Master) a.push_back("--bf16");
+  a.push_back(l.flash_attention ? "--attention-backend flash" : "--attention-backend unfused");
+  a.push_back("$DATA_ARGS");
+  std::string out;
+  for (const auto& x : a) out += " \\\n    " + x;
+  return out;
+}
+
+std::string hms(double s) {
+  long t = long(std::ceil(s));
+  return fmt::format("{:02d}:{:02d}:{:02d}", t / 3600, (t / 60) % 60, t % 60);
+}
+
+std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout& n) {
+  return fmt::format("# {} on {} GPUs ({} node(s) x {}): tp {} x pp {} x dp {}\n",
+                     s.name.empty() ? "transformer" : s.name, l.gpus(), n.nodes, n.per_node, l.tp, l.pp, l.dp);
+}
+
+}  // namespace
+
+std::string megatron_torchrun_command(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
+  Layout n = layout_for(l.gpus(), o.gpus_per_node);
+  std::string out = note(s, l, n);
+  out += "# Set DATA_ARGS (--data-path, --tokenizer-type, ...); on every node with MASTER_ADDR, MASTER_PORT, NODE_RANK.\n";
+  out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
+  out += fmt::format("torchrun --nnodes {} --nproc-per-node {}", n.nodes, n.per_node);
+  if (n.nodes > 1) out += " --node-rank $NODE_RANK --master-addr $MASTER_ADDR --master-port $MASTER_PORT";
+  out += " " + o.script + megatron_args(s, l, o) + "\n";
+  return out;
+}
+
+std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
+  Layout n = layout_for(l.gpus(), o.gpus_per_node);
+  std::string out = "#!/bin/bash\n";
+  out += fmt::format("#SBATCH --job-name={}\n", o.job_name);
+  out += fmt::format("#SBATCH --nodes={}\n", n.nodes);
+  out += "#SBATCH --ntasks-per-node=1\n";
+  out += fmt::format("#SBATCH --gpus-per-node={}\n", n.per_node);
+  out += "#SBATCH --exclusive\n";
+  if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", hms(o.time_limit_s));
+  out += note(s, l, n);
+  out += "# Set DATA_ARGS (--data-path, --tokenizer-type, ...) before submitting.\n";
+  out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
+  out += "export MASTER_PORT=6000\n";
+  out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  out += fmt::format(
+      "srun torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "
+      "--rdzv-endpoint $MASTER_ADDR:$MASTER_PORT {}{}\n",
+      n.per_node, o.script, megatron_args(s, l, o));
+  return out;
+}
+
+std::string megatron_launch_spec(const std::string& kind, const TransformerSpec& s, const ParallelLayout& l,
+                                 const LlmLaunchOptions& o) {
+  if (kind == "torchrun") return megatron_torchrun_command(s, l, o);
+  if (kind == "slurm") return megatron_slurm_script(s, l, o);
+  throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + kind + "'");
+}
+
+}  // namespace trainplan::plan

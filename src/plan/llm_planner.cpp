@@ -1,0 +1,176 @@
+#include "plan/llm_planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "core/error.h"
+
+namespace trainplan::plan {
+
+using structure::ParallelLayout;
+using structure::Recompute;
+using structure::TransformerSpec;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::vector<int> divisors(int n, int at_most) {
+  std::vector<int> d;
+  for (int i = 1; i <= std::min(n, at_most); ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+// Lexicographic rank: the objective, the other quantity, GPUs, enumeration order.
+struct Rank {
+  double primary, secondary;
+  int gpus;
+  long index;
+  bool operator<(const Rank& o) const {
+    return std::tie(primary, secondary, gpus, index) < std::tie(o.primary, o.secondary, o.gpus, o.index);
+  }
+};
+
+// The best `k` seen so far, kept sorted (k is small).
+class TopK {
+ public:
+  explicit TopK(int k) : k_(std::max(1, k)) {}
+  void offer(const Rank& r, const LlmCandidate& c) {
+    if (int(items_.size()) == k_ && !(r < items_.back().first)) return;
+    auto at = std::upper_bound(items_.begin(), items_.end(), r,
+                               [](const Rank& a, const std::pair<Rank, LlmCandidate>& b) { return a < b.first; });
+    items_.insert(at, {r, c});
+    if (int(items_.size()) > k_) items_.pop_back();
+  }
+  std::vector<LlmCandidate> take() const {
+    std::vector<LlmCandidate> out;
+    for (const auto& [r, c] : items_) out.push_back(c);
+    return out;
+  }
+
+ private:
+  int k_;
+  std::vector<std::pair<Rank, LlmCandidate>> items_;
+};
+
+std::string hours(double s) { return fmt::format("{:.4g} h", s / 3600); }
+
+}  // namespace
+
+std::string describe(const ParallelLayout& l) {
+  std::string s = fmt::format("tp {}, pp {}", l.tp, l.pp);
+  if (l.virtual_stages > 1) s += fmt::format(", vpp {}", l.virtual_stages);
+  s += fmt::format(", dp {}, micro-batch {}, recompute {}", l.dp, l.micro_batch, structure::to_string(l.recompute));
+  if (l.sequence_parallel) s += ", sequence parallel";
+  if (l.distributed_optimizer) s += ", distributed optimizer";
+  return s;
+}
+
+LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& time, const models::LlmMemoryModel& memory,
+                       const LlmPlanOptions& o) {
+  if (!(o.tokens > 0)) throw InputError("", 0, "tokens", "must be > 0");
+  if (o.global_batch < 1) throw InputError("", 0, "global_batch", "must be an integer >= 1");
+  if (o.max_gpus < 1) throw InputError("", 0, "max_gpus", "must be an integer >= 1");
+  int per_node = o.gpus_per_node > 0 ? o.gpus_per_node : std::max(1, time.hardware().node.gpus_per_node);
+
+  LlmPlanResult res;
+  res.iterations = long(std::ceil(o.tokens / (double(o.global_batch) * s.seq)));
+  double gpu_bytes = time.hardware().gpu.memory_gb * 1e9;
+  res.capacity_bytes = gpu_bytes - o.memory_reserve_bytes;
+  bool by_time = o.gpu_hour_budget > 0;
+
+  TopK top(o.top_k);
+  std::optional<LlmCandidate> least_memory, fastest_fit, cheapest_in_deadline;
+
+  ParallelLayout l;
+  l.global_batch = o.global_batch;
+  l.precision = o.precision;
+  l.flash_attention = o.flash_attention;
+  long index = 0;
+  for (int tp : divisors(s.heads, per_node)) {
+    if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;
+    for (int pp : divisors(s.layers, o.max_gpus / tp)) {
+      for (int vpp : divisors(s.layers / pp, pp > 1 ? s.layers : 1)) {
+        for (int dp : divisors(o.global_batch, o.max_gpus / (tp * pp))) {
+          for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
+            int m = o.global_batch / (dp * mb);
+            if (vpp > 1 && m % pp != 0) continue;
+            for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+              for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+                for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
+                  l.tp = tp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
+                  l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
+                  ++index;
+                  LlmCandidate c;
+                  c.layout = l;
+                  c.memory_bytes = memory.predict(s, l).total();
+                  c.headroom_bytes = gpu_bytes - c.memory_bytes;
+                  if (!least_memory || c.memory_bytes < least_memory->memory_bytes) least_memory = c;
+                  if (c.memory_bytes > res.capacity_bytes) continue;
+                  ++res.fit;
+                  c.iteration_s = time.predict(s, l).iteration;
+                  c.train_s = c.iteration_s * res.iterations;
+                  c.gpu_hours = c.train_s * l.gpus() / 3600;
+                  if (!fastest_fit || c.train_s < fastest_fit->train_s) fastest_fit = c;
+                  if (o.deadline_s > 0 && c.train_s > o.deadline_s) continue;
+                  if (!cheapest_in_deadline || c.gpu_hours < cheapest_in_deadline->gpu_hours) cheapest_in_deadline = c;
+                  if (by_time && c.gpu_hours > o.gpu_hour_budget) continue;
+                  ++res.qualified;
+                  Rank r = by_time ? Rank{c.train_s, c.gpu_hours, l.gpus(), index}
+                                   : Rank{c.gpu_hours, c.train_s, l.gpus(), index};
+                  top.offer(r, c);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  res.enumerated = index;
+  res.top = top.take();
+  if (!res.top.empty()) return res;
+
+  // Nothing qualifies: the first constraint in memory, deadline, budget order
+  // that no configuration meets, measured on the configuration closest to it.
+  if (res.fit == 0) {
+    const auto& c = *least_memory;
+    double over = c.memory_bytes - res.capacity_bytes;
+    res.failing = "memory";
+    res.closest = c;
+    res.explanation = fmt::format(
+        "no configuration fits in memory: the smallest, {} ({}), needs {:.2f} GiB per GPU, {:.2f} GiB ({:.1f}%) over "
+        "the {:.2f} GiB available ({:.0f} GB less a {:.2f} GiB reserve)",
+        describe(c.layout), c.layout.gpus() == 1 ? "1 GPU" : fmt::format("{} GPUs", c.layout.gpus()),
+        c.memory_bytes / kGiB, over / kGiB, 100 * over / res.capacity_bytes, res.capacity_bytes / kGiB,
+        gpu_bytes / 1e9, o.memory_reserve_bytes / kGiB);
+  } else if (!cheapest_in_deadline) {
+    const auto& c = *fastest_fit;
+    double over = c.train_s - o.deadline_s;
+    res.failing = "deadline";
+    res.closest = c;
+    res.explanation = fmt::format(
+        "no configuration that fits meets the deadline of {}: the fastest, {} on {} GPUs, takes {}, {} ({:.1f}%) "
+        "too long",
+        hours(o.deadline_s), describe(c.layout), c.layout.gpus(), hours(c.train_s), hours(over),
+        100 * over / o.deadline_s);
+  } else {
+    const auto& c = *cheapest_in_deadline;
+    double over = c.gpu_hours - o.gpu_hour_budget;
+    res.failing = "gpu_budget";
+    res.closest = c;
+    res.explanation = fmt::format(
+        "no configuration{} stays within {:.4g} GPU-hours: the cheapest, {} on {} GPUs, needs {:.4g} GPU-hours, "
+        "{:.4g} ({:.1f}%) over",
+        o.deadline_s > 0 ? " that fits and meets the deadline" : " that fits", o.gpu_hour_budget, describe(c.layout),
+        c.layout.gpus(), c.gpu_hours, over, 100 * over / o.gpu_hour_budget);
+  }
+  return res;
+}
+
+}  // namespace trainplan::plan

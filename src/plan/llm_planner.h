@@ -1,0 +1,101 @@
+// The parallel configuration of a transformer training job (Megatron-LM
+// style, structure/parallel_layout.h) that trains a token budget at the least
+// cost, found by exhaustive search over every valid configuration.
+//
+// The space: tp · pp · dp <= max_gpus with
+//   tp <= the GPUs of a node, dividing the heads, key/value groups and MLP width;
+//   pp dividing the layers; virtual stages v > 1 only with pp > 1, pp·v
+//     dividing the layers and the micro-batches per replica divisible by pp
+//     (Megatron-LM's interleaved schedule requires it);
+//   dp and micro-batch b with b·dp dividing the global batch;
+//   recomputation none, selective or full; the distributed optimizer on or
+//     off (only with dp > 1); sequence parallelism on or off (only with tp > 1).
+// A configuration whose predicted memory (models/llm_memory.h, the most
+// loaded stage) exceeds the GPU's memory less `memory_reserve_bytes` is never
+// chosen. Time to train = ceil(tokens / (global_batch · seq)) iterations ×
+// the predicted iteration (models/llm_time.h); cost = GPUs × that time.
+//
+// Objective: without a GPU-hour budget, the fewest GPU-hours among the
+// configurations that meet the deadline (if any); with one, the shortest
+// time among those within the budget (and the deadline). Ties go to the other
+// quantity, then to fewer GPUs. When nothing qualifies the result names the
+// constraint that fails (memory, deadline, GPU-hour budget) and by how much.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/llm_memory.h"
+#include "models/llm_time.h"
+#include "structure/parallel_layout.h"
+#include "structure/transformer.h"
+
+namespace trainplan::plan {
+
+struct LlmPlanOptions {
+  // ---- The job ----
+  // Tokens to train. REQUIRES: > 0.
+  double tokens = 0;
+  // Sequences per iteration over all replicas (fixed: it is a training
+  // hyper-parameter, not a systems choice). REQUIRES: >= 1.
+  int global_batch = 0;
+  // Precision of every configuration. Default: bf16.
+  structure::Precision precision = structure::Precision::kBf16;
+  // Fused attention for every configuration (ParallelLayout::flash_attention).
+  // Default: false.
+  bool flash_attention = false;
+
+  // ---- The search space ----
+  // Most GPUs a configuration may use (tp·pp·dp). REQUIRES: >= 1.
+  int max_gpus = 8;
+  // GPUs per node: tensor parallelism stays within a node. 0: the hardware
+  // profile's. Default: 0.
+  int gpus_per_node = 0;
+
+  // ---- Constraints and objective ----
+  // Seconds the training may take; 0: no deadline. Default: 0.
+  double deadline_s = 0;
+  // GPU-hours the training may use; > 0 switches the objective to the
+  // shortest time within the budget. Default: 0 (minimise GPU-hours).
+  double gpu_hour_budget = 0;
+  // Bytes of each GPU's memory kept free for what the memory model leaves out
+  // (CUDA context, NCCL buffers, allocator fragmentation). Default: 2 GiB.
+  double memory_reserve_bytes = 2.0 * 1024 * 1024 * 1024;
+  // Alternatives returned, best first. Default: 5.
+  int top_k = 5;
+};
+
+// One evaluated configuration.
+struct LlmCandidate {
+  structure::ParallelLayout layout;
+  double iteration_s = 0;
+  double train_s = 0;        // iterations × iteration_s
+  double gpu_hours = 0;      // gpus × train_s / 3600
+  double memory_bytes = 0;   // predicted, most loaded stage
+  double headroom_bytes = 0; // GPU memory − memory_bytes (negative: does not fit)
+};
+
+struct LlmPlanResult {
+  std::vector<LlmCandidate> top;  // best first; empty when nothing qualifies
+  long iterations = 0;            // per training run: ceil(tokens / (global_batch · seq))
+  long enumerated = 0;            // configurations in the space
+  long fit = 0;                   // of them, predicted to fit in memory
+  long qualified = 0;             // of them, within the deadline and the budget
+  double capacity_bytes = 0;      // GPU memory less the reserve
+  // When `top` is empty: "memory", "deadline" or "gpu_budget", a sentence
+  // saying by how much, and the configuration closest to qualifying.
+  std::string failing;
+  std::string explanation;
+  std::optional<LlmCandidate> closest;
+};
+
+// "tp 8, pp 4, vpp 2, dp 16, micro-batch 1, recompute selective, sequence
+// parallel, distributed optimizer": a configuration in words.
+std::string describe(const structure::ParallelLayout& layout);
+
+// REQUIRES: validate(spec) passes. Throws InputError (naming the option:
+// tokens, global_batch, max_gpus) on options outside their contracts.
+LlmPlanResult plan_llm(const structure::TransformerSpec& spec, const models::LlmTimeModel& time,
+                       const models::LlmMemoryModel& memory, const LlmPlanOptions& options);
+
+}  // namespace trainplan::plan

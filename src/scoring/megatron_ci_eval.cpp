@@ -1,0 +1,120 @@
+#include "scoring/megatron_ci_eval.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/median.h"
+#include "models/llm_memory.h"
+#include "models/llm_time.h"
+#include "structure/gpu_catalog.h"
+
+namespace trainplan::scoring {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+structure::HardwareProfile hardware(const std::string& gpu) { return *structure::find_builtin_hardware(gpu); }
+
+double last_stage_bytes(const models::LlmMemoryModel& m, const io::MegatronCiRun& r) {
+  return m.predict_stage(r.spec, r.layout, r.layout.pp - 1).total();
+}
+
+std::string describe(const structure::ParallelLayout& l) {
+  return fmt::format("tp {} pp {} vpp {} dp {} mb {} {}{}{}{}", l.tp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
+                     structure::to_string(l.recompute), l.sequence_parallel ? " sp" : "",
+                     l.distributed_optimizer ? " dist-opt" : "", l.flash_attention ? " fused-attn" : "");
+}
+
+double ape(double predicted, double measured) { return std::abs(predicted / measured - 1); }
+
+}  // namespace
+
+bool CiRankingGroup::within() const { return chosen_s <= (1 + tolerance) * fastest_s; }
+
+CiEvaluation evaluate_megatron_ci(const std::vector<io::MegatronCiRun>& runs, double tolerance) {
+  if (runs.empty()) throw InputError("", 0, "", "no Megatron CI runs to evaluate");
+  CiEvaluation e;
+  std::set<std::string> models, gpus;
+  for (const auto& r : runs) models.insert(r.model), gpus.insert(r.gpu);
+  std::map<std::string, models::LlmTimeModel> datasheet;
+  for (const auto& g : gpus) datasheet.emplace(g, models::LlmTimeModel(hardware(g)));
+  models::LlmMemoryModel bare;
+
+  e.rows.resize(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    e.rows[i].run = &runs[i];
+    e.rows[i].time_datasheet = datasheet.at(runs[i].gpu).predict(runs[i].spec, runs[i].layout).iteration;
+    e.rows[i].peak_datasheet = last_stage_bytes(bare, runs[i]) / kGiB;
+  }
+  // Leave one model out.
+  for (const auto& held : models) {
+    std::vector<double> gaps;
+    for (const auto& r : runs)
+      if (r.model != held) gaps.push_back(r.peak_gib * kGiB - last_stage_bytes(bare, r));
+    models::LlmMemoryModel mm({gaps.empty() ? 0.0 : std::max(0.0, median(gaps))});
+    for (const auto& g : gpus) {
+      std::vector<models::LlmTimeSample> train;
+      for (const auto& r : runs)
+        if (r.model != held && r.gpu == g) train.push_back({r.spec, r.layout, r.iteration_s});
+      models::LlmTimeParams tp;
+      tp.fit_overheads = true;
+      models::LlmTimeModel tm(hardware(g), tp);
+      if (!train.empty()) tm.fit(train);
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (runs[i].model != held || runs[i].gpu != g) continue;
+        e.rows[i].time_calibrated = tm.predict(runs[i].spec, runs[i].layout).iteration;
+        e.rows[i].peak_calibrated = last_stage_bytes(mm, runs[i]) / kGiB;
+      }
+    }
+  }
+  std::map<std::string, CiEvaluation::PerModel> per;
+  for (const auto& x : e.rows) {
+    const auto& r = *x.run;
+    double a = ape(x.time_datasheet, r.iteration_s), b = ape(x.time_calibrated, r.iteration_s);
+    double c = ape(x.peak_datasheet, r.peak_gib), d = ape(x.peak_calibrated, r.peak_gib);
+    e.time_datasheet_mape += a, e.time_calibrated_mape += b, e.peak_datasheet_mape += c, e.peak_calibrated_mape += d;
+    auto& p = per[r.model];
+    p.model = r.model, ++p.rows;
+    p.time_datasheet += a, p.time_calibrated += b, p.peak_datasheet += c, p.peak_calibrated += d;
+  }
+  double n = double(e.rows.size());
+  e.time_datasheet_mape /= n, e.time_calibrated_mape /= n, e.peak_datasheet_mape /= n, e.peak_calibrated_mape /= n;
+  for (auto& [k, p] : per) {
+    p.time_datasheet /= p.rows, p.time_calibrated /= p.rows, p.peak_datasheet /= p.rows, p.peak_calibrated /= p.rows;
+    e.per_model.push_back(p);
+  }
+
+  // Ranking: one entry per distinct configuration (its fastest measurement).
+  struct Entry {
+    double measured = 1e300, predicted = 0;
+  };
+  std::map<std::string, std::map<std::string, Entry>> groups;
+  for (const auto& x : e.rows) {
+    const auto& r = *x.run;
+    std::string key = fmt::format("{} on {} x{}, global batch {}", r.model, r.gpu, r.layout.gpus(), r.layout.global_batch);
+    auto& en = groups[key][describe(r.layout)];
+    en.measured = std::min(en.measured, r.iteration_s);
+    en.predicted = x.time_datasheet;
+  }
+  for (const auto& [key, configs] : groups) {
+    if (configs.size() < 2) continue;
+    CiRankingGroup g;
+    g.key = key, g.tolerance = tolerance, g.configurations = int(configs.size());
+    double best_pred = 1e300;
+    g.fastest_s = 1e300;
+    for (const auto& [name, en] : configs) {
+      if (en.measured < g.fastest_s) g.fastest_s = en.measured, g.fastest = name;
+      if (en.predicted < best_pred) best_pred = en.predicted, g.chosen_s = en.measured, g.chosen = name;
+    }
+    e.ranking.push_back(g);
+  }
+  return e;
+}
+
+}  // namespace trainplan::scoring

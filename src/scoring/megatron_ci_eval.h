@@ -1,0 +1,55 @@
+// The transformer time and memory models (models/llm_time.h,
+// models/llm_memory.h) against Megatron-LM's CI runs (io/megatron_ci_csv.h):
+//   datasheet: each GPU's catalog figures and the default parameters;
+//   calibrated, leave one model out: for each model (family and shape), the
+//     time model's overheads (LlmTimeParams::fit_overheads, the efficiency factors kept)
+//     fitted per GPU to the other models' runs on that GPU (datasheet where
+//     there are none), and the memory
+//     overhead the median gap of the other models' runs;
+//   ranking: within each group of runs of one model on one GPU, world size,
+//     global batch that measured several parallel
+//     configurations, whether the configuration the time model ranks first
+//     measured within `tolerance` of the fastest one.
+// Memory is the last pipeline stage's (the CI logs the last rank).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "io/megatron_ci_csv.h"
+
+namespace trainplan::scoring {
+
+struct CiRowPrediction {
+  const io::MegatronCiRun* run = nullptr;
+  double time_datasheet = 0, time_calibrated = 0;  // seconds per iteration
+  double peak_datasheet = 0, peak_calibrated = 0;  // GiB
+};
+
+struct CiRankingGroup {
+  std::string key;             // model, GPU, world size, global batch
+  int configurations = 0;      // distinct parallel configurations measured
+  double fastest_s = 0;        // the fastest measured
+  double chosen_s = 0;         // measured time of the predicted-fastest
+  std::string chosen, fastest; // their layouts in words
+  bool within() const;         // chosen_s <= (1 + tolerance) · fastest_s
+  double tolerance = 0.03;
+};
+
+struct CiEvaluation {
+  std::vector<CiRowPrediction> rows;
+  // Mean |relative error| over the rows, and per model (model -> MAPE, rows).
+  double time_datasheet_mape = 0, time_calibrated_mape = 0;
+  double peak_datasheet_mape = 0, peak_calibrated_mape = 0;
+  struct PerModel {
+    std::string model;
+    int rows = 0;
+    double time_datasheet = 0, time_calibrated = 0, peak_datasheet = 0, peak_calibrated = 0;
+  };
+  std::vector<PerModel> per_model;
+  std::vector<CiRankingGroup> ranking;
+};
+
+// Throws InputError when `runs` is empty.
+CiEvaluation evaluate_megatron_ci(const std::vector<io::MegatronCiRun>& runs, double tolerance = 0.03);
+
+}  // namespace trainplan::scoring

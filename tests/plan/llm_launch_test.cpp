@@ -1,0 +1,47 @@
+// Megatron-LM launch specifications (plan/llm_launch.h): the layout, the
+// shape and the iterations reach pretrain_gpt.py's arguments; ranks are laid
+// out on whole nodes.
+#include "plan/llm_launch.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+using namespace trainplan;
+
+namespace {
+
+structure::ParallelLayout layout() {
+  structure::ParallelLayout l;
+  l.tp = 8, l.pp = 4, l.virtual_stages = 2, l.dp = 2, l.micro_batch = 1, l.global_batch = 512;
+  l.recompute = structure::Recompute::kSelective, l.sequence_parallel = true, l.distributed_optimizer = true;
+  l.precision = structure::Precision::kBf16;
+  return l;
+}
+
+}  // namespace
+
+TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
+  auto s = *structure::find_transformer("llama3-70b");
+  plan::LlmLaunchOptions o;
+  o.train_iters = 1234;
+  auto cmd = plan::megatron_torchrun_command(s, layout(), o);
+  for (const char* want : {"--nnodes 8 --nproc-per-node 8", "--tensor-model-parallel-size 8",
+                           "--pipeline-model-parallel-size 4", "--num-layers-per-virtual-pipeline-stage 10",
+                           "--sequence-parallel", "--use-distributed-optimizer", "--recompute-granularity selective",
+                           "--group-query-attention --num-query-groups 8", "--swiglu", "--position-embedding-type rope",
+                           "--micro-batch-size 1 --global-batch-size 512", "--train-iters 1234", "--bf16", "$DATA_ARGS"})
+    EXPECT_NE(cmd.find(want), std::string::npos) << want << "\n" << cmd;
+}
+
+TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
+  auto s = *structure::find_transformer("gpt3-175b");
+  plan::LlmLaunchOptions o;
+  o.time_limit_s = 90000;
+  auto sh = plan::megatron_slurm_script(s, layout(), o);
+  for (const char* want : {"#SBATCH --nodes=8", "#SBATCH --gpus-per-node=8", "#SBATCH --time=25:00:00",
+                           "srun torchrun --nnodes $SLURM_NNODES --nproc-per-node 8", "--rdzv-endpoint",
+                           "--position-embedding-type learned_absolute"})
+    EXPECT_NE(sh.find(want), std::string::npos) << want << "\n" << sh;
+  EXPECT_THROW(plan::megatron_launch_spec("k8s", s, layout(), o), InputError);
+}

@@ -1,0 +1,162 @@
+// The LLM planner (plan/llm_planner.h): its answer is the exact optimum of a
+// brute-force enumeration written independently here, every configuration
+// of the space is counted once, a configuration predicted not to fit is never
+// chosen, and an infeasible problem names the constraint and by how much.
+#include "plan/llm_planner.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+#include "structure/gpu_catalog.h"
+
+namespace {
+
+using namespace trainplan;
+using structure::ParallelLayout;
+using structure::Recompute;
+
+structure::TransformerSpec small_model() {
+  structure::TransformerSpec s;
+  s.name = "small";
+  s.layers = 8, s.hidden = 1024, s.heads = 8, s.seq = 1024, s.vocab = 32000;
+  return s;
+}
+
+structure::HardwareProfile a100() { return *structure::find_builtin_hardware("a100-80gb"); }
+
+struct Brute {
+  long count = 0;
+  double best = std::numeric_limits<double>::infinity();
+};
+
+// Every tp, pp, vpp, dp and micro-batch up to the bounds, kept when
+// check_layout and the planner's documented rules accept it.
+Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeModel& tm, const plan::LlmPlanOptions& o,
+                  int per_node) {
+  Brute b;
+  models::LlmMemoryModel mm;
+  double cap = tm.hardware().gpu.memory_gb * 1e9 - o.memory_reserve_bytes;
+  long iters = long(std::ceil(o.tokens / (double(o.global_batch) * s.seq)));
+  for (int tp = 1; tp <= per_node; ++tp)
+    for (int pp = 1; pp <= s.layers; ++pp)
+      for (int vpp = 1; vpp <= s.layers; ++vpp)
+        for (int dp = 1; dp <= o.max_gpus; ++dp)
+          for (int mb = 1; mb <= o.global_batch; ++mb)
+            for (auto rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
+              for (bool sp : {false, true})
+                for (bool dist : {false, true}) {
+                  ParallelLayout l;
+                  l.tp = tp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
+                  l.global_batch = o.global_batch, l.recompute = rc, l.sequence_parallel = sp;
+                  l.distributed_optimizer = dist, l.precision = o.precision;
+                  if (l.gpus() > o.max_gpus || structure::check_layout(s, l)) continue;
+                  if (vpp > 1 && (pp == 1 || l.micro_batches() % pp != 0)) continue;
+                  if ((sp && tp == 1) || (dist && dp == 1)) continue;
+                  ++b.count;
+                  if (mm.predict(s, l).total() > cap) continue;
+                  double train = tm.predict(s, l).iteration * iters;
+                  double hours = train * l.gpus() / 3600;
+                  if (o.deadline_s > 0 && train > o.deadline_s) continue;
+                  if (o.gpu_hour_budget > 0 && hours > o.gpu_hour_budget) continue;
+                  b.best = std::min(b.best, o.gpu_hour_budget > 0 ? train : hours);
+                }
+  return b;
+}
+
+plan::LlmPlanOptions small_options() {
+  plan::LlmPlanOptions o;
+  o.tokens = 2e9, o.global_batch = 32, o.max_gpus = 16;
+  return o;
+}
+
+}  // namespace
+
+TEST(LlmPlanner, ChosenIsTheExactOptimumOfABruteForceEnumeration) {
+  auto s = small_model();
+  models::LlmTimeModel tm(a100());
+  for (int mode = 0; mode < 3; ++mode) {
+    auto o = small_options();
+    auto r0 = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
+    ASSERT_FALSE(r0.top.empty());
+    // Mode 1: a deadline that rules out the cheapest; mode 2: least time in a budget.
+    if (mode == 1) o.deadline_s = 0.5 * r0.top.front().train_s;
+    if (mode == 2) o.gpu_hour_budget = 1.5 * r0.top.front().gpu_hours;
+    auto r = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
+    auto b = brute_force(s, tm, o, 8);
+    EXPECT_EQ(r.enumerated, b.count) << "mode " << mode;
+    ASSERT_FALSE(r.top.empty()) << "mode " << mode << ": " << r.explanation;
+    const auto& c = r.top.front();
+    double got = mode == 2 ? c.train_s : c.gpu_hours;
+    EXPECT_DOUBLE_EQ(got, b.best) << "mode " << mode << ": " << plan::describe(c.layout);
+    for (size_t i = 1; i < r.top.size(); ++i)
+      EXPECT_LE(mode == 2 ? r.top[i - 1].train_s : r.top[i - 1].gpu_hours,
+                mode == 2 ? r.top[i].train_s : r.top[i].gpu_hours);
+    if (mode == 1) EXPECT_LE(c.train_s, o.deadline_s);
+    if (mode == 2) EXPECT_LE(c.gpu_hours, o.gpu_hour_budget);
+  }
+}
+
+TEST(LlmPlanner, NeverChoosesAConfigurationPredictedNotToFit) {
+  // GPT-3 6.7B on up to 8 A100-80GB: one GPU cannot hold its 18 bytes per
+  // parameter, so the answer has to split it.
+  auto s = *structure::find_transformer("gpt3-6.7b");
+  plan::LlmPlanOptions o;
+  o.tokens = 1e10, o.global_batch = 64, o.max_gpus = 8, o.top_k = 20;
+  models::LlmMemoryModel mm;
+  auto r = plan::plan_llm(s, models::LlmTimeModel(a100()), mm, o);
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_LT(r.fit, r.enumerated);
+  for (const auto& c : r.top) {
+    EXPECT_LE(c.memory_bytes, r.capacity_bytes);
+    EXPECT_DOUBLE_EQ(c.memory_bytes, mm.predict(s, c.layout).total());
+    EXPECT_NEAR(c.headroom_bytes, 80e9 - c.memory_bytes, 1);
+  }
+}
+
+TEST(LlmPlanner, MemoryFailureNamesTheSmallestConfigurationAndTheExcess) {
+  auto s = *structure::find_transformer("gpt3-175b");
+  plan::LlmPlanOptions o;
+  o.tokens = 1e9, o.global_batch = 8, o.max_gpus = 8;
+  auto r = plan::plan_llm(s, models::LlmTimeModel(a100()), models::LlmMemoryModel(), o);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_EQ(r.failing, "memory");
+  EXPECT_EQ(r.fit, 0);
+  ASSERT_TRUE(r.closest);
+  EXPECT_GT(r.closest->memory_bytes, r.capacity_bytes);
+  EXPECT_NE(r.explanation.find("GiB"), std::string::npos) << r.explanation;
+  EXPECT_NE(r.explanation.find("over"), std::string::npos) << r.explanation;
+}
+
+TEST(LlmPlanner, DeadlineAndBudgetFailuresSayByHowMuch) {
+  auto s = small_model();
+  models::LlmTimeModel tm(a100());
+  auto o = small_options();
+  auto best = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
+  double fastest = std::numeric_limits<double>::infinity();
+  o.top_k = 100000;
+  for (const auto& c : plan::plan_llm(s, tm, models::LlmMemoryModel(), o).top) fastest = std::min(fastest, c.train_s);
+
+  auto d = small_options();
+  d.deadline_s = 0.8 * fastest;
+  auto r = plan::plan_llm(s, tm, models::LlmMemoryModel(), d);
+  EXPECT_EQ(r.failing, "deadline");
+  ASSERT_TRUE(r.closest);
+  EXPECT_DOUBLE_EQ(r.closest->train_s, fastest);
+  EXPECT_NE(r.explanation.find("25.0%"), std::string::npos) << r.explanation;
+
+  auto g = small_options();
+  g.gpu_hour_budget = 0.5 * best.top.front().gpu_hours;
+  r = plan::plan_llm(s, tm, models::LlmMemoryModel(), g);
+  EXPECT_EQ(r.failing, "gpu_budget");
+  EXPECT_NE(r.explanation.find("100.0%"), std::string::npos) << r.explanation;
+}
+
+TEST(LlmPlanner, RejectsOptionsOutsideTheirContracts) {
+  auto o = small_options();
+  o.tokens = 0;
+  EXPECT_THROW(plan::plan_llm(small_model(), models::LlmTimeModel(a100()), models::LlmMemoryModel(), o), InputError);
+}

@@ -1,0 +1,97 @@
+// Megatron-LM CI golden values (io/megatron_ci_csv.h,
+// scoring/megatron_ci_eval.h): which rows are kept and why the others are
+// not, the shape and layout read from a row, and the evaluation on the
+// shared data (skipped when ../shared/data is missing).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "io/megatron_ci_csv.h"
+#include "models/llm_memory.h"
+#include "models/llm_time.h"
+#include "scoring/megatron_ci_eval.h"
+#include "structure/gpu_catalog.h"
+#include "test_util.h"
+
+using namespace trainplan;
+
+namespace {
+
+const char* kHeader =
+    "model_family,test_case,gpu,world_size,tp,pp,cp,ep,num_experts,num_layers,hidden,heads,ffn_hidden,gqa,"
+    "query_groups,seq_len,vocab_size,swiglu,micro_batch,global_batch,vpp_layers_per_stage,recompute_granularity,"
+    "sequence_parallel,dist_optimizer,bf16,fp16,attention_backend,transformer_impl,iter_time_s_median,"
+    "mem_max_allocated_GiB_lastrank,other_args_json\n";
+
+}  // namespace
+
+TEST(MegatronCiCsv, KeepsDenseRunsOnCatalogGpusAndCountsTheRest) {
+  auto d = tptest::temp_dir("megatron_ci");
+  std::string rows = std::string(kHeader) +
+      "gpt,a,A100 (DGX A100),8,2,2,1,,,12,512,8,,,,1024,,,4,32,3,,True,True,True,,,transformer_engine,0.1,2.5,\"{\"\"--x\"\": 1}\"\n"
+      "gpt,b,H100 (DGX H100),8,1,1,1,,,12,512,8,,,,1024,,,4,32,,selective,,,True,,unfused,transformer_engine,0.1,2.5,\n"
+      "gpt,c,GB200,8,1,1,1,,,12,512,8,,,,1024,,,4,32,,,,,True,,,,0.1,2.5,\n"
+      "gpt,d,A100 (DGX A100),,1,1,1,,,12,512,8,,,,1024,,,4,32,,,,,True,,,,0.1,2.5,\n"
+      "moe,e,A100 (DGX A100),8,1,1,1,2,8,12,512,8,,,,1024,,,4,32,,,,,True,,,,0.1,2.5,\n"
+      "gpt,f,A100 (DGX A100),8,1,1,2,,,12,512,8,,,,1024,,,4,32,,,,,True,,,,0.1,2.5,\n";
+  auto path = tptest::write_file(d / "ci.csv", rows);
+  auto data = io::read_megatron_ci(path);
+  ASSERT_EQ(data.runs.size(), 2u);
+  EXPECT_EQ(data.total_rows, 6);
+  EXPECT_EQ(data.excluded.at("world size unknown"), 1);
+  EXPECT_EQ(data.excluded.at("mixture of experts"), 1);
+  EXPECT_EQ(data.excluded.at("context parallelism"), 1);
+  EXPECT_EQ(data.excluded.at("GPU outside the catalog (GB200, unspecified)"), 1);
+  const auto& a = data.runs[0];
+  EXPECT_EQ(a.gpu, "a100-80gb");
+  EXPECT_EQ(a.layout.dp, 2);
+  EXPECT_EQ(a.layout.virtual_stages, 2);  // 12 layers / (pp 2 x 3 per virtual stage)
+  EXPECT_EQ(a.spec.vocab, 50432);         // 50,257 padded to a multiple of 128 x tp 2
+  EXPECT_TRUE(a.layout.flash_attention && a.layout.sequence_parallel && a.layout.distributed_optimizer);
+  EXPECT_EQ(a.model, "gpt h512 L12 s1024");
+  EXPECT_FALSE(data.runs[1].layout.flash_attention);
+  EXPECT_EQ(data.runs[1].layout.recompute, structure::Recompute::kSelective);
+}
+
+TEST(MegatronCiCsv, BadNumbersNameFileLineAndColumn) {
+  auto d = tptest::temp_dir("megatron_ci");
+  auto path = tptest::write_file(
+      d / "ci.csv", std::string(kHeader) +
+                        "gpt,a,A100 (DGX A100),8,x,1,1,,,12,512,8,,,,1024,,,4,32,,,,,True,,,,0.1,2.5,\n");
+  try {
+    io::read_megatron_ci(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "tp");
+  }
+}
+
+TEST(FlashAttention, DropsTheQuadraticActivationsAndSoftmaxTraffic) {
+  auto s = *structure::find_transformer("gpt3-1.3b");
+  structure::ParallelLayout l;
+  l.global_batch = 8, l.micro_batch = 8;
+  auto f = l;
+  f.flash_attention = true;
+  double unfused = models::layer_activation_bytes(s, l), fused = models::layer_activation_bytes(s, f);
+  double sbh = double(s.seq) * 8 * s.hidden;
+  EXPECT_NEAR(unfused - fused, 5.0 * s.heads * double(s.seq) * s.seq * 8 - 2.0 * s.heads * s.seq * 8, 1);
+  EXPECT_NEAR(fused / sbh, 34, 0.1);  // sbh(10 + 24) plus a small log-sum-exp
+  models::LlmTimeModel tm(*structure::find_builtin_hardware("h100"));
+  EXPECT_LT(tm.predict(s, f).memory_bound, tm.predict(s, l).memory_bound);
+}
+
+TEST(MegatronCiEval, SharedDataErrorsAndRanking) {
+  std::string dir = std::string(TRAINPLAN_SHARED_DATA) + "/llm";
+  if (!std::filesystem::exists(dir + "/megatron_ci_golden_iteration_time_memory.csv"))
+    GTEST_SKIP() << "needs ../shared/data/llm/megatron_ci_golden_iteration_time_memory.csv (not in this checkout)";
+  auto data = io::read_megatron_ci(dir + "/megatron_ci_golden_iteration_time_memory.csv");
+  EXPECT_EQ(data.total_rows, 831);
+  auto e = scoring::evaluate_megatron_ci(data.runs);
+  EXPECT_GT(e.rows.size(), 200u);
+  // Calibrated overheads do better than the datasheet on these overhead-bound runs.
+  EXPECT_LT(e.time_calibrated_mape, 0.5 * e.time_datasheet_mape);
+  EXPECT_LT(e.peak_calibrated_mape, e.peak_datasheet_mape);
+  EXPECT_FALSE(e.ranking.empty());
+}
