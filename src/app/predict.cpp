@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/nodes.h"
 #include "uncertainty/conformal.h"
 
 namespace trainplan::app {
@@ -41,7 +42,7 @@ void check_predict_query(const PredictQuery& q) {
 
 NodePacking node_packing(const SampleSet& s, int workers, int gpus_per_node, const structure::HardwareSpec* hardware) {
   NodePacking p;
-  auto pack = [&](int per_node) { return (workers + per_node - 1) / per_node; };
+  auto pack = [&](int per_node) { return nodes_for(workers, per_node); };
   if (gpus_per_node > 0) {
     p.gpus_per_node = gpus_per_node;
     p.from = fmt::format("packed at {} a node (--gpus-per-node)", gpus_per_node);
@@ -53,7 +54,7 @@ NodePacking node_packing(const SampleSet& s, int workers, int gpus_per_node, con
     bool multi_node = false;
     for (const auto& x : s.samples)
       if (x.nodes > 0) {
-        p.gpus_per_node = std::max(p.gpus_per_node, (x.workers + x.nodes - 1) / x.nodes);
+        p.gpus_per_node = std::max(p.gpus_per_node, nodes_for(x.workers, x.nodes));
         multi_node = multi_node || x.nodes > 1;
         if (x.nodes == 1) most_on_one = std::max(most_on_one, x.workers);
       }
