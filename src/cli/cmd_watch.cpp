@@ -2,7 +2,7 @@
 // log of the trial protocol's JSON lines (--log FILE, polled as it grows) or
 // runs it and reads its stdout (--cmd), and after each epoch prints when it
 // will meet --target, with an interval, when that will be, and whether
-// --deadline holds (app/watch_session.h). --replay DIR judges the forecast on
+// --deadline holds (app/live_watch.h). --replay DIR judges the forecast on
 // the Pollux traces' validation curves instead (experiments/watch_replay.h).
 #include <fmt/format.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "app/watch_session.h"
+#include "app/live_watch.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "experiments/watch_replay.h"
@@ -45,7 +45,7 @@ models::EpochForecasterParams forecaster_params(const WatchArgs& a) {
 
 void print(const json& u, bool json_out, bool tty) {
   if (json_out) std::cout << u.dump() << std::endl;
-  else std::cout << app::WatchSession::text(u, tty && u.value("event", "") != "warning" ? 20 : 0) << std::endl;
+  else std::cout << app::LiveWatch::text(u, tty && u.value("event", "") != "warning" ? 20 : 0) << std::endl;
 }
 
 void run_follow(const WatchArgs& a) {
@@ -61,7 +61,7 @@ void run_follow(const WatchArgs& a) {
     if (dirs.empty()) throw InputError(a.prior, 0, "--prior", "no Pollux trace directory (with placements.csv) under it");
     o.prior = experiments::replay_calibration_errors(dirs, o.forecaster);
   }
-  app::WatchSession session(o);
+  app::LiveWatch live(o);
   profile::LogFollowerOptions fo;
   fo.stall_s = a.stall_s;
   fo.poll_s = a.poll_s;
@@ -71,17 +71,17 @@ void run_follow(const WatchArgs& a) {
   for (;;) {
     const auto st = follower.next(line);
     if (st == profile::LogFollower::Status::kLine) {
-      if (auto u = session.feed(line, follower.line_number())) print(*u, a.json_out, tty);
-      if (session.done()) return;
+      if (auto u = live.feed(line, follower.line_number())) print(*u, a.json_out, tty);
+      if (live.done()) return;
       continue;
     }
     if (st == profile::LogFollower::Status::kStalled) {
-      print(session.stalled(follower.quiet_s(), follower.line_number()), a.json_out, tty);
+      print(live.stalled(follower.quiet_s(), follower.line_number()), a.json_out, tty);
       // A log we only read cannot be waited on forever; a job we run ends when it ends.
       if (!a.log.empty()) std::exit(kExitFailure);
       continue;
     }
-    print(session.ended(follower.exit_code()), a.json_out, tty);
+    print(live.ended(follower.exit_code()), a.json_out, tty);
     std::exit(follower.exit_code());
   }
 }

@@ -1,4 +1,4 @@
-#include "app/watch_session.h"
+#include "app/live_watch.h"
 
 #include <fmt/format.h>
 
@@ -28,12 +28,12 @@ std::string num(const json& v) { return v.is_number() ? fmt::format("{:.4g}", v.
 
 }  // namespace
 
-WatchSession::WatchSession(WatchOptions o) : o_(std::move(o)) {
+LiveWatch::LiveWatch(WatchOptions o) : o_(std::move(o)) {
   if (!std::isfinite(o_.target)) throw InputError("", 0, "--target", "must be a finite number");
   if (o_.deadline_s && !(*o_.deadline_s > 0)) throw InputError("", 0, "--deadline", "must be > 0 seconds");
 }
 
-std::optional<json> WatchSession::feed(const std::string& line, long line_no) {
+std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   profile::TrialLogLine l;
   try {
     l = profile::parse_trial_log_line(line, o_.source, line_no);
@@ -77,7 +77,7 @@ std::optional<json> WatchSession::feed(const std::string& line, long line_no) {
   return u;
 }
 
-json WatchSession::forecast_update(double epoch) const {
+json LiveWatch::forecast_update(double epoch) const {
   const auto f = fc_->forecast(o_.target);
   const auto& p = fc_->params();
   json u = {{"event", "forecast"},
@@ -103,7 +103,7 @@ json WatchSession::forecast_update(double epoch) const {
   return u;
 }
 
-json WatchSession::stalled(double quiet_s, long line_no) const {
+json LiveWatch::stalled(double quiet_s, long line_no) const {
   json u = last_ ? *last_ : json::object();
   u["event"] = "stalled";
   u["quiet_s"] = quiet_s;
@@ -111,14 +111,14 @@ json WatchSession::stalled(double quiet_s, long line_no) const {
   return u;
 }
 
-json WatchSession::ended(int exit_code) const {
+json LiveWatch::ended(int exit_code) const {
   json u = last_ ? *last_ : json::object();
   u["event"] = "ended";
   u["exit_code"] = exit_code;
   return u;
 }
 
-std::string WatchSession::text(const json& u, int bar_width) {
+std::string LiveWatch::text(const json& u, int bar_width) {
   const std::string ev = u.value("event", "");
   if (ev == "warning") return "warning: " + u.value("message", "") + "; line skipped";
   std::string head;

@@ -35,9 +35,9 @@ struct WatchOptions {
   std::string source = "log";
 };
 
-class WatchSession {
+class LiveWatch {
  public:
-  explicit WatchSession(WatchOptions o);
+  explicit LiveWatch(WatchOptions o);
 
   // Reads line `line_no`; returns its update, or nullopt for a line that
   // says nothing (blank, or a JSON object the protocol ignores).

@@ -1,4 +1,4 @@
-#include "app/watch_session.h"
+#include "app/live_watch.h"
 
 #include <gtest/gtest.h>
 
@@ -7,19 +7,19 @@
 namespace {
 
 using trainplan::app::WatchOptions;
-using trainplan::app::WatchSession;
+using trainplan::app::LiveWatch;
 
 std::string epoch_line(int k, double metric, const char* name = "accuracy") {
   return fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":10,"metric":{},"metric_name":"{}"}})", k, metric,
                      name);
 }
 
-TEST(WatchSession, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
+TEST(LiveWatch, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
   WatchOptions o;
   o.target = 0.9;
   o.deadline_s = 1000;
   o.source = "job.log";
-  WatchSession s(o);
+  LiveWatch s(o);
   long n = 0;
   EXPECT_FALSE(s.feed("starting the job", ++n) == std::nullopt);  // not JSON: a warning
   for (int k = 1; k <= 6; ++k) {
@@ -47,23 +47,23 @@ TEST(WatchSession, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
   EXPECT_TRUE(s.done());
 }
 
-TEST(WatchSession, DirectionFollowsTheMetricName) {
+TEST(LiveWatch, DirectionFollowsTheMetricName) {
   WatchOptions o;
   o.target = 0.5;
-  WatchSession s(o);
+  LiveWatch s(o);
   auto u = s.feed(epoch_line(1, 2.0, "val_loss"), 1);
   ASSERT_TRUE(u);
   EXPECT_EQ((*u)["direction"], "min");
 }
 
-TEST(WatchSession, TextHasABarOnlyWhenAsked) {
+TEST(LiveWatch, TextHasABarOnlyWhenAsked) {
   WatchOptions o;
   o.target = 0.9;
-  WatchSession s(o);
+  LiveWatch s(o);
   std::optional<nlohmann::json> u;
   for (int k = 1; k <= 4; ++k) u = s.feed(epoch_line(k, 0.5 + 0.05 * k), k);
-  EXPECT_EQ(WatchSession::text(*u, 10).rfind("[", 0), 0u);
-  EXPECT_EQ(WatchSession::text(*u, 0).rfind("epoch 4", 0), 0u);
+  EXPECT_EQ(LiveWatch::text(*u, 10).rfind("[", 0), 0u);
+  EXPECT_EQ(LiveWatch::text(*u, 0).rfind("epoch 4", 0), 0u);
 }
 
 }  // namespace
