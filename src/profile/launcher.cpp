@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/nodes.h"
 
 namespace trainplan::profile {
 
@@ -29,7 +30,7 @@ std::string shell_quote(const std::string& s) {
 }
 
 LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
-  int nodes = s.workers_per_node > 0 ? (key.workers + s.workers_per_node - 1) / s.workers_per_node : 1;
+  int nodes = s.workers_per_node > 0 ? nodes_for(key.workers, s.workers_per_node) : 1;
   std::map<std::string, std::string> v = {{"batch", std::to_string(key.batch)},
                                           {"workers", std::to_string(key.workers)},
                                           {"epochs", std::to_string(key.epochs)},

@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/nodes.h"
 
 namespace trainplan::profile {
 namespace {
@@ -305,7 +307,7 @@ SampleSet SampleStore::samples() const {
     s.epochs = r.key.epochs;
     auto tt = time_trials.find({r.key.batch, r.key.workers});
     std::tie(s.epoch_time_s, s.time_spread) = epoch_time_of(r, tt == time_trials.end() ? nullptr : &tt->second);
-    s.nodes = per_node > 0 ? int((r.key.workers + per_node - 1) / per_node) : launcher == "local" ? 1 : 0;
+    s.nodes = per_node > 0 ? nodes_for(r.key.workers, int(std::min<long>(per_node, std::numeric_limits<int>::max()))) : launcher == "local" ? 1 : 0;
     s.metric = r.metric;
     s.model = model;
     s.hardware = hardware;
