@@ -42,8 +42,29 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   }
   using Kind = profile::TrialLogLine::Kind;
   if (l.kind == Kind::kBlank || l.kind == Kind::kOther) return std::nullopt;
-  if (l.kind == Kind::kDone) {
+  if (l.kind == Kind::kTrialStart) {
+    // A profiling run's next trial: a new run, forecast from scratch.
+    in_profile_ = true;
+    fc_.reset();
+    last_epoch_ = 0;
+    last_.reset();
+    return json{{"event", "trial"}, {"line", line_no}, {"batch", l.batch}, {"workers", l.workers},
+                {"epochs", l.epochs}};
+  }
+  if (l.kind == Kind::kTrialEnd) {
+    json u = last_ ? *last_ : json::object();
+    u["event"] = "trial_end";
+    u["status"] = l.status;
+    u["line"] = line_no;
+    return u;
+  }
+  if (l.kind == Kind::kProfileDone) {
     done_ = true;
+    return json{{"event", "profile_done"}, {"line", line_no}};
+  }
+  if (l.kind == Kind::kDone) {
+    // In a profiling run's live log a trial's done line ends that trial only.
+    if (!in_profile_) done_ = true;
     json u = last_ ? *last_ : json::object();
     u["event"] = "done";
     u["line"] = line_no;
@@ -121,10 +142,20 @@ json LiveWatch::ended(int exit_code) const {
 std::string LiveWatch::text(const json& u, int bar_width) {
   const std::string ev = u.value("event", "");
   if (ev == "warning") return "warning: " + u.value("message", "") + "; line skipped";
+  if (ev == "trial")
+    return u.value("epochs", 0L) > 0
+               ? fmt::format("trial b={} r={} e={} started", u.value("batch", 0L), u.value("workers", 0L),
+                             u.value("epochs", 0L))
+               : fmt::format("time trial b={} r={} started (steps only: nothing to forecast)", u.value("batch", 0L),
+                             u.value("workers", 0L));
+  if (ev == "profile_done") return "the profiling run ended";
+  // The done line before it already showed the trial's last forecast.
+  if (ev == "trial_end") return fmt::format("trial ended ({})", u.value("status", ""));
   std::string head;
   if (ev == "stalled") head = fmt::format("stalled: no new line for {}; ", duration(u.value("quiet_s", 0.0)));
   if (ev == "ended") head = fmt::format("the job's output closed without a done line (exit {}); ", u.value("exit_code", -1));
   if (ev == "done") head = "done; ";
+
   if (!u.contains("epoch")) return head + "no epoch with a metric seen";
   std::string bar;
   const double epoch = u["epoch"].get<double>();

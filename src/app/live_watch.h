@@ -3,7 +3,10 @@
 // EpochForecaster and answers one update per line that says something: a
 // forecast after an epoch, a warning for a bad line (skipped), the end.
 // Updates are JSON objects (`event`: "forecast", "warning", "stalled",
-// "done", "ended"); text() renders one for people.
+// "done", "ended"); text() renders one for people. A profiling run's live log
+// (profile/live_log.h) holds many trials: each trial_start line starts a new
+// forecast ("trial"), each trial_end closes it ("trial_end"), and only
+// profile_done ends the watch ("profile_done").
 #pragma once
 #include <memory>
 #include <optional>
@@ -62,6 +65,7 @@ class LiveWatch {
   std::unique_ptr<models::EpochForecaster> fc_;
   double last_epoch_ = 0;
   bool done_ = false;
+  bool in_profile_ = false;  // a trial_start line was read: a done line ends one trial only
   std::optional<nlohmann::json> last_;
 };
 

@@ -151,10 +151,13 @@ int run_profile_cmd(const ProfileArgs& a) {
     progress.note(fmt::format("warning: {} worker(s) x {} thread(s) exceed this machine's {} CPUs: those trials "
                               "measure contention as much as the program (recorded as oversubscribed)",
                               fmt::join(crowded, ","), a.threads_per_worker, allowed_cpus().size()));
+  LiveLog live(live_log_path(a.store));
+  opts.live_log = &live;
   progress.note(fmt::format("profiling {} planned trials ({}), store {}{}", order.size(),
                             fmt::format("b in {{{}}} x r in {{{}}} x e in {{{}}}", fmt::join(grid.batches, ","),
                                         fmt::join(grid.workers, ","), fmt::join(grid.epochs, ",")),
                             a.store, opts.budget_s ? ", budget " + format_duration(*opts.budget_s) : ""));
+  progress.note(fmt::format("follow the running trial: trainplan watch --store {} --target METRIC", a.store));
   ProfileSummary s = run_profile(tmpl, order, store, opts, progress);
 
   // The records of this plan, from the store (this run's and earlier runs').
