@@ -20,6 +20,8 @@
 #include "io/pollux_trace.h"
 #include "profile/live_log.h"
 #include "profile/log_follower.h"
+#include "profile/samples_file.h"
+#include "scoring/model_choice.h"
 
 namespace trainplan::cli {
 namespace {
@@ -28,6 +30,8 @@ using nlohmann::json;
 
 struct WatchArgs {
   std::string log, cmd, store, replay, prior;
+  std::string samples, metric_model = "global-batch", time_model = "auto";
+  int batch = 0, workers = 0;
   std::optional<double> target;
   double deadline_s = 0;
   double stall_s = 300;
@@ -72,6 +76,20 @@ void run_follow(const WatchArgs& a) {
     const auto dirs = io::find_pollux_traces(a.prior);
     if (dirs.empty()) throw InputError(a.prior, 0, "--prior", "no Pollux trace directory (with placements.csv) under it");
     o.prior = experiments::replay_calibration_errors(dirs, o.forecaster);
+  }
+  if (!a.samples.empty()) {
+    app::WatchSamples ws;
+    ws.samples = profile::read_samples(a.samples);
+    ws.metric_model = a.metric_model;
+    ws.time_model = a.time_model == "auto" ? scoring::choose_models("auto", "none", ws.samples).time_model : a.time_model;
+    ws.batch = a.batch;
+    ws.workers = a.workers;
+    // The nodes earlier trials with as many workers spanned; else one.
+    for (const auto& s : ws.samples.samples)
+      if (s.workers == a.workers && s.nodes > 0) ws.nodes = s.nodes;
+    o.samples = std::move(ws);
+  } else if (a.batch || a.workers) {
+    throw InputError("", 0, "--batch", "--batch and --workers describe the run for --samples; give --samples too");
   }
   app::LiveWatch live(o);
   profile::LogFollowerOptions fo;
@@ -148,6 +166,14 @@ void setup(CLI::App& root) {
   store->excludes(rep);
   cmd->add_option("--prior", a->prior,
                   "Calibrate the interval also on the runs of these Pollux traces (e.g. ../shared/data), replayed");
+  cmd->add_option("--samples", a->samples,
+                  "Also forecast from earlier trials of the same workload (samples CSV or profile store): the metric "
+                  "model refitted on them and the run's epochs after each epoch, the time model's epoch time");
+  cmd->add_option("--batch", a->batch, "With --samples: the run's per-worker batch")->check(CLI::PositiveNumber);
+  cmd->add_option("--workers", a->workers, "With --samples: the run's workers")->check(CLI::PositiveNumber);
+  cmd->add_option("--metric-model", a->metric_model, "With --samples: the metric model")->capture_default_str();
+  cmd->add_option("--time-model", a->time_model, "With --samples: the time model (auto: cross-validated)")
+      ->capture_default_str();
   cmd->add_option("--target", a->target, "The metric the job should reach");
   add_duration_option(cmd, "--deadline", a->deadline_s, "Time from the start of the first epoch to meet the target by");
   add_duration_option(cmd, "--stall", a->stall_s,
