@@ -40,6 +40,7 @@ struct DemoArgs {
   std::string workers = "1,2";
   std::string epochs = "1,2,3";
   std::string budget = "150s";
+  std::string step_clock = "auto";
   std::string store = "trainplan-demo.db";
   std::string out = "trainplan-demo.csv";
   std::string plot = "trainplan-demo-plan.png";  // "" : no chart
@@ -71,11 +72,15 @@ Profiled profile_step(const DemoArgs& a) {
   std::string text = builtin_template(a.workload, builtin);
   CommandTemplate tmpl(text);
   builtin.time_only = true;
+  const auto clock = parse_step_clock(a.step_clock);
+  if (!clock) throw InputError("", 0, "--step-clock", "must be auto, wall or cpu, got '" + a.step_clock + "'");
+  builtin.step_clock = *clock == StepClock::kWall ? "wall" : "cpu";
   Profiled out;
   out.grid = normalise({parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
                         parse_int_list(a.epochs, "--epochs")});
   const GridSpec& grid = out.grid;
   ProfileOptions opts;
+  opts.step_clock = *clock;
   opts.time_template = CommandTemplate(builtin_template(a.workload, builtin));
   opts.budget_s = parse_duration(a.budget, "--budget");
   opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
@@ -273,6 +278,10 @@ void setup(CLI::App& root) {
   cmd->add_option("--workers", a->workers, "Worker counts to profile")->capture_default_str();
   cmd->add_option("--epochs", a->epochs, "Epoch counts to profile")->capture_default_str();
   cmd->add_option("--budget", a->budget, "Time budget for profiling")->capture_default_str();
+  cmd->add_option("--step-clock", a->step_clock,
+                  "How a step is timed: cpu (the process's CPU time per step: what other processes on a busy "
+                  "machine barely change), wall, or auto (cpu for CPU training with one thread per worker)")
+      ->capture_default_str();
   cmd->add_option("--store", a->store, "SQLite sample store (reused when present)")->capture_default_str();
   cmd->add_option("-o,--out", a->out, "Sample CSV written from the store")->capture_default_str();
   cmd->add_option("--plot", a->plot, "Chart of the plan (.png or .svg; as `plan --plot`); '' for none")

@@ -52,7 +52,7 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
     po.cpus = pin_plan(key.workers, opts.threads_per_worker);
   l.result = run_process_group(l.plan.commands, po);
   const std::string& out = l.result.stdout0;
-  l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0);
+  l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock);
   return l;
 }
 

@@ -95,6 +95,11 @@ ParseResult parse_options(int argc, char** argv) {
                  "--time-only: stop once the median's 95% interval is within +-this fraction of it")
       ->capture_default_str()
       ->check(CLI::Range(0.0001, 1.0));
+  app.add_option("--step-clock", o.step_clock,
+                 "--time-only: the clock --step-ci watches: wall, or cpu (the process's CPU time per step, which "
+                 "other processes on the machine barely change); both are reported")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wall", "cpu"}));
   app.add_flag("--check-sync", o.check_sync,
                "Debug: every rank prints {\"event\":\"param_checksum\",...} after the first and the last step");
   app.add_flag("--no-allreduce", o.no_allreduce,
