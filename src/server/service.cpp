@@ -11,6 +11,7 @@
 #include <string_view>
 #include <thread>
 
+#include "app/curves.h"
 #include "app/search_space.h"
 #include "core/cancel.h"
 #include "core/error.h"
@@ -573,6 +574,36 @@ json Service::plan_request(const json& req) {
   return to_json(app::make_plan(e->src, q), e->label);
 }
 
+json Service::curves_request(const json& req) {
+  check_fields(req, {"confidence", "curves", "steps", "max_points", "evaluate", "folds", "seed"});
+  app::CurvesQuery q;
+  q.confidence = get_number(req, "confidence", q.confidence);
+  q.curves = get_int(req, "curves", q.curves);
+  q.steps = get_int(req, "steps", q.steps);
+  q.max_points = get_int(req, "max_points", q.max_points);
+  q.folds = get_int(req, "folds", q.folds);
+  q.seed = get_seed(req, "seed", q.seed);
+  // "all": every registered model, as `trainplan evaluate` scores them by default.
+  if (const json* ev = find(req, "evaluate")) {
+    if (ev->is_string() && ev->get<std::string>() == "all") {
+      q.evaluate = models::ModelRegistry::instance().names();
+    } else if (ev->is_array()) {
+      for (const auto& n : *ev) {
+        if (!n.is_string()) throw RequestError(400, "evaluate", "field 'evaluate' must be \"all\" or an array of model names");
+        q.evaluate.push_back(n.get<std::string>());
+      }
+    } else {
+      throw RequestError(400, "evaluate", "field 'evaluate' must be \"all\" or an array of model names");
+    }
+  }
+  app::check_curves_query(q);
+  std::unique_ptr<Slot> slot;
+  auto e = entry_for(req, slot);
+  set_models(q, req, *e, default_model_);
+  auto lock = lock_within_scope(e->mu);
+  return app::curves(e->src, q, e->label);
+}
+
 Response Service::handle(const std::string& method, const std::string& path, std::string body,
                          Clock::time_point received) {
   try {
@@ -581,7 +612,8 @@ Response Service::handle(const std::string& method, const std::string& path, std
       const char* method;
     };
     static const Route routes[] = {{"/health", "GET"}, {"/models", "GET"},  {"/fits", "GET"},
-                                   {"/fit", "POST"},   {"/predict", "POST"}, {"/plan", "POST"}};
+                                   {"/fit", "POST"},   {"/predict", "POST"}, {"/plan", "POST"},
+                                   {"/curves", "POST"}};
     const Route* route = nullptr;
     for (const auto& r : routes)
       if (path == r.path) route = &r;
@@ -607,6 +639,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
     std::string().swap(body);
     if (path == "/fit") return {200, fit_request(req)};
     if (path == "/predict") return {200, predict_request(req)};
+    if (path == "/curves") return {200, curves_request(req)};
     return {200, plan_request(req)};
   } catch (const RequestError& e) {
     json b = error_body(e.what());

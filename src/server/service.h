@@ -9,6 +9,8 @@
 //   POST /fit      samples (+ model) -> id, chosen models, in-sample MRE
 //   POST /predict  id or samples + configuration -> as `trainplan predict --json`
 //   POST /plan     id or samples + constraints   -> as `trainplan plan --json`
+//   POST /curves   id or samples -> measured points, fitted curves and band,
+//                  candidate models' scores (app/curves.h)
 //
 // Errors: {"error": what, "file", "line", "field" (when known)} with 400 (bad
 // JSON, a missing or mistyped field, InputError), 404 (unknown id or path),
@@ -108,6 +110,7 @@ class Service {
   nlohmann::json fit_request(const nlohmann::json& req);
   nlohmann::json predict_request(const nlohmann::json& req);
   nlohmann::json plan_request(const nlohmann::json& req);
+  nlohmann::json curves_request(const nlohmann::json& req);
   // The entry a request names ("id"), or a fresh one from its samples (with `slot` taken).
   std::shared_ptr<Entry> entry_for(const nlohmann::json& req, std::unique_ptr<Slot>& slot);
   // The request's samples ("samples_csv" or "samples_path") and their label:
