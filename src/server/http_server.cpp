@@ -80,7 +80,7 @@ struct HttpServer::Impl {
 
   void serve_get(const httplib::Request& req, httplib::Response& res) {
     auto t0 = Clock::now();
-    if (const WebAsset* a = req.method == "GET" ? find_web_asset(req.path) : nullptr) {
+    if (const WebAsset* a = req.method == "GET" || req.method == "HEAD" ? find_web_asset(req.path) : nullptr) {
       res.status = 200;
       res.set_content(std::string(a->body), a->content_type);
       res.set_header("Content-Security-Policy", kWebContentSecurityPolicy);
