@@ -113,6 +113,9 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
     legend: { live: false },
     series: useries,
   }, data, el);
+  // The band's edges are drawn but not listed: the legend names the curves and the points.
+  const rows = u.root.querySelectorAll(".u-legend tr");
+  useries.forEach((s, i) => { if (/ (hi|lo)$/.test(s.label) && rows[i]) rows[i].style.display = "none"; });
   state.charts[id] = u;
 }
 

@@ -1,5 +1,8 @@
 // The page trainplan serve answers at / (server/web_assets.h) and POST
 // /curves (app/curves.h), the samples view's data.
+#include <algorithm>
+#include <filesystem>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -140,6 +143,141 @@ TEST(Web, CurvesKeepTheLimits) {
   json e = s.post("/curves", json{{"samples_csv", fixture_csv()}}, &st);
   EXPECT_EQ(st, 422) << e.dump();
   EXPECT_EQ(e["field"], "samples_csv");
+}
+
+}  // namespace
+
+namespace {
+
+// /llm/plan answers what `trainplan llm plan --json` prints (one function
+// builds both); nothing fitting is 422 with the reason and the search's answer.
+TEST(Web, LlmPlanEqualsCli) {
+  Running s;
+  int st = 0;
+  json z = s.get("/llm/models", &st);
+  ASSERT_EQ(st, 200);
+  EXPECT_NE(std::find(z["models"].begin(), z["models"].end(), "gpt3-1.3b"), z["models"].end()) << z.dump();
+  EXPECT_NE(std::find(z["gpus"].begin(), z["gpus"].end(), "h100"), z["gpus"].end()) << z.dump();
+  json got = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
+                                      {"global_batch", 512}, {"deadline", 48 * 3600}},
+                    &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  auto cli = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 --global-batch 512 "
+                             "--deadline 48h --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(got, json::parse(cli.out));
+  EXPECT_GT(got["chosen"]["memory_gib"].get<double>(), 0);
+
+  json none = s.post("/llm/plan", json{{"model", "gpt3-175b"}, {"gpu", "a100-40gb"}, {"max_gpus", 8}, {"tokens", 300e9},
+                                       {"global_batch", 1536}, {"deadline", 24 * 3600}},
+                     &st);
+  EXPECT_EQ(st, 422) << none.dump();
+  EXPECT_NE(none["error"].get<std::string>().find("memory"), std::string::npos);
+  auto cli3 = tptest::run_cli("llm plan --model gpt3-175b --gpu a100-40gb --max-gpus 8 --tokens 300e9 "
+                              "--global-batch 1536 --deadline 24h --json");
+  EXPECT_EQ(cli3.exit_code, 3);
+  EXPECT_EQ(none["plan"], json::parse(cli3.out));
+
+  // A hardware file would be a read of the server's files: catalog names only.
+  json e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "/etc/passwd"}, {"tokens", 1e9}, {"global_batch", 8}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "gpu");
+  e = s.post("/llm/plan", json{{"model", "gpt-9"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "model");
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"global_batch", 8}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "tokens");
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 0}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+}
+
+// /simulate on a named workload answers `trainplan simulate --json` plus each
+// job's result and the GPUs in use; without data it says what is missing.
+TEST(Web, SimulateEqualsCli) {
+  const std::string data = std::string(TRAINPLAN_SHARED_DATA) + "/pollux-t4";
+  const std::string workloads = std::string(TRAINPLAN_SHARED_DATA) + "/workloads";
+  Running s;
+  s.service.set_simulation_dirs(data, workloads);
+  int st = 0;
+  json w = s.get("/workloads", &st);
+  ASSERT_EQ(st, 200);
+  if (!std::filesystem::is_directory(data) || w["workloads"].empty())
+    GTEST_SKIP() << "no simulation data under " << TRAINPLAN_SHARED_DATA;
+  EXPECT_NE(std::find(w["workloads"].begin(), w["workloads"].end(), "pollux-1.0/workload-1"), w["workloads"].end());
+  json got = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"fifo", "tiresias"}}}, &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  auto cli = tptest::run_cli("simulate --workload " + workloads + "/pollux-1.0/workload-1.csv --data " + data +
+                             " --policy fifo,tiresias --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  json want = json::parse(cli.out);
+  json summary = got;
+  for (auto& p : summary["policies"]) {
+    EXPECT_EQ(p["job_results"].size(), p["jobs"].get<size_t>());
+    const json& use = p["gpus_in_use"];
+    ASSERT_EQ(use["t_s"].size(), use["gpus"].size());
+    ASSERT_FALSE(use["gpus"].empty());
+    for (const auto& g : use["gpus"]) EXPECT_LE(g.get<int>(), 64);
+    EXPECT_EQ(use["gpus"].back(), 0);  // all done
+    p.erase("job_results");
+    p.erase("gpus_in_use");
+  }
+  EXPECT_EQ(summary, want);
+
+  json e = s.post("/simulate", json{{"workload", "../../etc/passwd"}}, &st);
+  EXPECT_EQ(st, 404);
+  EXPECT_EQ(e["field"], "workload");
+  e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"nope"}}}, &st);
+  EXPECT_EQ(st, 400);
+  e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"nodes", 0}}, &st);
+  EXPECT_EQ(st, 400);
+
+  // The time limit holds.
+  trainplan::server::Limits l;
+  l.request_timeout_s = 1e-6;
+  Running slow(l);
+  slow.service.set_simulation_dirs(data, workloads);
+  slow.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}}, &st);
+  EXPECT_EQ(st, 503);
+}
+
+TEST(Web, SimulateWithoutDataSaysWhatIsMissing) {
+  Running s;
+  s.service.set_simulation_dirs("/nonexistent/pollux-t4", "/nonexistent/workloads");
+  int st = 0;
+  json w = s.get("/workloads", &st);
+  ASSERT_EQ(st, 200);
+  EXPECT_TRUE(w["workloads"].empty());
+  EXPECT_NE(w["note"].get<std::string>().find("--sim-data"), std::string::npos) << w.dump();
+  EXPECT_FALSE(w["policies"].empty());
+  json e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}}, &st);
+  EXPECT_EQ(st, 404);
+  EXPECT_NE(e["error"].get<std::string>().find("/nonexistent/pollux-t4"), std::string::npos) << e.dump();
+}
+
+}  // namespace
+
+namespace {
+
+// A server reads no file for a request unless started with --allow-paths.
+TEST(Web, SamplesPathNeedsAllowPaths) {
+  auto dir = tptest::temp_dir("web_paths");
+  const std::string path = tptest::write_file(dir / "s.csv", fixture_csv());
+  int st = 0;
+  {
+    Running s;
+    json e = s.post("/fit", json{{"samples_path", path}, {"model", "isotonic-mi"}}, &st);
+    EXPECT_EQ(st, 403) << e.dump();
+    EXPECT_EQ(e["field"], "samples_path");
+    EXPECT_NE(e["error"].get<std::string>().find("--allow-paths"), std::string::npos);
+    s.post("/curves", json{{"samples_path", path}}, &st);
+    EXPECT_EQ(st, 403);
+    s.post("/plan", json{{"samples_path", "/etc/passwd"}, {"target", 0.8}, {"deadline", 100}}, &st);
+    EXPECT_EQ(st, 403);
+  }
+  Running s(with_paths());
+  json f = s.post("/fit", json{{"samples_path", path}, {"model", "isotonic-mi"}}, &st);
+  EXPECT_EQ(st, 200) << f.dump();
 }
 
 }  // namespace
