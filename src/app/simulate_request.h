@@ -13,6 +13,7 @@
 #include "sim/experiment.h"
 #include "sim/job.h"
 #include "sim/simulator.h"
+#include "sim/workload.h"
 
 namespace trainplan::app {
 

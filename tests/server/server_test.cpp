@@ -27,6 +27,7 @@ using namespace trainplan::app;
 
 using tpserver::fixture_csv;
 using tpserver::Running;
+using tpserver::with_paths;
 
 TEST(Server, HealthAndModels) {
   Running s;
