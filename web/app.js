@@ -114,8 +114,8 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
     series: useries,
   }, data, el);
   // The band's edges are drawn but not listed: the legend names the curves and the points.
-  const rows = u.root.querySelectorAll(".u-legend tr");
-  useries.forEach((s, i) => { if (/ (hi|lo)$/.test(s.label) && rows[i]) rows[i].style.display = "none"; });
+  for (const row of u.root.querySelectorAll(".u-legend tr"))
+    if (/ (hi|lo)$/.test(row.textContent.trim())) row.style.display = "none";
   state.charts[id] = u;
 }
 
@@ -268,8 +268,11 @@ function showPlan(p) {
     ["meets target", (t) => (t.meets_target ? "yes" : "no")],
   ], p.nearest_trials);
   const f = (p.frontier || []).slice().sort((a, b) => a.total_time_s - b.total_time_s);
+  const fx = f.map((x) => x.total_time_s), fy = f.map((x) => x.cost_worker_h);
+  // The last run stays the cheapest up to the deadline asked.
+  if (f.length && p.deadline_s > fx[fx.length - 1]) { fx.push(p.deadline_s); fy.push(fy[fy.length - 1]); }
   chart("chart-frontier", "cheapest run for each deadline", "deadline, s", "GPU-hours", f.length ? [
-    { label: "frontier", x: f.map((x) => x.total_time_s), y: f.map((x) => x.cost_worker_h), color: PALETTE[0], stepped: true },
+    { label: "frontier", x: fx, y: fy, color: PALETTE[0], stepped: true },
     { label: "chosen", x: [c.total_time_s], y: [c.cost_worker_h], points: true, color: PALETTE[1] },
   ] : []);
   $("plan-result").hidden = false;
@@ -395,7 +398,9 @@ function showLlm(r) {
   }
   fillTable($("llm-top"), [
     ["gpus", (x) => x.gpus], ["tp", (x) => x.tp], ["pp", (x) => x.pp], ["vpp", (x) => x.virtual_stages], ["dp", (x) => x.dp],
-    ["mb", (x) => x.micro_batch], ["recompute", (x) => x.recompute], ["iter, s", (x) => fmt(x.iteration_time_s)],
+    ["mb", (x) => x.micro_batch], ["recompute", (x) => x.recompute],
+    ["seq. parallel", (x) => (x.sequence_parallel ? "yes" : "no")], ["dist. optimizer", (x) => (x.distributed_optimizer ? "yes" : "no")],
+    ["iter, s", (x) => fmt(x.iteration_time_s)],
     ["train, h", (x) => fmt(x.train_time_s / 3600)], ["GPU-hours", (x) => fmt(x.gpu_hours)],
     ["memory, GiB", (x) => fmt(x.memory_gib)], ["free, GiB", (x) => fmt(x.headroom_gib)],
   ], r.top || [], (x) => x === (r.top || [])[0]);
