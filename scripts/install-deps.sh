@@ -9,11 +9,13 @@ export DEBIAN_FRONTEND=noninteractive
 core_pkgs=(build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libspdlog-dev libsqlite3-dev libgtest-dev libbenchmark-dev
   libcpp-httplib-dev gnuplot-nox libxgboost-dev libyaml-cpp-dev python3)
-full_pkgs=(libtorch-dev libgloo-dev libopenblas0-pthread slurm-wlm munge dataset-fashion-mnist chromium nodejs npm)
+full_pkgs=(libtorch-dev libgloo-dev libopenblas0-pthread slurm-wlm munge dataset-fashion-mnist chromium nodejs)
 missing=()
 pkgs=("${core_pkgs[@]}")
 [ $core_only -eq 0 ] && pkgs+=("${full_pkgs[@]}")
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+# Debian's npm only where no npm is on the PATH: NodeSource's nodejs brings its own, and conflicts with it.
+[ $core_only -eq 0 ] && ! command -v npm >/dev/null && missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "[install] apt packages: ${missing[*]}"
   $SUDO apt-get update -qq
