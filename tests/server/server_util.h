@@ -49,6 +49,12 @@ inline std::string many_rows_csv(int rows) {
   return csv;
 }
 
+// Limits that let requests read files (samples_path), as `trainplan serve --allow-paths`.
+inline trainplan::server::Limits with_paths(trainplan::server::Limits l = {}) {
+  l.allow_paths = true;
+  return l;
+}
+
 // A server on a free port of 127.0.0.1, serving from a thread.
 struct Running {
   trainplan::server::Service service;
