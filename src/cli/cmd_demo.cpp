@@ -62,6 +62,7 @@ struct Profiled {
   GridSpec grid;
   SampleSet samples;
   std::string metric_name = "metric";
+  std::string step_clock = "wall";  // "cpu" when a time trial was timed by the CPU clock
 };
 
 // Step 1: profiles the demo's grid under the budget, reusing the trials
@@ -101,6 +102,8 @@ Profiled profile_step(const DemoArgs& a) {
     std::exit(130);
   }
   out.samples = store.samples();
+  for (const auto& r : store.trials())
+    if (r.timing && r.timing->clock == "cpu") out.step_clock = "cpu";
   const SampleSet& samples = out.samples;
   std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}\n", samples.size(), s.ok,
                            s.failed + s.timeout + s.bad_output, format_duration(s.wall_s));
@@ -208,6 +211,7 @@ void print_json(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
                       {"epochs", b.config.epochs},    {"epoch_time_s", b.epoch_time_s},
                       {"total_time_s", b.total_time_s}, {"metric", b.metric},
                       {"cost_worker_s", b.cost},      {"wall_s", pl.wall_s},
+                      {"step_clock", prof.step_clock},
                       {"plot", pl.plotted.empty() ? nlohmann::json(nullptr) : nlohmann::json(pl.plotted)},
                       {"cv_mre", {{"time", fit.time_cv ? nlohmann::json(*fit.time_cv) : nlohmann::json(nullptr)},
                                   {"metric", fit.metric_cv ? nlohmann::json(*fit.metric_cv) : nlohmann::json(nullptr)}}}};
@@ -223,6 +227,9 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
                            b.config.workers == 1 ? "" : "s", b.config.epochs, b.config.epochs == 1 ? "" : "s");
   std::cout << fmt::format("  predicted: {:.2f} s per epoch, {:.1f} s in all, {} {:.4f}, cost {:.1f} worker-seconds\n",
                            b.epoch_time_s, b.total_time_s, metric_name, b.metric, b.cost);
+  if (prof.step_clock == "cpu")
+    std::cout << "  (epoch times from each step's CPU time: what this machine takes when nothing else runs on it;\n"
+                 "   --step-clock wall times steps by the wall clock instead)\n";
   auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : std::string("n/a"); };
   std::cout << fmt::format("  model error on trials it did not see (5-fold CV MRE): epoch time {}, {} {}\n",
                            pct(fit.time_cv), metric_name, pct(fit.metric_cv));
