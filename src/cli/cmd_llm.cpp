@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -13,6 +14,7 @@
 #include "core/error.h"
 #include "io/hardware_file.h"
 #include "io/korthikanti_csv.h"
+#include "io/megatron_scale_csv.h"
 #include "io/llm_config_csv.h"
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
@@ -161,7 +163,7 @@ void run_memory(MemoryArgs a) {
 // ---- evaluate ----
 
 struct EvaluateArgs {
-  std::string dir, ci_dir, runs, gpu = "a100-80gb";
+  std::string dir, ci_dir, runs, scale_dir, gpu = "a100-80gb";
   bool json = false;
 };
 
@@ -260,7 +262,57 @@ void run_transformer_runs(const EvaluateArgs& a) {
                            100 * e.peak_datasheet_mape, 100 * e.peak_datasheet_bias, 100 * e.peak_calibrated_mape);
 }
 
+// The published runs at scale, per GPU: datasheet, leave one model out, and
+// calibrated on 5 drawn runs (the other runs of that GPU predicted; 20 draws).
+void run_scale(const EvaluateArgs& a) {
+  const std::string path = a.scale_dir + "/published_megatron_scale_results.csv";
+  auto data = io::read_published_scale_runs(path);
+  std::map<std::string, std::vector<io::PublishedIteration>> by_gpu;
+  for (const auto& r : data.runs) by_gpu[r.gpu].push_back(r.iteration);
+  constexpr size_t kCalibrationRuns = 5;
+  constexpr int kDraws = 20;
+  nlohmann::json js = {{"file", path}, {"left_out", data.left_out}, {"gpus", nlohmann::json::object()}};
+  std::string text = fmt::format("{}: {} runs kept; left out:\n", path, data.runs.size());
+  for (const auto& [why, n] : data.left_out) text += fmt::format("  {:>4}  {}\n", n, why);
+  for (const auto& r : data.runs)
+    if (!r.assumed.empty() || r.seconds_derived)
+      text += fmt::format("  line {}: {}{}{}\n", r.iteration.run.line,
+                          r.seconds_derived ? "seconds from the published TFLOP/s per GPU" : "",
+                          r.seconds_derived && !r.assumed.empty() ? "; " : "",
+                          r.assumed.empty() ? "" : "assumed " + fmt::format("{}", fmt::join(r.assumed, ", ")));
+  for (const auto& [gpu, runs] : by_gpu) {
+    const models::LlmTimeModel tm(io::resolve_hardware(gpu, "--gpu"));
+    const auto sheet = scoring::score_iterations(runs, tm);
+    const auto lomo = scoring::score_iterations_leave_model_out(runs, tm);
+    const auto k5 = scoring::score_iterations_calibrated_on(runs, tm, kCalibrationRuns, kDraws);
+    js["gpus"][gpu] = {{"iteration_time", summary_json(sheet)},
+                       {"iteration_time_calibrated_leave_model_out", summary_json(lomo)},
+                       {"iteration_time_calibrated_on_5", summary_json(k5)}};
+    text += fmt::format("\n{}: seconds per iteration, datasheet defaults\n", gpu);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto& r = runs[i];
+      text += fmt::format("  line {:>2} {:<12} tp {} pp {:>2} dp {:>2} ({:>4} GPUs) {:<5} {:>9.4g} {:>9.4g} {:>+7.2f}%\n",
+                          r.run.line, r.run.model.substr(0, r.run.model.find(" (")), r.run.layout.tp, r.run.layout.pp,
+                          r.run.layout.dp, r.run.layout.gpus(), structure::to_string(r.run.layout.recompute), r.seconds,
+                          sheet.rows[i].predicted, 100 * sheet.rows[i].relative_error());
+    }
+    text += fmt::format("  datasheet: mean |error| {:.2f}%, worst {:.2f}% ({} runs)\n", 100 * sheet.mean_abs,
+                        100 * sheet.max_abs, sheet.rows.size());
+    if (lomo.rows.empty())
+      text += "  calibrated, leave one model out: no other model to calibrate on\n";
+    else
+      text += fmt::format("  calibrated, leave one model out: mean |error| {:.2f}%, worst {:.2f}% ({} runs)\n",
+                          100 * lomo.mean_abs, 100 * lomo.max_abs, lomo.rows.size());
+    if (!k5.rows.empty())
+      text += fmt::format("  calibrated on {} drawn runs, the others predicted ({} draws): mean |error| {:.2f}%, worst "
+                          "{:.2f}% ({} predictions)\n",
+                          kCalibrationRuns, kDraws, 100 * k5.mean_abs, 100 * k5.max_abs, k5.rows.size());
+  }
+  std::cout << (a.json ? js.dump(2) + "\n" : text);
+}
+
 void run_evaluate(const EvaluateArgs& a) {
+  if (!a.scale_dir.empty()) run_scale(a);
   if (!a.runs.empty()) run_transformer_runs(a);
   if (!a.ci_dir.empty()) run_megatron_ci(a);
   if (a.dir.empty()) return;
@@ -337,11 +389,14 @@ void setup(CLI::App& root) {
                 "errors of time and peak memory, and whether the predicted-fastest configuration is the fastest");
   e->add_option("--runs", ea->runs,
                 "Single-GPU runs in transformer-bench.py's CSV (examples/h100/transformer-training.csv; give --gpu h100)");
+  e->add_option("--scale", ea->scale_dir,
+                "The folder with published_megatron_scale_results.csv: Megatron-LM runs on 384 to 3,360 A100s, "
+                "datasheet, leave one model out, and calibrated on 5 drawn runs");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
   e->callback([ea] {
-    if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty())
-      throw InputError("", 0, "--korthikanti", "give --korthikanti, --megatron-ci or --runs");
+    if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->scale_dir.empty())
+      throw InputError("", 0, "--korthikanti", "give --korthikanti, --megatron-ci, --runs or --scale");
     run_evaluate(*ea);
   });
 }

@@ -96,3 +96,19 @@ TEST(LlmCli, EvaluatesKorthikantiRuns) {
   EXPECT_LT(j["iteration_time"]["max_abs_relative_error"].get<double>(), 0.15);
   EXPECT_LT(j["memory"]["mean_abs_relative_error"].get<double>(), 0.05);
 }
+
+TEST(LlmCli, EvaluatesThePublishedRunsAtScale) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  auto r = tptest::run_cli("llm evaluate --scale " + tptest::shared_data_dir() + "/llm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& a100 = j["gpus"]["a100-80gb"];
+  EXPECT_EQ(a100["iteration_time"]["rows"].size(), 7u);
+  // Loose bounds (the figures are in docs/LLM.md): a broken model or reader breaks them.
+  EXPECT_LT(a100["iteration_time"]["max_abs_relative_error"].get<double>(), 0.10);
+  EXPECT_EQ(a100["iteration_time_calibrated_on_5"]["rows"].size(), 40u);  // 20 draws x the 2 other runs
+  EXPECT_TRUE(j["gpus"].contains("a100-40gb"));
+  auto missing = tptest::run_cli("llm evaluate --scale /nonexistent");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/published_megatron_scale_results.csv"), std::string::npos) << missing.err;
+}
