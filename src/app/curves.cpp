@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/cancel.h"
+#include "core/even_subset.h"
 #include "core/error.h"
 #include "models/registry.h"
 #include "scoring/evaluate.h"
@@ -17,18 +18,6 @@ namespace trainplan::app {
 namespace {
 
 using nlohmann::json;
-
-// Up to k items of a sorted list, evenly spread, first and last included.
-template <class T>
-std::vector<T> spread(const std::vector<T>& sorted, int k) {
-  if (static_cast<int>(sorted.size()) <= k) return sorted;
-  std::vector<T> out;
-  for (int i = 0; i < k; ++i) {
-    size_t at = static_cast<size_t>(std::lround(double(i) * double(sorted.size() - 1) / double(k - 1)));
-    if (out.empty() || !(out.back() == sorted[at])) out.push_back(sorted[at]);
-  }
-  return out;
-}
 
 // 1..rmax, every count when there are at most k, else k counts spread
 // geometrically (the time curves are read on a log axis), 1 and rmax included.
@@ -59,7 +48,7 @@ json time_part(const SampleSet& s, const models::TimeModel& m, const models::Tim
   }
   const auto grid = worker_grid(rmax, q.max_points);
   json curves = json::array();
-  for (double b : spread(std::vector<double>(batches.begin(), batches.end()), q.curves)) {
+  for (double b : even_subset(std::vector<double>(batches.begin(), batches.end()), q.curves)) {
     json workers = json::array(), t = json::array(), lo = json::array(), hi = json::array();
     for (int r : grid) {
       check_cancelled();
@@ -93,7 +82,7 @@ json metric_part(const SampleSet& s, const models::MetricModel& m, const models:
   for (const auto& c : configs) ordered.push_back(c.second);
   const double top = std::max(1.0, 1.1 * emax);
   json curves = json::array();
-  for (const auto& [b, r] : spread(ordered, q.curves)) {
+  for (const auto& [b, r] : even_subset(ordered, q.curves)) {
     json epochs = json::array(), y = json::array(), lo = json::array(), hi = json::array();
     for (int i = 1; i <= q.steps; ++i) {
       check_cancelled();

@@ -7,22 +7,12 @@
 #include <set>
 #include <utility>
 
+#include "core/even_subset.h"
+
 namespace trainplan::scoring {
 namespace {
 
 const char* kGrey = "#b0b0b0";
-
-// Up to k items of a sorted list, evenly spread, first and last included.
-template <class T>
-std::vector<T> spread(const std::vector<T>& sorted, int k) {
-  if (static_cast<int>(sorted.size()) <= k) return sorted;
-  std::vector<T> out;
-  for (int i = 0; i < k; ++i) {
-    size_t at = static_cast<size_t>(std::lround(double(i) * double(sorted.size() - 1) / double(k - 1)));
-    if (out.empty() || !(out.back() == sorted[at])) out.push_back(sorted[at]);
-  }
-  return out;
-}
 
 io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, const FitPlotOptions& o) {
   io::PlotPanel p;
@@ -36,7 +26,7 @@ io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, con
   for (const auto& x : s.with_metric()) configs.insert({x.global_batch(), {x.batch, x.workers}}), emax = std::max(emax, x.epochs);
   std::vector<std::pair<double, int>> ordered;
   for (const auto& c : configs) ordered.push_back(c.second);
-  auto chosen = spread(ordered, std::max(1, o.curves));
+  auto chosen = even_subset(ordered, std::max(1, o.curves));
   io::PlotSeries others{"other samples", {}, "points pt 7 ps 0.6", kGrey};
   std::vector<io::PlotSeries> own(chosen.size());
   for (const auto& x : s.with_metric()) {
@@ -75,7 +65,7 @@ io::PlotPanel time_panel(const SampleSet& s, const models::TimeModel& m, const F
   int rmax = 1;
   for (const auto& x : s.samples) batches.insert(x.batch), rmax = std::max(rmax, x.workers);
   p.xtics = std::max(1, rmax / 16);
-  auto chosen = spread(std::vector<double>(batches.begin(), batches.end()), std::max(1, o.curves));
+  auto chosen = even_subset(std::vector<double>(batches.begin(), batches.end()), std::max(1, o.curves));
   io::PlotSeries others{"other samples", {}, "points pt 7 ps 0.6", kGrey};
   std::vector<io::PlotSeries> own(chosen.size());
   for (const auto& x : s.samples) {
