@@ -5,6 +5,7 @@
 
 #include <sys/resource.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -14,7 +15,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,38 +45,43 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 std::atomic<int64_t> g_live_bytes{0};
 std::atomic<int64_t> g_peak_bytes{0};
 
-struct Counted {
-  c10::DataPtr inner;
-  int64_t bytes;
-};
+// Sizes of the live blocks: some callers (raw_allocate) need the context to
+// be the data pointer itself, so the size is looked up on free.
+std::mutex g_sizes_mutex;
+std::unordered_map<void*, int64_t> g_sizes;
 
-void counted_delete(void* ctx) {
-  auto* c = static_cast<Counted*>(ctx);
-  g_live_bytes.fetch_sub(c->bytes, std::memory_order_relaxed);
-  delete c;
+void counted_delete(void* data) {
+  if (!data) return;
+  int64_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_sizes_mutex);
+    auto it = g_sizes.find(data);
+    if (it != g_sizes.end()) bytes = it->second, g_sizes.erase(it);
+  }
+  g_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  c10::free_cpu(data);
 }
 
 class CountingAllocator final : public c10::Allocator {
  public:
-  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
   c10::DataPtr allocate(size_t n) const override {
-    c10::DataPtr d = inner_->allocate(n);
-    void* data = d.get();
-    const c10::Device device = d.device();
-    const int64_t live = g_live_bytes.fetch_add(int64_t(n), std::memory_order_relaxed) + int64_t(n);
+    void* data = n == 0 ? nullptr : c10::alloc_cpu(n);
+    if (data) {
+      std::lock_guard<std::mutex> lock(g_sizes_mutex);
+      g_sizes[data] = int64_t(n);
+    }
+    const int64_t live = g_live_bytes.fetch_add(int64_t(data ? n : 0), std::memory_order_relaxed) + int64_t(data ? n : 0);
     int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
     while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
     }
-    return {data, new Counted{std::move(d), int64_t(n)}, &counted_delete, device};
+    return {data, data, &counted_delete, c10::Device(c10::DeviceType::CPU)};
   }
-
- private:
-  c10::Allocator* inner_;
+  c10::DeleterFnPtr raw_deleter() const override { return &counted_delete; }
 };
 
 void install_counting_allocator() {
   static CountingAllocator* counting = [] {
-    auto* a = new CountingAllocator(c10::GetCPUAllocator());
+    auto* a = new CountingAllocator();
     c10::SetCPUAllocator(a, /*priority=*/100);
     return a;
   }();
