@@ -1,0 +1,42 @@
+// One measured transformer configuration: a command template run for one
+// parallel layout (tp, pp, dp, micro-batch, global batch), its output read for
+// the iteration time and the peak memory. What `trainplan llm profile` runs
+// per row of its grid (docs/PROFILING.md, "Transformer layouts").
+//
+// The command's rank 0 (or the launcher) must print, on stdout, a JSON line
+//   {"event":"iteration_timing","iteration_time_s":T,"peak_memory_bytes":M,...}
+// as `trainplan-train --workload gpt --time-only` does; the last such line
+// counts. iteration_time_s must be > 0; peak_memory_bytes is optional
+// (a user's Megatron wrapper may print the CUDA allocator's peak, or nothing).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "profile/command_template.h"
+#include "profile/launcher.h"
+
+namespace trainplan::profile {
+
+struct LayoutTiming {
+  double iteration_time_s = 0;
+  std::optional<double> peak_memory_bytes;
+};
+
+// The last iteration_timing line of `stdout_text`; nullopt when there is none
+// or its iteration_time_s is missing or not > 0. Other lines are ignored.
+std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text);
+
+struct LayoutTrialResult {
+  std::optional<LayoutTiming> timing;  // empty on failure
+  std::string error;                   // why, when empty: exit status, timeout, no timing line; stderr's tail
+  std::string command;                 // rank 0's command line as run
+  double wall_s = 0;
+};
+
+// Runs `tmpl` for `key` (a free loopback port for {master_port}) and waits
+// at most timeout_s (0: no limit). The ranks are pinned to disjoint CPUs when
+// they fit (process_group.h), as `trainplan profile` does.
+LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
+                                   double timeout_s);
+
+}  // namespace trainplan::profile
