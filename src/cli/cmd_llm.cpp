@@ -53,15 +53,17 @@ nlohmann::json params_json(const models::LlmTimeModel& tm, const models::LlmMemo
 
 // What --calibrate fits (LlmTimeModel::fit): "efficiency", the peak, link
 // and memory fractions (the default); "overheads", the per-iteration and
-// per-layer host overheads with the datasheet fractions kept.
+// per-layer host overheads with the datasheet fractions kept; "all", the
+// fractions, the overheads and the link latency together.
 const std::vector<std::string>& fit_modes() {
-  static const std::vector<std::string> modes = {"efficiency", "overheads"};
+  static const std::vector<std::string> modes = {"efficiency", "overheads", "all"};
   return modes;
 }
 
 models::LlmTimeParams time_params_for_fit(const std::string& fit) {
   models::LlmTimeParams p;
   p.fit_overheads = fit == "overheads";
+  p.fit_all = fit == "all";
   return p;
 }
 
@@ -111,6 +113,11 @@ void run_predict(const PredictArgs& a) {
     std::cerr << fmt::format("calibrated on {}: {} factor(s): peak {:.3f}, link {:.3f}, memory {:.3f}; mean |error| {:.2f}%\n",
                              a.calibrate, tm.fitted_factors(), tm.params().gemm.peak_fraction, tm.params().link_fraction,
                              tm.params().gemm.memory_fraction, 100 * calibration_error);
+    if (a.fit != "efficiency")
+      std::cerr << fmt::format("  overheads: {:.4g} s per iteration, {:.4g} s per layer and micro-batch; link latency "
+                               "{:.4g} s\n",
+                               tm.params().iteration_overhead_s, tm.params().layer_overhead_s,
+                               tm.params().link_latency_s);
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
     return;
@@ -388,8 +395,9 @@ void setup(CLI::App& root) {
                 "Measured iterations (the same columns + iteration_time_s, optional memory_gib): fit the efficiency "
                 "factors (and the memory overhead)");
   p->add_option("--fit", pa->fit,
-                "With --calibrate: efficiency (peak, link and memory fractions) or overheads (per-iteration and "
-                "per-layer host seconds, fractions as the datasheet's)")
+                "With --calibrate: efficiency (peak, link and memory fractions), overheads (per-iteration and "
+                "per-layer host seconds, fractions as the datasheet's) or all (both, and the link latency; "
+                "8 distinct configurations)")
       ->capture_default_str()
       ->check(CLI::IsMember(fit_modes()));
   p->add_option("-o,--out", pa->out, "Write the configurations with iteration_time_s and memory_gib appended");
