@@ -21,7 +21,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct ProfileArgs {
-  std::string grid, cmd, out, launcher = "local";
+  std::string grid, cmd, out, launcher = "local", statistic = "median";
   std::vector<std::string> srun_args;
   double timeout_s = 600;
   int workers_per_node = 0;
@@ -42,7 +42,8 @@ void run_llm_profile(const ProfileArgs& a) {
     const auto& row = grid.rows[i];
     profile::LayoutKey key{row.layout.tp, row.layout.pp, row.layout.dp, row.layout.micro_batch,
                            row.layout.global_batch};
-    auto r = profile::run_layout_trial(tmpl, key, launch, a.timeout_s);
+    auto r = profile::run_layout_trial(tmpl, key, launch, a.timeout_s,
+                                       a.statistic == "p10" ? "iteration_time_p10_s" : "iteration_time_s");
     if (!r.timing) {
       ++failed;
       std::cerr << fmt::format("{}:{}: {} failed: {}\n  command: {}\n", a.grid, row.line, profile::to_string(key),
@@ -85,6 +86,12 @@ void setup(CLI::App& root) {
   p->add_option("--cmd", a->cmd, "The command template (with {rank}: started once per rank)")->required();
   p->add_option("-o,--out", a->out, "The grid with iteration_time_s and memory_gib (GiB) filled in")->required();
   add_duration_option(p, "--timeout", a->timeout_s, "Time limit per configuration (default 600 s)");
+  p->add_option("--statistic", a->statistic,
+                "What iteration_time_s records: median (the line's iteration_time_s) or p10 (its "
+                "iteration_time_p10_s, the 10th percentile: on a machine shared with other work, interference only "
+                "adds time)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"median", "p10"}));
   p->add_option("--launcher", a->launcher, "local (processes on this machine) or slurm (one srun per configuration)")
       ->capture_default_str();
   p->add_option("--srun-arg", a->srun_args, "Extra srun argument (repeatable)");

@@ -9,7 +9,7 @@
 
 namespace trainplan::profile {
 
-std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text) {
+std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, const std::string& field) {
   std::optional<LayoutTiming> last;
   std::istringstream in(stdout_text);
   for (std::string line; std::getline(in, line);) {
@@ -17,7 +17,7 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text) 
     if (start == std::string::npos) continue;
     nlohmann::json j = nlohmann::json::parse(line.substr(start), nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || j.value("event", "") != "iteration_timing") continue;
-    auto t = j.find("iteration_time_s");
+    auto t = j.find(field);
     if (t == j.end() || !t->is_number() || t->get<double>() <= 0) continue;
     LayoutTiming lt;
     lt.iteration_time_s = t->get<double>();
@@ -29,7 +29,7 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text) 
 }
 
 LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
-                                   double timeout_s) {
+                                   double timeout_s, const std::string& field) {
   LaunchPlan plan = plan_layout_launch(tmpl, key, s, free_loopback_port());
   ProcessGroupOptions po;
   po.timeout_s = timeout_s;
@@ -45,8 +45,8 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
     out.error = "cancelled";
   } else if (!r.ok()) {
     out.error = fmt::format("process {} exited with status {}", r.failed_index, r.exit_code);
-  } else if (!(out.timing = parse_layout_timing(text))) {
-    out.error = "no {\"event\":\"iteration_timing\",\"iteration_time_s\":...} line on stdout";
+  } else if (!(out.timing = parse_layout_timing(text, field))) {
+    out.error = "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout";
   }
   if (!out.error.empty() && !r.stderr_tail.empty()) out.error += "; stderr: " + r.stderr_tail;
   return out;
