@@ -48,7 +48,9 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   } else if (!(out.timing = parse_layout_timing(text, field))) {
     out.error = "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout";
   }
-  if (!out.error.empty() && !r.stderr_tail.empty()) out.error += "; stderr: " + r.stderr_tail;
+  std::string tail = r.stderr_tail;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  if (!out.error.empty() && !tail.empty()) out.error += "; stderr: " + tail;
   return out;
 }
 
