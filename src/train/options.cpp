@@ -22,6 +22,8 @@ std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given
     return "--workers " + std::to_string(o.workers) + " must equal --tp * --pp * --dp = " + std::to_string(world) +
            " (or be left out)";
   o.workers = world;
+  if (o.device == "cuda") return "--device cuda: the gpt workload runs on the CPU only";
+  if (o.backend == "nccl") return "--backend nccl: the gpt workload's collectives are Gloo's";
   if (o.hidden % o.heads != 0)
     return "--heads " + std::to_string(o.heads) + " must divide --hidden " + std::to_string(o.hidden);
   if (o.heads % o.tp != 0)
