@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <system_error>
@@ -95,6 +97,36 @@ inline std::filesystem::path temp_dir(const std::string& tag) {
 inline std::string write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text;
   return p.string();
+}
+
+// The InputError `f` throws, or a test failure (and an empty error).
+inline trainplan::InputError input_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const trainplan::InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError";
+  return trainplan::InputError("none");
+}
+
+// 48 samples as CSV text: epoch time 50000/(b r) (0.01 + 0.0005 b), 10% more
+// past 4 workers, accuracy 0.95 - 0.6/(1 + x/4) with x = e * 528 / (400 + b r).
+// `with_metric` false leaves the metric column empty; `wobble` perturbs the
+// metric by a deterministic relative amount (0: exact).
+inline std::string synthetic_samples_csv(bool with_metric = true, double wobble = 0) {
+  std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
+  for (int b : {16, 32, 64, 128})
+    for (int r : {1, 2, 4, 8})
+      for (int e : {2, 10, 30}) {
+        double t = 50000.0 / (b * r) * (0.01 + 0.0005 * b) * (r > 4 ? 1.1 : 1.0);
+        double x = e * 528.0 / (400 + b * r);
+        const double jitter = 1 + wobble * std::sin(7.0 * b + 13.0 * r + e);
+        std::string m = with_metric ? std::to_string((0.95 - 0.6 / (1 + x / 4)) * jitter) : "";
+        csv += std::to_string(b) + "," + std::to_string(r) + "," + std::to_string(e) + "," + std::to_string(t) + "," +
+               m + "," + std::to_string((r + 3) / 4) + "\n";
+      }
+  return csv;
 }
 
 // The lines of `text`, without their newlines.

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
+#include "models/registry.h"
 #include "profile/sample_store.h"
 #include "profile/trial_log_line.h"
 
@@ -31,6 +33,43 @@ std::string num(const json& v) { return v.is_number() ? fmt::format("{:.4g}", v.
 LiveWatch::LiveWatch(WatchOptions o) : o_(std::move(o)) {
   if (!std::isfinite(o_.target)) throw InputError("", 0, "--target", "must be a finite number");
   if (o_.deadline_s && !(*o_.deadline_s > 0)) throw InputError("", 0, "--deadline", "must be > 0 seconds");
+  if (o_.samples) {
+    const auto& ws = *o_.samples;
+    if (ws.batch <= 0 || ws.workers <= 0)
+      throw InputError("", 0, "--batch", "the run's batch and workers (--batch, --workers) must be > 0 with --samples");
+    // Fails early, naming the model, when the name is unknown.
+    models::ModelRegistry::instance().make_metric(ws.metric_model);
+    auto time = models::ModelRegistry::instance().make_time(ws.time_model);
+    time->fit(ws.samples);
+    samples_epoch_time_ = time->predict(ws.batch, ws.workers, std::max(1, ws.nodes));
+  }
+}
+
+json LiveWatch::samples_forecast() const {
+  const auto& ws = *o_.samples;
+  SampleSet set = ws.samples;
+  for (const auto& s : own_) set.samples.push_back(s);
+  auto metric = models::ModelRegistry::instance().make_metric(ws.metric_model);
+  json out = {{"metric_model", ws.metric_model}, {"time_model", ws.time_model},
+              {"epoch_time_s", opt(samples_epoch_time_)}, {"predicted_epoch", nullptr}, {"finish_s", nullptr}};
+  try {
+    metric->fit(set);
+  } catch (const std::exception& e) {
+    out["error"] = e.what();
+    return out;
+  }
+  // The run's direction when known (from its metric name or --direction), else the samples'.
+  if (fc_) set.direction = fc_->params().direction;
+  const double from = own_.empty() ? 1 : std::ceil(own_.back().epochs);
+  for (double e = from; e <= ws.max_epochs; e += 1) {
+    const double m = metric->predict(ws.batch, ws.workers, e);
+    if (std::isfinite(m) && meets(m, o_.target, set.direction)) {
+      out["predicted_epoch"] = e;
+      if (std::isfinite(samples_epoch_time_) && samples_epoch_time_ > 0) out["finish_s"] = e * samples_epoch_time_;
+      break;
+    }
+  }
+  return out;
 }
 
 std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
@@ -42,8 +81,30 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   }
   using Kind = profile::TrialLogLine::Kind;
   if (l.kind == Kind::kBlank || l.kind == Kind::kOther) return std::nullopt;
-  if (l.kind == Kind::kDone) {
+  if (l.kind == Kind::kTrialStart) {
+    // A profiling run's next trial: a new run, forecast from scratch.
+    in_profile_ = true;
+    fc_.reset();
+    own_.clear();
+    last_epoch_ = 0;
+    last_.reset();
+    return json{{"event", "trial"}, {"line", line_no}, {"batch", l.batch}, {"workers", l.workers},
+                {"epochs", l.epochs}};
+  }
+  if (l.kind == Kind::kTrialEnd) {
+    json u = last_ ? *last_ : json::object();
+    u["event"] = "trial_end";
+    u["status"] = l.status;
+    u["line"] = line_no;
+    return u;
+  }
+  if (l.kind == Kind::kProfileDone) {
     done_ = true;
+    return json{{"event", "profile_done"}, {"line", line_no}};
+  }
+  if (l.kind == Kind::kDone) {
+    // In a profiling run's live log a trial's done line ends that trial only.
+    if (!in_profile_) done_ = true;
     json u = last_ ? *last_ : json::object();
     u["event"] = "done";
     u["line"] = line_no;
@@ -71,6 +132,15 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                 {"message", fmt::format("{}:{}: {}", o_.source, line_no, e.what())}};
   }
   last_epoch_ = epoch;
+  if (o_.samples) {
+    Sample s;
+    s.batch = o_.samples->batch;
+    s.workers = o_.samples->workers;
+    s.epochs = epoch;
+    s.epoch_time_s = l.epoch_time_s.value_or(samples_epoch_time_);
+    s.metric = l.metric;
+    own_.push_back(s);
+  }
   json u = forecast_update(epoch);
   u["line"] = line_no;
   last_ = u;
@@ -96,6 +166,7 @@ json LiveWatch::forecast_update(double epoch) const {
             {"elapsed_s", opt(f.elapsed_s)},
             {"finish_s", opt(f.finish_s)},
             {"finish_interval_s", f.finish_lo_s ? json::array({opt(f.finish_lo_s), opt(f.finish_hi_s)}) : json(nullptr)}};
+  if (o_.samples) u["samples"] = samples_forecast();
   if (o_.deadline_s) {
     u["deadline_s"] = *o_.deadline_s;
     u["deadline"] = to_string(models::deadline_verdict(f, *o_.deadline_s));
@@ -121,10 +192,20 @@ json LiveWatch::ended(int exit_code) const {
 std::string LiveWatch::text(const json& u, int bar_width) {
   const std::string ev = u.value("event", "");
   if (ev == "warning") return "warning: " + u.value("message", "") + "; line skipped";
+  if (ev == "trial")
+    return u.value("epochs", 0L) > 0
+               ? fmt::format("trial b={} r={} e={} started", u.value("batch", 0L), u.value("workers", 0L),
+                             u.value("epochs", 0L))
+               : fmt::format("time trial b={} r={} started (steps only: nothing to forecast)", u.value("batch", 0L),
+                             u.value("workers", 0L));
+  if (ev == "profile_done") return "the profiling run ended";
+  // The done line before it already showed the trial's last forecast.
+  if (ev == "trial_end") return fmt::format("trial ended ({})", u.value("status", ""));
   std::string head;
   if (ev == "stalled") head = fmt::format("stalled: no new line for {}; ", duration(u.value("quiet_s", 0.0)));
   if (ev == "ended") head = fmt::format("the job's output closed without a done line (exit {}); ", u.value("exit_code", -1));
   if (ev == "done") head = "done; ";
+
   if (!u.contains("epoch")) return head + "no epoch with a metric seen";
   std::string bar;
   const double epoch = u["epoch"].get<double>();
@@ -158,6 +239,13 @@ std::string LiveWatch::text(const json& u, int bar_width) {
     s += "not forecast yet (too few epochs)";
   }
   if (u.contains("deadline")) s += fmt::format("; deadline {}: {}", duration(u["deadline_s"].get<double>()), u["deadline"].get<std::string>());
+  if (u.contains("samples")) {
+    const auto& f = u["samples"];
+    s += f["predicted_epoch"].is_number()
+             ? fmt::format("; from the samples: epoch {:g}", f["predicted_epoch"].get<double>()) +
+                   (f["finish_s"].is_number() ? ", at " + duration(f["finish_s"].get<double>()) : "")
+             : "; from the samples: not within the epochs searched";
+  }
   return s;
 }
 

@@ -3,7 +3,10 @@
 // EpochForecaster and answers one update per line that says something: a
 // forecast after an epoch, a warning for a bad line (skipped), the end.
 // Updates are JSON objects (`event`: "forecast", "warning", "stalled",
-// "done", "ended"); text() renders one for people.
+// "done", "ended"); text() renders one for people. A profiling run's live log
+// (profile/live_log.h) holds many trials: each trial_start line starts a new
+// forecast ("trial"), each trial_end closes it ("trial_end"), and only
+// profile_done ends the watch ("profile_done").
 #pragma once
 #include <memory>
 #include <optional>
@@ -13,9 +16,22 @@
 #include <nlohmann/json.hpp>
 
 #include "core/sample.h"
+#include "models/model.h"
 #include "models/epoch_forecaster.h"
 
 namespace trainplan::app {
+
+// Earlier trials of the same workload, to forecast the run from as well: a
+// metric model refitted after each epoch on them plus the run's own epochs
+// (the run's configuration as curve points), and a time model fitted once.
+struct WatchSamples {
+  SampleSet samples;
+  std::string metric_model = "global-batch";  // a registered metric model
+  std::string time_model;                     // a registered time model (the CLI resolves "auto")
+  int batch = 0, workers = 0;                 // the run's per-worker batch and workers. REQUIRES: > 0
+  int nodes = 1;                              // the machines its workers span
+  double max_epochs = 1000;                   // the latest epoch searched for the target
+};
 
 struct WatchOptions {
   // The metric the job should reach. REQUIRES: finite.
@@ -31,6 +47,8 @@ struct WatchOptions {
   // Calibration errors of other runs, used beside the run's own
   // (models/epoch_forecaster.h); empty: the run's own only.
   std::vector<models::ForecastError> prior;
+  // Set: each forecast also carries `samples`, the forecast from them.
+  std::optional<WatchSamples> samples;
   // Named in warnings: the log's path or "stdout".
   std::string source = "log";
 };
@@ -57,11 +75,16 @@ class LiveWatch {
 
  private:
   nlohmann::json forecast_update(double epoch) const;
+  // The forecast from o_.samples and the run's epochs so far.
+  nlohmann::json samples_forecast() const;
 
   WatchOptions o_;
   std::unique_ptr<models::EpochForecaster> fc_;
   double last_epoch_ = 0;
   bool done_ = false;
+  bool in_profile_ = false;
+  std::vector<Sample> own_;      // the run's epochs, as curve points, for o_.samples
+  double samples_epoch_time_ = 0;  // o_.samples' time model at the run's configuration  // a trial_start line was read: a done line ends one trial only
   std::optional<nlohmann::json> last_;
 };
 

@@ -40,6 +40,7 @@ struct DemoArgs {
   std::string workers = "1,2";
   std::string epochs = "1,2,3";
   std::string budget = "150s";
+  std::string step_clock = "auto";
   std::string store = "trainplan-demo.db";
   std::string out = "trainplan-demo.csv";
   std::string plot = "trainplan-demo-plan.png";  // "" : no chart
@@ -61,6 +62,7 @@ struct Profiled {
   GridSpec grid;
   SampleSet samples;
   std::string metric_name = "metric";
+  std::string step_clock = "wall";  // "cpu" when a time trial was timed by the CPU clock
 };
 
 // Step 1: profiles the demo's grid under the budget, reusing the trials
@@ -71,11 +73,15 @@ Profiled profile_step(const DemoArgs& a) {
   std::string text = builtin_template(a.workload, builtin);
   CommandTemplate tmpl(text);
   builtin.time_only = true;
+  const auto clock = parse_step_clock(a.step_clock);
+  if (!clock) throw InputError("", 0, "--step-clock", "must be auto, wall or cpu, got '" + a.step_clock + "'");
+  builtin.step_clock = *clock == StepClock::kWall ? "wall" : "cpu";
   Profiled out;
   out.grid = normalise({parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
                         parse_int_list(a.epochs, "--epochs")});
   const GridSpec& grid = out.grid;
   ProfileOptions opts;
+  opts.step_clock = *clock;
   opts.time_template = CommandTemplate(builtin_template(a.workload, builtin));
   opts.budget_s = parse_duration(a.budget, "--budget");
   opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
@@ -96,6 +102,8 @@ Profiled profile_step(const DemoArgs& a) {
     std::exit(130);
   }
   out.samples = store.samples();
+  for (const auto& r : store.trials())
+    if (r.timing && r.timing->clock == "cpu") out.step_clock = "cpu";
   const SampleSet& samples = out.samples;
   std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}\n", samples.size(), s.ok,
                            s.failed + s.timeout + s.bad_output, format_duration(s.wall_s));
@@ -203,6 +211,7 @@ void print_json(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
                       {"epochs", b.config.epochs},    {"epoch_time_s", b.epoch_time_s},
                       {"total_time_s", b.total_time_s}, {"metric", b.metric},
                       {"cost_worker_s", b.cost},      {"wall_s", pl.wall_s},
+                      {"step_clock", prof.step_clock},
                       {"plot", pl.plotted.empty() ? nlohmann::json(nullptr) : nlohmann::json(pl.plotted)},
                       {"cv_mre", {{"time", fit.time_cv ? nlohmann::json(*fit.time_cv) : nlohmann::json(nullptr)},
                                   {"metric", fit.metric_cv ? nlohmann::json(*fit.metric_cv) : nlohmann::json(nullptr)}}}};
@@ -218,6 +227,9 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
                            b.config.workers == 1 ? "" : "s", b.config.epochs, b.config.epochs == 1 ? "" : "s");
   std::cout << fmt::format("  predicted: {:.2f} s per epoch, {:.1f} s in all, {} {:.4f}, cost {:.1f} worker-seconds\n",
                            b.epoch_time_s, b.total_time_s, metric_name, b.metric, b.cost);
+  if (prof.step_clock == "cpu")
+    std::cout << "  (epoch times from each step's CPU time: what this machine takes when nothing else runs on it;\n"
+                 "   --step-clock wall times steps by the wall clock instead)\n";
   auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : std::string("n/a"); };
   std::cout << fmt::format("  model error on trials it did not see (5-fold CV MRE): epoch time {}, {} {}\n",
                            pct(fit.time_cv), metric_name, pct(fit.metric_cv));
@@ -273,6 +285,10 @@ void setup(CLI::App& root) {
   cmd->add_option("--workers", a->workers, "Worker counts to profile")->capture_default_str();
   cmd->add_option("--epochs", a->epochs, "Epoch counts to profile")->capture_default_str();
   cmd->add_option("--budget", a->budget, "Time budget for profiling")->capture_default_str();
+  cmd->add_option("--step-clock", a->step_clock,
+                  "How a step is timed: cpu (the process's CPU time per step: what other processes on a busy "
+                  "machine barely change), wall, or auto (cpu for CPU training with one thread per worker)")
+      ->capture_default_str();
   cmd->add_option("--store", a->store, "SQLite sample store (reused when present)")->capture_default_str();
   cmd->add_option("-o,--out", a->out, "Sample CSV written from the store")->capture_default_str();
   cmd->add_option("--plot", a->plot, "Chart of the plan (.png or .svg; as `plan --plot`); '' for none")

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/llm_plan_request.h"
 #include "cli/command.h"
 #include "cli/llm_shape.h"
 #include "core/error.h"
@@ -30,16 +31,6 @@ struct PlanArgs {
   bool json = false;
 };
 
-nlohmann::json candidate_json(const plan::LlmCandidate& c) {
-  const auto& l = c.layout;
-  return {{"gpus", l.gpus()}, {"tp", l.tp}, {"pp", l.pp}, {"virtual_stages", l.virtual_stages}, {"dp", l.dp},
-          {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
-          {"recompute", structure::to_string(l.recompute)}, {"sequence_parallel", l.sequence_parallel},
-          {"distributed_optimizer", l.distributed_optimizer}, {"iteration_time_s", c.iteration_s},
-          {"train_time_s", c.train_s}, {"gpu_hours", c.gpu_hours}, {"memory_gib", c.memory_bytes / kGiB},
-          {"headroom_gib", c.headroom_bytes / kGiB}};
-}
-
 void run_plan(PlanArgs a) {
   auto s = resolve_llm_shape(a.shape);
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
@@ -49,15 +40,16 @@ void run_plan(PlanArgs a) {
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
-  plan::LlmPlanResult r;
+  app::LlmPlanOutcome outcome;
   try {
-    r = plan::plan_llm(s, models::LlmTimeModel(hw), models::LlmMemoryModel(), a.options);
+    outcome = app::make_llm_plan(s, hw, a.options);
   } catch (const InputError& e) {
     std::string f = e.field() == "global_batch" ? "global-batch" : e.field() == "max_gpus" ? "max-gpus" : e.field();
     throw InputError("", 0, "--" + f, e.message());
   }
+  const plan::LlmPlanResult& r = outcome.result;
   int per_node = a.options.gpus_per_node > 0 ? a.options.gpus_per_node : std::max(1, hw.node.gpus_per_node);
-  const char* objective = a.options.gpu_hour_budget > 0 ? "least time" : "fewest GPU-hours";
+  const char* objective = outcome.objective();
 
   if (!a.emit.empty() && !r.top.empty()) {
     plan::LlmLaunchOptions lo;
@@ -69,19 +61,7 @@ void run_plan(PlanArgs a) {
     return;
   }
   if (a.json) {
-    nlohmann::json top = nlohmann::json::array();
-    for (const auto& c : r.top) top.push_back(candidate_json(c));
-    nlohmann::json j = {{"model", s.name}, {"params", s.total_params()}, {"gpu", hw.name},
-                        {"objective", objective}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
-                        {"fit_memory", r.fit}, {"qualified", r.qualified},
-                        {"memory_available_gib", r.capacity_bytes / kGiB}, {"top", top}};
-    if (!r.top.empty()) j["chosen"] = top.front();
-    if (!r.failing.empty()) {
-      j["failing"] = r.failing;
-      j["explanation"] = r.explanation;
-      if (r.closest) j["closest"] = candidate_json(*r.closest);
-    }
-    std::cout << j.dump(2) << "\n";
+    std::cout << app::to_json(outcome).dump(2) << "\n";
     if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
     return;
   }

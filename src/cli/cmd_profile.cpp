@@ -45,6 +45,7 @@ struct ProfileArgs {
   bool json = false;
   bool quiet = false;
   std::string timing = "auto";
+  std::string step_clock = "auto";
   std::string time_cmd;
   int time_repeats = 2;
   int threads_per_worker = 1;
@@ -99,6 +100,10 @@ int run_profile_cmd(const ProfileArgs& a) {
                                         "or a built-in --workload");
   if (!a.time_cmd.empty() && !a.workload.empty())
     throw InputError("", 0, "--time-cmd", "the built-in workloads have their own time trials; use it with --cmd");
+  const auto clock = parse_step_clock(a.step_clock);
+  if (!clock) throw InputError("", 0, "--step-clock", "must be auto, wall or cpu, got '" + a.step_clock + "'");
+  opts.step_clock = *clock;
+  builtin.step_clock = *clock == StepClock::kWall ? "wall" : "cpu";
   if (can_time && a.timing != "epochs") {
     builtin.time_only = true;
     opts.time_template = CommandTemplate(a.workload.empty() ? a.time_cmd : builtin_template(a.workload, builtin));
@@ -151,10 +156,13 @@ int run_profile_cmd(const ProfileArgs& a) {
     progress.note(fmt::format("warning: {} worker(s) x {} thread(s) exceed this machine's {} CPUs: those trials "
                               "measure contention as much as the program (recorded as oversubscribed)",
                               fmt::join(crowded, ","), a.threads_per_worker, allowed_cpus().size()));
+  LiveLog live(live_log_path(a.store));
+  opts.live_log = &live;
   progress.note(fmt::format("profiling {} planned trials ({}), store {}{}", order.size(),
                             fmt::format("b in {{{}}} x r in {{{}}} x e in {{{}}}", fmt::join(grid.batches, ","),
                                         fmt::join(grid.workers, ","), fmt::join(grid.epochs, ",")),
                             a.store, opts.budget_s ? ", budget " + format_duration(*opts.budget_s) : ""));
+  progress.note(fmt::format("follow the running trial: trainplan watch --store {} --target METRIC", a.store));
   ProfileSummary s = run_profile(tmpl, order, store, opts, progress);
 
   // The records of this plan, from the store (this run's and earlier runs').
@@ -264,6 +272,12 @@ void setup(CLI::App& root) {
                   "steady-state steps until the median is known to +-2%, repeated), and epoch time = steps per "
                   "epoch x median step time + per-epoch overhead; epochs: the mean of the trials' epoch times. "
                   "auto: steps for a built-in --workload or with --time-cmd, else epochs")
+      ->capture_default_str();
+  cmd->add_option("--step-clock", args->step_clock,
+                  "How a step is timed: cpu (the step's CPU time, from step_cpu_median_s: what other processes on a "
+                  "busy machine barely change; it leaves out waiting, so it stands for wall time only for CPU "
+                  "training with one thread per worker), wall, or auto (cpu where a line says device cpu and "
+                  "threads 1, else wall)")
       ->capture_default_str();
   cmd->add_option("--time-cmd", args->time_cmd,
                   "With --cmd: the template of a time trial, which prints one "

@@ -27,6 +27,7 @@ struct ServeArgs {
   std::string model = "auto";
   std::string comm_profile;
   bool quiet = false;
+  std::string sim_data = "../shared/data/pollux-t4", sim_workloads = "../shared/data/workloads";
   server::Limits limits;
 };
 
@@ -46,6 +47,7 @@ void run_serve(const ServeArgs& a) {
   if (l.max_plan_cells < 1) throw InputError("", 0, "--max-plan-cells", "must be >= 1");
   if (l.threads < 2) throw InputError("", 0, "--threads", "must be >= 2");
   server::Service service(a.model, model_params(a.comm_profile), a.limits);
+  service.set_simulation_dirs(a.sim_data, a.sim_workloads);
   if (!a.samples.empty()) {
     std::cerr << fmt::format("fitting {} (model {})...\n", a.samples, a.model);
     auto j = service.fit(profile::read_samples(a.samples), a.samples, a.model);
@@ -106,8 +108,9 @@ void setup(CLI::App& root) {
   auto a = std::make_shared<ServeArgs>();
   auto* cmd = root.add_subcommand(
       "serve",
-      "Serve predictions and plans over HTTP (JSON in, JSON out): GET /health, /models, /fits;\n"
-      "POST /fit, /predict, /plan. /predict and /plan answer what `predict --json` and `plan --json` print.\n"
+      "Serve predictions and plans over HTTP (JSON in, JSON out): GET /health, /models, /fits, /workloads,\n"
+      "/llm/models; POST /fit, /predict, /plan, /curves, /simulate, /llm/plan. /predict and /plan answer what\n"
+      "`predict --json` and `plan --json` print. GET / is a page over the same API (docs/WEB.md).\n"
       "See docs/SERVER.md. Stops on SIGINT or SIGTERM (exit 0) within a second, abandoning the requests in\n"
       "flight (each answers 503).");
   cmd->add_option("--host", a->host, "Address to listen on")->capture_default_str();
@@ -118,6 +121,12 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   add_comm_profile_option(cmd, a->comm_profile);
   cmd->add_flag("--quiet", a->quiet, "Do not log requests on stderr");
+  cmd->add_option("--sim-data", a->sim_data,
+                  "Application traces POST /simulate replays (as simulate --data); absent: /simulate answers 404")
+      ->capture_default_str();
+  cmd->add_option("--sim-workloads", a->sim_workloads,
+                  "Folder of Pollux-format workload CSVs POST /simulate may name (GET /workloads lists them)")
+      ->capture_default_str();
   auto* limits = cmd->add_option_group("Limits", "What one request may cost (docs/SERVER.md, \"Limits\")");
   server::Limits& l = a->limits;
   l.max_concurrent = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
@@ -141,6 +150,8 @@ void setup(CLI::App& root) {
   limits->add_option("--max-plan-cells", l.max_plan_cells,
                      "Most (batch, workers) cells one /plan may search (batches x max_workers); past it: 422")
       ->capture_default_str();
+  limits->add_flag("--allow-paths", l.allow_paths,
+                   "Let requests read sample files on this machine (samples_path); without it: 403");
   limits->add_option("--threads", l.threads,
                      "Connections served at once (an idle keep-alive connection holds one for up to 5 s)")
       ->capture_default_str();

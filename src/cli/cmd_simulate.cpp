@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/simulate_request.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
@@ -42,50 +43,31 @@ std::vector<double> parse_thresholds(const std::string& s) {
   return v;
 }
 
-// The simulation's settings from the options; throws InputError for a bad one.
-sim::ExperimentOptions experiment_options(const SimulateArgs& a) {
-  sim::ExperimentOptions eo;
-  eo.sim.nodes = a.nodes;
-  eo.sim.gpus_per_node = a.gpus_per_node;
-  eo.sim.restart_delay = a.restart_delay;
-  eo.sim.interval = a.interval;
-  if (a.placement == "pack") eo.sim.placement = sim::PlacementMode::kPack;
-  else if (a.placement == "spread") eo.sim.placement = sim::PlacementMode::kSpread;
-  else throw InputError("", 0, "--placement", "must be pack or spread, got '" + a.placement + "'");
-  eo.policy.tiresias_thresholds = parse_thresholds(a.thresholds);
-  eo.policy.coconfig_min_gain = a.min_gain;
-  eo.gittins = a.gittins;
-  eo.oracle = a.oracle;
-  eo.time_model = a.time_model;
-  if (a.nodes < 1 || a.gpus_per_node < 1) throw InputError("", 0, "--nodes", "nodes and GPUs per node must be >= 1");
-  return eo;
-}
-
-// The jobs to simulate, from a Pollux-format workload (its applications
-// replayed from --data) or from the Philly trace, and where they come from.
-struct JobSource {
-  std::unique_ptr<sim::AppSet> apps;  // null for the Philly trace
-  std::vector<sim::JobSpec> jobs;
-  std::string source;
-};
-
-JobSource load_jobs(const SimulateArgs& a, int total_gpus) {
-  JobSource in;
-  if (!a.workload.empty()) {
-    in.apps = std::make_unique<sim::AppSet>(a.data);
-    in.jobs = sim::jobs_from_workload(a.workload, *in.apps, a.load_scale, total_gpus);
-    in.source = a.workload;
-  } else {
-    auto rows = io::read_philly_csv(a.philly, a.philly_limit);
-    in.jobs = sim::jobs_from_philly(a.philly, rows, a.load_scale, total_gpus);
-    in.source = a.philly;
-  }
-  return in;
+// The query the options stand for (app/simulate_request.h).
+app::SimulateQuery simulate_query(const SimulateArgs& a) {
+  app::SimulateQuery q;
+  q.workload = a.workload;
+  q.philly = a.philly;
+  q.philly_limit = a.philly_limit;
+  q.policies = sim::split_list(a.policies);
+  q.data = a.data;
+  q.nodes = a.nodes;
+  q.gpus_per_node = a.gpus_per_node;
+  q.load_scale = a.load_scale;
+  q.restart_delay = a.restart_delay;
+  q.interval = a.interval;
+  q.placement = a.placement;
+  q.thresholds = parse_thresholds(a.thresholds);
+  q.gittins = a.gittins;
+  q.oracle = a.oracle;
+  q.time_model = a.time_model;
+  q.min_gain = a.min_gain;
+  return q;
 }
 
 // Simulates the jobs under each policy in turn, timing each run (on stderr).
 std::vector<sim::SimResult> run_policies(sim::Experiment& ex, const std::vector<std::string>& policies,
-                                         const JobSource& in, const SimulateArgs& a) {
+                                         const app::JobSource& in, const SimulateArgs& a) {
   std::vector<sim::SimResult> runs;
   for (const auto& p : policies) {
     std::cerr << fmt::format("simulating {} jobs from {} under {} on {}x{} GPUs...\n", in.jobs.size(), in.source, p,
@@ -117,35 +99,13 @@ void print_table(const std::vector<sim::SimResult>& runs) {
   }
 }
 
-void print_json(const SimulateArgs& a, const std::string& source, const std::string& note,
-                const std::vector<sim::SimResult>& runs) {
-  nlohmann::json js;
-  js["source"] = source;
-  js["cluster"] = {{"nodes", a.nodes}, {"gpus_per_node", a.gpus_per_node}};
-  js["load_scale"] = a.load_scale;
-  js["restart_delay_s"] = a.restart_delay;
-  js["interval_s"] = a.interval;
-  js["placement"] = a.placement;
-  if (!note.empty()) js["note"] = note;
-  for (const auto& r : runs) {
-    auto s = sim::summarize(r);
-    nlohmann::json p = {{"policy", r.policy},          {"jobs", s.jobs},
-                        {"avg_jct_s", s.avg_jct},      {"median_jct_s", s.median_jct},
-                        {"p99_jct_s", s.p99_jct},      {"makespan_s", s.makespan},
-                        {"gpu_hours", s.gpu_hours},    {"utilisation", s.utilisation},
-                        {"restarts", s.restarts},      {"events", r.events}};
-    if (s.deadlines) p["deadline_met_share"] = s.deadline_met;
-    js["policies"].push_back(p);
-  }
-  std::cout << js.dump(2) << "\n";
-}
-
 void run_simulate(const SimulateArgs& a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
   if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
-  sim::ExperimentOptions eo = experiment_options(a);
-  const JobSource in = load_jobs(a, a.nodes * a.gpus_per_node);
-  auto policies = sim::split_list(a.policies);
+  const app::SimulateQuery q = simulate_query(a);
+  sim::ExperimentOptions eo = app::experiment_options(q);
+  const app::JobSource in = app::load_jobs(q);
+  const auto& policies = q.policies;
   if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
 
@@ -156,7 +116,7 @@ void run_simulate(const SimulateArgs& a) {
   sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
   const std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a);
   if (!ex.note().empty()) std::cerr << "note: " << ex.note() << "\n";
-  if (a.json) print_json(a, in.source, ex.note(), runs);
+  if (a.json) std::cout << app::to_json(app::SimulateOutcome{q, in.source, ex.note(), runs}).dump(2) << "\n";
   else print_table(runs);
   if (!a.jobs_csv.empty()) {
     sim::write_jobs_csv(a.jobs_csv, runs);

@@ -1,6 +1,7 @@
 // trainplan watch: a live forecast for a job already running. Follows its
 // log of the trial protocol's JSON lines (--log FILE, polled as it grows) or
-// runs it and reads its stdout (--cmd), and after each epoch prints when it
+// runs it and reads its stdout (--cmd), or follows a profiling run's trials
+// (--store, profile/live_log.h), and after each epoch prints when it
 // will meet --target, with an interval, when that will be, and whether
 // --deadline holds (app/live_watch.h). --replay DIR judges the forecast on
 // the Pollux traces' validation curves instead (experiments/watch_replay.h).
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -16,7 +18,10 @@
 #include "core/error.h"
 #include "experiments/watch_replay.h"
 #include "io/pollux_trace.h"
+#include "profile/live_log.h"
 #include "profile/log_follower.h"
+#include "profile/samples_file.h"
+#include "scoring/model_choice.h"
 
 namespace trainplan::cli {
 namespace {
@@ -24,7 +29,9 @@ namespace {
 using nlohmann::json;
 
 struct WatchArgs {
-  std::string log, cmd, replay, prior;
+  std::string log, cmd, store, replay, prior;
+  std::string samples, metric_model = "global-batch", time_model = "auto";
+  int batch = 0, workers = 0;
   std::optional<double> target;
   double deadline_s = 0;
   double stall_s = 300;
@@ -49,23 +56,46 @@ void print(const json& u, bool json_out, bool tty) {
 }
 
 void run_follow(const WatchArgs& a) {
-  if (!a.target) throw InputError("", 0, "--target", "required with --log or --cmd");
+  if (!a.target) throw InputError("", 0, "--target", "required with --log, --cmd or --store");
+  std::string log = a.log;
+  if (!a.store.empty()) {
+    log = profile::live_log_path(a.store);
+    if (!std::filesystem::exists(log))
+      throw InputError(log, 0, "--store",
+                       fmt::format("no live log beside the store: is `trainplan profile --store {}` running, or has "
+                                   "it run since it started writing one?",
+                                   a.store));
+  }
   app::WatchOptions o;
   o.target = *a.target;
   if (a.deadline_s > 0) o.deadline_s = a.deadline_s;
   if (!a.direction.empty()) o.direction = parse_direction(a.direction);
   o.forecaster = forecaster_params(a);
-  o.source = a.log.empty() ? "stdout" : a.log;
+  o.source = log.empty() ? "stdout" : log;
   if (!a.prior.empty()) {
     const auto dirs = io::find_pollux_traces(a.prior);
     if (dirs.empty()) throw InputError(a.prior, 0, "--prior", "no Pollux trace directory (with placements.csv) under it");
     o.prior = experiments::replay_calibration_errors(dirs, o.forecaster);
   }
+  if (!a.samples.empty()) {
+    app::WatchSamples ws;
+    ws.samples = profile::read_samples(a.samples);
+    ws.metric_model = a.metric_model;
+    ws.time_model = a.time_model == "auto" ? scoring::choose_models("auto", "none", ws.samples).time_model : a.time_model;
+    ws.batch = a.batch;
+    ws.workers = a.workers;
+    // The nodes earlier trials with as many workers spanned; else one.
+    for (const auto& s : ws.samples.samples)
+      if (s.workers == a.workers && s.nodes > 0) ws.nodes = s.nodes;
+    o.samples = std::move(ws);
+  } else if (a.batch || a.workers) {
+    throw InputError("", 0, "--batch", "--batch and --workers describe the run for --samples; give --samples too");
+  }
   app::LiveWatch live(o);
   profile::LogFollowerOptions fo;
   fo.stall_s = a.stall_s;
   fo.poll_s = a.poll_s;
-  auto follower = a.log.empty() ? profile::LogFollower::command(a.cmd, fo) : profile::LogFollower::file(a.log, fo);
+  auto follower = log.empty() ? profile::LogFollower::command(a.cmd, fo) : profile::LogFollower::file(log, fo);
   const bool tty = !a.json_out && isatty(STDOUT_FILENO);
   std::string line;
   for (;;) {
@@ -78,7 +108,7 @@ void run_follow(const WatchArgs& a) {
     if (st == profile::LogFollower::Status::kStalled) {
       print(live.stalled(follower.quiet_s(), follower.line_number()), a.json_out, tty);
       // A log we only read cannot be waited on forever; a job we run ends when it ends.
-      if (!a.log.empty()) std::exit(kExitFailure);
+      if (!log.empty()) std::exit(kExitFailure);
       continue;
     }
     print(live.ended(follower.exit_code()), a.json_out, tty);
@@ -126,12 +156,24 @@ void setup(CLI::App& root) {
       "whether --deadline holds (docs/WATCH.md). --replay DIR judges the forecast on the Pollux traces instead.");
   auto* log = cmd->add_option("--log", a->log, "Follow this file as it grows (read from its start)");
   auto* run = cmd->add_option("--cmd", a->cmd, "Run this shell command and follow its stdout");
+  auto* store = cmd->add_option("--store", a->store,
+                                "Follow the trials of `trainplan profile --store FILE` as they run (its live log "
+                                "FILE.live): a forecast per trial, until the profiling run ends");
   auto* rep = cmd->add_option("--replay", a->replay,
                               "Judge the methods on every validation curve under DIR (../shared/data or Pollux traces)");
-  log->excludes(run)->excludes(rep);
-  run->excludes(rep);
+  log->excludes(run)->excludes(rep)->excludes(store);
+  run->excludes(rep)->excludes(store);
+  store->excludes(rep);
   cmd->add_option("--prior", a->prior,
                   "Calibrate the interval also on the runs of these Pollux traces (e.g. ../shared/data), replayed");
+  cmd->add_option("--samples", a->samples,
+                  "Also forecast from earlier trials of the same workload (samples CSV or profile store): the metric "
+                  "model refitted on them and the run's epochs after each epoch, the time model's epoch time");
+  cmd->add_option("--batch", a->batch, "With --samples: the run's per-worker batch")->check(CLI::PositiveNumber);
+  cmd->add_option("--workers", a->workers, "With --samples: the run's workers")->check(CLI::PositiveNumber);
+  cmd->add_option("--metric-model", a->metric_model, "With --samples: the metric model")->capture_default_str();
+  cmd->add_option("--time-model", a->time_model, "With --samples: the time model (auto: cross-validated)")
+      ->capture_default_str();
   cmd->add_option("--target", a->target, "The metric the job should reach");
   add_duration_option(cmd, "--deadline", a->deadline_s, "Time from the start of the first epoch to meet the target by");
   add_duration_option(cmd, "--stall", a->stall_s,
@@ -146,8 +188,8 @@ void setup(CLI::App& root) {
   cmd->add_flag("--json", a->json_out, "One JSON object per update (--replay: one report)");
   cmd->callback([a] {
     if (!a->replay.empty()) return run_replay(*a);
-    if (a->log.empty() && a->cmd.empty())
-      throw InputError("", 0, "--log", "give --log FILE, --cmd 'COMMAND' or --replay DIR");
+    if (a->log.empty() && a->cmd.empty() && a->store.empty())
+      throw InputError("", 0, "--log", "give --log FILE, --cmd 'COMMAND', --store FILE or --replay DIR");
     run_follow(*a);
   });
 }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <tuple>
 
+#include "core/cancel.h"
 #include "core/error.h"
 
 namespace trainplan::plan {
@@ -97,6 +98,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     for (int pp : divisors(s.layers, o.max_gpus / tp)) {
       for (int vpp : divisors(s.layers / pp, pp > 1 ? s.layers : 1)) {
         for (int dp : divisors(o.global_batch, o.max_gpus / (tp * pp))) {
+          check_cancelled();  // a server request past its time limit stops here
           for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
             int m = o.global_batch / (dp * mb);
             if (vpp > 1 && m % pp != 0) continue;

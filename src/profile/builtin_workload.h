@@ -15,6 +15,8 @@ struct BuiltinWorkloadOptions {
   long seed = 1;
   int threads = 1;           // --threads (torch intra-op threads per rank)
   bool time_only = false;    // the template of a time trial (--time-only; no {epochs})
+  // A time trial's --step-clock (the clock its stop rule watches): "wall" or "cpu".
+  std::string step_clock = "wall";
 };
 
 // "lenet-mnist", "mlp-fashion".

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/nodes.h"
 
 namespace trainplan::profile {
 
@@ -59,14 +60,14 @@ LaunchPlan plan_processes(const CommandTemplate& tmpl, std::map<std::string, std
   return lp;
 }
 
-int nodes_for(int workers, const LaunchSettings& s) {
-  return s.workers_per_node > 0 ? (workers + s.workers_per_node - 1) / s.workers_per_node : 1;
+int nodes_of(int workers, const LaunchSettings& s) {
+  return s.workers_per_node > 0 ? nodes_for(workers, s.workers_per_node) : 1;
 }
 
 }  // namespace
 
 LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
-  const int nodes = nodes_for(key.workers, s);
+  const int nodes = nodes_of(key.workers, s);
   // A data-parallel trial is the layout tp = pp = 1, dp = workers.
   std::map<std::string, std::string> v = {{"batch", std::to_string(key.batch)},
                                           {"workers", std::to_string(key.workers)},
@@ -90,7 +91,7 @@ std::string to_string(const LayoutKey& k) {
 
 LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
                               int master_port) {
-  const int nodes = nodes_for(key.workers(), s);
+  const int nodes = nodes_of(key.workers(), s);
   std::map<std::string, std::string> v = {{"batch", std::to_string(key.micro_batch)},
                                           {"workers", std::to_string(key.workers())},
                                           {"epochs", "1"},

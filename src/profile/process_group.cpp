@@ -118,6 +118,7 @@ class GroupRun {
       }
       if (fds[k].fd == out_[0]) {
         if (res_.stdout0.size() < opts_.stdout_max_bytes) res_.stdout0.append(buf_, size_t(n));
+        if (opts_.on_stdout0) opts_.on_stdout0(buf_, size_t(n));
       } else {
         append_tail(res_.stderr_tail, buf_, size_t(n), opts_.stderr_tail_bytes);
       }

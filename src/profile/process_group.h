@@ -18,6 +18,9 @@ struct ProcessGroupOptions {
   size_t stdout_max_bytes = 16 << 20;        // command 0's stdout beyond this is dropped
   double kill_grace_s = 2;                   // SIGTERM, then SIGKILL after this
   std::function<void(double elapsed_s)> on_tick;  // called about once a second while running
+  // Called with each piece of command 0's stdout as it is read (pieces split
+  // anywhere, lines included), beside collecting it in stdout0.
+  std::function<void(const char* data, size_t n)> on_stdout0;
   // CPUs each command is pinned to (by index; empty or missing: not pinned).
   std::vector<std::vector<int>> cpus;
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <set>
@@ -113,11 +114,15 @@ double parse_duration(const std::string& text, const std::string& option) {
     size_t j = i;
     while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
     if (j == i) break;
-    double v = std::stod(text.substr(i, j - i));
+    char* end = nullptr;
+    const std::string number = text.substr(i, j - i);
+    const double v = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size()) break;  // "." or "1.2.3"
     double unit = 1;
     if (j < text.size()) {
       char u = text[j++];
-      if (u == 'h') unit = 3600;
+      if (u == 'd') unit = 86400;
+      else if (u == 'h') unit = 3600;
       else if (u == 'm') unit = 60;
       else if (u == 's') unit = 1;
       else { j = text.size() + 1; break; }
@@ -127,7 +132,7 @@ double parse_duration(const std::string& text, const std::string& option) {
     i = j;
   }
   if (!any || i != text.size() || !(total > 0))
-    throw InputError("", 0, option, fmt::format("'{}' is not a duration (examples: 180s, 3m, 1h30m, 90)", text));
+    throw InputError("", 0, option, fmt::format("'{}' is not a duration (examples: 180s, 3m, 1h30m, 60d, 90)", text));
   return total;
 }
 

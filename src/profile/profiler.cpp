@@ -44,11 +44,15 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   po.timeout_s = opts.trial_timeout_s;
   po.cancel = opts.cancel;
   po.on_tick = on_tick;
+  if (opts.live_log) {
+    const bool labelled = l.plan.label_filter;
+    po.on_stdout0 = [&opts, labelled](const char* data, size_t n) { opts.live_log->output(data, n, labelled); };
+  }
   if (opts.pin && opts.launch.kind == LauncherKind::kLocal && l.plan.commands.size() == size_t(key.workers))
     po.cpus = pin_plan(key.workers, opts.threads_per_worker);
   l.result = run_process_group(l.plan.commands, po);
   const std::string& out = l.result.stdout0;
-  l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0);
+  l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock);
   return l;
 }
 
@@ -223,7 +227,9 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     std::optional<int> fit_budget;
     if (opts.budget_s && est.count()) fit_budget = k - 1 + left_n;
     progress.start(k, pending_n, key, elapsed(), eta, fit_budget);
+    if (opts.live_log) opts.live_log->trial_start(key);
     auto rec = run_trial(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); });
+    if (opts.live_log) opts.live_log->trial_end(rec ? to_string(rec->status) : "cancelled");
     if (!rec) {
       sum.interrupted = true;
       break;
@@ -241,6 +247,7 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     progress.finish(*rec, elapsed(), projection(i + 1).second);
   }
   progress.done();
+  if (opts.live_log) opts.live_log->profile_done(sum.interrupted);
   sum.wall_s = elapsed();
   return sum;
 }

@@ -11,6 +11,7 @@
 
 #include "profile/command_template.h"
 #include "profile/launcher.h"
+#include "profile/live_log.h"
 #include "profile/progress.h"
 #include "profile/sample_store.h"
 #include "profile/trial.h"
@@ -30,6 +31,10 @@ struct ProfileOptions {
   double repeat_tolerance = 0.05;  // repeats' medians further apart (relative): run once more, note interference
   int threads_per_worker = 1;      // CPU threads each rank uses: the oversubscription check and pinning
   bool pin = true;                 // local launcher, a process per rank: pin each to its own CPUs
+  StepClock step_clock = StepClock::kAuto;  // which step fields time a step (profile/trial.h)
+  // Where run_profile writes what the running trial prints as it prints it
+  // (profile/live_log.h); null: nowhere.
+  LiveLog* live_log = nullptr;
 };
 
 struct ProfileSummary {

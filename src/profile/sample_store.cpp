@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/nodes.h"
 
 namespace trainplan::profile {
 namespace {
@@ -104,7 +106,8 @@ std::string format_timing(const TrialRecord& r) {
     const StepTiming& t = *r.timing;
     j = {{"step_time_s", t.step_time_s},   {"ci95_s", {t.ci_low_s, t.ci_high_s}}, {"steps_per_epoch", t.steps_per_epoch},
          {"epoch_overhead_s", t.epoch_overhead_s}, {"steps_timed", t.steps_timed}, {"outliers", t.outliers},
-         {"repeats", t.repeats},          {"spread", t.spread}};
+         {"repeats", t.repeats},          {"spread", t.spread},
+         {"clock", t.clock},              {"wall_step_time_s", t.wall_step_time_s}};
   }
   if (r.oversubscribed) j["oversubscribed"] = true;
   if (!r.note.empty()) j["note"] = r.note;
@@ -127,6 +130,8 @@ void parse_timing(const std::string& text, TrialRecord& r) {
   t.outliers = j.value("outliers", 0L);
   t.repeats = j.value("repeats", std::vector<double>{});
   t.spread = j.value("spread", 0.0);
+  t.clock = j.value("clock", std::string("wall"));
+  t.wall_step_time_s = j.value("wall_step_time_s", t.clock == "wall" ? t.step_time_s : 0.0);
   r.timing = t;
 }
 
@@ -305,7 +310,7 @@ SampleSet SampleStore::samples() const {
     s.epochs = r.key.epochs;
     auto tt = time_trials.find({r.key.batch, r.key.workers});
     std::tie(s.epoch_time_s, s.time_spread) = epoch_time_of(r, tt == time_trials.end() ? nullptr : &tt->second);
-    s.nodes = per_node > 0 ? int((r.key.workers + per_node - 1) / per_node) : launcher == "local" ? 1 : 0;
+    s.nodes = per_node > 0 ? nodes_for(r.key.workers, int(std::min<long>(per_node, std::numeric_limits<int>::max()))) : launcher == "local" ? 1 : 0;
     s.metric = r.metric;
     s.model = model;
     s.hardware = hardware;

@@ -52,18 +52,33 @@ std::optional<std::pair<double, double>> interval(const nlohmann::json& j, const
 
 // The step fields of an epoch or step_timing line; nullopt without a finite
 // positive median.
-std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps_key) {
+std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps_key, StepClock clock) {
   auto median = finite_number(j, "step_time_median_s");
   if (!median || *median <= 0) return std::nullopt;
   StepTiming t;
   t.step_time_s = *median;
+  t.wall_step_time_s = *median;
   auto ci = interval(j, "step_time_ci95_s");
+  const auto cpu = finite_number(j, "step_cpu_median_s");
+  if (clock == StepClock::kAuto) {
+    const auto device = j.find("device");
+    const auto threads = finite_number(j, "threads");
+    const bool on_cpu = device != j.end() && device->is_string() && device->get<std::string>().rfind("cpu", 0) == 0;
+    clock = on_cpu && (!threads || *threads == 1) ? StepClock::kCpu : StepClock::kWall;
+  }
+  if (clock == StepClock::kCpu && cpu && *cpu > 0) {
+    t.step_time_s = *cpu;
+    t.clock = "cpu";
+    ci = interval(j, "step_cpu_ci95_s");
+    median = cpu;
+  }
   t.ci_low_s = ci ? ci->first : *median;
   t.ci_high_s = ci ? ci->second : *median;
   if (auto n = finite_number(j, steps_key); n && *n > 0) t.steps_per_epoch = long(*n);
   if (auto o = finite_number(j, "epoch_overhead_s"); o && *o >= 0) t.epoch_overhead_s = *o;
   if (auto n = finite_number(j, "steps_timed"); n && *n >= 0) t.steps_timed = long(*n);
-  if (auto n = finite_number(j, "step_outliers"); n && *n >= 0) t.outliers = long(*n);
+  const char* outliers_key = t.clock == "cpu" ? "step_cpu_outliers" : "step_outliers";
+  if (auto n = finite_number(j, outliers_key); n && *n >= 0) t.outliers = long(*n);
   t.spread = (t.ci_high_s - t.ci_low_s) / 2 / t.step_time_s;
   return t;
 }
@@ -83,7 +98,22 @@ StepTiming combine_epochs(std::vector<StepTiming> epochs) {
 
 }  // namespace
 
-TrialOutput parse_trial_output(const std::string& text, bool time_trial) {
+const char* to_string(StepClock c) {
+  switch (c) {
+    case StepClock::kAuto: return "auto";
+    case StepClock::kWall: return "wall";
+    case StepClock::kCpu: return "cpu";
+  }
+  return "?";
+}
+
+std::optional<StepClock> parse_step_clock(const std::string& s) {
+  for (StepClock c : {StepClock::kAuto, StepClock::kWall, StepClock::kCpu})
+    if (s == to_string(c)) return c;
+  return std::nullopt;
+}
+
+TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClock clock) {
   TrialOutput out;
   std::istringstream in(text);
   std::string line;
@@ -105,7 +135,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial) {
       continue;
     }
     if (*ev == "step_timing") {
-      if (auto t = step_fields(j, "steps_per_epoch"); t && t->steps_per_epoch > 0) out.step_timing = t;
+      if (auto t = step_fields(j, "steps_per_epoch", clock); t && t->steps_per_epoch > 0) out.step_timing = t;
       continue;
     }
     if (*ev != "epoch") continue;
@@ -120,7 +150,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial) {
     out.last_metric = m;  // the metric after the last epoch, or none
     out.epoch_metrics.push_back(m);
     if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) out.metric_name = *name;
-    if (auto st = step_fields(j, "steps"); st && st->steps_per_epoch > 0) epoch_steps.push_back(*st);
+    if (auto st = step_fields(j, "steps", clock); st && st->steps_per_epoch > 0) epoch_steps.push_back(*st);
   }
   if (!epoch_steps.empty() && epoch_steps.size() == size_t(out.epochs_reported))
     out.epoch_steps = combine_epochs(epoch_steps);

@@ -30,6 +30,17 @@ std::optional<TrialStatus> parse_status(const std::string& s);
 // Steady-state step times measured in a trial (docs/PROFILING.md, "Step
 // timing"): from a time trial's step_timing events, or from the step fields
 // of a training trial's epoch lines.
+// Which clock a step is timed by. kWall: wall time. kCpu: the process's CPU
+// time per step (step_cpu_median_s), which other processes competing for the
+// cores barely change; it leaves out time spent waiting (for a peer, a GPU,
+// I/O), so it stands for the wall time on an idle machine only for CPU
+// training with one thread per process. kAuto: kCpu exactly then (a line
+// with device "cpu", threads 1 or absent, and the CPU fields), else kWall.
+enum class StepClock { kAuto, kWall, kCpu };
+const char* to_string(StepClock c);  // "auto", "wall", "cpu"
+// Parses the names above; nullopt for anything else.
+std::optional<StepClock> parse_step_clock(const std::string& s);
+
 struct StepTiming {
   double step_time_s = 0;                // median step time (a time trial: the lowest repeat's)
   double ci_low_s = 0, ci_high_s = 0;    // 95% interval of that median
@@ -41,6 +52,8 @@ struct StepTiming {
   // Relative uncertainty of epoch_time_s(): the larger of the interval's
   // half-width and half the spread between repeats, over the median.
   double spread = 0;
+  std::string clock = "wall";            // the clock step_time_s was read from: "wall" or "cpu"
+  double wall_step_time_s = 0;           // the wall-clock median beside it
   double epoch_time_s() const { return double(steps_per_epoch) * step_time_s + epoch_overhead_s; }
 };
 
@@ -84,7 +97,9 @@ struct TrialOutput {
 // one epoch line with a finite positive epoch_time_s was seen, or (for a time
 // trial, `time_trial`) a step_timing line with a finite positive median and
 // steps_per_epoch; otherwise `problem` says what was missing.
-TrialOutput parse_trial_output(const std::string& stdout_text, bool time_trial = false);
+// `clock` chooses which step fields give StepTiming::step_time_s.
+TrialOutput parse_trial_output(const std::string& stdout_text, bool time_trial = false,
+                               StepClock clock = StepClock::kWall);
 
 // Current UTC time as "2026-11-22T02:30:00Z".
 std::string utc_now();

@@ -44,6 +44,26 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
     r.kind = TrialLogLine::Kind::kDone;
     return r;
   }
+  if (*ev == "trial_start") {
+    r.kind = TrialLogLine::Kind::kTrialStart;
+    auto count = [&](const char* key) {
+      auto v = number(j, key, false, file, line_no);
+      return v && *v >= 0 && *v < 1e12 ? long(*v) : 0L;
+    };
+    r.batch = count("batch");
+    r.workers = count("workers");
+    r.epochs = count("epochs");
+    return r;
+  }
+  if (*ev == "trial_end") {
+    r.kind = TrialLogLine::Kind::kTrialEnd;
+    if (auto st = j.find("status"); st != j.end() && st->is_string()) r.status = *st;
+    return r;
+  }
+  if (*ev == "profile_done") {
+    r.kind = TrialLogLine::Kind::kProfileDone;
+    return r;
+  }
   if (*ev != "epoch") return r;
   r.kind = TrialLogLine::Kind::kEpoch;
   r.epoch = number(j, "epoch", true, file, line_no);

@@ -13,12 +13,19 @@ struct TrialLogLine {
     kDone,     // {"event":"done"}
     kOther,    // a JSON object with another or no event: ignored by the protocol
     kBlank,    // empty or whitespace only
+    // A profiling run's live log (profile/live_log.h) around each trial:
+    kTrialStart,   // {"event":"trial_start","batch":B,"workers":R,"epochs":E}
+    kTrialEnd,     // {"event":"trial_end","status":...}
+    kProfileDone,  // {"event":"profile_done"}
   };
   Kind kind = Kind::kOther;
   std::optional<double> epoch;         // "epoch"; absent: one past the previous epoch
   std::optional<double> epoch_time_s;  // finite and > 0 when present
   std::optional<double> metric;        // finite when present
   std::string metric_name;
+  // kTrialStart: the trial's configuration (0 when absent); kTrialEnd: its status.
+  long batch = 0, workers = 0, epochs = 0;
+  std::string status;
 };
 
 // Parses one line. Throws InputError(file, line_no, field, message) when the

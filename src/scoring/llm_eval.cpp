@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 
 namespace trainplan::scoring {
 
@@ -42,6 +44,30 @@ LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::Published
     m.fit(others);
     s.rows.push_back({held.run.model, layout_label(held.run.layout), held.seconds,
                       m.predict(held.run.spec, held.run.layout).iteration});
+  }
+  summarise(s);
+  return s;
+}
+
+LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIteration>& runs,
+                                               const models::LlmTimeModel& model, size_t k, int seeds,
+                                               uint64_t first_seed) {
+  LlmErrorSummary s;
+  if (runs.size() <= k) return s;
+  for (int i = 0; i < seeds; ++i) {
+    std::mt19937_64 rng(first_seed + uint64_t(i));
+    std::vector<size_t> order(runs.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<models::LlmTimeSample> fit_on;
+    for (size_t j = 0; j < k; ++j) fit_on.push_back({runs[order[j]].run.spec, runs[order[j]].run.layout, runs[order[j]].seconds});
+    models::LlmTimeModel m(model.hardware(), model.params());
+    m.fit(fit_on);
+    for (size_t j = k; j < order.size(); ++j) {
+      const auto& held = runs[order[j]];
+      s.rows.push_back({held.run.model, layout_label(held.run.layout), held.seconds,
+                        m.predict(held.run.spec, held.run.layout).iteration});
+    }
   }
   summarise(s);
   return s;

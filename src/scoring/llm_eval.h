@@ -3,6 +3,7 @@
 // runs (io/korthikanti_csv.h): per row, the published and predicted value
 // and the relative error (predicted / published - 1).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,14 @@ LlmErrorSummary score_iterations(const std::vector<io::PublishedIteration>& runs
 // starting from `model`'s parameters, predict its runs.
 LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::PublishedIteration>& runs,
                                                  const models::LlmTimeModel& model);
+
+// Iteration times calibrated on `k` runs drawn at random (seeds
+// `first_seed`..`first_seed + seeds - 1`): the factors fitted to those runs
+// predict every other run; the rows of all draws together. Empty when there
+// are not more than `k` runs.
+LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIteration>& runs,
+                                               const models::LlmTimeModel& model, size_t k, int seeds,
+                                               uint64_t first_seed = 1);
 
 // Memory per GPU: params_grads_optimizer_GiB_per_gpu against the first
 // stage's weights, gradients and optimizer states of its transformer layers

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "server/service.h"
+#include "server/web_assets.h"
 
 namespace trainplan::server {
 
@@ -79,6 +80,15 @@ struct HttpServer::Impl {
 
   void serve_get(const httplib::Request& req, httplib::Response& res) {
     auto t0 = Clock::now();
+    if (const WebAsset* a = req.method == "GET" || req.method == "HEAD" ? find_web_asset(req.path) : nullptr) {
+      res.status = 200;
+      res.set_content(std::string(a->body), a->content_type);
+      res.set_header("Content-Security-Policy", kWebContentSecurityPolicy);
+      res.set_header("X-Content-Type-Options", "nosniff");
+      // The page changes with the binary; a browser asks again rather than keep an old one.
+      res.set_header("Cache-Control", "no-cache");
+      return note(req, 200, t0);
+    }
     answer(req, res, service.handle(req.method, req.path, "", t0), t0);
   }
 

@@ -1,6 +1,8 @@
 // `trainplan serve`'s HTTP front: cpp-httplib in front of a Service
-// (server/service.h). Every request goes to Service::handle(); every answer,
-// errors of the HTTP layer included, is JSON.
+// (server/service.h). A GET of the page or one of its files
+// (server/web_assets.h) is answered from the binary; every other request goes
+// to Service::handle(), and every other answer, errors of the HTTP layer
+// included, is JSON.
 //
 // Bodies are read here, not by httplib: httplib 0.11 caps a body sent as a
 // form (`application/x-www-form-urlencoded`, what `curl -d` sends) at 8,192

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,9 @@
 #include <string_view>
 #include <thread>
 
+#include "app/curves.h"
+#include "app/llm_plan_request.h"
+#include "app/simulate_request.h"
 #include "app/search_space.h"
 #include "core/cancel.h"
 #include "core/error.h"
@@ -18,9 +22,12 @@
 #include "models/registry.h"
 #include "plan/planner.h"
 #include "profile/samples_file.h"
+#include "structure/gpu_catalog.h"
+#include "structure/transformer.h"
 #include "scoring/evaluate.h"
 #include "scoring/in_sample.h"
 #include "scoring/mre.h"
+#include "sim/policy.h"
 
 namespace trainplan::server {
 
@@ -314,6 +321,10 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
   if (csv && path) throw RequestError(400, "samples_csv", "give samples_csv or samples_path, not both");
   if (!csv && !path) return std::nullopt;
   const char* field = csv ? "samples_csv" : "samples_path";
+  if (path && !limits_.allow_paths)
+    throw RequestError(403, "samples_path",
+                       "this server reads no files: send the samples as samples_csv (CSV text), or start it with "
+                       "trainplan serve --allow-paths");
   if (!(csv ? csv : path)->is_string())
     throw RequestError(400, field, fmt::format("field '{}' must be a string ({})", field, csv ? "CSV text" : "a file on the server"));
   std::string text, label;
@@ -573,6 +584,173 @@ json Service::plan_request(const json& req) {
   return to_json(app::make_plan(e->src, q), e->label);
 }
 
+json Service::curves_request(const json& req) {
+  check_fields(req, {"confidence", "curves", "steps", "max_points", "evaluate", "folds", "seed"});
+  app::CurvesQuery q;
+  q.confidence = get_number(req, "confidence", q.confidence);
+  q.curves = get_int(req, "curves", q.curves);
+  q.steps = get_int(req, "steps", q.steps);
+  q.max_points = get_int(req, "max_points", q.max_points);
+  q.folds = get_int(req, "folds", q.folds);
+  q.seed = get_seed(req, "seed", q.seed);
+  // "all": every registered model, as `trainplan evaluate` scores them by default.
+  if (const json* ev = find(req, "evaluate")) {
+    if (ev->is_string() && ev->get<std::string>() == "all") {
+      q.evaluate = models::ModelRegistry::instance().names();
+    } else if (ev->is_array()) {
+      for (const auto& n : *ev) {
+        if (!n.is_string()) throw RequestError(400, "evaluate", "field 'evaluate' must be \"all\" or an array of model names");
+        q.evaluate.push_back(n.get<std::string>());
+      }
+    } else {
+      throw RequestError(400, "evaluate", "field 'evaluate' must be \"all\" or an array of model names");
+    }
+  }
+  app::check_curves_query(q);
+  std::unique_ptr<Slot> slot;
+  auto e = entry_for(req, slot);
+  set_models(q, req, *e, default_model_);
+  auto lock = lock_within_scope(e->mu);
+  return app::curves(e->src, q, e->label);
+}
+
+json Service::llm_models() const {
+  return {{"models", structure::transformer_names()}, {"gpus", structure::builtin_hardware_names()}};
+}
+
+Response Service::llm_plan_request(const json& req) {
+  static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "gpus_per_node", "tokens", "global_batch",
+                                                "deadline", "gpu_budget", "top", "precision", "reserve_gib",
+                                                "flash_attention"};
+  for (const auto& [k, v] : req.items())
+    if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
+  const std::string model = get_string(req, "model", "");
+  auto spec = structure::find_transformer(model);
+  if (!spec) throw RequestError(400, "model", fmt::format("unknown model '{}' (GET /llm/models lists them)", model));
+  // Catalog names only: a hardware file would be a read of the server's files.
+  const std::string gpu = get_string(req, "gpu", "");
+  auto hw = structure::find_builtin_hardware(gpu);
+  if (!hw) throw RequestError(400, "gpu", fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", gpu));
+  plan::LlmPlanOptions o;
+  o.max_gpus = get_int(req, "max_gpus", o.max_gpus);
+  o.gpus_per_node = get_int(req, "gpus_per_node", o.gpus_per_node);
+  o.tokens = get_number(req, "tokens", std::nullopt);
+  o.global_batch = get_int(req, "global_batch", std::nullopt);
+  o.deadline_s = get_number(req, "deadline", 0.0);
+  if (o.deadline_s < 0) throw RequestError(400, "deadline", "deadline must be >= 0 seconds (0: none)");
+  o.gpu_hour_budget = get_number(req, "gpu_budget", 0.0);
+  o.top_k = get_int(req, "top", o.top_k);
+  if (o.top_k < 1 || o.top_k > 100) throw RequestError(400, "top", "top must be in 1..100");
+  if (o.gpus_per_node < 0) throw RequestError(400, "gpus_per_node", "gpus_per_node must be >= 0 (0: the GPU's node)");
+  const std::string precision = get_string(req, "precision", "bf16");
+  auto pr = structure::parse_precision(precision);
+  if (!pr) throw RequestError(400, "precision", "precision must be fp16, bf16, fp32 or amp-fp32-master");
+  o.precision = *pr;
+  const double reserve_gib = get_number(req, "reserve_gib", 2.0);
+  if (!(reserve_gib >= 0)) throw RequestError(400, "reserve_gib", "reserve_gib must be >= 0");
+  o.memory_reserve_bytes = reserve_gib * 1024.0 * 1024.0 * 1024.0;
+  o.flash_attention = get_bool(req, "flash_attention", false);
+  const app::LlmPlanOutcome out = app::make_llm_plan(*spec, *hw, o);
+  json j = app::to_json(out);
+  // Nothing qualifies: 422 as the plan's own, with the search's answer (the closest configuration) beside the reason.
+  if (out.result.top.empty()) return {422, {{"error", out.result.failing + ": " + out.result.explanation}, {"plan", j}}};
+  return {200, j};
+}
+
+void Service::set_simulation_dirs(std::string data, std::string workloads) {
+  sim_data_ = std::move(data);
+  sim_workloads_ = std::move(workloads);
+}
+
+std::vector<std::string> Service::workload_names() const {
+  // "<folder>/<name>" for each CSV one folder down, and "<name>" for each at the top.
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (sim_workloads_.empty() || !fs::is_directory(sim_workloads_, ec)) return out;
+  auto add = [&](const fs::path& dir, const std::string& prefix) {
+    std::error_code e;
+    for (const auto& f : fs::directory_iterator(dir, e))
+      if (f.is_regular_file(e) && f.path().extension() == ".csv") out.push_back(prefix + f.path().stem().string());
+  };
+  add(sim_workloads_, "");
+  for (const auto& d : fs::directory_iterator(sim_workloads_, ec))
+    if (d.is_directory(ec)) add(d.path(), d.path().filename().string() + "/");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string Service::simulation_missing() const {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(sim_data_, ec))
+    return fmt::format("the server has no application traces to simulate: {} is not a directory (trainplan serve "
+                       "--sim-data DIR)",
+                       sim_data_.empty() ? std::string("(none)") : sim_data_);
+  if (workload_names().empty())
+    return fmt::format("the server has no workloads to simulate: no CSV in {} or its folders (trainplan serve "
+                       "--sim-workloads DIR)",
+                       sim_workloads_.empty() ? std::string("(none)") : sim_workloads_);
+  return "";
+}
+
+json Service::workloads() const {
+  json policies = json::array();
+  for (const auto* e : sim::PolicyRegistry::instance().all()) policies.push_back(e->name);
+  const std::string missing = simulation_missing();
+  json j = {{"workloads", missing.empty() ? json(workload_names()) : json::array()}, {"policies", policies}};
+  if (!missing.empty()) j["note"] = missing;
+  return j;
+}
+
+json Service::simulate_request(const json& req) {
+  static const std::set<std::string> allowed = {"workload", "policies", "nodes", "gpus_per_node", "load_scale",
+                                                "restart_delay", "interval", "placement", "oracle", "gittins",
+                                                "min_gain", "time_model"};
+  for (const auto& [k, v] : req.items())
+    if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /workloads lists the workloads and policies)", k));
+  if (const std::string missing = simulation_missing(); !missing.empty()) throw RequestError(404, "workload", missing);
+  // A name from the listing, never a path: the server reads only its own workloads.
+  const std::string name = get_string(req, "workload", "");
+  const auto names = workload_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw RequestError(404, "workload", fmt::format("unknown workload '{}' (GET /workloads lists them)", name));
+  app::SimulateQuery q;
+  q.workload = (std::filesystem::path(sim_workloads_) / (name + ".csv")).string();
+  q.data = sim_data_;
+  q.detail = true;
+  if (const json* p = find(req, "policies")) {
+    if (!p->is_array() || p->empty()) throw RequestError(400, "policies", "field 'policies' must be a non-empty array of names");
+    q.policies.clear();
+    for (const auto& x : *p) {
+      if (!x.is_string()) throw RequestError(400, "policies", "field 'policies' must be a non-empty array of names");
+      q.policies.push_back(x.get<std::string>());
+    }
+    std::vector<std::string> known;
+    for (const auto* e : sim::PolicyRegistry::instance().all()) known.push_back(e->name);
+    for (const auto& x : q.policies) one_of(x, "policies", known);
+  }
+  q.nodes = get_int(req, "nodes", q.nodes);
+  q.gpus_per_node = get_int(req, "gpus_per_node", q.gpus_per_node);
+  // A cluster's size bounds the simulator's work per event.
+  if (q.nodes < 1 || q.nodes > 4096) throw RequestError(400, "nodes", "nodes must be in 1..4096");
+  if (q.gpus_per_node < 1 || q.gpus_per_node > 64) throw RequestError(400, "gpus_per_node", "gpus_per_node must be in 1..64");
+  q.load_scale = get_number(req, "load_scale", q.load_scale);
+  if (!(q.load_scale >= 0.01 && q.load_scale <= 100)) throw RequestError(400, "load_scale", "load_scale must be in 0.01..100");
+  q.restart_delay = get_number(req, "restart_delay", q.restart_delay);
+  if (!(q.restart_delay >= 0)) throw RequestError(400, "restart_delay", "restart_delay must be >= 0 seconds");
+  q.interval = get_number(req, "interval", q.interval);
+  if (!(q.interval >= 0)) throw RequestError(400, "interval", "interval must be >= 0 seconds (0: at every event)");
+  q.placement = get_string(req, "placement", q.placement);
+  one_of(q.placement, "placement", {"pack", "spread"});
+  q.oracle = get_bool(req, "oracle", false);
+  q.gittins = get_bool(req, "gittins", false);
+  q.min_gain = get_number(req, "min_gain", q.min_gain);
+  q.time_model = get_string(req, "time_model", "");
+  // A simulation computes like a fit: it takes a slot.
+  auto slot = take_slot();
+  return app::to_json(app::simulate(q));
+}
+
 Response Service::handle(const std::string& method, const std::string& path, std::string body,
                          Clock::time_point received) {
   try {
@@ -581,7 +759,9 @@ Response Service::handle(const std::string& method, const std::string& path, std
       const char* method;
     };
     static const Route routes[] = {{"/health", "GET"}, {"/models", "GET"},  {"/fits", "GET"},
-                                   {"/fit", "POST"},   {"/predict", "POST"}, {"/plan", "POST"}};
+                                   {"/fit", "POST"},   {"/predict", "POST"}, {"/plan", "POST"},
+                                   {"/curves", "POST"}, {"/llm/models", "GET"}, {"/llm/plan", "POST"},
+                                   {"/workloads", "GET"},   {"/simulate", "POST"}};
     const Route* route = nullptr;
     for (const auto& r : routes)
       if (path == r.path) route = &r;
@@ -591,6 +771,8 @@ Response Service::handle(const std::string& method, const std::string& path, std
     if (path == "/health") return {200, health()};
     if (path == "/models") return {200, models()};
     if (path == "/fits") return {200, fits()};
+    if (path == "/llm/models") return {200, llm_models()};
+    if (path == "/workloads") return {200, workloads()};
     if (stopping_) return {503, error_body("the server is stopping")};
     if (body.size() > limits_.max_body_bytes)
       return {413, error_body(fmt::format("the request body is {} bytes, more than the server's limit of {} "
@@ -607,6 +789,9 @@ Response Service::handle(const std::string& method, const std::string& path, std
     std::string().swap(body);
     if (path == "/fit") return {200, fit_request(req)};
     if (path == "/predict") return {200, predict_request(req)};
+    if (path == "/curves") return {200, curves_request(req)};
+    if (path == "/llm/plan") return llm_plan_request(req);
+    if (path == "/simulate") return {200, simulate_request(req)};
     return {200, plan_request(req)};
   } catch (const RequestError& e) {
     json b = error_body(e.what());

@@ -9,9 +9,18 @@
 //   POST /fit      samples (+ model) -> id, chosen models, in-sample MRE
 //   POST /predict  id or samples + configuration -> as `trainplan predict --json`
 //   POST /plan     id or samples + constraints   -> as `trainplan plan --json`
+//   POST /curves   id or samples -> measured points, fitted curves and band,
+//                  candidate models' scores (app/curves.h)
+//   GET  /llm/models  the transformer zoo and the GPU catalog
+//   POST /llm/plan    model, gpu, tokens, ... -> as `trainplan llm plan --json`
+//   GET  /workloads   the workloads and policies POST /simulate takes
+//   POST /simulate    workload name, policies, cluster -> as `trainplan
+//                     simulate --json`, with each job's result and the GPUs
+//                     in use over time (app/simulate_request.h)
 //
 // Errors: {"error": what, "file", "line", "field" (when known)} with 400 (bad
-// JSON, a missing or mistyped field, InputError), 404 (unknown id or path),
+// JSON, a missing or mistyped field, InputError), 403 (samples_path without
+// Limits::allow_paths), 404 (unknown id or path),
 // 405 (wrong method), 413 (a body or samples file over Limits), 422
 // (InfeasibleError; samples or a search space over Limits), 503 (busy, over
 // the time limit, stopping; Response::retry_after_s when a retry can
@@ -33,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +65,9 @@ struct Limits {
   int max_fits = 64;                        // fitted sample sets held: a /fit past it 503
   long max_plan_cells = 1L << 20;           // (batch, workers) cells one /plan may search: past it 422
   int threads = 64;                         // HTTP connections served at once (http_server.h)
+  // samples_path reads a file on the server's machine: refused (403) unless
+  // the server was started with --allow-paths.
+  bool allow_paths = false;
 };
 
 struct Response {
@@ -90,6 +103,10 @@ class Service {
   nlohmann::json fit(SampleSet samples, const std::string& label, const std::string& model,
                      const std::string& time_model = "", const std::string& metric_model = "");
 
+  // Where POST /simulate finds the applications' traces (`trainplan simulate
+  // --data`) and the workloads it may name; call before serving.
+  void set_simulation_dirs(std::string data, std::string workloads);
+
  private:
   struct Entry {
     Entry(SampleSet s, const models::ModelParams& p) : src(std::move(s), p) {}
@@ -108,6 +125,15 @@ class Service {
   nlohmann::json fit_request(const nlohmann::json& req);
   nlohmann::json predict_request(const nlohmann::json& req);
   nlohmann::json plan_request(const nlohmann::json& req);
+  nlohmann::json curves_request(const nlohmann::json& req);
+  nlohmann::json llm_models() const;
+  Response llm_plan_request(const nlohmann::json& req);
+  nlohmann::json workloads() const;
+  nlohmann::json simulate_request(const nlohmann::json& req);
+  // The workloads under sim_workloads_ ("pollux-1.0/workload-1"), sorted.
+  std::vector<std::string> workload_names() const;
+  // Why nothing can be simulated (no traces, no workloads); empty when something can.
+  std::string simulation_missing() const;
   // The entry a request names ("id"), or a fresh one from its samples (with `slot` taken).
   std::shared_ptr<Entry> entry_for(const nlohmann::json& req, std::unique_ptr<Slot>& slot);
   // The request's samples ("samples_csv" or "samples_path") and their label:
@@ -120,6 +146,7 @@ class Service {
 
   std::string default_model_;
   models::ModelParams model_params_;
+  std::string sim_data_ = "../shared/data/pollux-t4", sim_workloads_ = "../shared/data/workloads";
   Limits limits_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> in_flight_{0};

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "sim/app_model.h"
 
@@ -52,6 +53,7 @@ class Engine {
     res.policy = policy_.name();
     res.total_gpus = cluster_.total_gpus();
     size_t next_arrival = 0, done = 0, n = jobs_.size();
+    unsigned long loops = 0;
     double now = n ? jobs_[order_[0]].spec->arrival : 0;
     bool tick_mode = opts_.interval > 0;
     double next_tick = tick_mode ? std::ceil(now / opts_.interval) * opts_.interval : kInf;
@@ -105,6 +107,11 @@ class Engine {
       } else if (active_.empty()) {
         wakeup = kInf;
       }
+      if (opts_.record_use) {
+        const int used = cluster_.total_gpus() - cluster_.free_gpus();
+        if (res.gpus_in_use.empty() || res.gpus_in_use.back().second != used) res.gpus_in_use.push_back({now, used});
+      }
+      if ((++loops & 1023) == 0) check_cancelled();
     }
     res.jobs.reserve(n);
     for (size_t i = 0; i < n; ++i) {

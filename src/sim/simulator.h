@@ -9,6 +9,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cluster.h"
@@ -26,6 +27,8 @@ struct SimOptions {
   PlacementMode placement = PlacementMode::kPack;
   // Called now and then with (finished jobs, all jobs) for progress output.
   std::function<void(size_t, size_t)> on_progress;
+  // Record SimResult::gpus_in_use (off: the benchmarks need none of it).
+  bool record_use = false;
 };
 
 struct JobResult {
@@ -46,9 +49,13 @@ struct SimResult {
   long events = 0;              // simulator events processed
   long schedules = 0;           // policy invocations
   int total_gpus = 0;
+  // With SimOptions::record_use: (time, GPUs allocated from then on), one
+  // entry per change, in time order.
+  std::vector<std::pair<double, int>> gpus_in_use;
 };
 
-// Runs `jobs` (any order) to completion. Throws InputError if a job can never
+// Runs `jobs` (any order) to completion. Abandoned (core/cancel.h) when the
+// caller's scope ends. Throws InputError if a job can never
 // run (more GPUs than the cluster) and std::logic_error if the policy
 // over-allocates.
 SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,

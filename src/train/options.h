@@ -36,6 +36,10 @@ struct TrainOptions {
   int min_steps = 20;
   int max_steps = 400;
   double step_ci = 0.02;
+  // The clock the stop rule above watches: "wall", or "cpu" (this process's
+  // CPU time per step, all its threads: what a step costs when no other
+  // process competes for the cores; both are always reported).
+  std::string step_clock = "wall";
   // Debug switches, used by the tests to show that the all-reduce is real.
   bool check_sync = false;       // every rank prints parameter checksums
   bool no_allreduce = false;     // skip the gradient all-reduce

@@ -8,21 +8,9 @@
 
 namespace {
 
-// 48 samples: epoch time 50000/(b r) (0.01 + 0.0005 b), accuracy
-// 0.95 - 0.6/(1 + x/4) with x = e * 528 / (400 + b r).
-// `wobble`: a deterministic relative perturbation of the metric (0: exact).
+// tptest::synthetic_samples_csv in a file.
 std::string fixture(bool with_metric, double wobble = 0) {
-  std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
-  for (int b : {16, 32, 64, 128})
-    for (int r : {1, 2, 4, 8})
-      for (int e : {2, 10, 30}) {
-        double t = 50000.0 / (b * r) * (0.01 + 0.0005 * b) * (r > 4 ? 1.1 : 1.0);
-        double x = e * 528.0 / (400 + b * r);
-        const double jitter = 1 + wobble * std::sin(7.0 * b + 13.0 * r + e);
-        std::string m = with_metric ? std::to_string((0.95 - 0.6 / (1 + x / 4)) * jitter) : "";
-        csv += std::to_string(b) + "," + std::to_string(r) + "," + std::to_string(e) + "," + std::to_string(t) + "," +
-               m + "," + std::to_string((r + 3) / 4) + "\n";
-      }
+  const std::string csv = tptest::synthetic_samples_csv(with_metric, wobble);
   auto d = tptest::temp_dir("fitpredict");
   return tptest::write_file(d / (with_metric ? (wobble > 0 ? "w.csv" : "s.csv") : "t.csv"), csv);
 }

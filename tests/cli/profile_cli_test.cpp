@@ -437,3 +437,61 @@ TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(p.err, "", 0, "--plot", {"'chart.gif'"}));
 }
+
+// The live log (profile/live_log.h) holds each trial between its start and
+// end lines, and `watch --store` forecasts each trial and ends with the run.
+TEST(ProfileCli, WatchStoreForecastsEachTrialFromTheLiveLog) {
+  Fixture f("prof_live");
+  auto r = tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16,32 --workers 1 --epochs 6 -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto live = tptest::lines(tptest::read_file(f.store + ".live"));
+  ASSERT_EQ(live.size(), 2u * (1 + 6 + 1 + 1) + 1) << tptest::read_file(f.store + ".live");
+  EXPECT_EQ(nlohmann::json::parse(live.front())["event"], "trial_start");
+  EXPECT_EQ(nlohmann::json::parse(live[8])["status"], "ok");
+  EXPECT_EQ(nlohmann::json::parse(live.back())["event"], "profile_done");
+
+  auto w = tptest::run_cli("watch --store " + f.store + " --target 0.85 --json --stall 5");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  std::vector<nlohmann::json> ups;
+  for (const auto& l : tptest::lines(w.out)) ups.push_back(nlohmann::json::parse(l));
+  int trials = 0, forecasts = 0;
+  for (const auto& u : ups) {
+    trials += u["event"] == "trial";
+    forecasts += u["event"] == "forecast";
+  }
+  EXPECT_EQ(trials, 2);
+  EXPECT_EQ(forecasts, 12);  // each trial's epochs, counted from 1 again
+  EXPECT_EQ(ups.back()["event"], "profile_done");
+  // The second trial's first forecast starts afresh at its epoch 1.
+  auto second = std::find_if(ups.begin() + 1, ups.end(), [](const auto& u) { return u["event"] == "trial"; });
+  ASSERT_NE(second, ups.end());
+  EXPECT_EQ((*second)["batch"], 32);
+  EXPECT_EQ((*(second + 1))["epoch"], 1);
+
+  auto missing = tptest::run_cli("watch --store " + (f.dir / "none.db").string() + " --target 0.9");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("none.db.live"), std::string::npos) << missing.err;
+}
+
+// Started while the profile runs, `watch --store` follows the growing live log
+// through the trial (2 s long) to the run's end, losing no line.
+TEST(ProfileCli, WatchStoreFollowsARunningTrialToTheEnd) {
+  Fixture f("prof_live_run");
+  const std::string slow = (f.dir / "slow.sh").string();
+  tptest::write_file(slow, "i=1; while [ $i -le 40 ]; do echo \"{\\\"event\\\":\\\"epoch\\\",\\\"epoch\\\":$i,"
+                           "\\\"epoch_time_s\\\":0.05,\\\"metric\\\":0.$((50 + i)),\\\"metric_name\\\":\\\"accuracy\\\"}\"; "
+                           "sleep 0.05; i=$((i+1)); done; echo '{\"event\":\"done\"}'\n");
+  pid_t prof = spawn_cli("profile --cmd 'sh " + slow + " {batch}' --store " + f.store +
+                             " --batches 8 --workers 1 --epochs 40 -q",
+                         (f.dir / "p.out").string(), (f.dir / "p.err").string());
+  for (int i = 0; i < 200 && !std::filesystem::exists(f.store + ".live"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto w = tptest::run_cli("watch --store " + f.store + " --target 0.85 --json --stall 10 --poll 0.05");
+  int status = 0;
+  waitpid(prof, &status, 0);
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << tptest::read_file(f.dir / "p.err");
+  int forecasts = 0;
+  for (const auto& l : tptest::lines(w.out)) forecasts += nlohmann::json::parse(l)["event"] == "forecast";
+  EXPECT_EQ(forecasts, 40);
+}

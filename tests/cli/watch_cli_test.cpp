@@ -125,3 +125,36 @@ TEST(WatchCli, ReplayOnThePolluxTraces) {
 }
 
 }  // namespace
+
+// --samples: earlier trials of the workload (tptest::synthetic_samples_csv,
+// whose accuracy first reaches 0.85 at epoch 18 for b=32, r=2) forecast the
+// run from its third epoch on, beside its own curve.
+TEST(WatchCli, SamplesForecastTheRunFromEarlierTrials) {
+  auto dir = tptest::temp_dir("watch_samples");
+  const auto samples = tptest::write_file(dir / "s.csv", tptest::synthetic_samples_csv());
+  std::string log;
+  for (int k = 1; k <= 3; ++k)
+    log += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":20.3,"metric":{:.6f},"metric_name":"accuracy"}})"
+                       "\n",
+                       k, 0.95 - 0.6 / (1 + k * 528.0 / 464 / 4));
+  const auto path = tptest::write_file(dir / "job.log", log + "{\"event\":\"done\"}\n");
+  auto r = tptest::run_cli("watch --log " + path + " --target 0.85 --json --samples " + samples +
+                           " --batch 32 --workers 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto ls = tptest::lines(r.out);
+  ASSERT_EQ(ls.size(), 4u) << r.out;
+  auto u = json::parse(ls[2]);
+  ASSERT_TRUE(u.contains("samples")) << u.dump(2);
+  const auto& f = u["samples"];
+  ASSERT_TRUE(f["predicted_epoch"].is_number()) << f.dump(2);
+  EXPECT_NEAR(f["predicted_epoch"].get<double>(), 18, 2) << f.dump(2);
+  EXPECT_NEAR(f["epoch_time_s"].get<double>(), 50000.0 / 64 * 0.026, 0.1 * 20.3) << f.dump(2);
+  EXPECT_TRUE(f["finish_s"].is_number());
+
+  auto bad = tptest::run_cli("watch --log " + path + " --target 0.85 --samples " + samples);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--batch"), std::string::npos) << bad.err;
+  bad = tptest::run_cli("watch --log " + path + " --target 0.85 --batch 32");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--samples"), std::string::npos) << bad.err;
+}

@@ -11,21 +11,6 @@
 
 using namespace trainplan;
 
-namespace {
-
-// The InputError `f` throws, or a failure.
-InputError error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError";
-  return InputError("none");
-}
-
-}  // namespace
-
 TEST(HardwareFile, ReadsEveryColumnInAnyOrder) {
   auto d = tptest::temp_dir("hwfile");
   auto path = tptest::write_file(
@@ -65,40 +50,40 @@ TEST(HardwareFile, BaseFillsWhatTheFileLeavesOut) {
 TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   auto d = tptest::temp_dir("hwfile");
   auto missing = tptest::write_file(d / "missing.csv", "# comment\nname,fp32_tflops\nx,10\n");
-  auto e = error_of([&] { io::read_hardware_file(missing); });
+  auto e = tptest::input_error_of([&] { io::read_hardware_file(missing); });
   EXPECT_EQ(e.file(), missing);
   EXPECT_EQ(e.line(), 2);  // the header's line
   EXPECT_EQ(e.field(), "mem_bw_GBps");
 
   auto bad_number = tptest::write_file(d / "nan.csv", "name,base,mem_bw_GBps\nx,t4,fast\n");
-  e = error_of([&] { io::read_hardware_file(bad_number); });
+  e = tptest::input_error_of([&] { io::read_hardware_file(bad_number); });
   EXPECT_EQ(e.line(), 2);
   EXPECT_EQ(e.field(), "mem_bw_GBps");
 
   auto negative = tptest::write_file(d / "neg.csv", "name,base,fp16_tensor_dense_tflops\nx,t4,-1\n");
-  e = error_of([&] { io::read_hardware_file(negative); });
+  e = tptest::input_error_of([&] { io::read_hardware_file(negative); });
   EXPECT_EQ(e.field(), "fp16_tensor_dense_tflops");
 
   auto zero_gpus = tptest::write_file(d / "zero.csv", "name,base,gpus_per_node\nx,t4,0\n");
-  EXPECT_EQ(error_of([&] { io::read_hardware_file(zero_gpus); }).field(), "gpus_per_node");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(zero_gpus); }).field(), "gpus_per_node");
 
   auto unknown_column = tptest::write_file(d / "typo.csv", "name,base,fp32_tflop\nx,t4,10\n");
-  e = error_of([&] { io::read_hardware_file(unknown_column); });
+  e = tptest::input_error_of([&] { io::read_hardware_file(unknown_column); });
   EXPECT_EQ(e.line(), 1);
   EXPECT_EQ(e.field(), "fp32_tflop");
 
   auto unknown_base = tptest::write_file(d / "base.csv", "name,base\nx,a100-41gb\n");
-  e = error_of([&] { io::read_hardware_file(unknown_base); });
+  e = tptest::input_error_of([&] { io::read_hardware_file(unknown_base); });
   EXPECT_EQ(e.line(), 2);
   EXPECT_EQ(e.field(), "base");
   EXPECT_NE(e.message().find("a100-41gb"), std::string::npos);
 
   auto two_rows = tptest::write_file(d / "two.csv", "name,base\nx,t4\ny,a100\n");
-  e = error_of([&] { io::read_hardware_file(two_rows); });
+  e = tptest::input_error_of([&] { io::read_hardware_file(two_rows); });
   EXPECT_EQ(e.line(), 3);
 
   auto empty_name = tptest::write_file(d / "noname.csv", "name,base\n,t4\n");
-  EXPECT_EQ(error_of([&] { io::read_hardware_file(empty_name); }).field(), "name");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(empty_name); }).field(), "name");
 }
 
 TEST(HardwareFile, ResolveTakesACatalogNameOrAFile) {
@@ -106,7 +91,7 @@ TEST(HardwareFile, ResolveTakesACatalogNameOrAFile) {
   auto d = tptest::temp_dir("hwfile");
   auto path = tptest::write_file(d / "g.csv", "name,base\nmine,l4\n");
   EXPECT_EQ(io::resolve_hardware(path).name, "mine");
-  auto e = error_of([&] { io::resolve_hardware("a100-41gb", "--to-gpu"); });
+  auto e = tptest::input_error_of([&] { io::resolve_hardware("a100-41gb", "--to-gpu"); });
   EXPECT_EQ(e.field(), "--to-gpu");
   EXPECT_NE(e.message().find("a100-41gb"), std::string::npos);
   EXPECT_NE(e.message().find("rtx-2080ti"), std::string::npos);  // lists the catalog

@@ -16,16 +16,6 @@ namespace {
 
 const char* kHeader = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp";
 
-InputError error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError";
-  return InputError("none");
-}
-
 std::string write(const std::string& text) {
   static int n = 0;
   auto d = tptest::temp_dir("llmcsv");
@@ -59,7 +49,7 @@ TEST(LlmConfigCsv, TiedEmbeddingsDefaultToTrue) {
   EXPECT_TRUE(t.rows[1].spec.tied_embeddings);
   EXPECT_TRUE(t.rows[2].spec.tied_embeddings);
   auto bad = write(std::string(kHeader) + ",tied_embeddings\n" + "64,64,1,12288,96,96,2048,8,1,8,maybe\n");
-  EXPECT_EQ(error_of([&] { io::read_llm_configs(bad); }).field(), "tied_embeddings");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "tied_embeddings");
 }
 
 TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
@@ -75,15 +65,15 @@ TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
                         Case{"8,8,x,1024,16,24,2048,8,1,1", "micro_batch"},
                         Case{"8,8,1,1024,16,24,2048,8,1", ""}}) {          // a field short
     auto path = write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n" + c.row + "\n");
-    auto e = error_of([&] { io::read_llm_configs(path); });
+    auto e = tptest::input_error_of([&] { io::read_llm_configs(path); });
     EXPECT_EQ(e.file(), path);
     EXPECT_EQ(e.line(), 3) << c.row;
     EXPECT_EQ(e.field(), c.column) << c.row << ": " << e.what();
   }
   auto bad = write(std::string(kHeader) + ",recompute\n8,8,1,1024,16,24,2048,8,1,1,some\n");
-  EXPECT_EQ(error_of([&] { io::read_llm_configs(bad); }).field(), "recompute");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "recompute");
   auto no_time = write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n");
-  EXPECT_EQ(error_of([&] { io::read_llm_configs(no_time, true); }).field(), "iteration_time_s");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(no_time, true); }).field(), "iteration_time_s");
 }
 
 TEST(Csv, QuotedFieldsHoldCommasAndQuotes) {

@@ -162,6 +162,10 @@ TEST(ProfilePlan, ParsesListsAndDurations) {
   EXPECT_DOUBLE_EQ(parse_duration("3m", "--budget"), 180);
   EXPECT_DOUBLE_EQ(parse_duration("1h30m", "--budget"), 5400);
   EXPECT_DOUBLE_EQ(parse_duration("90", "--budget"), 90);
+  EXPECT_DOUBLE_EQ(parse_duration("60d", "--deadline"), 60 * 86400.0);
+  EXPECT_DOUBLE_EQ(parse_duration("1d12h", "--deadline"), 36 * 3600.0);
+  EXPECT_THROW(parse_duration(".", "--budget"), InputError);
+  EXPECT_THROW(parse_duration("1.2.3h", "--budget"), InputError);
   EXPECT_THROW(parse_duration("soon", "--budget"), InputError);
   EXPECT_THROW(parse_duration("3x", "--budget"), InputError);
   EXPECT_THROW(parse_duration("0", "--budget"), InputError);

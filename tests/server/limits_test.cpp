@@ -139,7 +139,7 @@ TEST(ServerLimits, SamplesOverTheRowLimitAre422) {
   Limits l;
   l.max_rows = 100;
   l.max_body_bytes = 20000;
-  Running s(l);
+  Running s(tpserver::with_paths(l));
   int st = 0;
   json e = s.post("/fit", quick_fit(many_rows_csv(101)), &st);
   EXPECT_EQ(st, 422) << e.dump();

@@ -27,6 +27,7 @@ using namespace trainplan::app;
 
 using tpserver::fixture_csv;
 using tpserver::Running;
+using tpserver::with_paths;
 
 TEST(Server, HealthAndModels) {
   Running s;
@@ -105,7 +106,7 @@ TEST(Server, FitThenPredictEqualsLibrary) {
 
 // Inline samples give what `trainplan predict --json` prints.
 TEST(Server, PredictInlineEqualsCli) {
-  Running s;
+  Running s(with_paths());
   auto dir = tptest::temp_dir("server");
   const std::string path = tptest::write_file(dir / "s.csv", fixture_csv());
   auto cli = tptest::run_cli("predict --samples " + path +
@@ -200,7 +201,7 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
 }
 
 TEST(Server, Errors) {
-  Running s;
+  Running s(with_paths());
   int st = 0;
   // Malformed CSV: line 4 (the third row) has a non-number epoch time.
   std::string csv = "batch,workers,epochs,epoch_time_s,metric\n16,1,2,10.5,0.5\n32,1,2,6.1,0.6\n64,1,2,oops,0.7\n";
@@ -316,7 +317,7 @@ TEST(Server, SamplesPathTakesAProfileStoreAsTheCliDoes) {
         s.put(rec);
       }
   }
-  Running s;
+  Running s(with_paths());
   int st = 0;
   json f = s.post("/fit", json{{"samples_path", store}, {"time_model", "isotonic-mi"}, {"metric_model", "global-batch"}},
                   &st);

@@ -30,20 +30,8 @@ namespace tpserver {
 
 using nlohmann::json;
 
-// 48 samples: epoch time 50000/(b r) (0.01 + 0.0005 b), accuracy
-// 0.95 - 0.6/(1 + x/4) with x = e * 528 / (400 + b r) (as in fit_predict_cli_test).
-inline std::string fixture_csv() {
-  std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
-  for (int b : {16, 32, 64, 128})
-    for (int r : {1, 2, 4, 8})
-      for (int e : {2, 10, 30}) {
-        double t = 50000.0 / (b * r) * (0.01 + 0.0005 * b) * (r > 4 ? 1.1 : 1.0);
-        double x = e * 528.0 / (400 + b * r);
-        csv += std::to_string(b) + "," + std::to_string(r) + "," + std::to_string(e) + "," + std::to_string(t) + "," +
-               std::to_string(0.95 - 0.6 / (1 + x / 4)) + "," + std::to_string((r + 3) / 4) + "\n";
-      }
-  return csv;
-}
+// The 48 samples of tptest::synthetic_samples_csv (test_util.h).
+inline std::string fixture_csv() { return tptest::synthetic_samples_csv(); }
 
 // `rows` samples of the same surfaces, epochs 1..40 on the 16 (batch, workers)
 // cells. At 1,000 rows an `auto` /fit takes tens of seconds (global-batch's
@@ -59,6 +47,12 @@ inline std::string many_rows_csv(int rows) {
            std::to_string(0.95 - 0.6 / (1 + x / 4) + 0.0005 * (i % 5)) + "," + std::to_string((r + 3) / 4) + "\n";
   }
   return csv;
+}
+
+// Limits that let requests read files (samples_path), as `trainplan serve --allow-paths`.
+inline trainplan::server::Limits with_paths(trainplan::server::Limits l = {}) {
+  l.allow_paths = true;
+  return l;
 }
 
 // A server on a free port of 127.0.0.1, serving from a thread.

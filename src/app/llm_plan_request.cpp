@@ -1,0 +1,50 @@
+#include "app/llm_plan_request.h"
+
+#include "models/llm_memory.h"
+#include "models/llm_time.h"
+
+namespace trainplan::app {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}
+
+const char* LlmPlanOutcome::objective() const {
+  return options.gpu_hour_budget > 0 ? "least time" : "fewest GPU-hours";
+}
+
+LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
+                             const plan::LlmPlanOptions& options) {
+  LlmPlanOutcome o{spec, hw, options, {}};
+  o.result = plan::plan_llm(spec, models::LlmTimeModel(hw), models::LlmMemoryModel(), options);
+  return o;
+}
+
+nlohmann::json to_json(const plan::LlmCandidate& c) {
+  const auto& l = c.layout;
+  return {{"gpus", l.gpus()}, {"tp", l.tp}, {"pp", l.pp}, {"virtual_stages", l.virtual_stages}, {"dp", l.dp},
+          {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
+          {"recompute", structure::to_string(l.recompute)}, {"sequence_parallel", l.sequence_parallel},
+          {"distributed_optimizer", l.distributed_optimizer}, {"iteration_time_s", c.iteration_s},
+          {"train_time_s", c.train_s}, {"gpu_hours", c.gpu_hours}, {"memory_gib", c.memory_bytes / kGiB},
+          {"headroom_gib", c.headroom_bytes / kGiB}};
+}
+
+nlohmann::json to_json(const LlmPlanOutcome& o) {
+  const auto& r = o.result;
+  nlohmann::json top = nlohmann::json::array();
+  for (const auto& c : r.top) top.push_back(to_json(c));
+  nlohmann::json j = {{"model", o.spec.name}, {"params", o.spec.total_params()}, {"gpu", o.hardware.name},
+                      {"objective", o.objective()}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
+                      {"fit_memory", r.fit}, {"qualified", r.qualified},
+                      {"memory_available_gib", r.capacity_bytes / kGiB}, {"top", top}};
+  if (!r.top.empty()) j["chosen"] = top.front();
+  if (!r.failing.empty()) {
+    j["failing"] = r.failing;
+    j["explanation"] = r.explanation;
+    if (r.closest) j["closest"] = to_json(*r.closest);
+  }
+  return j;
+}
+
+}  // namespace trainplan::app

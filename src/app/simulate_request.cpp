@@ -1,0 +1,96 @@
+#include "app/simulate_request.h"
+
+#include "core/error.h"
+#include "io/philly.h"
+#include "sim/metrics.h"
+#include "sim/policy.h"
+#include "sim/workload.h"
+
+namespace trainplan::app {
+
+sim::ExperimentOptions experiment_options(const SimulateQuery& q) {
+  sim::ExperimentOptions eo;
+  eo.sim.nodes = q.nodes;
+  eo.sim.gpus_per_node = q.gpus_per_node;
+  eo.sim.restart_delay = q.restart_delay;
+  eo.sim.interval = q.interval;
+  eo.sim.record_use = q.detail;
+  if (q.placement == "pack") eo.sim.placement = sim::PlacementMode::kPack;
+  else if (q.placement == "spread") eo.sim.placement = sim::PlacementMode::kSpread;
+  else throw InputError("", 0, "--placement", "must be pack or spread, got '" + q.placement + "'");
+  eo.policy.tiresias_thresholds = q.thresholds;
+  eo.policy.coconfig_min_gain = q.min_gain;
+  eo.gittins = q.gittins;
+  eo.oracle = q.oracle;
+  eo.time_model = q.time_model;
+  if (q.nodes < 1 || q.gpus_per_node < 1) throw InputError("", 0, "--nodes", "nodes and GPUs per node must be >= 1");
+  return eo;
+}
+
+JobSource load_jobs(const SimulateQuery& q) {
+  if (q.workload.empty() == q.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
+  const int total_gpus = q.nodes * q.gpus_per_node;
+  JobSource in;
+  if (!q.workload.empty()) {
+    in.apps = std::make_unique<sim::AppSet>(q.data);
+    in.jobs = sim::jobs_from_workload(q.workload, *in.apps, q.load_scale, total_gpus);
+    in.source = q.workload;
+  } else {
+    auto rows = io::read_philly_csv(q.philly, q.philly_limit);
+    in.jobs = sim::jobs_from_philly(q.philly, rows, q.load_scale, total_gpus);
+    in.source = q.philly;
+  }
+  return in;
+}
+
+SimulateOutcome simulate(const SimulateQuery& q) {
+  sim::ExperimentOptions eo = experiment_options(q);
+  if (q.policies.empty()) throw InputError("", 0, "--policy", "no policy given");
+  for (const auto& p : q.policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
+  const JobSource in = load_jobs(q);
+  sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
+  SimulateOutcome o{q, in.source, "", {}};
+  for (const auto& p : q.policies) o.runs.push_back(ex.run(p, in.jobs));
+  o.note = ex.note();
+  return o;
+}
+
+nlohmann::json to_json(const SimulateOutcome& o) {
+  const SimulateQuery& q = o.query;
+  nlohmann::json js;
+  js["source"] = o.source;
+  js["cluster"] = {{"nodes", q.nodes}, {"gpus_per_node", q.gpus_per_node}};
+  js["load_scale"] = q.load_scale;
+  js["restart_delay_s"] = q.restart_delay;
+  js["interval_s"] = q.interval;
+  js["placement"] = q.placement;
+  if (!o.note.empty()) js["note"] = o.note;
+  for (const auto& r : o.runs) {
+    auto s = sim::summarize(r);
+    nlohmann::json p = {{"policy", r.policy},          {"jobs", s.jobs},
+                        {"avg_jct_s", s.avg_jct},      {"median_jct_s", s.median_jct},
+                        {"p99_jct_s", s.p99_jct},      {"makespan_s", s.makespan},
+                        {"gpu_hours", s.gpu_hours},    {"utilisation", s.utilisation},
+                        {"restarts", s.restarts},      {"events", r.events}};
+    if (s.deadlines) p["deadline_met_share"] = s.deadline_met;
+    if (q.detail) {
+      nlohmann::json jobs = nlohmann::json::array();
+      for (const auto& j : r.jobs) {
+        nlohmann::json x = {{"name", j.name},      {"app", j.app},           {"arrival_s", j.arrival},
+                            {"start_s", j.start},  {"finish_s", j.finish},   {"jct_s", j.jct},
+                            {"gpus", j.gpus},      {"batch", j.batch},       {"gpu_seconds", j.gpu_seconds},
+                            {"restarts", j.restarts}};
+        if (j.met_deadline) x["met_deadline"] = *j.met_deadline;
+        jobs.push_back(std::move(x));
+      }
+      p["job_results"] = std::move(jobs);
+      nlohmann::json t = nlohmann::json::array(), g = nlohmann::json::array();
+      for (const auto& [when, used] : r.gpus_in_use) t.push_back(when), g.push_back(used);
+      p["gpus_in_use"] = {{"t_s", t}, {"gpus", g}};
+    }
+    js["policies"].push_back(p);
+  }
+  return js;
+}
+
+}  // namespace trainplan::app

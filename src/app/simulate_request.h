@@ -1,0 +1,68 @@
+// What `trainplan simulate --json` prints and `POST /simulate` answers, from
+// one set of functions, so that both give the same JSON: the settings, the
+// jobs of a Pollux-format workload (applications replayed from a data
+// directory) or of the Philly trace, and the runs' summary per policy.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/app_model.h"
+#include "sim/experiment.h"
+#include "sim/job.h"
+#include "sim/simulator.h"
+#include "sim/workload.h"
+
+namespace trainplan::app {
+
+struct SimulateQuery {
+  std::string workload;  // a Pollux-format workload CSV, or
+  std::string philly;    // the Philly trace CSV (exactly one of the two)
+  long philly_limit = 0;
+  std::vector<std::string> policies = {"tiresias"};
+  std::string data = "../shared/data/pollux-t4";  // the applications' traces, for `workload`
+  int nodes = 16, gpus_per_node = 4;
+  double load_scale = 1.0, restart_delay = 30, interval = 60;
+  std::string placement = "pack";  // or spread
+  std::vector<double> thresholds = {3250, 7200};
+  bool gittins = false, oracle = false;
+  std::string time_model;
+  double min_gain = 0.5;
+  // Each job's result and the GPUs in use over time, per policy, in the JSON
+  // (the page's charts); the CLI prints the summary only.
+  bool detail = false;
+};
+
+// The simulation's settings. Throws InputError (naming the CLI's option)
+// for a bad placement or cluster size.
+sim::ExperimentOptions experiment_options(const SimulateQuery& q);
+
+// The jobs to simulate and where they come from.
+struct JobSource {
+  std::unique_ptr<sim::AppSet> apps;  // null for the Philly trace
+  std::vector<sim::JobSpec> jobs;
+  std::string source;
+};
+// Throws InputError unless exactly one of workload and philly is given, and
+// as the readers do.
+JobSource load_jobs(const SimulateQuery& q);
+
+struct SimulateOutcome {
+  SimulateQuery query;
+  std::string source, note;
+  std::vector<sim::SimResult> runs;
+};
+
+// Loads the jobs and runs every policy on them in turn (what POST /simulate
+// does; the CLI runs them itself to time each on stderr). Throws InputError
+// for an unknown policy before any run.
+SimulateOutcome simulate(const SimulateQuery& q);
+
+// {"source", "cluster", "load_scale", "restart_delay_s", "interval_s",
+//  "placement", "note"?, "policies": [summary per policy]}; with
+// query.detail each policy also has "job_results" and "gpus_in_use".
+nlohmann::json to_json(const SimulateOutcome& o);
+
+}  // namespace trainplan::app

@@ -1,0 +1,64 @@
+#include "profile/live_log.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace trainplan::profile {
+
+std::string live_log_path(const std::string& store_path) { return store_path + ".live"; }
+
+LiveLog::LiveLog(const std::string& path) : path_(path) {
+  f_ = std::fopen(path.c_str(), "w");
+  if (!f_) throw InputError(path, 0, "", std::string("cannot write the live log: ") + std::strerror(errno));
+}
+
+LiveLog::~LiveLog() {
+  if (f_) std::fclose(f_);
+}
+
+void LiveLog::write_line(const std::string& line) {
+  std::fputs(line.c_str(), f_);
+  std::fputc('\n', f_);
+  std::fflush(f_);
+}
+
+void LiveLog::trial_start(const TrialKey& key) {
+  partial_.clear();
+  write_line(nlohmann::json{{"event", "trial_start"}, {"batch", key.batch}, {"workers", key.workers},
+                            {"epochs", key.epochs}}
+                 .dump());
+}
+
+void LiveLog::output(const char* data, size_t n, bool labelled) {
+  labelled_ = labelled;
+  for (size_t i = 0; i < n; ++i) {
+    if (data[i] != '\n') {
+      // A line past 1 MiB is no protocol line; its head is enough to show it was there.
+      if (partial_.size() < (size_t(1) << 20)) partial_.push_back(data[i]);
+      continue;
+    }
+    std::string line;
+    line.swap(partial_);
+    if (labelled) {
+      const size_t k = line.find_first_not_of(' ');
+      if (k == std::string::npos || line.compare(k, 3, "0: ") != 0) continue;
+      line.erase(0, k + 3);
+    }
+    write_line(line);
+  }
+}
+
+void LiveLog::trial_end(const std::string& status) {
+  if (!partial_.empty()) output("\n", 1, labelled_);  // a last line without its newline
+  write_line(nlohmann::json{{"event", "trial_end"}, {"status", status}}.dump());
+}
+
+void LiveLog::profile_done(bool interrupted) {
+  write_line(nlohmann::json{{"event", "profile_done"}, {"interrupted", interrupted}}.dump());
+}
+
+}  // namespace trainplan::profile

@@ -1,0 +1,49 @@
+// The live log of a profiling run: what the trial now running prints, line by
+// line, as it prints it, so that `trainplan watch --store` can forecast the
+// trial before it ends (the store only receives a trial once it has ended).
+//
+// The file is `<store>.live` (live_log_path). It is truncated when a run
+// starts and holds, in order, for each trial:
+//   {"event":"trial_start","batch":B,"workers":R,"epochs":E}
+//   rank 0's stdout lines (the trial protocol's JSON lines, prefixes removed)
+//   {"event":"trial_end","status":"ok"|"failed"|"timeout"|"bad-output"|"cancelled"}
+// and at the end of the run {"event":"profile_done","interrupted":false|true}. Each line is flushed as
+// it is written. Not thread-safe: one profiling run writes it.
+#pragma once
+#include <cstdio>
+#include <string>
+
+#include "profile/trial.h"
+
+namespace trainplan::profile {
+
+// `<store_path>.live`.
+std::string live_log_path(const std::string& store_path);
+
+class LiveLog {
+ public:
+  // Opens (truncates) `path`; throws InputError naming it when it cannot.
+  explicit LiveLog(const std::string& path);
+  ~LiveLog();
+  LiveLog(const LiveLog&) = delete;
+  LiveLog& operator=(const LiveLog&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  void trial_start(const TrialKey& key);
+  // A piece of rank 0's stdout (split anywhere). `labelled`: lines carry a
+  // launcher's "K: " rank label (srun --label); only rank 0's are kept.
+  void output(const char* data, size_t n, bool labelled);
+  // `status`: the record's status, or "cancelled".
+  void trial_end(const std::string& status);
+  void profile_done(bool interrupted);
+
+ private:
+  void write_line(const std::string& line);
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  std::string partial_;  // the current line's text so far
+  bool labelled_ = false;
+};
+
+}  // namespace trainplan::profile

@@ -1,0 +1,180 @@
+// Drives the page of `trainplan serve` (docs/WEB.md) in headless chromium and
+// checks that what it shows is what the CLI says for the same inputs.
+//
+//   node page_test.mjs --url http://127.0.0.1:PORT --trainplan build/trainplan \
+//        --samples examples/lenet-mnist-samples.csv --out build/browser-test
+//        [--target 0.97 --deadline 300 --max-workers 4]
+//
+// It starts no server (run_page_test.sh does). Chromium is $TRAINPLAN_CHROMIUM,
+// else /usr/bin/chromium. Exit 0: passed; 1: a check failed (each failure is
+// printed). Screenshots of each tab go to --out.
+import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import puppeteer from "puppeteer-core";
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+for (const need of ["url", "trainplan", "samples", "out"])
+  if (!args[need]) { console.error(`page_test: missing --${need}`); process.exit(2); }
+const target = Number(args.target || 0.97), deadline = Number(args.deadline || 300), maxWorkers = Number(args["max-workers"] || 4);
+const chromium = process.env.TRAINPLAN_CHROMIUM || "/usr/bin/chromium";
+mkdirSync(args.out, { recursive: true });
+
+let failures = 0;
+function check(ok, what) {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) failures++;
+}
+
+// `trainplan ...` as JSON; exit 3 (nothing fits) gives {exit: 3, stderr}.
+function cli(argv) {
+  const r = spawnSync(args.trainplan, argv, { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (r.status === 0) return JSON.parse(r.stdout);
+  return { exit: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const text = (page, sel) => page.$eval(sel, (e) => e.textContent.trim());
+const visible = (page, sel) => page.$eval(sel, (e) => !e.hidden && e.offsetParent !== null);
+
+async function waitStatus(page, pattern, timeout = 60000) {
+  await page.waitForFunction((p) => new RegExp(p).test(document.getElementById("status").textContent),
+    { timeout }, pattern.source);
+}
+
+const browser = await puppeteer.launch({
+  executablePath: chromium,
+  headless: true,
+  args: [...(process.getuid && process.getuid() === 0 ? ["--no-sandbox"] : []), "--disable-gpu", "--disable-dev-shm-usage"],
+});
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 1000 });
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  // An answer the API gives as an error is logged by chromium as a failed
+  // load: those are checked by status below, the rest of the console here.
+  page.on("console", (m) => {
+    if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+  let expect422 = false;
+  page.on("response", (r) => {
+    if (r.status() >= 400 && !(r.status() === 422 && expect422)) problems.push(`${r.status()} from ${r.url()}`);
+  });
+  const origin = new URL(args.url).origin;
+  page.on("request", (r) => { if (!r.url().startsWith(origin) && !r.url().startsWith("data:")) problems.push(`request elsewhere: ${r.url()}`); });
+
+  await page.goto(args.url, { waitUntil: "networkidle0" });
+  check(await page.evaluate(() => typeof uPlot === "function"), "uPlot loaded from the server");
+  await waitStatus(page, /ready/);
+
+  // ---- samples: upload the CSV, fit, draw ----
+  const input = await page.$("#samples-file");
+  await input.uploadFile(path.resolve(args.samples));
+  await page.click("#samples-load");
+  await waitStatus(page, /loaded fit-\d+|error/);
+  const summary = await text(page, "#fit-summary");
+  check(/^fit-\d+: \d+ samples/.test(summary), `samples fitted: ${summary.split("\n")[0]}`);
+  check(await page.$("#chart-time canvas") !== null, "epoch-time chart drawn");
+  check(await page.$("#chart-metric canvas") !== null, "metric chart drawn");
+  const evalRows = await page.$$eval("#eval-table tbody tr", (rows) => rows.length);
+  check(evalRows > 0, `models' cross-validated errors listed (${evalRows} models)`);
+  await page.screenshot({ path: path.join(args.out, "web-samples.png"), fullPage: true });
+
+  // ---- plan: fill the form, compare with `trainplan plan --json` ----
+  await page.click('nav button[data-tab="plan"]');
+  const fill = async (sel, v) => { await page.$eval(sel, (e) => { e.value = ""; }); await page.type(sel, String(v)); };
+  await fill("#plan-target", target);
+  await fill("#plan-deadline", deadline);
+  await fill("#plan-max-workers", maxWorkers);
+  await page.click("#plan-submit");
+  await waitStatus(page, /planned|nothing fits/);
+  const want = cli(["plan", "--samples", args.samples, "--target", String(target), "--deadline", String(deadline),
+    "--max-workers", String(maxWorkers), "--frontier", "--json"]);
+  check(want.choice !== undefined, `trainplan plan --json chose a run (${JSON.stringify(want.choice || want.stderr)})`);
+  check(await visible(page, "#plan-result"), "the page shows a chosen run");
+  if (want.choice) {
+    const shown = {
+      workers: Number(await text(page, "#choice-workers")),
+      batch: Number(await text(page, "#choice-batch")),
+      epochs: Number(await text(page, "#choice-epochs")),
+      time: Number(await text(page, "#choice-time")),
+    };
+    console.log(`     page: ${JSON.stringify(shown)}; plan --json: workers ${want.choice.workers}, batch ${want.choice.batch}, ` +
+      `epochs ${want.choice.epochs}, time ${want.choice.total_time_s}`);
+    check(shown.workers === want.choice.workers, "workers as plan --json");
+    check(shown.batch === want.choice.batch, "batch as plan --json");
+    check(shown.epochs === want.choice.epochs, "epochs as plan --json");
+    check(Math.abs(shown.time - want.choice.total_time_s) <= 0.051, "time as plan --json (to 0.1 s)");
+    const alts = await page.$$eval("#plan-alternatives tbody tr", (r) => r.length);
+    check(alts === 1 + want.alternatives.length, `alternatives listed (${alts - 1})`);
+    const trials = await page.$$eval("#plan-trials tbody tr", (r) => r.length);
+    check(trials === want.nearest_trials.length, `nearest trials listed (${trials})`);
+    check(await page.$("#chart-frontier canvas") !== null, "frontier chart drawn");
+  }
+  await page.screenshot({ path: path.join(args.out, "web-plan.png"), fullPage: true });
+
+  // Nothing fits: the page says why, as the CLI does (exit 3).
+  expect422 = true;
+  await fill("#plan-deadline", 1);
+  await page.click("#plan-submit");
+  await waitStatus(page, /nothing fits|planned/);
+  const none = cli(["plan", "--samples", args.samples, "--target", String(target), "--deadline", "1",
+    "--max-workers", String(maxWorkers), "--json"]);
+  check(none.exit === 3, "trainplan plan exits 3 at a 1 s deadline");
+  const why = (await visible(page, "#plan-error")) ? await text(page, "#plan-error") : "";
+  check(/deadline/.test(why) && !(await visible(page, "#plan-result")), `the page says why nothing fits: ${why.split("\n")[0]}`);
+  const firstLine = (none.stderr || "").split("\n").find((l) => l.startsWith("infeasible:")) || "";
+  check(firstLine !== "" && why.includes(firstLine.replace(/^infeasible: /, "")), "the same reason as the CLI's");
+  expect422 = false;
+
+  // ---- simulate, where the server has workloads ----
+  await page.click('nav button[data-tab="simulate"]');
+  const workloads = await page.$$eval("#sim-workload option", (o) => o.map((x) => x.value));
+  if (workloads.length === 0) {
+    console.log(`skip simulate: ${await text(page, "#sim-error")}`);
+  } else {
+    await page.click("#sim-submit");
+    await waitStatus(page, /simulated|error/, 120000);
+    const rows = await page.$$eval("#sim-table tbody tr", (r) => r.length);
+    check(rows >= 1, `simulation summary shown (${rows} policies, workload ${workloads[0]})`);
+    check(await page.$("#chart-jct canvas") !== null && await page.$("#chart-util canvas") !== null, "JCT and use charts drawn");
+    await page.screenshot({ path: path.join(args.out, "web-simulate.png"), fullPage: true });
+  }
+
+  // ---- transformer plan ----
+  await page.click('nav button[data-tab="llm"]');
+  const models = await page.$$eval("#llm-model option", (o) => o.length);
+  if (models === 0) {
+    console.log(`skip transformer plan: ${await text(page, "#llm-error")}`);
+  } else {
+    await page.click("#llm-submit");
+    await waitStatus(page, /planned|nothing fits|error/);
+    const form = await page.evaluate(() => ({
+      model: document.getElementById("llm-model").value, gpu: document.getElementById("llm-gpu").value,
+      max_gpus: document.getElementById("llm-max-gpus").value, tokens: document.getElementById("llm-tokens").value,
+      global_batch: document.getElementById("llm-global-batch").value, deadline: document.getElementById("llm-deadline").value,
+    }));
+    const llm = cli(["llm", "plan", "--model", form.model, "--gpu", form.gpu, "--max-gpus", form.max_gpus, "--tokens",
+      form.tokens, "--global-batch", form.global_batch, "--deadline", `${form.deadline}h`, "--json"]);
+    const first = await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent));
+    check(llm.chosen !== undefined, "trainplan llm plan --json chose a layout");
+    if (llm.chosen) {
+      const [gpus, tp, pp, , dp, mb] = first.map(Number);
+      console.log(`     page: gpus ${gpus} tp ${tp} pp ${pp} dp ${dp} mb ${mb}; llm plan --json: ${JSON.stringify(llm.chosen)}`);
+      check(gpus === llm.chosen.gpus && tp === llm.chosen.tp && pp === llm.chosen.pp && dp === llm.chosen.dp &&
+        mb === llm.chosen.micro_batch, "the transformer layout as llm plan --json");
+      check(/GiB/.test(await text(page, "#llm-choice")), "memory per GPU shown");
+    }
+    await page.screenshot({ path: path.join(args.out, "web-llm.png"), fullPage: true });
+  }
+
+  // Back to the samples view for the screenshot the docs show.
+  await page.click('nav button[data-tab="samples"]');
+  await page.screenshot({ path: path.join(args.out, "web-screenshot.png") });
+  check(problems.length === 0, `no script errors or requests elsewhere${problems.length ? ": " + problems.join("; ") : ""}`);
+} finally {
+  await browser.close();
+}
+console.log(failures ? `page_test: ${failures} check(s) failed` : `page_test: passed; screenshots in ${args.out}`);
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,282 @@
+// The page trainplan serve answers at / (server/web_assets.h) and POST
+// /curves (app/curves.h), the samples view's data.
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "app/curves.h"
+#include "io/sample_csv.h"
+#include "server/web_assets.h"
+#include "server_util.h"
+
+namespace {
+
+using namespace tpserver;
+using namespace trainplan;
+
+// The page and its files are served from the binary with their types; the
+// page names only files the server has, so it needs no network.
+TEST(Web, ServesThePageAndItsFiles) {
+  Running s;
+  httplib::Client c("127.0.0.1", s.port);
+  auto page = c.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(page->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
+  EXPECT_NE(page->body.find("id=\"plan-form\""), std::string::npos);
+  for (const char* ref : {"/web/app.js", "/web/app.css", "/web/uPlot.iife.min.js", "/web/uPlot.min.css"}) {
+    EXPECT_NE(page->body.find(std::string("\"") + ref + "\""), std::string::npos) << ref;
+    auto r = c.Get(ref);
+    ASSERT_TRUE(r) << ref;
+    EXPECT_EQ(r->status, 200) << ref;
+    EXPECT_GT(r->body.size(), 100u) << ref;
+    const std::string type = r->get_header_value("Content-Type");
+    EXPECT_EQ(type.substr(0, type.find(';')), std::string(ref).ends_with(".js") ? "text/javascript" : "text/css") << ref;
+  }
+  EXPECT_EQ(page->body, c.Get("/web/index.html")->body);
+  // Nothing loaded from elsewhere.
+  EXPECT_EQ(page->body.find("http://"), std::string::npos);
+  EXPECT_EQ(page->body.find("https://"), std::string::npos);
+  // The embedded uPlot is the vendored file, byte for byte.
+  EXPECT_EQ(c.Get("/web/uPlot.iife.min.js")->body,
+            tptest::read_file(std::string(TRAINPLAN_SOURCE_DIR) + "/third_party/uplot/uPlot.iife.min.js"));
+
+  // Other paths stay the JSON API's.
+  auto missing = c.Get("/web/nothing.js");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_TRUE(json::parse(missing->body).contains("error"));
+  auto post = c.Post("/", "{}", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 404);
+  int st = 0;
+  EXPECT_EQ(s.get("/health", &st)["status"], "ok");
+}
+
+// /curves by id: the measured points, a curve per batch and per run with its
+// band, the candidates' scores as `trainplan evaluate --json` gives them,
+// and the same answer as the library on a fresh fit.
+TEST(Web, CurvesByIdEqualLibrary) {
+  Running s;
+  const std::string csv = fixture_csv();
+  int st = 0;
+  json f = s.post("/fit", json{{"samples_csv", csv}, {"time_model", "isotonic-mi"}, {"metric_model", "global-batch"}}, &st);
+  ASSERT_EQ(st, 200) << f.dump();
+  json got = s.post("/curves", json{{"id", f["id"]}, {"evaluate", {"isotonic-mi", "global-batch"}}, {"curves", 3}}, &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  EXPECT_EQ(got["time_model"], "isotonic-mi");
+  EXPECT_EQ(got["metric_model"], "global-batch");
+  EXPECT_EQ(got["time"]["points"].size(), 48u);
+  EXPECT_EQ(got["metric"]["points"].size(), 48u);
+  ASSERT_EQ(got["time"]["curves"].size(), 3u);
+  const json& c0 = got["time"]["curves"][0];
+  EXPECT_EQ(c0["batch"], 16);
+  ASSERT_EQ(c0["workers"].size(), 8u);  // 1..8, the most sampled
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_GT(c0["epoch_time_s"][i].get<double>(), 0);
+    ASSERT_TRUE(c0["lo"][i].is_number()) << c0.dump();
+    EXPECT_LE(c0["lo"][i].get<double>(), c0["epoch_time_s"][i].get<double>() + 1e-9);
+    EXPECT_GE(c0["hi"][i].get<double>(), c0["epoch_time_s"][i].get<double>() - 1e-9);
+  }
+  ASSERT_EQ(got["metric"]["curves"].size(), 3u);
+  EXPECT_EQ(got["metric"]["curves"][0]["epochs"].size(), 80u);
+  EXPECT_TRUE(got["metric"]["curves"][0]["lo"][40].is_number());
+  // Scores keyed as evaluate --json keys them.
+  const json& ev = got["evaluation"]["datasets"]["samples_csv"];
+  ASSERT_TRUE(ev.contains("isotonic-mi")) << got["evaluation"].dump();
+  EXPECT_TRUE(ev["isotonic-mi"]["time"]["cv_mre"].is_number());
+  EXPECT_TRUE(ev["global-batch"]["metric"]["cv_mre"].is_number());
+  EXPECT_EQ(got["evaluation"]["cv"], 5);
+
+  app::CurvesQuery q;
+  q.time_model = "isotonic-mi";
+  q.metric_model = "global-batch";
+  q.curves = 3;
+  q.evaluate = {"isotonic-mi", "global-batch"};
+  app::ModelSource fresh(io::parse_samples_csv(csv, "samples_csv"));
+  json want = app::curves(fresh, q, "samples_csv");
+  // fit_ms are wall times; everything else is equal.
+  for (json* j : {&got, &want})
+    for (auto& [name, m] : (*j)["evaluation"]["datasets"]["samples_csv"].items()) m["time"].erase("fit_ms"), m["metric"].erase("fit_ms");
+  EXPECT_EQ(got, json::parse(want.dump()));
+}
+
+// Inline samples, time-only samples (no metric part), and the errors.
+TEST(Web, CurvesInlineTimeOnlyAndErrors) {
+  Running s;
+  std::string time_only = "batch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {16, 64})
+    for (int r : {1, 2, 4}) time_only += fmt::format("{},{},1,{},\n", b, r, 1000.0 / (b * r) + 3);
+  int st = 0;
+  json got = s.post("/curves", json{{"samples_csv", time_only}, {"time_model", "isotonic-mi"}}, &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  EXPECT_TRUE(got["metric"].is_null());
+  EXPECT_TRUE(got["evaluation"].is_null());
+  EXPECT_EQ(got["time"]["curves"].size(), 2u);
+
+  s.post("/curves", json{{"samples_csv", time_only}, {"confidence", 1.5}}, &st);
+  EXPECT_EQ(st, 400);
+  json e = s.post("/curves", json{{"samples_csv", time_only}, {"evaluate", {"no-such-model"}}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  e = s.post("/curves", json{{"samples_csv", time_only}, {"evaluate", 3}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "evaluate");
+  e = s.post("/curves", json{{"samples_csv", time_only}, {"curvs", 3}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "curvs");
+  e = s.post("/curves", json{{"id", "fit-9"}}, &st);
+  EXPECT_EQ(st, 404);
+  e = s.get("/curves", &st);
+  EXPECT_EQ(st, 405);
+}
+
+// The row limit holds for /curves as for every request with samples.
+TEST(Web, CurvesKeepTheLimits) {
+  trainplan::server::Limits l;
+  l.max_rows = 10;
+  Running s(l);
+  int st = 0;
+  json e = s.post("/curves", json{{"samples_csv", fixture_csv()}}, &st);
+  EXPECT_EQ(st, 422) << e.dump();
+  EXPECT_EQ(e["field"], "samples_csv");
+}
+
+}  // namespace
+
+namespace {
+
+// /llm/plan answers what `trainplan llm plan --json` prints (one function
+// builds both); nothing fitting is 422 with the reason and the search's answer.
+TEST(Web, LlmPlanEqualsCli) {
+  Running s;
+  int st = 0;
+  json z = s.get("/llm/models", &st);
+  ASSERT_EQ(st, 200);
+  EXPECT_NE(std::find(z["models"].begin(), z["models"].end(), "gpt3-1.3b"), z["models"].end()) << z.dump();
+  EXPECT_NE(std::find(z["gpus"].begin(), z["gpus"].end(), "h100"), z["gpus"].end()) << z.dump();
+  json got = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
+                                      {"global_batch", 512}, {"deadline", 48 * 3600}},
+                    &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  auto cli = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 --global-batch 512 "
+                             "--deadline 48h --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(got, json::parse(cli.out));
+  EXPECT_GT(got["chosen"]["memory_gib"].get<double>(), 0);
+
+  json none = s.post("/llm/plan", json{{"model", "gpt3-175b"}, {"gpu", "a100-40gb"}, {"max_gpus", 8}, {"tokens", 300e9},
+                                       {"global_batch", 1536}, {"deadline", 24 * 3600}},
+                     &st);
+  EXPECT_EQ(st, 422) << none.dump();
+  EXPECT_NE(none["error"].get<std::string>().find("memory"), std::string::npos);
+  auto cli3 = tptest::run_cli("llm plan --model gpt3-175b --gpu a100-40gb --max-gpus 8 --tokens 300e9 "
+                              "--global-batch 1536 --deadline 24h --json");
+  EXPECT_EQ(cli3.exit_code, 3);
+  EXPECT_EQ(none["plan"], json::parse(cli3.out));
+
+  // A hardware file would be a read of the server's files: catalog names only.
+  json e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "/etc/passwd"}, {"tokens", 1e9}, {"global_batch", 8}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "gpu");
+  e = s.post("/llm/plan", json{{"model", "gpt-9"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "model");
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"global_batch", 8}}, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(e["field"], "tokens");
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 0}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+}
+
+// /simulate on a named workload answers `trainplan simulate --json` plus each
+// job's result and the GPUs in use; without data it says what is missing.
+TEST(Web, SimulateEqualsCli) {
+  const std::string data = std::string(TRAINPLAN_SHARED_DATA) + "/pollux-t4";
+  const std::string workloads = std::string(TRAINPLAN_SHARED_DATA) + "/workloads";
+  Running s;
+  s.service.set_simulation_dirs(data, workloads);
+  int st = 0;
+  json w = s.get("/workloads", &st);
+  ASSERT_EQ(st, 200);
+  if (!std::filesystem::is_directory(data) || w["workloads"].empty())
+    GTEST_SKIP() << "no simulation data under " << TRAINPLAN_SHARED_DATA;
+  EXPECT_NE(std::find(w["workloads"].begin(), w["workloads"].end(), "pollux-1.0/workload-1"), w["workloads"].end());
+  json got = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"fifo", "tiresias"}}}, &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  auto cli = tptest::run_cli("simulate --workload " + workloads + "/pollux-1.0/workload-1.csv --data " + data +
+                             " --policy fifo,tiresias --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  json want = json::parse(cli.out);
+  json summary = got;
+  for (auto& p : summary["policies"]) {
+    EXPECT_EQ(p["job_results"].size(), p["jobs"].get<size_t>());
+    const json& use = p["gpus_in_use"];
+    ASSERT_EQ(use["t_s"].size(), use["gpus"].size());
+    ASSERT_FALSE(use["gpus"].empty());
+    for (const auto& g : use["gpus"]) EXPECT_LE(g.get<int>(), 64);
+    EXPECT_EQ(use["gpus"].back(), 0);  // all done
+    p.erase("job_results");
+    p.erase("gpus_in_use");
+  }
+  EXPECT_EQ(summary, want);
+
+  json e = s.post("/simulate", json{{"workload", "../../etc/passwd"}}, &st);
+  EXPECT_EQ(st, 404);
+  EXPECT_EQ(e["field"], "workload");
+  e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"nope"}}}, &st);
+  EXPECT_EQ(st, 400);
+  e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"nodes", 0}}, &st);
+  EXPECT_EQ(st, 400);
+
+  // The time limit holds.
+  trainplan::server::Limits l;
+  l.request_timeout_s = 1e-6;
+  Running slow(l);
+  slow.service.set_simulation_dirs(data, workloads);
+  slow.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}}, &st);
+  EXPECT_EQ(st, 503);
+}
+
+TEST(Web, SimulateWithoutDataSaysWhatIsMissing) {
+  Running s;
+  s.service.set_simulation_dirs("/nonexistent/pollux-t4", "/nonexistent/workloads");
+  int st = 0;
+  json w = s.get("/workloads", &st);
+  ASSERT_EQ(st, 200);
+  EXPECT_TRUE(w["workloads"].empty());
+  EXPECT_NE(w["note"].get<std::string>().find("--sim-data"), std::string::npos) << w.dump();
+  EXPECT_FALSE(w["policies"].empty());
+  json e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}}, &st);
+  EXPECT_EQ(st, 404);
+  EXPECT_NE(e["error"].get<std::string>().find("/nonexistent/pollux-t4"), std::string::npos) << e.dump();
+}
+
+}  // namespace
+
+namespace {
+
+// A server reads no file for a request unless started with --allow-paths.
+TEST(Web, SamplesPathNeedsAllowPaths) {
+  auto dir = tptest::temp_dir("web_paths");
+  const std::string path = tptest::write_file(dir / "s.csv", fixture_csv());
+  int st = 0;
+  {
+    Running s;
+    json e = s.post("/fit", json{{"samples_path", path}, {"model", "isotonic-mi"}}, &st);
+    EXPECT_EQ(st, 403) << e.dump();
+    EXPECT_EQ(e["field"], "samples_path");
+    EXPECT_NE(e["error"].get<std::string>().find("--allow-paths"), std::string::npos);
+    s.post("/curves", json{{"samples_path", path}}, &st);
+    EXPECT_EQ(st, 403);
+    s.post("/plan", json{{"samples_path", "/etc/passwd"}, {"target", 0.8}, {"deadline", 100}}, &st);
+    EXPECT_EQ(st, 403);
+  }
+  Running s(with_paths());
+  json f = s.post("/fit", json{{"samples_path", path}, {"model", "isotonic-mi"}}, &st);
+  EXPECT_EQ(st, 200) << f.dump();
+}
+
+}  // namespace

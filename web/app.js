@@ -1,0 +1,429 @@
+// The page of `trainplan serve` (docs/WEB.md). Plain script, no build step:
+// every number shown comes from the JSON API of the same server
+// (docs/SERVER.md), and every chart is drawn here with uPlot from that JSON.
+"use strict";
+
+const state = { fitId: null, samplesLabel: null, charts: {} };
+const $ = (id) => document.getElementById(id);
+const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+
+// ---- the API ---------------------------------------------------------------
+
+// POSTs `body` as JSON; resolves with the answer, or rejects with an Error
+// whose message is the API's `error` (and `.status`, `.body`).
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  };
+  const res = await fetch(path, init);
+  let json = null;
+  try { json = await res.json(); } catch (e) { /* not JSON: reported below */ }
+  if (!res.ok) {
+    const err = new Error(json && json.error ? json.error : `HTTP ${res.status}`);
+    err.status = res.status;
+    err.body = json;
+    throw err;
+  }
+  return json;
+}
+
+function status(text) { $("status").textContent = text; }
+
+function showError(id, err) {
+  const el = $(id);
+  if (!err) { el.hidden = true; el.textContent = ""; return; }
+  let text = err.message || String(err);
+  if (err.body && err.body.field) text += `\n(field: ${err.body.field})`;
+  el.textContent = text;
+  el.hidden = false;
+}
+
+// ---- formatting ------------------------------------------------------------
+
+function fmt(x, digits = 4) {
+  if (x === null || x === undefined) return "—";
+  if (typeof x !== "number") return String(x);
+  if (Number.isInteger(x)) return String(x);
+  return Number(x.toPrecision(digits)).toString();
+}
+const pct = (x) => (x === null || x === undefined ? "—" : (100 * x).toFixed(1) + "%");
+
+// Fills `table` with a header row and one row per item; `cols` are
+// [heading, item => cell text]. `chosen(item)` marks a row.
+function fillTable(table, cols, items, chosen) {
+  table.replaceChildren();
+  const head = table.createTHead().insertRow();
+  for (const [h] of cols) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const item of items) {
+    const tr = body.insertRow();
+    if (chosen && chosen(item)) tr.className = "chosen";
+    for (const [, f] of cols) tr.insertCell().textContent = f(item);
+  }
+}
+
+// ---- charts ----------------------------------------------------------------
+
+// Draws `series` ([{label, x: [...], y: [...], lo?, hi?, points?, color}])
+// into the element `id`: uPlot wants one x array, so the x values of all
+// series are merged and each series is null where it has no point.
+function chart(id, title, xlabel, ylabel, series, opts = {}) {
+  if (state.charts[id]) { state.charts[id].destroy(); delete state.charts[id]; }
+  const el = $(id);
+  el.replaceChildren();
+  if (!series.length || typeof uPlot === "undefined") return;
+  const xs = [...new Set(series.flatMap((s) => s.x))].sort((a, b) => a - b);
+  const at = new Map(xs.map((x, i) => [x, i]));
+  const column = (s, ys) => {
+    const col = new Array(xs.length).fill(null);
+    s.x.forEach((x, i) => { col[at.get(x)] = ys[i] === undefined ? null : ys[i]; });
+    return col;
+  };
+  const data = [xs];
+  const useries = [{ label: xlabel }];
+  const bands = [];
+  for (const s of series) {
+    const color = s.color;
+    if (s.points) {
+      data.push(column(s, s.y));
+      useries.push({ label: s.label, stroke: color, paths: () => null,
+        points: { show: true, size: 7, fill: color, stroke: color } });
+      continue;
+    }
+    data.push(column(s, s.y));
+    useries.push({ label: s.label, stroke: color, width: s.width || 2, spanGaps: true, points: { show: false },
+      paths: s.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined });
+    if (s.lo && s.hi && s.lo.some((v) => v !== null)) {
+      data.push(column(s, s.hi));
+      useries.push({ label: `${s.label} hi`, stroke: color + "55", width: 1, dash: [4, 4], spanGaps: true, points: { show: false } });
+      data.push(column(s, s.lo));
+      useries.push({ label: `${s.label} lo`, stroke: color + "55", width: 1, dash: [4, 4], spanGaps: true, points: { show: false } });
+      bands.push({ series: [useries.length - 2, useries.length - 1], fill: color + "22" });
+    }
+  }
+  const width = Math.max(360, Math.min(580, el.parentElement.clientWidth - 20 || 580));
+  const u = new uPlot({
+    title, width, height: 330, bands,
+    scales: { x: { time: false, distr: opts.logx ? 3 : 1 }, y: { distr: opts.logy ? 3 : 1 } },
+    axes: [{ label: xlabel }, { label: ylabel, size: 60 }],
+    legend: { live: false },
+    series: useries,
+  }, data, el);
+  // The band's edges are drawn but not listed: the legend names the curves and the points.
+  for (const row of u.root.querySelectorAll(".u-legend tr"))
+    if (/ (hi|lo)$/.test(row.textContent.trim())) row.style.display = "none";
+  state.charts[id] = u;
+}
+
+// ---- samples ---------------------------------------------------------------
+
+async function loadModels() {
+  try {
+    const m = await api("/models");
+    const sel = $("samples-model");
+    for (const e of m.models) {
+      const o = document.createElement("option");
+      o.value = e.name;
+      o.textContent = `${e.name} (${e.parts.join(", ")})`;
+      sel.appendChild(o);
+    }
+  } catch (e) { status(`GET /models: ${e.message}`); }
+}
+
+async function samplesBody() {
+  const file = $("samples-file").files[0];
+  const path = $("samples-path").value.trim();
+  const text = $("samples-text").value;
+  if (file) return { samples_csv: await file.text() };
+  if (text.trim()) return { samples_csv: text };
+  if (path) return { samples_path: path };
+  throw new Error("give a samples CSV: a file, its text, or a path on the server");
+}
+
+async function onSamples(ev) {
+  ev.preventDefault();
+  const summary = $("fit-summary");
+  summary.textContent = "";
+  try {
+    const body = await samplesBody();
+    const model = $("samples-model").value;
+    if (model !== "auto") body.model = model;
+    status("fitting…");
+    const fit = await api("/fit", body);
+    state.fitId = fit.id;
+    state.samplesLabel = fit.samples;
+    summary.textContent =
+      `${fit.id}: ${fit.n_samples} samples (${fit.samples}), metric ${fit.direction === "max" ? "higher" : "lower"} is better; ` +
+      `time model ${fit.time_model}, metric model ${fit.metric_model || "none"}; in-sample MRE time ${pct(fit.in_sample_mre.time)}, ` +
+      `metric ${pct(fit.in_sample_mre.metric)}\n${fit.choice}` + (fit.note ? `\n${fit.note}` : "");
+    status("drawing the curves…");
+    const cur = await api("/curves", { id: fit.id, evaluate: "all" });
+    drawCurves(cur);
+    $("plan-submit").disabled = false;
+    status(`loaded ${fit.id}`);
+  } catch (e) {
+    summary.textContent = `error: ${e.message}`;
+    status("error");
+  }
+}
+
+function drawCurves(cur) {
+  const t = cur.time;
+  const tseries = [];
+  t.curves.forEach((c, k) => {
+    const color = PALETTE[k % PALETTE.length];
+    tseries.push({ label: `b=${fmt(c.batch)}`, x: c.workers, y: c.epoch_time_s, lo: c.lo, hi: c.hi, color });
+    // Measured points at this batch: the mean epoch time per worker count.
+    const by = new Map();
+    for (const p of t.points.filter((p) => p.batch === c.batch)) {
+      const v = by.get(p.workers) || [0, 0];
+      by.set(p.workers, [v[0] + p.epoch_time_s, v[1] + 1]);
+    }
+    const ws = [...by.keys()].sort((a, b) => a - b);
+    tseries.push({ label: `measured b=${fmt(c.batch)}`, x: ws, y: ws.map((w) => by.get(w)[0] / by.get(w)[1]), points: true, color });
+  });
+  chart("chart-time", `epoch time: ${t.model}`, "workers", "seconds per epoch", tseries, { logy: true });
+  const m = cur.metric;
+  if (m) {
+    const mseries = [];
+    m.curves.forEach((c, k) => {
+      const color = PALETTE[k % PALETTE.length];
+      mseries.push({ label: `b=${fmt(c.batch)}×${c.workers}`, x: c.epochs, y: c.metric, lo: c.lo, hi: c.hi, color });
+      const pts = m.points.filter((p) => p.batch === c.batch && p.workers === c.workers).sort((a, b) => a.epochs - b.epochs);
+      mseries.push({ label: `measured ${fmt(c.batch)}×${c.workers}`, x: pts.map((p) => p.epochs), y: pts.map((p) => p.metric), points: true, color });
+    });
+    chart("chart-metric", `metric: ${m.model}`, "epochs", "metric", mseries);
+  } else {
+    chart("chart-metric", "", "", "", []);
+  }
+  const rows = [];
+  if (cur.evaluation) {
+    for (const scores of Object.values(cur.evaluation.datasets))
+      for (const [name, s] of Object.entries(scores)) rows.push({ name, s });
+  }
+  fillTable($("eval-table"), [
+    ["model", (r) => r.name],
+    ["time: CV MRE", (r) => pct(r.s.time.cv_mre)],
+    ["time: in-sample", (r) => pct(r.s.time.in_sample_mre)],
+    ["metric: CV MRE", (r) => pct(r.s.metric.cv_mre)],
+    ["metric: in-sample", (r) => pct(r.s.metric.in_sample_mre)],
+  ], rows.filter((r) => r.s.time.cv_mre !== null || r.s.metric.cv_mre !== null),
+  (r) => r.name === cur.time_model || r.name === cur.metric_model);
+  if (cur.notes && cur.notes.length) $("fit-summary").textContent += "\n" + cur.notes.join("\n");
+}
+
+// ---- plan ------------------------------------------------------------------
+
+function numberField(id) {
+  const v = $(id).value.trim();
+  return v === "" ? null : Number(v);
+}
+
+async function onPlan(ev) {
+  ev.preventDefault();
+  showError("plan-error", null);
+  $("plan-result").hidden = true;
+  if (!state.fitId) { showError("plan-error", new Error("load samples first (Samples tab)")); return; }
+  const body = { id: state.fitId, target: numberField("plan-target"), deadline: numberField("plan-deadline"), frontier: true };
+  const mw = numberField("plan-max-workers");
+  if (mw !== null) body.max_workers = mw;
+  const conf = numberField("plan-confidence");
+  if (conf !== null && conf > 0) body.confidence = conf;
+  status("planning…");
+  try {
+    showPlan(await api("/plan", body));
+    status("planned");
+  } catch (e) {
+    showError("plan-error", e);
+    status("nothing fits");
+  }
+}
+
+function showPlan(p) {
+  const c = p.choice;
+  $("choice-workers").textContent = c.workers;
+  $("choice-batch").textContent = fmt(c.batch);
+  $("choice-epochs").textContent = fmt(c.epochs);
+  $("choice-nodes").textContent = c.nodes;
+  $("choice-time").textContent = c.total_time_s.toFixed(1);
+  $("choice-cost").textContent = fmt(c.cost_worker_h);
+  $("choice-metric").textContent = fmt(c.metric);
+  $("plan-model").textContent = `planned by ${p.method} on ${p.model.name}` +
+    (p.confidence ? ` at confidence ${p.confidence}` : " (point predictions)") +
+    (p.past_longest_trial ? `; the run goes past the longest trial (${fmt(p.longest_trial_epochs)} epochs)` : "") +
+    (p.note ? `\n${p.note}` : "");
+  const cols = [
+    ["workers", (x) => x.workers], ["batch", (x) => fmt(x.batch)], ["epochs", (x) => fmt(x.epochs)],
+    ["nodes", (x) => x.nodes], ["time, s", (x) => x.total_time_s.toFixed(1)],
+    ["cost, GPU-h", (x) => fmt(x.cost_worker_h)], ["metric", (x) => fmt(x.metric)],
+  ];
+  fillTable($("plan-alternatives"), cols, [c, ...p.alternatives], (x) => x === c);
+  fillTable($("plan-trials"), [
+    ["batch", (t) => fmt(t.batch)], ["workers", (t) => t.workers], ["epochs", (t) => fmt(t.epochs)],
+    ["measured metric", (t) => fmt(t.metric)], ["model's metric", (t) => fmt(t.model_metric)],
+    ["meets target", (t) => (t.meets_target ? "yes" : "no")],
+  ], p.nearest_trials);
+  const f = (p.frontier || []).slice().sort((a, b) => a.total_time_s - b.total_time_s);
+  const fx = f.map((x) => x.total_time_s), fy = f.map((x) => x.cost_worker_h);
+  // The last run stays the cheapest up to the deadline asked.
+  if (f.length && p.deadline_s > fx[fx.length - 1]) { fx.push(p.deadline_s); fy.push(fy[fy.length - 1]); }
+  chart("chart-frontier", "cheapest run for each deadline", "deadline, s", "GPU-hours", f.length ? [
+    { label: "frontier", x: fx, y: fy, color: PALETTE[0], stepped: true },
+    { label: "chosen", x: [c.total_time_s], y: [c.cost_worker_h], points: true, color: PALETTE[1] },
+  ] : []);
+  $("plan-result").hidden = false;
+}
+
+// ---- simulate --------------------------------------------------------------
+
+async function loadWorkloads() {
+  try {
+    const w = await api("/workloads");
+    const sel = $("sim-workload");
+    for (const name of w.workloads) {
+      const o = document.createElement("option");
+      o.value = o.textContent = name;
+      sel.appendChild(o);
+    }
+    const box = $("sim-policies");
+    for (const p of w.policies) {
+      const l = document.createElement("label");
+      const i = document.createElement("input");
+      i.type = "checkbox";
+      i.value = p;
+      i.checked = p === "fifo" || p === "tiresias";
+      l.append(i, " " + p);
+      box.appendChild(l);
+    }
+    if (!w.workloads.length) showError("sim-error", new Error(w.note || "the server has no workloads to simulate"));
+  } catch (e) {
+    showError("sim-error", e);
+    $("sim-submit").disabled = true;
+  }
+}
+
+async function onSimulate(ev) {
+  ev.preventDefault();
+  showError("sim-error", null);
+  const policies = [...document.querySelectorAll("#sim-policies input:checked")].map((i) => i.value);
+  const body = { workload: $("sim-workload").value, policies, nodes: numberField("sim-nodes"),
+    gpus_per_node: numberField("sim-gpus"), load_scale: numberField("sim-load") };
+  status("simulating…");
+  try {
+    showSimulation(await api("/simulate", body));
+    status("simulated");
+  } catch (e) {
+    showError("sim-error", e);
+    status("error");
+  }
+}
+
+function showSimulation(s) {
+  fillTable($("sim-table"), [
+    ["policy", (p) => p.policy], ["jobs", (p) => p.jobs], ["avg JCT, s", (p) => fmt(p.avg_jct_s, 5)],
+    ["median, s", (p) => fmt(p.median_jct_s, 5)], ["p99, s", (p) => fmt(p.p99_jct_s, 5)],
+    ["makespan, s", (p) => fmt(p.makespan_s, 5)], ["GPU-hours", (p) => fmt(p.gpu_hours, 5)],
+    ["use", (p) => pct(p.utilisation)], ["restarts", (p) => p.restarts],
+  ], s.policies);
+  const cdf = s.policies.map((p, k) => {
+    const j = p.job_results.map((r) => r.jct_s).filter((x) => x !== null).sort((a, b) => a - b);
+    return { label: p.policy, x: j, y: j.map((_, i) => (i + 1) / j.length), color: PALETTE[k % PALETTE.length], stepped: true };
+  });
+  chart("chart-jct", "JCT distribution", "job completion time, s", "share of jobs", cdf, { logx: true });
+  const use = s.policies.map((p, k) => ({ label: p.policy, x: p.gpus_in_use.t_s, y: p.gpus_in_use.gpus,
+    color: PALETTE[k % PALETTE.length], stepped: true, width: 1 }));
+  chart("chart-util", `GPUs in use (of ${s.cluster.nodes * s.cluster.gpus_per_node})`, "time, s", "GPUs", use);
+}
+
+// ---- transformer plan ------------------------------------------------------
+
+async function loadLlm() {
+  try {
+    const z = await api("/llm/models");
+    const fill = (sel, names, pick) => {
+      for (const n of names) {
+        const o = document.createElement("option");
+        o.value = o.textContent = n;
+        if (n === pick) o.selected = true;
+        sel.appendChild(o);
+      }
+    };
+    fill($("llm-model"), z.models, "gpt3-1.3b");
+    fill($("llm-gpu"), z.gpus, "h100");
+  } catch (e) {
+    showError("llm-error", e);
+  }
+}
+
+async function onLlm(ev) {
+  ev.preventDefault();
+  showError("llm-error", null);
+  $("llm-result").hidden = true;
+  const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
+    tokens: Number($("llm-tokens").value), global_batch: numberField("llm-global-batch"),
+    deadline: 3600 * (numberField("llm-deadline") || 0) };
+  status("planning…");
+  try {
+    showLlm(await api("/llm/plan", body));
+    status("planned");
+  } catch (e) {
+    showError("llm-error", e);
+    // Nothing qualifies: the answer still says why and shows the closest.
+    if (e.body && e.body.plan) showLlm(e.body.plan);
+    status("nothing fits");
+  }
+}
+
+function showLlm(r) {
+  const dl = $("llm-choice");
+  dl.replaceChildren();
+  const c = r.chosen || r.closest;
+  const rows = [["model", `${r.model} (${fmt(r.params / 1e9)}B parameters)`], ["GPU", r.gpu], ["objective", r.objective],
+    ["iterations", r.iterations], ["searched / fit memory / qualify", `${r.enumerated} / ${r.fit_memory} / ${r.qualified}`]];
+  if (c) {
+    rows.push([r.chosen ? "chosen" : "closest", `tp ${c.tp}, pp ${c.pp}, dp ${c.dp}, micro-batch ${c.micro_batch}, recompute ${c.recompute}`],
+      ["GPUs", c.gpus], ["training time, h", fmt(c.train_time_s / 3600)], ["GPU-hours", fmt(c.gpu_hours)],
+      ["memory per GPU, GiB", `${fmt(c.memory_gib)} of ${fmt(r.memory_available_gib)} (headroom ${fmt(c.headroom_gib)})`]);
+  }
+  for (const [k, v] of rows) {
+    const dt = document.createElement("dt");
+    dt.textContent = k;
+    const dd = document.createElement("dd");
+    dd.textContent = v;
+    dl.append(dt, dd);
+  }
+  fillTable($("llm-top"), [
+    ["gpus", (x) => x.gpus], ["tp", (x) => x.tp], ["pp", (x) => x.pp], ["vpp", (x) => x.virtual_stages], ["dp", (x) => x.dp],
+    ["mb", (x) => x.micro_batch], ["recompute", (x) => x.recompute],
+    ["seq. parallel", (x) => (x.sequence_parallel ? "yes" : "no")], ["dist. optimizer", (x) => (x.distributed_optimizer ? "yes" : "no")],
+    ["iter, s", (x) => fmt(x.iteration_time_s)],
+    ["train, h", (x) => fmt(x.train_time_s / 3600)], ["GPU-hours", (x) => fmt(x.gpu_hours)],
+    ["memory, GiB", (x) => fmt(x.memory_gib)], ["free, GiB", (x) => fmt(x.headroom_gib)],
+  ], r.top || [], (x) => x === (r.top || [])[0]);
+  $("llm-result").hidden = false;
+}
+
+// ---- tabs ------------------------------------------------------------------
+
+function showTab(name) {
+  for (const b of document.querySelectorAll("nav button")) b.classList.toggle("active", b.dataset.tab === name);
+  for (const s of document.querySelectorAll("main > section")) s.hidden = s.id !== `tab-${name}`;
+}
+
+function init() {
+  for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => showTab(b.dataset.tab));
+  $("samples-form").addEventListener("submit", onSamples);
+  $("plan-form").addEventListener("submit", onPlan);
+  $("sim-form").addEventListener("submit", onSimulate);
+  $("llm-form").addEventListener("submit", onLlm);
+  loadModels();
+  loadWorkloads();
+  loadLlm();
+  status("ready");
+}
+
+document.addEventListener("DOMContentLoaded", init);
