@@ -3,11 +3,11 @@
 # directly (one process per rank over loopback Gloo) and writes it in the
 # shape `trainplan llm predict --calibrate` reads. `trainplan llm profile`
 # runs the same grid from a command template; this script needs only the
-# trainer. Usage: measure.sh [OUT.csv] (default grid.csv); TRAIN=path/to/trainplan-train.
+# trainer. Usage: measure.sh [OUT.csv] (default grid-measure.csv); TRAIN=path/to/trainplan-train.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 TRAIN=${TRAIN:-$here/../../build/trainplan-train}
-OUT=${1:-grid.csv}
+OUT=${1:-grid-measure.csv}
 LAYERS=4 HIDDEN=128 HEADS=4 SEQ=64 VOCAB=256 GLOBAL=16
 # tp pp dp micro_batch
 GRID=${GRID:-"1 1 1 1;1 1 1 2;1 1 1 4;1 1 1 8;2 1 1 1;2 1 1 2;2 1 1 4;2 1 1 8;1 2 1 1;1 2 1 2;1 2 1 4;1 2 1 8;1 1 2 1;1 1 2 2;1 1 2 4;1 1 2 8;2 2 1 2;2 2 1 4;2 1 2 2;2 1 2 4;1 2 2 2;1 2 2 4;1 4 1 2;1 4 1 4"}
