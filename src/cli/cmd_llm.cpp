@@ -20,6 +20,7 @@
 #include "models/llm_time.h"
 #include "io/megatron_ci_csv.h"
 #include "scoring/llm_eval.h"
+#include "scoring/llm_grid_eval.h"
 #include "scoring/megatron_ci_eval.h"
 #include "scoring/transformer_runs_eval.h"
 #include "io/transformer_runs_csv.h"
@@ -52,15 +53,31 @@ nlohmann::json params_json(const models::LlmTimeModel& tm, const models::LlmMemo
 
 // ---- predict ----
 
+// What --calibrate fits (LlmTimeModel::fit): "efficiency", the peak, link
+// and memory fractions (the default); "overheads", the per-iteration and
+// per-layer host overheads with the datasheet fractions kept; "all", the
+// fractions, the overheads and the link latency together.
+const std::vector<std::string>& fit_modes() {
+  static const std::vector<std::string> modes = {"efficiency", "overheads", "all"};
+  return modes;
+}
+
+models::LlmTimeParams time_params_for_fit(const std::string& fit) {
+  models::LlmTimeParams p;
+  p.fit_overheads = fit == "overheads";
+  p.fit_all = fit == "all";
+  return p;
+}
+
 struct PredictArgs {
-  std::string configs, gpu, calibrate, out;
+  std::string configs, gpu, calibrate, out, fit = "efficiency";
   bool json = false;
 };
 
 void run_predict(const PredictArgs& a) {
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto in = io::read_llm_configs(a.configs);
-  models::LlmTimeModel tm(hw);
+  models::LlmTimeModel tm(hw, time_params_for_fit(a.fit));
   models::LlmMemoryModel mm;
   double calibration_error = -1;
   if (!a.calibrate.empty()) {
@@ -98,6 +115,11 @@ void run_predict(const PredictArgs& a) {
     std::cerr << fmt::format("calibrated on {}: {} factor(s): peak {:.3f}, link {:.3f}, memory {:.3f}; mean |error| {:.2f}%\n",
                              a.calibrate, tm.fitted_factors(), tm.params().gemm.peak_fraction, tm.params().link_fraction,
                              tm.params().gemm.memory_fraction, 100 * calibration_error);
+    if (a.fit != "efficiency")
+      std::cerr << fmt::format("  overheads: {:.4g} s per iteration, {:.4g} s per layer and micro-batch; link latency "
+                               "{:.4g} s\n",
+                               tm.params().iteration_overhead_s, tm.params().layer_overhead_s,
+                               tm.params().link_latency_s);
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
     return;
@@ -163,7 +185,7 @@ void run_memory(MemoryArgs a) {
 // ---- evaluate ----
 
 struct EvaluateArgs {
-  std::string dir, ci_dir, runs, scale_dir, gpu = "a100-80gb";
+  std::string dir, ci_dir, runs, scale_dir, grid, gpu = "a100-80gb", fit = "efficiency";
   bool json = false;
 };
 
@@ -311,8 +333,77 @@ void run_scale(const EvaluateArgs& a) {
   std::cout << (a.json ? js.dump(2) + "\n" : text);
 }
 
+// A measured grid (`llm profile`): leave one configuration out, the models
+// calibrated as `llm predict --calibrate --fit` calibrates them.
+void run_grid(const EvaluateArgs& a) {
+  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
+  auto e = scoring::evaluate_llm_grid(grid.rows, hw, time_params_for_fit(a.fit));
+  const auto& f = e.fitted_time;
+  if (a.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& p : e.rows) {
+      const auto& l = p.row->layout;
+      nlohmann::json j = {{"line", p.row->line}, {"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp},
+                          {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
+                          {"measured_s", *p.row->iteration_time_s}, {"time_datasheet_s", p.time_datasheet},
+                          {"time_calibrated_s", p.time_calibrated}, {"memory_datasheet_gib", p.memory_datasheet / kGiB}};
+      if (p.row->memory_gib)
+        j["memory_gib"] = *p.row->memory_gib, j["memory_calibrated_gib"] = p.memory_calibrated / kGiB;
+      rows.push_back(j);
+    }
+    std::cout << nlohmann::json{{"grid", a.grid}, {"gpu", hw.name}, {"fit", a.fit}, {"rows", rows},
+                                {"time_datasheet_mape", e.time_datasheet_mape},
+                                {"time_calibrated_leave_configuration_out_mape", e.time_calibrated_mape},
+                                {"time_calibrated_leave_configuration_out_worst", e.time_calibrated_worst},
+                                {"memory_datasheet_mape", e.memory_datasheet_mape},
+                                {"memory_calibrated_leave_configuration_out_mape", e.memory_calibrated_mape},
+                                {"memory_calibrated_leave_configuration_out_worst", e.memory_calibrated_worst},
+                                {"fitted_on_all", {{"peak_fraction", f.gemm.peak_fraction},
+                                                   {"memory_fraction", f.gemm.memory_fraction},
+                                                   {"link_fraction", f.link_fraction},
+                                                   {"link_latency_s", f.link_latency_s},
+                                                   {"iteration_overhead_s", f.iteration_overhead_s},
+                                                   {"layer_overhead_s", f.layer_overhead_s},
+                                                   {"memory_overhead_gib", e.fitted_memory.overhead_bytes / kGiB},
+                                                   {"time_in_sample_mape", e.time_in_sample_mape}}}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("{}: {} configurations on {}; calibrated = fitted ({}) on the other rows\n", a.grid,
+                           e.rows.size(), hw.name, a.fit);
+  std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>3} {:>4} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}\n", "line",
+                           "tp", "pp", "dp", "mb", "gb", "meas_s", "sheet_s", "calib_s", "error", "mem_GiB", "calib",
+                           "error");
+  for (const auto& p : e.rows) {
+    const auto& l = p.row->layout;
+    const double m = p.row->memory_gib.value_or(0);
+    std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>3} {:>4} {:>9.4f} {:>9.4f} {:>9.4f} {:>+6.1f}% {:>9.4f} {:>9.4f} "
+                             "{:>+6.1f}%\n",
+                             p.row->line, l.tp, l.pp, l.dp, l.micro_batch, l.global_batch, *p.row->iteration_time_s,
+                             p.time_datasheet, p.time_calibrated, 100 * (p.time_calibrated / *p.row->iteration_time_s - 1),
+                             m, p.memory_calibrated / kGiB, m > 0 ? 100 * (p.memory_calibrated / kGiB / m - 1) : 0.0);
+  }
+  std::cout << fmt::format("time: datasheet MAPE {:.1f}%; calibrated, leave one configuration out: MAPE {:.2f}%, worst "
+                           "{:.1f}%\n",
+                           100 * e.time_datasheet_mape, 100 * e.time_calibrated_mape, 100 * e.time_calibrated_worst);
+  if (e.memory_rows > 0)
+    std::cout << fmt::format("peak memory: datasheet MAPE {:.1f}%; calibrated, leave one configuration out: MAPE {:.2f}%, "
+                             "worst {:.1f}% ({} rows)\n",
+                             100 * e.memory_datasheet_mape, 100 * e.memory_calibrated_mape,
+                             100 * e.memory_calibrated_worst, e.memory_rows);
+  std::cout << fmt::format("fitted on all rows: peak {:.3f}, memory {:.3f}, link {:.3f}, link latency {:.3g} s, "
+                           "iteration overhead {:.3g} s, layer overhead {:.3g} s, memory overhead {:.4f} GiB; in-sample "
+                           "time MAPE {:.2f}%\n",
+                           f.gemm.peak_fraction, f.gemm.memory_fraction, f.link_fraction, f.link_latency_s,
+                           f.iteration_overhead_s, f.layer_overhead_s, e.fitted_memory.overhead_bytes / kGiB,
+                           100 * e.time_in_sample_mape);
+}
+
 void run_evaluate(const EvaluateArgs& a) {
   if (!a.scale_dir.empty()) run_scale(a);
+  if (!a.grid.empty()) run_grid(a);
   if (!a.runs.empty()) run_transformer_runs(a);
   if (!a.ci_dir.empty()) run_megatron_ci(a);
   if (a.dir.empty()) return;
@@ -355,6 +446,12 @@ void setup(CLI::App& root) {
   p->add_option("--calibrate", pa->calibrate,
                 "Measured iterations (the same columns + iteration_time_s, optional memory_gib): fit the efficiency "
                 "factors (and the memory overhead)");
+  p->add_option("--fit", pa->fit,
+                "With --calibrate: efficiency (peak, link and memory fractions), overheads (per-iteration and "
+                "per-layer host seconds, fractions as the datasheet's) or all (both, and the link latency; "
+                "8 distinct configurations)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(fit_modes()));
   p->add_option("-o,--out", pa->out, "Write the configurations with iteration_time_s and memory_gib appended");
   p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
   p->callback([pa] { run_predict(*pa); });
@@ -392,11 +489,17 @@ void setup(CLI::App& root) {
   e->add_option("--scale", ea->scale_dir,
                 "The folder with published_megatron_scale_results.csv: Megatron-LM runs on 384 to 3,360 A100s, "
                 "datasheet, leave one model out, and calibrated on 5 drawn runs");
+  e->add_option("--grid", ea->grid,
+                "A measured grid (llm profile's output, e.g. examples/cpu-gpt/grid.csv; give its --gpu, e.g. "
+                "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory");
+  e->add_option("--fit", ea->fit, "With --grid: what calibration fits (as llm predict --fit)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(fit_modes()));
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
   e->callback([ea] {
-    if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->scale_dir.empty())
-      throw InputError("", 0, "--korthikanti", "give --korthikanti, --megatron-ci, --runs or --scale");
+    if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->grid.empty() && ea->scale_dir.empty())
+      throw InputError("", 0, "--korthikanti", "give --korthikanti, --megatron-ci, --runs, --scale or --grid");
     run_evaluate(*ea);
   });
 }

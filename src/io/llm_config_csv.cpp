@@ -53,6 +53,9 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
     s.ffn_hidden = optional_integer(t, row, "ffn_hidden").value_or(0);
     s.kv_groups = optional_integer(t, row, "kv_groups").value_or(0);
     s.gated_mlp = boolean(t, row, "gated_mlp");
+    // Tied unless the file says otherwise (an empty cell too): Megatron's default.
+    if (t.has_column("tied_embeddings") && !t.text(row, "tied_embeddings").empty())
+      s.tied_embeddings = boolean(t, row, "tied_embeddings");
     try {
       structure::validate(s);
     } catch (const InputError& e) {
@@ -88,7 +91,7 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
 }
 
 void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,
-                           const std::vector<std::vector<double>>& values) {
+                           const std::vector<std::vector<double>>& values, const std::vector<bool>& keep) {
   std::ofstream out(path);
   if (!out) throw InputError(path, 0, "", "cannot write file");
   std::vector<std::string> header = in.header();
@@ -106,9 +109,13 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
   };
   write(header);
   for (size_t i = 0; i < in.rows().size(); ++i) {
+    if (!keep.empty() && !keep.at(i)) continue;
     std::vector<std::string> fields = in.rows()[i].fields;
     fields.resize(header.size());
-    for (size_t j = 0; j < names.size(); ++j) fields[at[j]] = fmt::format("{:.6g}", values.at(i).at(j));
+    for (size_t j = 0; j < names.size(); ++j) {
+      const double v = values.at(i).at(j);
+      fields[at[j]] = std::isnan(v) ? std::string() : fmt::format("{:.6g}", v);
+    }
     write(fields);
   }
   if (!out) throw InputError(path, 0, "", "cannot write file");

@@ -4,7 +4,7 @@
 //
 //   required  gpus, global_batch, micro_batch, hidden, heads, layers, seq, tp, dp, pp
 //   optional  vocab (51200), ffn_hidden (4 x hidden), kv_groups (heads),
-//             gated_mlp (false), virtual_stages (1),
+//             gated_mlp (false), tied_embeddings (true), virtual_stages (1),
 //             recompute: none | selective | full (none),
 //             sequence_parallel, distributed_optimizer, flash_attention: true | false (false),
 //             precision: fp16 | bf16 | fp32 | amp-fp32-master (fp16, mixed precision)
@@ -46,8 +46,10 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time = fal
 
 // Writes `in`'s columns and rows with `values[row][j]` under names[j]: in
 // the column of that name when `in` has one, else in a column appended.
-// Throws InputError when the file cannot be written.
+// A NaN value leaves its cell empty. With `keep` (one flag per row of `in`),
+// only the rows flagged true are written. Throws InputError when the file
+// cannot be written.
 void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,
-                           const std::vector<std::vector<double>>& values);
+                           const std::vector<std::vector<double>>& values, const std::vector<bool>& keep = {});
 
 }  // namespace trainplan::io

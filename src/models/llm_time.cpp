@@ -227,13 +227,17 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
     distinct.insert({r.compute, r.tp_comm + r.pp_comm + r.dp_comm, r.memory_bound});
   }
   int k = std::min<int>(3, int(distinct.size()));
-  int n = params_.fit_overheads && distinct.size() >= 5 ? 5 : 3;
-  if (n == 5) k = 5;
+  const bool all = params_.fit_all && samples.size() >= 8 && distinct.size() >= 8;
+  int n = all ? 6 : params_.fit_overheads && distinct.size() >= 5 ? 5 : 3;
+  if (n >= 5) k = n;
   LlmTimeParams base = params_;
+  // x: peak, link, memory fractions; then iteration and layer overheads;
+  // then the link latency.
   auto with = [&](const Eigen::VectorXd& x) {
     LlmTimeParams p = base;
     p.gemm.peak_fraction = x(0), p.link_fraction = x(1), p.gemm.memory_fraction = x(2);
-    if (x.size() == 5) p.iteration_overhead_s = x(3), p.layer_overhead_s = x(4);
+    if (x.size() >= 5) p.iteration_overhead_s = x(3), p.layer_overhead_s = x(4);
+    if (x.size() >= 6) p.link_latency_s = x(5);
     return p;
   };
   auto residuals = [&](const Eigen::VectorXd& x) {
@@ -246,10 +250,11 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
   };
   Eigen::VectorXd x0(n), lo = Eigen::VectorXd::Constant(n, 0.02), hi = Eigen::VectorXd::Constant(n, 1.0);
   x0.head(3) << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
-  if (n == 5) {
+  if (n >= 5) {
     x0(3) = base.iteration_overhead_s, x0(4) = base.layer_overhead_s;
     lo(3) = lo(4) = 0, hi(3) = hi(4) = 10;
   }
+  if (n >= 6) x0(5) = base.link_latency_s, lo(5) = 0, hi(5) = 0.1;
   Eigen::Array<bool, Eigen::Dynamic, 1> fixed(n);
   for (int j = 0; j < n; ++j) fixed(j) = j >= k;
   // LlmTimeParams::fit_overheads: the efficiency factors stay as given.

@@ -65,6 +65,13 @@ struct LlmTimeParams {
   // delay. Needs five distinct configurations (else the factors are fitted as
   // without it). Default: false.
   bool fit_overheads = false;
+  // fit() fits the three fractions, the link latency (within [0, 0.1] s) and
+  // the two overheads together: for a machine whose datasheet says little
+  // about what a framework reaches (a CPU, where each operator's dispatch
+  // and each collective's hand-off through the kernel cost more than the
+  // datasheet's microseconds). Needs eight distinct configurations (else the
+  // factors alone are fitted). Default: false.
+  bool fit_all = false;
 };
 
 // Seconds by part for one iteration.

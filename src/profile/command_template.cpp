@@ -9,7 +9,8 @@
 namespace trainplan::profile {
 
 const std::vector<std::string>& CommandTemplate::placeholder_names() {
-  static const std::vector<std::string> names = {"batch", "workers", "epochs", "rank", "master_port", "master_addr", "nodes"};
+  static const std::vector<std::string> names = {"batch",       "workers", "epochs", "rank", "master_port", "master_addr", "nodes",
+                                                  "tp",          "pp",      "dp",     "micro_batch", "global_batch"};
   return names;
 }
 

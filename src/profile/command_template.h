@@ -1,6 +1,11 @@
 // A trial's command line with placeholders, e.g.
 //   python train.py --batch {batch} --world {workers} --rank {rank} --port {master_port}
-// Placeholders: {batch} {workers} {epochs} {rank} {master_port} {master_addr} {nodes}.
+// Placeholders: {batch} {workers} {epochs} {rank} {master_port} {master_addr} {nodes},
+// and the parallel layout {tp} {pp} {dp} {micro_batch} {global_batch}: a
+// transformer grid (`trainplan llm profile`) sets them per configuration, with
+// {workers} = tp·pp·dp and {batch} = micro_batch; a data-parallel trial of
+// `trainplan profile` is tp = pp = 1, dp = workers, micro_batch = batch and
+// global_batch = batch·workers, so one template serves both.
 // A template with {rank} is started once per rank; one without it is started
 // once per trial as a launcher (torchrun, mpirun) that starts the ranks itself.
 // The expanded text is run by /bin/bash -c (else /bin/sh -c), so values are inserted unquoted:

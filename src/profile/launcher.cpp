@@ -29,18 +29,14 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
-  int nodes = s.workers_per_node > 0 ? nodes_for(key.workers, s.workers_per_node) : 1;
-  std::map<std::string, std::string> v = {{"batch", std::to_string(key.batch)},
-                                          {"workers", std::to_string(key.workers)},
-                                          {"epochs", std::to_string(key.epochs)},
-                                          {"master_port", std::to_string(master_port)},
-                                          {"master_addr", s.master_addr},
-                                          {"nodes", std::to_string(nodes)},
-                                          {"rank", "0"}};
+namespace {
+
+// Expands `tmpl` with `v` for `processes` ranks (local) or one srun (Slurm).
+LaunchPlan plan_processes(const CommandTemplate& tmpl, std::map<std::string, std::string> v, int processes,
+                          int nodes, const std::string& job_name, const LaunchSettings& s) {
   LaunchPlan lp;
   if (s.kind == LauncherKind::kLocal) {
-    int procs = tmpl.per_rank() ? key.workers : 1;
+    int procs = tmpl.per_rank() ? processes : 1;
     for (int rank = 0; rank < procs; ++rank) {
       v["rank"] = std::to_string(rank);
       lp.commands.push_back(tmpl.expand(v));
@@ -54,15 +50,62 @@ LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const L
   // --srun-arg=--cpus-per-task=N.
   v["rank"] = "$SLURM_PROCID";
   std::string script = tmpl.expand(v);
-  std::string srun = tmpl.per_rank() ? fmt::format("srun --ntasks={} --overcommit --oversubscribe", key.workers)
+  std::string srun = tmpl.per_rank() ? fmt::format("srun --ntasks={} --overcommit --oversubscribe", processes)
                                      : fmt::format("srun --nodes={} --ntasks={} --ntasks-per-node=1", nodes, nodes);
-  srun += fmt::format(" --job-name=trainplan-b{}-r{}-e{} --kill-on-bad-exit=1 --label --quiet", key.batch,
-                      key.workers, key.epochs);
+  srun += fmt::format(" --job-name={} --kill-on-bad-exit=1 --label --quiet", job_name);
   for (const auto& a : s.srun_args) srun += " " + shell_quote(a);
   lp.commands.push_back(srun + " /bin/sh -c " + shell_quote(script));
   lp.label_filter = true;
   lp.display = lp.commands.front();
   return lp;
+}
+
+int nodes_of(int workers, const LaunchSettings& s) {
+  return s.workers_per_node > 0 ? nodes_for(workers, s.workers_per_node) : 1;
+}
+
+}  // namespace
+
+LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
+  const int nodes = nodes_of(key.workers, s);
+  // A data-parallel trial is the layout tp = pp = 1, dp = workers.
+  std::map<std::string, std::string> v = {{"batch", std::to_string(key.batch)},
+                                          {"workers", std::to_string(key.workers)},
+                                          {"epochs", std::to_string(key.epochs)},
+                                          {"master_port", std::to_string(master_port)},
+                                          {"master_addr", s.master_addr},
+                                          {"nodes", std::to_string(nodes)},
+                                          {"rank", "0"},
+                                          {"tp", "1"},
+                                          {"pp", "1"},
+                                          {"dp", std::to_string(key.workers)},
+                                          {"micro_batch", std::to_string(key.batch)},
+                                          {"global_batch", std::to_string(int64_t(key.batch) * key.workers)}};
+  return plan_processes(tmpl, std::move(v), key.workers, nodes,
+                        fmt::format("trainplan-b{}-r{}-e{}", key.batch, key.workers, key.epochs), s);
+}
+
+std::string to_string(const LayoutKey& k) {
+  return fmt::format("tp={} pp={} dp={} mb={} gb={}", k.tp, k.pp, k.dp, k.micro_batch, k.global_batch);
+}
+
+LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
+                              int master_port) {
+  const int nodes = nodes_of(key.workers(), s);
+  std::map<std::string, std::string> v = {{"batch", std::to_string(key.micro_batch)},
+                                          {"workers", std::to_string(key.workers())},
+                                          {"epochs", "1"},
+                                          {"master_port", std::to_string(master_port)},
+                                          {"master_addr", s.master_addr},
+                                          {"nodes", std::to_string(nodes)},
+                                          {"rank", "0"},
+                                          {"tp", std::to_string(key.tp)},
+                                          {"pp", std::to_string(key.pp)},
+                                          {"dp", std::to_string(key.dp)},
+                                          {"micro_batch", std::to_string(key.micro_batch)},
+                                          {"global_batch", std::to_string(key.global_batch)}};
+  return plan_processes(tmpl, std::move(v), key.workers(), nodes,
+                        fmt::format("trainplan-tp{}-pp{}-dp{}-mb{}", key.tp, key.pp, key.dp, key.micro_batch), s);
 }
 
 std::string rank0_lines(const std::string& labelled) {

@@ -34,6 +34,19 @@ struct LaunchPlan {
 
 LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port);
 
+// A transformer configuration's layout: tp·pp·dp processes.
+struct LayoutKey {
+  int tp = 1, pp = 1, dp = 1;
+  int micro_batch = 1, global_batch = 1;
+  int workers() const { return tp * pp * dp; }
+};
+std::string to_string(const LayoutKey& k);  // "tp=2 pp=1 dp=1 mb=4 gb=16"
+
+// The processes for one transformer configuration, as plan_launch: {rank}
+// templates once per rank (tp·pp·dp of them), others once.
+LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
+                              int master_port);
+
 // Keeps the lines labelled "0: " by `srun --label` and strips the label.
 std::string rank0_lines(const std::string& labelled);
 

@@ -3,6 +3,7 @@
 #if defined(TRAINPLAN_WITH_GLOO) || defined(TRAINPLAN_WITH_NCCL)
 #define TRAINPLAN_WITH_C10D
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
 #ifdef TRAINPLAN_WITH_GLOO
@@ -23,6 +24,14 @@
 #include "train/options.h"
 
 namespace trainplan::train {
+
+std::function<void()> Communicator::isend(const at::Tensor&, int, int) {
+  throw std::logic_error(std::string("point-to-point send is not available on a '") + backend() + "' group");
+}
+void Communicator::recv(at::Tensor&, int, int) {
+  throw std::logic_error(std::string("point-to-point receive is not available on a '") + backend() + "' group");
+}
+
 namespace {
 
 class LocalCommunicator final : public Communicator {
@@ -31,6 +40,7 @@ class LocalCommunicator final : public Communicator {
   int size() const override { return 1; }
   void allreduce_sum(at::Tensor&) override {}
   void broadcast(at::Tensor&, int) override {}
+  void allreduce_max(at::Tensor&) override {}
   void barrier() override {}
   const char* backend() const override { return "none"; }
 };
@@ -82,6 +92,24 @@ class GlooCommunicator final : public Communicator {
     c10d::BroadcastOptions bo;
     bo.rootRank = root;
     pg_->broadcast(v, bo)->wait();
+  }
+
+  void allreduce_max(at::Tensor& t) override {
+    std::vector<at::Tensor> v{t};
+    c10d::AllreduceOptions ao;
+    ao.reduceOp = c10d::ReduceOp::MAX;
+    pg_->allreduce(v, ao)->wait();
+  }
+
+  std::function<void()> isend(const at::Tensor& t, int dst, int tag) override {
+    auto v = std::make_shared<std::vector<at::Tensor>>(std::vector<at::Tensor>{t.contiguous()});
+    auto work = pg_->send(*v, dst, tag);
+    return [v, work] { work->wait(); };
+  }
+
+  void recv(at::Tensor& t, int src, int tag) override {
+    std::vector<at::Tensor> v{t};
+    pg_->recv(v, src, tag)->wait();
   }
 
   void barrier() override { pg_->barrier()->wait(); }
@@ -136,6 +164,12 @@ class NcclCommunicator final : public Communicator {
     run(t, [&](std::vector<at::Tensor>& v) { pg_->broadcast(v, bo)->wait(); });
   }
 
+  void allreduce_max(at::Tensor& t) override {
+    c10d::AllreduceOptions ao;
+    ao.reduceOp = c10d::ReduceOp::MAX;
+    run(t, [&](std::vector<at::Tensor>& v) { pg_->allreduce(v, ao)->wait(); });
+  }
+
   // A one-element all-reduce read back on the host: unlike the group's own
   // barrier, it needs no guess of which GPU each rank uses, and it returns
   // only once every rank has reached it.
@@ -187,6 +221,53 @@ std::string resolve_backend(const TrainOptions& o) {
 }
 
 }  // namespace
+
+ParallelGroups make_parallel_groups(const TrainOptions& o, const std::vector<int>& tp_members,
+                                    const std::vector<int>& dp_members, const std::vector<int>& pp_members) {
+  ParallelGroups g;
+  if (o.workers == 1) {
+    g.world = std::make_unique<LocalCommunicator>();
+    g.tp = std::make_unique<LocalCommunicator>();
+    g.dp = std::make_unique<LocalCommunicator>();
+    g.pp = std::make_unique<LocalCommunicator>();
+    return g;
+  }
+#ifdef TRAINPLAN_WITH_GLOO
+  const std::string where = o.store_path.empty() ? "TCPStore " + o.master_addr + ":" + std::to_string(o.master_port)
+                                                 : "FileStore " + o.store_path;
+  try {
+    std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
+    auto store = make_store(o, timeout);
+    const bool loopback = is_loopback(o.master_addr);
+    g.world = std::make_unique<GlooCommunicator>(store, o.rank, o.workers, timeout, loopback);
+    // A group's prefix names its members, so every member derives the same
+    // key space and different groups never share one.
+    auto group = [&](const char* kind, const std::vector<int>& members) -> std::unique_ptr<Communicator> {
+      if (members.size() <= 1) return std::make_unique<LocalCommunicator>();
+      std::string prefix = kind;
+      int mine = -1;
+      for (size_t i = 0; i < members.size(); ++i) {
+        prefix += "_" + std::to_string(members[i]);
+        if (members[i] == o.rank) mine = int(i);
+      }
+      if (mine < 0) throw std::logic_error(std::string(kind) + " group does not contain this rank");
+      auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+      return std::make_unique<GlooCommunicator>(prefixed, mine, int(members.size()), timeout, loopback);
+    };
+    g.tp = group("tp", tp_members);
+    g.dp = group("dp", dp_members);
+    g.pp = group("pp", pp_members);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("gloo rendezvous of " + std::to_string(o.workers) + " workers through " + where +
+                             " failed (--timeout " + std::to_string(o.timeout_s) + " s): " +
+                             e.what_without_backtrace());
+  }
+  return g;
+#else
+  (void)tp_members, (void)dp_members, (void)pp_members;
+  throw std::runtime_error("this trainplan-train was built without Gloo, so it runs one process only");
+#endif
+}
 
 std::unique_ptr<Communicator> make_communicator(const TrainOptions& o) {
   if (o.workers == 1 && o.backend == "auto") return std::make_unique<LocalCommunicator>();

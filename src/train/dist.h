@@ -1,7 +1,9 @@
 // The collectives the trainer needs, behind a small interface so that a
 // single-worker run needs no process group and no rendezvous.
 #pragma once
+#include <functional>
 #include <memory>
+#include <vector>
 
 namespace at {
 class Tensor;
@@ -20,7 +22,16 @@ class Communicator {
   virtual void allreduce_sum(at::Tensor& t) = 0;
   // In-place copy of rank `root`'s tensor to every rank.
   virtual void broadcast(at::Tensor& t, int root) = 0;
+  // In-place element-wise maximum over all ranks.
+  virtual void allreduce_max(at::Tensor& t) = 0;
   virtual void barrier() = 0;
+  // Point-to-point within the group (ranks are the group's): isend posts the
+  // send and returns at once with a function that waits for its completion
+  // (the tensor is kept alive until then); recv blocks until `t` is filled.
+  // Messages between two ranks with the same tag arrive in the order sent.
+  // Throw std::logic_error where the backend has none (one-rank groups).
+  virtual std::function<void()> isend(const at::Tensor& t, int dst, int tag);
+  virtual void recv(at::Tensor& t, int src, int tag);
   // "none" (one worker, no process group), "gloo" or "nccl".
   virtual const char* backend() const = 0;
 };
@@ -32,5 +43,17 @@ class Communicator {
 // reduced through the rank's GPU, cuda:rank mod GPU count) or Gloo.
 // Blocks until every rank has joined (or --timeout passes, then throws).
 std::unique_ptr<Communicator> make_communicator(const TrainOptions& o);
+
+// The process groups of a tensor-, pipeline- and data-parallel job: the world
+// and, for this rank, the members (global ranks, in group-rank order) of its
+// tensor-, data- and pipeline-parallel groups. Every group is a Gloo process
+// group on a PrefixStore over one rendezvous store (TCPStore or FileStore as
+// make_communicator), so one --master-port serves them all; a group of one
+// member is a no-op communicator (pipeline sends need two stages).
+struct ParallelGroups {
+  std::unique_ptr<Communicator> world, tp, dp, pp;
+};
+ParallelGroups make_parallel_groups(const TrainOptions& o, const std::vector<int>& tp_members,
+                                    const std::vector<int>& dp_members, const std::vector<int>& pp_members);
 
 }  // namespace trainplan::train

@@ -1,4 +1,5 @@
-// trainplan-train: the reference data-parallel trainer (see docs/TRAINER.md).
+// trainplan-train: the reference trainer (see docs/TRAINER.md): data-parallel
+// LeNet/MLP, or the GPT workload with tensor, pipeline and data parallelism.
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
@@ -6,6 +7,7 @@
 #include <iostream>
 
 #include "train/dist.h"
+#include "train/gpt.h"
 #include "train/options.h"
 #include "train/trainer.h"
 
@@ -19,7 +21,10 @@ int main(int argc, char** argv) {
     at::set_num_interop_threads(1);
     auto print = [](const nlohmann::json& j) { std::cout << j.dump() << std::endl; };  // endl: flush each line
     EventSink report = o.rank == 0 ? EventSink(print) : EventSink([](const nlohmann::json&) {});
-    train(o, [&] { return make_communicator(o); }, report, print);
+    if (o.workload == "gpt")
+      train_gpt(o, report);
+    else
+      train(o, [&] { return make_communicator(o); }, report, print);
   } catch (const c10::Error& e) {
     std::cerr << "trainplan-train: rank " << o.rank << ": " << e.what_without_backtrace() << "\n";
     return 1;

@@ -16,6 +16,32 @@ std::string resolve_data_dir(const std::string& flag_value) {
   return TRAINPLAN_DEFAULT_DATA_DIR;
 }
 
+std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given) {
+  const int world = o.tp * o.pp * o.dp;
+  if (workers_given && o.workers != world)
+    return "--workers " + std::to_string(o.workers) + " must equal --tp * --pp * --dp = " + std::to_string(world) +
+           " (or be left out)";
+  o.workers = world;
+  if (o.device == "cuda") return "--device cuda: the gpt workload runs on the CPU only";
+  if (o.backend == "nccl") return "--backend nccl: the gpt workload's collectives are Gloo's";
+  if (o.hidden % o.heads != 0)
+    return "--heads " + std::to_string(o.heads) + " must divide --hidden " + std::to_string(o.hidden);
+  if (o.heads % o.tp != 0)
+    return "--tp " + std::to_string(o.tp) + " must divide --heads " + std::to_string(o.heads) +
+           " (tensor parallelism splits the attention heads)";
+  if (o.layers % o.pp != 0)
+    return "--pp " + std::to_string(o.pp) + " must divide --layers " + std::to_string(o.layers) +
+           " (each pipeline stage holds the same number of layers)";
+  if (o.global_batch == 0) o.global_batch = o.micro_batch * o.dp;
+  if (o.global_batch % (o.micro_batch * o.dp) != 0)
+    return "--global-batch " + std::to_string(o.global_batch) + " must be a multiple of --micro-batch * --dp = " +
+           std::to_string(o.micro_batch * o.dp);
+  if (o.min_iterations > o.max_iterations)
+    return "--min-iterations " + std::to_string(o.min_iterations) + " must not exceed --max-iterations " +
+           std::to_string(o.max_iterations);
+  return std::nullopt;
+}
+
 ParseResult parse_options(int argc, char** argv) {
   TrainOptions o;
   CLI::App app{
@@ -32,9 +58,8 @@ ParseResult parse_options(int argc, char** argv) {
       "  trainplan-train --workload lenet-mnist --batch 32 --workers 2 --rank 1 --master-port 29511"};
   app.add_option("--workload", o.workload, "What to train")
       ->required()
-      ->check(CLI::IsMember({"lenet-mnist", "mlp-fashion"}));
-  app.add_option("--batch", o.batch, "Per-worker batch size B (global batch is B*R)")
-      ->required()
+      ->check(CLI::IsMember({"lenet-mnist", "mlp-fashion", "gpt"}));
+  app.add_option("--batch", o.batch, "Per-worker batch size B (global batch is B*R); required except for gpt")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--workers", o.workers, "Number of ranks R; 1 runs without a process group")
       ->capture_default_str()
@@ -100,6 +125,41 @@ ParseResult parse_options(int argc, char** argv) {
                  "other processes on the machine barely change); both are reported")
       ->capture_default_str()
       ->check(CLI::IsMember({"wall", "cpu"}));
+  // The GPT workload (docs/TRAINER.md, "The GPT workload").
+  app.add_option("--tp", o.tp, "gpt: tensor-parallel ranks (divides --heads)")->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--pp", o.pp, "gpt: pipeline stages (divides --layers)")->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--dp", o.dp, "gpt: data-parallel replicas")->capture_default_str()->check(CLI::Range(1, 1024));
+  app.add_option("--micro-batch", o.micro_batch, "gpt: sequences per micro-batch")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--global-batch", o.global_batch,
+                 "gpt: sequences per iteration over all replicas; a multiple of micro-batch*dp [default: micro-batch*dp]")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--layers", o.layers, "gpt: transformer layers")->capture_default_str()->check(CLI::Range(1, 1024));
+  app.add_option("--hidden", o.hidden, "gpt: model width")->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  app.add_option("--heads", o.heads, "gpt: attention heads (divides --hidden)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--seq", o.seq, "gpt: tokens per sequence")->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  app.add_option("--vocab", o.vocab, "gpt: vocabulary; tokens are the corpus's bytes, so at least 256")
+      ->capture_default_str()
+      ->check(CLI::Range(256, 1 << 20));
+  app.add_option("--corpus", o.corpus,
+                 "gpt: the training text, a file or a directory whose regular files are read in name order "
+                 "(default: the licence texts of Debian's base-files package)")
+      ->capture_default_str();
+  app.add_option("--iterations", o.iterations, "gpt: iterations to train (without --time-only)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000000));
+  app.add_option("--warmup-iterations", o.warmup_iterations, "gpt --time-only: untimed iterations first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--min-iterations", o.min_iterations, "gpt --time-only: time at least this many iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 1000000));
+  app.add_option("--max-iterations", o.max_iterations, "gpt --time-only: time at most this many iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 1000000));
   app.add_flag("--check-sync", o.check_sync,
                "Debug: every rank prints {\"event\":\"param_checksum\",...} after the first and the last step");
   app.add_flag("--no-allreduce", o.no_allreduce,
@@ -109,6 +169,15 @@ ParseResult parse_options(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return {std::nullopt, rc == 0 ? 0 : 2};
+  }
+  if (o.workload == "gpt") {
+    if (auto problem = check_gpt_options(o, app.count("--workers") > 0)) {
+      std::cerr << "error: " << *problem << "\n";
+      return {std::nullopt, 2};
+    }
+  } else if (o.batch == 0) {
+    std::cerr << "error: --batch is required for --workload " << o.workload << "\n";
+    return {std::nullopt, 2};
   }
   if (o.rank >= o.workers) {
     std::cerr << "error: --rank " << o.rank << " must be below --workers " << o.workers << "\n";

@@ -8,8 +8,8 @@
 namespace trainplan::train {
 
 struct TrainOptions {
-  std::string workload;          // "lenet-mnist" or "mlp-fashion"
-  int batch = 0;                 // per-worker batch B
+  std::string workload;          // "lenet-mnist", "mlp-fashion" or "gpt"
+  int batch = 0;                 // per-worker batch B (not for gpt)
   int workers = 1;               // R processes in the group
   int rank = 0;                  // this process, 0..R-1
   int epochs = 1;
@@ -43,6 +43,19 @@ struct TrainOptions {
   // Debug switches, used by the tests to show that the all-reduce is real.
   bool check_sync = false;       // every rank prints parameter checksums
   bool no_allreduce = false;     // skip the gradient all-reduce
+
+  // --workload gpt (docs/TRAINER.md, "The GPT workload"): a byte-level GPT
+  // trained with tensor (tp), pipeline (pp) and data (dp) parallelism over
+  // tp*pp*dp processes; --workers, when given, must equal that product.
+  int tp = 1, pp = 1, dp = 1;
+  int micro_batch = 1;           // sequences per micro-batch
+  int global_batch = 0;          // sequences per iteration; 0: micro_batch*dp
+  int layers = 4, hidden = 128, heads = 4, seq = 64, vocab = 256;
+  std::string corpus = "/usr/share/common-licenses";  // a file, or a directory of files
+  int iterations = 10;           // gpt: iterations to run (without --time-only)
+  int warmup_iterations = 2;     // gpt --time-only: untimed iterations first
+  int min_iterations = 10;       // gpt --time-only: timed iterations at least
+  int max_iterations = 40;       //   and at most
 };
 
 // Result of parsing argv: either options to run, or an exit code to return
@@ -53,6 +66,10 @@ struct ParseResult {
 };
 
 ParseResult parse_options(int argc, char** argv);
+
+// --workload gpt: sets o.workers to tp*pp*dp and o.global_batch's default;
+// returns the first problem (naming the option) or nullopt.
+std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given);
 
 // The data directory: --data-dir, else $TRAINPLAN_DATA_DIR, else the
 // repository's third_party/datasets (set at build time).

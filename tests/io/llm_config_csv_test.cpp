@@ -40,6 +40,18 @@ TEST(LlmConfigCsv, ReadsColumnsByNameWithDefaults) {
   EXPECT_EQ(r.layout.micro_batches(), 64);
 }
 
+TEST(LlmConfigCsv, TiedEmbeddingsDefaultToTrue) {
+  auto path = write(std::string(kHeader) + ",tied_embeddings\n" + "64,64,1,12288,96,96,2048,8,1,8,false\n" +
+                    "64,64,1,12288,96,96,2048,8,1,8,\n" + "64,64,1,12288,96,96,2048,8,1,8,true\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_FALSE(t.rows[0].spec.tied_embeddings);
+  EXPECT_TRUE(t.rows[1].spec.tied_embeddings);
+  EXPECT_TRUE(t.rows[2].spec.tied_embeddings);
+  auto bad = write(std::string(kHeader) + ",tied_embeddings\n" + "64,64,1,12288,96,96,2048,8,1,8,maybe\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "tied_embeddings");
+}
+
 TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
   struct Case {
     std::string row;

@@ -1,0 +1,109 @@
+// trainplan llm profile: measures a grid of transformer configurations by
+// running a command template once per row (docs/PROFILING.md, "Transformer
+// layouts"). The grid is a CSV in `llm predict`'s shape; the output is the
+// same rows with iteration_time_s and memory_gib filled in from each run's
+// iteration_timing line, so `llm predict --calibrate` and
+// `llm evaluate --grid` read it as it is.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/llm_config_csv.h"
+#include "profile/layout_trial.h"
+
+namespace trainplan::cli {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct ProfileArgs {
+  std::string grid, cmd, out, launcher = "local", statistic = "median";
+  std::vector<std::string> srun_args;
+  double timeout_s = 600;
+  int workers_per_node = 0;
+};
+
+void run_llm_profile(const ProfileArgs& a) {
+  profile::CommandTemplate tmpl(a.cmd, "--cmd");
+  auto grid = io::read_llm_configs(a.grid);
+  profile::LaunchSettings launch;
+  launch.kind = profile::parse_launcher(a.launcher);
+  launch.srun_args = a.srun_args;
+  launch.workers_per_node = a.workers_per_node;
+  const size_t n = grid.rows.size();
+  std::vector<std::vector<double>> values(n, std::vector<double>(2, std::numeric_limits<double>::quiet_NaN()));
+  std::vector<bool> done(n, false);
+  int failed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& row = grid.rows[i];
+    profile::LayoutKey key{row.layout.tp, row.layout.pp, row.layout.dp, row.layout.micro_batch,
+                           row.layout.global_batch};
+    auto r = profile::run_layout_trial(tmpl, key, launch, a.timeout_s,
+                                       a.statistic == "p10" ? "iteration_time_p10_s" : "iteration_time_s");
+    if (!r.timing) {
+      ++failed;
+      std::cerr << fmt::format("{}:{}: {} failed: {}\n  command: {}\n", a.grid, row.line, profile::to_string(key),
+                               r.error, r.command);
+    } else {
+      values[i][0] = r.timing->iteration_time_s;
+      if (r.timing->peak_memory_bytes) values[i][1] = *r.timing->peak_memory_bytes / kGiB;
+      done[i] = true;
+      std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration, {} ({:.1f} s)\n", i + 1, n, profile::to_string(key),
+                               values[i][0],
+                               std::isnan(values[i][1]) ? std::string("no memory figure")
+                                                        : fmt::format("{:.4g} GiB peak", values[i][1]),
+                               r.wall_s)
+                << std::flush;
+    }
+    // Rewritten after each row, so an interrupted grid keeps what it measured.
+    io::write_llm_predictions(a.out, grid.table, {"iteration_time_s", "memory_gib"}, values, done);
+  }
+  if (failed > 0) {
+    // As `trainplan profile`: the run went through, some trials did not.
+    std::cerr << fmt::format("{} of {} configurations failed; {} has the other {}\n", failed, n, a.out,
+                             n - size_t(failed));
+    std::exit(kExitFailure);
+  }
+}
+
+void setup(CLI::App& root) {
+  auto* llm = root.get_subcommand("llm");
+  auto a = std::make_shared<ProfileArgs>();
+  auto* p = llm->add_subcommand("profile", "Measure iteration time and peak memory of each configuration of a grid "
+                                           "by running a command template");
+  p->footer(
+      "The command's rank 0 prints {\"event\":\"iteration_timing\",\"iteration_time_s\":T,\"peak_memory_bytes\":M} "
+      "on stdout.\nPlaceholders: {tp} {pp} {dp} {micro_batch} {global_batch} {workers} (= tp*pp*dp) {rank} "
+      "{master_port} {master_addr} {nodes}.\n\nExample (the built-in CPU GPT trainer):\n"
+      "  trainplan llm profile --grid examples/cpu-gpt/grid-configs.csv -o grid.csv --cmd 'build/trainplan-train "
+      "--workload gpt\n      --tp {tp} --pp {pp} --dp {dp} --micro-batch {micro_batch} --global-batch {global_batch} "
+      "--rank {rank}\n      --master-port {master_port} --time-only'");
+  p->add_option("--grid", a->grid,
+                "CSV of configurations in llm predict's shape (gpus,global_batch,micro_batch,hidden,heads,layers,seq,"
+                "tp,dp,pp,...); one trial per row")
+      ->required();
+  p->add_option("--cmd", a->cmd, "The command template (with {rank}: started once per rank)")->required();
+  p->add_option("-o,--out", a->out, "The grid with iteration_time_s and memory_gib (GiB) filled in")->required();
+  add_duration_option(p, "--timeout", a->timeout_s, "Time limit per configuration (default 600 s)");
+  p->add_option("--statistic", a->statistic,
+                "What iteration_time_s records: median (the line's iteration_time_s) or p10 (its "
+                "iteration_time_p10_s, the 10th percentile: on a machine shared with other work, interference only "
+                "adds time)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"median", "p10"}));
+  p->add_option("--launcher", a->launcher, "local (processes on this machine) or slurm (one srun per configuration)")
+      ->capture_default_str();
+  p->add_option("--srun-arg", a->srun_args, "Extra srun argument (repeatable)");
+  p->add_option("--workers-per-node", a->workers_per_node, "Ranks per node, for {nodes} (0: one node)");
+  p->callback([a] { run_llm_profile(*a); });
+}
+
+CommandRegistrar reg(48, setup);
+
+}  // namespace
+}  // namespace trainplan::cli

@@ -1,0 +1,57 @@
+#include "profile/layout_trial.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "profile/process_group.h"
+
+namespace trainplan::profile {
+
+std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, const std::string& field) {
+  std::optional<LayoutTiming> last;
+  std::istringstream in(stdout_text);
+  for (std::string line; std::getline(in, line);) {
+    const auto start = line.find('{');
+    if (start == std::string::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(line.substr(start), nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || j.value("event", "") != "iteration_timing") continue;
+    auto t = j.find(field);
+    if (t == j.end() || !t->is_number() || t->get<double>() <= 0) continue;
+    LayoutTiming lt;
+    lt.iteration_time_s = t->get<double>();
+    if (auto m = j.find("peak_memory_bytes"); m != j.end() && m->is_number() && m->get<double>() > 0)
+      lt.peak_memory_bytes = m->get<double>();
+    last = lt;
+  }
+  return last;
+}
+
+LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
+                                   double timeout_s, const std::string& field) {
+  LaunchPlan plan = plan_layout_launch(tmpl, key, s, free_loopback_port());
+  ProcessGroupOptions po;
+  po.timeout_s = timeout_s;
+  if (s.kind == LauncherKind::kLocal && tmpl.per_rank()) po.cpus = pin_plan(key.workers(), 1);
+  ProcessGroupResult r = run_process_group(plan.commands, po);
+  LayoutTrialResult out;
+  out.command = plan.display;
+  out.wall_s = r.wall_s;
+  const std::string text = plan.label_filter ? rank0_lines(r.stdout0) : r.stdout0;
+  if (r.timed_out) {
+    out.error = fmt::format("timed out after {:.0f} s", timeout_s);
+  } else if (r.cancelled) {
+    out.error = "cancelled";
+  } else if (!r.ok()) {
+    out.error = fmt::format("process {} exited with status {}", r.failed_index, r.exit_code);
+  } else if (!(out.timing = parse_layout_timing(text, field))) {
+    out.error = "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout";
+  }
+  std::string tail = r.stderr_tail;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  if (!out.error.empty() && !tail.empty()) out.error += "; stderr: " + tail;
+  return out;
+}
+
+}  // namespace trainplan::profile

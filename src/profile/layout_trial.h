@@ -1,0 +1,47 @@
+// One measured transformer configuration: a command template run for one
+// parallel layout (tp, pp, dp, micro-batch, global batch), its output read for
+// the iteration time and the peak memory. What `trainplan llm profile` runs
+// per row of its grid (docs/PROFILING.md, "Transformer layouts").
+//
+// The command's rank 0 (or the launcher) must print, on stdout, a JSON line
+//   {"event":"iteration_timing","iteration_time_s":T,"peak_memory_bytes":M,...}
+// as `trainplan-train --workload gpt --time-only` does; the last such line
+// counts. iteration_time_s (the median) must be > 0; peak_memory_bytes is
+// optional (a user's Megatron wrapper may print the CUDA allocator's peak, or
+// nothing). With the p10 statistic, iteration_time_p10_s is read instead: on
+// a machine shared with other work, interference only adds time, so a low
+// quantile of the iterations is closer to the configuration's own cost.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "profile/command_template.h"
+#include "profile/launcher.h"
+
+namespace trainplan::profile {
+
+struct LayoutTiming {
+  double iteration_time_s = 0;
+  std::optional<double> peak_memory_bytes;
+};
+
+// The last iteration_timing line of `stdout_text`; nullopt when there is none
+// or its iteration_time_s is missing or not > 0. Other lines are ignored.
+// `field` is the JSON field taken as the iteration time.
+std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text,
+                                                const std::string& field = "iteration_time_s");
+
+struct LayoutTrialResult {
+  std::optional<LayoutTiming> timing;  // empty on failure
+  std::string error;                   // why, when empty: exit status, timeout, no timing line; stderr's tail
+  std::string command;                 // rank 0's command line as run
+  double wall_s = 0;
+};
+
+// Runs `tmpl` for `key` (a free loopback port for {master_port}) and waits
+// at most timeout_s (0: no limit). The ranks are pinned to disjoint CPUs when
+// they fit (process_group.h), as `trainplan profile` does.
+LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
+                                   double timeout_s, const std::string& field = "iteration_time_s");
+
+}  // namespace trainplan::profile

@@ -1,0 +1,83 @@
+#include "scoring/llm_grid_eval.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace trainplan::scoring {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct Calibrated {
+  models::LlmTimeModel time;
+  models::LlmMemoryModel memory;
+};
+
+// The models calibrated as `llm predict --calibrate` does, on rows[i] for
+// every i with use(i).
+template <class Use>
+Calibrated calibrate(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
+                     const models::LlmTimeParams& tb, const models::LlmMemoryParams& mb, Use use) {
+  std::vector<models::LlmTimeSample> ts;
+  std::vector<models::LlmMemorySample> ms;
+  for (size_t j = 0; j < rows.size(); ++j) {
+    if (!use(j)) continue;
+    ts.push_back({rows[j].spec, rows[j].layout, *rows[j].iteration_time_s});
+    if (rows[j].memory_gib) ms.push_back({rows[j].spec, rows[j].layout, *rows[j].memory_gib * kGiB});
+  }
+  Calibrated c{models::LlmTimeModel(hw, tb), models::LlmMemoryModel(mb)};
+  c.time.fit(ts);
+  if (!ms.empty()) c.memory.fit(ms);
+  return c;
+}
+
+}  // namespace
+
+GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
+                                 const models::LlmTimeParams& time_base, const models::LlmMemoryParams& memory_base) {
+  if (rows.size() < 2) throw InputError("", 0, "", "at least two measured configurations are needed to leave one out");
+  for (const auto& r : rows)
+    if (!r.iteration_time_s) throw InputError("", r.line, "iteration_time_s", "a measured grid needs every iteration time");
+  GridEvaluation e;
+  models::LlmTimeModel sheet(hw, time_base);
+  models::LlmMemoryModel bare(memory_base);
+  const double n = double(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& x = rows[i];
+    GridPrediction p;
+    p.row = &x;
+    p.time_datasheet = sheet.predict(x.spec, x.layout).iteration;
+    p.memory_datasheet = bare.predict(x.spec, x.layout).total();
+    Calibrated c = calibrate(rows, hw, time_base, memory_base, [&](size_t j) { return j != i; });
+    p.time_calibrated = c.time.predict(x.spec, x.layout).iteration;
+    const double te = std::abs(p.time_calibrated / *x.iteration_time_s - 1);
+    e.time_datasheet_mape += std::abs(p.time_datasheet / *x.iteration_time_s - 1) / n;
+    e.time_calibrated_mape += te / n;
+    e.time_calibrated_worst = std::max(e.time_calibrated_worst, te);
+    if (x.memory_gib) {
+      const double measured = *x.memory_gib * kGiB;
+      p.memory_calibrated = c.memory.predict(x.spec, x.layout).total();
+      const double me = std::abs(p.memory_calibrated / measured - 1);
+      e.memory_datasheet_mape += std::abs(p.memory_datasheet / measured - 1);
+      e.memory_calibrated_mape += me;
+      e.memory_calibrated_worst = std::max(e.memory_calibrated_worst, me);
+      ++e.memory_rows;
+    }
+    e.rows.push_back(p);
+  }
+  if (e.memory_rows > 0) {
+    e.memory_datasheet_mape /= e.memory_rows;
+    e.memory_calibrated_mape /= e.memory_rows;
+  }
+  Calibrated all = calibrate(rows, hw, time_base, memory_base, [](size_t) { return true; });
+  e.fitted_time = all.time.params();
+  e.fitted_memory = all.memory.params();
+  e.fitted_factors = all.time.fitted_factors();
+  for (const auto& x : rows)
+    e.time_in_sample_mape += std::abs(all.time.predict(x.spec, x.layout).iteration / *x.iteration_time_s - 1) / n;
+  return e;
+}
+
+}  // namespace trainplan::scoring

@@ -1,0 +1,42 @@
+// Leave-one-configuration-out scoring of the transformer time and memory
+// models on a measured grid (io/llm_config_csv.h rows with iteration_time_s
+// and memory_gib), such as the CPU GPT grid of `trainplan llm profile`
+// (docs/LLM.md, "The CPU grid"). For each row the models are calibrated
+// exactly as `llm predict --calibrate` calibrates them, on every other row,
+// and predict the row left out; the datasheet prediction is reported beside.
+#pragma once
+#include <vector>
+
+#include "io/llm_config_csv.h"
+#include "models/llm_memory.h"
+#include "models/llm_time.h"
+#include "structure/gpu_catalog.h"
+
+namespace trainplan::scoring {
+
+struct GridPrediction {
+  const io::LlmConfigRow* row = nullptr;
+  double time_datasheet = 0, time_calibrated = 0;      // seconds
+  double memory_datasheet = 0, memory_calibrated = 0;  // bytes; 0 where the row has no memory_gib
+};
+
+struct GridEvaluation {
+  std::vector<GridPrediction> rows;
+  double time_datasheet_mape = 0, time_calibrated_mape = 0, time_calibrated_worst = 0;
+  double memory_datasheet_mape = 0, memory_calibrated_mape = 0, memory_calibrated_worst = 0;
+  int memory_rows = 0;
+  // Calibrated on all rows: the fitted time parameters and memory overhead.
+  models::LlmTimeParams fitted_time;
+  models::LlmMemoryParams fitted_memory;
+  int fitted_factors = 0;
+  double time_in_sample_mape = 0;
+};
+
+// `time_base` and `memory_base` are the parameters calibration starts from
+// (their fit switches, such as LlmTimeParams::fit_overheads, included).
+// Throws InputError with fewer than two rows or a row without iteration_time_s.
+GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
+                                 const models::LlmTimeParams& time_base = {},
+                                 const models::LlmMemoryParams& memory_base = {});
+
+}  // namespace trainplan::scoring

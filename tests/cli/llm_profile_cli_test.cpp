@@ -1,0 +1,92 @@
+// trainplan llm profile and llm evaluate --grid through the CLI: a grid run
+// by a command template that prints iteration_timing lines from its
+// placeholders, a failing row left out with exit 1, and the shipped CPU grid's
+// leave-one-out evaluation.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "io/csv.h"
+#include "test_util.h"
+
+namespace {
+
+const char* kGrid =
+    "gpus,global_batch,micro_batch,hidden,heads,layers,seq,vocab,tp,dp,pp,precision,note\n"
+    "1,8,2,64,4,4,32,256,1,1,1,fp32,a\n"
+    "2,8,1,64,4,4,32,256,2,1,1,fp32,b\n"
+    "4,8,2,64,4,4,32,256,1,2,2,fp32,c\n";
+
+// A program that "measures" micro_batch + tp/10 seconds and (workers + a
+// bit) MiB, and fails with status 4 for tp = $4 when given.
+const char* kFakeScript =
+    "#!/bin/sh\n"
+    "if [ \"$2\" = \"$4\" ]; then echo broken >&2; exit 4; fi\n"
+    "printf '{\"event\":\"done\"}\\n{\"event\":\"iteration_timing\",\"iteration_time_s\":%s.%s,"
+    "\"peak_memory_bytes\":%s048576}\\n' \"$1\" \"$2\" \"$3\"\n";
+
+// The template: started once per configuration (no {rank}).
+std::string fake_cmd(const std::filesystem::path& dir, const std::string& fail_tp = "none") {
+  auto script = tptest::write_file(dir / "fake.sh", kFakeScript);
+  return "--cmd 'sh " + script + " {micro_batch} {tp} {workers} " + fail_tp + "'";
+}
+
+std::string source(const std::string& rel) { return std::string(TRAINPLAN_SOURCE_DIR) + "/" + rel; }
+
+}  // namespace
+
+TEST(LlmProfileCli, RunsEachRowAndFillsTimeAndMemory) {
+  auto d = tptest::temp_dir("llm_profile_cli");
+  auto grid = tptest::write_file(d / "grid.csv", kGrid);
+  auto out = (d / "out.csv").string();
+  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " " + fake_cmd(d));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("3/3 tp=1 pp=2 dp=2 mb=2 gb=8"), std::string::npos) << r.out;
+  auto t = trainplan::io::CsvTable::read(out);
+  ASSERT_EQ(t.rows().size(), 3u);
+  EXPECT_EQ(t.text(t.rows()[1], "note"), "b");
+  EXPECT_DOUBLE_EQ(t.number(t.rows()[0], "iteration_time_s"), 2.1);
+  EXPECT_DOUBLE_EQ(t.number(t.rows()[1], "iteration_time_s"), 1.2);
+  EXPECT_NEAR(t.number(t.rows()[2], "memory_gib") * 1024 * 1024 * 1024, 4048576, 50);  // 6 digits written
+  // What llm profile writes, llm predict calibrates on.
+  auto p = tptest::run_cli("llm predict --configs " + grid + " --gpu " + source("examples/cpu-gpt/cpu-2core.csv") +
+                           " --calibrate " +
+                           out + " -o " + (d / "pred.csv").string());
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+}
+
+TEST(LlmProfileCli, AFailingRowIsNamedAndLeftOut) {
+  auto d = tptest::temp_dir("llm_profile_cli");
+  auto grid = tptest::write_file(d / "grid.csv", kGrid);
+  auto out = (d / "out.csv").string();
+  // Fails for tp 2 only.
+  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " " + fake_cmd(d, "2"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(":3: tp=2 pp=1 dp=1 mb=1 gb=8 failed: process 0 exited with status 4"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("broken"), std::string::npos) << r.err;
+  auto t = trainplan::io::CsvTable::read(out);
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_EQ(t.text(t.rows()[1], "note"), "c");
+}
+
+TEST(LlmProfileCli, UnknownPlaceholderExitsTwo) {
+  auto d = tptest::temp_dir("llm_profile_cli");
+  auto grid = tptest::write_file(d / "grid.csv", kGrid);
+  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + (d / "o.csv").string() + " --cmd 'x {tensor}'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown placeholder {tensor}"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("{micro_batch}"), std::string::npos) << r.err;
+}
+
+TEST(LlmProfileCli, EvaluatesTheShippedCpuGridLeavingOneOut) {
+  auto r = tptest::run_cli("llm evaluate --grid " + source("examples/cpu-gpt/grid.csv") + " --gpu " +
+                           source("examples/cpu-gpt/cpu-2core.csv") + " --fit all --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rows"].size(), 24u);
+  // Loose bounds around docs/lab/LLM-CPU.md's figures (16.0% and 3.80%): they catch a broken model or grid.
+  EXPECT_LT(j["time_calibrated_leave_configuration_out_mape"].get<double>(), 0.25);
+  EXPECT_LT(j["memory_calibrated_leave_configuration_out_mape"].get<double>(), 0.10);
+  EXPECT_LT(j["time_calibrated_leave_configuration_out_mape"].get<double>(), j["time_datasheet_mape"].get<double>());
+}

@@ -1,0 +1,82 @@
+// The parallel-layout placeholders of command templates ({tp} {pp} {dp}
+// {micro_batch} {global_batch}), the launch of a transformer configuration,
+// the reading of its iteration_timing line, and one real run of a layout
+// trial through a shell command.
+#include <gtest/gtest.h>
+
+#include "profile/command_template.h"
+#include "profile/launcher.h"
+#include "profile/layout_trial.h"
+#include "profile/trial.h"
+
+using namespace trainplan::profile;
+
+TEST(ProfileLayout, PlaceholdersAreKnown) {
+  CommandTemplate t("x --tp {tp} --pp {pp} --dp {dp} --mb {micro_batch} --gb {global_batch}");
+  for (const char* name : {"tp", "pp", "dp", "micro_batch", "global_batch"}) EXPECT_TRUE(t.uses(name)) << name;
+  EXPECT_FALSE(t.per_rank());
+}
+
+TEST(ProfileLayout, ALayoutStartsTpTimesPpTimesDpRanks) {
+  CommandTemplate t("r{rank}/{workers} tp{tp} pp{pp} dp{dp} mb{micro_batch} gb{global_batch} b{batch} :{master_port}");
+  LaunchSettings s;
+  LayoutKey key{2, 2, 1, 4, 16};
+  EXPECT_EQ(key.workers(), 4);
+  auto lp = plan_layout_launch(t, key, s, 4100);
+  ASSERT_EQ(lp.commands.size(), 4u);
+  EXPECT_EQ(lp.commands[0], "r0/4 tp2 pp2 dp1 mb4 gb16 b4 :4100");
+  EXPECT_EQ(lp.commands[3], "r3/4 tp2 pp2 dp1 mb4 gb16 b4 :4100");
+  EXPECT_EQ(to_string(key), "tp=2 pp=2 dp=1 mb=4 gb=16");
+  // Without {rank} the template is a launcher (torchrun, Megatron's scripts): started once.
+  auto once = plan_layout_launch(CommandTemplate("torchrun --nproc-per-node {workers} pretrain_gpt.py "
+                                                 "--tensor-model-parallel-size {tp}"),
+                                 key, s, 4100);
+  ASSERT_EQ(once.commands.size(), 1u);
+  EXPECT_EQ(once.commands[0], "torchrun --nproc-per-node 4 pretrain_gpt.py --tensor-model-parallel-size 2");
+}
+
+TEST(ProfileLayout, SlurmLaunchNamesTheLayout) {
+  LaunchSettings s;
+  s.kind = LauncherKind::kSlurm;
+  auto lp = plan_layout_launch(CommandTemplate("t {tp} {rank}"), LayoutKey{2, 1, 2, 1, 8}, s, 4000);
+  ASSERT_EQ(lp.commands.size(), 1u);
+  EXPECT_EQ(lp.commands[0].rfind("srun --ntasks=4", 0), 0u) << lp.commands[0];
+  EXPECT_NE(lp.commands[0].find("trainplan-tp2-pp1-dp2-mb1"), std::string::npos) << lp.commands[0];
+  EXPECT_NE(lp.commands[0].find("'t 2 $SLURM_PROCID'"), std::string::npos) << lp.commands[0];
+}
+
+TEST(ProfileLayout, DataParallelTrialsFillTheLayoutPlaceholders) {
+  // A data-parallel trial of `trainplan profile` is tp = pp = 1, dp = workers.
+  CommandTemplate t("tp{tp} pp{pp} dp{dp} mb{micro_batch} gb{global_batch}");
+  auto lp = plan_launch(t, TrialKey{32, 3, 1}, LaunchSettings{}, 4000);
+  ASSERT_EQ(lp.commands.size(), 1u);
+  EXPECT_EQ(lp.commands[0], "tp1 pp1 dp3 mb32 gb96");
+}
+
+TEST(ProfileLayout, ParsesTheLastIterationTimingLine) {
+  auto t = parse_layout_timing(
+      "noise\n{\"event\":\"iteration\",\"loss\":3}\n"
+      "{\"event\":\"iteration_timing\",\"iteration_time_s\":0.5,\"peak_memory_bytes\":1024}\n"
+      "[rank0]: {\"event\":\"iteration_timing\",\"iteration_time_s\":0.25}\n{\"event\":\"done\"}\n");
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(t->iteration_time_s, 0.25);
+  EXPECT_FALSE(t->peak_memory_bytes);  // the last line has none
+  EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\",\"iteration_time_s\":0}\n"));
+  EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\"}\n{not json\n"));
+  EXPECT_FALSE(parse_layout_timing(""));
+}
+
+TEST(ProfileLayout, RunsATrialAndReportsFailures) {
+  CommandTemplate ok(
+      "echo '{{\"event\":\"iteration_timing\",\"iteration_time_s\":{micro_batch}.5,\"peak_memory_bytes\":{tp}000}}'");
+  auto r = run_layout_trial(ok, LayoutKey{3, 1, 1, 2, 4}, LaunchSettings{}, 30);
+  ASSERT_TRUE(r.timing) << r.error;
+  EXPECT_DOUBLE_EQ(r.timing->iteration_time_s, 2.5);
+  EXPECT_DOUBLE_EQ(*r.timing->peak_memory_bytes, 3000);
+  auto bad = run_layout_trial(CommandTemplate("echo oops >&2; exit 3"), LayoutKey{}, LaunchSettings{}, 30);
+  EXPECT_FALSE(bad.timing);
+  EXPECT_NE(bad.error.find("status 3"), std::string::npos) << bad.error;
+  EXPECT_NE(bad.error.find("oops"), std::string::npos) << bad.error;
+  auto silent = run_layout_trial(CommandTemplate("true"), LayoutKey{}, LaunchSettings{}, 30);
+  EXPECT_NE(silent.error.find("no {\"event\":\"iteration_timing\""), std::string::npos) << silent.error;
+}

@@ -1,0 +1,222 @@
+// Tests of `trainplan-train --workload gpt`, run as subprocesses: tensor,
+// pipeline and data parallelism each follow the one-process run's losses at
+// equal global batch, the 1F1B pipeline runs several micro-batches, a time
+// trial reports its figures, and bad layouts exit 2 naming the option.
+// Skipped when the optional binary was not built.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// $TRAINPLAN_TRAIN_BIN, else trainplan-train next to this test binary.
+std::string trainer_path() {
+  if (const char* env = std::getenv("TRAINPLAN_TRAIN_BIN"); env && *env) return fs::exists(env) ? env : "";
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  fs::path p = self.parent_path() / "trainplan-train";
+  return fs::exists(p) ? p.string() : "";
+}
+
+constexpr const char* kCorpus = "/usr/share/common-licenses";
+
+#define REQUIRE_GPT_TRAINER()                                                                            \
+  do {                                                                                                    \
+    if (trainer_path().empty())                                                                           \
+      GTEST_SKIP() << "trainplan-train not built (configure with -DTRAINPLAN_WITH_TORCH=ON and build the " \
+                      "trainplan-train target, or set TRAINPLAN_TRAIN_BIN)";                             \
+    if (!fs::exists(kCorpus)) GTEST_SKIP() << "no corpus at " << kCorpus << " (Debian's base-files)";      \
+  } while (0)
+
+struct RankResult {
+  int exit_code = -1;
+  std::string out, err;
+  std::vector<json> events;  // stdout parsed as JSON lines
+};
+
+std::vector<std::string> split_args(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> v;
+  for (std::string w; in >> w;) v.push_back(w);
+  return v;
+}
+
+// Starts one trainer process per entry of `arg_lists` at once, and waits
+// for all of them.
+std::vector<RankResult> run_processes(const std::vector<std::string>& arg_lists) {
+  fs::path dir = tptest::temp_dir("train");
+  const int n = int(arg_lists.size());
+  std::vector<pid_t> pids(n, -1);
+  const std::string bin = trainer_path();
+  for (int k = 0; k < n; ++k) {
+    std::vector<std::string> argv_s{bin};
+    for (auto& a : split_args(arg_lists[k])) argv_s.push_back(a);
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    std::string out = (dir / ("out" + std::to_string(k))).string(), err = (dir / ("err" + std::to_string(k))).string();
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int rc = posix_spawn(&pids[k], bin.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    EXPECT_EQ(rc, 0) << "could not start " << bin;
+  }
+  std::vector<RankResult> results(n);
+  for (int k = 0; k < n; ++k) {
+    if (pids[k] <= 0) continue;
+    int status = 0;
+    waitpid(pids[k], &status, 0);
+    RankResult& r = results[k];
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = tptest::read_file(dir / ("out" + std::to_string(k)));
+    r.err = tptest::read_file(dir / ("err" + std::to_string(k)));
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      try {
+        r.events.push_back(json::parse(line));
+      } catch (const json::exception&) {
+        ADD_FAILURE() << "stdout line is not JSON: " << line;
+      }
+    }
+  }
+  fs::remove_all(dir);
+  return results;
+}
+
+std::vector<json> events_named(const RankResult& r, const std::string& name) {
+  std::vector<json> v;
+  for (const auto& e : r.events)
+    if (e.value("event", "") == name) v.push_back(e);
+  return v;
+}
+
+
+// The rank processes of one layout, sharing a FileStore (no port to race for).
+std::vector<std::string> ranks_of(int tp, int pp, int dp, const std::string& args) {
+  const fs::path store = tptest::temp_dir("gpt_store") / "store";
+  std::vector<std::string> v;
+  for (int k = 0; k < tp * pp * dp; ++k)
+    v.push_back("--workload gpt --tp " + std::to_string(tp) + " --pp " + std::to_string(pp) + " --dp " +
+                std::to_string(dp) + " --rank " + std::to_string(k) + " --store-path " + store.string() + " " + args);
+  return v;
+}
+
+// Rank 0's losses, one per iteration; every rank must have exited 0.
+std::vector<double> losses(int tp, int pp, int dp, const std::string& args) {
+  auto runs = run_processes(ranks_of(tp, pp, dp, args));
+  std::vector<double> v;
+  for (size_t k = 0; k < runs.size(); ++k) EXPECT_EQ(runs[k].exit_code, 0) << "rank " << k << ": " << runs[k].err;
+  if (runs.empty()) return v;
+  for (const auto& e : events_named(runs[0], "iteration")) v.push_back(e.at("loss").get<double>());
+  return v;
+}
+
+// Small and fast; 4 micro-batches of 2 sequences, so pipelines have work in flight.
+const std::string kShape = "--layers 4 --hidden 64 --heads 4 --seq 32 --micro-batch 2 --global-batch 8 --iterations 4";
+const std::string kSmall = kShape + " --seed 5";
+
+TEST(TrainGpt, TensorPipelineAndDataParallelMatchOneProcessAtEqualGlobalBatch) {
+  REQUIRE_GPT_TRAINER();
+  const std::vector<double> one = losses(1, 1, 1, kSmall);
+  ASSERT_EQ(one.size(), 4u);
+  EXPECT_GT(one.front(), one.back()) << "the loss should fall over 4 Adam steps";
+  struct Layout {
+    int tp, pp, dp;
+  };
+  for (Layout l : {Layout{2, 1, 1}, Layout{1, 2, 1}, Layout{1, 1, 2}}) {
+    const std::vector<double> other = losses(l.tp, l.pp, l.dp, kSmall);
+    ASSERT_EQ(other.size(), one.size()) << "tp " << l.tp << " pp " << l.pp << " dp " << l.dp;
+    for (size_t i = 0; i < one.size(); ++i)
+      EXPECT_NEAR(other[i], one[i], 1e-4 * std::abs(one[i]))
+          << "iteration " << i + 1 << " of tp " << l.tp << " pp " << l.pp << " dp " << l.dp;
+  }
+  // A different seed gives a different model, so the match above is not vacuous.
+  const std::vector<double> seed6 = losses(1, 1, 1, kShape + " --seed 6");
+  ASSERT_FALSE(seed6.empty());
+  EXPECT_GT(std::abs(seed6.back() - one.back()), 1e-3);
+}
+
+TEST(TrainGpt, OneFOneBPipelineOfTwoStagesRunsFourMicroBatches) {
+  REQUIRE_GPT_TRAINER();
+  auto runs = run_processes(ranks_of(1, 2, 1, kSmall));
+  ASSERT_EQ(runs.size(), 2u);
+  for (size_t k = 0; k < runs.size(); ++k) ASSERT_EQ(runs[k].exit_code, 0) << "rank " << k << ": " << runs[k].err;
+  auto it = events_named(runs[0], "iteration");
+  ASSERT_EQ(it.size(), 4u);
+  EXPECT_EQ(it[0].at("micro_batches").get<int>(), 4);
+  EXPECT_EQ(it[0].at("pp").get<int>(), 2);
+  EXPECT_TRUE(runs[1].out.empty()) << "only rank 0 prints";
+  EXPECT_EQ(events_named(runs[0], "done").size(), 1u);
+  // A combined layout: both pipeline stages tensor-parallel too.
+  const std::vector<double> one = losses(1, 1, 1, kSmall), both = losses(2, 2, 1, kSmall);
+  ASSERT_EQ(both.size(), one.size());
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_NEAR(both[i], one[i], 1e-4 * std::abs(one[i]));
+}
+
+TEST(TrainGpt, ATimeTrialReportsTimeAndPeakMemoryPerRank) {
+  REQUIRE_GPT_TRAINER();
+  auto runs = run_processes(ranks_of(1, 2, 1, kSmall + " --time-only --warmup-iterations 1 --min-iterations 5 "
+                                                       "--max-iterations 5"));
+  ASSERT_EQ(runs.size(), 2u);
+  for (size_t k = 0; k < runs.size(); ++k) ASSERT_EQ(runs[k].exit_code, 0) << "rank " << k << ": " << runs[k].err;
+  auto ev = events_named(runs[0], "iteration_timing");
+  ASSERT_EQ(ev.size(), 1u) << runs[0].out;
+  const json& e = ev[0];
+  EXPECT_GT(e.at("iteration_time_s").get<double>(), 0);
+  EXPECT_LE(e.at("ci95")[0].get<double>(), e.at("iteration_time_s").get<double>());
+  EXPECT_EQ(e.at("iterations_timed").get<int>(), 5);
+  ASSERT_EQ(e.at("peak_memory_bytes_per_rank").size(), 2u);
+  double mx = 0;
+  for (const auto& p : e.at("peak_memory_bytes_per_rank")) mx = std::max(mx, p.get<double>());
+  EXPECT_EQ(e.at("peak_memory_bytes").get<double>(), mx);
+  // At least the stage's weights, gradients and two Adam moments (16 bytes a parameter).
+  EXPECT_GE(mx, 16 * e.at("parameters_per_rank")[0].get<double>());
+  EXPECT_EQ(e.at("global_batch").get<int>(), 8);
+  EXPECT_EQ(e.at("micro_batch").get<int>(), 2);
+}
+
+TEST(TrainGpt, BadLayoutsExitTwoNamingTheOption) {
+  if (trainer_path().empty()) GTEST_SKIP() << "trainplan-train not built";
+  struct Case {
+    std::string args, expect;
+  };
+  for (const Case& c : {Case{"--tp 3 --heads 4", "--tp 3 must divide --heads 4"},
+                        Case{"--pp 3 --layers 4", "--pp 3 must divide --layers 4"},
+                        Case{"--heads 3 --hidden 64", "--heads 3 must divide --hidden 64"},
+                        Case{"--dp 2 --micro-batch 2 --global-batch 6", "--global-batch 6 must be a multiple"},
+                        Case{"--tp 2 --workers 3", "--workers 3 must equal"}}) {
+    auto runs = run_processes({"--workload gpt " + c.args});
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].exit_code, 2) << c.args << ": " << runs[0].err;
+    EXPECT_NE(runs[0].err.find(c.expect), std::string::npos) << c.args << ": " << runs[0].err;
+  }
+  auto runs = run_processes({"--workload gpt --corpus /nonexistent/corpus"});
+  EXPECT_EQ(runs[0].exit_code, 1);
+  EXPECT_NE(runs[0].err.find("--corpus /nonexistent/corpus"), std::string::npos) << runs[0].err;
+}
+
+}  // namespace
