@@ -153,7 +153,8 @@ void setup(CLI::App& root) {
       "watch",
       "A live forecast for a running job: follow its log of trial-protocol JSON lines (docs/PROFILING.md) and,\n"
       "after each epoch, predict the epoch at which it meets --target, with an interval, when that will be, and\n"
-      "whether --deadline holds (docs/WATCH.md). --replay DIR judges the forecast on the Pollux traces instead.");
+      "whether --deadline holds (docs/WATCH.md). --store follows the trials of a running `trainplan profile`;\n"
+      "--replay DIR judges the forecast on the Pollux traces instead.");
   auto* log = cmd->add_option("--log", a->log, "Follow this file as it grows (read from its start)");
   auto* run = cmd->add_option("--cmd", a->cmd, "Run this shell command and follow its stdout");
   auto* store = cmd->add_option("--store", a->store,
@@ -177,7 +178,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--target", a->target, "The metric the job should reach");
   add_duration_option(cmd, "--deadline", a->deadline_s, "Time from the start of the first epoch to meet the target by");
   add_duration_option(cmd, "--stall", a->stall_s,
-                      "Report the log as stalled after this long without a new line; --log then exits 1 (default 300)");
+                      "Report the log as stalled after this long without a new line; --log and --store then exit 1 (default 300)");
   cmd->add_option("--poll", a->poll_s, "Seconds between reads of a log at its end")->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--method", a->method, "naive (last-epoch slope), optimus (Optimus's curve), ensemble")
