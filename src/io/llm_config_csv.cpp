@@ -79,8 +79,10 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
     l.distributed_optimizer = boolean(t, row, "distributed_optimizer");
     l.flash_attention = boolean(t, row, "flash_attention");
     int gpus = integer(t, row, "gpus");
-    if (gpus != l.gpus())
-      t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {}", gpus, l.tp, l.pp, l.dp, l.gpus()));
+    // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.
+    const double product = double(l.tp) * l.pp * l.dp;
+    if (double(gpus) != product)
+      t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {:.0f}", gpus, l.tp, l.pp, l.dp, product));
     if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
     if (t.has_column("iteration_time_s") && (require_time || !t.text(row, "iteration_time_s").empty()))
       r.iteration_time_s = t.positive(row, "iteration_time_s");

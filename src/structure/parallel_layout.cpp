@@ -1,23 +1,31 @@
 #include "structure/parallel_layout.h"
 
+#include <cstdint>
+
 namespace trainplan::structure {
 
 std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const ParallelLayout& l) {
   auto n = [](int v) { return std::to_string(v); };
   for (auto [v, f] : {std::pair{l.tp, "tp"}, {l.pp, "pp"}, {l.dp, "dp"}, {l.virtual_stages, "virtual_stages"},
-                      {l.micro_batch, "micro_batch"}, {l.global_batch, "global_batch"}})
+                      {l.micro_batch, "micro_batch"}, {l.global_batch, "global_batch"}}) {
     if (v < 1) return LayoutProblem{f, "must be an integer >= 1"};
+    if (v > kMaxLayoutCount) return LayoutProblem{f, "must be at most " + n(kMaxLayoutCount)};
+  }
+  // In 64 bits: each factor is below 2^24, so the products fit; the checks
+  // keep gpus() and micro_batches() within int for every layout that passes.
+  if (int64_t(l.tp) * l.pp * l.dp > kMaxLayoutCount)
+    return LayoutProblem{"dp", "tp x pp x dp is more than " + n(kMaxLayoutCount) + " GPUs"};
   if (s.heads % l.tp != 0) return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.heads) + " heads"};
   if (s.kv() % l.tp != 0)
     return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.kv()) + " key/value groups"};
   if (s.ffn() % l.tp != 0)
     return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide the MLP width " + n(s.ffn())};
-  if (s.layers % (l.pp * l.virtual_stages) != 0) {
+  if (s.layers % (int64_t(l.pp) * l.virtual_stages) != 0) {
     if (l.virtual_stages == 1) return LayoutProblem{"pp", "pp " + n(l.pp) + " does not divide " + n(s.layers) + " layers"};
     return LayoutProblem{"virtual_stages", "pp " + n(l.pp) + " x virtual_stages " + n(l.virtual_stages) +
                                                " does not divide " + n(s.layers) + " layers"};
   }
-  if (l.global_batch % (l.micro_batch * l.dp) != 0)
+  if (l.global_batch % (int64_t(l.micro_batch) * l.dp) != 0)
     return LayoutProblem{"global_batch", "micro_batch " + n(l.micro_batch) + " x dp " + n(l.dp) + " does not divide " +
                                              "global_batch " + n(l.global_batch)};
   return std::nullopt;

@@ -50,6 +50,11 @@ struct ParallelLayout {
   int micro_batches() const { return global_batch / (micro_batch * dp); }
 };
 
+// The largest tp, pp, dp, virtual_stages, micro_batch, global_batch and GPU
+// count (tp·pp·dp) a layout may have: 2^24, far past any cluster, and small
+// enough that their products cannot overflow.
+constexpr int kMaxLayoutCount = 1 << 24;
+
 // Why a layout cannot train a spec: the field at fault (a column name of the
 // configuration CSV: tp, pp, dp, virtual_stages, micro_batch, global_batch)
 // and a message.

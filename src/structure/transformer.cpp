@@ -26,11 +26,14 @@ double TransformerSpec::total_params() const {
 }
 
 void validate(const TransformerSpec& s) {
-  auto need = [](int v, const char* field) {
+  auto need = [](int v, const char* field, int most) {
     if (v < 1) throw InputError("", 0, field, "must be an integer >= 1");
+    if (v > most) throw InputError("", 0, field, "must be at most " + std::to_string(most));
   };
-  need(s.layers, "layers"), need(s.hidden, "hidden"), need(s.heads, "heads"), need(s.seq, "seq");
-  need(s.vocab, "vocab");
+  constexpr int kWidth = 1 << 22, kCount = 1 << 24;
+  need(s.layers, "layers", kCount), need(s.hidden, "hidden", kWidth), need(s.heads, "heads", kCount);
+  need(s.seq, "seq", kCount), need(s.vocab, "vocab", kCount);
+  if (s.ffn_hidden > kWidth) throw InputError("", 0, "ffn_hidden", "must be at most " + std::to_string(kWidth));
   if (s.kv_groups < 0) throw InputError("", 0, "kv_groups", "must be >= 0 (0: as many as heads)");
   if (s.ffn_hidden < 0) throw InputError("", 0, "ffn_hidden", "must be >= 0 (0: 4 x hidden)");
   if (s.hidden % s.heads != 0)

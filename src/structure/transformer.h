@@ -47,7 +47,9 @@ struct TransformerSpec {
 };
 
 // Throws InputError naming the field when the shape is not a transformer:
-// a count < 1, h not a multiple of a, a not a multiple of g.
+// a count < 1, h not a multiple of a, a not a multiple of g; or is past the
+// bounds that keep every product of counts within int: hidden and ffn_hidden
+// at most 2^22, layers, heads, seq and vocab at most 2^24.
 void validate(const TransformerSpec& spec);
 
 // The zoo, in a fixed order: GPT-3 125M to 175B (Brown et al. 2020, Table 2.1),

@@ -10,6 +10,7 @@
 #include "io/dl2_speed.h"
 #include "io/layer_graph_json.h"
 #include "io/layer_timing_csv.h"
+#include "io/llm_config_csv.h"
 #include "io/philly.h"
 #include "io/pollux_trace.h"
 #include "io/sample_csv.h"
@@ -164,4 +165,19 @@ TEST(FuzzRegressions, LayerGraphNameOfAnotherTypeIsAnInputError) {
   expect_input_error([&] { io::read_layer_graph_json(desc); }, desc, 0, "description", "must be a string");
   const auto none = tptest::write_file(dir / "none.json", "{" + rest);
   EXPECT_EQ(io::read_layer_graph_json(none).name, "custom");
+}
+
+// A transformer configuration's counts were read up to INT_MAX, and their
+// products (4 x hidden, tp x pp x dp, micro_batch x dp) overflowed int.
+TEST(FuzzRegressions, TransformerCountsPastTheirBoundsAreInputErrors) {
+  auto d = tptest::temp_dir("fuzz_llm");
+  const std::string head = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n";
+  const auto wide = tptest::write_file(d / "wide.csv", head + "1,8,1,1000000000,8,4,128,1,1,1\n");
+  expect_input_error([&] { io::read_llm_configs(wide); }, wide, 2, "hidden", "at most");
+  const auto many = tptest::write_file(d / "many.csv", head + "33554432,8,1,64,8,4,128,1,8192,4096\n");
+  expect_input_error([&] { io::read_llm_configs(many); }, many, 2, "dp", "more than");
+  const auto product = tptest::write_file(d / "product.csv", head + "1,8,1,64,8,4,128,65536,65536,65536\n");
+  expect_input_error([&] { io::read_llm_configs(product); }, product, 2, "gpus", "281474976710656");
+  const auto batch = tptest::write_file(d / "batch.csv", head + "16777216,16777216,16777216,64,8,4,128,1,16777216,1\n");
+  expect_input_error([&] { io::read_llm_configs(batch); }, batch, 2, "global_batch", "does not divide");
 }
