@@ -84,9 +84,18 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
     if (double(gpus) != product)
       t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {:.0f}", gpus, l.tp, l.pp, l.dp, product));
     if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
-    if (t.has_column("iteration_time_s") && (require_time || !t.text(row, "iteration_time_s").empty()))
+    // Bounds far past any real run, so that seconds and bytes stay finite through the fits.
+    constexpr double kMostSeconds = 1e7, kMostGib = 1e6;
+    if (t.has_column("iteration_time_s") && (require_time || !t.text(row, "iteration_time_s").empty())) {
       r.iteration_time_s = t.positive(row, "iteration_time_s");
-    if (t.has_column("memory_gib") && !t.text(row, "memory_gib").empty()) r.memory_gib = t.positive(row, "memory_gib");
+      if (*r.iteration_time_s > kMostSeconds)
+        t.fail(row, "iteration_time_s", fmt::format("{:g} s is more than {:g} s per iteration", *r.iteration_time_s, kMostSeconds));
+    }
+    if (t.has_column("memory_gib") && !t.text(row, "memory_gib").empty()) {
+      r.memory_gib = t.positive(row, "memory_gib");
+      if (*r.memory_gib > kMostGib)
+        t.fail(row, "memory_gib", fmt::format("{:g} GiB is more than {:g} GiB per GPU", *r.memory_gib, kMostGib));
+    }
     out.rows.push_back(std::move(r));
   }
   return out;

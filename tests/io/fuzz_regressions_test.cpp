@@ -180,4 +180,8 @@ TEST(FuzzRegressions, TransformerCountsPastTheirBoundsAreInputErrors) {
   expect_input_error([&] { io::read_llm_configs(product); }, product, 2, "gpus", "281474976710656");
   const auto batch = tptest::write_file(d / "batch.csv", head + "16777216,16777216,16777216,64,8,4,128,1,16777216,1\n");
   expect_input_error([&] { io::read_llm_configs(batch); }, batch, 2, "global_batch", "does not divide");
+  // memory_gib 1e308 became infinite bytes, and the fitted memory overhead with it.
+  const auto huge = tptest::write_file(d / "huge.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,"
+                                                       "iteration_time_s,memory_gib\n1,8,1,64,8,4,128,1,1,1,1.5,1e308\n");
+  expect_input_error([&] { io::read_llm_configs(huge, true); }, huge, 2, "memory_gib", "more than");
 }
