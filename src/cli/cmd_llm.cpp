@@ -477,7 +477,8 @@ void setup(CLI::App& root) {
   m->callback([ma] { run_memory(*ma); });
 
   auto ea = std::make_shared<EvaluateArgs>();
-  auto* e = llm->add_subcommand("evaluate", "Score the time and memory models on Korthikanti et al. 2022's runs");
+  auto* e = llm->add_subcommand("evaluate", "Score the time and memory models on published runs (Korthikanti et al. 2022, "
+                                                "Megatron-LM's CI, runs at scale) or on measured ones (--runs, --grid)");
   e->add_option("--korthikanti", ea->dir,
                 "The folder with korthikanti2022_megatron_a100_iteration_time.csv and korthikanti2022_memory_per_gpu.csv "
                 "(../shared/data/llm)");

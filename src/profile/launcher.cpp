@@ -108,14 +108,17 @@ LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key,
                         fmt::format("trainplan-tp{}-pp{}-dp{}-mb{}", key.tp, key.pp, key.dp, key.micro_batch), s);
 }
 
+std::optional<std::string> rank0_line(const std::string& line) {
+  const size_t i = line.find_first_not_of(' ');
+  if (i == std::string::npos || line.compare(i, 3, "0: ") != 0) return std::nullopt;
+  return line.substr(i + 3);
+}
+
 std::string rank0_lines(const std::string& labelled) {
   std::istringstream in(labelled);
   std::string line, out;
-  while (std::getline(in, line)) {
-    size_t i = line.find_first_not_of(' ');
-    if (i == std::string::npos || line.compare(i, 3, "0: ") != 0) continue;
-    out += line.substr(i + 3) + "\n";
-  }
+  while (std::getline(in, line))
+    if (auto text = rank0_line(line)) out += *text + "\n";
   return out;
 }
 

@@ -5,6 +5,7 @@
 //          {rank} = $SLURM_PROCID; one without {rank} runs as one task per node.
 // Both fill {master_port} with a free loopback port chosen per trial.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ std::string to_string(const LayoutKey& k);  // "tp=2 pp=1 dp=1 mb=4 gb=16"
 // templates once per rank (tp·pp·dp of them), others once.
 LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
                               int master_port);
+
+// One line (without its newline) of `srun --label` output: its text when
+// labelled "0: " (leading spaces allowed), else nullopt.
+std::optional<std::string> rank0_line(const std::string& line);
 
 // Keeps the lines labelled "0: " by `srun --label` and strips the label.
 std::string rank0_lines(const std::string& labelled);

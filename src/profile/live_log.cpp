@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "profile/launcher.h"
 
 namespace trainplan::profile {
 
@@ -43,12 +44,11 @@ void LiveLog::output(const char* data, size_t n, bool labelled) {
     }
     std::string line;
     line.swap(partial_);
-    if (labelled) {
-      const size_t k = line.find_first_not_of(' ');
-      if (k == std::string::npos || line.compare(k, 3, "0: ") != 0) continue;
-      line.erase(0, k + 3);
+    if (!labelled) {
+      write_line(line);
+    } else if (auto text = rank0_line(line)) {
+      write_line(*text);
     }
-    write_line(line);
   }
 }
 
