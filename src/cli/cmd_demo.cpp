@@ -41,6 +41,7 @@ struct DemoArgs {
   std::string epochs = "1,2,3";
   std::string budget = "150s";
   std::string step_clock = "auto";
+  double time_trial_s = 1;  // seconds of timed steps per time-trial run at most
   std::string store = "trainplan-demo.db";
   std::string out = "trainplan-demo.csv";
   std::string plot = "trainplan-demo-plan.png";  // "" : no chart
@@ -73,6 +74,7 @@ Profiled profile_step(const DemoArgs& a) {
   std::string text = builtin_template(a.workload, builtin);
   CommandTemplate tmpl(text);
   builtin.time_only = true;
+  builtin.max_timed_s = a.time_trial_s;
   const auto clock = parse_step_clock(a.step_clock);
   if (!clock) throw InputError("", 0, "--step-clock", "must be auto, wall or cpu, got '" + a.step_clock + "'");
   builtin.step_clock = *clock == StepClock::kWall ? "wall" : "cpu";
@@ -88,14 +90,20 @@ Profiled profile_step(const DemoArgs& a) {
   opts.cancel = &install_interrupt_handler();
   SampleStore store(a.store);
   bind_store(store, text, a.workload, opts.launch);
+  // The built-in trainer's first k epochs are a k-epoch run (constant
+  // learning rate, shuffles seeded by the epoch): one training trial per
+  // global batch, the shorter epoch counts read off its curve.
+  store.set_meta(SampleStore::kCurveEpochsKey, "1");
   std::cerr << fmt::format(
       "step 1/3: profiling {} with trainplan-train ({} training images, {} test images; b in {{{}}}, r in {{{}}}: a time "
-      "trial of each, then training trials of e in {{{}}} per global batch b*r; budget {}; store {})\n",
+      "trial of each, then a training trial of e = {} per global batch b*r, whose learning curve gives e in "
+      "{{{}}}; budget {}; store {})\n",
       a.workload, a.train_subset > 0 ? std::to_string(a.train_subset) : "all",
       a.test_subset > 0 ? std::to_string(a.test_subset) : "all", fmt::join(grid.batches, ","),
-      fmt::join(grid.workers, ","), fmt::join(grid.epochs, ","), format_duration(*opts.budget_s), a.store);
+      fmt::join(grid.workers, ","), grid.epochs.back(), fmt::join(grid.epochs, ","), format_duration(*opts.budget_s),
+      a.store);
   Progress progress(stderr, stderr_is_tty());
-  ProfileSummary s = run_profile(tmpl, time_and_global_batch_plan(grid), store, opts, progress);
+  ProfileSummary s = run_profile(tmpl, time_and_global_batch_plan(grid, /*longest_only=*/true), store, opts, progress);
   if (s.interrupted) {
     std::cerr << fmt::format("interrupted; finished trials are kept in {}: run `trainplan demo` again to resume\n", a.store);
     std::cout.flush();
@@ -285,6 +293,11 @@ void setup(CLI::App& root) {
   cmd->add_option("--workers", a->workers, "Worker counts to profile")->capture_default_str();
   cmd->add_option("--epochs", a->epochs, "Epoch counts to profile")->capture_default_str();
   cmd->add_option("--budget", a->budget, "Time budget for profiling")->capture_default_str();
+  cmd->add_option("--time-trial-s", a->time_trial_s,
+                  "Seconds of timed steps per time-trial run at most (each runs until its median is known to +-2% "
+                  "or this; 0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--step-clock", a->step_clock,
                   "How a step is timed: cpu (the process's CPU time per step: what other processes on a busy "
                   "machine barely change), wall, or auto (cpu for CPU training with one thread per worker)")

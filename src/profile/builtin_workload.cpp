@@ -55,6 +55,7 @@ std::string builtin_template(const std::string& workload, const BuiltinWorkloadO
                   " --master-addr {master_addr} --master-port {master_port}";
   if (o.threads != 1) t += fmt::format(" --threads {}", o.threads);
   if (o.time_only && o.step_clock != "wall") t += " --step-clock " + o.step_clock;
+  if (o.time_only && o.max_timed_s > 0) t += fmt::format(" --max-timed-s {:g}", o.max_timed_s);
   if (!o.data_dir.empty()) t += " --data-dir " + shell_quote(o.data_dir);
   if (o.train_subset > 0) t += fmt::format(" --train-subset {}", o.train_subset);
   if (o.test_subset > 0) t += fmt::format(" --test-subset {}", o.test_subset);

@@ -17,6 +17,9 @@ struct BuiltinWorkloadOptions {
   bool time_only = false;    // the template of a time trial (--time-only; no {epochs})
   // A time trial's --step-clock (the clock its stop rule watches): "wall" or "cpu".
   std::string step_clock = "wall";
+  // A time trial's --max-timed-s: seconds of timed steps at most (0: the
+  // trainer's step cap alone).
+  double max_timed_s = 0;
 };
 
 // "lenet-mnist", "mlp-fashion".

@@ -146,7 +146,7 @@ std::vector<TrialKey> with_time_trials(const std::vector<TrialKey>& order) {
   return out;
 }
 
-std::vector<TrialKey> time_and_global_batch_plan(const GridSpec& g) {
+std::vector<TrialKey> time_and_global_batch_plan(const GridSpec& g, bool longest_only) {
   std::vector<TrialKey> out;
   std::map<long, std::pair<int, int>> by_global;  // global batch -> the (b, r) that trains it
   for (int r : g.workers)
@@ -155,8 +155,10 @@ std::vector<TrialKey> time_and_global_batch_plan(const GridSpec& g) {
       auto [it, fresh] = by_global.try_emplace(long(b) * r, std::pair(b, r));
       if (!fresh && r > it->second.second) it->second = {b, r};
     }
-  for (int e : g.epochs)
+  for (int e : g.epochs) {
+    if (longest_only && e != g.epochs.back()) continue;
     for (const auto& [global, br] : by_global) out.push_back({br.first, br.second, e});
+  }
   return out;
 }
 

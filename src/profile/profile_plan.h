@@ -48,7 +48,12 @@ std::vector<TrialKey> with_time_trials(const std::vector<TrialKey>& order);
 // It relies on the trainer's equivalence of (b, r) and (b·r, 1) at equal
 // global batch (docs/TRAINER.md), which synchronous SGD with gradient
 // averaging has.
-std::vector<TrialKey> time_and_global_batch_plan(const GridSpec& g);
+// longest_only: each global batch is trained once, for the most epochs of
+// the grid; the shorter counts are read off its learning curve (see
+// SampleStore::kCurveEpochsKey), for a trainer whose first k epochs do not
+// depend on how many follow (the built-in one: a constant learning rate and
+// a per-epoch shuffle seeded by the epoch).
+std::vector<TrialKey> time_and_global_batch_plan(const GridSpec& g, bool longest_only = false);
 
 // Parses "1,2,4" into integers; throws InputError naming `option` on bad text.
 std::vector<int> parse_int_list(const std::string& text, const std::string& option);

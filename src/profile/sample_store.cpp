@@ -303,6 +303,7 @@ SampleSet SampleStore::samples() const {
   for (const auto& [bw, t] : time_trials)
     if (!trained.count(bw)) ok.push_back(t);
   set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
+  const bool curve_epochs = meta(kCurveEpochsKey).value_or("") == "1";
   for (const auto& r : ok) {
     Sample s;
     s.batch = r.key.batch;
@@ -325,8 +326,14 @@ SampleSet SampleStore::samples() const {
       if (!best || measured.count({r.key.batch, r.key.workers, int(k + 1)})) continue;
       Sample c = s;
       c.epochs = double(k + 1);
-      c.metric = best;
-      set.curve.push_back(c);
+      if (curve_epochs) {
+        if (!m) continue;
+        c.metric = m;
+        set.samples.push_back(c);
+      } else {
+        c.metric = best;
+        set.curve.push_back(c);
+      }
     }
     set.samples.push_back(s);
   }

@@ -37,7 +37,13 @@ class SampleStore {
 
   // The ok trials as samples (epochs = the trial's planned epochs).
   // Direction follows the metric name ("loss", "error", "wer", "perplexity": min).
+  // Epochs before a training trial's last, where no trial of that length ran,
+  // go to SampleSet::curve (best metric so far); when the store's meta
+  // kCurveEpochsKey is "1" they are samples instead, with that epoch's own
+  // metric: the trainer then promises that the first k epochs of a longer
+  // run are a k-epoch run (a schedule that does not depend on the total).
   SampleSet samples() const;
+  static constexpr const char* kCurveEpochsKey = "curve_epochs";
 
  private:
   void exec(const std::string& sql);

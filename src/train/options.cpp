@@ -116,6 +116,10 @@ ParseResult parse_options(int argc, char** argv) {
   app.add_option("--max-steps", o.max_steps, "--time-only: time at most this many steps")
       ->capture_default_str()
       ->check(CLI::Range(5, 1000000));
+  app.add_option("--max-timed-s", o.max_timed_s,
+                 "--time-only: also stop once this many seconds of steps are timed (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
   app.add_option("--step-ci", o.step_ci,
                  "--time-only: stop once the median's 95% interval is within +-this fraction of it")
       ->capture_default_str()

@@ -36,6 +36,10 @@ struct TrainOptions {
   int min_steps = 20;
   int max_steps = 400;
   double step_ci = 0.02;
+  // Also stop once this many seconds of steps are timed (0: no limit), so
+  // that a trial's cost is bounded on a busy machine, where the interval may
+  // never narrow; the step_timing event then says converged false.
+  double max_timed_s = 0;
   // The clock the stop rule above watches: "wall", or "cpu" (this process's
   // CPU time per step, all its threads: what a step costs when no other
   // process competes for the cores; both are always reported).

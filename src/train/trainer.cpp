@@ -183,6 +183,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
   cpu_times.reserve(size_t(o.max_steps));
   const std::vector<double>& watched = o.step_clock == "cpu" ? cpu_times : times;
   bool converged = false;
+  const auto timing_start = Clock::now();
   while (int(times.size()) < o.max_steps) {
     auto idx = next_batch();
     const auto t0 = Clock::now();
@@ -193,12 +194,15 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
     const int timed = int(times.size());
     if (timed >= o.min_steps && (timed % 5 == 0 || timed == o.max_steps)) {
       const bool mine_ok = summarise_step_times(watched).ci95_relative_half_width() <= o.step_ci;
-      auto flag = torch::tensor({mine_ok ? 1.0 : 0.0}, torch::kFloat64);
-      step.comm.allreduce_sum(flag);
-      if (flag.item<double>() >= size - 0.5) {
+      const bool out_of_time = o.max_timed_s > 0 && seconds_since(timing_start) >= o.max_timed_s;
+      // Every rank's vote in one all-reduce: all converged, or any out of time.
+      auto flags = torch::tensor({mine_ok ? 1.0 : 0.0, out_of_time ? 1.0 : 0.0}, torch::kFloat64);
+      step.comm.allreduce_sum(flags);
+      if (flags[0].item<double>() >= size - 0.5) {
         converged = true;
         break;
       }
+      if (flags[1].item<double>() > 0.5) break;
     }
   }
   const StepTimeSummary summary = summarise_step_times(times);
@@ -212,6 +216,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                        {"warmup_steps", o.warmup_steps},
                        {"converged", converged},
                        {"step_ci_target", o.step_ci},
+                       {"max_timed_s", o.max_timed_s},
                        {"step_clock", o.step_clock},
                        {"threads", o.threads},
                        {"step_time_mean_s", summary.mean_s},

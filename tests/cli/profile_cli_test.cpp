@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -396,12 +397,17 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "step 3/3")) << r.err;  // progress: the last of the three steps ran
   auto j = nlohmann::json::parse(r.out);
-  // A time trial of each of the 3 x 2 (b, r), then training trials of 1 and 2
-  // epochs per global batch (32, 64, 128, 256): 8 trained samples, and the 2
-  // (b, r) never trained, (64, 1) and (128, 1), as time-only ones.
+  // A time trial of each of the 3 x 2 (b, r), then one training trial of 2
+  // epochs per global batch (32, 64, 128, 256), whose first epoch is the
+  // 1-epoch sample: 8 trained samples from 4 training trials, and the 2 (b, r)
+  // never trained, (64, 1) and (128, 1), as time-only ones.
+  EXPECT_EQ(SampleStore(f.store).trials().size(), 10u);
   auto samples = io::read_samples_csv(csv);
   EXPECT_EQ(samples.size(), 10u);
   EXPECT_EQ(samples.with_metric().size(), 8u);
+  std::map<double, int> by_epochs;
+  for (const auto& s : samples.with_metric()) ++by_epochs[s.epochs];
+  EXPECT_EQ(by_epochs, (std::map<double, int>{{1, 4}, {2, 4}}));
   for (const auto& s : samples.samples)  // epoch time from the time trials
     EXPECT_NEAR(s.epoch_time_s, 0.5 + 640 / s.global_batch(), 1e-4);
   // The fake's accuracy falls with the global batch and rises with epochs:

@@ -197,4 +197,8 @@ TEST(StepTiming, PlansPutTimeTrialsFirst) {
   EXPECT_EQ(plan, (std::vector<TrialKey>{{32, 1, 0}, {64, 1, 0}, {32, 2, 0}, {64, 2, 0},
                                         {32, 1, 1}, {32, 2, 1}, {64, 2, 1},
                                         {32, 1, 3}, {32, 2, 3}, {64, 2, 3}}));
+  // Longest only: one training trial per global batch, at the most epochs.
+  auto longest = time_and_global_batch_plan({{32, 64}, {1, 2}, {1, 3}}, /*longest_only=*/true);
+  EXPECT_EQ(longest, (std::vector<TrialKey>{{32, 1, 0}, {64, 1, 0}, {32, 2, 0}, {64, 2, 0},
+                                           {32, 1, 3}, {32, 2, 3}, {64, 2, 3}}));
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <map>
+
 #include "core/error.h"
 #include "profile/sample_store.h"
 #include "test_util.h"
@@ -121,6 +123,26 @@ TEST(StoreSqlite, LearningCurvesBecomeCurvePointsOfTheBestSoFar) {
   EXPECT_DOUBLE_EQ(set.curve[1].epochs, 3);
   EXPECT_DOUBLE_EQ(*set.curve[1].metric, 0.8);
   EXPECT_DOUBLE_EQ(set.curve[1].epoch_time_s, 2.0);
+}
+
+// With kCurveEpochsKey set, the same curve gives samples: each epoch's own
+// metric (what a trial of that length would report, dip and all), none
+// where the epoch had no metric, and none where a trial of its own ran.
+TEST(StoreSqlite, CurveEpochsBecomeSamplesWhenTheStoreSaysSo) {
+  auto dir = tptest::temp_dir("store");
+  SampleStore s((dir / "e.db").string());
+  auto rec = ok_record(16, 1, 5, 2.0, 0.70);
+  rec.epoch_metrics = {0.5, 0.8, std::nullopt, 0.75, 0.70};
+  s.put(rec);
+  s.put(ok_record(16, 1, 2, 2.0, 0.78));
+  EXPECT_EQ(s.samples().curve.size(), 3u);  // not yet: the default keeps epochs 1, 3 and 4 apart
+  s.set_meta(SampleStore::kCurveEpochsKey, "1");
+  SampleSet set = s.samples();
+  EXPECT_TRUE(set.curve.empty());
+  std::map<double, double> by_epochs;
+  for (const auto& x : set.samples) by_epochs[x.epochs] = *x.metric;
+  EXPECT_EQ(by_epochs, (std::map<double, double>{{1, 0.5}, {2, 0.78}, {4, 0.75}, {5, 0.70}}));
+  for (const auto& x : set.samples) EXPECT_DOUBLE_EQ(x.epoch_time_s, 2.0);
 }
 
 TEST(StoreSqlite, OpensAStoreWrittenBeforeCurvesWereKept) {

@@ -205,6 +205,57 @@ TEST(TrainDataParallel, ATimeTrialTimesStepsUntilTheMedianIsKnown) {
   EXPECT_EQ(c[0]["steps_timed"], 30);
 }
 
+// --max-timed-s bounds a time trial whose interval never narrows: it stops
+// on the clock, long before the step cap, and says it did not converge.
+TEST(TrainDataParallel, ATimeTrialStopsAtItsTimeLimit) {
+  REQUIRE_TRAINER("fashion-mnist");
+  auto runs = run_processes({"--workload mlp-fashion --batch 64 --time-only --train-subset 1000 --warmup-steps 0 "
+                             "--min-steps 5 --max-steps 1000000 --step-ci 0.0001 --max-timed-s 0.3"});
+  expect_all_ok(runs);
+  auto t = events_named(runs[0], "step_timing");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_FALSE(t[0]["converged"].get<bool>());
+  EXPECT_EQ(t[0]["max_timed_s"].get<double>(), 0.3);
+  const int timed = t[0]["steps_timed"].get<int>();
+  EXPECT_GE(timed, 5);
+  EXPECT_LT(timed, 1000000);
+  // The steps timed add up to about the limit: past it by at most the five
+  // steps between two checks.
+  const double spent = timed * t[0]["step_time_mean_s"].get<double>();
+  EXPECT_GE(spent, 0.3 * 0.9);
+  EXPECT_LE(spent, 0.3 + 6 * t[0]["step_time_mean_s"].get<double>() + 0.05);
+}
+
+// The demo reads shorter epoch counts off a longer trial's learning curve
+// (SampleStore::kCurveEpochsKey): that holds only if the first k epochs of a
+// longer run are exactly a k-epoch run, on one worker and on two.
+TEST(TrainDataParallel, TheFirstEpochsOfALongerRunAreTheShorterRun) {
+  REQUIRE_TRAINER("fashion-mnist");
+  const std::string args = "--workload mlp-fashion --batch 50 --train-subset 1000 --test-subset 500 --seed 3";
+  auto one = run_processes({args + " --epochs 1"});
+  auto three = run_processes({args + " --epochs 3"});
+  auto pair = [&](int epochs) {
+    const std::string a = args + " --epochs " + std::to_string(epochs) + " --workers 2 --timeout 60 --store-path " +
+                          (tptest::temp_dir("train_store") / ("store" + std::to_string(epochs))).string();
+    return run_processes({a + " --rank 0", a + " --rank 1"});
+  };
+  auto two_workers_one = pair(1);
+  auto two_workers_two = pair(2);
+  for (auto* r : {&one, &three, &two_workers_one, &two_workers_two}) expect_all_ok(*r);
+  auto e1 = events_named(one[0], "epoch"), e3 = events_named(three[0], "epoch");
+  ASSERT_EQ(e1.size(), 1u);
+  ASSERT_EQ(e3.size(), 3u);
+  EXPECT_EQ(e1[0]["metric"].get<double>(), e3[0]["metric"].get<double>());
+  EXPECT_EQ(e1[0]["train_loss"].get<double>(), e3[0]["train_loss"].get<double>());
+  // Later epochs differ from the first: the comparison is not vacuous.
+  EXPECT_NE(e3[0]["train_loss"].get<double>(), e3[2]["train_loss"].get<double>());
+  auto w1 = events_named(two_workers_one[0], "epoch"), w2 = events_named(two_workers_two[0], "epoch");
+  ASSERT_EQ(w1.size(), 1u);
+  ASSERT_EQ(w2.size(), 2u);
+  EXPECT_EQ(w1[0]["metric"].get<double>(), w2[0]["metric"].get<double>());
+  EXPECT_EQ(w1[0]["train_loss"].get<double>(), w2[0]["train_loss"].get<double>());
+}
+
 // --backend: auto at one worker makes no group; a named backend makes one
 // (its overhead is then timed); NCCL where the build has none (every CPU
 // build) fails with a message saying what to use instead.
