@@ -14,9 +14,12 @@ const char* LlmPlanOutcome::objective() const {
 }
 
 LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
-                             const plan::LlmPlanOptions& options) {
-  LlmPlanOutcome o{spec, hw, options, {}};
-  o.result = plan::plan_llm(spec, models::LlmTimeModel(hw), models::LlmMemoryModel(), options);
+                             const plan::LlmPlanOptions& options, const LlmPlanMeasured* measured) {
+  LlmPlanOutcome o{spec, hw, options, {}, std::nullopt};
+  models::LlmTimeModel time(hw, llm_time_params_for_fit(measured ? measured->fit : "efficiency"));
+  models::LlmMemoryModel memory;
+  if (measured) o.calibration = calibrate_llm_models(measured->table, measured->source, measured->fit, time, memory);
+  o.result = plan::plan_llm(spec, time, memory, options);
   return o;
 }
 
@@ -44,6 +47,7 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
     j["explanation"] = r.explanation;
     if (r.closest) j["closest"] = to_json(*r.closest);
   }
+  if (o.calibration) j["calibration"] = to_json(*o.calibration);
   return j;
 }
 

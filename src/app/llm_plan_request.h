@@ -2,8 +2,13 @@
 // one function, so that both give the same JSON (plan/llm_planner.h does the
 // search).
 #pragma once
+#include <optional>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
+#include "app/llm_calibration.h"
+#include "io/llm_config_csv.h"
 #include "plan/llm_planner.h"
 #include "structure/gpu_catalog.h"
 #include "structure/transformer.h"
@@ -15,19 +20,32 @@ struct LlmPlanOutcome {
   structure::HardwareProfile hardware;
   plan::LlmPlanOptions options;
   plan::LlmPlanResult result;
+  // Set when the models were calibrated on measured iterations.
+  std::optional<LlmCalibration> calibration;
   // "least time" under a GPU-hour budget, else "fewest GPU-hours".
   const char* objective() const;
 };
 
-// Searches with the hardware's time model and the memory model. Throws
-// InputError (fields tokens, global_batch, max_gpus) as plan::plan_llm does.
+// Measured iterations to calibrate the plan's models on (llm_calibration.h):
+// rows of any shape and layout, read with require_time.
+struct LlmPlanMeasured {
+  io::LlmConfigTable table;
+  std::string source;          // the file, or the name given to the text
+  std::string fit = "efficiency";  // one of llm_fit_modes()
+};
+
+// Searches with the hardware's time model and the memory model, both
+// calibrated on `measured` when given (every configuration is then ranked by
+// the calibrated models). Throws InputError (fields tokens, global_batch,
+// max_gpus) as plan::plan_llm does.
 LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
-                             const plan::LlmPlanOptions& options);
+                             const plan::LlmPlanOptions& options, const LlmPlanMeasured* measured = nullptr);
 
 // {"model", "params", "gpu", "objective", "iterations", "enumerated",
 //  "fit_memory", "qualified", "memory_available_gib", "top": [...],
 //  "chosen" (when something qualifies), "failing", "explanation",
-//  "closest" (when nothing does)}; memory in GiB.
+//  "closest" (when nothing does), "calibration" (when calibrated:
+//  to_json(LlmCalibration))}; memory in GiB.
 nlohmann::json to_json(const LlmPlanOutcome& o);
 nlohmann::json to_json(const plan::LlmCandidate& c);
 

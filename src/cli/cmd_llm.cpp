@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "app/llm_calibration.h"
 #include "cli/command.h"
 #include "cli/llm_shape.h"
 #include "core/error.h"
@@ -53,22 +54,6 @@ nlohmann::json params_json(const models::LlmTimeModel& tm, const models::LlmMemo
 
 // ---- predict ----
 
-// What --calibrate fits (LlmTimeModel::fit): "efficiency", the peak, link
-// and memory fractions (the default); "overheads", the per-iteration and
-// per-layer host overheads with the datasheet fractions kept; "all", the
-// fractions, the overheads and the link latency together.
-const std::vector<std::string>& fit_modes() {
-  static const std::vector<std::string> modes = {"efficiency", "overheads", "all"};
-  return modes;
-}
-
-models::LlmTimeParams time_params_for_fit(const std::string& fit) {
-  models::LlmTimeParams p;
-  p.fit_overheads = fit == "overheads";
-  p.fit_all = fit == "all";
-  return p;
-}
-
 struct PredictArgs {
   std::string configs, gpu, calibrate, out, fit = "efficiency";
   bool json = false;
@@ -77,21 +62,12 @@ struct PredictArgs {
 void run_predict(const PredictArgs& a) {
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto in = io::read_llm_configs(a.configs);
-  models::LlmTimeModel tm(hw, time_params_for_fit(a.fit));
+  models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
   models::LlmMemoryModel mm;
   double calibration_error = -1;
   if (!a.calibrate.empty()) {
     auto measured = io::read_llm_configs(a.calibrate, /*require_time=*/true);
-    std::vector<models::LlmTimeSample> ts;
-    std::vector<models::LlmMemorySample> ms;
-    for (const auto& r : measured.rows) {
-      ts.push_back({r.spec, r.layout, *r.iteration_time_s});
-      if (r.memory_gib) ms.push_back({r.spec, r.layout, *r.memory_gib * kGiB});
-    }
-    tm.fit(ts);
-    if (!ms.empty()) mm.fit(ms);
-    calibration_error = 0;
-    for (const auto& x : ts) calibration_error += std::abs(tm.predict(x.spec, x.layout).iteration / x.seconds - 1) / ts.size();
+    calibration_error = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm).time_mean_abs_relative_error;
   }
   std::vector<std::vector<double>> values;
   nlohmann::json rows = nlohmann::json::array();
@@ -338,7 +314,7 @@ void run_scale(const EvaluateArgs& a) {
 void run_grid(const EvaluateArgs& a) {
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
-  auto e = scoring::evaluate_llm_grid(grid.rows, hw, time_params_for_fit(a.fit));
+  auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_time_params_for_fit(a.fit));
   const auto& f = e.fitted_time;
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
@@ -451,7 +427,7 @@ void setup(CLI::App& root) {
                 "per-layer host seconds, fractions as the datasheet's) or all (both, and the link latency; "
                 "8 distinct configurations)")
       ->capture_default_str()
-      ->check(CLI::IsMember(fit_modes()));
+      ->check(CLI::IsMember(app::llm_fit_modes()));
   p->add_option("-o,--out", pa->out, "Write the configurations with iteration_time_s and memory_gib appended");
   p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
   p->callback([pa] { run_predict(*pa); });
@@ -495,7 +471,7 @@ void setup(CLI::App& root) {
                 "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory");
   e->add_option("--fit", ea->fit, "With --grid: what calibration fits (as llm predict --fit)")
       ->capture_default_str()
-      ->check(CLI::IsMember(fit_modes()));
+      ->check(CLI::IsMember(app::llm_fit_modes()));
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
   e->callback([ea] {

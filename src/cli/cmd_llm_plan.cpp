@@ -3,11 +3,14 @@
 // optimizer) that trains a token budget at the least GPU-hours under a
 // deadline, or in the least time under a GPU-hour budget, by exhaustive
 // search (plan/llm_planner.h); --emit prints it as a torchrun command line or
-// an sbatch script (plan/llm_launch.h). Nothing qualifies: exit 3 naming the
-// constraint that fails and by how much.
+// an sbatch script (plan/llm_launch.h); --calibrate ranks the configurations
+// with the time and memory models fitted to measured iterations, as `llm
+// predict --calibrate` fits them (app/llm_calibration.h). Nothing qualifies:
+// exit 3 naming the constraint that fails and by how much.
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "app/llm_plan_request.h"
@@ -15,6 +18,7 @@
 #include "cli/llm_shape.h"
 #include "core/error.h"
 #include "io/hardware_file.h"
+#include "io/llm_config_csv.h"
 #include "plan/llm_launch.h"
 #include "plan/llm_planner.h"
 
@@ -25,7 +29,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct PlanArgs {
   LlmShapeArgs shape;
-  std::string gpu, precision = "bf16", emit, script = "pretrain_gpt.py";
+  std::string gpu, precision = "bf16", emit, script = "pretrain_gpt.py", calibrate, fit = "efficiency";
   plan::LlmPlanOptions options;
   double reserve_gib = 2;
   bool json = false;
@@ -40,10 +44,15 @@ void run_plan(PlanArgs a) {
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
+  // Read before planning, so that a bad measured file is named by its own line and column.
+  std::optional<app::LlmPlanMeasured> measured;
+  if (!a.calibrate.empty())
+    measured = app::LlmPlanMeasured{io::read_llm_configs(a.calibrate, /*require_time=*/true), a.calibrate, a.fit};
   app::LlmPlanOutcome outcome;
   try {
-    outcome = app::make_llm_plan(s, hw, a.options);
+    outcome = app::make_llm_plan(s, hw, a.options, measured ? &*measured : nullptr);
   } catch (const InputError& e) {
+    if (!e.file().empty() || e.field().empty()) throw;
     std::string f = e.field() == "global_batch" ? "global-batch" : e.field() == "max_gpus" ? "max-gpus" : e.field();
     throw InputError("", 0, "--" + f, e.message());
   }
@@ -75,6 +84,7 @@ void run_plan(PlanArgs a) {
                            a.options.gpu_hour_budget > 0
                                ? fmt::format(" within {:.4g} GPU-hours", a.options.gpu_hour_budget)
                                : "");
+  if (outcome.calibration) std::cout << app::describe(*outcome.calibration) << "\n";
   if (r.top.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
   std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
                            "rank", "gpus", "tp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
@@ -102,6 +112,8 @@ void setup(CLI::App& root) {
                                         "GPU-hours (or time), by exhaustive search");
   p->footer("Example:\n  trainplan llm plan --model gpt3-175b --gpu h100 --max-gpus 1024 --tokens 300e9 "
             "--global-batch 1536 --deadline 720h --emit slurm\n"
+            "  trainplan llm plan --model gpt3-6.7b --gpu h100 --max-gpus 64 --tokens 1e11 --global-batch 512 "
+            "--calibrate measured.csv\n"
             "Exit 3 when nothing fits or meets the deadline or budget, naming the constraint and by how much.");
   add_llm_shape_options(p, a->shape);
   p->add_option("--gpu", a->gpu, "A catalog name (trainplan hardware) or a hardware file")->required();
@@ -120,6 +132,15 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   p->add_flag("--flash-attention", a->options.flash_attention,
               "Fused attention (FlashAttention; Megatron-Core's default with Transformer Engine): no s^2 activations");
+  p->add_option("--calibrate", a->calibrate,
+                "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
+                "rank with the time and memory models fitted to them, as llm predict --calibrate does");
+  p->add_option("--fit", a->fit,
+                "With --calibrate: efficiency (peak, link and memory fractions), overheads (per-iteration and "
+                "per-layer host seconds, fractions as the datasheet's) or all (both, and the link latency; "
+                "8 distinct configurations)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(app::llm_fit_modes()));
   p->add_flag("--json", a->json, "Print JSON");
   p->add_option("--emit", a->emit, "Print the chosen configuration as a Megatron-LM launch: torchrun or slurm");
   p->add_option("--script", a->script, "Megatron-LM's training script for --emit")->capture_default_str();

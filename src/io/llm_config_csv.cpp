@@ -35,9 +35,12 @@ bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col) {
 
 }  // namespace
 
-LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
-  LlmConfigTable out{CsvTable::read(path), {}};
+namespace {
+
+LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
+  LlmConfigTable out{std::move(table), {}};
   const CsvTable& t = out.table;
+  const std::string& path = t.path();
   std::vector<std::string> required = {"gpus", "global_batch", "micro_batch", "hidden", "heads",
                                        "layers", "seq", "tp", "dp", "pp"};
   if (require_time) required.push_back("iteration_time_s");
@@ -99,6 +102,16 @@ LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
     out.rows.push_back(std::move(r));
   }
   return out;
+}
+
+}  // namespace
+
+LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
+  return llm_configs_from(CsvTable::read(path), require_time);
+}
+
+LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time) {
+  return llm_configs_from(CsvTable::parse(text, name), require_time);
 }
 
 void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,

@@ -43,6 +43,9 @@ struct LlmConfigTable {
 // layout the shape does not divide (structure::check_layout: tp not dividing
 // the heads, micro_batch·dp not dividing global_batch, ...).
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time = false);
+// The same from CSV text (a request's body); `name` stands for the path in
+// messages.
+LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time = false);
 
 // Writes `in`'s columns and rows with `values[row][j]` under names[j]: in
 // the column of that name when `in` has one, else in a column appended.

@@ -14,6 +14,7 @@
 
 #include "app/curves.h"
 #include "app/llm_plan_request.h"
+#include "io/llm_config_csv.h"
 #include "app/simulate_request.h"
 #include "app/search_space.h"
 #include "core/cancel.h"
@@ -621,7 +622,7 @@ json Service::llm_models() const {
 Response Service::llm_plan_request(const json& req) {
   static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
-                                                "flash_attention"};
+                                                "flash_attention", "calibrate"};
   for (const auto& [k, v] : req.items())
     if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
   const std::string model = get_string(req, "model", "");
@@ -650,7 +651,14 @@ Response Service::llm_plan_request(const json& req) {
   if (!(reserve_gib >= 0)) throw RequestError(400, "reserve_gib", "reserve_gib must be >= 0");
   o.memory_reserve_bytes = reserve_gib * 1024.0 * 1024.0 * 1024.0;
   o.flash_attention = get_bool(req, "flash_attention", false);
-  const app::LlmPlanOutcome out = app::make_llm_plan(*spec, *hw, o);
+  // Measured iterations as CSV text, not a path: a path would be a read of the server's files. Its errors name
+  // "calibrate" with the line and column, as the CLI names the file.
+  std::optional<app::LlmPlanMeasured> measured;
+  if (req.contains("calibrate")) {
+    const std::string text = get_string(req, "calibrate", "");
+    measured = app::LlmPlanMeasured{io::parse_llm_configs(text, "calibrate", /*require_time=*/true), "calibrate"};
+  }
+  const app::LlmPlanOutcome out = app::make_llm_plan(*spec, *hw, o, measured ? &*measured : nullptr);
   json j = app::to_json(out);
   // Nothing qualifies: 422 as the plan's own, with the search's answer (the closest configuration) beside the reason.
   if (out.result.top.empty()) return {422, {{"error", out.result.failing + ": " + out.result.explanation}, {"plan", j}}};

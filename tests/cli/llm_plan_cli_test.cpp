@@ -1,10 +1,14 @@
 // trainplan llm plan through the CLI: the chosen configuration with its
 // memory and headroom, --emit, exit 3 naming the failing constraint, exit 2
-// on bad options.
+// on bad options; --calibrate's models and their account, exit 2 on a bad
+// measured file.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "app/llm_measured_rows.h"
+#include "models/llm_time.h"
+#include "structure/gpu_catalog.h"
 #include "test_util.h"
 
 TEST(LlmPlanCli, ChoosesAConfigurationAndSaysItsMemoryAndHeadroom) {
@@ -48,4 +52,75 @@ TEST(LlmPlanCli, BadOptionsExitTwo) {
   r = tptest::run_cli("llm plan --model nope --gpu h100 --tokens 1e9 --global-batch 8");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--model"), std::string::npos) << r.err;
+}
+
+namespace {
+
+const std::string kCalibratedBase = "llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 --global-batch 512";
+
+}  // namespace
+
+// --calibrate ranks with the models fitted to measured iterations (here made
+// with half the datasheet's peak fraction and 3 GiB of overhead) and says so:
+// the rows, the factors, the overhead and the in-sample error.
+TEST(LlmPlanCli, CalibratedPlanSaysSoAndIsSlower) {
+  auto d = tptest::temp_dir("llm_plan_cli");
+  auto hw = *trainplan::structure::find_builtin_hardware("h100");
+  auto m = tptest::write_file(d / "measured.csv", tptest::llm_measured_csv(hw, 0.5, 3.0));
+  auto base = tptest::run_cli(kCalibratedBase + " --json");
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  auto jb = nlohmann::json::parse(base.out);
+  EXPECT_FALSE(jb.contains("calibration"));
+  auto r = tptest::run_cli(kCalibratedBase + " --calibrate " + m + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("calibration")) << r.out;
+  const auto& c = j["calibration"];
+  EXPECT_EQ(c["measured"], m);
+  EXPECT_EQ(c["rows"], 7);
+  EXPECT_EQ(c["memory_rows"], 7);
+  EXPECT_EQ(c["fitted_factors"], 3);
+  EXPECT_NEAR(c["peak_fraction"].get<double>() / (0.5 * trainplan::models::LlmTimeParams{}.gemm.peak_fraction), 1, 0.05);
+  EXPECT_NEAR(c["memory_overhead_gib"].get<double>(), 3.0, 0.01);
+  EXPECT_LT(c["mean_abs_relative_error"].get<double>(), 0.01);
+  EXPECT_GT(j["chosen"]["train_time_s"].get<double>(), jb["chosen"]["train_time_s"].get<double>());
+  EXPECT_GT(j["chosen"]["gpu_hours"].get<double>(), 1.2 * jb["chosen"]["gpu_hours"].get<double>());
+
+  auto t = tptest::run_cli(kCalibratedBase + " --calibrate " + m);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("calibrated on " + m + " (7 rows): 3 factor(s): peak "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("memory overhead 3.00 GiB"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("mean |error|"), std::string::npos) << t.out;
+  auto plain = tptest::run_cli(kCalibratedBase);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("calibrated"), std::string::npos) << plain.out;
+}
+
+// A bad measured file exits 2 naming the file, the line and the column, as
+// llm predict --calibrate does; a missing one names the file.
+TEST(LlmPlanCli, MalformedMeasuredFileExitsTwoNamingLineAndColumn) {
+  auto d = tptest::temp_dir("llm_plan_cli");
+  const std::string header = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s\n";
+  const std::string good = "8,8,1,1024,16,24,2048,8,1,1,0.5\n";
+  struct Case {
+    std::string row, column;
+  };
+  for (const auto& c : {Case{"8,8,1,1024,16,24,2048,8,1,one,0.5", "pp"}, Case{"8,8,1,1024,16,24,2048,8,1,1,-2", "iteration_time_s"},
+                        Case{"8,8,1,1024,16,24,2048,3,1,1,0.5", "gpus"}, Case{"8,8,1,1024,16,24,2048,8,1,1,", "iteration_time_s"}}) {
+    auto m = tptest::write_file(d / "bad.csv", header + good + c.row + "\n");
+    auto r = tptest::run_cli(kCalibratedBase + " --calibrate " + m);
+    EXPECT_EQ(r.exit_code, 2) << c.row;
+    EXPECT_NE(r.err.find(m + ":3: column '" + c.column + "'"), std::string::npos) << r.err;
+  }
+  // Without the measured column at all: the header's line names it.
+  auto m = tptest::write_file(d / "untimed.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n" +
+                                                     good.substr(0, good.rfind(',')) + "\n");
+  auto r = tptest::run_cli(kCalibratedBase + " --calibrate " + m + " --json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(m), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("iteration_time_s"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  r = tptest::run_cli(kCalibratedBase + " --calibrate " + (d / "absent.csv").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find((d / "absent.csv").string()), std::string::npos) << r.err;
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "app/curves.h"
+#include "app/llm_measured_rows.h"
 #include "io/sample_csv.h"
 #include "server/web_assets.h"
 #include "server_util.h"
@@ -189,6 +190,37 @@ TEST(Web, LlmPlanEqualsCli) {
   EXPECT_EQ(e["field"], "tokens");
   e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 0}}, &st);
   EXPECT_EQ(st, 400) << e.dump();
+}
+
+// /llm/plan's `calibrate` (measured iterations as CSV text) plans as `llm
+// plan --calibrate FILE` does; a bad row is 400 naming its line and column.
+TEST(Web, LlmPlanCalibratedEqualsCli) {
+  Running s;
+  int st = 0;
+  const std::string measured = tptest::llm_measured_csv(*structure::find_builtin_hardware("h100"), 0.5, 3.0);
+  json got = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
+                                      {"global_batch", 512}, {"calibrate", measured}},
+                    &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  auto d = tptest::temp_dir("web_llm");
+  auto m = tptest::write_file(d / "measured.csv", measured);
+  auto cli = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 --global-batch 512 "
+                             "--calibrate " + m + " --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  json want = json::parse(cli.out);
+  EXPECT_EQ(got["calibration"]["measured"], "calibrate");
+  EXPECT_EQ(want["calibration"]["measured"], m);
+  got["calibration"].erase("measured");
+  want["calibration"].erase("measured");
+  EXPECT_EQ(got, want);
+
+  json e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8},
+                                    {"calibrate", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,"
+                                                  "iteration_time_s\n8,8,1,1024,16,24,2048,8,1,x,0.5\n"}},
+                  &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["line"], 2) << e.dump();
+  EXPECT_NE(e["error"].get<std::string>().find("column 'pp'"), std::string::npos) << e.dump();
 }
 
 // /simulate on a named workload answers `trainplan simulate --json` plus each

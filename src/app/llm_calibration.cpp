@@ -1,0 +1,85 @@
+#include "app/llm_calibration.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace trainplan::app {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}
+
+const std::vector<std::string>& llm_fit_modes() {
+  static const std::vector<std::string> modes = {"efficiency", "overheads", "all"};
+  return modes;
+}
+
+models::LlmTimeParams llm_time_params_for_fit(const std::string& fit) {
+  models::LlmTimeParams p;
+  p.fit_overheads = fit == "overheads";
+  p.fit_all = fit == "all";
+  return p;
+}
+
+LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const std::string& source,
+                                    const std::string& fit, models::LlmTimeModel& time,
+                                    models::LlmMemoryModel& memory) {
+  std::vector<models::LlmTimeSample> ts;
+  std::vector<models::LlmMemorySample> ms;
+  for (const auto& r : measured.rows) {
+    // read_llm_configs(require_time) guarantees it; a table read without it is the caller's mistake.
+    if (!r.iteration_time_s) throw InputError(source, r.line, "iteration_time_s", "a measured row needs its iteration time");
+    ts.push_back({r.spec, r.layout, *r.iteration_time_s});
+    if (r.memory_gib) ms.push_back({r.spec, r.layout, *r.memory_gib * kGiB});
+  }
+  time.fit(ts);
+  if (!ms.empty()) memory.fit(ms);
+  LlmCalibration c;
+  c.source = source;
+  c.fit = fit;
+  c.rows = long(ts.size());
+  c.memory_rows = long(ms.size());
+  c.fitted_factors = time.fitted_factors();
+  c.time = time.params();
+  c.memory_overhead_bytes = memory.params().overhead_bytes;
+  for (const auto& x : ts) c.time_mean_abs_relative_error += std::abs(time.predict(x.spec, x.layout).iteration / x.seconds - 1) / ts.size();
+  if (!ms.empty()) {
+    c.memory_mean_abs_relative_error = 0;
+    for (const auto& x : ms) c.memory_mean_abs_relative_error += std::abs(memory.predict(x.spec, x.layout).total() / x.bytes - 1) / ms.size();
+  }
+  return c;
+}
+
+nlohmann::json to_json(const LlmCalibration& c) {
+  nlohmann::json j = {{"measured", c.source}, {"fit", c.fit}, {"rows", c.rows}, {"memory_rows", c.memory_rows},
+                      {"fitted_factors", c.fitted_factors}, {"peak_fraction", c.time.gemm.peak_fraction},
+                      {"link_fraction", c.time.link_fraction}, {"memory_fraction", c.time.gemm.memory_fraction},
+                      {"memory_overhead_gib", c.memory_overhead_bytes / kGiB},
+                      {"mean_abs_relative_error", c.time_mean_abs_relative_error}};
+  if (c.memory_rows > 0) j["memory_mean_abs_relative_error"] = c.memory_mean_abs_relative_error;
+  if (c.fit != "efficiency") {
+    j["iteration_overhead_s"] = c.time.iteration_overhead_s;
+    j["layer_overhead_s"] = c.time.layer_overhead_s;
+    j["link_latency_s"] = c.time.link_latency_s;
+  }
+  return j;
+}
+
+std::string describe(const LlmCalibration& c) {
+  std::string s = fmt::format("calibrated on {} ({} row{}): {} factor(s): peak {:.3f}, link {:.3f}, memory {:.3f}",
+                              c.source, c.rows, c.rows == 1 ? "" : "s", c.fitted_factors, c.time.gemm.peak_fraction,
+                              c.time.link_fraction, c.time.gemm.memory_fraction);
+  if (c.fit != "efficiency")
+    s += fmt::format("; overheads {:.4g} s per iteration, {:.4g} s per layer and micro-batch; link latency {:.4g} s",
+                     c.time.iteration_overhead_s, c.time.layer_overhead_s, c.time.link_latency_s);
+  if (c.memory_rows > 0)
+    s += fmt::format("; memory overhead {:.2f} GiB ({} row{}, mean |error| {:.2f}%)", c.memory_overhead_bytes / kGiB,
+                     c.memory_rows, c.memory_rows == 1 ? "" : "s", 100 * c.memory_mean_abs_relative_error);
+  s += fmt::format("; mean |error| {:.2f}%", 100 * c.time_mean_abs_relative_error);
+  return s;
+}
+
+}  // namespace trainplan::app
