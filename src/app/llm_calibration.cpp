@@ -10,7 +10,7 @@ namespace trainplan::app {
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-}
+}  // namespace
 
 const std::vector<std::string>& llm_fit_modes() {
   static const std::vector<std::string> modes = {"efficiency", "overheads", "all"};
@@ -35,9 +35,10 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
     ts.push_back({r.spec, r.layout, *r.iteration_time_s});
     if (r.memory_gib) ms.push_back({r.spec, r.layout, *r.memory_gib * kGiB});
   }
+  LlmCalibration c;
+  c.cv = uncertainty::cross_validate_llm(measured, time, memory);
   time.fit(ts);
   if (!ms.empty()) memory.fit(ms);
-  LlmCalibration c;
   c.source = source;
   c.fit = fit;
   c.rows = long(ts.size());
@@ -60,6 +61,12 @@ nlohmann::json to_json(const LlmCalibration& c) {
                       {"memory_overhead_gib", c.memory_overhead_bytes / kGiB},
                       {"mean_abs_relative_error", c.time_mean_abs_relative_error}};
   if (c.memory_rows > 0) j["memory_mean_abs_relative_error"] = c.memory_mean_abs_relative_error;
+  auto or_null = [](double x) { return x < 0 ? nlohmann::json(nullptr) : nlohmann::json(x); };
+  j["cv"] = {{"folds", c.cv.folds},
+             {"time_mean_abs_relative_error", or_null(c.cv.time_mean_abs_relative_error)},
+             {"memory_mean_abs_relative_error", or_null(c.cv.memory_mean_abs_relative_error)},
+             {"time_errors", c.cv.time_errors},
+             {"memory_errors", c.cv.memory_errors}};
   if (c.fit != "efficiency") {
     j["iteration_overhead_s"] = c.time.iteration_overhead_s;
     j["layer_overhead_s"] = c.time.layer_overhead_s;
@@ -79,6 +86,11 @@ std::string describe(const LlmCalibration& c) {
     s += fmt::format("; memory overhead {:.2f} GiB ({} row{}, mean |error| {:.2f}%)", c.memory_overhead_bytes / kGiB,
                      c.memory_rows, c.memory_rows == 1 ? "" : "s", 100 * c.memory_mean_abs_relative_error);
   s += fmt::format("; mean |error| {:.2f}%", 100 * c.time_mean_abs_relative_error);
+  if (c.cv.folds > 0) {
+    s += fmt::format("; cross-validated ({} folds) {:.2f}%", c.cv.folds, 100 * c.cv.time_mean_abs_relative_error);
+    if (c.cv.memory_mean_abs_relative_error >= 0)
+      s += fmt::format(", memory {:.2f}%", 100 * c.cv.memory_mean_abs_relative_error);
+  }
   return s;
 }
 

@@ -18,6 +18,7 @@
 #include "io/llm_config_csv.h"
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
+#include "uncertainty/llm_cross_validation.h"
 
 namespace trainplan::app {
 
@@ -42,6 +43,7 @@ struct LlmCalibration {
   // after the fit, and of the memory when memory_rows > 0 (else -1).
   double time_mean_abs_relative_error = 0;
   double memory_mean_abs_relative_error = -1;
+  uncertainty::LlmCrossValidation cv;  // out of sample
 };
 
 // Fits `time` and `memory` in place on `measured` (read with require_time,
@@ -51,14 +53,17 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
                                     const std::string& fit, models::LlmTimeModel& time,
                                     models::LlmMemoryModel& memory);
 
-// {"measured", "fit", "rows", "memory_rows", "fitted_factors",
+// {"measured", "fit", "rows", "memory_rows", "fitted_factors", "cv" ({"folds",
+//  "time_mean_abs_relative_error", "memory_mean_abs_relative_error" (null
+//  without), "time_errors", "memory_errors"}),
 //  "peak_fraction", "link_fraction", "memory_fraction", "memory_overhead_gib",
 //  "mean_abs_relative_error", and with memory rows
 //  "memory_mean_abs_relative_error"; with fit "overheads" or "all" also
 //  "iteration_overhead_s", "layer_overhead_s", "link_latency_s"}.
 nlohmann::json to_json(const LlmCalibration& c);
 // "calibrated on FILE (N rows): K factor(s): peak P, link L, memory M;
-// memory overhead G GiB (from R rows); mean |error| E%": one line.
+// memory overhead G GiB (from R rows); mean |error| E%; cross-validated
+// (F folds) X%, memory Y%": one line.
 std::string describe(const LlmCalibration& c);
 
 }  // namespace trainplan::app

@@ -21,6 +21,7 @@
 #include "models/llm_time.h"
 #include "io/megatron_ci_csv.h"
 #include "scoring/llm_eval.h"
+#include "uncertainty/llm_cross_validation.h"
 #include "scoring/llm_grid_eval.h"
 #include "scoring/megatron_ci_eval.h"
 #include "scoring/transformer_runs_eval.h"
@@ -56,19 +57,28 @@ nlohmann::json params_json(const models::LlmTimeModel& tm, const models::LlmMemo
 
 struct PredictArgs {
   std::string configs, gpu, calibrate, out, fit = "efficiency";
+  double interval = 0;  // coverage of the prediction intervals; 0: none
   bool json = false;
 };
 
 void run_predict(const PredictArgs& a) {
+  if (a.interval > 0 && a.calibrate.empty())
+    throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto in = io::read_llm_configs(a.configs);
   models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
   models::LlmMemoryModel mm;
-  double calibration_error = -1;
+  std::optional<app::LlmCalibration> cal;
   if (!a.calibrate.empty()) {
     auto measured = io::read_llm_configs(a.calibrate, /*require_time=*/true);
-    calibration_error = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm).time_mean_abs_relative_error;
+    cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
   }
+  const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors.empty();
+  const bool memory_interval = a.interval > 0 && cal && !cal->cv.memory_errors.empty();
+  std::vector<std::string> columns = {"iteration_time_s", "memory_gib"};
+  if (time_interval) columns.insert(columns.end(), {"iteration_time_lo_s", "iteration_time_hi_s"});
+  if (memory_interval) columns.insert(columns.end(), {"memory_gib_lo", "memory_gib_hi"});
+  bool short_of_coverage = false;
   std::vector<std::vector<double>> values;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : in.rows) {
@@ -78,19 +88,51 @@ void run_predict(const PredictArgs& a) {
     nlohmann::json j = {{"line", r.line}, {"fits_memory", m.total() <= hw.gpu.memory_gb * 1e9}};
     j.update(time_json(t));
     j.update(memory_json(m));
+    if (time_interval) {
+      auto iv = *uncertainty::conformal_interval(t.iteration, cal->cv.time_errors, a.interval);
+      values.back().insert(values.back().end(), {iv.lo, iv.hi});
+      j["iteration_time_interval_s"] = {iv.lo, iv.hi};
+      short_of_coverage |= iv.short_of_coverage;
+    }
+    if (memory_interval) {
+      auto iv = *uncertainty::conformal_interval(m.total() / kGiB, cal->cv.memory_errors, a.interval);
+      values.back().insert(values.back().end(), {iv.lo, iv.hi});
+      j["memory_gib_interval"] = {iv.lo, iv.hi};
+      short_of_coverage |= iv.short_of_coverage;
+    }
     rows.push_back(j);
   }
-  if (!a.out.empty()) io::write_llm_predictions(a.out, in.table, {"iteration_time_s", "memory_gib"}, values);
+  if (!a.out.empty()) io::write_llm_predictions(a.out, in.table, columns, values);
+  const std::string interval_note =
+      a.interval <= 0 ? ""
+      : !time_interval
+          ? "no intervals: the calibration has fewer than two configurations to cross-validate"
+          : fmt::format("{:.0f}% intervals from the {} cross-validated errors{}", 100 * a.interval,
+                        cal->cv.time_errors.size(),
+                        short_of_coverage ? " (too few measurements to promise that coverage: the widest error used)" : "");
   if (a.json) {
     nlohmann::json out = {{"configs", a.configs}, {"model", params_json(tm, mm)}, {"rows", rows}};
-    if (calibration_error >= 0) out["calibration_mean_abs_relative_error"] = calibration_error;
+    if (cal) {
+      out["calibration_mean_abs_relative_error"] = cal->time_mean_abs_relative_error;
+      out["calibration"] = app::to_json(*cal);
+    }
+    if (a.interval > 0) out["interval"] = {{"coverage", a.interval}, {"note", interval_note}};
     std::cout << out.dump(2) << "\n";
     return;
   }
-  if (calibration_error >= 0)
+  if (cal) {
     std::cerr << fmt::format("calibrated on {}: {} factor(s): peak {:.3f}, link {:.3f}, memory {:.3f}; mean |error| {:.2f}%\n",
                              a.calibrate, tm.fitted_factors(), tm.params().gemm.peak_fraction, tm.params().link_fraction,
-                             tm.params().gemm.memory_fraction, 100 * calibration_error);
+                             tm.params().gemm.memory_fraction, 100 * cal->time_mean_abs_relative_error);
+    if (cal->cv.folds > 0)
+      std::cerr << fmt::format("  cross-validated ({} folds, each configuration predicted by a fit without it): mean "
+                               "|error| {:.2f}%{}\n",
+                               cal->cv.folds, 100 * cal->cv.time_mean_abs_relative_error,
+                               cal->cv.memory_mean_abs_relative_error >= 0
+                                   ? fmt::format(", memory {:.2f}%", 100 * cal->cv.memory_mean_abs_relative_error)
+                                   : "");
+    if (!interval_note.empty()) std::cerr << "  " << interval_note << "\n";
+  }
     if (a.fit != "efficiency")
       std::cerr << fmt::format("  overheads: {:.4g} s per iteration, {:.4g} s per layer and micro-batch; link latency "
                                "{:.4g} s\n",
@@ -100,10 +142,14 @@ void run_predict(const PredictArgs& a) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
     return;
   }
-  std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12}\n", "line", "iteration_s", "memory_GiB", "TFLOP/s/GPU");
+  std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12}{}\n", "line", "iteration_s", "memory_GiB", "TFLOP/s/GPU",
+                           time_interval ? fmt::format(" {:>23}", fmt::format("{:.0f}% iteration_s", 100 * a.interval)) : "");
   for (const auto& j : rows)
-    std::cout << fmt::format("{:>6} {:>14.4g} {:>11.2f} {:>12.1f}\n", j["line"].get<long>(), j["iteration_time_s"].get<double>(),
-                             j["memory_gib"].get<double>(), j["model_tflops_per_gpu"].get<double>());
+    std::cout << fmt::format("{:>6} {:>14.4g} {:>11.2f} {:>12.1f}{}\n", j["line"].get<long>(), j["iteration_time_s"].get<double>(),
+                             j["memory_gib"].get<double>(), j["model_tflops_per_gpu"].get<double>(),
+                             time_interval ? fmt::format(" {:>11.4g}-{:<11.4g}", j["iteration_time_interval_s"][0].get<double>(),
+                                                         j["iteration_time_interval_s"][1].get<double>())
+                                           : "");
 }
 
 // ---- memory ----
@@ -162,6 +208,7 @@ void run_memory(MemoryArgs a) {
 
 struct EvaluateArgs {
   std::string dir, ci_dir, runs, scale_dir, grid, gpu = "a100-80gb", fit = "efficiency";
+  double interval = 0.8;  // --grid, --scale: coverage of the intervals scored (0: none)
   bool json = false;
 };
 
@@ -170,7 +217,11 @@ nlohmann::json summary_json(const scoring::LlmErrorSummary& s) {
   for (const auto& r : s.rows)
     rows.push_back({{"model", r.model}, {"what", r.what}, {"published", r.published}, {"predicted", r.predicted},
                     {"relative_error", r.relative_error()}});
-  return {{"rows", rows}, {"mean_abs_relative_error", s.mean_abs}, {"max_abs_relative_error", s.max_abs}};
+  nlohmann::json j = {{"rows", rows}, {"mean_abs_relative_error", s.mean_abs}, {"max_abs_relative_error", s.max_abs}};
+  if (s.interval_coverage > 0)
+    j["intervals"] = {{"coverage", s.interval_coverage}, {"covered", s.interval_covered},
+                      {"mean_half_width", s.interval_mean_half_width}};
+  return j;
 }
 
 std::string summary_text(const scoring::LlmErrorSummary& s, const char* unit) {
@@ -282,7 +333,7 @@ void run_scale(const EvaluateArgs& a) {
     const models::LlmTimeModel tm(io::resolve_hardware(gpu, "--gpu"));
     const auto sheet = scoring::score_iterations(runs, tm);
     const auto lomo = scoring::score_iterations_leave_model_out(runs, tm);
-    const auto k5 = scoring::score_iterations_calibrated_on(runs, tm, kCalibrationRuns, kDraws);
+    const auto k5 = scoring::score_iterations_calibrated_on(runs, tm, kCalibrationRuns, kDraws, 1, a.interval);
     js["gpus"][gpu] = {{"iteration_time", summary_json(sheet)},
                        {"iteration_time_calibrated_leave_model_out", summary_json(lomo)},
                        {"iteration_time_calibrated_on_5", summary_json(k5)}};
@@ -305,6 +356,11 @@ void run_scale(const EvaluateArgs& a) {
       text += fmt::format("  calibrated on {} drawn runs, the others predicted ({} draws): mean |error| {:.2f}%, worst "
                           "{:.2f}% ({} predictions)\n",
                           kCalibrationRuns, kDraws, 100 * k5.mean_abs, 100 * k5.max_abs, k5.rows.size());
+    if (!k5.rows.empty() && k5.interval_coverage > 0)
+      text += fmt::format("    their {:.0f}% intervals (llm predict --interval, from the 5 runs' leave-one-out errors) "
+                          "hold {} of {} ({:.0f}%), mean half-width {:.1f}%\n",
+                          100 * k5.interval_coverage, k5.interval_covered, k5.rows.size(),
+                          100.0 * k5.interval_covered / double(k5.rows.size()), 100 * k5.interval_mean_half_width);
   }
   std::cout << (a.json ? js.dump(2) + "\n" : text);
 }
@@ -314,8 +370,19 @@ void run_scale(const EvaluateArgs& a) {
 void run_grid(const EvaluateArgs& a) {
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
-  auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_time_params_for_fit(a.fit));
+  auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_time_params_for_fit(a.fit), {}, a.interval);
   const auto& f = e.fitted_time;
+  const double n = double(e.rows.size());
+  nlohmann::json intervals = nullptr;
+  if (e.coverage > 0) {
+    intervals = {{"coverage", e.coverage},
+                 {"time_covered", e.time_covered},
+                 {"time_rows", e.rows.size()},
+                 {"time_mean_half_width", e.time_mean_half_width}};
+    if (e.memory_rows > 0)
+      intervals["memory_covered"] = e.memory_covered, intervals["memory_rows"] = e.memory_rows,
+      intervals["memory_mean_half_width"] = e.memory_mean_half_width;
+  }
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& p : e.rows) {
@@ -342,7 +409,8 @@ void run_grid(const EvaluateArgs& a) {
                                                    {"iteration_overhead_s", f.iteration_overhead_s},
                                                    {"layer_overhead_s", f.layer_overhead_s},
                                                    {"memory_overhead_gib", e.fitted_memory.overhead_bytes / kGiB},
-                                                   {"time_in_sample_mape", e.time_in_sample_mape}}}}
+                                                   {"time_in_sample_mape", e.time_in_sample_mape}}},
+                                {"intervals", intervals}}
                      .dump(2)
               << "\n";
     return;
@@ -375,6 +443,16 @@ void run_grid(const EvaluateArgs& a) {
                            f.gemm.peak_fraction, f.gemm.memory_fraction, f.link_fraction, f.link_latency_s,
                            f.iteration_overhead_s, f.layer_overhead_s, e.fitted_memory.overhead_bytes / kGiB,
                            100 * e.time_in_sample_mape);
+  if (e.coverage > 0) {
+    std::cout << fmt::format("{:.0f}% intervals (llm predict --interval, from the other rows' cross-validated errors): "
+                             "time holds {} of {} ({:.0f}%), mean half-width {:.1f}%",
+                             100 * e.coverage, e.time_covered, e.rows.size(), 100 * e.time_covered / n,
+                             100 * e.time_mean_half_width);
+    if (e.memory_rows > 0)
+      std::cout << fmt::format("; memory {} of {} ({:.0f}%), {:.1f}%", e.memory_covered, e.memory_rows,
+                               100.0 * e.memory_covered / e.memory_rows, 100 * e.memory_mean_half_width);
+    std::cout << "\n";
+  }
 }
 
 void run_evaluate(const EvaluateArgs& a) {
@@ -428,6 +506,11 @@ void setup(CLI::App& root) {
                 "8 distinct configurations)")
       ->capture_default_str()
       ->check(CLI::IsMember(app::llm_fit_modes()));
+  p->add_option("--interval", pa->interval,
+                "With --calibrate: also give each prediction's interval at this coverage (e.g. 0.8), from the "
+                "calibration's cross-validated errors; adds iteration_time_lo_s, iteration_time_hi_s (and with "
+                "memory_gib rows memory_gib_lo, memory_gib_hi) to --out")
+      ->check(CLI::Range(0.0, 1.0, "in (0, 1)"));
   p->add_option("-o,--out", pa->out, "Write the configurations with iteration_time_s and memory_gib appended");
   p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
   p->callback([pa] { run_predict(*pa); });
@@ -469,6 +552,10 @@ void setup(CLI::App& root) {
   e->add_option("--grid", ea->grid,
                 "A measured grid (llm profile's output, e.g. examples/cpu-gpt/grid.csv; give its --gpu, e.g. "
                 "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory");
+  e->add_option("--interval", ea->interval,
+                "With --grid or --scale: also score the intervals llm predict --interval gives at this coverage (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   e->add_option("--fit", ea->fit, "With --grid: what calibration fits (as llm predict --fit)")
       ->capture_default_str()
       ->check(CLI::IsMember(app::llm_fit_modes()));

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <random>
 
+#include "uncertainty/llm_cross_validation.h"
+
 namespace trainplan::scoring {
 
 namespace {
@@ -51,8 +53,9 @@ LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::Published
 
 LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIteration>& runs,
                                                const models::LlmTimeModel& model, size_t k, int seeds,
-                                               uint64_t first_seed) {
+                                               uint64_t first_seed, double coverage) {
   LlmErrorSummary s;
+  s.interval_coverage = coverage;
   if (runs.size() <= k) return s;
   for (int i = 0; i < seeds; ++i) {
     std::mt19937_64 rng(first_seed + uint64_t(i));
@@ -63,12 +66,24 @@ LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIt
     for (size_t j = 0; j < k; ++j) fit_on.push_back({runs[order[j]].run.spec, runs[order[j]].run.layout, runs[order[j]].seconds});
     models::LlmTimeModel m(model.hardware(), model.params());
     m.fit(fit_on);
+    uncertainty::LlmCrossValidation cv;
+    if (coverage > 0) {
+      io::LlmConfigTable measured;
+      for (const auto& x : fit_on) measured.rows.push_back({0, x.spec, x.layout, x.seconds, std::nullopt});
+      cv = uncertainty::cross_validate_llm(measured, models::LlmTimeModel(model.hardware(), model.params()),
+                                           models::LlmMemoryModel());
+    }
     for (size_t j = k; j < order.size(); ++j) {
       const auto& held = runs[order[j]];
-      s.rows.push_back({held.run.model, layout_label(held.run.layout), held.seconds,
-                        m.predict(held.run.spec, held.run.layout).iteration});
+      const double predicted = m.predict(held.run.spec, held.run.layout).iteration;
+      s.rows.push_back({held.run.model, layout_label(held.run.layout), held.seconds, predicted});
+      if (auto iv = uncertainty::conformal_interval(predicted, cv.time_errors, coverage); iv && coverage > 0) {
+        s.interval_covered += held.seconds >= iv->lo && held.seconds <= iv->hi;
+        s.interval_mean_half_width += iv->half_width;
+      }
     }
   }
+  if (coverage > 0 && !s.rows.empty()) s.interval_mean_half_width /= double(s.rows.size());
   summarise(s);
   return s;
 }

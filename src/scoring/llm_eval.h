@@ -25,6 +25,12 @@ struct LlmErrorSummary {
   std::vector<LlmRowError> rows;
   double mean_abs = 0;  // mean |relative error|
   double max_abs = 0;
+  // Where scored: the prediction intervals at `interval_coverage`
+  // (uncertainty::conformal_interval on the calibration's cross-validated
+  // errors), how many of the rows they hold, and their mean relative half-width.
+  double interval_coverage = 0;
+  int interval_covered = 0;
+  double interval_mean_half_width = 0;
 };
 
 // Iteration times predicted by `model` (its hardware and parameters) from
@@ -40,10 +46,11 @@ LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::Published
 // Iteration times calibrated on `k` runs drawn at random (seeds
 // `first_seed`..`first_seed + seeds - 1`): the factors fitted to those runs
 // predict every other run; the rows of all draws together. Empty when there
-// are not more than `k` runs.
+// are not more than `k` runs. `coverage` > 0 also scores the intervals
+// `llm predict --calibrate --interval` would give from those k runs.
 LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIteration>& runs,
                                                const models::LlmTimeModel& model, size_t k, int seeds,
-                                               uint64_t first_seed = 1);
+                                               uint64_t first_seed = 1, double coverage = 0);
 
 // Memory per GPU: params_grads_optimizer_GiB_per_gpu against the first
 // stage's weights, gradients and optimizer states of its transformer layers

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "uncertainty/llm_cross_validation.h"
 
 namespace trainplan::scoring {
 namespace {
@@ -36,7 +37,8 @@ Calibrated calibrate(const std::vector<io::LlmConfigRow>& rows, const structure:
 }  // namespace
 
 GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
-                                 const models::LlmTimeParams& time_base, const models::LlmMemoryParams& memory_base) {
+                                 const models::LlmTimeParams& time_base, const models::LlmMemoryParams& memory_base,
+                                 double coverage) {
   if (rows.size() < 2) throw InputError("", 0, "", "at least two measured configurations are needed to leave one out");
   for (const auto& r : rows)
     if (!r.iteration_time_s) throw InputError("", r.line, "iteration_time_s", "a measured grid needs every iteration time");
@@ -65,8 +67,26 @@ GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, cons
       e.memory_calibrated_worst = std::max(e.memory_calibrated_worst, me);
       ++e.memory_rows;
     }
+    if (coverage > 0) {
+      io::LlmConfigTable others;
+      for (size_t j = 0; j < rows.size(); ++j)
+        if (j != i) others.rows.push_back(rows[j]);
+      const auto cv = uncertainty::cross_validate_llm(others, models::LlmTimeModel(hw, time_base),
+                                                       models::LlmMemoryModel(memory_base));
+      if (auto iv = uncertainty::conformal_interval(p.time_calibrated, cv.time_errors, coverage)) {
+        e.time_covered += *x.iteration_time_s >= iv->lo && *x.iteration_time_s <= iv->hi;
+        e.time_mean_half_width += iv->half_width / n;
+      }
+      if (x.memory_gib)
+        if (auto iv = uncertainty::conformal_interval(p.memory_calibrated, cv.memory_errors, coverage)) {
+          e.memory_covered += *x.memory_gib * kGiB >= iv->lo && *x.memory_gib * kGiB <= iv->hi;
+          e.memory_mean_half_width += iv->half_width;
+        }
+    }
     e.rows.push_back(p);
   }
+  e.coverage = coverage;
+  if (e.memory_rows > 0) e.memory_mean_half_width /= e.memory_rows;
   if (e.memory_rows > 0) {
     e.memory_datasheet_mape /= e.memory_rows;
     e.memory_calibrated_mape /= e.memory_rows;

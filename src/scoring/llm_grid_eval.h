@@ -30,13 +30,21 @@ struct GridEvaluation {
   models::LlmMemoryParams fitted_memory;
   int fitted_factors = 0;
   double time_in_sample_mape = 0;
+  // The prediction intervals `llm predict --calibrate --interval` would give
+  // each row left out (uncertainty::cross_validate_llm on the other rows,
+  // then uncertainty::conformal_interval at `coverage`): how many contain
+  // the measurement, and their mean relative half-width.
+  double coverage = 0;
+  int time_covered = 0, memory_covered = 0;
+  double time_mean_half_width = 0, memory_mean_half_width = 0;
 };
 
 // `time_base` and `memory_base` are the parameters calibration starts from
 // (their fit switches, such as LlmTimeParams::fit_overheads, included).
 // Throws InputError with fewer than two rows or a row without iteration_time_s.
+// `coverage` > 0 also scores the intervals (above) at that coverage.
 GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
                                  const models::LlmTimeParams& time_base = {},
-                                 const models::LlmMemoryParams& memory_base = {});
+                                 const models::LlmMemoryParams& memory_base = {}, double coverage = 0);
 
 }  // namespace trainplan::scoring

@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../app/llm_measured_rows.h"
 #include "io/csv.h"
+#include "io/hardware_file.h"
 #include "test_util.h"
 
 namespace {
@@ -52,6 +54,54 @@ TEST(LlmCli, CalibrationFitsMeasuredIterations) {
   EXPECT_EQ(j["model"]["fitted_factors"], 2);
   EXPECT_LT(j["calibration_mean_abs_relative_error"].get<double>(), 0.01);
   EXPECT_NEAR(j["rows"][0]["iteration_time_s"].get<double>() / (1.3 * t0), 1, 0.01);
+}
+
+// --interval: the intervals' columns follow the two fixed ones, hold the
+// prediction, and come from the calibration's cross-validated errors; without
+// --calibrate there is nothing to take them from.
+TEST(LlmCli, IntervalsFromTheCalibrationsCrossValidation) {
+  auto d = tptest::temp_dir("llm_cli");
+  auto in = tptest::write_file(d / "in.csv", kConfigs);
+  auto measured = tptest::write_file(d / "measured.csv",
+                                     tptest::llm_measured_csv(trainplan::io::resolve_hardware("h100"), 0.6, 2.0));
+  // One measured row 20% off the model, so that the errors are not all 0.
+  {
+    auto t = trainplan::io::CsvTable::read(measured);
+    std::string text = tptest::read_file(measured);
+    auto at = text.find('\n', text.find('\n') + 1);  // end of the first data row
+    auto comma = text.rfind(',', at);
+    auto time_comma = text.rfind(',', comma - 1);
+    double v = std::stod(text.substr(time_comma + 1, comma - time_comma - 1));
+    text.replace(time_comma + 1, comma - time_comma - 1, std::to_string(1.2 * v));
+    measured = tptest::write_file(d / "measured.csv", text);
+  }
+  auto out = (d / "out.csv").string();
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + measured +
+                           " --interval 0.8 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("cross-validated (7 folds"), std::string::npos) << r.err;
+  auto t = trainplan::io::CsvTable::read(out);
+  const auto& h = t.header();
+  ASSERT_GE(h.size(), 6u);
+  EXPECT_EQ(std::vector<std::string>(h.end() - 6, h.end()),
+            (std::vector<std::string>{"iteration_time_s", "memory_gib", "iteration_time_lo_s", "iteration_time_hi_s",
+                                      "memory_gib_lo", "memory_gib_hi"}));
+  for (const auto& row : t.rows()) {
+    const double p = t.positive(row, "iteration_time_s");
+    EXPECT_LT(t.positive(row, "iteration_time_lo_s"), p);
+    EXPECT_GT(t.positive(row, "iteration_time_hi_s"), p);
+    // The widest cross-validated error is about the 20% put in (rank 7 of 7 at 80%).
+    EXPECT_NEAR(t.positive(row, "iteration_time_hi_s") / p - 1, 0.2, 0.08);
+    EXPECT_LE(t.positive(row, "memory_gib_lo"), t.positive(row, "memory_gib"));
+  }
+  auto j = nlohmann::json::parse(
+      tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + measured + " --interval 0.8 --json").out);
+  EXPECT_EQ(j["calibration"]["cv"]["folds"], 7);
+  EXPECT_EQ(j["calibration"]["cv"]["time_errors"].size(), 7u);
+  EXPECT_EQ(j["rows"][0]["iteration_time_interval_s"].size(), 2u);
+  auto bare = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --interval 0.8");
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("--interval"), std::string::npos) << bare.err;
 }
 
 TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {

@@ -55,6 +55,28 @@ TEST(LlmGridEval, RecoversAGridTheModelGenerated) {
   EXPECT_NEAR(e.fitted_memory.overhead_bytes, 5e6, 1);
 }
 
+// The intervals' score: with every row but one exactly the model's, the
+// intervals are about as narrow as the one odd row allows; the odd row itself
+// falls outside its interval (the others' errors are ~0) and every other row
+// inside its own (whose errors include the odd row's).
+TEST(LlmGridEval, ScoresTheIntervalsOfEachRowLeftOut) {
+  auto hw = io::resolve_hardware("a100-80gb");
+  models::LlmTimeParams truth;
+  truth.gemm.peak_fraction = 0.3, truth.link_fraction = 0.4, truth.gemm.memory_fraction = 0.5;
+  auto rows = synthetic_grid(hw, truth, 5e6);
+  *rows[5].iteration_time_s *= 1.25;
+  auto e = scoring::evaluate_llm_grid(rows, hw, {}, {}, 0.95);
+  EXPECT_DOUBLE_EQ(e.coverage, 0.95);
+  EXPECT_EQ(e.time_covered, int(rows.size()) - 1);
+  EXPECT_EQ(e.memory_covered, int(rows.size()));
+  EXPECT_GT(e.time_mean_half_width, 0.0);
+  EXPECT_LT(e.time_mean_half_width, 0.4);
+  // Without a coverage nothing is scored.
+  auto none = scoring::evaluate_llm_grid(rows, hw);
+  EXPECT_EQ(none.time_covered, 0);
+  EXPECT_DOUBLE_EQ(none.coverage, 0.0);
+}
+
 TEST(LlmGridEval, NeedsTwoRowsWithTimes) {
   auto hw = io::resolve_hardware("a100-80gb");
   auto rows = synthetic_grid(hw, {}, 0);

@@ -1,0 +1,100 @@
+#include "uncertainty/llm_cross_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace trainplan::uncertainty {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr int kMaxFolds = 20;
+
+// What makes two measured rows the same configuration (repeats of one run).
+auto configuration_key(const io::LlmConfigRow& r) {
+  const auto& s = r.spec;
+  const auto& l = r.layout;
+  return std::make_tuple(s.layers, s.hidden, s.heads, s.kv_groups, s.ffn_hidden, s.gated_mlp, s.seq, s.vocab, l.tp, l.pp,
+                         l.dp, l.virtual_stages, l.micro_batch, l.global_batch, int(l.recompute), l.sequence_parallel,
+                         l.distributed_optimizer, int(l.precision), l.flash_attention);
+}
+
+// Mean |predicted / measured - 1| (as every other error this project
+// reports) from errors e = measured / predicted - 1.
+double mean_abs(const std::vector<double>& errors) {
+  double s = 0;
+  for (double e : errors) s += std::abs(1 / (1 + e) - 1);
+  return errors.empty() ? -1 : s / double(errors.size());
+}
+
+// Each row's fold: configurations numbered in order of first appearance,
+// one fold each up to kMaxFolds, else round-robin. 0 folds with fewer than
+// two configurations.
+std::vector<int> assign_folds(const io::LlmConfigTable& measured, int& folds) {
+  std::map<decltype(configuration_key(measured.rows.front())), int> index;
+  std::vector<int> config(measured.rows.size());
+  for (size_t i = 0; i < measured.rows.size(); ++i)
+    config[i] = index.try_emplace(configuration_key(measured.rows[i]), int(index.size())).first->second;
+  const int n = int(index.size());
+  folds = n < 2 ? 0 : std::min(n, kMaxFolds);
+  for (int& c : config) c = folds > 0 ? c % folds : 0;
+  return config;
+}
+
+}  // namespace
+
+LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const models::LlmTimeModel& time0,
+                                      const models::LlmMemoryModel& memory0) {
+  LlmCrossValidation cv;
+  if (measured.rows.empty()) return cv;
+  const std::vector<int> fold = assign_folds(measured, cv.folds);
+  if (cv.folds == 0) return cv;
+  std::vector<double> time_err(measured.rows.size(), 0);
+  std::vector<std::optional<double>> memory_err(measured.rows.size());
+  for (int f = 0; f < cv.folds; ++f) {
+    std::vector<models::LlmTimeSample> ts;
+    std::vector<models::LlmMemorySample> ms;
+    for (size_t i = 0; i < measured.rows.size(); ++i) {
+      if (fold[i] == f) continue;
+      const auto& r = measured.rows[i];
+      ts.push_back({r.spec, r.layout, *r.iteration_time_s});
+      if (r.memory_gib) ms.push_back({r.spec, r.layout, *r.memory_gib * kGiB});
+    }
+    models::LlmTimeModel time = time0;
+    models::LlmMemoryModel memory = memory0;
+    time.fit(ts);
+    if (!ms.empty()) memory.fit(ms);
+    for (size_t i = 0; i < measured.rows.size(); ++i) {
+      if (fold[i] != f) continue;
+      const auto& r = measured.rows[i];
+      time_err[i] = *r.iteration_time_s / time.predict(r.spec, r.layout).iteration - 1;
+      // A memory error only where the other folds measured memory too.
+      if (r.memory_gib && !ms.empty()) memory_err[i] = *r.memory_gib * kGiB / memory.predict(r.spec, r.layout).total() - 1;
+    }
+  }
+  cv.time_errors = time_err;
+  for (const auto& e : memory_err)
+    if (e) cv.memory_errors.push_back(*e);
+  cv.time_mean_abs_relative_error = mean_abs(cv.time_errors);
+  cv.memory_mean_abs_relative_error = mean_abs(cv.memory_errors);
+  return cv;
+}
+
+
+std::optional<LlmInterval> conformal_interval(double predicted, const std::vector<double>& errors, double coverage) {
+  if (errors.empty()) return std::nullopt;
+  std::vector<double> a;
+  for (double e : errors) a.push_back(std::abs(e));
+  std::sort(a.begin(), a.end());
+  const double n = double(a.size());
+  const double rank = std::ceil((n + 1) * coverage);
+  LlmInterval iv;
+  iv.short_of_coverage = rank > n;
+  iv.half_width = a[size_t(std::clamp(rank, 1.0, n)) - 1];
+  iv.lo = std::max(0.0, predicted * (1 - iv.half_width));
+  iv.hi = predicted * (1 + iv.half_width);
+  return iv;
+}
+
+}  // namespace trainplan::uncertainty

@@ -1,0 +1,46 @@
+// Cross-validation and prediction intervals for the transformer time and
+// memory models calibrated on measured iterations (app/llm_calibration.h),
+// the transformer counterpart of uncertainty/conformal.h.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "io/llm_config_csv.h"
+#include "models/llm_memory.h"
+#include "models/llm_time.h"
+
+namespace trainplan::uncertainty {
+
+// How well a calibration predicts configurations it was not fitted on:
+// the measured configurations are split into folds (each configuration
+// whole: its repeats leave together), one per configuration up to 20, else
+// 20 folds round-robin; each fold is predicted by models fitted on the
+// others. Errors are measured / predicted - 1.
+struct LlmCrossValidation {
+  int folds = 0;                      // 0: fewer than two configurations, no cross-validation
+  std::vector<double> time_errors;    // one per measured row
+  std::vector<double> memory_errors;  // one per row with memory_gib (empty with fewer than two such configurations)
+  double time_mean_abs_relative_error = -1;    // mean |predicted / measured - 1|; -1 without folds
+  double memory_mean_abs_relative_error = -1;  // -1 without memory folds
+};
+
+// A prediction interval by split conformal prediction on cross-validated
+// relative errors: predicted x (1 -/+ q), q the ceil((n + 1) c)-th smallest
+// |error| of n, the lower end at least 0. Where (n + 1) c > n the largest
+// error is used and `short_of_coverage` is set: too few measurements to
+// promise coverage c.
+struct LlmInterval {
+  double lo = 0, hi = 0;
+  double half_width = 0;  // q, relative
+  bool short_of_coverage = false;
+};
+// nullopt when `errors` is empty. REQUIRES: 0 < coverage < 1.
+std::optional<LlmInterval> conformal_interval(double predicted, const std::vector<double>& errors, double coverage);
+
+// Cross-validates the calibration of `time` and `memory` (copies of the
+// unfitted models, refitted per fold) on `measured`, whose rows all have
+// iteration_time_s.
+LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const models::LlmTimeModel& time,
+                                      const models::LlmMemoryModel& memory);
+
+}  // namespace trainplan::uncertainty

@@ -1,0 +1,68 @@
+// Cross-validation and conformal intervals of the calibrated transformer
+// models: the interval rule on known errors, and folds on measured rows
+// synthesised from the models, where the truth is known.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../app/llm_measured_rows.h"
+#include "io/llm_config_csv.h"
+#include "io/hardware_file.h"
+#include "uncertainty/llm_cross_validation.h"
+
+using namespace trainplan;
+using namespace trainplan::uncertainty;
+
+TEST(LlmConformalInterval, TakesTheConformalRankOfTheAbsoluteErrors) {
+  const std::vector<double> errors = {0.1, -0.2, 0.05, 0.3, -0.1};  // |e| sorted: .05 .1 .1 .2 .3
+  auto half = conformal_interval(2.0, errors, 0.5);                 // rank ceil(6 x 0.5) = 3
+  ASSERT_TRUE(half);
+  EXPECT_DOUBLE_EQ(half->half_width, 0.1);
+  EXPECT_DOUBLE_EQ(half->lo, 1.8);
+  EXPECT_DOUBLE_EQ(half->hi, 2.2);
+  EXPECT_FALSE(half->short_of_coverage);
+  auto most = conformal_interval(2.0, errors, 5.0 / 6);  // rank 5 of 5: the largest, still promised
+  EXPECT_DOUBLE_EQ(most->half_width, 0.3);
+  EXPECT_FALSE(most->short_of_coverage);
+  auto beyond = conformal_interval(2.0, errors, 0.9);  // rank 6 of 5: the largest, and said so
+  EXPECT_DOUBLE_EQ(beyond->half_width, 0.3);
+  EXPECT_TRUE(beyond->short_of_coverage);
+  // A relative error above 1 keeps the lower end at 0.
+  auto wide = conformal_interval(1.0, {2.5}, 0.5);
+  EXPECT_DOUBLE_EQ(wide->lo, 0.0);
+  EXPECT_DOUBLE_EQ(wide->hi, 3.5);
+  EXPECT_FALSE(conformal_interval(1.0, {}, 0.8));
+}
+
+TEST(LlmCrossValidation, RowsTheModelCanExplainCrossValidateToAlmostNothing) {
+  const auto hw = io::resolve_hardware("h100");
+  auto measured = io::parse_llm_configs(tptest::llm_measured_csv(hw, 0.5, 3.0), "measured", /*require_time=*/true);
+  const auto cv = cross_validate_llm(measured, models::LlmTimeModel(hw), models::LlmMemoryModel());
+  EXPECT_EQ(cv.folds, 7);  // one per configuration
+  ASSERT_EQ(cv.time_errors.size(), 7u);
+  ASSERT_EQ(cv.memory_errors.size(), 7u);
+  EXPECT_LT(cv.time_mean_abs_relative_error, 0.01);
+  EXPECT_LT(cv.memory_mean_abs_relative_error, 0.01);
+}
+
+TEST(LlmCrossValidation, ARowTheOthersCannotExplainShowsItsError) {
+  const auto hw = io::resolve_hardware("h100");
+  auto measured = io::parse_llm_configs(tptest::llm_measured_csv(hw, 0.5, 0.0), "measured", /*require_time=*/true);
+  // A repeat of the first configuration, and the first made 30% slower: the
+  // two rows leave together, so the others still see a model without them.
+  auto repeat = measured.rows.front();
+  measured.rows.push_back(repeat);
+  *measured.rows.front().iteration_time_s *= 1.3;
+  *measured.rows.back().iteration_time_s *= 1.3;
+  const auto cv = cross_validate_llm(measured, models::LlmTimeModel(hw), models::LlmMemoryModel());
+  EXPECT_EQ(cv.folds, 7);
+  ASSERT_EQ(cv.time_errors.size(), 8u);
+  EXPECT_NEAR(cv.time_errors.front(), 0.3, 0.05);
+  EXPECT_NEAR(cv.time_errors.back(), 0.3, 0.05);
+  // The others, each predicted by a fit that the slow pair pulls, less so.
+  for (size_t i = 1; i + 1 < cv.time_errors.size(); ++i) EXPECT_LT(std::abs(cv.time_errors[i]), 0.2) << i;
+  // One configuration is not enough to cross-validate.
+  io::LlmConfigTable one;
+  one.rows = {measured.rows.front(), measured.rows.back()};
+  EXPECT_EQ(cross_validate_llm(one, models::LlmTimeModel(hw), models::LlmMemoryModel()).folds, 0);
+}
