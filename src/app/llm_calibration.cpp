@@ -13,7 +13,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
 const std::vector<std::string>& llm_fit_modes() {
-  static const std::vector<std::string> modes = {"efficiency", "overheads", "all"};
+  static const std::vector<std::string> modes = {"efficiency", "overheads", "all", "auto"};
   return modes;
 }
 
@@ -22,6 +22,11 @@ models::LlmTimeParams llm_time_params_for_fit(const std::string& fit) {
   p.fit_overheads = fit == "overheads";
   p.fit_all = fit == "all";
   return p;
+}
+
+std::vector<models::LlmTimeParams> llm_fit_candidates(const std::string& fit) {
+  if (fit != "auto") return {llm_time_params_for_fit(fit)};
+  return {llm_time_params_for_fit("efficiency"), llm_time_params_for_fit("overheads"), llm_time_params_for_fit("all")};
 }
 
 LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const std::string& source,
@@ -36,6 +41,13 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
     if (r.memory_gib) ms.push_back({r.spec, r.layout, *r.memory_gib * kGiB});
   }
   LlmCalibration c;
+  c.fitted = fit;
+  if (fit == "auto") {
+    const auto candidates = llm_fit_candidates(fit);
+    const size_t chosen = uncertainty::select_by_cross_validation(measured, time.hardware(), candidates);
+    time = models::LlmTimeModel(time.hardware(), candidates[chosen]);
+    c.fitted = llm_fit_modes()[chosen];
+  }
   c.cv = uncertainty::cross_validate_llm(measured, time, memory);
   time.fit(ts);
   if (!ms.empty()) memory.fit(ms);
@@ -55,7 +67,7 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
 }
 
 nlohmann::json to_json(const LlmCalibration& c) {
-  nlohmann::json j = {{"measured", c.source}, {"fit", c.fit}, {"rows", c.rows}, {"memory_rows", c.memory_rows},
+  nlohmann::json j = {{"measured", c.source}, {"fit", c.fit}, {"fitted", c.fitted}, {"rows", c.rows}, {"memory_rows", c.memory_rows},
                       {"fitted_factors", c.fitted_factors}, {"peak_fraction", c.time.gemm.peak_fraction},
                       {"link_fraction", c.time.link_fraction}, {"memory_fraction", c.time.gemm.memory_fraction},
                       {"memory_overhead_gib", c.memory_overhead_bytes / kGiB},
@@ -67,7 +79,7 @@ nlohmann::json to_json(const LlmCalibration& c) {
              {"memory_mean_abs_relative_error", or_null(c.cv.memory_mean_abs_relative_error)},
              {"time_errors", c.cv.time_errors},
              {"memory_errors", c.cv.memory_errors}};
-  if (c.fit != "efficiency") {
+  if (c.fitted != "efficiency") {
     j["iteration_overhead_s"] = c.time.iteration_overhead_s;
     j["layer_overhead_s"] = c.time.layer_overhead_s;
     j["link_latency_s"] = c.time.link_latency_s;
@@ -76,10 +88,12 @@ nlohmann::json to_json(const LlmCalibration& c) {
 }
 
 std::string describe(const LlmCalibration& c) {
-  std::string s = fmt::format("calibrated on {} ({} row{}): {} factor(s): peak {:.3f}, link {:.3f}, memory {:.3f}",
-                              c.source, c.rows, c.rows == 1 ? "" : "s", c.fitted_factors, c.time.gemm.peak_fraction,
-                              c.time.link_fraction, c.time.gemm.memory_fraction);
-  if (c.fit != "efficiency")
+  std::string s = fmt::format("calibrated on {} ({} row{}){}: {} factor(s): peak {:.3f}, link {:.3f}, memory {:.3f}",
+                              c.source, c.rows, c.rows == 1 ? "" : "s",
+                              c.fit == "auto" ? " by the fit that cross-validates best, " + c.fitted : "",
+                              c.fitted_factors, c.time.gemm.peak_fraction, c.time.link_fraction,
+                              c.time.gemm.memory_fraction);
+  if (c.fitted != "efficiency")
     s += fmt::format("; overheads {:.4g} s per iteration, {:.4g} s per layer and micro-batch; link latency {:.4g} s",
                      c.time.iteration_overhead_s, c.time.layer_overhead_s, c.time.link_latency_s);
   if (c.memory_rows > 0)

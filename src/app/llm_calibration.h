@@ -25,15 +25,22 @@ namespace trainplan::app {
 // What a calibration fits (models::LlmTimeModel::fit): "efficiency", the
 // peak, link and memory fractions (the default); "overheads", the
 // per-iteration and per-layer host overheads with the datasheet fractions
-// kept; "all", the fractions, the overheads and the link latency together.
+// kept; "all", the fractions, the overheads and the link latency together;
+// "auto", whichever of the three cross-validates best on the measured rows
+// (uncertainty::select_by_cross_validation).
 const std::vector<std::string>& llm_fit_modes();
-// The time model's starting parameters for `fit` (one of llm_fit_modes()).
+// The time model's starting parameters for `fit` (one of llm_fit_modes();
+// "auto": the efficiency fit's, until the measured rows choose).
 models::LlmTimeParams llm_time_params_for_fit(const std::string& fit);
+// The candidates `fit` chooses among, in llm_fit_modes() order: the three
+// fits for "auto", else the one.
+std::vector<models::LlmTimeParams> llm_fit_candidates(const std::string& fit);
 
 // What one calibration fitted, and how well, in sample.
 struct LlmCalibration {
   std::string source;        // the measured file (or the name the text was given)
-  std::string fit;           // one of llm_fit_modes()
+  std::string fit;           // one of llm_fit_modes(): what was asked
+  std::string fitted;        // what was fitted: `fit`, or for "auto" the fit it chose
   long rows = 0;             // measured iterations fitted
   long memory_rows = 0;      // of them with a measured memory_gib (0: the memory model is the datasheet's)
   int fitted_factors = 0;    // models::LlmTimeModel::fitted_factors()

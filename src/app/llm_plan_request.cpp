@@ -16,7 +16,7 @@ const char* LlmPlanOutcome::objective() const {
 LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
                              const plan::LlmPlanOptions& options, const LlmPlanMeasured* measured) {
   LlmPlanOutcome o{spec, hw, options, {}, std::nullopt};
-  models::LlmTimeModel time(hw, llm_time_params_for_fit(measured ? measured->fit : "efficiency"));
+  models::LlmTimeModel time(hw, llm_time_params_for_fit(measured ? measured->fit : "auto"));
   models::LlmMemoryModel memory;
   if (measured) o.calibration = calibrate_llm_models(measured->table, measured->source, measured->fit, time, memory);
   o.result = plan::plan_llm(spec, time, memory, options);

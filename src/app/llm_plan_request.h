@@ -31,7 +31,7 @@ struct LlmPlanOutcome {
 struct LlmPlanMeasured {
   io::LlmConfigTable table;
   std::string source;          // the file, or the name given to the text
-  std::string fit = "efficiency";  // one of llm_fit_modes()
+  std::string fit = "auto";  // one of llm_fit_modes()
 };
 
 // Searches with the hardware's time model and the memory model, both

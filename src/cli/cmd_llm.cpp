@@ -56,7 +56,7 @@ nlohmann::json params_json(const models::LlmTimeModel& tm, const models::LlmMemo
 // ---- predict ----
 
 struct PredictArgs {
-  std::string configs, gpu, calibrate, out, fit = "efficiency";
+  std::string configs, gpu, calibrate, out, fit = "auto";
   double interval = 0;  // coverage of the prediction intervals; 0: none
   bool json = false;
 };
@@ -131,13 +131,15 @@ void run_predict(const PredictArgs& a) {
                                cal->cv.memory_mean_abs_relative_error >= 0
                                    ? fmt::format(", memory {:.2f}%", 100 * cal->cv.memory_mean_abs_relative_error)
                                    : "");
-    if (!interval_note.empty()) std::cerr << "  " << interval_note << "\n";
-  }
-    if (a.fit != "efficiency")
+    if (cal->fit == "auto")
+      std::cerr << "  --fit auto chose " << cal->fitted << ": it cross-validates best on the measured rows\n";
+    if (cal->fitted != "efficiency")
       std::cerr << fmt::format("  overheads: {:.4g} s per iteration, {:.4g} s per layer and micro-batch; link latency "
                                "{:.4g} s\n",
                                tm.params().iteration_overhead_s, tm.params().layer_overhead_s,
                                tm.params().link_latency_s);
+    if (!interval_note.empty()) std::cerr << "  " << interval_note << "\n";
+  }
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
     return;
@@ -207,7 +209,7 @@ void run_memory(MemoryArgs a) {
 // ---- evaluate ----
 
 struct EvaluateArgs {
-  std::string dir, ci_dir, runs, scale_dir, grid, gpu = "a100-80gb", fit = "efficiency";
+  std::string dir, ci_dir, runs, scale_dir, grid, gpu = "a100-80gb", fit = "auto";
   double interval = 0.8;  // --grid, --scale: coverage of the intervals scored (0: none)
   bool json = false;
 };
@@ -239,6 +241,20 @@ void run_megatron_ci(const EvaluateArgs& a) {
   auto e = scoring::evaluate_megatron_ci(data.runs);
   int within = 0;
   for (const auto& g : e.ranking) within += g.within();
+  // Calibrated on 5 drawn runs of each GPU, by each fit of llm predict --calibrate.
+  constexpr int kCalibrationRuns = 5, kDraws = 20;
+  nlohmann::json on_k = nlohmann::json::array();
+  std::string on_k_text = fmt::format("calibrated on {} runs drawn from each GPU's ({} draws), the GPU's other runs "
+                                      "predicted (llm predict --calibrate --fit F):\n",
+                                      kCalibrationRuns, kDraws);
+  for (const auto& fit : app::llm_fit_modes())
+    for (const auto& c : scoring::evaluate_megatron_ci_calibrated_on(data.runs, app::llm_fit_candidates(fit),
+                                                                     kCalibrationRuns, kDraws)) {
+      on_k.push_back({{"fit", fit}, {"gpu", c.gpu}, {"k", c.k}, {"draws", c.draws}, {"predictions", c.predictions},
+                      {"time_mape", c.time_mape}, {"time_worst", c.time_worst}, {"peak_mape", c.peak_mape}});
+      on_k_text += fmt::format("  --fit {:<10} {:<10} time MAPE {:5.1f}% (worst {:.0f}%), peak {:5.1f}% ({} predictions)\n",
+                               fit, c.gpu, 100 * c.time_mape, 100 * c.time_worst, 100 * c.peak_mape, c.predictions);
+    }
   if (a.json) {
     nlohmann::json per = nlohmann::json::array(), rank = nlohmann::json::array();
     for (const auto& p : e.per_model)
@@ -253,7 +269,8 @@ void run_megatron_ci(const EvaluateArgs& a) {
                                 {"time_calibrated_leave_model_out_mape", e.time_calibrated_mape},
                                 {"peak_datasheet_mape", e.peak_datasheet_mape},
                                 {"peak_calibrated_leave_model_out_mape", e.peak_calibrated_mape},
-                                {"per_model", per}, {"ranking", rank}, {"ranking_within", within}}
+                                {"per_model", per}, {"ranking", rank}, {"ranking_within", within},
+                                {"calibrated_on_5", on_k}}
                      .dump(2)
               << "\n";
     return;
@@ -269,6 +286,7 @@ void run_megatron_ci(const EvaluateArgs& a) {
   std::cout << fmt::format("{:<22} {:>5} {:>10.1f}% {:>10.1f}% {:>10.1f}% {:>10.1f}%\n", "all (MAPE)", e.rows.size(),
                            100 * e.time_datasheet_mape, 100 * e.time_calibrated_mape, 100 * e.peak_datasheet_mape,
                            100 * e.peak_calibrated_mape);
+  std::cout << on_k_text;
   std::cout << fmt::format("ranking: the predicted-fastest configuration measured within 3% of the fastest in {} of {} "
                            "groups\n", within, e.ranking.size());
   for (const auto& g : e.ranking)
@@ -333,7 +351,8 @@ void run_scale(const EvaluateArgs& a) {
     const models::LlmTimeModel tm(io::resolve_hardware(gpu, "--gpu"));
     const auto sheet = scoring::score_iterations(runs, tm);
     const auto lomo = scoring::score_iterations_leave_model_out(runs, tm);
-    const auto k5 = scoring::score_iterations_calibrated_on(runs, tm, kCalibrationRuns, kDraws, 1, a.interval);
+    const auto k5 = scoring::score_iterations_calibrated_on(runs, tm, kCalibrationRuns, kDraws, 1, a.interval,
+                                                            app::llm_fit_candidates(a.fit));
     js["gpus"][gpu] = {{"iteration_time", summary_json(sheet)},
                        {"iteration_time_calibrated_leave_model_out", summary_json(lomo)},
                        {"iteration_time_calibrated_on_5", summary_json(k5)}};
@@ -370,7 +389,7 @@ void run_scale(const EvaluateArgs& a) {
 void run_grid(const EvaluateArgs& a) {
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
-  auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_time_params_for_fit(a.fit), {}, a.interval);
+  auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_fit_candidates(a.fit), {}, a.interval);
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());
   nlohmann::json intervals = nullptr;
@@ -501,9 +520,7 @@ void setup(CLI::App& root) {
                 "Measured iterations (the same columns + iteration_time_s, optional memory_gib): fit the efficiency "
                 "factors (and the memory overhead)");
   p->add_option("--fit", pa->fit,
-                "With --calibrate: efficiency (peak, link and memory fractions), overheads (per-iteration and "
-                "per-layer host seconds, fractions as the datasheet's) or all (both, and the link latency; "
-                "8 distinct configurations)")
+                kLlmFitHelp)
       ->capture_default_str()
       ->check(CLI::IsMember(app::llm_fit_modes()));
   p->add_option("--interval", pa->interval,
@@ -556,7 +573,7 @@ void setup(CLI::App& root) {
                 "With --grid or --scale: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  e->add_option("--fit", ea->fit, "With --grid: what calibration fits (as llm predict --fit)")
+  e->add_option("--fit", ea->fit, "With --grid or --scale: what calibration fits (as llm predict --fit)")
       ->capture_default_str()
       ->check(CLI::IsMember(app::llm_fit_modes()));
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();

@@ -29,7 +29,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct PlanArgs {
   LlmShapeArgs shape;
-  std::string gpu, precision = "bf16", emit, script = "pretrain_gpt.py", calibrate, fit = "efficiency";
+  std::string gpu, precision = "bf16", emit, script = "pretrain_gpt.py", calibrate, fit = "auto";
   plan::LlmPlanOptions options;
   double reserve_gib = 2;
   bool json = false;
@@ -136,9 +136,7 @@ void setup(CLI::App& root) {
                 "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
                 "rank with the time and memory models fitted to them, as llm predict --calibrate does");
   p->add_option("--fit", a->fit,
-                "With --calibrate: efficiency (peak, link and memory fractions), overheads (per-iteration and "
-                "per-layer host seconds, fractions as the datasheet's) or all (both, and the link latency; "
-                "8 distinct configurations)")
+                kLlmFitHelp)
       ->capture_default_str()
       ->check(CLI::IsMember(app::llm_fit_modes()));
   p->add_flag("--json", a->json, "Print JSON");

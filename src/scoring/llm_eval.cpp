@@ -53,7 +53,8 @@ LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::Published
 
 LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIteration>& runs,
                                                const models::LlmTimeModel& model, size_t k, int seeds,
-                                               uint64_t first_seed, double coverage) {
+                                               uint64_t first_seed, double coverage,
+                                               const std::vector<models::LlmTimeParams>& candidates) {
   LlmErrorSummary s;
   s.interval_coverage = coverage;
   if (runs.size() <= k) return s;
@@ -64,15 +65,16 @@ LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIt
     std::shuffle(order.begin(), order.end(), rng);
     std::vector<models::LlmTimeSample> fit_on;
     for (size_t j = 0; j < k; ++j) fit_on.push_back({runs[order[j]].run.spec, runs[order[j]].run.layout, runs[order[j]].seconds});
-    models::LlmTimeModel m(model.hardware(), model.params());
+    io::LlmConfigTable measured;
+    for (const auto& x : fit_on) measured.rows.push_back({0, x.spec, x.layout, x.seconds, std::nullopt});
+    const size_t chosen =
+        candidates.size() > 1 ? uncertainty::select_by_cross_validation(measured, model.hardware(), candidates) : 0;
+    const models::LlmTimeParams start = candidates.empty() ? model.params() : candidates[chosen];
+    models::LlmTimeModel m(model.hardware(), start);
     m.fit(fit_on);
     uncertainty::LlmCrossValidation cv;
-    if (coverage > 0) {
-      io::LlmConfigTable measured;
-      for (const auto& x : fit_on) measured.rows.push_back({0, x.spec, x.layout, x.seconds, std::nullopt});
-      cv = uncertainty::cross_validate_llm(measured, models::LlmTimeModel(model.hardware(), model.params()),
-                                           models::LlmMemoryModel());
-    }
+    if (coverage > 0)
+      cv = uncertainty::cross_validate_llm(measured, models::LlmTimeModel(model.hardware(), start), models::LlmMemoryModel());
     for (size_t j = k; j < order.size(); ++j) {
       const auto& held = runs[order[j]];
       const double predicted = m.predict(held.run.spec, held.run.layout).iteration;

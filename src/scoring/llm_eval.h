@@ -48,9 +48,13 @@ LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::Published
 // predict every other run; the rows of all draws together. Empty when there
 // are not more than `k` runs. `coverage` > 0 also scores the intervals
 // `llm predict --calibrate --interval` would give from those k runs.
+// `candidates` (empty: `model`'s parameters) are the time parameters to
+// start from; with several, each draw takes the one that cross-validates
+// best on its k runs, as `--fit auto` does.
 LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIteration>& runs,
                                                const models::LlmTimeModel& model, size_t k, int seeds,
-                                               uint64_t first_seed = 1, double coverage = 0);
+                                               uint64_t first_seed = 1, double coverage = 0,
+                                               const std::vector<models::LlmTimeParams>& candidates = {});
 
 // Memory per GPU: params_grads_optimizer_GiB_per_gpu against the first
 // stage's weights, gradients and optimizer states of its transformer layers

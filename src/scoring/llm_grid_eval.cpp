@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "uncertainty/llm_cross_validation.h"
@@ -20,15 +21,18 @@ struct Calibrated {
 // every i with use(i).
 template <class Use>
 Calibrated calibrate(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
-                     const models::LlmTimeParams& tb, const models::LlmMemoryParams& mb, Use use) {
+                     const std::vector<models::LlmTimeParams>& candidates, const models::LlmMemoryParams& mb, Use use) {
   std::vector<models::LlmTimeSample> ts;
   std::vector<models::LlmMemorySample> ms;
+  io::LlmConfigTable used;
   for (size_t j = 0; j < rows.size(); ++j) {
     if (!use(j)) continue;
     ts.push_back({rows[j].spec, rows[j].layout, *rows[j].iteration_time_s});
     if (rows[j].memory_gib) ms.push_back({rows[j].spec, rows[j].layout, *rows[j].memory_gib * kGiB});
+    used.rows.push_back(rows[j]);
   }
-  Calibrated c{models::LlmTimeModel(hw, tb), models::LlmMemoryModel(mb)};
+  const size_t chosen = candidates.size() > 1 ? uncertainty::select_by_cross_validation(used, hw, candidates) : 0;
+  Calibrated c{models::LlmTimeModel(hw, candidates[chosen]), models::LlmMemoryModel(mb)};
   c.time.fit(ts);
   if (!ms.empty()) c.memory.fit(ms);
   return c;
@@ -37,8 +41,10 @@ Calibrated calibrate(const std::vector<io::LlmConfigRow>& rows, const structure:
 }  // namespace
 
 GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
-                                 const models::LlmTimeParams& time_base, const models::LlmMemoryParams& memory_base,
-                                 double coverage) {
+                                 const std::vector<models::LlmTimeParams>& time_candidates,
+                                 const models::LlmMemoryParams& memory_base, double coverage) {
+  if (time_candidates.empty()) throw std::invalid_argument("evaluate_llm_grid: no time parameters");
+  const models::LlmTimeParams& time_base = time_candidates.front();
   if (rows.size() < 2) throw InputError("", 0, "", "at least two measured configurations are needed to leave one out");
   for (const auto& r : rows)
     if (!r.iteration_time_s) throw InputError("", r.line, "iteration_time_s", "a measured grid needs every iteration time");
@@ -52,7 +58,7 @@ GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, cons
     p.row = &x;
     p.time_datasheet = sheet.predict(x.spec, x.layout).iteration;
     p.memory_datasheet = bare.predict(x.spec, x.layout).total();
-    Calibrated c = calibrate(rows, hw, time_base, memory_base, [&](size_t j) { return j != i; });
+    Calibrated c = calibrate(rows, hw, time_candidates, memory_base, [&](size_t j) { return j != i; });
     p.time_calibrated = c.time.predict(x.spec, x.layout).iteration;
     const double te = std::abs(p.time_calibrated / *x.iteration_time_s - 1);
     e.time_datasheet_mape += std::abs(p.time_datasheet / *x.iteration_time_s - 1) / n;
@@ -71,7 +77,9 @@ GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, cons
       io::LlmConfigTable others;
       for (size_t j = 0; j < rows.size(); ++j)
         if (j != i) others.rows.push_back(rows[j]);
-      const auto cv = uncertainty::cross_validate_llm(others, models::LlmTimeModel(hw, time_base),
+      const size_t chosen =
+          time_candidates.size() > 1 ? uncertainty::select_by_cross_validation(others, hw, time_candidates) : 0;
+      const auto cv = uncertainty::cross_validate_llm(others, models::LlmTimeModel(hw, time_candidates[chosen]),
                                                        models::LlmMemoryModel(memory_base));
       if (auto iv = uncertainty::conformal_interval(p.time_calibrated, cv.time_errors, coverage)) {
         e.time_covered += *x.iteration_time_s >= iv->lo && *x.iteration_time_s <= iv->hi;
@@ -91,7 +99,7 @@ GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, cons
     e.memory_datasheet_mape /= e.memory_rows;
     e.memory_calibrated_mape /= e.memory_rows;
   }
-  Calibrated all = calibrate(rows, hw, time_base, memory_base, [](size_t) { return true; });
+  Calibrated all = calibrate(rows, hw, time_candidates, memory_base, [](size_t) { return true; });
   e.fitted_time = all.time.params();
   e.fitted_memory = all.memory.params();
   e.fitted_factors = all.time.fitted_factors();

@@ -39,12 +39,15 @@ struct GridEvaluation {
   double time_mean_half_width = 0, memory_mean_half_width = 0;
 };
 
-// `time_base` and `memory_base` are the parameters calibration starts from
-// (their fit switches, such as LlmTimeParams::fit_overheads, included).
+// `time_candidates` are the time parameters calibration starts from (their
+// fit switches, such as LlmTimeParams::fit_overheads, included): with
+// several, each calibration takes the one that cross-validates best on its
+// rows (uncertainty::select_by_cross_validation), as `--fit auto` does; the
+// datasheet column uses the first. `memory_base` likewise for memory.
 // Throws InputError with fewer than two rows or a row without iteration_time_s.
 // `coverage` > 0 also scores the intervals (above) at that coverage.
 GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
-                                 const models::LlmTimeParams& time_base = {},
+                                 const std::vector<models::LlmTimeParams>& time_candidates = {{}},
                                  const models::LlmMemoryParams& memory_base = {}, double coverage = 0);
 
 }  // namespace trainplan::scoring

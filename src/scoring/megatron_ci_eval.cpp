@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
 #include <set>
 
 #include "core/error.h"
@@ -12,6 +14,7 @@
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
 #include "structure/gpu_catalog.h"
+#include "uncertainty/llm_cross_validation.h"
 
 namespace trainplan::scoring {
 
@@ -115,6 +118,50 @@ CiEvaluation evaluate_megatron_ci(const std::vector<io::MegatronCiRun>& runs, do
     e.ranking.push_back(g);
   }
   return e;
+}
+
+std::vector<CiCalibratedOnK> evaluate_megatron_ci_calibrated_on(const std::vector<io::MegatronCiRun>& runs,
+                                                                const std::vector<models::LlmTimeParams>& params,
+                                                                int k, int draws) {
+  std::map<std::string, std::vector<const io::MegatronCiRun*>> by_gpu;
+  for (const auto& r : runs) by_gpu[r.gpu].push_back(&r);
+  std::vector<CiCalibratedOnK> out;
+  models::LlmMemoryModel bare;
+  for (const auto& [gpu, rs] : by_gpu) {
+    if (int(rs.size()) <= k) continue;
+    CiCalibratedOnK c;
+    c.gpu = gpu, c.k = k, c.draws = draws;
+    for (int d = 0; d < draws; ++d) {
+      std::mt19937_64 rng(uint64_t(d) + 1);
+      std::vector<size_t> order(rs.size());
+      std::iota(order.begin(), order.end(), size_t(0));
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<models::LlmTimeSample> fit_on;
+      std::vector<double> gaps;
+      io::LlmConfigTable measured;
+      for (int j = 0; j < k; ++j) {
+        const auto& r = *rs[order[size_t(j)]];
+        fit_on.push_back({r.spec, r.layout, r.iteration_s});
+        measured.rows.push_back({r.line, r.spec, r.layout, r.iteration_s, std::nullopt});
+        gaps.push_back(r.peak_gib * kGiB - last_stage_bytes(bare, r));
+      }
+      const size_t chosen =
+          params.size() > 1 ? uncertainty::select_by_cross_validation(measured, hardware(gpu), params) : 0;
+      models::LlmTimeModel tm(hardware(gpu), params[chosen]);
+      tm.fit(fit_on);
+      models::LlmMemoryModel mm({std::max(0.0, median(gaps))});
+      for (size_t j = size_t(k); j < order.size(); ++j) {
+        const auto& r = *rs[order[j]];
+        const double te = ape(tm.predict(r.spec, r.layout).iteration, r.iteration_s);
+        c.time_mape += te, c.time_worst = std::max(c.time_worst, te);
+        c.peak_mape += ape(last_stage_bytes(mm, r) / kGiB, r.peak_gib);
+        ++c.predictions;
+      }
+    }
+    c.time_mape /= double(c.predictions), c.peak_mape /= double(c.predictions);
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace trainplan::scoring

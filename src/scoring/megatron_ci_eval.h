@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "io/megatron_ci_csv.h"
+#include "models/llm_time.h"
 
 namespace trainplan::scoring {
 
@@ -51,5 +52,24 @@ struct CiEvaluation {
 
 // Throws InputError when `runs` is empty.
 CiEvaluation evaluate_megatron_ci(const std::vector<io::MegatronCiRun>& runs, double tolerance = 0.03);
+
+// The use `llm predict --calibrate` is made for: a few runs measured on the
+// target cluster, the rest predicted. For each GPU, `k` of its runs drawn
+// at random (`draws` draws, seeds 1..draws) calibrate the time model from
+// `params` (LlmTimeModel::fit: its fit switches say what is fitted) and the
+// memory overhead (the median gap of their last stages); every other run of
+// that GPU is predicted. GPUs with no more than k runs are skipped.
+struct CiCalibratedOnK {
+  std::string gpu;
+  int k = 0, draws = 0;
+  long predictions = 0;              // over all draws
+  double time_mape = 0, peak_mape = 0;
+  double time_worst = 0;
+};
+// With several candidate `params`, each draw calibrates the one that
+// cross-validates best on its k runs (uncertainty::select_by_cross_validation).
+std::vector<CiCalibratedOnK> evaluate_megatron_ci_calibrated_on(const std::vector<io::MegatronCiRun>& runs,
+                                                                const std::vector<models::LlmTimeParams>& params,
+                                                                int k, int draws);
 
 }  // namespace trainplan::scoring

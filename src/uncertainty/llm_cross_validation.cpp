@@ -97,4 +97,16 @@ std::optional<LlmInterval> conformal_interval(double predicted, const std::vecto
   return iv;
 }
 
+size_t select_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
+                                  const std::vector<models::LlmTimeParams>& candidates) {
+  size_t best = 0;
+  double best_error = INFINITY;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const auto cv = cross_validate_llm(measured, models::LlmTimeModel(hw, candidates[i]), models::LlmMemoryModel());
+    if (cv.folds == 0) return 0;
+    if (cv.time_mean_abs_relative_error < best_error) best = i, best_error = cv.time_mean_abs_relative_error;
+  }
+  return best;
+}
+
 }  // namespace trainplan::uncertainty

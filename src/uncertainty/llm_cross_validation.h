@@ -43,4 +43,11 @@ std::optional<LlmInterval> conformal_interval(double predicted, const std::vecto
 LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const models::LlmTimeModel& time,
                                       const models::LlmMemoryModel& memory);
 
+// The index of the candidate time parameters (each with its fit switches)
+// whose calibration cross-validates best on `measured` (lowest mean |error|
+// of the time); the first on ties, and 0 when there are fewer than two
+// configurations to cross-validate. REQUIRES: candidates not empty.
+size_t select_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
+                                  const std::vector<models::LlmTimeParams>& candidates);
+
 }  // namespace trainplan::uncertainty

@@ -88,7 +88,14 @@ TEST(LlmPlanCli, CalibratedPlanSaysSoAndIsSlower) {
 
   auto t = tptest::run_cli(kCalibratedBase + " --calibrate " + m);
   ASSERT_EQ(t.exit_code, 0) << t.err;
-  EXPECT_NE(t.out.find("calibrated on " + m + " (7 rows): 3 factor(s): peak "), std::string::npos) << t.out;
+  // The default fit is auto; on these rows the efficiency fit cross-validates best (exactly: they were made by it).
+  EXPECT_NE(t.out.find("calibrated on " + m + " (7 rows) by the fit that cross-validates best, efficiency: 3 factor(s): "
+                       "peak "),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("cross-validated (7 folds)"), std::string::npos) << t.out;
+  auto given = tptest::run_cli(kCalibratedBase + " --calibrate " + m + " --fit efficiency");
+  EXPECT_NE(given.out.find("calibrated on " + m + " (7 rows): 3 factor(s): peak "), std::string::npos) << given.out;
   EXPECT_NE(t.out.find("memory overhead 3.00 GiB"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("mean |error|"), std::string::npos) << t.out;
   auto plain = tptest::run_cli(kCalibratedBase);

@@ -65,7 +65,7 @@ TEST(LlmGridEval, ScoresTheIntervalsOfEachRowLeftOut) {
   truth.gemm.peak_fraction = 0.3, truth.link_fraction = 0.4, truth.gemm.memory_fraction = 0.5;
   auto rows = synthetic_grid(hw, truth, 5e6);
   *rows[5].iteration_time_s *= 1.25;
-  auto e = scoring::evaluate_llm_grid(rows, hw, {}, {}, 0.95);
+  auto e = scoring::evaluate_llm_grid(rows, hw, {models::LlmTimeParams{}}, {}, 0.95);
   EXPECT_DOUBLE_EQ(e.coverage, 0.95);
   EXPECT_EQ(e.time_covered, int(rows.size()) - 1);
   EXPECT_EQ(e.memory_covered, int(rows.size()));

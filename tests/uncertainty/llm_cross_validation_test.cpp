@@ -66,3 +66,24 @@ TEST(LlmCrossValidation, ARowTheOthersCannotExplainShowsItsError) {
   one.rows = {measured.rows.front(), measured.rows.back()};
   EXPECT_EQ(cross_validate_llm(one, models::LlmTimeModel(hw), models::LlmMemoryModel()).folds, 0);
 }
+
+// --fit auto's choice: rows with a host overhead per iteration, which the
+// overheads fit can explain and the efficiency fit cannot, choose it; rows
+// the efficiency fit made choose that.
+TEST(LlmCrossValidation, SelectsTheFitThatCrossValidatesBest) {
+  const auto hw = io::resolve_hardware("h100");
+  models::LlmTimeParams efficiency, overheads;
+  overheads.fit_overheads = true;
+  auto measured = io::parse_llm_configs(tptest::kLlmMeasuredConfigs, "measured");
+  models::LlmTimeParams truth;
+  truth.iteration_overhead_s = 0.8;
+  truth.layer_overhead_s = 0.002;
+  for (auto& r : measured.rows) r.iteration_time_s = models::LlmTimeModel(hw, truth).predict(r.spec, r.layout).iteration;
+  EXPECT_EQ(select_by_cross_validation(measured, hw, {efficiency, overheads}), 1u);
+  auto slower = io::parse_llm_configs(tptest::llm_measured_csv(hw, 0.5, 0.0), "measured", /*require_time=*/true);
+  EXPECT_EQ(select_by_cross_validation(slower, hw, {efficiency, overheads}), 0u);
+  // One configuration: nothing to cross-validate, the first.
+  io::LlmConfigTable one;
+  one.rows = {measured.rows.front()};
+  EXPECT_EQ(select_by_cross_validation(one, hw, {overheads, efficiency}), 0u);
+}
