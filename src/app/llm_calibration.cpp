@@ -1,6 +1,7 @@
 #include "app/llm_calibration.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -58,6 +59,20 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   c.fitted_factors = time.fitted_factors();
   c.time = time.params();
   c.memory_overhead_bytes = memory.params().overhead_bytes;
+  if (c.fitted_factors > 0 && c.fitted != "overheads") {
+    const std::pair<const char*, double> fractions[] = {{"peak", c.time.gemm.peak_fraction},
+                                                         {"link", c.time.link_fraction},
+                                                         {"memory", c.time.gemm.memory_fraction}};
+    std::vector<std::string> floored;
+    for (const auto& [name, f] : fractions)
+      if (f <= 0.0201) floored.push_back(name);
+    if (!floored.empty())
+      c.warnings.push_back(fmt::format(
+          "the {} fraction{} went to the floor (0.02): the measured iterations are slower than the model's kernels "
+          "can explain (host overhead, small kernels), and a larger model priced with {} will be predicted far too "
+          "slow. With five or more distinct configurations, --fit overheads (or auto) can carry that cost instead",
+          fmt::join(floored, ", "), floored.size() == 1 ? "" : "s", floored.size() == 1 ? "it" : "them"));
+  }
   for (const auto& x : ts) c.time_mean_abs_relative_error += std::abs(time.predict(x.spec, x.layout).iteration / x.seconds - 1) / ts.size();
   if (!ms.empty()) {
     c.memory_mean_abs_relative_error = 0;
@@ -73,6 +88,7 @@ nlohmann::json to_json(const LlmCalibration& c) {
                       {"memory_overhead_gib", c.memory_overhead_bytes / kGiB},
                       {"mean_abs_relative_error", c.time_mean_abs_relative_error}};
   if (c.memory_rows > 0) j["memory_mean_abs_relative_error"] = c.memory_mean_abs_relative_error;
+  j["warnings"] = c.warnings;
   auto or_null = [](double x) { return x < 0 ? nlohmann::json(nullptr) : nlohmann::json(x); };
   j["cv"] = {{"folds", c.cv.folds},
              {"time_mean_abs_relative_error", or_null(c.cv.time_mean_abs_relative_error)},

@@ -51,6 +51,9 @@ struct LlmCalibration {
   double time_mean_abs_relative_error = 0;
   double memory_mean_abs_relative_error = -1;
   uncertainty::LlmCrossValidation cv;  // out of sample
+  // What the user should know about the fit: a fraction pushed to a bound of
+  // its range, which the measured rows then explain by something else.
+  std::vector<std::string> warnings;
 };
 
 // Fits `time` and `memory` in place on `measured` (read with require_time,

@@ -139,6 +139,7 @@ void run_predict(const PredictArgs& a) {
                                tm.params().iteration_overhead_s, tm.params().layer_overhead_s,
                                tm.params().link_latency_s);
     if (!interval_note.empty()) std::cerr << "  " << interval_note << "\n";
+    for (const auto& w : cal->warnings) std::cerr << "  warning: " << w << "\n";
   }
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);

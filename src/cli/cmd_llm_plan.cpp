@@ -84,7 +84,10 @@ void run_plan(PlanArgs a) {
                            a.options.gpu_hour_budget > 0
                                ? fmt::format(" within {:.4g} GPU-hours", a.options.gpu_hour_budget)
                                : "");
-  if (outcome.calibration) std::cout << app::describe(*outcome.calibration) << "\n";
+  if (outcome.calibration) {
+    std::cout << app::describe(*outcome.calibration) << "\n";
+    for (const auto& w : outcome.calibration->warnings) std::cerr << "warning: " << w << "\n";
+  }
   if (r.top.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
   std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
                            "rank", "gpus", "tp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",

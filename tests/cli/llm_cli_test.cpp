@@ -104,6 +104,38 @@ TEST(LlmCli, IntervalsFromTheCalibrationsCrossValidation) {
   EXPECT_NE(bare.err.find("--interval"), std::string::npos) << bare.err;
 }
 
+// Rows of small, host-bound runs: the efficiency fit drives the fractions to
+// their floor and warns that a larger model will be priced far too slow;
+// --fit auto (the default) carries the cost as overhead and prices the large
+// model near the datasheet's.
+TEST(LlmCli, CalibrationOnHostBoundRowsWarnsAndAutoAvoidsIt) {
+  auto d = tptest::temp_dir("llm_cli");
+  std::string tiny = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s\n";
+  for (int mb : {1, 2, 4})
+    for (int tp : {1, 2})
+      tiny += std::to_string(2 * tp) + ",16," + std::to_string(mb) + ",256,4,4,256," + std::to_string(tp) + ",2,1," +
+              std::to_string(0.5 + 0.01 * mb) + "\n";
+  auto m = tptest::write_file(d / "tiny.csv", tiny);
+  auto big = tptest::write_file(d / "big.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n"
+                                               "8,64,1,4096,32,32,2048,8,1,1\n");
+  auto sheet = nlohmann::json::parse(tptest::run_cli("llm predict --configs " + big + " --gpu a100-80gb --json").out);
+  const double datasheet = sheet["rows"][0]["iteration_time_s"];
+  auto eff = tptest::run_cli("llm predict --configs " + big + " --gpu a100-80gb --calibrate " + m + " --fit efficiency --json");
+  ASSERT_EQ(eff.exit_code, 0) << eff.err;
+  auto je = nlohmann::json::parse(eff.out);
+  ASSERT_EQ(je["calibration"]["warnings"].size(), 1u);
+  EXPECT_NE(je["calibration"]["warnings"][0].get<std::string>().find("floor"), std::string::npos);
+  EXPECT_GT(je["rows"][0]["iteration_time_s"].get<double>(), 5 * datasheet);
+  auto aut = tptest::run_cli("llm predict --configs " + big + " --gpu a100-80gb --calibrate " + m + " --json");
+  ASSERT_EQ(aut.exit_code, 0) << aut.err;
+  auto ja = nlohmann::json::parse(aut.out);
+  EXPECT_EQ(ja["calibration"]["fitted"], "overheads");
+  EXPECT_TRUE(ja["calibration"]["warnings"].empty());
+  EXPECT_LT(ja["rows"][0]["iteration_time_s"].get<double>(), 1.5 * datasheet);
+  auto text = tptest::run_cli("llm predict --configs " + big + " --gpu a100-80gb --calibrate " + m + " --fit efficiency");
+  EXPECT_NE(text.err.find("warning: the peak, link, memory fractions went to the floor"), std::string::npos) << text.err;
+}
+
 TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
   auto d = tptest::temp_dir("llm_cli");
   std::string header = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n";
