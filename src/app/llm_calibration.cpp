@@ -70,7 +70,7 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
       c.warnings.push_back(fmt::format(
           "the {} fraction{} went to the floor (0.02): the measured iterations are slower than the model's kernels "
           "can explain (host overhead, small kernels), and a larger model priced with {} will be predicted far too "
-          "slow. With five or more distinct configurations, --fit overheads (or auto) can carry that cost instead",
+          "slow. With five or more distinct configurations, --fit overheads carries that cost instead",
           fmt::join(floored, ", "), floored.size() == 1 ? "" : "s", floored.size() == 1 ? "it" : "them"));
   }
   for (const auto& x : ts) c.time_mean_abs_relative_error += std::abs(time.predict(x.spec, x.layout).iteration / x.seconds - 1) / ts.size();
