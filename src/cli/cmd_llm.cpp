@@ -520,10 +520,7 @@ void setup(CLI::App& root) {
   p->add_option("--calibrate", pa->calibrate,
                 "Measured iterations (the same columns + iteration_time_s, optional memory_gib): fit the efficiency "
                 "factors (and the memory overhead)");
-  p->add_option("--fit", pa->fit,
-                kLlmFitHelp)
-      ->capture_default_str()
-      ->check(CLI::IsMember(app::llm_fit_modes()));
+  add_llm_fit_option(p, pa->fit);
   p->add_option("--interval", pa->interval,
                 "With --calibrate: also give each prediction's interval at this coverage (e.g. 0.8), from the "
                 "calibration's cross-validated errors; adds iteration_time_lo_s, iteration_time_hi_s (and with "
@@ -574,9 +571,7 @@ void setup(CLI::App& root) {
                 "With --grid or --scale: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  e->add_option("--fit", ea->fit, "With --grid or --scale: what calibration fits (as llm predict --fit)")
-      ->capture_default_str()
-      ->check(CLI::IsMember(app::llm_fit_modes()));
+  add_llm_fit_option(e, ea->fit, "With --grid or --scale: what calibration fits (as llm predict --fit)");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
   e->callback([ea] {

@@ -138,10 +138,7 @@ void setup(CLI::App& root) {
   p->add_option("--calibrate", a->calibrate,
                 "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
                 "rank with the time and memory models fitted to them, as llm predict --calibrate does");
-  p->add_option("--fit", a->fit,
-                kLlmFitHelp)
-      ->capture_default_str()
-      ->check(CLI::IsMember(app::llm_fit_modes()));
+  add_llm_fit_option(p, a->fit);
   p->add_flag("--json", a->json, "Print JSON");
   p->add_option("--emit", a->emit, "Print the chosen configuration as a Megatron-LM launch: torchrun or slurm");
   p->add_option("--script", a->script, "Megatron-LM's training script for --emit")->capture_default_str();

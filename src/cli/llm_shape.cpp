@@ -1,5 +1,7 @@
 #include "cli/llm_shape.h"
 
+#include "app/llm_calibration.h"
+
 #include "core/error.h"
 
 namespace trainplan::cli {
@@ -35,6 +37,17 @@ structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a) {
     throw InputError("", 0, "--" + e.field(), e.message());
   }
   return s;
+}
+
+void add_llm_fit_option(CLI::App* cmd, std::string& fit, const char* help) {
+  cmd->add_option("--fit", fit,
+                  help ? help
+                       : "With --calibrate: efficiency (peak, link and memory fractions), overheads (per-iteration "
+                         "and per-layer host seconds, fractions as the datasheet's), all (both, and the link latency; "
+                         "8 distinct configurations), or auto (whichever of the three cross-validates best on the "
+                         "measured rows)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(app::llm_fit_modes()));
 }
 
 }  // namespace trainplan::cli

@@ -19,10 +19,8 @@ void add_llm_shape_options(CLI::App* cmd, LlmShapeArgs& a);
 // The zoo entry or the shape; throws InputError naming the option at fault.
 structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a);
 
-// --fit's help, for every verb that calibrates the transformer models.
-inline constexpr const char* kLlmFitHelp =
-    "With --calibrate: efficiency (peak, link and memory fractions), overheads (per-iteration and per-layer host "
-    "seconds, fractions as the datasheet's), all (both, and the link latency; 8 distinct configurations), or auto "
-    "(whichever of the three cross-validates best on the measured rows)";
+// --fit, for every verb that calibrates the transformer models: one of
+// app::llm_fit_modes(), "auto" by default; `help` replaces the standard text.
+void add_llm_fit_option(CLI::App* cmd, std::string& fit, const char* help = nullptr);
 
 }  // namespace trainplan::cli
