@@ -366,6 +366,8 @@ async function onLlm(ev) {
   const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
     tokens: Number($("llm-tokens").value), global_batch: numberField("llm-global-batch"),
     deadline: 3600 * (numberField("llm-deadline") || 0) };
+  const measured = $("llm-calibrate").value.trim();
+  if (measured) body.calibrate = measured + "\n";
   status("planning…");
   try {
     showLlm(await api("/llm/plan", body));
@@ -388,6 +390,12 @@ function showLlm(r) {
     rows.push([r.chosen ? "chosen" : "closest", `tp ${c.tp}, pp ${c.pp}, dp ${c.dp}, micro-batch ${c.micro_batch}, recompute ${c.recompute}`],
       ["GPUs", c.gpus], ["training time, h", fmt(c.train_time_s / 3600)], ["GPU-hours", fmt(c.gpu_hours)],
       ["memory per GPU, GiB", `${fmt(c.memory_gib)} of ${fmt(r.memory_available_gib)} (headroom ${fmt(c.headroom_gib)})`]);
+  }
+  const cal = r.calibration;
+  if (cal) {
+    rows.push(["calibrated", `on ${cal.rows} measured iterations (${cal.fitted} fit): mean |error| ` +
+      `${pct(cal.mean_abs_relative_error)}, cross-validated ${pct(cal.cv.time_mean_abs_relative_error)}`]);
+    for (const w of cal.warnings || []) rows.push(["warning", w]);
   }
   for (const [k, v] of rows) {
     const dt = document.createElement("dt");

@@ -9,7 +9,7 @@
 // else /usr/bin/chromium. Exit 0: passed; 1: a check failed (each failure is
 // printed). Screenshots of each tab go to --out.
 import { spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
 
@@ -165,6 +165,27 @@ try {
       check(gpus === llm.chosen.gpus && tp === llm.chosen.tp && pp === llm.chosen.pp && dp === llm.chosen.dp &&
         mb === llm.chosen.micro_batch, "the transformer layout as llm plan --json");
       check(/GiB/.test(await text(page, "#llm-choice")), "memory per GPU shown");
+    }
+    // Calibrated on measured iterations pasted into the form: the layout and
+    // the calibration as llm plan --calibrate gives them.
+    const measured = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s\n" +
+      "8,32,2,2048,16,24,2048,2,4,1,1.9\n16,64,1,4096,32,32,2048,4,2,2,5.2\n8,64,1,2048,16,24,2048,8,1,1,3.1\n" +
+      "4,16,4,2048,16,24,2048,1,4,1,2.2\n16,64,2,4096,32,32,2048,2,2,4,6.0\n";
+    const measuredFile = path.join(args.out, "llm-measured.csv");
+    writeFileSync(measuredFile, measured);
+    await page.$eval("#llm-calibrate", (el, v) => { el.value = v; }, measured);
+    await page.click("#llm-submit");
+    await waitStatus(page, /planned|nothing fits|error/);
+    const calibrated = cli(["llm", "plan", "--model", form.model, "--gpu", form.gpu, "--max-gpus", form.max_gpus, "--tokens",
+      form.tokens, "--global-batch", form.global_batch, "--deadline", `${form.deadline}h`, "--calibrate", measuredFile, "--json"]);
+    check(calibrated.calibration !== undefined && calibrated.calibration.rows === 5, "llm plan --calibrate --json calibrated on 5 rows");
+    const shown = await text(page, "#llm-choice");
+    check(new RegExp(`on 5 measured iterations \\(${calibrated.calibration.fitted} fit\\)`).test(shown),
+      `the page says it is calibrated as the CLI fitted (${calibrated.calibration.fitted})`);
+    if (calibrated.chosen) {
+      const [gpus, tp, pp, , dp, mb] = (await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent))).map(Number);
+      check(gpus === calibrated.chosen.gpus && tp === calibrated.chosen.tp && pp === calibrated.chosen.pp &&
+        dp === calibrated.chosen.dp && mb === calibrated.chosen.micro_batch, "the calibrated layout as llm plan --calibrate --json");
     }
     await page.screenshot({ path: path.join(args.out, "web-llm.png"), fullPage: true });
   }
