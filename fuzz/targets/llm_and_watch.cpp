@@ -10,6 +10,7 @@
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
 #include "structure/gpu_catalog.h"
+#include "uncertainty/llm_cross_validation.h"
 
 namespace trainplan::fuzz {
 namespace {
@@ -31,6 +32,23 @@ bool run_llm_configs(std::string_view input, const std::string& scratch) {
       ts.push_back({r.spec, r.layout, *r.iteration_time_s});
       if (r.memory_gib) ms.push_back({r.spec, r.layout, *r.memory_gib * 1073741824.0});
     }
+    // Cross-validation (a fit per fold) and the intervals from it: finite,
+    // one error per row, every interval around its prediction.
+    if (t.rows.size() <= 8) {
+      const auto cv = uncertainty::cross_validate_llm(t, tm, mm);
+      if (cv.folds > 0 && cv.time_errors.size() != t.rows.size())
+        throw ContractBreach("cross-validation gave " + std::to_string(cv.time_errors.size()) + " errors for " +
+                             std::to_string(t.rows.size()) + " rows");
+      for (double e : cv.time_errors)
+        if (!std::isfinite(e) || e <= -1) throw ContractBreach("a cross-validated error of " + std::to_string(e));
+      for (const auto& r : t.rows) {
+        const double p = tm.predict(r.spec, r.layout).iteration;
+        if (auto iv = uncertainty::conformal_interval(p, cv.time_errors, 0.8))
+          if (!(iv->lo <= p && p <= iv->hi && std::isfinite(iv->hi)))
+            throw ContractBreach("an interval [" + std::to_string(iv->lo) + ", " + std::to_string(iv->hi) +
+                                 "] that does not hold its prediction " + std::to_string(p));
+      }
+    }
     expect_value_or_input_error(path, [&] { tm.fit(ts); });
     if (!ms.empty()) expect_value_or_input_error(path, [&] { mm.fit(ms); });
   }
@@ -47,7 +65,8 @@ bool run_llm_configs(std::string_view input, const std::string& scratch) {
 }
 
 TargetRegistrar llm_reg({"llm_config_csv",
-                         "io::read_llm_configs, then the time and memory models on every row (fitted when timed)",
+                         "io::read_llm_configs, then the time and memory models on every row (fitted and "
+                         "cross-validated when timed)",
                          {"fuzz/corpus/llm_config_csv"},
                          {"gpus", "global_batch", "micro_batch", "hidden", "heads", "layers", "seq", "tp", "dp", "pp",
                           "vocab", "ffn_hidden", "kv_groups", "gated_mlp", "virtual_stages", "recompute", "selective",
