@@ -388,7 +388,9 @@ function showLlm(r) {
     ["iterations", r.iterations], ["searched / fit memory / qualify", `${r.enumerated} / ${r.fit_memory} / ${r.qualified}`]];
   if (c) {
     rows.push([r.chosen ? "chosen" : "closest", `tp ${c.tp}, pp ${c.pp}, dp ${c.dp}, micro-batch ${c.micro_batch}, recompute ${c.recompute}`],
-      ["GPUs", c.gpus], ["training time, h", fmt(c.train_time_s / 3600)], ["GPU-hours", fmt(c.gpu_hours)],
+      ["GPUs", c.gpus], ["training time, h", fmt(c.train_time_s / 3600) + (c.train_time_interval_s
+        ? ` (${Math.round(100 * r.interval_coverage)}% interval ${fmt(c.train_time_interval_s[0] / 3600)} to ` +
+          `${fmt(c.train_time_interval_s[1] / 3600)})` : "")], ["GPU-hours", fmt(c.gpu_hours)],
       ["memory per GPU, GiB", `${fmt(c.memory_gib)} of ${fmt(r.memory_available_gib)} (headroom ${fmt(c.headroom_gib)})`]);
   }
   const cal = r.calibration;

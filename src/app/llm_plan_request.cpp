@@ -18,9 +18,17 @@ LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const struc
   LlmPlanOutcome o{spec, hw, options, {}, std::nullopt};
   models::LlmTimeModel time(hw, llm_time_params_for_fit(measured ? measured->fit : "auto"));
   models::LlmMemoryModel memory;
-  if (measured) o.calibration = calibrate_llm_models(measured->table, measured->source, measured->fit, time, memory);
+  if (measured) {
+    o.calibration = calibrate_llm_models(measured->table, measured->source, measured->fit, time, memory);
+    o.interval = measured->interval;
+  }
   o.result = plan::plan_llm(spec, time, memory, options);
   return o;
+}
+
+std::optional<uncertainty::LlmInterval> LlmPlanOutcome::train_time_interval(const plan::LlmCandidate& c) const {
+  if (!calibration || interval <= 0) return std::nullopt;
+  return uncertainty::conformal_interval(c.train_s, calibration->cv.time_errors, interval);
 }
 
 nlohmann::json to_json(const plan::LlmCandidate& c) {
@@ -36,7 +44,12 @@ nlohmann::json to_json(const plan::LlmCandidate& c) {
 nlohmann::json to_json(const LlmPlanOutcome& o) {
   const auto& r = o.result;
   nlohmann::json top = nlohmann::json::array();
-  for (const auto& c : r.top) top.push_back(to_json(c));
+  auto with_interval = [&](const plan::LlmCandidate& c) {
+    nlohmann::json j = to_json(c);
+    if (auto iv = o.train_time_interval(c)) j["train_time_interval_s"] = {iv->lo, iv->hi};
+    return j;
+  };
+  for (const auto& c : r.top) top.push_back(with_interval(c));
   nlohmann::json j = {{"model", o.spec.name}, {"params", o.spec.total_params()}, {"gpu", o.hardware.name},
                       {"objective", o.objective()}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
                       {"fit_memory", r.fit}, {"qualified", r.qualified},
@@ -45,9 +58,10 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
   if (!r.failing.empty()) {
     j["failing"] = r.failing;
     j["explanation"] = r.explanation;
-    if (r.closest) j["closest"] = to_json(*r.closest);
+    if (r.closest) j["closest"] = with_interval(*r.closest);
   }
   if (o.calibration) j["calibration"] = to_json(*o.calibration);
+  if (o.calibration && !o.calibration->cv.time_errors.empty() && o.interval > 0) j["interval_coverage"] = o.interval;
   return j;
 }
 

@@ -22,6 +22,11 @@ struct LlmPlanOutcome {
   plan::LlmPlanResult result;
   // Set when the models were calibrated on measured iterations.
   std::optional<LlmCalibration> calibration;
+  double interval = 0;  // coverage of the intervals (the measured rows' `interval`)
+  // With a calibration whose cross-validation gave errors: the training
+  // time's interval at `interval` for a candidate's predicted training time
+  // (uncertainty::conformal_interval); nullopt otherwise.
+  std::optional<uncertainty::LlmInterval> train_time_interval(const plan::LlmCandidate& c) const;
   // "least time" under a GPU-hour budget, else "fewest GPU-hours".
   const char* objective() const;
 };
@@ -32,6 +37,7 @@ struct LlmPlanMeasured {
   io::LlmConfigTable table;
   std::string source;          // the file, or the name given to the text
   std::string fit = "auto";  // one of llm_fit_modes()
+  double interval = 0.8;     // coverage of the training-time intervals (0: none)
 };
 
 // Searches with the hardware's time model and the memory model, both
@@ -45,7 +51,9 @@ LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const struc
 //  "fit_memory", "qualified", "memory_available_gib", "top": [...],
 //  "chosen" (when something qualifies), "failing", "explanation",
 //  "closest" (when nothing does), "calibration" (when calibrated:
-//  to_json(LlmCalibration))}; memory in GiB.
+//  to_json(LlmCalibration)), and with a calibration's intervals
+//  "interval_coverage" and each candidate's "train_time_interval_s"}; memory
+//  in GiB.
 nlohmann::json to_json(const LlmPlanOutcome& o);
 nlohmann::json to_json(const plan::LlmCandidate& c);
 

@@ -32,6 +32,7 @@ struct PlanArgs {
   std::string gpu, precision = "bf16", emit, script = "pretrain_gpt.py", calibrate, fit = "auto";
   plan::LlmPlanOptions options;
   double reserve_gib = 2;
+  double interval = 0.8;
   bool json = false;
 };
 
@@ -47,7 +48,8 @@ void run_plan(PlanArgs a) {
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
   if (!a.calibrate.empty())
-    measured = app::LlmPlanMeasured{io::read_llm_configs(a.calibrate, /*require_time=*/true), a.calibrate, a.fit};
+    measured = app::LlmPlanMeasured{io::read_llm_configs(a.calibrate, /*require_time=*/true), a.calibrate, a.fit,
+                                    a.interval};
   app::LlmPlanOutcome outcome;
   try {
     outcome = app::make_llm_plan(s, hw, a.options, measured ? &*measured : nullptr);
@@ -106,6 +108,11 @@ void run_plan(PlanArgs a) {
   std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {:g} GB\n",
                            plan::describe(c.layout), c.layout.gpus(), c.memory_bytes / kGiB, c.headroom_bytes / kGiB,
                            hw.gpu.memory_gb);
+  if (auto iv = outcome.train_time_interval(c))
+    std::cout << fmt::format("training time {:.4g} h, {:.0f}% interval {:.4g} to {:.4g} h (from the calibration's "
+                             "cross-validated errors{})\n",
+                             c.train_s / 3600, 100 * outcome.interval, iv->lo / 3600, iv->hi / 3600,
+                             iv->short_of_coverage ? "; too few measured rows to promise that coverage" : "");
 }
 
 void setup(CLI::App& root) {
@@ -139,6 +146,11 @@ void setup(CLI::App& root) {
                 "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
                 "rank with the time and memory models fitted to them, as llm predict --calibrate does");
   add_llm_fit_option(p, a->fit);
+  p->add_option("--interval", a->interval,
+                "With --calibrate: the coverage of the training time's interval, from the calibration's "
+                "cross-validated errors (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   p->add_flag("--json", a->json, "Print JSON");
   p->add_option("--emit", a->emit, "Print the chosen configuration as a Megatron-LM launch: torchrun or slurm");
   p->add_option("--script", a->script, "Megatron-LM's training script for --emit")->capture_default_str();

@@ -182,6 +182,8 @@ try {
     const shown = await text(page, "#llm-choice");
     check(new RegExp(`on 5 measured iterations \\(${calibrated.calibration.fitted} fit\\)`).test(shown),
       `the page says it is calibrated as the CLI fitted (${calibrated.calibration.fitted})`);
+    if (calibrated.chosen && calibrated.chosen.train_time_interval_s)
+      check(/% interval /.test(shown), "the training time's interval shown");
     if (calibrated.chosen) {
       const [gpus, tp, pp, , dp, mb] = (await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent))).map(Number);
       check(gpus === calibrated.chosen.gpus && tp === calibrated.chosen.tp && pp === calibrated.chosen.pp &&

@@ -63,6 +63,38 @@ const std::string kCalibratedBase = "llm plan --model gpt3-1.3b --gpu h100 --max
 // --calibrate ranks with the models fitted to measured iterations (here made
 // with half the datasheet's peak fraction and 3 GiB of overhead) and says so:
 // the rows, the factors, the overhead and the in-sample error.
+// The training time's interval: from the calibration's cross-validated
+// errors, around the prediction, in text and JSON; none without a
+// calibration or with --interval 0. One measured row 30% off the rest makes
+// the errors, and so the interval, wide enough to see.
+TEST(LlmPlanCli, CalibratedPlanGivesTheTrainingTimesInterval) {
+  auto d = tptest::temp_dir("llm_plan_cli");
+  auto hw = *trainplan::structure::find_builtin_hardware("h100");
+  std::string text = tptest::llm_measured_csv(hw, 0.5, 3.0);
+  {  // the first data row's iteration_time_s (the second-last column) 30% slower
+    auto begin = text.find('\n') + 1, end = text.find('\n', begin);
+    auto last = text.rfind(',', end), time_at = text.rfind(',', last - 1) + 1;
+    text.replace(time_at, last - time_at, std::to_string(1.3 * std::stod(text.substr(time_at, last - time_at))));
+  }
+  auto m = tptest::write_file(d / "measured.csv", text);
+  auto j = nlohmann::json::parse(tptest::run_cli(kCalibratedBase + " --calibrate " + m + " --json").out);
+  ASSERT_TRUE(j.contains("interval_coverage")) << j.dump();
+  EXPECT_DOUBLE_EQ(j["interval_coverage"].get<double>(), 0.8);
+  const double t = j["chosen"]["train_time_s"];
+  const auto iv = j["chosen"]["train_time_interval_s"];
+  ASSERT_EQ(iv.size(), 2u);
+  EXPECT_LT(iv[0].get<double>(), t);
+  EXPECT_GT(iv[1].get<double>(), 1.1 * t);
+  for (const auto& c : j["top"]) EXPECT_TRUE(c.contains("train_time_interval_s"));
+  auto shown = tptest::run_cli(kCalibratedBase + " --calibrate " + m);
+  EXPECT_NE(shown.out.find("80% interval"), std::string::npos) << shown.out;
+  auto none = nlohmann::json::parse(tptest::run_cli(kCalibratedBase + " --calibrate " + m + " --interval 0 --json").out);
+  EXPECT_FALSE(none.contains("interval_coverage"));
+  EXPECT_FALSE(none["chosen"].contains("train_time_interval_s"));
+  auto plain = nlohmann::json::parse(tptest::run_cli(kCalibratedBase + " --json").out);
+  EXPECT_FALSE(plain["chosen"].contains("train_time_interval_s"));
+}
+
 TEST(LlmPlanCli, CalibratedPlanSaysSoAndIsSlower) {
   auto d = tptest::temp_dir("llm_plan_cli");
   auto hw = *trainplan::structure::find_builtin_hardware("h100");
