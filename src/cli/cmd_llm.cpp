@@ -262,6 +262,17 @@ void run_megatron_ci(const EvaluateArgs& a) {
       per.push_back({{"model", p.model}, {"rows", p.rows}, {"time_datasheet_mape", p.time_datasheet},
                      {"time_calibrated_mape", p.time_calibrated}, {"peak_datasheet_mape", p.peak_datasheet},
                      {"peak_calibrated_mape", p.peak_calibrated}});
+    nlohmann::json row_predictions = nlohmann::json::array();
+    for (const auto& x : e.rows) {
+      const auto& r = *x.run;
+      const auto& l = r.layout;
+      row_predictions.push_back({{"line", r.line}, {"model", r.model}, {"gpu", r.gpu}, {"tp", l.tp}, {"pp", l.pp},
+                                 {"dp", l.dp}, {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
+                                 {"recompute", structure::to_string(l.recompute)},
+                                 {"time_s", r.iteration_s}, {"time_datasheet_s", x.time_datasheet},
+                                 {"time_calibrated_s", x.time_calibrated}, {"peak_gib", r.peak_gib},
+                                 {"peak_datasheet_gib", x.peak_datasheet}, {"peak_calibrated_gib", x.peak_calibrated}});
+    }
     for (const auto& g : e.ranking)
       rank.push_back({{"group", g.key}, {"configurations", g.configurations}, {"fastest_s", g.fastest_s},
                       {"chosen_s", g.chosen_s}, {"fastest", g.fastest}, {"chosen", g.chosen}, {"within", g.within()}});
@@ -271,6 +282,7 @@ void run_megatron_ci(const EvaluateArgs& a) {
                                 {"peak_datasheet_mape", e.peak_datasheet_mape},
                                 {"peak_calibrated_leave_model_out_mape", e.peak_calibrated_mape},
                                 {"per_model", per}, {"ranking", rank}, {"ranking_within", within},
+                                {"row_predictions", row_predictions},
                                 {"calibrated_on_5", on_k}}
                      .dump(2)
               << "\n";
