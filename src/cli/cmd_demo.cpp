@@ -42,6 +42,7 @@ struct DemoArgs {
   std::string budget = "150s";
   std::string step_clock = "auto";
   double time_trial_s = 1;  // seconds of timed steps per time-trial run at most
+  int time_repeats = 2;     // runs of each time trial (a third when they disagree)
   std::string store = "trainplan-demo.db";
   std::string out = "trainplan-demo.csv";
   std::string plot = "trainplan-demo-plan.png";  // "" : no chart
@@ -84,6 +85,7 @@ Profiled profile_step(const DemoArgs& a) {
   const GridSpec& grid = out.grid;
   ProfileOptions opts;
   opts.step_clock = *clock;
+  opts.time_repeats = a.time_repeats;
   opts.time_template = CommandTemplate(builtin_template(a.workload, builtin));
   opts.budget_s = parse_duration(a.budget, "--budget");
   opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
@@ -298,6 +300,11 @@ void setup(CLI::App& root) {
                   "or this; 0: no limit)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--time-repeats", a->time_repeats,
+                  "Runs of each time trial, each a fresh set of processes (one more when they disagree by over 5%); "
+                  "the lowest median is kept")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10));
   cmd->add_option("--step-clock", a->step_clock,
                   "How a step is timed: cpu (the process's CPU time per step: what other processes on a busy "
                   "machine barely change), wall, or auto (cpu for CPU training with one thread per worker)")
