@@ -85,7 +85,9 @@ void run_predict(const PredictArgs& a) {
     auto t = tm.predict(r.spec, r.layout);
     auto m = mm.predict(r.spec, r.layout);
     values.push_back({t.iteration, m.total() / kGiB});
-    nlohmann::json j = {{"line", r.line}, {"fits_memory", m.total() <= hw.gpu.memory_gb * 1e9}};
+    // Over or under the GPU's memory, and by how much (negative: over).
+    const double headroom_gib = (hw.gpu.memory_gb * 1e9 - m.total()) / kGiB;
+    nlohmann::json j = {{"line", r.line}, {"fits_memory", headroom_gib >= 0}, {"headroom_gib", headroom_gib}};
     j.update(time_json(t));
     j.update(memory_json(m));
     if (time_interval) {
@@ -145,11 +147,16 @@ void run_predict(const PredictArgs& a) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
     return;
   }
-  std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12}{}\n", "line", "iteration_s", "memory_GiB", "TFLOP/s/GPU",
+  std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12} {:>12}{}\n", "line", "iteration_s", "memory_GiB", "headroom_GiB",
+                           "TFLOP/s/GPU",
                            time_interval ? fmt::format(" {:>23}", fmt::format("{:.0f}% iteration_s", 100 * a.interval)) : "");
   for (const auto& j : rows)
-    std::cout << fmt::format("{:>6} {:>14.4g} {:>11.2f} {:>12.1f}{}\n", j["line"].get<long>(), j["iteration_time_s"].get<double>(),
-                             j["memory_gib"].get<double>(), j["model_tflops_per_gpu"].get<double>(),
+    std::cout << fmt::format("{:>6} {:>14.4g} {:>11.2f} {:>12} {:>12.1f}{}\n", j["line"].get<long>(),
+                             j["iteration_time_s"].get<double>(), j["memory_gib"].get<double>(),
+                             j["fits_memory"].get<bool>()
+                                 ? fmt::format("{:.2f}", j["headroom_gib"].get<double>())
+                                 : fmt::format("OVER {:.2f}", -j["headroom_gib"].get<double>()),
+                             j["model_tflops_per_gpu"].get<double>(),
                              time_interval ? fmt::format(" {:>11.4g}-{:<11.4g}", j["iteration_time_interval_s"][0].get<double>(),
                                                          j["iteration_time_interval_s"][1].get<double>())
                                            : "");

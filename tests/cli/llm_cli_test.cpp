@@ -38,6 +38,26 @@ TEST(LlmCli, PredictWritesTheInputWithTimeAndMemory) {
   }
 }
 
+// predict says by how much each configuration is over or under the GPU's
+// memory: headroom = the GPU's memory less the prediction, negative over.
+TEST(LlmCli, PredictSaysByHowMuchAConfigurationFitsOrNot) {
+  auto d = tptest::temp_dir("llm_cli");
+  auto in = tptest::write_file(d / "in.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n"
+                                             "8,32,2,2048,16,24,2048,2,4,1\n8,64,8,12288,96,96,2048,8,1,1\n");
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const double gpu_gib = 80e9 / (1024.0 * 1024 * 1024);
+  for (const auto& row : j["rows"]) {
+    EXPECT_NEAR(row["headroom_gib"].get<double>(), gpu_gib - row["memory_gib"].get<double>(), 1e-6);
+    EXPECT_EQ(row["fits_memory"].get<bool>(), row["headroom_gib"].get<double>() >= 0);
+  }
+  EXPECT_TRUE(j["rows"][0]["fits_memory"].get<bool>());
+  EXPECT_FALSE(j["rows"][1]["fits_memory"].get<bool>());  // a 175B-wide model on 8 GPUs, no pipeline
+  auto text = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb");
+  EXPECT_NE(text.out.find("OVER "), std::string::npos) << text.out;
+}
+
 TEST(LlmCli, CalibrationFitsMeasuredIterations) {
   auto d = tptest::temp_dir("llm_cli");
   auto in = tptest::write_file(d / "in.csv", kConfigs);
