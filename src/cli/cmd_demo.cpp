@@ -300,11 +300,7 @@ void setup(CLI::App& root) {
                   "or this; 0: no limit)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
-  cmd->add_option("--time-repeats", a->time_repeats,
-                  "Runs of each time trial, each a fresh set of processes (one more when they disagree by over 5%); "
-                  "the lowest median is kept")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10));
+  add_time_repeats_option(cmd, a->time_repeats);
   cmd->add_option("--step-clock", a->step_clock,
                   "How a step is timed: cpu (the process's CPU time per step: what other processes on a busy "
                   "machine barely change), wall, or auto (cpu for CPU training with one thread per worker)")

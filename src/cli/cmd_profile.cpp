@@ -283,11 +283,7 @@ void setup(CLI::App& root) {
                   "With --cmd: the template of a time trial, which prints one "
                   "{\"event\":\"step_timing\",\"step_time_median_s\":...,\"steps_per_epoch\":...} line "
                   "(docs/PROFILING.md)");
-  cmd->add_option("--time-repeats", args->time_repeats,
-                  "Runs of each time trial; one more when they differ by over 5% (interference), and the lowest "
-                  "median is kept")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10));
+  add_time_repeats_option(cmd, args->time_repeats);
   cmd->add_option("--threads-per-worker", args->threads_per_worker,
                   "CPU threads each worker uses (--workload passes it to the trainer): the oversubscription check "
                   "and the pinning")

@@ -33,6 +33,8 @@ void add_comm_profile_option(CLI::App* cmd, std::string& path);
 // Adds `--hardware NAME|FILE` to `cmd`, stored in `name_or_path`: the
 // interconnect prior of the all-reduce time models and the GPUs a node holds.
 void add_hardware_option(CLI::App* cmd, std::string& name_or_path);
+// --time-repeats: runs of each time trial (profile, demo).
+void add_time_repeats_option(CLI::App* cmd, int& repeats);
 // Adds `--metric-range LO:HI` to `cmd`, stored in `range` (parse it with
 // trainplan::parse_metric_range).
 void add_metric_range_option(CLI::App* cmd, std::string& range);

@@ -23,6 +23,14 @@ void add_hardware_option(CLI::App* cmd, std::string& name_or_path) {
                   "the links, said as a default wherever it is used; the samples' packing for the nodes]");
 }
 
+void add_time_repeats_option(CLI::App* cmd, int& repeats) {
+  cmd->add_option("--time-repeats", repeats,
+                  "Runs of each time trial, each a fresh set of processes; one more when they differ by over 5% "
+                  "(interference), and the lowest median is kept")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10));
+}
+
 void add_metric_range_option(CLI::App* cmd, std::string& range) {
   cmd->add_option("--metric-range", range,
                   "The values the metric can take, LO:HI (a side may be empty: unbounded); intervals are clipped to "
