@@ -17,8 +17,8 @@ struct BuiltinWorkloadOptions {
   bool time_only = false;    // the template of a time trial (--time-only; no {epochs})
   // A time trial's --step-clock (the clock its stop rule watches): "wall" or "cpu".
   std::string step_clock = "wall";
-  // A time trial's --max-timed-s: seconds of timed steps at most (0: the
-  // trainer's step cap alone).
+  // A time trial's --max-timed-s: wall-clock seconds of its timed phase at
+  // most, checked every 5 steps (0: the trainer's step cap alone).
   double max_timed_s = 0;
 };
 

@@ -117,7 +117,7 @@ ParseResult parse_options(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(5, 1000000));
   app.add_option("--max-timed-s", o.max_timed_s,
-                 "--time-only: also stop once this many seconds of steps are timed (0: no limit)")
+                 "--time-only: also stop once the timed phase has run this many seconds, wall clock, checked every 5 steps (0: no limit)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
   app.add_option("--step-ci", o.step_ci,

@@ -36,7 +36,8 @@ struct TrainOptions {
   int min_steps = 20;
   int max_steps = 400;
   double step_ci = 0.02;
-  // Also stop once this many seconds of steps are timed (0: no limit), so
+  // Also stop once the timed phase has run this many seconds of wall clock,
+  // checked every 5 steps (0: no limit), so
   // that a trial's cost is bounded on a busy machine, where the interval may
   // never narrow; the step_timing event then says converged false.
   double max_timed_s = 0;

@@ -205,6 +205,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
       if (flags[1].item<double>() > 0.5) break;
     }
   }
+  const double timing_wall_s = seconds_since(timing_start);
   const StepTimeSummary summary = summarise_step_times(times);
   const StepTimeSummary cpu_summary = summarise_step_times(cpu_times);
   const int64_t steps_per_epoch = (shard + o.batch - 1) / o.batch;
@@ -217,6 +218,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                        {"converged", converged},
                        {"step_ci_target", o.step_ci},
                        {"max_timed_s", o.max_timed_s},
+                       {"timing_wall_s", timing_wall_s},
                        {"step_clock", o.step_clock},
                        {"threads", o.threads},
                        {"step_time_mean_s", summary.mean_s},

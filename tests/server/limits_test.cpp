@@ -28,7 +28,19 @@ json quick_fit(const std::string& csv) {
 }
 
 // A request that computes for tens of seconds unless it is stopped.
-json slow_fit() { return {{"samples_csv", many_rows_csv(1000)}, {"model", "auto"}}; }
+json slow_fit() { return {{"samples_csv", tpserver::spread_rows_csv(10000)}, {"model", "auto"}}; }
+
+// Stops the server and joins the request threads on every way out of a test,
+// a failed ASSERT included: a thread left joinable would abort the binary.
+struct StopAndJoin {
+  Running& s;
+  std::vector<std::thread>& threads;
+  ~StopAndJoin() {
+    s.service.stop();
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
+  }
+};
 
 bool healthy(Running& s) {
   int st = 0;
@@ -182,6 +194,7 @@ TEST(ServerLimits, HealthAnswersWhileHeavyRequestsCompute) {
   std::vector<int> status(2);
   std::vector<json> out(2);
   std::vector<std::thread> ts;
+  StopAndJoin finally{s, ts};
   for (int i = 0; i < 2; ++i) ts.emplace_back([&, i] { out[i] = s.post("/fit", slow_fit(), &status[i]); });
   ASSERT_TRUE(s.wait_in_flight(2));
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(healthy(s));
@@ -202,6 +215,7 @@ TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
   Running s(l);
   std::vector<int> status(2);
   std::vector<std::thread> ts;
+  StopAndJoin finally{s, ts};
   ts.emplace_back([&] { s.post("/fit", slow_fit(), &status[0]); });
   ASSERT_TRUE(s.wait_in_flight(1));
   ts.emplace_back([&] { s.post("/fit", slow_fit(), &status[1]); });  // waits in line
