@@ -319,7 +319,8 @@ std::vector<std::optional<double>> parts_cv_mre(const std::vector<std::string>& 
   }
   if (fps.empty()) return out;
   const SampleSet d = part == ModelPart::kTime ? distinct_time_configs(samples) : metric_samples(samples);
-  if (d.empty() || distinct_configs(d) < static_cast<size_t>(opts.cv_folds)) return out;
+  opts.cv_folds = cv_folds_for(distinct_configs(d), opts.cv_folds);
+  if (d.empty() || opts.cv_folds < 2 || distinct_configs(d) < static_cast<size_t>(opts.cv_folds)) return out;
   const Truth truth = part == ModelPart::kTime ? Truth([](const Sample& x) { return x.epoch_time_s; })
                                                : Truth([](const Sample& x) { return *x.metric; });
   const std::vector<CvOutcome> cv = cross_validate(fps, truth, d, opts.cv_folds, opts.seed);
@@ -331,6 +332,20 @@ std::vector<std::optional<double>> parts_cv_mre(const std::vector<std::string>& 
     }
   }
   return out;
+}
+
+size_t part_configs(ModelPart part, const SampleSet& samples) {
+  return distinct_configs(part == ModelPart::kTime ? distinct_time_configs(samples) : metric_samples(samples));
+}
+
+std::string cv_name(int folds, int requested) {
+  return requested == kFoldsAuto && folds != 5 ? fmt::format("leave-one-out over {} configurations", folds)
+                                               : fmt::format("{}-fold", folds);
+}
+
+int cv_folds_for(size_t configs, int requested) {
+  if (requested != kFoldsAuto) return requested;
+  return configs < kLeaveOneOutBelow ? static_cast<int>(configs) : 5;
 }
 
 std::optional<double> part_cv_mre(const std::string& name, ModelPart part, const SampleSet& samples,

@@ -41,12 +41,15 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   };
   pick(time_names, ModelPart::kTime, best_t, bt);
   pick(metric_names, ModelPart::kMetric, best_m, bm);
+  const auto folds_of = [&](ModelPart part) { return cv_folds_for(part_configs(part, samples), folds); };
   std::string why;
   if (time_name == "auto") {
     if (bt.empty()) throw InputError(samples.source, 0, "--model", "auto: no registered time model could be cross-validated on these samples");
     c.time_model = bt;
     c.time_cv = best_t;
-    why = fmt::format("time model '{}' (auto: lowest {}-fold CV MRE {:.2f}%)", bt, folds, 100 * best_t);
+    c.time_folds = folds_of(ModelPart::kTime);
+    why = fmt::format("time model '{}' (auto: lowest {} CV MRE {:.2f}%)", bt, cv_name(c.time_folds, folds),
+                      100 * best_t);
   } else {
     why = fmt::format("time model '{}' (as given)", time_name);
   }
@@ -56,7 +59,9 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
     if (bm.empty()) throw InputError(samples.source, 0, "--model", "auto: no registered metric model could be cross-validated on these samples");
     c.metric_model = bm;
     c.metric_cv = best_m;
-    why += fmt::format(", metric model '{}' (auto: lowest {}-fold CV MRE {:.2f}%)", bm, folds, 100 * best_m);
+    c.metric_folds = folds_of(ModelPart::kMetric);
+    why += fmt::format(", metric model '{}' (auto: lowest {} CV MRE {:.2f}%)", bm, cv_name(c.metric_folds, folds),
+                       100 * best_m);
   } else {
     why += fmt::format(", metric model '{}' (as given)", metric_name);
   }

@@ -21,12 +21,15 @@ struct ModelChoice {
   // The chosen part's CV MRE where "auto" computed it (what
   // scoring::part_cv_mre gives with the same folds and seed); nullopt otherwise.
   std::optional<double> time_cv, metric_cv;
+  // The folds those were computed with (0 where not computed).
+  int time_folds = 0, metric_folds = 0;
 };
 
 // Resolves `time_name` and `metric_name` (either may be "auto"). Throws
 // InputError when "auto" finds no model that can be scored on the samples.
 // "auto" cross-validates the registered models that do not opt out
-// (models::AutoChoice), each made with `params`.
+// (models::AutoChoice), each made with `params`, on `folds` folds
+// (scoring::kFoldsAuto: chosen per part by scoring::cv_folds_for).
 ModelChoice choose_models(const std::string& time_name, const std::string& metric_name, const SampleSet& samples,
                           int folds = 5, uint64_t seed = 1, const models::ModelParams& params = {});
 

@@ -277,6 +277,11 @@ void Service::stop() {
   slots_cv_.notify_all();
 }
 
+int Service::waiting() {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  return waiting_;
+}
+
 std::unique_ptr<Service::Slot> Service::take_slot() {
   std::unique_lock<std::mutex> lock(slots_mu_);
   if (computing_ >= limits_.max_concurrent) {

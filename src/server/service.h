@@ -96,6 +96,8 @@ class Service {
   const Limits& limits() const { return limits_; }
   // POSTs being handled now (computing or waiting).
   int in_flight() const { return in_flight_.load(); }
+  // Requests with samples waiting for a slot (Limits::max_queue bounds them).
+  int waiting();
 
   // Fits `samples` and holds them under a new id; returns the /fit response.
   // `label` stands for the samples in responses (a path, or "samples_csv").

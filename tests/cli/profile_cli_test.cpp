@@ -422,6 +422,20 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   ASSERT_TRUE(j["cv_mre"]["metric"].is_number()) << r.out;
   EXPECT_GE(j["cv_mre"]["time"].get<double>(), 0.0);
   EXPECT_LT(j["cv_mre"]["metric"].get<double>(), 0.5);  // the fake's curve is smooth
+  // Fewer than 10 configurations per part: each left out alone (6 (b, r) for
+  // the time, 8 (b, r, epochs) for the metric), and the time model is the one
+  // with the lowest such error; `evaluate --cv 6` on the CSV gives the figure.
+  EXPECT_EQ(j["cv_folds"]["time"], 6) << r.out;
+  EXPECT_EQ(j["cv_folds"]["metric"], 8) << r.out;
+  EXPECT_NE(j["model_choice"].get<std::string>().find("leave-one-out over 6 configurations"), std::string::npos)
+      << r.out;
+  auto e = tptest::run_cli("evaluate --samples " + csv + " --models " + j["time_model"].get<std::string>() +
+                           " --cv 6 --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  auto ej = nlohmann::json::parse(e.out);
+  const auto& scored = ej["datasets"]["demo"][j["time_model"].get<std::string>()]["time"]["cv_mre"];
+  ASSERT_TRUE(scored.is_number()) << e.out;
+  EXPECT_NEAR(scored.get<double>(), j["cv_mre"]["time"].get<double>(), 1e-4);
   // The plan's chart, when gnuplot is there (otherwise a note and "plot": null).
   if (std::system("gnuplot --version >/dev/null 2>&1") == 0) {
     EXPECT_TRUE(std::filesystem::exists(chart));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -327,6 +329,50 @@ TEST(Evaluate, CancellationReachesTheCrossValidationThreads) {
   const std::atomic<bool> stop{true};
   CancelScope scope(CancelScope::Clock::now() + std::chrono::hours(1), &stop);
   EXPECT_THROW(part_cv_mre("allreduce-physical", ModelPart::kTime, s), Cancelled);
+}
+
+// kFoldsAuto: a set of fewer than 10 configurations leaves each out alone,
+// so its score does not depend on the order its samples come in; 5 folds
+// over the same 6 configurations pair two of them by that order.
+TEST(Evaluate, AutoFoldsLeaveOneConfigurationOutOfASmallSet) {
+  EXPECT_EQ(cv_folds_for(6, kFoldsAuto), 6);
+  EXPECT_EQ(cv_folds_for(9, kFoldsAuto), 9);
+  EXPECT_EQ(cv_folds_for(10, kFoldsAuto), 5);
+  EXPECT_EQ(cv_folds_for(6, 3), 3);
+  EXPECT_EQ(cv_name(6, kFoldsAuto), "leave-one-out over 6 configurations");
+  EXPECT_EQ(cv_name(5, 5), "5-fold");
+  // Six noisy configurations, each with three epoch counts (the demo's shape).
+  SampleSet s;
+  const double noise[6] = {1.00, 1.07, 0.95, 1.12, 0.97, 1.04};
+  int i = 0;
+  for (int r : {1, 2})
+    for (double b : {32, 64, 128}) {
+      for (double e : {1, 2, 3}) s.samples.push_back(make(b, r, 1, e, (600 / (b * r) * 0.02 + 0.05 * (r - 1)) * noise[i]));
+      ++i;
+    }
+  EXPECT_EQ(part_configs(ModelPart::kTime, s), 6u);
+  SampleSet reversed = s;
+  std::reverse(reversed.samples.begin(), reversed.samples.end());
+  EvalOptions automatic;
+  automatic.cv_folds = kFoldsAuto;
+  for (const char* name : {"allreduce-physical", "per-batch-extrapolation"}) {
+    const auto a = part_cv_mre(name, ModelPart::kTime, s, automatic);
+    const auto b = part_cv_mre(name, ModelPart::kTime, reversed, automatic);
+    ASSERT_TRUE(a && b) << name;
+    EXPECT_NEAR(*a, *b, 1e-9 * *a) << name;  // the fits see the samples in another order
+    EvalOptions six;
+    six.cv_folds = 6;
+    EXPECT_EQ(*a, *part_cv_mre(name, ModelPart::kTime, s, six)) << name;  // what `evaluate --cv 6` prints
+  }
+  // The 5 folds of the same samples pair another two configurations when the
+  // order changes, and score differently: the reason for leaving one out.
+  EXPECT_GT(std::abs(*part_cv_mre("per-batch-extrapolation", ModelPart::kTime, s) -
+                     *part_cv_mre("per-batch-extrapolation", ModelPart::kTime, reversed)),
+            0.01);
+  // A single configuration cannot be cross-validated.
+  SampleSet one;
+  one.samples.push_back(make(32, 1, 1, 1, 1.0));
+  EXPECT_FALSE(part_cv_mre("allreduce-physical", ModelPart::kTime, one, automatic));
 }
 
 TEST(Evaluate, CrossValidationWithoutACancelScopeRuns) {

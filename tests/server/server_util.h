@@ -101,6 +101,11 @@ struct Running {
     *status = r->status;
     return json::parse(r->body);
   }
+  // Waits (up to 30 s) until `n` requests wait in line for a slot.
+  bool wait_waiting(int n) {
+    for (int i = 0; i < 3000 && service.waiting() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return service.waiting() >= n;
+  }
   // Waits (up to 10 s) until `n` POSTs are in the service.
   bool wait_in_flight(int n) {
     for (int i = 0; i < 1000 && service.in_flight() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
