@@ -65,12 +65,12 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
                                                          {"memory", c.time.gemm.memory_fraction}};
     std::vector<std::string> floored;
     for (const auto& [name, f] : fractions)
-      if (f <= 0.0201) floored.push_back(name);
+      if (f <= models::kFractionFloor + 1e-4) floored.push_back(name);
     if (!floored.empty())
       c.warnings.push_back(fmt::format(
           "the {} fraction{} went to the floor (0.02): the measured iterations are slower than the model's kernels "
           "can explain (host overhead, small kernels), and a larger model priced with {} will be predicted far too "
-          "slow. With five or more distinct configurations, --fit overheads carries that cost instead",
+          "slow. With three or more distinct configurations, --fit overheads carries that cost instead",
           fmt::join(floored, ", "), floored.size() == 1 ? "" : "s", floored.size() == 1 ? "it" : "them"));
   }
   for (const auto& x : ts) c.time_mean_abs_relative_error += std::abs(time.predict(x.spec, x.layout).iteration / x.seconds - 1) / ts.size();

@@ -228,7 +228,7 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
   }
   int k = std::min<int>(3, int(distinct.size()));
   const bool all = params_.fit_all && samples.size() >= 8 && distinct.size() >= 8;
-  int n = all ? 6 : params_.fit_overheads && distinct.size() >= 5 ? 5 : 3;
+  int n = all ? 6 : params_.fit_overheads && distinct.size() >= 3 ? 5 : 3;
   if (n >= 5) k = n;
   LlmTimeParams base = params_;
   // x: peak, link, memory fractions; then iteration and layer overheads;
@@ -248,7 +248,7 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
       r(i) = m.predict(samples[i].spec, samples[i].layout).iteration / samples[i].seconds - 1;
     return r;
   };
-  Eigen::VectorXd x0(n), lo = Eigen::VectorXd::Constant(n, 0.02), hi = Eigen::VectorXd::Constant(n, 1.0);
+  Eigen::VectorXd x0(n), lo = Eigen::VectorXd::Constant(n, kFractionFloor), hi = Eigen::VectorXd::Constant(n, 1.0);
   x0.head(3) << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
   if (n >= 5) {
     x0(3) = base.iteration_overhead_s, x0(4) = base.layer_overhead_s;

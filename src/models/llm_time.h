@@ -62,8 +62,8 @@ struct LlmTimeParams {
   // fit() fits the two overheads above (within [0, 10] s) instead of the
   // efficiency factors, which stay as given: runs of small models, which are
   // most of what measures overheads, cannot tell a slow kernel from a host
-  // delay. Needs five distinct configurations (else the factors are fitted as
-  // without it). Default: false.
+  // delay. Needs three distinct configurations, one more than it fits (else
+  // the factors are fitted as without it). Default: false.
   bool fit_overheads = false;
   // fit() fits the three fractions, the link latency (within [0, 0.1] s) and
   // the two overheads together: for a machine whose datasheet says little
@@ -96,6 +96,9 @@ struct LlmTimeSample {
   double seconds = 0;
 };
 
+// The least a fitted efficiency fraction may be (LlmTimeModel::fit).
+inline constexpr double kFractionFloor = 0.02;
+
 class LlmTimeModel {
  public:
   explicit LlmTimeModel(structure::HardwareProfile hw, LlmTimeParams p = {}) : hw_(std::move(hw)), params_(p) {}
@@ -104,7 +107,7 @@ class LlmTimeModel {
   // memory_fraction: as many as the distinct samples allow, at most three;
   // with fit_overheads the two overheads instead)
   // by bounded Levenberg-Marquardt on relative errors, each within
-  // [0.02, 1]. Throws InputError on no samples.
+  // [kFractionFloor, 1]. Throws InputError on no samples.
   void fit(const std::vector<LlmTimeSample>& samples);
   // REQUIRES: check_layout(spec, layout) is nullopt.
   LlmTimeBreakdown predict(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout) const;

@@ -99,14 +99,32 @@ std::optional<LlmInterval> conformal_interval(double predicted, const std::vecto
 
 size_t select_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
                                   const std::vector<models::LlmTimeParams>& candidates) {
-  size_t best = 0;
+  std::vector<models::LlmTimeSample> all;
+  for (const auto& r : measured.rows)
+    if (r.iteration_time_s) all.push_back({r.spec, r.layout, *r.iteration_time_s});
+  std::vector<char> floored(candidates.size(), 0);
+  if (!all.empty() && candidates.size() > 1) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].fit_overheads) continue;
+      models::LlmTimeModel m(hw, candidates[i]);
+      m.fit(all);
+      const auto& p = m.params();
+      floored[i] = m.fitted_factors() > 0 && std::min({p.gemm.peak_fraction, p.link_fraction, p.gemm.memory_fraction}) <=
+                                                 models::kFractionFloor + 1e-4;
+    }
+    if (std::all_of(floored.begin(), floored.end(), [](char f) { return f != 0; }))
+      std::fill(floored.begin(), floored.end(), 0);
+  }
+  size_t best = candidates.size();
   double best_error = INFINITY;
   for (size_t i = 0; i < candidates.size(); ++i) {
+    if (floored[i]) continue;
     const auto cv = cross_validate_llm(measured, models::LlmTimeModel(hw, candidates[i]), models::LlmMemoryModel());
-    if (cv.folds == 0) return 0;
-    if (cv.time_mean_abs_relative_error < best_error) best = i, best_error = cv.time_mean_abs_relative_error;
+    if (cv.folds == 0) return best < candidates.size() ? best : i;
+    if (best == candidates.size() || cv.time_mean_abs_relative_error < best_error)
+      best = i, best_error = cv.time_mean_abs_relative_error;
   }
-  return best;
+  return best < candidates.size() ? best : 0;
 }
 
 }  // namespace trainplan::uncertainty

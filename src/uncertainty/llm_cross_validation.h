@@ -46,7 +46,12 @@ LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const 
 // The index of the candidate time parameters (each with its fit switches)
 // whose calibration cross-validates best on `measured` (lowest mean |error|
 // of the time); the first on ties, and 0 when there are fewer than two
-// configurations to cross-validate. REQUIRES: candidates not empty.
+// configurations to cross-validate. A candidate that fits efficiency
+// fractions is passed over when its fit on all of `measured` leaves one at
+// the floor (0.02), unless every candidate does: the rows' time is then host
+// overhead, which such a fit prices as slow kernels and carries, multiplied,
+// to a larger model, and held-out rows as host-bound as the rest cannot show
+// it. REQUIRES: candidates not empty.
 size_t select_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
                                   const std::vector<models::LlmTimeParams>& candidates);
 

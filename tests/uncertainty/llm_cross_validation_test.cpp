@@ -3,6 +3,7 @@
 // synthesised from the models, where the truth is known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "../app/llm_measured_rows.h"
@@ -86,4 +87,33 @@ TEST(LlmCrossValidation, SelectsTheFitThatCrossValidatesBest) {
   io::LlmConfigTable one;
   one.rows = {measured.rows.front()};
   EXPECT_EQ(select_by_cross_validation(one, hw, {overheads, efficiency}), 0u);
+}
+
+// Rows whose time is nearly all a fixed host delay: an efficiency fit
+// explains them by pushing a fraction to the floor, which cross-validation
+// on rows as host-bound as the rest cannot tell apart, so auto passes it over.
+TEST(LlmCrossValidation, PassesOverAnEfficiencyFitAtTheFloor) {
+  const auto hw = io::resolve_hardware("h100");
+  models::LlmTimeParams efficiency, overheads;
+  overheads.fit_overheads = true;
+  auto measured = io::parse_llm_configs(tptest::kLlmMeasuredConfigs, "measured");
+  measured.rows.resize(4);
+  models::LlmTimeParams truth;
+  truth.iteration_overhead_s = 8;  // the kernels are a small part of each iteration (at most 10 s: fit bounds)
+  truth.layer_overhead_s = 0.1;
+  for (auto& r : measured.rows) r.iteration_time_s = models::LlmTimeModel(hw, truth).predict(r.spec, r.layout).iteration;
+  std::vector<models::LlmTimeSample> all;
+  for (const auto& r : measured.rows) all.push_back({r.spec, r.layout, *r.iteration_time_s});
+  models::LlmTimeModel e(hw, efficiency);
+  e.fit(all);
+  EXPECT_LE(std::min({e.params().gemm.peak_fraction, e.params().link_fraction, e.params().gemm.memory_fraction}),
+            models::kFractionFloor + 1e-4);
+  EXPECT_EQ(select_by_cross_validation(measured, hw, {efficiency, overheads}), 1u);
+  // Four distinct configurations are enough for the two overheads.
+  models::LlmTimeModel o(hw, overheads);
+  o.fit(all);
+  EXPECT_NEAR(o.params().iteration_overhead_s, 8, 0.08);
+  EXPECT_NEAR(o.params().layer_overhead_s, 0.1, 0.001);
+  // With no other candidate, the floored fit is still the answer.
+  EXPECT_EQ(select_by_cross_validation(measured, hw, {efficiency}), 0u);
 }
