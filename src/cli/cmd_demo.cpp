@@ -17,6 +17,7 @@
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "models/performance_model.h"
+#include "models/registry.h"
 #include "scoring/model_choice.h"
 #include "plan/plan_plot.h"
 #include "plan/planner.h"
@@ -269,7 +270,22 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
 }
 
 void run_demo(const DemoArgs& a) {
-  if (!a.plot.empty()) io::check_plot_path(a.plot);  // before minutes of profiling
+  // Before minutes of profiling: the chart's path and the models' names.
+  if (!a.plot.empty()) io::check_plot_path(a.plot);
+  for (const auto& [option, name] : {std::pair{"--time-model", a.model.empty() ? a.time_model : a.model},
+                                     std::pair{"--metric-model", a.model.empty() ? a.metric_model : a.model}}) {
+    if (name == "auto") continue;
+    const std::string opt = a.model.empty() ? option : "--model";
+    const models::ModelEntry* entry = nullptr;
+    try {
+      entry = &models::ModelRegistry::instance().get(name);
+    } catch (const InputError& e) {
+      throw InputError("", 0, opt, e.message());
+    }
+    const bool time = std::string(option) == "--time-model";
+    if (time ? !entry->make_time : !entry->make_metric)
+      throw InputError("", 0, opt, fmt::format("'{}' has no {} model", name, time ? "epoch-time" : "metric"));
+  }
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   auto since = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };

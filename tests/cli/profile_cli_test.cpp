@@ -456,6 +456,14 @@ TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
   auto p = tptest::run_cli("demo --plot chart.gif --store " + f.store);
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(p.err, "", 0, "--plot", {"'chart.gif'"}));
+  // Model names are checked before any trial runs: no store is made.
+  auto m2 = tptest::run_cli("demo --time-model nope --store " + f.store);
+  EXPECT_EQ(m2.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(m2.err, "", 0, "--time-model", {"'nope'", "allreduce-physical"}));
+  auto m3 = tptest::run_cli("demo --metric-model allreduce-local --store " + f.store);
+  EXPECT_EQ(m3.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(m3.err, "", 0, "--metric-model", {"'allreduce-local'"}));
+  EXPECT_FALSE(std::filesystem::exists(f.store));
 }
 
 // The live log (profile/live_log.h) holds each trial between its start and
