@@ -111,6 +111,11 @@ size_t select_by_cross_validation(const io::LlmConfigTable& measured, const stru
       const auto& p = m.params();
       floored[i] = m.fitted_factors() > 0 && std::min({p.gemm.peak_fraction, p.link_fraction, p.gemm.memory_fraction}) <=
                                                  models::kFractionFloor + 1e-4;
+      // The fractions alone (no overheads fitted beside them) that slow the
+      // large products down by more than kernels are ever slowed.
+      if (m.fitted_factors() > 0 && m.fitted_factors() < 5 &&
+          p.gemm.peak_fraction < kLeastPeakScale * candidates[i].gemm.peak_fraction)
+        floored[i] = 1;
     }
     if (std::all_of(floored.begin(), floored.end(), [](char f) { return f != 0; }))
       std::fill(floored.begin(), floored.end(), 0);
