@@ -48,6 +48,13 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
     const size_t chosen = uncertainty::select_by_cross_validation(measured, time.hardware(), candidates);
     time = models::LlmTimeModel(time.hardware(), candidates[chosen]);
     c.fitted = llm_fit_modes()[chosen];
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (i == chosen) continue;
+      models::LlmTimeModel m(time.hardware(), candidates[i]);
+      m.fit(ts);
+      if (auto why = uncertainty::implausible_fit(m, candidates[i]))
+        c.passed_over.push_back(fmt::format("{}: {}", llm_fit_modes()[i], *why));
+    }
   }
   c.cv = uncertainty::cross_validate_llm(measured, time, memory);
   time.fit(ts);
@@ -59,20 +66,12 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   c.fitted_factors = time.fitted_factors();
   c.time = time.params();
   c.memory_overhead_bytes = memory.params().overhead_bytes;
-  if (c.fitted_factors > 0 && c.fitted != "overheads") {
-    const std::pair<const char*, double> fractions[] = {{"peak", c.time.gemm.peak_fraction},
-                                                         {"link", c.time.link_fraction},
-                                                         {"memory", c.time.gemm.memory_fraction}};
-    std::vector<std::string> floored;
-    for (const auto& [name, f] : fractions)
-      if (f <= models::kFractionFloor + 1e-4) floored.push_back(name);
-    if (!floored.empty())
-      c.warnings.push_back(fmt::format(
-          "the {} fraction{} went to the floor (0.02): the measured iterations are slower than the model's kernels "
-          "can explain (host overhead, small kernels), and a larger model priced with {} will be predicted far too "
-          "slow. With three or more distinct configurations, --fit overheads carries that cost instead",
-          fmt::join(floored, ", "), floored.size() == 1 ? "" : "s", floored.size() == 1 ? "it" : "them"));
-  }
+  if (auto why = uncertainty::implausible_fit(time, llm_time_params_for_fit(c.fitted)))
+    c.warnings.push_back(fmt::format(
+        "{}: the measured iterations are slower than the model's kernels can explain (host overhead, small "
+        "kernels), and a larger model priced with this fit will be predicted far too slow. With three or more "
+        "distinct configurations, --fit overheads carries that cost instead",
+        *why));
   for (const auto& x : ts) c.time_mean_abs_relative_error += std::abs(time.predict(x.spec, x.layout).iteration / x.seconds - 1) / ts.size();
   if (!ms.empty()) {
     c.memory_mean_abs_relative_error = 0;
@@ -89,6 +88,7 @@ nlohmann::json to_json(const LlmCalibration& c) {
                       {"mean_abs_relative_error", c.time_mean_abs_relative_error}};
   if (c.memory_rows > 0) j["memory_mean_abs_relative_error"] = c.memory_mean_abs_relative_error;
   j["warnings"] = c.warnings;
+  j["passed_over"] = c.passed_over;
   auto or_null = [](double x) { return x < 0 ? nlohmann::json(nullptr) : nlohmann::json(x); };
   j["cv"] = {{"folds", c.cv.folds},
              {"time_mean_abs_relative_error", or_null(c.cv.time_mean_abs_relative_error)},
@@ -116,6 +116,7 @@ std::string describe(const LlmCalibration& c) {
     s += fmt::format("; memory overhead {:.2f} GiB ({} row{}, mean |error| {:.2f}%)", c.memory_overhead_bytes / kGiB,
                      c.memory_rows, c.memory_rows == 1 ? "" : "s", 100 * c.memory_mean_abs_relative_error);
   s += fmt::format("; mean |error| {:.2f}%", 100 * c.time_mean_abs_relative_error);
+  for (const auto& p : c.passed_over) s += "; passed over " + p;
   if (c.cv.folds > 0) {
     s += fmt::format("; cross-validated ({} folds) {:.2f}%", c.cv.folds, 100 * c.cv.time_mean_abs_relative_error);
     if (c.cv.memory_mean_abs_relative_error >= 0)

@@ -54,6 +54,9 @@ struct LlmCalibration {
   // What the user should know about the fit: a fraction pushed to a bound of
   // its range, which the measured rows then explain by something else.
   std::vector<std::string> warnings;
+  // For "auto": the fits it passed over without cross-validating them, each
+  // with why (uncertainty::implausible_fit).
+  std::vector<std::string> passed_over;
 };
 
 // Fits `time` and `memory` in place on `measured` (read with require_time,

@@ -133,8 +133,10 @@ void run_predict(const PredictArgs& a) {
                                cal->cv.memory_mean_abs_relative_error >= 0
                                    ? fmt::format(", memory {:.2f}%", 100 * cal->cv.memory_mean_abs_relative_error)
                                    : "");
-    if (cal->fit == "auto")
+    if (cal->fit == "auto") {
       std::cerr << "  --fit auto chose " << cal->fitted << ": it cross-validates best on the measured rows\n";
+      for (const auto& p : cal->passed_over) std::cerr << "  --fit auto passed over " << p << "\n";
+    }
     if (cal->fitted != "efficiency")
       std::cerr << fmt::format("  overheads: {:.4g} s per iteration, {:.4g} s per layer and micro-batch; link latency "
                                "{:.4g} s\n",

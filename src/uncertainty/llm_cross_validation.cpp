@@ -1,5 +1,8 @@
 #include "uncertainty/llm_cross_validation.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -97,6 +100,24 @@ std::optional<LlmInterval> conformal_interval(double predicted, const std::vecto
   return iv;
 }
 
+std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, const models::LlmTimeParams& base) {
+  // Only fits of the fractions without the overheads beside them.
+  if (base.fit_overheads || fitted.fitted_factors() == 0 || fitted.fitted_factors() >= 5) return std::nullopt;
+  const auto& p = fitted.params();
+  std::vector<std::string> floored;
+  const std::pair<const char*, double> fractions[] = {
+      {"peak", p.gemm.peak_fraction}, {"link", p.link_fraction}, {"memory", p.gemm.memory_fraction}};
+  for (const auto& [name, f] : fractions)
+    if (f <= models::kFractionFloor + 1e-4) floored.push_back(name);
+  if (!floored.empty())
+    return fmt::format("the {} fraction{} went to the floor ({})", fmt::join(floored, ", "),
+                       floored.size() == 1 ? "" : "s", models::kFractionFloor);
+  if (p.gemm.peak_fraction < kLeastPeakScale * base.gemm.peak_fraction)
+    return fmt::format("the peak fraction went to {:.3g}, under half the datasheet's {:.3g}", p.gemm.peak_fraction,
+                       base.gemm.peak_fraction);
+  return std::nullopt;
+}
+
 size_t select_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
                                   const std::vector<models::LlmTimeParams>& candidates) {
   std::vector<models::LlmTimeSample> all;
@@ -108,14 +129,7 @@ size_t select_by_cross_validation(const io::LlmConfigTable& measured, const stru
       if (candidates[i].fit_overheads) continue;
       models::LlmTimeModel m(hw, candidates[i]);
       m.fit(all);
-      const auto& p = m.params();
-      floored[i] = m.fitted_factors() > 0 && std::min({p.gemm.peak_fraction, p.link_fraction, p.gemm.memory_fraction}) <=
-                                                 models::kFractionFloor + 1e-4;
-      // The fractions alone (no overheads fitted beside them) that slow the
-      // large products down by more than kernels are ever slowed.
-      if (m.fitted_factors() > 0 && m.fitted_factors() < 5 &&
-          p.gemm.peak_fraction < kLeastPeakScale * candidates[i].gemm.peak_fraction)
-        floored[i] = 1;
+      floored[i] = implausible_fit(m, candidates[i]).has_value();
     }
     if (std::all_of(floored.begin(), floored.end(), [](char f) { return f != 0; }))
       std::fill(floored.begin(), floored.end(), 0);

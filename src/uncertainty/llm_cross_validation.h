@@ -3,6 +3,7 @@
 // the transformer counterpart of uncertainty/conformal.h.
 #pragma once
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "io/llm_config_csv.h"
@@ -46,13 +47,17 @@ LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const 
 // The index of the candidate time parameters (each with its fit switches)
 // whose calibration cross-validates best on `measured` (lowest mean |error|
 // of the time); the first on ties, and 0 when there are fewer than two
-// configurations to cross-validate. A candidate that fits the efficiency
-// fractions without the overheads is passed over, unless every candidate
-// would be, when its fit on all of `measured` leaves a fraction at the floor
-// (0.02) or scales the peak fraction by less than kLeastPeakScale: the rows'
-// time is then host overhead, which such a fit prices as slow kernels and
-// carries, multiplied, to a larger model, and held-out rows as host-bound as
-// the rest cannot show it. REQUIRES: candidates not empty.
+// configurations to cross-validate. A candidate whose fit on all of
+// `measured` is implausible_fit is passed over, unless every candidate would
+// be: the rows' time is then host overhead, which such a fit prices as slow
+// kernels and carries, multiplied, to a larger model, and held-out rows as
+// host-bound as the rest cannot show it. REQUIRES: candidates not empty.
+// Why a calibration of the efficiency fractions alone (`fitted`, made from
+// `base`) is not believed: a fraction at the floor (0.02), or the peak
+// fraction under kLeastPeakScale of base's; nullopt when it is, and for fits
+// of the overheads.
+std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, const models::LlmTimeParams& base);
+
 // The least share of its datasheet value a calibrated peak fraction is
 // believed at. Large products run within about 25% of the default fraction
 // wherever it was measured (this project's H100 sweep; the published A100

@@ -151,6 +151,9 @@ TEST(LlmCli, CalibrationOnHostBoundRowsWarnsAndAutoAvoidsIt) {
   auto ja = nlohmann::json::parse(aut.out);
   EXPECT_EQ(ja["calibration"]["fitted"], "overheads");
   EXPECT_TRUE(ja["calibration"]["warnings"].empty());
+  // It says what it passed over, and why.
+  ASSERT_FALSE(ja["calibration"]["passed_over"].empty()) << aut.out;
+  EXPECT_EQ(ja["calibration"]["passed_over"][0].get<std::string>().rfind("efficiency: the peak", 0), 0u) << aut.out;
   EXPECT_LT(ja["rows"][0]["iteration_time_s"].get<double>(), 1.5 * datasheet);
   auto text = tptest::run_cli("llm predict --configs " + big + " --gpu a100-80gb --calibrate " + m + " --fit efficiency");
   EXPECT_NE(text.err.find("warning: the peak, link, memory fractions went to the floor"), std::string::npos) << text.err;
