@@ -397,6 +397,7 @@ function showLlm(r) {
   if (cal) {
     rows.push(["calibrated", `on ${cal.rows} measured iterations (${cal.fitted} fit): mean |error| ` +
       `${pct(cal.mean_abs_relative_error)}, cross-validated ${pct(cal.cv.time_mean_abs_relative_error)}`]);
+    for (const p of cal.passed_over || []) rows.push(["passed over", p]);
     for (const w of cal.warnings || []) rows.push(["warning", w]);
   }
   for (const [k, v] of rows) {
