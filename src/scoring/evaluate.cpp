@@ -339,6 +339,7 @@ size_t part_configs(ModelPart part, const SampleSet& samples) {
 }
 
 std::string cv_name(int folds, int requested) {
+  if (folds < 2) return fmt::format("none: {} configuration{}", folds, folds == 1 ? "" : "s");
   return requested == kFoldsAuto && folds != 5 ? fmt::format("leave-one-out over {} configurations", folds)
                                                : fmt::format("{}-fold", folds);
 }

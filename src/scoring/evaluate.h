@@ -92,7 +92,7 @@ int cv_folds_for(size_t configs, int requested);
 // How a cross-validation of `folds` folds (cv_folds_for's answer to
 // `requested`) is named in reports: "5-fold", or
 // "leave-one-out over 6 configurations" where kFoldsAuto left each
-// configuration out alone.
+// configuration out alone, or "none: 1 configuration".
 std::string cv_name(int folds, int requested);
 
 // The distinct configurations a part's cross-validation deals into folds:

@@ -341,6 +341,7 @@ TEST(Evaluate, AutoFoldsLeaveOneConfigurationOutOfASmallSet) {
   EXPECT_EQ(cv_folds_for(6, 3), 3);
   EXPECT_EQ(cv_name(6, kFoldsAuto), "leave-one-out over 6 configurations");
   EXPECT_EQ(cv_name(5, 5), "5-fold");
+  EXPECT_EQ(cv_name(1, kFoldsAuto), "none: 1 configuration");
   // Six noisy configurations, each with three epoch counts (the demo's shape).
   SampleSet s;
   const double noise[6] = {1.00, 1.07, 0.95, 1.12, 0.97, 1.04};
