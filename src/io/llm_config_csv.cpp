@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
 
@@ -28,8 +29,10 @@ std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const 
 bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col) {
   if (!t.has_column(col)) return false;
   const std::string& v = t.text(row, col);
-  if (v.empty() || v == "false" || v == "False" || v == "0") return false;
-  if (v == "true" || v == "True" || v == "1") return true;
+  std::string lower = v;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.empty() || lower == "false" || lower == "0") return false;
+  if (lower == "true" || lower == "1") return true;
   t.fail(row, col, "must be true or false, not '" + v + "'");
 }
 

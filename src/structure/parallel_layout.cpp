@@ -1,5 +1,6 @@
 #include "structure/parallel_layout.h"
 
+#include <cctype>
 #include <cstdint>
 
 namespace trainplan::structure {
@@ -50,14 +51,23 @@ std::string to_string(Precision p) {
   return "?";
 }
 
-std::optional<Recompute> parse_recompute(const std::string& s) {
+namespace {
+std::string lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
+
+std::optional<Recompute> parse_recompute(const std::string& text) {
+  const std::string s = lowercase(text);
   if (s == "none") return Recompute::kNone;
   if (s == "selective") return Recompute::kSelective;
   if (s == "full") return Recompute::kFull;
   return std::nullopt;
 }
 
-std::optional<Precision> parse_precision(const std::string& s) {
+std::optional<Precision> parse_precision(const std::string& text) {
+  const std::string s = lowercase(text);
   if (s == "fp16") return Precision::kFp16;
   if (s == "bf16") return Precision::kBf16;
   if (s == "fp32") return Precision::kFp32;

@@ -68,7 +68,8 @@ struct LayoutProblem {
 // divides the layers, micro_batch·dp divides global_batch.
 std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
 
-// "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master".
+// "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master"
+// (parsed in any case: "BF16" is bf16).
 std::string to_string(Recompute r);
 std::string to_string(Precision p);
 std::optional<Recompute> parse_recompute(const std::string& s);

@@ -52,6 +52,18 @@ TEST(LlmConfigCsv, TiedEmbeddingsDefaultToTrue) {
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "tied_embeddings");
 }
 
+// Spreadsheets and pandas write True, FALSE, BF16: the words are read in any case.
+TEST(LlmConfigCsv, WordsAreReadInAnyCase) {
+  auto path = write(std::string(kHeader) + ",recompute,precision,sequence_parallel,distributed_optimizer\n" +
+                    "64,64,1,12288,96,96,2048,8,1,8,Selective,BF16,True,FALSE\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].layout.recompute, structure::Recompute::kSelective);
+  EXPECT_EQ(t.rows[0].layout.precision, structure::Precision::kBf16);
+  EXPECT_TRUE(t.rows[0].layout.sequence_parallel);
+  EXPECT_FALSE(t.rows[0].layout.distributed_optimizer);
+}
+
 TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
   struct Case {
     std::string row;
