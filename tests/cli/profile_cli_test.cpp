@@ -447,22 +447,22 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
 
 TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
   Fixture f("prof_builtin");
-  auto m = tptest::run_cli("profile --workload resnet-imagenet --store " + f.store);
-  EXPECT_EQ(m.exit_code, 2);
-  EXPECT_TRUE(tptest::names_input_error(m.err, "", 0, "--workload", {"'resnet-imagenet'", "lenet-mnist"}));
-  auto t = tptest::run_cli("demo --trainer /nonexistent/trainplan-train --store " + f.store);
-  EXPECT_EQ(t.exit_code, 2);
-  EXPECT_TRUE(tptest::names_input_error(t.err, "", 0, "--trainer", {"/nonexistent/trainplan-train"}));
-  auto p = tptest::run_cli("demo --plot chart.gif --store " + f.store);
-  EXPECT_EQ(p.exit_code, 2);
-  EXPECT_TRUE(tptest::names_input_error(p.err, "", 0, "--plot", {"'chart.gif'"}));
-  // Model names are checked before any trial runs: no store is made.
-  auto m2 = tptest::run_cli("demo --time-model nope --store " + f.store);
-  EXPECT_EQ(m2.exit_code, 2);
-  EXPECT_TRUE(tptest::names_input_error(m2.err, "", 0, "--time-model", {"'nope'", "allreduce-physical"}));
-  auto m3 = tptest::run_cli("demo --metric-model allreduce-local --store " + f.store);
-  EXPECT_EQ(m3.exit_code, 2);
-  EXPECT_TRUE(tptest::names_input_error(m3.err, "", 0, "--metric-model", {"'allreduce-local'"}));
+  // Each is refused before any trial runs: no store is made.
+  const struct {
+    std::string args, option;
+    std::vector<std::string> named;
+  } cases[] = {
+      {"profile --workload resnet-imagenet", "--workload", {"'resnet-imagenet'", "lenet-mnist"}},
+      {"demo --trainer /nonexistent/trainplan-train", "--trainer", {"/nonexistent/trainplan-train"}},
+      {"demo --plot chart.gif", "--plot", {"'chart.gif'"}},
+      {"demo --time-model nope", "--time-model", {"'nope'", "allreduce-physical"}},
+      {"demo --metric-model allreduce-local", "--metric-model", {"'allreduce-local'"}},
+  };
+  for (const auto& c : cases) {
+    auto r = tptest::run_cli(c.args + " --store " + f.store);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, c.option, c.named)) << c.args << ": " << r.err;
+  }
   EXPECT_FALSE(std::filesystem::exists(f.store));
 }
 
