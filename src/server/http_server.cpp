@@ -237,6 +237,8 @@ HttpServer::HttpServer(Service& service, std::function<void(const std::string&)>
 
 HttpServer::~HttpServer() { stop(); }
 
+uint64_t HttpServer::body_bytes_held() const { return impl_->bodies_held.load(); }
+
 int HttpServer::bind(const std::string& host, int port) {
   auto& http = impl_->http;
   int bound = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);

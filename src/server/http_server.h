@@ -13,6 +13,7 @@
 // 413 before it is sent (`Expect: 100-continue`) or read and dropped without
 // being kept; a multipart body is refused with 415.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +40,9 @@ class HttpServer {
   // and makes listen() return once the connections in flight are done; safe
   // from any thread, before or during listen(), and more than once.
   void stop();
+  // Bytes of request bodies held now: announced by requests being read, or
+  // read and not yet answered (at most 4 x Limits::max_body_bytes).
+  uint64_t body_bytes_held() const;
 
  private:
   struct Impl;
