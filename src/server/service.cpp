@@ -277,7 +277,12 @@ void Service::stop() {
   slots_cv_.notify_all();
 }
 
-int Service::waiting() {
+int Service::computing() const {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  return computing_;
+}
+
+int Service::waiting() const {
   std::lock_guard<std::mutex> lock(slots_mu_);
   return waiting_;
 }
@@ -391,7 +396,11 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
 
 // ---- routes -----------------------------------------------------------------
 
-json Service::health() const { return {{"status", "ok"}, {"version", version()}}; }
+// The load is in the answer so that an operator (or a test) sees the work
+// under way without a request of its own taking a slot.
+json Service::health() const {
+  return {{"status", "ok"}, {"version", version()}, {"computing", computing()}, {"waiting", waiting()}};
+}
 
 json Service::models() const {
   json list = json::array();

@@ -96,8 +96,10 @@ class Service {
   const Limits& limits() const { return limits_; }
   // POSTs being handled now (computing or waiting).
   int in_flight() const { return in_flight_.load(); }
+  // Requests with samples computing in a slot (Limits::max_concurrent bounds them).
+  int computing() const;
   // Requests with samples waiting for a slot (Limits::max_queue bounds them).
-  int waiting();
+  int waiting() const;
 
   // Fits `samples` and holds them under a new id; returns the /fit response.
   // `label` stands for the samples in responses (a path, or "samples_csv").
@@ -157,7 +159,7 @@ class Service {
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   long next_id_ = 1;
 
-  std::mutex slots_mu_;  // guards computing_, waiting_
+  mutable std::mutex slots_mu_;  // guards computing_, waiting_
   std::condition_variable slots_cv_;
   int computing_ = 0, waiting_ = 0;
 };

@@ -338,11 +338,17 @@ TEST(ServeCli, StopsPromptlyWhileRequestsCompute) {
       if (auto r = c.Post("/fit", slow_fit().dump(), "application/json")) status[i] = r->status, body[i] = r->body;
       ++answered;
     });
-  // The fits are under way when /health answers after them on the same server.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Until /health says both fits are under way (computing or waiting for a slot).
   httplib::Client c("127.0.0.1", p.port);
-  auto h = c.Get("/health");
-  ASSERT_TRUE(h);
+  int under_way = 0;
+  for (int i = 0; i < 600 && under_way < 2; ++i) {
+    auto h = c.Get("/health");
+    ASSERT_TRUE(h);
+    json hj = json::parse(h->body);
+    under_way = hj["computing"].get<int>() + hj["waiting"].get<int>();
+    if (under_way < 2) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(under_way, 2) << "the two fits were not under way within 30 s";
   EXPECT_EQ(answered, 0);
   const auto t0 = std::chrono::steady_clock::now();
   kill(p.pid, SIGINT);

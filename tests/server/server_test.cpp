@@ -37,6 +37,8 @@ TEST(Server, HealthAndModels) {
   EXPECT_EQ(st, 200);
   EXPECT_EQ(h["status"], "ok");
   EXPECT_FALSE(h["version"].get<std::string>().empty());
+  EXPECT_EQ(h["computing"], 0);
+  EXPECT_EQ(h["waiting"], 0);
   json m = s.get("/models", &st);
   ASSERT_EQ(st, 200);
   bool time_part = false, metric_part = false, isotonic = false;
