@@ -277,11 +277,6 @@ void Service::stop() {
   slots_cv_.notify_all();
 }
 
-int Service::computing() const {
-  std::lock_guard<std::mutex> lock(slots_mu_);
-  return computing_;
-}
-
 int Service::waiting() const {
   std::lock_guard<std::mutex> lock(slots_mu_);
   return waiting_;
@@ -399,7 +394,8 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
 // The load is in the answer so that an operator (or a test) sees the work
 // under way without a request of its own taking a slot.
 json Service::health() const {
-  return {{"status", "ok"}, {"version", version()}, {"computing", computing()}, {"waiting", waiting()}};
+  std::lock_guard<std::mutex> lock(slots_mu_);  // the two counts from one moment
+  return {{"status", "ok"}, {"version", version()}, {"computing", computing_}, {"waiting", waiting_}};
 }
 
 json Service::models() const {

@@ -96,8 +96,6 @@ class Service {
   const Limits& limits() const { return limits_; }
   // POSTs being handled now (computing or waiting).
   int in_flight() const { return in_flight_.load(); }
-  // Requests with samples computing in a slot (Limits::max_concurrent bounds them).
-  int computing() const;
   // Requests with samples waiting for a slot (Limits::max_queue bounds them).
   int waiting() const;
 

@@ -122,8 +122,7 @@ TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
     held.push_back(fd);
   }
   // Until the server has taken in all four (their bodies' read times out after 5 s).
-  for (int i = 0; i < 800 && s.http.body_bytes_held() < 16000; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  tpserver::wait_until([&] { return s.http.body_bytes_held() >= 16000; }, 4);
   ASSERT_EQ(s.http.body_bytes_held(), 16000u) << "the four requests were not all taken in within 4 s";
   const std::string body = quick_fit(many_rows_csv(20)).dump();
   // The room left is 16,384 - 16,000 bytes: a body larger than that, within the limit, is refused.
@@ -136,8 +135,7 @@ TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
   EXPECT_NE(a.body.find("\"error\": \"busy"), std::string::npos) << a.body;
   for (int fd : held) ::close(fd);
   // Room again once they are gone.
-  for (int i = 0; i < 400 && s.http.body_bytes_held() > 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  tpserver::wait_until([&] { return s.http.body_bytes_held() == 0; }, 2);
   EXPECT_EQ(s.http.body_bytes_held(), 0u);
   int st = 0;
   json f = s.post("/fit", body, &st);
@@ -340,14 +338,17 @@ TEST(ServeCli, StopsPromptlyWhileRequestsCompute) {
     });
   // Until /health says both fits are under way (computing or waiting for a slot).
   httplib::Client c("127.0.0.1", p.port);
-  int under_way = 0;
-  for (int i = 0; i < 600 && under_way < 2; ++i) {
-    auto h = c.Get("/health");
-    ASSERT_TRUE(h);
-    json hj = json::parse(h->body);
-    under_way = hj["computing"].get<int>() + hj["waiting"].get<int>();
-    if (under_way < 2) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  int under_way = 0;  // -1 when /health does not answer
+  tpserver::wait_until(
+      [&] {
+        auto h = c.Get("/health");
+        if (!h) return (under_way = -1), true;
+        json hj = json::parse(h->body);
+        under_way = hj["computing"].get<int>() + hj["waiting"].get<int>();
+        return under_way >= 2;
+      },
+      30);
+  ASSERT_GE(under_way, 0) << "/health did not answer";
   ASSERT_EQ(under_way, 2) << "the two fits were not under way within 30 s";
   EXPECT_EQ(answered, 0);
   const auto t0 = std::chrono::steady_clock::now();

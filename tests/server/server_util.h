@@ -71,6 +71,17 @@ inline trainplan::server::Limits with_paths(trainplan::server::Limits l = {}) {
 }
 
 // A server on a free port of 127.0.0.1, serving from a thread.
+// Polls `done` every 5 ms until it is true or `timeout_s` has passed; its last value.
+template <class Pred>
+bool wait_until(Pred done, double timeout_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return done();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
 struct Running {
   trainplan::server::Service service;
   trainplan::server::HttpServer http{service};
@@ -103,13 +114,11 @@ struct Running {
   }
   // Waits (up to 30 s) until `n` requests wait in line for a slot.
   bool wait_waiting(int n) {
-    for (int i = 0; i < 3000 && service.waiting() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return service.waiting() >= n;
+    return wait_until([&] { return service.waiting() >= n; }, 30);
   }
   // Waits (up to 10 s) until `n` POSTs are in the service.
   bool wait_in_flight(int n) {
-    for (int i = 0; i < 1000 && service.in_flight() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return service.in_flight() >= n;
+    return wait_until([&] { return service.in_flight() >= n; }, 10);
   }
 };
 
@@ -205,13 +214,8 @@ inline ServeProcess spawn_serve(const std::vector<std::string>& args = {}) {
 
 // Waits up to `timeout_s` for the child to exit; its wait status, or -1 when it has not.
 inline int wait_exit(pid_t pid, double timeout_s) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   int status = 0;
-  while (std::chrono::steady_clock::now() < until) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return status;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return -1;
+  return wait_until([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout_s) ? status : -1;
 }
 
 }  // namespace tpserver
