@@ -2,6 +2,7 @@
 // each result in a crash-safe SQLite store (docs/PROFILING.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -68,10 +69,26 @@ nlohmann::json record_json(const TrialRecord& r) {
     j["time_spread"] = r.timing->spread;
     if (!r.timing->repeats.empty()) j["repeats_step_time_s"] = r.timing->repeats;
     j["step_outliers"] = r.timing->outliers;
+    if (r.timing->probe_s > 0) j["machine_probe_s"] = r.timing->probe_s;
   }
   if (r.oversubscribed) j["oversubscribed"] = true;
   if (!r.note.empty()) j["note"] = r.note;
   return j;
+}
+
+// A line when the machine probes of the plan's time trials (profile/machine_probe.h)
+// spread by more than 10%: the machine changed speed while the grid was timed.
+std::string probe_range_line(const std::vector<TrialRecord>& records) {
+  double lo = 0, hi = 0;
+  for (const auto& r : records)
+    if (r.timing && r.timing->probe_s > 0) {
+      lo = lo > 0 ? std::min(lo, r.timing->probe_s) : r.timing->probe_s;
+      hi = std::max(hi, r.timing->probe_s);
+    }
+  if (lo <= 0 || hi <= 1.10 * lo) return "";
+  return fmt::format("  note: the machine probe took {:.3f} to {:.3f} ms across the time trials (x{:.2f}): the machine "
+                     "changed speed while the grid was timed, so their step times are not all at one speed "
+                     "(docs/PROFILING.md)", 1e3 * lo, 1e3 * hi, hi / lo);
 }
 
 // The last non-empty line of a stderr tail, for one-line failure messages.
@@ -181,6 +198,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   for (const auto& r : records)
     if (r.status == TrialStatus::kOk && !r.note.empty())
       std::cerr << fmt::format("  {}: note: {}\n", to_string(r.key), r.note);
+  if (auto line = probe_range_line(records); !line.empty()) std::cerr << line << "\n";
   for (const auto& r : records) {
     if (r.status == TrialStatus::kOk) continue;
     std::cerr << fmt::format("  {}: {}: {}", to_string(r.key), to_string(r.status), r.reason);

@@ -103,35 +103,81 @@ std::map<std::pair<double, int>, double> epoch_times(const SampleSet& set) {
   return out;
 }
 
+// The machine probe of each (batch, workers)'s time trial in a store
+// (profile/machine_probe.h); empty for a sample CSV or a store without probes.
+std::map<std::pair<double, int>, double> probes_of(const std::string& path) {
+  std::map<std::pair<double, int>, double> out;
+  if (!is_profile_store(path)) return out;
+  SampleStore store(path);
+  for (const auto& r : store.trials())
+    if (r.key.epochs == 0 && r.status == TrialStatus::kOk && r.timing && r.timing->probe_s > 0)
+      out[{double(r.key.batch), r.key.workers}] = r.timing->probe_s;
+  return out;
+}
+
+// Above this ratio between the two profiles' median probes, the machine ran at
+// another speed: a same-speed machine repeats the probe within a few per cent.
+constexpr double kProbeSpeedChange = 1.10;
+
 // Two profiles of the same configurations: how far apart their epoch times
-// are, per configuration, as |b / a - 1|.
+// are, per configuration, as |b / a - 1|; with stores, the machine probes
+// beside them, to tell a machine that changed speed from a program that did.
 void run_compare(const SamplesArgs& a) {
   const SampleSet first = read_samples(a.files[0]), second = read_samples(a.files[1]);
   const auto ta = epoch_times(first), tb = epoch_times(second);
+  const auto pa = probes_of(a.files[0]), pb = probes_of(a.files[1]);
+  const bool probed = !pa.empty() && !pb.empty();
   nlohmann::json rows = nlohmann::json::array();
-  std::vector<double> diffs;
-  if (!a.json) fmt::print("{:>6} {:>7} {:>12} {:>12} {:>8}\n", "batch", "workers", "first_s", "second_s", "diff");
+  std::vector<double> diffs, probes_a, probes_b;
+  if (!a.json)
+    fmt::print("{:>6} {:>7} {:>12} {:>12} {:>8}{}\n", "batch", "workers", "first_s", "second_s", "diff",
+               probed ? fmt::format(" {:>13} {:>13}", "probe1_ms", "probe2_ms") : "");
   for (const auto& [k, t1] : ta) {
     auto it = tb.find(k);
     if (it == tb.end()) continue;
     const double d = std::abs(it->second / t1 - 1);
     diffs.push_back(d);
-    rows.push_back({{"batch", k.first}, {"workers", k.second}, {"first_s", t1}, {"second_s", it->second}, {"diff", d}});
-    if (!a.json) fmt::print("{:>6g} {:>7} {:>12.4g} {:>12.4g} {:>7.1f}%\n", k.first, k.second, t1, it->second, 100 * d);
+    nlohmann::json row{{"batch", k.first}, {"workers", k.second}, {"first_s", t1}, {"second_s", it->second}, {"diff", d}};
+    std::string probe_cells;
+    if (probed) {
+      auto p1 = pa.find(k), p2 = pb.find(k);
+      auto cell = [](const auto& m, const auto& i) { return i == m.end() ? std::string("-") : fmt::format("{:.3f}", 1e3 * i->second); };
+      probe_cells = fmt::format(" {:>13} {:>13}", cell(pa, p1), cell(pb, p2));
+      if (p1 != pa.end()) row["probe_first_s"] = p1->second, probes_a.push_back(p1->second);
+      if (p2 != pb.end()) row["probe_second_s"] = p2->second, probes_b.push_back(p2->second);
+    }
+    rows.push_back(row);
+    if (!a.json)
+      fmt::print("{:>6g} {:>7} {:>12.4g} {:>12.4g} {:>7.1f}%{}\n", k.first, k.second, t1, it->second, 100 * d,
+                 probe_cells);
   }
   if (diffs.empty())
     throw InputError(a.files[1], 0, "", "no (batch, workers) in common with " + a.files[0] + "; nothing to compare");
   const size_t n = diffs.size();
   const double middle = median(diffs), worst = *std::max_element(diffs.begin(), diffs.end());
+  nlohmann::json probe = nullptr;
+  std::string probe_line;
+  if (!probes_a.empty() && !probes_b.empty()) {
+    const double m1 = median(probes_a), m2 = median(probes_b), ratio = m2 / m1;
+    const bool changed = ratio > kProbeSpeedChange || ratio < 1 / kProbeSpeedChange;
+    probe = {{"first_s", m1}, {"second_s", m2}, {"ratio", ratio}, {"machine_speed_changed", changed}};
+    probe_line = changed ? fmt::format("the machine probe took {:.3f} ms in the first profile and {:.3f} ms in the second "
+                                       "(x{:.2f}): the machine itself ran at another speed, so part of these differences "
+                                       "is the machine's, not the program's (docs/PROFILING.md)",
+                                       1e3 * m1, 1e3 * m2, ratio)
+                         : fmt::format("the machine probe took {:.3f} ms and {:.3f} ms (x{:.2f}): the probe saw the machine at "
+                                       "one speed in both", 1e3 * m1, 1e3 * m2, ratio);
+  }
   if (a.json) {
     std::cout << nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
-                                {"median_diff", middle}, {"max_diff", worst}, {"rows", rows}}
+                                {"median_diff", middle}, {"max_diff", worst}, {"machine_probe", probe}, {"rows", rows}}
                      .dump(2)
               << "\n";
     return;
   }
   fmt::print("{} configurations in common: epoch times differ by {:.1f}% at the median, {:.1f}% at worst\n", n,
              100 * middle, 100 * worst);
+  if (!probe_line.empty()) fmt::print("{}\n", probe_line);
 }
 
 void setup(CLI::App& root) {
@@ -155,7 +201,8 @@ void setup(CLI::App& root) {
   });
   auto* cmp = cmd->add_subcommand(
       "compare", "Compare the epoch times of two profiles of the same configurations (sample CSVs or stores): "
-                 "per (batch, workers), and the median and worst relative difference");
+                 "per (batch, workers), and the median and worst relative difference; with two stores, also "
+                 "the machine probe each profile's time trials took, which says whether the machine itself changed speed");
   cmp->add_option("files", args->files, "FIRST SECOND: sample CSVs or profile stores")->required()->expected(2);
   cmp->add_flag("--json", args->json, "Print the comparison as JSON");
   cmp->callback([args] { run_compare(*args); });

@@ -6,7 +6,9 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "core/median.h"
 #include "profile/host_info.h"
+#include "profile/machine_probe.h"
 #include "profile/process_group.h"
 #include "profile/profile_plan.h"
 
@@ -134,11 +136,13 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
                               opts.threads_per_worker, allowed_cpus().size()));
   }
   std::vector<StepTiming> reps;
+  std::vector<double> probes;
   const int most = time_trial ? std::max(1, opts.time_repeats) + 1 : 1;
   for (int run = 0; run < most; ++run) {
     if (time_trial && run >= std::max(1, opts.time_repeats) &&
         (reps.size() < 2 || relative_range(reps) <= opts.repeat_tolerance))
       break;  // the repeats agree: no tie-breaker needed
+    if (time_trial && opts.machine_probe) probes.push_back(machine_probe_s());
     Launched l = launch_once(time_trial ? *opts.time_template : tmpl, key, opts, on_tick);
     rec.command = l.plan.display;
     rec.wall_s += l.result.wall_s;
@@ -160,7 +164,10 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
     rec.timing = out.epoch_steps;
     if (rec.timing) note_outliers(rec);
   }
-  if (time_trial && rec.status == TrialStatus::kOk) combine_repeats(reps, opts.repeat_tolerance, rec);
+  if (time_trial && rec.status == TrialStatus::kOk) {
+    combine_repeats(reps, opts.repeat_tolerance, rec);
+    if (!probes.empty()) rec.timing->probe_s = median(probes);
+  }
   rec.finished_at = utc_now();
   return rec;
 }

@@ -108,6 +108,7 @@ std::string format_timing(const TrialRecord& r) {
          {"epoch_overhead_s", t.epoch_overhead_s}, {"steps_timed", t.steps_timed}, {"outliers", t.outliers},
          {"repeats", t.repeats},          {"spread", t.spread},
          {"clock", t.clock},              {"wall_step_time_s", t.wall_step_time_s}};
+    if (t.probe_s > 0) j["probe_s"] = t.probe_s;
   }
   if (r.oversubscribed) j["oversubscribed"] = true;
   if (!r.note.empty()) j["note"] = r.note;
@@ -132,6 +133,7 @@ void parse_timing(const std::string& text, TrialRecord& r) {
   t.spread = j.value("spread", 0.0);
   t.clock = j.value("clock", std::string("wall"));
   t.wall_step_time_s = j.value("wall_step_time_s", t.clock == "wall" ? t.step_time_s : 0.0);
+  t.probe_s = j.value("probe_s", 0.0);
   r.timing = t;
 }
 

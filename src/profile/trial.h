@@ -54,6 +54,10 @@ struct StepTiming {
   double spread = 0;
   std::string clock = "wall";            // the clock step_time_s was read from: "wall" or "cpu"
   double wall_step_time_s = 0;           // the wall-clock median beside it
+  // The machine probe's CPU seconds (profile/machine_probe.h), the median over
+  // the probes taken before the repeats: the machine's speed while it ran;
+  // 0 when not probed. A witness only: step_time_s is never scaled by it.
+  double probe_s = 0;
   double epoch_time_s() const { return double(steps_per_epoch) * step_time_s + epoch_overhead_s; }
 };
 

@@ -1,10 +1,12 @@
 // `trainplan samples compare`: two profiles' epoch times per configuration,
-// with the median and worst difference; and time_spread survives the CSV.
+// with the median and worst difference, and the machine probes of two stores;
+// and time_spread survives the CSV.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "io/sample_csv.h"
+#include "profile/sample_store.h"
 #include "test_util.h"
 
 TEST(SamplesCompareCli, ReportsPerConfigurationAndWorstDifference) {
@@ -43,4 +45,47 @@ TEST(SamplesCompareCli, TimeSpreadRoundTripsAndMustNotBeNegative) {
         return std::string();
       }(),
       "neg.csv", 2, "time_spread"));
+}
+
+namespace {
+
+// A store with a time trial of each (batch, 1 worker): epoch time t, machine probe p (0: none).
+void write_store(const std::string& path, const std::vector<std::pair<int, double>>& batch_time, double probe) {
+  trainplan::profile::SampleStore s(path);
+  for (auto [b, t] : batch_time) {
+    trainplan::profile::TrialRecord r;
+    r.key = {b, 1, 0};
+    trainplan::profile::StepTiming timing;
+    timing.step_time_s = t / 100;
+    timing.steps_per_epoch = 100;
+    timing.probe_s = probe;
+    r.timing = timing;
+    r.epoch_time_s = timing.epoch_time_s();
+    s.put(r);
+  }
+}
+
+}  // namespace
+
+TEST(SamplesCompareCli, StoresShowWhetherTheMachineChangedSpeed) {
+  auto dir = tptest::temp_dir("compare_probe");
+  const std::string a = (dir / "a.db").string(), b = (dir / "b.db").string(), c = (dir / "c.db").string(),
+                    old = (dir / "old.db").string();
+  write_store(a, {{32, 1.0}, {64, 0.8}}, 0.0020);
+  write_store(b, {{32, 1.4}, {64, 1.1}}, 0.0030);  // the machine 1.5x slower
+  write_store(c, {{32, 1.01}, {64, 0.81}}, 0.0021);
+  write_store(old, {{32, 1.0}, {64, 0.8}}, 0.0);  // written without probes
+  auto slower = tptest::run_cli("samples compare " + a + " " + b + " --json");
+  ASSERT_EQ(slower.exit_code, 0) << slower.err;
+  auto j = nlohmann::json::parse(slower.out);
+  EXPECT_NEAR(j["machine_probe"]["ratio"].get<double>(), 1.5, 1e-9);
+  EXPECT_TRUE(j["machine_probe"]["machine_speed_changed"].get<bool>());
+  EXPECT_NEAR(j["rows"][0]["probe_second_s"].get<double>(), 0.003, 1e-12);
+  auto text = tptest::run_cli("samples compare " + a + " " + b);
+  EXPECT_NE(text.out.find("another speed"), std::string::npos) << text.out;
+  auto same = nlohmann::json::parse(tptest::run_cli("samples compare " + a + " " + c + " --json").out);
+  EXPECT_FALSE(same["machine_probe"]["machine_speed_changed"].get<bool>());
+  auto none = nlohmann::json::parse(tptest::run_cli("samples compare " + a + " " + old + " --json").out);
+  EXPECT_TRUE(none["machine_probe"].is_null());
+  EXPECT_EQ(none["configurations"], 2);
 }

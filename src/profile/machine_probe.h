@@ -1,0 +1,23 @@
+// The machine's speed as a trial sees it: a fixed amount of single-thread
+// arithmetic timed by this process's CPU clock.
+//
+// On a shared or virtual machine the same work can cost more CPU time for
+// minutes at a time while neighbours on the host take the caches, the memory
+// bandwidth or the clock (docs/lab/PROFILING-NOISE.md measured a LeNet step's
+// CPU time 1.3-1.5x apart between two profiles two minutes apart, each
+// profile's repeats agreeing within a few per cent). A step's CPU clock cannot
+// see that; the probe sees the part that slows arithmetic in the core's own
+// caches. The profiler records it with each time trial, and `samples compare`
+// says when two profiles ran on a machine at different speeds. It is a
+// witness, not a correction: how much a workload slows down depends on the
+// workload, so step times are never divided by it.
+#pragma once
+
+namespace trainplan::profile {
+
+// Seconds of CPU time for the probe's fixed work: the median of 5 runs of
+// 64x64 single-precision matrix products (about 2 ms each on a 2020s
+// server core; about 10 ms in all). Always > 0.
+double machine_probe_s();
+
+}  // namespace trainplan::profile
