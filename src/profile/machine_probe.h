@@ -1,5 +1,5 @@
 // The machine's speed as a trial sees it: a fixed amount of single-thread
-// arithmetic timed by this process's CPU clock.
+// arithmetic timed by the calling thread's CPU clock.
 //
 // On a shared or virtual machine the same work can cost more CPU time for
 // minutes at a time while neighbours on the host take the caches, the memory
@@ -15,9 +15,9 @@
 
 namespace trainplan::profile {
 
-// Seconds of CPU time for the probe's fixed work: the median of 5 runs of
-// 64x64 single-precision matrix products (about 2 ms each on a 2020s
-// server core; about 10 ms in all). Always > 0.
+// Seconds of the calling thread's CPU time for the probe's fixed work: the
+// median of 5 runs of 160 products of 64x64 single-precision matrices (about
+// 2 ms a run on a 2020s server core, about 11 ms in all). Always > 0.
 double machine_probe_s();
 
 }  // namespace trainplan::profile
