@@ -165,8 +165,9 @@ void run_compare(const SamplesArgs& a) {
                                        "(x{:.2f}): the machine itself ran at another speed, so part of these differences "
                                        "is the machine's, not the program's (docs/PROFILING.md)",
                                        1e3 * m1, 1e3 * m2, ratio)
-                         : fmt::format("the machine probe took {:.3f} ms and {:.3f} ms (x{:.2f}): the probe saw the machine at "
-                                       "one speed in both", 1e3 * m1, 1e3 * m2, ratio);
+                         : fmt::format("the machine probe took {:.3f} ms and {:.3f} ms (x{:.2f}): it saw no change in "
+                                       "the machine's speed, though it does not see every kind (docs/PROFILING.md)",
+                                       1e3 * m1, 1e3 * m2, ratio);
   }
   if (a.json) {
     std::cout << nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
