@@ -12,6 +12,7 @@
 #include "io/sample_csv.h"
 #include "profile/builtin_workload.h"
 #include "profile/interrupt.h"
+#include "profile/machine_probe.h"
 #include "profile/process_group.h"
 #include "profile/profile_plan.h"
 #include "profile/profiler.h"
@@ -77,18 +78,17 @@ nlohmann::json record_json(const TrialRecord& r) {
 }
 
 // A line when the machine probes of the plan's time trials (profile/machine_probe.h)
-// spread by more than 10%: the machine changed speed while the grid was timed.
+// differ: the machine changed speed while the grid was timed.
 std::string probe_range_line(const std::vector<TrialRecord>& records) {
-  double lo = 0, hi = 0;
+  std::vector<double> probes;
   for (const auto& r : records)
-    if (r.timing && r.timing->probe_s > 0) {
-      lo = lo > 0 ? std::min(lo, r.timing->probe_s) : r.timing->probe_s;
-      hi = std::max(hi, r.timing->probe_s);
-    }
-  if (lo <= 0 || hi <= 1.10 * lo) return "";
+    if (r.timing && r.timing->probe_s > 0) probes.push_back(r.timing->probe_s);
+  if (probes.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(probes.begin(), probes.end());
+  if (!probes_differ(*lo, *hi)) return "";
   return fmt::format("  note: the machine probe took {:.3f} to {:.3f} ms across the time trials (x{:.2f}): the machine "
                      "changed speed while the grid was timed, so their step times are not all at one speed "
-                     "(docs/PROFILING.md)", 1e3 * lo, 1e3 * hi, hi / lo);
+                     "(docs/PROFILING.md)", 1e3 * *lo, 1e3 * *hi, *hi / *lo);
 }
 
 // The last non-empty line of a stderr tail, for one-line failure messages.

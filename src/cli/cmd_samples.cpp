@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/median.h"
 #include "io/sample_csv.h"
+#include "profile/machine_probe.h"
 #include "profile/progress.h"
 #include "profile/sample_store.h"
 #include "profile/samples_file.h"
@@ -103,29 +104,23 @@ std::map<std::pair<double, int>, double> epoch_times(const SampleSet& set) {
   return out;
 }
 
-// The machine probe of each (batch, workers)'s time trial in a store
-// (profile/machine_probe.h); empty for a sample CSV or a store without probes.
-std::map<std::pair<double, int>, double> probes_of(const std::string& path) {
+// The machine probe of each (batch, workers)'s time trial (profile/machine_probe.h);
+// empty for a sample CSV or a store written without probes.
+std::map<std::pair<double, int>, double> probes_of(const std::vector<TrialRecord>& trials) {
   std::map<std::pair<double, int>, double> out;
-  if (!is_profile_store(path)) return out;
-  SampleStore store(path);
-  for (const auto& r : store.trials())
+  for (const auto& r : trials)
     if (r.key.epochs == 0 && r.status == TrialStatus::kOk && r.timing && r.timing->probe_s > 0)
       out[{double(r.key.batch), r.key.workers}] = r.timing->probe_s;
   return out;
 }
 
-// Above this ratio between the two profiles' median probes, the machine ran at
-// another speed: a same-speed machine repeats the probe within a few per cent.
-constexpr double kProbeSpeedChange = 1.10;
-
 // Two profiles of the same configurations: how far apart their epoch times
 // are, per configuration, as |b / a - 1|; with stores, the machine probes
 // beside them, to tell a machine that changed speed from a program that did.
 void run_compare(const SamplesArgs& a) {
-  const SampleSet first = read_samples(a.files[0]), second = read_samples(a.files[1]);
-  const auto ta = epoch_times(first), tb = epoch_times(second);
-  const auto pa = probes_of(a.files[0]), pb = probes_of(a.files[1]);
+  const SamplesAndTrials first = read_samples_and_trials(a.files[0]), second = read_samples_and_trials(a.files[1]);
+  const auto ta = epoch_times(first.samples), tb = epoch_times(second.samples);
+  const auto pa = probes_of(first.trials), pb = probes_of(second.trials);
   const bool probed = !pa.empty() && !pb.empty();
   nlohmann::json rows = nlohmann::json::array();
   std::vector<double> diffs, probes_a, probes_b;
@@ -140,11 +135,16 @@ void run_compare(const SamplesArgs& a) {
     nlohmann::json row{{"batch", k.first}, {"workers", k.second}, {"first_s", t1}, {"second_s", it->second}, {"diff", d}};
     std::string probe_cells;
     if (probed) {
-      auto p1 = pa.find(k), p2 = pb.find(k);
-      auto cell = [](const auto& m, const auto& i) { return i == m.end() ? std::string("-") : fmt::format("{:.3f}", 1e3 * i->second); };
-      probe_cells = fmt::format(" {:>13} {:>13}", cell(pa, p1), cell(pb, p2));
-      if (p1 != pa.end()) row["probe_first_s"] = p1->second, probes_a.push_back(p1->second);
-      if (p2 != pb.end()) row["probe_second_s"] = p2->second, probes_b.push_back(p2->second);
+      // Each side's probe of this configuration: a table cell, a JSON field, and the side's list.
+      auto side = [&](const auto& probes, const char* field, std::vector<double>& list) {
+        auto i = probes.find(k);
+        if (i == probes.end()) return std::string("-");
+        row[field] = i->second;
+        list.push_back(i->second);
+        return fmt::format("{:.3f}", 1e3 * i->second);
+      };
+      const std::string c1 = side(pa, "probe_first_s", probes_a), c2 = side(pb, "probe_second_s", probes_b);
+      probe_cells = fmt::format(" {:>13} {:>13}", c1, c2);
     }
     rows.push_back(row);
     if (!a.json)
@@ -159,7 +159,7 @@ void run_compare(const SamplesArgs& a) {
   std::string probe_line;
   if (!probes_a.empty() && !probes_b.empty()) {
     const double m1 = median(probes_a), m2 = median(probes_b), ratio = m2 / m1;
-    const bool changed = ratio > kProbeSpeedChange || ratio < 1 / kProbeSpeedChange;
+    const bool changed = probes_differ(m1, m2);
     probe = {{"first_s", m1}, {"second_s", m2}, {"ratio", ratio}, {"machine_speed_changed", changed}};
     probe_line = changed ? fmt::format("the machine probe took {:.3f} ms in the first profile and {:.3f} ms in the second "
                                        "(x{:.2f}): the machine itself ran at another speed, so part of these differences "

@@ -3,8 +3,9 @@
 #include <time.h>
 
 #include <algorithm>
-#include <array>
 #include <vector>
+
+#include "core/median.h"
 
 namespace trainplan::profile {
 namespace {
@@ -23,7 +24,7 @@ double machine_probe_s() {
   constexpr int kN = 64, kProducts = 160, kRuns = 5;
   std::vector<float> a(kN * kN), b(kN * kN), c(kN * kN);
   for (int i = 0; i < kN * kN; ++i) a[i] = float(i % 7) * 0.1f, b[i] = float(i % 5) * 0.2f;
-  std::array<double, kRuns> runs{};
+  std::vector<double> runs(kRuns);
   volatile float sink = 0;  // keeps the products from being optimised away
   for (double& run : runs) {
     const double t0 = thread_cpu_s();
@@ -38,8 +39,12 @@ double machine_probe_s() {
     }
     run = std::max(thread_cpu_s() - t0, 1e-9);
   }
-  std::sort(runs.begin(), runs.end());
-  return runs[kRuns / 2];
+  return median(runs);
+}
+
+bool probes_differ(double a_s, double b_s) {
+  constexpr double kSpeedChange = 1.10;
+  return std::max(a_s, b_s) > kSpeedChange * std::min(a_s, b_s);
 }
 
 }  // namespace trainplan::profile

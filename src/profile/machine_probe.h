@@ -20,4 +20,9 @@ namespace trainplan::profile {
 // 2 ms a run on a 2020s server core, about 11 ms in all). Always > 0.
 double machine_probe_s();
 
+// Whether two probe readings say the machine ran at different speeds: more
+// than 10% apart, where one machine at one speed repeats the probe within a
+// few per cent.
+bool probes_differ(double a_s, double b_s);
+
 }  // namespace trainplan::profile

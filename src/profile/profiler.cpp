@@ -142,7 +142,7 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
     if (time_trial && run >= std::max(1, opts.time_repeats) &&
         (reps.size() < 2 || relative_range(reps) <= opts.repeat_tolerance))
       break;  // the repeats agree: no tie-breaker needed
-    if (time_trial && opts.machine_probe) probes.push_back(machine_probe_s());
+    if (time_trial) probes.push_back(machine_probe_s());
     Launched l = launch_once(time_trial ? *opts.time_template : tmpl, key, opts, on_tick);
     rec.command = l.plan.display;
     rec.wall_s += l.result.wall_s;

@@ -32,7 +32,6 @@ struct ProfileOptions {
   int threads_per_worker = 1;      // CPU threads each rank uses: the oversubscription check and pinning
   bool pin = true;                 // local launcher, a process per rank: pin each to its own CPUs
   StepClock step_clock = StepClock::kAuto;  // which step fields time a step (profile/trial.h)
-  bool machine_probe = true;       // time trials: run the machine probe before each repeat (profile/machine_probe.h)
   // Where run_profile writes what the running trial prints as it prints it
   // (profile/live_log.h); null: nowhere.
   LiveLog* live_log = nullptr;

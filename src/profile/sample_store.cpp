@@ -276,7 +276,9 @@ std::pair<double, std::optional<double>> epoch_time_of(const TrialRecord& r, con
 
 }  // namespace
 
-SampleSet SampleStore::samples() const {
+SampleSet SampleStore::samples() const { return samples(trials()); }
+
+SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
   SampleSet set;
   set.source = path_;
   std::string model = meta("workload").value_or("");
@@ -290,7 +292,7 @@ SampleSet SampleStore::samples() const {
   std::set<TrialKey> measured;
   std::map<std::pair<int, int>, TrialRecord> time_trials;  // by (batch, workers)
   std::set<std::pair<int, int>> trained;                    // (batch, workers) with a training trial
-  for (auto& r : trials()) {
+  for (auto& r : trials) {
     if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
     if (r.key.epochs == 0) {
       time_trials[{r.key.batch, r.key.workers}] = std::move(r);

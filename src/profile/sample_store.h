@@ -43,6 +43,9 @@ class SampleStore {
   // metric: the trainer then promises that the first k epochs of a longer
   // run are a k-epoch run (a schedule that does not depend on the total).
   SampleSet samples() const;
+  // The same from `trials` already read from this store (trials()), so that a
+  // caller needing both reads the store once.
+  SampleSet samples(std::vector<TrialRecord> trials) const;
   static constexpr const char* kCurveEpochsKey = "curve_epochs";
 
  private:
