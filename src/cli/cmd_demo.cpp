@@ -64,7 +64,8 @@ struct DemoArgs {
 // the metric's name.
 struct Profiled {
   GridSpec grid;
-  SampleSet samples;
+  SampleSet samples;  // one per trial, and one per earlier epoch of a training trial's curve
+  int ok_trials = 0;
   std::string metric_name = "metric";
   std::string step_clock = "wall";  // "cpu" when a time trial was timed by the CPU clock
 };
@@ -114,11 +115,13 @@ Profiled profile_step(const DemoArgs& a) {
     std::exit(130);
   }
   out.samples = store.samples();
-  for (const auto& r : store.trials())
+  for (const auto& r : store.trials()) {
     if (r.timing && r.timing->clock == "cpu") out.step_clock = "cpu";
+    if (r.status == TrialStatus::kOk) ++out.ok_trials;
+  }
   const SampleSet& samples = out.samples;
-  std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}\n", samples.size(), s.ok,
-                           s.failed + s.timeout + s.bad_output, format_duration(s.wall_s));
+  std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}: {} samples\n", out.ok_trials, s.ok,
+                           s.failed + s.timeout + s.bad_output, format_duration(s.wall_s), samples.size());
   for (const auto& r : store.trials())
     if (r.status != TrialStatus::kOk) std::cerr << fmt::format("  {}: {}\n", to_string(r.key), describe_result(r));
   if (samples.size() < 2 || !samples.has_metric())
@@ -243,8 +246,9 @@ void print_json(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
 void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, const Planned& pl) {
   const auto& b = pl.result.best;
   const std::string& metric_name = prof.metric_name;
-  std::cout << fmt::format("recommendation for {} on this machine ({} trials profiled, models {} / {}):\n", a.workload,
-                           prof.samples.size(), fit.choice.time_model, fit.choice.metric_model);
+  std::cout << fmt::format("recommendation for {} on this machine ({} trials profiled, {} samples, models {} / {}):\n",
+                           a.workload, prof.ok_trials, prof.samples.size(), fit.choice.time_model,
+                           fit.choice.metric_model);
   std::cout << fmt::format("  batch {} per worker, {} worker{}, {} epoch{}\n", b.config.batch, b.config.workers,
                            b.config.workers == 1 ? "" : "s", b.config.epochs, b.config.epochs == 1 ? "" : "s");
   std::cout << fmt::format("  predicted: {:.2f} s per epoch, {:.1f} s in all, {} {:.4f}, cost {:.1f} worker-seconds\n",
