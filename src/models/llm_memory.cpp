@@ -16,12 +16,35 @@ namespace {
 
 double activation_scale(Precision p) { return p == Precision::kFp32 ? 2.0 : 1.0; }
 
-// Micro-batches whose activations stage k holds at the peak of 1F1B, times
-// the interleaved schedule's extra factor.
+// Micro-batches (in units of a whole stage's layers) whose activations stage
+// k holds at the peak of Megatron-LM's 1F1B schedule: its warm-up forwards
+// plus the first steady-state one, at most every forward of the iteration.
+// Interleaved, the unit of work is a model chunk of layers/(pp·vpp) layers and
+// the warm-up is (pp - k - 1)·2 + (vpp - 1)·pp chunks (schedules.py,
+// forward_backward_pipelining_with_interleaving); on stage 0 this is
+// Korthikanti et al.'s factor pp·(1 + (pp - 1)/(pp·vpp)), while the last stage
+// holds (vpp - 1)·pp + 1 chunks, not one micro-batch.
 double in_flight(const ParallelLayout& l, int stage) {
-  double n = std::min(l.pp - stage, l.micro_batches());
-  if (l.virtual_stages > 1 && l.pp > 1) n *= 1.0 + double(l.pp - 1) / (double(l.pp) * l.virtual_stages);
-  return n;
+  double m = l.micro_batches();
+  if (l.virtual_stages <= 1 || l.pp <= 1) return std::min(double(l.pp - stage), m);
+  double v = l.virtual_stages;
+  double warmup = double(l.pp - stage - 1) * 2 + (v - 1) * l.pp;
+  return std::min(m * v, warmup + 1) / v;
+}
+
+// Bytes per logit element held at the peak of the loss on the last stage.
+// Megatron-LM (16-bit): the output layer's 16-bit logits and the fp32 copy
+// its vocab-parallel cross entropy makes and turns into the softmax in place;
+// in backward the fp32 gradient (the softmax, in place) and its 16-bit cast.
+// fp32: the logits alone (the cast is a no-op). PyTorch AMP
+// (F.cross_entropy(logits.float())): in backward the fp32 log-softmax it
+// saved, its gradient and the fp32 input gradient.
+double logit_bytes(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return 4;
+    case Precision::kAmpFp32Master: return 12;
+    default: return 6;
+  }
 }
 
 }  // namespace
@@ -85,9 +108,9 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   double sbh = double(s.seq) * l.micro_batch * h, sp = l.sequence_parallel ? t : 1.0;
   double scale = activation_scale(l.precision);
   // Korthikanti et al. 2022, section 4.3: the embedding's dropout mask per
-  // micro-batch in flight; the output layer's input and the fp32 logits.
+  // micro-batch in flight; the output layer's input and the logits.
   if (first) m.embedding_logits += scale * sbh / sp * in_flight(l, 0);
-  if (last) m.embedding_logits += scale * 4 * sbh / t + 4.0 * s.seq * l.micro_batch * V / t;
+  if (last) m.embedding_logits += scale * 4 * sbh / t + logit_bytes(l.precision) * s.seq * l.micro_batch * V / t;
   m.overhead = params_.overhead_bytes;
   return m;
 }

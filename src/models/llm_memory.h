@@ -15,12 +15,15 @@
 //       full       2sbh (the layer input)         sequence parallel: 2sbh/t
 //     generalised to grouped-query attention and other MLP widths (the 24
 //     is 8sbh of attention and 16sbh of a 4h-wide MLP; docs/LLM.md).
-//     Layers in flight on the first stage under 1F1B: layers/pp per
-//     micro-batch times min(pp, micro-batches), times 1 + (pp-1)/(pp·vpp)
-//     when interleaved (vpp > 1).
+//     Layers in flight on stage k under Megatron-LM's 1F1B: layers/pp per
+//     micro-batch times min(pp - k, micro-batches); interleaved (vpp > 1),
+//     chunks of layers/(pp·vpp) layers times min(m·vpp, (pp-k-1)·2 +
+//     (vpp-1)·pp + 1), which on stage 0 is Korthikanti's 1 + (pp-1)/(pp·vpp).
 //   embedding and logits: the first stage keeps the embedding's output and
 //     dropout mask per micro-batch in flight; the last stage the output
-//     layer's input and the fp32 logits of one micro-batch.
+//     layer's input and the loss's logits of one micro-batch: 6 bytes per
+//     element in 16-bit mixed precision (16-bit logits and the fp32 copy of
+//     the cross entropy), 4 in fp32, 12 in PyTorch AMP.
 //   overhead: a constant (CUDA context, allocator slack), fitted or set.
 #pragma once
 #include <vector>

@@ -60,6 +60,38 @@ TEST(LlmMemory, PipelineKeepsPpMicroBatchesAndInterleavingMore) {
   EXPECT_DOUBLE_EQ(models::layers_in_flight(s, l), 24);
 }
 
+TEST(LlmMemory, InterleavedStagesHoldMegatronsWarmUpChunks) {
+  // 96 layers, pp 8, vpp 3: chunks of 4 layers. Megatron's interleaved warm-up
+  // on stage k is (pp - k - 1)·2 + (vpp - 1)·pp chunks, plus the first
+  // steady-state forward, at most all m·vpp chunks.
+  auto s = *find_transformer("megatron-175b");
+  ParallelLayout l;
+  l.tp = 8, l.pp = 8, l.virtual_stages = 3, l.global_batch = 64;
+  LlmMemoryModel model;
+  double per_layer = models::layer_activation_bytes(s, l);
+  EXPECT_NEAR(model.predict_stage(s, l, 0).activations / per_layer, 31 * 4, 1e-9);  // 14 + 16 + 1 chunks
+  EXPECT_NEAR(model.predict_stage(s, l, 7).activations / per_layer, 17 * 4, 1e-9);  // 16 + 1, not one micro-batch
+  EXPECT_NEAR(model.predict_stage(s, l, 3).activations / per_layer, 25 * 4, 1e-9);  // 8 + 16 + 1
+  l.global_batch = 8;  // 24 chunks in all: stage 0 runs every forward before a backward
+  EXPECT_NEAR(model.predict_stage(s, l, 0).activations / per_layer, 24 * 4, 1e-9);
+  EXPECT_NEAR(model.predict_stage(s, l, 7).activations / per_layer, 17 * 4, 1e-9);
+}
+
+TEST(LlmMemory, TheLossHoldsSixBytesPerLogitInMixedPrecision) {
+  auto s = one_layer();
+  ParallelLayout l;
+  l.micro_batch = 2, l.global_batch = 2, l.tp = 2;
+  double sbh = 512.0 * 2 * 1024, sbv = 512.0 * 2 * 1000;
+  auto logits = [&](Precision p) {
+    l.precision = p;
+    return LlmMemoryModel().predict_stage(s, l, 0).embedding_logits;
+  };
+  // Stage 0 is also the last: the embedding's mask, the output layer's input, the logits.
+  EXPECT_DOUBLE_EQ(logits(Precision::kBf16), sbh + 4 * sbh / 2 + 6 * sbv / 2);  // 16-bit logits + fp32 copy
+  EXPECT_DOUBLE_EQ(logits(Precision::kFp32), 2 * (sbh + 4 * sbh / 2) + 4 * sbv / 2);
+  EXPECT_DOUBLE_EQ(logits(Precision::kAmpFp32Master), sbh + 4 * sbh / 2 + 12 * sbv / 2);
+}
+
 TEST(LlmMemory, DistributedOptimizerShardsTheTwelveBytes) {
   auto s = *find_transformer("gpt3-1.3b");
   ParallelLayout l;

@@ -60,6 +60,10 @@ TEST(TransformerRunsEval, ShippedH100RunsBothWays) {
   EXPECT_EQ(runs.size(), 49u);
   auto e = scoring::evaluate_transformer_runs(runs, *structure::find_builtin_hardware("h100"));
   EXPECT_LT(e.time_calibrated_mape, e.time_datasheet_mape);
-  EXPECT_LT(e.peak_calibrated_mape, e.peak_datasheet_mape);
+  // The loss's logits (bf16, the fp32 copy, log-softmax and its gradients)
+  // dominate the small models' peaks; with them counted, the datasheet
+  // memory is within a few per cent and a fitted constant adds little.
+  EXPECT_LT(e.peak_datasheet_mape, 0.05);
+  EXPECT_LT(e.peak_calibrated_mape, 0.05);
   EXPECT_LT(e.peak_datasheet_bias, 0);  // the peak holds buffers the model leaves out
 }
