@@ -83,7 +83,7 @@ EvalCounts evaluate_shard(torch::nn::Sequential& net, const LabelledImages& test
   net->eval();
   auto idx = torch::arange(rank, test.size(), size, torch::TensorOptions(torch::kInt64).device(test.labels.device()));
   EvalCounts c;
-  constexpr int64_t kChunk = 1000;
+  constexpr int64_t kChunk = 128;
   for (int64_t s = 0; s < idx.size(0); s += kChunk) {
     auto part = idx.slice(0, s, std::min<int64_t>(s + kChunk, idx.size(0)));
     auto pred = net->forward(test.images.index_select(0, part)).argmax(1);

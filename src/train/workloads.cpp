@@ -1,6 +1,9 @@
 #include "train/workloads.h"
 
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <vector>
 #include <stdexcept>
 
 namespace trainplan::train {
@@ -17,9 +20,32 @@ Normalisation normalisation_for(const std::string& workload) {
   throw std::invalid_argument("unknown workload '" + workload + "' (lenet-mnist or mlp-fashion)");
 }
 
-LabelledImages read_split(const std::string& dir, torch::data::datasets::MNIST::Mode mode, int64_t subset,
-                          const Normalisation& n) {
-  const bool train = mode == torch::data::datasets::MNIST::Mode::kTrain;
+uint32_t read_be32(std::istream& in) {
+  unsigned char b[4];
+  if (!in.read(reinterpret_cast<char*>(b), 4)) return 0;
+  return uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 | uint32_t(b[3]);
+}
+
+// The first `subset` items (all if 0) of an IDX file (LeCun's format: a
+// big-endian magic number, one count per dimension, then unsigned bytes), as
+// a [n, item dims...] byte tensor. torch's MNIST reader always reads all
+// 60,000 images and converts them to floats, which costs a short time trial
+// most of its start-up; this reads only what the trial uses.
+torch::Tensor read_idx(const std::filesystem::path& p, uint32_t magic, int64_t subset) {
+  std::ifstream in(p, std::ios::binary);
+  auto fail = [&](const std::string& what) { return std::runtime_error(p.string() + ": " + what); };
+  if (!in) throw fail("cannot open");
+  if (read_be32(in) != magic) throw fail("not an IDX file of the expected kind (magic number)");
+  std::vector<int64_t> shape{read_be32(in)};
+  for (uint32_t d = 0; d < (magic & 0xff) - 1; ++d) shape.push_back(read_be32(in));
+  if (!in) throw fail("truncated header");
+  if (subset > 0 && subset < shape[0]) shape[0] = subset;
+  auto t = torch::empty(shape, torch::kByte);
+  if (!in.read(reinterpret_cast<char*>(t.data_ptr()), t.numel())) throw fail("truncated: fewer items than its header says");
+  return t;
+}
+
+LabelledImages read_split(const std::string& dir, bool train, int64_t subset, const Normalisation& n) {
   const std::string prefix = train ? "train" : "t10k";
   for (const char* kind : {"-images-idx3-ubyte", "-labels-idx1-ubyte"}) {
     auto p = std::filesystem::path(dir) / (prefix + kind);
@@ -27,16 +53,15 @@ LabelledImages read_split(const std::string& dir, torch::data::datasets::MNIST::
       throw std::runtime_error("missing data file " + p.string() +
                                " (pass --data-dir or set TRAINPLAN_DATA_DIR; scripts/install-deps.sh installs it)");
   }
-  // torch's reader handles MNIST and Fashion-MNIST alike: same IDX layout and
-  // file names. It returns pixels scaled to [0, 1].
-  torch::data::datasets::MNIST ds(dir, mode);
-  LabelledImages out{ds.images(), ds.targets()};
-  if (subset > 0 && subset < out.size()) {
-    out.images = out.images.slice(0, 0, subset);
-    out.labels = out.labels.slice(0, 0, subset);
-  }
+  // MNIST and Fashion-MNIST share the IDX layout and file names. Pixels are
+  // scaled to [0, 1] as torch's reader scales them, then normalised.
+  auto images = read_idx(std::filesystem::path(dir) / (prefix + "-images-idx3-ubyte"), 0x803, subset);
+  auto labels = read_idx(std::filesystem::path(dir) / (prefix + "-labels-idx1-ubyte"), 0x801, subset);
+  if (images.size(0) != labels.size(0))
+    throw std::runtime_error(dir + ": " + prefix + " images and labels differ in count");
+  LabelledImages out{images.unsqueeze(1).to(torch::kFloat32).div_(255), labels.to(torch::kInt64)};
   out.images = ((out.images - n.mean) / n.stddev).contiguous();
-  out.labels = out.labels.to(torch::kInt64).contiguous();
+  out.labels = out.labels.contiguous();
   return out;
 }
 
@@ -46,8 +71,7 @@ WorkloadData load_workload_data(const std::string& workload, const std::string& 
                                 int64_t test_subset) {
   auto n = normalisation_for(workload);
   std::string dir = (std::filesystem::path(data_dir) / n.subdir).string();
-  return {read_split(dir, torch::data::datasets::MNIST::Mode::kTrain, train_subset, n),
-          read_split(dir, torch::data::datasets::MNIST::Mode::kTest, test_subset, n)};
+  return {read_split(dir, true, train_subset, n), read_split(dir, false, test_subset, n)};
 }
 
 torch::nn::Sequential make_network(const std::string& workload) {

@@ -294,4 +294,32 @@ TEST(TrainDataParallel, BadInputFailsWithMessage) {
   fs::remove_all(empty);
 }
 
+// The trainer reads only the images a run uses; a damaged file is named
+// with what is wrong in it, not read past its end.
+TEST(TrainDataParallel, ADamagedDataFileIsNamed) {
+  if (trainer_path().empty()) GTEST_SKIP() << "trainplan-train not built";
+  fs::path dir = tptest::temp_dir("train_baddata");
+  fs::create_directories(dir / "mnist");
+  auto write = [&](const std::string& name, std::vector<unsigned char> bytes) {
+    std::ofstream(dir / "mnist" / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  };
+  // Labels: 10 items. Images: a header for 10 images of 28x28, then 100 bytes.
+  std::vector<unsigned char> labels{0, 0, 8, 1, 0, 0, 0, 10};
+  labels.resize(labels.size() + 10, 3);
+  std::vector<unsigned char> images{0, 0, 8, 3, 0, 0, 0, 10, 0, 0, 0, 28, 0, 0, 0, 28};
+  images.resize(images.size() + 100, 7);
+  for (const char* split : {"train", "t10k"}) write(std::string(split) + "-labels-idx1-ubyte", labels);
+  for (const char* split : {"train", "t10k"}) write(std::string(split) + "-images-idx3-ubyte", images);
+  auto truncated = run_processes({"--workload lenet-mnist --batch 8 --data-dir " + dir.string()})[0];
+  EXPECT_EQ(truncated.exit_code, 1);
+  EXPECT_NE(truncated.err.find("train-images-idx3-ubyte"), std::string::npos) << truncated.err;
+  EXPECT_NE(truncated.err.find("truncated"), std::string::npos) << truncated.err;
+  images[3] = 1;  // a labels file's magic number where images belong
+  write("train-images-idx3-ubyte", images);
+  auto wrong = run_processes({"--workload lenet-mnist --batch 8 --data-dir " + dir.string()})[0];
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("magic"), std::string::npos) << wrong.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace
