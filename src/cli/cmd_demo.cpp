@@ -22,6 +22,7 @@
 #include "plan/plan_plot.h"
 #include "plan/planner.h"
 #include "profile/builtin_workload.h"
+#include "profile/trainer_fork_server.h"
 #include "profile/interrupt.h"
 #include "profile/profile_plan.h"
 #include "profile/profiler.h"
@@ -108,6 +109,9 @@ Profiled profile_step(const DemoArgs& a) {
       fmt::join(grid.workers, ","), grid.epochs.back(), fmt::join(grid.epochs, ","), format_duration(*opts.budget_s),
       a.store);
   Progress progress(stderr, stderr_is_tty());
+  // Each run forks from one loaded trainer (no libtorch load per launch).
+  TrainerForkServer forks(builtin.trainer.empty() ? find_trainer() : builtin.trainer);
+  opts.launch.wrap = forks.wrap();
   ProfileSummary s = run_profile(tmpl, time_and_global_batch_plan(grid, /*longest_only=*/true), store, opts, progress);
   if (s.interrupted) {
     std::cerr << fmt::format("interrupted; finished trials are kept in {}: run `trainplan demo` again to resume\n", a.store);

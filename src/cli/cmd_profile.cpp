@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/sample_csv.h"
 #include "profile/builtin_workload.h"
+#include "profile/trainer_fork_server.h"
 #include "profile/interrupt.h"
 #include "profile/machine_probe.h"
 #include "profile/process_group.h"
@@ -180,7 +182,14 @@ int run_profile_cmd(const ProfileArgs& a) {
                                         fmt::join(grid.workers, ","), fmt::join(grid.epochs, ",")),
                             a.store, opts.budget_s ? ", budget " + format_duration(*opts.budget_s) : ""));
   progress.note(fmt::format("follow the running trial: trainplan watch --store {} --target METRIC", a.store));
+  // The built-in trainer's runs fork from one loaded trainer (no libtorch load per launch).
+  std::optional<TrainerForkServer> forks;
+  if (!a.workload.empty() && opts.launch.kind == LauncherKind::kLocal) {
+    forks.emplace(builtin.trainer.empty() ? find_trainer() : builtin.trainer);
+    opts.launch.wrap = forks->wrap();
+  }
   ProfileSummary s = run_profile(tmpl, order, store, opts, progress);
+  forks.reset();
 
   // The records of this plan, from the store (this run's and earlier runs').
   std::vector<TrialRecord> records;

@@ -42,6 +42,11 @@ LaunchPlan plan_processes(const CommandTemplate& tmpl, std::map<std::string, std
       lp.commands.push_back(tmpl.expand(v));
     }
     lp.display = lp.commands.front();
+    // The trial records the plain command; the processes run it wrapped.
+    if (!s.wrap.program.empty())
+      for (auto& c : lp.commands)
+        if (c.rfind(s.wrap.program, 0) == 0 && (c.size() == s.wrap.program.size() || c[s.wrap.program.size()] == ' '))
+          c = s.wrap.wrapper + " " + c;
     return lp;
   }
   // Slurm: the script is expanded here and run by sh on the node, where

@@ -19,8 +19,17 @@ enum class LauncherKind { kLocal, kSlurm };
 LauncherKind parse_launcher(const std::string& s);
 const char* to_string(LauncherKind k);
 
+// Local commands that start with `program` (a shell word, as written in the
+// template) run as `wrapper program ...`; the trial still records the plain
+// command. The built-in trainer's fork server uses it (trainer_fork_server.h).
+struct CommandWrap {
+  std::string program;  // empty: no wrapping
+  std::string wrapper;
+};
+
 struct LaunchSettings {
   LauncherKind kind = LauncherKind::kLocal;
+  CommandWrap wrap;                     // local launches only
   std::string master_addr = "127.0.0.1";
   int workers_per_node = 0;             // >0: {nodes} = ceil(workers / this); else 1
   std::vector<std::string> srun_args;   // extra srun arguments, e.g. --partition=debug

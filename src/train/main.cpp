@@ -5,13 +5,17 @@
 
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "train/dist.h"
+#include "train/fork_server.h"
 #include "train/gpt.h"
 #include "train/options.h"
 #include "train/trainer.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int trainer_main(int argc, char** argv) {
   using namespace trainplan::train;
   ParseResult parsed = parse_options(argc, argv);
   if (!parsed.options) return parsed.exit_code;
@@ -33,4 +37,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `--fork-server SOCKET` must come first and alone: the server parses no
+  // other option, and each run it forks parses its own.
+  if (argc >= 2 && std::string(argv[1]) == "--fork-server") {
+    if (argc != 3) {
+      std::cerr << "usage: trainplan-train --fork-server SOCKET\n";
+      return 2;
+    }
+    return trainplan::train::serve_forks(argv[2], trainer_main);
+  }
+  return trainer_main(argc, argv);
 }

@@ -100,6 +100,21 @@ TEST(ProfileLaunch, LocalStartsOneProcessPerRank) {
   EXPECT_EQ(one.commands.size(), 1u);
 }
 
+TEST(ProfileLaunch, AWrapRunsTheProgramThroughItsClientAndRecordsThePlainCommand) {
+  LaunchSettings s;
+  s.wrap = {"'/b/trainer'", "'/b/forkrun' '/t/socket'"};
+  auto lp = plan_launch(CommandTemplate("'/b/trainer' --rank {rank} --workers {workers}"), {16, 2, 1}, s, 4000);
+  ASSERT_EQ(lp.commands.size(), 2u);
+  EXPECT_EQ(lp.commands[1], "'/b/forkrun' '/t/socket' '/b/trainer' --rank 1 --workers 2");
+  EXPECT_EQ(lp.display, "'/b/trainer' --rank 0 --workers 2");
+  // Another program, even one whose name starts the same, runs as written.
+  auto other = plan_launch(CommandTemplate("'/b/trainer'2 --rank {rank}"), {16, 1, 1}, s, 4000);
+  EXPECT_EQ(other.commands[0], "'/b/trainer'2 --rank 0");
+  s.kind = LauncherKind::kSlurm;  // ranks on other nodes cannot reach a local socket
+  auto slurm = plan_launch(CommandTemplate("'/b/trainer' --rank {rank}"), {16, 2, 1}, s, 4000);
+  EXPECT_EQ(slurm.commands[0].find("forkrun"), std::string::npos) << slurm.commands[0];
+}
+
 TEST(ProfileLaunch, SlurmUsesSrunAndProcId) {
   CommandTemplate t("w {rank} b {batch} n {nodes}");
   LaunchSettings s;

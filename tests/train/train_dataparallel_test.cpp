@@ -27,21 +27,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace tptrain;
 
-// The directory the trainer reads by default.
-std::string data_dir() {
-  if (const char* env = std::getenv("TRAINPLAN_DATA_DIR"); env && *env) return env;
-  return std::string(TRAINPLAN_SOURCE_DIR) + "/third_party/datasets";
-}
-
-#define REQUIRE_TRAINER(workload_subdir)                                                                  \
-  do {                                                                                                    \
-    if (trainer_path().empty())                                                                           \
-      GTEST_SKIP() << "trainplan-train not built (configure with -DTRAINPLAN_WITH_TORCH=ON and build the " \
-                      "trainplan-train target, or set TRAINPLAN_TRAIN_BIN)";                             \
-    if (!fs::exists(data_dir() + "/" workload_subdir "/train-images-idx3-ubyte"))                        \
-      GTEST_SKIP() << "no " workload_subdir " data under " << data_dir() << " (run scripts/install-deps.sh)"; \
-  } while (0)
-
 json checksum(const RankResult& r, const std::string& when) {
   for (const auto& e : events_named(r, "param_checksum"))
     if (e["when"] == when) return e;

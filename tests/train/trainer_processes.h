@@ -33,6 +33,21 @@ inline std::string trainer_path() {
   return fs::exists(p) ? p.string() : "";
 }
 
+// The directory the trainer reads by default.
+inline std::string data_dir() {
+  if (const char* env = std::getenv("TRAINPLAN_DATA_DIR"); env && *env) return env;
+  return std::string(TRAINPLAN_SOURCE_DIR) + "/third_party/datasets";
+}
+
+#define REQUIRE_TRAINER(workload_subdir)                                                                  \
+  do {                                                                                                    \
+    if (trainer_path().empty())                                                                           \
+      GTEST_SKIP() << "trainplan-train not built (configure with -DTRAINPLAN_WITH_TORCH=ON and build the " \
+                      "trainplan-train target, or set TRAINPLAN_TRAIN_BIN)";                             \
+    if (!fs::exists(data_dir() + "/" workload_subdir "/train-images-idx3-ubyte"))                        \
+      GTEST_SKIP() << "no " workload_subdir " data under " << data_dir() << " (run scripts/install-deps.sh)"; \
+  } while (0)
+
 struct RankResult {
   int exit_code = -1;
   std::string out, err;
@@ -47,14 +62,18 @@ inline std::vector<std::string> split_args(const std::string& s) {
 }
 
 // Starts one trainer process per entry of `arg_lists` at once, and waits
-// for all of them.
-inline std::vector<RankResult> run_processes(const std::vector<std::string>& arg_lists) {
+// for all of them. With a `launcher` (a program and its leading arguments),
+// each runs as `launcher... trainer args`.
+inline std::vector<RankResult> run_processes(const std::vector<std::string>& arg_lists,
+                                             const std::vector<std::string>& launcher = {}) {
   fs::path dir = tptest::temp_dir("train");
   const int n = int(arg_lists.size());
   std::vector<pid_t> pids(n, -1);
   const std::string bin = trainer_path();
+  const std::string program = launcher.empty() ? bin : launcher.front();
   for (int k = 0; k < n; ++k) {
-    std::vector<std::string> argv_s{bin};
+    std::vector<std::string> argv_s = launcher;
+    argv_s.push_back(bin);
     for (auto& a : split_args(arg_lists[k])) argv_s.push_back(a);
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
@@ -64,9 +83,9 @@ inline std::vector<RankResult> run_processes(const std::vector<std::string>& arg
     std::string out = (dir / ("out" + std::to_string(k))).string(), err = (dir / ("err" + std::to_string(k))).string();
     posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int rc = posix_spawn(&pids[k], bin.c_str(), &fa, nullptr, argv.data(), environ);
+    int rc = posix_spawn(&pids[k], program.c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
-    EXPECT_EQ(rc, 0) << "could not start " << bin;
+    EXPECT_EQ(rc, 0) << "could not start " << program;
   }
   std::vector<RankResult> results(n);
   for (int k = 0; k < n; ++k) {

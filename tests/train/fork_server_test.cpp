@@ -1,0 +1,115 @@
+// The trainer's fork server (train/fork_server.h), started as the profiler
+// starts it (profile/trainer_fork_server.h): a run through trainplan-forkrun
+// is the run a plain launch makes, exits as it does, and ends when its client
+// is killed. Skipped when the optional trainer was not built.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "profile/launcher.h"
+#include "profile/trainer_fork_server.h"
+#include "test_util.h"
+#include "train/trainer_processes.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace tptrain;
+using trainplan::profile::TrainerForkServer;
+
+// The processes `pid` has started and not yet reaped.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<pid_t> v;
+  for (pid_t c; in >> c;) v.push_back(c);
+  return v;
+}
+
+bool wait_until(const std::function<bool()>& done, double seconds) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+std::string run_args(int rank, int port, const std::string& extra) {
+  return "--workload lenet-mnist --batch 32 --workers 2 --rank " + std::to_string(rank) +
+         " --master-addr 127.0.0.1 --master-port " + std::to_string(port) + " " + extra;
+}
+
+TEST(TrainForkServer, ARunIsAPlainLaunchsRun) {
+  REQUIRE_TRAINER("mnist");
+  TrainerForkServer server(trainer_path());
+  ASSERT_TRUE(server.active()) << server.why_not();
+  const std::vector<std::string> launcher{server.client_path(), server.socket_path()};
+  const std::string extra = "--epochs 1 --train-subset 2000 --test-subset 500 --seed 3";
+  int p1 = trainplan::profile::free_loopback_port(), p2 = trainplan::profile::free_loopback_port();
+  auto plain = run_processes({run_args(0, p1, extra), run_args(1, p1, extra)});
+  auto forked = run_processes({run_args(0, p2, extra), run_args(1, p2, extra)}, launcher);
+  for (const auto& r : {plain[0], plain[1], forked[0], forked[1]}) ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto a = events_named(plain[0], "epoch"), b = events_named(forked[0], "epoch");
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  // The same arithmetic, to the last bit: the child sizes OpenBLAS as a
+  // process launched on its CPUs would.
+  EXPECT_EQ(a[0]["metric"], b[0]["metric"]);
+  EXPECT_EQ(a[0]["train_loss"], b[0]["train_loss"]);
+  // A bad command line exits as a plain launch does, with its message.
+  auto bad = run_processes({"--workload nope --batch 8"}, launcher);
+  EXPECT_EQ(bad[0].exit_code, 2);
+  EXPECT_NE(bad[0].err.find("workload"), std::string::npos) << bad[0].err;
+}
+
+TEST(TrainForkServer, AKilledClientEndsItsRun) {
+  REQUIRE_TRAINER("mnist");
+  TrainerForkServer server(trainer_path());
+  ASSERT_TRUE(server.active()) << server.why_not();
+  std::vector<std::string> argv_s{server.client_path(), server.socket_path(), trainer_path()};
+  for (auto& a : split_args("--workload lenet-mnist --batch 32 --workers 1 --rank 0 --epochs 1000 --train-subset 2000"))
+    argv_s.push_back(a);
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t client = -1;
+  ASSERT_EQ(posix_spawn(&client, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  ASSERT_TRUE(wait_until([&] { return !children_of(server.pid()).empty(); }, 20)) << "the run never started";
+  kill(client, SIGKILL);
+  waitpid(client, nullptr, 0);
+  EXPECT_TRUE(wait_until([&] { return children_of(server.pid()).empty(); }, 5))
+      << "the run outlived its killed client";
+}
+
+TEST(TrainForkServer, StaysOffWithoutItsClientOrWhenTurnedOff) {
+  fs::path dir = tptest::temp_dir("forkless");
+  fs::path trainer = dir / "trainplan-train";
+  tptest::write_file(trainer, "#!/bin/sh\nexit 0\n");
+  fs::permissions(trainer, fs::perms::owner_all);
+  TrainerForkServer alone(trainer.string());
+  EXPECT_FALSE(alone.active());
+  EXPECT_NE(alone.why_not().find("trainplan-forkrun"), std::string::npos) << alone.why_not();
+  EXPECT_TRUE(alone.wrap().program.empty());
+  if (!trainer_path().empty()) {
+    setenv("TRAINPLAN_FORK_SERVER", "0", 1);
+    TrainerForkServer off(trainer_path());
+    unsetenv("TRAINPLAN_FORK_SERVER");
+    EXPECT_FALSE(off.active());
+    EXPECT_EQ(off.why_not(), "TRAINPLAN_FORK_SERVER=0");
+  }
+}
+
+}  // namespace
