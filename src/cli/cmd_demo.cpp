@@ -116,6 +116,7 @@ Profiled profile_step(const DemoArgs& a) {
   if (s.interrupted) {
     std::cerr << fmt::format("interrupted; finished trials are kept in {}: run `trainplan demo` again to resume\n", a.store);
     std::cout.flush();
+    forks.stop();  // std::exit runs no destructor of this frame
     std::exit(130);
   }
   out.samples = store.samples();

@@ -46,6 +46,10 @@ TrainerForkServer::TrainerForkServer(const std::string& trainer) : trainer_(trai
     // The server dies with the profiler; its stdout says when it is ready.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    // Its own process group, as the ranks have theirs: a Ctrl-C at the
+    // terminal reaches the profiler, which cancels the running trial and then
+    // stops the server, rather than the server dying under the trial.
+    setpgid(0, 0);
     dup2(out[1], 1);
     int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) dup2(devnull, 0), dup2(devnull, 2);

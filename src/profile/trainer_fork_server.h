@@ -36,9 +36,11 @@ class TrainerForkServer {
   pid_t pid() const { return pid_; }                         // the server's, -1 when inactive
   const std::string& socket_path() const { return socket_; }  // where it listens
   const std::string& client_path() const { return forkrun_; }  // trainplan-forkrun
+  // Stops the server and removes its socket now (the destructor does it too):
+  // for a caller about to std::exit.
+  void stop();
 
  private:
-  void stop();
 
   std::string trainer_, forkrun_, dir_, socket_, why_not_;
   pid_t pid_ = -1;

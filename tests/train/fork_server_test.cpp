@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "profile/launcher.h"
+#include "profile/sample_store.h"
 #include "profile/trainer_fork_server.h"
 #include "test_util.h"
 #include "train/trainer_processes.h"
@@ -92,6 +93,43 @@ TEST(TrainForkServer, AKilledClientEndsItsRun) {
   waitpid(client, nullptr, 0);
   EXPECT_TRUE(wait_until([&] { return children_of(server.pid()).empty(); }, 5))
       << "the run outlived its killed client";
+}
+
+// A Ctrl-C at a terminal signals the whole foreground process group. With the
+// fork server running, it still stops the profile as a cancel: exit 130, the
+// finished trials kept, none recorded as failed, nothing left running.
+TEST(TrainForkServer, ACtrlCAtTheTerminalCancelsTheProfileCleanly) {
+  REQUIRE_TRAINER("mnist");
+  fs::path dir = tptest::temp_dir("fork_ctrlc");
+  std::string store = (dir / "s.db").string();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);  // a terminal's foreground group: the CLI and all it starts without a group of its own
+    std::string c = "TMPDIR=" + dir.string() + " exec " + std::string(TRAINPLAN_CLI_PATH) + " profile --workload lenet-mnist --trainer " +
+                    trainer_path() + " --batches 32,64,128 --workers 1,2 --epochs 1 --train-subset 2000" +
+                    " --test-subset 500 --store " + store + " --json >" + (dir / "out").string() + " 2>" +
+                    (dir / "err").string();
+    execl("/bin/sh", "sh", "-c", c.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  auto rows = [&] {
+    return fs::exists(store) ? trainplan::profile::SampleStore(store).trials().size() : size_t(0);
+  };
+  ASSERT_TRUE(wait_until([&] { return rows() >= 1; }, 60)) << tptest::read_file(dir / "err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the next trial
+  ASSERT_EQ(kill(-pid, SIGINT), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << tptest::read_file(dir / "err");
+  EXPECT_EQ(WEXITSTATUS(status), 130) << tptest::read_file(dir / "err");
+  for (const auto& t : trainplan::profile::SampleStore(store).trials())
+    EXPECT_EQ(t.status, trainplan::profile::TrialStatus::kOk) << t.reason;
+  // Nothing is left: no process of the group, and the server (in a group of
+  // its own, its directory under TMPDIR) was stopped and cleaned up.
+  EXPECT_TRUE(wait_until([&] { return kill(-pid, 0) != 0; }, 5)) << "processes of the profile outlived it";
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_NE(e.path().filename().string().rfind("trainplan-fork-", 0), 0u) << e.path() << " was left behind";
 }
 
 TEST(TrainForkServer, StaysOffWithoutItsClientOrWhenTurnedOff) {
