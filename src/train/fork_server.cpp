@@ -101,6 +101,54 @@ void size_blas_threads() {
   _exit(code);
 }
 
+// Reads one request from `conn` and forks its run, which `runs` then holds
+// with the connection; a malformed or silent request is dropped.
+void start_run(int lfd, int conn, std::map<pid_t, int>& runs, TrainerMain run) {
+  timeval tv{5, 0};  // a client that connects and says nothing is dropped
+  setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string payload;
+  int fds[3];
+  fp::Request req;
+  if (!fp::receive_request(conn, payload, fds)) {
+    close(conn);
+    return;
+  }
+  if (!fp::decode(payload, req)) {
+    for (int fd : fds) close(fd);
+    close(conn);
+    return;
+  }
+  timeval none{0, 0};
+  setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+  std::cout.flush();
+  pid_t server = getpid();
+  pid_t pid = fork();
+  if (pid == 0) become_run(lfd, runs, conn, server, req, fds, run);
+  for (int fd : fds) close(fd);
+  if (pid < 0) {
+    int code = 1;
+    fp::write_all(conn, &code, sizeof code);
+    close(conn);
+    return;
+  }
+  runs[pid] = conn;
+}
+
+// Sends each finished run's status to its client and forgets the run.
+void report_finished(std::map<pid_t, int>& runs) {
+  for (auto it = runs.begin(); it != runs.end();) {
+    int status = 0;
+    if (waitpid(it->first, &status, WNOHANG) != it->first) {
+      ++it;
+      continue;
+    }
+    int code = exit_status(status);
+    fp::write_all(it->second, &code, sizeof code);  // the client may be gone: EPIPE, ignored
+    close(it->second);
+    it = runs.erase(it);
+  }
+}
+
 }  // namespace
 
 int serve_forks(const std::string& socket_path, TrainerMain run) {
@@ -123,52 +171,14 @@ int serve_forks(const std::string& socket_path, TrainerMain run) {
   set_handler(SIGINT, on_stop);
   set_handler(SIGPIPE, SIG_IGN);  // a client gone before its status is written
   std::cout << "ready" << std::endl;
-  const pid_t self = getpid();
   std::map<pid_t, int> runs;  // child -> its client's connection
   while (!g_stop) {
     pollfd p{lfd, POLLIN, 0};
-    int rc = poll(&p, 1, 50);
-    if (rc > 0 && (p.revents & POLLIN)) {
+    if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN)) {
       int conn = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (conn >= 0) {
-        timeval tv{5, 0};  // a client that connects and says nothing is dropped
-        setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        std::string payload;
-        int fds[3];
-        fp::Request req;
-        if (!fp::receive_request(conn, payload, fds)) {
-          close(conn);
-        } else if (!fp::decode(payload, req)) {
-          for (int fd : fds) close(fd);
-          close(conn);
-        } else {
-          timeval none{0, 0};
-          setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
-          std::cout.flush();
-          pid_t pid = fork();
-          if (pid == 0) become_run(lfd, runs, conn, self, req, fds, run);
-          for (int fd : fds) close(fd);
-          if (pid < 0) {
-            int code = 1;
-            fp::write_all(conn, &code, sizeof code);
-            close(conn);
-          } else {
-            runs[pid] = conn;
-          }
-        }
-      }
+      if (conn >= 0) start_run(lfd, conn, runs, run);
     }
-    for (auto it = runs.begin(); it != runs.end();) {
-      int status = 0;
-      if (waitpid(it->first, &status, WNOHANG) == it->first) {
-        int code = exit_status(status);
-        fp::write_all(it->second, &code, sizeof code);
-        close(it->second);
-        it = runs.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    report_finished(runs);
   }
   for (const auto& [pid, conn] : runs) {
     kill(pid, SIGKILL);
