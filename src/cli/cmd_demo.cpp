@@ -110,7 +110,7 @@ Profiled profile_step(const DemoArgs& a) {
       a.store);
   Progress progress(stderr, stderr_is_tty());
   // Each run forks from one loaded trainer (no libtorch load per launch).
-  TrainerForkServer forks(builtin.trainer.empty() ? find_trainer() : builtin.trainer);
+  TrainerForkServer forks(builtin.trainer);
   opts.launch.wrap = forks.wrap();
   ProfileSummary s = run_profile(tmpl, time_and_global_batch_plan(grid, /*longest_only=*/true), store, opts, progress);
   if (s.interrupted) {

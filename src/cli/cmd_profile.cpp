@@ -185,7 +185,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   // The built-in trainer's runs fork from one loaded trainer (no libtorch load per launch).
   std::optional<TrainerForkServer> forks;
   if (!a.workload.empty() && opts.launch.kind == LauncherKind::kLocal) {
-    forks.emplace(builtin.trainer.empty() ? find_trainer() : builtin.trainer);
+    forks.emplace(builtin.trainer);
     opts.launch.wrap = forks->wrap();
   }
   ProfileSummary s = run_profile(tmpl, order, store, opts, progress);

@@ -46,7 +46,7 @@ void make_pipe(int fds[2]) {
   int devnull = open("/dev/null", O_RDWR);
   dup2(devnull, STDIN_FILENO);
   dup2(out_fd >= 0 ? out_fd : devnull, STDOUT_FILENO);
-  dup2(err_fd, STDERR_FILENO);
+  dup2(err_fd >= 0 ? err_fd : devnull, STDERR_FILENO);
   // bash execs the last simple command in place of itself, so the program
   // inherits PR_SET_PDEATHSIG; sh (dash) would leave it as a grandchild.
   if (access("/bin/bash", X_OK) == 0) execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
@@ -218,6 +218,14 @@ class GroupRun {
 };
 
 }  // namespace
+
+pid_t start_process(const std::string& command, int out_fd) {
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) exec_child(command, 0, parent, out_fd, -1, {});
+  if (pid > 0) setpgid(pid, pid);
+  return pid;
+}
 
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts) {
   ProcessGroupResult res;

@@ -4,6 +4,8 @@
 // failed rank leaves its peers blocked in a collective, and a launcher
 // (torchrun, srun) has children of its own; killing the group gets them all.
 #pragma once
+#include <sys/types.h>
+
 #include <atomic>
 #include <functional>
 #include <string>
@@ -42,6 +44,13 @@ struct ProcessGroupResult {
 // so a killed profiler does not leave ranks behind. Throws std::runtime_error if a
 // process cannot be started.
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts);
+
+// Starts `command` as run_process_group starts a rank (/bin/bash -c, a new
+// process group of its own, PR_SET_PDEATHSIG, default signals, stdin and
+// stderr /dev/null) with stdout on `out_fd` (-1: /dev/null), and returns its
+// pid (-1 when fork fails) without waiting: for a helper that lives beside
+// the trials, such as the trainer's fork server.
+pid_t start_process(const std::string& command, int out_fd);
 
 // The CPUs this process may run on (its affinity mask), in increasing order.
 std::vector<int> allowed_cpus();

@@ -18,39 +18,21 @@ bool is_profile_store(const std::string& path) {
   return in.gcount() == sizeof magic && std::string(magic, sizeof magic) == std::string("SQLite format 3\0", 16);
 }
 
-namespace {
+SampleSet read_samples(const std::string& path) { return read_samples_and_trials(path).samples; }
 
-void require_file(const std::string& path) {
+SamplesAndTrials read_samples_and_trials(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(path, 0, "", "is a directory; pass a sample CSV or a profile store (.db)");
   if (!std::filesystem::exists(path, ec)) throw InputError(path, 0, "", "no such file");
-}
-
-void require_ok_trials(const std::string& path, const SampleSet& set) {
-  if (set.empty())
-    throw InputError(path, 0, "", "the profile store holds no ok trials yet (trainplan samples list --store " + path +
-                                      " shows them)");
-}
-
-}  // namespace
-
-SampleSet read_samples(const std::string& path) {
-  require_file(path);
-  if (!is_profile_store(path)) return io::read_samples_csv(path);
-  SampleSet set = SampleStore(path).samples();
-  require_ok_trials(path, set);
-  return set;
-}
-
-SamplesAndTrials read_samples_and_trials(const std::string& path) {
-  require_file(path);
   if (!is_profile_store(path)) return {io::read_samples_csv(path), {}};
   SampleStore store(path);
   SamplesAndTrials out;
   out.trials = store.trials();
   out.samples = store.samples(out.trials);
-  require_ok_trials(path, out.samples);
+  if (out.samples.empty())
+    throw InputError(path, 0, "", "the profile store holds no ok trials yet (trainplan samples list --store " + path +
+                                      " shows them)");
   return out;
 }
 

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,19 +12,23 @@
 #include <filesystem>
 #include <system_error>
 
+#include "profile/builtin_workload.h"
+#include "profile/process_group.h"
+
 namespace trainplan::profile {
 
 namespace fs = std::filesystem;
 
-TrainerForkServer::TrainerForkServer(const std::string& trainer) : trainer_(trainer) {
+TrainerForkServer::TrainerForkServer(const std::string& trainer)
+    : trainer_(trainer.empty() ? find_trainer() : trainer) {
   if (const char* env = std::getenv("TRAINPLAN_FORK_SERVER"); env && std::string(env) == "0") {
     why_not_ = "TRAINPLAN_FORK_SERVER=0";
     return;
   }
   std::error_code ec;
-  forkrun_ = (fs::path(trainer).parent_path() / "trainplan-forkrun").string();
-  if (trainer.empty() || access(forkrun_.c_str(), X_OK) != 0) {
-    why_not_ = "no trainplan-forkrun beside " + trainer;
+  forkrun_ = (fs::path(trainer_).parent_path() / "trainplan-forkrun").string();
+  if (trainer_.empty() || access(forkrun_.c_str(), X_OK) != 0) {
+    why_not_ = "no trainplan-forkrun beside " + trainer_;
     return;
   }
   std::string tmpl = (fs::temp_directory_path(ec) / "trainplan-fork-XXXXXX").string();
@@ -40,22 +43,11 @@ TrainerForkServer::TrainerForkServer(const std::string& trainer) : trainer_(trai
     why_not_ = "pipe failed";
     return;
   }
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    // The server dies with the profiler; its stdout says when it is ready.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    // Its own process group, as the ranks have theirs: a Ctrl-C at the
-    // terminal reaches the profiler, which cancels the running trial and then
-    // stops the server, rather than the server dying under the trial.
-    setpgid(0, 0);
-    dup2(out[1], 1);
-    int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) dup2(devnull, 0), dup2(devnull, 2);
-    execl(trainer_.c_str(), trainer_.c_str(), "--fork-server", socket_.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  // Its own process group, as the ranks have theirs: a Ctrl-C at the
+  // terminal reaches the profiler, which cancels the running trial and then
+  // stops the server, rather than the server dying under the trial. It dies
+  // with the profiler; its stdout says when it is ready.
+  pid_t pid = start_process(shell_quote(trainer_) + " --fork-server " + shell_quote(socket_), out[1]);
   close(out[1]);
   if (pid < 0) {
     close(out[0]);

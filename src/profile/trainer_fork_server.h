@@ -20,7 +20,8 @@ namespace trainplan::profile {
 
 class TrainerForkServer {
  public:
-  // Starts `trainer --fork-server SOCKET` and waits up to 30 s for it to say
+  // Starts `trainer --fork-server SOCKET` (an empty `trainer`: find_trainer())
+  // and waits up to 30 s for it to say
   // it is ready; on any failure the object is inactive. Never throws.
   explicit TrainerForkServer(const std::string& trainer);
   ~TrainerForkServer();  // stops the server and removes its socket

@@ -34,6 +34,9 @@ uint32_t read_be32(std::istream& in) {
 torch::Tensor read_idx(const std::filesystem::path& p, uint32_t magic, int64_t subset) {
   std::ifstream in(p, std::ios::binary);
   auto fail = [&](const std::string& what) { return std::runtime_error(p.string() + ": " + what); };
+  if (!in && !std::filesystem::exists(p))
+    throw std::runtime_error("missing data file " + p.string() +
+                             " (pass --data-dir or set TRAINPLAN_DATA_DIR; scripts/install-deps.sh installs it)");
   if (!in) throw fail("cannot open");
   if (read_be32(in) != magic) throw fail("not an IDX file of the expected kind (magic number)");
   std::vector<int64_t> shape{read_be32(in)};
@@ -47,22 +50,14 @@ torch::Tensor read_idx(const std::filesystem::path& p, uint32_t magic, int64_t s
 
 LabelledImages read_split(const std::string& dir, bool train, int64_t subset, const Normalisation& n) {
   const std::string prefix = train ? "train" : "t10k";
-  for (const char* kind : {"-images-idx3-ubyte", "-labels-idx1-ubyte"}) {
-    auto p = std::filesystem::path(dir) / (prefix + kind);
-    if (!std::filesystem::exists(p))
-      throw std::runtime_error("missing data file " + p.string() +
-                               " (pass --data-dir or set TRAINPLAN_DATA_DIR; scripts/install-deps.sh installs it)");
-  }
   // MNIST and Fashion-MNIST share the IDX layout and file names. Pixels are
   // scaled to [0, 1] as torch's reader scales them, then normalised.
   auto images = read_idx(std::filesystem::path(dir) / (prefix + "-images-idx3-ubyte"), 0x803, subset);
   auto labels = read_idx(std::filesystem::path(dir) / (prefix + "-labels-idx1-ubyte"), 0x801, subset);
   if (images.size(0) != labels.size(0))
     throw std::runtime_error(dir + ": " + prefix + " images and labels differ in count");
-  LabelledImages out{images.unsqueeze(1).to(torch::kFloat32).div_(255), labels.to(torch::kInt64)};
-  out.images = ((out.images - n.mean) / n.stddev).contiguous();
-  out.labels = out.labels.contiguous();
-  return out;
+  auto pixels = images.unsqueeze(1).to(torch::kFloat32).div_(255);
+  return {(pixels - n.mean) / n.stddev, labels.to(torch::kInt64)};
 }
 
 }  // namespace
