@@ -5,6 +5,8 @@
 # error and trial time over several fresh runs. Prints one summary line per
 # figure; the stores and JSON are kept under OUT.
 #   scripts/dev/measure-profiling.sh [OUT=/tmp/trainplan-noise] [RUNS=3] [BIN=./build/trainplan]
+# PROFILE_ARGS (environment): more options for both profiles, e.g.
+# PROFILE_ARGS="--time-repeats 3" for an A/B comparison.
 set -euo pipefail
 out=${1:-/tmp/trainplan-noise}
 runs=${2:-3}
@@ -13,7 +15,7 @@ rm -rf "$out" && mkdir -p "$out"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for s in a b; do
   /usr/bin/time -f "%e" -o "$out/profile-$s.time" "$tp" profile --workload lenet-mnist --batches 32,64,128 \
-    --workers 1,2 --epochs 1 --store "$out/$s.db" --quiet --json > "$out/profile-$s.json"
+    --workers 1,2 --epochs 1 --store "$out/$s.db" --quiet --json ${PROFILE_ARGS:-} > "$out/profile-$s.json"
 done
 "$tp" samples compare "$out/a.db" "$out/b.db" --json > "$out/compare.json"
 python3 - "$out" <<'PY'
