@@ -291,6 +291,9 @@ void run_megatron_ci(const EvaluateArgs& a) {
                                 {"peak_datasheet_mape", e.peak_datasheet_mape},
                                 {"peak_calibrated_leave_model_out_mape", e.peak_calibrated_mape},
                                 {"per_model", per}, {"ranking", rank}, {"ranking_within", within},
+                                {"repeatability", {{"rows", e.repeated_rows},
+                                                   {"time_mape_by_the_other_runs", e.time_repeat_mape},
+                                                   {"time_calibrated_mape", e.time_calibrated_on_repeated_mape}}},
                                 {"row_predictions", row_predictions},
                                 {"calibrated_on_5", on_k}}
                      .dump(2)
@@ -308,6 +311,11 @@ void run_megatron_ci(const EvaluateArgs& a) {
   std::cout << fmt::format("{:<22} {:>5} {:>10.1f}% {:>10.1f}% {:>10.1f}% {:>10.1f}%\n", "all (MAPE)", e.rows.size(),
                            100 * e.time_datasheet_mape, 100 * e.time_calibrated_mape, 100 * e.peak_datasheet_mape,
                            100 * e.peak_calibrated_mape);
+  if (e.repeated_rows > 0)
+    std::cout << fmt::format("repeatability: {} rows share their model, GPU, global batch and parallel configuration "
+                             "with other rows;\n  each predicted by the median of the others: time MAPE {:.1f}% "
+                             "(the calibrated model, left out as above, on the same rows: {:.1f}%)\n",
+                             e.repeated_rows, 100 * e.time_repeat_mape, 100 * e.time_calibrated_on_repeated_mape);
   std::cout << on_k_text;
   std::cout << fmt::format("ranking: the predicted-fastest configuration measured within 3% of the fastest in {} of {} "
                            "groups\n", within, e.ranking.size());

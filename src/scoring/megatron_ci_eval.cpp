@@ -93,6 +93,30 @@ CiEvaluation evaluate_megatron_ci(const std::vector<io::MegatronCiRun>& runs, do
     e.per_model.push_back(p);
   }
 
+  // Repeatability: each row of a configuration measured more than once,
+  // predicted by the median of the configuration's other rows.
+  std::map<std::string, std::vector<const CiRowPrediction*>> same;
+  for (const auto& x : e.rows) {
+    const auto& r = *x.run;
+    same[fmt::format("{} on {}, global batch {}: {}", r.model, r.gpu, r.layout.global_batch, describe(r.layout))]
+        .push_back(&x);
+  }
+  for (const auto& [key, xs] : same) {
+    if (xs.size() < 2) continue;
+    for (const auto* x : xs) {
+      std::vector<double> others;
+      for (const auto* y : xs)
+        if (y != x) others.push_back(y->run->iteration_s);
+      e.time_repeat_mape += ape(median(others), x->run->iteration_s);
+      e.time_calibrated_on_repeated_mape += ape(x->time_calibrated, x->run->iteration_s);
+      ++e.repeated_rows;
+    }
+  }
+  if (e.repeated_rows > 0) {
+    e.time_repeat_mape /= e.repeated_rows;
+    e.time_calibrated_on_repeated_mape /= e.repeated_rows;
+  }
+
   // Ranking: one entry per distinct configuration (its fastest measurement).
   struct Entry {
     double measured = 1e300, predicted = 0;

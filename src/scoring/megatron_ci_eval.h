@@ -9,7 +9,8 @@
 //   ranking: within each group of runs of one model on one GPU, world size,
 //     global batch that measured several parallel
 //     configurations, whether the configuration the time model ranks first
-//     measured within `tolerance` of the fastest one.
+//     measured within `tolerance` of the fastest one;
+//   repeatability: the same configuration's runs predicted by each other.
 // Memory is the last pipeline stage's (the CI logs the last rank).
 #pragma once
 #include <string>
@@ -48,6 +49,14 @@ struct CiEvaluation {
   };
   std::vector<PerModel> per_model;
   std::vector<CiRankingGroup> ranking;
+  // How far the runs themselves repeat: the rows the models cannot tell
+  // apart (one model, GPU, global batch and parallel configuration; the CI
+  // tests differ in flags such as deterministic mode, checkpoint resume or
+  // the layer implementation, and in the machine and container), each
+  // predicted by the median of the others' times. Over those rows only:
+  // that MAPE, and the calibrated time model's on the same rows.
+  int repeated_rows = 0;
+  double time_repeat_mape = 0, time_calibrated_on_repeated_mape = 0;
 };
 
 // Throws InputError when `runs` is empty.
