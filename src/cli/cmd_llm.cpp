@@ -16,6 +16,7 @@
 #include "io/hardware_file.h"
 #include "io/korthikanti_csv.h"
 #include "io/megatron_scale_csv.h"
+#include "io/neusight_distributed_csv.h"
 #include "io/llm_config_csv.h"
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
@@ -219,7 +220,7 @@ void run_memory(MemoryArgs a) {
 // ---- evaluate ----
 
 struct EvaluateArgs {
-  std::string dir, ci_dir, runs, scale_dir, grid, gpu = "a100-80gb", fit = "auto";
+  std::string dir, ci_dir, runs, scale_dir, neusight_dir, grid, gpu = "a100-80gb", fit = "auto";
   double interval = 0.8;  // --grid, --scale: coverage of the intervals scored (0: none)
   bool json = false;
 };
@@ -359,11 +360,9 @@ void run_transformer_runs(const EvaluateArgs& a) {
                            100 * e.peak_datasheet_mape, 100 * e.peak_datasheet_bias, 100 * e.peak_calibrated_mape);
 }
 
-// The published runs at scale, per GPU: datasheet, leave one model out, and
-// calibrated on 5 drawn runs (the other runs of that GPU predicted; 20 draws).
-void run_scale(const EvaluateArgs& a) {
-  const std::string path = a.scale_dir + "/published_megatron_scale_results.csv";
-  auto data = io::read_published_scale_runs(path);
+// Published runs, per GPU: datasheet, leave one model out, and calibrated on
+// 5 drawn runs (the other runs of that GPU predicted; 20 draws).
+void report_published_runs(const std::string& path, const io::PublishedScaleRuns& data, const EvaluateArgs& a) {
   std::map<std::string, std::vector<io::PublishedIteration>> by_gpu;
   for (const auto& r : data.runs) by_gpu[r.gpu].push_back(r.iteration);
   constexpr size_t kCalibrationRuns = 5;
@@ -412,6 +411,16 @@ void run_scale(const EvaluateArgs& a) {
                           100.0 * k5.interval_covered / double(k5.rows.size()), 100 * k5.interval_mean_half_width);
   }
   std::cout << (a.json ? js.dump(2) + "\n" : text);
+}
+
+void run_scale(const EvaluateArgs& a) {
+  const std::string path = a.scale_dir + "/published_megatron_scale_results.csv";
+  report_published_runs(path, io::read_published_scale_runs(path), a);
+}
+
+void run_neusight(const EvaluateArgs& a) {
+  const std::string path = a.neusight_dir + "/neusight_distributed_4gpu_measured.csv";
+  report_published_runs(path, io::read_neusight_distributed(path), a);
 }
 
 // A measured grid (`llm profile`): leave one configuration out, the models
@@ -506,6 +515,7 @@ void run_grid(const EvaluateArgs& a) {
 
 void run_evaluate(const EvaluateArgs& a) {
   if (!a.scale_dir.empty()) run_scale(a);
+  if (!a.neusight_dir.empty()) run_neusight(a);
   if (!a.grid.empty()) run_grid(a);
   if (!a.runs.empty()) run_transformer_runs(a);
   if (!a.ci_dir.empty()) run_megatron_ci(a);
@@ -593,19 +603,24 @@ void setup(CLI::App& root) {
   e->add_option("--scale", ea->scale_dir,
                 "The folder with published_megatron_scale_results.csv: Megatron-LM runs on 384 to 3,360 A100s, "
                 "datasheet, leave one model out, and calibrated on 5 drawn runs");
+  e->add_option("--neusight", ea->neusight_dir,
+                "The folder with neusight_distributed_4gpu_measured.csv: NeuSight's 4-GPU data, tensor and pipeline "
+                "parallel steps on one A100 or H100 node, scored as --scale scores its runs");
   e->add_option("--grid", ea->grid,
                 "A measured grid (llm profile's output, e.g. examples/cpu-gpt/grid.csv; give its --gpu, e.g. "
                 "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory");
   e->add_option("--interval", ea->interval,
-                "With --grid or --scale: also score the intervals llm predict --interval gives at this coverage (0: none)")
+                "With --grid, --scale or --neusight: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  add_llm_fit_option(e, ea->fit, "With --grid or --scale: what calibration fits (as llm predict --fit)");
+  add_llm_fit_option(e, ea->fit, "With --grid, --scale or --neusight: what calibration fits (as llm predict --fit)");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
   e->callback([ea] {
-    if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->grid.empty() && ea->scale_dir.empty())
-      throw InputError("", 0, "--korthikanti", "give --korthikanti, --megatron-ci, --runs, --scale or --grid");
+    if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->grid.empty() && ea->scale_dir.empty() &&
+        ea->neusight_dir.empty())
+      throw InputError("", 0, "--korthikanti",
+                       "give --korthikanti, --megatron-ci, --runs, --scale, --neusight or --grid");
     run_evaluate(*ea);
   });
 }

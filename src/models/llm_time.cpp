@@ -29,12 +29,15 @@ struct Machine {
 Machine machine(const structure::HardwareProfile& hw, Precision p) {
   const auto& g = hw.gpu;
   Machine m;
-  // The datasheet peak: peak_fraction is measured on tensor-core products
-  // directly, so the catalog's sustained fractions (fitted to fp32 framework
-  // runs) are not applied on top.
-  if (p == Precision::kFp16) m.peak = g.fp16_tensor_tflops > 0 ? g.fp16_tensor_tflops : g.fp32_tflops;
-  else if (p == Precision::kBf16 || p == Precision::kAmpFp32Master) m.peak = g.bf16_tensor_tflops > 0 ? g.bf16_tensor_tflops : g.fp32_tflops;
-  else m.peak = g.fp32_tflops;
+  // Tensor-core products take the datasheet peak: peak_fraction is measured
+  // on them directly. Products on the CUDA cores (fp32, or a GPU without
+  // tensor cores) take the fp32 peak the GPU sustains (GpuSpec::fp32_sustained,
+  // fitted to fp32 framework runs relative to the A100): the power-capped
+  // and the newest GPUs reach a smaller share of their fp32 datasheet figure.
+  const double tensor = p == Precision::kFp16                                         ? g.fp16_tensor_tflops
+                        : p == Precision::kBf16 || p == Precision::kAmpFp32Master ? g.bf16_tensor_tflops
+                                                                                    : 0;
+  m.peak = tensor > 0 ? tensor : g.fp32_matmul_tflops();
   m.peak *= 1e12;
   m.bandwidth = g.memory_bandwidth_gbps * 1e9;
   m.gpus_per_node = std::max(1, hw.node.gpus_per_node);
@@ -194,7 +197,14 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   r.memory_bound = mb * layers * layer_mem;
   r.tp_comm = mb * layers * layer_comm;
   r.pp_comm = mb * c.p2p();
-  r.bubble = (l.pp - 1.0) / l.virtual_stages * mean;
+  // 1F1B's critical path: the first micro-batch's forward through every
+  // stage, m - 1 more at the slowest stage's pace, the last one's backward
+  // through every stage: (m - 1)·t_slowest + pp·t_mean, so the bubble beyond
+  // m·t_slowest is pp·t_mean - t_slowest ((pp - 1)·t when the stages are
+  // alike; with one micro-batch the stages run one after another). The
+  // interleaved schedule's bubble is (pp - 1)/vpp of a mean stage
+  // (Narayanan et al. 2021).
+  r.bubble = l.virtual_stages == 1 ? std::max(0.0, l.pp * mean - slowest) : (l.pp - 1.0) / l.virtual_stages * mean;
 
   // Data parallelism: the gradients of the largest stage; with the
   // distributed optimizer a reduce-scatter of them and an all-gather of the

@@ -19,7 +19,9 @@
 // embedding and the logits (with a vocabulary-parallel cross entropy), plus
 // point-to-point sends of sbh/t bytes per virtual stage each way. The
 // iteration, m micro-batches per replica:
-//   m · t_slowest_stage + (pp - 1)/vpp · t_mean_stage      (the 1F1B bubble)
+//   m · t_slowest_stage + bubble, the bubble pp · t_mean_stage - t_slowest_stage
+//   for 1F1B (the first micro-batch's forward and the last one's backward
+//   through every stage) and (pp - 1)/vpp · t_mean_stage interleaved
 //   + exposed data-parallel gradient reduction + optimizer step
 // Two uses: the datasheet alone (default parameters) and calibrated
 // (fit() scales the efficiency factors to measured iterations).

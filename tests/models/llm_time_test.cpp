@@ -41,7 +41,12 @@ TEST(LlmTime, BubbleIsPpMinusOneOverVppStages) {
   auto s = *find_transformer("megatron-175b");
   auto l = layout(8, 8, 1, 64);
   auto t = a100().predict(s, l);
-  EXPECT_DOUBLE_EQ(t.bubble, 7 * t.mean_stage_step);
+  // 1F1B: the first micro-batch's forward and the last one's backward pass
+  // every stage, (m - 1)·t_slowest + pp·t_mean in all; (pp - 1)·t_mean when
+  // the end stages (embedding, logits) cost no more than the others.
+  EXPECT_GT(t.stage_step, t.mean_stage_step);
+  EXPECT_NEAR(t.bubble, 8 * t.mean_stage_step - t.stage_step, 1e-12);
+  EXPECT_NEAR(t.bubble, 7 * t.mean_stage_step, 0.01 * t.bubble);
   EXPECT_NEAR(t.iteration, 64 * t.stage_step + t.bubble + t.dp_comm + t.optimizer, 1e-9 * t.iteration);
   l.virtual_stages = 2;
   auto ti = a100().predict(s, l);
@@ -52,6 +57,37 @@ TEST(LlmTime, BubbleIsPpMinusOneOverVppStages) {
   auto one = a100().predict(s, layout(8, 1, 8, 64));
   EXPECT_EQ(one.bubble, 0);
   EXPECT_EQ(one.pp_comm, 0);
+}
+
+TEST(LlmTime, OneMicroBatchRunsThePipelineStagesOneAfterAnother) {
+  auto s = *find_transformer("gpt3-1.3b");
+  auto l = layout(1, 4, 1, 1);
+  auto t = a100().predict(s, l);
+  ASSERT_EQ(l.micro_batches(), 1);
+  // Every stage once: 4 mean stages, not the slowest (the logits' stage) plus 3.
+  EXPECT_NEAR(t.iteration, 4 * t.mean_stage_step + t.dp_comm + t.optimizer, 1e-9 * t.iteration);
+  EXPECT_GT(t.stage_step, 1.05 * t.mean_stage_step);
+}
+
+TEST(LlmTime, Fp32ProductsRunAtTheFp32PeakTheGpuSustains) {
+  auto s = *find_transformer("gpt3-1.3b");
+  auto l = layout(1, 1, 1, 8);
+  l.precision = Precision::kFp32;
+  auto h100 = *find_builtin_hardware("h100");
+  const double fraction = h100.gpu.fp32_sustained;
+  ASSERT_LT(fraction, 1);
+  const auto sustained = LlmTimeModel(h100).predict(s, l);
+  h100.gpu.fp32_sustained = 1;
+  const auto datasheet = LlmTimeModel(h100).predict(s, l);
+  // Compute-bound products take 1/0.78 as long; memory-bound kernels do not move.
+  EXPECT_GT(sustained.compute, 1.2 * datasheet.compute);
+  EXPECT_LE(sustained.compute, datasheet.compute / fraction * (1 + 1e-9));
+  EXPECT_DOUBLE_EQ(sustained.memory_bound, datasheet.memory_bound);
+  // Tensor-core precisions keep the datasheet peak.
+  l.precision = Precision::kBf16;
+  h100.gpu.fp32_sustained = 0.5;
+  EXPECT_DOUBLE_EQ(LlmTimeModel(h100).predict(s, l).compute,
+                   LlmTimeModel(*find_builtin_hardware("h100")).predict(s, l).compute);
 }
 
 TEST(LlmTime, RecomputationCostsAForwardOrTheAttentionCore) {
