@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "io/csv.h"
+#include "io/llm_row_check.h"
 
 namespace trainplan::io {
 
@@ -40,12 +41,7 @@ PublishedRun run(const CsvTable& t, const CsvRow& row) {
   else if (dt == "bfloat16") l.precision = structure::Precision::kBf16;
   else if (dt == "float32") l.precision = structure::Precision::kFp32;
   else t.fail(row, "datatype", "must be float16, bfloat16 or float32, not '" + dt + "'");
-  try {
-    structure::validate(s);
-  } catch (const InputError& e) {
-    t.fail(row, e.field(), e.message());
-  }
-  if (auto p = structure::check_layout(s, l)) t.fail(row, p->field, p->message);
+  check_shape_and_layout(t, row, s, l);
   return r;
 }
 

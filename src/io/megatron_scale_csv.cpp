@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "io/csv.h"
+#include "io/llm_row_check.h"
 
 namespace trainplan::io {
 
@@ -78,12 +79,7 @@ PublishedScaleRuns read_published_scale_runs(const std::string& path) {
     else t.fail(row, "recompute", "must begin with none, full or selective, not '" + rc + "'");
     l.sequence_parallel = t.text(row, "sequence_parallel").rfind("True", 0) == 0;
     l.precision = structure::Precision::kFp16;
-    try {
-      structure::validate(s);
-    } catch (const InputError& e) {
-      t.fail(row, e.field(), e.message());
-    }
-    if (auto p = structure::check_layout(s, l)) t.fail(row, p->field, p->message);
+    check_shape_and_layout(t, row, s, l);
     if (published) {
       r.iteration.seconds = *published;
     } else {

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "io/csv.h"
+#include "io/llm_row_check.h"
 #include "structure/gpu_catalog.h"
 #include "structure/parallel_layout.h"
 #include "structure/transformer.h"
@@ -56,12 +57,7 @@ PublishedScaleRuns read_neusight_distributed(const std::string& path) {
     else if (prec.rfind("bf16", 0) == 0) l.precision = structure::Precision::kBf16;
     else if (prec.rfind("fp16", 0) == 0) l.precision = structure::Precision::kFp16;
     else t.fail(row, "precision", "must begin with fp32, bf16 or fp16, not '" + prec + "'");
-    try {
-      structure::validate(s);
-    } catch (const InputError& e) {
-      t.fail(row, e.field(), e.message());
-    }
-    if (auto p = structure::check_layout(s, l)) t.fail(row, p->field, p->message);
+    check_shape_and_layout(t, row, s, l);
     r.iteration.seconds = t.positive(row, "measured_ms") / 1000;
     out.runs.push_back(std::move(r));
   }

@@ -1,0 +1,15 @@
+// The check every reader of transformer runs makes of a row: the shape is a
+// transformer (structure::validate) and the parallel layout divides it
+// (structure::check_layout). A failure throws InputError naming the file,
+// the row's line and the column at fault.
+#pragma once
+#include "io/csv.h"
+#include "structure/parallel_layout.h"
+#include "structure/transformer.h"
+
+namespace trainplan::io {
+
+void check_shape_and_layout(const CsvTable& t, const CsvRow& row, const structure::TransformerSpec& spec,
+                            const structure::ParallelLayout& layout);
+
+}  // namespace trainplan::io
