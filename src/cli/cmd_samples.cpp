@@ -123,7 +123,7 @@ void run_compare(const SamplesArgs& a) {
   const auto pa = probes_of(first.trials), pb = probes_of(second.trials);
   const bool probed = !pa.empty() && !pb.empty();
   nlohmann::json rows = nlohmann::json::array();
-  std::vector<double> diffs, probes_a, probes_b;
+  std::vector<double> diffs, ratios, probes_a, probes_b;
   if (!a.json)
     fmt::print("{:>6} {:>7} {:>12} {:>12} {:>8}{}\n", "batch", "workers", "first_s", "second_s", "diff",
                probed ? fmt::format(" {:>13} {:>13}", "probe1_ms", "probe2_ms") : "");
@@ -132,6 +132,7 @@ void run_compare(const SamplesArgs& a) {
     if (it == tb.end()) continue;
     const double d = std::abs(it->second / t1 - 1);
     diffs.push_back(d);
+    ratios.push_back(it->second / t1);
     nlohmann::json row{{"batch", k.first}, {"workers", k.second}, {"first_s", t1}, {"second_s", it->second}, {"diff", d}};
     std::string probe_cells;
     if (probed) {
@@ -155,6 +156,14 @@ void run_compare(const SamplesArgs& a) {
     throw InputError(a.files[1], 0, "", "no (batch, workers) in common with " + a.files[0] + "; nothing to compare");
   const size_t n = diffs.size();
   const double middle = median(diffs), worst = *std::max_element(diffs.begin(), diffs.end());
+  // The same after the factor common to every configuration (the median
+  // ratio): what is left is how far the profile's shape repeats, the
+  // relative times that decide between configurations, where a machine that
+  // ran uniformly slower moves only the factor.
+  const double common = median(ratios);
+  std::vector<double> shape;
+  for (double r : ratios) shape.push_back(std::abs(r / common - 1));
+  const double shape_middle = median(shape), shape_worst = *std::max_element(shape.begin(), shape.end());
   nlohmann::json probe = nullptr;
   std::string probe_line;
   if (!probes_a.empty() && !probes_b.empty()) {
@@ -171,13 +180,18 @@ void run_compare(const SamplesArgs& a) {
   }
   if (a.json) {
     std::cout << nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
-                                {"median_diff", middle}, {"max_diff", worst}, {"machine_probe", probe}, {"rows", rows}}
+                                {"median_diff", middle}, {"max_diff", worst}, {"common_ratio", common},
+                                {"median_diff_after_common_ratio", shape_middle},
+                                {"max_diff_after_common_ratio", shape_worst}, {"machine_probe", probe}, {"rows", rows}}
                      .dump(2)
               << "\n";
     return;
   }
   fmt::print("{} configurations in common: epoch times differ by {:.1f}% at the median, {:.1f}% at worst\n", n,
              100 * middle, 100 * worst);
+  fmt::print("the second over the first is x{:.3f} at the median; divided by that, they differ by {:.1f}% at the "
+             "median, {:.1f}% at worst (how far the relative times repeat)\n",
+             common, 100 * shape_middle, 100 * shape_worst);
   if (!probe_line.empty()) fmt::print("{}\n", probe_line);
 }
 

@@ -26,6 +26,23 @@ TEST(SamplesCompareCli, ReportsPerConfigurationAndWorstDifference) {
   EXPECT_NE(none.err.find("directory"), std::string::npos) << none.err;
 }
 
+TEST(SamplesCompareCli, ACommonFactorIsSetApartFromHowTheRelativeTimesRepeat) {
+  auto dir = tptest::temp_dir("compare_common");
+  tptest::write_file(dir / "a.csv", "batch,workers,epochs,epoch_time_s,metric\n32,1,1,1.0,0.9\n64,1,1,0.5,0.8\n"
+                                    "128,1,1,0.25,0.7\n");
+  // The second machine ran 20% slower throughout, and batch 128 10% more.
+  tptest::write_file(dir / "b.csv", "batch,workers,epochs,epoch_time_s,metric\n32,1,1,1.2,0.9\n64,1,1,0.6,0.8\n"
+                                    "128,1,1,0.33,0.7\n");
+  auto r = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "b.csv").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["median_diff"].get<double>(), 0.20, 1e-9);
+  EXPECT_NEAR(j["max_diff"].get<double>(), 0.32, 1e-9);
+  EXPECT_NEAR(j["common_ratio"].get<double>(), 1.20, 1e-9);
+  EXPECT_NEAR(j["median_diff_after_common_ratio"].get<double>(), 0.0, 1e-9);
+  EXPECT_NEAR(j["max_diff_after_common_ratio"].get<double>(), 0.10, 1e-9);
+}
+
 TEST(SamplesCompareCli, TimeSpreadRoundTripsAndMustNotBeNegative) {
   auto set = trainplan::io::parse_samples_csv(
       "batch,workers,epochs,epoch_time_s,metric,time_spread\n32,1,1,1.0,0.9,0.02\n64,1,0,0.5,,\n", "t.csv");
