@@ -368,7 +368,8 @@ void report_published_runs(const std::string& path, const io::PublishedScaleRuns
   constexpr size_t kCalibrationRuns = 5;
   constexpr int kDraws = 20;
   nlohmann::json js = {{"file", path}, {"left_out", data.left_out}, {"gpus", nlohmann::json::object()}};
-  std::string text = fmt::format("{}: {} runs kept; left out:\n", path, data.runs.size());
+  std::string text = data.left_out.empty() ? fmt::format("{}: {} runs\n", path, data.runs.size())
+                                           : fmt::format("{}: {} runs kept; left out:\n", path, data.runs.size());
   for (const auto& [why, n] : data.left_out) text += fmt::format("  {:>4}  {}\n", n, why);
   for (const auto& r : data.runs)
     if (!r.assumed.empty() || r.seconds_derived)
