@@ -221,7 +221,7 @@ void run_memory(MemoryArgs a) {
 
 struct EvaluateArgs {
   std::string dir, ci_dir, runs, scale_dir, neusight_dir, grid, gpu = "a100-80gb", fit = "auto";
-  double interval = 0.8;  // --grid, --scale: coverage of the intervals scored (0: none)
+  double interval = 0.8;  // --grid, --scale, --neusight: coverage of the intervals scored (0: none)
   bool json = false;
 };
 
