@@ -123,7 +123,7 @@ void run_compare(const SamplesArgs& a) {
   const auto pa = probes_of(first.trials), pb = probes_of(second.trials);
   const bool probed = !pa.empty() && !pb.empty();
   nlohmann::json rows = nlohmann::json::array();
-  std::vector<double> diffs, ratios, probes_a, probes_b;
+  std::vector<double> ratios, probes_a, probes_b;
   if (!a.json)
     fmt::print("{:>6} {:>7} {:>12} {:>12} {:>8}{}\n", "batch", "workers", "first_s", "second_s", "diff",
                probed ? fmt::format(" {:>13} {:>13}", "probe1_ms", "probe2_ms") : "");
@@ -131,7 +131,6 @@ void run_compare(const SamplesArgs& a) {
     auto it = tb.find(k);
     if (it == tb.end()) continue;
     const double d = std::abs(it->second / t1 - 1);
-    diffs.push_back(d);
     ratios.push_back(it->second / t1);
     nlohmann::json row{{"batch", k.first}, {"workers", k.second}, {"first_s", t1}, {"second_s", it->second}, {"diff", d}};
     std::string probe_cells;
@@ -152,18 +151,22 @@ void run_compare(const SamplesArgs& a) {
       fmt::print("{:>6g} {:>7} {:>12.4g} {:>12.4g} {:>7.1f}%{}\n", k.first, k.second, t1, it->second, 100 * d,
                  probe_cells);
   }
-  if (diffs.empty())
+  if (ratios.empty())
     throw InputError(a.files[1], 0, "", "no (batch, workers) in common with " + a.files[0] + "; nothing to compare");
-  const size_t n = diffs.size();
-  const double middle = median(diffs), worst = *std::max_element(diffs.begin(), diffs.end());
+  const size_t n = ratios.size();
+  // The median and worst |ratio / reference - 1|.
+  auto apart = [&](double reference) {
+    std::vector<double> d;
+    for (double r : ratios) d.push_back(std::abs(r / reference - 1));
+    return std::pair(median(d), *std::max_element(d.begin(), d.end()));
+  };
+  const auto [middle, worst] = apart(1);
   // The same after the factor common to every configuration (the median
   // ratio): what is left is how far the profile's shape repeats, the
   // relative times that decide between configurations, where a machine that
   // ran uniformly slower moves only the factor.
   const double common = median(ratios);
-  std::vector<double> shape;
-  for (double r : ratios) shape.push_back(std::abs(r / common - 1));
-  const double shape_middle = median(shape), shape_worst = *std::max_element(shape.begin(), shape.end());
+  const auto [shape_middle, shape_worst] = apart(common);
   nlohmann::json probe = nullptr;
   std::string probe_line;
   if (!probes_a.empty() && !probes_b.empty()) {

@@ -167,4 +167,12 @@ int CsvTable::positive_int(const CsvRow& row, const std::string& name) const {
   return static_cast<int>(v);
 }
 
+bool CsvTable::truth(const CsvRow& row, const std::string& name) const {
+  std::string v = text(row, name);
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0" || v.empty()) return false;
+  fail(row, name, "must be true or false, not '" + text(row, name) + "'");
+}
+
 }  // namespace trainplan::io

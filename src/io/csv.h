@@ -47,6 +47,8 @@ class CsvTable {
   // An integer from 1 to INT_MAX: the counts it reads (workers, replicas,
   // GPUs, nodes, batches) are ints, which a larger value would not fit.
   int positive_int(const CsvRow& row, const std::string& name) const;
+  // true for true/1, false for false/0 or an empty field (any case).
+  bool truth(const CsvRow& row, const std::string& name) const;
 
   [[noreturn]] void fail(const CsvRow& row, const std::string& name, const std::string& msg) const;
 

@@ -8,13 +8,6 @@ namespace trainplan::io {
 
 namespace {
 
-bool truth(const CsvTable& t, const CsvRow& row, const std::string& col) {
-  const std::string& v = t.text(row, col);
-  if (v == "True" || v == "true") return true;
-  if (v == "False" || v == "false" || v.empty()) return false;
-  t.fail(row, col, "must be True or False, not '" + v + "'");
-}
-
 PublishedRun run(const CsvTable& t, const CsvRow& row) {
   PublishedRun r;
   r.line = row.line;
@@ -34,8 +27,8 @@ PublishedRun run(const CsvTable& t, const CsvRow& row) {
   else if (rc == "full") l.recompute = structure::Recompute::kFull;
   else if (rc.rfind("selective", 0) == 0) l.recompute = structure::Recompute::kSelective;
   else t.fail(row, "recompute", "must be none, full or selective (...), not '" + rc + "'");
-  l.sequence_parallel = truth(t, row, "sequence_parallel");
-  l.distributed_optimizer = truth(t, row, "optimizer_sharding");
+  l.sequence_parallel = t.truth(row, "sequence_parallel");
+  l.distributed_optimizer = t.truth(row, "optimizer_sharding");
   const std::string& dt = t.text(row, "datatype");
   if (dt == "float16") l.precision = structure::Precision::kFp16;
   else if (dt == "bfloat16") l.precision = structure::Precision::kBf16;

@@ -27,13 +27,7 @@ std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const 
 }
 
 bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col) {
-  if (!t.has_column(col)) return false;
-  const std::string& v = t.text(row, col);
-  std::string lower = v;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower.empty() || lower == "false" || lower == "0") return false;
-  if (lower == "true" || lower == "1") return true;
-  t.fail(row, col, "must be true or false, not '" + v + "'");
+  return t.has_column(col) && t.truth(row, col);
 }
 
 }  // namespace

@@ -10,11 +10,6 @@ namespace {
 
 bool yes(const std::string& s) { return s == "True" || s == "true" || s == "1"; }
 
-int padded_vocab(int vocab, int tp) {
-  int m = 128 * tp;
-  return (vocab + m - 1) / m * m;
-}
-
 }  // namespace
 
 MegatronCiData read_megatron_ci(const std::string& path) {
@@ -83,7 +78,7 @@ MegatronCiData read_megatron_ci(const std::string& path) {
     l.flash_attention = !(backend == "unfused" || backend == "local" || impl == "local");
     int vocab = integer(r, "vocab_size", 0);
     if (vocab == 0) vocab = family == "bert" ? 30522 : 50257;
-    s.vocab = padded_vocab(vocab, l.tp);
+    s.vocab = structure::megatron_padded_vocab(vocab, l.tp);
     x.model = fmt::format("{} h{} L{} s{}", family, s.hidden, s.layers, s.seq);
     bool ok = s.layers > 0 && s.hidden > 0 && s.heads > 0 && s.seq > 0 && s.hidden % s.heads == 0 &&
               world % (l.tp * l.pp) == 0 && (per_stage == 0 || l.pp == 1 || s.layers % (l.pp * per_stage) == 0);

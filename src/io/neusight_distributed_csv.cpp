@@ -1,5 +1,7 @@
 #include "io/neusight_distributed_csv.h"
 
+#include <optional>
+
 #include "core/error.h"
 #include "io/csv.h"
 #include "io/llm_row_check.h"
@@ -8,12 +10,6 @@
 #include "structure/transformer.h"
 
 namespace trainplan::io {
-
-namespace {
-
-bool yes(const std::string& s) { return s == "True" || s == "true" || s == "1"; }
-
-}  // namespace
 
 PublishedScaleRuns read_neusight_distributed(const std::string& path) {
   CsvTable t = CsvTable::read(path);
@@ -38,25 +34,25 @@ PublishedScaleRuns read_neusight_distributed(const std::string& path) {
     auto& l = run.layout;
     l.tp = t.positive_int(row, "tp"), l.pp = t.positive_int(row, "pp"), l.dp = t.positive_int(row, "dp");
     if (l.tp * l.pp * l.dp != t.positive_int(row, "num_gpus")) t.fail(row, "num_gpus", "is not tp x pp x dp");
-    const int m = 128 * l.tp;
-    s.vocab = (t.positive_int(row, "vocab") + m - 1) / m * m;
+    s.vocab = structure::megatron_padded_vocab(t.positive_int(row, "vocab"), l.tp);
     s.source = "NeuSight, as collected in " + t.path();
     l.global_batch = t.positive_int(row, "global_batch");
     l.micro_batch = t.positive_int(row, "micro_batch_per_gpu");
     if (l.micro_batches() != t.positive_int(row, "num_microbatches"))
       t.fail(row, "num_microbatches", "is not global_batch / (micro_batch_per_gpu x dp)");
-    l.sequence_parallel = yes(t.text(row, "sequence_parallel"));
-    l.distributed_optimizer = yes(t.text(row, "distributed_optimizer"));
+    l.sequence_parallel = t.truth(row, "sequence_parallel");
+    l.distributed_optimizer = t.truth(row, "distributed_optimizer");
+    // recompute: False (none) or a granularity.
     const std::string& rc = t.text(row, "recompute");
-    if (rc == "full") l.recompute = structure::Recompute::kFull;
-    else if (rc == "selective") l.recompute = structure::Recompute::kSelective;
-    else if (rc.empty() || !yes(rc)) l.recompute = structure::Recompute::kNone;
-    else t.fail(row, "recompute", "must be False, none, full or selective, not '" + rc + "'");
+    std::optional<structure::Recompute> recompute =
+        rc.empty() || rc == "False" || rc == "false" ? structure::Recompute::kNone : structure::parse_recompute(rc);
+    if (!recompute) t.fail(row, "recompute", "must be False, none, full or selective, not '" + rc + "'");
+    l.recompute = *recompute;
+    // precision: its first word ("fp32 (accelerate --mixed_precision=no)").
     const std::string& prec = t.text(row, "precision");
-    if (prec.rfind("fp32", 0) == 0) l.precision = structure::Precision::kFp32;
-    else if (prec.rfind("bf16", 0) == 0) l.precision = structure::Precision::kBf16;
-    else if (prec.rfind("fp16", 0) == 0) l.precision = structure::Precision::kFp16;
-    else t.fail(row, "precision", "must begin with fp32, bf16 or fp16, not '" + prec + "'");
+    auto precision = structure::parse_precision(prec.substr(0, prec.find(' ')));
+    if (!precision) t.fail(row, "precision", "must begin with fp32, bf16 or fp16, not '" + prec + "'");
+    l.precision = *precision;
     check_shape_and_layout(t, row, s, l);
     r.iteration.seconds = t.positive(row, "measured_ms") / 1000;
     out.runs.push_back(std::move(r));

@@ -130,4 +130,9 @@ std::vector<std::string> transformer_names() {
   return out;
 }
 
+int megatron_padded_vocab(int vocab, int tp) {
+  const int m = 128 * tp;
+  return (vocab + m - 1) / m * m;
+}
+
 }  // namespace trainplan::structure

@@ -52,6 +52,10 @@ struct TransformerSpec {
 // at most 2^22, layers, heads, seq and vocab at most 2^24.
 void validate(const TransformerSpec& spec);
 
+// The vocabulary Megatron-LM builds for `vocab` tokens under tensor
+// parallelism tp: padded to a multiple of 128·tp (--make-vocab-size-divisible-by).
+int megatron_padded_vocab(int vocab, int tp);
+
 // The zoo, in a fixed order: GPT-3 125M to 175B (Brown et al. 2020, Table 2.1),
 // Megatron 22B, 175B, 530B and 1T (Korthikanti et al. 2022, Table 3),
 // Llama-2 7B, 13B, 70B (Touvron et al. 2023), Llama-3 8B and 70B (Meta's
