@@ -52,6 +52,7 @@ double element_bytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
 struct LayerTimes {
   double linear = 0, core = 0;            // forward matrix products: the four linears, the attention core
   double mem_other = 0, mem_core = 0;     // forward memory-bound kernels: the rest, softmax and its dropout
+  double mem_other_bwd = 0, mem_core_bwd = 0;  // their backward kernels
   double comm_fwd = 0, comm_bwd = 0;      // tensor-parallel collectives
 };
 
@@ -93,9 +94,21 @@ class Costs {
     // 2 fused bias-dropout-residual-adds x 3.5 (the input, the residual, the
     // output and the 1-byte mask), as Megatron-LM fuses them.
     r.mem_other = mem(11 * T * h * eb_ / sp) + mem((s_.gated_mlp ? 3 : 2) * T * f / t * eb_);
-    // The fused scale-mask-softmax (2 passes) and its dropout (2.5).
+    // Backward, kernel by kernel rather than as twice the forward: a
+    // LayerNorm reads dy and x and writes dx, then reads dy and x again for
+    // its weights' gradients (5); a bias-dropout-add reads dy and the mask
+    // and writes dx (2.5); each residual branch's gradient is added to the
+    // residual's (3). GeLU reads dy and x and writes dx (3); SwiGLU reads dy
+    // and both inputs and writes both gradients (5). Each kernel launches
+    // twice as often as in the forward.
+    r.mem_other_bwd = mem(21 * T * h * eb_ / sp) + mem((s_.gated_mlp ? 5 : 3) * T * f / t * eb_) + 2 * p_.gemm.launch_s;
+    // The fused scale-mask-softmax (2 passes) and its dropout (2.5); their
+    // backward reads dy and the probabilities and writes dx (3), then reads
+    // dy and the mask and writes dx (2.5): 5.5 passes, not twice 4.5.
     // A fused kernel keeps the scores on chip: no softmax pass through memory.
-    r.mem_core = l_.flash_attention ? 0 : mem(4.5 * heads * double(s_.seq) * s_.seq * eb_);
+    const double scores = heads * double(s_.seq) * s_.seq * eb_;
+    r.mem_core = l_.flash_attention ? 0 : mem(4.5 * scores);
+    r.mem_core_bwd = l_.flash_attention ? 0 : mem(5.5 * scores) + p_.gemm.launch_s;
     double act = T * h * eb_;
     if (l_.sequence_parallel) {
       r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-gathers + 2 reduce-scatters
@@ -167,8 +180,9 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   double fwd = lt.linear + lt.core + lt.mem_other + lt.mem_core + lt.comm_fwd;
   // The fused attention's backward recomputes QK^T: 5 products' worth, not 4.
   double core_bwd = (l.flash_attention ? 2.5 : 2.0) * lt.core;
-  double bwd = 2 * (lt.linear + lt.mem_other + lt.mem_core) + core_bwd + lt.comm_bwd;
-  double layer_compute = 3 * lt.linear + lt.core + core_bwd, layer_mem = 3 * (lt.mem_other + lt.mem_core);
+  double bwd = 2 * lt.linear + lt.mem_other_bwd + lt.mem_core_bwd + core_bwd + lt.comm_bwd;
+  double layer_compute = 3 * lt.linear + lt.core + core_bwd;
+  double layer_mem = lt.mem_other + lt.mem_core + lt.mem_other_bwd + lt.mem_core_bwd;
   double layer_comm = lt.comm_fwd + lt.comm_bwd;
   if (l.recompute == Recompute::kFull) {
     bwd += fwd;

@@ -10,7 +10,9 @@
 //   memory-bound kernels: LayerNorms, dropouts, residual adds (split by tp
 //     only with sequence parallelism), the activation function and the
 //     softmax with its dropout (split by tp); bytes / (bandwidth ·
-//     memory_fraction), backward 2 × forward.
+//     memory_fraction); backward counted kernel by kernel (the
+//     softmax and dropout 5.5 passes against 4.5 forward, the rest about
+//     twice the forward).
 //   tensor-parallel collectives: per layer 2 all-reduces forward and 2
 //     backward of the sbh activations (ring, 2(t-1)/t · bytes / link);
 //     with sequence parallelism 2 all-gathers + 2 reduce-scatters forward and

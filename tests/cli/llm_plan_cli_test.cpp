@@ -61,8 +61,9 @@ const std::string kCalibratedBase = "llm plan --model gpt3-1.3b --gpu h100 --max
 }  // namespace
 
 // --calibrate ranks with the models fitted to measured iterations (here made
-// with half the datasheet's peak fraction and 3 GiB of overhead) and says so:
-// the rows, the factors, the overhead and the in-sample error.
+// with 0.6 of the datasheet's peak fraction, clear of the half below which
+// auto passes a fit over, and 3 GiB of overhead) and says so: the rows, the
+// factors, the overhead and the in-sample error.
 // The training time's interval: from the calibration's cross-validated
 // errors, around the prediction, in text and JSON; none without a
 // calibration or with --interval 0. One measured row 30% off the rest makes
@@ -70,7 +71,7 @@ const std::string kCalibratedBase = "llm plan --model gpt3-1.3b --gpu h100 --max
 TEST(LlmPlanCli, CalibratedPlanGivesTheTrainingTimesInterval) {
   auto d = tptest::temp_dir("llm_plan_cli");
   auto hw = *trainplan::structure::find_builtin_hardware("h100");
-  std::string text = tptest::llm_measured_csv(hw, 0.5, 3.0);
+  std::string text = tptest::llm_measured_csv(hw, 0.6, 3.0);
   {  // the first data row's iteration_time_s (the second-last column) 30% slower
     auto begin = text.find('\n') + 1, end = text.find('\n', begin);
     auto last = text.rfind(',', end), time_at = text.rfind(',', last - 1) + 1;
@@ -98,7 +99,7 @@ TEST(LlmPlanCli, CalibratedPlanGivesTheTrainingTimesInterval) {
 TEST(LlmPlanCli, CalibratedPlanSaysSoAndIsSlower) {
   auto d = tptest::temp_dir("llm_plan_cli");
   auto hw = *trainplan::structure::find_builtin_hardware("h100");
-  auto m = tptest::write_file(d / "measured.csv", tptest::llm_measured_csv(hw, 0.5, 3.0));
+  auto m = tptest::write_file(d / "measured.csv", tptest::llm_measured_csv(hw, 0.6, 3.0));
   auto base = tptest::run_cli(kCalibratedBase + " --json");
   ASSERT_EQ(base.exit_code, 0) << base.err;
   auto jb = nlohmann::json::parse(base.out);
@@ -112,7 +113,7 @@ TEST(LlmPlanCli, CalibratedPlanSaysSoAndIsSlower) {
   EXPECT_EQ(c["rows"], 7);
   EXPECT_EQ(c["memory_rows"], 7);
   EXPECT_EQ(c["fitted_factors"], 3);
-  EXPECT_NEAR(c["peak_fraction"].get<double>() / (0.5 * trainplan::models::LlmTimeParams{}.gemm.peak_fraction), 1, 0.05);
+  EXPECT_NEAR(c["peak_fraction"].get<double>() / (0.6 * trainplan::models::LlmTimeParams{}.gemm.peak_fraction), 1, 0.05);
   EXPECT_NEAR(c["memory_overhead_gib"].get<double>(), 3.0, 0.01);
   EXPECT_LT(c["mean_abs_relative_error"].get<double>(), 0.01);
   EXPECT_GT(j["chosen"]["train_time_s"].get<double>(), jb["chosen"]["train_time_s"].get<double>());

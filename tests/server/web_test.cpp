@@ -197,7 +197,7 @@ TEST(Web, LlmPlanEqualsCli) {
 TEST(Web, LlmPlanCalibratedEqualsCli) {
   Running s;
   int st = 0;
-  const std::string measured = tptest::llm_measured_csv(*structure::find_builtin_hardware("h100"), 0.5, 3.0);
+  const std::string measured = tptest::llm_measured_csv(*structure::find_builtin_hardware("h100"), 0.6, 3.0);
   json got = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
                                       {"global_batch", 512}, {"calibrate", measured}},
                     &st);
