@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -11,6 +12,9 @@ namespace trainplan::app {
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// How much slower than measured the fitted model may still predict, at the
+// median, before the rows are called faster than the GPU's peak.
+constexpr double kFasterThanThePeak = 1.1;
 }  // namespace
 
 const std::vector<std::string>& llm_fit_modes() {
@@ -72,7 +76,22 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
         "kernels), and a larger model priced with this fit will be predicted far too slow. With three or more "
         "distinct configurations, --fit overheads carries that cost instead",
         *why));
-  for (const auto& x : ts) c.time_mean_abs_relative_error += std::abs(time.predict(x.spec, x.layout).iteration / x.seconds - 1) / ts.size();
+  std::vector<double> ratios;
+  for (const auto& x : ts) {
+    ratios.push_back(time.predict(x.spec, x.layout).iteration / x.seconds);
+    c.time_mean_abs_relative_error += std::abs(ratios.back() - 1) / ts.size();
+  }
+  // Measured iterations faster than the datasheet allows at its full peak,
+  // bandwidth and links are not a slow GPU: they are the wrong GPU, another
+  // unit than seconds per iteration of the global batch, or another layout.
+  std::nth_element(ratios.begin(), ratios.begin() + ratios.size() / 2, ratios.end());
+  const double median_ratio = ratios[ratios.size() / 2];
+  if (c.time.gemm.peak_fraction >= 1 - 1e-4 && median_ratio > kFasterThanThePeak)
+    c.warnings.push_back(fmt::format(
+        "the measured iterations are faster than {} can run them even at its full datasheet peak (at the median "
+        "the fitted model still predicts {:.2g}x the measured time): check the GPU, that iteration_time_s is seconds "
+        "per iteration of the whole global batch, and the layout columns",
+        time.hardware().name, median_ratio));
   if (!ms.empty()) {
     c.memory_mean_abs_relative_error = 0;
     for (const auto& x : ms) c.memory_mean_abs_relative_error += std::abs(memory.predict(x.spec, x.layout).total() / x.bytes - 1) / ms.size();

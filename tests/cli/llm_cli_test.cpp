@@ -217,3 +217,24 @@ TEST(LlmCli, EvaluatesThePublishedRunsAtScale) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/published_megatron_scale_results.csv"), std::string::npos) << missing.err;
 }
+
+// Iterations measured on an H100 and calibrated as if on an A100: no
+// efficiency below the datasheet's peak explains them, so the calibration
+// says to check the GPU, the unit and the layout; on the H100 it does not.
+TEST(LlmCli, RowsFasterThanTheGpusPeakAreCalledOut) {
+  auto d = tptest::temp_dir("llm_cli");
+  auto in = tptest::write_file(d / "in.csv", kConfigs);
+  auto measured = tptest::write_file(d / "measured.csv",
+                                     tptest::llm_measured_csv(trainplan::io::resolve_hardware("h100"), 1.0, 0.0));
+  auto wrong = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb --calibrate " + measured + " --json");
+  ASSERT_EQ(wrong.exit_code, 0) << wrong.err;
+  auto jw = nlohmann::json::parse(wrong.out);
+  EXPECT_NEAR(jw["calibration"]["peak_fraction"].get<double>(), 1.0, 1e-3);
+  bool called_out = false;
+  for (const auto& w : jw["calibration"]["warnings"])
+    called_out |= w.get<std::string>().find("faster than a100-80gb can run them") != std::string::npos;
+  EXPECT_TRUE(called_out) << jw["calibration"].dump();
+  auto right = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + measured + " --json");
+  ASSERT_EQ(right.exit_code, 0) << right.err;
+  EXPECT_TRUE(nlohmann::json::parse(right.out)["calibration"]["warnings"].empty()) << right.out;
+}
