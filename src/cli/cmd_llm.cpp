@@ -5,6 +5,7 @@
 // `evaluate` scores both models on Korthikanti et al. 2022's runs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -60,7 +61,25 @@ struct PredictArgs {
   std::string configs, gpu, calibrate, out, fit = "auto";
   double interval = 0;  // coverage of the prediction intervals; 0: none
   bool json = false;
+  bool breakdown = false;
 };
+
+// Where each row's iteration goes, in seconds: the slowest stage's parts over
+// all micro-batches, then what the schedule and the replicas add.
+void print_time_breakdown(const nlohmann::json& rows) {
+  std::cout << fmt::format("\nwhere the time goes, seconds per iteration:\n{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} "
+                           "{:>10} {:>10} {:>10}\n",
+                           "line", "compute", "mem-bound", "TP comm", "PP comm", "bubble", "DP comm", "optimizer", "other");
+  for (const auto& j : rows) {
+    const double parts[] = {j["compute_s"], j["memory_bound_s"], j["tp_comm_s"], j["pp_comm_s"],
+                            j["bubble_s"],  j["dp_comm_s"],      j["optimizer_s"]};
+    double other = j["iteration_time_s"].get<double>();
+    std::string line = fmt::format("{:>6}", j["line"].get<long>());
+    for (double x : parts) line += fmt::format(" {:>10.4g}", x), other -= x;
+    // The embedding, the logits' memory-bound part, launches and host overheads.
+    std::cout << line << fmt::format(" {:>10.4g}\n", std::max(0.0, other));
+  }
+}
 
 void run_predict(const PredictArgs& a) {
   if (a.interval > 0 && a.calibrate.empty())
@@ -163,6 +182,7 @@ void run_predict(const PredictArgs& a) {
                              time_interval ? fmt::format(" {:>11.4g}-{:<11.4g}", j["iteration_time_interval_s"][0].get<double>(),
                                                          j["iteration_time_interval_s"][1].get<double>())
                                            : "");
+  if (a.breakdown) print_time_breakdown(rows);
 }
 
 // ---- memory ----
@@ -567,6 +587,9 @@ void setup(CLI::App& root) {
                 "memory_gib rows memory_gib_lo, memory_gib_hi) to --out")
       ->check(CLI::Range(0.0, 1.0, "in (0, 1)"));
   p->add_option("-o,--out", pa->out, "Write the configurations with iteration_time_s and memory_gib appended");
+  p->add_flag("--breakdown", pa->breakdown,
+              "Also print where each row's iteration goes: compute, memory-bound kernels, tensor-, pipeline- and "
+              "data-parallel communication, the pipeline bubble, the optimizer step");
   p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
   p->callback([pa] { run_predict(*pa); });
 

@@ -3,6 +3,8 @@
 // line and column, and the Korthikanti evaluation.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "../app/llm_measured_rows.h"
@@ -237,4 +239,29 @@ TEST(LlmCli, RowsFasterThanTheGpusPeakAreCalledOut) {
   auto right = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + measured + " --json");
   ASSERT_EQ(right.exit_code, 0) << right.err;
   EXPECT_TRUE(nlohmann::json::parse(right.out)["calibration"]["warnings"].empty()) << right.out;
+}
+
+// --breakdown adds where each row's time goes; its columns, "other"
+// included, add up to the iteration time the JSON gives.
+TEST(LlmCli, BreakdownsPartsAddUpToTheIteration) {
+  auto d = tptest::temp_dir("llm_cli");
+  auto in = tptest::write_file(d / "in.csv", kConfigs);
+  auto j = nlohmann::json::parse(tptest::run_cli("llm predict --configs " + in + " --gpu h100 --json").out);
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --breakdown");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream text(r.out.substr(r.out.find("where the time goes")));
+  std::string line;
+  std::getline(text, line), std::getline(text, line);  // the title and the header
+  for (const auto& row : j["rows"]) {
+    ASSERT_TRUE(std::getline(text, line)) << r.out;
+    std::istringstream cells(line);
+    long at = 0;
+    double x = 0, sum = 0;
+    cells >> at;
+    EXPECT_EQ(at, row["line"].get<long>());
+    int n = 0;
+    while (cells >> x) sum += x, ++n;
+    EXPECT_EQ(n, 8) << line;
+    EXPECT_NEAR(sum / row["iteration_time_s"].get<double>(), 1, 1e-3) << line;
+  }
 }
