@@ -101,8 +101,27 @@ TEST(LlmTime, RecomputationCostsAForwardOrTheAttentionCore) {
   double full = a100().predict(s, l).iteration;
   EXPECT_GT(selective, none);
   EXPECT_LT(selective, 1.1 * none);
-  EXPECT_GT(full, 1.25 * none);  // about a third more: backward is twice the forward
+  EXPECT_GT(full, 1.25 * none);  // about a third more: the products' backward is twice the forward
   EXPECT_LT(full, 1.4 * none);
+}
+
+// The softmax and its dropout cost 4.5 passes over the attention scores
+// forward and 5.5 backward (their backward kernels read dy and the saved
+// probabilities or mask), not twice 4.5: what a fused attention kernel saves
+// in memory-bound time is exactly those ten passes and their three launches.
+TEST(LlmTime, SoftmaxAndDropoutBackwardAreCountedKernelByKernel) {
+  auto hw = *find_builtin_hardware("a100-80gb");
+  auto s = *find_transformer("megatron-22b");
+  auto l = layout(8, 1, 1, 8);
+  l.micro_batch = 2;
+  const auto unfused = LlmTimeModel(hw).predict(s, l);
+  l.flash_attention = true;
+  const auto fused = LlmTimeModel(hw).predict(s, l);
+  const models::LlmTimeParams p;
+  const double scores = double(l.micro_batch) * s.heads / l.tp * double(s.seq) * s.seq * 2;  // fp16 bytes
+  const double per_layer = 10 * scores / (hw.gpu.memory_bandwidth_gbps * 1e9 * p.gemm.memory_fraction) + 3 * p.gemm.launch_s;
+  const double micro_batches = l.global_batch / (l.micro_batch * l.dp);
+  EXPECT_NEAR((unfused.memory_bound - fused.memory_bound) / (micro_batches * s.layers * per_layer), 1, 1e-9);
 }
 
 TEST(LlmTime, DataParallelReductionAndOverlap) {
