@@ -167,6 +167,7 @@ void run_predict(const PredictArgs& a) {
   }
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
+    if (a.breakdown) print_time_breakdown(rows);
     return;
   }
   std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12} {:>12}{}\n", "line", "iteration_s", "memory_GiB", "headroom_GiB",

@@ -264,4 +264,8 @@ TEST(LlmCli, BreakdownsPartsAddUpToTheIteration) {
     EXPECT_EQ(n, 8) << line;
     EXPECT_NEAR(sum / row["iteration_time_s"].get<double>(), 1, 1e-3) << line;
   }
+  // Writing the predictions to a file, it still says where the time goes.
+  auto o = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --breakdown -o " + (d / "out.csv").string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("where the time goes"), std::string::npos) << o.out;
 }
