@@ -41,6 +41,7 @@ nlohmann::json profile_json(const structure::HardwareProfile& h) {
           {"inter_node_bw_GBps", n.inter_node_gbps},
           {"intra_link", n.intra_link},
           {"inter_link", n.inter_link},
+          {"inter_node_assumed", n.inter_node_assumed},
           {"sources", h.sources},
           {"origin", h.origin}};
 }

@@ -85,6 +85,8 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   if (present("gpus_per_node")) h.node.gpus_per_node = t.positive_int(row, "gpus_per_node");
   figure("intra_node_bw_GBps", h.node.intra_node_gbps, true, true);
   figure("inter_node_bw_GBps", h.node.inter_node_gbps, true, true);
+  // A network the file states is the user's cluster's, not the catalog's assumption.
+  if (present("inter_node_bw_GBps")) h.node.inter_node_assumed = false;
   if (present("intra_link")) h.node.intra_link = t.text(row, "intra_link");
   if (present("inter_link")) h.node.inter_link = t.text(row, "inter_link");
   return h;

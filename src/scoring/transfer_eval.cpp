@@ -93,6 +93,7 @@ nlohmann::json ratios_json(const models::SplitRatios& r) {
           {"memory_bandwidth", r.memory},
           {"intra_node_link", r.intra_link},
           {"inter_node_link", r.inter_link},
+          {"inter_node_link_assumed", r.inter_link_assumed},
           {"compute_bound_share_source", r.compute_share_source},
           {"compute_bound_share_target", r.compute_share_target},
           {"precision", models::to_string(r.precision)},

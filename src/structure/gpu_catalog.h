@@ -53,6 +53,10 @@ struct NodeSpec {
   double inter_node_gbps = 0;  // per node, one direction: the network (all its NICs)
   std::string intra_link;      // e.g. "NVLink 3 / NVSwitch", "PCIe 3.0 x16"
   std::string inter_link;      // e.g. "8 x 200 Gb/s InfiniBand HDR"
+  // The network is a common configuration the catalog assumes for this GPU,
+  // not a fact of a known cluster: a model that carries a measured cluster's
+  // communication to this one keeps the measured network instead.
+  bool inter_node_assumed = false;
 };
 
 struct HardwareProfile {

@@ -47,6 +47,21 @@ TEST(HardwareFile, BaseFillsWhatTheFileLeavesOut) {
   EXPECT_EQ(h.node.gpus_per_node, a100.node.gpus_per_node);
 }
 
+// The catalog marks the networks it only assumes; a file over such a base
+// keeps the mark unless it states the network, which makes it the user's.
+TEST(HardwareFile, AStatedNetworkIsNoLongerAssumed) {
+  EXPECT_TRUE(structure::find_builtin_hardware("rtx-2080ti")->node.inter_node_assumed);
+  EXPECT_FALSE(structure::find_builtin_hardware("a100-40gb")->node.inter_node_assumed);
+  EXPECT_FALSE(structure::find_builtin_hardware("t4")->node.inter_node_assumed);
+  auto d = tptest::temp_dir("hwfile");
+  auto kept = io::read_hardware_file(tptest::write_file(d / "kept.csv", "name,base,mem_GB\nrtx-lab,rtx-2080ti,11\n"));
+  EXPECT_TRUE(kept.node.inter_node_assumed);
+  auto stated = io::read_hardware_file(
+      tptest::write_file(d / "stated.csv", "name,base,inter_node_bw_GBps\nrtx-lab,rtx-2080ti,12.5\n"));
+  EXPECT_FALSE(stated.node.inter_node_assumed);
+  EXPECT_DOUBLE_EQ(stated.node.inter_node_gbps, 12.5);
+}
+
 TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   auto d = tptest::temp_dir("hwfile");
   auto missing = tptest::write_file(d / "missing.csv", "# comment\nname,fp32_tflops\nx,10\n");

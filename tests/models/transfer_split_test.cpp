@@ -107,6 +107,33 @@ TEST(SplitTransfer, RecoversTheSourceSplitAndMovesIt) {
   EXPECT_DOUBLE_EQ(m.factors().gpu_example, 1);
 }
 
+// A network the catalog only assumes for the target (or the source) is no
+// evidence of the cluster the steps will run on: the measured cluster's is
+// kept, as the host is, and the link ratio across nodes is 1. The links
+// within a node still scale; a network the target states scales as before.
+TEST(SplitTransfer, AnAssumedNetworkKeepsTheMeasuredClusters) {
+  Truth src;
+  auto assumed = kFast;
+  assumed.node.inter_node_assumed = true;
+  models::TransferProblem prob{trace(src, kSourcePlacements, 1), kSlow, assumed, {}, nullptr};
+  models::SplitTransferModel m;
+  m.fit(prob);
+  EXPECT_TRUE(m.ratios().inter_link_assumed);
+  EXPECT_DOUBLE_EQ(m.ratios().inter_link, 1);
+  EXPECT_DOUBLE_EQ(m.ratios().intra_link, 4);
+  auto across = models::step_sample("44", 64);
+  models::SplitTransferModel stated;
+  stated.fit({trace(src, kSourcePlacements, 1), kSlow, kFast, {}, nullptr});
+  EXPECT_FALSE(stated.ratios().inter_link_assumed);
+  // Across nodes the bandwidth term is 4x the stated network's (the latency is the same).
+  const double ratio = m.target_parts(across).comm / stated.target_parts(across).comm;
+  EXPECT_GT(ratio, 3);
+  EXPECT_LE(ratio, 4 + 1e-9);
+  // Within a node both are the same.
+  auto within = models::step_sample("4", 64);
+  EXPECT_DOUBLE_EQ(m.predict(within), stated.predict(within));
+}
+
 TEST(SplitTransfer, TrialsCorrectThePartTheDatasheetGotWrong) {
   Truth src;
   Truth tgt = transferred(src);
