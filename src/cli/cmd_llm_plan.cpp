@@ -6,11 +6,15 @@
 // an sbatch script (plan/llm_launch.h); --calibrate ranks the configurations
 // with the time and memory models fitted to measured iterations, as `llm
 // predict --calibrate` fits them (app/llm_calibration.h). Nothing qualifies:
-// exit 3 naming the constraint that fails and by how much.
+// exit 3 naming the constraint that fails and by how much. Several GPUs
+// (--gpu a100-80gb,h100) answer "what if we had other GPUs": each GPU's best
+// plan side by side, exit 3 only when none has one.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "app/llm_plan_request.h"
@@ -36,28 +40,90 @@ struct PlanArgs {
   bool json = false;
 };
 
+std::vector<std::string> split_gpu_list(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t comma = list.find(',', at);
+    out.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (out.back().empty()) throw InputError("", 0, "--gpu", "an empty name in the list '" + list + "'");
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
+
+app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s, const structure::HardwareProfile& hw,
+                                            const plan::LlmPlanOptions& options, const app::LlmPlanMeasured* measured) {
+  try {
+    return app::make_llm_plan(s, hw, options, measured);
+  } catch (const InputError& e) {
+    if (!e.file().empty() || e.field().empty()) throw;
+    std::string f = e.field() == "global_batch" ? "global-batch" : e.field() == "max_gpus" ? "max-gpus" : e.field();
+    throw InputError("", 0, "--" + f, e.message());
+  }
+}
+
+// Each GPU's best plan, one line each; the JSON holds every GPU's full answer.
+void run_comparison(const structure::TransformerSpec& s, const std::vector<structure::HardwareProfile>& gpus,
+                    const PlanArgs& a) {
+  std::vector<app::LlmPlanOutcome> outcomes;
+  for (const auto& hw : gpus) outcomes.push_back(plan_or_name_the_option(s, hw, a.options, nullptr));
+  const bool any = std::any_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.result.top.empty(); });
+  if (a.json) {
+    nlohmann::json j = {{"model", s.name}, {"objective", outcomes.front().objective()}, {"gpus", nlohmann::json::array()}};
+    for (const auto& o : outcomes) j["gpus"].push_back(app::to_json(o));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{} ({:.4g}B parameters), {:.4g} tokens, global batch {} x {} tokens: {} iterations; {}{}{}\n",
+                             s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, a.options.tokens,
+                             a.options.global_batch, s.seq, outcomes.front().result.iterations,
+                             outcomes.front().objective(),
+                             a.options.deadline_s > 0 ? fmt::format(" within {:.4g} h", a.options.deadline_s / 3600) : "",
+                             a.options.gpu_hour_budget > 0
+                                 ? fmt::format(" within {:.4g} GPU-hours", a.options.gpu_hour_budget)
+                                 : "");
+    std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8}\n", "gpu", "gpus",
+                             "tp", "pp", "vpp", "dp", "mb", "recompute", "iter_s", "train_h", "GPU-hours", "mem_GiB");
+    for (const auto& o : outcomes) {
+      if (o.result.top.empty()) {
+        std::cout << fmt::format("{:<16} {}: {}\n", o.hardware.name, o.result.failing, o.result.explanation);
+        continue;
+      }
+      const auto& c = o.result.top.front();
+      const auto& l = c.layout;
+      std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f}\n",
+                               o.hardware.name, l.gpus(), l.tp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
+                               structure::to_string(l.recompute), c.iteration_s, c.train_s / 3600, c.gpu_hours,
+                               c.memory_bytes / kGiB);
+    }
+  }
+  if (!any) throw InfeasibleError("no GPU in --gpu has a configuration that qualifies (each GPU's reason is above)");
+}
+
 void run_plan(PlanArgs a) {
   auto s = resolve_llm_shape(a.shape);
-  auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto pr = structure::parse_precision(a.precision);
   if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32 or amp-fp32-master");
   a.options.precision = *pr;
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
+  const auto names = split_gpu_list(a.gpu);
+  if (names.size() > 1) {
+    if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
+    if (!a.calibrate.empty())
+      throw InputError("", 0, "--calibrate", "measured iterations calibrate one GPU's models: give one --gpu");
+    std::vector<structure::HardwareProfile> gpus;
+    for (const auto& n : names) gpus.push_back(io::resolve_hardware(n, "--gpu"));
+    run_comparison(s, gpus, a);
+    return;
+  }
+  auto hw = io::resolve_hardware(a.gpu, "--gpu");
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
   if (!a.calibrate.empty())
     measured = app::LlmPlanMeasured{io::read_llm_configs(a.calibrate, /*require_time=*/true), a.calibrate, a.fit,
                                     a.interval};
-  app::LlmPlanOutcome outcome;
-  try {
-    outcome = app::make_llm_plan(s, hw, a.options, measured ? &*measured : nullptr);
-  } catch (const InputError& e) {
-    if (!e.file().empty() || e.field().empty()) throw;
-    std::string f = e.field() == "global_batch" ? "global-batch" : e.field() == "max_gpus" ? "max-gpus" : e.field();
-    throw InputError("", 0, "--" + f, e.message());
-  }
+  app::LlmPlanOutcome outcome = plan_or_name_the_option(s, hw, a.options, measured ? &*measured : nullptr);
   const plan::LlmPlanResult& r = outcome.result;
   int per_node = a.options.gpus_per_node > 0 ? a.options.gpus_per_node : std::max(1, hw.node.gpus_per_node);
   const char* objective = outcome.objective();
@@ -126,7 +192,10 @@ void setup(CLI::App& root) {
             "--calibrate measured.csv\n"
             "Exit 3 when nothing fits or meets the deadline or budget, naming the constraint and by how much.");
   add_llm_shape_options(p, a->shape);
-  p->add_option("--gpu", a->gpu, "A catalog name (trainplan hardware) or a hardware file")->required();
+  p->add_option("--gpu", a->gpu,
+                "A catalog name (trainplan hardware) or a hardware file; several, comma-separated "
+                "(a100-80gb,h100,h200), compare each GPU's best plan")
+      ->required();
   p->add_option("--max-gpus", a->options.max_gpus, "Most GPUs (tp x pp x dp)")->capture_default_str();
   p->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node (0: the hardware's)")->capture_default_str();
   p->add_option("--tokens", a->options.tokens, "Tokens to train (e.g. 300e9)")->required();

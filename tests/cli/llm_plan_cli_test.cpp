@@ -164,3 +164,33 @@ TEST(LlmPlanCli, MalformedMeasuredFileExitsTwoNamingLineAndColumn) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find((d / "absent.csv").string()), std::string::npos) << r.err;
 }
+
+// --gpu with several GPUs: each GPU's best plan, the same as its own run's;
+// a GPU where nothing qualifies says why beside the others (exit 0 while one
+// qualifies, 3 when none does); --emit and --calibrate take one GPU.
+TEST(LlmPlanCli, SeveralGpusCompareEachOnesBestPlan) {
+  const std::string base = "llm plan --model gpt3-6.7b --max-gpus 32 --tokens 1e10 --global-batch 256 ";
+  auto both = tptest::run_cli(base + "--gpu a100-80gb,h100 --json");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  auto j = nlohmann::json::parse(both.out);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  for (const auto& g : j["gpus"]) {
+    auto alone = nlohmann::json::parse(tptest::run_cli(base + "--gpu " + g["gpu"].get<std::string>() + " --json").out);
+    EXPECT_EQ(g["chosen"], alone["chosen"]) << g["gpu"];
+  }
+  EXPECT_LT(j["gpus"][1]["chosen"]["gpu_hours"].get<double>(), j["gpus"][0]["chosen"]["gpu_hours"].get<double>());
+
+  auto text = tptest::run_cli("llm plan --model gpt3-6.7b --max-gpus 4 --tokens 1e10 --global-batch 256 --gpu a100-80gb,t4");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("a100-80gb"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("t4               memory: "), std::string::npos) << text.out;
+  auto none = tptest::run_cli("llm plan --model gpt3-175b --max-gpus 8 --tokens 1e9 --global-batch 8 --gpu t4,v100");
+  EXPECT_EQ(none.exit_code, 3) << none.out;
+
+  EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb,h100 --emit torchrun").exit_code, 2);
+  auto cal = tptest::run_cli(base + "--gpu a100-80gb,h100 --calibrate nowhere.csv");
+  EXPECT_EQ(cal.exit_code, 2);
+  EXPECT_NE(cal.err.find("--calibrate"), std::string::npos) << cal.err;
+  EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb,,h100").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb,a100-41gb").exit_code, 2);
+}
