@@ -60,6 +60,10 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
     j["explanation"] = r.explanation;
     if (r.closest) j["closest"] = with_interval(*r.closest);
   }
+  if (o.options.frontier) {
+    j["frontier"] = nlohmann::json::array();
+    for (const auto& c : r.frontier) j["frontier"].push_back(with_interval(c));
+  }
   if (o.calibration) j["calibration"] = to_json(*o.calibration);
   if (o.calibration && !o.calibration->cv.time_errors.empty() && o.interval > 0) j["interval_coverage"] = o.interval;
   return j;

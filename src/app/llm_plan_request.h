@@ -53,7 +53,8 @@ LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const struc
 //  "closest" (when nothing does), "calibration" (when calibrated:
 //  to_json(LlmCalibration)), and with a calibration's intervals
 //  "interval_coverage" and each candidate's "train_time_interval_s"}; memory
-//  in GiB.
+//  in GiB; with options.frontier, "frontier": the cost-time frontier,
+//  fastest first.
 nlohmann::json to_json(const LlmPlanOutcome& o);
 nlohmann::json to_json(const plan::LlmCandidate& c);
 

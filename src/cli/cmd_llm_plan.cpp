@@ -21,6 +21,7 @@
 #include "cli/command.h"
 #include "cli/llm_shape.h"
 #include "core/error.h"
+#include "io/gnuplot.h"
 #include "io/hardware_file.h"
 #include "io/llm_config_csv.h"
 #include "plan/llm_launch.h"
@@ -38,7 +39,36 @@ struct PlanArgs {
   double reserve_gib = 2;
   double interval = 0.8;
   bool json = false;
+  std::string plot;  // the cost-time frontier as a chart (.png or .svg)
 };
+
+// What each deadline costs: the frontier, one row per point, with the
+// deadline from which it is the cheapest.
+void print_frontier(const std::vector<plan::LlmCandidate>& front) {
+  std::cout << fmt::format("\nwhat a deadline costs: the cheapest configuration that fits, by the training time it allows "
+                           "({} points, fastest first)\n{:>10} {:>10} {:>5}  {}\n",
+                           front.size(), "train_h", "GPU-hours", "gpus", "configuration");
+  for (const auto& c : front)
+    std::cout << fmt::format("{:>10.4g} {:>10.4g} {:>5}  {}\n", c.train_s / 3600, c.gpu_hours, c.layout.gpus(),
+                             plan::describe(c.layout));
+}
+
+void plot_frontier(const std::string& path, const app::LlmPlanOutcome& o) {
+  io::PlotPanel panel;
+  panel.title = fmt::format("{} on {}: what a deadline costs", o.spec.name.empty() ? "transformer" : o.spec.name,
+                            o.hardware.name);
+  panel.xlabel = "training time (h)";
+  panel.ylabel = "GPU-hours";
+  panel.logx = panel.logy = true;
+  panel.key = "top right";
+  io::PlotSeries front{"cheapest that fits within the time", {}, "steps", io::plot_palette()[0]};
+  for (const auto& c : o.result.frontier) front.points.push_back({c.train_s / 3600, c.gpu_hours});
+  panel.series.push_back(front);
+  if (!o.result.top.empty())
+    panel.series.push_back({"chosen", {{o.result.top.front().train_s / 3600, o.result.top.front().gpu_hours}}, "points",
+                            io::plot_palette()[1]});
+  io::render_plot(path, {panel});
+}
 
 std::vector<std::string> split_gpu_list(const std::string& list) {
   std::vector<std::string> out;
@@ -110,6 +140,8 @@ void run_plan(PlanArgs a) {
   const auto names = split_gpu_list(a.gpu);
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
+    if (a.options.frontier || !a.plot.empty())
+      throw InputError("", 0, a.plot.empty() ? "--frontier" : "--plot", "draws one GPU's frontier: give one --gpu");
     if (!a.calibrate.empty())
       throw InputError("", 0, "--calibrate", "measured iterations calibrate one GPU's models: give one --gpu");
     std::vector<structure::HardwareProfile> gpus;
@@ -118,6 +150,7 @@ void run_plan(PlanArgs a) {
     return;
   }
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
   if (!a.calibrate.empty())
@@ -137,6 +170,7 @@ void run_plan(PlanArgs a) {
     std::cout << plan::megatron_launch_spec(a.emit, s, r.top.front().layout, lo);
     return;
   }
+  if (!a.plot.empty() && !r.frontier.empty()) plot_frontier(a.plot, outcome);
   if (a.json) {
     std::cout << app::to_json(outcome).dump(2) << "\n";
     if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
@@ -156,7 +190,11 @@ void run_plan(PlanArgs a) {
     std::cout << app::describe(*outcome.calibration) << "\n";
     for (const auto& w : outcome.calibration->warnings) std::cerr << "warning: " << w << "\n";
   }
-  if (r.top.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
+  if (r.top.empty()) {
+    // Nothing meets the deadline or budget: the frontier says what would.
+    if (a.options.frontier && !r.frontier.empty()) print_frontier(r.frontier);
+    throw InfeasibleError(r.failing + ": " + r.explanation);
+  }
   std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
                            "rank", "gpus", "tp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
                            "train_h", "GPU-hours", "mem_GiB", "free_GiB");
@@ -179,6 +217,8 @@ void run_plan(PlanArgs a) {
                              "cross-validated errors{})\n",
                              c.train_s / 3600, 100 * outcome.interval, iv->lo / 3600, iv->hi / 3600,
                              iv->short_of_coverage ? "; too few measured rows to promise that coverage" : "");
+  if (a.options.frontier) print_frontier(r.frontier);
+  if (!a.plot.empty()) std::cout << "chart: " << a.plot << " (the cost-time frontier)\n";
 }
 
 void setup(CLI::App& root) {
@@ -205,6 +245,10 @@ void setup(CLI::App& root) {
                 "GPU-hours available: minimise the time within them (0: minimise GPU-hours)")
       ->capture_default_str();
   p->add_option("--top", a->options.top_k, "Alternatives to list")->capture_default_str();
+  p->add_flag("--frontier", a->options.frontier,
+              "Also list what each deadline costs: the configurations that fit and that no other beats on both "
+              "training time and GPU-hours");
+  p->add_option("--plot", a->plot, "Draw that frontier (.png or .svg; implies --frontier)");
   p->add_option("--precision", a->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
   p->add_option("--reserve-gib", a->reserve_gib,
                 "GiB per GPU kept free for what the memory model leaves out (CUDA context, NCCL, fragmentation)")

@@ -87,6 +87,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
 
   TopK top(o.top_k);
   std::optional<LlmCandidate> least_memory, fastest_fit, cheapest_in_deadline;
+  std::vector<LlmCandidate> fitting;  // with o.frontier
 
   ParallelLayout l;
   l.global_batch = o.global_batch;
@@ -119,6 +120,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
                   c.train_s = c.iteration_s * res.iterations;
                   c.gpu_hours = c.train_s * l.gpus() / 3600;
                   if (!fastest_fit || c.train_s < fastest_fit->train_s) fastest_fit = c;
+                  if (o.frontier) fitting.push_back(c);
                   if (o.deadline_s > 0 && c.train_s > o.deadline_s) continue;
                   if (!cheapest_in_deadline || c.gpu_hours < cheapest_in_deadline->gpu_hours) cheapest_in_deadline = c;
                   if (by_time && c.gpu_hours > o.gpu_hour_budget) continue;
@@ -136,6 +138,15 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   }
   res.enumerated = index;
   res.top = top.take();
+  if (o.frontier) {
+    // Fastest first, ties to the cheaper, then to fewer GPUs: a point joins
+    // the frontier when it is cheaper than every faster one.
+    std::stable_sort(fitting.begin(), fitting.end(), [](const LlmCandidate& a, const LlmCandidate& b) {
+      return std::tie(a.train_s, a.gpu_hours) < std::tie(b.train_s, b.gpu_hours);
+    });
+    for (const auto& f : fitting)
+      if (res.frontier.empty() || f.gpu_hours < res.frontier.back().gpu_hours) res.frontier.push_back(f);
+  }
   if (!res.top.empty()) return res;
 
   // Nothing qualifies: the first constraint in memory, deadline, budget order

@@ -63,6 +63,10 @@ struct LlmPlanOptions {
   double memory_reserve_bytes = 2.0 * 1024 * 1024 * 1024;
   // Alternatives returned, best first. Default: 5.
   int top_k = 5;
+  // Also return the cost-time frontier (LlmPlanResult::frontier): what each
+  // deadline costs. Keeps every configuration that fits while searching.
+  // Default: false.
+  bool frontier = false;
 };
 
 // One evaluated configuration.
@@ -87,6 +91,11 @@ struct LlmPlanResult {
   std::string failing;
   std::string explanation;
   std::optional<LlmCandidate> closest;
+  // With LlmPlanOptions::frontier: the configurations that fit and that no
+  // other beats on both training time and GPU-hours, fastest first (so
+  // GPU-hours fall along it). The cheapest within a deadline D is the last
+  // one with train_s <= D; the deadline and budget do not filter it.
+  std::vector<LlmCandidate> frontier;
 };
 
 // "tp 8, pp 4, vpp 2, dp 16, micro-batch 1, recompute selective, sequence

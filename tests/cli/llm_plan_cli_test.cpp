@@ -4,9 +4,12 @@
 // measured file.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "app/llm_measured_rows.h"
+#include "io/gnuplot.h"
 #include "models/llm_time.h"
 #include "structure/gpu_catalog.h"
 #include "test_util.h"
@@ -193,4 +196,29 @@ TEST(LlmPlanCli, SeveralGpusCompareEachOnesBestPlan) {
   EXPECT_NE(cal.err.find("--calibrate"), std::string::npos) << cal.err;
   EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb,,h100").exit_code, 2);
   EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb,a100-41gb").exit_code, 2);
+}
+
+// --frontier lists what each deadline costs, also when nothing meets the
+// deadline given (exit 3 after it); --plot draws it; JSON carries it.
+TEST(LlmPlanCli, FrontierSaysWhatEachDeadlineCosts) {
+  const std::string base = "llm plan --model gpt3-6.7b --gpu a100-80gb --max-gpus 32 --tokens 1e10 --global-batch 256 ";
+  auto j = nlohmann::json::parse(tptest::run_cli(base + "--frontier --json").out);
+  ASSERT_GE(j["frontier"].size(), 2u);
+  EXPECT_EQ(j["frontier"].back()["gpu_hours"], j["chosen"]["gpu_hours"]);
+  EXPECT_FALSE(nlohmann::json::parse(tptest::run_cli(base + "--json").out).contains("frontier"));
+  const double fastest_h = j["frontier"].front()["train_time_s"].get<double>() / 3600;
+  auto tight = tptest::run_cli(base + "--frontier --deadline " + std::to_string(0.5 * fastest_h) + "h");
+  EXPECT_EQ(tight.exit_code, 3);
+  EXPECT_NE(tight.out.find("what a deadline costs"), std::string::npos) << tight.out;
+  if (trainplan::io::gnuplot_available()) {
+    auto d = tptest::temp_dir("llm_plan_cli");
+    auto png = (d / "front.png").string();
+    auto p = tptest::run_cli(base + "--plot " + png);
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_TRUE(std::filesystem::file_size(png) > 1000);
+  }
+  EXPECT_EQ(tptest::run_cli(base + "--plot front.txt").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("llm plan --model gpt3-6.7b --gpu a100-80gb,h100 --tokens 1e10 --global-batch 256 --frontier")
+                .exit_code,
+            2);
 }

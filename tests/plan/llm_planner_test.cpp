@@ -100,6 +100,35 @@ TEST(LlmPlanner, ChosenIsTheExactOptimumOfABruteForceEnumeration) {
   }
 }
 
+// The cost-time frontier: fastest first with GPU-hours falling, nothing that
+// fits beats a point of it on both, and the cheapest within any deadline is
+// the last point that meets it (the planner's own answer to that deadline).
+TEST(LlmPlanner, FrontierIsWhatEachDeadlineCosts) {
+  auto s = small_model();
+  models::LlmTimeModel tm(a100());
+  auto o = small_options();
+  o.frontier = true;
+  auto r = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
+  ASSERT_GE(r.frontier.size(), 2u);
+  for (size_t i = 1; i < r.frontier.size(); ++i) {
+    EXPECT_GT(r.frontier[i].train_s, r.frontier[i - 1].train_s);
+    EXPECT_LT(r.frontier[i].gpu_hours, r.frontier[i - 1].gpu_hours);
+  }
+  // The last point is the cheapest of all, the planner's choice without a deadline.
+  EXPECT_DOUBLE_EQ(r.frontier.back().gpu_hours, r.top.front().gpu_hours);
+  // Without the frontier asked for, none is kept.
+  EXPECT_TRUE(plan::plan_llm(s, tm, models::LlmMemoryModel(), small_options()).frontier.empty());
+  for (size_t i = 0; i + 1 < r.frontier.size(); ++i) {
+    auto d = o;
+    d.frontier = false;
+    d.deadline_s = 0.5 * (r.frontier[i].train_s + r.frontier[i + 1].train_s);
+    auto within = plan::plan_llm(s, tm, models::LlmMemoryModel(), d);
+    ASSERT_FALSE(within.top.empty());
+    EXPECT_DOUBLE_EQ(within.top.front().gpu_hours, r.frontier[i].gpu_hours) << "deadline " << d.deadline_s;
+    EXPECT_DOUBLE_EQ(brute_force(s, tm, d, 8).best, r.frontier[i].gpu_hours);
+  }
+}
+
 TEST(LlmPlanner, NeverChoosesAConfigurationPredictedNotToFit) {
   // GPT-3 6.7B on up to 8 A100-80GB: one GPU cannot hold its 18 bytes per
   // parameter, so the answer has to split it.
