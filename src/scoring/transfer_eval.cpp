@@ -85,20 +85,6 @@ nlohmann::json source_json(const models::SplitSourceFit& s) {
           {"rows", s.rows}};
 }
 
-nlohmann::json ratios_json(const models::SplitRatios& r) {
-  return {{"per_example_gpu", r.per_example},
-          {"per_step_gpu", r.per_step},
-          {"per_step_streaming_share", r.step_streaming_share},
-          {"matrix_peak", r.compute},
-          {"memory_bandwidth", r.memory},
-          {"intra_node_link", r.intra_link},
-          {"inter_node_link", r.inter_link},
-          {"inter_node_link_assumed", r.inter_link_assumed},
-          {"compute_bound_share_source", r.compute_share_source},
-          {"compute_bound_share_target", r.compute_share_target},
-          {"precision", models::to_string(r.precision)},
-          {"precision_reason", r.precision_reason}};
-}
 
 // The part whose mean over the predicted rows the trials moved most (in
 // seconds), when any moved by more than 2% of the step: "host", "gpu_step",
@@ -120,6 +106,21 @@ std::pair<std::string, double> largest_correction(const MeanParts& before, const
 std::string pct(double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", 100 * v) : "-"; }
 
 }  // namespace
+
+nlohmann::json ratios_json(const models::SplitRatios& r) {
+  return {{"per_example_gpu", r.per_example},
+          {"per_step_gpu", r.per_step},
+          {"per_step_streaming_share", r.step_streaming_share},
+          {"matrix_peak", r.compute},
+          {"memory_bandwidth", r.memory},
+          {"intra_node_link", r.intra_link},
+          {"inter_node_link", r.inter_link},
+          {"inter_node_link_assumed", r.inter_link_assumed},
+          {"compute_bound_share_source", r.compute_share_source},
+          {"compute_bound_share_target", r.compute_share_target},
+          {"precision", models::to_string(r.precision)},
+          {"precision_reason", r.precision_reason}};
+}
 
 std::vector<models::StepSample> trace_samples(const std::string& dir, bool with_scalability) {
   io::PolluxTrace tr = io::read_pollux_trace(dir);

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/transfer.h"
+#include "models/transfer_split.h"
 #include "structure/gpu_catalog.h"
 
 namespace trainplan::scoring {
@@ -89,5 +90,9 @@ std::string format_transfer(const TransferReport& r);
 // Trace rows as transfer samples: placements.csv (and scalability.csv when
 // `with_scalability`, each row spread evenly over its nodes).
 std::vector<models::StepSample> trace_samples(const std::string& dir, bool with_scalability);
+
+// The hardware ratios split-transfer scaled each part by, as JSON
+// ("per_example_gpu", "inter_node_link", "precision", ...).
+nlohmann::json ratios_json(const models::SplitRatios& r);
 
 }  // namespace trainplan::scoring

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -183,4 +184,57 @@ TEST(TransferEval, SharedPairT4ToA100) {
   o.seeds = {1};
   auto k0 = scoring::evaluate_transfer(o);
   EXPECT_LT(scoring::network_median(k0, "split-transfer"), 0.30);
+}
+
+// trainplan transfer predicts what evaluate --transfer scores: with no target
+// step the same prediction at every placement and batch; steps measured on
+// the target (--trials) bring it closer to them; bad input exits 2.
+TEST(TransferCli, PredictsWhatEvaluateScoresAndTrialsCorrectIt) {
+  auto d = two_gpu_traces(false);
+  const auto src = (d / "src" / "synthnet").string(), dst = (d / "dst" / "synthnet").string();
+  const auto rows = (d / "rows.csv").string();
+  // The placements alone: the scalability rows' 6 nodes of 4 stand apart from the rest.
+  fs::remove(d / "src" / "synthnet" / "scalability.csv");
+  fs::remove(d / "dst" / "synthnet" / "scalability.csv");
+  auto e = tptest::run_cli(fmt::format("evaluate --transfer --from {} --from-gpu t4 --to {} --to-gpu a100-40gb "
+                                       "--target-trials 0 --models split-transfer --rows-out {}",
+                                       src, dst, rows));
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  std::map<std::pair<std::string, double>, double> scored, truth;
+  std::istringstream in(tptest::read_file(rows));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+    scored[{f[3], std::stod(f[4])}] = std::stod(f[6]);
+    truth[{f[3], std::stod(f[4])}] = std::stod(f[5]);
+  }
+  const std::string base = "transfer --from " + src + " --from-gpu t4 --to-gpu a100-40gb --placements 1,8,88 "
+                           "--batches 8,64,256 --json";
+  auto t = tptest::run_cli(base);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  auto j = nlohmann::json::parse(t.out);
+  ASSERT_EQ(j["rows"].size(), 9u);
+  double err_alone = 0, err_trials = 0;
+  auto with = nlohmann::json::parse(tptest::run_cli(base + " --trials " + dst).out);
+  ASSERT_EQ(with["rows"].size(), 9u);
+  EXPECT_EQ(with["target_trials"], 36);
+  for (size_t i = 0; i < 9; ++i) {
+    const auto& r = j["rows"][i];
+    std::pair<std::string, double> key{r["placement"].get<std::string>(), r["local_bsz"].get<double>()};
+    ASSERT_TRUE(scored.count(key)) << key.first << " " << key.second;
+    EXPECT_NEAR(r["step_time_s"].get<double>() / scored[key], 1, 1e-9) << key.first << " " << key.second;
+    err_alone += std::abs(r["step_time_s"].get<double>() / truth[key] - 1);
+    err_trials += std::abs(with["rows"][i]["step_time_s"].get<double>() / truth[key] - 1);
+  }
+  EXPECT_LT(err_trials, err_alone);
+
+  EXPECT_EQ(tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu a100-41gb --batches 8").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("transfer --from " + d.string() + " --from-gpu t4 --to-gpu h100 --batches 8").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu h100 --batches 8,x").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu h100 --batches 8 --placements 1,,2")
+                .exit_code,
+            2);
 }
