@@ -70,17 +70,6 @@ void plot_frontier(const std::string& path, const app::LlmPlanOutcome& o) {
   io::render_plot(path, {panel});
 }
 
-std::vector<std::string> split_gpu_list(const std::string& list) {
-  std::vector<std::string> out;
-  for (size_t at = 0;;) {
-    const size_t comma = list.find(',', at);
-    out.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (out.back().empty()) throw InputError("", 0, "--gpu", "an empty name in the list '" + list + "'");
-    if (comma == std::string::npos) return out;
-    at = comma + 1;
-  }
-}
-
 app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s, const structure::HardwareProfile& hw,
                                             const plan::LlmPlanOptions& options, const app::LlmPlanMeasured* measured) {
   try {
@@ -137,7 +126,7 @@ void run_plan(PlanArgs a) {
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
-  const auto names = split_gpu_list(a.gpu);
+  const auto names = comma_list(a.gpu, "--gpu");
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
     if (a.options.frontier || !a.plot.empty())

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/command.h"
 #include "core/error.h"
@@ -28,17 +27,6 @@ struct TransferArgs {
   bool json = false;
   bool describe = false;
 };
-
-std::vector<std::string> split(const std::string& list, const std::string& option) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  for (std::string x; std::getline(ss, x, ',');) {
-    if (x.empty()) throw InputError("", 0, option, "an empty item in '" + list + "'");
-    out.push_back(x);
-  }
-  if (out.empty()) throw InputError("", 0, option, "give at least one");
-  return out;
-}
 
 void run_transfer(const TransferArgs& a) {
   if (!fs::exists(fs::path(a.from) / "placements.csv"))
@@ -61,8 +49,8 @@ void run_transfer(const TransferArgs& a) {
     throw InputError("", 0, "--network", "'" + a.network + "' is not a network trainplan knows (trainplan network)");
 
   std::vector<models::StepSample> at;
-  const auto batches = split(a.batches, "--batches");
-  for (const auto& p : split(a.placements, "--placements"))
+  const auto batches = comma_list(a.batches, "--batches");
+  for (const auto& p : comma_list(a.placements, "--placements"))
     for (const auto& b : batches) {
       double batch = 0;
       try {

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "models/registry.h"
 
@@ -33,6 +34,9 @@ void add_comm_profile_option(CLI::App* cmd, std::string& path);
 // Adds `--hardware NAME|FILE` to `cmd`, stored in `name_or_path`: the
 // interconnect prior of the all-reduce time models and the GPUs a node holds.
 void add_hardware_option(CLI::App* cmd, std::string& name_or_path);
+// The items of a comma-separated option value ("a100-80gb,h100"), in order.
+// Throws InputError naming `option` on an empty item or an empty list.
+std::vector<std::string> comma_list(const std::string& value, const std::string& option);
 // --time-repeats: runs of each time trial (profile, demo).
 void add_time_repeats_option(CLI::App* cmd, int& repeats);
 // Adds `--metric-range LO:HI` to `cmd`, stored in `range` (parse it with

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "core/error.h"
 #include "io/hardware_file.h"
 #include "structure/comm_profile.h"
 #include "structure/gpu_catalog.h"
@@ -21,6 +22,17 @@ void add_hardware_option(CLI::App* cmd, std::string& name_or_path) {
                   "(docs/HARDWARE.md). Sets the links the time models assume for a sync term the samples cannot "
                   "identify, and the GPUs a node holds [default: a T4 node on PCIe 3.0 x16 and 25 Gb/s Ethernet for "
                   "the links, said as a default wherever it is used; the samples' packing for the nodes]");
+}
+
+std::vector<std::string> comma_list(const std::string& value, const std::string& option) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t comma = value.find(',', at);
+    out.push_back(value.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (out.back().empty()) throw InputError("", 0, option, "an empty item in '" + value + "'");
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
 }
 
 void add_time_repeats_option(CLI::App* cmd, int& repeats) {
