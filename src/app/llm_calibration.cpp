@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
+#include "core/median.h"
 
 namespace trainplan::app {
 
@@ -84,8 +84,7 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   // Measured iterations faster than the datasheet allows at its full peak,
   // bandwidth and links are not a slow GPU: they are the wrong GPU, another
   // unit than seconds per iteration of the global batch, or another layout.
-  std::nth_element(ratios.begin(), ratios.begin() + ratios.size() / 2, ratios.end());
-  const double median_ratio = ratios[ratios.size() / 2];
+  const double median_ratio = median(ratios);
   if (c.time.gemm.peak_fraction >= 1 - 1e-4 && median_ratio > kFasterThanThePeak)
     c.warnings.push_back(fmt::format(
         "the measured iterations are faster than {} can run them even at its full datasheet peak (at the median "

@@ -70,6 +70,19 @@ void plot_frontier(const std::string& path, const app::LlmPlanOutcome& o) {
   io::render_plot(path, {panel});
 }
 
+// "gpt3-175b (174.6B parameters), 3e+11 tokens, global batch 1536 x 2048 tokens: 95368 iterations"
+std::string job_line(const structure::TransformerSpec& s, const plan::LlmPlanOptions& o, long iterations) {
+  return fmt::format("{} ({:.4g}B parameters), {:.4g} tokens, global batch {} x {} tokens: {} iterations",
+                     s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, o.tokens, o.global_batch, s.seq,
+                     iterations);
+}
+
+// "fewest GPU-hours within 1440 h": the objective and its limits.
+std::string objective_line(const char* objective, const plan::LlmPlanOptions& o) {
+  return fmt::format("{}{}{}", objective, o.deadline_s > 0 ? fmt::format(" within {:.4g} h", o.deadline_s / 3600) : "",
+                     o.gpu_hour_budget > 0 ? fmt::format(" within {:.4g} GPU-hours", o.gpu_hour_budget) : "");
+}
+
 app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s, const structure::HardwareProfile& hw,
                                             const plan::LlmPlanOptions& options, const app::LlmPlanMeasured* measured) {
   try {
@@ -92,14 +105,8 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
     for (const auto& o : outcomes) j["gpus"].push_back(app::to_json(o));
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("{} ({:.4g}B parameters), {:.4g} tokens, global batch {} x {} tokens: {} iterations; {}{}{}\n",
-                             s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, a.options.tokens,
-                             a.options.global_batch, s.seq, outcomes.front().result.iterations,
-                             outcomes.front().objective(),
-                             a.options.deadline_s > 0 ? fmt::format(" within {:.4g} h", a.options.deadline_s / 3600) : "",
-                             a.options.gpu_hour_budget > 0
-                                 ? fmt::format(" within {:.4g} GPU-hours", a.options.gpu_hour_budget)
-                                 : "");
+    std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "
+              << objective_line(outcomes.front().objective(), a.options) << "\n";
     std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8}\n", "gpu", "gpus",
                              "tp", "pp", "vpp", "dp", "mb", "recompute", "iter_s", "train_h", "GPU-hours", "mem_GiB");
     for (const auto& o : outcomes) {
@@ -165,16 +172,11 @@ void run_plan(PlanArgs a) {
     if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
     return;
   }
-  std::cout << fmt::format(
-      "{} ({:.4g}B parameters), {:.4g} tokens, global batch {} x {} tokens: {} iterations; {} ({:g} GB, {} per node)\n",
-      s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, a.options.tokens, a.options.global_batch, s.seq,
-      r.iterations, hw.name, hw.gpu.memory_gb, per_node);
-  std::cout << fmt::format("searched {} configurations up to {} GPUs: {} fit in {:.2f} GiB per GPU, {} qualify; {}{}{}\n",
-                           r.enumerated, a.options.max_gpus, r.fit, r.capacity_bytes / kGiB, r.qualified, objective,
-                           a.options.deadline_s > 0 ? fmt::format(" within {:.4g} h", a.options.deadline_s / 3600) : "",
-                           a.options.gpu_hour_budget > 0
-                               ? fmt::format(" within {:.4g} GPU-hours", a.options.gpu_hour_budget)
-                               : "");
+  std::cout << job_line(s, a.options, r.iterations)
+            << fmt::format("; {} ({:g} GB, {} per node)\n", hw.name, hw.gpu.memory_gb, per_node);
+  std::cout << fmt::format("searched {} configurations up to {} GPUs: {} fit in {:.2f} GiB per GPU, {} qualify; {}\n",
+                           r.enumerated, a.options.max_gpus, r.fit, r.capacity_bytes / kGiB, r.qualified,
+                           objective_line(objective, a.options));
   if (outcome.calibration) {
     std::cout << app::describe(*outcome.calibration) << "\n";
     for (const auto& w : outcome.calibration->warnings) std::cerr << "warning: " << w << "\n";

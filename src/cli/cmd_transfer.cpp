@@ -29,20 +29,12 @@ struct TransferArgs {
 };
 
 void run_transfer(const TransferArgs& a) {
-  if (!fs::exists(fs::path(a.from) / "placements.csv"))
-    throw InputError((fs::path(a.from) / "placements.csv").string(), 0, "",
-                     "missing: --from is one network's trace directory (placements.csv, and scalability.csv when "
-                     "present)");
+  // trace_samples names a trace directory's missing placements.csv.
   models::TransferProblem problem;
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   problem.source = scoring::trace_samples(a.from, true);
-  if (!a.trials.empty()) {
-    if (!fs::exists(fs::path(a.trials) / "placements.csv"))
-      throw InputError((fs::path(a.trials) / "placements.csv").string(), 0, "",
-                       "missing: --trials is a trace directory of steps measured on the target GPU");
-    problem.target_trials = scoring::trace_samples(a.trials, false);
-  }
+  if (!a.trials.empty()) problem.target_trials = scoring::trace_samples(a.trials, false);
   const std::string net = a.network.empty() ? fs::path(a.from).lexically_normal().filename().string() : a.network;
   problem.network = structure::find_network(net);
   if (!a.network.empty() && !problem.network)
@@ -70,17 +62,18 @@ void run_transfer(const TransferArgs& a) {
   model.fit(problem);
 
   nlohmann::json rows = nlohmann::json::array();
-  std::string csv = "placement,local_bsz,step_time,host_s,gpu_s,exposed_comm_s\n";
   for (const auto& s : at) {
     const auto parts = model.target_parts(s);
-    const double gpu = parts.gpu_fixed + parts.compute + parts.memory;
     rows.push_back({{"placement", s.placement()}, {"gpus", s.gpus()}, {"local_bsz", s.batch},
-                    {"step_time_s", parts.total}, {"host_s", parts.host}, {"gpu_s", gpu},
-                    {"exposed_comm_s", parts.exposed_comm}});
-    csv += fmt::format("{},{:g},{:.6g},{:.6g},{:.6g},{:.6g}\n", s.placement(), s.batch, parts.total, parts.host, gpu,
-                       parts.exposed_comm);
+                    {"step_time_s", parts.total}, {"host_s", parts.host},
+                    {"gpu_s", parts.gpu_fixed + parts.compute + parts.memory}, {"exposed_comm_s", parts.exposed_comm}});
   }
   if (!a.out.empty()) {
+    std::string csv = "placement,local_bsz,step_time,host_s,gpu_s,exposed_comm_s\n";
+    for (const auto& r : rows)
+      csv += fmt::format("{},{:g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r["placement"].get<std::string>(),
+                         r["local_bsz"].get<double>(), r["step_time_s"].get<double>(), r["host_s"].get<double>(),
+                         r["gpu_s"].get<double>(), r["exposed_comm_s"].get<double>());
     std::ofstream f(a.out);
     if (!(f << csv)) throw InputError(a.out, 0, "", "cannot write this file");
   }
