@@ -1,15 +1,22 @@
 #include "io/csv.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.h"
 
 namespace trainplan::io {
+
+static std::string lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
 static std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t\r\n");
@@ -74,7 +81,9 @@ CsvTable CsvTable::read(const std::string& path) {
 CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
   CsvTable t;
   t.path_ = name;
-  std::istringstream in(text);
+  // A spreadsheet's UTF-8 byte-order mark is not part of the first column's name.
+  const std::string_view kBom = "\xEF\xBB\xBF";
+  std::istringstream in(std::string_view(text).starts_with(kBom) ? text.substr(kBom.size()) : text);
   std::string line;
   long lineno = 0;
   bool have_header = false;
@@ -96,6 +105,8 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
                                                  std::to_string(i + 1));
         if (!t.index_.emplace(fields[i], static_cast<int>(i)).second)
           throw InputError(name, lineno, fields[i], "duplicate column name in header");
+        auto [it, fresh] = t.folded_index_.emplace(lowercase(fields[i]), static_cast<int>(i));
+        if (!fresh) it->second = -2;
       }
       have_header = true;
       continue;
@@ -120,8 +131,9 @@ void CsvTable::require_columns(const std::vector<std::string>& names) const {
 }
 
 int CsvTable::column(const std::string& name) const {
-  auto it = index_.find(name);
-  return it == index_.end() ? -1 : it->second;
+  if (auto it = index_.find(name); it != index_.end()) return it->second;
+  auto it = folded_index_.find(lowercase(name));
+  return it == folded_index_.end() || it->second < 0 ? -1 : it->second;
 }
 
 void CsvTable::fail(const CsvRow& row, const std::string& name, const std::string& msg) const {
@@ -139,8 +151,7 @@ double CsvTable::number(const CsvRow& row, const std::string& name) const {
   if (s.empty()) fail(row, name, "value is empty");
   auto v = parse_finite(s);
   if (!v) {
-    std::string lower;
-    for (char ch : s) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    const std::string lower = lowercase(s);
     if (lower.find("nan") != std::string::npos || lower.find("inf") != std::string::npos)
       fail(row, name, "value '" + s + "' is not finite (NaN or Inf)");
     fail(row, name, "'" + s + "' is not a number");
@@ -168,10 +179,9 @@ int CsvTable::positive_int(const CsvRow& row, const std::string& name) const {
 }
 
 bool CsvTable::truth(const CsvRow& row, const std::string& name) const {
-  std::string v = text(row, name);
-  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (v == "true" || v == "1") return true;
-  if (v == "false" || v == "0" || v.empty()) return false;
+  const std::string v = lowercase(text(row, name));
+  if (v == "true" || v == "yes" || v == "y" || v == "t" || v == "on" || v == "1") return true;
+  if (v == "false" || v == "no" || v == "n" || v == "f" || v == "off" || v == "0" || v.empty()) return false;
   fail(row, name, "must be true or false, not '" + text(row, name) + "'");
 }
 

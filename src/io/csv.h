@@ -31,7 +31,9 @@ class CsvTable {
   // '#' lines that came before the header, without the '#'.
   const std::vector<std::string>& leading_comments() const { return comments_; }
 
-  bool has_column(const std::string& name) const { return index_.count(name) > 0; }
+  // Columns are found by exact name, else by the name in any case when only
+  // one header entry matches it so ("TP" is tp).
+  bool has_column(const std::string& name) const { return column(name) >= 0; }
   // Throws InputError naming the file and the missing column.
   void require_columns(const std::vector<std::string>& names) const;
   int column(const std::string& name) const;  // -1 if absent
@@ -47,7 +49,8 @@ class CsvTable {
   // An integer from 1 to INT_MAX: the counts it reads (workers, replicas,
   // GPUs, nodes, batches) are ints, which a larger value would not fit.
   int positive_int(const CsvRow& row, const std::string& name) const;
-  // true for true/1, false for false/0 or an empty field (any case).
+  // true for true/yes/y/t/on/1, false for false/no/n/f/off/0 or an empty
+  // field (any case).
   bool truth(const CsvRow& row, const std::string& name) const;
 
   [[noreturn]] void fail(const CsvRow& row, const std::string& name, const std::string& msg) const;
@@ -59,6 +62,7 @@ class CsvTable {
   std::vector<CsvRow> rows_;
   std::vector<std::string> comments_;
   std::unordered_map<std::string, int> index_;
+  std::unordered_map<std::string, int> folded_index_;  // lowercase name -> column, -2 where two share it
 };
 
 // Splits one CSV line on the commas outside double quotes and trims spaces

@@ -59,18 +59,22 @@ std::string lowercase(std::string s) {
 }  // namespace
 
 std::optional<Recompute> parse_recompute(const std::string& text) {
-  const std::string s = lowercase(text);
-  if (s == "none") return Recompute::kNone;
+  // A note in brackets ("selective (attention)", as Korthikanti's tables
+  // write it) does not change the mode.
+  std::string s = lowercase(text.substr(0, text.find('(')));
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  if (s == "none" || s == "no" || s == "off") return Recompute::kNone;
   if (s == "selective") return Recompute::kSelective;
   if (s == "full") return Recompute::kFull;
   return std::nullopt;
 }
 
 std::optional<Precision> parse_precision(const std::string& text) {
+  // PyTorch's dtype names and Lightning's precision flags say the same.
   const std::string s = lowercase(text);
-  if (s == "fp16") return Precision::kFp16;
-  if (s == "bf16") return Precision::kBf16;
-  if (s == "fp32") return Precision::kFp32;
+  if (s == "fp16" || s == "float16" || s == "half" || s == "16-mixed" || s == "16") return Precision::kFp16;
+  if (s == "bf16" || s == "bfloat16" || s == "bf16-mixed") return Precision::kBf16;
+  if (s == "fp32" || s == "float32" || s == "float" || s == "32-true" || s == "32") return Precision::kFp32;
   if (s == "amp-fp32-master") return Precision::kAmpFp32Master;
   return std::nullopt;
 }

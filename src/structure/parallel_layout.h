@@ -69,7 +69,9 @@ struct LayoutProblem {
 std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
 
 // "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master"
-// (parsed in any case: "BF16" is bf16).
+// (parsed in any case: "BF16" is bf16; also "no"/"off" for none, a bracketed
+// note after the mode, and PyTorch's and Lightning's precision names:
+// float16, half, 16-mixed; bfloat16, bf16-mixed; float32, float, 32-true).
 std::string to_string(Recompute r);
 std::string to_string(Precision p);
 std::optional<Recompute> parse_recompute(const std::string& s);

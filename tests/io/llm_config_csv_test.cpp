@@ -64,6 +64,28 @@ TEST(LlmConfigCsv, WordsAreReadInAnyCase) {
   EXPECT_FALSE(t.rows[0].layout.distributed_optimizer);
 }
 
+TEST(LlmConfigCsv, ASpreadsheetsFileReadsTheSame) {
+  // A byte-order mark, Windows line ends, headers in capitals and the
+  // spellings PyTorch and spreadsheets use.
+  auto path = write(std::string("\xEF\xBB\xBF") +
+                    "GPUs,Global_Batch,Micro_Batch,Hidden,Heads,Layers,Seq,TP,DP,PP,Recompute,Precision,Sequence_Parallel\r\n" +
+                    "64,64,1,12288,96,96,2048,8,1,8,selective (attention),bfloat16,yes\r\n" +
+                    "64,64,1,12288,96,96,2048,8,1,8,off,float16,no\r\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0].layout.tp, 8);
+  EXPECT_EQ(t.rows[0].layout.recompute, structure::Recompute::kSelective);
+  EXPECT_EQ(t.rows[0].layout.precision, structure::Precision::kBf16);
+  EXPECT_TRUE(t.rows[0].layout.sequence_parallel);
+  EXPECT_EQ(t.rows[1].layout.recompute, structure::Recompute::kNone);
+  EXPECT_EQ(t.rows[1].layout.precision, structure::Precision::kFp16);
+  EXPECT_FALSE(t.rows[1].layout.sequence_parallel);
+  // Two columns that differ only in case name neither: the exact name still reads.
+  auto both = io::CsvTable::parse("tp,TP\n1,2\n", "both.csv");
+  EXPECT_EQ(both.column("TP"), 1);
+  EXPECT_EQ(both.column("Tp"), -1);
+}
+
 TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
   struct Case {
     std::string row;
