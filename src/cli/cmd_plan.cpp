@@ -189,7 +189,7 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
 void run_plan(const PlanArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
   if (!a.plot.empty()) io::check_plot_path(a.plot);
-  SampleSet samples = profile::read_samples(a.samples);
+  SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
   app::ModelSource src(std::move(samples), params);
   app::PlanQuery q;

@@ -59,7 +59,7 @@ void run_predict(const PredictArgs& a) {
   q.target = a.target;
   q.max_epochs = a.max_epochs;
   app::check_predict_query(q);
-  SampleSet samples = profile::read_samples(a.samples);
+  SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
   app::ModelSource src(std::move(samples), params);
   app::Progress progress;

@@ -21,6 +21,7 @@ struct SampleArgs {
   std::string out;
   std::string metric_direction;
   std::string metric_align = "data-epochs";
+  std::string hardware = "T4";
   bool curves = false;
   size_t synthetic_rows = 0;
   std::string synthetic_form = "curve";
@@ -55,6 +56,8 @@ void run_sample(const SampleArgs& a) {
   auto plan = replay::named_plan(a.plan, a.seed);
   plan.record_curves = a.curves;
   auto res = replay::draw_samples(oracle, plan);
+  for (auto* v : {&res.samples.samples, &res.samples.curve})
+    for (auto& x : *v) x.hardware = a.hardware;
   write_out(a, res.samples);
   std::cerr << fmt::format("sampled {} trials from {} (plan '{}', seed {}, dataset size {}, metric {})", res.samples.size(),
                            oracle.name(), a.plan, a.seed, oracle.dataset_size(), to_string(oracle.direction()));
@@ -84,6 +87,10 @@ void setup(CLI::App& root) {
   cmd->add_option("--dataset-size", args->dataset_size, "Training examples per epoch (default: known or derived from the trace)");
   cmd->add_option("--metric", args->metric_direction, "Metric direction max|min (default: known for the application, else max)");
   cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--hardware", args->hardware,
+                  "What the trace was measured on, written in each sample's hardware column (T4: the Pollux traces'; "
+                  "for another trace name its GPU, e.g. a100-40gb for the Sia artifact's)")
+      ->capture_default_str();
   cmd->add_option("--metric-align", args->metric_align,
                   "How the metric between two measured global batches is read: data-epochs (blend the two curves at "
                   "equal data epochs) or progress (blend them row by row, at equal statistical progress, as Pollux's "

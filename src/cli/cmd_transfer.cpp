@@ -1,19 +1,26 @@
 // trainplan transfer: a data-parallel job's step time on a GPU it was never
 // profiled on, from its trace on another GPU (models/transfer_split.h), with
 // the parts a hardware change scales differently; K steps measured on the
-// target (--trials) correct them. `evaluate --transfer` scores the same model
-// on traces of both GPUs (docs/TRANSFER.md).
+// target (--trials) correct them. From profiling samples (--samples) it
+// writes the same samples as if measured on the target, for `plan`,
+// `predict` and `evaluate` (app/transfer_samples.h). `evaluate --transfer`
+// scores the model on traces of both GPUs (docs/TRANSFER.md).
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "app/transfer_samples.h"
 #include "io/hardware_file.h"
+#include "io/sample_csv.h"
 #include "models/transfer_split.h"
+#include "profile/samples_file.h"
 #include "scoring/transfer_eval.h"
 #include "structure/network_zoo.h"
 
@@ -23,22 +30,114 @@ namespace {
 namespace fs = std::filesystem;
 
 struct TransferArgs {
-  std::string from, from_gpu, to_gpu, trials, network, placements = "1,2,4,8", batches, out;
+  std::string from, samples, from_gpu, to_gpu, trials, network, placements = "1,2,4,8", batches, out;
+  long dataset_size = 0;
   bool json = false;
   bool describe = false;
 };
 
+SampleSet read_sample_set(const std::string& path, long dataset_size) {
+  SampleSet set = profile::read_samples(path);
+  if (dataset_size > 0) set.dataset_size = dataset_size;
+  return set;
+}
+
+// Steps measured on the target: a trace directory, or samples (a CSV or a store).
+std::vector<models::StepSample> target_steps(const TransferArgs& a, const structure::HardwareProfile& target) {
+  if (a.trials.empty()) return {};
+  if (fs::is_directory(a.trials)) return scoring::trace_samples(a.trials, false);
+  return app::sample_steps(read_sample_set(a.trials, a.dataset_size), target.node.gpus_per_node);
+}
+
+// The network's layer graph: --network, else the trace directory's name or the samples' model.
+const structure::LayerGraph* network_for(const TransferArgs& a, const SampleSet* samples) {
+  if (!a.network.empty()) {
+    const auto* g = structure::find_network(a.network);
+    if (!g) throw InputError("", 0, "--network", "'" + a.network + "' is not a network trainplan knows (trainplan network)");
+    return g;
+  }
+  if (!samples) return structure::find_network(fs::path(a.from).lexically_normal().filename().string());
+  const auto names = samples->model_names();
+  return names.size() == 1 ? structure::find_network(*names.begin()) : nullptr;
+}
+
+// --samples: the samples again, each epoch time predicted on the target.
+void run_transfer_samples(const TransferArgs& a) {
+  models::TransferProblem problem;
+  problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
+  problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
+  const SampleSet set = read_sample_set(a.samples, a.dataset_size);
+  problem.source = app::sample_steps(set, problem.source_hw.node.gpus_per_node);
+  problem.target_trials = target_steps(a, problem.target_hw);
+  problem.network = network_for(a, &set);
+  models::SplitTransferModel model;
+  model.fit(problem);
+  const SampleSet moved = app::transferred_samples(set, model, problem.source_hw.name, problem.target_hw.name,
+                                                   problem.target_hw.node.gpus_per_node);
+  if (!a.out.empty()) io::write_samples_csv(a.out, moved);
+
+  // One line per distinct configuration: what was measured, what is predicted.
+  struct Line {
+    double batch;
+    int workers, nodes;
+    double measured, predicted;
+  };
+  std::map<std::tuple<double, int, int>, Line> lines;
+  for (size_t i = 0; i < set.samples.size(); ++i) {
+    const auto& s = set.samples[i];
+    lines.try_emplace({s.batch, s.workers, s.nodes}, Line{s.batch, s.workers, s.nodes, s.epoch_time_s, moved.samples[i].epoch_time_s});
+  }
+  if (a.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& [key, l] : lines)
+      rows.push_back({{"batch", l.batch}, {"workers", l.workers}, {"nodes", l.nodes},
+                      {"source_epoch_time_s", l.measured}, {"target_epoch_time_s", l.predicted}});
+    nlohmann::json j = {{"samples", a.samples},
+                        {"from_gpu", problem.source_hw.name},
+                        {"to_gpu", problem.target_hw.name},
+                        {"network", problem.network ? problem.network->name : ""},
+                        {"target_trials", problem.target_trials.size()},
+                        {"ratios", scoring::ratios_json(model.ratios())},
+                        {"configurations", rows}};
+    if (!a.out.empty()) j["out"] = a.out;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("{}: {} samples measured on {} ({} configurations), epoch times predicted on {}{}{}\n",
+                           a.samples, set.samples.size(), problem.source_hw.name, lines.size(), problem.target_hw.name,
+                           problem.target_trials.empty()
+                               ? ", no step measured there"
+                               : fmt::format(", corrected by {} configurations measured there", problem.target_trials.size()),
+                           problem.network ? " (layer graph " + problem.network->name + ")" : " (no layer graph)");
+  if (a.describe) std::cout << model.describe();
+  std::cout << fmt::format("{:>8} {:>8} {:>6} {:>14} {:>14} {:>9}\n", "batch", "workers", "nodes",
+                           "measured_s", "predicted_s", "speed-up");
+  for (const auto& [key, l] : lines)
+    std::cout << fmt::format("{:>8g} {:>8} {:>6} {:>14.4g} {:>14.4g} {:>8.2f}x\n", l.batch, l.workers,
+                             l.nodes ? std::to_string(l.nodes) : std::string("?"), l.measured, l.predicted,
+                             l.measured / l.predicted);
+  std::cout << "epoch times, seconds; the metric is kept (it depends on the batch and epochs, not the GPU). "
+               "Plan on the target with: trainplan plan --samples OUT.csv --hardware "
+            << a.to_gpu << " ...\n";
+  if (!a.out.empty()) std::cerr << fmt::format("wrote {} samples to {}\n", moved.samples.size() + moved.curve.size(), a.out);
+}
+
 void run_transfer(const TransferArgs& a) {
+  if (a.from.empty() == a.samples.empty())
+    throw InputError("", 0, "--from", "give either --from (a trace directory) or --samples (profiling samples)");
+  if (!a.samples.empty()) {
+    if (!a.batches.empty())
+      throw InputError("", 0, "--batches", "with --samples the samples' own configurations are predicted");
+    return run_transfer_samples(a);
+  }
+  if (a.batches.empty()) throw InputError("", 0, "--batches", "the per-GPU batches to predict are required with --from");
   // trace_samples names a trace directory's missing placements.csv.
   models::TransferProblem problem;
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   problem.source = scoring::trace_samples(a.from, true);
-  if (!a.trials.empty()) problem.target_trials = scoring::trace_samples(a.trials, false);
-  const std::string net = a.network.empty() ? fs::path(a.from).lexically_normal().filename().string() : a.network;
-  problem.network = structure::find_network(net);
-  if (!a.network.empty() && !problem.network)
-    throw InputError("", 0, "--network", "'" + a.network + "' is not a network trainplan knows (trainplan network)");
+  problem.target_trials = target_steps(a, problem.target_hw);
+  problem.network = network_for(a, nullptr);
 
   std::vector<models::StepSample> at;
   const auto batches = comma_list(a.batches, "--batches");
@@ -114,20 +213,31 @@ void setup(CLI::App& root) {
       "Example:\n"
       "  trainplan transfer --from ../shared/data/pollux-t4/imagenet --from-gpu t4 --to-gpu a100-40gb \\\n"
       "      --placements 1,8,88 --batches 32,128\n"
+      "  trainplan transfer --samples t4-samples.csv --from-gpu t4 --to-gpu a100-40gb -o a100-samples.csv\n"
+      "  trainplan plan --samples a100-samples.csv --hardware a100-40gb --target 0.9 --deadline 2h\n"
       "Score the model first on traces of both GPUs: trainplan evaluate --transfer (docs/TRANSFER.md).");
-  cmd->add_option("--from", a->from, "One network's trace directory measured on --from-gpu (Pollux format)")->required();
+  cmd->add_option("--from", a->from, "One network's trace directory measured on --from-gpu (Pollux format)");
+  cmd->add_option("--samples", a->samples,
+                  "Instead of --from: profiling samples measured on --from-gpu (a CSV or a profile store); -o writes "
+                  "them with each epoch time predicted on --to-gpu, to plan there");
+  cmd->add_option("--dataset-size", a->dataset_size,
+                  "With --samples: training examples per epoch (default: the samples' dataset_size)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--from-gpu", a->from_gpu, "The GPU the trace was measured on: a catalog name or a hardware file")
       ->required();
   cmd->add_option("--to-gpu", a->to_gpu, "The GPU to predict: a catalog name or a hardware file")->required();
   cmd->add_option("--placements", a->placements,
                   "Placements to predict, comma-separated: GPUs per node, one digit a node (1, 4, 44, 2222)")
       ->capture_default_str();
-  cmd->add_option("--batches", a->batches, "Per-GPU batch sizes to predict, comma-separated")->required();
+  cmd->add_option("--batches", a->batches, "Per-GPU batch sizes to predict, comma-separated (required with --from)");
   cmd->add_option("--trials", a->trials,
-                  "A trace directory of steps measured on the target GPU: they correct the prediction");
+                  "Steps measured on the target GPU, which correct the prediction: a trace directory, or samples (a "
+                  "CSV or a profile store)");
   cmd->add_option("--network", a->network,
                   "The network's layer graph (trainplan network); default: the --from directory's name when known");
-  cmd->add_option("-o,--out", a->out, "Write the predictions as CSV (placement,local_bsz,step_time,...)");
+  cmd->add_option("-o,--out", a->out,
+                  "Write the predictions as CSV (placement,local_bsz,step_time,...); with --samples, the samples on "
+                  "the target");
   cmd->add_flag("--describe", a->describe, "Also print the source fit, the hardware ratios and the trials' corrections");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { run_transfer(*a); });

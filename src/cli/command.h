@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sample.h"
 #include "models/registry.h"
 
 namespace trainplan::cli {
@@ -37,6 +38,10 @@ void add_hardware_option(CLI::App* cmd, std::string& name_or_path);
 // The items of a comma-separated option value ("a100-80gb,h100"), in order.
 // Throws InputError naming `option` on an empty item or an empty list.
 std::vector<std::string> comma_list(const std::string& value, const std::string& option);
+
+// profile::read_samples, saying on stderr when the epoch times were
+// predicted on other hardware rather than measured (`transfer --samples`).
+SampleSet read_samples_noted(const std::string& path);
 // --time-repeats: runs of each time trial (profile, demo).
 void add_time_repeats_option(CLI::App* cmd, int& repeats);
 // Adds `--metric-range LO:HI` to `cmd`, stored in `range` (parse it with

@@ -1,10 +1,15 @@
 // The options shared by fit, predict and plan that describe the cluster
-// (--comm-profile, --hardware) and the metric (--metric-range).
+// (--comm-profile, --hardware) and the metric (--metric-range), and their
+// reading of --samples.
+#include <fmt/format.h>
+
+#include <iostream>
 #include <memory>
 
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/hardware_file.h"
+#include "profile/samples_file.h"
 #include "structure/comm_profile.h"
 #include "structure/gpu_catalog.h"
 
@@ -22,6 +27,16 @@ void add_hardware_option(CLI::App* cmd, std::string& name_or_path) {
                   "(docs/HARDWARE.md). Sets the links the time models assume for a sync term the samples cannot "
                   "identify, and the GPUs a node holds [default: a T4 node on PCIe 3.0 x16 and 25 Gb/s Ethernet for "
                   "the links, said as a default wherever it is used; the samples' packing for the nodes]");
+}
+
+SampleSet read_samples_noted(const std::string& path) {
+  SampleSet set = profile::read_samples(path);
+  if (!set.times_predicted_from.empty())
+    std::cerr << fmt::format(
+        "note: {}'s epoch times were predicted from {} by `trainplan transfer`, not measured: the models' "
+        "cross-validated errors and intervals leave out the transfer's own error (docs/TRANSFER.md)\n",
+        path, set.times_predicted_from);
+  return set;
 }
 
 std::vector<std::string> comma_list(const std::string& value, const std::string& option) {

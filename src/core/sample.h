@@ -67,6 +67,11 @@ struct SampleSet {
   // The metric's range when declared (the CSV's `metric_range=LO:HI`, or an
   // option); nullopt: inferred by metric_range().
   std::optional<MetricRange> declared_metric_range;
+  // Empty when the epoch times were measured; else the hardware they were
+  // predicted from (`trainplan transfer --samples`, the CSV's
+  // `times_predicted_from=NAME`): errors and intervals fitted on them do not
+  // include the transfer's own error.
+  std::string times_predicted_from;
 
   bool empty() const { return samples.empty(); }
   size_t size() const { return samples.size(); }

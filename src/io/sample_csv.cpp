@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -40,6 +41,8 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
       } catch (const InputError& e) {
         throw InputError(name, 1, "metric_range", e.message());
       }
+    } else if (key == "times_predicted_from") {
+      set.times_predicted_from = value;
     }
     // Unknown keys are ignored so that newer files stay readable.
   }
@@ -109,6 +112,12 @@ std::string format_samples_csv(const SampleSet& set) {
   if (const auto& r = set.declared_metric_range)
     out += fmt::format(" metric_range={}:{}", r->lo > -1e300 ? fmt::format("{:g}", r->lo) : "",
                        r->hi < 1e300 ? fmt::format("{:g}", r->hi) : "");
+  if (!set.times_predicted_from.empty()) {
+    std::string from = set.times_predicted_from;  // one word on the format line
+    for (char& c : from)
+      if (std::isspace(static_cast<unsigned char>(c))) c = '_';
+    out += " times_predicted_from=" + from;
+  }
   out += "\nbatch,workers,epochs,epoch_time_s,metric";
   if (any_nodes) out += ",nodes";
   if (any_model) out += ",model";

@@ -39,6 +39,11 @@ double compute_time(const StepSample& s) {
   return s.step_s;
 }
 
+// Whether a row's compute side is known: one GPU (no all-reduce), or a
+// measured synchronisation. A multi-GPU step without one (profiling samples
+// measure none) mixes the all-reduce into its compute side.
+bool compute_side_known(const StepSample& s) { return s.gpus() == 1 || s.sync_s.has_value(); }
+
 double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0 : median(v); }
 
 // Per-example seconds of matrix work at `precision` for a layer kind.
@@ -108,7 +113,7 @@ void SplitTransferModel::fit_source(const std::vector<StepSample>& rows, const T
   if (!std::isfinite(src_.shortest_step_s)) src_.shortest_step_s = cmin;
 
   Terms t = fit_compute_side(rows, cm, problem);
-  fit_communication(rows, cm, problem, t);
+  fit_communication(rows, problem, t);
   src_.intra_latency_s = t.ai, src_.intra_s = t.ki, src_.inter_latency_s = t.ae, src_.inter_s = t.ke;
   src_.inter_per_gpu = t.lambda, src_.comm_overlap = t.g;
   t.compute_share = ratios_.compute_share_source;
@@ -128,15 +133,24 @@ void SplitTransferModel::fit_source(const std::vector<StepSample>& rows, const T
 SplitTransferModel::Terms SplitTransferModel::fit_compute_side(const std::vector<StepSample>& rows,
                                                                const std::vector<double>& cm,
                                                                const TransferProblem& problem) {
+  // Stage 1 fits the rows whose compute side is known (all of them when
+  // none is); the others' all-reduce is left to stage 2.
+  std::vector<size_t> known;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (compute_side_known(rows[i])) known.push_back(i);
+  if (known.empty())
+    for (size_t i = 0; i < rows.size(); ++i) known.push_back(i);
+  bool shared_node = false;  // a known row with more than one GPU on a node: contention is seen
   double bmin = INFINITY, bmax = 0, cmin = INFINITY, cmax = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
+  for (size_t i : known) {
     bmin = std::min(bmin, rows[i].batch), bmax = std::max(bmax, rows[i].batch);
     cmin = std::min(cmin, cm[i]), cmax = std::max(cmax, cm[i]);
+    shared_node = shared_node || rows[i].busiest_node() > 1;
   }
   // Stage 1: host, contention, per-step and per-example GPU time, overlap.
   // Starting points from a straight line c = F + V b (relative least squares).
   double s00 = 0, s01 = 0, s11 = 0, r0 = 0, r1 = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
+  for (size_t i : known) {
     double w = 1 / (cm[i] * cm[i]), b = rows[i].batch;
     s00 += w, s01 += w * b, s11 += w * b * b, r0 += w * cm[i], r1 += w * b * cm[i];
   }
@@ -149,11 +163,10 @@ SplitTransferModel::Terms SplitTransferModel::fit_compute_side(const std::vector
     Terms t;
     t.host = std::exp(x(0)), t.contention = x(1), t.gpu_step = std::exp(x(2)), t.gpu_example = std::exp(x(3));
     t.p = x(4);
-    Eigen::VectorXd res(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      StepSample one = rows[i];
-      double v = evaluate(t, one).total;  // r GPUs but no comm terms: c only
-      res(i) = std::log(std::max(v, 1e-300)) - std::log(cm[i]);
+    Eigen::VectorXd res(known.size());
+    for (size_t j = 0; j < known.size(); ++j) {
+      double v = evaluate(t, rows[known[j]]).total;  // r GPUs but no comm terms: c only
+      res(j) = std::log(std::max(v, 1e-300)) - std::log(cm[known[j]]);
     }
     return res;
   };
@@ -162,12 +175,13 @@ SplitTransferModel::Terms SplitTransferModel::fit_compute_side(const std::vector
   lo << std::log(1e-4 * cmin), 0, std::log(1e-4 * cmin), std::log(1e-6 * cmax / bmax), 1;
   hi << std::log(2 * cmax), p_.contention_max, std::log(2 * cmax), std::log(10 * cmax / bmin), p_.overlap_max;
   Eigen::Array<bool, Eigen::Dynamic, 1> free1 = Eigen::Array<bool, Eigen::Dynamic, 1>::Constant(5, false);
+  free1(1) = !shared_node;  // no row shows a shared node's contention: held at 0
   numerics::LmResult best;
   best.cost = INFINITY;
   for (double host_share : {0.1, 0.5, 0.9})
     for (double p : {2.0, 5.0}) {
       Eigen::VectorXd x0(5);
-      x0 << std::log(std::max(host_share * fixed, 1e-4 * cmin)), 0.05,
+      x0 << std::log(std::max(host_share * fixed, 1e-4 * cmin)), shared_node ? 0.05 : 0.0,
           std::log(std::max((1 - host_share) * fixed, 1e-4 * cmin)), std::log(slope), p;
       auto r = shifted_lm(stage1, x0, lo, hi, free1);
       if (r.cost < best.cost) best = r;
@@ -202,7 +216,7 @@ SplitTransferModel::Terms SplitTransferModel::fit_compute_side(const std::vector
   return t;
 }
 
-void SplitTransferModel::fit_communication(const std::vector<StepSample>& rows, const std::vector<double>& cm,
+void SplitTransferModel::fit_communication(const std::vector<StepSample>& rows,
                                            const TransferProblem& problem, Terms& t) {
   // Stage 2: communication, on the multi-GPU rows, with c held.
   std::vector<size_t> multi;
@@ -211,7 +225,8 @@ void SplitTransferModel::fit_communication(const std::vector<StepSample>& rows, 
     const auto& s = rows[i];
     if (s.gpus() < 2) continue;
     multi.push_back(i);
-    double sync = s.sync_s ? std::max(*s.sync_s, 1e-5) : std::max(s.step_s - cm[i], 1e-5);
+    // Unmeasured, the synchronisation is what the step adds to its compute side's fit.
+    double sync = s.sync_s ? std::max(*s.sync_s, 1e-5) : std::max(s.step_s - evaluate(t, s).total, 1e-5);
     (s.nodes() == 1 ? src_.intra_measured : src_.inter_measured) = true;
     (s.nodes() == 1 ? intra_syncs : inter_syncs).push_back(sync / ring(s.gpus()));
   }
@@ -272,7 +287,9 @@ void SplitTransferModel::fit_batch_quirks(const std::vector<StepSample>& rows, c
   std::map<double, std::pair<double, int>> q;
   for (size_t i = 0; i < rows.size(); ++i) {
     auto& a = q[rows[i].batch];
-    a.first += std::log(cm[i] / (evaluate(t, rows[i]).total - evaluate(t, rows[i]).exposed_comm)), a.second++;
+    const StepParts e = evaluate(t, rows[i]);
+    a.first += compute_side_known(rows[i]) ? std::log(cm[i] / (e.total - e.exposed_comm)) : std::log(rows[i].step_s / e.total);
+    a.second++;
   }
   // Kept only as far as the departures alternate from batch to batch (lag-1
   // autocorrelation below 0): a smooth run of departures is this model's

@@ -182,8 +182,7 @@ class SplitTransferModel : public TransferModel {
   // The stages of fit_source; cm is each row's compute side (step - sync).
   Terms fit_compute_side(const std::vector<StepSample>& rows, const std::vector<double>& cm,
                          const TransferProblem& problem);
-  void fit_communication(const std::vector<StepSample>& rows, const std::vector<double>& cm,
-                         const TransferProblem& problem, Terms& t);
+  void fit_communication(const std::vector<StepSample>& rows, const TransferProblem& problem, Terms& t);
   void fit_batch_quirks(const std::vector<StepSample>& rows, const std::vector<double>& cm, const Terms& t);
   void set_ratios(const TransferProblem& problem);
   Terms transferred(const SplitFactors& f) const;

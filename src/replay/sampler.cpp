@@ -88,7 +88,7 @@ DrawResult draw_samples(const ReplayOracle& oracle, const SamplingPlan& plan) {
         s.epochs = e;
         s.epoch_time_s = *t;
         s.model = oracle.name();
-        s.hardware = "T4";
+        s.hardware = "T4";  // the Pollux traces'; `trainplan sample --hardware` names another
         s.metric = oracle.metric(double(b) * r, e);
         if (!s.metric && !oracle.time_only()) ++res.metric_missing;
         if (auto g = oracle.gradient_stats(double(b) * r, e)) s.grad_sqr = g->first, s.grad_var = g->second;

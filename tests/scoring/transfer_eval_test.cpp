@@ -1,5 +1,6 @@
 // evaluate --transfer: the trace reader takes columns by name, the report's
-// JSON, bad input, and the figures measured on the shared T4/A100 pair.
+// JSON, bad input, and the figures measured on the shared T4/A100 pair;
+// trainplan transfer on traces and on profiling samples.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -7,9 +8,11 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/sample_csv.h"
 #include "scoring/transfer_eval.h"
 #include "test_util.h"
 
@@ -237,4 +240,82 @@ TEST(TransferCli, PredictsWhatEvaluateScoresAndTrialsCorrectIt) {
   EXPECT_EQ(tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu h100 --batches 8 --placements 1,,2")
                 .exit_code,
             2);
+}
+
+// trainplan transfer --samples: profiling samples (epoch times, no sync)
+// moved to another GPU. On the same GPU they come back as measured, within
+// the fit's error; to another they match what the trace they were drawn
+// from predicts; the written CSV says its times were predicted, and the
+// verbs that read it say so too.
+TEST(TransferCli, SamplesMoveToAnotherGpuAndSaySo) {
+  auto d = two_gpu_traces(false);
+  fs::remove(d / "src" / "synthnet" / "scalability.csv");
+  const long n = 10000;
+  std::string csv = fmt::format("# trainplan: metric=max dataset_size={}\nbatch,workers,epochs,epoch_time_s,metric,nodes,model,hardware\n", n);
+  std::map<std::tuple<double, int, int>, double> measured;
+  for (const auto& r : rows_for(1, {"1", "2", "4", "11", "22", "44"})) {
+    int workers = 0;
+    for (char c : r.placement) workers += c - '0';
+    const int nodes = static_cast<int>(r.placement.size());
+    const double epoch = r.step * n / (r.bsz * workers);
+    measured[{r.bsz, workers, nodes}] = epoch;
+    for (int e : {1, 3}) csv += fmt::format("{},{},{},{},{},{},synthnet,t4\n", r.bsz, workers, e, epoch, 0.5 + 0.1 * e, nodes);
+  }
+  const auto samples = tptest::write_file(d / "samples.csv", csv);
+
+  auto same = tptest::run_cli("transfer --samples " + samples + " --from-gpu t4 --to-gpu t4 --json");
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  auto js = nlohmann::json::parse(same.out);
+  ASSERT_EQ(js["configurations"].size(), measured.size());
+  double err = 0;
+  for (const auto& c : js["configurations"]) err += std::abs(c["target_epoch_time_s"].get<double>() / c["source_epoch_time_s"].get<double>() - 1);
+  EXPECT_LT(err / measured.size(), 0.05);
+
+  const auto out = (d / "on-a100.csv").string();
+  auto moved = tptest::run_cli("transfer --samples " + samples + " --from-gpu t4 --to-gpu a100-40gb --json -o " + out);
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  auto traced = tptest::run_cli("transfer --from " + (d / "src" / "synthnet").string() +
+                                " --from-gpu t4 --to-gpu a100-40gb --placements 1,4,44 --batches 8,256 --json");
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  std::map<std::pair<std::string, double>, double> by_trace;
+  const auto traced_json = nlohmann::json::parse(traced.out), moved_json = nlohmann::json::parse(moved.out);
+  for (const auto& r : traced_json["rows"])
+    by_trace[{r["placement"].get<std::string>(), r["local_bsz"].get<double>()}] = r["step_time_s"].get<double>();
+  int compared = 0;
+  for (const auto& c : moved_json["configurations"]) {
+    const int workers = c["workers"].get<int>(), nodes = c["nodes"].get<int>();
+    const std::string placement = nodes == 2 ? "44" : std::to_string(workers);
+    auto it = by_trace.find({placement, c["batch"].get<double>()});
+    if (it == by_trace.end() || (nodes == 2 && workers != 8)) continue;
+    const double step = c["target_epoch_time_s"].get<double>() * c["batch"].get<double>() * workers / n;
+    EXPECT_NEAR(step / it->second, 1, 0.05) << placement << " batch " << c["batch"];
+    ++compared;
+  }
+  EXPECT_EQ(compared, 6);
+
+  const SampleSet on = io::read_samples_csv(out);
+  EXPECT_EQ(on.times_predicted_from, "t4");
+  ASSERT_EQ(on.samples.size(), 2 * measured.size());
+  EXPECT_EQ(on.samples[0].hardware, "a100-40gb");
+  EXPECT_DOUBLE_EQ(*on.samples[0].metric, 0.6);  // the metric is kept
+  auto fit = tptest::run_cli("fit --samples " + out);
+  EXPECT_NE(fit.err.find("predicted from t4"), std::string::npos) << fit.err;
+
+  // Samples drawn from a trace name the hardware they are told.
+  const auto drawn = (d / "drawn.csv").string();
+  auto sampled = tptest::run_cli("sample --workload " + (d / "src" / "synthnet").string() +
+                                 " --plan small --dataset-size 10000 --hardware v100 -o " + drawn);
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  EXPECT_EQ(io::read_samples_csv(drawn).samples.at(0).hardware, "v100");
+
+  // Bad input.
+  auto both = tptest::run_cli("transfer --samples " + samples + " --from " + (d / "src" / "synthnet").string() +
+                              " --from-gpu t4 --to-gpu h100");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("transfer --samples " + samples + " --from-gpu t4 --to-gpu h100 --batches 8").exit_code, 2);
+  const auto no_size = tptest::write_file(d / "no-size.csv", csv.substr(csv.find('\n') + 1));
+  auto sized = tptest::run_cli("transfer --samples " + no_size + " --from-gpu t4 --to-gpu h100");
+  EXPECT_EQ(sized.exit_code, 2);
+  EXPECT_NE(sized.err.find("dataset_size"), std::string::npos) << sized.err;
+  EXPECT_EQ(tptest::run_cli("transfer --samples " + no_size + " --dataset-size 10000 --from-gpu t4 --to-gpu h100").exit_code, 0);
 }

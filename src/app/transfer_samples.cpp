@@ -1,0 +1,78 @@
+#include "app/transfer_samples.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <tuple>
+
+#include "core/error.h"
+#include "core/median.h"
+
+namespace trainplan::app {
+
+std::vector<int> sample_placement(int workers, int nodes, int gpus_per_node) {
+  if (workers < 1) throw InputError("", 0, "workers", fmt::format("must be >= 1, got {}", workers));
+  if (nodes == 0) nodes = (workers + std::max(1, gpus_per_node) - 1) / std::max(1, gpus_per_node);
+  if (nodes < 1 || workers < nodes)
+    throw InputError("", 0, "nodes", fmt::format("{} workers cannot span {} nodes", workers, nodes));
+  std::vector<int> p(nodes, workers / nodes);
+  for (int i = 0; i < workers % nodes; ++i) ++p[nodes - 1 - i];
+  return p;
+}
+
+namespace {
+
+double steps_per_epoch(const SampleSet& set, const Sample& s) {
+  return double(*set.dataset_size) / (s.batch * s.workers);
+}
+
+void check_dataset_size(const SampleSet& set) {
+  if (!set.dataset_size || *set.dataset_size <= 0)
+    throw InputError(set.source, 0, "dataset_size",
+                     "moving samples to another GPU needs the dataset size, to turn epoch times into step times "
+                     "(the first line '# trainplan: dataset_size=N', or --dataset-size)");
+}
+
+}  // namespace
+
+std::vector<models::StepSample> sample_steps(const SampleSet& set, int gpus_per_node) {
+  check_dataset_size(set);
+  if (set.samples.empty()) throw InputError(set.source, 0, "", "no trials to take step times from");
+  std::map<std::tuple<double, int, int>, std::vector<double>> steps;  // (batch, workers, nodes) -> s per step
+  for (const auto& s : set.samples) steps[{s.batch, s.workers, s.nodes}].push_back(s.epoch_time_s / steps_per_epoch(set, s));
+  std::vector<models::StepSample> out;
+  for (auto& [key, times] : steps) {
+    auto [batch, workers, nodes] = key;
+    models::StepSample x;
+    try {
+      x.gpus_per_node = sample_placement(workers, nodes, gpus_per_node);
+    } catch (const InputError& e) {
+      throw InputError(set.source, 0, e.field(), e.message());
+    }
+    x.batch = batch;
+    x.step_s = median(times);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+SampleSet transferred_samples(const SampleSet& set, const models::TransferModel& model, const std::string& source,
+                              const std::string& target, int gpus_per_node) {
+  check_dataset_size(set);
+  SampleSet out = set;
+  // Moved twice, they are still the first hardware's measurements.
+  if (out.times_predicted_from.empty()) out.times_predicted_from = source;
+  auto move = [&](Sample& s) {
+    models::StepSample at;
+    at.gpus_per_node = sample_placement(s.workers, s.nodes, gpus_per_node);
+    at.batch = s.batch;
+    s.epoch_time_s = model.predict(at) * steps_per_epoch(set, s);
+    s.hardware = target;
+    s.time_spread.reset();
+  };
+  for (auto& s : out.samples) move(s);
+  for (auto& s : out.curve) move(s);
+  return out;
+}
+
+}  // namespace trainplan::app

@@ -1,0 +1,38 @@
+// Profiling samples moved to a GPU they were not measured on. The steps a
+// sample set implies feed a transfer model (models/transfer.h) as its source
+// or as trials on the target; the fitted model then gives every sample's
+// epoch time on the target, so that `plan`, `predict` and `evaluate` work on
+// the target GPU as on a profiled one. The metric is kept: how far an epoch
+// at a global batch takes the training is the training's, not the GPU's.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/sample.h"
+#include "models/transfer.h"
+
+namespace trainplan::app {
+
+// Where `workers` run: spread as evenly as possible (the larger counts last,
+// as the Pollux traces write placements) over `nodes` nodes, or, with
+// `nodes` 0 (unknown), over as few nodes of `gpus_per_node` as hold them.
+// Throws InputError when `workers` < 1 or fewer than `nodes`.
+std::vector<int> sample_placement(int workers, int nodes, int gpus_per_node);
+
+// One step per distinct (batch, workers, nodes) of `set`'s trials: the median
+// of their epoch times as seconds per step, epoch_time · batch · workers /
+// dataset_size. Samples measure no synchronisation, so no sync time is set.
+// Throws InputError naming set.source when the set has no dataset size or no
+// trials.
+std::vector<models::StepSample> sample_steps(const SampleSet& set, int gpus_per_node);
+
+// `set` with every trial's and curve point's epoch time replaced by
+// `model`'s prediction at its placement and batch (steps per epoch ×
+// predicted seconds per step), `hardware` set to `target`, time_spread
+// dropped and times_predicted_from set to `source` (kept when already set):
+// the times are predictions, not measurements. `model` must be fitted;
+// `gpus_per_node` places samples whose nodes are unknown.
+SampleSet transferred_samples(const SampleSet& set, const models::TransferModel& model, const std::string& source,
+                              const std::string& target, int gpus_per_node);
+
+}  // namespace trainplan::app
