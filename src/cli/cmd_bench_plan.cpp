@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "experiments/plan_benchmark.h"
 #include "experiments/plan_benchmark_seeds.h"
+#include "io/hardware_file.h"
 #include "io/pollux_trace.h"
 
 namespace trainplan::cli {
@@ -19,6 +20,9 @@ struct BenchArgs {
   experiments::PlanBenchmarkOptions o;
   bool confidence_given = false;
   std::string seeds;          // empty: one run at o.seed
+  std::string sample_from, curves_from, sample_gpu, gpu;  // planning on a GPU never profiled
+  bool as_measured = false;
+  int target_trials = 0;
   double regret_limit = 0.03;  // with seeds: the median regret the summary counts seeds against
 };
 
@@ -27,16 +31,34 @@ void run_bench(const BenchArgs& a) {
   // command line it is out of range like any other value outside (0, 1).
   if (a.confidence_given && !(a.o.confidence > 0 && a.o.confidence < 1))
     throw InputError("--confidence must be strictly between 0 and 1");
+  experiments::PlanBenchmarkOptions o = a.o;
+  if (!a.gpu.empty()) {
+    experiments::CrossGpuOptions x;
+    x.judged_hw = io::resolve_hardware(a.gpu, "--gpu");
+    x.curves_from = a.curves_from, x.sample_from = a.sample_from, x.as_measured = a.as_measured;
+    x.target_trials = a.target_trials;
+    if (a.target_trials > 0 && (a.sample_from.empty() || a.as_measured))
+      throw InputError("", 0, "--target-trials", "corrects a transfer: it needs --sample-from without --as-measured");
+    if (!a.sample_from.empty()) {
+      if (a.sample_gpu.empty()) throw InputError("", 0, "--sample-gpu", "--sample-from needs the GPU its traces were measured on");
+      x.sample_hw = io::resolve_hardware(a.sample_gpu, "--sample-gpu");
+    } else if (!a.sample_gpu.empty() || a.as_measured) {
+      throw InputError("", 0, "--sample-from", "--sample-gpu and --as-measured go with --sample-from");
+    }
+    o.cross_gpu = x;
+  } else if (!a.sample_from.empty() || !a.curves_from.empty() || !a.sample_gpu.empty() || a.as_measured) {
+    throw InputError("", 0, "--gpu", "--sample-from, --curves-from, --sample-gpu and --as-measured need --gpu (what --data's traces were measured on)");
+  }
   auto traces = io::find_pollux_traces(a.data);
   auto say = [](const std::string& line) { std::cerr << line << "\n"; };
   if (!a.seeds.empty()) {
     if (!(a.regret_limit >= 0)) throw InputError("--regret-limit must be >= 0");
-    auto doc = experiments::run_plan_benchmark_seeds(traces, a.o, experiments::parse_seed_list(a.seeds), say);
+    auto doc = experiments::run_plan_benchmark_seeds(traces, o, experiments::parse_seed_list(a.seeds), say);
     if (a.json_out) std::cout << doc.dump(2) << "\n";
     else std::cout << experiments::format_plan_benchmark_seeds(doc, a.regret_limit);
     return;
   }
-  auto doc = experiments::run_plan_benchmark(traces, a.o, say);
+  auto doc = experiments::run_plan_benchmark(traces, o, say);
   if (a.json_out) std::cout << doc.dump(2) << "\n";
   else std::cout << experiments::format_plan_benchmark(doc);
 }
@@ -99,6 +121,22 @@ void setup(CLI::App& root) {
                 "is also held to the curve points");
   cmd->add_flag("--pin-runs", a->o.pin_runs,
                 "With intervals, pin the metric model to each sampled run's own trials (uncertainty/metric_run_pinned.h)");
+  cmd->add_option("--gpu", a->gpu,
+                  "What --data's traces were measured on (a catalog name or a hardware file); its node places their runs");
+  cmd->add_option("--curves-from", a->curves_from,
+                  "With --gpu: a trace of --data without learning curves takes those of the trace of the same name here "
+                  "(the metric after an epoch at a global batch is the training's, not the GPU's)");
+  cmd->add_option("--sample-from", a->sample_from,
+                  "With --gpu, planning on a GPU never profiled: draw the samples from the traces of the same names "
+                  "here (measured on --sample-gpu), move them to --gpu as `transfer --samples` does (no step measured "
+                  "there), and judge the plans on --data's traces");
+  cmd->add_option("--sample-gpu", a->sample_gpu, "With --sample-from: the GPU its traces were measured on");
+  cmd->add_option("--target-trials", a->target_trials,
+                  "With --sample-from: this many of the samples' configurations, drawn by the seed, are timed on "
+                  "--data's traces and correct the transfer (as `transfer --trials` does)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--as-measured", a->as_measured,
+                "With --sample-from: plan on the samples as if their times held on --gpu (no transfer), for comparison");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");
   cmd->callback([a, conf] {
     a->confidence_given = conf->count() > 0;

@@ -1,18 +1,24 @@
 #include "experiments/plan_benchmark.h"
 #include "app/model_source.h"
 #include "app/search_space.h"
+#include "app/transfer_samples.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 
 #include "core/error.h"
 #include "core/median.h"
+#include "io/pollux_trace.h"
+#include "models/transfer_split.h"
+#include "structure/network_zoo.h"
 #include "scoring/evaluate.h"
 #include "scoring/in_sample.h"
 #include "scoring/mre.h"
@@ -31,6 +37,7 @@
 namespace trainplan::experiments {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -140,6 +147,38 @@ std::vector<std::string> plan_benchmark_default_models() {
 namespace {
 
 // The run's settings, as the report's header.
+// The samples as a user without the judged GPU would plan on them: moved by
+// split-transfer fitted on them alone (no step measured on the target).
+SampleSet moved_to_judged_gpu(const SampleSet& samples, const CrossGpuOptions& og, const replay::ReplayOracle& judged,
+                              uint64_t seed) {
+  models::TransferProblem problem;
+  problem.source_hw = og.sample_hw, problem.target_hw = og.judged_hw;
+  problem.source = app::sample_steps(samples, og.sample_hw.node.gpus_per_node);
+  // Trials on the judged GPU: target_trials of the samples' configurations,
+  // drawn by the seed among those the judged trace measured, as a user would
+  // time a few on the GPU before planning there (no sync measured).
+  std::vector<std::pair<double, int>> configs;
+  for (const auto& s : samples.samples)
+    if (std::find(configs.begin(), configs.end(), std::make_pair(s.batch, s.workers)) == configs.end() &&
+        judged.epoch_time(s.batch, s.workers))
+      configs.emplace_back(s.batch, s.workers);
+  std::mt19937_64 rng(seed);
+  std::shuffle(configs.begin(), configs.end(), rng);
+  configs.resize(std::min<size_t>(configs.size(), std::max(0, og.target_trials)));
+  for (const auto& [b, r] : configs) {
+    models::StepSample t;
+    t.gpus_per_node = app::sample_placement(r, judged.default_nodes(r), judged.gpus_per_node());
+    t.batch = b;
+    t.step_s = *judged.epoch_time(b, r, judged.default_nodes(r)) * b * r / judged.dataset_size();
+    problem.target_trials.push_back(t);
+  }
+  const std::string network = judged.name();
+  problem.network = structure::find_network(network);
+  models::SplitTransferModel model;
+  model.fit(problem);
+  return app::transferred_samples(samples, model, og.sample_hw.name, og.judged_hw.name, og.judged_hw.node.gpus_per_node);
+}
+
 json options_json(const PlanBenchmarkOptions& a, bool conformal, const std::vector<std::string>& specs,
                   const std::vector<std::string>& methods) {
   json doc;
@@ -159,6 +198,16 @@ json options_json(const PlanBenchmarkOptions& a, bool conformal, const std::vect
   doc["tabu_seeds"] = a.tabu_seeds;
   doc["models"] = specs;
   doc["methods"] = methods;
+  if (const auto& x = a.cross_gpu)
+    doc["cross_gpu"] = {{"judged_hw", x->judged_hw.name},
+                        {"curves_from", x->curves_from},
+                        {"sample_from", x->sample_from},
+                        {"sample_hw", x->sample_from.empty() ? "" : x->sample_hw.name},
+                        {"samples", x->sample_from.empty() ? "the judged traces'"
+                                    : x->as_measured       ? "their times taken as they are"
+                                                           : "moved to the judged GPU by split-transfer"},
+                        {"target_trials", x->target_trials}};
+  doc["gpus_per_node"] = a.cross_gpu ? std::max(1, a.cross_gpu->judged_hw.node.gpus_per_node) : 4;
   doc["scenario_rule"] =
       "target = lo + q(hi - lo), lo = worst true metric at 1 epoch, hi = best at the epoch cap, q = 0.80 + 0.18 f; "
       "deadline = 4^(1-f) 1.25^f x fastest true time to the target; f = i/(n-1)";
@@ -299,7 +348,18 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
   int k = 0;
   for (const auto& dir : traces) {
     ++k;
-    auto oracle = std::make_shared<replay::ReplayOracle>(replay::ReplayOracle::from_dir(dir));
+    io::PolluxTrace judged = io::read_pollux_trace(dir);
+    std::optional<replay::ReplayOracle> sampled;  // another GPU's trace, when the samples come from it
+    replay::OracleOptions judged_options;
+    if (const auto& x = a.cross_gpu) {
+      judged_options.gpus_per_node = std::max(1, x->judged_hw.node.gpus_per_node);
+      if (!x->sample_from.empty())
+        sampled.emplace(replay::ReplayOracle::from_dir((fs::path(x->sample_from) / judged.name).string(),
+                                                       {.gpus_per_node = std::max(1, x->sample_hw.node.gpus_per_node)}));
+      if (!x->curves_from.empty() && judged.time_only())
+        judged.curves = io::read_pollux_trace((fs::path(x->curves_from) / judged.name).string()).curves;
+    }
+    auto oracle = std::make_shared<replay::ReplayOracle>(std::move(judged), judged_options);
     if (oracle->time_only()) {
       say(fmt::format("[{}/{}] {}: time-only trace, skipped (planning needs a metric)", k, traces.size(), oracle->name()));
       continue;
@@ -308,7 +368,8 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
     auto truth = std::make_shared<replay::OraclePerformanceModel>(oracle);
     replay::SamplingPlan sp = replay::named_plan(a.sampling, a.seed);
     sp.record_curves = a.curves;
-    SampleSet samples = replay::draw_samples(*oracle, sp).samples;
+    SampleSet samples = replay::draw_samples(sampled ? *sampled : *oracle, sp).samples;
+    if (sampled && !a.cross_gpu->as_measured) samples = moved_to_judged_gpu(samples, *a.cross_gpu, *oracle, a.seed);
     plan::PlanProblem space;
     space.space = app::search_space(samples, {.batches = {},
                                               .max_workers = a.max_workers,
@@ -383,9 +444,25 @@ std::string format_plan_benchmark(const json& doc) {
   const auto trace_names = doc.at("trace_names").get<std::vector<std::string>>();
   const bool confident = doc.at("confidence").is_number();
   out += fmt::format(
-      "co-configuration benchmark: {} traces x {} scenarios, sampling plan '{}' (seed {}), workers 1..{}, 4 GPUs per node\n",
+      "co-configuration benchmark: {} traces x {} scenarios, sampling plan '{}' (seed {}), workers 1..{}, {} GPUs per node\n",
       trace_names.size(), doc.at("scenarios_per_trace").get<int>(), doc.at("sampling_plan").get<std::string>(),
-      doc.at("seed").get<uint64_t>(), doc.at("max_workers").get<int>());
+      doc.at("seed").get<uint64_t>(), doc.at("max_workers").get<int>(), doc.value("gpus_per_node", 4));
+  if (doc.contains("cross_gpu")) {
+    const auto& x = doc.at("cross_gpu");
+    out += fmt::format("judged on traces measured on {}{}", x.at("judged_hw").get<std::string>(),
+                       x.at("curves_from").get<std::string>().empty()
+                           ? ""
+                           : ", learning curves from " + x.at("curves_from").get<std::string>());
+    if (!x.at("sample_from").get<std::string>().empty())
+      out += fmt::format("; samples drawn from {} (measured on {}), {}{}",
+                         x.at("sample_from").get<std::string>(), x.at("sample_hw").get<std::string>(),
+                         x.at("samples").get<std::string>(),
+                         x.value("target_trials", 0) > 0
+                             ? fmt::format(", corrected by {} configurations measured on the judged GPU",
+                                           x.at("target_trials").get<int>())
+                             : "");
+    out += "\n";
+  }
   if (confident) {
     out += fmt::format("every method plans on the pessimistic side of {}-fold conformal intervals at confidence {:g} "
                        "({} bounds: upper epoch time, metric bound on the wrong side of the target); the oracle model "

@@ -7,10 +7,30 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "structure/gpu_catalog.h"
+
 namespace trainplan::experiments {
+
+// Planning on a GPU never profiled (`bench coconfig --sample-from`). The
+// judged traces were measured on `judged_hw` (whose node size places their
+// runs). With `sample_from`, each one's samples are drawn from the trace of
+// the same name there, measured on `sample_hw`, and moved to `judged_hw` by
+// split-transfer fitted on those samples alone (no step measured on the
+// judged GPU), or, with `as_measured`, planned on as if their times held
+// there; `target_trials` of the samples' configurations, drawn by the seed
+// and timed on the judged trace, correct the transfer. With `curves_from`, a judged trace without learning curves takes
+// those of the trace of the same name there: how far an epoch at a global
+// batch takes the training is not the GPU's.
+struct CrossGpuOptions {
+  std::string sample_from, curves_from;
+  structure::HardwareProfile sample_hw, judged_hw;
+  bool as_measured = false;
+  int target_trials = 0;
+};
 
 struct PlanBenchmarkOptions {
   uint64_t seed = 1;                // sampling plan, tabu, bo and manual
@@ -33,6 +53,8 @@ struct PlanBenchmarkOptions {
   // the planned side is also held to the curve points. false: the paper's
   // samples, each trial's final metric only.
   bool curves = true;
+  // Judged traces of another GPU; nullopt: the traces as they are, sampled themselves.
+  std::optional<CrossGpuOptions> cross_gpu;
 };
 
 // The methods every model is planned with, in report order (coconfig-early-stop

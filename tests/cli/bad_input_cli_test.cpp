@@ -70,3 +70,19 @@ TEST(CliUsage, NoVerbPrintsTheVerbsAndExitsTwo) {
     EXPECT_NE(r.err.find(std::string("  ") + verb + " "), std::string::npos) << verb << "\n" << r.err;
   EXPECT_TRUE(r.out.empty());
 }
+
+// bench coconfig's other-GPU options go together and name the one at fault.
+TEST(CoconfigBenchCli, OtherGpuOptionsGoTogether) {
+  const std::string bench = "bench coconfig --data /nonexistent --models auto";
+  struct Case {
+    std::string args, option;
+  };
+  for (const auto& c : {Case{" --sample-from /x", "--gpu"}, Case{" --gpu zz", "--gpu"},
+                        Case{" --gpu t4 --sample-from /x", "--sample-gpu"},
+                        Case{" --gpu t4 --target-trials 3", "--target-trials"},
+                        Case{" --gpu t4 --as-measured", "--sample-from"}}) {
+    auto r = tptest::run_cli(bench + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, c.option)) << c.args << ": " << r.err;
+  }
+}
