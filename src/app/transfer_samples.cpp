@@ -63,9 +63,11 @@ SampleSet transferred_samples(const SampleSet& set, const models::TransferModel&
   // Moved twice, they are still the first hardware's measurements.
   if (out.times_predicted_from.empty()) out.times_predicted_from = source;
   auto move = [&](Sample& s) {
+    // Run on the target's nodes, packed as a plan there packs them.
     models::StepSample at;
-    at.gpus_per_node = sample_placement(s.workers, s.nodes, gpus_per_node);
+    at.gpus_per_node = sample_placement(s.workers, 0, gpus_per_node);
     at.batch = s.batch;
+    s.nodes = at.nodes();
     s.epoch_time_s = model.predict(at) * steps_per_epoch(set, s);
     s.hardware = target;
     s.time_spread.reset();

@@ -26,12 +26,13 @@ std::vector<int> sample_placement(int workers, int nodes, int gpus_per_node);
 // trials.
 std::vector<models::StepSample> sample_steps(const SampleSet& set, int gpus_per_node);
 
-// `set` with every trial's and curve point's epoch time replaced by
-// `model`'s prediction at its placement and batch (steps per epoch ×
-// predicted seconds per step), `hardware` set to `target`, time_spread
-// dropped and times_predicted_from set to `source` (kept when already set):
-// the times are predictions, not measurements. `model` must be fitted;
-// `gpus_per_node` places samples whose nodes are unknown.
+// `set` as if run on the target: every trial and curve point placed on the
+// target's nodes of `gpus_per_node` (packed, as a plan there runs them; the
+// `nodes` column follows), its epoch time `model`'s prediction there (steps
+// per epoch × predicted seconds per step), `hardware` set to `target`,
+// time_spread dropped and times_predicted_from set to `source` (kept when
+// already set): the times are predictions, not measurements. `model` must
+// be fitted.
 SampleSet transferred_samples(const SampleSet& set, const models::TransferModel& model, const std::string& source,
                               const std::string& target, int gpus_per_node);
 

@@ -79,18 +79,19 @@ void run_transfer_samples(const TransferArgs& a) {
   // One line per distinct configuration: what was measured, what is predicted.
   struct Line {
     double batch;
-    int workers, nodes;
+    int workers, nodes, target_nodes;
     double measured, predicted;
   };
   std::map<std::tuple<double, int, int>, Line> lines;
   for (size_t i = 0; i < set.samples.size(); ++i) {
     const auto& s = set.samples[i];
-    lines.try_emplace({s.batch, s.workers, s.nodes}, Line{s.batch, s.workers, s.nodes, s.epoch_time_s, moved.samples[i].epoch_time_s});
+    lines.try_emplace({s.batch, s.workers, s.nodes}, Line{s.batch, s.workers, s.nodes, moved.samples[i].nodes,
+                                                          s.epoch_time_s, moved.samples[i].epoch_time_s});
   }
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& [key, l] : lines)
-      rows.push_back({{"batch", l.batch}, {"workers", l.workers}, {"nodes", l.nodes},
+      rows.push_back({{"batch", l.batch}, {"workers", l.workers}, {"nodes", l.nodes}, {"target_nodes", l.target_nodes},
                       {"source_epoch_time_s", l.measured}, {"target_epoch_time_s", l.predicted}});
     nlohmann::json j = {{"samples", a.samples},
                         {"from_gpu", problem.source_hw.name},
@@ -110,15 +111,16 @@ void run_transfer_samples(const TransferArgs& a) {
                                : fmt::format(", corrected by {} configurations measured there", problem.target_trials.size()),
                            problem.network ? " (layer graph " + problem.network->name + ")" : " (no layer graph)");
   if (a.describe) std::cout << model.describe();
-  std::cout << fmt::format("{:>8} {:>8} {:>6} {:>14} {:>14} {:>9}\n", "batch", "workers", "nodes",
-                           "measured_s", "predicted_s", "speed-up");
+  std::cout << fmt::format("{:>8} {:>8} {:>6} {:>12} {:>12} {:>12} {:>9}\n", "batch", "workers", "nodes",
+                           "measured_s", "target_nodes", "predicted_s", "speed-up");
   for (const auto& [key, l] : lines)
-    std::cout << fmt::format("{:>8g} {:>8} {:>6} {:>14.4g} {:>14.4g} {:>8.2f}x\n", l.batch, l.workers,
-                             l.nodes ? std::to_string(l.nodes) : std::string("?"), l.measured, l.predicted,
-                             l.measured / l.predicted);
-  std::cout << "epoch times, seconds; the metric is kept (it depends on the batch and epochs, not the GPU). "
-               "Plan on the target with: trainplan plan --samples OUT.csv --hardware "
-            << a.to_gpu << " ...\n";
+    std::cout << fmt::format("{:>8g} {:>8} {:>6} {:>12.4g} {:>12} {:>12.4g} {:>8.2f}x\n", l.batch, l.workers,
+                             l.nodes ? std::to_string(l.nodes) : std::string("?"), l.measured, l.target_nodes,
+                             l.predicted, l.measured / l.predicted);
+  std::cout << fmt::format("epoch times, seconds, on {}'s nodes of {} GPUs (packed, as a plan there runs them); the "
+                           "metric is kept (it depends on the batch and epochs, not the GPU). Plan there with: "
+                           "trainplan plan --samples OUT.csv --hardware {} ...\n",
+                           problem.target_hw.name, problem.target_hw.node.gpus_per_node, a.to_gpu);
   if (!a.out.empty()) std::cerr << fmt::format("wrote {} samples to {}\n", moved.samples.size() + moved.curve.size(), a.out);
 }
 

@@ -353,9 +353,11 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
     replay::OracleOptions judged_options;
     if (const auto& x = a.cross_gpu) {
       judged_options.gpus_per_node = std::max(1, x->judged_hw.node.gpus_per_node);
-      if (!x->sample_from.empty())
-        sampled.emplace(replay::ReplayOracle::from_dir((fs::path(x->sample_from) / judged.name).string(),
-                                                       {.gpus_per_node = std::max(1, x->sample_hw.node.gpus_per_node)}));
+      if (!x->sample_from.empty()) {
+        replay::OracleOptions sampled_options;
+        sampled_options.gpus_per_node = std::max(1, x->sample_hw.node.gpus_per_node);
+        sampled.emplace(replay::ReplayOracle::from_dir((fs::path(x->sample_from) / judged.name).string(), sampled_options));
+      }
       if (!x->curves_from.empty() && judged.time_only())
         judged.curves = io::read_pollux_trace((fs::path(x->curves_from) / judged.name).string()).curves;
     }

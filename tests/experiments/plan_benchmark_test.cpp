@@ -85,7 +85,7 @@ TEST(CoconfigBench, DefaultModelsGiveEveryRegisteredModelAColumn) {
 //   trainplan bench coconfig --data ../shared/data/sia-a100 --gpu a100-40gb
 //     --curves-from ../shared/data/pollux-t4 --models auto --sample-from
 //     ../shared/data/pollux-t4 --sample-gpu t4 [--as-measured | --target-trials 3]
-// seed 1: 7, 9 and 13 of 18 runs meet both (profiled on the A100: 15).
+// seed 1: 7, 10 and 14 of 18 runs meet both (profiled on the A100: 15).
 TEST(CoconfigBench, PlansOnAnUnprofiledGpuFromTransferredSamples) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
   const auto data = std::filesystem::path(tptest::shared_data_dir());
