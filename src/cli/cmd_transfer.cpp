@@ -6,10 +6,12 @@
 // `predict` and `evaluate` (app/transfer_samples.h). `evaluate --transfer`
 // scores the model on traces of both GPUs (docs/TRANSFER.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <tuple>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -22,6 +24,7 @@
 #include "models/transfer_split.h"
 #include "profile/samples_file.h"
 #include "scoring/transfer_eval.h"
+#include "structure/gpu_catalog.h"
 #include "structure/network_zoo.h"
 
 namespace trainplan::cli {
@@ -67,6 +70,15 @@ void run_transfer_samples(const TransferArgs& a) {
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);
+  // A catalog GPU in the samples' hardware column that is not --from-gpu is
+  // likely a slip of the option; say so, and trust the option.
+  std::set<std::string> labelled;
+  for (const auto& s : set.samples)
+    if (auto hw = structure::find_builtin_hardware(s.hardware); hw && hw->name != problem.source_hw.name)
+      labelled.insert(hw->name);
+  if (!labelled.empty())
+    std::cerr << fmt::format("note: {} says its samples ran on {}, --from-gpu says {}: predicting from {}\n", a.samples,
+                             fmt::join(labelled, ", "), problem.source_hw.name, problem.source_hw.name);
   problem.source = app::sample_steps(set, problem.source_hw.node.gpus_per_node);
   problem.target_trials = target_steps(a, problem.target_hw);
   problem.network = network_for(a, &set);

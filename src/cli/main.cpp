@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   using namespace trainplan;
   CLI::App app{
       "trainplan: choose workers, batch size and epochs for distributed training from measured performance,\n"
-      "and simulate how a GPU cluster is shared among many such jobs.\n\n"
+      "on the GPUs you profiled or on others (transfer); plan tensor, pipeline and data parallelism for\n"
+      "transformers (llm); and simulate how a GPU cluster is shared among many such jobs.\n\n"
       "Exit codes: 0 ok, 1 internal failure, 2 bad input or usage, 3 constraints cannot be met."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainplan 0.1.0");
