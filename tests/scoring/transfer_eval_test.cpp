@@ -311,6 +311,10 @@ TEST(TransferCli, SamplesMoveToAnotherGpuAndSaySo) {
   EXPECT_DOUBLE_EQ(*on.samples[0].metric, 0.6);  // the metric is kept
   auto fit = tptest::run_cli("fit --samples " + out);
   EXPECT_NE(fit.err.find("predicted from t4"), std::string::npos) << fit.err;
+  auto plan = tptest::run_cli("plan --samples " + out + " --hardware a100-40gb --target 0.65 --deadline 1h --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_EQ(nlohmann::json::parse(plan.out)["times_predicted_from"], "t4");
+  EXPECT_NE(plan.err.find("predicted from t4"), std::string::npos) << plan.err;
 
   // Samples drawn from a trace name the hardware they are told.
   const auto drawn = (d / "drawn.csv").string();
