@@ -35,6 +35,7 @@ namespace fs = std::filesystem;
 struct TransferArgs {
   std::string from, samples, from_gpu, to_gpu, trials, network, placements = "1,2,4,8", batches, out;
   long dataset_size = 0;
+  bool placements_given = false;
   bool json = false;
   bool describe = false;
 };
@@ -140,8 +141,9 @@ void run_transfer(const TransferArgs& a) {
   if (a.from.empty() == a.samples.empty())
     throw InputError("", 0, "--from", "give either --from (a trace directory) or --samples (profiling samples)");
   if (!a.samples.empty()) {
-    if (!a.batches.empty())
-      throw InputError("", 0, "--batches", "with --samples the samples' own configurations are predicted");
+    if (!a.batches.empty() || a.placements_given)
+      throw InputError("", 0, a.batches.empty() ? "--placements" : "--batches",
+                       "with --samples the samples' own configurations are predicted");
     return run_transfer_samples(a);
   }
   if (a.batches.empty()) throw InputError("", 0, "--batches", "the per-GPU batches to predict are required with --from");
@@ -240,21 +242,26 @@ void setup(CLI::App& root) {
   cmd->add_option("--from-gpu", a->from_gpu, "The GPU the trace was measured on: a catalog name or a hardware file")
       ->required();
   cmd->add_option("--to-gpu", a->to_gpu, "The GPU to predict: a catalog name or a hardware file")->required();
-  cmd->add_option("--placements", a->placements,
-                  "Placements to predict, comma-separated: GPUs per node, one digit a node (1, 4, 44, 2222)")
-      ->capture_default_str();
+  auto* placements = cmd->add_option("--placements", a->placements,
+                                     "Placements to predict, comma-separated: GPUs per node, one digit a node (1, 4, "
+                                     "44, 2222); with --from")
+                          ->capture_default_str();
   cmd->add_option("--batches", a->batches, "Per-GPU batch sizes to predict, comma-separated (required with --from)");
   cmd->add_option("--trials", a->trials,
                   "Steps measured on the target GPU, which correct the prediction: a trace directory, or samples (a "
                   "CSV or a profile store)");
   cmd->add_option("--network", a->network,
-                  "The network's layer graph (trainplan network); default: the --from directory's name when known");
+                  "The network's layer graph (trainplan network); default: the --from directory's name, or the "
+                  "samples' model, when known");
   cmd->add_option("-o,--out", a->out,
                   "Write the predictions as CSV (placement,local_bsz,step_time,...); with --samples, the samples on "
                   "the target");
   cmd->add_flag("--describe", a->describe, "Also print the source fit, the hardware ratios and the trials' corrections");
   cmd->add_flag("--json", a->json, "Print JSON");
-  cmd->callback([a] { run_transfer(*a); });
+  cmd->callback([a, placements] {
+    a->placements_given = placements->count() > 0;
+    run_transfer(*a);
+  });
 }
 
 CommandRegistrar reg(47, setup);

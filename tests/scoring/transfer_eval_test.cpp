@@ -328,6 +328,7 @@ TEST(TransferCli, SamplesMoveToAnotherGpuAndSaySo) {
                               " --from-gpu t4 --to-gpu h100");
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_EQ(tptest::run_cli("transfer --samples " + samples + " --from-gpu t4 --to-gpu h100 --batches 8").exit_code, 2);
+  EXPECT_EQ(tptest::run_cli("transfer --samples " + samples + " --from-gpu t4 --to-gpu h100 --placements 4").exit_code, 2);
   const auto no_size = tptest::write_file(d / "no-size.csv", csv.substr(csv.find('\n') + 1));
   auto sized = tptest::run_cli("transfer --samples " + no_size + " --from-gpu t4 --to-gpu h100");
   EXPECT_EQ(sized.exit_code, 2);
