@@ -1,6 +1,6 @@
 // Target for the server's request handling (server/service.h), without HTTP.
 // An input is "PATH\nBODY": the first line is the endpoint ("/fit",
-// "/predict", "/plan"), the rest the JSON body, handed to Service::handle as
+// "/predict", "/plan", "/transfer"), the rest the JSON body, handed to Service::handle as
 // the HTTP front would. One service serves every input of a run, so ids from
 // /fit stay valid for later /predict and /plan bodies that name them.
 //
@@ -30,7 +30,7 @@ bool run_request(std::string_view input, const std::string&) {
   const size_t nl = input.find('\n');
   const std::string path(input.substr(0, nl));
   std::string body(nl == std::string_view::npos ? std::string_view() : input.substr(nl + 1));
-  static const std::set<std::string> kPosts = {"/fit", "/predict", "/plan"};
+  static const std::set<std::string> kPosts = {"/fit", "/predict", "/plan", "/transfer"};
   const std::string method = kPosts.count(path) ? "POST" : "GET";
   server::Response r;
   try {
@@ -52,7 +52,8 @@ TargetRegistrar reg({"server_request",
                      "server::Service::handle on a path and a JSON body (no HTTP)",
                      {"fuzz/corpus/server_request"},
                      {"\"samples_csv\"", "\"samples_path\"", "\"id\"", "\"fit-1\"", "\"model\"", "\"time_model\"",
-                      "\"metric_model\"", "\"batch\"", "\"workers\"", "\"nodes\"", "\"epochs\"", "\"confidence\"",
+                      "\"metric_model\"", "\"from_gpu\"", "\"to_gpu\"", "\"trials_csv\"", "\"t4\"",
+                      "\"a100-40gb\"", "\"dataset_size\"", "\"network\"", "\"batch\"", "\"workers\"", "\"nodes\"", "\"epochs\"", "\"confidence\"",
                       "\"folds\"", "\"seed\"", "\"target\"", "\"max_epochs\"", "\"deadline\"", "\"max_workers\"",
                       "\"search\"", "\"method\"", "\"batches\"", "\"gpus_per_node\"", "\"alternatives\"",
                       "\"emit\"", "\"train_cmd\"", "\"no_gpus\"", "\"job_name\"", "\"image\"", "\"bounds\"",

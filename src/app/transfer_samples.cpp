@@ -1,12 +1,18 @@
 #include "app/transfer_samples.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/error.h"
 #include "core/median.h"
+#include "models/transfer_split.h"
+#include "scoring/transfer_eval.h"
+#include "structure/network_zoo.h"
 
 namespace trainplan::app {
 
@@ -75,6 +81,57 @@ SampleSet transferred_samples(const SampleSet& set, const models::TransferModel&
   for (auto& s : out.samples) move(s);
   for (auto& s : out.curve) move(s);
   return out;
+}
+
+SamplesTransfer transfer_samples(const SampleSet& set, const structure::HardwareProfile& from,
+                                 const structure::HardwareProfile& to, std::vector<models::StepSample> trials,
+                                 const structure::LayerGraph* network) {
+  SamplesTransfer t;
+  t.source = from.name, t.target = to.name;
+  // A catalog GPU in the hardware column that is not `from` is likely a slip; the caller's word holds.
+  std::set<std::string> labelled;
+  for (const auto& s : set.samples)
+    if (auto hw = structure::find_builtin_hardware(s.hardware); hw && hw->name != from.name) labelled.insert(hw->name);
+  if (!labelled.empty())
+    t.notes.push_back(fmt::format("the samples' hardware column names {}, not {}: predicting from {}",
+                                  fmt::join(labelled, ", "), from.name, from.name));
+  if (!network) {
+    const auto names = set.model_names();
+    if (names.size() == 1) network = structure::find_network(*names.begin());
+  }
+  models::TransferProblem problem;
+  problem.source_hw = from, problem.target_hw = to;
+  problem.source = sample_steps(set, from.node.gpus_per_node);
+  problem.target_trials = std::move(trials);
+  problem.network = network;
+  models::SplitTransferModel model;
+  model.fit(problem);
+  t.moved = transferred_samples(set, model, from.name, to.name, to.node.gpus_per_node);
+  t.network = network ? network->name : "";
+  t.source_steps = problem.source.size();
+  t.target_trials = problem.target_trials.size();
+  t.ratios = scoring::ratios_json(model.ratios());
+  t.description = model.describe();
+  std::set<std::tuple<double, int, int>> seen;
+  for (size_t i = 0; i < set.samples.size(); ++i) {
+    const auto& s = set.samples[i];
+    if (!seen.insert({s.batch, s.workers, s.nodes}).second) continue;
+    t.configurations.push_back({s.batch, s.workers, s.nodes, t.moved.samples[i].nodes, s.epoch_time_s,
+                                t.moved.samples[i].epoch_time_s});
+  }
+  std::sort(t.configurations.begin(), t.configurations.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.batch, a.workers, a.nodes) < std::tie(b.batch, b.workers, b.nodes);
+  });
+  return t;
+}
+
+nlohmann::json to_json(const SamplesTransfer& t) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& c : t.configurations)
+    rows.push_back({{"batch", c.batch}, {"workers", c.workers}, {"nodes", c.nodes}, {"target_nodes", c.target_nodes},
+                    {"source_epoch_time_s", c.measured_s}, {"target_epoch_time_s", c.predicted_s}});
+  return {{"from_gpu", t.source},   {"to_gpu", t.target},  {"network", t.network}, {"target_trials", t.target_trials},
+          {"ratios", t.ratios},     {"configurations", rows}, {"notes", t.notes}};
 }
 
 }  // namespace trainplan::app

@@ -5,11 +5,14 @@
 // the target GPU as on a profiled one. The metric is kept: how far an epoch
 // at a global batch takes the training is the training's, not the GPU's.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/sample.h"
 #include "models/transfer.h"
+#include "structure/gpu_catalog.h"
+#include "structure/layer_graph.h"
 
 namespace trainplan::app {
 
@@ -35,5 +38,39 @@ std::vector<models::StepSample> sample_steps(const SampleSet& set, int gpus_per_
 // be fitted.
 SampleSet transferred_samples(const SampleSet& set, const models::TransferModel& model, const std::string& source,
                               const std::string& target, int gpus_per_node);
+
+// A sample set moved to another GPU (`trainplan transfer --samples`,
+// POST /transfer).
+struct SamplesTransfer {
+  SampleSet moved;             // transferred_samples' answer
+  std::string source, target;  // the hardware's names
+  std::string network;         // the layer graph the move used; empty: none known
+  size_t source_steps = 0;     // configurations the samples measured
+  size_t target_trials = 0;    // steps measured on the target that corrected the move
+  // One per distinct (batch, workers, nodes) of the samples' trials, in that order.
+  struct Configuration {
+    double batch = 0;
+    int workers = 0, nodes = 0, target_nodes = 0;
+    double measured_s = 0, predicted_s = 0;  // epoch times, seconds
+  };
+  std::vector<Configuration> configurations;
+  // Said to the user: a catalog GPU in the samples' hardware column that is not `source`.
+  std::vector<std::string> notes;
+  nlohmann::json ratios;    // the hardware ratios each part was scaled by (scoring::ratios_json)
+  std::string description;  // the source fit, the ratios and the trials' corrections, for people
+};
+
+// Fits split-transfer on `set` (measured on `from`), corrected by `trials`
+// (steps measured on `to`; may be empty), and moves `set` to `to`.
+// `network` is the layer graph; null: the samples' model when the network
+// zoo knows it. Throws InputError as sample_steps and the fit do.
+SamplesTransfer transfer_samples(const SampleSet& set, const structure::HardwareProfile& from,
+                                 const structure::HardwareProfile& to, std::vector<models::StepSample> trials,
+                                 const structure::LayerGraph* network = nullptr);
+
+// {"from_gpu", "to_gpu", "network", "target_trials", "ratios",
+// "configurations": [{"batch", "workers", "nodes", "target_nodes",
+// "source_epoch_time_s", "target_epoch_time_s"}], "notes"}.
+nlohmann::json to_json(const SamplesTransfer& t);
 
 }  // namespace trainplan::app

@@ -6,25 +6,20 @@
 // `predict` and `evaluate` (app/transfer_samples.h). `evaluate --transfer`
 // scores the model on traces of both GPUs (docs/TRANSFER.md).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <set>
-#include <tuple>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/transfer_samples.h"
 #include "cli/command.h"
 #include "core/error.h"
-#include "app/transfer_samples.h"
 #include "io/hardware_file.h"
 #include "io/sample_csv.h"
 #include "models/transfer_split.h"
 #include "profile/samples_file.h"
 #include "scoring/transfer_eval.h"
-#include "structure/gpu_catalog.h"
 #include "structure/network_zoo.h"
 
 namespace trainplan::cli {
@@ -53,88 +48,50 @@ std::vector<models::StepSample> target_steps(const TransferArgs& a, const struct
   return app::sample_steps(read_sample_set(a.trials, a.dataset_size), target.node.gpus_per_node);
 }
 
-// The network's layer graph: --network, else the trace directory's name or the samples' model.
-const structure::LayerGraph* network_for(const TransferArgs& a, const SampleSet* samples) {
+// The network's layer graph: --network, else the trace directory's name.
+const structure::LayerGraph* network_for(const TransferArgs& a) {
   if (!a.network.empty()) {
     const auto* g = structure::find_network(a.network);
     if (!g) throw InputError("", 0, "--network", "'" + a.network + "' is not a network trainplan knows (trainplan network)");
     return g;
   }
-  if (!samples) return structure::find_network(fs::path(a.from).lexically_normal().filename().string());
-  const auto names = samples->model_names();
-  return names.size() == 1 ? structure::find_network(*names.begin()) : nullptr;
+  return a.from.empty() ? nullptr : structure::find_network(fs::path(a.from).lexically_normal().filename().string());
 }
 
 // --samples: the samples again, each epoch time predicted on the target.
 void run_transfer_samples(const TransferArgs& a) {
-  models::TransferProblem problem;
-  problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
-  problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
+  const auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
+  const auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);
-  // A catalog GPU in the samples' hardware column that is not --from-gpu is
-  // likely a slip of the option; say so, and trust the option.
-  std::set<std::string> labelled;
-  for (const auto& s : set.samples)
-    if (auto hw = structure::find_builtin_hardware(s.hardware); hw && hw->name != problem.source_hw.name)
-      labelled.insert(hw->name);
-  if (!labelled.empty())
-    std::cerr << fmt::format("note: {} says its samples ran on {}, --from-gpu says {}: predicting from {}\n", a.samples,
-                             fmt::join(labelled, ", "), problem.source_hw.name, problem.source_hw.name);
-  problem.source = app::sample_steps(set, problem.source_hw.node.gpus_per_node);
-  problem.target_trials = target_steps(a, problem.target_hw);
-  problem.network = network_for(a, &set);
-  models::SplitTransferModel model;
-  model.fit(problem);
-  const SampleSet moved = app::transferred_samples(set, model, problem.source_hw.name, problem.target_hw.name,
-                                                   problem.target_hw.node.gpus_per_node);
-  if (!a.out.empty()) io::write_samples_csv(a.out, moved);
-
-  // One line per distinct configuration: what was measured, what is predicted.
-  struct Line {
-    double batch;
-    int workers, nodes, target_nodes;
-    double measured, predicted;
-  };
-  std::map<std::tuple<double, int, int>, Line> lines;
-  for (size_t i = 0; i < set.samples.size(); ++i) {
-    const auto& s = set.samples[i];
-    lines.try_emplace({s.batch, s.workers, s.nodes}, Line{s.batch, s.workers, s.nodes, moved.samples[i].nodes,
-                                                          s.epoch_time_s, moved.samples[i].epoch_time_s});
-  }
+  const app::SamplesTransfer t = app::transfer_samples(set, from, to, target_steps(a, to), network_for(a));
+  for (const auto& n : t.notes) std::cerr << "note: " << a.samples << ": " << n << "\n";
+  if (!a.out.empty()) io::write_samples_csv(a.out, t.moved);
   if (a.json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& [key, l] : lines)
-      rows.push_back({{"batch", l.batch}, {"workers", l.workers}, {"nodes", l.nodes}, {"target_nodes", l.target_nodes},
-                      {"source_epoch_time_s", l.measured}, {"target_epoch_time_s", l.predicted}});
-    nlohmann::json j = {{"samples", a.samples},
-                        {"from_gpu", problem.source_hw.name},
-                        {"to_gpu", problem.target_hw.name},
-                        {"network", problem.network ? problem.network->name : ""},
-                        {"target_trials", problem.target_trials.size()},
-                        {"ratios", scoring::ratios_json(model.ratios())},
-                        {"configurations", rows}};
+    nlohmann::json j = app::to_json(t);
+    j["samples"] = a.samples;
     if (!a.out.empty()) j["out"] = a.out;
     std::cout << j.dump(2) << "\n";
     return;
   }
   std::cout << fmt::format("{}: {} samples measured on {} ({} configurations), epoch times predicted on {}{}{}\n",
-                           a.samples, set.samples.size(), problem.source_hw.name, lines.size(), problem.target_hw.name,
-                           problem.target_trials.empty()
+                           a.samples, set.samples.size(), t.source, t.source_steps, t.target,
+                           t.target_trials == 0
                                ? ", no step measured there"
-                               : fmt::format(", corrected by {} configurations measured there", problem.target_trials.size()),
-                           problem.network ? " (layer graph " + problem.network->name + ")" : " (no layer graph)");
-  if (a.describe) std::cout << model.describe();
+                               : fmt::format(", corrected by {} configurations measured there", t.target_trials),
+                           t.network.empty() ? " (no layer graph)" : " (layer graph " + t.network + ")");
+  if (a.describe) std::cout << t.description;
   std::cout << fmt::format("{:>8} {:>8} {:>6} {:>12} {:>12} {:>12} {:>9}\n", "batch", "workers", "nodes",
                            "measured_s", "target_nodes", "predicted_s", "speed-up");
-  for (const auto& [key, l] : lines)
-    std::cout << fmt::format("{:>8g} {:>8} {:>6} {:>12.4g} {:>12} {:>12.4g} {:>8.2f}x\n", l.batch, l.workers,
-                             l.nodes ? std::to_string(l.nodes) : std::string("?"), l.measured, l.target_nodes,
-                             l.predicted, l.measured / l.predicted);
+  for (const auto& c : t.configurations)
+    std::cout << fmt::format("{:>8g} {:>8} {:>6} {:>12.4g} {:>12} {:>12.4g} {:>8.2f}x\n", c.batch, c.workers,
+                             c.nodes ? std::to_string(c.nodes) : std::string("?"), c.measured_s, c.target_nodes,
+                             c.predicted_s, c.measured_s / c.predicted_s);
   std::cout << fmt::format("epoch times, seconds, on {}'s nodes of {} GPUs (packed, as a plan there runs them); the "
                            "metric is kept (it depends on the batch and epochs, not the GPU). Plan there with: "
                            "trainplan plan --samples OUT.csv --hardware {} ...\n",
-                           problem.target_hw.name, problem.target_hw.node.gpus_per_node, a.to_gpu);
-  if (!a.out.empty()) std::cerr << fmt::format("wrote {} samples to {}\n", moved.samples.size() + moved.curve.size(), a.out);
+                           to.name, to.node.gpus_per_node, a.to_gpu);
+  if (!a.out.empty())
+    std::cerr << fmt::format("wrote {} samples to {}\n", t.moved.samples.size() + t.moved.curve.size(), a.out);
 }
 
 void run_transfer(const TransferArgs& a) {
@@ -153,7 +110,7 @@ void run_transfer(const TransferArgs& a) {
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   problem.source = scoring::trace_samples(a.from, true);
   problem.target_trials = target_steps(a, problem.target_hw);
-  problem.network = network_for(a, nullptr);
+  problem.network = network_for(a);
 
   std::vector<models::StepSample> at;
   const auto batches = comma_list(a.batches, "--batches");

@@ -17,7 +17,6 @@
 #include "core/error.h"
 #include "core/median.h"
 #include "io/pollux_trace.h"
-#include "models/transfer_split.h"
 #include "structure/network_zoo.h"
 #include "scoring/evaluate.h"
 #include "scoring/in_sample.h"
@@ -151,9 +150,6 @@ namespace {
 // split-transfer fitted on them alone (no step measured on the target).
 SampleSet moved_to_judged_gpu(const SampleSet& samples, const CrossGpuOptions& og, const replay::ReplayOracle& judged,
                               uint64_t seed) {
-  models::TransferProblem problem;
-  problem.source_hw = og.sample_hw, problem.target_hw = og.judged_hw;
-  problem.source = app::sample_steps(samples, og.sample_hw.node.gpus_per_node);
   // Trials on the judged GPU: target_trials of the samples' configurations,
   // drawn by the seed among those the judged trace measured, as a user would
   // time a few on the GPU before planning there (no sync measured).
@@ -165,18 +161,17 @@ SampleSet moved_to_judged_gpu(const SampleSet& samples, const CrossGpuOptions& o
   std::mt19937_64 rng(seed);
   std::shuffle(configs.begin(), configs.end(), rng);
   configs.resize(std::min<size_t>(configs.size(), std::max(0, og.target_trials)));
+  std::vector<models::StepSample> trials;
   for (const auto& [b, r] : configs) {
     models::StepSample t;
     t.gpus_per_node = app::sample_placement(r, judged.default_nodes(r), judged.gpus_per_node());
     t.batch = b;
     t.step_s = *judged.epoch_time(b, r, judged.default_nodes(r)) * b * r / judged.dataset_size();
-    problem.target_trials.push_back(t);
+    trials.push_back(t);
   }
-  const std::string network = judged.name();
-  problem.network = structure::find_network(network);
-  models::SplitTransferModel model;
-  model.fit(problem);
-  return app::transferred_samples(samples, model, og.sample_hw.name, og.judged_hw.name, og.judged_hw.node.gpus_per_node);
+  return app::transfer_samples(samples, og.sample_hw, og.judged_hw, std::move(trials),
+                               structure::find_network(judged.name()))
+      .moved;
 }
 
 json options_json(const PlanBenchmarkOptions& a, bool conformal, const std::vector<std::string>& specs,

@@ -16,6 +16,7 @@
 #include "app/llm_plan_request.h"
 #include "io/llm_config_csv.h"
 #include "app/simulate_request.h"
+#include "app/transfer_samples.h"
 #include "app/search_space.h"
 #include "core/cancel.h"
 #include "core/error.h"
@@ -24,6 +25,7 @@
 #include "plan/planner.h"
 #include "profile/samples_file.h"
 #include "structure/gpu_catalog.h"
+#include "structure/network_zoo.h"
 #include "structure/transformer.h"
 #include "scoring/evaluate.h"
 #include "scoring/in_sample.h"
@@ -465,6 +467,8 @@ json Service::fit(SampleSet samples, const std::string& label, const std::string
             {"in_sample_mre", mre},
             {"choice", choice.reason}};
   if (!warm_note.empty()) j["note"] = "conformal intervals could not be fitted: " + warm_note;
+  // Predicted on other hardware (POST /transfer): the errors above leave the transfer's own out.
+  if (!s.times_predicted_from.empty()) j["times_predicted_from"] = s.times_predicted_from;
   return j;
 }
 
@@ -629,6 +633,61 @@ json Service::llm_models() const {
   return {{"models", structure::transformer_names()}, {"gpus", structure::builtin_hardware_names()}};
 }
 
+json Service::transfer_request(const json& req) {
+  check_fields(req, {"from_gpu", "to_gpu", "trials_csv", "dataset_size", "network"});
+  if (find(req, "id")) throw RequestError(400, "id", "/transfer takes samples (samples_csv or samples_path), not an id");
+  for (const char* f : {"model", "time_model", "metric_model"})
+    if (find(req, f)) throw RequestError(400, f, fmt::format("/transfer fits no time or metric model: drop '{}'", f));
+  // Catalog names only: a hardware file is a path on the server.
+  auto gpu = [&](const char* field) {
+    const std::string name = get_string(req, field, "");
+    if (name.empty()) throw RequestError(400, field, fmt::format("missing field '{}' (a GPU of the catalog, GET /llm/models)", field));
+    auto hw = structure::find_builtin_hardware(name);
+    if (!hw) throw RequestError(400, field, fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", name));
+    return *hw;
+  };
+  const auto from = gpu("from_gpu"), to = gpu("to_gpu");
+  const structure::LayerGraph* network = nullptr;
+  if (find(req, "network")) {
+    const std::string name = get_string(req, "network", "");
+    network = structure::find_network(name);
+    if (!network) throw RequestError(400, "network", fmt::format("'{}' is not a network trainplan knows", name));
+  }
+  std::optional<long> dataset_size;
+  if (find(req, "dataset_size")) {
+    const int n = get_int(req, "dataset_size", std::nullopt);
+    if (n < 1) throw RequestError(400, "dataset_size", "field 'dataset_size' must be >= 1");
+    dataset_size = n;
+  }
+  const json* trials_csv = find(req, "trials_csv");
+  if (trials_csv) {
+    if (!trials_csv->is_string()) throw RequestError(400, "trials_csv", "field 'trials_csv' must be a string (CSV text)");
+    RowCounter rows;
+    rows.feed(trials_csv->get_ref<const std::string&>());
+    if (rows.rows() > limits_.max_rows)
+      throw RequestError(422, "trials_csv",
+                         fmt::format("trials_csv holds more than {} rows, the server's limit (trainplan serve "
+                                     "--max-rows); send fewer rows",
+                                     limits_.max_rows));
+  }
+  std::unique_ptr<Slot> slot;
+  auto s = request_samples(req, slot);
+  if (!s) throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
+  SampleSet& set = s->first;
+  if (dataset_size) set.dataset_size = dataset_size;
+  std::vector<models::StepSample> trials;
+  if (trials_csv) {
+    SampleSet measured = io::parse_samples_csv(trials_csv->get_ref<const std::string&>(), "trials_csv");
+    if (!measured.dataset_size) measured.dataset_size = set.dataset_size;
+    trials = app::sample_steps(measured, to.node.gpus_per_node);
+  }
+  const app::SamplesTransfer t = app::transfer_samples(set, from, to, std::move(trials), network);
+  json j = app::to_json(t);
+  j["samples"] = s->second;
+  j["samples_csv"] = io::format_samples_csv(t.moved);
+  return j;
+}
+
 Response Service::llm_plan_request(const json& req) {
   static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
@@ -779,7 +838,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
     static const Route routes[] = {{"/health", "GET"}, {"/models", "GET"},  {"/fits", "GET"},
                                    {"/fit", "POST"},   {"/predict", "POST"}, {"/plan", "POST"},
                                    {"/curves", "POST"}, {"/llm/models", "GET"}, {"/llm/plan", "POST"},
-                                   {"/workloads", "GET"},   {"/simulate", "POST"}};
+                                   {"/workloads", "GET"},   {"/simulate", "POST"}, {"/transfer", "POST"}};
     const Route* route = nullptr;
     for (const auto& r : routes)
       if (path == r.path) route = &r;
@@ -810,6 +869,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
     if (path == "/curves") return {200, curves_request(req)};
     if (path == "/llm/plan") return llm_plan_request(req);
     if (path == "/simulate") return {200, simulate_request(req)};
+    if (path == "/transfer") return {200, transfer_request(req)};
     return {200, plan_request(req)};
   } catch (const RequestError& e) {
     json b = error_body(e.what());

@@ -17,6 +17,9 @@
 //   POST /simulate    workload name, policies, cluster -> as `trainplan
 //                     simulate --json`, with each job's result and the GPUs
 //                     in use over time (app/simulate_request.h)
+//   POST /transfer    samples + from_gpu, to_gpu -> as `trainplan transfer
+//                     --samples --json`, with the samples as if run on
+//                     to_gpu (app/transfer_samples.h)
 //
 // Errors: {"error": what, "file", "line", "field" (when known)} with 400 (bad
 // JSON, a missing or mistyped field, InputError), 403 (samples_path without
@@ -132,6 +135,7 @@ class Service {
   Response llm_plan_request(const nlohmann::json& req);
   nlohmann::json workloads() const;
   nlohmann::json simulate_request(const nlohmann::json& req);
+  nlohmann::json transfer_request(const nlohmann::json& req);
   // The workloads under sim_workloads_ ("pollux-1.0/workload-1"), sorted.
   std::vector<std::string> workload_names() const;
   // Why nothing can be simulated (no traces, no workloads); empty when something can.

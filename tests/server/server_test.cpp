@@ -369,3 +369,60 @@ TEST(Server, FitOnExtremeSamplesEnds) {
   EXPECT_NE(r.status, 500) << r.body.dump();
   EXPECT_NE(r.status, 503) << r.body.dump();  // not the time limit either
 }
+
+namespace {
+
+// POST /transfer answers what `trainplan transfer --samples --json` prints (one
+// function builds both), with the moved samples as CSV text that /fit takes;
+// catalog names only, and bad input names its field.
+TEST(Server, TransferEqualsCliAndItsSamplesFit) {
+  Running s;
+  auto dir = tptest::temp_dir("server-transfer");
+  const std::string csv = tpserver::many_rows_csv(64);
+  const std::string path = tptest::write_file(dir / "t4.csv", csv), out = (dir / "a100.csv").string();
+  auto cli = tptest::run_cli("transfer --samples " + path + " --from-gpu t4 --to-gpu a100-40gb --json -o " + out);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  int st = 0;
+  json got = s.post("/transfer", json{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "a100-40gb"}}, &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  EXPECT_EQ(got["samples"], "samples_csv");
+  json want = json::parse(cli.out);
+  for (const char* k : {"from_gpu", "to_gpu", "network", "target_trials", "ratios", "configurations", "notes"})
+    EXPECT_EQ(got[k], want[k]) << k;
+  EXPECT_EQ(io::parse_samples_csv(got["samples_csv"].get<std::string>(), "a").size(), io::read_samples_csv(out).size());
+  EXPECT_EQ(got["samples_csv"].get<std::string>(), tptest::read_file(out));
+  json fit = s.post("/fit", json{{"samples_csv", got["samples_csv"]}, {"time_model", "allreduce-local"}, {"metric_model", "global-batch"}}, &st);
+  EXPECT_EQ(st, 200) << fit.dump();
+  EXPECT_EQ(fit["times_predicted_from"], "t4");
+
+  // Trials measured on the target move the prediction toward them.
+  const std::string trials = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric\n16,1,1,100,\n";
+  json with = s.post("/transfer", json{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "a100-40gb"},
+                                       {"trials_csv", trials}},
+                     &st);
+  ASSERT_EQ(st, 200) << with.dump();
+  EXPECT_EQ(with["target_trials"], 1);
+
+  struct Bad {
+    json body;
+    std::string field;
+  };
+  for (const auto& b : {Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}}, "to_gpu"},
+                        Bad{{{"samples_csv", csv}, {"from_gpu", "/etc/passwd"}, {"to_gpu", "h100"}}, "from_gpu"},
+                        Bad{{{"from_gpu", "t4"}, {"to_gpu", "h100"}}, "samples_csv"},
+                        Bad{{{"id", "fit-1"}, {"from_gpu", "t4"}, {"to_gpu", "h100"}}, "id"},
+                        Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"network", "nonet"}}, "network"},
+                        Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"dataset_size", 0}}, "dataset_size"},
+                        Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"colour", 1}}, "colour"}}) {
+    json e = s.post("/transfer", b.body, &st);
+    EXPECT_EQ(st, 400) << b.body.dump() << " -> " << e.dump();
+    EXPECT_EQ(e["field"], b.field) << e.dump();
+  }
+  json e = s.post("/transfer", json{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"},
+                                    {"trials_csv", "batch,workers\n1,x\n"}},
+                  &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["file"], "trials_csv") << e.dump();
+}
+
+}  // namespace
