@@ -89,9 +89,10 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   SamplesTransfer t;
   t.source = from.name, t.target = to.name;
   // A catalog GPU in the hardware column that is not `from` is likely a slip; the caller's word holds.
-  std::set<std::string> labelled;
-  for (const auto& s : set.samples)
-    if (auto hw = structure::find_builtin_hardware(s.hardware); hw && hw->name != from.name) labelled.insert(hw->name);
+  std::set<std::string> labels, labelled;
+  for (const auto& s : set.samples) labels.insert(s.hardware);
+  for (const auto& label : labels)
+    if (auto hw = structure::find_builtin_hardware(label); hw && hw->name != from.name) labelled.insert(hw->name);
   if (!labelled.empty())
     t.notes.push_back(fmt::format("the samples' hardware column names {}, not {}: predicting from {}",
                                   fmt::join(labelled, ", "), from.name, from.name));

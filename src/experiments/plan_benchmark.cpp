@@ -161,14 +161,16 @@ SampleSet moved_to_judged_gpu(const SampleSet& samples, const CrossGpuOptions& o
   std::mt19937_64 rng(seed);
   std::shuffle(configs.begin(), configs.end(), rng);
   configs.resize(std::min<size_t>(configs.size(), std::max(0, og.target_trials)));
-  std::vector<models::StepSample> trials;
+  SampleSet timed;  // the trials as the judged trace times them, packed as it packs them
+  timed.dataset_size = judged.dataset_size();
   for (const auto& [b, r] : configs) {
-    models::StepSample t;
-    t.gpus_per_node = app::sample_placement(r, judged.default_nodes(r), judged.gpus_per_node());
-    t.batch = b;
-    t.step_s = *judged.epoch_time(b, r, judged.default_nodes(r)) * b * r / judged.dataset_size();
-    trials.push_back(t);
+    Sample t;
+    t.batch = b, t.workers = r, t.nodes = judged.default_nodes(r);
+    t.epoch_time_s = *judged.epoch_time(b, r, t.nodes);
+    timed.samples.push_back(t);
   }
+  std::vector<models::StepSample> trials;
+  if (!timed.empty()) trials = app::sample_steps(timed, judged.gpus_per_node());
   return app::transfer_samples(samples, og.sample_hw, og.judged_hw, std::move(trials),
                                structure::find_network(judged.name()))
       .moved;
