@@ -66,6 +66,23 @@ struct PredictArgs {
 
 // Where each row's iteration goes, in seconds: the slowest stage's parts over
 // all micro-batches, then what the schedule and the replicas add.
+// With -o the table is not printed: say on stderr which rows are predicted
+// not to fit, and by how much, so that nobody launches them unawares.
+void print_over_memory(const nlohmann::json& rows, double gpu_gib, const std::string& gpu) {
+  std::vector<std::string> over;
+  for (const auto& j : rows)
+    if (!j["fits_memory"].get<bool>())
+      over.push_back(fmt::format("line {} ({:.2f} GiB, over by {:.2f})", j["line"].get<long>(),
+                                 j["memory_gib"].get<double>(), -j["headroom_gib"].get<double>()));
+  if (over.empty()) return;
+  constexpr size_t kListed = 10;
+  std::string listed;
+  for (size_t i = 0; i < over.size() && i < kListed; ++i) listed += (i ? ", " : "") + over[i];
+  if (over.size() > kListed) listed += fmt::format(" and {} more", over.size() - kListed);
+  std::cerr << fmt::format("note: {} of {} configurations are predicted not to fit in {}'s {:.2f} GiB per GPU: {}\n",
+                           over.size(), rows.size(), gpu, gpu_gib, listed);
+}
+
 void print_time_breakdown(const nlohmann::json& rows) {
   std::cout << fmt::format("\nwhere the time goes, seconds per iteration:\n{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} "
                            "{:>10} {:>10} {:>10}\n",
@@ -167,6 +184,7 @@ void run_predict(const PredictArgs& a) {
   }
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
+    print_over_memory(rows, hw.gpu.memory_gb * 1e9 / kGiB, a.gpu);
     if (a.breakdown) print_time_breakdown(rows);
     return;
   }

@@ -124,9 +124,15 @@ const std::vector<Entry>& entries() {
   return all;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+// A name as compared: lowercase letters and digits only, so that "A100 40GB",
+// "a100_40gb" and "A100-40GB" all find a100-40gb, and "RTX 2080 Ti" finds
+// rtx-2080ti (test GpuCatalog.NamesMatchWhateverTheSeparators checks that no
+// two entries' names then collide).
+std::string comparable(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace
@@ -141,11 +147,12 @@ const std::vector<HardwareProfile>& builtin_hardware() {
 }
 
 std::optional<HardwareProfile> find_builtin_hardware(const std::string& name) {
-  std::string key = lower(name);
+  const std::string key = comparable(name);
+  if (key.empty()) return std::nullopt;
   for (const auto& e : entries()) {
-    if (e.h.name == key) return e.h;
+    if (comparable(e.h.name) == key) return e.h;
     for (const auto& a : e.aliases)
-      if (a == key) return e.h;
+      if (comparable(a) == key) return e.h;
   }
   return std::nullopt;
 }

@@ -70,8 +70,9 @@ struct HardwareProfile {
 
 // The built-in catalog, in a fixed order.
 const std::vector<HardwareProfile>& builtin_hardware();
-// The built-in entry called `name` (case-insensitive; also the aliases,
-// such as "tesla-t4" or "a100"), or nullopt.
+// The built-in entry called `name` (also the aliases, such as "tesla-t4" or
+// "a100"), or nullopt. Case, spaces, hyphens and underscores do not matter:
+// "A100 40GB" and "a100_40gb" are a100-40gb.
 std::optional<HardwareProfile> find_builtin_hardware(const std::string& name);
 // Catalog keys, in catalog order.
 std::vector<std::string> builtin_hardware_names();

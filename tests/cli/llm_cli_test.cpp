@@ -58,6 +58,12 @@ TEST(LlmCli, PredictSaysByHowMuchAConfigurationFitsOrNot) {
   EXPECT_FALSE(j["rows"][1]["fits_memory"].get<bool>());  // a 175B-wide model on 8 GPUs, no pipeline
   auto text = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb");
   EXPECT_NE(text.out.find("OVER "), std::string::npos) << text.out;
+  // With -o the table is not printed: the row that does not fit is named on stderr.
+  auto written = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o " + (d / "out.csv").string());
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  EXPECT_NE(written.err.find("1 of 2 configurations are predicted not to fit"), std::string::npos) << written.err;
+  EXPECT_NE(written.err.find("line 3 ("), std::string::npos) << written.err;
+  EXPECT_EQ(written.err.find("line 2 ("), std::string::npos) << written.err;
 }
 
 TEST(LlmCli, CalibrationFitsMeasuredIterations) {

@@ -42,6 +42,18 @@ TEST(GpuCatalog, NamesAreCaseInsensitiveAndKnowAliases) {
   EXPECT_EQ(names.size(), structure::builtin_hardware().size());
 }
 
+TEST(GpuCatalog, NamesMatchWhateverTheSeparators) {
+  EXPECT_EQ(find_builtin_hardware("A100 40GB")->name, "a100-40gb");
+  EXPECT_EQ(find_builtin_hardware("a100_80gb")->name, "a100-80gb");
+  EXPECT_EQ(find_builtin_hardware("RTX 2080 Ti")->name, "rtx-2080ti");
+  EXPECT_EQ(find_builtin_hardware(" H100 ")->name, "h100");
+  EXPECT_EQ(find_builtin_hardware("A100-PCIe-80GB")->name, "a100-pcie-80gb");
+  EXPECT_FALSE(find_builtin_hardware("-- _").has_value());
+  EXPECT_FALSE(find_builtin_hardware("a100 41gb").has_value());
+  // No entry's name or alias, compared this way, hides a later entry's name.
+  for (const auto& name : structure::builtin_hardware_names()) EXPECT_EQ(find_builtin_hardware(name)->name, name);
+}
+
 TEST(GpuCatalog, DatasheetRatiosOfTheDevelopmentPair) {
   auto t4 = *find_builtin_hardware("t4"), a100 = *find_builtin_hardware("a100-40gb");
   // The figures: about 2.4x in fp32 peak, 4.8x in fp16 tensor peak and bandwidth.
