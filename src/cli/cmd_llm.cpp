@@ -64,8 +64,6 @@ struct PredictArgs {
   bool breakdown = false;
 };
 
-// Where each row's iteration goes, in seconds: the slowest stage's parts over
-// all micro-batches, then what the schedule and the replicas add.
 // With -o the table is not printed: say on stderr which rows are predicted
 // not to fit, and by how much, so that nobody launches them unawares.
 void print_over_memory(const nlohmann::json& rows, double gpu_gib, const std::string& gpu) {
@@ -83,6 +81,8 @@ void print_over_memory(const nlohmann::json& rows, double gpu_gib, const std::st
                            over.size(), rows.size(), gpu, gpu_gib, listed);
 }
 
+// Where each row's iteration goes, in seconds: the slowest stage's parts over
+// all micro-batches, then what the schedule and the replicas add.
 void print_time_breakdown(const nlohmann::json& rows) {
   std::cout << fmt::format("\nwhere the time goes, seconds per iteration:\n{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} "
                            "{:>10} {:>10} {:>10}\n",
