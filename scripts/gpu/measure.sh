@@ -18,7 +18,9 @@
 #              per-process variation of the host-side step time from drift; or llm: transformer
 #              training iterations (scripts/gpu/transformer-bench.py, LLM_BUDGET_S seconds, default
 #              200), then the trainer's collectives (--backend none, gloo, nccl), the GEMM sweep and
-#              one pass of time trials
+#              one pass of time trials; or gpt: the GPT trainer's bf16 time trials on the GPU (three
+#              shapes, micro-batches, accumulation, sequence lengths), its losses across layouts, two
+#              ranks sharing the GPU, and repeats, until GPT_BUDGET_S (default 330) seconds have passed
 #   NCCL_INCLUDE  directory with nccl.h (default: PyTorch's nvidia-nccl wheel when installed)
 # Outputs in $OUT (each appended as it is measured):
 #   env.txt          GPU, driver, torch, compiler
@@ -29,6 +31,8 @@
 #   transformer.csv, gemm.csv      SUITE=llm: transformer-bench.py
 #   backends.jsonl   SUITE=llm: time trials through each collective backend, same framing
 #   layers.csv       trainplan-layer-bench
+#   losses.jsonl, gpt-timing.jsonl, gpt-shared.jsonl, gpt-timing-repeat.jsonl   SUITE=gpt, same framing
+#                    (scripts/gpu/import-gpt.py makes grid CSVs of them)
 set -uo pipefail
 OUT=${OUT:-/tmp/trainplan-gpu}
 CARRY=${CARRY:-.gpu-carry}
@@ -101,6 +105,9 @@ else
     log "built with CMake ($(grep -o 'with NCCL[^)]*)' "$OUT/build.txt" | head -1 || echo 'no NCCL'))"
   elif cp "$OUT/build.txt" "$OUT/build-nccl-failed.txt" && rm -rf build-gpu && build_with_cmake -DTRAINPLAN_WITH_NCCL=OFF; then
     log "built with CMake without NCCL (the NCCL build's errors: build-nccl-failed.txt)"
+  elif cp "$OUT/build.txt" "$OUT/build-plain-failed.txt" && rm -rf build-gpu &&
+    build_with_cmake -DTRAINPLAN_WITH_NCCL=OFF -DTRAINPLAN_CUDA_MEMORY_STATS=OFF; then
+    log "built with CMake without NCCL and without the CUDA allocator's statistics (errors: build-*-failed.txt)"
   else
     log "CMake build failed (tail of build.txt below); building directly"
     tail -15 "$OUT/build.txt" | tee -a "$OUT/log.txt" >&2
@@ -160,6 +167,84 @@ if [ "${SUITE:-all}" = llm ]; then
       run_trial timing.jsonl "$wl" "$b" 1 --time-only --warmup-steps 20 --min-steps 50 --max-steps 1000
     done
   done
+  log "done"
+  exit 0
+fi
+
+# run_gpt FILE RANKS [trainer flags...]: one framed GPT trial of RANKS processes
+# sharing this machine's GPU(s); rank 0's output is kept, the others' errors go
+# to the log.
+run_gpt() {
+  local file=$1 ranks=$2 t0 rc=0 k pids=()
+  shift 2
+  t0=$(date +%s.%N)
+  echo "{\"trial\":{\"workload\":\"gpt\",\"ranks\":$ranks,\"flags\":\"$*\"}}" >>"$OUT/$file"
+  local store
+  store=$(mktemp -u /tmp/gpt-store.XXXXXX)
+  for ((k = ranks - 1; k >= 0; k--)); do
+    if [ "$k" = 0 ]; then
+      timeout "${GPT_TRIAL_S:-150}" "$BIN/trainplan-train" --workload gpt --device "$DEVICE" --rank 0 \
+        --store-path "$store" --corpus "$CORPUS" "$@" >>"$OUT/$file" 2>>"$OUT/log.txt" || rc=$?
+    else
+      timeout "${GPT_TRIAL_S:-150}" "$BIN/trainplan-train" --workload gpt --device "$DEVICE" --rank "$k" \
+        --store-path "$store" --corpus "$CORPUS" "$@" >/dev/null 2>>"$OUT/log.txt" &
+      pids+=($!)
+    fi
+  done
+  for k in "${pids[@]}"; do wait "$k" || rc=$?; done
+  rm -f "$store"
+  echo "{\"trial_end\":{\"rc\":$rc,\"wall_s\":$(awk "BEGIN{print $(date +%s.%N) - $t0}")}}" >>"$OUT/$file"
+  [ $rc -eq 0 ] || log "gpt trial ($ranks ranks) $* exited $rc"
+}
+
+if [ "${SUITE:-all}" = gpt ]; then
+  # The GPT trainer on the GPU: a grid of single-GPU time trials in bf16 (shapes,
+  # micro-batches, accumulation, sequence lengths), the same layouts over Gloo
+  # between ranks that share the GPU, losses of one layout against others, and
+  # repeats; in order of value, each stage skipped once GPT_BUDGET_S has passed.
+  CORPUS=${CORPUS:-/usr/share/common-licenses}
+  [ -d "$CORPUS" ] || [ -f "$CORPUS" ] || CORPUS=$CARRY/corpus
+  budget=${GPT_BUDGET_S:-330}
+  left() { [ $(( $(date +%s) - START )) -lt "$budget" ]; }
+  timed=(--time-only --precision bf16 --warmup-iterations 3 --min-iterations 10 --max-iterations 30 --threads 8)
+  if [ "$QUICK" = 1 ]; then
+    S1=(--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 512); S2=(--layers 2 --hidden 128 --heads 4 --seq 64 --vocab 512)
+    S3=(--layers 1 --hidden 256 --heads 8 --seq 64 --vocab 512); MBS="1 2 4"
+  else
+    S1=(--layers 24 --hidden 1024 --heads 16 --seq 1024 --vocab 50304)
+    S2=(--layers 24 --hidden 2048 --heads 16 --seq 2048 --vocab 50304)
+    S3=(--layers 8 --hidden 4096 --heads 32 --seq 2048 --vocab 50304); MBS="1 2 4 8 16"
+  fi
+  log "gpt: losses of tp1 against tp2, pp2, dp2 (fp32, 4 iterations, ranks sharing the device)"
+  small=(--layers 4 --hidden 64 --heads 4 --seq 32 --micro-batch 2 --global-batch 8 --iterations 4 --seed 5)
+  run_gpt losses.jsonl 1 "${small[@]}"
+  run_gpt losses.jsonl 2 --tp 2 "${small[@]}"
+  run_gpt losses.jsonl 2 --pp 2 "${small[@]}"
+  run_gpt losses.jsonl 2 --dp 2 "${small[@]}"
+  run_gpt losses.jsonl 1 "${small[@]}" --precision bf16
+  log "gpt: shape 1 (${S1[*]}), micro-batches $MBS"
+  for mb in $MBS; do left && run_gpt gpt-timing.jsonl 1 "${S1[@]}" --micro-batch "$mb" --global-batch "$mb" "${timed[@]}"; done
+  left && run_gpt gpt-timing.jsonl 1 "${S1[@]}" --micro-batch 4 --global-batch 16 "${timed[@]}"
+  left && run_gpt gpt-timing.jsonl 1 "${S1[@]}" --micro-batch 1 --global-batch 8 "${timed[@]}"
+  log "gpt: shape 2 (${S2[*]})"
+  for mb in 1 2 4; do left && run_gpt gpt-timing.jsonl 1 "${S2[@]}" --micro-batch "$mb" --global-batch "$mb" "${timed[@]}"; done
+  left && run_gpt gpt-timing.jsonl 1 "${S2[@]}" --micro-batch 2 --global-batch 8 "${timed[@]}"
+  log "gpt: shape 3 (${S3[*]})"
+  for mb in 1 2 4; do left && run_gpt gpt-timing.jsonl 1 "${S3[@]}" --micro-batch "$mb" --global-batch "$mb" "${timed[@]}"; done
+  log "gpt: sequence length at 8192 tokens (shape 1's layers and width)"
+  if [ "$QUICK" != 1 ]; then
+    for sm in "512 16" "2048 4" "4096 2"; do
+      set -- $sm
+      left && run_gpt gpt-timing.jsonl 1 --layers 24 --hidden 1024 --heads 16 --seq "$1" --vocab 50304 \
+        --micro-batch "$2" --global-batch "$2" "${timed[@]}"
+    done
+  fi
+  log "gpt: two ranks sharing the GPU through Gloo (host copies), shape 1 at micro-batch 4"
+  for lay in "--tp 2" "--pp 2" "--dp 2"; do
+    left && run_gpt gpt-shared.jsonl 2 $lay "${S1[@]}" --micro-batch 4 --global-batch 16 "${timed[@]}"
+  done
+  log "gpt: repeats of shape 1"
+  for mb in 1 4 16; do left && run_gpt gpt-timing-repeat.jsonl 1 "${S1[@]}" --micro-batch "$mb" --global-batch "$mb" "${timed[@]}"; done
   log "done"
   exit 0
 fi

@@ -65,6 +65,14 @@ c10::intrusive_ptr<c10d::Store> make_store(const TrainOptions& o, std::chrono::m
 #endif
 
 #ifdef TRAINPLAN_WITH_GLOO
+// Gloo moves host memory. A GPU tensor, or a reduced-precision one (summed
+// in fp32, as Megatron reduces bf16 gradients in fp32), goes through a host
+// fp32 copy; so ranks that share one GPU can still form groups, at the cost
+// of the copies.
+bool needs_host_copy(const at::Tensor& t) {
+  return t.is_cuda() || t.scalar_type() == at::kBFloat16 || t.scalar_type() == at::kHalf;
+}
+
 class GlooCommunicator final : public Communicator {
  public:
   GlooCommunicator(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::chrono::milliseconds timeout,
@@ -83,11 +91,23 @@ class GlooCommunicator final : public Communicator {
   int size() const override { return size_; }
 
   void allreduce_sum(at::Tensor& t) override {
+    if (needs_host_copy(t)) {
+      at::Tensor host = t.to(at::kCPU, at::kFloat);
+      allreduce_sum(host);
+      t.copy_(host);
+      return;
+    }
     std::vector<at::Tensor> v{t};
     pg_->allreduce(v)->wait();
   }
 
   void broadcast(at::Tensor& t, int root) override {
+    if (t.is_cuda()) {
+      at::Tensor host = t.cpu();
+      broadcast(host, root);
+      t.copy_(host);
+      return;
+    }
     std::vector<at::Tensor> v{t};
     c10d::BroadcastOptions bo;
     bo.rootRank = root;
@@ -95,19 +115,33 @@ class GlooCommunicator final : public Communicator {
   }
 
   void allreduce_max(at::Tensor& t) override {
+    if (needs_host_copy(t)) {
+      at::Tensor host = t.to(at::kCPU, at::kFloat);
+      allreduce_max(host);
+      t.copy_(host);
+      return;
+    }
     std::vector<at::Tensor> v{t};
     c10d::AllreduceOptions ao;
     ao.reduceOp = c10d::ReduceOp::MAX;
     pg_->allreduce(v, ao)->wait();
   }
 
+  // Point-to-point moves bytes, so any dtype goes as it is; a GPU tensor is
+  // copied to the host first (the copy waits for the kernels that made it).
   std::function<void()> isend(const at::Tensor& t, int dst, int tag) override {
-    auto v = std::make_shared<std::vector<at::Tensor>>(std::vector<at::Tensor>{t.contiguous()});
+    auto v = std::make_shared<std::vector<at::Tensor>>(std::vector<at::Tensor>{t.cpu().contiguous()});
     auto work = pg_->send(*v, dst, tag);
     return [v, work] { work->wait(); };
   }
 
   void recv(at::Tensor& t, int src, int tag) override {
+    if (t.is_cuda()) {
+      at::Tensor host = at::empty(t.sizes(), t.options().device(at::kCPU));
+      recv(host, src, tag);
+      t.copy_(host);
+      return;
+    }
     std::vector<at::Tensor> v{t};
     pg_->recv(v, src, tag)->wait();
   }

@@ -49,7 +49,9 @@ std::unique_ptr<Communicator> make_communicator(const TrainOptions& o);
 // tensor-, data- and pipeline-parallel groups. Every group is a Gloo process
 // group on a PrefixStore over one rendezvous store (TCPStore or FileStore as
 // make_communicator), so one --master-port serves them all; a group of one
-// member is a no-op communicator (pipeline sends need two stages).
+// member is a no-op communicator (pipeline sends need two stages). GPU
+// tensors go through host copies (Gloo moves host memory), and bf16 or fp16
+// ones are summed in fp32.
 struct ParallelGroups {
   std::unique_ptr<Communicator> world, tp, dp, pp;
 };

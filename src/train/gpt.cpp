@@ -6,7 +6,11 @@
 #include <sys/resource.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
+#ifdef TRAINPLAN_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -88,7 +92,38 @@ void install_counting_allocator() {
   (void)counting;
 }
 
-void reset_peak() { g_peak_bytes.store(g_live_bytes.load()); }
+// On a GPU the tensors live in CUDA's caching allocator, whose statistics
+// count the bytes handed out (torch.cuda.max_memory_allocated); index 0 of
+// its stat arrays is the aggregate over pools.
+void reset_peak(const torch::Device& device) {
+  g_peak_bytes.store(g_live_bytes.load());
+#ifdef TRAINPLAN_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#else
+  (void)device;
+#endif
+}
+
+int64_t peak_tensor_bytes(const torch::Device& device) {
+#ifdef TRAINPLAN_WITH_CUDA
+  if (device.is_cuda()) return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).allocated_bytes[0].peak;
+#endif
+  if (device.is_cuda()) return -1;  // a CUDA build without the allocator's statistics
+  return g_peak_bytes.load();
+}
+
+const char* peak_memory_kind(const torch::Device& device) {
+  return device.is_cuda() ? "tensor bytes allocated (CUDA caching allocator's peak), after warm-up"
+                          : "tensor bytes allocated (CPU allocator, counted), after warm-up";
+}
+
+// --device auto: the GPU of index rank mod GPUs when this build sees one.
+torch::Device gpt_device(const TrainOptions& o) {
+  const bool gpu = torch::cuda::is_available();
+  if (o.device == "cpu" || (o.device == "auto" && !gpu)) return torch::Device(torch::kCPU);
+  if (!gpu) throw std::runtime_error("--device cuda: this trainplan-train was built without CUDA, or no GPU is visible");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.rank % int(torch::cuda::device_count())));
+}
 
 int64_t peak_rss_bytes() {
   rusage u{};
@@ -175,6 +210,7 @@ struct Stage {
 
 struct Shape {
   int layers, hidden, heads, seq, vocab, tp;
+  torch::ScalarType compute;  // of products and activations; weights stay fp32
   int local_heads() const { return heads / tp; }
   int head_dim() const { return hidden / heads; }
 };
@@ -183,7 +219,7 @@ struct Shape {
 // (seeded by the caller) and keeps this rank's: the stage's layers, and of
 // each the tensor-parallel slice. Column-parallel weights keep rows
 // (output features, heads contiguous), row-parallel ones keep columns.
-Stage build_stage(const Shape& s, int tp_rank, int pp_rank, int pp) {
+Stage build_stage(const Shape& s, int tp_rank, int pp_rank, int pp, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   const int64_t h = s.hidden, f = 4 * s.hidden, L = s.layers, V = s.vocab, S = s.seq;
   const int64_t hl = h / s.tp, fl = f / s.tp;
@@ -218,7 +254,7 @@ Stage build_stage(const Shape& s, int tp_rank, int pp_rank, int pp) {
   if (st.last) st.lnf_w = torch::ones({h}), st.lnf_b = torch::zeros({h}), st.head = head;
 
   auto add = [&](Tensor& t) {
-    t = t.contiguous();
+    t = t.to(device).contiguous();
     t.set_requires_grad(true);
     st.params.push_back(t);
   };
@@ -231,20 +267,23 @@ Stage build_stage(const Shape& s, int tp_rank, int pp_rank, int pp) {
   return st;
 }
 
+// A weight in the compute precision: the fp32 tensor itself, or a bf16 copy
+// that autograd keeps for the backward and whose gradient arrives in fp32.
+Tensor as_compute(const Tensor& w, const Shape& s) { return w.to(s.compute); }
+
 // One transformer layer on x [b, s, h] (pre-norm, as GPT-2).
 Tensor layer_forward(const Layer& y, const Shape& s, const Tensor& x, const Tensor& causal_mask) {
-  namespace F = torch::nn::functional;
   const int64_t b = x.size(0), S = x.size(1), al = s.local_heads(), d = s.head_dim(), hl = al * d;
-  Tensor a = copy_to_tp(torch::layer_norm(x, {s.hidden}, y.ln1_w, y.ln1_b), s.tp);
-  Tensor qkv = torch::linear(a, y.w_qkv, y.b_qkv);  // [b, s, 3·h/tp]
+  Tensor a = copy_to_tp(torch::layer_norm(x, {s.hidden}, as_compute(y.ln1_w, s), as_compute(y.ln1_b, s)), s.tp);
+  Tensor qkv = torch::linear(a, as_compute(y.w_qkv, s), as_compute(y.b_qkv, s));  // [b, s, 3·h/tp]
   auto heads = [&](int64_t i) { return qkv.slice(2, i * hl, (i + 1) * hl).view({b, S, al, d}).transpose(1, 2); };
   Tensor q = heads(0) * (1.0 / std::sqrt(double(d))), k = heads(1), v = heads(2);
   Tensor scores = torch::matmul(q, k.transpose(-2, -1)).masked_fill(causal_mask, -INFINITY);
   Tensor ctx = torch::matmul(torch::softmax(scores, -1), v).transpose(1, 2).reshape({b, S, hl});
-  Tensor x1 = x + reduce_from_tp(torch::linear(ctx, y.w_o), s.tp) + y.b_o;
-  Tensor m = copy_to_tp(torch::layer_norm(x1, {s.hidden}, y.ln2_w, y.ln2_b), s.tp);
-  Tensor g = torch::gelu(torch::linear(m, y.w_1, y.b_1));
-  return x1 + reduce_from_tp(torch::linear(g, y.w_2), s.tp) + y.b_2;
+  Tensor x1 = x + reduce_from_tp(torch::linear(ctx, as_compute(y.w_o, s)), s.tp) + as_compute(y.b_o, s);
+  Tensor m = copy_to_tp(torch::layer_norm(x1, {s.hidden}, as_compute(y.ln2_w, s), as_compute(y.ln2_b, s)), s.tp);
+  Tensor g = torch::gelu(torch::linear(m, as_compute(y.w_1, s), as_compute(y.b_1, s)));
+  return x1 + reduce_from_tp(torch::linear(g, as_compute(y.w_2, s)), s.tp) + as_compute(y.b_2, s);
 }
 
 // ---- data: which sequences an iteration trains on ----
@@ -270,28 +309,30 @@ struct Rank {
 
 class GptTrainer {
  public:
-  GptTrainer(const TrainOptions& o, ParallelGroups& g, Rank r, Tensor corpus)
+  GptTrainer(const TrainOptions& o, ParallelGroups& g, Rank r, Tensor corpus, torch::Device device)
       : o_(o),
         g_(g),
         r_(r),
-        shape_{o.layers, o.hidden, o.heads, o.seq, o.vocab, o.tp},
-        corpus_(std::move(corpus)),
+        shape_{o.layers, o.hidden, o.heads, o.seq, o.vocab, o.tp,
+               o.precision == "bf16" ? torch::kBFloat16 : torch::kFloat32},
+        device_(device),
+        corpus_(corpus.to(device)),
         micro_batches_(o.global_batch / (o.micro_batch * o.dp)) {
     torch::manual_seed(o.seed);
-    stage_ = build_stage(shape_, r.tp_rank, r.pp_rank, o.pp);
+    stage_ = build_stage(shape_, r.tp_rank, r.pp_rank, o.pp, device);
     // One flat gradient buffer that the parameters' gradients view: the
     // backward accumulates into it in place and the data-parallel
     // all-reduce sends it whole, without a copy (as Megatron's grad buffer).
     int64_t n = 0;
     for (const auto& p : stage_.params) n += p.numel();
-    grad_buffer_ = torch::zeros({n});
+    grad_buffer_ = torch::zeros({n}, torch::TensorOptions().device(device));
     int64_t off = 0;
     for (auto& p : stage_.params) {
       p.mutable_grad() = grad_buffer_.slice(0, off, off + p.numel()).view(p.sizes());
       off += p.numel();
     }
     opt_ = std::make_unique<torch::optim::Adam>(stage_.params, torch::optim::AdamOptions(o.lr.value_or(1e-3)));
-    causal_mask_ = torch::ones({o.seq, o.seq}, torch::kBool).triu(1);
+    causal_mask_ = torch::ones({o.seq, o.seq}, torch::TensorOptions(torch::kBool).device(device)).triu(1);
   }
 
   int64_t parameters_on_rank() const { return grad_buffer_.numel(); }
@@ -304,10 +345,11 @@ class GptTrainer {
     const std::vector<int64_t> offsets = batch_offsets(o_.seed, it, o_.global_batch, corpus_.size(0), o_.seq);
     const int64_t replica_base = int64_t(r_.dp_rank) * m * o_.micro_batch;
     const int64_t b = o_.micro_batch, S = o_.seq, h = o_.hidden;
+    const auto activations = torch::TensorOptions().dtype(shape_.compute).device(device_);
 
     std::vector<Tensor> inputs(static_cast<size_t>(m)), outputs(static_cast<size_t>(m));
     std::vector<std::function<void()>> pending;
-    double loss_sum = 0;
+    Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));  // read once: no sync per micro-batch
 
     auto tokens = [&](int j, int shift) {
       std::vector<Tensor> rows;
@@ -320,22 +362,24 @@ class GptTrainer {
     auto forward = [&](int j) {
       Tensor x;
       if (stage_.first) {
-        x = torch::embedding(stage_.wte, tokens(j, 0)) + stage_.wpe;
+        x = torch::embedding(as_compute(stage_.wte, shape_), tokens(j, 0)) + as_compute(stage_.wpe, shape_);
       } else {
-        Tensor in = torch::empty({b, S, h});
-        g_.pp->recv(in, p - 1, /*tag=*/0);
-        in.set_requires_grad(true);
-        inputs[size_t(j)] = in;
-        x = in;
+        Tensor received = torch::empty({b, S, h}, activations);
+        g_.pp->recv(received, p - 1, /*tag=*/0);
+        received.set_requires_grad(true);
+        inputs[size_t(j)] = received;
+        x = received;
       }
       for (const auto& y : stage_.layers) x = layer_forward(y, shape_, x, causal_mask_);
       if (stage_.last) {
-        Tensor logits = torch::linear(torch::layer_norm(x, {h}, stage_.lnf_w, stage_.lnf_b), stage_.head);
+        Tensor normed = torch::layer_norm(x, {h}, as_compute(stage_.lnf_w, shape_), as_compute(stage_.lnf_b, shape_));
+        // The loss in fp32, as Megatron's and autocast's cross-entropy.
+        Tensor logits = torch::linear(normed, as_compute(stage_.head, shape_)).to(torch::kFloat32);
         // Scaled so that the accumulated gradients over m micro-batches and
         // the sum over dp replicas give the gradient of the global mean loss.
         Tensor loss = torch::nn::functional::cross_entropy(logits.view({b * S, o_.vocab}), tokens(j, 1).view({b * S})) /
                       double(m * o_.dp);
-        loss_sum += loss.item<double>();
+        loss_sum += loss.detach();
         outputs[size_t(j)] = loss;
       } else {
         pending.push_back(g_.pp->isend(x.detach(), p + 1, /*tag=*/0));
@@ -346,7 +390,7 @@ class GptTrainer {
       if (stage_.last) {
         outputs[size_t(j)].backward();
       } else {
-        Tensor grad = torch::empty({b, S, h});
+        Tensor grad = torch::empty({b, S, h}, activations);
         g_.pp->recv(grad, p + 1, /*tag=*/1);
         outputs[size_t(j)].backward(grad);
       }
@@ -367,7 +411,10 @@ class GptTrainer {
 
     g_.dp->allreduce_sum(grad_buffer_);
     opt_->step();
-    return loss_sum;
+    // Kernels run asynchronously on a GPU: reading one updated weight back
+    // waits for the step, so a wall clock around iterate() times all of it.
+    if (device_.is_cuda()) (void)stage_.params.back().view(-1)[0].item<float>();
+    return stage_.last ? loss_sum.item<double>() : 0.0;
   }
 
  private:
@@ -375,6 +422,7 @@ class GptTrainer {
   ParallelGroups& g_;
   Rank r_;
   Shape shape_;
+  torch::Device device_;
   Tensor corpus_;
   int micro_batches_;
   Stage stage_;
@@ -406,7 +454,8 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
   g_tp = groups.tp.get();
   Communicator& world = *groups.world;
 
-  GptTrainer trainer(o, groups, r, corpus);
+  const torch::Device device = gpt_device(o);
+  GptTrainer trainer(o, groups, r, corpus, device);
   const int64_t micro_batches = o.global_batch / (o.micro_batch * o.dp);
   nlohmann::json layout = {{"workload", "gpt"},     {"tp", o.tp},
                            {"pp", o.pp},            {"dp", o.dp},
@@ -414,7 +463,8 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
                            {"micro_batches", micro_batches}, {"layers", o.layers},
                            {"hidden", o.hidden},    {"heads", o.heads},
                            {"seq", o.seq},          {"vocab", o.vocab},
-                           {"workers", o.workers},  {"backend", world.backend()}};
+                           {"workers", o.workers},  {"backend", world.backend()},
+                           {"device", device.str()}, {"precision", o.precision}};
   const double setup_time = seconds_since(t_setup);
   const auto t_start = Clock::now();
   int64_t it = 0;
@@ -434,7 +484,7 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
     // Peaks from here on: the setup's full-model draw is gone, and the
     // optimizer's moments exist since the first step.
     world.barrier();
-    reset_peak();
+    reset_peak(device);
     std::vector<double> times;
     double last_loss = 0;
     bool converged = false;
@@ -465,7 +515,7 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
     std::vector<double> slowest(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
     const StepTimeSummary s = summarise_step_times(slowest);
     auto peaks = torch::zeros({o.workers}, torch::kFloat64), rss = torch::zeros({o.workers}, torch::kFloat64);
-    peaks[o.rank] = double(g_peak_bytes.load());
+    peaks[o.rank] = double(peak_tensor_bytes(device));
     rss[o.rank] = double(peak_rss_bytes());
     world.allreduce_sum(peaks);
     world.allreduce_sum(rss);
@@ -487,7 +537,7 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
                          {"converged", converged},
                          {"peak_memory_bytes", peaks.max().item<double>()},
                          {"peak_memory_bytes_per_rank", vec(peaks)},
-                         {"peak_memory_kind", "tensor bytes allocated (CPU allocator, counted), after warm-up"},
+                         {"peak_memory_kind", peak_memory_kind(device)},
                          {"peak_rss_bytes_per_rank", vec(rss)},
                          {"parameters_per_rank", vec(params)},
                          {"loss", global_loss(last_loss, r, o, world)}};

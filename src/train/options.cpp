@@ -22,7 +22,6 @@ std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given
     return "--workers " + std::to_string(o.workers) + " must equal --tp * --pp * --dp = " + std::to_string(world) +
            " (or be left out)";
   o.workers = world;
-  if (o.device == "cuda") return "--device cuda: the gpt workload runs on the CPU only";
   if (o.backend == "nccl") return "--backend nccl: the gpt workload's collectives are Gloo's";
   if (o.hidden % o.heads != 0)
     return "--heads " + std::to_string(o.heads) + " must divide --hidden " + std::to_string(o.hidden);
@@ -148,6 +147,11 @@ ParseResult parse_options(int argc, char** argv) {
   app.add_option("--vocab", o.vocab, "gpt: vocabulary; tokens are the corpus's bytes, so at least 256")
       ->capture_default_str()
       ->check(CLI::Range(256, 1 << 20));
+  app.add_option("--precision", o.precision,
+                 "gpt: fp32, or bf16 (products, activations and messages in bfloat16 from fp32 weights, "
+                 "gradients and Adam moments, as PyTorch's autocast)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   app.add_option("--corpus", o.corpus,
                  "gpt: the training text, a file or a directory whose regular files are read in name order "
                  "(default: the licence texts of Debian's base-files package)")

@@ -56,6 +56,10 @@ struct TrainOptions {
   int micro_batch = 1;           // sequences per micro-batch
   int global_batch = 0;          // sequences per iteration; 0: micro_batch*dp
   int layers = 4, hidden = 128, heads = 4, seq = 64, vocab = 256;
+  // gpt: "fp32", or "bf16": products, activations and the messages between
+  // ranks in bfloat16 from fp32 weights, gradients and Adam moments (as
+  // PyTorch's autocast; the planner's precision amp-fp32-master).
+  std::string precision = "fp32";
   std::string corpus = "/usr/share/common-licenses";  // a file, or a directory of files
   int iterations = 10;           // gpt: iterations to run (without --time-only)
   int warmup_iterations = 2;     // gpt --time-only: untimed iterations first

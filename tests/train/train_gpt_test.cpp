@@ -123,6 +123,31 @@ TEST(TrainGpt, ATimeTrialReportsTimeAndPeakMemoryPerRank) {
   EXPECT_EQ(e.at("micro_batch").get<int>(), 2);
 }
 
+// --precision bf16 computes in bfloat16 from fp32 weights: the losses follow
+// fp32's to bf16's precision without equalling them, and the bf16 messages
+// between ranks (activations sent, partial sums reduced in fp32) give the same
+// training in a tensor- and pipeline-parallel layout.
+TEST(TrainGpt, Bf16ComputeTracksFp32AndCrossesRanks) {
+  REQUIRE_GPT_TRAINER();
+  const std::vector<double> fp32 = losses(1, 1, 1, kSmall);
+  const std::vector<double> bf16 = losses(1, 1, 1, kSmall + " --precision bf16");
+  const std::vector<double> bf16_tp_pp = losses(2, 2, 1, kSmall + " --precision bf16");
+  ASSERT_EQ(fp32.size(), 4u);
+  ASSERT_EQ(bf16.size(), fp32.size());
+  ASSERT_EQ(bf16_tp_pp.size(), fp32.size());
+  double largest_gap = 0;
+  for (size_t i = 0; i < fp32.size(); ++i) {
+    EXPECT_NEAR(bf16[i], fp32[i], 0.02 * std::abs(fp32[i])) << "iteration " << i + 1;
+    EXPECT_NEAR(bf16_tp_pp[i], bf16[i], 0.02 * std::abs(bf16[i])) << "iteration " << i + 1;
+    largest_gap = std::max(largest_gap, std::abs(bf16[i] - fp32[i]));
+  }
+  EXPECT_GT(largest_gap, 1e-5) << "bf16 losses equal fp32's: the products did not run in bf16";
+  auto runs = run_processes(ranks_of(1, 1, 1, kSmall + " --precision bf16"));
+  ASSERT_FALSE(events_named(runs[0], "iteration").empty()) << runs[0].err;
+  EXPECT_EQ(events_named(runs[0], "iteration")[0].at("precision").get<std::string>(), "bf16");
+  EXPECT_EQ(events_named(runs[0], "iteration")[0].at("device").get<std::string>(), "cpu");
+}
+
 TEST(TrainGpt, BadLayoutsExitTwoNamingTheOption) {
   if (trainer_path().empty()) GTEST_SKIP() << "trainplan-train not built";
   struct Case {
@@ -132,7 +157,8 @@ TEST(TrainGpt, BadLayoutsExitTwoNamingTheOption) {
                         Case{"--pp 3 --layers 4", "--pp 3 must divide --layers 4"},
                         Case{"--heads 3 --hidden 64", "--heads 3 must divide --hidden 64"},
                         Case{"--dp 2 --micro-batch 2 --global-batch 6", "--global-batch 6 must be a multiple"},
-                        Case{"--tp 2 --workers 3", "--workers 3 must equal"}}) {
+                        Case{"--tp 2 --workers 3", "--workers 3 must equal"},
+                        Case{"--precision fp8", "--precision: fp8 not in {fp32,bf16}"}}) {
     auto runs = run_processes({"--workload gpt " + c.args});
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].exit_code, 2) << c.args << ": " << runs[0].err;
