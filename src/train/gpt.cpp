@@ -66,9 +66,18 @@ void counted_delete(void* data) {
   c10::free_cpu(data);
 }
 
+// libtorch 2.3 made allocate() non-const and added copy_data(); declaring
+// both forms without `override` builds against either generation (the form
+// the base class lacks is a mere overload).
 class CountingAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate(size_t n) { return counted_allocate(n); }
+  c10::DataPtr allocate(size_t n) const { return counted_allocate(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
+  c10::DeleterFnPtr raw_deleter() const override { return &counted_delete; }
+
+ private:
+  static c10::DataPtr counted_allocate(size_t n) {
     void* data = n == 0 ? nullptr : c10::alloc_cpu(n);
     if (data) {
       std::lock_guard<std::mutex> lock(g_sizes_mutex);
@@ -80,7 +89,6 @@ class CountingAllocator final : public c10::Allocator {
     }
     return {data, data, &counted_delete, c10::Device(c10::DeviceType::CPU)};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return &counted_delete; }
 };
 
 void install_counting_allocator() {
