@@ -11,14 +11,15 @@ they read `trainplan llm profile`'s output.
 Trials that failed (no iteration_timing line) are listed on stderr. The
 trainer's bf16 mode keeps fp32 weights, gradients and Adam moments and
 computes in bf16 (PyTorch AMP's layout), the planner's amp-fp32-master;
-fp32 trials are fp32."""
+fp32 trials are fp32. The trainer has no dropout (dropout false) and
+unfused attention (no flash_attention column: false)."""
 import argparse
 import csv
 import json
 import sys
 
 COLUMNS = ["gpus", "global_batch", "micro_batch", "hidden", "heads", "layers", "seq", "vocab",
-           "tied_embeddings", "tp", "dp", "pp", "precision", "iteration_time_s", "memory_gib",
+           "tied_embeddings", "dropout", "tp", "dp", "pp", "precision", "iteration_time_s", "memory_gib",
            "iteration_time_spread", "iterations_timed"]
 
 
@@ -62,7 +63,7 @@ def main():
         lo, hi = e["ci95"]
         precision = "amp-fp32-master" if e.get("precision") == "bf16" else "fp32"
         w.writerow([e["tp"] * e["pp"] * e["dp"], e["global_batch"], e["micro_batch"], e["hidden"], e["heads"],
-                    e["layers"], e["seq"], e["vocab"], "false", e["tp"], e["dp"], e["pp"], precision,
+                    e["layers"], e["seq"], e["vocab"], "false", "false", e["tp"], e["dp"], e["pp"], precision,
                     f"{t:.6g}", f"{peak / 2**30:.6g}" if peak >= 0 else "",
                     f"{(hi - lo) / 2 / e['iteration_time_s']:.4g}", e["iterations_timed"]])
 

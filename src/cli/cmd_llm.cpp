@@ -469,6 +469,20 @@ void run_grid(const EvaluateArgs& a) {
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
   auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_fit_candidates(a.fit), {}, a.interval);
+  // As a user calibrates: 5 measured configurations, the rest predicted.
+  constexpr size_t kDrawnRows = 5;
+  constexpr int kDraws = 20;
+  const auto on_k = scoring::score_llm_grid_on_k(grid.rows, hw, app::llm_fit_candidates(a.fit), kDrawnRows, kDraws);
+  nlohmann::json on_k_json = nullptr;
+  if (on_k.draws > 0) {
+    on_k_json = {{"k", on_k.k},
+                 {"draws", on_k.draws},
+                 {"predictions", on_k.predictions},
+                 {"time_mape", on_k.time_mape},
+                 {"time_median", on_k.time_median},
+                 {"time_worst", on_k.time_worst}};
+    if (on_k.memory_predictions > 0) on_k_json["memory_mape"] = on_k.memory_mape, on_k_json["memory_worst"] = on_k.memory_worst;
+  }
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());
   nlohmann::json intervals = nullptr;
@@ -508,6 +522,7 @@ void run_grid(const EvaluateArgs& a) {
                                                    {"layer_overhead_s", f.layer_overhead_s},
                                                    {"memory_overhead_gib", e.fitted_memory.overhead_bytes / kGiB},
                                                    {"time_in_sample_mape", e.time_in_sample_mape}}},
+                                {"calibrated_on_drawn_rows", on_k_json},
                                 {"intervals", intervals}}
                      .dump(2)
               << "\n";
@@ -535,6 +550,16 @@ void run_grid(const EvaluateArgs& a) {
                              "worst {:.1f}% ({} rows)\n",
                              100 * e.memory_datasheet_mape, 100 * e.memory_calibrated_mape,
                              100 * e.memory_calibrated_worst, e.memory_rows);
+  if (on_k.draws > 0) {
+    std::cout << fmt::format("calibrated on {} rows drawn at random ({} draws, {} predictions of the other rows): time "
+                             "MAPE {:.2f}%, median {:.2f}%, worst {:.1f}%",
+                             on_k.k, on_k.draws, on_k.predictions, 100 * on_k.time_mape, 100 * on_k.time_median,
+                             100 * on_k.time_worst);
+    if (on_k.memory_predictions > 0)
+      std::cout << fmt::format("; peak memory MAPE {:.2f}%, worst {:.1f}%", 100 * on_k.memory_mape,
+                               100 * on_k.memory_worst);
+    std::cout << "\n";
+  }
   std::cout << fmt::format("fitted on all rows: peak {:.3f}, memory {:.3f}, link {:.3f}, link latency {:.3g} s, "
                            "iteration overhead {:.3g} s, layer overhead {:.3g} s, memory overhead {:.4f} GiB; in-sample "
                            "time MAPE {:.2f}%\n",
@@ -627,6 +652,7 @@ void setup(CLI::App& root) {
   m->add_option("--recompute", ma->recompute, "none, selective or full")->capture_default_str();
   m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
+  m->add_flag("--no-dropout{false}", ma->layout.dropout, "No attention or hidden dropout: no dropout masks stored");
   m->add_option("--precision", ma->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
   m->add_flag("--json", ma->json, "Print JSON");
@@ -651,7 +677,7 @@ void setup(CLI::App& root) {
                 "parallel steps on one A100 or H100 node, scored as --scale scores its runs");
   e->add_option("--grid", ea->grid,
                 "A measured grid (llm profile's output, e.g. examples/cpu-gpt/grid.csv; give its --gpu, e.g. "
-                "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory");
+                "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory, and errors when calibrated on 5 rows drawn at random (20 draws)");
   e->add_option("--interval", ea->interval,
                 "With --grid, --scale or --neusight: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()

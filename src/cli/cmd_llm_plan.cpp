@@ -246,6 +246,8 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   p->add_flag("--flash-attention", a->options.flash_attention,
               "Fused attention (FlashAttention; Megatron-Core's default with Transformer Engine): no s^2 activations");
+  p->add_flag("--no-dropout{false}", a->options.dropout,
+              "No attention or hidden dropout (p = 0, as Llama recipes): no dropout masks stored or kernels run");
   p->add_option("--calibrate", a->calibrate,
                 "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
                 "rank with the time and memory models fitted to them, as llm predict --calibrate does");

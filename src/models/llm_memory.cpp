@@ -57,18 +57,21 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   double scale = activation_scale(l.precision);
   if (l.recompute == Recompute::kFull) return scale * 2 * sbh / sp;
   double kv_width = double(s.kv()) * s.head_dim();
-  // Korthikanti's 10sbh: two LayerNorm inputs, the QKV and FC1 inputs, two dropout masks.
-  double replicated = 10 * sbh;
+  // Korthikanti's 10sbh: two LayerNorm inputs, the QKV and FC1 inputs, two
+  // dropout masks (1 byte an element; none without dropout).
+  double replicated = (l.dropout ? 10 : 8) * sbh;
   // Korthikanti's 24sbh: Q and K for QK^T, V, the output projection's input (8sbh
   // with as many groups as heads) and the MLP's activations (16sbh for f = 4h).
   double mlp = s.gated_mlp ? 6 * sb * s.ffn() : 4 * sb * s.ffn();
   double split = 4 * sbh + 4 * sb * kv_width + mlp;
   double bytes = replicated / sp + split / t;
-  // 5as²b: the softmax output, its dropout mask and the dropout output. A
-  // fused kernel keeps instead one fp32 log-sum-exp per row and head (counted
-  // in 16-bit units, twice).
+  // 5as²b: the softmax output, its dropout mask and the dropout output; 2as²b
+  // without dropout, the softmax output alone (both the softmax's backward
+  // and the product with V read it). A fused kernel keeps instead one fp32
+  // log-sum-exp per row and head (counted in 16-bit units, twice).
   if (l.flash_attention) bytes += 2.0 * s.heads * double(s.seq) * l.micro_batch / t;
-  else if (l.recompute == Recompute::kNone) bytes += 5.0 * s.heads * double(s.seq) * s.seq * l.micro_batch / t;
+  else if (l.recompute == Recompute::kNone)
+    bytes += (l.dropout ? 5.0 : 2.0) * s.heads * double(s.seq) * s.seq * l.micro_batch / t;
   return scale * bytes;
 }
 
@@ -109,7 +112,7 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   double scale = activation_scale(l.precision);
   // Korthikanti et al. 2022, section 4.3: the embedding's dropout mask per
   // micro-batch in flight; the output layer's input and the logits.
-  if (first) m.embedding_logits += scale * sbh / sp * in_flight(l, 0);
+  if (first && l.dropout) m.embedding_logits += scale * sbh / sp * in_flight(l, 0);
   if (last) m.embedding_logits += scale * 4 * sbh / t + logit_bytes(l.precision) * s.seq * l.micro_batch * V / t;
   m.overhead = params_.overhead_bytes;
   return m;

@@ -92,8 +92,9 @@ class Costs {
     double sp = l_.sequence_parallel ? t : 1;
     // Element passes (a read or a write of every element): 2 LayerNorms x 2,
     // 2 fused bias-dropout-residual-adds x 3.5 (the input, the residual, the
-    // output and the 1-byte mask), as Megatron-LM fuses them.
-    r.mem_other = mem(11 * T * h * eb_ / sp) + mem((s_.gated_mlp ? 3 : 2) * T * f / t * eb_);
+    // output and the 1-byte mask; 3 without dropout), as Megatron-LM fuses them.
+    const double mask = l_.dropout ? 1 : 0;
+    r.mem_other = mem((10 + mask) * T * h * eb_ / sp) + mem((s_.gated_mlp ? 3 : 2) * T * f / t * eb_);
     // Backward, kernel by kernel rather than as twice the forward: a
     // LayerNorm reads dy and x and writes dx, then reads dy and x again for
     // its weights' gradients (5); a bias-dropout-add reads dy and the mask
@@ -101,14 +102,15 @@ class Costs {
     // residual's (3). GeLU reads dy and x and writes dx (3); SwiGLU reads dy
     // and both inputs and writes both gradients (5). Each kernel launches
     // twice as often as in the forward.
-    r.mem_other_bwd = mem(21 * T * h * eb_ / sp) + mem((s_.gated_mlp ? 5 : 3) * T * f / t * eb_) + 2 * p_.gemm.launch_s;
+    r.mem_other_bwd = mem((20 + mask) * T * h * eb_ / sp) + mem((s_.gated_mlp ? 5 : 3) * T * f / t * eb_) + 2 * p_.gemm.launch_s;
     // The fused scale-mask-softmax (2 passes) and its dropout (2.5); their
     // backward reads dy and the probabilities and writes dx (3), then reads
     // dy and the mask and writes dx (2.5): 5.5 passes, not twice 4.5.
+    // Without dropout, the softmax's alone: 2 and 3.
     // A fused kernel keeps the scores on chip: no softmax pass through memory.
     const double scores = heads * double(s_.seq) * s_.seq * eb_;
-    r.mem_core = l_.flash_attention ? 0 : mem(4.5 * scores);
-    r.mem_core_bwd = l_.flash_attention ? 0 : mem(5.5 * scores) + p_.gemm.launch_s;
+    r.mem_core = l_.flash_attention ? 0 : mem((l_.dropout ? 4.5 : 2) * scores);
+    r.mem_core_bwd = l_.flash_attention ? 0 : mem((l_.dropout ? 5.5 : 3) * scores) + p_.gemm.launch_s;
     double act = T * h * eb_;
     if (l_.sequence_parallel) {
       r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-gathers + 2 reduce-scatters

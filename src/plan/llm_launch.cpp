@@ -41,6 +41,7 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   if (l.precision == Precision::kFp16) a.push_back("--fp16");
   if (l.precision == Precision::kBf16 || l.precision == Precision::kAmpFp32Master) a.push_back("--bf16");
   a.push_back(l.flash_attention ? "--attention-backend flash" : "--attention-backend unfused");
+  if (!l.dropout) a.push_back("--attention-dropout 0 --hidden-dropout 0");
   a.push_back("$DATA_ARGS");
   std::string out;
   for (const auto& x : a) out += " \\\n    " + x;

@@ -44,6 +44,8 @@ struct LlmPlanOptions {
   // Fused attention for every configuration (ParallelLayout::flash_attention).
   // Default: false.
   bool flash_attention = false;
+  // Dropout in every configuration (ParallelLayout::dropout). Default: true.
+  bool dropout = true;
 
   // ---- The search space ----
   // Most GPUs a configuration may use (tp·pp·dp). REQUIRES: >= 1.

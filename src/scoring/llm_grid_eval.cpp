@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -106,6 +108,44 @@ GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, cons
   for (const auto& x : rows)
     e.time_in_sample_mape += std::abs(all.time.predict(x.spec, x.layout).iteration / *x.iteration_time_s - 1) / n;
   return e;
+}
+
+GridDrawScore score_llm_grid_on_k(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
+                                  const std::vector<models::LlmTimeParams>& time_candidates, size_t k, int draws,
+                                  uint64_t first_seed, const models::LlmMemoryParams& memory_base) {
+  if (time_candidates.empty()) throw std::invalid_argument("score_llm_grid_on_k: no time parameters");
+  GridDrawScore s;
+  s.k = int(k);
+  if (rows.size() <= k || k == 0) return s;
+  std::vector<double> time_errors;
+  for (int d = 0; d < draws; ++d) {
+    std::mt19937_64 rng(first_seed + uint64_t(d));
+    std::vector<size_t> order(rows.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<bool> chosen(rows.size(), false);
+    for (size_t j = 0; j < k; ++j) chosen[order[j]] = true;
+    Calibrated c = calibrate(rows, hw, time_candidates, memory_base, [&](size_t j) { return bool(chosen[j]); });
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (chosen[j]) continue;
+      const auto& x = rows[j];
+      time_errors.push_back(std::abs(c.time.predict(x.spec, x.layout).iteration / *x.iteration_time_s - 1));
+      if (x.memory_gib) {
+        const double me = std::abs(c.memory.predict(x.spec, x.layout).total() / (*x.memory_gib * kGiB) - 1);
+        s.memory_mape += me;
+        s.memory_worst = std::max(s.memory_worst, me);
+        ++s.memory_predictions;
+      }
+    }
+    ++s.draws;
+  }
+  s.predictions = int(time_errors.size());
+  s.time_mape = std::accumulate(time_errors.begin(), time_errors.end(), 0.0) / double(time_errors.size());
+  s.time_worst = *std::max_element(time_errors.begin(), time_errors.end());
+  std::nth_element(time_errors.begin(), time_errors.begin() + time_errors.size() / 2, time_errors.end());
+  s.time_median = time_errors[time_errors.size() / 2];
+  if (s.memory_predictions > 0) s.memory_mape /= s.memory_predictions;
+  return s;
 }
 
 }  // namespace trainplan::scoring

@@ -39,6 +39,21 @@ struct GridEvaluation {
   double time_mean_half_width = 0, memory_mean_half_width = 0;
 };
 
+// Calibrated on `k` rows drawn at random (seeds first_seed.., one draw per
+// seed), as `llm predict --calibrate` calibrates on a user's k measured
+// configurations, the other rows predicted; the errors of every prediction
+// of every draw together. Empty (draws = 0) when the grid has no more than
+// k rows.
+struct GridDrawScore {
+  int k = 0, draws = 0, predictions = 0;
+  double time_mape = 0, time_median = 0, time_worst = 0;
+  double memory_mape = 0, memory_worst = 0;
+  int memory_predictions = 0;
+};
+GridDrawScore score_llm_grid_on_k(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
+                                  const std::vector<models::LlmTimeParams>& time_candidates, size_t k, int draws,
+                                  uint64_t first_seed = 1, const models::LlmMemoryParams& memory_base = {});
+
 // `time_candidates` are the time parameters calibration starts from (their
 // fit switches, such as LlmTimeParams::fit_overheads, included): with
 // several, each calibration takes the one that cross-validates best on its

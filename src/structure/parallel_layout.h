@@ -44,6 +44,12 @@ struct ParallelLayout {
   // s x s scores are never stored or streamed through memory, and the backward
   // pass recomputes them. false: Megatron 2022's unfused softmax.
   bool flash_attention = false;
+  // Dropout on the attention probabilities and after each residual branch
+  // (Megatron-LM's default, p = 0.1): its 1-byte masks and the attention
+  // dropout's output are stored for the backward, and its kernels run.
+  // false: no dropout (p = 0, as Llama recipes and this project's GPT
+  // trainer): neither is stored nor run.
+  bool dropout = true;
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).

@@ -84,3 +84,27 @@ TEST(LlmGridEval, NeedsTwoRowsWithTimes) {
   rows[1].iteration_time_s.reset();
   EXPECT_THROW(scoring::evaluate_llm_grid(rows, hw), InputError);
 }
+
+// Calibrated on k drawn rows: on the model's own grid any 5 rows recover the
+// truth, so every other row is predicted; one distorted row raises the error
+// of the draws that fit on it, and a grid no larger than k is not scored.
+TEST(LlmGridEval, CalibratedOnKDrawnRowsPredictsTheOthers) {
+  auto hw = io::resolve_hardware("a100-80gb");
+  models::LlmTimeParams truth;
+  truth.gemm.peak_fraction = 0.3, truth.link_fraction = 0.4, truth.gemm.memory_fraction = 0.5;
+  auto rows = synthetic_grid(hw, truth, 5e6);
+  auto s = scoring::score_llm_grid_on_k(rows, hw, {models::LlmTimeParams{}}, 5, 10);
+  EXPECT_EQ(s.k, 5);
+  EXPECT_EQ(s.draws, 10);
+  EXPECT_EQ(s.predictions, 10 * (int(rows.size()) - 5));
+  EXPECT_EQ(s.memory_predictions, s.predictions);
+  EXPECT_LT(s.time_mape, 1e-3);
+  EXPECT_LT(s.memory_mape, 1e-6);
+  *rows[3].iteration_time_s *= 1.5;
+  auto distorted = scoring::score_llm_grid_on_k(rows, hw, {models::LlmTimeParams{}}, 5, 10);
+  EXPECT_GT(distorted.time_worst, 0.2);
+  EXPECT_GE(distorted.time_worst, distorted.time_mape);
+  EXPECT_GE(distorted.time_mape, distorted.time_median);
+  rows.resize(5);
+  EXPECT_EQ(scoring::score_llm_grid_on_k(rows, hw, {models::LlmTimeParams{}}, 5, 10).draws, 0);
+}
