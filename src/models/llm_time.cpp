@@ -194,12 +194,7 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
     layer_compute += lt.core, layer_mem += lt.mem_core;
   }
   double layers = double(s.layers) / l.pp;
-  // Host work per layer and micro-batch (launches, the framework's
-  // bookkeeping): behind a GPU's kernels it costs only what they leave
-  // uncovered; on a CPU it adds.
-  const bool async = hw_.gpu.asynchronous;
-  double device_body = layers * (fwd + bwd), host_body = layers * params_.layer_overhead_s;
-  double body = (async ? std::max(device_body, host_body) : device_body + host_body) + c.p2p();
+  double body = layers * (fwd + bwd + params_.layer_overhead_s) + c.p2p();
 
   double logits_compute = 0;
   double logits = c.logits(&logits_compute), embedding = c.embedding();
@@ -245,8 +240,7 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   double shard = l.distributed_optimizer ? l.dp : 1;
   r.optimizer = c.mem(params * params_.optimizer_bytes_per_param / shard);
 
-  r.iteration = mb * slowest + r.bubble + r.dp_comm +
-                (async ? std::max(r.optimizer, params_.iteration_overhead_s) : r.optimizer + params_.iteration_overhead_s);
+  r.iteration = mb * slowest + r.bubble + r.dp_comm + r.optimizer + params_.iteration_overhead_s;
   r.flops_per_gpu = llm_model_flops(s, l) / l.gpus();
   return r;
 }
@@ -284,9 +278,6 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
   x0.head(3) << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
   if (n >= 5) {
     x0(3) = base.iteration_overhead_s, x0(4) = base.layer_overhead_s;
-    // Behind an asynchronous GPU an overhead below the device time has no
-    // gradient (max), so the search starts them where they would show.
-    if (hw_.gpu.asynchronous) x0(3) = std::max(x0(3), 1e-3), x0(4) = std::max(x0(4), 1e-3);
     lo(3) = lo(4) = 0, hi(3) = hi(4) = 10;
   }
   if (n >= 6) x0(5) = base.link_latency_s, lo(5) = 0, hi(5) = 0.1;

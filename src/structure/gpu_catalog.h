@@ -35,11 +35,6 @@ struct GpuSpec {
   // Measured from NeuSight's single-GPU runs (docs/HARDWARE.md).
   double fp32_sustained = 1;
   double tensor_sustained = 1;
-  // A GPU runs the kernels a host thread queues while the host queues the
-  // next ones, so host work per step hides behind the GPU's and only the
-  // longer of the two counts. false: the host computes itself (a CPU
-  // described as a "GPU" in a hardware file), and the two add.
-  bool asynchronous = true;
 
   // The peak that fp32 (non-mixed-precision) framework code reaches on
   // matrix work: convolutions use TF32 tensor cores where the GPU has them

@@ -130,3 +130,17 @@ TEST(KorthikantiCsv, ReadsTheSharedRuns) {
   auto memory = io::read_korthikanti_memory(dir + "korthikanti2022_memory_per_gpu.csv");
   EXPECT_EQ(memory.size(), 36u);
 }
+
+TEST(LlmConfigCsv, DropoutDefaultsToTrue) {
+  auto path = write(std::string(kHeader) + ",dropout\n" + "64,64,1,12288,96,96,2048,8,1,8,false\n" +
+                    "64,64,1,12288,96,96,2048,8,1,8,\n" + "64,64,1,12288,96,96,2048,8,1,8,TRUE\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_FALSE(t.rows[0].layout.dropout);
+  EXPECT_TRUE(t.rows[1].layout.dropout);
+  EXPECT_TRUE(t.rows[2].layout.dropout);
+  auto without_column = write(std::string(kHeader) + "\n64,64,1,12288,96,96,2048,8,1,8\n");
+  EXPECT_TRUE(io::read_llm_configs(without_column).rows[0].layout.dropout);
+  auto bad = write(std::string(kHeader) + ",dropout\n" + "64,64,1,12288,96,96,2048,8,1,8,0.1\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "dropout");
+}

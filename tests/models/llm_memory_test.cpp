@@ -114,3 +114,25 @@ TEST(LlmMemory, FitsAConstantOverhead) {
   EXPECT_NEAR(m.params().overhead_bytes / kGiB, 2.0, 1e-9);
   EXPECT_NEAR(m.predict(s, l).total(), bare + 2 * kGiB, 1);
 }
+
+// Without dropout no mask is stored (2sbh of the 10sbh) and the attention
+// keeps the softmax output alone (2as²b of the 5as²b); the first stage's
+// embedding-dropout mask goes too.
+TEST(LlmMemory, WithoutDropoutNoMasksOrAttentionDropoutOutputAreStored) {
+  auto s = one_layer();
+  ParallelLayout l;
+  l.micro_batch = 2;
+  double sbh = 512.0 * 2 * 1024, as_h = 16.0 * 512 / 1024;
+  l.dropout = false;
+  EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, l), sbh * (32 + 2 * as_h));
+  l.tp = 4;
+  EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, l), sbh * (8 + 24.0 / 4 + 2 * as_h / 4));
+  l.tp = 1;
+  l.global_batch = 2;  // one micro-batch in flight
+  ParallelLayout with = l;
+  with.dropout = true;
+  LlmMemoryModel m;
+  const double layers = s.layers;
+  EXPECT_DOUBLE_EQ(m.predict(s, with).activations - m.predict(s, l).activations, layers * sbh * (2 + 3 * as_h));
+  EXPECT_DOUBLE_EQ(m.predict(s, with).embedding_logits - m.predict(s, l).embedding_logits, sbh);
+}

@@ -178,3 +178,16 @@ TEST(GemmTime, DefaultsAreTheFitToTheShippedH100Sweep) {
   EXPECT_NEAR(fit.memory_fraction, d.memory_fraction, 0.1);
   EXPECT_NEAR(fit.launch_s, d.launch_s, 5e-6);
 }
+
+// Without dropout its kernels do not run: a layer's memory-bound work
+// shrinks, its products do not.
+TEST(LlmTime, WithoutDropoutItsKernelsDoNotRun) {
+  auto s = *find_transformer("gpt3-1.3b");
+  auto l = layout(1, 1, 1, 1);
+  auto none = l;
+  none.dropout = false;
+  auto with = a100().predict(s, l), without = a100().predict(s, none);
+  EXPECT_LT(without.memory_bound, with.memory_bound);
+  EXPECT_DOUBLE_EQ(without.compute, with.compute);
+  EXPECT_LT(without.iteration, with.iteration);
+}

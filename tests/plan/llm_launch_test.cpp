@@ -32,6 +32,11 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
                            "--group-query-attention --num-query-groups 8", "--swiglu", "--position-embedding-type rope",
                            "--micro-batch-size 1 --global-batch-size 512", "--train-iters 1234", "--bf16", "$DATA_ARGS"})
     EXPECT_NE(cmd.find(want), std::string::npos) << want << "\n" << cmd;
+  EXPECT_EQ(cmd.find("--attention-dropout"), std::string::npos) << "dropout is Megatron's default";
+  auto no_dropout = layout();
+  no_dropout.dropout = false;
+  EXPECT_NE(plan::megatron_torchrun_command(s, no_dropout, o).find("--attention-dropout 0 --hidden-dropout 0"),
+            std::string::npos);
 }
 
 TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
