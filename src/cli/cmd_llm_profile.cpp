@@ -28,6 +28,27 @@ struct ProfileArgs {
   int workers_per_node = 0;
 };
 
+// The row's shape and settings, for the template's shape placeholders.
+std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
+  const auto& s = row.spec;
+  const auto& l = row.layout;
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  return {{"hidden", std::to_string(s.hidden)},
+          {"heads", std::to_string(s.heads)},
+          {"layers", std::to_string(s.layers)},
+          {"seq", std::to_string(s.seq)},
+          {"vocab", std::to_string(s.vocab)},
+          {"ffn_hidden", std::to_string(s.ffn())},
+          {"kv_groups", std::to_string(s.kv())},
+          {"virtual_stages", std::to_string(l.virtual_stages)},
+          {"recompute", structure::to_string(l.recompute)},
+          {"precision", structure::to_string(l.precision)},
+          {"sequence_parallel", flag(l.sequence_parallel)},
+          {"distributed_optimizer", flag(l.distributed_optimizer)},
+          {"flash_attention", flag(l.flash_attention)},
+          {"dropout", flag(l.dropout)}};
+}
+
 void run_llm_profile(const ProfileArgs& a) {
   profile::CommandTemplate tmpl(a.cmd, "--cmd");
   auto grid = io::read_llm_configs(a.grid);
@@ -42,7 +63,7 @@ void run_llm_profile(const ProfileArgs& a) {
   for (size_t i = 0; i < n; ++i) {
     const auto& row = grid.rows[i];
     profile::LayoutKey key{row.layout.tp, row.layout.pp, row.layout.dp, row.layout.micro_batch,
-                           row.layout.global_batch};
+                           row.layout.global_batch, shape_values(row)};
     auto r = profile::run_layout_trial(tmpl, key, launch, a.timeout_s,
                                        a.statistic == "p10" ? "iteration_time_p10_s" : "iteration_time_s");
     if (!r.timing) {
@@ -79,7 +100,9 @@ void setup(CLI::App& root) {
   p->footer(
       "The command's rank 0 prints {\"event\":\"iteration_timing\",\"iteration_time_s\":T,\"peak_memory_bytes\":M} "
       "on stdout.\nPlaceholders: {tp} {pp} {dp} {micro_batch} {global_batch} {workers} (= tp*pp*dp) {rank} "
-      "{master_port} {master_addr} {nodes}.\n\nExample (the built-in CPU GPT trainer):\n"
+      "{master_port} {master_addr} {nodes}, and the row's {hidden} {heads} {layers} {seq} {vocab} {ffn_hidden} "
+      "{kv_groups} {virtual_stages} {recompute} {precision} {sequence_parallel} {distributed_optimizer} "
+      "{flash_attention} {dropout}.\n\nExample (the built-in CPU GPT trainer):\n"
       "  trainplan llm profile --grid examples/cpu-gpt/grid-configs.csv -o grid.csv --cmd 'build/trainplan-train "
       "--workload gpt\n      --tp {tp} --pp {pp} --dp {dp} --micro-batch {micro_batch} --global-batch {global_batch} "
       "--rank {rank}\n      --master-port {master_port} --time-only'");

@@ -9,8 +9,20 @@
 namespace trainplan::profile {
 
 const std::vector<std::string>& CommandTemplate::placeholder_names() {
-  static const std::vector<std::string> names = {"batch",       "workers", "epochs", "rank", "master_port", "master_addr", "nodes",
-                                                  "tp",          "pp",      "dp",     "micro_batch", "global_batch"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v = {"batch", "workers", "epochs",      "rank",        "master_port", "master_addr",
+                                  "nodes", "tp",      "pp",          "dp",          "micro_batch", "global_batch"};
+    for (const auto& s : shape_placeholder_names()) v.push_back(s);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& CommandTemplate::shape_placeholder_names() {
+  static const std::vector<std::string> names = {
+      "hidden",         "heads",     "layers",          "seq",               "vocab",
+      "ffn_hidden",     "kv_groups", "virtual_stages",  "recompute",         "precision",
+      "sequence_parallel", "distributed_optimizer", "flash_attention", "dropout"};
   return names;
 }
 

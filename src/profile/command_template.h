@@ -5,7 +5,13 @@
 // transformer grid (`trainplan llm profile`) sets them per configuration, with
 // {workers} = tp·pp·dp and {batch} = micro_batch; a data-parallel trial of
 // `trainplan profile` is tp = pp = 1, dp = workers, micro_batch = batch and
-// global_batch = batch·workers, so one template serves both.
+// global_batch = batch·workers, so one template serves both. A transformer
+// grid also sets its row's shape and settings: {hidden} {heads} {layers} {seq}
+// {vocab} {ffn_hidden} {kv_groups} {virtual_stages} {recompute} {precision}
+// {sequence_parallel} {distributed_optimizer} {flash_attention} {dropout}
+// (numbers, or the CSV's words: none|selective|full, fp16|bf16|fp32|
+// amp-fp32-master, true|false); `trainplan profile` has no shape and rejects
+// them.
 // A template with {rank} is started once per rank; one without it is started
 // once per trial as a launcher (torchrun, mpirun) that starts the ranks itself.
 // The expanded text is run by /bin/bash -c (else /bin/sh -c), so values are inserted unquoted:
@@ -33,6 +39,8 @@ class CommandTemplate {
   std::string expand(const std::map<std::string, std::string>& values) const;
 
   static const std::vector<std::string>& placeholder_names();
+  // The transformer grid's shape placeholders (above), a subset of those.
+  static const std::vector<std::string>& shape_placeholder_names();
 
  private:
   struct Piece {

@@ -72,6 +72,12 @@ int nodes_of(int workers, const LaunchSettings& s) {
 }  // namespace
 
 LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
+  for (const auto& name : CommandTemplate::shape_placeholder_names())
+    if (tmpl.uses(name))
+      throw InputError("", 0, "--cmd",
+                       fmt::format("{{{}}} is a transformer grid's placeholder (trainplan llm profile); a "
+                                   "data-parallel trial has no model shape",
+                                   name));
   const int nodes = nodes_of(key.workers, s);
   // A data-parallel trial is the layout tp = pp = 1, dp = workers.
   std::map<std::string, std::string> v = {{"batch", std::to_string(key.batch)},
@@ -109,6 +115,10 @@ LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key,
                                           {"dp", std::to_string(key.dp)},
                                           {"micro_batch", std::to_string(key.micro_batch)},
                                           {"global_batch", std::to_string(key.global_batch)}};
+  for (const auto& [name, value] : key.shape) v[name] = value;
+  for (const auto& name : CommandTemplate::shape_placeholder_names())
+    if (tmpl.uses(name) && !v.count(name))
+      throw InputError("", 0, "--cmd", fmt::format("{{{}}} has no value for this configuration", name));
   return plan_processes(tmpl, std::move(v), key.workers(), nodes,
                         fmt::format("trainplan-tp{}-pp{}-dp{}-mb{}", key.tp, key.pp, key.dp, key.micro_batch), s);
 }

@@ -5,6 +5,7 @@
 //          {rank} = $SLURM_PROCID; one without {rank} runs as one task per node.
 // Both fill {master_port} with a free loopback port chosen per trial.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,8 @@ LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const L
 struct LayoutKey {
   int tp = 1, pp = 1, dp = 1;
   int micro_batch = 1, global_batch = 1;
+  // Values of the shape placeholders ({hidden}, {precision}, ...) by name.
+  std::map<std::string, std::string> shape;
   int workers() const { return tp * pp * dp; }
 };
 std::string to_string(const LayoutKey& k);  // "tp=2 pp=1 dp=1 mb=4 gb=16"
