@@ -20,7 +20,8 @@
 #              200), then the trainer's collectives (--backend none, gloo, nccl), the GEMM sweep and
 #              one pass of time trials; or gpt: the GPT trainer's bf16 time trials on the GPU (three
 #              shapes, micro-batches, accumulation, sequence lengths), its losses across layouts, two
-#              ranks sharing the GPU, and repeats, until GPT_BUDGET_S (default 330) seconds have passed
+#              ranks sharing the GPU, and repeats, until GPT_BUDGET_S (default 330) seconds have passed;
+#              or gpt-large: GPU-bound GPT configurations (large micro-batches, a 32 x 2560 shape)
 #   NCCL_INCLUDE  directory with nccl.h (default: PyTorch's nvidia-nccl wheel when installed)
 # Outputs in $OUT (each appended as it is measured):
 #   env.txt          GPU, driver, torch, compiler
@@ -196,6 +197,33 @@ run_gpt() {
   echo "{\"trial_end\":{\"rc\":$rc,\"wall_s\":$(awk "BEGIN{print $(date +%s.%N) - $t0}")}}" >>"$OUT/$file"
   [ $rc -eq 0 ] || log "gpt trial ($ranks ranks) $* exited $rc"
 }
+
+if [ "${SUITE:-all}" = gpt-large ]; then
+  # GPU-bound GPT configurations (large micro-batches and a 2.7B-like shape), to
+  # add to SUITE=gpt's grid; until GPT_BUDGET_S (default 200) seconds have passed.
+  CORPUS=${CORPUS:-/usr/share/common-licenses}
+  [ -d "$CORPUS" ] || [ -f "$CORPUS" ] || CORPUS=$CARRY/corpus
+  budget=${GPT_BUDGET_S:-200}
+  left() { [ $(( $(date +%s) - START )) -lt "$budget" ]; }
+  timed=(--time-only --precision bf16 --warmup-iterations 3 --min-iterations 10 --max-iterations 30 --threads 8)
+  if [ "$QUICK" = 1 ]; then
+    big=(--layers 2 --hidden 128 --heads 4 --seq 64 --vocab 512); wide=(--layers 2 --hidden 160 --heads 4 --seq 64 --vocab 512)
+    deep=(--layers 1 --hidden 256 --heads 8 --seq 64 --vocab 512); small=(--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 512)
+  else
+    big=(--layers 24 --hidden 2048 --heads 16 --seq 2048 --vocab 50304)
+    wide=(--layers 32 --hidden 2560 --heads 32 --seq 2048 --vocab 50304)
+    deep=(--layers 8 --hidden 4096 --heads 32 --seq 2048 --vocab 50304)
+    small=(--layers 24 --hidden 1024 --heads 16 --seq 1024 --vocab 50304)
+  fi
+  log "gpt-large: ${big[*]} and ${wide[*]}"
+  left && run_gpt gpt-large.jsonl 1 "${big[@]}" --micro-batch 8 --global-batch 8 "${timed[@]}"
+  left && run_gpt gpt-large.jsonl 1 "${big[@]}" --micro-batch 4 --global-batch 16 "${timed[@]}"
+  for mb in 1 2 4; do left && run_gpt gpt-large.jsonl 1 "${wide[@]}" --micro-batch "$mb" --global-batch "$mb" "${timed[@]}"; done
+  left && run_gpt gpt-large.jsonl 1 "${deep[@]}" --micro-batch 8 --global-batch 8 "${timed[@]}"
+  left && run_gpt gpt-large.jsonl 1 "${small[@]}" --micro-batch 32 --global-batch 32 "${timed[@]}"
+  log "done"
+  exit 0
+fi
 
 if [ "${SUITE:-all}" = gpt ]; then
   # The GPT trainer on the GPU: a grid of single-GPU time trials in bf16 (shapes,
