@@ -260,6 +260,7 @@ void run_memory(MemoryArgs a) {
 
 struct EvaluateArgs {
   std::string dir, ci_dir, runs, scale_dir, neusight_dir, grid, gpu = "a100-80gb", fit = "auto";
+  std::string grid_calibrate;  // --grid with --calibrate: also the grid predicted from this other measured grid
   double interval = 0.8;  // --grid, --scale, --neusight: coverage of the intervals scored (0: none)
   bool json = false;
 };
@@ -483,6 +484,34 @@ void run_grid(const EvaluateArgs& a) {
                  {"time_worst", on_k.time_worst}};
     if (on_k.memory_predictions > 0) on_k_json["memory_mape"] = on_k.memory_mape, on_k_json["memory_worst"] = on_k.memory_worst;
   }
+  // Calibrated on another grid (other configurations, as a user extrapolates
+  // from what was measured), exactly as llm predict --calibrate does.
+  nlohmann::json from_other = nullptr;
+  std::string from_other_text;
+  if (!a.grid_calibrate.empty()) {
+    auto measured = io::read_llm_configs(a.grid_calibrate, /*require_time=*/true);
+    models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
+    models::LlmMemoryModel mm;
+    auto cal = app::calibrate_llm_models(measured, a.grid_calibrate, a.fit, tm, mm);
+    double te = 0, tw = 0, me = 0, mw = 0;
+    int mr = 0;
+    for (const auto& x : grid.rows) {
+      const double t = std::abs(tm.predict(x.spec, x.layout).iteration / *x.iteration_time_s - 1);
+      te += t, tw = std::max(tw, t);
+      if (x.memory_gib) {
+        const double m = std::abs(mm.predict(x.spec, x.layout).total() / (*x.memory_gib * kGiB) - 1);
+        me += m, mw = std::max(mw, m), ++mr;
+      }
+    }
+    const double rows_n = double(grid.rows.size());
+    from_other = {{"calibrate", a.grid_calibrate}, {"fitted", cal.fitted}, {"rows", grid.rows.size()},
+                  {"time_mape", te / rows_n}, {"time_worst", tw}};
+    if (mr > 0) from_other["memory_mape"] = me / mr, from_other["memory_worst"] = mw;
+    from_other_text = fmt::format("calibrated on {} ({} rows, --fit {} chose {}): time MAPE {:.2f}%, worst {:.1f}%",
+                                  a.grid_calibrate, measured.rows.size(), a.fit, cal.fitted, 100 * te / rows_n,
+                                  100 * tw);
+    if (mr > 0) from_other_text += fmt::format("; peak memory MAPE {:.2f}%, worst {:.1f}%", 100 * me / mr, 100 * mw);
+  }
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());
   nlohmann::json intervals = nullptr;
@@ -523,6 +552,7 @@ void run_grid(const EvaluateArgs& a) {
                                                    {"memory_overhead_gib", e.fitted_memory.overhead_bytes / kGiB},
                                                    {"time_in_sample_mape", e.time_in_sample_mape}}},
                                 {"calibrated_on_drawn_rows", on_k_json},
+                                {"calibrated_on_other_grid", from_other},
                                 {"intervals", intervals}}
                      .dump(2)
               << "\n";
@@ -560,6 +590,7 @@ void run_grid(const EvaluateArgs& a) {
                                100 * on_k.memory_worst);
     std::cout << "\n";
   }
+  if (!from_other_text.empty()) std::cout << from_other_text << "\n";
   std::cout << fmt::format("fitted on all rows: peak {:.3f}, memory {:.3f}, link {:.3f}, link latency {:.3g} s, "
                            "iteration overhead {:.3g} s, layer overhead {:.3g} s, memory overhead {:.4f} GiB; in-sample "
                            "time MAPE {:.2f}%\n",
@@ -678,6 +709,9 @@ void setup(CLI::App& root) {
   e->add_option("--grid", ea->grid,
                 "A measured grid (llm profile's output, e.g. examples/cpu-gpt/grid.csv; give its --gpu, e.g. "
                 "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory, and errors when calibrated on 5 rows drawn at random (20 draws)");
+  e->add_option("--calibrate", ea->grid_calibrate,
+                "With --grid: also predict the grid's rows from the models calibrated on this other measured grid "
+                "(as llm predict --calibrate)");
   e->add_option("--interval", ea->interval,
                 "With --grid, --scale or --neusight: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()
@@ -690,6 +724,8 @@ void setup(CLI::App& root) {
         ea->neusight_dir.empty())
       throw InputError("", 0, "--korthikanti",
                        "give --korthikanti, --megatron-ci, --runs, --scale, --neusight or --grid");
+    if (!ea->grid_calibrate.empty() && ea->grid.empty())
+      throw InputError("", 0, "--calibrate", "goes with --grid: the grid it predicts");
     run_evaluate(*ea);
   });
 }
