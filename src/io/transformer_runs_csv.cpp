@@ -33,6 +33,7 @@ std::vector<TransformerRun> read_transformer_runs(const std::string& path) {
     if (t.text(r, "precision") != "bf16-amp") t.fail(r, "precision", "must be bf16-amp");
     l.precision = structure::Precision::kAmpFp32Master;
     l.flash_attention = true;
+    l.dropout = false;  // transformer-bench.py's models have no dropout layer
     x.iteration_s = t.positive(r, "iter_ms_median") / 1000;
     x.peak_bytes = t.positive(r, "peak_mem_bytes");
     out.push_back(std::move(x));
