@@ -195,6 +195,12 @@ TEST(LlmCli, MemoryBreaksDownAZooModel) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["activations_gib"].get<double>(), 12.35, 0.01);  // Korthikanti Figure 1
   EXPECT_GT(j["time"]["iteration_time_s"].get<double>(), 1);
+  // Without dropout: Korthikanti's 34sbh + 5as²b less the masks and the attention dropout's output.
+  auto nodrop = tptest::run_cli(
+      "llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 --global-batch 64 --recompute selective "
+      "--sequence-parallel --no-dropout --json");
+  ASSERT_EQ(nodrop.exit_code, 0) << nodrop.err;
+  EXPECT_NEAR(nlohmann::json::parse(nodrop.out)["activations_gib"].get<double>(), 12.35 * 32 / 34, 0.01);
   EXPECT_EQ(tptest::run_cli("llm memory --model gpt-9 --tp 1").exit_code, 2);
   EXPECT_EQ(tptest::run_cli("llm memory --model gpt3-175b --tp 5").exit_code, 2);
 }

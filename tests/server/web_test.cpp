@@ -190,6 +190,22 @@ TEST(Web, LlmPlanEqualsCli) {
   EXPECT_EQ(e["field"], "tokens");
   e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 0}}, &st);
   EXPECT_EQ(st, 400) << e.dump();
+
+  // Without dropout, as `llm plan --no-dropout`; a dropout that is not a boolean is 400.
+  json nodrop = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
+                                         {"global_batch", 512}, {"deadline", 48 * 3600}, {"dropout", false}},
+                       &st);
+  ASSERT_EQ(st, 200) << nodrop.dump();
+  auto cli_nodrop = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 "
+                                    "--global-batch 512 --deadline 48h --no-dropout --json");
+  ASSERT_EQ(cli_nodrop.exit_code, 0) << cli_nodrop.err;
+  EXPECT_EQ(nodrop, json::parse(cli_nodrop.out));
+  EXPECT_NE(nodrop, got) << "dropout false changes the memory and time of the plans";
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8},
+                               {"dropout", "sometimes"}},
+             &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "dropout");
 }
 
 // /llm/plan's `calibrate` (measured iterations as CSV text) plans as `llm
