@@ -684,6 +684,7 @@ void setup(CLI::App& root) {
   m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
   m->add_flag("--no-dropout{false}", ma->layout.dropout, "No attention or hidden dropout: no dropout masks stored");
+  m->add_flag("--fp32-residual", ma->layout.fp32_residual, "An fp32 residual stream (--fp32-residual-connection)");
   m->add_option("--precision", ma->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
   m->add_flag("--json", ma->json, "Print JSON");

@@ -248,6 +248,9 @@ void setup(CLI::App& root) {
               "Fused attention (FlashAttention; Megatron-Core's default with Transformer Engine): no s^2 activations");
   p->add_flag("--no-dropout{false}", a->options.dropout,
               "No attention or hidden dropout (p = 0, as Llama recipes): no dropout masks stored or kernels run");
+  p->add_flag("--fp32-residual", a->options.fp32_residual,
+              "An fp32 residual stream (Megatron's --fp32-residual-connection; PyTorch autocast over an fp32 "
+              "embedding): the layer inputs kept for the backward take 4 bytes an element");
   p->add_option("--calibrate", a->calibrate,
                 "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
                 "rank with the time and memory models fitted to them, as llm predict --calibrate does");

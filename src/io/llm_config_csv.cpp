@@ -79,6 +79,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     l.distributed_optimizer = boolean(t, row, "distributed_optimizer");
     l.flash_attention = boolean(t, row, "flash_attention");
     l.dropout = !t.has_column("dropout") || t.text(row, "dropout").empty() || t.truth(row, "dropout");
+    l.fp32_residual = boolean(t, row, "fp32_residual");
     int gpus = integer(t, row, "gpus");
     // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.
     const double product = double(l.tp) * l.pp * l.dp;

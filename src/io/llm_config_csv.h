@@ -8,6 +8,7 @@
 //             recompute: none | selective | full (none),
 //             sequence_parallel, distributed_optimizer, flash_attention: true | false (false),
 //             dropout: true | false (true: Megatron's attention and hidden dropout),
+//             fp32_residual: true | false (false; Megatron's --fp32-residual-connection),
 //             precision: fp16 | bf16 | fp32 | amp-fp32-master (fp16, mixed precision)
 //   measured  iteration_time_s (seconds per iteration, > 0 and at most 1e7) where asked for;
 //             memory_gib (peak GiB per GPU, > 0 and at most 1e6), optional

@@ -55,11 +55,14 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   double t = l.tp;
   double sp = l.sequence_parallel ? t : 1.0;
   double scale = activation_scale(l.precision);
-  if (l.recompute == Recompute::kFull) return scale * 2 * sbh / sp;
+  // An fp32 residual stream doubles what is kept of it: the layer's input
+  // (all full recomputation keeps) and the two LayerNorms' inputs.
+  const bool wide = l.fp32_residual && l.precision != Precision::kFp32;
+  if (l.recompute == Recompute::kFull) return scale * (wide ? 4 : 2) * sbh / sp;
   double kv_width = double(s.kv()) * s.head_dim();
   // Korthikanti's 10sbh: two LayerNorm inputs, the QKV and FC1 inputs, two
   // dropout masks (1 byte an element; none without dropout).
-  double replicated = (l.dropout ? 10 : 8) * sbh;
+  double replicated = (l.dropout ? 10 : 8) * sbh + (wide ? 4 * sbh : 0);
   // Korthikanti's 24sbh: Q and K for QK^T, V, the output projection's input (8sbh
   // with as many groups as heads) and the MLP's activations (16sbh for f = 4h).
   double mlp = s.gated_mlp ? 6 * sb * s.ffn() : 4 * sb * s.ffn();

@@ -42,6 +42,7 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   if (l.precision == Precision::kBf16 || l.precision == Precision::kAmpFp32Master) a.push_back("--bf16");
   a.push_back(l.flash_attention ? "--attention-backend flash" : "--attention-backend unfused");
   if (!l.dropout) a.push_back("--attention-dropout 0 --hidden-dropout 0");
+  if (l.fp32_residual) a.push_back("--fp32-residual-connection");
   a.push_back("$DATA_ARGS");
   std::string out;
   for (const auto& x : a) out += " \\\n    " + x;

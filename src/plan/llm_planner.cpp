@@ -94,6 +94,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   l.precision = o.precision;
   l.flash_attention = o.flash_attention;
   l.dropout = o.dropout;
+  l.fp32_residual = o.fp32_residual;
   long index = 0;
   for (int tp : divisors(s.heads, per_node)) {
     if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;

@@ -46,6 +46,8 @@ struct LlmPlanOptions {
   bool flash_attention = false;
   // Dropout in every configuration (ParallelLayout::dropout). Default: true.
   bool dropout = true;
+  // An fp32 residual stream (ParallelLayout::fp32_residual). Default: false.
+  bool fp32_residual = false;
 
   // ---- The search space ----
   // Most GPUs a configuration may use (tp·pp·dp). REQUIRES: >= 1.

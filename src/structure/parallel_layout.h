@@ -50,6 +50,11 @@ struct ParallelLayout {
   // false: no dropout (p = 0, as Llama recipes and this project's GPT
   // trainer): neither is stored nor run.
   bool dropout = true;
+  // The residual stream (each layer's input and output, and so the
+  // LayerNorms' inputs that are kept for the backward) in fp32: Megatron-LM's
+  // --fp32-residual-connection, and what PyTorch autocast does to a model
+  // whose embedding is fp32. false: in the activations' 16-bit type.
+  bool fp32_residual = false;
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).

@@ -20,7 +20,7 @@ auto configuration_key(const io::LlmConfigRow& r) {
   const auto& l = r.layout;
   return std::make_tuple(s.layers, s.hidden, s.heads, s.kv_groups, s.ffn_hidden, s.gated_mlp, s.seq, s.vocab, l.tp, l.pp,
                          l.dp, l.virtual_stages, l.micro_batch, l.global_batch, int(l.recompute), l.sequence_parallel,
-                         l.distributed_optimizer, int(l.precision), l.flash_attention, l.dropout);
+                         l.distributed_optimizer, int(l.precision), l.flash_attention, l.dropout, l.fp32_residual);
 }
 
 // Mean |predicted / measured - 1| (as every other error this project

@@ -141,6 +141,9 @@ TEST(LlmConfigCsv, DropoutDefaultsToTrue) {
   EXPECT_TRUE(t.rows[2].layout.dropout);
   auto without_column = write(std::string(kHeader) + "\n64,64,1,12288,96,96,2048,8,1,8\n");
   EXPECT_TRUE(io::read_llm_configs(without_column).rows[0].layout.dropout);
+  EXPECT_FALSE(io::read_llm_configs(without_column).rows[0].layout.fp32_residual);
+  auto wide = write(std::string(kHeader) + ",fp32_residual\n64,64,1,12288,96,96,2048,8,1,8,true\n");
+  EXPECT_TRUE(io::read_llm_configs(wide).rows[0].layout.fp32_residual);
   auto bad = write(std::string(kHeader) + ",dropout\n" + "64,64,1,12288,96,96,2048,8,1,8,0.1\n");
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "dropout");
 }

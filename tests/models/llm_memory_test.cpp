@@ -136,3 +136,22 @@ TEST(LlmMemory, WithoutDropoutNoMasksOrAttentionDropoutOutputAreStored) {
   EXPECT_DOUBLE_EQ(m.predict(s, with).activations - m.predict(s, l).activations, layers * sbh * (2 + 3 * as_h));
   EXPECT_DOUBLE_EQ(m.predict(s, with).embedding_logits - m.predict(s, l).embedding_logits, sbh);
 }
+
+// An fp32 residual stream doubles the kept layer input and LayerNorm inputs:
+// +4sbh per layer, or 4sbh instead of 2sbh under full recomputation; in fp32
+// training everything is fp32 already.
+TEST(LlmMemory, AnFp32ResidualStreamKeepsWiderLayerInputs) {
+  auto s = one_layer();
+  ParallelLayout l;
+  l.micro_batch = 2;
+  l.precision = Precision::kBf16;
+  const double sbh = 512.0 * 2 * 1024;
+  ParallelLayout wide = l;
+  wide.fp32_residual = true;
+  EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, wide) - models::layer_activation_bytes(s, l), 4 * sbh);
+  l.recompute = wide.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, wide), 4 * sbh);
+  EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, l), 2 * sbh);
+  l.precision = wide.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, wide), models::layer_activation_bytes(s, l));
+}

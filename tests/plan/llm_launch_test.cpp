@@ -37,6 +37,10 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
   no_dropout.dropout = false;
   EXPECT_NE(plan::megatron_torchrun_command(s, no_dropout, o).find("--attention-dropout 0 --hidden-dropout 0"),
             std::string::npos);
+  EXPECT_EQ(cmd.find("--fp32-residual-connection"), std::string::npos);
+  auto wide = layout();
+  wide.fp32_residual = true;
+  EXPECT_NE(plan::megatron_torchrun_command(s, wide, o).find("--fp32-residual-connection"), std::string::npos);
 }
 
 TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {

@@ -4,6 +4,8 @@
 // skipped, and the shipped H100 runs are scored both ways.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/error.h"
 #include "io/transformer_runs_csv.h"
 #include "models/llm_memory.h"
@@ -65,5 +67,7 @@ TEST(TransformerRunsEval, ShippedH100RunsBothWays) {
   // memory is within a few per cent and a fitted constant adds little.
   EXPECT_LT(e.peak_datasheet_mape, 0.05);
   EXPECT_LT(e.peak_calibrated_mape, 0.05);
-  EXPECT_LT(e.peak_datasheet_bias, 0);  // the peak holds buffers the model leaves out
+  // Read as they ran (no dropout, an fp32 residual stream), the runs are
+  // predicted without a lean either way (docs/LLM.md: mean +0.1%).
+  EXPECT_LT(std::abs(e.peak_datasheet_bias), 0.01);
 }
