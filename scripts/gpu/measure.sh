@@ -198,14 +198,22 @@ run_gpt() {
   [ $rc -eq 0 ] || log "gpt trial ($ranks ranks) $* exited $rc"
 }
 
+# gpt_setup DEFAULT_BUDGET_S: what both GPT suites share: the corpus (Debian's
+# licence texts, else the carried copy), the budget left() checks (GPT_BUDGET_S,
+# default DEFAULT_BUDGET_S, seconds since the script started) and the time
+# trials' flags.
+gpt_setup() {
+  CORPUS=${CORPUS:-/usr/share/common-licenses}
+  [ -d "$CORPUS" ] || [ -f "$CORPUS" ] || CORPUS=$CARRY/corpus
+  budget=${GPT_BUDGET_S:-$1}
+  timed=(--time-only --precision bf16 --warmup-iterations 3 --min-iterations 10 --max-iterations 30 --threads 8)
+}
+left() { [ $(( $(date +%s) - START )) -lt "$budget" ]; }
+
 if [ "${SUITE:-all}" = gpt-large ]; then
   # GPU-bound GPT configurations (large micro-batches and a 2.7B-like shape), to
   # add to SUITE=gpt's grid; until GPT_BUDGET_S (default 200) seconds have passed.
-  CORPUS=${CORPUS:-/usr/share/common-licenses}
-  [ -d "$CORPUS" ] || [ -f "$CORPUS" ] || CORPUS=$CARRY/corpus
-  budget=${GPT_BUDGET_S:-200}
-  left() { [ $(( $(date +%s) - START )) -lt "$budget" ]; }
-  timed=(--time-only --precision bf16 --warmup-iterations 3 --min-iterations 10 --max-iterations 30 --threads 8)
+  gpt_setup 200
   if [ "$QUICK" = 1 ]; then
     big=(--layers 2 --hidden 128 --heads 4 --seq 64 --vocab 512); wide=(--layers 2 --hidden 160 --heads 4 --seq 64 --vocab 512)
     deep=(--layers 1 --hidden 256 --heads 8 --seq 64 --vocab 512); small=(--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 512)
@@ -230,11 +238,7 @@ if [ "${SUITE:-all}" = gpt ]; then
   # micro-batches, accumulation, sequence lengths), the same layouts over Gloo
   # between ranks that share the GPU, losses of one layout against others, and
   # repeats; in order of value, each stage skipped once GPT_BUDGET_S has passed.
-  CORPUS=${CORPUS:-/usr/share/common-licenses}
-  [ -d "$CORPUS" ] || [ -f "$CORPUS" ] || CORPUS=$CARRY/corpus
-  budget=${GPT_BUDGET_S:-330}
-  left() { [ $(( $(date +%s) - START )) -lt "$budget" ]; }
-  timed=(--time-only --precision bf16 --warmup-iterations 3 --min-iterations 10 --max-iterations 30 --threads 8)
+  gpt_setup 330
   if [ "$QUICK" = 1 ]; then
     S1=(--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 512); S2=(--layers 2 --hidden 128 --heads 4 --seq 64 --vocab 512)
     S3=(--layers 1 --hidden 256 --heads 8 --seq 64 --vocab 512); MBS="1 2 4"

@@ -493,24 +493,15 @@ void run_grid(const EvaluateArgs& a) {
     models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
     models::LlmMemoryModel mm;
     auto cal = app::calibrate_llm_models(measured, a.grid_calibrate, a.fit, tm, mm);
-    double te = 0, tw = 0, me = 0, mw = 0;
-    int mr = 0;
-    for (const auto& x : grid.rows) {
-      const double t = std::abs(tm.predict(x.spec, x.layout).iteration / *x.iteration_time_s - 1);
-      te += t, tw = std::max(tw, t);
-      if (x.memory_gib) {
-        const double m = std::abs(mm.predict(x.spec, x.layout).total() / (*x.memory_gib * kGiB) - 1);
-        me += m, mw = std::max(mw, m), ++mr;
-      }
-    }
-    const double rows_n = double(grid.rows.size());
-    from_other = {{"calibrate", a.grid_calibrate}, {"fitted", cal.fitted}, {"rows", grid.rows.size()},
-                  {"time_mape", te / rows_n}, {"time_worst", tw}};
-    if (mr > 0) from_other["memory_mape"] = me / mr, from_other["memory_worst"] = mw;
+    const auto o = scoring::score_llm_grid_with(grid.rows, tm, mm);
+    from_other = {{"calibrate", a.grid_calibrate}, {"fitted", cal.fitted}, {"rows", o.rows},
+                  {"time_mape", o.time_mape}, {"time_worst", o.time_worst}};
+    if (o.memory_rows > 0) from_other["memory_mape"] = o.memory_mape, from_other["memory_worst"] = o.memory_worst;
     from_other_text = fmt::format("calibrated on {} ({} rows, --fit {} chose {}): time MAPE {:.2f}%, worst {:.1f}%",
-                                  a.grid_calibrate, measured.rows.size(), a.fit, cal.fitted, 100 * te / rows_n,
-                                  100 * tw);
-    if (mr > 0) from_other_text += fmt::format("; peak memory MAPE {:.2f}%, worst {:.1f}%", 100 * me / mr, 100 * mw);
+                                  a.grid_calibrate, measured.rows.size(), a.fit, cal.fitted, 100 * o.time_mape,
+                                  100 * o.time_worst);
+    if (o.memory_rows > 0)
+      from_other_text += fmt::format("; peak memory MAPE {:.2f}%, worst {:.1f}%", 100 * o.memory_mape, 100 * o.memory_worst);
   }
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());

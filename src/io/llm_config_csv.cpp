@@ -26,8 +26,10 @@ std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const 
   return integer(t, row, col);
 }
 
-bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col) {
-  return t.has_column(col) && t.truth(row, col);
+// The cell's truth value; `fallback` where the column or the cell is absent.
+bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col, bool fallback = false) {
+  if (!t.has_column(col) || t.text(row, col).empty()) return fallback;
+  return t.truth(row, col);
 }
 
 }  // namespace
@@ -54,8 +56,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     s.kv_groups = optional_integer(t, row, "kv_groups").value_or(0);
     s.gated_mlp = boolean(t, row, "gated_mlp");
     // Tied unless the file says otherwise (an empty cell too): Megatron's default.
-    if (t.has_column("tied_embeddings") && !t.text(row, "tied_embeddings").empty())
-      s.tied_embeddings = boolean(t, row, "tied_embeddings");
+    s.tied_embeddings = boolean(t, row, "tied_embeddings", true);
     try {
       structure::validate(s);
     } catch (const InputError& e) {
@@ -78,7 +79,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     l.sequence_parallel = boolean(t, row, "sequence_parallel");
     l.distributed_optimizer = boolean(t, row, "distributed_optimizer");
     l.flash_attention = boolean(t, row, "flash_attention");
-    l.dropout = !t.has_column("dropout") || t.text(row, "dropout").empty() || t.truth(row, "dropout");
+    l.dropout = boolean(t, row, "dropout", true);
     l.fp32_residual = boolean(t, row, "fp32_residual");
     int gpus = integer(t, row, "gpus");
     // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.

@@ -40,6 +40,25 @@ Calibrated calibrate(const std::vector<io::LlmConfigRow>& rows, const structure:
   return c;
 }
 
+// |predicted / measured - 1| of each row's time for which keep(j), and of
+// its peak memory where it has one.
+struct RowErrors {
+  std::vector<double> time, memory;
+};
+template <class Keep>
+void add_errors(RowErrors& e, const std::vector<io::LlmConfigRow>& rows, const models::LlmTimeModel& time,
+                const models::LlmMemoryModel& memory, Keep keep) {
+  for (size_t j = 0; j < rows.size(); ++j) {
+    if (!keep(j)) continue;
+    const auto& x = rows[j];
+    e.time.push_back(std::abs(time.predict(x.spec, x.layout).iteration / *x.iteration_time_s - 1));
+    if (x.memory_gib) e.memory.push_back(std::abs(memory.predict(x.spec, x.layout).total() / (*x.memory_gib * kGiB) - 1));
+  }
+}
+
+double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); }
+double worst(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
+
 }  // namespace
 
 GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, const structure::HardwareProfile& hw,
@@ -117,7 +136,7 @@ GridDrawScore score_llm_grid_on_k(const std::vector<io::LlmConfigRow>& rows, con
   GridDrawScore s;
   s.k = int(k);
   if (rows.size() <= k || k == 0) return s;
-  std::vector<double> time_errors;
+  RowErrors e;
   for (int d = 0; d < draws; ++d) {
     std::mt19937_64 rng(first_seed + uint64_t(d));
     std::vector<size_t> order(rows.size());
@@ -126,25 +145,27 @@ GridDrawScore score_llm_grid_on_k(const std::vector<io::LlmConfigRow>& rows, con
     std::vector<bool> chosen(rows.size(), false);
     for (size_t j = 0; j < k; ++j) chosen[order[j]] = true;
     Calibrated c = calibrate(rows, hw, time_candidates, memory_base, [&](size_t j) { return bool(chosen[j]); });
-    for (size_t j = 0; j < rows.size(); ++j) {
-      if (chosen[j]) continue;
-      const auto& x = rows[j];
-      time_errors.push_back(std::abs(c.time.predict(x.spec, x.layout).iteration / *x.iteration_time_s - 1));
-      if (x.memory_gib) {
-        const double me = std::abs(c.memory.predict(x.spec, x.layout).total() / (*x.memory_gib * kGiB) - 1);
-        s.memory_mape += me;
-        s.memory_worst = std::max(s.memory_worst, me);
-        ++s.memory_predictions;
-      }
-    }
+    add_errors(e, rows, c.time, c.memory, [&](size_t j) { return !chosen[j]; });
     ++s.draws;
   }
-  s.predictions = int(time_errors.size());
-  s.time_mape = std::accumulate(time_errors.begin(), time_errors.end(), 0.0) / double(time_errors.size());
-  s.time_worst = *std::max_element(time_errors.begin(), time_errors.end());
-  std::nth_element(time_errors.begin(), time_errors.begin() + time_errors.size() / 2, time_errors.end());
-  s.time_median = time_errors[time_errors.size() / 2];
-  if (s.memory_predictions > 0) s.memory_mape /= s.memory_predictions;
+  s.predictions = int(e.time.size());
+  s.time_mape = mean(e.time), s.time_worst = worst(e.time);
+  std::nth_element(e.time.begin(), e.time.begin() + e.time.size() / 2, e.time.end());
+  s.time_median = e.time[e.time.size() / 2];
+  s.memory_predictions = int(e.memory.size());
+  if (!e.memory.empty()) s.memory_mape = mean(e.memory), s.memory_worst = worst(e.memory);
+  return s;
+}
+
+GridScore score_llm_grid_with(const std::vector<io::LlmConfigRow>& rows, const models::LlmTimeModel& time,
+                              const models::LlmMemoryModel& memory) {
+  if (rows.empty()) throw std::invalid_argument("score_llm_grid_with: no rows");
+  RowErrors e;
+  add_errors(e, rows, time, memory, [](size_t) { return true; });
+  GridScore s;
+  s.rows = int(rows.size()), s.memory_rows = int(e.memory.size());
+  s.time_mape = mean(e.time), s.time_worst = worst(e.time);
+  if (!e.memory.empty()) s.memory_mape = mean(e.memory), s.memory_worst = worst(e.memory);
   return s;
 }
 

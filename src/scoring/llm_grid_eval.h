@@ -54,6 +54,17 @@ GridDrawScore score_llm_grid_on_k(const std::vector<io::LlmConfigRow>& rows, con
                                   const std::vector<models::LlmTimeParams>& time_candidates, size_t k, int draws,
                                   uint64_t first_seed = 1, const models::LlmMemoryParams& memory_base = {});
 
+// The rows predicted by models already calibrated (elsewhere: on another
+// grid, as `llm evaluate --grid --calibrate` does): mean and worst
+// |predicted / measured - 1| of time, and of peak memory on the rows with
+// memory_gib. Every row needs iteration_time_s; throws on none.
+struct GridScore {
+  int rows = 0, memory_rows = 0;
+  double time_mape = 0, time_worst = 0, memory_mape = 0, memory_worst = 0;
+};
+GridScore score_llm_grid_with(const std::vector<io::LlmConfigRow>& rows, const models::LlmTimeModel& time,
+                              const models::LlmMemoryModel& memory);
+
 // `time_candidates` are the time parameters calibration starts from (their
 // fit switches, such as LlmTimeParams::fit_overheads, included): with
 // several, each calibration takes the one that cross-validates best on its

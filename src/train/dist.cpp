@@ -69,8 +69,18 @@ c10::intrusive_ptr<c10d::Store> make_store(const TrainOptions& o, std::chrono::m
 // in fp32, as Megatron reduces bf16 gradients in fp32), goes through a host
 // fp32 copy; so ranks that share one GPU can still form groups, at the cost
 // of the copies.
-bool needs_host_copy(const at::Tensor& t) {
-  return t.is_cuda() || t.scalar_type() == at::kBFloat16 || t.scalar_type() == at::kHalf;
+bool reduced_precision(const at::Tensor& t) { return t.scalar_type() == at::kBFloat16 || t.scalar_type() == at::kHalf; }
+
+// For a GPU or reduced-precision tensor: runs `op` on a host copy (bf16 and
+// fp16 widened to fp32) and copies the result back, returning true. A host
+// tensor Gloo takes as it is returns false untouched.
+template <class Op>
+bool through_host(at::Tensor& t, Op op) {
+  if (!t.is_cuda() && !reduced_precision(t)) return false;
+  at::Tensor host = t.to(at::kCPU, reduced_precision(t) ? at::kFloat : t.scalar_type());
+  op(host);
+  t.copy_(host);
+  return true;
 }
 
 class GlooCommunicator final : public Communicator {
@@ -91,23 +101,13 @@ class GlooCommunicator final : public Communicator {
   int size() const override { return size_; }
 
   void allreduce_sum(at::Tensor& t) override {
-    if (needs_host_copy(t)) {
-      at::Tensor host = t.to(at::kCPU, at::kFloat);
-      allreduce_sum(host);
-      t.copy_(host);
-      return;
-    }
+    if (through_host(t, [&](at::Tensor& host) { allreduce_sum(host); })) return;
     std::vector<at::Tensor> v{t};
     pg_->allreduce(v)->wait();
   }
 
   void broadcast(at::Tensor& t, int root) override {
-    if (t.is_cuda()) {
-      at::Tensor host = t.cpu();
-      broadcast(host, root);
-      t.copy_(host);
-      return;
-    }
+    if (through_host(t, [&](at::Tensor& host) { broadcast(host, root); })) return;
     std::vector<at::Tensor> v{t};
     c10d::BroadcastOptions bo;
     bo.rootRank = root;
@@ -115,12 +115,7 @@ class GlooCommunicator final : public Communicator {
   }
 
   void allreduce_max(at::Tensor& t) override {
-    if (needs_host_copy(t)) {
-      at::Tensor host = t.to(at::kCPU, at::kFloat);
-      allreduce_max(host);
-      t.copy_(host);
-      return;
-    }
+    if (through_host(t, [&](at::Tensor& host) { allreduce_max(host); })) return;
     std::vector<at::Tensor> v{t};
     c10d::AllreduceOptions ao;
     ao.reduceOp = c10d::ReduceOp::MAX;

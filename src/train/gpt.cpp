@@ -6,7 +6,6 @@
 #include <sys/resource.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
-#include <torch/cuda.h>
 #include <torch/torch.h>
 #ifdef TRAINPLAN_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -29,6 +28,7 @@
 #include "train/dist.h"
 #include "train/options.h"
 #include "train/step_timing.h"
+#include "train/trainer.h"
 
 namespace trainplan::train {
 namespace {
@@ -123,14 +123,6 @@ int64_t peak_tensor_bytes(const torch::Device& device) {
 const char* peak_memory_kind(const torch::Device& device) {
   return device.is_cuda() ? "tensor bytes allocated (CUDA caching allocator's peak), after warm-up"
                           : "tensor bytes allocated (CPU allocator, counted), after warm-up";
-}
-
-// --device auto: the GPU of index rank mod GPUs when this build sees one.
-torch::Device gpt_device(const TrainOptions& o) {
-  const bool gpu = torch::cuda::is_available();
-  if (o.device == "cpu" || (o.device == "auto" && !gpu)) return torch::Device(torch::kCPU);
-  if (!gpu) throw std::runtime_error("--device cuda: this trainplan-train was built without CUDA, or no GPU is visible");
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.rank % int(torch::cuda::device_count())));
 }
 
 int64_t peak_rss_bytes() {
@@ -462,7 +454,7 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
   g_tp = groups.tp.get();
   Communicator& world = *groups.world;
 
-  const torch::Device device = gpt_device(o);
+  const torch::Device device = pick_device(o);
   GptTrainer trainer(o, groups, r, corpus, device);
   const int64_t micro_batches = o.global_batch / (o.micro_batch * o.dp);
   nlohmann::json layout = {{"workload", "gpt"},     {"tp", o.tp},

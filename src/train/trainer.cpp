@@ -94,14 +94,6 @@ EvalCounts evaluate_shard(torch::nn::Sequential& net, const LabelledImages& test
   return c;
 }
 
-torch::Device pick_device(const TrainOptions& o) {
-  const bool gpu = torch::cuda::is_available();
-  if (o.device == "cpu" || (o.device == "auto" && !gpu)) return torch::Device(torch::kCPU);
-  if (!gpu)
-    throw std::runtime_error("--device cuda: this trainplan-train was built without CUDA, or no GPU is visible");
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.rank % int(torch::cuda::device_count())));
-}
-
 LabelledImages to_device(const LabelledImages& d, const torch::Device& device) {
   return {d.images.to(device), d.labels.to(device)};
 }
@@ -325,6 +317,14 @@ void train(const TrainOptions& o, const Connect& connect, const EventSink& repor
           {"batch", o.batch},
           {"workers", size},
           {"lr", lr}});
+}
+
+torch::Device pick_device(const TrainOptions& o) {
+  const bool gpu = torch::cuda::is_available();
+  if (o.device == "cpu" || (o.device == "auto" && !gpu)) return torch::Device(torch::kCPU);
+  if (!gpu)
+    throw std::runtime_error("--device cuda: this trainplan-train was built without CUDA, or no GPU is visible");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.rank % int(torch::cuda::device_count())));
 }
 
 }  // namespace trainplan::train

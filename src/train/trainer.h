@@ -5,6 +5,10 @@
 #include <functional>
 #include <memory>
 
+namespace c10 {
+struct Device;
+}
+
 namespace trainplan::train {
 
 struct TrainOptions;
@@ -30,5 +34,10 @@ using EventSink = std::function<void(const nlohmann::json&)>;
 // before the rendezvous) and returns this rank's communicator.
 using Connect = std::function<std::unique_ptr<Communicator>()>;
 void train(const TrainOptions& o, const Connect& connect, const EventSink& report, const EventSink& debug);
+
+// The device o.device names: "cpu"; "cuda", the GPU of index rank mod GPU
+// count (throws without one); "auto", that GPU when this build has CUDA and
+// sees one, else the CPU. Every workload trains where this says.
+c10::Device pick_device(const TrainOptions& o);
 
 }  // namespace trainplan::train
