@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "train/affinity.h"
 #include "train/options.h"
 
 namespace trainplan::train {
@@ -154,6 +155,7 @@ bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.r
 
 std::unique_ptr<Communicator> connect_gloo(const TrainOptions& o) {
   std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
+  HelpersOnEveryCpu helpers;
   return std::make_unique<GlooCommunicator>(make_store(o, timeout), o.rank, o.workers, timeout,
                                             is_loopback(o.master_addr));
 }
@@ -266,6 +268,7 @@ ParallelGroups make_parallel_groups(const TrainOptions& o, const std::vector<int
                                                  : "FileStore " + o.store_path;
   try {
     std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
+    HelpersOnEveryCpu helpers;
     auto store = make_store(o, timeout);
     const bool loopback = is_loopback(o.master_addr);
     g.world = std::make_unique<GlooCommunicator>(store, o.rank, o.workers, timeout, loopback);

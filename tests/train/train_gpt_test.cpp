@@ -5,6 +5,7 @@
 // Skipped when the optional binary was not built.
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -121,6 +122,43 @@ TEST(TrainGpt, ATimeTrialReportsTimeAndPeakMemoryPerRank) {
   EXPECT_GE(mx, 16 * e.at("parameters_per_rank")[0].get<double>());
   EXPECT_EQ(e.at("global_batch").get<int>(), 8);
   EXPECT_EQ(e.at("micro_batch").get<int>(), 2);
+}
+
+// A rank pinned to one CPU (as `trainplan profile` pins ranks that fit)
+// computes there, while its Gloo helpers may run on every CPU; with
+// TRAINPLAN_GLOO_HELPERS=pinned they share the rank's CPU. The ranks inherit
+// the test thread's mask at spawn.
+TEST(TrainGpt, PinnedRanksLeaveTheirCommunicationHelpersFree) {
+  REQUIRE_GPT_TRAINER();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one online CPU: nothing to leave free";
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) GTEST_SKIP() << "the OS refuses to pin this thread to CPU 0";
+  const std::string args = kSmall + " --time-only --warmup-iterations 1 --min-iterations 3 --max-iterations 3";
+  auto free_run = run_processes(ranks_of(2, 1, 1, args));
+  setenv("TRAINPLAN_GLOO_HELPERS", "pinned", 1);
+  auto pinned_run = run_processes(ranks_of(2, 1, 1, args));
+  unsetenv("TRAINPLAN_GLOO_HELPERS");
+  sched_setaffinity(0, sizeof saved, &saved);
+
+  for (const auto* runs : {&free_run, &pinned_run}) {
+    ASSERT_EQ(runs->size(), 2u);
+    for (size_t k = 0; k < runs->size(); ++k) ASSERT_EQ((*runs)[k].exit_code, 0) << "rank " << k << ": " << (*runs)[k].err;
+  }
+  auto timing = [](const std::vector<RankResult>& runs) {
+    auto ev = events_named(runs[0], "iteration_timing");
+    return ev.size() == 1 ? ev[0] : json();
+  };
+  const json f = timing(free_run), p = timing(pinned_run);
+  ASSERT_TRUE(f.is_object() && p.is_object()) << free_run[0].out << pinned_run[0].out;
+  EXPECT_EQ(f.at("compute_thread_cpus"), "0");
+  EXPECT_EQ(p.at("compute_thread_cpus"), "0");
+  bool some_free = false;
+  for (const auto& c : f.at("helper_thread_cpus")) some_free = some_free || c.get<std::string>() != "0";
+  EXPECT_TRUE(some_free) << f.dump();
+  EXPECT_EQ(p.at("helper_thread_cpus"), json::array({"0"})) << p.dump();
 }
 
 // --precision bf16 computes in bfloat16 from fp32 weights: the losses follow
