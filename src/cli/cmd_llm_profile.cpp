@@ -5,16 +5,19 @@
 // iteration_timing line, so `llm predict --calibrate` and
 // `llm evaluate --grid` read it as it is.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <vector>
 
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/llm_config_csv.h"
 #include "profile/layout_trial.h"
+#include "profile/process_group.h"
 
 namespace trainplan::cli {
 namespace {
@@ -60,6 +63,18 @@ void run_llm_profile(const ProfileArgs& a) {
   std::vector<std::vector<double>> values(n, std::vector<double>(2, std::numeric_limits<double>::quiet_NaN()));
   std::vector<bool> done(n, false);
   int failed = 0;
+  if (launch.kind == profile::LauncherKind::kLocal && tmpl.per_rank()) {
+    // As `trainplan profile` warns: ranks that share CPUs measure contention.
+    const size_t cpus = profile::allowed_cpus().size();
+    std::vector<long> over;
+    for (const auto& row : grid.rows)
+      if (profile::oversubscribes(row.layout.tp * row.layout.pp * row.layout.dp, 1)) over.push_back(row.line);
+    if (!over.empty())
+      std::cerr << fmt::format("warning: {} of {} configurations have more ranks than the {} CPUs this process may "
+                               "use (lines {}): their ranks share CPUs, unpinned, so their times measure contention "
+                               "as much as the layout, as no GPU cluster runs\n",
+                               over.size(), n, cpus, fmt::join(over, ", "));
+  }
   for (size_t i = 0; i < n; ++i) {
     const auto& row = grid.rows[i];
     profile::LayoutKey key{row.layout.tp, row.layout.pp, row.layout.dp, row.layout.micro_batch,
@@ -74,11 +89,11 @@ void run_llm_profile(const ProfileArgs& a) {
       values[i][0] = r.timing->iteration_time_s;
       if (r.timing->peak_memory_bytes) values[i][1] = *r.timing->peak_memory_bytes / kGiB;
       done[i] = true;
-      std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration, {} ({:.1f} s)\n", i + 1, n, profile::to_string(key),
-                               values[i][0],
+      std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration, {} ({:.1f} s){}\n", i + 1, n,
+                               profile::to_string(key), values[i][0],
                                std::isnan(values[i][1]) ? std::string("no memory figure")
                                                         : fmt::format("{:.4g} GiB peak", values[i][1]),
-                               r.wall_s)
+                               r.wall_s, r.oversubscribed ? ", oversubscribed" : "")
                 << std::flush;
     }
     // Rewritten after each row, so an interrupted grid keeps what it measured.

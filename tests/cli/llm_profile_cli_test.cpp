@@ -3,6 +3,7 @@
 // placeholders, a failing row left out with exit 1, and the shipped CPU grid's
 // leave-one-out evaluation.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <fstream>
 
@@ -102,6 +103,40 @@ TEST(LlmProfileCli, AFailingRowIsNamedAndLeftOut) {
   auto t = trainplan::io::CsvTable::read(out);
   ASSERT_EQ(t.rows().size(), 2u);
   EXPECT_EQ(t.text(t.rows()[1], "note"), "c");
+}
+
+// Ranks that outnumber the CPUs share them: the run warns before it starts,
+// naming the rows, and marks each such trial. The CLI inherits the test
+// thread's mask, pinned here to one CPU, so two ranks oversubscribe.
+TEST(LlmProfileCli, RowsWithMoreRanksThanCpusAreCalledOversubscribed) {
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) GTEST_SKIP() << "the OS refuses to pin this thread to CPU 0";
+  auto d = tptest::temp_dir("llm_profile_cli");
+  auto grid = tptest::write_file(d / "grid.csv",
+                                 "gpus,global_batch,micro_batch,hidden,heads,layers,seq,vocab,tp,dp,pp,precision\n"
+                                 "1,8,2,64,4,4,32,256,1,1,1,fp32\n"
+                                 "2,8,2,64,4,4,32,256,2,1,1,fp32\n");
+  auto script = tptest::write_file(d / "rank.sh",
+                                   "#!/bin/sh\n"
+                                   "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":0.5}\\n'\n");
+  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + (d / "out.csv").string() + " --cmd 'sh " + script +
+                           " {rank}'");
+  sched_setaffinity(0, sizeof saved, &saved);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: 1 of 2 configurations have more ranks than the 1 CPUs this process may use (lines 3)"),
+            std::string::npos)
+      << r.err;
+  auto line_of = [&](const std::string& start) {
+    auto at = r.out.find(start);
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  const std::string first = line_of("1/2 tp=1 pp=1 dp=1"), second = line_of("2/2 tp=2 pp=1 dp=1");
+  ASSERT_FALSE(first.empty() || second.empty()) << r.out;
+  EXPECT_EQ(first.find("oversubscribed"), std::string::npos) << first;
+  EXPECT_NE(second.find(", oversubscribed"), std::string::npos) << second;
 }
 
 TEST(LlmProfileCli, UnknownPlaceholderExitsTwo) {
