@@ -49,7 +49,8 @@ std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
           {"sequence_parallel", flag(l.sequence_parallel)},
           {"distributed_optimizer", flag(l.distributed_optimizer)},
           {"flash_attention", flag(l.flash_attention)},
-          {"dropout", flag(l.dropout)}};
+          {"dropout", flag(l.dropout)},
+          {"fp32_residual", flag(l.fp32_residual)}};
 }
 
 void run_llm_profile(const ProfileArgs& a) {
@@ -117,7 +118,7 @@ void setup(CLI::App& root) {
       "on stdout.\nPlaceholders: {tp} {pp} {dp} {micro_batch} {global_batch} {workers} (= tp*pp*dp) {rank} "
       "{master_port} {master_addr} {nodes}, and the row's {hidden} {heads} {layers} {seq} {vocab} {ffn_hidden} "
       "{kv_groups} {virtual_stages} {recompute} {precision} {sequence_parallel} {distributed_optimizer} "
-      "{flash_attention} {dropout}.\n\nExample (the built-in CPU GPT trainer):\n"
+      "{flash_attention} {dropout} {fp32_residual}.\n\nExample (the built-in CPU GPT trainer):\n"
       "  trainplan llm profile --grid examples/cpu-gpt/grid-configs.csv -o grid.csv --cmd 'build/trainplan-train "
       "--workload gpt\n      --tp {tp} --pp {pp} --dp {dp} --micro-batch {micro_batch} --global-batch {global_batch} "
       "--rank {rank}\n      --master-port {master_port} --time-only'");

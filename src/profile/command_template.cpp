@@ -22,7 +22,7 @@ const std::vector<std::string>& CommandTemplate::shape_placeholder_names() {
   static const std::vector<std::string> names = {
       "hidden",         "heads",     "layers",          "seq",               "vocab",
       "ffn_hidden",     "kv_groups", "virtual_stages",  "recompute",         "precision",
-      "sequence_parallel", "distributed_optimizer", "flash_attention", "dropout"};
+      "sequence_parallel", "distributed_optimizer", "flash_attention", "dropout", "fp32_residual"};
   return names;
 }
 

@@ -8,7 +8,7 @@
 // global_batch = batch·workers, so one template serves both. A transformer
 // grid also sets its row's shape and settings: {hidden} {heads} {layers} {seq}
 // {vocab} {ffn_hidden} {kv_groups} {virtual_stages} {recompute} {precision}
-// {sequence_parallel} {distributed_optimizer} {flash_attention} {dropout}
+// {sequence_parallel} {distributed_optimizer} {flash_attention} {dropout} {fp32_residual}
 // (numbers, or the CSV's words: none|selective|full, fp16|bf16|fp32|
 // amp-fp32-master, true|false); `trainplan profile` has no shape and rejects
 // them.

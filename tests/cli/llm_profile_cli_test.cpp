@@ -60,21 +60,22 @@ TEST(LlmProfileCli, RunsEachRowAndFillsTimeAndMemory) {
 
 // The row's shape and settings reach the template: a grid that varies the
 // model is profiled by one command (the fake "measures" layers.hidden
-// seconds and echoes its precision and dropout words); `trainplan profile`,
+// seconds and echoes its precision, dropout and fp32-residual words); `trainplan profile`,
 // which has no shape, rejects them.
 TEST(LlmProfileCli, ShapePlaceholdersTakeEachRowsValues) {
   auto d = tptest::temp_dir("llm_profile_cli");
   auto grid = tptest::write_file(d / "grid.csv",
-                                 "gpus,global_batch,micro_batch,hidden,heads,layers,seq,vocab,tp,dp,pp,precision,dropout\n"
-                                 "1,8,2,64,4,4,32,256,1,1,1,bf16,false\n"
-                                 "1,8,2,128,4,2,32,256,1,1,1,fp32,true\n");
+                                 "gpus,global_batch,micro_batch,hidden,heads,layers,seq,vocab,tp,dp,pp,precision,dropout,"
+                                 "fp32_residual\n"
+                                 "1,8,2,64,4,4,32,256,1,1,1,bf16,false,true\n"
+                                 "1,8,2,128,4,2,32,256,1,1,1,fp32,true,false\n");
   auto script = tptest::write_file(d / "shape.sh",
                                    "#!/bin/sh\n"
-                                   "echo \"$3 $4\" >> " + (d / "words.txt").string() + "\n"
+                                   "echo \"$3 $4 $5\" >> " + (d / "words.txt").string() + "\n"
                                    "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":%s.%s}\\n' \"$1\" \"$2\"\n");
   auto out = (d / "out.csv").string();
   auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script +
-                           " {layers} {hidden} {precision} {dropout}'");
+                           " {layers} {hidden} {precision} {dropout} {fp32_residual}'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto t = trainplan::io::CsvTable::read(out);
   ASSERT_EQ(t.rows().size(), 2u);
@@ -83,8 +84,8 @@ TEST(LlmProfileCli, ShapePlaceholdersTakeEachRowsValues) {
   std::ifstream words(d / "words.txt");
   std::string first, second;
   std::getline(words, first), std::getline(words, second);
-  EXPECT_EQ(first, "bf16 false");
-  EXPECT_EQ(second, "fp32 true");
+  EXPECT_EQ(first, "bf16 false true");
+  EXPECT_EQ(second, "fp32 true false");
   auto dp = tptest::run_cli("profile --store " + (d / "s.db").string() + " --batches 8 --workers 1 --epochs 1 --cmd 'echo {hidden}'");
   EXPECT_EQ(dp.exit_code, 2);
   EXPECT_NE(dp.err.find("{hidden} is a transformer grid's placeholder"), std::string::npos) << dp.err;
