@@ -33,11 +33,10 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   LaunchPlan plan = plan_layout_launch(tmpl, key, s, free_loopback_port());
   ProcessGroupOptions po;
   po.timeout_s = timeout_s;
-  const bool local_ranks = s.kind == LauncherKind::kLocal && tmpl.per_rank();
-  if (local_ranks) po.cpus = pin_plan(key.workers(), 1);
+  if (s.kind == LauncherKind::kLocal && tmpl.per_rank()) po.cpus = pin_plan(key.workers(), 1);
   ProcessGroupResult r = run_process_group(plan.commands, po);
   LayoutTrialResult out;
-  out.oversubscribed = local_ranks && oversubscribes(key.workers(), 1);
+  out.oversubscribed = s.kind == LauncherKind::kLocal && oversubscribes(key.workers(), 1);
   out.command = plan.display;
   out.wall_s = r.wall_s;
   const std::string text = plan.label_filter ? rank0_lines(r.stdout0) : r.stdout0;

@@ -36,16 +36,16 @@ struct LayoutTrialResult {
   std::string error;                   // why, when empty: exit status, timeout, no timing line; stderr's tail
   std::string command;                 // rank 0's command line as run
   double wall_s = 0;
-  // Local ranks of a {rank} template outnumbered the CPUs this process may
-  // use, so they shared CPUs (unpinned): the time measures contention as
-  // much as the layout, which no GPU cluster runs this way.
+  // A local trial's ranks (one thread each assumed) outnumbered the CPUs
+  // this process may use, so they shared CPUs (unpinned): the time measures
+  // contention as much as the layout, which no GPU cluster runs this way.
   bool oversubscribed = false;
 };
 
 // Runs `tmpl` for `key` (a free loopback port for {master_port}) and waits
 // at most timeout_s (0: no limit). The ranks are pinned to disjoint CPUs when
 // they fit (process_group.h), as `trainplan profile` does; a pinned rank's
-// communication helpers may still use every CPU (train/affinity.h).
+// communication helpers may still use the others (TRAINPLAN_HELPER_CPUS).
 LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
                                    double timeout_s, const std::string& field = "iteration_time_s");
 

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 namespace trainplan::profile {
@@ -26,8 +27,10 @@ void make_pipe(int fds[2]) {
 }
 
 // In the child: never returns.
+// `envp`: the environment to exec with (nullptr: this process's), built
+// before fork, as the child may only make async-signal-safe calls.
 [[noreturn]] void exec_child(const std::string& cmd, pid_t pgid, pid_t parent, int out_fd, int err_fd,
-                             const std::vector<int>& cpus) {
+                             const std::vector<int>& cpus, char* const* envp = nullptr) {
   setpgid(0, pgid);
   if (!cpus.empty()) {
     cpu_set_t set;
@@ -49,10 +52,33 @@ void make_pipe(int fds[2]) {
   dup2(err_fd >= 0 ? err_fd : devnull, STDERR_FILENO);
   // bash execs the last simple command in place of itself, so the program
   // inherits PR_SET_PDEATHSIG; sh (dash) would leave it as a grandchild.
-  if (access("/bin/bash", X_OK) == 0) execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-  execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+  char* const* env = envp ? envp : environ;
+  if (access("/bin/bash", X_OK) == 0) execle("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr), env);
+  execle("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr), env);
   _exit(127);
 }
+
+// This environment plus TRAINPLAN_HELPER_CPUS, the CPUs this process may use:
+// a pinned rank's communication helpers may run on all of them while the
+// rank computes on its own (trainplan-train's train/affinity.h).
+class PinnedRankEnvironment {
+ public:
+  PinnedRankEnvironment() {
+    std::string shared;
+    for (int c : allowed_cpus()) shared += (shared.empty() ? "" : ",") + std::to_string(c);
+    const std::string name = "TRAINPLAN_HELPER_CPUS=";
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, name.c_str(), name.size()) != 0) strings_.emplace_back(*e);
+    if (!shared.empty()) strings_.push_back(name + shared);
+    for (auto& s : strings_) pointers_.push_back(s.data());
+    pointers_.push_back(nullptr);
+  }
+  char* const* envp() const { return pointers_.data(); }
+
+ private:
+  std::vector<std::string> strings_;
+  std::vector<char*> pointers_;
+};
 
 void append_tail(std::string& tail, const char* data, size_t n, size_t keep) {
   tail.append(data, n);
@@ -73,6 +99,9 @@ class GroupRun {
   // Forks one rank per command, all in one process group (the first rank's).
   void spawn(const std::vector<std::string>& commands, const std::vector<std::vector<int>>& cpus) {
     pid_t parent = getpid();
+    const bool pinned = std::any_of(cpus.begin(), cpus.end(), [](const auto& c) { return !c.empty(); });
+    std::optional<PinnedRankEnvironment> env;
+    if (pinned) env.emplace();
     for (size_t i = 0; i < commands.size(); ++i) {
       pid_t pid = fork();
       if (pid < 0) {
@@ -81,7 +110,7 @@ class GroupRun {
       }
       if (pid == 0)
         exec_child(commands[i], pgid_, parent, i == 0 ? out_[1] : -1, err_[1],
-                   i < cpus.size() ? cpus[i] : std::vector<int>{});
+                   i < cpus.size() ? cpus[i] : std::vector<int>{}, env ? env->envp() : nullptr);
       if (pgid_ == 0) pgid_ = pid;
       setpgid(pid, pgid_);  // also in the parent, so kill(-pgid) works at once
       pids_.push_back(pid);

@@ -7,21 +7,41 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace trainplan::train {
 
-HelpersOnEveryCpu::HelpersOnEveryCpu() {
-  if (const char* mode = std::getenv("TRAINPLAN_GLOO_HELPERS"); mode && std::string(mode) == "pinned") return;
-  if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
-  cpu_set_t all;
-  CPU_ZERO(&all);
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  for (long c = 0; c < online && c < CPU_SETSIZE; ++c) CPU_SET(int(c), &all);
-  if (CPU_EQUAL(&all, &saved_)) return;
-  widened_ = sched_setaffinity(0, sizeof all, &all) == 0;  // a cpuset may refuse: best effort
+std::optional<std::vector<int>> parse_cpu_list(const std::string& text) {
+  std::vector<int> cpus;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto dash = item.find('-');
+    auto number = [](const std::string& s) -> std::optional<int> {
+      if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+      const int v = std::stoi(s);
+      return v < CPU_SETSIZE ? std::optional<int>(v) : std::nullopt;
+    };
+    auto lo = number(item.substr(0, dash)), hi = dash == std::string::npos ? lo : number(item.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo) return std::nullopt;
+    for (int c = *lo; c <= *hi; ++c) cpus.push_back(c);
+  }
+  if (cpus.empty()) return std::nullopt;
+  return cpus;
 }
 
-HelpersOnEveryCpu::~HelpersOnEveryCpu() {
+HelpersOnSharedCpus::HelpersOnSharedCpus() {
+  if (const char* mode = std::getenv(kHelperPlacementVariable); mode && std::string(mode) == "pinned") return;
+  const char* shared = std::getenv(kHelperCpusVariable);
+  if (!shared) return;
+  const auto cpus = parse_cpu_list(shared);
+  if (!cpus || sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
+  cpu_set_t wider = saved_;
+  for (int c : *cpus) CPU_SET(c, &wider);
+  if (CPU_EQUAL(&wider, &saved_)) return;
+  widened_ = sched_setaffinity(0, sizeof wider, &wider) == 0;
+}
+
+HelpersOnSharedCpus::~HelpersOnSharedCpus() {
   if (widened_) sched_setaffinity(0, sizeof saved_, &saved_);
 }
 
@@ -46,10 +66,11 @@ ThreadCpus thread_cpus() {
   ThreadCpus out;
   const std::string self = std::to_string(long(syscall(SYS_gettid)));
   std::error_code ec;
-  for (const auto& task : fs::directory_iterator("/proc/self/task", ec)) {
-    std::string cpus = cpus_allowed_list(task.path() / "status");
+  // Diagnostic only: a /proc that cannot be read gives empty lists, never an exception.
+  for (fs::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) {
+    std::string cpus = cpus_allowed_list(it->path() / "status");
     if (cpus.empty()) continue;
-    if (task.path().filename() == self) {
+    if (it->path().filename() == self) {
       out.this_thread = cpus;
     } else if (std::find(out.other_threads.begin(), out.other_threads.end(), cpus) == out.other_threads.end()) {
       out.other_threads.push_back(cpus);

@@ -155,7 +155,6 @@ bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.r
 
 std::unique_ptr<Communicator> connect_gloo(const TrainOptions& o) {
   std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
-  HelpersOnEveryCpu helpers;
   return std::make_unique<GlooCommunicator>(make_store(o, timeout), o.rank, o.workers, timeout,
                                             is_loopback(o.master_addr));
 }
@@ -268,7 +267,7 @@ ParallelGroups make_parallel_groups(const TrainOptions& o, const std::vector<int
                                                  : "FileStore " + o.store_path;
   try {
     std::chrono::milliseconds timeout(int64_t(o.timeout_s) * 1000);
-    HelpersOnEveryCpu helpers;
+    HelpersOnSharedCpus helpers;
     auto store = make_store(o, timeout);
     const bool loopback = is_loopback(o.master_addr);
     g.world = std::make_unique<GlooCommunicator>(store, o.rank, o.workers, timeout, loopback);
@@ -313,6 +312,7 @@ std::unique_ptr<Communicator> make_communicator(const TrainOptions& o) {
                               " s; are all ranks started with the same address and port?): " + why);
   };
   try {
+    HelpersOnSharedCpus helpers;  // Gloo's threads, NCCL's proxy, the store's server (train/affinity.h)
     return backend == "nccl" ? connect_nccl(o) : connect_gloo(o);
   } catch (const c10::Error& e) {
     throw failure(e.what_without_backtrace());

@@ -4,6 +4,8 @@
 // wherever samples are read.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <set>
 
 #include "core/error.h"
@@ -152,6 +154,23 @@ TEST(StepTiming, APinnedProcessRunsOnItsCpu) {
   auto r = run_process_group({"grep Cpus_allowed_list /proc/self/status"}, o);
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r.stdout0.find(":\t" + std::to_string(cpu) + "\n"), std::string::npos) << r.stdout0;
+}
+
+// A pinned process is told, in TRAINPLAN_HELPER_CPUS, every CPU the
+// profiler may use (its helpers may run there); an unpinned one is not.
+TEST(StepTiming, APinnedProcessIsToldTheCpusItsHelpersMayUse) {
+  const auto cpus = allowed_cpus();
+  std::string all;
+  for (int c : cpus) all += (all.empty() ? "" : ",") + std::to_string(c);
+  ProcessGroupOptions pinned;
+  pinned.cpus = {{cpus.back()}};
+  auto r = run_process_group({"echo \"[${TRAINPLAN_HELPER_CPUS-unset}]\""}, pinned);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.stdout0, "[" + all + "]\n");
+  if (std::getenv("TRAINPLAN_HELPER_CPUS")) return;  // set outside this test: inherited as it is
+  auto u = run_process_group({"echo \"[${TRAINPLAN_HELPER_CPUS-unset}]\""}, ProcessGroupOptions{});
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u.stdout0, "[unset]\n");
 }
 
 TEST(StepTiming, MoreWorkersThanCpusIsRecordedAsOversubscribed) {

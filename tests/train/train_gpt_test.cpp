@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -124,41 +125,78 @@ TEST(TrainGpt, ATimeTrialReportsTimeAndPeakMemoryPerRank) {
   EXPECT_EQ(e.at("micro_batch").get<int>(), 2);
 }
 
-// A rank pinned to one CPU (as `trainplan profile` pins ranks that fit)
-// computes there, while its Gloo helpers may run on every CPU; with
-// TRAINPLAN_GLOO_HELPERS=pinned they share the rank's CPU. The ranks inherit
-// the test thread's mask at spawn.
-TEST(TrainGpt, PinnedRanksLeaveTheirCommunicationHelpersFree) {
-  REQUIRE_GPT_TRAINER();
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one online CPU: nothing to leave free";
-  cpu_set_t saved, one;
-  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
-  CPU_ZERO(&one);
-  CPU_SET(0, &one);
-  if (sched_setaffinity(0, sizeof one, &one) != 0) GTEST_SKIP() << "the OS refuses to pin this thread to CPU 0";
-  const std::string args = kSmall + " --time-only --warmup-iterations 1 --min-iterations 3 --max-iterations 3";
-  auto free_run = run_processes(ranks_of(2, 1, 1, args));
-  setenv("TRAINPLAN_GLOO_HELPERS", "pinned", 1);
-  auto pinned_run = run_processes(ranks_of(2, 1, 1, args));
-  unsetenv("TRAINPLAN_GLOO_HELPERS");
-  sched_setaffinity(0, sizeof saved, &saved);
-
-  for (const auto* runs : {&free_run, &pinned_run}) {
-    ASSERT_EQ(runs->size(), 2u);
-    for (size_t k = 0; k < runs->size(); ++k) ASSERT_EQ((*runs)[k].exit_code, 0) << "rank " << k << ": " << (*runs)[k].err;
+// Sets an environment variable (or unsets it, given nullptr) for a scope,
+// restoring what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
   }
-  auto timing = [](const std::vector<RankResult>& runs) {
-    auto ev = events_named(runs[0], "iteration_timing");
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Pins the calling thread to one CPU for a scope (children spawned meanwhile inherit it).
+class ScopedPin {
+ public:
+  explicit ScopedPin(int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ok_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0 && sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  ~ScopedPin() {
+    if (ok_) sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  cpu_set_t saved_{};
+  bool ok_ = false;
+};
+
+// A rank pinned to one CPU computes there. Its Gloo helpers may run on the
+// CPUs the profiler names in TRAINPLAN_HELPER_CPUS (as `trainplan profile`
+// does for the ranks it pins); without the variable, with a malformed one,
+// or with TRAINPLAN_GLOO_HELPERS=pinned they stay on the rank's CPU, as
+// whoever pinned it asked. The ranks inherit the test thread's mask at spawn.
+TEST(TrainGpt, PinnedRanksLeaveTheirHelpersOnTheCpusTheProfilerShares) {
+  REQUIRE_GPT_TRAINER();
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (cpus.size() < 2) GTEST_SKIP() << "this process may use one CPU: nothing to share";
+  const std::string home = std::to_string(cpus[0]), shared = std::to_string(cpus[0]) + "," + std::to_string(cpus[1]);
+  const std::string args = kSmall + " --time-only --warmup-iterations 1 --min-iterations 3 --max-iterations 3";
+  auto timing = [&](const char* helper_cpus, const char* placement) {
+    ScopedEnv a("TRAINPLAN_HELPER_CPUS", helper_cpus), b("TRAINPLAN_GLOO_HELPERS", placement);
+    ScopedPin pin(cpus[0]);
+    if (!pin.ok()) return json();
+    auto runs = run_processes(ranks_of(2, 1, 1, args));
+    for (size_t k = 0; k < runs.size(); ++k) EXPECT_EQ(runs[k].exit_code, 0) << "rank " << k << ": " << runs[k].err;
+    auto ev = runs.empty() ? std::vector<json>{} : events_named(runs[0], "iteration_timing");
     return ev.size() == 1 ? ev[0] : json();
   };
-  const json f = timing(free_run), p = timing(pinned_run);
-  ASSERT_TRUE(f.is_object() && p.is_object()) << free_run[0].out << pinned_run[0].out;
-  EXPECT_EQ(f.at("compute_thread_cpus"), "0");
-  EXPECT_EQ(p.at("compute_thread_cpus"), "0");
-  bool some_free = false;
-  for (const auto& c : f.at("helper_thread_cpus")) some_free = some_free || c.get<std::string>() != "0";
-  EXPECT_TRUE(some_free) << f.dump();
-  EXPECT_EQ(p.at("helper_thread_cpus"), json::array({"0"})) << p.dump();
+  const json free = timing(shared.c_str(), nullptr);
+  if (free.is_null()) GTEST_SKIP() << "the OS refuses to pin this thread, or no timing line";
+  const json unset = timing(nullptr, nullptr), pinned = timing(shared.c_str(), "pinned"),
+             malformed = timing("0-", nullptr);
+  for (const json* e : {&free, &unset, &pinned, &malformed}) {
+    ASSERT_TRUE(e->is_object());
+    EXPECT_EQ(e->at("compute_thread_cpus"), home) << e->dump();
+  }
+  // The kernel writes "0-1" for two adjacent CPUs, "0,2" otherwise.
+  bool some_shared = false;
+  for (const auto& c : free.at("helper_thread_cpus")) some_shared = some_shared || c.get<std::string>() != home;
+  EXPECT_TRUE(some_shared) << free.dump();
+  for (const json* e : {&unset, &pinned, &malformed})
+    EXPECT_EQ(e->at("helper_thread_cpus"), json::array({home})) << e->dump();
 }
 
 // --precision bf16 computes in bfloat16 from fp32 weights: the losses follow
