@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "io/llm_config_csv.h"
 #include "profile/layout_trial.h"
 #include "profile/process_group.h"
+#include "profile/progress.h"
 
 namespace trainplan::cli {
 namespace {
@@ -77,6 +79,13 @@ void run_llm_profile(const ProfileArgs& a) {
                                "as much as the layout, as no GPU cluster runs\n",
                                over.size(), n, cpus, fmt::join(over, ", "));
   }
+  // The rows left, at the mean wall time of those run so far (failed ones included).
+  const auto started = std::chrono::steady_clock::now();
+  auto eta = [&](size_t run) -> std::string {
+    if (run >= n) return "";
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return "; about " + profile::format_duration(elapsed / double(run) * double(n - run)) + " left";
+  };
   for (size_t i = 0; i < n; ++i) {
     const auto& row = grid.rows[i];
     profile::LayoutKey key{row.layout.tp, row.layout.pp, row.layout.dp, row.layout.micro_batch,
@@ -91,11 +100,11 @@ void run_llm_profile(const ProfileArgs& a) {
       values[i][0] = r.timing->iteration_time_s;
       if (r.timing->peak_memory_bytes) values[i][1] = *r.timing->peak_memory_bytes / kGiB;
       done[i] = true;
-      std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration, {} ({:.1f} s){}\n", i + 1, n,
+      std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration, {} ({:.1f} s{}){}\n", i + 1, n,
                                profile::to_string(key), values[i][0],
                                std::isnan(values[i][1]) ? std::string("no memory figure")
                                                         : fmt::format("{:.4g} GiB peak", values[i][1]),
-                               r.wall_s, r.oversubscribed ? ", oversubscribed" : "")
+                               r.wall_s, eta(i + 1), r.oversubscribed ? ", oversubscribed" : "")
                 << std::flush;
     }
     // Rewritten after each row, so an interrupted grid keeps what it measured.

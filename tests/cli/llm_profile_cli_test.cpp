@@ -45,6 +45,10 @@ TEST(LlmProfileCli, RunsEachRowAndFillsTimeAndMemory) {
   auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " " + fake_cmd(d));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("3/3 tp=1 pp=2 dp=2 mb=2 gb=8"), std::string::npos) << r.out;
+  // Each line but the last says how long the rest should take.
+  const auto last = r.out.find("3/3 ");
+  EXPECT_NE(r.out.find(" left)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" left)", last), std::string::npos) << r.out;
   auto t = trainplan::io::CsvTable::read(out);
   ASSERT_EQ(t.rows().size(), 3u);
   EXPECT_EQ(t.text(t.rows()[1], "note"), "b");
