@@ -1,8 +1,10 @@
 // Helpers shared by the tests: locating ../shared/data, running the CLI,
-// and writing small fixture files.
+// writing small fixture files, and scoped changes to the environment and to
+// the calling thread's CPUs.
 #pragma once
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <system_error>
@@ -164,5 +167,39 @@ inline ::testing::AssertionResult names_input_error(const std::string& err, cons
       return ::testing::AssertionFailure() << "the message \"" << message << "\" does not name " << v;
   return ::testing::AssertionSuccess();
 }
+
+// Sets an environment variable (or unsets it, given nullptr) for a scope,
+// restoring what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Pins the calling thread to one CPU for a scope (children spawned meanwhile inherit it).
+class ScopedPin {
+ public:
+  explicit ScopedPin(int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ok_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0 && sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  ~ScopedPin() {
+    if (ok_) sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  cpu_set_t saved_{};
+  bool ok_ = false;
+};
 
 }  // namespace tptest

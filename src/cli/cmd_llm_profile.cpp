@@ -66,19 +66,15 @@ void run_llm_profile(const ProfileArgs& a) {
   std::vector<std::vector<double>> values(n, std::vector<double>(2, std::numeric_limits<double>::quiet_NaN()));
   std::vector<bool> done(n, false);
   int failed = 0;
-  if (launch.kind == profile::LauncherKind::kLocal) {
-    // As `trainplan profile` warns for its local trials (one thread a rank
-    // assumed): ranks that share CPUs measure contention.
-    const size_t cpus = profile::allowed_cpus().size();
-    std::vector<long> over;
-    for (const auto& row : grid.rows)
-      if (profile::oversubscribes(row.layout.tp * row.layout.pp * row.layout.dp, 1)) over.push_back(row.line);
-    if (!over.empty())
-      std::cerr << fmt::format("warning: {} of {} configurations have more ranks than the {} CPU(s) this process may "
-                               "use (lines {}): their ranks share CPUs, unpinned, so their times measure contention "
-                               "as much as the layout, as no GPU cluster runs\n",
-                               over.size(), n, cpus, fmt::join(over, ", "));
-  }
+  // As `trainplan profile` warns (one thread a rank assumed): ranks that share CPUs measure contention.
+  std::vector<long> over;
+  for (const auto& row : grid.rows)
+    if (profile::oversubscribes_locally(launch, row.layout.gpus(), 1)) over.push_back(row.line);
+  if (!over.empty())
+    std::cerr << fmt::format("warning: {} of {} configurations have more ranks than the {} CPU(s) this process may "
+                             "use (lines {}): their ranks share CPUs, unpinned, so their times measure contention "
+                             "as much as the layout, as no GPU cluster runs\n",
+                             over.size(), n, profile::allowed_cpus().size(), fmt::join(over, ", "));
   // The rows left, at the mean wall time of those run so far (failed ones included).
   const auto started = std::chrono::steady_clock::now();
   auto eta = [&](size_t run) -> std::string {

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/nodes.h"
+#include "profile/process_group.h"
 
 namespace trainplan::profile {
 
@@ -70,6 +71,10 @@ int nodes_of(int workers, const LaunchSettings& s) {
 }
 
 }  // namespace
+
+bool oversubscribes_locally(const LaunchSettings& s, int processes, int threads) {
+  return s.kind == LauncherKind::kLocal && oversubscribes(processes, threads);
+}
 
 LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
   for (const auto& name : CommandTemplate::shape_placeholder_names())

@@ -36,6 +36,11 @@ struct LaunchSettings {
   std::vector<std::string> srun_args;   // extra srun arguments, e.g. --partition=debug
 };
 
+// Whether a trial of `processes` processes of `threads` threads each needs
+// more CPUs than this process may use. Only a local launch runs here, so only
+// a local launch can oversubscribe (process_group.h's oversubscribes).
+bool oversubscribes_locally(const LaunchSettings& s, int processes, int threads);
+
 // The processes for one trial: shell command lines, rank 0 first.
 struct LaunchPlan {
   std::vector<std::string> commands;

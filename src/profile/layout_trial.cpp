@@ -36,7 +36,7 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   if (s.kind == LauncherKind::kLocal && tmpl.per_rank()) po.cpus = pin_plan(key.workers(), 1);
   ProcessGroupResult r = run_process_group(plan.commands, po);
   LayoutTrialResult out;
-  out.oversubscribed = s.kind == LauncherKind::kLocal && oversubscribes(key.workers(), 1);
+  out.oversubscribed = oversubscribes_locally(s, key.workers(), 1);
   out.command = plan.display;
   out.wall_s = r.wall_s;
   const std::string text = plan.label_filter ? rank0_lines(r.stdout0) : r.stdout0;

@@ -130,7 +130,7 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
   TrialRecord rec;
   rec.key = key;
   rec.started_at = utc_now();
-  if (opts.launch.kind == LauncherKind::kLocal && oversubscribes(key.workers, opts.threads_per_worker)) {
+  if (oversubscribes_locally(opts.launch, key.workers, opts.threads_per_worker)) {
     rec.oversubscribed = true;
     add_note(rec, fmt::format("oversubscribed: {} workers x {} threads on {} CPUs", key.workers,
                               opts.threads_per_worker, allowed_cpus().size()));

@@ -14,6 +14,7 @@
 #pragma once
 #include <sched.h>
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,13 +49,10 @@ class HelpersOnSharedCpus {
   bool widened_ = false;
 };
 
-// The calling thread's CPUs and the distinct CPU lists of the process's
-// other threads (communication helpers, and any BLAS or OpenMP pool), as the
-// kernel writes them ("0", "0-1"); empty where /proc has none.
-struct ThreadCpus {
-  std::string this_thread;
-  std::vector<std::string> other_threads;
-};
-ThreadCpus thread_cpus();
+// For a timing event: "compute_thread_cpus", the calling thread's CPUs, and
+// "helper_thread_cpus", the distinct CPU lists of the process's other threads
+// (communication helpers, and any BLAS or OpenMP pool), as the kernel writes
+// them ("0", "0-1"); empty where /proc has none.
+nlohmann::json thread_cpu_fields();
 
 }  // namespace trainplan::train

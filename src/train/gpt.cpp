@@ -542,9 +542,7 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
                          {"peak_rss_bytes_per_rank", vec(rss)},
                          {"parameters_per_rank", vec(params)},
                          {"loss", global_loss(last_loss, r, o, world)}};
-    const ThreadCpus cpus = thread_cpus();
-    ev["compute_thread_cpus"] = cpus.this_thread;
-    ev["helper_thread_cpus"] = cpus.other_threads;
+    ev.update(thread_cpu_fields());
     ev.update(layout);
     report(ev);
   }

@@ -220,9 +220,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                        {"epoch_overhead_s", shuffle_s},
                        {"epoch_time_estimate_s", double(steps_per_epoch) * summary.median_s + shuffle_s}};
   ev.update(step_fields(summary, cpu_summary));
-  const ThreadCpus cpus = thread_cpus();
-  ev["compute_thread_cpus"] = cpus.this_thread;
-  ev["helper_thread_cpus"] = cpus.other_threads;
+  ev.update(thread_cpu_fields());
   report(ev);
   step.comm.barrier();
   report({{"event", "done"},

@@ -3,13 +3,13 @@
 // placeholders, a failing row left out with exit 1, and the shipped CPU grid's
 // leave-one-out evaluation.
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "io/csv.h"
+#include "profile/process_group.h"
 #include "test_util.h"
 
 namespace {
@@ -112,8 +112,7 @@ TEST(LlmProfileCli, AFailingRowIsNamedAndLeftOut) {
 
 // Ranks that outnumber the CPUs share them: the run warns before it starts,
 // naming the rows, and marks each such trial. The CLI inherits the test
-// thread's mask, pinned here to one CPU, so two ranks oversubscribe. Every
-// step that can fail comes after the mask is restored.
+// thread's mask, pinned here to one CPU, so two ranks oversubscribe.
 TEST(LlmProfileCli, RowsWithMoreRanksThanCpusAreCalledOversubscribed) {
   auto d = tptest::temp_dir("llm_profile_cli");
   auto grid = tptest::write_file(d / "grid.csv",
@@ -123,17 +122,15 @@ TEST(LlmProfileCli, RowsWithMoreRanksThanCpusAreCalledOversubscribed) {
   auto script = tptest::write_file(d / "rank.sh",
                                    "#!/bin/sh\n"
                                    "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":0.5}\\n'\n");
-  cpu_set_t saved, one;
-  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
-  int home = 0;
-  while (home < CPU_SETSIZE && !CPU_ISSET(home, &saved)) ++home;
-  ASSERT_LT(home, CPU_SETSIZE);
-  CPU_ZERO(&one);
-  CPU_SET(home, &one);
-  if (sched_setaffinity(0, sizeof one, &one) != 0) GTEST_SKIP() << "the OS refuses to pin this thread to one CPU";
-  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + (d / "out.csv").string() + " --cmd 'sh " + script +
-                           " {rank}'");
-  sched_setaffinity(0, sizeof saved, &saved);
+  const std::vector<int> cpus = trainplan::profile::allowed_cpus();
+  ASSERT_FALSE(cpus.empty());
+  tptest::CliResult r;
+  {
+    tptest::ScopedPin pin(cpus[0]);
+    if (!pin.ok()) GTEST_SKIP() << "the OS refuses to pin this thread to one CPU";
+    r = tptest::run_cli("llm profile --grid " + grid + " -o " + (d / "out.csv").string() + " --cmd 'sh " + script +
+                        " {rank}'");
+  }
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: 1 of 2 configurations have more ranks than the 1 CPU(s) this process may use (lines 3)"),
             std::string::npos)

@@ -158,14 +158,21 @@ TEST(Web, LlmPlanEqualsCli) {
   ASSERT_EQ(st, 200);
   EXPECT_NE(std::find(z["models"].begin(), z["models"].end(), "gpt3-1.3b"), z["models"].end()) << z.dump();
   EXPECT_NE(std::find(z["gpus"].begin(), z["gpus"].end(), "h100"), z["gpus"].end()) << z.dump();
-  json got = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
-                                      {"global_batch", 512}, {"deadline", 48 * 3600}},
-                    &st);
-  ASSERT_EQ(st, 200) << got.dump();
-  auto cli = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 --global-batch 512 "
-                             "--deadline 48h --json");
-  ASSERT_EQ(cli.exit_code, 0) << cli.err;
-  EXPECT_EQ(got, json::parse(cli.out));
+  // One plan through the server and the CLI, with `field` and `flags` added to each.
+  auto plan_both = [&](json field, const std::string& flags) {
+    json req{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9}, {"global_batch", 512},
+             {"deadline", 48 * 3600}};
+    req.update(field);
+    json server = s.post("/llm/plan", req, &st);
+    EXPECT_EQ(st, 200) << server.dump();
+    auto cli = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 --global-batch 512 "
+                               "--deadline 48h --json" + flags);
+    EXPECT_EQ(cli.exit_code, 0) << cli.err;
+    return std::make_pair(server, cli.exit_code == 0 ? json::parse(cli.out) : json());
+  };
+  auto [got, cli_got] = plan_both(json::object(), "");
+  ASSERT_EQ(st, 200);
+  EXPECT_EQ(got, cli_got);
   EXPECT_GT(got["chosen"]["memory_gib"].get<double>(), 0);
 
   json none = s.post("/llm/plan", json{{"model", "gpt3-175b"}, {"gpu", "a100-40gb"}, {"max_gpus", 8}, {"tokens", 300e9},
@@ -192,14 +199,9 @@ TEST(Web, LlmPlanEqualsCli) {
   EXPECT_EQ(st, 400) << e.dump();
 
   // Without dropout, as `llm plan --no-dropout`; a dropout that is not a boolean is 400.
-  json nodrop = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
-                                         {"global_batch", 512}, {"deadline", 48 * 3600}, {"dropout", false}},
-                       &st);
-  ASSERT_EQ(st, 200) << nodrop.dump();
-  auto cli_nodrop = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 "
-                                    "--global-batch 512 --deadline 48h --no-dropout --json");
-  ASSERT_EQ(cli_nodrop.exit_code, 0) << cli_nodrop.err;
-  EXPECT_EQ(nodrop, json::parse(cli_nodrop.out));
+  auto [nodrop, cli_nodrop] = plan_both({{"dropout", false}}, " --no-dropout");
+  ASSERT_EQ(st, 200);
+  EXPECT_EQ(nodrop, cli_nodrop);
   EXPECT_NE(nodrop, got) << "dropout false changes the memory and time of the plans";
   e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8},
                                {"dropout", "sometimes"}},

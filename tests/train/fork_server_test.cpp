@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,11 +143,13 @@ TEST(TrainForkServer, StaysOffWithoutItsClientOrWhenTurnedOff) {
   EXPECT_NE(alone.why_not().find("trainplan-forkrun"), std::string::npos) << alone.why_not();
   EXPECT_TRUE(alone.wrap().program.empty());
   if (!trainer_path().empty()) {
-    setenv("TRAINPLAN_FORK_SERVER", "0", 1);
-    TrainerForkServer off(trainer_path());
-    unsetenv("TRAINPLAN_FORK_SERVER");
-    EXPECT_FALSE(off.active());
-    EXPECT_EQ(off.why_not(), "TRAINPLAN_FORK_SERVER=0");
+    std::optional<TrainerForkServer> off;
+    {
+      tptest::ScopedEnv no_server("TRAINPLAN_FORK_SERVER", "0");
+      off.emplace(trainer_path());
+    }
+    EXPECT_FALSE(off->active());
+    EXPECT_EQ(off->why_not(), "TRAINPLAN_FORK_SERVER=0");
   }
 }
 

@@ -5,7 +5,6 @@
 // Skipped when the optional binary was not built.
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -17,11 +16,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "profile/process_group.h"
 #include "test_util.h"
 #include "train/trainer_processes.h"
 
@@ -125,40 +124,6 @@ TEST(TrainGpt, ATimeTrialReportsTimeAndPeakMemoryPerRank) {
   EXPECT_EQ(e.at("micro_batch").get<int>(), 2);
 }
 
-// Sets an environment variable (or unsets it, given nullptr) for a scope,
-// restoring what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// Pins the calling thread to one CPU for a scope (children spawned meanwhile inherit it).
-class ScopedPin {
- public:
-  explicit ScopedPin(int cpu) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    ok_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0 && sched_setaffinity(0, sizeof one, &one) == 0;
-  }
-  ~ScopedPin() {
-    if (ok_) sched_setaffinity(0, sizeof saved_, &saved_);
-  }
-  bool ok() const { return ok_; }
-
- private:
-  cpu_set_t saved_{};
-  bool ok_ = false;
-};
-
 // A rank pinned to one CPU computes there. Its Gloo helpers may run on the
 // CPUs the profiler names in TRAINPLAN_HELPER_CPUS (as `trainplan profile`
 // does for the ranks it pins); without the variable, with a malformed one,
@@ -166,17 +131,13 @@ class ScopedPin {
 // whoever pinned it asked. The ranks inherit the test thread's mask at spawn.
 TEST(TrainGpt, PinnedRanksLeaveTheirHelpersOnTheCpusTheProfilerShares) {
   REQUIRE_GPT_TRAINER();
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  const std::vector<int> cpus = trainplan::profile::allowed_cpus();
   if (cpus.size() < 2) GTEST_SKIP() << "this process may use one CPU: nothing to share";
   const std::string home = std::to_string(cpus[0]), shared = std::to_string(cpus[0]) + "," + std::to_string(cpus[1]);
   const std::string args = kSmall + " --time-only --warmup-iterations 1 --min-iterations 3 --max-iterations 3";
   auto timing = [&](const char* helper_cpus, const char* placement) {
-    ScopedEnv a("TRAINPLAN_HELPER_CPUS", helper_cpus), b("TRAINPLAN_GLOO_HELPERS", placement);
-    ScopedPin pin(cpus[0]);
+    tptest::ScopedEnv a("TRAINPLAN_HELPER_CPUS", helper_cpus), b("TRAINPLAN_GLOO_HELPERS", placement);
+    tptest::ScopedPin pin(cpus[0]);
     if (!pin.ok()) return json();
     auto runs = run_processes(ranks_of(2, 1, 1, args));
     for (size_t k = 0; k < runs.size(); ++k) EXPECT_EQ(runs[k].exit_code, 0) << "rank " << k << ": " << runs[k].err;
