@@ -42,6 +42,7 @@ nlohmann::json profile_json(const structure::HardwareProfile& h) {
           {"intra_link", n.intra_link},
           {"inter_link", n.inter_link},
           {"inter_node_assumed", n.inter_node_assumed},
+          {"collective_latency_exponent", n.collective_latency_exponent},
           {"sources", h.sources},
           {"origin", h.origin}};
 }
@@ -75,10 +76,14 @@ void run_hardware(const HardwareArgs& a) {
     const auto& g = h.gpu;
     std::cout << fmt::format(
         "{} ({}; {})\n  fp16 tensor {} TFLOP/s, bf16 {}, tf32 {}, fp32 {}; sustained fp32 {:.2f}, tensor {:.2f}\n"
-        "  memory {} GB at {} GB/s\n  node: {} GPUs, {} ({} GB/s per GPU), {} ({} GB/s per node)\n  sources: {}\n",
+        "  memory {} GB at {} GB/s\n  node: {} GPUs, {} ({} GB/s per GPU), {} ({} GB/s per node){}\n  sources: {}\n",
         h.name, h.full_name, h.origin, g.fp16_tensor_tflops, g.bf16_tensor_tflops, g.tf32_tensor_tflops, g.fp32_tflops,
         g.fp32_sustained, g.tensor_sustained, g.memory_gb, g.memory_bandwidth_gbps, h.node.gpus_per_node,
-        h.node.intra_link, h.node.intra_node_gbps, h.node.inter_link, h.node.inter_node_gbps, h.sources);
+        h.node.intra_link, h.node.intra_node_gbps, h.node.inter_link, h.node.inter_node_gbps,
+        h.node.collective_latency_exponent > 0
+            ? fmt::format("; collective latency grows as (bytes / 64 KiB)^{}", h.node.collective_latency_exponent)
+            : "",
+        h.sources);
     return;
   }
   nlohmann::json j = nlohmann::json::array();

@@ -24,6 +24,7 @@
 #include "io/megatron_ci_csv.h"
 #include "scoring/llm_eval.h"
 #include "uncertainty/llm_cross_validation.h"
+#include "scoring/collective_law.h"
 #include "scoring/llm_grid_eval.h"
 #include "scoring/megatron_ci_eval.h"
 #include "scoring/transformer_runs_eval.h"
@@ -503,6 +504,27 @@ void run_grid(const EvaluateArgs& a) {
     if (o.memory_rows > 0)
       from_other_text += fmt::format("; peak memory MAPE {:.2f}%, worst {:.1f}%", 100 * o.memory_mape, 100 * o.memory_worst);
   }
+  // The collectives' growth with their size, where the grid measured them.
+  const auto law = scoring::measure_collective_law(grid.rows);
+  nlohmann::json law_json = nullptr;
+  std::string law_text;
+  if (law.fitted) {
+    nlohmann::json steps = nlohmann::json::array();
+    double least = law.steps.front().bytes, most = least;
+    for (const auto& st : law.steps) {
+      steps.push_back({{"line", st.line}, {"group", st.group}, {"step_bytes", st.bytes}, {"step_seconds", st.seconds}});
+      least = std::min(least, st.bytes), most = std::max(most, st.bytes);
+    }
+    law_json = {{"steps", steps},
+                {"exponent", law.exponent},
+                {"seconds_at_64kib", law.seconds_at_64kib},
+                {"hardware_collective_latency_exponent", hw.node.collective_latency_exponent}};
+    law_text = fmt::format(
+        "collectives as measured (tp_comm_s, dp_comm_s; {} steps of {:.0f} to {:.0f} bytes): a ring step took "
+        "{:.3g} ms x (bytes / 64 KiB)^{:.2f} (least squares in logs); {}'s collective_latency_exponent is {:g}\n",
+        law.steps.size(), least, most, 1e3 * law.seconds_at_64kib, law.exponent, hw.name,
+        hw.node.collective_latency_exponent);
+  }
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());
   nlohmann::json intervals = nullptr;
@@ -543,6 +565,7 @@ void run_grid(const EvaluateArgs& a) {
                                                    {"memory_overhead_gib", e.fitted_memory.overhead_bytes / kGiB},
                                                    {"time_in_sample_mape", e.time_in_sample_mape}}},
                                 {"calibrated_on_drawn_rows", on_k_json},
+                                {"measured_collectives", law_json},
                                 {"calibrated_on_other_grid", from_other},
                                 {"intervals", intervals}}
                      .dump(2)
@@ -588,6 +611,7 @@ void run_grid(const EvaluateArgs& a) {
                            f.gemm.peak_fraction, f.gemm.memory_fraction, f.link_fraction, f.link_latency_s,
                            f.iteration_overhead_s, f.layer_overhead_s, e.fitted_memory.overhead_bytes / kGiB,
                            100 * e.time_in_sample_mape);
+  std::cout << law_text;
   if (e.coverage > 0) {
     std::cout << fmt::format("{:.0f}% intervals (llm predict --interval, from the other rows' cross-validated errors): "
                              "time holds {} of {} ({:.0f}%), mean half-width {:.1f}%",

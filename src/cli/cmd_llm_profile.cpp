@@ -63,8 +63,17 @@ void run_llm_profile(const ProfileArgs& a) {
   launch.srun_args = a.srun_args;
   launch.workers_per_node = a.workers_per_node;
   const size_t n = grid.rows.size();
-  std::vector<std::vector<double>> values(n, std::vector<double>(2, std::numeric_limits<double>::quiet_NaN()));
+  // iteration_time_s, memory_gib, then the communication columns once a row has them.
+  std::vector<std::vector<double>> values(n, std::vector<double>(5, std::numeric_limits<double>::quiet_NaN()));
   std::vector<bool> done(n, false);
+  bool any_comm = false;
+  auto write = [&] {
+    std::vector<std::string> names = {"iteration_time_s", "memory_gib"};
+    if (any_comm) names.insert(names.end(), {"tp_comm_s", "pp_comm_s", "dp_comm_s"});
+    std::vector<std::vector<double>> cols = values;
+    for (auto& v : cols) v.resize(names.size());
+    io::write_llm_predictions(a.out, grid.table, names, cols, done);
+  };
   int failed = 0;
   // As `trainplan profile` warns (one thread a rank assumed): ranks that share CPUs measure contention.
   std::vector<long> over;
@@ -95,6 +104,9 @@ void run_llm_profile(const ProfileArgs& a) {
     } else {
       values[i][0] = r.timing->iteration_time_s;
       if (r.timing->peak_memory_bytes) values[i][1] = *r.timing->peak_memory_bytes / kGiB;
+      const std::optional<double> comm[3] = {r.timing->tp_comm_s, r.timing->pp_comm_s, r.timing->dp_comm_s};
+      for (int k = 0; k < 3; ++k)
+        if (comm[k]) values[i][size_t(2 + k)] = *comm[k], any_comm = true;
       done[i] = true;
       std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration, {} ({:.1f} s{}){}\n", i + 1, n,
                                profile::to_string(key), values[i][0],
@@ -104,7 +116,7 @@ void run_llm_profile(const ProfileArgs& a) {
                 << std::flush;
     }
     // Rewritten after each row, so an interrupted grid keeps what it measured.
-    io::write_llm_predictions(a.out, grid.table, {"iteration_time_s", "memory_gib"}, values, done);
+    write();
   }
   if (failed > 0) {
     // As `trainplan profile`: the run went through, some trials did not.

@@ -16,7 +16,7 @@ const std::set<std::string>& known_columns() {
       "tf32_tensor_tflops", "fp32_tflops", "mem_GB",                  "mem_bw_GBps",
       "fp32_sustained", "tensor_sustained", "gpus_per_node",           "intra_node_bw_GBps",
       "inter_node_bw_GBps", "intra_link", "inter_link",               "full_name",
-      "source",         "notes"};
+      "collective_latency_exponent", "source", "notes"};
   return k;
 }
 
@@ -89,6 +89,9 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   if (present("inter_node_bw_GBps")) h.node.inter_node_assumed = false;
   if (present("intra_link")) h.node.intra_link = t.text(row, "intra_link");
   if (present("inter_link")) h.node.inter_link = t.text(row, "inter_link");
+  figure("collective_latency_exponent", h.node.collective_latency_exponent, false, false);
+  if (!(h.node.collective_latency_exponent < 1))
+    t.fail(row, "collective_latency_exponent", "must be below 1, got " + t.text(row, "collective_latency_exponent"));
   return h;
 }
 

@@ -7,6 +7,8 @@
 //   mem_GB,mem_bw_GBps,fp32_sustained,tensor_sustained,gpus_per_node,intra_node_bw_GBps,
 //   inter_node_bw_GBps,intra_link,inter_link,full_name,source,notes
 //
+// and optionally collective_latency_exponent (NodeSpec; default 0, in [0, 1)).
+//
 // `name` is required. `base`, a built-in catalog name, fills every column the
 // file leaves out or empty. Without a base, fp32_tflops, mem_bw_GBps,
 // gpus_per_node, intra_node_bw_GBps and inter_node_bw_GBps are required.

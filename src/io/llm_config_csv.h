@@ -11,7 +11,10 @@
 //             fp32_residual: true | false (false; Megatron's --fp32-residual-connection),
 //             precision: fp16 | bf16 | fp32 | amp-fp32-master (fp16, mixed precision)
 //   measured  iteration_time_s (seconds per iteration, > 0 and at most 1e7) where asked for;
-//             memory_gib (peak GiB per GPU, > 0 and at most 1e6), optional
+//             memory_gib (peak GiB per GPU, > 0 and at most 1e6), optional;
+//             tp_comm_s, pp_comm_s, dp_comm_s (seconds per iteration a rank spent
+//             in its tensor-, pipeline- and data-parallel groups' calls, as
+//             `trainplan llm profile` records them; >= 0), optional
 //
 // An empty optional cell takes the default.
 #pragma once
@@ -31,6 +34,7 @@ struct LlmConfigRow {
   structure::ParallelLayout layout;
   std::optional<double> iteration_time_s;  // when the file has the column
   std::optional<double> memory_gib;        // when the file has the column and the cell is not empty
+  std::optional<double> tp_comm_s, pp_comm_s, dp_comm_s;  // likewise
 };
 
 struct LlmConfigTable {

@@ -1,6 +1,7 @@
 #include "models/llm_time.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -24,6 +25,7 @@ struct Machine {
   double intra = 0;      // per GPU within a node, bytes/s one way
   double inter = 0;      // per GPU across nodes (the node's network shared by its GPUs)
   int gpus_per_node = 1;
+  double latency_exponent = 0;  // NodeSpec::collective_latency_exponent
 };
 
 Machine machine(const structure::HardwareProfile& hw, Precision p) {
@@ -41,6 +43,7 @@ Machine machine(const structure::HardwareProfile& hw, Precision p) {
   m.peak *= 1e12;
   m.bandwidth = g.memory_bandwidth_gbps * 1e9;
   m.gpus_per_node = std::max(1, hw.node.gpus_per_node);
+  m.latency_exponent = hw.node.collective_latency_exponent;
   m.intra = hw.node.intra_node_gbps * 1e9;
   m.inter = hw.node.inter_node_gbps * 1e9 / m.gpus_per_node;
   return m;
@@ -68,11 +71,19 @@ class Costs {
     return gemm_seconds(a, b, c, batch, eb_, m_.peak, m_.bandwidth, p_.gemm);
   }
   double mem(double bytes) const { return bytes / (m_.bandwidth * p_.gemm.memory_fraction) + p_.gemm.launch_s; }
-  // Ring collectives over n ranks: an all-gather or reduce-scatter moves
-  // (n-1)/n of the full buffer through each link, an all-reduce twice that.
+  // One collective step or send of `bytes`: its latency (growing with the
+  // bytes where the hardware says so) and the bytes over the link.
+  double step(double bytes, double link) const {
+    const double latency = m_.latency_exponent > 0 && bytes > 0
+                               ? p_.link_latency_s * std::pow(bytes / 65536.0, m_.latency_exponent)
+                               : p_.link_latency_s;
+    return latency + bytes / (link * p_.link_fraction);
+  }
+  // Ring collectives over n ranks: n - 1 steps of bytes / n per pass; an
+  // all-gather or reduce-scatter is one pass, an all-reduce two.
   double ring(double bytes, int n, double passes, double link) const {
     if (n <= 1) return 0;
-    return passes * ((n - 1.0) / n * bytes / (link * p_.link_fraction) + (n - 1) * p_.link_latency_s);
+    return passes * (n - 1) * step(bytes / n, link);
   }
 
   LayerTimes layer() const {
@@ -143,7 +154,7 @@ class Costs {
   double p2p() const {
     if (l_.pp <= 1) return 0;
     double bytes = tokens_ * s_.hidden * eb_ / l_.tp;
-    return 2.0 * l_.virtual_stages * (bytes / (p2p_link() * p_.link_fraction) + p_.link_latency_s);
+    return 2.0 * l_.virtual_stages * step(bytes, p2p_link());
   }
   double dp_link() const { return l_.tp * l_.dp <= m_.gpus_per_node ? m_.intra : m_.inter; }
 
@@ -165,6 +176,18 @@ double stage_params(const TransformerSpec& s, const ParallelLayout& l, int stage
 }
 
 }  // namespace
+
+LlmCollectives llm_collectives(const TransformerSpec& s, const ParallelLayout& l) {
+  LlmCollectives c;
+  if (l.tp > 1 && !l.sequence_parallel) {
+    c.tp_bytes = double(s.seq) * l.micro_batch * s.hidden * element_bytes(l.precision);
+    const double per_layer = l.recompute == Recompute::kFull ? 6 : 4;  // 2 forward, 2 backward, the forward's again
+    c.tp_count = per_layer * double(s.layers) / l.pp * l.micro_batches();
+  }
+  if (l.dp > 1 && !l.distributed_optimizer)
+    c.dp_bytes = stage_params(s, l, 0) * (l.precision == Precision::kFp16 ? 2 : 4);
+  return c;
+}
 
 double llm_model_flops(const TransformerSpec& s, const ParallelLayout& l) {
   double T = double(s.seq) * l.micro_batch, h = s.hidden, f = s.ffn(), d = s.head_dim();

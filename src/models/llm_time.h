@@ -14,7 +14,9 @@
 //     softmax and dropout 5.5 passes against 4.5 forward, the rest about
 //     twice the forward).
 //   tensor-parallel collectives: per layer 2 all-reduces forward and 2
-//     backward of the sbh activations (ring, 2(t-1)/t · bytes / link);
+//     backward of the sbh activations (ring: 2(t-1) steps, each a latency,
+//     growing as (bytes / 64 KiB)^exponent where the hardware says so
+//     (NodeSpec::collective_latency_exponent), and bytes/t over the link);
 //     with sequence parallelism 2 all-gathers + 2 reduce-scatters forward and
 //     4 + 2 backward (the all-gathers redone for the weight gradients).
 // A stage's step is its layers plus, on the first and last stage, the
@@ -126,6 +128,18 @@ class LlmTimeModel {
   LlmTimeParams params_;
   int fitted_factors_ = 0;
 };
+
+// The blocking collectives of one iteration on a rank of the first stage, as
+// the model counts them: the layers' tensor-parallel all-reduces (none
+// counted with sequence parallelism, whose collectives are all-gathers and
+// reduce-scatters; the embedding's left out) and the data-parallel gradient
+// all-reduce (none counted with the distributed optimizer).
+struct LlmCollectives {
+  double tp_bytes = 0;  // one all-reduce's buffer
+  double tp_count = 0;  // all-reduces per iteration
+  double dp_bytes = 0;  // the gradient buffer, reduced once per iteration
+};
+LlmCollectives llm_collectives(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout);
 
 // Model FLOPs of one iteration (forward and backward, no recomputation) for
 // the whole job: 3 × (per layer 2·tokens·(params-like products) + attention

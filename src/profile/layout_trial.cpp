@@ -23,6 +23,19 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, 
     lt.iteration_time_s = t->get<double>();
     if (auto m = j.find("peak_memory_bytes"); m != j.end() && m->is_number() && m->get<double>() > 0)
       lt.peak_memory_bytes = m->get<double>();
+    auto mean_over_ranks = [&](const char* name) -> std::optional<double> {
+      auto v = j.find(name);
+      if (v == j.end() || !v->is_array() || v->empty()) return std::nullopt;
+      double sum = 0;
+      for (const auto& x : *v) {
+        if (!x.is_number() || !(x.get<double>() >= 0)) return std::nullopt;
+        sum += x.get<double>();
+      }
+      return sum / double(v->size());
+    };
+    lt.tp_comm_s = mean_over_ranks("tp_comm_s_per_rank");
+    lt.pp_comm_s = mean_over_ranks("pp_comm_s_per_rank");
+    lt.dp_comm_s = mean_over_ranks("dp_comm_s_per_rank");
     last = lt;
   }
   return last;

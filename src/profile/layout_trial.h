@@ -6,7 +6,8 @@
 // The command's rank 0 (or the launcher) must print, on stdout, a JSON line
 //   {"event":"iteration_timing","iteration_time_s":T,"peak_memory_bytes":M,...}
 // as `trainplan-train --workload gpt --time-only` does; the last such line
-// counts. iteration_time_s (the median) must be > 0; peak_memory_bytes is
+// counts. iteration_time_s (the median) must be > 0; peak_memory_bytes and
+// the per-group communication seconds (LayoutTiming) are
 // optional (a user's Megatron wrapper may print the CUDA allocator's peak, or
 // nothing). With the p10 statistic, iteration_time_p10_s is read instead: on
 // a machine shared with other work, interference only adds time, so a low
@@ -23,6 +24,11 @@ namespace trainplan::profile {
 struct LayoutTiming {
   double iteration_time_s = 0;
   std::optional<double> peak_memory_bytes;
+  // Seconds per iteration spent in the tensor-, pipeline- and data-parallel
+  // groups' calls, the mean over ranks of tp_comm_s_per_rank, pp_comm_s_per_rank
+  // and dp_comm_s_per_rank (as trainplan-train reports them); empty when the
+  // line has none.
+  std::optional<double> tp_comm_s, pp_comm_s, dp_comm_s;
 };
 
 // The last iteration_timing line of `stdout_text`; nullopt when there is none

@@ -57,6 +57,12 @@ struct NodeSpec {
   // not a fact of a known cluster: a model that carries a measured cluster's
   // communication to this one keeps the measured network instead.
   bool inter_node_assumed = false;
+  // How a collective's per-step latency grows with the bytes the step moves:
+  // latency · (bytes / 64 KiB)^exponent, in [0, 1). 0 (every catalog GPU):
+  // a fixed latency per step, as NCCL's rings behave. A CPU whose Gloo
+  // collectives wait on helper-thread hand-offs, more of them the larger
+  // the message, measures more (examples/cpu-gpt: 0.40).
+  double collective_latency_exponent = 0;
 };
 
 struct HardwareProfile {

@@ -33,6 +33,33 @@ void Communicator::recv(at::Tensor&, int, int) {
   throw std::logic_error(std::string("point-to-point receive is not available on a '") + backend() + "' group");
 }
 
+template <class F>
+void TimedCommunicator::timed(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+void TimedCommunicator::allreduce_sum(at::Tensor& t) {
+  timed([&] { inner_->allreduce_sum(t); });
+}
+void TimedCommunicator::broadcast(at::Tensor& t, int root) {
+  timed([&] { inner_->broadcast(t, root); });
+}
+void TimedCommunicator::allreduce_max(at::Tensor& t) {
+  timed([&] { inner_->allreduce_max(t); });
+}
+void TimedCommunicator::barrier() {
+  timed([&] { inner_->barrier(); });
+}
+std::function<void()> TimedCommunicator::isend(const at::Tensor& t, int dst, int tag) {
+  std::function<void()> wait;
+  timed([&] { wait = inner_->isend(t, dst, tag); });
+  return [this, wait = std::move(wait)] { timed(wait); };
+}
+void TimedCommunicator::recv(at::Tensor& t, int src, int tag) {
+  timed([&] { inner_->recv(t, src, tag); });
+}
+
 namespace {
 
 class LocalCommunicator final : public Communicator {

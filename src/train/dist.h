@@ -36,6 +36,35 @@ class Communicator {
   virtual const char* backend() const = 0;
 };
 
+// A communicator that passes every call to another and adds up the wall
+// seconds this rank spent inside them: blocked in a collective or a receive,
+// or waiting for a send to complete. On a synchronous backend (Gloo) that is
+// the transfer plus the wait for the slowest member to arrive, so the
+// minimum over a group's members approximates the transfer alone.
+class TimedCommunicator final : public Communicator {
+ public:
+  explicit TimedCommunicator(std::unique_ptr<Communicator> inner) : inner_(std::move(inner)) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  void allreduce_sum(at::Tensor& t) override;
+  void broadcast(at::Tensor& t, int root) override;
+  void allreduce_max(at::Tensor& t) override;
+  void barrier() override;
+  std::function<void()> isend(const at::Tensor& t, int dst, int tag) override;
+  void recv(at::Tensor& t, int src, int tag) override;
+  const char* backend() const override { return inner_->backend(); }
+
+  // Seconds spent in calls since construction or the last reset().
+  double seconds() const { return seconds_; }
+  void reset() { seconds_ = 0; }
+
+ private:
+  template <class F>
+  void timed(F&& f);
+  std::unique_ptr<Communicator> inner_;
+  double seconds_ = 0;
+};
+
 // For --workers 1 with --backend auto, a communicator whose collectives are
 // no-ops. Otherwise a process group over a TCPStore hosted by rank 0 at
 // --master-addr:--master-port, or over a FileStore at --store-path: NCCL

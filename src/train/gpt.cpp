@@ -452,6 +452,16 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
   for (int i = 0; i < o.dp; ++i) dp_members.push_back(r.pp_rank * o.tp * o.dp + i * o.tp + r.tp_rank);
   for (int i = 0; i < o.pp; ++i) pp_members.push_back(i * o.tp * o.dp + r.dp_rank * o.tp + r.tp_rank);
   ParallelGroups groups = make_parallel_groups(o, tp_members, dp_members, pp_members);
+  // Each parallel group's wall time, reported with the timed iterations
+  // (none for a group of one, whose calls do nothing).
+  auto timed = [](std::unique_ptr<Communicator>& c) -> TimedCommunicator* {
+    if (c->size() <= 1) return nullptr;
+    auto t = std::make_unique<TimedCommunicator>(std::move(c));
+    TimedCommunicator* raw = t.get();
+    c = std::move(t);
+    return raw;
+  };
+  TimedCommunicator* const group_clocks[3] = {timed(groups.tp), timed(groups.pp), timed(groups.dp)};
   g_tp = groups.tp.get();
   Communicator& world = *groups.world;
 
@@ -486,6 +496,8 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
     // optimizer's moments exist since the first step.
     world.barrier();
     reset_peak(device);
+    for (auto* c : group_clocks)
+      if (c) c->reset();
     std::vector<double> times;
     double last_loss = 0;
     bool converged = false;
@@ -520,6 +532,12 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
     rss[o.rank] = double(peak_rss_bytes());
     world.allreduce_sum(peaks);
     world.allreduce_sum(rss);
+    // Seconds per timed iteration each rank spent in its tensor-, pipeline-
+    // and data-parallel groups' calls (0 where its group has one member).
+    auto group_seconds = torch::zeros({3, o.workers}, torch::kFloat64);
+    for (int k = 0; k < 3; ++k)
+      if (group_clocks[k]) group_seconds[k][o.rank] = group_clocks[k]->seconds() / double(times.size());
+    world.allreduce_sum(group_seconds);
     auto params = torch::zeros({o.workers}, torch::kFloat64);
     params[o.rank] = double(trainer.parameters_on_rank());
     world.allreduce_sum(params);
@@ -541,6 +559,9 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
                          {"peak_memory_kind", peak_memory_kind(device)},
                          {"peak_rss_bytes_per_rank", vec(rss)},
                          {"parameters_per_rank", vec(params)},
+                         {"tp_comm_s_per_rank", vec(group_seconds[0])},
+                         {"pp_comm_s_per_rank", vec(group_seconds[1])},
+                         {"dp_comm_s_per_rank", vec(group_seconds[2])},
                          {"loss", global_loss(last_loss, r, o, world)}};
     ev.update(thread_cpu_fields());
     ev.update(layout);

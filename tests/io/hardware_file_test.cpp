@@ -62,6 +62,23 @@ TEST(HardwareFile, AStatedNetworkIsNoLongerAssumed) {
   EXPECT_DOUBLE_EQ(stated.node.inter_node_gbps, 12.5);
 }
 
+// A measured growth of the collectives' latency with their size: none in
+// the catalog, a file's own where it states one, below 1.
+TEST(HardwareFile, ACollectiveLatencyExponentIsTheFilesOwn) {
+  auto d = tptest::temp_dir("hwfile");
+  EXPECT_EQ(structure::find_builtin_hardware("a100-80gb")->node.collective_latency_exponent, 0);
+  auto cpu = tptest::write_file(d / "cpu.csv", "name,base,collective_latency_exponent\ncpu,t4,0.4\n");
+  EXPECT_DOUBLE_EQ(io::read_hardware_file(cpu).node.collective_latency_exponent, 0.4);
+  auto left_empty = tptest::write_file(d / "empty.csv", "name,base,collective_latency_exponent\ncpu,t4,\n");
+  EXPECT_EQ(io::read_hardware_file(left_empty).node.collective_latency_exponent, 0);
+  for (const char* bad : {"1", "1.5", "-0.1", "steep"}) {
+    auto f = tptest::write_file(d / "bad.csv", std::string("name,base,collective_latency_exponent\ncpu,t4,") + bad + "\n");
+    auto e = tptest::input_error_of([&] { io::read_hardware_file(f); });
+    EXPECT_EQ(e.line(), 2) << bad;
+    EXPECT_EQ(e.field(), "collective_latency_exponent") << bad;
+  }
+}
+
 TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   auto d = tptest::temp_dir("hwfile");
   auto missing = tptest::write_file(d / "missing.csv", "# comment\nname,fp32_tflops\nx,10\n");

@@ -110,6 +110,24 @@ TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(no_time, true); }).field(), "iteration_time_s");
 }
 
+// The groups' communication seconds of `trainplan llm profile`: read where
+// given, absent where empty or missing, never negative.
+TEST(LlmConfigCsv, CommunicationColumnsAreOptionalSeconds) {
+  auto path = write(std::string(kHeader) + ",tp_comm_s,pp_comm_s,dp_comm_s\n8,8,1,1024,16,24,2048,8,1,1,0.25,,0\n");
+  auto rows = io::read_llm_configs(path).rows;
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(*rows[0].tp_comm_s, 0.25);
+  EXPECT_FALSE(rows[0].pp_comm_s);
+  EXPECT_DOUBLE_EQ(*rows[0].dp_comm_s, 0);
+  EXPECT_FALSE(io::read_llm_configs(write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n")).rows[0].tp_comm_s);
+  for (const char* bad : {"-0.1", "nan", "slow"}) {
+    auto f = write(std::string(kHeader) + ",dp_comm_s\n8,8,1,1024,16,24,2048,8,1,1," + bad + "\n");
+    auto e = tptest::input_error_of([&] { io::read_llm_configs(f); });
+    EXPECT_EQ(e.line(), 2) << bad;
+    EXPECT_EQ(e.field(), "dp_comm_s") << bad;
+  }
+}
+
 TEST(Csv, QuotedFieldsHoldCommasAndQuotes) {
   EXPECT_EQ(io::split_csv_line(R"(a,"b, c","say ""hi""",d)"),
             (std::vector<std::string>{"a", "b, c", "say \"hi\"", "d"}));

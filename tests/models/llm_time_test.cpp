@@ -2,6 +2,8 @@
 // bubble, recomputation, calibration, and the GEMM efficiency curve.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "io/csv.h"
 #include "models/gemm_time.h"
 #include "models/llm_time.h"
@@ -134,6 +136,35 @@ TEST(LlmTime, DataParallelReductionAndOverlap) {
   models::LlmTimeParams p;
   p.dp_overlap = 1;
   EXPECT_EQ(LlmTimeModel(*find_builtin_hardware("a100-80gb"), p).predict(s, l).dp_comm, 0);
+}
+
+// With a collective latency exponent (NodeSpec), a step's latency grows as
+// (bytes / 64 KiB)^exponent: four times the micro-batch, a quarter of the
+// all-reduces, each 4^0.5 = 2 times as long: half the time in all, where a
+// fixed latency gives a quarter. Links fast enough that the bytes cost nothing.
+TEST(LlmTime, ACollectiveLatencyExponentMakesLargerStepsWaitLonger) {
+  auto hw = *find_builtin_hardware("a100-80gb");
+  hw.node.intra_node_gbps = 1e12;
+  models::LlmTimeParams p;
+  p.link_latency_s = 1e-3;
+  auto s = *find_transformer("gpt3-1.3b");
+  auto tp_comm = [&](const HardwareProfile& h, int micro_batch) {
+    auto l = layout(2, 1, 1, 4);
+    l.micro_batch = micro_batch;
+    return LlmTimeModel(h, p).predict(s, l).tp_comm;
+  };
+  EXPECT_NEAR(tp_comm(hw, 4) / tp_comm(hw, 1), 0.25, 1e-6);
+  auto growing = hw;
+  growing.node.collective_latency_exponent = 0.5;
+  EXPECT_NEAR(tp_comm(growing, 4) / tp_comm(growing, 1), 0.5, 1e-6);
+  // A step of 64 KiB costs the latency itself: an all-reduce of 128 KiB
+  // (64 tokens x 512 x 2 bytes x micro-batch 2) is two of them on two ranks.
+  structure::TransformerSpec small;
+  small.layers = 2, small.hidden = 512, small.heads = 8, small.seq = 64, small.vocab = 1024;
+  auto l = layout(2, 1, 1, 2);
+  l.micro_batch = 2;
+  EXPECT_NEAR(LlmTimeModel(growing, p).predict(small, l).tp_comm / LlmTimeModel(hw, p).predict(small, l).tp_comm, 1,
+              1e-9);
 }
 
 TEST(LlmTime, CalibrationRecoversTheEfficiencyFactors) {

@@ -64,6 +64,15 @@ TEST(ProfileLayout, ParsesTheLastIterationTimingLine) {
   EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\",\"iteration_time_s\":0}\n"));
   EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\"}\n{not json\n"));
   EXPECT_FALSE(parse_layout_timing(""));
+  // Each group's seconds: the mean over ranks; none where a list is missing, empty or bad.
+  auto c = parse_layout_timing(
+      "{\"event\":\"iteration_timing\",\"iteration_time_s\":0.5,\"tp_comm_s_per_rank\":[0.1,0.3],"
+      "\"pp_comm_s_per_rank\":[],\"dp_comm_s_per_rank\":[0.1,-1]}\n");
+  ASSERT_TRUE(c);
+  EXPECT_DOUBLE_EQ(*c->tp_comm_s, 0.2);
+  EXPECT_FALSE(c->pp_comm_s);
+  EXPECT_FALSE(c->dp_comm_s);
+  EXPECT_FALSE(t->tp_comm_s);
 }
 
 TEST(ProfileLayout, RunsATrialAndReportsFailures) {

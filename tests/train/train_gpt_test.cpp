@@ -122,6 +122,16 @@ TEST(TrainGpt, ATimeTrialReportsTimeAndPeakMemoryPerRank) {
   EXPECT_GE(mx, 16 * e.at("parameters_per_rank")[0].get<double>());
   EXPECT_EQ(e.at("global_batch").get<int>(), 8);
   EXPECT_EQ(e.at("micro_batch").get<int>(), 2);
+  // Each group's seconds per iteration and rank: both stages waited for
+  // the other's sends (activations forward, gradients back), the one-member
+  // groups took none.
+  ASSERT_EQ(e.at("pp_comm_s_per_rank").size(), 2u);
+  for (const auto& s : e.at("pp_comm_s_per_rank")) {
+    EXPECT_GT(s.get<double>(), 0);
+    EXPECT_LT(s.get<double>(), e.at("iteration_time_s").get<double>() * 5);
+  }
+  for (const char* group : {"tp_comm_s_per_rank", "dp_comm_s_per_rank"})
+    for (const auto& s : e.at(group)) EXPECT_EQ(s.get<double>(), 0) << group;
 }
 
 // A rank pinned to one CPU computes there. Its Gloo helpers may run on the
