@@ -47,7 +47,8 @@ struct LlmTimeParams {
   // point-to-point sends reach. Default: 0.8.
   double link_fraction = 0.8;
   // Seconds per collective step (a ring of n ranks takes 2(n-1) steps for an
-  // all-reduce). Default: 1e-5.
+  // all-reduce) and per point-to-point send; of a 64 KiB step where the
+  // hardware's collective_latency_exponent is not 0. Default: 1e-5.
   double link_latency_s = 1e-5;
   // The share of the data-parallel gradient reduction hidden behind the
   // backward pass. Default: 0 (Megatron-LM's default, no overlap).
