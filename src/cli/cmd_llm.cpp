@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/llm_shape.h"
 #include "core/error.h"
+#include "io/gnuplot.h"
 #include "io/hardware_file.h"
 #include "io/korthikanti_csv.h"
 #include "io/megatron_scale_csv.h"
@@ -263,6 +264,7 @@ struct EvaluateArgs {
   std::string dir, ci_dir, runs, scale_dir, neusight_dir, grid, gpu = "a100-80gb", fit = "auto";
   std::string grid_calibrate;  // --grid with --calibrate: also the grid predicted from this other measured grid
   double interval = 0.8;  // --grid, --scale, --neusight: coverage of the intervals scored (0: none)
+  std::string plot;       // --grid: measured against predicted, and the collectives as measured (.png or .svg)
   bool json = false;
 };
 
@@ -465,9 +467,51 @@ void run_neusight(const EvaluateArgs& a) {
   report_published_runs(path, io::read_neusight_distributed(path), a);
 }
 
+// --grid --plot: each configuration's measured time against its prediction
+// left out (the datasheet's beside it), and, where the grid measured its
+// collectives, the ring steps against their bytes with the power law through them.
+void plot_grid(const std::string& path, const scoring::GridEvaluation& e, const scoring::CollectiveLaw& law,
+               const structure::HardwareProfile& hw) {
+  io::PlotPanel fit{"iteration time, each configuration left out", "measured, s", "predicted, s", true, true};
+  fit.key = "top left";
+  io::PlotSeries calibrated{"calibrated on the others", {}, "points", io::plot_palette()[0]};
+  io::PlotSeries datasheet{"datasheet", {}, "points", io::plot_palette()[1]};
+  double lo = 1e300, hi = 0;
+  for (const auto& p : e.rows) {
+    const double m = *p.row->iteration_time_s;
+    calibrated.points.push_back({m, p.time_calibrated});
+    datasheet.points.push_back({m, p.time_datasheet});
+    lo = std::min({lo, m, p.time_calibrated, p.time_datasheet}), hi = std::max({hi, m, p.time_calibrated, p.time_datasheet});
+  }
+  fit.series = {{"measured = predicted", {{lo, lo}, {hi, hi}}, "lines", "#999999"}, calibrated, datasheet};
+  std::vector<io::PlotPanel> panels = {fit};
+  if (law.fitted) {
+    io::PlotPanel steps{"a collective's ring step, as measured", "bytes per step", "seconds per step", true, true};
+    steps.key = "top left";
+    io::PlotSeries tp{"tensor parallel", {}, "points", io::plot_palette()[0]};
+    io::PlotSeries dp{"data parallel", {}, "points", io::plot_palette()[2]};
+    double least = 1e300, most = 0;
+    for (const auto& st : law.steps) {
+      (std::string(st.group) == "tp" ? tp : dp).points.push_back({st.bytes, st.seconds});
+      least = std::min(least, st.bytes), most = std::max(most, st.bytes);
+    }
+    io::PlotSeries line{fmt::format("{:.3g} ms x (bytes / 64 KiB)^{:.2f}", 1e3 * law.seconds_at_64kib, law.exponent),
+                        {}, "lines", io::plot_palette()[3]};
+    for (int i = 0; i <= 40; ++i) {
+      const double b = least * std::pow(most / least, i / 40.0);
+      line.points.push_back({b, law.seconds_at_64kib * std::pow(b / 65536.0, law.exponent)});
+    }
+    steps.series = {line, tp, dp};
+    if (hw.node.collective_latency_exponent > 0) steps.title += fmt::format(" ({} says {:g})", hw.name, hw.node.collective_latency_exponent);
+    panels.push_back(steps);
+  }
+  io::render_plot(path, panels, 700, 520);
+}
+
 // A measured grid (`llm profile`): leave one configuration out, the models
 // calibrated as `llm predict --calibrate --fit` calibrates them.
 void run_grid(const EvaluateArgs& a) {
+  if (!a.plot.empty()) io::check_plot_path(a.plot);
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
   auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_fit_candidates(a.fit), {}, a.interval);
@@ -525,6 +569,7 @@ void run_grid(const EvaluateArgs& a) {
         law.steps.size(), least, most, 1e3 * law.seconds_at_64kib, law.exponent, hw.name,
         hw.node.collective_latency_exponent);
   }
+  if (!a.plot.empty()) plot_grid(a.plot, e, law, hw);
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());
   nlohmann::json intervals = nullptr;
@@ -566,6 +611,7 @@ void run_grid(const EvaluateArgs& a) {
                                                    {"time_in_sample_mape", e.time_in_sample_mape}}},
                                 {"calibrated_on_drawn_rows", on_k_json},
                                 {"measured_collectives", law_json},
+                                {"plot", a.plot.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.plot)},
                                 {"calibrated_on_other_grid", from_other},
                                 {"intervals", intervals}}
                      .dump(2)
@@ -612,6 +658,7 @@ void run_grid(const EvaluateArgs& a) {
                            f.iteration_overhead_s, f.layer_overhead_s, e.fitted_memory.overhead_bytes / kGiB,
                            100 * e.time_in_sample_mape);
   std::cout << law_text;
+  if (!a.plot.empty()) std::cout << "chart: " << a.plot << "\n";
   if (e.coverage > 0) {
     std::cout << fmt::format("{:.0f}% intervals (llm predict --interval, from the other rows' cross-validated errors): "
                              "time holds {} of {} ({:.0f}%), mean half-width {:.1f}%",
@@ -728,6 +775,10 @@ void setup(CLI::App& root) {
   e->add_option("--calibrate", ea->grid_calibrate,
                 "With --grid: also predict the grid's rows from the models calibrated on this other measured grid "
                 "(as llm predict --calibrate)");
+  e->add_option("--plot", ea->plot,
+                "With --grid: draw each configuration's measured time against its prediction left out and, where "
+                "the grid measured its collectives (tp_comm_s, dp_comm_s), their ring steps against their bytes "
+                "(.png or .svg)");
   e->add_option("--interval", ea->interval,
                 "With --grid, --scale or --neusight: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()
@@ -742,6 +793,7 @@ void setup(CLI::App& root) {
                        "give --korthikanti, --megatron-ci, --runs, --scale, --neusight or --grid");
     if (!ea->grid_calibrate.empty() && ea->grid.empty())
       throw InputError("", 0, "--calibrate", "goes with --grid: the grid it predicts");
+    if (!ea->plot.empty() && ea->grid.empty()) throw InputError("", 0, "--plot", "goes with --grid: the grid it draws");
     run_evaluate(*ea);
   });
 }

@@ -105,11 +105,18 @@ void run_llm_profile(const ProfileArgs& a) {
       values[i][0] = r.timing->iteration_time_s;
       if (r.timing->peak_memory_bytes) values[i][1] = *r.timing->peak_memory_bytes / kGiB;
       const std::optional<double> comm[3] = {r.timing->tp_comm_s, r.timing->pp_comm_s, r.timing->dp_comm_s};
-      for (int k = 0; k < 3; ++k)
-        if (comm[k]) values[i][size_t(2 + k)] = *comm[k], any_comm = true;
+      std::string in_groups;  // where the command reports it: each group's share, as seconds per iteration
+      for (int k = 0; k < 3; ++k) {
+        if (!comm[k]) continue;
+        values[i][size_t(2 + k)] = *comm[k], any_comm = true;
+        if (*comm[k] > 0)
+          in_groups += fmt::format("{}{} {:.3g} s", in_groups.empty() ? " (in collectives: " : ", ",
+                                   k == 0 ? "tp" : k == 1 ? "pp" : "dp", *comm[k]);
+      }
+      if (!in_groups.empty()) in_groups += ")";
       done[i] = true;
-      std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration, {} ({:.1f} s{}){}\n", i + 1, n,
-                               profile::to_string(key), values[i][0],
+      std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration{}, {} ({:.1f} s{}){}\n", i + 1, n,
+                               profile::to_string(key), values[i][0], in_groups,
                                std::isnan(values[i][1]) ? std::string("no memory figure")
                                                         : fmt::format("{:.4g} GiB peak", values[i][1]),
                                r.wall_s, eta(i + 1), r.oversubscribed ? ", oversubscribed" : "")

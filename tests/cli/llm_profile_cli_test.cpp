@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
 #include "io/csv.h"
+#include "io/gnuplot.h"
 #include "profile/process_group.h"
 #include "test_util.h"
 
@@ -78,6 +80,8 @@ TEST(LlmProfileCli, RecordsEachGroupsCommunicationWhereTheCommandReportsIt) {
   auto out = (d / "out.csv").string();
   auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch}'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The progress line says where each group's time went (the zero pp left out).
+  EXPECT_NE(r.out.find("2.5 s/iteration (in collectives: tp 0.21 s, dp 0.5 s)"), std::string::npos) << r.out;
   auto t = trainplan::io::CsvTable::read(out);
   ASSERT_EQ(t.rows().size(), 3u);
   EXPECT_DOUBLE_EQ(t.number(t.rows()[0], "tp_comm_s"), (0.2 + 0.22) / 2);
@@ -94,6 +98,27 @@ TEST(LlmProfileCli, RecordsEachGroupsCommunicationWhereTheCommandReportsIt) {
   EXPECT_EQ(law.at("steps")[0].at("group"), "tp");
   EXPECT_EQ(law.at("steps")[1].at("line"), 4);
   EXPECT_DOUBLE_EQ(law.at("hardware_collective_latency_exponent").get<double>(), 0.4);
+}
+
+// --plot draws the grid's predictions left out and, where it measured its
+// collectives (runs 9 and 10), their ring steps; a bad name or no --grid exits 2.
+TEST(LlmProfileCli, EvaluateGridDrawsPredictionsAndCollectives) {
+  const std::string base = "llm evaluate --gpu " + source("examples/cpu-gpt/cpu-2core.csv") + " ";
+  if (trainplan::io::gnuplot_available()) {
+    auto d = tptest::temp_dir("llm_profile_cli");
+    auto svg = (d / "grid.svg").string();
+    auto r = tptest::run_cli(base + "--grid " + source("examples/cpu-gpt/grid-run9-p10.csv") + " --plot " + svg);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("chart: " + svg), std::string::npos) << r.out;
+    std::ifstream in(svg);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("each configuration left out"), std::string::npos);
+    EXPECT_NE(text.find("ring step"), std::string::npos);  // the second panel: runs 9 and 10 measured collectives
+  }
+  EXPECT_EQ(tptest::run_cli(base + "--grid " + source("examples/cpu-gpt/grid.csv") + " --plot grid.txt").exit_code, 2);
+  auto no_grid = tptest::run_cli(base + "--korthikanti x --plot grid.svg");
+  EXPECT_EQ(no_grid.exit_code, 2);
+  EXPECT_NE(no_grid.err.find("--plot"), std::string::npos) << no_grid.err;
 }
 
 // The row's shape and settings reach the template: a grid that varies the
