@@ -7,7 +7,9 @@
 //   step seconds = seconds_at_64kib · (step bytes / 64 KiB)^exponent
 // by least squares in logs. An all-reduce over n ranks is 2(n - 1) steps of
 // bytes / n each. The seconds include the wait for the group's last member,
-// as a job waits for it. What NodeSpec::collective_latency_exponent
+// as a job waits for it. With pipeline parallelism the data-parallel seconds
+// are the mean over every stage's ranks, set against the first stage's
+// gradient bytes (stages of equal layers differ by their embedding or head). What NodeSpec::collective_latency_exponent
 // describes, measured (docs/LLM.md, "The CPU grid").
 #pragma once
 #include <vector>
