@@ -60,3 +60,26 @@ TEST(CollectiveLaw, RecoversThePowerLawOfAGridsSteps) {
   EXPECT_EQ(law.steps.size(), 1u);
   EXPECT_FALSE(law.fitted);
 }
+
+// What the model counts: full recomputation redoes the forward's two
+// all-reduces; sequence parallelism's collectives and the distributed
+// optimizer's reduce-scatter are not all-reduces, so none are counted.
+TEST(CollectiveLaw, CountsTheAllReducesTheModelPrices) {
+  auto r = row(2, 2, 2);
+  auto base = models::llm_collectives(r.spec, r.layout);
+  EXPECT_EQ(base.tp_count, 4.0 * 4 * (16 / (2 * 2)));
+  EXPECT_GT(base.dp_bytes, 0);
+  r.layout.recompute = structure::Recompute::kFull;
+  EXPECT_EQ(models::llm_collectives(r.spec, r.layout).tp_count, 1.5 * base.tp_count);
+  r.layout.recompute = structure::Recompute::kNone;
+  r.layout.sequence_parallel = true;
+  EXPECT_EQ(models::llm_collectives(r.spec, r.layout).tp_count, 0);
+  r.layout.sequence_parallel = false;
+  r.layout.distributed_optimizer = true;
+  EXPECT_EQ(models::llm_collectives(r.spec, r.layout).dp_bytes, 0);
+  // fp16 gradients are half the bytes of fp32 ones.
+  auto h = row(1, 2, 2);
+  const double fp32 = models::llm_collectives(h.spec, h.layout).dp_bytes;
+  h.layout.precision = structure::Precision::kFp16;
+  EXPECT_EQ(models::llm_collectives(h.spec, h.layout).dp_bytes, fp32 / 2);
+}
