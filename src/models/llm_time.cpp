@@ -140,13 +140,19 @@ class Costs {
     return mem(2 * act) + mem(2 * act) + ring(act, l_.tp, sp_passes, tp_link_);
   }
   // The output layer and the cross entropy on the last stage: forward and two
-  // backward products, fp32 logits read and written about six times.
+  // backward products, and Megatron-LM's vocabulary-parallel cross entropy
+  // kernel by kernel over the fp32 logits (passes of T·V/t fp32 elements):
+  // the 16-bit logits made fp32 (1.5), their maximum (1), less it in place
+  // (2), exp in place (2), the sum (1), divided in place (2); backward the
+  // softmax times the output gradient in place (2) and made 16-bit again
+  // (1.5). 13 passes; 10 in fp32, which converts nothing.
   double logits(double* compute) const {
     double T = tokens_, h = s_.hidden, V = s_.vocab, t = l_.tp;
     double g = 3 * gemm(T, h, V / t);
     if (compute) *compute += g;
     double gather = l_.sequence_parallel ? ring(T * h * eb_, l_.tp, 2, tp_link_) : 0;
-    return g + mem(6 * T * V / t * 4) + gather;
+    const double passes = l_.precision == Precision::kFp32 ? 10 : 13;
+    return g + mem(passes * T * V / t * 4) + gather;
   }
   double p2p_link() const { return l_.tp * l_.dp >= m_.gpus_per_node ? m_.inter : m_.intra; }
   // Sends of one micro-batch's activations (split across tp, then gathered) to
