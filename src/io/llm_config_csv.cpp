@@ -103,7 +103,8 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     for (auto [name, into] : {std::pair{"tp_comm_s", &r.tp_comm_s}, {"pp_comm_s", &r.pp_comm_s}, {"dp_comm_s", &r.dp_comm_s}}) {
       if (!t.has_column(name) || t.text(row, name).empty()) continue;
       const double v = t.number(row, name);
-      if (!(v >= 0 && v <= kMostSeconds)) t.fail(row, name, fmt::format("must be in [0, {:g}] s, got {}", kMostSeconds, t.text(row, name)));
+      if (!(v >= 0 && v <= kMostSeconds))
+        t.fail(row, name, fmt::format("must be in [0, {:g}] s, got {}", kMostSeconds, t.text(row, name)));
       *into = v;
     }
     out.rows.push_back(std::move(r));

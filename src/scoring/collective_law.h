@@ -9,8 +9,9 @@
 // bytes / n each. The seconds include the wait for the group's last member,
 // as a job waits for it. With pipeline parallelism the data-parallel seconds
 // are the mean over every stage's ranks, set against the first stage's
-// gradient bytes (stages of equal layers differ by their embedding or head). What NodeSpec::collective_latency_exponent
-// describes, measured (docs/LLM.md, "The CPU grid").
+// gradient bytes (stages of equal layers differ by their embedding or head).
+// What NodeSpec::collective_latency_exponent describes, measured (docs/LLM.md,
+// "The CPU grid").
 #pragma once
 #include <vector>
 
