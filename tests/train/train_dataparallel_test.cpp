@@ -210,7 +210,9 @@ TEST(TrainDataParallel, ATimeTrialStopsAtItsTimeLimit) {
   const double wall = t[0]["timing_wall_s"].get<double>();
   const double wall_per_step = wall / timed;
   EXPECT_GE(wall, 0.3);
-  EXPECT_LE(wall, 0.3 + 6 * wall_per_step + 0.2);  // (0.2 s: a busy machine may pause the process)
+  // (1 s: a machine busy with other tests may pause the process; without the
+  // limit the trial would run its million steps, minutes.)
+  EXPECT_LE(wall, 0.3 + 6 * wall_per_step + 1.0);
   EXPECT_LE(timed * t[0]["step_time_mean_s"].get<double>(), wall);
 }
 
