@@ -490,19 +490,16 @@ void plot_grid(const std::string& path, const scoring::GridEvaluation& e, const 
     steps.key = "top left";
     io::PlotSeries tp{"tensor parallel", {}, "points", io::plot_palette()[0]};
     io::PlotSeries dp{"data parallel", {}, "points", io::plot_palette()[2]};
-    double least = 1e300, most = 0;
-    for (const auto& st : law.steps) {
-      (std::string(st.group) == "tp" ? tp : dp).points.push_back({st.bytes, st.seconds});
-      least = std::min(least, st.bytes), most = std::max(most, st.bytes);
-    }
+    for (const auto& st : law.steps) (std::string(st.group) == "tp" ? tp : dp).points.push_back({st.bytes, st.seconds});
     io::PlotSeries line{fmt::format("{:.3g} ms x (bytes / 64 KiB)^{:.2f}", 1e3 * law.seconds_at_64kib, law.exponent),
                         {}, "lines", io::plot_palette()[3]};
     for (int i = 0; i <= 40; ++i) {
-      const double b = least * std::pow(most / least, i / 40.0);
-      line.points.push_back({b, law.seconds_at_64kib * std::pow(b / 65536.0, law.exponent)});
+      const double b = law.smallest_bytes * std::pow(law.largest_bytes / law.smallest_bytes, i / 40.0);
+      line.points.push_back({b, law.seconds_at(b)});
     }
     steps.series = {line, tp, dp};
-    if (hw.node.collective_latency_exponent > 0) steps.title += fmt::format(" ({} says {:g})", hw.name, hw.node.collective_latency_exponent);
+    if (hw.node.collective_latency_exponent > 0)
+      steps.title += fmt::format(" ({} says {:g})", hw.name, hw.node.collective_latency_exponent);
     panels.push_back(steps);
   }
   io::render_plot(path, panels, 700, 520);
@@ -554,11 +551,8 @@ void run_grid(const EvaluateArgs& a) {
   std::string law_text;
   if (law.fitted) {
     nlohmann::json steps = nlohmann::json::array();
-    double least = law.steps.front().bytes, most = least;
-    for (const auto& st : law.steps) {
+    for (const auto& st : law.steps)
       steps.push_back({{"line", st.line}, {"group", st.group}, {"step_bytes", st.bytes}, {"step_seconds", st.seconds}});
-      least = std::min(least, st.bytes), most = std::max(most, st.bytes);
-    }
     law_json = {{"steps", steps},
                 {"exponent", law.exponent},
                 {"seconds_at_64kib", law.seconds_at_64kib},
@@ -566,7 +560,7 @@ void run_grid(const EvaluateArgs& a) {
     law_text = fmt::format(
         "collectives as measured (tp_comm_s, dp_comm_s; {} steps of {:.0f} to {:.0f} bytes): a ring step took "
         "{:.3g} ms x (bytes / 64 KiB)^{:.2f} (least squares in logs); {}'s collective_latency_exponent is {:g}\n",
-        law.steps.size(), least, most, 1e3 * law.seconds_at_64kib, law.exponent, hw.name,
+        law.steps.size(), law.smallest_bytes, law.largest_bytes, 1e3 * law.seconds_at_64kib, law.exponent, hw.name,
         hw.node.collective_latency_exponent);
   }
   if (!a.plot.empty()) plot_grid(a.plot, e, law, hw);

@@ -63,16 +63,18 @@ void run_llm_profile(const ProfileArgs& a) {
   launch.srun_args = a.srun_args;
   launch.workers_per_node = a.workers_per_node;
   const size_t n = grid.rows.size();
-  // iteration_time_s, memory_gib, then the communication columns once a row has them.
-  std::vector<std::vector<double>> values(n, std::vector<double>(5, std::numeric_limits<double>::quiet_NaN()));
+  // iteration_time_s, memory_gib, then each group's communication seconds,
+  // written once a row has them (write_llm_predictions reads as many values
+  // as names).
+  const char* const groups[3] = {"tp", "pp", "dp"};
+  std::vector<std::string> columns = {"iteration_time_s", "memory_gib"};
+  for (const char* g : groups) columns.push_back(std::string(g) + "_comm_s");
+  std::vector<std::vector<double>> values(n, std::vector<double>(columns.size(), std::numeric_limits<double>::quiet_NaN()));
   std::vector<bool> done(n, false);
   bool any_comm = false;
   auto write = [&] {
-    std::vector<std::string> names = {"iteration_time_s", "memory_gib"};
-    if (any_comm) names.insert(names.end(), {"tp_comm_s", "pp_comm_s", "dp_comm_s"});
-    std::vector<std::vector<double>> cols = values;
-    for (auto& v : cols) v.resize(names.size());
-    io::write_llm_predictions(a.out, grid.table, names, cols, done);
+    const std::vector<std::string> names(columns.begin(), any_comm ? columns.end() : columns.begin() + 2);
+    io::write_llm_predictions(a.out, grid.table, names, values, done);
   };
   int failed = 0;
   // As `trainplan profile` warns (one thread a rank assumed): ranks that share CPUs measure contention.
@@ -111,7 +113,7 @@ void run_llm_profile(const ProfileArgs& a) {
         values[i][size_t(2 + k)] = *comm[k], any_comm = true;
         if (*comm[k] > 0)
           in_groups += fmt::format("{}{} {:.3g} s", in_groups.empty() ? " (in collectives: " : ", ",
-                                   k == 0 ? "tp" : k == 1 ? "pp" : "dp", *comm[k]);
+                                   groups[k], *comm[k]);
       }
       if (!in_groups.empty()) in_groups += ")";
       done[i] = true;

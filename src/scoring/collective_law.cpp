@@ -1,7 +1,7 @@
 #include "scoring/collective_law.h"
 
+#include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "models/llm_time.h"
 
@@ -20,9 +20,11 @@ CollectiveLaw measure_collective_law(const std::vector<io::LlmConfigRow>& rows) 
     add("tp", r.tp_comm_s, c.tp_bytes, c.tp_count, r.layout.tp);
     add("dp", r.dp_comm_s, c.dp_bytes, 1, r.layout.dp);
   }
-  std::set<double> sizes;
-  for (const auto& s : law.steps) sizes.insert(s.bytes);
-  if (sizes.size() < 2) return law;
+  if (law.steps.empty()) return law;
+  const auto [least, most] = std::minmax_element(law.steps.begin(), law.steps.end(),
+                                                 [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  law.smallest_bytes = least->bytes, law.largest_bytes = most->bytes;
+  if (law.smallest_bytes == law.largest_bytes) return law;
   double mx = 0, my = 0;
   for (const auto& s : law.steps) mx += std::log(s.bytes / 65536.0), my += std::log(s.seconds);
   mx /= double(law.steps.size()), my /= double(law.steps.size());
@@ -36,5 +38,7 @@ CollectiveLaw measure_collective_law(const std::vector<io::LlmConfigRow>& rows) 
   law.seconds_at_64kib = std::exp(my - law.exponent * mx);
   return law;
 }
+
+double CollectiveLaw::seconds_at(double bytes) const { return seconds_at_64kib * std::pow(bytes / 65536.0, exponent); }
 
 }  // namespace trainplan::scoring

@@ -27,9 +27,12 @@ struct CollectiveStep {
 
 struct CollectiveLaw {
   std::vector<CollectiveStep> steps;  // one per row and group with a measured, counted collective
+  double smallest_bytes = 0, largest_bytes = 0;  // of the steps
   // Set when the steps have at least two distinct sizes.
   bool fitted = false;
   double exponent = 0, seconds_at_64kib = 0;
+  // The law's seconds for a step of `bytes` (when fitted).
+  double seconds_at(double bytes) const;
 };
 
 // Rows without the columns, or whose group has one member, add no step.
