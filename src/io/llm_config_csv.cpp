@@ -114,6 +114,13 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
 
 }  // namespace
 
+LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& spec,
+                                 const structure::ParallelLayout& layout, double iteration_time_s) {
+  LlmConfigRow r;
+  r.line = line, r.spec = spec, r.layout = layout, r.iteration_time_s = iteration_time_s;
+  return r;
+}
+
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
   return llm_configs_from(CsvTable::read(path), require_time);
 }

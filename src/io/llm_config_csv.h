@@ -37,6 +37,11 @@ struct LlmConfigRow {
   std::optional<double> tp_comm_s, pp_comm_s, dp_comm_s;  // likewise
 };
 
+// A row measured elsewhere (a published run, a CI record): its shape, layout
+// and seconds per iteration, the optional columns empty.
+LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& spec,
+                                 const structure::ParallelLayout& layout, double iteration_time_s);
+
 struct LlmConfigTable {
   CsvTable table;  // the file as read, for passing its columns through
   std::vector<LlmConfigRow> rows;

@@ -66,7 +66,7 @@ LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIt
     std::vector<models::LlmTimeSample> fit_on;
     for (size_t j = 0; j < k; ++j) fit_on.push_back({runs[order[j]].run.spec, runs[order[j]].run.layout, runs[order[j]].seconds});
     io::LlmConfigTable measured;
-    for (const auto& x : fit_on) measured.rows.push_back({0, x.spec, x.layout, x.seconds, std::nullopt});
+    for (const auto& x : fit_on) measured.rows.push_back(io::measured_config_row(0, x.spec, x.layout, x.seconds));
     const size_t chosen =
         candidates.size() > 1 ? uncertainty::select_by_cross_validation(measured, model.hardware(), candidates) : 0;
     const models::LlmTimeParams start = candidates.empty() ? model.params() : candidates[chosen];

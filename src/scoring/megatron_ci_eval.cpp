@@ -166,7 +166,7 @@ std::vector<CiCalibratedOnK> evaluate_megatron_ci_calibrated_on(const std::vecto
       for (int j = 0; j < k; ++j) {
         const auto& r = *rs[order[size_t(j)]];
         fit_on.push_back({r.spec, r.layout, r.iteration_s});
-        measured.rows.push_back({r.line, r.spec, r.layout, r.iteration_s, std::nullopt});
+        measured.rows.push_back(io::measured_config_row(r.line, r.spec, r.layout, r.iteration_s));
         gaps.push_back(r.peak_gib * kGiB - last_stage_bytes(bare, r));
       }
       const size_t chosen =
