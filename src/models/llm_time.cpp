@@ -298,9 +298,15 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
   auto residuals = [&](const Eigen::VectorXd& x) {
     check_cancelled();
     LlmTimeModel m(hw_, with(x));
-    Eigen::VectorXd r(samples.size());
+    const bool prior = base.fraction_prior_log_sd > 0;
+    Eigen::VectorXd r(samples.size() + (prior ? 3 : 0));
     for (size_t i = 0; i < samples.size(); ++i)
       r(i) = m.predict(samples[i].spec, samples[i].layout).iteration / samples[i].seconds - 1;
+    if (prior) {
+      const double w = base.relative_noise / base.fraction_prior_log_sd;
+      const double x0s[3] = {base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction};
+      for (int j = 0; j < 3; ++j) r(samples.size() + j) = w * std::log(x(j) / x0s[j]);
+    }
     return r;
   };
   Eigen::VectorXd x0(n), lo = Eigen::VectorXd::Constant(n, kFractionFloor), hi = Eigen::VectorXd::Constant(n, 1.0);

@@ -79,6 +79,19 @@ struct LlmTimeParams {
   // datasheet's microseconds). Needs eight distinct configurations (else the
   // factors alone are fitted). Default: false.
   bool fit_all = false;
+  // fit() draws each fitted fraction (peak, link, memory) toward its
+  // starting value: a normal prior on the fraction's logarithm with this
+  // standard deviation, weighed against the measured iterations' relative
+  // errors, taken as normal with standard deviation `relative_noise` (a
+  // maximum a posteriori fit). A few runs often cannot tell the fractions
+  // apart (five runs of one model, where a slower link and slower kernels
+  // explain them equally); the prior keeps what they do not determine near
+  // the datasheet's instead of wherever the search stopped, and costs a
+  // fraction the rows do ask for little (one standard deviation is a factor
+  // of e). 0: no prior. Defaults: 1.0 and 0.05 (Megatron's runs repeat to a
+  // few per cent).
+  double fraction_prior_log_sd = 1.0;
+  double relative_noise = 0.05;
 };
 
 // Seconds by part for one iteration.
@@ -114,7 +127,8 @@ class LlmTimeModel {
   // memory_fraction: as many as the distinct samples allow, at most three;
   // with fit_overheads the two overheads instead)
   // by bounded Levenberg-Marquardt on relative errors, each within
-  // [kFractionFloor, 1]. Throws InputError on no samples.
+  // [kFractionFloor, 1], the fractions under the prior of
+  // LlmTimeParams::fraction_prior_log_sd. Throws InputError on no samples.
   void fit(const std::vector<LlmTimeSample>& samples);
   // REQUIRES: check_layout(spec, layout) is nullopt.
   LlmTimeBreakdown predict(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout) const;

@@ -81,7 +81,9 @@ TEST(LlmCli, CalibrationFitsMeasuredIterations) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"]["fitted_factors"], 2);
   EXPECT_LT(j["calibration_mean_abs_relative_error"].get<double>(), 0.01);
-  EXPECT_NEAR(j["rows"][0]["iteration_time_s"].get<double>() / (1.3 * t0), 1, 0.01);
+  // Within 2%: the prior toward the datasheet's fractions holds back a little
+  // of the 30% (LlmTimeParams::fraction_prior_log_sd).
+  EXPECT_NEAR(j["rows"][0]["iteration_time_s"].get<double>() / (1.3 * t0), 1, 0.02);
 }
 
 // --interval: the intervals' columns follow the two fixed ones, hold the

@@ -187,6 +187,39 @@ TEST(LlmTime, CalibrationRecoversTheEfficiencyFactors) {
   EXPECT_NEAR(m.params().gemm.memory_fraction, 0.55, 0.03);
 }
 
+// The prior on the fractions: one run 30% slower than the datasheet's
+// prediction is met exactly without it; with it the peak fraction stops
+// between the datasheet's and the exact fit's, nearer the exact one (a factor
+// of 1.3 is a quarter of the prior's standard deviation), and a run with no
+// collectives leaves the link fraction, which it cannot see, where it was.
+TEST(LlmTime, ThePriorHoldsTheFractionsNearTheDatasheetsWhereTheRunsSayLittle) {
+  auto hw = *find_builtin_hardware("h100");
+  auto s = *find_transformer("gpt3-1.3b");
+  auto l = layout(1, 1, 1, 8);
+  const double datasheet = LlmTimeModel(hw).predict(s, l).iteration;
+  std::vector<models::LlmTimeSample> measured{{s, l, 1.3 * datasheet}};
+  models::LlmTimeParams none;
+  none.fraction_prior_log_sd = 0;
+  LlmTimeModel exact(hw, none), map(hw);
+  exact.fit(measured);
+  map.fit(measured);
+  const double start = models::LlmTimeParams{}.gemm.peak_fraction;
+  const double f_exact = exact.params().gemm.peak_fraction, f_map = map.params().gemm.peak_fraction;
+  EXPECT_NEAR(exact.predict(s, l).iteration / (1.3 * datasheet), 1, 1e-6);
+  EXPECT_LT(f_exact, f_map);
+  EXPECT_LT(f_map, start);
+  EXPECT_LT(f_map - f_exact, start - f_map);
+  EXPECT_GT(map.predict(s, l).iteration / (1.3 * datasheet), 0.95);
+  EXPECT_LT(map.predict(s, l).iteration / (1.3 * datasheet), 1);
+  EXPECT_DOUBLE_EQ(map.params().link_fraction, models::LlmTimeParams{}.link_fraction);
+  // As the runs' noise goes to nothing the prior's pull vanishes.
+  models::LlmTimeParams sure;
+  sure.relative_noise = 1e-6;
+  LlmTimeModel precise(hw, sure);
+  precise.fit(measured);
+  EXPECT_NEAR(precise.params().gemm.peak_fraction, f_exact, 1e-3);
+}
+
 TEST(GemmTime, EfficiencyRisesWithSizeToThePeakFraction) {
   models::GemmEfficiency e;
   double peak = 312e12, bw = 2039e9;

@@ -44,7 +44,12 @@ TEST(LlmGridEval, RecoversAGridTheModelGenerated) {
   models::LlmTimeParams truth;
   truth.gemm.peak_fraction = 0.3, truth.link_fraction = 0.4, truth.gemm.memory_fraction = 0.5;
   auto rows = synthetic_grid(hw, truth, 5e6);
-  auto e = scoring::evaluate_llm_grid(rows, hw);
+  // Without the prior on the fractions (LlmTimeParams::fraction_prior_log_sd)
+  // the fit recovers the truth; with it, within a per cent.
+  models::LlmTimeParams no_prior;
+  no_prior.fraction_prior_log_sd = 0;
+  auto e = scoring::evaluate_llm_grid(rows, hw, {no_prior});
+  EXPECT_LT(scoring::evaluate_llm_grid(rows, hw).time_calibrated_mape, 0.01);
   ASSERT_EQ(e.rows.size(), rows.size());
   EXPECT_LT(e.time_calibrated_mape, 1e-3);
   EXPECT_LT(e.memory_calibrated_mape, 1e-6);
@@ -93,7 +98,9 @@ TEST(LlmGridEval, CalibratedOnKDrawnRowsPredictsTheOthers) {
   models::LlmTimeParams truth;
   truth.gemm.peak_fraction = 0.3, truth.link_fraction = 0.4, truth.gemm.memory_fraction = 0.5;
   auto rows = synthetic_grid(hw, truth, 5e6);
-  auto s = scoring::score_llm_grid_on_k(rows, hw, {models::LlmTimeParams{}}, 5, 10);
+  models::LlmTimeParams no_prior;
+  no_prior.fraction_prior_log_sd = 0;
+  auto s = scoring::score_llm_grid_on_k(rows, hw, {no_prior}, 5, 10);
   EXPECT_EQ(s.k, 5);
   EXPECT_EQ(s.draws, 10);
   EXPECT_EQ(s.predictions, 10 * (int(rows.size()) - 5));
