@@ -72,9 +72,9 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   c.memory_overhead_bytes = memory.params().overhead_bytes;
   if (auto why = uncertainty::implausible_fit(time, llm_time_params_for_fit(c.fitted)))
     c.warnings.push_back(fmt::format(
-        "{}: the measured iterations are slower than the model's kernels can explain (host overhead, small "
-        "kernels), and a larger model priced with this fit will be predicted far too slow. With three or more "
-        "distinct configurations, --fit overheads carries that cost instead",
+        "{}: the measured iterations spend their time where the model's kernels and collectives do not (host "
+        "overhead, small kernels), and a model of another size priced with this fit can be far off (a larger "
+        "one far too slow). With three or more distinct configurations, --fit overheads carries that cost instead",
         *why));
   std::vector<double> ratios;
   for (const auto& x : ts) {

@@ -112,6 +112,19 @@ std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, c
   if (!floored.empty())
     return fmt::format("the {} fraction{} went to the floor ({})", fmt::join(floored, ", "),
                        floored.size() == 1 ? "" : "s", models::kFractionFloor);
+  // Products at the datasheet's peak itself, which no GPU sustains, beside a
+  // link or memory at under half its datasheet share: the fit has traded
+  // kernels faster than any measured for slow collectives or streaming, where
+  // the rows' time is something else (host delays). Rows simply faster than
+  // the GPU can run them put every fraction high instead, and are called out
+  // by calibrate_llm_models.
+  const double least_other = std::min(p.link_fraction / base.link_fraction, p.gemm.memory_fraction / base.gemm.memory_fraction);
+  if (p.gemm.peak_fraction >= 1 - 1e-4 && least_other < kLeastPeakScale)
+    return fmt::format(
+        "the peak fraction went to its ceiling, 1 (the datasheet peak itself, against {:.3g} measured), and the {} "
+        "fraction to {:.3g} of the datasheet's",
+        base.gemm.peak_fraction, p.link_fraction / base.link_fraction <= p.gemm.memory_fraction / base.gemm.memory_fraction ? "link" : "memory",
+        least_other);
   if (p.gemm.peak_fraction < kLeastPeakScale * base.gemm.peak_fraction)
     return fmt::format("the peak fraction went to {:.3g}, under half the datasheet's {:.3g}", p.gemm.peak_fraction,
                        base.gemm.peak_fraction);

@@ -122,3 +122,29 @@ TEST(LlmCrossValidation, PassesOverAnEfficiencyFitAtTheFloor) {
   // With no other candidate, the floored fit is still the answer.
   EXPECT_EQ(select_by_cross_validation(measured, hw, {efficiency}), 0u);
 }
+
+// Rows whose products run faster than even the datasheet peak allows and
+// whose collectives are slow: an efficiency fit runs the products at the
+// peak itself, which no GPU sustains, and the link at a fraction of its
+// share, and is not believed; a fit near the datasheet's is.
+TEST(LlmCrossValidation, AFitAtThePeakBesideASlowLinkIsImplausible) {
+  const auto hw = io::resolve_hardware("h100");
+  auto measured = io::parse_llm_configs(tptest::kLlmMeasuredConfigs, "measured");
+  models::LlmTimeParams truth;
+  truth.gemm.peak_fraction = 1.0, truth.link_fraction = 0.05;
+  std::vector<models::LlmTimeSample> traded, ordinary;
+  for (const auto& r : measured.rows) {
+    traded.push_back({r.spec, r.layout, 0.7 * models::LlmTimeModel(hw, truth).predict(r.spec, r.layout).iteration});
+    ordinary.push_back({r.spec, r.layout, 1.1 * models::LlmTimeModel(hw).predict(r.spec, r.layout).iteration});
+  }
+  models::LlmTimeModel at_peak(hw), near_sheet(hw);
+  at_peak.fit(traded);
+  near_sheet.fit(ordinary);
+  EXPECT_GE(at_peak.params().gemm.peak_fraction, 1 - 1e-4);
+  EXPECT_LT(at_peak.params().link_fraction, 0.2);
+  auto why = implausible_fit(at_peak, models::LlmTimeParams{});
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("ceiling"), std::string::npos) << *why;
+  EXPECT_NE(why->find("link"), std::string::npos) << *why;
+  EXPECT_FALSE(implausible_fit(near_sheet, models::LlmTimeParams{}));
+}
