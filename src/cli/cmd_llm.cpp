@@ -18,6 +18,7 @@
 #include "io/hardware_file.h"
 #include "io/korthikanti_csv.h"
 #include "io/megatron_scale_csv.h"
+#include "io/nemo_perf_csv.h"
 #include "io/neusight_distributed_csv.h"
 #include "io/llm_config_csv.h"
 #include "models/llm_memory.h"
@@ -105,11 +106,13 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto in = io::read_llm_configs(a.configs);
+  io::require_precision_units(in, hw);
   models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
   models::LlmMemoryModel mm;
   std::optional<app::LlmCalibration> cal;
   if (!a.calibrate.empty()) {
     auto measured = io::read_llm_configs(a.calibrate, /*require_time=*/true);
+    io::require_precision_units(measured, hw);
     cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
   }
   const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors.empty();
@@ -221,7 +224,7 @@ void run_memory(MemoryArgs a) {
   auto rc = structure::parse_recompute(a.recompute);
   if (!rc) throw InputError("", 0, "--recompute", "must be none, selective or full");
   auto pr = structure::parse_precision(a.precision);
-  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32 or amp-fp32-master");
+  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8");
   a.layout.recompute = *rc, a.layout.precision = *pr;
   if (a.layout.global_batch < a.layout.micro_batch * a.layout.dp) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;
   if (auto p = structure::check_layout(s, a.layout)) throw InputError("", 0, "--" + p->field, p->message);
@@ -233,6 +236,7 @@ void run_memory(MemoryArgs a) {
   std::optional<structure::HardwareProfile> hw;
   if (!a.gpu.empty()) {
     hw = io::resolve_hardware(a.gpu, "--gpu");
+    if (auto why = structure::missing_precision_unit(*hw, a.layout.precision)) throw InputError("", 0, "--precision", *why);
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
     j["time"] = time_json(*t);
     j["gpu_memory_gb"] = hw->gpu.memory_gb;
@@ -261,7 +265,7 @@ void run_memory(MemoryArgs a) {
 // ---- evaluate ----
 
 struct EvaluateArgs {
-  std::string dir, ci_dir, runs, scale_dir, neusight_dir, grid, gpu = "a100-80gb", fit = "auto";
+  std::string dir, ci_dir, runs, scale_dir, neusight_dir, nemo_dir, grid, gpu = "a100-80gb", fit = "auto";
   std::string grid_calibrate;  // --grid with --calibrate: also the grid predicted from this other measured grid
   double interval = 0.8;  // --grid, --scale, --neusight: coverage of the intervals scored (0: none)
   std::string plot;       // --grid: measured against predicted, and the collectives as measured (.png or .svg)
@@ -460,6 +464,11 @@ void report_published_runs(const std::string& path, const io::PublishedScaleRuns
 void run_scale(const EvaluateArgs& a) {
   const std::string path = a.scale_dir + "/published_megatron_scale_results.csv";
   report_published_runs(path, io::read_published_scale_runs(path), a);
+}
+
+void run_nemo(const EvaluateArgs& a) {
+  const std::string path = a.nemo_dir + "/nvidia_nemo_megatron_bridge_perf_summary.csv";
+  report_published_runs(path, io::read_nemo_perf_runs(path), a);
 }
 
 void run_neusight(const EvaluateArgs& a) {
@@ -668,6 +677,7 @@ void run_grid(const EvaluateArgs& a) {
 void run_evaluate(const EvaluateArgs& a) {
   if (!a.scale_dir.empty()) run_scale(a);
   if (!a.neusight_dir.empty()) run_neusight(a);
+  if (!a.nemo_dir.empty()) run_nemo(a);
   if (!a.grid.empty()) run_grid(a);
   if (!a.runs.empty()) run_transformer_runs(a);
   if (!a.ci_dir.empty()) run_megatron_ci(a);
@@ -741,7 +751,7 @@ void setup(CLI::App& root) {
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
   m->add_flag("--no-dropout{false}", ma->layout.dropout, "No attention or hidden dropout: no dropout masks stored");
   m->add_flag("--fp32-residual", ma->layout.fp32_residual, "An fp32 residual stream (--fp32-residual-connection)");
-  m->add_option("--precision", ma->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
+  m->add_option("--precision", ma->precision, "fp16, bf16, fp32, amp-fp32-master or fp8")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
   m->add_flag("--json", ma->json, "Print JSON");
   m->callback([ma] { run_memory(*ma); });
@@ -763,6 +773,9 @@ void setup(CLI::App& root) {
   e->add_option("--neusight", ea->neusight_dir,
                 "The folder with neusight_distributed_4gpu_measured.csv: NeuSight's 4-GPU data, tensor and pipeline "
                 "parallel steps on one A100 or H100 node, scored as --scale scores its runs");
+  e->add_option("--nemo", ea->nemo_dir,
+                "The folder with nvidia_nemo_megatron_bridge_perf_summary.csv: NVIDIA's published NeMo pre-training "
+                "runs of dense models on DGX H100 (BF16 and FP8), scored as --scale scores its runs");
   e->add_option("--grid", ea->grid,
                 "A measured grid (llm profile's output, e.g. examples/cpu-gpt/grid.csv; give its --gpu, e.g. "
                 "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory, and errors when calibrated on 5 rows drawn at random (20 draws)");
@@ -774,17 +787,17 @@ void setup(CLI::App& root) {
                 "the grid measured its collectives (tp_comm_s, dp_comm_s), their ring steps against their bytes "
                 "(.png or .svg)");
   e->add_option("--interval", ea->interval,
-                "With --grid, --scale or --neusight: also score the intervals llm predict --interval gives at this coverage (0: none)")
+                "With --grid, --scale, --neusight or --nemo: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  add_llm_fit_option(e, ea->fit, "With --grid, --scale or --neusight: what calibration fits (as llm predict --fit)");
+  add_llm_fit_option(e, ea->fit, "With --grid, --scale, --neusight or --nemo: what calibration fits (as llm predict --fit)");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
   e->callback([ea] {
     if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->grid.empty() && ea->scale_dir.empty() &&
-        ea->neusight_dir.empty())
+        ea->neusight_dir.empty() && ea->nemo_dir.empty())
       throw InputError("", 0, "--korthikanti",
-                       "give --korthikanti, --megatron-ci, --runs, --scale, --neusight or --grid");
+                       "give --korthikanti, --megatron-ci, --runs, --scale, --neusight, --nemo or --grid");
     if (!ea->grid_calibrate.empty() && ea->grid.empty())
       throw InputError("", 0, "--calibrate", "goes with --grid: the grid it predicts");
     if (!ea->plot.empty() && ea->grid.empty()) throw InputError("", 0, "--plot", "goes with --grid: the grid it draws");

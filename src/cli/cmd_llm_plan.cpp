@@ -128,7 +128,7 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
 void run_plan(PlanArgs a) {
   auto s = resolve_llm_shape(a.shape);
   auto pr = structure::parse_precision(a.precision);
-  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32 or amp-fp32-master");
+  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8");
   a.options.precision = *pr;
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
@@ -240,7 +240,7 @@ void setup(CLI::App& root) {
               "Also list what each deadline costs: the configurations that fit and that no other beats on both "
               "training time and GPU-hours");
   p->add_option("--plot", a->plot, "Draw that frontier (.png or .svg; implies --frontier)");
-  p->add_option("--precision", a->precision, "fp16, bf16, fp32 or amp-fp32-master")->capture_default_str();
+  p->add_option("--precision", a->precision, "fp16, bf16, fp32, amp-fp32-master or fp8")->capture_default_str();
   p->add_option("--reserve-gib", a->reserve_gib,
                 "GiB per GPU kept free for what the memory model leaves out (CUDA context, NCCL, fragmentation)")
       ->capture_default_str();
@@ -248,6 +248,10 @@ void setup(CLI::App& root) {
               "Fused attention (FlashAttention; Megatron-Core's default with Transformer Engine): no s^2 activations");
   p->add_flag("--no-dropout{false}", a->options.dropout,
               "No attention or hidden dropout (p = 0, as Llama recipes): no dropout masks stored or kernels run");
+  p->add_flag("--overlap", a->options.overlap,
+              "Communication overlapped with computation (Megatron-Core's --overlap-grad-reduce, "
+              "--overlap-param-gather, --tp-comm-overlap; NeMo's recipes): the data-parallel reduction behind the "
+              "backward pass, the weights' gather behind the next forward, tensor-parallel collectives beside the products");
   p->add_flag("--fp32-residual", a->options.fp32_residual,
               "An fp32 residual stream (Megatron's --fp32-residual-connection; PyTorch autocast over an fp32 "
               "embedding): the layer inputs kept for the backward take 4 bytes an element");

@@ -16,7 +16,7 @@ const std::set<std::string>& known_columns() {
       "tf32_tensor_tflops", "fp32_tflops", "mem_GB",                  "mem_bw_GBps",
       "fp32_sustained", "tensor_sustained", "gpus_per_node",           "intra_node_bw_GBps",
       "inter_node_bw_GBps", "intra_link", "inter_link",               "full_name",
-      "collective_latency_exponent", "source", "notes"};
+      "collective_latency_exponent", "fp8_tflops", "source", "notes"};
   return k;
 }
 
@@ -75,6 +75,7 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("fp16_tensor_dense_tflops", g.fp16_tensor_tflops, false, false);
   figure("bf16_tensor_dense_tflops", g.bf16_tensor_tflops, false, false);
   figure("tf32_tensor_tflops", g.tf32_tensor_tflops, false, false);
+  figure("fp8_tflops", g.fp8_tensor_tflops, false, false);
   figure("fp32_tflops", g.fp32_tflops, true, true);
   figure("mem_GB", g.memory_gb, false, false);
   figure("mem_bw_GBps", g.memory_bandwidth_gbps, true, true);

@@ -73,7 +73,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     }
     if (t.has_column("precision") && !t.text(row, "precision").empty()) {
       auto p = structure::parse_precision(t.text(row, "precision"));
-      if (!p) t.fail(row, "precision", "must be fp16, bf16, fp32 or amp-fp32-master, not '" + t.text(row, "precision") + "'");
+      if (!p) t.fail(row, "precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8, not '" + t.text(row, "precision") + "'");
       l.precision = *p;
     }
     l.sequence_parallel = boolean(t, row, "sequence_parallel");
@@ -81,6 +81,9 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     l.flash_attention = boolean(t, row, "flash_attention");
     l.dropout = boolean(t, row, "dropout", true);
     l.fp32_residual = boolean(t, row, "fp32_residual");
+    l.overlap_grad_reduce = boolean(t, row, "overlap_grad_reduce");
+    l.overlap_param_gather = boolean(t, row, "overlap_param_gather");
+    l.tp_comm_overlap = boolean(t, row, "tp_comm_overlap");
     int gpus = integer(t, row, "gpus");
     // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.
     const double product = double(l.tp) * l.pp * l.dp;
@@ -119,6 +122,12 @@ LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& sp
   LlmConfigRow r;
   r.line = line, r.spec = spec, r.layout = layout, r.iteration_time_s = iteration_time_s;
   return r;
+}
+
+void require_precision_units(const LlmConfigTable& configs, const structure::HardwareProfile& hw) {
+  for (const auto& r : configs.rows)
+    if (auto why = structure::missing_precision_unit(hw, r.layout.precision))
+      throw InputError(configs.table.path(), r.line, "precision", *why);
 }
 
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {

@@ -9,7 +9,9 @@
 //             sequence_parallel, distributed_optimizer, flash_attention: true | false (false),
 //             dropout: true | false (true: Megatron's attention and hidden dropout),
 //             fp32_residual: true | false (false; Megatron's --fp32-residual-connection),
-//             precision: fp16 | bf16 | fp32 | amp-fp32-master (fp16, mixed precision)
+//             overlap_grad_reduce, overlap_param_gather, tp_comm_overlap: true | false
+//             (false; Megatron-Core's --overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap),
+//             precision: fp16 | bf16 | fp32 | amp-fp32-master | fp8 (fp16, mixed precision)
 //   measured  iteration_time_s (seconds per iteration, > 0 and at most 1e7) where asked for;
 //             memory_gib (peak GiB per GPU, > 0 and at most 1e6), optional;
 //             tp_comm_s, pp_comm_s, dp_comm_s (seconds per iteration a rank spent
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "io/csv.h"
+#include "structure/gpu_catalog.h"
 #include "structure/parallel_layout.h"
 #include "structure/transformer.h"
 
@@ -54,6 +57,10 @@ struct LlmConfigTable {
 // layout the shape does not divide (structure::check_layout: tp not dividing
 // the heads, micro_batch·dp not dividing global_batch, ...).
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time = false);
+// Throws InputError naming the file, the row's line and "precision" for the
+// first row whose precision `hw` has no unit for
+// (structure::missing_precision_unit: FP8 on a GPU without FP8 tensor cores).
+void require_precision_units(const LlmConfigTable& configs, const structure::HardwareProfile& hw);
 // The same from CSV text (a request's body); `name` stands for the path in
 // messages.
 LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time = false);

@@ -72,6 +72,9 @@ MegatronCiData read_megatron_ci(const std::string& path) {
                   : rc == "selective" ? structure::Recompute::kSelective : structure::Recompute::kNone;
     l.sequence_parallel = yes(text(r, "sequence_parallel"));
     l.distributed_optimizer = yes(text(r, "dist_optimizer"));
+    l.overlap_grad_reduce = yes(text(r, "overlap_grad_reduce"));
+    l.overlap_param_gather = yes(text(r, "overlap_param_gather"));
+    l.tp_comm_overlap = yes(text(r, "tp_comm_overlap"));
     l.precision = yes(text(r, "bf16")) ? structure::Precision::kBf16
                   : yes(text(r, "fp16")) ? structure::Precision::kFp16 : structure::Precision::kFp32;
     std::string backend = text(r, "attention_backend"), impl = text(r, "transformer_impl");

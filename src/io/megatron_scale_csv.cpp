@@ -13,15 +13,6 @@ namespace {
 
 bool empty(const CsvTable& t, const CsvRow& row, const std::string& col) { return t.text(row, col).empty(); }
 
-// A plain number, or nothing for "" and approximations ("~32").
-std::optional<double> plain_number(const std::string& v) {
-  if (v.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (end != v.c_str() + v.size() || !(x > 0)) return std::nullopt;
-  return x;
-}
-
 }  // namespace
 
 PublishedScaleRuns read_published_scale_runs(const std::string& path) {
@@ -46,7 +37,7 @@ PublishedScaleRuns read_published_scale_runs(const std::string& path) {
       ++out.left_out["not an A100"];
       continue;
     }
-    const auto published = plain_number(t.text(row, "iteration_time_s"));
+    const auto published = plain_positive_number(t.text(row, "iteration_time_s"));
     if (!published && empty(t, row, "achieved_tflops_per_gpu")) {
       ++out.left_out["no time or throughput"];
       continue;

@@ -68,6 +68,10 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   double mlp = s.gated_mlp ? 6 * sb * s.ffn() : 4 * sb * s.ffn();
   double split = 4 * sbh + 4 * sb * kv_width + mlp;
   double bytes = replicated / sp + split / t;
+  // FP8: the four products keep their inputs for the backward in FP8, half
+  // the 16-bit bytes: the QKV and FC1 inputs (sbh each, split as the
+  // LayerNorms are), the projection's input (sbh) and FC2's (sb·f).
+  if (l.precision == Precision::kFp8) bytes -= 2 * sbh / sp + (sbh + sb * s.ffn()) / t;
   // 5as²b: the softmax output, its dropout mask and the dropout output; 2as²b
   // without dropout, the softmax output alone (both the softmax's backward
   // and the product with V read it). A fused kernel keeps instead one fp32
@@ -98,12 +102,15 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
 
   // 16-bit weights with an fp32 master copy in the optimizer (Megatron), or
   // fp32 weights that are their own master (fp32, PyTorch AMP).
-  bool master_copy = l.precision == Precision::kFp16 || l.precision == Precision::kBf16;
+  bool master_copy = l.precision == Precision::kFp16 || l.precision == Precision::kBf16 || l.precision == Precision::kFp8;
   double dp_shard = l.distributed_optimizer ? l.dp : 1.0;
   m.weights = params * (master_copy ? 2 : 4);
   // Autocast keeps a bf16 copy of every fp32 weight it casts until the
   // forward and backward are done.
   if (l.precision == Precision::kAmpFp32Master) m.weights += params * 2;
+  // FP8: each layer weight's FP8 copy and its transpose, kept across the
+  // micro-batches of an iteration.
+  if (l.precision == Precision::kFp8) m.weights += layer_params * 2;
   m.gradients = params * 4;
   m.optimizer = params * (master_copy ? 12 : 8) / dp_shard;
   m.layer_states = (m.weights + m.gradients + m.optimizer) * layer_params / params;

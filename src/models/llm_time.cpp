@@ -20,7 +20,8 @@ namespace {
 
 // The GPU and its links as the time model reads them.
 struct Machine {
-  double peak = 0;       // FLOP/s of the precision's matrix unit
+  double peak = 0;         // FLOP/s of the precision's matrix unit
+  double linear_peak = 0;  // FLOP/s of the layers' four linear products (FP8's unit under kFp8, else peak)
   double bandwidth = 0;  // memory, bytes/s
   double intra = 0;      // per GPU within a node, bytes/s one way
   double inter = 0;      // per GPU across nodes (the node's network shared by its GPUs)
@@ -36,11 +37,13 @@ Machine machine(const structure::HardwareProfile& hw, Precision p) {
   // tensor cores) take the fp32 peak the GPU sustains (GpuSpec::fp32_sustained,
   // fitted to fp32 framework runs relative to the A100): the power-capped
   // and the newest GPUs reach a smaller share of their fp32 datasheet figure.
-  const double tensor = p == Precision::kFp16                                         ? g.fp16_tensor_tflops
-                        : p == Precision::kBf16 || p == Precision::kAmpFp32Master ? g.bf16_tensor_tflops
-                                                                                    : 0;
+  const bool bf16 = p == Precision::kBf16 || p == Precision::kAmpFp32Master || p == Precision::kFp8;
+  const double tensor = p == Precision::kFp16 ? g.fp16_tensor_tflops : bf16 ? g.bf16_tensor_tflops : 0;
   m.peak = tensor > 0 ? tensor : g.fp32_matmul_tflops();
   m.peak *= 1e12;
+  // FP8 on a GPU without its unit is refused before the model is asked
+  // (structure::missing_precision_unit); should it be asked, bf16's peak.
+  m.linear_peak = p == Precision::kFp8 && g.fp8_tensor_tflops > 0 ? g.fp8_tensor_tflops * 1e12 : m.peak;
   m.bandwidth = g.memory_bandwidth_gbps * 1e9;
   m.gpus_per_node = std::max(1, hw.node.gpus_per_node);
   m.latency_exponent = hw.node.collective_latency_exponent;
@@ -70,6 +73,12 @@ class Costs {
   double gemm(double a, double b, double c, double batch = 1) const {
     return gemm_seconds(a, b, c, batch, eb_, m_.peak, m_.bandwidth, p_.gemm);
   }
+  // One of a layer's four linear products: under FP8 on the FP8 unit, its
+  // operands one byte an element.
+  double linear(double a, double b, double c) const {
+    const bool fp8 = l_.precision == Precision::kFp8;
+    return gemm_seconds(a, b, c, 1, fp8 ? 1 : eb_, m_.linear_peak, m_.bandwidth, p_.gemm);
+  }
   double mem(double bytes) const { return bytes / (m_.bandwidth * p_.gemm.memory_fraction) + p_.gemm.launch_s; }
   // One collective step or send of `bytes`: its latency (growing with the
   // bytes where the hardware says so) and the bytes over the link.
@@ -90,7 +99,7 @@ class Costs {
     LayerTimes r;
     double h = s_.hidden, t = l_.tp, T = tokens_, f = s_.ffn(), d = s_.head_dim();
     double qkv = h + 2.0 * s_.kv() * d;
-    r.linear = gemm(T, h, qkv / t) + gemm(T, h / t, h) + gemm(T, h, (s_.gated_mlp ? 2 : 1) * f / t) + gemm(T, f / t, h);
+    r.linear = linear(T, h, qkv / t) + linear(T, h / t, h) + linear(T, h, (s_.gated_mlp ? 2 : 1) * f / t) + linear(T, f / t, h);
     double heads = double(l_.micro_batch) * s_.heads / t;
     if (l_.flash_attention) {
       // A fused kernel keeps the s x s scores on chip: its two products are
@@ -121,6 +130,17 @@ class Costs {
     // A fused kernel keeps the scores on chip: no softmax pass through memory.
     const double scores = heads * double(s_.seq) * s_.seq * eb_;
     r.mem_core = l_.flash_attention ? 0 : mem((l_.dropout ? 4.5 : 2) * scores);
+    if (l_.precision == Precision::kFp8) {
+      // Transformer Engine casts each FP8 product's 16-bit input to FP8 and
+      // writes its transpose for the weight gradient (a cast-transpose: 2
+      // bytes read, 2 written an element). The QKV and FC1 inputs come out of
+      // LayerNorms that write FP8 themselves, costing nothing more; the
+      // projection's and FC2's inputs (T x h/t, T x f/t) are cast. Backward,
+      // the output gradient of each of the four products is cast-transposed.
+      const double fc1_out = (s_.gated_mlp ? 2 : 1) * f / t;
+      r.mem_other += mem(4 * T * (h / t + f / t));
+      r.mem_other_bwd += mem(4 * T * (qkv / t + h / sp + fc1_out + h / sp)) + 4 * p_.gemm.launch_s;
+    }
     r.mem_core_bwd = l_.flash_attention ? 0 : mem((l_.dropout ? 5.5 : 3) * scores) + p_.gemm.launch_s;
     double act = T * h * eb_;
     if (l_.sequence_parallel) {
@@ -129,6 +149,14 @@ class Costs {
     } else {
       r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-reduces
       r.comm_bwd = ring(act, l_.tp, 4, tp_link_);
+    }
+    if (l_.tp_comm_overlap && l_.tp > 1) {
+      // Transformer Engine splits each collective into tp chunks and runs
+      // them beside the chunks of the product that needs or makes them:
+      // what the products (forward, and twice that backward) cannot cover
+      // waits, and at least one chunk in tp always does.
+      r.comm_fwd = std::max(r.comm_fwd / l_.tp, r.comm_fwd - r.linear);
+      r.comm_bwd = std::max(r.comm_bwd / l_.tp, r.comm_bwd - 2 * r.linear);
     }
     return r;
   }
@@ -162,7 +190,17 @@ class Costs {
     double bytes = tokens_ * s_.hidden * eb_ / l_.tp;
     return 2.0 * l_.virtual_stages * step(bytes, p2p_link());
   }
-  double dp_link() const { return l_.tp * l_.dp <= m_.gpus_per_node ? m_.intra : m_.inter; }
+  // Within a node the data-parallel ring runs over NVLink. Across nodes it
+  // enters and leaves each node once per ring, and NCCL runs as many rings
+  // as the group has members on a node, each through a member's own network
+  // share: k members on a node (tp-rank neighbours first, as Megatron orders
+  // its ranks) carry the ring k times as fast as one GPU's share, up to the
+  // node's own links.
+  double dp_link() const {
+    if (l_.tp * l_.dp <= m_.gpus_per_node) return m_.intra;
+    const int members = std::max(1, std::min(l_.dp, m_.gpus_per_node / std::max(1, l_.tp)));
+    return std::min(m_.intra, m_.inter * members);
+  }
 
  private:
   const TransformerSpec& s_;
@@ -257,17 +295,29 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   int slow_stage = last_slowest ? l.pp - 1 : 0;
   double params = stage_params(s, l, slow_stage);
   double grad_bytes = l.precision == Precision::kFp16 ? 2 : 4;
-  double dp = 0;
-  if (l.distributed_optimizer)
-    dp = c.ring(params * grad_bytes, l.dp, 1, c.dp_link()) + c.ring(params * element_bytes(l.precision), l.dp, 1, c.dp_link());
-  else
-    dp = c.ring(params * grad_bytes, l.dp, 2, c.dp_link());
+  double grads = c.ring(params * grad_bytes, l.dp, l.distributed_optimizer ? 1 : 2, c.dp_link());
+  double gather = l.distributed_optimizer ? c.ring(params * element_bytes(l.precision), l.dp, 1, c.dp_link()) : 0;
+  // Overlapped, bucket by bucket: a layer's gradients are reduced while the
+  // layers before it run their backward (of the last micro-batch), and the
+  // updated weights gathered while the layers before them run the next
+  // iteration's first forward; what waits is the part the other layers
+  // cannot cover, and at least the one layer's share that has nothing left
+  // to hide behind.
+  const double stage_layers = std::max(1.0, double(s.layers) / l.pp);
+  const double cover = (stage_layers - 1) / stage_layers;
+  if (l.overlap_grad_reduce) grads = std::max(grads / stage_layers, grads - cover * stage_layers * bwd);
+  if (l.overlap_param_gather) gather = std::max(gather / stage_layers, gather - cover * stage_layers * fwd);
+  double dp = grads + gather;
   // The tied embedding's gradient, all-reduced between the first and last stage.
   if (l.pp > 1 && s.tied_embeddings)
     dp += c.ring(double(s.vocab) * s.hidden / l.tp * grad_bytes, 2, 2, c.p2p_link());
   r.dp_comm = (1 - params_.dp_overlap) * dp;
   double shard = l.distributed_optimizer ? l.dp : 1;
   r.optimizer = c.mem(params * params_.optimizer_bytes_per_param / shard);
+  // FP8: each layer weight cast to FP8 with its transpose once an iteration
+  // (Transformer Engine keeps them for the later micro-batches): 2 bytes
+  // read, 2 written a parameter.
+  if (l.precision == Precision::kFp8) r.optimizer += c.mem(4 * double(s.layers) / l.pp * s.layer_params() / l.tp);
 
   r.iteration = mb * slowest + r.bubble + r.dp_comm + r.optimizer + params_.iteration_overhead_s;
   r.flops_per_gpu = llm_model_flops(s, l) / l.gpus();

@@ -40,9 +40,13 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   a.push_back(fmt::format("--train-iters {}", o.train_iters));
   if (l.precision == Precision::kFp16) a.push_back("--fp16");
   if (l.precision == Precision::kBf16 || l.precision == Precision::kAmpFp32Master) a.push_back("--bf16");
+  if (l.precision == Precision::kFp8) a.push_back("--bf16 --fp8-format hybrid --transformer-impl transformer_engine");
   a.push_back(l.flash_attention ? "--attention-backend flash" : "--attention-backend unfused");
   if (!l.dropout) a.push_back("--attention-dropout 0 --hidden-dropout 0");
   if (l.fp32_residual) a.push_back("--fp32-residual-connection");
+  if (l.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
+  if (l.overlap_param_gather) a.push_back("--overlap-param-gather");
+  if (l.tp_comm_overlap) a.push_back("--tp-comm-overlap");
   a.push_back("$DATA_ARGS");
   std::string out;
   for (const auto& x : a) out += " \\\n    " + x;

@@ -69,6 +69,8 @@ std::string describe(const ParallelLayout& l) {
   s += fmt::format(", dp {}, micro-batch {}, recompute {}", l.dp, l.micro_batch, structure::to_string(l.recompute));
   if (l.sequence_parallel) s += ", sequence parallel";
   if (l.distributed_optimizer) s += ", distributed optimizer";
+  if (l.precision == structure::Precision::kFp8) s += ", fp8";
+  if (l.overlap_grad_reduce || l.overlap_param_gather || l.tp_comm_overlap) s += ", communication overlapped";
   return s;
 }
 
@@ -83,6 +85,10 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   res.iterations = long(std::ceil(o.tokens / (double(o.global_batch) * s.seq)));
   double gpu_bytes = time.hardware().gpu.memory_gb * 1e9;
   res.capacity_bytes = gpu_bytes - o.memory_reserve_bytes;
+  if (auto why = structure::missing_precision_unit(time.hardware(), o.precision)) {
+    res.failing = "precision", res.explanation = *why;
+    return res;
+  }
   bool by_time = o.gpu_hour_budget > 0;
 
   TopK top(o.top_k);
@@ -110,6 +116,8 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
                 for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
                   l.tp = tp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
                   l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
+                  l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
+                  l.tp_comm_overlap = o.overlap && tp > 1;
                   ++index;
                   LlmCandidate c;
                   c.layout = l;

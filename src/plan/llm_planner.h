@@ -48,6 +48,10 @@ struct LlmPlanOptions {
   bool dropout = true;
   // An fp32 residual stream (ParallelLayout::fp32_residual). Default: false.
   bool fp32_residual = false;
+  // Communication overlapped with computation in every configuration
+  // (ParallelLayout::overlap_grad_reduce, overlap_param_gather with the
+  // distributed optimizer, tp_comm_overlap where tp > 1). Default: false.
+  bool overlap = false;
 
   // ---- The search space ----
   // Most GPUs a configuration may use (tp·pp·dp). REQUIRES: >= 1.
@@ -90,7 +94,8 @@ struct LlmPlanResult {
   long fit = 0;                   // of them, predicted to fit in memory
   long qualified = 0;             // of them, within the deadline and the budget
   double capacity_bytes = 0;      // GPU memory less the reserve
-  // When `top` is empty: "memory", "deadline" or "gpu_budget", a sentence
+  // When `top` is empty: "memory", "deadline", "gpu_budget" or "precision"
+  // (the GPU lacks the precision's unit: nothing is enumerated), a sentence
   // saying by how much, and the configuration closest to qualifying.
   std::string failing;
   std::string explanation;

@@ -691,7 +691,7 @@ json Service::transfer_request(const json& req) {
 Response Service::llm_plan_request(const json& req) {
   static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
-                                                "flash_attention", "dropout", "fp32_residual", "calibrate"};
+                                                "flash_attention", "dropout", "fp32_residual", "overlap", "calibrate"};
   for (const auto& [k, v] : req.items())
     if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
   const std::string model = get_string(req, "model", "");
@@ -714,13 +714,14 @@ Response Service::llm_plan_request(const json& req) {
   if (o.gpus_per_node < 0) throw RequestError(400, "gpus_per_node", "gpus_per_node must be >= 0 (0: the GPU's node)");
   const std::string precision = get_string(req, "precision", "bf16");
   auto pr = structure::parse_precision(precision);
-  if (!pr) throw RequestError(400, "precision", "precision must be fp16, bf16, fp32 or amp-fp32-master");
+  if (!pr) throw RequestError(400, "precision", "precision must be fp16, bf16, fp32, amp-fp32-master or fp8");
   o.precision = *pr;
   const double reserve_gib = get_number(req, "reserve_gib", 2.0);
   if (!(reserve_gib >= 0)) throw RequestError(400, "reserve_gib", "reserve_gib must be >= 0");
   o.memory_reserve_bytes = reserve_gib * 1024.0 * 1024.0 * 1024.0;
   o.flash_attention = get_bool(req, "flash_attention", false);
   o.dropout = get_bool(req, "dropout", true);
+  o.overlap = get_bool(req, "overlap", false);
   o.fp32_residual = get_bool(req, "fp32_residual", false);
   // Measured iterations as CSV text, not a path: a path would be a read of the server's files. Its errors name
   // "calibrate" with the line and column, as the CLI names the file.

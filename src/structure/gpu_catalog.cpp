@@ -17,6 +17,13 @@ double GpuSpec::fp32_conv_tflops() const {
   return fp32_tflops * fp32_sustained;
 }
 
+std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p) {
+  if (p == Precision::kFp8 && !(hw.gpu.fp8_tensor_tflops > 0))
+    return hw.name + " has no FP8 tensor cores (fp8_tflops 0): train it in bf16 or fp16, or name a GPU that has them "
+                     "(h100, h200, l4)";
+  return std::nullopt;
+}
+
 double GpuSpec::amp_matrix_tflops() const {
   if (fp16_tensor_tflops > 0) return fp16_tensor_tflops * tensor_sustained;
   return fp32_tflops * fp32_sustained;
@@ -48,6 +55,14 @@ GpuSpec gpu(double fp16, double bf16, double tf32, double fp32, double mem_gb, d
   g.fp16_tensor_tflops = fp16, g.bf16_tensor_tflops = bf16, g.tf32_tensor_tflops = tf32, g.fp32_tflops = fp32;
   g.memory_gb = mem_gb, g.memory_bandwidth_gbps = bw;
   g.fp32_sustained = fp32_sus, g.tensor_sustained = tensor_sus;
+  return g;
+}
+
+// The FP8 tensor-core peak, dense: [L]'s int8 figure for h100 sxm and l4,
+// which Hopper and Ada run at the FP8 rate (the datasheets' FP8 3,958 and
+// 485 TFLOP/s are with structured sparsity, twice the dense rate).
+GpuSpec fp8(GpuSpec g, double tflops) {
+  g.fp8_tensor_tflops = tflops;
   return g;
 }
 
@@ -93,17 +108,17 @@ const std::vector<Entry>& entries() {
             {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (assumed)", true},
             "peaks [L] a100, memory and bandwidth [A] a100-pcie-80gb and [N]; sustained [NS]",
             {"nvidia a100 80gb pcie"}),
-      entry("h100", "NVIDIA H100 SXM5 80 GB", gpu(989.4, 989.4, 494.7, 66.9, 80, 3350, 0.78, 0.78),
+      entry("h100", "NVIDIA H100 SXM5 80 GB", fp8(gpu(989.4, 989.4, 494.7, 66.9, 80, 3350, 0.78, 0.78), 1978.9),
             {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (DGX H100)"},
             "peaks [L] h100 sxm, memory and bandwidth [A] h100-sxm-80gb (3350 GB/s, the datasheet's 3.35 TB/s; [N] "
             "lists 3430); sustained [NS] (H100 80GB HBM3); node: DGX H100",
             {"h100-sxm", "h100-sxm5", "h100-80gb", "nvidia h100 80gb hbm3"}),
-      entry("h200", "NVIDIA H200 SXM 141 GB", gpu(989.4, 989.4, 494.7, 66.9, 141, 4800, 0.78, 0.78),
+      entry("h200", "NVIDIA H200 SXM 141 GB", fp8(gpu(989.4, 989.4, 494.7, 66.9, 141, 4800, 0.78, 0.78), 1978.9),
             {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (HGX H200)"},
             "[D] NVIDIA H200 datasheet: the H100 SXM's compute (same GH100 chip and clocks) with 141 GB of HBM3e at "
             "4.8 TB/s (not in gpu_specs_catalog.csv); sustained as h100",
             {"h200-sxm"}),
-      entry("l4", "NVIDIA L4 (72 W)", gpu(121, 121, 60, 30.3, 24, 300, 0.32, 0.64),
+      entry("l4", "NVIDIA L4 (72 W)", fp8(gpu(121, 121, 60, 30.3, 24, 300, 0.32, 0.64), 242),
             {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (AWS g6.48xlarge)"},
             "peaks [L] l4, memory and bandwidth [N]; fp32 sustained [NS]; its fp32 peak counts Ada's second FP32 "
             "pipe, which matrix work does not use, so the tensor paths take twice that (0.64, near the T4's power-capped "

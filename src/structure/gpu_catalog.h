@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "structure/hardware.h"
+#include "structure/parallel_layout.h"
 
 namespace trainplan::structure {
 
@@ -25,6 +26,7 @@ struct GpuSpec {
   double fp16_tensor_tflops = 0;  // fp16 inputs, fp32 accumulate (what mixed precision uses)
   double bf16_tensor_tflops = 0;
   double tf32_tensor_tflops = 0;  // fp32 matrix work on tensor cores (Ampere and later)
+  double fp8_tensor_tflops = 0;   // FP8 (E4M3/E5M2) inputs (Hopper, Ada and later)
   double fp32_tflops = 0;         // fp32 on the CUDA cores (non-tensor)
   double memory_gb = 0;
   double memory_bandwidth_gbps = 0;
@@ -82,6 +84,10 @@ const std::vector<HardwareProfile>& builtin_hardware();
 std::optional<HardwareProfile> find_builtin_hardware(const std::string& name);
 // Catalog keys, in catalog order.
 std::vector<std::string> builtin_hardware_names();
+
+// Why `hw` cannot train in precision `p` ("h100 ... has no FP8 tensor cores"),
+// or nullopt: only FP8 needs a unit of its own.
+std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p);
 
 // The interconnect prior of the all-reduce step-time models (hardware.h)
 // for this hardware: its links' nominal bandwidths and HardwareSpec's

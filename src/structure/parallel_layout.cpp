@@ -47,6 +47,7 @@ std::string to_string(Precision p) {
     case Precision::kBf16: return "bf16";
     case Precision::kFp32: return "fp32";
     case Precision::kAmpFp32Master: return "amp-fp32-master";
+    case Precision::kFp8: return "fp8";
   }
   return "?";
 }
@@ -76,6 +77,9 @@ std::optional<Precision> parse_precision(const std::string& text) {
   if (s == "bf16" || s == "bfloat16" || s == "bf16-mixed") return Precision::kBf16;
   if (s == "fp32" || s == "float32" || s == "float" || s == "32-true" || s == "32") return Precision::kFp32;
   if (s == "amp-fp32-master") return Precision::kAmpFp32Master;
+  // FP8 with delayed or current scaling, as NeMo's tables name them.
+  if (s == "fp8" || s == "fp8-hybrid" || s == "fp8-ds" || s == "fp8-cs" || s == "fp8-delayed" || s == "fp8-current")
+    return Precision::kFp8;
   return std::nullopt;
 }
 

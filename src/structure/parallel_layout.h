@@ -24,6 +24,13 @@ enum class Precision {
   // gradients and Adam's two moments (16 bytes per parameter, no separate
   // master copy), bf16 autocast for the products and the activations.
   kAmpFp32Master,
+  // FP8 training with Transformer Engine (Megatron-Core's --fp8-format
+  // hybrid): each layer's four linear products in FP8 (E4M3 forward, E5M2
+  // gradients) on the GPU's FP8 tensor cores, their inputs cast to FP8 and
+  // saved so; everything else (the attention core, the output layer,
+  // LayerNorms, communication, gradients, optimizer) as kBf16. Needs a GPU
+  // with FP8 tensor cores (check_precision).
+  kFp8,
 };
 
 struct ParallelLayout {
@@ -55,6 +62,17 @@ struct ParallelLayout {
   // --fp32-residual-connection, and what PyTorch autocast does to a model
   // whose embedding is fp32. false: in the activations' 16-bit type.
   bool fp32_residual = false;
+  // Communication hidden behind computation, as Megatron-Core does it when
+  // asked (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap;
+  // NeMo's recipes ask for all three): the data-parallel gradient reduction
+  // bucket by bucket during the last micro-batch's backward pass; with the
+  // distributed optimizer, the all-gather of the updated weights during the
+  // next iteration's first forward; the tensor-parallel all-gathers and
+  // reduce-scatters (or all-reduces) chunk by chunk beside the products
+  // that use them (Transformer Engine's userbuffers). false: each waits.
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  bool tp_comm_overlap = false;
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).
@@ -79,7 +97,8 @@ struct LayoutProblem {
 // divides the layers, micro_batch·dp divides global_batch.
 std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
 
-// "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master"
+// "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master",
+// "fp8" (also fp8-hybrid, fp8-ds, fp8-cs, fp8-delayed, fp8-current)
 // (parsed in any case: "BF16" is bf16; also "no"/"off" for none, a bracketed
 // note after the mode, and PyTorch's and Lightning's precision names:
 // float16, half, 16-mixed; bfloat16, bf16-mixed; float32, float, 32-true).

@@ -3,6 +3,7 @@
 // line and column, and the Korthikanti evaluation.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -187,6 +188,26 @@ TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
   auto r = tptest::run_cli("llm predict --configs " + in + " --gpu a100-81gb -o " + (d / "o.csv").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--gpu"), std::string::npos) << r.err;
+  // FP8 on a GPU without FP8 tensor cores: the row's precision is named, and nothing is written.
+  auto fp8 = tptest::write_file(d / "fp8.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,precision\n"
+                                               "8,8,1,1024,16,24,2048,8,1,1,bf16\n8,8,1,1024,16,24,2048,8,1,1,fp8\n");
+  auto out = d / "fp8-out.csv";
+  auto a100 = tptest::run_cli("llm predict --configs " + fp8 + " --gpu a100-80gb -o " + out.string());
+  EXPECT_EQ(a100.exit_code, 2);
+  EXPECT_NE(a100.err.find(fp8 + ":3: column 'precision'"), std::string::npos) << a100.err;
+  EXPECT_NE(a100.err.find("FP8"), std::string::npos) << a100.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // On an H100 a large model's FP8 iteration is the shorter (a small one's
+  // casts can cost more than its products save).
+  auto large = tptest::write_file(d / "fp8-large.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,precision\n"
+                                                       "8,8,1,8192,64,8,4096,8,1,1,bf16\n8,8,1,8192,64,8,4096,8,1,1,fp8\n");
+  auto h100 = tptest::run_cli("llm predict --configs " + large + " --gpu h100 --json");
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  auto j = nlohmann::json::parse(h100.out);
+  EXPECT_LT(j["rows"][1]["iteration_time_s"].get<double>(), j["rows"][0]["iteration_time_s"].get<double>());
+  auto plan = tptest::run_cli("llm plan --model gpt3-1.3b --tokens 1e9 --global-batch 64 --gpu a100-80gb --precision fp8");
+  EXPECT_NE(plan.exit_code, 0);
+  EXPECT_NE(plan.err.find("FP8"), std::string::npos) << plan.err;
 }
 
 TEST(LlmCli, MemoryBreaksDownAZooModel) {

@@ -155,3 +155,24 @@ TEST(LlmMemory, AnFp32ResidualStreamKeepsWiderLayerInputs) {
   l.precision = wide.precision = Precision::kFp32;
   EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, wide), models::layer_activation_bytes(s, l));
 }
+
+// FP8: each layer weight's FP8 copy and transpose (2 bytes a parameter) are
+// kept; the four products' saved inputs take half their 16-bit bytes
+// (2sbh/sp + (sbh + sb·f)/t less); full recomputation keeps only the layer
+// input, unchanged.
+TEST(LlmMemory, Fp8KeepsWeightCopiesAndHalvesTheProductsSavedInputs) {
+  auto s = one_layer();
+  ParallelLayout l;
+  l.tp = 2, l.sequence_parallel = true, l.micro_batch = 2, l.global_batch = 2;
+  l.precision = Precision::kBf16;
+  auto fp8 = l;
+  fp8.precision = Precision::kFp8;
+  const double sbh = double(s.seq) * l.micro_batch * s.hidden, sb = double(s.seq) * l.micro_batch;
+  EXPECT_NEAR(models::layer_activation_bytes(s, l) - models::layer_activation_bytes(s, fp8),
+              2 * sbh / 2 + (sbh + sb * s.ffn()) / 2, 1e-6);
+  LlmMemoryModel m;
+  const double layer_params = double(s.layers) * s.layer_params() / l.tp;
+  EXPECT_NEAR(m.predict(s, fp8).weights - m.predict(s, l).weights, 2 * layer_params, 1e-6);
+  l.recompute = fp8.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, l), models::layer_activation_bytes(s, fp8));
+}

@@ -255,3 +255,77 @@ TEST(LlmTime, WithoutDropoutItsKernelsDoNotRun) {
   EXPECT_DOUBLE_EQ(without.compute, with.compute);
   EXPECT_LT(without.iteration, with.iteration);
 }
+
+// FP8: the four linear products on the FP8 unit (twice bf16's peak on an
+// H100), the attention core and the output layer still bf16, and the casts
+// paid for as memory-bound passes; a GPU without FP8 tensor cores is refused
+// before the model is asked.
+TEST(LlmTime, Fp8ProductsRunOnTheFp8UnitAndPayForTheirCasts) {
+  auto hw = *find_builtin_hardware("h100");
+  auto s = *find_transformer("llama2-70b");
+  auto l = layout(4, 4, 2, 64);
+  l.sequence_parallel = true, l.flash_attention = true, l.dropout = false;
+  auto bf16 = l, fp8 = l;
+  bf16.precision = Precision::kBf16, fp8.precision = Precision::kFp8;
+  const LlmTimeModel m(hw);
+  auto a = m.predict(s, bf16), b = m.predict(s, fp8);
+  EXPECT_LT(b.compute, 0.75 * a.compute);  // the linears are most of it, at up to twice the rate
+  EXPECT_GT(b.compute, 0.5 * a.compute);   // the attention core and the logits are not
+  EXPECT_GT(b.memory_bound, a.memory_bound);
+  EXPECT_GT(b.optimizer, a.optimizer);  // the weights cast once an iteration
+  EXPECT_LT(b.iteration, a.iteration);
+  EXPECT_DOUBLE_EQ(b.tp_comm, a.tp_comm);
+  EXPECT_FALSE(missing_precision_unit(hw, Precision::kFp8));
+  auto why = missing_precision_unit(*find_builtin_hardware("a100-80gb"), Precision::kFp8);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("FP8"), std::string::npos) << *why;
+  EXPECT_FALSE(missing_precision_unit(*find_builtin_hardware("a100-80gb"), Precision::kBf16));
+}
+
+// Tensor-parallel collectives overlapped with the products: less waits, but
+// never less than one chunk in tp.
+TEST(LlmTime, OverlappedTensorParallelCollectivesHideBehindTheProducts) {
+  auto s = *find_transformer("gpt3-13b");
+  auto l = layout(8, 1, 1, 16);
+  l.sequence_parallel = true;
+  auto plain = a100().predict(s, l);
+  l.tp_comm_overlap = true;
+  auto hidden = a100().predict(s, l);
+  EXPECT_LT(hidden.tp_comm, 0.7 * plain.tp_comm);
+  EXPECT_GE(hidden.tp_comm, plain.tp_comm / 8 * (1 - 1e-9));
+  EXPECT_DOUBLE_EQ(hidden.compute, plain.compute);
+}
+
+// The gradient reduction overlapped with the last micro-batch's backward and
+// the weights' gather with the next forward: what the other layers cannot
+// cover waits, and at least one layer's share.
+TEST(LlmTime, OverlappedDataParallelReductionHidesBehindTheBackward) {
+  auto s = *find_transformer("gpt3-1.3b");
+  auto l = layout(1, 1, 16, 64);  // two nodes
+  l.distributed_optimizer = true;
+  auto plain = a100().predict(s, l);
+  l.overlap_grad_reduce = l.overlap_param_gather = true;
+  auto hidden = a100().predict(s, l);
+  EXPECT_LT(hidden.dp_comm, plain.dp_comm);
+  EXPECT_GE(hidden.dp_comm, plain.dp_comm / s.layers * (1 - 1e-9));
+  EXPECT_DOUBLE_EQ(hidden.compute, plain.compute);
+}
+
+// Across nodes a data-parallel ring with k members on each node runs through
+// k network shares: sixteen single-GPU replicas on two 8-GPU nodes reduce
+// their gradients at the node's network rate, not at one GPU's eighth of it.
+TEST(LlmTime, ADataParallelRingAcrossNodesUsesEachMembersNetwork) {
+  auto hw = *find_builtin_hardware("h100");
+  auto s = *find_transformer("gpt3-1.3b");
+  models::LlmTimeParams p;
+  p.link_latency_s = 0;
+  const LlmTimeModel m(hw, p);
+  auto one_node = m.predict(s, layout(1, 1, 8, 64)), two_nodes = m.predict(s, layout(1, 1, 16, 64));
+  // (15/16 over 400 GB/s) against (7/8 over NVLink's 450 GB/s).
+  EXPECT_NEAR(two_nodes.dp_comm / one_node.dp_comm, (15.0 / 16 / 400) / (7.0 / 8 / 450), 1e-6);
+  // With tp 8, one member on each node: one GPU's network share (50 GB/s)
+  // for an eighth of the bytes over a ring of two: (1/2 x 1/8 / 50) against
+  // (15/16 / 400).
+  auto tp8 = m.predict(s, layout(8, 1, 2, 64));
+  EXPECT_NEAR(tp8.dp_comm / two_nodes.dp_comm, (0.5 / 8 / 50) / (15.0 / 16 / 400), 1e-6);
+}

@@ -1,0 +1,146 @@
+#include "io/nemo_perf_csv.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <optional>
+
+#include "core/error.h"
+#include "io/csv.h"
+#include "io/llm_row_check.h"
+#include "structure/parallel_layout.h"
+#include "structure/transformer.h"
+
+namespace trainplan::io {
+
+namespace {
+
+// Letters and digits only, lowercase: "LLAMA3_70B" and "LLAMA3-70B" are "llama370b".
+std::string key(const std::string& s) {
+  std::string k;
+  for (char c : s)
+    if (std::isalnum(static_cast<unsigned char>(c))) k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return k;
+}
+
+// NeMo's GPT-3 configurations (NeMo-Framework-Launcher,
+// launcher_scripts/conf/training/gpt3/{5b,20b}.yaml): 4h MLP, GeLU, learned
+// positions, dropout 0.1, the GPT-2 BPE vocabulary.
+structure::TransformerSpec nemo_gpt3(std::string name, int layers, int hidden, int heads) {
+  structure::TransformerSpec s;
+  s.name = std::move(name), s.layers = layers, s.hidden = hidden, s.heads = heads, s.vocab = 50257;
+  s.source = "NeMo-Framework-Launcher launcher_scripts/conf/training/gpt3/" + s.name.substr(5) + ".yaml";
+  return s;
+}
+
+// The shape of a model the tables name, or nullopt.
+std::optional<structure::TransformerSpec> nemo_shape(const std::string& model) {
+  const std::string k = key(model);
+  if (k == "gpt35b") return nemo_gpt3("gpt3-5b", 24, 4096, 32);
+  if (k == "gpt320b") return nemo_gpt3("gpt3-20b", 44, 6144, 48);
+  const std::pair<const char*, const char*> zoo[] = {{"llama27b", "llama2-7b"},   {"llama213b", "llama2-13b"},
+                                                     {"llama270b", "llama2-70b"}, {"llama38b", "llama3-8b"},
+                                                     {"llama370b", "llama3-70b"}, {"gpt3175b", "gpt3-175b"}};
+  for (const auto& [nemo, name] : zoo)
+    if (k == nemo) return structure::find_transformer(name);
+  return std::nullopt;
+}
+
+// A count column that may be empty or "n/a" (then 1).
+int count_or_one(const CsvTable& t, const CsvRow& row, const std::string& col) {
+  const std::string& v = t.text(row, col);
+  if (v.empty() || v == "n/a") return 1;
+  return t.positive_int(row, col);
+}
+
+}  // namespace
+
+PublishedScaleRuns read_nemo_perf_runs(const std::string& path) {
+  CsvTable t = CsvTable::read(path);
+  t.require_columns({"container", "task", "system", "model", "precision", "num_gpus", "gbs", "mbs", "seq_len", "fsdp",
+                     "tp", "pp", "cp", "vp", "ep", "iter_time_s_derived"});
+  PublishedScaleRuns out;
+  for (const auto& row : t.rows()) {
+    if (t.text(row, "system") != "DGX-H100") {
+      ++out.left_out["GPU outside the catalog (B200, B300, GB200, GB300)"];
+      continue;
+    }
+    if (t.text(row, "task").rfind("Pre-Training", 0) != 0) {
+      ++out.left_out["not pre-training"];
+      continue;
+    }
+    const std::string& ep = t.text(row, "ep");
+    if (!(ep.empty() || ep == "n/a" || ep == "1")) {
+      ++out.left_out["mixture of experts"];
+      continue;
+    }
+    if (count_or_one(t, row, "cp") != 1) {
+      ++out.left_out["context parallelism"];
+      continue;
+    }
+    const std::string& fsdp = t.text(row, "fsdp");
+    if (!(fsdp.empty() || fsdp == "0")) {
+      ++out.left_out["FSDP"];
+      continue;
+    }
+    const std::string& prec = t.text(row, "precision");
+    if (prec.empty()) {
+      ++out.left_out["precision not stated"];
+      continue;
+    }
+    const auto precision = structure::parse_precision(prec);
+    if (!precision) {
+      ++out.left_out["precision outside the model (" + prec + ")"];
+      continue;
+    }
+    auto shape = nemo_shape(t.text(row, "model"));
+    if (!shape) {
+      ++out.left_out["model shape not known here"];
+      continue;
+    }
+    const auto seconds = plain_positive_number(t.text(row, "iter_time_s_derived"));
+    if (t.text(row, "mbs").empty() || !seconds) {
+      ++out.left_out["no micro-batch or time"];
+      continue;
+    }
+    PublishedScaleRun r;
+    r.table = "nemo " + t.text(row, "container");
+    r.gpu = "h100";
+    r.seconds_derived = false;  // the table's own seconds (from its tokens per second)
+    PublishedRun& run = r.iteration.run;
+    run.line = row.line;
+    run.model = t.text(row, "model") + " (" + r.table + ")";
+    auto& s = run.spec;
+    s = *shape;
+    s.seq = t.positive_int(row, "seq_len");
+    auto& l = run.layout;
+    l.tp = t.positive_int(row, "tp"), l.pp = t.positive_int(row, "pp");
+    l.virtual_stages = count_or_one(t, row, "vp");
+    const int gpus = t.positive_int(row, "num_gpus");
+    if (gpus % (l.tp * l.pp) != 0) t.fail(row, "num_gpus", fmt::format("{} is not a multiple of tp x pp", gpus));
+    l.dp = gpus / (l.tp * l.pp);
+    l.micro_batch = t.positive_int(row, "mbs"), l.global_batch = t.positive_int(row, "gbs");
+    l.precision = *precision;
+    const bool gpt3 = s.name.rfind("gpt3", 0) == 0;
+    if (gpt3) s.vocab = structure::megatron_padded_vocab(s.vocab, l.tp);
+    l.sequence_parallel = l.tp > 1;
+    l.distributed_optimizer = true;
+    l.flash_attention = true;
+    l.dropout = gpt3;
+    l.recompute = gpt3 && s.name != "gpt3-5b" ? structure::Recompute::kSelective : structure::Recompute::kNone;
+    l.overlap_grad_reduce = l.overlap_param_gather = true;
+    l.tp_comm_overlap = l.tp > 1;
+    r.assumed = {l.tp > 1 ? "sequence parallel, tensor-parallel communication overlapped" : "",
+                 "distributed optimizer with its reduction and gather overlapped", "flash attention",
+                 gpt3 ? "dropout 0.1" : "no dropout",
+                 std::string("recompute ") + structure::to_string(l.recompute)};
+    if (r.assumed.front().empty()) r.assumed.erase(r.assumed.begin());
+    check_shape_and_layout(t, row, s, l);
+    r.iteration.seconds = *seconds;
+    out.runs.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace trainplan::io
