@@ -41,6 +41,14 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
   auto wide = layout();
   wide.fp32_residual = true;
   EXPECT_NE(plan::megatron_torchrun_command(s, wide, o).find("--fp32-residual-connection"), std::string::npos);
+  EXPECT_EQ(cmd.find("--overlap-grad-reduce"), std::string::npos);
+  EXPECT_EQ(cmd.find("--fp8-format"), std::string::npos);
+  auto overlapped = layout();
+  overlapped.overlap_grad_reduce = overlapped.overlap_param_gather = overlapped.tp_comm_overlap = true;
+  overlapped.precision = structure::Precision::kFp8;
+  const auto fast = plan::megatron_torchrun_command(s, overlapped, o);
+  for (const char* want : {"--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--bf16 --fp8-format hybrid"})
+    EXPECT_NE(fast.find(want), std::string::npos) << want << "\n" << fast;
 }
 
 TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
