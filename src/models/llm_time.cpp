@@ -22,9 +22,9 @@ namespace {
 struct Machine {
   double peak = 0;         // FLOP/s of the precision's matrix unit
   double linear_peak = 0;  // FLOP/s of the layers' four linear products (FP8's unit under kFp8, else peak)
-  double bandwidth = 0;  // memory, bytes/s
-  double intra = 0;      // per GPU within a node, bytes/s one way
-  double inter = 0;      // per GPU across nodes (the node's network shared by its GPUs)
+  double bandwidth = 0;    // memory, bytes/s
+  double intra = 0;        // per GPU within a node, bytes/s one way
+  double inter = 0;        // per GPU across nodes (the node's network shared by its GPUs)
   int gpus_per_node = 1;
   double latency_exponent = 0;  // NodeSpec::collective_latency_exponent
 };

@@ -13,12 +13,15 @@
 //     memory_fraction); backward counted kernel by kernel (the
 //     softmax and dropout 5.5 passes against 4.5 forward, the rest about
 //     twice the forward).
+//   FP8 (Precision::kFp8): the four linear products on the FP8 unit, their
+//     casts to FP8 as memory-bound passes.
 //   tensor-parallel collectives: per layer 2 all-reduces forward and 2
 //     backward of the sbh activations (ring: 2(t-1) steps, each a latency,
 //     growing as (bytes / 64 KiB)^exponent where the hardware says so
 //     (NodeSpec::collective_latency_exponent), and bytes/t over the link);
 //     with sequence parallelism 2 all-gathers + 2 reduce-scatters forward and
-//     4 + 2 backward (the all-gathers redone for the weight gradients).
+//     4 + 2 backward (the all-gathers redone for the weight gradients);
+//     with tp_comm_overlap what the products do not cover.
 // A stage's step is its layers plus, on the first and last stage, the
 // embedding and the logits (with a vocabulary-parallel cross entropy), plus
 // point-to-point sends of sbh/t bytes per virtual stage each way. The
@@ -26,7 +29,10 @@
 //   m · t_slowest_stage + bubble, the bubble pp · t_mean_stage - t_slowest_stage
 //   for 1F1B (the first micro-batch's forward and the last one's backward
 //   through every stage) and (pp - 1)/vpp · t_mean_stage interleaved
-//   + exposed data-parallel gradient reduction + optimizer step
+//   + exposed data-parallel gradient reduction (a ring across nodes through
+//     each of the group's members on a node; with overlap_grad_reduce and
+//     overlap_param_gather what the stage's backward and forward do not
+//     cover) + optimizer step
 // Two uses: the datasheet alone (default parameters) and calibrated
 // (fit() scales the efficiency factors to measured iterations).
 #pragma once
