@@ -227,7 +227,12 @@ void setup(CLI::App& root) {
                 "A catalog name (trainplan hardware) or a hardware file; several, comma-separated "
                 "(a100-80gb,h100,h200), compare each GPU's best plan")
       ->required();
-  p->add_option("--max-gpus", a->options.max_gpus, "Most GPUs (tp x pp x dp)")->capture_default_str();
+  p->add_option("--max-gpus", a->options.max_gpus, "Most GPUs (tp x cp x pp x dp)")->capture_default_str();
+  p->add_option("--max-cp", a->options.max_cp,
+                "Most context-parallel ranks (Megatron-Core's --context-parallel-size), searched in powers of two "
+                "that split the sequence into 2 x cp chunks; 1: none")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   p->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node (0: the hardware's)")->capture_default_str();
   p->add_option("--tokens", a->options.tokens, "Tokens to train (e.g. 300e9)")->required();
   p->add_option("--global-batch", a->options.global_batch, "Sequences per iteration")->required();

@@ -66,6 +66,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     l.tp = integer(t, row, "tp"), l.pp = integer(t, row, "pp"), l.dp = integer(t, row, "dp");
     l.micro_batch = integer(t, row, "micro_batch"), l.global_batch = integer(t, row, "global_batch");
     l.virtual_stages = optional_integer(t, row, "virtual_stages").value_or(1);
+    l.cp = optional_integer(t, row, "cp").value_or(1);
     if (t.has_column("recompute") && !t.text(row, "recompute").empty()) {
       auto rc = structure::parse_recompute(t.text(row, "recompute"));
       if (!rc) t.fail(row, "recompute", "must be none, selective or full, not '" + t.text(row, "recompute") + "'");
@@ -86,9 +87,13 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     l.tp_comm_overlap = boolean(t, row, "tp_comm_overlap");
     int gpus = integer(t, row, "gpus");
     // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.
-    const double product = double(l.tp) * l.pp * l.dp;
-    if (double(gpus) != product)
-      t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {:.0f}", gpus, l.tp, l.pp, l.dp, product));
+    const double product = double(l.tp) * l.cp * l.pp * l.dp;
+    if (double(gpus) != product) {
+      if (l.cp == 1)
+        t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {:.0f}", gpus, l.tp, l.pp, l.dp, product));
+      t.fail(row, "gpus", fmt::format("{} GPUs is not tp x cp x pp x dp = {} x {} x {} x {} = {:.0f}", gpus, l.tp, l.cp,
+                                      l.pp, l.dp, product));
+    }
     if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
     // Bounds far past any real run, so that seconds and bytes stay finite through the fits.
     constexpr double kMostSeconds = 1e7, kMostGib = 1e6;

@@ -4,6 +4,7 @@
 //
 //   required  gpus, global_batch, micro_batch, hidden, heads, layers, seq, tp, dp, pp
 //   optional  vocab (51200), ffn_hidden (4 x hidden), kv_groups (heads),
+//             cp (1: context-parallel ranks; then gpus = tp·cp·pp·dp),
 //             gated_mlp (false), tied_embeddings (true), virtual_stages (1),
 //             recompute: none | selective | full (none),
 //             sequence_parallel, distributed_optimizer, flash_attention: true | false (false),

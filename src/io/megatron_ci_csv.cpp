@@ -30,7 +30,6 @@ MegatronCiData read_megatron_ci(const std::string& path) {
     auto skip = [&](const std::string& why) { ++d.excluded[why]; };
     std::string family = t.text(r, "model_family"), gpu_text = t.text(r, "gpu"), args = text(r, "other_args_json");
     if (t.text(r, "world_size").empty()) { skip("world size unknown"); continue; }
-    if (integer(r, "cp", 1) > 1) { skip("context parallelism"); continue; }
     if (!t.text(r, "num_experts").empty() || integer(r, "ep", 1) > 1) { skip("mixture of experts"); continue; }
     if (family != "gpt" && family != "bert") { skip("not a GPT or BERT model"); continue; }
     if (yes(text(r, "mla")) || !text(r, "fp8_format").empty() || yes(text(r, "megatron_fsdp")) ||
@@ -62,8 +61,9 @@ MegatronCiData read_megatron_ci(const std::string& path) {
     s.tied_embeddings = !yes(text(r, "untie_embeddings"));
     auto& l = x.layout;
     l.tp = integer(r, "tp", 1), l.pp = integer(r, "pp", 1);
+    l.cp = std::max(1, integer(r, "cp", 1));
     int world = integer(r, "world_size", 1);
-    l.dp = world / (l.tp * l.pp);
+    l.dp = world / (l.tp * l.pp * l.cp);
     int per_stage = integer(r, "vpp_layers_per_stage", 0);
     l.virtual_stages = per_stage > 0 && l.pp > 1 ? s.layers / (l.pp * per_stage) : 1;
     l.micro_batch = integer(r, "micro_batch", 1), l.global_batch = integer(r, "global_batch", 1);
@@ -84,7 +84,7 @@ MegatronCiData read_megatron_ci(const std::string& path) {
     s.vocab = structure::megatron_padded_vocab(vocab, l.tp);
     x.model = fmt::format("{} h{} L{} s{}", family, s.hidden, s.layers, s.seq);
     bool ok = s.layers > 0 && s.hidden > 0 && s.heads > 0 && s.seq > 0 && s.hidden % s.heads == 0 &&
-              world % (l.tp * l.pp) == 0 && (per_stage == 0 || l.pp == 1 || s.layers % (l.pp * per_stage) == 0);
+              world % (l.tp * l.pp * l.cp) == 0 && (per_stage == 0 || l.pp == 1 || s.layers % (l.pp * per_stage) == 0);
     if (!ok || structure::check_layout(s, l)) { skip("layout does not divide the shape"); continue; }
     x.iteration_s = t.positive(r, "iter_time_s_median");
     x.peak_gib = t.positive(r, "mem_max_allocated_GiB_lastrank");

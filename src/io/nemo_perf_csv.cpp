@@ -75,10 +75,6 @@ PublishedScaleRuns read_nemo_perf_runs(const std::string& path) {
       ++out.left_out["mixture of experts"];
       continue;
     }
-    if (count_or_one(t, row, "cp") != 1) {
-      ++out.left_out["context parallelism"];
-      continue;
-    }
     const std::string& fsdp = t.text(row, "fsdp");
     if (!(fsdp.empty() || fsdp == "0")) {
       ++out.left_out["FSDP"];
@@ -116,10 +112,11 @@ PublishedScaleRuns read_nemo_perf_runs(const std::string& path) {
     s.seq = t.positive_int(row, "seq_len");
     auto& l = run.layout;
     l.tp = t.positive_int(row, "tp"), l.pp = t.positive_int(row, "pp");
+    l.cp = count_or_one(t, row, "cp");
     l.virtual_stages = count_or_one(t, row, "vp");
     const int gpus = t.positive_int(row, "num_gpus");
-    if (gpus % (l.tp * l.pp) != 0) t.fail(row, "num_gpus", fmt::format("{} is not a multiple of tp x pp", gpus));
-    l.dp = gpus / (l.tp * l.pp);
+    if (gpus % (l.tp * l.cp * l.pp) != 0) t.fail(row, "num_gpus", fmt::format("{} is not a multiple of tp x cp x pp", gpus));
+    l.dp = gpus / (l.tp * l.cp * l.pp);
     l.micro_batch = t.positive_int(row, "mbs"), l.global_batch = t.positive_int(row, "gbs");
     l.precision = *precision;
     const bool gpt3 = s.name.rfind("gpt3", 0) == 0;

@@ -50,8 +50,10 @@ double logit_bytes(Precision p) {
 }  // namespace
 
 double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l) {
-  double sbh = double(s.seq) * l.micro_batch * s.hidden;
-  double sb = double(s.seq) * l.micro_batch;
+  // A rank keeps its 1/cp of each sequence (context parallelism).
+  const double q = double(s.seq) / l.cp;
+  double sbh = q * l.micro_batch * s.hidden;
+  double sb = q * l.micro_batch;
   double t = l.tp;
   double sp = l.sequence_parallel ? t : 1.0;
   double scale = activation_scale(l.precision);
@@ -76,9 +78,9 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   // without dropout, the softmax output alone (both the softmax's backward
   // and the product with V read it). A fused kernel keeps instead one fp32
   // log-sum-exp per row and head (counted in 16-bit units, twice).
-  if (l.flash_attention) bytes += 2.0 * s.heads * double(s.seq) * l.micro_batch / t;
+  if (l.flash_attention) bytes += 2.0 * s.heads * q * l.micro_batch / t;
   else if (l.recompute == Recompute::kNone)
-    bytes += (l.dropout ? 5.0 : 2.0) * s.heads * double(s.seq) * s.seq * l.micro_batch / t;
+    bytes += (l.dropout ? 5.0 : 2.0) * s.heads * q * s.seq * l.micro_batch / t;
   return scale * bytes;
 }
 
@@ -103,7 +105,9 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   // 16-bit weights with an fp32 master copy in the optimizer (Megatron), or
   // fp32 weights that are their own master (fp32, PyTorch AMP).
   bool master_copy = l.precision == Precision::kFp16 || l.precision == Precision::kBf16 || l.precision == Precision::kFp8;
-  double dp_shard = l.distributed_optimizer ? l.dp : 1.0;
+  // The distributed optimizer shards over every rank that holds the same
+  // weights: data- and context-parallel.
+  double dp_shard = l.distributed_optimizer ? double(l.dp) * l.cp : 1.0;
   m.weights = params * (master_copy ? 2 : 4);
   // Autocast keeps a bf16 copy of every fp32 weight it casts until the
   // forward and backward are done.
@@ -118,12 +122,12 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   double layers = double(s.layers) / l.pp * in_flight(l, stage);
   m.activations = layer_activation_bytes(s, l) * layers;
 
-  double sbh = double(s.seq) * l.micro_batch * h, sp = l.sequence_parallel ? t : 1.0;
+  double sbh = double(s.seq) / l.cp * l.micro_batch * h, sp = l.sequence_parallel ? t : 1.0;
   double scale = activation_scale(l.precision);
   // Korthikanti et al. 2022, section 4.3: the embedding's dropout mask per
   // micro-batch in flight; the output layer's input and the logits.
   if (first && l.dropout) m.embedding_logits += scale * sbh / sp * in_flight(l, 0);
-  if (last) m.embedding_logits += scale * 4 * sbh / t + logit_bytes(l.precision) * s.seq * l.micro_batch * V / t;
+  if (last) m.embedding_logits += scale * 4 * sbh / t + logit_bytes(l.precision) * s.seq / l.cp * l.micro_batch * V / t;
   m.overhead = params_.overhead_bytes;
   return m;
 }

@@ -66,7 +66,9 @@ class Costs {
  public:
   Costs(const TransformerSpec& s, const ParallelLayout& l, const Machine& m, const LlmTimeParams& p)
       : s_(s), l_(l), m_(m), p_(p), eb_(element_bytes(l.precision)) {
-    tokens_ = double(s.seq) * l.micro_batch;
+    // A rank's tokens: its 1/cp of each sequence.
+    queries_ = double(s.seq) / l.cp;
+    tokens_ = queries_ * l.micro_batch;
     tp_link_ = l.tp <= m.gpus_per_node ? m.intra : m.inter;
   }
 
@@ -104,10 +106,10 @@ class Costs {
     if (l_.flash_attention) {
       // A fused kernel keeps the s x s scores on chip: its two products are
       // compute-bound, with no s^2 bytes through memory.
-      double flops = 2 * 2.0 * s_.seq * d * double(s_.seq) * heads;
+      double flops = 2 * 2.0 * queries_ * d * double(s_.seq) * heads;
       r.core = flops / (m_.peak * p_.gemm.peak_fraction) + p_.gemm.launch_s;
     } else {
-      r.core = gemm(s_.seq, d, s_.seq, heads) + gemm(s_.seq, s_.seq, d, heads);
+      r.core = gemm(queries_, d, s_.seq, heads) + gemm(queries_, s_.seq, d, heads);
     }
     double sp = l_.sequence_parallel ? t : 1;
     // Element passes (a read or a write of every element): 2 LayerNorms x 2,
@@ -128,7 +130,7 @@ class Costs {
     // dy and the mask and writes dx (2.5): 5.5 passes, not twice 4.5.
     // Without dropout, the softmax's alone: 2 and 3.
     // A fused kernel keeps the scores on chip: no softmax pass through memory.
-    const double scores = heads * double(s_.seq) * s_.seq * eb_;
+    const double scores = heads * queries_ * s_.seq * eb_;
     r.mem_core = l_.flash_attention ? 0 : mem((l_.dropout ? 4.5 : 2) * scores);
     if (l_.precision == Precision::kFp8) {
       // Transformer Engine casts each FP8 product's 16-bit input to FP8 and
@@ -158,6 +160,19 @@ class Costs {
       r.comm_fwd = std::max(r.comm_fwd / l_.tp, r.comm_fwd - r.linear);
       r.comm_bwd = std::max(r.comm_bwd / l_.tp, r.comm_bwd - 2 * r.linear);
     }
+    if (l_.cp > 1) {
+      // Context parallelism: the attention runs in cp steps, each on the
+      // keys and values of one rank's chunk, which pass round a ring (the
+      // rank's K and V: 2·tokens·(kv groups / tp)·d elements) while the
+      // step before computes; backward the keys and values go round again
+      // with their gradients, twice the bytes. What a step's share of the
+      // attention does not cover waits.
+      const double kv = 2 * tokens_ * double(s_.kv()) / t * d * eb_;
+      const double steps = l_.cp - 1;
+      const double core_bwd = (l_.flash_attention ? 2.5 : 2.0) * r.core;
+      r.comm_fwd += steps * std::max(0.0, step(kv, cp_link()) - r.core / l_.cp);
+      r.comm_bwd += steps * std::max(0.0, step(2 * kv, cp_link()) - core_bwd / l_.cp);
+    }
     return r;
   }
 
@@ -182,7 +197,19 @@ class Costs {
     const double passes = l_.precision == Precision::kFp32 ? 10 : 13;
     return g + mem(passes * T * V / t * 4) + gather;
   }
-  double p2p_link() const { return l_.tp * l_.dp >= m_.gpus_per_node ? m_.inter : m_.intra; }
+  double p2p_link() const { return l_.tp * l_.cp * l_.dp >= m_.gpus_per_node ? m_.inter : m_.intra; }
+  // The link of a group of n ranks spaced `stride` apart in Megatron's rank
+  // order: NVLink within a node; across nodes a ring through each of the
+  // group's members on a node, each through its own network share (NCCL
+  // runs as many rings as the group has members on a node, and each ring
+  // enters and leaves a node once), up to the node's own links.
+  double group_link(int n, int stride) const {
+    if (double(n) * stride <= m_.gpus_per_node) return m_.intra;
+    const int members = std::max(1, std::min(n, m_.gpus_per_node / std::max(1, stride)));
+    return std::min(m_.intra, m_.inter * members);
+  }
+  // Context-parallel ranks follow the tensor-parallel ones.
+  double cp_link() const { return group_link(l_.cp, l_.tp); }
   // Sends of one micro-batch's activations (split across tp, then gathered) to
   // the next virtual stage forward and of their gradient backward.
   double p2p() const {
@@ -190,17 +217,10 @@ class Costs {
     double bytes = tokens_ * s_.hidden * eb_ / l_.tp;
     return 2.0 * l_.virtual_stages * step(bytes, p2p_link());
   }
-  // Within a node the data-parallel ring runs over NVLink. Across nodes it
-  // enters and leaves each node once per ring, and NCCL runs as many rings
-  // as the group has members on a node, each through a member's own network
-  // share: k members on a node (tp-rank neighbours first, as Megatron orders
-  // its ranks) carry the ring k times as fast as one GPU's share, up to the
-  // node's own links.
-  double dp_link() const {
-    if (l_.tp * l_.dp <= m_.gpus_per_node) return m_.intra;
-    const int members = std::max(1, std::min(l_.dp, m_.gpus_per_node / std::max(1, l_.tp)));
-    return std::min(m_.intra, m_.inter * members);
-  }
+  // The gradients are reduced over the data- and context-parallel ranks
+  // together (each holds the same weights), which follow the tensor-parallel
+  // ones in Megatron's rank order.
+  double dp_link() const { return group_link(l_.dp * l_.cp, l_.tp); }
 
  private:
   const TransformerSpec& s_;
@@ -208,7 +228,8 @@ class Costs {
   const Machine& m_;
   const LlmTimeParams& p_;
   double eb_;
-  double tokens_ = 0;
+  double queries_ = 0;  // a rank's positions of one sequence: seq / cp
+  double tokens_ = 0;   // queries_ x micro_batch
   double tp_link_ = 0;
 };
 
@@ -224,7 +245,7 @@ double stage_params(const TransformerSpec& s, const ParallelLayout& l, int stage
 LlmCollectives llm_collectives(const TransformerSpec& s, const ParallelLayout& l) {
   LlmCollectives c;
   if (l.tp > 1 && !l.sequence_parallel) {
-    c.tp_bytes = double(s.seq) * l.micro_batch * s.hidden * element_bytes(l.precision);
+    c.tp_bytes = double(s.seq) / l.cp * l.micro_batch * s.hidden * element_bytes(l.precision);
     const double per_layer = l.recompute == Recompute::kFull ? 6 : 4;  // 2 forward, 2 backward, the forward's again
     c.tp_count = per_layer * double(s.layers) / l.pp * l.micro_batches();
   }
@@ -295,8 +316,9 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   int slow_stage = last_slowest ? l.pp - 1 : 0;
   double params = stage_params(s, l, slow_stage);
   double grad_bytes = l.precision == Precision::kFp16 ? 2 : 4;
-  double grads = c.ring(params * grad_bytes, l.dp, l.distributed_optimizer ? 1 : 2, c.dp_link());
-  double gather = l.distributed_optimizer ? c.ring(params * element_bytes(l.precision), l.dp, 1, c.dp_link()) : 0;
+  const int replicas = l.dp * l.cp;  // the ranks that hold the same weights
+  double grads = c.ring(params * grad_bytes, replicas, l.distributed_optimizer ? 1 : 2, c.dp_link());
+  double gather = l.distributed_optimizer ? c.ring(params * element_bytes(l.precision), replicas, 1, c.dp_link()) : 0;
   // Overlapped, bucket by bucket: a layer's gradients are reduced while the
   // layers before it run their backward (of the last micro-batch), and the
   // updated weights gathered while the layers before them run the next
@@ -312,7 +334,7 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   if (l.pp > 1 && s.tied_embeddings)
     dp += c.ring(double(s.vocab) * s.hidden / l.tp * grad_bytes, 2, 2, c.p2p_link());
   r.dp_comm = (1 - params_.dp_overlap) * dp;
-  double shard = l.distributed_optimizer ? l.dp : 1;
+  double shard = l.distributed_optimizer ? replicas : 1;
   r.optimizer = c.mem(params * params_.optimizer_bytes_per_param / shard);
   // FP8: each layer weight cast to FP8 with its transpose once an iteration
   // (Transformer Engine keeps them for the later micro-batches): 2 bytes

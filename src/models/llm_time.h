@@ -22,6 +22,9 @@
 //     with sequence parallelism 2 all-gathers + 2 reduce-scatters forward and
 //     4 + 2 backward (the all-gathers redone for the weight gradients);
 //     with tp_comm_overlap what the products do not cover.
+//   context parallelism (cp > 1): a rank's 1/cp of each sequence through
+//     the linears, its queries against all keys in the attention, the keys
+//     and values passed round a ring where the attention does not cover them.
 // A stage's step is its layers plus, on the first and last stage, the
 // embedding and the logits (with a vocabulary-parallel cross entropy), plus
 // point-to-point sends of sbh/t bytes per virtual stage each way. The
@@ -107,7 +110,7 @@ struct LlmTimeBreakdown {
   double mean_stage_step = 0;   // the same averaged over the stages
   double compute = 0;           // matrix products per iteration on the slowest stage
   double memory_bound = 0;      // memory-bound kernels per iteration on the slowest stage
-  double tp_comm = 0;           // tensor-parallel collectives per iteration
+  double tp_comm = 0;           // tensor-parallel collectives per iteration, and the context-parallel ring's wait
   double pp_comm = 0;           // point-to-point sends per iteration
   double bubble = 0;            // the pipeline bubble
   double dp_comm = 0;           // exposed gradient reduction (and parameter all-gather)

@@ -20,6 +20,7 @@ namespace {
 std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
   std::vector<std::string> a;
   a.push_back(fmt::format("--tensor-model-parallel-size {}", l.tp));
+  if (l.cp > 1) a.push_back(fmt::format("--context-parallel-size {}", l.cp));
   a.push_back(fmt::format("--pipeline-model-parallel-size {}", l.pp));
   if (l.virtual_stages > 1)
     a.push_back(fmt::format("--num-layers-per-virtual-pipeline-stage {}", s.layers / (l.pp * l.virtual_stages)));

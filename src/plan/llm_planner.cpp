@@ -64,7 +64,9 @@ std::string hours(double s) { return fmt::format("{:.4g} h", s / 3600); }
 }  // namespace
 
 std::string describe(const ParallelLayout& l) {
-  std::string s = fmt::format("tp {}, pp {}", l.tp, l.pp);
+  std::string s = fmt::format("tp {}", l.tp);
+  if (l.cp > 1) s += fmt::format(", cp {}", l.cp);
+  s += fmt::format(", pp {}", l.pp);
   if (l.virtual_stages > 1) s += fmt::format(", vpp {}", l.virtual_stages);
   s += fmt::format(", dp {}, micro-batch {}, recompute {}", l.dp, l.micro_batch, structure::to_string(l.recompute));
   if (l.sequence_parallel) s += ", sequence parallel";
@@ -102,42 +104,50 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   l.dropout = o.dropout;
   l.fp32_residual = o.fp32_residual;
   long index = 0;
+  // Context parallelism in powers of two up to max_cp, each splitting the
+  // sequence into 2·cp chunks.
+  std::vector<int> cps = {1};
+  for (int cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)
+    if (s.seq % (2 * cp) == 0) cps.push_back(cp);
   for (int tp : divisors(s.heads, per_node)) {
     if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;
-    for (int pp : divisors(s.layers, o.max_gpus / tp)) {
-      for (int vpp : divisors(s.layers / pp, pp > 1 ? s.layers : 1)) {
-        for (int dp : divisors(o.global_batch, o.max_gpus / (tp * pp))) {
-          check_cancelled();  // a server request past its time limit stops here
-          for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
-            int m = o.global_batch / (dp * mb);
-            if (vpp > 1 && m % pp != 0) continue;
-            for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-              for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
-                for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
-                  l.tp = tp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
-                  l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
-                  l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
-                  l.tp_comm_overlap = o.overlap && tp > 1;
-                  ++index;
-                  LlmCandidate c;
-                  c.layout = l;
-                  c.memory_bytes = memory.predict(s, l).total();
-                  c.headroom_bytes = gpu_bytes - c.memory_bytes;
-                  if (!least_memory || c.memory_bytes < least_memory->memory_bytes) least_memory = c;
-                  if (c.memory_bytes > res.capacity_bytes) continue;
-                  ++res.fit;
-                  c.iteration_s = time.predict(s, l).iteration;
-                  c.train_s = c.iteration_s * res.iterations;
-                  c.gpu_hours = c.train_s * l.gpus() / 3600;
-                  if (!fastest_fit || c.train_s < fastest_fit->train_s) fastest_fit = c;
-                  if (o.frontier) fitting.push_back(c);
-                  if (o.deadline_s > 0 && c.train_s > o.deadline_s) continue;
-                  if (!cheapest_in_deadline || c.gpu_hours < cheapest_in_deadline->gpu_hours) cheapest_in_deadline = c;
-                  if (by_time && c.gpu_hours > o.gpu_hour_budget) continue;
-                  ++res.qualified;
-                  Rank r = by_time ? Rank{c.train_s, c.gpu_hours, l.gpus(), index}
-                                   : Rank{c.gpu_hours, c.train_s, l.gpus(), index};
-                  top.offer(r, c);
+    for (int cp : cps) {
+      if (tp * cp > o.max_gpus) continue;
+      for (int pp : divisors(s.layers, o.max_gpus / (tp * cp))) {
+        for (int vpp : divisors(s.layers / pp, pp > 1 ? s.layers : 1)) {
+          for (int dp : divisors(o.global_batch, o.max_gpus / (tp * cp * pp))) {
+            check_cancelled();  // a server request past its time limit stops here
+            for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
+              int m = o.global_batch / (dp * mb);
+              if (vpp > 1 && m % pp != 0) continue;
+              for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+                for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+                  for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
+                    l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
+                    l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
+                    l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
+                    l.tp_comm_overlap = o.overlap && tp > 1;
+                    ++index;
+                    LlmCandidate c;
+                    c.layout = l;
+                    c.memory_bytes = memory.predict(s, l).total();
+                    c.headroom_bytes = gpu_bytes - c.memory_bytes;
+                    if (!least_memory || c.memory_bytes < least_memory->memory_bytes) least_memory = c;
+                    if (c.memory_bytes > res.capacity_bytes) continue;
+                    ++res.fit;
+                    c.iteration_s = time.predict(s, l).iteration;
+                    c.train_s = c.iteration_s * res.iterations;
+                    c.gpu_hours = c.train_s * l.gpus() / 3600;
+                    if (!fastest_fit || c.train_s < fastest_fit->train_s) fastest_fit = c;
+                    if (o.frontier) fitting.push_back(c);
+                    if (o.deadline_s > 0 && c.train_s > o.deadline_s) continue;
+                    if (!cheapest_in_deadline || c.gpu_hours < cheapest_in_deadline->gpu_hours) cheapest_in_deadline = c;
+                    if (by_time && c.gpu_hours > o.gpu_hour_budget) continue;
+                    ++res.qualified;
+                    Rank r = by_time ? Rank{c.train_s, c.gpu_hours, l.gpus(), index}
+                                     : Rank{c.gpu_hours, c.train_s, l.gpus(), index};
+                    top.offer(r, c);
+                  }
                 }
               }
             }

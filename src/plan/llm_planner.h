@@ -54,8 +54,11 @@ struct LlmPlanOptions {
   bool overlap = false;
 
   // ---- The search space ----
-  // Most GPUs a configuration may use (tp·pp·dp). REQUIRES: >= 1.
+  // Most GPUs a configuration may use (tp·cp·pp·dp). REQUIRES: >= 1.
   int max_gpus = 8;
+  // Most context-parallel ranks: cp is searched over the powers of two up
+  // to it that split the sequence into 2·cp chunks. Default: 1 (none).
+  int max_cp = 1;
   // GPUs per node: tensor parallelism stays within a node. 0: the hardware
   // profile's. Default: 0.
   int gpus_per_node = 0;
@@ -107,7 +110,7 @@ struct LlmPlanResult {
   std::vector<LlmCandidate> frontier;
 };
 
-// "tp 8, pp 4, vpp 2, dp 16, micro-batch 1, recompute selective, sequence
+// "tp 8, cp 2, pp 4, vpp 2, dp 16, micro-batch 1, recompute selective, sequence
 // parallel, distributed optimizer": a configuration in words.
 std::string describe(const structure::ParallelLayout& layout);
 

@@ -689,7 +689,7 @@ json Service::transfer_request(const json& req) {
 }
 
 Response Service::llm_plan_request(const json& req) {
-  static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "gpus_per_node", "tokens", "global_batch",
+  static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "max_cp", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
                                                 "flash_attention", "dropout", "fp32_residual", "overlap", "calibrate"};
   for (const auto& [k, v] : req.items())
@@ -703,6 +703,8 @@ Response Service::llm_plan_request(const json& req) {
   if (!hw) throw RequestError(400, "gpu", fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", gpu));
   plan::LlmPlanOptions o;
   o.max_gpus = get_int(req, "max_gpus", o.max_gpus);
+  o.max_cp = get_int(req, "max_cp", o.max_cp);
+  if (o.max_cp < 1 || o.max_cp > o.max_gpus) throw RequestError(400, "max_cp", "max_cp must be between 1 and max_gpus");
   o.gpus_per_node = get_int(req, "gpus_per_node", o.gpus_per_node);
   o.tokens = get_number(req, "tokens", std::nullopt);
   o.global_batch = get_int(req, "global_batch", std::nullopt);

@@ -7,15 +7,18 @@ namespace trainplan::structure {
 
 std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const ParallelLayout& l) {
   auto n = [](int v) { return std::to_string(v); };
-  for (auto [v, f] : {std::pair{l.tp, "tp"}, {l.pp, "pp"}, {l.dp, "dp"}, {l.virtual_stages, "virtual_stages"},
+  for (auto [v, f] : {std::pair{l.tp, "tp"}, {l.cp, "cp"}, {l.pp, "pp"}, {l.dp, "dp"}, {l.virtual_stages, "virtual_stages"},
                       {l.micro_batch, "micro_batch"}, {l.global_batch, "global_batch"}}) {
     if (v < 1) return LayoutProblem{f, "must be an integer >= 1"};
     if (v > kMaxLayoutCount) return LayoutProblem{f, "must be at most " + n(kMaxLayoutCount)};
   }
   // In 64 bits: each factor is below 2^24, so the products fit; the checks
   // keep gpus() and micro_batches() within int for every layout that passes.
-  if (int64_t(l.tp) * l.pp * l.dp > kMaxLayoutCount)
-    return LayoutProblem{"dp", "tp x pp x dp is more than " + n(kMaxLayoutCount) + " GPUs"};
+  if (int64_t(l.tp) * l.cp * l.pp * l.dp > kMaxLayoutCount)
+    return LayoutProblem{"dp", "tp x cp x pp x dp is more than " + n(kMaxLayoutCount) + " GPUs"};
+  if (l.cp > 1 && s.seq % (2 * int64_t(l.cp)) != 0)
+    return LayoutProblem{"cp", "2 x cp " + n(2 * l.cp) + " does not divide the sequence " + n(s.seq) +
+                                   " (context parallelism splits it into 2·cp balanced chunks)"};
   if (s.heads % l.tp != 0) return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.heads) + " heads"};
   if (s.kv() % l.tp != 0)
     return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.kv()) + " key/value groups"};

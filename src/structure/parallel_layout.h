@@ -35,6 +35,10 @@ enum class Precision {
 
 struct ParallelLayout {
   int tp = 1;  // tensor-parallel ranks: split heads, key/value groups and the MLP width
+  // Context-parallel ranks: split each sequence (Megatron-Core's
+  // --context-parallel-size: 2·cp load-balanced chunks, keys and values
+  // passed round a ring for the attention). REQUIRES: 2·cp divides seq.
+  int cp = 1;
   int pp = 1;  // pipeline stages: split the layers
   int dp = 1;  // data-parallel replicas
   // Model chunks per pipeline stage (interleaved 1F1B); 1: plain 1F1B.
@@ -74,7 +78,7 @@ struct ParallelLayout {
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
 
-  int gpus() const { return tp * pp * dp; }
+  int gpus() const { return tp * cp * pp * dp; }
   // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).
   int micro_batches() const { return global_batch / (micro_batch * dp); }
 };
@@ -93,8 +97,9 @@ struct LayoutProblem {
 };
 
 // nullopt when the layout is valid for the spec: every count >= 1, tp divides
-// the heads, the key/value groups and the MLP width, pp·virtual_stages
-// divides the layers, micro_batch·dp divides global_batch.
+// the heads, the key/value groups and the MLP width, 2·cp divides the
+// sequence (when cp > 1), pp·virtual_stages divides the layers,
+// micro_batch·dp divides global_batch.
 std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
 
 // "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master",

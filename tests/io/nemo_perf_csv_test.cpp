@@ -33,7 +33,7 @@ TEST(NemoPerfCsv, KeepsDenseH100PreTrainingAndFillsInTheRecipe) {
                        "24.03,Pre-Training,DGX-H100,LLAMA2-7B,FP8,4,1024,,4096,,1,1,1,,,\n"
                        "26.04,Pre-Training,DGX-H100,LLAMA3_70B,NVFP4,64,256,1,8192,0,4,8,1,5,1,15\n");
   auto got = io::read_nemo_perf_runs(path);
-  ASSERT_EQ(got.runs.size(), 3u);
+  ASSERT_EQ(got.runs.size(), 4u);
   const auto& llama = got.runs[0].iteration.run;
   EXPECT_EQ(got.runs[0].gpu, "h100");
   EXPECT_EQ(llama.spec.layers, 80);
@@ -58,7 +58,10 @@ TEST(NemoPerfCsv, KeepsDenseH100PreTrainingAndFillsInTheRecipe) {
   EXPECT_EQ(got.left_out.at("GPU outside the catalog (B200, B300, GB200, GB300)"), 1);
   EXPECT_EQ(got.left_out.at("not pre-training"), 1);
   EXPECT_EQ(got.left_out.at("mixture of experts"), 1);
-  EXPECT_EQ(got.left_out.at("context parallelism"), 1);
+  // Context parallelism: 8 GPUs of cp 2 are 4 data-parallel replicas.
+  const auto& cp = got.runs[3].iteration.run;
+  EXPECT_EQ(cp.layout.cp, 2);
+  EXPECT_EQ(cp.layout.dp, 4);
   EXPECT_EQ(got.left_out.at("FSDP"), 1);
   EXPECT_EQ(got.left_out.at("precision not stated"), 1);
   EXPECT_EQ(got.left_out.at("model shape not known here"), 1);

@@ -176,3 +176,17 @@ TEST(LlmMemory, Fp8KeepsWeightCopiesAndHalvesTheProductsSavedInputs) {
   l.recompute = fp8.recompute = Recompute::kFull;
   EXPECT_DOUBLE_EQ(models::layer_activation_bytes(s, l), models::layer_activation_bytes(s, fp8));
 }
+
+// Context parallelism keeps 1/cp of each sequence's activations and logits,
+// and the distributed optimizer shards over the context-parallel ranks too.
+TEST(LlmMemory, ContextParallelismKeepsItsShareOfTheSequence) {
+  auto s = one_layer();
+  ParallelLayout l;
+  l.flash_attention = true, l.micro_batch = 1, l.global_batch = 2, l.dp = 2, l.distributed_optimizer = true;
+  auto split = l;
+  split.cp = 4;
+  EXPECT_NEAR(models::layer_activation_bytes(s, split), models::layer_activation_bytes(s, l) / 4, 1e-6);
+  LlmMemoryModel m;
+  EXPECT_NEAR(m.predict(s, split).optimizer, m.predict(s, l).optimizer / 4, 1e-6);
+  EXPECT_LT(m.predict(s, split).embedding_logits, m.predict(s, l).embedding_logits);
+}

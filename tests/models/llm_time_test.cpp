@@ -329,3 +329,31 @@ TEST(LlmTime, ADataParallelRingAcrossNodesUsesEachMembersNetwork) {
   auto tp8 = m.predict(s, layout(8, 1, 2, 64));
   EXPECT_NEAR(tp8.dp_comm / two_nodes.dp_comm, (0.5 / 8 / 50) / (15.0 / 16 / 400), 1e-6);
 }
+
+// Context parallelism: each rank runs its 1/cp of the sequence through the
+// linears and 1/cp of the attention's queries against all the keys; the keys
+// and values passing round the ring wait where the attention step does not
+// cover them. A sequence that 2·cp does not divide is refused.
+TEST(LlmTime, ContextParallelismSplitsTheSequence) {
+  auto hw = *find_builtin_hardware("h100");
+  auto s = *find_transformer("llama3-8b");
+  s.seq = 32768;
+  auto l = layout(1, 1, 1, 1);
+  l.flash_attention = true, l.dropout = false;
+  auto split = l;
+  split.cp = 2;
+  const LlmTimeModel m(hw);
+  auto one = m.predict(s, l), two = m.predict(s, split);
+  EXPECT_NEAR(two.compute / one.compute, 0.5, 0.02);  // every product halves (the logits, too)
+  EXPECT_EQ(two.tp_comm, 0);  // at 32k positions a step's attention covers the next keys and values
+  EXPECT_LT(two.iteration, one.iteration);
+  auto shorter = s;
+  shorter.seq = 1024;  // a step's attention is microseconds: the ring waits
+  EXPECT_GT(m.predict(shorter, split).tp_comm, 0);
+  EXPECT_EQ(split.gpus(), 2);
+  auto odd = split;
+  odd.cp = 3;
+  EXPECT_TRUE(check_layout(s, odd));
+  EXPECT_EQ(check_layout(s, odd)->field, "cp");
+  EXPECT_FALSE(check_layout(s, split));
+}

@@ -49,6 +49,10 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
   const auto fast = plan::megatron_torchrun_command(s, overlapped, o);
   for (const char* want : {"--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--bf16 --fp8-format hybrid"})
     EXPECT_NE(fast.find(want), std::string::npos) << want << "\n" << fast;
+  EXPECT_EQ(cmd.find("--context-parallel-size"), std::string::npos);
+  auto split = layout();
+  split.cp = 2;
+  EXPECT_NE(plan::megatron_torchrun_command(s, split, o).find("--context-parallel-size 2"), std::string::npos);
 }
 
 TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {

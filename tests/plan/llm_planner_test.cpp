@@ -33,8 +33,9 @@ struct Brute {
   double best = std::numeric_limits<double>::infinity();
 };
 
-// Every tp, pp, vpp, dp and micro-batch up to the bounds, kept when
-// check_layout and the planner's documented rules accept it.
+// Every tp, cp (powers of two up to max_cp), pp, vpp, dp and micro-batch up
+// to the bounds, kept when check_layout and the planner's documented rules
+// accept it.
 Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeModel& tm, const plan::LlmPlanOptions& o,
                   int per_node) {
   Brute b;
@@ -42,6 +43,7 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
   double cap = tm.hardware().gpu.memory_gb * 1e9 - o.memory_reserve_bytes;
   long iters = long(std::ceil(o.tokens / (double(o.global_batch) * s.seq)));
   for (int tp = 1; tp <= per_node; ++tp)
+   for (int cp = 1; cp <= o.max_cp; cp *= 2)
     for (int pp = 1; pp <= s.layers; ++pp)
       for (int vpp = 1; vpp <= s.layers; ++vpp)
         for (int dp = 1; dp <= o.max_gpus; ++dp)
@@ -50,7 +52,7 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
               for (bool sp : {false, true})
                 for (bool dist : {false, true}) {
                   ParallelLayout l;
-                  l.tp = tp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
+                  l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
                   l.global_batch = o.global_batch, l.recompute = rc, l.sequence_parallel = sp;
                   l.distributed_optimizer = dist, l.precision = o.precision;
                   if (l.gpus() > o.max_gpus || structure::check_layout(s, l)) continue;
@@ -78,8 +80,10 @@ plan::LlmPlanOptions small_options() {
 TEST(LlmPlanner, ChosenIsTheExactOptimumOfABruteForceEnumeration) {
   auto s = small_model();
   models::LlmTimeModel tm(a100());
-  for (int mode = 0; mode < 3; ++mode) {
+  for (int mode = 0; mode < 4; ++mode) {
     auto o = small_options();
+    // Mode 3: context parallelism searched too.
+    if (mode == 3) o.max_cp = 4;
     auto r0 = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
     ASSERT_FALSE(r0.top.empty());
     // Mode 1: a deadline that rules out the cheapest; mode 2: least time in a budget.
