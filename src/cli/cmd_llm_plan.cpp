@@ -107,8 +107,9 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   } else {
     std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "
               << objective_line(outcomes.front().objective(), a.options) << "\n";
-    std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8}\n", "gpu", "gpus",
-                             "tp", "pp", "vpp", "dp", "mb", "recompute", "iter_s", "train_h", "GPU-hours", "mem_GiB");
+    std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8}\n", "gpu",
+                             "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "iter_s", "train_h", "GPU-hours",
+                             "mem_GiB");
     for (const auto& o : outcomes) {
       if (o.result.top.empty()) {
         std::cout << fmt::format("{:<16} {}: {}\n", o.hardware.name, o.result.failing, o.result.explanation);
@@ -116,8 +117,8 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
       }
       const auto& c = o.result.top.front();
       const auto& l = c.layout;
-      std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f}\n",
-                               o.hardware.name, l.gpus(), l.tp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
+      std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f}\n",
+                               o.hardware.name, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
                                structure::to_string(l.recompute), c.iteration_s, c.train_s / 3600, c.gpu_hours,
                                c.memory_bytes / kGiB);
     }
@@ -186,15 +187,15 @@ void run_plan(PlanArgs a) {
     if (a.options.frontier && !r.frontier.empty()) print_frontier(r.frontier);
     throw InfeasibleError(r.failing + ": " + r.explanation);
   }
-  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
-                           "rank", "gpus", "tp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
+  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
+                           "rank", "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
                            "train_h", "GPU-hours", "mem_GiB", "free_GiB");
   for (size_t i = 0; i < r.top.size(); ++i) {
     const auto& c = r.top[i];
     const auto& l = c.layout;
-    std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9.4g} {:>9.4g} {:>10.4g} "
+    std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9.4g} {:>9.4g} {:>10.4g} "
                              "{:>8.2f} {:>8.2f}\n",
-                             i + 1, l.gpus(), l.tp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
+                             i + 1, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
                              structure::to_string(l.recompute), l.sequence_parallel ? "y" : "n",
                              l.distributed_optimizer ? "y" : "n", c.iteration_s, c.train_s / 3600, c.gpu_hours,
                              c.memory_bytes / kGiB, c.headroom_bytes / kGiB);
