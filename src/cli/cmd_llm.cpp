@@ -89,7 +89,7 @@ void print_over_memory(const nlohmann::json& rows, double gpu_gib, const std::st
 void print_time_breakdown(const nlohmann::json& rows) {
   std::cout << fmt::format("\nwhere the time goes, seconds per iteration:\n{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} "
                            "{:>10} {:>10} {:>10}\n",
-                           "line", "compute", "mem-bound", "TP comm", "PP comm", "bubble", "DP comm", "optimizer", "other");
+                           "line", "compute", "mem-bound", "TP/CP comm", "PP comm", "bubble", "DP comm", "optimizer", "other");
   for (const auto& j : rows) {
     const double parts[] = {j["compute_s"], j["memory_bound_s"], j["tp_comm_s"], j["pp_comm_s"],
                             j["bubble_s"],  j["dp_comm_s"],      j["optimizer_s"]};
@@ -729,8 +729,8 @@ void setup(CLI::App& root) {
       ->check(CLI::Range(0.0, 1.0, "in (0, 1)"));
   p->add_option("-o,--out", pa->out, "Write the configurations with iteration_time_s and memory_gib appended");
   p->add_flag("--breakdown", pa->breakdown,
-              "Also print where each row's iteration goes: compute, memory-bound kernels, tensor-, pipeline- and "
-              "data-parallel communication, the pipeline bubble, the optimizer step");
+              "Also print where each row's iteration goes: compute, memory-bound kernels, tensor- (and "
+              "context-), pipeline- and data-parallel communication, the pipeline bubble, the optimizer step");
   p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
   p->callback([pa] { run_predict(*pa); });
 
