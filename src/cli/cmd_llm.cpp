@@ -246,9 +246,9 @@ void run_memory(MemoryArgs a) {
     return;
   }
   const auto& l = a.layout;
-  std::cout << fmt::format("{} ({:.4g}B parameters), tp {} pp {} dp {} vpp {}, micro-batch {}, global batch {}, "
+  std::cout << fmt::format("{} ({:.4g}B parameters), tp {} cp {} pp {} dp {} vpp {}, micro-batch {}, global batch {}, "
                            "recompute {}{}{}, {}\n",
-                           s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, l.tp, l.pp, l.dp,
+                           s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, l.tp, l.cp, l.pp, l.dp,
                            l.virtual_stages, l.micro_batch, l.global_batch, a.recompute,
                            l.sequence_parallel ? ", sequence parallel" : "",
                            l.distributed_optimizer ? ", distributed optimizer" : "", a.precision);
@@ -740,6 +740,7 @@ void setup(CLI::App& root) {
             "--global-batch 64 --recompute selective --sequence-parallel --gpu a100-80gb");
   add_llm_shape_options(m, ma->shape);
   m->add_option("--tp", ma->layout.tp, "Tensor-parallel ranks")->capture_default_str();
+  m->add_option("--cp", ma->layout.cp, "Context-parallel ranks (each sequence split over them)")->capture_default_str();
   m->add_option("--pp", ma->layout.pp, "Pipeline stages")->capture_default_str();
   m->add_option("--dp", ma->layout.dp, "Data-parallel replicas")->capture_default_str();
   m->add_option("--virtual-stages", ma->layout.virtual_stages, "Model chunks per stage (interleaved 1F1B)")->capture_default_str();
@@ -751,6 +752,7 @@ void setup(CLI::App& root) {
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
   m->add_flag("--no-dropout{false}", ma->layout.dropout, "No attention or hidden dropout: no dropout masks stored");
   m->add_flag("--fp32-residual", ma->layout.fp32_residual, "An fp32 residual stream (--fp32-residual-connection)");
+  m->add_flag("--flash-attention", ma->layout.flash_attention, "Fused attention: no s^2 activations");
   m->add_option("--precision", ma->precision, "fp16, bf16, fp32, amp-fp32-master or fp8")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
   m->add_flag("--json", ma->json, "Print JSON");

@@ -224,6 +224,13 @@ TEST(LlmCli, MemoryBreaksDownAZooModel) {
       "--sequence-parallel --no-dropout --json");
   ASSERT_EQ(nodrop.exit_code, 0) << nodrop.err;
   EXPECT_NEAR(nlohmann::json::parse(nodrop.out)["activations_gib"].get<double>(), 12.35 * 32 / 34, 0.01);
+  // Context parallelism keeps half of each sequence's activations on each of two ranks.
+  auto whole = tptest::run_cli("llm memory --model llama3-8b --flash-attention --no-dropout --json");
+  auto halved = tptest::run_cli("llm memory --model llama3-8b --cp 2 --flash-attention --no-dropout --json");
+  ASSERT_EQ(halved.exit_code, 0) << halved.err;
+  EXPECT_NEAR(nlohmann::json::parse(halved.out)["activations_gib"].get<double>(),
+              nlohmann::json::parse(whole.out)["activations_gib"].get<double>() / 2, 1e-6);
+  EXPECT_EQ(tptest::run_cli("llm memory --model llama3-8b --cp 3").exit_code, 2);  // 2 x 3 does not divide 8,192
   EXPECT_EQ(tptest::run_cli("llm memory --model gpt-9 --tp 1").exit_code, 2);
   EXPECT_EQ(tptest::run_cli("llm memory --model gpt3-175b --tp 5").exit_code, 2);
 }
