@@ -365,7 +365,8 @@ async function onLlm(ev) {
   $("llm-result").hidden = true;
   const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
     tokens: Number($("llm-tokens").value), global_batch: numberField("llm-global-batch"),
-    deadline: 3600 * (numberField("llm-deadline") || 0) };
+    deadline: 3600 * (numberField("llm-deadline") || 0), precision: $("llm-precision").value,
+    max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked };
   const measured = $("llm-calibrate").value.trim();
   if (measured) body.calibrate = measured + "\n";
   status("planning…");
@@ -387,7 +388,7 @@ function showLlm(r) {
   const rows = [["model", `${r.model} (${fmt(r.params / 1e9)}B parameters)`], ["GPU", r.gpu], ["objective", r.objective],
     ["iterations", r.iterations], ["searched / fit memory / qualify", `${r.enumerated} / ${r.fit_memory} / ${r.qualified}`]];
   if (c) {
-    rows.push([r.chosen ? "chosen" : "closest", `tp ${c.tp}, pp ${c.pp}, dp ${c.dp}, micro-batch ${c.micro_batch}, recompute ${c.recompute}`],
+    rows.push([r.chosen ? "chosen" : "closest", `tp ${c.tp}, ${c.cp > 1 ? `cp ${c.cp}, ` : ""}pp ${c.pp}, dp ${c.dp}, micro-batch ${c.micro_batch}, recompute ${c.recompute}`],
       ["GPUs", c.gpus], ["training time, h", fmt(c.train_time_s / 3600) + (c.train_time_interval_s
         ? ` (${Math.round(100 * r.interval_coverage)}% interval ${fmt(c.train_time_interval_s[0] / 3600)} to ` +
           `${fmt(c.train_time_interval_s[1] / 3600)})` : "")], ["GPU-hours", fmt(c.gpu_hours)],
@@ -408,7 +409,7 @@ function showLlm(r) {
     dl.append(dt, dd);
   }
   fillTable($("llm-top"), [
-    ["gpus", (x) => x.gpus], ["tp", (x) => x.tp], ["pp", (x) => x.pp], ["vpp", (x) => x.virtual_stages], ["dp", (x) => x.dp],
+    ["gpus", (x) => x.gpus], ["tp", (x) => x.tp], ["cp", (x) => x.cp], ["pp", (x) => x.pp], ["vpp", (x) => x.virtual_stages], ["dp", (x) => x.dp],
     ["mb", (x) => x.micro_batch], ["recompute", (x) => x.recompute],
     ["seq. parallel", (x) => (x.sequence_parallel ? "yes" : "no")], ["dist. optimizer", (x) => (x.distributed_optimizer ? "yes" : "no")],
     ["iter, s", (x) => fmt(x.iteration_time_s)],

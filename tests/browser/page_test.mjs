@@ -160,10 +160,10 @@ try {
     const first = await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent));
     check(llm.chosen !== undefined, "trainplan llm plan --json chose a layout");
     if (llm.chosen) {
-      const [gpus, tp, pp, , dp, mb] = first.map(Number);
+      const [gpus, tp, cp, pp, , dp, mb] = first.map(Number);
       console.log(`     page: gpus ${gpus} tp ${tp} pp ${pp} dp ${dp} mb ${mb}; llm plan --json: ${JSON.stringify(llm.chosen)}`);
-      check(gpus === llm.chosen.gpus && tp === llm.chosen.tp && pp === llm.chosen.pp && dp === llm.chosen.dp &&
-        mb === llm.chosen.micro_batch, "the transformer layout as llm plan --json");
+      check(gpus === llm.chosen.gpus && tp === llm.chosen.tp && cp === llm.chosen.cp && pp === llm.chosen.pp &&
+        dp === llm.chosen.dp && mb === llm.chosen.micro_batch, "the transformer layout as llm plan --json");
       check(/GiB/.test(await text(page, "#llm-choice")), "memory per GPU shown");
     }
     // Calibrated on measured iterations pasted into the form: the layout and
@@ -185,9 +185,27 @@ try {
     if (calibrated.chosen && calibrated.chosen.train_time_interval_s)
       check(/% interval /.test(shown), "the training time's interval shown");
     if (calibrated.chosen) {
-      const [gpus, tp, pp, , dp, mb] = (await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent))).map(Number);
-      check(gpus === calibrated.chosen.gpus && tp === calibrated.chosen.tp && pp === calibrated.chosen.pp &&
+      const [gpus, tp, cp, pp, , dp, mb] = (await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent))).map(Number);
+      check(gpus === calibrated.chosen.gpus && tp === calibrated.chosen.tp && cp === calibrated.chosen.cp && pp === calibrated.chosen.pp &&
         dp === calibrated.chosen.dp && mb === calibrated.chosen.micro_batch, "the calibrated layout as llm plan --calibrate --json");
+    }
+    // FP8, overlapped communication and context parallelism chosen on the
+    // form: the layout llm plan gives with the same options.
+    await page.$eval("#llm-calibrate", (el) => { el.value = ""; });
+    await page.select("#llm-precision", "fp8");
+    await page.$eval("#llm-max-cp", (el) => { el.value = "2"; });
+    await page.$eval("#llm-overlap", (el) => { el.checked = true; });
+    await page.click("#llm-submit");
+    await waitStatus(page, /planned|nothing fits|error/);
+    const fp8 = cli(["llm", "plan", "--model", form.model, "--gpu", form.gpu, "--max-gpus", form.max_gpus, "--tokens",
+      form.tokens, "--global-batch", form.global_batch, "--deadline", `${form.deadline}h`, "--precision", "fp8",
+      "--max-cp", "2", "--overlap", "--json"]);
+    if (fp8.chosen) {
+      const [gpus, tp, cp, pp, , dp, mb] = (await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent))).map(Number);
+      check(gpus === fp8.chosen.gpus && tp === fp8.chosen.tp && cp === fp8.chosen.cp && pp === fp8.chosen.pp &&
+        dp === fp8.chosen.dp && mb === fp8.chosen.micro_batch, "the FP8, overlapped, context-parallel layout as llm plan --json");
+    } else {
+      check(/FP8|precision|qualif/.test(await text(page, "#llm-error")), "the page says why nothing qualifies in FP8");
     }
     await page.screenshot({ path: path.join(args.out, "web-llm.png"), fullPage: true });
   }
