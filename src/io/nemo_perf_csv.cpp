@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <optional>
 
 #include "core/error.h"
+#include "core/name_key.h"
 #include "io/csv.h"
 #include "io/llm_row_check.h"
 #include "structure/parallel_layout.h"
@@ -15,14 +15,6 @@
 namespace trainplan::io {
 
 namespace {
-
-// Letters and digits only, lowercase: "LLAMA3_70B" and "LLAMA3-70B" are "llama370b".
-std::string key(const std::string& s) {
-  std::string k;
-  for (char c : s)
-    if (std::isalnum(static_cast<unsigned char>(c))) k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return k;
-}
 
 // NeMo's GPT-3 configurations (NeMo-Framework-Launcher,
 // launcher_scripts/conf/training/gpt3/{5b,20b}.yaml): 4h MLP, GeLU, learned
@@ -36,7 +28,7 @@ structure::TransformerSpec nemo_gpt3(std::string name, int layers, int hidden, i
 
 // The shape of a model the tables name, or nullopt.
 std::optional<structure::TransformerSpec> nemo_shape(const std::string& model) {
-  const std::string k = key(model);
+  const std::string k = name_key(model);
   if (k == "gpt35b") return nemo_gpt3("gpt3-5b", 24, 4096, 32);
   if (k == "gpt320b") return nemo_gpt3("gpt3-20b", 44, 6144, 48);
   const std::pair<const char*, const char*> zoo[] = {{"llama27b", "llama2-7b"},   {"llama213b", "llama2-13b"},

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "core/error.h"
+#include "core/name_key.h"
 
 namespace trainplan::structure {
 
@@ -139,17 +139,6 @@ const std::vector<Entry>& entries() {
   return all;
 }
 
-// A name as compared: lowercase letters and digits only, so that "A100 40GB",
-// "a100_40gb" and "A100-40GB" all find a100-40gb, and "RTX 2080 Ti" finds
-// rtx-2080ti (test GpuCatalog.NamesMatchWhateverTheSeparators checks that no
-// two entries' names then collide).
-std::string comparable(const std::string& name) {
-  std::string out;
-  for (char c : name)
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 const std::vector<HardwareProfile>& builtin_hardware() {
@@ -161,13 +150,17 @@ const std::vector<HardwareProfile>& builtin_hardware() {
   return all;
 }
 
+// Names are compared by name_key: "A100 40GB", "a100_40gb" and "A100-40GB"
+// all find a100-40gb, and "RTX 2080 Ti" finds rtx-2080ti (test
+// GpuCatalog.NamesMatchWhateverTheSeparators checks that no two entries'
+// names then collide).
 std::optional<HardwareProfile> find_builtin_hardware(const std::string& name) {
-  const std::string key = comparable(name);
+  const std::string key = name_key(name);
   if (key.empty()) return std::nullopt;
   for (const auto& e : entries()) {
-    if (comparable(e.h.name) == key) return e.h;
+    if (name_key(e.h.name) == key) return e.h;
     for (const auto& a : e.aliases)
-      if (comparable(a) == key) return e.h;
+      if (name_key(a) == key) return e.h;
   }
   return std::nullopt;
 }
