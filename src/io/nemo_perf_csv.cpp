@@ -120,11 +120,10 @@ PublishedScaleRuns read_nemo_perf_runs(const std::string& path) {
     l.recompute = gpt3 && s.name != "gpt3-5b" ? structure::Recompute::kSelective : structure::Recompute::kNone;
     l.overlap_grad_reduce = l.overlap_param_gather = true;
     l.tp_comm_overlap = l.tp > 1;
-    r.assumed = {l.tp > 1 ? "sequence parallel, tensor-parallel communication overlapped" : "",
-                 "distributed optimizer with its reduction and gather overlapped", "flash attention",
-                 gpt3 ? "dropout 0.1" : "no dropout",
-                 std::string("recompute ") + structure::to_string(l.recompute)};
-    if (r.assumed.front().empty()) r.assumed.erase(r.assumed.begin());
+    if (l.tp > 1) r.assumed.push_back("sequence parallel, tensor-parallel communication overlapped");
+    r.assumed.insert(r.assumed.end(), {"distributed optimizer with its reduction and gather overlapped", "flash attention",
+                                       gpt3 ? "dropout 0.1" : "no dropout",
+                                       std::string("recompute ") + structure::to_string(l.recompute)});
     check_shape_and_layout(t, row, s, l);
     r.iteration.seconds = *seconds;
     out.runs.push_back(std::move(r));

@@ -57,6 +57,7 @@ double element_bytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
 // Times of one micro-batch through one layer on one GPU, by part.
 struct LayerTimes {
   double linear = 0, core = 0;            // forward matrix products: the four linears, the attention core
+  double core_bwd = 0;                    // the attention core's backward products
   double mem_other = 0, mem_core = 0;     // forward memory-bound kernels: the rest, softmax and its dropout
   double mem_other_bwd = 0, mem_core_bwd = 0;  // their backward kernels
   double comm_fwd = 0, comm_bwd = 0;      // tensor-parallel collectives
@@ -111,6 +112,9 @@ class Costs {
     } else {
       r.core = gemm(queries_, d, s_.seq, heads) + gemm(queries_, s_.seq, d, heads);
     }
+    // Twice the forward; the fused kernel's backward recomputes QK^T: 5
+    // products' worth, not 4.
+    r.core_bwd = (l_.flash_attention ? 2.5 : 2.0) * r.core;
     double sp = l_.sequence_parallel ? t : 1;
     // Element passes (a read or a write of every element): 2 LayerNorms x 2,
     // 2 fused bias-dropout-residual-adds x 3.5 (the input, the residual, the
@@ -169,9 +173,8 @@ class Costs {
       // attention does not cover waits.
       const double kv = 2 * tokens_ * double(s_.kv()) / t * d * eb_;
       const double steps = l_.cp - 1;
-      const double core_bwd = (l_.flash_attention ? 2.5 : 2.0) * r.core;
       r.comm_fwd += steps * std::max(0.0, step(kv, cp_link()) - r.core / l_.cp);
-      r.comm_bwd += steps * std::max(0.0, step(2 * kv, cp_link()) - core_bwd / l_.cp);
+      r.comm_bwd += steps * std::max(0.0, step(2 * kv, cp_link()) - r.core_bwd / l_.cp);
     }
     return r;
   }
@@ -268,10 +271,8 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   LayerTimes lt = c.layer();
 
   double fwd = lt.linear + lt.core + lt.mem_other + lt.mem_core + lt.comm_fwd;
-  // The fused attention's backward recomputes QK^T: 5 products' worth, not 4.
-  double core_bwd = (l.flash_attention ? 2.5 : 2.0) * lt.core;
-  double bwd = 2 * lt.linear + lt.mem_other_bwd + lt.mem_core_bwd + core_bwd + lt.comm_bwd;
-  double layer_compute = 3 * lt.linear + lt.core + core_bwd;
+  double bwd = 2 * lt.linear + lt.mem_other_bwd + lt.mem_core_bwd + lt.core_bwd + lt.comm_bwd;
+  double layer_compute = 3 * lt.linear + lt.core + lt.core_bwd;
   double layer_mem = lt.mem_other + lt.mem_core + lt.mem_other_bwd + lt.mem_core_bwd;
   double layer_comm = lt.comm_fwd + lt.comm_bwd;
   if (l.recompute == Recompute::kFull) {
@@ -325,10 +326,8 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   // iteration's first forward; what waits is the part the other layers
   // cannot cover, and at least the one layer's share that has nothing left
   // to hide behind.
-  const double stage_layers = std::max(1.0, double(s.layers) / l.pp);
-  const double cover = (stage_layers - 1) / stage_layers;
-  if (l.overlap_grad_reduce) grads = std::max(grads / stage_layers, grads - cover * stage_layers * bwd);
-  if (l.overlap_param_gather) gather = std::max(gather / stage_layers, gather - cover * stage_layers * fwd);
+  if (l.overlap_grad_reduce) grads = std::max(grads / layers, grads - (layers - 1) * bwd);
+  if (l.overlap_param_gather) gather = std::max(gather / layers, gather - (layers - 1) * fwd);
   double dp = grads + gather;
   // The tied embedding's gradient, all-reduced between the first and last stage.
   if (l.pp > 1 && s.tied_embeddings)
@@ -339,7 +338,7 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   // FP8: each layer weight cast to FP8 with its transpose once an iteration
   // (Transformer Engine keeps them for the later micro-batches): 2 bytes
   // read, 2 written a parameter.
-  if (l.precision == Precision::kFp8) r.optimizer += c.mem(4 * double(s.layers) / l.pp * s.layer_params() / l.tp);
+  if (l.precision == Precision::kFp8) r.optimizer += c.mem(4 * layers * s.layer_params() / l.tp);
 
   r.iteration = mb * slowest + r.bubble + r.dp_comm + r.optimizer + params_.iteration_overhead_s;
   r.flops_per_gpu = llm_model_flops(s, l) / l.gpus();
@@ -367,6 +366,13 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
     if (x.size() >= 6) p.link_latency_s = x(5);
     return p;
   };
+  Eigen::VectorXd x0(n), lo = Eigen::VectorXd::Constant(n, kFractionFloor), hi = Eigen::VectorXd::Constant(n, 1.0);
+  x0.head(3) << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
+  if (n >= 5) {
+    x0(3) = base.iteration_overhead_s, x0(4) = base.layer_overhead_s;
+    lo(3) = lo(4) = 0, hi(3) = hi(4) = 10;
+  }
+  if (n >= 6) x0(5) = base.link_latency_s, lo(5) = 0, hi(5) = 0.1;
   auto residuals = [&](const Eigen::VectorXd& x) {
     check_cancelled();
     LlmTimeModel m(hw_, with(x));
@@ -375,19 +381,12 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
     for (size_t i = 0; i < samples.size(); ++i)
       r(i) = m.predict(samples[i].spec, samples[i].layout).iteration / samples[i].seconds - 1;
     if (prior) {
+      // Each fraction against its start, the datasheet's.
       const double w = base.relative_noise / base.fraction_prior_log_sd;
-      const double x0s[3] = {base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction};
-      for (int j = 0; j < 3; ++j) r(samples.size() + j) = w * std::log(x(j) / x0s[j]);
+      for (int j = 0; j < 3; ++j) r(samples.size() + j) = w * std::log(x(j) / x0(j));
     }
     return r;
   };
-  Eigen::VectorXd x0(n), lo = Eigen::VectorXd::Constant(n, kFractionFloor), hi = Eigen::VectorXd::Constant(n, 1.0);
-  x0.head(3) << base.gemm.peak_fraction, base.link_fraction, base.gemm.memory_fraction;
-  if (n >= 5) {
-    x0(3) = base.iteration_overhead_s, x0(4) = base.layer_overhead_s;
-    lo(3) = lo(4) = 0, hi(3) = hi(4) = 10;
-  }
-  if (n >= 6) x0(5) = base.link_latency_s, lo(5) = 0, hi(5) = 0.1;
   Eigen::Array<bool, Eigen::Dynamic, 1> fixed(n);
   for (int j = 0; j < n; ++j) fixed(j) = j >= k;
   // LlmTimeParams::fit_overheads: the efficiency factors stay as given.

@@ -118,13 +118,15 @@ std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, c
   // the rows' time is something else (host delays). Rows simply faster than
   // the GPU can run them put every fraction high instead, and are called out
   // by calibrate_llm_models.
-  const double least_other = std::min(p.link_fraction / base.link_fraction, p.gemm.memory_fraction / base.gemm.memory_fraction);
-  if (p.gemm.peak_fraction >= 1 - 1e-4 && least_other < kLeastPeakScale)
+  const double link_share = p.link_fraction / base.link_fraction;
+  const double memory_share = p.gemm.memory_fraction / base.gemm.memory_fraction;
+  const bool link_least = link_share <= memory_share;
+  const double least_share = link_least ? link_share : memory_share;
+  if (p.gemm.peak_fraction >= 1 - 1e-4 && least_share < kLeastPeakScale)
     return fmt::format(
         "the peak fraction went to its ceiling, 1 (the datasheet peak itself, against {:.3g} measured), and the {} "
         "fraction to {:.3g} of the datasheet's",
-        base.gemm.peak_fraction, p.link_fraction / base.link_fraction <= p.gemm.memory_fraction / base.gemm.memory_fraction ? "link" : "memory",
-        least_other);
+        base.gemm.peak_fraction, link_least ? "link" : "memory", least_share);
   if (p.gemm.peak_fraction < kLeastPeakScale * base.gemm.peak_fraction)
     return fmt::format("the peak fraction went to {:.3g}, under half the datasheet's {:.3g}", p.gemm.peak_fraction,
                        base.gemm.peak_fraction);
