@@ -89,10 +89,10 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.
     const double product = double(l.tp) * l.cp * l.pp * l.dp;
     if (double(gpus) != product) {
-      if (l.cp == 1)
-        t.fail(row, "gpus", fmt::format("{} GPUs is not tp x pp x dp = {} x {} x {} = {:.0f}", gpus, l.tp, l.pp, l.dp, product));
-      t.fail(row, "gpus", fmt::format("{} GPUs is not tp x cp x pp x dp = {} x {} x {} x {} = {:.0f}", gpus, l.tp, l.cp,
-                                      l.pp, l.dp, product));
+      // cp named only where the row has it.
+      const std::string cp_name = l.cp == 1 ? "" : "cp x ", cp_value = l.cp == 1 ? "" : fmt::format("{} x ", l.cp);
+      t.fail(row, "gpus", fmt::format("{} GPUs is not tp x {}pp x dp = {} x {}{} x {} = {:.0f}", gpus, cp_name, l.tp,
+                                      cp_value, l.pp, l.dp, product));
     }
     if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
     // Bounds far past any real run, so that seconds and bytes stay finite through the fits.
