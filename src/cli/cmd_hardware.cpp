@@ -32,6 +32,7 @@ nlohmann::json profile_json(const structure::HardwareProfile& h) {
           {"bf16_tensor_dense_tflops", g.bf16_tensor_tflops},
           {"tf32_tensor_tflops", g.tf32_tensor_tflops},
           {"fp8_tflops", g.fp8_tensor_tflops},
+          {"fp8_matmul_share", g.fp8_matmul_share},
           {"fp32_tflops", g.fp32_tflops},
           {"mem_GB", g.memory_gb},
           {"mem_bw_GBps", g.memory_bandwidth_gbps},
@@ -76,11 +77,13 @@ void run_hardware(const HardwareArgs& a) {
     }
     const auto& g = h.gpu;
     std::cout << fmt::format(
-        "{} ({}; {})\n  fp16 tensor {} TFLOP/s, bf16 {}, tf32 {}, fp8 {}, fp32 {}; sustained fp32 {:.2f}, tensor {:.2f}\n"
+        "{} ({}; {})\n  fp16 tensor {} TFLOP/s, bf16 {}, tf32 {}, fp8 {}, fp32 {}; sustained fp32 {:.2f}, tensor {:.2f}{}\n"
         "  memory {} GB at {} GB/s\n  node: {} GPUs, {} ({} GB/s per GPU), {} ({} GB/s per node){}\n  sources: {}\n",
         h.name, h.full_name, h.origin, g.fp16_tensor_tflops, g.bf16_tensor_tflops, g.tf32_tensor_tflops,
         g.fp8_tensor_tflops, g.fp32_tflops,
-        g.fp32_sustained, g.tensor_sustained, g.memory_gb, g.memory_bandwidth_gbps, h.node.gpus_per_node,
+        g.fp32_sustained, g.tensor_sustained,
+        g.fp8_tensor_tflops > 0 ? fmt::format(", fp8 products {:.2f} of the 16-bit share", g.fp8_matmul_share) : "",
+        g.memory_gb, g.memory_bandwidth_gbps, h.node.gpus_per_node,
         h.node.intra_link, h.node.intra_node_gbps, h.node.inter_link, h.node.inter_node_gbps,
         h.node.collective_latency_exponent > 0
             ? fmt::format("; collective latency grows as (bytes / 64 KiB)^{}", h.node.collective_latency_exponent)

@@ -16,7 +16,7 @@ const std::set<std::string>& known_columns() {
       "tf32_tensor_tflops", "fp32_tflops", "mem_GB",                  "mem_bw_GBps",
       "fp32_sustained", "tensor_sustained", "gpus_per_node",           "intra_node_bw_GBps",
       "inter_node_bw_GBps", "intra_link", "inter_link",               "full_name",
-      "collective_latency_exponent", "fp8_tflops", "source", "notes"};
+      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "source", "notes"};
   return k;
 }
 
@@ -81,6 +81,7 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("mem_bw_GBps", g.memory_bandwidth_gbps, true, true);
   figure("fp32_sustained", g.fp32_sustained, false, true);
   figure("tensor_sustained", g.tensor_sustained, false, true);
+  figure("fp8_matmul_share", g.fp8_matmul_share, false, true);
   double gpn = h.node.gpus_per_node;
   figure("gpus_per_node", gpn, true, true);
   if (present("gpus_per_node")) h.node.gpus_per_node = t.positive_int(row, "gpus_per_node");

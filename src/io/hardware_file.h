@@ -7,7 +7,9 @@
 //   mem_GB,mem_bw_GBps,fp32_sustained,tensor_sustained,gpus_per_node,intra_node_bw_GBps,
 //   inter_node_bw_GBps,intra_link,inter_link,full_name,source,notes
 //
-// and optionally collective_latency_exponent (NodeSpec; default 0, in [0, 1)).
+// and optionally fp8_tflops (default 0: no FP8 unit), fp8_matmul_share
+// (GpuSpec; default 1, > 0) and collective_latency_exponent (NodeSpec;
+// default 0, in [0, 1)).
 //
 // `name` is required. `base`, a built-in catalog name, fills every column the
 // file leaves out or empty. Without a base, fp32_tflops, mem_bw_GBps,

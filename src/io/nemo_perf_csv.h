@@ -5,12 +5,12 @@
 //
 // A row is kept when it is a pre-training run on DGX-H100 of a model whose
 // shape is known here (the Llama 2 and Llama 3 models of the zoo, GPT-3 5B,
-// 20B and 175B as NeMo configures them), in BF16 or FP8, with no expert,
-// context or fully sharded data parallelism, and gives its micro-batch and
+// 20B and 175B as NeMo configures them), in BF16 or FP8, with no expert or
+// fully sharded data parallelism, and gives its micro-batch and
 // iter_time_s_derived. Left out, counted by reason: other systems (Blackwell
-// GPUs are not in the catalog), fine-tuning, mixture of experts, context
-// parallelism, FSDP, precision not stated or outside the model (MXFP8,
-// NVFP4), models of unknown shape, rows without a micro-batch or a time.
+// GPUs are not in the catalog), fine-tuning, mixture of experts, FSDP,
+// precision not stated or outside the model (MXFP8, NVFP4), models of
+// unknown shape, rows without a micro-batch or a time.
 //
 // What the tables do not say is taken from the recipes, and said so in
 // `assumed`: sequence parallelism and the tensor-parallel collectives

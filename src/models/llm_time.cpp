@@ -43,7 +43,11 @@ Machine machine(const structure::HardwareProfile& hw, Precision p) {
   m.peak *= 1e12;
   // FP8 on a GPU without its unit is refused before the model is asked
   // (structure::missing_precision_unit); should it be asked, bf16's peak.
-  m.linear_peak = p == Precision::kFp8 && g.fp8_tensor_tflops > 0 ? g.fp8_tensor_tflops * 1e12 : m.peak;
+  // FP8 products reach a smaller share of their peak than 16-bit ones of
+  // theirs (GpuSpec::fp8_matmul_share), which peak_fraction, measured on
+  // 16-bit products, does not know.
+  m.linear_peak = p == Precision::kFp8 && g.fp8_tensor_tflops > 0 ? g.fp8_tensor_tflops * g.fp8_matmul_share * 1e12
+                                                                  : m.peak;
   m.bandwidth = g.memory_bandwidth_gbps * 1e9;
   m.gpus_per_node = std::max(1, hw.node.gpus_per_node);
   m.latency_exponent = hw.node.collective_latency_exponent;

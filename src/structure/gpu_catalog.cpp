@@ -37,6 +37,10 @@ namespace {
 //   [N]  NeuSight device_configs/*.json
 //   [NS] NeuSight's measured single-GPU runs, fitted by fit_sustained_fractions
 //   [D]  the vendor's datasheet or architecture whitepaper, as named
+//   [M]  stas00/ml-engineering, compute/accelerator/README.md, "Maximum
+//        Achievable Matmul FLOPS comparison table": the best bf16 and FP8
+//        (e4m3) torch.matmul found by a shape search, as a share of the
+//        dense peak
 // (all but [D] as collected in ../shared/data/llm/gpu_specs_catalog.csv).
 struct Entry {
   HardwareProfile h;
@@ -61,8 +65,9 @@ GpuSpec gpu(double fp16, double bf16, double tf32, double fp32, double mem_gb, d
 // The FP8 tensor-core peak, dense: [L]'s int8 figure for h100 sxm and l4,
 // which Hopper and Ada run at the FP8 rate (the datasheets' FP8 3,958 and
 // 485 TFLOP/s are with structured sparsity, twice the dense rate).
-GpuSpec fp8(GpuSpec g, double tflops) {
+GpuSpec fp8(GpuSpec g, double tflops, double matmul_share = 1) {
   g.fp8_tensor_tflops = tflops;
+  g.fp8_matmul_share = matmul_share;
   return g;
 }
 
@@ -108,15 +113,19 @@ const std::vector<Entry>& entries() {
             {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (assumed)", true},
             "peaks [L] a100, memory and bandwidth [A] a100-pcie-80gb and [N]; sustained [NS]",
             {"nvidia a100 80gb pcie"}),
-      entry("h100", "NVIDIA H100 SXM5 80 GB", fp8(gpu(989.4, 989.4, 494.7, 66.9, 80, 3350, 0.78, 0.78), 1978.9),
+      entry("h100", "NVIDIA H100 SXM5 80 GB",
+            fp8(gpu(989.4, 989.4, 494.7, 66.9, 80, 3350, 0.78, 0.78), 1978.9, 0.709 / 0.803),
             {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (DGX H100)"},
             "peaks [L] h100 sxm, memory and bandwidth [A] h100-sxm-80gb (3350 GB/s, the datasheet's 3.35 TB/s; [N] "
-            "lists 3430); sustained [NS] (H100 80GB HBM3); node: DGX H100",
+            "lists 3430); sustained [NS] (H100 80GB HBM3); FP8 share [M] (FP8 70.9% of its peak, bf16 80.3%); "
+            "node: DGX H100",
             {"h100-sxm", "h100-sxm5", "h100-80gb", "nvidia h100 80gb hbm3"}),
-      entry("h200", "NVIDIA H200 SXM 141 GB", fp8(gpu(989.4, 989.4, 494.7, 66.9, 141, 4800, 0.78, 0.78), 1978.9),
+      entry("h200", "NVIDIA H200 SXM 141 GB",
+            fp8(gpu(989.4, 989.4, 494.7, 66.9, 141, 4800, 0.78, 0.78), 1978.9, 0.734 / 0.803),
             {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (HGX H200)"},
             "[D] NVIDIA H200 datasheet: the H100 SXM's compute (same GH100 chip and clocks) with 141 GB of HBM3e at "
-            "4.8 TB/s (not in gpu_specs_catalog.csv); sustained as h100",
+            "4.8 TB/s (not in gpu_specs_catalog.csv); sustained as h100; FP8 share [M] (FP8 73.4%, bf16 as the "
+            "H100's 80.3%)",
             {"h200-sxm"}),
       entry("l4", "NVIDIA L4 (72 W)", fp8(gpu(121, 121, 60, 30.3, 24, 300, 0.32, 0.64), 242),
             {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (AWS g6.48xlarge)"},

@@ -37,6 +37,12 @@ struct GpuSpec {
   // Measured from NeuSight's single-GPU runs (docs/HARDWARE.md).
   double fp32_sustained = 1;
   double tensor_sustained = 1;
+  // The share of its FP8 peak that a large FP8 product reaches, relative to
+  // the share a 16-bit product reaches of the 16-bit peak on the same GPU:
+  // FP8 products double the peak but not what feeds it, so they sit further
+  // below it. 1 when unmeasured. From the same benchmark's best bf16 and FP8
+  // matrix products on each GPU (docs/HARDWARE.md).
+  double fp8_matmul_share = 1;
 
   // The peak that fp32 (non-mixed-precision) framework code reaches on
   // matrix work: convolutions use TF32 tensor cores where the GPU has them

@@ -79,6 +79,22 @@ TEST(HardwareFile, ACollectiveLatencyExponentIsTheFilesOwn) {
   }
 }
 
+// The FP8 products' share: the base's where the file is silent, the file's
+// own where it states one, and > 0.
+TEST(HardwareFile, AnFp8MatmulShareIsTheFilesOwnOrTheBases) {
+  auto d = tptest::temp_dir("hwfile");
+  auto base = io::read_hardware_file(tptest::write_file(d / "base.csv", "name,base\nmine,h100\n"));
+  EXPECT_DOUBLE_EQ(base.gpu.fp8_matmul_share, structure::find_builtin_hardware("h100")->gpu.fp8_matmul_share);
+  auto own = tptest::write_file(d / "own.csv", "name,base,fp8_matmul_share\nmine,h100,0.95\n");
+  EXPECT_DOUBLE_EQ(io::read_hardware_file(own).gpu.fp8_matmul_share, 0.95);
+  for (const char* bad : {"0", "-0.5", "most"}) {
+    auto f = tptest::write_file(d / "bad.csv", std::string("name,base,fp8_matmul_share\nmine,h100,") + bad + "\n");
+    auto e = tptest::input_error_of([&] { io::read_hardware_file(f); });
+    EXPECT_EQ(e.line(), 2) << bad;
+    EXPECT_EQ(e.field(), "fp8_matmul_share") << bad;
+  }
+}
+
 TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   auto d = tptest::temp_dir("hwfile");
   auto missing = tptest::write_file(d / "missing.csv", "# comment\nname,fp32_tflops\nx,10\n");

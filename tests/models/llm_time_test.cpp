@@ -282,6 +282,29 @@ TEST(LlmTime, Fp8ProductsRunOnTheFp8UnitAndPayForTheirCasts) {
   EXPECT_FALSE(missing_precision_unit(*find_builtin_hardware("a100-80gb"), Precision::kBf16));
 }
 
+// FP8 products run at the GPU's measured share of the FP8 peak: below the
+// share 16-bit products reach of theirs, so FP8 saves less than half of
+// the linears' time. The 16-bit run does not depend on it.
+TEST(LlmTime, Fp8ProductsReachTheirMeasuredShareOfTheFp8Peak) {
+  auto hw = *find_builtin_hardware("h100");
+  EXPECT_NEAR(hw.gpu.fp8_matmul_share, 0.709 / 0.803, 1e-12);
+  auto unmeasured = hw;
+  unmeasured.gpu.fp8_matmul_share = 1;
+  auto s = *find_transformer("llama2-70b");
+  auto l = layout(4, 4, 2, 64);
+  l.sequence_parallel = true, l.flash_attention = true, l.dropout = false;
+  l.precision = Precision::kFp8;
+  auto shared = LlmTimeModel(hw).predict(s, l), full = LlmTimeModel(unmeasured).predict(s, l);
+  const double slower = 1 / hw.gpu.fp8_matmul_share - 1;
+  // The linears are most of the products, not all: the attention core and
+  // the logits stay 16-bit.
+  EXPECT_GT(shared.compute - full.compute, 0.6 * slower * full.compute);
+  EXPECT_LT(shared.compute - full.compute, slower * full.compute);
+  EXPECT_DOUBLE_EQ(shared.memory_bound, full.memory_bound);
+  l.precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(LlmTimeModel(hw).predict(s, l).iteration, LlmTimeModel(unmeasured).predict(s, l).iteration);
+}
+
 // Tensor-parallel collectives overlapped with the products: less waits, but
 // never less than one chunk in tp.
 TEST(LlmTime, OverlappedTensorParallelCollectivesHideBehindTheProducts) {
