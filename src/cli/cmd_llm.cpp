@@ -227,7 +227,11 @@ void run_memory(MemoryArgs a) {
   if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8");
   a.layout.recompute = *rc, a.layout.precision = *pr;
   if (a.layout.global_batch < a.layout.micro_batch * a.layout.dp) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;
-  if (auto p = structure::check_layout(s, a.layout)) throw InputError("", 0, "--" + p->field, p->message);
+  if (auto p = structure::check_layout(s, a.layout)) {
+    std::string option = p->field;
+    std::replace(option.begin(), option.end(), '_', '-');
+    throw InputError("", 0, "--" + option, p->message);
+  }
   models::LlmMemoryModel mm;
   auto m = mm.predict(s, a.layout);
   nlohmann::json j = memory_json(m);
@@ -246,10 +250,16 @@ void run_memory(MemoryArgs a) {
     return;
   }
   const auto& l = a.layout;
-  std::cout << fmt::format("{} ({:.4g}B parameters), tp {} cp {} pp {} dp {} vpp {}, micro-batch {}, global batch {}, "
+  std::cout << fmt::format("{} ({:.4g}B parameters), tp {} cp {} pp {} dp {} vpp {}{}, micro-batch {}, global batch {}, "
                            "recompute {}{}{}, {}\n",
                            s.name.empty() ? "transformer" : s.name, s.total_params() / 1e9, l.tp, l.cp, l.pp, l.dp,
-                           l.virtual_stages, l.micro_batch, l.global_batch, a.recompute,
+                           l.virtual_stages,
+                           l.uneven() ? fmt::format(" (stage layers: first {}, between {}, last {})",
+                                                    structure::stage_layers(s, l, 0),
+                                                    l.pp > 2 ? std::to_string(structure::stage_layers(s, l, 1)) : "-",
+                                                    structure::stage_layers(s, l, l.pp - 1))
+                                      : "",
+                           l.micro_batch, l.global_batch, a.recompute,
                            l.sequence_parallel ? ", sequence parallel" : "",
                            l.distributed_optimizer ? ", distributed optimizer" : "", a.precision);
   std::cout << fmt::format("memory per GPU, stage {} (the most loaded):\n", m.stage);
@@ -744,6 +754,12 @@ void setup(CLI::App& root) {
   m->add_option("--pp", ma->layout.pp, "Pipeline stages")->capture_default_str();
   m->add_option("--dp", ma->layout.dp, "Data-parallel replicas")->capture_default_str();
   m->add_option("--virtual-stages", ma->layout.virtual_stages, "Model chunks per stage (interleaved 1F1B)")->capture_default_str();
+  m->add_option("--first-stage-layers", ma->layout.first_stage_layers,
+                "Layers on the first pipeline stage (Megatron's --decoder-first-pipeline-num-layers; 0: the even share)")
+      ->capture_default_str();
+  m->add_option("--last-stage-layers", ma->layout.last_stage_layers,
+                "Layers on the last pipeline stage (--decoder-last-pipeline-num-layers; 0: the even share)")
+      ->capture_default_str();
   m->add_option("--micro-batch", ma->layout.micro_batch, "Sequences per micro-batch")->capture_default_str();
   m->add_option("--global-batch", ma->layout.global_batch, "Sequences per iteration (at least micro-batch x dp)")
       ->capture_default_str();

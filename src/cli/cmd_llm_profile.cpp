@@ -46,6 +46,8 @@ std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
           {"ffn_hidden", std::to_string(s.ffn())},
           {"kv_groups", std::to_string(s.kv())},
           {"virtual_stages", std::to_string(l.virtual_stages)},
+          {"first_stage_layers", std::to_string(l.first_stage_layers)},
+          {"last_stage_layers", std::to_string(l.last_stage_layers)},
           {"recompute", structure::to_string(l.recompute)},
           {"precision", structure::to_string(l.precision)},
           {"sequence_parallel", flag(l.sequence_parallel)},

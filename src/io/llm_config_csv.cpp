@@ -26,6 +26,14 @@ std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const 
   return integer(t, row, col);
 }
 
+// A count that may be 0; `fallback` where the column or the cell is absent.
+int optional_count(const CsvTable& t, const CsvRow& row, const std::string& col, int fallback) {
+  if (!t.has_column(col) || t.text(row, col).empty()) return fallback;
+  double v = t.number(row, col);
+  if (v < 0 || v != std::floor(v) || v > 1e9) t.fail(row, col, "must be an integer >= 0");
+  return static_cast<int>(v);
+}
+
 // The cell's truth value; `fallback` where the column or the cell is absent.
 bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col, bool fallback = false) {
   if (!t.has_column(col) || t.text(row, col).empty()) return fallback;
@@ -67,6 +75,8 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     l.micro_batch = integer(t, row, "micro_batch"), l.global_batch = integer(t, row, "global_batch");
     l.virtual_stages = optional_integer(t, row, "virtual_stages").value_or(1);
     l.cp = optional_integer(t, row, "cp").value_or(1);
+    l.first_stage_layers = optional_count(t, row, "first_stage_layers", 0);
+    l.last_stage_layers = optional_count(t, row, "last_stage_layers", 0);
     if (t.has_column("recompute") && !t.text(row, "recompute").empty()) {
       auto rc = structure::parse_recompute(t.text(row, "recompute"));
       if (!rc) t.fail(row, "recompute", "must be none, selective or full, not '" + t.text(row, "recompute") + "'");

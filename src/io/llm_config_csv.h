@@ -6,6 +6,8 @@
 //   optional  vocab (51200), ffn_hidden (4 x hidden), kv_groups (heads),
 //             cp (1: context-parallel ranks; then gpus = tp·cp·pp·dp),
 //             gated_mlp (false), tied_embeddings (true), virtual_stages (1),
+//             first_stage_layers, last_stage_layers (0: the even share; Megatron-Core's
+//             --decoder-first/last-pipeline-num-layers),
 //             recompute: none | selective | full (none),
 //             sequence_parallel, distributed_optimizer, flash_attention: true | false (false),
 //             dropout: true | false (true: Megatron's attention and hidden dropout),

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "io/csv.h"
 
 namespace trainplan::io {
@@ -33,9 +35,8 @@ MegatronCiData read_megatron_ci(const std::string& path) {
     if (!t.text(r, "num_experts").empty() || integer(r, "ep", 1) > 1) { skip("mixture of experts"); continue; }
     if (family != "gpt" && family != "bert") { skip("not a GPT or BERT model"); continue; }
     if (yes(text(r, "mla")) || !text(r, "fp8_format").empty() || yes(text(r, "megatron_fsdp")) ||
-        !text(r, "cuda_graph").empty() || args.find("decoder-first-pipeline-num-layers") != std::string::npos ||
-        args.find("decoder-last-pipeline-num-layers") != std::string::npos) {
-      skip("MLA, FP8, FSDP, CUDA graphs or uneven pipeline");
+        !text(r, "cuda_graph").empty()) {
+      skip("MLA, FP8, FSDP or CUDA graphs");
       continue;
     }
     std::string gpu;
@@ -66,6 +67,13 @@ MegatronCiData read_megatron_ci(const std::string& path) {
     l.dp = world / (l.tp * l.pp * l.cp);
     int per_stage = integer(r, "vpp_layers_per_stage", 0);
     l.virtual_stages = per_stage > 0 && l.pp > 1 ? s.layers / (l.pp * per_stage) : 1;
+    // The end stages' layers where the run gave them (Megatron's own options).
+    const auto options = nlohmann::json::parse(args, nullptr, false);
+    if (options.is_object()) {
+      for (auto [option, into] : {std::pair{"--decoder-first-pipeline-num-layers", &l.first_stage_layers},
+                                  {"--decoder-last-pipeline-num-layers", &l.last_stage_layers}})
+        if (options.contains(option) && options[option].is_number_integer()) *into = options[option].get<int>();
+    }
     l.micro_batch = integer(r, "micro_batch", 1), l.global_batch = integer(r, "global_batch", 1);
     std::string rc = text(r, "recompute_granularity");
     l.recompute = rc == "full" ? structure::Recompute::kFull

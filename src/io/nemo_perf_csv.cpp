@@ -33,7 +33,8 @@ std::optional<structure::TransformerSpec> nemo_shape(const std::string& model) {
   if (k == "gpt320b") return nemo_gpt3("gpt3-20b", 44, 6144, 48);
   const std::pair<const char*, const char*> zoo[] = {{"llama27b", "llama2-7b"},   {"llama213b", "llama2-13b"},
                                                      {"llama270b", "llama2-70b"}, {"llama38b", "llama3-8b"},
-                                                     {"llama370b", "llama3-70b"}, {"gpt3175b", "gpt3-175b"}};
+                                                     {"llama370b", "llama3-70b"}, {"llama31405b", "llama3.1-405b"},
+                                                     {"gpt3175b", "gpt3-175b"}};
   for (const auto& [nemo, name] : zoo)
     if (k == nemo) return structure::find_transformer(name);
   return std::nullopt;
@@ -124,6 +125,16 @@ PublishedScaleRuns read_nemo_perf_runs(const std::string& path) {
     r.assumed.insert(r.assumed.end(), {"distributed optimizer with its reduction and gather overlapped", "flash attention",
                                        gpt3 ? "dropout 0.1" : "no dropout",
                                        std::string("recompute ") + structure::to_string(l.recompute)});
+    // Llama 3.1 405B's recipe counts the embedding and the loss as a layer
+    // each in the pipeline split (126 + 2 layers over pp·vp chunks).
+    if (s.name == "llama3.1-405b" && l.pp > 1) {
+      if (auto ends = structure::end_stage_layers_with_embedding_and_loss_counted(s.layers, l.pp, l.virtual_stages)) {
+        l.first_stage_layers = ends->first, l.last_stage_layers = ends->second;
+        r.assumed.push_back(fmt::format("embedding and loss counted in the pipeline split (end stages {} layers, the "
+                                        "others {})",
+                                        ends->first, structure::stage_layers(s, l, 1)));
+      }
+    }
     check_shape_and_layout(t, row, s, l);
     r.iteration.seconds = *seconds;
     out.runs.push_back(std::move(r));

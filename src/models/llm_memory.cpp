@@ -1,6 +1,7 @@
 #include "models/llm_memory.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/error.h"
 #include "core/median.h"
@@ -85,7 +86,7 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
 }
 
 double layers_in_flight(const TransformerSpec& s, const ParallelLayout& l) {
-  return double(s.layers) / l.pp * in_flight(l, 0);
+  return double(structure::stage_layers(s, l, 0)) * in_flight(l, 0);
 }
 
 LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const ParallelLayout& l, int stage) const {
@@ -94,7 +95,8 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   double t = l.tp;
   bool first = stage == 0, last = stage == l.pp - 1;
   double h = s.hidden, V = s.vocab;
-  double layer_params = double(s.layers) / l.pp * s.layer_params() / t;
+  const double stage_layers = structure::stage_layers(s, l, stage);
+  double layer_params = stage_layers * s.layer_params() / t;
   double params = layer_params;
   if (first) params += V * h / t + (s.learned_positions ? double(s.seq) * h : 0);
   // The last stage holds the output layer: its own weights when untied, and
@@ -119,7 +121,7 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   m.optimizer = params * (master_copy ? 12 : 8) / dp_shard;
   m.layer_states = (m.weights + m.gradients + m.optimizer) * layer_params / params;
 
-  double layers = double(s.layers) / l.pp * in_flight(l, stage);
+  double layers = stage_layers * in_flight(l, stage);
   m.activations = layer_activation_bytes(s, l) * layers;
 
   double sbh = double(s.seq) / l.cp * l.micro_batch * h, sp = l.sequence_parallel ? t : 1.0;
@@ -134,10 +136,15 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
 
 LlmMemoryBreakdown LlmMemoryModel::predict(const TransformerSpec& s, const ParallelLayout& l) const {
   LlmMemoryBreakdown best = predict_stage(s, l, 0);
-  // Stage 0 holds the most activations; the last one the logits. The middle
-  // stages hold less than the first, so two candidates suffice.
-  if (l.pp > 1) {
-    auto m = predict_stage(s, l, l.pp - 1);
+  // Stage 0 holds the most activations; the last one the logits. The stages
+  // between hold fewer micro-batches than the first, and as many layers
+  // unless the end stages' layers are given: then stage 1, the first of
+  // them, may hold more.
+  std::vector<int> others;
+  if (l.pp > 1) others.push_back(l.pp - 1);
+  if (l.uneven() && l.pp > 2) others.push_back(1);
+  for (int stage : others) {
+    auto m = predict_stage(s, l, stage);
     if (m.total() > best.total()) best = m;
   }
   return best;

@@ -83,7 +83,7 @@ class LlmMemoryModel {
 // Activation bytes of one layer for one micro-batch (the table above).
 double layer_activation_bytes(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout);
 // Layer-activations in flight on the first stage, in layers (the 1F1B and
-// interleaving factor above times layers/pp).
+// interleaving factor above times the first stage's layers).
 double layers_in_flight(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout);
 
 }  // namespace trainplan::models

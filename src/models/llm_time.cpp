@@ -241,7 +241,7 @@ class Costs {
 };
 
 double stage_params(const TransformerSpec& s, const ParallelLayout& l, int stage) {
-  double p = double(s.layers) / l.pp * s.layer_params() / l.tp;
+  double p = double(structure::stage_layers(s, l, stage)) * s.layer_params() / l.tp;
   if (stage == 0) p += double(s.vocab) * s.hidden / l.tp;
   if (stage == l.pp - 1 && (!s.tied_embeddings || l.pp > 1)) p += double(s.vocab) * s.hidden / l.tp;
   return p;
@@ -254,7 +254,7 @@ LlmCollectives llm_collectives(const TransformerSpec& s, const ParallelLayout& l
   if (l.tp > 1 && !l.sequence_parallel) {
     c.tp_bytes = double(s.seq) / l.cp * l.micro_batch * s.hidden * element_bytes(l.precision);
     const double per_layer = l.recompute == Recompute::kFull ? 6 : 4;  // 2 forward, 2 backward, the forward's again
-    c.tp_count = per_layer * double(s.layers) / l.pp * l.micro_batches();
+    c.tp_count = per_layer * double(structure::stage_layers(s, l, 0)) * l.micro_batches();
   }
   if (l.dp > 1 && !l.distributed_optimizer)
     c.dp_bytes = stage_params(s, l, 0) * (l.precision == Precision::kFp16 ? 2 : 4);
@@ -286,22 +286,27 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
     bwd += lt.core + lt.mem_core;
     layer_compute += lt.core, layer_mem += lt.mem_core;
   }
-  double layers = double(s.layers) / l.pp;
-  double body = layers * (fwd + bwd + params_.layer_overhead_s) + c.p2p();
+  const double unit = fwd + bwd + params_.layer_overhead_s;
+  auto body = [&](int stage) { return structure::stage_layers(s, l, stage) * unit + c.p2p(); };
 
   double logits_compute = 0;
   double logits = c.logits(&logits_compute), embedding = c.embedding();
-  // Per micro-batch step of each stage kind; with one stage it holds both ends.
-  double first = body + embedding + (l.pp == 1 ? logits : 0);
-  double last = l.pp == 1 ? first : body + logits;
-  double slowest = std::max(first, last);
-  double mean = l.pp == 1 ? first : (first + last + (l.pp - 2) * body) / l.pp;
+  // Per micro-batch step of each stage kind: the first, a stage between (all
+  // alike) and the last; with one stage it holds both ends.
+  double first = body(0) + embedding + (l.pp == 1 ? logits : 0);
+  double last = l.pp == 1 ? first : body(l.pp - 1) + logits;
+  double between = l.pp > 2 ? body(1) : 0;
+  double slowest = std::max({first, last, between});
+  double mean = l.pp == 1 ? first : (first + last + (l.pp - 2) * between) / l.pp;
+  // The stage that sets the pace, whose work the breakdown reports.
+  const int slow_stage = last >= std::max(first, between) ? l.pp - 1 : first >= between ? 0 : 1;
+  const bool last_slowest = slow_stage == l.pp - 1;
+  const double layers = structure::stage_layers(s, l, slow_stage);
 
   int mb = l.micro_batches();
   LlmTimeBreakdown r;
   r.stage_step = slowest;
   r.mean_stage_step = mean;
-  bool last_slowest = last >= first;
   r.compute = mb * (layers * layer_compute + (last_slowest ? logits_compute : 0));
   r.memory_bound = mb * layers * layer_mem;
   r.tp_comm = mb * layers * layer_comm;
@@ -318,7 +323,6 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   // Data parallelism: the gradients of the largest stage; with the
   // distributed optimizer a reduce-scatter of them and an all-gather of the
   // updated 16-bit weights.
-  int slow_stage = last_slowest ? l.pp - 1 : 0;
   double params = stage_params(s, l, slow_stage);
   double grad_bytes = l.precision == Precision::kFp16 ? 2 : 4;
   const int replicas = l.dp * l.cp;  // the ranks that hold the same weights

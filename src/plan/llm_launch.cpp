@@ -22,7 +22,20 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   a.push_back(fmt::format("--tensor-model-parallel-size {}", l.tp));
   if (l.cp > 1) a.push_back(fmt::format("--context-parallel-size {}", l.cp));
   a.push_back(fmt::format("--pipeline-model-parallel-size {}", l.pp));
-  if (l.virtual_stages > 1)
+  // Lighter end stages: as the embedding and the loss counted in the split
+  // where the layout is that one, else the end stages' own layer counts.
+  const auto counted = structure::end_stage_layers_with_embedding_and_loss_counted(s.layers, l.pp, l.virtual_stages);
+  const bool accounted =
+      l.uneven() && counted && l.first_stage_layers == counted->first && l.last_stage_layers == counted->second;
+  if (accounted) {
+    a.push_back("--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split");
+  } else if (l.uneven()) {
+    if (l.first_stage_layers > 0) a.push_back(fmt::format("--decoder-first-pipeline-num-layers {}", l.first_stage_layers));
+    if (l.last_stage_layers > 0) a.push_back(fmt::format("--decoder-last-pipeline-num-layers {}", l.last_stage_layers));
+  }
+  if (l.virtual_stages > 1 && l.uneven())
+    a.push_back(fmt::format("--virtual-pipeline-model-parallel-size {}", l.virtual_stages));
+  else if (l.virtual_stages > 1)
     a.push_back(fmt::format("--num-layers-per-virtual-pipeline-stage {}", s.layers / (l.pp * l.virtual_stages)));
   if (l.sequence_parallel) a.push_back("--sequence-parallel");
   if (l.distributed_optimizer) a.push_back("--use-distributed-optimizer");

@@ -68,6 +68,9 @@ std::string describe(const ParallelLayout& l) {
   if (l.cp > 1) s += fmt::format(", cp {}", l.cp);
   s += fmt::format(", pp {}", l.pp);
   if (l.virtual_stages > 1) s += fmt::format(", vpp {}", l.virtual_stages);
+  if (l.uneven())
+    s += fmt::format(", end stages {} and {} layers", l.first_stage_layers > 0 ? std::to_string(l.first_stage_layers) : "even",
+                     l.last_stage_layers > 0 ? std::to_string(l.last_stage_layers) : "even");
   s += fmt::format(", dp {}, micro-batch {}, recompute {}", l.dp, l.micro_batch, structure::to_string(l.recompute));
   if (l.sequence_parallel) s += ", sequence parallel";
   if (l.distributed_optimizer) s += ", distributed optimizer";

@@ -21,7 +21,8 @@ const std::vector<std::string>& CommandTemplate::placeholder_names() {
 const std::vector<std::string>& CommandTemplate::shape_placeholder_names() {
   static const std::vector<std::string> names = {
       "hidden",         "heads",     "layers",          "seq",               "vocab",
-      "ffn_hidden",     "kv_groups", "virtual_stages",  "recompute",         "precision",
+      "ffn_hidden",     "kv_groups", "virtual_stages",  "first_stage_layers", "last_stage_layers",
+      "recompute",      "precision",
       "sequence_parallel", "distributed_optimizer", "flash_attention", "dropout", "fp32_residual"};
   return names;
 }

@@ -24,15 +24,58 @@ std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const Parall
     return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.kv()) + " key/value groups"};
   if (s.ffn() % l.tp != 0)
     return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide the MLP width " + n(s.ffn())};
-  if (s.layers % (int64_t(l.pp) * l.virtual_stages) != 0) {
-    if (l.virtual_stages == 1) return LayoutProblem{"pp", "pp " + n(l.pp) + " does not divide " + n(s.layers) + " layers"};
-    return LayoutProblem{"virtual_stages", "pp " + n(l.pp) + " x virtual_stages " + n(l.virtual_stages) +
-                                               " does not divide " + n(s.layers) + " layers"};
+  for (auto [v, f] : {std::pair{l.first_stage_layers, "first_stage_layers"}, {l.last_stage_layers, "last_stage_layers"}}) {
+    if (v < 0) return LayoutProblem{f, "must be an integer >= 0 (0: the even share)"};
+    if (v > 0 && l.pp == 1) return LayoutProblem{f, "needs pp > 1 (one stage holds every layer)"};
+  }
+  if (!l.uneven()) {
+    if (s.layers % (int64_t(l.pp) * l.virtual_stages) != 0) {
+      if (l.virtual_stages == 1)
+        return LayoutProblem{"pp", "pp " + n(l.pp) + " does not divide " + n(s.layers) + " layers"};
+      return LayoutProblem{"virtual_stages", "pp " + n(l.pp) + " x virtual_stages " + n(l.virtual_stages) +
+                                                 " does not divide " + n(s.layers) + " layers"};
+    }
+  } else {
+    const int given = l.first_stage_layers + l.last_stage_layers;
+    const int between = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
+    const std::string field = l.last_stage_layers > 0 ? "last_stage_layers" : "first_stage_layers";
+    const int rest = s.layers - given;
+    if (between == 0 ? rest != 0 : rest < between || rest % between != 0)
+      return LayoutProblem{field, "first_stage_layers " + n(l.first_stage_layers) + " and last_stage_layers " +
+                                      n(l.last_stage_layers) + " leave " + n(rest) + " of " + n(s.layers) +
+                                      " layers, which do not split evenly over the " + n(between) + " other stages"};
+    // Interleaved, each stage's chunks need a layer each; they may differ
+    // by a layer, as when the embedding and the loss count in the split.
+    for (int stage : {0, l.pp - 1, 1}) {
+      if (stage >= l.pp) continue;
+      if (stage_layers(s, l, stage) < l.virtual_stages)
+        return LayoutProblem{"virtual_stages", "virtual_stages " + n(l.virtual_stages) + " is more than stage " +
+                                                   n(stage) + "'s " + n(stage_layers(s, l, stage)) + " layers"};
+    }
   }
   if (l.global_batch % (int64_t(l.micro_batch) * l.dp) != 0)
     return LayoutProblem{"global_batch", "micro_batch " + n(l.micro_batch) + " x dp " + n(l.dp) + " does not divide " +
                                              "global_batch " + n(l.global_batch)};
   return std::nullopt;
+}
+
+int stage_layers(const TransformerSpec& s, const ParallelLayout& l, int stage) {
+  if (!l.uneven()) return s.layers / l.pp;
+  if (stage == 0 && l.first_stage_layers > 0) return l.first_stage_layers;
+  if (stage == l.pp - 1 && l.last_stage_layers > 0) return l.last_stage_layers;
+  const int between = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
+  return (s.layers - l.first_stage_layers - l.last_stage_layers) / between;
+}
+
+std::optional<std::pair<int, int>> end_stage_layers_with_embedding_and_loss_counted(int layers, int pp,
+                                                                                    int virtual_stages) {
+  const int64_t chunks = int64_t(pp) * virtual_stages;
+  if (pp < 2 || chunks <= 0 || (layers + 2) % chunks != 0 || (layers + 2) / chunks < 2) return std::nullopt;
+  // Each stage holds virtual_stages chunks of (layers + 2) / chunks; the
+  // first stage's first chunk and the last stage's last one each give a
+  // place to the embedding and to the output layer.
+  const int per_stage = int((layers + 2) / pp);
+  return std::pair{per_stage - 1, per_stage - 1};
 }
 
 std::string to_string(Recompute r) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "structure/transformer.h"
 
@@ -42,8 +43,17 @@ struct ParallelLayout {
   int pp = 1;  // pipeline stages: split the layers
   int dp = 1;  // data-parallel replicas
   // Model chunks per pipeline stage (interleaved 1F1B); 1: plain 1F1B.
-  // REQUIRES: layers divisible by pp·virtual_stages.
+  // REQUIRES: each stage's layers divisible by virtual_stages (evenly split
+  // stages), or at least virtual_stages (uneven end stages).
   int virtual_stages = 1;
+  // Transformer layers on the first and on the last pipeline stage, where
+  // they differ from the even split (Megatron-Core's
+  // --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers):
+  // lighter end stages leave room for the embedding and the output layer,
+  // which the even split puts on top of their layers. 0: the even share.
+  // The other stages split the rest evenly (stage_layers).
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
   int micro_batch = 1;   // sequences per micro-batch
   int global_batch = 1;  // sequences per iteration, over all replicas
   Recompute recompute = Recompute::kNone;
@@ -79,6 +89,8 @@ struct ParallelLayout {
   bool tp_comm_overlap = false;
 
   int gpus() const { return tp * cp * pp * dp; }
+  // Whether the end stages' layers are given rather than the even share.
+  bool uneven() const { return pp > 1 && (first_stage_layers > 0 || last_stage_layers > 0); }
   // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).
   int micro_batches() const { return global_batch / (micro_batch * dp); }
 };
@@ -98,9 +110,24 @@ struct LayoutProblem {
 
 // nullopt when the layout is valid for the spec: every count >= 1, tp divides
 // the heads, the key/value groups and the MLP width, 2·cp divides the
-// sequence (when cp > 1), pp·virtual_stages divides the layers,
-// micro_batch·dp divides global_batch.
+// sequence (when cp > 1), the layers split over the stages: evenly, each
+// stage's over its virtual_stages; or the given end stages and the rest
+// evenly over the stages between, each stage with a layer for each of its
+// virtual_stages. micro_batch·dp divides global_batch.
 std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
+
+// Transformer layers on pipeline stage `stage` (0 to pp - 1): the given
+// first or last stage's, else the even share of the rest.
+// REQUIRES: check_layout(spec, layout) passed.
+int stage_layers(const TransformerSpec& spec, const ParallelLayout& layout, int stage);
+
+// Megatron-Core's --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split: the embedding and the output layer
+// each count as one layer in the split, so the end stages hold one
+// transformer layer fewer than the others. The first and last stages' layers
+// that does (nullopt when layers + 2 is not a multiple of pp·virtual_stages).
+std::optional<std::pair<int, int>> end_stage_layers_with_embedding_and_loss_counted(int layers, int pp,
+                                                                                    int virtual_stages);
 
 // "none", "selective", "full"; "fp16", "bf16", "fp32", "amp-fp32-master",
 // "fp8" (also fp8-hybrid, fp8-ds, fp8-cs, fp8-delayed, fp8-current)

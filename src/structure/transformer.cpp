@@ -96,6 +96,9 @@ std::vector<TransformerSpec> build_zoo() {
             "Touvron et al. 2023 (arXiv 2307.09288), Table 1 (GQA), and Meta's params.json"),
       llama("llama3-8b", 32, 4096, 32, 8, 14336, 8192, 128256, "Meta Llama 3 model card and params.json (2024)"),
       llama("llama3-70b", 80, 8192, 64, 8, 28672, 8192, 128256, "Meta Llama 3 model card and params.json (2024)"),
+      llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 8192, 128256,
+            "Llama Team 2024 (arXiv 2407.21783), Table 3: 126 layers, model dimension 16,384, FFN 53,248, 128 heads, "
+            "8 key/value heads, vocabulary 128,000 (128,256 with the special tokens, as params.json)"),
   };
   TransformerSpec bert;
   bert.name = "bert-large", bert.layers = 24, bert.hidden = 1024, bert.heads = 16, bert.seq = 512;

@@ -134,11 +134,11 @@ TEST(LlmProfileCli, ShapePlaceholdersTakeEachRowsValues) {
                                  "1,8,2,128,4,2,32,256,1,1,1,fp32,true,false\n");
   auto script = tptest::write_file(d / "shape.sh",
                                    "#!/bin/sh\n"
-                                   "echo \"$3 $4 $5\" >> " + (d / "words.txt").string() + "\n"
+                                   "echo \"$3 $4 $5 $6\" >> " + (d / "words.txt").string() + "\n"
                                    "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":%s.%s}\\n' \"$1\" \"$2\"\n");
   auto out = (d / "out.csv").string();
   auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script +
-                           " {layers} {hidden} {precision} {dropout} {fp32_residual}'");
+                           " {layers} {hidden} {precision} {dropout} {fp32_residual} {first_stage_layers}'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto t = trainplan::io::CsvTable::read(out);
   ASSERT_EQ(t.rows().size(), 2u);
@@ -147,8 +147,8 @@ TEST(LlmProfileCli, ShapePlaceholdersTakeEachRowsValues) {
   std::ifstream words(d / "words.txt");
   std::string first, second;
   std::getline(words, first), std::getline(words, second);
-  EXPECT_EQ(first, "bf16 false true");
-  EXPECT_EQ(second, "fp32 true false");
+  EXPECT_EQ(first, "bf16 false true 0");  // one stage: the even share
+  EXPECT_EQ(second, "fp32 true false 0");
   auto dp = tptest::run_cli("profile --store " + (d / "s.db").string() + " --batches 8 --workers 1 --epochs 1 --cmd 'echo {hidden}'");
   EXPECT_EQ(dp.exit_code, 2);
   EXPECT_NE(dp.err.find("{hidden} is a transformer grid's placeholder"), std::string::npos) << dp.err;

@@ -104,6 +104,22 @@ TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
     EXPECT_EQ(e.line(), 3) << c.row;
     EXPECT_EQ(e.field(), c.column) << c.row << ": " << e.what();
   }
+  // Given end stages: read where given, 0 (the even share) where empty,
+  // refused naming the column where they cannot split the layers.
+  auto ends = write(std::string(kHeader) + ",first_stage_layers,last_stage_layers\n"
+                    "32,32,1,1024,16,24,2048,8,1,4,5,7\n32,32,1,1024,16,24,2048,8,1,4,,\n");
+  auto read = io::read_llm_configs(ends);
+  EXPECT_EQ(read.rows[0].layout.first_stage_layers, 5);
+  EXPECT_EQ(read.rows[0].layout.last_stage_layers, 7);
+  EXPECT_FALSE(read.rows[1].layout.uneven());
+  for (auto [cells, column] : {std::pair{"5,8", "last_stage_layers"}, {"-1,", "first_stage_layers"},
+                               {"x,", "first_stage_layers"}}) {
+    auto f = write(std::string(kHeader) + ",first_stage_layers,last_stage_layers\n32,32,1,1024,16,24,2048,8,1,4," +
+                   cells + "\n");
+    auto e = tptest::input_error_of([&] { io::read_llm_configs(f); });
+    EXPECT_EQ(e.line(), 2) << cells;
+    EXPECT_EQ(e.field(), column) << cells << ": " << e.what();
+  }
   auto bad = write(std::string(kHeader) + ",recompute\n8,8,1,1024,16,24,2048,8,1,1,some\n");
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "recompute");
   auto no_time = write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n");

@@ -179,6 +179,27 @@ TEST(LlmMemory, Fp8KeepsWeightCopiesAndHalvesTheProductsSavedInputs) {
 
 // Context parallelism keeps 1/cp of each sequence's activations and logits,
 // and the distributed optimizer shards over the context-parallel ranks too.
+// A lighter first stage holds fewer layers' weights and activations; then
+// stage 1, with as many micro-batches in flight less one and more layers,
+// may be the most loaded, and the model reports it.
+TEST(LlmMemory, ALighterFirstStageMovesThePeakToTheNext) {
+  auto s = *find_transformer("llama3-8b");
+  ParallelLayout l;
+  l.pp = 4, l.global_batch = 64, l.flash_attention = true, l.dropout = false;
+  l.precision = Precision::kBf16;
+  LlmMemoryModel m;
+  auto even = m.predict(s, l);
+  EXPECT_EQ(even.stage, 0);
+  auto light = l;
+  light.first_stage_layers = 2, light.last_stage_layers = 6;  // 12 on each stage between
+  ASSERT_FALSE(check_layout(s, light).has_value());
+  auto first = m.predict_stage(s, light, 0), peak = m.predict(s, light);
+  EXPECT_LT(first.activations, m.predict_stage(s, l, 0).activations);
+  EXPECT_EQ(peak.stage, 1);
+  EXPECT_GT(peak.total(), first.total());
+  EXPECT_DOUBLE_EQ(peak.activations / m.predict_stage(s, l, 1).activations, 12.0 / 8);
+}
+
 TEST(LlmMemory, ContextParallelismKeepsItsShareOfTheSequence) {
   auto s = one_layer();
   ParallelLayout l;

@@ -305,6 +305,32 @@ TEST(LlmTime, Fp8ProductsReachTheirMeasuredShareOfTheFp8Peak) {
   EXPECT_DOUBLE_EQ(LlmTimeModel(hw).predict(s, l).iteration, LlmTimeModel(unmeasured).predict(s, l).iteration);
 }
 
+// The slowest stage sets the pace: an output layer over a 128k vocabulary
+// makes the last stage of an even split the slowest; a layer moved off it
+// to the stages between shortens the iteration, too many make a stage
+// between the slowest and lengthen it again. The end stages hold fewer
+// layers' weights and so reduce fewer gradients.
+TEST(LlmTime, LighterEndStagesBalanceThePipeline) {
+  auto s = *find_transformer("llama3-8b");  // 32 layers, 128,256 words
+  auto even = layout(1, 4, 1, 64);
+  even.flash_attention = true, even.dropout = false, even.precision = Precision::kBf16;
+  const LlmTimeModel m(*find_builtin_hardware("h100"));
+  auto lighter = even, lightest = even;
+  lighter.last_stage_layers = 6, lighter.first_stage_layers = 8;     // 9 on each stage between
+  lightest.last_stage_layers = 2, lightest.first_stage_layers = 8;   // 11 on each stage between
+  ASSERT_FALSE(check_layout(s, lighter).has_value());
+  ASSERT_FALSE(check_layout(s, lightest).has_value());
+  auto a = m.predict(s, even), b = m.predict(s, lighter), c = m.predict(s, lightest);
+  EXPECT_LT(b.iteration, a.iteration);
+  EXPECT_GT(c.iteration, b.iteration);
+  // The last stage's step, the slowest when even, holds the output layer's products.
+  EXPECT_GT(a.compute, b.compute);
+  // A stage between sets the pace of the lightest splits: 11 and 10 layers' work.
+  auto light = even;
+  light.last_stage_layers = 4, light.first_stage_layers = 8;  // 10 on each stage between
+  EXPECT_NEAR(c.compute / m.predict(s, light).compute, 11.0 / 10, 1e-9);
+}
+
 // Tensor-parallel collectives overlapped with the products: less waits, but
 // never less than one chunk in tp.
 TEST(LlmTime, OverlappedTensorParallelCollectivesHideBehindTheProducts) {

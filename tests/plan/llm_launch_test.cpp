@@ -53,6 +53,23 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
   auto split = layout();
   split.cp = 2;
   EXPECT_NE(plan::megatron_torchrun_command(s, split, o).find("--context-parallel-size 2"), std::string::npos);
+  EXPECT_EQ(cmd.find("pipeline-num-layers"), std::string::npos);
+  // Given end stages: their own counts, or Megatron's accounting of the
+  // embedding and the loss where the layout is that one.
+  auto ends = layout();
+  ends.virtual_stages = 1, ends.first_stage_layers = 18, ends.last_stage_layers = 14;  // 48 over 2 stages between
+  const auto given = plan::megatron_torchrun_command(s, ends, o);
+  for (const char* want : {"--decoder-first-pipeline-num-layers 18", "--decoder-last-pipeline-num-layers 14"})
+    EXPECT_NE(given.find(want), std::string::npos) << want << "\n" << given;
+  auto big = *structure::find_transformer("llama3.1-405b");
+  auto counted = layout();
+  counted.pp = 8, counted.virtual_stages = 8, counted.first_stage_layers = counted.last_stage_layers = 15;
+  ASSERT_FALSE(structure::check_layout(big, counted).has_value());
+  const auto accounted = plan::megatron_torchrun_command(big, counted, o);
+  for (const char* want : {"--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split",
+                           "--virtual-pipeline-model-parallel-size 8"})
+    EXPECT_NE(accounted.find(want), std::string::npos) << want << "\n" << accounted;
+  EXPECT_EQ(accounted.find("pipeline-num-layers"), std::string::npos) << accounted;
 }
 
 TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {

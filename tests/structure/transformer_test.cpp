@@ -70,3 +70,49 @@ TEST(ParallelLayout, ChecksNameTheFieldAtFault) {
   ASSERT_TRUE(p.has_value());
   EXPECT_NE(p->message.find("key/value groups"), std::string::npos) << p->message;
 }
+
+// Given end stages: the rest split evenly over the stages between, each
+// stage with a chunk's layer for every virtual stage; Llama 3.1 405B's 126
+// layers on 8 x 8 chunks with the embedding and the loss counted.
+TEST(ParallelLayout, EndStagesMayHoldFewerLayers) {
+  auto s = *find_transformer("llama3.1-405b");
+  EXPECT_NEAR(s.total_params() / 1e9, 405, 2);  // the paper's 405B
+  ParallelLayout l;
+  l.tp = 8, l.pp = 8, l.virtual_stages = 8, l.global_batch = 64;
+  EXPECT_EQ(check_layout(s, l)->field, "virtual_stages");  // 64 chunks do not divide 126 layers
+  auto ends = end_stage_layers_with_embedding_and_loss_counted(s.layers, l.pp, l.virtual_stages);
+  ASSERT_TRUE(ends.has_value());
+  EXPECT_EQ(ends->first, 15);
+  EXPECT_EQ(ends->second, 15);
+  l.first_stage_layers = ends->first, l.last_stage_layers = ends->second;
+  EXPECT_TRUE(l.uneven());
+  EXPECT_FALSE(check_layout(s, l).has_value()) << check_layout(s, l)->message;
+  int total = 0;
+  for (int stage = 0; stage < l.pp; ++stage) total += stage_layers(s, l, stage);
+  EXPECT_EQ(total, s.layers);
+  EXPECT_EQ(stage_layers(s, l, 0), 15);
+  EXPECT_EQ(stage_layers(s, l, 3), 16);
+  EXPECT_EQ(stage_layers(s, l, 7), 15);
+  EXPECT_FALSE(end_stage_layers_with_embedding_and_loss_counted(80, 4, 1).has_value());  // 82 over 4
+  EXPECT_FALSE(end_stage_layers_with_embedding_and_loss_counted(126, 1, 1).has_value());
+
+  auto only_first = l;
+  only_first.virtual_stages = 1, only_first.first_stage_layers = 14, only_first.last_stage_layers = 0;
+  EXPECT_FALSE(check_layout(s, only_first).has_value());  // 112 over the 7 others
+  EXPECT_EQ(stage_layers(s, only_first, 7), 16);
+  auto bad = only_first;
+  bad.first_stage_layers = 15;  // 111 over 7
+  EXPECT_EQ(check_layout(s, bad)->field, "first_stage_layers");
+  bad = l, bad.last_stage_layers = 20;  // 91 over 6
+  auto p = check_layout(s, bad);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->field, "last_stage_layers");
+  EXPECT_NE(p->message.find("91"), std::string::npos) << p->message;
+  bad = l, bad.first_stage_layers = 4, bad.last_stage_layers = 14;  // 108 over 6; 4 layers cannot fill 8 chunks
+  EXPECT_EQ(check_layout(s, bad)->field, "virtual_stages");
+  bad = l, bad.first_stage_layers = -1;
+  EXPECT_EQ(check_layout(s, bad)->field, "first_stage_layers");
+  ParallelLayout one;
+  one.first_stage_layers = 10;
+  EXPECT_EQ(check_layout(s, one)->field, "first_stage_layers");  // one stage
+}
