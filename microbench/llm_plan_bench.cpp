@@ -14,14 +14,16 @@ using namespace trainplan;
 namespace {
 
 void BM_LlmPlanExhaustive(benchmark::State& state) {
-  const char* names[] = {"gpt3-175b", "llama3-70b", "gpt3-1.3b"};
+  // The last: Llama 3.1 405B with the uneven end-stage splits searched too.
+  const char* names[] = {"gpt3-175b", "llama3-70b", "gpt3-1.3b", "llama3.1-405b"};
   auto s = *structure::find_transformer(names[state.range(0)]);
   models::LlmTimeModel tm(*structure::find_builtin_hardware("h100"));
   models::LlmMemoryModel mm;
   plan::LlmPlanOptions o;
   o.tokens = 300e9;
-  const int batches[] = {1536, 1024, 3072};
+  const int batches[] = {1536, 1024, 3072, 1536};
   o.global_batch = batches[state.range(0)], o.max_gpus = int(state.range(1));
+  o.uneven_end_stages = state.range(0) == 3;
   plan::LlmPlanResult r;
   for (auto _ : state) {
     r = plan::plan_llm(s, tm, mm, o);
@@ -32,6 +34,6 @@ void BM_LlmPlanExhaustive(benchmark::State& state) {
   state.counters["timed"] = double(r.fit);
   state.counters["configs_per_s"] = benchmark::Counter(double(r.enumerated), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_LlmPlanExhaustive)->Args({0, 1024})->Args({1, 512})->Args({2, 1024})->ArgNames({"model", "max_gpus"})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LlmPlanExhaustive)->Args({0, 1024})->Args({1, 512})->Args({2, 1024})->Args({3, 1024})->ArgNames({"model", "max_gpus"})->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -33,7 +33,8 @@ std::optional<uncertainty::LlmInterval> LlmPlanOutcome::train_time_interval(cons
 
 nlohmann::json to_json(const plan::LlmCandidate& c) {
   const auto& l = c.layout;
-  return {{"gpus", l.gpus()}, {"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"virtual_stages", l.virtual_stages}, {"dp", l.dp},
+  return {{"gpus", l.gpus()}, {"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"virtual_stages", l.virtual_stages},
+          {"first_stage_layers", l.first_stage_layers}, {"last_stage_layers", l.last_stage_layers}, {"dp", l.dp},
           {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
           {"recompute", structure::to_string(l.recompute)}, {"sequence_parallel", l.sequence_parallel},
           {"distributed_optimizer", l.distributed_optimizer}, {"iteration_time_s", c.iteration_s},

@@ -235,6 +235,10 @@ void setup(CLI::App& root) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   p->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node (0: the hardware's)")->capture_default_str();
+  p->add_flag("--uneven-end-stages", a->options.uneven_end_stages,
+              "Also try the pipeline splits that count the embedding and the loss as a layer each (Megatron-Core's "
+              "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split): end stages a "
+              "layer lighter, and stage counts that divide layers + 2 (Llama 3.1 405B's 126 layers on 8 stages)");
   p->add_option("--tokens", a->options.tokens, "Tokens to train (e.g. 300e9)")->required();
   p->add_option("--global-batch", a->options.global_batch, "Sequences per iteration")->required();
   add_duration_option(p, "--deadline", a->options.deadline_s, "Longest training time (0: none)");

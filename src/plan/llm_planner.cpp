@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <tuple>
 
@@ -61,6 +62,29 @@ class TopK {
 
 std::string hours(double s) { return fmt::format("{:.4g} h", s / 3600); }
 
+// How the layers may split over pipeline stages: pp and its virtual stages,
+// and the end stages' layers (0: the even share).
+struct PipelineSplit {
+  int pp = 1, virtual_stages = 1, first_stage_layers = 0, last_stage_layers = 0;
+};
+
+// Every split up to `max_pp` stages, by pp: the even ones (pp·vpp dividing
+// the layers) by vpp, then, with `uneven_end_stages`, those that count the
+// embedding and the loss as a layer each.
+std::vector<PipelineSplit> pipeline_splits(int layers, int max_pp, bool uneven_end_stages) {
+  std::vector<PipelineSplit> out;
+  for (int pp = 1; pp <= std::min(max_pp, layers); ++pp) {
+    if (layers % pp == 0)
+      for (int vpp : divisors(layers / pp, pp > 1 ? layers : 1)) out.push_back({pp, vpp, 0, 0});
+    if (!uneven_end_stages || pp == 1) continue;
+    for (int vpp = 1; int64_t(pp) * vpp <= layers + 2; ++vpp)
+      if (auto ends = structure::end_stage_layers_with_embedding_and_loss_counted(layers, pp, vpp))
+        if (!(layers % pp == 0 && ends->first == layers / pp))  // two stages: the even split again
+          out.push_back({pp, vpp, ends->first, ends->second});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string describe(const ParallelLayout& l) {
@@ -112,45 +136,47 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   std::vector<int> cps = {1};
   for (int cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)
     if (s.seq % (2 * cp) == 0) cps.push_back(cp);
+  const auto splits = pipeline_splits(s.layers, o.max_gpus, o.uneven_end_stages);
   for (int tp : divisors(s.heads, per_node)) {
     if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;
     for (int cp : cps) {
       if (tp * cp > o.max_gpus) continue;
-      for (int pp : divisors(s.layers, o.max_gpus / (tp * cp))) {
-        for (int vpp : divisors(s.layers / pp, pp > 1 ? s.layers : 1)) {
-          for (int dp : divisors(o.global_batch, o.max_gpus / (tp * cp * pp))) {
-            check_cancelled();  // a server request past its time limit stops here
-            for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
-              int m = o.global_batch / (dp * mb);
-              if (vpp > 1 && m % pp != 0) continue;
-              for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-                for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
-                  for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
-                    l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
-                    l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
-                    l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
-                    l.tp_comm_overlap = o.overlap && tp > 1;
-                    ++index;
-                    LlmCandidate c;
-                    c.layout = l;
-                    c.memory_bytes = memory.predict(s, l).total();
-                    c.headroom_bytes = gpu_bytes - c.memory_bytes;
-                    if (!least_memory || c.memory_bytes < least_memory->memory_bytes) least_memory = c;
-                    if (c.memory_bytes > res.capacity_bytes) continue;
-                    ++res.fit;
-                    c.iteration_s = time.predict(s, l).iteration;
-                    c.train_s = c.iteration_s * res.iterations;
-                    c.gpu_hours = c.train_s * l.gpus() / 3600;
-                    if (!fastest_fit || c.train_s < fastest_fit->train_s) fastest_fit = c;
-                    if (o.frontier) fitting.push_back(c);
-                    if (o.deadline_s > 0 && c.train_s > o.deadline_s) continue;
-                    if (!cheapest_in_deadline || c.gpu_hours < cheapest_in_deadline->gpu_hours) cheapest_in_deadline = c;
-                    if (by_time && c.gpu_hours > o.gpu_hour_budget) continue;
-                    ++res.qualified;
-                    Rank r = by_time ? Rank{c.train_s, c.gpu_hours, l.gpus(), index}
-                                     : Rank{c.gpu_hours, c.train_s, l.gpus(), index};
-                    top.offer(r, c);
-                  }
+      for (const PipelineSplit& split : splits) {
+        const int pp = split.pp, vpp = split.virtual_stages;
+        if (pp > o.max_gpus / (tp * cp)) break;
+        l.first_stage_layers = split.first_stage_layers, l.last_stage_layers = split.last_stage_layers;
+        for (int dp : divisors(o.global_batch, o.max_gpus / (tp * cp * pp))) {
+          check_cancelled();  // a server request past its time limit stops here
+          for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
+            int m = o.global_batch / (dp * mb);
+            if (vpp > 1 && m % pp != 0) continue;
+            for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+              for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+                for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
+                  l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
+                  l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
+                  l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
+                  l.tp_comm_overlap = o.overlap && tp > 1;
+                  ++index;
+                  LlmCandidate c;
+                  c.layout = l;
+                  c.memory_bytes = memory.predict(s, l).total();
+                  c.headroom_bytes = gpu_bytes - c.memory_bytes;
+                  if (!least_memory || c.memory_bytes < least_memory->memory_bytes) least_memory = c;
+                  if (c.memory_bytes > res.capacity_bytes) continue;
+                  ++res.fit;
+                  c.iteration_s = time.predict(s, l).iteration;
+                  c.train_s = c.iteration_s * res.iterations;
+                  c.gpu_hours = c.train_s * l.gpus() / 3600;
+                  if (!fastest_fit || c.train_s < fastest_fit->train_s) fastest_fit = c;
+                  if (o.frontier) fitting.push_back(c);
+                  if (o.deadline_s > 0 && c.train_s > o.deadline_s) continue;
+                  if (!cheapest_in_deadline || c.gpu_hours < cheapest_in_deadline->gpu_hours) cheapest_in_deadline = c;
+                  if (by_time && c.gpu_hours > o.gpu_hour_budget) continue;
+                  ++res.qualified;
+                  Rank r = by_time ? Rank{c.train_s, c.gpu_hours, l.gpus(), index}
+                                   : Rank{c.gpu_hours, c.train_s, l.gpus(), index};
+                  top.offer(r, c);
                 }
               }
             }

@@ -37,6 +37,29 @@ TEST(LlmPlanCli, EmitsMegatronLaunches) {
   EXPECT_NE(s.out.find("#SBATCH --time=100:00:00"), std::string::npos) << s.out;
 }
 
+// Llama 3.1 405B's 126 layers: the even split has no 8 or 16 stages; with
+// the embedding and the loss counted, the chosen plan may take them, and
+// says so in its JSON and its launch.
+TEST(LlmPlanCli, UnevenEndStagesWidenThePipelineSplits) {
+  const std::string base = "llm plan --model llama3.1-405b --gpu h100 --max-gpus 1024 --tokens 1e12 "
+                           "--global-batch 1536 --precision fp8 --flash-attention --no-dropout --overlap --max-cp 2 --json";
+  auto even = tptest::run_cli(base), uneven = tptest::run_cli(base + " --uneven-end-stages");
+  ASSERT_EQ(even.exit_code, 0) << even.err;
+  ASSERT_EQ(uneven.exit_code, 0) << uneven.err;
+  auto a = nlohmann::json::parse(even.out), b = nlohmann::json::parse(uneven.out);
+  EXPECT_GT(b["enumerated"].get<long>(), a["enumerated"].get<long>());
+  EXPECT_LE(b["chosen"]["gpu_hours"].get<double>(), a["chosen"]["gpu_hours"].get<double>());
+  EXPECT_EQ(a["chosen"]["first_stage_layers"].get<int>(), 0);
+  const int pp = b["chosen"]["pp"].get<int>(), ends = b["chosen"]["first_stage_layers"].get<int>();
+  ASSERT_GT(ends, 0) << b["chosen"].dump();
+  EXPECT_EQ(ends, (126 + 2) / pp - 1);
+  auto emit = tptest::run_cli("llm plan --model llama3.1-405b --gpu h100 --max-gpus 1024 --tokens 1e12 "
+                              "--global-batch 1536 --precision fp8 --flash-attention --no-dropout --overlap --max-cp 2 "
+                              "--uneven-end-stages --emit torchrun");
+  ASSERT_EQ(emit.exit_code, 0) << emit.err;
+  EXPECT_NE(emit.out.find("--account-for-embedding-in-pipeline-split"), std::string::npos) << emit.out;
+}
+
 TEST(LlmPlanCli, InfeasibleExitsThreeNamingTheConstraint) {
   auto m = tptest::run_cli("llm plan --model gpt3-175b --gpu a100-80gb --max-gpus 8 --tokens 1e9 --global-batch 8");
   EXPECT_EQ(m.exit_code, 3);

@@ -46,6 +46,7 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
    for (int cp = 1; cp <= o.max_cp; cp *= 2)
     for (int pp = 1; pp <= s.layers; ++pp)
       for (int vpp = 1; vpp <= s.layers; ++vpp)
+       for (int ends = 0; ends <= s.layers; ++ends)
         for (int dp = 1; dp <= o.max_gpus; ++dp)
           for (int mb = 1; mb <= o.global_batch; ++mb)
             for (auto rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
@@ -55,6 +56,17 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
                   l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
                   l.global_batch = o.global_batch, l.recompute = rc, l.sequence_parallel = sp;
                   l.distributed_optimizer = dist, l.precision = o.precision;
+                  // Uneven: the embedding and the loss counted as a layer
+                  // each in pp·vpp chunks of layers + 2, where that differs
+                  // from the even split.
+                  if (ends > 0) {
+                    const int chunks = pp * vpp;
+                    if (!o.uneven_end_stages || pp == 1 || (s.layers + 2) % chunks != 0 ||
+                        (s.layers + 2) / chunks < 2 || ends != (s.layers + 2) / pp - 1 ||
+                        (s.layers % pp == 0 && ends == s.layers / pp))
+                      continue;
+                    l.first_stage_layers = l.last_stage_layers = ends;
+                  }
                   if (l.gpus() > o.max_gpus || structure::check_layout(s, l)) continue;
                   if (vpp > 1 && (pp == 1 || l.micro_batches() % pp != 0)) continue;
                   if ((sp && tp == 1) || (dist && dp == 1)) continue;
@@ -80,10 +92,12 @@ plan::LlmPlanOptions small_options() {
 TEST(LlmPlanner, ChosenIsTheExactOptimumOfABruteForceEnumeration) {
   auto s = small_model();
   models::LlmTimeModel tm(a100());
-  for (int mode = 0; mode < 4; ++mode) {
+  for (int mode = 0; mode < 5; ++mode) {
     auto o = small_options();
-    // Mode 3: context parallelism searched too.
+    // Mode 3: context parallelism searched too; mode 4: the splits that count
+    // the embedding and the loss (8 + 2 layers: 5 stages of 1, 2, 2, 2, 1).
     if (mode == 3) o.max_cp = 4;
+    if (mode == 4) o.uneven_end_stages = true;
     auto r0 = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
     ASSERT_FALSE(r0.top.empty());
     // Mode 1: a deadline that rules out the cheapest; mode 2: least time in a budget.
@@ -99,6 +113,7 @@ TEST(LlmPlanner, ChosenIsTheExactOptimumOfABruteForceEnumeration) {
     for (size_t i = 1; i < r.top.size(); ++i)
       EXPECT_LE(mode == 2 ? r.top[i - 1].train_s : r.top[i - 1].gpu_hours,
                 mode == 2 ? r.top[i].train_s : r.top[i].gpu_hours);
+    if (mode == 4) EXPECT_GT(r.enumerated, plan::plan_llm(s, tm, models::LlmMemoryModel(), small_options()).enumerated);
     if (mode == 1) EXPECT_LE(c.train_s, o.deadline_s);
     if (mode == 2) EXPECT_LE(c.gpu_hours, o.gpu_hour_budget);
   }
