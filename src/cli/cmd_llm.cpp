@@ -768,6 +768,8 @@ void setup(CLI::App& root) {
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
   m->add_flag("--no-dropout{false}", ma->layout.dropout, "No attention or hidden dropout: no dropout masks stored");
   m->add_flag("--fp32-residual", ma->layout.fp32_residual, "An fp32 residual stream (--fp32-residual-connection)");
+  m->add_flag("--grad-reduce-in-bf16", ma->layout.grad_reduce_in_bf16,
+              "Gradients kept and reduced in bf16 (--grad-reduce-in-bf16): 2 bytes a parameter instead of 4");
   m->add_flag("--flash-attention", ma->layout.flash_attention, "Fused attention: no s^2 activations");
   m->add_option("--precision", ma->precision, "fp16, bf16, fp32, amp-fp32-master or fp8")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");

@@ -262,6 +262,9 @@ void setup(CLI::App& root) {
               "Communication overlapped with computation (Megatron-Core's --overlap-grad-reduce, "
               "--overlap-param-gather, --tp-comm-overlap; NeMo's recipes): the data-parallel reduction behind the "
               "backward pass, the weights' gather behind the next forward, tensor-parallel collectives beside the products");
+  p->add_flag("--grad-reduce-in-bf16", a->options.grad_reduce_in_bf16,
+              "Gradients accumulated and reduced in bf16 (Megatron-LM's --grad-reduce-in-bf16; NeMo's FP8 "
+              "recipes): 2 bytes a parameter instead of 4, half the data-parallel bytes");
   p->add_flag("--fp32-residual", a->options.fp32_residual,
               "An fp32 residual stream (Megatron's --fp32-residual-connection; PyTorch autocast over an fp32 "
               "embedding): the layer inputs kept for the backward take 4 bytes an element");

@@ -95,6 +95,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     l.overlap_grad_reduce = boolean(t, row, "overlap_grad_reduce");
     l.overlap_param_gather = boolean(t, row, "overlap_param_gather");
     l.tp_comm_overlap = boolean(t, row, "tp_comm_overlap");
+    l.grad_reduce_in_bf16 = boolean(t, row, "grad_reduce_in_bf16");
     int gpus = integer(t, row, "gpus");
     // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.
     const double product = double(l.tp) * l.cp * l.pp * l.dp;

@@ -14,6 +14,7 @@
 //             fp32_residual: true | false (false; Megatron's --fp32-residual-connection),
 //             overlap_grad_reduce, overlap_param_gather, tp_comm_overlap: true | false
 //             (false; Megatron-Core's --overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap),
+//             grad_reduce_in_bf16: true | false (false: fp32 gradients; Megatron's --grad-reduce-in-bf16),
 //             precision: fp16 | bf16 | fp32 | amp-fp32-master | fp8 (fp16, mixed precision)
 //   measured  iteration_time_s (seconds per iteration, > 0 and at most 1e7) where asked for;
 //             memory_gib (peak GiB per GPU, > 0 and at most 1e6), optional;

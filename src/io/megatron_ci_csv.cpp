@@ -83,6 +83,7 @@ MegatronCiData read_megatron_ci(const std::string& path) {
     l.overlap_grad_reduce = yes(text(r, "overlap_grad_reduce"));
     l.overlap_param_gather = yes(text(r, "overlap_param_gather"));
     l.tp_comm_overlap = yes(text(r, "tp_comm_overlap"));
+    l.grad_reduce_in_bf16 = args.find("--grad-reduce-in-bf16") != std::string::npos;
     l.precision = yes(text(r, "bf16")) ? structure::Precision::kBf16
                   : yes(text(r, "fp16")) ? structure::Precision::kFp16 : structure::Precision::kFp32;
     std::string backend = text(r, "attention_backend"), impl = text(r, "transformer_impl");

@@ -121,7 +121,13 @@ PublishedScaleRuns read_nemo_perf_runs(const std::string& path) {
     l.recompute = gpt3 && s.name != "gpt3-5b" ? structure::Recompute::kSelective : structure::Recompute::kNone;
     l.overlap_grad_reduce = l.overlap_param_gather = true;
     l.tp_comm_overlap = l.tp > 1;
+    // Megatron-Bridge's performance scripts keep and reduce the gradients in
+    // bf16 (set_llama3_common_configs, set_llama31_common_configs:
+    // grad_reduce_in_fp32 False); NeMo 24.07's tables do not say, and its
+    // default is fp32.
+    l.grad_reduce_in_bf16 = t.has_column("source_doc") && t.text(row, "source_doc").rfind("Megatron-Bridge", 0) == 0;
     if (l.tp > 1) r.assumed.push_back("sequence parallel, tensor-parallel communication overlapped");
+    if (l.grad_reduce_in_bf16) r.assumed.push_back("gradients reduced in bf16");
     r.assumed.insert(r.assumed.end(), {"distributed optimizer with its reduction and gather overlapped", "flash attention",
                                        gpt3 ? "dropout 0.1" : "no dropout",
                                        std::string("recompute ") + structure::to_string(l.recompute)});

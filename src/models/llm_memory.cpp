@@ -117,7 +117,7 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   // FP8: each layer weight's FP8 copy and its transpose, kept across the
   // micro-batches of an iteration.
   if (l.precision == Precision::kFp8) m.weights += layer_params * 2;
-  m.gradients = params * 4;
+  m.gradients = params * (l.grad_reduce_in_bf16 ? 2 : 4);
   m.optimizer = params * (master_copy ? 12 : 8) / dp_shard;
   m.layer_states = (m.weights + m.gradients + m.optimizer) * layer_params / params;
 

@@ -324,7 +324,7 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   // distributed optimizer a reduce-scatter of them and an all-gather of the
   // updated 16-bit weights.
   double params = stage_params(s, l, slow_stage);
-  double grad_bytes = l.precision == Precision::kFp16 ? 2 : 4;
+  double grad_bytes = l.precision == Precision::kFp16 || l.grad_reduce_in_bf16 ? 2 : 4;
   const int replicas = l.dp * l.cp;  // the ranks that hold the same weights
   double grads = c.ring(params * grad_bytes, replicas, l.distributed_optimizer ? 1 : 2, c.dp_link());
   double gather = l.distributed_optimizer ? c.ring(params * element_bytes(l.precision), replicas, 1, c.dp_link()) : 0;

@@ -61,6 +61,7 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   if (l.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
   if (l.overlap_param_gather) a.push_back("--overlap-param-gather");
   if (l.tp_comm_overlap) a.push_back("--tp-comm-overlap");
+  if (l.grad_reduce_in_bf16) a.push_back("--grad-reduce-in-bf16");
   a.push_back("$DATA_ARGS");
   std::string out;
   for (const auto& x : a) out += " \\\n    " + x;

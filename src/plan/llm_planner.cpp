@@ -100,6 +100,7 @@ std::string describe(const ParallelLayout& l) {
   if (l.distributed_optimizer) s += ", distributed optimizer";
   if (l.precision == structure::Precision::kFp8) s += ", fp8";
   if (l.overlap_grad_reduce || l.overlap_param_gather || l.tp_comm_overlap) s += ", communication overlapped";
+  if (l.grad_reduce_in_bf16) s += ", bf16 gradients";
   return s;
 }
 
@@ -130,6 +131,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   l.flash_attention = o.flash_attention;
   l.dropout = o.dropout;
   l.fp32_residual = o.fp32_residual;
+  l.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
   long index = 0;
   // Context parallelism in powers of two up to max_cp, each splitting the
   // sequence into 2·cp chunks.

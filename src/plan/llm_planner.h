@@ -52,6 +52,9 @@ struct LlmPlanOptions {
   // (ParallelLayout::overlap_grad_reduce, overlap_param_gather with the
   // distributed optimizer, tp_comm_overlap where tp > 1). Default: false.
   bool overlap = false;
+  // Gradients accumulated and reduced in bf16 in every configuration
+  // (ParallelLayout::grad_reduce_in_bf16). Default: false.
+  bool grad_reduce_in_bf16 = false;
 
   // ---- The search space ----
   // Most GPUs a configuration may use (tp·cp·pp·dp). REQUIRES: >= 1.

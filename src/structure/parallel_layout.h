@@ -87,6 +87,11 @@ struct ParallelLayout {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
+  // The gradients accumulated and reduced in bf16 rather than fp32
+  // (Megatron-LM's --grad-reduce-in-bf16; NeMo's FP8 performance recipes set
+  // grad_reduce_in_fp32 False): 2 bytes a parameter held, and half the
+  // data-parallel reduction's bytes. Meaningful for bf16 and fp8 training.
+  bool grad_reduce_in_bf16 = false;
 
   int gpus() const { return tp * cp * pp * dp; }
   // Whether the end stages' layers are given rather than the even share.

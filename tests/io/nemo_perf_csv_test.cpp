@@ -69,6 +69,28 @@ TEST(NemoPerfCsv, KeepsDenseH100PreTrainingAndFillsInTheRecipe) {
   EXPECT_EQ(got.left_out.at("precision outside the model (NVFP4)"), 1);
 }
 
+// Llama 3.1 405B's 126 layers on 8 x 8 chunks, the embedding and the loss
+// counted in the split; Megatron-Bridge's gradients in bf16, NeMo 24.07's not.
+TEST(NemoPerfCsv, Llama405bSplitsUnevenlyAndBridgeReducesInBf16) {
+  auto d = tptest::temp_dir("nemocsv_405");
+  const auto path = tptest::write_file(
+      d / "n.csv", std::string("source_doc,") + kHeader +
+                       "Megatron-Bridge performance-summary.md,26.06,Pre-Training,DGX-H100,LLAMA3.1_405B,FP8,1024,1536,1,"
+                       "8192,,8,8,2,8,1,37.69\n"
+                       "NeMo performance_summary.md (24.07),24.07,Pre-Training,DGX-H100,LLAMA2-70B,FP8,64,128,1,4096,,4,4,"
+                       "1,20,,4.741\n");
+  auto got = io::read_nemo_perf_runs(path);
+  ASSERT_EQ(got.runs.size(), 2u);
+  const auto& big = got.runs[0].iteration.run;
+  EXPECT_EQ(big.spec.layers, 126);
+  EXPECT_EQ(big.layout.first_stage_layers, 15);
+  EXPECT_EQ(big.layout.last_stage_layers, 15);
+  EXPECT_EQ(big.layout.dp, 8);
+  EXPECT_TRUE(big.layout.grad_reduce_in_bf16);
+  EXPECT_FALSE(got.runs[1].iteration.run.layout.grad_reduce_in_bf16);
+  EXPECT_FALSE(got.runs[1].iteration.run.layout.uneven());
+}
+
 TEST(NemoPerfCsv, ALayoutTheShapeDoesNotAllowNamesItsLine) {
   auto d = tptest::temp_dir("nemocsv_bad");
   // 80 layers do not split into 3 stages.

@@ -200,6 +200,21 @@ TEST(LlmMemory, ALighterFirstStageMovesThePeakToTheNext) {
   EXPECT_DOUBLE_EQ(peak.activations / m.predict_stage(s, l, 1).activations, 12.0 / 8);
 }
 
+// Gradients kept in bf16: 2 bytes a parameter, nothing else moves.
+TEST(LlmMemory, Bf16GradientsHalveTheGradientBytes) {
+  auto s = *find_transformer("llama3-8b");
+  ParallelLayout l;
+  l.pp = 2, l.dp = 4, l.global_batch = 64, l.precision = Precision::kBf16, l.distributed_optimizer = true;
+  LlmMemoryModel m;
+  auto fp32 = m.predict(s, l);
+  l.grad_reduce_in_bf16 = true;
+  auto bf16 = m.predict(s, l);
+  EXPECT_DOUBLE_EQ(bf16.gradients, fp32.gradients / 2);
+  EXPECT_DOUBLE_EQ(bf16.weights, fp32.weights);
+  EXPECT_DOUBLE_EQ(bf16.optimizer, fp32.optimizer);
+  EXPECT_DOUBLE_EQ(bf16.activations, fp32.activations);
+}
+
 TEST(LlmMemory, ContextParallelismKeepsItsShareOfTheSequence) {
   auto s = one_layer();
   ParallelLayout l;

@@ -331,6 +331,20 @@ TEST(LlmTime, LighterEndStagesBalanceThePipeline) {
   EXPECT_NEAR(c.compute / m.predict(s, light).compute, 11.0 / 10, 1e-9);
 }
 
+// Gradients reduced in bf16 move half the bytes of fp32 ones: the ring's
+// bandwidth term halves, its latency does not.
+TEST(LlmTime, Bf16GradientsHalveTheDataParallelBytes) {
+  auto s = *find_transformer("gpt3-1.3b");
+  auto l = layout(1, 1, 16, 64);  // two nodes
+  l.precision = Precision::kBf16;
+  auto fp32 = a100().predict(s, l);
+  l.grad_reduce_in_bf16 = true;
+  auto bf16 = a100().predict(s, l);
+  EXPECT_LT(bf16.dp_comm, 0.55 * fp32.dp_comm);
+  EXPECT_GT(bf16.dp_comm, 0.45 * fp32.dp_comm);
+  EXPECT_DOUBLE_EQ(bf16.compute, fp32.compute);
+}
+
 // Tensor-parallel collectives overlapped with the products: less waits, but
 // never less than one chunk in tp.
 TEST(LlmTime, OverlappedTensorParallelCollectivesHideBehindTheProducts) {

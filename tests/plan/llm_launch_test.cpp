@@ -54,6 +54,10 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
   split.cp = 2;
   EXPECT_NE(plan::megatron_torchrun_command(s, split, o).find("--context-parallel-size 2"), std::string::npos);
   EXPECT_EQ(cmd.find("pipeline-num-layers"), std::string::npos);
+  EXPECT_EQ(cmd.find("--grad-reduce-in-bf16"), std::string::npos);
+  auto bf16_grads = layout();
+  bf16_grads.grad_reduce_in_bf16 = true;
+  EXPECT_NE(plan::megatron_torchrun_command(s, bf16_grads, o).find("--grad-reduce-in-bf16"), std::string::npos);
   // Given end stages: their own counts, or Megatron's accounting of the
   // embedding and the loss where the layout is that one.
   auto ends = layout();
