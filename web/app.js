@@ -366,7 +366,8 @@ async function onLlm(ev) {
   const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
     tokens: Number($("llm-tokens").value), global_batch: numberField("llm-global-batch"),
     deadline: 3600 * (numberField("llm-deadline") || 0), precision: $("llm-precision").value,
-    max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked };
+    max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
+    uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked };
   const measured = $("llm-calibrate").value.trim();
   if (measured) body.calibrate = measured + "\n";
   status("planning…");
@@ -388,7 +389,8 @@ function showLlm(r) {
   const rows = [["model", `${r.model} (${fmt(r.params / 1e9)}B parameters)`], ["GPU", r.gpu], ["objective", r.objective],
     ["iterations", r.iterations], ["searched / fit memory / qualify", `${r.enumerated} / ${r.fit_memory} / ${r.qualified}`]];
   if (c) {
-    rows.push([r.chosen ? "chosen" : "closest", `tp ${c.tp}, ${c.cp > 1 ? `cp ${c.cp}, ` : ""}pp ${c.pp}, dp ${c.dp}, micro-batch ${c.micro_batch}, recompute ${c.recompute}`],
+    const ends = c.first_stage_layers > 0 ? ` (end stages ${c.first_stage_layers} and ${c.last_stage_layers} layers)` : "";
+    rows.push([r.chosen ? "chosen" : "closest", `tp ${c.tp}, ${c.cp > 1 ? `cp ${c.cp}, ` : ""}pp ${c.pp}${ends}, dp ${c.dp}, micro-batch ${c.micro_batch}, recompute ${c.recompute}`],
       ["GPUs", c.gpus], ["training time, h", fmt(c.train_time_s / 3600) + (c.train_time_interval_s
         ? ` (${Math.round(100 * r.interval_coverage)}% interval ${fmt(c.train_time_interval_s[0] / 3600)} to ` +
           `${fmt(c.train_time_interval_s[1] / 3600)})` : "")], ["GPU-hours", fmt(c.gpu_hours)],
@@ -415,6 +417,7 @@ function showLlm(r) {
     ["iter, s", (x) => fmt(x.iteration_time_s)],
     ["train, h", (x) => fmt(x.train_time_s / 3600)], ["GPU-hours", (x) => fmt(x.gpu_hours)],
     ["memory, GiB", (x) => fmt(x.memory_gib)], ["free, GiB", (x) => fmt(x.headroom_gib)],
+    ["end-stage layers", (x) => (x.first_stage_layers > 0 ? `${x.first_stage_layers}, ${x.last_stage_layers}` : "even")],
   ], r.top || [], (x) => x === (r.top || [])[0]);
   $("llm-result").hidden = false;
 }

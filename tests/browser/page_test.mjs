@@ -195,15 +195,24 @@ try {
     await page.select("#llm-precision", "fp8");
     await page.$eval("#llm-max-cp", (el) => { el.value = "2"; });
     await page.$eval("#llm-overlap", (el) => { el.checked = true; });
+    await page.$eval("#llm-uneven", (el) => { el.checked = true; });
+    await page.$eval("#llm-bf16-grads", (el) => { el.checked = true; });
     await page.click("#llm-submit");
     await waitStatus(page, /planned|nothing fits|error/);
     const fp8 = cli(["llm", "plan", "--model", form.model, "--gpu", form.gpu, "--max-gpus", form.max_gpus, "--tokens",
       form.tokens, "--global-batch", form.global_batch, "--deadline", `${form.deadline}h`, "--precision", "fp8",
-      "--max-cp", "2", "--overlap", "--json"]);
+      "--max-cp", "2", "--overlap", "--uneven-end-stages", "--grad-reduce-in-bf16", "--json"]);
     if (fp8.chosen) {
-      const [gpus, tp, cp, pp, , dp, mb] = (await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent))).map(Number);
+      const cells = await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent));
+      const [gpus, tp, cp, pp, , dp, mb] = cells.map(Number);
+      const ends = fp8.chosen.first_stage_layers > 0 ? `${fp8.chosen.first_stage_layers}, ${fp8.chosen.last_stage_layers}` : "even";
       check(gpus === fp8.chosen.gpus && tp === fp8.chosen.tp && cp === fp8.chosen.cp && pp === fp8.chosen.pp &&
-        dp === fp8.chosen.dp && mb === fp8.chosen.micro_batch, "the FP8, overlapped, context-parallel layout as llm plan --json");
+        dp === fp8.chosen.dp && mb === fp8.chosen.micro_batch && cells[cells.length - 1] === ends,
+        "the FP8, overlapped, context-parallel, bf16-gradient layout with its end stages as llm plan --json");
+      // The memory tells bf16 gradients from fp32 ones on the same layout.
+      const memory = Number(cells[cells.length - 3]);
+      check(Math.abs(memory - fp8.chosen.memory_gib) < 0.01 * memory,
+        `the page's memory per GPU is llm plan's with bf16 gradients (${memory} and ${fp8.chosen.memory_gib} GiB)`);
     } else {
       check(/FP8|precision|qualif/.test(await text(page, "#llm-error")), "the page says why nothing qualifies in FP8");
     }
