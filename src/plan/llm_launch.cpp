@@ -34,7 +34,7 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
     if (l.last_stage_layers > 0) a.push_back(fmt::format("--decoder-last-pipeline-num-layers {}", l.last_stage_layers));
   }
   if (l.virtual_stages > 1 && l.uneven())
-    a.push_back(fmt::format("--virtual-pipeline-model-parallel-size {}", l.virtual_stages));
+    a.push_back(fmt::format("--num-virtual-stages-per-pipeline-rank {}", l.virtual_stages));
   else if (l.virtual_stages > 1)
     a.push_back(fmt::format("--num-layers-per-virtual-pipeline-stage {}", s.layers / (l.pp * l.virtual_stages)));
   if (l.sequence_parallel) a.push_back("--sequence-parallel");

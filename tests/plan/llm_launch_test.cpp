@@ -71,7 +71,7 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
   ASSERT_FALSE(structure::check_layout(big, counted).has_value());
   const auto accounted = plan::megatron_torchrun_command(big, counted, o);
   for (const char* want : {"--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split",
-                           "--virtual-pipeline-model-parallel-size 8"})
+                           "--num-virtual-stages-per-pipeline-rank 8"})
     EXPECT_NE(accounted.find(want), std::string::npos) << want << "\n" << accounted;
   EXPECT_EQ(accounted.find("pipeline-num-layers"), std::string::npos) << accounted;
 }
