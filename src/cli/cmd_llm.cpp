@@ -795,7 +795,7 @@ void setup(CLI::App& root) {
                 "parallel steps on one A100 or H100 node, scored as --scale scores its runs");
   e->add_option("--nemo", ea->nemo_dir,
                 "The folder with nvidia_nemo_megatron_bridge_perf_summary.csv: NVIDIA's published NeMo pre-training "
-                "runs of dense models on DGX H100 (BF16 and FP8), scored as --scale scores its runs");
+                "runs of dense models on DGX H100, DGX B200 and GB200 NVL72 (BF16 and FP8), scored as --scale scores its runs");
   e->add_option("--grid", ea->grid,
                 "A measured grid (llm profile's output, e.g. examples/cpu-gpt/grid.csv; give its --gpu, e.g. "
                 "examples/cpu-gpt/cpu-2core.csv): leave-one-configuration-out errors of time and peak memory, and errors when calibrated on 5 rows drawn at random (20 draws)");

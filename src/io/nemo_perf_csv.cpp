@@ -55,8 +55,11 @@ PublishedScaleRuns read_nemo_perf_runs(const std::string& path) {
                      "tp", "pp", "cp", "vp", "ep", "iter_time_s_derived"});
   PublishedScaleRuns out;
   for (const auto& row : t.rows()) {
-    if (t.text(row, "system") != "DGX-H100") {
-      ++out.left_out["GPU outside the catalog (B200, B300, GB200, GB300)"];
+    // The systems whose GPU the catalog has.
+    const std::string& system = t.text(row, "system");
+    const std::string gpu = system == "DGX-H100" ? "h100" : system == "DGX-B200" ? "b200" : system == "DGX-GB200" ? "gb200" : "";
+    if (gpu.empty()) {
+      ++out.left_out["GPU outside the catalog (B300, GB300)"];
       continue;
     }
     if (t.text(row, "task").rfind("Pre-Training", 0) != 0) {
@@ -95,7 +98,7 @@ PublishedScaleRuns read_nemo_perf_runs(const std::string& path) {
     }
     PublishedScaleRun r;
     r.table = "nemo " + t.text(row, "container");
-    r.gpu = "h100";
+    r.gpu = gpu;
     r.seconds_derived = false;  // the table's own seconds (from its tokens per second)
     PublishedRun& run = r.iteration.run;
     run.line = row.line;

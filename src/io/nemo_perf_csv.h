@@ -1,14 +1,16 @@
 // Reader for NVIDIA's NeMo and Megatron-Bridge performance tables as collected
 // in ../shared/data/llm/nvidia_nemo_megatron_bridge_perf_summary.csv (its
 // README, section 4): published seconds per iteration of dense transformers
-// pre-trained on DGX H100 nodes. Columns are taken by header name.
+// pre-trained on DGX H100, DGX B200 and GB200 NVL72 systems. Columns are
+// taken by header name.
 //
-// A row is kept when it is a pre-training run on DGX-H100 of a model whose
+// A row is kept when it is a pre-training run on DGX-H100, DGX-B200 or
+// DGX-GB200 (the catalog's h100, b200 and gb200) of a model whose
 // shape is known here (the Llama 2 and Llama 3 models of the zoo, GPT-3 5B,
 // 20B and 175B as NeMo configures them), in BF16 or FP8, with no expert or
 // fully sharded data parallelism, and gives its micro-batch and
-// iter_time_s_derived. Left out, counted by reason: other systems (Blackwell
-// GPUs are not in the catalog), fine-tuning, mixture of experts, FSDP,
+// iter_time_s_derived. Left out, counted by reason: other systems (B300 and
+// GB300 are not in the catalog), fine-tuning, mixture of experts, FSDP,
 // precision not stated or outside the model (MXFP8, NVFP4), models of
 // unknown shape, rows without a micro-batch or a time.
 //

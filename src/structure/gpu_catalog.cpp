@@ -20,7 +20,7 @@ double GpuSpec::fp32_conv_tflops() const {
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p) {
   if (p == Precision::kFp8 && !(hw.gpu.fp8_tensor_tflops > 0))
     return hw.name + " has no FP8 tensor cores (fp8_tflops 0): train it in bf16 or fp16, or name a GPU that has them "
-                     "(h100, h200, l4)";
+                     "(h100, h200, b200, gb200, l4)";
   return std::nullopt;
 }
 
@@ -127,6 +127,27 @@ const std::vector<Entry>& entries() {
             "4.8 TB/s (not in gpu_specs_catalog.csv); sustained as h100; FP8 share [M] (FP8 73.4%, bf16 as the "
             "H100's 80.3%)",
             {"h200-sxm"}),
+      // Blackwell: NVIDIA's GB200 NVL72 and HGX B200 specification table
+      // gives sparse tensor figures; the dense ones are half. One B200 at
+      // 1,000 W (HGX) and one at 1,200 W (GB200, whose NVLink domain is the
+      // rack of 72).
+      entry("b200", "NVIDIA B200 (HGX, 1,000 W)",
+            fp8(gpu(2250, 2250, 1100, 75, 180, 7700, 1.0, 1.0), 4500, 0.763 / 0.776),
+            {8, 900, 400, "NVLink 5 / NVSwitch (1.8 TB/s both ways)", "8 x 400 Gb/s InfiniBand NDR (DGX B200)"},
+            "[D] NVIDIA GB200 NVL72 / HGX B200 specifications, per GPU: FP16/BF16 4.5 PFLOP/s, TF32 2.2, FP8 9 (with "
+            "sparsity; dense half), FP32 75 TFLOP/s, 180 GB HBM3e at 7.7 TB/s, NVLink 1.8 TB/s (not in "
+            "gpu_specs_catalog.csv); node: DGX B200 (8 x 400 Gb/s); sustained unmeasured (1); FP8 share [M] (FP8 "
+            "76.3%, bf16 77.6%)",
+            {"b200-sxm", "hgx-b200", "dgx-b200"}),
+      entry("gb200", "NVIDIA GB200 NVL72 (B200 at 1,200 W)",
+            fp8(gpu(2500, 2500, 1250, 80, 186, 8000, 1.0, 1.0), 5000, 0.723 / 0.729),
+            {72, 900, 3600, "NVLink 5 / NVLink Switch, 72 GPUs (1.8 TB/s both ways)",
+             "72 x 400 Gb/s InfiniBand NDR (one ConnectX-7 a GPU)"},
+            "[D] NVIDIA GB200 NVL72 specifications, per GPU: FP16/BF16 5 PFLOP/s, TF32 2.5, FP8 10 (with sparsity; "
+            "dense half), FP32 80 TFLOP/s, 186 GB HBM3e at 8 TB/s, NVLink 1.8 TB/s; the node is the NVLink domain "
+            "of 72 GPUs, each with a 400 Gb/s NIC (not in gpu_specs_catalog.csv); sustained unmeasured (1); FP8 share "
+            "[M] (FP8 72.3%, bf16 72.9%)",
+            {"gb200-nvl72", "dgx-gb200"}),
       entry("l4", "NVIDIA L4 (72 W)", fp8(gpu(121, 121, 60, 30.3, 24, 300, 0.32, 0.64), 242),
             {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (AWS g6.48xlarge)"},
             "peaks [L] l4, memory and bandwidth [N]; fp32 sustained [NS]; its fp32 peak counts Ada's second FP32 "

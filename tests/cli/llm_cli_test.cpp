@@ -260,6 +260,9 @@ TEST(LlmCli, EvaluatesNvidiasNemoRuns) {
   for (const auto& row : h100["iteration_time"]["rows"])
     uneven += row["model"].get<std::string>().find("405B") != std::string::npos;
   EXPECT_EQ(uneven, 4);
+  // Blackwell: DGX B200 and GB200 NVL72 runs scored on the catalog's b200 and gb200.
+  EXPECT_EQ(j["gpus"]["b200"]["iteration_time"]["rows"].size(), 2u);
+  EXPECT_EQ(j["gpus"]["gb200"]["iteration_time"]["rows"].size(), 7u);
   // Loose bounds (the figures are in docs/LLM.md): a broken FP8, overlap,
   // context-parallel or cross-node model breaks them (priced exposed, the
   // worst run was 85% off).

@@ -31,9 +31,10 @@ TEST(NemoPerfCsv, KeepsDenseH100PreTrainingAndFillsInTheRecipe) {
                        "25.09,Pre-Training,DGX-H100,LLAMA3_70B,,64,128,1,8192,0,4,8,1,5,1,10.1\n"
                        "24.07,Pre-Training,DGX-H100,Nemotron-8B,FP8,64,256,4,4096,,2,1,1,1,,1.31\n"
                        "24.03,Pre-Training,DGX-H100,LLAMA2-7B,FP8,4,1024,,4096,,1,1,1,,,\n"
-                       "26.04,Pre-Training,DGX-H100,LLAMA3_70B,NVFP4,64,256,1,8192,0,4,8,1,5,1,15\n");
+                       "26.04,Pre-Training,DGX-H100,LLAMA3_70B,NVFP4,64,256,1,8192,0,4,8,1,5,1,15\n"
+                       "26.04,Pre-Training,DGX-GB300,LLAMA3_70B,FP8,64,256,1,8192,0,4,8,1,5,1,7.0\n");
   auto got = io::read_nemo_perf_runs(path);
-  ASSERT_EQ(got.runs.size(), 4u);
+  ASSERT_EQ(got.runs.size(), 5u);
   const auto& llama = got.runs[0].iteration.run;
   EXPECT_EQ(got.runs[0].gpu, "h100");
   EXPECT_EQ(llama.spec.layers, 80);
@@ -55,11 +56,14 @@ TEST(NemoPerfCsv, KeepsDenseH100PreTrainingAndFillsInTheRecipe) {
   EXPECT_EQ(gpt5.layout.precision, structure::Precision::kBf16);
   EXPECT_EQ(gpt5.layout.recompute, structure::Recompute::kNone);
   EXPECT_FALSE(gpt5.layout.sequence_parallel || gpt5.layout.tp_comm_overlap);
-  EXPECT_EQ(got.left_out.at("GPU outside the catalog (B200, B300, GB200, GB300)"), 1);
+  // A B200 system is the catalog's b200; a GB300 one is outside it.
+  EXPECT_EQ(got.runs[3].gpu, "b200");
+  EXPECT_EQ(got.runs[3].iteration.run.spec.layers, 80);
+  EXPECT_EQ(got.left_out.at("GPU outside the catalog (B300, GB300)"), 1);
   EXPECT_EQ(got.left_out.at("not pre-training"), 1);
   EXPECT_EQ(got.left_out.at("mixture of experts"), 1);
   // Context parallelism: 8 GPUs of cp 2 are 4 data-parallel replicas.
-  const auto& cp = got.runs[3].iteration.run;
+  const auto& cp = got.runs[4].iteration.run;
   EXPECT_EQ(cp.layout.cp, 2);
   EXPECT_EQ(cp.layout.dp, 4);
   EXPECT_EQ(got.left_out.at("FSDP"), 1);
