@@ -127,6 +127,12 @@ std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, c
         "the peak fraction went to its ceiling, 1 (the datasheet peak itself, against {:.3g} measured), and the {} "
         "fraction to {:.3g} of the datasheet's",
         base.gemm.peak_fraction, link_least ? "link" : "memory", least_share);
+  // A link or memory at a tenth of its datasheet share or less, whatever the
+  // peak: collectives of megabytes and element-wise passes over tensors of
+  // megabytes run at a third or more of their link's and memory's rates, so
+  // the fit is pricing something else (host delays) as slow transfers.
+  if (least_share <= kLeastStreamScale)
+    return fmt::format("the {} fraction went to {:.3g} of the datasheet's", link_least ? "link" : "memory", least_share);
   if (p.gemm.peak_fraction < kLeastPeakScale * base.gemm.peak_fraction)
     return fmt::format("the peak fraction went to {:.3g}, under half the datasheet's {:.3g}", p.gemm.peak_fraction,
                        base.gemm.peak_fraction);

@@ -65,6 +65,9 @@ std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, c
 // kernels that no GPU runs that slowly. Any value from 0.3 to 0.7 chooses
 // the same on the Megatron CI runs (docs/LLM.md).
 inline constexpr double kLeastPeakScale = 0.5;
+// The least share of its datasheet value a believed link or memory fraction
+// keeps (implausible_fit).
+inline constexpr double kLeastStreamScale = 0.1;
 
 size_t select_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
                                   const std::vector<models::LlmTimeParams>& candidates);

@@ -148,3 +148,31 @@ TEST(LlmCrossValidation, AFitAtThePeakBesideASlowLinkIsImplausible) {
   EXPECT_NE(why->find("link"), std::string::npos) << *why;
   EXPECT_FALSE(implausible_fit(near_sheet, models::LlmTimeParams{}));
 }
+
+// A link at a tenth of its datasheet share or less is not believed whatever
+// the peak (the Megatron CI's small host-bound runs fitted 0.026 beside a
+// peak of 0.8, and priced a 7B model five times too slow); at a fifth it is.
+TEST(LlmCrossValidation, ALinkAtATenthOfItsShareIsImplausible) {
+  const auto hw = io::resolve_hardware("h100");
+  auto measured = io::parse_llm_configs(tptest::kLlmMeasuredConfigs, "measured");
+  for (double share : {0.05, 0.2}) {
+    models::LlmTimeParams truth;
+    truth.link_fraction = share * truth.link_fraction;
+    std::vector<models::LlmTimeSample> rows;
+    for (const auto& r : measured.rows)
+      rows.push_back({r.spec, r.layout, models::LlmTimeModel(hw, truth).predict(r.spec, r.layout).iteration});
+    models::LlmTimeParams exact;
+    exact.fraction_prior_log_sd = 0;  // recover the truth, not the prior's pull
+    models::LlmTimeModel fitted(hw, exact);
+    fitted.fit(rows);
+    ASSERT_NEAR(fitted.params().link_fraction / models::LlmTimeParams{}.link_fraction, share, 0.01 + 0.1 * share);
+    EXPECT_LT(fitted.params().gemm.peak_fraction, 1 - 1e-3);  // not the ceiling rule
+    auto why = implausible_fit(fitted, exact);
+    if (share < kLeastStreamScale) {
+      ASSERT_TRUE(why) << share;
+      EXPECT_NE(why->find("link"), std::string::npos) << *why;
+    } else {
+      EXPECT_FALSE(why) << share << ": " << *why;
+    }
+  }
+}
