@@ -1,6 +1,6 @@
 // Target for the server's request handling (server/service.h), without HTTP.
 // An input is "PATH\nBODY": the first line is the endpoint ("/fit",
-// "/predict", "/plan", "/transfer"), the rest the JSON body, handed to Service::handle as
+// "/predict", "/plan", "/transfer", "/llm/plan"), the rest the JSON body, handed to Service::handle as
 // the HTTP front would. One service serves every input of a run, so ids from
 // /fit stay valid for later /predict and /plan bodies that name them.
 //
@@ -30,7 +30,7 @@ bool run_request(std::string_view input, const std::string&) {
   const size_t nl = input.find('\n');
   const std::string path(input.substr(0, nl));
   std::string body(nl == std::string_view::npos ? std::string_view() : input.substr(nl + 1));
-  static const std::set<std::string> kPosts = {"/fit", "/predict", "/plan", "/transfer"};
+  static const std::set<std::string> kPosts = {"/fit", "/predict", "/plan", "/transfer", "/llm/plan"};
   const std::string method = kPosts.count(path) ? "POST" : "GET";
   server::Response r;
   try {
@@ -51,7 +51,9 @@ bool run_request(std::string_view input, const std::string&) {
 TargetRegistrar reg({"server_request",
                      "server::Service::handle on a path and a JSON body (no HTTP)",
                      {"fuzz/corpus/server_request"},
-                     {"\"samples_csv\"", "\"samples_path\"", "\"id\"", "\"fit-1\"", "\"model\"", "\"time_model\"",
+                     {"\"samples_csv\"", "\"samples_path\"", "\"uneven_end_stages\"", "\"grad_reduce_in_bf16\"", "\"max_cp\"",
+                      "\"llama3.1-405b\"", "\"b200\"", "\"gb200\"", "\"fp8\"", "\"max_gpus\"", "\"tokens\"",
+                      "\"global_batch\"", "\"overlap\"", "\"id\"", "\"fit-1\"", "\"model\"", "\"time_model\"",
                       "\"metric_model\"", "\"from_gpu\"", "\"to_gpu\"", "\"trials_csv\"", "\"t4\"",
                       "\"a100-40gb\"", "\"dataset_size\"", "\"network\"", "\"batch\"", "\"workers\"", "\"nodes\"", "\"epochs\"", "\"confidence\"",
                       "\"folds\"", "\"seed\"", "\"target\"", "\"max_epochs\"", "\"deadline\"", "\"max_workers\"",
@@ -60,7 +62,7 @@ TargetRegistrar reg({"server_request",
                       "\"early_stop\"", "\"early_stop_budget\"", "\"conformal\"", "\"frontier\"",
                       "\"tabu_iterations\"", "\"tabu_tenure\"", "\"manual_tries\"", "\"auto\"", "\"tabu\"",
                       "\"exhaustive\"", "\"torchrun\"", "\"slurm\"", "\"k8s\"", "\"one-sided\"", "\\n", "/fit\n",
-                      "/predict\n", "/plan\n"},
+                      "/predict\n", "/plan\n", "/llm/plan\n"},
                      run_request});
 
 }  // namespace
