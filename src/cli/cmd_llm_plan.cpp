@@ -187,18 +187,25 @@ void run_plan(PlanArgs a) {
     if (a.options.frontier && !r.frontier.empty()) print_frontier(r.frontier);
     throw InfeasibleError(r.failing + ": " + r.explanation);
   }
-  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
+  // The end stages' layers, in a column of their own where any listed layout gives them.
+  const bool any_uneven =
+      std::any_of(r.top.begin(), r.top.end(), [](const plan::LlmCandidate& c) { return c.layout.uneven(); });
+  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}{}\n",
                            "rank", "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
-                           "train_h", "GPU-hours", "mem_GiB", "free_GiB");
+                           "train_h", "GPU-hours", "mem_GiB", "free_GiB", any_uneven ? "  end_stages" : "");
   for (size_t i = 0; i < r.top.size(); ++i) {
     const auto& c = r.top[i];
     const auto& l = c.layout;
+    const std::string ends =
+        !any_uneven ? ""
+                    : fmt::format("  {:>10}", l.uneven() ? fmt::format("{},{}", l.first_stage_layers, l.last_stage_layers)
+                                                         : std::string("even"));
     std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9.4g} {:>9.4g} {:>10.4g} "
-                             "{:>8.2f} {:>8.2f}\n",
+                             "{:>8.2f} {:>8.2f}{}\n",
                              i + 1, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
                              structure::to_string(l.recompute), l.sequence_parallel ? "y" : "n",
                              l.distributed_optimizer ? "y" : "n", c.iteration_s, c.train_s / 3600, c.gpu_hours,
-                             c.memory_bytes / kGiB, c.headroom_bytes / kGiB);
+                             c.memory_bytes / kGiB, c.headroom_bytes / kGiB, ends);
   }
   const auto& c = r.top.front();
   std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {:g} GB\n",

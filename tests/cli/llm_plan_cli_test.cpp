@@ -58,6 +58,17 @@ TEST(LlmPlanCli, UnevenEndStagesWidenThePipelineSplits) {
                               "--uneven-end-stages --emit torchrun");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   EXPECT_NE(emit.out.find("--account-for-embedding-in-pipeline-split"), std::string::npos) << emit.out;
+  // The table gives the end stages a column, and the chosen line names them.
+  auto table = tptest::run_cli(base.substr(0, base.size() - std::string(" --json").size()) + " --uneven-end-stages");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("end_stages"), std::string::npos) << table.out;
+  const std::string pair = std::to_string(ends) + "," + std::to_string(ends);
+  EXPECT_NE(table.out.find(pair), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("end stages " + std::to_string(ends) + " and " + std::to_string(ends) + " layers"),
+            std::string::npos)
+      << table.out;
+  auto even_table = tptest::run_cli(base.substr(0, base.size() - std::string(" --json").size()));
+  EXPECT_EQ(even_table.out.find("end_stages"), std::string::npos) << even_table.out;
 }
 
 TEST(LlmPlanCli, InfeasibleExitsThreeNamingTheConstraint) {
