@@ -15,9 +15,9 @@ using structure::TransformerSpec;
 
 namespace {
 
-int integer(const CsvTable& t, const CsvRow& row, const std::string& col) {
+int integer(const CsvTable& t, const CsvRow& row, const std::string& col, int least = 1) {
   double v = t.number(row, col);
-  if (v < 1 || v != std::floor(v) || v > 1e9) t.fail(row, col, "must be an integer >= 1");
+  if (v < least || v != std::floor(v) || v > 1e9) t.fail(row, col, fmt::format("must be an integer >= {}", least));
   return static_cast<int>(v);
 }
 
@@ -29,9 +29,7 @@ std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const 
 // A count that may be 0; `fallback` where the column or the cell is absent.
 int optional_count(const CsvTable& t, const CsvRow& row, const std::string& col, int fallback) {
   if (!t.has_column(col) || t.text(row, col).empty()) return fallback;
-  double v = t.number(row, col);
-  if (v < 0 || v != std::floor(v) || v > 1e9) t.fail(row, col, "must be an integer >= 0");
-  return static_cast<int>(v);
+  return integer(t, row, col, 0);
 }
 
 // The cell's truth value; `fallback` where the column or the cell is absent.

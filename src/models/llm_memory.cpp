@@ -1,7 +1,6 @@
 #include "models/llm_memory.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "core/error.h"
 #include "core/median.h"
@@ -140,10 +139,8 @@ LlmMemoryBreakdown LlmMemoryModel::predict(const TransformerSpec& s, const Paral
   // between hold fewer micro-batches than the first, and as many layers
   // unless the end stages' layers are given: then stage 1, the first of
   // them, may hold more.
-  std::vector<int> others;
-  if (l.pp > 1) others.push_back(l.pp - 1);
-  if (l.uneven() && l.pp > 2) others.push_back(1);
-  for (int stage : others) {
+  for (int stage : {l.pp - 1, l.uneven() && l.pp > 2 ? 1 : 0}) {
+    if (stage <= 0 || stage >= l.pp) continue;
     auto m = predict_stage(s, l, stage);
     if (m.total() > best.total()) best = m;
   }
