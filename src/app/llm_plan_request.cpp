@@ -10,7 +10,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }
 
 const char* LlmPlanOutcome::objective() const {
-  return options.gpu_hour_budget > 0 ? "least time" : "fewest GPU-hours";
+  return options.gpu_hour_budget > 0 || options.cost_budget > 0 ? "least time" : "fewest GPU-hours";
 }
 
 LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
@@ -45,8 +45,10 @@ nlohmann::json to_json(const plan::LlmCandidate& c) {
 nlohmann::json to_json(const LlmPlanOutcome& o) {
   const auto& r = o.result;
   nlohmann::json top = nlohmann::json::array();
+  const double price = o.options.price_per_gpu_hour;
   auto with_interval = [&](const plan::LlmCandidate& c) {
     nlohmann::json j = to_json(c);
+    if (price > 0) j["cost"] = c.gpu_hours * price;
     if (auto iv = o.train_time_interval(c)) j["train_time_interval_s"] = {iv->lo, iv->hi};
     return j;
   };
@@ -55,6 +57,8 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
                       {"objective", o.objective()}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
                       {"fit_memory", r.fit}, {"qualified", r.qualified},
                       {"memory_available_gib", r.capacity_bytes / kGiB}, {"top", top}};
+  if (price > 0) j["price_per_gpu_hour"] = price;
+  if (o.options.cost_budget > 0) j["cost_budget"] = o.options.cost_budget;
   if (!r.top.empty()) j["chosen"] = top.front();
   if (!r.failing.empty()) {
     j["failing"] = r.failing;

@@ -50,6 +50,8 @@ LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const struc
 // {"model", "params", "gpu", "objective", "iterations", "enumerated",
 //  "fit_memory", "qualified", "memory_available_gib", "top": [...],
 //  "chosen" (when something qualifies), "failing", "explanation",
+//  "price_per_gpu_hour" and each candidate's "cost" (with options'
+//  price_per_gpu_hour),
 //  "closest" (when nothing does), "calibration" (when calibrated:
 //  to_json(LlmCalibration)), and with a calibration's intervals
 //  "interval_coverage" and each candidate's "train_time_interval_s"}; memory

@@ -8,10 +8,15 @@
 // predict --calibrate` fits them (app/llm_calibration.h). Nothing qualifies:
 // exit 3 naming the constraint that fails and by how much. Several GPUs
 // (--gpu a100-80gb,h100) answer "what if we had other GPUs": each GPU's best
-// plan side by side, exit 3 only when none has one.
+// plan side by side, exit 3 only when none has one; --price puts a cost on
+// each and names the cheapest, --cost-budget asks for the least time within
+// what the training may cost.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -38,18 +43,22 @@ struct PlanArgs {
   plan::LlmPlanOptions options;
   double reserve_gib = 2;
   double interval = 0.8;
+  std::string price;         // a GPU-hour's price: one number, or NAME=PRICE per --gpu
+  double cost_budget = 0;    // what the training may cost, in the price's currency (0: none)
   bool json = false;
   std::string plot;  // the cost-time frontier as a chart (.png or .svg)
 };
 
 // What each deadline costs: the frontier, one row per point, with the
 // deadline from which it is the cheapest.
-void print_frontier(const std::vector<plan::LlmCandidate>& front) {
+void print_frontier(const std::vector<plan::LlmCandidate>& front, double price) {
   std::cout << fmt::format("\nwhat a deadline costs: the cheapest configuration that fits, by the training time it allows "
-                           "({} points, fastest first)\n{:>10} {:>10} {:>5}  {}\n",
-                           front.size(), "train_h", "GPU-hours", "gpus", "configuration");
+                           "({} points, fastest first)\n{:>10} {:>10}{} {:>5}  {}\n",
+                           front.size(), "train_h", "GPU-hours", price > 0 ? fmt::format(" {:>10}", "cost") : "", "gpus",
+                           "configuration");
   for (const auto& c : front)
-    std::cout << fmt::format("{:>10.4g} {:>10.4g} {:>5}  {}\n", c.train_s / 3600, c.gpu_hours, c.layout.gpus(),
+    std::cout << fmt::format("{:>10.4g} {:>10.4g}{} {:>5}  {}\n", c.train_s / 3600, c.gpu_hours,
+                             price > 0 ? fmt::format(" {:>10.4g}", c.gpu_hours * price) : "", c.layout.gpus(),
                              plan::describe(c.layout));
 }
 
@@ -80,7 +89,56 @@ std::string job_line(const structure::TransformerSpec& s, const plan::LlmPlanOpt
 // "fewest GPU-hours within 1440 h": the objective and its limits.
 std::string objective_line(const char* objective, const plan::LlmPlanOptions& o) {
   return fmt::format("{}{}{}", objective, o.deadline_s > 0 ? fmt::format(" within {:.4g} h", o.deadline_s / 3600) : "",
-                     o.gpu_hour_budget > 0 ? fmt::format(" within {:.4g} GPU-hours", o.gpu_hour_budget) : "");
+                     o.cost_budget > 0          ? fmt::format(" within a cost of {:.4g}", o.cost_budget)
+                     : o.gpu_hour_budget > 0    ? fmt::format(" within {:.4g} GPU-hours", o.gpu_hour_budget)
+                                                : "");
+}
+
+// A GPU-hour's price for each of `names` (the --gpu items, in order), from
+// --price: one number for all, or NAME=PRICE for each, NAME a --gpu item or
+// the hardware's name. Zeros (no price) when --price is empty.
+std::vector<double> prices_for(const std::string& text, const std::vector<std::string>& names,
+                               const std::vector<structure::HardwareProfile>& gpus) {
+  std::vector<double> out(names.size(), 0.0);
+  if (text.empty()) return out;
+  auto number = [&](const std::string& v, const std::string& item) {
+    double x = 0;
+    size_t used = 0;
+    try {
+      x = std::stod(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || !std::isfinite(x) || x <= 0)
+      throw InputError("", 0, "--price", fmt::format("'{}' is not a positive price per GPU-hour", item));
+    return x;
+  };
+  if (text.find('=') == std::string::npos) {
+    std::fill(out.begin(), out.end(), number(text, text));
+    return out;
+  }
+  for (const auto& item : comma_list(text, "--price")) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw InputError("", 0, "--price", fmt::format("'{}' is not NAME=PRICE (give one number, or a price for each --gpu)", item));
+    const std::string name = item.substr(0, eq);
+    size_t i = 0;
+    while (i < names.size() && names[i] != name && gpus[i].name != name) ++i;
+    if (i == names.size())
+      throw InputError("", 0, "--price", fmt::format("'{}' is not one of --gpu ({})", name, fmt::join(names, ", ")));
+    out[i] = number(item.substr(eq + 1), item);
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    if (out[i] == 0) throw InputError("", 0, "--price", fmt::format("no price for {} (give NAME=PRICE for each --gpu)", names[i]));
+  return out;
+}
+
+// The options for one GPU: its price, and a cost budget as the GPU-hours it buys there.
+plan::LlmPlanOptions options_for(const PlanArgs& a, double price) {
+  plan::LlmPlanOptions o = a.options;
+  o.price_per_gpu_hour = price;
+  o.cost_budget = a.cost_budget;
+  return o;
 }
 
 app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s, const structure::HardwareProfile& hw,
@@ -89,38 +147,78 @@ app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s,
     return app::make_llm_plan(s, hw, options, measured);
   } catch (const InputError& e) {
     if (!e.file().empty() || e.field().empty()) throw;
-    std::string f = e.field() == "global_batch" ? "global-batch" : e.field() == "max_gpus" ? "max-gpus" : e.field();
+    // The planner's fields are its options' names; the CLI's are dashed (price_per_gpu_hour is --price).
+    std::string f = e.field() == "price_per_gpu_hour" ? "price" : e.field();
+    std::replace(f.begin(), f.end(), '_', '-');
     throw InputError("", 0, "--" + f, e.message());
   }
 }
 
 // Each GPU's best plan, one line each; the JSON holds every GPU's full answer.
 void run_comparison(const structure::TransformerSpec& s, const std::vector<structure::HardwareProfile>& gpus,
-                    const PlanArgs& a) {
+                    const std::vector<double>& prices, const PlanArgs& a) {
   std::vector<app::LlmPlanOutcome> outcomes;
-  for (const auto& hw : gpus) outcomes.push_back(plan_or_name_the_option(s, hw, a.options, nullptr));
+  for (size_t i = 0; i < gpus.size(); ++i)
+    outcomes.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i]), nullptr));
   const bool any = std::any_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.result.top.empty(); });
+  const bool priced = prices.front() > 0;
+  // Per GPU with a plan, its chosen plan's cost (with prices) and training time.
+  auto cost = [&](size_t i) { return outcomes[i].result.top.front().gpu_hours * prices[i]; };
+  auto hours = [&](size_t i) { return outcomes[i].result.top.front().train_s / 3600; };
+  // The GPU whose plan has the least `value`, or none.
+  auto best_by = [&](const std::function<double(size_t)>& value) {
+    std::optional<size_t> best;
+    for (size_t i = 0; i < outcomes.size(); ++i)
+      if (!outcomes[i].result.top.empty() && (!best || value(i) < value(*best))) best = i;
+    return best;
+  };
+  // With prices, the plan that costs least; without, none is named (GPU-hours of different GPUs do not compare).
+  const std::optional<size_t> cheapest = priced ? best_by(cost) : std::nullopt;
+  // Under a budget the objective is time: the plan that trains soonest.
+  const bool least_time = std::string(outcomes.front().objective()) == "least time";
+  const std::optional<size_t> fastest = best_by(hours);
+  // "h100, cost 5.9e+05 (a100-80gb +53%, h200 +4%)": the best and how far each other GPU is behind it.
+  auto verdict = [&](size_t best, const std::function<double(size_t)>& value, const std::string& what) {
+    std::vector<std::string> others;
+    for (size_t i = 0; i < outcomes.size(); ++i)
+      if (i != best && !outcomes[i].result.top.empty())
+        others.push_back(fmt::format("{} +{:.0f}%", outcomes[i].hardware.name, 100 * (value(i) / value(best) - 1)));
+    return fmt::format("{}, {}{}", outcomes[best].hardware.name, what,
+                       others.empty() ? "" : fmt::format(" ({})", fmt::join(others, ", ")));
+  };
   if (a.json) {
     nlohmann::json j = {{"model", s.name}, {"objective", outcomes.front().objective()}, {"gpus", nlohmann::json::array()}};
     for (const auto& o : outcomes) j["gpus"].push_back(app::to_json(o));
+    if (cheapest) j["cheapest"] = outcomes[*cheapest].hardware.name;
+    if (fastest) j["fastest"] = outcomes[*fastest].hardware.name;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "
-              << objective_line(outcomes.front().objective(), a.options) << "\n";
-    std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8}\n", "gpu",
+              << objective_line(outcomes.front().objective(), outcomes.front().options) << "\n";
+    std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8}{}\n", "gpu",
                              "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "iter_s", "train_h", "GPU-hours",
-                             "mem_GiB");
-    for (const auto& o : outcomes) {
+                             "mem_GiB", priced ? fmt::format(" {:>10} {:>10}", "price", "cost") : "");
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      const auto& o = outcomes[i];
       if (o.result.top.empty()) {
         std::cout << fmt::format("{:<16} {}: {}\n", o.hardware.name, o.result.failing, o.result.explanation);
         continue;
       }
       const auto& c = o.result.top.front();
       const auto& l = c.layout;
-      std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f}\n",
+      std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f}{}\n",
                                o.hardware.name, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
                                structure::to_string(l.recompute), c.iteration_s, c.train_s / 3600, c.gpu_hours,
-                               c.memory_bytes / kGiB);
+                               c.memory_bytes / kGiB,
+                               priced ? fmt::format(" {:>10.4g} {:>10.4g}", prices[i], c.gpu_hours * prices[i]) : "");
+    }
+    if (least_time && fastest) {
+      std::cout << "fastest: " << verdict(*fastest, hours, fmt::format("{:.4g} h", hours(*fastest))) << "\n";
+    } else if (cheapest) {
+      std::cout << "cheapest: " << verdict(*cheapest, cost, fmt::format("cost {:.4g}", cost(*cheapest))) << "\n";
+    } else if (!priced && !least_time) {
+      std::cout << "(GPU-hours of different GPUs cost differently: --price a100-80gb=P,h100=Q adds each plan's cost "
+                   "and names the cheapest)\n";
     }
   }
   if (!any) throw InfeasibleError("no GPU in --gpu has a configuration that qualifies (each GPU's reason is above)");
@@ -135,6 +233,8 @@ void run_plan(PlanArgs a) {
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
   const auto names = comma_list(a.gpu, "--gpu");
+  if (a.cost_budget > 0 && a.price.empty())
+    throw InputError("", 0, "--cost-budget", "needs --price: what a GPU-hour costs turns the budget into GPU-hours");
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
     if (a.options.frontier || !a.plot.empty())
@@ -143,10 +243,12 @@ void run_plan(PlanArgs a) {
       throw InputError("", 0, "--calibrate", "measured iterations calibrate one GPU's models: give one --gpu");
     std::vector<structure::HardwareProfile> gpus;
     for (const auto& n : names) gpus.push_back(io::resolve_hardware(n, "--gpu"));
-    run_comparison(s, gpus, a);
+    run_comparison(s, gpus, prices_for(a.price, names, gpus), a);
     return;
   }
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  const double price = prices_for(a.price, names, {hw}).front();
+  a.options = options_for(a, price);
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
@@ -184,15 +286,16 @@ void run_plan(PlanArgs a) {
   }
   if (r.top.empty()) {
     // Nothing meets the deadline or budget: the frontier says what would.
-    if (a.options.frontier && !r.frontier.empty()) print_frontier(r.frontier);
+    if (a.options.frontier && !r.frontier.empty()) print_frontier(r.frontier, price);
     throw InfeasibleError(r.failing + ": " + r.explanation);
   }
   // The end stages' layers, in a column of their own where any listed layout gives them.
   const bool any_uneven =
       std::any_of(r.top.begin(), r.top.end(), [](const plan::LlmCandidate& c) { return c.layout.uneven(); });
-  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10} {:>8} {:>8}{}\n",
+  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10}{} {:>8} {:>8}{}\n",
                            "rank", "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
-                           "train_h", "GPU-hours", "mem_GiB", "free_GiB", any_uneven ? "  end_stages" : "");
+                           "train_h", "GPU-hours", price > 0 ? fmt::format(" {:>10}", "cost") : "", "mem_GiB",
+                           "free_GiB", any_uneven ? "  end_stages" : "");
   for (size_t i = 0; i < r.top.size(); ++i) {
     const auto& c = r.top[i];
     const auto& l = c.layout;
@@ -200,23 +303,27 @@ void run_plan(PlanArgs a) {
         !any_uneven ? ""
                     : fmt::format("  {:>10}", l.uneven() ? fmt::format("{},{}", l.first_stage_layers, l.last_stage_layers)
                                                          : std::string("even"));
-    std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9.4g} {:>9.4g} {:>10.4g} "
+    std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9.4g} {:>9.4g} {:>10.4g}{} "
                              "{:>8.2f} {:>8.2f}{}\n",
                              i + 1, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
                              structure::to_string(l.recompute), l.sequence_parallel ? "y" : "n",
                              l.distributed_optimizer ? "y" : "n", c.iteration_s, c.train_s / 3600, c.gpu_hours,
-                             c.memory_bytes / kGiB, c.headroom_bytes / kGiB, ends);
+                             price > 0 ? fmt::format(" {:>10.4g}", c.gpu_hours * price) : "", c.memory_bytes / kGiB,
+                             c.headroom_bytes / kGiB, ends);
   }
   const auto& c = r.top.front();
-  std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {:g} GB\n",
+  std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {:g} GB{}\n",
                            plan::describe(c.layout), c.layout.gpus(), c.memory_bytes / kGiB, c.headroom_bytes / kGiB,
-                           hw.gpu.memory_gb);
+                           hw.gpu.memory_gb,
+                           price > 0 ? fmt::format("; cost {:.4g} ({:.4g} GPU-hours at {:g})", c.gpu_hours * price,
+                                                   c.gpu_hours, price)
+                                     : "");
   if (auto iv = outcome.train_time_interval(c))
     std::cout << fmt::format("training time {:.4g} h, {:.0f}% interval {:.4g} to {:.4g} h (from the calibration's "
                              "cross-validated errors{})\n",
                              c.train_s / 3600, 100 * outcome.interval, iv->lo / 3600, iv->hi / 3600,
                              iv->short_of_coverage ? "; too few measured rows to promise that coverage" : "");
-  if (a.options.frontier) print_frontier(r.frontier);
+  if (a.options.frontier) print_frontier(r.frontier, price);
   if (!a.plot.empty()) std::cout << "chart: " << a.plot << " (the cost-time frontier)\n";
 }
 
@@ -251,6 +358,13 @@ void setup(CLI::App& root) {
   add_duration_option(p, "--deadline", a->options.deadline_s, "Longest training time (0: none)");
   p->add_option("--gpu-budget", a->options.gpu_hour_budget,
                 "GPU-hours available: minimise the time within them (0: minimise GPU-hours)")
+      ->capture_default_str();
+  p->add_option("--price", a->price,
+                "What a GPU-hour costs, in any currency: one number, or a price for each --gpu "
+                "(a100-80gb=1.8,h100=3.2); adds each plan's cost and, with several GPUs, names the cheapest");
+  p->add_option("--cost-budget", a->cost_budget,
+                "What the training may cost, in --price's currency: minimise the time within it, on each GPU the "
+                "GPU-hours it buys there (0: none)")
       ->capture_default_str();
   p->add_option("--top", a->options.top_k, "Alternatives to list")->capture_default_str();
   p->add_flag("--frontier", a->options.frontier,

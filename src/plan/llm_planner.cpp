@@ -109,6 +109,16 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   if (!(o.tokens > 0)) throw InputError("", 0, "tokens", "must be > 0");
   if (o.global_batch < 1) throw InputError("", 0, "global_batch", "must be an integer >= 1");
   if (o.max_gpus < 1) throw InputError("", 0, "max_gpus", "must be an integer >= 1");
+  if (!(o.price_per_gpu_hour >= 0) || !std::isfinite(o.price_per_gpu_hour))
+    throw InputError("", 0, "price_per_gpu_hour", "must be a non-negative price (0: none)");
+  if (!(o.cost_budget >= 0) || !std::isfinite(o.cost_budget))
+    throw InputError("", 0, "cost_budget", "must be a non-negative cost (0: none)");
+  if (o.cost_budget > 0 && !(o.price_per_gpu_hour > 0))
+    throw InputError("", 0, "cost_budget", "needs a price per GPU-hour: what a GPU-hour costs turns the budget into GPU-hours");
+  if (o.cost_budget > 0 && o.gpu_hour_budget > 0)
+    throw InputError("", 0, "cost_budget", "give a cost budget or a GPU-hour budget, not both");
+  // A cost budget is the GPU-hours it buys.
+  const double gpu_hour_budget = o.cost_budget > 0 ? o.cost_budget / o.price_per_gpu_hour : o.gpu_hour_budget;
   int per_node = o.gpus_per_node > 0 ? o.gpus_per_node : std::max(1, time.hardware().node.gpus_per_node);
 
   LlmPlanResult res;
@@ -119,7 +129,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     res.failing = "precision", res.explanation = *why;
     return res;
   }
-  bool by_time = o.gpu_hour_budget > 0;
+  bool by_time = gpu_hour_budget > 0;
 
   TopK top(o.top_k);
   std::optional<LlmCandidate> least_memory, fastest_fit, cheapest_in_deadline;
@@ -174,7 +184,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
                   if (o.frontier) fitting.push_back(c);
                   if (o.deadline_s > 0 && c.train_s > o.deadline_s) continue;
                   if (!cheapest_in_deadline || c.gpu_hours < cheapest_in_deadline->gpu_hours) cheapest_in_deadline = c;
-                  if (by_time && c.gpu_hours > o.gpu_hour_budget) continue;
+                  if (by_time && c.gpu_hours > gpu_hour_budget) continue;
                   ++res.qualified;
                   Rank r = by_time ? Rank{c.train_s, c.gpu_hours, l.gpus(), index}
                                    : Rank{c.gpu_hours, c.train_s, l.gpus(), index};
@@ -225,14 +235,24 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
         100 * over / o.deadline_s);
   } else {
     const auto& c = *cheapest_in_deadline;
-    double over = c.gpu_hours - o.gpu_hour_budget;
-    res.failing = "gpu_budget";
     res.closest = c;
-    res.explanation = fmt::format(
-        "no configuration{} stays within {:.4g} GPU-hours: the cheapest, {} on {} GPUs, needs {:.4g} GPU-hours, "
-        "{:.4g} ({:.1f}%) over",
-        o.deadline_s > 0 ? " that fits and meets the deadline" : " that fits", o.gpu_hour_budget, describe(c.layout),
-        c.layout.gpus(), c.gpu_hours, over, 100 * over / o.gpu_hour_budget);
+    const char* which = o.deadline_s > 0 ? " that fits and meets the deadline" : " that fits";
+    if (o.cost_budget > 0) {
+      const double cost = c.gpu_hours * o.price_per_gpu_hour, over = cost - o.cost_budget;
+      res.failing = "cost_budget";
+      res.explanation = fmt::format(
+          "no configuration{} stays within a cost of {:.4g} ({:.4g} GPU-hours at {:g}): the cheapest, {} on {} GPUs, "
+          "costs {:.4g}, {:.4g} ({:.1f}%) over",
+          which, o.cost_budget, gpu_hour_budget, o.price_per_gpu_hour, describe(c.layout), c.layout.gpus(), cost, over,
+          100 * over / o.cost_budget);
+    } else {
+      const double over = c.gpu_hours - gpu_hour_budget;
+      res.failing = "gpu_budget";
+      res.explanation = fmt::format(
+          "no configuration{} stays within {:.4g} GPU-hours: the cheapest, {} on {} GPUs, needs {:.4g} GPU-hours, "
+          "{:.4g} ({:.1f}%) over",
+          which, gpu_hour_budget, describe(c.layout), c.layout.gpus(), c.gpu_hours, over, 100 * over / gpu_hour_budget);
+    }
   }
   return res;
 }

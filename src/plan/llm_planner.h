@@ -81,6 +81,16 @@ struct LlmPlanOptions {
   // GPU-hours the training may use; > 0 switches the objective to the
   // shortest time within the budget. Default: 0 (minimise GPU-hours).
   double gpu_hour_budget = 0;
+  // What one GPU-hour costs, in the user's currency: each configuration's
+  // cost is its GPU-hours times it. Within one GPU type it ranks as
+  // GPU-hours do; it makes plans on different GPUs comparable. 0: no price.
+  // Default: 0.
+  double price_per_gpu_hour = 0;
+  // What the training may cost, in price_per_gpu_hour's currency; > 0
+  // switches the objective to the shortest time within it (the GPU-hours it
+  // buys at that price). REQUIRES: price_per_gpu_hour > 0 and no
+  // gpu_hour_budget when set. Default: 0 (none).
+  double cost_budget = 0;
   // Bytes of each GPU's memory kept free for what the memory model leaves out
   // (CUDA context, NCCL buffers, allocator fragmentation). Default: 2 GiB.
   double memory_reserve_bytes = 2.0 * 1024 * 1024 * 1024;

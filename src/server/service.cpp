@@ -692,7 +692,7 @@ Response Service::llm_plan_request(const json& req) {
   static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "max_cp", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
                                                 "flash_attention", "dropout", "fp32_residual", "overlap", "uneven_end_stages", "grad_reduce_in_bf16",
-                                                "calibrate"};
+                                                "price_per_gpu_hour", "cost_budget", "calibrate"};
   for (const auto& [k, v] : req.items())
     if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
   const std::string model = get_string(req, "model", "");
@@ -712,6 +712,8 @@ Response Service::llm_plan_request(const json& req) {
   o.deadline_s = get_number(req, "deadline", 0.0);
   if (o.deadline_s < 0) throw RequestError(400, "deadline", "deadline must be >= 0 seconds (0: none)");
   o.gpu_hour_budget = get_number(req, "gpu_budget", 0.0);
+  o.price_per_gpu_hour = get_number(req, "price_per_gpu_hour", 0.0);
+  o.cost_budget = get_number(req, "cost_budget", 0.0);
   o.top_k = get_int(req, "top", o.top_k);
   if (o.top_k < 1 || o.top_k > 100) throw RequestError(400, "top", "top must be in 1..100");
   if (o.gpus_per_node < 0) throw RequestError(400, "gpus_per_node", "gpus_per_node must be >= 0 (0: the GPU's node)");

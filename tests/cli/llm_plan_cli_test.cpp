@@ -232,6 +232,50 @@ TEST(LlmPlanCli, SeveralGpusCompareEachOnesBestPlan) {
   EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb,a100-41gb").exit_code, 2);
 }
 
+// --price gives each plan its cost and, over several GPUs, names the cheapest;
+// --cost-budget minimises the time within what the training may cost.
+TEST(LlmPlanCli, PricesMakePlansOnDifferentGpusComparable) {
+  const std::string base = "llm plan --model gpt3-6.7b --max-gpus 32 --tokens 1e10 --global-batch 256 ";
+  auto j = nlohmann::json::parse(tptest::run_cli(base + "--gpu a100-80gb,h100 --price a100-80gb=1,h100=100 --json").out);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  for (const auto& g : j["gpus"])
+    EXPECT_DOUBLE_EQ(g["chosen"]["cost"].get<double>(),
+                     g["chosen"]["gpu_hours"].get<double>() * g["price_per_gpu_hour"].get<double>());
+  // The H100 needs fewer GPU-hours, but not a hundredth of the A100's.
+  EXPECT_LT(j["gpus"][1]["chosen"]["gpu_hours"].get<double>(), j["gpus"][0]["chosen"]["gpu_hours"].get<double>());
+  EXPECT_EQ(j["cheapest"], "a100-80gb");
+  auto flipped = nlohmann::json::parse(tptest::run_cli(base + "--gpu a100-80gb,h100 --price a100-80gb=100,h100=1 --json").out);
+  EXPECT_EQ(flipped["cheapest"], "h100");
+  auto text = tptest::run_cli(base + "--gpu a100-80gb,h100 --price a100-80gb=1,h100=100");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("cheapest: a100-80gb"), std::string::npos) << text.out;
+
+  // One GPU, one price: a cost column and the chosen plan's cost.
+  auto one = tptest::run_cli(base + "--gpu h100 --price 3");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find(" cost "), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("GPU-hours at 3)"), std::string::npos) << one.out;
+
+  // A cost budget: the least time within it, on each GPU the GPU-hours it buys.
+  const double hours = nlohmann::json::parse(tptest::run_cli(base + "--gpu h100 --json").out)["chosen"]["gpu_hours"].get<double>();
+  auto budget = nlohmann::json::parse(
+      tptest::run_cli(base + "--gpu h100 --price 2 --cost-budget " + std::to_string(2 * 4 * hours) + " --json").out);
+  EXPECT_EQ(budget["objective"], "least time");
+  EXPECT_LE(budget["chosen"]["cost"].get<double>(), 2 * 4 * hours * (1 + 1e-9));
+  auto short_of = tptest::run_cli(base + "--gpu h100 --price 2 --cost-budget " + std::to_string(hours));
+  EXPECT_EQ(short_of.exit_code, 3);
+  EXPECT_NE(short_of.err.find("cost_budget"), std::string::npos) << short_of.err;
+
+  for (const std::string bad : {"--gpu a100-80gb,h100 --price a100-80gb=1", "--gpu a100-80gb,h100 --price v100=1,h100=2",
+                                "--gpu h100 --price -1", "--gpu h100 --price cheap", "--gpu h100 --cost-budget 10",
+                                "--gpu h100 --price 2 --cost-budget 10 --gpu-budget 5"}) {
+    auto r = tptest::run_cli(base + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_TRUE(r.err.find("--price") != std::string::npos || r.err.find("--cost-budget") != std::string::npos)
+        << bad << ": " << r.err;
+  }
+}
+
 // --frontier lists what each deadline costs, also when nothing meets the
 // deadline given (exit 3 after it); --plot draws it; JSON carries it.
 TEST(LlmPlanCli, FrontierSaysWhatEachDeadlineCosts) {

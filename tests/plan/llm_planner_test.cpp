@@ -207,4 +207,46 @@ TEST(LlmPlanner, RejectsOptionsOutsideTheirContracts) {
   auto o = small_options();
   o.tokens = 0;
   EXPECT_THROW(plan::plan_llm(small_model(), models::LlmTimeModel(a100()), models::LlmMemoryModel(), o), InputError);
+  auto field_of = [](const plan::LlmPlanOptions& bad) {
+    try {
+      plan::plan_llm(small_model(), models::LlmTimeModel(a100()), models::LlmMemoryModel(), bad);
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string("none");
+  };
+  auto c = small_options();
+  c.cost_budget = 100;  // no price to turn it into GPU-hours
+  EXPECT_EQ(field_of(c), "cost_budget");
+  c.price_per_gpu_hour = 2, c.gpu_hour_budget = 10;  // two budgets
+  EXPECT_EQ(field_of(c), "cost_budget");
+  auto p = small_options();
+  p.price_per_gpu_hour = -1;
+  EXPECT_EQ(field_of(p), "price_per_gpu_hour");
+  p.price_per_gpu_hour = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(field_of(p), "price_per_gpu_hour");
+}
+
+// A cost budget is the GPU-hours it buys at the price: the same plan as that
+// GPU-hour budget, and its failure said in cost.
+TEST(LlmPlanner, CostBudgetIsTheGpuHoursItBuys) {
+  auto s = small_model();
+  models::LlmTimeModel tm(a100());
+  auto o = small_options();
+  const double cheapest = plan::plan_llm(s, tm, models::LlmMemoryModel(), o).top.front().gpu_hours;
+  auto g = small_options();
+  g.gpu_hour_budget = 3 * cheapest;
+  auto c = small_options();
+  c.price_per_gpu_hour = 2.5, c.cost_budget = 2.5 * 3 * cheapest;
+  auto by_hours = plan::plan_llm(s, tm, models::LlmMemoryModel(), g), by_cost = plan::plan_llm(s, tm, models::LlmMemoryModel(), c);
+  ASSERT_FALSE(by_cost.top.empty());
+  EXPECT_EQ(plan::describe(by_cost.top.front().layout), plan::describe(by_hours.top.front().layout));
+  EXPECT_LE(by_cost.top.front().gpu_hours * 2.5, c.cost_budget * (1 + 1e-12));
+  EXPECT_LT(by_cost.top.front().train_s, plan::plan_llm(s, tm, models::LlmMemoryModel(), o).top.front().train_s);
+  c.cost_budget = 2.5 * 0.5 * cheapest;
+  auto r = plan::plan_llm(s, tm, models::LlmMemoryModel(), c);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_EQ(r.failing, "cost_budget");
+  EXPECT_NE(r.explanation.find("100.0%"), std::string::npos) << r.explanation;
+  EXPECT_NE(r.explanation.find("a cost of"), std::string::npos) << r.explanation;
 }

@@ -198,6 +198,18 @@ TEST(Web, LlmPlanEqualsCli) {
   e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 0}}, &st);
   EXPECT_EQ(st, 400) << e.dump();
 
+  // A price and a cost budget, as `llm plan --price --cost-budget`; a budget without a price is 400.
+  auto [priced, cli_priced] = plan_both({{"price_per_gpu_hour", 2.5}, {"cost_budget", 1e6}}, " --price 2.5 --cost-budget 1e6");
+  ASSERT_EQ(st, 200);
+  EXPECT_EQ(priced, cli_priced);
+  EXPECT_EQ(priced["objective"], "least time");
+  EXPECT_DOUBLE_EQ(priced["chosen"]["cost"].get<double>(), 2.5 * priced["chosen"]["gpu_hours"].get<double>());
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8},
+                               {"cost_budget", 100}},
+             &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "cost_budget");
+
   // Without dropout, as `llm plan --no-dropout`; a dropout that is not a boolean is 400.
   auto [nodrop, cli_nodrop] = plan_both({{"dropout", false}}, " --no-dropout");
   ASSERT_EQ(st, 200);
