@@ -368,6 +368,8 @@ async function onLlm(ev) {
     deadline: 3600 * (numberField("llm-deadline") || 0), precision: $("llm-precision").value,
     max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
     uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked };
+  const price = numberField("llm-price");
+  if (price) body.price_per_gpu_hour = price;
   const measured = $("llm-calibrate").value.trim();
   if (measured) body.calibrate = measured + "\n";
   status("planning…");
@@ -393,7 +395,7 @@ function showLlm(r) {
     rows.push([r.chosen ? "chosen" : "closest", `tp ${c.tp}, ${c.cp > 1 ? `cp ${c.cp}, ` : ""}pp ${c.pp}${ends}, dp ${c.dp}, micro-batch ${c.micro_batch}, recompute ${c.recompute}`],
       ["GPUs", c.gpus], ["training time, h", fmt(c.train_time_s / 3600) + (c.train_time_interval_s
         ? ` (${Math.round(100 * r.interval_coverage)}% interval ${fmt(c.train_time_interval_s[0] / 3600)} to ` +
-          `${fmt(c.train_time_interval_s[1] / 3600)})` : "")], ["GPU-hours", fmt(c.gpu_hours)],
+          `${fmt(c.train_time_interval_s[1] / 3600)})` : "")], ["GPU-hours", fmt(c.gpu_hours) + (c.cost !== undefined ? ` (cost ${fmt(c.cost)} at ${fmt(r.price_per_gpu_hour)} a GPU-hour)` : "")],
       ["memory per GPU, GiB", `${fmt(c.memory_gib)} of ${fmt(r.memory_available_gib)} (headroom ${fmt(c.headroom_gib)})`]);
   }
   const cal = r.calibration;
@@ -416,6 +418,7 @@ function showLlm(r) {
     ["seq. parallel", (x) => (x.sequence_parallel ? "yes" : "no")], ["dist. optimizer", (x) => (x.distributed_optimizer ? "yes" : "no")],
     ["iter, s", (x) => fmt(x.iteration_time_s)],
     ["train, h", (x) => fmt(x.train_time_s / 3600)], ["GPU-hours", (x) => fmt(x.gpu_hours)],
+    ...(r.price_per_gpu_hour ? [["cost", (x) => fmt(x.cost)]] : []),
     ["memory, GiB", (x) => fmt(x.memory_gib)], ["free, GiB", (x) => fmt(x.headroom_gib)],
     ["end-stage layers", (x) => (x.first_stage_layers > 0 ? `${x.first_stage_layers}, ${x.last_stage_layers}` : "even")],
   ], r.top || [], (x) => x === (r.top || [])[0]);

@@ -216,6 +216,21 @@ try {
     } else {
       check(/FP8|precision|qualif/.test(await text(page, "#llm-error")), "the page says why nothing qualifies in FP8");
     }
+    // A price on the form: each layout's cost as llm plan --price gives it.
+    await page.$eval("#llm-price", (el) => { el.value = "2.5"; });
+    await page.click("#llm-submit");
+    await waitStatus(page, /planned|nothing fits|error/);
+    const priced = cli(["llm", "plan", "--model", form.model, "--gpu", form.gpu, "--max-gpus", form.max_gpus, "--tokens",
+      form.tokens, "--global-batch", form.global_batch, "--deadline", `${form.deadline}h`, "--precision", "fp8",
+      "--max-cp", "2", "--overlap", "--uneven-end-stages", "--grad-reduce-in-bf16", "--price", "2.5", "--json"]);
+    if (priced.chosen) {
+      const headers = await page.$$eval("#llm-top thead th", (h) => h.map((x) => x.textContent));
+      const cells = await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent));
+      const cost = Number(cells[headers.indexOf("cost")]);
+      check(headers.includes("cost") && Math.abs(cost - priced.chosen.cost) < 0.001 * priced.chosen.cost,
+        `the chosen layout's cost as llm plan --price (${cost} and ${priced.chosen.cost})`);
+      check(/cost .* a GPU-hour/.test(await text(page, "#llm-choice")), "the chosen plan's cost shown beside its GPU-hours");
+    }
     await page.screenshot({ path: path.join(args.out, "web-llm.png"), fullPage: true });
   }
 
