@@ -1,6 +1,7 @@
 #include "structure/gpu_catalog.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,10 +19,13 @@ double GpuSpec::fp32_conv_tflops() const {
 }
 
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p) {
-  if (p == Precision::kFp8 && !(hw.gpu.fp8_tensor_tflops > 0))
-    return hw.name + " has no FP8 tensor cores (fp8_tflops 0): train it in bf16 or fp16, or name a GPU that has them "
-                     "(h100, h200, b200, gb200, l4)";
-  return std::nullopt;
+  if (p != Precision::kFp8 || hw.gpu.fp8_tensor_tflops > 0) return std::nullopt;
+  std::vector<std::string> with_fp8;
+  for (const auto& name : builtin_hardware_names())
+    if (find_builtin_hardware(name)->gpu.fp8_tensor_tflops > 0) with_fp8.push_back(name);
+  return fmt::format("{} has no FP8 tensor cores (fp8_tflops 0): train it in bf16 or fp16, or name a GPU that has "
+                     "them ({})",
+                     hw.name, fmt::join(with_fp8, ", "));
 }
 
 double GpuSpec::amp_matrix_tflops() const {
@@ -120,6 +124,13 @@ const std::vector<Entry>& entries() {
             "lists 3430); sustained [NS] (H100 80GB HBM3); FP8 share [M] (FP8 70.9% of its peak, bf16 80.3%); "
             "node: DGX H100",
             {"h100-sxm", "h100-sxm5", "h100-80gb", "nvidia h100 80gb hbm3"}),
+      entry("h100-pcie", "NVIDIA H100 PCIe 80 GB",
+            fp8(gpu(756, 756, 378, 51.2, 80, 2000, 0.78, 0.78), 1513, 0.709 / 0.803),
+            {8, 64, 25, "PCIe 5.0 x16", "200 Gb/s (assumed)", true},
+            "peaks [L] h100 pcie (FP8 at its int8 rate, dense, as h100), memory and bandwidth [A] h100-pcie-80gb; "
+            "sustained and FP8 share as h100 (the same GH100 chip, unmeasured as a PCIe card); node: 8 cards on "
+            "PCIe 5.0 ([A]'s 300 GB/s intra-node and 400 GB/s network are a bridged, DGX-like build)",
+            {"h100-pcie-80gb", "nvidia h100 pcie"}),
       entry("h200", "NVIDIA H200 SXM 141 GB",
             fp8(gpu(989.4, 989.4, 494.7, 66.9, 141, 4800, 0.78, 0.78), 1978.9, 0.734 / 0.803),
             {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (HGX H200)"},
@@ -154,6 +165,17 @@ const std::vector<Entry>& entries() {
             "pipe, which matrix work does not use, so the tensor paths take twice that (0.64, near the T4's power-capped "
             "fraction); node: AWS g6.48xlarge (8 x L4, 100 Gb/s)",
             {"nvidia l4"}),
+      entry("a6000", "NVIDIA RTX A6000", gpu(154.8, 154.8, 77.4, 38.7, 48, 768, 1.0, 1.0),
+            {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (assumed)", true},
+            "fp16/bf16 tensor [A] a6000-48gb (154.8, the datasheet's dense rate, full rate with fp32 accumulate on "
+            "this professional card; [L]'s 38.7 is flagged as not the tensor peak); tf32 and fp32 [L] a6000; memory "
+            "and bandwidth [A]; sustained unmeasured (1)",
+            {"rtx-a6000", "a6000-48gb", "nvidia rtx a6000"}),
+      entry("a40", "NVIDIA A40", gpu(149.7, 149.7, 74.8, 37.4, 48, 696, 1.0, 1.0),
+            {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (assumed)", true},
+            "tf32 and fp32 [L] a40; fp16/bf16 tensor, memory and bandwidth [D] NVIDIA A40 datasheet (149.7 dense, 48 "
+            "GB at 696 GB/s; [L]'s 37.4 is flagged as not the tensor peak); sustained unmeasured (1)",
+            {"nvidia a40"}),
       entry("rtx-2080ti", "NVIDIA GeForce RTX 2080 Ti", gpu(56.9, 0, 0, 14.2, 11, 616, 1.0, 1.0),
             {8, 16, 3.125, "PCIe 3.0 x16", "25 Gb/s Ethernet (assumed)", true},
             "fp32 [L] rtx 2080 ti (Founders Edition boost clock); fp16 tensor [D] NVIDIA Turing whitepaper, RTX 2080 Ti "

@@ -54,6 +54,31 @@ TEST(GpuCatalog, NamesMatchWhateverTheSeparators) {
   for (const auto& name : structure::builtin_hardware_names()) EXPECT_EQ(find_builtin_hardware(name)->name, name);
 }
 
+// Every entry carries what the models read, with its sources; a PCIe card is
+// told from the SXM one by its name, and the FP8 refusal names every GPU that
+// has FP8 units.
+TEST(GpuCatalog, EveryEntryIsCompleteAndFp8IsNamedWhereItExists) {
+  for (const auto& h : structure::builtin_hardware()) {
+    EXPECT_GT(h.gpu.fp32_tflops, 0) << h.name;
+    EXPECT_GT(h.gpu.memory_gb, 0) << h.name;
+    EXPECT_GT(h.gpu.memory_bandwidth_gbps, 0) << h.name;
+    EXPECT_GT(h.node.intra_node_gbps, 0) << h.name;
+    EXPECT_GT(h.node.inter_node_gbps, 0) << h.name;
+    EXPECT_FALSE(h.sources.empty()) << h.name;
+    // bf16, where a GPU has it, runs at the fp16 rate.
+    if (h.gpu.bf16_tensor_tflops > 0) EXPECT_DOUBLE_EQ(h.gpu.bf16_tensor_tflops, h.gpu.fp16_tensor_tflops) << h.name;
+  }
+  EXPECT_EQ(find_builtin_hardware("H100 PCIe")->name, "h100-pcie");
+  EXPECT_LT(find_builtin_hardware("h100-pcie")->gpu.fp16_tensor_tflops, find_builtin_hardware("h100")->gpu.fp16_tensor_tflops);
+  EXPECT_EQ(find_builtin_hardware("RTX A6000")->name, "a6000");
+  EXPECT_EQ(find_builtin_hardware("NVIDIA A40")->name, "a40");
+  auto why = structure::missing_precision_unit(*find_builtin_hardware("a40"), structure::Precision::kFp8);
+  ASSERT_TRUE(why.has_value());
+  for (const auto& h : structure::builtin_hardware())
+    if (h.gpu.fp8_tensor_tflops > 0) EXPECT_NE(why->find(h.name), std::string::npos) << *why;
+  EXPECT_FALSE(structure::missing_precision_unit(*find_builtin_hardware("h100-pcie"), structure::Precision::kFp8));
+}
+
 TEST(GpuCatalog, DatasheetRatiosOfTheDevelopmentPair) {
   auto t4 = *find_builtin_hardware("t4"), a100 = *find_builtin_hardware("a100-40gb");
   // The figures: about 2.4x in fp32 peak, 4.8x in fp16 tensor peak and bandwidth.
