@@ -416,7 +416,7 @@ function showLlm(r) {
     ["gpus", (x) => x.gpus], ["tp", (x) => x.tp], ["cp", (x) => x.cp], ["pp", (x) => x.pp], ["vpp", (x) => x.virtual_stages], ["dp", (x) => x.dp],
     ["mb", (x) => x.micro_batch], ["recompute", (x) => x.recompute],
     ["seq. parallel", (x) => (x.sequence_parallel ? "yes" : "no")], ["dist. optimizer", (x) => (x.distributed_optimizer ? "yes" : "no")],
-    ["iter, s", (x) => fmt(x.iteration_time_s)],
+    ["iter, s", (x) => fmt(x.iteration_time_s)], ["MFU", (x) => pct(x.mfu)],
     ["train, h", (x) => fmt(x.train_time_s / 3600)], ["GPU-hours", (x) => fmt(x.gpu_hours)],
     ...(r.price_per_gpu_hour ? [["cost", (x) => fmt(x.cost)]] : []),
     ["memory, GiB", (x) => fmt(x.memory_gib)], ["free, GiB", (x) => fmt(x.headroom_gib)],

@@ -31,6 +31,15 @@ std::optional<uncertainty::LlmInterval> LlmPlanOutcome::train_time_interval(cons
   return uncertainty::conformal_interval(c.train_s, calibration->cv.time_errors, interval);
 }
 
+ModelFlopUtilisation model_flop_utilisation(const LlmPlanOutcome& o, const plan::LlmCandidate& c) {
+  ModelFlopUtilisation u;
+  if (!(c.iteration_s > 0) || c.layout.gpus() < 1) return u;
+  u.tflops_per_gpu = models::llm_model_flops(o.spec, c.layout) / c.layout.gpus() / c.iteration_s / 1e12;
+  u.peak_tflops = o.hardware.gpu.dense_peak_tflops(c.layout.precision);
+  u.mfu = u.peak_tflops > 0 ? u.tflops_per_gpu / u.peak_tflops : 0;
+  return u;
+}
+
 nlohmann::json to_json(const plan::LlmCandidate& c) {
   const auto& l = c.layout;
   return {{"gpus", l.gpus()}, {"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"virtual_stages", l.virtual_stages},
@@ -48,6 +57,8 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
   const double price = o.options.price_per_gpu_hour;
   auto with_interval = [&](const plan::LlmCandidate& c) {
     nlohmann::json j = to_json(c);
+    const auto u = model_flop_utilisation(o, c);
+    j["model_tflops_per_gpu"] = u.tflops_per_gpu, j["mfu"] = u.mfu;
     if (price > 0) j["cost"] = c.gpu_hours * price;
     if (auto iv = o.train_time_interval(c)) j["train_time_interval_s"] = {iv->lo, iv->hi};
     return j;

@@ -47,11 +47,23 @@ struct LlmPlanMeasured {
 LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
                              const plan::LlmPlanOptions& options, const LlmPlanMeasured* measured = nullptr);
 
+// A configuration's model FLOPs (llm_model_flops: no recomputation counted)
+// per GPU per second, and their share of the GPU's dense peak at the
+// layout's precision (GpuSpec::dense_peak_tflops): the model FLOP
+// utilisation (MFU) plans and published runs are compared by.
+struct ModelFlopUtilisation {
+  double tflops_per_gpu = 0;
+  double peak_tflops = 0;
+  double mfu = 0;
+};
+ModelFlopUtilisation model_flop_utilisation(const LlmPlanOutcome& o, const plan::LlmCandidate& c);
+
 // {"model", "params", "gpu", "objective", "iterations", "enumerated",
 //  "fit_memory", "qualified", "memory_available_gib", "top": [...],
 //  "chosen" (when something qualifies), "failing", "explanation",
-//  "price_per_gpu_hour" and each candidate's "cost" (with options'
-//  price_per_gpu_hour),
+//  each candidate's "model_tflops_per_gpu" and "mfu"
+//  (model_flop_utilisation), "price_per_gpu_hour" and each candidate's
+//  "cost" (with options' price_per_gpu_hour),
 //  "closest" (when nothing does), "calibration" (when calibrated:
 //  to_json(LlmCalibration)), and with a calibration's intervals
 //  "interval_coverage" and each candidate's "train_time_interval_s"}; memory

@@ -195,9 +195,9 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   } else {
     std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "
               << objective_line(outcomes.front().objective(), outcomes.front().options) << "\n";
-    std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8}{}\n", "gpu",
+    std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8} {:>5}{}\n", "gpu",
                              "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "iter_s", "train_h", "GPU-hours",
-                             "mem_GiB", priced ? fmt::format(" {:>10} {:>10}", "price", "cost") : "");
+                             "mem_GiB", "MFU", priced ? fmt::format(" {:>10} {:>10}", "price", "cost") : "");
     for (size_t i = 0; i < outcomes.size(); ++i) {
       const auto& o = outcomes[i];
       if (o.result.top.empty()) {
@@ -206,10 +206,10 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
       }
       const auto& c = o.result.top.front();
       const auto& l = c.layout;
-      std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f}{}\n",
+      std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f} {:>4.0f}%{}\n",
                                o.hardware.name, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
                                structure::to_string(l.recompute), c.iteration_s, c.train_s / 3600, c.gpu_hours,
-                               c.memory_bytes / kGiB,
+                               c.memory_bytes / kGiB, 100 * app::model_flop_utilisation(o, c).mfu,
                                priced ? fmt::format(" {:>10.4g} {:>10.4g}", prices[i], c.gpu_hours * prices[i]) : "");
     }
     if (least_time && fastest) {
@@ -292,10 +292,10 @@ void run_plan(PlanArgs a) {
   // The end stages' layers, in a column of their own where any listed layout gives them.
   const bool any_uneven =
       std::any_of(r.top.begin(), r.top.end(), [](const plan::LlmCandidate& c) { return c.layout.uneven(); });
-  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10}{} {:>8} {:>8}{}\n",
+  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10}{} {:>8} {:>8} {:>5}{}\n",
                            "rank", "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
                            "train_h", "GPU-hours", price > 0 ? fmt::format(" {:>10}", "cost") : "", "mem_GiB",
-                           "free_GiB", any_uneven ? "  end_stages" : "");
+                           "free_GiB", "MFU", any_uneven ? "  end_stages" : "");
   for (size_t i = 0; i < r.top.size(); ++i) {
     const auto& c = r.top[i];
     const auto& l = c.layout;
@@ -304,17 +304,20 @@ void run_plan(PlanArgs a) {
                     : fmt::format("  {:>10}", l.uneven() ? fmt::format("{},{}", l.first_stage_layers, l.last_stage_layers)
                                                          : std::string("even"));
     std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9.4g} {:>9.4g} {:>10.4g}{} "
-                             "{:>8.2f} {:>8.2f}{}\n",
+                             "{:>8.2f} {:>8.2f} {:>4.0f}%{}\n",
                              i + 1, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
                              structure::to_string(l.recompute), l.sequence_parallel ? "y" : "n",
                              l.distributed_optimizer ? "y" : "n", c.iteration_s, c.train_s / 3600, c.gpu_hours,
                              price > 0 ? fmt::format(" {:>10.4g}", c.gpu_hours * price) : "", c.memory_bytes / kGiB,
-                             c.headroom_bytes / kGiB, ends);
+                             c.headroom_bytes / kGiB, 100 * app::model_flop_utilisation(outcome, c).mfu, ends);
   }
   const auto& c = r.top.front();
-  std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {:g} GB{}\n",
+  const auto u = app::model_flop_utilisation(outcome, c);
+  std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {:g} GB; "
+                           "model FLOP utilisation {:.0f}% ({:.4g} of {}'s {:g} TFLOP/s per GPU){}\n",
                            plan::describe(c.layout), c.layout.gpus(), c.memory_bytes / kGiB, c.headroom_bytes / kGiB,
-                           hw.gpu.memory_gb,
+                           hw.gpu.memory_gb, 100 * u.mfu, u.tflops_per_gpu, structure::to_string(c.layout.precision),
+                           u.peak_tflops,
                            price > 0 ? fmt::format("; cost {:.4g} ({:.4g} GPU-hours at {:g})", c.gpu_hours * price,
                                                    c.gpu_hours, price)
                                      : "");

@@ -28,6 +28,18 @@ std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Pre
                      hw.name, fmt::join(with_fp8, ", "));
 }
 
+double GpuSpec::dense_peak_tflops(Precision p) const {
+  double unit = 0;
+  switch (p) {
+    case Precision::kFp8: unit = fp8_tensor_tflops > 0 ? fp8_tensor_tflops : bf16_tensor_tflops; break;
+    case Precision::kFp16: unit = fp16_tensor_tflops; break;
+    case Precision::kBf16:
+    case Precision::kAmpFp32Master: unit = bf16_tensor_tflops; break;
+    case Precision::kFp32: break;
+  }
+  return unit > 0 ? unit : fp32_tflops;
+}
+
 double GpuSpec::amp_matrix_tflops() const {
   if (fp16_tensor_tflops > 0) return fp16_tensor_tflops * tensor_sustained;
   return fp32_tflops * fp32_sustained;

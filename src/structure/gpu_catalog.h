@@ -53,6 +53,12 @@ struct GpuSpec {
   // The peak of mixed-precision (fp16) matrix work, sustained; the fp32 peak
   // for a GPU without tensor cores.
   double amp_matrix_tflops() const;
+  // The datasheet's dense peak that a transformer trained at `p` runs its
+  // matrix products on: the FP8 unit for fp8, the tensor cores for fp16 and
+  // bf16 (and amp-fp32-master), the CUDA cores for fp32 or where the unit is
+  // missing. TFLOP/s, not derated: the denominator of model FLOP utilisation
+  // as it is usually quoted.
+  double dense_peak_tflops(Precision p) const;
 };
 
 struct NodeSpec {

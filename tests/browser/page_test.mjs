@@ -165,6 +165,10 @@ try {
       check(gpus === llm.chosen.gpus && tp === llm.chosen.tp && cp === llm.chosen.cp && pp === llm.chosen.pp &&
         dp === llm.chosen.dp && mb === llm.chosen.micro_batch, "the transformer layout as llm plan --json");
       check(/GiB/.test(await text(page, "#llm-choice")), "memory per GPU shown");
+      const heads = await page.$$eval("#llm-top thead th", (h) => h.map((x) => x.textContent));
+      const mfu = parseFloat(first[heads.indexOf("MFU")]);
+      check(heads.includes("MFU") && Math.abs(mfu - 100 * llm.chosen.mfu) < 0.06,
+        `model FLOP utilisation as llm plan --json (${mfu}% and ${100 * llm.chosen.mfu}%)`);
     }
     // Calibrated on measured iterations pasted into the form: the layout and
     // the calibration as llm plan --calibrate gives them.

@@ -232,6 +232,29 @@ TEST(LlmPlanCli, SeveralGpusCompareEachOnesBestPlan) {
   EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb,a100-41gb").exit_code, 2);
 }
 
+// Each candidate's model FLOPs per GPU are Narayanan et al. (2021)'s count,
+// 72·B·s·l·h²·(1 + s/6h + V/12lh) an iteration, and its MFU their share of
+// the precision's dense peak.
+TEST(LlmPlanCli, ModelFlopUtilisationIsNarayanansCountOverThePeak) {
+  auto r = tptest::run_cli("llm plan --layers 24 --hidden 2048 --heads 16 --seq 2048 --vocab 51200 --gpu h100 "
+                           "--max-gpus 16 --tokens 1e10 --global-batch 256 --top 10 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const double B = 256, s = 2048, l = 24, h = 2048, V = 51200;
+  const double flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  for (const auto& c : j["top"]) {
+    const double achieved = c["model_tflops_per_gpu"].get<double>() * 1e12;
+    EXPECT_NEAR(achieved * c["gpus"].get<int>() * c["iteration_time_s"].get<double>(), flops, 1e-9 * flops) << c.dump();
+    EXPECT_NEAR(c["mfu"].get<double>(), achieved / 989.4e12, 1e-12) << c.dump();
+    EXPECT_GT(c["mfu"].get<double>(), 0.05);
+    EXPECT_LT(c["mfu"].get<double>(), 1.0);
+  }
+  auto text = tptest::run_cli("llm plan --layers 24 --hidden 2048 --heads 16 --seq 2048 --vocab 51200 --gpu h100 "
+                              "--max-gpus 16 --tokens 1e10 --global-batch 256");
+  EXPECT_NE(text.out.find("model FLOP utilisation"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("of bf16's 989.4 TFLOP/s"), std::string::npos) << text.out;
+}
+
 // --price gives each plan its cost and, over several GPUs, names the cheapest;
 // --cost-budget minimises the time within what the training may cost.
 TEST(LlmPlanCli, PricesMakePlansOnDifferentGpusComparable) {
