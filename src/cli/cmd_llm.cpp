@@ -37,11 +37,14 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-nlohmann::json time_json(const models::LlmTimeBreakdown& t) {
+// The breakdown, with the model FLOP utilisation against `peak_tflops` (the
+// GPU's dense peak at the row's precision, GpuSpec::dense_peak_tflops).
+nlohmann::json time_json(const models::LlmTimeBreakdown& t, double peak_tflops) {
+  const double achieved = t.flops_per_gpu / t.iteration / 1e12;
   return {{"iteration_time_s", t.iteration}, {"stage_step_s", t.stage_step}, {"compute_s", t.compute},
           {"memory_bound_s", t.memory_bound}, {"tp_comm_s", t.tp_comm}, {"pp_comm_s", t.pp_comm},
           {"bubble_s", t.bubble}, {"dp_comm_s", t.dp_comm}, {"optimizer_s", t.optimizer},
-          {"model_tflops_per_gpu", t.flops_per_gpu / t.iteration / 1e12}};
+          {"model_tflops_per_gpu", achieved}, {"mfu", peak_tflops > 0 ? achieved / peak_tflops : 0.0}};
 }
 
 nlohmann::json memory_json(const models::LlmMemoryBreakdown& m) {
@@ -130,7 +133,7 @@ void run_predict(const PredictArgs& a) {
     // Over or under the GPU's memory, and by how much (negative: over).
     const double headroom_gib = (hw.gpu.memory_gb * 1e9 - m.total()) / kGiB;
     nlohmann::json j = {{"line", r.line}, {"fits_memory", headroom_gib >= 0}, {"headroom_gib", headroom_gib}};
-    j.update(time_json(t));
+    j.update(time_json(t, hw.gpu.dense_peak_tflops(r.layout.precision)));
     j.update(memory_json(m));
     if (time_interval) {
       auto iv = *uncertainty::conformal_interval(t.iteration, cal->cv.time_errors, a.interval);
@@ -193,16 +196,16 @@ void run_predict(const PredictArgs& a) {
     if (a.breakdown) print_time_breakdown(rows);
     return;
   }
-  std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12} {:>12}{}\n", "line", "iteration_s", "memory_GiB", "headroom_GiB",
-                           "TFLOP/s/GPU",
+  std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12} {:>12} {:>5}{}\n", "line", "iteration_s", "memory_GiB", "headroom_GiB",
+                           "TFLOP/s/GPU", "MFU",
                            time_interval ? fmt::format(" {:>23}", fmt::format("{:.0f}% iteration_s", 100 * a.interval)) : "");
   for (const auto& j : rows)
-    std::cout << fmt::format("{:>6} {:>14.4g} {:>11.2f} {:>12} {:>12.1f}{}\n", j["line"].get<long>(),
+    std::cout << fmt::format("{:>6} {:>14.4g} {:>11.2f} {:>12} {:>12.1f} {:>4.0f}%{}\n", j["line"].get<long>(),
                              j["iteration_time_s"].get<double>(), j["memory_gib"].get<double>(),
                              j["fits_memory"].get<bool>()
                                  ? fmt::format("{:.2f}", j["headroom_gib"].get<double>())
                                  : fmt::format("OVER {:.2f}", -j["headroom_gib"].get<double>()),
-                             j["model_tflops_per_gpu"].get<double>(),
+                             j["model_tflops_per_gpu"].get<double>(), 100 * j["mfu"].get<double>(),
                              time_interval ? fmt::format(" {:>11.4g}-{:<11.4g}", j["iteration_time_interval_s"][0].get<double>(),
                                                          j["iteration_time_interval_s"][1].get<double>())
                                            : "");
@@ -242,7 +245,7 @@ void run_memory(MemoryArgs a) {
     hw = io::resolve_hardware(a.gpu, "--gpu");
     if (auto why = structure::missing_precision_unit(*hw, a.layout.precision)) throw InputError("", 0, "--precision", *why);
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
-    j["time"] = time_json(*t);
+    j["time"] = time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
     j["gpu_memory_gb"] = hw->gpu.memory_gb;
   }
   if (a.json) {
@@ -267,9 +270,10 @@ void run_memory(MemoryArgs a) {
                          {"activations", m.activations}, {"embedding/logits", m.embedding_logits}, {"total", m.total()}})
     std::cout << fmt::format("  {:<17} {:>9.2f} GiB\n", name, v / kGiB);
   if (hw)
-    std::cout << fmt::format("{}: {} GB per GPU, {}; iteration {:.4g} s ({:.1f} model TFLOP/s per GPU)\n", hw->name,
-                             hw->gpu.memory_gb, m.total() <= hw->gpu.memory_gb * 1e9 ? "fits" : "does NOT fit",
-                             t->iteration, t->flops_per_gpu / t->iteration / 1e12);
+    std::cout << fmt::format("{}: {} GB per GPU, {}; iteration {:.4g} s ({:.1f} model TFLOP/s per GPU, MFU {:.0f}%)\n",
+                             hw->name, hw->gpu.memory_gb, m.total() <= hw->gpu.memory_gb * 1e9 ? "fits" : "does NOT fit",
+                             t->iteration, j["time"]["model_tflops_per_gpu"].get<double>(),
+                             100 * j["time"]["mfu"].get<double>());
 }
 
 // ---- evaluate ----
