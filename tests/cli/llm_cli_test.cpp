@@ -54,6 +54,10 @@ TEST(LlmCli, PredictSaysByHowMuchAConfigurationFitsOrNot) {
   for (const auto& row : j["rows"]) {
     EXPECT_NEAR(row["headroom_gib"].get<double>(), gpu_gib - row["memory_gib"].get<double>(), 1e-6);
     EXPECT_EQ(row["fits_memory"].get<bool>(), row["headroom_gib"].get<double>() >= 0);
+    // Model FLOP utilisation against the A100's fp16 tensor peak (the default precision).
+    EXPECT_NEAR(row["mfu"].get<double>(), row["model_tflops_per_gpu"].get<double>() / 312, 1e-12);
+    EXPECT_GT(row["mfu"].get<double>(), 0.0);
+    EXPECT_LT(row["mfu"].get<double>(), 1.0);
   }
   EXPECT_TRUE(j["rows"][0]["fits_memory"].get<bool>());
   EXPECT_FALSE(j["rows"][1]["fits_memory"].get<bool>());  // a 175B-wide model on 8 GPUs, no pipeline
