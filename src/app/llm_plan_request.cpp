@@ -15,7 +15,7 @@ const char* LlmPlanOutcome::objective() const {
 
 LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
                              const plan::LlmPlanOptions& options, const LlmPlanMeasured* measured) {
-  LlmPlanOutcome o{spec, hw, options, {}, std::nullopt};
+  LlmPlanOutcome o{spec, hw, options, {}, std::nullopt, 0, {}};
   models::LlmTimeModel time(hw, llm_time_params_for_fit(measured ? measured->fit : "auto"));
   models::LlmMemoryModel memory;
   if (measured) {
@@ -23,6 +23,7 @@ LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const struc
     o.interval = measured->interval;
   }
   o.result = plan::plan_llm(spec, time, memory, options);
+  o.time_params = time.params();
   return o;
 }
 

@@ -23,6 +23,10 @@ struct LlmPlanOutcome {
   // Set when the models were calibrated on measured iterations.
   std::optional<LlmCalibration> calibration;
   double interval = 0;  // coverage of the intervals (the measured rows' `interval`)
+  // The time model's parameters the plan ranked with (calibrated when
+  // `calibration` is set): LlmTimeModel(hardware, time_params) gives each
+  // candidate's breakdown.
+  models::LlmTimeParams time_params;
   // With a calibration whose cross-validation gave errors: the training
   // time's interval at `interval` for a candidate's predicted training time
   // (uncertainty::conformal_interval); nullopt otherwise.

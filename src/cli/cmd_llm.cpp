@@ -13,6 +13,7 @@
 #include "app/llm_calibration.h"
 #include "cli/command.h"
 #include "cli/llm_shape.h"
+#include "cli/llm_time_report.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"
@@ -36,16 +37,6 @@ namespace trainplan::cli {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-// The breakdown, with the model FLOP utilisation against `peak_tflops` (the
-// GPU's dense peak at the row's precision, GpuSpec::dense_peak_tflops).
-nlohmann::json time_json(const models::LlmTimeBreakdown& t, double peak_tflops) {
-  const double achieved = t.flops_per_gpu / t.iteration / 1e12;
-  return {{"iteration_time_s", t.iteration}, {"stage_step_s", t.stage_step}, {"compute_s", t.compute},
-          {"memory_bound_s", t.memory_bound}, {"tp_comm_s", t.tp_comm}, {"pp_comm_s", t.pp_comm},
-          {"bubble_s", t.bubble}, {"dp_comm_s", t.dp_comm}, {"optimizer_s", t.optimizer},
-          {"model_tflops_per_gpu", achieved}, {"mfu", peak_tflops > 0 ? achieved / peak_tflops : 0.0}};
-}
 
 nlohmann::json memory_json(const models::LlmMemoryBreakdown& m) {
   return {{"memory_gib", m.total() / kGiB}, {"stage", m.stage}, {"weights_gib", m.weights / kGiB},
@@ -87,23 +78,6 @@ void print_over_memory(const nlohmann::json& rows, double gpu_gib, const std::st
                            over.size(), rows.size(), gpu, gpu_gib, listed);
 }
 
-// Where each row's iteration goes, in seconds: the slowest stage's parts over
-// all micro-batches, then what the schedule and the replicas add.
-void print_time_breakdown(const nlohmann::json& rows) {
-  std::cout << fmt::format("\nwhere the time goes, seconds per iteration:\n{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} "
-                           "{:>10} {:>10} {:>10}\n",
-                           "line", "compute", "mem-bound", "TP/CP comm", "PP comm", "bubble", "DP comm", "optimizer", "other");
-  for (const auto& j : rows) {
-    const double parts[] = {j["compute_s"], j["memory_bound_s"], j["tp_comm_s"], j["pp_comm_s"],
-                            j["bubble_s"],  j["dp_comm_s"],      j["optimizer_s"]};
-    double other = j["iteration_time_s"].get<double>();
-    std::string line = fmt::format("{:>6}", j["line"].get<long>());
-    for (double x : parts) line += fmt::format(" {:>10.4g}", x), other -= x;
-    // The embedding, the logits' memory-bound part, launches and host overheads.
-    std::cout << line << fmt::format(" {:>10.4g}\n", std::max(0.0, other));
-  }
-}
-
 void run_predict(const PredictArgs& a) {
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
@@ -133,7 +107,7 @@ void run_predict(const PredictArgs& a) {
     // Over or under the GPU's memory, and by how much (negative: over).
     const double headroom_gib = (hw.gpu.memory_gb * 1e9 - m.total()) / kGiB;
     nlohmann::json j = {{"line", r.line}, {"fits_memory", headroom_gib >= 0}, {"headroom_gib", headroom_gib}};
-    j.update(time_json(t, hw.gpu.dense_peak_tflops(r.layout.precision)));
+    j.update(llm_time_json(t, hw.gpu.dense_peak_tflops(r.layout.precision)));
     j.update(memory_json(m));
     if (time_interval) {
       auto iv = *uncertainty::conformal_interval(t.iteration, cal->cv.time_errors, a.interval);
@@ -193,7 +167,7 @@ void run_predict(const PredictArgs& a) {
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
     print_over_memory(rows, hw.gpu.memory_gb * 1e9 / kGiB, a.gpu);
-    if (a.breakdown) print_time_breakdown(rows);
+    if (a.breakdown) print_llm_time_breakdown(rows, "line");
     return;
   }
   std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12} {:>12} {:>5}{}\n", "line", "iteration_s", "memory_GiB", "headroom_GiB",
@@ -209,7 +183,7 @@ void run_predict(const PredictArgs& a) {
                              time_interval ? fmt::format(" {:>11.4g}-{:<11.4g}", j["iteration_time_interval_s"][0].get<double>(),
                                                          j["iteration_time_interval_s"][1].get<double>())
                                            : "");
-  if (a.breakdown) print_time_breakdown(rows);
+  if (a.breakdown) print_llm_time_breakdown(rows, "line");
 }
 
 // ---- memory ----
@@ -245,7 +219,7 @@ void run_memory(MemoryArgs a) {
     hw = io::resolve_hardware(a.gpu, "--gpu");
     if (auto why = structure::missing_precision_unit(*hw, a.layout.precision)) throw InputError("", 0, "--precision", *why);
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
-    j["time"] = time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
+    j["time"] = llm_time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
     j["gpu_memory_gb"] = hw->gpu.memory_gb;
   }
   if (a.json) {

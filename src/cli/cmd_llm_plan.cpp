@@ -25,10 +25,12 @@
 #include "app/llm_plan_request.h"
 #include "cli/command.h"
 #include "cli/llm_shape.h"
+#include "cli/llm_time_report.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"
 #include "io/llm_config_csv.h"
+#include "models/llm_time.h"
 #include "plan/llm_launch.h"
 #include "plan/llm_planner.h"
 
@@ -46,8 +48,23 @@ struct PlanArgs {
   std::string price;         // a GPU-hour's price: one number, or NAME=PRICE per --gpu
   double cost_budget = 0;    // what the training may cost, in the price's currency (0: none)
   bool json = false;
+  bool breakdown = false;  // where each listed configuration's iteration goes
   std::string plot;  // the cost-time frontier as a chart (.png or .svg)
 };
+
+// Each listed configuration's time breakdown (cli/llm_time_report.h) from
+// the model the plan ranked with, keyed by its rank.
+nlohmann::json breakdowns(const app::LlmPlanOutcome& o) {
+  const models::LlmTimeModel model(o.hardware, o.time_params);
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < o.result.top.size(); ++i) {
+    const auto& l = o.result.top[i].layout;
+    nlohmann::json j = llm_time_json(model.predict(o.spec, l), o.hardware.gpu.dense_peak_tflops(l.precision));
+    j["rank"] = long(i + 1);
+    rows.push_back(j);
+  }
+  return rows;
+}
 
 // What each deadline costs: the frontier, one row per point, with the
 // deadline from which it is the cheapest.
@@ -271,7 +288,13 @@ void run_plan(PlanArgs a) {
   }
   if (!a.plot.empty() && !r.frontier.empty()) plot_frontier(a.plot, outcome);
   if (a.json) {
-    std::cout << app::to_json(outcome).dump(2) << "\n";
+    nlohmann::json j = app::to_json(outcome);
+    if (a.breakdown) {
+      const auto parts = breakdowns(outcome);
+      for (size_t i = 0; i < parts.size(); ++i) j["top"][i]["breakdown"] = parts[i];
+      if (!parts.empty()) j["chosen"]["breakdown"] = parts[0];
+    }
+    std::cout << j.dump(2) << "\n";
     if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
     return;
   }
@@ -326,6 +349,7 @@ void run_plan(PlanArgs a) {
                              "cross-validated errors{})\n",
                              c.train_s / 3600, 100 * outcome.interval, iv->lo / 3600, iv->hi / 3600,
                              iv->short_of_coverage ? "; too few measured rows to promise that coverage" : "");
+  if (a.breakdown) print_llm_time_breakdown(breakdowns(outcome), "rank");
   if (a.options.frontier) print_frontier(r.frontier, price);
   if (!a.plot.empty()) std::cout << "chart: " << a.plot << " (the cost-time frontier)\n";
 }
@@ -402,6 +426,10 @@ void setup(CLI::App& root) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   p->add_flag("--json", a->json, "Print JSON");
+  p->add_flag("--breakdown", a->breakdown,
+              "Also say where each listed configuration's iteration goes: products, memory-bound kernels, "
+              "tensor/context-, pipeline- and data-parallel communication, the pipeline's bubble, the optimizer "
+              "(as llm predict --breakdown)");
   p->add_option("--emit", a->emit, "Print the chosen configuration as a Megatron-LM launch: torchrun or slurm");
   p->add_option("--script", a->script, "Megatron-LM's training script for --emit")->capture_default_str();
   p->callback([a] { run_plan(*a); });

@@ -232,6 +232,34 @@ TEST(LlmPlanCli, SeveralGpusCompareEachOnesBestPlan) {
   EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb,a100-41gb").exit_code, 2);
 }
 
+// --breakdown: each listed configuration's parts, from the model the plan
+// ranked with (calibrated too), add up to no more than its iteration, which
+// they reproduce.
+TEST(LlmPlanCli, BreakdownIsTheRankedIterationByPart) {
+  auto d = tptest::temp_dir("llm_plan_cli");
+  auto hw = *trainplan::structure::find_builtin_hardware("h100");
+  auto m = tptest::write_file(d / "measured.csv", tptest::llm_measured_csv(hw, 0.6, 3.0));
+  for (const std::string extra : {std::string(), " --calibrate " + m}) {
+    auto r = tptest::run_cli(kCalibratedBase + extra + " --breakdown --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["top"].empty());
+    for (const auto& c : j["top"]) {
+      const auto& b = c["breakdown"];
+      const double it = c["iteration_time_s"].get<double>();
+      EXPECT_NEAR(b["iteration_time_s"].get<double>(), it, 1e-9 * it) << extra;
+      double parts = 0;
+      for (const char* k : {"compute_s", "memory_bound_s", "tp_comm_s", "pp_comm_s", "bubble_s", "dp_comm_s", "optimizer_s"})
+        parts += b[k].get<double>();
+      EXPECT_LE(parts, it * (1 + 1e-9)) << extra;
+      EXPECT_GT(b["compute_s"].get<double>(), 0) << extra;
+    }
+    EXPECT_EQ(j["chosen"]["breakdown"], j["top"][0]["breakdown"]);
+  }
+  auto text = tptest::run_cli(kCalibratedBase + " --breakdown");
+  EXPECT_NE(text.out.find("where the time goes"), std::string::npos) << text.out;
+}
+
 // Each candidate's model FLOPs per GPU are Narayanan et al. (2021)'s count,
 // 72·B·s·l·h²·(1 + s/6h + V/12lh) an iteration, and its MFU their share of
 // the precision's dense peak.
