@@ -9,9 +9,9 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }
 
-const char* LlmPlanOutcome::objective() const {
-  return options.gpu_hour_budget > 0 || options.cost_budget > 0 ? "least time" : "fewest GPU-hours";
-}
+bool LlmPlanOutcome::minimises_time() const { return options.gpu_hour_budget > 0 || options.cost_budget > 0; }
+
+const char* LlmPlanOutcome::objective() const { return minimises_time() ? "least time" : "fewest GPU-hours"; }
 
 LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
                              const plan::LlmPlanOptions& options, const LlmPlanMeasured* measured) {
@@ -56,7 +56,7 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
   const auto& r = o.result;
   nlohmann::json top = nlohmann::json::array();
   const double price = o.options.price_per_gpu_hour;
-  auto with_interval = [&](const plan::LlmCandidate& c) {
+  auto candidate_json = [&](const plan::LlmCandidate& c) {
     nlohmann::json j = to_json(c);
     const auto u = model_flop_utilisation(o, c);
     j["model_tflops_per_gpu"] = u.tflops_per_gpu, j["mfu"] = u.mfu;
@@ -64,7 +64,7 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
     if (auto iv = o.train_time_interval(c)) j["train_time_interval_s"] = {iv->lo, iv->hi};
     return j;
   };
-  for (const auto& c : r.top) top.push_back(with_interval(c));
+  for (const auto& c : r.top) top.push_back(candidate_json(c));
   nlohmann::json j = {{"model", o.spec.name}, {"params", o.spec.total_params()}, {"gpu", o.hardware.name},
                       {"objective", o.objective()}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
                       {"fit_memory", r.fit}, {"qualified", r.qualified},
@@ -75,11 +75,11 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
   if (!r.failing.empty()) {
     j["failing"] = r.failing;
     j["explanation"] = r.explanation;
-    if (r.closest) j["closest"] = with_interval(*r.closest);
+    if (r.closest) j["closest"] = candidate_json(*r.closest);
   }
   if (o.options.frontier) {
     j["frontier"] = nlohmann::json::array();
-    for (const auto& c : r.frontier) j["frontier"].push_back(with_interval(c));
+    for (const auto& c : r.frontier) j["frontier"].push_back(candidate_json(c));
   }
   if (o.calibration) j["calibration"] = to_json(*o.calibration);
   if (o.calibration && !o.calibration->cv.time_errors.empty() && o.interval > 0) j["interval_coverage"] = o.interval;

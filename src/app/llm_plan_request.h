@@ -31,7 +31,10 @@ struct LlmPlanOutcome {
   // time's interval at `interval` for a candidate's predicted training time
   // (uncertainty::conformal_interval); nullopt otherwise.
   std::optional<uncertainty::LlmInterval> train_time_interval(const plan::LlmCandidate& c) const;
-  // "least time" under a GPU-hour budget, else "fewest GPU-hours".
+  // Under a GPU-hour or cost budget the plan minimises the training time,
+  // else the GPU-hours.
+  bool minimises_time() const;
+  // "least time" under a budget, else "fewest GPU-hours".
   const char* objective() const;
 };
 

@@ -37,6 +37,10 @@ namespace trainplan::cli {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// Every "calibrated on k" evaluation, as a user (and a held-out set) calibrates:
+// 5 measured configurations, the rest predicted, over 20 random draws.
+constexpr int kCalibrationRuns = 5;
+constexpr int kDraws = 20;
 
 nlohmann::json memory_json(const models::LlmMemoryBreakdown& m) {
   return {{"memory_gib", m.total() / kGiB}, {"stage", m.stage}, {"weights_gib", m.weights / kGiB},
@@ -288,7 +292,6 @@ void run_megatron_ci(const EvaluateArgs& a) {
   int within = 0;
   for (const auto& g : e.ranking) within += g.within();
   // Calibrated on 5 drawn runs of each GPU, by each fit of llm predict --calibrate.
-  constexpr int kCalibrationRuns = 5, kDraws = 20;
   nlohmann::json on_k = nlohmann::json::array();
   std::string on_k_text = fmt::format("calibrated on {} runs drawn from each GPU's ({} draws), the GPU's other runs "
                                       "predicted (llm predict --calibrate --fit F):\n",
@@ -400,8 +403,6 @@ void run_transformer_runs(const EvaluateArgs& a) {
 void report_published_runs(const std::string& path, const io::PublishedScaleRuns& data, const EvaluateArgs& a) {
   std::map<std::string, std::vector<io::PublishedIteration>> by_gpu;
   for (const auto& r : data.runs) by_gpu[r.gpu].push_back(r.iteration);
-  constexpr size_t kCalibrationRuns = 5;
-  constexpr int kDraws = 20;
   nlohmann::json js = {{"file", path}, {"left_out", data.left_out}, {"gpus", nlohmann::json::object()}};
   std::string text = data.left_out.empty() ? fmt::format("{}: {} runs\n", path, data.runs.size())
                                            : fmt::format("{}: {} runs kept; left out:\n", path, data.runs.size());
@@ -509,10 +510,7 @@ void run_grid(const EvaluateArgs& a) {
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
   auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_fit_candidates(a.fit), {}, a.interval);
-  // As a user calibrates: 5 measured configurations, the rest predicted.
-  constexpr size_t kDrawnRows = 5;
-  constexpr int kDraws = 20;
-  const auto on_k = scoring::score_llm_grid_on_k(grid.rows, hw, app::llm_fit_candidates(a.fit), kDrawnRows, kDraws);
+  const auto on_k = scoring::score_llm_grid_on_k(grid.rows, hw, app::llm_fit_candidates(a.fit), kCalibrationRuns, kDraws);
   nlohmann::json on_k_json = nullptr;
   if (on_k.draws > 0) {
     on_k_json = {{"k", on_k.k},
@@ -675,9 +673,6 @@ void run_evaluate(const EvaluateArgs& a) {
   auto memory = io::read_korthikanti_memory(a.dir + "/korthikanti2022_memory_per_gpu.csv");
   auto ts = scoring::score_iterations(times, models::LlmTimeModel(hw));
   auto cs = scoring::score_iterations_leave_model_out(times, models::LlmTimeModel(hw));
-  // As a held-out set would be scored: calibrated on 5 runs (--fit, default auto), the other 3 predicted.
-  constexpr size_t kCalibrationRuns = 5;
-  constexpr int kDraws = 20;
   auto k5 = scoring::score_iterations_calibrated_on(times, models::LlmTimeModel(hw), kCalibrationRuns, kDraws, 1, 0,
                                                     app::llm_fit_candidates(a.fit));
   auto ms = scoring::score_memory(memory, models::LlmMemoryModel());
@@ -699,7 +694,7 @@ void run_evaluate(const EvaluateArgs& a) {
   if (!k5.rows.empty())
     std::cout << fmt::format("The same, calibrated on {} runs drawn at random, the other {} predicted ({} draws): mean "
                              "|error| {:.2f}%, worst {:.2f}% ({} predictions)\n",
-                             kCalibrationRuns, times.size() - kCalibrationRuns, kDraws, 100 * k5.mean_abs,
+                             kCalibrationRuns, times.size() - size_t(kCalibrationRuns), kDraws, 100 * k5.mean_abs,
                              100 * k5.max_abs, k5.rows.size());
   std::cout << "Korthikanti et al. 2022, Figures 1 and 7: memory per GPU (GiB, or % of no recomputation)\n";
   std::cout << summary_text(ms, "GiB or %");

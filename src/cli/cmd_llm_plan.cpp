@@ -150,7 +150,7 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
   return out;
 }
 
-// The options for one GPU: its price, and a cost budget as the GPU-hours it buys there.
+// The options for one GPU: its price beside the shared options (the planner turns a cost budget into the GPU-hours it buys there).
 plan::LlmPlanOptions options_for(const PlanArgs& a, double price) {
   plan::LlmPlanOptions o = a.options;
   o.price_per_gpu_hour = price;
@@ -192,7 +192,7 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   // With prices, the plan that costs least; without, none is named (GPU-hours of different GPUs do not compare).
   const std::optional<size_t> cheapest = priced ? best_by(cost) : std::nullopt;
   // Under a budget the objective is time: the plan that trains soonest.
-  const bool least_time = std::string(outcomes.front().objective()) == "least time";
+  const bool least_time = outcomes.front().minimises_time();
   const std::optional<size_t> fastest = best_by(hours);
   // "h100, cost 5.9e+05 (a100-80gb +53%, h200 +4%)": the best and how far each other GPU is behind it.
   auto verdict = [&](size_t best, const std::function<double(size_t)>& value, const std::string& what) {
@@ -250,8 +250,6 @@ void run_plan(PlanArgs a) {
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
   const auto names = comma_list(a.gpu, "--gpu");
-  if (a.cost_budget > 0 && a.price.empty())
-    throw InputError("", 0, "--cost-budget", "needs --price: what a GPU-hour costs turns the budget into GPU-hours");
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
     if (a.options.frontier || !a.plot.empty())

@@ -21,8 +21,8 @@ double GpuSpec::fp32_conv_tflops() const {
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p) {
   if (p != Precision::kFp8 || hw.gpu.fp8_tensor_tflops > 0) return std::nullopt;
   std::vector<std::string> with_fp8;
-  for (const auto& name : builtin_hardware_names())
-    if (find_builtin_hardware(name)->gpu.fp8_tensor_tflops > 0) with_fp8.push_back(name);
+  for (const auto& h : builtin_hardware())
+    if (h.gpu.fp8_tensor_tflops > 0) with_fp8.push_back(h.name);
   return fmt::format("{} has no FP8 tensor cores (fp8_tflops 0): train it in bf16 or fp16, or name a GPU that has "
                      "them ({})",
                      hw.name, fmt::join(with_fp8, ", "));
