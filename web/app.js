@@ -365,9 +365,11 @@ async function onLlm(ev) {
   $("llm-result").hidden = true;
   const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
     tokens: Number($("llm-tokens").value), global_batch: numberField("llm-global-batch"),
-    deadline: 3600 * (numberField("llm-deadline") || 0), precision: $("llm-precision").value,
+    deadline: 3600 * (numberField("llm-deadline") || 0),
     max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
     uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked };
+  // Empty: the GPU's default (bf16; fp16 where its tensor cores take fp16 only).
+  if ($("llm-precision").value) body.precision = $("llm-precision").value;
   const price = numberField("llm-price");
   if (price) body.price_per_gpu_hour = price;
   const measured = $("llm-calibrate").value.trim();

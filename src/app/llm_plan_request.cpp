@@ -13,8 +13,16 @@ bool LlmPlanOutcome::minimises_time() const { return options.gpu_hour_budget > 0
 
 const char* LlmPlanOutcome::objective() const { return minimises_time() ? "least time" : "fewest GPU-hours"; }
 
-LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& hw,
+LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const structure::HardwareProfile& catalog_hw,
                              const plan::LlmPlanOptions& options, const LlmPlanMeasured* measured) {
+  // Nodes of another size (--gpus-per-node) are priced as such: the node's
+  // links are per GPU, so its network grows or shrinks with its GPUs.
+  structure::HardwareProfile hw = catalog_hw;
+  if (options.gpus_per_node > 0 && options.gpus_per_node != hw.node.gpus_per_node) {
+    const int had = std::max(1, hw.node.gpus_per_node);
+    hw.node.inter_node_gbps *= double(options.gpus_per_node) / had;
+    hw.node.gpus_per_node = options.gpus_per_node;
+  }
   LlmPlanOutcome o{spec, hw, options, {}, std::nullopt, 0, {}};
   models::LlmTimeModel time(hw, llm_time_params_for_fit(measured ? measured->fit : "auto"));
   models::LlmMemoryModel memory;

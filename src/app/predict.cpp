@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/nodes.h"
 #include "uncertainty/conformal.h"
@@ -146,6 +147,7 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
       auto meets = [&](double v) { return trainplan::meets(v, *q.target, r.direction); };
       Prediction::ToTarget t;
       for (int e = 1; e <= q.max_epochs && !(t.epochs && t.epochs_lo && t.epochs_hi); ++e) {
+        if ((e & 1023) == 0) check_cancelled();  // a server request past its time limit stops here
         if (!t.epochs && meets(mm->predict(q.batch, q.workers, e))) t.epochs = e;
         if (auto iv = mm->predict_interval(q.batch, q.workers, e, q.confidence)) {
           // The favourable end meets the target first (fewest epochs), the unfavourable one last.

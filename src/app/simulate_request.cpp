@@ -19,6 +19,7 @@ sim::ExperimentOptions experiment_options(const SimulateQuery& q) {
   else if (q.placement == "spread") eo.sim.placement = sim::PlacementMode::kSpread;
   else throw InputError("", 0, "--placement", "must be pack or spread, got '" + q.placement + "'");
   eo.policy.tiresias_thresholds = q.thresholds;
+  if (!(q.min_gain >= 0)) throw InputError("", 0, "--min-gain", "must be >= 0");
   eo.policy.coconfig_min_gain = q.min_gain;
   eo.gittins = q.gittins;
   eo.oracle = q.oracle;

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <vector>
 #include <nlohmann/json.hpp>
@@ -41,7 +42,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct PlanArgs {
   LlmShapeArgs shape;
-  std::string gpu, precision = "bf16", emit, script = "pretrain_gpt.py", calibrate, fit = "auto";
+  std::string gpu, precision, emit, script = "pretrain_gpt.py", calibrate, fit = "auto";
   plan::LlmPlanOptions options;
   double reserve_gib = 2;
   double interval = 0.8;
@@ -151,10 +152,12 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
 }
 
 // The options for one GPU: its price beside the shared options (the planner turns a cost budget into the GPU-hours it buys there).
-plan::LlmPlanOptions options_for(const PlanArgs& a, double price) {
+// Without --precision, each GPU's default (bf16; fp16 on a GPU whose tensor cores take fp16 only).
+plan::LlmPlanOptions options_for(const PlanArgs& a, double price, const structure::HardwareProfile& hw) {
   plan::LlmPlanOptions o = a.options;
   o.price_per_gpu_hour = price;
   o.cost_budget = a.cost_budget;
+  if (a.precision.empty()) o.precision = structure::default_training_precision(hw);
   return o;
 }
 
@@ -164,8 +167,14 @@ app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s,
     return app::make_llm_plan(s, hw, options, measured);
   } catch (const InputError& e) {
     if (!e.file().empty() || e.field().empty()) throw;
-    // The planner's fields are its options' names; the CLI's are dashed (price_per_gpu_hour is --price).
-    std::string f = e.field() == "price_per_gpu_hour" ? "price" : e.field();
+    // The planner's fields are its options' names; the CLI's are dashed, and some are named otherwise.
+    static const std::map<std::string, std::string> renamed = {{"price_per_gpu_hour", "price"},
+                                                               {"memory_reserve_bytes", "reserve-gib"},
+                                                               {"deadline_s", "deadline"},
+                                                               {"gpu_hour_budget", "gpu-budget"},
+                                                               {"top_k", "top"}};
+    const auto r = renamed.find(e.field());
+    std::string f = r != renamed.end() ? r->second : e.field();
     std::replace(f.begin(), f.end(), '_', '-');
     throw InputError("", 0, "--" + f, e.message());
   }
@@ -176,7 +185,7 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
                     const std::vector<double>& prices, const PlanArgs& a) {
   std::vector<app::LlmPlanOutcome> outcomes;
   for (size_t i = 0; i < gpus.size(); ++i)
-    outcomes.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i]), nullptr));
+    outcomes.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i], gpus[i]), nullptr));
   const bool any = std::any_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.result.top.empty(); });
   const bool priced = prices.front() > 0;
   // Per GPU with a plan, its chosen plan's cost (with prices) and training time.
@@ -209,6 +218,7 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
     if (cheapest) j["cheapest"] = outcomes[*cheapest].hardware.name;
     if (fastest) j["fastest"] = outcomes[*fastest].hardware.name;
     std::cout << j.dump(2) << "\n";
+    note_json_answer_printed();
   } else {
     std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "
               << objective_line(outcomes.front().objective(), outcomes.front().options) << "\n";
@@ -229,6 +239,10 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
                                c.memory_bytes / kGiB, 100 * app::model_flop_utilisation(o, c).mfu,
                                priced ? fmt::format(" {:>10.4g} {:>10.4g}", prices[i], c.gpu_hours * prices[i]) : "");
     }
+    for (const auto& o : outcomes)
+      if (a.precision.empty() && o.options.precision != structure::Precision::kBf16)
+        std::cout << fmt::format("{} planned in {}: its tensor cores take fp16 only (--precision to choose)\n",
+                                 o.hardware.name, structure::to_string(o.options.precision));
     if (least_time && fastest) {
       std::cout << "fastest: " << verdict(*fastest, hours, fmt::format("{:.4g} h", hours(*fastest))) << "\n";
     } else if (cheapest) {
@@ -243,9 +257,11 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
 
 void run_plan(PlanArgs a) {
   auto s = resolve_llm_shape(a.shape);
-  auto pr = structure::parse_precision(a.precision);
-  if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8");
-  a.options.precision = *pr;
+  if (!a.precision.empty()) {
+    auto pr = structure::parse_precision(a.precision);
+    if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8");
+    a.options.precision = *pr;
+  }
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
@@ -263,7 +279,7 @@ void run_plan(PlanArgs a) {
   }
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   const double price = prices_for(a.price, names, {hw}).front();
-  a.options = options_for(a, price);
+  a.options = options_for(a, price, hw);
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
@@ -293,6 +309,7 @@ void run_plan(PlanArgs a) {
       if (!parts.empty()) j["chosen"]["breakdown"] = parts[0];
     }
     std::cout << j.dump(2) << "\n";
+    note_json_answer_printed();
     if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
     return;
   }
@@ -396,7 +413,9 @@ void setup(CLI::App& root) {
               "Also list what each deadline costs: the configurations that fit and that no other beats on both "
               "training time and GPU-hours");
   p->add_option("--plot", a->plot, "Draw that frontier (.png or .svg; implies --frontier)");
-  p->add_option("--precision", a->precision, "fp16, bf16, fp32, amp-fp32-master or fp8")->capture_default_str();
+  p->add_option("--precision", a->precision,
+                 "fp16, bf16, fp32, amp-fp32-master or fp8 (default: bf16; fp16 on a GPU whose tensor cores take fp16 "
+                 "only: v100, t4, rtx-2080ti)");
   p->add_option("--reserve-gib", a->reserve_gib,
                 "GiB per GPU kept free for what the memory model leaves out (CUDA context, NCCL, fragmentation)")
       ->capture_default_str();

@@ -61,4 +61,10 @@ CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double&
 // True when stderr is a terminal (progress bars redraw there).
 bool stderr_is_tty();
 
+// A verb that has printed its JSON answer and then fails (exit 3 with the
+// plan that came closest) calls this, so that main does not print a second
+// document: with --json, a failure is otherwise printed as JSON on stdout.
+void note_json_answer_printed();
+bool json_answer_printed();
+
 }  // namespace trainplan::cli

@@ -8,15 +8,18 @@ namespace trainplan::cli {
 
 void add_llm_shape_options(CLI::App* m, LlmShapeArgs& a) {
   m->add_option("--model", a.model, "A zoo name (gpt3-175b, llama3-70b, megatron-1t, ...); else give the shape");
-  m->add_option("--layers", a.spec.layers, "Layers");
-  m->add_option("--hidden", a.spec.hidden, "Hidden size");
-  m->add_option("--heads", a.spec.heads, "Attention heads");
-  m->add_option("--kv-groups", a.spec.kv_groups, "Key/value groups (0: as many as heads)");
-  m->add_option("--ffn-hidden", a.spec.ffn_hidden, "MLP width (0: 4 x hidden)");
-  m->add_flag("--gated-mlp", a.spec.gated_mlp, "SwiGLU MLP");
-  m->add_option("--seq", a.spec.seq, "Sequence length (with --model: overrides the zoo's)");
   a.spec.vocab = 51200;
-  m->add_option("--vocab", a.spec.vocab, "Vocabulary")->capture_default_str();
+  a.flags = {
+      {"layers", m->add_option("--layers", a.spec.layers, "Layers")},
+      {"hidden", m->add_option("--hidden", a.spec.hidden, "Hidden size")},
+      {"heads", m->add_option("--heads", a.spec.heads, "Attention heads")},
+      {"kv-groups", m->add_option("--kv-groups", a.spec.kv_groups, "Key/value groups (0: as many as heads)")},
+      {"ffn-hidden", m->add_option("--ffn-hidden", a.spec.ffn_hidden, "MLP width (0: 4 x hidden)")},
+      {"gated-mlp", m->add_flag("--gated-mlp", a.spec.gated_mlp, "SwiGLU MLP")},
+      {"seq", m->add_option("--seq", a.spec.seq, "Sequence length")},
+      {"vocab", m->add_option("--vocab", a.spec.vocab, "Vocabulary")->capture_default_str()},
+  };
+  m->footer("With --model, each shape option given replaces the zoo's value (--model llama3-8b --seq 8192).");
 }
 
 structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a) {
@@ -29,7 +32,21 @@ structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a) {
       throw InputError("", 0, "--model", "'" + a.model + "' is not in the zoo:" + names);
     }
     s = *z;
-    if (a.spec.seq > 0) s.seq = a.spec.seq;
+    std::string changed;
+    for (const auto& [flag, option] : a.flags) {
+      if (!option || option->count() == 0) continue;
+      if (flag == "layers") s.layers = a.spec.layers;
+      if (flag == "hidden") s.hidden = a.spec.hidden;
+      if (flag == "heads") s.heads = a.spec.heads;
+      if (flag == "kv-groups") s.kv_groups = a.spec.kv_groups;
+      if (flag == "ffn-hidden") s.ffn_hidden = a.spec.ffn_hidden;
+      if (flag == "gated-mlp") s.gated_mlp = a.spec.gated_mlp;
+      if (flag == "seq") s.seq = a.spec.seq;
+      if (flag == "vocab") s.vocab = a.spec.vocab;
+      changed += (changed.empty() ? " with " : ", ") + flag +
+                 (flag == "gated-mlp" ? "" : " " + option->as<std::string>());
+    }
+    s.name += changed;
   }
   try {
     structure::validate(s);

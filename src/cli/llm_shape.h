@@ -1,10 +1,13 @@
 // The transformer a `trainplan llm` verb works on: --model NAME from the zoo
 // (structure/transformer.h) or the shape flags (--layers, --hidden, --heads,
 // --kv-groups, --ffn-hidden, --gated-mlp, --seq, --vocab); with --model,
-// --seq overrides the zoo's sequence length.
+// each shape flag given replaces the zoo's value, and the name says so
+// ("llama3-8b with seq 8192").
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "structure/transformer.h"
 
@@ -13,6 +16,8 @@ namespace trainplan::cli {
 struct LlmShapeArgs {
   std::string model;
   structure::TransformerSpec spec;  // vocab defaults to 51,200
+  // The shape flags, to tell which were given (add_llm_shape_options sets them).
+  std::vector<std::pair<std::string, CLI::Option*>> flags;
 };
 
 void add_llm_shape_options(CLI::App* cmd, LlmShapeArgs& a);

@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstring>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "cli/command.h"
@@ -38,10 +40,42 @@ void add_pollux_data_option(CLI::App* cmd, std::string& dir) {
 
 bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }
 
+namespace {
+bool json_answer_printed_flag = false;
+}  // namespace
+void note_json_answer_printed() { json_answer_printed_flag = true; }
+bool json_answer_printed() { return json_answer_printed_flag; }
+
 }  // namespace trainplan::cli
+
+namespace {
+
+// With --json a failure is also a JSON object on stdout, so that a script that
+// parses stdout reads why instead of failing on an empty document; the message
+// goes to stderr as without --json.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--json") == 0) return true;
+  return false;
+}
+
+void print_json_error(const std::string& message, int exit_code, const trainplan::InputError* input) {
+  nlohmann::json j = {{"error", message}, {"exit_code", exit_code}};
+  if (exit_code == trainplan::kExitInfeasible) j["infeasible"] = true;
+  if (input) {
+    if (!input->file().empty()) j["file"] = input->file();
+    if (input->line() > 0) j["line"] = input->line();
+    if (!input->field().empty()) j["field"] = input->field();
+  }
+  std::cout << j.dump(2) << "\n";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace trainplan;
+  // Read when a verb fails: by then it may have printed its own JSON answer.
+  auto json = [&] { return wants_json(argc, argv) && !cli::json_answer_printed(); };
   CLI::App app{
       "trainplan: choose workers, batch size and epochs for distributed training from measured performance,\n"
       "on the GPUs you profiled or on others (transfer); plan tensor, pipeline and data parallelism for\n"
@@ -68,9 +102,11 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kExitInputError;
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
+    if (json()) print_json_error(e.what(), kExitInputError, &e);
     return kExitInputError;
   } catch (const InfeasibleError& e) {
     std::cerr << "infeasible: " << e.what() << "\n";
+    if (json()) print_json_error(e.what(), kExitInfeasible, nullptr);
     return kExitInfeasible;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";

@@ -1,6 +1,7 @@
 #include "io/gnuplot.h"
 
 #include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,8 +80,18 @@ const std::vector<std::string>& plot_palette() {
 bool gnuplot_available() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
 
 void check_plot_path(const std::string& path) {
-  const std::string ext = std::filesystem::path(path).extension().string();
+  const std::filesystem::path file(path);
+  const std::string ext = file.extension().string();
   if (ext != ".png" && ext != ".svg") throw InputError("", 0, "--plot", "'" + path + "' must end in .png or .svg");
+  const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw InputError("", 0, "--plot", "cannot write '" + path + "': no folder '" + folder.string() + "'");
+  if (std::filesystem::is_directory(file, ec))
+    throw InputError("", 0, "--plot", "cannot write '" + path + "': it is a folder");
+  if (::access(folder.c_str(), W_OK) != 0 ||
+      (std::filesystem::exists(file, ec) && ::access(file.c_str(), W_OK) != 0))
+    throw InputError("", 0, "--plot", "cannot write '" + path + "': permission denied");
 }
 
 void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width, int height, int columns) {
@@ -100,7 +111,11 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   static std::atomic<int> seq{0};
   TempDir dir{std::filesystem::temp_directory_path() / fmt::format("trainplan_plot_{}_{}", ::getpid(), seq++)};
   std::filesystem::create_directories(dir.path);
-  std::string script = fmt::format("set terminal {}\nset output {}\n", term, quoted(path));
+  // gnuplot draws into the temporary folder and the chart is copied into
+  // place afterwards: a destination it cannot open would otherwise send the
+  // image to its standard output, and the failure would read as gnuplot's.
+  const auto drawn = dir.path / std::filesystem::path(path).filename();
+  std::string script = fmt::format("set terminal {}\nset output {}\n", term, quoted(drawn.string()));
   if (panels.size() > 1) script += fmt::format("set multiplot layout {},{} rowsfirst\n", rows, cols);
   int file = 0;
   for (const auto& p : panels) {
@@ -154,9 +169,13 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   if (rc != 0) {
     std::ifstream in(log);
     std::string msg((std::istreambuf_iterator<char>(in)), {});
-    throw std::runtime_error("gnuplot failed while writing " + path + " (is gnuplot-nox installed?)" +
-                             (msg.empty() ? "" : ": " + msg));
+    const bool missing = WIFEXITED(rc) && WEXITSTATUS(rc) == 127;  // the shell found no gnuplot
+    throw std::runtime_error("gnuplot failed while drawing " + path +
+                             (missing ? " (install gnuplot-nox)" : "") + (msg.empty() ? "" : ": " + msg));
   }
+  std::error_code ec;
+  std::filesystem::copy_file(drawn, path, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) throw InputError("", 0, "--plot", "cannot write '" + path + "': " + ec.message());
 }
 
 }  // namespace trainplan::io

@@ -26,13 +26,15 @@ struct PlotPanel {
 
 // Renders `panels` into `path`, `width` x `height` pixels per panel, in rows
 // of `columns` panels (0: all in one row), filled left to right.
-// Throws InputError (field "--plot") unless `path` ends in .png or .svg or when
-// no series has a point; std::runtime_error when gnuplot cannot run or fails.
+// Throws InputError (field "--plot") unless `path` ends in .png or .svg, when
+// no series has a point, or when `path` cannot be written; std::runtime_error
+// when gnuplot cannot run or fails.
 void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width = 900, int height = 600,
                  int columns = 0);
 
-// Throws InputError (field "--plot") unless `path` ends in .png or .svg; call
-// before long work so that a bad name fails at once.
+// Throws InputError (field "--plot") unless `path` ends in .png or .svg and
+// its folder exists and is writable; call before long work so that a bad
+// name fails at once.
 void check_plot_path(const std::string& path);
 
 // Whether `gnuplot` can be started (for tests and friendly errors).

@@ -74,7 +74,11 @@ class Costs {
     // A rank's tokens: its 1/cp of each sequence.
     queries_ = double(s.seq) / l.cp;
     tokens_ = queries_ * l.micro_batch;
-    tp_link_ = l.tp <= m.gpus_per_node ? m.intra : m.inter;
+    // Tensor-parallel groups are blocks of consecutive ranks, and ranks fill
+    // nodes in order: a group size that does not divide a node's GPUs puts
+    // some groups across two nodes, and the slowest group sets the pace.
+    const bool one_node = l.gpus() <= m.gpus_per_node;
+    tp_link_ = l.tp <= m.gpus_per_node && (one_node || m.gpus_per_node % l.tp == 0) ? m.intra : m.inter;
   }
 
   double gemm(double a, double b, double c, double batch = 1) const {

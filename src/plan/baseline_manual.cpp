@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "plan/diagnose.h"
 #include "plan/objective.h"
@@ -29,6 +30,7 @@ class ManualPlanner : public Planner {
     PlanResult res;
     res.method = name();
     for (int i = 0; i < o_.manual_tries; ++i) {
+      if ((i & 1023) == 1023) check_cancelled();  // a server request past its time limit stops here
       int b = p.space.batches[bi(rng)], r = wr(rng);
       ++res.evaluations;
       auto t = m.epoch_time(b, r, nodes_for(r, p.space.workers_per_node));

@@ -106,9 +106,30 @@ std::string describe(const ParallelLayout& l) {
 
 LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& time, const models::LlmMemoryModel& memory,
                        const LlmPlanOptions& o) {
-  if (!(o.tokens > 0)) throw InputError("", 0, "tokens", "must be > 0");
-  if (o.global_batch < 1) throw InputError("", 0, "global_batch", "must be an integer >= 1");
+  if (!(o.tokens > 0) || !std::isfinite(o.tokens)) throw InputError("", 0, "tokens", "must be a finite number > 0");
+  // Past this the planner's divisors of the batch take seconds each, and no
+  // run has used a batch within three orders of magnitude of it.
+  constexpr int kMostSequences = 1 << 20;
+  if (o.global_batch < 1 || o.global_batch > kMostSequences)
+    throw InputError("", 0, "global_batch", fmt::format("must be an integer from 1 to {}", kMostSequences));
   if (o.max_gpus < 1) throw InputError("", 0, "max_gpus", "must be an integer >= 1");
+  if (o.max_cp < 1) throw InputError("", 0, "max_cp", "must be an integer >= 1");
+  if (o.gpus_per_node < 0) throw InputError("", 0, "gpus_per_node", "must be >= 0 (0: the hardware's)");
+  if (o.top_k < 1) throw InputError("", 0, "top_k", "must be an integer >= 1");
+  if (!(o.deadline_s >= 0) || !std::isfinite(o.deadline_s))
+    throw InputError("", 0, "deadline_s", "must be a finite number of seconds >= 0 (0: none)");
+  if (!(o.gpu_hour_budget >= 0) || !std::isfinite(o.gpu_hour_budget))
+    throw InputError("", 0, "gpu_hour_budget", "must be a finite number of GPU-hours >= 0 (0: none)");
+  const double gpu_memory_bytes = time.hardware().gpu.memory_gb * 1e9;
+  if (!(o.memory_reserve_bytes >= 0) || !(o.memory_reserve_bytes < gpu_memory_bytes))
+    throw InputError("", 0, "memory_reserve_bytes",
+                     fmt::format("must be at least 0 and less than the GPU's memory ({:g} GB)", time.hardware().gpu.memory_gb));
+  // An iteration count past this is no training anyone plans, and the
+  // count must not overflow.
+  const double iterations = std::ceil(o.tokens / (double(o.global_batch) * s.seq));
+  if (iterations > 1e15)
+    throw InputError("", 0, "tokens", fmt::format("{:g} tokens are {:g} iterations of {} x {} tokens: more than 1e15",
+                                                  o.tokens, iterations, o.global_batch, s.seq));
   if (!(o.price_per_gpu_hour >= 0) || !std::isfinite(o.price_per_gpu_hour))
     throw InputError("", 0, "price_per_gpu_hour", "must be a non-negative price (0: none)");
   if (!(o.cost_budget >= 0) || !std::isfinite(o.cost_budget))
@@ -122,8 +143,8 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   int per_node = o.gpus_per_node > 0 ? o.gpus_per_node : std::max(1, time.hardware().node.gpus_per_node);
 
   LlmPlanResult res;
-  res.iterations = long(std::ceil(o.tokens / (double(o.global_batch) * s.seq)));
-  double gpu_bytes = time.hardware().gpu.memory_gb * 1e9;
+  res.iterations = long(iterations);
+  const double gpu_bytes = gpu_memory_bytes;
   res.capacity_bytes = gpu_bytes - o.memory_reserve_bytes;
   if (auto why = structure::missing_precision_unit(time.hardware(), o.precision)) {
     res.failing = "precision", res.explanation = *why;
@@ -146,19 +167,24 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   // Context parallelism in powers of two up to max_cp, each splitting the
   // sequence into 2·cp chunks.
   std::vector<int> cps = {1};
-  for (int cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)
-    if (s.seq % (2 * cp) == 0) cps.push_back(cp);
+  for (long cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)  // long: 2^30 doubled overflows an int
+    if (s.seq % (2 * cp) == 0) cps.push_back(int(cp));
   const auto splits = pipeline_splits(s.layers, o.max_gpus, o.uneven_end_stages);
   for (int tp : divisors(s.heads, per_node)) {
     if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;
     for (int cp : cps) {
-      if (tp * cp > o.max_gpus) continue;
+      if (long(tp) * cp > o.max_gpus) continue;
       for (const PipelineSplit& split : splits) {
         const int pp = split.pp, vpp = split.virtual_stages;
         if (pp > o.max_gpus / (tp * cp)) break;
         l.first_stage_layers = split.first_stage_layers, l.last_stage_layers = split.last_stage_layers;
         for (int dp : divisors(o.global_batch, o.max_gpus / (tp * cp * pp))) {
           check_cancelled();  // a server request past its time limit stops here
+          // Past one node, whole nodes: a launcher starts as many ranks on
+          // every node, so 13 GPUs on 8-GPU nodes would run as 13 nodes of
+          // one, not as the 8 + 5 that would be priced.
+          const int gpus = tp * cp * pp * dp;
+          if (gpus > per_node && gpus % per_node != 0) continue;
           for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
             int m = o.global_batch / (dp * mb);
             if (vpp > 1 && m % pp != 0) continue;

@@ -2,8 +2,11 @@
 // style, structure/parallel_layout.h) that trains a token budget at the least
 // cost, found by exhaustive search over every valid configuration.
 //
-// The space: tp · pp · dp <= max_gpus with
-//   tp <= the GPUs of a node, dividing the heads, key/value groups and MLP width;
+// The space: tp · pp · dp <= max_gpus, past one node a whole number of nodes
+// (a launcher starts as many ranks on every node), with
+//   tp <= the GPUs of a node, dividing the heads, key/value groups and MLP width
+//     (a tp that does not divide the node's GPUs puts groups across nodes,
+//     and is priced on the network);
 //   pp dividing the layers; virtual stages v > 1 only with pp > 1, pp·v
 //     dividing the layers and the micro-batches per replica divisible by pp
 //     (Megatron-LM's interleaved schedule requires it);
@@ -62,8 +65,10 @@ struct LlmPlanOptions {
   // Most context-parallel ranks: cp is searched over the powers of two up
   // to it that split the sequence into 2·cp chunks. Default: 1 (none).
   int max_cp = 1;
-  // GPUs per node: tensor parallelism stays within a node. 0: the hardware
-  // profile's. Default: 0.
+  // GPUs per node: tensor parallelism stays within a node, and layouts past
+  // one node take whole nodes. The time model prices nodes of this size, each
+  // GPU with the hardware's share of the network (app::make_llm_plan). 0: the
+  // hardware profile's. Default: 0.
   int gpus_per_node = 0;
   // Also the pipeline splits that count the embedding and the loss as a
   // layer each (Megatron-Core's --account-for-embedding-in-pipeline-split

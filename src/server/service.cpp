@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -31,6 +32,7 @@
 #include "scoring/in_sample.h"
 #include "scoring/mre.h"
 #include "sim/policy.h"
+#include "sim/simulator.h"
 
 namespace trainplan::server {
 
@@ -695,6 +697,8 @@ Response Service::llm_plan_request(const json& req) {
                                                 "price_per_gpu_hour", "cost_budget", "calibrate"};
   for (const auto& [k, v] : req.items())
     if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
+  for (const char* f : {"model", "gpu"})
+    if (!find(req, f)) throw RequestError(400, f, fmt::format("missing field '{}' (GET /llm/models lists them)", f));
   const std::string model = get_string(req, "model", "");
   auto spec = structure::find_transformer(model);
   if (!spec) throw RequestError(400, "model", fmt::format("unknown model '{}' (GET /llm/models lists them)", model));
@@ -704,6 +708,7 @@ Response Service::llm_plan_request(const json& req) {
   if (!hw) throw RequestError(400, "gpu", fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", gpu));
   plan::LlmPlanOptions o;
   o.max_gpus = get_int(req, "max_gpus", o.max_gpus);
+  if (o.max_gpus < 1) throw RequestError(400, "max_gpus", "max_gpus must be >= 1");
   o.max_cp = get_int(req, "max_cp", o.max_cp);
   if (o.max_cp < 1 || o.max_cp > o.max_gpus) throw RequestError(400, "max_cp", "max_cp must be between 1 and max_gpus");
   o.gpus_per_node = get_int(req, "gpus_per_node", o.gpus_per_node);
@@ -717,10 +722,13 @@ Response Service::llm_plan_request(const json& req) {
   o.top_k = get_int(req, "top", o.top_k);
   if (o.top_k < 1 || o.top_k > 100) throw RequestError(400, "top", "top must be in 1..100");
   if (o.gpus_per_node < 0) throw RequestError(400, "gpus_per_node", "gpus_per_node must be >= 0 (0: the GPU's node)");
-  const std::string precision = get_string(req, "precision", "bf16");
-  auto pr = structure::parse_precision(precision);
-  if (!pr) throw RequestError(400, "precision", "precision must be fp16, bf16, fp32, amp-fp32-master or fp8");
-  o.precision = *pr;
+  if (req.contains("precision")) {
+    auto pr = structure::parse_precision(get_string(req, "precision", ""));
+    if (!pr) throw RequestError(400, "precision", "precision must be fp16, bf16, fp32, amp-fp32-master or fp8");
+    o.precision = *pr;
+  } else {
+    o.precision = structure::default_training_precision(*hw);  // as the CLI's: fp16 where bf16 has no tensor cores
+  }
   const double reserve_gib = get_number(req, "reserve_gib", 2.0);
   if (!(reserve_gib >= 0)) throw RequestError(400, "reserve_gib", "reserve_gib must be >= 0");
   o.memory_reserve_bytes = reserve_gib * 1024.0 * 1024.0 * 1024.0;
@@ -737,7 +745,22 @@ Response Service::llm_plan_request(const json& req) {
     const std::string text = get_string(req, "calibrate", "");
     measured = app::LlmPlanMeasured{io::parse_llm_configs(text, "calibrate", /*require_time=*/true), "calibrate"};
   }
-  const app::LlmPlanOutcome out = app::make_llm_plan(*spec, *hw, o, measured ? &*measured : nullptr);
+  // A plan over a large space computes for a second or more: it takes a slot, as a fit does.
+  auto slot = take_slot();
+  app::LlmPlanOutcome out;
+  try {
+    out = app::make_llm_plan(*spec, *hw, o, measured ? &*measured : nullptr);
+  } catch (const InputError& e) {
+    if (!e.file().empty() || e.field().empty()) throw;
+    // The planner names its options; the request's fields are named otherwise in places.
+    static const std::map<std::string, std::string> renamed = {{"memory_reserve_bytes", "reserve_gib"},
+                                                               {"deadline_s", "deadline"},
+                                                               {"gpu_hour_budget", "gpu_budget"},
+                                                               {"top_k", "top"}};
+    const auto r = renamed.find(e.field());
+    const std::string field = r != renamed.end() ? r->second : e.field();
+    throw RequestError(400, field, field + " " + e.message());
+  }
   json j = app::to_json(out);
   // Nothing qualifies: 422 as the plan's own, with the search's answer (the closest configuration) beside the reason.
   if (out.result.top.empty()) return {422, {{"error", out.result.failing + ": " + out.result.explanation}, {"plan", j}}};
@@ -797,6 +820,7 @@ json Service::simulate_request(const json& req) {
     if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /workloads lists the workloads and policies)", k));
   if (const std::string missing = simulation_missing(); !missing.empty()) throw RequestError(404, "workload", missing);
   // A name from the listing, never a path: the server reads only its own workloads.
+  if (!find(req, "workload")) throw RequestError(400, "workload", "missing field 'workload' (GET /workloads lists them)");
   const std::string name = get_string(req, "workload", "");
   const auto names = workload_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
@@ -824,14 +848,18 @@ json Service::simulate_request(const json& req) {
   q.load_scale = get_number(req, "load_scale", q.load_scale);
   if (!(q.load_scale >= 0.01 && q.load_scale <= 100)) throw RequestError(400, "load_scale", "load_scale must be in 0.01..100");
   q.restart_delay = get_number(req, "restart_delay", q.restart_delay);
-  if (!(q.restart_delay >= 0)) throw RequestError(400, "restart_delay", "restart_delay must be >= 0 seconds");
+  if (!(q.restart_delay >= 0 && q.restart_delay <= sim::kLongestSeconds))
+    throw RequestError(400, "restart_delay", fmt::format("restart_delay must be from 0 to {:g} seconds", sim::kLongestSeconds));
   q.interval = get_number(req, "interval", q.interval);
-  if (!(q.interval >= 0)) throw RequestError(400, "interval", "interval must be >= 0 seconds (0: at every event)");
+  if (!(q.interval == 0 || (q.interval >= 1 && q.interval <= sim::kLongestSeconds)))
+    throw RequestError(400, "interval",
+                       fmt::format("interval must be 0 (at every event) or from 1 to {:g} seconds", sim::kLongestSeconds));
   q.placement = get_string(req, "placement", q.placement);
   one_of(q.placement, "placement", {"pack", "spread"});
   q.oracle = get_bool(req, "oracle", false);
   q.gittins = get_bool(req, "gittins", false);
   q.min_gain = get_number(req, "min_gain", q.min_gain);
+  if (!(q.min_gain >= 0)) throw RequestError(400, "min_gain", "min_gain must be >= 0");
   q.time_model = get_string(req, "time_model", "");
   // A simulation computes like a fit: it takes a slot.
   auto slot = take_slot();

@@ -1,5 +1,7 @@
 #include "sim/simulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -72,6 +74,7 @@ class Engine {
       bool changed = false;
       // 1. Job events at `now`: epoch boundaries and completions.
       while (!heap_.empty() && heap_.top().time <= now) {
+        if ((++loops & 1023) == 0) check_cancelled();
         Event e = heap_.top();
         heap_.pop();
         JobState& j = jobs_[e.job];
@@ -275,8 +278,13 @@ class Engine {
 SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
                    const SimOptions& opts) {
   if (opts.nodes < 1 || opts.gpus_per_node < 1) throw InputError("", 0, "--nodes", "the cluster needs >= 1 node and GPU");
-  if (opts.restart_delay < 0) throw InputError("", 0, "--restart-delay", "must be >= 0");
-  if (opts.interval < 0) throw InputError("", 0, "--interval", "must be >= 0");
+  // Bounded so that event times keep whole seconds apart: at 1e300 s adding
+  // an epoch's duration changes nothing, and the clock would never move.
+  if (!(opts.restart_delay >= 0 && opts.restart_delay <= kLongestSeconds))
+    throw InputError("", 0, "--restart-delay", fmt::format("must be from 0 to {:g} seconds", kLongestSeconds));
+  if (!(opts.interval == 0 || (opts.interval >= 1 && opts.interval <= kLongestSeconds)))
+    throw InputError("", 0, "--interval",
+                     fmt::format("must be 0 (at every event) or from 1 to {:g} seconds", kLongestSeconds));
   Engine e(jobs, policy, est, truth, opts);
   return e.run();
 }

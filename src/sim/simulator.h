@@ -19,10 +19,16 @@
 
 namespace trainplan::sim {
 
+// The longest restart delay and scheduling interval, in seconds (115 days).
+inline constexpr double kLongestSeconds = 1e7;
+
 struct SimOptions {
   int nodes = 16;
   int gpus_per_node = 4;
+  // Seconds. REQUIRES: 0 to kLongestSeconds. Default: 30.
   double restart_delay = 30;
+  // Seconds between scheduling rounds; 0: at every event. REQUIRES: 0 or 1
+  // to kLongestSeconds. Default: 60.
   double interval = 60;
   PlacementMode placement = PlacementMode::kPack;
   // Called now and then with (finished jobs, all jobs) for progress output.

@@ -18,7 +18,20 @@ double GpuSpec::fp32_conv_tflops() const {
   return fp32_tflops * fp32_sustained;
 }
 
+namespace {
+bool fp16_tensor_cores_only(const HardwareProfile& hw) {
+  return hw.gpu.bf16_tensor_tflops <= 0 && hw.gpu.fp16_tensor_tflops > 0;
+}
+}  // namespace
+
+Precision default_training_precision(const HardwareProfile& hw) {
+  return fp16_tensor_cores_only(hw) ? Precision::kFp16 : Precision::kBf16;
+}
+
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p) {
+  if ((p == Precision::kBf16 || p == Precision::kAmpFp32Master) && fp16_tensor_cores_only(hw))
+    return fmt::format("{} has no bf16 tensor cores (bf16_tflops 0; its tensor cores take fp16): train it in fp16",
+                       hw.name);
   if (p != Precision::kFp8 || hw.gpu.fp8_tensor_tflops > 0) return std::nullopt;
   std::vector<std::string> with_fp8;
   for (const auto& h : builtin_hardware())

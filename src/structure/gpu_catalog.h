@@ -97,9 +97,15 @@ std::optional<HardwareProfile> find_builtin_hardware(const std::string& name);
 // Catalog keys, in catalog order.
 std::vector<std::string> builtin_hardware_names();
 
-// Why `hw` cannot train in precision `p` ("h100 ... has no FP8 tensor cores"),
-// or nullopt: only FP8 needs a unit of its own.
+// Why `hw` cannot train in precision `p`, or nullopt: FP8 needs FP8 tensor
+// cores; bf16 (and amp-fp32-master's bf16 autocast) is refused on a GPU whose
+// tensor cores take fp16 only (Volta, Turing), where bf16 products fall back
+// to its CUDA cores or to emulation, several times slower than fp16.
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p);
+
+// The precision of a plan that names none: bf16, or fp16 where the GPU's
+// tensor cores take fp16 only (missing_precision_unit refuses bf16 there).
+Precision default_training_precision(const HardwareProfile& hw);
 
 // The interconnect prior of the all-reduce step-time models (hardware.h)
 // for this hardware: its links' nominal bandwidths and HardwareSpec's

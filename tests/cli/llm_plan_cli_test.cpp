@@ -2,6 +2,7 @@
 // memory and headroom, --emit, exit 3 naming the failing constraint, exit 2
 // on bad options; --calibrate's models and their account, exit 2 on a bad
 // measured file.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -89,6 +90,85 @@ TEST(LlmPlanCli, BadOptionsExitTwo) {
   r = tptest::run_cli("llm plan --model nope --gpu h100 --tokens 1e9 --global-batch 8");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--model"), std::string::npos) << r.err;
+}
+
+// Values CLI11 reads as numbers but no plan can use: each names its option.
+TEST(LlmPlanCli, NonFiniteAndOutOfRangeValuesExitTwoNamingTheOption) {
+  const std::string base = "llm plan --model gpt3-1.3b --gpu h100 --max-gpus 16 --global-batch 64 ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--tokens inf", "--tokens"},
+      {"--tokens 1e30", "--tokens"},  // 7e21 iterations: the count would overflow
+      {"--tokens 1e9 --reserve-gib nan", "--reserve-gib"},
+      {"--tokens 1e9 --reserve-gib -1", "--reserve-gib"},
+      {"--tokens 1e9 --reserve-gib 100", "--reserve-gib"},  // more than the H100's 80 GB
+      {"--tokens 1e9 --gpu-budget -5", "--gpu-budget"},
+      {"--tokens 1e9 --gpu-budget nan", "--gpu-budget"},
+      {"--tokens 1e9 --top 0", "--top"},
+      {"--tokens 1e9 --gpus-per-node -1", "--gpus-per-node"},
+  };
+  for (const auto& [args, option] : cases) {
+    auto r = tptest::run_cli(base + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(option), std::string::npos) << args << "\n" << r.err;
+  }
+  auto huge = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --tokens 1e12 --global-batch 1073741824");
+  EXPECT_EQ(huge.exit_code, 2) << huge.err;
+  EXPECT_NE(huge.err.find("--global-batch"), std::string::npos) << huge.err;
+}
+
+// A launcher starts as many ranks on every node, so past one node a plan
+// takes whole nodes, and what --emit launches is what was priced.
+TEST(LlmPlanCli, PastOneNodeAPlanTakesWholeNodes) {
+  const std::string base = "llm plan --model gpt3-1.3b --gpu h100 --max-gpus 13 --tokens 1e12 --global-batch 1300 ";
+  auto r = tptest::run_cli(base + "--gpu-budget 1e9 --top 20 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["top"].empty());
+  for (const auto& c : j["top"]) {
+    const int gpus = c["gpus"].get<int>();
+    EXPECT_TRUE(gpus <= 8 || gpus % 8 == 0) << c;
+  }
+  auto s = tptest::run_cli(base + "--gpu-budget 1e9 --emit slurm");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const int chosen = j["chosen"]["gpus"].get<int>();
+  EXPECT_NE(s.out.find(fmt::format("#SBATCH --gpus-per-node={}", chosen <= 8 ? chosen : 8)), std::string::npos)
+      << s.out;
+}
+
+// V100s, T4s and RTX 2080 Tis have fp16 tensor cores and no bf16 ones: bf16
+// asked for is refused, and a plan that names no precision takes fp16 there
+// (bf16 elsewhere).
+TEST(LlmPlanCli, Bf16IsRefusedWhereTheTensorCoresTakeFp16Only) {
+  const std::string base = "llm plan --model gpt3-1.3b --max-gpus 8 --tokens 1e10 --global-batch 64 ";
+  auto refused = tptest::run_cli(base + "--gpu v100 --precision bf16");
+  EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("no bf16 tensor cores"), std::string::npos) << refused.err;
+  auto fp16 = tptest::run_cli(base + "--gpu v100 --precision fp16 --json");
+  auto by_default = tptest::run_cli(base + "--gpu v100 --json");
+  ASSERT_EQ(fp16.exit_code, 0) << fp16.err;
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.err;
+  EXPECT_EQ(nlohmann::json::parse(by_default.out)["chosen"], nlohmann::json::parse(fp16.out)["chosen"]);
+  auto both = tptest::run_cli(base + "--gpu v100,a100-80gb");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("v100 planned in fp16"), std::string::npos) << both.out;
+  EXPECT_EQ(both.out.find("a100-80gb planned in"), std::string::npos) << both.out;
+}
+
+// --model with shape options: each one given replaces the zoo's value, and
+// the name says which.
+TEST(LlmPlanCli, ShapeOptionsGivenWithAModelReplaceTheZoosValues) {
+  const std::string base = "llm memory --gpu a100-80gb --tp 8 --pp 8 --dp 1 --micro-batch 1 --global-batch 8 --json --model gpt3-175b";
+  auto zoo = tptest::run_cli(base);
+  auto fewer = tptest::run_cli(base + " --layers 48 --vocab 60000");
+  ASSERT_EQ(zoo.exit_code, 0) << zoo.err;
+  ASSERT_EQ(fewer.exit_code, 0) << fewer.err;
+  const auto z = nlohmann::json::parse(zoo.out), f = nlohmann::json::parse(fewer.out);
+  // 48 of 96 layers: about half the parameters (the larger vocabulary adds 0.1%).
+  EXPECT_NEAR(f["params_total"].get<double>() / z["params_total"].get<double>(), 0.5, 0.01);
+  EXPECT_LT(f["memory_gib"].get<double>(), z["memory_gib"].get<double>());
+  auto text = tptest::run_cli("llm memory --gpu a100-80gb --tp 8 --pp 8 --dp 1 --micro-batch 1 --global-batch 8 "
+                              "--model gpt3-175b --vocab 60000 --layers 48");
+  EXPECT_EQ(text.out.rfind("gpt3-175b with layers 48, vocab 60000 (", 0), 0u) << text.out;
 }
 
 namespace {
@@ -196,7 +276,11 @@ TEST(LlmPlanCli, MalformedMeasuredFileExitsTwoNamingLineAndColumn) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(m), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("iteration_time_s"), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  // With --json, stdout is the error as JSON, naming the same file, line and column.
+  const auto e = nlohmann::json::parse(r.out);
+  EXPECT_EQ(e.at("file").get<std::string>(), m);
+  EXPECT_EQ(e.at("line").get<int>(), 1);
+  EXPECT_EQ(e.at("field").get<std::string>(), "iteration_time_s");
   r = tptest::run_cli(kCalibratedBase + " --calibrate " + (d / "absent.csv").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find((d / "absent.csv").string()), std::string::npos) << r.err;

@@ -163,6 +163,28 @@ TEST(PlanCli, InfeasibleTargetExitsThreeWithDiagnostics) {
       << r.err;
 }
 
+TEST(PlanCli, WithJsonAFailureIsAJsonObjectOnStdout) {
+  // Infeasible: exit 3, stderr as without --json, and stdout a document a script can parse.
+  auto r = tptest::run_cli("plan --samples " + samples_file() +
+                           " --target 0.99 --deadline 100000 --max-workers 4 --model isotonic-mi --json");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err.rfind("infeasible: ", 0), 0u) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.at("infeasible").get<bool>());
+  EXPECT_EQ(j.at("exit_code").get<int>(), 3);
+  EXPECT_NE(j.at("error").get<std::string>().find("target: >= 0.99"), std::string::npos) << j;
+  // Bad input: exit 2, and the JSON names the file, line and column the message names.
+  auto dir = tptest::temp_dir("planjsonerr");
+  auto bad = tptest::write_file(dir / "bad.csv", "batch,workers,epochs,epoch_time_s,metric\n16,1,1,-3,0.5\n");
+  auto b = tptest::run_cli("plan --samples " + bad + " --target 0.9 --deadline 100 --json");
+  EXPECT_EQ(b.exit_code, 2) << b.err;
+  const auto e = nlohmann::json::parse(b.out);
+  EXPECT_EQ(e.at("file").get<std::string>(), bad);
+  EXPECT_EQ(e.at("line").get<int>(), 2);
+  EXPECT_EQ(e.at("field").get<std::string>(), "epoch_time_s");
+  EXPECT_FALSE(e.contains("infeasible"));
+}
+
 TEST(PlanCli, ShortDeadlineExitsThreeNamingTheDeadline) {
   auto r = tptest::run_cli("plan --samples " + samples_file() + " --target 0.8 --deadline 5 --max-workers 4 --model isotonic-mi");
   EXPECT_EQ(r.exit_code, 3) << r.err;

@@ -393,6 +393,22 @@ TEST(LlmTime, ADataParallelRingAcrossNodesUsesEachMembersNetwork) {
   EXPECT_NEAR(tp8.dp_comm / two_nodes.dp_comm, (0.5 / 8 / 50) / (15.0 / 16 / 400), 1e-6);
 }
 
+// Tensor-parallel groups are consecutive ranks, and ranks fill nodes in
+// order: tp 3 on 8-GPU nodes keeps every group on NVLink when the job fits in
+// one node, and puts groups across nodes (the network) when it does not.
+TEST(LlmTime, ATensorParallelGroupAcrossNodesIsPricedOnTheNetwork) {
+  auto hw = *find_builtin_hardware("h100");
+  auto s = *find_transformer("gpt3-175b");  // 96 heads: tp 3 and tp 4 both divide them
+  const LlmTimeModel m(hw);
+  auto per_replica = [&](int tp, int dp) { return m.predict(s, layout(tp, 1, dp, 8 * dp)).tp_comm; };
+  // Within one node tp 3 and tp 4 move nearly the same bytes over NVLink
+  // (2(t-1)/t of each all-reduce: 4/3 against 3/2).
+  EXPECT_NEAR(per_replica(3, 2) / per_replica(4, 2), (4.0 / 3) / (3.0 / 2), 0.1);
+  // Over 24 GPUs tp 3 groups straddle nodes; tp 4 groups never do.
+  const double straddling = per_replica(3, 8) / per_replica(4, 8);
+  EXPECT_GT(straddling, 5) << "NVLink 450 GB/s against a GPU's 50 GB/s network share";
+}
+
 // Context parallelism: each rank runs its 1/cp of the sequence through the
 // linears and 1/cp of the attention's queries against all the keys; the keys
 // and values passing round the ring wait where the attention step does not

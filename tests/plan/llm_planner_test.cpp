@@ -68,6 +68,7 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
                     l.first_stage_layers = l.last_stage_layers = ends;
                   }
                   if (l.gpus() > o.max_gpus || structure::check_layout(s, l)) continue;
+                  if (l.gpus() > per_node && l.gpus() % per_node != 0) continue;  // past one node, whole nodes
                   if (vpp > 1 && (pp == 1 || l.micro_batches() % pp != 0)) continue;
                   if ((sp && tp == 1) || (dist && dp == 1)) continue;
                   ++b.count;

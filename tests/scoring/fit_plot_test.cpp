@@ -108,6 +108,21 @@ TEST(Gnuplot, RejectsOtherExtensionsAndEmptyCharts) {
   EXPECT_THROW(io::render_plot("x.png", {empty}), InputError);
 }
 
+TEST(Gnuplot, APathThatCannotBeWrittenFailsBeforeDrawing) {
+  auto dir = tptest::temp_dir("plotpath");
+  try {
+    io::check_plot_path((dir / "no-such-folder" / "x.png").string());
+    ADD_FAILURE() << "a missing folder was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--plot");
+    EXPECT_NE(e.message().find("no folder"), std::string::npos) << e.what();
+  }
+  std::filesystem::create_directories(dir / "a.svg");
+  EXPECT_THROW(io::check_plot_path((dir / "a.svg").string()), InputError);  // a folder of that name
+  EXPECT_NO_THROW(io::check_plot_path((dir / "b.svg").string()));
+  EXPECT_NO_THROW(io::check_plot_path("relative.png"));  // the working folder
+}
+
 TEST(Gnuplot, WritesAnSvgWithEveryPanel) {
   if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)";
   io::PlotPanel a, b;
@@ -160,6 +175,10 @@ TEST(FitCli, PlotWritesTheChartAndABadNameFailsBeforeFitting) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(bad.err, "", 0, "--plot", {"'" + (dir / "chart.pdf").string() + "'"}));
   EXPECT_EQ(tptest::lines(bad.err).size(), 1u) << bad.err;  // that line alone: it failed before any fit
+  auto nowhere = tptest::run_cli("fit --samples " + samples + " --plot " + (dir / "none" / "chart.png").string());
+  EXPECT_EQ(nowhere.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(nowhere.err, "", 0, "--plot", {"cannot write"})) << nowhere.err;
+  EXPECT_EQ(tptest::lines(nowhere.err).size(), 1u) << nowhere.err;  // no image bytes, no gnuplot log
   if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
   auto out = dir / "chart.svg";
   auto ok = tptest::run_cli("fit --samples " + samples + " --time-model isotonic-mi --metric-model global-batch --plot " +

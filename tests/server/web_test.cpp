@@ -222,6 +222,41 @@ TEST(Web, LlmPlanEqualsCli) {
   EXPECT_EQ(e["field"], "dropout");
 }
 
+// Values JSON can carry but no plan can use: 400 naming the request's field
+// (not the planner's option), and the server keeps answering.
+TEST(Web, LlmPlanRefusesValuesNoPlanCanUse) {
+  Running s;
+  int st = 0;
+  const json base{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 16}, {"tokens", 1e9}, {"global_batch", 64}};
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"reserve_gib", 1e300}}, "reserve_gib"}, {{{"gpu_budget", -1}}, "gpu_budget"},
+      {{{"tokens", 1e308}}, "tokens"},           {{{"max_gpus", 0}}, "max_gpus"},
+      {{{"top", 0}}, "top"},
+  };
+  for (const auto& [change, field] : cases) {
+    json req = base;
+    req.update(change);
+    json e = s.post("/llm/plan", req, &st);
+    EXPECT_EQ(st, 400) << change << " " << e.dump();
+    EXPECT_EQ(e["field"], field) << e.dump();
+  }
+  for (const char* f : {"model", "gpu"}) {
+    json req = base;
+    req.erase(f);
+    json e = s.post("/llm/plan", req, &st);
+    EXPECT_EQ(st, 400) << e.dump();
+    EXPECT_EQ(e["field"], f);
+    EXPECT_NE(e["error"].get<std::string>().find("missing"), std::string::npos) << e.dump();
+  }
+  // Context parallelism up to 2^30 once doubled an int past its range and divided by zero.
+  json huge = base;
+  huge.update({{"max_gpus", 1073741824}, {"max_cp", 1073741824}});
+  json h = s.post("/llm/plan", huge, &st);
+  EXPECT_EQ(st, 200) << h.dump();
+  s.get("/health", &st);
+  EXPECT_EQ(st, 200);
+}
+
 // /llm/plan's `calibrate` (measured iterations as CSV text) plans as `llm
 // plan --calibrate FILE` does; a bad row is 400 naming its line and column.
 TEST(Web, LlmPlanCalibratedEqualsCli) {
@@ -266,6 +301,16 @@ TEST(Web, SimulateEqualsCli) {
   if (!std::filesystem::is_directory(data) || w["workloads"].empty())
     GTEST_SKIP() << "no simulation data under " << TRAINPLAN_SHARED_DATA;
   EXPECT_NE(std::find(w["workloads"].begin(), w["workloads"].end(), "pollux-1.0/workload-1"), w["workloads"].end());
+  // Times at which the clock could not move (an interval of 1e300 s once spun forever) and a negative gain: 400.
+  for (const auto& [field, value] : std::vector<std::pair<std::string, double>>{
+           {"interval", 1e300}, {"interval", 1e-9}, {"restart_delay", 1e300}, {"min_gain", -5}}) {
+    json e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {field, value}}, &st);
+    EXPECT_EQ(st, 400) << field << " " << e.dump();
+    EXPECT_EQ(e["field"], field) << e.dump();
+  }
+  json none = s.post("/simulate", json::object(), &st);
+  EXPECT_EQ(st, 400) << none.dump();
+  EXPECT_EQ(none["field"], "workload");
   json got = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"fifo", "tiresias"}}}, &st);
   ASSERT_EQ(st, 200) << got.dump();
   auto cli = tptest::run_cli("simulate --workload " + workloads + "/pollux-1.0/workload-1.csv --data " + data +
