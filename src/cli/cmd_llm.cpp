@@ -83,6 +83,8 @@ void print_over_memory(const nlohmann::json& rows, double gpu_gib, const std::st
 }
 
 void run_predict(const PredictArgs& a) {
+  if (a.out == "-" && a.json)
+    throw InputError("", 0, "--out", "'-' writes the CSV to standard output, where --json goes too: give one of them");
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
@@ -169,9 +171,9 @@ void run_predict(const PredictArgs& a) {
     for (const auto& w : cal->warnings) std::cerr << "  warning: " << w << "\n";
   }
   if (!a.out.empty()) {
-    std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out);
+    std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out == "-" ? "standard output" : a.out);
     print_over_memory(rows, hw.gpu.memory_gb * 1e9 / kGiB, a.gpu);
-    if (a.breakdown) print_llm_time_breakdown(rows, "line");
+    if (a.breakdown && a.out != "-") print_llm_time_breakdown(rows, "line");  // not into the CSV
     return;
   }
   std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12} {:>12} {:>5}{}\n", "line", "iteration_s", "memory_GiB", "headroom_GiB",
@@ -721,7 +723,8 @@ void setup(CLI::App& root) {
                 "calibration's cross-validated errors; adds iteration_time_lo_s, iteration_time_hi_s (and with "
                 "memory_gib rows memory_gib_lo, memory_gib_hi) to --out")
       ->check(CLI::Range(0.0, 1.0, "in (0, 1)"));
-  p->add_option("-o,--out", pa->out, "Write the configurations with iteration_time_s and memory_gib appended");
+  p->add_option("-o,--out", pa->out,
+                 "Write the configurations with iteration_time_s and memory_gib appended ('-': standard output)");
   p->add_flag("--breakdown", pa->breakdown,
               "Also print where each row's iteration goes: compute, memory-bound kernels, tensor- (and "
               "context-), pipeline- and data-parallel communication, the pipeline bubble, the optimizer step");

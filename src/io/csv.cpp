@@ -1,9 +1,11 @@
 #include "io/csv.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -25,8 +27,12 @@ static std::string trim(const std::string& s) {
   return s.substr(a, b - a + 1);
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
+namespace {
+
+// Splits `line` as split_csv_line does; false when it ends inside a quoted
+// field (a field that goes on past a line break, or a quote never closed).
+bool split_fields(const std::string& line, std::vector<std::string>& out) {
+  out.clear();
   std::string cur;
   bool quoted = false;  // inside a "..." field, where commas are text and "" is a quote
   for (size_t i = 0; i < line.size(); ++i) {
@@ -46,11 +52,19 @@ std::vector<std::string> split_csv_line(const std::string& line) {
     }
   }
   out.push_back(trim(cur));
+  return !quoted;
+}
+
+}  // namespace
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  split_fields(line, out);
   return out;
 }
 
 std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"") == std::string::npos) return value;
+  if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
   std::string out = "\"";
   for (char c : value) {
     if (c == '"') out += '"';
@@ -71,6 +85,8 @@ std::optional<double> parse_finite(const std::string& s) {
 }
 
 CsvTable CsvTable::read(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a folder, not a CSV file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot open file");
   std::stringstream ss;
@@ -83,10 +99,14 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
   t.path_ = name;
   // A spreadsheet's UTF-8 byte-order mark is not part of the first column's name.
   const std::string_view kBom = "\xEF\xBB\xBF";
-  std::istringstream in(std::string_view(text).starts_with(kBom) ? text.substr(kBom.size()) : text);
+  std::string body = std::string(text).starts_with(kBom) ? text.substr(kBom.size()) : text;
+  // Line breaks of old Macintosh files (a carriage return alone) are line breaks.
+  if (body.find('\n') == std::string::npos) std::replace(body.begin(), body.end(), '\r', '\n');
+  std::istringstream in(body);
   std::string line;
   long lineno = 0;
   bool have_header = false;
+  std::vector<std::string> fields;
   while (std::getline(in, line)) {
     ++lineno;
     std::string trimmed = trim(line);
@@ -95,16 +115,27 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
       if (!have_header) t.comments_.push_back(trim(trimmed.substr(1)));
       continue;
     }
-    auto fields = split_csv_line(trimmed);
+    // A quoted field may hold line breaks: the record goes on over the next
+    // lines, and is named by the line it starts on.
+    const long first_line = lineno;
+    std::string record = trimmed;
+    while (!split_fields(record, fields)) {
+      if (!std::getline(in, line))
+        throw InputError(name, first_line, "", "a quoted field opened on this line is never closed (a '\"' is missing)");
+      ++lineno;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      record += "\n" + line;
+    }
+    const long record_line = first_line;
     if (!have_header) {
       t.header_ = fields;
-      t.header_line_ = lineno;
+      t.header_line_ = record_line;
       for (size_t i = 0; i < fields.size(); ++i) {
         if (fields[i].empty())
-          throw InputError(name, lineno, "", "empty column name in header at position " +
+          throw InputError(name, record_line, "", "empty column name in header at position " +
                                                  std::to_string(i + 1));
         if (!t.index_.emplace(fields[i], static_cast<int>(i)).second)
-          throw InputError(name, lineno, fields[i], "duplicate column name in header");
+          throw InputError(name, record_line, fields[i], "duplicate column name in header");
         auto [it, fresh] = t.folded_index_.emplace(lowercase(fields[i]), static_cast<int>(i));
         if (!fresh) it->second = -2;
       }
@@ -112,10 +143,10 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
       continue;
     }
     if (fields.size() != t.header_.size())
-      throw InputError(name, lineno, "",
+      throw InputError(name, record_line, "",
                        "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
                            std::to_string(fields.size()));
-    t.rows_.push_back({lineno, std::move(fields)});
+    t.rows_.push_back({record_line, fields});
   }
   if (!have_header) throw InputError(name, 0, "", "file is empty (no header line)");
   return t;

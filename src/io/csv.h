@@ -1,8 +1,9 @@
 // A small CSV reader that remembers where each value came from, so that
 // callers can report bad input as FILE:LINE: column 'NAME'.
 // Handles comma-separated values, a field in double quotes holding commas
-// ("" inside it is a quote; a field does not span lines), blank lines and
-// '#' comment lines. Leading comment lines are kept for format headers.
+// or line breaks ("" inside it is a quote; the record is named by the line it
+// starts on), line breaks of any platform (LF, CRLF, CR alone), blank lines
+// and '#' comment lines. Leading comment lines are kept for format headers.
 #pragma once
 #include <optional>
 #include <string>
@@ -19,7 +20,8 @@ struct CsvRow {
 class CsvTable {
  public:
   // Reads `path`. Throws InputError if the file cannot be read, is empty,
-  // has duplicate header names, or a row's field count differs from the header.
+  // has duplicate header names, a quoted field that is never closed, or a
+  // row whose field count differs from the header.
   static CsvTable read(const std::string& path);
   // Parses CSV text; `name` is used in messages in place of a path.
   static CsvTable parse(const std::string& text, const std::string& name);
@@ -68,7 +70,7 @@ class CsvTable {
 // Splits one CSV line on the commas outside double quotes and trims spaces
 // around each field; a quoted field loses its quotes.
 std::vector<std::string> split_csv_line(const std::string& line);
-// `value` as one CSV field: quoted when it holds a comma or a quote.
+// `value` as one CSV field: quoted when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& value);
 // Parses a finite double from the whole string; nullopt on failure or NaN/Inf.
 std::optional<double> parse_finite(const std::string& s);

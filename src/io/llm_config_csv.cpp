@@ -4,7 +4,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "core/error.h"
 
@@ -17,7 +19,8 @@ namespace {
 
 int integer(const CsvTable& t, const CsvRow& row, const std::string& col, int least = 1) {
   double v = t.number(row, col);
-  if (v < least || v != std::floor(v) || v > 1e9) t.fail(row, col, fmt::format("must be an integer >= {}", least));
+  if (v < least || v != std::floor(v)) t.fail(row, col, fmt::format("must be an integer >= {}", least));
+  if (v > 1e9) t.fail(row, col, fmt::format("{} is more than 1e9", t.text(row, col)));
   return static_cast<int>(v);
 }
 
@@ -154,8 +157,14 @@ LlmConfigTable parse_llm_configs(const std::string& text, const std::string& nam
 
 void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,
                            const std::vector<std::vector<double>>& values, const std::vector<bool>& keep) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, 0, "", "cannot write file");
+  std::ofstream file;
+  if (path != "-") {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a folder, not a file to write");
+    file.open(path);
+    if (!file) throw InputError(path, 0, "", "cannot write file");
+  }
+  std::ostream& out = path == "-" ? std::cout : file;
   std::vector<std::string> header = in.header();
   std::vector<int> at;  // where each name goes: its column in `in`, or appended
   for (const auto& n : names) {
@@ -180,6 +189,7 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
     }
     write(fields);
   }
+  out.flush();
   if (!out) throw InputError(path, 0, "", "cannot write file");
 }
 

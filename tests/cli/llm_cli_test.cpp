@@ -39,6 +39,20 @@ TEST(LlmCli, PredictWritesTheInputWithTimeAndMemory) {
     EXPECT_GT(t.positive(row, "memory_gib"), 1);
     EXPECT_LT(t.positive(row, "memory_gib"), 80);
   }
+  // -o - writes the same CSV to standard output, and nothing else there.
+  auto piped = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o - --breakdown");
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out, tptest::read_file(out));
+  auto both = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o - --json");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--out"), std::string::npos) << both.err;
+  // A folder is named as one, where a file was expected or is to be written.
+  auto folder = tptest::run_cli("llm predict --configs " + d.string() + " --gpu a100-80gb");
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_NE(folder.err.find("is a folder"), std::string::npos) << folder.err;
+  auto into_folder = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o " + d.string());
+  EXPECT_EQ(into_folder.exit_code, 2);
+  EXPECT_NE(into_folder.err.find("is a folder"), std::string::npos) << into_folder.err;
 }
 
 // predict says by how much each configuration is over or under the GPU's

@@ -149,6 +149,25 @@ TEST(Csv, QuotedFieldsHoldCommasAndQuotes) {
             (std::vector<std::string>{"a", "b, c", "say \"hi\"", "d"}));
   EXPECT_EQ(io::csv_field("b, c"), "\"b, c\"");
   EXPECT_EQ(io::csv_field("plain"), "plain");
+  EXPECT_EQ(io::csv_field("two\nlines"), "\"two\nlines\"");
+}
+
+// A quoted field may hold a line break (the record is named by its first
+// line); a quote never closed is an error naming the line it opened on; a
+// file whose lines end in a carriage return alone reads as any other.
+TEST(Csv, QuotedLineBreaksUnclosedQuotesAndCarriageReturns) {
+  auto t = io::CsvTable::parse("a,b\n1,\"x\ny\"\n2,z\n", "f.csv");
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_EQ(t.rows()[0].line, 2);
+  EXPECT_EQ(t.rows()[0].fields[1], "x\ny");
+  EXPECT_EQ(t.rows()[1].line, 4);
+  auto e = tptest::input_error_of([] { io::CsvTable::parse("a,b\n1,2\n3,\"open\n4,5\n", "f.csv"); });
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(e.message().find("never closed"), std::string::npos) << e.what();
+  auto cr = io::CsvTable::parse("a,b\r1,2\r3,4\r", "mac.csv");
+  ASSERT_EQ(cr.rows().size(), 2u);
+  EXPECT_EQ(cr.rows()[1].line, 3);
+  EXPECT_EQ(cr.rows()[1].fields[1], "4");
 }
 
 TEST(KorthikantiCsv, ReadsTheSharedRuns) {
