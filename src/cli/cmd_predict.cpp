@@ -20,10 +20,10 @@ struct PredictArgs {
   std::string samples;
   double batch = 0;
   int workers = 0;
-  double epochs = -1;  // < 0: not given
+  std::optional<double> epochs;  // not given: time only
   std::optional<double> target;
   int max_epochs = 1000;
-  int nodes = -1;      // < 0: packed (app::node_packing)
+  std::optional<int> nodes;  // not given: packed (app::node_packing)
   int gpus_per_node = 0;  // 0: from --hardware, else the samples
   std::string model = "auto";
   std::string time_model, metric_model;
@@ -47,8 +47,11 @@ void run_predict(const PredictArgs& a) {
   app::PredictQuery q;
   q.batch = a.batch;
   q.workers = a.workers;
-  q.epochs = a.epochs;
-  q.nodes = a.nodes;
+  // Given, they must be usable: a negative count would read as "not given".
+  if (a.epochs && !(*a.epochs > 0)) throw InputError("", 0, "--epochs", "must be a number > 0");
+  if (a.nodes && *a.nodes < 1) throw InputError("", 0, "--nodes", "must be >= 1");
+  q.epochs = a.epochs.value_or(-1);
+  q.nodes = a.nodes.value_or(-1);
   q.gpus_per_node = a.gpus_per_node;
   q.model = a.model;
   q.time_model = a.time_model;
@@ -78,15 +81,16 @@ void run_predict(const PredictArgs& a) {
   const double t = p.epoch_time_s, m = p.metric;
   const auto& tiv = p.time_interval;
   const auto& miv = p.metric_interval;
-  const bool want_metric = a.epochs >= 0;
+  const bool want_metric = a.epochs.has_value();
+  const double epochs = a.epochs.value_or(0);
   if (!reason.empty()) std::cout << reason << (reason.back() == '\n' ? "" : "\n");
   std::cout << fmt::format("configuration: batch {:g} per worker, {} worker{}, {} node{} (global batch {:g})\n", a.batch,
                            a.workers, a.workers == 1 ? "" : "s", nodes == 0 ? std::string("unknown") : std::to_string(nodes),
                            nodes == 1 ? "" : "s", a.batch * a.workers);
-  if (a.nodes < 0) std::cout << fmt::format("  nodes: {}\n", p.nodes_from);
+  if (!a.nodes) std::cout << fmt::format("  nodes: {}\n", p.nodes_from);
   std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, a.folds, " s"));
   if (want_metric) {
-    std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", a.epochs, mname,
+    std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", epochs, mname,
                              p.direction == MetricDirection::kMax ? "higher" : "lower", m,
                              interval_text(miv, a.folds, ""));
     const bool up = p.direction == MetricDirection::kMax;
@@ -107,20 +111,20 @@ void run_predict(const PredictArgs& a) {
                               c->cut, c->samples, c->samples == 1 ? "" : "s", c->last, 100 * c->max_abs_residual,
                               100 * c->median_abs_residual);
       std::cout << fmt::format("  past the longest trial ({:g} epochs), {:.3g}x: the model only extrapolates; {}",
-                               longest, a.epochs / longest, checked);
+                               longest, epochs / longest, checked);
       if (p.past_trusted_epochs())
         std::cout << fmt::format(
             ". Checked only to about {:g} epochs: at {:g} the prediction and its interval are not backed by any "
             "measurement (runs often keep improving where the model levels off); a trial of about {:g} epochs would "
             "check it\n",
-            *p.trusted_through_epochs, a.epochs, a.epochs);
+            *p.trusted_through_epochs, epochs, epochs);
       else
         std::cout << fmt::format(". Within that check's reach (about {:g} epochs; docs/lab/MODELS-METRIC.md, \"Past the last "
                                  "sampled epoch\")\n",
                                  *p.trusted_through_epochs);
     }
-    std::cout << fmt::format("time for {:g} epochs: {:.4g} s", a.epochs, t * a.epochs);
-    if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * a.epochs, tiv->hi * a.epochs);
+    std::cout << fmt::format("time for {:g} epochs: {:.4g} s", epochs, t * epochs);
+    if (tiv) std::cout << fmt::format("  [{:.4g}, {:.4g}] s", tiv->lo * epochs, tiv->hi * epochs);
     std::cout << "\n";
     if (p.metric_bound && p.time_bound)
       std::cout << fmt::format("one-sided at {:g}: metric {} {:.4g}, epoch time <= {:.4g} s (each on its own; "

@@ -38,7 +38,7 @@ void require_exists(const std::string& path) {
 }
 
 void run_export(const SamplesArgs& a) {
-  SampleStore store(a.store);
+  SampleStore store(a.store, SampleStore::Open::kExisting);
   SampleSet set = store.samples();
   if (set.empty()) throw InputError(a.store, 0, "", "the store holds no ok trials yet; nothing to export");
   if (a.out.empty() || a.out == "-") std::cout << io::format_samples_csv(set);
@@ -50,7 +50,7 @@ void run_export(const SamplesArgs& a) {
 }
 
 void run_list(const SamplesArgs& a) {
-  SampleStore store(a.store);
+  SampleStore store(a.store, SampleStore::Open::kExisting);
   auto trials = store.trials();
   nlohmann::json arr = nlohmann::json::array();
   if (!a.json)

@@ -58,13 +58,18 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
   for (const auto& row : t.rows()) {
     Sample s;
     s.batch = t.positive(row, "batch");
+    // Batches become integers in the planner's search space.
+    if (s.batch > 1e9) t.fail(row, "batch", "must be at most 1e9, got " + t.text(row, "batch"));
     s.workers = t.positive_int(row, "workers");
     s.epochs = t.number(row, "epochs");
     if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
     s.epoch_time_s = t.positive(row, "epoch_time_s");
     s.metric = t.optional_number(row, "metric");
-    if (t.has_column("nodes") && !t.text(row, "nodes").empty())
+    if (t.has_column("nodes") && !t.text(row, "nodes").empty()) {
       s.nodes = t.positive_int(row, "nodes");
+      if (s.nodes > s.workers)
+        t.fail(row, "nodes", fmt::format("{} nodes for {} workers: each node runs a worker at least", s.nodes, s.workers));
+    }
     if (t.has_column("model")) s.model = t.text(row, "model");
     if (t.has_column("hardware")) s.hardware = t.text(row, "hardware");
     if (t.has_column("grad_sqr")) s.grad_sqr = t.optional_number(row, "grad_sqr");

@@ -167,14 +167,31 @@ bool metric_is_lower_better(const std::string& name) {
   return false;
 }
 
-SampleStore::SampleStore(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
+  const bool create = mode == Open::kCreate;
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nullptr) !=
+      SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
-    throw InputError(path, 0, "", "cannot open the sample store: " + msg);
+    throw InputError(path, 0, "", create ? "cannot open the sample store: " + msg
+                                         : "no sample store here (" + msg + "; trainplan profile --store writes one)");
   }
   sqlite3_busy_timeout(db_, 5000);
+  if (!create) {
+    // Before anything writes: an empty file would otherwise become a store.
+    bool has_trials = false;
+    try {
+      Stmt q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trials'");
+      has_trials = q.step();
+    } catch (const std::exception&) {
+    }
+    if (!has_trials) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw InputError(path, 0, "", "not a trainplan sample store (no trials table; trainplan profile --store writes one)");
+    }
+  }
   try {
     // WAL: a crash mid-write leaves the last committed trial intact;
     // synchronous=FULL: a commit survives power loss, at one fsync per trial.

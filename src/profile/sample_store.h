@@ -16,9 +16,14 @@ namespace trainplan::profile {
 
 class SampleStore {
  public:
-  // Opens or creates `path`. Throws InputError if it cannot be opened or is
-  // an SQLite file whose tables are not a trainplan store's.
-  explicit SampleStore(const std::string& path);
+  // kCreate opens `path` or creates it (profiling); kExisting opens a store
+  // that exists and changes no other file: a missing file, an empty one or
+  // an SQLite file without a trials table is refused, not made a store.
+  enum class Open { kCreate, kExisting };
+  // Throws InputError if `path` cannot be opened or is not a trainplan
+  // store (an SQLite file whose tables are another's, or with kExisting no
+  // store at all).
+  explicit SampleStore(const std::string& path, Open mode = Open::kCreate);
   ~SampleStore();
   SampleStore(const SampleStore&) = delete;
   SampleStore& operator=(const SampleStore&) = delete;

@@ -26,7 +26,7 @@ SamplesAndTrials read_samples_and_trials(const std::string& path) {
     throw InputError(path, 0, "", "is a directory; pass a sample CSV or a profile store (.db)");
   if (!std::filesystem::exists(path, ec)) throw InputError(path, 0, "", "no such file");
   if (!is_profile_store(path)) return {io::read_samples_csv(path), {}};
-  SampleStore store(path);
+  SampleStore store(path, SampleStore::Open::kExisting);
   SamplesAndTrials out;
   out.trials = store.trials();
   out.samples = store.samples(out.trials);

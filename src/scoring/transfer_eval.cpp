@@ -167,6 +167,16 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
       throw InputError((fs::path(opts.to) / "placements.csv").string(), 0, "",
                        "missing: a trace directory needs placements.csv (--from is one network's trace, so --to must be too)");
     pairs.push_back({opts.from, opts.to});
+    // The folders' names are the pairing's only evidence; two different networks of the zoo are likely a mistake.
+    auto name_of = [](const std::string& d) {
+      std::string n = fs::path(d).filename().string();
+      return n.empty() ? fs::path(d).parent_path().filename().string() : n;
+    };
+    const std::string a = name_of(opts.from), b = name_of(opts.to);
+    if (a != b && structure::find_network(a) && structure::find_network(b))
+      rep.warnings.push_back(fmt::format("--from is {}'s trace and --to {}'s: a step time moves between GPUs for one "
+                                         "network, not between networks",
+                                         a, b));
   } else {
     auto a = traces_of(opts.from), b = traces_of(opts.to);
     for (const auto& [name, dir] : a)
@@ -321,6 +331,7 @@ nlohmann::json transfer_json(const TransferReport& r) {
   }
   j["networks"] = nets;
   j["skipped"] = r.skipped;
+  j["warnings"] = r.warnings;
   return j;
 }
 
@@ -370,6 +381,7 @@ std::string format_transfer(const TransferReport& r) {
   if (split && o.target_trials > 0 && o.seeds.size() > 1)
     out += "(the corrections shown are the first seed's; --json has every seed's)\n";
   for (const auto& s : r.skipped) out += "skipped: " + s + "\n";
+  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   return out;
 }
 

@@ -73,6 +73,9 @@ struct TransferReport {
   std::vector<std::string> methods;
   std::vector<NetworkTransfer> networks;
   std::vector<std::string> skipped;  // networks under only one of the folders
+  // What the caller should know of the pairing: two single-network folders
+  // whose names are different networks of the zoo.
+  std::vector<std::string> warnings;
 };
 
 // Throws InputError on an unreadable trace (file, line, column), no network

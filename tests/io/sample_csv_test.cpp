@@ -125,6 +125,14 @@ TEST(SampleCsv, RejectsNonPositiveTimeAndBatch) {
   expect_error("batch,workers,epochs,epoch_time_s,metric\n0,1,1,1,0.5\n", 2, "batch", "> 0");
 }
 
+// A batch past an int's range, and more nodes than workers, are named
+// where they are rather than failing later in the planner.
+TEST(SampleCsv, RejectsHugeBatchesAndMoreNodesThanWorkers) {
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n1e12,1,1,1,0.5\n", 2, "batch", "at most 1e9");
+  expect_error("batch,workers,epochs,epoch_time_s,metric,nodes\n16,4,1,1,0.5,1\n16,4,1,1,0.5,9\n", 3, "nodes",
+               "9 nodes for 4 workers");
+}
+
 TEST(SampleCsv, RejectsEmptyFileAndNoRows) {
   expect_error("", 0, "", "empty");
   expect_error("# trainplan: metric=max\n", 0, "", "empty");

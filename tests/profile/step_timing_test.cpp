@@ -205,6 +205,14 @@ TEST(SamplesFile, ReadsAStoreACsvAndRefusesADirectory) {
   }
   SampleStore empty((dir / "empty.db").string());
   EXPECT_THROW(read_samples((dir / "empty.db").string()), InputError);
+  // A file that is not a store (empty, or text) is refused as one and left as it was.
+  for (const std::string content : {"", "hello\n"}) {
+    const auto f = tptest::write_file(dir / "not-a-store.db", content);
+    EXPECT_THROW(SampleStore(f, SampleStore::Open::kExisting), InputError);
+    EXPECT_EQ(tptest::read_file(f), content);
+  }
+  EXPECT_THROW(SampleStore((dir / "absent.db").string(), SampleStore::Open::kExisting), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir / "absent.db"));
 }
 
 TEST(StepTiming, PlansPutTimeTrialsFirst) {
