@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "core/error.h"
 #include "core/median.h"
@@ -34,6 +37,44 @@ std::vector<models::LlmTimeParams> llm_fit_candidates(const std::string& fit) {
   return {llm_time_params_for_fit("efficiency"), llm_time_params_for_fit("overheads"), llm_time_params_for_fit("all")};
 }
 
+namespace {
+
+// A row's configuration: every column but what was measured.
+std::string configuration_key(const io::CsvTable& t, const io::CsvRow& row) {
+  static const std::set<std::string> measured = {"iteration_time_s", "memory_gib", "tp_comm_s", "pp_comm_s",
+                                                 "dp_comm_s"};
+  std::string key;
+  for (size_t i = 0; i < t.header().size(); ++i)
+    if (!measured.count(t.header()[i])) key += t.header()[i] + "=" + row.fields[i] + ";";
+  return key;
+}
+
+size_t distinct_configurations(const io::LlmConfigTable& m) {
+  std::set<std::string> keys;
+  for (const auto& row : m.table.rows()) keys.insert(configuration_key(m.table, row));
+  return keys.size();
+}
+
+// ("3, 7", 3.0) for each configuration measured more than once whose
+// slowest iteration is over 1.5 times its fastest.
+std::vector<std::pair<std::string, double>> diverging_repeats(const io::LlmConfigTable& m) {
+  std::map<std::string, std::vector<std::pair<long, double>>> by_key;
+  for (size_t i = 0; i < m.rows.size() && i < m.table.rows().size(); ++i)
+    if (m.rows[i].iteration_time_s)
+      by_key[configuration_key(m.table, m.table.rows()[i])].push_back({m.rows[i].line, *m.rows[i].iteration_time_s});
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [key, runs] : by_key) {
+    if (runs.size() < 2) continue;
+    double lo = runs.front().second, hi = lo;
+    std::string lines;
+    for (const auto& [line, t] : runs) lo = std::min(lo, t), hi = std::max(hi, t), lines += (lines.empty() ? "" : ", ") + std::to_string(line);
+    if (hi > 1.5 * lo) out.push_back({lines, hi / lo});
+  }
+  return out;
+}
+
+}  // namespace
+
 LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const std::string& source,
                                     const std::string& fit, models::LlmTimeModel& time,
                                     models::LlmMemoryModel& memory) {
@@ -63,6 +104,31 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   c.cv = uncertainty::cross_validate_llm(measured, time, memory);
   time.fit(ts);
   if (!ms.empty()) memory.fit(ms);
+  if (time.fitted_mode() != c.fitted) {
+    c.warnings.push_back(fmt::format(
+        "--fit {} needs {} (these rows have {} distinct): the efficiency fractions were fitted instead", c.fitted,
+        c.fitted == "all" ? "8 rows of 8 distinct configurations" : "3 distinct configurations",
+        distinct_configurations(measured)));
+    c.fitted = time.fitted_mode();
+  }
+  // The same configuration measured far apart: repeats that disagree so much
+  // are a busy or changing machine, and the fit can only split the difference.
+  for (const auto& [lines, ratio] : diverging_repeats(measured))
+    c.warnings.push_back(fmt::format("lines {} are one configuration measured {:.2g}x apart: the fit splits the "
+                                     "difference (check those runs: another job on the machine, a first iteration "
+                                     "counted, another software version)",
+                                     lines, ratio));
+  // A measured row the memory model puts far past the GPU's memory ran in
+  // another layout than its columns say (a GPU count, a tp or a pp misread).
+  const double gpu_bytes = time.hardware().gpu.memory_gb * 1e9;
+  for (const auto& r : measured.rows) {
+    const double need = memory.predict(r.spec, r.layout).total();
+    if (need > 1.5 * gpu_bytes)
+      c.warnings.push_back(fmt::format("{}:{}: this layout needs {:.0f} GiB per GPU by the memory model, more than "
+                                       "{}'s {:g} GB could hold: check its gpus, tp, pp and dp",
+                                       source, r.line, need / kGiB, time.hardware().name,
+                                       time.hardware().gpu.memory_gb));
+  }
   c.source = source;
   c.fit = fit;
   c.rows = long(ts.size());

@@ -82,6 +82,27 @@ void print_over_memory(const nlohmann::json& rows, double gpu_gib, const std::st
                            over.size(), rows.size(), gpu, gpu_gib, listed);
 }
 
+// The zoo, one model a line (or JSON): what --model takes.
+void list_models(bool json) {
+  nlohmann::json out = nlohmann::json::array();
+  if (!json)
+    std::cout << fmt::format("{:<16} {:>9} {:>6} {:>6} {:>5} {:>4} {:>6} {:>6} {:>7}  {}\n", "name", "params", "layers",
+                             "hidden", "heads", "kv", "ffn", "seq", "vocab", "source");
+  for (const auto& z : structure::transformer_zoo()) {
+    if (json) {
+      out.push_back({{"name", z.name}, {"parameters", z.total_params()}, {"layers", z.layers}, {"hidden", z.hidden},
+                     {"heads", z.heads}, {"kv_groups", z.kv()}, {"ffn_hidden", z.ffn()}, {"gated_mlp", z.gated_mlp},
+                     {"seq", z.seq}, {"vocab", z.vocab}, {"source", z.source}});
+      continue;
+    }
+    const double b = z.total_params() / 1e9;
+    std::cout << fmt::format("{:<16} {:>9} {:>6} {:>6} {:>5} {:>4} {:>6} {:>6} {:>7}  {}\n", z.name,
+                             b < 10 ? fmt::format("{:.3g}B", b) : fmt::format("{:.0f}B", b), z.layers, z.hidden, z.heads, z.kv(), z.ffn(), z.seq, z.vocab,
+                             z.source);
+  }
+  if (json) std::cout << nlohmann::json{{"models", out}}.dump(2) << "\n";
+}
+
 void run_predict(const PredictArgs& a) {
   if (a.out == "-" && a.json)
     throw InputError("", 0, "--out", "'-' writes the CSV to standard output, where --json goes too: give one of them");
@@ -730,6 +751,11 @@ void setup(CLI::App& root) {
               "context-), pipeline- and data-parallel communication, the pipeline bubble, the optimizer step");
   p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
   p->callback([pa] { run_predict(*pa); });
+
+  auto models_json = std::make_shared<bool>(false);
+  auto* zoo = llm->add_subcommand("models", "The zoo: the transformers --model names, with their shapes and sources");
+  zoo->add_flag("--json", *models_json, "Print JSON");
+  zoo->callback([models_json] { list_models(*models_json); });
 
   auto ma = std::make_shared<MemoryArgs>();
   auto* m = llm->add_subcommand("memory", "Memory per GPU of one configuration, by part");

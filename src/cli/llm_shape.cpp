@@ -1,5 +1,7 @@
 #include "cli/llm_shape.h"
 
+#include <algorithm>
+
 #include "app/llm_calibration.h"
 
 #include "core/error.h"
@@ -51,7 +53,9 @@ structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a) {
   try {
     structure::validate(s);
   } catch (const InputError& e) {
-    throw InputError("", 0, "--" + e.field(), e.message());
+    std::string option = e.field();  // kv_groups is --kv-groups
+    std::replace(option.begin(), option.end(), '_', '-');
+    throw InputError("", 0, "--" + option, e.message());
   }
   return s;
 }

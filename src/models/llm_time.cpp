@@ -406,6 +406,7 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
   auto res = numerics::bounded_lm(residuals, x0, lo, hi, fixed);
   params_ = with(res.x);
   fitted_factors_ = k;
+  fitted_mode_ = n == 6 ? "all" : n == 5 ? "overheads" : "efficiency";
 }
 
 }  // namespace trainplan::models

@@ -146,11 +146,17 @@ class LlmTimeModel {
   const structure::HardwareProfile& hardware() const { return hw_; }
   // Factors fitted (0 before fit or for the datasheet use).
   int fitted_factors() const { return fitted_factors_; }
+  // What the last fit fitted: "efficiency", "overheads" or "all" ("" before
+  // a fit). Less than asked for when the samples cannot carry it: fit_all
+  // needs 8 samples of 8 distinct configurations, fit_overheads 3 distinct
+  // configurations; short of that the efficiency factors are fitted.
+  const std::string& fitted_mode() const { return fitted_mode_; }
 
  private:
   structure::HardwareProfile hw_;
   LlmTimeParams params_;
   int fitted_factors_ = 0;
+  std::string fitted_mode_;
 };
 
 // The blocking collectives of one iteration on a rank of the first stage, as

@@ -3,6 +3,8 @@
 // line and column, and the Korthikanti evaluation.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <filesystem>
 #include <sstream>
 
@@ -186,6 +188,53 @@ TEST(LlmCli, CalibrationOnHostBoundRowsWarnsAndAutoAvoidsIt) {
   EXPECT_LT(ja["rows"][0]["iteration_time_s"].get<double>(), 1.5 * datasheet);
   auto text = tptest::run_cli("llm predict --configs " + big + " --gpu a100-80gb --calibrate " + m + " --fit efficiency");
   EXPECT_NE(text.err.find("warning: the peak, link, memory fractions went to the floor"), std::string::npos) << text.err;
+}
+
+// llm models lists the zoo: every name it gives is one --model takes.
+TEST(LlmCli, ModelsListsTheZooThatModelTakes) {
+  auto r = tptest::run_cli("llm models --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out)["models"];
+  ASSERT_GE(j.size(), 15u);
+  bool saw_175b = false;
+  for (const auto& m : j) {
+    EXPECT_FALSE(m["source"].get<std::string>().empty()) << m;
+    auto mem = tptest::run_cli("llm memory --model " + m["name"].get<std::string>() + " --tp 1 --pp 1 --dp 1 --json");
+    EXPECT_EQ(mem.exit_code, 0) << m["name"] << mem.err;
+    if (m["name"] == "gpt3-175b") {
+      saw_175b = true;
+      EXPECT_NEAR(m["parameters"].get<double>() / 1e9, 174.6, 0.1);
+    }
+  }
+  EXPECT_TRUE(saw_175b);
+  auto text = tptest::run_cli("llm models");
+  EXPECT_NE(text.out.find("llama3-70b"), std::string::npos) << text.out;
+}
+
+// What a calibration could not do, or finds doubtful in its rows, it says:
+// a fit the rows cannot carry (and what it fitted instead), one
+// configuration measured far apart, a layout the GPU could not hold.
+TEST(LlmCli, CalibrationSaysWhatItCouldNotFitAndWhatItDoubts) {
+  auto d = tptest::temp_dir("llm_cal_warn");
+  const std::string header = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s\n";
+  auto warnings_of = [&](const std::string& rows, const std::string& fit) {
+    auto f = tptest::write_file(d / "m.csv", header + rows);
+    auto r = tptest::run_cli("llm predict --configs " + f + " --gpu h100 --calibrate " + f + " --fit " + fit + " --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out)["calibration"];
+    return std::make_pair(j["fitted"].get<std::string>(), j["warnings"].dump());
+  };
+  const std::string two = "8,64,1,4096,32,32,2048,4,1,2,6.0\n16,128,2,4096,32,32,2048,2,4,2,5\n";
+  auto [fitted, w] = warnings_of(two, "overheads");
+  EXPECT_EQ(fitted, "efficiency");
+  EXPECT_NE(w.find("--fit overheads needs 3 distinct configurations (these rows have 2 distinct)"), std::string::npos) << w;
+  std::tie(fitted, w) = warnings_of(two, "efficiency");
+  EXPECT_EQ(w.find("needs"), std::string::npos) << w;
+  std::tie(fitted, w) = warnings_of("8,64,1,4096,32,32,2048,4,1,2,6.0\n8,64,1,4096,32,32,2048,4,1,2,2.0\n", "efficiency");
+  EXPECT_NE(w.find("lines 2, 3 are one configuration measured 3x apart"), std::string::npos) << w;
+  std::tie(fitted, w) = warnings_of("1,64,1,12288,96,96,2048,1,1,1,500\n8,64,1,4096,32,32,2048,4,1,2,6.0\n", "efficiency");
+  EXPECT_NE(w.find("m.csv:2: this layout needs"), std::string::npos) << w;
+  EXPECT_EQ(w.find("m.csv:3"), std::string::npos) << w;
 }
 
 TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
