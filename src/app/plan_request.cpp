@@ -41,6 +41,7 @@ void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
   if (q.max_workers < 0)
     throw InputError("", 0, "--max-workers", "must be >= 1 (or 0: the largest worker count in the samples)");
   if (!(q.deadline > 0)) throw InputError("", 0, "--deadline", "must be > 0 seconds");
+  if (q.alternatives < 0) throw InputError("", 0, "--alternatives", "must be >= 0");
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
     throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");
   if (q.early_stop && q.method != "coconfig")

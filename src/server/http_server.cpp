@@ -102,6 +102,13 @@ struct HttpServer::Impl {
     const auto drain_until =
         t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(service.limits().request_timeout_s));
     auto draining = [&] { return Clock::now() < drain_until && !service.stopping(); };
+    // A length that is not a whole number of bytes (negative, too long for
+    // 64 bits, text) cannot be read to: refused at once, not after a wait.
+    if (req.has_header("Content-Length")) {
+      const std::string v = req.get_header_value("Content-Length");
+      if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
+        return refuse(req, res, 400, error_text("Content-Length '" + v + "' is not a number of bytes"), t0);
+    }
     if (req.is_multipart_form_data()) {
       reader([&](const httplib::MultipartFormData&) { return draining(); },
              [&](const char*, size_t) { return draining(); });

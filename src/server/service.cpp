@@ -72,6 +72,14 @@ void check_fields(const json& req, std::set<std::string> allowed) {
       for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
       throw RequestError(400, k, fmt::format("unknown field '{}' (known: {})", k, known));
     }
+  // A model's name is checked here, where the field is known; the registry's
+  // own error would not say which field held it.
+  for (const char* f : {"model", "time_model", "metric_model"})
+    if (const auto it = req.find(f); it != req.end() && it->is_string()) {
+      const std::string name = it->get<std::string>();
+      if (!name.empty() && name != "auto" && !models::ModelRegistry::instance().find(name))
+        throw RequestError(400, f, fmt::format("unknown model '{}' (GET /models lists them)", name));
+    }
 }
 
 const json* find(const json& req, const char* name) {
@@ -544,7 +552,11 @@ json Service::predict_request(const json& req) {
   auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
   auto lock = lock_within_scope(e->mu);
-  return to_json(app::predict(e->src, q));
+  json j = to_json(app::predict(e->src, q));
+  // The packing's reason names the CLI's options; an answer names fields.
+  if (auto* from = j["config"].contains("nodes_from") ? &j["config"]["nodes_from"] : nullptr; from && from->is_string())
+    *from = api_wording(from->get<std::string>());
+  return j;
 }
 
 json Service::plan_request(const json& req) {
@@ -617,6 +629,8 @@ json Service::curves_request(const json& req) {
     } else if (ev->is_array()) {
       for (const auto& n : *ev) {
         if (!n.is_string()) throw RequestError(400, "evaluate", "field 'evaluate' must be \"all\" or an array of model names");
+        if (!models::ModelRegistry::instance().find(n.get<std::string>()))
+          throw RequestError(400, "evaluate", fmt::format("unknown model '{}' (GET /models lists them)", n.get<std::string>()));
         q.evaluate.push_back(n.get<std::string>());
       }
     } else {

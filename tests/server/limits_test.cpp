@@ -4,6 +4,8 @@
 // compute. Every answer is JSON, in the API's terms, and the server keeps
 // serving.
 #include <gtest/gtest.h>
+
+#include <chrono>
 #include <httplib.h>
 
 #include <atomic>
@@ -64,6 +66,23 @@ TEST(ServerLimits, JsonIsReadWhateverTheContentType) {
                                     "\r\n\r\n" + body);
   ASSERT_EQ(a.status, 200) << a.head << a.body;
   EXPECT_EQ(json::parse(a.body)["n_samples"], 400);
+}
+
+// A Content-Length that is no number of bytes (negative, past 64 bits, text)
+// is a 400 at once, not a 413 after the server waited for the body.
+TEST(ServerLimits, AContentLengthThatIsNoNumberIs400AtOnce) {
+  Running s;
+  for (const char* length : {"-5", "99999999999999999999999", "ten"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto a = raw_exchange(s.port, std::string("POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: ") + length + "\r\n\r\n{}", 10);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(a.status, 400) << length << "\n" << a.head << a.body;
+    EXPECT_LT(waited, 2.0) << length;
+    if (a.status == 400) EXPECT_NE(json::parse(a.body)["error"].get<std::string>().find("Content-Length"), std::string::npos);
+  }
+  int st = 0;
+  s.get("/health", &st);
+  EXPECT_EQ(st, 200);
 }
 
 // A POST without a body (no length, no chunks) is an empty body at once, not

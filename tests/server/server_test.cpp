@@ -242,6 +242,24 @@ TEST(Server, Errors) {
   e = s.post("/predict", json{{"samples_csv", fixture_csv()}, {"batch", 16}, {"workers", 1}, {"model", "no-such-model"}}, &st);
   EXPECT_EQ(st, 400) << e.dump();
   EXPECT_NE(e["error"].get<std::string>().find("no-such-model"), std::string::npos);
+  EXPECT_EQ(e["field"], "model");  // the field that held it
+  e = s.post("/fit", json{{"samples_csv", fixture_csv()}, {"time_model", "nope"}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "time_model");
+  e = s.post("/curves", json{{"samples_csv", fixture_csv()}, {"evaluate", {"nope"}}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "evaluate");
+  // Values no configuration has: 400 naming the field.
+  e = s.post("/predict", json{{"samples_csv", fixture_csv()}, {"batch", 16}, {"workers", 2}, {"nodes", 5}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "nodes");
+  e = s.post("/predict", json{{"samples_csv", fixture_csv()}, {"batch", 1e20}, {"workers", 1}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "batch");
+  // An answer's reasons name fields, not the CLI's options.
+  json packed = s.post("/predict", json{{"samples_csv", fixture_csv()}, {"batch", 16}, {"workers", 8}}, &st);
+  EXPECT_EQ(st, 200) << packed.dump();
+  EXPECT_EQ(packed["config"]["nodes_from"].get<std::string>().find("--"), std::string::npos) << packed.dump();
 
   e = s.get("/predict", &st);
   EXPECT_EQ(st, 405);
