@@ -230,7 +230,7 @@ void run_memory(MemoryArgs a) {
   auto pr = structure::parse_precision(a.precision);
   if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8");
   a.layout.recompute = *rc, a.layout.precision = *pr;
-  if (a.layout.global_batch < a.layout.micro_batch * a.layout.dp) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;
+  if (a.layout.global_batch == 0) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;  // not given
   if (auto p = structure::check_layout(s, a.layout)) {
     std::string option = p->field;
     std::replace(option.begin(), option.end(), '_', '-');
@@ -774,8 +774,9 @@ void setup(CLI::App& root) {
                 "Layers on the last pipeline stage (--decoder-last-pipeline-num-layers; 0: the even share)")
       ->capture_default_str();
   m->add_option("--micro-batch", ma->layout.micro_batch, "Sequences per micro-batch")->capture_default_str();
-  m->add_option("--global-batch", ma->layout.global_batch, "Sequences per iteration (at least micro-batch x dp)")
-      ->capture_default_str();
+  ma->layout.global_batch = 0;
+  m->add_option("--global-batch", ma->layout.global_batch,
+                "Sequences per iteration, a multiple of micro-batch x dp (default: micro-batch x dp)");
   m->add_option("--recompute", ma->recompute, "none, selective or full")->capture_default_str();
   m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");

@@ -140,8 +140,10 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
     if (eq == std::string::npos)
       throw InputError("", 0, "--price", fmt::format("'{}' is not NAME=PRICE (give one number, or a price for each --gpu)", item));
     const std::string name = item.substr(0, eq);
+    // The --gpu item as written, or any name of that catalog entry (h100-sxm is h100).
+    const auto named = structure::find_builtin_hardware(name);
     size_t i = 0;
-    while (i < names.size() && names[i] != name && gpus[i].name != name) ++i;
+    while (i < names.size() && names[i] != name && gpus[i].name != name && !(named && named->name == gpus[i].name)) ++i;
     if (i == names.size())
       throw InputError("", 0, "--price", fmt::format("'{}' is not one of --gpu ({})", name, fmt::join(names, ", ")));
     out[i] = number(item.substr(eq + 1), item);
@@ -265,6 +267,12 @@ void run_plan(PlanArgs a) {
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
+  // The launch goes to stdout alone, to be redirected into a script.
+  if (!a.emit.empty() && (a.json || a.options.frontier || a.breakdown))
+    throw InputError("", 0, "--emit", std::string("prints the launch alone on stdout: drop ") +
+                                          (a.json ? "--json" : a.options.frontier ? "--frontier" : "--breakdown"));
+  if (!(a.interval >= 0 && a.interval < 1))
+    throw InputError("", 0, "--interval", "must be from 0 (none) to under 1 (a coverage, such as 0.8)");
   const auto names = comma_list(a.gpu, "--gpu");
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
@@ -273,7 +281,12 @@ void run_plan(PlanArgs a) {
     if (!a.calibrate.empty())
       throw InputError("", 0, "--calibrate", "measured iterations calibrate one GPU's models: give one --gpu");
     std::vector<structure::HardwareProfile> gpus;
-    for (const auto& n : names) gpus.push_back(io::resolve_hardware(n, "--gpu"));
+    for (const auto& n : names) {
+      gpus.push_back(io::resolve_hardware(n, "--gpu"));
+      for (size_t i = 0; i + 1 < gpus.size(); ++i)
+        if (gpus[i].name == gpus.back().name)
+          throw InputError("", 0, "--gpu", fmt::format("'{}' and '{}' are the same GPU ({})", names[i], n, gpus[i].name));
+    }
     run_comparison(s, gpus, prices_for(a.price, names, gpus), a);
     return;
   }

@@ -191,6 +191,7 @@ void run_plan(const PlanArgs& a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot);
   SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
+  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
   app::ModelSource src(std::move(samples), params);
   app::PlanQuery q;
   q.target = a.target;

@@ -64,6 +64,7 @@ void run_predict(const PredictArgs& a) {
   app::check_predict_query(q);
   SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
+  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
   app::ModelSource src(std::move(samples), params);
   app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };

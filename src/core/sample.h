@@ -95,6 +95,10 @@ struct SampleSet {
   // and larger is better (accuracy, F1, AUC), else [0, inf) when every one is
   // >= 0 (a loss, an error rate), else unbounded.
   MetricRange metric_range() const;
+  // Throws InputError naming `field` when a sampled metric (trial or curve
+  // point) lies outside the declared range, or `target` does: a declared
+  // range the data or the goal contradict is a mistake in the range.
+  void check_declared_metric_range(const std::string& field, std::optional<double> target = std::nullopt) const;
   // The most epochs any sample with a metric ran; nullopt when none carries one.
   std::optional<double> last_metric_epoch() const;
   // Each measured run's metric samples, by (batch, workers): (epochs, metric)

@@ -90,6 +90,27 @@ TEST(LlmPlanCli, BadOptionsExitTwo) {
   r = tptest::run_cli("llm plan --model nope --gpu h100 --tokens 1e9 --global-batch 8");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--model"), std::string::npos) << r.err;
+  // One GPU named twice (an alias is its catalog entry), the launch beside JSON, a coverage of 1.
+  const std::string base = "llm plan --model gpt3-1.3b --tokens 1e9 --global-batch 64 ";
+  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
+           {"--gpu h100,h100-sxm", "--gpu"},
+           {"--gpu h100 --emit slurm --json", "--emit"},
+           {"--gpu h100 --emit torchrun --frontier", "--emit"},
+           {"--gpu h100 --interval 1", "--interval"}}) {
+    r = tptest::run_cli(base + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(option), std::string::npos) << args << "\n" << r.err;
+  }
+  // A price may name a --gpu item by any of its catalog names.
+  r = tptest::run_cli(base + "--gpu H100,a100-80gb --price h100-sxm=3,a100-80gb=2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // llm memory: a global batch given must be a multiple of micro-batch x dp; not given, it is that product.
+  r = tptest::run_cli("llm memory --model gpt3-1.3b --micro-batch 4 --global-batch 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--global-batch"), std::string::npos) << r.err;
+  r = tptest::run_cli("llm memory --model gpt3-1.3b --micro-batch 4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("global batch 4,"), std::string::npos) << r.out;
 }
 
 // Values CLI11 reads as numbers but no plan can use: each names its option.

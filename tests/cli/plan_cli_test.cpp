@@ -185,6 +185,19 @@ TEST(PlanCli, WithJsonAFailureIsAJsonObjectOnStdout) {
   EXPECT_FALSE(e.contains("infeasible"));
 }
 
+// A declared metric range the samples or the target contradict is a mistake
+// in the range: exit 2 naming it, not a plan whose metric passes it.
+TEST(PlanCli, AMetricRangeTheDataOrTheTargetContradictExitsTwo) {
+  const std::string base = "plan --samples " + samples_file() + " --deadline 100000 --max-workers 4 --model isotonic-mi ";
+  auto passed = tptest::run_cli(base + "--target 0.5 --metric-range 0:0.1");
+  EXPECT_EQ(passed.exit_code, 2) << passed.out << passed.err;
+  EXPECT_NE(passed.err.find("--metric-range"), std::string::npos) << passed.err;
+  EXPECT_NE(passed.err.find("a sample measured"), std::string::npos) << passed.err;
+  auto beyond = tptest::run_cli(base + "--target 1.5 --metric-range 0:1");
+  EXPECT_EQ(beyond.exit_code, 2) << beyond.out << beyond.err;
+  EXPECT_NE(beyond.err.find("--target"), std::string::npos) << beyond.err;
+}
+
 TEST(PlanCli, ShortDeadlineExitsThreeNamingTheDeadline) {
   auto r = tptest::run_cli("plan --samples " + samples_file() + " --target 0.8 --deadline 5 --max-workers 4 --model isotonic-mi");
   EXPECT_EQ(r.exit_code, 3) << r.err;
