@@ -134,7 +134,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--target-trials", a->target_trials,
                   "With --sample-from: this many of the samples' configurations, drawn by the seed, are timed on "
                   "--data's traces and correct the transfer (as `transfer --trials` does)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_flag("--as-measured", a->as_measured,
                 "With --sample-from: plan on the samples as if their times held on --gpu (no transfer), for comparison");
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");

@@ -92,11 +92,12 @@ void run_hardware(const HardwareArgs& a) {
     return;
   }
   nlohmann::json j = nlohmann::json::array();
-  std::string text = fmt::format("{:<16} {:>8} {:>8} {:>8} {:>7} {:>7} {:>5} {:>8} {:>8}  {}\n", "name", "fp16 TF",
-                                 "tf32 TF", "fp32 TF", "mem GB", "GB/s", "GPUs", "intra", "inter", "GPU");
+  // Per node: its GPUs, the bandwidth between them (NVLink or PCIe) and out of the node.
+  std::string text = fmt::format("{:<16} {:>8} {:>8} {:>8} {:>7} {:>7} {:>5} {:>10} {:>10}  {}\n", "name", "fp16 TF",
+                                 "tf32 TF", "fp32 TF", "mem GB", "GB/s", "GPUs", "intra GB/s", "inter GB/s", "GPU");
   for (const auto& h : structure::builtin_hardware()) {
     j.push_back(profile_json(h));
-    text += fmt::format("{:<16} {:>8} {:>8} {:>8} {:>7} {:>7} {:>5} {:>8} {:>8}  {}\n", h.name, h.gpu.fp16_tensor_tflops,
+    text += fmt::format("{:<16} {:>8} {:>8} {:>8} {:>7} {:>7} {:>5} {:>10} {:>10}  {}\n", h.name, h.gpu.fp16_tensor_tflops,
                         h.gpu.tf32_tensor_tflops, h.gpu.fp32_tflops, h.gpu.memory_gb, h.gpu.memory_bandwidth_gbps,
                         h.node.gpus_per_node, h.node.intra_node_gbps, h.node.inter_node_gbps, h.full_name);
   }

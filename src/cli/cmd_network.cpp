@@ -55,7 +55,7 @@ void run_network(const NetworkArgs& a) {
     for (const auto& n : structure::network_names()) known += (known.empty() ? "" : ", ") + n;
     throw InputError(fmt::format("no layer graph for '{}' (known: {}; or a workload name such as cifar10)", a.name, known));
   }
-  if (!(a.batch > 0)) throw InputError("", 0, "--batch", "must be > 0");
+  if (!(a.batch > 0 && a.batch <= 1e9)) throw InputError("", 0, "--batch", "must be > 0 and at most 1e9");
   if (a.workers < 1) throw InputError("", 0, "--workers", "must be >= 1");
   if (a.nodes < 0 || a.nodes > a.workers) throw InputError("", 0, "--nodes", "must be within 0..workers");
   const models::PaleoHardware& hw = a.hw;
@@ -155,18 +155,18 @@ void setup(CLI::App& root) {
   auto& hw = args->hw;
   cmd->add_option_function<std::string>("--peak-tflops", scaled(hw.peak_flops, 1e12),
                                         "Peak FLOP/s of one GPU, in TFLOP/s (default 8.1: a T4 in fp32)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option_function<std::string>("--memory-gbps", scaled(hw.memory_bytes_per_s, 1e9),
                                         "Device memory bandwidth, GB/s (default 320)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--efficiency", hw.efficiency, "Fraction of peak a layer reaches (PALEO's platform percent)")
       ->capture_default_str();
   cmd->add_option_function<std::string>("--intra-gbps", scaled(hw.links.intra_node_bytes_per_s, 1e9),
                                         "All-reduce bandwidth within a node, GB/s (default 10: PCIe 3.0 x16)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option_function<std::string>("--inter-gbits", scaled(hw.links.inter_node_bytes_per_s, 1e9 / 8),
                                         "Network bandwidth across nodes, Gb/s (default 25)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->footer("Examples:\n  trainplan network resnet50 --batch 64 --workers 8\n"
               "  trainplan network bert --batch 8 --workers 16 --peak-tflops 19.5 --memory-gbps 1555 --inter-gbits 100");

@@ -195,7 +195,7 @@ void setup(CLI::App& root) {
                   "them with each epoch time predicted on --to-gpu, to plan there");
   cmd->add_option("--dataset-size", a->dataset_size,
                   "With --samples: training examples per epoch (default: the samples' dataset_size)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--from-gpu", a->from_gpu, "The GPU the trace was measured on: a catalog name or a hardware file")
       ->required();
   cmd->add_option("--to-gpu", a->to_gpu, "The GPU to predict: a catalog name or a hardware file")->required();

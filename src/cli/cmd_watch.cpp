@@ -170,8 +170,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--samples", a->samples,
                   "Also forecast from earlier trials of the same workload (samples CSV or profile store): the metric "
                   "model refitted on them and the run's epochs after each epoch, the time model's epoch time");
-  cmd->add_option("--batch", a->batch, "With --samples: the run's per-worker batch")->check(CLI::PositiveNumber);
-  cmd->add_option("--workers", a->workers, "With --samples: the run's workers")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", a->batch, "With --samples: the run's per-worker batch")->check(positive_number());
+  cmd->add_option("--workers", a->workers, "With --samples: the run's workers")->check(positive_number());
   cmd->add_option("--metric-model", a->metric_model, "With --samples: the metric model")->capture_default_str();
   cmd->add_option("--time-model", a->time_model, "With --samples: the time model (auto: cross-validated)")
       ->capture_default_str();
@@ -180,7 +180,7 @@ void setup(CLI::App& root) {
   add_duration_option(cmd, "--stall", a->stall_s,
                       "Report the log as stalled after this long without a new line; --log and --store then exit 1 (default 300)");
   cmd->add_option("--poll", a->poll_s, "Seconds between reads of a log at its end")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--method", a->method, "naive (last-epoch slope), optimus (Optimus's curve), ensemble")
       ->capture_default_str();
   cmd->add_option("--coverage", a->coverage, "Nominal coverage of the interval")->capture_default_str()

@@ -61,6 +61,11 @@ CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double&
 // True when stderr is a terminal (progress bars redraw there).
 bool stderr_is_tty();
 
+// Checks for numeric options whose failure message says the rule and the
+// value ("must be > 0, got 0"), where CLI11's print its range's double limits.
+CLI::Validator positive_number();
+CLI::Validator non_negative_number();
+
 // A verb that has printed its JSON answer and then fails (exit 3 with the
 // plan that came closest) calls this, so that main does not print a second
 // document: with --json, a failure is otherwise printed as JSON on stdout.

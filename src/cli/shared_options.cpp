@@ -3,8 +3,10 @@
 // reading of --samples.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "cli/command.h"
 #include "core/error.h"
@@ -26,7 +28,8 @@ void add_hardware_option(CLI::App* cmd, std::string& name_or_path) {
                   "What the workers run on: a catalog name (`trainplan hardware` lists them) or a hardware file "
                   "(docs/HARDWARE.md). Sets the links the time models assume for a sync term the samples cannot "
                   "identify, and the GPUs a node holds [default: a T4 node on PCIe 3.0 x16 and 25 Gb/s Ethernet for "
-                  "the links, said as a default wherever it is used; the samples' packing for the nodes]");
+                  "the links, said as a default wherever it is used (not the catalog's t4, whose g4dn.12xlarge nodes "
+                  "have 50 Gb/s: --hardware t4 for those); the samples' packing for the nodes]");
 }
 
 SampleSet read_samples_noted(const std::string& path) {
@@ -74,5 +77,29 @@ models::ModelParams model_params(const std::string& comm_profile_path, const std
         structure::interconnect_spec(io::resolve_hardware(hardware, "--hardware")));
   return p;
 }
+
+namespace {
+CLI::Validator number_check(bool zero_ok) {
+  return CLI::Validator(
+      [zero_ok](std::string& v) -> std::string {
+        double x = 0;
+        try {
+          size_t used = 0;
+          x = std::stod(v, &used);
+          if (used != v.size()) return "must be a number, got '" + v + "'";
+        } catch (const std::exception&) {
+          return "must be a number, got '" + v + "'";
+        }
+        if (!std::isfinite(x) || (zero_ok ? x < 0 : x <= 0))
+          return std::string(zero_ok ? "must be a finite number >= 0" : "must be a finite number > 0") + ", got '" +
+                 v + "'";
+        return "";
+      },
+      zero_ok ? "NUMBER >= 0" : "NUMBER > 0");
+}
+}  // namespace
+
+CLI::Validator positive_number() { return number_check(false); }
+CLI::Validator non_negative_number() { return number_check(true); }
 
 }  // namespace trainplan::cli
