@@ -132,6 +132,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                 {"message", fmt::format("{}:{}: {}", o_.source, line_no, e.what())}};
   }
   last_epoch_ = epoch;
+  metrics_in_unit_range_ = metrics_in_unit_range_ && *l.metric >= 0 && *l.metric <= 1;
   if (o_.samples) {
     Sample s;
     s.batch = o_.samples->batch;
@@ -148,8 +149,16 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
 }
 
 json LiveWatch::forecast_update(double epoch) const {
-  const auto f = fc_->forecast(o_.target);
+  auto f = fc_->forecast(o_.target);
   const auto& p = fc_->params();
+  // A metric that has stayed in [0, 1] and grows (an accuracy) never passes
+  // 1, whatever a fitted curve does far out: the inference SampleSet's
+  // metric_range() makes for plans.
+  if (p.direction == MetricDirection::kMax && metrics_in_unit_range_ && o_.target > 1 && !f.reached_at) {
+    f.never = true;
+    f.epoch.reset(), f.epoch_lo.reset(), f.epoch_hi.reset();
+    f.finish_s.reset(), f.finish_lo_s.reset(), f.finish_hi_s.reset();
+  }
   json u = {{"event", "forecast"},
             {"epoch", epoch},
             {"epochs_seen", f.epochs_seen},

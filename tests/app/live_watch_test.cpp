@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <optional>
+
 namespace {
 
 using trainplan::app::WatchOptions;
@@ -45,6 +48,25 @@ TEST(LiveWatch, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
   ASSERT_TRUE(d);
   EXPECT_EQ((*d)["event"], "done");
   EXPECT_TRUE(s.done());
+}
+
+// An accuracy (a growing metric that has stayed in [0, 1]) never passes 1:
+// a target above it is never met, however far a fitted curve climbs.
+TEST(LiveWatch, AnAccuracyNeverPassesOne) {
+  WatchOptions o;
+  o.target = 1.5;
+  LiveWatch s(o);
+  std::optional<nlohmann::json> u;
+  for (int k = 1; k <= 8; ++k) u = s.feed(epoch_line(k, 0.95 - 0.6 * std::exp(-0.2 * k)), k);
+  ASSERT_TRUE(u);
+  EXPECT_TRUE((*u)["never"].get<bool>()) << u->dump();
+  EXPECT_TRUE((*u)["predicted_epoch"].is_null()) << u->dump();
+  // Within [0, 1] the curve decides, as before.
+  WatchOptions reachable = o;
+  reachable.target = 0.9;
+  LiveWatch r(reachable);
+  for (int k = 1; k <= 8; ++k) u = r.feed(epoch_line(k, 0.95 - 0.6 * std::exp(-0.2 * k)), k);
+  EXPECT_FALSE((*u)["never"].get<bool>()) << u->dump();
 }
 
 TEST(LiveWatch, DirectionFollowsTheMetricName) {
