@@ -67,7 +67,10 @@ std::vector<std::pair<std::string, double>> diverging_repeats(const io::LlmConfi
     if (runs.size() < 2) continue;
     double lo = runs.front().second, hi = lo;
     std::string lines;
-    for (const auto& [line, t] : runs) lo = std::min(lo, t), hi = std::max(hi, t), lines += (lines.empty() ? "" : ", ") + std::to_string(line);
+    for (const auto& [line, t] : runs) {
+      lo = std::min(lo, t), hi = std::max(hi, t);
+      lines += (lines.empty() ? "" : ", ") + std::to_string(line);
+    }
     if (hi > 1.5 * lo) out.push_back({lines, hi / lo});
   }
   return out;

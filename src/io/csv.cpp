@@ -117,16 +117,15 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
     }
     // A quoted field may hold line breaks: the record goes on over the next
     // lines, and is named by the line it starts on.
-    const long first_line = lineno;
+    const long record_line = lineno;
     std::string record = trimmed;
     while (!split_fields(record, fields)) {
       if (!std::getline(in, line))
-        throw InputError(name, first_line, "", "a quoted field opened on this line is never closed (a '\"' is missing)");
+        throw InputError(name, record_line, "", "a quoted field opened on this line is never closed (a '\"' is missing)");
       ++lineno;
       if (!line.empty() && line.back() == '\r') line.pop_back();
       record += "\n" + line;
     }
-    const long record_line = first_line;
     if (!have_header) {
       t.header_ = fields;
       t.header_line_ = record_line;
