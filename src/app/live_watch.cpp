@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "core/error.h"
@@ -17,6 +18,15 @@ using nlohmann::json;
 namespace {
 
 json opt(const std::optional<double>& v) { return v && std::isfinite(*v) ? json(*v) : json(nullptr); }
+
+// "accuracy", "val_acc", "top1_acc", "f1", "auc", "precision", "recall".
+bool names_a_share(const std::string& metric_name) {
+  std::string n = metric_name;
+  for (char& c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* w : {"acc", "f1", "auc", "precision", "recall"})
+    if (n.find(w) != std::string::npos) return true;
+  return false;
+}
 
 std::string duration(double s) {
   if (!std::isfinite(s)) return "never";
@@ -132,7 +142,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                 {"message", fmt::format("{}:{}: {}", o_.source, line_no, e.what())}};
   }
   last_epoch_ = epoch;
-  metrics_in_unit_range_ = metrics_in_unit_range_ && *l.metric >= 0 && *l.metric <= 1;
+  share_metric_ = share_metric_ && *l.metric >= 0 && *l.metric <= 1 && names_a_share(l.metric_name);
   if (o_.samples) {
     Sample s;
     s.batch = o_.samples->batch;
@@ -151,10 +161,10 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
 json LiveWatch::forecast_update(double epoch) const {
   auto f = fc_->forecast(o_.target);
   const auto& p = fc_->params();
-  // A metric that has stayed in [0, 1] and grows (an accuracy) never passes
-  // 1, whatever a fitted curve does far out: the inference SampleSet's
-  // metric_range() makes for plans.
-  if (p.direction == MetricDirection::kMax && metrics_in_unit_range_ && o_.target > 1 && !f.reached_at) {
+  // A share that grows (an accuracy, by its name and its values) never
+  // passes 1, whatever a fitted curve does far out. Not inferred from the
+  // values alone: a metric out of 100 may start below 1.
+  if (p.direction == MetricDirection::kMax && share_metric_ && o_.target > 1 && !f.reached_at) {
     f.never = true;
     f.epoch.reset(), f.epoch_lo.reset(), f.epoch_hi.reset();
     f.finish_s.reset(), f.finish_lo_s.reset(), f.finish_hi_s.reset();

@@ -81,7 +81,8 @@ class LiveWatch {
   WatchOptions o_;
   std::unique_ptr<models::EpochForecaster> fc_;
   double last_epoch_ = 0;
-  bool metrics_in_unit_range_ = true;  // every metric so far in [0, 1] (an accuracy, an F1)
+  // A share by its name (an accuracy, an F1, an AUC) whose every value so far lies in [0, 1].
+  bool share_metric_ = true;
   bool done_ = false;
   bool in_profile_ = false;
   std::vector<Sample> own_;      // the run's epochs, as curve points, for o_.samples

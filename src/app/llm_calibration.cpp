@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "core/error.h"
 #include "core/median.h"
@@ -39,29 +38,25 @@ std::vector<models::LlmTimeParams> llm_fit_candidates(const std::string& fit) {
 
 namespace {
 
-// A row's configuration: every column but what was measured.
-std::string configuration_key(const io::CsvTable& t, const io::CsvRow& row) {
-  static const std::set<std::string> measured = {"iteration_time_s", "memory_gib", "tp_comm_s", "pp_comm_s",
-                                                 "dp_comm_s"};
-  std::string key;
-  for (size_t i = 0; i < t.header().size(); ++i)
-    if (!measured.count(t.header()[i])) key += t.header()[i] + "=" + row.fields[i] + ";";
-  return key;
-}
-
-size_t distinct_configurations(const io::LlmConfigTable& m) {
-  std::set<std::string> keys;
-  for (const auto& row : m.table.rows()) keys.insert(configuration_key(m.table, row));
-  return keys.size();
+// A row's configuration as read: its shape and its layout, whatever other
+// columns (a run id, a date, a derived figure) the file carries.
+std::string configuration_key(const io::LlmConfigRow& r) {
+  const auto& s = r.spec;
+  const auto& l = r.layout;
+  return fmt::format("{} {} {} {} {} {} {} {} {} | {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", s.layers,
+                     s.hidden, s.heads, s.kv(), s.ffn(), s.gated_mlp, s.seq, s.vocab, s.tied_embeddings, l.tp, l.cp,
+                     l.pp, l.dp, l.virtual_stages, l.first_stage_layers, l.last_stage_layers, l.micro_batch,
+                     l.global_batch, structure::to_string(l.recompute), l.sequence_parallel, l.distributed_optimizer,
+                     structure::to_string(l.precision), l.flash_attention, l.dropout, l.fp32_residual,
+                     l.overlap_grad_reduce, l.overlap_param_gather, l.tp_comm_overlap, l.grad_reduce_in_bf16);
 }
 
 // ("3, 7", 3.0) for each configuration measured more than once whose
 // slowest iteration is over 1.5 times its fastest.
 std::vector<std::pair<std::string, double>> diverging_repeats(const io::LlmConfigTable& m) {
   std::map<std::string, std::vector<std::pair<long, double>>> by_key;
-  for (size_t i = 0; i < m.rows.size() && i < m.table.rows().size(); ++i)
-    if (m.rows[i].iteration_time_s)
-      by_key[configuration_key(m.table, m.table.rows()[i])].push_back({m.rows[i].line, *m.rows[i].iteration_time_s});
+  for (const auto& r : m.rows)
+    if (r.iteration_time_s) by_key[configuration_key(r)].push_back({r.line, *r.iteration_time_s});
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [key, runs] : by_key) {
     if (runs.size() < 2) continue;
@@ -109,9 +104,10 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   if (!ms.empty()) memory.fit(ms);
   if (time.fitted_mode() != c.fitted) {
     c.warnings.push_back(fmt::format(
-        "--fit {} needs {} (these rows have {} distinct): the efficiency fractions were fitted instead", c.fitted,
+        "{} needs {}, and these rows time as {} distinct: the efficiency fractions were fitted instead",
+        c.fit == "auto" ? "--fit auto chose " + c.fitted + ", which" : "--fit " + c.fitted,
         c.fitted == "all" ? "8 rows of 8 distinct configurations" : "3 distinct configurations",
-        distinct_configurations(measured)));
+        time.fitted_configurations()));
     c.fitted = time.fitted_mode();
   }
   // The same configuration measured far apart: repeats that disagree so much

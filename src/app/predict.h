@@ -17,10 +17,10 @@
 namespace trainplan::app {
 
 struct PredictQuery {
-  double batch = 0;
-  int workers = 0;
-  double epochs = -1;  // < 0: time only
-  int nodes = -1;      // < 0: packed (node_packing)
+  double batch = 0;     // per worker: > 0 and at most 1e9
+  int workers = 0;      // >= 1
+  double epochs = -1;   // < 0: time only; else > 0 and at most 1e6
+  int nodes = -1;       // < 0: packed (node_packing); else 1 to workers
   int gpus_per_node = 0;  // > 0: pack the workers at this many a node when `nodes` is not given
   std::string model = "auto";
   std::string time_model, metric_model;  // override `model` per part when not empty
@@ -31,8 +31,8 @@ struct PredictQuery {
   int max_epochs = 1000;         // how far to look for the target
 };
 
-// Throws InputError for a batch <= 0, workers < 1, confidence outside (0, 1),
-// folds < 2, a non-finite target or max_epochs < 1.
+// Throws InputError for a field outside the bounds PredictQuery states,
+// confidence outside (0, 1), folds < 2, a non-finite target or max_epochs < 1.
 void check_predict_query(const PredictQuery& q);
 
 // How `workers` are placed on nodes when the node count is not given, and

@@ -268,9 +268,12 @@ void run_plan(PlanArgs a) {
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
   // The launch goes to stdout alone, to be redirected into a script.
-  if (!a.emit.empty() && (a.json || a.options.frontier || a.breakdown))
+  if (!a.emit.empty() && (a.json || a.options.frontier || a.breakdown || !a.plot.empty()))
     throw InputError("", 0, "--emit", std::string("prints the launch alone on stdout: drop ") +
-                                          (a.json ? "--json" : a.options.frontier ? "--frontier" : "--breakdown"));
+                                          (a.json                ? "--json"
+                                           : a.options.frontier ? "--frontier"
+                                           : a.breakdown        ? "--breakdown"
+                                                                : "--plot"));
   if (!(a.interval >= 0 && a.interval < 1))
     throw InputError("", 0, "--interval", "must be from 0 (none) to under 1 (a coverage, such as 0.8)");
   const auto names = comma_list(a.gpu, "--gpu");

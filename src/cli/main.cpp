@@ -67,7 +67,7 @@ void print_json_error(const std::string& message, int exit_code, const trainplan
     if (input->line() > 0) j["line"] = input->line();
     if (!input->field().empty()) j["field"] = input->field();
   }
-  std::cout << j.dump(2) << "\n";
+  std::cout << j.dump() << "\n";  // one line: watch --json prints a document a line
 }
 
 }  // namespace
@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
+    if (rc != 0 && json()) print_json_error(e.what(), kExitInputError, nullptr);
     return rc == 0 ? 0 : kExitInputError;
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -55,6 +55,33 @@ bool split_fields(const std::string& line, std::vector<std::string>& out) {
   return !quoted;
 }
 
+// Whether a record is still inside a quoted field, fed piece by piece, so
+// that a record of many lines is scanned once (split_fields' rules: a quote
+// opens a field only at its start, "" inside one is a quote).
+class QuoteState {
+ public:
+  void feed(const std::string& text) {
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (quoted_) {
+        if (c != '"') continue;
+        if (i + 1 < text.size() && text[i + 1] == '"') ++i;
+        else quoted_ = false, field_blank_ = false;
+      } else if (c == ',') {
+        field_blank_ = true;
+      } else if (c == '"' && field_blank_) {
+        quoted_ = true;
+      } else if (c != ' ' && c != '\t') {
+        field_blank_ = false;
+      }
+    }
+  }
+  bool open() const { return quoted_; }
+
+ private:
+  bool quoted_ = false, field_blank_ = true;
+};
+
 }  // namespace
 
 std::vector<std::string> split_csv_line(const std::string& line) {
@@ -119,13 +146,18 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
     // lines, and is named by the line it starts on.
     const long record_line = lineno;
     std::string record = trimmed;
-    while (!split_fields(record, fields)) {
+    QuoteState quotes;
+    quotes.feed(record);
+    while (quotes.open()) {
       if (!std::getline(in, line))
         throw InputError(name, record_line, "", "a quoted field opened on this line is never closed (a '\"' is missing)");
       ++lineno;
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      record += "\n" + line;
+      line.insert(0, 1, '\n');
+      quotes.feed(line);
+      record += line;
     }
+    split_fields(record, fields);
     if (!have_header) {
       t.header_ = fields;
       t.header_line_ = record_line;

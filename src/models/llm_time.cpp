@@ -407,6 +407,7 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
   params_ = with(res.x);
   fitted_factors_ = k;
   fitted_mode_ = n == 6 ? "all" : n == 5 ? "overheads" : "efficiency";
+  fitted_configurations_ = int(distinct.size());
 }
 
 }  // namespace trainplan::models

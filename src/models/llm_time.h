@@ -151,12 +151,16 @@ class LlmTimeModel {
   // needs 8 samples of 8 distinct configurations, fit_overheads 3 distinct
   // configurations; short of that the efficiency factors are fitted.
   const std::string& fitted_mode() const { return fitted_mode_; }
+  // The distinct configurations the last fit saw: samples the model times
+  // alike (the same products, collectives and memory-bound work) count once.
+  int fitted_configurations() const { return fitted_configurations_; }
 
  private:
   structure::HardwareProfile hw_;
   LlmTimeParams params_;
   int fitted_factors_ = 0;
   std::string fitted_mode_;
+  int fitted_configurations_ = 0;
 };
 
 // The blocking collectives of one iteration on a rank of the first stage, as

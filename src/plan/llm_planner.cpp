@@ -123,7 +123,8 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   const double gpu_memory_bytes = time.hardware().gpu.memory_gb * 1e9;
   if (!(o.memory_reserve_bytes >= 0) || !(o.memory_reserve_bytes < gpu_memory_bytes))
     throw InputError("", 0, "memory_reserve_bytes",
-                     fmt::format("must be at least 0 and less than the GPU's memory ({:g} GB)", time.hardware().gpu.memory_gb));
+                     fmt::format("must be at least 0 and less than the GPU's memory ({:g} GB, {:.2f} GiB)",
+                                 time.hardware().gpu.memory_gb, gpu_memory_bytes / (1024.0 * 1024 * 1024)));
   // An iteration count past this is no training anyone plans, and the
   // count must not overflow.
   const double iterations = std::ceil(o.tokens / (double(o.global_batch) * s.seq));

@@ -173,7 +173,9 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
       return n.empty() ? fs::path(d).parent_path().filename().string() : n;
     };
     const std::string a = name_of(opts.from), b = name_of(opts.to);
-    if (a != b && structure::find_network(a) && structure::find_network(b))
+    const auto* na = structure::find_network(a);
+    const auto* nb = structure::find_network(b);
+    if (na && nb && na != nb)  // two names of one network (an alias) are no mistake
       rep.warnings.push_back(fmt::format("--from is {}'s trace and --to {}'s: a step time moves between GPUs for one "
                                          "network, not between networks",
                                          a, b));

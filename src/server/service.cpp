@@ -538,9 +538,9 @@ json Service::predict_request(const json& req) {
   q.batch = get_number(req, "batch", std::nullopt);
   q.workers = get_int(req, "workers", std::nullopt);
   q.epochs = get_number(req, "epochs", -1.0);
-  if (find(req, "epochs") && q.epochs < 0) throw RequestError(400, "epochs", "field 'epochs' must be >= 0");
+  if (find(req, "epochs") && !(q.epochs > 0)) throw RequestError(400, "epochs", "field 'epochs' must be > 0");
   q.nodes = get_int(req, "nodes", -1);
-  if (find(req, "nodes") && q.nodes < 0) throw RequestError(400, "nodes", "field 'nodes' must be >= 0");
+  if (find(req, "nodes") && q.nodes < 1) throw RequestError(400, "nodes", "field 'nodes' must be >= 1");
   q.gpus_per_node = get_int(req, "gpus_per_node", 0);
   q.confidence = get_number(req, "confidence", 0.9);
   q.folds = get_int(req, "folds", 5);
@@ -736,7 +736,7 @@ Response Service::llm_plan_request(const json& req) {
   o.top_k = get_int(req, "top", o.top_k);
   if (o.top_k < 1 || o.top_k > 100) throw RequestError(400, "top", "top must be in 1..100");
   if (o.gpus_per_node < 0) throw RequestError(400, "gpus_per_node", "gpus_per_node must be >= 0 (0: the GPU's node)");
-  if (req.contains("precision")) {
+  if (find(req, "precision")) {  // null is absent, as for every field
     auto pr = structure::parse_precision(get_string(req, "precision", ""));
     if (!pr) throw RequestError(400, "precision", "precision must be fp16, bf16, fp32, amp-fp32-master or fp8");
     o.precision = *pr;

@@ -30,15 +30,15 @@ Precision default_training_precision(const HardwareProfile& hw) {
 
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p) {
   if ((p == Precision::kBf16 || p == Precision::kAmpFp32Master) && fp16_tensor_cores_only(hw))
-    return fmt::format("{} has no bf16 tensor cores (bf16_tflops 0; its tensor cores take fp16): train it in fp16",
-                       hw.name);
+    return fmt::format("{} has no bf16 tensor cores (bf16_tensor_dense_tflops 0, where its fp16 tensor cores have {:g} "
+                       "TFLOP/s): train it in fp16, or give a hardware file's bf16_tensor_dense_tflops if it has them",
+                       hw.name, hw.gpu.fp16_tensor_tflops);
   if (p != Precision::kFp8 || hw.gpu.fp8_tensor_tflops > 0) return std::nullopt;
   std::vector<std::string> with_fp8;
   for (const auto& h : builtin_hardware())
     if (h.gpu.fp8_tensor_tflops > 0) with_fp8.push_back(h.name);
-  return fmt::format("{} has no FP8 tensor cores (fp8_tflops 0): train it in bf16 or fp16, or name a GPU that has "
-                     "them ({})",
-                     hw.name, fmt::join(with_fp8, ", "));
+  return fmt::format("{} has no FP8 tensor cores (fp8_tflops 0): train it in {}, or name a GPU that has them ({})",
+                     hw.name, fp16_tensor_cores_only(hw) ? "fp16" : "bf16 or fp16", fmt::join(with_fp8, ", "));
 }
 
 double GpuSpec::dense_peak_tflops(Precision p) const {

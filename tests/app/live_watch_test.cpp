@@ -67,6 +67,10 @@ TEST(LiveWatch, AnAccuracyNeverPassesOne) {
   LiveWatch r(reachable);
   for (int k = 1; k <= 8; ++k) u = r.feed(epoch_line(k, 0.95 - 0.6 * std::exp(-0.2 * k)), k);
   EXPECT_FALSE((*u)["never"].get<bool>()) << u->dump();
+  // A score out of 100 may start below 1: its name does not say share, so the curve decides.
+  LiveWatch bleu(o);
+  for (int k = 1; k <= 8; ++k) u = bleu.feed(epoch_line(k, 0.1 * k, "bleu"), k);
+  EXPECT_FALSE((*u)["never"].get<bool>()) << u->dump();
 }
 
 TEST(LiveWatch, DirectionFollowsTheMetricName) {

@@ -227,11 +227,21 @@ TEST(LlmCli, CalibrationSaysWhatItCouldNotFitAndWhatItDoubts) {
   const std::string two = "8,64,1,4096,32,32,2048,4,1,2,6.0\n16,128,2,4096,32,32,2048,2,4,2,5\n";
   auto [fitted, w] = warnings_of(two, "overheads");
   EXPECT_EQ(fitted, "efficiency");
-  EXPECT_NE(w.find("--fit overheads needs 3 distinct configurations (these rows have 2 distinct)"), std::string::npos) << w;
+  EXPECT_NE(w.find("--fit overheads needs 3 distinct configurations, and these rows time as 2 distinct"), std::string::npos)
+      << w;
   std::tie(fitted, w) = warnings_of(two, "efficiency");
   EXPECT_EQ(w.find("needs"), std::string::npos) << w;
   std::tie(fitted, w) = warnings_of("8,64,1,4096,32,32,2048,4,1,2,6.0\n8,64,1,4096,32,32,2048,4,1,2,2.0\n", "efficiency");
   EXPECT_NE(w.find("lines 2, 3 are one configuration measured 3x apart"), std::string::npos) << w;
+  {  // Columns beside the configuration (a run's id) and another spelling of a value do not part repeats.
+    auto f = tptest::write_file(d / "ids.csv", "run," + header.substr(0, header.size() - 1) + ",sequence_parallel\n" +
+                                                   "a,8,64,1,4096,32,32,2048,4,1,2,6.0,false\nb,8,64,1,4096,32,32,2048,4,1,2,2.0,0\n");
+    auto r = tptest::run_cli("llm predict --configs " + f + " --gpu h100 --calibrate " + f + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(nlohmann::json::parse(r.out)["calibration"]["warnings"].dump().find("lines 2, 3 are one configuration"),
+              std::string::npos)
+        << r.out;
+  }
   std::tie(fitted, w) = warnings_of("1,64,1,12288,96,96,2048,1,1,1,500\n8,64,1,4096,32,32,2048,4,1,2,6.0\n", "efficiency");
   EXPECT_NE(w.find("m.csv:2: this layout needs"), std::string::npos) << w;
   EXPECT_EQ(w.find("m.csv:3"), std::string::npos) << w;

@@ -96,6 +96,7 @@ TEST(LlmPlanCli, BadOptionsExitTwo) {
            {"--gpu h100,h100-sxm", "--gpu"},
            {"--gpu h100 --emit slurm --json", "--emit"},
            {"--gpu h100 --emit torchrun --frontier", "--emit"},
+           {"--gpu h100 --emit torchrun --plot frontier.svg", "--emit"},
            {"--gpu h100 --interval 1", "--interval"}}) {
     r = tptest::run_cli(base + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;

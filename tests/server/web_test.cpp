@@ -248,6 +248,11 @@ TEST(Web, LlmPlanRefusesValuesNoPlanCanUse) {
     EXPECT_EQ(e["field"], f);
     EXPECT_NE(e["error"].get<std::string>().find("missing"), std::string::npos) << e.dump();
   }
+  // A null field is an absent one: the GPU's default precision.
+  json with_null = base;
+  with_null["precision"] = nullptr;
+  s.post("/llm/plan", with_null, &st);
+  EXPECT_EQ(st, 200);
   // Context parallelism up to 2^30 once doubled an int past its range and divided by zero.
   json huge = base;
   huge.update({{"max_gpus", 1073741824}, {"max_cp", 1073741824}});
