@@ -2,6 +2,7 @@
 // naming file, line and column; quoted fields; the Korthikanti readers.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 
 #include "core/error.h"
@@ -164,6 +165,12 @@ TEST(Csv, QuotedLineBreaksUnclosedQuotesAndCarriageReturns) {
   auto e = tptest::input_error_of([] { io::CsvTable::parse("a,b\n1,2\n3,\"open\n4,5\n", "f.csv"); });
   EXPECT_EQ(e.line(), 3);
   EXPECT_NE(e.message().find("never closed"), std::string::npos) << e.what();
+  // A record of many lines is scanned once: 200,000 line breaks after an
+  // open quote are a quick error, not minutes of rescanning.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto many = tptest::input_error_of([] { io::CsvTable::parse("a,b\n1,\"" + std::string(200000, '\n'), "big.csv"); });
+  EXPECT_EQ(many.line(), 2);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
   auto cr = io::CsvTable::parse("a,b\r1,2\r3,4\r", "mac.csv");
   ASSERT_EQ(cr.rows().size(), 2u);
   EXPECT_EQ(cr.rows()[1].line, 3);
