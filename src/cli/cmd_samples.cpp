@@ -181,8 +181,20 @@ void run_compare(const SamplesArgs& a) {
                                        "the machine's speed, though it does not see every kind (docs/PROFILING.md)",
                                        1e3 * m1, 1e3 * m2, ratio);
   }
+  // Epochs of different sizes take different times for the same speed.
+  const auto& da = first.samples.dataset_size;
+  const auto& db = second.samples.dataset_size;
+  const std::string size_note =
+      da && db && *da != *db
+          ? fmt::format("the two epochs are of different sizes ({} and {} examples): their times differ by that "
+                        "much for the same speed, so compare the ratio x{:.3f} with {:.3f}",
+                        *da, *db, common, double(*db) / double(*da))
+          : "";
   if (a.json) {
     std::cout << nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
+                                {"dataset_sizes", {da ? nlohmann::json(*da) : nlohmann::json(nullptr),
+                                                   db ? nlohmann::json(*db) : nlohmann::json(nullptr)}},
+                                {"warning", size_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(size_note)},
                                 {"median_diff", middle}, {"max_diff", worst}, {"common_ratio", common},
                                 {"median_diff_after_common_ratio", shape_middle},
                                 {"max_diff_after_common_ratio", shape_worst}, {"machine_probe", probe}, {"rows", rows}}
@@ -196,6 +208,7 @@ void run_compare(const SamplesArgs& a) {
              "median, {:.1f}% at worst (how far the relative times repeat)\n",
              common, 100 * shape_middle, 100 * shape_worst);
   if (!probe_line.empty()) fmt::print("{}\n", probe_line);
+  if (!size_note.empty()) fmt::print("warning: {}\n", size_note);
 }
 
 void setup(CLI::App& root) {

@@ -26,6 +26,22 @@ TEST(SamplesCompareCli, ReportsPerConfigurationAndWorstDifference) {
   EXPECT_NE(none.err.find("directory"), std::string::npos) << none.err;
 }
 
+// Epochs of different sizes: the comparison says so, with the ratio their sizes alone would give.
+TEST(SamplesCompareCli, EpochsOfDifferentSizesAreCalledOut) {
+  auto dir = tptest::temp_dir("compare_sizes");
+  const std::string rows = "batch,workers,epochs,epoch_time_s,metric\n32,1,1,1.00,0.9\n64,1,1,0.50,0.8\n";
+  tptest::write_file(dir / "a.csv", "# trainplan: metric=max dataset_size=6000\n" + rows);
+  tptest::write_file(dir / "b.csv", "# trainplan: metric=max dataset_size=12000\n" + rows);
+  tptest::write_file(dir / "c.csv", "# trainplan: metric=max dataset_size=6000\n" + rows);
+  auto r = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "b.csv").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["dataset_sizes"], nlohmann::json({6000, 12000}));
+  EXPECT_NE(j["warning"].get<std::string>().find("with 2.000"), std::string::npos) << j;
+  auto same = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "c.csv").string() + " --json");
+  EXPECT_TRUE(nlohmann::json::parse(same.out)["warning"].is_null()) << same.out;
+}
+
 TEST(SamplesCompareCli, ACommonFactorIsSetApartFromHowTheRelativeTimesRepeat) {
   auto dir = tptest::temp_dir("compare_common");
   tptest::write_file(dir / "a.csv", "batch,workers,epochs,epoch_time_s,metric\n32,1,1,1.0,0.9\n64,1,1,0.5,0.8\n"
