@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/output_path.h"
 #include "io/pollux_trace.h"
 #include "replay/comm_calibration.h"
 
@@ -24,6 +25,7 @@ struct CommProfileArgs {
 };
 
 void run_comm_profile(const CommProfileArgs& a) {
+  io::check_output_path(a.out, "--out");
   if (a.batches < 1) throw InputError("", 0, "--batches", "needs at least 1");
   std::set<std::string> skip(a.exclude.begin(), a.exclude.end());
   std::vector<replay::ReplayOracle> oracles;

@@ -16,6 +16,7 @@
 #include "cli/llm_time_report.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
+#include "io/output_path.h"
 #include "io/hardware_file.h"
 #include "io/korthikanti_csv.h"
 #include "io/megatron_scale_csv.h"
@@ -108,6 +109,7 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--out", "'-' writes the CSV to standard output, where --json goes too: give one of them");
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
+  io::check_output_path(a.out, "--out");
   auto hw = io::resolve_hardware(a.gpu, "--gpu");
   auto in = io::read_llm_configs(a.configs);
   io::require_precision_units(in, hw);

@@ -17,6 +17,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/llm_config_csv.h"
+#include "io/output_path.h"
 #include "profile/layout_trial.h"
 #include "profile/process_group.h"
 #include "profile/progress.h"
@@ -58,6 +59,7 @@ std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
 }
 
 void run_llm_profile(const ProfileArgs& a) {
+  io::check_output_path(a.out, "--out");  // before the trials, not after the first
   profile::CommandTemplate tmpl(a.cmd, "--cmd");
   auto grid = io::read_llm_configs(a.grid);
   profile::LaunchSettings launch;

@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "profile/builtin_workload.h"
 #include "profile/trainer_fork_server.h"
@@ -166,6 +167,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     return kExitOk;
   }
 
+  io::check_output_path(a.out, "--out");  // before the trials, not after them
   SampleStore store(a.store);
   bind_store(store, text, !a.workload.empty() ? a.workload : a.name.empty() ? "custom" : a.name, opts.launch);
   if (!a.hardware.empty()) store.set_meta("hardware", a.hardware);

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
+#include "io/output_path.h"
 #include "io/philly.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
@@ -100,6 +101,7 @@ void print_table(const std::vector<sim::SimResult>& runs) {
 }
 
 void run_simulate(const SimulateArgs& a) {
+  io::check_output_path(a.jobs_csv, "--jobs-csv");  // before the simulations, not after them
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
   if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
   const app::SimulateQuery q = simulate_query(a);

@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/hardware_file.h"
+#include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "models/transfer_split.h"
 #include "profile/samples_file.h"
@@ -60,6 +61,7 @@ const structure::LayerGraph* network_for(const TransferArgs& a) {
 
 // --samples: the samples again, each epoch time predicted on the target.
 void run_transfer_samples(const TransferArgs& a) {
+  io::check_output_path(a.out, "--out");
   const auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
   const auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);

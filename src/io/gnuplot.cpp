@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "io/output_path.h"
 
 namespace trainplan::io {
 namespace {
@@ -80,18 +81,9 @@ const std::vector<std::string>& plot_palette() {
 bool gnuplot_available() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
 
 void check_plot_path(const std::string& path) {
-  const std::filesystem::path file(path);
-  const std::string ext = file.extension().string();
+  const std::string ext = std::filesystem::path(path).extension().string();
   if (ext != ".png" && ext != ".svg") throw InputError("", 0, "--plot", "'" + path + "' must end in .png or .svg");
-  const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(folder, ec))
-    throw InputError("", 0, "--plot", "cannot write '" + path + "': no folder '" + folder.string() + "'");
-  if (std::filesystem::is_directory(file, ec))
-    throw InputError("", 0, "--plot", "cannot write '" + path + "': it is a folder");
-  if (::access(folder.c_str(), W_OK) != 0 ||
-      (std::filesystem::exists(file, ec) && ::access(file.c_str(), W_OK) != 0))
-    throw InputError("", 0, "--plot", "cannot write '" + path + "': permission denied");
+  check_output_path(path, "--plot");
 }
 
 void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width, int height, int columns) {

@@ -30,6 +30,7 @@ struct JobState {
   double progress = 0;  // done so far
   int epoch = 0;        // completed epochs (trace jobs)
   int gpus = 0, nodes = 0, batch = 0;  // current allocation; gpus = 0: waiting
+  int gpus_at_finish = 0;              // the allocation it finished on (gpus is 0 from then)
   std::vector<int> placement;          // node index of every GPU held
   double rate = 0;      // progress per second once the restart delay is over
   double run_from = 0;  // end of the current restart delay

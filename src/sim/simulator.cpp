@@ -128,7 +128,7 @@ class Engine {
       r.jct = j.finish - j.spec->arrival;
       r.gpu_seconds = j.attained;
       r.restarts = j.restarts;
-      r.gpus = j.gpus;
+      r.gpus = j.gpus_at_finish;
       r.batch = j.batch;
       if (j.spec->deadline) r.met_deadline = r.jct <= *j.spec->deadline;
       res.jobs.push_back(std::move(r));
@@ -177,6 +177,7 @@ class Engine {
         j.progress = j.work;
         cluster_.release(j.placement);
         j.placement.clear();
+        j.gpus_at_finish = j.gpus;
         j.gpus = 0;
         ++j.version;
         ++finished_in_active_;  // removed from active_ in one pass before the next schedule

@@ -44,7 +44,7 @@ struct JobResult {
   double jct = 0;
   double gpu_seconds = 0;
   int restarts = 0;
-  int gpus = 0;   // GPUs at the end
+  int gpus = 0;   // GPUs it finished on
   int batch = 0;  // global batch at the end
   std::optional<bool> met_deadline;
 };

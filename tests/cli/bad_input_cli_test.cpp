@@ -86,3 +86,19 @@ TEST(CoconfigBenchCli, OtherGpuOptionsGoTogether) {
     EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, c.option)) << c.args << ": " << r.err;
   }
 }
+
+// A file a verb will write is checked before the verb's work: a folder that
+// does not exist exits 2 naming the option, and nothing else is printed.
+TEST(OutputPath, AFolderThatDoesNotExistFailsBeforeTheWork) {
+  auto dir = tptest::temp_dir("output_path");
+  const std::string nowhere = (dir / "no-such-folder" / "out.csv").string();
+  auto in = tptest::write_file(dir / "in.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n"
+                                               "8,8,1,1024,16,24,2048,8,1,1\n");
+  auto llm = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o " + nowhere);
+  EXPECT_EQ(llm.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(llm.err, "", 0, "--out", {"no folder"})) << llm.err;
+  auto sim = tptest::run_cli("simulate --philly " + in + " --jobs-csv " + nowhere + " --json");
+  EXPECT_EQ(sim.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(sim.err, "", 0, "--jobs-csv", {"no folder"})) << sim.err;
+  EXPECT_EQ(tptest::lines(sim.out).size(), 1u) << sim.out;  // the error's JSON alone: no results before it
+}

@@ -78,6 +78,9 @@ TEST(SimPolicies, FifoHandComputed) {
   EXPECT_DOUBLE_EQ(r.jct_a, 80);
   EXPECT_DOUBLE_EQ(r.jct_b, 110);
   EXPECT_EQ(r.res.jobs[0].restarts, 0);
+  // Each job's result holds the GPUs it finished on (the cluster's are free by then).
+  EXPECT_EQ(r.res.jobs[0].gpus, 2);
+  EXPECT_EQ(r.res.jobs[1].gpus, 4);
 }
 
 // With a 5 s restart delay: A 0..5 delay, 5..85 work; B 85..90 delay, 90..130.
