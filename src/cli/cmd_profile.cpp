@@ -109,6 +109,8 @@ int run_profile_cmd(const ProfileArgs& a) {
     throw InputError("", 0, "--cmd", "give exactly one of --cmd TEMPLATE or --workload NAME");
   if (a.timing != "auto" && a.timing != "steps" && a.timing != "epochs")
     throw InputError("", 0, "--timing", "must be auto, steps or epochs, got '" + a.timing + "'");
+  if (a.train_subset < 0) throw InputError("", 0, "--train-subset", "must be >= 0 (0: the whole training set)");
+  if (a.test_subset < 0) throw InputError("", 0, "--test-subset", "must be >= 0 (0: the whole test set)");
   BuiltinWorkloadOptions builtin{a.trainer, a.data_dir, a.train_subset, a.test_subset, a.seed, a.threads_per_worker};
   std::string text = a.cmd;
   if (!a.workload.empty()) text = builtin_template(a.workload, builtin);

@@ -46,6 +46,9 @@ void run_synthetic(const SampleArgs& a) {
 }
 
 void run_sample(const SampleArgs& a) {
+  if (a.dataset_size < 0) throw InputError("", 0, "--dataset-size", "must be >= 1 (not given: from the trace)");
+  if (a.synthetic_rows > 0 && !a.workload.empty())
+    throw InputError("", 0, "--synthetic-rows", "makes samples from a closed form, not from --workload: give one");
   if (a.synthetic_rows > 0) return run_synthetic(a);
   if (a.workload.empty()) throw InputError("sample: --workload (a trace directory) or --synthetic-rows is required");
   replay::OracleOptions opts;

@@ -27,7 +27,23 @@ const std::vector<std::string>& CommandTemplate::shape_placeholder_names() {
   return names;
 }
 
-CommandTemplate::CommandTemplate(std::string text, const std::string& option) : text_(std::move(text)) {
+namespace {
+// A template pasted from a multi-line example: each line break (with a
+// shell's trailing backslash, if any) is a space, since `sh -c` would run
+// the next line as a command of its own.
+std::string one_line(std::string text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) continue;
+    if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;  // CRLF: one break
+    out += c == '\n' || c == '\r' ? ' ' : c;
+  }
+  return out;
+}
+}  // namespace
+
+CommandTemplate::CommandTemplate(std::string text, const std::string& option) : text_(one_line(std::move(text))) {
   if (text_.find_first_not_of(" \t\n") == std::string::npos) throw InputError("", 0, option, "the command template is empty");
   std::string literal;
   for (size_t i = 0; i < text_.size(); ++i) {

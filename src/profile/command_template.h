@@ -26,7 +26,9 @@ namespace trainplan::profile {
 class CommandTemplate {
  public:
   // Throws InputError for an empty template, an unknown {name}, or an
-  // unclosed '{'. `{{` and `}}` stand for literal braces.
+  // unclosed '{'. `{{` and `}}` stand for literal braces. A line break
+  // (after a backslash or not) is a space: a template is one command, and
+  // a multi-line example pasted as it is shown runs as written.
   // `option` names the flag the template came from, for error messages.
   explicit CommandTemplate(std::string text, const std::string& option = "--cmd");
 

@@ -73,6 +73,11 @@ TEST(ProfileTemplate, ExpandsPlaceholdersAndLiteralBraces) {
   EXPECT_FALSE(t.uses("nodes"));
   EXPECT_EQ(t.expand({{"batch", "32"}, {"workers", "2"}, {"rank", "1"}}), "run --b 32 --r 2 --k 1 --json '{}'");
   EXPECT_FALSE(CommandTemplate("torchrun --nproc-per-node {workers} train.py").per_rank());
+  // A multi-line example pasted as shown (with or without a trailing backslash) is one command.
+  EXPECT_EQ(CommandTemplate("python3 train.py --batch {batch}\n  --epochs {epochs}").expand({{"batch", "8"}, {"epochs", "2"}}),
+            "python3 train.py --batch 8   --epochs 2");
+  EXPECT_EQ(CommandTemplate("python3 train.py \\\r\n--epochs {epochs}").expand({{"epochs", "2"}}),
+            "python3 train.py  --epochs 2");
 }
 
 TEST(ProfileTemplate, RejectsUnknownAndUnclosedPlaceholders) {
