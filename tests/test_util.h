@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <functional>
 #include <optional>
 #include <random>
@@ -201,5 +202,16 @@ class ScopedPin {
   cpu_set_t saved_{};
   bool ok_ = false;
 };
+
+// Runs `command` + each case's arguments and expects exit 2 with the case's
+// option named on stderr.
+inline void expect_each_exits_two_naming(const std::string& command,
+                                         const std::vector<std::pair<std::string, std::string>>& args_and_option) {
+  for (const auto& [args, option] : args_and_option) {
+    auto r = run_cli(command + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(option), std::string::npos) << args << "\n" << r.err;
+  }
+}
 
 }  // namespace tptest

@@ -77,25 +77,25 @@ MetricRange parse_metric_range(const std::string& text, const std::string& field
   return r;
 }
 
+std::string MetricRange::text() const {
+  return (lo > -1e300 ? fmt::format("{:g}", lo) : std::string()) + ":" + (hi < 1e300 ? fmt::format("{:g}", hi) : std::string());
+}
+
 void SampleSet::check_declared_metric_range(const std::string& field, std::optional<double> target) const {
   if (!declared_metric_range) return;
   const MetricRange& r = *declared_metric_range;
   auto outside = [&](double v) { return v < r.lo || v > r.hi; };
-  auto range_text = [&] {
-    return (r.lo > -1e300 ? fmt::format("{:g}", r.lo) : std::string()) + ":" +
-           (r.hi < 1e300 ? fmt::format("{:g}", r.hi) : std::string());
-  };
   for (const auto* v : {&samples, &curve})
     for (const auto& s : *v)
       if (s.metric && outside(*s.metric))
         throw InputError("", 0, field,
                          fmt::format("the range {} is {}, but a sample measured {:g} (batch {:g}, {} worker{}, {:g} "
                                      "epochs): the metric passes it",
-                                     range_text(), r.from, *s.metric, s.batch, s.workers, s.workers == 1 ? "" : "s",
+                                     r.text(), r.from, *s.metric, s.batch, s.workers, s.workers == 1 ? "" : "s",
                                      s.epochs));
   if (target && outside(*target))
     throw InputError("", 0, "--target",
-                     fmt::format("{:g} is outside the metric's range {} ({}): no run can reach it", *target, range_text(),
+                     fmt::format("{:g} is outside the metric's range {} ({}): no run can reach it", *target, r.text(),
                                  r.from));
 }
 

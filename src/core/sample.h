@@ -46,6 +46,8 @@ struct Sample {
 struct MetricRange {
   double lo = -1e300, hi = 1e300;  // +-1e300: unbounded on that side
   std::string from;                // for people: "given", or why it was inferred
+  // "LO:HI", a side left empty where unbounded: what parse_metric_range reads.
+  std::string text() const;
 };
 
 // Parses "LO:HI" (either side may be empty: unbounded); throws InputError

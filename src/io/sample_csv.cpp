@@ -115,8 +115,7 @@ std::string format_samples_csv(const SampleSet& set) {
   std::string out = fmt::format("# trainplan: metric={}", to_string(set.direction));
   if (set.dataset_size) out += fmt::format(" dataset_size={}", *set.dataset_size);
   if (const auto& r = set.declared_metric_range)
-    out += fmt::format(" metric_range={}:{}", r->lo > -1e300 ? fmt::format("{:g}", r->lo) : "",
-                       r->hi < 1e300 ? fmt::format("{:g}", r->hi) : "");
+    out += " metric_range=" + r->text();
   if (!set.times_predicted_from.empty()) {
     std::string from = set.times_predicted_from;  // one word on the format line
     for (char& c : from)

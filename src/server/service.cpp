@@ -862,12 +862,8 @@ json Service::simulate_request(const json& req) {
   q.load_scale = get_number(req, "load_scale", q.load_scale);
   if (!(q.load_scale >= 0.01 && q.load_scale <= 100)) throw RequestError(400, "load_scale", "load_scale must be in 0.01..100");
   q.restart_delay = get_number(req, "restart_delay", q.restart_delay);
-  if (!(q.restart_delay >= 0 && q.restart_delay <= sim::kLongestSeconds))
-    throw RequestError(400, "restart_delay", fmt::format("restart_delay must be from 0 to {:g} seconds", sim::kLongestSeconds));
   q.interval = get_number(req, "interval", q.interval);
-  if (!(q.interval == 0 || (q.interval >= 1 && q.interval <= sim::kLongestSeconds)))
-    throw RequestError(400, "interval",
-                       fmt::format("interval must be 0 (at every event) or from 1 to {:g} seconds", sim::kLongestSeconds));
+  sim::check_schedule_times(q.restart_delay, q.interval);  // 400 naming the field, before a slot is taken
   q.placement = get_string(req, "placement", q.placement);
   one_of(q.placement, "placement", {"pack", "spread"});
   q.oracle = get_bool(req, "oracle", false);

@@ -276,16 +276,19 @@ class Engine {
 
 }  // namespace
 
+void check_schedule_times(double restart_delay, double interval) {
+  // Bounded so that event times keep whole seconds apart: at 1e300 s adding
+  // an epoch's duration changes nothing, and the clock would never move.
+  if (!(restart_delay >= 0 && restart_delay <= kLongestSeconds))
+    throw InputError("", 0, "--restart-delay", fmt::format("must be from 0 to {:g} seconds", kLongestSeconds));
+  if (!(interval == 0 || (interval >= 1 && interval <= kLongestSeconds)))
+    throw InputError("", 0, "--interval", fmt::format("must be 0 (at every event) or from 1 to {:g} seconds", kLongestSeconds));
+}
+
 SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
                    const SimOptions& opts) {
   if (opts.nodes < 1 || opts.gpus_per_node < 1) throw InputError("", 0, "--nodes", "the cluster needs >= 1 node and GPU");
-  // Bounded so that event times keep whole seconds apart: at 1e300 s adding
-  // an epoch's duration changes nothing, and the clock would never move.
-  if (!(opts.restart_delay >= 0 && opts.restart_delay <= kLongestSeconds))
-    throw InputError("", 0, "--restart-delay", fmt::format("must be from 0 to {:g} seconds", kLongestSeconds));
-  if (!(opts.interval == 0 || (opts.interval >= 1 && opts.interval <= kLongestSeconds)))
-    throw InputError("", 0, "--interval",
-                     fmt::format("must be 0 (at every event) or from 1 to {:g} seconds", kLongestSeconds));
+  check_schedule_times(opts.restart_delay, opts.interval);
   Engine e(jobs, policy, est, truth, opts);
   return e.run();
 }

@@ -60,6 +60,11 @@ struct SimResult {
   std::vector<std::pair<double, int>> gpus_in_use;
 };
 
+// Throws InputError (options --restart-delay, --interval) unless both are
+// within SimOptions' bounds; simulate() checks them, and the server before
+// it takes a slot.
+void check_schedule_times(double restart_delay, double interval);
+
 // Runs `jobs` (any order) to completion. Abandoned (core/cancel.h) when the
 // caller's scope ends. Throws InputError if a job can never
 // run (more GPUs than the cluster) and std::logic_error if the policy

@@ -213,16 +213,12 @@ TEST(PredictCli, BadArgumentsExit2) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(r.err, time_only, 0, "metric", {"--epochs"}));
   // Values that read as numbers but no configuration has: each names its option, none is dropped silently.
-  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
-           {"--batch inf --workers 2", "--batch"},
-           {"--batch 64 --workers 2 --epochs -1", "--epochs"},
-           {"--batch 64 --workers 2 --epochs nan", "--epochs"},
-           {"--batch 64 --workers 2 --nodes 5", "--nodes"},
-           {"--batch 64 --workers 2 --nodes 0", "--nodes"}}) {
-    auto bad = tptest::run_cli("predict --samples " + s + " --model isotonic-mi " + args);
-    EXPECT_EQ(bad.exit_code, 2) << args << "\n" << bad.out << bad.err;
-    EXPECT_NE(bad.err.find(option), std::string::npos) << args << "\n" << bad.err;
-  }
+  tptest::expect_each_exits_two_naming("predict --samples " + s + " --model isotonic-mi ",
+                                       {{"--batch inf --workers 2", "--batch"},
+                                        {"--batch 64 --workers 2 --epochs -1", "--epochs"},
+                                        {"--batch 64 --workers 2 --epochs nan", "--epochs"},
+                                        {"--batch 64 --workers 2 --nodes 5", "--nodes"},
+                                        {"--batch 64 --workers 2 --nodes 0", "--nodes"}});
 }
 
 TEST(PredictCli, TimeOnlyWithoutEpochs) {

@@ -92,16 +92,11 @@ TEST(LlmPlanCli, BadOptionsExitTwo) {
   EXPECT_NE(r.err.find("--model"), std::string::npos) << r.err;
   // One GPU named twice (an alias is its catalog entry), the launch beside JSON, a coverage of 1.
   const std::string base = "llm plan --model gpt3-1.3b --tokens 1e9 --global-batch 64 ";
-  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
-           {"--gpu h100,h100-sxm", "--gpu"},
-           {"--gpu h100 --emit slurm --json", "--emit"},
-           {"--gpu h100 --emit torchrun --frontier", "--emit"},
-           {"--gpu h100 --emit torchrun --plot frontier.svg", "--emit"},
-           {"--gpu h100 --interval 1", "--interval"}}) {
-    r = tptest::run_cli(base + args);
-    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find(option), std::string::npos) << args << "\n" << r.err;
-  }
+  tptest::expect_each_exits_two_naming(base, {{"--gpu h100,h100-sxm", "--gpu"},
+                                              {"--gpu h100 --emit slurm --json", "--emit"},
+                                              {"--gpu h100 --emit torchrun --frontier", "--emit"},
+                                              {"--gpu h100 --emit torchrun --plot frontier.svg", "--emit"},
+                                              {"--gpu h100 --interval 1", "--interval"}});
   // A price may name a --gpu item by any of its catalog names.
   r = tptest::run_cli(base + "--gpu H100,a100-80gb --price h100-sxm=3,a100-80gb=2");
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -117,7 +112,7 @@ TEST(LlmPlanCli, BadOptionsExitTwo) {
 // Values CLI11 reads as numbers but no plan can use: each names its option.
 TEST(LlmPlanCli, NonFiniteAndOutOfRangeValuesExitTwoNamingTheOption) {
   const std::string base = "llm plan --model gpt3-1.3b --gpu h100 --max-gpus 16 --global-batch 64 ";
-  const std::vector<std::pair<std::string, std::string>> cases = {
+  tptest::expect_each_exits_two_naming(base, {
       {"--tokens inf", "--tokens"},
       {"--tokens 1e30", "--tokens"},  // 7e21 iterations: the count would overflow
       {"--tokens 1e9 --reserve-gib nan", "--reserve-gib"},
@@ -127,12 +122,7 @@ TEST(LlmPlanCli, NonFiniteAndOutOfRangeValuesExitTwoNamingTheOption) {
       {"--tokens 1e9 --gpu-budget nan", "--gpu-budget"},
       {"--tokens 1e9 --top 0", "--top"},
       {"--tokens 1e9 --gpus-per-node -1", "--gpus-per-node"},
-  };
-  for (const auto& [args, option] : cases) {
-    auto r = tptest::run_cli(base + args);
-    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find(option), std::string::npos) << args << "\n" << r.err;
-  }
+  });
   auto huge = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --tokens 1e12 --global-batch 1073741824");
   EXPECT_EQ(huge.exit_code, 2) << huge.err;
   EXPECT_NE(huge.err.find("--global-batch"), std::string::npos) << huge.err;
