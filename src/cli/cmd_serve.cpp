@@ -41,6 +41,7 @@ void run_serve(const ServeArgs& a) {
   if (l.max_body_bytes < 1) throw InputError("", 0, "--max-body-bytes", "must be >= 1");
   if (l.max_rows < 1) throw InputError("", 0, "--max-rows", "must be >= 1");
   if (!(l.request_timeout_s > 0)) throw InputError("", 0, "--request-timeout", "must be > 0 seconds");
+  if (!(l.head_timeout_s > 0)) throw InputError("", 0, "--head-timeout", "must be > 0 seconds");
   if (l.max_concurrent < 1) throw InputError("", 0, "--max-concurrent", "must be >= 1");
   if (l.max_queue < 0) throw InputError("", 0, "--max-queue", "must be >= 0");
   if (l.max_fits < 1) throw InputError("", 0, "--max-fits", "must be >= 1");
@@ -138,6 +139,9 @@ void setup(CLI::App& root) {
   add_duration_option(limits, "--request-timeout", l.request_timeout_s,
                       "Wall time of one POST, waiting included; past it the computation is abandoned and the "
                       "answer is 503 [default: 60]");
+  add_duration_option(limits, "--head-timeout", l.head_timeout_s,
+                      "Time a client has to send a request's line and headers (from their first byte) and to take "
+                      "an answer; past it: 408 and the connection closes [default: 10]");
   limits->add_option("--max-concurrent", l.max_concurrent,
                      "Requests with samples (/fit; /predict, /plan with samples_csv or samples_path) computing at "
                      "once (default: the cores, at least 2)")
@@ -153,7 +157,8 @@ void setup(CLI::App& root) {
   limits->add_flag("--allow-paths", l.allow_paths,
                    "Let requests read sample files on this machine (samples_path); without it: 403");
   limits->add_option("--threads", l.threads,
-                     "Connections served at once (an idle keep-alive connection holds one for up to 5 s)")
+                     "Connections served at once (an idle keep-alive connection holds one for up to 5 s, a slow "
+                     "client for up to --head-timeout)")
       ->capture_default_str();
   cmd->footer(
       "Example: trainplan serve --samples s.csv &\n"

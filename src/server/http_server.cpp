@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "server/deadline_server.h"
 #include "server/service.h"
 #include "server/web_assets.h"
 
@@ -42,7 +43,7 @@ std::string too_large(uint64_t bytes, size_t limit) {
 struct HttpServer::Impl {
   Service& service;
   std::function<void(const std::string&)> log;
-  httplib::Server http;
+  DeadlineServer http;
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> in_listen{false};
   socket_t listen_fd = INVALID_SOCKET;  // set by the socket-options hook, before bind
@@ -53,7 +54,17 @@ struct HttpServer::Impl {
   std::atomic<uint64_t> bodies_held{0};
   static constexpr uint64_t kBodiesHeld = 4;
 
-  Impl(Service& s, std::function<void(const std::string&)> l) : service(s), log(std::move(l)) {}
+  Impl(Service& s, std::function<void(const std::string&)> l)
+      : service(s), log(std::move(l)), http(s.limits().head_timeout_s, [this](ReadFailure f) { return failed(f); }) {}
+
+  std::string failed(ReadFailure f) const {
+    if (f == ReadFailure::kHeadTooLarge)
+      return error_text(fmt::format("the request's line and headers are over {} bytes",
+                                    DeadlineServer::kMaxHeadBytes));
+    return error_text(fmt::format("the request's line and headers did not arrive whole within {} s of their first "
+                                  "byte (trainplan serve --head-timeout)",
+                                  service.limits().head_timeout_s));
+  }
 
   void answer(const httplib::Request& req, httplib::Response& res, const Response& r, Clock::time_point t0) {
     res.status = r.status;
@@ -63,7 +74,10 @@ struct HttpServer::Impl {
     note(req, r.status, t0);
   }
 
+  // Every answer goes through here: the client has head_timeout_s to take it.
   void note(const httplib::Request& req, int status, Clock::time_point t0) {
+    DeadlineServer::set_write_deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                          std::chrono::duration<double>(http.head_timeout_s())));
     if (!log) return;
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     log(fmt::format("{} {} {} {:.1f} ms", req.method, req.path, status, ms));
@@ -102,6 +116,8 @@ struct HttpServer::Impl {
     const auto drain_until =
         t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(service.limits().request_timeout_s));
     auto draining = [&] { return Clock::now() < drain_until && !service.stopping(); };
+    // The body, like the computation, must come within the request's time limit.
+    DeadlineServer::begin_body(drain_until);
     // A length that is not a whole number of bytes (negative, too long for
     // 64 bits, text) cannot be read to: refused at once, not after a wait.
     if (req.has_header("Content-Length")) {
@@ -164,6 +180,12 @@ struct HttpServer::Impl {
                                              budget)),
                       t0);
       }
+      if (!whole && DeadlineServer::read_failure() == ReadFailure::kDeadline)
+        return refuse(req, res, 408,
+                      error_text(fmt::format("the request body did not arrive whole within the request's time limit "
+                                             "of {} s (trainplan serve --request-timeout)",
+                                             service.limits().request_timeout_s)),
+                      t0);
       if (!whole)
         return refuse(req, res, 400,
                       error_text("the request body could not be read whole (the connection stalled, or its chunked "
@@ -208,8 +230,16 @@ HttpServer::HttpServer(Service& service, std::function<void(const std::string&)>
   // Errors httplib answers itself (a malformed request line, a URI over 8 KB,
   // a method it does not route) get a JSON body too.
   http.set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request&, httplib::Response& res) -> httplib::Server::HandlerResponse {
+      [impl](const httplib::Request&, httplib::Response& res) -> httplib::Server::HandlerResponse {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        // httplib's own refusals: a request it could not parse whole.
+        res.set_header("Connection", "close");
+        DeadlineServer::close_after_answer();
+        if (const ReadFailure f = DeadlineServer::read_failure(); f != ReadFailure::kNone) {
+          res.status = DeadlineServer::status_of(f);
+          res.set_content(impl->failed(f), "application/json");
+          return httplib::Server::HandlerResponse::Handled;
+        }
         std::string what = res.status == 400   ? "malformed HTTP request"
                            : res.status == 404 ? "no such endpoint"
                            : res.status == 414 ? "the request line is too long"
@@ -218,7 +248,8 @@ HttpServer::HttpServer(Service& service, std::function<void(const std::string&)>
         return httplib::Server::HandlerResponse::Handled;
       }));
   // Threads serve connections; an idle keep-alive connection holds one for
-  // up to its timeout (5 s), so there are many more than cores.
+  // up to its timeout (5 s), a slow client for at most its deadlines
+  // (deadline_server.h), so there are many more than cores.
   const size_t threads = static_cast<size_t>(std::max(2, service.limits().threads));
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // A connection is closed after 5 requests (httplib's default), so that

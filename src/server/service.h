@@ -63,6 +63,9 @@ struct Limits {
   size_t max_body_bytes = size_t(8) << 20;  // a request body, and a samples_path file: past it 413
   size_t max_rows = 10000;                  // rows of samples in one request: past it 422
   double request_timeout_s = 60;            // a POST's wall time, waiting included: past it 503
+  // A request's head (line and headers) from its first byte, and the taking
+  // of an answer: past it 408 and the connection closes (deadline_server.h).
+  double head_timeout_s = 10;
   int max_concurrent = 2;                   // requests with samples computing at once
   int max_queue = 16;                       // requests with samples waiting for a slot: past it 503
   int max_fits = 64;                        // fitted sample sets held: a /fit past it 503

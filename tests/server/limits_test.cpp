@@ -326,6 +326,15 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
   a = raw_exchange(s.port, "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(a.status, 414) << a.head;
   EXPECT_TRUE(json::parse(a.body)["error"].is_string()) << a.body;
+  // A head over 64 KiB is refused when the limit is reached, not read on.
+  a = raw_exchange(s.port, "GET /" + std::string(1 << 20, 'a'));
+  EXPECT_EQ(a.status, 431) << a.head;
+  EXPECT_NE(a.head.find("Connection: close"), std::string::npos) << a.head;
+  EXPECT_NE(json::parse(a.body)["error"].get<std::string>().find("65536 bytes"), std::string::npos) << a.body;
+  std::string many = "GET /health HTTP/1.1\r\n";
+  for (int i = 0; i < 2000; ++i) many += "X-Pad-" + std::to_string(i) + ": " + std::string(40, 'p') + "\r\n";
+  a = raw_exchange(s.port, many + "\r\n");
+  EXPECT_EQ(a.status, 431) << a.head;
   httplib::Client c("127.0.0.1", s.port);
   auto r = c.Post("/fit", httplib::MultipartFormDataItems{{"samples_csv", "batch,workers\n", "", ""}});
   ASSERT_TRUE(r);
@@ -335,6 +344,49 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 405);
   EXPECT_TRUE(json::parse(r->body)["error"].is_string());
+  EXPECT_TRUE(healthy(s));
+}
+
+// Clients that send their request a byte at a time, each byte well within
+// the 5 s httplib waits for one, hold a thread only until their deadline:
+// with both threads taken by such clients, /health still answers within
+// seconds, and each slow client gets a 408 naming the option.
+TEST(ServerLimits, ClientsSendingAByteAtATimeAre408AndHoldNoThread) {
+  Limits l;
+  l.threads = 2;
+  l.head_timeout_s = 1;
+  Running s(l);
+  tpserver::TrickleAnswer in_line, in_headers;
+  std::vector<std::thread> slow;
+  slow.emplace_back([&] { in_line = tpserver::trickle(s.port, "GET /hea", 'l', 10); });
+  slow.emplace_back([&] { in_headers = tpserver::trickle(s.port, "GET /health HTTP/1.1\r\nX-Slow: ", 'x', 10); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(healthy(s));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  for (auto& t : slow) t.join();
+  for (const auto* t : {&in_line, &in_headers}) {
+    EXPECT_EQ(t->answer.status, 408) << t->answer.head;
+    EXPECT_TRUE(t->answer.closed);
+    EXPECT_LT(t->seconds, 5.0);
+    EXPECT_NE(json::parse(t->answer.body)["error"].get<std::string>().find("--head-timeout"), std::string::npos)
+        << t->answer.body;
+  }
+}
+
+// A body sent a byte at a time must still arrive within the request's time limit.
+TEST(ServerLimits, ABodySentAByteAtATimeIs408AtTheRequestsTimeLimit) {
+  Limits l;
+  l.request_timeout_s = 1;
+  Running s(l);
+  auto t = tpserver::trickle(
+      s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", ' ',
+      10);
+  EXPECT_EQ(t.answer.status, 408) << t.answer.head;
+  EXPECT_TRUE(t.answer.closed);
+  EXPECT_LT(t.seconds, 5.0);
+  EXPECT_NE(json::parse(t.answer.body)["error"].get<std::string>().find("--request-timeout"), std::string::npos)
+      << t.answer.body;
   EXPECT_TRUE(healthy(s));
 }
 

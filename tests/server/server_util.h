@@ -179,6 +179,51 @@ inline RawAnswer raw_exchange(int port, const std::string& request, double timeo
   return a;
 }
 
+// A slow client, as a slow-loris attack is: sends `prefix`, then one byte of
+// `drip` every 200 ms for up to `for_s` seconds, until the server answers or
+// closes; then reads the answer until the server closes (or 2 s pass).
+// `seconds`: from the connection to the end of the answer.
+struct TrickleAnswer {
+  RawAnswer answer;
+  double seconds = 0;
+};
+
+inline TrickleAnswer trickle(int port, const std::string& prefix, char drip, double for_s) {
+  TrickleAnswer t;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  int fd = connect_local(port);
+  if (fd < 0) return t;
+  ::send(fd, prefix.data(), prefix.size(), MSG_NOSIGNAL);
+  std::string in;
+  char buf[4096];
+  bool closed = false;
+  while (elapsed() < for_s && !closed) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) in.append(buf, static_cast<size_t>(n));
+    if (n == 0 || !in.empty()) break;
+    if (::send(fd, &drip, 1, MSG_NOSIGNAL) != 1) closed = true;
+  }
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0) t.answer.closed = true;
+    if (n <= 0) break;
+    in.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  t.seconds = elapsed();
+  const size_t end = in.find("\r\n\r\n");
+  if (in.rfind("HTTP/1.1 ", 0) == 0 && end != std::string::npos) {
+    t.answer.status = std::atoi(in.c_str() + 9);
+    t.answer.head = in.substr(0, end);
+    t.answer.body = in.substr(end + 4);
+  }
+  return t;
+}
+
 // `trainplan serve --port 0 --quiet ARGS...` as a child process, its stderr
 // in a file; port 0 when it printed no address within 5 s.
 struct ServeProcess {

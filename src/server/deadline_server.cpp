@@ -1,0 +1,212 @@
+#include "server/deadline_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <limits>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace trainplan::server {
+
+namespace {
+
+using Clock = DeadlineServer::Clock;
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+// Waits up to `ms` for `events` on `sock`: > 0 ready, 0 timed out, < 0 failed.
+int poll_one(socket_t sock, short events, int ms) {
+  pollfd p{sock, events, 0};
+  int r;
+  do r = ::poll(&p, 1, ms);
+  while (r < 0 && errno == EINTR);
+  return r;
+}
+
+// Milliseconds to wait: until `deadline`, and at most `cap_s`.
+int wait_ms(Clock::time_point deadline, double cap_s) {
+  const double left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp(std::ceil(std::min(left, cap_s * 1000)), 0.0, 1e9));
+}
+
+void address_of(socket_t sock, bool peer, std::string& ip, int& port) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if ((peer ? ::getpeername(sock, reinterpret_cast<sockaddr*>(&a), &len)
+            : ::getsockname(sock, reinterpret_cast<sockaddr*>(&a), &len)) != 0)
+    return;
+  char text[INET6_ADDRSTRLEN] = "";
+  if (a.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+    port = ntohs(v4->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+    port = ntohs(v6->sin6_port);
+  }
+  ip = text;
+}
+
+// One connection's stream: reads through a buffer (httplib reads a head one
+// byte at a time), kept from one request to the next so that pipelined bytes
+// are not lost. Past its deadline a read or write fails unless it can go on
+// without waiting.
+class DeadlineStream final : public httplib::Stream {
+ public:
+  DeadlineStream(socket_t sock, double read_timeout_s, double write_timeout_s)
+      : sock_(sock), read_timeout_s_(read_timeout_s), write_timeout_s_(write_timeout_s) {}
+
+  void begin_request(Clock::time_point read_deadline, Clock::time_point write_deadline) {
+    read_deadline_ = read_deadline;
+    write_deadline_ = write_deadline;
+    head_bytes_left_ = DeadlineServer::kMaxHeadBytes;
+    failure_ = ReadFailure::kNone;
+    close_after_ = false;
+    written_ = 0;
+  }
+  void begin_body(Clock::time_point read_deadline) {
+    read_deadline_ = read_deadline;
+    head_bytes_left_ = std::numeric_limits<size_t>::max();
+  }
+  void close_after() { close_after_ = true; }
+  bool closing() const { return close_after_ || failure_ != ReadFailure::kNone; }
+  void set_write_deadline(Clock::time_point t) { write_deadline_ = t; }
+  ReadFailure failure() const { return failure_; }
+  size_t written() const { return written_; }
+  bool buffered() const { return off_ < size_; }
+
+  bool is_readable() const override {
+    return buffered() || poll_one(sock_, POLLIN, wait_ms(read_deadline_, read_timeout_s_)) > 0;
+  }
+  bool is_writable() const override {
+    return poll_one(sock_, POLLOUT, wait_ms(write_deadline_, write_timeout_s_)) > 0;
+  }
+
+  ssize_t read(char* ptr, size_t n) override {
+    if (head_bytes_left_ == 0) {
+      failure_ = ReadFailure::kHeadTooLarge;
+      return -1;
+    }
+    if (!buffered()) {
+      if (!is_readable()) {
+        if (Clock::now() >= read_deadline_) failure_ = ReadFailure::kDeadline;
+        return -1;
+      }
+      ssize_t got;
+      do got = ::recv(sock_, buf_, sizeof buf_, 0);
+      while (got < 0 && errno == EINTR);
+      if (got <= 0) return got;
+      off_ = 0;
+      size_ = static_cast<size_t>(got);
+    }
+    const size_t k = std::min({n, size_ - off_, head_bytes_left_});
+    std::memcpy(ptr, buf_ + off_, k);
+    off_ += k;
+    if (head_bytes_left_ != std::numeric_limits<size_t>::max()) head_bytes_left_ -= k;
+    return static_cast<ssize_t>(k);
+  }
+
+  ssize_t write(const char* ptr, size_t n) override {
+    if (!is_writable()) return -1;
+    ssize_t sent;
+    do sent = ::send(sock_, ptr, n, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    if (sent > 0) written_ += static_cast<size_t>(sent);
+    return sent;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { address_of(sock_, true, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { address_of(sock_, false, ip, port); }
+  socket_t socket() const override { return sock_; }
+
+ private:
+  socket_t sock_;
+  double read_timeout_s_, write_timeout_s_;
+  Clock::time_point read_deadline_{}, write_deadline_{};
+  size_t head_bytes_left_ = 0;
+  ReadFailure failure_ = ReadFailure::kNone;
+  bool close_after_ = false;
+  size_t written_ = 0;
+  char buf_[4096];
+  size_t off_ = 0, size_ = 0;
+};
+
+// The stream of the connection this thread is serving, for the handlers.
+thread_local DeadlineStream* current_stream = nullptr;
+
+}  // namespace
+
+void DeadlineServer::begin_body(Clock::time_point read_deadline) {
+  if (current_stream) current_stream->begin_body(read_deadline);
+}
+
+void DeadlineServer::set_write_deadline(Clock::time_point t) {
+  if (current_stream) current_stream->set_write_deadline(t);
+}
+
+ReadFailure DeadlineServer::read_failure() { return current_stream ? current_stream->failure() : ReadFailure::kNone; }
+
+void DeadlineServer::close_after_answer() {
+  if (current_stream) current_stream->close_after();
+}
+
+bool DeadlineServer::wait_for_request(socket_t sock) const {
+  const auto until = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
+  // In slices, so that a stop (svr_sock_ closed) ends the wait promptly.
+  while (svr_sock_ != INVALID_SOCKET) {
+    const int r = poll_one(sock, POLLIN, 10);
+    if (r != 0) return r > 0;
+    if (Clock::now() >= until) return false;
+  }
+  return false;
+}
+
+bool DeadlineServer::process_and_close_socket(socket_t sock) {
+  DeadlineStream strm(sock, static_cast<double>(read_timeout_sec_) + read_timeout_usec_ * 1e-6,
+                      static_cast<double>(write_timeout_sec_) + write_timeout_usec_ * 1e-6);
+  current_stream = &strm;
+  bool ret = false;
+  for (size_t count = keep_alive_max_count_; svr_sock_ != INVALID_SOCKET && count > 0; --count) {
+    if (!strm.buffered() && !wait_for_request(sock)) break;
+    const auto head_until = Clock::now() + seconds(head_timeout_s_);
+    strm.begin_request(head_until, head_until + seconds(head_timeout_s_));
+    bool connection_closed = false;
+    ret = process_request(strm, count == 1, connection_closed, nullptr);
+    // httplib answers nothing when the request line itself did not come.
+    if (!ret && strm.failure() != ReadFailure::kNone && strm.written() == 0) {
+      const int status = status_of(strm.failure());
+      const std::string body = failure_body(strm.failure());
+      const std::string text = fmt::format(
+          "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+          status, status == 408 ? "Request Timeout" : "Request Header Fields Too Large", body.size(), body);
+      strm.set_write_deadline(Clock::now() + seconds(head_timeout_s_));
+      for (size_t at = 0; at < text.size();) {
+        const ssize_t n = strm.write(text.data() + at, text.size() - at);
+        if (n <= 0) break;
+        at += static_cast<size_t>(n);
+      }
+    }
+    // A request cut at its deadline, or one that could not be parsed, leaves
+    // the connection where the next request's start cannot be told.
+    if (!ret || connection_closed || strm.closing()) break;
+  }
+  current_stream = nullptr;
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ret;
+}
+
+}  // namespace trainplan::server

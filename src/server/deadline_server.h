@@ -1,0 +1,66 @@
+// An httplib::Server whose connections have deadlines over whole phases, not
+// only over each read: httplib 0.11 times out a read that waits 5 s for a byte,
+// so a client that sends its request one byte every 4 s holds a thread for as
+// long as it likes, and `threads` such clients stop the server answering.
+//
+// Here, per connection:
+//   - waiting for the next request: at most the keep-alive timeout (5 s);
+//   - a request's head (request line and headers), from its first byte: at
+//     most `head_timeout_s` and kMaxHeadBytes; past either the read fails,
+//     the answer is 408 or 431 and the connection closes;
+//   - a body: until the deadline the handler gives (begin_body);
+//   - writing an answer: until the deadline the handler sets
+//     (set_write_deadline), or `head_timeout_s` after the head was read.
+// Past its deadline a read or write fails unless it can go on at once. Each
+// still waits at most httplib's own timeouts (5 s) for one byte. The
+// connection loop is httplib's (keep-alive count, the stop check), rewritten
+// because httplib keeps the stream it reads through private.
+#pragma once
+#include <httplib.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace trainplan::server {
+
+enum class ReadFailure { kNone, kDeadline, kHeadTooLarge };
+
+class DeadlineServer : public httplib::Server {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // A request's line and headers together.
+  static constexpr size_t kMaxHeadBytes = size_t(64) << 10;
+
+  // `failure_body`: the JSON body of the answer to a read that failed (408 or 431).
+  DeadlineServer(double head_timeout_s, std::function<std::string(ReadFailure)> failure_body)
+      : head_timeout_s_(head_timeout_s), failure_body_(std::move(failure_body)) {}
+
+  // For a handler, on its thread (no effect elsewhere): the body is read
+  // from here on, until `read_deadline`, without the head's byte limit.
+  static void begin_body(Clock::time_point read_deadline);
+  // For a handler: the client must have taken the answer by `t`.
+  static void set_write_deadline(Clock::time_point t);
+  // How a read of the request being answered failed, on the handler's thread.
+  static ReadFailure read_failure();
+  // Closes the connection once the answer is sent (after a request that
+  // could not be parsed).
+  static void close_after_answer();
+  // 408 for a deadline, 431 for a head over kMaxHeadBytes.
+  static int status_of(ReadFailure f) { return f == ReadFailure::kHeadTooLarge ? 431 : 408; }
+
+  double head_timeout_s() const { return head_timeout_s_; }
+  std::string failure_body(ReadFailure f) const { return failure_body_(f); }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  // Waits until the client sends (true), or the keep-alive timeout passes,
+  // the connection closes or the server stops (false).
+  bool wait_for_request(socket_t sock) const;
+
+  double head_timeout_s_;
+  std::function<std::string(ReadFailure)> failure_body_;
+};
+
+}  // namespace trainplan::server
