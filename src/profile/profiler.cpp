@@ -151,18 +151,20 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
     judge(l, key, opts, rec);
     const TrialOutput& out = l.output;
     rec.dataset_size = out.dataset_size;
-    if (rec.status != TrialStatus::kOk) break;
-    if (time_trial) {
-      reps.push_back(*out.step_timing);
-      continue;
+    // The epochs a trial reported before it failed or was killed are kept
+    // with it: the store's samples take them as points of the curve.
+    const bool cut_short = rec.status == TrialStatus::kTimeout || rec.status == TrialStatus::kFailed;
+    if (!time_trial && out.epochs_reported > 0 && (rec.status == TrialStatus::kOk || cut_short)) {
+      rec.epoch_time_s = out.mean_epoch_time_s;
+      rec.metric = out.last_metric;
+      rec.epoch_metrics = out.epoch_metrics;
+      rec.metric_name = out.metric_name;
+      rec.epochs_reported = out.epochs_reported;
+      rec.timing = out.epoch_steps;
+      if (rec.timing && rec.status == TrialStatus::kOk) note_outliers(rec);
     }
-    rec.epoch_time_s = out.mean_epoch_time_s;
-    rec.metric = out.last_metric;
-    rec.epoch_metrics = out.epoch_metrics;
-    rec.metric_name = out.metric_name;
-    rec.epochs_reported = out.epochs_reported;
-    rec.timing = out.epoch_steps;
-    if (rec.timing) note_outliers(rec);
+    if (rec.status != TrialStatus::kOk) break;
+    if (time_trial) reps.push_back(*out.step_timing);
   }
   if (time_trial && rec.status == TrialStatus::kOk) {
     combine_repeats(reps, opts.repeat_tolerance, rec);

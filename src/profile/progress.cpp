@@ -16,7 +16,12 @@ std::string format_duration(double s) {
 }
 
 std::string describe_result(const TrialRecord& r) {
-  if (r.status != TrialStatus::kOk) return fmt::format("{}: {}", to_string(r.status), r.reason);
+  if (r.status != TrialStatus::kOk) {
+    std::string s = fmt::format("{}: {}", to_string(r.status), r.reason);
+    if (r.key.epochs > 0 && r.epochs_reported > 0)
+      s += fmt::format(" (its {} reported epoch(s) of {} kept as points of the curve)", r.epochs_reported, r.key.epochs);
+    return s;
+  }
   std::string s = fmt::format("ok {:.3g} s/epoch", r.epoch_time_s.value_or(0));
   if (r.metric) s += fmt::format(", {} {:.4g}", r.metric_name.empty() ? "metric" : r.metric_name, *r.metric);
   return s;

@@ -309,7 +309,13 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
   std::set<TrialKey> measured;
   std::map<std::pair<int, int>, TrialRecord> time_trials;  // by (batch, workers)
   std::set<std::pair<int, int>> trained;                    // (batch, workers) with a training trial
+  std::vector<TrialRecord> cut_short;  // training trials that failed after reporting epochs
   for (auto& r : trials) {
+    if (r.status != TrialStatus::kOk && r.key.epochs > 0 && r.epochs_reported > 0 && r.epoch_time_s &&
+        *r.epoch_time_s > 0) {
+      cut_short.push_back(std::move(r));
+      continue;
+    }
     if (r.status != TrialStatus::kOk || !r.epoch_time_s) continue;
     if (r.key.epochs == 0) {
       time_trials[{r.key.batch, r.key.workers}] = std::move(r);
@@ -323,9 +329,15 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
   // A (batch, workers) timed but never trained is a time-only sample.
   for (const auto& [bw, t] : time_trials)
     if (!trained.count(bw)) ok.push_back(t);
+  for (const auto& r : cut_short)
+    if (metric_name.empty()) metric_name = r.metric_name;
   set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
   const bool curve_epochs = meta(kCurveEpochsKey).value_or("") == "1";
-  for (const auto& r : ok) {
+  // Sample rows of trial r: the trial itself, when it ran whole, and its curve
+  // before the last epoch (or before the epoch it stopped at, when cut short):
+  // the best metric so far after each epoch (the run keeps its best
+  // checkpoint), where no trial of that length measured it on its own.
+  auto add_trial = [&](const TrialRecord& r, bool whole) {
     Sample s;
     s.batch = r.key.batch;
     s.workers = r.key.workers;
@@ -337,11 +349,10 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
     s.model = model;
     s.hardware = hardware;
     if (r.dataset_size) set.dataset_size = r.dataset_size;
-    // The curve before the last epoch: the best metric so far after each
-    // epoch (the run keeps its best checkpoint), where no trial of that
-    // length measured it on its own.
     std::optional<double> best;
-    for (size_t k = 0; k + 1 < r.epoch_metrics.size(); ++k) {
+    const size_t curve_points = whole ? r.epoch_metrics.size() - std::min<size_t>(1, r.epoch_metrics.size())
+                                      : std::min(r.epoch_metrics.size(), size_t(std::max(0, r.key.epochs - 1)));
+    for (size_t k = 0; k < curve_points; ++k) {
       const auto& m = r.epoch_metrics[k];
       if (m && (!best || set.better(*m, *best))) best = m;
       if (!best || measured.count({r.key.batch, r.key.workers, int(k + 1)})) continue;
@@ -356,8 +367,10 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
         set.curve.push_back(c);
       }
     }
-    set.samples.push_back(s);
-  }
+    if (whole) set.samples.push_back(s);
+  };
+  for (const auto& r : ok) add_trial(r, true);
+  for (const auto& r : cut_short) add_trial(r, false);
   return set;
 }
 

@@ -25,7 +25,8 @@ using namespace trainplan::profile;
 namespace {
 
 // Args: BATCH WORKERS RANK EPOCHS. Env: SLEEP, FAIL_BATCH, HANG_BATCH, MUTE_BATCH,
-// FAIL_IF (a file: batch 32 fails while it exists).
+// FAIL_IF (a file: batch 32 fails while it exists), HANG_AFTER (hangs after
+// that epoch's line).
 const char* kFakeTrainer = R"sh(
 b=$1; r=$2; k=$3; e=$4
 sleep ${SLEEP:-0.05}
@@ -39,6 +40,7 @@ while [ $i -le $e ]; do
   t=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.5f", 0.01 + 6.4/(b*r)}')
   m=$(awk -v b=$b -v r=$r -v i=$i 'BEGIN{printf "%.5f", 1 - 0.5/(i+1) - 0.0005*b*r}')
   echo "{\"event\":\"epoch\",\"epoch\":$i,\"epoch_time_s\":$t,\"metric\":$m,\"metric_name\":\"accuracy\"}"
+  if [ "$HANG_AFTER" = "$i" ]; then sleep 60; fi
   i=$((i+1))
 done
 echo '{"event":"done"}'
@@ -169,6 +171,30 @@ TEST(ProfileCli, HungTrialTimesOutAndTheRunGoesOn) {
   SampleStore s(f.store);
   EXPECT_EQ(s.find({32, 1, 1})->status, TrialStatus::kTimeout);
   EXPECT_EQ(s.find({16, 1, 1})->status, TrialStatus::kOk);
+}
+
+// A trial killed at its time limit after two of its four epochs: the two
+// are kept, with the record and as points of the curve (not as a run of
+// two epochs, whose schedule would have ended there).
+TEST(ProfileCli, ATrialCutShortKeepsTheEpochsItReported) {
+  Fixture f("prof_cut");
+  auto r = tptest::run_cli("profile " + f.cmd("HANG_AFTER=2") + " --store " + f.store +
+                           " --batches 16 --workers 1 --epochs 4 --trial-timeout 2");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "its 2 reported epoch(s) of 4 kept as points of the curve")) << r.err;
+  SampleStore s(f.store);
+  auto rec = s.find({16, 1, 4});
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->status, TrialStatus::kTimeout);
+  EXPECT_EQ(rec->epochs_reported, 2);
+  ASSERT_EQ(rec->epoch_metrics.size(), 2u);
+  EXPECT_NEAR(*rec->epoch_metrics[1], 1 - 0.5 / 3 - 0.0005 * 16, 1e-4);
+  const auto set = s.samples();
+  EXPECT_EQ(set.samples.size(), 0u);
+  ASSERT_EQ(set.curve.size(), 2u);
+  EXPECT_EQ(set.curve[0].epochs, 1);
+  EXPECT_EQ(set.curve[1].epochs, 2);
+  EXPECT_NEAR(set.curve[1].epoch_time_s, 0.01 + 6.4 / 16, 1e-4);
 }
 
 TEST(ProfileCli, NoJsonIsBadOutput) {
