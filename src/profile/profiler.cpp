@@ -76,8 +76,12 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
     rec.reason = l.output.problem;
   } else if (key.epochs > 0 && l.output.epochs_reported != key.epochs) {
     rec.status = TrialStatus::kBadOutput;
-    rec.reason = fmt::format("reported {} epoch line(s) but {} epochs were asked for (does the command use {{epochs}}?)",
-                             l.output.epochs_reported, key.epochs);
+    rec.reason = l.output.note.empty()
+                     ? fmt::format("reported {} epoch line(s) but {} epochs were asked for (does the command use "
+                                   "{{epochs}}?)",
+                                   l.output.epochs_reported, key.epochs)
+                     : fmt::format("reported {} usable epoch line(s) but {} epochs were asked for; {}",
+                                   l.output.epochs_reported, key.epochs, l.output.note);
   } else {
     rec.status = TrialStatus::kOk;
   }
@@ -162,6 +166,7 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
       rec.epochs_reported = out.epochs_reported;
       rec.timing = out.epoch_steps;
       if (rec.timing && rec.status == TrialStatus::kOk) note_outliers(rec);
+      if (!out.note.empty()) add_note(rec, out.note);
     }
     if (rec.status != TrialStatus::kOk) break;
     if (time_trial) reps.push_back(*out.step_timing);

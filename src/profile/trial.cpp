@@ -1,12 +1,16 @@
 #include "profile/trial.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+
+#include "profile/trial_log_line.h"
 
 namespace trainplan::profile {
 
@@ -119,13 +123,23 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   std::string line;
   double time_sum = 0;
   int bad_epoch_lines = 0, json_lines = 0;
+  std::set<std::string> nonfinite_fields;  // written as NaN or Infinity, read as null
+  std::vector<int> nan_metric_epochs;
+  int nan_time_lines = 0;
   std::vector<StepTiming> epoch_steps;
   while (std::getline(in, line)) {
     auto start = line.find('{');
     if (start == std::string::npos) continue;
     auto j = nlohmann::json::parse(line.begin() + long(start), line.end(), nullptr, /*allow_exceptions=*/false);
+    std::vector<std::string> nonfinite;
+    if (j.is_discarded()) {
+      std::string text = line.substr(start);
+      nonfinite = null_nonfinite_tokens(text);
+      if (!nonfinite.empty()) j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    }
     if (j.is_discarded() || !j.is_object()) continue;
     ++json_lines;
+    for (const auto& k : nonfinite) nonfinite_fields.insert(k.empty() ? "?" : k);
     auto ev = j.find("event");
     if (ev == j.end() || !ev->is_string()) continue;
     for (const char* k : {"dataset_size", "train_size", "train_samples"})
@@ -142,11 +156,15 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     auto t = finite_number(j, "epoch_time_s");
     if (!t || *t <= 0) {
       ++bad_epoch_lines;
+      if (!t && nonfinite_fields.count("epoch_time_s") && j.contains("epoch_time_s") && j["epoch_time_s"].is_null())
+        ++nan_time_lines;
       continue;
     }
     time_sum += *t;
     ++out.epochs_reported;
     auto m = finite_number(j, "metric");
+    if (!m && nonfinite_fields.count("metric") && j.contains("metric") && j["metric"].is_null())
+      nan_metric_epochs.push_back(int(finite_number(j, "epoch").value_or(out.epochs_reported)));
     out.last_metric = m;  // the metric after the last epoch, or none
     out.epoch_metrics.push_back(m);
     if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) out.metric_name = *name;
@@ -154,6 +172,14 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   }
   if (!epoch_steps.empty() && epoch_steps.size() == size_t(out.epochs_reported))
     out.epoch_steps = combine_epochs(epoch_steps);
+  // JSON has no NaN or Infinity; Python's json.dumps writes them for a float nan or inf.
+  std::vector<std::string> notes;
+  if (nan_time_lines > 0)
+    notes.push_back(fmt::format("{} epoch line(s) had epoch_time_s NaN or Infinity and were skipped", nan_time_lines));
+  if (!nan_metric_epochs.empty())
+    notes.push_back(fmt::format("the metric of {} epoch(s) was NaN or Infinity (first: epoch {}), taken as no metric",
+                                nan_metric_epochs.size(), nan_metric_epochs.front()));
+  if (!notes.empty()) out.note = fmt::format("{}: did the run diverge?", fmt::join(notes, "; "));
   if (time_trial) {
     if (!out.step_timing)
       out.problem = "no {\"event\":\"step_timing\",\"step_time_median_s\":...,\"steps_per_epoch\":...} line on "
@@ -162,6 +188,10 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     out.mean_epoch_time_s = time_sum / out.epochs_reported;
   } else if (bad_epoch_lines > 0) {
     out.problem = fmt::format("{} epoch line(s) without a finite positive epoch_time_s", bad_epoch_lines);
+    if (nan_time_lines > 0)
+      out.problem += fmt::format(" ({} written as NaN or Infinity, which JSON cannot carry: Python's json.dumps "
+                                 "writes them for a float nan or inf)",
+                                 nan_time_lines);
   } else if (json_lines > 0) {
     out.problem = "JSON lines seen on stdout, but no {\"event\":\"epoch\",...} line";
   } else {

@@ -95,6 +95,7 @@ struct TrialOutput {
   std::optional<StepTiming> step_timing;  // a {"event":"step_timing",...} line (time trials)
   std::optional<StepTiming> epoch_steps;  // the epoch lines' step fields, combined over epochs
   std::string problem;  // why the output is unusable; empty when usable
+  std::string note;     // what was read otherwise than written (a NaN metric); empty when none
 };
 
 // Reads the JSON lines in `stdout_text`. The output is usable when at least

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -23,7 +24,45 @@ std::optional<double> number(const nlohmann::json& j, const char* key, bool posi
   return v;
 }
 
+bool starts_at(const std::string& text, size_t i, const char* token) { return text.compare(i, std::strlen(token), token) == 0; }
+
+// The key whose value starts at `i`: the string before the ':' before it.
+std::string key_before(const std::string& text, size_t i) {
+  size_t k = text.find_last_not_of(" \t\r\n", i == 0 ? std::string::npos : i - 1);
+  if (k == std::string::npos || text[k] != ':') return "";
+  k = text.find_last_not_of(" \t\r\n", k == 0 ? std::string::npos : k - 1);
+  if (k == std::string::npos || text[k] != '"' || k == 0) return "";
+  const size_t open = text.rfind('"', k - 1);
+  return open == std::string::npos ? "" : text.substr(open + 1, k - open - 1);
+}
+
 }  // namespace
+
+std::vector<std::string> null_nonfinite_tokens(std::string& text) {
+  std::vector<std::string> keys;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    size_t len = 0;
+    if (starts_at(text, i, "NaN")) len = 3;
+    else if (starts_at(text, i, "Infinity")) len = 8;
+    else if (starts_at(text, i, "-Infinity")) len = 9;
+    if (len == 0) continue;
+    keys.push_back(key_before(text, i));
+    text.replace(i, len, "null");
+    i += 3;
+  }
+  return keys;
+}
 
 TrialLogLine parse_trial_log_line(const std::string& line, const std::string& file, long line_no) {
   TrialLogLine r;
@@ -36,6 +75,14 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
   if (start == std::string::npos)
     throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));
   auto j = nlohmann::json::parse(line.begin() + long(start), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    std::string text = line.substr(start);
+    const auto keys = null_nonfinite_tokens(text);
+    if (!keys.empty() && nlohmann::json::accept(text))
+      throw InputError(file, line_no, keys.front().empty() ? "line" : keys.front(),
+                       "is NaN or Infinity, which JSON cannot carry (Python's json.dumps writes them for a float nan "
+                       "or inf): did the run diverge?");
+  }
   if (j.is_discarded() || !j.is_object())
     throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));
   auto ev = j.find("event");

@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace trainplan::profile {
 
@@ -28,7 +29,14 @@ struct TrialLogLine {
   std::string status;
 };
 
-// Parses one line. Throws InputError(file, line_no, field, message) when the
+// JSON has no NaN or Infinity, yet Python's json.dumps writes them for a
+// float nan or inf (a diverged loss, most often). Replaces each such bare
+// token outside strings in `text` with null, and returns the keys whose
+// values they were, in order (empty: none found; "" for one not after a key).
+std::vector<std::string> null_nonfinite_tokens(std::string& text);
+
+// Parses one line. A field written as NaN or Infinity is reported as such
+// (InputError naming the field), not as a line that is not JSON. Throws InputError(file, line_no, field, message) when the
 // line is not a JSON object (field "line") or an epoch line's field is bad
 // (epoch not finite and > 0, epoch_time_s not finite and > 0, metric not a
 // finite number).

@@ -42,6 +42,21 @@ TEST(ProfileOutput, RanksPrefixedLinesStillParse) {
   EXPECT_FALSE(out.epoch_metrics[0].has_value());
 }
 
+// A diverged run printed by Python's json.dumps: NaN and Infinity are read
+// as null, said in the note, and an epoch time that is NaN is the problem named.
+TEST(ProfileOutput, NanFieldsAreReadAsAbsentAndSaid) {
+  auto out = parse_trial_output(
+      "{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.5,\"metric\":0.5}\n"
+      "{\"event\":\"epoch\",\"epoch\":2,\"epoch_time_s\":1.5,\"metric\":NaN}\n");
+  EXPECT_TRUE(out.problem.empty()) << out.problem;
+  EXPECT_EQ(out.epochs_reported, 2);
+  EXPECT_FALSE(out.last_metric.has_value());
+  EXPECT_NE(out.note.find("first: epoch 2"), std::string::npos) << out.note;
+  auto bad = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":Infinity,\"metric\":0.5}\n");
+  EXPECT_EQ(bad.epochs_reported, 0);
+  EXPECT_NE(bad.problem.find("1 written as NaN or Infinity"), std::string::npos) << bad.problem;
+}
+
 TEST(ProfileOutput, ProblemsAreNamed) {
   // None of these outputs is usable: no epoch with a time was counted.
   for (const char* out : {"hello\nworld\n", "{\"event\":\"done\"}\n", "{\"event\":\"epoch\",\"epoch_time_s\":-1}\n"}) {

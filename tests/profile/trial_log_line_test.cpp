@@ -7,6 +7,7 @@
 namespace {
 
 using trainplan::InputError;
+using trainplan::profile::null_nonfinite_tokens;
 using trainplan::profile::parse_trial_log_line;
 using Kind = trainplan::profile::TrialLogLine::Kind;
 
@@ -41,6 +42,25 @@ TEST(TrialLogLine, BadLinesNameFileLineAndField) {
   }
   EXPECT_THROW(parse_trial_log_line(R"({"event":"epoch","metric":"high"})", "f", 1), InputError);
   EXPECT_THROW(parse_trial_log_line(R"({"event":"epoch",)", "f", 1), InputError);
+}
+
+// Python's json.dumps writes NaN and Infinity, which JSON has not: the field
+// is named, not the line called "not JSON".
+TEST(TrialLogLine, ANanFieldIsNamed) {
+  std::string text = R"({"event":"epoch","note":"NaN, Infinity","epoch_time_s": NaN,"metric":-Infinity,"x":[Infinity]})";
+  const auto keys = null_nonfinite_tokens(text);
+  EXPECT_EQ(keys, (std::vector<std::string>{"epoch_time_s", "metric", ""}));
+  EXPECT_EQ(text, R"({"event":"epoch","note":"NaN, Infinity","epoch_time_s": null,"metric":null,"x":[null]})");
+  std::string plain = R"({"event":"done","why":"NaN"})";
+  EXPECT_TRUE(null_nonfinite_tokens(plain).empty());
+  try {
+    parse_trial_log_line(R"({"event":"epoch","epoch":2,"epoch_time_s":1.5,"metric":NaN})", "run.log", 4);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_EQ(e.field(), "metric");
+    EXPECT_NE(std::string(e.what()).find("diverge"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
