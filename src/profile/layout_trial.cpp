@@ -47,6 +47,7 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   ProcessGroupOptions po;
   po.timeout_s = timeout_s;
   if (s.kind == LauncherKind::kLocal && tmpl.per_rank()) po.cpus = pin_plan(key.workers(), 1);
+  po.stdout_json_lines_only = true;
   ProcessGroupResult r = run_process_group(plan.commands, po);
   LayoutTrialResult out;
   out.oversubscribed = oversubscribes_locally(s, key.workers(), 1);
@@ -61,6 +62,8 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
     out.error = fmt::format("process {} exited with status {}", r.failed_index, r.exit_code);
   } else if (!(out.timing = parse_layout_timing(text, field))) {
     out.error = "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout";
+    if (r.stdout_truncated)
+      out.error += fmt::format(" (its JSON lines passed {} MiB; the rest were not read)", po.stdout_max_bytes >> 20);
   }
   std::string tail = r.stderr_tail;
   while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();

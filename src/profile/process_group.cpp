@@ -141,12 +141,16 @@ class GroupRun {
       ssize_t n = read(fds[k].fd, buf_, sizeof buf_);
       if (n <= 0) {
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (fds[k].fd == out_[0]) out_open_ = false;
-        else err_open_ = false;
+        if (fds[k].fd == out_[0]) {
+          out_open_ = false;
+          keep_line(line_);  // a last line without its newline
+        } else {
+          err_open_ = false;
+        }
         continue;
       }
       if (fds[k].fd == out_[0]) {
-        if (res_.stdout0.size() < opts_.stdout_max_bytes) res_.stdout0.append(buf_, size_t(n));
+        keep_stdout(buf_, size_t(n));
         if (opts_.on_stdout0) opts_.on_stdout0(buf_, size_t(n));
       } else {
         append_tail(res_.stderr_tail, buf_, size_t(n), opts_.stderr_tail_bytes);
@@ -222,6 +226,35 @@ class GroupRun {
   }
 
  private:
+  // Adds a piece of command 0's stdout to stdout0: all of it, or (with
+  // stdout_json_lines_only) its whole lines that hold a '{'.
+  void keep_stdout(const char* data, size_t n) {
+    if (!opts_.stdout_json_lines_only) {
+      const size_t room = opts_.stdout_max_bytes - std::min(opts_.stdout_max_bytes, res_.stdout0.size());
+      res_.stdout0.append(data, std::min(n, room));
+      if (n > room) res_.stdout_truncated = true;
+      return;
+    }
+    for (size_t i = 0; i < n;) {
+      const char* nl = static_cast<const char*>(std::memchr(data + i, '\n', n - i));
+      const size_t end = nl ? size_t(nl - data) + 1 : n;
+      // A line longer than the whole budget cannot be kept: only whether it held a '{' is.
+      if (line_.size() + (end - i) <= opts_.stdout_max_bytes) line_.append(data + i, end - i);
+      else line_overflow_ = true, line_brace_ |= std::memchr(data + i, '{', end - i) != nullptr;
+      if (nl) keep_line(line_);
+      i = end;
+    }
+  }
+
+  void keep_line(std::string& line) {
+    if (line_brace_ || line.find('{') != std::string::npos) {
+      if (!line_overflow_ && res_.stdout0.size() + line.size() <= opts_.stdout_max_bytes) res_.stdout0 += line;
+      else res_.stdout_truncated = true;
+    }
+    line.clear();
+    line_overflow_ = line_brace_ = false;
+  }
+
   // SIGTERM to the whole group, SIGKILL after kill_grace_s (enforce_limits).
   void start_kill() {
     if (killing_) return;
@@ -243,6 +276,8 @@ class GroupRun {
   Clock::time_point kill_at_{}, drain_deadline_{};
   bool draining_ = false;
   char buf_[8192];
+  std::string line_;  // command 0's stdout line being read (stdout_json_lines_only)
+  bool line_overflow_ = false, line_brace_ = false;  // line_ lost bytes; they held a '{'
   double next_tick_ = 1;
 };
 

@@ -17,7 +17,11 @@ struct ProcessGroupOptions {
   double timeout_s = 0;                      // 0: no limit
   const std::atomic<bool>* cancel = nullptr;  // polled every 100 ms; true stops the group
   size_t stderr_tail_bytes = 2048;           // how much of the merged stderr to keep
-  size_t stdout_max_bytes = 16 << 20;        // command 0's stdout beyond this is dropped
+  size_t stdout_max_bytes = 16 << 20;        // command 0's stdout kept beyond this is dropped (stdout_truncated)
+  // Keep only the lines of command 0's stdout that hold a '{' (the trial
+  // protocol's JSON lines), so that a program's other logging does not push
+  // them past stdout_max_bytes.
+  bool stdout_json_lines_only = false;
   double kill_grace_s = 2;                   // SIGTERM, then SIGKILL after this
   std::function<void(double elapsed_s)> on_tick;  // called about once a second while running
   // Called with each piece of command 0's stdout as it is read (pieces split
@@ -33,6 +37,7 @@ struct ProcessGroupResult {
   int failed_index = -1;  // the first command that exited non-zero or died, -1 if none
   int exit_code = 0;      // its exit status, or 128 + signal
   std::string stdout0;    // stdout of command 0 (other commands' stdout is discarded)
+  bool stdout_truncated = false;  // some of it was dropped at stdout_max_bytes
   std::string stderr_tail;  // the last stderr_tail_bytes of all commands' stderr
   double wall_s = 0;
   bool ok() const { return !timed_out && !cancelled && failed_index < 0; }

@@ -52,9 +52,13 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   }
   if (opts.pin && opts.launch.kind == LauncherKind::kLocal && l.plan.commands.size() == size_t(key.workers))
     po.cpus = pin_plan(key.workers, opts.threads_per_worker);
+  po.stdout_json_lines_only = true;
   l.result = run_process_group(l.plan.commands, po);
   const std::string& out = l.result.stdout0;
   l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock);
+  if (l.result.stdout_truncated)
+    l.output.note += fmt::format("{}its JSON lines on stdout passed {} MiB; the rest were not read",
+                                 l.output.note.empty() ? "" : "; ", po.stdout_max_bytes >> 20);
   return l;
 }
 

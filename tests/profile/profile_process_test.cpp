@@ -60,3 +60,28 @@ TEST(ProfileProcess, CommandNotFoundIs127) {
   EXPECT_EQ(r.failed_index, 0);
   EXPECT_EQ(r.exit_code, 127);
 }
+
+// A chatty program: 8 MB of log lines before its JSON line, against a 1 MiB
+// budget. Only the lines with a '{' are kept, so the JSON line is read; when
+// the JSON lines themselves pass the budget, the result says so.
+TEST(ProfileProcess, OnlyJsonLinesAreKeptAndTruncationIsSaid) {
+  ProcessGroupOptions o;
+  o.stdout_json_lines_only = true;
+  o.stdout_max_bytes = 1 << 20;
+  auto r = run_process_group({"yes 'step 12 loss 0.5 lr 0.1 ...' | head -c 8000000; echo; "
+                              "printf '{\"event\":\"done\"}'"},
+                             o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.stdout0, "{\"event\":\"done\"}");  // a last line without its newline
+  EXPECT_FALSE(r.stdout_truncated);
+  r = run_process_group({"yes '{\"event\":\"other\"}' | head -c 2000000; echo '{\"event\":\"done\"}'"}, o);
+  EXPECT_TRUE(r.stdout_truncated);
+  EXPECT_LE(r.stdout0.size(), o.stdout_max_bytes);
+  EXPECT_EQ(r.stdout0.find("{\"event\":\"done\"}"), std::string::npos);
+  // One line longer than the budget: it held a '{', so it is a loss to say.
+  r = run_process_group({"head -c 1500000 /dev/zero | tr '\\0' 'a'; echo '{}'"}, o);
+  EXPECT_TRUE(r.stdout_truncated);
+  r = run_process_group({"head -c 1500000 /dev/zero | tr '\\0' 'a'; echo; echo '{}'"}, o);
+  EXPECT_FALSE(r.stdout_truncated);
+  EXPECT_EQ(r.stdout0, "{}\n");
+}
