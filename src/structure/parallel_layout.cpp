@@ -28,6 +28,11 @@ std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const Parall
     if (v < 0) return LayoutProblem{f, "must be an integer >= 0 (0: the even share)"};
     if (v > 0 && l.pp == 1) return LayoutProblem{f, "needs pp > 1 (one stage holds every layer)"};
   }
+  // As Megatron-LM refuses it: the interleaved schedule splits the stages of a pipeline.
+  if (l.virtual_stages > 1 && l.pp == 1)
+    return LayoutProblem{"virtual_stages", "virtual_stages " + n(l.virtual_stages) +
+                                               " needs pp > 1 (interleaving splits a pipeline's stages; one stage "
+                                               "has none to interleave)"};
   if (!l.uneven()) {
     if (s.layers % (int64_t(l.pp) * l.virtual_stages) != 0) {
       if (l.virtual_stages == 1)
