@@ -7,6 +7,7 @@
 // scores the model on traces of both GPUs (docs/TRANSFER.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -130,6 +131,13 @@ void run_transfer(const TransferArgs& a) {
       } catch (const InputError& e) {
         throw InputError("", 0, "--placements", e.message());
       }
+      const int per_node = problem.target_hw.node.gpus_per_node;
+      if (per_node > 0 && at.back().busiest_node() > per_node)
+        throw InputError("", 0, "--placements",
+                         fmt::format("'{}' puts {} GPUs on a node, and a {} node holds {} (for larger nodes, give a "
+                                     "hardware file with base {} and gpus_per_node; docs/HARDWARE.md)",
+                                     p, at.back().busiest_node(), problem.target_hw.name, per_node,
+                                     problem.target_hw.name));
     }
 
   models::SplitTransferModel model;
@@ -177,6 +185,16 @@ void run_transfer(const TransferArgs& a) {
                              r["gpu_s"].get<double>(), r["exposed_comm_s"].get<double>());
   std::cout << "step_s joins host and GPU as the fitted overlap says (their sum in series, the larger when they overlap "
                "fully); docs/TRANSFER.md gives the model and its measured errors\n";
+  const bool across_nodes = std::any_of(at.begin(), at.end(), [](const auto& s) { return s.nodes() > 1; });
+  if (model.ratios().inter_link_assumed && across_nodes)
+    std::cerr << fmt::format(
+        "note: {}'s network is one the catalog only assumes ({}); across nodes the measured cluster's is kept, "
+        "scaled by {:.3g} (no faster than the nodes' own links allow). Give a hardware file with inter_node_bw_GBps "
+        "for your cluster's (docs/HARDWARE.md)\n",
+        problem.target_hw.node.inter_node_assumed ? problem.target_hw.name : problem.source_hw.name,
+        problem.target_hw.node.inter_node_assumed ? problem.target_hw.node.inter_link
+                                                  : problem.source_hw.node.inter_link,
+        model.ratios().inter_link);
   if (!a.out.empty()) std::cerr << fmt::format("wrote {} rows to {}\n", rows.size(), a.out);
 }
 

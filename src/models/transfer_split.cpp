@@ -319,10 +319,13 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
   ratios_.memory = ratio(tg.memory_bandwidth_gbps, sg.memory_bandwidth_gbps);
   ratios_.intra_link = ratio(problem.target_hw.node.intra_node_gbps, problem.source_hw.node.intra_node_gbps);
   // A network the catalog only assumes says nothing of the cluster the
-  // steps will run on; like the host, the measured cluster's is kept.
+  // steps will run on; like the host, the measured cluster's is kept. But
+  // not as faster than the target's nodes: where their GPUs are linked more
+  // slowly than the source's (PCIe against NVLink), their network is taken
+  // as slower by as much (a DGX's InfiniBand is not a PCIe server's).
   ratios_.inter_link_assumed = problem.target_hw.node.inter_node_assumed || problem.source_hw.node.inter_node_assumed;
   ratios_.inter_link = ratios_.inter_link_assumed
-                           ? 1.0
+                           ? std::min(1.0, ratios_.intra_link)
                            : ratio(problem.target_hw.node.inter_node_gbps, problem.source_hw.node.inter_node_gbps);
 
   Precision prec = p_.precision;
@@ -477,7 +480,10 @@ std::string SplitTransferModel::describe() const {
       "{:.3g}, links intra {:.3g}, inter {:.3g}{}\n",
       r.per_example, to_string(r.precision), r.precision_reason, 100 * r.compute_share_source,
       100 * r.compute_share_target, r.per_step, 100 * r.step_streaming_share, r.compute, r.memory, r.intra_link,
-      r.inter_link, r.inter_link_assumed ? " (a network the catalog only assumes: the measured cluster's kept)" : "");
+      r.inter_link,
+      r.inter_link_assumed
+          ? " (a network the catalog only assumes: the measured cluster's kept, no faster than the nodes' links allow)"
+          : "");
   const auto& f = factors_;
   if (f.trials > 0)
     out += fmt::format("target trials ({}): host x{:.3g} (of {:.4g} s), GPU per step x{:.3g}, per example x{:.3g}, "

@@ -130,7 +130,7 @@ struct SplitSourceFit {
 // Target speed over source speed for each part (> 1: the target is faster).
 struct SplitRatios {
   double per_example = 1, per_step = 1, intra_link = 1, inter_link = 1;
-  bool inter_link_assumed = false;  // a network the catalog only assumes: the source's kept (ratio 1)
+  bool inter_link_assumed = false;  // a network the catalog only assumes: the source's kept (ratio 1, or intra_link when below)
   double step_streaming_share = 0;  // of the source's per-step GPU work: streaming the weights
   double compute = 1, memory = 1;  // matrix peak and memory bandwidth ratios
   double compute_share_source = 0.5, compute_share_target = 0.5;  // of the per-example GPU time

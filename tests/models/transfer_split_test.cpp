@@ -157,6 +157,19 @@ TEST(SplitTransfer, AnAssumedNetworkKeepsTheMeasuredClusters) {
   EXPECT_DOUBLE_EQ(m.predict(within), stated.predict(within));
 }
 
+// From NVLink nodes to PCIe nodes whose network is only assumed: the
+// measured cluster's network is not kept as it was, but slowed as the
+// nodes' links are, so that two nodes are not predicted faster than one.
+TEST(SplitTransfer, AnAssumedNetworkIsNoFasterThanTheTargetsNodes) {
+  Truth src;
+  auto pcie = kSlow;
+  pcie.node.inter_node_assumed = true;
+  models::SplitTransferModel m;
+  m.fit({trace(src, kSourcePlacements, 1), kFast, pcie, {}, nullptr});
+  EXPECT_DOUBLE_EQ(m.ratios().intra_link, 0.25);
+  EXPECT_DOUBLE_EQ(m.ratios().inter_link, 0.25);
+}
+
 TEST(SplitTransfer, TrialsCorrectThePartTheDatasheetGotWrong) {
   Truth src;
   Truth tgt = transferred(src);

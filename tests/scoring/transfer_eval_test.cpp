@@ -240,6 +240,10 @@ TEST(TransferCli, PredictsWhatEvaluateScoresAndTrialsCorrectIt) {
   EXPECT_EQ(tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu h100 --batches 8 --placements 1,,2")
                 .exit_code,
             2);
+  // More GPUs on a node than the target's node holds.
+  auto big = tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu t4 --batches 8 --placements 8");
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_NE(big.err.find("a t4 node holds 4"), std::string::npos) << big.err;
 }
 
 // trainplan transfer --samples: profiling samples (epoch times, no sync)
