@@ -55,7 +55,8 @@ nlohmann::json to_json(const plan::LlmCandidate& c) {
           {"first_stage_layers", l.first_stage_layers}, {"last_stage_layers", l.last_stage_layers}, {"dp", l.dp},
           {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
           {"recompute", structure::to_string(l.recompute)}, {"sequence_parallel", l.sequence_parallel},
-          {"distributed_optimizer", l.distributed_optimizer}, {"iteration_time_s", c.iteration_s},
+          {"distributed_optimizer", l.distributed_optimizer}, {"precision", structure::to_string(l.precision)},
+          {"iteration_time_s", c.iteration_s},
           {"train_time_s", c.train_s}, {"gpu_hours", c.gpu_hours}, {"memory_gib", c.memory_bytes / kGiB},
           {"headroom_gib", c.headroom_bytes / kGiB}};
 }
@@ -74,6 +75,7 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
   };
   for (const auto& c : r.top) top.push_back(candidate_json(c));
   nlohmann::json j = {{"model", o.spec.name}, {"params", o.spec.total_params()}, {"gpu", o.hardware.name},
+                      {"precision", structure::to_string(o.options.precision)},
                       {"objective", o.objective()}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
                       {"fit_memory", r.fit}, {"qualified", r.qualified},
                       {"memory_available_gib", r.capacity_bytes / kGiB}, {"top", top}};

@@ -135,7 +135,8 @@ void run_predict(const PredictArgs& a) {
     values.push_back({t.iteration, m.total() / kGiB});
     // Over or under the GPU's memory, and by how much (negative: over).
     const double headroom_gib = (hw.gpu.memory_gb * 1e9 - m.total()) / kGiB;
-    nlohmann::json j = {{"line", r.line}, {"fits_memory", headroom_gib >= 0}, {"headroom_gib", headroom_gib}};
+    nlohmann::json j = {{"line", r.line}, {"precision", structure::to_string(r.layout.precision)},
+                        {"fits_memory", headroom_gib >= 0}, {"headroom_gib", headroom_gib}};
     j.update(llm_time_json(t, hw.gpu.dense_peak_tflops(r.layout.precision)));
     j.update(memory_json(m));
     if (time_interval) {

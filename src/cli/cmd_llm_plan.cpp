@@ -243,8 +243,10 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
     }
     for (const auto& o : outcomes)
       if (a.precision.empty() && o.options.precision != structure::Precision::kBf16)
-        std::cout << fmt::format("{} planned in {}: its tensor cores take fp16 only (--precision to choose)\n",
-                                 o.hardware.name, structure::to_string(o.options.precision));
+        std::cout << fmt::format("{} planned in {}: {} (--precision to choose)\n", o.hardware.name,
+                                 structure::to_string(o.options.precision),
+                                 o.options.precision == structure::Precision::kFp16 ? "its tensor cores take fp16 only"
+                                                                                    : "it has no tensor cores");
     if (least_time && fastest) {
       std::cout << "fastest: " << verdict(*fastest, hours, fmt::format("{:.4g} h", hours(*fastest))) << "\n";
     } else if (cheapest) {
@@ -431,7 +433,8 @@ void setup(CLI::App& root) {
   p->add_option("--plot", a->plot, "Draw that frontier (.png or .svg; implies --frontier)");
   p->add_option("--precision", a->precision,
                  "fp16, bf16, fp32, amp-fp32-master or fp8 (default: bf16; fp16 on a GPU whose tensor cores take fp16 "
-                 "only: v100, t4, rtx-2080ti)");
+                 "only, as Volta and Turing; fp32 on one without tensor cores, as Pascal; `trainplan hardware` lists "
+                 "each GPU's units)");
   p->add_option("--reserve-gib", a->reserve_gib,
                 "GiB per GPU kept free for what the memory model leaves out (CUDA context, NCCL, fragmentation)")
       ->capture_default_str();

@@ -25,7 +25,8 @@ bool fp16_tensor_cores_only(const HardwareProfile& hw) {
 }  // namespace
 
 Precision default_training_precision(const HardwareProfile& hw) {
-  return fp16_tensor_cores_only(hw) ? Precision::kFp16 : Precision::kBf16;
+  if (hw.gpu.bf16_tensor_tflops > 0) return Precision::kBf16;
+  return fp16_tensor_cores_only(hw) ? Precision::kFp16 : Precision::kFp32;
 }
 
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p) {
@@ -33,12 +34,18 @@ std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Pre
     return fmt::format("{} has no bf16 tensor cores (bf16_tensor_dense_tflops 0, where its fp16 tensor cores have {:g} "
                        "TFLOP/s): train it in fp16, or give a hardware file's bf16_tensor_dense_tflops if it has them",
                        hw.name, hw.gpu.fp16_tensor_tflops);
+  if ((p == Precision::kBf16 || p == Precision::kAmpFp32Master) && hw.gpu.bf16_tensor_tflops <= 0)
+    return fmt::format("{} has no bf16 units (no tensor cores: bf16_tensor_dense_tflops and fp16_tensor_dense_tflops "
+                       "0): train it in fp32 or fp16, or give a hardware file's bf16_tensor_dense_tflops if it has them",
+                       hw.name);
   if (p != Precision::kFp8 || hw.gpu.fp8_tensor_tflops > 0) return std::nullopt;
   std::vector<std::string> with_fp8;
   for (const auto& h : builtin_hardware())
     if (h.gpu.fp8_tensor_tflops > 0) with_fp8.push_back(h.name);
   return fmt::format("{} has no FP8 tensor cores (fp8_tflops 0): train it in {}, or name a GPU that has them ({})",
-                     hw.name, fp16_tensor_cores_only(hw) ? "fp16" : "bf16 or fp16", fmt::join(with_fp8, ", "));
+                     hw.name,
+                     hw.gpu.bf16_tensor_tflops > 0 ? "bf16 or fp16" : fp16_tensor_cores_only(hw) ? "fp16" : "fp32 or fp16",
+                     fmt::join(with_fp8, ", "));
 }
 
 double GpuSpec::dense_peak_tflops(Precision p) const {

@@ -98,13 +98,14 @@ std::optional<HardwareProfile> find_builtin_hardware(const std::string& name);
 std::vector<std::string> builtin_hardware_names();
 
 // Why `hw` cannot train in precision `p`, or nullopt: FP8 needs FP8 tensor
-// cores; bf16 (and amp-fp32-master's bf16 autocast) is refused on a GPU whose
-// tensor cores take fp16 only (Volta, Turing), where bf16 products fall back
-// to its CUDA cores or to emulation, several times slower than fp16.
+// cores; bf16 (and amp-fp32-master's bf16 autocast) is refused on a device
+// without bf16 units: whose tensor cores take fp16 only (Volta, Turing), or
+// that has none (Pascal, a CPU), where bf16 products fall back to emulation,
+// several times slower than fp16 (PyTorch's is_bf16_supported() is false there).
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p);
 
-// The precision of a plan that names none: bf16, or fp16 where the GPU's
-// tensor cores take fp16 only (missing_precision_unit refuses bf16 there).
+// The precision of a plan that names none: bf16; fp16 where the tensor cores
+// take fp16 only; fp32 on a device with no tensor cores (Pascal, a CPU).
 Precision default_training_precision(const HardwareProfile& hw);
 
 // The interconnect prior of the all-reduce step-time models (hardware.h)

@@ -164,6 +164,15 @@ TEST(LlmPlanCli, Bf16IsRefusedWhereTheTensorCoresTakeFp16Only) {
   ASSERT_EQ(both.exit_code, 0) << both.err;
   EXPECT_NE(both.out.find("v100 planned in fp16"), std::string::npos) << both.out;
   EXPECT_EQ(both.out.find("a100-80gb planned in"), std::string::npos) << both.out;
+  EXPECT_EQ(nlohmann::json::parse(by_default.out)["precision"], "fp16");
+  EXPECT_EQ(nlohmann::json::parse(by_default.out)["chosen"]["precision"], "fp16");
+  // No tensor cores at all (Pascal): bf16 refused, fp32 by default.
+  auto pascal = tptest::run_cli(base + "--gpu p100 --precision bf16");
+  EXPECT_EQ(pascal.exit_code, 3) << pascal.out << pascal.err;
+  EXPECT_NE(pascal.err.find("p100 has no bf16 units"), std::string::npos) << pascal.err;
+  auto p100 = tptest::run_cli(base + "--gpu p100 --json");
+  ASSERT_EQ(p100.exit_code, 0) << p100.err;
+  EXPECT_EQ(nlohmann::json::parse(p100.out)["precision"], "fp32");
 }
 
 // --model with shape options: each one given replaces the zoo's value, and
