@@ -110,7 +110,7 @@ void run_predict(const PredictArgs& a) {
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
   io::check_output_path(a.out, "--out");
-  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   auto in = io::read_llm_configs(a.configs);
   io::require_precision_units(in, hw);
   models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
@@ -246,7 +246,7 @@ void run_memory(MemoryArgs a) {
   std::optional<models::LlmTimeBreakdown> t;
   std::optional<structure::HardwareProfile> hw;
   if (!a.gpu.empty()) {
-    hw = io::resolve_hardware(a.gpu, "--gpu");
+    hw = io::resolve_llm_hardware(a.gpu, "--gpu");
     if (auto why = structure::missing_precision_unit(*hw, a.layout.precision)) throw InputError("", 0, "--precision", *why);
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
     j["time"] = llm_time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
@@ -392,7 +392,7 @@ void run_megatron_ci(const EvaluateArgs& a) {
 
 // The project's single-GPU runs: datasheet and leave-one-configuration-out.
 void run_transformer_runs(const EvaluateArgs& a) {
-  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   auto runs = io::read_transformer_runs(a.runs);
   auto e = scoring::evaluate_transformer_runs(runs, hw);
   if (a.json) {
@@ -440,7 +440,7 @@ void report_published_runs(const std::string& path, const io::PublishedScaleRuns
                           r.seconds_derived && !r.assumed.empty() ? "; " : "",
                           r.assumed.empty() ? "" : "assumed " + fmt::format("{}", fmt::join(r.assumed, ", ")));
   for (const auto& [gpu, runs] : by_gpu) {
-    const models::LlmTimeModel tm(io::resolve_hardware(gpu, "--gpu"));
+    const models::LlmTimeModel tm(io::resolve_llm_hardware(gpu, "--gpu"));
     const auto sheet = scoring::score_iterations(runs, tm);
     const auto lomo = scoring::score_iterations_leave_model_out(runs, tm);
     const auto k5 = scoring::score_iterations_calibrated_on(runs, tm, kCalibrationRuns, kDraws, 1, a.interval,
@@ -533,7 +533,7 @@ void plot_grid(const std::string& path, const scoring::GridEvaluation& e, const 
 // calibrated as `llm predict --calibrate --fit` calibrates them.
 void run_grid(const EvaluateArgs& a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot);
-  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
   auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_fit_candidates(a.fit), {}, a.interval);
   const auto on_k = scoring::score_llm_grid_on_k(grid.rows, hw, app::llm_fit_candidates(a.fit), kCalibrationRuns, kDraws);
@@ -694,7 +694,7 @@ void run_evaluate(const EvaluateArgs& a) {
   if (!a.runs.empty()) run_transformer_runs(a);
   if (!a.ci_dir.empty()) run_megatron_ci(a);
   if (a.dir.empty()) return;
-  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   auto times = io::read_korthikanti_iterations(a.dir + "/korthikanti2022_megatron_a100_iteration_time.csv");
   auto memory = io::read_korthikanti_memory(a.dir + "/korthikanti2022_memory_per_gpu.csv");
   auto ts = scoring::score_iterations(times, models::LlmTimeModel(hw));

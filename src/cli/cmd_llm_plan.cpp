@@ -287,15 +287,20 @@ void run_plan(PlanArgs a) {
       throw InputError("", 0, "--calibrate", "measured iterations calibrate one GPU's models: give one --gpu");
     std::vector<structure::HardwareProfile> gpus;
     for (const auto& n : names) {
-      gpus.push_back(io::resolve_hardware(n, "--gpu"));
+      gpus.push_back(io::resolve_llm_hardware(n, "--gpu"));
       for (size_t i = 0; i + 1 < gpus.size(); ++i)
         if (gpus[i].name == gpus.back().name)
-          throw InputError("", 0, "--gpu", fmt::format("'{}' and '{}' are the same GPU ({})", names[i], n, gpus[i].name));
+          throw InputError("", 0, "--gpu",
+                           gpus[i].origin == gpus.back().origin
+                               ? fmt::format("'{}' and '{}' are the same GPU ({})", names[i], n, gpus[i].name)
+                               : fmt::format("'{}' and '{}' are both named {}: the comparison tells GPUs apart by name; "
+                                             "give the hardware file's GPU another name",
+                                             names[i], n, gpus[i].name));
     }
     run_comparison(s, gpus, prices_for(a.price, names, gpus), a);
     return;
   }
-  auto hw = io::resolve_hardware(a.gpu, "--gpu");
+  auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   const double price = prices_for(a.price, names, {hw}).front();
   a.options = options_for(a, price, hw);
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;

@@ -1,5 +1,6 @@
 #include "io/hardware_file.h"
 
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -20,6 +21,19 @@ const std::set<std::string>& known_columns() {
   return k;
 }
 
+// Columns of ../shared/data/llm/gpu_specs_catalog.csv the models do not use:
+// read past, so that a row of it can be pasted.
+const std::set<std::string>& catalog_only_columns() {
+  static const std::set<std::string> k = {"source_project", "fp64_tflops", "int8_tops", "vector_fp16_tflops",
+                                          "num_sms",        "clock_mhz",   "l2_mb"};
+  return k;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 std::string catalog_list() {
   std::string s;
   for (const auto& n : structure::builtin_hardware_names()) s += (s.empty() ? "" : ", ") + n;
@@ -30,13 +44,18 @@ std::string catalog_list() {
 
 structure::HardwareProfile read_hardware_file(const std::string& path) {
   CsvTable t = CsvTable::read(path);
+  // Header names in any case, as in every CSV the project reads (docs/FORMATS.md).
+  std::set<std::string> known_lower;
+  for (const auto& k : known_columns()) known_lower.insert(lower(k));
   for (const auto& h : t.header())
-    if (!known_columns().count(h)) {
+    if (!known_lower.count(lower(h)) && !catalog_only_columns().count(lower(h)) && lower(h) != "device") {
       std::string known;
       for (const auto& k : known_columns()) known += (known.empty() ? "" : ", ") + k;
       throw InputError(path, t.header_line(), h, "unknown column (a hardware file has: " + known + ")");
     }
-  t.require_columns({"name"});
+  // The catalog file names its GPU in `device`.
+  const std::string name_column = !t.has_column("name") && t.has_column("device") ? "device" : "name";
+  t.require_columns({name_column});
   if (t.rows().empty()) throw InputError(path, t.header_line(), "", "no data row: a hardware file describes one GPU");
   if (t.rows().size() > 1)
     throw InputError(path, t.rows()[1].line, "", "a hardware file describes one GPU, but it has " +
@@ -50,8 +69,8 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
     if (!b) t.fail(row, "base", "'" + t.text(row, "base") + "' is not in the hardware catalog (" + catalog_list() + ")");
     h = *b;
   }
-  h.name = t.text(row, "name");
-  if (h.name.empty()) t.fail(row, "name", "value is empty");
+  h.name = t.text(row, name_column);
+  if (h.name.empty()) t.fail(row, name_column, "value is empty");
   h.origin = path;
   if (t.has_column("full_name") && !t.text(row, "full_name").empty()) h.full_name = t.text(row, "full_name");
   if (h.full_name.empty()) h.full_name = h.name;
@@ -100,9 +119,19 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
 structure::HardwareProfile resolve_hardware(const std::string& name_or_path, const std::string& option) {
   if (auto h = structure::find_builtin_hardware(name_or_path)) return *h;
   if (std::filesystem::is_regular_file(name_or_path)) return read_hardware_file(name_or_path);
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".csv"))
+    throw InputError(name_or_path, 0, option, "no such hardware file");
   throw InputError("", 0, option,
                    "unknown GPU '" + name_or_path + "': neither a name in the hardware catalog (" + catalog_list() +
                        ") nor a hardware file (docs/HARDWARE.md)");
+}
+
+structure::HardwareProfile resolve_llm_hardware(const std::string& name_or_path, const std::string& option) {
+  structure::HardwareProfile h = resolve_hardware(name_or_path, option);
+  if (!(h.gpu.memory_gb > 0))
+    throw InputError(h.origin.empty() ? name_or_path : h.origin, 0, "mem_GB",
+                     "the GPU's memory is not given; the transformer verbs need it (mem_GB, in GB, or a base GPU)");
+  return h;
 }
 
 }  // namespace trainplan::io

@@ -1,7 +1,9 @@
 // A user's own hardware: a CSV file with a header and one row describing one
 // GPU and its node (docs/HARDWARE.md). Columns are taken by their header
-// names, in any order; the numeric ones are those of
-// ../shared/data/llm/gpu_specs_catalog.csv, so one of its rows can be pasted:
+// names in any case and order; the numeric ones are those of
+// ../shared/data/llm/gpu_specs_catalog.csv, so one of its rows can be pasted
+// (with its header: its `device` is the name, and its columns the models do
+// not use are read past):
 //
 //   name,base,fp16_tensor_dense_tflops,bf16_tensor_dense_tflops,tf32_tensor_tflops,fp32_tflops,
 //   mem_GB,mem_bw_GBps,fp32_sustained,tensor_sustained,gpus_per_node,intra_node_bw_GBps,
@@ -31,5 +33,9 @@ structure::HardwareProfile read_hardware_file(const std::string& path);
 // InputError naming `option` (a command-line option such as "--to-gpu")
 // and listing the catalog when `name_or_path` is neither.
 structure::HardwareProfile resolve_hardware(const std::string& name_or_path, const std::string& option = "");
+
+// resolve_hardware for the transformer verbs, which need the GPU's memory: a
+// file that gives none (no mem_GB, no base) is refused, naming it and mem_GB.
+structure::HardwareProfile resolve_llm_hardware(const std::string& name_or_path, const std::string& option = "");
 
 }  // namespace trainplan::io

@@ -145,6 +145,38 @@ TEST(HardwareFile, ResolveTakesACatalogNameOrAFile) {
   EXPECT_NE(e.message().find("rtx-2080ti"), std::string::npos);  // lists the catalog
 }
 
+// Headers in any case; a row pasted from the collected catalog with its
+// header (`device` for the name, columns the models do not use read past).
+TEST(HardwareFile, HeadersInAnyCaseAndACatalogRowPasted) {
+  auto d = tptest::temp_dir("hwfile");
+  auto h = io::read_hardware_file(tptest::write_file(d / "case.csv", "Name,BASE,MEM_GB\nx,h100,40\n"));
+  EXPECT_EQ(h.name, "x");
+  EXPECT_DOUBLE_EQ(h.gpu.memory_gb, 40);
+  auto pasted = io::read_hardware_file(tptest::write_file(
+      d / "pasted.csv",
+      "device,source_project,fp16_tensor_dense_tflops,fp32_tflops,fp64_tflops,num_sms,clock_MHz,mem_GB,mem_bw_GBps,"
+      "gpus_per_node,intra_node_bw_GBps,inter_node_bw_GBps\nmy gpu,somewhere,100,20,1,80,1500,24,600,4,16,6.25\n"));
+  EXPECT_EQ(pasted.name, "my gpu");
+  EXPECT_DOUBLE_EQ(pasted.gpu.fp16_tensor_tflops, 100);
+}
+
+// The transformer verbs need the GPU's memory; a path that is no file is said so.
+TEST(HardwareFile, TheTransformerVerbsNeedTheMemory) {
+  auto d = tptest::temp_dir("hwfile");
+  auto path = tptest::write_file(d / "minimal.csv",
+                                 "name,fp32_tflops,mem_bw_GBps,gpus_per_node,intra_node_bw_GBps,inter_node_bw_GBps\n"
+                                 "x,10,500,4,16,6.25\n");
+  EXPECT_EQ(io::resolve_hardware(path).name, "x");
+  auto e = tptest::input_error_of([&] { io::resolve_llm_hardware(path, "--gpu"); });
+  EXPECT_EQ(e.file(), path);
+  EXPECT_EQ(e.field(), "mem_GB");
+  auto r = tptest::run_cli("llm plan --model gpt3-1.3b --gpu " + path + " --tokens 1e10 --global-batch 256");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("mem_GB"), std::string::npos) << r.err;
+  auto missing = tptest::input_error_of([&] { io::resolve_hardware((d / "nope.csv").string(), "--gpu"); });
+  EXPECT_EQ(missing.message(), "no such hardware file");
+}
+
 TEST(HardwareFile, CliShowsAFileAndRejectsAnUnknownName) {
   auto d = tptest::temp_dir("hwfile");
   auto path = tptest::write_file(d / "g.csv", "name,base,mem_bw_GBps\nmine,t4,400\n");
