@@ -192,8 +192,8 @@ void setup(CLI::App& root) {
       ->capture_default_str()
       ->each([a](const std::string&) { a->models_given = true; });
   cmd->add_option("--cv", a->cv, "Cross-validation folds (>= 2)")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed for the fold shuffle (and, with --data, for the sampling plans)")
-      ->capture_default_str();
+  auto* seed = cmd->add_option("--seed", a->seed, "Seed for the fold shuffle (and, with --data, for the sampling plans)")
+                   ->capture_default_str();
   cmd->add_option("--plan", a->plan, "With --data: sampling plan for the scored samples (paper, small, wide)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON (MRE as fractions, null where a number is missing, with a note)");
@@ -217,7 +217,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--rows-out", a->rows_out,
                   "With --transfer: write every predicted row (first seed) to this CSV: network, method, seed, "
                   "placement, local_bsz, step_time, predicted");
-  cmd->add_option("--seeds", a->seeds, "With --transfer: one evaluation per seed (e.g. 1-8 or 1,3,5); median and spread");
+  cmd->add_option("--seeds", a->seeds, "With --transfer: one evaluation per seed (e.g. 1-8 or 1,3,5); median and spread")
+      ->excludes(seed);
   cmd->add_flag("--describe", a->describe, "Also print each model's fitted parameters (full fit)");
   cmd->add_option("--comm-profile", a->comm_profile,
                   "Communication profile for the time models: 'auto' (with --data: leave-one-out over the other "

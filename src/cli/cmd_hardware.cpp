@@ -114,10 +114,13 @@ void setup(CLI::App& root) {
       "  trainplan hardware --calibrate ../shared/data/llm/neusight_single_gpu_measured.csv\n"
       "                                     # the sustained fractions, measured");
   cmd->add_option("name", a->name, "A catalog name or a hardware file (docs/HARDWARE.md)");
-  cmd->add_option("--calibrate", a->calibrate,
+  auto* calibrate = cmd->add_option("--calibrate", a->calibrate,
                   "Timings of the same workloads on several GPUs (columns device, e2e_ms; workload from model, mode, "
                   "seq_len, batch, torch_compile_fusion): fit the fraction of its fp32 peak each GPU sustains");
-  cmd->add_option("--reference", a->reference, "With --calibrate: the GPU whose fraction is 1")->capture_default_str();
+  cmd->add_option("--reference", a->reference, "With --calibrate: the GPU whose fraction is 1")
+      ->capture_default_str()
+      ->needs(calibrate);
+  calibrate->excludes("name");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { run_hardware(*a); });
 }

@@ -91,8 +91,9 @@ void run_transfer_samples(const TransferArgs& a) {
                              c.predicted_s, c.measured_s / c.predicted_s);
   std::cout << fmt::format("epoch times, seconds, on {}'s nodes of {} GPUs (packed, as a plan there runs them); the "
                            "metric is kept (it depends on the batch and epochs, not the GPU). Plan there with: "
-                           "trainplan plan --samples OUT.csv --hardware {} ...\n",
-                           to.name, to.node.gpus_per_node, a.to_gpu);
+                           "trainplan plan --samples {} --hardware {} ...\n",
+                           to.name, to.node.gpus_per_node, a.out.empty() || a.out == "-" ? "OUT.csv (-o)" : a.out,
+                           a.to_gpu);
   if (!a.out.empty())
     std::cerr << fmt::format("wrote {} samples to {}\n", t.moved.samples.size() + t.moved.curve.size(), a.out);
 }

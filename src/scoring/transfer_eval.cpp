@@ -154,6 +154,13 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     for (const auto& m : opts.methods) rep.methods.push_back(reg.get(m).name);
   if (opts.target_trials < 0) throw InputError("", 0, "--target-trials", "must be >= 0");
   if (opts.seeds.empty()) throw InputError("", 0, "--seeds", "no seed given");
+  // The baselines that need trials (models/transfer_baselines.h) are the datasheet ratio without them.
+  auto has = [&](const char* m) { return std::find(rep.methods.begin(), rep.methods.end(), m) != rep.methods.end(); };
+  if (opts.target_trials < 1 && has("scale-through-trials"))
+    rep.warnings.push_back("scale-through-trials needs a target trial: with none it is datasheet-ratio");
+  if (opts.target_trials < 2 && has("line-through-trials"))
+    rep.warnings.push_back(fmt::format("line-through-trials needs 2 target trials: with {} it is datasheet-ratio",
+                                       opts.target_trials));
 
   // Pair the networks: by folder name, or the two folders themselves.
   std::vector<std::pair<std::string, std::string>> pairs;  // (from, to)
@@ -353,6 +360,7 @@ std::string format_transfer(const TransferReport& r) {
     return s;
   };
   size_t w = o.seeds.size() > 1 ? 22 : 10;
+  for (const auto& m : r.methods) w = std::max(w, m.size());
   out += fmt::format("{:<13}{:>6}", "network", "rows");
   for (const auto& m : r.methods) out += fmt::format("  {:>{}}", m.size() > w ? m.substr(0, w) : m, w);
   bool split = std::find(r.methods.begin(), r.methods.end(), "split-transfer") != r.methods.end();
