@@ -30,6 +30,7 @@ bool names_a_share(const std::string& metric_name) {
 
 std::string duration(double s) {
   if (!std::isfinite(s)) return "never";
+  if (s >= 100 * 86400.0) return fmt::format("{:.4g} days", s / 86400);  // and no overflow of a long
   const long t = std::lround(s);
   if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, (t % 3600) / 60);
   if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
@@ -97,6 +98,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     fc_.reset();
     own_.clear();
     last_epoch_ = 0;
+    unmetered_s_ = 0;
     last_.reset();
     return json{{"event", "trial"}, {"line", line_no}, {"batch", l.batch}, {"workers", l.workers},
                 {"epochs", l.epochs}};
@@ -115,7 +117,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   if (l.kind == Kind::kDone) {
     // In a profiling run's live log a trial's done line ends that trial only.
     if (!in_profile_) done_ = true;
-    json u = last_ ? *last_ : json::object();
+    json u = finished(last_);
     u["event"] = "done";
     u["line"] = line_no;
     return u;
@@ -123,20 +125,33 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   const double epoch = l.epoch.value_or(last_epoch_ + 1);
   if (epoch <= last_epoch_)
     return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
-                {"message", fmt::format("{}:{}: column 'epoch': {} does not follow epoch {}; line skipped", o_.source,
-                                        line_no, epoch, last_epoch_)}};
-  if (!l.metric)
-    return json{{"event", "warning"}, {"line", line_no}, {"field", "metric"},
-                {"message", fmt::format("{}:{}: column 'metric': missing; nothing to forecast from this epoch",
-                                        o_.source, line_no)}};
+                {"message", fmt::format("{}:{}: column 'epoch': {} does not follow epoch {}", o_.source, line_no,
+                                        epoch, last_epoch_)}};
+  if (!l.metric) {
+    // The epoch ran: its time counts toward the elapsed time and the next forecast.
+    last_epoch_ = epoch;
+    if (l.epoch_time_s) unmetered_s_ += *l.epoch_time_s;
+    const bool nan = std::find(l.nonfinite.begin(), l.nonfinite.end(), "metric") != l.nonfinite.end();
+    return json{{"event", "warning"},
+                {"line", line_no},
+                {"field", "metric"},
+                {"skipped", false},
+                {"message", fmt::format("{}:{}: column 'metric': {}; nothing to forecast from this epoch (its time "
+                                        "counts)",
+                                        o_.source, line_no,
+                                        nan ? "NaN or Infinity (did the run diverge?)" : "missing")}};
+  }
   if (!fc_) {
     models::EpochForecasterParams p = o_.forecaster;
     p.direction = o_.direction.value_or(profile::metric_is_lower_better(l.metric_name) ? MetricDirection::kMin
                                                                                          : MetricDirection::kMax);
     fc_ = std::make_unique<models::EpochForecaster>(p, o_.prior);
   }
+  std::optional<double> time = l.epoch_time_s;
+  if (time) *time += unmetered_s_;
   try {
-    fc_->add(epoch, *l.metric, l.epoch_time_s);
+    fc_->add(epoch, *l.metric, time);
+    unmetered_s_ = 0;
   } catch (const std::invalid_argument& e) {
     return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
                 {"message", fmt::format("{}:{}: {}", o_.source, line_no, e.what())}};
@@ -193,6 +208,19 @@ json LiveWatch::forecast_update(double epoch) const {
   return u;
 }
 
+json LiveWatch::restarted() {
+  fc_.reset();
+  own_.clear();
+  last_epoch_ = 0;
+  unmetered_s_ = 0;
+  last_.reset();
+  done_ = in_profile_ = false;
+  return json{{"event", "restarted"},
+              {"message", fmt::format("{} shrank (rewritten, or a new run in the same file): read again from its "
+                                      "start, as a new run",
+                                      o_.source)}};
+}
+
 json LiveWatch::stalled(double quiet_s, long line_no) const {
   json u = last_ ? *last_ : json::object();
   u["event"] = "stalled";
@@ -201,8 +229,25 @@ json LiveWatch::stalled(double quiet_s, long line_no) const {
   return u;
 }
 
+json LiveWatch::finished(const std::optional<json>& last) const {
+  json u = last ? *last : json::object();
+  if (!last) return u;
+  // Epochs after the last one with a metric ran too.
+  if (unmetered_s_ > 0 && u["elapsed_s"].is_number()) u["elapsed_s"] = u["elapsed_s"].get<double>() + unmetered_s_;
+  // A run that ended short of the target has no forecast left: it did not get there.
+  const bool reached = u["reached_at"].is_number();
+  u["reached"] = reached;
+  if (!reached) {
+    u["predicted_epoch"] = nullptr, u["interval"] = nullptr, u["finish_s"] = nullptr;
+    u["finish_interval_s"] = nullptr, u["never"] = false;
+    if (o_.deadline_s) u["deadline"] = to_string(models::DeadlineVerdict::kMissed);
+    if (o_.samples) u.erase("samples");
+  }
+  return u;
+}
+
 json LiveWatch::ended(int exit_code) const {
-  json u = last_ ? *last_ : json::object();
+  json u = finished(last_);
   u["event"] = "ended";
   u["exit_code"] = exit_code;
   return u;
@@ -210,7 +255,8 @@ json LiveWatch::ended(int exit_code) const {
 
 std::string LiveWatch::text(const json& u, int bar_width) {
   const std::string ev = u.value("event", "");
-  if (ev == "warning") return "warning: " + u.value("message", "") + "; line skipped";
+  if (ev == "warning") return "warning: " + u.value("message", "") + (u.value("skipped", true) ? "; line skipped" : "");
+  if (ev == "restarted") return "warning: " + u.value("message", "");
   if (ev == "trial")
     return u.value("epochs", 0L) > 0
                ? fmt::format("trial b={} r={} e={} started", u.value("batch", 0L), u.value("workers", 0L),
@@ -224,6 +270,13 @@ std::string LiveWatch::text(const json& u, int bar_width) {
   if (ev == "stalled") head = fmt::format("stalled: no new line for {}; ", duration(u.value("quiet_s", 0.0)));
   if (ev == "ended") head = fmt::format("the job's output closed without a done line (exit {}); ", u.value("exit_code", -1));
   if (ev == "done") head = "done; ";
+  if ((ev == "ended" || ev == "done") && u.contains("reached") && !u["reached"].get<bool>() && u.contains("epoch"))
+    return head + fmt::format("epoch {:g}: metric {:.4g} (best {:.4g}); target {:.4g} not reached{}",
+                              u["epoch"].get<double>(), u["metric"].get<double>(), u["best"].get<double>(),
+                              u["target"].get<double>(),
+                              u.contains("deadline") ? fmt::format("; deadline {}: missed",
+                                                                   duration(u["deadline_s"].get<double>()))
+                                                     : "");
 
   if (!u.contains("epoch")) return head + "no epoch with a metric seen";
   std::string bar;
@@ -242,12 +295,12 @@ std::string LiveWatch::text(const json& u, int bar_width) {
   if (u["reached_at"].is_number()) {
     s += fmt::format("reached at epoch {:g}", u["reached_at"].get<double>());
   } else if (u["predicted_epoch"].is_number()) {
-    s += fmt::format("predicted at epoch {:.1f}", u["predicted_epoch"].get<double>());
+    s += fmt::format("predicted at epoch {}", num(u["predicted_epoch"]));
     if (u["interval"].is_array())
       s += fmt::format(" [{}, {}] ({:.0f}%)", num(u["interval"][0]), num(u["interval"][1]),
                        100 * u["coverage"].get<double>());
     if (u["finish_s"].is_number()) {
-      s += fmt::format(", at {}", duration(u["finish_s"].get<double>()));
+      s += fmt::format(", at {} of training", duration(u["finish_s"].get<double>()));
       if (u["finish_interval_s"].is_array())
         s += fmt::format(" [{}, {}]", duration(u["finish_interval_s"][0].is_number() ? u["finish_interval_s"][0].get<double>() : INFINITY),
                          duration(u["finish_interval_s"][1].is_number() ? u["finish_interval_s"][1].get<double>() : INFINITY));
@@ -255,14 +308,14 @@ std::string LiveWatch::text(const json& u, int bar_width) {
   } else if (u.value("never", false)) {
     s += "never reached by the fitted curve";
   } else {
-    s += "not forecast yet (too few epochs)";
+    s += "not forecast yet (too few epochs with a metric)";
   }
   if (u.contains("deadline")) s += fmt::format("; deadline {}: {}", duration(u["deadline_s"].get<double>()), u["deadline"].get<std::string>());
   if (u.contains("samples")) {
     const auto& f = u["samples"];
     s += f["predicted_epoch"].is_number()
              ? fmt::format("; from the samples: epoch {:g}", f["predicted_epoch"].get<double>()) +
-                   (f["finish_s"].is_number() ? ", at " + duration(f["finish_s"].get<double>()) : "")
+                   (f["finish_s"].is_number() ? ", at " + duration(f["finish_s"].get<double>()) + " of training" : "")
              : "; from the samples: not within the epochs searched";
   }
   return s;

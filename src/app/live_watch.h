@@ -3,7 +3,7 @@
 // EpochForecaster and answers one update per line that says something: a
 // forecast after an epoch, a warning for a bad line (skipped), the end.
 // Updates are JSON objects (`event`: "forecast", "warning", "stalled",
-// "done", "ended"); text() renders one for people. A profiling run's live log
+// "restarted", "done", "ended"); text() renders one for people. A profiling run's live log
 // (profile/live_log.h) holds many trials: each trial_start line starts a new
 // forecast ("trial"), each trial_end closes it ("trial_end"), and only
 // profile_done ends the watch ("profile_done").
@@ -60,6 +60,8 @@ class LiveWatch {
   // Reads line `line_no`; returns its update, or nullopt for a line that
   // says nothing (blank, or a JSON object the protocol ignores).
   std::optional<nlohmann::json> feed(const std::string& line, long line_no);
+  // Forgets the run: the log was rewritten from its start. Its update.
+  nlohmann::json restarted();
   // The update for a log quiet for `quiet_s` seconds.
   nlohmann::json stalled(double quiet_s, long line_no) const;
   // The update for a command whose stdout closed without a done line.
@@ -75,6 +77,9 @@ class LiveWatch {
 
  private:
   nlohmann::json forecast_update(double epoch) const;
+  // The last forecast as the run's end leaves it (done, or the job's output
+  // closed): `reached`, and no forecast or deadline other than missed when not.
+  nlohmann::json finished(const std::optional<nlohmann::json>& last) const;
   // The forecast from o_.samples and the run's epochs so far.
   nlohmann::json samples_forecast() const;
 
@@ -86,6 +91,9 @@ class LiveWatch {
   bool done_ = false;
   bool in_profile_ = false;
   std::vector<Sample> own_;      // the run's epochs, as curve points, for o_.samples
+  // Seconds of epochs read without a metric since the last one with: given
+  // to the next epoch with a metric, whose time then covers them too.
+  double unmetered_s_ = 0;
   double samples_epoch_time_ = 0;  // o_.samples' time model at the run's configuration  // a trial_start line was read: a done line ends one trial only
   std::optional<nlohmann::json> last_;
 };

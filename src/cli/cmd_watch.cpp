@@ -51,7 +51,8 @@ models::EpochForecasterParams forecaster_params(const WatchArgs& a) {
 }
 
 void print(const json& u, bool json_out, bool tty) {
-  if (json_out) std::cout << u.dump() << std::endl;
+  // replace: a warning quotes the log's line, which may not be UTF-8.
+  if (json_out) std::cout << u.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
   else std::cout << app::LiveWatch::text(u, tty && u.value("event", "") != "warning" ? 20 : 0) << std::endl;
 }
 
@@ -102,7 +103,16 @@ void run_follow(const WatchArgs& a) {
     const auto st = follower.next(line);
     if (st == profile::LogFollower::Status::kLine) {
       if (auto u = live.feed(line, follower.line_number())) print(*u, a.json_out, tty);
-      if (live.done()) return;
+      if (!live.done()) continue;
+      if (!log.empty()) return;
+      // A job we run goes on after its done line (a checkpoint, a last
+      // evaluation): its stdout is read to its end and its status is ours.
+      while (follower.next(line) != profile::LogFollower::Status::kEnded) {
+      }
+      std::exit(follower.exit_code());
+    }
+    if (st == profile::LogFollower::Status::kRestarted) {
+      print(live.restarted(), a.json_out, tty);
       continue;
     }
     if (st == profile::LogFollower::Status::kStalled) {

@@ -67,7 +67,8 @@ void print_json_error(const std::string& message, int exit_code, const trainplan
     if (input->line() > 0) j["line"] = input->line();
     if (!input->field().empty()) j["field"] = input->field();
   }
-  std::cout << j.dump() << "\n";  // one line: watch --json prints a document a line
+  // One line: watch --json prints a document a line; a message may quote bytes that are not UTF-8.
+  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace

@@ -260,6 +260,16 @@ std::optional<double> EpochForecaster::predict(const Fit& f, double level) {
   return std::max(k, f.epochs_seen + f.step);
 }
 
+double EpochForecaster::never_weight(const Fit& f, double level) {
+  double never = 0, total = 0;
+  for (const Curve& c : f.curves) {
+    if (!(c.weight > 0)) continue;
+    total += c.weight;
+    if (!c.epoch_at(level)) never += c.weight;
+  }
+  return total > 0 ? never / total : 0;
+}
+
 void EpochForecaster::record_errors(double epoch, double y) {
   for (const Fit& f : fits_) {
     if (f.best_y <= y) continue;
@@ -360,8 +370,15 @@ EpochForecast EpochForecaster::forecast(double target) const {
     const double zlo = lo_rank >= 1 ? z[size_t(lo_rank - 1)] : -kInf;
     const double zhi = hi_rank <= long(k) ? z[size_t(hi_rank - 1)] : kInf;
     const double span = std::log1p(H);
-    r.epoch_lo = std::max(pred * std::exp(zlo * span), f.epochs_seen + f.step);
-    r.epoch_hi = std::max(pred * std::exp(zhi * span), *r.epoch_lo);
+    // The interval holds the point forecast too: calibration errors that all
+    // lie on one side (a method biased early, as a straight line is) would
+    // otherwise put the interval wholly beside the point, and the deadline
+    // verdict, taken on the interval, would contradict the point.
+    r.epoch_lo = std::max(std::min(pred * std::exp(zlo * span), pred), f.epochs_seen + f.step);
+    r.epoch_hi = std::max({pred * std::exp(zhi * span), pred, *r.epoch_lo});
+    // Most of the weight in families that level off short of the target:
+    // the upper end is that the run never gets there.
+    if (never_weight(f, level) > 0.5) r.epoch_hi = kInf;
   }
   if (timed) {
     auto at = [&](double e) { return *r.elapsed_s + (e - r.last_epoch) * rate; };

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,7 +120,17 @@ LogFollower::Status LogFollower::next(std::string& line) {
       reap();
       continue;
     }
-    // A file at its end: it may grow.
+    // A file at its end: it may grow, or have been truncated and rewritten.
+    if (n == 0 && pid_ <= 0) {
+      struct stat st {};
+      const off_t at = lseek(fd_, 0, SEEK_CUR);
+      if (fstat(fd_, &st) == 0 && at > 0 && st.st_size < at) {
+        lseek(fd_, 0, SEEK_SET);
+        buf_.clear();
+        line_no_ = 0;
+        return Status::kRestarted;
+      }
+    }
     if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
       stall_reported_ = true;
       return Status::kStalled;

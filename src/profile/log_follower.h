@@ -23,6 +23,7 @@ class LogFollower {
     kLine,     // a complete line was read (without its newline)
     kStalled,  // no new byte for stall_s seconds; call next() again to wait on
     kEnded,    // the command's stdout closed (its last unterminated line came before as kLine)
+    kRestarted,  // the file shrank (truncated and rewritten): it is read again from its start
   };
 
   // Follows the file at `path`. Throws InputError(path, 0, "--log", ...) when it cannot be opened.

@@ -107,32 +107,37 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 }
 
 double parse_duration(const std::string& text, const std::string& option) {
+  auto fail = [&](const std::string& why) {
+    throw InputError("", 0, option,
+                     fmt::format("'{}' is not a duration{} (examples: 180s, 3m, 1h30m, 60d, 90)", text, why));
+  };
   double total = 0;
   size_t i = 0;
-  bool any = false;
+  int last_unit = 5;  // the rank of the previous unit: d 4, h 3, m 2, s 1
   while (i < text.size()) {
     size_t j = i;
     while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
-    if (j == i) break;
+    if (j == i) fail("");
     char* end = nullptr;
     const std::string number = text.substr(i, j - i);
     const double v = std::strtod(number.c_str(), &end);
-    if (end != number.c_str() + number.size()) break;  // "." or "1.2.3"
-    double unit = 1;
-    if (j < text.size()) {
-      char u = text[j++];
-      if (u == 'd') unit = 86400;
-      else if (u == 'h') unit = 3600;
-      else if (u == 'm') unit = 60;
-      else if (u == 's') unit = 1;
-      else { j = text.size() + 1; break; }
+    if (end != number.c_str() + number.size()) fail("");  // "." or "1.2.3"
+    if (j == text.size()) {
+      // A bare number is seconds only on its own: "2h30" could mean minutes.
+      if (i > 0) fail(fmt::format(": give {}'s unit", number));
+      total = v;
+      i = j;
+      break;
     }
-    total += v * unit;
-    any = true;
+    const char u = text[j++];
+    const int rank = u == 'd' ? 4 : u == 'h' ? 3 : u == 'm' ? 2 : u == 's' ? 1 : 0;
+    if (rank == 0) fail("");
+    if (rank >= last_unit) fail(": each unit once, largest first");
+    last_unit = rank;
+    total += v * (rank == 4 ? 86400 : rank == 3 ? 3600 : rank == 2 ? 60 : 1);
     i = j;
   }
-  if (!any || i != text.size() || !(total > 0))
-    throw InputError("", 0, option, fmt::format("'{}' is not a duration (examples: 180s, 3m, 1h30m, 60d, 90)", text));
+  if (text.empty() || !(total > 0)) fail("");
   return total;
 }
 

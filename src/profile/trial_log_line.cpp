@@ -77,11 +77,13 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
   auto j = nlohmann::json::parse(line.begin() + long(start), line.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     std::string text = line.substr(start);
-    const auto keys = null_nonfinite_tokens(text);
-    if (!keys.empty() && nlohmann::json::accept(text))
-      throw InputError(file, line_no, keys.front().empty() ? "line" : keys.front(),
-                       "is NaN or Infinity, which JSON cannot carry (Python's json.dumps writes them for a float nan "
-                       "or inf): did the run diverge?");
+    r.nonfinite = null_nonfinite_tokens(text);
+    if (!r.nonfinite.empty()) j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    for (const auto& k : r.nonfinite)
+      if (k != "metric" && !j.is_discarded())
+        throw InputError(file, line_no, k.empty() ? "line" : k,
+                         "is NaN or Infinity, which JSON cannot carry (Python's json.dumps writes them for a float "
+                         "nan or inf): did the run diverge?");
   }
   if (j.is_discarded() || !j.is_object())
     throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));

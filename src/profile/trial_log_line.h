@@ -24,6 +24,8 @@ struct TrialLogLine {
   std::optional<double> epoch_time_s;  // finite and > 0 when present
   std::optional<double> metric;        // finite when present
   std::string metric_name;
+  // Fields written as NaN or Infinity (read as absent; null_nonfinite_tokens).
+  std::vector<std::string> nonfinite;
   // kTrialStart: the trial's configuration (0 when absent); kTrialEnd: its status.
   long batch = 0, workers = 0, epochs = 0;
   std::string status;
@@ -35,8 +37,9 @@ struct TrialLogLine {
 // values they were, in order (empty: none found; "" for one not after a key).
 std::vector<std::string> null_nonfinite_tokens(std::string& text);
 
-// Parses one line. A field written as NaN or Infinity is reported as such
-// (InputError naming the field), not as a line that is not JSON. Throws InputError(file, line_no, field, message) when the
+// Parses one line. A metric written as NaN or Infinity is read as absent and
+// named in `nonfinite`; any other field so written is an InputError naming
+// it, not a line that is not JSON. Throws InputError(file, line_no, field, message) when the
 // line is not a JSON object (field "line") or an epoch line's field is bad
 // (epoch not finite and > 0, epoch_time_s not finite and > 0, metric not a
 // finite number).

@@ -108,6 +108,40 @@ TEST(EpochForecaster, PriorErrorsGiveAnIntervalFromTheStart) {
   EXPECT_GT(*r.epoch_hi, *r.epoch);
 }
 
+// Calibration errors all on one side (every past forecast came true later):
+// the interval still holds the point, so that a deadline verdict taken on the
+// interval cannot contradict it.
+TEST(EpochForecaster, AnIntervalFromOneSidedErrorsStillHoldsThePoint) {
+  std::vector<trainplan::models::ForecastError> prior;
+  for (int i = 0; i < 50; ++i) prior.push_back({1.0 + 0.2 * i, 0.3 + 0.01 * i});
+  EpochForecaster f(params(ForecastMethod::kNaive), prior);
+  f.add(1, 0.5, 60.0);
+  f.add(2, 0.6, 60.0);
+  const auto r = f.forecast(0.9);
+  ASSERT_TRUE(r.epoch && r.epoch_lo && r.epoch_hi);
+  EXPECT_DOUBLE_EQ(*r.epoch_lo, *r.epoch);
+  EXPECT_GT(*r.epoch_hi, *r.epoch);
+  // A deadline the point misses is not met.
+  EXPECT_NE(trainplan::models::deadline_verdict(r, *r.finish_s - 1), DeadlineVerdict::kMet);
+}
+
+// A curve that levels off at 0.95, asked for 0.99: most families never get
+// there, so the interval's upper end is never (the point is the others').
+TEST(EpochForecaster, ATargetPastTheFittedCeilingHasNoUpperEnd) {
+  std::vector<trainplan::models::ForecastError> prior;
+  for (int i = 0; i < 50; ++i) prior.push_back({1.0 + 0.2 * i, 0.01 * (i - 25)});
+  EpochForecaster f(params(ForecastMethod::kEnsemble), prior);
+  for (int k = 1; k <= 30; ++k) f.add(k, 0.95 - 0.5 / (k + 1), 10.0);
+  const auto r = f.forecast(0.99);
+  if (r.epoch) {
+    ASSERT_TRUE(r.epoch_hi);
+    EXPECT_TRUE(std::isinf(*r.epoch_hi));
+    EXPECT_NE(trainplan::models::deadline_verdict(r, 1e9), DeadlineVerdict::kMet);
+  } else {
+    EXPECT_TRUE(r.never);
+  }
+}
+
 TEST(EpochForecaster, RejectsEpochsThatDoNotIncrease) {
   EpochForecaster f;
   f.add(1, 0.5);

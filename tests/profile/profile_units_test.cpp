@@ -204,6 +204,9 @@ TEST(ProfilePlan, ParsesListsAndDurations) {
   EXPECT_THROW(parse_duration("soon", "--budget"), InputError);
   EXPECT_THROW(parse_duration("3x", "--budget"), InputError);
   EXPECT_THROW(parse_duration("0", "--budget"), InputError);
+  // A trailing bare number could be minutes or seconds; units once each, largest first.
+  for (const char* text : {"2h30", "1h30", "3m3m", "1s1h", "30s2m", ""}) EXPECT_THROW(parse_duration(text, "--deadline"), InputError) << text;
+  EXPECT_DOUBLE_EQ(parse_duration("1.5s", "--stall"), 1.5);
 }
 
 TEST(ProfileCost, RecoversAPowerLawAndOverhead) {

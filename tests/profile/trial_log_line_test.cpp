@@ -53,12 +53,18 @@ TEST(TrialLogLine, ANanFieldIsNamed) {
   EXPECT_EQ(text, R"({"event":"epoch","note":"NaN, Infinity","epoch_time_s": null,"metric":null,"x":[null]})");
   std::string plain = R"({"event":"done","why":"NaN"})";
   EXPECT_TRUE(null_nonfinite_tokens(plain).empty());
+  // A metric so written is absent, and said; an epoch time so written is an error naming it.
+  const auto nan_metric = parse_trial_log_line(R"({"event":"epoch","epoch":2,"epoch_time_s":1.5,"metric":NaN})", "f", 3);
+  EXPECT_EQ(nan_metric.kind, Kind::kEpoch);
+  EXPECT_FALSE(nan_metric.metric.has_value());
+  EXPECT_EQ(*nan_metric.epoch_time_s, 1.5);
+  EXPECT_EQ(nan_metric.nonfinite, std::vector<std::string>{"metric"});
   try {
-    parse_trial_log_line(R"({"event":"epoch","epoch":2,"epoch_time_s":1.5,"metric":NaN})", "run.log", 4);
+    parse_trial_log_line(R"({"event":"epoch","epoch":2,"epoch_time_s":NaN,"metric":0.5})", "run.log", 4);
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 4);
-    EXPECT_EQ(e.field(), "metric");
+    EXPECT_EQ(e.field(), "epoch_time_s");
     EXPECT_NE(std::string(e.what()).find("diverge"), std::string::npos) << e.what();
   }
 }
