@@ -71,7 +71,17 @@ json LiveWatch::samples_forecast() const {
   }
   // The run's direction when known (from its metric name or --direction), else the samples'.
   if (fc_) set.direction = fc_->params().direction;
-  const double from = own_.empty() ? 1 : std::ceil(own_.back().epochs);
+  // Met already: the run's own epoch is the answer. Else the first epoch
+  // after the latest (which did not meet it) whose predicted metric does.
+  if (!own_.empty()) {
+    for (const auto& s : own_)
+      if (s.metric && meets(*s.metric, o_.target, set.direction)) {
+        out["predicted_epoch"] = s.epochs;
+        if (std::isfinite(samples_epoch_time_) && samples_epoch_time_ > 0) out["finish_s"] = s.epochs * samples_epoch_time_;
+        return out;
+      }
+  }
+  const double from = own_.empty() ? 1 : std::floor(own_.back().epochs) + 1;
   for (double e = from; e <= ws.max_epochs; e += 1) {
     const double m = metric->predict(ws.batch, ws.workers, e);
     if (std::isfinite(m) && meets(m, o_.target, set.direction)) {

@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -69,6 +72,53 @@ TEST(WatchCli, CmdReadsTheJobsStdoutAndTextHasNoBarOffATerminal) {
   EXPECT_NE(r.out.find("warning: " + std::string("stdout:1")), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("epoch 5: metric"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("[#"), std::string::npos);  // stdout is a file here
+}
+
+// The job goes on after its done line (it saves a checkpoint, then fails):
+// watch reads it to its end and exits with its status.
+TEST(WatchCli, CmdWaitsForTheJobAfterDoneAndTakesItsStatus) {
+  auto dir = tptest::temp_dir("watch_after_done");
+  const auto log = tptest::write_file(dir / "job.log", log_text(5, true));
+  const auto marker = (dir / "saved").string();
+  const auto job = tptest::write_file(dir / "job.sh", "cat " + log + "\nsleep 0.3\necho saving\necho ok > " + marker +
+                                                          "\nexit 4\n");
+  auto r = tptest::run_cli("watch --cmd 'sh " + job + "' --target 0.93 --json");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(marker));
+}
+
+// A run that ends short of its target: no forecast repeated, the deadline missed.
+TEST(WatchCli, ARunThatEndsShortOfTheTargetSaysSo) {
+  auto dir = tptest::temp_dir("watch_short");
+  const auto path = tptest::write_file(dir / "job.log", log_text(6, true));
+  auto r = tptest::run_cli("watch --log " + path + " --target 0.99 --deadline 100h --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto done = json::parse(tptest::lines(r.out).back());
+  EXPECT_EQ(done["event"], "done");
+  EXPECT_EQ(done["reached"], false);
+  EXPECT_TRUE(done["predicted_epoch"].is_null());
+  EXPECT_EQ(done["deadline"], "missed");
+  auto text = tptest::run_cli("watch --log " + path + " --target 0.99 --deadline 100h");
+  EXPECT_NE(text.out.find("target 0.99 not reached; deadline 100h00m: missed"), std::string::npos) << text.out;
+}
+
+// A log truncated and written again while it is followed: read again from its start.
+TEST(WatchCli, ARewrittenLogIsReadAgainFromItsStart) {
+  auto dir = tptest::temp_dir("watch_rewrite");
+  const auto path = tptest::write_file(dir / "job.log", log_text(6, false));
+  std::thread rewrite([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    tptest::write_file(dir / "job.log", log_text(3, true));
+  });
+  auto r = tptest::run_cli("watch --log " + path + " --target 0.93 --json --poll 0.05 --stall 20");
+  rewrite.join();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool restarted = false;
+  for (const auto& l : tptest::lines(r.out)) restarted |= json::parse(l)["event"] == "restarted";
+  EXPECT_TRUE(restarted) << r.out;
+  auto done = json::parse(tptest::lines(r.out).back());
+  EXPECT_EQ(done["event"], "done");
+  EXPECT_EQ(done["epoch"], 3);
 }
 
 TEST(WatchCli, BadOptionsNameTheOption) {
