@@ -98,7 +98,12 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   try {
     l = profile::parse_trial_log_line(line, o_.source, line_no);
   } catch (const InputError& e) {
-    return json{{"event", "warning"}, {"line", line_no}, {"field", e.field()}, {"message", e.what()}};
+    // A program logs freely (as the profiler reads it): of the lines with
+    // no JSON in them only the first is reported.
+    if (line.find('{') == std::string::npos && ++text_lines_ > 1) return std::nullopt;
+    std::string message = e.what();
+    if (line.find('{') == std::string::npos) message += " (further lines without JSON are not reported)";
+    return json{{"event", "warning"}, {"line", line_no}, {"field", e.field()}, {"message", message}};
   }
   using Kind = profile::TrialLogLine::Kind;
   if (l.kind == Kind::kBlank || l.kind == Kind::kOther) return std::nullopt;

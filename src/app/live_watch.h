@@ -94,6 +94,7 @@ class LiveWatch {
   // Seconds of epochs read without a metric since the last one with: given
   // to the next epoch with a metric, whose time then covers them too.
   double unmetered_s_ = 0;
+  long text_lines_ = 0;  // lines with no JSON in them, read so far
   double samples_epoch_time_ = 0;  // o_.samples' time model at the run's configuration  // a trial_start line was read: a done line ends one trial only
   std::optional<nlohmann::json> last_;
 };

@@ -82,7 +82,16 @@ void run_follow(const WatchArgs& a) {
     app::WatchSamples ws;
     ws.samples = profile::read_samples(a.samples);
     ws.metric_model = a.metric_model;
-    ws.time_model = a.time_model == "auto" ? scoring::choose_models("auto", "none", ws.samples).time_model : a.time_model;
+    if (a.time_model == "auto") {
+      try {
+        ws.time_model = scoring::choose_models("auto", "none", ws.samples).time_model;
+      } catch (const InputError& e) {
+        throw InputError(a.samples, 0, "--time-model",
+                         e.message() + "; name one (e.g. --time-model allreduce-local; `trainplan fit --help` lists them)");
+      }
+    } else {
+      ws.time_model = a.time_model;
+    }
     ws.batch = a.batch;
     ws.workers = a.workers;
     // The nodes earlier trials with as many workers spanned; else one.

@@ -162,7 +162,8 @@ TrialRecord read_record(Stmt& st) {
 bool metric_is_lower_better(const std::string& name) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const char* w : {"loss", "error", "wer", "perplexity", "mse", "mae"})
+  // "err" also covers top1_err; "cer" character error rate; "ppl" perplexity; "nll" negative log-likelihood.
+  for (const char* w : {"loss", "err", "wer", "cer", "perplexity", "ppl", "nll", "mse", "mae"})
     if (n.find(w) != std::string::npos) return true;
   return false;
 }

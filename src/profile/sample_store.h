@@ -59,7 +59,8 @@ class SampleStore {
   sqlite3* db_ = nullptr;
 };
 
-// Whether a metric with this name is better when smaller.
+// Whether a metric with this name is better when smaller: it holds loss,
+// err, wer, cer, perplexity, ppl, nll, mse or mae, in any case.
 bool metric_is_lower_better(const std::string& metric_name);
 
 }  // namespace trainplan::profile

@@ -121,6 +121,29 @@ TEST(WatchCli, ARewrittenLogIsReadAgainFromItsStart) {
   EXPECT_EQ(done["epoch"], 3);
 }
 
+// A program's own logging is read past after one warning; an error rate
+// named top1_err is minimised.
+TEST(WatchCli, TextLinesAreReportedOnceAndErrorRatesAreMinimised) {
+  auto dir = tptest::temp_dir("watch_text");
+  std::string log = "step 1\nstep 2\nstep 3\n";
+  for (int k = 1; k <= 6; ++k)
+    log += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":30,"metric":{:.4f},"metric_name":"top1_err"}})"
+                       "\nstep\n",
+                       k, 0.1 + 0.5 / k);
+  const auto path = tptest::write_file(dir / "job.log", log + "{\"event\":\"done\"}\n");
+  auto r = tptest::run_cli("watch --log " + path + " --target 0.2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int warnings = 0;
+  json last;
+  for (const auto& l : tptest::lines(r.out)) {
+    last = json::parse(l);
+    warnings += last["event"] == "warning";
+  }
+  EXPECT_EQ(warnings, 1) << r.out;
+  EXPECT_EQ(last["direction"], "min");
+  EXPECT_EQ(last["reached_at"], 5);  // 0.1 + 0.5 / 5 = 0.2
+}
+
 TEST(WatchCli, BadOptionsNameTheOption) {
   auto r = tptest::run_cli("watch --log /nonexistent.log --target 0.9");
   EXPECT_EQ(r.exit_code, 2);
