@@ -84,7 +84,8 @@ void run_hardware(const HardwareArgs& a) {
         g.fp32_sustained, g.tensor_sustained,
         g.fp8_tensor_tflops > 0 ? fmt::format(", fp8 products {:.2f} of the 16-bit share", g.fp8_matmul_share) : "",
         g.memory_gb, g.memory_bandwidth_gbps, h.node.gpus_per_node,
-        h.node.intra_link, h.node.intra_node_gbps, h.node.inter_link, h.node.inter_node_gbps,
+        h.node.intra_link.empty() ? "within a node" : h.node.intra_link, h.node.intra_node_gbps,
+        h.node.inter_link.empty() ? "between nodes" : h.node.inter_link, h.node.inter_node_gbps,
         h.node.collective_latency_exponent > 0
             ? fmt::format("; collective latency grows as (bytes / 64 KiB)^{}", h.node.collective_latency_exponent)
             : "",

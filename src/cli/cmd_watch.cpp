@@ -194,17 +194,21 @@ void setup(CLI::App& root) {
   cmd->add_option("--metric-model", a->metric_model, "With --samples: the metric model")->capture_default_str();
   cmd->add_option("--time-model", a->time_model, "With --samples: the time model (auto: cross-validated)")
       ->capture_default_str();
-  cmd->add_option("--target", a->target, "The metric the job should reach");
-  add_duration_option(cmd, "--deadline", a->deadline_s, "Time from the start of the first epoch to meet the target by");
+  // The replay sets its own targets and judges every method.
+  cmd->add_option("--target", a->target, "The metric the job should reach")->excludes(rep);
+  add_duration_option(cmd, "--deadline", a->deadline_s, "Time from the start of the first epoch to meet the target by")
+      ->excludes(rep);
   add_duration_option(cmd, "--stall", a->stall_s,
                       "Report the log as stalled after this long without a new line; --log and --store then exit 1 (default 300)");
   cmd->add_option("--poll", a->poll_s, "Seconds between reads of a log at its end")->capture_default_str()
       ->check(positive_number());
   cmd->add_option("--method", a->method, "naive (last-epoch slope), optimus (Optimus's curve), ensemble")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(rep);
   cmd->add_option("--coverage", a->coverage, "Nominal coverage of the interval")->capture_default_str()
       ->check(CLI::Range(0.01, 0.99));
-  cmd->add_option("--direction", a->direction, "max or min (default: from metric_name; loss, error, wer: min)");
+  cmd->add_option("--direction", a->direction, "max or min (default: from metric_name: names holding loss, err, wer, cer, perplexity, ppl, nll, mse or mae "
+                  "are minimised)");
   cmd->add_flag("--json", a->json_out, "One JSON object per update (--replay: one report)");
   cmd->callback([a] {
     if (!a->replay.empty()) return run_replay(*a);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,9 +52,13 @@ LogFollower LogFollower::file(const std::string& path, LogFollowerOptions o) {
 LogFollower LogFollower::command(const std::string& command, LogFollowerOptions o) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    // The job's stdout goes nowhere once the watch is gone: it ends with it.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(143);
     dup2(p[1], STDOUT_FILENO);
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -132,6 +137,13 @@ LogFollower::Status LogFollower::next(std::string& line) {
       }
     }
     if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
+      // A last line without its newline, quiet this long, is whole: it is read first.
+      if (!buf_.empty()) {
+        line = std::move(buf_);
+        buf_.clear();
+        ++line_no_;
+        return Status::kLine;
+      }
       stall_reported_ = true;
       return Status::kStalled;
     }

@@ -3,7 +3,9 @@
 // polled for more after its end (its end is not the job's end: only a `done`
 // line or the caller says so); a command's stdout ends when the command
 // closes it. Either one that yields no new byte for `stall_s` seconds is
-// reported as stalled, once per quiet spell.
+// reported as stalled, once per quiet spell; a file's last line without its
+// newline is taken as whole then, before the stall. A command ends with its
+// follower's process (SIGTERM), as its stdout has nowhere to go.
 #pragma once
 #include <string>
 

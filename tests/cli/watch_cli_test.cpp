@@ -9,6 +9,8 @@
 #include <cmath>
 #include <filesystem>
 #include <thread>
+
+#include <signal.h>
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -85,6 +87,25 @@ TEST(WatchCli, CmdWaitsForTheJobAfterDoneAndTakesItsStatus) {
   auto r = tptest::run_cli("watch --cmd 'sh " + job + "' --target 0.93 --json");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_TRUE(std::filesystem::exists(marker));
+}
+
+// The watch killed (here by timeout's SIGTERM): its job ends with it rather
+// than run on until its next print fails.
+TEST(WatchCli, TheJobEndsWithTheWatch) {
+  auto dir = tptest::temp_dir("watch_killed");
+  const auto pidfile = (dir / "pid").string();
+  const std::string cmd = std::string("timeout -s TERM 1 ") + TRAINPLAN_CLI_PATH + " watch --cmd 'echo $$ > " + pidfile +
+                          "; exec sleep 60' --target 0.9 >/dev/null 2>&1";
+  std::system(cmd.c_str());
+  const pid_t job = std::atoi(tptest::read_file(pidfile).c_str());
+  ASSERT_GT(job, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ::kill(job, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone);
+  if (!gone) ::kill(job, SIGKILL);
 }
 
 // A run that ends short of its target: no forecast repeated, the deadline missed.
