@@ -99,10 +99,12 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     l = profile::parse_trial_log_line(line, o_.source, line_no);
   } catch (const InputError& e) {
     // A program logs freely (as the profiler reads it): of the lines with
-    // no JSON in them only the first is reported.
-    if (line.find('{') == std::string::npos && ++text_lines_ > 1) return std::nullopt;
+    // no JSON object in them (no `{"`: a Python dict printed is not one)
+    // only the first is reported.
+    const bool text = line.find("{\"") == std::string::npos;
+    if (text && ++text_lines_ > 1) return std::nullopt;
     std::string message = e.what();
-    if (line.find('{') == std::string::npos) message += " (further lines without JSON are not reported)";
+    if (text) message += " (further lines without JSON are not reported)";
     return json{{"event", "warning"}, {"line", line_no}, {"field", e.field()}, {"message", message}};
   }
   using Kind = profile::TrialLogLine::Kind;

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "profile/samples_file.h"
+#include "server/deadline_server.h"
 #include "server/http_server.h"
 #include "server/service.h"
 
@@ -41,7 +42,10 @@ void run_serve(const ServeArgs& a) {
   if (l.max_body_bytes < 1) throw InputError("", 0, "--max-body-bytes", "must be >= 1");
   if (l.max_rows < 1) throw InputError("", 0, "--max-rows", "must be >= 1");
   if (!(l.request_timeout_s > 0)) throw InputError("", 0, "--request-timeout", "must be > 0 seconds");
-  if (!(l.head_timeout_s > 0)) throw InputError("", 0, "--head-timeout", "must be > 0 seconds");
+  if (!(l.head_timeout_s > 0) || l.head_timeout_s > server::DeadlineServer::kLongestTimeoutS)
+    throw InputError("", 0, "--head-timeout", "must be > 0 seconds and at most a year");
+  if (l.request_timeout_s > server::DeadlineServer::kLongestTimeoutS)
+    throw InputError("", 0, "--request-timeout", "must be at most a year");
   if (l.max_concurrent < 1) throw InputError("", 0, "--max-concurrent", "must be >= 1");
   if (l.max_queue < 0) throw InputError("", 0, "--max-queue", "must be >= 0");
   if (l.max_fits < 1) throw InputError("", 0, "--max-fits", "must be >= 1");
@@ -158,7 +162,7 @@ void setup(CLI::App& root) {
                    "Let requests read sample files on this machine (samples_path); without it: 403");
   limits->add_option("--threads", l.threads,
                      "Connections served at once (an idle keep-alive connection holds one for up to 5 s, a slow "
-                     "client for up to --head-timeout)")
+                     "client for up to --head-timeout, or --request-timeout while it sends a body)")
       ->capture_default_str();
   cmd->footer(
       "Example: trainplan serve --samples s.csv &\n"

@@ -115,10 +115,8 @@ void run_follow(const WatchArgs& a) {
       if (!live.done()) continue;
       if (!log.empty()) return;
       // A job we run goes on after its done line (a checkpoint, a last
-      // evaluation): its stdout is read to its end and its status is ours.
-      while (follower.next(line) != profile::LogFollower::Status::kEnded) {
-      }
-      std::exit(follower.exit_code());
+      // evaluation): it is waited for, and its status is ours.
+      std::exit(follower.wait_for_exit());
     }
     if (st == profile::LogFollower::Status::kRestarted) {
       print(live.restarted(), a.json_out, tty);

@@ -15,8 +15,8 @@ CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double&
         try {
           profile::parse_duration(text, flag);
           return std::string();
-        } catch (const InputError&) {
-          return "'" + text + "' is not a duration (examples: 90, 180s, 3m, 1h30m, 60d)";
+        } catch (const InputError& e) {
+          return e.message();
         }
       });
 }

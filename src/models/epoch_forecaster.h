@@ -17,10 +17,10 @@
 //              last `holdout_share` of them (weight 1/mse). The predicted
 //              epoch is the weighted median of the families that reach the
 //              target (one that levels off short of it says more about its
-//              asymptote than about the run: counting it as +infinity made
-//              the replay's forecasts "never" for 24 of 78 reachable
-//              targets); when those that level off hold most of the
-//              weight, the interval's upper end is +infinity.
+//              asymptote than about the run: counted as +infinity, the
+//              replay's forecasts at 10% of a run are "never" for 24 of 78
+//              targets that the runs reach); when those that level off hold
+//              most of the weight, the interval's upper end is +infinity.
 //
 // Intervals are conformal on log(true epoch / predicted epoch) and never use
 // an epoch not yet seen: every fit is kept, and when the run first reaches a

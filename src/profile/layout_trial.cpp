@@ -63,7 +63,7 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   } else if (!(out.timing = parse_layout_timing(text, field))) {
     out.error = "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout";
     if (r.stdout_truncated)
-      out.error += fmt::format(" (its JSON lines passed {} MiB; the rest were not read)", po.stdout_max_bytes >> 20);
+      out.error += fmt::format(" (some of its JSON lines were not read: past {} MiB in all)", po.stdout_max_bytes >> 20);
   }
   std::string tail = r.stderr_tail;
   while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();

@@ -85,6 +85,30 @@ void LogFollower::reap() {
   pid_ = -1;
 }
 
+int LogFollower::wait_for_exit() {
+  char chunk[65536];
+  while (pid_ > 0) {
+    int st = 0;
+    const pid_t r = waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) {
+      exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      pid_ = -1;
+      break;
+    }
+    if (r < 0) break;
+    if (eof_) {
+      reap();
+      break;
+    }
+    pollfd pfd{fd_, POLLIN, 0};
+    if (poll(&pfd, 1, 100) > 0) {
+      const ssize_t n = read(fd_, chunk, sizeof chunk);
+      if (n == 0) eof_ = true;
+    }
+  }
+  return exit_code_;
+}
+
 LogFollower::Status LogFollower::next(std::string& line) {
   char chunk[65536];
   for (;;) {

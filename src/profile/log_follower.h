@@ -40,6 +40,10 @@ class LogFollower {
 
   // Waits for the next line, a stall, or the end.
   Status next(std::string& line);
+  // A command: reads and drops its output until it exits (not until its
+  // stdout closes, which a process it left behind may hold) and returns its
+  // exit status; a file: -1 at once.
+  int wait_for_exit();
   long line_number() const { return line_no_; }  // of the last line returned
   // The command's exit status (128 + signal when killed) once kEnded; -1 before or for a file.
   int exit_code() const { return exit_code_; }

@@ -218,6 +218,7 @@ class GroupRun {
 
   // Closes the pipes, trims the stderr tail and records the wall time.
   void finish() {
+    keep_line(line_);  // a last line without its newline, when the drain was cut short
     close(out_[0]);
     close(err_[0]);
     if (res_.stderr_tail.size() > opts_.stderr_tail_bytes)
@@ -240,7 +241,10 @@ class GroupRun {
       const size_t end = nl ? size_t(nl - data) + 1 : n;
       // A line longer than the whole budget cannot be kept: only whether it held a '{' is.
       if (line_.size() + (end - i) <= opts_.stdout_max_bytes) line_.append(data + i, end - i);
-      else line_overflow_ = true, line_brace_ |= std::memchr(data + i, '{', end - i) != nullptr;
+      else {
+        line_overflow_ = true;
+        line_brace_ |= std::memchr(data + i, '{', end - i) != nullptr;
+      }
       if (nl) keep_line(line_);
       i = end;
     }

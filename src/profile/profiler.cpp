@@ -57,7 +57,7 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   const std::string& out = l.result.stdout0;
   l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock);
   if (l.result.stdout_truncated)
-    l.output.note += fmt::format("{}its JSON lines on stdout passed {} MiB; the rest were not read",
+    l.output.note += fmt::format("{}some of its JSON lines on stdout were not read (past {} MiB in all)",
                                  l.output.note.empty() ? "" : "; ", po.stdout_max_bytes >> 20);
   return l;
 }

@@ -19,7 +19,8 @@ std::string describe_result(const TrialRecord& r) {
   if (r.status != TrialStatus::kOk) {
     std::string s = fmt::format("{}: {}", to_string(r.status), r.reason);
     if (r.key.epochs > 0 && r.epochs_reported > 0)
-      s += fmt::format(" (its {} reported epoch(s) of {} kept as points of the curve)", r.epochs_reported, r.key.epochs);
+      s += fmt::format(" (its {} reported epoch(s) of {} kept, as points of the curve where they have a metric)",
+                       r.epochs_reported, r.key.epochs);
     return s;
   }
   std::string s = fmt::format("ok {:.3g} s/epoch", r.epoch_time_s.value_or(0));

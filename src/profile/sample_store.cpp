@@ -352,7 +352,7 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
     if (r.dataset_size) set.dataset_size = r.dataset_size;
     std::optional<double> best;
     const size_t curve_points = whole ? r.epoch_metrics.size() - std::min<size_t>(1, r.epoch_metrics.size())
-                                      : std::min(r.epoch_metrics.size(), size_t(std::max(0, r.key.epochs - 1)));
+                                      : r.epoch_metrics.size();
     for (size_t k = 0; k < curve_points; ++k) {
       const auto& m = r.epoch_metrics[k];
       if (m && (!best || set.better(*m, *best))) best = m;

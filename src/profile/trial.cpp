@@ -123,7 +123,6 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   std::string line;
   double time_sum = 0;
   int bad_epoch_lines = 0, json_lines = 0;
-  std::set<std::string> nonfinite_fields;  // written as NaN or Infinity, read as null
   std::vector<int> nan_metric_epochs;
   int nan_time_lines = 0;
   std::vector<StepTiming> epoch_steps;
@@ -139,7 +138,9 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     }
     if (j.is_discarded() || !j.is_object()) continue;
     ++json_lines;
-    for (const auto& k : nonfinite) nonfinite_fields.insert(k.empty() ? "?" : k);
+    auto written_nonfinite = [&](const char* key) {
+      return std::find(nonfinite.begin(), nonfinite.end(), key) != nonfinite.end();
+    };
     auto ev = j.find("event");
     if (ev == j.end() || !ev->is_string()) continue;
     for (const char* k : {"dataset_size", "train_size", "train_samples"})
@@ -156,14 +157,13 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     auto t = finite_number(j, "epoch_time_s");
     if (!t || *t <= 0) {
       ++bad_epoch_lines;
-      if (!t && nonfinite_fields.count("epoch_time_s") && j.contains("epoch_time_s") && j["epoch_time_s"].is_null())
-        ++nan_time_lines;
+      if (written_nonfinite("epoch_time_s")) ++nan_time_lines;
       continue;
     }
     time_sum += *t;
     ++out.epochs_reported;
     auto m = finite_number(j, "metric");
-    if (!m && nonfinite_fields.count("metric") && j.contains("metric") && j["metric"].is_null())
+    if (written_nonfinite("metric"))
       nan_metric_epochs.push_back(int(finite_number(j, "epoch").value_or(out.epochs_reported)));
     out.last_metric = m;  // the metric after the last epoch, or none
     out.epoch_metrics.push_back(m);

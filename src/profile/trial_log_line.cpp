@@ -79,9 +79,11 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
     std::string text = line.substr(start);
     r.nonfinite = null_nonfinite_tokens(text);
     if (!r.nonfinite.empty()) j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    // The epoch and its time cannot be absent once written; any other field
+    // so written (a loss beside the metric) is read as absent.
     for (const auto& k : r.nonfinite)
-      if (k != "metric" && !j.is_discarded())
-        throw InputError(file, line_no, k.empty() ? "line" : k,
+      if ((k == "epoch" || k == "epoch_time_s") && !j.is_discarded())
+        throw InputError(file, line_no, k,
                          "is NaN or Infinity, which JSON cannot carry (Python's json.dumps writes them for a float "
                          "nan or inf): did the run diverge?");
   }

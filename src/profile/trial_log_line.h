@@ -37,9 +37,9 @@ struct TrialLogLine {
 // values they were, in order (empty: none found; "" for one not after a key).
 std::vector<std::string> null_nonfinite_tokens(std::string& text);
 
-// Parses one line. A metric written as NaN or Infinity is read as absent and
-// named in `nonfinite`; any other field so written is an InputError naming
-// it, not a line that is not JSON. Throws InputError(file, line_no, field, message) when the
+// Parses one line. A field written as NaN or Infinity is read as absent and
+// named in `nonfinite`, except `epoch` and `epoch_time_s`: an InputError
+// naming it, not a line that is not JSON. Throws InputError(file, line_no, field, message) when the
 // line is not a JSON object (field "line") or an epoch line's field is bad
 // (epoch not finite and > 0, epoch_time_s not finite and > 0, metric not a
 // finite number).

@@ -362,7 +362,7 @@ std::string format_transfer(const TransferReport& r) {
   size_t w = o.seeds.size() > 1 ? 22 : 10;
   for (const auto& m : r.methods) w = std::max(w, m.size());
   out += fmt::format("{:<13}{:>6}", "network", "rows");
-  for (const auto& m : r.methods) out += fmt::format("  {:>{}}", m.size() > w ? m.substr(0, w) : m, w);
+  for (const auto& m : r.methods) out += fmt::format("  {:>{}}", m, w);
   bool split = std::find(r.methods.begin(), r.methods.end(), "split-transfer") != r.methods.end();
   if (split) out += "  split-transfer: host/GPU/exposed comm, % of the step before trials (host and GPU overlap) -> trial factors";
   out += "\n";

@@ -26,13 +26,17 @@ Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-// Waits up to `ms` for `events` on `sock`: > 0 ready, 0 timed out, < 0 failed.
+// Waits up to `ms` for `events` on `sock`: > 0 ready, 0 timed out, < 0
+// failed. A signal does not restart the wait's whole length.
 int poll_one(socket_t sock, short events, int ms) {
   pollfd p{sock, events, 0};
-  int r;
-  do r = ::poll(&p, 1, ms);
-  while (r < 0 && errno == EINTR);
-  return r;
+  const auto until = Clock::now() + std::chrono::milliseconds(ms);
+  for (;;) {
+    const int r = ::poll(&p, 1, ms);
+    if (r >= 0 || errno != EINTR) return r;
+    ms = static_cast<int>(std::max<long>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count()));
+  }
 }
 
 // Milliseconds to wait: until `deadline`, and at most `cap_s`.
@@ -102,7 +106,7 @@ class DeadlineStream final : public httplib::Stream {
     }
     if (!buffered()) {
       if (!is_readable()) {
-        if (Clock::now() >= read_deadline_) failure_ = ReadFailure::kDeadline;
+        failure_ = Clock::now() >= read_deadline_ ? ReadFailure::kDeadline : ReadFailure::kIdle;
         return -1;
       }
       ssize_t got;
@@ -163,6 +167,9 @@ void DeadlineServer::close_after_answer() {
   if (current_stream) current_stream->close_after();
 }
 
+DeadlineServer::DeadlineServer(double head_timeout_s, std::function<std::string(ReadFailure)> failure_body)
+    : head_timeout_s_(std::clamp(head_timeout_s, 1e-3, kLongestTimeoutS)), failure_body_(std::move(failure_body)) {}
+
 bool DeadlineServer::wait_for_request(socket_t sock) const {
   const auto until = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
   // In slices, so that a stop (svr_sock_ closed) ends the wait promptly.
@@ -204,6 +211,16 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
     if (!ret || connection_closed || strm.closing()) break;
   }
   current_stream = nullptr;
+  // A client still sending (a refused body, an oversized head) would get a
+  // reset, and may lose the answer, if its bytes were left unread at close.
+  if (strm.closing()) {
+    ::shutdown(sock, SHUT_WR);
+    char sink[4096];
+    const auto until = Clock::now() + std::chrono::milliseconds(500);
+    while (Clock::now() < until && poll_one(sock, POLLIN, wait_ms(until, 0.5)) > 0 &&
+           ::recv(sock, sink, sizeof sink, 0) > 0) {
+    }
+  }
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
   return ret;

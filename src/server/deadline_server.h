@@ -10,7 +10,12 @@
 //     the answer is 408 or 431 and the connection closes;
 //   - a body: until the deadline the handler gives (begin_body);
 //   - writing an answer: until the deadline the handler sets
-//     (set_write_deadline), or `head_timeout_s` after the head was read.
+//     (set_write_deadline), or twice `head_timeout_s` after the head's
+//     first byte when no handler ran.
+// A connection whose request could not be read whole, or was refused before
+// its body was read (close_after_answer), is closed after the answer; the
+// client's unread bytes are drained for a moment first, so that it gets the
+// answer rather than a reset.
 // Past its deadline a read or write fails unless it can go on at once. Each
 // still waits at most httplib's own timeouts (5 s) for one byte. The
 // connection loop is httplib's (keep-alive count, the stop check), rewritten
@@ -25,7 +30,8 @@
 
 namespace trainplan::server {
 
-enum class ReadFailure { kNone, kDeadline, kHeadTooLarge };
+// kIdle: no byte within httplib's per-read timeout (5 s), before the deadline.
+enum class ReadFailure { kNone, kDeadline, kIdle, kHeadTooLarge };
 
 class DeadlineServer : public httplib::Server {
  public:
@@ -34,8 +40,8 @@ class DeadlineServer : public httplib::Server {
   static constexpr size_t kMaxHeadBytes = size_t(64) << 10;
 
   // `failure_body`: the JSON body of the answer to a read that failed (408 or 431).
-  DeadlineServer(double head_timeout_s, std::function<std::string(ReadFailure)> failure_body)
-      : head_timeout_s_(head_timeout_s), failure_body_(std::move(failure_body)) {}
+  // REQUIRES: 0 < head_timeout_s <= kLongestTimeoutS.
+  DeadlineServer(double head_timeout_s, std::function<std::string(ReadFailure)> failure_body);
 
   // For a handler, on its thread (no effect elsewhere): the body is read
   // from here on, until `read_deadline`, without the head's byte limit.
@@ -49,6 +55,8 @@ class DeadlineServer : public httplib::Server {
   static void close_after_answer();
   // 408 for a deadline, 431 for a head over kMaxHeadBytes.
   static int status_of(ReadFailure f) { return f == ReadFailure::kHeadTooLarge ? 431 : 408; }
+  // The longest timeout a deadline takes (a year): longer ones would overflow the clock.
+  static constexpr double kLongestTimeoutS = 365 * 86400.0;
 
   double head_timeout_s() const { return head_timeout_s_; }
   std::string failure_body(ReadFailure f) const { return failure_body_(f); }

@@ -61,6 +61,8 @@ struct HttpServer::Impl {
     if (f == ReadFailure::kHeadTooLarge)
       return error_text(fmt::format("the request's line and headers are over {} bytes",
                                     DeadlineServer::kMaxHeadBytes));
+    if (f == ReadFailure::kIdle)
+      return error_text("the request stopped arriving (no byte for 5 s)");
     return error_text(fmt::format("the request's line and headers did not arrive whole within {} s of their first "
                                   "byte (trainplan serve --head-timeout)",
                                   service.limits().head_timeout_s));
@@ -89,11 +91,16 @@ struct HttpServer::Impl {
     res.status = status;
     res.set_content(std::move(body), "application/json");
     res.set_header("Connection", "close");
+    DeadlineServer::close_after_answer();
     note(req, status, t0);
   }
 
   void serve_get(const httplib::Request& req, httplib::Response& res) {
     auto t0 = Clock::now();
+    // httplib leaves a GET's (or OPTIONS') body unread: the connection cannot
+    // carry another request, whose start would be in that body.
+    if (chunked(req) || req.get_header_value("Content-Length").find_first_not_of("0") != std::string::npos)
+      DeadlineServer::close_after_answer();
     if (const WebAsset* a = req.method == "GET" || req.method == "HEAD" ? find_web_asset(req.path) : nullptr) {
       res.status = 200;
       res.set_content(std::string(a->body), a->content_type);
@@ -180,7 +187,7 @@ struct HttpServer::Impl {
                                              budget)),
                       t0);
       }
-      if (!whole && DeadlineServer::read_failure() == ReadFailure::kDeadline)
+      if (!whole && DeadlineServer::read_failure() != ReadFailure::kNone)
         return refuse(req, res, 408,
                       error_text(fmt::format("the request body did not arrive whole within the request's time limit "
                                              "of {} s (trainplan serve --request-timeout)",
@@ -222,6 +229,7 @@ HttpServer::HttpServer(Service& service, std::function<void(const std::string&)>
     res.status = 413;
     res.set_content(too_large(req.get_header_value<uint64_t>("Content-Length"), limit), "application/json");
     res.set_header("Connection", "close");
+    DeadlineServer::close_after_answer();
     // httplib sends this answer without the length it gives others.
     res.set_header("Content-Length", std::to_string(res.body.size()));
     impl->note(req, 413, Clock::now());

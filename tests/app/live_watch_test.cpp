@@ -34,7 +34,7 @@ TEST(LiveWatch, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
     EXPECT_EQ((*u)["direction"], "max");
     EXPECT_TRUE(u->contains("deadline"));
   }
-  auto w = s.feed("{not json", ++n);
+  auto w = s.feed("{\"event\": \"epoch\", broken", ++n);  // a JSON object that is not whole
   ASSERT_TRUE(w);
   EXPECT_EQ((*w)["event"], "warning");
   EXPECT_EQ((*w)["line"], 8);

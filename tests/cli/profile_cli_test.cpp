@@ -181,7 +181,7 @@ TEST(ProfileCli, ATrialCutShortKeepsTheEpochsItReported) {
   auto r = tptest::run_cli("profile " + f.cmd("HANG_AFTER=2") + " --store " + f.store +
                            " --batches 16 --workers 1 --epochs 4 --trial-timeout 2");
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_TRUE(contains(r.err, "its 2 reported epoch(s) of 4 kept as points of the curve")) << r.err;
+  EXPECT_TRUE(contains(r.err, "its 2 reported epoch(s) of 4 kept, as points of the curve where they have a metric")) << r.err;
   SampleStore s(f.store);
   auto rec = s.find({16, 1, 4});
   ASSERT_TRUE(rec.has_value());

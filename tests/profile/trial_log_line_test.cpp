@@ -59,6 +59,9 @@ TEST(TrialLogLine, ANanFieldIsNamed) {
   EXPECT_FALSE(nan_metric.metric.has_value());
   EXPECT_EQ(*nan_metric.epoch_time_s, 1.5);
   EXPECT_EQ(nan_metric.nonfinite, std::vector<std::string>{"metric"});
+  // A field beside them so written (a loss) does not cost the epoch.
+  const auto nan_loss = parse_trial_log_line(R"({"event":"epoch","epoch_time_s":30,"metric":0.8,"loss":NaN})", "f", 5);
+  EXPECT_EQ(*nan_loss.metric, 0.8);
   try {
     parse_trial_log_line(R"({"event":"epoch","epoch":2,"epoch_time_s":NaN,"metric":0.5})", "run.log", 4);
     FAIL() << "no error";

@@ -390,6 +390,46 @@ TEST(ServerLimits, ABodySentAByteAtATimeIs408AtTheRequestsTimeLimit) {
   EXPECT_TRUE(healthy(s));
 }
 
+// Everything the server sends on one connection for `request` (sent whole),
+// until it closes the connection or 3 s pass.
+std::string all_answers(int port, const std::string& request) {
+  int fd = tpserver::connect_local(port);
+  if (fd < 0) return "";
+  timeval tv{3, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string in;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) in.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return in;
+}
+
+size_t answers_in(const std::string& text) {
+  size_t n = 0;
+  for (size_t at = text.find("HTTP/1.1 "); at != std::string::npos; at = text.find("HTTP/1.1 ", at + 1)) ++n;
+  return n;
+}
+
+// A request after a body the server did not read (a GET's, or one refused
+// before it was read) is not taken from that body: the connection closes
+// after the first answer.
+TEST(ServerLimits, NoRequestIsReadOutOfAnUnreadBody) {
+  Running s;
+  const std::string smuggled = "GET /fits HTTP/1.1\r\nHost: x\r\n\r\n";
+  auto get = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                     std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled);
+  EXPECT_EQ(answers_in(get), 1u) << get;
+  EXPECT_NE(get.find("200 OK"), std::string::npos) << get;
+  auto refused = all_answers(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n" + smuggled);
+  EXPECT_EQ(answers_in(refused), 1u) << refused;
+  EXPECT_NE(refused.find("400 Bad Request"), std::string::npos) << refused;
+  // Two whole requests on one connection are both answered.
+  auto two = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: "
+                                 "x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(answers_in(two), 2u) << two;
+}
+
 // SIGINT while requests compute: each answers 503 and the process exits 0
 // within about a second. (The bound is the contract under test: before, an
 // auto /fit of 1,000 rows held the process for its whole 40 s.)
