@@ -272,8 +272,11 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
     std::cout << fmt::format("  chart: {} (cost of every feasible (batch, workers) cell; the chosen run's metric)\n",
                              pl.plotted);
   std::cout << fmt::format("demo finished in {}. Next:\n", format_duration(pl.wall_s));
-  std::cout << fmt::format("  trainplan plan --samples {} --target {:.4g} --deadline {:.0f} --max-workers {}\n", a.out,
-                           pl.problem.target, a.deadline, pl.problem.space.max_workers);
+  // The models and the epochs the demo planned with, so that the plan repeats it.
+  std::cout << fmt::format("  trainplan plan --samples {} --target {:.4g} --deadline {:.0f} --max-workers {} "
+                           "--max-epochs {} --time-model {} --metric-model {}\n",
+                           a.out, pl.problem.target, a.deadline, pl.problem.space.max_workers,
+                           pl.problem.space.max_epochs, fit.choice.time_model, fit.choice.metric_model);
   std::cout << fmt::format("  trainplan evaluate --samples {} --models all --cv {}\n", a.out, fit.time_folds);
   std::cout << fmt::format("  trainplan samples list --store {}\n", a.store);
 }
@@ -317,7 +320,7 @@ void setup(CLI::App& root) {
   auto a = std::make_shared<DemoArgs>();
   auto* cmd = root.add_subcommand(
       "demo",
-      "The whole path in about a minute on 2 cores: profile lenet-mnist with trainplan-train, fit the models, plan, recommend");
+      "The whole path in under a minute of trials on 2 cores (at most --budget): profile lenet-mnist with trainplan-train, fit the models, plan, recommend");
   cmd->footer(
       "Runs `trainplan profile --workload lenet-mnist` on a small plan under a time budget (corners of\n"
       "(batch, workers) first), writes the samples to --out, fits the models (for the epoch time the\n"

@@ -420,7 +420,7 @@ void setup(CLI::App& root) {
               "layer lighter, and stage counts that divide layers + 2 (Llama 3.1 405B's 126 layers on 8 stages)");
   p->add_option("--tokens", a->options.tokens, "Tokens to train (e.g. 300e9)")->required();
   p->add_option("--global-batch", a->options.global_batch, "Sequences per iteration")->required();
-  add_duration_option(p, "--deadline", a->options.deadline_s, "Longest training time (0: none)");
+  add_duration_option(p, "--deadline", a->options.deadline_s, "Longest training time (default: none)");
   p->add_option("--gpu-budget", a->options.gpu_hour_budget,
                 "GPU-hours available: minimise the time within them (0: minimise GPU-hours)")
       ->capture_default_str();

@@ -273,7 +273,8 @@ void setup(CLI::App& root) {
       ->delimiter(',');
   cmd->add_option("--gpus-per-node", a->gpus_per_node,
                   "Workers per node; nodes = ceil(r / N) (default: the node of --hardware when given, else 4 when samples "
-                  "carry nodes, else 0 = unknown)");
+                  "carry nodes, else 0 = unknown)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str();
   cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual")->capture_default_str();

@@ -45,7 +45,16 @@ struct TrainCommand {
                {"workers", std::to_string(c.workers)},
                {"epochs", std::to_string(c.epochs)},
                {"nodes", std::to_string(l.nodes)}},
-        per_rank(tmpl.uses("rank") || tmpl.uses("master_addr") || tmpl.uses("master_port")) {}
+        per_rank(tmpl.uses("rank") || tmpl.uses("master_addr") || tmpl.uses("master_port")) {
+    // The transformer grid's placeholders have no value in a data-parallel plan.
+    for (const auto& name : profile::CommandTemplate::placeholder_names())
+      if (tmpl.uses(name) && !values.count(name) && name != "rank" && name != "master_addr" && name != "master_port")
+        throw InputError("", 0, "--train-cmd",
+                         fmt::format("{{{}}} has no value in a data-parallel plan, which fills {{batch}}, {{workers}}, "
+                                     "{{epochs}}, {{nodes}}, {{rank}}, {{master_addr}} and {{master_port}} (for a "
+                                     "transformer's layout: trainplan llm plan --emit)",
+                                     name));
+  }
 
   // The command with each rank's values read from the environment at run time.
   std::string for_rank(const std::string& rank, const std::string& addr, const std::string& port) const {
@@ -57,16 +66,38 @@ struct TrainCommand {
   }
 };
 
-// What torchrun is given after its own options: the script and its
-// arguments, or `--no-python bash -c '...'` for a per-rank command.
-std::string torchrun_program(const TrainCommand& t) {
-  if (t.per_rank) return "--no-python bash -c " + profile::shell_quote(t.for_rank("$RANK", "$MASTER_ADDR", "$MASTER_PORT"));
-  std::string cmd = t.tmpl.expand(t.values);
-  for (const char* p : {"python3 ", "python "})
-    if (cmd.rfind(p, 0) == 0) return cmd.substr(std::string(p).size());
-  const std::string first = cmd.substr(0, cmd.find(' '));
-  const bool python_script = first.size() > 3 && first.compare(first.size() - 3, 3, ".py") == 0;
-  return python_script ? cmd : "--no-python " + cmd;
+// What torchrun is given after its own options, word by word, for a
+// command of plain words: a Python script and its arguments (`python3
+// train.py ...`, `train.py ...`), or `--no-python PROGRAM ARGS`. Anything
+// else goes to `--no-python bash -c 'CMD'`, as the profiler ran it: a
+// per-rank command, an environment assignment, `&&`, a pipe, quotes, an
+// interpreter option such as `-u`.
+std::vector<std::string> torchrun_program(const TrainCommand& t) {
+  if (t.per_rank) return {"--no-python", "bash", "-c", t.for_rank("$RANK", "$MASTER_ADDR", "$MASTER_PORT")};
+  const std::string cmd = t.tmpl.expand(t.values);
+  std::vector<std::string> words;
+  std::istringstream in(cmd);
+  for (std::string w; in >> w;) words.push_back(w);
+  const bool plain = !words.empty() && cmd.find_first_of("=&|;<>$`'\"\\(){}*?~#!") == std::string::npos;
+  if (plain && (words[0] == "python3" || words[0] == "python") && words.size() > 1 && words[1][0] != '-')
+    words.erase(words.begin());
+  if (!plain || words[0] == "python3" || words[0] == "python") return {"--no-python", "bash", "-c", cmd};
+  const bool script = words[0].size() > 3 && words[0].compare(words[0].size() - 3, 3, ".py") == 0;
+  if (!script) words.insert(words.begin(), "--no-python");  // a program of its own, run as it is
+  return words;
+}
+
+// The same as one shell word list.
+std::string torchrun_program_text(const TrainCommand& t) {
+  std::string out;
+  // Plain words as they are; the others (bash -c's command) quoted.
+  for (const auto& w : torchrun_program(t))
+    out += (out.empty() ? "" : " ") +
+           (w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") ==
+                    std::string::npos
+                ? w
+                : profile::shell_quote(w));
+  return out;
 }
 
 std::string plural(int n, const char* one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); }
@@ -88,7 +119,7 @@ std::string torchrun_command(const Config& c, const LaunchOptions& o) {
     out += fmt::format("TRAINPLAN_TARGET={:g} TRAINPLAN_TARGET_DIRECTION={} ", *o.stop_at_target, o.target_direction);
   out += fmt::format("torchrun --nnodes={} --nproc_per_node={}", l.nodes, l.per_node);
   if (l.nodes > 1) out += " --node_rank=$NODE_RANK --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:29500";
-  out += " " + torchrun_program(t) + "\n";
+  out += " " + torchrun_program_text(t) + "\n";
   return out;
 }
 
@@ -125,7 +156,7 @@ std::string slurm_script(const Config& c, const LaunchOptions& o) {
     s << fmt::format(
         "srun torchrun --nnodes={} --nproc_per_node={} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
         "--rdzv_endpoint=$head_node:29500 {}\n",
-        l.nodes, l.per_node, torchrun_program(t));
+        l.nodes, l.per_node, torchrun_program_text(t));
   }
   return s.str();
 }
@@ -149,12 +180,7 @@ static void replica(std::ostringstream& s, const char* role, int replicas, const
   // Flow-style YAML with JSON strings: valid YAML, and any character quoted.
   const TrainCommand t(c, o, l);
   std::vector<std::string> args = {fmt::format("--nproc_per_node={}", l.per_node)};
-  if (t.per_rank) {
-    args.insert(args.end(), {"--no-python", "bash", "-c", t.for_rank("$RANK", "$MASTER_ADDR", "$MASTER_PORT")});
-  } else {
-    std::istringstream words(torchrun_program(t));
-    for (std::string w; words >> w;) args.push_back(w);
-  }
+  for (auto& w : torchrun_program(t)) args.push_back(std::move(w));
   s << "              args: [";
   for (size_t i = 0; i < args.size(); ++i) s << (i ? ", " : "") << nlohmann::json(args[i]).dump();
   s << "]\n";

@@ -73,9 +73,20 @@ std::string hms(double s) {
   return fmt::format("{:02d}:{:02d}:{:02d}", t / 3600, (t / 60) % 60, t % 60);
 }
 
+// `w` as one shell word: as it is when plain, else quoted.
+std::string shell_word(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") ==
+                        std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout& n) {
-  return fmt::format("# {} on {} GPUs ({} node(s) x {}): tp {} x pp {} x dp {}\n",
-                     s.name.empty() ? "transformer" : s.name, l.gpus(), n.nodes, n.per_node, l.tp, l.pp, l.dp);
+  return fmt::format("# {} on {} GPUs ({} node(s) x {}): tp {}{} x pp {} x dp {}\n",
+                     s.name.empty() ? "transformer" : s.name, l.gpus(), n.nodes, n.per_node, l.tp,
+                     l.cp > 1 ? fmt::format(" x cp {}", l.cp) : "", l.pp, l.dp);
 }
 
 }  // namespace
@@ -83,32 +94,34 @@ std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout
 std::string megatron_torchrun_command(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
   Layout n = layout_for(l.gpus(), o.gpus_per_node);
   std::string out = note(s, l, n);
-  out += "# Set DATA_ARGS (--data-path, --tokenizer-type, ...); on every node with MASTER_ADDR, MASTER_PORT, NODE_RANK.\n";
+  out += "# Add your data, tokenizer and optimizer arguments (--data-path, --tokenizer-type, ..., --lr: Megatron-LM\n"
+         "# needs a learning rate); on every node with MASTER_ADDR, MASTER_PORT, NODE_RANK.\n";
   out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
   out += fmt::format("torchrun --nnodes {} --nproc-per-node {}", n.nodes, n.per_node);
   if (n.nodes > 1) out += " --node-rank $NODE_RANK --master-addr $MASTER_ADDR --master-port $MASTER_PORT";
-  out += " " + o.script + megatron_args(s, l, o) + "\n";
+  out += " " + shell_word(o.script) + megatron_args(s, l, o) + "\n";
   return out;
 }
 
 std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
   Layout n = layout_for(l.gpus(), o.gpus_per_node);
   std::string out = "#!/bin/bash\n";
-  out += fmt::format("#SBATCH --job-name={}\n", o.job_name);
+  out += fmt::format("#SBATCH --job-name={}\n", shell_word(o.job_name));
   out += fmt::format("#SBATCH --nodes={}\n", n.nodes);
   out += "#SBATCH --ntasks-per-node=1\n";
   out += fmt::format("#SBATCH --gpus-per-node={}\n", n.per_node);
   out += "#SBATCH --exclusive\n";
   if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", hms(o.time_limit_s));
   out += note(s, l, n);
-  out += "# Set DATA_ARGS (--data-path, --tokenizer-type, ...) before submitting.\n";
+  out += "# Add your data, tokenizer and optimizer arguments (--data-path, --tokenizer-type, ..., --lr: Megatron-LM\n"
+         "# needs a learning rate) before submitting.\n";
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   out += "export MASTER_PORT=6000\n";
   out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
   out += fmt::format(
       "srun torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "
       "--rdzv-endpoint $MASTER_ADDR:$MASTER_PORT {}{}\n",
-      n.per_node, o.script, megatron_args(s, l, o));
+      n.per_node, shell_word(o.script), megatron_args(s, l, o));
   return out;
 }
 

@@ -287,7 +287,10 @@ void check_schedule_times(double restart_delay, double interval) {
 
 SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
                    const SimOptions& opts) {
-  if (opts.nodes < 1 || opts.gpus_per_node < 1) throw InputError("", 0, "--nodes", "the cluster needs >= 1 node and GPU");
+  if (opts.nodes < 1) throw InputError("", 0, "--nodes", "the cluster needs >= 1 node");
+  if (opts.gpus_per_node < 1) throw InputError("", 0, "--gpus-per-node", "the cluster needs >= 1 GPU per node");
+  if (int64_t(opts.nodes) * opts.gpus_per_node > kMaxClusterGpus)
+    throw InputError("", 0, "--nodes", "more GPUs than the simulator's " + std::to_string(kMaxClusterGpus));
   check_schedule_times(opts.restart_delay, opts.interval);
   Engine e(jobs, policy, est, truth, opts);
   return e.run();

@@ -7,6 +7,7 @@
 // start and a resume after preemption) costs `restart_delay` seconds during
 // which the job holds its GPUs but makes no progress.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -21,6 +22,8 @@ namespace trainplan::sim {
 
 // The longest restart delay and scheduling interval, in seconds (115 days).
 inline constexpr double kLongestSeconds = 1e7;
+// The most GPUs a simulated cluster holds (nodes x GPUs per node).
+inline constexpr int64_t kMaxClusterGpus = int64_t(1) << 24;
 
 struct SimOptions {
   int nodes = 16;

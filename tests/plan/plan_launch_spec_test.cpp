@@ -89,6 +89,19 @@ TEST(PlanLaunchSpec, PerRankCommandsReadTheirRankFromTheEnvironment) {
   // A program that is not Python runs under torchrun --no-python.
   o.train_cmd = "./train --b {batch}";
   EXPECT_NE(torchrun_command(plan_choice(32, 2, 3), o).find("--no-python ./train --b 32"), std::string::npos);
+  // Shell syntax runs as the profiler ran it, under bash -c, not split into words.
+  for (const char* cmd : {"OMP_NUM_THREADS=1 python3 train.py --b {batch}", "cd /x && python3 train.py --b {batch}",
+                          "python3 -u train.py --b {batch}", "python3 train.py --b {batch} | tee log"}) {
+    o.train_cmd = cmd;
+    const std::string line = torchrun_command(plan_choice(32, 2, 3), o);
+    EXPECT_NE(line.find("--no-python bash -c '"), std::string::npos) << line;
+    const std::string k8s = k8s_pytorchjob(plan_choice(32, 2, 3), o);
+    EXPECT_NE(k8s.find("\"--no-python\", \"bash\", \"-c\""), std::string::npos) << k8s;
+  }
+  // A transformer's placeholder has no value here: named, not a crash.
+  o.train_cmd = "python3 train.py --tp {tp}";
+  auto e = tptest::input_error_of([&] { torchrun_command(plan_choice(32, 2, 3), o); });
+  EXPECT_EQ(e.field(), "--train-cmd");
 }
 
 TEST(PlanLaunchSpec, SlurmScriptCountsWorkersAndEpochsInWords) {
