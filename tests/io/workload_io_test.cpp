@@ -110,7 +110,7 @@ TEST(WorkloadIo, CliRejectsJobLargerThanCluster) {
   EXPECT_EQ(r2.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(r2.err, ph, 3, "num_gpus"));
   // A cluster whose GPUs overflow an int is refused, not simulated as 8 GPUs.
-  tptest::expect_each_exits_two_naming("simulate --philly " + ph,
+  tptest::expect_each_exits_two_naming("simulate --philly " + ph + " ",
                                        {{"--nodes 536870913 --gpus-per-node 8", "--nodes"},
                                         {"--nodes 2 --gpus-per-node 0", "--gpus-per-node"}});
 }
