@@ -125,7 +125,8 @@ async function loadModels() {
   try {
     const m = await api("/models");
     const sel = $("samples-model");
-    for (const e of m.models) {
+    // The menu sets `model`, one model for both parts: only those that have both.
+    for (const e of m.models.filter((e) => e.parts.includes("time") && e.parts.includes("metric"))) {
       const o = document.createElement("option");
       o.value = e.name;
       o.textContent = `${e.name} (${e.parts.join(", ")})`;
@@ -148,6 +149,11 @@ async function onSamples(ev) {
   ev.preventDefault();
   const summary = $("fit-summary");
   summary.textContent = "";
+  // One load at a time: a slower earlier answer must not replace a later one.
+  $("samples-load").disabled = true;
+  // Until this load succeeds there is no fit to plan on: not the previous one.
+  state.fitId = null;
+  $("plan-submit").disabled = true;
   try {
     const body = await samplesBody();
     const model = $("samples-model").value;
@@ -156,6 +162,7 @@ async function onSamples(ev) {
     const fit = await api("/fit", body);
     state.fitId = fit.id;
     state.samplesLabel = fit.samples;
+    $("plan-submit").disabled = false;
     summary.textContent =
       `${fit.id}: ${fit.n_samples} samples (${fit.samples}), metric ${fit.direction === "max" ? "higher" : "lower"} is better; ` +
       `time model ${fit.time_model}, metric model ${fit.metric_model || "none"}; in-sample MRE time ${pct(fit.in_sample_mre.time)}, ` +
@@ -163,11 +170,13 @@ async function onSamples(ev) {
     status("drawing the curves…");
     const cur = await api("/curves", { id: fit.id, evaluate: "all" });
     drawCurves(cur);
-    $("plan-submit").disabled = false;
     status(`loaded ${fit.id}`);
   } catch (e) {
-    summary.textContent = `error: ${e.message}`;
+    summary.textContent += (summary.textContent ? "\n" : "") + `error: ${e.message}`;
     status("error");
+  } finally {
+    $("samples-load").disabled = false;
+    $("plan-submit").disabled = state.fitId === null;
   }
 }
 
@@ -218,9 +227,18 @@ function drawCurves(cur) {
 
 // ---- plan ------------------------------------------------------------------
 
+// A number box's value; null when empty. Text that is no finite number is
+// an error naming the box, not a null the server would read as absent.
 function numberField(id) {
   const v = $(id).value.trim();
-  return v === "" ? null : Number(v);
+  if (v === "") return null;
+  const n = Number(v);
+  if (!Number.isFinite(n)) {
+    const label = $(id).closest("label");
+    const name = label ? label.firstChild.textContent.trim() : id;
+    throw new Error(`${name}: '${v}' is not a number`);
+  }
+  return n;
 }
 
 async function onPlan(ev) {
@@ -228,18 +246,19 @@ async function onPlan(ev) {
   showError("plan-error", null);
   $("plan-result").hidden = true;
   if (!state.fitId) { showError("plan-error", new Error("load samples first (Samples tab)")); return; }
-  const body = { id: state.fitId, target: numberField("plan-target"), deadline: numberField("plan-deadline"), frontier: true };
-  const mw = numberField("plan-max-workers");
-  if (mw !== null) body.max_workers = mw;
-  const conf = numberField("plan-confidence");
-  if (conf !== null && conf > 0) body.confidence = conf;
-  status("planning…");
   try {
+    const body = { id: state.fitId, target: numberField("plan-target"), deadline: numberField("plan-deadline"), frontier: true };
+    const mw = numberField("plan-max-workers");
+    if (mw !== null) body.max_workers = mw;
+    const conf = numberField("plan-confidence");
+    if (conf !== null && conf > 0) body.confidence = conf;
+    status("planning…");
     showPlan(await api("/plan", body));
     status("planned");
   } catch (e) {
     showError("plan-error", e);
-    status("nothing fits");
+    // 422: the constraints cannot be met; anything else is an error of the request.
+    status(e.status === 422 ? "nothing fits" : "error");
   }
 }
 
@@ -363,26 +382,31 @@ async function onLlm(ev) {
   ev.preventDefault();
   showError("llm-error", null);
   $("llm-result").hidden = true;
-  const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
-    tokens: Number($("llm-tokens").value), global_batch: numberField("llm-global-batch"),
-    deadline: 3600 * (numberField("llm-deadline") || 0),
-    max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
-    uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked };
-  // Empty: the GPU's default (bf16; fp16 where its tensor cores take fp16 only).
-  if ($("llm-precision").value) body.precision = $("llm-precision").value;
-  const price = numberField("llm-price");
-  if (price) body.price_per_gpu_hour = price;
-  const measured = $("llm-calibrate").value.trim();
-  if (measured) body.calibrate = measured + "\n";
-  status("planning…");
   try {
+    const deadline_h = numberField("llm-deadline");
+    const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
+      tokens: numberField("llm-tokens"), global_batch: numberField("llm-global-batch"),
+      max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
+      uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked };
+    // Empty or 0: no deadline. A deadline too long for a number is an error, not none.
+    if (deadline_h) {
+      if (!Number.isFinite(3600 * deadline_h)) throw new Error(`Deadline: ${deadline_h} hours is too long`);
+      body.deadline = 3600 * deadline_h;
+    }
+    // Empty: the GPU's default (bf16; fp16 where its tensor cores take fp16 only; fp32 without tensor cores).
+    if ($("llm-precision").value) body.precision = $("llm-precision").value;
+    const price = numberField("llm-price");
+    if (price) body.price_per_gpu_hour = price;
+    const measured = $("llm-calibrate").value.trim();
+    if (measured) body.calibrate = measured + "\n";
+    status("planning…");
     showLlm(await api("/llm/plan", body));
     status("planned");
   } catch (e) {
     showError("llm-error", e);
     // Nothing qualifies: the answer still says why and shows the closest.
     if (e.body && e.body.plan) showLlm(e.body.plan);
-    status("nothing fits");
+    status(e.status === 422 ? "nothing fits" : "error");
   }
 }
 

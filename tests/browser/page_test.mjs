@@ -79,6 +79,10 @@ try {
   check(await page.$("#chart-metric canvas") !== null, "metric chart drawn");
   const evalRows = await page.$$eval("#eval-table tbody tr", (rows) => rows.length);
   check(evalRows > 0, `models' cross-validated errors listed (${evalRows} models)`);
+  // The model menu sets one model for both parts: it lists only those with both.
+  const menu = await page.$$eval("#samples-model option", (os) => os.map((o) => o.value));
+  check(menu.includes("auto") && !menu.includes("paleo") && !menu.includes("global-batch"),
+        `the model menu lists models with both parts (${menu.join(", ")})`);
   await page.screenshot({ path: path.join(args.out, "web-samples.png"), fullPage: true });
 
   // ---- plan: fill the form, compare with `trainplan plan --json` ----
