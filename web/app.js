@@ -328,11 +328,15 @@ async function loadWorkloads() {
 async function onSimulate(ev) {
   ev.preventDefault();
   showError("sim-error", null);
-  const policies = [...document.querySelectorAll("#sim-policies input:checked")].map((i) => i.value);
-  const body = { workload: $("sim-workload").value, policies, nodes: numberField("sim-nodes"),
-    gpus_per_node: numberField("sim-gpus"), load_scale: numberField("sim-load") };
-  status("simulating…");
+  // The last run's results go: what is shown is always this request's answer.
+  $("sim-table").replaceChildren();
+  chart("chart-jct", "", "", "", []);
+  chart("chart-util", "", "", "", []);
   try {
+    const policies = [...document.querySelectorAll("#sim-policies input:checked")].map((i) => i.value);
+    const body = { workload: $("sim-workload").value, policies, nodes: numberField("sim-nodes"),
+      gpus_per_node: numberField("sim-gpus"), load_scale: numberField("sim-load") };
+    status("simulating…");
     showSimulation(await api("/simulate", body));
     status("simulated");
   } catch (e) {

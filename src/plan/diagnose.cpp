@@ -67,9 +67,11 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
 
   std::string out;
   if (fastest_to_target) {
-    out = fmt::format("deadline: reaching the target {} {} takes at least {:.1f} s ({}) but the deadline is {:.1f} s",
-                      cmp, p.target, fastest_to_target->total_time_s,
-                      where(fastest_to_target->config, fastest_to_target->nodes), p.deadline_s);
+    // Three figures below 100 s, so that 0.72 and 0.75 do not both read 0.7; tenths above.
+    auto secs = [](double v) { return v < 100 ? fmt::format("{:.3g}", v) : fmt::format("{:.1f}", v); };
+    out = fmt::format("deadline: reaching the target {} {} takes at least {} s ({}) but the deadline is {} s", cmp,
+                      p.target, secs(fastest_to_target->total_time_s),
+                      where(fastest_to_target->config, fastest_to_target->nodes), secs(p.deadline_s));
   } else {
     out = fmt::format("target: {} {} is not reachable at any epoch count <= {} in this space; the best predicted metric is {:.6g} ({})",
                       cmp, p.target, p.space.max_epochs, best_anywhere->metric,
