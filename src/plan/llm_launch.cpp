@@ -110,7 +110,8 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   out += fmt::format("#SBATCH --nodes={}\n", n.nodes);
   out += "#SBATCH --ntasks-per-node=1\n";
   out += fmt::format("#SBATCH --gpus-per-node={}\n", n.per_node);
-  out += "#SBATCH --exclusive\n";
+  // Whole nodes only: a plan on part of a node shares it (the cost counts its GPUs only).
+  if (n.per_node >= o.gpus_per_node) out += "#SBATCH --exclusive\n";
   if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", hms(o.time_limit_s));
   out += note(s, l, n);
   out += "# Add your data, tokenizer and optimizer arguments (--data-path, --tokenizer-type, ..., --lr: Megatron-LM\n"

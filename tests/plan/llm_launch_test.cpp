@@ -85,5 +85,13 @@ TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
                            "srun torchrun --nnodes $SLURM_NNODES --nproc-per-node 8", "--rdzv-endpoint",
                            "--position-embedding-type learned_absolute"})
     EXPECT_NE(sh.find(want), std::string::npos) << want << "\n" << sh;
+  EXPECT_NE(sh.find("#SBATCH --exclusive"), std::string::npos) << sh;  // whole nodes
   EXPECT_THROW(plan::megatron_launch_spec("k8s", s, layout(), o), InputError);
+  // Part of a node: shared, not taken whole; a script path with a space, quoted.
+  structure::ParallelLayout two = layout();
+  two.tp = 2, two.pp = 1, two.virtual_stages = 1, two.dp = 1, two.global_batch = 8;
+  o.script = "my dir/pretrain_gpt.py";
+  auto part = plan::megatron_slurm_script(s, two, o);
+  EXPECT_EQ(part.find("--exclusive"), std::string::npos) << part;
+  EXPECT_NE(part.find("'my dir/pretrain_gpt.py'"), std::string::npos) << part;
 }
