@@ -111,12 +111,8 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   if (l.kind == Kind::kBlank || l.kind == Kind::kOther) return std::nullopt;
   if (l.kind == Kind::kTrialStart) {
     // A profiling run's next trial: a new run, forecast from scratch.
+    forget_run();
     in_profile_ = true;
-    fc_.reset();
-    own_.clear();
-    last_epoch_ = 0;
-    unmetered_s_ = 0;
-    last_.reset();
     return json{{"event", "trial"}, {"line", line_no}, {"batch", l.batch}, {"workers", l.workers},
                 {"epochs", l.epochs}};
   }
@@ -225,12 +221,16 @@ json LiveWatch::forecast_update(double epoch) const {
   return u;
 }
 
-json LiveWatch::restarted() {
+void LiveWatch::forget_run() {
   fc_.reset();
   own_.clear();
   last_epoch_ = 0;
   unmetered_s_ = 0;
   last_.reset();
+}
+
+json LiveWatch::restarted() {
+  forget_run();
   done_ = in_profile_ = false;
   return json{{"event", "restarted"},
               {"message", fmt::format("{} shrank (rewritten, or a new run in the same file): read again from its "

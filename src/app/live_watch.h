@@ -76,6 +76,8 @@ class LiveWatch {
   static std::string text(const nlohmann::json& update, int bar_width = 0);
 
  private:
+  // Forgets the run's epochs and forecasts (a new trial, a rewritten log).
+  void forget_run();
   nlohmann::json forecast_update(double epoch) const;
   // The last forecast as the run's end leaves it (done, or the job's output
   // closed): `reached`, and no forecast or deadline other than missed when not.

@@ -1,7 +1,5 @@
 #include "app/simulate_request.h"
 
-#include <fmt/format.h>
-
 #include "core/error.h"
 #include "io/philly.h"
 #include "sim/metrics.h"
@@ -27,13 +25,7 @@ sim::ExperimentOptions experiment_options(const SimulateQuery& q) {
   eo.gittins = q.gittins;
   eo.oracle = q.oracle;
   eo.time_model = q.time_model;
-  if (q.nodes < 1) throw InputError("", 0, "--nodes", "must be >= 1");
-  if (q.gpus_per_node < 1) throw InputError("", 0, "--gpus-per-node", "must be >= 1");
-  // In 64 bits: the product of two ints overflows the simulator's GPU count.
-  if (int64_t(q.nodes) * q.gpus_per_node > sim::kMaxClusterGpus)
-    throw InputError("", 0, "--nodes",
-                     fmt::format("{} nodes of {} GPUs is more than the simulator's {} GPUs", q.nodes, q.gpus_per_node,
-                                 sim::kMaxClusterGpus));
+  sim::check_cluster(q.nodes, q.gpus_per_node);
   return eo;
 }
 

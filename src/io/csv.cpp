@@ -15,7 +15,7 @@
 
 namespace trainplan::io {
 
-static std::string lowercase(std::string s) {
+std::string lowercase(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }

@@ -12,6 +12,9 @@
 
 namespace trainplan::io {
 
+// `s` with ASCII letters lowercased: how header names are matched in any case.
+std::string lowercase(std::string s);
+
 struct CsvRow {
   long line = 0;                    // 1-based line number in the file
   std::vector<std::string> fields;  // trimmed values, one per header column

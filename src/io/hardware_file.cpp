@@ -1,6 +1,5 @@
 #include "io/hardware_file.h"
 
-#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -29,11 +28,6 @@ const std::set<std::string>& catalog_only_columns() {
   return k;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string catalog_list() {
   std::string s;
   for (const auto& n : structure::builtin_hardware_names()) s += (s.empty() ? "" : ", ") + n;
@@ -46,9 +40,9 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   CsvTable t = CsvTable::read(path);
   // Header names in any case, as in every CSV the project reads (docs/FORMATS.md).
   std::set<std::string> known_lower;
-  for (const auto& k : known_columns()) known_lower.insert(lower(k));
+  for (const auto& k : known_columns()) known_lower.insert(lowercase(k));
   for (const auto& h : t.header())
-    if (!known_lower.count(lower(h)) && !catalog_only_columns().count(lower(h)) && lower(h) != "device") {
+    if (!known_lower.count(lowercase(h)) && !catalog_only_columns().count(lowercase(h)) && lowercase(h) != "device") {
       std::string known;
       for (const auto& k : known_columns()) known += (known.empty() ? "" : ", ") + k;
       throw InputError(path, t.header_line(), h, "unknown column (a hardware file has: " + known + ")");

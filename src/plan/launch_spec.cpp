@@ -90,13 +90,7 @@ std::vector<std::string> torchrun_program(const TrainCommand& t) {
 // The same as one shell word list.
 std::string torchrun_program_text(const TrainCommand& t) {
   std::string out;
-  // Plain words as they are; the others (bash -c's command) quoted.
-  for (const auto& w : torchrun_program(t))
-    out += (out.empty() ? "" : " ") +
-           (w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") ==
-                    std::string::npos
-                ? w
-                : profile::shell_quote(w));
+  for (const auto& w : torchrun_program(t)) out += (out.empty() ? "" : " ") + profile::shell_word(w);
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "plan/launch_spec.h"
+#include "profile/launcher.h"
 
 namespace trainplan::plan {
 
@@ -73,16 +74,6 @@ std::string hms(double s) {
   return fmt::format("{:02d}:{:02d}:{:02d}", t / 3600, (t / 60) % 60, t % 60);
 }
 
-// `w` as one shell word: as it is when plain, else quoted.
-std::string shell_word(const std::string& w) {
-  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") ==
-                        std::string::npos)
-    return w;
-  std::string q = "'";
-  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout& n) {
   return fmt::format("# {} on {} GPUs ({} node(s) x {}): tp {}{} x pp {} x dp {}\n",
                      s.name.empty() ? "transformer" : s.name, l.gpus(), n.nodes, n.per_node, l.tp,
@@ -99,14 +90,14 @@ std::string megatron_torchrun_command(const TransformerSpec& s, const ParallelLa
   out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
   out += fmt::format("torchrun --nnodes {} --nproc-per-node {}", n.nodes, n.per_node);
   if (n.nodes > 1) out += " --node-rank $NODE_RANK --master-addr $MASTER_ADDR --master-port $MASTER_PORT";
-  out += " " + shell_word(o.script) + megatron_args(s, l, o) + "\n";
+  out += " " + profile::shell_word(o.script) + megatron_args(s, l, o) + "\n";
   return out;
 }
 
 std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
   Layout n = layout_for(l.gpus(), o.gpus_per_node);
   std::string out = "#!/bin/bash\n";
-  out += fmt::format("#SBATCH --job-name={}\n", shell_word(o.job_name));
+  out += fmt::format("#SBATCH --job-name={}\n", profile::shell_word(o.job_name));
   out += fmt::format("#SBATCH --nodes={}\n", n.nodes);
   out += "#SBATCH --ntasks-per-node=1\n";
   out += fmt::format("#SBATCH --gpus-per-node={}\n", n.per_node);
@@ -122,7 +113,7 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   out += fmt::format(
       "srun torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "
       "--rdzv-endpoint $MASTER_ADDR:$MASTER_PORT {}{}\n",
-      n.per_node, shell_word(o.script), megatron_args(s, l, o));
+      n.per_node, profile::shell_word(o.script), megatron_args(s, l, o));
   return out;
 }
 

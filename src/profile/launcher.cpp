@@ -30,6 +30,12 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                                       "-_./,:=+@%") == std::string::npos;
+  return plain ? s : shell_quote(s);
+}
+
 namespace {
 
 // Expands `tmpl` with `v` for `processes` ranks (local) or one srun (Slurm).

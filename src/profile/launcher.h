@@ -77,5 +77,8 @@ int free_loopback_port();
 
 // Quotes `s` for /bin/sh as one word.
 std::string shell_quote(const std::string& s);
+// `s` as one shell word: as it is when it holds only characters the shell
+// takes literally, else shell_quote(s) (for commands people read).
+std::string shell_word(const std::string& s);
 
 }  // namespace trainplan::profile

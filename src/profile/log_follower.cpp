@@ -20,6 +20,9 @@ namespace trainplan::profile {
 
 namespace {
 
+// A waitpid status as a shell reports it: the exit code, or 128 + the signal.
+int exit_status(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -81,7 +84,7 @@ bool LogFollower::take_line(std::string& line) {
 void LogFollower::reap() {
   if (pid_ <= 0) return;
   int st = 0;
-  if (waitpid(pid_, &st, 0) == pid_) exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  if (waitpid(pid_, &st, 0) == pid_) exit_code_ = exit_status(st);
   pid_ = -1;
 }
 
@@ -91,7 +94,7 @@ int LogFollower::wait_for_exit() {
     int st = 0;
     const pid_t r = waitpid(pid_, &st, WNOHANG);
     if (r == pid_) {
-      exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      exit_code_ = exit_status(st);
       pid_ = -1;
       break;
     }

@@ -129,13 +129,8 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   while (std::getline(in, line)) {
     auto start = line.find('{');
     if (start == std::string::npos) continue;
-    auto j = nlohmann::json::parse(line.begin() + long(start), line.end(), nullptr, /*allow_exceptions=*/false);
     std::vector<std::string> nonfinite;
-    if (j.is_discarded()) {
-      std::string text = line.substr(start);
-      nonfinite = null_nonfinite_tokens(text);
-      if (!nonfinite.empty()) j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    }
+    const auto j = parse_protocol_json(line, start, nonfinite);
     if (j.is_discarded() || !j.is_object()) continue;
     ++json_lines;
     auto written_nonfinite = [&](const char* key) {

@@ -64,6 +64,16 @@ std::vector<std::string> null_nonfinite_tokens(std::string& text) {
   return keys;
 }
 
+nlohmann::json parse_protocol_json(const std::string& text, size_t start, std::vector<std::string>& nonfinite) {
+  auto j = nlohmann::json::parse(text.begin() + long(start), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_discarded()) return j;
+  std::string nulled = text.substr(start);
+  const auto keys = null_nonfinite_tokens(nulled);
+  if (keys.empty()) return j;
+  nonfinite.insert(nonfinite.end(), keys.begin(), keys.end());
+  return nlohmann::json::parse(nulled, nullptr, /*allow_exceptions=*/false);
+}
+
 TrialLogLine parse_trial_log_line(const std::string& line, const std::string& file, long line_no) {
   TrialLogLine r;
   if (line.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -74,19 +84,14 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
   auto shown = [&] { return line.size() > 60 ? line.substr(0, 57) + "..." : line; };
   if (start == std::string::npos)
     throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));
-  auto j = nlohmann::json::parse(line.begin() + long(start), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    std::string text = line.substr(start);
-    r.nonfinite = null_nonfinite_tokens(text);
-    if (!r.nonfinite.empty()) j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    // The epoch and its time cannot be absent once written; any other field
-    // so written (a loss beside the metric) is read as absent.
-    for (const auto& k : r.nonfinite)
-      if ((k == "epoch" || k == "epoch_time_s") && !j.is_discarded())
-        throw InputError(file, line_no, k,
-                         "is NaN or Infinity, which JSON cannot carry (Python's json.dumps writes them for a float "
-                         "nan or inf): did the run diverge?");
-  }
+  const auto j = parse_protocol_json(line, start, r.nonfinite);
+  // The epoch and its time cannot be absent once written; any other field
+  // so written (a loss beside the metric) is read as absent.
+  for (const auto& k : r.nonfinite)
+    if ((k == "epoch" || k == "epoch_time_s") && !j.is_discarded())
+      throw InputError(file, line_no, k,
+                       "is NaN or Infinity, which JSON cannot carry (Python's json.dumps writes them for a float "
+                       "nan or inf): did the run diverge?");
   if (j.is_discarded() || !j.is_object())
     throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));
   auto ev = j.find("event");

@@ -3,6 +3,7 @@
 // prefix and ignored, as the profiler ignores it.
 #pragma once
 #include <optional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct TrialLogLine {
 // token outside strings in `text` with null, and returns the keys whose
 // values they were, in order (empty: none found; "" for one not after a key).
 std::vector<std::string> null_nonfinite_tokens(std::string& text);
+
+// The JSON value of `text` from byte `start` (a line's first '{'), read as
+// the protocol reads it: NaN and Infinity as null, their keys added to
+// `nonfinite`. Discarded (is_discarded()) when it is no JSON even so.
+nlohmann::json parse_protocol_json(const std::string& text, size_t start, std::vector<std::string>& nonfinite);
 
 // Parses one line. A field written as NaN or Infinity is read as absent and
 // named in `nonfinite`, except `epoch` and `epoch_time_s`: an InputError

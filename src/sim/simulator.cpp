@@ -287,13 +287,19 @@ void check_schedule_times(double restart_delay, double interval) {
 
 SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
                    const SimOptions& opts) {
-  if (opts.nodes < 1) throw InputError("", 0, "--nodes", "the cluster needs >= 1 node");
-  if (opts.gpus_per_node < 1) throw InputError("", 0, "--gpus-per-node", "the cluster needs >= 1 GPU per node");
-  if (int64_t(opts.nodes) * opts.gpus_per_node > kMaxClusterGpus)
-    throw InputError("", 0, "--nodes", "more GPUs than the simulator's " + std::to_string(kMaxClusterGpus));
+  check_cluster(opts.nodes, opts.gpus_per_node);
   check_schedule_times(opts.restart_delay, opts.interval);
   Engine e(jobs, policy, est, truth, opts);
   return e.run();
+}
+
+void check_cluster(int nodes, int gpus_per_node) {
+  if (nodes < 1) throw InputError("", 0, "--nodes", "must be >= 1");
+  if (gpus_per_node < 1) throw InputError("", 0, "--gpus-per-node", "must be >= 1");
+  if (int64_t(nodes) * gpus_per_node > kMaxClusterGpus)
+    throw InputError("", 0, "--nodes",
+                     fmt::format("{} nodes of {} GPUs is more than the simulator's {} GPUs", nodes, gpus_per_node,
+                                 kMaxClusterGpus));
 }
 
 }  // namespace trainplan::sim

@@ -25,6 +25,11 @@ inline constexpr double kLongestSeconds = 1e7;
 // The most GPUs a simulated cluster holds (nodes x GPUs per node).
 inline constexpr int64_t kMaxClusterGpus = int64_t(1) << 24;
 
+// Throws InputError naming --nodes or --gpus-per-node unless the cluster has
+// at least one node and GPU and at most kMaxClusterGpus GPUs (the product in
+// 64 bits: two ints' product overflows). The server calls it before taking a slot.
+void check_cluster(int nodes, int gpus_per_node);
+
 struct SimOptions {
   int nodes = 16;
   int gpus_per_node = 4;
