@@ -233,7 +233,7 @@ json LiveWatch::restarted() {
   forget_run();
   done_ = in_profile_ = false;
   return json{{"event", "restarted"},
-              {"message", fmt::format("{} shrank (rewritten, or a new run in the same file): read again from its "
+              {"message", fmt::format("{} was rewritten or replaced (a new run in the same file?): read again from its "
                                       "start, as a new run",
                                       o_.source)}};
 }

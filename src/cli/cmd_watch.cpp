@@ -19,6 +19,7 @@
 #include "experiments/watch_replay.h"
 #include "io/pollux_trace.h"
 #include "profile/live_log.h"
+#include "profile/interrupt.h"
 #include "profile/log_follower.h"
 #include "profile/samples_file.h"
 #include "scoring/model_choice.h"
@@ -105,6 +106,8 @@ void run_follow(const WatchArgs& a) {
   profile::LogFollowerOptions fo;
   fo.stall_s = a.stall_s;
   fo.poll_s = a.poll_s;
+  // Ctrl-C reaches the watch, not the job in its own process group: the job is ended with it.
+  if (log.empty()) fo.interrupted = &profile::install_interrupt_handler();
   auto follower = log.empty() ? profile::LogFollower::command(a.cmd, fo) : profile::LogFollower::file(log, fo);
   const bool tty = !a.json_out && isatty(STDOUT_FILENO);
   std::string line;
@@ -117,6 +120,11 @@ void run_follow(const WatchArgs& a) {
       // A job we run goes on after its done line (a checkpoint, a last
       // evaluation): it is waited for, and its status is ours.
       std::exit(follower.wait_for_exit());
+    }
+    if (st == profile::LogFollower::Status::kInterrupted) {
+      follower.terminate();
+      std::cerr << "interrupted: the job and every process it started were sent SIGTERM\n";
+      std::exit(128 + profile::interrupt_signal());
     }
     if (st == profile::LogFollower::Status::kRestarted) {
       print(live.restarted(), a.json_out, tty);

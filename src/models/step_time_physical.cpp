@@ -289,14 +289,27 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   const std::vector<Point>& pts = f.pts;
   const Mask fixed = unidentified_terms(f, notes_);
   const structure::CommProfile* profile = p_.comm_profile.get();
+  const Eigen::Index n_pts = static_cast<Eigen::Index>(pts.size());
+  double prior_weight = 0;  // of g - 1 among the residuals; 0: no prior
   const numerics::ResidualFn residuals = [&](const Eigen::VectorXd& x) {
     StepTimeTerms t = terms_of(x);
-    Eigen::VectorXd r(pts.size());
-    for (size_t i = 0; i < pts.size(); ++i)
-      r(static_cast<Eigen::Index>(i)) = pts[i].residual(step_time_of(t, pts[i].batch, pts[i].workers, pts[i].nodes, profile));
+    Eigen::VectorXd r(n_pts + (prior_weight > 0 ? 1 : 0));
+    for (Eigen::Index i = 0; i < n_pts; ++i) {
+      const Point& q = pts[size_t(i)];
+      r(i) = q.residual(step_time_of(t, q.batch, q.workers, q.nodes, profile));
+    }
+    if (prior_weight > 0) r(n_pts) = prior_weight * (t.gamma - 1);
     return r;
   };
-  const numerics::LmResult best = fit_terms(residuals, additive_start(pts, fixed, profile), fixed, p_.gamma_max);
+  const Eigen::VectorXd start = additive_start(pts, fixed, profile);
+  numerics::LmResult best = fit_terms(residuals, start, fixed, p_.gamma_max);
+  if (!fixed(kGamma) && p_.gamma_prior_sd > 0) {
+    const long dof = long(n_pts) - long((!fixed).count());
+    const double noise =
+        dof > 0 ? std::clamp(std::sqrt(best.cost / double(dof)), kSpreadFloor, 1.0) : p_.gamma_prior_noise;
+    prior_weight = noise / p_.gamma_prior_sd;
+    best = fit_terms(residuals, start, fixed, p_.gamma_max);
+  }
   t_ = terms_of(best.x);
 
   // Priors for terms the samples could not identify.
@@ -364,7 +377,8 @@ std::string AllreducePhysicalModel::describe() const {
   s += fmt::format("  compute: alpha = {:.4g} {}, beta = {:.4g} {}/sample\n", t_.alpha * u, unit, t_.beta * u, unit);
   s += fmt::format("  intra-node sync: a = {:.4g} {}, k = {:.4g} {}\n", t_.a_intra * u, unit, t_.k_intra * u, unit);
   s += fmt::format("  inter-node sync: a = {:.4g} {}, k = {:.4g} {}\n", t_.a_inter * u, unit, t_.k_inter * u, unit);
-  s += fmt::format("  overlap gamma = {:.3g}; N = {}", t_.gamma,
+  s += fmt::format("  overlap gamma = {:.3g}{}; N = {}", t_.gamma,
+                   p_.gamma_prior_sd > 0 ? fmt::format(" (prior 1 +- {:g})", p_.gamma_prior_sd) : std::string(),
                    n_known_ ? fmt::format("{:.0f}", n_) : std::string("unknown (absorbed)"));
   if (p_.comm_profile && !p_.comm_profile->empty())
     s += "\n  inter-node volume factor: the communication profile rho(r, n) (" + p_.comm_profile->source +

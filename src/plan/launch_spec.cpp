@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "profile/command_template.h"
 #include "profile/launcher.h"
+#include "profile/launcher.h"
 
 namespace trainplan::plan {
 
@@ -117,9 +118,25 @@ std::string torchrun_command(const Config& c, const LaunchOptions& o) {
   return out;
 }
 
-static std::string hms(double s) {
-  long t = static_cast<long>(std::ceil(s));
+std::string slurm_time(double seconds) {
+  long t = static_cast<long>(std::ceil(seconds));
   return fmt::format("{:02d}:{:02d}:{:02d}", t / 3600, (t / 60) % 60, t % 60);
+}
+
+void check_job_name(const std::string& kind, const std::string& name) {
+  if (name.empty()) throw InputError("", 0, "--job-name", "must not be empty");
+  for (unsigned char ch : name)
+    if (ch < 0x20 || ch == 0x7f)
+      throw InputError("", 0, "--job-name", "must not hold control characters (a newline would start a line of its own)");
+  if (kind != "k8s") return;
+  auto lower_alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
+  bool ok = name.size() <= 63 && name.front() >= 'a' && name.front() <= 'z' && lower_alnum(name.back());
+  for (char ch : name) ok = ok && (lower_alnum(ch) || ch == '-');
+  if (!ok)
+    throw InputError("", 0, "--job-name",
+                     fmt::format("'{}' is not a Kubernetes job name: use a-z, 0-9 and '-', start with a letter, "
+                                 "end with a letter or digit, at most 63 characters",
+                                 name));
 }
 
 std::string slurm_script(const Config& c, const LaunchOptions& o) {
@@ -127,12 +144,12 @@ std::string slurm_script(const Config& c, const LaunchOptions& o) {
   const TrainCommand t(c, o, l);
   std::ostringstream s;
   s << "#!/bin/bash\n";
-  s << fmt::format("#SBATCH --job-name={}\n", o.job_name);
+  s << fmt::format("#SBATCH --job-name={}\n", profile::shell_word(o.job_name));
   s << fmt::format("#SBATCH --nodes={}\n", l.nodes);
   // A per-rank command is one Slurm task per rank; otherwise one torchrun per node.
   s << fmt::format("#SBATCH --ntasks-per-node={}\n", t.per_rank ? l.per_node : 1);
   if (o.gpus) s << fmt::format("#SBATCH --gpus-per-node={}\n", l.per_node);
-  if (o.time_limit_s > 0) s << fmt::format("#SBATCH --time={}\n", hms(o.time_limit_s));
+  if (o.time_limit_s > 0) s << fmt::format("#SBATCH --time={}\n", slurm_time(o.time_limit_s));
   s << layout_note(c, o, l, "#");
   s << fmt::format("# trainplan: batch {} per worker, {}, {}\n", c.batch, plural(c.workers, "worker"),
                    plural(c.epochs, "epoch"));
@@ -199,6 +216,7 @@ std::string k8s_pytorchjob(const Config& c, const LaunchOptions& o) {
 }
 
 std::string launch_spec(const std::string& kind, const Config& c, const LaunchOptions& o) {
+  if (kind == "slurm" || kind == "k8s") check_job_name(kind, o.job_name);
   if (kind == "torchrun") return torchrun_command(c, o);
   if (kind == "slurm") return slurm_script(c, o);
   if (kind == "k8s") return k8s_pytorchjob(c, o);

@@ -53,8 +53,18 @@ std::string torchrun_command(const Config& c, const LaunchOptions& o);
 std::string slurm_script(const Config& c, const LaunchOptions& o);
 std::string k8s_pytorchjob(const Config& c, const LaunchOptions& o);
 
+// Throws InputError (option --job-name) for a name that `kind` cannot carry:
+// for every kind an empty name or one with control characters (a newline would
+// start a directive of its own); for "k8s" anything but a DNS-1035 label (a-z,
+// 0-9 and '-', starting with a letter, ending with a letter or digit, at most
+// 63 characters), which the Kubeflow training operator requires of a job's name.
+void check_job_name(const std::string& kind, const std::string& name);
+
+// A Slurm time limit, HH:MM:SS rounded up to the second (hours past 99 as they are).
+std::string slurm_time(double seconds);
+
 // Each throws InputError (option --train-cmd) for a template that is empty or
-// names an unknown placeholder.
+// names an unknown placeholder, and check_job_name's errors.
 // Dispatches on "torchrun", "slurm" or "k8s"; throws InputError otherwise.
 std::string launch_spec(const std::string& kind, const Config& c, const LaunchOptions& o);
 

@@ -69,11 +69,6 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   return out;
 }
 
-std::string hms(double s) {
-  long t = long(std::ceil(s));
-  return fmt::format("{:02d}:{:02d}:{:02d}", t / 3600, (t / 60) % 60, t % 60);
-}
-
 std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout& n) {
   return fmt::format("# {} on {} GPUs ({} node(s) x {}): tp {}{} x pp {} x dp {}\n",
                      s.name.empty() ? "transformer" : s.name, l.gpus(), n.nodes, n.per_node, l.tp,
@@ -103,7 +98,7 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   out += fmt::format("#SBATCH --gpus-per-node={}\n", n.per_node);
   // Whole nodes only: a plan on part of a node shares it (the cost counts its GPUs only).
   if (n.per_node >= o.gpus_per_node) out += "#SBATCH --exclusive\n";
-  if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", hms(o.time_limit_s));
+  if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(o.time_limit_s));
   out += note(s, l, n);
   out += "# Add your data, tokenizer and optimizer arguments (--data-path, --tokenizer-type, ..., --lr: Megatron-LM\n"
          "# needs a learning rate) before submitting.\n";
@@ -120,7 +115,10 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
 std::string megatron_launch_spec(const std::string& kind, const TransformerSpec& s, const ParallelLayout& l,
                                  const LlmLaunchOptions& o) {
   if (kind == "torchrun") return megatron_torchrun_command(s, l, o);
-  if (kind == "slurm") return megatron_slurm_script(s, l, o);
+  if (kind == "slurm") {
+    check_job_name(kind, o.job_name);
+    return megatron_slurm_script(s, l, o);
+  }
   throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + kind + "'");
 }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -32,24 +33,29 @@ double now_s() {
 LogFollower::LogFollower(int fd, int pid, LogFollowerOptions o) : fd_(fd), pid_(pid), o_(o), last_byte_(now_s()) {}
 
 LogFollower::LogFollower(LogFollower&& o) noexcept
-    : fd_(o.fd_), pid_(o.pid_), o_(o.o_), buf_(std::move(o.buf_)), line_no_(o.line_no_), exit_code_(o.exit_code_),
+    : fd_(o.fd_), pid_(o.pid_), o_(o.o_), path_(std::move(o.path_)), buf_(std::move(o.buf_)),
+      tail_(std::move(o.tail_)), line_no_(o.line_no_), exit_code_(o.exit_code_),
       eof_(o.eof_), stall_reported_(o.stall_reported_), last_byte_(o.last_byte_) {
   o.fd_ = -1, o.pid_ = -1;
 }
 
 LogFollower::~LogFollower() {
+  terminate();
   if (fd_ >= 0) close(fd_);
-  if (pid_ > 0) {
-    kill(pid_, SIGTERM);
-    int st = 0;
-    waitpid(pid_, &st, 0);
-  }
+}
+
+void LogFollower::terminate() {
+  if (pid_ <= 0) return;
+  kill(-pid_, SIGTERM);
+  reap();
 }
 
 LogFollower LogFollower::file(const std::string& path, LogFollowerOptions o) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(path, 0, "--log", std::string("cannot open: ") + std::strerror(errno));
-  return LogFollower(fd, -1, o);
+  LogFollower f(fd, -1, o);
+  f.path_ = path;
+  return f;
 }
 
 LogFollower LogFollower::command(const std::string& command, LogFollowerOptions o) {
@@ -62,12 +68,45 @@ LogFollower LogFollower::command(const std::string& command, LogFollowerOptions 
     // The job's stdout goes nowhere once the watch is gone: it ends with it.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(143);
+    // A group of its own, so that terminate() reaches every process of a
+    // pipeline; stdin from /dev/null, as a background group must not read the terminal.
+    setpgid(0, 0);
+    const int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
     dup2(p[1], STDOUT_FILENO);
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
+  setpgid(pid, pid);  // as the child does: whichever runs first
   close(p[1]);
   return LogFollower(p[0], pid, o);
+}
+
+bool LogFollower::rewritten() {
+  struct stat now {};
+  // Replaced under its name (a new file, or the old one moved away): the new one is read.
+  struct stat named {};
+  if (!path_.empty() && stat(path_.c_str(), &named) == 0 && fstat(fd_, &now) == 0 &&
+      (named.st_ino != now.st_ino || named.st_dev != now.st_dev)) {
+    const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      close(fd_);
+      fd_ = fd;
+      return true;
+    }
+  }
+  const off_t at = lseek(fd_, 0, SEEK_CUR);
+  if (at <= 0 || fstat(fd_, &now) != 0) return false;
+  bool moved = now.st_size < at;  // truncated
+  // Truncated and written past the old end between two reads: the bytes
+  // before the offset are no longer the ones read.
+  if (!moved && now.st_size > at && !tail_.empty() && off_t(tail_.size()) <= at) {
+    std::string before(tail_.size(), '\0');
+    const ssize_t n = pread(fd_, before.data(), before.size(), at - off_t(tail_.size()));
+    moved = n != ssize_t(before.size()) || before != tail_;
+  }
+  if (moved) lseek(fd_, 0, SEEK_SET);
+  return moved;
 }
 
 double LogFollower::quiet_s() const { return now_s() - last_byte_; }
@@ -91,6 +130,10 @@ void LogFollower::reap() {
 int LogFollower::wait_for_exit() {
   char chunk[65536];
   while (pid_ > 0) {
+    if (o_.interrupted && o_.interrupted->load()) {
+      terminate();
+      return exit_code_ = 130;
+    }
     int st = 0;
     const pid_t r = waitpid(pid_, &st, WNOHANG);
     if (r == pid_) {
@@ -115,6 +158,7 @@ int LogFollower::wait_for_exit() {
 LogFollower::Status LogFollower::next(std::string& line) {
   char chunk[65536];
   for (;;) {
+    if (o_.interrupted && o_.interrupted->load()) return Status::kInterrupted;
     if (take_line(line)) return Status::kLine;
     if (eof_) {
       if (!buf_.empty()) {  // the last line had no newline
@@ -127,10 +171,12 @@ LogFollower::Status LogFollower::next(std::string& line) {
     }
     if (pid_ > 0) {
       // A pipe: wait for bytes, at most until the stall would be due.
-      const double left = o_.stall_s > 0 && !stall_reported_ ? o_.stall_s - quiet_s() : 1.0;
+      double left = o_.stall_s > 0 && !stall_reported_ ? o_.stall_s - quiet_s() : 1.0;
+      if (o_.interrupted) left = std::min(left, 1.0);
       pollfd pfd{fd_, POLLIN, 0};
       const int r = poll(&pfd, 1, std::max(0, int(left * 1000)));
       if (r < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+      if (r < 0) continue;  // a signal: look at the flag again, never block in read()
       if (r == 0) {
         if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
           stall_reported_ = true;
@@ -139,9 +185,17 @@ LogFollower::Status LogFollower::next(std::string& line) {
         continue;
       }
     }
+    if (pid_ <= 0 && rewritten()) {
+      buf_.clear();
+      tail_.clear();
+      line_no_ = 0;
+      return Status::kRestarted;
+    }
     const ssize_t n = read(fd_, chunk, sizeof chunk);
     if (n > 0) {
       buf_.append(chunk, size_t(n));
+      tail_.append(chunk, size_t(n));
+      if (tail_.size() > kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
       last_byte_ = now_s();
       stall_reported_ = false;
       continue;
@@ -151,17 +205,6 @@ LogFollower::Status LogFollower::next(std::string& line) {
       eof_ = true;
       reap();
       continue;
-    }
-    // A file at its end: it may grow, or have been truncated and rewritten.
-    if (n == 0 && pid_ <= 0) {
-      struct stat st {};
-      const off_t at = lseek(fd_, 0, SEEK_CUR);
-      if (fstat(fd_, &st) == 0 && at > 0 && st.st_size < at) {
-        lseek(fd_, 0, SEEK_SET);
-        buf_.clear();
-        line_no_ = 0;
-        return Status::kRestarted;
-      }
     }
     if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
       // A last line without its newline, quiet this long, is whole: it is read first.

@@ -4,9 +4,14 @@
 // line or the caller says so); a command's stdout ends when the command
 // closes it. Either one that yields no new byte for `stall_s` seconds is
 // reported as stalled, once per quiet spell; a file's last line without its
-// newline is taken as whole then, before the stall. A command ends with its
-// follower's process (SIGTERM), as its stdout has nowhere to go.
+// newline is taken as whole then, before the stall. A file truncated and
+// rewritten (shorter, or past the old end between two reads: the last bytes
+// read have changed) or replaced under its name is read again from its start. A command ends with its
+// follower (SIGTERM to its process group), as its stdout has nowhere to go;
+// if the follower's process is killed outright, only the shell gets SIGTERM
+// (its other processes end at their next write to the closed pipe).
 #pragma once
+#include <atomic>
 #include <string>
 
 namespace trainplan::profile {
@@ -17,6 +22,9 @@ struct LogFollowerOptions {
   // Seconds without a new byte after which next() returns kStalled. Default:
   // 300. <= 0: never stalled.
   double stall_s = 300;
+  // When set and true, next() returns kInterrupted within a second (a Ctrl-C
+  // flag, profile/interrupt.h). Default: none.
+  const std::atomic<bool>* interrupted = nullptr;
 };
 
 class LogFollower {
@@ -25,24 +33,31 @@ class LogFollower {
     kLine,     // a complete line was read (without its newline)
     kStalled,  // no new byte for stall_s seconds; call next() again to wait on
     kEnded,    // the command's stdout closed (its last unterminated line came before as kLine)
-    kRestarted,  // the file shrank (truncated and rewritten): it is read again from its start
+    kRestarted,  // the file was rewritten or replaced: it is read again from its start
+    kInterrupted,  // options.interrupted was set
   };
 
   // Follows the file at `path`. Throws InputError(path, 0, "--log", ...) when it cannot be opened.
   static LogFollower file(const std::string& path, LogFollowerOptions o = {});
-  // Runs `command` with /bin/sh -c and follows its stdout (its stderr passes
-  // through). Throws std::runtime_error when it cannot be started.
+  // Runs `command` with /bin/sh -c in a process group of its own, stdin from
+  // /dev/null, and follows its stdout (its stderr passes through). Throws
+  // std::runtime_error when it cannot be started.
   static LogFollower command(const std::string& command, LogFollowerOptions o = {});
 
   LogFollower(LogFollower&& o) noexcept;
   LogFollower& operator=(LogFollower&&) = delete;
-  ~LogFollower();  // a command still running is sent SIGTERM and reaped
+  ~LogFollower();  // terminate()
+
+  // A command still running: SIGTERM to its whole process group (every
+  // process of a pipeline or a list, not only the shell), then reaped.
+  void terminate();
 
   // Waits for the next line, a stall, or the end.
   Status next(std::string& line);
   // A command: reads and drops its output until it exits (not until its
   // stdout closes, which a process it left behind may hold) and returns its
-  // exit status; a file: -1 at once.
+  // exit status, or terminate()s it and returns 130 when interrupted; a
+  // file: -1 at once.
   int wait_for_exit();
   long line_number() const { return line_no_; }  // of the last line returned
   // The command's exit status (128 + signal when killed) once kEnded; -1 before or for a file.
@@ -53,11 +68,18 @@ class LogFollower {
   LogFollower(int fd, int pid, LogFollowerOptions o);
   bool take_line(std::string& line);
   void reap();
+  // A file: true, and the offset back at its start, when it was rewritten or replaced.
+  bool rewritten();
+
+  // The last bytes read from a file, to tell a rewrite past the old end from growth.
+  static constexpr size_t kTailBytes = 64;
 
   int fd_ = -1;
   int pid_ = -1;  // the command's, -1 for a file
   LogFollowerOptions o_;
+  std::string path_;  // a file's, empty for a command
   std::string buf_;
+  std::string tail_;
   long line_no_ = 0;
   int exit_code_ = -1;
   bool eof_ = false;

@@ -242,6 +242,36 @@ TEST(PlanLaunchSpec, UnknownKindIsAnInputError) {
   EXPECT_NO_THROW(launch_spec("k8s", Config{1, 1, 1}, opts(4)));
 }
 
+TEST(PlanLaunchSpec, JobNamesAreCheckedForTheSchedulerThatCarriesThem) {
+  LaunchOptions o = opts(4);
+  const Config c{64, 4, 2};
+  // A newline would have started an #SBATCH directive of its own.
+  o.job_name = "run\n#SBATCH --partition=big";
+  EXPECT_THROW(launch_spec("slurm", c, o), InputError);
+  EXPECT_THROW(launch_spec("k8s", c, o), InputError);
+  o.job_name = "";
+  EXPECT_THROW(launch_spec("slurm", c, o), InputError);
+  // Slurm takes spaces, quoted as a shell word; Kubernetes takes a DNS-1035 label only.
+  o.job_name = "my run";
+  EXPECT_TRUE(has(launch_spec("slurm", c, o), "#SBATCH --job-name='my run'\n"));
+  for (std::string bad : std::vector<std::string>{"my run", "Cifar", "1cifar", "cifar-", "cifar_10", std::string(64, 'a')}) {
+    o.job_name = bad;
+    try {
+      launch_spec("k8s", c, o);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const InputError& e) {
+      EXPECT_TRUE(has(e.what(), "--job-name")) << e.what();
+    }
+  }
+  for (std::string good : std::vector<std::string>{"cifar-10", "a", std::string(63, 'a')}) {
+    o.job_name = good;
+    EXPECT_NO_THROW(launch_spec("k8s", c, o)) << good;
+  }
+  // The torchrun line carries no name.
+  o.job_name = "";
+  EXPECT_NO_THROW(launch_spec("torchrun", c, o));
+}
+
 TEST(PlanLaunchSpec, StopAtTargetReachesTheScriptThroughTheEnvironmentOnly) {
   plan::LaunchOptions o;
   o.gpus_per_node = 4;

@@ -2,7 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <iterator>
+#include <thread>
 #include <fstream>
+#include <vector>
 
 #include "test_util.h"
 
@@ -58,6 +65,117 @@ TEST(LogFollower, QuietCommandIsStalled) {
 
 TEST(LogFollower, MissingFileIsAnInputError) {
   EXPECT_THROW(LogFollower::file("/nonexistent/trainplan.log"), trainplan::InputError);
+}
+
+// Whether process `pid` has ended (gone, or a zombie no one reaped yet).
+bool ended(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close_paren = all.rfind(')');
+  return all.empty() || (close_paren != std::string::npos && all.substr(close_paren + 2, 1) == "Z");
+}
+
+TEST(LogFollower, TerminatingEndsEveryProcessOfAPipeline) {
+  LogFollowerOptions o;
+  o.stall_s = 0;
+  // The pipeline's first process prints its pid, then sleeps: sh's SIGTERM alone would leave it.
+  auto f = LogFollower::command("sh -c 'echo $$; exec sleep 30' | cat", o);
+  std::string pid;
+  ASSERT_EQ(f.next(pid), Status::kLine);
+  ASSERT_FALSE(ended(pid)) << pid;
+  f.terminate();
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ended(pid);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "the pipeline's sleep " << pid << " outlived its follower";
+}
+
+TEST(LogFollower, AnInterruptEndsTheWaitForAQuietCommand) {
+  std::atomic<bool> flag{false};
+  LogFollowerOptions o;
+  o.stall_s = 0;  // never stalled: only the flag can end the wait
+  o.interrupted = &flag;
+  auto f = LogFollower::command("sleep 30", o);
+  std::thread set([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    flag = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string line;
+  EXPECT_EQ(f.next(line), Status::kInterrupted);
+  set.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  EXPECT_EQ(f.wait_for_exit(), 130);
+}
+
+// Read up to the file's end: its lines, until a stall.
+std::vector<std::string> lines_until_quiet(LogFollower& f) {
+  std::vector<std::string> out;
+  std::string line;
+  while (f.next(line) == Status::kLine) out.push_back(line);
+  return out;
+}
+
+// Follows `first` written to dir/log to its end, lets `change` alter the file,
+// and returns the follower's next status and the line after it.
+std::pair<Status, std::string> after_change(const std::string& name, const std::string& first,
+                                            const std::function<void(const std::filesystem::path&)>& change,
+                                            std::vector<std::string>* later = nullptr) {
+  auto dir = tptest::temp_dir(name);
+  const auto path = dir / "log";
+  tptest::write_file(path, first);
+  LogFollowerOptions o;
+  o.poll_s = 0.02;
+  o.stall_s = 0.2;
+  auto f = LogFollower::file(path, o);
+  lines_until_quiet(f);
+  change(path);
+  std::string line;
+  const Status st = f.next(line);
+  if (f.next(line) != Status::kLine) line = "(no line)";
+  if (later) *later = lines_until_quiet(f);
+  return {st, line};
+}
+
+TEST(LogFollower, AFileRewrittenShorterIsReadAgain) {
+  const auto [st, line] = after_change("follow-shorter", "first run, epoch 1\nfirst run, epoch 2\n",
+                                       [](const auto& p) { tptest::write_file(p, "second\n"); });
+  EXPECT_EQ(st, Status::kRestarted);
+  EXPECT_EQ(line, "second");
+}
+
+TEST(LogFollower, AFileRewrittenPastItsOldEndIsReadAgain) {
+  // Truncated and written past the old end before the next read: only the
+  // bytes before the offset show it. Growth after that is not a rewrite.
+  std::vector<std::string> later;
+  const auto [st, line] = after_change(
+      "follow-longer", "old 1\nold 2\n",
+      [](const auto& p) {
+        tptest::write_file(p, "new run, epoch 1\nnew run, epoch 2\n");
+        std::ofstream(p, std::ios::app) << "new run, epoch 3\n";
+      },
+      &later);
+  EXPECT_EQ(st, Status::kRestarted);
+  EXPECT_EQ(line, "new run, epoch 1");
+  EXPECT_EQ(later, (std::vector<std::string>{"new run, epoch 2", "new run, epoch 3"}));
+}
+
+TEST(LogFollower, GrowthIsNotARewrite) {
+  const auto [st, line] = after_change("follow-growth", "epoch 1\n",
+                                       [](const auto& p) { std::ofstream(p, std::ios::app) << "epoch 2\n"; });
+  EXPECT_EQ(st, Status::kLine);
+  EXPECT_EQ(line, "(no line)");  // the line came as the status's own
+}
+
+TEST(LogFollower, AFileReplacedUnderItsNameIsReadFromTheNewOne) {
+  const auto [st, line] = after_change("follow-replaced", "rotated away\n", [](const auto& p) {
+    std::filesystem::rename(p, p.string() + ".1");
+    tptest::write_file(p, "fresh\n");
+  });
+  EXPECT_EQ(st, Status::kRestarted);
+  EXPECT_EQ(line, "fresh");
 }
 
 }  // namespace
