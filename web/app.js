@@ -105,11 +105,15 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
       bands.push({ series: [useries.length - 2, useries.length - 1], fill: color + "22" });
     }
   }
-  const width = Math.max(360, Math.min(580, el.parentElement.clientWidth - 20 || 580));
+  // A hidden parent has no width: the chart then takes its widest.
+  const room = el.parentElement.clientWidth;
+  const width = room > 0 ? Math.max(360, Math.min(580, room - 20)) : 580;
+  // Ticks in three significant digits: uPlot's own fixed decimals print 0 for tiny GPU-hours.
+  const ticks = (u, splits) => splits.map((v) => (v === null ? "" : fmt(v, 3)));
   const u = new uPlot({
     title, width, height: 330, bands,
     scales: { x: { time: false, distr: opts.logx ? 3 : 1 }, y: { distr: opts.logy ? 3 : 1 } },
-    axes: [{ label: xlabel }, { label: ylabel, size: 60 }],
+    axes: [{ label: xlabel, values: ticks }, { label: ylabel, size: 70, values: ticks }],
     legend: { live: false },
     series: useries,
   }, data, el);
@@ -117,6 +121,16 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
   for (const row of u.root.querySelectorAll(".u-legend tr"))
     if (/ (hi|lo)$/.test(row.textContent.trim())) row.style.display = "none";
   state.charts[id] = u;
+  // The chart's words for a screen reader: what it plots and over what ranges.
+  const range = (vals) => {
+    const v = vals.filter((x) => x !== null && x !== undefined && Number.isFinite(x));
+    return v.length ? `${fmt(v.reduce((a, b) => Math.min(a, b)), 3)} to ${fmt(v.reduce((a, b) => Math.max(a, b)), 3)}`
+      : "no values";
+  };
+  const ys = series.flatMap((s) => [...s.y, ...(s.lo || []), ...(s.hi || [])]);
+  el.setAttribute("role", "img");
+  el.setAttribute("aria-label", `${title}: ${series.map((s) => s.label).join(", ")}; ${xlabel} ${range(xs)}; ` +
+    `${ylabel} ${range(ys)}`);
 }
 
 // ---- samples ---------------------------------------------------------------
@@ -290,11 +304,11 @@ function showPlan(p) {
   const fx = f.map((x) => x.total_time_s), fy = f.map((x) => x.cost_worker_h);
   // The last run stays the cheapest up to the deadline asked.
   if (f.length && p.deadline_s > fx[fx.length - 1]) { fx.push(p.deadline_s); fy.push(fy[fy.length - 1]); }
+  $("plan-result").hidden = false;  // before the chart, which takes its parent's width
   chart("chart-frontier", "cheapest run for each deadline", "deadline, s", "GPU-hours", f.length ? [
     { label: "frontier", x: fx, y: fy, color: PALETTE[0], stepped: true },
     { label: "chosen", x: [c.total_time_s], y: [c.cost_worker_h], points: true, color: PALETTE[1] },
-  ] : []);
-  $("plan-result").hidden = false;
+  ] : [], { logx: true });  // deadlines span decades: the steps sit near the fastest runs
 }
 
 // ---- simulate --------------------------------------------------------------
@@ -457,13 +471,34 @@ function showLlm(r) {
 
 // ---- tabs ------------------------------------------------------------------
 
-function showTab(name) {
-  for (const b of document.querySelectorAll("nav button")) b.classList.toggle("active", b.dataset.tab === name);
+// The tabs follow the ARIA tabs pattern: the selected tab is the one in the
+// tab order, and the arrow keys, Home and End move between them.
+function showTab(name, focus = false) {
+  for (const b of document.querySelectorAll("nav button")) {
+    const on = b.dataset.tab === name;
+    b.classList.toggle("active", on);
+    b.setAttribute("aria-selected", String(on));
+    b.tabIndex = on ? 0 : -1;
+    if (on && focus) b.focus();
+  }
   for (const s of document.querySelectorAll("main > section")) s.hidden = s.id !== `tab-${name}`;
 }
 
+function onTabKey(e) {
+  const tabs = [...document.querySelectorAll("nav button")];
+  const i = tabs.indexOf(e.target);
+  const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+  if (to === undefined) return;
+  e.preventDefault();
+  showTab(tabs[(to + tabs.length) % tabs.length].dataset.tab, true);
+}
+
 function init() {
-  for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => showTab(b.dataset.tab));
+  for (const b of document.querySelectorAll("nav button")) {
+    b.addEventListener("click", () => showTab(b.dataset.tab));
+    b.addEventListener("keydown", onTabKey);
+  }
+  showTab("samples");
   $("samples-form").addEventListener("submit", onSamples);
   $("plan-form").addEventListener("submit", onPlan);
   $("sim-form").addEventListener("submit", onSimulate);

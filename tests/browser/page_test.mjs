@@ -115,7 +115,23 @@ try {
     const trials = await page.$$eval("#plan-trials tbody tr", (r) => r.length);
     check(trials === want.nearest_trials.length, `nearest trials listed (${trials})`);
     check(await page.$("#chart-frontier canvas") !== null, "frontier chart drawn");
+    // Drawn once its section shows: at the width the others take, not the narrowest.
+    const frontierWidth = await page.$eval("#chart-frontier .uplot", (e) => e.getBoundingClientRect().width);
+    check(frontierWidth >= 500, `the frontier chart at full width (${frontierWidth} px)`);
+    const label = await page.$eval("#chart-frontier", (e) => `${e.getAttribute("role")}: ${e.getAttribute("aria-label")}`);
+    check(/^img: cheapest run for each deadline: frontier, chosen; deadline, s .+ to .+; GPU-hours .+ to /.test(label),
+      `the frontier chart has words for a screen reader (${label})`);
   }
+  // The tabs as a screen reader and a keyboard meet them.
+  check(await page.$eval('nav button[data-tab="plan"]', (b) => b.getAttribute("aria-selected")) === "true" &&
+    await page.$eval('nav button[data-tab="samples"]', (b) => b.getAttribute("aria-selected")) === "false",
+    "the Plan tab is the selected one");
+  await page.focus('nav button[data-tab="plan"]');
+  await page.keyboard.press("ArrowLeft");
+  check(await visible(page, "#tab-samples") && await page.evaluate(() => document.activeElement.dataset.tab) === "samples",
+    "ArrowLeft moves to the Samples tab and shows it");
+  await page.keyboard.press("ArrowRight");
+  check(await visible(page, "#tab-plan"), "ArrowRight comes back to Plan");
   await page.screenshot({ path: path.join(args.out, "web-plan.png"), fullPage: true });
 
   // Nothing fits: the page says why, as the CLI does (exit 3).
