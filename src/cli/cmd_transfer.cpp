@@ -113,6 +113,8 @@ void run_transfer(const TransferArgs& a) {
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   problem.source = scoring::trace_samples(a.from, true);
+  if (auto w = models::node_size_warning(problem.source, problem.source_hw, a.from, "--from-gpu"); !w.empty())
+    std::cerr << "warning: " << w << "\n";
   problem.target_trials = target_steps(a, problem.target_hw);
   problem.network = network_for(a);
 

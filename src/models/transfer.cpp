@@ -1,5 +1,7 @@
 #include "models/transfer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -17,6 +19,20 @@ std::string StepSample::placement() const {
   std::string s;
   for (int g : gpus_per_node) s += g <= 9 ? std::to_string(g) : "[" + std::to_string(g) + "]";
   return s;
+}
+
+std::string node_size_warning(const std::vector<StepSample>& steps, const structure::HardwareProfile& hw,
+                              const std::string& where, const std::string& option) {
+  const int per_node = hw.node.gpus_per_node;
+  const StepSample* fullest = nullptr;
+  for (const auto& s : steps)
+    if (!fullest || s.busiest_node() > fullest->busiest_node()) fullest = &s;
+  if (per_node <= 0 || !fullest || fullest->busiest_node() <= per_node) return "";
+  return fmt::format("{} places {} GPUs on a node (placement {}), and {} says a {} node holds {}: give {} a hardware "
+                     "file with base {} and gpus_per_node {} (docs/HARDWARE.md), or its links are priced for nodes "
+                     "it did not have",
+                     where, fullest->busiest_node(), fullest->placement(), option, hw.name, per_node, option, hw.name,
+                     fullest->busiest_node());
 }
 
 StepSample step_sample(const std::string& placement, double batch, double step_s, std::optional<double> sync_s) {

@@ -102,6 +102,13 @@ struct TransferModelRegistrar {
   }
 };
 
+// A warning when `steps` put more GPUs on a node than `hw`'s nodes hold
+// (a trace measured on larger nodes than the catalog's, which then prices
+// the all-reduce of a node it never had), naming `where` and `option`; empty
+// when they fit or the node size is not stated.
+std::string node_size_warning(const std::vector<StepSample>& steps, const structure::HardwareProfile& hw,
+                              const std::string& where, const std::string& option);
+
 // Samples built from placement text ("24") and numbers, for tests and readers.
 StepSample step_sample(const std::string& placement, double batch, double step_s = 0,
                        std::optional<double> sync_s = std::nullopt);

@@ -211,6 +211,9 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     auto source = trace_samples(from_dir, true);
     auto target = trace_samples(to_dir, false);
     nt.source_rows = source.size(), nt.target_rows = target.size();
+    for (const auto& w : {models::node_size_warning(source, opts.from_hw, from_dir, "--from-gpu"),
+                          models::node_size_warning(target, opts.to_hw, to_dir, "--to-gpu")})
+      if (!w.empty()) rep.warnings.push_back(w);
     if (static_cast<size_t>(opts.target_trials) >= target.size())
       throw InputError(to_dir, 0, "--target-trials",
                        fmt::format("{} trials leave no row of {} to predict (it has {})", opts.target_trials,

@@ -236,3 +236,16 @@ TEST(TransferRegistry, ListsOursFirstThenTheBaselines) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   EXPECT_THROW(models::TransferRegistry::instance().get("no-such-method"), InputError);
 }
+
+TEST(SplitTransfer, StepsOnNodesLargerThanTheCatalogsAreWarnedOf) {
+  const auto four = hardware("t4-like", 8.1, 320, 4, 10, 50);
+  const std::vector<StepSample> fits = {models::step_sample("1", 32, 0.1), models::step_sample("44", 32, 0.2)};
+  EXPECT_EQ(models::node_size_warning(fits, four, "traces/cifar10", "--from-gpu"), "");
+  const std::vector<StepSample> larger = {models::step_sample("1", 32, 0.1), models::step_sample("8", 32, 0.2), models::step_sample("26", 32, 0.2)};
+  const std::string w = models::node_size_warning(larger, four, "traces/cifar10", "--from-gpu");
+  EXPECT_NE(w.find("traces/cifar10 places 8 GPUs on a node (placement 8)"), std::string::npos) << w;
+  EXPECT_NE(w.find("gpus_per_node 8"), std::string::npos) << w;
+  auto unstated = four;
+  unstated.node.gpus_per_node = 0;
+  EXPECT_EQ(models::node_size_warning(larger, unstated, "traces/cifar10", "--from-gpu"), "");
+}
