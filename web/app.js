@@ -75,6 +75,8 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
   if (state.charts[id]) { state.charts[id].destroy(); delete state.charts[id]; }
   const el = $(id);
   el.replaceChildren();
+  el.removeAttribute("role");
+  el.removeAttribute("aria-label");
   if (!series.length || typeof uPlot === "undefined") return;
   const xs = [...new Set(series.flatMap((s) => s.x))].sort((a, b) => a - b);
   const at = new Map(xs.map((x, i) => [x, i]));
@@ -105,11 +107,19 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
       bands.push({ series: [useries.length - 2, useries.length - 1], fill: color + "22" });
     }
   }
-  // A hidden parent has no width: the chart then takes its widest.
-  const room = el.parentElement.clientWidth;
-  const width = room > 0 ? Math.max(360, Math.min(580, room - 20)) : 580;
-  // Ticks in three significant digits: uPlot's own fixed decimals print 0 for tiny GPU-hours.
-  const ticks = (u, splits) => splits.map((v) => (v === null ? "" : fmt(v, 3)));
+  // A hidden parent has no width: the chart then takes the page's.
+  const room = el.parentElement.clientWidth || document.querySelector("main").clientWidth;
+  const width = Math.max(360, Math.min(580, room - 20));
+  // Ticks in as many significant digits as their spacing needs (at least 3):
+  // uPlot's own fixed decimals print 0 for tiny GPU-hours.
+  const ticks = (u, splits) => {
+    const vals = splits.filter((v) => v !== null && Number.isFinite(v));
+    let step = Infinity;
+    for (let i = 1; i < vals.length; i++) if (vals[i] !== vals[i - 1]) step = Math.min(step, Math.abs(vals[i] - vals[i - 1]));
+    const top = vals.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
+    const digits = Number.isFinite(step) && top > 0 ? Math.min(15, Math.max(3, Math.ceil(Math.log10(top / step)) + 1)) : 3;
+    return splits.map((v) => (v === null ? "" : fmt(v, digits)));
+  };
   const u = new uPlot({
     title, width, height: 330, bands,
     scales: { x: { time: false, distr: opts.logx ? 3 : 1 }, y: { distr: opts.logy ? 3 : 1 } },

@@ -138,6 +138,13 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.query.max_workers = p.space.max_workers;
   o.batches = p.space.batches;
   plan::validate(p);
+  if (!p.space.diverged.empty()) {
+    std::string cells;
+    for (const auto& [b, r] : p.space.diverged) cells += fmt::format("{}batch {} on {} worker(s)", cells.empty() ? "" : ", ", b, r);
+    note(progress.choosing, fmt::format("left out of the plan: {} (their trials' metric went NaN or infinite: the "
+                                        "training diverged there)",
+                                        cells));
+  }
 
   const std::string tname = q.time_model.empty() ? q.model : q.time_model;
   const std::string mname = q.metric_model.empty() ? q.model : q.metric_model;
@@ -187,6 +194,9 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
   j["deadline_s"] = q.deadline;
   j["space"] = {{"batches", o.batches}, {"max_workers", q.max_workers}, {"max_epochs", q.max_epochs},
                 {"gpus_per_node", o.problem.space.workers_per_node}};
+  nlohmann::json diverged = nlohmann::json::array();
+  for (const auto& [b, r] : o.problem.space.diverged) diverged.push_back({{"batch", b}, {"workers", r}});
+  j["space"]["diverged"] = diverged;
   j["choice"] = to_json(res.best);
   j["alternatives"] = nlohmann::json::array();
   for (const auto& c : res.alternatives) j["alternatives"].push_back(to_json(c));

@@ -19,6 +19,7 @@ struct SpaceOptions {
 
 // Batches sorted and distinct. By default the space reaches the largest
 // worker count profiled: beyond it every prediction extrapolates in workers.
+// The samples' diverged (batch, workers) are left out of it.
 ConfigSpace search_space(const SampleSet& samples, const SpaceOptions& o);
 
 }  // namespace trainplan::app

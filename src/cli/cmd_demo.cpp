@@ -95,6 +95,7 @@ Profiled profile_step(const DemoArgs& a) {
   opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
   opts.cancel = &install_interrupt_handler();
   SampleStore store(a.store);
+  store.lock_for_profiling();
   bind_store(store, text, a.workload, opts.launch);
   // The built-in trainer's first k epochs are a k-epoch run (constant
   // learning rate, shuffles seeded by the epoch): one training trial per

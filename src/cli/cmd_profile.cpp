@@ -147,6 +147,21 @@ int run_profile_cmd(const ProfileArgs& a) {
                                : GridSpec{parse_int_list(a.batches, "--batches"), worker_counts,
                                           parse_int_list(a.epochs, "--epochs")};
   grid = normalise(grid);
+  // Every value of the grid must reach the command, or the trials all measure the same run.
+  for (const auto* t : {&tmpl, opts.time_template ? &*opts.time_template : nullptr}) {
+    if (!t) continue;
+    const std::string which = t == &tmpl ? "--cmd" : "--time-cmd";
+    if (grid.batches.size() > 1 && !t->uses("batch") && !t->uses("global_batch") && !t->uses("micro_batch"))
+      throw InputError("", 0, which,
+                       fmt::format("the grid has {} batches, but the command never receives {{batch}}: every trial "
+                                   "would run the same batch",
+                                   grid.batches.size()));
+    const bool many_workers = std::any_of(grid.workers.begin(), grid.workers.end(), [](int r) { return r > 1; });
+    if (many_workers && !t->uses("workers") && !t->uses("dp"))
+      throw InputError("", 0, which,
+                       "the grid has more than one worker, but the command never receives {workers}: its ranks "
+                       "cannot know how many there are");
+  }
   opts.launch.kind = parse_launcher(a.launcher);
   opts.launch.master_addr = a.master_addr;
   opts.launch.workers_per_node = a.workers_per_node;
@@ -171,6 +186,7 @@ int run_profile_cmd(const ProfileArgs& a) {
 
   io::check_output_path(a.out, "--out");  // before the trials, not after them
   SampleStore store(a.store);
+  store.lock_for_profiling();
   bind_store(store, text, !a.workload.empty() ? a.workload : a.name.empty() ? "custom" : a.name, opts.launch);
   if (!a.hardware.empty()) store.set_meta("hardware", a.hardware);
   opts.cancel = &install_interrupt_handler();

@@ -116,6 +116,8 @@ void run_transfer(const TransferArgs& a) {
   if (auto w = models::node_size_warning(problem.source, problem.source_hw, a.from, "--from-gpu"); !w.empty())
     std::cerr << "warning: " << w << "\n";
   problem.target_trials = target_steps(a, problem.target_hw);
+  if (auto w = models::node_size_warning(problem.target_trials, problem.target_hw, a.trials, "--to-gpu"); !w.empty())
+    std::cerr << "warning: " << w << "\n";
   problem.network = network_for(a);
 
   std::vector<models::StepSample> at;

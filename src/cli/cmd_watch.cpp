@@ -27,6 +27,13 @@
 namespace trainplan::cli {
 namespace {
 
+// Ctrl-C (or SIGTERM) while watching a job: the job was ended; the exit says by which signal.
+[[noreturn]] void interrupted() {
+  std::cerr << "interrupted: the job and every process it started were sent SIGTERM (SIGKILL after 2 s)\n";
+  std::exit(128 + profile::interrupt_signal());
+}
+
+
 using nlohmann::json;
 
 struct WatchArgs {
@@ -119,12 +126,13 @@ void run_follow(const WatchArgs& a) {
       if (!log.empty()) return;
       // A job we run goes on after its done line (a checkpoint, a last
       // evaluation): it is waited for, and its status is ours.
-      std::exit(follower.wait_for_exit());
+      const int status = follower.wait_for_exit();
+      if (profile::interrupt_signal() != 0) interrupted();
+      std::exit(status);
     }
     if (st == profile::LogFollower::Status::kInterrupted) {
       follower.terminate();
-      std::cerr << "interrupted: the job and every process it started were sent SIGTERM\n";
-      std::exit(128 + profile::interrupt_signal());
+      interrupted();
     }
     if (st == profile::LogFollower::Status::kRestarted) {
       print(live.restarted(), a.json_out, tty);

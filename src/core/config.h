@@ -1,5 +1,7 @@
 // A training configuration and the space the planner searches.
 #pragma once
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace trainplan {
@@ -18,6 +20,7 @@ struct ConfigSpace {
   int max_workers = 1;       // workers run 1..max_workers
   int max_epochs = 1000;     // epochs run 1..max_epochs (also bounded by the deadline)
   int workers_per_node = 0;  // >0: workers fill nodes of this size (for nodes = ceil(r/size))
+  std::set<std::pair<int, int>> diverged;  // (batch, workers) cells never planned: training diverged there
 };
 
 }  // namespace trainplan

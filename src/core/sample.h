@@ -74,6 +74,11 @@ struct SampleSet {
   // `times_predicted_from=NAME`): errors and intervals fitted on them do not
   // include the transfer's own error.
   std::string times_predicted_from;
+  // (batch, workers) whose training trials reported a NaN or infinite metric:
+  // runs that diverged there. Planning never chooses them (the models, fitted
+  // on the finite metrics, cannot know). Written in a CSV's format line as
+  // diverged=BxR,BxR.
+  std::set<std::pair<double, int>> diverged;
 
   bool empty() const { return samples.empty(); }
   size_t size() const { return samples.size(); }

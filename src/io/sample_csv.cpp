@@ -43,6 +43,17 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
       }
     } else if (key == "times_predicted_from") {
       set.times_predicted_from = value;
+    } else if (key == "diverged") {
+      // "64x1,64x2": the (batch, workers) whose training diverged.
+      std::istringstream cells(value);
+      for (std::string cell; std::getline(cells, cell, ',');) {
+        const auto x = cell.find('x');
+        const auto b = x == std::string::npos ? std::nullopt : parse_finite(cell.substr(0, x));
+        const auto r = x == std::string::npos ? std::nullopt : parse_finite(cell.substr(x + 1));
+        if (!b || !r || *b <= 0 || *r < 1 || *r != std::floor(*r) || *r > 1e9)
+          throw InputError(name, 1, "diverged", "expected BATCHxWORKERS[,BATCHxWORKERS...], got '" + cell + "'");
+        set.diverged.insert({*b, int(*r)});
+      }
     }
     // Unknown keys are ignored so that newer files stay readable.
   }
@@ -121,6 +132,11 @@ std::string format_samples_csv(const SampleSet& set) {
     for (char& c : from)
       if (std::isspace(static_cast<unsigned char>(c))) c = '_';
     out += " times_predicted_from=" + from;
+  }
+  if (!set.diverged.empty()) {
+    out += " diverged=";
+    for (auto it = set.diverged.begin(); it != set.diverged.end(); ++it)
+      out += fmt::format("{}{:g}x{}", it == set.diverged.begin() ? "" : ",", it->first, it->second);
   }
   out += "\nbatch,workers,epochs,epoch_time_s,metric";
   if (any_nodes) out += ",nodes";

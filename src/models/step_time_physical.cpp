@@ -261,6 +261,24 @@ void set_prior_sync_terms(const structure::HardwareSpec& hw, const std::string& 
   }
 }
 
+// How well a configuration's time is known, for the prior on g: the samples'
+// measured spread where they carry one (the median, at least kSpreadFloor),
+// else the misfit the fit without the prior leaves (its root mean square over
+// the degrees of freedom; a fit closer than kExactFit is taken as exact data,
+// which then keep their g), else, with no degree of freedom left, `fallback`.
+double prior_noise_of(const SampleSet& set, double cost, long dof, double fallback) {
+  constexpr double kExactFit = 1e-3;
+  std::vector<double> spreads;
+  for (const auto& s : set.samples)
+    if (s.time_spread && *s.time_spread > 0) spreads.push_back(std::max(*s.time_spread, kSpreadFloor));
+  if (!spreads.empty()) {
+    std::nth_element(spreads.begin(), spreads.begin() + long(spreads.size() / 2), spreads.end());
+    return std::min(spreads[spreads.size() / 2], 1.0);
+  }
+  if (dof > 0) return std::clamp(std::sqrt(cost / double(dof)), kExactFit, 1.0);
+  return fallback;
+}
+
 }  // namespace
 
 double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes, const structure::CommProfile* profile,
@@ -278,6 +296,7 @@ double step_time_of(const StepTimeTerms& t, double batch, int workers, int nodes
 
 void AllreducePhysicalModel::fit(const SampleSet& set) {
   compute_corr_.clear();
+  gamma_prior_used_ = false;
   if (set.empty()) throw InputError(set.source, 0, "", "allreduce-physical: no samples to fit");
   notes_.clear();
   auto ds = p_.dataset_size ? p_.dataset_size : set.dataset_size;
@@ -305,10 +324,9 @@ void AllreducePhysicalModel::fit(const SampleSet& set) {
   numerics::LmResult best = fit_terms(residuals, start, fixed, p_.gamma_max);
   if (!fixed(kGamma) && p_.gamma_prior_sd > 0) {
     const long dof = long(n_pts) - long((!fixed).count());
-    const double noise =
-        dof > 0 ? std::clamp(std::sqrt(best.cost / double(dof)), kSpreadFloor, 1.0) : p_.gamma_prior_noise;
-    prior_weight = noise / p_.gamma_prior_sd;
+    prior_weight = prior_noise_of(set, best.cost, dof, p_.gamma_prior_noise) / p_.gamma_prior_sd;
     best = fit_terms(residuals, start, fixed, p_.gamma_max);
+    gamma_prior_used_ = true;
   }
   t_ = terms_of(best.x);
 
@@ -378,7 +396,7 @@ std::string AllreducePhysicalModel::describe() const {
   s += fmt::format("  intra-node sync: a = {:.4g} {}, k = {:.4g} {}\n", t_.a_intra * u, unit, t_.k_intra * u, unit);
   s += fmt::format("  inter-node sync: a = {:.4g} {}, k = {:.4g} {}\n", t_.a_inter * u, unit, t_.k_inter * u, unit);
   s += fmt::format("  overlap gamma = {:.3g}{}; N = {}", t_.gamma,
-                   p_.gamma_prior_sd > 0 ? fmt::format(" (prior 1 +- {:g})", p_.gamma_prior_sd) : std::string(),
+                   gamma_prior_used_ ? fmt::format(" (prior 1 +- {:g})", p_.gamma_prior_sd) : std::string(),
                    n_known_ ? fmt::format("{:.0f}", n_) : std::string("unknown (absorbed)"));
   if (p_.comm_profile && !p_.comm_profile->empty())
     s += "\n  inter-node volume factor: the communication profile rho(r, n) (" + p_.comm_profile->source +

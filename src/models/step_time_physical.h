@@ -37,12 +37,15 @@ struct AllreducePhysicalParams {
   double gamma_max = 10;
   // The prior on g: the fit adds the residual noise * (g - 1) / gamma_prior_sd
   // to the configurations' relative residuals, as if g - 1 were known to
-  // gamma_prior_sd and each configuration's time to `noise`: the misfit the
-  // fit without the prior leaves (root of its sum of squares over the degrees
-  // of freedom, at least 1%), or gamma_prior_noise when it leaves none.
+  // gamma_prior_sd and each configuration's time to `noise`: the samples'
+  // median time_spread (at least 1%) where they carry one; else the misfit
+  // the fit without the prior leaves (root of its sum of squares over the
+  // degrees of freedom; at least 0.1%, so that exact data keep their g);
+  // else, with as many parameters as configurations, gamma_prior_noise.
   // Defaults 2 and 0.05 (the demo's trial-to-trial spread on a 2-core host):
-  // g = 3 then costs as much as one configuration missed by 5%; exact data
-  // are left almost free. sd <= 0: no prior.
+  // g = 3 then costs as much as one configuration missed by 5%. Exact data
+  // with no degree of freedom to spare take the prior's g, as noisy ones
+  // must. sd <= 0: no prior.
   double gamma_prior_sd = 2;
   double gamma_prior_noise = 0.05;
   // The cluster's inter-node cost shape; null: the ring factor 2(r-1)/r.
@@ -87,6 +90,7 @@ class AllreducePhysicalModel : public TimeModel {
   std::vector<double> rel_residuals_;  // in-sample (pred - y) / y, sorted
   std::vector<std::pair<double, double>> compute_corr_;
   bool fitted_ = false;
+  bool gamma_prior_used_ = false;
 };
 
 // Step time under `terms` for `workers` over `nodes` (nodes >= 1); the

@@ -29,9 +29,9 @@ std::string node_size_warning(const std::vector<StepSample>& steps, const struct
     if (!fullest || s.busiest_node() > fullest->busiest_node()) fullest = &s;
   if (per_node <= 0 || !fullest || fullest->busiest_node() <= per_node) return "";
   return fmt::format("{} places {} GPUs on a node (placement {}), and {} says a {} node holds {}: give {} a hardware "
-                     "file with base {} and gpus_per_node {} (docs/HARDWARE.md), or its links are priced for nodes "
-                     "it did not have",
-                     where, fullest->busiest_node(), fullest->placement(), option, hw.name, per_node, option, hw.name,
+                     "file that says gpus_per_node {} (docs/HARDWARE.md), or its links are priced for nodes it did "
+                     "not have",
+                     where, fullest->busiest_node(), fullest->placement(), option, hw.name, per_node, option,
                      fullest->busiest_node());
 }
 

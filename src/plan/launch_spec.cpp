@@ -12,7 +12,6 @@
 #include "core/error.h"
 #include "profile/command_template.h"
 #include "profile/launcher.h"
-#include "profile/launcher.h"
 
 namespace trainplan::plan {
 
@@ -123,20 +122,23 @@ std::string slurm_time(double seconds) {
   return fmt::format("{:02d}:{:02d}:{:02d}", t / 3600, (t / 60) % 60, t % 60);
 }
 
-void check_job_name(const std::string& kind, const std::string& name) {
+void check_job_name(const std::string& kind, const std::string& name, int nodes) {
   if (name.empty()) throw InputError("", 0, "--job-name", "must not be empty");
   for (unsigned char ch : name)
     if (ch < 0x20 || ch == 0x7f)
       throw InputError("", 0, "--job-name", "must not hold control characters (a newline would start a line of its own)");
   if (kind != "k8s") return;
   auto lower_alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
-  bool ok = name.size() <= 63 && name.front() >= 'a' && name.front() <= 'z' && lower_alnum(name.back());
+  const std::string longest_pod = nodes > 1 ? fmt::format("-worker-{}", nodes - 2) : "-master-0";
+  const size_t most = 63 - longest_pod.size();
+  bool ok = name.size() <= most && name.front() >= 'a' && name.front() <= 'z' && lower_alnum(name.back());
   for (char ch : name) ok = ok && (lower_alnum(ch) || ch == '-');
   if (!ok)
     throw InputError("", 0, "--job-name",
                      fmt::format("'{}' is not a Kubernetes job name: use a-z, 0-9 and '-', start with a letter, "
-                                 "end with a letter or digit, at most 63 characters",
-                                 name));
+                                 "end with a letter or digit, at most {} characters (its pods are named "
+                                 "NAME{}, within 63)",
+                                 name, most, longest_pod));
 }
 
 std::string slurm_script(const Config& c, const LaunchOptions& o) {
@@ -216,7 +218,7 @@ std::string k8s_pytorchjob(const Config& c, const LaunchOptions& o) {
 }
 
 std::string launch_spec(const std::string& kind, const Config& c, const LaunchOptions& o) {
-  if (kind == "slurm" || kind == "k8s") check_job_name(kind, o.job_name);
+  if (kind == "slurm" || kind == "k8s") check_job_name(kind, o.job_name, layout_for(c.workers, o.gpus_per_node).nodes);
   if (kind == "torchrun") return torchrun_command(c, o);
   if (kind == "slurm") return slurm_script(c, o);
   if (kind == "k8s") return k8s_pytorchjob(c, o);

@@ -56,9 +56,10 @@ std::string k8s_pytorchjob(const Config& c, const LaunchOptions& o);
 // Throws InputError (option --job-name) for a name that `kind` cannot carry:
 // for every kind an empty name or one with control characters (a newline would
 // start a directive of its own); for "k8s" anything but a DNS-1035 label (a-z,
-// 0-9 and '-', starting with a letter, ending with a letter or digit, at most
-// 63 characters), which the Kubeflow training operator requires of a job's name.
-void check_job_name(const std::string& kind, const std::string& name);
+// 0-9 and '-', starting with a letter, ending with a letter or digit), short
+// enough that the operator's pods and services, NAME-master-0 and
+// NAME-worker-I for the `nodes` - 1 workers, stay within 63 characters.
+void check_job_name(const std::string& kind, const std::string& name, int nodes = 1);
 
 // A Slurm time limit, HH:MM:SS rounded up to the second (hours past 99 as they are).
 std::string slurm_time(double seconds);

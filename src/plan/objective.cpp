@@ -31,6 +31,7 @@ static Candidate make(const PlanProblem& p, int b, int r, int nodes, double t, i
 std::optional<Candidate> evaluate_cell(const models::PerformanceModel& m, const PlanProblem& p, int batch, int workers,
                                        EpochSearch search) {
   check_cancelled();
+  if (p.space.diverged.count({batch, workers})) return std::nullopt;
   int nodes = nodes_for(workers, p.space.workers_per_node);
   auto t = m.epoch_time(batch, workers, nodes);
   if (!t || !(*t > 0)) return std::nullopt;

@@ -22,7 +22,8 @@ enum class EpochSearch { kBinary, kLinear };
 int max_epochs_within(const PlanProblem& p, double epoch_time_s);
 
 // The cheapest feasible candidate at (batch, workers), or nullopt when the
-// model has no epoch time there or no e in [1, max_epochs_within] meets the target.
+// cell diverged in profiling (space.diverged), the model has no epoch time
+// there, or no e in [1, max_epochs_within] meets the target.
 std::optional<Candidate> evaluate_cell(const models::PerformanceModel& m, const PlanProblem& p, int batch, int workers,
                                        EpochSearch search = EpochSearch::kBinary);
 

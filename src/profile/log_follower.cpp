@@ -35,7 +35,7 @@ LogFollower::LogFollower(int fd, int pid, LogFollowerOptions o) : fd_(fd), pid_(
 LogFollower::LogFollower(LogFollower&& o) noexcept
     : fd_(o.fd_), pid_(o.pid_), o_(o.o_), path_(std::move(o.path_)), buf_(std::move(o.buf_)),
       tail_(std::move(o.tail_)), line_no_(o.line_no_), exit_code_(o.exit_code_),
-      eof_(o.eof_), stall_reported_(o.stall_reported_), last_byte_(o.last_byte_) {
+      eof_(o.eof_), stall_reported_(o.stall_reported_), pending_restart_(o.pending_restart_), last_byte_(o.last_byte_) {
   o.fd_ = -1, o.pid_ = -1;
 }
 
@@ -47,6 +47,23 @@ LogFollower::~LogFollower() {
 void LogFollower::terminate() {
   if (pid_ <= 0) return;
   kill(-pid_, SIGTERM);
+  // A job that ignores SIGTERM, or takes long over its cleanup, is killed after a grace.
+  const double until = now_s() + kKillGraceS;
+  int st = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) {
+      exit_code_ = exit_status(st);
+      pid_ = -1;
+      return;
+    }
+    if (r < 0 && errno != EINTR) break;
+    if (now_s() >= until) {
+      kill(-pid_, SIGKILL);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   reap();
 }
 
@@ -73,6 +90,7 @@ LogFollower LogFollower::command(const std::string& command, LogFollowerOptions 
     setpgid(0, 0);
     const int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    if (null_fd > STDIN_FILENO) close(null_fd);
     dup2(p[1], STDOUT_FILENO);
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -82,11 +100,12 @@ LogFollower LogFollower::command(const std::string& command, LogFollowerOptions 
   return LogFollower(p[0], pid, o);
 }
 
-bool LogFollower::rewritten() {
+bool LogFollower::rewritten(bool at_end) {
   struct stat now {};
-  // Replaced under its name (a new file, or the old one moved away): the new one is read.
+  // Replaced under its name (a new file, or the old one moved away): the new
+  // one is read once the old one has been read to its end.
   struct stat named {};
-  if (!path_.empty() && stat(path_.c_str(), &named) == 0 && fstat(fd_, &now) == 0 &&
+  if (at_end && !path_.empty() && stat(path_.c_str(), &named) == 0 && fstat(fd_, &now) == 0 &&
       (named.st_ino != now.st_ino || named.st_dev != now.st_dev)) {
     const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -100,13 +119,21 @@ bool LogFollower::rewritten() {
   bool moved = now.st_size < at;  // truncated
   // Truncated and written past the old end between two reads: the bytes
   // before the offset are no longer the ones read.
-  if (!moved && now.st_size > at && !tail_.empty() && off_t(tail_.size()) <= at) {
+  if (!moved && now.st_size >= at && !tail_.empty() && off_t(tail_.size()) <= at) {
     std::string before(tail_.size(), '\0');
     const ssize_t n = pread(fd_, before.data(), before.size(), at - off_t(tail_.size()));
     moved = n != ssize_t(before.size()) || before != tail_;
   }
   if (moved) lseek(fd_, 0, SEEK_SET);
   return moved;
+}
+
+LogFollower::Status LogFollower::restart() {
+  buf_.clear();
+  tail_.clear();
+  line_no_ = 0;
+  pending_restart_ = false;
+  return Status::kRestarted;
 }
 
 double LogFollower::quiet_s() const { return now_s() - last_byte_; }
@@ -123,7 +150,10 @@ bool LogFollower::take_line(std::string& line) {
 void LogFollower::reap() {
   if (pid_ <= 0) return;
   int st = 0;
-  if (waitpid(pid_, &st, 0) == pid_) exit_code_ = exit_status(st);
+  pid_t r;
+  while ((r = waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {
+  }
+  if (r == pid_) exit_code_ = exit_status(st);
   pid_ = -1;
 }
 
@@ -132,7 +162,7 @@ int LogFollower::wait_for_exit() {
   while (pid_ > 0) {
     if (o_.interrupted && o_.interrupted->load()) {
       terminate();
-      return exit_code_ = 130;
+      return exit_code_;
     }
     int st = 0;
     const pid_t r = waitpid(pid_, &st, WNOHANG);
@@ -157,6 +187,7 @@ int LogFollower::wait_for_exit() {
 
 LogFollower::Status LogFollower::next(std::string& line) {
   char chunk[65536];
+  if (pending_restart_) return restart();
   for (;;) {
     if (o_.interrupted && o_.interrupted->load()) return Status::kInterrupted;
     if (take_line(line)) return Status::kLine;
@@ -185,12 +216,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
         continue;
       }
     }
-    if (pid_ <= 0 && rewritten()) {
-      buf_.clear();
-      tail_.clear();
-      line_no_ = 0;
-      return Status::kRestarted;
-    }
+    if (pid_ <= 0 && rewritten(false)) return restart();
     const ssize_t n = read(fd_, chunk, sizeof chunk);
     if (n > 0) {
       buf_.append(chunk, size_t(n));
@@ -205,6 +231,18 @@ LogFollower::Status LogFollower::next(std::string& line) {
       eof_ = true;
       reap();
       continue;
+    }
+    if (n == 0 && pid_ <= 0 && rewritten(true)) {
+      // The old file's last line without its newline is whole: it came before the switch.
+      if (!buf_.empty()) {
+        line = std::move(buf_);
+        buf_.clear();
+        ++line_no_;
+        tail_.clear();
+        pending_restart_ = true;
+        return Status::kLine;
+      }
+      return restart();
     }
     if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
       // A last line without its newline, quiet this long, is whole: it is read first.

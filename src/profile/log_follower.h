@@ -49,15 +49,16 @@ class LogFollower {
   ~LogFollower();  // terminate()
 
   // A command still running: SIGTERM to its whole process group (every
-  // process of a pipeline or a list, not only the shell), then reaped.
+  // process of a pipeline or a list, not only the shell), SIGKILL to it after
+  // 2 s if the shell has not ended by then, and the shell reaped.
   void terminate();
 
   // Waits for the next line, a stall, or the end.
   Status next(std::string& line);
   // A command: reads and drops its output until it exits (not until its
   // stdout closes, which a process it left behind may hold) and returns its
-  // exit status, or terminate()s it and returns 130 when interrupted; a
-  // file: -1 at once.
+  // exit status; when interrupted, terminate()s it first (its status is then
+  // 128 + the signal that ended it); a file: -1 at once.
   int wait_for_exit();
   long line_number() const { return line_no_; }  // of the last line returned
   // The command's exit status (128 + signal when killed) once kEnded; -1 before or for a file.
@@ -68,8 +69,12 @@ class LogFollower {
   LogFollower(int fd, int pid, LogFollowerOptions o);
   bool take_line(std::string& line);
   void reap();
-  // A file: true, and the offset back at its start, when it was rewritten or replaced.
-  bool rewritten();
+  // A file: true, and the offset back at its start, when it was rewritten, or
+  // (only `at_end`, once the old one is read out) replaced under its name.
+  bool rewritten(bool at_end);
+  Status restart();  // forgets the file's text read so far; kRestarted
+
+  static constexpr double kKillGraceS = 2;  // SIGTERM, then SIGKILL after this
 
   // The last bytes read from a file, to tell a rewrite past the old end from growth.
   static constexpr size_t kTailBytes = 64;
@@ -84,6 +89,7 @@ class LogFollower {
   int exit_code_ = -1;
   bool eof_ = false;
   bool stall_reported_ = false;
+  bool pending_restart_ = false;  // the replaced file's last line was returned; kRestarted is next
   double last_byte_ = 0;  // steady clock, seconds
 };
 

@@ -80,7 +80,12 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
     rec.reason = l.output.problem;
   } else if (key.epochs > 0 && l.output.epochs_reported != key.epochs) {
     rec.status = TrialStatus::kBadOutput;
-    rec.reason = l.output.note.empty()
+    rec.reason = l.output.repeated_epochs > 0
+                     ? fmt::format("reported {} epoch line(s) but {} epochs were asked for, {} of them repeating an "
+                                   "epoch number: more than one process prints epoch lines (print them from rank 0 "
+                                   "only)",
+                                   l.output.epochs_reported, key.epochs, l.output.repeated_epochs)
+                 : l.output.note.empty()
                      ? fmt::format("reported {} epoch line(s) but {} epochs were asked for (does the command use "
                                    "{{epochs}}?)",
                                    l.output.epochs_reported, key.epochs)
@@ -171,6 +176,7 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
       rec.timing = out.epoch_steps;
       if (rec.timing && rec.status == TrialStatus::kOk) note_outliers(rec);
       if (!out.note.empty()) add_note(rec, out.note);
+      rec.metric_diverged = out.metric_diverged;
     }
     if (rec.status != TrialStatus::kOk) break;
     if (time_trial) reps.push_back(*out.step_timing);

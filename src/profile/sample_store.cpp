@@ -1,11 +1,16 @@
 #include "profile/sample_store.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -112,6 +117,7 @@ std::string format_timing(const TrialRecord& r) {
   }
   if (r.oversubscribed) j["oversubscribed"] = true;
   if (!r.note.empty()) j["note"] = r.note;
+  if (r.metric_diverged) j["metric_diverged"] = true;
   return j.empty() ? "" : j.dump();
 }
 
@@ -120,6 +126,7 @@ void parse_timing(const std::string& text, TrialRecord& r) {
   if (!j.is_object()) return;  // '' in a store written before step times were kept
   r.oversubscribed = j.value("oversubscribed", false);
   r.note = j.value("note", "");
+  r.metric_diverged = j.value("metric_diverged", false);
   if (!j.contains("step_time_s")) return;
   StepTiming t;
   t.step_time_s = j.value("step_time_s", 0.0);
@@ -216,7 +223,27 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
   }
 }
 
-SampleStore::~SampleStore() { sqlite3_close(db_); }
+SampleStore::~SampleStore() {
+  sqlite3_close(db_);
+  if (lock_fd_ >= 0) close(lock_fd_);
+}
+
+void SampleStore::lock_for_profiling() {
+  if (lock_fd_ >= 0) return;
+  // flock, not fcntl: SQLite's own locks are fcntl locks, which this does not touch.
+  const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path_, 0, "--store", std::string("cannot open to lock: ") + std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    close(fd);
+    if (err == EWOULDBLOCK)
+      throw InputError(path_, 0, "--store",
+                       "another profile is writing into this store now; wait for it, or give this one its own "
+                       "--store (two at once would time each trial against the other's work)");
+    throw InputError(path_, 0, "--store", std::string("cannot lock: ") + std::strerror(err));
+  }
+  lock_fd_ = fd;
+}
 
 void SampleStore::exec(const std::string& sql) {
   char* err = nullptr;
@@ -332,6 +359,35 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
     if (!trained.count(bw)) ok.push_back(t);
   for (const auto& r : cut_short)
     if (metric_name.empty()) metric_name = r.metric_name;
+  // One metric for all: an accuracy and a loss cannot share a model or a target.
+  std::map<std::string, TrialKey> names;
+  std::map<long, TrialKey> sizes;  // the training set's size, as each trial reported it
+  for (const auto* group : {&ok, &cut_short})
+    for (const auto& r : *group) {
+      if (r.key.epochs > 0 && !r.metric_name.empty()) names.try_emplace(r.metric_name, r.key);
+      if (r.dataset_size) sizes.try_emplace(*r.dataset_size, r.key);
+      if (r.metric_diverged) set.diverged.insert({double(r.key.batch), r.key.workers});
+    }
+  // Sizes a few per cent apart are a dropped last batch; a factor apart, one rank's share.
+  if (sizes.size() > 1 && double(sizes.rbegin()->first) > 1.1 * double(sizes.begin()->first)) {
+    std::string which;
+    for (const auto& [n, k] : sizes)
+      which += fmt::format("{}{} (batch {}, {} workers)", which.empty() ? "" : ", ", n, k.batch, k.workers);
+    throw InputError(path_, 0, "train_samples",
+                     "the trials report different training-set sizes: " + which +
+                         "; report the whole training set (not one rank's share) in every trial, and profile "
+                         "again into a new --store");
+  }
+  if (names.size() > 1) {
+    std::string which;
+    for (const auto& [name, k] : names)
+      which += fmt::format("{}'{}' (batch {}, {} workers, {} epochs)", which.empty() ? "" : ", ", name, k.batch,
+                           k.workers, k.epochs);
+    throw InputError(path_, 0, "metric_name",
+                     "the trials report different metrics: " + which +
+                         "; one model cannot fit them together. Make the command report one metric and profile "
+                         "again into a new --store");
+  }
   set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
   const bool curve_epochs = meta(kCurveEpochsKey).value_or("") == "1";
   // Sample rows of trial r: the trial itself, when it ran whole, and its curve

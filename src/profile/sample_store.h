@@ -30,6 +30,12 @@ class SampleStore {
 
   const std::string& path() const { return path_; }
 
+  // Holds the store for one profile at a time (an advisory lock on its file,
+  // released with this object): a second profile into the same store is
+  // refused, since each would time its trials against the other's work and
+  // both would write the same rows. Throws InputError naming --store.
+  void lock_for_profiling();
+
   // Facts about the run (command template, workload, hardware).
   std::optional<std::string> meta(const std::string& key) const;
   void set_meta(const std::string& key, const std::string& value);
@@ -57,6 +63,7 @@ class SampleStore {
   void exec(const std::string& sql);
   std::string path_;
   sqlite3* db_ = nullptr;
+  int lock_fd_ = -1;
 };
 
 // Whether a metric with this name is better when smaller: it holds loss,

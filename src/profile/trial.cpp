@@ -124,7 +124,8 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   double time_sum = 0;
   int bad_epoch_lines = 0, json_lines = 0;
   std::vector<int> nan_metric_epochs;
-  int nan_time_lines = 0;
+  int nan_time_lines = 0, non_numeric_metrics = 0;
+  std::set<double> epoch_numbers;
   std::vector<StepTiming> epoch_steps;
   while (std::getline(in, line)) {
     auto start = line.find('{');
@@ -157,9 +158,12 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     }
     time_sum += *t;
     ++out.epochs_reported;
+    if (auto e = finite_number(j, "epoch"); e && !epoch_numbers.insert(*e).second) ++out.repeated_epochs;
     auto m = finite_number(j, "metric");
     if (written_nonfinite("metric"))
       nan_metric_epochs.push_back(int(finite_number(j, "epoch").value_or(out.epochs_reported)));
+    else if (auto mv = j.find("metric"); mv != j.end() && !mv->is_number() && !mv->is_null())
+      ++non_numeric_metrics;
     out.last_metric = m;  // the metric after the last epoch, or none
     out.epoch_metrics.push_back(m);
     if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) out.metric_name = *name;
@@ -170,11 +174,19 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   // JSON has no NaN or Infinity; Python's json.dumps writes them for a float nan or inf.
   std::vector<std::string> notes;
   if (nan_time_lines > 0)
-    notes.push_back(fmt::format("{} epoch line(s) had epoch_time_s NaN or Infinity and were skipped", nan_time_lines));
-  if (!nan_metric_epochs.empty())
-    notes.push_back(fmt::format("the metric of {} epoch(s) was NaN or Infinity (first: epoch {}), taken as no metric",
+    notes.push_back(fmt::format("{} epoch line(s) had epoch_time_s NaN or Infinity and were skipped (did the run "
+                                "diverge?)",
+                                nan_time_lines));
+  out.metric_diverged = !nan_metric_epochs.empty();
+  if (out.metric_diverged)
+    notes.push_back(fmt::format("the metric of {} epoch(s) was NaN or Infinity (first: epoch {}): the run diverged? "
+                                "Taken as no metric; plans leave this batch and worker count out",
                                 nan_metric_epochs.size(), nan_metric_epochs.front()));
-  if (!notes.empty()) out.note = fmt::format("{}: did the run diverge?", fmt::join(notes, "; "));
+  out.note = fmt::format("{}", fmt::join(notes, "; "));
+  if (non_numeric_metrics > 0)
+    out.note += fmt::format("{}the metric of {} epoch(s) was not a number (a string such as \"0.9\"?), taken as no "
+                            "metric",
+                            out.note.empty() ? "" : "; ", non_numeric_metrics);
   if (time_trial) {
     if (!out.step_timing)
       out.problem = "no {\"event\":\"step_timing\",\"step_time_median_s\":...,\"steps_per_epoch\":...} line on "

@@ -81,6 +81,7 @@ struct TrialRecord {
   std::optional<StepTiming> timing;    // step times, when the program reported them
   bool oversubscribed = false;         // workers x threads per worker exceeded the CPUs
   std::string note;                    // a warning on an ok trial (interference, oversubscription)
+  bool metric_diverged = false;        // an epoch's metric was NaN or infinite: the run diverged
 };
 
 // The measurements read from rank 0's stdout.
@@ -96,6 +97,8 @@ struct TrialOutput {
   std::optional<StepTiming> epoch_steps;  // the epoch lines' step fields, combined over epochs
   std::string problem;  // why the output is unusable; empty when usable
   std::string note;     // what was read otherwise than written (a NaN metric); empty when none
+  bool metric_diverged = false;  // an epoch's metric was NaN or infinite
+  int repeated_epochs = 0;       // epoch lines whose "epoch" number came before (several ranks printing)
 };
 
 // Reads the JSON lines in `stdout_text`. The output is usable when at least

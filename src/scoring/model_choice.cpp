@@ -43,8 +43,18 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   pick(metric_names, ModelPart::kMetric, best_m, bm);
   const auto folds_of = [&](ModelPart part) { return cv_folds_for(part_configs(part, samples), folds); };
   std::string why;
+  // Too few configurations to hold any out: say how many there are and what to do.
+  const auto none_scored = [&](ModelPart part, const char* what, const char* option, const char* example) {
+    const size_t n = part_configs(part, samples);
+    return InputError(samples.source, 0, "--model",
+                      fmt::format("auto: no registered {} model could be cross-validated on these samples ({} "
+                                  "distinct configuration(s) with a {}: too few to hold some out and predict them); "
+                                  "profile a larger grid (3 batches x 2 worker counts x 2 epoch counts is enough), "
+                                  "or name the model with {} (e.g. {})",
+                                  what, n, what, option, example));
+  };
   if (time_name == "auto") {
-    if (bt.empty()) throw InputError(samples.source, 0, "--model", "auto: no registered time model could be cross-validated on these samples");
+    if (bt.empty()) throw none_scored(ModelPart::kTime, "time", "--time-model", "per-batch-extrapolation");
     c.time_model = bt;
     c.time_cv = best_t;
     c.time_folds = folds_of(ModelPart::kTime);
@@ -56,7 +66,7 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   if (!want_metric) {
     why += ", no metric model (time-only samples)";
   } else if (metric_name == "auto") {
-    if (bm.empty()) throw InputError(samples.source, 0, "--model", "auto: no registered metric model could be cross-validated on these samples");
+    if (bm.empty()) throw none_scored(ModelPart::kMetric, "metric", "--metric-model", "global-batch-anchored");
     c.metric_model = bm;
     c.metric_cv = best_m;
     c.metric_folds = folds_of(ModelPart::kMetric);

@@ -66,6 +66,19 @@ TEST(FitCli, BadInputExits2) {
   EXPECT_TRUE(tptest::names_input_error(r.err, time_only, 0, "metric"));
 }
 
+// Two configurations are too few for auto to hold any out: the message says
+// how many there are and what to do, not only that nothing could be scored.
+TEST(FitCli, TooSmallAGridForAutoSaysWhatToDo) {
+  const auto d = tptest::temp_dir("fit-small");
+  const auto csv = tptest::write_file(d / "two.csv",
+                                      "batch,workers,epochs,epoch_time_s,metric\n16,1,1,2.0,0.8\n32,1,1,1.2,0.7\n");
+  auto r = tptest::run_cli("fit --samples " + csv);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(r.err, csv, 0, "--model",
+                                        {"2 distinct configuration(s)", "--time-model", "larger grid"}))
+      << r.err;
+}
+
 TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
   auto r = tptest::run_cli("predict --samples " + fixture(true) +
                            " --batch 48 --workers 4 --epochs 20 --time-model isotonic-mi --metric-model global-batch "

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +90,26 @@ TEST(PlanCli, JsonHasChoiceAndAlternatives) {
     EXPECT_GT(t["model_metric"].get<double>(), 0.3);
     EXPECT_LT(t["model_metric"].get<double>(), 1.0);
   }
+}
+
+// A configuration whose training diverged in profiling (the CSV's diverged=)
+// is never planned, and the plan says so on stderr and in its JSON.
+TEST(PlanCli, DivergedConfigurationsAreLeftOut) {
+  const std::string args = " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --json";
+  auto plain = tptest::run_cli("plan --samples " + samples_file() + args);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto chosen = nlohmann::json::parse(plain.out)["choice"];
+  const int b = chosen["batch"].get<int>(), r = chosen["workers"].get<int>();
+  std::string text = tptest::read_file(samples_file());
+  text.replace(0, text.find('\n'), fmt::format("# trainplan: metric=max diverged={}x{}", b, r));
+  const auto d = tptest::temp_dir("plan_cli_diverged");
+  const auto file = tptest::write_file(d / "diverged.csv", text);
+  auto left = tptest::run_cli("plan --samples " + file + args);
+  ASSERT_EQ(left.exit_code, 0) << left.err;
+  const auto j = nlohmann::json::parse(left.out);
+  EXPECT_FALSE(j["choice"]["batch"].get<int>() == b && j["choice"]["workers"].get<int>() == r) << j["choice"];
+  EXPECT_EQ(j["space"]["diverged"], nlohmann::json::parse(fmt::format(R"([{{"batch":{},"workers":{}}}])", b, r)));
+  EXPECT_NE(left.err.find(fmt::format("left out of the plan: batch {} on {} worker(s)", b, r)), std::string::npos) << left.err;
 }
 
 // The samples run at most 20 epochs; optimus-curve keeps rising past them, so

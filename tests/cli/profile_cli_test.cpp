@@ -355,6 +355,20 @@ TEST(ProfileCli, DryRunListsTheTrialsAndRunsNothing) {
   EXPECT_FALSE(std::filesystem::exists(f.store));
 }
 
+// A grid value that never reaches the command would make every trial the same run.
+TEST(ProfileCli, AGridTheCommandNeverReceivesIsRefused) {
+  Fixture f("prof_unused");
+  auto a = tptest::run_cli("profile --cmd 'train --batch 32 --workers {workers} --epochs {epochs}' --batches 16,32 "
+                           "--workers 1 --epochs 1 --store " + f.store);
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(a.err, "", 0, "--cmd", {"2 batches", "{batch}"})) << a.err;
+  auto b = tptest::run_cli("profile --cmd 'train --batch {batch} --rank {rank} --epochs {epochs}' --batches 16 "
+                           "--workers 1,2 --epochs 1 --store " + f.store);
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(b.err, "", 0, "--cmd", {"{workers}"})) << b.err;
+  EXPECT_FALSE(std::filesystem::exists(f.store));  // refused before anything ran
+}
+
 TEST(ProfileCli, BadUsageIsExitTwoWithAClearMessage) {
   Fixture f("prof_usage");
   auto a = tptest::run_cli("profile --cmd 'train {batchsize}' --store " + f.store);

@@ -311,3 +311,23 @@ TEST(StepTimePhysical, ThePriorOnTheOverlapKeepsFourConfigurationsFromExtrapolat
   EXPECT_LT(mre, 0.035);
   EXPECT_LT(mre, mre_free);
 }
+
+// Exact data with degrees of freedom to spare keep their overlap: the prior
+// is weighed by the misfit the fit leaves, which is none.
+TEST(StepTimePhysical, ExactDataWithDegreesOfFreedomKeepTheirOverlap) {
+  const StepTimeTerms truth{0.02, 0.0006, 0, 0.03, 0, 0, 3.0};
+  SampleSet set;
+  set.dataset_size = kN;
+  for (int r : {1, 2})
+    for (double b : {16.0, 32.0, 64.0, 128.0}) {
+      Sample x;
+      x.batch = b, x.workers = r, x.nodes = 1;
+      x.epoch_time_s = double(kN) / (b * r) * step_time_of(truth, b, r, 1);
+      set.samples.push_back(x);
+    }
+  AllreducePhysicalModel m;
+  m.fit(set);  // 8 configurations, 4 free terms (alpha, beta, k_intra, g)
+  EXPECT_NEAR(m.terms().gamma, 3.0, 0.05);
+  EXPECT_LT(max_rel_error(m, set), 1e-3);
+  EXPECT_NE(m.describe().find("(prior 1 +- 2)"), std::string::npos) << m.describe();
+}

@@ -254,7 +254,8 @@ TEST(PlanLaunchSpec, JobNamesAreCheckedForTheSchedulerThatCarriesThem) {
   // Slurm takes spaces, quoted as a shell word; Kubernetes takes a DNS-1035 label only.
   o.job_name = "my run";
   EXPECT_TRUE(has(launch_spec("slurm", c, o), "#SBATCH --job-name='my run'\n"));
-  for (std::string bad : std::vector<std::string>{"my run", "Cifar", "1cifar", "cifar-", "cifar_10", std::string(64, 'a')}) {
+  // One node (c: 4 workers on nodes of 4): pods NAME-master-0, so 54 characters at most.
+  for (std::string bad : std::vector<std::string>{"my run", "Cifar", "1cifar", "cifar-", "cifar_10", std::string(55, 'a')}) {
     o.job_name = bad;
     try {
       launch_spec("k8s", c, o);
@@ -263,10 +264,15 @@ TEST(PlanLaunchSpec, JobNamesAreCheckedForTheSchedulerThatCarriesThem) {
       EXPECT_TRUE(has(e.what(), "--job-name")) << e.what();
     }
   }
-  for (std::string good : std::vector<std::string>{"cifar-10", "a", std::string(63, 'a')}) {
+  for (std::string good : std::vector<std::string>{"cifar-10", "a", std::string(54, 'a')}) {
     o.job_name = good;
     EXPECT_NO_THROW(launch_spec("k8s", c, o)) << good;
   }
+  // 48 workers on nodes of 4: the last worker pod is NAME-worker-10.
+  o.job_name = std::string(54, 'a');
+  EXPECT_THROW(launch_spec("k8s", Config{64, 48, 2}, o), InputError);
+  o.job_name = std::string(53, 'a');
+  EXPECT_NO_THROW(launch_spec("k8s", Config{64, 48, 2}, o));
   // The torchrun line carries no name.
   o.job_name = "";
   EXPECT_NO_THROW(launch_spec("torchrun", c, o));

@@ -78,6 +78,23 @@ TEST(PlanExhaustive, AlternativesAreDistinctCellsInPreferenceOrder) {
   }
 }
 
+// A cell whose training diverged in profiling is never chosen, by either
+// search, and the next best takes its place.
+TEST(PlanExhaustive, DivergedCellsAreNeverChosen) {
+  auto m = plantest::physical_model();
+  auto p = small_problem(0.8, 1e6);
+  const auto first = exhaustive_search(m, p, {3, EpochSearch::kBinary});
+  p.space.diverged.insert({first.best.config.batch, first.best.config.workers});
+  const auto again = exhaustive_search(m, p, {3, EpochSearch::kBinary});
+  EXPECT_FALSE(again.best.config.batch == first.best.config.batch && again.best.config.workers == first.best.config.workers);
+  EXPECT_EQ(again.best.config, first.alternatives.front().config);
+  for (const auto& c : again.alternatives)
+    EXPECT_FALSE(c.config.batch == first.best.config.batch && c.config.workers == first.best.config.workers);
+  EXPECT_FALSE(evaluate_cell(m, p, first.best.config.batch, first.best.config.workers).has_value());
+  const auto tabu = tabu_search(m, p);
+  EXPECT_FALSE(tabu.best.config.batch == first.best.config.batch && tabu.best.config.workers == first.best.config.workers);
+}
+
 TEST(PlanExhaustive, EqualCostsGoToTheBetterMetric) {
   // Perfect scaling: cost = 100 e whatever b and r; all cells need e = 3 for
   // 0.3, and b = 64 gets the highest metric there.

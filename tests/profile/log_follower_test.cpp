@@ -107,7 +107,7 @@ TEST(LogFollower, AnInterruptEndsTheWaitForAQuietCommand) {
   EXPECT_EQ(f.next(line), Status::kInterrupted);
   set.join();
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
-  EXPECT_EQ(f.wait_for_exit(), 130);
+  EXPECT_EQ(f.wait_for_exit(), 128 + 15);  // the job ended by the SIGTERM sent to its group
 }
 
 // Read up to the file's end: its lines, until a stall.
@@ -169,13 +169,47 @@ TEST(LogFollower, GrowthIsNotARewrite) {
   EXPECT_EQ(line, "(no line)");  // the line came as the status's own
 }
 
-TEST(LogFollower, AFileReplacedUnderItsNameIsReadFromTheNewOne) {
-  const auto [st, line] = after_change("follow-replaced", "rotated away\n", [](const auto& p) {
-    std::filesystem::rename(p, p.string() + ".1");
-    tptest::write_file(p, "fresh\n");
-  });
+TEST(LogFollower, AFileReplacedUnderItsNameIsReadToItsEndThenFromTheNewOne) {
+  auto dir = tptest::temp_dir("follow-replaced");
+  const auto path = dir / "log";
+  tptest::write_file(path, "run 1, epoch 1\n");
+  LogFollowerOptions o;
+  o.poll_s = 0.02;
+  o.stall_s = 0.2;
+  auto f = LogFollower::file(path, o);
+  EXPECT_EQ(lines_until_quiet(f).size(), 1u);
+  // The old file's last lines, written just before the move (the last without
+  // its newline), come first; then the new file, as a new run.
+  std::ofstream(path, std::ios::app) << "run 1, epoch 2\n{\"event\":\"done\"}";
+  std::filesystem::rename(path, dir / "log.1");
+  tptest::write_file(path, "run 2, epoch 1\n");
+  std::string line;
+  ASSERT_EQ(f.next(line), Status::kLine);
+  EXPECT_EQ(line, "run 1, epoch 2");
+  ASSERT_EQ(f.next(line), Status::kLine);
+  EXPECT_EQ(line, "{\"event\":\"done\"}");
+  EXPECT_EQ(f.next(line), Status::kRestarted);
+  EXPECT_EQ(lines_until_quiet(f), (std::vector<std::string>{"run 2, epoch 1"}));
+}
+
+TEST(LogFollower, AFileRewrittenToTheSameLengthIsReadAgain) {
+  const auto [st, line] = after_change("follow-same", "run1 epoch 1\n",
+                                       [](const auto& p) { tptest::write_file(p, "run2 epoch 1\n"); });
   EXPECT_EQ(st, Status::kRestarted);
-  EXPECT_EQ(line, "fresh");
+  EXPECT_EQ(line, "run2 epoch 1");
+}
+
+TEST(LogFollower, AJobThatIgnoresSigtermIsKilledAfterTheGrace) {
+  LogFollowerOptions o;
+  o.stall_s = 0;
+  auto f = LogFollower::command("trap '' TERM; echo started; sleep 30", o);
+  std::string line;
+  ASSERT_EQ(f.next(line), Status::kLine);
+  const auto t0 = std::chrono::steady_clock::now();
+  f.terminate();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 6.0);
+  EXPECT_EQ(f.exit_code(), 128 + 9);
 }
 
 }  // namespace

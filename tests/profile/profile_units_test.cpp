@@ -52,9 +52,32 @@ TEST(ProfileOutput, NanFieldsAreReadAsAbsentAndSaid) {
   EXPECT_EQ(out.epochs_reported, 2);
   EXPECT_FALSE(out.last_metric.has_value());
   EXPECT_NE(out.note.find("first: epoch 2"), std::string::npos) << out.note;
+  EXPECT_TRUE(out.metric_diverged);
   auto bad = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":Infinity,\"metric\":0.5}\n");
   EXPECT_EQ(bad.epochs_reported, 0);
   EXPECT_NE(bad.problem.find("1 written as NaN or Infinity"), std::string::npos) << bad.problem;
+}
+
+// A metric sent as a string is not a number: taken as none, and said so
+// (it had vanished without a word, and plan then called the samples time-only).
+TEST(ProfileOutput, AMetricThatIsNotANumberIsSaid) {
+  auto out = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5,\"metric\":\"0.9\"}\n");
+  EXPECT_TRUE(out.problem.empty()) << out.problem;
+  EXPECT_FALSE(out.last_metric.has_value());
+  EXPECT_FALSE(out.metric_diverged);
+  EXPECT_NE(out.note.find("the metric of 1 epoch(s) was not a number"), std::string::npos) << out.note;
+  EXPECT_EQ(out.note.find("diverge"), std::string::npos) << out.note;
+  EXPECT_TRUE(parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5}\n").note.empty());
+}
+
+// Two ranks printing their epochs: the numbers repeat, which says so.
+TEST(ProfileOutput, RepeatedEpochNumbersAreCounted) {
+  auto out = parse_trial_output(
+      "{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.5}\n{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.5}\n"
+      "{\"event\":\"epoch\",\"epoch\":2,\"epoch_time_s\":1.5}\n{\"event\":\"epoch\",\"epoch\":2,\"epoch_time_s\":1.5}\n");
+  EXPECT_EQ(out.epochs_reported, 4);
+  EXPECT_EQ(out.repeated_epochs, 2);
+  EXPECT_EQ(parse_trial_output("{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.5}\n").repeated_epochs, 0);
 }
 
 TEST(ProfileOutput, ProblemsAreNamed) {

@@ -4,8 +4,11 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <set>
+#include <utility>
 
 #include "core/error.h"
+#include "io/sample_csv.h"
 #include "profile/sample_store.h"
 #include "test_util.h"
 
@@ -99,6 +102,88 @@ TEST(StoreSqlite, OkRowsBecomeSamples) {
   EXPECT_EQ(set.samples[0].nodes, 1);
   EXPECT_EQ(set.samples[0].model, "toy");
   EXPECT_DOUBLE_EQ(*set.samples[1].metric, 0.8);
+}
+
+// A trial whose metric went NaN marks its (batch, workers) as diverged, through
+// the store and a CSV export, so that a plan leaves it out.
+TEST(StoreSqlite, DivergedTrialsAreKeptAsSuch) {
+  auto dir = tptest::temp_dir("store-diverged");
+  SampleStore s((dir / "x.db").string());
+  s.put(ok_record(16, 1, 2, 2.0, 0.9));
+  auto nan = ok_record(64, 2, 2, 1.0, 0.0);
+  nan.metric.reset();
+  nan.epoch_metrics = {0.5, std::nullopt};
+  nan.metric_diverged = true;
+  s.put(nan);
+  SampleStore again((dir / "x.db").string());
+  const SampleSet set = again.samples();
+  EXPECT_EQ(set.diverged, (std::set<std::pair<double, int>>{{64, 2}}));
+  const std::string csv = io::format_samples_csv(set);
+  EXPECT_NE(csv.find(" diverged=64x2\n"), std::string::npos) << csv;
+  EXPECT_EQ(io::parse_samples_csv(csv, "x.csv").diverged, set.diverged);
+  EXPECT_THROW(io::parse_samples_csv("# trainplan: diverged=64\n" + csv.substr(csv.find('\n') + 1), "y.csv"),
+               InputError);
+}
+
+// An accuracy and a loss in one store cannot be fitted together: refused, naming both.
+TEST(StoreSqlite, TrialsReportingDifferentMetricsAreRefused) {
+  auto dir = tptest::temp_dir("store-mixed");
+  SampleStore s((dir / "x.db").string());
+  s.put(ok_record(16, 1, 2, 2.0, 0.9));
+  auto loss = ok_record(64, 1, 2, 1.0, 1.9);
+  loss.metric_name = "loss";
+  s.put(loss);
+  try {
+    s.samples();
+    FAIL() << "mixed metrics accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'accuracy' (batch 16"), std::string::npos) << what;
+    EXPECT_NE(what.find("'loss' (batch 64"), std::string::npos) << what;
+  }
+}
+
+// One rank's share reported as the training set (1000 on one worker, 500 on
+// two) is refused; a dropped last batch's few per cent are not.
+TEST(StoreSqlite, TrainingSetSizesAFactorApartAreRefused) {
+  auto dir = tptest::temp_dir("store-sizes");
+  SampleStore s((dir / "x.db").string());
+  auto one = ok_record(16, 1, 2, 2.0, 0.9);
+  one.dataset_size = 1000;
+  auto nearly = ok_record(32, 1, 2, 2.0, 0.9);
+  nearly.dataset_size = 992;
+  s.put(one);
+  s.put(nearly);
+  EXPECT_NO_THROW(s.samples());
+  auto share = ok_record(16, 2, 2, 1.0, 0.9);
+  share.dataset_size = 500;
+  s.put(share);
+  try {
+    s.samples();
+    FAIL() << "a rank's share was taken as the training set";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("500 (batch 16, 2 workers)"), std::string::npos) << e.what();
+  }
+}
+
+// Two profiles into one store at once would time each other's work: the second is refused.
+TEST(StoreSqlite, OneProfileAtATime) {
+  auto dir = tptest::temp_dir("store-lock");
+  const std::string path = (dir / "x.db").string();
+  {
+    SampleStore first(path);
+    first.lock_for_profiling();
+    SampleStore second(path);
+    EXPECT_NO_THROW(second.samples());  // reading is not profiling
+    try {
+      second.lock_for_profiling();
+      FAIL() << "a second profile was let in";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("another profile is writing into this store"), std::string::npos) << e.what();
+    }
+  }
+  SampleStore later(path);
+  EXPECT_NO_THROW(later.lock_for_profiling());  // released with the first
 }
 
 TEST(StoreSqlite, LearningCurvesBecomeCurvePointsOfTheBestSoFar) {
