@@ -289,10 +289,12 @@ void setup(CLI::App& root) {
   c->excludes(w);
   cmd->add_option("--trainer", args->trainer, "Path of trainplan-train (default: next to trainplan, else on PATH)");
   cmd->add_option("--data-dir", args->data_dir, "--workload: dataset directory (default: the trainer's)");
-  cmd->add_option("--train-subset", args->train_subset,
-                  "--workload: train on the first N images only (0: all); shorter trials");
-  cmd->add_option("--test-subset", args->test_subset,
-                  "--workload: evaluate on the first N test images only (0: all); shorter trials, noisier metric");
+  // Options of the built-in workloads only: with --cmd they would be ignored without a word.
+  c->excludes(cmd->add_option("--train-subset", args->train_subset,
+                              "--workload: train on the first N images only (0: all); shorter trials"));
+  c->excludes(cmd->add_option("--test-subset", args->test_subset,
+                              "--workload: evaluate on the first N test images only (0: all); shorter trials, noisier "
+                              "metric"));
   cmd->add_option("--seed", args->seed, "--workload: random seed")->capture_default_str();
   cmd->add_option("--store", args->store, "SQLite sample store; created if missing, resumed if present")
       ->capture_default_str();
@@ -301,13 +303,16 @@ void setup(CLI::App& root) {
   cmd->add_option("--srun-arg", args->srun_args, "Extra srun argument, e.g. --srun-arg=--partition=debug (repeatable)");
   cmd->add_option("--master-addr", args->master_addr, "Rendezvous address for {master_addr}")->capture_default_str();
   cmd->add_option("--workers-per-node", args->workers_per_node, "Workers per node, for {nodes} (0: one node)");
-  cmd->add_option("--batches", args->batches, "Per-worker batches to try")->capture_default_str();
-  cmd->add_option("--workers", args->workers,
-                  "Worker counts to try [default: 1,2, leaving out counts that would need more CPUs than this "
-                  "machine has]");
-  cmd->add_option("--epochs", args->epochs, "Epoch counts to try")->capture_default_str();
+  auto* grid_batches = cmd->add_option("--batches", args->batches, "Per-worker batches to try")->capture_default_str();
+  auto* grid_workers = cmd->add_option("--workers", args->workers,
+                                       "Worker counts to try [default: 1,2, leaving out counts that would need more "
+                                       "CPUs than this machine has]");
+  auto* grid_epochs = cmd->add_option("--epochs", args->epochs, "Epoch counts to try")->capture_default_str();
   cmd->add_flag("--paper-grid", args->paper_grid,
-                "The paper's plan instead: r=1..8, 10 batches over [16,256], epochs 1,20,40 (240 trials)");
+                "The paper's plan instead: r=1..8, 10 batches over [16,256], epochs 1,20,40 (240 trials)")
+      ->excludes(grid_batches)
+      ->excludes(grid_workers)
+      ->excludes(grid_epochs);
   cmd->add_option("--budget", args->budget,
                   "Time budget (e.g. 180s, 10m): run the plan in priority order (corners of (b,r) first, then the\n"
                   "epoch axis, then the farthest remaining point) and skip trials whose estimated cost no longer fits");

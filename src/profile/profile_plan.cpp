@@ -137,7 +137,8 @@ double parse_duration(const std::string& text, const std::string& option) {
     total += v * (rank == 4 ? 86400 : rank == 3 ? 3600 : rank == 2 ? 60 : 1);
     i = j;
   }
-  if (text.empty() || !(total > 0)) fail("");
+  if (text.empty()) fail("");
+  if (!(total > 0)) fail(": it must be longer than 0");
   return total;
 }
 
