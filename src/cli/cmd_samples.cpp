@@ -67,6 +67,10 @@ void run_list(const SamplesArgs& a) {
                      {"epoch_time_s", r.epoch_time_s ? nlohmann::json(*r.epoch_time_s) : nlohmann::json(nullptr)},
                      {"metric", r.metric ? nlohmann::json(*r.metric) : nlohmann::json(nullptr)},
                      {"metric_name", r.metric_name},
+                     {"epochs_reported", r.epochs_reported},
+                     {"metric_diverged", r.metric_diverged},
+                     {"oversubscribed", r.oversubscribed},
+                     {"note", r.note},
                      {"wall_s", r.wall_s},
                      {"started_at", r.started_at},
                      {"finished_at", r.finished_at},
@@ -78,6 +82,10 @@ void run_list(const SamplesArgs& a) {
                to_string(r.status), r.epoch_time_s ? fmt::format("{:.4g}", *r.epoch_time_s) : "-",
                r.metric ? fmt::format("{:.4g}", *r.metric) : "-", r.wall_s,
                r.status == TrialStatus::kOk ? r.finished_at : r.reason);
+    // What the profiler said of the trial when it ran (interference, oversubscription, a NaN metric).
+    if (r.status != TrialStatus::kOk && r.key.epochs > 0 && r.epochs_reported > 0 && r.epochs_reported < r.key.epochs)
+      fmt::print("    reported {} of its {} epochs before it stopped\n", r.epochs_reported, r.key.epochs);
+    if (!r.note.empty()) fmt::print("    note: {}\n", r.note);
     if (a.failed_only && !r.stderr_tail.empty()) {
       std::string tail = r.stderr_tail;
       while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();

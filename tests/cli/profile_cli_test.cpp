@@ -156,6 +156,36 @@ TEST(ProfileCli, ExitNonZeroIsRecordedAndTheRunGoesOn) {
   EXPECT_EQ(listed[0]["stderr_tail"], rec->stderr_tail);
 }
 
+// `samples list` shows what the profiler said of each trial, and how far a
+// trial that stopped got, in text and JSON.
+TEST(ProfileCli, SamplesListShowsNotesAndTheEpochsReported) {
+  Fixture f("prof_list_notes");
+  {
+    SampleStore s(f.store);
+    TrialRecord cut;
+    cut.key = {32, 2, 2};
+    cut.status = TrialStatus::kFailed;
+    cut.reason = "the command exited with status 1";
+    cut.epochs_reported = 1;
+    cut.epoch_time_s = 1.0;
+    cut.metric = 0.58;
+    cut.note = "the metric of 1 epoch(s) was NaN or Infinity (first: epoch 1)";
+    cut.metric_diverged = true;
+    s.put(cut);
+  }
+  auto t = tptest::run_cli("samples list --store " + f.store);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_TRUE(contains(t.out, "reported 1 of its 2 epochs before it stopped")) << t.out;
+  EXPECT_TRUE(contains(t.out, "note: the metric of 1 epoch(s) was NaN")) << t.out;
+  auto j = tptest::run_cli("samples list --store " + f.store + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto listed = nlohmann::json::parse(j.out);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["epochs_reported"], 1);
+  EXPECT_EQ(listed[0]["metric_diverged"], true);
+  EXPECT_TRUE(contains(listed[0]["note"].get<std::string>(), "NaN"));
+}
+
 TEST(ProfileCli, HungTrialTimesOutAndTheRunGoesOn) {
   Fixture f("prof_hang");
   auto r = tptest::run_cli("profile " + f.cmd("HANG_BATCH=32") + " --store " + f.store +
