@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -175,8 +176,36 @@ bool metric_is_lower_better(const std::string& name) {
   return false;
 }
 
+namespace {
+
+// Why a store at `path` cannot be opened for reading and writing, in words a
+// user can act on; empty when nothing on the file system stands in the way.
+std::string why_not_openable(const std::string& path, bool create) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) return "it is a directory; give a file's path";
+  fs::path dir = p.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) return "no such directory: " + dir.string();
+  const bool exists = fs::exists(p, ec);
+  if (!exists && !create) return "";
+  // SQLite writes beside a store (its write-ahead log), even to read it.
+  if (access(dir.c_str(), W_OK) != 0)
+    return fmt::format("cannot write in {} ({}); SQLite writes its log beside a store even to read it: copy the "
+                       "store to a writable directory",
+                       dir.string(), std::strerror(errno));
+  if (exists && access(path.c_str(), R_OK | W_OK) != 0)
+    return fmt::format("cannot read and write it ({})", std::strerror(errno));
+  return "";
+}
+
+}  // namespace
+
 SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
   const bool create = mode == Open::kCreate;
+  if (const std::string why = why_not_openable(path, create); !why.empty())
+    throw InputError(path, 0, "", "cannot open the sample store: " + why);
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nullptr) !=
       SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";

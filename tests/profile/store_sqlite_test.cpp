@@ -166,6 +166,25 @@ TEST(StoreSqlite, TrainingSetSizesAFactorApartAreRefused) {
   }
 }
 
+// A path that cannot hold a store says why in words a user can act on.
+TEST(StoreSqlite, AnUnusablePathSaysWhy) {
+  auto dir = tptest::temp_dir("store-paths");
+  auto why = [](const std::string& path, SampleStore::Open mode) {
+    try {
+      SampleStore s(path, mode);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(opened)");
+  };
+  EXPECT_NE(why(dir.string(), SampleStore::Open::kCreate).find("it is a directory"), std::string::npos);
+  EXPECT_NE(why((dir / "nodir" / "s.db").string(), SampleStore::Open::kCreate).find("no such directory"),
+            std::string::npos);
+  EXPECT_NE(why((dir / "nodir" / "s.db").string(), SampleStore::Open::kExisting).find("no such directory"),
+            std::string::npos);
+  EXPECT_EQ(why((dir / "s.db").string(), SampleStore::Open::kCreate), "(opened)");
+}
+
 // Two profiles into one store at once would time each other's work: the second is refused.
 TEST(StoreSqlite, OneProfileAtATime) {
   auto dir = tptest::temp_dir("store-lock");
