@@ -34,6 +34,10 @@ bool PlanOutcome::past_longest_trial() const {
 }
 
 void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
+  if (!samples.has_metric() && !samples.diverged.empty())
+    throw InputError(samples.source, 0, "metric",
+                     "every trial's metric went NaN or infinite: the training diverged in all of them; lower the "
+                     "learning rate (or check the loss) and profile again");
   if (!samples.has_metric())
     throw InputError(samples.source, 0, "metric",
                      "planning needs a metric, but these samples are time-only (the metric column is empty); "

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -179,9 +180,11 @@ std::optional<double> best_predicted_metric(const models::PerformanceModel& m, c
                                             const SampleSet& samples) {
   std::optional<double> best;
   for (int bt : p.space.batches)
-    for (int r = 1; r <= p.space.max_workers; ++r)
+    for (int r = 1; r <= p.space.max_workers; ++r) {
+      if (p.space.diverged.count({bt, r})) continue;
       for (int e = 1; e <= p.space.max_epochs; ++e)
         if (auto v = m.metric(bt, r, e); v && (!best || samples.better(*v, *best))) best = v;
+    }
   return best;
 }
 
@@ -196,6 +199,7 @@ plan::PlanProblem plan_problem(const DemoArgs& a, const Profiled& prof, const mo
   p.space.batches = prof.grid.batches;
   p.space.max_workers = a.max_workers > 0 ? a.max_workers : prof.grid.workers.back();
   p.space.max_epochs = a.max_epochs;
+  for (const auto& [b, r] : prof.samples.diverged) p.space.diverged.insert({int(std::lround(b)), r});
   bool maximise = prof.samples.direction == MetricDirection::kMax;
   const std::optional<double> best = best_predicted_metric(m, p, prof.samples);
   if (!best) throw InputError(a.store, 0, "metric", "the metric model predicts nothing in this space");

@@ -156,11 +156,11 @@ int run_profile_cmd(const ProfileArgs& a) {
                        fmt::format("the grid has {} batches, but the command never receives {{batch}}: every trial "
                                    "would run the same batch",
                                    grid.batches.size()));
-    const bool many_workers = std::any_of(grid.workers.begin(), grid.workers.end(), [](int r) { return r > 1; });
-    if (many_workers && !t->uses("workers") && !t->uses("dp"))
+    if (grid.workers.size() > 1 && !t->uses("workers") && !t->uses("dp") && !t->uses("nodes"))
       throw InputError("", 0, which,
-                       "the grid has more than one worker, but the command never receives {workers}: its ranks "
-                       "cannot know how many there are");
+                       fmt::format("the grid has {} worker counts, but the command never receives {{workers}} (or "
+                                   "{{nodes}}): every trial would run the same number of ranks",
+                                   grid.workers.size()));
   }
   opts.launch.kind = parse_launcher(a.launcher);
   opts.launch.master_addr = a.master_addr;

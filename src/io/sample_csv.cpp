@@ -44,14 +44,18 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
     } else if (key == "times_predicted_from") {
       set.times_predicted_from = value;
     } else if (key == "diverged") {
-      // "64x1,64x2": the (batch, workers) whose training diverged.
+      // "64x1,64x2": the (batch, workers) whose training diverged; integers, as a grid's are.
+      if (value.empty()) throw InputError(name, 1, "diverged", "expected BATCHxWORKERS[,BATCHxWORKERS...], got nothing");
       std::istringstream cells(value);
       for (std::string cell; std::getline(cells, cell, ',');) {
         const auto x = cell.find('x');
         const auto b = x == std::string::npos ? std::nullopt : parse_finite(cell.substr(0, x));
         const auto r = x == std::string::npos ? std::nullopt : parse_finite(cell.substr(x + 1));
-        if (!b || !r || *b <= 0 || *r < 1 || *r != std::floor(*r) || *r > 1e9)
-          throw InputError(name, 1, "diverged", "expected BATCHxWORKERS[,BATCHxWORKERS...], got '" + cell + "'");
+        auto whole = [](std::optional<double> v) { return v && *v >= 1 && *v <= 1e9 && *v == std::floor(*v); };
+        if (!whole(b) || !whole(r))
+          throw InputError(name, 1, "diverged",
+                           "expected BATCHxWORKERS[,BATCHxWORKERS...] of whole numbers from 1 to 1e9, got '" + cell +
+                               "'");
         set.diverged.insert({*b, int(*r)});
       }
     }
@@ -136,7 +140,7 @@ std::string format_samples_csv(const SampleSet& set) {
   if (!set.diverged.empty()) {
     out += " diverged=";
     for (auto it = set.diverged.begin(); it != set.diverged.end(); ++it)
-      out += fmt::format("{}{:g}x{}", it == set.diverged.begin() ? "" : ",", it->first, it->second);
+      out += fmt::format("{}{:.10g}x{}", it == set.diverged.begin() ? "" : ",", it->first, it->second);
   }
   out += "\nbatch,workers,epochs,epoch_time_s,metric";
   if (any_nodes) out += ",nodes";

@@ -24,12 +24,16 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
   PlanProblem unbounded = p;
   unbounded.deadline_s = std::numeric_limits<double>::infinity();
 
-  long cells = 0, timed = 0, with_metric = 0;
+  long cells = 0, timed = 0, with_metric = 0, diverged = 0;
   std::optional<Candidate> fastest_epoch, best_by_deadline, best_anywhere, fastest_to_target;
   for (int b : p.space.batches)
     for (int r = 1; r <= p.space.max_workers; ++r) {
       ++cells;
       check_cancelled();
+      if (p.space.diverged.count({b, r})) {  // never planned: nothing to report of it
+        ++diverged;
+        continue;
+      }
       int nodes = nodes_for(r, p.space.workers_per_node);
       auto t = m.epoch_time(b, r, nodes);
       if (!t || !(*t > 0)) continue;
@@ -60,6 +64,10 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
         if (!fastest_to_target || f->total_time_s < fastest_to_target->total_time_s) fastest_to_target = f;
     }
 
+  if (diverged == cells)
+    return fmt::format("diverged: training diverged (a NaN or infinite metric) in every one of the {} (batch, "
+                       "workers) candidates",
+                       cells);
   if (timed == 0)
     return fmt::format("model: {} gives no epoch time for any of the {} (batch, workers) candidates", m.name(), cells);
   if (with_metric == 0)

@@ -67,6 +67,7 @@ std::optional<Candidate> evaluate_cell(const models::PerformanceModel& m, const 
 }
 
 std::optional<Candidate> evaluate_config(const models::PerformanceModel& m, const PlanProblem& p, const Config& c) {
+  if (p.space.diverged.count({c.batch, c.workers})) return std::nullopt;
   int nodes = nodes_for(c.workers, p.space.workers_per_node);
   auto t = m.epoch_time(c.batch, c.workers, nodes);
   if (!t) return std::nullopt;

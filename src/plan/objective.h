@@ -28,7 +28,7 @@ std::optional<Candidate> evaluate_cell(const models::PerformanceModel& m, const 
                                        EpochSearch search = EpochSearch::kBinary);
 
 // A fixed configuration as the model sees it (no feasibility check), or nullopt
-// when the model has no epoch time or metric there.
+// when it diverged in profiling or the model has no epoch time or metric there.
 std::optional<Candidate> evaluate_config(const models::PerformanceModel& m, const PlanProblem& p, const Config& c);
 
 // Keeps the k+1 preferred candidates offered (the best and k alternatives).

@@ -51,20 +51,25 @@ void LogFollower::terminate() {
   const double until = now_s() + kKillGraceS;
   int st = 0;
   for (;;) {
-    const pid_t r = waitpid(pid_, &st, WNOHANG);
-    if (r == pid_) {
-      exit_code_ = exit_status(st);
-      pid_ = -1;
-      return;
+    if (exit_code_ < 0) {
+      const pid_t r = waitpid(pid_, &st, WNOHANG);
+      if (r == pid_) exit_code_ = exit_status(st);
+      else if (r < 0 && errno != EINTR) break;
     }
-    if (r < 0 && errno != EINTR) break;
+    // The shell gone, a process of its group may still be cleaning up (a
+    // checkpoint on SIGTERM): the group is waited for as long, then killed.
+    if (exit_code_ >= 0 && kill(-pid_, 0) != 0) break;
     if (now_s() >= until) {
       kill(-pid_, SIGKILL);
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  reap();
+  if (exit_code_ < 0) {
+    reap();
+  } else {
+    pid_ = -1;
+  }
 }
 
 LogFollower LogFollower::file(const std::string& path, LogFollowerOptions o) {

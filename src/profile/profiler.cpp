@@ -93,6 +93,10 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
                                    l.output.epochs_reported, key.epochs, l.output.note);
   } else {
     rec.status = TrialStatus::kOk;
+    if (l.output.repeated_epochs > 0)
+      rec.note += fmt::format("{}{} epoch line(s) repeat an epoch number: more than one process prints epoch lines "
+                              "(print them from rank 0 only), so the curve may mix them",
+                              rec.note.empty() ? "" : "; ", l.output.repeated_epochs);
   }
 }
 

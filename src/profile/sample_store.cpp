@@ -397,8 +397,9 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
       if (r.dataset_size) sizes.try_emplace(*r.dataset_size, r.key);
       if (r.metric_diverged) set.diverged.insert({double(r.key.batch), r.key.workers});
     }
-  // Sizes a few per cent apart are a dropped last batch; a factor apart, one rank's share.
-  if (sizes.size() > 1 && double(sizes.rbegin()->first) > 1.1 * double(sizes.begin()->first)) {
+  // Sizes apart by less than a large global batch are dropped last batches; a
+  // factor of 1.5 or more (2 for a rank's half) is one rank's share.
+  if (sizes.size() > 1 && double(sizes.rbegin()->first) >= 1.5 * double(sizes.begin()->first)) {
     std::string which;
     for (const auto& [n, k] : sizes)
       which += fmt::format("{}{} (batch {}, {} workers)", which.empty() ? "" : ", ", n, k.batch, k.workers);

@@ -126,6 +126,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   std::vector<int> nan_metric_epochs;
   int nan_time_lines = 0, non_numeric_metrics = 0;
   std::set<double> epoch_numbers;
+  bool last_metric_nonfinite = false;  // the run ended diverged, not merely passed through an overflow
   std::vector<StepTiming> epoch_steps;
   while (std::getline(in, line)) {
     auto start = line.find('{');
@@ -160,7 +161,8 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     ++out.epochs_reported;
     if (auto e = finite_number(j, "epoch"); e && !epoch_numbers.insert(*e).second) ++out.repeated_epochs;
     auto m = finite_number(j, "metric");
-    if (written_nonfinite("metric"))
+    last_metric_nonfinite = written_nonfinite("metric");
+    if (last_metric_nonfinite)
       nan_metric_epochs.push_back(int(finite_number(j, "epoch").value_or(out.epochs_reported)));
     else if (auto mv = j.find("metric"); mv != j.end() && !mv->is_number() && !mv->is_null())
       ++non_numeric_metrics;
@@ -177,11 +179,13 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     notes.push_back(fmt::format("{} epoch line(s) had epoch_time_s NaN or Infinity and were skipped (did the run "
                                 "diverge?)",
                                 nan_time_lines));
-  out.metric_diverged = !nan_metric_epochs.empty();
-  if (out.metric_diverged)
-    notes.push_back(fmt::format("the metric of {} epoch(s) was NaN or Infinity (first: epoch {}): the run diverged? "
-                                "Taken as no metric; plans leave this batch and worker count out",
-                                nan_metric_epochs.size(), nan_metric_epochs.front()));
+  out.metric_diverged = last_metric_nonfinite;
+  if (!nan_metric_epochs.empty())
+    notes.push_back(fmt::format("the metric of {} epoch(s) was NaN or Infinity (first: epoch {}), taken as no metric{}",
+                                nan_metric_epochs.size(), nan_metric_epochs.front(),
+                                out.metric_diverged ? "; the run ended so (diverged?), and plans leave this batch and "
+                                                      "worker count out"
+                                                    : ""));
   out.note = fmt::format("{}", fmt::join(notes, "; "));
   if (non_numeric_metrics > 0)
     out.note += fmt::format("{}the metric of {} epoch(s) was not a number (a string such as \"0.9\"?), taken as no "

@@ -395,7 +395,11 @@ TEST(ProfileCli, AGridTheCommandNeverReceivesIsRefused) {
   auto b = tptest::run_cli("profile --cmd 'train --batch {batch} --rank {rank} --epochs {epochs}' --batches 16 "
                            "--workers 1,2 --epochs 1 --store " + f.store);
   EXPECT_EQ(b.exit_code, 2);
-  EXPECT_TRUE(tptest::names_input_error(b.err, "", 0, "--cmd", {"{workers}"})) << b.err;
+  EXPECT_TRUE(tptest::names_input_error(b.err, "", 0, "--cmd", {"2 worker counts", "{workers}"})) << b.err;
+  // One worker count hard-wired in the command is no mistake (a dry run only lists the trials).
+  auto c = tptest::run_cli("profile --cmd 'torchrun --nproc-per-node 2 train.py --batch {batch}' --batches 16 "
+                           "--workers 2 --epochs 1 --dry-run --store " + f.store);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
   EXPECT_FALSE(std::filesystem::exists(f.store));  // refused before anything ran
 }
 

@@ -93,6 +93,11 @@ TEST(PlanExhaustive, DivergedCellsAreNeverChosen) {
   EXPECT_FALSE(evaluate_cell(m, p, first.best.config.batch, first.best.config.workers).has_value());
   const auto tabu = tabu_search(m, p);
   EXPECT_FALSE(tabu.best.config.batch == first.best.config.batch && tabu.best.config.workers == first.best.config.workers);
+  EXPECT_FALSE(evaluate_config(m, p, first.best.config).has_value());  // the manual baseline's way in
+  // Every cell diverged: the report says so, not that the target is out of reach somewhere it was never planned.
+  for (int b : p.space.batches)
+    for (int r = 1; r <= p.space.max_workers; ++r) p.space.diverged.insert({b, r});
+  EXPECT_EQ(infeasibility_report(m, p).rfind("diverged: training diverged", 0), 0u) << infeasibility_report(m, p);
 }
 
 TEST(PlanExhaustive, EqualCostsGoToTheBetterMetric) {

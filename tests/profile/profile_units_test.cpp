@@ -53,13 +53,19 @@ TEST(ProfileOutput, NanFieldsAreReadAsAbsentAndSaid) {
   EXPECT_FALSE(out.last_metric.has_value());
   EXPECT_NE(out.note.find("first: epoch 2"), std::string::npos) << out.note;
   EXPECT_TRUE(out.metric_diverged);
+  // An overflow that the run came back from is said, but is no divergence.
+  auto back = parse_trial_output(
+      "{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.5,\"metric\":Infinity}\n"
+      "{\"event\":\"epoch\",\"epoch\":2,\"epoch_time_s\":1.5,\"metric\":40.1}\n");
+  EXPECT_FALSE(back.metric_diverged);
+  EXPECT_NE(back.note.find("first: epoch 1"), std::string::npos) << back.note;
   auto bad = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":Infinity,\"metric\":0.5}\n");
   EXPECT_EQ(bad.epochs_reported, 0);
   EXPECT_NE(bad.problem.find("1 written as NaN or Infinity"), std::string::npos) << bad.problem;
 }
 
-// A metric sent as a string is not a number: taken as none, and said so
-// (it had vanished without a word, and plan then called the samples time-only).
+// A metric sent as a string is not a number: taken as none, and said so, or
+// plan would call the samples time-only with no hint why.
 TEST(ProfileOutput, AMetricThatIsNotANumberIsSaid) {
   auto out = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5,\"metric\":\"0.9\"}\n");
   EXPECT_TRUE(out.problem.empty()) << out.problem;
