@@ -19,8 +19,14 @@ ConfigSpace search_space(const SampleSet& samples, const SpaceOptions& o) {
   const bool has_nodes =
       std::any_of(samples.samples.begin(), samples.samples.end(), [](const Sample& x) { return x.nodes > 0; });
   s.workers_per_node = o.gpus_per_node >= 0 ? o.gpus_per_node : (has_nodes ? 4 : 0);
-  for (const auto& [b, r] : samples.diverged) s.diverged.insert({static_cast<int>(std::lround(b)), r});
+  s.diverged = diverged_cells(samples);
   return s;
+}
+
+std::set<std::pair<int, int>> diverged_cells(const SampleSet& samples) {
+  std::set<std::pair<int, int>> out;
+  for (const auto& [b, r] : samples.diverged) out.insert({static_cast<int>(std::lround(b)), r});
+  return out;
 }
 
 }  // namespace trainplan::app

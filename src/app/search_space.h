@@ -1,6 +1,8 @@
 // The configurations a plan searches, built from the samples the same way by
 // `plan`, `POST /plan` and the planning benchmark.
 #pragma once
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -21,5 +23,8 @@ struct SpaceOptions {
 // worker count profiled: beyond it every prediction extrapolates in workers.
 // The samples' diverged (batch, workers) are left out of it.
 ConfigSpace search_space(const SampleSet& samples, const SpaceOptions& o);
+
+// The samples' diverged (batch, workers), batches rounded as the space's are.
+std::set<std::pair<int, int>> diverged_cells(const SampleSet& samples);
 
 }  // namespace trainplan::app

@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "app/search_space.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "scoring/evaluate.h"
@@ -199,7 +199,7 @@ plan::PlanProblem plan_problem(const DemoArgs& a, const Profiled& prof, const mo
   p.space.batches = prof.grid.batches;
   p.space.max_workers = a.max_workers > 0 ? a.max_workers : prof.grid.workers.back();
   p.space.max_epochs = a.max_epochs;
-  for (const auto& [b, r] : prof.samples.diverged) p.space.diverged.insert({int(std::lround(b)), r});
+  p.space.diverged = app::diverged_cells(prof.samples);
   bool maximise = prof.samples.direction == MetricDirection::kMax;
   const std::optional<double> best = best_predicted_metric(m, p, prof.samples);
   if (!best) throw InputError(a.store, 0, "metric", "the metric model predicts nothing in this space");

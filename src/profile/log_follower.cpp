@@ -152,6 +152,14 @@ bool LogFollower::take_line(std::string& line) {
   return true;
 }
 
+bool LogFollower::take_rest(std::string& line) {
+  if (buf_.empty()) return false;
+  line = std::move(buf_);
+  buf_.clear();
+  ++line_no_;
+  return true;
+}
+
 void LogFollower::reap() {
   if (pid_ <= 0) return;
   int st = 0;
@@ -197,12 +205,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
     if (o_.interrupted && o_.interrupted->load()) return Status::kInterrupted;
     if (take_line(line)) return Status::kLine;
     if (eof_) {
-      if (!buf_.empty()) {  // the last line had no newline
-        line = std::move(buf_);
-        buf_.clear();
-        ++line_no_;
-        return Status::kLine;
-      }
+      if (take_rest(line)) return Status::kLine;  // the last line had no newline
       return Status::kEnded;
     }
     if (pid_ > 0) {
@@ -239,11 +242,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
     }
     if (n == 0 && pid_ <= 0 && rewritten(true)) {
       // The old file's last line without its newline is whole: it came before the switch.
-      if (!buf_.empty()) {
-        line = std::move(buf_);
-        buf_.clear();
-        ++line_no_;
-        tail_.clear();
+      if (take_rest(line)) {
         pending_restart_ = true;
         return Status::kLine;
       }
@@ -251,12 +250,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
     }
     if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
       // A last line without its newline, quiet this long, is whole: it is read first.
-      if (!buf_.empty()) {
-        line = std::move(buf_);
-        buf_.clear();
-        ++line_no_;
-        return Status::kLine;
-      }
+      if (take_rest(line)) return Status::kLine;
       stall_reported_ = true;
       return Status::kStalled;
     }

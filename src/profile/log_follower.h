@@ -68,6 +68,7 @@ class LogFollower {
  private:
   LogFollower(int fd, int pid, LogFollowerOptions o);
   bool take_line(std::string& line);
+  bool take_rest(std::string& line);  // what is left without a newline, as a whole line
   void reap();
   // A file: true, and the offset back at its start, when it was rewritten, or
   // (only `at_end`, once the old one is read out) replaced under its name.

@@ -120,17 +120,27 @@ std::vector<std::string> lines_until_quiet(LogFollower& f) {
 
 // Follows `first` written to dir/log to its end, lets `change` alter the file,
 // and returns the follower's next status and the line after it.
-std::pair<Status, std::string> after_change(const std::string& name, const std::string& first,
-                                            const std::function<void(const std::filesystem::path&)>& change,
-                                            std::vector<std::string>* later = nullptr) {
-  auto dir = tptest::temp_dir(name);
-  const auto path = dir / "log";
+// `first` written to a new dir/log, followed to its end (a stall).
+struct FollowedFile {
+  std::filesystem::path path;
+  LogFollower follower;
+  std::vector<std::string> lines;  // those read before the end
+};
+FollowedFile followed_to_end(const std::string& name, const std::string& first) {
+  const auto path = tptest::temp_dir(name) / "log";
   tptest::write_file(path, first);
   LogFollowerOptions o;
   o.poll_s = 0.02;
   o.stall_s = 0.2;
-  auto f = LogFollower::file(path, o);
-  lines_until_quiet(f);
+  FollowedFile ff{path, LogFollower::file(path.string(), o), {}};
+  ff.lines = lines_until_quiet(ff.follower);
+  return ff;
+}
+
+std::pair<Status, std::string> after_change(const std::string& name, const std::string& first,
+                                            const std::function<void(const std::filesystem::path&)>& change,
+                                            std::vector<std::string>* later = nullptr) {
+  auto [path, f, read] = followed_to_end(name, first);
   change(path);
   std::string line;
   const Status st = f.next(line);
@@ -170,18 +180,12 @@ TEST(LogFollower, GrowthIsNotARewrite) {
 }
 
 TEST(LogFollower, AFileReplacedUnderItsNameIsReadToItsEndThenFromTheNewOne) {
-  auto dir = tptest::temp_dir("follow-replaced");
-  const auto path = dir / "log";
-  tptest::write_file(path, "run 1, epoch 1\n");
-  LogFollowerOptions o;
-  o.poll_s = 0.02;
-  o.stall_s = 0.2;
-  auto f = LogFollower::file(path, o);
-  EXPECT_EQ(lines_until_quiet(f).size(), 1u);
+  auto [path, f, read] = followed_to_end("follow-replaced", "run 1, epoch 1\n");
+  EXPECT_EQ(read.size(), 1u);
   // The old file's last lines, written just before the move (the last without
   // its newline), come first; then the new file, as a new run.
   std::ofstream(path, std::ios::app) << "run 1, epoch 2\n{\"event\":\"done\"}";
-  std::filesystem::rename(path, dir / "log.1");
+  std::filesystem::rename(path, path.string() + ".1");
   tptest::write_file(path, "run 2, epoch 1\n");
   std::string line;
   ASSERT_EQ(f.next(line), Status::kLine);
