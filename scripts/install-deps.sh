@@ -13,6 +13,8 @@ full_pkgs=(libtorch-dev libgloo-dev libopenblas0-pthread slurm-wlm munge dataset
 missing=()
 pkgs=("${core_pkgs[@]}")
 [ $core_only -eq 0 ] && pkgs+=("${full_pkgs[@]}")
+# CI's sanitizer step (scripts/sanitize.sh) compiles with clang, in about 60% of g++'s time.
+[ "${TRAINPLAN_SANITIZE_TEST:-0}" = 1 ] && pkgs+=(clang libclang-rt-14-dev)
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 # Debian's npm only where no npm is on the PATH: NodeSource's nodejs brings its own, and conflicts with it.
 [ $core_only -eq 0 ] && ! command -v npm >/dev/null && missing+=(npm)
