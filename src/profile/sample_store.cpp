@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
@@ -180,6 +181,7 @@ namespace {
 
 // Why a store at `path` cannot be opened for reading and writing, in words a
 // user can act on; empty when nothing on the file system stands in the way.
+// A store that can only be read is then opened read-only where that is enough.
 std::string why_not_openable(const std::string& path, bool create) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -190,22 +192,107 @@ std::string why_not_openable(const std::string& path, bool create) {
   if (!fs::is_directory(dir, ec)) return "no such directory: " + dir.string();
   const bool exists = fs::exists(p, ec);
   if (!exists && !create) return "";
-  // SQLite writes beside a store (its write-ahead log), even to read it.
+  // SQLite writes its write-ahead log beside the store.
   if (access(dir.c_str(), W_OK) != 0)
-    return fmt::format("cannot write in {} ({}); SQLite writes its log beside a store even to read it: copy the "
-                       "store to a writable directory",
+    return fmt::format("cannot write in {} ({}), where SQLite keeps the store's log: give a path in a directory "
+                       "you can write",
                        dir.string(), std::strerror(errno));
-  if (exists && access(path.c_str(), R_OK | W_OK) != 0)
-    return fmt::format("cannot read and write it ({})", std::strerror(errno));
+  if (exists && access(path.c_str(), R_OK | W_OK) != 0) {
+    const int err = errno;
+    return fmt::format("cannot {} it ({})", access(path.c_str(), R_OK) == 0 ? "write" : "read", std::strerror(err));
+  }
   return "";
+}
+
+// A store this user may read but not write: a teammate's, or one on a read-only mount.
+bool readable_only(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  return access(path.c_str(), R_OK) == 0 && (access(path.c_str(), W_OK) != 0 || access(dir.c_str(), W_OK) != 0);
+}
+
+// An SQLite URI for `path` (absolute, with every character a URI treats
+// specially percent-encoded) and `query`.
+std::string sqlite_uri(const std::string& path, const std::string& query) {
+  std::string out = "file:";
+  for (unsigned char c : std::filesystem::absolute(path).string()) {
+    if (std::isalnum(c) || std::strchr("/._-~", c)) out += char(c);
+    else out += fmt::format("%{:02X}", c);
+  }
+  return out + "?" + query;
 }
 
 }  // namespace
 
+void SampleStore::open_read_only() {
+  read_only_ = true;
+  // mode=ro reads the write-ahead log as well, where SQLite can share it; immutable=1 reads the
+  // main file alone, which holds every trial once the profile that wrote them has closed the
+  // store (closing checkpoints the log into it and removes the log).
+  const auto open = [&](const std::string& query) {
+    if (sqlite3_open_v2(sqlite_uri(path_, query).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) ==
+        SQLITE_OK) {
+      try {
+        Stmt q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trials'");
+        if (q.step()) return std::string();
+        sqlite3_close(db_);
+        db_ = nullptr;
+        return std::string("no trials table");
+      } catch (const std::exception&) {
+        std::string msg = sqlite3_errmsg(db_);
+        sqlite3_close(db_);
+        db_ = nullptr;
+        return msg;
+      }
+    }
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    return msg;
+  };
+  std::string why = open("mode=ro");
+  if (!why.empty()) {
+    std::error_code ec;
+    if (std::filesystem::exists(path_ + "-wal", ec))
+      throw InputError(path_, 0, "",
+                       "cannot read the sample store: it can only be read here, and its write-ahead log " + path_ +
+                           "-wal, where the latest trials may be, cannot be shared (" + why +
+                           "); wait for the profile writing it to finish, or copy the store with its -wal file "
+                           "to a directory you can write");
+    why = open("immutable=1");
+  }
+  if (why == "no trials table")
+    throw InputError(path_, 0, "", "not a trainplan sample store (no trials table; trainplan profile --store writes one)");
+  if (!why.empty()) throw InputError(path_, 0, "", "cannot read the sample store (" + why + ")");
+  std::vector<std::string> missing = {"epoch_metrics", "timing"};
+  for (Stmt info(db_, "PRAGMA table_info(trials)"); info.step();)
+    std::erase(missing, info.text(1));
+  if (!missing.empty())
+    throw InputError(path_, 0, "",
+                     fmt::format("written by an older trainplan, without the column {}, and it can only be read "
+                                 "here: open it once where it can be written (trainplan samples list --store {}) "
+                                 "to bring it up to date",
+                                 missing.front(), path_));
+  try {
+    Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
+  } catch (const std::exception& e) {
+    throw InputError(path_, 0, "", std::string("not a trainplan sample store (") + e.what() + ")");
+  }
+}
+
 SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
   const bool create = mode == Open::kCreate;
-  if (const std::string why = why_not_openable(path, create); !why.empty())
-    throw InputError(path, 0, "", "cannot open the sample store: " + why);
+  if (const std::string why = why_not_openable(path, create); !why.empty()) {
+    if (create || !readable_only(path)) throw InputError(path, 0, "", "cannot open the sample store: " + why);
+    try {
+      open_read_only();
+    } catch (...) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw;
+    }
+    return;
+  }
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nullptr) !=
       SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -259,6 +346,7 @@ SampleStore::~SampleStore() {
 
 void SampleStore::lock_for_profiling() {
   if (lock_fd_ >= 0) return;
+  require_writable();
   // flock, not fcntl: SQLite's own locks are fcntl locks, which this does not touch.
   const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(path_, 0, "--store", std::string("cannot open to lock: ") + std::strerror(errno));
@@ -272,6 +360,10 @@ void SampleStore::lock_for_profiling() {
     throw InputError(path_, 0, "--store", std::string("cannot lock: ") + std::strerror(err));
   }
   lock_fd_ = fd;
+}
+
+void SampleStore::require_writable() const {
+  if (read_only_) throw InputError(path_, 0, "--store", "this sample store can only be read here; it cannot be written");
 }
 
 void SampleStore::exec(const std::string& sql) {
@@ -291,6 +383,7 @@ std::optional<std::string> SampleStore::meta(const std::string& key) const {
 }
 
 void SampleStore::set_meta(const std::string& key, const std::string& value) {
+  require_writable();
   Stmt st(db_, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)");
   st.bind(1, key);
   st.bind(2, value);
@@ -298,6 +391,7 @@ void SampleStore::set_meta(const std::string& key, const std::string& value) {
 }
 
 void SampleStore::put(const TrialRecord& r) {
+  require_writable();
   Stmt st(db_, "INSERT OR REPLACE INTO trials(" + std::string(kColumns) +
                    ",seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq),0)+1 FROM trials))");
   st.bind(1, long(r.key.batch));

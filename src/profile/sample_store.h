@@ -19,6 +19,11 @@ class SampleStore {
   // kCreate opens `path` or creates it (profiling); kExisting opens a store
   // that exists and changes no other file: a missing file, an empty one or
   // an SQLite file without a trials table is refused, not made a store.
+  // kExisting on a store this user may read but not write (the file, or the
+  // directory SQLite writes its log in) opens it read-only: put, set_meta
+  // and lock_for_profiling then throw. A read-only store whose write-ahead
+  // log cannot be shared (a profile still writing it, or one that crashed)
+  // is refused rather than read without its latest trials.
   enum class Open { kCreate, kExisting };
   // Throws InputError if `path` cannot be opened or is not a trainplan
   // store (an SQLite file whose tables are another's, or with kExisting no
@@ -29,6 +34,7 @@ class SampleStore {
   SampleStore& operator=(const SampleStore&) = delete;
 
   const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
 
   // Holds the store for one profile at a time (an advisory lock on its file,
   // released with this object): a second profile into the same store is
@@ -61,7 +67,10 @@ class SampleStore {
 
  private:
   void exec(const std::string& sql);
+  void open_read_only();
+  void require_writable() const;
   std::string path_;
+  bool read_only_ = false;
   sqlite3* db_ = nullptr;
   int lock_fd_ = -1;
 };

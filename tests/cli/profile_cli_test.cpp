@@ -3,6 +3,7 @@
 // kill-and-resume with SIGKILL, Ctrl-C, budgets, usage errors.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +96,49 @@ bool wait_rows(const std::string& store, size_t n) {
 }
 
 }  // namespace
+
+// A teammate's store, or one on a read-only mount: readable, but neither it nor its directory
+// writable (where SQLite keeps its log). Reading it works; profiling into it is refused; a log
+// that cannot be shared is refused rather than read without the trials it may hold. Run as
+// nobody when the tests run as root, whom permissions do not stop.
+TEST(ProfileCli, AStoreThatCanOnlyBeReadIsRead) {
+  std::string as_other;
+  if (geteuid() == 0) {
+    if (std::system("command -v setpriv >/dev/null") != 0) GTEST_SKIP() << "root, and no setpriv to drop to nobody";
+    as_other = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  }
+  Fixture f("prof_read_only");
+  ASSERT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16,32,64 --workers 1,2 --epochs 1,2")
+                .exit_code,
+            0);
+  const auto io = tptest::temp_dir("prof_read_only_io");
+  const auto out = io / "out", err = io / "err";
+  const auto run = [&](const std::string& args) {
+    const std::string cmd = as_other + TRAINPLAN_CLI_PATH + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  ASSERT_EQ(chmod(f.store.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(f.dir.c_str(), 0555), 0);
+  struct Writable {  // so that the temporary folder can be removed
+    std::filesystem::path dir;
+    ~Writable() { chmod(dir.c_str(), 0755); }
+  } restore{f.dir};
+  if (const int rc = run("samples list --store " + f.store + " --json"); rc == 126 || rc == 127)
+    GTEST_SKIP() << "nobody cannot run " << TRAINPLAN_CLI_PATH;
+  ASSERT_EQ(run("samples list --store " + f.store + " --json"), 0) << tptest::read_file(err.string());
+  EXPECT_EQ(nlohmann::json::parse(tptest::read_file(out.string())).size(), 12u);
+  EXPECT_EQ(run("fit --samples " + f.store + " --json"), 0) << tptest::read_file(err.string());
+  EXPECT_EQ(run("profile " + f.cmd() + " --store " + f.store + " --batches 16,32 --workers 1,2 --epochs 1,2"), 2);
+  EXPECT_TRUE(contains(tptest::read_file(err.string()), "cannot write in")) << tptest::read_file(err.string());
+
+  // A log beside it that this user cannot share (a copy of the store is no log at all).
+  chmod(f.dir.c_str(), 0755);
+  std::filesystem::copy_file(f.store, f.store + "-wal");
+  chmod(f.dir.c_str(), 0555);
+  EXPECT_EQ(run("samples list --store " + f.store), 2);
+  EXPECT_TRUE(contains(tptest::read_file(err.string()), "write-ahead log")) << tptest::read_file(err.string());
+}
 
 TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
   Fixture f("prof_grid");
