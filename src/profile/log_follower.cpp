@@ -92,7 +92,11 @@ LogFollower LogFollower::command(const std::string& command, LogFollowerOptions 
     if (getppid() != parent) _exit(143);
     // A group of its own, so that terminate() reaches every process of a
     // pipeline; stdin from /dev/null, as a background group must not read the terminal.
+    // SIGTTOU ignored (kept across exec): under `stty tostop` a background group's first
+    // write to the terminal (the job's stderr) would otherwise stop the job, and the watch
+    // with it.
     setpgid(0, 0);
+    signal(SIGTTOU, SIG_IGN);
     const int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
     if (null_fd > STDIN_FILENO) close(null_fd);

@@ -1,6 +1,7 @@
 #include "profile/log_follower.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -52,6 +53,18 @@ TEST(LogFollower, CommandStdoutEndsWithItsExitCode) {
   EXPECT_EQ(line, "y");  // the last line had no newline
   EXPECT_EQ(f.next(line), Status::kEnded);
   EXPECT_EQ(f.exit_code(), 3);
+}
+
+// The job runs in a background group of its own; with SIGTTOU ignored its writes to the
+// terminal go through under `stty tostop` instead of stopping it (and the watch) for good.
+TEST(LogFollower, TheJobMayWriteToTheTerminalFromItsBackgroundGroup) {
+  LogFollowerOptions o;
+  o.stall_s = 0;
+  auto f = LogFollower::command("sed -n 's/^SigIgn:[[:space:]]*//p' /proc/self/status", o);
+  std::string line;
+  ASSERT_EQ(f.next(line), Status::kLine);
+  const unsigned long long ignored = std::stoull(line, nullptr, 16);
+  EXPECT_TRUE(ignored & (1ULL << (SIGTTOU - 1))) << line;
 }
 
 TEST(LogFollower, QuietCommandIsStalled) {
