@@ -27,7 +27,7 @@ if [ -z "$cxx" ]; then
 fi
 # Line tables are enough for symbolized reports and compile faster than full debug information.
 debug=-g
-"$cxx" --version | grep -q clang && debug=-gline-tables-only
+case "$("$cxx" --version)" in *clang*) debug=-gline-tables-only ;; esac
 targets=()
 tests=ON
 if [ $fuzz_only -eq 1 ]; then
@@ -37,14 +37,14 @@ fi
 cmake -S . -B build-sanitize -DCMAKE_CXX_COMPILER="$(command -v "$cxx")" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $debug" -DTRAINPLAN_TESTS=$tests \
   -DTRAINPLAN_WITH_TORCH=OFF -DTRAINPLAN_MICROBENCH=OFF -DTRAINPLAN_SANITIZE=address,undefined >/dev/null
-cmake --build build-sanitize -j"$(nproc)" "${targets[@]}"
+cmake --build build-sanitize -j"$(nproc)" ${targets[@]+"${targets[@]}"}
 # check_initialization_order: the model and policy registries fill from static
 # registrars, the pattern whose order across files ASan can check.
 export ASAN_OPTIONS="check_initialization_order=1:detect_stack_use_after_return=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 [ -f scripts/sanitize-lsan.supp ] && export LSAN_OPTIONS="suppressions=$here/scripts/sanitize-lsan.supp:${LSAN_OPTIONS:-}"
 if [ $fuzz_only -eq 1 ]; then
-  ctest --test-dir build-sanitize --output-on-failure -j2 --timeout 900 -L fuzz "$@"
+  ctest --test-dir build-sanitize --output-on-failure -j2 -L fuzz "$@"
 else
   ctest --test-dir build-sanitize --output-on-failure -j2 "$@"
 fi

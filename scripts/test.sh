@@ -12,6 +12,14 @@ step_done() {
   steps+=("$(printf '%-28s %5d s' "$1" $((SECONDS - step_start)))")
   step_start=$SECONDS
 }
+# Also when a step fails and set -e ends the script there.
+report() {
+  local rc=$?
+  echo "[test] time by step:"
+  [ ${#steps[@]} -gt 0 ] && printf '  %s\n' "${steps[@]}"
+  echo "[test] exit $rc"
+}
+trap report EXIT
 scripts/install-deps.sh
 step_done install
 scripts/check-layers.sh
@@ -24,6 +32,7 @@ if [ -x scripts/slurm-up.sh ] && scripts/slurm-up.sh; then
 else
   echo "[test] Slurm could not be started: the Slurm test will skip"
 fi
+step_done "start Slurm"
 rc=0
 # --timeout: a hung test fails by name instead of holding the run; the slowest takes under 30 s.
 ctest --test-dir build --output-on-failure -j2 --timeout 600 || rc=$?
@@ -39,7 +48,4 @@ if [ "${TRAINPLAN_SANITIZE_TEST:-0}" = 1 ]; then
   scripts/sanitize.sh --fuzz-only || rc=1
   step_done "sanitized fuzz tests"
 fi
-echo "[test] time by step:"
-printf '  %s\n' "${steps[@]}"
-echo "[test] exit $rc"
 exit $rc

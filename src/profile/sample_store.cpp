@@ -192,14 +192,20 @@ std::string why_not_openable(const std::string& path, bool create) {
   if (!fs::is_directory(dir, ec)) return "no such directory: " + dir.string();
   const bool exists = fs::exists(p, ec);
   if (!exists && !create) return "";
+  if (exists && access(path.c_str(), R_OK) != 0) {
+    const int err = errno;
+    return fmt::format("cannot read it ({})", std::strerror(err));
+  }
   // SQLite writes its write-ahead log beside the store.
-  if (access(dir.c_str(), W_OK) != 0)
+  if (access(dir.c_str(), W_OK) != 0) {
+    const int err = errno;
     return fmt::format("cannot write in {} ({}), where SQLite keeps the store's log: give a path in a directory "
                        "you can write",
-                       dir.string(), std::strerror(errno));
-  if (exists && access(path.c_str(), R_OK | W_OK) != 0) {
+                       dir.string(), std::strerror(err));
+  }
+  if (exists && access(path.c_str(), W_OK) != 0) {
     const int err = errno;
-    return fmt::format("cannot {} it ({})", access(path.c_str(), R_OK) == 0 ? "write" : "read", std::strerror(err));
+    return fmt::format("cannot write it ({})", std::strerror(err));
   }
   return "";
 }
@@ -226,9 +232,6 @@ std::string sqlite_uri(const std::string& path, const std::string& query) {
 
 void SampleStore::open_read_only() {
   read_only_ = true;
-  // mode=ro reads the write-ahead log as well, where SQLite can share it; immutable=1 reads the
-  // main file alone, which holds every trial once the profile that wrote them has closed the
-  // store (closing checkpoints the log into it and removes the log).
   const auto open = [&](const std::string& query) {
     if (sqlite3_open_v2(sqlite_uri(path_, query).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) ==
         SQLITE_OK) {
@@ -250,16 +253,24 @@ void SampleStore::open_read_only() {
     db_ = nullptr;
     return msg;
   };
-  std::string why = open("mode=ro");
-  if (!why.empty()) {
-    std::error_code ec;
-    if (std::filesystem::exists(path_ + "-wal", ec))
-      throw InputError(path_, 0, "",
-                       "cannot read the sample store: it can only be read here, and its write-ahead log " + path_ +
-                           "-wal, where the latest trials may be, cannot be shared (" + why +
-                           "); wait for the profile writing it to finish, or copy the store with its -wal file "
-                           "to a directory you can write");
+  // A store without a write-ahead log beside it holds every trial in its one file (the profile
+  // that closed it folded the log in and removed it), read with immutable=1, which creates
+  // nothing: mode=ro would leave an empty log and its index, owned by this user, where the
+  // store's owner writes next. A log beside it (a profile writing the store, or one
+  // that was killed) holds the latest trials; SQLite reads it only through its index (-shm),
+  // which a reader cannot create.
+  std::error_code ec;
+  std::string why;
+  if (!std::filesystem::exists(path_ + "-wal", ec)) {
     why = open("immutable=1");
+  } else if (std::filesystem::exists(path_ + "-shm", ec)) {
+    why = open("mode=ro");
+  } else {
+    throw InputError(path_, 0, "",
+                     "cannot read the sample store here: its write-ahead log " + path_ +
+                         "-wal, which may hold the latest trials, has no " + path_ +
+                         "-shm beside it, and only a user who can write the store can make one; open it as its "
+                         "owner, or copy the store with its -wal file to a directory you can write");
   }
   if (why == "no trials table")
     throw InputError(path_, 0, "", "not a trainplan sample store (no trials table; trainplan profile --store writes one)");

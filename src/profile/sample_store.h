@@ -20,10 +20,10 @@ class SampleStore {
   // that exists and changes no other file: a missing file, an empty one or
   // an SQLite file without a trials table is refused, not made a store.
   // kExisting on a store this user may read but not write (the file, or the
-  // directory SQLite writes its log in) opens it read-only: put, set_meta
-  // and lock_for_profiling then throw. A read-only store whose write-ahead
-  // log cannot be shared (a profile still writing it, or one that crashed)
-  // is refused rather than read without its latest trials.
+  // directory SQLite writes its log in) opens it read-only, creating no
+  // file: put, set_meta and lock_for_profiling then throw. Such a store with
+  // a write-ahead log beside it but not the log's index (-shm), which only a
+  // writer can create, is refused rather than read without its latest trials.
   enum class Open { kCreate, kExisting };
   // Throws InputError if `path` cannot be opened or is not a trainplan
   // store (an SQLite file whose tables are another's, or with kExisting no

@@ -97,20 +97,21 @@ bool wait_rows(const std::string& store, size_t n) {
 
 }  // namespace
 
-// A teammate's store, or one on a read-only mount: readable, but neither it nor its directory
-// writable (where SQLite keeps its log). Reading it works; profiling into it is refused; a log
-// that cannot be shared is refused rather than read without the trials it may hold. Run as
-// nobody when the tests run as root, whom permissions do not stop.
+// A teammate's store, or one on a read-only mount: readable, but the file or its directory
+// (where SQLite keeps its log) not writable. Reading it works and leaves no file behind, which
+// would stop its owner's next profile; profiling into it is refused; a log beside it that a
+// reader cannot open is refused rather than read without the trials it may hold. Run as nobody
+// when the tests run as root, whom permissions do not stop.
 TEST(ProfileCli, AStoreThatCanOnlyBeReadIsRead) {
   std::string as_other;
   if (geteuid() == 0) {
-    if (std::system("command -v setpriv >/dev/null") != 0) GTEST_SKIP() << "root, and no setpriv to drop to nobody";
     as_other = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    if (std::system((as_other + "true 2>/dev/null").c_str()) != 0)
+      GTEST_SKIP() << "root, and setpriv cannot drop to nobody here";
   }
   Fixture f("prof_read_only");
-  ASSERT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16,32,64 --workers 1,2 --epochs 1,2")
-                .exit_code,
-            0);
+  const std::string grid = " --batches 16,32,64 --workers 1,2 --epochs 1,2";
+  ASSERT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + grid).exit_code, 0);
   const auto io = tptest::temp_dir("prof_read_only_io");
   const auto out = io / "out", err = io / "err";
   const auto run = [&](const std::string& args) {
@@ -118,21 +119,42 @@ TEST(ProfileCli, AStoreThatCanOnlyBeReadIsRead) {
     const int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   };
-  ASSERT_EQ(chmod(f.store.c_str(), 0444), 0);
-  ASSERT_EQ(chmod(f.dir.c_str(), 0555), 0);
+  const auto files = [&] {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(f.dir)) names.insert(e.path().filename().string());
+    return names;
+  };
   struct Writable {  // so that the temporary folder can be removed
     std::filesystem::path dir;
     ~Writable() { chmod(dir.c_str(), 0755); }
   } restore{f.dir};
+
+  // The file read-only in a directory anyone may write.
+  ASSERT_EQ(chmod(f.store.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(f.dir.c_str(), 0777), 0);
+  const auto before = files();
   if (const int rc = run("samples list --store " + f.store + " --json"); rc == 126 || rc == 127)
     GTEST_SKIP() << "nobody cannot run " << TRAINPLAN_CLI_PATH;
   ASSERT_EQ(run("samples list --store " + f.store + " --json"), 0) << tptest::read_file(err.string());
   EXPECT_EQ(nlohmann::json::parse(tptest::read_file(out.string())).size(), 12u);
+  EXPECT_EQ(files(), before);
+  ASSERT_EQ(chmod(f.store.c_str(), 0644), 0);
+  // Its owner profiles into it again: four more trials beside the twelve.
+  EXPECT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16,32,64,128 --workers 1,2 "
+                            "--epochs 1,2")
+                .exit_code,
+            0);
+
+  // The directory read-only too.
+  ASSERT_EQ(chmod(f.store.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(f.dir.c_str(), 0555), 0);
+  ASSERT_EQ(run("samples list --store " + f.store + " --json"), 0) << tptest::read_file(err.string());
+  EXPECT_EQ(nlohmann::json::parse(tptest::read_file(out.string())).size(), 16u);
   EXPECT_EQ(run("fit --samples " + f.store + " --json"), 0) << tptest::read_file(err.string());
-  EXPECT_EQ(run("profile " + f.cmd() + " --store " + f.store + " --batches 16,32 --workers 1,2 --epochs 1,2"), 2);
+  EXPECT_EQ(run("profile " + f.cmd() + " --store " + f.store + grid), 2);
   EXPECT_TRUE(contains(tptest::read_file(err.string()), "cannot write in")) << tptest::read_file(err.string());
 
-  // A log beside it that this user cannot share (a copy of the store is no log at all).
+  // A log beside it without the index a reader needs to open it.
   chmod(f.dir.c_str(), 0755);
   std::filesystem::copy_file(f.store, f.store + "-wal");
   chmod(f.dir.c_str(), 0555);
