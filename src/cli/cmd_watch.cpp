@@ -6,6 +6,7 @@
 // --deadline holds (app/live_watch.h). --replay DIR judges the forecast on
 // the Pollux traces' validation curves instead (experiments/watch_replay.h).
 #include <fmt/format.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -33,6 +34,29 @@ namespace {
   std::exit(128 + profile::interrupt_signal());
 }
 
+
+// The job ignores SIGTTOU (LogFollower::command), so from its background group it may also
+// change the terminal's modes: a prompt that turns echo off and is then stopped by its read.
+// The watch puts back the modes it started with when it exits, if it is in the foreground.
+int terminal_fd = -1;
+termios terminal_at_start{};
+
+void restore_terminal() {
+  termios now{};
+  if (tcgetpgrp(terminal_fd) != getpgrp() || tcgetattr(terminal_fd, &now) != 0) return;
+  const termios& t = terminal_at_start;
+  if (now.c_iflag != t.c_iflag || now.c_oflag != t.c_oflag || now.c_cflag != t.c_cflag || now.c_lflag != t.c_lflag)
+    tcsetattr(terminal_fd, TCSANOW, &terminal_at_start);
+}
+
+void keep_terminal_modes() {
+  for (int fd : {STDIN_FILENO, STDERR_FILENO, STDOUT_FILENO})
+    if (isatty(fd) && tcgetattr(fd, &terminal_at_start) == 0) {
+      terminal_fd = fd;
+      std::atexit(restore_terminal);
+      return;
+    }
+}
 
 using nlohmann::json;
 
@@ -114,7 +138,10 @@ void run_follow(const WatchArgs& a) {
   fo.stall_s = a.stall_s;
   fo.poll_s = a.poll_s;
   // Ctrl-C reaches the watch, not the job in its own process group: the job is ended with it.
-  if (log.empty()) fo.interrupted = &profile::install_interrupt_handler();
+  if (log.empty()) {
+    fo.interrupted = &profile::install_interrupt_handler();
+    keep_terminal_modes();
+  }
   auto follower = log.empty() ? profile::LogFollower::command(a.cmd, fo) : profile::LogFollower::file(log, fo);
   const bool tty = !a.json_out && isatty(STDOUT_FILENO);
   std::string line;

@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include <set>
 #include <tuple>
 #include <stdexcept>
+#include <thread>
 
 #include "core/error.h"
 #include "core/nodes.h"
@@ -230,47 +233,77 @@ std::string sqlite_uri(const std::string& path, const std::string& query) {
 
 }  // namespace
 
+SampleStore::FileId SampleStore::file_id(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return {};
+  return {true, static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+}
+
+void SampleStore::close_db() {
+  sqlite3_close(db_);
+  db_ = nullptr;
+  if (!read_through_log_) return;
+  read_through_log_ = false;
+  // The owner's profile may have closed the store, removing its log and index, between the
+  // check below and SQLite's open: SQLite then made new ones, owned by this user, which the
+  // owner could not write, and which would fail their next profile.
+  for (const auto& [suffix, before] : {std::pair{"-wal", wal_at_open_}, std::pair{"-shm", shm_at_open_}}) {
+    const std::string p = path_ + suffix;
+    struct stat st {};
+    if (stat(p.c_str(), &st) != 0 || st.st_uid != geteuid()) continue;
+    const FileId now{true, static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+    if (!before.exists || before.dev != now.dev || before.ino != now.ino) unlink(p.c_str());
+  }
+}
+
 void SampleStore::open_read_only() {
   read_only_ = true;
   const auto open = [&](const std::string& query) {
+    std::string msg;
     if (sqlite3_open_v2(sqlite_uri(path_, query).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) ==
         SQLITE_OK) {
+      sqlite3_busy_timeout(db_, 5000);  // the owner's profile may be checkpointing its log
       try {
         Stmt q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trials'");
         if (q.step()) return std::string();
-        sqlite3_close(db_);
-        db_ = nullptr;
-        return std::string("no trials table");
+        msg = "no trials table";
       } catch (const std::exception&) {
-        std::string msg = sqlite3_errmsg(db_);
-        sqlite3_close(db_);
-        db_ = nullptr;
-        return msg;
+        msg = sqlite3_errmsg(db_);
       }
+    } else {
+      msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     }
-    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    db_ = nullptr;
+    close_db();
     return msg;
   };
   // A store without a write-ahead log beside it holds every trial in its one file (the profile
   // that closed it folded the log in and removed it), read with immutable=1, which creates
   // nothing: mode=ro would leave an empty log and its index, owned by this user, where the
-  // store's owner writes next. A log beside it (a profile writing the store, or one
+  // store's owner writes next. immutable=1 takes no lock either, which suits a read of
+  // milliseconds by a short-lived command. A log beside it (a profile writing the store, or one
   // that was killed) holds the latest trials; SQLite reads it only through its index (-shm),
-  // which a reader cannot create.
-  std::error_code ec;
+  // which a reader cannot create. A profile closing the store removes both, one after the
+  // other: a log seen without its index is looked at again before it is refused.
   std::string why;
-  if (!std::filesystem::exists(path_ + "-wal", ec)) {
-    why = open("immutable=1");
-  } else if (std::filesystem::exists(path_ + "-shm", ec)) {
-    why = open("mode=ro");
-  } else {
-    throw InputError(path_, 0, "",
-                     "cannot read the sample store here: its write-ahead log " + path_ +
-                         "-wal, which may hold the latest trials, has no " + path_ +
-                         "-shm beside it, and only a user who can write the store can make one; open it as its "
-                         "owner, or copy the store with its -wal file to a directory you can write");
+  for (int look = 0;; ++look) {
+    wal_at_open_ = file_id(path_ + "-wal");
+    shm_at_open_ = file_id(path_ + "-shm");
+    if (!wal_at_open_.exists) {
+      why = open("immutable=1");
+      break;
+    }
+    if (shm_at_open_.exists) {
+      read_through_log_ = true;
+      why = open("mode=ro");
+      break;
+    }
+    if (look == 3)
+      throw InputError(path_, 0, "",
+                       "cannot read the sample store here: its write-ahead log " + path_ +
+                           "-wal, which may hold the latest trials, has no " + path_ +
+                           "-shm beside it, and only a user who can write the store can make one; open it as such "
+                           "a user, or copy the store with its -wal file to a directory you can write");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (why == "no trials table")
     throw InputError(path_, 0, "", "not a trainplan sample store (no trials table; trainplan profile --store writes one)");
@@ -298,8 +331,7 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
     try {
       open_read_only();
     } catch (...) {
-      sqlite3_close(db_);
-      db_ = nullptr;
+      close_db();
       throw;
     }
     return;
@@ -351,7 +383,7 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
 }
 
 SampleStore::~SampleStore() {
-  sqlite3_close(db_);
+  close_db();
   if (lock_fd_ >= 0) close(lock_fd_);
 }
 

@@ -69,8 +69,18 @@ class SampleStore {
   void exec(const std::string& sql);
   void open_read_only();
   void require_writable() const;
+  // Closes the database; for a store read through its log, also removes a
+  // log or index this user's open created (open_read_only says why).
+  void close_db();
   std::string path_;
   bool read_only_ = false;
+  struct FileId {
+    bool exists = false;
+    unsigned long long dev = 0, ino = 0;
+  };
+  static FileId file_id(const std::string& path);
+  bool read_through_log_ = false;
+  FileId wal_at_open_, shm_at_open_;
   sqlite3* db_ = nullptr;
   int lock_fd_ = -1;
 };

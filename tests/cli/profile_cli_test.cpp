@@ -12,6 +12,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -102,13 +103,19 @@ bool wait_rows(const std::string& store, size_t n) {
 // would stop its owner's next profile; profiling into it is refused; a log beside it that a
 // reader cannot open is refused rather than read without the trials it may hold. Run as nobody
 // when the tests run as root, whom permissions do not stop.
+// The prefix that runs a command as another user than the tests' (nobody, for root, whom
+// permissions do not stop; empty otherwise); nullopt where root cannot drop to nobody.
+std::optional<std::string> as_another_user() {
+  if (geteuid() != 0) return std::string();
+  const std::string p = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  if (std::system((p + "true 2>/dev/null").c_str()) != 0) return std::nullopt;
+  return p;
+}
+
 TEST(ProfileCli, AStoreThatCanOnlyBeReadIsRead) {
-  std::string as_other;
-  if (geteuid() == 0) {
-    as_other = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-    if (std::system((as_other + "true 2>/dev/null").c_str()) != 0)
-      GTEST_SKIP() << "root, and setpriv cannot drop to nobody here";
-  }
+  const auto other = as_another_user();
+  if (!other) GTEST_SKIP() << "root, and setpriv cannot drop to nobody here";
+  const std::string as_other = *other;
   Fixture f("prof_read_only");
   const std::string grid = " --batches 16,32,64 --workers 1,2 --epochs 1,2";
   ASSERT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + grid).exit_code, 0);
@@ -160,6 +167,45 @@ TEST(ProfileCli, AStoreThatCanOnlyBeReadIsRead) {
   chmod(f.dir.c_str(), 0555);
   EXPECT_EQ(run("samples list --store " + f.store), 2);
   EXPECT_TRUE(contains(tptest::read_file(err.string()), "write-ahead log")) << tptest::read_file(err.string());
+}
+
+// While its owner's profile writes it, a reader who cannot write the store reads the latest
+// trials through its log, and leaves nothing behind that would stop the profile.
+TEST(ProfileCli, AStoreBeingProfiledIsReadByOneWhoCannotWriteIt) {
+  const auto other = as_another_user();
+  if (!other) GTEST_SKIP() << "root, and setpriv cannot drop to nobody here";
+  Fixture f("prof_read_live");
+  ASSERT_EQ(chmod(f.dir.c_str(), 0777), 0);
+  const auto io = tptest::temp_dir("prof_read_live_io");
+  const std::string out = (io / "out").string(), err = (io / "err").string();
+  const pid_t prof = spawn_cli("profile " + f.cmd("SLEEP=0.3") + " --store " + f.store +
+                                   " --batches 16,32,64,128 --workers 1,2 --epochs 1",
+                               (io / "pout").string(), (io / "perr").string());
+  ASSERT_TRUE(wait_rows(f.store, 2));
+  std::set<size_t> seen;
+  for (int i = 0; i < 5; ++i) {
+    const std::string cmd = *other + TRAINPLAN_CLI_PATH + " samples list --store " + f.store + " --json >" + out +
+                            " 2>" + err;
+    const int rc = std::system(cmd.c_str());
+    if (WIFEXITED(rc) && (WEXITSTATUS(rc) == 126 || WEXITSTATUS(rc) == 127)) {
+      ::kill(prof, SIGKILL);
+      waitpid(prof, nullptr, 0);
+      GTEST_SKIP() << "nobody cannot run " << TRAINPLAN_CLI_PATH;
+    }
+    ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << tptest::read_file(err);
+    seen.insert(nlohmann::json::parse(tptest::read_file(out)).size());
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(prof, &status, 0), prof);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << tptest::read_file(io / "perr");
+  EXPECT_GE(*seen.begin(), 2u);
+  for (const auto& e : std::filesystem::directory_iterator(f.dir)) {
+    struct stat st {};
+    ASSERT_EQ(stat(e.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, geteuid()) << e.path() << " was left by the reader";
+  }
+  EXPECT_FALSE(std::filesystem::exists(f.store + "-wal"));
+  EXPECT_EQ(rows_in(f.store), 8u);
 }
 
 TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
