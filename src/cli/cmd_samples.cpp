@@ -135,7 +135,11 @@ void run_compare(const SamplesArgs& a) {
   if (!a.json)
     fmt::print("{:>6} {:>7} {:>12} {:>12} {:>8}{}\n", "batch", "workers", "first_s", "second_s", "diff",
                probed ? fmt::format(" {:>13} {:>13}", "probe1_ms", "probe2_ms") : "");
-  for (const auto& [k, t1] : ta) {
+  for (const auto& entry : ta) {
+    // Not a structured binding: clang before 16, which scripts/sanitize.sh may use, cannot
+    // capture one in the lambda below.
+    const auto& k = entry.first;
+    const double t1 = entry.second;
     auto it = tb.find(k);
     if (it == tb.end()) continue;
     const double d = std::abs(it->second / t1 - 1);
