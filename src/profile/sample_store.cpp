@@ -182,6 +182,32 @@ bool metric_is_lower_better(const std::string& name) {
 
 namespace {
 
+constexpr const char* kNoTrialsTable =
+    "not a trainplan sample store (no trials table; trainplan profile --store writes one)";
+
+// Columns added to the trials table after its first version (the learning
+// curve, the step times), with how an older store gains them.
+constexpr std::pair<const char*, const char*> kAddedColumns[] = {
+    {"epoch_metrics", "ALTER TABLE trials ADD COLUMN epoch_metrics TEXT NOT NULL DEFAULT ''"},
+    {"timing", "ALTER TABLE trials ADD COLUMN timing TEXT NOT NULL DEFAULT ''"},
+};
+
+// The added columns (name, how to add it) the store's trials table lacks.
+std::vector<std::pair<const char*, const char*>> missing_columns(sqlite3* db) {
+  std::set<std::string> have;
+  for (Stmt info(db, "PRAGMA table_info(trials)"); info.step();) have.insert(info.text(1));
+  std::vector<std::pair<const char*, const char*>> missing;
+  for (const auto& column : kAddedColumns)
+    if (!have.count(column.first)) missing.push_back(column);
+  return missing;
+}
+
+// Whether the store has its trials table; throws where SQLite cannot read it.
+bool has_trials_table(sqlite3* db) {
+  Stmt q(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trials'");
+  return q.step();
+}
+
 // Why a store at `path` cannot be opened for reading and writing, in words a
 // user can act on; empty when nothing on the file system stands in the way.
 // A store that can only be read is then opened read-only where that is enough.
@@ -236,7 +262,7 @@ std::string sqlite_uri(const std::string& path, const std::string& query) {
 SampleStore::FileId SampleStore::file_id(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return {};
-  return {true, static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+  return {true, static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino), st.st_uid};
 }
 
 void SampleStore::close_db() {
@@ -249,9 +275,8 @@ void SampleStore::close_db() {
   // owner could not write, and which would fail their next profile.
   for (const auto& [suffix, before] : {std::pair{"-wal", wal_at_open_}, std::pair{"-shm", shm_at_open_}}) {
     const std::string p = path_ + suffix;
-    struct stat st {};
-    if (stat(p.c_str(), &st) != 0 || st.st_uid != geteuid()) continue;
-    const FileId now{true, static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+    const FileId now = file_id(p);
+    if (!now.exists || now.owner != geteuid()) continue;
     if (!before.exists || before.dev != now.dev || before.ino != now.ino) unlink(p.c_str());
   }
 }
@@ -264,9 +289,8 @@ void SampleStore::open_read_only() {
         SQLITE_OK) {
       sqlite3_busy_timeout(db_, 5000);  // the owner's profile may be checkpointing its log
       try {
-        Stmt q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trials'");
-        if (q.step()) return std::string();
-        msg = "no trials table";
+        if (has_trials_table(db_)) return std::string();
+        msg = kNoTrialsTable;
       } catch (const std::exception&) {
         msg = sqlite3_errmsg(db_);
       }
@@ -305,18 +329,14 @@ void SampleStore::open_read_only() {
                            "a user, or copy the store with its -wal file to a directory you can write");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (why == "no trials table")
-    throw InputError(path_, 0, "", "not a trainplan sample store (no trials table; trainplan profile --store writes one)");
+  if (why == kNoTrialsTable) throw InputError(path_, 0, "", why);
   if (!why.empty()) throw InputError(path_, 0, "", "cannot read the sample store (" + why + ")");
-  std::vector<std::string> missing = {"epoch_metrics", "timing"};
-  for (Stmt info(db_, "PRAGMA table_info(trials)"); info.step();)
-    std::erase(missing, info.text(1));
-  if (!missing.empty())
+  if (const auto missing = missing_columns(db_); !missing.empty())
     throw InputError(path_, 0, "",
                      fmt::format("written by an older trainplan, without the column {}, and it can only be read "
                                  "here: open it once where it can be written (trainplan samples list --store {}) "
                                  "to bring it up to date",
-                                 missing.front(), path_));
+                                 missing.front().first, path_));
   try {
     Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
   } catch (const std::exception& e) {
@@ -349,14 +369,13 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
     // Before anything writes: an empty file would otherwise become a store.
     bool has_trials = false;
     try {
-      Stmt q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trials'");
-      has_trials = q.step();
+      has_trials = has_trials_table(db_);
     } catch (const std::exception&) {
     }
     if (!has_trials) {
       sqlite3_close(db_);
       db_ = nullptr;
-      throw InputError(path, 0, "", "not a trainplan sample store (no trials table; trainplan profile --store writes one)");
+      throw InputError(path, 0, "", kNoTrialsTable);
     }
   }
   try {
@@ -367,13 +386,7 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
     exec(kSchema);
     // Stores written before the learning curve or the step times were kept
     // lack their columns.
-    bool has_curve = false, has_timing = false;
-    for (Stmt info(db_, "PRAGMA table_info(trials)"); info.step();) {
-      has_curve |= info.text(1) == "epoch_metrics";
-      has_timing |= info.text(1) == "timing";
-    }
-    if (!has_curve) exec("ALTER TABLE trials ADD COLUMN epoch_metrics TEXT NOT NULL DEFAULT ''");
-    if (!has_timing) exec("ALTER TABLE trials ADD COLUMN timing TEXT NOT NULL DEFAULT ''");
+    for (const auto& [name, ddl] : missing_columns(db_)) exec(ddl);
     Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
   } catch (const std::exception& e) {
     sqlite3_close(db_);

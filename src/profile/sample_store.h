@@ -34,7 +34,6 @@ class SampleStore {
   SampleStore& operator=(const SampleStore&) = delete;
 
   const std::string& path() const { return path_; }
-  bool read_only() const { return read_only_; }
 
   // Holds the store for one profile at a time (an advisory lock on its file,
   // released with this object): a second profile into the same store is
@@ -77,6 +76,7 @@ class SampleStore {
   struct FileId {
     bool exists = false;
     unsigned long long dev = 0, ino = 0;
+    unsigned owner = 0;
   };
   static FileId file_id(const std::string& path);
   bool read_through_log_ = false;
