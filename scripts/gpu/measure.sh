@@ -92,7 +92,7 @@ build_direct() {
   flags="-O2 -std=c++20 -D_GLIBCXX_USE_CXX11_ABI=$abi -Isrc -I$tp/include -I$tp/include/torch/csrc/api/include -I$CARRY/include"
   libs="-L$tp/lib -Wl,-rpath,$tp/lib -Wl,--no-as-needed -ltorch_cuda -lc10_cuda -Wl,--as-needed -ltorch -ltorch_cpu -lc10"
   mkdir -p build-gpu
-  c++ $flags $gloo -DTRAINPLAN_DEFAULT_DATA_DIR=\"$DATA\" src/train/*.cpp -o build-gpu/trainplan-train $libs >>"$OUT/build.txt" 2>&1 &
+  c++ $flags $gloo -DTRAINPLAN_SOURCE_DATA_DIR=\"$DATA\" src/train/*.cpp -o build-gpu/trainplan-train $libs >>"$OUT/build.txt" 2>&1 &
   c++ $flags src/train/gemm_bench/main.cpp -o build-gpu/trainplan-gemm-bench $libs >>"$OUT/build.txt" 2>&1 &
   c++ $flags src/train/layer_bench/main.cpp -o build-gpu/trainplan-layer-bench $libs >>"$OUT/build.txt" 2>&1 &
   wait

@@ -129,8 +129,15 @@ Profiled profile_step(const DemoArgs& a) {
   const SampleSet& samples = out.samples;
   std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}: {} samples\n", out.ok_trials, s.ok,
                            s.failed + s.timeout + s.bad_output, format_duration(s.wall_s), samples.size());
-  for (const auto& r : store.trials())
-    if (r.status != TrialStatus::kOk) std::cerr << fmt::format("  {}: {}\n", to_string(r.key), describe_result(r));
+  // Each failure with the last line its processes wrote, once while it repeats
+  // (a trainer without its data fails every trial alike).
+  std::string shown;
+  for (const auto& r : store.trials()) {
+    if (r.status == TrialStatus::kOk) continue;
+    std::cerr << fmt::format("  {}: {}\n", to_string(r.key), describe_result(r));
+    if (auto l = stderr_last_line(r.stderr_tail); !l.empty() && l != shown)
+      std::cerr << fmt::format("      stderr: {}\n", shown = l);
+  }
   if (samples.size() < 2 || !samples.has_metric())
     throw InputError(a.store, 0, "",
                      "too few ok trials to fit the models; see `trainplan samples list --store " + a.store +

@@ -94,16 +94,6 @@ std::string probe_range_line(const std::vector<TrialRecord>& records) {
                      "(docs/PROFILING.md)", 1e3 * *lo, 1e3 * *hi, *hi / *lo);
 }
 
-// The last non-empty line of a stderr tail, for one-line failure messages.
-std::string last_line(const std::string& s) {
-  size_t end = s.find_last_not_of(" \n\r\t");
-  if (end == std::string::npos) return "";
-  size_t start = s.find_last_of('\n', end);
-  start = start == std::string::npos ? 0 : start + 1;
-  std::string l = s.substr(start, end - start + 1);
-  return l.size() > 200 ? l.substr(0, 200) + "..." : l;
-}
-
 int run_profile_cmd(const ProfileArgs& a) {
   if (a.cmd.empty() == a.workload.empty())
     throw InputError("", 0, "--cmd", "give exactly one of --cmd TEMPLATE or --workload NAME");
@@ -231,7 +221,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   for (const auto& r : records) {
     if (r.status == TrialStatus::kOk) continue;
     std::cerr << fmt::format("  {}: {}: {}", to_string(r.key), to_string(r.status), r.reason);
-    if (auto l = last_line(r.stderr_tail); !l.empty()) std::cerr << fmt::format("\n      stderr: {}", l);
+    if (auto l = stderr_last_line(r.stderr_tail); !l.empty()) std::cerr << fmt::format("\n      stderr: {}", l);
     std::cerr << "\n";
   }
   if (not_ok > 0)

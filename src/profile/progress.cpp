@@ -15,6 +15,15 @@ std::string format_duration(double s) {
   return fmt::format("{}h{:02}m", t / 3600, (t % 3600) / 60);
 }
 
+std::string stderr_last_line(const std::string& stderr_tail) {
+  const size_t end = stderr_tail.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) return "";
+  size_t start = stderr_tail.find_last_of('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  std::string l = stderr_tail.substr(start, end - start + 1);
+  return l.size() > 200 ? l.substr(0, 200) + "..." : l;
+}
+
 std::string describe_result(const TrialRecord& r) {
   if (r.status != TrialStatus::kOk) {
     std::string s = fmt::format("{}: {}", to_string(r.status), r.reason);

@@ -47,5 +47,8 @@ class Progress {
 
 std::string format_duration(double s);  // "4.2s", "42s", "3m05s", "1h02m"
 std::string describe_result(const TrialRecord& r);  // "ok 1.23 s/epoch, accuracy 0.9712"
+// The last non-empty line of a failed trial's stderr tail, cut at 200 characters,
+// for one-line failure messages; "" when it wrote nothing.
+std::string stderr_last_line(const std::string& stderr_tail);
 
 }  // namespace trainplan::profile

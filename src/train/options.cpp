@@ -2,18 +2,49 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 namespace trainplan::train {
 
-#ifndef TRAINPLAN_DEFAULT_DATA_DIR
-#define TRAINPLAN_DEFAULT_DATA_DIR "third_party/datasets"
-#endif
+namespace {
 
-std::string resolve_data_dir(const std::string& flag_value) {
-  if (!flag_value.empty()) return flag_value;
-  if (const char* env = std::getenv("TRAINPLAN_DATA_DIR"); env && *env) return env;
-  return TRAINPLAN_DEFAULT_DATA_DIR;
+std::vector<std::string> split_dirs(const std::string& list) {
+  std::vector<std::string> dirs;
+  std::string::size_type start = 0;
+  while (start <= list.size()) {
+    auto end = list.find(':', start);
+    if (end == std::string::npos) end = list.size();
+    if (end > start) dirs.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return dirs;
+}
+
+}  // namespace
+
+std::vector<std::string> data_search_path(const std::string& flag_value) {
+  if (!flag_value.empty()) return split_dirs(flag_value);
+  if (const char* env = std::getenv("TRAINPLAN_DATA_DIR"); env && *env) return split_dirs(env);
+  std::vector<std::string> dirs;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    dirs.push_back(std::string(xdg) + "/trainplan/datasets");
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    dirs.push_back(std::string(home) + "/.local/share/trainplan/datasets");
+#ifdef TRAINPLAN_SOURCE_DATA_DIR
+  dirs.push_back(TRAINPLAN_SOURCE_DATA_DIR);
+#endif
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto prefix_share = (self.parent_path().parent_path() / "share/trainplan/datasets").lexically_normal();
+    if (prefix_share != "/usr/local/share/trainplan/datasets" && prefix_share != "/usr/share/trainplan/datasets")
+      dirs.push_back(prefix_share.string());
+  }
+  dirs.push_back("/usr/local/share/trainplan/datasets");
+  dirs.push_back("/usr/share/trainplan/datasets");
+  dirs.push_back("/usr/share/datasets");
+  return dirs;
 }
 
 std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given) {
@@ -75,8 +106,10 @@ ParseResult parse_options(int argc, char** argv) {
                  "Rendezvous through a FileStore at this path (shared file system) instead of TCP; "
                  "use a fresh path per run");
   app.add_option("--data-dir", o.data_dir,
-                 "Directory with mnist/ and fashion-mnist/ raw IDX files "
-                 "[default: $TRAINPLAN_DATA_DIR, else " TRAINPLAN_DEFAULT_DATA_DIR "]");
+                 "Directory holding mnist/ or fashion-mnist/ (raw IDX files, gzipped or not), or several "
+                 "separated by ':', searched in order [default: $TRAINPLAN_DATA_DIR, else "
+                 "~/.local/share/trainplan/datasets (trainplan-datasets fills it), the source tree's, "
+                 "<prefix>/share/trainplan/datasets, /usr/share/datasets (Debian's dataset-fashion-mnist)]");
   app.add_option("--seed", o.seed, "Seed for the initial parameters and the per-epoch shuffle")->capture_default_str();
   app.add_option("--train-subset", o.train_subset, "Train on the first N training images only (0 = all 60000)")
       ->capture_default_str()
@@ -195,7 +228,6 @@ ParseResult parse_options(int argc, char** argv) {
     std::cerr << "error: --min-steps " << o.min_steps << " must not exceed --max-steps " << o.max_steps << "\n";
     return {std::nullopt, 2};
   }
-  o.data_dir = resolve_data_dir(o.data_dir);
   return {o, 0};
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace trainplan::train {
 
@@ -16,7 +17,9 @@ struct TrainOptions {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::string store_path;        // FileStore rendezvous when set, else TCPStore
-  std::string data_dir;          // holds mnist/ and fashion-mnist/
+  // Directories that may hold mnist/ and fashion-mnist/, searched in order;
+  // one directory, or several separated by ':' (see data_search_path).
+  std::string data_dir;
   uint64_t seed = 1;
   int64_t train_subset = 0;      // first N training images; 0 = all
   int64_t test_subset = 0;       // first N test images; 0 = all 10k
@@ -80,8 +83,15 @@ ParseResult parse_options(int argc, char** argv);
 // returns the first problem (naming the option) or nullopt.
 std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given);
 
-// The data directory: --data-dir, else $TRAINPLAN_DATA_DIR, else the
-// repository's third_party/datasets (set at build time).
-std::string resolve_data_dir(const std::string& flag_value);
+// Where the trainer looks for a workload's data, in order: the directories of
+// `flag_value` (--data-dir), else those of $TRAINPLAN_DATA_DIR (each one
+// directory or several separated by ':'), else the default list:
+//   ${XDG_DATA_HOME:-$HOME/.local/share}/trainplan/datasets  (trainplan-datasets puts MNIST here)
+//   the source tree's third_party/datasets                  (scripts/install-deps.sh; a build
+//                                                              from source only)
+//   <executable>/../share/trainplan/datasets, /usr/local/share/trainplan/datasets,
+//   /usr/share/trainplan/datasets
+//   /usr/share/datasets                                     (Debian's dataset-fashion-mnist)
+std::vector<std::string> data_search_path(const std::string& flag_value);
 
 }  // namespace trainplan::train

@@ -1,10 +1,17 @@
 #include "train/workloads.h"
 
+#ifdef TRAINPLAN_WITH_ZLIB
+#include <zlib.h>
+#endif
+
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <vector>
 #include <stdexcept>
+
+#include "train/options.h"
 
 namespace trainplan::train {
 namespace {
@@ -20,10 +27,75 @@ Normalisation normalisation_for(const std::string& workload) {
   throw std::invalid_argument("unknown workload '" + workload + "' (lenet-mnist or mlp-fashion)");
 }
 
-uint32_t read_be32(std::istream& in) {
-  unsigned char b[4];
-  if (!in.read(reinterpret_cast<char*>(b), 4)) return 0;
-  return uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 | uint32_t(b[3]);
+// An IDX file read as a byte stream: through zlib where the build has it, which
+// reads a gzipped file (as Debian's dataset packages ship them) and a plain
+// one alike; else plain files only.
+class IdxStream {
+ public:
+  explicit IdxStream(const std::filesystem::path& p) : path_(p) {
+#ifdef TRAINPLAN_WITH_ZLIB
+    gz_ = gzopen(p.c_str(), "rb");
+#else
+    in_.open(p, std::ios::binary);
+#endif
+  }
+  ~IdxStream() {
+#ifdef TRAINPLAN_WITH_ZLIB
+    if (gz_) gzclose(gz_);
+#endif
+  }
+  IdxStream(const IdxStream&) = delete;
+  IdxStream& operator=(const IdxStream&) = delete;
+  bool is_open() const {
+#ifdef TRAINPLAN_WITH_ZLIB
+    return gz_ != nullptr;
+#else
+    return in_.is_open();
+#endif
+  }
+  // Whether all `n` bytes were read; a damaged gzip stream throws, naming the file.
+  bool read(void* into, int64_t n) {
+#ifdef TRAINPLAN_WITH_ZLIB
+    auto* p = static_cast<char*>(into);
+    while (n > 0) {
+      const unsigned chunk = unsigned(std::min<int64_t>(n, 1 << 30));
+      const int got = gzread(gz_, p, chunk);
+      if (got < 0) {
+        int code = 0;
+        throw std::runtime_error(path_.string() + ": " + gzerror(gz_, &code));
+      }
+      if (got == 0) return false;
+      p += got;
+      n -= got;
+    }
+    return true;
+#else
+    return bool(in_.read(static_cast<char*>(into), n));
+#endif
+  }
+  uint32_t read_be32() {
+    unsigned char b[4];
+    if (!read(b, 4)) return 0;
+    return uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 | uint32_t(b[3]);
+  }
+
+ private:
+  std::filesystem::path path_;
+#ifdef TRAINPLAN_WITH_ZLIB
+  gzFile gz_ = nullptr;
+#else
+  std::ifstream in_;
+#endif
+};
+
+// `dir/name`, else `dir/name.gz` where the build reads gzip; empty when neither exists.
+std::filesystem::path idx_file(const std::filesystem::path& dir, const std::string& name) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir / name, ec)) return dir / name;
+#ifdef TRAINPLAN_WITH_ZLIB
+  if (std::filesystem::exists(dir / (name + ".gz"), ec)) return dir / (name + ".gz");
+#endif
+  return {};
 }
 
 // The first `subset` items (all if 0) of an IDX file (LeCun's format: a
@@ -31,33 +103,57 @@ uint32_t read_be32(std::istream& in) {
 // a [n, item dims...] byte tensor. torch's MNIST reader always reads all
 // 60,000 images and converts them to floats, which costs a short time trial
 // most of its start-up; this reads only what the trial uses.
-torch::Tensor read_idx(const std::filesystem::path& p, uint32_t magic, int64_t subset) {
-  std::ifstream in(p, std::ios::binary);
+torch::Tensor read_idx(const std::filesystem::path& dir, const std::string& name, uint32_t magic, int64_t subset) {
+  std::filesystem::path p = idx_file(dir, name);
+  if (p.empty())
+    throw std::runtime_error("missing data file " + (dir / name).string() +
+                             " (pass --data-dir or set TRAINPLAN_DATA_DIR; trainplan-datasets fetches MNIST)");
+  IdxStream in(p);
   auto fail = [&](const std::string& what) { return std::runtime_error(p.string() + ": " + what); };
-  if (!in && !std::filesystem::exists(p))
-    throw std::runtime_error("missing data file " + p.string() +
-                             " (pass --data-dir or set TRAINPLAN_DATA_DIR; scripts/install-deps.sh installs it)");
-  if (!in) throw fail("cannot open");
-  if (read_be32(in) != magic) throw fail("not an IDX file of the expected kind (magic number)");
-  std::vector<int64_t> shape{read_be32(in)};
-  for (uint32_t d = 0; d < (magic & 0xff) - 1; ++d) shape.push_back(read_be32(in));
-  if (!in) throw fail("truncated header");
+  if (!in.is_open()) throw fail("cannot open");
+  if (in.read_be32() != magic) throw fail("not an IDX file of the expected kind (magic number)");
+  std::vector<int64_t> shape{in.read_be32()};
+  for (uint32_t d = 0; d < (magic & 0xff) - 1; ++d) shape.push_back(in.read_be32());
+  for (int64_t extent : shape)
+    if (extent == 0) throw fail("truncated header");
   if (subset > 0 && subset < shape[0]) shape[0] = subset;
   auto t = torch::empty(shape, torch::kByte);
-  if (!in.read(reinterpret_cast<char*>(t.data_ptr()), t.numel())) throw fail("truncated: fewer items than its header says");
+  if (!in.read(t.data_ptr(), t.numel())) throw fail("truncated: fewer items than its header says");
   return t;
 }
 
-LabelledImages read_split(const std::string& dir, bool train, int64_t subset, const Normalisation& n) {
+LabelledImages read_split(const std::filesystem::path& dir, bool train, int64_t subset, const Normalisation& n) {
   const std::string prefix = train ? "train" : "t10k";
   // MNIST and Fashion-MNIST share the IDX layout and file names. Pixels are
   // scaled to [0, 1] as torch's reader scales them, then normalised.
-  auto images = read_idx(std::filesystem::path(dir) / (prefix + "-images-idx3-ubyte"), 0x803, subset);
-  auto labels = read_idx(std::filesystem::path(dir) / (prefix + "-labels-idx1-ubyte"), 0x801, subset);
+  auto images = read_idx(dir, prefix + "-images-idx3-ubyte", 0x803, subset);
+  auto labels = read_idx(dir, prefix + "-labels-idx1-ubyte", 0x801, subset);
   if (images.size(0) != labels.size(0))
-    throw std::runtime_error(dir + ": " + prefix + " images and labels differ in count");
+    throw std::runtime_error(dir.string() + ": " + prefix + " images and labels differ in count");
   auto pixels = images.unsqueeze(1).to(torch::kFloat32).div_(255);
   return {(pixels - n.mean) / n.stddev, labels.to(torch::kInt64)};
+}
+
+// The first directory of the search path that holds the workload's training
+// images. With one directory given, that directory (a missing file is then
+// named); with none found among several, an error listing where it looked.
+std::filesystem::path find_data(const std::string& workload, const Normalisation& n, const std::string& data_dir) {
+  const auto dirs = data_search_path(data_dir);
+  if (dirs.empty()) throw std::runtime_error("--data-dir: no directory given");
+  if (dirs.size() == 1) return std::filesystem::path(dirs[0]) / n.subdir;
+  std::string looked;
+  for (const auto& d : dirs) {
+    const auto dir = std::filesystem::path(d) / n.subdir;
+    if (!idx_file(dir, "train-images-idx3-ubyte").empty()) return dir;
+    looked += "\n  " + dir.string();
+  }
+  const bool fashion = std::string(n.subdir) == "fashion-mnist";
+  throw std::runtime_error(
+      "no " + std::string(n.subdir) + " data for --workload " + workload +
+      " (train-images-idx3-ubyte, gzipped or not) in any of:" + looked + "\n" +
+      (fashion ? "Install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist)"
+               : "Run trainplan-datasets to fetch MNIST into ~/.local/share/trainplan/datasets") +
+      ", or pass --data-dir DIR or set TRAINPLAN_DATA_DIR to the directory that holds " + n.subdir + "/");
 }
 
 }  // namespace
@@ -65,7 +161,7 @@ LabelledImages read_split(const std::string& dir, bool train, int64_t subset, co
 WorkloadData load_workload_data(const std::string& workload, const std::string& data_dir, int64_t train_subset,
                                 int64_t test_subset) {
   auto n = normalisation_for(workload);
-  std::string dir = (std::filesystem::path(data_dir) / n.subdir).string();
+  const auto dir = find_data(workload, n, data_dir);
   return {read_split(dir, true, train_subset, n), read_split(dir, false, test_subset, n)};
 }
 

@@ -20,8 +20,10 @@ struct WorkloadData {
   LabelledImages test;   // the first `test_subset` of the 10k images (all if 0)
 };
 
-// Reads `<data_dir>/mnist` or `<data_dir>/fashion-mnist` (raw IDX files).
-// Throws std::runtime_error naming the missing file when absent.
+// Reads `mnist/` or `fashion-mnist/` (raw IDX files, each plain or gzipped)
+// from the first directory of data_search_path(data_dir) that holds it.
+// Throws std::runtime_error naming the missing or damaged file, or, when
+// several directories were searched, listing them and how to get the data.
 WorkloadData load_workload_data(const std::string& workload, const std::string& data_dir, int64_t train_subset,
                                 int64_t test_subset);
 

@@ -631,6 +631,23 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   }
 }
 
+// When every trial fails alike (a trainer without its data, say), the demo
+// says why in the trainer's own words, once, before it gives up.
+TEST(ProfileCli, DemoSaysWhyItsTrialsFailed) {
+  Fixture f("prof_demo_fail");
+  std::string trainer = tptest::write_file(f.dir / "trainplan-train",
+                                           "#!/bin/sh\necho 'reading the data' >&2\n"
+                                           "echo 'no mnist data: run trainplan-datasets' >&2\nexit 1\n");
+  std::filesystem::permissions(trainer, std::filesystem::perms::owner_all);
+  auto r = tptest::run_cli("demo --trainer " + trainer + " --store " + f.store + " --budget 60s");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const std::string said = "stderr: no mnist data: run trainplan-datasets";
+  const size_t first = r.err.find(said);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(said, first + 1), std::string::npos) << "said once while it repeats: " << r.err;
+  EXPECT_TRUE(contains(r.err, "too few ok trials")) << r.err;
+}
+
 TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
   Fixture f("prof_builtin");
   // Each is refused before any trial runs: no store is made.

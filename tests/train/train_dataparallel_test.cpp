@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -307,6 +308,71 @@ TEST(TrainDataParallel, ADamagedDataFileIsNamed) {
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("magic"), std::string::npos) << wrong.err;
   fs::remove_all(dir);
+}
+
+// Without --data-dir the trainer searches: $TRAINPLAN_DATA_DIR's directories
+// in order, else the user's data directory before the source tree's. A small
+// data set there (96 training images, the images gzipped) shows which one
+// was read; where none holds the data, the error lists every place it looked.
+TEST(TrainDataParallel, TheDataIsFoundOnTheSearchPath) {
+  REQUIRE_TRAINER("mnist");
+  const fs::path root = tptest::temp_dir("train_search");
+  const fs::path user = root / "xdg" / "trainplan" / "datasets" / "mnist";
+  fs::create_directories(user);
+  fs::create_directories(root / "empty");
+  // The first `n` items of an IDX file: its header with the count replaced.
+  auto head = [&](const std::string& name, uint32_t n, int64_t item_bytes, int64_t header_bytes) {
+    std::ifstream in(fs::path(data_dir()) / "mnist" / name, std::ios::binary);
+    std::vector<char> bytes(size_t(header_bytes + n * item_bytes));
+    in.read(bytes.data(), std::streamsize(bytes.size()));
+    ASSERT_TRUE(in) << name;
+    for (int b = 0; b < 4; ++b) bytes[4 + b] = char((n >> (24 - 8 * b)) & 0xff);
+    std::ofstream(user / name, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  };
+  head("train-images-idx3-ubyte", 96, 28 * 28, 16);
+  head("train-labels-idx1-ubyte", 96, 1, 8);
+  head("t10k-images-idx3-ubyte", 32, 28 * 28, 16);
+  head("t10k-labels-idx1-ubyte", 32, 1, 8);
+  ASSERT_EQ(std::system(("gzip " + (user / "train-images-idx3-ubyte").string()).c_str()), 0);
+
+  struct EnvRestore {
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+    void set(const std::string& k, const char* v) {
+      const char* old = std::getenv(k.c_str());
+      saved.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
+      v ? setenv(k.c_str(), v, 1) : unsetenv(k.c_str());
+    }
+    ~EnvRestore() {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+        it->second ? setenv(it->first.c_str(), it->second->c_str(), 1) : unsetenv(it->first.c_str());
+    }
+  } env;
+  const std::string run = "--workload lenet-mnist --batch 32 --epochs 1";
+  auto trained_on = [&](const RankResult& r) {
+    auto epochs = events_named(r, "epoch");
+    return epochs.empty() ? int64_t(-1) : epochs[0]["train_samples"].get<int64_t>();
+  };
+
+  env.set("TRAINPLAN_DATA_DIR", nullptr);
+  env.set("XDG_DATA_HOME", (root / "xdg").c_str());
+  auto from_user_dir = run_processes({run})[0];
+  ASSERT_EQ(from_user_dir.exit_code, 0) << from_user_dir.err;
+  EXPECT_EQ(trained_on(from_user_dir), 96);
+
+  const std::string listed = (root / "empty").string() + ":" + (root / "xdg/trainplan/datasets").string();
+  env.set("TRAINPLAN_DATA_DIR", listed.c_str());
+  auto from_list = run_processes({run})[0];
+  ASSERT_EQ(from_list.exit_code, 0) << from_list.err;
+  EXPECT_EQ(trained_on(from_list), 96);
+
+  const std::string none = (root / "empty").string() + ":" + (root / "nowhere").string();
+  env.set("TRAINPLAN_DATA_DIR", none.c_str());
+  auto missing = run_processes({run})[0];
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find((root / "empty" / "mnist").string()), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find((root / "nowhere" / "mnist").string()), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("trainplan-datasets"), std::string::npos) << missing.err;
+  fs::remove_all(root);
 }
 
 }  // namespace
