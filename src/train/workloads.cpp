@@ -139,7 +139,7 @@ LabelledImages read_split(const std::filesystem::path& dir, bool train, int64_t 
 // named); with none found among several, an error listing where it looked.
 std::filesystem::path find_data(const std::string& workload, const Normalisation& n, const std::string& data_dir) {
   const auto dirs = data_search_path(data_dir);
-  if (dirs.empty()) throw std::runtime_error("--data-dir: no directory given");
+  if (dirs.empty()) throw std::runtime_error("--data-dir or $TRAINPLAN_DATA_DIR names no directory");
   if (dirs.size() == 1) return std::filesystem::path(dirs[0]) / n.subdir;
   std::string looked;
   for (const auto& d : dirs) {
