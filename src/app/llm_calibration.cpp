@@ -17,6 +17,9 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // How much slower than measured the fitted model may still predict, at the
 // median, before the rows are called faster than the GPU's peak.
 constexpr double kFasterThanThePeak = 1.1;
+// In-sample mean |relative error| past which a calibration is reported as
+// not fitting its rows: repeats of one layout on a busy machine stay far under it.
+constexpr double kMisfitToWarn = 0.25;
 }  // namespace
 
 const std::vector<std::string>& llm_fit_modes() {
@@ -135,17 +138,31 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   c.fitted_factors = time.fitted_factors();
   c.time = time.params();
   c.memory_overhead_bytes = memory.params().overhead_bytes;
-  if (auto why = uncertainty::implausible_fit(time, llm_time_params_for_fit(c.fitted)))
+  const auto implausible = uncertainty::implausible_fit(time, llm_time_params_for_fit(c.fitted));
+  if (const auto& why = implausible)
     c.warnings.push_back(fmt::format(
         "{}: the measured iterations spend their time where the model's kernels and collectives do not (host "
         "overhead, small kernels), and a model of another size priced with this fit can be far off (a larger "
         "one far too slow). With three or more distinct configurations, --fit overheads carries that cost instead",
         *why));
   std::vector<double> ratios;
-  for (const auto& x : ts) {
+  size_t worst = 0;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const auto& x = ts[i];
     ratios.push_back(time.predict(x.spec, x.layout).iteration / x.seconds);
     c.time_mean_abs_relative_error += std::abs(ratios.back() - 1) / ts.size();
+    if (std::abs(std::log(ratios.back())) > std::abs(std::log(ratios[worst]))) worst = i;
   }
+  // A fit that cannot reproduce its own rows (its factors at their bounds)
+  // predicts nothing worth having: the rows are of another GPU, unit or layout
+  // than their columns say, or not of this model's kind of work at all.
+  if (c.time_mean_abs_relative_error > kMisfitToWarn && !implausible)  // the floor's warning says it already
+    c.warnings.push_back(fmt::format(
+        "the calibrated model misses its own measured rows by {:.0f}% at the mean (worst {}:{}: {:.4g} s predicted "
+        "against {:.4g} s measured): its predictions are not to be trusted. Check that iteration_time_s is seconds per "
+        "iteration of the whole global batch on {}, and the layout columns",
+        100 * c.time_mean_abs_relative_error, source, measured.rows[worst].line, ratios[worst] * ts[worst].seconds,
+        ts[worst].seconds, time.hardware().name));
   // Measured iterations faster than the datasheet allows at its full peak,
   // bandwidth and links are not a slow GPU: they are the wrong GPU, another
   // unit than seconds per iteration of the global batch, or another layout.

@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "scoring/evaluate.h"
+#include "io/output_path.h"
 #include "io/gnuplot.h"
 #include "io/sample_csv.h"
 #include "models/performance_model.h"
@@ -294,7 +295,8 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
 }
 
 void run_demo(const DemoArgs& a) {
-  // Before minutes of profiling: the chart's path and the models' names.
+  // Before minutes of profiling: the samples' and the chart's paths, and the models' names.
+  io::check_output_path(a.out, "--out", {{a.store, "--store"}});
   if (!a.plot.empty()) io::check_plot_path(a.plot);
   for (const auto& [option, name] : {std::pair{"--time-model", a.model.empty() ? a.time_model : a.model},
                                      std::pair{"--metric-model", a.model.empty() ? a.metric_model : a.model}}) {

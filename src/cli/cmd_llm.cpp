@@ -109,15 +109,17 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--out", "'-' writes the CSV to standard output, where --json goes too: give one of them");
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
-  io::check_output_path(a.out, "--out");
+  io::check_output_path(a.out, "--out", {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}});
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   auto in = io::read_llm_configs(a.configs);
+  for (const auto& n : in.notes) std::cerr << "note: " << n << "\n";
   io::require_precision_units(in, hw);
   models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
   models::LlmMemoryModel mm;
   std::optional<app::LlmCalibration> cal;
   if (!a.calibrate.empty()) {
     auto measured = io::read_llm_configs(a.calibrate, /*require_time=*/true);
+    for (const auto& n : measured.notes) std::cerr << "note: " << n << "\n";
     io::require_precision_units(measured, hw);
     cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
   }
@@ -153,7 +155,14 @@ void run_predict(const PredictArgs& a) {
     }
     rows.push_back(j);
   }
-  if (!a.out.empty()) io::write_llm_predictions(a.out, in.table, columns, values);
+  if (!a.out.empty()) {
+    // The file's own columns of these names (measured times, say) give way to the predictions.
+    for (const auto& c : columns)
+      if (in.table.has_column(c))
+        std::cerr << fmt::format("note: {}'s column '{}' is replaced by the prediction in {}\n", a.configs,
+                                 in.table.header()[in.table.column(c)], a.out == "-" ? "the output" : a.out);
+    io::write_llm_predictions(a.out, in.table, columns, values);
+  }
   const std::string interval_note =
       a.interval <= 0 ? ""
       : !time_interval
@@ -198,6 +207,8 @@ void run_predict(const PredictArgs& a) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out == "-" ? "standard output" : a.out);
     print_over_memory(rows, hw.gpu.memory_gb * 1e9 / kGiB, a.gpu);
     if (a.breakdown && a.out != "-") print_llm_time_breakdown(rows, "line");  // not into the CSV
+    if (a.breakdown && a.out == "-")
+      std::cerr << "note: --breakdown is not printed with -o - (it would mix with the CSV): give -o FILE, or --json\n";
     return;
   }
   std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12} {:>12} {:>5}{}\n", "line", "iteration_s", "memory_GiB", "headroom_GiB",
@@ -535,6 +546,7 @@ void run_grid(const EvaluateArgs& a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot);
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
+  for (const auto& n : grid.notes) std::cerr << "note: " << n << "\n";
   auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_fit_candidates(a.fit), {}, a.interval);
   const auto on_k = scoring::score_llm_grid_on_k(grid.rows, hw, app::llm_fit_candidates(a.fit), kCalibrationRuns, kDraws);
   nlohmann::json on_k_json = nullptr;
@@ -746,14 +758,18 @@ void setup(CLI::App& root) {
                 "With --calibrate: also give each prediction's interval at this coverage (e.g. 0.8), from the "
                 "calibration's cross-validated errors; adds iteration_time_lo_s, iteration_time_hi_s (and with "
                 "memory_gib rows memory_gib_lo, memory_gib_hi) to --out")
-      ->check(CLI::Range(0.0, 1.0, "in (0, 1)"));
+      ->check(coverage_or_none());
   p->add_option("-o,--out", pa->out,
                  "Write the configurations with iteration_time_s and memory_gib appended ('-': standard output)");
   p->add_flag("--breakdown", pa->breakdown,
               "Also print where each row's iteration goes: compute, memory-bound kernels, tensor- (and "
               "context-), pipeline- and data-parallel communication, the pipeline bubble, the optimizer step");
   p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
-  p->callback([pa] { run_predict(*pa); });
+  p->callback([pa, p] {
+    if (p->get_option("--fit")->count() > 0 && pa->calibrate.empty())
+      throw InputError("", 0, "--fit", "needs --calibrate: it says what the calibration on measured rows fits");
+    run_predict(*pa);
+  });
 
   auto models_json = std::make_shared<bool>(false);
   auto* zoo = llm->add_subcommand("models", "The zoo: the transformers --model names, with their shapes and sources");
@@ -826,7 +842,7 @@ void setup(CLI::App& root) {
   e->add_option("--interval", ea->interval,
                 "With --grid, --scale, --neusight or --nemo: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(coverage_or_none());
   add_llm_fit_option(e, ea->fit, "With --grid, --scale, --neusight, --nemo or --korthikanti: what calibration fits (as llm predict --fit)");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");

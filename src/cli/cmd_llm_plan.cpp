@@ -306,9 +306,11 @@ void run_plan(PlanArgs a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
-  if (!a.calibrate.empty())
+  if (!a.calibrate.empty()) {
     measured = app::LlmPlanMeasured{io::read_llm_configs(a.calibrate, /*require_time=*/true), a.calibrate, a.fit,
                                     a.interval};
+    for (const auto& n : measured->table.notes) std::cerr << "note: " << n << "\n";
+  }
   app::LlmPlanOutcome outcome = plan_or_name_the_option(s, hw, a.options, measured ? &*measured : nullptr);
   const plan::LlmPlanResult& r = outcome.result;
   int per_node = a.options.gpus_per_node > 0 ? a.options.gpus_per_node : std::max(1, hw.node.gpus_per_node);
@@ -465,7 +467,7 @@ void setup(CLI::App& root) {
                 "With --calibrate: the coverage of the training time's interval, from the calibration's "
                 "cross-validated errors (0: none)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(coverage_or_none());
   p->add_flag("--json", a->json, "Print JSON");
   p->add_flag("--breakdown", a->breakdown,
               "Also say where each listed configuration's iteration goes: products, memory-bound kernels, "

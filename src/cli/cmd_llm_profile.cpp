@@ -59,9 +59,10 @@ std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
 }
 
 void run_llm_profile(const ProfileArgs& a) {
-  io::check_output_path(a.out, "--out");  // before the trials, not after the first
+  io::check_output_path(a.out, "--out", {{a.grid, "--grid"}});  // before the trials, not after the first
   profile::CommandTemplate tmpl(a.cmd, "--cmd");
   auto grid = io::read_llm_configs(a.grid);
+  for (const auto& n : grid.notes) std::cerr << "note: " << n << "\n";
   profile::LaunchSettings launch;
   launch.kind = profile::parse_launcher(a.launcher);
   launch.srun_args = a.srun_args;

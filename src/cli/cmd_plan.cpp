@@ -285,7 +285,7 @@ void setup(CLI::App& root) {
                   "Plan on the pessimistic side of the models' prediction intervals at this coverage (0<P<1), "
                   "held to the samples' own trials of each configuration (never worse than a trial reached within "
                   "the epochs, never better than a longer trial reached, and short of a longer trial by as much as "
-                  "the model overshot that trial); implies --conformal");
+                  "the model overshot that trial); implies --conformal [default: 0, the point predictions]");
   cmd->add_option("--bounds", a->bounds,
                   "How --confidence P reads the intervals: two-sided (the ends of each part's two-sided P interval; "
                   "both constraints together hold with about P for symmetric errors) or one-sided (each part's "

@@ -174,7 +174,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     return kExitOk;
   }
 
-  io::check_output_path(a.out, "--out");  // before the trials, not after them
+  io::check_output_path(a.out, "--out", {{a.store, "--store"}});  // before the trials, not after them
   SampleStore store(a.store);
   store.lock_for_profiling();
   bind_store(store, text, !a.workload.empty() ? a.workload : a.name.empty() ? "custom" : a.name, opts.launch);

@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/median.h"
+#include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "profile/machine_probe.h"
 #include "profile/progress.h"
@@ -38,6 +39,7 @@ void require_exists(const std::string& path) {
 }
 
 void run_export(const SamplesArgs& a) {
+  io::check_output_path(a.out, "--out", {{a.store, "--store"}});
   SampleStore store(a.store, SampleStore::Open::kExisting);
   SampleSet set = store.samples();
   if (set.empty()) throw InputError(a.store, 0, "", "the store holds no ok trials yet; nothing to export");

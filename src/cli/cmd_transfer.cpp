@@ -62,7 +62,7 @@ const structure::LayerGraph* network_for(const TransferArgs& a) {
 
 // --samples: the samples again, each epoch time predicted on the target.
 void run_transfer_samples(const TransferArgs& a) {
-  io::check_output_path(a.out, "--out");
+  io::check_output_path(a.out, "--out", {{a.samples, "--samples"}});
   const auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
   const auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);

@@ -65,6 +65,8 @@ bool stderr_is_tty();
 // value ("must be > 0, got 0"), where CLI11's print its range's double limits.
 CLI::Validator positive_number();
 CLI::Validator non_negative_number();
+// An interval's coverage: strictly between 0 and 1, or 0 for no interval.
+CLI::Validator coverage_or_none();
 
 // A verb that has printed its JSON answer and then fails (exit 3 with the
 // plan that came closest) calls this, so that main does not print a second

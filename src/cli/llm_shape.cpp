@@ -19,7 +19,7 @@ void add_llm_shape_options(CLI::App* m, LlmShapeArgs& a) {
       {"ffn-hidden", m->add_option("--ffn-hidden", a.spec.ffn_hidden, "MLP width (0: 4 x hidden)")},
       {"gated-mlp", m->add_flag("--gated-mlp", a.spec.gated_mlp, "SwiGLU MLP")},
       {"seq", m->add_option("--seq", a.spec.seq, "Sequence length")},
-      {"vocab", m->add_option("--vocab", a.spec.vocab, "Vocabulary")->capture_default_str()},
+      {"vocab", m->add_option("--vocab", a.spec.vocab, "Vocabulary [default: the --model's, else 51200]")},
   };
   m->footer("With --model, each shape option given replaces the zoo's value (--model llama3-8b --seq 8192).");
 }

@@ -99,6 +99,22 @@ CLI::Validator number_check(bool zero_ok) {
 }
 }  // namespace
 
+CLI::Validator coverage_or_none() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        double x = -1;
+        try {
+          size_t used = 0;
+          x = std::stod(v, &used);
+          if (used != v.size()) x = -1;
+        } catch (const std::exception&) {
+        }
+        if (x == 0 || (x > 0 && x < 1)) return "";
+        return "must be a coverage strictly between 0 and 1 (e.g. 0.8), or 0 for none; got '" + v + "'";
+      },
+      "0 or (0, 1)");
+}
+
 CLI::Validator positive_number() { return number_check(false); }
 CLI::Validator non_negative_number() { return number_check(true); }
 

@@ -20,6 +20,13 @@ std::string lowercase(std::string s) {
   return s;
 }
 
+std::string fold_column_name(std::string s) {
+  s = lowercase(std::move(s));
+  for (char& c : s)
+    if (c == '-' || c == ' ') c = '_';
+  return s;
+}
+
 static std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t\r\n");
   if (a == std::string::npos) return "";
@@ -167,7 +174,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
                                                  std::to_string(i + 1));
         if (!t.index_.emplace(fields[i], static_cast<int>(i)).second)
           throw InputError(name, record_line, fields[i], "duplicate column name in header");
-        auto [it, fresh] = t.folded_index_.emplace(lowercase(fields[i]), static_cast<int>(i));
+        auto [it, fresh] = t.folded_index_.emplace(fold_column_name(fields[i]), static_cast<int>(i));
         if (!fresh) it->second = -2;
       }
       have_header = true;
@@ -194,8 +201,16 @@ void CsvTable::require_columns(const std::vector<std::string>& names) const {
 
 int CsvTable::column(const std::string& name) const {
   if (auto it = index_.find(name); it != index_.end()) return it->second;
-  auto it = folded_index_.find(lowercase(name));
+  auto it = folded_index_.find(fold_column_name(name));
   return it == folded_index_.end() || it->second < 0 ? -1 : it->second;
+}
+
+std::vector<std::string> CsvTable::columns_named(const std::string& name) const {
+  std::vector<std::string> named;
+  const std::string folded = fold_column_name(name);
+  for (const auto& h : header_)
+    if (fold_column_name(h) == folded) named.push_back(h);
+  return named;
 }
 
 void CsvTable::fail(const CsvRow& row, const std::string& name, const std::string& msg) const {

@@ -12,8 +12,11 @@
 
 namespace trainplan::io {
 
-// `s` with ASCII letters lowercased: how header names are matched in any case.
+// `s` with ASCII letters lowercased.
 std::string lowercase(std::string s);
+// A header name as it is matched when not found exactly: lowercased, with '-'
+// and ' ' read as '_' ("Sequence-Parallel" is sequence_parallel).
+std::string fold_column_name(std::string s);
 
 struct CsvRow {
   long line = 0;                    // 1-based line number in the file
@@ -36,12 +39,15 @@ class CsvTable {
   // '#' lines that came before the header, without the '#'.
   const std::vector<std::string>& leading_comments() const { return comments_; }
 
-  // Columns are found by exact name, else by the name in any case when only
-  // one header entry matches it so ("TP" is tp).
+  // Columns are found by exact name, else by the folded name (any case, '-'
+  // or ' ' for '_') when only one header entry matches it so ("TP" is tp).
   bool has_column(const std::string& name) const { return column(name) >= 0; }
   // Throws InputError naming the file and the missing column.
   void require_columns(const std::vector<std::string>& names) const;
   int column(const std::string& name) const;  // -1 if absent
+  // Every header entry whose folded name is `name`'s: more than one where a
+  // file names a column twice in different spellings ("tp" and "TP").
+  std::vector<std::string> columns_named(const std::string& name) const;
 
   // Typed access; each throws InputError with file, line and column on failure.
   const std::string& text(const CsvRow& row, const std::string& name) const;
@@ -67,7 +73,7 @@ class CsvTable {
   std::vector<CsvRow> rows_;
   std::vector<std::string> comments_;
   std::unordered_map<std::string, int> index_;
-  std::unordered_map<std::string, int> folded_index_;  // lowercase name -> column, -2 where two share it
+  std::unordered_map<std::string, int> folded_index_;  // folded name -> column, -2 where two share it
 };
 
 // Splits one CSV line on the commas outside double quotes and trims spaces

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -45,14 +46,67 @@ bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col, bool 
 
 namespace {
 
+// Every column the reader takes, by its name as documented in the header.
+const std::vector<std::string>& columns_read() {
+  static const std::vector<std::string> names = {
+      "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers", "seq", "tp", "dp", "pp", "vocab",
+      "ffn_hidden", "kv_groups", "cp", "gated_mlp", "tied_embeddings", "virtual_stages", "first_stage_layers",
+      "last_stage_layers", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "dropout",
+      "fp32_residual", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_in_bf16",
+      "precision", "iteration_time_s", "memory_gib", "tp_comm_s", "pp_comm_s", "dp_comm_s"};
+  return names;
+}
+
+// Single-character edits (insert, delete, replace) from a to b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// A column read under two spellings is refused (which would it be?); a column
+// not read whose name is a slip from one that is gets a note, since its
+// values would otherwise be passed over without a word.
+void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
+  for (const auto& name : columns_read())
+    if (auto named = t.columns_named(name); named.size() > 1) {
+      std::string list;
+      for (const auto& n : named) list += (list.empty() ? "'" : ", '") + n + "'";
+      throw InputError(t.path(), t.header_line(), name, "the columns " + list + " all read as '" + name + "': keep one");
+    }
+  for (const auto& h : t.header()) {
+    const std::string folded = fold_column_name(h);
+    const auto& known = columns_read();
+    if (std::find(known.begin(), known.end(), folded) != known.end()) continue;
+    for (const auto& name : known) {
+      // One slip in a short name, two in a long one; names of three letters
+      // or fewer (tp, dp, seq) are too close to many others to guess at.
+      const size_t most = name.size() >= 10 ? 2 : 1;
+      if (name.size() >= 4 && edit_distance(folded, name) <= most) {
+        notes.push_back(fmt::format("{}:{}: column '{}' is not read (did you mean '{}'?); its values are passed "
+                                    "through unread",
+                                    t.path(), t.header_line(), h, name));
+        break;
+      }
+    }
+  }
+}
+
 LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
-  LlmConfigTable out{std::move(table), {}};
+  LlmConfigTable out{std::move(table), {}, {}};
   const CsvTable& t = out.table;
   const std::string& path = t.path();
   std::vector<std::string> required = {"gpus", "global_batch", "micro_batch", "hidden", "heads",
                                        "layers", "seq", "tp", "dp", "pp"};
   if (require_time) required.push_back("iteration_time_s");
   t.require_columns(required);
+  check_column_names(t, out.notes);
   if (t.rows().empty()) throw InputError(path, t.header_line(), "", "no configuration rows");
   for (const auto& row : t.rows()) {
     LlmConfigRow r;

@@ -52,6 +52,9 @@ LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& sp
 struct LlmConfigTable {
   CsvTable table;  // the file as read, for passing its columns through
   std::vector<LlmConfigRow> rows;
+  // What a user should hear of, each naming the file: a column not read whose
+  // name is close to one that is ("sequence_paralel"), passed through unread.
+  std::vector<std::string> notes;
 };
 
 // Reads a configuration file; `require_time` makes iteration_time_s required.

@@ -20,4 +20,18 @@ void check_output_path(const std::string& path, const std::string& option) {
     throw InputError("", 0, option, "cannot write '" + path + "': permission denied");
 }
 
+void check_output_path(const std::string& path, const std::string& option,
+                       const std::vector<std::pair<std::string, std::string>>& inputs) {
+  check_output_path(path, option);
+  if (path.empty() || path == "-") return;
+  std::error_code ec;
+  for (const auto& [input, input_option] : inputs) {
+    if (input.empty() || input == "-") continue;
+    if (std::filesystem::equivalent(path, input, ec) && !ec)
+      throw InputError("", 0, option,
+                       "'" + path + "' is the " + input_option +
+                           " file: writing it would replace what this reads; give another path");
+  }
+}
+
 }  // namespace trainplan::io

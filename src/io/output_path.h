@@ -3,6 +3,8 @@
 // exist.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace trainplan::io {
 
@@ -10,5 +12,11 @@ namespace trainplan::io {
 // its folder does not exist, or either cannot be written. "-" (standard
 // output) and "" (no file) pass.
 void check_output_path(const std::string& path, const std::string& option);
+
+// The same, and also refuses when `path` is one of the verb's `inputs` (each
+// {path, the option that named it}; "" skipped) under any name, a link or
+// another spelling: writing the output would replace what the verb reads.
+void check_output_path(const std::string& path, const std::string& option,
+                       const std::vector<std::pair<std::string, std::string>>& inputs);
 
 }  // namespace trainplan::io

@@ -321,8 +321,16 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   // m·t_slowest is pp·t_mean - t_slowest ((pp - 1)·t when the stages are
   // alike; with one micro-batch the stages run one after another). The
   // interleaved schedule's bubble is (pp - 1)/vpp of a mean stage
-  // (Narayanan et al. 2021).
-  r.bubble = l.virtual_stages == 1 ? std::max(0.0, l.pp * mean - slowest) : (l.pp - 1.0) / l.virtual_stages * mean;
+  // (Narayanan et al. 2021) while there are at least pp micro-batches to
+  // fill it. With m < pp a micro-batch still passes all pp·vpp chunks in
+  // turn, so the pipeline takes (pp·vpp + m - 1) chunk steps of mean/vpp:
+  // the stages idle (pp - m)·t_mean more, and with m = 1 run one after
+  // another as without interleaving. (Megatron-LM refuses such layouts;
+  // `llm plan` never proposes them; `llm predict` prices them as they would run.)
+  const double v = l.virtual_stages;
+  r.bubble = l.virtual_stages == 1 ? std::max(0.0, l.pp * mean - slowest)
+             : mb >= l.pp          ? (l.pp - 1.0) / v * mean
+                                   : (l.pp - mb) * mean + (mb - 1.0) / v * mean;
 
   // Data parallelism: the gradients of the largest stage; with the
   // distributed optimizer a reduce-scatter of them and an all-gather of the

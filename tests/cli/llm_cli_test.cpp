@@ -417,3 +417,69 @@ TEST(LlmCli, BreakdownsPartsAddUpToTheIteration) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("where the time goes"), std::string::npos) << o.out;
 }
+
+// -o never writes over a file the verb reads: the measured rows of
+// --calibrate or the configurations, under any name (a link included).
+TEST(LlmCli, TheOutputNeverReplacesAnInput) {
+  auto d = tptest::temp_dir("llm_cli");
+  auto in = tptest::write_file(d / "in.csv", kConfigs);
+  auto measured = tptest::write_file(d / "measured.csv",
+                                     tptest::llm_measured_csv(trainplan::io::resolve_hardware("h100"), 0.8, 1.0));
+  std::filesystem::create_symlink(measured, d / "link.csv");
+  const std::string before = tptest::read_file(measured);
+  for (const std::string& out : {in, (d / "link.csv").string(), (d / "." / "measured.csv").string()}) {
+    auto r = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + measured + " -o " + out);
+    EXPECT_EQ(r.exit_code, 2) << out;
+    EXPECT_NE(r.err.find("writing it would replace what this reads"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(tptest::read_file(measured), before);
+  EXPECT_EQ(tptest::read_file(in), kConfigs);
+  // Measured rows given as configurations: their time gives way to the
+  // prediction in the output, and the run says so.
+  auto r = tptest::run_cli("llm predict --configs " + measured + " --gpu h100 -o " + (d / "out.csv").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("column 'iteration_time_s' is replaced by the prediction"), std::string::npos) << r.err;
+}
+
+// A column is read in any case and with '-' or ' ' for '_'; one read under two
+// spellings is refused; a near miss of a column's name is pointed out, since
+// its values would otherwise go unread.
+TEST(LlmCli, ColumnNamesInOtherSpellingsAreReadRefusedOrPointedOut) {
+  auto d = tptest::temp_dir("llm_cli");
+  const std::string base = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,recompute,";
+  const std::string row = "8,4,1,6144,64,48,2048,8,1,1,selective,true\n";
+  auto predict = [&](const std::string& name, const std::string& column) {
+    auto f = tptest::write_file(d / (name + ".csv"), base + column + "\n" + row);
+    return tptest::run_cli("llm predict --configs " + f + " --gpu a100-80gb --json");
+  };
+  auto plain = predict("plain", "sequence_parallel"), dashed = predict("dashed", "Sequence-Parallel");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(dashed.exit_code, 0) << dashed.err;
+  const auto memory = [](const tptest::CliResult& r) { return nlohmann::json::parse(r.out)["rows"][0]["memory_gib"]; };
+  EXPECT_EQ(memory(plain), memory(dashed));
+  auto slip = predict("slip", "sequence_paralel");
+  ASSERT_EQ(slip.exit_code, 0) << slip.err;
+  EXPECT_NE(memory(slip), memory(plain));  // read without sequence parallelism, as the note warns
+  EXPECT_NE(slip.err.find("column 'sequence_paralel' is not read (did you mean 'sequence_parallel'?)"),
+            std::string::npos) << slip.err;
+  auto twice = tptest::write_file(d / "twice.csv", base + "TP\n8,4,1,6144,64,48,2048,8,1,1,selective,4\n");
+  auto r = tptest::run_cli("llm predict --configs " + twice + " --gpu a100-80gb");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(r.err, twice, 1, "tp", {"'tp', 'TP'"})) << r.err;
+}
+
+// Measured rows the calibrated model cannot come near (a thousand times its
+// time: another unit, another GPU) are reported, not silently fitted.
+TEST(LlmCli, ACalibrationThatMissesItsOwnRowsSaysSo) {
+  auto d = tptest::temp_dir("llm_cli");
+  auto in = tptest::write_file(d / "in.csv", kConfigs);
+  auto text = tptest::llm_measured_csv(trainplan::io::resolve_hardware("h100"), 0.001, 0.0);
+  auto measured = tptest::write_file(d / "measured.csv", text);
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + measured + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool said = false;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& w : j["calibration"]["warnings"])
+    said |= w.get<std::string>().find("misses its own measured rows") != std::string::npos;
+  EXPECT_TRUE(said) << r.out;
+}

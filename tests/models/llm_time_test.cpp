@@ -71,6 +71,29 @@ TEST(LlmTime, OneMicroBatchRunsThePipelineStagesOneAfterAnother) {
   EXPECT_GT(t.stage_step, 1.05 * t.mean_stage_step);
 }
 
+// Interleaving with fewer micro-batches than stages (a layout Megatron-LM
+// refuses, which `llm predict` may be given): a micro-batch still passes all
+// pp·vpp chunks in turn, so one micro-batch takes pp stages whatever vpp, and
+// m < pp take (pp·vpp + m - 1) chunk steps (scripts/dev/pipeline-schedule-check.py
+// simulates these cases to the same figure).
+TEST(LlmTime, InterleavingCannotHideStagesFromTooFewMicroBatches) {
+  auto s = *find_transformer("gpt3-1.3b");
+  auto l = layout(1, 4, 1, 1);
+  const double plain = a100().predict(s, l).iteration;
+  for (int v : {2, 8}) {
+    l.virtual_stages = v;
+    auto t = a100().predict(s, l);
+    EXPECT_NEAR(t.bubble, 3 * t.mean_stage_step, 1e-12) << v;
+    EXPECT_GT(t.iteration, 0.97 * plain) << v;  // only the extra point-to-point sends differ
+  }
+  l.global_batch = 2;  // m = 2 < pp = 4, vpp 8
+  auto two = a100().predict(s, l);
+  EXPECT_NEAR(two.bubble, (4 - 2) * two.mean_stage_step + 1.0 / 8 * two.mean_stage_step, 1e-12);
+  l.global_batch = 4;  // m = pp: the usual (pp - 1)/vpp
+  auto four = a100().predict(s, l);
+  EXPECT_NEAR(four.bubble, 3.0 / 8 * four.mean_stage_step, 1e-12);
+}
+
 TEST(LlmTime, Fp32ProductsRunAtTheFp32PeakTheGpuSustains) {
   auto s = *find_transformer("gpt3-1.3b");
   auto l = layout(1, 1, 1, 8);
