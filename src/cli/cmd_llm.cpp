@@ -547,6 +547,8 @@ void run_grid(const EvaluateArgs& a) {
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
   for (const auto& n : grid.notes) std::cerr << "note: " << n << "\n";
+  if (grid.rows.size() < 2)
+    throw InputError(a.grid, 0, "", "holds one measured configuration: leaving one out needs at least two");
   auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_fit_candidates(a.fit), {}, a.interval);
   const auto on_k = scoring::score_llm_grid_on_k(grid.rows, hw, app::llm_fit_candidates(a.fit), kCalibrationRuns, kDraws);
   nlohmann::json on_k_json = nullptr;

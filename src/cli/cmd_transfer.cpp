@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -130,13 +131,18 @@ void run_transfer(const TransferArgs& a) {
       } catch (const std::exception&) {
         throw InputError("", 0, "--batches", "'" + b + "' is not a number");
       }
-      if (!(batch >= 1)) throw InputError("", 0, "--batches", "each per-GPU batch must be >= 1, got " + b);
+      if (!(batch >= 1) || batch != std::floor(batch))
+        throw InputError("", 0, "--batches", "each per-GPU batch must be a whole number >= 1, got " + b);
       try {
         at.push_back(models::step_sample(p, batch));
       } catch (const InputError& e) {
         throw InputError("", 0, "--placements", e.message());
       }
       const int per_node = problem.target_hw.node.gpus_per_node;
+      if (per_node > 0 && at.back().busiest_node() > per_node && !a.placements_given) {
+        at.pop_back();  // the default list's placements that the target's nodes cannot hold are left out
+        continue;
+      }
       if (per_node > 0 && at.back().busiest_node() > per_node)
         throw InputError("", 0, "--placements",
                          fmt::format("'{}' puts {} GPUs on a node, and a {} node holds {} (for larger nodes, give a "
@@ -158,7 +164,7 @@ void run_transfer(const TransferArgs& a) {
   if (!a.out.empty()) {
     std::string csv = "placement,local_bsz,step_time,host_s,gpu_s,exposed_comm_s\n";
     for (const auto& r : rows)
-      csv += fmt::format("{},{:g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r["placement"].get<std::string>(),
+      csv += fmt::format("{},{},{},{},{},{}\n", r["placement"].get<std::string>(),
                          r["local_bsz"].get<double>(), r["step_time_s"].get<double>(), r["host_s"].get<double>(),
                          r["gpu_s"].get<double>(), r["exposed_comm_s"].get<double>());
     std::ofstream f(a.out);
@@ -226,7 +232,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--to-gpu", a->to_gpu, "The GPU to predict: a catalog name or a hardware file")->required();
   auto* placements = cmd->add_option("--placements", a->placements,
                                      "Placements to predict, comma-separated: GPUs per node, one digit a node (1, 4, "
-                                     "44, 2222); with --from")
+                                     "44, 2222); with --from. The default leaves out those the --to-gpu's nodes "
+                                     "cannot hold")
                           ->capture_default_str();
   cmd->add_option("--batches", a->batches, "Per-GPU batch sizes to predict, comma-separated (required with --from)");
   cmd->add_option("--trials", a->trials,

@@ -111,10 +111,15 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
 }
 
 structure::HardwareProfile resolve_hardware(const std::string& name_or_path, const std::string& option) {
-  if (auto h = structure::find_builtin_hardware(name_or_path)) return *h;
+  // A path (it has a '/') is always a file, even where its last part is a
+  // catalog name ("./l4"); a bare word is the catalog's before a file's.
+  const bool path = name_or_path.find('/') != std::string::npos;
+  if (!path)
+    if (auto h = structure::find_builtin_hardware(name_or_path)) return *h;
   if (std::filesystem::is_regular_file(name_or_path)) return read_hardware_file(name_or_path);
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".csv"))
-    throw InputError(name_or_path, 0, option, "no such hardware file");
+  if (std::filesystem::is_directory(name_or_path))
+    throw InputError(name_or_path, 0, option, "is a directory, not a hardware file");
+  if (path || name_or_path.ends_with(".csv")) throw InputError(name_or_path, 0, option, "no such hardware file");
   throw InputError("", 0, option,
                    "unknown GPU '" + name_or_path + "': neither a name in the hardware catalog (" + catalog_list() +
                        ") nor a hardware file (docs/HARDWARE.md)");

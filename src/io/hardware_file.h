@@ -29,7 +29,8 @@ namespace trainplan::io {
 // base, or more or fewer than one data row.
 structure::HardwareProfile read_hardware_file(const std::string& path);
 
-// A built-in catalog name (or alias) or the path of a hardware file. Throws
+// A built-in catalog name (or alias) or the path of a hardware file: a word
+// with a '/' is always a path ("./l4" is the file, not the catalog's L4). Throws
 // InputError naming `option` (a command-line option such as "--to-gpu")
 // and listing the catalog when `name_or_path` is neither.
 structure::HardwareProfile resolve_hardware(const std::string& name_or_path, const std::string& option = "");

@@ -1,5 +1,7 @@
 #include "io/pollux_trace.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -10,6 +12,28 @@
 namespace fs = std::filesystem;
 
 namespace trainplan::io {
+namespace {
+
+// A per-GPU batch: a whole number of examples ("64.0" is 64).
+double whole_batch(const CsvTable& t, const CsvRow& row) {
+  const double b = t.positive(row, "local_bsz");
+  if (b != std::floor(b)) t.fail(row, "local_bsz", fmt::format("must be a whole number of examples, got {}", t.text(row, "local_bsz")));
+  return b;
+}
+
+// The step's time in its synchronisation: part of the step, so at most the
+// step. Timers that round the two apart may leave it a hair over (up to 1%),
+// which is read as the whole step; more is a broken row.
+double sync_within_step(const CsvTable& t, const CsvRow& row, double step_time) {
+  const double sync = t.number(row, "sync_time");
+  if (sync < 0) t.fail(row, "sync_time", "must be >= 0");
+  if (sync > 1.01 * step_time)
+    t.fail(row, "sync_time", fmt::format("{} s is longer than the step it is part of (step_time {} s)", t.text(row, "sync_time"),
+                                         t.text(row, "step_time")));
+  return std::min(sync, step_time);
+}
+
+}  // namespace
 
 PolluxTrace read_pollux_trace(const std::string& dir) {
   PolluxTrace tr;
@@ -31,10 +55,9 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
       r.gpus += c - '0';
     }
     r.nodes = static_cast<int>(r.placement.size());
-    r.local_bsz = t.positive(row, "local_bsz");
+    r.local_bsz = whole_batch(t, row);
     r.step_time = t.positive(row, "step_time");
-    r.sync_time = t.number(row, "sync_time");
-    if (r.sync_time < 0) t.fail(row, "sync_time", "must be >= 0");
+    r.sync_time = sync_within_step(t, row, r.step_time);
     tr.placements.push_back(r);
   }
   if (tr.placements.empty()) throw InputError(pl.string(), 0, "", "no rows");
@@ -47,10 +70,12 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
       ScalabilityRow r;
       r.num_nodes = s.positive_int(row, "num_nodes");
       r.num_replicas = s.positive_int(row, "num_replicas");
-      r.local_bsz = s.positive(row, "local_bsz");
+      if (r.num_nodes > r.num_replicas)
+        s.fail(row, "num_nodes", fmt::format("{} nodes cannot hold {} replica(s): each node runs at least one",
+                                             r.num_nodes, r.num_replicas));
+      r.local_bsz = whole_batch(s, row);
       r.step_time = s.positive(row, "step_time");
-      r.sync_time = s.number(row, "sync_time");
-      if (r.sync_time < 0) s.fail(row, "sync_time", "must be >= 0");
+      r.sync_time = sync_within_step(s, row, r.step_time);
       tr.scalability.push_back(r);
     }
   }

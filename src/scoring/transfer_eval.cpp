@@ -188,11 +188,20 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
                                          a, b));
   } else {
     auto a = traces_of(opts.from), b = traces_of(opts.to);
+    // A network's folder on the other side that is no trace (no
+    // placements.csv) is a broken copy, not a network left out.
+    auto require_trace = [](const std::string& root, const std::string& name) {
+      const fs::path folder = fs::path(root) / name;
+      if (fs::is_directory(folder))
+        throw InputError((folder / "placements.csv").string(), 0, "",
+                         "missing: " + name + " has a trace on the other side, and this folder of its name needs "
+                         "placements.csv");
+    };
     for (const auto& [name, dir] : a)
       if (b.count(name)) pairs.push_back({dir, b[name]});
-      else rep.skipped.push_back(name + ": only under " + opts.from);
+      else require_trace(opts.to, name), rep.skipped.push_back(name + ": only under " + opts.from);
     for (const auto& [name, dir] : b)
-      if (!a.count(name)) rep.skipped.push_back(name + ": only under " + opts.to);
+      if (!a.count(name)) require_trace(opts.from, name), rep.skipped.push_back(name + ": only under " + opts.to);
     if (pairs.empty())
       throw InputError(opts.to, 0, "", "no network's trace folder is under both " + opts.from + " and " + opts.to);
   }

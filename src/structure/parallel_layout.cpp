@@ -17,8 +17,8 @@ std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const Parall
   if (int64_t(l.tp) * l.cp * l.pp * l.dp > kMaxLayoutCount)
     return LayoutProblem{"dp", "tp x cp x pp x dp is more than " + n(kMaxLayoutCount) + " GPUs"};
   if (l.cp > 1 && s.seq % (2 * int64_t(l.cp)) != 0)
-    return LayoutProblem{"cp", "2 x cp " + n(2 * l.cp) + " does not divide the sequence " + n(s.seq) +
-                                   " (context parallelism splits it into 2·cp balanced chunks)"};
+    return LayoutProblem{"cp", "cp " + n(l.cp) + " needs a sequence that is a multiple of 2 x cp = " + n(2 * l.cp) +
+                                   ", and it is " + n(s.seq) + " (context parallelism splits it into 2·cp balanced chunks)"};
   if (s.heads % l.tp != 0) return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.heads) + " heads"};
   if (s.kv() % l.tp != 0)
     return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.kv()) + " key/value groups"};

@@ -411,6 +411,12 @@ TEST(LlmCli, BreakdownsPartsAddUpToTheIteration) {
     while (cells >> x) sum += x, ++n;
     EXPECT_EQ(n, 8) << line;
     EXPECT_NEAR(sum / row["iteration_time_s"].get<double>(), 1, 1e-3) << line;
+    // The JSON's parts, "other_s" among them, add up the same way.
+    double json_sum = 0;
+    for (const char* part : {"compute_s", "memory_bound_s", "tp_comm_s", "pp_comm_s", "bubble_s", "dp_comm_s",
+                             "optimizer_s", "other_s"})
+      json_sum += row[part].get<double>();
+    EXPECT_NEAR(json_sum / row["iteration_time_s"].get<double>(), 1, 1e-9) << row.dump();
   }
   // Writing the predictions to a file, it still says where the time goes.
   auto o = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --breakdown -o " + (d / "out.csv").string());

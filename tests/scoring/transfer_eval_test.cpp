@@ -152,6 +152,59 @@ TEST(TransferEval, BadInputExitsTwoNamingThePlace) {
                       " --to-gpu a100-40gb --target-trials 36");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--target-trials"), std::string::npos);
+
+  // Rows no measurement gives: a sync longer than its step (a hair over is
+  // read as the whole step), a fraction of an example, more nodes than replicas.
+  const std::vector<std::tuple<std::string, std::string, std::string, long, std::string>> broken = {
+      {"placements.csv", "placement,local_bsz,step_time,sync_time\n1,8,0.1,0.1005\n1,16,0.1,0.2\n", "sync_time", 3, "0.2"},
+      {"placements.csv", "placement,local_bsz,step_time,sync_time\n1,8.5,0.1,0\n", "local_bsz", 2, "8.5"},
+      {"scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n5,2,32,0.1,0.01\n", "num_nodes", 2, "5"},
+  };
+  for (const auto& [file, text, column, line, value] : broken) {
+    tptest::write_file(bad / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,8,0.1,0\n1,16,0.15,0\n");
+    fs::remove(bad / "scalability.csv");
+    tptest::write_file(bad / file, text);
+    r = tptest::run_cli("evaluate --transfer --from " + from + " --from-gpu t4 --to " + (d / "bad").string() +
+                        " --to-gpu a100-40gb");
+    EXPECT_EQ(r.exit_code, 2) << text;
+    EXPECT_TRUE(tptest::names_input_error(r.err, (bad / file).string(), line, column, {value})) << r.err;
+  }
+
+  // A network's folder under one root and no trace (no placements.csv) under
+  // the other is named, not passed over as a network the other side lacks.
+  auto half = d / "half" / "synthnet";
+  fs::create_directories(half);
+  tptest::write_file(half / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n1,1,32,0.1,0\n");
+  write_trace(d / "half" / "othernet", rows_for(3, {"1", "2"}), false);
+  r = tptest::run_cli("evaluate --transfer --from " + from + " --from-gpu t4 --to " + (d / "half").string() +
+                      " --to-gpu a100-40gb");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(r.err, (half / "placements.csv").string(), 0, "")) << r.err;
+}
+
+// trainplan transfer's default placements are those the target's nodes hold;
+// a GPU named by a path is the file there, even with a catalog name's; a
+// folder where a hardware file belongs is called one.
+TEST(TransferCli, DefaultsFitTheTargetAndPathsAreFiles) {
+  auto d = two_gpu_traces(false);
+  const std::string src = (d / "dst" / "synthnet").string();  // the 8-GPU nodes' trace
+  auto r = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> placements;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& row : j["rows"]) placements.push_back(row["placement"]);
+  EXPECT_EQ(placements, (std::vector<std::string>{"1", "2", "4"}));  // 8 does not fit a T4 node of 4
+  auto given = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32 --placements 8");
+  EXPECT_EQ(given.exit_code, 2);
+  EXPECT_NE(given.err.find("a t4 node holds 4"), std::string::npos) << given.err;
+
+  tptest::write_file(d / "l4", "name,base,mem_GB\nmy-l4,l4,20\n");
+  auto hw = tptest::run_cli("hardware " + (d / "l4").string() + " --json");
+  ASSERT_EQ(hw.exit_code, 0) << hw.err;
+  EXPECT_NE(hw.out.find("my-l4"), std::string::npos) << hw.out;
+  auto folder = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu " + d.string() + " --batches 32");
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_NE(folder.err.find("is a directory"), std::string::npos) << folder.err;
 }
 
 // The figures of docs/TRANSFER.md on the development pair, with a margin, so
