@@ -37,7 +37,7 @@ struct EvaluateArgs {
   bool cross_model = false;
   std::string layer_timings;
   bool transfer = false;
-  std::string from, from_gpu, to, to_gpu, seeds, rows_out;
+  std::string from, from_gpu, to, to_gpu, seeds, rows_out, network;
   int target_trials = 0;
   bool models_given = false;
 };
@@ -71,6 +71,7 @@ void run_transfer(const EvaluateArgs& a) {
   o.to_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   o.target_trials = a.target_trials;
   o.rows_out = a.rows_out;
+  o.network = a.network;
   if (a.target_trials < 0) throw InputError("", 0, "--target-trials", "must be >= 0, got " + std::to_string(a.target_trials));
   o.seeds = a.seeds.empty() ? std::vector<uint64_t>{a.seed} : experiments::parse_seed_list(a.seeds);
   if (a.models_given && a.models != "all") {
@@ -88,8 +89,8 @@ void run_transfer(const EvaluateArgs& a) {
 
 void run_evaluate(const EvaluateArgs& a) {
   if (a.transfer) return run_transfer(a);
-  for (const auto* opt : {&a.from, &a.to, &a.from_gpu, &a.to_gpu})
-    if (!opt->empty()) throw InputError("--from, --to, --from-gpu and --to-gpu go with --transfer");
+  for (const auto* opt : {&a.from, &a.to, &a.from_gpu, &a.to_gpu, &a.network})
+    if (!opt->empty()) throw InputError("--from, --to, --from-gpu, --to-gpu and --network go with --transfer");
   if (!a.layer_timings.empty()) {
     if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
@@ -193,7 +194,7 @@ void setup(CLI::App& root) {
       ->each([a](const std::string&) { a->models_given = true; });
   cmd->add_option("--cv", a->cv, "Cross-validation folds (>= 2)")->capture_default_str();
   auto* seed = cmd->add_option("--seed", a->seed, "Seed for the fold shuffle (and, with --data, for the sampling plans)")
-                   ->capture_default_str();
+                   ->capture_default_str()->check(non_negative_number());
   cmd->add_option("--plan", a->plan, "With --data: sampling plan for the scored samples (paper, small, wide)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON (MRE as fractions, null where a number is missing, with a note)");
@@ -214,6 +215,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--target-trials", a->target_trials,
                   "With --transfer: rows of --to's placements.csv measured as trials (fitted on, not scored)")
       ->capture_default_str();
+  cmd->add_option("--network", a->network,
+                  "With --transfer of one network's folders: its layer graph (trainplan network), where the folders' "
+                  "names do not say it [default: the folders' names]");
   cmd->add_option("--rows-out", a->rows_out,
                   "With --transfer: write every predicted row (first seed) to this CSV: network, method, seed, "
                   "placement, local_bsz, step_time, predicted");

@@ -191,6 +191,10 @@ void run_predict(const PredictArgs& a) {
                                cal->cv.memory_mean_abs_relative_error >= 0
                                    ? fmt::format(", memory {:.2f}%", 100 * cal->cv.memory_mean_abs_relative_error)
                                    : "");
+    if (cal->memory_rows > 0)
+      std::cerr << fmt::format("  memory: a constant overhead of {:.2f} GiB per GPU fitted to the {} rows with memory_gib; "
+                               "mean |error| {:.2f}%\n",
+                               cal->memory_overhead_bytes / kGiB, cal->memory_rows, 100 * cal->memory_mean_abs_relative_error);
     if (cal->fit == "auto") {
       std::cerr << "  --fit auto chose " << cal->fitted << ": it cross-validates best on the measured rows\n";
       for (const auto& p : cal->passed_over) std::cerr << "  --fit auto passed over " << p << "\n";

@@ -187,6 +187,8 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
                                          "network, not between networks",
                                          a, b));
   } else {
+    if (!opts.network.empty())
+      throw InputError("", 0, "--network", "names one network's graph: give --from and --to as one network's trace folders");
     auto a = traces_of(opts.from), b = traces_of(opts.to);
     // A network's folder on the other side that is no trace (no
     // placements.csv) is a broken copy, not a network left out.
@@ -229,6 +231,16 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
                                    nt.network, target.size()));
     const structure::LayerGraph* graph = structure::find_network(fs::path(from_dir).filename().string());
     if (!graph) graph = structure::find_network(nt.network);
+    if (!opts.network.empty()) {
+      graph = structure::find_network(opts.network);
+      if (!graph)
+        throw InputError("", 0, "--network", "'" + opts.network + "' is not a network trainplan knows (trainplan network)");
+    } else if (!graph) {
+      rep.warnings.push_back(fmt::format(
+          "{}: no layer graph goes by the folders' names, so the step's compute- and memory-bound shares come from "
+          "the trace alone; if it is a network trainplan knows (trainplan network), --network NAME gives its graph",
+          nt.network));
+    }
 
     // split-transfer without trials, for the parts before trials (its fit
     // does not depend on the seed).

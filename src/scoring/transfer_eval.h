@@ -32,6 +32,9 @@ struct TransferEvalOptions {
   // When set, every predicted row of the first seed is written here (CSV:
   // network, method, placement, batch, measured and predicted step time).
   std::string rows_out;
+  // The network's layer graph by name (trainplan network), for one pair of
+  // folders whose names do not say it; "" takes it from the folders' names.
+  std::string network;
 };
 
 // Mean over the predicted rows of split-transfer's parts, seconds.

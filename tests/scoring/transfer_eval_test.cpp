@@ -395,3 +395,30 @@ TEST(TransferCli, SamplesMoveToAnotherGpuAndSaySo) {
   EXPECT_NE(sized.err.find("dataset_size"), std::string::npos) << sized.err;
   EXPECT_EQ(tptest::run_cli("transfer --samples " + no_size + " --dataset-size 10000 --from-gpu t4 --to-gpu h100").exit_code, 0);
 }
+
+// The layer graph comes from the folders' names; where they name no network
+// the run says so, and --network names it (for one pair of folders only).
+TEST(TransferEval, AFolderNamedForNoNetworkIsSaidAndNetworkNamesIt) {
+  auto d = two_gpu_traces(false);
+  const std::string one = " --from " + (d / "src" / "synthnet").string() + " --from-gpu t4 --to " +
+                          (d / "dst" / "synthnet").string() + " --to-gpu a100-40gb --json";
+  auto warned = [](const tptest::CliResult& r) {
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& w : j["warnings"])
+      if (w.get<std::string>().find("no layer graph goes by the folders' names") != std::string::npos) return true;
+    return false;
+  };
+  auto unnamed = tptest::run_cli("evaluate --transfer" + one);
+  ASSERT_EQ(unnamed.exit_code, 0) << unnamed.err;
+  EXPECT_TRUE(warned(unnamed)) << unnamed.out;
+  auto named = tptest::run_cli("evaluate --transfer" + one + " --network cifar10");
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_FALSE(warned(named)) << named.out;
+  auto unknown = tptest::run_cli("evaluate --transfer" + one + " --network nosuchnet");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(unknown.err, "", 0, "--network", {"'nosuchnet'"})) << unknown.err;
+  auto roots = tptest::run_cli("evaluate --transfer --from " + (d / "src").string() + " --from-gpu t4 --to " +
+                               (d / "dst").string() + " --to-gpu a100-40gb --network cifar10");
+  EXPECT_EQ(roots.exit_code, 2);
+  EXPECT_NE(roots.err.find("--network"), std::string::npos) << roots.err;
+}
