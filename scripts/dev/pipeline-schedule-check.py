@@ -101,7 +101,8 @@ def closed_form(pp, vpp, m, fwd, bwd):
     elif m >= pp:
         bubble = (pp - 1) / vpp * mean
     else:
-        bubble = (pp - m) * mean + (m - 1) / vpp * mean
+        heaviest_chunk = max(fwd[i] + bwd[i] for i in range(pp * vpp))
+        bubble = pp * mean + (m - 1) * heaviest_chunk - m * slowest
     return m * slowest + bubble
 
 
@@ -134,3 +135,7 @@ if __name__ == "__main__":
     case("one micro-batch, pp 4, vpp 8", 4, 8, 1, 32, 0.0)
     case("two micro-batches, pp 4, vpp 2", 4, 2, 2, 32, 0.0)
     case("three micro-batches, pp 8, vpp 4", 8, 4, 3, 32, 0.0)
+    case("one micro-batch, heavy ends, pp 4, vpp 8", 4, 8, 1, 32, 2.2, 1.0)
+    case("two micro-batches, heavy ends, pp 4, vpp 8", 4, 8, 2, 32, 2.2)
+    case("three micro-batches, heavy ends, pp 8, vpp 4", 8, 4, 3, 32, 3.0, 1.0)
+    case("five micro-batches, heavy ends, pp 8, vpp 2", 8, 2, 5, 16, 3.0, 1.0)

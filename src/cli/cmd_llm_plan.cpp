@@ -276,8 +276,6 @@ void run_plan(PlanArgs a) {
                                            : a.options.frontier ? "--frontier"
                                            : a.breakdown        ? "--breakdown"
                                                                 : "--plot"));
-  if (!(a.interval >= 0 && a.interval < 1))
-    throw InputError("", 0, "--interval", "must be from 0 (none) to under 1 (a coverage, such as 0.8)");
   const auto names = comma_list(a.gpu, "--gpu");
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");

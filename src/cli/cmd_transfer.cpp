@@ -109,6 +109,13 @@ void run_transfer(const TransferArgs& a) {
     return run_transfer_samples(a);
   }
   if (a.batches.empty()) throw InputError("", 0, "--batches", "the per-GPU batches to predict are required with --from");
+  const auto trace_file = [](const std::string& dir, const char* name) {
+    return dir.empty() ? std::string() : (fs::path(dir) / name).string();
+  };
+  io::check_output_path(a.out, "--out",
+                        {{trace_file(a.from, "placements.csv"), "--from trace's placements.csv"},
+                         {trace_file(a.from, "scalability.csv"), "--from trace's scalability.csv"},
+                         {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"}});
   // trace_samples names a trace directory's missing placements.csv.
   models::TransferProblem problem;
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");

@@ -38,11 +38,12 @@ std::string catalog_list() {
 
 structure::HardwareProfile read_hardware_file(const std::string& path) {
   CsvTable t = CsvTable::read(path);
-  // Header names in any case, as in every CSV the project reads (docs/FORMATS.md).
-  std::set<std::string> known_lower;
-  for (const auto& k : known_columns()) known_lower.insert(lowercase(k));
+  // Header names in any case and with '-' or ' ' for '_', as in every CSV the project reads (docs/FORMATS.md).
+  std::set<std::string> known_folded;
+  for (const auto& k : known_columns()) known_folded.insert(fold_column_name(k));
   for (const auto& h : t.header())
-    if (!known_lower.count(lowercase(h)) && !catalog_only_columns().count(lowercase(h)) && lowercase(h) != "device") {
+    if (!known_folded.count(fold_column_name(h)) && !catalog_only_columns().count(fold_column_name(h)) &&
+        fold_column_name(h) != "device") {
       std::string known;
       for (const auto& k : known_columns()) known += (known.empty() ? "" : ", ") + k;
       throw InputError(path, t.header_line(), h, "unknown column (a hardware file has: " + known + ")");

@@ -15,11 +15,7 @@ namespace trainplan::io {
 namespace {
 
 // A per-GPU batch: a whole number of examples ("64.0" is 64).
-double whole_batch(const CsvTable& t, const CsvRow& row) {
-  const double b = t.positive(row, "local_bsz");
-  if (b != std::floor(b)) t.fail(row, "local_bsz", fmt::format("must be a whole number of examples, got {}", t.text(row, "local_bsz")));
-  return b;
-}
+double whole_batch(const CsvTable& t, const CsvRow& row) { return double(t.positive_int(row, "local_bsz")); }
 
 // The step's time in its synchronisation: part of the step, so at most the
 // step. Timers that round the two apart may leave it a hair over (up to 1%),

@@ -323,14 +323,22 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   // interleaved schedule's bubble is (pp - 1)/vpp of a mean stage
   // (Narayanan et al. 2021) while there are at least pp micro-batches to
   // fill it. With m < pp a micro-batch still passes all pp·vpp chunks in
-  // turn, so the pipeline takes (pp·vpp + m - 1) chunk steps of mean/vpp:
-  // the stages idle (pp - m)·t_mean more, and with m = 1 run one after
-  // another as without interleaving. (Megatron-LM refuses such layouts;
-  // `llm plan` never proposes them; `llm predict` prices them as they would run.)
+  // turn: the first takes pp·t_mean, as without interleaving, and each
+  // further one follows it a chunk behind, at the heaviest chunk's pace (the
+  // last, with the logits, or the first, with the embedding). (Megatron-LM
+  // refuses such layouts; `llm plan` never proposes them; `llm predict`
+  // prices them as they would run; scripts/dev/pipeline-schedule-check.py
+  // simulates them.)
   const double v = l.virtual_stages;
-  r.bubble = l.virtual_stages == 1 ? std::max(0.0, l.pp * mean - slowest)
-             : mb >= l.pp          ? (l.pp - 1.0) / v * mean
-                                   : (l.pp - mb) * mean + (mb - 1.0) / v * mean;
+  if (l.virtual_stages == 1) {
+    r.bubble = std::max(0.0, l.pp * mean - slowest);
+  } else if (mb >= l.pp) {
+    r.bubble = (l.pp - 1.0) / v * mean;
+  } else {
+    const double heaviest_chunk =
+        std::max({(first - embedding) / v + embedding, (last - logits) / v + logits, between / v});
+    r.bubble = std::max(0.0, l.pp * mean + (mb - 1) * heaviest_chunk - mb * slowest);
+  }
 
   // Data parallelism: the gradients of the largest stage; with the
   // distributed optimizer a reduce-scatter of them and an all-gather of the

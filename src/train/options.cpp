@@ -23,14 +23,17 @@ std::vector<std::string> split_dirs(const std::string& list) {
 
 }  // namespace
 
+std::string user_data_dir() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/trainplan/datasets";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/trainplan/datasets";
+  return "";
+}
+
 std::vector<std::string> data_search_path(const std::string& flag_value) {
   if (!flag_value.empty()) return split_dirs(flag_value);
   if (const char* env = std::getenv("TRAINPLAN_DATA_DIR"); env && *env) return split_dirs(env);
   std::vector<std::string> dirs;
-  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
-    dirs.push_back(std::string(xdg) + "/trainplan/datasets");
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    dirs.push_back(std::string(home) + "/.local/share/trainplan/datasets");
+  if (const std::string user = user_data_dir(); !user.empty()) dirs.push_back(user);
 #ifdef TRAINPLAN_SOURCE_DATA_DIR
   dirs.push_back(TRAINPLAN_SOURCE_DATA_DIR);
 #endif
@@ -108,8 +111,9 @@ ParseResult parse_options(int argc, char** argv) {
   app.add_option("--data-dir", o.data_dir,
                  "Directory holding mnist/ or fashion-mnist/ (raw IDX files, gzipped or not), or several "
                  "separated by ':', searched in order [default: $TRAINPLAN_DATA_DIR, else "
-                 "~/.local/share/trainplan/datasets (trainplan-datasets fills it), the source tree's, "
-                 "<prefix>/share/trainplan/datasets, /usr/share/datasets (Debian's dataset-fashion-mnist)]");
+                 "${XDG_DATA_HOME:-~/.local/share}/trainplan/datasets (trainplan-datasets fills it), the source "
+                 "tree's, <prefix>/share/trainplan/datasets, /usr/local/share/trainplan/datasets, "
+                 "/usr/share/trainplan/datasets, /usr/share/datasets (Debian's dataset-fashion-mnist)]");
   app.add_option("--seed", o.seed, "Seed for the initial parameters and the per-epoch shuffle")->capture_default_str();
   app.add_option("--train-subset", o.train_subset, "Train on the first N training images only (0 = all 60000)")
       ->capture_default_str()

@@ -93,5 +93,8 @@ std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given
 //   /usr/share/trainplan/datasets
 //   /usr/share/datasets                                     (Debian's dataset-fashion-mnist)
 std::vector<std::string> data_search_path(const std::string& flag_value);
+// The first of the default list: where trainplan-datasets puts MNIST for this
+// user ("" without $XDG_DATA_HOME and $HOME).
+std::string user_data_dir();
 
 }  // namespace trainplan::train

@@ -92,10 +92,22 @@ class IdxStream {
 std::filesystem::path idx_file(const std::filesystem::path& dir, const std::string& name) {
   std::error_code ec;
   if (std::filesystem::exists(dir / name, ec)) return dir / name;
+  const auto gz = dir / (name + ".gz");
 #ifdef TRAINPLAN_WITH_ZLIB
-  if (std::filesystem::exists(dir / (name + ".gz"), ec)) return dir / (name + ".gz");
+  if (std::filesystem::exists(gz, ec)) return gz;
+#else
+  if (std::filesystem::exists(gz, ec))
+    throw std::runtime_error(gz.string() + " is gzipped, and this trainplan-train was built without zlib: gunzip it, "
+                             "or rebuild with zlib (zlib1g-dev)");
 #endif
   return {};
+}
+
+// How a workload's data set is had, for the messages that miss it.
+std::string how_to_get(const std::string& subdir) {
+  if (subdir == "fashion-mnist")
+    return "Debian's dataset-fashion-mnist installs Fashion-MNIST in /usr/share/datasets (apt install dataset-fashion-mnist)";
+  return "trainplan-datasets fetches MNIST into " + user_data_dir();
 }
 
 // The first `subset` items (all if 0) of an IDX file (LeCun's format: a
@@ -106,8 +118,8 @@ std::filesystem::path idx_file(const std::filesystem::path& dir, const std::stri
 torch::Tensor read_idx(const std::filesystem::path& dir, const std::string& name, uint32_t magic, int64_t subset) {
   std::filesystem::path p = idx_file(dir, name);
   if (p.empty())
-    throw std::runtime_error("missing data file " + (dir / name).string() +
-                             " (pass --data-dir or set TRAINPLAN_DATA_DIR; trainplan-datasets fetches MNIST)");
+    throw std::runtime_error("missing data file " + (dir / name).string() + " (" +
+                             how_to_get(dir.filename().string()) + "; pass --data-dir or set TRAINPLAN_DATA_DIR)");
   IdxStream in(p);
   auto fail = [&](const std::string& what) { return std::runtime_error(p.string() + ": " + what); };
   if (!in.is_open()) throw fail("cannot open");
@@ -147,13 +159,10 @@ std::filesystem::path find_data(const std::string& workload, const Normalisation
     if (!idx_file(dir, "train-images-idx3-ubyte").empty()) return dir;
     looked += "\n  " + dir.string();
   }
-  const bool fashion = std::string(n.subdir) == "fashion-mnist";
-  throw std::runtime_error(
-      "no " + std::string(n.subdir) + " data for --workload " + workload +
-      " (train-images-idx3-ubyte, gzipped or not) in any of:" + looked + "\n" +
-      (fashion ? "Install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist)"
-               : "Run trainplan-datasets to fetch MNIST into ~/.local/share/trainplan/datasets") +
-      ", or pass --data-dir DIR or set TRAINPLAN_DATA_DIR to the directory that holds " + n.subdir + "/");
+  throw std::runtime_error("no " + std::string(n.subdir) + " data for --workload " + workload +
+                           " (train-images-idx3-ubyte, gzipped or not) in any of:" + looked + "\n" +
+                           how_to_get(n.subdir) + "; or pass --data-dir DIR or set TRAINPLAN_DATA_DIR to the "
+                           "directory that holds " + n.subdir + "/");
 }
 
 }  // namespace

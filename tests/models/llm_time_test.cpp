@@ -83,12 +83,16 @@ TEST(LlmTime, InterleavingCannotHideStagesFromTooFewMicroBatches) {
   for (int v : {2, 8}) {
     l.virtual_stages = v;
     auto t = a100().predict(s, l);
-    EXPECT_NEAR(t.bubble, 3 * t.mean_stage_step, 1e-12) << v;
-    EXPECT_GT(t.iteration, 0.97 * plain) << v;  // only the extra point-to-point sends differ
+    // Every stage once, pp·t_mean, as without interleaving: only the extra
+    // point-to-point sends differ (the logits' stage is the slowest).
+    EXPECT_NEAR(t.stage_step + t.bubble, 4 * t.mean_stage_step, 1e-12) << v;
+    EXPECT_NEAR(t.iteration, plain, 0.03 * plain) << v;
   }
-  l.global_batch = 2;  // m = 2 < pp = 4, vpp 8
+  l.global_batch = 2;  // m = 2 < pp = 4, vpp 8: one more micro-batch, at least one chunk behind
   auto two = a100().predict(s, l);
-  EXPECT_NEAR(two.bubble, (4 - 2) * two.mean_stage_step + 1.0 / 8 * two.mean_stage_step, 1e-12);
+  const double pipeline_two = 2 * two.stage_step + two.bubble;
+  EXPECT_GT(pipeline_two, 4 * two.mean_stage_step + two.mean_stage_step / 8);
+  EXPECT_LT(pipeline_two, 4 * two.mean_stage_step + two.stage_step / 2);
   l.global_batch = 4;  // m = pp: the usual (pp - 1)/vpp
   auto four = a100().predict(s, l);
   EXPECT_NEAR(four.bubble, 3.0 / 8 * four.mean_stage_step, 1e-12);
