@@ -33,6 +33,10 @@ bool PlanOutcome::past_longest_trial() const {
   return longest_trial_epochs > 0 && run_config().epochs > longest_trial_epochs;
 }
 
+bool PlanOutcome::past_most_workers() const {
+  return most_workers_sampled > 0 && run_config().workers > most_workers_sampled;
+}
+
 void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
   if (!samples.has_metric() && !samples.diverged.empty())
     throw InputError(samples.source, 0, "metric",
@@ -141,6 +145,15 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
                                    .gpus_per_node = gpus_per_node});
   o.query.max_workers = p.space.max_workers;
   o.batches = p.space.batches;
+  // Every planner walks the (batch, workers) cells and tabu search lists them:
+  // past this many the memory and time grow with a typo (--max-workers 100000000).
+  constexpr double kMostCells = 1 << 24;
+  const double cells = double(p.space.batches.size()) * double(std::max(p.space.max_workers, 0));
+  if (cells > kMostCells)
+    throw InputError("", 0, q.max_workers > 0 ? "--max-workers" : "--batches",
+                     fmt::format("the search space has {:.0f} (batch, workers) cells ({} batches x {} worker counts), "
+                                 "more than {:.0f}: lower --max-workers or give fewer --batches",
+                                 cells, p.space.batches.size(), p.space.max_workers, kMostCells));
   plan::validate(p);
   if (!p.space.diverged.empty()) {
     std::string cells;
@@ -171,6 +184,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
   plan::add_model_metric(o.evidence, *pm.fitted);
   o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
+  for (const auto& s : samples.samples) o.most_workers_sampled = std::max(o.most_workers_sampled, s.workers);
   if (q.confidence > 0 && !q.early_stop) o.confidence_margin = confidence_margin(o);
   if (!q.emit.empty()) o.launch = launch_spec(o, q);
   return o;
@@ -229,6 +243,8 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                                    {"epoch_octaves", t.epoch_octaves}});
   j["longest_trial_epochs"] = o.longest_trial_epochs;
   j["past_longest_trial"] = o.past_longest_trial();
+  j["most_workers_sampled"] = o.most_workers_sampled;
+  j["past_most_workers"] = o.past_most_workers();
   if (const auto& m = o.confidence_margin)
     j["confidence_margin"] = {{"point_epochs_to_target", m->point_epochs},
                               {"margin_epochs", m->extra_epochs},

@@ -75,6 +75,11 @@ struct PlanOutcome {
   const Config& run_config() const;
   // run_config()'s epochs past longest_trial_epochs.
   bool past_longest_trial() const;
+  // The most workers any sample ran. A run planned on more rests on the time
+  // model's extrapolation in workers, which cross-validation over the sampled
+  // counts never tests.
+  int most_workers_sampled = 0;
+  bool past_most_workers() const;
   // With query.frontier: the cheapest run for every deadline, on `model`.
   std::vector<plan::Candidate> frontier;
   // With a confidence and fixed epochs, when the point prediction meets the

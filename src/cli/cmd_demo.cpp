@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "app/search_space.h"
@@ -130,14 +131,14 @@ Profiled profile_step(const DemoArgs& a) {
   const SampleSet& samples = out.samples;
   std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}: {} samples\n", out.ok_trials, s.ok,
                            s.failed + s.timeout + s.bad_output, format_duration(s.wall_s), samples.size());
-  // Each failure with the last line its processes wrote, once while it repeats
+  // Each failure with the last line its processes wrote, each such line once
   // (a trainer without its data fails every trial alike).
-  std::string shown;
+  std::set<std::string> shown;
   for (const auto& r : store.trials()) {
     if (r.status == TrialStatus::kOk) continue;
     std::cerr << fmt::format("  {}: {}\n", to_string(r.key), describe_result(r));
-    if (auto l = stderr_last_line(r.stderr_tail); !l.empty() && l != shown)
-      std::cerr << fmt::format("      stderr: {}\n", shown = l);
+    if (auto l = stderr_last_line(r.stderr_tail); !l.empty() && shown.insert(l).second)
+      std::cerr << fmt::format("      stderr: {}\n", l);
   }
   if (samples.size() < 2 || !samples.has_metric())
     throw InputError(a.store, 0, "",

@@ -176,6 +176,12 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
   else print_predictions(out, a, o);
   if (!o.evidence.empty()) print_evidence(out, o);
   if (o.past_longest_trial()) print_past_longest_trial(out, a, o);
+  if (o.past_most_workers())
+    out << fmt::format("  the {} runs {} workers, past the most any sample ran ({}): its epoch time is the time model's "
+                       "extrapolation in workers, which cross-validation over the sampled counts does not test{}; "
+                       "profile with --workers up to {} to plan on measurements\n",
+                       o.stops_at_target() ? "expected run" : "choice", o.run_config().workers, o.most_workers_sampled,
+                       a.confidence > 0 ? ", and the interval does not widen for it" : "", o.run_config().workers);
   print_alternatives(out, o);
   if (a.frontier) {
     // How the cost moves with the deadline: a little more time may buy a much

@@ -105,6 +105,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   std::string text = a.cmd;
   if (!a.workload.empty()) text = builtin_template(a.workload, builtin);
   CommandTemplate tmpl(text);
+  check_data_parallel_template(tmpl);  // before the store is made
   ProfileOptions opts;
   const bool can_time = !a.workload.empty() || !a.time_cmd.empty();
   if (a.timing == "steps" && !can_time)
@@ -119,6 +120,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (can_time && a.timing != "epochs") {
     builtin.time_only = true;
     opts.time_template = CommandTemplate(a.workload.empty() ? a.time_cmd : builtin_template(a.workload, builtin));
+    check_data_parallel_template(*opts.time_template, "--time-cmd");
   }
   opts.time_repeats = a.time_repeats;
   opts.threads_per_worker = a.threads_per_worker;

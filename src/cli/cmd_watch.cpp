@@ -91,6 +91,8 @@ void print(const json& u, bool json_out, bool tty) {
 void run_follow(const WatchArgs& a) {
   if (!a.target) throw InputError("", 0, "--target", "required with --log, --cmd or --store");
   std::string log = a.log;
+  if (!log.empty() && std::filesystem::is_directory(log))
+    throw InputError(log, 0, "--log", "is a directory: give the job's log file");
   if (!a.store.empty()) {
     log = profile::live_log_path(a.store);
     if (!std::filesystem::exists(log))

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -141,6 +142,19 @@ void check_job_name(const std::string& kind, const std::string& name, int nodes)
                                  name, most, longest_pod));
 }
 
+// A container image reference ([registry[:port]/]name[:tag][@digest]) goes
+// into the manifest's YAML unquoted: only the characters such a reference
+// has, so that none of YAML's own (': ', '#', quotes, a newline) gets in.
+void check_image(const std::string& image) {
+  bool ok = !image.empty() && image.front() != '-' && image.front() != '.' && image.front() != ':';
+  for (unsigned char ch : image) ok = ok && (std::isalnum(ch) || ch == '.' || ch == '_' || ch == '-' || ch == '/' ||
+                                             ch == ':' || ch == '@');
+  if (!ok)
+    throw InputError("", 0, "--image",
+                     "'" + image + "' is not a container image reference ([registry[:port]/]name[:tag][@digest]: "
+                     "letters, digits and . _ - / : @)");
+}
+
 std::string slurm_script(const Config& c, const LaunchOptions& o) {
   Layout l = layout_for(c.workers, o.gpus_per_node);
   const TrainCommand t(c, o, l);
@@ -219,6 +233,7 @@ std::string k8s_pytorchjob(const Config& c, const LaunchOptions& o) {
 
 std::string launch_spec(const std::string& kind, const Config& c, const LaunchOptions& o) {
   if (kind == "slurm" || kind == "k8s") check_job_name(kind, o.job_name, layout_for(c.workers, o.gpus_per_node).nodes);
+  if (kind == "k8s") check_image(o.image);
   if (kind == "torchrun") return torchrun_command(c, o);
   if (kind == "slurm") return slurm_script(c, o);
   if (kind == "k8s") return k8s_pytorchjob(c, o);

@@ -82,13 +82,17 @@ bool oversubscribes_locally(const LaunchSettings& s, int processes, int threads)
   return s.kind == LauncherKind::kLocal && oversubscribes(processes, threads);
 }
 
-LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
+void check_data_parallel_template(const CommandTemplate& tmpl, const std::string& option) {
   for (const auto& name : CommandTemplate::shape_placeholder_names())
     if (tmpl.uses(name))
-      throw InputError("", 0, "--cmd",
+      throw InputError("", 0, option,
                        fmt::format("{{{}}} is a transformer grid's placeholder (trainplan llm profile); a "
                                    "data-parallel trial has no model shape",
                                    name));
+}
+
+LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
+  check_data_parallel_template(tmpl);
   const int nodes = nodes_of(key.workers, s);
   // A data-parallel trial is the layout tp = pp = 1, dp = workers.
   std::map<std::string, std::string> v = {{"batch", std::to_string(key.batch)},

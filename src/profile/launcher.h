@@ -50,6 +50,11 @@ struct LaunchPlan {
 
 LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port);
 
+// Throws InputError naming `option` when the template uses a transformer
+// grid's placeholder ({hidden}, {tp}, ...), which a data-parallel trial has
+// no value for; plan_launch checks it too, `profile` before its store exists.
+void check_data_parallel_template(const CommandTemplate& tmpl, const std::string& option = "--cmd");
+
 // A transformer configuration's layout: tp·pp·dp processes.
 struct LayoutKey {
   int tp = 1, pp = 1, dp = 1;

@@ -102,3 +102,32 @@ TEST(OutputPath, AFolderThatDoesNotExistFailsBeforeTheWork) {
   EXPECT_TRUE(tptest::names_input_error(sim.err, "", 0, "--jobs-csv", {"no folder"})) << sim.err;
   EXPECT_EQ(tptest::lines(sim.out).size(), 1u) << sim.out;  // the error's JSON alone: no results before it
 }
+
+// Values a typo gives, refused before any work and before anything is
+// written: a search space of 5 x 10^8 cells (which would take gigabytes), an
+// image that would break the manifest's YAML, a folder as a job's log, a
+// transformer placeholder in a data-parallel template (no store is made).
+TEST(BadOptions, TyposAreRefusedBeforeTheWork) {
+  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  const std::string plan = "plan --samples " + samples + " --target 0.95 --deadline 10m";
+  auto huge = tptest::run_cli(plan + " --max-workers 100000000");
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(huge.err, "", 0, "--max-workers", {"500000000"})) << huge.err;
+  for (const char* image : {"'a: b'", "'#x'", "'\"q'", "'img foo'"}) {
+    auto r = tptest::run_cli(plan + " --emit k8s --image " + image);
+    EXPECT_EQ(r.exit_code, 2) << image;
+    EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "--image")) << r.err;
+  }
+  auto ok = tptest::run_cli(plan + " --emit k8s --image registry.example.com:5000/team/train:1.2@sha256:abc");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  auto dir = tptest::temp_dir("bad_options");
+  auto watch = tptest::run_cli("watch --log " + dir.string() + " --target 0.9");
+  EXPECT_EQ(watch.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(watch.err, dir.string(), 0, "--log")) << watch.err;
+  const auto store = dir / "s.db";
+  auto profile = tptest::run_cli("profile --cmd 'echo {hidden} {batch}' --store " + store.string() +
+                                 " --batches 16 --workers 1 --epochs 1");
+  EXPECT_EQ(profile.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(profile.err, "", 0, "--cmd", {"{hidden}"})) << profile.err;
+  EXPECT_FALSE(std::filesystem::exists(store));
+}

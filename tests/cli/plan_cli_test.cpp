@@ -426,3 +426,28 @@ TEST(PlanCli, MaxWorkersDefaultsToTheLargestProfiled) {
   EXPECT_EQ(negative.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(negative.err, "", 0, "", {"--max-workers"}));
 }
+
+// The JSON says how many workers the samples ran at most and whether the
+// plan runs more, so that a plan resting on the time model's extrapolation
+// in workers is known as one: samples on 1 and 2 workers, whose epoch time
+// halves with the workers, and a deadline only more workers meet.
+TEST(PlanCli, APlanPastTheSampledWorkersSaysSo) {
+  auto d = tptest::temp_dir("plan_past_workers");
+  std::string csv = "batch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {32, 64, 128})
+    for (int r : {1, 2})
+      for (int e : {1, 2})
+        csv += fmt::format("{},{},{},{:.3f},{:.4f}\n", b, r, e, (2 + 98.0 * 32 / b) / r, 0.80 + 0.05 * e - 0.001 * b * r / 64);
+  const auto samples = tptest::write_file(d / "samples.csv", csv);
+  for (const auto& [deadline, past] : {std::pair{"10m", false}, std::pair{"5s", true}}) {
+    auto r = tptest::run_cli("plan --samples " + samples + " --target 0.80 --deadline " + deadline +
+                             " --max-workers 16 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["most_workers_sampled"], 2);
+    EXPECT_EQ(j["past_most_workers"].get<bool>(), past) << deadline << ": " << j["choice"].dump();
+    EXPECT_EQ(j["choice"]["workers"].get<int>() > 2, past) << deadline;
+  }
+  auto text = tptest::run_cli("plan --samples " + samples + " --target 0.80 --deadline 5s --max-workers 16");
+  EXPECT_NE(text.out.find("past the most any sample ran (2)"), std::string::npos) << text.out;
+}

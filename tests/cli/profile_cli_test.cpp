@@ -632,7 +632,7 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
 }
 
 // When every trial fails alike (a trainer without its data, say), the demo
-// says why in the trainer's own words, once, before it gives up.
+// says why in the trainer's own words, each line once, before it gives up.
 TEST(ProfileCli, DemoSaysWhyItsTrialsFailed) {
   Fixture f("prof_demo_fail");
   std::string trainer = tptest::write_file(f.dir / "trainplan-train",
