@@ -37,6 +37,10 @@ bool PlanOutcome::past_most_workers() const {
   return most_workers_sampled > 0 && run_config().workers > most_workers_sampled;
 }
 
+bool PlanOutcome::batch_past_dataset() const {
+  return dataset_size && double(run_config().batch) * run_config().workers > double(*dataset_size);
+}
+
 void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
   if (!samples.has_metric() && !samples.diverged.empty())
     throw InputError(samples.source, 0, "metric",
@@ -185,6 +189,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   plan::add_model_metric(o.evidence, *pm.fitted);
   o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
   for (const auto& s : samples.samples) o.most_workers_sampled = std::max(o.most_workers_sampled, s.workers);
+  o.dataset_size = samples.dataset_size;
   if (q.confidence > 0 && !q.early_stop) o.confidence_margin = confidence_margin(o);
   if (!q.emit.empty()) o.launch = launch_spec(o, q);
   return o;
@@ -245,6 +250,8 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
   j["past_longest_trial"] = o.past_longest_trial();
   j["most_workers_sampled"] = o.most_workers_sampled;
   j["past_most_workers"] = o.past_most_workers();
+  j["dataset_size"] = o.dataset_size ? nlohmann::json(*o.dataset_size) : nlohmann::json();
+  j["batch_past_dataset"] = o.batch_past_dataset();
   if (const auto& m = o.confidence_margin)
     j["confidence_margin"] = {{"point_epochs_to_target", m->point_epochs},
                               {"margin_epochs", m->extra_epochs},

@@ -80,6 +80,11 @@ struct PlanOutcome {
   // counts never tests.
   int most_workers_sampled = 0;
   bool past_most_workers() const;
+  // The training examples an epoch passes over, when the samples say it. A
+  // run whose global batch is larger takes one step an epoch on fewer
+  // examples than its batch: its time and metric are no measurement's.
+  std::optional<long> dataset_size;
+  bool batch_past_dataset() const;
   // With query.frontier: the cheapest run for every deadline, on `model`.
   std::vector<plan::Candidate> frontier;
   // With a confidence and fixed epochs, when the point prediction meets the

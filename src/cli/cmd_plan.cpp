@@ -182,6 +182,13 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
                        "profile with --workers up to {} to plan on measurements\n",
                        o.stops_at_target() ? "expected run" : "choice", o.run_config().workers, o.most_workers_sampled,
                        a.confidence > 0 ? ", and the interval does not widen for it" : "", o.run_config().workers);
+  if (o.batch_past_dataset())
+    out << fmt::format("  the {} has a global batch of {} (batch {} x {} workers), more than the {} examples an epoch "
+                       "passes over: each epoch is one short step, which no trial measured; lower --batches or "
+                       "--max-workers\n",
+                       o.stops_at_target() ? "expected run" : "choice",
+                       long(o.run_config().batch) * o.run_config().workers, o.run_config().batch,
+                       o.run_config().workers, *o.dataset_size);
   print_alternatives(out, o);
   if (a.frontier) {
     // How the cost moves with the deadline: a little more time may buy a much

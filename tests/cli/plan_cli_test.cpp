@@ -451,3 +451,20 @@ TEST(PlanCli, APlanPastTheSampledWorkersSaysSo) {
   auto text = tptest::run_cli("plan --samples " + samples + " --target 0.80 --deadline 5s --max-workers 16");
   EXPECT_NE(text.out.find("past the most any sample ran (2)"), std::string::npos) << text.out;
 }
+
+// A global batch past the data set an epoch passes over is a run no trial
+// measured (one short step an epoch): the plan says so; within it, not.
+TEST(PlanCli, ABatchPastTheDataSetIsSaid) {
+  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  for (const auto& [batches, past] : {std::pair{"16,32", false}, std::pair{"100000", true}}) {
+    auto r = tptest::run_cli("plan --samples " + samples + " --target 0.2 --deadline 10m --batches " + batches + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j["dataset_size"].is_number()) << r.out;
+    EXPECT_EQ(j["batch_past_dataset"].get<bool>(), past) << batches;
+    const double global = j["choice"]["batch"].get<double>() * j["choice"]["workers"].get<double>();
+    EXPECT_EQ(global > j["dataset_size"].get<double>(), past) << batches;
+  }
+  auto text = tptest::run_cli("plan --samples " + samples + " --target 0.2 --deadline 10m --batches 100000");
+  EXPECT_NE(text.out.find("more than the 12000 examples an epoch passes over"), std::string::npos) << text.out;
+}
