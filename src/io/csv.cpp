@@ -166,6 +166,11 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
     }
     split_fields(record, fields);
     if (!have_header) {
+      // A file whose first record is all numbers has no header: say so, rather
+      // than what its numbers as names would give (a "duplicate column '1'").
+      if (std::all_of(fields.begin(), fields.end(), [](const std::string& f) { return parse_finite(f).has_value(); }))
+        throw InputError(name, record_line, "",
+                         "this line holds numbers where the header naming the columns belongs: add the header line");
       t.header_ = fields;
       t.header_line_ = record_line;
       for (size_t i = 0; i < fields.size(); ++i) {

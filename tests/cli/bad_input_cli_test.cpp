@@ -26,6 +26,7 @@ const BadCase kCases[] = {
     {"empty_file", "", 0, "", "empty"},
     {"header_only", "batch,workers,epochs,epoch_time_s,metric\n", 0, "", "no samples"},
     {"duplicate_header", "batch,workers,epochs,epoch_time_s,metric,batch\n8,1,1,1,0.5,8\n", 1, "batch", ""},
+    {"no_header", "8,1,1,1,0.5\n16,1,1,1,0.5\n", 1, "", "header"},
 };
 
 class BadSampleFile : public ::testing::TestWithParam<BadCase> {};
