@@ -111,15 +111,13 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
   io::check_output_path(a.out, "--out", {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}});
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
-  auto in = io::read_llm_configs(a.configs);
-  for (const auto& n : in.notes) std::cerr << "note: " << n << "\n";
+  auto in = read_llm_configs_noted(a.configs);
   io::require_precision_units(in, hw);
   models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
   models::LlmMemoryModel mm;
   std::optional<app::LlmCalibration> cal;
   if (!a.calibrate.empty()) {
-    auto measured = io::read_llm_configs(a.calibrate, /*require_time=*/true);
-    for (const auto& n : measured.notes) std::cerr << "note: " << n << "\n";
+    auto measured = read_llm_configs_noted(a.calibrate, /*require_time=*/true);
     io::require_precision_units(measured, hw);
     cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
   }
@@ -549,8 +547,7 @@ void plot_grid(const std::string& path, const scoring::GridEvaluation& e, const 
 void run_grid(const EvaluateArgs& a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot);
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
-  auto grid = io::read_llm_configs(a.grid, /*require_time=*/true);
-  for (const auto& n : grid.notes) std::cerr << "note: " << n << "\n";
+  auto grid = read_llm_configs_noted(a.grid, /*require_time=*/true);
   if (grid.rows.size() < 2)
     throw InputError(a.grid, 0, "", "holds one measured configuration: leaving one out needs at least two");
   auto e = scoring::evaluate_llm_grid(grid.rows, hw, app::llm_fit_candidates(a.fit), {}, a.interval);

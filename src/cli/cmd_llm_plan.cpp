@@ -304,11 +304,9 @@ void run_plan(PlanArgs a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
-  if (!a.calibrate.empty()) {
-    measured = app::LlmPlanMeasured{io::read_llm_configs(a.calibrate, /*require_time=*/true), a.calibrate, a.fit,
+  if (!a.calibrate.empty())
+    measured = app::LlmPlanMeasured{read_llm_configs_noted(a.calibrate, /*require_time=*/true), a.calibrate, a.fit,
                                     a.interval};
-    for (const auto& n : measured->table.notes) std::cerr << "note: " << n << "\n";
-  }
   app::LlmPlanOutcome outcome = plan_or_name_the_option(s, hw, a.options, measured ? &*measured : nullptr);
   const plan::LlmPlanResult& r = outcome.result;
   int per_node = a.options.gpus_per_node > 0 ? a.options.gpus_per_node : std::max(1, hw.node.gpus_per_node);

@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "cli/llm_shape.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/llm_config_csv.h"
@@ -61,8 +62,7 @@ std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
 void run_llm_profile(const ProfileArgs& a) {
   io::check_output_path(a.out, "--out", {{a.grid, "--grid"}});  // before the trials, not after the first
   profile::CommandTemplate tmpl(a.cmd, "--cmd");
-  auto grid = io::read_llm_configs(a.grid);
-  for (const auto& n : grid.notes) std::cerr << "note: " << n << "\n";
+  auto grid = read_llm_configs_noted(a.grid);
   profile::LaunchSettings launch;
   launch.kind = profile::parse_launcher(a.launcher);
   launch.srun_args = a.srun_args;

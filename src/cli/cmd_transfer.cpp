@@ -140,22 +140,22 @@ void run_transfer(const TransferArgs& a) {
       }
       if (!(batch >= 1) || batch != std::floor(batch))
         throw InputError("", 0, "--batches", "each per-GPU batch must be a whole number >= 1, got " + b);
+      models::StepSample sample;
       try {
-        at.push_back(models::step_sample(p, batch));
+        sample = models::step_sample(p, batch);
       } catch (const InputError& e) {
         throw InputError("", 0, "--placements", e.message());
       }
       const int per_node = problem.target_hw.node.gpus_per_node;
-      if (per_node > 0 && at.back().busiest_node() > per_node && !a.placements_given) {
-        at.pop_back();  // the default list's placements that the target's nodes cannot hold are left out
-        continue;
-      }
-      if (per_node > 0 && at.back().busiest_node() > per_node)
+      const bool too_big = per_node > 0 && sample.busiest_node() > per_node;
+      if (too_big && !a.placements_given) continue;  // the default list's placements the target's nodes cannot hold
+      if (too_big)
         throw InputError("", 0, "--placements",
                          fmt::format("'{}' puts {} GPUs on a node, and a {} node holds {} (for larger nodes, give a "
                                      "hardware file with base {} and gpus_per_node; docs/HARDWARE.md)",
-                                     p, at.back().busiest_node(), problem.target_hw.name, per_node,
+                                     p, sample.busiest_node(), problem.target_hw.name, per_node,
                                      problem.target_hw.name));
+      at.push_back(sample);
     }
 
   models::SplitTransferModel model;

@@ -1,6 +1,7 @@
 #include "cli/llm_shape.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include "app/llm_calibration.h"
 
@@ -58,6 +59,12 @@ structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a) {
     throw InputError("", 0, "--" + option, e.message());
   }
   return s;
+}
+
+io::LlmConfigTable read_llm_configs_noted(const std::string& path, bool require_time) {
+  auto table = io::read_llm_configs(path, require_time);
+  for (const auto& n : table.notes) std::cerr << "note: " << n << "\n";
+  return table;
 }
 
 void add_llm_fit_option(CLI::App* cmd, std::string& fit, const char* help) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/llm_config_csv.h"
 #include "structure/transformer.h"
 
 namespace trainplan::cli {
@@ -27,5 +28,9 @@ structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a);
 // --fit, for every verb that calibrates the transformer models: one of
 // app::llm_fit_modes(), "auto" by default; `help` replaces the standard text.
 void add_llm_fit_option(CLI::App* cmd, std::string& fit, const char* help = nullptr);
+
+// io::read_llm_configs, with the reader's notes (a near miss of a column's
+// name) on stderr, as every verb that reads a configuration file gives them.
+io::LlmConfigTable read_llm_configs_noted(const std::string& path, bool require_time = false);
 
 }  // namespace trainplan::cli

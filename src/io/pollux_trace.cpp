@@ -14,9 +14,6 @@ namespace fs = std::filesystem;
 namespace trainplan::io {
 namespace {
 
-// A per-GPU batch: a whole number of examples ("64.0" is 64).
-double whole_batch(const CsvTable& t, const CsvRow& row) { return double(t.positive_int(row, "local_bsz")); }
-
 // The step's time in its synchronisation: part of the step, so at most the
 // step. Timers that round the two apart may leave it a hair over (up to 1%),
 // which is read as the whole step; more is a broken row.
@@ -51,7 +48,7 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
       r.gpus += c - '0';
     }
     r.nodes = static_cast<int>(r.placement.size());
-    r.local_bsz = whole_batch(t, row);
+    r.local_bsz = t.positive_int(row, "local_bsz");  // a whole number of examples ("64.0" is 64)
     r.step_time = t.positive(row, "step_time");
     r.sync_time = sync_within_step(t, row, r.step_time);
     tr.placements.push_back(r);
@@ -69,7 +66,7 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
       if (r.num_nodes > r.num_replicas)
         s.fail(row, "num_nodes", fmt::format("{} nodes cannot hold {} replica(s): each node runs at least one",
                                              r.num_nodes, r.num_replicas));
-      r.local_bsz = whole_batch(s, row);
+      r.local_bsz = s.positive_int(row, "local_bsz");
       r.step_time = s.positive(row, "step_time");
       r.sync_time = sync_within_step(s, row, r.step_time);
       tr.scalability.push_back(r);
