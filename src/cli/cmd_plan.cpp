@@ -288,12 +288,12 @@ void setup(CLI::App& root) {
                   "Workers per node; nodes = ceil(r / N) (default: the node of --hardware when given, else 4 when samples "
                   "carry nodes, else 0 = unknown)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str();
-  cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str();
+  cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str()->check(positive_number());
+  cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str()->check(non_negative_number());
   cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual")->capture_default_str()->check(non_negative_number());
-  cmd->add_option("--tabu-iterations", a->tabu_iterations, "Tabu search moves (NG)")->capture_default_str();
-  cmd->add_option("--tabu-tenure", a->tabu_tenure, "Tabu list length")->capture_default_str();
-  cmd->add_option("--manual-tries", a->manual_tries, "Random tries of the manual baseline")->capture_default_str();
+  cmd->add_option("--tabu-iterations", a->tabu_iterations, "Tabu search moves (NG)")->capture_default_str()->check(positive_number());
+  cmd->add_option("--tabu-tenure", a->tabu_tenure, "Tabu list length")->capture_default_str()->check(positive_number());
+  cmd->add_option("--manual-tries", a->manual_tries, "Random tries of the manual baseline")->capture_default_str()->check(positive_number());
   cmd->add_option("--confidence", a->confidence,
                   "Plan on the pessimistic side of the models' prediction intervals at this coverage (0<P<1), "
                   "held to the samples' own trials of each configuration (never worse than a trial reached within "

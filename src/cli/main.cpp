@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
@@ -71,6 +72,21 @@ void print_json_error(const std::string& message, int exit_code, const trainplan
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
+// CLI11 reads an empty value ("--target-trials ''" or "--seed=") as the option's default, so a
+// script whose variable came out empty would run on a value nobody chose. No option of trainplan
+// takes an empty value; the first one given is named.
+std::string empty_value_option(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2 && arg.back() == '=') return arg.substr(0, arg.size() - 1);
+    if (arg.empty()) {
+      if (i > 1 && argv[i - 1][0] == '-') return argv[i - 1];
+      return "an argument";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +104,12 @@ int main(int argc, char** argv) {
   if (argc == 1) {  // as git does: the verbs, not just "a subcommand is required"
     app.name("trainplan");
     std::cerr << app.help();
+    return kExitInputError;
+  }
+  if (const std::string option = empty_value_option(argc, argv); !option.empty()) {
+    const std::string message = option + ": an empty value; give one, or leave the option out for its default";
+    std::cerr << "error: " << message << "\n";
+    if (json()) print_json_error(message, kExitInputError, nullptr);
     return kExitInputError;
   }
   try {

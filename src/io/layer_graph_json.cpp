@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace trainplan::io {
 
@@ -34,7 +35,9 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
   if (!in) throw InputError(path, 0, "", "cannot read the network file");
   json doc;
   try {
-    doc = json::parse(in);
+    doc = parse_json_unique_keys(in);
+  } catch (const JsonDuplicateKey& e) {
+    throw InputError(path, 0, e.key(), e.what());
   } catch (const json::exception& e) {
     // Not only parse_error: a number past double's range ("1e400") is out_of_range.
     throw InputError(path, 0, "", fmt::format("not valid JSON: {}", e.what()));

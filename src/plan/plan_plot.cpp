@@ -12,7 +12,6 @@ namespace trainplan::plan {
 std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, const models::PerformanceModel& point,
                                        const PlanProblem& p, const Candidate& chosen, int curves) {
   const auto& palette = io::plot_palette();
-  const MetricDirection dir = planned.direction();
   io::PlotPanel cost;
   cost.title = "cost of the cheapest feasible epochs per (batch, workers)";
   cost.xlabel = "workers";
@@ -54,7 +53,7 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
   metric.title = fmt::format("metric at b={} x r={}", chosen.config.batch, chosen.config.workers);
   metric.xlabel = "epochs";
   metric.ylabel = "predicted metric";
-  metric.key = dir == MetricDirection::kMax ? "bottom right opaque" : "top right opaque";
+  metric.key = "top right opaque spacing 1.4";
   const int limit = max_epochs_within(p, chosen.epoch_time_s);
   // Up to the deadline's limit, but no further than 4x the chosen epochs: the
   // curve near the choice is what matters.
@@ -62,7 +61,11 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
   const int last = std::max({std::min(limit, reach), chosen.config.epochs, 1});
   const int top = last + std::max(1, last / 10);
   metric.xrange = {{0.0, double(top)}};
-  io::PlotSeries plan_curve{"planned on: " + planned.name(), {}, "lines lw 2", palette[0]};
+  // A long model name ("..., held to the measured trials ...") would make the key wider than the chart.
+  std::string planned_title = "planned on: " + planned.name();
+  if (const auto comma = planned_title.find(", "); planned_title.size() > 50 && comma != std::string::npos)
+    planned_title.replace(comma, 2, ",\n");
+  io::PlotSeries plan_curve{planned_title, {}, "lines lw 2", palette[0]};
   io::PlotSeries point_curve{"point prediction", {}, "lines lw 1 dt 2", palette[1]};
   bool differs = false;
   for (int e = 1; e <= top; ++e) {
@@ -92,6 +95,16 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
                            {{double(chosen.config.epochs), chosen.metric}},
                            "points pt 3 ps 3 lw 2",
                            "#000000"});
+  // The key gets a band of its own above the data: inside the data's range it hid the target line
+  // wherever the target fell near the corner it was put in.
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& s : metric.series)
+    for (const auto& [x, y] : s.points)
+      if (std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
+  if (lo <= hi) {
+    const double span = hi > lo ? hi - lo : std::max(std::abs(hi), 1.0) * 0.1;
+    metric.yrange = {{lo - 0.05 * span, hi + 0.6 * span}};
+  }
   return {cost, metric};
 }
 

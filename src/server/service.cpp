@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "app/curves.h"
+#include "core/json_parse.h"
 #include "app/llm_plan_request.h"
 #include "io/llm_config_csv.h"
 #include "app/simulate_request.h"
@@ -192,7 +193,9 @@ class RowCounter {
 json parse_body(const std::string& body) {
   json j;
   try {
-    j = json::parse(body.empty() ? std::string("{}") : body);
+    j = parse_json_unique_keys(body.empty() ? std::string("{}") : body);
+  } catch (const JsonDuplicateKey& e) {
+    throw RequestError(400, e.key(), fmt::format("bad JSON: {}", e.what()));
   } catch (const json::exception& e) {
     // Not only parse_error: a number past double's range ("1e400") is out_of_range.
     throw RequestError(400, "", fmt::format("bad JSON: {} (the body must be one JSON object)", e.what()));

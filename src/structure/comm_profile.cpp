@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace trainplan::structure {
 
@@ -90,7 +91,9 @@ CommProfile CommProfile::load(const std::string& path) {
   if (!in) throw InputError(path, 0, "", "cannot open communication profile");
   nlohmann::json j;
   try {
-    in >> j;
+    j = parse_json_unique_keys(in);
+  } catch (const JsonDuplicateKey& e) {
+    throw InputError(path, 0, e.key(), e.what());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
   }

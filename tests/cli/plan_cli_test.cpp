@@ -425,6 +425,28 @@ TEST(PlanCli, MaxWorkersDefaultsToTheLargestProfiled) {
   auto negative = tptest::run_cli(base + " --max-workers -1");
   EXPECT_EQ(negative.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(negative.err, "", 0, "", {"--max-workers"}));
+  for (const char* option : {"--tabu-tenure -1", "--tabu-iterations 0", "--max-epochs 0", "--alternatives -2",
+                             "--manual-tries 0"}) {
+    auto r = tptest::run_cli(base + " " + option);
+    EXPECT_EQ(r.exit_code, 2) << option;
+    EXPECT_NE(r.err.find(std::string(option).substr(0, std::string(option).find(' '))), std::string::npos) << r.err;
+  }
+}
+
+// An empty value ('--max-workers ""', '--seed=') was read as the option's default: a script whose
+// variable came out empty ran on a value nobody chose. Now exit 2 naming the option, before any work.
+TEST(PlanCli, AnEmptyValueIsRefusedNamingItsOption) {
+  const std::string base = "plan --samples " + samples_file() + " --target 0.8 --deadline 100000 --model isotonic-mi";
+  for (const std::string& option : {std::string("--max-workers ''"), std::string("--seed=")}) {
+    auto r = tptest::run_cli(base + " " + option + " --json");
+    EXPECT_EQ(r.exit_code, 2) << option;
+    const std::string name = option.substr(0, option.find_first_of(" ="));
+    EXPECT_NE(r.err.find(name + ": an empty value"), std::string::npos) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["exit_code"], 2) << r.out;
+  }
+  auto evaluate = tptest::run_cli("evaluate --transfer --from a --from-gpu t4 --to b --to-gpu v100 --target-trials ''");
+  EXPECT_EQ(evaluate.exit_code, 2);
+  EXPECT_NE(evaluate.err.find("--target-trials: an empty value"), std::string::npos) << evaluate.err;
 }
 
 // The JSON says how many workers the samples ran at most and whether the

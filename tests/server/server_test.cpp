@@ -357,6 +357,16 @@ TEST(Server, NumberPastDoubleRangeInABodyIs400) {
   }
 }
 
+// nlohmann keeps the last of two values under one key: a body that set the deadline twice ran on
+// one of them without a word.
+TEST(Server, AFieldGivenTwiceIs400NamingIt) {
+  trainplan::server::Service svc;
+  auto r = svc.handle("POST", "/plan", R"({"id": "fit-1", "target": 0.7, "deadline": 10, "deadline": 1000})");
+  EXPECT_EQ(r.status, 400) << r.body.dump();
+  EXPECT_EQ(r.body["field"], "deadline") << r.body.dump();
+  EXPECT_NE(r.body["error"].get<std::string>().find("twice"), std::string::npos) << r.body.dump();
+}
+
 // Found by fuzzing Service::handle: /predict with workers = INT_MAX made the
 // time models' node count, (workers + gpus_per_node - 1) / gpus_per_node,
 // overflow int (undefined behaviour; UBSan stopped the process).
