@@ -30,7 +30,7 @@ PY
 for i in $(seq 1 "$runs"); do
   d="$out/demo-$i"
   mkdir -p "$d"
-  (cd "$d" && "$tp" demo --store demo.db -o demo.csv --plot "" --json > demo.json 2> demo.err)
+  (cd "$d" && "$tp" demo --store demo.db -o demo.csv --plot none --json > demo.json 2> demo.err)
   "$tp" evaluate --samples "$d/demo.csv" --models all --json > "$d/evaluate.json" 2>/dev/null
   python3 - "$d" <<'PY'
 import json, sqlite3, sys

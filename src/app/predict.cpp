@@ -117,6 +117,12 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
     r.nodes_from = np.from;
     r.nodes_assumed = np.assumed;
   }
+  for (const auto& x : s.samples) {
+    r.most_workers_sampled = std::max(r.most_workers_sampled, x.workers);
+    r.smallest_batch_sampled = r.smallest_batch_sampled > 0 ? std::min(r.smallest_batch_sampled, x.batch) : x.batch;
+    r.largest_batch_sampled = std::max(r.largest_batch_sampled, x.batch);
+  }
+  r.dataset_size = s.dataset_size;
   uncertainty::ConformalParams cp{q.folds, q.seed};
 
   note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.time_model, q.folds));
@@ -226,6 +232,13 @@ nlohmann::json to_json(const Prediction& p) {
   }
   if (p.best_sampled_metric) j["best_sampled_metric"] = *p.best_sampled_metric;
   if (!p.reason.empty()) j["choice"] = p.reason;
+  j["sampled"] = {{"most_workers", p.most_workers_sampled},
+                  {"smallest_batch", p.smallest_batch_sampled},
+                  {"largest_batch", p.largest_batch_sampled}};
+  j["past_most_workers"] = p.past_most_workers();
+  j["batch_outside_sampled"] = p.batch_outside_sampled();
+  j["dataset_size"] = p.dataset_size ? nlohmann::json(*p.dataset_size) : nlohmann::json();
+  j["batch_past_dataset"] = p.batch_past_dataset();
   return j;
 }
 

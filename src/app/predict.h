@@ -96,6 +96,18 @@ struct Prediction {
     std::optional<double> time_s, time_lo_s, time_hi_s;
   };
   std::optional<ToTarget> to_target;
+  // What the samples ran: the most workers, the smallest and largest
+  // per-worker batch, and the data set's size when they state it. A query
+  // outside them rests on the time model's extrapolation (and a global batch
+  // past the data set is no epoch at all), which the interval does not cover.
+  int most_workers_sampled = 0;
+  double smallest_batch_sampled = 0, largest_batch_sampled = 0;
+  std::optional<long> dataset_size;
+  bool past_most_workers() const { return most_workers_sampled > 0 && query.workers > most_workers_sampled; }
+  bool batch_outside_sampled() const {
+    return largest_batch_sampled > 0 && (query.batch < smallest_batch_sampled || query.batch > largest_batch_sampled);
+  }
+  bool batch_past_dataset() const { return dataset_size && query.batch * query.workers > double(*dataset_size); }
 };
 
 

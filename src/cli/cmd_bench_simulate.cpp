@@ -71,15 +71,17 @@ using JctTable = std::map<std::string, std::map<std::string, double>>;
 JctTable simulate_load(sim::Experiment& ex, const sim::AppSet& apps, const std::string& data, const std::string& load,
                        const std::vector<std::string>& policies, const std::vector<std::string>& wls) {
   JctTable ours;
+  const bool tty = stderr_is_tty();  // a log file gets a line per run, not carriage returns
   for (const auto& w : wls) {
     fs::path file = fs::path(data) / "workloads" / ("pollux-" + load) / ("workload-" + w + ".csv");
     auto jobs = sim::jobs_from_workload(file.string(), apps, 1.0, 64);
     for (const auto& p : policies) {
-      std::cerr << fmt::format("\rload {} workload {} {}        ", load, w, p) << std::flush;
+      if (tty) std::cerr << fmt::format("\rload {} workload {} {}        ", load, w, p) << std::flush;
+      else std::cerr << fmt::format("load {} workload {} {}\n", load, w, p);
       ours[p]["workload-" + w] = sim::summarize(ex.run(p, jobs)).avg_jct;
     }
   }
-  std::cerr << "\r" << std::string(40, ' ') << "\r";
+  if (tty) std::cerr << "\r" << std::string(40, ' ') << "\r";
   return ours;
 }
 

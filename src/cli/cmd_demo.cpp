@@ -12,6 +12,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "app/planning_model.h"
 #include "app/search_space.h"
 #include "cli/command.h"
 #include "core/error.h"
@@ -224,10 +225,10 @@ plan::PlanProblem plan_problem(const DemoArgs& a, const Profiled& prof, const mo
 
 // Draws the plan's chart to `path`; returns the path, or "" when it could not
 // be drawn: the chart is a by-product, and a missing gnuplot must not fail the demo.
-std::string draw_chart(const std::string& path, const models::PerformanceModel& m, const plan::PlanProblem& p,
-                       const plan::Candidate& best) {
+std::string draw_chart(const std::string& path, const models::PerformanceModel& planned,
+                       const models::PerformanceModel& point, const plan::PlanProblem& p, const plan::Candidate& best) {
   try {
-    io::render_plot(path, plan::plan_panels(m, m, p, best));
+    io::render_plot(path, plan::plan_panels(planned, point, p, best));
     return path;
   } catch (const std::exception& e) {
     std::cerr << fmt::format("note: no chart ({})\n", e.what());
@@ -249,6 +250,7 @@ void print_json(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
                       {"samples_csv", a.out},         {"samples", prof.samples.size()},
                       {"time_model", fit.choice.time_model}, {"metric_model", fit.choice.metric_model},
                       {"target", pl.problem.target},  {"deadline_s", a.deadline},
+                      {"max_workers", pl.problem.space.max_workers}, {"max_epochs", pl.problem.space.max_epochs},
                       {"batch", b.config.batch},      {"workers", b.config.workers},
                       {"epochs", b.config.epochs},    {"epoch_time_s", b.epoch_time_s},
                       {"total_time_s", b.total_time_s}, {"metric", b.metric},
@@ -298,7 +300,8 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
 void run_demo(const DemoArgs& a) {
   // Before minutes of profiling: the samples' and the chart's paths, and the models' names.
   io::check_output_path(a.out, "--out", {{a.store, "--store"}});
-  if (!a.plot.empty()) io::check_plot_path(a.plot);
+  const bool chart = a.plot != "none";
+  if (chart) io::check_plot_path(a.plot);
   for (const auto& [option, name] : {std::pair{"--time-model", a.model.empty() ? a.time_model : a.model},
                                      std::pair{"--metric-model", a.model.empty() ? a.metric_model : a.model}}) {
     if (name == "auto") continue;
@@ -324,8 +327,12 @@ void run_demo(const DemoArgs& a) {
   plan::PlannerOptions po;
   po.search = "exhaustive";
   po.alternatives = 3;
-  pl.result = plan::make_planner("coconfig", po)->plan(*fit.model, pl.problem);
-  if (!a.plot.empty()) pl.plotted = draw_chart(a.plot, *fit.model, pl.problem, pl.result.best);
+  // Held to the trials, as `plan` holds it (the command printed under "Next" repeats this plan):
+  // a configuration whose own trial missed the target is not recommended on the model's word.
+  app::PlanningModelOptions held;
+  const auto planned = app::planned_side(fit.model, prof.samples, held);
+  pl.result = plan::make_planner("coconfig", po)->plan(*planned, pl.problem);
+  if (chart) pl.plotted = draw_chart(a.plot, *planned, *fit.model, pl.problem, pl.result.best);
   pl.wall_s = since();
   if (a.json) print_json(a, prof, fit, pl);
   else print_text(a, prof, fit, pl);
@@ -364,7 +371,7 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--store", a->store, "SQLite sample store (reused when present)")->capture_default_str();
   cmd->add_option("-o,--out", a->out, "Sample CSV written from the store")->capture_default_str();
-  cmd->add_option("--plot", a->plot, "Chart of the plan (.png or .svg; as `plan --plot`); '' for none")
+  cmd->add_option("--plot", a->plot, "Chart of the plan (.png or .svg; as `plan --plot`); none for no chart")
       ->capture_default_str();
   cmd->add_option("--target", a->target, "Metric target (default: 99% of the best metric the model predicts in the space)");
   add_duration_option(cmd, "--deadline", a->deadline, "Deadline for the planned run")->default_str("600");

@@ -82,6 +82,11 @@ void run_transfer(const EvaluateArgs& a) {
   }
   auto rep = scoring::evaluate_transfer(o);
   std::cout << (a.json ? scoring::transfer_json(rep).dump(2) + "\n" : scoring::format_transfer(rep));
+  // The JSON carries them too; on stderr they reach whoever reads only "mre".
+  if (a.json) {
+    for (const auto& s : rep.skipped) std::cerr << "skipped: " << s << "\n";
+    for (const auto& w : rep.warnings) std::cerr << "warning: " << w << "\n";
+  }
   if (a.describe && !a.json)
     for (const auto& n : rep.networks)
       if (!n.describe.empty()) std::cout << "\n" << n.network << ":\n" << n.describe;
@@ -111,7 +116,11 @@ void run_evaluate(const EvaluateArgs& a) {
   }
   if (a.samples.empty() == a.data.empty()) throw InputError("give either --samples FILE... or --data DIR (one of them)");
   if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
-  if (!a.plot.empty()) io::check_plot_path(a.plot);  // a bad name fails before any fit
+  if (!a.plot.empty()) {  // a bad name fails before any fit
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& f : a.samples) inputs.push_back({f, "--samples"});
+    io::check_plot_path(a.plot, inputs);
+  }
   auto names = model_names(a.models);
   scoring::EvalOptions opts;
   opts.cv_folds = a.cv;

@@ -59,7 +59,7 @@ PartResult fit_metric(const std::string& name, const SampleSet& s, const models:
 
 void run_fit(const FitArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
-  if (!a.plot.empty()) io::check_plot_path(a.plot);
+  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
   SampleSet s = read_samples_noted(a.samples);
   auto& reg = models::ModelRegistry::instance();
   std::string tname = a.time_model.empty() ? a.model : a.time_model;

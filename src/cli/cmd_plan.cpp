@@ -201,7 +201,7 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
 
 void run_plan(const PlanArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
-  if (!a.plot.empty()) io::check_plot_path(a.plot);
+  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
   SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
   samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);

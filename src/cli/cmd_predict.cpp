@@ -89,6 +89,20 @@ void run_predict(const PredictArgs& a) {
                            a.workers, a.workers == 1 ? "" : "s", nodes == 0 ? std::string("unknown") : std::to_string(nodes),
                            nodes == 1 ? "" : "s", a.batch * a.workers);
   if (!a.nodes) std::cout << fmt::format("  nodes: {}\n", p.nodes_from);
+  // Outside what the samples ran, the interval (from the samples' own misses) says nothing of the
+  // extrapolation; said here so that a confident-looking figure is read as what it is.
+  if (p.past_most_workers())
+    std::cout << fmt::format("  note: more workers than any sample ran ({}): the time model extrapolates, and the "
+                             "interval does not cover that\n",
+                             p.most_workers_sampled);
+  if (p.batch_outside_sampled())
+    std::cout << fmt::format("  note: a batch outside the sampled {:g}..{:g}: the time model extrapolates, and the "
+                             "interval does not cover that\n",
+                             p.smallest_batch_sampled, p.largest_batch_sampled);
+  if (p.batch_past_dataset())
+    std::cout << fmt::format("  note: the global batch {:g} is larger than the data set ({} examples): no epoch holds "
+                             "one step of it\n",
+                             a.batch * a.workers, *p.dataset_size);
   std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, a.folds, " s"));
   if (want_metric) {
     std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", epochs, mname,

@@ -2,10 +2,15 @@
 // trace), or a synthetic store of any size (replay/synthetic_store.h).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "replay/sampler.h"
 #include "replay/synthetic_store.h"
@@ -23,7 +28,7 @@ struct SampleArgs {
   std::string metric_align = "data-epochs";
   std::string hardware = "T4";
   bool curves = false;
-  size_t synthetic_rows = 0;
+  long long synthetic_rows = 0;
   std::string synthetic_form = "curve";
 };
 
@@ -34,7 +39,7 @@ void write_out(const SampleArgs& a, const SampleSet& s) {
 
 void run_synthetic(const SampleArgs& a) {
   replay::SyntheticStoreParams p;
-  p.rows = a.synthetic_rows;
+  p.rows = static_cast<size_t>(a.synthetic_rows);
   p.seed = a.seed;
   if (a.dataset_size > 0) p.dataset_size = a.dataset_size;
   p.form = a.synthetic_form == "trials" ? replay::SyntheticStoreParams::Form::kTrials
@@ -45,7 +50,24 @@ void run_synthetic(const SampleArgs& a) {
                            s.curve.size(), a.seed, a.out.empty() || a.out == "-" ? "" : " -> " + a.out);
 }
 
-void run_sample(const SampleArgs& a) {
+// What the output must not replace: the trace's own files.
+std::vector<std::pair<std::string, std::string>> workload_files(const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".csv") files.push_back({entry.path().string(), "--workload"});
+  return files;
+}
+
+void run_sample(const SampleArgs& a, const CLI::App& cmd) {
+  if (a.synthetic_rows > 0)
+    for (const char* ignored : {"--plan", "--metric", "--curves", "--metric-align", "--hardware"})
+      if (cmd.get_option(ignored)->count() > 0)
+        throw InputError("", 0, ignored, "goes with --workload: --synthetic-rows draws its own closed form");
+  if (!a.workload.empty() && cmd.get_option("--synthetic-form")->count() > 0)
+    throw InputError("", 0, "--synthetic-form", "goes with --synthetic-rows, not --workload");
+  if (!a.workload.empty()) io::check_output_path(a.out, "--out", workload_files(a.workload));
+  else io::check_output_path(a.out, "--out");
   if (a.dataset_size < 0) throw InputError("", 0, "--dataset-size", "must be >= 1 (not given: from the trace)");
   if (a.synthetic_rows > 0 && !a.workload.empty())
     throw InputError("", 0, "--synthetic-rows", "makes samples from a closed form, not from --workload: give one");
@@ -79,7 +101,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--workload", args->workload, "Trace directory with placements.csv, scalability.csv, validation-<B>.csv");
   cmd->add_option("--synthetic-rows", args->synthetic_rows,
                   "Instead of a workload: this many rows of a synthetic learning-curve store, many trials on a grid "
-                  "of (batch, workers) from a closed-form truth plus noise (for scale tests)");
+                  "of (batch, workers) from a closed-form truth plus noise (for scale tests; at most 10^7)")
+      ->check(CLI::Range(1LL, 10'000'000LL));
   cmd->add_option("--synthetic-form", args->synthetic_form,
                   "With --synthetic-rows, how a trial of e epochs is written: curve (one trial row, its earlier "
                   "epochs as source=curve rows) or trials (every epoch a trial row)")
@@ -105,7 +128,7 @@ void setup(CLI::App& root) {
                 "each earlier epoch count that is not a trial's own length, as rows with source=curve (what "
                 "`trainplan profile` reads from a trial's epoch lines at no extra cost)");
   cmd->add_option("-o,--out", args->out, "Output CSV (default: stdout)");
-  cmd->callback([args] { run_sample(*args); });
+  cmd->callback([args, cmd] { run_sample(*args, *cmd); });
 }
 
 CommandRegistrar reg(10, setup);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 
 #include "core/error.h"
@@ -174,9 +175,9 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
       t.header_ = fields;
       t.header_line_ = record_line;
       for (size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i].empty())
-          throw InputError(name, record_line, "", "empty column name in header at position " +
-                                                 std::to_string(i + 1));
+        // A column without a name (pandas' unnamed index, a comma ending every line) is kept for
+        // what passes it through and never read: nothing can ask for it.
+        if (fields[i].empty()) continue;
         if (!t.index_.emplace(fields[i], static_cast<int>(i)).second)
           throw InputError(name, record_line, fields[i], "duplicate column name in header");
         auto [it, fresh] = t.folded_index_.emplace(fold_column_name(fields[i]), static_cast<int>(i));
@@ -189,6 +190,8 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
       throw InputError(name, record_line, "",
                        "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
                            std::to_string(fields.size()));
+    // A row of commas alone, as a spreadsheet leaves where rows were cleared, is a blank line.
+    if (std::all_of(fields.begin(), fields.end(), [](const std::string& f) { return f.empty(); })) continue;
     t.rows_.push_back({record_line, fields});
   }
   if (!have_header) throw InputError(name, 0, "", "file is empty (no header line)");
@@ -218,8 +221,17 @@ std::vector<std::string> CsvTable::columns_named(const std::string& name) const 
   return named;
 }
 
+void CsvTable::read_column_as(const std::string& header_name, const std::string& name) {
+  const int c = column(header_name);
+  if (c < 0) throw std::logic_error("read_column_as: no column '" + header_name + "'");
+  folded_index_[fold_column_name(name)] = c;
+}
+
 void CsvTable::fail(const CsvRow& row, const std::string& name, const std::string& msg) const {
-  throw InputError(path_, row.line, name, msg);
+  // Under the file's own name where it is read as another (read_column_as).
+  const int c = column(name);
+  const bool renamed = c >= 0 && fold_column_name(header_[c]) != fold_column_name(name);
+  throw InputError(path_, row.line, renamed ? header_[c] : name, msg);
 }
 
 const std::string& CsvTable::text(const CsvRow& row, const std::string& name) const {

@@ -25,8 +25,10 @@ struct CsvRow {
 
 class CsvTable {
  public:
-  // Reads `path`. Throws InputError if the file cannot be read, is empty,
-  // has duplicate header names, a quoted field that is never closed, or a
+  // Reads `path`. Lines starting with '#' are comments; blank lines and rows
+  // of empty fields are skipped; a column with an empty name is kept but
+  // cannot be looked up. Throws InputError if the file cannot be read, is
+  // empty, has duplicate header names, a quoted field that is never closed, or a
   // row whose field count differs from the header.
   static CsvTable read(const std::string& path);
   // Parses CSV text; `name` is used in messages in place of a path.
@@ -48,6 +50,10 @@ class CsvTable {
   // Every header entry whose folded name is `name`'s: more than one where a
   // file names a column twice in different spellings ("tp" and "TP").
   std::vector<std::string> columns_named(const std::string& name) const;
+  // From now on `name` finds the column `header_name` (another tool's spelling
+  // of it); errors in it still name `header_name`. Throws std::logic_error
+  // when there is no such column.
+  void read_column_as(const std::string& header_name, const std::string& name);
 
   // Typed access; each throws InputError with file, line and column on failure.
   const std::string& text(const CsvRow& row, const std::string& name) const;

@@ -86,6 +86,11 @@ void check_plot_path(const std::string& path) {
   check_output_path(path, "--plot");
 }
 
+void check_plot_path(const std::string& path, const std::vector<std::pair<std::string, std::string>>& inputs) {
+  check_plot_path(path);
+  check_output_path(path, "--plot", inputs);
+}
+
 void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width, int height, int columns) {
   check_plot_path(path);
   const int n = static_cast<int>(std::max<size_t>(1, panels.size()));

@@ -36,6 +36,9 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
 // its folder exists and is writable; call before long work so that a bad
 // name fails at once.
 void check_plot_path(const std::string& path);
+// The same, and refuses `path` when it is one of the verb's `inputs` (as
+// check_output_path does).
+void check_plot_path(const std::string& path, const std::vector<std::pair<std::string, std::string>>& inputs);
 
 // Whether `gnuplot` can be started (for tests and friendly errors).
 bool gnuplot_available();

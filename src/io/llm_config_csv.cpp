@@ -36,6 +36,13 @@ int optional_count(const CsvTable& t, const CsvRow& row, const std::string& col,
   return integer(t, row, col, 0);
 }
 
+// Megatron writes no interleaving as None, NeMo's tables as n/a; 0 says it too.
+bool no_interleaving(const CsvTable& t, const CsvRow& row) {
+  if (!t.has_column("virtual_stages")) return true;
+  const std::string v = lowercase(t.text(row, "virtual_stages"));
+  return v.empty() || v == "none" || v == "n/a" || v == "na" || v == "-" || v == "null" || v == "0";
+}
+
 // The cell's truth value; `fallback` where the column or the cell is absent.
 bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col, bool fallback = false) {
   if (!t.has_column(col) || t.text(row, col).empty()) return fallback;
@@ -80,9 +87,13 @@ void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
       for (const auto& n : named) list += (list.empty() ? "'" : ", '") + n + "'";
       throw InputError(t.path(), t.header_line(), name, "the columns " + list + " all read as '" + name + "': keep one");
     }
-  for (const auto& h : t.header()) {
+  std::vector<int> read;  // the columns some name above finds, under another tool's name too
+  for (const auto& name : columns_read()) read.push_back(t.column(name));
+  for (size_t i = 0; i < t.header().size(); ++i) {
+    const std::string& h = t.header()[i];
     const std::string folded = fold_column_name(h);
     const auto& known = columns_read();
+    if (std::find(read.begin(), read.end(), int(i)) != read.end()) continue;
     if (std::find(known.begin(), known.end(), folded) != known.end()) continue;
     for (const auto& name : known) {
       // One slip in a short name, two in a long one; names of three letters
@@ -98,8 +109,51 @@ void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
   }
 }
 
+// Other tools' names for the columns read (Megatron-LM's arguments, NeMo's and
+// Calculon's tables): read under the documented name, with a note saying so.
+// A column under two names is refused, as two spellings are.
+void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> aliases = {
+      {"gpus", {"num_gpus", "world_size"}},
+      {"global_batch", {"global_batch_size", "gbs"}},
+      {"micro_batch", {"micro_batch_size", "mbs"}},
+      {"hidden", {"hidden_size"}},
+      {"heads", {"num_attention_heads", "attention_heads"}},
+      {"layers", {"num_layers"}},
+      {"seq", {"seq_length", "seq_len", "sequence_length"}},
+      {"tp", {"tensor_model_parallel_size", "tp_size"}},
+      {"pp", {"pipeline_model_parallel_size", "pp_size"}},
+      {"dp", {"data_parallel_size", "dp_size"}},
+      {"cp", {"context_parallel_size", "cp_size"}},
+      {"vocab", {"vocab_size", "padded_vocab_size"}},
+      {"ffn_hidden", {"ffn_hidden_size"}},
+      {"kv_groups", {"num_query_groups"}},
+      {"virtual_stages", {"virtual_pipeline_model_parallel_size", "vpp", "vp", "vpp_size", "vpp_interleave"}},
+      {"recompute", {"recompute_granularity", "recomputation"}},
+      {"sequence_parallel", {"sp", "seq_parallel"}},
+      {"distributed_optimizer", {"use_distributed_optimizer", "dist_optimizer", "optimizer_sharding"}},
+      {"precision", {"dtype", "datatype"}},
+  };
+  for (const auto& [name, others] : aliases) {
+    std::vector<std::string> found = t.columns_named(name);
+    std::vector<std::string> by_other;
+    for (const auto& other : others)
+      for (const auto& h : t.columns_named(other)) by_other.push_back(h);
+    if (by_other.empty()) continue;
+    if (found.size() + by_other.size() > 1) {
+      std::string list;
+      for (const auto& n : found) list += (list.empty() ? "'" : ", '") + n + "'";
+      for (const auto& n : by_other) list += (list.empty() ? "'" : ", '") + n + "'";
+      throw InputError(t.path(), t.header_line(), name, "the columns " + list + " all read as '" + name + "': keep one");
+    }
+    t.read_column_as(by_other.front(), name);
+    notes.push_back(fmt::format("{}:{}: column '{}' is read as '{}'", t.path(), t.header_line(), by_other.front(), name));
+  }
+}
+
 LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
   LlmConfigTable out{std::move(table), {}, {}};
+  read_other_tools_names(out.table, out.notes);
   const CsvTable& t = out.table;
   const std::string& path = t.path();
   std::vector<std::string> required = {"gpus", "global_batch", "micro_batch", "hidden", "heads",
@@ -128,7 +182,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     ParallelLayout& l = r.layout;
     l.tp = integer(t, row, "tp"), l.pp = integer(t, row, "pp"), l.dp = integer(t, row, "dp");
     l.micro_batch = integer(t, row, "micro_batch"), l.global_batch = integer(t, row, "global_batch");
-    l.virtual_stages = optional_integer(t, row, "virtual_stages").value_or(1);
+    l.virtual_stages = no_interleaving(t, row) ? 1 : optional_integer(t, row, "virtual_stages").value_or(1);
     l.cp = optional_integer(t, row, "cp").value_or(1);
     l.first_stage_layers = optional_count(t, row, "first_stage_layers", 0);
     l.last_stage_layers = optional_count(t, row, "last_stage_layers", 0);

@@ -28,7 +28,7 @@ double sync_within_step(const CsvTable& t, const CsvRow& row, double step_time) 
 
 }  // namespace
 
-PolluxTrace read_pollux_trace(const std::string& dir) {
+PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& options) {
   PolluxTrace tr;
   tr.dir = dir;
   tr.name = fs::path(dir).filename().string();
@@ -38,7 +38,8 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
   if (!fs::exists(pl)) throw InputError(pl.string(), 0, "", "missing: a trace directory needs placements.csv");
 
   CsvTable t = CsvTable::read(pl.string());
-  t.require_columns({"placement", "local_bsz", "step_time", "sync_time"});
+  t.require_columns({"placement", "local_bsz", "step_time"});
+  if (!options.sync_optional) t.require_columns({"sync_time"});
   for (const auto& row : t.rows()) {
     PlacementRow r;
     r.placement = t.text(row, "placement");
@@ -50,7 +51,8 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
     r.nodes = static_cast<int>(r.placement.size());
     r.local_bsz = t.positive_int(row, "local_bsz");  // a whole number of examples ("64.0" is 64)
     r.step_time = t.positive(row, "step_time");
-    r.sync_time = sync_within_step(t, row, r.step_time);
+    r.sync_known = !options.sync_optional || (t.has_column("sync_time") && !t.text(row, "sync_time").empty());
+    if (r.sync_known) r.sync_time = sync_within_step(t, row, r.step_time);
     tr.placements.push_back(r);
   }
   if (tr.placements.empty()) throw InputError(pl.string(), 0, "", "no rows");
@@ -74,6 +76,7 @@ PolluxTrace read_pollux_trace(const std::string& dir) {
   }
 
   for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!options.curves) break;
     std::string fname = entry.path().filename().string();
     if (fname.rfind("validation-", 0) != 0 || entry.path().extension() != ".csv") continue;
     std::string bs = fname.substr(11, fname.size() - 11 - 4);

@@ -17,6 +17,7 @@ struct PlacementRow {
   double local_bsz = 0;   // per-GPU batch
   double step_time = 0;   // seconds per iteration
   double sync_time = 0;   // part of step_time spent synchronising gradients
+  bool sync_known = true;  // false: not measured (PolluxTraceOptions::sync_optional), sync_time 0
 };
 
 struct ScalabilityRow {
@@ -52,10 +53,19 @@ struct PolluxTrace {
   bool time_only() const { return curves.empty(); }
 };
 
+struct PolluxTraceOptions {
+  // Read the validation-<B>.csv learning curves (false: not even opened, for
+  // step times alone). Default: true.
+  bool curves = true;
+  // Accept placements.csv without sync_time, or with empty cells in it: the
+  // row's sync_known is then false. Default: false (required).
+  bool sync_optional = false;
+};
+
 // Reads a trace directory. Throws InputError (file, line, column) on bad input:
 // a missing placements.csv, missing columns, non-numbers, NaN/Inf, step times
 // or batches <= 0, a placement that is not a string of digits 1-9.
-PolluxTrace read_pollux_trace(const std::string& dir);
+PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& options = {});
 
 // Directories under `root` that look like traces (contain placements.csv), sorted.
 std::vector<std::string> list_pollux_traces(const std::string& root);

@@ -123,10 +123,13 @@ nlohmann::json ratios_json(const models::SplitRatios& r) {
 }
 
 std::vector<models::StepSample> trace_samples(const std::string& dir, bool with_scalability) {
-  io::PolluxTrace tr = io::read_pollux_trace(dir);
+  // Step times alone: the learning curves are not read, and a trace that did not time the
+  // synchronisation is taken without it (the transfer fits such rows as profiling samples).
+  io::PolluxTrace tr = io::read_pollux_trace(dir, {.curves = false, .sync_optional = true});
   std::vector<models::StepSample> out;
   for (const auto& r : tr.placements)
-    out.push_back(models::step_sample(r.placement, r.local_bsz, r.step_time, r.sync_time));
+    out.push_back(models::step_sample(r.placement, r.local_bsz, r.step_time,
+                                      r.sync_known ? std::optional<double>(r.sync_time) : std::nullopt));
   if (with_scalability)
     for (const auto& r : tr.scalability) {
       if (r.num_replicas < r.num_nodes) continue;  // a node without a GPU is no placement
@@ -189,7 +192,21 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
   } else {
     if (!opts.network.empty())
       throw InputError("", 0, "--network", "names one network's graph: give --from and --to as one network's trace folders");
-    auto a = traces_of(opts.from), b = traces_of(opts.to);
+    // Paired by the folders' names in any case, with or without separators: "CIFAR-10" on one side
+    // and "cifar10" on the other are one network's traces.
+    auto by_key = [](const std::string& root) {
+      std::map<std::string, std::string> keyed;  // key -> folder
+      std::map<std::string, std::string> named;  // key -> the folder's name
+      for (const auto& [name, dir] : traces_of(root)) {
+        const std::string key = structure::network_name_key(name);
+        if (named.count(key))
+          throw InputError(dir, 0, "", "this folder and " + named[key] + " beside it name one network: keep one");
+        keyed[key] = dir, named[key] = name;
+      }
+      return std::pair{keyed, named};
+    };
+    auto [a, a_names] = by_key(opts.from);
+    auto [b, b_names] = by_key(opts.to);
     // A network's folder on the other side that is no trace (no
     // placements.csv) is a broken copy, not a network left out.
     auto require_trace = [](const std::string& root, const std::string& name) {
@@ -199,11 +216,11 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
                          "missing: " + name + " has a trace on the other side, and this folder of its name needs "
                          "placements.csv");
     };
-    for (const auto& [name, dir] : a)
-      if (b.count(name)) pairs.push_back({dir, b[name]});
-      else require_trace(opts.to, name), rep.skipped.push_back(name + ": only under " + opts.from);
-    for (const auto& [name, dir] : b)
-      if (!a.count(name)) require_trace(opts.from, name), rep.skipped.push_back(name + ": only under " + opts.to);
+    for (const auto& [key, dir] : a)
+      if (b.count(key)) pairs.push_back({dir, b[key]});
+      else require_trace(opts.to, a_names[key]), rep.skipped.push_back(a_names[key] + ": only under " + opts.from);
+    for (const auto& [key, dir] : b)
+      if (!a.count(key)) require_trace(opts.from, b_names[key]), rep.skipped.push_back(b_names[key] + ": only under " + opts.to);
     if (pairs.empty())
       throw InputError(opts.to, 0, "", "no network's trace folder is under both " + opts.from + " and " + opts.to);
   }

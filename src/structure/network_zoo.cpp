@@ -1,6 +1,7 @@
 #include "structure/network_zoo.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace trainplan::structure {
@@ -183,7 +184,23 @@ const LayerGraph* find_network(const std::string& name) {
   if (it == nets.end())
     for (const auto& [workload, arch] : network_aliases())
       if (workload == name) it = nets.find(arch);
+  // Then in any case, with or without '-', '_', '.' or spaces ("CIFAR-10" is cifar10): a folder or
+  // a column names a network as its owner wrote it.
+  if (it == nets.end()) {
+    const std::string key = network_name_key(name);
+    for (auto i = nets.begin(); i != nets.end() && it == nets.end(); ++i)
+      if (network_name_key(i->first) == key) it = i;
+    for (const auto& [workload, arch] : network_aliases())
+      if (it == nets.end() && network_name_key(workload) == key) it = nets.find(arch);
+  }
   return it == nets.end() ? nullptr : &it->second;
+}
+
+std::string network_name_key(const std::string& name) {
+  std::string key;
+  for (unsigned char c : name)
+    if (c != '-' && c != '_' && c != '.' && c != ' ') key += char(std::tolower(c));
+  return key;
 }
 
 const LayerGraph* find_network(const SampleSet& samples) {

@@ -15,13 +15,18 @@
 
 namespace trainplan::structure {
 
-// The network of `name` (architecture or workload name), or nullptr.
+// The network of `name` (architecture or workload name; failing the exact
+// name, its network_name_key), or nullptr.
 const LayerGraph* find_network(const std::string& name);
 // The network of the samples' one model name; nullptr when they name none,
 // several, or one without a graph.
 const LayerGraph* find_network(const SampleSet& samples);
 // Architecture names, sorted; and the workload names that map to each.
 std::vector<std::string> network_names();
+
+// A network's name folded for matching: lowercase, without '-', '_', '.' or
+// spaces ("CIFAR-10" and "cifar10" are one key).
+std::string network_name_key(const std::string& name);
 std::vector<std::pair<std::string, std::string>> network_aliases();  // (workload, architecture)
 
 // Builders, exposed for tests.

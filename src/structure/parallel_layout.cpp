@@ -115,15 +115,25 @@ std::optional<Recompute> parse_recompute(const std::string& text) {
   // write it) does not change the mode.
   std::string s = lowercase(text.substr(0, text.find('(')));
   while (!s.empty() && s.back() == ' ') s.pop_back();
-  if (s == "none" || s == "no" || s == "off") return Recompute::kNone;
+  if (s == "none" || s == "no" || s == "off" || s == "false" || s == "null" || s == "n/a") return Recompute::kNone;
   if (s == "selective") return Recompute::kSelective;
   if (s == "full") return Recompute::kFull;
   return std::nullopt;
 }
 
 std::optional<Precision> parse_precision(const std::string& text) {
-  // PyTorch's dtype names and Lightning's precision flags say the same.
-  const std::string s = lowercase(text);
+  // PyTorch's dtype names and Lightning's precision flags say the same. A
+  // note in brackets, "torch." and a trailing "mixed" ("fp16 mixed", as
+  // Megatron's scaling tables write Megatron's own mixed precision, which
+  // fp16 and bf16 here are) do not change it.
+  std::string s = lowercase(text.substr(0, text.find('(')));
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  if (s.starts_with("torch.")) s = s.substr(6);
+  for (const std::string suffix : {" mixed", "_mixed", "-mixed"})
+    if (s.size() > suffix.size() && s.ends_with(suffix) && s != "16-mixed" && s != "bf16-mixed") {
+      s.resize(s.size() - suffix.size());
+      if (s != "fp16" && s != "bf16" && s != "float16" && s != "bfloat16") return std::nullopt;
+    }
   if (s == "fp16" || s == "float16" || s == "half" || s == "16-mixed" || s == "16") return Precision::kFp16;
   if (s == "bf16" || s == "bfloat16" || s == "bf16-mixed") return Precision::kBf16;
   if (s == "fp32" || s == "float32" || s == "float" || s == "32-true" || s == "32") return Precision::kFp32;

@@ -287,3 +287,28 @@ TEST(PredictCli, SaysWhenTheEpochsArePastTheLastSampledOne) {
   EXPECT_EQ(j["metric"]["last_sampled_epoch"]["of"], "this configuration");
   EXPECT_FALSE(j["metric"]["last_sampled_epoch"]["past_it"].get<bool>());
 }
+
+// Outside what the samples ran (batches 16..128, up to 8 workers, 50,000 examples) a prediction is
+// the time model's extrapolation, which its interval does not cover: said in the text and the JSON.
+TEST(PredictCli, SaysWhenTheQueryIsOutsideTheSamples) {
+  const std::string base = "predict --samples " + fixture(true) + " --time-model isotonic-mi";
+  auto inside = tptest::run_cli(base + " --batch 48 --workers 4 --json");
+  ASSERT_EQ(inside.exit_code, 0) << inside.err;
+  auto ji = nlohmann::json::parse(inside.out);
+  EXPECT_FALSE(ji["past_most_workers"].get<bool>());
+  EXPECT_FALSE(ji["batch_outside_sampled"].get<bool>());
+  EXPECT_FALSE(ji["batch_past_dataset"].get<bool>());
+  EXPECT_EQ(ji["sampled"]["most_workers"], 8);
+  EXPECT_EQ(ji["dataset_size"], 50000);
+  auto outside = tptest::run_cli(base + " --batch 5000 --workers 64 --json");
+  ASSERT_EQ(outside.exit_code, 0) << outside.err;
+  auto jo = nlohmann::json::parse(outside.out);
+  EXPECT_TRUE(jo["past_most_workers"].get<bool>());
+  EXPECT_TRUE(jo["batch_outside_sampled"].get<bool>());
+  EXPECT_TRUE(jo["batch_past_dataset"].get<bool>());
+  auto text = tptest::run_cli(base + " --batch 5000 --workers 64");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("more workers than any sample ran (8)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("larger than the data set (50000 examples)"), std::string::npos) << text.out;
+  EXPECT_EQ(tptest::run_cli(base + " --batch 48 --workers 4").out.find("note: "), std::string::npos);
+}

@@ -1,6 +1,7 @@
 // `trainplan profile` end to end with a fake trainer (a shell script that
 // sleeps a little and prints the JSON lines): grid runs, recorded failures,
 // kill-and-resume with SIGKILL, Ctrl-C, budgets, usage errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -622,6 +623,18 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   const auto& scored = ej["datasets"]["demo"][j["time_model"].get<std::string>()]["time"]["cv_mre"];
   ASSERT_TRUE(scored.is_number()) << e.out;
   EXPECT_NEAR(scored.get<double>(), j["cv_mre"]["time"].get<double>(), 1e-4);
+  // `plan` on the demo's samples with its target, limits and models (the command it prints under
+  // "Next") recommends what the demo did: both hold the model to the trials.
+  auto p = tptest::run_cli(fmt::format(
+      "plan --samples {} --target {:.17g} --deadline {:.17g} --max-workers {} --max-epochs {} --time-model {} "
+      "--metric-model {} --json",
+      csv, j["target"].get<double>(), j["deadline_s"].get<double>(), j["max_workers"].get<int>(),
+      j["max_epochs"].get<int>(), j["time_model"].get<std::string>(), j["metric_model"].get<std::string>()));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto pj = nlohmann::json::parse(p.out);
+  EXPECT_EQ(pj["choice"]["batch"], j["batch"]) << p.out;
+  EXPECT_EQ(pj["choice"]["workers"], j["workers"]) << p.out;
+  EXPECT_EQ(pj["choice"]["epochs"], j["epochs"]) << p.out;
   // The plan's chart, when gnuplot is there (otherwise a note and "plot": null).
   if (std::system("gnuplot --version >/dev/null 2>&1") == 0) {
     EXPECT_TRUE(std::filesystem::exists(chart));

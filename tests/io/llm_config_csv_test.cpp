@@ -4,11 +4,14 @@
 
 #include <chrono>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "io/csv.h"
 #include "io/korthikanti_csv.h"
 #include "io/llm_config_csv.h"
+#include "structure/parallel_layout.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -206,4 +209,72 @@ TEST(LlmConfigCsv, DropoutDefaultsToTrue) {
   EXPECT_TRUE(io::read_llm_configs(wide).rows[0].layout.fp32_residual);
   auto bad = write(std::string(kHeader) + ",dropout\n" + "64,64,1,12288,96,96,2048,8,1,8,0.1\n");
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "dropout");
+}
+
+// Files written by Megatron-LM, NeMo or Calculon name the columns their own way; each such name is
+// read as the documented column, with a note, instead of being passed over for the default.
+TEST(LlmConfigCsv, OtherToolsColumnNamesAreReadWithANote) {
+  auto path = write(
+      "num_gpus,global_batch_size,micro_batch_size,hidden_size,num_attention_heads,num_layers,seq_length,"
+      "tensor_model_parallel_size,dp,pipeline_model_parallel_size,vp,recompute_granularity,sp,dist_optimizer,"
+      "vocab_size,ffn_hidden_size,dtype\n"
+      "64,64,1,12288,96,96,2048,8,1,8,3,selective,True,True,50000,40000,bf16 mixed\n"
+      "64,64,1,12288,96,96,2048,8,1,8,n/a,full,False,False,50000,40000,torch.float16\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 2u);
+  const auto& a = t.rows[0];
+  EXPECT_EQ(a.layout.tp, 8);
+  EXPECT_EQ(a.layout.pp, 8);
+  EXPECT_EQ(a.layout.virtual_stages, 3);
+  EXPECT_EQ(a.layout.recompute, structure::Recompute::kSelective);
+  EXPECT_TRUE(a.layout.sequence_parallel);
+  EXPECT_TRUE(a.layout.distributed_optimizer);
+  EXPECT_EQ(a.spec.vocab, 50000);
+  EXPECT_EQ(a.spec.ffn(), 40000);
+  EXPECT_EQ(a.layout.precision, structure::Precision::kBf16);
+  const auto& b = t.rows[1];
+  EXPECT_EQ(b.layout.virtual_stages, 1);  // NeMo's "n/a": no interleaving
+  EXPECT_EQ(b.layout.recompute, structure::Recompute::kFull);
+  EXPECT_FALSE(b.layout.sequence_parallel);
+  EXPECT_EQ(b.layout.precision, structure::Precision::kFp16);
+  bool noted = false;
+  for (const auto& n : t.notes) noted = noted || n.find("'recompute_granularity' is read as 'recompute'") != std::string::npos;
+  EXPECT_TRUE(noted);
+
+  // The documented name beside another tool's: which one? Refused, naming both.
+  auto both = write(std::string(kHeader) + ",recompute,recompute_granularity\n64,64,1,12288,96,96,2048,8,1,8,full,selective\n");
+  const auto e = tptest::input_error_of([&] { io::read_llm_configs(both); });
+  EXPECT_EQ(e.field(), "recompute");
+  EXPECT_NE(std::string(e.what()).find("recompute_granularity"), std::string::npos) << e.what();
+  // A bad value in a renamed column is named by the file's own name.
+  auto bad = write(std::string(kHeader) + ",dtype\n64,64,1,12288,96,96,2048,8,1,8,fp7\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "dtype");
+}
+
+// Megatron's scaling tables write "fp16 mixed"; PyTorch prints torch.bfloat16; none of these is a
+// precision of its own. "fp32 mixed" is no precision at all.
+TEST(LlmConfigCsv, PrecisionSpellingsOfOtherTools) {
+  for (const auto& [text, want] : std::vector<std::pair<std::string, structure::Precision>>{
+           {"fp16 mixed", structure::Precision::kFp16}, {"BF16 (mixed)", structure::Precision::kBf16},
+           {"fp16-mixed", structure::Precision::kFp16}, {"bf16_mixed", structure::Precision::kBf16},
+           {"torch.bfloat16", structure::Precision::kBf16}, {"torch.float32", structure::Precision::kFp32},
+           {"16-mixed", structure::Precision::kFp16}, {"bf16-mixed", structure::Precision::kBf16}}) {
+    auto p = structure::parse_precision(text);
+    ASSERT_TRUE(p.has_value()) << text;
+    EXPECT_EQ(*p, want) << text;
+  }
+  EXPECT_FALSE(structure::parse_precision("fp32 mixed").has_value());
+  EXPECT_FALSE(structure::parse_precision("mixed").has_value());
+}
+
+// pandas writes its unnamed index first; a comma ending every line leaves an unnamed last column;
+// a spreadsheet leaves rows of commas where rows were cleared. None of them is an error.
+TEST(Csv, UnnamedColumnsAndRowsOfCommasAreNotErrors) {
+  auto t = io::CsvTable::parse(",a,b,\n0,1,2,\n,,,\n1,3,4,\n", "p.csv");
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_EQ(t.text(t.rows()[1], "b"), "4");
+  EXPECT_EQ(t.column(""), -1);
+  EXPECT_EQ(t.rows()[1].line, 4);
+  auto path = write("," + std::string(kHeader) + "\n0,64,64,1,12288,96,96,2048,8,1,8\n,,,,,,,,,,\n");
+  EXPECT_EQ(io::read_llm_configs(path).rows.size(), 1u);
 }

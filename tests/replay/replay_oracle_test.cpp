@@ -191,3 +191,23 @@ TEST(SampleCli, BadWorkloadGivesExit2) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(r.err, "/nonexistent/dir", 0, ""));
 }
+
+// sample -o onto the trace it reads would replace the trace; --synthetic-rows -5 wrapped to 2^64 - 5
+// rows and ate memory without a word; options --synthetic-rows does not use were ignored.
+TEST(SampleCli, RefusesWritingOverItsTraceAndAnImpossibleRowCount) {
+  const auto d = tiny_trace();
+  const std::string placements = tptest::read_file(d / "placements.csv");
+  auto over = tptest::run_cli("sample --workload " + d.string() + " -o " + (d / "placements.csv").string());
+  EXPECT_EQ(over.exit_code, 2);
+  EXPECT_NE(over.err.find("--out"), std::string::npos) << over.err;
+  EXPECT_EQ(tptest::read_file(d / "placements.csv"), placements);
+  for (const char* n : {"-5", "0", "100000000"}) {
+    auto r = tptest::run_cli(std::string("sample --synthetic-rows ") + n);
+    EXPECT_EQ(r.exit_code, 2) << n;
+    EXPECT_NE(r.err.find("--synthetic-rows"), std::string::npos) << r.err;
+  }
+  auto ignored = tptest::run_cli("sample --synthetic-rows 10 --metric min");
+  EXPECT_EQ(ignored.exit_code, 2);
+  EXPECT_NE(ignored.err.find("--metric"), std::string::npos) << ignored.err;
+  EXPECT_EQ(tptest::run_cli("sample --synthetic-rows 10").exit_code, 0);
+}

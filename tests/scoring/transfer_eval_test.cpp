@@ -136,11 +136,17 @@ TEST(TransferEval, BadInputExitsTwoNamingThePlace) {
 
   auto bad = d / "bad" / "synthnet";
   fs::create_directories(bad);
-  tptest::write_file(bad / "placements.csv", "placement,local_bsz,step_time\n1,8,0.1\n");
+  // A trace that did not time the synchronisation is read without it; an empty cell is one such row.
+  tptest::write_file(bad / "placements.csv", "placement,local_bsz,step_time\n1,8,0.1\n1,16,0.15\n");
   r = tptest::run_cli("evaluate --transfer --from " + from + " --from-gpu t4 --to " + (d / "bad").string() +
-                      " --to-gpu a100-40gb");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(tptest::names_input_error(r.err, (bad / "placements.csv").string(), 1, "sync_time"));
+                      " --to-gpu a100-40gb --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["rows"], 2);
+  tptest::write_file(bad / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,8,0.1,\n2,16,0.15,0.01\n");
+  r = tptest::run_cli("evaluate --transfer --from " + from + " --from-gpu t4 --to " + (d / "bad").string() +
+                      " --to-gpu a100-40gb --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["rows"], 2);
 
   tptest::write_file(bad / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,8,0.1,0\n1,16,fast,0\n");
   r = tptest::run_cli("evaluate --transfer --from " + from + " --from-gpu t4 --to " + (d / "bad").string() +
@@ -421,4 +427,28 @@ TEST(TransferEval, AFolderNamedForNoNetworkIsSaidAndNetworkNamesIt) {
                                (d / "dst").string() + " --to-gpu a100-40gb --network cifar10");
   EXPECT_EQ(roots.exit_code, 2);
   EXPECT_NE(roots.err.find("--network"), std::string::npos) << roots.err;
+}
+
+// Folders are paired by their names in any case, with or without separators; the learning curves
+// beside a trace are not read (a step time needs none of them); a network on one side only is said
+// on stderr even under --json.
+TEST(TransferEval, FoldersPairByNameInAnyCaseAndCurvesAreNotRead) {
+  auto d = two_gpu_traces(false);
+  fs::rename(d / "dst" / "synthnet", d / "dst" / "Synth-Net");
+  tptest::write_file(d / "dst" / "Synth-Net" / "validation-64.csv", "epoch,accuracy\n1,0.5\n");
+  tptest::write_file(d / "dst" / "Synth-Net" / "validation-summary.csv", "");
+  write_trace(d / "dst" / "othernet", rows_for(3, {"1", "2"}), false);
+  auto plain = scoring::evaluate_transfer(options(two_gpu_traces(false), 3));
+  auto renamed = scoring::evaluate_transfer(options(d, 3));
+  ASSERT_EQ(renamed.networks.size(), 1u);
+  EXPECT_EQ(renamed.networks[0].network, "Synth-Net");
+  EXPECT_DOUBLE_EQ(renamed.networks[0].mre.at("split-transfer")[0], plain.networks[0].mre.at("split-transfer")[0]);
+  ASSERT_EQ(renamed.skipped.size(), 1u);
+  auto r = tptest::run_cli(fmt::format("evaluate --transfer --from {} --from-gpu t4 --to {} --to-gpu a100-40gb --json",
+                                       (d / "src").string(), (d / "dst").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("skipped: othernet"), std::string::npos) << r.err;
+  // Two folders of one network on one side: which? Refused.
+  write_trace(d / "dst" / "synth_net", rows_for(3, {"1", "2"}), false);
+  EXPECT_THROW(scoring::evaluate_transfer(options(d, 3)), InputError);
 }
