@@ -128,7 +128,9 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     return json{{"event", "profile_done"}, {"line", line_no}};
   }
   if (l.kind == Kind::kDone) {
-    // In a profiling run's live log a trial's done line ends that trial only.
+    // In a profiling run's live log a trial's done line ends that trial only; a time trial's
+    // runs (steps, no epoch) end one after another with nothing to forecast, and are not news.
+    if (in_profile_ && !last_) return std::nullopt;
     if (!in_profile_) done_ = true;
     json u = finished(last_);
     u["event"] = "done";

@@ -92,10 +92,15 @@ void run_transfer(const EvaluateArgs& a) {
       if (!n.describe.empty()) std::cout << "\n" << n.network << ":\n" << n.describe;
 }
 
-void run_evaluate(const EvaluateArgs& a) {
+void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
   if (a.transfer) return run_transfer(a);
   for (const auto* opt : {&a.from, &a.to, &a.from_gpu, &a.to_gpu, &a.network})
     if (!opt->empty()) throw InputError("--from, --to, --from-gpu, --to-gpu and --network go with --transfer");
+  // Accepted and then unread, they would make a user believe they had an effect.
+  for (const char* option : {"--seeds", "--rows-out", "--target-trials"})
+    if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, "goes with --transfer");
+  if (cmd.get_option("--plan")->count() > 0 && a.data.empty())
+    throw InputError("", 0, "--plan", "goes with --data: it draws the samples scored from the traces");
   if (!a.layer_timings.empty()) {
     if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
@@ -240,7 +245,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--plot", a->plot,
                   "Draw with gnuplot (.png or .svg) each model's cross-validated predictions against the measurements: "
                   "one row per data set, epoch time (log-log) and metric, the 6 models with the lowest CV MRE per panel");
-  cmd->callback([a] { run_evaluate(*a); });
+  cmd->callback([a, cmd] { run_evaluate(*a, *cmd); });
 }
 
 CommandRegistrar reg(40, setup);

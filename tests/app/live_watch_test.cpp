@@ -93,3 +93,27 @@ TEST(LiveWatch, TextHasABarOnlyWhenAsked) {
 }
 
 }  // namespace
+
+// In a profiling run's live log a time trial's runs each end with a done line and no epoch: not
+// news (they printed "done; no epoch with a metric seen" once a run). A training trial's done line
+// still reports its last forecast.
+TEST(LiveWatch, ATimeTrialsDoneLinesAreNotNews) {
+  WatchOptions o;
+  o.target = 0.9;
+  o.source = "s.db.live";
+  LiveWatch s(o);
+  long n = 0;
+  ASSERT_TRUE(s.feed(R"({"event":"trial_start","batch":32,"workers":1,"epochs":0})", ++n));
+  EXPECT_FALSE(s.feed(R"({"event":"step_timing"})", ++n));
+  EXPECT_FALSE(s.feed(R"({"event":"done"})", ++n));
+  EXPECT_FALSE(s.feed(R"({"event":"done"})", ++n));
+  auto end = s.feed(R"({"event":"trial_end","status":"ok"})", ++n);
+  ASSERT_TRUE(end);
+  EXPECT_EQ((*end)["event"], "trial_end");
+  ASSERT_TRUE(s.feed(R"({"event":"trial_start","batch":32,"workers":1,"epochs":2})", ++n));
+  ASSERT_TRUE(s.feed(epoch_line(1, 0.8), ++n));
+  auto done = s.feed(R"({"event":"done"})", ++n);
+  ASSERT_TRUE(done);
+  EXPECT_EQ((*done)["event"], "done");
+  EXPECT_FALSE(s.done());  // a trial's done line ends the trial, not the run
+}

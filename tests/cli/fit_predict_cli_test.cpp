@@ -312,3 +312,15 @@ TEST(PredictCli, SaysWhenTheQueryIsOutsideTheSamples) {
   EXPECT_NE(text.out.find("larger than the data set (50000 examples)"), std::string::npos) << text.out;
   EXPECT_EQ(tptest::run_cli(base + " --batch 48 --workers 4").out.find("note: "), std::string::npos);
 }
+
+// evaluate's transfer and trace options on a samples file were accepted and had no effect.
+TEST(EvaluateCli, OptionsOfAnotherModeAreRefused) {
+  const std::string base = "evaluate --samples " + fixture(true) + " --models isotonic-mi";
+  for (const char* option : {"--seeds 1-3", "--rows-out r.csv", "--target-trials 3", "--plan wide"}) {
+    auto r = tptest::run_cli(base + " " + option);
+    EXPECT_EQ(r.exit_code, 2) << option;
+    const std::string name = std::string(option).substr(0, std::string(option).find(' '));
+    EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(tptest::run_cli(base).exit_code, 0);
+}
