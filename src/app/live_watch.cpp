@@ -113,6 +113,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     // A profiling run's next trial: a new run, forecast from scratch.
     forget_run();
     in_profile_ = true;
+    time_trial_ = l.epochs == 0;
     return json{{"event", "trial"}, {"line", line_no}, {"batch", l.batch}, {"workers", l.workers},
                 {"epochs", l.epochs}};
   }
@@ -130,7 +131,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   if (l.kind == Kind::kDone) {
     // In a profiling run's live log a trial's done line ends that trial only; a time trial's
     // runs (steps, no epoch) end one after another with nothing to forecast, and are not news.
-    if (in_profile_ && !last_) return std::nullopt;
+    if (in_profile_ && time_trial_) return std::nullopt;
     if (!in_profile_) done_ = true;
     json u = finished(last_);
     u["event"] = "done";
@@ -233,7 +234,7 @@ void LiveWatch::forget_run() {
 
 json LiveWatch::restarted() {
   forget_run();
-  done_ = in_profile_ = false;
+  done_ = in_profile_ = time_trial_ = false;
   return json{{"event", "restarted"},
               {"message", fmt::format("{} was rewritten or replaced (a new run in the same file?): read again from its "
                                       "start, as a new run",

@@ -92,6 +92,7 @@ class LiveWatch {
   bool share_metric_ = true;
   bool done_ = false;
   bool in_profile_ = false;
+  bool time_trial_ = false;  // the profiling run's current trial times steps only (epochs 0)
   std::vector<Sample> own_;      // the run's epochs, as curve points, for o_.samples
   // Seconds of epochs read without a metric since the last one with: given
   // to the next epoch with a metric, whose time then covers them too.

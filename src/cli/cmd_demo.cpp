@@ -214,7 +214,9 @@ plan::PlanProblem plan_problem(const DemoArgs& a, const Profiled& prof, const mo
   const std::optional<double> best = best_predicted_metric(m, p, prof.samples);
   if (!best) throw InputError(a.store, 0, "metric", "the metric model predicts nothing in this space");
   double target = a.target > 0 ? a.target : (maximise ? 0.99 * *best : 1.01 * *best);
-  p.target = target;
+  // As the printed `plan` command gives it (4 significant digits), so that the command repeats
+  // this plan exactly.
+  p.target = a.target > 0 ? target : std::stod(fmt::format("{:.4g}", target));
   plan::validate(p);
   std::cerr << fmt::format("step 3/3: planning (target {} {:.4g}{}, deadline {:.0f} s)\n", maximise ? ">=" : "<=",
                            target,

@@ -78,10 +78,11 @@ void print_json_error(const std::string& message, int exit_code, const trainplan
 std::string empty_value_option(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg.rfind("--", 0) == 0 && arg.size() > 2 && arg.back() == '=') return arg.substr(0, arg.size() - 1);
+    // "--name=" alone; "--cmd=... --extra=" gives a value that itself ends in '='.
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2 && arg.find('=') == arg.size() - 1) return arg.substr(0, arg.size() - 1);
     if (arg.empty()) {
       if (i > 1 && argv[i - 1][0] == '-') return argv[i - 1];
-      return "an argument";
+      return "argument " + std::to_string(i);
     }
   }
   return "";
@@ -107,7 +108,9 @@ int main(int argc, char** argv) {
     return kExitInputError;
   }
   if (const std::string option = empty_value_option(argc, argv); !option.empty()) {
-    const std::string message = option + ": an empty value; give one, or leave the option out for its default";
+    const std::string message = option[0] == '-'
+                                    ? option + ": an empty value; give one, or leave the option out for its default"
+                                    : option + " is empty";
     std::cerr << "error: " << message << "\n";
     if (json()) print_json_error(message, kExitInputError, nullptr);
     return kExitInputError;

@@ -166,6 +166,8 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
       record += line;
     }
     split_fields(record, fields);
+    // A row of commas alone, as a spreadsheet leaves where rows were cleared, is a blank line.
+    if (std::all_of(fields.begin(), fields.end(), [](const std::string& f) { return f.empty(); })) continue;
     if (!have_header) {
       // A file whose first record is all numbers has no header: say so, rather
       // than what its numbers as names would give (a "duplicate column '1'").
@@ -190,8 +192,6 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
       throw InputError(name, record_line, "",
                        "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
                            std::to_string(fields.size()));
-    // A row of commas alone, as a spreadsheet leaves where rows were cleared, is a blank line.
-    if (std::all_of(fields.begin(), fields.end(), [](const std::string& f) { return f.empty(); })) continue;
     t.rows_.push_back({record_line, fields});
   }
   if (!have_header) throw InputError(name, 0, "", "file is empty (no header line)");

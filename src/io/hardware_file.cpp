@@ -42,8 +42,8 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   std::set<std::string> known_folded;
   for (const auto& k : known_columns()) known_folded.insert(fold_column_name(k));
   for (const auto& h : t.header())
-    if (const std::string f = fold_column_name(h); !known_folded.count(f) && !catalog_only_columns().count(f) &&
-                                                   f != "device") {
+    if (const std::string f = fold_column_name(h); !f.empty() && !known_folded.count(f) &&
+                                                   !catalog_only_columns().count(f) && f != "device") {
       std::string known;
       for (const auto& k : known_columns()) known += (known.empty() ? "" : ", ") + k;
       throw InputError(path, t.header_line(), h, "unknown column (a hardware file has: " + known + ")");

@@ -99,7 +99,7 @@ void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
       // One slip in a short name, two in a long one; names of three letters
       // or fewer (tp, dp, seq) are too close to many others to guess at.
       const size_t most = name.size() >= 10 ? 2 : 1;
-      if (name.size() >= 4 && edit_distance(folded, name) <= most) {
+      if (name.size() >= 4 && !t.has_column(name) && edit_distance(folded, name) <= most) {
         notes.push_back(fmt::format("{}:{}: column '{}' is not read (did you mean '{}'?); its values are passed "
                                     "through unread",
                                     t.path(), t.header_line(), h, name));
@@ -111,7 +111,9 @@ void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
 
 // Other tools' names for the columns read (Megatron-LM's arguments, NeMo's and
 // Calculon's tables): read under the documented name, with a note saying so.
-// A column under two names is refused, as two spellings are.
+// The documented name, where the file has it, is the one read; of several other
+// names the first below (padded_vocab_size is the vocabulary Megatron computes
+// with), and a note names the rest as not read.
 void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> aliases = {
       {"gpus", {"num_gpus", "world_size"}},
@@ -125,12 +127,12 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
       {"pp", {"pipeline_model_parallel_size", "pp_size"}},
       {"dp", {"data_parallel_size", "dp_size"}},
       {"cp", {"context_parallel_size", "cp_size"}},
-      {"vocab", {"vocab_size", "padded_vocab_size"}},
+      {"vocab", {"padded_vocab_size", "vocab_size"}},
       {"ffn_hidden", {"ffn_hidden_size"}},
-      {"kv_groups", {"num_query_groups"}},
+      {"kv_groups", {"num_query_groups", "query_groups"}},
       {"virtual_stages", {"virtual_pipeline_model_parallel_size", "vpp", "vp", "vpp_size", "vpp_interleave"}},
       {"recompute", {"recompute_granularity", "recomputation"}},
-      {"sequence_parallel", {"sp", "seq_parallel"}},
+      {"sequence_parallel", {"seq_parallel", "sequence_parallelism"}},
       {"distributed_optimizer", {"use_distributed_optimizer", "dist_optimizer", "optimizer_sharding"}},
       {"precision", {"dtype", "datatype"}},
   };
@@ -140,14 +142,14 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
     for (const auto& other : others)
       for (const auto& h : t.columns_named(other)) by_other.push_back(h);
     if (by_other.empty()) continue;
-    if (found.size() + by_other.size() > 1) {
-      std::string list;
-      for (const auto& n : found) list += (list.empty() ? "'" : ", '") + n + "'";
-      for (const auto& n : by_other) list += (list.empty() ? "'" : ", '") + n + "'";
-      throw InputError(t.path(), t.header_line(), name, "the columns " + list + " all read as '" + name + "': keep one");
+    const size_t first_unread = found.empty() ? 1 : 0;
+    if (found.empty()) {
+      t.read_column_as(by_other.front(), name);
+      notes.push_back(fmt::format("{}:{}: column '{}' is read as '{}'", t.path(), t.header_line(), by_other.front(), name));
     }
-    t.read_column_as(by_other.front(), name);
-    notes.push_back(fmt::format("{}:{}: column '{}' is read as '{}'", t.path(), t.header_line(), by_other.front(), name));
+    for (size_t i = first_unread; i < by_other.size(); ++i)
+      notes.push_back(fmt::format("{}:{}: column '{}' is not read: '{}' gives {}", t.path(), t.header_line(),
+                                  by_other[i], found.empty() ? by_other.front() : found.front(), name));
   }
 }
 

@@ -60,7 +60,8 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
   fs::path sc = fs::path(dir) / "scalability.csv";
   if (fs::exists(sc)) {
     CsvTable s = CsvTable::read(sc.string());
-    s.require_columns({"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"});
+    s.require_columns({"num_nodes", "num_replicas", "local_bsz", "step_time"});
+    if (!options.sync_optional) s.require_columns({"sync_time"});
     for (const auto& row : s.rows()) {
       ScalabilityRow r;
       r.num_nodes = s.positive_int(row, "num_nodes");
@@ -70,7 +71,8 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
                                              r.num_nodes, r.num_replicas));
       r.local_bsz = s.positive_int(row, "local_bsz");
       r.step_time = s.positive(row, "step_time");
-      r.sync_time = sync_within_step(s, row, r.step_time);
+      r.sync_known = !options.sync_optional || (s.has_column("sync_time") && !s.text(row, "sync_time").empty());
+      if (r.sync_known) r.sync_time = sync_within_step(s, row, r.step_time);
       tr.scalability.push_back(r);
     }
   }

@@ -26,6 +26,7 @@ struct ScalabilityRow {
   double local_bsz = 0;
   double step_time = 0;
   double sync_time = 0;
+  bool sync_known = true;  // as PlacementRow's
 };
 
 struct ValidationRow {
@@ -57,8 +58,8 @@ struct PolluxTraceOptions {
   // Read the validation-<B>.csv learning curves (false: not even opened, for
   // step times alone). Default: true.
   bool curves = true;
-  // Accept placements.csv without sync_time, or with empty cells in it: the
-  // row's sync_known is then false. Default: false (required).
+  // Accept placements.csv and scalability.csv without sync_time, or with empty
+  // cells in it: the row's sync_known is then false. Default: false (required).
   bool sync_optional = false;
 };
 

@@ -95,8 +95,8 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
                            {{double(chosen.config.epochs), chosen.metric}},
                            "points pt 3 ps 3 lw 2",
                            "#000000"});
-  // The key gets a band of its own above the data: inside the data's range it hid the target line
-  // wherever the target fell near the corner it was put in.
+  // The key gets a band of its own above the data: the target line runs the chart's whole width,
+  // so any corner inside the data's range can be where it falls.
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& s : metric.series)
     for (const auto& [x, y] : s.points)

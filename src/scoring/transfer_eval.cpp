@@ -141,7 +141,8 @@ std::vector<models::StepSample> trace_samples(const std::string& dir, bool with_
         s.gpus_per_node.assign(r.num_nodes, r.num_replicas / r.num_nodes);
         for (int i = 0; i < r.num_replicas % r.num_nodes; ++i) s.gpus_per_node[i]++;
       }
-      s.batch = r.local_bsz, s.step_s = r.step_time, s.sync_s = r.sync_time;
+      s.batch = r.local_bsz, s.step_s = r.step_time;
+      if (r.sync_known) s.sync_s = r.sync_time;
       out.push_back(s);
     }
   return out;
@@ -192,7 +193,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
   } else {
     if (!opts.network.empty())
       throw InputError("", 0, "--network", "names one network's graph: give --from and --to as one network's trace folders");
-    // Paired by the folders' names in any case, with or without separators: "CIFAR-10" on one side
+    // Paired by the folders' names in any case, with or without '-', '_' or spaces: "CIFAR-10" on one side
     // and "cifar10" on the other are one network's traces.
     auto by_key = [](const std::string& root) {
       std::map<std::string, std::string> keyed;  // key -> folder
@@ -210,11 +211,13 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     // A network's folder on the other side that is no trace (no
     // placements.csv) is a broken copy, not a network left out.
     auto require_trace = [](const std::string& root, const std::string& name) {
-      const fs::path folder = fs::path(root) / name;
-      if (fs::is_directory(folder))
-        throw InputError((folder / "placements.csv").string(), 0, "",
-                         "missing: " + name + " has a trace on the other side, and this folder of its name needs "
-                         "placements.csv");
+      std::error_code ec;
+      const std::string key = structure::network_name_key(name);
+      for (const auto& entry : fs::directory_iterator(root, ec))
+        if (entry.is_directory() && structure::network_name_key(entry.path().filename().string()) == key)
+          throw InputError((entry.path() / "placements.csv").string(), 0, "",
+                           "missing: " + name + " has a trace on the other side, and this folder of its name needs "
+                           "placements.csv");
     };
     for (const auto& [key, dir] : a)
       if (b.count(key)) pairs.push_back({dir, b[key]});

@@ -184,7 +184,7 @@ const LayerGraph* find_network(const std::string& name) {
   if (it == nets.end())
     for (const auto& [workload, arch] : network_aliases())
       if (workload == name) it = nets.find(arch);
-  // Then in any case, with or without '-', '_', '.' or spaces ("CIFAR-10" is cifar10): a folder or
+  // Then in any case, with or without '-', '_' or spaces ("CIFAR-10" is cifar10): a folder or
   // a column names a network as its owner wrote it.
   if (it == nets.end()) {
     const std::string key = network_name_key(name);
@@ -199,7 +199,7 @@ const LayerGraph* find_network(const std::string& name) {
 std::string network_name_key(const std::string& name) {
   std::string key;
   for (unsigned char c : name)
-    if (c != '-' && c != '_' && c != '.' && c != ' ') key += char(std::tolower(c));
+    if (c != '-' && c != '_' && c != ' ') key += char(std::tolower(c));
   return key;
 }
 

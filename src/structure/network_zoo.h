@@ -24,8 +24,8 @@ const LayerGraph* find_network(const SampleSet& samples);
 // Architecture names, sorted; and the workload names that map to each.
 std::vector<std::string> network_names();
 
-// A network's name folded for matching: lowercase, without '-', '_', '.' or
-// spaces ("CIFAR-10" and "cifar10" are one key).
+// A network's name folded for matching: lowercase, without '-', '_' or spaces
+// ("CIFAR-10" and "cifar10" are one key; "opt-1.3b" and "opt-13b" are not).
 std::string network_name_key(const std::string& name);
 std::vector<std::pair<std::string, std::string>> network_aliases();  // (workload, architecture)
 

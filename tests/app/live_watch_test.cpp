@@ -95,8 +95,8 @@ TEST(LiveWatch, TextHasABarOnlyWhenAsked) {
 }  // namespace
 
 // In a profiling run's live log a time trial's runs each end with a done line and no epoch: not
-// news (they printed "done; no epoch with a metric seen" once a run). A training trial's done line
-// still reports its last forecast.
+// news, so no update. A training trial's done line still reports its last forecast, or that it saw
+// no metric.
 TEST(LiveWatch, ATimeTrialsDoneLinesAreNotNews) {
   WatchOptions o;
   o.target = 0.9;
@@ -116,4 +116,9 @@ TEST(LiveWatch, ATimeTrialsDoneLinesAreNotNews) {
   ASSERT_TRUE(done);
   EXPECT_EQ((*done)["event"], "done");
   EXPECT_FALSE(s.done());  // a trial's done line ends the trial, not the run
+  // A training trial that logged no metric still says it ended without one.
+  ASSERT_TRUE(s.feed(R"({"event":"trial_start","batch":64,"workers":1,"epochs":2})", ++n));
+  auto bare = s.feed(R"({"event":"done"})", ++n);
+  ASSERT_TRUE(bare);
+  EXPECT_EQ((*bare)["event"], "done");
 }

@@ -313,7 +313,7 @@ TEST(PredictCli, SaysWhenTheQueryIsOutsideTheSamples) {
   EXPECT_EQ(tptest::run_cli(base + " --batch 48 --workers 4").out.find("note: "), std::string::npos);
 }
 
-// evaluate's transfer and trace options on a samples file were accepted and had no effect.
+// evaluate's transfer and trace options have no effect on a samples file: refused there.
 TEST(EvaluateCli, OptionsOfAnotherModeAreRefused) {
   const std::string base = "evaluate --samples " + fixture(true) + " --models isotonic-mi";
   for (const char* option : {"--seeds 1-3", "--rows-out r.csv", "--target-trials 3", "--plan wide"}) {

@@ -433,8 +433,8 @@ TEST(PlanCli, MaxWorkersDefaultsToTheLargestProfiled) {
   }
 }
 
-// An empty value ('--max-workers ""', '--seed=') was read as the option's default: a script whose
-// variable came out empty ran on a value nobody chose. Now exit 2 naming the option, before any work.
+// An empty value ('--max-workers ""', '--seed=') is no value: exit 2 naming the option, before any
+// work, rather than the default a script whose variable came out empty never chose.
 TEST(PlanCli, AnEmptyValueIsRefusedNamingItsOption) {
   const std::string base = "plan --samples " + samples_file() + " --target 0.8 --deadline 100000 --model isotonic-mi";
   for (const std::string& option : {std::string("--max-workers ''"), std::string("--seed=")}) {
@@ -444,6 +444,9 @@ TEST(PlanCli, AnEmptyValueIsRefusedNamingItsOption) {
     EXPECT_NE(r.err.find(name + ": an empty value"), std::string::npos) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["exit_code"], 2) << r.out;
   }
+  // A value that itself ends in '=' is a value.
+  auto ends_in_equals = tptest::run_cli("profile --cmd='true --extra=' --help");
+  EXPECT_EQ(ends_in_equals.exit_code, 0) << ends_in_equals.err;
   auto evaluate = tptest::run_cli("evaluate --transfer --from a --from-gpu t4 --to b --to-gpu v100 --target-trials ''");
   EXPECT_EQ(evaluate.exit_code, 2);
   EXPECT_NE(evaluate.err.find("--target-trials: an empty value"), std::string::npos) << evaluate.err;

@@ -626,7 +626,7 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
   // `plan` on the demo's samples with its target, limits and models (the command it prints under
   // "Next") recommends what the demo did: both hold the model to the trials.
   auto p = tptest::run_cli(fmt::format(
-      "plan --samples {} --target {:.17g} --deadline {:.17g} --max-workers {} --max-epochs {} --time-model {} "
+      "plan --samples {} --target {:.4g} --deadline {:.17g} --max-workers {} --max-epochs {} --time-model {} "
       "--metric-model {} --json",
       csv, j["target"].get<double>(), j["deadline_s"].get<double>(), j["max_workers"].get<int>(),
       j["max_epochs"].get<int>(), j["time_model"].get<std::string>(), j["metric_model"].get<std::string>()));

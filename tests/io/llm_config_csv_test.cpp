@@ -216,7 +216,7 @@ TEST(LlmConfigCsv, DropoutDefaultsToTrue) {
 TEST(LlmConfigCsv, OtherToolsColumnNamesAreReadWithANote) {
   auto path = write(
       "num_gpus,global_batch_size,micro_batch_size,hidden_size,num_attention_heads,num_layers,seq_length,"
-      "tensor_model_parallel_size,dp,pipeline_model_parallel_size,vp,recompute_granularity,sp,dist_optimizer,"
+      "tensor_model_parallel_size,dp,pipeline_model_parallel_size,vp,recompute_granularity,seq_parallel,dist_optimizer,"
       "vocab_size,ffn_hidden_size,dtype\n"
       "64,64,1,12288,96,96,2048,8,1,8,3,selective,True,True,50000,40000,bf16 mixed\n"
       "64,64,1,12288,96,96,2048,8,1,8,n/a,full,False,False,50000,40000,torch.float16\n");
@@ -241,11 +241,17 @@ TEST(LlmConfigCsv, OtherToolsColumnNamesAreReadWithANote) {
   for (const auto& n : t.notes) noted = noted || n.find("'recompute_granularity' is read as 'recompute'") != std::string::npos;
   EXPECT_TRUE(noted);
 
-  // The documented name beside another tool's: which one? Refused, naming both.
-  auto both = write(std::string(kHeader) + ",recompute,recompute_granularity\n64,64,1,12288,96,96,2048,8,1,8,full,selective\n");
-  const auto e = tptest::input_error_of([&] { io::read_llm_configs(both); });
-  EXPECT_EQ(e.field(), "recompute");
-  EXPECT_NE(std::string(e.what()).find("recompute_granularity"), std::string::npos) << e.what();
+  // The documented name beside another tool's is the one read, and the note says the other is not;
+  // of two other names, the first in priority (Megatron computes with the padded vocabulary).
+  auto both = write(std::string(kHeader) +
+                    ",recompute,recompute_granularity,vocab_size,padded_vocab_size\n"
+                    "64,64,1,12288,96,96,2048,8,1,8,full,selective,50257,50304\n");
+  auto tb = io::read_llm_configs(both);
+  EXPECT_EQ(tb.rows[0].layout.recompute, structure::Recompute::kFull);
+  EXPECT_EQ(tb.rows[0].spec.vocab, 50304);
+  bool said = false;
+  for (const auto& n : tb.notes) said = said || n.find("'recompute_granularity' is not read: 'recompute' gives") != std::string::npos;
+  EXPECT_TRUE(said);
   // A bad value in a renamed column is named by the file's own name.
   auto bad = write(std::string(kHeader) + ",dtype\n64,64,1,12288,96,96,2048,8,1,8,fp7\n");
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "dtype");
@@ -264,6 +270,14 @@ TEST(LlmConfigCsv, PrecisionSpellingsOfOtherTools) {
     EXPECT_EQ(*p, want) << text;
   }
   EXPECT_FALSE(structure::parse_precision("fp32 mixed").has_value());
+  for (const char* none : {"false", "null", "n/a", "None"})
+    EXPECT_EQ(structure::parse_recompute(none), structure::Recompute::kNone) << none;
+  auto vs = write(std::string(kHeader) + ",virtual_stages\n64,64,1,12288,96,96,2048,8,1,8,None\n"
+                  "64,64,1,12288,96,96,2048,8,1,8,-\n64,64,1,12288,96,96,2048,8,1,8,0\n64,64,1,12288,96,96,2048,8,1,8,2\n");
+  auto tv = io::read_llm_configs(vs);
+  ASSERT_EQ(tv.rows.size(), 4u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(tv.rows[i].layout.virtual_stages, 1) << i;
+  EXPECT_EQ(tv.rows[3].layout.virtual_stages, 2);
   EXPECT_FALSE(structure::parse_precision("mixed").has_value());
 }
 
@@ -277,4 +291,29 @@ TEST(Csv, UnnamedColumnsAndRowsOfCommasAreNotErrors) {
   EXPECT_EQ(t.rows()[1].line, 4);
   auto path = write("," + std::string(kHeader) + "\n0,64,64,1,12288,96,96,2048,8,1,8\n,,,,,,,,,,\n");
   EXPECT_EQ(io::read_llm_configs(path).rows.size(), 1u);
+}
+
+// Korthikanti's table as the shared file writes it (Calculon's column names: num_gpus, num_layers,
+// seq_len, vpp_interleave, optimizer_sharding, datatype) reads through llm predict's own reader as
+// the dedicated reader reads it: the same shapes and layouts, row by row.
+TEST(LlmConfigCsv, TheSharedKorthikantiFileReadsAsItsOwnReaderReadsIt) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const std::string path = tptest::shared_data_dir() + "/llm/korthikanti2022_megatron_a100_iteration_time.csv";
+  auto runs = io::read_korthikanti_iterations(path);
+  auto configs = io::read_llm_configs(path);
+  ASSERT_EQ(configs.rows.size(), runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& a = configs.rows[i];
+    const auto& b = runs[i].run;
+    EXPECT_EQ(a.spec.layers, b.spec.layers) << i;
+    EXPECT_EQ(a.spec.hidden, b.spec.hidden) << i;
+    EXPECT_EQ(a.spec.seq, b.spec.seq) << i;
+    EXPECT_EQ(a.layout.tp, b.layout.tp) << i;
+    EXPECT_EQ(a.layout.pp, b.layout.pp) << i;
+    EXPECT_EQ(a.layout.virtual_stages, b.layout.virtual_stages) << i;
+    EXPECT_EQ(a.layout.recompute, b.layout.recompute) << i;
+    EXPECT_EQ(a.layout.sequence_parallel, b.layout.sequence_parallel) << i;
+    EXPECT_EQ(a.layout.distributed_optimizer, b.layout.distributed_optimizer) << i;
+    EXPECT_EQ(a.layout.precision, b.layout.precision) << i;
+  }
 }

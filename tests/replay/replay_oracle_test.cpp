@@ -192,8 +192,8 @@ TEST(SampleCli, BadWorkloadGivesExit2) {
   EXPECT_TRUE(tptest::names_input_error(r.err, "/nonexistent/dir", 0, ""));
 }
 
-// sample -o onto the trace it reads would replace the trace; --synthetic-rows -5 wrapped to 2^64 - 5
-// rows and ate memory without a word; options --synthetic-rows does not use were ignored.
+// sample -o onto the trace it reads would replace the trace; a row count must be 1 to 10^7 (a
+// negative one read as unsigned is 2^64 - 5 rows); options --synthetic-rows does not use are refused.
 TEST(SampleCli, RefusesWritingOverItsTraceAndAnImpossibleRowCount) {
   const auto d = tiny_trace();
   const std::string placements = tptest::read_file(d / "placements.csv");

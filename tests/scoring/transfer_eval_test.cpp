@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "io/sample_csv.h"
 #include "scoring/transfer_eval.h"
+#include "structure/network_zoo.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -143,6 +144,7 @@ TEST(TransferEval, BadInputExitsTwoNamingThePlace) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["rows"], 2);
   tptest::write_file(bad / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,8,0.1,\n2,16,0.15,0.01\n");
+  tptest::write_file(bad / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time\n2,4,16,0.2\n");
   r = tptest::run_cli("evaluate --transfer --from " + from + " --from-gpu t4 --to " + (d / "bad").string() +
                       " --to-gpu a100-40gb --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -448,6 +450,10 @@ TEST(TransferEval, FoldersPairByNameInAnyCaseAndCurvesAreNotRead) {
                                        (d / "src").string(), (d / "dst").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("skipped: othernet"), std::string::npos) << r.err;
+  // A network the zoo knows is found by its folded name; a '.' is kept (opt-1.3b is not opt-13b).
+  EXPECT_EQ(structure::find_network("CIFAR-10"), structure::find_network("cifar10"));
+  EXPECT_EQ(structure::find_network("ResNet-50"), structure::find_network("resnet50"));
+  EXPECT_NE(structure::network_name_key("opt-1.3b"), structure::network_name_key("opt-13b"));
   // Two folders of one network on one side: which? Refused.
   write_trace(d / "dst" / "synth_net", rows_for(3, {"1", "2"}), false);
   EXPECT_THROW(scoring::evaluate_transfer(options(d, 3)), InputError);
