@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/sampled_range.h"
 #include "app/search_space.h"
 #include "plan/frontier.h"
 #include "plan/launch_spec.h"
@@ -188,7 +189,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
   plan::add_model_metric(o.evidence, *pm.fitted);
   o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
-  for (const auto& s : samples.samples) o.most_workers_sampled = std::max(o.most_workers_sampled, s.workers);
+  o.most_workers_sampled = most_workers_sampled(samples);
   o.dataset_size = samples.dataset_size;
   if (q.confidence > 0 && !q.early_stop) o.confidence_margin = confidence_margin(o);
   if (!q.emit.empty()) o.launch = launch_spec(o, q);

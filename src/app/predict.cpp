@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/cancel.h"
 #include "core/error.h"
 #include "core/nodes.h"
+#include "core/sampled_range.h"
 #include "uncertainty/conformal.h"
 
 namespace trainplan::app {
@@ -117,11 +119,8 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
     r.nodes_from = np.from;
     r.nodes_assumed = np.assumed;
   }
-  for (const auto& x : s.samples) {
-    r.most_workers_sampled = std::max(r.most_workers_sampled, x.workers);
-    r.smallest_batch_sampled = r.smallest_batch_sampled > 0 ? std::min(r.smallest_batch_sampled, x.batch) : x.batch;
-    r.largest_batch_sampled = std::max(r.largest_batch_sampled, x.batch);
-  }
+  r.most_workers_sampled = most_workers_sampled(s);
+  if (const auto range = batch_range_sampled(s)) std::tie(r.smallest_batch_sampled, r.largest_batch_sampled) = *range;
   r.dataset_size = s.dataset_size;
   uncertainty::ConformalParams cp{q.folds, q.seed};
 

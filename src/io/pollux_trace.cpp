@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <filesystem>
 
 #include "core/error.h"
@@ -24,6 +25,13 @@ double sync_within_step(const CsvTable& t, const CsvRow& row, double step_time) 
     t.fail(row, "sync_time", fmt::format("{} s is longer than the step it is part of (step_time {} s)", t.text(row, "sync_time"),
                                          t.text(row, "step_time")));
   return std::min(sync, step_time);
+}
+
+// The row's sync_time within its step; nullopt where `optional` allows its
+// column or its cell to be absent and it is.
+std::optional<double> sync_of(const CsvTable& t, const CsvRow& row, double step_time, bool optional) {
+  if (optional && (!t.has_column("sync_time") || t.text(row, "sync_time").empty())) return std::nullopt;
+  return sync_within_step(t, row, step_time);
 }
 
 }  // namespace
@@ -51,8 +59,8 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
     r.nodes = static_cast<int>(r.placement.size());
     r.local_bsz = t.positive_int(row, "local_bsz");  // a whole number of examples ("64.0" is 64)
     r.step_time = t.positive(row, "step_time");
-    r.sync_known = !options.sync_optional || (t.has_column("sync_time") && !t.text(row, "sync_time").empty());
-    if (r.sync_known) r.sync_time = sync_within_step(t, row, r.step_time);
+    const auto sync = sync_of(t, row, r.step_time, options.sync_optional);
+    r.sync_known = sync.has_value(), r.sync_time = sync.value_or(0);
     tr.placements.push_back(r);
   }
   if (tr.placements.empty()) throw InputError(pl.string(), 0, "", "no rows");
@@ -71,8 +79,8 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
                                              r.num_nodes, r.num_replicas));
       r.local_bsz = s.positive_int(row, "local_bsz");
       r.step_time = s.positive(row, "step_time");
-      r.sync_known = !options.sync_optional || (s.has_column("sync_time") && !s.text(row, "sync_time").empty());
-      if (r.sync_known) r.sync_time = sync_within_step(s, row, r.step_time);
+      const auto sync = sync_of(s, row, r.step_time, options.sync_optional);
+      r.sync_known = sync.has_value(), r.sync_time = sync.value_or(0);
       tr.scalability.push_back(r);
     }
   }
