@@ -123,14 +123,20 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   if (const auto range = batch_range_sampled(s)) std::tie(r.smallest_batch_sampled, r.largest_batch_sampled) = *range;
   r.dataset_size = s.dataset_size;
   uncertainty::ConformalParams cp{q.folds, q.seed};
+  r.time_folds = uncertainty::config_fold_count(s, q.folds);
+  if (want_metric) {
+    SampleSet with = s;
+    with.samples = s.with_metric();
+    r.metric_folds = uncertainty::config_fold_count(with, q.folds);
+  }
 
-  note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.time_model, q.folds));
+  note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.time_model, r.time_folds));
   auto tm = src.conformal_time(r.time_model, cp);
   r.epoch_time_s = tm->predict(q.batch, q.workers, r.nodes);
   r.time_interval = tm->predict_interval(q.batch, q.workers, r.nodes, q.confidence);
   r.time_bound = tm->predict_bound(q.batch, q.workers, r.nodes, q.confidence, models::BoundSide::kUpper);
   if (want_metric) {
-    note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, q.folds));
+    note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, r.metric_folds));
     auto mm = src.conformal_metric(r.metric_model, cp);
     r.best_sampled_metric = s.best_metric();
     if (q.epochs >= 0) {
@@ -188,7 +194,7 @@ nlohmann::json to_json(const Prediction& p) {
   j["config"] = {{"batch", q.batch}, {"workers", q.workers}, {"nodes", p.nodes}, {"nodes_from", p.nodes_from},
                  {"nodes_assumed", p.nodes_assumed}};
   if (q.epochs >= 0) j["config"]["epochs"] = q.epochs;
-  j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, q.folds)},
+  j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, p.time_folds)},
                        {"one_sided_bound", bound_json(p.time_bound, "upper", q.confidence)}};
   if (p.to_target) {
     const auto& t = *p.to_target;
@@ -204,7 +210,7 @@ nlohmann::json to_json(const Prediction& p) {
   }
   if (q.epochs >= 0) {
     j["metric"] = {{"model", p.metric_model}, {"value", p.metric}, {"direction", to_string(p.direction)},
-                   {"interval", interval_json(p.metric_interval, q.folds)},
+                   {"interval", interval_json(p.metric_interval, p.metric_folds)},
                    {"one_sided_bound", bound_json(p.metric_bound, p.direction == MetricDirection::kMax ? "lower" : "upper",
                                                   q.confidence)}};
     if (p.last_sampled_epoch) {

@@ -61,6 +61,10 @@ struct Prediction {
   double epoch_time_s = 0;
   std::optional<models::Interval> time_interval;
   std::optional<double> time_bound;  // one-sided upper bound at the confidence
+  // Folds the conformal residuals were drawn from: the folds asked for, or
+  // fewer when there are fewer configurations to hold out (time: of all the
+  // samples; metric: of those with a metric).
+  int time_folds = 0, metric_folds = 0;
   double metric = 0;
   std::optional<models::Interval> metric_interval;
   std::optional<double> metric_bound;  // one-sided bound on the worse side (lower for max, upper for min)

@@ -103,11 +103,11 @@ void run_predict(const PredictArgs& a) {
     std::cout << fmt::format("  note: the global batch {:g} is larger than the data set ({} examples): no epoch holds "
                              "one step of it\n",
                              a.batch * a.workers, *p.dataset_size);
-  std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, a.folds, " s"));
+  std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, p.time_folds, " s"));
   if (want_metric) {
     std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", epochs, mname,
                              p.direction == MetricDirection::kMax ? "higher" : "lower", m,
-                             interval_text(miv, a.folds, ""));
+                             interval_text(miv, p.metric_folds, ""));
     const bool up = p.direction == MetricDirection::kMax;
     if (miv && p.best_sampled_metric && (up ? miv->lo : miv->hi) == *p.best_sampled_metric &&
         m != *p.best_sampled_metric)

@@ -10,14 +10,18 @@
 
 namespace trainplan {
 
-// Thrown for a key that appears twice in one object; key() is that key.
+// Thrown for a key that appears twice in one object. key() is that key;
+// path() is where it sits, from the document's root: members by name, array
+// elements by index from 0 ("layers[2].name"; "a" at the top level), for
+// the caller to name as the field; what() names the key alone.
 class JsonDuplicateKey : public std::runtime_error {
  public:
-  explicit JsonDuplicateKey(std::string key);
+  JsonDuplicateKey(std::string key, std::string path);
   const std::string& key() const { return key_; }
+  const std::string& path() const { return path_; }
 
  private:
-  std::string key_;
+  std::string key_, path_;
 };
 
 // Throws nlohmann::json::exception where nlohmann::json::parse would, and

@@ -96,6 +96,14 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("fp32_sustained", g.fp32_sustained, false, true);
   figure("tensor_sustained", g.tensor_sustained, false, true);
   figure("fp8_matmul_share", g.fp8_matmul_share, false, true);
+  // Shares of a peak relative to a reference GPU's share of its own (the
+  // A100's; bf16's for FP8): the catalog's run from 0.32 to 1.07, and a GPU
+  // at twice the reference's would run past its datasheet peak, since the
+  // reference sustains well over half of its own.
+  for (const char* c : {"fp32_sustained", "tensor_sustained", "fp8_matmul_share"})
+    if (present(c) && t.number(row, c) > 2)
+      t.fail(row, c, std::string("must be at most 2 (a share of the peak relative to the reference's, which is 1), got ") +
+                         t.text(row, c));
   double gpn = h.node.gpus_per_node;
   figure("gpus_per_node", gpn, true, true);
   if (present("gpus_per_node")) h.node.gpus_per_node = t.positive_int(row, "gpus_per_node");

@@ -37,7 +37,7 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
   try {
     doc = parse_json_unique_keys(in);
   } catch (const JsonDuplicateKey& e) {
-    throw InputError(path, 0, e.key(), e.what());
+    throw InputError(path, 0, e.path(), e.what());
   } catch (const json::exception& e) {
     // Not only parse_error: a number past double's range ("1e400") is out_of_range.
     throw InputError(path, 0, "", fmt::format("not valid JSON: {}", e.what()));

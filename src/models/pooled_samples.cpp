@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -19,6 +20,26 @@ struct KeyHash {
 };
 
 }  // namespace
+
+SampleSet distinct_time_configs(const SampleSet& s) {
+  SampleSet out = s;  // every field but the samples is the set's
+  out.samples.clear();
+  std::map<std::tuple<double, int, int>, std::pair<size_t, double>> at;  // -> (index in out, sum of epochs)
+  for (const auto& x : s.samples) {
+    const double w = x.epochs > 0 ? x.epochs : 1.0;
+    auto [it, fresh] = at.try_emplace({x.batch, x.workers, x.nodes}, out.samples.size(), w);
+    if (fresh) {
+      out.samples.push_back(x);
+      continue;
+    }
+    auto& [index, weight] = it->second;
+    Sample& kept = out.samples[index];
+    if (x.epoch_time_s != kept.epoch_time_s)
+      kept.epoch_time_s = (kept.epoch_time_s * weight + x.epoch_time_s * w) / (weight + w);
+    weight += w;
+  }
+  return out;
+}
 
 PooledMetricSamples::PooledMetricSamples(const std::vector<Sample>& samples) {
   std::unordered_map<std::tuple<double, int, double>, size_t, KeyHash> index;

@@ -52,6 +52,15 @@ class PooledMetricSamples {
   size_t n_ = 0;
 };
 
+// One sample per distinct (batch, workers, nodes): what every time model is
+// fitted on and scored on (models/config_pooled_time_model.h), since samples
+// that differ only in epochs measure one epoch time, and a configuration timed
+// by three trials is still one configuration. Each keeps its configuration's
+// first sample's fields, with the epochs-weighted mean epoch time of all of
+// them (a longer trial measures it better; equal times stay bit-exact), in the
+// order of each configuration's first sample.
+SampleSet distinct_time_configs(const SampleSet& s);
+
 // A deterministic, evenly spread choice of at most `m` of `n` items (all of
 // them when n <= m): indices round(k (n - 1) / (m - 1)), k = 0..m-1, increasing.
 std::vector<size_t> thin_indices(size_t n, size_t m);

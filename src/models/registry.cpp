@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "models/config_pooled_time_model.h"
 
 namespace trainplan::models {
 
@@ -24,7 +25,10 @@ static ModelEntry& entry_for(std::vector<ModelEntry>& entries, const std::string
 void ModelRegistry::add_time(const std::string& name, const std::string& summary, TimeFactory make,
                              AutoChoice in_auto) {
   auto& e = entry_for(entries_, name, summary);
-  e.make_time = std::move(make);
+  // Every time model is fitted on one point per configuration (config_pooled_time_model.h).
+  e.make_time = [make = std::move(make)](const ModelParams& p) -> std::unique_ptr<TimeModel> {
+    return std::make_unique<ConfigPooledTimeModel>(make(p));
+  };
   e.time_auto = in_auto;
 }
 

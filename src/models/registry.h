@@ -72,6 +72,8 @@ class ModelRegistry {
   const ModelEntry& with_time(const std::string& name) const;
   const ModelEntry& with_metric(const std::string& name) const;
   // New unfitted parts of `name` made with `p`; throw as with_time/with_metric.
+  // A time part comes wrapped to fit on one point per configuration
+  // (config_pooled_time_model.h), as every time factory add_time stores does.
   std::unique_ptr<TimeModel> make_time(const std::string& name, const ModelParams& p = {}) const;
   std::unique_ptr<MetricModel> make_metric(const std::string& name, const ModelParams& p = {}) const;
 

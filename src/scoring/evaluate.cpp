@@ -17,27 +17,6 @@
 
 namespace trainplan::scoring {
 
-SampleSet distinct_time_configs(const SampleSet& s) {
-  SampleSet out = subset(s, {});
-  // First sample of each configuration, in order; its epoch time becomes the
-  // epochs-weighted mean over the configuration's samples.
-  std::map<std::tuple<double, int, int>, std::pair<size_t, double>> at;  // -> (index in out, sum of epochs)
-  for (const auto& x : s.samples) {
-    const double w = x.epochs > 0 ? x.epochs : 1.0;
-    auto [it, fresh] = at.try_emplace({x.batch, x.workers, x.nodes}, out.samples.size(), w);
-    if (fresh) {
-      out.samples.push_back(x);
-      continue;
-    }
-    auto& [index, weight] = it->second;
-    Sample& kept = out.samples[index];
-    if (x.epoch_time_s != kept.epoch_time_s)  // equal times stay bit-exact
-      kept.epoch_time_s = (kept.epoch_time_s * weight + x.epoch_time_s * w) / (weight + w);
-    weight += w;
-  }
-  return out;
-}
-
 namespace {
 
 // What one fit-and-predict reports besides predictions (for the full fit only).

@@ -13,6 +13,7 @@
 #include "core/sample.h"
 #include "scoring/splits.h"
 #include "structure/comm_profile.h"
+#include "models/pooled_samples.h"
 #include "models/registry.h"
 
 namespace trainplan::scoring {
@@ -112,11 +113,9 @@ std::vector<std::optional<double>> parts_cv_mre(const std::vector<std::string>& 
                                                 const SampleSet& samples, EvalOptions opts = {},
                                                 const models::ModelParams& params = {});
 
-// The samples the time part is scored on: one per distinct (batch, workers,
-// nodes), since samples that differ only in epochs share one epoch time and
-// would otherwise sit on both sides of a fold. Each keeps the first sample's
-// fields, with the epochs-weighted mean epoch time of its configuration's
-// samples (a longer trial measures it better; on a replayed trace they agree).
-SampleSet distinct_time_configs(const SampleSet& s);
+// The samples the time part is scored on, one per distinct (batch, workers,
+// nodes): the points every time model is also fitted on
+// (models/pooled_samples.h).
+using models::distinct_time_configs;
 
 }  // namespace trainplan::scoring

@@ -195,7 +195,7 @@ json parse_body(const std::string& body) {
   try {
     j = parse_json_unique_keys(body.empty() ? std::string("{}") : body);
   } catch (const JsonDuplicateKey& e) {
-    throw RequestError(400, e.key(), fmt::format("bad JSON: {}", e.what()));
+    throw RequestError(400, e.path(), fmt::format("bad JSON: {}", e.what()));
   } catch (const json::exception& e) {
     // Not only parse_error: a number past double's range ("1e400") is out_of_range.
     throw RequestError(400, "", fmt::format("bad JSON: {} (the body must be one JSON object)", e.what()));

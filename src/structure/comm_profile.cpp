@@ -93,7 +93,7 @@ CommProfile CommProfile::load(const std::string& path) {
   try {
     j = parse_json_unique_keys(in);
   } catch (const JsonDuplicateKey& e) {
-    throw InputError(path, 0, e.key(), e.what());
+    throw InputError(path, 0, e.path(), e.what());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
   }

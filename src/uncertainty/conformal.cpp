@@ -9,6 +9,7 @@
 
 #include "core/cancel.h"
 #include "core/error.h"
+#include "models/pooled_samples.h"
 #include "models/registry.h"
 #include "numerics/normal_quantile.h"
 #include "uncertainty/metric_run_pinned.h"
@@ -51,13 +52,10 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
       notes_.push_back(fmt::format("fold {} could not be fitted ({}); its residuals are missing", f + 1, e.what()));
       continue;
     }
-    std::map<Key, bool> seen;  // one residual per held-out configuration
-    for (const auto& s : fold_part(samples, fold, f, true).samples) {
+    // One residual per held-out configuration, at the point the models are fitted and scored on.
+    for (const auto& s : models::distinct_time_configs(fold_part(samples, fold, f, true)).samples) {
       check_cancelled();
-      if (!seen[key_of(s)]) {
-        seen[key_of(s)] = true;
-        r.push_back(signed_residual(s.epoch_time_s, m->predict(s.batch, s.workers, s.nodes)));
-      }
+      r.push_back(signed_residual(s.epoch_time_s, m->predict(s.batch, s.workers, s.nodes)));
     }
   }
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");

@@ -11,7 +11,9 @@
 // because the planner asks about configurations it has not measured. The
 // point prediction is the wrapped model's, unchanged.
 //
-// Time models: each held-out configuration counts once. At a configuration
+// Time models: each held-out configuration counts once, at its
+// epochs-weighted mean epoch time (the point time models are fitted on:
+// models/pooled_samples.h). At a configuration
 // the samples measured, the in-sample residuals are used instead: the
 // prediction is anchored by the measurement there, and the out-of-fold error
 // would overstate it (this carries no finite-sample guarantee). There the

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <random>
 #include <tuple>
 
@@ -139,6 +140,12 @@ std::vector<int> config_folds(const SampleSet& s, int folds, uint64_t seed) {
   std::vector<int> out;
   for (const auto& x : s.samples) out.push_back(index[key_of(x)]);
   return out;
+}
+
+int config_fold_count(const SampleSet& s, int folds) {
+  std::set<Key> keys;
+  for (const auto& x : s.samples) keys.insert(key_of(x));
+  return std::max(1, std::min<int>(folds, static_cast<int>(keys.size())));
 }
 
 SampleSet fold_part(const SampleSet& s, const std::vector<int>& fold, int k, bool test) {

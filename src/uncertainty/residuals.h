@@ -75,6 +75,8 @@ double bound_at(double y, double q, models::BoundSide side);
 // Fold index of every sample: configurations (batch, workers, nodes) shuffled
 // with `seed` and dealt round-robin into min(folds, configurations) folds.
 std::vector<int> config_folds(const SampleSet& s, int folds, uint64_t seed);
+// How many folds config_folds deals `s` into: min(folds, configurations), at least 1.
+int config_fold_count(const SampleSet& s, int folds);
 // The samples of `s` with fold != k (test = false) or == k (test = true).
 SampleSet fold_part(const SampleSet& s, const std::vector<int>& fold, int k, bool test);
 

@@ -194,6 +194,22 @@ TEST(PredictCli, WorseEndIsHeldAtTheBestSampledMetric) {
   EXPECT_GT(jf["to_target"]["target"].get<double>(), jf["best_sampled_metric"].get<double>());
 }
 
+TEST(PredictCli, MoreFoldsThanConfigurationsNamesTheFoldsUsed) {
+  // The fixture holds 16 configurations: 40 folds asked for deal them into 16.
+  const std::string args = "predict --samples " + fixture(true) +
+                           " --batch 64 --workers 8 --epochs 10 --time-model isotonic-mi --metric-model optimus-curve "
+                           "--folds 40";
+  auto r = tptest::run_cli(args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const auto* p : {&j["epoch_time_s"], &j["metric"]})
+    EXPECT_EQ((*p)["interval"]["method"], "16-fold conformal, relative residuals");
+  auto text = tptest::run_cli(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("(16-fold conformal)"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("40-fold"), std::string::npos) << text.out;
+}
+
 TEST(PredictCli, TextNamesTheIntervalMethod) {
   const std::string args = "predict --samples " + fixture(true) +
                            " --batch 64 --workers 8 --epochs 10 --time-model isotonic-mi --metric-model optimus-curve";

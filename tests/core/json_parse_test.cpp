@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 using trainplan::JsonDuplicateKey;
 using trainplan::parse_json_unique_keys;
@@ -22,6 +25,25 @@ TEST(JsonParse, RefusesAKeyTwiceInOneObjectAtAnyDepth) {
       ADD_FAILURE() << text << " was read";
     } catch (const JsonDuplicateKey& e) {
       EXPECT_EQ(e.key(), text.find("\"a\": 2") != std::string::npos ? "a" : "b") << text;
+    }
+  }
+}
+
+TEST(JsonParse, ADuplicateKeyIsNamedByItsPathFromTheRoot) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"a": 1, "a": 2})", "a"},
+      {R"({"x": {"b": 1, "c": 2, "b": 3}})", "x.b"},
+      {R"({"x": [{"b": 1}, {"b": 2, "b": 3}]})", "x[1].b"},
+      {R"({"n": [1, [2, 3], {"k": 0}], "layers": [{"name": "a"}, 7, [], {"name": "b", "name": "c"}]})",
+       "layers[3].name"},
+      {R"([{"a": 1}, {"a": 1, "a": 2}])", "[1].a"},
+  };
+  for (const auto& [text, path] : cases) {
+    try {
+      parse_json_unique_keys(text);
+      ADD_FAILURE() << text << " was read";
+    } catch (const JsonDuplicateKey& e) {
+      EXPECT_EQ(e.path(), path) << text;
     }
   }
 }

@@ -132,6 +132,14 @@ TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
 
   auto empty_name = tptest::write_file(d / "noname.csv", "name,base\n,t4\n");
   EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(empty_name); }).field(), "name");
+
+  // A sustained share past twice the reference's would run past the datasheet peak.
+  auto past_peak = tptest::write_file(d / "share.csv", "name,base,tensor_sustained\nx,t4,50\n");
+  e = tptest::input_error_of([&] { io::read_hardware_file(past_peak); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "tensor_sustained");
+  auto at_two = tptest::write_file(d / "two-share.csv", "name,base,fp32_sustained\nx,t4,2\n");
+  EXPECT_DOUBLE_EQ(io::read_hardware_file(at_two).gpu.fp32_sustained, 2.0);
 }
 
 TEST(HardwareFile, ResolveTakesACatalogNameOrAFile) {

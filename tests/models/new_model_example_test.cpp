@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "models/config_pooled_time_model.h"
 #include "models/registry.h"
 #include "scoring/evaluate.h"
 #include "scoring/model_choice.h"
@@ -70,7 +71,10 @@ TEST(NewModelExample, OneRegistrationLineMakesItAModelEveryVerbCanUse) {
   const SampleSet s = samples_with_step(0.25);
   auto made = models::ModelRegistry::instance().make_time("constant-step");
   made->fit(s);
-  EXPECT_DOUBLE_EQ(dynamic_cast<const ConstantStepModel&>(*made).step_s(), 0.25);
+  // The registry hands every time model one point per configuration
+  // (models/config_pooled_time_model.h); the fitted model is its inner().
+  const auto& fitted = dynamic_cast<const models::ConfigPooledTimeModel&>(*made).inner();
+  EXPECT_DOUBLE_EQ(dynamic_cast<const ConstantStepModel&>(fitted).step_s(), 0.25);
   EXPECT_DOUBLE_EQ(made->predict(48, 5, 2), 1200.0 / (48 * 5) * 0.25);
 
   // Scored like every registered model: exact data, so zero error.

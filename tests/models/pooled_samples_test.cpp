@@ -131,18 +131,6 @@ Repeated repeated_runs(bool nudge_epochs) {
 
 }  // namespace
 
-TEST(PooledFits, TimeModelWeighsAConfigurationByItsSamples) {
-  const Repeated d = repeated_runs(/*nudge_epochs=*/false);
-  for (const char* name : {"allreduce-physical"}) {
-    auto a = models::ModelRegistry::instance().make_time(name), b = models::ModelRegistry::instance().make_time(name);
-    a->fit(d.pooled);
-    b->fit(d.unpooled);
-    for (int bb : {24, 32, 100, 256})
-      for (int r : {1, 3, 4})
-        EXPECT_NEAR(a->predict(bb, r, 0), b->predict(bb, r, 0), 1e-4 * b->predict(bb, r, 0)) << name << " b=" << bb << " r=" << r;
-  }
-}
-
 TEST(PooledFits, OptimusCurvesWeighAConfigurationByItsSamples) {
   const Repeated d = repeated_runs(/*nudge_epochs=*/true);
   for (const char* name : {"optimus-curve", "optimus-curve-shared"}) {
@@ -172,4 +160,53 @@ TEST(PooledFits, OneSamplePerConfigurationFitsDifferently) {
   a->fit(d.pooled);
   b->fit(firsts);
   EXPECT_GT(std::abs(a->predict(100, 3, 0) / b->predict(100, 3, 0) - 1), 1e-3);
+}
+
+// Every time model the registry makes fits on one point per configuration,
+// the point `evaluate` scores it on: repeats of a configuration, however many
+// and whatever their epochs, move the fit only through their epochs-weighted
+// mean.
+TEST(ConfigPooledTimeModel, RepeatsFitAsTheirConfigurationsMean) {
+  SampleSet once;
+  for (double b : {16.0, 32.0, 64.0, 128.0})
+    for (int r : {1, 2, 4}) {
+      Sample s;
+      s.batch = b, s.workers = r, s.nodes = 1, s.epochs = 1;
+      // Compute that falls with the workers, an all-reduce that grows with them, and a wobble.
+      s.epoch_time_s = 60.0 / r + 0.5 * (r - 1) + 4.0 * 16 / b + 0.3 * std::sin(b * r);
+      once.samples.push_back(s);
+    }
+  // The same configurations with the first read five more times at other
+  // epochs. Counted by rows, it would weigh six times as much as the others.
+  // (Equal times, so that the mean is the time to the last bit: the
+  // all-reduce fit moves visibly with its data's last digits.)
+  SampleSet repeated = once;
+  const Sample first = once.samples[0];
+  for (double epochs : {1.0, 2.0, 3.0, 2.0, 1.0}) {
+    Sample s = first;
+    s.epochs = epochs;
+    repeated.samples.push_back(s);
+  }
+  ASSERT_EQ(models::distinct_time_configs(repeated).size(), once.size());
+  EXPECT_EQ(models::distinct_time_configs(repeated).samples[0].epoch_time_s, first.epoch_time_s);
+  // Unequal times pool to their epochs-weighted mean.
+  SampleSet unequal = once;
+  for (auto [epochs, dt] : std::vector<std::pair<double, double>>{{1, 5.0}, {2, -5.0}, {1, 5.0}}) {
+    Sample s = first;
+    s.epochs = epochs, s.epoch_time_s = first.epoch_time_s + dt;
+    unequal.samples.push_back(s);
+  }
+  EXPECT_NEAR(models::distinct_time_configs(unequal).samples[0].epoch_time_s, first.epoch_time_s, 1e-12);
+  for (const std::string name : {"allreduce-physical", "isotonic-mi", "per-batch-extrapolation"}) {
+    auto a = models::ModelRegistry::instance().make_time(name);
+    auto b = models::ModelRegistry::instance().make_time(name);
+    a->fit(once);
+    b->fit(repeated);
+    for (const auto& s : once.samples)
+      EXPECT_NEAR(a->predict(s.batch, s.workers, s.nodes), b->predict(s.batch, s.workers, s.nodes),
+                  1e-9 * s.epoch_time_s)
+          << name << " at batch " << s.batch << ", " << s.workers << " workers";
+    EXPECT_NE(b->describe().find("fitted on 12 configurations"), std::string::npos) << name << ": " << b->describe();
+    EXPECT_EQ(a->describe().find("fitted on 12 configurations"), std::string::npos) << name;
+  }
 }

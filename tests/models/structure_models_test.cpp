@@ -293,7 +293,7 @@ TEST(LayerGraphJson, ReadsAUsersNetworkAndNamesBadFields) {
   expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "conv", "kernel": 3}]})", "layers[0].out");
   expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "conv", "out": -2, "kernel": 3}]})", "layers[0].out");
   expect_error(R"({"input": {"image": [1, 4, 4]}, "layers": [{"type": "conv", "out": 2, "kernel": 9}]})", "layers[0]");
-  expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "conv", "out": 2, "out": 4, "kernel": 3}]})", "out");
+  expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "conv", "out": 2, "out": 4, "kernel": 3}]})", "layers[0].out");
 
   auto cli = tptest::run_cli("network --graph " + lenet + " --json");
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
