@@ -176,6 +176,19 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   if (!ms.empty()) {
     c.memory_mean_abs_relative_error = 0;
     for (const auto& x : ms) c.memory_mean_abs_relative_error += std::abs(memory.predict(x.spec, x.layout).total() / x.bytes - 1) / ms.size();
+    // A peak no GPU of this kind could have held was measured elsewhere, or in other units than GiB.
+    for (const auto& r : measured.rows)
+      if (r.memory_gib && *r.memory_gib * kGiB > gpu_bytes)
+        c.warnings.push_back(fmt::format("{}:{}: memory_gib {:g} is more than {}'s {:g} GB: the row ran on another "
+                                         "GPU, or its figure is not GiB per GPU",
+                                         source, r.line, *r.memory_gib, time.hardware().name,
+                                         time.hardware().gpu.memory_gb));
+    // As for the time: a memory model that misses its own rows by far predicts nothing worth having.
+    if (c.memory_mean_abs_relative_error > kMisfitToWarn)
+      c.warnings.push_back(fmt::format(
+          "the calibrated memory model misses its own measured rows by {:.0f}% at the mean: check that memory_gib is "
+          "the peak per GPU in GiB (of the most loaded stage), and the layout columns",
+          100 * c.memory_mean_abs_relative_error));
   }
   return c;
 }

@@ -120,6 +120,7 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
     r.nodes_assumed = np.assumed;
   }
   r.most_workers_sampled = most_workers_sampled(s);
+  r.most_nodes_sampled = most_nodes_sampled(s);
   if (const auto range = batch_range_sampled(s)) std::tie(r.smallest_batch_sampled, r.largest_batch_sampled) = *range;
   r.dataset_size = s.dataset_size;
   uncertainty::ConformalParams cp{q.folds, q.seed};
@@ -238,9 +239,11 @@ nlohmann::json to_json(const Prediction& p) {
   if (p.best_sampled_metric) j["best_sampled_metric"] = *p.best_sampled_metric;
   if (!p.reason.empty()) j["choice"] = p.reason;
   j["sampled"] = {{"most_workers", p.most_workers_sampled},
+                  {"most_nodes", p.most_nodes_sampled},
                   {"smallest_batch", p.smallest_batch_sampled},
                   {"largest_batch", p.largest_batch_sampled}};
   j["past_most_workers"] = p.past_most_workers();
+  j["past_most_nodes"] = p.past_most_nodes();
   j["batch_outside_sampled"] = p.batch_outside_sampled();
   j["dataset_size"] = p.dataset_size ? nlohmann::json(*p.dataset_size) : nlohmann::json();
   j["batch_past_dataset"] = p.batch_past_dataset();

@@ -105,9 +105,13 @@ struct Prediction {
   // outside them rests on the time model's extrapolation (and a global batch
   // past the data set is no epoch at all), which the interval does not cover.
   int most_workers_sampled = 0;
+  int most_nodes_sampled = 0;  // 0: no sample states its nodes
   double smallest_batch_sampled = 0, largest_batch_sampled = 0;
   std::optional<long> dataset_size;
   bool past_most_workers() const { return most_workers_sampled > 0 && query.workers > most_workers_sampled; }
+  // More nodes than any sample ran on: the all-reduce across them is the
+  // model's extrapolation (on one-node samples, the hardware prior's).
+  bool past_most_nodes() const { return most_nodes_sampled > 0 && nodes > most_nodes_sampled; }
   bool batch_outside_sampled() const {
     return largest_batch_sampled > 0 && (query.batch < smallest_batch_sampled || query.batch > largest_batch_sampled);
   }

@@ -25,6 +25,7 @@
 #include "io/llm_config_csv.h"
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
+#include "plan/llm_planner.h"
 #include "io/megatron_ci_csv.h"
 #include "scoring/llm_eval.h"
 #include "uncertainty/llm_cross_validation.h"
@@ -264,6 +265,10 @@ void run_memory(MemoryArgs a) {
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
     j["time"] = llm_time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
     j["gpu_memory_gb"] = hw->gpu.memory_gb;
+    // As `llm predict` says it: over or under the GPU's memory (negative: over).
+    j["headroom_gib"] = (hw->gpu.memory_gb * 1e9 - m.total()) / kGiB;
+    j["fits_memory"] = j["headroom_gib"].get<double>() >= 0;
+    j["plan_reserve_gib"] = plan::LlmPlanOptions{}.memory_reserve_bytes / kGiB;
   }
   if (a.json) {
     std::cout << j.dump(2) << "\n";
@@ -286,11 +291,18 @@ void run_memory(MemoryArgs a) {
   for (auto [name, v] : {std::pair{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
                          {"activations", m.activations}, {"embedding/logits", m.embedding_logits}, {"total", m.total()}})
     std::cout << fmt::format("  {:<17} {:>9.2f} GiB\n", name, v / kGiB);
-  if (hw)
+  if (hw) {
+    const double headroom = j["headroom_gib"].get<double>(), reserve = j["plan_reserve_gib"].get<double>();
+    const std::string fit =
+        headroom < 0 ? fmt::format("does NOT fit ({:.2f} GiB over)", -headroom)
+        : headroom < reserve
+            ? fmt::format("fits with {:.2f} GiB to spare (llm plan keeps {:g} GiB free, so it would not choose this)",
+                          headroom, reserve)
+            : fmt::format("fits ({:.2f} GiB to spare)", headroom);
     std::cout << fmt::format("{}: {} GB per GPU, {}; iteration {:.4g} s ({:.1f} model TFLOP/s per GPU, MFU {:.0f}%)\n",
-                             hw->name, hw->gpu.memory_gb, m.total() <= hw->gpu.memory_gb * 1e9 ? "fits" : "does NOT fit",
-                             t->iteration, j["time"]["model_tflops_per_gpu"].get<double>(),
-                             100 * j["time"]["mfu"].get<double>());
+                             hw->name, hw->gpu.memory_gb, fit, t->iteration,
+                             j["time"]["model_tflops_per_gpu"].get<double>(), 100 * j["time"]["mfu"].get<double>());
+  }
 }
 
 // ---- evaluate ----
@@ -849,11 +861,21 @@ void setup(CLI::App& root) {
   add_llm_fit_option(e, ea->fit, "With --grid, --scale, --neusight, --nemo or --korthikanti: what calibration fits (as llm predict --fit)");
   e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
-  e->callback([ea] {
+  e->callback([ea, e] {
     if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->grid.empty() && ea->scale_dir.empty() &&
         ea->neusight_dir.empty() && ea->nemo_dir.empty())
       throw InputError("", 0, "--korthikanti",
                        "give --korthikanti, --megatron-ci, --runs, --scale, --neusight, --nemo or --grid");
+    // The other sets name each run's GPU; --gpu says what --korthikanti's, --grid's and --runs' ran on.
+    if (e->get_option("--gpu")->count() > 0 && ea->dir.empty() && ea->grid.empty() && ea->runs.empty())
+      throw InputError("", 0, "--gpu",
+                       "goes with --korthikanti, --grid or --runs: --megatron-ci, --scale, --neusight and --nemo take "
+                       "each run's GPU from the data");
+    if (e->get_option("--gpu")->count() > 0 && !ea->dir.empty() &&
+        io::resolve_llm_hardware(ea->gpu, "--gpu").name != "a100-80gb")
+      std::cerr << fmt::format("warning: Korthikanti et al.'s runs were measured on A100-SXM4-80GB; scored as {}, "
+                               "their errors compare two GPUs\n",
+                               io::resolve_llm_hardware(ea->gpu, "--gpu").name);
     if (!ea->grid_calibrate.empty() && ea->grid.empty())
       throw InputError("", 0, "--calibrate", "goes with --grid: the grid it predicts");
     if (!ea->plot.empty() && ea->grid.empty()) throw InputError("", 0, "--plot", "goes with --grid: the grid it draws");

@@ -146,6 +146,8 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
     while (i < names.size() && names[i] != name && gpus[i].name != name && !(named && named->name == gpus[i].name)) ++i;
     if (i == names.size())
       throw InputError("", 0, "--price", fmt::format("'{}' is not one of --gpu ({})", name, fmt::join(names, ", ")));
+    if (out[i] != 0)  // two prices for one GPU: which was meant is not for the planner to guess
+      throw InputError("", 0, "--price", fmt::format("{} is priced twice", names[i]));
     out[i] = number(item.substr(eq + 1), item);
   }
   for (size_t i = 0; i < names.size(); ++i)

@@ -68,7 +68,9 @@ void run_sample(const SampleArgs& a, const CLI::App& cmd) {
     throw InputError("", 0, "--synthetic-form", "goes with --synthetic-rows, not --workload");
   if (!a.workload.empty()) io::check_output_path(a.out, "--out", workload_files(a.workload));
   else io::check_output_path(a.out, "--out");
-  if (a.dataset_size < 0) throw InputError("", 0, "--dataset-size", "must be >= 1 (not given: from the trace)");
+  // Given, it is used: 0 would read as "not given" and the trace's own size taken silently.
+  if (cmd.get_option("--dataset-size")->count() > 0 && a.dataset_size < 1)
+    throw InputError("", 0, "--dataset-size", "must be >= 1 (not given: from the trace)");
   if (a.synthetic_rows > 0 && !a.workload.empty())
     throw InputError("", 0, "--synthetic-rows", "makes samples from a closed form, not from --workload: give one");
   if (a.synthetic_rows > 0) return run_synthetic(a);

@@ -6,6 +6,7 @@
 // `predict` and `evaluate` (app/transfer_samples.h). `evaluate --transfer`
 // scores the model on traces of both GPUs (docs/TRANSFER.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -160,6 +161,18 @@ void run_transfer(const TransferArgs& a) {
 
   models::SplitTransferModel model;
   model.fit(problem);
+  // A batch outside those the source measured is the fit's extrapolation on both GPUs.
+  double lo = INFINITY, hi = 0;
+  for (const auto& s : problem.source) lo = std::min(lo, s.batch), hi = std::max(hi, s.batch);
+  std::vector<double> outside;
+  for (const auto& b : batches)
+    if (const double v = std::stod(b); !problem.source.empty() && (v < lo || v > hi) &&
+                                       std::find(outside.begin(), outside.end(), v) == outside.end())
+      outside.push_back(v);
+  if (!outside.empty())
+    std::cerr << fmt::format("note: per-GPU batch {} outside the {:g}..{:g} the source measured: the fitted terms "
+                             "extrapolate there, on both GPUs\n",
+                             fmt::join(outside, ", "), lo, hi);
 
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& s : at) {
@@ -183,6 +196,8 @@ void run_transfer(const TransferArgs& a) {
                         {"to_gpu", problem.target_hw.name},
                         {"network", problem.network ? problem.network->name : ""},
                         {"target_trials", problem.target_trials.size()},
+                        {"source_batches", problem.source.empty() ? nlohmann::json() : nlohmann::json{lo, hi}},
+                        {"batches_outside_source", outside},
                         {"ratios", scoring::ratios_json(model.ratios())},
                         {"rows", rows}};
     std::cout << j.dump(2) << "\n";

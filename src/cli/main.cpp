@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
       "transformers (llm); and simulate how a GPU cluster is shared among many such jobs.\n\n"
       "Exit codes: 0 ok, 1 internal failure, 2 bad input or usage, 3 constraints cannot be met."};
   app.require_subcommand(1);
+  // Usage errors read as every other error does: "error: ...".
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "error: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+  });
   app.set_version_flag("--version", "trainplan 0.1.0");
   cli::setup_commands(app);
   if (argc == 1) {  // as git does: the verbs, not just "a subcommand is required"
@@ -125,7 +129,18 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    if (rc != 0 && json()) print_json_error(e.what(), kExitInputError, nullptr);
+    if (rc != 0 && json()) {
+      // The option CLI11 names (its messages put it first or after "Could not convert: "), as the
+      // field of an input error.
+      const std::string what = e.what();
+      std::string field;
+      if (const size_t at = what.find("--"); at != std::string::npos) {
+        const size_t end = what.find_first_of(" :=,'\"", at);
+        field = what.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      }
+      const trainplan::InputError named("", 0, field, what);
+      print_json_error(what, kExitInputError, field.empty() ? nullptr : &named);
+    }
     return rc == 0 ? 0 : kExitInputError;
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -10,6 +10,12 @@ int most_workers_sampled(const SampleSet& s) {
   return most;
 }
 
+int most_nodes_sampled(const SampleSet& s) {
+  int most = 0;
+  for (const auto& x : s.samples) most = std::max(most, x.nodes);
+  return most;
+}
+
 std::optional<std::pair<double, double>> batch_range_sampled(const SampleSet& s) {
   std::optional<std::pair<double, double>> range;
   for (const auto& x : s.samples)

@@ -12,6 +12,9 @@ namespace trainplan {
 // The most workers any sample ran; 0 for no sample.
 int most_workers_sampled(const SampleSet& s);
 
+// The most nodes any sample states it ran on; 0 when none states its nodes.
+int most_nodes_sampled(const SampleSet& s);
+
 // The smallest and largest per-worker batch sampled; nullopt for no sample.
 std::optional<std::pair<double, double>> batch_range_sampled(const SampleSet& s);
 

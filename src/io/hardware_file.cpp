@@ -1,5 +1,8 @@
 #include "io/hardware_file.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -91,8 +94,22 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("tf32_tensor_tflops", g.tf32_tensor_tflops, false, false);
   figure("fp8_tflops", g.fp8_tensor_tflops, false, false);
   figure("fp32_tflops", g.fp32_tflops, true, true);
-  figure("mem_GB", g.memory_gb, false, false);
+  figure("mem_GB", g.memory_gb, false, true);
   figure("mem_bw_GBps", g.memory_bandwidth_gbps, true, true);
+  // bf16 runs at the fp16 tensor peak on every GPU that has it (docs/HARDWARE.md): a file that
+  // restates one of the two over a base restates both, or the base's other figure would stay.
+  if (has_base && present("fp16_tensor_dense_tflops") && !present("bf16_tensor_dense_tflops") && g.bf16_tensor_tflops > 0)
+    g.bf16_tensor_tflops = g.fp16_tensor_tflops;
+  if (has_base && present("bf16_tensor_dense_tflops") && !present("fp16_tensor_dense_tflops") && g.fp16_tensor_tflops > 0)
+    g.fp16_tensor_tflops = g.bf16_tensor_tflops;
+  // FP8 products run at twice the 16-bit tensor rate on every GPU that has them; a slower FP8
+  // peak would have the FP8 layers' model FLOPs counted against a peak the rest of the step beats.
+  const double tensor16 = std::max(g.fp16_tensor_tflops, g.bf16_tensor_tflops);
+  if (g.fp8_tensor_tflops > 0 && g.fp8_tensor_tflops < tensor16)
+    t.fail(row, present("fp8_tflops") ? "fp8_tflops" : "fp16_tensor_dense_tflops",
+           fmt::format("the FP8 peak ({:g} TFLOP/s) is below the 16-bit tensor peak ({:g}): FP8 runs at twice the "
+                       "16-bit rate where a GPU has it (0 for none)",
+                       g.fp8_tensor_tflops, tensor16));
   figure("fp32_sustained", g.fp32_sustained, false, true);
   figure("tensor_sustained", g.tensor_sustained, false, true);
   figure("fp8_matmul_share", g.fp8_matmul_share, false, true);
@@ -111,8 +128,11 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("inter_node_bw_GBps", h.node.inter_node_gbps, true, true);
   // A network the file states is the user's cluster's, not the catalog's assumption.
   if (present("inter_node_bw_GBps")) h.node.inter_node_assumed = false;
+  // A bandwidth restated over a base is no longer the base's link: its name would contradict it.
   if (present("intra_link")) h.node.intra_link = t.text(row, "intra_link");
+  else if (has_base && present("intra_node_bw_GBps")) h.node.intra_link = "as given (" + t.text(row, "intra_node_bw_GBps") + " GB/s)";
   if (present("inter_link")) h.node.inter_link = t.text(row, "inter_link");
+  else if (has_base && present("inter_node_bw_GBps")) h.node.inter_link = "as given (" + t.text(row, "inter_node_bw_GBps") + " GB/s)";
   figure("collective_latency_exponent", h.node.collective_latency_exponent, false, false);
   if (!(h.node.collective_latency_exponent < 1))
     t.fail(row, "collective_latency_exponent", "must be below 1, got " + t.text(row, "collective_latency_exponent"));

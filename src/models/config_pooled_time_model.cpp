@@ -16,8 +16,9 @@ void ConfigPooledTimeModel::fit(const SampleSet& samples) {
 std::string ConfigPooledTimeModel::describe() const {
   std::string d = inner_->describe();
   if (rows_ > configs_)
-    d += fmt::format("{}fitted on {} configurations, one point each (the epochs-weighted mean epoch time of its {} rows)",
-                     d.empty() || d.back() == '\n' ? "" : "\n", configs_, rows_);
+    d += fmt::format("{}samples: {} rows pooled into {} configurations, one point each (their epochs-weighted mean "
+                     "epoch time)",
+                     d.empty() || d.back() == '\n' ? "" : "\n", rows_, configs_);
   return d;
 }
 

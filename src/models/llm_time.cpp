@@ -286,7 +286,10 @@ LlmTimeBreakdown LlmTimeModel::predict(const TransformerSpec& s, const ParallelL
   if (l.recompute == Recompute::kFull) {
     bwd += fwd;
     layer_compute += lt.linear + lt.core, layer_mem += lt.mem_other + lt.mem_core, layer_comm += lt.comm_fwd;
-  } else if (l.recompute == Recompute::kSelective && !l.flash_attention) {
+  } else if (l.recompute == Recompute::kSelective) {
+    // Megatron checkpoints the core attention whatever its kernel: with a
+    // fused (flash) kernel it stores nothing of s^2 to save, but its forward
+    // still runs again in the backward.
     bwd += lt.core + lt.mem_core;
     layer_compute += lt.core, layer_mem += lt.mem_core;
   }

@@ -27,9 +27,12 @@ SampleSet distinct_time_configs(const SampleSet& s) {
   std::map<std::tuple<double, int, int>, std::pair<size_t, double>> at;  // -> (index in out, sum of epochs)
   for (const auto& x : s.samples) {
     const double w = x.epochs > 0 ? x.epochs : 1.0;
-    auto [it, fresh] = at.try_emplace({x.batch, x.workers, x.nodes}, out.samples.size(), w);
+    // One worker runs on one node, stated or not.
+    const int nodes = x.workers == 1 && x.nodes == 0 ? 1 : x.nodes;
+    auto [it, fresh] = at.try_emplace({x.batch, x.workers, nodes}, out.samples.size(), w);
     if (fresh) {
       out.samples.push_back(x);
+      out.samples.back().nodes = nodes;
       continue;
     }
     auto& [index, weight] = it->second;

@@ -57,8 +57,10 @@ class PooledMetricSamples {
 // that differ only in epochs measure one epoch time, and a configuration timed
 // by three trials is still one configuration. Each keeps its configuration's
 // first sample's fields, with the epochs-weighted mean epoch time of all of
-// them (a longer trial measures it better; equal times stay bit-exact), in the
-// order of each configuration's first sample.
+// them (a longer trial measures it better; a row of no epochs, a time trial,
+// weighs as one; equal times stay bit-exact), in the order of each
+// configuration's first sample. One worker with its nodes unknown (0) is on
+// one node.
 SampleSet distinct_time_configs(const SampleSet& s);
 
 // A deterministic, evenly spread choice of at most `m` of `n` items (all of

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -72,6 +74,43 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
     return fmt::format("model: {} gives no epoch time for any of the {} (batch, workers) candidates", m.name(), cells);
   if (with_metric == 0)
     return fmt::format("model: {} gives no metric for any (batch, workers) candidate", m.name());
+
+  // The best metric by the deadline is reached at the most epochs it allows; where the curve has
+  // flattened long before, the same metric (to kSameMetric of it) comes far sooner, and that is
+  // the configuration worth naming: the cheapest way to it, at its fewest epochs (the metric
+  // taken as monotone in epochs, as above).
+  if (best_by_deadline) {
+    constexpr double kSameMetric = 1e-4;  // relative
+    const double best = best_by_deadline->metric, tol = kSameMetric * std::max(std::abs(best), 1e-12);
+    auto near_best = [&](double v) { return !metric_better(best, v + (d == MetricDirection::kMax ? tol : -tol), d); };
+    for (int b : p.space.batches)
+      for (int r = 1; r <= p.space.max_workers; ++r) {
+        if (p.space.diverged.count({b, r})) continue;
+        const int nodes = nodes_for(r, p.space.workers_per_node);
+        const auto t = m.epoch_time(b, r, nodes);
+        if (!t || !(*t > 0)) continue;
+        int hi = max_epochs_within(p, *t);
+        const auto at_hi = hi >= 1 ? m.metric(b, r, hi) : std::nullopt;
+        if (!at_hi || !near_best(*at_hi)) continue;
+        int lo = 1;  // the fewest epochs whose metric is near the best
+        while (lo < hi) {
+          check_cancelled();
+          const int mid = lo + (hi - lo) / 2;
+          const auto v = m.metric(b, r, mid);
+          if (v && near_best(*v)) hi = mid;
+          else lo = mid + 1;
+        }
+        if (hi * *t < best_by_deadline->total_time_s) {
+          Candidate a;
+          a.config = Config{b, r, hi};
+          a.nodes = nodes;
+          a.epoch_time_s = *t;
+          a.metric = *m.metric(b, r, hi);
+          a.total_time_s = hi * *t;
+          best_by_deadline = a;
+        }
+      }
+  }
 
   std::string out;
   if (fastest_to_target) {

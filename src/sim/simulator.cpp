@@ -169,7 +169,11 @@ class Engine {
   bool on_job_event(JobState& j, double now) {
     sync(j, now);
     double tgt = target(j);
-    if (j.progress >= tgt - 1e-9 * std::max(1.0, tgt)) {
+    // Reached, or so near that the time left is under the clock's resolution
+    // at `now` (late in a long simulation, now + left == now): waiting for it
+    // would put the same event at the same time forever.
+    const bool running = j.gpus > 0 && j.rate > 0 && now >= j.run_from;
+    if (j.progress >= tgt - 1e-9 * std::max(1.0, tgt) || (running && now + (tgt - j.progress) / j.rate <= now)) {
       j.progress = std::max(j.progress, tgt);
       if (!j.rigid()) ++j.epoch;
       if (j.rigid() || j.epoch >= j.spec->app->epochs()) {

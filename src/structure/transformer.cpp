@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "structure/network_zoo.h"
 
 namespace trainplan::structure {
 
@@ -108,11 +109,6 @@ std::vector<TransformerSpec> build_zoo() {
   return z;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 const std::vector<TransformerSpec>& transformer_zoo() {
@@ -121,9 +117,11 @@ const std::vector<TransformerSpec>& transformer_zoo() {
 }
 
 std::optional<TransformerSpec> find_transformer(const std::string& name) {
-  std::string key = lower(name);
+  // As network names are matched: case, '-', '_' and spaces aside ("Llama-2-7B" is llama2-7b), the
+  // dots kept (gpt3-1.3b is not gpt3-13b).
+  const std::string key = network_name_key(name);
   for (const auto& s : transformer_zoo())
-    if (s.name == key) return s;
+    if (network_name_key(s.name) == key) return s;
   return std::nullopt;
 }
 

@@ -61,7 +61,8 @@ int megatron_padded_vocab(int vocab, int tp);
 // Llama-2 7B, 13B, 70B (Touvron et al. 2023), Llama-3 8B and 70B (Meta's
 // model cards), BERT-large (Devlin et al. 2019).
 const std::vector<TransformerSpec>& transformer_zoo();
-// The zoo entry called `name` (case-insensitive), or nullopt.
+// The zoo entry called `name`, compared by network_name_key (case, '-', '_'
+// and spaces aside: "Llama-2-7B" is llama2-7b), or nullopt.
 std::optional<TransformerSpec> find_transformer(const std::string& name);
 std::vector<std::string> transformer_names();
 

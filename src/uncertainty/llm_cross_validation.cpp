@@ -101,8 +101,13 @@ std::optional<LlmInterval> conformal_interval(double predicted, const std::vecto
 }
 
 std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, const models::LlmTimeParams& base) {
-  // Only fits of the fractions without the overheads beside them.
-  if (base.fit_overheads || fitted.fitted_factors() == 0 || fitted.fitted_factors() >= 5) return std::nullopt;
+  // Only fits that moved the fractions. Beside fitted overheads (`all`),
+  // which take the host's delays, only the floor and the peak rules apply:
+  // a fraction at its floor, or products at under half the peak they run at
+  // where measured, is then the products themselves priced slow (rows of
+  // another GPU than the one named, most often).
+  if (base.fit_overheads || fitted.fitted_factors() == 0 || fitted.fitted_mode() == "overheads") return std::nullopt;
+  const bool beside_overheads = fitted.fitted_mode() == "all";
   const auto& p = fitted.params();
   std::vector<std::string> floored;
   const std::pair<const char*, double> fractions[] = {
@@ -122,7 +127,7 @@ std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, c
   const double memory_share = p.gemm.memory_fraction / base.gemm.memory_fraction;
   const bool link_least = link_share <= memory_share;
   const double least_share = link_least ? link_share : memory_share;
-  if (p.gemm.peak_fraction >= 1 - 1e-4 && least_share < kLeastPeakScale)
+  if (!beside_overheads && p.gemm.peak_fraction >= 1 - 1e-4 && least_share < kLeastPeakScale)
     return fmt::format(
         "the peak fraction went to its ceiling, 1 (the datasheet peak itself, against {:.3g} measured), and the {} "
         "fraction to {:.3g} of the datasheet's",
@@ -131,7 +136,7 @@ std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, c
   // peak: collectives of megabytes and element-wise passes over tensors of
   // megabytes run at a third or more of their link's and memory's rates, so
   // the fit is pricing something else (host delays) as slow transfers.
-  if (least_share <= kLeastStreamScale)
+  if (!beside_overheads && least_share <= kLeastStreamScale)
     return fmt::format("the {} fraction went to {:.3g} of the datasheet's", link_least ? "link" : "memory", least_share);
   if (p.gemm.peak_fraction < kLeastPeakScale * base.gemm.peak_fraction)
     return fmt::format("the peak fraction went to {:.3g}, under half the datasheet's {:.3g}", p.gemm.peak_fraction,

@@ -52,12 +52,14 @@ LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const 
 // be: the rows' time is then host overhead, which such a fit prices as slow
 // kernels and carries, multiplied, to a larger model, and held-out rows as
 // host-bound as the rest cannot show it. REQUIRES: candidates not empty.
-// Why a calibration of the efficiency fractions alone (`fitted`, made from
-// `base`) is not believed: a fraction at the floor (0.02); the peak at its
-// ceiling (1) beside a link or memory under kLeastPeakScale of base's; a link
-// or memory at kLeastStreamScale of base's or less; or the peak fraction
-// under kLeastPeakScale of base's. nullopt when it is, and for fits of the
-// overheads.
+// Why a calibration of the efficiency fractions (`fitted`, made from `base`)
+// is not believed: a fraction at the floor (0.02); the peak at its ceiling
+// (1) beside a link or memory under kLeastPeakScale of base's; a link or
+// memory at kLeastStreamScale of base's or less; or the peak fraction under
+// kLeastPeakScale of base's. A fit of the fractions and the overheads
+// together (`all`) is held to the first and the last only: its overheads
+// take the host's delays. nullopt when it is believed, and for fits of the
+// overheads alone.
 std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, const models::LlmTimeParams& base);
 
 // The least share of its datasheet value a calibrated peak fraction is

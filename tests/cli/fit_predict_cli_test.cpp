@@ -56,7 +56,7 @@ TEST(FitCli, JsonHasScoresAndOnlyTheNamedPart) {
 TEST(FitCli, BadInputExits2) {
   auto r = tptest::run_cli("fit --samples /nonexistent.csv --model isotonic-mi");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.rfind("--samples: ", 0), 0u) << r.err;  // a usage error of the option
+  EXPECT_EQ(r.err.rfind("error: --samples: ", 0), 0u) << r.err;  // a usage error of the option
   r = tptest::run_cli("fit --samples " + fixture(true) + " --metric-model no-such-model");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "", {"'no-such-model'"}));
@@ -315,16 +315,21 @@ TEST(PredictCli, SaysWhenTheQueryIsOutsideTheSamples) {
   EXPECT_FALSE(ji["batch_outside_sampled"].get<bool>());
   EXPECT_FALSE(ji["batch_past_dataset"].get<bool>());
   EXPECT_EQ(ji["sampled"]["most_workers"], 8);
+  EXPECT_EQ(ji["sampled"]["most_nodes"], 2);
+  EXPECT_FALSE(ji["past_most_nodes"].get<bool>());
   EXPECT_EQ(ji["dataset_size"], 50000);
   auto outside = tptest::run_cli(base + " --batch 5000 --workers 64 --json");
   ASSERT_EQ(outside.exit_code, 0) << outside.err;
   auto jo = nlohmann::json::parse(outside.out);
   EXPECT_TRUE(jo["past_most_workers"].get<bool>());
+  EXPECT_GT(jo["config"]["nodes"].get<int>(), 2);
+  EXPECT_TRUE(jo["past_most_nodes"].get<bool>());
   EXPECT_TRUE(jo["batch_outside_sampled"].get<bool>());
   EXPECT_TRUE(jo["batch_past_dataset"].get<bool>());
   auto text = tptest::run_cli(base + " --batch 5000 --workers 64");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("more workers than any sample ran (8)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("more nodes than any sample ran on (2)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("larger than the data set (50000 examples)"), std::string::npos) << text.out;
   EXPECT_EQ(tptest::run_cli(base + " --batch 48 --workers 4").out.find("note: "), std::string::npos);
 }

@@ -159,6 +159,46 @@ TEST(LlmCli, IntervalsFromTheCalibrationsCrossValidation) {
 // their floor and warns that a larger model will be priced far too slow;
 // --fit auto (the default) carries the cost as overhead and prices the large
 // model near the datasheet's.
+// Rows timed on one GPU and calibrated as if on a three times faster one: the
+// products fit at a third of their datasheet share. `auto` passes over every
+// fit of the fractions that lands there (efficiency, and all, whose overheads
+// beside the fractions do not excuse it) and says why; a measured peak larger
+// than the GPU's memory is called out by its line.
+TEST(LlmCli, RowsOfASlowerGpuAndImpossibleMemoryAreCalledOut) {
+  auto d = tptest::temp_dir("llm_cli_other_gpu");
+  // Models of three widths, so that no overhead per iteration or layer can stand for slower products.
+  std::string configs = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n";
+  for (int hidden : {1024, 2048, 4096})
+    for (int tp : {1, 2, 4, 8})
+      configs += "8,64,1," + std::to_string(hidden) + ",16,24,2048," + std::to_string(tp) + "," +
+                 std::to_string(8 / tp) + ",1\n";
+  auto c = tptest::write_file(d / "c.csv", configs);
+  const auto measured = (d / "a100.csv").string();
+  ASSERT_EQ(tptest::run_cli("llm predict --configs " + c + " --gpu a100-80gb -o " + measured).exit_code, 0);
+  auto r = tptest::run_cli("llm predict --configs " + c + " --gpu h100 --calibrate " + measured + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto cal = nlohmann::json::parse(r.out)["calibration"];
+  EXPECT_EQ(cal["fitted"], "overheads") << cal.dump(2);
+  std::string passed;
+  for (const auto& p : cal["passed_over"]) passed += p.get<std::string>() + "\n";
+  EXPECT_NE(passed.find("efficiency: the peak fraction went to"), std::string::npos) << passed;
+  EXPECT_NE(passed.find("all: the peak fraction went to"), std::string::npos) << passed;
+
+  auto big = tptest::write_file(d / "mem.csv", tptest::read_file(measured));
+  std::string text = tptest::read_file(big);
+  const size_t second = text.find('\n', text.find('\n') + 1) + 1;  // line 3
+  const size_t end = text.find('\n', second);
+  const std::string row = text.substr(second, end - second);
+  text.replace(second, end - second, row.substr(0, row.rfind(',')) + ",1000000");
+  tptest::write_file(d / "mem.csv", text);
+  auto m = tptest::run_cli("llm predict --configs " + c + " --gpu a100-80gb --calibrate " + big + " --json");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  std::string warnings;
+  const auto jm = nlohmann::json::parse(m.out);
+  for (const auto& w : jm["calibration"]["warnings"]) warnings += w.get<std::string>() + "\n";
+  EXPECT_NE(warnings.find(big + ":3: memory_gib 1e+06 is more than a100-80gb's 80 GB"), std::string::npos) << warnings;
+}
+
 TEST(LlmCli, CalibrationOnHostBoundRowsWarnsAndAutoAvoidsIt) {
   auto d = tptest::temp_dir("llm_cli");
   std::string tiny = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s\n";
@@ -295,6 +335,14 @@ TEST(LlmCli, MemoryBreaksDownAZooModel) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["activations_gib"].get<double>(), 12.35, 0.01);  // Korthikanti Figure 1
   EXPECT_GT(j["time"]["iteration_time_s"].get<double>(), 1);
+  // Whether it fits, as `llm predict` says it: the GPU's memory less the total, in GiB.
+  EXPECT_NEAR(j["headroom_gib"].get<double>(), 80e9 / (1024.0 * 1024 * 1024) - j["memory_gib"].get<double>(), 1e-9);
+  EXPECT_EQ(j["fits_memory"].get<bool>(), j["headroom_gib"].get<double>() >= 0);
+  EXPECT_EQ(j["plan_reserve_gib"].get<double>(), 2.0);
+  auto text = tptest::run_cli(
+      "llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 --global-batch 64 --recompute selective "
+      "--sequence-parallel --gpu a100-80gb");
+  EXPECT_NE(text.out.find("GiB to spare"), std::string::npos) << text.out;
   // Without dropout: Korthikanti's 34sbh + 5as²b less the masks and the attention dropout's output.
   auto nodrop = tptest::run_cli(
       "llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 --global-batch 64 --recompute selective "
@@ -488,4 +536,14 @@ TEST(LlmCli, ACalibrationThatMissesItsOwnRowsSaysSo) {
   for (const auto& w : j["calibration"]["warnings"])
     said |= w.get<std::string>().find("misses its own measured rows") != std::string::npos;
   EXPECT_TRUE(said) << r.out;
+}
+
+// --gpu says what the runs of --korthikanti, --grid and --runs ran on; the
+// other published sets name each run's GPU, so there it would be ignored.
+TEST(LlmCli, EvaluateRefusesAGpuItWouldIgnore) {
+  for (const char* set : {"--scale", "--neusight", "--nemo", "--megatron-ci"}) {
+    auto r = tptest::run_cli(std::string("llm evaluate ") + set + " /nonexistent --gpu h100");
+    EXPECT_EQ(r.exit_code, 2) << set;
+    EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "--gpu")) << set << ": " << r.err;
+  }
 }

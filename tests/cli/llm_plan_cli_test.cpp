@@ -96,7 +96,9 @@ TEST(LlmPlanCli, BadOptionsExitTwo) {
                                               {"--gpu h100 --emit slurm --json", "--emit"},
                                               {"--gpu h100 --emit torchrun --frontier", "--emit"},
                                               {"--gpu h100 --emit torchrun --plot frontier.svg", "--emit"},
-                                              {"--gpu h100 --interval 1", "--interval"}});
+                                              {"--gpu h100 --interval 1", "--interval"},
+                                              {"--gpu h100,a100-80gb --price a100-80gb=1,a100-80gb=2,h100=1", "--price"},
+                                              {"--gpu h100,a100-80gb --price h100=1,h100-sxm=2,a100-80gb=1", "--price"}});
   // A price may name a --gpu item by any of its catalog names.
   r = tptest::run_cli(base + "--gpu H100,a100-80gb --price h100-sxm=3,a100-80gb=2");
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -373,7 +373,7 @@ TEST(PlanCli, BoundsOptionChoosesOneSidedOrTwoSidedAndRejectsOthers) {
   EXPECT_NE(one["metric"], two["metric"]);
   auto bad = tptest::run_cli(base + " --bounds sideways");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
-  EXPECT_EQ(bad.err.rfind("--bounds: sideways", 0), 0u) << bad.err;  // a usage error naming the option and the value
+  EXPECT_EQ(bad.err.rfind("error: --bounds: sideways", 0), 0u) << bad.err;  // a usage error naming the option and the value
 }
 
 TEST(PlanCli, SearchAutoIsExactOnSmallSpacesAndTabuCanBeAskedFor) {
@@ -409,7 +409,7 @@ TEST(PlanCli, DeadlineTakesUnits) {
   auto bad = tptest::run_cli(base + " --deadline 4x");
   EXPECT_EQ(bad.exit_code, 2);
   // A usage error from the option parser: "--deadline: '4x' is not a duration ...".
-  EXPECT_EQ(bad.err.rfind("--deadline: '4x'", 0), 0u) << bad.err;
+  EXPECT_EQ(bad.err.rfind("error: --deadline: '4x'", 0), 0u) << bad.err;
 }
 
 // Without --max-workers the space reaches the largest worker count in the
@@ -492,4 +492,15 @@ TEST(PlanCli, ABatchPastTheDataSetIsSaid) {
   }
   auto text = tptest::run_cli("plan --samples " + samples + " --target 0.2 --deadline 10m --batches 100000");
   EXPECT_NE(text.out.find("more than the 12000 examples an epoch passes over"), std::string::npos) << text.out;
+}
+
+// A value the option parser cannot read is an input error like any other:
+// "error: " on stderr, exit 2, and with --json the option as the field.
+TEST(PlanCli, AnUnreadableOptionValueIsAnErrorNamingTheOption) {
+  auto r = tptest::run_cli("llm plan --model llama2-7b --gpu h100 --tokens 1e9 --global-batch 1e3 --json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["field"], "--global-batch") << r.out;
+  EXPECT_EQ(j["exit_code"], 2);
 }

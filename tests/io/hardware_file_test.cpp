@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/hardware_file.h"
+#include "structure/gpu_catalog.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -140,6 +141,53 @@ TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(e.field(), "tensor_sustained");
   auto at_two = tptest::write_file(d / "two-share.csv", "name,base,fp32_sustained\nx,t4,2\n");
   EXPECT_DOUBLE_EQ(io::read_hardware_file(at_two).gpu.fp32_sustained, 2.0);
+
+  // A memory of 0 is no memory: refused, where the transformer verbs would later call it missing.
+  auto no_memory = tptest::write_file(d / "mem0.csv", "name,base,mem_GB\nx,h100,0\n");
+  e = tptest::input_error_of([&] { io::read_hardware_file(no_memory); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "mem_GB");
+}
+
+// An FP8 peak under the 16-bit one is a mistake: refused, naming the column.
+TEST(HardwareFile, AnFp8PeakBelowThe16BitPeakIsRefused) {
+  auto d = tptest::temp_dir("hwfp8");
+  auto slow = tptest::write_file(d / "slow.csv", "name,base,fp8_tflops\nslowfp8,h100,100\n");
+  auto e = tptest::input_error_of([&] { io::read_hardware_file(slow); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "fp8_tflops");
+  EXPECT_NO_THROW(io::read_hardware_file(tptest::write_file(d / "none.csv", "name,base,fp8_tflops\nnofp8,h100,0\n")));
+}
+
+// A link's bandwidth restated over a base no longer carries the base's link name.
+TEST(HardwareFile, ARestatedBandwidthDropsTheBasesLinkName) {
+  auto d = tptest::temp_dir("hwlink");
+  auto h = io::read_hardware_file(tptest::write_file(d / "eth.csv", "name,base,inter_node_bw_GBps\nx,a100-40gb,12.5\n"));
+  EXPECT_DOUBLE_EQ(h.node.inter_node_gbps, 12.5);
+  EXPECT_EQ(h.node.inter_link, "as given (12.5 GB/s)");
+  EXPECT_EQ(h.node.intra_link, structure::find_builtin_hardware("a100-40gb")->node.intra_link);  // untouched
+  auto named = io::read_hardware_file(
+      tptest::write_file(d / "named.csv", "name,base,inter_node_bw_GBps,inter_link\nx,a100-40gb,12.5,100 GbE\n"));
+  EXPECT_EQ(named.node.inter_link, "100 GbE");
+}
+
+// bf16 runs at the fp16 tensor peak: a file restating one over a base restates both.
+TEST(HardwareFile, Fp16AndBf16PeaksMoveTogetherOverABase) {
+  auto d = tptest::temp_dir("hwfile16");
+  auto capped = io::read_hardware_file(
+      tptest::write_file(d / "capped.csv", "name,base,fp16_tensor_dense_tflops\nh100-capped,h100,500\n"));
+  EXPECT_DOUBLE_EQ(capped.gpu.fp16_tensor_tflops, 500);
+  EXPECT_DOUBLE_EQ(capped.gpu.bf16_tensor_tflops, 500);
+  auto bf = io::read_hardware_file(
+      tptest::write_file(d / "bf.csv", "name,base,bf16_tensor_dense_tflops\nh100-bf,h100,600\n"));
+  EXPECT_DOUBLE_EQ(bf.gpu.fp16_tensor_tflops, 600);
+  // Both given: each its own; a base without bf16 (the T4) keeps none.
+  auto both = io::read_hardware_file(tptest::write_file(
+      d / "both.csv", "name,base,fp16_tensor_dense_tflops,bf16_tensor_dense_tflops\nh100-both,h100,500,400\n"));
+  EXPECT_DOUBLE_EQ(both.gpu.bf16_tensor_tflops, 400);
+  auto t4 = io::read_hardware_file(
+      tptest::write_file(d / "t4.csv", "name,base,fp16_tensor_dense_tflops\nt4-fast,t4,100\n"));
+  EXPECT_DOUBLE_EQ(t4.gpu.bf16_tensor_tflops, 0);
 }
 
 TEST(HardwareFile, ResolveTakesACatalogNameOrAFile) {

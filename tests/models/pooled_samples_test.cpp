@@ -197,6 +197,14 @@ TEST(ConfigPooledTimeModel, RepeatsFitAsTheirConfigurationsMean) {
     unequal.samples.push_back(s);
   }
   EXPECT_NEAR(models::distinct_time_configs(unequal).samples[0].epoch_time_s, first.epoch_time_s, 1e-12);
+  // One worker with its nodes unknown is the same configuration as on one node.
+  ASSERT_EQ(first.workers, 1);
+  SampleSet unknown_nodes = once;
+  Sample no_nodes = first;
+  no_nodes.nodes = 0;
+  unknown_nodes.samples.insert(unknown_nodes.samples.begin(), no_nodes);
+  ASSERT_EQ(models::distinct_time_configs(unknown_nodes).size(), once.size());
+  EXPECT_EQ(models::distinct_time_configs(unknown_nodes).samples[0].nodes, 1);
   for (const std::string name : {"allreduce-physical", "isotonic-mi", "per-batch-extrapolation"}) {
     auto a = models::ModelRegistry::instance().make_time(name);
     auto b = models::ModelRegistry::instance().make_time(name);
@@ -206,7 +214,7 @@ TEST(ConfigPooledTimeModel, RepeatsFitAsTheirConfigurationsMean) {
       EXPECT_NEAR(a->predict(s.batch, s.workers, s.nodes), b->predict(s.batch, s.workers, s.nodes),
                   1e-9 * s.epoch_time_s)
           << name << " at batch " << s.batch << ", " << s.workers << " workers";
-    EXPECT_NE(b->describe().find("fitted on 12 configurations"), std::string::npos) << name << ": " << b->describe();
-    EXPECT_EQ(a->describe().find("fitted on 12 configurations"), std::string::npos) << name;
+    EXPECT_NE(b->describe().find("pooled into 12 configurations"), std::string::npos) << name << ": " << b->describe();
+    EXPECT_EQ(a->describe().find("pooled into 12 configurations"), std::string::npos) << name;
   }
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <limits>
 
 #include "core/error.h"
@@ -218,6 +220,23 @@ TEST(PlanInfeasible, NoEpochFitsTheDeadline) {
   p.deadline_s = 10;
   std::string w = infeasibility_report(m, p);
   EXPECT_NE(w.find("fastest epoch takes 100.0 s"), std::string::npos) << w;
+}
+
+// Where the metric has flattened long before the deadline, the best it reaches
+// by then is named at the fewest epochs that reach it (to 0.01%), not at the
+// most the deadline allows.
+TEST(PlanInfeasible, TheBestByTheDeadlineIsNamedWhereTheCurveFlattens) {
+  FnModel m([](int, int, int) { return 1.0; }, [](int, int, double e) { return 0.9 - 0.1 * std::exp(-e); });
+  PlanProblem p;
+  p.space.batches = {32};
+  p.space.max_workers = 1;
+  p.space.max_epochs = 1000;
+  p.target = 0.95;  // never reached
+  p.deadline_s = 500;
+  std::string w = infeasibility_report(m, p);
+  EXPECT_NE(w.find("best metric reachable by the deadline: 0.899966 (batch 32, 1 worker, 8 epochs, 8.0 s)"),
+            std::string::npos)
+      << w;
 }
 
 TEST(PlanProblemCheck, RejectsMalformedProblems) {

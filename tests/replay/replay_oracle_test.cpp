@@ -210,4 +210,10 @@ TEST(SampleCli, RefusesWritingOverItsTraceAndAnImpossibleRowCount) {
   EXPECT_EQ(ignored.exit_code, 2);
   EXPECT_NE(ignored.err.find("--metric"), std::string::npos) << ignored.err;
   EXPECT_EQ(tptest::run_cli("sample --synthetic-rows 10").exit_code, 0);
+  // A data set of 0 examples given is refused, not read as "not given".
+  for (const char* n : {"0", "-3"}) {
+    auto zero = tptest::run_cli("sample --workload " + d.string() + " --dataset-size " + n);
+    EXPECT_EQ(zero.exit_code, 2) << n;
+    EXPECT_NE(zero.err.find("--dataset-size"), std::string::npos) << zero.err;
+  }
 }

@@ -202,6 +202,13 @@ TEST(TransferCli, DefaultsFitTheTargetAndPathsAreFiles) {
   const auto j = nlohmann::json::parse(r.out);
   for (const auto& row : j["rows"]) placements.push_back(row["placement"]);
   EXPECT_EQ(placements, (std::vector<std::string>{"1", "2", "4"}));  // 8 does not fit a T4 node of 4
+  EXPECT_EQ(j["source_batches"], nlohmann::json({8.0, 256.0}));
+  EXPECT_TRUE(j["batches_outside_source"].empty());
+  // A batch past those the source measured is said to be extrapolated.
+  auto far = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32,100000 --json");
+  ASSERT_EQ(far.exit_code, 0) << far.err;
+  EXPECT_EQ(nlohmann::json::parse(far.out)["batches_outside_source"], nlohmann::json({100000.0}));
+  EXPECT_NE(far.err.find("per-GPU batch 100000 outside the 8..256 the source measured"), std::string::npos) << far.err;
   auto given = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32 --placements 8");
   EXPECT_EQ(given.exit_code, 2);
   EXPECT_NE(given.err.find("a t4 node holds 4"), std::string::npos) << given.err;

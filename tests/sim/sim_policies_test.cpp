@@ -8,10 +8,14 @@
 //   job A: arrives t=0,  2 GPUs, batch 8 -> step 4 s, alone 80 s.
 //   job B: arrives t=10, 4 GPUs, batch 8 -> step 2 s, alone 40 s.
 // Event-driven scheduling (interval 0), restart delay 0 unless stated.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <string>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
@@ -23,18 +27,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path lin_trace_root() {
-  auto root = tptest::temp_dir("simlin");
-  fs::create_directories(root / "lin");
+// A folder holding one application `name` whose step takes `per_example`
+// seconds per local example, no sync, on 1..4 GPUs of one node, and two
+// epochs of `epoch` steps each.
+fs::path linear_trace(const std::string& name, double per_example, long epoch) {
+  auto root = tptest::temp_dir("sim" + name);
+  fs::create_directories(root / name);
   std::string pl = "placement,local_bsz,step_time,sync_time\n";
-  for (int g = 1; g <= 4; ++g) pl += std::to_string(g) + ",1,1.0,0\n" + std::to_string(g) + ",16,16.0,0\n";
-  tptest::write_file(root / "lin" / "placements.csv", pl);
-  tptest::write_file(root / "lin" / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n");
+  for (int g = 1; g <= 4; ++g)
+    pl += fmt::format("{},1,{:.17g},0\n{},16,{:.17g},0\n", g, per_example, g, 16 * per_example);
+  tptest::write_file(root / name / "placements.csv", pl);
+  tptest::write_file(root / name / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n");
   for (int b : {8, 16})
-    tptest::write_file(root / "lin" / ("validation-" + std::to_string(b) + ".csv"),
-                       "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,0\n20,20,0.7,1,0\n");
+    tptest::write_file(root / name / ("validation-" + std::to_string(b) + ".csv"),
+                       fmt::format("progress,iteration,metric,grad_sqr,grad_var\n{0},{0},0.5,1,0\n{1},{1},0.7,1,0\n",
+                                   epoch, 2 * epoch + (epoch > 10 ? -3 : 0)));
   return root;
 }
+
+fs::path lin_trace_root() { return linear_trace("lin", 1.0, 10); }
 
 struct Run {
   double jct_a, jct_b;
@@ -186,4 +197,45 @@ TEST(SimPolicies, TiresiasOnSixtySecondTicks) {
   auto r = run("tiresias", 0, {30}, 60);
   EXPECT_DOUBLE_EQ(r.jct_a, 140);
   EXPECT_DOUBLE_EQ(r.jct_b, 90);
+}
+
+// Late in a long simulation the clock's resolution is coarse (at 1e11 s, 15
+// microseconds): an epoch boundary a fraction of that away was put back at
+// the same time forever, a busy loop. Jobs of an application whose step
+// times are no binary fractions (1.31 ms per example, 10,007 and 10,004
+// steps to its two epochs), arriving 2e9 s and more in, finish (before the fix, about half of
+// these runs never did).
+TEST(SimPolicies, JobsArrivingLateInALongSimulationFinish) {
+  const fs::path root = linear_trace("odd", 0.00131, 10007);
+  sim::AppSet apps(root.string());
+  int runs = 0;
+  for (double start : {2e9, 1e11, 2.7e11, 1e13})
+    for (int k = 0; k < 6; ++k) {
+      // A at 0, B alone at `start` (the late arrival after an idle gap); or both late together.
+      const bool alone = k % 2 == 0;
+      const std::string a = fmt::format("{:.17g}", alone ? 0.37 * k : start + 0.37 * k),
+                        b = fmt::format("{:.17g}", start + 10.1 + 0.37 * k);
+      auto wl = tptest::write_file(root / "late.csv", "name,time,application,num_replicas,batch_size\nA," + a +
+                                                          ",odd,3,8\nB," + b + ",odd,4,8\n");
+      auto jobs = sim::jobs_from_workload(wl, apps, 1.0, 4);
+      for (const char* policy : {"fifo", "tiresias", "srtf"}) {
+        sim::ExperimentOptions eo;
+        eo.sim.nodes = 1;
+        eo.sim.gpus_per_node = 4;
+        eo.sim.interval = k % 3 == 0 ? 60 : 0;  // on ticks, or at events
+        eo.oracle = true;
+        sim::Experiment ex(apps.all(), eo);
+        // A loop that never ends is stopped here rather than by the test's timeout.
+        CancelScope scope(CancelScope::Clock::now() + std::chrono::seconds(5), nullptr);
+        try {
+          auto r = ex.run(policy, jobs);
+          ASSERT_EQ(r.jobs.size(), 2u);
+          for (const auto& j : r.jobs) EXPECT_LT(j.jct, 1000) << policy << " at " << a;  // 20,011 steps of a few ms, and a wait
+          ++runs;
+        } catch (const Cancelled&) {
+          ADD_FAILURE() << policy << " with jobs arriving at " << a << " s did not finish in 5 s";
+        }
+      }
+    }
+  EXPECT_EQ(runs, 4 * 6 * 3);
 }

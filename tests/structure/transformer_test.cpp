@@ -2,8 +2,11 @@
 // the checks of a parallel layout.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/error.h"
 #include "structure/parallel_layout.h"
+#include "structure/network_zoo.h"
 #include "structure/transformer.h"
 
 using namespace trainplan;
@@ -45,6 +48,15 @@ TEST(TransformerZoo, EveryEntryIsValidAndSourced) {
   }
   EXPECT_EQ(find_transformer("Llama3-70B")->kv(), 8);
   EXPECT_FALSE(find_transformer("gpt-5").has_value());
+  // Names as people write them: case, '-', '_' and spaces aside; the dots are kept.
+  EXPECT_EQ(find_transformer("Llama-2-7B")->name, "llama2-7b");
+  EXPECT_EQ(find_transformer("llama2_7b")->name, "llama2-7b");
+  EXPECT_EQ(find_transformer("GPT3 1.3B")->name, "gpt3-1.3b");
+  EXPECT_EQ(find_transformer("gpt3-13b")->name, "gpt3-13b");
+  EXPECT_EQ(find_transformer("Llama-3.1-405B")->name, "llama3.1-405b");
+  // No two entries fold to one name.
+  std::set<std::string> keys;
+  for (const auto& s : transformer_zoo()) EXPECT_TRUE(keys.insert(network_name_key(s.name)).second) << s.name;
 }
 
 TEST(ParallelLayout, ChecksNameTheFieldAtFault) {
