@@ -109,8 +109,8 @@ struct Prediction {
   double smallest_batch_sampled = 0, largest_batch_sampled = 0;
   std::optional<long> dataset_size;
   bool past_most_workers() const { return most_workers_sampled > 0 && query.workers > most_workers_sampled; }
-  // More nodes than any sample ran on: the all-reduce across them is the
-  // model's extrapolation (on one-node samples, the hardware prior's).
+  // More nodes than any sample ran on: the time across them is the model's
+  // extrapolation.
   bool past_most_nodes() const { return most_nodes_sampled > 0 && nodes > most_nodes_sampled; }
   bool batch_outside_sampled() const {
     return largest_batch_sampled > 0 && (query.batch < smallest_batch_sampled || query.batch > largest_batch_sampled);

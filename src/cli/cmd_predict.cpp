@@ -96,9 +96,9 @@ void run_predict(const PredictArgs& a) {
                              "interval does not cover that\n",
                              p.most_workers_sampled);
   if (p.past_most_nodes())
-    std::cout << fmt::format("  note: more nodes than any sample ran on ({}): the all-reduce across them is "
-                             "extrapolated{}, and the interval does not cover that\n",
-                             p.most_nodes_sampled, p.most_nodes_sampled == 1 ? " from the hardware prior" : "");
+    std::cout << fmt::format("  note: more nodes than any sample ran on ({}): the time model extrapolates across "
+                             "them, and the interval does not cover that\n",
+                             p.most_nodes_sampled);
   if (p.batch_outside_sampled())
     std::cout << fmt::format("  note: a batch outside the sampled {:g}..{:g}: the time model extrapolates, and the "
                              "interval does not cover that\n",

@@ -89,6 +89,7 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
     }
   };
   auto& g = h.gpu;
+  const bool base_has_bf16 = has_base && g.bf16_tensor_tflops > 0;
   figure("fp16_tensor_dense_tflops", g.fp16_tensor_tflops, false, false);
   figure("bf16_tensor_dense_tflops", g.bf16_tensor_tflops, false, false);
   figure("tf32_tensor_tflops", g.tf32_tensor_tflops, false, false);
@@ -98,15 +99,18 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("mem_bw_GBps", g.memory_bandwidth_gbps, true, true);
   // bf16 runs at the fp16 tensor peak on every GPU that has it (docs/HARDWARE.md): a file that
   // restates one of the two over a base restates both, or the base's other figure would stay.
-  if (has_base && present("fp16_tensor_dense_tflops") && !present("bf16_tensor_dense_tflops") && g.bf16_tensor_tflops > 0)
+  if (base_has_bf16 && present("fp16_tensor_dense_tflops") && !present("bf16_tensor_dense_tflops"))
     g.bf16_tensor_tflops = g.fp16_tensor_tflops;
-  if (has_base && present("bf16_tensor_dense_tflops") && !present("fp16_tensor_dense_tflops") && g.fp16_tensor_tflops > 0)
+  if (base_has_bf16 && present("bf16_tensor_dense_tflops") && !present("fp16_tensor_dense_tflops"))
     g.fp16_tensor_tflops = g.bf16_tensor_tflops;
   // FP8 products run at twice the 16-bit tensor rate on every GPU that has them; a slower FP8
   // peak would have the FP8 layers' model FLOPs counted against a peak the rest of the step beats.
   const double tensor16 = std::max(g.fp16_tensor_tflops, g.bf16_tensor_tflops);
   if (g.fp8_tensor_tflops > 0 && g.fp8_tensor_tflops < tensor16)
-    t.fail(row, present("fp8_tflops") ? "fp8_tflops" : "fp16_tensor_dense_tflops",
+    t.fail(row,
+           present("fp8_tflops")                 ? "fp8_tflops"
+           : present("fp16_tensor_dense_tflops") ? "fp16_tensor_dense_tflops"
+                                                 : "bf16_tensor_dense_tflops",
            fmt::format("the FP8 peak ({:g} TFLOP/s) is below the 16-bit tensor peak ({:g}): FP8 runs at twice the "
                        "16-bit rate where a GPU has it (0 for none)",
                        g.fp8_tensor_tflops, tensor16));

@@ -1,10 +1,9 @@
 // Every time model the registry makes is fitted on one point per
 // configuration (batch, workers, nodes): distinct_time_configs of its samples
 // (models/pooled_samples.h), the same points `evaluate` scores it on and
-// `auto` chooses it by. Without this, `fit`, `predict` and `plan` fitted a
-// model on every row, a configuration timed by several trials (or read at
-// several epochs) weighing as many times, and planned with a fit the
-// cross-validation had not scored.
+// `auto` chooses it by, so that the model planned with is the model scored.
+// A configuration timed by several trials, or read at several epochs, is one
+// configuration: fitted on every row, it would weigh as many times.
 //
 // The wrapper forwards everything else to the model unchanged; describe()
 // adds a line when pooling merged rows. Fitting an already pooled set pools

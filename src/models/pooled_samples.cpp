@@ -37,6 +37,7 @@ SampleSet distinct_time_configs(const SampleSet& s) {
     }
     auto& [index, weight] = it->second;
     Sample& kept = out.samples[index];
+    if (x.time_spread && (!kept.time_spread || *x.time_spread > *kept.time_spread)) kept.time_spread = x.time_spread;
     if (x.epoch_time_s != kept.epoch_time_s)
       kept.epoch_time_s = (kept.epoch_time_s * weight + x.epoch_time_s * w) / (weight + w);
     weight += w;

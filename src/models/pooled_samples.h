@@ -58,9 +58,10 @@ class PooledMetricSamples {
 // by three trials is still one configuration. Each keeps its configuration's
 // first sample's fields, with the epochs-weighted mean epoch time of all of
 // them (a longer trial measures it better; a row of no epochs, a time trial,
-// weighs as one; equal times stay bit-exact), in the order of each
-// configuration's first sample. One worker with its nodes unknown (0) is on
-// one node.
+// weighs as one; equal times stay bit-exact) and the largest time_spread any
+// of them carries (how well the point is known, on the safe side), in the
+// order of each configuration's first sample. One worker with its nodes
+// unknown (0) is on one node.
 SampleSet distinct_time_configs(const SampleSet& s);
 
 // A deterministic, evenly spread choice of at most `m` of `n` items (all of

@@ -20,7 +20,9 @@ namespace {
 
 using Key = std::tuple<double, int, int>;  // batch, workers, nodes
 
-Key key_of(const Sample& s) { return {s.batch, s.workers, s.nodes}; }
+// One worker with its nodes unknown (0) is on one node, as the time models' points count it
+// (models::distinct_time_configs).
+Key key_of(const Sample& s) { return {s.batch, s.workers, s.workers == 1 && s.nodes == 0 ? 1 : s.nodes}; }
 
 std::string notes_text(const std::vector<std::string>& notes) {
   std::string s;
@@ -58,6 +60,7 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
       r.push_back(signed_residual(s.epoch_time_s, m->predict(s.batch, s.workers, s.nodes)));
     }
   }
+  folds_used_ = k;
   if (k < 2) notes_.push_back("fewer than 2 configurations: no interval");
   res_.set(std::move(r));
   measured_.clear();
@@ -113,7 +116,7 @@ std::optional<double> ConformalTimeModel::predict_bound(double batch, int worker
 
 std::string ConformalTimeModel::describe() const {
   return (model_ ? model_->describe() : std::string("(not fitted)")) +
-         fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
+         fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", folds_used_,
                      res_.describe()) +
          fmt::format("\n  at the {} measured configurations: {}", measured_.size(), res_in_.describe("in-sample")) +
          notes_text(notes_);
@@ -138,6 +141,7 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   best_measured_ = samples.best_metric();
   range_ = samples.metric_range();
   config_.fit(make_, with, p_, notes_);
+  folds_used_ = config_fold_count(with, p_.folds);
   const auto within = within_run_residuals(make_, with, p_, runs_, notes_);
   between_.fit(within, p_, notes_);
   run_gap_.fit(within, p_, runs_.size(), notes_);
@@ -196,7 +200,7 @@ std::optional<double> ConformalMetricModel::predict_bound(double batch, int work
 
 std::string ConformalMetricModel::describe() const {
   return (model_ ? model_->describe() : std::string("(not fitted)")) +
-         fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", p_.folds,
+         fmt::format("\n  interval: {}-fold conformal, configurations held out together; {}", folds_used_,
                      config_.pooled().describe()) +
          config_.describe() + run_gap_.describe() + between_.describe() + beyond_.describe() + hold_text() +
          range_text() +

@@ -79,6 +79,7 @@ class ConformalTimeModel : public models::TimeModel {
   // rescaled from 95% two-sided to `coverage` on `sides` sides; 0 without one.
   double measured_floor(double batch, int workers, int nodes, double coverage, int sides) const;
   std::vector<std::string> notes_;
+  int folds_used_ = 0;  // min(folds asked for, configurations)
 };
 
 class ConformalMetricModel : public models::MetricModel {
@@ -132,6 +133,7 @@ class ConformalMetricModel : public models::MetricModel {
   BetweenSamplesRule between_;
   BeyondRule beyond_;
   std::vector<std::string> notes_;
+  int folds_used_ = 0;  // min(folds asked for, configurations with a metric)
 };
 
 // Wrap a model given by its factory (called K+1 times per fit, and more for

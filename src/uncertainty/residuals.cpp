@@ -18,7 +18,9 @@ namespace {
 
 using Key = std::tuple<double, int, int>;  // batch, workers, nodes
 
-Key key_of(const Sample& s) { return {s.batch, s.workers, s.nodes}; }
+// One worker with its nodes unknown (0) is on one node, as the time models' points count it
+// (models::distinct_time_configs).
+Key key_of(const Sample& s) { return {s.batch, s.workers, s.workers == 1 && s.nodes == 0 ? 1 : s.nodes}; }
 
 // The ceil((n+1) c)-th smallest of `sorted` (clamped to the sample).
 std::optional<double> conformal_rank(const std::vector<double>& sorted, double coverage) {

@@ -1,6 +1,7 @@
 // Pooling identical configurations (models/pooled_samples.h): the pooled
-// points keep each configuration's weight, mean and spread, and the models
-// fitted by least squares on pooled points fit as they would on every sample.
+// metric points keep each configuration's weight, mean and spread, and the
+// metric models fitted by least squares on them fit as they would on every
+// sample; time models are fitted on one point per configuration.
 #include "models/pooled_samples.h"
 
 #include <gtest/gtest.h>
