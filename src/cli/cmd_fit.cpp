@@ -61,6 +61,7 @@ void run_fit(const FitArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
   if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
   SampleSet s = read_samples_noted(a.samples);
+  s.check_declared_metric_range("metric_range");  // as predict and plan check it
   auto& reg = models::ModelRegistry::instance();
   std::string tname = a.time_model.empty() ? a.model : a.time_model;
   std::string mname = a.metric_model.empty() ? a.model : a.metric_model;

@@ -85,10 +85,12 @@ void SampleSet::check_declared_metric_range(const std::string& field, std::optio
   if (!declared_metric_range) return;
   const MetricRange& r = *declared_metric_range;
   auto outside = [&](double v) { return v < r.lo || v > r.hi; };
+  // The file's own range (its first line's metric_range=) is named with the file; an option's is not.
+  const std::string file = field == "metric_range" ? source : "";
   for (const auto* v : {&samples, &curve})
     for (const auto& s : *v)
       if (s.metric && outside(*s.metric))
-        throw InputError("", 0, field,
+        throw InputError(file, 0, field,
                          fmt::format("the range {} is {}, but a sample measured {:g} (batch {:g}, {} worker{}, {:g} "
                                      "epochs): the metric passes it",
                                      r.text(), r.from, *s.metric, s.batch, s.workers, s.workers == 1 ? "" : "s",

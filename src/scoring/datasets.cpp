@@ -37,6 +37,7 @@ std::vector<EvalData> datasets_from_sample_files(const std::vector<std::string>&
   for (const auto& path : paths) {
     EvalData d;
     d.samples = profile::read_samples(path);
+    d.samples.check_declared_metric_range("metric_range");  // a range its own samples contradict is a mistake
     d.name = std::filesystem::path(path).stem().string();
     for (const auto& prev : out)
       if (prev.name == d.name) d.name = path;  // two files with one stem: use the path

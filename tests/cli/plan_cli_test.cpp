@@ -219,6 +219,21 @@ TEST(PlanCli, AMetricRangeTheDataOrTheTargetContradictExitsTwo) {
   EXPECT_NE(beyond.err.find("--target"), std::string::npos) << beyond.err;
 }
 
+// The same check where a file declares its own range: every verb that reads
+// the samples refuses it, naming the file and the field.
+TEST(PlanCli, AFileWhoseSamplesPassItsOwnRangeIsRefusedByEveryVerb) {
+  std::string text = tptest::read_file(samples_file());
+  text.replace(0, text.find('\n'), "# trainplan: metric=max metric_range=0.8:1");  // metrics from 0.54
+  const auto f = tptest::write_file(tptest::temp_dir("plan_range") / "ranged.csv", text);
+  for (const std::string verb : {"fit --samples " + f, "evaluate --samples " + f + " --models isotonic-mi",
+                                 "predict --samples " + f + " --batch 32 --workers 2 --model isotonic-mi",
+                                 "plan --samples " + f + " --target 0.85 --deadline 1000 --model isotonic-mi"}) {
+    auto r = tptest::run_cli(verb);
+    EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
+    EXPECT_TRUE(tptest::names_input_error(r.err, f, 0, "metric_range")) << verb << ": " << r.err;
+  }
+}
+
 TEST(PlanCli, ShortDeadlineExitsThreeNamingTheDeadline) {
   auto r = tptest::run_cli("plan --samples " + samples_file() + " --target 0.8 --deadline 5 --max-workers 4 --model isotonic-mi");
   EXPECT_EQ(r.exit_code, 3) << r.err;
