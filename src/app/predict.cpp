@@ -126,7 +126,7 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   uncertainty::ConformalParams cp{q.folds, q.seed};
   r.time_folds = uncertainty::config_fold_count(s, q.folds);
   if (want_metric) {
-    SampleSet with = s;
+    SampleSet with;
     with.samples = s.with_metric();
     r.metric_folds = uncertainty::config_fold_count(with, q.folds);
   }

@@ -51,6 +51,13 @@ nlohmann::json memory_json(const models::LlmMemoryBreakdown& m) {
           {"overhead_gib", m.overhead / kGiB}};
 }
 
+// Over or under the GPU's memory, in GiB (negative: over), and whether it fits: as `llm predict`
+// and `llm memory` say it.
+nlohmann::json fit_json(const structure::HardwareProfile& hw, const models::LlmMemoryBreakdown& m) {
+  const double headroom_gib = (hw.gpu.memory_gb * 1e9 - m.total()) / kGiB;
+  return {{"fits_memory", headroom_gib >= 0}, {"headroom_gib", headroom_gib}};
+}
+
 nlohmann::json params_json(const models::LlmTimeModel& tm, const models::LlmMemoryModel& mm) {
   const auto& p = tm.params();
   return {{"gpu", tm.hardware().name}, {"fitted_factors", tm.fitted_factors()},
@@ -134,10 +141,8 @@ void run_predict(const PredictArgs& a) {
     auto t = tm.predict(r.spec, r.layout);
     auto m = mm.predict(r.spec, r.layout);
     values.push_back({t.iteration, m.total() / kGiB});
-    // Over or under the GPU's memory, and by how much (negative: over).
-    const double headroom_gib = (hw.gpu.memory_gb * 1e9 - m.total()) / kGiB;
-    nlohmann::json j = {{"line", r.line}, {"precision", structure::to_string(r.layout.precision)},
-                        {"fits_memory", headroom_gib >= 0}, {"headroom_gib", headroom_gib}};
+    nlohmann::json j = {{"line", r.line}, {"precision", structure::to_string(r.layout.precision)}};
+    j.update(fit_json(hw, m));
     j.update(llm_time_json(t, hw.gpu.dense_peak_tflops(r.layout.precision)));
     j.update(memory_json(m));
     if (time_interval) {
@@ -265,9 +270,7 @@ void run_memory(MemoryArgs a) {
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
     j["time"] = llm_time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
     j["gpu_memory_gb"] = hw->gpu.memory_gb;
-    // As `llm predict` says it: over or under the GPU's memory (negative: over).
-    j["headroom_gib"] = (hw->gpu.memory_gb * 1e9 - m.total()) / kGiB;
-    j["fits_memory"] = j["headroom_gib"].get<double>() >= 0;
+    j.update(fit_json(*hw, m));
     j["plan_reserve_gib"] = plan::LlmPlanOptions{}.memory_reserve_bytes / kGiB;
   }
   if (a.json) {
@@ -871,11 +874,11 @@ void setup(CLI::App& root) {
       throw InputError("", 0, "--gpu",
                        "goes with --korthikanti, --grid or --runs: --megatron-ci, --scale, --neusight and --nemo take "
                        "each run's GPU from the data");
-    if (e->get_option("--gpu")->count() > 0 && !ea->dir.empty() &&
-        io::resolve_llm_hardware(ea->gpu, "--gpu").name != "a100-80gb")
-      std::cerr << fmt::format("warning: Korthikanti et al.'s runs were measured on A100-SXM4-80GB; scored as {}, "
-                               "their errors compare two GPUs\n",
-                               io::resolve_llm_hardware(ea->gpu, "--gpu").name);
+    if (e->get_option("--gpu")->count() > 0 && !ea->dir.empty())
+      if (const auto name = io::resolve_llm_hardware(ea->gpu, "--gpu").name; name != "a100-80gb")
+        std::cerr << fmt::format("warning: Korthikanti et al.'s runs were measured on A100-SXM4-80GB; scored as {}, "
+                                 "their errors compare two GPUs\n",
+                                 name);
     if (!ea->grid_calibrate.empty() && ea->grid.empty())
       throw InputError("", 0, "--calibrate", "goes with --grid: the grid it predicts");
     if (!ea->plot.empty() && ea->grid.empty()) throw InputError("", 0, "--plot", "goes with --grid: the grid it draws");

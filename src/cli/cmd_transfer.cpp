@@ -129,18 +129,21 @@ void run_transfer(const TransferArgs& a) {
     std::cerr << "warning: " << w << "\n";
   problem.network = network_for(a);
 
+  std::vector<double> batches;
+  for (const auto& b : comma_list(a.batches, "--batches")) {
+    double batch = 0;
+    try {
+      batch = std::stod(b);
+    } catch (const std::exception&) {
+      throw InputError("", 0, "--batches", "'" + b + "' is not a number");
+    }
+    if (!(batch >= 1) || batch != std::floor(batch))
+      throw InputError("", 0, "--batches", "each per-GPU batch must be a whole number >= 1, got " + b);
+    batches.push_back(batch);
+  }
   std::vector<models::StepSample> at;
-  const auto batches = comma_list(a.batches, "--batches");
   for (const auto& p : comma_list(a.placements, "--placements"))
-    for (const auto& b : batches) {
-      double batch = 0;
-      try {
-        batch = std::stod(b);
-      } catch (const std::exception&) {
-        throw InputError("", 0, "--batches", "'" + b + "' is not a number");
-      }
-      if (!(batch >= 1) || batch != std::floor(batch))
-        throw InputError("", 0, "--batches", "each per-GPU batch must be a whole number >= 1, got " + b);
+    for (const double batch : batches) {
       models::StepSample sample;
       try {
         sample = models::step_sample(p, batch);
@@ -165,9 +168,8 @@ void run_transfer(const TransferArgs& a) {
   double lo = INFINITY, hi = 0;
   for (const auto& s : problem.source) lo = std::min(lo, s.batch), hi = std::max(hi, s.batch);
   std::vector<double> outside;
-  for (const auto& b : batches)
-    if (const double v = std::stod(b); !problem.source.empty() && (v < lo || v > hi) &&
-                                       std::find(outside.begin(), outside.end(), v) == outside.end())
+  for (const double v : batches)
+    if (!problem.source.empty() && (v < lo || v > hi) && std::find(outside.begin(), outside.end(), v) == outside.end())
       outside.push_back(v);
   if (!outside.empty())
     std::cerr << fmt::format("note: per-GPU batch {} outside the {:g}..{:g} the source measured: the fitted terms "

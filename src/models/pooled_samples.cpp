@@ -7,6 +7,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "models/time_config_key.h"
+
 namespace trainplan::models {
 
 namespace {
@@ -24,15 +26,14 @@ struct KeyHash {
 SampleSet distinct_time_configs(const SampleSet& s) {
   SampleSet out = s;  // every field but the samples is the set's
   out.samples.clear();
-  std::map<std::tuple<double, int, int>, std::pair<size_t, double>> at;  // -> (index in out, sum of epochs)
+  std::map<TimeConfigKey, std::pair<size_t, double>> at;  // -> (index in out, sum of epochs)
   for (const auto& x : s.samples) {
     const double w = x.epochs > 0 ? x.epochs : 1.0;
-    // One worker runs on one node, stated or not.
-    const int nodes = x.workers == 1 && x.nodes == 0 ? 1 : x.nodes;
-    auto [it, fresh] = at.try_emplace({x.batch, x.workers, nodes}, out.samples.size(), w);
+    const TimeConfigKey key = time_config_key(x);
+    auto [it, fresh] = at.try_emplace(key, out.samples.size(), w);
     if (fresh) {
       out.samples.push_back(x);
-      out.samples.back().nodes = nodes;
+      out.samples.back().nodes = std::get<2>(key);
       continue;
     }
     auto& [index, weight] = it->second;

@@ -9,6 +9,7 @@
 
 #include "core/cancel.h"
 #include "core/error.h"
+#include "models/time_config_key.h"
 #include "models/pooled_samples.h"
 #include "models/registry.h"
 #include "numerics/normal_quantile.h"
@@ -18,11 +19,10 @@ namespace trainplan::uncertainty {
 
 namespace {
 
-using Key = std::tuple<double, int, int>;  // batch, workers, nodes
+using Key = models::TimeConfigKey;  // batch, workers, nodes
 
-// One worker with its nodes unknown (0) is on one node, as the time models' points count it
-// (models::distinct_time_configs).
-Key key_of(const Sample& s) { return {s.batch, s.workers, s.workers == 1 && s.nodes == 0 ? 1 : s.nodes}; }
+// As the time models' points are told apart (models/time_config_key.h).
+Key key_of(const Sample& s) { return models::time_config_key(s); }
 
 std::string notes_text(const std::vector<std::string>& notes) {
   std::string s;

@@ -11,16 +11,16 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "models/time_config_key.h"
 
 namespace trainplan::uncertainty {
 
 namespace {
 
-using Key = std::tuple<double, int, int>;  // batch, workers, nodes
+using Key = models::TimeConfigKey;  // batch, workers, nodes
 
-// One worker with its nodes unknown (0) is on one node, as the time models' points count it
-// (models::distinct_time_configs).
-Key key_of(const Sample& s) { return {s.batch, s.workers, s.workers == 1 && s.nodes == 0 ? 1 : s.nodes}; }
+// As the time models' points are told apart (models/time_config_key.h).
+Key key_of(const Sample& s) { return models::time_config_key(s); }
 
 // The ceil((n+1) c)-th smallest of `sorted` (clamped to the sample).
 std::optional<double> conformal_rank(const std::vector<double>& sorted, double coverage) {
