@@ -10,6 +10,8 @@
 #include "core/error.h"
 #include "core/nodes.h"
 #include "core/sampled_range.h"
+#include "models/pooled_samples.h"
+#include "models/time_config_key.h"
 #include "uncertainty/conformal.h"
 
 namespace trainplan::app {
@@ -136,6 +138,18 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   r.epoch_time_s = tm->predict(q.batch, q.workers, r.nodes);
   r.time_interval = tm->predict_interval(q.batch, q.workers, r.nodes, q.confidence);
   r.time_bound = tm->predict_bound(q.batch, q.workers, r.nodes, q.confidence, models::BoundSide::kUpper);
+  auto inside = [](const std::optional<models::Interval>& iv, double v) -> std::optional<bool> {
+    if (!iv) return std::nullopt;
+    return iv->lo <= v && v <= iv->hi;
+  };
+  Sample asked;
+  asked.batch = q.batch, asked.workers = q.workers, asked.nodes = r.nodes;
+  for (const auto& x : models::distinct_time_configs(s).samples)
+    if (models::time_config_key(x) == models::time_config_key(asked)) {
+      r.measured.epoch_time_s = x.epoch_time_s;
+      if (x.time_spread && *x.time_spread > 0) r.measured.time_spread = x.time_spread;
+      r.measured.time_inside = inside(r.time_interval, x.epoch_time_s);
+    }
   if (want_metric) {
     note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, r.metric_folds));
     auto mm = src.conformal_metric(r.metric_model, cp);
@@ -157,6 +171,13 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
       r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
                                          r.direction == MetricDirection::kMax ? models::BoundSide::kLower
                                                                               : models::BoundSide::kUpper);
+      double sum = 0;
+      for (const auto& x : s.with_metric())
+        if (x.batch == q.batch && x.workers == q.workers && x.epochs == q.epochs) sum += *x.metric, ++r.measured.metric_rows;
+      if (r.measured.metric_rows > 0) {
+        r.measured.metric = sum / r.measured.metric_rows;
+        r.measured.metric_inside = inside(r.metric_interval, *r.measured.metric);
+      }
     }
     if (q.target) {
       // A linear scan: the interval's ends need not be monotone in epochs
@@ -237,6 +258,16 @@ nlohmann::json to_json(const Prediction& p) {
     j["metric"] = nullptr;
   }
   if (p.best_sampled_metric) j["best_sampled_metric"] = *p.best_sampled_metric;
+  {
+    auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    const auto& m = p.measured;
+    j["measured"] = {{"epoch_time_s", or_null(m.epoch_time_s)},
+                     {"time_spread", or_null(m.time_spread)},
+                     {"time_inside_interval", or_null(m.time_inside)},
+                     {"metric", or_null(m.metric)},
+                     {"metric_rows", m.metric_rows},
+                     {"metric_inside_interval", or_null(m.metric_inside)}};
+  }
   if (!p.reason.empty()) j["choice"] = p.reason;
   j["sampled"] = {{"most_workers", p.most_workers_sampled},
                   {"most_nodes", p.most_nodes_sampled},

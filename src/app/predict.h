@@ -100,6 +100,19 @@ struct Prediction {
     std::optional<double> time_s, time_lo_s, time_hi_s;
   };
   std::optional<ToTarget> to_target;
+  // What the samples measured at this very configuration, beside what the
+  // models say of it: the epoch time of (batch, workers, nodes), pooled as the
+  // time models pool it (models::distinct_time_configs), and with --epochs the
+  // mean metric of the rows at (batch, workers, epochs). A measurement outside
+  // its interval means the models miss this configuration; `plan` holds its
+  // choices to such trials (uncertainty/measured_bounds.h), an interval does not.
+  struct Measured {
+    std::optional<double> epoch_time_s, time_spread;
+    std::optional<double> metric;
+    int metric_rows = 0;
+    std::optional<bool> time_inside, metric_inside;  // nullopt: no value or no interval
+  };
+  Measured measured;
   // What the samples ran: the most workers, the smallest and largest
   // per-worker batch, and the data set's size when they state it. A query
   // outside them rests on the time model's extrapolation (and a global batch

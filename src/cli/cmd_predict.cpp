@@ -1,10 +1,12 @@
 // trainplan predict: epoch time and metric at one configuration, each with a
 // prediction interval from K-fold conformal prediction (uncertainty/conformal.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -40,6 +42,29 @@ std::string interval_text(const std::optional<models::Interval>& iv, int folds, 
   if (!iv) return "no interval (too few configurations to hold out)";
   return fmt::format("[{:.4g}, {:.4g}]{} at {:g}% ({}-fold conformal)", iv->lo, iv->hi, unit, 100 * iv->coverage,
                      folds);
+}
+
+// What the samples measured at this configuration, against the intervals: a
+// measurement outside them is the better guide there.
+void print_measured(const app::Prediction& p, double epochs) {
+  const auto& m = p.measured;
+  if (!m.epoch_time_s && !m.metric) return;
+  auto where = [](const std::optional<bool>& inside) {
+    return !inside ? std::string() : *inside ? " (inside the interval)" : " (OUTSIDE the interval)";
+  };
+  std::vector<std::string> parts;
+  if (m.epoch_time_s)
+    parts.push_back(fmt::format("epoch time {:.4g} s{}{}", *m.epoch_time_s,
+                                m.time_spread ? fmt::format(" +-{:.1f}%", 100 * *m.time_spread) : "",
+                                where(m.time_inside)));
+  if (m.metric)
+    parts.push_back(fmt::format("metric after {:g} epochs {:.4g}{}{}", epochs, *m.metric,
+                                m.metric_rows > 1 ? fmt::format(" (mean of {} rows)", m.metric_rows) : "",
+                                where(m.metric_inside)));
+  std::cout << fmt::format("measured at this configuration: {}\n", fmt::join(parts, "; "));
+  if (m.time_inside == false || m.metric_inside == false)
+    std::cout << "  the models miss this configuration's own trial: trust the measurement here (plan holds the "
+                 "metric it plans on to the trials; uncertainty/measured_bounds.h)\n";
 }
 
 void run_predict(const PredictArgs& a) {
@@ -153,6 +178,7 @@ void run_predict(const PredictArgs& a) {
   } else if (!p.to_target) {
     std::cout << "metric: give --epochs to predict it, or --target for the epochs to reach it\n";
   }
+  print_measured(p, epochs);
   if (p.to_target) {
     // The job's length: epochs to the target, and what they take.
     const auto& tt = *p.to_target;

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -114,6 +117,58 @@ TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
   EXPECT_EQ(mb["side"], "lower");  // accuracy: higher is better
   EXPECT_GE(mb["value"].get<double>(), j["metric"]["interval"]["lo"].get<double>() - 1e-12);
   EXPECT_EQ(mb["coverage"].get<double>(), 0.8);
+}
+
+// A configuration the samples measured: predict shows the measurement beside
+// the models' values, and says when it falls outside their interval.
+TEST(PredictCli, ShowsWhatThisConfigurationMeasured) {
+  std::string csv = tptest::synthetic_samples_csv(true, 0);
+  // Batch 32 on 2 workers measured three times slower than the rest predict.
+  std::string slowed;
+  for (const auto& line : tptest::lines(csv)) {
+    if (line.rfind("32,2,", 0) == 0) {
+      std::vector<std::string> f;
+      std::stringstream in(line);
+      for (std::string x; std::getline(in, x, ',');) f.push_back(x);
+      f[3] = std::to_string(3 * std::stod(f[3]));
+      slowed += f[0] + "," + f[1] + "," + f[2] + "," + f[3] + "," + f[4] + "," + f[5] + "\n";
+    } else {
+      slowed += line + "\n";
+    }
+  }
+  const auto d = tptest::temp_dir("predictmeasured");
+  const std::string file = tptest::write_file(d / "slowed.csv", slowed);
+  const std::string common = " --time-model isotonic-mi --metric-model global-batch --confidence 0.5";
+  auto r = tptest::run_cli("predict --samples " + file + " --batch 32 --workers 2 --epochs 10" + common + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& m = j["measured"];
+  const double t_measured = 3 * 50000.0 / 64 * (0.01 + 0.0005 * 32);
+  EXPECT_NEAR(m["epoch_time_s"].get<double>(), t_measured, 1e-3 * t_measured) << m;
+  EXPECT_EQ(m["time_inside_interval"], false) << j.dump(2);
+  const double x = 10 * 528.0 / (400 + 64);
+  EXPECT_NEAR(m["metric"].get<double>(), 0.95 - 0.6 / (1 + x / 4), 1e-5) << m;
+  EXPECT_EQ(m["metric_rows"], 1);
+  const auto& miv = j["metric"]["interval"];
+  EXPECT_EQ(m["metric_inside_interval"].get<bool>(),
+            miv["lo"].get<double>() <= m["metric"].get<double>() && m["metric"].get<double>() <= miv["hi"].get<double>());
+  auto text = tptest::run_cli("predict --samples " + file + " --batch 32 --workers 2 --epochs 10" + common);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("measured at this configuration: epoch time"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("OUTSIDE the interval"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("trust the measurement here"), std::string::npos) << text.out;
+  // An epoch count no trial of it ran: its time is measured, its metric not.
+  auto e = nlohmann::json::parse(
+      tptest::run_cli("predict --samples " + file + " --batch 32 --workers 2 --epochs 11" + common + " --json").out);
+  EXPECT_TRUE(e["measured"]["epoch_time_s"].is_number());
+  EXPECT_TRUE(e["measured"]["metric"].is_null());
+  // A configuration never measured: nothing.
+  auto u = nlohmann::json::parse(
+      tptest::run_cli("predict --samples " + file + " --batch 48 --workers 2 --epochs 10" + common + " --json").out);
+  EXPECT_TRUE(u["measured"]["epoch_time_s"].is_null()) << u["measured"];
+  EXPECT_TRUE(u["measured"]["metric"].is_null());
+  auto ut = tptest::run_cli("predict --samples " + file + " --batch 48 --workers 2 --epochs 10" + common);
+  EXPECT_EQ(ut.out.find("measured at this configuration"), std::string::npos) << ut.out;
 }
 
 // --target: the first epoch count that meets it, on the point prediction and
