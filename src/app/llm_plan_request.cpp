@@ -56,6 +56,7 @@ nlohmann::json to_json(const plan::LlmCandidate& c) {
           {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
           {"recompute", structure::to_string(l.recompute)}, {"sequence_parallel", l.sequence_parallel},
           {"distributed_optimizer", l.distributed_optimizer}, {"precision", structure::to_string(l.precision)},
+          {"flash_attention", l.flash_attention},
           {"iteration_time_s", c.iteration_s},
           {"train_time_s", c.train_s}, {"gpu_hours", c.gpu_hours}, {"memory_gib", c.memory_bytes / kGiB},
           {"headroom_gib", c.headroom_bytes / kGiB}};
@@ -91,6 +92,7 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
     j["frontier"] = nlohmann::json::array();
     for (const auto& c : r.frontier) j["frontier"].push_back(candidate_json(c));
   }
+  j["notes"] = r.notes;
   if (o.calibration) j["calibration"] = to_json(*o.calibration);
   if (o.calibration && !o.calibration->cv.time_errors.empty() && o.interval > 0) j["interval_coverage"] = o.interval;
   return j;

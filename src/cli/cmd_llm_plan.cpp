@@ -190,6 +190,8 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   std::vector<app::LlmPlanOutcome> outcomes;
   for (size_t i = 0; i < gpus.size(); ++i)
     outcomes.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i], gpus[i]), nullptr));
+  for (const auto& o : outcomes)
+    for (const auto& n : o.result.notes) std::cerr << "note: " << o.hardware.name << ": " << n << "\n";
   const bool any = std::any_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.result.top.empty(); });
   const bool priced = prices.front() > 0;
   // Per GPU with a plan, its chosen plan's cost (with prices) and training time.
@@ -314,7 +316,10 @@ void run_plan(PlanArgs a) {
   int per_node = a.options.gpus_per_node > 0 ? a.options.gpus_per_node : std::max(1, hw.node.gpus_per_node);
   const char* objective = outcome.objective();
 
-  if (!a.emit.empty() && !r.top.empty()) {
+  for (const auto& n : r.notes) std::cerr << "note: " << n << "\n";
+  // The launch alone goes to stdout, so that `> job.sh` never holds anything else.
+  if (!a.emit.empty() && r.top.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
+  if (!a.emit.empty()) {
     plan::LlmLaunchOptions lo;
     lo.gpus_per_node = per_node;
     lo.train_iters = r.iterations;

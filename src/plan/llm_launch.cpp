@@ -49,6 +49,8 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   if (s.gated_mlp) a.push_back("--swiglu");
   if (!s.biases) a.push_back("--normalization RMSNorm --disable-bias-linear");
   a.push_back(s.learned_positions ? "--position-embedding-type learned_absolute" : "--position-embedding-type rope");
+  if (!s.learned_positions && s.rotary_base > 0) a.push_back(fmt::format("--rotary-base {:g}", s.rotary_base));
+  if (!s.learned_positions && s.rope_scaling) a.push_back("--use-rope-scaling");
   if (!s.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   a.push_back(fmt::format("--seq-length {} --max-position-embeddings {}", s.seq, s.seq));
   a.push_back(fmt::format("--micro-batch-size {} --global-batch-size {}", l.micro_batch, l.global_batch));
@@ -56,7 +58,8 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   if (l.precision == Precision::kFp16) a.push_back("--fp16");
   if (l.precision == Precision::kBf16 || l.precision == Precision::kAmpFp32Master) a.push_back("--bf16");
   if (l.precision == Precision::kFp8) a.push_back("--bf16 --fp8-format hybrid --transformer-impl transformer_engine");
-  a.push_back(l.flash_attention ? "--attention-backend flash" : "--attention-backend unfused");
+  // The kernel the plan priced; context parallelism runs on fused kernels only.
+  a.push_back(l.flash_attention || l.cp > 1 ? "--attention-backend flash" : "--attention-backend unfused");
   if (!l.dropout) a.push_back("--attention-dropout 0 --hidden-dropout 0");
   if (l.fp32_residual) a.push_back("--fp32-residual-connection");
   if (l.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
@@ -69,19 +72,35 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   return out;
 }
 
-std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout& n) {
-  return fmt::format("# {} on {} GPUs ({} node(s) x {}): tp {}{} x pp {} x dp {}\n",
-                     s.name.empty() ? "transformer" : s.name, l.gpus(), n.nodes, n.per_node, l.tp,
-                     l.cp > 1 ? fmt::format(" x cp {}", l.cp) : "", l.pp, l.dp);
+// The header both launches share: what runs, what it needs, and the one
+// variable the user must set.
+std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout& n, const LlmLaunchOptions& o) {
+  std::string out = fmt::format("# {} on {} GPUs ({} node(s) x {}): tp {}{} x pp {} x dp {}\n",
+                                s.name.empty() ? "transformer" : s.name, l.gpus(), n.nodes, n.per_node, l.tp,
+                                l.cp > 1 ? fmt::format(" x cp {}", l.cp) : "", l.pp, l.dp);
+  out += "# For a Megatron-LM recent enough to have --attention-backend and --num-virtual-stages-per-pipeline-rank\n"
+         "# (megatron/training/arguments.py), with Transformer Engine; run from the Megatron-LM folder, or give\n"
+         "# --script its path.\n";
+  if (s.encoder && o.script == "pretrain_gpt.py")
+    out += fmt::format("# {} is a bidirectional encoder: pretrain_gpt.py trains a causal GPT of its shape (the same\n"
+                       "# costs); Megatron-LM trains BERT with pretrain_bert.py, whose arguments differ.\n",
+                       s.name);
+  out += "# DATA_ARGS must hold your data, tokenizer, optimizer and checkpoint arguments, e.g.\n"
+         "#   DATA_ARGS=\"--data-path ... --tokenizer-type ... --lr 3e-4 --save ckpt --load ckpt --save-interval 1000\"\n"
+         "# (Megatron-LM needs a learning rate; without checkpoints a job stopped at its time limit loses all).\n";
+  out += ": \"${DATA_ARGS:?set DATA_ARGS to your data, tokenizer, optimizer and checkpoint arguments}\"\n";
+  return out;
 }
 
 }  // namespace
 
 std::string megatron_torchrun_command(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
   Layout n = layout_for(l.gpus(), o.gpus_per_node);
-  std::string out = note(s, l, n);
-  out += "# Add your data, tokenizer and optimizer arguments (--data-path, --tokenizer-type, ..., --lr: Megatron-LM\n"
-         "# needs a learning rate); on every node with MASTER_ADDR, MASTER_PORT, NODE_RANK.\n";
+  std::string out = note(s, l, n, o);
+  if (n.nodes > 1)
+    out += fmt::format("# Run on each of the {} nodes with MASTER_ADDR and MASTER_PORT (the first node's address and a\n"
+                       "# free port) and NODE_RANK (0 to {}) set.\n",
+                       n.nodes, n.nodes - 1);
   out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
   out += fmt::format("torchrun --nnodes {} --nproc-per-node {}", n.nodes, n.per_node);
   if (n.nodes > 1) out += " --node-rank $NODE_RANK --master-addr $MASTER_ADDR --master-port $MASTER_PORT";
@@ -99,9 +118,7 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   // Whole nodes only: a plan on part of a node shares it (the cost counts its GPUs only).
   if (n.per_node >= o.gpus_per_node) out += "#SBATCH --exclusive\n";
   if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(o.time_limit_s));
-  out += note(s, l, n);
-  out += "# Add your data, tokenizer and optimizer arguments (--data-path, --tokenizer-type, ..., --lr: Megatron-LM\n"
-         "# needs a learning rate) before submitting.\n";
+  out += note(s, l, n, o);
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   out += "export MASTER_PORT=6000\n";
   out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";

@@ -139,6 +139,18 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     throw InputError("", 0, "cost_budget", "needs a price per GPU-hour: what a GPU-hour costs turns the budget into GPU-hours");
   if (o.cost_budget > 0 && o.gpu_hour_budget > 0)
     throw InputError("", 0, "cost_budget", "give a cost budget or a GPU-hour budget, not both");
+  // Combinations Megatron-LM refuses or ignores: a plan priced with them
+  // would not be the run its launch line starts.
+  using structure::Precision;
+  if (o.fp32_residual && o.precision == Precision::kFp32)
+    throw InputError("", 0, "fp32_residual",
+                     "goes with fp16, bf16 or fp8: in fp32 training the residual stream is fp32 already (Megatron-LM "
+                     "refuses --fp32-residual-connection without --fp16 or --bf16)");
+  if (o.grad_reduce_in_bf16 && (o.precision == Precision::kFp16 || o.precision == Precision::kFp32))
+    throw InputError("", 0, "grad_reduce_in_bf16",
+                     fmt::format("goes with bf16, amp-fp32-master or fp8, not {}: Megatron-LM reads "
+                                 "--grad-reduce-in-bf16 only with --bf16",
+                                 structure::to_string(o.precision)));
   // A cost budget is the GPU-hours it buys.
   const double gpu_hour_budget = o.cost_budget > 0 ? o.cost_budget / o.price_per_gpu_hour : o.gpu_hour_budget;
   int per_node = o.gpus_per_node > 0 ? o.gpus_per_node : std::max(1, time.hardware().node.gpus_per_node);
@@ -149,6 +161,11 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   res.capacity_bytes = gpu_bytes - o.memory_reserve_bytes;
   if (auto why = structure::missing_precision_unit(time.hardware(), o.precision)) {
     res.failing = "precision", res.explanation = *why;
+    return res;
+  }
+  const auto no_fused_attention = structure::missing_fused_attention(time.hardware());
+  if (o.flash_attention && no_fused_attention) {
+    res.failing = "attention", res.explanation = "--flash-attention: " + *no_fused_attention;
     return res;
   }
   bool by_time = gpu_hour_budget > 0;
@@ -167,9 +184,16 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   long index = 0;
   // Context parallelism in powers of two up to max_cp, each splitting the
   // sequence into 2·cp chunks.
+  // Megatron-Core runs context parallelism on fused attention kernels only
+  // (Transformer Engine refuses the unfused one), so a cp > 1 layout is
+  // priced and launched with them, and none is searched on a GPU without.
   std::vector<int> cps = {1};
-  for (long cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)  // long: 2^30 doubled overflows an int
-    if (s.seq % (2 * cp) == 0) cps.push_back(int(cp));
+  if (o.max_cp > 1 && no_fused_attention)
+    res.notes.push_back("--max-cp: no context parallelism searched, as it runs on fused attention kernels only: " +
+                        *no_fused_attention);
+  else
+    for (long cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)  // long: 2^30 doubled overflows an int
+      if (s.seq % (2 * cp) == 0) cps.push_back(int(cp));
   const auto splits = pipeline_splits(s.layers, o.max_gpus, o.uneven_end_stages);
   for (int tp : divisors(s.heads, per_node)) {
     if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;
@@ -193,6 +217,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
               for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
                 for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
                   l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
+                  l.flash_attention = o.flash_attention || cp > 1;
                   l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
                   l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
                   l.tp_comm_overlap = o.overlap && tp > 1;

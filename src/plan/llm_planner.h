@@ -44,19 +44,22 @@ struct LlmPlanOptions {
   int global_batch = 0;
   // Precision of every configuration. Default: bf16.
   structure::Precision precision = structure::Precision::kBf16;
-  // Fused attention for every configuration (ParallelLayout::flash_attention).
-  // Default: false.
+  // Fused attention for every configuration (ParallelLayout::flash_attention);
+  // layouts with cp > 1 have it whatever this says (Megatron-Core runs
+  // context parallelism on fused kernels only). Default: false.
   bool flash_attention = false;
   // Dropout in every configuration (ParallelLayout::dropout). Default: true.
   bool dropout = true;
-  // An fp32 residual stream (ParallelLayout::fp32_residual). Default: false.
+  // An fp32 residual stream (ParallelLayout::fp32_residual). REQUIRES: a
+  // 16-bit or FP8 precision (in fp32 it is fp32 already). Default: false.
   bool fp32_residual = false;
   // Communication overlapped with computation in every configuration
   // (ParallelLayout::overlap_grad_reduce, overlap_param_gather with the
   // distributed optimizer, tp_comm_overlap where tp > 1). Default: false.
   bool overlap = false;
   // Gradients accumulated and reduced in bf16 in every configuration
-  // (ParallelLayout::grad_reduce_in_bf16). Default: false.
+  // (ParallelLayout::grad_reduce_in_bf16). REQUIRES: bf16, amp-fp32-master or
+  // fp8 precision (Megatron-LM reads it with --bf16 only). Default: false.
   bool grad_reduce_in_bf16 = false;
 
   // ---- The search space ----
@@ -124,8 +127,9 @@ struct LlmPlanResult {
   long fit = 0;                   // of them, predicted to fit in memory
   long qualified = 0;             // of them, within the deadline and the budget
   double capacity_bytes = 0;      // GPU memory less the reserve
-  // When `top` is empty: "memory", "deadline", "gpu_budget" or "precision"
-  // (the GPU lacks the precision's unit: nothing is enumerated), a sentence
+  // When `top` is empty: "memory", "deadline", "gpu_budget", "precision"
+  // (the GPU lacks the precision's unit: nothing is enumerated) or
+  // "attention" (fused attention asked of a GPU without it), a sentence
   // saying by how much, and the configuration closest to qualifying.
   std::string failing;
   std::string explanation;
@@ -135,6 +139,9 @@ struct LlmPlanResult {
   // GPU-hours fall along it). The cheapest within a deadline D is the last
   // one with train_s <= D; the deadline and budget do not filter it.
   std::vector<LlmCandidate> frontier;
+  // What the search left out of what was asked, and why (a --max-cp the GPU
+  // cannot run), for people.
+  std::vector<std::string> notes;
 };
 
 // "tp 8, cp 2, pp 4, vpp 2, dp 16, micro-batch 1, recompute selective, sequence

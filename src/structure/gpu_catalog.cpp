@@ -29,6 +29,14 @@ Precision default_training_precision(const HardwareProfile& hw) {
   return fp16_tensor_cores_only(hw) ? Precision::kFp16 : Precision::kFp32;
 }
 
+std::optional<std::string> missing_fused_attention(const HardwareProfile& hw) {
+  if (hw.gpu.bf16_tensor_tflops > 0) return std::nullopt;
+  return fmt::format("{} has no fused attention kernel: Transformer Engine's flash and fused attention need an Ampere "
+                     "(sm80) or later GPU, which bf16 tensor cores mark (bf16_tensor_dense_tflops 0 here); give a "
+                     "hardware file's bf16_tensor_dense_tflops if it has them",
+                     hw.name);
+}
+
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p) {
   if ((p == Precision::kBf16 || p == Precision::kAmpFp32Master) && fp16_tensor_cores_only(hw))
     return fmt::format("{} has no bf16 tensor cores (bf16_tensor_dense_tflops 0, where its fp16 tensor cores have {:g} "

@@ -104,6 +104,13 @@ std::vector<std::string> builtin_hardware_names();
 // several times slower than fp16 (PyTorch's is_bf16_supported() is false there).
 std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Precision p);
 
+// Why `hw` has no fused attention kernel for Megatron-Core to run, or
+// nullopt: Transformer Engine's flash and fused (cuDNN) attention need
+// Ampere (sm80) or later, which bf16 tensor cores mark in this catalog
+// (Volta and Turing have fp16 tensor cores only). Context parallelism runs
+// only on those kernels.
+std::optional<std::string> missing_fused_attention(const HardwareProfile& hw);
+
 // The precision of a plan that names none: bf16; fp16 where the tensor cores
 // take fp16 only; fp32 on a device with no tensor cores (Pascal, a CPU).
 Precision default_training_precision(const HardwareProfile& hw);

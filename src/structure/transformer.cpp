@@ -101,9 +101,14 @@ std::vector<TransformerSpec> build_zoo() {
             "Llama Team 2024 (arXiv 2407.21783), Table 3: 126 layers, model dimension 16,384, FFN 53,248, 128 heads, "
             "8 key/value heads, vocabulary 128,000 (128,256 with the special tokens, as params.json)"),
   };
+  // Llama 3's rotary base is 500,000 (params.json rope_theta; the paper's
+  // Table 3); 3.1 also scales the frequencies for long contexts (params.json
+  // use_scaled_rope).
+  for (auto& s : z)
+    if (s.name.rfind("llama3", 0) == 0) s.rotary_base = 500000, s.rope_scaling = s.name.rfind("llama3.1", 0) == 0;
   TransformerSpec bert;
   bert.name = "bert-large", bert.layers = 24, bert.hidden = 1024, bert.heads = 16, bert.seq = 512;
-  bert.vocab = 30522;
+  bert.vocab = 30522, bert.encoder = true;
   bert.source = "Devlin et al. 2019 (arXiv 1810.04805): L=24, H=1024, A=16, WordPiece 30,522, 512 positions";
   z.push_back(bert);
   return z;

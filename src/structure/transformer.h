@@ -31,6 +31,13 @@ struct TransformerSpec {
   bool biases = true;      // linear biases and LayerNorm (weight and bias); false: no biases, RMSNorm
   bool learned_positions = true;  // a learned position embedding (s·h); false: rotary, no parameters
   bool tied_embeddings = true;    // the output layer reuses the token embedding
+  // Rotary embedding's base (theta); 0: Megatron-LM's default, 10,000. It
+  // changes no cost, only the model a launch line trains.
+  double rotary_base = 0;
+  bool rope_scaling = false;  // Llama 3.1's long-context scaling of the rotary frequencies
+  // A bidirectional encoder (BERT): the same costs per layer, but Megatron-LM
+  // trains it with pretrain_bert.py, not the causal pretrain_gpt.py.
+  bool encoder = false;
   int seq = 0;     // s, training sequence length (tokens)
   int vocab = 0;   // V
   std::string source;  // where the figures come from

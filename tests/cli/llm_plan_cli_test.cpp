@@ -38,6 +38,48 @@ TEST(LlmPlanCli, EmitsMegatronLaunches) {
   EXPECT_NE(s.out.find("#SBATCH --time=100:00:00"), std::string::npos) << s.out;
 }
 
+// What Megatron-LM and Transformer Engine refuse or ignore is not planned:
+// the launch a plan prints must start the run it priced.
+TEST(LlmPlanCli, PlansOnlyWhatMegatronRuns) {
+  const std::string base = "llm plan --model llama2-7b --max-gpus 8 --tokens 1e9 --global-batch 64 ";
+  // No fused attention before Ampere: --flash-attention cannot be met, and
+  // no context parallelism (which needs it) is searched.
+  auto flash = tptest::run_cli(base + "--gpu v100 --flash-attention --json");
+  EXPECT_EQ(flash.exit_code, 3) << flash.err;
+  EXPECT_EQ(nlohmann::json::parse(flash.out)["failing"], "attention") << flash.out;
+  auto emit = tptest::run_cli(base + "--gpu v100 --flash-attention --emit torchrun");
+  EXPECT_EQ(emit.exit_code, 3);
+  EXPECT_TRUE(emit.out.empty()) << "an infeasible --emit prints nothing on stdout:\n" << emit.out;
+  auto cp = tptest::run_cli(base + "--gpu v100 --max-cp 4 --seq 8192 --json");
+  ASSERT_EQ(cp.exit_code, 0) << cp.err;
+  auto j = nlohmann::json::parse(cp.out);
+  ASSERT_EQ(j["notes"].size(), 1u) << j["notes"];
+  EXPECT_NE(j["notes"][0].get<std::string>().find("no context parallelism searched"), std::string::npos);
+  for (const auto& c : j["top"]) EXPECT_EQ(c["cp"], 1) << c;
+  EXPECT_NE(cp.err.find("note: --max-cp"), std::string::npos) << cp.err;
+  // On an H100 context parallelism is searched, and priced and launched with fused attention.
+  auto h = tptest::run_cli("llm plan --model llama3-8b --gpu h100 --max-gpus 8 --max-cp 4 --seq 32768 --tokens 1e9 "
+                           "--global-batch 32 --top 50 --json");
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  int with_cp = 0;
+  const auto hj = nlohmann::json::parse(h.out);
+  for (const auto& c : hj["top"])
+    if (c["cp"].get<int>() > 1) {
+      ++with_cp;
+      EXPECT_EQ(c["flash_attention"], true) << c;
+    }
+  EXPECT_GT(with_cp, 0);
+  EXPECT_TRUE(hj["notes"].empty());
+  // Combinations Megatron-LM refuses (fp32 residual in fp32) or ignores (bf16 gradients under fp16).
+  auto residual = tptest::run_cli(base + "--gpu a100-80gb --precision fp32 --fp32-residual");
+  EXPECT_EQ(residual.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(residual.err, "", 0, "--fp32-residual")) << residual.err;
+  auto grads = tptest::run_cli(base + "--gpu a100-80gb --precision fp16 --grad-reduce-in-bf16");
+  EXPECT_EQ(grads.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(grads.err, "", 0, "--grad-reduce-in-bf16")) << grads.err;
+  EXPECT_EQ(tptest::run_cli(base + "--gpu a100-80gb --precision bf16 --grad-reduce-in-bf16").exit_code, 0);
+}
+
 // Llama 3.1 405B's 126 layers: the even split has no 8 or 16 stages; with
 // the embedding and the loss counted, the chosen plan may take them, and
 // says so in its JSON and its launch.

@@ -33,6 +33,13 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
                            "--micro-batch-size 1 --global-batch-size 512", "--train-iters 1234", "--bf16", "$DATA_ARGS"})
     EXPECT_NE(cmd.find(want), std::string::npos) << want << "\n" << cmd;
   EXPECT_EQ(cmd.find("--attention-dropout"), std::string::npos) << "dropout is Megatron's default";
+  // Llama 3's rotary base; 3.1's scaling is not Llama 3's.
+  EXPECT_NE(cmd.find("--rotary-base 500000"), std::string::npos) << cmd;
+  EXPECT_EQ(cmd.find("--use-rope-scaling"), std::string::npos) << cmd;
+  // The script stops, saying why, when the user's arguments are not set.
+  EXPECT_NE(cmd.find(": \"${DATA_ARGS:?"), std::string::npos) << cmd;
+  EXPECT_LT(cmd.find(": \"${DATA_ARGS:?"), cmd.find("torchrun")) << cmd;
+  EXPECT_NE(cmd.find("--attention-backend unfused"), std::string::npos) << cmd;
   auto no_dropout = layout();
   no_dropout.dropout = false;
   EXPECT_NE(plan::megatron_torchrun_command(s, no_dropout, o).find("--attention-dropout 0 --hidden-dropout 0"),
@@ -52,7 +59,10 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
   EXPECT_EQ(cmd.find("--context-parallel-size"), std::string::npos);
   auto split = layout();
   split.cp = 2;
-  EXPECT_NE(plan::megatron_torchrun_command(s, split, o).find("--context-parallel-size 2"), std::string::npos);
+  const auto cp_cmd = plan::megatron_torchrun_command(s, split, o);
+  EXPECT_NE(cp_cmd.find("--context-parallel-size 2"), std::string::npos);
+  // Transformer Engine runs context parallelism on fused kernels only.
+  EXPECT_NE(cp_cmd.find("--attention-backend flash"), std::string::npos) << cp_cmd;
   EXPECT_EQ(cmd.find("pipeline-num-layers"), std::string::npos);
   EXPECT_EQ(cmd.find("--grad-reduce-in-bf16"), std::string::npos);
   auto bf16_grads = layout();
@@ -74,6 +84,15 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
                            "--num-virtual-stages-per-pipeline-rank 8"})
     EXPECT_NE(accounted.find(want), std::string::npos) << want << "\n" << accounted;
   EXPECT_EQ(accounted.find("pipeline-num-layers"), std::string::npos) << accounted;
+  EXPECT_NE(accounted.find("--rotary-base 500000"), std::string::npos) << accounted;
+  EXPECT_NE(accounted.find("--use-rope-scaling"), std::string::npos) << accounted;
+  // Learned positions take no rotary flags; an encoder is said to be one.
+  auto gpt = plan::megatron_torchrun_command(*structure::find_transformer("gpt3-175b"), layout(), o);
+  EXPECT_EQ(gpt.find("--rotary-base"), std::string::npos) << gpt;
+  EXPECT_EQ(gpt.find("bidirectional encoder"), std::string::npos) << gpt;
+  auto bert = plan::megatron_torchrun_command(*structure::find_transformer("bert-large"), layout(), o);
+  EXPECT_NE(bert.find("bidirectional encoder"), std::string::npos) << bert;
+  EXPECT_NE(bert.find("pretrain_bert.py"), std::string::npos) << bert;
 }
 
 TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
