@@ -208,7 +208,13 @@ class Costs {
     const double passes = l_.precision == Precision::kFp32 ? 10 : 13;
     return g + mem(passes * T * V / t * 4) + gather;
   }
-  double p2p_link() const { return l_.tp * l_.cp * l_.dp >= m_.gpus_per_node ? m_.inter : m_.intra; }
+  // Consecutive stages are tp·cp·dp ranks apart in Megatron's rank order.
+  // Once the pipeline spans nodes some boundary crosses one, and the 1F1B
+  // steady state goes at its slowest stage's pace: the network's. (So do the
+  // first and last stages' embedding gradients, on different nodes then.)
+  double p2p_link() const {
+    return double(l_.tp) * l_.cp * l_.dp * l_.pp > m_.gpus_per_node ? m_.inter : m_.intra;
+  }
   // The link of a group of n ranks spaced `stride` apart in Megatron's rank
   // order: NVLink within a node; across nodes a ring through each of the
   // group's members on a node, each through its own network share (NCCL

@@ -436,6 +436,27 @@ TEST(LlmTime, ATensorParallelGroupAcrossNodesIsPricedOnTheNetwork) {
   EXPECT_GT(straddling, 5) << "NVLink 450 GB/s against a GPU's 50 GB/s network share";
 }
 
+// Pipeline stages are tp·cp·dp ranks apart: a pipeline of 16 stages of one
+// GPU spans two 8-GPU nodes, so a boundary crosses the network and the 1F1B
+// steady state goes at its pace, however small tp·cp·dp is.
+TEST(LlmTime, APipelineAcrossNodesSendsAtTheNetworksPace) {
+  auto hw = *find_builtin_hardware("h100");
+  auto s = *find_transformer("gpt3-1.3b");  // 24 layers: pp 8 and 24 divide them
+  models::LlmTimeParams p;
+  p.link_latency_s = 0;
+  const LlmTimeModel m(hw, p);
+  // pp 24 on three 8-GPU nodes against on one 32-GPU node: the same sends,
+  // a GPU's 50 GB/s share of the network against NVLink's 450 GB/s.
+  auto wide = hw;
+  wide.node.gpus_per_node = 32;
+  const LlmTimeModel one_node(wide, p);
+  const double across = m.predict(s, layout(1, 24, 1, 64)).pp_comm;
+  const double within = one_node.predict(s, layout(1, 24, 1, 64)).pp_comm;
+  EXPECT_NEAR(across / within, 450.0 / 50, 1e-6) << across << " " << within;
+  // Within one node either way, nothing changes.
+  EXPECT_DOUBLE_EQ(m.predict(s, layout(1, 8, 1, 64)).pp_comm, one_node.predict(s, layout(1, 8, 1, 64)).pp_comm);
+}
+
 // Context parallelism: each rank runs its 1/cp of the sequence through the
 // linears and 1/cp of the attention's queries against all the keys; the keys
 // and values passing round the ring wait where the attention step does not
