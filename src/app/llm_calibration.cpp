@@ -122,14 +122,14 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
                                      lines, ratio));
   // A measured row the memory model puts far past the GPU's memory ran in
   // another layout than its columns say (a GPU count, a tp or a pp misread).
-  const double gpu_bytes = time.hardware().gpu.memory_gb * 1e9;
+  const double gpu_bytes = time.hardware().gpu.capacity_bytes();
   for (const auto& r : measured.rows) {
     const double need = memory.predict(r.spec, r.layout).total();
     if (need > 1.5 * gpu_bytes)
       c.warnings.push_back(fmt::format("{}:{}: this layout needs {:.0f} GiB per GPU by the memory model, more than "
-                                       "{}'s {:g} GB could hold: check its gpus, tp, pp and dp",
+                                       "{}'s {} could hold: check its gpus, tp, pp and dp",
                                        source, r.line, need / kGiB, time.hardware().name,
-                                       time.hardware().gpu.memory_gb));
+                                       time.hardware().gpu.memory_text()));
   }
   c.source = source;
   c.fit = fit;
@@ -180,11 +180,12 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
     // GiB. The datasheet's "80 GB" is the card's 80 GiB (allocators report up to about 79 GiB),
     // so the figure is read as GiB here, the larger reading.
     for (const auto& r : measured.rows)
-      if (r.memory_gib && *r.memory_gib > time.hardware().gpu.memory_gb)
-        c.warnings.push_back(fmt::format("{}:{}: memory_gib {:g} is more than {}'s {:g} GB: the row ran on another "
+      if (r.memory_gib &&
+          *r.memory_gib > std::max(time.hardware().gpu.memory_gb, time.hardware().gpu.capacity_bytes() / kGiB))
+        c.warnings.push_back(fmt::format("{}:{}: memory_gib {:g} is more than {}'s {}: the row ran on another "
                                          "GPU, or its figure is not GiB per GPU",
                                          source, r.line, *r.memory_gib, time.hardware().name,
-                                         time.hardware().gpu.memory_gb));
+                                         time.hardware().gpu.memory_text()));
     // As for the time: a memory model that misses its own rows by far predicts nothing worth having.
     if (c.memory_mean_abs_relative_error > kMisfitToWarn)
       c.warnings.push_back(fmt::format(

@@ -35,6 +35,7 @@ nlohmann::json profile_json(const structure::HardwareProfile& h) {
           {"fp8_matmul_share", g.fp8_matmul_share},
           {"fp32_tflops", g.fp32_tflops},
           {"mem_GB", g.memory_gb},
+          {"mem_reported_GiB", g.memory_reported_gib > 0 ? nlohmann::json(g.memory_reported_gib) : nlohmann::json()},
           {"mem_bw_GBps", g.memory_bandwidth_gbps},
           {"fp32_sustained", g.fp32_sustained},
           {"tensor_sustained", g.tensor_sustained},
@@ -78,12 +79,12 @@ void run_hardware(const HardwareArgs& a) {
     const auto& g = h.gpu;
     std::cout << fmt::format(
         "{} ({}; {})\n  fp16 tensor {} TFLOP/s, bf16 {}, tf32 {}, fp8 {}, fp32 {}; sustained fp32 {:.2f}, tensor {:.2f}{}\n"
-        "  memory {} GB at {} GB/s\n  node: {} GPUs, {} ({} GB/s per GPU), {} ({} GB/s per node){}\n  sources: {}\n",
+        "  memory {} at {} GB/s\n  node: {} GPUs, {} ({} GB/s per GPU), {} ({} GB/s per node){}\n  sources: {}\n",
         h.name, h.full_name, h.origin, g.fp16_tensor_tflops, g.bf16_tensor_tflops, g.tf32_tensor_tflops,
         g.fp8_tensor_tflops, g.fp32_tflops,
         g.fp32_sustained, g.tensor_sustained,
         g.fp8_tensor_tflops > 0 ? fmt::format(", fp8 products {:.2f} of the 16-bit share", g.fp8_matmul_share) : "",
-        g.memory_gb, g.memory_bandwidth_gbps, h.node.gpus_per_node,
+        g.memory_text(), g.memory_bandwidth_gbps, h.node.gpus_per_node,
         h.node.intra_link.empty() ? "within a node" : h.node.intra_link, h.node.intra_node_gbps,
         h.node.inter_link.empty() ? "between nodes" : h.node.inter_link, h.node.inter_node_gbps,
         h.node.collective_latency_exponent > 0

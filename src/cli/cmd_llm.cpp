@@ -54,7 +54,7 @@ nlohmann::json memory_json(const models::LlmMemoryBreakdown& m) {
 // Over or under the GPU's memory, in GiB (negative: over), and whether it fits: as `llm predict`
 // and `llm memory` say it.
 nlohmann::json fit_json(const structure::HardwareProfile& hw, const models::LlmMemoryBreakdown& m) {
-  const double headroom_gib = (hw.gpu.memory_gb * 1e9 - m.total()) / kGiB;
+  const double headroom_gib = (hw.gpu.capacity_bytes() - m.total()) / kGiB;
   return {{"fits_memory", headroom_gib >= 0}, {"headroom_gib", headroom_gib}};
 }
 
@@ -213,7 +213,7 @@ void run_predict(const PredictArgs& a) {
   }
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out == "-" ? "standard output" : a.out);
-    print_over_memory(rows, hw.gpu.memory_gb * 1e9 / kGiB, a.gpu);
+    print_over_memory(rows, hw.gpu.capacity_bytes() / kGiB, a.gpu);
     if (a.breakdown && a.out != "-") print_llm_time_breakdown(rows, "line");  // not into the CSV
     if (a.breakdown && a.out == "-")
       std::cerr << "note: --breakdown is not printed with -o - (it would mix with the CSV): give -o FILE, or --json\n";
@@ -270,6 +270,7 @@ void run_memory(MemoryArgs a) {
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
     j["time"] = llm_time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
     j["gpu_memory_gb"] = hw->gpu.memory_gb;
+    j["gpu_capacity_gib"] = hw->gpu.capacity_bytes() / kGiB;
     j.update(fit_json(*hw, m));
     j["plan_reserve_gib"] = plan::LlmPlanOptions{}.memory_reserve_bytes / kGiB;
   }
@@ -302,8 +303,8 @@ void run_memory(MemoryArgs a) {
             ? fmt::format("fits with {:.2f} GiB to spare (llm plan keeps {:g} GiB free, so it would not choose this)",
                           headroom, reserve)
             : fmt::format("fits ({:.2f} GiB to spare)", headroom);
-    std::cout << fmt::format("{}: {} GB per GPU, {}; iteration {:.4g} s ({:.1f} model TFLOP/s per GPU, MFU {:.0f}%)\n",
-                             hw->name, hw->gpu.memory_gb, fit, t->iteration,
+    std::cout << fmt::format("{}: {} per GPU, {}; iteration {:.4g} s ({:.1f} model TFLOP/s per GPU, MFU {:.0f}%)\n",
+                             hw->name, hw->gpu.memory_text(), fit, t->iteration,
                              j["time"]["model_tflops_per_gpu"].get<double>(), 100 * j["time"]["mfu"].get<double>());
   }
 }

@@ -342,7 +342,7 @@ void run_plan(PlanArgs a) {
     return;
   }
   std::cout << job_line(s, a.options, r.iterations)
-            << fmt::format("; {} ({:g} GB, {} per node)\n", hw.name, hw.gpu.memory_gb, per_node);
+            << fmt::format("; {} ({}, {} per node)\n", hw.name, hw.gpu.memory_text(), per_node);
   std::cout << fmt::format("searched {} configurations up to {} GPUs: {} fit in {:.2f} GiB per GPU, {} qualify; {}\n",
                            r.enumerated, a.options.max_gpus, r.fit, r.capacity_bytes / kGiB, r.qualified,
                            objective_line(objective, a.options));
@@ -379,10 +379,10 @@ void run_plan(PlanArgs a) {
   }
   const auto& c = r.top.front();
   const auto u = app::model_flop_utilisation(outcome, c);
-  std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {:g} GB; "
+  std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {}; "
                            "model FLOP utilisation {:.0f}% ({:.4g} of {}'s {:g} TFLOP/s per GPU){}\n",
                            plan::describe(c.layout), c.layout.gpus(), c.memory_bytes / kGiB, c.headroom_bytes / kGiB,
-                           hw.gpu.memory_gb, 100 * u.mfu, u.tflops_per_gpu, structure::to_string(c.layout.precision),
+                           hw.gpu.memory_text(), 100 * u.mfu, u.tflops_per_gpu, structure::to_string(c.layout.precision),
                            u.peak_tflops,
                            price > 0 ? fmt::format("; cost {:.4g} ({:.4g} GPU-hours at {:g})", c.gpu_hours * price,
                                                    c.gpu_hours, price)

@@ -19,7 +19,7 @@ const std::set<std::string>& known_columns() {
       "tf32_tensor_tflops", "fp32_tflops", "mem_GB",                  "mem_bw_GBps",
       "fp32_sustained", "tensor_sustained", "gpus_per_node",           "intra_node_bw_GBps",
       "inter_node_bw_GBps", "intra_link", "inter_link",               "full_name",
-      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "source", "notes"};
+      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "source", "notes", "mem_reported_GiB"};
   return k;
 }
 
@@ -95,7 +95,10 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("tf32_tensor_tflops", g.tf32_tensor_tflops, false, false);
   figure("fp8_tflops", g.fp8_tensor_tflops, false, false);
   figure("fp32_tflops", g.fp32_tflops, true, true);
+  // A restated memory is no longer the base's card: its reported capacity goes with it.
+  if (present("mem_GB") && !present("mem_reported_GiB")) g.memory_reported_gib = 0;
   figure("mem_GB", g.memory_gb, false, true);
+  figure("mem_reported_GiB", g.memory_reported_gib, false, true);
   figure("mem_bw_GBps", g.memory_bandwidth_gbps, true, true);
   // bf16 runs at the fp16 tensor peak on every GPU that has it (docs/HARDWARE.md): a file that
   // restates one of the two over a base restates both, or the base's other figure would stay.

@@ -120,11 +120,11 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     throw InputError("", 0, "deadline_s", "must be a finite number of seconds >= 0 (0: none)");
   if (!(o.gpu_hour_budget >= 0) || !std::isfinite(o.gpu_hour_budget))
     throw InputError("", 0, "gpu_hour_budget", "must be a finite number of GPU-hours >= 0 (0: none)");
-  const double gpu_memory_bytes = time.hardware().gpu.memory_gb * 1e9;
+  const double gpu_memory_bytes = time.hardware().gpu.capacity_bytes();
   if (!(o.memory_reserve_bytes >= 0) || !(o.memory_reserve_bytes < gpu_memory_bytes))
     throw InputError("", 0, "memory_reserve_bytes",
-                     fmt::format("must be at least 0 and less than the GPU's memory ({:g} GB, {:.2f} GiB)",
-                                 time.hardware().gpu.memory_gb, gpu_memory_bytes / (1024.0 * 1024 * 1024)));
+                     fmt::format("must be at least 0 and less than the GPU's memory ({}, {:.2f} GiB planned on)",
+                                 time.hardware().gpu.memory_text(), gpu_memory_bytes / (1024.0 * 1024 * 1024)));
   // An iteration count past this is no training anyone plans, and the
   // count must not overflow.
   const double iterations = std::ceil(o.tokens / (double(o.global_batch) * s.seq));
@@ -271,10 +271,10 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     res.closest = c;
     res.explanation = fmt::format(
         "no configuration fits in memory: the smallest, {} ({}), needs {:.2f} GiB per GPU, {:.2f} GiB ({:.1f}%) over "
-        "the {:.2f} GiB available ({:.0f} GB less a {:.2f} GiB reserve)",
+        "the {:.2f} GiB available ({} less a {:.2f} GiB reserve)",
         describe(c.layout), c.layout.gpus() == 1 ? "1 GPU" : fmt::format("{} GPUs", c.layout.gpus()),
         c.memory_bytes / kGiB, over / kGiB, 100 * over / res.capacity_bytes, res.capacity_bytes / kGiB,
-        gpu_bytes / 1e9, o.memory_reserve_bytes / kGiB);
+        time.hardware().gpu.memory_text(), o.memory_reserve_bytes / kGiB);
   } else if (!cheapest_in_deadline) {
     const auto& c = *fastest_fit;
     double over = c.train_s - o.deadline_s;

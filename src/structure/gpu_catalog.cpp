@@ -29,6 +29,11 @@ Precision default_training_precision(const HardwareProfile& hw) {
   return fp16_tensor_cores_only(hw) ? Precision::kFp16 : Precision::kFp32;
 }
 
+std::string GpuSpec::memory_text() const {
+  return memory_reported_gib > 0 ? fmt::format("{:g} GB ({:.2f} GiB reported)", memory_gb, memory_reported_gib)
+                                 : fmt::format("{:g} GB", memory_gb);
+}
+
 std::optional<std::string> missing_fused_attention(const HardwareProfile& hw) {
   if (hw.gpu.bf16_tensor_tflops > 0) return std::nullopt;
   return fmt::format("{} has no fused attention kernel: Transformer Engine's flash and fused attention need an Ampere "
@@ -85,7 +90,9 @@ namespace {
 //        Achievable Matmul FLOPS comparison table": the best bf16 and FP8
 //        (e4m3) torch.matmul found by a shape search, as a share of the
 //        dense peak
-// (all but [D] as collected in ../shared/data/llm/gpu_specs_catalog.csv).
+//   [T]  this project's own runs on the GPU: nvidia-smi's memory.total,
+//        recorded with the measurements under examples/
+// (all but [D] and [T] as collected in ../shared/data/llm/gpu_specs_catalog.csv).
 struct Entry {
   HardwareProfile h;
   std::vector<std::string> aliases;
@@ -103,6 +110,12 @@ GpuSpec gpu(double fp16, double bf16, double tf32, double fp32, double mem_gb, d
   g.fp16_tensor_tflops = fp16, g.bf16_tensor_tflops = bf16, g.tf32_tensor_tflops = tf32, g.fp32_tflops = fp32;
   g.memory_gb = mem_gb, g.memory_bandwidth_gbps = bw;
   g.fp32_sustained = fp32_sus, g.tensor_sustained = tensor_sus;
+  return g;
+}
+
+// The memory the driver reports, MiB, where measured ([T]).
+GpuSpec reported(GpuSpec g, double mib) {
+  g.memory_reported_gib = mib / 1024;
   return g;
 }
 
@@ -158,11 +171,11 @@ const std::vector<Entry>& entries() {
             "peaks [L] a100, memory and bandwidth [A] a100-pcie-80gb and [N]; sustained [NS]",
             {"nvidia a100 80gb pcie"}),
       entry("h100", "NVIDIA H100 SXM5 80 GB",
-            fp8(gpu(989.4, 989.4, 494.7, 66.9, 80, 3350, 0.78, 0.78), 1978.9, 0.709 / 0.803),
+            reported(fp8(gpu(989.4, 989.4, 494.7, 66.9, 80, 3350, 0.78, 0.78), 1978.9, 0.709 / 0.803), 81559),
             {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (DGX H100)"},
             "peaks [L] h100 sxm, memory and bandwidth [A] h100-sxm-80gb (3350 GB/s, the datasheet's 3.35 TB/s; [N] "
             "lists 3430); sustained [NS] (H100 80GB HBM3); FP8 share [M] (FP8 70.9% of its peak, bf16 80.3%); "
-            "node: DGX H100",
+            "reported memory 81,559 MiB [T] (examples/h100/raw/env.txt); node: DGX H100",
             {"h100-sxm", "h100-sxm5", "h100-80gb", "nvidia h100 80gb hbm3"}),
       entry("h100-pcie", "NVIDIA H100 PCIe 80 GB",
             fp8(gpu(756, 756, 378, 51.2, 80, 2000, 0.78, 0.78), 1513, 0.709 / 0.803),
@@ -172,11 +185,11 @@ const std::vector<Entry>& entries() {
             "PCIe 5.0 ([A]'s 300 GB/s intra-node and 400 GB/s network are a bridged, DGX-like build)",
             {"h100-pcie-80gb", "nvidia h100 pcie"}),
       entry("h200", "NVIDIA H200 SXM 141 GB",
-            fp8(gpu(989.4, 989.4, 494.7, 66.9, 141, 4800, 0.78, 0.78), 1978.9, 0.734 / 0.803),
+            reported(fp8(gpu(989.4, 989.4, 494.7, 66.9, 141, 4800, 0.78, 0.78), 1978.9, 0.734 / 0.803), 143771),
             {8, 450, 400, "NVLink 4 / NVSwitch (18 x 25 GB/s)", "8 x 400 Gb/s InfiniBand NDR (HGX H200)"},
             "[D] NVIDIA H200 datasheet: the H100 SXM's compute (same GH100 chip and clocks) with 141 GB of HBM3e at "
             "4.8 TB/s (not in gpu_specs_catalog.csv); sustained as h100; FP8 share [M] (FP8 73.4%, bf16 as the "
-            "H100's 80.3%)",
+            "H100's 80.3%); reported memory 143,771 MiB [T] (examples/h200-gpt/raw/env.txt)",
             {"h200-sxm"}),
       // Blackwell: NVIDIA's GB200 NVL72 and HGX B200 specification table
       // gives sparse tensor figures; the dense ones are half. One B200 at

@@ -29,6 +29,11 @@ struct GpuSpec {
   double fp8_tensor_tflops = 0;   // FP8 (E4M3/E5M2) inputs (Hopper, Ada and later)
   double fp32_tflops = 0;         // fp32 on the CUDA cores (non-tensor)
   double memory_gb = 0;
+  // What the driver reports the card holds (nvidia-smi's memory.total), GiB;
+  // 0 where unmeasured. The datasheet's "80 GB" of an HBM card is 80 GiB of
+  // stacks, of which the driver shows all but about half a per cent, so
+  // 80e9 bytes understate it by 7%.
+  double memory_reported_gib = 0;
   double memory_bandwidth_gbps = 0;
   // The fraction of the datasheet peaks the GPU sustains under a long
   // training load, relative to the A100 (1.0): power-capped cards (70 W T4,
@@ -59,6 +64,16 @@ struct GpuSpec {
   // missing. TFLOP/s, not derated: the denominator of model FLOP utilisation
   // as it is usually quoted.
   double dense_peak_tflops(Precision p) const;
+  // The bytes a training run may plan on (before any reserve): the reported
+  // capacity where measured, else memory_gb · 1e9, which is at or under
+  // what every catalog card reports (ECC takes a GDDR card's share; an
+  // HBM card reports its binary stacks).
+  double capacity_bytes() const {
+    return memory_reported_gib > 0 ? memory_reported_gib * 1024 * 1024 * 1024 : memory_gb * 1e9;
+  }
+  // "80 GB (79.65 GiB reported)", or "40 GB" where unmeasured: the memory as
+  // capacity_bytes() reads it, for messages.
+  std::string memory_text() const;
 };
 
 struct NodeSpec {

@@ -340,7 +340,8 @@ TEST(LlmCli, MemoryBreaksDownAZooModel) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["activations_gib"].get<double>(), 12.35, 0.01);  // Korthikanti Figure 1
   EXPECT_GT(j["time"]["iteration_time_s"].get<double>(), 1);
-  // Whether it fits, as `llm predict` says it: the GPU's memory less the total, in GiB.
+  // Whether it fits, as `llm predict` says it: the GPU's memory less the total, in GiB (the
+  // A100's unmeasured: its 80 GB as 10^9 bytes).
   EXPECT_NEAR(j["headroom_gib"].get<double>(), 80e9 / (1024.0 * 1024 * 1024) - j["memory_gib"].get<double>(), 1e-9);
   EXPECT_EQ(j["fits_memory"].get<bool>(), j["headroom_gib"].get<double>() >= 0);
   EXPECT_EQ(j["plan_reserve_gib"].get<double>(), 2.0);
@@ -348,11 +349,17 @@ TEST(LlmCli, MemoryBreaksDownAZooModel) {
       "llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 --global-batch 64 --recompute selective "
       "--sequence-parallel --gpu a100-80gb");
   EXPECT_NE(text.out.find("GiB to spare"), std::string::npos) << text.out;
-  // Within the GPU's memory but not its reserve: fits, and `llm plan` would not choose it.
-  auto tight = tptest::run_cli(
-      "llm memory --model llama2-7b --seq 6144 --tp 2 --flash-attention --distributed-optimizer --gpu h100");
+  // Within the GPU's memory but not its reserve: fits, and `llm plan` would not choose it. The
+  // H100's memory is what its driver reported (81,559 MiB), not 80e9 bytes.
+  const std::string tight_args = "llm memory --model llama2-7b --seq 7680 --tp 2 --flash-attention --distributed-optimizer --gpu h100";
+  auto tight = tptest::run_cli(tight_args);
   ASSERT_EQ(tight.exit_code, 0) << tight.err;
   EXPECT_NE(tight.out.find("llm plan keeps 2 GiB free, so it would not choose this"), std::string::npos) << tight.out;
+  EXPECT_NE(tight.out.find("79.65 GiB reported"), std::string::npos) << tight.out;
+  auto tj = nlohmann::json::parse(tptest::run_cli(tight_args + " --json").out);
+  EXPECT_NEAR(tj["gpu_capacity_gib"].get<double>(), 81559.0 / 1024, 1e-9);
+  EXPECT_NEAR(tj["headroom_gib"].get<double>(), 81559.0 / 1024 - tj["memory_gib"].get<double>(), 1e-9);
+  EXPECT_GT(tj["memory_gib"].get<double>(), 80e9 / (1024.0 * 1024 * 1024)) << "over what 80e9 bytes would hold";
   // Without dropout: Korthikanti's 34sbh + 5as²b less the masks and the attention dropout's output.
   auto nodrop = tptest::run_cli(
       "llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 --global-batch 64 --recompute selective "

@@ -160,6 +160,25 @@ TEST(HardwareFile, AnFp8PeakBelowThe16BitPeakIsRefused) {
 }
 
 // A link's bandwidth restated over a base no longer carries the base's link name.
+// The memory the transformer verbs plan on: the reported capacity where
+// measured (the catalog's H100), else the datasheet's GB as 10^9 bytes; a
+// file's own, or none once it restates the base's memory.
+TEST(HardwareFile, TheReportedMemoryIsPlannedOnWhereGiven) {
+  const double gib = 1024.0 * 1024 * 1024;
+  auto h100 = *structure::find_builtin_hardware("h100");
+  EXPECT_DOUBLE_EQ(h100.gpu.capacity_bytes(), 81559.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(structure::find_builtin_hardware("a100-80gb")->gpu.capacity_bytes(), 80e9);
+  auto d = tptest::temp_dir("hwfile");
+  auto given = io::read_hardware_file(tptest::write_file(d / "g.csv", "name,base,mem_reported_GiB\nmine,a100-80gb,79.2\n"));
+  EXPECT_DOUBLE_EQ(given.gpu.capacity_bytes(), 79.2 * gib);
+  auto kept = io::read_hardware_file(tptest::write_file(d / "k.csv", "name,base,fp32_sustained\nmine,h100,0.9\n"));
+  EXPECT_DOUBLE_EQ(kept.gpu.capacity_bytes(), h100.gpu.capacity_bytes());
+  auto restated = io::read_hardware_file(tptest::write_file(d / "r.csv", "name,base,mem_GB\nmine,h100,94\n"));
+  EXPECT_DOUBLE_EQ(restated.gpu.capacity_bytes(), 94e9) << "the base's reported 79.65 GiB is another card's";
+  EXPECT_THROW(io::read_hardware_file(tptest::write_file(d / "z.csv", "name,base,mem_reported_GiB\nmine,h100,0\n")),
+               InputError);
+}
+
 TEST(HardwareFile, ARestatedBandwidthDropsTheBasesLinkName) {
   auto d = tptest::temp_dir("hwlink");
   auto h = io::read_hardware_file(tptest::write_file(d / "eth.csv", "name,base,inter_node_bw_GBps\nx,a100-40gb,12.5\n"));
