@@ -56,7 +56,9 @@ nlohmann::json to_json(const plan::LlmCandidate& c) {
           {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
           {"recompute", structure::to_string(l.recompute)}, {"sequence_parallel", l.sequence_parallel},
           {"distributed_optimizer", l.distributed_optimizer}, {"precision", structure::to_string(l.precision)},
-          {"flash_attention", l.flash_attention},
+          {"flash_attention", l.flash_attention}, {"dropout", l.dropout}, {"fp32_residual", l.fp32_residual},
+          {"overlap_grad_reduce", l.overlap_grad_reduce}, {"overlap_param_gather", l.overlap_param_gather},
+          {"tp_comm_overlap", l.tp_comm_overlap}, {"grad_reduce_in_bf16", l.grad_reduce_in_bf16},
           {"iteration_time_s", c.iteration_s},
           {"train_time_s", c.train_s}, {"gpu_hours", c.gpu_hours}, {"memory_gib", c.memory_bytes / kGiB},
           {"headroom_gib", c.headroom_bytes / kGiB}};
@@ -79,13 +81,17 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
                       {"precision", structure::to_string(o.options.precision)},
                       {"objective", o.objective()}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
                       {"fit_memory", r.fit}, {"qualified", r.qualified},
-                      {"memory_available_gib", r.capacity_bytes / kGiB}, {"top", top}};
+                      {"memory_available_gib", r.capacity_bytes / kGiB},
+                      {"reserve_gib", o.options.memory_reserve_bytes / kGiB}, {"top", top}};
   if (price > 0) j["price_per_gpu_hour"] = price;
   if (o.options.cost_budget > 0) j["cost_budget"] = o.options.cost_budget;
   if (!r.top.empty()) j["chosen"] = top.front();
   if (!r.failing.empty()) {
     j["failing"] = r.failing;
     j["explanation"] = r.explanation;
+    if (const auto& f = r.shortfall)
+      j["shortfall"] = {{"limit", f->limit}, {"closest", f->value}, {"unit", f->unit},
+                        {"over", f->value - f->limit}, {"over_fraction", f->limit > 0 ? f->value / f->limit - 1 : 0.0}};
     if (r.closest) j["closest"] = candidate_json(*r.closest);
   }
   if (o.options.frontier) {

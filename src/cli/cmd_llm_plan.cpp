@@ -51,6 +51,7 @@ struct PlanArgs {
   bool json = false;
   bool breakdown = false;  // where each listed configuration's iteration goes
   std::string plot;  // the cost-time frontier as a chart (.png or .svg)
+  int gpus = 0;      // --gpus: exactly this many (min and max); 0: not given
 };
 
 // Each listed configuration's time breakdown (cli/llm_time_report.h) from
@@ -265,6 +266,7 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
 
 void run_plan(PlanArgs a) {
   auto s = resolve_llm_shape(a.shape);
+  if (a.gpus > 0) a.options.min_gpus = a.options.max_gpus = a.gpus;
   if (!a.precision.empty()) {
     auto pr = structure::parse_precision(a.precision);
     if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8");
@@ -343,9 +345,13 @@ void run_plan(PlanArgs a) {
   }
   std::cout << job_line(s, a.options, r.iterations)
             << fmt::format("; {} ({}, {} per node)\n", hw.name, hw.gpu.memory_text(), per_node);
-  std::cout << fmt::format("searched {} configurations up to {} GPUs: {} fit in {:.2f} GiB per GPU, {} qualify; {}\n",
-                           r.enumerated, a.options.max_gpus, r.fit, r.capacity_bytes / kGiB, r.qualified,
-                           objective_line(objective, a.options));
+  const auto& o = a.options;
+  std::cout << fmt::format("searched {} configurations {}: {} fit in {:.2f} GiB per GPU, {} qualify; {}\n",
+                           r.enumerated,
+                           o.min_gpus == o.max_gpus ? fmt::format("of {} GPUs", o.max_gpus)
+                           : o.min_gpus > 1         ? fmt::format("of {} to {} GPUs", o.min_gpus, o.max_gpus)
+                                                    : fmt::format("up to {} GPUs", o.max_gpus),
+                           r.fit, r.capacity_bytes / kGiB, r.qualified, objective_line(objective, a.options));
   if (outcome.calibration) {
     std::cout << app::describe(*outcome.calibration) << "\n";
     for (const auto& w : outcome.calibration->warnings) std::cerr << "warning: " << w << "\n";
@@ -412,7 +418,14 @@ void setup(CLI::App& root) {
                 "A catalog name (trainplan hardware) or a hardware file; several, comma-separated "
                 "(a100-80gb,h100,h200), compare each GPU's best plan")
       ->required();
-  p->add_option("--max-gpus", a->options.max_gpus, "Most GPUs (tp x cp x pp x dp)")->capture_default_str();
+  auto* max_gpus = p->add_option("--max-gpus", a->options.max_gpus, "Most GPUs (tp x cp x pp x dp)")->capture_default_str();
+  auto* min_gpus = p->add_option("--min-gpus", a->options.min_gpus, "Fewest GPUs (tp x cp x pp x dp)")->capture_default_str();
+  p->add_option("--gpus", a->gpus,
+                "Exactly this many GPUs (--min-gpus and --max-gpus both): the best layout on the GPUs you have, "
+                "where the default objective, the fewest GPU-hours, would also try fewer")
+      ->excludes(max_gpus)
+      ->excludes(min_gpus)
+      ->check(CLI::PositiveNumber);
   p->add_option("--max-cp", a->options.max_cp,
                 "Most context-parallel ranks (Megatron-Core's --context-parallel-size), searched in powers of two "
                 "that split the sequence into 2 x cp chunks; 1: none")

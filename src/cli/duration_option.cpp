@@ -1,4 +1,4 @@
-// Options that take a duration: plain seconds or units (90, 180s, 3m, 1h30m, 60d).
+// Options that take a duration: plain seconds or units (90, 180s, 3m, 1h30m, 60d, 2w).
 #include "cli/command.h"
 #include "core/error.h"
 #include "profile/profile_plan.h"
@@ -10,7 +10,7 @@ CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name, double&
   return cmd
       ->add_option_function<std::string>(
           name, [&seconds, flag](const std::string& text) { seconds = profile::parse_duration(text, flag); },
-          help + " (seconds, or with units: 90, 180s, 3m, 1h30m, 60d)")
+          help + " (seconds, or with units: 90, 180s, 3m, 1h30m, 60d, 2w)")
       ->check([flag](const std::string& text) {
         try {
           profile::parse_duration(text, flag);

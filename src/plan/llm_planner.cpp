@@ -113,6 +113,8 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   if (o.global_batch < 1 || o.global_batch > kMostSequences)
     throw InputError("", 0, "global_batch", fmt::format("must be an integer from 1 to {}", kMostSequences));
   if (o.max_gpus < 1) throw InputError("", 0, "max_gpus", "must be an integer >= 1");
+  if (o.min_gpus < 1 || o.min_gpus > o.max_gpus)
+    throw InputError("", 0, "min_gpus", fmt::format("must be an integer from 1 to max_gpus ({})", o.max_gpus));
   if (o.max_cp < 1) throw InputError("", 0, "max_cp", "must be an integer >= 1");
   if (o.gpus_per_node < 0) throw InputError("", 0, "gpus_per_node", "must be >= 0 (0: the hardware's)");
   if (o.top_k < 1) throw InputError("", 0, "top_k", "must be an integer >= 1");
@@ -195,6 +197,10 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     for (long cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)  // long: 2^30 doubled overflows an int
       if (s.seq % (2 * cp) == 0) cps.push_back(int(cp));
   const auto splits = pipeline_splits(s.layers, o.max_gpus, o.uneven_end_stages);
+  if (o.max_gpus > per_node && o.max_gpus % per_node != 0)
+    res.notes.push_back(fmt::format("up to {} GPUs: past one node a layout takes whole nodes of {} GPUs (a launcher "
+                                    "starts as many ranks on every node), so {} at most; --gpus-per-node sets the node",
+                                    o.max_gpus, per_node, std::max(per_node, o.max_gpus / per_node * per_node)));
   for (int tp : divisors(s.heads, per_node)) {
     if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;
     for (int cp : cps) {
@@ -210,6 +216,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
           // one, not as the 8 + 5 that would be priced.
           const int gpus = tp * cp * pp * dp;
           if (gpus > per_node && gpus % per_node != 0) continue;
+          if (gpus < o.min_gpus) continue;
           for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
             int m = o.global_batch / (dp * mb);
             if (vpp > 1 && m % pp != 0) continue;
@@ -264,11 +271,21 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
 
   // Nothing qualifies: the first constraint in memory, deadline, budget order
   // that no configuration meets, measured on the configuration closest to it.
+  if (res.enumerated == 0) {
+    res.failing = "gpus";
+    res.explanation = fmt::format(
+        "no layout uses {} GPUs: tp·cp·pp·dp is built of divisors (tp of the heads, within a node; pp of the layers; dp "
+        "of the global batch {}), and past one node a layout takes whole nodes of {}",
+        o.min_gpus == o.max_gpus ? std::to_string(o.max_gpus) : fmt::format("from {} to {}", o.min_gpus, o.max_gpus),
+        o.global_batch, per_node);
+    return res;
+  }
   if (res.fit == 0) {
     const auto& c = *least_memory;
     double over = c.memory_bytes - res.capacity_bytes;
     res.failing = "memory";
     res.closest = c;
+    res.shortfall = LlmPlanResult::Shortfall{res.capacity_bytes / kGiB, c.memory_bytes / kGiB, "GiB"};
     res.explanation = fmt::format(
         "no configuration fits in memory: the smallest, {} ({}), needs {:.2f} GiB per GPU, {:.2f} GiB ({:.1f}%) over "
         "the {:.2f} GiB available ({} less a {:.2f} GiB reserve)",
@@ -280,6 +297,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     double over = c.train_s - o.deadline_s;
     res.failing = "deadline";
     res.closest = c;
+    res.shortfall = LlmPlanResult::Shortfall{o.deadline_s, c.train_s, "s"};
     res.explanation = fmt::format(
         "no configuration that fits meets the deadline of {}: the fastest, {} on {} GPUs, takes {}, {} ({:.1f}%) "
         "too long",
@@ -292,6 +310,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     if (o.cost_budget > 0) {
       const double cost = c.gpu_hours * o.price_per_gpu_hour, over = cost - o.cost_budget;
       res.failing = "cost_budget";
+      res.shortfall = LlmPlanResult::Shortfall{o.cost_budget, cost, "cost"};
       res.explanation = fmt::format(
           "no configuration{} stays within a cost of {:.4g} ({:.4g} GPU-hours at {:g}): the cheapest, {} on {} GPUs, "
           "costs {:.4g}, {:.4g} ({:.1f}%) over",
@@ -300,6 +319,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     } else {
       const double over = c.gpu_hours - gpu_hour_budget;
       res.failing = "gpu_budget";
+      res.shortfall = LlmPlanResult::Shortfall{gpu_hour_budget, c.gpu_hours, "GPU-hours"};
       res.explanation = fmt::format(
           "no configuration{} stays within {:.4g} GPU-hours: the cheapest, {} on {} GPUs, needs {:.4g} GPU-hours, "
           "{:.4g} ({:.1f}%) over",

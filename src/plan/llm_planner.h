@@ -65,6 +65,10 @@ struct LlmPlanOptions {
   // ---- The search space ----
   // Most GPUs a configuration may use (tp·cp·pp·dp). REQUIRES: >= 1.
   int max_gpus = 8;
+  // Fewest GPUs it may use: min_gpus = max_gpus asks for the best layout on
+  // exactly that many (where GPU-hours rank as time does). REQUIRES: 1 to
+  // max_gpus. Default: 1.
+  int min_gpus = 1;
   // Most context-parallel ranks: cp is searched over the powers of two up
   // to it that split the sequence into 2·cp chunks. Default: 1 (none).
   int max_cp = 1;
@@ -128,11 +132,20 @@ struct LlmPlanResult {
   long qualified = 0;             // of them, within the deadline and the budget
   double capacity_bytes = 0;      // GPU memory less the reserve
   // When `top` is empty: "memory", "deadline", "gpu_budget", "precision"
-  // (the GPU lacks the precision's unit: nothing is enumerated) or
-  // "attention" (fused attention asked of a GPU without it), a sentence
+  // (the GPU lacks the precision's unit: nothing is enumerated),
+  // "attention" (fused attention asked of a GPU without it) or "gpus" (no
+  // layout has from min_gpus to max_gpus GPUs), a sentence
   // saying by how much, and the configuration closest to qualifying.
   std::string failing;
   std::string explanation;
+  // For memory, deadline, gpu_budget and cost_budget: the constraint's
+  // limit and the closest configuration's value of it, in `unit` ("GiB",
+  // "s", "GPU-hours" or the price's currency, "cost").
+  struct Shortfall {
+    double limit = 0, value = 0;
+    std::string unit;
+  };
+  std::optional<Shortfall> shortfall;
   std::optional<LlmCandidate> closest;
   // With LlmPlanOptions::frontier: the configurations that fit and that no
   // other beats on both training time and GPU-hours, fastest first (so

@@ -109,11 +109,11 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 double parse_duration(const std::string& text, const std::string& option) {
   auto fail = [&](const std::string& why) {
     throw InputError("", 0, option,
-                     fmt::format("'{}' is not a duration{} (examples: 180s, 3m, 1h30m, 60d, 90)", text, why));
+                     fmt::format("'{}' is not a duration{} (examples: 180s, 3m, 1h30m, 60d, 2w, 90)", text, why));
   };
   double total = 0;
   size_t i = 0;
-  int last_unit = 5;  // the rank of the previous unit: d 4, h 3, m 2, s 1
+  int last_unit = 6;  // the rank of the previous unit: w 5, d 4, h 3, m 2, s 1
   while (i < text.size()) {
     size_t j = i;
     while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
@@ -130,11 +130,11 @@ double parse_duration(const std::string& text, const std::string& option) {
       break;
     }
     const char u = text[j++];
-    const int rank = u == 'd' ? 4 : u == 'h' ? 3 : u == 'm' ? 2 : u == 's' ? 1 : 0;
+    const int rank = u == 'w' ? 5 : u == 'd' ? 4 : u == 'h' ? 3 : u == 'm' ? 2 : u == 's' ? 1 : 0;
     if (rank == 0) fail("");
     if (rank >= last_unit) fail(": each unit once, largest first");
     last_unit = rank;
-    total += v * (rank == 4 ? 86400 : rank == 3 ? 3600 : rank == 2 ? 60 : 1);
+    total += v * (rank == 5 ? 7 * 86400 : rank == 4 ? 86400 : rank == 3 ? 3600 : rank == 2 ? 60 : 1);
     i = j;
   }
   if (text.empty()) fail("");

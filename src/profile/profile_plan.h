@@ -57,7 +57,7 @@ std::vector<TrialKey> time_and_global_batch_plan(const GridSpec& g, bool longest
 
 // Parses "1,2,4" into integers; throws InputError naming `option` on bad text.
 std::vector<int> parse_int_list(const std::string& text, const std::string& option);
-// Parses "180s", "3m", "1h30m", "90" (seconds); throws InputError naming `option`.
+// Parses "180s", "3m", "1h30m", "60d", "2w", "90" (seconds); throws InputError naming `option`.
 double parse_duration(const std::string& text, const std::string& option);
 
 // Estimates a trial's wall time from the trials already run:

@@ -708,7 +708,7 @@ json Service::transfer_request(const json& req) {
 }
 
 Response Service::llm_plan_request(const json& req) {
-  static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "max_cp", "gpus_per_node", "tokens", "global_batch",
+  static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "min_gpus", "max_cp", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
                                                 "flash_attention", "dropout", "fp32_residual", "overlap", "uneven_end_stages", "grad_reduce_in_bf16",
                                                 "price_per_gpu_hour", "cost_budget", "calibrate"};
@@ -726,6 +726,9 @@ Response Service::llm_plan_request(const json& req) {
   plan::LlmPlanOptions o;
   o.max_gpus = get_int(req, "max_gpus", o.max_gpus);
   if (o.max_gpus < 1) throw RequestError(400, "max_gpus", "max_gpus must be >= 1");
+  o.min_gpus = get_int(req, "min_gpus", o.min_gpus);
+  if (o.min_gpus < 1 || o.min_gpus > o.max_gpus)
+    throw RequestError(400, "min_gpus", "min_gpus must be between 1 and max_gpus");
   o.max_cp = get_int(req, "max_cp", o.max_cp);
   if (o.max_cp < 1 || o.max_cp > o.max_gpus) throw RequestError(400, "max_cp", "max_cp must be between 1 and max_gpus");
   o.gpus_per_node = get_int(req, "gpus_per_node", o.gpus_per_node);

@@ -123,6 +123,55 @@ TEST(LlmPlanCli, InfeasibleExitsThreeNamingTheConstraint) {
   EXPECT_EQ(d.exit_code, 3);
   EXPECT_NE(d.err.find("deadline"), std::string::npos) << d.err;
   EXPECT_NE(d.err.find("too long"), std::string::npos) << d.err;
+  // The JSON carries the shortfall as numbers: the limit, the closest configuration's value, by how much.
+  auto dj = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 8 --tokens 26e9 --global-batch 512 "
+                            "--deadline 1h --json");
+  EXPECT_EQ(dj.exit_code, 3);
+  const auto j = nlohmann::json::parse(dj.out);
+  const auto& f = j["shortfall"];
+  EXPECT_EQ(f["unit"], "s");
+  EXPECT_DOUBLE_EQ(f["limit"].get<double>(), 3600);
+  EXPECT_DOUBLE_EQ(f["closest"].get<double>(), j["closest"]["train_time_s"].get<double>());
+  EXPECT_GT(f["over"].get<double>(), 0);
+  EXPECT_NEAR(f["over_fraction"].get<double>(), f["closest"].get<double>() / 3600 - 1, 1e-12);
+  auto mj = nlohmann::json::parse(
+      tptest::run_cli("llm plan --model gpt3-175b --gpu a100-80gb --max-gpus 8 --tokens 1e9 --global-batch 8 --json").out);
+  EXPECT_EQ(mj["shortfall"]["unit"], "GiB");
+  EXPECT_DOUBLE_EQ(mj["shortfall"]["limit"].get<double>(), mj["memory_available_gib"].get<double>());
+  EXPECT_DOUBLE_EQ(mj["reserve_gib"].get<double>(), 2);
+}
+
+// --gpus N: the best layout on exactly N GPUs, where the fewest GPU-hours
+// would take fewer; a count no layout makes says so; a --max-gpus past whole
+// nodes is read down, with a note.
+TEST(LlmPlanCli, GpusAsksForTheBestLayoutOnExactlyThatMany) {
+  const std::string base = "llm plan --model gpt3-6.7b --gpu h100 --tokens 1e10 --global-batch 512 --top 20 --json ";
+  auto any = tptest::run_cli(base + "--max-gpus 64");
+  ASSERT_EQ(any.exit_code, 0) << any.err;
+  const auto aj = nlohmann::json::parse(any.out);
+  EXPECT_LT(aj["chosen"]["gpus"].get<int>(), 64) << "the fewest GPU-hours on fewer GPUs: " << aj["chosen"];
+  auto exact = tptest::run_cli(base + "--gpus 64");
+  ASSERT_EQ(exact.exit_code, 0) << exact.err;
+  const auto ej = nlohmann::json::parse(exact.out);
+  for (const auto& c : ej["top"]) EXPECT_EQ(c["gpus"], 64) << c;
+  // On exactly 64, GPU-hours rank as time does: the chosen is the fastest listed.
+  for (const auto& c : ej["top"])
+    EXPECT_LE(ej["chosen"]["train_time_s"].get<double>(), c["train_time_s"].get<double>());
+  auto odd = tptest::run_cli(base + "--gpus 13");
+  EXPECT_EQ(odd.exit_code, 3);
+  EXPECT_EQ(nlohmann::json::parse(odd.out)["failing"], "gpus") << odd.out;
+  auto nodes = tptest::run_cli("llm plan --model llama3.1-405b --gpu gb200 --max-gpus 256 --tokens 1e10 "
+                               "--global-batch 1536 --json");
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  const auto nj = nlohmann::json::parse(nodes.out);
+  ASSERT_EQ(nj["notes"].size(), 1u) << nj["notes"];
+  EXPECT_NE(nj["notes"][0].get<std::string>().find("so 216 at most"), std::string::npos) << nj["notes"];
+  EXPECT_LE(nj["chosen"]["gpus"].get<int>(), 216);
+  tptest::expect_each_exits_two_naming("llm plan --model gpt3-1.3b --gpu h100 --tokens 1e9 --global-batch 64 ",
+                                       {{"--max-gpus 8 --min-gpus 9", "--min-gpus"}, {"--gpus 0", "--gpus"}});
+  EXPECT_EQ(tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --tokens 1e9 --global-batch 64 --gpus 8 "
+                            "--max-gpus 16").exit_code,
+            2);
 }
 
 TEST(LlmPlanCli, BadOptionsExitTwo) {

@@ -228,6 +228,9 @@ TEST(ProfilePlan, ParsesListsAndDurations) {
   EXPECT_DOUBLE_EQ(parse_duration("90", "--budget"), 90);
   EXPECT_DOUBLE_EQ(parse_duration("60d", "--deadline"), 60 * 86400.0);
   EXPECT_DOUBLE_EQ(parse_duration("1d12h", "--deadline"), 36 * 3600.0);
+  EXPECT_DOUBLE_EQ(parse_duration("2w", "--deadline"), 14 * 86400.0);
+  EXPECT_DOUBLE_EQ(parse_duration("1w3d", "--deadline"), 10 * 86400.0);
+  EXPECT_THROW(parse_duration("3d1w", "--deadline"), InputError);
   EXPECT_THROW(parse_duration(".", "--budget"), InputError);
   EXPECT_THROW(parse_duration("1.2.3h", "--budget"), InputError);
   EXPECT_THROW(parse_duration("soon", "--budget"), InputError);
