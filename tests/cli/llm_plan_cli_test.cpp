@@ -174,6 +174,25 @@ TEST(LlmPlanCli, GpusAsksForTheBestLayoutOnExactlyThatMany) {
             2);
 }
 
+// A choice at the edge of memory for under 1% of speed, with a near-tie that
+// keeps far more free: said, with the reserve that rules the edge out.
+TEST(LlmPlanCli, ANearTieWithMoreRoomIsSaid) {
+  const std::string base = "llm plan --model gpt3-175b --gpu h100 --gpus 128 --tokens 1e10 --global-batch 256 "
+                           "--precision fp8 --flash-attention --overlap ";
+  auto r = tptest::run_cli(base);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at = r.out.find("note: rank ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t flag = r.out.find("--reserve-gib ", at);
+  ASSERT_NE(flag, std::string::npos) << r.out;
+  const double reserve = std::stod(r.out.substr(flag + 14));
+  const auto before = nlohmann::json::parse(tptest::run_cli(base + "--json").out);
+  const auto after =
+      nlohmann::json::parse(tptest::run_cli(base + "--json --reserve-gib " + fmt::format("{:g}", reserve)).out);
+  EXPECT_GT(after["chosen"]["headroom_gib"].get<double>(), before["chosen"]["headroom_gib"].get<double>());
+  EXPECT_LE(after["chosen"]["gpu_hours"].get<double>(), 1.01 * before["chosen"]["gpu_hours"].get<double>());
+}
+
 TEST(LlmPlanCli, BadOptionsExitTwo) {
   auto r = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --tokens 1e9 --global-batch 0");
   EXPECT_EQ(r.exit_code, 2);
