@@ -54,6 +54,15 @@ void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
   if (q.max_workers < 0)
     throw InputError("", 0, "--max-workers", "must be >= 1 (or 0: the largest worker count in the samples)");
   if (!(q.deadline > 0)) throw InputError("", 0, "--deadline", "must be > 0 seconds");
+  // Past this no training runs, and every planner walks the epochs.
+  constexpr int kMostEpochs = 1000000;
+  if (q.max_epochs < 1 || q.max_epochs > kMostEpochs)
+    throw InputError("", 0, "--max-epochs", fmt::format("must be from 1 to {}", kMostEpochs));
+  for (auto [option, value] : {std::pair{"--tabu-iterations", q.tabu_iterations}, {"--tabu-tenure", q.tabu_tenure},
+                                {"--manual-tries", q.manual_tries}})
+    if (value < 1) throw InputError("", 0, option, "must be >= 1");
+  if (q.gpus_per_node < -1)
+    throw InputError("", 0, "--gpus-per-node", "must be >= 0 (0: unknown; not given: the hardware's, else the samples')");
   if (q.alternatives < 0) throw InputError("", 0, "--alternatives", "must be >= 0");
   if (q.confidence != 0 && !(q.confidence > 0 && q.confidence < 1))
     throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");

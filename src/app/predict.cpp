@@ -48,7 +48,9 @@ void check_predict_query(const PredictQuery& q) {
   if (!(q.confidence > 0 && q.confidence < 1)) throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");
   if (q.folds < 2) throw InputError("", 0, "--folds", "must be >= 2");
   if (q.target && !std::isfinite(*q.target)) throw InputError("", 0, "--target", "must be a finite number");
-  if (q.max_epochs < 1) throw InputError("", 0, "--max-epochs", "must be >= 1");
+  // The target's scan walks every epoch: past this no training runs.
+  if (q.max_epochs < 1 || q.max_epochs > kMostEpochs)
+    throw InputError("", 0, "--max-epochs", fmt::format("must be from 1 to {:g}", kMostEpochs));
   if (q.gpus_per_node < 0) throw InputError("", 0, "--gpus-per-node", "must be >= 1 (0: from the samples)");
 }
 

@@ -32,7 +32,8 @@ struct PredictQuery {
 };
 
 // Throws InputError for a field outside the bounds PredictQuery states,
-// confidence outside (0, 1), folds < 2, a non-finite target or max_epochs < 1.
+// confidence outside (0, 1), folds < 2, a non-finite target or max_epochs
+// outside 1..1e6.
 void check_predict_query(const PredictQuery& q);
 
 // How `workers` are placed on nodes when the node count is not given, and

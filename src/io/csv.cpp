@@ -1,5 +1,7 @@
 #include "io/csv.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -201,8 +203,15 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
 void CsvTable::require_columns(const std::vector<std::string>& names) const {
   for (const auto& n : names)
     if (!has_column(n)) {
+      // The header as far as a reader needs it: a file that is not a CSV at
+      // all (a binary, a one-line dump) would otherwise come back whole.
+      constexpr size_t kMostQuoted = 200;
       std::string have;
-      for (const auto& h : header_) have += (have.empty() ? "" : ",") + h;
+      for (const auto& h : header_) {
+        have += (have.empty() ? "" : ",") + h;
+        if (have.size() > kMostQuoted) break;
+      }
+      if (have.size() > kMostQuoted) have = have.substr(0, kMostQuoted) + fmt::format("... ({} columns)", header_.size());
       throw InputError(path_, header_line_, n, "required column is missing (header has: " + have + ")");
     }
 }

@@ -214,6 +214,17 @@ std::string api_field(const std::string& option) {
   return f;
 }
 
+// A value quoted back in a message: at most 100 characters, control
+// characters (a NUL would end the message for many readers) escaped.
+std::string quoted_prefix(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < 100; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    out += c < 0x20 ? fmt::format("\\x{:02x}", c) : std::string(1, char(c));
+  }
+  return s.size() > 100 ? out + "..." : out;
+}
+
 // `text` with every CLI option in it ("--early-stop") written as its field ("early_stop").
 std::string api_wording(const std::string& text) {
   std::string out;
@@ -265,19 +276,20 @@ std::unique_lock<std::timed_mutex> lock_within_scope(std::timed_mutex& mu) {
 
 class Service::Slot {
  public:
-  explicit Slot(Service& s) : s_(s) {}
+  Slot(Service& s, Pool pool) : s_(s), pool_(int(pool)) {}
   ~Slot() {
     {
       std::lock_guard<std::mutex> lock(s_.slots_mu_);
-      --s_.computing_;
+      --s_.computing_[pool_];
     }
-    s_.slots_cv_.notify_one();
+    s_.slots_cv_.notify_all();  // the waiters of both pools share the condition
   }
   Slot(const Slot&) = delete;
   Slot& operator=(const Slot&) = delete;
 
  private:
   Service& s_;
+  int pool_;
 };
 
 Service::Service(std::string default_model, models::ModelParams params, Limits limits)
@@ -294,32 +306,33 @@ void Service::stop() {
 
 int Service::waiting() const {
   std::lock_guard<std::mutex> lock(slots_mu_);
-  return waiting_;
+  return waiting_[0] + waiting_[1];
 }
 
-std::unique_ptr<Service::Slot> Service::take_slot() {
+std::unique_ptr<Service::Slot> Service::take_slot(Pool pool) {
+  const int p = int(pool);
   std::unique_lock<std::mutex> lock(slots_mu_);
-  if (computing_ >= limits_.max_concurrent) {
-    if (waiting_ >= limits_.max_queue)
+  if (computing_[p] >= limits_.max_concurrent) {
+    if (waiting_[p] >= limits_.max_queue)
       throw RequestError(503, "",
-                         fmt::format("busy: {} requests with samples are computing and {} are waiting, the server's "
-                                     "limits (trainplan serve --max-concurrent, --max-queue); retry later, or use an "
-                                     "id from /fit",
-                                     computing_, waiting_),
+                         fmt::format("busy: {} requests {} are computing and {} are waiting, the server's "
+                                     "limits (trainplan serve --max-concurrent, --max-queue); retry later",
+                                     computing_[p], pool == Pool::kById ? "on fitted ids" : "with samples",
+                                     waiting_[p]),
                          1);
-    ++waiting_;
+    ++waiting_[p];
     struct Unwait {
       int& n;
       ~Unwait() { --n; }
-    } unwait{waiting_};
+    } unwait{waiting_[p]};
     // Wakes at least every 20 ms to see the request's time limit and stop().
-    while (computing_ >= limits_.max_concurrent) {
+    while (computing_[p] >= limits_.max_concurrent) {
       slots_cv_.wait_for(lock, std::chrono::milliseconds(20));
       check_cancelled();
     }
   }
-  ++computing_;
-  return std::make_unique<Slot>(*this);
+  ++computing_[p];
+  return std::make_unique<Slot>(*this, pool);
 }
 
 namespace {
@@ -355,6 +368,16 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
     rows.feed(csv->get_ref<const std::string&>());
   } else {
     label = path->get<std::string>();
+    // Only a regular file: opening a pipe blocks until someone writes to it,
+    // past any time limit, and a device or a directory is no sample set.
+    std::error_code ec;
+    const auto st = std::filesystem::status(label, ec);
+    if (ec || !std::filesystem::exists(st)) throw InputError(label, 0, "", "cannot open sample file (no such file)");
+    if (!std::filesystem::is_regular_file(st))
+      throw RequestError(400, field,
+                         fmt::format("'{}' is not a regular file (a directory, a pipe or a device): give a samples CSV "
+                                     "or a profile store",
+                                     quoted_prefix(label)));
     // A profile store (`trainplan profile --store`) is read as the CLI reads
     // it, within the same limits: its size against the byte limit first, its
     // trials against the row limit once read.
@@ -410,7 +433,11 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
 // under way without a request of its own taking a slot.
 json Service::health() const {
   std::lock_guard<std::mutex> lock(slots_mu_);  // the two counts from one moment
-  return {{"status", "ok"}, {"version", version()}, {"computing", computing_}, {"waiting", waiting_}};
+  return {{"status", "ok"},
+          {"version", version()},
+          {"computing", computing_[0] + computing_[1]},
+          {"waiting", waiting_[0] + waiting_[1]},
+          {"by_id", {{"computing", computing_[1]}, {"waiting", waiting_[1]}}}};
 }
 
 json Service::models() const {
@@ -503,11 +530,20 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
     if (find(req, "samples_csv") || find(req, "samples_path"))
       throw RequestError(400, "id", "give an id or samples, not both");
     if (!id->is_string()) throw RequestError(400, "id", "field 'id' must be a string (from /fit)");
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(id->get<std::string>());
-    if (it == entries_.end())
-      throw RequestError(404, "id", fmt::format("unknown id '{}' (POST /fit first; GET /fits lists them)", id->get<std::string>()));
-    return it->second;
+    std::shared_ptr<Entry> e;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = entries_.find(id->get<std::string>());
+      if (it == entries_.end())
+        throw RequestError(404, "id", fmt::format("unknown id '{}' (POST /fit first; GET /fits lists them)",
+                                                  quoted_prefix(id->get<std::string>())));
+      e = it->second;
+    }
+    // A request on fitted samples computes too (a prediction far out, a
+    // plan, a model not fitted yet): it takes a slot like any other, so that
+    // no number of them can hold more cores than the limits give.
+    if (!slot) slot = take_slot(Pool::kById);
+    return e;
   }
   if (!find(req, "samples_csv") && !find(req, "samples_path"))
     throw RequestError(400, "id", "missing samples: give an id (from /fit), samples_csv or samples_path");

@@ -102,7 +102,7 @@ class Service {
   const Limits& limits() const { return limits_; }
   // POSTs being handled now (computing or waiting).
   int in_flight() const { return in_flight_.load(); }
-  // Requests with samples waiting for a slot (Limits::max_queue bounds them).
+  // Requests waiting for a slot, in both pools (Limits::max_queue bounds each).
   int waiting() const;
 
   // Fits `samples` and holds them under a new id; returns the /fit response.
@@ -124,7 +124,12 @@ class Service {
     std::string model, time_model, metric_model;  // as given to /fit: the defaults of later requests
     std::string chosen_time, chosen_metric;
   };
-  // A slot of Limits::max_concurrent, held while a request computes on new samples.
+  // A slot of Limits::max_concurrent, held while a request computes. Two
+  // pools of that size: requests that bring samples, and requests on a
+  // fitted id (cheap when their models are cached, so they do not wait
+  // behind fits; bounded all the same, since a far target or a model not
+  // fitted yet costs as much as a fit).
+  enum class Pool { kSamples = 0, kById = 1 };
   class Slot;
 
   nlohmann::json health() const;
@@ -149,8 +154,8 @@ class Service {
   // counted against the limits, then parsed once `slot` is taken.
   std::optional<std::pair<SampleSet, std::string>> request_samples(const nlohmann::json& req,
                                                                    std::unique_ptr<Slot>& slot);
-  // Waits for a slot until the request's CancelScope ends; throws when the line is full.
-  std::unique_ptr<Slot> take_slot();
+  // Waits for a slot of `pool` until the request's CancelScope ends; throws when its line is full.
+  std::unique_ptr<Slot> take_slot(Pool pool = Pool::kSamples);
   void check_room_for_fit() const;
 
   std::string default_model_;
@@ -166,7 +171,7 @@ class Service {
 
   mutable std::mutex slots_mu_;  // guards computing_, waiting_
   std::condition_variable slots_cv_;
-  int computing_ = 0, waiting_ = 0;
+  int computing_[2] = {0, 0}, waiting_[2] = {0, 0};  // by Pool
 };
 
 }  // namespace trainplan::server

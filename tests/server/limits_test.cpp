@@ -11,6 +11,7 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <sys/stat.h>
 #include <vector>
 
 #include "server/server_util.h"
@@ -186,6 +187,21 @@ TEST(ServerLimits, SamplesOverTheRowLimitAre422) {
   e = s.post("/fit", json{{"samples_path", wide}, {"model", "isotonic-mi"}}, &st);
   EXPECT_EQ(st, 413) << e.dump();
   EXPECT_EQ(e["field"], "samples_path");
+  // Only regular files: a pipe would block the request's thread past any
+  // time limit until someone wrote to it; a directory is no sample set.
+  const std::string fifo = (dir / "pipe").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, dir.string()}) {
+    e = s.post("/fit", json{{"samples_path", path}, {"model", "isotonic-mi"}}, &st);
+    EXPECT_EQ(st, 400) << path << " " << e.dump();
+    EXPECT_EQ(e["field"], "samples_path");
+    EXPECT_NE(e["error"].get<std::string>().find("not a regular file"), std::string::npos) << e.dump();
+  }
+  // A header quoted back in an error is cut short, not returned whole.
+  const std::string header_only = tptest::write_file(dir / "h.csv", std::string(5000, 'y') + "\n1\n");
+  e = s.post("/fit", json{{"samples_path", header_only}, {"model", "isotonic-mi"}}, &st);
+  EXPECT_EQ(st, 400) << e.dump().substr(0, 300);
+  EXPECT_LT(e["error"].get<std::string>().size(), 1000u);
 }
 
 // A request past its time limit is abandoned: 503, and no id is kept.
@@ -227,6 +243,9 @@ TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
   l.max_concurrent = 1;
   l.max_queue = 1;
   Running s(l);
+  int fitted = 0;
+  const json id = s.post("/fit", quick_fit(many_rows_csv(40)), &fitted)["id"];
+  ASSERT_EQ(fitted, 200);
   std::vector<int> status(2);
   std::vector<std::thread> ts;
   StopAndJoin finally{s, ts};
@@ -243,11 +262,49 @@ TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
   EXPECT_EQ(r->status, 503);
   EXPECT_EQ(r->get_header_value("Retry-After"), "1");
   EXPECT_NE(json::parse(r->body)["error"].get<std::string>().find("busy"), std::string::npos) << r->body;
+  // A request on a fitted id has slots of its own: it does not wait behind fits.
+  auto by_id = c.Post("/predict", json{{"id", id}, {"batch", 32}, {"workers", 2}}.dump(), "application/json");
+  ASSERT_TRUE(by_id);
+  EXPECT_EQ(by_id->status, 200) << by_id->body;
   EXPECT_TRUE(healthy(s));
   s.service.stop();
   for (auto& t : ts) t.join();
   EXPECT_EQ(status[0], 503);
   EXPECT_EQ(status[1], 503);
+}
+
+// Requests on fitted ids are bounded as those with samples are: past their
+// slots and line, 503, whatever their number; the samples' pool still answers.
+TEST(ServerLimits, RequestsOnFittedIdsHaveSlotsAndALineOfTheirOwn) {
+  Limits l;
+  l.max_concurrent = 1;
+  l.max_queue = 0;
+  Running s(l);
+  int st = 0;
+  // Many rows fitted fast; choosing a model for them ("auto") takes long.
+  const json id = s.post("/fit", quick_fit(tpserver::spread_rows_csv(10000)), &st)["id"];
+  ASSERT_EQ(st, 200);
+  std::vector<int> status(1);
+  std::vector<std::thread> ts;
+  StopAndJoin finally{s, ts};
+  ts.emplace_back([&] {
+    s.post("/predict", json{{"id", id}, {"model", "auto"}, {"batch", 32}, {"workers", 2}}, &status[0]);
+  });
+  bool computing = false;
+  for (int i = 0; i < 500 && !computing; ++i) {
+    computing = s.get("/health", &st)["by_id"]["computing"] == 1;
+    if (!computing) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(computing);
+  json busy = s.post("/predict", json{{"id", id}, {"batch", 32}, {"workers", 2}}, &st);
+  EXPECT_EQ(st, 503) << busy.dump();
+  EXPECT_NE(busy["error"].get<std::string>().find("on fitted ids"), std::string::npos) << busy.dump();
+  EXPECT_EQ(s.get("/health", &st)["computing"], 1);
+  json fresh = s.post("/fit", quick_fit(many_rows_csv(40)), &st);
+  EXPECT_EQ(st, 200) << fresh.dump();
+  s.service.stop();
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(status[0], 503);
 }
 
 // Errors name the request's fields, never the CLI's options.
@@ -270,6 +327,12 @@ TEST(ServerLimits, ErrorsNameRequestFields) {
       {"/plan", {{"early_stop", true}, {"method", "lb-bsp"}}, "early_stop"},
       {"/plan", {{"early_stop", true}, {"frontier", true}}, "frontier"},
       {"/plan", {{"max_workers", -2}}, "max_workers"},
+      {"/plan", {{"max_epochs", -1}}, "max_epochs"},
+      {"/plan", {{"max_epochs", 2000000}}, "max_epochs"},
+      {"/plan", {{"tabu_tenure", -3}}, "tabu_tenure"},
+      {"/plan", {{"manual_tries", -1}}, "manual_tries"},
+      {"/plan", {{"gpus_per_node", -3}}, "gpus_per_node"},
+      {"/predict", {{"batch", 32}, {"workers", 2}, {"target", 0.9}, {"max_epochs", 1000000000}}, "max_epochs"},
       {"/predict", {{"batch", 32}, {"workers", 0}}, "workers"},
       {"/predict", {{"batch", 32}, {"workers", 2}, {"folds", 1}}, "folds"},
       {"/predict", {{"batch", 32}, {"workers", 2}, {"confidence", 0}}, "confidence"},
