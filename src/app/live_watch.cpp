@@ -139,6 +139,14 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     return u;
   }
   const double epoch = l.epoch.value_or(last_epoch_ + 1);
+  // A count no run reaches is a garbled line: taken, it would make every
+  // real epoch after it "not follow" it and end the forecast.
+  constexpr double kMostEpochs = 1e6;
+  if (!(epoch <= kMostEpochs))
+    return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
+                {"message", fmt::format("{}:{}: column 'epoch': {} is past 10^6 epochs, which no training runs: "
+                                        "skipped",
+                                        o_.source, line_no, epoch)}};
   if (epoch <= last_epoch_)
     return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
                 {"message", fmt::format("{}:{}: column 'epoch': {} does not follow epoch {}", o_.source, line_no,

@@ -1,5 +1,7 @@
 #include "models/epoch_forecaster.h"
 
+#include "models/pooled_samples.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -187,28 +189,43 @@ EpochForecaster::EpochForecaster(EpochForecasterParams p, std::vector<ForecastEr
 }
 
 std::vector<Curve> EpochForecaster::fit_ensemble() const {
-  const size_t n = epochs_.size();
+  // Past kMostFitPoints epochs, the newest half of them whole and the older
+  // ones thinned evenly to the other half: each fit then costs a bounded
+  // time, and the recent epochs (the recency weights' and the hold-out's)
+  // are all there.
+  std::vector<double> thinned_k, thinned_y;
+  if (epochs_.size() > kMostFitPoints) {
+    const size_t recent = kMostFitPoints / 2, older = epochs_.size() - recent;
+    for (size_t i : thin_indices(older, kMostFitPoints - recent))
+      thinned_k.push_back(epochs_[i]), thinned_y.push_back(y_[i]);
+    thinned_k.insert(thinned_k.end(), epochs_.end() - long(recent), epochs_.end());
+    thinned_y.insert(thinned_y.end(), y_.end() - long(recent), y_.end());
+  }
+  const bool thin = !thinned_k.empty();
+  const std::vector<double>& ks = thin ? thinned_k : epochs_;
+  const std::vector<double>& ys = thin ? thinned_y : y_;
+  const size_t n = ks.size();
   std::vector<double> weight(std::size(kFamilies), 1.0);
   const size_t held = static_cast<size_t>(std::ceil(p_.holdout_share * double(n)));
   const size_t m = n - std::min(held, n);
   if (held > 0 && m >= p_.min_points) {
-    const auto w = recency_weights(epochs_, m, p_.recent_half_life);
+    const auto w = recency_weights(ks, m, p_.recent_half_life);
     double var = 0, mean = 0;
-    for (size_t i = 0; i < n; ++i) mean += y_[i] / double(n);
-    for (size_t i = 0; i < n; ++i) var += (y_[i] - mean) * (y_[i] - mean) / double(n);
+    for (size_t i = 0; i < n; ++i) mean += ys[i] / double(n);
+    for (size_t i = 0; i < n; ++i) var += (ys[i] - mean) * (ys[i] - mean) / double(n);
     for (size_t f = 0; f < std::size(kFamilies); ++f) {
-      const Curve c = fit_family(kFamilies[f], epochs_, y_, w, m);
+      const Curve c = fit_family(kFamilies[f], ks, ys, w, m);
       double mse = 0;
-      for (size_t i = m; i < n; ++i) mse += std::pow(c.value(epochs_[i]) - y_[i], 2) / double(n - m);
+      for (size_t i = m; i < n; ++i) mse += std::pow(c.value(ks[i]) - ys[i], 2) / double(n - m);
       weight[f] = 1 / (mse + 1e-12 * var + 1e-300);
     }
   }
-  const auto w = recency_weights(epochs_, n, p_.recent_half_life);
+  const auto w = recency_weights(ks, n, p_.recent_half_life);
   std::vector<Curve> out;
   double total = 0;
   for (double x : weight) total += x;
   for (size_t f = 0; f < std::size(kFamilies); ++f) {
-    Curve c = fit_family(kFamilies[f], epochs_, y_, w, n);
+    Curve c = fit_family(kFamilies[f], ks, ys, w, n);
     c.weight = weight[f] / total;
     out.push_back(c);
   }
@@ -270,6 +287,20 @@ double EpochForecaster::never_weight(const Fit& f, double level) {
   return total > 0 ? never / total : 0;
 }
 
+namespace {
+// Past `most` items, every other one of the older half dropped: the newest
+// half whole, the older ever sparser (each thinning halves them again).
+template <class T>
+void thin_older_half(std::vector<T>& v, size_t most) {
+  if (v.size() <= most) return;
+  const size_t older = v.size() / 2;
+  size_t out = 0;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (i >= older || i % 2 == 0) v[out++] = std::move(v[i]);
+  v.resize(out);
+}
+}  // namespace
+
 void EpochForecaster::record_errors(double epoch, double y) {
   for (const Fit& f : fits_) {
     if (f.best_y <= y) continue;
@@ -278,6 +309,7 @@ void EpochForecaster::record_errors(double epoch, double y) {
     const double h = *pred / f.epochs_seen;
     own_errors_.push_back({h, std::log(epoch / *pred) / std::log1p(h)});
   }
+  thin_older_half(own_errors_, kMostOwnErrors);
 }
 
 void EpochForecaster::add(double epoch, double metric, std::optional<double> epoch_time_s) {
@@ -317,6 +349,7 @@ void EpochForecaster::add(double epoch, double metric, std::optional<double> epo
   }
   Fit f = fit_now();
   if (!f.curves.empty()) fits_.push_back(std::move(f));
+  thin_older_half(fits_, kMostFits);
 }
 
 EpochForecast EpochForecaster::forecast(double target) const {

@@ -127,6 +127,16 @@ class EpochForecaster {
   size_t epochs_seen() const { return epochs_.size(); }
   // The run's own calibration errors so far (header comment).
   const std::vector<ForecastError>& own_errors() const { return own_errors_; }
+  // Past these, the older half of the fits kept (those whose forecasts are
+  // scored as the run improves) and of the run's own errors is thinned to
+  // every other one: a run of thousands of epochs then costs a bounded time
+  // per epoch, where scoring every earlier fit at every new best made the
+  // whole run's work grow as the cube of its length. Runs shorter than this
+  // are untouched.
+  static constexpr size_t kMostFits = 256, kMostOwnErrors = 8192;
+  // Past this many epochs a fit sees the newest half whole and the older
+  // ones thinned evenly to the other half (fit_ensemble).
+  static constexpr size_t kMostFitPoints = 512;
 
   // One fitted curve in y = direction-adjusted metric (smaller is better).
   enum class Family { kLine, kOptimus, kPower, kExp, kHyperbola, kLog };
@@ -157,6 +167,7 @@ class EpochForecaster {
   // The share of fit `f`'s weight in families that never reach `level`.
   static double never_weight(const Fit& f, double level);
   void record_errors(double epoch, double y);
+
 
   EpochForecasterParams p_;
   std::vector<ForecastError> prior_, own_errors_;

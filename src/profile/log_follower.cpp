@@ -139,6 +139,8 @@ bool LogFollower::rewritten(bool at_end) {
 
 LogFollower::Status LogFollower::restart() {
   buf_.clear();
+  scanned_ = 0;
+  skipping_ = false;
   tail_.clear();
   line_no_ = 0;
   pending_restart_ = false;
@@ -148,15 +150,43 @@ LogFollower::Status LogFollower::restart() {
 double LogFollower::quiet_s() const { return now_s() - last_byte_; }
 
 bool LogFollower::take_line(std::string& line) {
-  const auto nl = buf_.find('\n');
-  if (nl == std::string::npos) return false;
+  if (skipping_) {
+    const auto nl = buf_.find('\n');
+    if (nl == std::string::npos) {
+      buf_.clear();
+      return false;
+    }
+    buf_.erase(0, nl + 1);
+    skipping_ = false;
+    scanned_ = 0;
+  }
+  // Only the bytes not searched yet: a long line arriving in many reads is
+  // searched once, not once a read.
+  const auto nl = buf_.find('\n', scanned_);
+  if (nl == std::string::npos) {
+    scanned_ = buf_.size();
+    if (buf_.size() <= kMostLineBytes) return false;
+    line = kLongLineText;
+    buf_.clear();
+    scanned_ = 0;
+    skipping_ = true;
+    ++line_no_;
+    return true;
+  }
   line = buf_.substr(0, nl);
   buf_.erase(0, nl + 1);
+  scanned_ = 0;
   ++line_no_;
   return true;
 }
 
 bool LogFollower::take_rest(std::string& line) {
+  if (skipping_) {
+    buf_.clear();
+    skipping_ = false;
+    return false;
+  }
+  scanned_ = 0;
   if (buf_.empty()) return false;
   line = std::move(buf_);
   buf_.clear();

@@ -80,11 +80,21 @@ class LogFollower {
   // The last bytes read from a file, to tell a rewrite past the old end from growth.
   static constexpr size_t kTailBytes = 64;
 
+ public:
+  // The longest line kept: a longer one (a progress bar's \r updates written
+  // into the log, a binary) is returned as kLongLineText and the rest of it,
+  // up to its newline, dropped, so that memory and work stay bounded.
+  static constexpr size_t kMostLineBytes = 1 << 20;
+  static constexpr const char* kLongLineText = "(a line of more than 1 MiB without a newline: not read)";
+
+ private:
   int fd_ = -1;
   int pid_ = -1;  // the command's, -1 for a file
   LogFollowerOptions o_;
   std::string path_;  // a file's, empty for a command
   std::string buf_;
+  size_t scanned_ = 0;     // buf_'s bytes already searched for a newline
+  bool skipping_ = false;  // dropping the rest of a line past kMostLineBytes
   std::string tail_;
   long line_no_ = 0;
   int exit_code_ = -1;

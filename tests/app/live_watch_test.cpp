@@ -50,6 +50,26 @@ TEST(LiveWatch, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
   EXPECT_TRUE(s.done());
 }
 
+// A garbled epoch count past any run is skipped with a warning, and the real
+// epochs after it are read on (taken, it would make every later epoch "not
+// follow" it).
+TEST(LiveWatch, AnEpochPastAnyRunIsSkipped) {
+  WatchOptions o;
+  o.target = 0.9;
+  o.source = "job.log";
+  LiveWatch s(o);
+  long n = 0;
+  for (int k = 1; k <= 3; ++k) ASSERT_EQ((*s.feed(epoch_line(k, 0.5 + 0.1 * k), ++n))["event"], "forecast");
+  auto w = s.feed(R"({"event":"epoch","epoch":1e300,"epoch_time_s":2,"metric":0.9})", ++n);
+  ASSERT_TRUE(w);
+  EXPECT_EQ((*w)["event"], "warning");
+  EXPECT_EQ((*w)["field"], "epoch");
+  auto u = s.feed(epoch_line(4, 0.95), ++n);
+  ASSERT_TRUE(u);
+  EXPECT_EQ((*u)["event"], "forecast") << *u;
+  EXPECT_EQ((*u)["epoch"], 4);
+}
+
 // An accuracy (a growing metric that has stayed in [0, 1]) never passes 1:
 // a target above it is never met, however far a fitted curve climbs.
 TEST(LiveWatch, AnAccuracyNeverPassesOne) {

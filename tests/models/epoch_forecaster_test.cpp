@@ -67,6 +67,20 @@ TEST(EpochForecaster, EnsembleRecoversAnExactFamily) {
   EXPECT_EQ(curves[best].family, EpochForecaster::Family::kExp);
 }
 
+// A run of a thousand epochs, each a new best: the work kept per epoch is
+// bounded (the older fits and errors thinned, the fit on at most
+// kMostFitPoints epochs), and the forecast still finds the curve.
+TEST(EpochForecaster, ALongRunKeepsBoundedStateAndStillForecasts) {
+  // accuracy = 0.95 - 0.6 exp(-0.005 k) meets 0.9495 at k = ln(1200) / 0.005 = 1418.
+  EpochForecaster f(params(ForecastMethod::kEnsemble));
+  for (int k = 1; k <= 1000; ++k) f.add(k, 0.95 - 0.6 * std::exp(-0.005 * k));
+  EXPECT_LE(f.own_errors().size(), EpochForecaster::kMostOwnErrors);
+  EXPECT_GT(f.own_errors().size(), 0u);
+  const auto r = f.forecast(0.9495);
+  ASSERT_TRUE(r.epoch);
+  EXPECT_NEAR(*r.epoch, std::log(1200.0) / 0.005, 0.1 * 1418);
+}
+
 TEST(EpochForecaster, ReachedTargetIsReportedNotForecast) {
   EpochForecaster f(params(ForecastMethod::kEnsemble));
   for (int k = 1; k <= 5; ++k) f.add(k, 0.1 * k, 10.0);

@@ -42,6 +42,33 @@ TEST(LogFollower, FileLinesThenStallWhenItStopsGrowing) {
   EXPECT_GE(f.quiet_s(), 0.3);
 }
 
+// A line past the longest kept (a progress bar's \r updates in the log) is
+// returned as a marker and the rest of it dropped; the lines after it read on.
+TEST(LogFollower, ALineTooLongIsSkippedNotKept) {
+  auto dir = tptest::temp_dir("follow");
+  const std::string huge(3 * LogFollower::kMostLineBytes + 17, 'x');
+  const auto path = tptest::write_file(dir / "log", "a\n" + huge + "\nb\n" + huge);
+  LogFollowerOptions o;
+  o.poll_s = 0.02;
+  o.stall_s = 0.3;
+  auto f = LogFollower::file(path, o);
+  std::string line;
+  ASSERT_EQ(f.next(line), Status::kLine);
+  EXPECT_EQ(line, "a");
+  ASSERT_EQ(f.next(line), Status::kLine);
+  EXPECT_EQ(line, LogFollower::kLongLineText);
+  EXPECT_EQ(f.line_number(), 2);
+  ASSERT_EQ(f.next(line), Status::kLine);
+  EXPECT_EQ(line, "b");
+  EXPECT_EQ(f.line_number(), 3);
+  // The last line, still without its newline: one marker, then nothing more of it.
+  ASSERT_EQ(f.next(line), Status::kLine);
+  EXPECT_EQ(line, LogFollower::kLongLineText);
+  std::ofstream(path, std::ios::app) << "yyy\nc\n";
+  ASSERT_EQ(f.next(line), Status::kLine);
+  EXPECT_EQ(line, "c");
+}
+
 TEST(LogFollower, CommandStdoutEndsWithItsExitCode) {
   LogFollowerOptions o;
   o.stall_s = 0;
