@@ -57,7 +57,7 @@ namespace {
 const std::vector<std::string>& columns_read() {
   static const std::vector<std::string> names = {
       "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers", "seq", "tp", "dp", "pp", "vocab",
-      "ffn_hidden", "kv_groups", "cp", "gated_mlp", "tied_embeddings", "virtual_stages", "first_stage_layers",
+      "ffn_hidden", "kv_groups", "cp", "gated_mlp", "tied_embeddings", "position_embedding", "biases", "virtual_stages", "first_stage_layers",
       "last_stage_layers", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "dropout",
       "fp32_residual", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_in_bf16",
       "precision", "iteration_time_s", "memory_gib", "tp_comm_s", "pp_comm_s", "dp_comm_s"};
@@ -130,6 +130,7 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
       {"vocab", {"padded_vocab_size", "vocab_size"}},
       {"ffn_hidden", {"ffn_hidden_size"}},
       {"kv_groups", {"num_query_groups", "query_groups"}},
+      {"position_embedding", {"position_embedding_type"}},
       {"virtual_stages", {"virtual_pipeline_model_parallel_size", "vpp", "vp", "vpp_size", "vpp_interleave"}},
       {"recompute", {"recompute_granularity", "recomputation"}},
       {"sequence_parallel", {"seq_parallel", "sequence_parallelism"}},
@@ -176,6 +177,16 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
     s.gated_mlp = boolean(t, row, "gated_mlp");
     // Tied unless the file says otherwise (an empty cell too): Megatron's default.
     s.tied_embeddings = boolean(t, row, "tied_embeddings", true);
+    // Learned positions (s·h parameters on the first stage) unless the file
+    // says rotary (Llama's, Megatron's --position-embedding-type rope).
+    if (t.has_column("position_embedding") && !t.text(row, "position_embedding").empty()) {
+      const std::string v = lowercase(t.text(row, "position_embedding"));
+      if (v == "learned" || v == "learned_absolute" || v == "absolute") s.learned_positions = true;
+      else if (v == "rope" || v == "rotary" || v == "none") s.learned_positions = false;
+      else t.fail(row, "position_embedding", fmt::format("must be learned_absolute or rope, got '{}'", t.text(row, "position_embedding")));
+    }
+    // Linear biases and LayerNorm, unless the file says none (Llama's bias-free linears and RMSNorm).
+    s.biases = boolean(t, row, "biases", true);
     try {
       structure::validate(s);
     } catch (const InputError& e) {

@@ -187,6 +187,11 @@ struct HttpServer::Impl {
                                              budget)),
                       t0);
       }
+      if (!whole && DeadlineServer::read_failure() == ReadFailure::kIdle)
+        return refuse(req, res, 408,
+                      error_text("the request body stopped arriving: no byte came for 5 s (a body must keep coming; "
+                                 "the whole of it within trainplan serve --request-timeout)"),
+                      t0);
       if (!whole && DeadlineServer::read_failure() != ReadFailure::kNone)
         return refuse(req, res, 408,
                       error_text(fmt::format("the request body did not arrive whole within the request's time limit "

@@ -65,6 +65,17 @@ json error_body(const std::string& message) { return {{"error", message}}; }
 const std::set<std::string> kSampleFields = {"id", "samples_csv", "samples_path", "model", "time_model",
                                              "metric_model"};
 
+// A value quoted back in a message: at most 100 characters, control
+// characters (a NUL would end the message for many readers) escaped.
+std::string quoted_prefix(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < 100; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    out += c < 0x20 ? fmt::format("\\x{:02x}", c) : std::string(1, char(c));
+  }
+  return s.size() > 100 ? out + "..." : out;
+}
+
 void check_fields(const json& req, std::set<std::string> allowed) {
   allowed.insert(kSampleFields.begin(), kSampleFields.end());
   for (const auto& [k, v] : req.items())
@@ -78,8 +89,18 @@ void check_fields(const json& req, std::set<std::string> allowed) {
   for (const char* f : {"model", "time_model", "metric_model"})
     if (const auto it = req.find(f); it != req.end() && it->is_string()) {
       const std::string name = it->get<std::string>();
-      if (!name.empty() && name != "auto" && !models::ModelRegistry::instance().find(name))
-        throw RequestError(400, f, fmt::format("unknown model '{}' (GET /models lists them)", name));
+      // "model" names both parts; empty is refused there (time_model and
+      // metric_model empty mean: as "model").
+      if (name.empty() && std::string(f) == "model")
+        throw RequestError(400, f, "field 'model' is empty: give a model's name, or auto (GET /models lists them)");
+      if (name.empty() || name == "auto") continue;
+      const auto* e = models::ModelRegistry::instance().find(name);
+      if (!e) throw RequestError(400, f, fmt::format("unknown model '{}' (GET /models lists them)", quoted_prefix(name)));
+      const std::string field = f;
+      if (field == "time_model" && !e->make_time)
+        throw RequestError(400, f, fmt::format("model '{}' has no epoch-time part (GET /models lists each model's parts)", name));
+      if (field == "metric_model" && !e->make_metric)
+        throw RequestError(400, f, fmt::format("model '{}' has no metric part (GET /models lists each model's parts)", name));
     }
 }
 
@@ -214,16 +235,6 @@ std::string api_field(const std::string& option) {
   return f;
 }
 
-// A value quoted back in a message: at most 100 characters, control
-// characters (a NUL would end the message for many readers) escaped.
-std::string quoted_prefix(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < 100; ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    out += c < 0x20 ? fmt::format("\\x{:02x}", c) : std::string(1, char(c));
-  }
-  return s.size() > 100 ? out + "..." : out;
-}
 
 // `text` with every CLI option in it ("--early-stop") written as its field ("early_stop").
 std::string api_wording(const std::string& text) {
@@ -368,6 +379,7 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
     rows.feed(csv->get_ref<const std::string&>());
   } else {
     label = path->get<std::string>();
+    if (label.empty()) throw RequestError(400, field, "field 'samples_path' is empty: give a file on the server");
     // Only a regular file: opening a pipe blocks until someone writes to it,
     // past any time limit, and a device or a directory is no sample set.
     std::error_code ec;

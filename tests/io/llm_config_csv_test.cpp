@@ -12,6 +12,7 @@
 #include "io/korthikanti_csv.h"
 #include "io/llm_config_csv.h"
 #include "structure/parallel_layout.h"
+#include "structure/transformer.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -27,6 +28,35 @@ std::string write(const std::string& text) {
 }
 
 }  // namespace
+
+// A Llama-shaped row: rotary positions (no s·h parameters) and bias-free
+// linears with RMSNorm, as the zoo's Llama; Megatron-LM's column name read too.
+TEST(LlmConfigCsv, RotaryPositionsAndNoBiasesDescribeALlama) {
+  auto path = write(std::string(kHeader) + ",vocab,kv_groups,ffn_hidden,gated_mlp,tied_embeddings,position_embedding,biases\n" +
+                    "8,128,1,8192,64,80,8192,8,1,1,128256,8,28672,true,false,rope,false\n" +
+                    "8,128,1,8192,64,80,8192,8,1,1,128256,8,28672,true,false,learned_absolute,\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 2u);
+  const auto zoo = *structure::find_transformer("llama3-70b");
+  EXPECT_FALSE(t.rows[0].spec.learned_positions);
+  EXPECT_FALSE(t.rows[0].spec.biases);
+  EXPECT_DOUBLE_EQ(t.rows[0].spec.total_params(), zoo.total_params());
+  EXPECT_TRUE(t.rows[1].spec.learned_positions);
+  EXPECT_TRUE(t.rows[1].spec.biases);
+  EXPECT_GT(t.rows[1].spec.total_params(), t.rows[0].spec.total_params());
+  auto megatron = io::read_llm_configs(
+      write(std::string(kHeader) + ",position_embedding_type\n8,128,1,4096,32,32,4096,8,1,1,rope\n"));
+  EXPECT_FALSE(megatron.rows[0].spec.learned_positions);
+  const std::string bad = write(std::string(kHeader) + ",position_embedding\n8,128,1,4096,32,32,4096,8,1,1,alibi\n");
+  try {
+    io::read_llm_configs(bad);
+    ADD_FAILURE() << "an unknown position embedding was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), bad);
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "position_embedding");
+  }
+}
 
 TEST(LlmConfigCsv, ReadsColumnsByNameWithDefaults) {
   auto path = write(std::string("note,") + kHeader + ",recompute,precision\n" +

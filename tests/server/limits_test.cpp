@@ -197,6 +197,9 @@ TEST(ServerLimits, SamplesOverTheRowLimitAre422) {
     EXPECT_EQ(e["field"], "samples_path");
     EXPECT_NE(e["error"].get<std::string>().find("not a regular file"), std::string::npos) << e.dump();
   }
+  e = s.post("/fit", json{{"samples_path", ""}, {"model", "isotonic-mi"}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "samples_path");
   // A header quoted back in an error is cut short, not returned whole.
   const std::string header_only = tptest::write_file(dir / "h.csv", std::string(5000, 'y') + "\n1\n");
   e = s.post("/fit", json{{"samples_path", header_only}, {"model", "isotonic-mi"}}, &st);
@@ -337,6 +340,15 @@ TEST(ServerLimits, ErrorsNameRequestFields) {
       {"/predict", {{"batch", 32}, {"workers", 2}, {"folds", 1}}, "folds"},
       {"/predict", {{"batch", 32}, {"workers", 2}, {"confidence", 0}}, "confidence"},
   };
+  // Model names, checked where the field is known.
+  for (const auto& [patch, field] : {std::pair{json{{"model", ""}}, "model"}, {json{{"time_model", "global-batch"}}, "time_model"},
+                                     {json{{"metric_model", "isotonic-mi-time-only-nonexistent"}}, "metric_model"}}) {
+    json req = {{"samples_csv", tpserver::fixture_csv()}};
+    req.update(patch);
+    json e = s.post("/fit", req, &st);
+    EXPECT_EQ(st, 400) << req.dump() << " -> " << e.dump();
+    EXPECT_EQ(e["field"], field) << e.dump();
+  }
   for (const auto& c : cases) {
     json req = std::string(c.path) == "/plan" ? plan : json{{"id", f["id"]}};
     req.update(c.patch);
