@@ -242,6 +242,7 @@ struct MemoryArgs {
   std::string gpu;
   structure::ParallelLayout layout;
   std::string recompute = "none", precision = "fp16";
+  bool overlap = false;  // --overlap: as llm plan's, for the iteration time with --gpu
   bool json = false;
 };
 
@@ -252,6 +253,10 @@ void run_memory(MemoryArgs a) {
   auto pr = structure::parse_precision(a.precision);
   if (!pr) throw InputError("", 0, "--precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8");
   a.layout.recompute = *rc, a.layout.precision = *pr;
+  // The overlaps llm plan --overlap sets, where the layout allows each.
+  a.layout.overlap_grad_reduce = a.overlap;
+  a.layout.overlap_param_gather = a.overlap && a.layout.distributed_optimizer;
+  a.layout.tp_comm_overlap = a.overlap && a.layout.tp > 1;
   if (a.layout.global_batch == 0) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;  // not given
   if (auto p = structure::check_layout(s, a.layout)) {
     std::string option = p->field;
@@ -823,6 +828,10 @@ void setup(CLI::App& root) {
   m->add_flag("--grad-reduce-in-bf16", ma->layout.grad_reduce_in_bf16,
               "Gradients kept and reduced in bf16 (--grad-reduce-in-bf16): 2 bytes a parameter instead of 4");
   m->add_flag("--flash-attention", ma->layout.flash_attention, "Fused attention: no s^2 activations");
+  m->add_flag("--overlap", ma->overlap,
+              "With --gpu: communication overlapped with computation, as llm plan --overlap prices it (the "
+              "data-parallel reduction, the weights' gather with the distributed optimizer, tensor-parallel "
+              "collectives where tp > 1)");
   m->add_option("--precision", ma->precision, "fp16, bf16, fp32, amp-fp32-master or fp8")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
   m->add_flag("--json", ma->json, "Print JSON");

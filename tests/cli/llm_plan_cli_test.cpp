@@ -193,6 +193,28 @@ TEST(LlmPlanCli, ANearTieWithMoreRoomIsSaid) {
   EXPECT_LE(after["chosen"]["gpu_hours"].get<double>(), 1.01 * before["chosen"]["gpu_hours"].get<double>());
 }
 
+// llm memory --gpu prices a layout's iteration as llm plan does, --overlap included.
+TEST(LlmPlanCli, MemoryPricesTheChosenLayoutAsThePlanDid) {
+  auto plan = tptest::run_cli("llm plan --model gpt3-13b --gpu h100 --gpus 16 --tokens 1e10 --global-batch 256 "
+                              "--precision fp8 --flash-attention --overlap --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const auto c = nlohmann::json::parse(plan.out)["chosen"];
+  std::string args = fmt::format(
+      "llm memory --model gpt3-13b --gpu h100 --precision fp8 --flash-attention --overlap --json --tp {} --pp {} "
+      "--virtual-stages {} --dp {} --micro-batch {} --global-batch 256 --recompute {}",
+      c["tp"].get<int>(), c["pp"].get<int>(), c["virtual_stages"].get<int>(), c["dp"].get<int>(),
+      c["micro_batch"].get<int>(), c["recompute"].get<std::string>());
+  if (c["sequence_parallel"].get<bool>()) args += " --sequence-parallel";
+  if (c["distributed_optimizer"].get<bool>()) args += " --distributed-optimizer";
+  auto m = tptest::run_cli(args);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const auto j = nlohmann::json::parse(m.out);
+  EXPECT_NEAR(j["time"]["iteration_time_s"].get<double>(), c["iteration_time_s"].get<double>(),
+              1e-9 * c["iteration_time_s"].get<double>())
+      << c;
+  EXPECT_NEAR(j["memory_gib"].get<double>(), c["memory_gib"].get<double>(), 1e-9) << c;
+}
+
 TEST(LlmPlanCli, BadOptionsExitTwo) {
   auto r = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --tokens 1e9 --global-batch 0");
   EXPECT_EQ(r.exit_code, 2);
