@@ -243,8 +243,9 @@ void setup(CLI::App& root) {
       ->excludes(rep);
   add_duration_option(cmd, "--stall", a->stall_s,
                       "Report the log as stalled after this long without a new line; --log and --store then exit 1 (default 300)");
-  cmd->add_option("--poll", a->poll_s, "Seconds between reads of a log at its end")->capture_default_str()
-      ->check(positive_number());
+  // Below 10 ms a quiet log would be read hundreds of times a second for nothing.
+  cmd->add_option("--poll", a->poll_s, "Seconds between reads of a log at its end, 0.01 to 60")->capture_default_str()
+      ->check(CLI::Range(0.01, 60.0));
   cmd->add_option("--method", a->method, "naive (last-epoch slope), optimus (Optimus's curve), ensemble")
       ->capture_default_str()
       ->excludes(rep);
