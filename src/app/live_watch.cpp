@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "models/registry.h"
+#include "profile/log_follower.h"
 #include "profile/sample_store.h"
 #include "profile/trial_log_line.h"
 
@@ -94,6 +95,14 @@ json LiveWatch::samples_forecast() const {
 }
 
 std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
+  // The follower's stand-in for a line too long to keep: said as what it is,
+  // not as a line that failed to parse (which would use up the one warning
+  // about lines without JSON).
+  if (line == profile::LogFollower::kLongLineText)
+    return json{{"event", "warning"}, {"line", line_no}, {"field", "line"},
+                {"message", fmt::format("{}:{}: a line of more than 1 MiB without a newline (a progress bar's "
+                                        "updates?): not read",
+                                        o_.source, line_no)}};
   profile::TrialLogLine l;
   try {
     l = profile::parse_trial_log_line(line, o_.source, line_no);
@@ -141,7 +150,6 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   const double epoch = l.epoch.value_or(last_epoch_ + 1);
   // A count no run reaches is a garbled line: taken, it would make every
   // real epoch after it "not follow" it and end the forecast.
-  constexpr double kMostEpochs = 1e6;
   if (!(epoch <= kMostEpochs))
     return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
                 {"message", fmt::format("{}:{}: column 'epoch': {} is past 10^6 epochs, which no training runs: "

@@ -54,8 +54,7 @@ void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
   if (q.max_workers < 0)
     throw InputError("", 0, "--max-workers", "must be >= 1 (or 0: the largest worker count in the samples)");
   if (!(q.deadline > 0)) throw InputError("", 0, "--deadline", "must be > 0 seconds");
-  // Past this no training runs, and every planner walks the epochs.
-  constexpr int kMostEpochs = 1000000;
+  // Every planner walks the epochs.
   if (q.max_epochs < 1 || q.max_epochs > kMostEpochs)
     throw InputError("", 0, "--max-epochs", fmt::format("must be from 1 to {}", kMostEpochs));
   for (auto [option, value] : {std::pair{"--tabu-iterations", q.tabu_iterations}, {"--tabu-tenure", q.tabu_tenure},

@@ -37,12 +37,12 @@ nlohmann::json bound_json(const std::optional<double>& b, const char* side, doub
 
 void check_predict_query(const PredictQuery& q) {
   // Bounds far past any training run, so that times and epochs stay finite.
-  constexpr double kMostBatch = 1e9, kMostEpochs = 1e6;
+  constexpr double kMostBatch = 1e9;
   if (!(q.batch > 0 && q.batch <= kMostBatch))
     throw InputError("", 0, "--batch", fmt::format("must be > 0 and at most {:g} (per-worker batch size)", kMostBatch));
   if (q.workers < 1) throw InputError("", 0, "--workers", "must be >= 1");
   if (!(q.epochs < 0) && !(q.epochs > 0 && q.epochs <= kMostEpochs))  // NaN too
-    throw InputError("", 0, "--epochs", fmt::format("must be > 0 and at most {:g}", kMostEpochs));
+    throw InputError("", 0, "--epochs", fmt::format("must be > 0 and at most {}", kMostEpochs));
   if (q.nodes == 0 || q.nodes > q.workers)
     throw InputError("", 0, "--nodes", fmt::format("must be from 1 to --workers ({}): each node runs a worker at least", q.workers));
   if (!(q.confidence > 0 && q.confidence < 1)) throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");
@@ -50,7 +50,7 @@ void check_predict_query(const PredictQuery& q) {
   if (q.target && !std::isfinite(*q.target)) throw InputError("", 0, "--target", "must be a finite number");
   // The target's scan walks every epoch: past this no training runs.
   if (q.max_epochs < 1 || q.max_epochs > kMostEpochs)
-    throw InputError("", 0, "--max-epochs", fmt::format("must be from 1 to {:g}", kMostEpochs));
+    throw InputError("", 0, "--max-epochs", fmt::format("must be from 1 to {}", kMostEpochs));
   if (q.gpus_per_node < 0) throw InputError("", 0, "--gpus-per-node", "must be >= 1 (0: from the samples)");
 }
 

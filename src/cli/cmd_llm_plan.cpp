@@ -402,17 +402,22 @@ void run_plan(PlanArgs a) {
   // than the headroom it leaves, so a near-tie that keeps far more free is worth a word.
   const bool by_time = outcome.minimises_time();
   auto objective_of = [&](const plan::LlmCandidate& x) { return by_time ? x.train_s : x.gpu_hours; };
-  for (size_t i = 1; i < r.top.size(); ++i) {
+  const bool at_the_edge = c.headroom_bytes < 0.1 * hw.gpu.capacity_bytes();
+  double ahead_headroom = c.headroom_bytes;  // the most any configuration ranked above `alt` keeps free
+  for (size_t i = 1; at_the_edge && i < r.top.size(); ++i) {
     const auto& alt = r.top[i];
     const double behind = objective_of(alt) / objective_of(c) - 1;
-    if (behind <= 0.01 && alt.headroom_bytes >= 2 * c.headroom_bytes && alt.headroom_bytes - c.headroom_bytes >= 5 * kGiB) {
+    if (behind > 0.01) break;
+    // The least reserve that rules out every configuration ranked above it, so that it is chosen.
+    const double reserve_gib = std::ceil(ahead_headroom / kGiB + 0.01);
+    if (alt.headroom_bytes >= 2 * c.headroom_bytes && alt.headroom_bytes - c.headroom_bytes >= 5 * kGiB &&
+        reserve_gib * kGiB <= alt.headroom_bytes) {
       std::cout << fmt::format("note: rank {} is {:.1f}% behind and keeps {:.1f} GiB free against {:.1f} GiB; the memory "
-                               "model misses measured peaks by about 10% (docs/LLM.md), so --reserve-gib {:g} would "
-                               "rule the chosen one out\n",
-                               i + 1, 100 * behind, alt.headroom_bytes / kGiB, c.headroom_bytes / kGiB,
-                               std::ceil((c.headroom_bytes + a.options.memory_reserve_bytes) / kGiB + 0.01));
+                               "model misses measured peaks by about 10% (docs/LLM.md): --reserve-gib {:g} chooses it\n",
+                               i + 1, 100 * behind, alt.headroom_bytes / kGiB, c.headroom_bytes / kGiB, reserve_gib);
       break;
     }
+    ahead_headroom = std::max(ahead_headroom, alt.headroom_bytes);
   }
   if (a.breakdown) print_llm_time_breakdown(breakdowns(outcome), "rank");
   if (a.options.frontier) print_frontier(r.frontier, price);

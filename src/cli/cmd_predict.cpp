@@ -63,8 +63,8 @@ void print_measured(const app::Prediction& p, double epochs) {
                                 where(m.metric_inside)));
   std::cout << fmt::format("measured at this configuration: {}\n", fmt::join(parts, "; "));
   if (m.time_inside == false || m.metric_inside == false)
-    std::cout << "  the models miss this configuration's own trial: trust the measurement here (plan holds the "
-                 "metric it plans on to the trials; uncertainty/measured_bounds.h)\n";
+    std::cout << "  the models miss this configuration's own trial: trust the measurement here" <<
+        (m.metric_inside == false ? " (plan holds the metric it plans on to the trials, docs/PLANNING.md)" : "") << "\n";
 }
 
 void run_predict(const PredictArgs& a) {

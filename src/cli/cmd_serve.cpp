@@ -147,11 +147,11 @@ void setup(CLI::App& root) {
                       "Time a client has to send a request's line and headers (from their first byte) and to take "
                       "an answer; past it: 408 and the connection closes [default: 10]");
   limits->add_option("--max-concurrent", l.max_concurrent,
-                     "Requests with samples (/fit; /predict, /plan with samples_csv or samples_path) computing at "
-                     "once (default: the cores, at least 2)")
+                     "Requests computing at once, in each of two pools: those that bring samples (/fit; /predict, "
+                     "/plan with samples_csv or samples_path) and those on fitted ids (default: the cores, at least 2)")
       ->capture_default_str();
   limits->add_option("--max-queue", l.max_queue,
-                     "Requests with samples waiting for a slot; past it: 503 with Retry-After")
+                     "Requests waiting for a slot, in each pool; past it: 503 with Retry-After")
       ->capture_default_str();
   limits->add_option("--max-fits", l.max_fits, "Fitted sample sets (ids) held; a /fit past it: 503")
       ->capture_default_str();

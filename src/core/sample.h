@@ -24,6 +24,10 @@ inline bool metric_better(double a, double b, MetricDirection d) {
 }
 
 
+// The most epochs a query, a plan or a training log may name: no training
+// runs longer, and every scan over epochs stays bounded.
+inline constexpr int kMostEpochs = 1000000;
+
 struct Sample {
   double batch = 0;          // per-worker batch size
   int workers = 0;           // data-parallel workers (GPUs or processes)

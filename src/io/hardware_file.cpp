@@ -99,6 +99,17 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   if (present("mem_GB") && !present("mem_reported_GiB")) g.memory_reported_gib = 0;
   figure("mem_GB", g.memory_gb, false, true);
   figure("mem_reported_GiB", g.memory_reported_gib, false, true);
+  // What a driver reports lies within a few per cent of the datasheet's figure read as GiB (HBM's
+  // binary stacks) and above it read as 10^9 bytes less an ECC share: far outside, it is in other
+  // units (MiB), and every layout would fit.
+  if (g.memory_reported_gib > 0 && g.memory_gb > 0) {
+    const double lo = 0.85 * g.memory_gb * 1e9 / (1024.0 * 1024 * 1024), hi = 1.01 * g.memory_gb;
+    if (g.memory_reported_gib < lo || g.memory_reported_gib > hi)
+      t.fail(row, present("mem_reported_GiB") ? "mem_reported_GiB" : "mem_GB",
+             fmt::format("{:g} GiB reported for a card of {:g} GB: expected {:.1f} to {:.1f} GiB (a figure in MiB? "
+                         "divide it by 1024)",
+                         g.memory_reported_gib, g.memory_gb, lo, hi));
+  }
   figure("mem_bw_GBps", g.memory_bandwidth_gbps, true, true);
   // bf16 runs at the fp16 tensor peak on every GPU that has it (docs/HARDWARE.md): a file that
   // restates one of the two over a base restates both, or the base's other figure would stay.

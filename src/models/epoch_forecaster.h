@@ -133,7 +133,9 @@ class EpochForecaster {
   // per epoch, where scoring every earlier fit at every new best made the
   // whole run's work grow as the cube of its length. Runs shorter than this
   // are untouched.
-  static constexpr size_t kMostFits = 256, kMostOwnErrors = 8192;
+  // (A run that improves every epoch adds as many errors as fits kept: the
+  // errors' cap is past 256 · 257 / 2, so that it too leaves such runs whole.)
+  static constexpr size_t kMostFits = 256, kMostOwnErrors = 40000;
   // Past this many epochs a fit sees the newest half whole and the older
   // ones thinned evenly to the other half (fit_ensemble).
   static constexpr size_t kMostFitPoints = 512;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "core/error.h"
 #include "plan/launch_spec.h"
@@ -59,7 +60,7 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   if (l.precision == Precision::kBf16 || l.precision == Precision::kAmpFp32Master) a.push_back("--bf16");
   if (l.precision == Precision::kFp8) a.push_back("--bf16 --fp8-format hybrid --transformer-impl transformer_engine");
   // The kernel the plan priced; context parallelism runs on fused kernels only.
-  a.push_back(l.flash_attention || l.cp > 1 ? "--attention-backend flash" : "--attention-backend unfused");
+  a.push_back(l.fused_attention() ? "--attention-backend flash" : "--attention-backend unfused");
   if (!l.dropout) a.push_back("--attention-dropout 0 --hidden-dropout 0");
   if (l.fp32_residual) a.push_back("--fp32-residual-connection");
   if (l.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
@@ -81,16 +82,21 @@ std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout
   out += "# For a Megatron-LM recent enough to have --attention-backend and --num-virtual-stages-per-pipeline-rank\n"
          "# (megatron/training/arguments.py), with Transformer Engine; run from the Megatron-LM folder, or give\n"
          "# --script its path.\n";
-  if (s.encoder && o.script == "pretrain_gpt.py")
+  if (s.encoder && std::filesystem::path(o.script).filename() == "pretrain_gpt.py")
     out += fmt::format("# {} is a bidirectional encoder: pretrain_gpt.py trains a causal GPT of its shape (the same\n"
                        "# costs); Megatron-LM trains BERT with pretrain_bert.py, whose arguments differ.\n",
                        s.name);
   out += "# DATA_ARGS must hold your data, tokenizer, optimizer and checkpoint arguments, e.g.\n"
          "#   DATA_ARGS=\"--data-path ... --tokenizer-type ... --lr 3e-4 --save ckpt --load ckpt --save-interval 1000\"\n"
          "# (Megatron-LM needs a learning rate; without checkpoints a job stopped at its time limit loses all).\n";
-  out += ": \"${DATA_ARGS:?set DATA_ARGS to your data, tokenizer, optimizer and checkpoint arguments}\"\n";
   return out;
 }
+
+// Stops the launch, saying why, when DATA_ARGS is unset or empty: a script
+// exits there; pasted into a terminal, the `&&` that follows it keeps the
+// launch from running.
+constexpr const char* kDataArgsCheck =
+    ": \"${DATA_ARGS:?export DATA_ARGS with your data, tokenizer, optimizer and checkpoint arguments}\"";
 
 }  // namespace
 
@@ -101,9 +107,12 @@ std::string megatron_torchrun_command(const TransformerSpec& s, const ParallelLa
     out += fmt::format("# Run on each of the {} nodes with MASTER_ADDR and MASTER_PORT (the first node's address and a\n"
                        "# free port) and NODE_RANK (0 to {}) set.\n",
                        n.nodes, n.nodes - 1);
+  out += std::string(kDataArgsCheck) + " &&\n";
   out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
   out += fmt::format("torchrun --nnodes {} --nproc-per-node {}", n.nodes, n.per_node);
-  if (n.nodes > 1) out += " --node-rank $NODE_RANK --master-addr $MASTER_ADDR --master-port $MASTER_PORT";
+  if (n.nodes > 1)
+    out += " --node-rank \"${NODE_RANK:?set NODE_RANK}\" --master-addr \"${MASTER_ADDR:?set MASTER_ADDR}\""
+           " --master-port \"${MASTER_PORT:?set MASTER_PORT}\"";
   out += " " + profile::shell_word(o.script) + megatron_args(s, l, o) + "\n";
   return out;
 }
@@ -119,6 +128,7 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   if (n.per_node >= o.gpus_per_node) out += "#SBATCH --exclusive\n";
   if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(o.time_limit_s));
   out += note(s, l, n, o);
+  out += std::string(kDataArgsCheck) + "\n";
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   out += "export MASTER_PORT=6000\n";
   out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";

@@ -114,7 +114,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     throw InputError("", 0, "global_batch", fmt::format("must be an integer from 1 to {}", kMostSequences));
   if (o.max_gpus < 1) throw InputError("", 0, "max_gpus", "must be an integer >= 1");
   if (o.min_gpus < 1 || o.min_gpus > o.max_gpus)
-    throw InputError("", 0, "min_gpus", fmt::format("must be an integer from 1 to max_gpus ({})", o.max_gpus));
+    throw InputError("", 0, "min_gpus", fmt::format("must be an integer from 1 to the most GPUs ({})", o.max_gpus));
   if (o.max_cp < 1) throw InputError("", 0, "max_cp", "must be an integer >= 1");
   if (o.gpus_per_node < 0) throw InputError("", 0, "gpus_per_node", "must be >= 0 (0: the hardware's)");
   if (o.top_k < 1) throw InputError("", 0, "top_k", "must be an integer >= 1");
@@ -197,7 +197,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     for (long cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)  // long: 2^30 doubled overflows an int
       if (s.seq % (2 * cp) == 0) cps.push_back(int(cp));
   const auto splits = pipeline_splits(s.layers, o.max_gpus, o.uneven_end_stages);
-  if (o.max_gpus > per_node && o.max_gpus % per_node != 0)
+  if (o.max_gpus > per_node && o.max_gpus % per_node != 0 && o.min_gpus < o.max_gpus)
     res.notes.push_back(fmt::format("up to {} GPUs: past one node a layout takes whole nodes of {} GPUs (a launcher "
                                     "starts as many ranks on every node), so {} at most; --gpus-per-node sets the node",
                                     o.max_gpus, per_node, std::max(per_node, o.max_gpus / per_node * per_node)));
@@ -224,7 +224,8 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
               for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
                 for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
                   l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
-                  l.flash_attention = o.flash_attention || cp > 1;
+                  l.flash_attention = o.flash_attention;
+                  l.flash_attention = l.fused_attention();
                   l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
                   l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
                   l.tp_comm_overlap = o.overlap && tp > 1;

@@ -34,7 +34,7 @@ LogFollower::LogFollower(int fd, int pid, LogFollowerOptions o) : fd_(fd), pid_(
 
 LogFollower::LogFollower(LogFollower&& o) noexcept
     : fd_(o.fd_), pid_(o.pid_), o_(o.o_), path_(std::move(o.path_)), buf_(std::move(o.buf_)),
-      tail_(std::move(o.tail_)), line_no_(o.line_no_), exit_code_(o.exit_code_),
+      scanned_(o.scanned_), skipping_(o.skipping_), tail_(std::move(o.tail_)), line_no_(o.line_no_), exit_code_(o.exit_code_),
       eof_(o.eof_), stall_reported_(o.stall_reported_), pending_restart_(o.pending_restart_), last_byte_(o.last_byte_) {
   o.fd_ = -1, o.pid_ = -1;
 }

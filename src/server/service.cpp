@@ -327,9 +327,9 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool) {
     if (waiting_[p] >= limits_.max_queue)
       throw RequestError(503, "",
                          fmt::format("busy: {} requests {} are computing and {} are waiting, the server's "
-                                     "limits (trainplan serve --max-concurrent, --max-queue); retry later",
+                                     "limits (trainplan serve --max-concurrent, --max-queue); retry later{}",
                                      computing_[p], pool == Pool::kById ? "on fitted ids" : "with samples",
-                                     waiting_[p]),
+                                     waiting_[p], pool == Pool::kById ? "" : ", or use an id from /fit (its own pool)"),
                          1);
     ++waiting_[p];
     struct Unwait {
@@ -537,6 +537,14 @@ json Service::fit_request(const json& req) {
              get_string(req, "metric_model", ""));
 }
 
+// A request on fitted samples computes too (a prediction far out, a plan, a
+// model not fitted yet): it takes a slot of the ids' pool, so that no number
+// of them holds more cores than the limits give. Taken once the id's lock is
+// held: requests waiting on one busy id then hold no slot, and other ids run.
+void Service::take_id_slot(std::unique_ptr<Slot>& slot) {
+  if (!slot) slot = take_slot(Pool::kById);
+}
+
 std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_ptr<Slot>& slot) {
   if (const json* id = find(req, "id")) {
     if (find(req, "samples_csv") || find(req, "samples_path"))
@@ -551,10 +559,6 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
                                                   quoted_prefix(id->get<std::string>())));
       e = it->second;
     }
-    // A request on fitted samples computes too (a prediction far out, a
-    // plan, a model not fitted yet): it takes a slot like any other, so that
-    // no number of them can hold more cores than the limits give.
-    if (!slot) slot = take_slot(Pool::kById);
     return e;
   }
   if (!find(req, "samples_csv") && !find(req, "samples_path"))
@@ -603,6 +607,7 @@ json Service::predict_request(const json& req) {
   auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
   auto lock = lock_within_scope(e->mu);
+  take_id_slot(slot);
   json j = to_json(app::predict(e->src, q));
   // The packing's reason names the CLI's options; an answer names fields.
   if (auto* from = j["config"].contains("nodes_from") ? &j["config"]["nodes_from"] : nullptr; from && from->is_string())
@@ -661,6 +666,7 @@ json Service::plan_request(const json& req) {
                                    "lower max_workers or give fewer batches",
                                    cells, space.batches.size(), space.max_workers, limits_.max_plan_cells));
   auto lock = lock_within_scope(e->mu);
+  take_id_slot(slot);
   return to_json(app::make_plan(e->src, q), e->label);
 }
 
@@ -693,6 +699,7 @@ json Service::curves_request(const json& req) {
   auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
   auto lock = lock_within_scope(e->mu);
+  take_id_slot(slot);
   return app::curves(e->src, q, e->label);
 }
 
@@ -830,8 +837,12 @@ Response Service::llm_plan_request(const json& req) {
     throw RequestError(400, field, field + " " + e.message());
   }
   json j = app::to_json(out);
+  // The planner's sentences name the CLI's options; an answer names fields.
+  for (auto& n : j["notes"]) n = api_wording(n.get<std::string>());
+  if (j.contains("explanation")) j["explanation"] = api_wording(j["explanation"].get<std::string>());
   // Nothing qualifies: 422 as the plan's own, with the search's answer (the closest configuration) beside the reason.
-  if (out.result.top.empty()) return {422, {{"error", out.result.failing + ": " + out.result.explanation}, {"plan", j}}};
+  if (out.result.top.empty())
+    return {422, {{"error", api_wording(out.result.failing + ": " + out.result.explanation)}, {"plan", j}}};
   return {200, j};
 }
 

@@ -32,9 +32,11 @@
 //
 // Thread-safe. Requests that bring samples (/fit; /predict and /plan with
 // samples_csv or samples_path) compute at most Limits::max_concurrent at a
-// time, up to Limits::max_queue more waiting; requests on one id run one at a
-// time (its models are fitted lazily and cached); requests on different ids
-// run in parallel. Every POST runs under a CancelScope (core/cancel.h): it is
+// time, up to Limits::max_queue more waiting; requests on fitted ids have a
+// pool of the same size of their own (so at most twice max_concurrent fits
+// run at once); requests on one id run one at a time (its models are fitted
+// lazily and cached), and take their slot once they hold the id, so that
+// requests on different ids run in parallel. Every POST runs under a CancelScope (core/cancel.h): it is
 // abandoned at its time limit or on stop().
 #pragma once
 #include <atomic>
@@ -66,8 +68,8 @@ struct Limits {
   // A request's head (line and headers) from its first byte, and the taking
   // of an answer: past it 408 and the connection closes (deadline_server.h).
   double head_timeout_s = 10;
-  int max_concurrent = 2;                   // requests with samples computing at once
-  int max_queue = 16;                       // requests with samples waiting for a slot: past it 503
+  int max_concurrent = 2;                   // requests computing at once, in each of the two pools (samples, ids)
+  int max_queue = 16;                       // requests waiting for a slot, in each pool: past it 503
   int max_fits = 64;                        // fitted sample sets held: a /fit past it 503
   long max_plan_cells = 1L << 20;           // (batch, workers) cells one /plan may search: past it 422
   int threads = 64;                         // HTTP connections served at once (http_server.h)
@@ -156,6 +158,8 @@ class Service {
                                                                    std::unique_ptr<Slot>& slot);
   // Waits for a slot of `pool` until the request's CancelScope ends; throws when its line is full.
   std::unique_ptr<Slot> take_slot(Pool pool = Pool::kSamples);
+  // A slot of the ids' pool unless `slot` holds one (a request that brought its samples).
+  void take_id_slot(std::unique_ptr<Slot>& slot);
   void check_room_for_fit() const;
 
   std::string default_model_;

@@ -96,6 +96,10 @@ struct ParallelLayout {
   int gpus() const { return tp * cp * pp * dp; }
   // Whether the end stages' layers are given rather than the even share.
   bool uneven() const { return pp > 1 && (first_stage_layers > 0 || last_stage_layers > 0); }
+  // Whether Megatron-Core runs this layout's attention on fused kernels:
+  // asked for (flash_attention), or context parallelism, which runs on
+  // nothing else (Transformer Engine refuses the unfused kernel with it).
+  bool fused_attention() const { return flash_attention || cp > 1; }
   // Micro-batches per replica per iteration: global_batch / (micro_batch·dp).
   int micro_batches() const { return global_batch / (micro_batch * dp); }
 };

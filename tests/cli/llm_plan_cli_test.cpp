@@ -183,12 +183,19 @@ TEST(LlmPlanCli, ANearTieWithMoreRoomIsSaid) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const size_t at = r.out.find("note: rank ");
   ASSERT_NE(at, std::string::npos) << r.out;
+  const int rank = std::stoi(r.out.substr(at + 11));
   const size_t flag = r.out.find("--reserve-gib ", at);
   ASSERT_NE(flag, std::string::npos) << r.out;
   const double reserve = std::stod(r.out.substr(flag + 14));
-  const auto before = nlohmann::json::parse(tptest::run_cli(base + "--json").out);
+  const auto before = nlohmann::json::parse(tptest::run_cli(base + "--json --top 20").out);
+  ASSERT_GE(before["top"].size(), size_t(rank));
+  const auto& named = before["top"][rank - 1];
   const auto after =
       nlohmann::json::parse(tptest::run_cli(base + "--json --reserve-gib " + fmt::format("{:g}", reserve)).out);
+  // The reserve suggested chooses the configuration the note names, within 1% of the first choice.
+  for (const char* k : {"tp", "pp", "virtual_stages", "dp", "micro_batch", "recompute", "sequence_parallel",
+                        "distributed_optimizer"})
+    EXPECT_EQ(after["chosen"][k], named[k]) << k << ": " << after["chosen"] << " against " << named;
   EXPECT_GT(after["chosen"]["headroom_gib"].get<double>(), before["chosen"]["headroom_gib"].get<double>());
   EXPECT_LE(after["chosen"]["gpu_hours"].get<double>(), 1.01 * before["chosen"]["gpu_hours"].get<double>());
 }

@@ -159,7 +159,6 @@ TEST(HardwareFile, AnFp8PeakBelowThe16BitPeakIsRefused) {
   EXPECT_NO_THROW(io::read_hardware_file(tptest::write_file(d / "none.csv", "name,base,fp8_tflops\nnofp8,h100,0\n")));
 }
 
-// A link's bandwidth restated over a base no longer carries the base's link name.
 // The memory the transformer verbs plan on: the reported capacity where
 // measured (the catalog's H100), else the datasheet's GB as 10^9 bytes; a
 // file's own, or none once it restates the base's memory.
@@ -177,8 +176,18 @@ TEST(HardwareFile, TheReportedMemoryIsPlannedOnWhereGiven) {
   EXPECT_DOUBLE_EQ(restated.gpu.capacity_bytes(), 94e9) << "the base's reported 79.65 GiB is another card's";
   EXPECT_THROW(io::read_hardware_file(tptest::write_file(d / "z.csv", "name,base,mem_reported_GiB\nmine,h100,0\n")),
                InputError);
+  // A MiB figure in the GiB column would make every layout fit: refused, naming the column.
+  const auto mib = tptest::write_file(d / "m.csv", "name,base,mem_reported_GiB\nmine,h100,81559\n");
+  try {
+    io::read_hardware_file(mib);
+    ADD_FAILURE() << "81559 GiB for an 80 GB card was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "mem_reported_GiB");
+    EXPECT_EQ(e.line(), 2);
+  }
 }
 
+// A link's bandwidth restated over a base no longer carries the base's link name.
 TEST(HardwareFile, ARestatedBandwidthDropsTheBasesLinkName) {
   auto d = tptest::temp_dir("hwlink");
   auto h = io::read_hardware_file(tptest::write_file(d / "eth.csv", "name,base,inter_node_bw_GBps\nx,a100-40gb,12.5\n"));

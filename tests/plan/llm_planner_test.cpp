@@ -56,7 +56,8 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
                   l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
                   l.global_batch = o.global_batch, l.recompute = rc, l.sequence_parallel = sp;
                   l.distributed_optimizer = dist, l.precision = o.precision;
-                  l.flash_attention = o.flash_attention || cp > 1;  // context parallelism on fused kernels only
+                  l.flash_attention = o.flash_attention;
+                  l.flash_attention = l.fused_attention();  // context parallelism on fused kernels only
                   // Uneven: the embedding and the loss counted as a layer
                   // each in pp·vpp chunks of layers + 2, where that differs
                   // from the even split.

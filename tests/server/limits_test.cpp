@@ -273,7 +273,8 @@ TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
   s.service.stop();
   for (auto& t : ts) t.join();
   EXPECT_EQ(status[0], 503);
-  EXPECT_EQ(status[1], 503);
+  // The second got the id as the first gave it up: answered, or stopped on its way.
+  EXPECT_TRUE(status[1] == 200 || status[1] == 503) << status[1];
 }
 
 // Requests on fitted ids are bounded as those with samples are: past their
@@ -285,29 +286,40 @@ TEST(ServerLimits, RequestsOnFittedIdsHaveSlotsAndALineOfTheirOwn) {
   Running s(l);
   int st = 0;
   // Many rows fitted fast; choosing a model for them ("auto") takes long.
-  const json id = s.post("/fit", quick_fit(tpserver::spread_rows_csv(10000)), &st)["id"];
+  const json slow_id = s.post("/fit", quick_fit(tpserver::spread_rows_csv(10000)), &st)["id"];
   ASSERT_EQ(st, 200);
-  std::vector<int> status(1);
+  const json other_id = s.post("/fit", quick_fit(many_rows_csv(40)), &st)["id"];
+  ASSERT_EQ(st, 200);
+  std::vector<int> status(2);
   std::vector<std::thread> ts;
   StopAndJoin finally{s, ts};
   ts.emplace_back([&] {
-    s.post("/predict", json{{"id", id}, {"model", "auto"}, {"batch", 32}, {"workers", 2}}, &status[0]);
+    s.post("/predict", json{{"id", slow_id}, {"model", "auto"}, {"batch", 32}, {"workers", 2}}, &status[0]);
   });
+  auto by_id = [&](const char* what) { return s.get("/health", &st)["by_id"][what].get<int>(); };
   bool computing = false;
   for (int i = 0; i < 500 && !computing; ++i) {
-    computing = s.get("/health", &st)["by_id"]["computing"] == 1;
+    computing = by_id("computing") == 1;
     if (!computing) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_TRUE(computing);
-  json busy = s.post("/predict", json{{"id", id}, {"batch", 32}, {"workers", 2}}, &st);
+  // A second request on the busy id waits for the id, holding no slot.
+  ts.emplace_back([&] { s.post("/predict", json{{"id", slow_id}, {"batch", 32}, {"workers", 2}}, &status[1]); });
+  ASSERT_TRUE(s.wait_in_flight(2));
+  EXPECT_EQ(by_id("computing"), 1);
+  EXPECT_EQ(by_id("waiting"), 0);
+  // Another id finds the ids' one slot taken and no room in line: 503.
+  json busy = s.post("/predict", json{{"id", other_id}, {"batch", 32}, {"workers", 2}}, &st);
   EXPECT_EQ(st, 503) << busy.dump();
   EXPECT_NE(busy["error"].get<std::string>().find("on fitted ids"), std::string::npos) << busy.dump();
   EXPECT_EQ(s.get("/health", &st)["computing"], 1);
+  // The samples' pool is apart: a fit still runs.
   json fresh = s.post("/fit", quick_fit(many_rows_csv(40)), &st);
   EXPECT_EQ(st, 200) << fresh.dump();
   s.service.stop();
   for (auto& t : ts) t.join();
   EXPECT_EQ(status[0], 503);
+  EXPECT_EQ(status[1], 503);
 }
 
 // Errors name the request's fields, never the CLI's options.
