@@ -146,12 +146,15 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   };
   Sample asked;
   asked.batch = q.batch, asked.workers = q.workers, asked.nodes = r.nodes;
-  for (const auto& x : models::distinct_time_configs(s).samples)
-    if (models::time_config_key(x) == models::time_config_key(asked)) {
-      r.measured.epoch_time_s = x.epoch_time_s;
-      if (x.time_spread && *x.time_spread > 0) r.measured.time_spread = x.time_spread;
-      r.measured.time_inside = inside(r.time_interval, x.epoch_time_s);
-    }
+  // Only this configuration's rows, pooled as the time models pool them.
+  SampleSet here;
+  for (const auto& x : s.samples)
+    if (models::time_config_key(x) == models::time_config_key(asked)) here.samples.push_back(x);
+  for (const auto& x : models::distinct_time_configs(here).samples) {
+    r.measured.epoch_time_s = x.epoch_time_s;
+    if (x.time_spread && *x.time_spread > 0) r.measured.time_spread = x.time_spread;
+    r.measured.time_inside = inside(r.time_interval, x.epoch_time_s);
+  }
   if (want_metric) {
     note(progress.fitting, fmt::format("fitting {} and {} held-out copies...", r.metric_model, r.metric_folds));
     auto mm = src.conformal_metric(r.metric_model, cp);

@@ -205,6 +205,10 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;
     for (int cp : cps) {
       if (long(tp) * cp > o.max_gpus) continue;
+      // Per cp, not per layout: the attention kernel follows from it.
+      l.cp = cp;
+      l.flash_attention = o.flash_attention;
+      l.flash_attention = l.fused_attention();
       for (const PipelineSplit& split : splits) {
         const int pp = split.pp, vpp = split.virtual_stages;
         if (pp > o.max_gpus / (tp * cp)) break;
@@ -224,8 +228,6 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
               for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
                 for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
                   l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
-                  l.flash_attention = o.flash_attention;
-                  l.flash_attention = l.fused_attention();
                   l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
                   l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
                   l.tp_comm_overlap = o.overlap && tp > 1;

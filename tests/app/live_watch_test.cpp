@@ -12,6 +12,14 @@ namespace {
 using trainplan::app::WatchOptions;
 using trainplan::app::LiveWatch;
 
+// A watch for `target`, its warnings naming `source`.
+WatchOptions watching(double target, const char* source = "log") {
+  WatchOptions o;
+  o.target = target;
+  o.source = source;
+  return o;
+}
+
 std::string epoch_line(int k, double metric, const char* name = "accuracy") {
   return fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":10,"metric":{},"metric_name":"{}"}})", k, metric,
                      name);
@@ -54,10 +62,7 @@ TEST(LiveWatch, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
 // epochs after it are read on (taken, it would make every later epoch "not
 // follow" it).
 TEST(LiveWatch, AnEpochPastAnyRunIsSkipped) {
-  WatchOptions o;
-  o.target = 0.9;
-  o.source = "job.log";
-  LiveWatch s(o);
+  LiveWatch s(watching(0.9, "job.log"));
   long n = 0;
   for (int k = 1; k <= 3; ++k) ASSERT_EQ((*s.feed(epoch_line(k, 0.5 + 0.1 * k), ++n))["event"], "forecast");
   auto w = s.feed(R"({"event":"epoch","epoch":1e300,"epoch_time_s":2,"metric":0.9})", ++n);
@@ -118,10 +123,7 @@ TEST(LiveWatch, TextHasABarOnlyWhenAsked) {
 // news, so no update. A training trial's done line still reports its last forecast, or that it saw
 // no metric.
 TEST(LiveWatch, ATimeTrialsDoneLinesAreNotNews) {
-  WatchOptions o;
-  o.target = 0.9;
-  o.source = "s.db.live";
-  LiveWatch s(o);
+  LiveWatch s(watching(0.9, "s.db.live"));
   long n = 0;
   ASSERT_TRUE(s.feed(R"({"event":"trial_start","batch":32,"workers":1,"epochs":0})", ++n));
   EXPECT_FALSE(s.feed(R"({"event":"step_timing"})", ++n));

@@ -20,13 +20,18 @@ using trainplan::profile::LogFollower;
 using trainplan::profile::LogFollowerOptions;
 using Status = LogFollower::Status;
 
+// Polled fast and stalled soon, so that a test waits little.
+LogFollowerOptions quick(double stall_s = 0.3) {
+  LogFollowerOptions o;
+  o.poll_s = 0.02;
+  o.stall_s = stall_s;
+  return o;
+}
+
 TEST(LogFollower, FileLinesThenStallWhenItStopsGrowing) {
   auto dir = tptest::temp_dir("follow");
   const auto path = tptest::write_file(dir / "log", "a\nb\n");
-  LogFollowerOptions o;
-  o.poll_s = 0.02;
-  o.stall_s = 0.3;
-  auto f = LogFollower::file(path, o);
+  auto f = LogFollower::file(path, quick());
   std::string line;
   ASSERT_EQ(f.next(line), Status::kLine);
   EXPECT_EQ(line, "a");
@@ -48,10 +53,7 @@ TEST(LogFollower, ALineTooLongIsSkippedNotKept) {
   auto dir = tptest::temp_dir("follow");
   const std::string huge(3 * LogFollower::kMostLineBytes + 17, 'x');
   const auto path = tptest::write_file(dir / "log", "a\n" + huge + "\nb\n" + huge);
-  LogFollowerOptions o;
-  o.poll_s = 0.02;
-  o.stall_s = 0.3;
-  auto f = LogFollower::file(path, o);
+  auto f = LogFollower::file(path, quick());
   std::string line;
   ASSERT_EQ(f.next(line), Status::kLine);
   EXPECT_EQ(line, "a");
@@ -171,10 +173,7 @@ struct FollowedFile {
 FollowedFile followed_to_end(const std::string& name, const std::string& first) {
   const auto path = tptest::temp_dir(name) / "log";
   tptest::write_file(path, first);
-  LogFollowerOptions o;
-  o.poll_s = 0.02;
-  o.stall_s = 0.2;
-  FollowedFile ff{path, LogFollower::file(path.string(), o), {}};
+  FollowedFile ff{path, LogFollower::file(path.string(), quick(0.2)), {}};
   ff.lines = lines_until_quiet(ff.follower);
   return ff;
 }

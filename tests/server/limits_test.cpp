@@ -45,6 +45,14 @@ struct StopAndJoin {
   }
 };
 
+// One slot in each pool and a line of `queue`: the limits fill at once.
+Limits one_slot(int queue) {
+  Limits l;
+  l.max_concurrent = 1;
+  l.max_queue = queue;
+  return l;
+}
+
 bool healthy(Running& s) {
   int st = 0;
   return s.get("/health", &st)["status"] == "ok" && st == 200;
@@ -242,10 +250,7 @@ TEST(ServerLimits, HealthAnswersWhileHeavyRequestsCompute) {
 }
 
 TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
-  Limits l;
-  l.max_concurrent = 1;
-  l.max_queue = 1;
-  Running s(l);
+  Running s(one_slot(1));
   int fitted = 0;
   const json id = s.post("/fit", quick_fit(many_rows_csv(40)), &fitted)["id"];
   ASSERT_EQ(fitted, 200);
@@ -279,10 +284,7 @@ TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
 // Requests on fitted ids are bounded as those with samples are: past their
 // slots and line, 503, whatever their number; the samples' pool still answers.
 TEST(ServerLimits, RequestsOnFittedIdsHaveSlotsAndALineOfTheirOwn) {
-  Limits l;
-  l.max_concurrent = 1;
-  l.max_queue = 0;
-  Running s(l);
+  Running s(one_slot(0));
   int st = 0;
   // Many rows fitted fast; choosing a model for them ("auto") takes long.
   const json slow_id = s.post("/fit", quick_fit(tpserver::spread_rows_csv(10000)), &st)["id"];
