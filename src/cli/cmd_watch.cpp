@@ -146,6 +146,8 @@ void run_follow(const WatchArgs& a) {
   }
   auto follower = log.empty() ? profile::LogFollower::command(a.cmd, fo) : profile::LogFollower::file(log, fo);
   const bool tty = !a.json_out && isatty(STDOUT_FILENO);
+  if (follower.waiting_for_file())
+    std::cerr << fmt::format("waiting for {} to be created (stalled after {:g} s without it: --stall)\n", log, a.stall_s);
   std::string line;
   for (;;) {
     const auto st = follower.next(line);
@@ -169,6 +171,8 @@ void run_follow(const WatchArgs& a) {
     }
     if (st == profile::LogFollower::Status::kStalled) {
       print(live.stalled(follower.quiet_s(), follower.line_number()), a.json_out, tty);
+      if (follower.waiting_for_file())
+        std::cerr << fmt::format("{} was never created: is the job writing its log elsewhere?\n", log);
       // A log we only read cannot be waited on forever; a job we run ends when it ends.
       if (!log.empty()) std::exit(kExitFailure);
       continue;

@@ -74,7 +74,8 @@ void LogFollower::terminate() {
 
 LogFollower LogFollower::file(const std::string& path, LogFollowerOptions o) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path, 0, "--log", std::string("cannot open: ") + std::strerror(errno));
+  // Not there yet: a watch is often started before the job writes its first line.
+  if (fd < 0 && errno != ENOENT) throw InputError(path, 0, "--log", std::string("cannot open: ") + std::strerror(errno));
   LogFollower f(fd, -1, o);
   f.path_ = path;
   return f;
@@ -255,6 +256,19 @@ LogFollower::Status LogFollower::next(std::string& line) {
           stall_reported_ = true;
           return Status::kStalled;
         }
+        continue;
+      }
+    }
+    if (pid_ <= 0 && fd_ < 0) {
+      fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0 && errno != ENOENT)
+        throw InputError(path_, 0, "--log", std::string("cannot open: ") + std::strerror(errno));
+      if (fd_ < 0) {
+        if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
+          stall_reported_ = true;
+          return Status::kStalled;
+        }
+        std::this_thread::sleep_for(std::chrono::duration<double>(o_.poll_s));
         continue;
       }
     }

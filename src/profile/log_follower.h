@@ -37,7 +37,9 @@ class LogFollower {
     kInterrupted,  // options.interrupted was set
   };
 
-  // Follows the file at `path`. Throws InputError(path, 0, "--log", ...) when it cannot be opened.
+  // Follows the file at `path`; one that does not exist yet is waited for (a
+  // stall, as for a quiet file, after stall_s). Throws InputError(path, 0,
+  // "--log", ...) when it exists and cannot be opened.
   static LogFollower file(const std::string& path, LogFollowerOptions o = {});
   // Runs `command` with /bin/sh -c in a process group of its own, stdin from
   // /dev/null, and follows its stdout (its stderr passes through). Throws
@@ -61,6 +63,7 @@ class LogFollower {
   // 128 + the signal that ended it); a file: -1 at once.
   int wait_for_exit();
   long line_number() const { return line_no_; }  // of the last line returned
+  bool waiting_for_file() const { return pid_ <= 0 && fd_ < 0; }  // a file not created yet
   // The command's exit status (128 + signal when killed) once kEnded; -1 before or for a file.
   int exit_code() const { return exit_code_; }
   double quiet_s() const;  // seconds since the last new byte

@@ -66,6 +66,18 @@ TEST(WatchCli, ALogWithoutDoneIsStalledNotFinished) {
   EXPECT_EQ(u["epoch"], 4);
 }
 
+TEST(WatchCli, ALogNeverCreatedIsStalledSayingSo) {
+  auto dir = tptest::temp_dir("watch_absent");
+  const auto path = (dir / "not-yet.log").string();
+  auto r = tptest::run_cli("watch --log " + path + " --target 0.93 --json --stall 0.5 --poll 0.05");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("waiting for " + path + " to be created"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("was never created"), std::string::npos) << r.err;
+  const auto ls = tptest::lines(r.out);
+  ASSERT_EQ(ls.size(), 1u) << r.out;
+  EXPECT_EQ(json::parse(ls[0])["event"], "stalled");
+}
+
 TEST(WatchCli, CmdReadsTheJobsStdoutAndTextHasNoBarOffATerminal) {
   auto dir = tptest::temp_dir("watch_cmd");
   const auto path = tptest::write_file(dir / "job.log", log_text(5, true));
@@ -166,9 +178,10 @@ TEST(WatchCli, TextLinesAreReportedOnceAndErrorRatesAreMinimised) {
 }
 
 TEST(WatchCli, BadOptionsNameTheOption) {
-  auto r = tptest::run_cli("watch --log /nonexistent.log --target 0.9");
+  // A path that cannot become a file (under a file, not a directory); a missing one is waited for.
+  auto r = tptest::run_cli("watch --log /etc/hostname/job.log --target 0.9");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("/nonexistent.log"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/etc/hostname/job.log"), std::string::npos) << r.err;
   r = tptest::run_cli("watch --cmd true --target 0.9 --method magic");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--method"), std::string::npos) << r.err;

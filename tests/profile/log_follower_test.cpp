@@ -107,8 +107,36 @@ TEST(LogFollower, QuietCommandIsStalled) {
   EXPECT_EQ(f.next(line), Status::kStalled);
 }
 
-TEST(LogFollower, MissingFileIsAnInputError) {
-  EXPECT_THROW(LogFollower::file("/nonexistent/trainplan.log"), trainplan::InputError);
+// A watch started before the job writes its log waits for the file, then reads it.
+TEST(LogFollower, AFileNotCreatedYetIsWaitedFor) {
+  auto dir = tptest::temp_dir("follow");
+  const auto path = (dir / "later.log").string();
+  auto f = LogFollower::file(path, quick(5));
+  EXPECT_TRUE(f.waiting_for_file());
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::ofstream(path) << "first\n";
+  });
+  std::string line;
+  const auto st = f.next(line);
+  writer.join();
+  ASSERT_EQ(st, Status::kLine);
+  EXPECT_EQ(line, "first");
+  EXPECT_FALSE(f.waiting_for_file());
+}
+
+TEST(LogFollower, AFileNeverCreatedIsStalled) {
+  auto f = LogFollower::file("/nonexistent/trainplan.log", quick());
+  std::string line;
+  EXPECT_EQ(f.next(line), Status::kStalled);
+  EXPECT_TRUE(f.waiting_for_file());
+}
+
+// One that exists and cannot be read is refused at once. Root reads any file, so a directory stands in.
+TEST(LogFollower, AnUnreadableLogIsAnInputError) {
+  auto dir = tptest::temp_dir("follow");
+  const auto blocked = tptest::write_file(dir / "not-a-dir", "x");
+  EXPECT_THROW(LogFollower::file(blocked + "/log"), trainplan::InputError);
 }
 
 // Whether process `pid` has ended (gone, or a zombie no one reaped yet).
