@@ -78,7 +78,7 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   // without dropout, the softmax output alone (both the softmax's backward
   // and the product with V read it). A fused kernel keeps instead one fp32
   // log-sum-exp per row and head (counted in 16-bit units, twice).
-  if (l.flash_attention) bytes += 2.0 * s.heads * q * l.micro_batch / t;
+  if (l.fused_attention()) bytes += 2.0 * s.heads * q * l.micro_batch / t;
   else if (l.recompute == Recompute::kNone)
     bytes += (l.dropout ? 5.0 : 2.0) * s.heads * q * s.seq * l.micro_batch / t;
   return scale * bytes;

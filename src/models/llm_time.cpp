@@ -112,7 +112,7 @@ class Costs {
     double qkv = h + 2.0 * s_.kv() * d;
     r.linear = linear(T, h, qkv / t) + linear(T, h / t, h) + linear(T, h, (s_.gated_mlp ? 2 : 1) * f / t) + linear(T, f / t, h);
     double heads = double(l_.micro_batch) * s_.heads / t;
-    if (l_.flash_attention) {
+    if (l_.fused_attention()) {
       // A fused kernel keeps the s x s scores on chip: its two products are
       // compute-bound, with no s^2 bytes through memory.
       double flops = 2 * 2.0 * queries_ * d * double(s_.seq) * heads;
@@ -122,7 +122,7 @@ class Costs {
     }
     // Twice the forward; the fused kernel's backward recomputes QK^T: 5
     // products' worth, not 4.
-    r.core_bwd = (l_.flash_attention ? 2.5 : 2.0) * r.core;
+    r.core_bwd = (l_.fused_attention() ? 2.5 : 2.0) * r.core;
     double sp = l_.sequence_parallel ? t : 1;
     // Element passes (a read or a write of every element): 2 LayerNorms x 2,
     // 2 fused bias-dropout-residual-adds x 3.5 (the input, the residual, the
@@ -143,7 +143,7 @@ class Costs {
     // Without dropout, the softmax's alone: 2 and 3.
     // A fused kernel keeps the scores on chip: no softmax pass through memory.
     const double scores = heads * queries_ * s_.seq * eb_;
-    r.mem_core = l_.flash_attention ? 0 : mem((l_.dropout ? 4.5 : 2) * scores);
+    r.mem_core = l_.fused_attention() ? 0 : mem((l_.dropout ? 4.5 : 2) * scores);
     if (l_.precision == Precision::kFp8) {
       // Transformer Engine casts each FP8 product's 16-bit input to FP8 and
       // writes its transpose for the weight gradient (a cast-transpose: 2
@@ -155,7 +155,7 @@ class Costs {
       r.mem_other += mem(4 * T * (h / t + f / t));
       r.mem_other_bwd += mem(4 * T * (qkv / t + h / sp + fc1_out + h / sp)) + 4 * p_.gemm.launch_s;
     }
-    r.mem_core_bwd = l_.flash_attention ? 0 : mem((l_.dropout ? 5.5 : 3) * scores) + p_.gemm.launch_s;
+    r.mem_core_bwd = l_.fused_attention() ? 0 : mem((l_.dropout ? 5.5 : 3) * scores) + p_.gemm.launch_s;
     double act = T * h * eb_;
     if (l_.sequence_parallel) {
       r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-gathers + 2 reduce-scatters

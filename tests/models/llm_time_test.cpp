@@ -6,6 +6,7 @@
 
 #include "io/csv.h"
 #include "models/gemm_time.h"
+#include "models/llm_memory.h"
 #include "models/llm_time.h"
 #include "structure/gpu_catalog.h"
 #include "test_util.h"
@@ -483,4 +484,25 @@ TEST(LlmTime, ContextParallelismSplitsTheSequence) {
   EXPECT_TRUE(check_layout(s, odd));
   EXPECT_EQ(check_layout(s, odd)->field, "cp");
   EXPECT_FALSE(check_layout(s, split));
+}
+
+// Context parallelism runs only on fused attention kernels (Transformer Engine
+// refuses the unfused one with it): a cp > 1 layout is priced fused whether or
+// not the row asked for flash attention, in time and in memory.
+TEST(LlmTime, ContextParallelismIsPricedOnFusedAttention) {
+  auto hw = *find_builtin_hardware("h100");
+  auto s = *find_transformer("llama3-8b");
+  auto l = layout(1, 1, 1, 1);
+  l.cp = 2, l.dropout = false;
+  auto asked = l;
+  asked.flash_attention = true;
+  const LlmTimeModel m(hw);
+  EXPECT_DOUBLE_EQ(m.predict(s, l).iteration, m.predict(s, asked).iteration);
+  const models::LlmMemoryModel memory;
+  EXPECT_DOUBLE_EQ(memory.predict(s, l).total(), memory.predict(s, asked).total());
+  auto one = l;
+  one.cp = 1;  // without context parallelism the request decides
+  auto one_fused = one;
+  one_fused.flash_attention = true;
+  EXPECT_NE(m.predict(s, one).iteration, m.predict(s, one_fused).iteration);
 }
