@@ -25,6 +25,7 @@
 #include "io/sample_csv.h"
 #include "models/registry.h"
 #include "plan/planner.h"
+#include "profile/profile_plan.h"
 #include "profile/samples_file.h"
 #include "structure/gpu_catalog.h"
 #include "structure/network_zoo.h"
@@ -117,6 +118,18 @@ double get_number(const json& req, const char* name, std::optional<double> def) 
   }
   if (!v->is_number()) throw RequestError(400, name, fmt::format("field '{}' must be a number", name));
   return v->get<double>();
+}
+
+// Seconds, as a number or as the CLI's durations ("90", "36h", "1h30m", "2w"),
+// so that a deadline reads the same in a request as on the command line.
+double get_duration(const json& req, const char* name, std::optional<double> def) {
+  const json* v = find(req, name);
+  if (!v || !v->is_string()) return get_number(req, name, def);
+  try {
+    return profile::parse_duration(v->get<std::string>(), name);
+  } catch (const InputError& e) {
+    throw RequestError(400, name, fmt::format("field '{}': {}", name, e.message()));
+  }
 }
 
 long long to_integer(const json& v, const char* name) {
@@ -621,7 +634,7 @@ json Service::plan_request(const json& req) {
                      "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries"});
   app::PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
-  q.deadline = get_number(req, "deadline", std::nullopt);
+  q.deadline = get_duration(req, "deadline", std::nullopt);
   q.max_workers = get_int(req, "max_workers", 0);  // 0: the largest in the samples
   q.search = get_string(req, "search", q.search);
   one_of(q.search, "search", {"auto", "tabu", "exhaustive"});
@@ -789,7 +802,7 @@ Response Service::llm_plan_request(const json& req) {
   o.gpus_per_node = get_int(req, "gpus_per_node", o.gpus_per_node);
   o.tokens = get_number(req, "tokens", std::nullopt);
   o.global_batch = get_int(req, "global_batch", std::nullopt);
-  o.deadline_s = get_number(req, "deadline", 0.0);
+  o.deadline_s = get_duration(req, "deadline", 0.0);
   if (o.deadline_s < 0) throw RequestError(400, "deadline", "deadline must be >= 0 seconds (0: none)");
   o.gpu_hour_budget = get_number(req, "gpu_budget", 0.0);
   o.price_per_gpu_hour = get_number(req, "price_per_gpu_hour", 0.0);

@@ -154,6 +154,13 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
   json dflt = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}}, &st);
   ASSERT_EQ(st, 200) << dflt.dump();
   EXPECT_EQ(dflt["space"]["max_workers"], most);
+  // A deadline reads as on the command line: "50m" is 3000 seconds; a bad one names the field.
+  json worded = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", "50m"}, {"max_workers", 8}}, &st);
+  ASSERT_EQ(st, 200) << worded.dump();
+  EXPECT_EQ(worded, got);
+  json unworded = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", "50 minutes"}}, &st);
+  EXPECT_EQ(st, 400) << unworded.dump();
+  EXPECT_EQ(unworded["field"], "deadline");
 
   json bad = s.post("/plan", json{{"id", f["id"]}, {"target", 0.99}, {"deadline", 1}, {"max_workers", 8}}, &st);
   EXPECT_EQ(st, 422) << bad.dump();

@@ -174,6 +174,11 @@ TEST(Web, LlmPlanEqualsCli) {
   ASSERT_EQ(st, 200);
   EXPECT_EQ(got, cli_got);
   EXPECT_GT(got["chosen"]["memory_gib"].get<double>(), 0);
+  // The deadline as the command line writes it.
+  EXPECT_EQ(s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
+                                     {"global_batch", 512}, {"deadline", "2d"}},
+                   &st),
+            got);
 
   json none = s.post("/llm/plan", json{{"model", "gpt3-175b"}, {"gpu", "a100-40gb"}, {"max_gpus", 8}, {"tokens", 300e9},
                                        {"global_batch", 1536}, {"deadline", 24 * 3600}},
