@@ -1,6 +1,7 @@
 #include "io/hardware_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -88,6 +89,23 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
       t.fail(row, c, "value is empty (give it, or a base GPU from the catalog)");
     }
   };
+  // Without a base every one of these is needed: a pasted row that leaves several out hears of
+  // them all at once, not one a run.
+  if (!has_base) {
+    std::vector<std::string> absent, empty;
+    for (const char* c : {"fp32_tflops", "mem_bw_GBps", "gpus_per_node", "intra_node_bw_GBps", "inter_node_bw_GBps"}) {
+      if (!t.has_column(c)) absent.push_back(c);
+      else if (!present(c)) empty.push_back(c);
+    }
+    if (!absent.empty())
+      throw InputError(path, t.header_line(), absent.front(),
+                       fmt::format("required column{} missing: {} (or give a base GPU from the catalog)",
+                                   absent.size() > 1 ? "s" : " is", fmt::join(absent, ", ")));
+    if (!empty.empty())
+      t.fail(row, empty.front(),
+             fmt::format("value{} empty: {} (give {}, or a base GPU from the catalog)", empty.size() > 1 ? "s" : " is",
+                         fmt::join(empty, ", "), empty.size() > 1 ? "them" : "it"));
+  }
   auto& g = h.gpu;
   const bool base_has_bf16 = has_base && g.bf16_tensor_tflops > 0;
   figure("fp16_tensor_dense_tflops", g.fp16_tensor_tflops, false, false);

@@ -103,6 +103,19 @@ TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(e.file(), missing);
   EXPECT_EQ(e.line(), 2);  // the header's line
   EXPECT_EQ(e.field(), "mem_bw_GBps");
+  // Every required column the file lacks is named at once.
+  for (const char* c : {"mem_bw_GBps", "gpus_per_node", "intra_node_bw_GBps", "inter_node_bw_GBps"})
+    EXPECT_NE(e.message().find(c), std::string::npos) << c << ": " << e.message();
+  // So is every required figure a pasted row leaves empty, on the row's line.
+  auto blanks = tptest::write_file(d / "blanks.csv",
+                                   "name,fp32_tflops,mem_bw_GBps,gpus_per_node,intra_node_bw_GBps,inter_node_bw_GBps\n"
+                                   "x,10,,8,,\n");
+  e = tptest::input_error_of([&] { io::read_hardware_file(blanks); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "mem_bw_GBps");
+  for (const char* c : {"intra_node_bw_GBps", "inter_node_bw_GBps"})
+    EXPECT_NE(e.message().find(c), std::string::npos) << c << ": " << e.message();
+  EXPECT_EQ(e.message().find("gpus_per_node"), std::string::npos) << e.message();
 
   auto bad_number = tptest::write_file(d / "nan.csv", "name,base,mem_bw_GBps\nx,t4,fast\n");
   e = tptest::input_error_of([&] { io::read_hardware_file(bad_number); });
