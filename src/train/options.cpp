@@ -124,7 +124,7 @@ ParseResult parse_options(int argc, char** argv) {
   app.add_option("--threads", o.threads, "Torch intra-op threads per process (1 was fastest on 2 cores)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
-  app.add_option("--lr", o.lr, "SGD learning rate [default: 0.01]")
+  app.add_option("--lr", o.lr, "Learning rate [default: 0.01, SGD with momentum; gpt: 0.001, Adam]")
       ->check(CLI::PositiveNumber);
   app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0, 0.999));
   app.add_option("--timeout", o.timeout_s, "Seconds to wait for the rendezvous and for each collective")
