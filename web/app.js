@@ -412,10 +412,11 @@ async function onLlm(ev) {
   $("llm-result").hidden = true;
   try {
     const deadline_h = numberField("llm-deadline");
+    state.llmDeadlineH = deadline_h;
     const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
       tokens: numberField("llm-tokens"), global_batch: numberField("llm-global-batch"),
       max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
-      uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked };
+      uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked, frontier: true };
     // Empty or 0: no deadline. A deadline too long for a number is an error, not none.
     if (deadline_h) {
       if (!Number.isFinite(3600 * deadline_h)) throw new Error(`Deadline: ${deadline_h} hours is too long`);
@@ -476,7 +477,17 @@ function showLlm(r) {
     ["memory, GiB", (x) => fmt(x.memory_gib)], ["free, GiB", (x) => fmt(x.headroom_gib)],
     ["end-stage layers", (x) => (x.first_stage_layers > 0 ? `${x.first_stage_layers}, ${x.last_stage_layers}` : "even")],
   ], r.top || [], (x) => x === (r.top || [])[0]);
-  $("llm-result").hidden = false;
+  $("llm-result").hidden = false;  // before the chart, which takes its parent's width
+  // GPU-hours of the cheapest configuration that fits each training time: a
+  // step at each point, flat past the slowest (the cheapest of all).
+  const f = r.frontier || [];
+  const fx = f.map((x) => x.train_time_s / 3600), fy = f.map((x) => x.gpu_hours);
+  const deadline_h = state.llmDeadlineH || 0;  // the one asked: the answer does not repeat it
+  if (f.length && deadline_h > fx[fx.length - 1]) { fx.push(deadline_h); fy.push(fy[fy.length - 1]); }
+  chart("chart-llm-frontier", "cheapest configuration for each deadline", "training time, h", "GPU-hours", f.length ? [
+    { label: "frontier", x: fx, y: fy, color: PALETTE[0], stepped: true },
+    ...(r.chosen ? [{ label: "chosen", x: [r.chosen.train_time_s / 3600], y: [r.chosen.gpu_hours], points: true, color: PALETTE[1] }] : []),
+  ] : [], { logx: true });
 }
 
 // ---- tabs ------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <tuple>
 
 #include "core/cancel.h"
@@ -58,6 +59,31 @@ class TopK {
  private:
   int k_;
   std::vector<std::pair<Rank, LlmCandidate>> items_;
+};
+
+// The cost-time frontier of the configurations offered so far, kept as they
+// come: a point joins when it is cheaper than every point before it in
+// (training time, GPU-hours) order, an equal point offered earlier coming
+// first, and drops the later points it is no cheaper than. Memory stays the
+// frontier's size, however many configurations fit.
+class CostTimeFrontier {
+ public:
+  void offer(const LlmCandidate& c) {
+    const Key k{c.train_s, c.gpu_hours};
+    auto after = points_.upper_bound(k);
+    if (after != points_.begin() && std::prev(after)->second.gpu_hours <= c.gpu_hours) return;
+    while (after != points_.end() && after->second.gpu_hours >= c.gpu_hours) after = points_.erase(after);
+    points_.emplace_hint(after, k, c);
+  }
+  std::vector<LlmCandidate> take() const {
+    std::vector<LlmCandidate> out;
+    for (const auto& [k, c] : points_) out.push_back(c);
+    return out;
+  }
+
+ private:
+  using Key = std::pair<double, double>;
+  std::map<Key, LlmCandidate> points_;
 };
 
 std::string hours(double s) { return fmt::format("{:.4g} h", s / 3600); }
@@ -174,7 +200,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
 
   TopK top(o.top_k);
   std::optional<LlmCandidate> least_memory, fastest_fit, cheapest_in_deadline;
-  std::vector<LlmCandidate> fitting;  // with o.frontier
+  CostTimeFrontier frontier;  // with o.frontier
 
   ParallelLayout l;
   l.global_batch = o.global_batch;
@@ -243,7 +269,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
                   c.train_s = c.iteration_s * res.iterations;
                   c.gpu_hours = c.train_s * l.gpus() / 3600;
                   if (!fastest_fit || c.train_s < fastest_fit->train_s) fastest_fit = c;
-                  if (o.frontier) fitting.push_back(c);
+                  if (o.frontier) frontier.offer(c);
                   if (o.deadline_s > 0 && c.train_s > o.deadline_s) continue;
                   if (!cheapest_in_deadline || c.gpu_hours < cheapest_in_deadline->gpu_hours) cheapest_in_deadline = c;
                   if (by_time && c.gpu_hours > gpu_hour_budget) continue;
@@ -261,15 +287,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   }
   res.enumerated = index;
   res.top = top.take();
-  if (o.frontier) {
-    // Fastest first, ties to the cheaper, then to fewer GPUs: a point joins
-    // the frontier when it is cheaper than every faster one.
-    std::stable_sort(fitting.begin(), fitting.end(), [](const LlmCandidate& a, const LlmCandidate& b) {
-      return std::tie(a.train_s, a.gpu_hours) < std::tie(b.train_s, b.gpu_hours);
-    });
-    for (const auto& f : fitting)
-      if (res.frontier.empty() || f.gpu_hours < res.frontier.back().gpu_hours) res.frontier.push_back(f);
-  }
+  if (o.frontier) res.frontier = frontier.take();
   if (!res.top.empty()) return res;
 
   // Nothing qualifies: the first constraint in memory, deadline, budget order

@@ -109,8 +109,8 @@ struct LlmPlanOptions {
   // Alternatives returned, best first. Default: 5.
   int top_k = 5;
   // Also return the cost-time frontier (LlmPlanResult::frontier): what each
-  // deadline costs. Keeps every configuration that fits while searching.
-  // Default: false.
+  // deadline costs. Keeps the frontier so far while searching (a map lookup
+  // per configuration that fits). Default: false.
   bool frontier = false;
 };
 

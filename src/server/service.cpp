@@ -779,7 +779,7 @@ Response Service::llm_plan_request(const json& req) {
   static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "min_gpus", "max_cp", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
                                                 "flash_attention", "dropout", "fp32_residual", "overlap", "uneven_end_stages", "grad_reduce_in_bf16",
-                                                "price_per_gpu_hour", "cost_budget", "calibrate"};
+                                                "price_per_gpu_hour", "cost_budget", "calibrate", "frontier"};
   for (const auto& [k, v] : req.items())
     if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
   for (const char* f : {"model", "gpu"})
@@ -826,6 +826,7 @@ Response Service::llm_plan_request(const json& req) {
   o.uneven_end_stages = get_bool(req, "uneven_end_stages", false);
   o.grad_reduce_in_bf16 = get_bool(req, "grad_reduce_in_bf16", false);
   o.fp32_residual = get_bool(req, "fp32_residual", false);
+  o.frontier = get_bool(req, "frontier", false);
   // Measured iterations as CSV text, not a path: a path would be a read of the server's files. Its errors name
   // "calibrate" with the line and column, as the CLI names the file.
   std::optional<app::LlmPlanMeasured> measured;

@@ -186,6 +186,17 @@ try {
       const mfu = parseFloat(first[heads.indexOf("MFU")]);
       check(heads.includes("MFU") && Math.abs(mfu - 100 * llm.chosen.mfu) < 0.06,
         `model FLOP utilisation as llm plan --json (${mfu}% and ${100 * llm.chosen.mfu}%)`);
+      // What each deadline costs: the chart's points are llm plan --frontier's.
+      const front = cli(["llm", "plan", "--model", form.model, "--gpu", form.gpu, "--max-gpus", form.max_gpus, "--tokens",
+        form.tokens, "--global-batch", form.global_batch, "--deadline", `${form.deadline}h`, "--frontier", "--json"]);
+      check(await page.$("#chart-llm-frontier canvas") !== null, "the transformer frontier chart drawn");
+      const flabel = await page.$eval("#chart-llm-frontier", (e) => e.getAttribute("aria-label") || "");
+      const hours = (front.frontier || []).map((x) => x.gpu_hours);
+      const words = flabel.match(/GPU-hours ([0-9.e+-]+) to ([0-9.e+-]+)/);
+      check(hours.length > 0 && words !== null &&
+        Math.abs(Number(words[1]) - Math.min(...hours)) <= 0.01 * Math.min(...hours) &&
+        Math.abs(Number(words[2]) - Math.max(...hours)) <= 0.01 * Math.max(...hours),
+        `its GPU-hours span llm plan --frontier's ${hours.length} points (${flabel})`);
     }
     // Calibrated on measured iterations pasted into the form: the layout and
     // the calibration as llm plan --calibrate gives them.

@@ -174,6 +174,10 @@ TEST(Web, LlmPlanEqualsCli) {
   ASSERT_EQ(st, 200);
   EXPECT_EQ(got, cli_got);
   EXPECT_GT(got["chosen"]["memory_gib"].get<double>(), 0);
+  // What each deadline costs, as --frontier gives it.
+  auto [front, cli_front] = plan_both(json{{"frontier", true}}, " --frontier");
+  EXPECT_EQ(front, cli_front);
+  EXPECT_GE(front["frontier"].size(), 2u) << front.dump();
   // The deadline as the command line writes it.
   EXPECT_EQ(s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
                                      {"global_batch", 512}, {"deadline", "2d"}},
