@@ -234,6 +234,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     if (!rows_out) throw InputError(opts.rows_out, 0, "", "cannot write this file");
     rows_out << "network,method,seed,placement,local_bsz,step_time,predicted\n";
   }
+  std::optional<InputError> too_short;  // the first trace with no row left past the trials
   for (const auto& [from_dir, to_dir] : pairs) {
     NetworkTransfer nt;
     nt.network = fs::path(to_dir).filename().string();
@@ -245,10 +246,14 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     for (const auto& w : {models::node_size_warning(source, opts.from_hw, from_dir, "--from-gpu"),
                           models::node_size_warning(target, opts.to_hw, to_dir, "--to-gpu")})
       if (!w.empty()) rep.warnings.push_back(w);
-    if (static_cast<size_t>(opts.target_trials) >= target.size())
-      throw InputError(to_dir, 0, "--target-trials",
-                       fmt::format("{} trials leave no row of {} to predict (it has {})", opts.target_trials,
-                                   nt.network, target.size()));
+    if (static_cast<size_t>(opts.target_trials) >= target.size()) {
+      // One short trace does not sink the others' scores: it is skipped, saying why, unless it is all there is.
+      const std::string why = fmt::format("{} trials leave no row of {} to predict (it has {})", opts.target_trials,
+                                          nt.network, target.size());
+      if (!too_short) too_short = InputError(to_dir, 0, "--target-trials", why);
+      rep.skipped.push_back(why);
+      continue;
+    }
     const structure::LayerGraph* graph = structure::find_network(fs::path(from_dir).filename().string());
     if (!graph) graph = structure::find_network(nt.network);
     if (!opts.network.empty()) {
@@ -313,6 +318,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     }
     rep.networks.push_back(std::move(nt));
   }
+  if (rep.networks.empty() && too_short) throw *too_short;
   return rep;
 }
 

@@ -75,14 +75,17 @@ struct TransferReport {
   TransferEvalOptions options;
   std::vector<std::string> methods;
   std::vector<NetworkTransfer> networks;
-  std::vector<std::string> skipped;  // networks under only one of the folders
+  // Networks under only one of the folders, and those whose target trace has
+  // no row left to predict past the K trials (each with why).
+  std::vector<std::string> skipped;
   // What the caller should know of the pairing: two single-network folders
   // whose names are different networks of the zoo.
   std::vector<std::string> warnings;
 };
 
 // Throws InputError on an unreadable trace (file, line, column), no network
-// common to both folders, K larger than a target's rows, or an unknown method.
+// common to both folders, K at least every common target's rows (one short
+// target among others is skipped), or an unknown method.
 TransferReport evaluate_transfer(const TransferEvalOptions& opts);
 
 // The median over seeds of a network's MRE for `method`.

@@ -160,6 +160,20 @@ TEST(TransferEval, BadInputExitsTwoNamingThePlace) {
                       " --to-gpu a100-40gb --target-trials 36");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--target-trials"), std::string::npos);
+  // Beside a network with rows to spare, one that the trials use up is skipped, saying why, and the other scored.
+  auto both = tptest::temp_dir("transfer_short");
+  write_trace(both / "src" / "synthnet", rows_for(1, {"1", "2", "4", "11", "22", "44"}), false);
+  write_trace(both / "src" / "othernet", rows_for(1, {"1", "2"}), false);
+  write_trace(both / "dst" / "synthnet", rows_for(3, {"1", "2", "8", "11", "18", "88"}), false);
+  write_trace(both / "dst" / "othernet", rows_for(3, {"1"}), false);  // 6 rows, all trials
+  r = tptest::run_cli("evaluate --transfer --from " + (both / "src").string() + " --from-gpu t4 --to " +
+                      (both / "dst").string() + " --to-gpu a100-40gb --target-trials 6 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["networks"].size(), 1u);
+  EXPECT_EQ(j["rows"], 36 - 6);
+  ASSERT_EQ(j["skipped"].size(), 1u) << j["skipped"];
+  EXPECT_NE(j["skipped"][0].get<std::string>().find("othernet"), std::string::npos) << j["skipped"];
 
   // Rows no measurement gives: a sync longer than its step (a hair over is
   // read as the whole step), a fraction of an example, more nodes than replicas.
