@@ -119,16 +119,30 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
   io::check_output_path(a.out, "--out", {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}});
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
-  auto in = read_llm_configs_noted(a.configs);
-  io::require_precision_units(in, hw);
+  // A bad row is named and left out; the others are predicted and written, and the exit is still 2.
+  auto in = read_llm_configs_noted(a.configs, /*require_time=*/false, io::RowErrors::kSkip);
+  io::require_precision_units(in, hw, io::RowErrors::kSkip);
   models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
   models::LlmMemoryModel mm;
   std::optional<app::LlmCalibration> cal;
+  std::vector<InputError> rejected = in.rejected;
   if (!a.calibrate.empty()) {
-    auto measured = read_llm_configs_noted(a.calibrate, /*require_time=*/true);
-    io::require_precision_units(measured, hw);
+    auto measured = read_llm_configs_noted(a.calibrate, /*require_time=*/true, io::RowErrors::kSkip);
+    io::require_precision_units(measured, hw, io::RowErrors::kSkip);
+    rejected.insert(rejected.end(), measured.rejected.begin(), measured.rejected.end());
     cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
   }
+  // After the answer: each row left out, then one error that sets the exit.
+  auto report_rejected = [&] {
+    if (rejected.empty()) return;
+    for (const auto& e : rejected) std::cerr << "error: " << e.what() << "\n";
+    const size_t in_rows = in.rejected.size();
+    throw InputError(
+        in_rows ? a.configs : a.calibrate, 0, "",
+        in_rows ? fmt::format("{} of {} rows not predicted (named above){}", in_rows, in.table.rows().size(),
+                              a.out.empty() || a.out == "-" ? "" : "; their cells in " + a.out + " are empty")
+                : fmt::format("{} measured rows left out of the calibration (named above)", rejected.size()));
+  };
   const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors.empty();
   const bool memory_interval = a.interval > 0 && cal && !cal->cv.memory_errors.empty();
   std::vector<std::string> columns = {"iteration_time_s", "memory_gib"};
@@ -165,7 +179,15 @@ void run_predict(const PredictArgs& a) {
       if (in.table.has_column(c))
         std::cerr << fmt::format("note: {}'s column '{}' is replaced by the prediction in {}\n", a.configs,
                                  in.table.header()[in.table.column(c)], a.out == "-" ? "the output" : a.out);
-    io::write_llm_predictions(a.out, in.table, columns, values);
+    // One row of values for each row of the file: a row left out has empty cells.
+    std::map<long, const std::vector<double>*> by_line;
+    for (size_t i = 0; i < in.rows.size(); ++i) by_line[in.rows[i].line] = &values[i];
+    std::vector<std::vector<double>> all;
+    for (const auto& row : in.table.rows()) {
+      auto it = by_line.find(row.line);
+      all.push_back(it != by_line.end() ? *it->second : std::vector<double>(columns.size(), NAN));
+    }
+    io::write_llm_predictions(a.out, in.table, columns, all);
   }
   const std::string interval_note =
       a.interval <= 0 ? ""
@@ -181,7 +203,14 @@ void run_predict(const PredictArgs& a) {
       out["calibration"] = app::to_json(*cal);
     }
     if (a.interval > 0) out["interval"] = {{"coverage", a.interval}, {"note", interval_note}};
+    if (!rejected.empty()) {
+      out["rejected"] = nlohmann::json::array();
+      for (const auto& e : rejected)
+        out["rejected"].push_back({{"file", e.file()}, {"line", e.line()}, {"field", e.field()}, {"error", e.message()}});
+    }
     std::cout << out.dump(2) << "\n";
+    note_json_answer_printed();
+    report_rejected();
     return;
   }
   if (cal) {
@@ -212,11 +241,13 @@ void run_predict(const PredictArgs& a) {
     for (const auto& w : cal->warnings) std::cerr << "  warning: " << w << "\n";
   }
   if (!a.out.empty()) {
-    std::cerr << fmt::format("wrote {} rows to {}\n", values.size(), a.out == "-" ? "standard output" : a.out);
+    std::cerr << fmt::format("wrote {} rows to {}{}\n", in.table.rows().size(), a.out == "-" ? "standard output" : a.out,
+                             in.rejected.empty() ? "" : fmt::format(" ({} predicted)", values.size()));
     print_over_memory(rows, hw.gpu.capacity_bytes() / kGiB, a.gpu);
     if (a.breakdown && a.out != "-") print_llm_time_breakdown(rows, "line");  // not into the CSV
     if (a.breakdown && a.out == "-")
       std::cerr << "note: --breakdown is not printed with -o - (it would mix with the CSV): give -o FILE, or --json\n";
+    report_rejected();
     return;
   }
   std::cout << fmt::format("{:>6} {:>14} {:>11} {:>12} {:>12} {:>5}{}\n", "line", "iteration_s", "memory_GiB", "headroom_GiB",
@@ -233,6 +264,7 @@ void run_predict(const PredictArgs& a) {
                                                          j["iteration_time_interval_s"][1].get<double>())
                                            : "");
   if (a.breakdown) print_llm_time_breakdown(rows, "line");
+  report_rejected();
 }
 
 // ---- memory ----

@@ -61,8 +61,8 @@ structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a) {
   return s;
 }
 
-io::LlmConfigTable read_llm_configs_noted(const std::string& path, bool require_time) {
-  auto table = io::read_llm_configs(path, require_time);
+io::LlmConfigTable read_llm_configs_noted(const std::string& path, bool require_time, io::RowErrors row_errors) {
+  auto table = io::read_llm_configs(path, require_time, row_errors);
   for (const auto& n : table.notes) std::cerr << "note: " << n << "\n";
   return table;
 }

@@ -31,6 +31,7 @@ void add_llm_fit_option(CLI::App* cmd, std::string& fit, const char* help = null
 
 // io::read_llm_configs, with the reader's notes (a near miss of a column's
 // name) on stderr, as every verb that reads a configuration file gives them.
-io::LlmConfigTable read_llm_configs_noted(const std::string& path, bool require_time = false);
+io::LlmConfigTable read_llm_configs_noted(const std::string& path, bool require_time = false,
+                                          io::RowErrors row_errors = io::RowErrors::kThrow);
 
 }  // namespace trainplan::cli

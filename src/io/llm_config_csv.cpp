@@ -154,8 +154,10 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
   }
 }
 
-LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
-  LlmConfigTable out{std::move(table), {}, {}};
+LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time);
+
+LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row_errors = RowErrors::kThrow) {
+  LlmConfigTable out{std::move(table), {}, {}, {}};
   read_other_tools_names(out.table, out.notes);
   const CsvTable& t = out.table;
   const std::string& path = t.path();
@@ -166,91 +168,105 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time) {
   check_column_names(t, out.notes);
   if (t.rows().empty()) throw InputError(path, t.header_line(), "", "no configuration rows");
   for (const auto& row : t.rows()) {
-    LlmConfigRow r;
-    r.line = row.line;
-    TransformerSpec& s = r.spec;
-    s.layers = integer(t, row, "layers"), s.hidden = integer(t, row, "hidden"), s.heads = integer(t, row, "heads");
-    s.seq = integer(t, row, "seq");
-    s.vocab = optional_integer(t, row, "vocab").value_or(51200);
-    s.ffn_hidden = optional_integer(t, row, "ffn_hidden").value_or(0);
-    s.kv_groups = optional_integer(t, row, "kv_groups").value_or(0);
-    s.gated_mlp = boolean(t, row, "gated_mlp");
-    // Tied unless the file says otherwise (an empty cell too): Megatron's default.
-    s.tied_embeddings = boolean(t, row, "tied_embeddings", true);
-    // Learned positions (s·h parameters on the first stage) unless the file
-    // says rotary (Llama's, Megatron's --position-embedding-type rope).
-    if (t.has_column("position_embedding") && !t.text(row, "position_embedding").empty()) {
-      const std::string v = lowercase(t.text(row, "position_embedding"));
-      if (v == "learned" || v == "learned_absolute" || v == "absolute") s.learned_positions = true;
-      else if (v == "rope" || v == "rotary" || v == "none") s.learned_positions = false;
-      else t.fail(row, "position_embedding", fmt::format("must be learned_absolute or rope, got '{}'", t.text(row, "position_embedding")));
+    if (row_errors == RowErrors::kThrow) {
+      out.rows.push_back(config_row(t, row, require_time));
+      continue;
     }
-    // Linear biases and LayerNorm, unless the file says none (Llama's bias-free linears and RMSNorm).
-    s.biases = boolean(t, row, "biases", true);
     try {
-      structure::validate(s);
+      out.rows.push_back(config_row(t, row, require_time));
     } catch (const InputError& e) {
-      t.fail(row, e.field(), e.message());
+      out.rejected.push_back(e);
     }
-    ParallelLayout& l = r.layout;
-    l.tp = integer(t, row, "tp"), l.pp = integer(t, row, "pp"), l.dp = integer(t, row, "dp");
-    l.micro_batch = integer(t, row, "micro_batch"), l.global_batch = integer(t, row, "global_batch");
-    l.virtual_stages = no_interleaving(t, row) ? 1 : optional_integer(t, row, "virtual_stages").value_or(1);
-    l.cp = optional_integer(t, row, "cp").value_or(1);
-    l.first_stage_layers = optional_count(t, row, "first_stage_layers", 0);
-    l.last_stage_layers = optional_count(t, row, "last_stage_layers", 0);
-    if (t.has_column("recompute") && !t.text(row, "recompute").empty()) {
-      auto rc = structure::parse_recompute(t.text(row, "recompute"));
-      if (!rc) t.fail(row, "recompute", "must be none, selective or full, not '" + t.text(row, "recompute") + "'");
-      l.recompute = *rc;
-    }
-    if (t.has_column("precision") && !t.text(row, "precision").empty()) {
-      auto p = structure::parse_precision(t.text(row, "precision"));
-      if (!p) t.fail(row, "precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8, not '" + t.text(row, "precision") + "'");
-      l.precision = *p;
-    }
-    l.sequence_parallel = boolean(t, row, "sequence_parallel");
-    l.distributed_optimizer = boolean(t, row, "distributed_optimizer");
-    l.flash_attention = boolean(t, row, "flash_attention");
-    l.dropout = boolean(t, row, "dropout", true);
-    l.fp32_residual = boolean(t, row, "fp32_residual");
-    l.overlap_grad_reduce = boolean(t, row, "overlap_grad_reduce");
-    l.overlap_param_gather = boolean(t, row, "overlap_param_gather");
-    l.tp_comm_overlap = boolean(t, row, "tp_comm_overlap");
-    l.grad_reduce_in_bf16 = boolean(t, row, "grad_reduce_in_bf16");
-    int gpus = integer(t, row, "gpus");
-    // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.
-    const double product = double(l.tp) * l.cp * l.pp * l.dp;
-    if (double(gpus) != product) {
-      // cp named only where the row has it.
-      const std::string cp_name = l.cp == 1 ? "" : "cp x ", cp_value = l.cp == 1 ? "" : fmt::format("{} x ", l.cp);
-      t.fail(row, "gpus", fmt::format("{} GPUs is not tp x {}pp x dp = {} x {}{} x {} = {:.0f}", gpus, cp_name, l.tp,
-                                      cp_value, l.pp, l.dp, product));
-    }
-    if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
-    // Bounds far past any real run, so that seconds and bytes stay finite through the fits.
-    constexpr double kMostSeconds = 1e7, kMostGib = 1e6;
-    if (t.has_column("iteration_time_s") && (require_time || !t.text(row, "iteration_time_s").empty())) {
-      r.iteration_time_s = t.positive(row, "iteration_time_s");
-      if (*r.iteration_time_s > kMostSeconds)
-        t.fail(row, "iteration_time_s", fmt::format("{:g} s is more than {:g} s per iteration", *r.iteration_time_s, kMostSeconds));
-    }
-    if (t.has_column("memory_gib") && !t.text(row, "memory_gib").empty()) {
-      r.memory_gib = t.positive(row, "memory_gib");
-      if (*r.memory_gib > kMostGib)
-        t.fail(row, "memory_gib", fmt::format("{:g} GiB is more than {:g} GiB per GPU", *r.memory_gib, kMostGib));
-    }
-    // Seconds per iteration in each parallel group's calls (trainplan llm profile).
-    for (auto [name, into] : {std::pair{"tp_comm_s", &r.tp_comm_s}, {"pp_comm_s", &r.pp_comm_s}, {"dp_comm_s", &r.dp_comm_s}}) {
-      if (!t.has_column(name) || t.text(row, name).empty()) continue;
-      const double v = t.number(row, name);
-      if (!(v >= 0 && v <= kMostSeconds))
-        t.fail(row, name, fmt::format("must be in [0, {:g}] s, got {}", kMostSeconds, t.text(row, name)));
-      *into = v;
-    }
-    out.rows.push_back(std::move(r));
   }
+  if (out.rows.empty()) throw out.rejected.front();  // nothing left to work on: the first fault stops the run
   return out;
+}
+
+// One row, or InputError naming its line and column.
+LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time) {
+  LlmConfigRow r;
+  r.line = row.line;
+  TransformerSpec& s = r.spec;
+  s.layers = integer(t, row, "layers"), s.hidden = integer(t, row, "hidden"), s.heads = integer(t, row, "heads");
+  s.seq = integer(t, row, "seq");
+  s.vocab = optional_integer(t, row, "vocab").value_or(51200);
+  s.ffn_hidden = optional_integer(t, row, "ffn_hidden").value_or(0);
+  s.kv_groups = optional_integer(t, row, "kv_groups").value_or(0);
+  s.gated_mlp = boolean(t, row, "gated_mlp");
+  // Tied unless the file says otherwise (an empty cell too): Megatron's default.
+  s.tied_embeddings = boolean(t, row, "tied_embeddings", true);
+  // Learned positions (s·h parameters on the first stage) unless the file
+  // says rotary (Llama's, Megatron's --position-embedding-type rope).
+  if (t.has_column("position_embedding") && !t.text(row, "position_embedding").empty()) {
+    const std::string v = lowercase(t.text(row, "position_embedding"));
+    if (v == "learned" || v == "learned_absolute" || v == "absolute") s.learned_positions = true;
+    else if (v == "rope" || v == "rotary" || v == "none") s.learned_positions = false;
+    else t.fail(row, "position_embedding", fmt::format("must be learned_absolute or rope, got '{}'", t.text(row, "position_embedding")));
+  }
+  // Linear biases and LayerNorm, unless the file says none (Llama's bias-free linears and RMSNorm).
+  s.biases = boolean(t, row, "biases", true);
+  try {
+    structure::validate(s);
+  } catch (const InputError& e) {
+    t.fail(row, e.field(), e.message());
+  }
+  ParallelLayout& l = r.layout;
+  l.tp = integer(t, row, "tp"), l.pp = integer(t, row, "pp"), l.dp = integer(t, row, "dp");
+  l.micro_batch = integer(t, row, "micro_batch"), l.global_batch = integer(t, row, "global_batch");
+  l.virtual_stages = no_interleaving(t, row) ? 1 : optional_integer(t, row, "virtual_stages").value_or(1);
+  l.cp = optional_integer(t, row, "cp").value_or(1);
+  l.first_stage_layers = optional_count(t, row, "first_stage_layers", 0);
+  l.last_stage_layers = optional_count(t, row, "last_stage_layers", 0);
+  if (t.has_column("recompute") && !t.text(row, "recompute").empty()) {
+    auto rc = structure::parse_recompute(t.text(row, "recompute"));
+    if (!rc) t.fail(row, "recompute", "must be none, selective or full, not '" + t.text(row, "recompute") + "'");
+    l.recompute = *rc;
+  }
+  if (t.has_column("precision") && !t.text(row, "precision").empty()) {
+    auto p = structure::parse_precision(t.text(row, "precision"));
+    if (!p) t.fail(row, "precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8, not '" + t.text(row, "precision") + "'");
+    l.precision = *p;
+  }
+  l.sequence_parallel = boolean(t, row, "sequence_parallel");
+  l.distributed_optimizer = boolean(t, row, "distributed_optimizer");
+  l.flash_attention = boolean(t, row, "flash_attention");
+  l.dropout = boolean(t, row, "dropout", true);
+  l.fp32_residual = boolean(t, row, "fp32_residual");
+  l.overlap_grad_reduce = boolean(t, row, "overlap_grad_reduce");
+  l.overlap_param_gather = boolean(t, row, "overlap_param_gather");
+  l.tp_comm_overlap = boolean(t, row, "tp_comm_overlap");
+  l.grad_reduce_in_bf16 = boolean(t, row, "grad_reduce_in_bf16");
+  int gpus = integer(t, row, "gpus");
+  // In double: the counts are not bounded yet (check_layout bounds them), and their product may pass int's range.
+  const double product = double(l.tp) * l.cp * l.pp * l.dp;
+  if (double(gpus) != product) {
+    // cp named only where the row has it.
+    const std::string cp_name = l.cp == 1 ? "" : "cp x ", cp_value = l.cp == 1 ? "" : fmt::format("{} x ", l.cp);
+    t.fail(row, "gpus", fmt::format("{} GPUs is not tp x {}pp x dp = {} x {}{} x {} = {:.0f}", gpus, cp_name, l.tp,
+                                    cp_value, l.pp, l.dp, product));
+  }
+  if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
+  // Bounds far past any real run, so that seconds and bytes stay finite through the fits.
+  constexpr double kMostSeconds = 1e7, kMostGib = 1e6;
+  if (t.has_column("iteration_time_s") && (require_time || !t.text(row, "iteration_time_s").empty())) {
+    r.iteration_time_s = t.positive(row, "iteration_time_s");
+    if (*r.iteration_time_s > kMostSeconds)
+      t.fail(row, "iteration_time_s", fmt::format("{:g} s is more than {:g} s per iteration", *r.iteration_time_s, kMostSeconds));
+  }
+  if (t.has_column("memory_gib") && !t.text(row, "memory_gib").empty()) {
+    r.memory_gib = t.positive(row, "memory_gib");
+    if (*r.memory_gib > kMostGib)
+      t.fail(row, "memory_gib", fmt::format("{:g} GiB is more than {:g} GiB per GPU", *r.memory_gib, kMostGib));
+  }
+  // Seconds per iteration in each parallel group's calls (trainplan llm profile).
+  for (auto [name, into] : {std::pair{"tp_comm_s", &r.tp_comm_s}, {"pp_comm_s", &r.pp_comm_s}, {"dp_comm_s", &r.dp_comm_s}}) {
+    if (!t.has_column(name) || t.text(row, name).empty()) continue;
+    const double v = t.number(row, name);
+    if (!(v >= 0 && v <= kMostSeconds))
+      t.fail(row, name, fmt::format("must be in [0, {:g}] s, got {}", kMostSeconds, t.text(row, name)));
+    *into = v;
+  }
+  return r;
 }
 
 }  // namespace
@@ -262,14 +278,27 @@ LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& sp
   return r;
 }
 
-void require_precision_units(const LlmConfigTable& configs, const structure::HardwareProfile& hw) {
-  for (const auto& r : configs.rows)
-    if (auto why = structure::missing_precision_unit(hw, r.layout.precision))
-      throw InputError(configs.table.path(), r.line, "precision", *why);
+void require_precision_units(LlmConfigTable& configs, const structure::HardwareProfile& hw, RowErrors row_errors) {
+  std::vector<LlmConfigRow> kept;
+  for (auto& r : configs.rows) {
+    auto why = structure::missing_precision_unit(hw, r.layout.precision);
+    if (!why) {
+      kept.push_back(std::move(r));
+      continue;
+    }
+    InputError e(configs.table.path(), r.line, "precision", *why);
+    if (row_errors == RowErrors::kThrow) throw e;
+    configs.rejected.push_back(e);
+  }
+  configs.rows = std::move(kept);
+  // In file order, as the reader rejects them.
+  std::stable_sort(configs.rejected.begin(), configs.rejected.end(),
+                   [](const InputError& a, const InputError& b) { return a.line() < b.line(); });
+  if (configs.rows.empty()) throw configs.rejected.front();
 }
 
-LlmConfigTable read_llm_configs(const std::string& path, bool require_time) {
-  return llm_configs_from(CsvTable::read(path), require_time);
+LlmConfigTable read_llm_configs(const std::string& path, bool require_time, RowErrors row_errors) {
+  return llm_configs_from(CsvTable::read(path), require_time, row_errors);
 }
 
 LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time) {

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "io/csv.h"
 #include "structure/gpu_catalog.h"
 #include "structure/parallel_layout.h"
@@ -52,22 +53,35 @@ LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& sp
 struct LlmConfigTable {
   CsvTable table;  // the file as read, for passing its columns through
   std::vector<LlmConfigRow> rows;
+  // With RowErrors::kSkip, the rows not read, each with why (file, line and
+  // column), in file order; `rows` holds the others.
+  std::vector<InputError> rejected;
   // What a user should hear of, each naming the file: a column not read whose
   // name is close to one that is ("sequence_paralel"), passed through unread.
   std::vector<std::string> notes;
 };
+
+// What a bad row does: stop the read (kThrow), or leave the row out and keep
+// why in LlmConfigTable::rejected (kSkip), so that one bad row does not lose
+// the others' predictions.
+enum class RowErrors { kThrow, kSkip };
 
 // Reads a configuration file; `require_time` makes iteration_time_s required.
 // Throws InputError naming the file, the line and the column on: a missing
 // required column, a value that is not a positive integer (or not one of
 // the words above), gpus != tp·pp·dp, a shape that is not a transformer, or a
 // layout the shape does not divide (structure::check_layout: tp not dividing
-// the heads, micro_batch·dp not dividing global_batch, ...).
-LlmConfigTable read_llm_configs(const std::string& path, bool require_time = false);
+// the heads, micro_batch·dp not dividing global_batch, ...). With kSkip such
+// a row is rejected instead, and only a file-wide fault (a missing column, no
+// row, every row rejected) throws.
+LlmConfigTable read_llm_configs(const std::string& path, bool require_time = false,
+                                RowErrors row_errors = RowErrors::kThrow);
 // Throws InputError naming the file, the row's line and "precision" for the
 // first row whose precision `hw` has no unit for
-// (structure::missing_precision_unit: FP8 on a GPU without FP8 tensor cores).
-void require_precision_units(const LlmConfigTable& configs, const structure::HardwareProfile& hw);
+// (structure::missing_precision_unit: FP8 on a GPU without FP8 tensor cores);
+// with kSkip moves such rows to `rejected` (throwing when none is left).
+void require_precision_units(LlmConfigTable& configs, const structure::HardwareProfile& hw,
+                             RowErrors row_errors = RowErrors::kThrow);
 // The same from CSV text (a request's body); `name` stands for the path in
 // messages.
 LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time = false);

@@ -302,15 +302,43 @@ TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
                         Case{"8,12,5,1024,16,24,2048,8,1,1", "global_batch"},
                         Case{"8,8,1,1024,16,24,2048,8,1,one", "pp"}}) {
     auto in = tptest::write_file(d / "bad.csv", header + "8,8,1,1024,16,24,2048,8,1,1\n" + c.row + "\n");
+    std::filesystem::remove(d / "o.csv");
     auto r = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o " + (d / "o.csv").string());
     EXPECT_EQ(r.exit_code, 2) << c.row;
     EXPECT_NE(r.err.find(in + ":3: column '" + c.column + "'"), std::string::npos) << r.err;
+    // Nothing else is lost: the good row is predicted, the bad one's cells are empty.
+    const auto lines = tptest::lines(tptest::read_file(d / "o.csv"));
+    ASSERT_EQ(lines.size(), 3u) << c.row;
+    EXPECT_NE(lines[1].substr(lines[1].rfind(',') + 1), "") << lines[1];
+    EXPECT_EQ(lines[2], c.row + ",,") << c.row;
+    EXPECT_NE(r.err.find("1 of 2 rows not predicted"), std::string::npos) << r.err;
   }
+  // A bad measured row is left out of the calibration; the rest calibrate, and the exit says so.
+  auto good_in = tptest::write_file(d / "in.csv", header + "8,8,1,1024,16,24,2048,8,1,1\n");
+  auto measured = tptest::write_file(
+      d / "m.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s\n"
+                   "8,8,1,1024,16,24,2048,8,1,1,0.5\n8,16,1,1024,16,24,2048,8,1,1,0.9\n8,8,1,1024,16,24,2048,8,1,1,-1\n"
+                   "8,32,1,1024,16,24,2048,8,1,1,1.7\n");
+  auto cal = tptest::run_cli("llm predict --configs " + good_in + " --gpu a100-80gb --calibrate " + measured + " --json");
+  EXPECT_EQ(cal.exit_code, 2) << cal.err;
+  EXPECT_NE(cal.err.find(measured + ":4: column 'iteration_time_s'"), std::string::npos) << cal.err;
+  EXPECT_NE(cal.err.find("1 measured rows left out of the calibration"), std::string::npos) << cal.err;
+  const auto cj = nlohmann::json::parse(cal.out);
+  EXPECT_EQ(cj["calibration"]["rows"], 3) << cj["calibration"];
+  EXPECT_EQ(cj["rows"].size(), 1u);
+  // Every row bad: nothing to write, and no file.
+  auto all_bad = tptest::write_file(d / "all-bad.csv", header + "8,8,1,1024,16,24,2048,3,1,1\n");
+  std::filesystem::remove(d / "o.csv");
+  auto none = tptest::run_cli("llm predict --configs " + all_bad + " --gpu a100-80gb -o " + (d / "o.csv").string());
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find(all_bad + ":2: column 'gpus'"), std::string::npos) << none.err;
+  EXPECT_FALSE(std::filesystem::exists(d / "o.csv"));
   auto in = tptest::write_file(d / "good.csv", header + "8,8,1,1024,16,24,2048,8,1,1\n");
   auto r = tptest::run_cli("llm predict --configs " + in + " --gpu a100-81gb -o " + (d / "o.csv").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--gpu"), std::string::npos) << r.err;
-  // FP8 on a GPU without FP8 tensor cores: the row's precision is named, and nothing is written.
+  // FP8 on a GPU without FP8 tensor cores: the row's precision is named, the other row predicted,
+  // and --json lists what was left out.
   auto fp8 = tptest::write_file(d / "fp8.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,precision\n"
                                                "8,8,1,1024,16,24,2048,8,1,1,bf16\n8,8,1,1024,16,24,2048,8,1,1,fp8\n");
   auto out = d / "fp8-out.csv";
@@ -318,7 +346,15 @@ TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
   EXPECT_EQ(a100.exit_code, 2);
   EXPECT_NE(a100.err.find(fp8 + ":3: column 'precision'"), std::string::npos) << a100.err;
   EXPECT_NE(a100.err.find("FP8"), std::string::npos) << a100.err;
-  EXPECT_FALSE(std::filesystem::exists(out));
+  ASSERT_TRUE(std::filesystem::exists(out));
+  EXPECT_EQ(tptest::lines(tptest::read_file(out)).back(), "8,8,1,1024,16,24,2048,8,1,1,fp8,,");
+  auto listed = tptest::run_cli("llm predict --configs " + fp8 + " --gpu a100-80gb --json");
+  EXPECT_EQ(listed.exit_code, 2);
+  const auto lj = nlohmann::json::parse(listed.out);  // one document: the answer, with what it left out
+  EXPECT_EQ(lj["rows"].size(), 1u);
+  ASSERT_EQ(lj["rejected"].size(), 1u);
+  EXPECT_EQ(lj["rejected"][0]["line"], 3);
+  EXPECT_EQ(lj["rejected"][0]["field"], "precision");
   // On an H100 a large model's FP8 iteration is the shorter (a small one's
   // casts can cost more than its products save).
   auto large = tptest::write_file(d / "fp8-large.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,precision\n"
