@@ -121,27 +121,33 @@ void run_predict(const PredictArgs& a) {
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   // A bad row is named and left out; the others are predicted and written, and the exit is still 2.
   auto in = read_llm_configs_noted(a.configs, /*require_time=*/false, io::RowErrors::kSkip);
-  io::require_precision_units(in, hw, io::RowErrors::kSkip);
+  io::require_hardware_support(in, hw, io::RowErrors::kSkip);
   models::LlmTimeModel tm(hw, app::llm_time_params_for_fit(a.fit));
   models::LlmMemoryModel mm;
   std::optional<app::LlmCalibration> cal;
+  // Each row left out is named as soon as it is known, before anything that may fail after it.
+  for (const auto& e : in.rejected) std::cerr << "error: " << e.what() << "\n";
   std::vector<InputError> rejected = in.rejected;
   if (!a.calibrate.empty()) {
     auto measured = read_llm_configs_noted(a.calibrate, /*require_time=*/true, io::RowErrors::kSkip);
-    io::require_precision_units(measured, hw, io::RowErrors::kSkip);
+    io::require_hardware_support(measured, hw, io::RowErrors::kSkip);
+    for (const auto& e : measured.rejected) std::cerr << "error: " << e.what() << "\n";
     rejected.insert(rejected.end(), measured.rejected.begin(), measured.rejected.end());
     cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
   }
-  // After the answer: each row left out, then one error that sets the exit.
+  // After the answer: one error that sets the exit.
   auto report_rejected = [&] {
     if (rejected.empty()) return;
-    for (const auto& e : rejected) std::cerr << "error: " << e.what() << "\n";
-    const size_t in_rows = in.rejected.size();
+    const size_t in_rows = in.rejected.size(), measured_rows = rejected.size() - in_rows;
     throw InputError(
         in_rows ? a.configs : a.calibrate, 0, "",
-        in_rows ? fmt::format("{} of {} rows not predicted (named above){}", in_rows, in.table.rows().size(),
-                              a.out.empty() || a.out == "-" ? "" : "; their cells in " + a.out + " are empty")
-                : fmt::format("{} measured rows left out of the calibration (named above)", rejected.size()));
+        in_rows ? fmt::format("{} of {} rows not predicted (named above){}{}", in_rows, in.table.rows().size(),
+                              a.out.empty() || a.out == "-" ? "" : "; " + a.out + " has them as they were, unpredicted",
+                              measured_rows ? fmt::format("; {} measured row{} left out of the calibration", measured_rows,
+                                                          measured_rows == 1 ? "" : "s")
+                                            : "")
+                : fmt::format("{} measured row{} left out of the calibration (named above)", measured_rows,
+                              measured_rows == 1 ? "" : "s"));
   };
   const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors.empty();
   const bool memory_interval = a.interval > 0 && cal && !cal->cv.memory_errors.empty();
@@ -179,13 +185,13 @@ void run_predict(const PredictArgs& a) {
       if (in.table.has_column(c))
         std::cerr << fmt::format("note: {}'s column '{}' is replaced by the prediction in {}\n", a.configs,
                                  in.table.header()[in.table.column(c)], a.out == "-" ? "the output" : a.out);
-    // One row of values for each row of the file: a row left out has empty cells.
+    // One row of values for each row of the file: a row left out has none, and is written as it was.
     std::map<long, const std::vector<double>*> by_line;
     for (size_t i = 0; i < in.rows.size(); ++i) by_line[in.rows[i].line] = &values[i];
     std::vector<std::vector<double>> all;
     for (const auto& row : in.table.rows()) {
       auto it = by_line.find(row.line);
-      all.push_back(it != by_line.end() ? *it->second : std::vector<double>(columns.size(), NAN));
+      all.push_back(it != by_line.end() ? *it->second : std::vector<double>());
     }
     io::write_llm_predictions(a.out, in.table, columns, all);
   }

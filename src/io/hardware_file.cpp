@@ -77,46 +77,43 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   if (t.has_column("source") && !t.text(row, "source").empty()) h.sources += ": " + t.text(row, "source");
 
   auto present = [&](const std::string& c) { return t.has_column(c) && !t.text(row, c).empty(); };
-  // A figure the file gives; `required` without a base; `positive`: > 0, else >= 0.
-  auto figure = [&](const std::string& c, double& into, bool required, bool positive) {
-    if (present(c)) {
-      into = t.number(row, c);
-      if (positive ? !(into > 0) : into < 0)
-        t.fail(row, c, std::string("must be ") + (positive ? "> 0" : ">= 0") + ", got " + t.text(row, c));
-    } else if (required && !has_base) {
-      if (!t.has_column(c))
-        throw InputError(path, t.header_line(), c, "required column is missing (or give a base GPU from the catalog)");
-      t.fail(row, c, "value is empty (give it, or a base GPU from the catalog)");
-    }
+  // A figure the file gives; `positive`: > 0, else >= 0.
+  auto figure = [&](const std::string& c, double& into, bool positive) {
+    if (!present(c)) return;
+    into = t.number(row, c);
+    if (positive ? !(into > 0) : into < 0)
+      t.fail(row, c, std::string("must be ") + (positive ? "> 0" : ">= 0") + ", got " + t.text(row, c));
   };
   // Without a base every one of these is needed: a pasted row that leaves several out hears of
-  // them all at once, not one a run.
+  // them all at once, not one a run. On the header's line when a column is missing, else the row's.
   if (!has_base) {
-    std::vector<std::string> absent, empty;
-    for (const char* c : {"fp32_tflops", "mem_bw_GBps", "gpus_per_node", "intra_node_bw_GBps", "inter_node_bw_GBps"}) {
-      if (!t.has_column(c)) absent.push_back(c);
-      else if (!present(c)) empty.push_back(c);
+    std::vector<std::string> missing;
+    bool a_column = false;
+    for (const char* c : {"fp32_tflops", "mem_bw_GBps", "gpus_per_node", "intra_node_bw_GBps", "inter_node_bw_GBps"})
+      if (!present(c)) {
+        missing.push_back(t.has_column(c) ? std::string(c) + " (empty)" : std::string(c) + " (no column)");
+        a_column |= !t.has_column(c);
+      }
+    if (!missing.empty()) {
+      const std::string first = missing.front().substr(0, missing.front().find(' '));
+      const std::string why = fmt::format("required figure{} missing: {} (give {}, or a base GPU from the catalog)",
+                                          missing.size() > 1 ? "s" : " is", fmt::join(missing, ", "),
+                                          missing.size() > 1 ? "them" : "it");
+      if (a_column) throw InputError(path, t.header_line(), first, why);
+      t.fail(row, first, why);
     }
-    if (!absent.empty())
-      throw InputError(path, t.header_line(), absent.front(),
-                       fmt::format("required column{} missing: {} (or give a base GPU from the catalog)",
-                                   absent.size() > 1 ? "s" : " is", fmt::join(absent, ", ")));
-    if (!empty.empty())
-      t.fail(row, empty.front(),
-             fmt::format("value{} empty: {} (give {}, or a base GPU from the catalog)", empty.size() > 1 ? "s" : " is",
-                         fmt::join(empty, ", "), empty.size() > 1 ? "them" : "it"));
   }
   auto& g = h.gpu;
   const bool base_has_bf16 = has_base && g.bf16_tensor_tflops > 0;
-  figure("fp16_tensor_dense_tflops", g.fp16_tensor_tflops, false, false);
-  figure("bf16_tensor_dense_tflops", g.bf16_tensor_tflops, false, false);
-  figure("tf32_tensor_tflops", g.tf32_tensor_tflops, false, false);
-  figure("fp8_tflops", g.fp8_tensor_tflops, false, false);
-  figure("fp32_tflops", g.fp32_tflops, true, true);
+  figure("fp16_tensor_dense_tflops", g.fp16_tensor_tflops, false);
+  figure("bf16_tensor_dense_tflops", g.bf16_tensor_tflops, false);
+  figure("tf32_tensor_tflops", g.tf32_tensor_tflops, false);
+  figure("fp8_tflops", g.fp8_tensor_tflops, false);
+  figure("fp32_tflops", g.fp32_tflops, true);
   // A restated memory is no longer the base's card: its reported capacity goes with it.
   if (present("mem_GB") && !present("mem_reported_GiB")) g.memory_reported_gib = 0;
-  figure("mem_GB", g.memory_gb, false, true);
-  figure("mem_reported_GiB", g.memory_reported_gib, false, true);
+  figure("mem_GB", g.memory_gb, true);
+  figure("mem_reported_GiB", g.memory_reported_gib, true);
   // What a driver reports lies within a few per cent of the datasheet's figure read as GiB (HBM's
   // binary stacks) and above it read as 10^9 bytes less an ECC share: far outside, it is in other
   // units (MiB), and every layout would fit.
@@ -128,7 +125,7 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
                          "divide it by 1024)",
                          g.memory_reported_gib, g.memory_gb, lo, hi));
   }
-  figure("mem_bw_GBps", g.memory_bandwidth_gbps, true, true);
+  figure("mem_bw_GBps", g.memory_bandwidth_gbps, true);
   // bf16 runs at the fp16 tensor peak on every GPU that has it (docs/HARDWARE.md): a file that
   // restates one of the two over a base restates both, or the base's other figure would stay.
   if (base_has_bf16 && present("fp16_tensor_dense_tflops") && !present("bf16_tensor_dense_tflops"))
@@ -146,9 +143,9 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
            fmt::format("the FP8 peak ({:g} TFLOP/s) is below the 16-bit tensor peak ({:g}): FP8 runs at twice the "
                        "16-bit rate where a GPU has it (0 for none)",
                        g.fp8_tensor_tflops, tensor16));
-  figure("fp32_sustained", g.fp32_sustained, false, true);
-  figure("tensor_sustained", g.tensor_sustained, false, true);
-  figure("fp8_matmul_share", g.fp8_matmul_share, false, true);
+  figure("fp32_sustained", g.fp32_sustained, true);
+  figure("tensor_sustained", g.tensor_sustained, true);
+  figure("fp8_matmul_share", g.fp8_matmul_share, true);
   // Shares of a peak relative to a reference GPU's share of its own (the
   // A100's; bf16's for FP8): the catalog's run from 0.32 to 1.07, and a GPU
   // at twice the reference's would run past its datasheet peak, since the
@@ -158,10 +155,10 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
       t.fail(row, c, std::string("must be at most 2 (a share of the peak relative to the reference's, which is 1), got ") +
                          t.text(row, c));
   double gpn = h.node.gpus_per_node;
-  figure("gpus_per_node", gpn, true, true);
+  figure("gpus_per_node", gpn, true);
   if (present("gpus_per_node")) h.node.gpus_per_node = t.positive_int(row, "gpus_per_node");
-  figure("intra_node_bw_GBps", h.node.intra_node_gbps, true, true);
-  figure("inter_node_bw_GBps", h.node.inter_node_gbps, true, true);
+  figure("intra_node_bw_GBps", h.node.intra_node_gbps, true);
+  figure("inter_node_bw_GBps", h.node.inter_node_gbps, true);
   // A network the file states is the user's cluster's, not the catalog's assumption.
   if (present("inter_node_bw_GBps")) h.node.inter_node_assumed = false;
   // A bandwidth restated over a base is no longer the base's link: its name would contradict it.
@@ -169,7 +166,7 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   else if (has_base && present("intra_node_bw_GBps")) h.node.intra_link = "as given (" + t.text(row, "intra_node_bw_GBps") + " GB/s)";
   if (present("inter_link")) h.node.inter_link = t.text(row, "inter_link");
   else if (has_base && present("inter_node_bw_GBps")) h.node.inter_link = "as given (" + t.text(row, "inter_node_bw_GBps") + " GB/s)";
-  figure("collective_latency_exponent", h.node.collective_latency_exponent, false, false);
+  figure("collective_latency_exponent", h.node.collective_latency_exponent, false);
   if (!(h.node.collective_latency_exponent < 1))
     t.fail(row, "collective_latency_exponent", "must be below 1, got " + t.text(row, "collective_latency_exponent"));
   return h;

@@ -156,6 +156,17 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
 
 LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time);
 
+// Nothing left to work on: the first fault, naming the other rows' lines too.
+InputError every_row_rejected(const std::vector<InputError>& rejected) {
+  const InputError& first = rejected.front();
+  if (rejected.size() == 1) return first;
+  std::vector<long> lines;
+  for (size_t i = 1; i < rejected.size(); ++i) lines.push_back(rejected[i].line());
+  return InputError(first.file(), first.line(), first.field(),
+                    fmt::format("{}; no row is left: line{} {} {} also bad", first.message(), lines.size() == 1 ? "" : "s",
+                                fmt::join(lines, ", "), lines.size() == 1 ? "is" : "are"));
+}
+
 LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row_errors = RowErrors::kThrow) {
   LlmConfigTable out{std::move(table), {}, {}, {}};
   read_other_tools_names(out.table, out.notes);
@@ -178,7 +189,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row
       out.rejected.push_back(e);
     }
   }
-  if (out.rows.empty()) throw out.rejected.front();  // nothing left to work on: the first fault stops the run
+  if (out.rows.empty()) throw every_row_rejected(out.rejected);
   return out;
 }
 
@@ -278,23 +289,34 @@ LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& sp
   return r;
 }
 
-void require_precision_units(LlmConfigTable& configs, const structure::HardwareProfile& hw, RowErrors row_errors) {
+void require_hardware_support(LlmConfigTable& configs, const structure::HardwareProfile& hw, RowErrors row_errors) {
+  // What the row asks that the GPU has no unit for: a precision, or fused attention (asked for, or
+  // context parallelism, which runs on nothing else).
+  auto fault = [&](const LlmConfigRow& r) -> std::optional<InputError> {
+    if (auto why = structure::missing_precision_unit(hw, r.layout.precision))
+      return InputError(configs.table.path(), r.line, "precision", *why);
+    if (r.layout.fused_attention())
+      if (auto why = structure::missing_fused_attention(hw))
+        return InputError(configs.table.path(), r.line, r.layout.cp > 1 ? "cp" : "flash_attention",
+                          (r.layout.cp > 1 ? "context parallelism runs on fused attention kernels only: "
+                                           : "flash attention: ") + *why);
+    return std::nullopt;
+  };
+  if (row_errors == RowErrors::kThrow) {
+    for (const auto& r : configs.rows)
+      if (auto e = fault(r)) throw *e;
+    return;
+  }
   std::vector<LlmConfigRow> kept;
   for (auto& r : configs.rows) {
-    auto why = structure::missing_precision_unit(hw, r.layout.precision);
-    if (!why) {
-      kept.push_back(std::move(r));
-      continue;
-    }
-    InputError e(configs.table.path(), r.line, "precision", *why);
-    if (row_errors == RowErrors::kThrow) throw e;
-    configs.rejected.push_back(e);
+    if (auto e = fault(r)) configs.rejected.push_back(*e);
+    else kept.push_back(std::move(r));
   }
   configs.rows = std::move(kept);
   // In file order, as the reader rejects them.
   std::stable_sort(configs.rejected.begin(), configs.rejected.end(),
                    [](const InputError& a, const InputError& b) { return a.line() < b.line(); });
-  if (configs.rows.empty()) throw configs.rejected.front();
+  if (configs.rows.empty() && !configs.rejected.empty()) throw every_row_rejected(configs.rejected);
 }
 
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time, RowErrors row_errors) {
@@ -333,7 +355,8 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
     if (!keep.empty() && !keep.at(i)) continue;
     std::vector<std::string> fields = in.rows()[i].fields;
     fields.resize(header.size());
-    for (size_t j = 0; j < names.size(); ++j) {
+    // No values: the row as it was, a column appended for the names left empty.
+    for (size_t j = 0; j < names.size() && !values.at(i).empty(); ++j) {
       const double v = values.at(i).at(j);
       fields[at[j]] = std::isnan(v) ? std::string() : fmt::format("{:.6g}", v);
     }

@@ -73,22 +73,26 @@ enum class RowErrors { kThrow, kSkip };
 // layout the shape does not divide (structure::check_layout: tp not dividing
 // the heads, micro_batch·dp not dividing global_batch, ...). With kSkip such
 // a row is rejected instead, and only a file-wide fault (a missing column, no
-// row, every row rejected) throws.
+// row, a row whose fields CSV cannot split, such as the wrong count or an
+// unclosed quote, every row rejected) throws.
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time = false,
                                 RowErrors row_errors = RowErrors::kThrow);
-// Throws InputError naming the file, the row's line and "precision" for the
-// first row whose precision `hw` has no unit for
-// (structure::missing_precision_unit: FP8 on a GPU without FP8 tensor cores);
-// with kSkip moves such rows to `rejected` (throwing when none is left).
-void require_precision_units(LlmConfigTable& configs, const structure::HardwareProfile& hw,
-                             RowErrors row_errors = RowErrors::kThrow);
+// Throws InputError naming the file and the row's line for the first row
+// that asks what `hw` has no unit for: its precision ("precision";
+// structure::missing_precision_unit: FP8 on a GPU without FP8 tensor cores),
+// or fused attention ("flash_attention", or "cp": context parallelism runs
+// on nothing else; structure::missing_fused_attention: before Ampere). With
+// kSkip moves such rows to `rejected` (throwing when none is left).
+void require_hardware_support(LlmConfigTable& configs, const structure::HardwareProfile& hw,
+                              RowErrors row_errors = RowErrors::kThrow);
 // The same from CSV text (a request's body); `name` stands for the path in
 // messages.
 LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time = false);
 
 // Writes `in`'s columns and rows with `values[row][j]` under names[j]: in
 // the column of that name when `in` has one, else in a column appended.
-// A NaN value leaves its cell empty. With `keep` (one flag per row of `in`),
+// A NaN value leaves its cell empty; a row with no values is written as it
+// was (its appended cells empty). With `keep` (one flag per row of `in`),
 // only the rows flagged true are written. `path` "-" is standard output.
 // Throws InputError when the file cannot be written.
 void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <tuple>
 
 #include "core/cancel.h"
 #include "core/error.h"
+#include "plan/cost_time_frontier.h"
 
 namespace trainplan::plan {
 
@@ -59,31 +59,6 @@ class TopK {
  private:
   int k_;
   std::vector<std::pair<Rank, LlmCandidate>> items_;
-};
-
-// The cost-time frontier of the configurations offered so far, kept as they
-// come: a point joins when it is cheaper than every point before it in
-// (training time, GPU-hours) order, an equal point offered earlier coming
-// first, and drops the later points it is no cheaper than. Memory stays the
-// frontier's size, however many configurations fit.
-class CostTimeFrontier {
- public:
-  void offer(const LlmCandidate& c) {
-    const Key k{c.train_s, c.gpu_hours};
-    auto after = points_.upper_bound(k);
-    if (after != points_.begin() && std::prev(after)->second.gpu_hours <= c.gpu_hours) return;
-    while (after != points_.end() && after->second.gpu_hours >= c.gpu_hours) after = points_.erase(after);
-    points_.emplace_hint(after, k, c);
-  }
-  std::vector<LlmCandidate> take() const {
-    std::vector<LlmCandidate> out;
-    for (const auto& [k, c] : points_) out.push_back(c);
-    return out;
-  }
-
- private:
-  using Key = std::pair<double, double>;
-  std::map<Key, LlmCandidate> points_;
 };
 
 std::string hours(double s) { return fmt::format("{:.4g} h", s / 3600); }
@@ -200,7 +175,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
 
   TopK top(o.top_k);
   std::optional<LlmCandidate> least_memory, fastest_fit, cheapest_in_deadline;
-  CostTimeFrontier frontier;  // with o.frontier
+  CostTimeFrontier<LlmCandidate> frontier;  // with o.frontier
 
   ParallelLayout l;
   l.global_batch = o.global_batch;

@@ -28,6 +28,22 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Opens a log to follow, or -1 with errno ENOENT when it does not exist yet.
+// Non-blocking, so that a FIFO with no writer neither blocks the open nor a
+// read (a read with nothing to give returns EAGAIN, as a file at its end
+// returns 0); a directory is refused, naming the path.
+int open_log(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && errno == ENOENT) return -1;
+  if (fd < 0) throw InputError(path, 0, "--log", std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    close(fd);
+    throw InputError(path, 0, "--log", "is a directory: give the job's log file");
+  }
+  return fd;
+}
+
 }  // namespace
 
 LogFollower::LogFollower(int fd, int pid, LogFollowerOptions o) : fd_(fd), pid_(pid), o_(o), last_byte_(now_s()) {}
@@ -73,10 +89,8 @@ void LogFollower::terminate() {
 }
 
 LogFollower LogFollower::file(const std::string& path, LogFollowerOptions o) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  // Not there yet: a watch is often started before the job writes its first line.
-  if (fd < 0 && errno != ENOENT) throw InputError(path, 0, "--log", std::string("cannot open: ") + std::strerror(errno));
-  LogFollower f(fd, -1, o);
+  // Not there yet (-1): a watch is often started before the job writes its first line.
+  LogFollower f(open_log(path), -1, o);
   f.path_ = path;
   return f;
 }
@@ -117,12 +131,13 @@ bool LogFollower::rewritten(bool at_end) {
   struct stat named {};
   if (at_end && !path_.empty() && stat(path_.c_str(), &named) == 0 && fstat(fd_, &now) == 0 &&
       (named.st_ino != now.st_ino || named.st_dev != now.st_dev)) {
-    const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
+    const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // as open_log, for a FIFO
+    if (fd >= 0 && !S_ISDIR(named.st_mode)) {
       close(fd_);
       fd_ = fd;
       return true;
     }
+    if (fd >= 0) close(fd);
   }
   const off_t at = lseek(fd_, 0, SEEK_CUR);
   if (at <= 0 || fstat(fd_, &now) != 0) return false;
@@ -260,9 +275,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
       }
     }
     if (pid_ <= 0 && fd_ < 0) {
-      fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd_ < 0 && errno != ENOENT)
-        throw InputError(path_, 0, "--log", std::string("cannot open: ") + std::strerror(errno));
+      fd_ = open_log(path_);
       if (fd_ < 0) {
         if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
           stall_reported_ = true;

@@ -124,9 +124,15 @@ double get_number(const json& req, const char* name, std::optional<double> def) 
 // so that a deadline reads the same in a request as on the command line.
 double get_duration(const json& req, const char* name, std::optional<double> def) {
   const json* v = find(req, name);
-  if (!v || !v->is_string()) return get_number(req, name, def);
+  if (!v) return get_number(req, name, def);
+  if (v->is_number()) return v->get<double>();
+  if (!v->is_string())
+    throw RequestError(400, name, fmt::format("field '{}' must be a number of seconds or a duration such as \"36h\"", name));
+  const std::string text = v->get<std::string>();
+  // "0" reads as the number 0 does (no deadline where 0 means none), not as a duration too short.
+  if (text.find_first_not_of("0.") == std::string::npos && text.find('0') != std::string::npos) return 0;
   try {
-    return profile::parse_duration(v->get<std::string>(), name);
+    return profile::parse_duration(text, name);
   } catch (const InputError& e) {
     throw RequestError(400, name, fmt::format("field '{}': {}", name, e.message()));
   }

@@ -18,9 +18,14 @@ constexpr int kMaxFolds = 20;
 auto configuration_key(const io::LlmConfigRow& r) {
   const auto& s = r.spec;
   const auto& l = r.layout;
-  return std::make_tuple(s.layers, s.hidden, s.heads, s.kv_groups, s.ffn_hidden, s.gated_mlp, s.seq, s.vocab, l.tp, l.pp,
-                         l.dp, l.virtual_stages, l.micro_batch, l.global_batch, int(l.recompute), l.sequence_parallel,
-                         l.distributed_optimizer, int(l.precision), l.flash_attention, l.dropout, l.fp32_residual);
+  // Every field of the shape and the layout that the models read: rows that differ in any of them
+  // are different configurations, not repeats.
+  return std::make_tuple(s.layers, s.hidden, s.heads, s.kv_groups, s.ffn_hidden, s.gated_mlp, s.seq, s.vocab,
+                         s.tied_embeddings, s.learned_positions, s.biases, l.tp, l.cp, l.pp, l.dp, l.virtual_stages,
+                         l.first_stage_layers, l.last_stage_layers, l.micro_batch, l.global_batch, int(l.recompute),
+                         l.sequence_parallel, l.distributed_optimizer, int(l.precision), l.flash_attention, l.dropout,
+                         l.fp32_residual, l.overlap_grad_reduce, l.overlap_param_gather, l.tp_comm_overlap,
+                         l.grad_reduce_in_bf16);
 }
 
 // Mean |predicted / measured - 1| (as every other error this project

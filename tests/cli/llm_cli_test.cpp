@@ -322,11 +322,23 @@ TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
   auto cal = tptest::run_cli("llm predict --configs " + good_in + " --gpu a100-80gb --calibrate " + measured + " --json");
   EXPECT_EQ(cal.exit_code, 2) << cal.err;
   EXPECT_NE(cal.err.find(measured + ":4: column 'iteration_time_s'"), std::string::npos) << cal.err;
-  EXPECT_NE(cal.err.find("1 measured rows left out of the calibration"), std::string::npos) << cal.err;
+  EXPECT_NE(cal.err.find("1 measured row left out of the calibration"), std::string::npos) << cal.err;
   const auto cj = nlohmann::json::parse(cal.out);
   EXPECT_EQ(cj["calibration"]["rows"], 3) << cj["calibration"];
   EXPECT_EQ(cj["rows"].size(), 1u);
-  // Every row bad: nothing to write, and no file.
+  // Context parallelism on a GPU without fused attention kernels (a V100): the row is named by its cp.
+  auto cp_rows = tptest::write_file(d / "cp.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,cp\n"
+                                                  "8,8,1,1024,16,24,2048,8,1,1,1\n16,8,1,1024,16,24,2048,8,1,1,2\n");
+  auto v100 = tptest::run_cli("llm predict --configs " + cp_rows + " --gpu v100 --json");
+  EXPECT_EQ(v100.exit_code, 2);
+  EXPECT_NE(v100.err.find(cp_rows + ":3: column 'cp'"), std::string::npos) << v100.err;
+  EXPECT_EQ(nlohmann::json::parse(v100.out)["rows"].size(), 1u);
+  // Every row bad: nothing to write, and no file; every bad line is named.
+  auto two_bad = tptest::write_file(d / "two-bad.csv", header + "8,8,1,1024,16,24,2048,3,1,1\n8,8,1,1024,16,24,2048,5,1,1\n");
+  auto both = tptest::run_cli("llm predict --configs " + two_bad + " --gpu a100-80gb -o " + (d / "o2.csv").string());
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("no row is left: line 3 is also bad"), std::string::npos) << both.err;
+  EXPECT_FALSE(std::filesystem::exists(d / "o2.csv"));
   auto all_bad = tptest::write_file(d / "all-bad.csv", header + "8,8,1,1024,16,24,2048,3,1,1\n");
   std::filesystem::remove(d / "o.csv");
   auto none = tptest::run_cli("llm predict --configs " + all_bad + " --gpu a100-80gb -o " + (d / "o.csv").string());

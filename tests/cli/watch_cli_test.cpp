@@ -179,9 +179,10 @@ TEST(WatchCli, TextLinesAreReportedOnceAndErrorRatesAreMinimised) {
 
 TEST(WatchCli, BadOptionsNameTheOption) {
   // A path that cannot become a file (under a file, not a directory); a missing one is waited for.
-  auto r = tptest::run_cli("watch --log /etc/hostname/job.log --target 0.9");
+  const auto file = tptest::write_file(tptest::temp_dir("watch_bad") / "plain", "x");
+  auto r = tptest::run_cli("watch --log " + file + "/job.log --target 0.9 --stall 5");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("/etc/hostname/job.log"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(file + "/job.log"), std::string::npos) << r.err;
   r = tptest::run_cli("watch --cmd true --target 0.9 --method magic");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--method"), std::string::npos) << r.err;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
@@ -130,6 +131,27 @@ TEST(LogFollower, AFileNeverCreatedIsStalled) {
   std::string line;
   EXPECT_EQ(f.next(line), Status::kStalled);
   EXPECT_TRUE(f.waiting_for_file());
+}
+
+// A FIFO is opened without waiting for its writer, and read as its lines come.
+TEST(LogFollower, AFifoNeitherBlocksTheOpenNorTheWait) {
+  auto dir = tptest::temp_dir("follow");
+  const auto path = (dir / "pipe").string();
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  auto f = LogFollower::file(path, quick(0.3));  // no writer yet: returns at once
+  std::string line;
+  EXPECT_EQ(f.next(line), Status::kStalled);  // nothing written: a stall, not a hang
+  std::thread writer([&] { std::ofstream(path) << "over the pipe\n"; });
+  Status st = f.next(line);
+  writer.join();
+  ASSERT_EQ(st, Status::kLine);
+  EXPECT_EQ(line, "over the pipe");
+}
+
+// A directory is no log: refused at once, naming it.
+TEST(LogFollower, ADirectoryIsAnInputError) {
+  auto dir = tptest::temp_dir("follow");
+  EXPECT_THROW(LogFollower::file(dir.string()), trainplan::InputError);
 }
 
 // One that exists and cannot be read is refused at once. Root reads any file, so a directory stands in.
