@@ -25,27 +25,34 @@ int integer(const CsvTable& t, const CsvRow& row, const std::string& col, int le
   return static_cast<int>(v);
 }
 
+// An optional value not given: no column, an empty cell, or a word that tools
+// write for a missing value (R's NA, pandas' NaN, Python's None, JSON's null,
+// a spreadsheet's n/a or -). The column's default applies.
+bool absent(const CsvTable& t, const CsvRow& row, const std::string& col) {
+  if (!t.has_column(col)) return true;
+  const std::string v = lowercase(t.text(row, col));
+  return v.empty() || v == "na" || v == "n/a" || v == "nan" || v == "none" || v == "null" || v == "-";
+}
+
 std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const std::string& col) {
-  if (!t.has_column(col) || t.text(row, col).empty()) return std::nullopt;
+  if (absent(t, row, col)) return std::nullopt;
   return integer(t, row, col);
 }
 
 // A count that may be 0; `fallback` where the column or the cell is absent.
 int optional_count(const CsvTable& t, const CsvRow& row, const std::string& col, int fallback) {
-  if (!t.has_column(col) || t.text(row, col).empty()) return fallback;
+  if (absent(t, row, col)) return fallback;
   return integer(t, row, col, 0);
 }
 
 // Megatron writes no interleaving as None, NeMo's tables as n/a; 0 says it too.
 bool no_interleaving(const CsvTable& t, const CsvRow& row) {
-  if (!t.has_column("virtual_stages")) return true;
-  const std::string v = lowercase(t.text(row, "virtual_stages"));
-  return v.empty() || v == "none" || v == "n/a" || v == "na" || v == "-" || v == "null" || v == "0";
+  return absent(t, row, "virtual_stages") || t.text(row, "virtual_stages") == "0";
 }
 
 // The cell's truth value; `fallback` where the column or the cell is absent.
 bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col, bool fallback = false) {
-  if (!t.has_column(col) || t.text(row, col).empty()) return fallback;
+  if (absent(t, row, col)) return fallback;
   return t.truth(row, col);
 }
 
@@ -208,7 +215,11 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
   s.tied_embeddings = boolean(t, row, "tied_embeddings", true);
   // Learned positions (s·h parameters on the first stage) unless the file
   // says rotary (Llama's, Megatron's --position-embedding-type rope).
-  if (t.has_column("position_embedding") && !t.text(row, "position_embedding").empty()) {
+  // "none" is a kind here (no position embedding: Megatron's --position-embedding-type none), not a
+  // missing value.
+  if (t.has_column("position_embedding") && lowercase(t.text(row, "position_embedding")) == "none") {
+    s.learned_positions = false;
+  } else if (!absent(t, row, "position_embedding")) {
     const std::string v = lowercase(t.text(row, "position_embedding"));
     if (v == "learned" || v == "learned_absolute" || v == "absolute") s.learned_positions = true;
     else if (v == "rope" || v == "rotary" || v == "none") s.learned_positions = false;
@@ -228,12 +239,12 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
   l.cp = optional_integer(t, row, "cp").value_or(1);
   l.first_stage_layers = optional_count(t, row, "first_stage_layers", 0);
   l.last_stage_layers = optional_count(t, row, "last_stage_layers", 0);
-  if (t.has_column("recompute") && !t.text(row, "recompute").empty()) {
+  if (!absent(t, row, "recompute")) {
     auto rc = structure::parse_recompute(t.text(row, "recompute"));
     if (!rc) t.fail(row, "recompute", "must be none, selective or full, not '" + t.text(row, "recompute") + "'");
     l.recompute = *rc;
   }
-  if (t.has_column("precision") && !t.text(row, "precision").empty()) {
+  if (!absent(t, row, "precision")) {
     auto p = structure::parse_precision(t.text(row, "precision"));
     if (!p) t.fail(row, "precision", "must be fp16, bf16, fp32, amp-fp32-master or fp8, not '" + t.text(row, "precision") + "'");
     l.precision = *p;
@@ -259,19 +270,19 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
   if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
   // Bounds far past any real run, so that seconds and bytes stay finite through the fits.
   constexpr double kMostSeconds = 1e7, kMostGib = 1e6;
-  if (t.has_column("iteration_time_s") && (require_time || !t.text(row, "iteration_time_s").empty())) {
+  if (t.has_column("iteration_time_s") && (require_time || !absent(t, row, "iteration_time_s"))) {
     r.iteration_time_s = t.positive(row, "iteration_time_s");
     if (*r.iteration_time_s > kMostSeconds)
       t.fail(row, "iteration_time_s", fmt::format("{:g} s is more than {:g} s per iteration", *r.iteration_time_s, kMostSeconds));
   }
-  if (t.has_column("memory_gib") && !t.text(row, "memory_gib").empty()) {
+  if (!absent(t, row, "memory_gib")) {
     r.memory_gib = t.positive(row, "memory_gib");
     if (*r.memory_gib > kMostGib)
       t.fail(row, "memory_gib", fmt::format("{:g} GiB is more than {:g} GiB per GPU", *r.memory_gib, kMostGib));
   }
   // Seconds per iteration in each parallel group's calls (trainplan llm profile).
   for (auto [name, into] : {std::pair{"tp_comm_s", &r.tp_comm_s}, {"pp_comm_s", &r.pp_comm_s}, {"dp_comm_s", &r.dp_comm_s}}) {
-    if (!t.has_column(name) || t.text(row, name).empty()) continue;
+    if (absent(t, row, name)) continue;
     const double v = t.number(row, name);
     if (!(v >= 0 && v <= kMostSeconds))
       t.fail(row, name, fmt::format("must be in [0, {:g}] s, got {}", kMostSeconds, t.text(row, name)));

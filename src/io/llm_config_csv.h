@@ -22,7 +22,8 @@
 //             in its tensor-, pipeline- and data-parallel groups' calls, as
 //             `trainplan llm profile` records them; >= 0), optional
 //
-// An empty optional cell takes the default.
+// An empty optional cell takes the default, as does one that says a value is
+// missing (NA, N/A, NaN, None, null, -; in any case).
 #pragma once
 #include <optional>
 #include <string>

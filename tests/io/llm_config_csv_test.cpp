@@ -170,7 +170,9 @@ TEST(LlmConfigCsv, CommunicationColumnsAreOptionalSeconds) {
   EXPECT_FALSE(rows[0].pp_comm_s);
   EXPECT_DOUBLE_EQ(*rows[0].dp_comm_s, 0);
   EXPECT_FALSE(io::read_llm_configs(write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n")).rows[0].tp_comm_s);
-  for (const char* bad : {"-0.1", "nan", "slow"}) {
+  // pandas writes a missing measurement as NaN: no value, as an empty cell.
+  EXPECT_FALSE(io::read_llm_configs(write(std::string(kHeader) + ",dp_comm_s\n8,8,1,1024,16,24,2048,8,1,1,NaN\n")).rows[0].dp_comm_s);
+  for (const char* bad : {"-0.1", "inf", "slow"}) {
     auto f = write(std::string(kHeader) + ",dp_comm_s\n8,8,1,1024,16,24,2048,8,1,1," + bad + "\n");
     auto e = tptest::input_error_of([&] { io::read_llm_configs(f); });
     EXPECT_EQ(e.line(), 2) << bad;
@@ -346,4 +348,33 @@ TEST(LlmConfigCsv, TheSharedKorthikantiFileReadsAsItsOwnReaderReadsIt) {
     EXPECT_EQ(a.layout.distributed_optimizer, b.layout.distributed_optimizer) << i;
     EXPECT_EQ(a.layout.precision, b.layout.precision) << i;
   }
+}
+
+// What other tools write for a missing value (R's NA, pandas' NaN, Python's
+// None, JSON's null, a spreadsheet's n/a or -) takes an optional column's
+// default, as an empty cell does; a required column still needs its value.
+TEST(LlmConfigCsv, MissingValueWordsTakeTheDefault) {
+  const std::string header = std::string(kHeader) +
+                             ",vocab,ffn_hidden,virtual_stages,recompute,sequence_parallel,distributed_optimizer,precision,memory_gib\n";
+  const std::string filled = "8,64,1,4096,32,32,2048,8,1,1,";
+  auto path = write(header + filled + "NA,NA,NA,NA,NA,NA,NA,NA\n" + filled + "nan,NaN,None,null,N/A,-,none,null\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 2u);
+  for (const auto& r : t.rows) {
+    EXPECT_EQ(r.spec.vocab, 51200) << r.line;
+    EXPECT_EQ(r.spec.ffn(), 4 * 4096) << r.line;
+    EXPECT_EQ(r.layout.virtual_stages, 1) << r.line;
+    EXPECT_EQ(r.layout.recompute, structure::Recompute::kNone) << r.line;
+    EXPECT_FALSE(r.layout.sequence_parallel) << r.line;
+    EXPECT_FALSE(r.layout.distributed_optimizer) << r.line;
+    EXPECT_EQ(r.layout.precision, structure::Precision::kFp16) << r.line;
+    EXPECT_FALSE(r.memory_gib) << r.line;
+  }
+  auto required = write(header + "8,64,1,4096,32,NA,2048,8,1,1,,,,,,,,\n");
+  auto e = tptest::input_error_of([&] { io::read_llm_configs(required); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "layers");
+  // "none" is a kind of position embedding, not a missing one.
+  auto none = write(std::string(kHeader) + ",position_embedding\n8,64,1,4096,32,32,2048,8,1,1,none\n");
+  EXPECT_FALSE(io::read_llm_configs(none).rows[0].spec.learned_positions);
 }
