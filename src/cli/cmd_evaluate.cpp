@@ -90,6 +90,15 @@ void run_transfer(const EvaluateArgs& a) {
   if (a.describe && !a.json)
     for (const auto& n : rep.networks)
       if (!n.describe.empty()) std::cout << "\n" << n.network << ":\n" << n.describe;
+  // Scored without them, and said: an unreadable trace is still bad input.
+  if (!rep.unreadable.empty()) {
+    if (a.json) note_json_answer_printed();
+    for (const auto& e : rep.unreadable) std::cerr << "error: " << e.what() << "\n";
+    throw InputError(a.to, 0, "",
+                     fmt::format("{} network{} left out: {} trace{} could not be read (named above); the others are scored",
+                                 rep.unreadable.size(), rep.unreadable.size() == 1 ? "" : "s", rep.unreadable.size(),
+                                 rep.unreadable.size() == 1 ? "" : "s"));
+  }
 }
 
 void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {

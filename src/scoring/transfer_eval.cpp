@@ -240,8 +240,16 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     nt.network = fs::path(to_dir).filename().string();
     if (nt.network.empty()) nt.network = fs::path(to_dir).parent_path().filename().string();
     nt.from_dir = from_dir, nt.to_dir = to_dir;
-    auto source = trace_samples(from_dir, true);
-    auto target = trace_samples(to_dir, false);
+    // A network whose trace cannot be read is named and left out; the others are scored.
+    std::vector<models::StepSample> source, target;
+    try {
+      source = trace_samples(from_dir, true);
+      target = trace_samples(to_dir, false);
+    } catch (const InputError& e) {
+      rep.unreadable.push_back(e);
+      rep.skipped.push_back(nt.network + ": " + e.what());
+      continue;
+    }
     nt.source_rows = source.size(), nt.target_rows = target.size();
     for (const auto& w : {models::node_size_warning(source, opts.from_hw, from_dir, "--from-gpu"),
                           models::node_size_warning(target, opts.to_hw, to_dir, "--to-gpu")})
@@ -318,6 +326,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     }
     rep.networks.push_back(std::move(nt));
   }
+  if (rep.networks.empty() && !rep.unreadable.empty()) throw rep.unreadable.front();
   if (rep.networks.empty() && too_short) throw *too_short;
   return rep;
 }

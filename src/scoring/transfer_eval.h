@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "models/transfer.h"
 #include "models/transfer_split.h"
 #include "structure/gpu_catalog.h"
@@ -78,14 +79,19 @@ struct TransferReport {
   // Networks under only one of the folders, and those whose target trace has
   // no row left to predict past the K trials (each with why).
   std::vector<std::string> skipped;
+  // The traces among them that could not be read (file, line and column):
+  // the caller exits 2 after the answer.
+  std::vector<InputError> unreadable;
   // What the caller should know of the pairing: two single-network folders
   // whose names are different networks of the zoo.
   std::vector<std::string> warnings;
 };
 
-// Throws InputError on an unreadable trace (file, line, column), no network
-// common to both folders, K at least every common target's rows (one short
-// target among others is skipped), or an unknown method.
+// Throws InputError when no network is left to score: none common to both
+// folders, none readable (the first unreadable trace's file, line and
+// column), K at least every common target's rows; or an unknown method. A
+// network whose trace is unreadable or too short among others is skipped
+// (and an unreadable one kept in `unreadable`).
 TransferReport evaluate_transfer(const TransferEvalOptions& opts);
 
 // The median over seeds of a network's MRE for `method`.

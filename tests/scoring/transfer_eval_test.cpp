@@ -174,6 +174,19 @@ TEST(TransferEval, BadInputExitsTwoNamingThePlace) {
   EXPECT_EQ(j["rows"], 36 - 6);
   ASSERT_EQ(j["skipped"].size(), 1u) << j["skipped"];
   EXPECT_NE(j["skipped"][0].get<std::string>().find("othernet"), std::string::npos) << j["skipped"];
+  // One network's unreadable trace is named, the others scored; the exit still says the input was bad.
+  tptest::write_file(both / "dst" / "othernet" / "placements.csv",
+                     "placement,local_bsz,step_time,sync_time\n1,8,0.1,0\n1,16,fast,0\n");
+  r = tptest::run_cli("evaluate --transfer --from " + (both / "src").string() + " --from-gpu t4 --to " +
+                      (both / "dst").string() + " --to-gpu a100-40gb --json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(r.err, (both / "dst" / "othernet" / "placements.csv").string(), 3, "step_time",
+                                        {"fast"}))
+      << r.err;
+  const auto partial = nlohmann::json::parse(r.out);  // one document: the answer
+  EXPECT_EQ(partial["networks"].size(), 1u);
+  EXPECT_EQ(partial["rows"], 36);
+  EXPECT_TRUE(partial["mre"].is_number());
 
   // Rows no measurement gives: a sync longer than its step (a hair over is
   // read as the whole step), a fraction of an example, more nodes than replicas.
