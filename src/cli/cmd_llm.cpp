@@ -220,7 +220,7 @@ void run_predict(const PredictArgs& a) {
     return;
   }
   if (cal) {
-    std::cerr << fmt::format("calibrated on {}: {} factor(s): peak {:.3f}, link {:.3f}, memory {:.3f}; mean |error| {:.2f}%\n",
+    std::cerr << fmt::format("calibrated on {}: {} factor(s) fitted; fractions: peak {:.3f}, link {:.3f}, memory {:.3f}; mean |error| {:.2f}%\n",
                              a.calibrate, tm.fitted_factors(), tm.params().gemm.peak_fraction, tm.params().link_fraction,
                              tm.params().gemm.memory_fraction, 100 * cal->time_mean_abs_relative_error);
     if (cal->cv.folds > 0)
@@ -235,7 +235,15 @@ void run_predict(const PredictArgs& a) {
                                "mean |error| {:.2f}%\n",
                                cal->memory_overhead_bytes / kGiB, cal->memory_rows, 100 * cal->memory_mean_abs_relative_error);
     if (cal->fit == "auto") {
-      std::cerr << "  --fit auto chose " << cal->fitted << ": it cross-validates best on the measured rows\n";
+      // Every fit passed over (or not possible on so few configurations): the one kept is said as such.
+      const bool kept_though_passed_over =
+          std::any_of(cal->passed_over.begin(), cal->passed_over.end(),
+                      [&](const std::string& p) { return p.rfind(cal->fitted + ":", 0) == 0; });
+      if (kept_though_passed_over)
+        std::cerr << "  --fit auto found no fit it believes on these rows; " << cal->fitted
+                  << " is the one they allow (warnings below)\n";
+      else
+        std::cerr << "  --fit auto chose " << cal->fitted << ": it cross-validates best on the measured rows\n";
       for (const auto& p : cal->passed_over) std::cerr << "  --fit auto passed over " << p << "\n";
     }
     if (cal->fitted != "efficiency")
