@@ -134,6 +134,12 @@ CsvTable CsvTable::read(const std::string& path) {
 CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
   CsvTable t;
   t.path_ = name;
+  // UTF-16 (a spreadsheet's "Unicode text"), or a binary file: every other byte is NUL, and
+  // the lines would read as garbled fields. Said as such, at once.
+  const std::string_view head = std::string_view(text).substr(0, 4096);
+  if (head.starts_with("\xFF\xFE") || head.starts_with("\xFE\xFF") || head.find('\0') != std::string_view::npos)
+    throw InputError(name, 0, "",
+                     "is not UTF-8 text (UTF-16, or a binary file: it holds NUL bytes); save it as a UTF-8 CSV");
   // A spreadsheet's UTF-8 byte-order mark is not part of the first column's name.
   const std::string_view kBom = "\xEF\xBB\xBF";
   std::string body = std::string(text).starts_with(kBom) ? text.substr(kBom.size()) : text;

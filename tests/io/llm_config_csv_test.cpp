@@ -378,3 +378,16 @@ TEST(LlmConfigCsv, MissingValueWordsTakeTheDefault) {
   auto none = write(std::string(kHeader) + ",position_embedding\n8,64,1,4096,32,32,2048,8,1,1,none\n");
   EXPECT_FALSE(io::read_llm_configs(none).rows[0].spec.learned_positions);
 }
+
+// A file saved as UTF-16 (a spreadsheet's "Unicode text") is named as such,
+// not read as garbled fields.
+TEST(Csv, Utf16IsNamedNotMisread) {
+  std::string utf16 = "\xFF\xFE";
+  for (char c : std::string("gpus,tp\n1,1\n")) utf16 += std::string{c, '\0'};
+  auto e = tptest::input_error_of([&] { io::CsvTable::parse(utf16, "u16.csv"); });
+  EXPECT_EQ(e.file(), "u16.csv");
+  EXPECT_NE(e.message().find("UTF-8"), std::string::npos) << e.message();
+  std::string no_bom = utf16.substr(2);
+  EXPECT_NE(tptest::input_error_of([&] { io::CsvTable::parse(no_bom, "u16.csv"); }).message().find("NUL"),
+            std::string::npos);
+}
