@@ -2,6 +2,7 @@
 // extrapolated MRE, fit time) on sample files or on replayed Pollux traces.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -84,7 +85,11 @@ void run_transfer(const EvaluateArgs& a) {
   std::cout << (a.json ? scoring::transfer_json(rep).dump(2) + "\n" : scoring::format_transfer(rep));
   // The JSON carries them too; on stderr they reach whoever reads only "mre".
   if (a.json) {
-    for (const auto& s : rep.skipped) std::cerr << "skipped: " << s << "\n";
+    // An unreadable trace is said once, as an error, below.
+    for (const auto& s : rep.skipped)
+      if (std::none_of(rep.unreadable.begin(), rep.unreadable.end(),
+                       [&](const InputError& e) { return s.find(e.what()) != std::string::npos; }))
+        std::cerr << "skipped: " << s << "\n";
     for (const auto& w : rep.warnings) std::cerr << "warning: " << w << "\n";
   }
   if (a.describe && !a.json)

@@ -142,7 +142,7 @@ void run_predict(const PredictArgs& a) {
     throw InputError(
         in_rows ? a.configs : a.calibrate, 0, "",
         in_rows ? fmt::format("{} of {} rows not predicted (named above){}{}", in_rows, in.table.rows().size(),
-                              a.out.empty() || a.out == "-" ? "" : "; " + a.out + " has them as they were, unpredicted",
+                              a.out.empty() || a.out == "-" ? "" : "; their prediction cells in " + a.out + " are empty",
                               measured_rows ? fmt::format("; {} measured row{} left out of the calibration", measured_rows,
                                                           measured_rows == 1 ? "" : "s")
                                             : "")
@@ -185,13 +185,14 @@ void run_predict(const PredictArgs& a) {
       if (in.table.has_column(c))
         std::cerr << fmt::format("note: {}'s column '{}' is replaced by the prediction in {}\n", a.configs,
                                  in.table.header()[in.table.column(c)], a.out == "-" ? "the output" : a.out);
-    // One row of values for each row of the file: a row left out has none, and is written as it was.
+    // One row of values for each row of the file: a row left out has its prediction cells empty
+    // (a measured time of its own in that column would read as a prediction), the rest as it was.
     std::map<long, const std::vector<double>*> by_line;
     for (size_t i = 0; i < in.rows.size(); ++i) by_line[in.rows[i].line] = &values[i];
     std::vector<std::vector<double>> all;
     for (const auto& row : in.table.rows()) {
       auto it = by_line.find(row.line);
-      all.push_back(it != by_line.end() ? *it->second : std::vector<double>());
+      all.push_back(it != by_line.end() ? *it->second : std::vector<double>(columns.size(), NAN));
     }
     io::write_llm_predictions(a.out, in.table, columns, all);
   }

@@ -310,9 +310,11 @@ void run_plan(PlanArgs a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
-  if (!a.calibrate.empty())
-    measured = app::LlmPlanMeasured{read_llm_configs_noted(a.calibrate, /*require_time=*/true), a.calibrate, a.fit,
-                                    a.interval};
+  if (!a.calibrate.empty()) {
+    auto rows = read_llm_configs_noted(a.calibrate, /*require_time=*/true);
+    io::require_hardware_support(rows, hw);  // a row this GPU cannot run is no measurement of it
+    measured = app::LlmPlanMeasured{std::move(rows), a.calibrate, a.fit, a.interval};
+  }
   app::LlmPlanOutcome outcome = plan_or_name_the_option(s, hw, a.options, measured ? &*measured : nullptr);
   const plan::LlmPlanResult& r = outcome.result;
   int per_node = a.options.gpus_per_node > 0 ? a.options.gpus_per_node : std::max(1, hw.node.gpus_per_node);

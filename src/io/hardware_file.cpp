@@ -95,7 +95,10 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
         a_column |= !t.has_column(c);
       }
     if (!missing.empty()) {
-      const std::string first = missing.front().substr(0, missing.front().find(' '));
+      // The field named is where the error points: the first absent column on the header's line.
+      std::string first;
+      for (const auto& m : missing)
+        if (first.empty() && (!a_column || m.ends_with("(no column)"))) first = m.substr(0, m.find(' '));
       const std::string why = fmt::format("required figure{} missing: {} (give {}, or a base GPU from the catalog)",
                                           missing.size() > 1 ? "s" : " is", fmt::join(missing, ", "),
                                           missing.size() > 1 ? "them" : "it");

@@ -34,6 +34,14 @@ bool absent(const CsvTable& t, const CsvRow& row, const std::string& col) {
   return v.empty() || v == "na" || v == "n/a" || v == "nan" || v == "none" || v == "null" || v == "-";
 }
 
+// The same for a yes/no column, where "none" and "-" may well mean no: only the
+// words that cannot (NA, NaN, null) are a missing value; the others are refused.
+bool absent_flag(const CsvTable& t, const CsvRow& row, const std::string& col) {
+  if (!t.has_column(col)) return true;
+  const std::string v = lowercase(t.text(row, col));
+  return v.empty() || v == "na" || v == "n/a" || v == "nan" || v == "null";
+}
+
 std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const std::string& col) {
   if (absent(t, row, col)) return std::nullopt;
   return integer(t, row, col);
@@ -52,7 +60,7 @@ bool no_interleaving(const CsvTable& t, const CsvRow& row) {
 
 // The cell's truth value; `fallback` where the column or the cell is absent.
 bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col, bool fallback = false) {
-  if (absent(t, row, col)) return fallback;
+  if (absent_flag(t, row, col)) return fallback;
   return t.truth(row, col);
 }
 
@@ -167,11 +175,14 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
 InputError every_row_rejected(const std::vector<InputError>& rejected) {
   const InputError& first = rejected.front();
   if (rejected.size() == 1) return first;
+  constexpr size_t kMostNamed = 20;  // a message, not a listing of a large file
   std::vector<long> lines;
-  for (size_t i = 1; i < rejected.size(); ++i) lines.push_back(rejected[i].line());
+  for (size_t i = 1; i < rejected.size() && lines.size() < kMostNamed; ++i) lines.push_back(rejected[i].line());
+  const size_t more = rejected.size() - 1 - lines.size();
   return InputError(first.file(), first.line(), first.field(),
-                    fmt::format("{}; no row is left: line{} {} {} also bad", first.message(), lines.size() == 1 ? "" : "s",
-                                fmt::join(lines, ", "), lines.size() == 1 ? "is" : "are"));
+                    fmt::format("{}; no row is left: line{} {}{} {} also bad", first.message(),
+                                lines.size() == 1 && more == 0 ? "" : "s", fmt::join(lines, ", "),
+                                more ? fmt::format(" and {} more", more) : "", lines.size() == 1 && more == 0 ? "is" : "are"));
 }
 
 LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row_errors = RowErrors::kThrow) {
@@ -222,7 +233,7 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
   } else if (!absent(t, row, "position_embedding")) {
     const std::string v = lowercase(t.text(row, "position_embedding"));
     if (v == "learned" || v == "learned_absolute" || v == "absolute") s.learned_positions = true;
-    else if (v == "rope" || v == "rotary" || v == "none") s.learned_positions = false;
+    else if (v == "rope" || v == "rotary") s.learned_positions = false;
     else t.fail(row, "position_embedding", fmt::format("must be learned_absolute or rope, got '{}'", t.text(row, "position_embedding")));
   }
   // Linear biases and LayerNorm, unless the file says none (Llama's bias-free linears and RMSNorm).
@@ -366,8 +377,7 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
     if (!keep.empty() && !keep.at(i)) continue;
     std::vector<std::string> fields = in.rows()[i].fields;
     fields.resize(header.size());
-    // No values: the row as it was, a column appended for the names left empty.
-    for (size_t j = 0; j < names.size() && !values.at(i).empty(); ++j) {
+    for (size_t j = 0; j < names.size(); ++j) {
       const double v = values.at(i).at(j);
       fields[at[j]] = std::isnan(v) ? std::string() : fmt::format("{:.6g}", v);
     }

@@ -23,7 +23,8 @@
 //             `trainplan llm profile` records them; >= 0), optional
 //
 // An empty optional cell takes the default, as does one that says a value is
-// missing (NA, N/A, NaN, None, null, -; in any case).
+// missing (NA, N/A, NaN, None, null, -; in any case); in a yes/no column only
+// NA, N/A, NaN and null (none and - may mean no there: refused, not guessed).
 #pragma once
 #include <optional>
 #include <string>
@@ -92,8 +93,7 @@ LlmConfigTable parse_llm_configs(const std::string& text, const std::string& nam
 
 // Writes `in`'s columns and rows with `values[row][j]` under names[j]: in
 // the column of that name when `in` has one, else in a column appended.
-// A NaN value leaves its cell empty; a row with no values is written as it
-// was (its appended cells empty). With `keep` (one flag per row of `in`),
+// A NaN value leaves its cell empty. With `keep` (one flag per row of `in`),
 // only the rows flagged true are written. `path` "-" is standard output.
 // Throws InputError when the file cannot be written.
 void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,

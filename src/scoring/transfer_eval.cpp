@@ -326,7 +326,14 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     }
     rep.networks.push_back(std::move(nt));
   }
-  if (rep.networks.empty() && !rep.unreadable.empty()) throw rep.unreadable.front();
+  if (rep.networks.empty() && !rep.unreadable.empty()) {
+    const InputError& first = rep.unreadable.front();
+    if (rep.unreadable.size() == 1) throw first;
+    std::vector<std::string> others;
+    for (size_t i = 1; i < rep.unreadable.size(); ++i) others.push_back(rep.unreadable[i].what());
+    throw InputError(first.file(), first.line(), first.field(),
+                     fmt::format("{}; no network is left: also {}", first.message(), fmt::join(others, "; ")));
+  }
   if (rep.networks.empty() && too_short) throw *too_short;
   return rep;
 }

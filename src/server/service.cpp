@@ -121,7 +121,8 @@ double get_number(const json& req, const char* name, std::optional<double> def) 
 }
 
 // Seconds, as a number or as the CLI's durations ("90", "36h", "1h30m", "2w"),
-// so that a deadline reads the same in a request as on the command line.
+// as a deadline is written on the command line; "0" too reads as the number 0
+// (where 0 means no deadline), which the command line leaves out instead.
 double get_duration(const json& req, const char* name, std::optional<double> def) {
   const json* v = find(req, name);
   if (!v) return get_number(req, name, def);
@@ -838,7 +839,9 @@ Response Service::llm_plan_request(const json& req) {
   std::optional<app::LlmPlanMeasured> measured;
   if (req.contains("calibrate")) {
     const std::string text = get_string(req, "calibrate", "");
-    measured = app::LlmPlanMeasured{io::parse_llm_configs(text, "calibrate", /*require_time=*/true), "calibrate"};
+    auto rows = io::parse_llm_configs(text, "calibrate", /*require_time=*/true);
+    io::require_hardware_support(rows, *hw);  // a row this GPU cannot run is no measurement of it
+    measured = app::LlmPlanMeasured{std::move(rows), "calibrate"};
   }
   // A plan over a large space computes for a second or more: it takes a slot, as a fit does.
   auto slot = take_slot();

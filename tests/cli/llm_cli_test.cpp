@@ -313,6 +313,12 @@ TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
     EXPECT_EQ(lines[2], c.row + ",,") << c.row;
     EXPECT_NE(r.err.find("1 of 2 rows not predicted"), std::string::npos) << r.err;
   }
+  // A bad row's own time in the prediction's column is blanked: it would read as a prediction.
+  auto timed = tptest::write_file(d / "timed.csv", header.substr(0, header.size() - 1) + ",iteration_time_s\n" +
+                                                       "8,8,1,1024,16,24,2048,8,1,1,0.5\n8,8,1,1024,16,24,2048,3,1,1,0.7\n");
+  auto blanked = tptest::run_cli("llm predict --configs " + timed + " --gpu a100-80gb -o " + (d / "t.csv").string());
+  EXPECT_EQ(blanked.exit_code, 2);
+  EXPECT_EQ(tptest::lines(tptest::read_file(d / "t.csv")).back(), "8,8,1,1024,16,24,2048,3,1,1,,");
   // A bad measured row is left out of the calibration; the rest calibrate, and the exit says so.
   auto good_in = tptest::write_file(d / "in.csv", header + "8,8,1,1024,16,24,2048,8,1,1\n");
   auto measured = tptest::write_file(

@@ -357,7 +357,7 @@ TEST(LlmConfigCsv, MissingValueWordsTakeTheDefault) {
   const std::string header = std::string(kHeader) +
                              ",vocab,ffn_hidden,virtual_stages,recompute,sequence_parallel,distributed_optimizer,precision,memory_gib\n";
   const std::string filled = "8,64,1,4096,32,32,2048,8,1,1,";
-  auto path = write(header + filled + "NA,NA,NA,NA,NA,NA,NA,NA\n" + filled + "nan,NaN,None,null,N/A,-,none,null\n");
+  auto path = write(header + filled + "NA,NA,NA,NA,NA,NA,NA,NA\n" + filled + "-,NaN,None,null,N/A,nan,none,null\n");
   auto t = io::read_llm_configs(path);
   ASSERT_EQ(t.rows.size(), 2u);
   for (const auto& r : t.rows) {
@@ -374,6 +374,13 @@ TEST(LlmConfigCsv, MissingValueWordsTakeTheDefault) {
   auto e = tptest::input_error_of([&] { io::read_llm_configs(required); });
   EXPECT_EQ(e.line(), 2);
   EXPECT_EQ(e.field(), "layers");
+  // In a yes/no column "none" or "-" may mean no: refused, not read as the default (dropout's is true).
+  for (const char* word : {"none", "-"}) {
+    auto flag = write(std::string(kHeader) + ",dropout\n8,64,1,4096,32,32,2048,8,1,1," + word + "\n");
+    EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(flag); }).field(), "dropout") << word;
+  }
+  EXPECT_TRUE(io::read_llm_configs(write(std::string(kHeader) + ",dropout\n8,64,1,4096,32,32,2048,8,1,1,NA\n"))
+                  .rows[0].layout.dropout);
   // "none" is a kind of position embedding, not a missing one.
   auto none = write(std::string(kHeader) + ",position_embedding\n8,64,1,4096,32,32,2048,8,1,1,none\n");
   EXPECT_FALSE(io::read_llm_configs(none).rows[0].spec.learned_positions);

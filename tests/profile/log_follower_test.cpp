@@ -151,10 +151,13 @@ TEST(LogFollower, AFifoNeitherBlocksTheOpenNorTheWait) {
 // A directory is no log: refused at once, naming it.
 TEST(LogFollower, ADirectoryIsAnInputError) {
   auto dir = tptest::temp_dir("follow");
-  EXPECT_THROW(LogFollower::file(dir.string()), trainplan::InputError);
+  auto e = tptest::input_error_of([&] { LogFollower::file(dir.string()); });
+  EXPECT_EQ(e.file(), dir.string());
+  EXPECT_NE(e.message().find("is a directory"), std::string::npos) << e.message();
 }
 
-// One that exists and cannot be read is refused at once. Root reads any file, so a directory stands in.
+// A path that cannot be opened (a file where a directory should be) is refused at once; root reads
+// any file, so permissions cannot stand in.
 TEST(LogFollower, AnUnreadableLogIsAnInputError) {
   auto dir = tptest::temp_dir("follow");
   const auto blocked = tptest::write_file(dir / "not-a-dir", "x");
