@@ -41,25 +41,12 @@ std::vector<models::LlmTimeParams> llm_fit_candidates(const std::string& fit) {
 
 namespace {
 
-// A row's configuration as read: its shape and its layout, whatever other
-// columns (a run id, a date, a derived figure) the file carries.
-std::string configuration_key(const io::LlmConfigRow& r) {
-  const auto& s = r.spec;
-  const auto& l = r.layout;
-  return fmt::format("{} {} {} {} {} {} {} {} {} | {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", s.layers,
-                     s.hidden, s.heads, s.kv(), s.ffn(), s.gated_mlp, s.seq, s.vocab, s.tied_embeddings, l.tp, l.cp,
-                     l.pp, l.dp, l.virtual_stages, l.first_stage_layers, l.last_stage_layers, l.micro_batch,
-                     l.global_batch, structure::to_string(l.recompute), l.sequence_parallel, l.distributed_optimizer,
-                     structure::to_string(l.precision), l.flash_attention, l.dropout, l.fp32_residual,
-                     l.overlap_grad_reduce, l.overlap_param_gather, l.tp_comm_overlap, l.grad_reduce_in_bf16);
-}
-
 // ("3, 7", 3.0) for each configuration measured more than once whose
 // slowest iteration is over 1.5 times its fastest.
 std::vector<std::pair<std::string, double>> diverging_repeats(const io::LlmConfigTable& m) {
   std::map<std::string, std::vector<std::pair<long, double>>> by_key;
   for (const auto& r : m.rows)
-    if (r.iteration_time_s) by_key[configuration_key(r)].push_back({r.line, *r.iteration_time_s});
+    if (r.iteration_time_s) by_key[io::configuration_key(r)].push_back({r.line, *r.iteration_time_s});
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [key, runs] : by_key) {
     if (runs.size() < 2) continue;

@@ -4,6 +4,7 @@
 // measured iterations; `memory` breaks one configuration's memory down;
 // `evaluate` scores both models on Korthikanti et al. 2022's runs.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iostream>
@@ -139,15 +140,13 @@ void run_predict(const PredictArgs& a) {
   auto report_rejected = [&] {
     if (rejected.empty()) return;
     const size_t in_rows = in.rejected.size(), measured_rows = rejected.size() - in_rows;
-    throw InputError(
-        in_rows ? a.configs : a.calibrate, 0, "",
-        in_rows ? fmt::format("{} of {} rows not predicted (named above){}{}", in_rows, in.table.rows().size(),
-                              a.out.empty() || a.out == "-" ? "" : "; their prediction cells in " + a.out + " are empty",
-                              measured_rows ? fmt::format("; {} measured row{} left out of the calibration", measured_rows,
-                                                          measured_rows == 1 ? "" : "s")
-                                            : "")
-                : fmt::format("{} measured row{} left out of the calibration (named above)", measured_rows,
-                              measured_rows == 1 ? "" : "s"));
+    std::vector<std::string> parts;
+    if (in_rows) parts.push_back(fmt::format("{} of {} rows not predicted (named above)", in_rows, in.table.rows().size()));
+    if (in_rows && !a.out.empty() && a.out != "-") parts.push_back("their prediction cells in " + a.out + " are empty");
+    if (measured_rows)
+      parts.push_back(fmt::format("{} measured row{} left out of the calibration{}", measured_rows,
+                                  measured_rows == 1 ? "" : "s", in_rows ? "" : " (named above)"));
+    throw InputError(in_rows ? a.configs : a.calibrate, 0, "", fmt::format("{}", fmt::join(parts, "; ")));
   };
   const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors.empty();
   const bool memory_interval = a.interval > 0 && cal && !cal->cv.memory_errors.empty();
@@ -187,13 +186,12 @@ void run_predict(const PredictArgs& a) {
                                  in.table.header()[in.table.column(c)], a.out == "-" ? "the output" : a.out);
     // One row of values for each row of the file: a row left out has its prediction cells empty
     // (a measured time of its own in that column would read as a prediction), the rest as it was.
-    std::map<long, const std::vector<double>*> by_line;
-    for (size_t i = 0; i < in.rows.size(); ++i) by_line[in.rows[i].line] = &values[i];
+    // in.rows keeps the file's order, so one pass pairs them.
     std::vector<std::vector<double>> all;
-    for (const auto& row : in.table.rows()) {
-      auto it = by_line.find(row.line);
-      all.push_back(it != by_line.end() ? *it->second : std::vector<double>(columns.size(), NAN));
-    }
+    size_t next = 0;
+    for (const auto& row : in.table.rows())
+      all.push_back(next < in.rows.size() && in.rows[next].line == row.line ? values[next++]
+                                                                            : std::vector<double>(columns.size(), NAN));
     io::write_llm_predictions(a.out, in.table, columns, all);
   }
   const std::string interval_note =

@@ -87,23 +87,21 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   // Without a base every one of these is needed: a pasted row that leaves several out hears of
   // them all at once, not one a run. On the header's line when a column is missing, else the row's.
   if (!has_base) {
-    std::vector<std::string> missing;
-    bool a_column = false;
-    for (const char* c : {"fp32_tflops", "mem_bw_GBps", "gpus_per_node", "intra_node_bw_GBps", "inter_node_bw_GBps"})
-      if (!present(c)) {
-        missing.push_back(t.has_column(c) ? std::string(c) + " (empty)" : std::string(c) + " (no column)");
-        a_column |= !t.has_column(c);
-      }
+    std::vector<std::string> missing;  // each with how: "(no column)" or "(empty)"
+    std::string first_column, first_cell;  // where the error points: a missing column's header, else the row
+    for (const char* c : {"fp32_tflops", "mem_bw_GBps", "gpus_per_node", "intra_node_bw_GBps", "inter_node_bw_GBps"}) {
+      if (present(c)) continue;
+      const bool column = t.has_column(c);
+      missing.push_back(std::string(c) + (column ? " (empty)" : " (no column)"));
+      std::string& first = column ? first_cell : first_column;
+      if (first.empty()) first = c;
+    }
     if (!missing.empty()) {
-      // The field named is where the error points: the first absent column on the header's line.
-      std::string first;
-      for (const auto& m : missing)
-        if (first.empty() && (!a_column || m.ends_with("(no column)"))) first = m.substr(0, m.find(' '));
       const std::string why = fmt::format("required figure{} missing: {} (give {}, or a base GPU from the catalog)",
                                           missing.size() > 1 ? "s" : " is", fmt::join(missing, ", "),
                                           missing.size() > 1 ? "them" : "it");
-      if (a_column) throw InputError(path, t.header_line(), first, why);
-      t.fail(row, first, why);
+      if (!first_column.empty()) throw InputError(path, t.header_line(), first_column, why);
+      t.fail(row, first_cell, why);
     }
   }
   auto& g = h.gpu;

@@ -28,18 +28,13 @@ int integer(const CsvTable& t, const CsvRow& row, const std::string& col, int le
 // An optional value not given: no column, an empty cell, or a word that tools
 // write for a missing value (R's NA, pandas' NaN, Python's None, JSON's null,
 // a spreadsheet's n/a or -). The column's default applies.
-bool absent(const CsvTable& t, const CsvRow& row, const std::string& col) {
+// In a yes/no column "none" and "-" may well mean no: only the words that
+// cannot (NA, NaN, null) are a missing value there, and the others are refused.
+bool absent(const CsvTable& t, const CsvRow& row, const std::string& col, bool yes_no = false) {
   if (!t.has_column(col)) return true;
   const std::string v = lowercase(t.text(row, col));
-  return v.empty() || v == "na" || v == "n/a" || v == "nan" || v == "none" || v == "null" || v == "-";
-}
-
-// The same for a yes/no column, where "none" and "-" may well mean no: only the
-// words that cannot (NA, NaN, null) are a missing value; the others are refused.
-bool absent_flag(const CsvTable& t, const CsvRow& row, const std::string& col) {
-  if (!t.has_column(col)) return true;
-  const std::string v = lowercase(t.text(row, col));
-  return v.empty() || v == "na" || v == "n/a" || v == "nan" || v == "null";
+  if (v.empty() || v == "na" || v == "n/a" || v == "nan" || v == "null") return true;
+  return !yes_no && (v == "none" || v == "-");
 }
 
 std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const std::string& col) {
@@ -60,7 +55,7 @@ bool no_interleaving(const CsvTable& t, const CsvRow& row) {
 
 // The cell's truth value; `fallback` where the column or the cell is absent.
 bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col, bool fallback = false) {
-  if (absent_flag(t, row, col)) return fallback;
+  if (absent(t, row, col, /*yes_no=*/true)) return fallback;
   return t.truth(row, col);
 }
 
@@ -197,13 +192,10 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row
   check_column_names(t, out.notes);
   if (t.rows().empty()) throw InputError(path, t.header_line(), "", "no configuration rows");
   for (const auto& row : t.rows()) {
-    if (row_errors == RowErrors::kThrow) {
-      out.rows.push_back(config_row(t, row, require_time));
-      continue;
-    }
     try {
       out.rows.push_back(config_row(t, row, require_time));
     } catch (const InputError& e) {
+      if (row_errors == RowErrors::kThrow) throw;
       out.rejected.push_back(e);
     }
   }
@@ -304,6 +296,18 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
 
 }  // namespace
 
+std::string configuration_key(const LlmConfigRow& r) {
+  const auto& s = r.spec;
+  const auto& l = r.layout;
+  return fmt::format("{} {} {} {} {} {} {} {} {} {} {} | {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+                     s.layers, s.hidden, s.heads, s.kv(), s.ffn(), s.gated_mlp, s.seq, s.vocab, s.tied_embeddings,
+                     s.learned_positions, s.biases, l.tp, l.cp, l.pp, l.dp, l.virtual_stages, l.first_stage_layers,
+                     l.last_stage_layers, l.micro_batch, l.global_batch, structure::to_string(l.recompute),
+                     l.sequence_parallel, l.distributed_optimizer, structure::to_string(l.precision), l.flash_attention,
+                     l.dropout, l.fp32_residual, l.overlap_grad_reduce, l.overlap_param_gather, l.tp_comm_overlap,
+                     l.grad_reduce_in_bf16);
+}
+
 LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& spec,
                                  const structure::ParallelLayout& layout, double iteration_time_s) {
   LlmConfigRow r;
@@ -324,14 +328,11 @@ void require_hardware_support(LlmConfigTable& configs, const structure::Hardware
                                            : "flash attention: ") + *why);
     return std::nullopt;
   };
-  if (row_errors == RowErrors::kThrow) {
-    for (const auto& r : configs.rows)
-      if (auto e = fault(r)) throw *e;
-    return;
-  }
   std::vector<LlmConfigRow> kept;
   for (auto& r : configs.rows) {
-    if (auto e = fault(r)) configs.rejected.push_back(*e);
+    auto e = fault(r);
+    if (e && row_errors == RowErrors::kThrow) throw *e;
+    if (e) configs.rejected.push_back(*e);
     else kept.push_back(std::move(r));
   }
   configs.rows = std::move(kept);

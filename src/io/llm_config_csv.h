@@ -52,6 +52,11 @@ struct LlmConfigRow {
 LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& spec,
                                  const structure::ParallelLayout& layout, double iteration_time_s);
 
+// Equal for two rows that are one configuration (repeats of one run): every
+// field of the shape (defaults resolved: kv groups, FFN width) and of the
+// layout that the models read, whatever other columns the file carries.
+std::string configuration_key(const LlmConfigRow& r);
+
 struct LlmConfigTable {
   CsvTable table;  // the file as read, for passing its columns through
   std::vector<LlmConfigRow> rows;

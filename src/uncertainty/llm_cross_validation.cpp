@@ -6,27 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <tuple>
 
 namespace trainplan::uncertainty {
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr int kMaxFolds = 20;
-
-// What makes two measured rows the same configuration (repeats of one run).
-auto configuration_key(const io::LlmConfigRow& r) {
-  const auto& s = r.spec;
-  const auto& l = r.layout;
-  // Every field of the shape and the layout that the models read: rows that differ in any of them
-  // are different configurations, not repeats.
-  return std::make_tuple(s.layers, s.hidden, s.heads, s.kv_groups, s.ffn_hidden, s.gated_mlp, s.seq, s.vocab,
-                         s.tied_embeddings, s.learned_positions, s.biases, l.tp, l.cp, l.pp, l.dp, l.virtual_stages,
-                         l.first_stage_layers, l.last_stage_layers, l.micro_batch, l.global_batch, int(l.recompute),
-                         l.sequence_parallel, l.distributed_optimizer, int(l.precision), l.flash_attention, l.dropout,
-                         l.fp32_residual, l.overlap_grad_reduce, l.overlap_param_gather, l.tp_comm_overlap,
-                         l.grad_reduce_in_bf16);
-}
 
 // Mean |predicted / measured - 1| (as every other error this project
 // reports) from errors e = measured / predicted - 1.
@@ -40,10 +25,10 @@ double mean_abs(const std::vector<double>& errors) {
 // one fold each up to kMaxFolds, else round-robin. 0 folds with fewer than
 // two configurations.
 std::vector<int> assign_folds(const io::LlmConfigTable& measured, int& folds) {
-  std::map<decltype(configuration_key(measured.rows.front())), int> index;
+  std::map<std::string, int> index;
   std::vector<int> config(measured.rows.size());
   for (size_t i = 0; i < measured.rows.size(); ++i)
-    config[i] = index.try_emplace(configuration_key(measured.rows[i]), int(index.size())).first->second;
+    config[i] = index.try_emplace(io::configuration_key(measured.rows[i]), int(index.size())).first->second;
   const int n = int(index.size());
   folds = n < 2 ? 0 : std::min(n, kMaxFolds);
   for (int& c : config) c = folds > 0 ? c % folds : 0;
