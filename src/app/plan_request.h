@@ -29,7 +29,7 @@ struct PlanQuery {
   std::string model = scoring::kDefaultPlanModel;
   std::string time_model, metric_model;
   std::vector<int> batches;  // empty: those in the samples
-  int gpus_per_node = -1;    // < 0: 4 when the samples carry nodes, else 0
+  int gpus_per_node = -1;    // < 0: the hardware's node, else gpus_per_node_seen(samples)
   int max_epochs = 1000;
   int alternatives = 5;
   uint64_t seed = 1;

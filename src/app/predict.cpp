@@ -6,6 +6,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "app/search_space.h"
 #include "core/cancel.h"
 #include "core/error.h"
 #include "core/nodes.h"
@@ -66,9 +67,9 @@ NodePacking node_packing(const SampleSet& s, int workers, int gpus_per_node, con
   } else {
     int most_on_one = 0;
     bool multi_node = false;
+    p.gpus_per_node = gpus_per_node_seen(s);
     for (const auto& x : s.samples)
       if (x.nodes > 0) {
-        p.gpus_per_node = std::max(p.gpus_per_node, nodes_for(x.workers, x.nodes));
         multi_node = multi_node || x.nodes > 1;
         if (x.nodes == 1) most_on_one = std::max(most_on_one, x.workers);
       }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/nodes.h"
+
 namespace trainplan::app {
 
 ConfigSpace search_space(const SampleSet& samples, const SpaceOptions& o) {
@@ -16,11 +18,16 @@ ConfigSpace search_space(const SampleSet& samples, const SpaceOptions& o) {
   if (s.max_workers == 0)
     for (const auto& x : samples.samples) s.max_workers = std::max(s.max_workers, x.workers);
   s.max_epochs = o.max_epochs;
-  const bool has_nodes =
-      std::any_of(samples.samples.begin(), samples.samples.end(), [](const Sample& x) { return x.nodes > 0; });
-  s.workers_per_node = o.gpus_per_node >= 0 ? o.gpus_per_node : (has_nodes ? 4 : 0);
+  s.workers_per_node = o.gpus_per_node >= 0 ? o.gpus_per_node : gpus_per_node_seen(samples);
   s.diverged = diverged_cells(samples);
   return s;
+}
+
+int gpus_per_node_seen(const SampleSet& samples) {
+  int most = 0;
+  for (const auto& x : samples.samples)
+    if (x.nodes > 0) most = std::max(most, nodes_for(x.workers, x.nodes));
+  return most;
 }
 
 std::set<std::pair<int, int>> diverged_cells(const SampleSet& samples) {

@@ -302,7 +302,11 @@ void run_memory(MemoryArgs a) {
   a.layout.overlap_grad_reduce = a.overlap;
   a.layout.overlap_param_gather = a.overlap && a.layout.distributed_optimizer;
   a.layout.tp_comm_overlap = a.overlap && a.layout.tp > 1;
-  if (a.layout.global_batch == 0) a.layout.global_batch = a.layout.micro_batch * a.layout.dp;  // not given
+  // Not given: pp micro-batches a replica, a full pipeline. Under 1F1B the
+  // first stage then holds pp micro-batches' activations, the most any
+  // longer iteration holds; one micro-batch would understate a pipeline's
+  // memory pp-fold.
+  if (a.layout.global_batch == 0) a.layout.global_batch = a.layout.micro_batch * a.layout.dp * a.layout.pp;
   if (auto p = structure::check_layout(s, a.layout)) {
     std::string option = p->field;
     std::replace(option.begin(), option.end(), '_', '-');
@@ -864,7 +868,8 @@ void setup(CLI::App& root) {
   m->add_option("--micro-batch", ma->layout.micro_batch, "Sequences per micro-batch")->capture_default_str();
   ma->layout.global_batch = 0;
   m->add_option("--global-batch", ma->layout.global_batch,
-                "Sequences per iteration, a multiple of micro-batch x dp (default: micro-batch x dp)");
+                "Sequences per iteration, a multiple of micro-batch x dp (default: micro-batch x dp x pp, a full "
+                "pipeline: the most activations 1F1B holds)");
   m->add_option("--recompute", ma->recompute, "none, selective or full")->capture_default_str();
   m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");

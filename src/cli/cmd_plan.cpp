@@ -285,8 +285,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--batches", a->batches, "Candidate per-worker batches, e.g. 16,32,64 (default: those in the samples)")
       ->delimiter(',');
   cmd->add_option("--gpus-per-node", a->gpus_per_node,
-                  "Workers per node; nodes = ceil(r / N) (default: the node of --hardware when given, else 4 when samples "
-                  "carry nodes, else 0 = unknown)")
+                  "Workers per node; nodes = ceil(r / N) (default: the node of --hardware when given, else the most workers "
+                  "any sample ran on one node, as predict packs them, else 0 = unknown)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str()->check(positive_number());
   cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str()->check(non_negative_number());

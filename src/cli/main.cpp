@@ -72,6 +72,54 @@ void print_json_error(const std::string& message, int exit_code, const trainplan
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
+// Edits (insertions, deletions, substitutions) between two words.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Where a command is due and the word names none ("trainplan llm plann"),
+// that word, the commands there and the nearest of them; CLI11 says only
+// that a subcommand is required. Empty when every command word is known.
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = "trainplan";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";
+    const auto commands = at->get_subcommands([](CLI::App*) { return true; });
+    if (commands.empty()) return "";  // a verb's own arguments
+    const auto named = at->get_subcommands([&](CLI::App* c) { return c->check_name(word); });
+    if (!named.empty()) {
+      at = named.front();
+      path += " " + at->get_name();
+      continue;
+    }
+    std::vector<std::string> names;
+    std::string nearest;
+    size_t nearest_edits = 3;  // suggest within two edits only
+    for (const CLI::App* c : commands) {
+      names.push_back(c->get_name());
+      if (const size_t d = edit_distance(word, c->get_name()); d < nearest_edits) nearest = c->get_name(), nearest_edits = d;
+    }
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    return fmt::format("'{}' is not a {} command{} (commands: {})", word, path,
+                       nearest.empty() ? "" : fmt::format("; did you mean '{}'?", nearest), list);
+  }
+  return "";
+}
+
 // CLI11 reads an empty value ("--target-trials ''" or "--seed=") as the option's default, so a
 // script whose variable came out empty would run on a value nobody chose. No option of trainplan
 // takes an empty value; the first one given is named.
@@ -109,6 +157,11 @@ int main(int argc, char** argv) {
   if (argc == 1) {  // as git does: the verbs, not just "a subcommand is required"
     app.name("trainplan");
     std::cerr << app.help();
+    return kExitInputError;
+  }
+  if (const std::string message = unknown_command(app, argc, argv); !message.empty()) {
+    std::cerr << "error: " << message << "\nRun with --help for more information.\n";
+    if (json()) print_json_error(message, kExitInputError, nullptr);
     return kExitInputError;
   }
   if (const std::string option = empty_value_option(argc, argv); !option.empty()) {

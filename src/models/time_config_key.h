@@ -11,8 +11,9 @@ namespace trainplan::models {
 
 using TimeConfigKey = std::tuple<double, int, int>;  // batch, workers, nodes
 
-inline TimeConfigKey time_config_key(const Sample& s) {
-  return {s.batch, s.workers, s.workers == 1 && s.nodes == 0 ? 1 : s.nodes};
+inline TimeConfigKey time_config_key(double batch, int workers, int nodes) {
+  return {batch, workers, workers == 1 && nodes == 0 ? 1 : nodes};
 }
+inline TimeConfigKey time_config_key(const Sample& s) { return time_config_key(s.batch, s.workers, s.nodes); }
 
 }  // namespace trainplan::models

@@ -5,7 +5,9 @@
 // is judged with the same model the other methods plan with.
 #include <fmt/format.h>
 
+#include <map>
 #include <random>
+#include <utility>
 
 #include "core/cancel.h"
 #include "core/error.h"
@@ -26,7 +28,9 @@ class ManualPlanner : public Planner {
     std::mt19937_64 rng(o_.seed);
     std::uniform_int_distribution<size_t> bi(0, p.space.batches.size() - 1);
     std::uniform_int_distribution<int> wr(1, p.space.max_workers);
-    Leaderboard board(static_cast<size_t>(std::max(0, o_.alternatives)), m.direction());
+    // The best try at each (batch, workers): the alternatives are distinct
+    // configurations, as every planner's are, not repeats of one.
+    std::map<std::pair<int, int>, Candidate> best_at;
     PlanResult res;
     res.method = name();
     for (int i = 0; i < o_.manual_tries; ++i) {
@@ -39,8 +43,12 @@ class ManualPlanner : public Planner {
       if (cap < 1) continue;
       int e = std::uniform_int_distribution<int>(1, cap)(rng);
       auto c = evaluate_config(m, p, Config{b, r, e});
-      if (c && meets(c->metric, p.target, m.direction())) board.offer(*c);
+      if (!c || !meets(c->metric, p.target, m.direction())) continue;
+      auto [it, added] = best_at.try_emplace({b, r}, *c);
+      if (!added && preferred(*c, it->second, m.direction())) it->second = *c;
     }
+    Leaderboard board(static_cast<size_t>(std::max(0, o_.alternatives)), m.direction());
+    for (const auto& [cell, c] : best_at) board.offer(c);
     if (board.empty())
       throw InfeasibleError(fmt::format("manual: none of {} random tries meets both constraints\n{}", o_.manual_tries,
                                         infeasibility_report(m, p)));

@@ -263,6 +263,11 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   res.enumerated = index;
   res.top = top.take();
   if (o.frontier) res.frontier = frontier.take();
+  if (!res.top.empty() && res.top.front().layout.cp > 1)
+    res.notes.push_back(
+        "the choice runs context parallelism, priced without the ring's per-step host work (its small kernels and "
+        "exchanges): published cp runs took 0.8-2.5 ms more per layer and micro-batch than such a price "
+        "(docs/lab/LLM-CALIBRATION.md), so its lead may not hold; compare with --max-cp 1");
   if (!res.top.empty()) return res;
 
   // Nothing qualifies: the first constraint in memory, deadline, budget order

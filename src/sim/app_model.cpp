@@ -51,7 +51,7 @@ std::optional<double> AppModel::step_time(int atomic, int gpus, int nodes) const
 
 std::optional<Execution> AppModel::execute(int gpus, int nodes, int batch) const {
   if (gpus < 1 || batch < 1) return std::nullopt;
-  long long key = (static_cast<long long>(gpus) << 40) ^ (static_cast<long long>(nodes) << 32) ^ batch;
+  const std::tuple<int, int, int> key{gpus, nodes, batch};
   auto it = exec_cache_.find(key);
   if (it != exec_cache_.end()) return it->second;
   std::optional<Execution> res;

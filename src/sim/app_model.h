@@ -11,10 +11,11 @@
 //    batch; batches beyond max_local per GPU use gradient accumulation,
 //    whose extra micro-steps cost the one-GPU step time (no sync).
 #pragma once
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <tuple>
 #include <vector>
 
 #include "replay/replay_oracle.h"
@@ -63,7 +64,8 @@ class AppModel {
   std::vector<double> curve_batches_;                 // measured global batches, ascending
   std::vector<std::vector<std::pair<double, double>>> grad_;  // per curve, per epoch: (sqr, var)
   int init_batch_ = 0, max_batch_ = 0, min_local_ = 1, max_local_ = 1;
-  mutable std::unordered_map<long long, std::optional<Execution>> exec_cache_;
+  // execute()'s answers by (gpus, nodes, batch).
+  mutable std::map<std::tuple<int, int, int>, std::optional<Execution>> exec_cache_;
 };
 
 // Loads every application under `dir` (subdirectories with placements.csv).

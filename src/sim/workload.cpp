@@ -1,5 +1,7 @@
 #include "sim/workload.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "core/error.h"
@@ -26,6 +28,22 @@ std::vector<const AppModel*> AppSet::all() const {
   return v;
 }
 
+namespace {
+
+// An arrival after --load-scale, in seconds, refused past kLatestSeconds.
+double scaled_arrival(const std::string& path, long line, const char* field, double arrival_s, double load_scale) {
+  const double s = arrival_s / load_scale;
+  if (!(s <= kLatestSeconds))
+    throw InputError(path, line, field,
+                     fmt::format("arrival at {:g} s{} is past the simulator's latest, {:g} s: times are seconds "
+                                 "from the trace's start",
+                                 s, load_scale == 1 ? "" : fmt::format(" (after --load-scale {:g})", load_scale),
+                                 kLatestSeconds));
+  return s;
+}
+
+}  // namespace
+
 std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus) {
   if (!(load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
   auto rows = io::read_workload_csv(path, apps.names());
@@ -33,7 +51,7 @@ std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& a
   for (const auto& r : rows) {
     JobSpec s;
     s.name = r.name;
-    s.arrival = r.arrival_s / load_scale;
+    s.arrival = scaled_arrival(path, r.line, "time", r.arrival_s, load_scale);
     s.app = apps.find(r.application);
     s.gpus = r.replicas;
     s.batch = r.batch;
@@ -64,8 +82,11 @@ std::vector<JobSpec> jobs_from_philly(const std::string& path, const std::vector
                        "job needs " + std::to_string(r.gpus) + " GPUs but the cluster has " + std::to_string(max_gpus));
     JobSpec s;
     s.name = "philly-" + std::to_string(r.line);
-    s.arrival = r.arrival_s / load_scale;
+    s.arrival = scaled_arrival(path, r.line, "timestamp", r.arrival_s, load_scale);
     s.gpus = r.gpus;
+    if (!(r.duration_s <= kLatestSeconds))
+      throw InputError(path, r.line, "duration",
+                       fmt::format("{:g} s is past the simulator's longest, {:g} s", r.duration_s, kLatestSeconds));
     s.duration = r.duration_s;
     jobs.push_back(std::move(s));
   }

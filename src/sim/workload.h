@@ -23,15 +23,23 @@ class AppSet {
   std::vector<std::shared_ptr<AppModel>> apps_;
 };
 
+// The latest arrival (after load_scale) and the longest Philly duration the
+// simulator takes, in seconds (about three million years): event times then
+// stay apart to a sixtieth of a second or better, where at 1e16 s adding a
+// scheduling interval would no longer move the clock. Times in
+// microseconds or nanoseconds since 1970 land beyond it and are refused
+// rather than simulated as seconds.
+inline constexpr double kLatestSeconds = 1e14;
+
 // Pollux workload jobs. Arrivals are divided by `load_scale` (2 = twice the
-// load). Throws InputError (file, line) for an unknown application, or a
+// load). Throws InputError (file, line) for an unknown application, a
 // requested configuration the trace cannot run (too small a batch for the
-// replicas, or more GPUs than `max_gpus`).
+// replicas, or more GPUs than `max_gpus`), or an arrival past kLatestSeconds.
 std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus);
 
 // Philly jobs as rigid jobs: each keeps its GPU count and needs its measured
 // duration at that size. Throws InputError (file, line) for jobs larger than
-// `max_gpus`.
+// `max_gpus`, and arrivals or durations past kLatestSeconds.
 std::vector<JobSpec> jobs_from_philly(const std::string& path, const std::vector<io::PhillyJob>& rows,
                                       double load_scale, int max_gpus);
 

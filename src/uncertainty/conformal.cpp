@@ -77,7 +77,7 @@ void ConformalTimeModel::fit(const SampleSet& samples) {
 }
 
 bool ConformalTimeModel::measured(double batch, int workers, int nodes) const {
-  return measured_.count({batch, workers, nodes}) > 0;
+  return measured_.count(models::time_config_key(batch, workers, nodes)) > 0;
 }
 
 double ConformalTimeModel::predict(double batch, int workers, int nodes) const {
@@ -85,7 +85,7 @@ double ConformalTimeModel::predict(double batch, int workers, int nodes) const {
 }
 
 double ConformalTimeModel::measured_floor(double batch, int workers, int nodes, double coverage, int sides) const {
-  auto it = spread_.find({batch, workers, nodes});
+  auto it = spread_.find(models::time_config_key(batch, workers, nodes));
   if (it == spread_.end() || !(coverage > 0 && coverage < 1)) return 0;
   const double z95 = numerics::normal_quantile(0.975);
   const double z = numerics::normal_quantile(sides == 2 ? 0.5 + coverage / 2 : coverage);

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "core/error.h"
 
@@ -45,6 +47,28 @@ std::optional<double> PessimisticModel::epoch_time(int batch, int workers, int n
 }
 
 std::optional<double> PessimisticModel::metric(int batch, int workers, double epochs) const {
+  auto at = bound(batch, workers, epochs);
+  if (!at) return at;
+  const bool max = direction() == MetricDirection::kMax;
+  auto better = [&](double a, double b) { return max ? std::max(a, b) : std::min(a, b); };
+  std::lock_guard<std::mutex> lock(best_so_far_mutex_);
+  auto& seen = best_so_far_[{batch, workers}];
+  auto next_epoch = [](double e) { return e < kEveryEpochUpTo ? e + 1 : std::ceil(e * 1.01); };
+  while (seen.empty() || next_epoch(seen.back().first) < epochs) {
+    const double e = seen.empty() ? 1 : next_epoch(seen.back().first);
+    // NaN: no bound at these epochs or fewer yet.
+    const double before = seen.empty() ? std::nan("") : seen.back().second;
+    const auto v = bound(batch, workers, e);
+    seen.emplace_back(e, !v ? before : std::isnan(before) ? *v : better(before, *v));
+  }
+  // The best at the epochs looked at below `epochs`.
+  auto below = std::lower_bound(seen.begin(), seen.end(), epochs,
+                                [](const std::pair<double, double>& s, double e) { return s.first < e; });
+  if (below == seen.begin() || std::isnan(std::prev(below)->second)) return at;
+  return better(*at, std::prev(below)->second);
+}
+
+std::optional<double> PessimisticModel::bound(int batch, int workers, double epochs) const {
   const bool max = direction() == MetricDirection::kMax;
   std::optional<double> v;
   if (bounds_ == ConfidenceBounds::kOneSided) {

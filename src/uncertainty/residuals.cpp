@@ -85,8 +85,13 @@ void BinnedResiduals::fit(std::vector<std::pair<double, double>> pr, int max_bin
   clear();
   const int nb = std::max(1, std::min(max_bins, static_cast<int>(pr.size()) / std::max(1, min_per_bin)));
   std::sort(pr.begin(), pr.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  auto splits_at = [&](size_t i) { return i > 0 && i < pr.size() && pr[i - 1].first < pr[i].first; };
+  const size_t least = static_cast<size_t>(std::max(1, min_per_bin));
   size_t lo = 0;
+  // A boundary between unequal keys that leaves min_per_bin on both sides:
+  // moved past a run of ties, it must not starve either bin.
+  auto splits_at = [&](size_t i) {
+    return i > lo && i < pr.size() && pr[i - 1].first < pr[i].first && i - lo >= least && pr.size() - i >= least;
+  };
   for (int b = 0; b < nb && lo < pr.size(); ++b) {
     size_t hi = pr.size();
     if (b + 1 < nb) {

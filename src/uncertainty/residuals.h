@@ -50,8 +50,10 @@ class BinnedResiduals {
  public:
   // At most `max_bins` bins, and only as many as give each `min_per_bin`
   // residuals. A boundary that falls between equal keys moves to the nearest
-  // place between unequal ones, and is dropped where there is none, so that
-  // every key lies in exactly one bin.
+  // place between unequal ones that leaves min_per_bin on both sides, and is
+  // dropped where there is none, so that every key lies in exactly one bin
+  // and no bin holds fewer than min_per_bin (unless all do: fewer residuals
+  // than min_per_bin make one bin).
   void fit(std::vector<std::pair<double, double>> key_residual, int max_bins, int min_per_bin);
   void clear();
   bool empty() const { return bins_.empty(); }

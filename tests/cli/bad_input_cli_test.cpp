@@ -2,6 +2,8 @@
 // a message naming the file, the line and the column.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "test_util.h"
 
@@ -70,6 +72,24 @@ TEST(CliUsage, NoVerbPrintsTheVerbsAndExitsTwo) {
   for (const char* verb : {"plan", "profile", "fit", "predict", "evaluate", "simulate", "serve"})
     EXPECT_NE(r.err.find(std::string("  ") + verb + " "), std::string::npos) << verb << "\n" << r.err;
   EXPECT_TRUE(r.out.empty());
+}
+
+// A word where a command is due that names none: said as such, with the
+// commands there and the nearest one, in text and in --json.
+TEST(CliUsage, AnUnknownCommandIsNamedWithTheNearestKnownOne) {
+  auto r = tptest::run_cli("llm plann --model gpt3-175b");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'plann' is not a trainplan llm command; did you mean 'plan'?"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("predict"), std::string::npos) << r.err;
+  r = tptest::run_cli("samples exprt --store x.db --json");
+  EXPECT_EQ(r.exit_code, 2);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["error"].get<std::string>().find("did you mean 'export'?"), std::string::npos) << r.out;
+  r = tptest::run_cli("zzzz");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'zzzz' is not a trainplan command ("), std::string::npos) << r.err;  // nothing near
+  // A verb's own words are its arguments, not commands.
+  EXPECT_EQ(tptest::run_cli("hardware t4").exit_code, 0);
 }
 
 // bench coconfig's other-GPU options go together and name the one at fault.

@@ -386,6 +386,40 @@ TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
   EXPECT_NE(plan.err.find("FP8"), std::string::npos) << plan.err;
 }
 
+// Without --global-batch a pipeline runs pp micro-batches a replica: the
+// first stage holds as many in flight as any longer iteration would.
+TEST(LlmCli, MemoryWithoutAGlobalBatchFillsThePipeline) {
+  const std::string args =
+      "llm memory --model megatron-175b --tp 8 --pp 8 --recompute selective --sequence-parallel --json";
+  auto unstated = tptest::run_cli(args), full = tptest::run_cli(args + " --global-batch 8"),
+       longer = tptest::run_cli(args + " --global-batch 64");
+  ASSERT_EQ(unstated.exit_code, 0) << unstated.err;
+  auto u = nlohmann::json::parse(unstated.out), f = nlohmann::json::parse(full.out), l = nlohmann::json::parse(longer.out);
+  EXPECT_DOUBLE_EQ(u["activations_gib"].get<double>(), f["activations_gib"].get<double>());
+  EXPECT_DOUBLE_EQ(u["activations_gib"].get<double>(), l["activations_gib"].get<double>());
+}
+
+// Where the named parts make up the whole iteration (a middle stage is the
+// slowest: no embedding or loss on it), "other" is 0, not the sum's rounding.
+TEST(LlmCli, TheBreakdownsRemainderIsNotRoundingNoise) {
+  const auto dir = tptest::temp_dir("llm_other");
+  const auto in = tptest::write_file(
+      dir / "in.csv",
+      "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,cp,dp,pp,vocab,ffn_hidden,kv_groups,gated_mlp,"
+      "first_stage_layers,last_stage_layers,recompute,sequence_parallel,distributed_optimizer,flash_attention,"
+      "dropout,precision,overlap_grad_reduce,overlap_param_gather,tp_comm_overlap\n"
+      "16384,2048,1,16384,128,126,131072,8,16,8,16,128256,53248,8,true,7,7,none,true,true,true,false,bf16,true,true,"
+      "true\n");
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json row = nlohmann::json::parse(r.out)["rows"][0];
+  const double named = row["compute_s"].get<double>() + row["memory_bound_s"].get<double>() +
+                       row["tp_comm_s"].get<double>() + row["pp_comm_s"].get<double>() + row["bubble_s"].get<double>() +
+                       row["dp_comm_s"].get<double>() + row["optimizer_s"].get<double>();
+  ASSERT_NEAR(named, row["iteration_time_s"].get<double>(), 1e-9 * named) << "the row no longer tests the remainder";
+  EXPECT_EQ(row["other_s"].get<double>(), 0.0);
+}
+
 TEST(LlmCli, MemoryBreaksDownAZooModel) {
   auto r = tptest::run_cli(
       "llm memory --model megatron-175b --tp 8 --pp 8 --virtual-stages 3 --global-batch 64 --recompute selective "

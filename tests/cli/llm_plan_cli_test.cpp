@@ -69,7 +69,10 @@ TEST(LlmPlanCli, PlansOnlyWhatMegatronRuns) {
       EXPECT_EQ(c["flash_attention"], true) << c;
     }
   EXPECT_GT(with_cp, 0);
-  EXPECT_TRUE(hj["notes"].empty());
+  // No note, but when the choice runs context parallelism, what its price leaves out.
+  EXPECT_EQ(hj["notes"].size(), hj["top"][0]["cp"].get<int>() > 1 ? 1u : 0u) << hj["notes"];
+  for (const auto& n : hj["notes"])
+    EXPECT_NE(n.get<std::string>().find("context parallelism, priced without"), std::string::npos) << n;
   // Combinations Megatron-LM refuses (fp32 residual in fp32) or ignores (bf16 gradients under fp16).
   auto residual = tptest::run_cli(base + "--gpu a100-80gb --precision fp32 --fp32-residual");
   EXPECT_EQ(residual.exit_code, 2);

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <utility>
 
 #include "core/error.h"
 #include "plan/exhaustive.h"
@@ -113,6 +115,21 @@ TEST(Baselines, ManualIsFeasibleNeverBetterThanTheOptimumAndSeeded) {
   EXPECT_TRUE(meets(a.best.metric, 0.8, MetricDirection::kMax));
   EXPECT_LE(a.best.total_time_s, 3000);
   EXPECT_GE(a.best.cost, opt.best.cost * (1 - 1e-12));
+}
+
+TEST(Baselines, ManualsAlternativesAreDistinctConfigurations) {
+  // Two cells and 60 tries: every cell is drawn many times, and each may be
+  // listed once, at its best try.
+  FnModel m([](int, int r, int) { return 10.0 / r; }, [](int, int, double e) { return 0.1 * e; });
+  PlanProblem p = problem({32}, 0.3);
+  p.space.max_workers = 2;
+  p.space.max_epochs = 10;
+  PlannerOptions o;
+  o.alternatives = 5;
+  auto r = make_planner("manual", o)->plan(m, p);
+  std::set<std::pair<int, int>> cells = {{r.best.config.batch, r.best.config.workers}};
+  for (const auto& a : r.alternatives) EXPECT_TRUE(cells.insert({a.config.batch, a.config.workers}).second);
+  EXPECT_EQ(r.alternatives.size(), 1u);
 }
 
 TEST(Baselines, ManualOnATinySpaceFindsTheOptimum) {

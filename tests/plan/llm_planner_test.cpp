@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "core/error.h"
 
@@ -252,4 +254,27 @@ TEST(LlmPlanner, CostBudgetIsTheGpuHoursItBuys) {
   EXPECT_EQ(r.failing, "cost_budget");
   EXPECT_NE(r.explanation.find("100.0%"), std::string::npos) << r.explanation;
   EXPECT_NE(r.explanation.find("a cost of"), std::string::npos) << r.explanation;
+}
+
+// A choice that runs context parallelism says that the ring's host work is
+// not priced; one without it says nothing of the kind.
+TEST(LlmPlanner, AContextParallelChoiceSaysWhatItsPriceLeavesOut) {
+  structure::TransformerSpec s;
+  s.name = "long";
+  s.layers = 16, s.hidden = 4096, s.heads = 32, s.seq = 131072, s.vocab = 32000;
+  const models::LlmTimeModel tm(*structure::find_builtin_hardware("h100"));
+  plan::LlmPlanOptions o;
+  o.tokens = 1e9, o.global_batch = 8, o.min_gpus = o.max_gpus = 16, o.max_cp = 8, o.flash_attention = true;
+  auto says = [](const plan::LlmPlanResult& r) {
+    return std::any_of(r.notes.begin(), r.notes.end(),
+                       [](const std::string& n) { return n.find("context parallelism, priced without") != std::string::npos; });
+  };
+  const auto with_cp = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
+  ASSERT_FALSE(with_cp.top.empty());
+  ASSERT_GT(with_cp.top.front().layout.cp, 1) << "the long sequence should need context parallelism to fit";
+  EXPECT_TRUE(says(with_cp));
+  o.max_cp = 1, o.max_gpus = 64, o.min_gpus = 1;
+  const auto without = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
+  ASSERT_FALSE(without.top.empty()) << without.explanation;
+  EXPECT_FALSE(says(without));
 }

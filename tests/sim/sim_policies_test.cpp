@@ -204,6 +204,26 @@ TEST(SimPolicies, TiresiasOnSixtySecondTicks) {
 // arriving 2e9 s and more in, finish; with boundaries waited for at the same
 // time, 54 of these 72 runs never return (the test then fails by ctest's
 // timeout).
+TEST(SimPolicies, ArrivalsPastTheLatestAreRefusedNamingTheLine) {
+  // Nanoseconds since 1970 read as seconds: past kLatestSeconds, where the
+  // clock could no longer move by a scheduling interval (the simulation
+  // hung). Also after --load-scale.
+  const fs::path root = lin_trace_root();
+  sim::AppSet apps(root.string());
+  auto wl = tptest::write_file(root / "ns.csv", "name,time,application,num_replicas,batch_size\nA,0,lin,2,8\n"
+                                                "B,1764000000000000000,lin,4,8\n");
+  try {
+    sim::jobs_from_workload(wl, apps, 1.0, 4);
+    FAIL() << "an arrival at 1.8e18 s was taken";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "time");
+  }
+  auto late = tptest::write_file(root / "late2.csv", "name,time,application,num_replicas,batch_size\nA,1e9,lin,2,8\n");
+  EXPECT_NO_THROW(sim::jobs_from_workload(late, apps, 1.0, 4));
+  EXPECT_THROW(sim::jobs_from_workload(late, apps, 1e-13, 4), InputError);
+}
+
 TEST(SimPolicies, JobsArrivingLateInALongSimulationFinish) {
   const fs::path root = linear_trace("odd", 0.00131, 10007);
   sim::AppSet apps(root.string());

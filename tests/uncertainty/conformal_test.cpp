@@ -104,6 +104,46 @@ TEST(Conformal, AMeasuredConfigurationsIntervalCoversItsMeasuredSpread) {
               p * (1 + 0.30 * 1.6449 / 1.96), 1e-3 * p);
 }
 
+// One worker with its nodes unknown (0) runs on one node: asked either way,
+// a measured one-worker configuration is known as measured, with its
+// in-sample residuals and its spread's floor.
+TEST(Conformal, AOneWorkerConfigurationIsMeasuredWhetherItsNodesAreStatedOrNot) {
+  auto m = uncertainty::with_conformal([] { return std::make_unique<LinearStepModel>(); });
+  SampleSet s = time_samples(100, 0.01, 4);
+  for (auto& x : s.samples) x.nodes = 0;  // a store that records no nodes
+  s.samples[7].workers = 1;
+  s.samples[7].time_spread = 0.30;
+  m->fit(s);
+  const Sample& x = s.samples[7];
+  auto unstated = m->predict_interval(x.batch, 1, 0, 0.95), stated = m->predict_interval(x.batch, 1, 1, 0.95);
+  ASSERT_TRUE(unstated && stated);
+  EXPECT_DOUBLE_EQ(unstated->lo, stated->lo);
+  EXPECT_DOUBLE_EQ(unstated->hi, stated->hi);
+  EXPECT_NEAR((stated->hi - stated->lo) / 2 / m->predict(x.batch, 1, 1), 0.30, 1e-6);  // the spread's floor
+}
+
+TEST(BinnedResiduals, TiedKeysNeverLeaveABinShortOfItsLeast) {
+  // 39 residuals at key 0 and one at key 1, three bins of at least 20: the
+  // only boundary between unequal keys would leave one residual on its own.
+  std::vector<std::pair<double, double>> kr;
+  for (int i = 0; i < 39; ++i) kr.push_back({0.0, 0.01 * i});
+  kr.push_back({1.0, 5.0});
+  BinnedResiduals b;
+  b.fit(kr, 3, 20);
+  ASSERT_FALSE(b.empty());
+  EXPECT_EQ(b.bins().size(), 1u);
+  // Where ties allow it, bins keep their least and split where keys differ.
+  kr.clear();
+  for (int i = 0; i < 30; ++i) kr.push_back({0.0, 0.0});
+  for (int i = 0; i < 30; ++i) kr.push_back({1.0 + i, 0.0});
+  b.fit(kr, 3, 20);
+  ASSERT_EQ(b.bins().size(), 2u);
+  EXPECT_EQ(b.edges().size(), 1u);
+  EXPECT_GT(b.edges()[0], 0.0);
+  EXPECT_EQ(b.bins()[0].size(), 30u);
+  EXPECT_EQ(b.bins()[1].size(), 30u);
+}
+
 // With noise so large that relative residuals pass 1, the interval and the
 // lower bound stop at zero: an epoch takes no negative time.
 TEST(Conformal, TimeIntervalNeverReachesBelowZero) {
