@@ -101,8 +101,14 @@ std::string plural(int n, const char* one) { return fmt::format("{} {}{}", n, on
 
 static std::string layout_note(const Config& c, const LaunchOptions& o, const Layout& l, const char* comment) {
   if (!l.regrouped) return "";
-  return fmt::format("{} note: {} workers do not fill {}-GPU nodes evenly; laid out as {} nodes x {}\n", comment,
-                     c.workers, o.gpus_per_node, l.nodes, l.per_node);
+  // The plan priced the workers packed (ceil(workers / gpus_per_node) nodes,
+  // the last one part full); a launcher starts as many ranks on every node,
+  // so the run spans more nodes than were priced.
+  return fmt::format(
+      "{0} note: {1} workers do not fill {2}-GPU nodes evenly; laid out as {3} nodes x {4}, where the plan priced "
+      "them on {5} nodes: check the time with `trainplan predict ... --workers {1} --nodes {3}`, or plan with "
+      "--batches and a worker count that fills the nodes\n",
+      comment, c.workers, o.gpus_per_node, l.nodes, l.per_node, trainplan::nodes_for(c.workers, o.gpus_per_node));
 }
 
 std::string torchrun_command(const Config& c, const LaunchOptions& o) {

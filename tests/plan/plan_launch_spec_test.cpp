@@ -198,6 +198,10 @@ TEST(PlanLaunchSpec, LayoutKeepsTheSameCountOnEveryNode) {
   EXPECT_TRUE(layout_for(5, 4).regrouped);
   EXPECT_EQ(layout_for(3, 0).nodes, 1);
   EXPECT_EQ(layout_for(3, 0).per_node, 3);
+  // The launch line says that the plan priced a packed layout, and how to price this one.
+  auto s = torchrun_command(Config{64, 5, 12}, opts(4));
+  EXPECT_TRUE(has(s, "laid out as 5 nodes x 1, where the plan priced them on 2 nodes")) << s;
+  EXPECT_TRUE(has(s, "--workers 5 --nodes 5")) << s;
 }
 
 TEST(PlanLaunchSpec, TorchrunCarriesLayoutBatchAndEpochs) {
