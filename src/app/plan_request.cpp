@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/sampled_range.h"
+#include "app/predict.h"
 #include "app/search_space.h"
 #include "plan/frontier.h"
 #include "plan/launch_spec.h"
@@ -158,6 +159,12 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
                                    .gpus_per_node = gpus_per_node});
   o.query.max_workers = p.space.max_workers;
   o.batches = p.space.batches;
+  if (q.gpus_per_node == 0) {
+    o.nodes_from = "unknown (--gpus-per-node 0)";
+  } else {
+    const NodePacking packing = node_packing(samples, p.space.max_workers, std::max(0, q.gpus_per_node), hw);
+    o.nodes_from = packing.from, o.nodes_assumed = packing.assumed;
+  }
   // Every planner walks the (batch, workers) cells and tabu search lists them:
   // past this many the memory and time grow with a typo (--max-workers 100000000).
   constexpr double kMostCells = 1 << 24;
@@ -225,7 +232,8 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
   j["direction"] = to_string(o.direction);
   j["deadline_s"] = q.deadline;
   j["space"] = {{"batches", o.batches}, {"max_workers", q.max_workers}, {"max_epochs", q.max_epochs},
-                {"gpus_per_node", o.problem.space.workers_per_node}};
+                {"gpus_per_node", o.problem.space.workers_per_node}, {"nodes_from", o.nodes_from},
+                {"nodes_assumed", o.nodes_assumed}};
   nlohmann::json diverged = nlohmann::json::array();
   for (const auto& [b, r] : o.problem.space.diverged) diverged.push_back({{"batch", b}, {"workers", r}});
   j["space"]["diverged"] = diverged;

@@ -80,6 +80,11 @@ struct PlanOutcome {
   // counts never tests.
   int most_workers_sampled = 0;
   bool past_most_workers() const;
+  // How the workers were laid on nodes, as `predict` says it (NodePacking):
+  // assumed where every sample ran on one node and the space goes past the
+  // most that did.
+  std::string nodes_from;
+  bool nodes_assumed = false;
   // The training examples an epoch passes over, when the samples say it. A
   // run whose global batch is larger takes one step an epoch on fewer
   // examples than its batch: its time and metric are no measurement's.

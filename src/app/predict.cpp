@@ -79,7 +79,7 @@ NodePacking node_packing(const SampleSet& s, int workers, int gpus_per_node, con
     }
     p.assumed = !multi_node && workers > most_on_one;
     p.from = p.assumed ? fmt::format("assumed: every sample ran on one node with at most {} worker{}, so a node is "
-                                     "taken to hold {}; give --gpus-per-node (or --nodes) if yours holds more",
+                                     "taken to hold {}; give --gpus-per-node if yours holds more",
                                      most_on_one, most_on_one == 1 ? "" : "s", p.gpus_per_node)
                        : fmt::format("packed at {} a node, the most any sample ran on one node", p.gpus_per_node);
   }

@@ -492,6 +492,32 @@ TEST(PlanCli, APlanPastTheSampledWorkersSaysSo) {
   EXPECT_NE(text.out.find("past the most any sample ran (2)"), std::string::npos) << text.out;
 }
 
+// Samples from one node of at most 2 workers: the plan packs 2 a node, as
+// predict does, and says that it assumed it; a given node size is not.
+TEST(PlanCli, APlanPastTheWorkersOfOneNodeSaysHowItPackedThem) {
+  auto d = tptest::temp_dir("plan_nodes_assumed");
+  std::string csv = "batch,workers,nodes,epochs,epoch_time_s,metric\n";
+  for (int b : {32, 64, 128})
+    for (int r : {1, 2})
+      for (int e : {1, 2})
+        csv += fmt::format("{},{},1,{},{:.3f},{:.4f}\n", b, r, e, (2 + 98.0 * 32 / b) / r, 0.80 + 0.05 * e - 0.001 * b * r / 64);
+  const auto samples = tptest::write_file(d / "samples.csv", csv);
+  const std::string plan = "plan --samples " + samples + " --target 0.80 --deadline 10m --max-workers 4";
+  auto r = tptest::run_cli(plan + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["space"]["gpus_per_node"], 2);
+  EXPECT_TRUE(j["space"]["nodes_assumed"].get<bool>());
+  auto predicted = tptest::run_cli("predict --samples " + samples + " --batch 32 --workers 4 --json");
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+  EXPECT_EQ(nlohmann::json::parse(predicted.out)["config"]["nodes"], 2);  // the same packing
+  auto text = tptest::run_cli(plan);
+  EXPECT_NE(text.out.find("nodes: assumed"), std::string::npos) << text.out;
+  r = tptest::run_cli(plan + " --gpus-per-node 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["space"]["nodes_assumed"].get<bool>());
+}
+
 // A global batch past the data set an epoch passes over is a run no trial
 // measured (one short step an epoch): the plan says so; within it, not.
 TEST(PlanCli, ABatchPastTheDataSetIsSaid) {
