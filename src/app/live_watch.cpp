@@ -64,14 +64,16 @@ json LiveWatch::samples_forecast() const {
   auto metric = models::ModelRegistry::instance().make_metric(ws.metric_model);
   json out = {{"metric_model", ws.metric_model}, {"time_model", ws.time_model},
               {"epoch_time_s", opt(samples_epoch_time_)}, {"predicted_epoch", nullptr}, {"finish_s", nullptr}};
+  // The run's direction when known (from its metric name or --direction), else
+  // the samples': set before the fit, which fits a curve that rises or falls
+  // by it (a samples file without a metric header says "max").
+  if (fc_) set.direction = fc_->params().direction;
   try {
     metric->fit(set);
   } catch (const std::exception& e) {
     out["error"] = e.what();
     return out;
   }
-  // The run's direction when known (from its metric name or --direction), else the samples'.
-  if (fc_) set.direction = fc_->params().direction;
   // Met already: the run's own epoch is the answer. Else the first epoch
   // after the latest (which did not meet it) whose predicted metric does.
   if (!own_.empty()) {
@@ -242,6 +244,7 @@ json LiveWatch::forecast_update(double epoch) const {
 
 void LiveWatch::forget_run() {
   fc_.reset();
+  share_metric_ = true;  // the next run's metric is judged afresh
   own_.clear();
   last_epoch_ = 0;
   unmetered_s_ = 0;

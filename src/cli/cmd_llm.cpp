@@ -302,11 +302,12 @@ void run_memory(MemoryArgs a) {
   a.layout.overlap_grad_reduce = a.overlap;
   a.layout.overlap_param_gather = a.overlap && a.layout.distributed_optimizer;
   a.layout.tp_comm_overlap = a.overlap && a.layout.tp > 1;
-  // Not given: pp micro-batches a replica, a full pipeline. Under 1F1B the
-  // first stage then holds pp micro-batches' activations, the most any
-  // longer iteration holds; one micro-batch would understate a pipeline's
-  // memory pp-fold.
-  if (a.layout.global_batch == 0) a.layout.global_batch = a.layout.micro_batch * a.layout.dp * a.layout.pp;
+  // Not given: a full pipeline, pp micro-batches a replica (2·pp interleaved,
+  // whose first stage warms up with 2(pp - 1) + (vpp - 1)·pp chunks). The
+  // first stage then holds as many micro-batches' activations as any longer
+  // iteration; one micro-batch would understate a pipeline's memory pp-fold.
+  if (a.layout.global_batch == 0)
+    a.layout.global_batch = a.layout.micro_batch * a.layout.dp * a.layout.pp * (a.layout.virtual_stages > 1 ? 2 : 1);
   if (auto p = structure::check_layout(s, a.layout)) {
     std::string option = p->field;
     std::replace(option.begin(), option.end(), '_', '-');
@@ -868,8 +869,8 @@ void setup(CLI::App& root) {
   m->add_option("--micro-batch", ma->layout.micro_batch, "Sequences per micro-batch")->capture_default_str();
   ma->layout.global_batch = 0;
   m->add_option("--global-batch", ma->layout.global_batch,
-                "Sequences per iteration, a multiple of micro-batch x dp (default: micro-batch x dp x pp, a full "
-                "pipeline: the most activations 1F1B holds)");
+                "Sequences per iteration, a multiple of micro-batch x dp (default: a full pipeline, micro-batch x dp "
+                "x pp, twice that interleaved: the most activations the schedule holds)");
   m->add_option("--recompute", ma->recompute, "none, selective or full")->capture_default_str();
   m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");

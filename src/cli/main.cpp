@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -88,12 +89,24 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return s;
+}
+
 // Where a command is due and the word names none ("trainplan llm plann"),
-// that word, the commands there and the nearest of them; CLI11 says only
-// that a subcommand is required. Empty when every command word is known.
+// that word, the commands there and the nearest of them; where a group ends
+// with no command ("trainplan llm"), the commands it has. CLI11 says only
+// that a subcommand is required. Empty when every command word is known, or
+// when an option comes before the command (--help, say).
 std::string unknown_command(CLI::App& app, int argc, char** argv) {
   CLI::App* at = &app;
   std::string path = "trainplan";
+  auto command_list = [](const std::vector<CLI::App*>& commands) {
+    std::string list;
+    for (const CLI::App* c : commands) list += (list.empty() ? "" : ", ") + c->get_name();
+    return list;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
     if (word.empty() || word[0] == '-') return "";
@@ -105,18 +118,17 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
       path += " " + at->get_name();
       continue;
     }
-    std::vector<std::string> names;
     std::string nearest;
-    size_t nearest_edits = 3;  // suggest within two edits only
-    for (const CLI::App* c : commands) {
-      names.push_back(c->get_name());
-      if (const size_t d = edit_distance(word, c->get_name()); d < nearest_edits) nearest = c->get_name(), nearest_edits = d;
-    }
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    size_t nearest_edits = 3;  // suggest within two edits only, whatever the case
+    for (const CLI::App* c : commands)
+      if (const size_t d = edit_distance(lowercase(word), c->get_name()); d < nearest_edits)
+        nearest = c->get_name(), nearest_edits = d;
     return fmt::format("'{}' is not a {} command{} (commands: {})", word, path,
-                       nearest.empty() ? "" : fmt::format("; did you mean '{}'?", nearest), list);
+                       nearest.empty() ? "" : fmt::format("; did you mean '{}'?", nearest), command_list(commands));
   }
+  const auto commands = at->get_subcommands([](CLI::App*) { return true; });
+  if (at != &app && !commands.empty() && at->get_require_subcommand_min() > 0)
+    return fmt::format("{} needs a command: {}", path, command_list(commands));
   return "";
 }
 

@@ -158,6 +158,9 @@ double Curve::value(double k) const {
 }
 
 std::optional<double> Curve::epoch_at(double level) const {
+  // A line that does not improve (the naive forecast of a run getting worse)
+  // reaches a level later only where it is already there, flat.
+  if (family == Family::kLine && b >= 0) return b == 0 && a <= level ? std::optional<double>(0.0) : std::nullopt;
   if (value(0) <= level) return 0.0;
   double k = kInf;
   switch (family) {

@@ -147,7 +147,8 @@ class EpochForecaster {
     double a = 0, b = 0, c = 0;  // y = a + b g_c(k); kOptimus: y = 1/(a k + b) + c
     double scale = 1;            // epochs are divided by it inside g (kExp, kHyperbola)
     double weight = 1;
-    // The least k at which y(k) <= level; nullopt when never.
+    // The least k from which y stays at or under level (y(k') <= level for
+    // every k' >= k); nullopt when never, as for a line that worsens.
     std::optional<double> epoch_at(double level) const;
     double value(double k) const;
   };

@@ -122,7 +122,7 @@ void PaleoModel::fit(const SampleSet& set) {
   hardware_note_.clear();
   std::set<std::string> hw;
   for (const auto& s : set.samples) hw.insert(s.hardware);
-  if (hw.size() != 1 || hw.begin()->find("T4") == std::string::npos)
+  if (!hw.empty() && (hw.size() != 1 || hw.begin()->find("T4") == std::string::npos))
     hardware_note_ = fmt::format("the samples were measured on {}, the datasheet figures are a T4's: {}",
                                  hw.size() > 1 ? "several kinds of hardware"
                                  : hw.begin()->empty() ? "unrecorded hardware"

@@ -35,8 +35,8 @@ double scaled_arrival(const std::string& path, long line, const char* field, dou
   const double s = arrival_s / load_scale;
   if (!(s <= kLatestSeconds))
     throw InputError(path, line, field,
-                     fmt::format("arrival at {:g} s{} is past the simulator's latest, {:g} s: times are seconds "
-                                 "from the trace's start",
+                     fmt::format("arrival at {:.15g} s{} is past the simulator's latest, {:g} s: times are "
+                                 "seconds from the trace's start",
                                  s, load_scale == 1 ? "" : fmt::format(" (after --load-scale {:g})", load_scale),
                                  kLatestSeconds));
   return s;

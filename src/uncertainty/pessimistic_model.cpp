@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "core/sample.h"
 
 namespace trainplan::uncertainty {
 
@@ -47,25 +48,29 @@ std::optional<double> PessimisticModel::epoch_time(int batch, int workers, int n
 }
 
 std::optional<double> PessimisticModel::metric(int batch, int workers, double epochs) const {
-  auto at = bound(batch, workers, epochs);
-  if (!at) return at;
+  if (!(epochs <= kMostEpochs)) return bound(batch, workers, epochs);  // NaN, or past any plan's epochs
   const bool max = direction() == MetricDirection::kMax;
   auto better = [&](double a, double b) { return max ? std::max(a, b) : std::min(a, b); };
   std::lock_guard<std::mutex> lock(best_so_far_mutex_);
-  auto& seen = best_so_far_[{batch, workers}];
-  auto next_epoch = [](double e) { return e < kEveryEpochUpTo ? e + 1 : std::ceil(e * 1.01); };
-  while (seen.empty() || next_epoch(seen.back().first) < epochs) {
+  if (cell_ != std::pair{batch, workers}) cell_ = {batch, workers}, best_so_far_.clear();
+  auto& seen = best_so_far_;
+  auto next_epoch = [](double e) { return e < kEveryEpochUpTo ? e + 1 : std::ceil(e * kEpochStep); };
+  while (seen.empty() || next_epoch(seen.back().first) <= epochs) {
     const double e = seen.empty() ? 1 : next_epoch(seen.back().first);
-    // NaN: no bound at these epochs or fewer yet.
     const double before = seen.empty() ? std::nan("") : seen.back().second;
     const auto v = bound(batch, workers, e);
     seen.emplace_back(e, !v ? before : std::isnan(before) ? *v : better(before, *v));
   }
-  // The best at the epochs looked at below `epochs`.
-  auto below = std::lower_bound(seen.begin(), seen.end(), epochs,
-                                [](const std::pair<double, double>& s, double e) { return s.first < e; });
-  if (below == seen.begin() || std::isnan(std::prev(below)->second)) return at;
-  return better(*at, std::prev(below)->second);
+  // The best at the counts looked at up to `epochs`; within kEveryEpochUpTo,
+  // with the bound at `epochs` itself (a fractional count, or one under 1).
+  auto upto = std::upper_bound(seen.begin(), seen.end(), epochs,
+                               [](double e, const std::pair<double, double>& s) { return e < s.first; });
+  std::optional<double> best;
+  if (upto != seen.begin() && !std::isnan(std::prev(upto)->second)) best = std::prev(upto)->second;
+  const bool looked_at = epochs >= 1 && epochs <= kEveryEpochUpTo && epochs == std::floor(epochs);
+  if ((epochs <= kEveryEpochUpTo && !looked_at) || !best)
+    if (auto at = bound(batch, workers, epochs)) best = best ? better(*best, *at) : *at;
+  return best;
 }
 
 std::optional<double> PessimisticModel::bound(int batch, int workers, double epochs) const {

@@ -3,7 +3,6 @@
 // wrong side of the target (the lower bound for a metric to maximise, the
 // upper for one to minimise), both at `coverage`.
 #pragma once
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,19 +36,23 @@ class PessimisticModel : public models::PerformanceModel {
   PessimisticModel(std::shared_ptr<const models::FittedPerformanceModel> m, double coverage, int probe_batch,
                    ConfidenceBounds bounds = ConfidenceBounds::kTwoSided);
   std::optional<double> epoch_time(int batch, int workers, int nodes) const override;
-  // The metric's bound at `epochs`, or the best bound at fewer epochs where
-  // that is better. The models take the metric as never worse for training
-  // longer, but its interval widens beyond the epochs the trials ran, so the
-  // bound alone can turn back as epochs grow (a run that meets the target at
-  // 24 epochs would seem not to at 1,000); the planners search epochs
-  // assuming the metric monotone and would then miss the 24. Fewer epochs
-  // are looked at every whole epoch up to kEveryEpochUpTo and at steps of 1%
-  // beyond (the bound moves slowly there). Thread-safe.
+  // The best of the metric's bounds at the epoch counts looked at up to
+  // `epochs`: every whole epoch up to kEveryEpochUpTo (and `epochs` itself
+  // there), then steps of kEpochStep. The models take the metric as never
+  // worse for training longer, but its interval widens beyond the epochs the
+  // trials ran, so the bound alone can turn back as epochs grow (a run that
+  // meets the target at 24 epochs would seem not to at 1,000), and the
+  // planners search epochs assuming the metric monotone: they would miss the
+  // 24. Past kEveryEpochUpTo a count between steps takes the best at the
+  // steps before it (never more optimistic than the bound there). Keeps the
+  // bounds of the last (batch, workers) asked, as a planner asks one cell's
+  // epochs in a row. Thread-safe.
   std::optional<double> metric(int batch, int workers, double epochs) const override;
   MetricDirection direction() const override { return m_->direction(); }
   std::string name() const override;
 
-  static constexpr int kEveryEpochUpTo = 1000;
+  static constexpr int kEveryEpochUpTo = 100;
+  static constexpr double kEpochStep = 1.02;
 
  private:
   // The metric's bound at exactly `epochs`.
@@ -58,9 +61,10 @@ class PessimisticModel : public models::PerformanceModel {
   std::shared_ptr<const models::FittedPerformanceModel> m_;
   double coverage_;
   ConfidenceBounds bounds_;
-  // Per (batch, workers): (epochs, the best bound at these epochs or fewer),
-  // at the epochs looked at so far, ascending.
-  mutable std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> best_so_far_;
+  // For cell_: (epochs, the best bound at these epochs or fewer, NaN while
+  // none), at the epoch counts looked at so far, ascending.
+  mutable std::pair<int, int> cell_{0, 0};
+  mutable std::vector<std::pair<double, double>> best_so_far_;
   mutable std::mutex best_so_far_mutex_;
 };
 

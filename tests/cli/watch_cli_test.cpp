@@ -53,6 +53,34 @@ TEST(WatchCli, JsonIsOneObjectPerUpdateAndBadLinesNameTheirNumber) {
   EXPECT_EQ(json::parse(ls[9])["event"], "done");
 }
 
+// A run whose metric is minimised (its name says so) with samples whose file
+// does not say the direction: the samples' curve is fitted falling, as the
+// run's, not rising, as a file without a header would have it.
+TEST(WatchCli, SamplesAreFittedInTheRunsDirection) {
+  auto dir = tptest::temp_dir("watch_direction");
+  std::string csv = "batch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {16, 32, 64})
+    for (int e : {5, 10, 20, 40})
+      csv += fmt::format("{},1,{},{:.3f},{:.4f}\n", b, e, 100.0 * 16 / b, 25 + 75 * std::exp(-e / (8.0 * b / 16)));
+  const auto samples = tptest::write_file(dir / "samples.csv", csv);
+  std::string log;
+  for (int k = 1; k <= 4; ++k)
+    log += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":50,"metric":{:.3f},"metric_name":"wer"}})"
+                       "\n",
+                       k, 25 + 75 * std::exp(-k / 16.0));
+  const auto path = tptest::write_file(dir / "run.log", log + "{\"event\":\"done\"}\n");
+  auto r = tptest::run_cli("watch --log " + path + " --samples " + samples +
+                           " --target 40 --batch 32 --workers 1 --time-model per-batch-extrapolation --json --stall 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto ls = tptest::lines(r.out);
+  ASSERT_GE(ls.size(), 2u) << r.out;
+  const auto u = json::parse(ls[ls.size() - 2]);
+  ASSERT_EQ(u["event"], "forecast") << u;
+  EXPECT_EQ(u["direction"], "min");
+  ASSERT_TRUE(u["samples"]["predicted_epoch"].is_number()) << u["samples"];
+  EXPECT_GT(u["samples"]["predicted_epoch"].get<double>(), 4);
+}
+
 TEST(WatchCli, ALogWithoutDoneIsStalledNotFinished) {
   auto dir = tptest::temp_dir("watch_stall");
   const auto path = tptest::write_file(dir / "job.log", log_text(4, false));

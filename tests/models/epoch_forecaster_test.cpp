@@ -34,6 +34,17 @@ TEST(EpochForecaster, NaiveExtendsTheLastEpochsSlope) {
   EXPECT_TRUE(f.forecast(0.80).never);
 }
 
+// A run getting worse: the naive line's slope leads away from the target,
+// which it never reaches (not "at the next epoch", as its intercept below the
+// target once made it say).
+TEST(EpochForecaster, NaiveNeverReachesATargetTheRunMovesAwayFrom) {
+  EpochForecaster f(params(ForecastMethod::kNaive));
+  for (int k = 1; k <= 3; ++k) f.add(k, 0.6 - 0.1 * k, 2.0);
+  const auto fc = f.forecast(0.55);
+  EXPECT_TRUE(fc.never);
+  EXPECT_FALSE(fc.epoch.has_value());
+}
+
 TEST(EpochForecaster, NaiveInTheMinDirection) {
   EpochForecaster f(params(ForecastMethod::kNaive, MetricDirection::kMin));
   f.add(1, 2.0);
