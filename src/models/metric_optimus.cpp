@@ -13,6 +13,8 @@
 namespace trainplan::models {
 
 void OptimusMetricModel::fit(const SampleSet& samples) {
+  // A fit that throws leaves no earlier fit's curves beside this one's loss.
+  groups_.clear();
   // Samples of one configuration pooled: one point, weighted by their count.
   const PooledMetricSamples pooled(samples.samples);
   if (pooled.size() == 0) throw InputError(samples.source, 0, "metric", "no sample carries a metric to fit");

@@ -310,8 +310,10 @@ LogFollower::Status LogFollower::next(std::string& line) {
       return restart();
     }
     if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
-      // A last line without its newline, quiet this long, is whole: it is read first.
-      if (take_rest(line)) return Status::kLine;
+      // A last line without its newline, quiet this long, is whole: it is read
+      // first. One over the length limit that is being skipped stays skipped
+      // to its newline: its rest, when it comes, is no line of its own.
+      if (!skipping_ && take_rest(line)) return Status::kLine;
       stall_reported_ = true;
       return Status::kStalled;
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -141,7 +142,8 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     auto ev = j.find("event");
     if (ev == j.end() || !ev->is_string()) continue;
     for (const char* k : {"dataset_size", "train_size", "train_samples"})
-      if (auto n = finite_number(j, k); n && *n > 0) out.dataset_size = long(*n);
+      // Past 2^53 a count is no count (and past a long's range the cast is undefined).
+      if (auto n = finite_number(j, k); n && *n > 0 && *n <= 9007199254740992.0) out.dataset_size = long(*n);
     if (*ev == "done") {
       out.saw_done = true;
       continue;
@@ -163,7 +165,8 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     auto m = finite_number(j, "metric");
     last_metric_nonfinite = written_nonfinite("metric");
     if (last_metric_nonfinite)
-      nan_metric_epochs.push_back(int(finite_number(j, "epoch").value_or(out.epochs_reported)));
+      nan_metric_epochs.push_back(int(std::clamp(finite_number(j, "epoch").value_or(out.epochs_reported), 0.0,
+                                                 double(std::numeric_limits<int>::max()))));
     else if (auto mv = j.find("metric"); mv != j.end() && !mv->is_number() && !mv->is_null())
       ++non_numeric_metrics;
     out.last_metric = m;  // the metric after the last epoch, or none
