@@ -182,6 +182,35 @@ TEST(WatchCli, ARewrittenLogIsReadAgainFromItsStart) {
   EXPECT_EQ(done["epoch"], 3);
 }
 
+// A new run in a rewritten log is judged afresh: the last run's accuracy in
+// per cent (past 1) does not stop this one's share from being capped at 1,
+// so a target of 1.5 is never reached, whatever its straight line says.
+TEST(WatchCli, ANewRunInARewrittenLogJudgesItsMetricAfresh) {
+  auto dir = tptest::temp_dir("watch_share");
+  auto text = [](int epochs, double scale, bool done) {
+    std::string s;
+    for (int k = 1; k <= epochs; ++k)
+      s += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":30,"metric":{:.4f},"metric_name":"accuracy"}})"
+                       "\n",
+                       k, scale * (0.3 + 0.1 * k));
+    return done ? s + "{\"event\":\"done\"}\n" : s;
+  };
+  const auto path = tptest::write_file(dir / "job.log", text(4, 100, false));
+  std::thread rewrite([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    tptest::write_file(dir / "job.log", text(3, 1, true));
+  });
+  auto r = tptest::run_cli("watch --log " + path + " --target 1.5 --method naive --json --poll 0.05 --stall 20");
+  rewrite.join();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto ls = tptest::lines(r.out);
+  ASSERT_GE(ls.size(), 2u) << r.out;
+  const auto last = json::parse(ls[ls.size() - 2]);
+  ASSERT_EQ(last["event"], "forecast") << last;
+  EXPECT_EQ(last["epoch"], 3);
+  EXPECT_TRUE(last["never"].get<bool>()) << last;
+}
+
 // A program's own logging is read past after one warning; an error rate
 // named top1_err is minimised.
 TEST(WatchCli, TextLinesAreReportedOnceAndErrorRatesAreMinimised) {
