@@ -128,6 +128,13 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   if (n.per_node >= o.gpus_per_node) out += "#SBATCH --exclusive\n";
   if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(o.time_limit_s));
   out += note(s, l, n, o);
+  // Sites commonly cap a job at one to three days; a months-long deadline as
+  // --time is refused at submission or never scheduled.
+  if (o.time_limit_s > 48 * 3600.0)
+    out += fmt::format(
+        "# --time is the deadline, {:.0f} hours; most sites cap a job's time (sinfo -o \"%P %l\" lists each\n"
+        "# partition's): give yours, and resubmit until done, each job resuming from --load.\n",
+        o.time_limit_s / 3600);
   out += std::string(kDataArgsCheck) + "\n";
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   out += "export MASTER_PORT=6000\n";

@@ -105,6 +105,11 @@ TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
                            "--position-embedding-type learned_absolute"})
     EXPECT_NE(sh.find(want), std::string::npos) << want << "\n" << sh;
   EXPECT_NE(sh.find("#SBATCH --exclusive"), std::string::npos) << sh;  // whole nodes
+  EXPECT_EQ(sh.find("most sites cap"), std::string::npos) << sh;  // 25 hours: no word of site limits
+  o.time_limit_s = 40 * 86400.0;
+  EXPECT_NE(plan::megatron_slurm_script(s, layout(), o).find("--time is the deadline, 960 hours; most sites cap"),
+            std::string::npos);
+  o.time_limit_s = 90000;
   EXPECT_THROW(plan::megatron_launch_spec("k8s", s, layout(), o), InputError);
   // Part of a node: shared, not taken whole; a script path with a space, quoted.
   structure::ParallelLayout two = layout();
