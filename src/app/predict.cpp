@@ -74,7 +74,7 @@ NodePacking node_packing(const SampleSet& s, int workers, int gpus_per_node, con
         if (x.nodes == 1) most_on_one = std::max(most_on_one, x.workers);
       }
     if (p.gpus_per_node == 0) {
-      p.from = "unknown: the samples record no nodes (give --nodes or --gpus-per-node)";
+      p.from = "unknown: the samples record no nodes (give --gpus-per-node)";
       return p;
     }
     p.assumed = !multi_node && workers > most_on_one;

@@ -71,7 +71,8 @@ void print_choice(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
                      o.problem.space.workers_per_node > 0
                          ? fmt::format(", {} GPUs per node", o.problem.space.workers_per_node)
                          : "");
-  if (o.nodes_assumed) out << fmt::format("nodes: {}\n", o.nodes_from);
+  // Only where the assumption prices the choice: a choice on one node needs none.
+  if (o.nodes_assumed && b.nodes > 1) out << fmt::format("nodes: {}\n", o.nodes_from);
   out << fmt::format("choice: batch {} per worker, {} worker{}{}, {} epoch{}\n", b.config.batch, b.config.workers,
                      b.config.workers == 1 ? "" : "s", b.nodes > 0 ? fmt::format(" on {} node{}", b.nodes, b.nodes == 1 ? "" : "s") : "",
                      b.config.epochs, b.config.epochs == 1 ? "" : "s");

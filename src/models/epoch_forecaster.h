@@ -147,8 +147,10 @@ class EpochForecaster {
     double a = 0, b = 0, c = 0;  // y = a + b g_c(k); kOptimus: y = 1/(a k + b) + c
     double scale = 1;            // epochs are divided by it inside g (kExp, kHyperbola)
     double weight = 1;
-    // The least k from which y stays at or under level (y(k') <= level for
-    // every k' >= k); nullopt when never, as for a line that worsens.
+    // The least k at which y(k) <= level; nullopt when never. The fitted
+    // families improve with k, so y stays there; a line that worsens (the
+    // naive forecast of a run getting worse) reaches no level it is not
+    // already at for good: nullopt unless it is flat at or under the level.
     std::optional<double> epoch_at(double level) const;
     double value(double k) const;
   };

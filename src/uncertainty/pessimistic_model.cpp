@@ -48,29 +48,37 @@ std::optional<double> PessimisticModel::epoch_time(int batch, int workers, int n
 }
 
 std::optional<double> PessimisticModel::metric(int batch, int workers, double epochs) const {
-  if (!(epochs <= kMostEpochs)) return bound(batch, workers, epochs);  // NaN, or past any plan's epochs
+  if (std::isnan(epochs)) return std::nullopt;
+  epochs = std::min(epochs, double(kMostEpochs));  // no plan runs longer; the best there stands past it
   const bool max = direction() == MetricDirection::kMax;
   auto better = [&](double a, double b) { return max ? std::max(a, b) : std::min(a, b); };
+  auto worse = [&](double a, double b) { return max ? std::min(a, b) : std::max(a, b); };
   std::lock_guard<std::mutex> lock(best_so_far_mutex_);
   if (cell_ != std::pair{batch, workers}) cell_ = {batch, workers}, best_so_far_.clear();
   auto& seen = best_so_far_;
   auto next_epoch = [](double e) { return e < kEveryEpochUpTo ? e + 1 : std::ceil(e * kEpochStep); };
-  while (seen.empty() || next_epoch(seen.back().first) <= epochs) {
+  // Every count looked at up to the first at or past `epochs`.
+  while (seen.empty() || seen.back().first < epochs) {
     const double e = seen.empty() ? 1 : next_epoch(seen.back().first);
     const double before = seen.empty() ? std::nan("") : seen.back().second;
     const auto v = bound(batch, workers, e);
     seen.emplace_back(e, !v ? before : std::isnan(before) ? *v : better(before, *v));
   }
-  // The best at the counts looked at up to `epochs`; within kEveryEpochUpTo,
-  // with the bound at `epochs` itself (a fractional count, or one under 1).
-  auto upto = std::upper_bound(seen.begin(), seen.end(), epochs,
-                               [](double e, const std::pair<double, double>& s) { return e < s.first; });
-  std::optional<double> best;
-  if (upto != seen.begin() && !std::isnan(std::prev(upto)->second)) best = std::prev(upto)->second;
-  const bool looked_at = epochs >= 1 && epochs <= kEveryEpochUpTo && epochs == std::floor(epochs);
-  if ((epochs <= kEveryEpochUpTo && !looked_at) || !best)
-    if (auto at = bound(batch, workers, epochs)) best = best ? better(*best, *at) : *at;
-  return best;
+  auto at_or_past = std::lower_bound(seen.begin(), seen.end(), epochs,
+                                     [](const std::pair<double, double>& s, double e) { return s.first < e; });
+  const double next = at_or_past->second;  // the best up to the first count at or past `epochs`
+  auto known = [](double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); };
+  if (at_or_past->first == epochs) return known(next);
+  // Between two counts looked at (or under 1 epoch): its own bound, but
+  // never better than the next count's answer nor worse than the last's, so
+  // that the answers never turn back across a count looked at.
+  const double last = at_or_past == seen.begin() ? std::nan("") : std::prev(at_or_past)->second;
+  std::optional<double> v = known(last);
+  if (auto own = bound(batch, workers, epochs)) {
+    const double capped = std::isnan(next) ? *own : worse(*own, next);
+    v = v ? better(*v, capped) : capped;
+  }
+  return v;
 }
 
 std::optional<double> PessimisticModel::bound(int batch, int workers, double epochs) const {

@@ -37,16 +37,17 @@ class PessimisticModel : public models::PerformanceModel {
                    ConfidenceBounds bounds = ConfidenceBounds::kTwoSided);
   std::optional<double> epoch_time(int batch, int workers, int nodes) const override;
   // The best of the metric's bounds at the epoch counts looked at up to
-  // `epochs`: every whole epoch up to kEveryEpochUpTo (and `epochs` itself
-  // there), then steps of kEpochStep. The models take the metric as never
-  // worse for training longer, but its interval widens beyond the epochs the
-  // trials ran, so the bound alone can turn back as epochs grow (a run that
-  // meets the target at 24 epochs would seem not to at 1,000), and the
-  // planners search epochs assuming the metric monotone: they would miss the
-  // 24. Past kEveryEpochUpTo a count between steps takes the best at the
-  // steps before it (never more optimistic than the bound there). Keeps the
-  // bounds of the last (batch, workers) asked, as a planner asks one cell's
-  // epochs in a row. Thread-safe.
+  // `epochs`: every whole epoch up to kEveryEpochUpTo, then steps of
+  // kEpochStep. The models take the metric as never worse for training
+  // longer, but its interval widens beyond the epochs the trials ran, so the
+  // bound alone can turn back as epochs grow (a run that meets the target at
+  // 24 epochs would seem not to at 1,000), and the planners search epochs
+  // assuming the metric monotone: they would miss the 24. At the counts
+  // looked at the answer never turns back; a count between them (a fraction
+  // of an epoch, or a count between steps) takes its own bound held between
+  // the answers at the counts on either side. Past kMostEpochs, the answer
+  // there. Keeps the bounds of the last (batch, workers) asked, as a planner
+  // asks one cell's epochs in a row. Thread-safe.
   std::optional<double> metric(int batch, int workers, double epochs) const override;
   MetricDirection direction() const override { return m_->direction(); }
   std::string name() const override;

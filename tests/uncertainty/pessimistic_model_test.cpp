@@ -66,6 +66,16 @@ TEST(PessimisticModel, TheMetricsBoundNeverTurnsBackWithMoreEpochs) {
   EXPECT_TRUE(raw_fell) << "the stand-in's own bound should turn back, or the test shows nothing";
   // Where the bound alone still rises, it is the bound alone.
   EXPECT_DOUBLE_EQ(*m.metric(16, 1, 12), raw.predict_interval(16, 1, 12, 0.9)->lo);
+  // Counts between those looked at (fractions, under 1, between steps past
+  // 100) never turn back either.
+  double last = -INFINITY;
+  for (double e = 0.25; e <= 160; e += 0.25) {
+    const double v = *m.metric(16, 1, e);
+    EXPECT_GE(v, last - 1e-12) << e;
+    last = v;
+  }
+  // Past the most epochs a plan may run, the answer there.
+  EXPECT_DOUBLE_EQ(*m.metric(16, 1, 2e6), *m.metric(16, 1, kMostEpochs));
   // Fractional epochs take the best of the whole epochs below them too.
   EXPECT_GE(*m.metric(16, 1, 50.5), *m.metric(16, 1, 50) - 1e-12);
   // Where the model has no bound, the best at fewer epochs stands.
