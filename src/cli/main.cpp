@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,7 +11,9 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "core/edit_distance.h"
 #include "core/error.h"
+#include "io/csv.h"
 
 namespace trainplan::cli {
 
@@ -73,27 +74,6 @@ void print_json_error(const std::string& message, int exit_code, const trainplan
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
-// Edits (insertions, deletions, substitutions) between two words.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string lowercase(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s;
-}
-
 // Where a command is due and the word names none ("trainplan llm plann"),
 // that word, the commands there and the nearest of them; where a group ends
 // with no command ("trainplan llm"), the commands it has. CLI11 says only
@@ -121,7 +101,7 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
     std::string nearest;
     size_t nearest_edits = 3;  // suggest within two edits only, whatever the case
     for (const CLI::App* c : commands)
-      if (const size_t d = edit_distance(lowercase(word), c->get_name()); d < nearest_edits)
+      if (const size_t d = trainplan::edit_distance(trainplan::io::lowercase(word), c->get_name()); d < nearest_edits)
         nearest = c->get_name(), nearest_edits = d;
     return fmt::format("'{}' is not a {} command{} (commands: {})", word, path,
                        nearest.empty() ? "" : fmt::format("; did you mean '{}'?", nearest), command_list(commands));

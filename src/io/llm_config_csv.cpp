@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/edit_distance.h"
 #include "core/error.h"
 
 namespace trainplan::io {
@@ -72,19 +73,6 @@ const std::vector<std::string>& columns_read() {
       "fp32_residual", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_in_bf16",
       "precision", "iteration_time_s", "memory_gib", "tp_comm_s", "pp_comm_s", "dp_comm_s"};
   return names;
-}
-
-// Single-character edits (insert, delete, replace) from a to b.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 // A column read under two spellings is refused (which would it be?); a column

@@ -50,9 +50,9 @@ std::optional<double> PessimisticModel::epoch_time(int batch, int workers, int n
 std::optional<double> PessimisticModel::metric(int batch, int workers, double epochs) const {
   if (std::isnan(epochs)) return std::nullopt;
   epochs = std::min(epochs, double(kMostEpochs));  // no plan runs longer; the best there stands past it
-  const bool max = direction() == MetricDirection::kMax;
-  auto better = [&](double a, double b) { return max ? std::max(a, b) : std::min(a, b); };
-  auto worse = [&](double a, double b) { return max ? std::min(a, b) : std::max(a, b); };
+  const MetricDirection d = direction();
+  auto better = [d](double a, double b) { return metric_better(a, b, d) ? a : b; };
+  auto worse = [d](double a, double b) { return metric_better(a, b, d) ? b : a; };
   std::lock_guard<std::mutex> lock(best_so_far_mutex_);
   if (cell_ != std::pair{batch, workers}) cell_ = {batch, workers}, best_so_far_.clear();
   auto& seen = best_so_far_;

@@ -19,12 +19,16 @@ namespace {
 
 using nlohmann::json;
 
+// One trial-protocol epoch line, the metric written with `digits` decimals.
+std::string epoch_line(int epoch, double epoch_time_s, double metric, int digits, const char* metric_name) {
+  return fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":{},"metric":{:.{}f},"metric_name":"{}"}})"
+                     "\n",
+                     epoch, epoch_time_s, metric, digits, metric_name);
+}
+
 std::string log_text(int epochs, bool done) {
   std::string s = "loading data\n";
-  for (int k = 1; k <= epochs; ++k)
-    s += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":30,"metric":{:.5f},"metric_name":"accuracy"}})"
-                     "\n",
-                     k, 0.95 - 0.6 * std::exp(-0.15 * k));
+  for (int k = 1; k <= epochs; ++k) s += epoch_line(k, 30, 0.95 - 0.6 * std::exp(-0.15 * k), 5, "accuracy");
   if (done) s += "{\"event\":\"done\"}\n";
   return s;
 }
@@ -64,10 +68,7 @@ TEST(WatchCli, SamplesAreFittedInTheRunsDirection) {
       csv += fmt::format("{},1,{},{:.3f},{:.4f}\n", b, e, 100.0 * 16 / b, 25 + 75 * std::exp(-e / (8.0 * b / 16)));
   const auto samples = tptest::write_file(dir / "samples.csv", csv);
   std::string log;
-  for (int k = 1; k <= 4; ++k)
-    log += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":50,"metric":{:.3f},"metric_name":"wer"}})"
-                       "\n",
-                       k, 25 + 75 * std::exp(-k / 16.0));
+  for (int k = 1; k <= 4; ++k) log += epoch_line(k, 50, 25 + 75 * std::exp(-k / 16.0), 3, "wer");
   const auto path = tptest::write_file(dir / "run.log", log + "{\"event\":\"done\"}\n");
   auto r = tptest::run_cli("watch --log " + path + " --samples " + samples +
                            " --target 40 --batch 32 --workers 1 --time-model per-batch-extrapolation --json --stall 5");
@@ -189,10 +190,7 @@ TEST(WatchCli, ANewRunInARewrittenLogJudgesItsMetricAfresh) {
   auto dir = tptest::temp_dir("watch_share");
   auto text = [](int epochs, double scale, bool done) {
     std::string s;
-    for (int k = 1; k <= epochs; ++k)
-      s += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":30,"metric":{:.4f},"metric_name":"accuracy"}})"
-                       "\n",
-                       k, scale * (0.3 + 0.1 * k));
+    for (int k = 1; k <= epochs; ++k) s += epoch_line(k, 30, scale * (0.3 + 0.1 * k), 4, "accuracy");
     return done ? s + "{\"event\":\"done\"}\n" : s;
   };
   const auto path = tptest::write_file(dir / "job.log", text(4, 100, false));
@@ -216,10 +214,7 @@ TEST(WatchCli, ANewRunInARewrittenLogJudgesItsMetricAfresh) {
 TEST(WatchCli, TextLinesAreReportedOnceAndErrorRatesAreMinimised) {
   auto dir = tptest::temp_dir("watch_text");
   std::string log = "step 1\nstep 2\nstep 3\n";
-  for (int k = 1; k <= 6; ++k)
-    log += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":30,"metric":{:.4f},"metric_name":"top1_err"}})"
-                       "\nstep\n",
-                       k, 0.1 + 0.5 / k);
+  for (int k = 1; k <= 6; ++k) log += epoch_line(k, 30, 0.1 + 0.5 / k, 4, "top1_err") + "step\n";
   const auto path = tptest::write_file(dir / "job.log", log + "{\"event\":\"done\"}\n");
   auto r = tptest::run_cli("watch --log " + path + " --target 0.2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -298,10 +293,7 @@ TEST(WatchCli, SamplesForecastTheRunFromEarlierTrials) {
   auto dir = tptest::temp_dir("watch_samples");
   const auto samples = tptest::write_file(dir / "s.csv", tptest::synthetic_samples_csv());
   std::string log;
-  for (int k = 1; k <= 3; ++k)
-    log += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":20.3,"metric":{:.6f},"metric_name":"accuracy"}})"
-                       "\n",
-                       k, 0.95 - 0.6 / (1 + k * 528.0 / 464 / 4));
+  for (int k = 1; k <= 3; ++k) log += epoch_line(k, 20.3, 0.95 - 0.6 / (1 + k * 528.0 / 464 / 4), 6, "accuracy");
   const auto path = tptest::write_file(dir / "job.log", log + "{\"event\":\"done\"}\n");
   auto r = tptest::run_cli("watch --log " + path + " --target 0.85 --json --samples " + samples +
                            " --batch 32 --workers 2");
