@@ -18,6 +18,7 @@
 #include "scoring/evaluate_plot.h"
 #include "scoring/report.h"
 #include "scoring/transfer_eval.h"
+#include "scoring/transfer_plot.h"
 #include "io/gnuplot.h"
 #include "models/registry.h"
 
@@ -81,8 +82,15 @@ void run_transfer(const EvaluateArgs& a) {
       if (!name.empty()) o.methods.push_back(name);
     o.headline = o.methods.empty() ? o.headline : o.methods.front();
   }
+  if (!a.plot.empty()) io::check_plot_path(a.plot);  // a bad name fails before any fit
   auto rep = scoring::evaluate_transfer(o);
   std::cout << (a.json ? scoring::transfer_json(rep).dump(2) + "\n" : scoring::format_transfer(rep));
+  if (!a.plot.empty()) {
+    auto panels = scoring::transfer_panels(rep);
+    if (panels.empty()) throw InputError("", 0, "--plot", "no network was scored, so there is nothing to draw");
+    io::render_plot(a.plot, panels, 640, 640, std::min<int>(3, static_cast<int>(panels.size())));
+    std::cerr << fmt::format("plot of the predicted step times against the measured ones -> {}\n", a.plot);
+  }
   // The JSON carries them too; on stderr they reach whoever reads only "mre".
   if (a.json) {
     // An unreadable trace is said once, as an error, below.
@@ -258,7 +266,9 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--plot", a->plot,
                   "Draw with gnuplot (.png or .svg) each model's cross-validated predictions against the measurements: "
-                  "one row per data set, epoch time (log-log) and metric, the 6 models with the lowest CV MRE per panel");
+                  "one row per data set, epoch time (log-log) and metric, the 6 models with the lowest CV MRE per panel; "
+                  "with --transfer, each network's predicted step times on the target against the measured ones (the "
+                  "first seed), every method and the target trials");
   cmd->callback([a, cmd] { run_evaluate(*a, *cmd); });
 }
 

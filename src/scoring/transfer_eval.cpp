@@ -295,13 +295,17 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
       for (const auto& method : rep.methods) {
         auto m = reg.get(method).make();
         m->fit(prob);
+        const bool first_seed = seed == opts.seeds.front();
         double num = 0, den = 0;
         for (const auto& r : predicted) {
           double y = m->predict(r);
           num += std::abs(y - r.step_s), den += r.step_s;
-          if (rows_out.is_open() && seed == opts.seeds.front())
+          if (first_seed) nt.first_seed_points[method].push_back({r.step_s, y});
+          if (rows_out.is_open() && first_seed)
             rows_out << fmt::format("{},{},{},{},{},{},{}\n", nt.network, method, seed, r.placement(), r.batch, r.step_s, y);
         }
+        if (first_seed && method == opts.headline)
+          for (const auto& r : prob.target_trials) nt.first_seed_trials.push_back({r.step_s, m->predict(r)});
         nt.mre[method].push_back(den > 0 ? num / den : NAN);
         if (auto* split = dynamic_cast<models::SplitTransferModel*>(m.get())) {
           MeanParts before = mean_parts(*prior, predicted);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,11 @@ struct NetworkTransfer {
   MeanParts prior_parts;
   std::vector<SplitSeedDetail> split_seeds;
   std::string describe;  // split-transfer's describe() for the first seed
+  // The first seed's answers, for pictures: each method's (measured,
+  // predicted) step time at every predicted row, and the headline method's at
+  // the trials it was fitted on.
+  std::map<std::string, std::vector<std::pair<double, double>>> first_seed_points;
+  std::vector<std::pair<double, double>> first_seed_trials;
 };
 
 struct TransferReport {

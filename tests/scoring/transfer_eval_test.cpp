@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -13,7 +14,9 @@
 
 #include "core/error.h"
 #include "io/sample_csv.h"
+#include "io/gnuplot.h"
 #include "scoring/transfer_eval.h"
+#include "scoring/transfer_plot.h"
 #include "structure/network_zoo.h"
 #include "test_util.h"
 
@@ -120,6 +123,60 @@ TEST(TransferEval, JsonReportsMreRowsAndTheCorrectedParts) {
     for (const char* f : {"host", "gpu_step", "gpu_example", "comm"}) EXPECT_GT(s["factors"][f].get<double>(), 0) << f;
     EXPECT_TRUE(s.contains("corrected"));
   }
+}
+
+TEST(TransferPlot, OnePanelPerNetworkEachMethodOneColourAndTheTrialsCircled) {
+  auto o = options(two_gpu_traces(false), 3);
+  o.seeds = {2, 1};  // the picture is the first seed's
+  auto r = scoring::evaluate_transfer(o);
+  ASSERT_EQ(r.networks.size(), 1u);
+  const auto& n = r.networks[0];
+  ASSERT_EQ(n.first_seed_trials.size(), 3u);
+  for (const auto& m : r.methods) {
+    ASSERT_EQ(n.first_seed_points.at(m).size(), n.predicted_rows) << m;
+    // The points are the ones the first seed's MRE was taken over.
+    double num = 0, den = 0;
+    for (const auto& [measured, predicted] : n.first_seed_points.at(m)) num += std::abs(predicted - measured), den += measured;
+    EXPECT_NEAR(num / den, n.mre.at(m)[0], 1e-12) << m;
+  }
+  auto panels = scoring::transfer_panels(r);
+  ASSERT_EQ(panels.size(), 1u);
+  const auto& p = panels[0];
+  EXPECT_TRUE(p.logx && p.logy);
+  EXPECT_TRUE(p.title.starts_with("synthnet: t4 -> a100-40gb, 3 target trials\n(33 rows predicted; seed 2, the first of 2"))
+      << p.title;
+  ASSERT_EQ(p.series.size(), r.methods.size() + 2);  // the methods, the trials, predicted = measured
+  EXPECT_EQ(p.series[r.methods.size()].title, "3 target trials (split-transfer)");
+  EXPECT_EQ(p.series[r.methods.size()].points, n.first_seed_trials);
+  EXPECT_EQ(p.series.back().title, "predicted = measured");
+  // Ranked worst first (the best on top), each method in the colour of its place in the report.
+  double previous = INFINITY;
+  for (size_t k = 0; k < r.methods.size(); ++k) {
+    const auto& title = p.series[k].title;
+    const std::string method = title.substr(0, title.find(" (MRE"));
+    const double mre = n.mre.at(method)[0];
+    EXPECT_LE(mre, previous) << title;
+    previous = mre;
+    const size_t place = std::find(r.methods.begin(), r.methods.end(), method) - r.methods.begin();
+    EXPECT_EQ(p.series[k].color, io::plot_palette()[place % io::plot_palette().size()]) << title;
+  }
+}
+
+TEST(TransferPlot, EvaluateDrawsItAndABadNameFailsBeforeAnyFit) {
+  auto d = two_gpu_traces(false);
+  const std::string base = fmt::format("evaluate --transfer --from {} --from-gpu t4 --to {} --to-gpu a100-40gb --plot ",
+                                       (d / "src").string(), (d / "dst").string());
+  auto bad = tptest::run_cli(base + (d / "transfer.txt").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(bad.err, "", 0, "--plot", {".png or .svg"})) << bad.err;
+  EXPECT_EQ(bad.out, "");  // nothing scored
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  auto out = d / "transfer.svg";
+  auto ok = tptest::run_cli(base + out.string() + " --target-trials 2");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::string svg = tptest::read_file(out);
+  EXPECT_NE(svg.find("synthnet: t4 -> a100-40gb, 2 target trials"), std::string::npos) << svg.substr(0, 2000);
+  EXPECT_NE(svg.find("2 target trials (split-transfer)"), std::string::npos);
 }
 
 TEST(TransferEval, BadInputExitsTwoNamingThePlace) {
