@@ -86,7 +86,7 @@ Profiled profile_step(const DemoArgs& a) {
   builtin.max_timed_s = a.time_trial_s;
   const auto clock = parse_step_clock(a.step_clock);
   if (!clock) throw InputError("", 0, "--step-clock", "must be auto, wall or cpu, got '" + a.step_clock + "'");
-  builtin.step_clock = *clock == StepClock::kWall ? "wall" : "cpu";
+  builtin.step_clock = to_string(*clock);  // the trainer resolves auto per trial, as the profiler reads it
   Profiled out;
   out.grid = normalise({parse_int_list(a.batches, "--batches"), parse_int_list(a.workers, "--workers"),
                         parse_int_list(a.epochs, "--epochs")});
@@ -369,7 +369,8 @@ void setup(CLI::App& root) {
   add_time_repeats_option(cmd, a->time_repeats);
   cmd->add_option("--step-clock", a->step_clock,
                   "How a step is timed: cpu (the process's CPU time per step: what other processes on a busy "
-                  "machine barely change), wall, or auto (cpu for CPU training with one thread per worker)")
+                  "machine barely change; it leaves out waiting for peers), wall, or auto (cpu for CPU training by one "
+                  "worker with one thread, else wall)")
       ->capture_default_str();
   cmd->add_option("--store", a->store, "SQLite sample store (reused when present)")->capture_default_str();
   cmd->add_option("-o,--out", a->out, "Sample CSV written from the store")->capture_default_str();

@@ -116,7 +116,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   const auto clock = parse_step_clock(a.step_clock);
   if (!clock) throw InputError("", 0, "--step-clock", "must be auto, wall or cpu, got '" + a.step_clock + "'");
   opts.step_clock = *clock;
-  builtin.step_clock = *clock == StepClock::kWall ? "wall" : "cpu";
+  builtin.step_clock = to_string(*clock);  // the trainer resolves auto per trial, as the profiler reads it
   if (can_time && a.timing != "epochs") {
     builtin.time_only = true;
     opts.time_template = CommandTemplate(a.workload.empty() ? a.time_cmd : builtin_template(a.workload, builtin));
@@ -319,9 +319,9 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--step-clock", args->step_clock,
                   "How a step is timed: cpu (the step's CPU time, from step_cpu_median_s: what other processes on a "
-                  "busy machine barely change; it leaves out waiting, so it stands for wall time only for CPU "
-                  "training with one thread per worker), wall, or auto (cpu where a line says device cpu and "
-                  "threads 1, else wall)")
+                  "busy machine barely change; it leaves out waiting, for peers in the all-reduce too, so it "
+                  "stands for wall time only for CPU training by one worker with one thread), wall, or auto (cpu "
+                  "for one worker where a line says device cpu and threads 1, else wall)")
       ->capture_default_str();
   cmd->add_option("--time-cmd", args->time_cmd,
                   "With --cmd: the template of a time trial, which prints one "

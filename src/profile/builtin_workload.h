@@ -15,7 +15,8 @@ struct BuiltinWorkloadOptions {
   long seed = 1;
   int threads = 1;           // --threads (torch intra-op threads per rank)
   bool time_only = false;    // the template of a time trial (--time-only; no {epochs})
-  // A time trial's --step-clock (the clock its stop rule watches): "wall" or "cpu".
+  // A time trial's --step-clock (the clock its stop rule watches): "wall",
+  // "cpu" or "auto" (the trainer's choice per trial, the profiler's rule).
   std::string step_clock = "wall";
   // A time trial's --max-timed-s: wall-clock seconds of its timed phase at
   // most, checked every 5 steps (0: the trainer's step cap alone).

@@ -55,7 +55,8 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   po.stdout_json_lines_only = true;
   l.result = run_process_group(l.plan.commands, po);
   const std::string& out = l.result.stdout0;
-  l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock);
+  l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock,
+                                key.workers);
   if (l.result.stdout_truncated)
     l.output.note += fmt::format("{}some of its JSON lines on stdout were not read (past {} MiB in all)",
                                  l.output.note.empty() ? "" : "; ", po.stdout_max_bytes >> 20);

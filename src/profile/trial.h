@@ -34,8 +34,9 @@ std::optional<TrialStatus> parse_status(const std::string& s);
 // time per step (step_cpu_median_s), which other processes competing for the
 // cores barely change; it leaves out time spent waiting (for a peer, a GPU,
 // I/O), so it stands for the wall time on an idle machine only for CPU
-// training with one thread per process. kAuto: kCpu exactly then (a line
-// with device "cpu", threads 1 or absent, and the CPU fields), else kWall.
+// training by one process with one thread. kAuto: kCpu exactly then (one
+// worker, a line with device "cpu", threads 1 or absent, workers 1 or absent,
+// and the CPU fields), else kWall.
 enum class StepClock { kAuto, kWall, kCpu };
 const char* to_string(StepClock c);  // "auto", "wall", "cpu"
 // Parses the names above; nullopt for anything else.
@@ -105,9 +106,10 @@ struct TrialOutput {
 // one epoch line with a finite positive epoch_time_s was seen, or (for a time
 // trial, `time_trial`) a step_timing line with a finite positive median and
 // steps_per_epoch; otherwise `problem` says what was missing.
-// `clock` chooses which step fields give StepTiming::step_time_s.
+// `clock` chooses which step fields give StepTiming::step_time_s; `workers`
+// is the trial's (kAuto takes the CPU clock for one worker only).
 TrialOutput parse_trial_output(const std::string& stdout_text, bool time_trial = false,
-                               StepClock clock = StepClock::kWall);
+                               StepClock clock = StepClock::kWall, int workers = 1);
 
 // Current UTC time as "2026-11-22T02:30:00Z".
 std::string utc_now();

@@ -161,10 +161,11 @@ ParseResult parse_options(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0.0001, 1.0));
   app.add_option("--step-clock", o.step_clock,
-                 "--time-only: the clock --step-ci watches: wall, or cpu (the process's CPU time per step, which "
-                 "other processes on the machine barely change); both are reported")
+                 "--time-only: the clock --step-ci watches: wall, cpu (the process's CPU time per step, which "
+                 "other processes on the machine barely change), or auto (cpu for one worker with one thread on "
+                 "the CPU, else wall: CPU time leaves out waiting for peers); both are reported")
       ->capture_default_str()
-      ->check(CLI::IsMember({"wall", "cpu"}));
+      ->check(CLI::IsMember({"wall", "cpu", "auto"}));
   // The GPT workload (docs/TRAINER.md, "The GPT workload").
   app.add_option("--tp", o.tp, "gpt: tensor-parallel ranks (divides --heads)")->capture_default_str()->check(CLI::Range(1, 64));
   app.add_option("--pp", o.pp, "gpt: pipeline stages (divides --layers)")->capture_default_str()->check(CLI::Range(1, 64));

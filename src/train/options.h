@@ -44,9 +44,11 @@ struct TrainOptions {
   // that a trial's cost is bounded on a busy machine, where the interval may
   // never narrow; the step_timing event then says converged false.
   double max_timed_s = 0;
-  // The clock the stop rule above watches: "wall", or "cpu" (this process's
+  // The clock the stop rule above watches: "wall", "cpu" (this process's
   // CPU time per step, all its threads: what a step costs when no other
-  // process competes for the cores; both are always reported).
+  // process competes for the cores; both are always reported), or "auto"
+  // (cpu for one worker with one thread on the CPU, where nothing is waited
+  // for; wall otherwise, where a step waits for its peers).
   std::string step_clock = "wall";
   // Debug switches, used by the tests to show that the all-reduce is real.
   bool check_sync = false;       // every rank prints parameter checksums

@@ -174,7 +174,10 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
   std::vector<double> times, cpu_times;
   times.reserve(size_t(o.max_steps));
   cpu_times.reserve(size_t(o.max_steps));
-  const std::vector<double>& watched = o.step_clock == "cpu" ? cpu_times : times;
+  const std::string clock = o.step_clock != "auto"                                    ? o.step_clock
+                            : size == 1 && o.threads == 1 && device.is_cpu() ? "cpu"
+                                                                             : "wall";
+  const std::vector<double>& watched = clock == "cpu" ? cpu_times : times;
   bool converged = false;
   const auto timing_start = Clock::now();
   while (int(times.size()) < o.max_steps) {
@@ -212,7 +215,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                        {"step_ci_target", o.step_ci},
                        {"max_timed_s", o.max_timed_s},
                        {"timing_wall_s", timing_wall_s},
-                       {"step_clock", o.step_clock},
+                       {"step_clock", clock},
                        {"threads", o.threads},
                        {"step_time_mean_s", summary.mean_s},
                        {"steps_per_epoch", steps_per_epoch},

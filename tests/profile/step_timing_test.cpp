@@ -52,6 +52,34 @@ TEST(StepTiming, ParsesTheStepTimingLineOfATimeTrial) {
   EXPECT_NEAR(out.step_timing->spread, 0.01, 1e-9);
 }
 
+// A CPU trainer's line: the wall median 0.006 s, the CPU median 0.004 s.
+std::string cpu_line(const std::string& extra, int threads = 1) {
+  return "{\"event\":\"step_timing\",\"device\":\"cpu\",\"threads\":" + std::to_string(threads) + extra +
+         ",\"step_time_median_s\":0.006,\"step_time_ci95_s\":[0.0059,0.0061],\"step_cpu_median_s\":0.004,"
+         "\"step_cpu_ci95_s\":[0.0039,0.0041],\"steps_per_epoch\":10}\n";
+}
+
+TEST(StepTiming, AutoTakesTheCpuClockForOneWorkerAndTheWallWhereAStepWaitsForPeers) {
+  auto one = parse_trial_output(cpu_line(",\"workers\":1"), true, StepClock::kAuto, 1);
+  ASSERT_TRUE(one.step_timing);
+  EXPECT_EQ(one.step_timing->clock, "cpu");
+  EXPECT_DOUBLE_EQ(one.step_timing->step_time_s, 0.004);
+  EXPECT_DOUBLE_EQ(one.step_timing->wall_step_time_s, 0.006);
+  // Two workers, said by the trial or by the line: the all-reduce's waiting is in the wall time only.
+  for (const auto& [extra, workers] : std::vector<std::pair<std::string, int>>{{"", 2}, {",\"workers\":2", 1}}) {
+    auto two = parse_trial_output(cpu_line(extra), true, StepClock::kAuto, workers);
+    ASSERT_TRUE(two.step_timing);
+    EXPECT_EQ(two.step_timing->clock, "wall") << extra << " " << workers;
+    EXPECT_DOUBLE_EQ(two.step_timing->step_time_s, 0.006);
+  }
+  // Asked for, the CPU clock is taken with peers too.
+  auto asked = parse_trial_output(cpu_line(",\"workers\":2"), true, StepClock::kCpu, 2);
+  EXPECT_DOUBLE_EQ(asked.step_timing->step_time_s, 0.004);
+  // More than one thread: the wall.
+  auto threads = parse_trial_output(cpu_line("", 2), true, StepClock::kAuto, 1);
+  EXPECT_DOUBLE_EQ(threads.step_timing->step_time_s, 0.006);
+}
+
 TEST(StepTiming, ATimeTrialWithoutItsLineIsBadOutput) {
   auto out = parse_trial_output("{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.0}\n", true);
   EXPECT_NE(out.problem.find("step_timing"), std::string::npos) << out.problem;
