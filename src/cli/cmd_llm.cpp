@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "app/llm_calibration.h"
@@ -49,7 +50,7 @@ nlohmann::json memory_json(const models::LlmMemoryBreakdown& m) {
   return {{"memory_gib", m.total() / kGiB}, {"stage", m.stage}, {"weights_gib", m.weights / kGiB},
           {"gradients_gib", m.gradients / kGiB}, {"optimizer_gib", m.optimizer / kGiB},
           {"activations_gib", m.activations / kGiB}, {"embedding_logits_gib", m.embedding_logits / kGiB},
-          {"overhead_gib", m.overhead / kGiB}};
+          {"recompute_working_gib", m.recompute_working / kGiB}, {"overhead_gib", m.overhead / kGiB}};
 }
 
 // Over or under the GPU's memory, in GiB (negative: over), and whether it fits: as `llm predict`
@@ -348,8 +349,9 @@ void run_memory(MemoryArgs a) {
                            l.distributed_optimizer ? ", distributed optimizer" : "", a.precision);
   std::cout << fmt::format("memory per GPU, stage {} (the most loaded):\n", m.stage);
   for (auto [name, v] : {std::pair{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
-                         {"activations", m.activations}, {"embedding/logits", m.embedding_logits}, {"total", m.total()}})
-    std::cout << fmt::format("  {:<17} {:>9.2f} GiB\n", name, v / kGiB);
+                         {"activations", m.activations}, {"embedding/logits", m.embedding_logits},
+                         {"recompute working", m.recompute_working}, {"overhead", m.overhead}, {"total", m.total()}})
+    if (v > 0 || std::string_view(name) == "total") std::cout << fmt::format("  {:<17} {:>9.2f} GiB\n", name, v / kGiB);
   if (hw) {
     const double headroom = j["headroom_gib"].get<double>(), reserve = j["plan_reserve_gib"].get<double>();
     const std::string fit =

@@ -122,7 +122,13 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
 
   double layers = stage_layers * in_flight(l, stage);
   m.activations = layer_activation_bytes(s, l) * layers;
-
+  // A recomputed layer's backward holds what its recomputation produced
+  // until it is done, one layer at a time: with unfused attention its
+  // scores (the s² terms none keeps for every layer), which at long
+  // sequences outgrow everything else.
+  if (l.recompute != Recompute::kNone && !l.fused_attention() && stage_layers > 0)
+    m.recompute_working = activation_scale(l.precision) * (l.dropout ? 5.0 : 2.0) * s.heads * (double(s.seq) / l.cp) *
+                          s.seq * l.micro_batch / t;
   double sbh = double(s.seq) / l.cp * l.micro_batch * h, sp = l.sequence_parallel ? t : 1.0;
   double scale = activation_scale(l.precision);
   // Korthikanti et al. 2022, section 4.3: the embedding's dropout mask per

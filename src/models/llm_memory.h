@@ -47,11 +47,16 @@ struct LlmMemoryBreakdown {
   double optimizer = 0;
   double activations = 0;         // the transformer layers' activations in flight
   double embedding_logits = 0;    // the embedding's and the output layer's buffers
+  // What recomputing one layer in the backward materialises beyond the
+  // activations kept: its attention scores when the attention is unfused.
+  double recompute_working = 0;
   double overhead = 0;
   // Of weights + gradients + optimizer, the transformer layers' share (the
   // rest is the embedding, the output layer and the final norm).
   double layer_states = 0;
-  double total() const { return weights + gradients + optimizer + activations + embedding_logits + overhead; }
+  double total() const {
+    return weights + gradients + optimizer + activations + embedding_logits + recompute_working + overhead;
+  }
 };
 
 // One measured run: a shape, a layout and the peak memory per GPU.

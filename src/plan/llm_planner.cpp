@@ -227,7 +227,8 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
             if (vpp > 1 && m % pp != 0) continue;
             for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
               for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
-                for (int dist = 0; dist <= (dp > 1 ? 1 : 0); ++dist) {
+                // Megatron-Core shards the optimizer over the dp·cp ranks that hold one copy of the weights.
+                for (int dist = 0; dist <= (dp * cp > 1 ? 1 : 0); ++dist) {
                   l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
                   l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
                   l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
@@ -293,6 +294,12 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
         describe(c.layout), c.layout.gpus() == 1 ? "1 GPU" : fmt::format("{} GPUs", c.layout.gpus()),
         c.memory_bytes / kGiB, over / kGiB, 100 * over / res.capacity_bytes, res.capacity_bytes / kGiB,
         time.hardware().gpu.memory_text(), o.memory_reserve_bytes / kGiB);
+    const double scores = memory.predict(s, c.layout).recompute_working;
+    if (scores > 0.1 * c.memory_bytes)
+      res.explanation += fmt::format(
+          "; {:.2f} GiB of it are the unfused attention's scores of the layer being recomputed: --flash-attention "
+          "(fused kernels keep none), or --max-cp above 1 (context parallelism runs fused), removes them",
+          scores / kGiB);
   } else if (!cheapest_in_deadline) {
     const auto& c = *fastest_fit;
     double over = c.train_s - o.deadline_s;

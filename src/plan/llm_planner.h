@@ -12,7 +12,8 @@
 //     (Megatron-LM's interleaved schedule requires it);
 //   dp and micro-batch b with b·dp dividing the global batch;
 //   recomputation none, selective or full; the distributed optimizer on or
-//     off (only with dp > 1); sequence parallelism on or off (only with tp > 1).
+//     off (only with dp·cp > 1, the ranks it shards over); sequence
+//     parallelism on or off (only with tp > 1).
 // A configuration whose predicted memory (models/llm_memory.h, the most
 // loaded stage) exceeds the GPU's memory less `memory_reserve_bytes` is never
 // chosen. Time to train = ceil(tokens / (global_batch · seq)) iterations ×

@@ -74,7 +74,7 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
                   if (l.gpus() > o.max_gpus || structure::check_layout(s, l)) continue;
                   if (l.gpus() > per_node && l.gpus() % per_node != 0) continue;  // past one node, whole nodes
                   if (vpp > 1 && (pp == 1 || l.micro_batches() % pp != 0)) continue;
-                  if ((sp && tp == 1) || (dist && dp == 1)) continue;
+                  if ((sp && tp == 1) || (dist && dp * cp == 1)) continue;  // it shards over dp·cp
                   ++b.count;
                   if (mm.predict(s, l).total() > cap) continue;
                   double train = tm.predict(s, l).iteration * iters;
@@ -182,6 +182,15 @@ TEST(LlmPlanner, MemoryFailureNamesTheSmallestConfigurationAndTheExcess) {
   EXPECT_GT(r.closest->memory_bytes, r.capacity_bytes);
   EXPECT_NE(r.explanation.find("GiB"), std::string::npos) << r.explanation;
   EXPECT_NE(r.explanation.find("over"), std::string::npos) << r.explanation;
+  EXPECT_EQ(r.explanation.find("unfused"), std::string::npos) << r.explanation;  // the weights, not the scores
+  // At a long sequence the unfused scores are what does not fit, and the way out is said.
+  auto longer = *structure::find_transformer("gpt3-1.3b");
+  longer.seq = 131072;
+  auto l = plan::plan_llm(longer, models::LlmTimeModel(a100()), models::LlmMemoryModel(), o);
+  EXPECT_EQ(l.failing, "memory");
+  EXPECT_NE(l.explanation.find("unfused attention's scores"), std::string::npos) << l.explanation;
+  o.flash_attention = true;
+  EXPECT_FALSE(plan::plan_llm(longer, models::LlmTimeModel(a100()), models::LlmMemoryModel(), o).top.empty());
 }
 
 TEST(LlmPlanner, DeadlineAndBudgetFailuresSayByHowMuch) {
