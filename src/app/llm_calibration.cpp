@@ -109,9 +109,12 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
                                      lines, ratio));
   // A measured row the memory model puts far past the GPU's memory ran in
   // another layout than its columns say (a GPU count, a tp or a pp misread).
+  // By the model without the fitted overhead: an absurd measured memory
+  // would otherwise make every layout look misread.
   const double gpu_bytes = time.hardware().gpu.capacity_bytes();
+  const models::LlmMemoryModel bare;
   for (const auto& r : measured.rows) {
-    const double need = memory.predict(r.spec, r.layout).total();
+    const double need = bare.predict(r.spec, r.layout).total();
     if (need > 1.5 * gpu_bytes)
       c.warnings.push_back(fmt::format("{}:{}: this layout needs {:.0f} GiB per GPU by the memory model, more than "
                                        "{}'s {} could hold: check its gpus, tp, pp and dp",

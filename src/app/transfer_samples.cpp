@@ -113,12 +113,15 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   t.target_trials = problem.target_trials.size();
   t.ratios = scoring::ratios_json(model.ratios());
   t.description = model.describe();
+  // Each configuration once, with the median of its trials: what the fit took.
+  std::map<std::tuple<double, int, int>, std::vector<double>> measured;
+  for (const auto& s : set.samples) measured[{s.batch, s.workers, s.nodes}].push_back(s.epoch_time_s);
   std::set<std::tuple<double, int, int>> seen;
   for (size_t i = 0; i < set.samples.size(); ++i) {
     const auto& s = set.samples[i];
     if (!seen.insert({s.batch, s.workers, s.nodes}).second) continue;
-    t.configurations.push_back({s.batch, s.workers, s.nodes, t.moved.samples[i].nodes, s.epoch_time_s,
-                                t.moved.samples[i].epoch_time_s});
+    t.configurations.push_back({s.batch, s.workers, s.nodes, t.moved.samples[i].nodes,
+                                median(measured.at({s.batch, s.workers, s.nodes})), t.moved.samples[i].epoch_time_s});
   }
   std::sort(t.configurations.begin(), t.configurations.end(), [](const auto& a, const auto& b) {
     return std::tie(a.batch, a.workers, a.nodes) < std::tie(b.batch, b.workers, b.nodes);

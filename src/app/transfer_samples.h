@@ -51,7 +51,7 @@ struct SamplesTransfer {
   struct Configuration {
     double batch = 0;
     int workers = 0, nodes = 0, target_nodes = 0;
-    double measured_s = 0, predicted_s = 0;  // epoch times, seconds
+    double measured_s = 0, predicted_s = 0;  // epoch times, seconds; measured: the median of its trials
   };
   std::vector<Configuration> configurations;
   // Said to the user: a catalog GPU in the samples' hardware column that is not `source`.

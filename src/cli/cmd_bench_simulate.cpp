@@ -56,8 +56,7 @@ sim::ExperimentOptions experiment_options(const BenchSimArgs& a) {
   if (a.placement == "pack") eo.sim.placement = sim::PlacementMode::kPack;
   else if (a.placement == "spread") eo.sim.placement = sim::PlacementMode::kSpread;
   else throw InputError("", 0, "--placement", "must be pack or spread");
-  eo.policy.tiresias_thresholds.clear();
-  for (const auto& t : sim::split_list(a.thresholds)) eo.policy.tiresias_thresholds.push_back(std::stod(t));
+  eo.policy.tiresias_thresholds = parse_tiresias_thresholds(a.thresholds);
   eo.policy.coconfig_min_gain = a.min_gain;
   eo.oracle = !a.fitted;
   eo.time_model = a.time_model;

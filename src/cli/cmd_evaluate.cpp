@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "experiments/plan_benchmark_seeds.h"
 #include "io/hardware_file.h"
+#include "io/output_path.h"
 #include "scoring/cross_model.h"
 #include "scoring/datasets.h"
 #include "scoring/layer_time_eval.h"
@@ -24,6 +25,8 @@
 
 namespace trainplan::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct EvaluateArgs {
   std::vector<std::string> samples;
@@ -44,14 +47,20 @@ struct EvaluateArgs {
   bool models_given = false;
 };
 
+// "a, b" names a and b.
+std::string trimmed(std::string name) {
+  name.erase(0, name.find_first_not_of(' '));
+  name.erase(name.find_last_not_of(' ') + 1);
+  return name;
+}
+
 std::vector<std::string> model_names(const std::string& spec) {
   auto& reg = models::ModelRegistry::instance();
   if (spec == "all") return reg.names();
   std::vector<std::string> out;
   std::stringstream ss(spec);
   for (std::string name; std::getline(ss, name, ',');) {
-    name.erase(0, name.find_first_not_of(' '));
-    name.erase(name.find_last_not_of(' ') + 1);
+    name = trimmed(name);
     if (name.empty()) continue;
     reg.get(name);  // throws InputError naming the known models
     out.push_back(name);
@@ -60,9 +69,28 @@ std::vector<std::string> model_names(const std::string& spec) {
   return out;
 }
 
-void run_transfer(const EvaluateArgs& a) {
+// The traces' files under `root` (the folder itself, or one folder a
+// network), which --rows-out must not replace.
+std::vector<std::pair<std::string, std::string>> trace_files(const std::string& root, const std::string& option) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::error_code ec;
+  auto add = [&](const fs::path& dir) {
+    for (const char* f : {"placements.csv", "scalability.csv"})
+      if (fs::exists(dir / f, ec)) out.push_back({(dir / f).string(), option + " trace's " + f});
+  };
+  add(root);
+  if (fs::is_directory(root, ec))
+    for (const auto& e : fs::directory_iterator(root, ec))
+      if (e.is_directory(ec)) add(e.path());
+  return out;
+}
+
+void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   if (!a.data.empty() || !a.samples.empty())
     throw InputError("--transfer scores trace folders: give --from DIR and --to DIR, not --data or --samples");
+  // Accepted and then unread, they would make a user believe they had an effect.
+  for (const char* option : {"--cv", "--plan", "--cross-model", "--layer-timings", "--comm-profile"})
+    if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, "does not go with --transfer");
   if (a.from.empty()) throw InputError("", 0, "--from", "--transfer needs --from DIR (the profiled GPU's traces)");
   if (a.to.empty()) throw InputError("", 0, "--to", "--transfer needs --to DIR (the target GPU's traces)");
   if (a.from_gpu.empty()) throw InputError("", 0, "--from-gpu", "--transfer needs --from-gpu NAME or a hardware file");
@@ -73,14 +101,22 @@ void run_transfer(const EvaluateArgs& a) {
   o.to_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   o.target_trials = a.target_trials;
   o.rows_out = a.rows_out;
+  if (!a.rows_out.empty()) {
+    auto inputs = trace_files(a.from, "--from");
+    for (auto& f : trace_files(a.to, "--to")) inputs.push_back(std::move(f));
+    io::check_output_path(a.rows_out, "--rows-out", inputs);
+  }
   o.network = a.network;
   if (a.target_trials < 0) throw InputError("", 0, "--target-trials", "must be >= 0, got " + std::to_string(a.target_trials));
   o.seeds = a.seeds.empty() ? std::vector<uint64_t>{a.seed} : experiments::parse_seed_list(a.seeds);
   if (a.models_given && a.models != "all") {
-    std::stringstream ss(a.models);
-    for (std::string name; std::getline(ss, name, ',');)
-      if (!name.empty()) o.methods.push_back(name);
-    o.headline = o.methods.empty() ? o.headline : o.methods.front();
+    for (std::string name : comma_list(a.models, "--models")) {
+      name = trimmed(name);
+      if (std::find(o.methods.begin(), o.methods.end(), name) != o.methods.end())
+        throw InputError("", 0, "--models", "'" + name + "' is named twice");
+      o.methods.push_back(name);
+    }
+    o.headline = o.methods.front();
   }
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // a bad name fails before any fit
   auto rep = scoring::evaluate_transfer(o);
@@ -107,7 +143,7 @@ void run_transfer(const EvaluateArgs& a) {
   if (!rep.unreadable.empty()) {
     if (a.json) note_json_answer_printed();
     for (const auto& e : rep.unreadable) std::cerr << "error: " << e.what() << "\n";
-    throw InputError(a.to, 0, "",
+    throw InputError(rep.unreadable.front().file(), 0, "",
                      fmt::format("{} network{} left out: {} trace{} could not be read (named above); the others are scored",
                                  rep.unreadable.size(), rep.unreadable.size() == 1 ? "" : "s", rep.unreadable.size(),
                                  rep.unreadable.size() == 1 ? "" : "s"));
@@ -115,7 +151,7 @@ void run_transfer(const EvaluateArgs& a) {
 }
 
 void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
-  if (a.transfer) return run_transfer(a);
+  if (a.transfer) return run_transfer(a, cmd);
   for (const auto* opt : {&a.from, &a.to, &a.from_gpu, &a.to_gpu, &a.network})
     if (!opt->empty()) throw InputError("--from, --to, --from-gpu, --to-gpu and --network go with --transfer");
   // Accepted and then unread, they would make a user believe they had an effect.

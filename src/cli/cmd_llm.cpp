@@ -119,7 +119,8 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--out", "'-' writes the CSV to standard output, where --json goes too: give one of them");
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
-  io::check_output_path(a.out, "--out", {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}});
+  // --gpu may name a hardware file: a catalog name is no file, and passes.
+  io::check_output_path(a.out, "--out", {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}, {a.gpu, "--gpu"}});
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   // A bad row is named and left out; the others are predicted and written, and the exit is still 2.
   auto in = read_llm_configs_noted(a.configs, /*require_time=*/false, io::RowErrors::kSkip);
@@ -142,8 +143,15 @@ void run_predict(const PredictArgs& a) {
     if (rejected.empty()) return;
     const size_t in_rows = in.rejected.size(), measured_rows = rejected.size() - in_rows;
     std::vector<std::string> parts;
-    if (in_rows) parts.push_back(fmt::format("{} of {} rows not predicted (named above)", in_rows, in.table.rows().size()));
-    if (in_rows && !a.out.empty() && a.out != "-") parts.push_back("their prediction cells in " + a.out + " are empty");
+    const size_t unsplit = in.table.malformed_rows().size();
+    if (in_rows)
+      parts.push_back(fmt::format("{} of {} rows not predicted (named above)", in_rows,
+                                  in.table.rows().size() + unsplit));
+    if (in_rows > unsplit && !a.out.empty() && a.out != "-")
+      parts.push_back("their prediction cells in " + a.out + " are empty");
+    if (unsplit && !a.out.empty() && a.out != "-")
+      parts.push_back(fmt::format("{} whose fields do not match the header {} not in {}", unsplit,
+                                  unsplit == 1 ? "is" : "are", a.out));
     if (measured_rows)
       parts.push_back(fmt::format("{} measured row{} left out of the calibration{}", measured_rows,
                                   measured_rows == 1 ? "" : "s", in_rows ? "" : " (named above)"));
@@ -257,7 +265,7 @@ void run_predict(const PredictArgs& a) {
   if (!a.out.empty()) {
     std::cerr << fmt::format("wrote {} rows to {}{}\n", in.table.rows().size(), a.out == "-" ? "standard output" : a.out,
                              in.rejected.empty() ? "" : fmt::format(" ({} predicted)", values.size()));
-    print_over_memory(rows, hw.gpu.capacity_bytes() / kGiB, a.gpu);
+    print_over_memory(rows, hw.gpu.capacity_bytes() / kGiB, hw.name);
     if (a.breakdown && a.out != "-") print_llm_time_breakdown(rows, "line");  // not into the CSV
     if (a.breakdown && a.out == "-")
       std::cerr << "note: --breakdown is not printed with -o - (it would mix with the CSV): give -o FILE, or --json\n";
@@ -307,8 +315,15 @@ void run_memory(MemoryArgs a) {
   // whose first stage warms up with 2(pp - 1) + (vpp - 1)·pp chunks). The
   // first stage then holds as many micro-batches' activations as any longer
   // iteration; one micro-batch would understate a pipeline's memory pp-fold.
-  if (a.layout.global_batch == 0)
-    a.layout.global_batch = a.layout.micro_batch * a.layout.dp * a.layout.pp * (a.layout.virtual_stages > 1 ? 2 : 1);
+  if (a.layout.global_batch == 0) {
+    const double batch =
+        double(a.layout.micro_batch) * a.layout.dp * a.layout.pp * (a.layout.virtual_stages > 1 ? 2 : 1);
+    if (batch > 1e9)  // in double: the product of four options may pass int's range
+      throw InputError("", 0, "--micro-batch",
+                       fmt::format("micro-batch x dp x pp{} = {:g} sequences, more than 1e9: give --global-batch",
+                                   a.layout.virtual_stages > 1 ? " x 2" : "", batch));
+    a.layout.global_batch = static_cast<int>(batch);
+  }
   if (auto p = structure::check_layout(s, a.layout)) {
     std::string option = p->field;
     std::replace(option.begin(), option.end(), '_', '-');
@@ -323,6 +338,12 @@ void run_memory(MemoryArgs a) {
   if (!a.gpu.empty()) {
     hw = io::resolve_llm_hardware(a.gpu, "--gpu");
     if (auto why = structure::missing_precision_unit(*hw, a.layout.precision)) throw InputError("", 0, "--precision", *why);
+    // As llm predict refuses such a row: fused attention asked for, or context parallelism, which runs on nothing else.
+    if (a.layout.fused_attention())
+      if (auto why = structure::missing_fused_attention(*hw))
+        throw InputError("", 0, a.layout.cp > 1 ? "--cp" : "--flash-attention",
+                         (a.layout.cp > 1 ? "context parallelism runs on fused attention kernels only: "
+                                          : "flash attention: ") + *why);
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
     j["time"] = llm_time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
     j["gpu_memory_gb"] = hw->gpu.memory_gb;

@@ -33,17 +33,6 @@ struct SimulateArgs {
   std::string plot, jobs_csv;
 };
 
-std::vector<double> parse_thresholds(const std::string& s) {
-  std::vector<double> v;
-  for (const auto& t : sim::split_list(s)) {
-    char* end = nullptr;
-    double x = std::strtod(t.c_str(), &end);
-    if (!end || *end || !(x > 0)) throw InputError("", 0, "--tiresias-thresholds", "'" + t + "' is not a number > 0");
-    v.push_back(x);
-  }
-  return v;
-}
-
 // The query the options stand for (app/simulate_request.h).
 app::SimulateQuery simulate_query(const SimulateArgs& a) {
   app::SimulateQuery q;
@@ -58,7 +47,7 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
   q.restart_delay = a.restart_delay;
   q.interval = a.interval;
   q.placement = a.placement;
-  q.thresholds = parse_thresholds(a.thresholds);
+  q.thresholds = parse_tiresias_thresholds(a.thresholds);
   q.gittins = a.gittins;
   q.oracle = a.oracle;
   q.time_model = a.time_model;

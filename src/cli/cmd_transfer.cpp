@@ -18,6 +18,7 @@
 #include "app/transfer_samples.h"
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/csv.h"
 #include "io/hardware_file.h"
 #include "io/output_path.h"
 #include "io/sample_csv.h"
@@ -59,12 +60,15 @@ const structure::LayerGraph* network_for(const TransferArgs& a) {
     if (!g) throw InputError("", 0, "--network", "'" + a.network + "' is not a network trainplan knows (trainplan network)");
     return g;
   }
-  return a.from.empty() ? nullptr : structure::find_network(fs::path(a.from).lexically_normal().filename().string());
+  if (a.from.empty()) return nullptr;
+  // "imagenet/" names the folder imagenet, as evaluate --transfer reads it.
+  const fs::path dir = fs::path(a.from).lexically_normal();
+  return structure::find_network((dir.has_filename() ? dir : dir.parent_path()).filename().string());
 }
 
 // --samples: the samples again, each epoch time predicted on the target.
 void run_transfer_samples(const TransferArgs& a) {
-  io::check_output_path(a.out, "--out", {{a.samples, "--samples"}});
+  io::check_output_path(a.out, "--out", {{a.samples, "--samples"}, {a.from_gpu, "--from-gpu"}, {a.to_gpu, "--to-gpu"}});
   const auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
   const auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);
@@ -116,7 +120,9 @@ void run_transfer(const TransferArgs& a) {
   io::check_output_path(a.out, "--out",
                         {{trace_file(a.from, "placements.csv"), "--from trace's placements.csv"},
                          {trace_file(a.from, "scalability.csv"), "--from trace's scalability.csv"},
-                         {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"}});
+                         {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"},
+                         {a.from_gpu, "--from-gpu"},
+                         {a.to_gpu, "--to-gpu"}});
   // trace_samples names a trace directory's missing placements.csv.
   models::TransferProblem problem;
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
@@ -131,14 +137,11 @@ void run_transfer(const TransferArgs& a) {
 
   std::vector<double> batches;
   for (const auto& b : comma_list(a.batches, "--batches")) {
-    double batch = 0;
-    try {
-      batch = std::stod(b);
-    } catch (const std::exception&) {
-      throw InputError("", 0, "--batches", "'" + b + "' is not a number");
-    }
-    if (!(batch >= 1) || batch != std::floor(batch))
-      throw InputError("", 0, "--batches", "each per-GPU batch must be a whole number >= 1, got " + b);
+    const auto parsed = io::parse_finite(b);
+    if (!parsed) throw InputError("", 0, "--batches", "'" + b + "' is not a number");
+    const double batch = *parsed;
+    if (!(batch >= 1) || batch != std::floor(batch) || batch > 1e9)
+      throw InputError("", 0, "--batches", "each per-GPU batch must be a whole number from 1 to 1e9, got " + b);
     batches.push_back(batch);
   }
   std::vector<models::StepSample> at;

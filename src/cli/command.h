@@ -38,6 +38,8 @@ void add_hardware_option(CLI::App* cmd, std::string& name_or_path);
 // The items of a comma-separated option value ("a100-80gb,h100"), in order.
 // Throws InputError naming `option` on an empty item or an empty list.
 std::vector<std::string> comma_list(const std::string& value, const std::string& option);
+// --tiresias-thresholds: comma-separated GPU-seconds, each a number > 0.
+std::vector<double> parse_tiresias_thresholds(const std::string& value);
 
 // profile::read_samples, saying on stderr when the epoch times were
 // predicted on other hardware rather than measured (`transfer --samples`).

@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/csv.h"
 #include "io/hardware_file.h"
 #include "profile/samples_file.h"
 #include "structure/comm_profile.h"
@@ -51,6 +52,16 @@ std::vector<std::string> comma_list(const std::string& value, const std::string&
     if (comma == std::string::npos) return out;
     at = comma + 1;
   }
+}
+
+std::vector<double> parse_tiresias_thresholds(const std::string& value) {
+  std::vector<double> out;
+  for (const auto& item : comma_list(value, "--tiresias-thresholds")) {
+    const auto x = io::parse_finite(item);
+    if (!x || !(*x > 0)) throw InputError("", 0, "--tiresias-thresholds", "'" + item + "' is not a number > 0");
+    out.push_back(*x);
+  }
+  return out;
 }
 
 void add_time_repeats_option(CLI::App* cmd, int& repeats) {

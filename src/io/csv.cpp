@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -45,23 +46,30 @@ bool split_fields(const std::string& line, std::vector<std::string>& out) {
   out.clear();
   std::string cur;
   bool quoted = false;  // inside a "..." field, where commas are text and "" is a quote
+  // A quoted field's text is kept as written, spaces and all; what follows
+  // its closing quote up to the comma is trimmed and appended.
+  std::optional<std::string> quoted_text;
+  auto finish = [&] {
+    out.push_back(quoted_text ? *quoted_text + trim(cur) : trim(cur));
+    cur.clear(), quoted_text.reset();
+  };
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (quoted) {
       if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cur.push_back('"'), ++i;
-      else if (c == '"') quoted = false;
+      else if (c == '"') quoted = false, quoted_text = cur, cur.clear();
       else cur.push_back(c);
-    } else if (c == '"' && trim(cur).empty()) {
+    } else if (c == '"' && !quoted_text && trim(cur).empty()) {
       cur.clear();
       quoted = true;
     } else if (c == ',') {
-      out.push_back(trim(cur));
-      cur.clear();
+      finish();
     } else {
       cur.push_back(c);
     }
   }
-  out.push_back(trim(cur));
+  if (quoted) quoted_text = cur, cur.clear();  // the caller joins the next line and splits again
+  finish();
   return !quoted;
 }
 
@@ -101,7 +109,10 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }
 
 std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
+  // Spaces at either end are kept only inside quotes: a reader trims the rest.
+  const bool padded = !value.empty() && (std::isspace(static_cast<unsigned char>(value.front())) ||
+                                         std::isspace(static_cast<unsigned char>(value.back())));
+  if (!padded && value.find_first_of(",\"\n\r") == std::string::npos) return value;
   std::string out = "\"";
   for (char c : value) {
     if (c == '"') out += '"';
@@ -112,6 +123,8 @@ std::string csv_field(const std::string& value) {
 
 std::optional<double> parse_finite(const std::string& s) {
   if (s.empty()) return std::nullopt;
+  // strtod also reads hexadecimal ("0x10" is 16), which no measurement is written in.
+  if (s.find_first_of("xX") != std::string::npos) return std::nullopt;
   const char* begin = s.c_str();
   char* end = nullptr;
   errno = 0;
@@ -121,17 +134,17 @@ std::optional<double> parse_finite(const std::string& s) {
   return v;
 }
 
-CsvTable CsvTable::read(const std::string& path) {
+CsvTable CsvTable::read(const std::string& path, BadFieldCount bad) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a folder, not a CSV file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot open file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse(ss.str(), path);
+  return parse(ss.str(), path, bad);
 }
 
-CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
+CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFieldCount bad) {
   CsvTable t;
   t.path_ = name;
   // UTF-16 (a spreadsheet's "Unicode text"), or a binary file: every other byte is NUL, and
@@ -156,6 +169,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
     if (trimmed.empty()) continue;
     if (trimmed[0] == '#') {
       if (!have_header) t.comments_.push_back(trim(trimmed.substr(1)));
+      else t.later_comments_.push_back(lineno);
       continue;
     }
     // A quoted field may hold line breaks: the record goes on over the next
@@ -196,10 +210,14 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name) {
       have_header = true;
       continue;
     }
-    if (fields.size() != t.header_.size())
-      throw InputError(name, record_line, "",
-                       "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
-                           std::to_string(fields.size()));
+    if (fields.size() != t.header_.size()) {
+      InputError e(name, record_line, "",
+                   "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
+                       std::to_string(fields.size()));
+      if (bad == BadFieldCount::kThrow) throw e;
+      t.malformed_.push_back(std::move(e));
+      continue;
+    }
     t.rows_.push_back({record_line, fields});
   }
   if (!have_header) throw InputError(name, 0, "", "file is empty (no header line)");

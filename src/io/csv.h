@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/error.h"
+
 namespace trainplan::io {
 
 // `s` with ASCII letters lowercased.
@@ -23,16 +25,21 @@ struct CsvRow {
   std::vector<std::string> fields;  // trimmed values, one per header column
 };
 
+// What a row whose field count differs from the header's does: stop the
+// read (kThrow), or leave the row out and keep why in malformed_rows()
+// (kSkip), so that one bad line does not lose the others.
+enum class BadFieldCount { kThrow, kSkip };
+
 class CsvTable {
  public:
   // Reads `path`. Lines starting with '#' are comments; blank lines and rows
   // of empty fields are skipped; a column with an empty name is kept but
   // cannot be looked up. Throws InputError if the file cannot be read, is
-  // empty, has duplicate header names, a quoted field that is never closed, or a
-  // row whose field count differs from the header.
-  static CsvTable read(const std::string& path);
+  // empty, has duplicate header names, a quoted field that is never closed, or
+  // (with kThrow) a row whose field count differs from the header.
+  static CsvTable read(const std::string& path, BadFieldCount bad = BadFieldCount::kThrow);
   // Parses CSV text; `name` is used in messages in place of a path.
-  static CsvTable parse(const std::string& text, const std::string& name);
+  static CsvTable parse(const std::string& text, const std::string& name, BadFieldCount bad = BadFieldCount::kThrow);
 
   const std::string& path() const { return path_; }
   const std::vector<std::string>& header() const { return header_; }
@@ -40,6 +47,11 @@ class CsvTable {
   const std::vector<CsvRow>& rows() const { return rows_; }
   // '#' lines that came before the header, without the '#'.
   const std::vector<std::string>& leading_comments() const { return comments_; }
+  // The lines after the header that start with '#', read as comments: a
+  // caller may say so, as such a line may have been meant as a row.
+  const std::vector<long>& comment_lines_after_header() const { return later_comments_; }
+  // With BadFieldCount::kSkip, the rows left out (file, line, and the counts).
+  const std::vector<InputError>& malformed_rows() const { return malformed_; }
 
   // Columns are found by exact name, else by the folded name (any case, '-'
   // or ' ' for '_') when only one header entry matches it so ("TP" is tp).
@@ -78,16 +90,21 @@ class CsvTable {
   long header_line_ = 1;
   std::vector<CsvRow> rows_;
   std::vector<std::string> comments_;
+  std::vector<long> later_comments_;
+  std::vector<InputError> malformed_;
   std::unordered_map<std::string, int> index_;
   std::unordered_map<std::string, int> folded_index_;  // folded name -> column, -2 where two share it
 };
 
 // Splits one CSV line on the commas outside double quotes and trims spaces
-// around each field; a quoted field loses its quotes.
+// around each field; a quoted field loses its quotes and keeps its text as
+// written, spaces inside the quotes included.
 std::vector<std::string> split_csv_line(const std::string& line);
-// `value` as one CSV field: quoted when it holds a comma, a quote or a line break.
+// `value` as one CSV field: quoted when it holds a comma, a quote or a line
+// break, or begins or ends with a space.
 std::string csv_field(const std::string& value);
-// Parses a finite double from the whole string; nullopt on failure or NaN/Inf.
+// Parses a finite double from the whole string; nullopt on failure, NaN/Inf
+// or hexadecimal.
 std::optional<double> parse_finite(const std::string& s);
 
 }  // namespace trainplan::io

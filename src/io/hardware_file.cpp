@@ -52,6 +52,12 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
       for (const auto& k : known_columns()) known += (known.empty() ? "" : ", ") + k;
       throw InputError(path, t.header_line(), h, "unknown column (a hardware file has: " + known + ")");
     }
+  // One figure under two spellings ("fp32_tflops" and "FP32-TFLOPS"): which
+  // one was meant cannot be told, and neither would be read.
+  for (const auto& k : known_columns())
+    if (auto spellings = t.columns_named(k); spellings.size() > 1)
+      throw InputError(path, t.header_line(), spellings[1],
+                       fmt::format("two columns name {}: {}; keep one", k, fmt::join(spellings, " and ")));
   // The catalog file names its GPU in `device`.
   const std::string name_column = !t.has_column("name") && t.has_column("device") ? "device" : "name";
   t.require_columns({name_column});
@@ -77,12 +83,18 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   if (t.has_column("source") && !t.text(row, "source").empty()) h.sources += ": " + t.text(row, "source");
 
   auto present = [&](const std::string& c) { return t.has_column(c) && !t.text(row, c).empty(); };
-  // A figure the file gives; `positive`: > 0, else >= 0.
+  // A figure the file gives; `positive`: > 0, else >= 0 (0: the unit is
+  // absent). A peak, a bandwidth or a size (TFLOP/s, GB/s, GB) is also
+  // refused outside [1e-3, 1e6], past any device, which would carry
+  // infinities and zeros through the predictions.
   auto figure = [&](const std::string& c, double& into, bool positive) {
     if (!present(c)) return;
     into = t.number(row, c);
     if (positive ? !(into > 0) : into < 0)
       t.fail(row, c, std::string("must be ") + (positive ? "> 0" : ">= 0") + ", got " + t.text(row, c));
+    const bool magnitude = c.ends_with("_tflops") || c.ends_with("_GBps") || c.starts_with("mem_");
+    if (magnitude && into != 0 && (into < 1e-3 || into > 1e6))
+      t.fail(row, c, "must be 0 or from 0.001 to 1e6 (TFLOP/s, GB/s or GB), got " + t.text(row, c));
   };
   // Without a base every one of these is needed: a pasted row that leaves several out hears of
   // them all at once, not one a run. On the header's line when a column is missing, else the row's.
@@ -152,9 +164,9 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   // at twice the reference's would run past its datasheet peak, since the
   // reference sustains well over half of its own.
   for (const char* c : {"fp32_sustained", "tensor_sustained", "fp8_matmul_share"})
-    if (present(c) && t.number(row, c) > 2)
-      t.fail(row, c, std::string("must be at most 2 (a share of the peak relative to the reference's, which is 1), got ") +
-                         t.text(row, c));
+    if (present(c) && (t.number(row, c) > 2 || t.number(row, c) < 0.01))
+      t.fail(row, c, std::string("must be from 0.01 to 2 (a share of the peak relative to the reference's, which is "
+                                 "1), got ") + t.text(row, c));
   double gpn = h.node.gpus_per_node;
   figure("gpus_per_node", gpn, true);
   if (present("gpus_per_node")) h.node.gpus_per_node = t.positive_int(row, "gpus_per_node");

@@ -178,7 +178,18 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row
   if (require_time) required.push_back("iteration_time_s");
   t.require_columns(required);
   check_column_names(t, out.notes);
-  if (t.rows().empty()) throw InputError(path, t.header_line(), "", "no configuration rows");
+  if (const auto& lines = t.comment_lines_after_header(); !lines.empty()) {
+    constexpr size_t kMostNamed = 10;
+    const std::vector<long> named(lines.begin(), lines.begin() + long(std::min(lines.size(), kMostNamed)));
+    const bool one = lines.size() == 1;
+    out.notes.push_back(fmt::format("{}: line{} {}{} {} with '#' and {} read as {}, not {}", path, one ? "" : "s",
+                                    fmt::join(named, ", "),
+                                    lines.size() > kMostNamed ? fmt::format(" and {} more", lines.size() - kMostNamed) : "",
+                                    one ? "starts" : "start", one ? "was" : "were", one ? "a comment" : "comments",
+                                    one ? "a configuration" : "configurations"));
+  }
+  out.rejected = t.malformed_rows();  // rows CSV could not split (kSkip only)
+  if (t.rows().empty() && out.rejected.empty()) throw InputError(path, t.header_line(), "", "no configuration rows");
   for (const auto& row : t.rows()) {
     try {
       out.rows.push_back(config_row(t, row, require_time));
@@ -187,6 +198,8 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row
       out.rejected.push_back(e);
     }
   }
+  std::stable_sort(out.rejected.begin(), out.rejected.end(),
+                   [](const InputError& a, const InputError& b) { return a.line() < b.line(); });
   if (out.rows.empty()) throw every_row_rejected(out.rejected);
   return out;
 }
@@ -259,9 +272,12 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
                                     cp_value, l.pp, l.dp, product));
   }
   if (auto problem = structure::check_layout(s, l)) t.fail(row, problem->field, problem->message);
+  // A file of configurations to predict: what its measured columns hold
+  // ("OOM", "pending", a blank) is not read, as the predictions replace it.
+  if (!require_time) return r;
   // Bounds far past any real run, so that seconds and bytes stay finite through the fits.
   constexpr double kMostSeconds = 1e7, kMostGib = 1e6;
-  if (t.has_column("iteration_time_s") && (require_time || !absent(t, row, "iteration_time_s"))) {
+  if (t.has_column("iteration_time_s")) {
     r.iteration_time_s = t.positive(row, "iteration_time_s");
     if (*r.iteration_time_s > kMostSeconds)
       t.fail(row, "iteration_time_s", fmt::format("{:g} s is more than {:g} s per iteration", *r.iteration_time_s, kMostSeconds));
@@ -331,7 +347,10 @@ void require_hardware_support(LlmConfigTable& configs, const structure::Hardware
 }
 
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time, RowErrors row_errors) {
-  return llm_configs_from(CsvTable::read(path), require_time, row_errors);
+  // A row of the wrong field count is a bad row like any other where rows are skipped.
+  return llm_configs_from(
+      CsvTable::read(path, row_errors == RowErrors::kSkip ? BadFieldCount::kSkip : BadFieldCount::kThrow),
+      require_time, row_errors);
 }
 
 LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time) {

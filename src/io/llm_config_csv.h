@@ -73,7 +73,11 @@ struct LlmConfigTable {
 // the others' predictions.
 enum class RowErrors { kThrow, kSkip };
 
-// Reads a configuration file; `require_time` makes iteration_time_s required.
+// Reads a configuration file; `require_time` makes it a measured file, with
+// iteration_time_s required and memory_gib and the *_comm_s columns read
+// where given; without it those columns are not read (a file of
+// configurations to predict, whose time and memory cells the predictions
+// replace).
 // Throws InputError naming the file, the line and the column on: a missing
 // required column, a value that is not a positive integer (or not one of
 // the words above), gpus != tp·pp·dp, a shape that is not a transformer, or a

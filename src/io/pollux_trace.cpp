@@ -15,6 +15,12 @@ namespace fs = std::filesystem;
 namespace trainplan::io {
 namespace {
 
+// Bounds past any real trace, so that a typo cannot ask for 2^31 GPUs (the
+// placements built from it would not fit in memory) or carry 1e300 s into
+// the fits, where it comes out as infinities.
+constexpr int kMostReplicas = 100000;
+constexpr double kLongestStep = 1e6;  // seconds, 11.6 days
+
 // The step's time in its synchronisation: part of the step, so at most the
 // step. Timers that round the two apart may leave it a hair over (up to 1%),
 // which is read as the whole step; more is a broken row.
@@ -59,6 +65,7 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
     r.nodes = static_cast<int>(r.placement.size());
     r.local_bsz = t.positive_int(row, "local_bsz");  // a whole number of examples ("64.0" is 64)
     r.step_time = t.positive(row, "step_time");
+    if (r.step_time > kLongestStep) t.fail(row, "step_time", fmt::format("{:g} s is more than {:g} s a step", r.step_time, kLongestStep));
     const auto sync = sync_of(t, row, r.step_time, options.sync_optional);
     r.sync_known = sync.has_value(), r.sync_time = sync.value_or(0);
     tr.placements.push_back(r);
@@ -74,11 +81,16 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
       ScalabilityRow r;
       r.num_nodes = s.positive_int(row, "num_nodes");
       r.num_replicas = s.positive_int(row, "num_replicas");
+      if (r.num_replicas > kMostReplicas)
+        s.fail(row, "num_replicas", fmt::format("{} replicas is more than any cluster holds ({} at most)",
+                                                r.num_replicas, kMostReplicas));
       if (r.num_nodes > r.num_replicas)
         s.fail(row, "num_nodes", fmt::format("{} nodes cannot hold {} replica(s): each node runs at least one",
                                              r.num_nodes, r.num_replicas));
       r.local_bsz = s.positive_int(row, "local_bsz");
       r.step_time = s.positive(row, "step_time");
+      if (r.step_time > kLongestStep)
+        s.fail(row, "step_time", fmt::format("{:g} s is more than {:g} s a step", r.step_time, kLongestStep));
       const auto sync = sync_of(s, row, r.step_time, options.sync_optional);
       r.sync_known = sync.has_value(), r.sync_time = sync.value_or(0);
       tr.scalability.push_back(r);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 #include "core/error.h"
 
@@ -10,8 +11,12 @@ namespace trainplan::models {
 
 namespace {
 
-double headline_tflops(const structure::GpuSpec& g) {
-  return g.fp16_tensor_tflops > 0 ? g.fp16_tensor_tflops : g.fp32_tflops;
+// The peaks a datasheet ratio compares: fp16 tensor where both GPUs have
+// tensor cores, else fp32 on both (a P100's fp32 against a T4's fp16 tensor
+// peak would say it is seven times slower).
+std::pair<double, double> headline_tflops(const structure::GpuSpec& a, const structure::GpuSpec& b) {
+  if (a.fp16_tensor_tflops > 0 && b.fp16_tensor_tflops > 0) return {a.fp16_tensor_tflops, b.fp16_tensor_tflops};
+  return {a.fp32_tflops, b.fp32_tflops};
 }
 
 }  // namespace
@@ -44,7 +49,7 @@ void TransferBaseline::fit(const TransferProblem& problem) {
   }
   for (const auto& [k, v] : sums) measured_[k] = v.first / v.second;
 
-  double hs = headline_tflops(problem.source_hw.gpu), ht = headline_tflops(problem.target_hw.gpu);
+  const auto [hs, ht] = headline_tflops(problem.source_hw.gpu, problem.target_hw.gpu);
   ratio_ = hs > 0 && ht > 0 ? ht / hs : 1;
   intercept_ = 0, slope_ = 1 / ratio_, note_.clear();
   const auto& trials = problem.target_trials;

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "io/csv.h"
 #include "io/pollux_trace.h"
 #include "models/transfer_split.h"
 #include "replay/replay_oracle.h"
@@ -302,7 +303,8 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
           num += std::abs(y - r.step_s), den += r.step_s;
           if (first_seed) nt.first_seed_points[method].push_back({r.step_s, y});
           if (rows_out.is_open() && first_seed)
-            rows_out << fmt::format("{},{},{},{},{},{},{}\n", nt.network, method, seed, r.placement(), r.batch, r.step_s, y);
+            rows_out << fmt::format("{},{},{},{},{},{},{}\n", io::csv_field(nt.network), io::csv_field(method), seed,
+                                    io::csv_field(r.placement()), r.batch, r.step_s, y);
         }
         if (first_seed && method == opts.headline)
           for (const auto& r : prob.target_trials) nt.first_seed_trials.push_back({r.step_s, m->predict(r)});

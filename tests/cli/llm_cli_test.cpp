@@ -652,3 +652,60 @@ TEST(LlmCli, EvaluateRefusesAGpuItWouldIgnore) {
     EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "--gpu")) << set << ": " << r.err;
   }
 }
+
+// What a run sheet holds beside its configurations does not cost them their
+// predictions: a failed run's "OOM" or "pending" in the measured columns, a
+// line of the wrong field count (named, the others predicted), a line that
+// starts with '#' (a comment, said), text in quotes kept as written.
+TEST(LlmCli, ARunSheetsOtherCellsAndLinesCostNoRowItsPrediction) {
+  auto d = tptest::temp_dir("llm_cli_sheet");
+  const std::string header =
+      "run,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s,memory_gib\n";
+  const std::string a = "\"  first run \",8,32,2,2048,16,24,2048,2,4,1,OOM,pending\n";
+  const std::string b = "second,8,32,2,2048,16,24,2048,2,4,1,,0\n";
+  const std::string wide = "third,8,32,2,2048,16,24,2048,2,4,1,,,\n";  // one field too many
+  const std::string hashed = "#4,8,32,2,2048,16,24,2048,2,4,1,,\n";
+  auto in = tptest::write_file(d / "sheet.csv", header + a + b + wide + hashed);
+  auto out = (d / "out.csv").string();
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // the wide line is bad input
+  EXPECT_TRUE(tptest::names_input_error(r.err, in, 4, "", {"expected 13 fields as in the header, found 14"})) << r.err;
+  EXPECT_NE(r.err.find("line 5 starts with '#' and was read as a comment, not a configuration"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("1 whose fields do not match the header is not in " + out), std::string::npos) << r.err;
+  auto t = trainplan::io::CsvTable::read(out);
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_EQ(t.text(t.rows()[0], "run"), "  first run ");  // inside the quotes, as written
+  for (const auto& row : t.rows()) EXPECT_GT(t.positive(row, "iteration_time_s"), 0);
+  // As a calibration the same cells are what was measured, and are refused.
+  auto cal = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb --calibrate " + in);
+  EXPECT_EQ(cal.exit_code, 2);
+  EXPECT_NE(cal.err.find("iteration_time_s"), std::string::npos) << cal.err;
+}
+
+// Files the run reads are never its output, the hardware file included; what
+// llm predict refuses on a GPU, llm memory refuses too; sizes past any run are
+// refused, not wrapped.
+TEST(LlmCli, TheGpuFileIsAnInputAndMemoryRefusesWhatPredictRefuses) {
+  auto d = tptest::temp_dir("llm_cli_gpu_file");
+  auto in = tptest::write_file(d / "in.csv", kConfigs);
+  auto hw = tptest::write_file(d / "hw.csv", "name,base\nmy-a100,a100-80gb\n");
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu " + hw + " -o " + hw);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is the --gpu file"), std::string::npos) << r.err;
+  EXPECT_EQ(tptest::read_file(hw), "name,base\nmy-a100,a100-80gb\n");
+  auto cp = tptest::run_cli("llm memory --model gpt3-175b --tp 8 --cp 2 --pp 8 --gpu v100");
+  EXPECT_EQ(cp.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(cp.err, "", 0, "--cp", {"fused attention"})) << cp.err;
+  auto flash = tptest::run_cli("llm memory --model gpt3-175b --tp 8 --pp 8 --flash-attention --gpu t4");
+  EXPECT_EQ(flash.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(flash.err, "", 0, "--flash-attention", {"t4"})) << flash.err;
+  auto huge = tptest::run_cli("llm memory --model gpt3-125m --micro-batch 16777216 --dp 128");
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(huge.err, "", 0, "--micro-batch", {"give --global-batch"})) << huge.err;
+  auto hex = tptest::write_file(d / "hex.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,vocab\n"
+                                               "8,32,2,2048,16,24,2048,2,4,1,0x10\n");
+  auto h = tptest::run_cli("llm predict --configs " + hex + " --gpu a100-80gb");
+  EXPECT_EQ(h.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(h.err, hex, 2, "vocab", {"0x10"})) << h.err;
+}

@@ -160,23 +160,32 @@ TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(no_time, true); }).field(), "iteration_time_s");
 }
 
-// The groups' communication seconds of `trainplan llm profile`: read where
-// given, absent where empty or missing, never negative.
+// The groups' communication seconds of `trainplan llm profile`: in a measured
+// file read where given, absent where empty or missing, never negative; in a
+// file of configurations to predict not read at all.
 TEST(LlmConfigCsv, CommunicationColumnsAreOptionalSeconds) {
-  auto path = write(std::string(kHeader) + ",tp_comm_s,pp_comm_s,dp_comm_s\n8,8,1,1024,16,24,2048,8,1,1,0.25,,0\n");
-  auto rows = io::read_llm_configs(path).rows;
+  const std::string header = std::string(kHeader) + ",iteration_time_s";
+  auto measured = [&](const std::string& more, const std::string& cells) {
+    return io::read_llm_configs(write(header + more + "\n8,8,1,1024,16,24,2048,8,1,1,1.5" + cells + "\n"), true);
+  };
+  auto rows = measured(",tp_comm_s,pp_comm_s,dp_comm_s", ",0.25,,0").rows;
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(*rows[0].tp_comm_s, 0.25);
   EXPECT_FALSE(rows[0].pp_comm_s);
   EXPECT_DOUBLE_EQ(*rows[0].dp_comm_s, 0);
-  EXPECT_FALSE(io::read_llm_configs(write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n")).rows[0].tp_comm_s);
+  EXPECT_FALSE(measured("", "").rows[0].tp_comm_s);
   // pandas writes a missing measurement as NaN: no value, as an empty cell.
-  EXPECT_FALSE(io::read_llm_configs(write(std::string(kHeader) + ",dp_comm_s\n8,8,1,1024,16,24,2048,8,1,1,NaN\n")).rows[0].dp_comm_s);
+  EXPECT_FALSE(measured(",dp_comm_s", ",NaN").rows[0].dp_comm_s);
   for (const char* bad : {"-0.1", "inf", "slow"}) {
-    auto f = write(std::string(kHeader) + ",dp_comm_s\n8,8,1,1024,16,24,2048,8,1,1," + bad + "\n");
-    auto e = tptest::input_error_of([&] { io::read_llm_configs(f); });
+    auto e = tptest::input_error_of([&] { measured(",dp_comm_s", std::string(",") + bad); });
     EXPECT_EQ(e.line(), 2) << bad;
     EXPECT_EQ(e.field(), "dp_comm_s") << bad;
+    // Configurations to predict: the cell is not read, whatever it holds.
+    auto f = write(header + ",dp_comm_s\n8,8,1,1024,16,24,2048,8,1,1,OOM," + bad + "\n");
+    auto config = io::read_llm_configs(f).rows;
+    ASSERT_EQ(config.size(), 1u) << bad;
+    EXPECT_FALSE(config[0].dp_comm_s);
+    EXPECT_FALSE(config[0].iteration_time_s);
   }
 }
 

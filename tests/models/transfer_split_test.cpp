@@ -213,6 +213,17 @@ TEST(TransferBaselines, DatasheetRatioAndLineThroughTrials) {
   models::TransferBaseline ratio;
   ratio.fit({source, kSlow, kFast, {}, nullptr});
   EXPECT_DOUBLE_EQ(ratio.datasheet_ratio(), 4);  // no tensor cores: the fp32 peaks
+  // One GPU with tensor cores, one without: the fp32 peaks on both, not one's tensor peak against the other's fp32.
+  auto tensor = kFast;
+  tensor.gpu.fp16_tensor_tflops = 100 * tensor.gpu.fp32_tflops;
+  models::TransferBaseline mixed;
+  mixed.fit({source, kSlow, tensor, {}, nullptr});
+  EXPECT_DOUBLE_EQ(mixed.datasheet_ratio(), 4);
+  auto both = kSlow;
+  both.gpu.fp16_tensor_tflops = 10 * tensor.gpu.fp32_tflops;
+  models::TransferBaseline tensors;
+  tensors.fit({source, both, tensor, {}, nullptr});
+  EXPECT_DOUBLE_EQ(tensors.datasheet_ratio(), 10);  // both have them: the tensor peaks
   const auto& s0 = source.front();                 // measured on the source: taken as is
   EXPECT_DOUBLE_EQ(ratio.predict(s0), s0.step_s / 4);
 

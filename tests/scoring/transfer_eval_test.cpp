@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "io/sample_csv.h"
+#include "io/csv.h"
 #include "io/gnuplot.h"
 #include "scoring/transfer_eval.h"
 #include "scoring/transfer_plot.h"
@@ -177,6 +178,95 @@ TEST(TransferPlot, EvaluateDrawsItAndABadNameFailsBeforeAnyFit) {
   std::string svg = tptest::read_file(out);
   EXPECT_NE(svg.find("synthnet: t4 -> a100-40gb, 2 target trials"), std::string::npos) << svg.substr(0, 2000);
   EXPECT_NE(svg.find("2 target trials (split-transfer)"), std::string::npos);
+}
+
+// What the run reads is never its output; options --transfer does not read
+// are refused; a method named twice is refused, names are trimmed; --rows-out
+// quotes what CSV must; an unreadable --from trace is blamed on --from.
+TEST(TransferEval, InputsAreSafeAndOptionsAreReadOrRefused) {
+  auto d = two_gpu_traces(false);
+  const std::string from = (d / "src").string(), to = (d / "dst").string();
+  const std::string base = "evaluate --transfer --from " + from + " --from-gpu t4 --to " + to + " --to-gpu a100-40gb";
+  const auto placements = d / "dst" / "synthnet" / "placements.csv";
+  const std::string before = tptest::read_file(placements);
+  auto clobber = tptest::run_cli(base + " --rows-out " + placements.string());
+  EXPECT_EQ(clobber.exit_code, 2);
+  EXPECT_NE(clobber.err.find("writing it would replace what this reads"), std::string::npos) << clobber.err;
+  EXPECT_EQ(tptest::read_file(placements), before);
+  for (const char* option : {"--cv 3", "--plan wide", "--cross-model", "--comm-profile none"}) {
+    auto r = tptest::run_cli(base + " " + option);
+    EXPECT_EQ(r.exit_code, 2) << option;
+    EXPECT_NE(r.err.find("does not go with --transfer"), std::string::npos) << option << ": " << r.err;
+  }
+  auto twice = tptest::run_cli(base + " --models split-transfer,split-transfer");
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(twice.err, "", 0, "--models", {"named twice"})) << twice.err;
+  auto spaced = tptest::run_cli(base + " --models 'split-transfer, datasheet-ratio' --json");
+  ASSERT_EQ(spaced.exit_code, 0) << spaced.err;
+  EXPECT_TRUE(nlohmann::json::parse(spaced.out)["median_by_method"].contains("datasheet-ratio"));
+
+  // A network folder whose name holds a comma is one field of --rows-out.
+  auto odd = tptest::temp_dir("transfer_comma");
+  write_trace(odd / "src" / "synth,net", rows_for(1, {"1", "2", "4"}), false);
+  write_trace(odd / "dst" / "synth,net", rows_for(3, {"1", "2", "8"}), false);
+  const auto rows = odd / "rows.csv";
+  auto q = tptest::run_cli("evaluate --transfer --from " + (odd / "src").string() + " --from-gpu t4 --to " +
+                           (odd / "dst").string() + " --to-gpu a100-40gb --rows-out " + rows.string());
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  auto t = trainplan::io::CsvTable::read(rows.string());
+  ASSERT_FALSE(t.rows().empty());
+  EXPECT_EQ(t.text(t.rows()[0], "network"), "synth,net");
+
+  // The --from side's bad trace is named with its own folder.
+  auto bad = tptest::temp_dir("transfer_bad_from");
+  write_trace(bad / "src" / "synthnet", rows_for(1, {"1", "2"}), false);
+  write_trace(bad / "src" / "othernet", rows_for(1, {"1", "2"}), false);
+  write_trace(bad / "dst" / "synthnet", rows_for(3, {"1", "2"}), false);
+  write_trace(bad / "dst" / "othernet", rows_for(3, {"1", "2"}), false);
+  tptest::write_file(bad / "src" / "othernet" / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,8,x,0\n");
+  auto r = tptest::run_cli("evaluate --transfer --from " + (bad / "src").string() + " --from-gpu t4 --to " +
+                           (bad / "dst").string() + " --to-gpu a100-40gb");
+  EXPECT_EQ(r.exit_code, 2);
+  const std::string last = r.err.substr(r.err.rfind("error: "));
+  EXPECT_NE(last.find((bad / "src").string()), std::string::npos) << r.err;
+  EXPECT_EQ(last.find((bad / "dst").string()), std::string::npos) << r.err;
+}
+
+// Sizes past any trace and any device are refused where they are written.
+TEST(TransferEval, SizesPastAnyClusterOrDeviceAreRefused) {
+  auto d = two_gpu_traces(false);
+  tptest::write_file(d / "src" / "synthnet" / "scalability.csv",
+                     "num_nodes,num_replicas,local_bsz,step_time,sync_time\n2147483647,2147483647,32,0.1,0.01\n");
+  auto r = tptest::run_cli("evaluate --transfer --from " + (d / "src").string() + " --from-gpu t4 --to " +
+                           (d / "dst").string() + " --to-gpu a100-40gb");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(r.err, (d / "src" / "synthnet" / "scalability.csv").string(), 2, "num_replicas"))
+      << r.err;
+  const std::string src = (two_gpu_traces(false) / "src" / "synthnet").string();
+  for (const std::string& file : {std::string("name,base,mem_bw_GBps\nx,t4,1e-300\n"),
+                                  std::string("name,base,fp32_sustained\nx,t4,1e-300\n"),
+                                  std::string("name,base,fp32_tflops,FP32-TFLOPS\nx,t4,5,6\n")}) {
+    auto hw = tptest::write_file(d / "hw.csv", file);
+    auto h = tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu " + hw + " --batches 8");
+    EXPECT_EQ(h.exit_code, 2) << file;
+    EXPECT_NE(h.err.find(hw), std::string::npos) << h.err;
+  }
+  for (const char* batches : {"32abc", "0x20", "inf", "1e12"}) {
+    auto b = tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu a100-40gb --batches " + batches);
+    EXPECT_EQ(b.exit_code, 2) << batches;
+    EXPECT_TRUE(tptest::names_input_error(b.err, "", 0, "--batches")) << b.err;
+  }
+  // A trailing slash names the same folder, and so the same layer graph and prediction.
+  const auto named = d / "named" / "cifar10";
+  write_trace(named, rows_for(1, {"1", "2", "4"}), false);
+  auto plain = tptest::run_cli("transfer --from " + named.string() + " --from-gpu t4 --to-gpu a100-40gb --batches 8 --json");
+  auto slash = tptest::run_cli("transfer --from " + named.string() + "/ --from-gpu t4 --to-gpu a100-40gb --batches 8 --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(slash.exit_code, 0) << slash.err;
+  const auto jp = nlohmann::json::parse(plain.out), js = nlohmann::json::parse(slash.out);
+  EXPECT_NE(jp["network"], "");
+  EXPECT_EQ(jp["network"], js["network"]);
+  EXPECT_EQ(jp["rows"], js["rows"]);
 }
 
 TEST(TransferEval, BadInputExitsTwoNamingThePlace) {
