@@ -77,7 +77,13 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
     return j;
   };
   for (const auto& c : r.top) top.push_back(candidate_json(c));
+  // The node the plan priced (--gpus-per-node resizes it and its network), so
+  // that llm predict can be given the same in a hardware file.
+  const auto& node = o.hardware.node;
   nlohmann::json j = {{"model", o.spec.name}, {"params", o.spec.total_params()}, {"gpu", o.hardware.name},
+                      {"node", {{"gpus_per_node", node.gpus_per_node},
+                                {"intra_node_bw_GBps", node.intra_node_gbps},
+                                {"inter_node_bw_GBps", node.inter_node_gbps}}},
                       {"precision", structure::to_string(o.options.precision)},
                       {"objective", o.objective()}, {"iterations", r.iterations}, {"enumerated", r.enumerated},
                       {"fit_memory", r.fit}, {"qualified", r.qualified},

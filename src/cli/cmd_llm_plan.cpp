@@ -350,7 +350,7 @@ void run_plan(PlanArgs a) {
   const auto& o = a.options;
   std::cout << fmt::format("searched {} configurations {}: {} fit in {:.2f} GiB per GPU, {} qualify; {}\n",
                            r.enumerated,
-                           o.min_gpus == o.max_gpus ? fmt::format("of {} GPUs", o.max_gpus)
+                           o.min_gpus == o.max_gpus ? fmt::format("of {} GPU{}", o.max_gpus, o.max_gpus == 1 ? "" : "s")
                            : o.min_gpus > 1         ? fmt::format("of {} to {} GPUs", o.min_gpus, o.max_gpus)
                                                     : fmt::format("up to {} GPUs", o.max_gpus),
                            r.fit, r.capacity_bytes / kGiB, r.qualified, objective_line(objective, a.options));
@@ -387,9 +387,10 @@ void run_plan(PlanArgs a) {
   }
   const auto& c = r.top.front();
   const auto u = app::model_flop_utilisation(outcome, c);
-  std::cout << fmt::format("chosen: {} on {} GPUs; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {}; "
+  std::cout << fmt::format("chosen: {} on {}; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {}; "
                            "model FLOP utilisation {:.0f}% ({:.4g} of {}'s {:g} TFLOP/s per GPU){}\n",
-                           plan::describe(c.layout), c.layout.gpus(), c.memory_bytes / kGiB, c.headroom_bytes / kGiB,
+                           plan::describe(c.layout), c.layout.gpus() == 1 ? "1 GPU" : fmt::format("{} GPUs", c.layout.gpus()),
+                           c.memory_bytes / kGiB, c.headroom_bytes / kGiB,
                            hw.gpu.memory_text(), 100 * u.mfu, u.tflops_per_gpu, structure::to_string(c.layout.precision),
                            u.peak_tflops,
                            price > 0 ? fmt::format("; cost {:.4g} ({:.4g} GPU-hours at {:g})", c.gpu_hours * price,

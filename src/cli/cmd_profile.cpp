@@ -122,6 +122,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     opts.time_template = CommandTemplate(a.workload.empty() ? a.time_cmd : builtin_template(a.workload, builtin));
     check_data_parallel_template(*opts.time_template, "--time-cmd");
   }
+  opts.epoch_times_from_epochs = a.timing == "epochs";
   opts.time_repeats = a.time_repeats;
   opts.threads_per_worker = a.threads_per_worker;
   opts.pin = !a.no_pin;
@@ -245,7 +246,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   }
   if (s.interrupted) {
     std::string resume = "trainplan";
-    for (const auto& w : a.argv) resume += " " + (w.find_first_of(" '\"{}$;&|") == std::string::npos ? w : shell_quote(w));
+    for (const auto& w : a.argv) resume += " " + shell_word(w);
     std::cerr << fmt::format("interrupted: the running trial was killed; {} finished trials are kept in {}.\n"
                              "resume with:\n  {}\n",
                              store.trials().size(), a.store, resume);

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "core/error.h"
 #include "profile/launcher.h"
@@ -29,6 +30,7 @@ void LiveLog::write_line(const std::string& line) {
 
 void LiveLog::trial_start(const TrialKey& key) {
   partial_.clear();
+  trial_bytes_ = 0;
   write_line(nlohmann::json{{"event", "trial_start"}, {"batch", key.batch}, {"workers", key.workers},
                             {"epochs", key.epochs}}
                  .dump());
@@ -44,11 +46,14 @@ void LiveLog::output(const char* data, size_t n, bool labelled) {
     }
     std::string line;
     line.swap(partial_);
-    if (!labelled) {
-      write_line(line);
-    } else if (auto text = rank0_line(line)) {
-      write_line(*text);
-    }
+    std::optional<std::string> text = labelled ? rank0_line(line) : std::optional<std::string>(std::move(line));
+    // The protocol's lines only (a trainer's chatter would grow the file and,
+    // flushed line by line, slow the trainer), and at most kMostTrialBytes a
+    // trial, as the store keeps at most as much.
+    if (!text || text->find('{') == std::string::npos) continue;
+    if (trial_bytes_ + text->size() > kMostTrialBytes) continue;
+    trial_bytes_ += text->size() + 1;
+    write_line(*text);
   }
 }
 

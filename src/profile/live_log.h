@@ -5,7 +5,8 @@
 // The file is `<store>.live` (live_log_path). It is truncated when a run
 // starts and holds, in order, for each trial:
 //   {"event":"trial_start","batch":B,"workers":R,"epochs":E}
-//   rank 0's stdout lines (the trial protocol's JSON lines, prefixes removed)
+//   rank 0's stdout lines that hold a '{' (the trial protocol's JSON lines,
+//   prefixes removed; at most 16 MiB of them a trial)
 //   {"event":"trial_end","status":"ok"|"failed"|"timeout"|"bad-output"|"cancelled"}
 // and at the end of the run {"event":"profile_done","interrupted":false|true}. Each line is flushed as
 // it is written. Not thread-safe: one profiling run writes it.
@@ -44,6 +45,8 @@ class LiveLog {
   std::FILE* f_ = nullptr;
   std::string partial_;  // the current line's text so far
   bool labelled_ = false;
+  static constexpr size_t kMostTrialBytes = size_t(16) << 20;
+  size_t trial_bytes_ = 0;  // the trial's lines written so far
 };
 
 }  // namespace trainplan::profile

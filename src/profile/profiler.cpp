@@ -135,6 +135,13 @@ void combine_repeats(const std::vector<StepTiming>& reps, double tolerance, Tria
   if (range > tolerance)
     add_note(rec, fmt::format("interference: the {} repeats' median step times differ by {:.0f}%; kept the lowest",
                               reps.size(), 100 * range));
+  // The repeat kept stopped at its cap with a wider interval than asked: the
+  // figure is usable, and known only to its spread.
+  if (t.unconverged)
+    add_note(rec, fmt::format("the time trial stopped at its step cap or time limit before its median was known to "
+                              "+-{}: the epoch time is known to +-{:.1f}%",
+                              t.ci_target > 0 ? fmt::format("{:g}%", 100 * t.ci_target) : std::string("its target"),
+                              100 * t.spread));
   note_outliers(rec);
 }
 
@@ -180,6 +187,7 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
       rec.epochs_reported = out.epochs_reported;
       rec.timing = out.epoch_steps;
       if (rec.timing && rec.status == TrialStatus::kOk) note_outliers(rec);
+      if (rec.timing && opts.epoch_times_from_epochs) rec.timing->steps_per_epoch = 0;
       if (!out.note.empty()) add_note(rec, out.note);
       rec.metric_diverged = out.metric_diverged;
     }

@@ -32,6 +32,11 @@ struct ProfileOptions {
   int threads_per_worker = 1;      // CPU threads each rank uses: the oversubscription check and pinning
   bool pin = true;                 // local launcher, a process per rank: pin each to its own CPUs
   StepClock step_clock = StepClock::kAuto;  // which step fields time a step (profile/trial.h)
+  // A training trial's epoch time is the mean of its epochs' wall times even
+  // where its lines carry step fields (`profile --timing epochs`): the step
+  // timing is kept for its notes, with no steps per epoch, so no sample
+  // takes its epoch time from it.
+  bool epoch_times_from_epochs = false;
   // Where run_profile writes what the running trial prints as it prints it
   // (profile/live_log.h); null: nowhere.
   LiveLog* live_log = nullptr;

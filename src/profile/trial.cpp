@@ -56,10 +56,16 @@ std::optional<std::pair<double, double>> interval(const nlohmann::json& j, const
 }
 
 // The step fields of an epoch or step_timing line; nullopt without a finite
-// positive median.
-std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps_key, StepClock clock, int workers) {
+// positive median, or with an interval or a step count no timer gives (and
+// then `why` says which).
+std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps_key, StepClock clock, int workers,
+                                      std::string* why = nullptr) {
+  auto refuse = [&](std::string text) -> std::optional<StepTiming> {
+    if (why) *why = std::move(text);
+    return std::nullopt;
+  };
   auto median = finite_number(j, "step_time_median_s");
-  if (!median || *median <= 0) return std::nullopt;
+  if (!median || *median <= 0) return refuse("its step_time_median_s is not a finite number > 0");
   StepTiming t;
   t.step_time_s = *median;
   t.wall_step_time_s = *median;
@@ -82,13 +88,24 @@ std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps
     ci = interval(j, "step_cpu_ci95_s");
     median = cpu;
   }
+  // An interval around a median holds it; one that does not is not an interval of this median.
+  if (ci && (ci->first > *median * (1 + 1e-9) || ci->second < *median * (1 - 1e-9)))
+    return refuse(fmt::format("its 95% interval [{:g}, {:g}] does not hold its median {:g}", ci->first, ci->second,
+                              *median));
   t.ci_low_s = ci ? ci->first : *median;
   t.ci_high_s = ci ? ci->second : *median;
-  if (auto n = finite_number(j, steps_key); n && *n > 0) t.steps_per_epoch = long(*n);
+  // Counts past 2^53 are no counts (and past a long's range the cast is undefined).
+  constexpr double kMostSteps = 9007199254740992.0;
+  if (auto n = finite_number(j, steps_key); n && *n > 0) {
+    if (*n > kMostSteps) return refuse(fmt::format("its {} {:g} is past any count", steps_key, *n));
+    t.steps_per_epoch = long(*n);
+  }
   if (auto o = finite_number(j, "epoch_overhead_s"); o && *o >= 0) t.epoch_overhead_s = *o;
-  if (auto n = finite_number(j, "steps_timed"); n && *n >= 0) t.steps_timed = long(*n);
+  if (auto n = finite_number(j, "steps_timed"); n && *n >= 0 && *n <= kMostSteps) t.steps_timed = long(*n);
+  if (auto c = j.find("converged"); c != j.end() && c->is_boolean() && !c->get<bool>()) t.unconverged = true;
+  if (auto target = finite_number(j, "step_ci_target"); target && *target > 0) t.ci_target = *target;
   const char* outliers_key = t.clock == "cpu" ? "step_cpu_outliers" : "step_outliers";
-  if (auto n = finite_number(j, outliers_key); n && *n >= 0) t.outliers = long(*n);
+  if (auto n = finite_number(j, outliers_key); n && *n >= 0 && *n <= kMostSteps) t.outliers = long(*n);
   t.spread = (t.ci_high_s - t.ci_low_s) / 2 / t.step_time_s;
   return t;
 }
@@ -134,6 +151,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   std::set<double> epoch_numbers;
   bool last_metric_nonfinite = false;  // the run ended diverged, not merely passed through an overflow
   std::vector<StepTiming> epoch_steps;
+  std::string step_timing_problem;  // what was wrong with the last unusable step_timing line
   while (std::getline(in, line)) {
     auto start = line.find('{');
     if (start == std::string::npos) continue;
@@ -154,7 +172,10 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
       continue;
     }
     if (*ev == "step_timing") {
-      if (auto t = step_fields(j, "steps_per_epoch", clock, workers); t && t->steps_per_epoch > 0) out.step_timing = t;
+      std::string why;
+      auto t = step_fields(j, "steps_per_epoch", clock, workers, &why);
+      if (t && t->steps_per_epoch > 0) out.step_timing = t;
+      else step_timing_problem = why.empty() ? "its steps_per_epoch is not a number > 0" : why;
       continue;
     }
     if (*ev != "epoch") continue;
@@ -200,7 +221,9 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
                             "metric",
                             out.note.empty() ? "" : "; ", non_numeric_metrics);
   if (time_trial) {
-    if (!out.step_timing)
+    if (!out.step_timing && !step_timing_problem.empty())
+      out.problem = "its {\"event\":\"step_timing\",...} line cannot be used: " + step_timing_problem;
+    else if (!out.step_timing)
       out.problem = "no {\"event\":\"step_timing\",\"step_time_median_s\":...,\"steps_per_epoch\":...} line on "
                     "stdout (a time trial's command must print one)";
   } else if (out.epochs_reported > 0) {

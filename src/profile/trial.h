@@ -59,6 +59,11 @@ struct StepTiming {
   // the probes taken before the repeats: the machine's speed while it ran;
   // 0 when not probed. A witness only: step_time_s is never scaled by it.
   double probe_s = 0;
+  // A time trial's line said it stopped (at its step cap or time limit)
+  // before the median's interval reached its target (`"converged":false`),
+  // whose half-width, relative, the line gives (0: not given).
+  bool unconverged = false;
+  double ci_target = 0;
   double epoch_time_s() const { return double(steps_per_epoch) * step_time_s + epoch_overhead_s; }
 };
 

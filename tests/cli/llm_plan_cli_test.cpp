@@ -13,6 +13,8 @@
 #include "io/gnuplot.h"
 #include "models/llm_time.h"
 #include "structure/gpu_catalog.h"
+#include "io/hardware_file.h"
+#include "structure/transformer.h"
 #include "test_util.h"
 
 TEST(LlmPlanCli, ChoosesAConfigurationAndSaysItsMemoryAndHeadroom) {
@@ -223,6 +225,39 @@ TEST(LlmPlanCli, MemoryPricesTheChosenLayoutAsThePlanDid) {
               1e-9 * c["iteration_time_s"].get<double>())
       << c;
   EXPECT_NEAR(j["memory_gib"].get<double>(), c["memory_gib"].get<double>(), 1e-9) << c;
+}
+
+// --gpus-per-node prices nodes of that size; the JSON says the node it
+// priced, and a hardware file of those figures prices the choice alike in
+// llm predict.
+TEST(LlmPlanCli, TheNodeThePlanPricedIsInItsJson) {
+  auto plan = tptest::run_cli("llm plan --model gpt3-6.7b --gpu h100 --max-gpus 64 --min-gpus 16 --gpus-per-node 4 "
+                              "--tokens 1e10 --global-batch 256 --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const auto j = nlohmann::json::parse(plan.out);
+  const auto node = j["node"];
+  EXPECT_EQ(node["gpus_per_node"], 4);
+  const auto h100 = trainplan::io::resolve_hardware("h100");
+  EXPECT_NEAR(node["inter_node_bw_GBps"].get<double>(), h100.node.inter_node_gbps * 4 / h100.node.gpus_per_node, 1e-9);
+  auto d = tptest::temp_dir("llm_plan_node");
+  auto hw = tptest::write_file(d / "hw.csv", fmt::format("name,base,gpus_per_node,inter_node_bw_GBps\nh100-4,h100,4,{}\n",
+                                                         node["inter_node_bw_GBps"].get<double>()));
+  const auto c = j["chosen"];
+  const auto spec = trainplan::structure::find_transformer("gpt3-6.7b");
+  ASSERT_TRUE(spec);
+  auto cfg = tptest::write_file(
+      d / "c.csv",
+      fmt::format("gpus,global_batch,micro_batch,hidden,heads,layers,seq,vocab,tp,dp,pp,virtual_stages,recompute,"
+                  "sequence_parallel,distributed_optimizer,precision\n{},256,{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                  c["gpus"].get<int>(), c["micro_batch"].get<int>(), spec->hidden, spec->heads, spec->layers, spec->seq,
+                  spec->vocab, c["tp"].get<int>(), c["dp"].get<int>(), c["pp"].get<int>(),
+                  c["virtual_stages"].get<int>(), c["recompute"].get<std::string>(),
+                  c["sequence_parallel"].get<bool>(), c["distributed_optimizer"].get<bool>(),
+                  j["precision"].get<std::string>()));
+  auto p = tptest::run_cli("llm predict --configs " + cfg + " --gpu " + hw + " --json");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NEAR(nlohmann::json::parse(p.out)["rows"][0]["iteration_time_s"].get<double>(),
+              c["iteration_time_s"].get<double>(), 1e-6 * c["iteration_time_s"].get<double>());
 }
 
 TEST(LlmPlanCli, BadOptionsExitTwo) {

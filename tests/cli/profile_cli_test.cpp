@@ -239,6 +239,24 @@ TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
   EXPECT_EQ(ja["already_done"], 8);
 }
 
+// --timing epochs: the epochs' own wall times, even where the lines carry
+// step fields that would give another figure (steps x median: 0.1 s here).
+TEST(ProfileCli, TimingEpochsTakesTheEpochsWallTimes) {
+  auto dir = tptest::temp_dir("prof_timing_epochs");
+  tptest::write_file(dir / "t.sh", "echo '{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":0.5,\"steps\":10,"
+                                   "\"step_time_median_s\":0.01,\"metric\":0.9}'");
+  for (const auto& [timing, expected] : std::vector<std::pair<std::string, double>>{{"epochs", 0.5}, {"auto", 0.1}}) {
+    const std::string store = (dir / (timing + ".db")).string(), csv = (dir / (timing + ".csv")).string();
+    auto r = tptest::run_cli("profile --cmd 'bash " + (dir / "t.sh").string() +
+                             " {batch} {workers} {epochs}' --batches 8 --workers 1 --epochs 1 --timing " + timing +
+                             " --store " + store + " -o " + csv);
+    ASSERT_EQ(r.exit_code, 0) << timing << ": " << r.err;
+    SampleSet set = io::read_samples_csv(csv);
+    ASSERT_EQ(set.size(), 1u);
+    EXPECT_NEAR(set.samples[0].epoch_time_s, expected, 1e-9) << timing;
+  }
+}
+
 TEST(ProfileCli, ExitNonZeroIsRecordedAndTheRunGoesOn) {
   Fixture f("prof_fail");
   auto r = tptest::run_cli("profile " + f.cmd("FAIL_BATCH=32") + " --store " + f.store +

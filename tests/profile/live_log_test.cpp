@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -19,11 +21,12 @@ TEST(LiveLog, JoinsPiecesKeepsRankZeroAndFramesEachTrial) {
     log.trial_start({32, 2, 3});
     const std::string out = "0: {\"event\":\"ep";
     log.output(out.data(), out.size(), true);
-    const std::string rest = "och\",\"epoch\":1}\n1: rank one\n  0: tail";
+    const std::string rest = "och\",\"epoch\":1}\n1: {\"rank\":1}\n  0: {\"tail\":1}";
     log.output(rest.data(), rest.size(), true);
     log.trial_end("ok");
     log.trial_start({64, 1, 0});
-    log.output("plain\n", 6, false);
+    const std::string plain = "plain chatter\n{\"plain\":1}\n";
+    log.output(plain.data(), plain.size(), false);
     log.trial_end("cancelled");
     log.profile_done(true);
   }
@@ -34,11 +37,33 @@ TEST(LiveLog, JoinsPiecesKeepsRankZeroAndFramesEachTrial) {
   EXPECT_EQ(start["batch"], 32);
   EXPECT_EQ(start["workers"], 2);
   EXPECT_EQ(ls[1], "{\"event\":\"epoch\",\"epoch\":1}");
-  EXPECT_EQ(ls[2], "tail");
+  EXPECT_EQ(ls[2], "{\"tail\":1}");  // rank 0's last line, without its newline
   EXPECT_EQ(nlohmann::json::parse(ls[3])["status"], "ok");
-  EXPECT_EQ(ls[5], "plain");
+  EXPECT_EQ(ls[5], "{\"plain\":1}");  // a line with no '{' is no protocol line, and is not copied
   EXPECT_EQ(nlohmann::json::parse(ls[6])["status"], "cancelled");
   EXPECT_EQ(nlohmann::json::parse(ls[7])["interrupted"], true);
+}
+
+// A trainer that prints without end: the log keeps at most 16 MiB of a
+// trial's lines, and the next trial starts afresh.
+TEST(LiveLog, KeepsAtMostSixteenMebibytesOfATrial) {
+  auto dir = tptest::temp_dir("livelog_cap");
+  const auto path = live_log_path((dir / "s.db").string());
+  const std::string line = "{\"pad\":\"" + std::string(1000, 'x') + "\"}\n";
+  {
+    LiveLog log(path);
+    log.trial_start({32, 1, 1});
+    for (int i = 0; i < 20000; ++i) log.output(line.data(), line.size(), false);  // 20 MB
+    log.trial_end("ok");
+    log.trial_start({64, 1, 1});
+    log.output(line.data(), line.size(), false);
+    log.trial_end("ok");
+  }
+  const auto size = std::filesystem::file_size(path);
+  EXPECT_LE(size, (size_t(16) << 20) + 4 * line.size());
+  EXPECT_GE(size, (size_t(16) << 20) - 2 * line.size());
+  const auto ls = tptest::lines(tptest::read_file(path));
+  EXPECT_EQ(ls[ls.size() - 2], line.substr(0, line.size() - 1));  // the second trial's line is there
 }
 
 TEST(LiveLog, AnUnwritablePathIsAnInputError) {

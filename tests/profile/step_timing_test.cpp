@@ -125,6 +125,32 @@ TEST(StepTiming, DisagreeingRepeatsGetATieBreakerAndANote) {
   EXPECT_NE(rec->note.find("interference"), std::string::npos) << rec->note;
 }
 
+// A time trial that stopped at its cap is kept and said; a line whose
+// interval does not hold its median, or whose step count is past any count,
+// is named as what is wrong with it, not as a missing line.
+TEST(StepTiming, AnUnconvergedTrialIsSaidAndAnImpossibleLineIsNamed) {
+  auto dir = tptest::temp_dir("time_unconverged");
+  std::string line = step_line(0.01, 100);
+  line.insert(line.size() - 1, ",\"converged\":false,\"step_ci_target\":0.02");
+  tptest::write_file(dir / "time.sh", "echo '" + line + "'");
+  ProfileOptions o;
+  o.time_template = CommandTemplate("bash " + (dir / "time.sh").string() + " {batch} {workers}");
+  auto rec = run_trial(CommandTemplate("false"), {32, 1, 0}, o);
+  ASSERT_TRUE(rec);
+  ASSERT_EQ(rec->status, TrialStatus::kOk) << rec->reason;
+  EXPECT_NE(rec->note.find("stopped at its step cap or time limit before its median was known to +-2%"),
+            std::string::npos)
+      << rec->note;
+  auto outside = parse_trial_output(
+      "{\"event\":\"step_timing\",\"step_time_median_s\":0.01,\"step_time_ci95_s\":[0.02,0.03],\"steps_per_epoch\":9}\n",
+      true);
+  EXPECT_NE(outside.problem.find("does not hold its median"), std::string::npos) << outside.problem;
+  auto huge = parse_trial_output("{\"event\":\"step_timing\",\"step_time_median_s\":0.01,\"steps_per_epoch\":1e300}\n", true);
+  EXPECT_NE(huge.problem.find("past any count"), std::string::npos) << huge.problem;
+  auto nan = parse_trial_output("{\"event\":\"step_timing\",\"step_time_median_s\":-1,\"steps_per_epoch\":9}\n", true);
+  EXPECT_NE(nan.problem.find("step_time_median_s is not a finite number > 0"), std::string::npos) << nan.problem;
+}
+
 TEST(StepTiming, TimeTrialsGiveTheirConfigurationsEpochTimeInTheSamples) {
   auto dir = tptest::temp_dir("time_store");
   SampleStore store((dir / "s.db").string());
