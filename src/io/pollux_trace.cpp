@@ -138,7 +138,21 @@ std::vector<std::string> list_pollux_traces(const std::string& root) {
   for (const auto& e : fs::directory_iterator(root))
     if (e.is_directory() && fs::exists(e.path() / "placements.csv")) out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
-  if (out.empty()) throw InputError(root, 0, "", "no trace directories (with placements.csv) found here");
+  if (out.empty()) {
+    // A lone network folder missing its placements.csv is named, not only the folder above it.
+    std::vector<std::string> folders;
+    for (const auto& e : fs::directory_iterator(root))
+      if (e.is_directory()) folders.push_back(e.path().filename().string());
+    std::sort(folders.begin(), folders.end());
+    if (folders.size() == 1)
+      throw InputError((fs::path(root) / folders.front() / "placements.csv").string(), 0, "",
+                       "missing: a trace directory needs placements.csv");
+    throw InputError(root, 0, "",
+                     folders.empty() ? "no trace directories (with placements.csv) found here"
+                                     : fmt::format("no trace directories found here: none of its {} folders has a "
+                                                   "placements.csv",
+                                                   folders.size()));
+  }
   return out;
 }
 

@@ -232,6 +232,18 @@ TEST(TransferEval, InputsAreSafeAndOptionsAreReadOrRefused) {
   EXPECT_EQ(last.find((bad / "dst").string()), std::string::npos) << r.err;
 }
 
+// A lone network folder without placements.csv is named down to the file.
+TEST(TransferEval, ALoneFolderWithoutItsTraceIsNamed) {
+  auto d = two_gpu_traces(false);
+  auto empty = tptest::temp_dir("transfer_lone");
+  std::filesystem::create_directories(empty / "cifar10");
+  auto r = tptest::run_cli("evaluate --transfer --from " + (d / "src").string() + " --from-gpu t4 --to " +
+                           empty.string() + " --to-gpu a100-40gb");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(r.err, (empty / "cifar10" / "placements.csv").string(), 0, "", {"missing"}))
+      << r.err;
+}
+
 // Sizes past any trace and any device are refused where they are written.
 TEST(TransferEval, SizesPastAnyClusterOrDeviceAreRefused) {
   auto d = two_gpu_traces(false);
