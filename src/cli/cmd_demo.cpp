@@ -286,7 +286,7 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
                  "   --step-clock wall times steps by the wall clock instead)\n";
   if (prof.step_clock == "cpu+wall")
     std::cout << "  (one worker's epoch times from each step's CPU time, what this machine takes when nothing else\n"
-                 "   runs on it; two workers' from the wall clock, as a step waits for its peer in the all-reduce)\n";
+                 "   runs on it; several workers' from the wall clock, as a step waits for its peers in the all-reduce)\n";
   auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : std::string("n/a"); };
   std::cout << fmt::format("  model error on trials it did not see (CV MRE): epoch time {} ({}), {} {} ({})\n",
                            pct(fit.time_cv), scoring::cv_name(fit.time_folds, scoring::kFoldsAuto), metric_name,

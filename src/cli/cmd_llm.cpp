@@ -119,8 +119,11 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--out", "'-' writes the CSV to standard output, where --json goes too: give one of them");
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
-  // --gpu may name a hardware file: a catalog name is no file, and passes.
-  io::check_output_path(a.out, "--out", {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}, {a.gpu, "--gpu"}});
+  // --gpu may name a hardware file, which is read; a catalog name is not.
+  io::check_output_path(a.out, "--out",
+                        {{a.configs, "--configs"},
+                         {a.calibrate, "--calibrate"},
+                         {io::names_hardware_file(a.gpu) ? a.gpu : "", "--gpu"}});
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   // A bad row is named and left out; the others are predicted and written, and the exit is still 2.
   auto in = read_llm_configs_noted(a.configs, /*require_time=*/false, io::RowErrors::kSkip);

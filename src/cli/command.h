@@ -35,8 +35,9 @@ void add_comm_profile_option(CLI::App* cmd, std::string& path);
 // Adds `--hardware NAME|FILE` to `cmd`, stored in `name_or_path`: the
 // interconnect prior of the all-reduce time models and the GPUs a node holds.
 void add_hardware_option(CLI::App* cmd, std::string& name_or_path);
-// The items of a comma-separated option value ("a100-80gb,h100"), in order.
-// Throws InputError naming `option` on an empty item or an empty list.
+// The items of a comma-separated option value ("a100-80gb, h100"), in order,
+// each without spaces around it. Throws InputError naming `option` on an
+// empty item or an empty list.
 std::vector<std::string> comma_list(const std::string& value, const std::string& option);
 // --tiresias-thresholds: comma-separated GPU-seconds, each a number > 0.
 std::vector<double> parse_tiresias_thresholds(const std::string& value);

@@ -47,7 +47,10 @@ std::vector<std::string> comma_list(const std::string& value, const std::string&
   std::vector<std::string> out;
   for (size_t at = 0;;) {
     const size_t comma = value.find(',', at);
-    out.push_back(value.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    std::string item = value.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    item.erase(0, item.find_first_not_of(" \t"));  // "32, 64" and "32 ,64" are 32 and 64
+    item.erase(item.find_last_not_of(" \t") + 1);
+    out.push_back(std::move(item));
     if (out.back().empty()) throw InputError("", 0, option, "an empty item in '" + value + "'");
     if (comma == std::string::npos) return out;
     at = comma + 1;

@@ -46,30 +46,23 @@ bool split_fields(const std::string& line, std::vector<std::string>& out) {
   out.clear();
   std::string cur;
   bool quoted = false;  // inside a "..." field, where commas are text and "" is a quote
-  // A quoted field's text is kept as written, spaces and all; what follows
-  // its closing quote up to the comma is trimmed and appended.
-  std::optional<std::string> quoted_text;
-  auto finish = [&] {
-    out.push_back(quoted_text ? *quoted_text + trim(cur) : trim(cur));
-    cur.clear(), quoted_text.reset();
-  };
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (quoted) {
       if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cur.push_back('"'), ++i;
-      else if (c == '"') quoted = false, quoted_text = cur, cur.clear();
+      else if (c == '"') quoted = false;
       else cur.push_back(c);
-    } else if (c == '"' && !quoted_text && trim(cur).empty()) {
+    } else if (c == '"' && trim(cur).empty()) {
       cur.clear();
       quoted = true;
     } else if (c == ',') {
-      finish();
+      out.push_back(trim(cur));
+      cur.clear();
     } else {
       cur.push_back(c);
     }
   }
-  if (quoted) quoted_text = cur, cur.clear();  // the caller joins the next line and splits again
-  finish();
+  out.push_back(trim(cur));
   return !quoted;
 }
 
@@ -109,10 +102,7 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }
 
 std::string csv_field(const std::string& value) {
-  // Spaces at either end are kept only inside quotes: a reader trims the rest.
-  const bool padded = !value.empty() && (std::isspace(static_cast<unsigned char>(value.front())) ||
-                                         std::isspace(static_cast<unsigned char>(value.back())));
-  if (!padded && value.find_first_of(",\"\n\r") == std::string::npos) return value;
+  if (value.find_first_of(",\"\n\r") == std::string::npos) return value;
   std::string out = "\"";
   for (char c : value) {
     if (c == '"') out += '"';

@@ -97,11 +97,11 @@ class CsvTable {
 };
 
 // Splits one CSV line on the commas outside double quotes and trims spaces
-// around each field; a quoted field loses its quotes and keeps its text as
-// written, spaces inside the quotes included.
+// around each field (inside its quotes too: "256 " is 256); a quoted field
+// loses its quotes.
 std::vector<std::string> split_csv_line(const std::string& line);
 // `value` as one CSV field: quoted when it holds a comma, a quote or a line
-// break, or begins or ends with a space.
+// break.
 std::string csv_field(const std::string& value);
 // Parses a finite double from the whole string; nullopt on failure, NaN/Inf
 // or hexadecimal.

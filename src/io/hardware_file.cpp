@@ -94,7 +94,12 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
       t.fail(row, c, std::string("must be ") + (positive ? "> 0" : ">= 0") + ", got " + t.text(row, c));
     const bool magnitude = c.ends_with("_tflops") || c.ends_with("_GBps") || c.starts_with("mem_");
     if (magnitude && into != 0 && (into < 1e-3 || into > 1e6))
-      t.fail(row, c, "must be 0 or from 0.001 to 1e6 (TFLOP/s, GB/s or GB), got " + t.text(row, c));
+      t.fail(row, c, fmt::format("must be {}from 0.001 to 1e6 ({}), got {}", positive ? "" : "0 or ",
+                                 c.ends_with("_tflops") ? "TFLOP/s"
+                                 : c.ends_with("_GBps") ? "GB/s"
+                                 : c.ends_with("GiB")   ? "GiB"
+                                                        : "GB",
+                                 t.text(row, c)));
   };
   // Without a base every one of these is needed: a pasted row that leaves several out hears of
   // them all at once, not one a run. On the header's line when a column is missing, else the row's.
@@ -183,6 +188,10 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   if (!(h.node.collective_latency_exponent < 1))
     t.fail(row, "collective_latency_exponent", "must be below 1, got " + t.text(row, "collective_latency_exponent"));
   return h;
+}
+
+bool names_hardware_file(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || !structure::find_builtin_hardware(name_or_path);
 }
 
 structure::HardwareProfile resolve_hardware(const std::string& name_or_path, const std::string& option) {

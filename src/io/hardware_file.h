@@ -29,6 +29,10 @@ namespace trainplan::io {
 // base, or more or fewer than one data row.
 structure::HardwareProfile read_hardware_file(const std::string& path);
 
+// Whether resolve_hardware would read `name_or_path` as a file (a path, or a
+// word the catalog does not know), for callers that must not write over it.
+bool names_hardware_file(const std::string& name_or_path);
+
 // A built-in catalog name (or alias) or the path of a hardware file: a word
 // with a '/' is always a path ("./l4" is the file, not the catalog's L4). Throws
 // InputError naming `option` (a command-line option such as "--to-gpu")

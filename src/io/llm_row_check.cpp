@@ -1,16 +1,13 @@
 #include "io/llm_row_check.h"
 
-#include <cstdlib>
-
 #include "core/error.h"
+#include "io/csv.h"
 
 namespace trainplan::io {
 
 std::optional<double> plain_positive_number(const std::string& cell) {
-  if (cell.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double x = std::strtod(cell.c_str(), &end);
-  if (end != cell.c_str() + cell.size() || !(x > 0)) return std::nullopt;
+  const auto x = parse_finite(cell);  // no hexadecimal, no infinity
+  if (!x || !(*x > 0)) return std::nullopt;
   return x;
 }
 

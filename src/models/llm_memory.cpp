@@ -79,9 +79,14 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   // and the product with V read it). A fused kernel keeps instead one fp32
   // log-sum-exp per row and head (counted in 16-bit units, twice).
   if (l.fused_attention()) bytes += 2.0 * s.heads * q * l.micro_batch / t;
-  else if (l.recompute == Recompute::kNone)
-    bytes += (l.dropout ? 5.0 : 2.0) * s.heads * q * s.seq * l.micro_batch / t;
+  else if (l.recompute == Recompute::kNone) bytes += unfused_scores_bytes(s, l) / scale;
   return scale * bytes;
+}
+
+double unfused_scores_bytes(const TransformerSpec& s, const ParallelLayout& l) {
+  if (l.fused_attention()) return 0;
+  const double q = double(s.seq) / l.cp;
+  return activation_scale(l.precision) * (l.dropout ? 5.0 : 2.0) * s.heads * q * s.seq * l.micro_batch / l.tp;
 }
 
 double layers_in_flight(const TransformerSpec& s, const ParallelLayout& l) {
@@ -123,12 +128,17 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   double layers = stage_layers * in_flight(l, stage);
   m.activations = layer_activation_bytes(s, l) * layers;
   // A recomputed layer's backward holds what its recomputation produced
-  // until it is done, one layer at a time: with unfused attention its
-  // scores (the s² terms none keeps for every layer), which at long
-  // sequences outgrow everything else.
-  if (l.recompute != Recompute::kNone && !l.fused_attention() && stage_layers > 0)
-    m.recompute_working = activation_scale(l.precision) * (l.dropout ? 5.0 : 2.0) * s.heads * (double(s.seq) / l.cp) *
-                          s.seq * l.micro_batch / t;
+  // until it is done, one layer at a time: under full recomputation the
+  // layer's activations as none keeps them, less the input it kept; under
+  // selective, with unfused attention, its scores (the s² terms), which at
+  // long sequences outgrow everything else.
+  // Both are what none keeps of a layer less what this mode keeps (fused
+  // attention keeps its few statistics either way, so selective adds none).
+  if (l.recompute != Recompute::kNone && stage_layers > 0) {
+    ParallelLayout kept = l;
+    kept.recompute = Recompute::kNone;
+    m.recompute_working = layer_activation_bytes(s, kept) - layer_activation_bytes(s, l);
+  }
   double sbh = double(s.seq) / l.cp * l.micro_batch * h, sp = l.sequence_parallel ? t : 1.0;
   double scale = activation_scale(l.precision);
   // Korthikanti et al. 2022, section 4.3: the embedding's dropout mask per

@@ -24,6 +24,9 @@
 //     layer's input and the loss's logits of one micro-batch: 6 bytes per
 //     element in 16-bit mixed precision (16-bit logits and the fp32 copy of
 //     the cross entropy), 4 in fp32, 12 in PyTorch AMP.
+//   recompute working set: what recomputing one layer in its backward
+//     materialises beyond what is kept (the layer's activations under full
+//     recomputation, its unfused scores under selective), once a stage.
 //   overhead: a constant (CUDA context, allocator slack), fitted or set.
 #pragma once
 #include <vector>
@@ -48,7 +51,8 @@ struct LlmMemoryBreakdown {
   double activations = 0;         // the transformer layers' activations in flight
   double embedding_logits = 0;    // the embedding's and the output layer's buffers
   // What recomputing one layer in the backward materialises beyond the
-  // activations kept: its attention scores when the attention is unfused.
+  // activations kept: under full recomputation the layer's activations, under
+  // selective its attention scores when the attention is unfused.
   double recompute_working = 0;
   double overhead = 0;
   // Of weights + gradients + optimizer, the transformer layers' share (the
@@ -87,6 +91,10 @@ class LlmMemoryModel {
 
 // Activation bytes of one layer for one micro-batch (the table above).
 double layer_activation_bytes(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout);
+// One layer's unfused attention scores as the forward makes them (5as²b/t,
+// 2as²b/t without dropout; the queries' share s/cp), bytes; 0 where the
+// attention is fused.
+double unfused_scores_bytes(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout);
 // Layer-activations in flight on the first stage, in layers (the 1F1B and
 // interleaving factor above times the first stage's layers).
 double layers_in_flight(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout);

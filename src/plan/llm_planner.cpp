@@ -294,7 +294,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
         describe(c.layout), c.layout.gpus() == 1 ? "1 GPU" : fmt::format("{} GPUs", c.layout.gpus()),
         c.memory_bytes / kGiB, over / kGiB, 100 * over / res.capacity_bytes, res.capacity_bytes / kGiB,
         time.hardware().gpu.memory_text(), o.memory_reserve_bytes / kGiB);
-    const double scores = memory.predict(s, c.layout).recompute_working;
+    const double scores = c.layout.recompute == Recompute::kNone ? 0 : models::unfused_scores_bytes(s, c.layout);
     if (scores > 0.1 * c.memory_bytes)
       res.explanation += fmt::format(
           "; {:.2f} GiB of it are the unfused attention's scores of the layer being recomputed: --flash-attention "

@@ -124,6 +124,7 @@ void combine_repeats(const std::vector<StepTiming>& reps, double tolerance, Tria
     return a.step_time_s < b.step_time_s;
   });
   t.repeats.clear();
+  const double interval_reached = t.spread;  // the kept repeat's own, before the repeats' range widens it
   long outliers = 0, timed = 0;
   for (const auto& r : reps) t.repeats.push_back(r.step_time_s), outliers += r.outliers, timed += r.steps_timed;
   t.outliers = outliers;
@@ -139,9 +140,9 @@ void combine_repeats(const std::vector<StepTiming>& reps, double tolerance, Tria
   // figure is usable, and known only to its spread.
   if (t.unconverged)
     add_note(rec, fmt::format("the time trial stopped at its step cap or time limit before its median was known to "
-                              "+-{}: the epoch time is known to +-{:.1f}%",
+                              "+-{}: its interval reached +-{:.1f}%",
                               t.ci_target > 0 ? fmt::format("{:g}%", 100 * t.ci_target) : std::string("its target"),
-                              100 * t.spread));
+                              100 * interval_reached));
   note_outliers(rec);
 }
 

@@ -656,7 +656,7 @@ TEST(LlmCli, EvaluateRefusesAGpuItWouldIgnore) {
 // What a run sheet holds beside its configurations does not cost them their
 // predictions: a failed run's "OOM" or "pending" in the measured columns, a
 // line of the wrong field count (named, the others predicted), a line that
-// starts with '#' (a comment, said), text in quotes kept as written.
+// starts with '#' (a comment, said).
 TEST(LlmCli, ARunSheetsOtherCellsAndLinesCostNoRowItsPrediction) {
   auto d = tptest::temp_dir("llm_cli_sheet");
   const std::string header =
@@ -675,7 +675,7 @@ TEST(LlmCli, ARunSheetsOtherCellsAndLinesCostNoRowItsPrediction) {
   EXPECT_NE(r.err.find("1 whose fields do not match the header is not in " + out), std::string::npos) << r.err;
   auto t = trainplan::io::CsvTable::read(out);
   ASSERT_EQ(t.rows().size(), 2u);
-  EXPECT_EQ(t.text(t.rows()[0], "run"), "  first run ");  // inside the quotes, as written
+  EXPECT_EQ(t.text(t.rows()[0], "run"), "first run");  // trimmed, inside quotes too (docs/FORMATS.md)
   for (const auto& row : t.rows()) EXPECT_GT(t.positive(row, "iteration_time_s"), 0);
   // As a calibration the same cells are what was measured, and are refused.
   auto cal = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb --calibrate " + in);
@@ -694,6 +694,11 @@ TEST(LlmCli, TheGpuFileIsAnInputAndMemoryRefusesWhatPredictRefuses) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is the --gpu file"), std::string::npos) << r.err;
   EXPECT_EQ(tptest::read_file(hw), "name,base\nmy-a100,a100-80gb\n");
+  // A catalog name is read from the catalog, not from a file of that name, which may then be the output.
+  EXPECT_FALSE(trainplan::io::names_hardware_file("l4"));
+  EXPECT_FALSE(trainplan::io::names_hardware_file("A100 40GB"));
+  EXPECT_TRUE(trainplan::io::names_hardware_file("./l4"));
+  EXPECT_TRUE(trainplan::io::names_hardware_file("my-gpu.csv"));
   auto cp = tptest::run_cli("llm memory --model gpt3-175b --tp 8 --cp 2 --pp 8 --gpu v100");
   EXPECT_EQ(cp.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(cp.err, "", 0, "--cp", {"fused attention"})) << cp.err;

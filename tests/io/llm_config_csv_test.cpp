@@ -195,6 +195,13 @@ TEST(Csv, QuotedFieldsHoldCommasAndQuotes) {
   EXPECT_EQ(io::csv_field("b, c"), "\"b, c\"");
   EXPECT_EQ(io::csv_field("plain"), "plain");
   EXPECT_EQ(io::csv_field("two\nlines"), "\"two\nlines\"");
+  // Text after a closing quote joins it as written; spaces around a field, inside quotes too, are trimmed.
+  EXPECT_EQ(io::split_csv_line(R"("my" cpu,"AMD EPYC" 2 cores, "256 " ,x)"),
+            (std::vector<std::string>{"my cpu", "AMD EPYC 2 cores", "256", "x"}));
+  // Hexadecimal and infinite numbers are no measurements.
+  for (const char* bad : {"0x10", "0X1p3", "inf", "nan", "1e400", "12abc", ""}) EXPECT_FALSE(io::parse_finite(bad)) << bad;
+  EXPECT_DOUBLE_EQ(*io::parse_finite("1e5"), 1e5);
+  EXPECT_DOUBLE_EQ(*io::parse_finite("-0.25"), -0.25);
 }
 
 // A quoted field may hold a line break (the record is named by its first

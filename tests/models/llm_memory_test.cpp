@@ -227,23 +227,26 @@ TEST(LlmMemory, ContextParallelismKeepsItsShareOfTheSequence) {
   EXPECT_LT(m.predict(s, split).embedding_logits, m.predict(s, l).embedding_logits);
 }
 
-TEST(LlmMemory, ARecomputedLayerHoldsItsUnfusedAttentionScoresOnce) {
+TEST(LlmMemory, ARecomputedLayerHoldsWhatItsRecomputationProducedOnce) {
   auto s = one_layer();
   ParallelLayout l;
   l.micro_batch = 2, l.tp = 4, l.global_batch = 2;
   LlmMemoryModel mm;
-  EXPECT_EQ(mm.predict(s, l).recompute_working, 0);  // none keeps the scores of every layer already
+  EXPECT_EQ(mm.predict(s, l).recompute_working, 0);  // none keeps everything already
+  const double sbh = 512.0 * 2 * 1024;
   const double scores = 5.0 * 16 * 512 * 512 * 2 / 4;  // 5as²b/t bytes
-  for (auto rc : {Recompute::kSelective, Recompute::kFull}) {
-    l.recompute = rc;
-    auto m = mm.predict(s, l);
-    EXPECT_DOUBLE_EQ(m.recompute_working, scores);
-    EXPECT_DOUBLE_EQ(m.total(), m.weights + m.gradients + m.optimizer + m.activations + m.embedding_logits + scores);
-  }
-  l.dropout = false;
+  // Selective, unfused: the scores, once.
+  l.recompute = Recompute::kSelective;
+  auto m = mm.predict(s, l);
+  EXPECT_DOUBLE_EQ(m.recompute_working, scores);
+  EXPECT_DOUBLE_EQ(m.total(), m.weights + m.gradients + m.optimizer + m.activations + m.embedding_logits + scores);
+  // Full: the whole layer as none keeps it (10sbh + 24sbh/t + the scores), less the 2sbh input kept.
+  l.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(mm.predict(s, l).recompute_working, sbh * (10 + 24.0 / 4) + scores - 2 * sbh);
+  l.recompute = Recompute::kSelective, l.dropout = false;
   EXPECT_DOUBLE_EQ(mm.predict(s, l).recompute_working, scores * 2 / 5);  // the softmax output alone
   l.flash_attention = true;
-  EXPECT_EQ(mm.predict(s, l).recompute_working, 0);  // fused kernels recompute in tiles
+  EXPECT_EQ(mm.predict(s, l).recompute_working, 0);  // fused kernels keep their statistics either way
   l.flash_attention = false, l.cp = 2;
   EXPECT_EQ(mm.predict(s, l).recompute_working, 0);  // context parallelism runs on fused kernels only
 }
