@@ -127,13 +127,13 @@ Profiled profile_step(const DemoArgs& a) {
     std::exit(130);
   }
   out.samples = store.samples();
-  bool wall_seen = false;
+  bool cpu = false, wall = false;  // the clocks the trials' steps were timed by
   for (const auto& r : store.trials()) {
-    if (r.timing && r.timing->clock == "cpu") out.step_clock = "cpu";
-    wall_seen |= r.timing && r.timing->clock == "wall";
+    cpu |= r.timing && r.timing->clock == "cpu";
+    wall |= r.timing && r.timing->clock == "wall";
     if (r.status == TrialStatus::kOk) ++out.ok_trials;
   }
-  if (out.step_clock == "cpu" && wall_seen) out.step_clock = "cpu+wall";
+  out.step_clock = cpu && wall ? "cpu+wall" : cpu ? "cpu" : "wall";
   const SampleSet& samples = out.samples;
   std::cerr << fmt::format("  {} ok trials ({} this run, {} failed) in {}: {} samples\n", out.ok_trials, s.ok,
                            s.failed + s.timeout + s.bad_output, format_duration(s.wall_s), samples.size());

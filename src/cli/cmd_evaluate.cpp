@@ -47,20 +47,14 @@ struct EvaluateArgs {
   bool models_given = false;
 };
 
-// "a, b" names a and b.
-std::string trimmed(std::string name) {
-  name.erase(0, name.find_first_not_of(' '));
-  name.erase(name.find_last_not_of(' ') + 1);
-  return name;
-}
-
 std::vector<std::string> model_names(const std::string& spec) {
   auto& reg = models::ModelRegistry::instance();
   if (spec == "all") return reg.names();
   std::vector<std::string> out;
   std::stringstream ss(spec);
   for (std::string name; std::getline(ss, name, ',');) {
-    name = trimmed(name);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
     if (name.empty()) continue;
     reg.get(name);  // throws InputError naming the known models
     out.push_back(name);

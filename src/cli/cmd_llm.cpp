@@ -119,11 +119,8 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--out", "'-' writes the CSV to standard output, where --json goes too: give one of them");
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
-  // --gpu may name a hardware file, which is read; a catalog name is not.
   io::check_output_path(a.out, "--out",
-                        {{a.configs, "--configs"},
-                         {a.calibrate, "--calibrate"},
-                         {io::names_hardware_file(a.gpu) ? a.gpu : "", "--gpu"}});
+                        {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}, hardware_file_input(a.gpu, "--gpu")});
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   // A bad row is named and left out; the others are predicted and written, and the exit is still 2.
   auto in = read_llm_configs_noted(a.configs, /*require_time=*/false, io::RowErrors::kSkip);
@@ -327,11 +324,12 @@ void run_memory(MemoryArgs a) {
                                    a.layout.virtual_stages > 1 ? " x 2" : "", batch));
     a.layout.global_batch = static_cast<int>(batch);
   }
-  if (auto p = structure::check_layout(s, a.layout)) {
-    std::string option = p->field;
-    std::replace(option.begin(), option.end(), '_', '-');
-    throw InputError("", 0, "--" + option, p->message);
-  }
+  // A configuration column as the option that sets it ("micro_batch" is --micro-batch).
+  auto option_of = [](std::string field) {
+    std::replace(field.begin(), field.end(), '_', '-');
+    return "--" + field;
+  };
+  if (auto p = structure::check_layout(s, a.layout)) throw InputError("", 0, option_of(p->field), p->message);
   models::LlmMemoryModel mm;
   auto m = mm.predict(s, a.layout);
   nlohmann::json j = memory_json(m);
@@ -340,13 +338,8 @@ void run_memory(MemoryArgs a) {
   std::optional<structure::HardwareProfile> hw;
   if (!a.gpu.empty()) {
     hw = io::resolve_llm_hardware(a.gpu, "--gpu");
-    if (auto why = structure::missing_precision_unit(*hw, a.layout.precision)) throw InputError("", 0, "--precision", *why);
-    // As llm predict refuses such a row: fused attention asked for, or context parallelism, which runs on nothing else.
-    if (a.layout.fused_attention())
-      if (auto why = structure::missing_fused_attention(*hw))
-        throw InputError("", 0, a.layout.cp > 1 ? "--cp" : "--flash-attention",
-                         (a.layout.cp > 1 ? "context parallelism runs on fused attention kernels only: "
-                                          : "flash attention: ") + *why);
+    // As llm predict refuses such a row.
+    if (auto p = structure::missing_unit(*hw, a.layout)) throw InputError("", 0, option_of(p->field), p->message);
     t = models::LlmTimeModel(*hw).predict(s, a.layout);
     j["time"] = llm_time_json(*t, hw->gpu.dense_peak_tflops(a.layout.precision));
     j["gpu_memory_gb"] = hw->gpu.memory_gb;

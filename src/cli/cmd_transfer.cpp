@@ -66,16 +66,10 @@ const structure::LayerGraph* network_for(const TransferArgs& a) {
   return structure::find_network((dir.has_filename() ? dir : dir.parent_path()).filename().string());
 }
 
-// A GPU option as an input the output must not replace: a hardware file is
-// read, a catalog name is not.
-std::pair<std::string, std::string> hardware_input(const std::string& gpu, const std::string& option) {
-  return {io::names_hardware_file(gpu) ? gpu : "", option};
-}
-
 // --samples: the samples again, each epoch time predicted on the target.
 void run_transfer_samples(const TransferArgs& a) {
-  io::check_output_path(a.out, "--out", {{a.samples, "--samples"}, hardware_input(a.from_gpu, "--from-gpu"),
-                                         hardware_input(a.to_gpu, "--to-gpu")});
+  io::check_output_path(a.out, "--out", {{a.samples, "--samples"}, hardware_file_input(a.from_gpu, "--from-gpu"),
+                                         hardware_file_input(a.to_gpu, "--to-gpu")});
   const auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
   const auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);
@@ -128,8 +122,8 @@ void run_transfer(const TransferArgs& a) {
                         {{trace_file(a.from, "placements.csv"), "--from trace's placements.csv"},
                          {trace_file(a.from, "scalability.csv"), "--from trace's scalability.csv"},
                          {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"},
-                         hardware_input(a.from_gpu, "--from-gpu"),
-                         hardware_input(a.to_gpu, "--to-gpu")});
+                         hardware_file_input(a.from_gpu, "--from-gpu"),
+                         hardware_file_input(a.to_gpu, "--to-gpu")});
   // trace_samples names a trace directory's missing placements.csv.
   models::TransferProblem problem;
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/sample.h"
@@ -39,6 +40,10 @@ void add_hardware_option(CLI::App* cmd, std::string& name_or_path);
 // each without spaces around it. Throws InputError naming `option` on an
 // empty item or an empty list.
 std::vector<std::string> comma_list(const std::string& value, const std::string& option);
+// A GPU option's value as an input an output must not replace ({path,
+// option} for io::check_output_path): a hardware file is read, a catalog
+// name is not (its path is then "", which is skipped).
+std::pair<std::string, std::string> hardware_file_input(const std::string& gpu, const std::string& option);
 // --tiresias-thresholds: comma-separated GPU-seconds, each a number > 0.
 std::vector<double> parse_tiresias_thresholds(const std::string& value);
 

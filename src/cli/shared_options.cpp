@@ -57,6 +57,10 @@ std::vector<std::string> comma_list(const std::string& value, const std::string&
   }
 }
 
+std::pair<std::string, std::string> hardware_file_input(const std::string& gpu, const std::string& option) {
+  return {io::names_hardware_file(gpu) ? gpu : "", option};
+}
+
 std::vector<double> parse_tiresias_thresholds(const std::string& value) {
   std::vector<double> out;
   for (const auto& item : comma_list(value, "--tiresias-thresholds")) {

@@ -320,24 +320,16 @@ LlmConfigRow measured_config_row(long line, const structure::TransformerSpec& sp
 }
 
 void require_hardware_support(LlmConfigTable& configs, const structure::HardwareProfile& hw, RowErrors row_errors) {
-  // What the row asks that the GPU has no unit for: a precision, or fused attention (asked for, or
-  // context parallelism, which runs on nothing else).
-  auto fault = [&](const LlmConfigRow& r) -> std::optional<InputError> {
-    if (auto why = structure::missing_precision_unit(hw, r.layout.precision))
-      return InputError(configs.table.path(), r.line, "precision", *why);
-    if (r.layout.fused_attention())
-      if (auto why = structure::missing_fused_attention(hw))
-        return InputError(configs.table.path(), r.line, r.layout.cp > 1 ? "cp" : "flash_attention",
-                          (r.layout.cp > 1 ? "context parallelism runs on fused attention kernels only: "
-                                           : "flash attention: ") + *why);
-    return std::nullopt;
-  };
   std::vector<LlmConfigRow> kept;
   for (auto& r : configs.rows) {
-    auto e = fault(r);
-    if (e && row_errors == RowErrors::kThrow) throw *e;
-    if (e) configs.rejected.push_back(*e);
-    else kept.push_back(std::move(r));
+    const auto p = structure::missing_unit(hw, r.layout);
+    if (!p) {
+      kept.push_back(std::move(r));
+      continue;
+    }
+    InputError e(configs.table.path(), r.line, p->field, p->message);
+    if (row_errors == RowErrors::kThrow) throw e;
+    configs.rejected.push_back(std::move(e));
   }
   configs.rows = std::move(kept);
   // In file order, as the reader rejects them.

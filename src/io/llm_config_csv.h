@@ -89,10 +89,9 @@ enum class RowErrors { kThrow, kSkip };
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time = false,
                                 RowErrors row_errors = RowErrors::kThrow);
 // Throws InputError naming the file and the row's line for the first row
-// that asks what `hw` has no unit for: its precision ("precision";
-// structure::missing_precision_unit: FP8 on a GPU without FP8 tensor cores),
-// or fused attention ("flash_attention", or "cp": context parallelism runs
-// on nothing else; structure::missing_fused_attention: before Ampere). With
+// that asks what `hw` has no unit for (structure::missing_unit: its
+// precision, such as FP8 on a GPU without FP8 tensor cores, or fused
+// attention before Ampere, asked for or run by context parallelism). With
 // kSkip moves such rows to `rejected` (throwing when none is left).
 void require_hardware_support(LlmConfigTable& configs, const structure::HardwareProfile& hw,
                               RowErrors row_errors = RowErrors::kThrow);

@@ -33,6 +33,13 @@ double sync_within_step(const CsvTable& t, const CsvRow& row, double step_time) 
   return std::min(sync, step_time);
 }
 
+// The row's step_time: > 0 and at most kLongestStep.
+double step_time_of(const CsvTable& t, const CsvRow& row) {
+  const double step = t.positive(row, "step_time");
+  if (step > kLongestStep) t.fail(row, "step_time", fmt::format("{:g} s is more than {:g} s a step", step, kLongestStep));
+  return step;
+}
+
 // The row's sync_time within its step; nullopt where `optional` allows its
 // column or its cell to be absent and it is.
 std::optional<double> sync_of(const CsvTable& t, const CsvRow& row, double step_time, bool optional) {
@@ -64,8 +71,7 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
     }
     r.nodes = static_cast<int>(r.placement.size());
     r.local_bsz = t.positive_int(row, "local_bsz");  // a whole number of examples ("64.0" is 64)
-    r.step_time = t.positive(row, "step_time");
-    if (r.step_time > kLongestStep) t.fail(row, "step_time", fmt::format("{:g} s is more than {:g} s a step", r.step_time, kLongestStep));
+    r.step_time = step_time_of(t, row);
     const auto sync = sync_of(t, row, r.step_time, options.sync_optional);
     r.sync_known = sync.has_value(), r.sync_time = sync.value_or(0);
     tr.placements.push_back(r);
@@ -88,9 +94,7 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
         s.fail(row, "num_nodes", fmt::format("{} nodes cannot hold {} replica(s): each node runs at least one",
                                              r.num_nodes, r.num_replicas));
       r.local_bsz = s.positive_int(row, "local_bsz");
-      r.step_time = s.positive(row, "step_time");
-      if (r.step_time > kLongestStep)
-        s.fail(row, "step_time", fmt::format("{:g} s is more than {:g} s a step", r.step_time, kLongestStep));
+      r.step_time = step_time_of(s, row);
       const auto sync = sync_of(s, row, r.step_time, options.sync_optional);
       r.sync_known = sync.has_value(), r.sync_time = sync.value_or(0);
       tr.scalability.push_back(r);
@@ -135,15 +139,15 @@ std::vector<std::string> list_pollux_traces(const std::string& root) {
   std::vector<std::string> out;
   if (fs::exists(fs::path(root) / "placements.csv")) return {root};
   if (!fs::is_directory(root)) throw InputError(root, 0, "", "not a directory");
-  for (const auto& e : fs::directory_iterator(root))
-    if (e.is_directory() && fs::exists(e.path() / "placements.csv")) out.push_back(e.path().string());
+  std::vector<std::string> folders;  // every folder under root, for saying why none is a trace
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (!e.is_directory()) continue;
+    folders.push_back(e.path().filename().string());
+    if (fs::exists(e.path() / "placements.csv")) out.push_back(e.path().string());
+  }
   std::sort(out.begin(), out.end());
   if (out.empty()) {
     // A lone network folder missing its placements.csv is named, not only the folder above it.
-    std::vector<std::string> folders;
-    for (const auto& e : fs::directory_iterator(root))
-      if (e.is_directory()) folders.push_back(e.path().filename().string());
-    std::sort(folders.begin(), folders.end());
     if (folders.size() == 1)
       throw InputError((fs::path(root) / folders.front() / "placements.csv").string(), 0, "",
                        "missing: a trace directory needs placements.csv");

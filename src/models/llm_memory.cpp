@@ -47,6 +47,12 @@ double logit_bytes(Precision p) {
   }
 }
 
+// One layer's unfused attention scores in 16-bit units: the queries' share
+// s/cp against all s keys, 5 (2 without dropout) per head and pair.
+double scores_units(const TransformerSpec& s, const ParallelLayout& l) {
+  return (l.dropout ? 5.0 : 2.0) * s.heads * (double(s.seq) / l.cp) * s.seq * l.micro_batch / l.tp;
+}
+
 }  // namespace
 
 double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l) {
@@ -79,14 +85,12 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   // and the product with V read it). A fused kernel keeps instead one fp32
   // log-sum-exp per row and head (counted in 16-bit units, twice).
   if (l.fused_attention()) bytes += 2.0 * s.heads * q * l.micro_batch / t;
-  else if (l.recompute == Recompute::kNone) bytes += unfused_scores_bytes(s, l) / scale;
+  else if (l.recompute == Recompute::kNone) bytes += scores_units(s, l);
   return scale * bytes;
 }
 
 double unfused_scores_bytes(const TransformerSpec& s, const ParallelLayout& l) {
-  if (l.fused_attention()) return 0;
-  const double q = double(s.seq) / l.cp;
-  return activation_scale(l.precision) * (l.dropout ? 5.0 : 2.0) * s.heads * q * s.seq * l.micro_batch / l.tp;
+  return l.fused_attention() ? 0 : activation_scale(l.precision) * scores_units(s, l);
 }
 
 double layers_in_flight(const TransformerSpec& s, const ParallelLayout& l) {
@@ -128,12 +132,11 @@ LlmMemoryBreakdown LlmMemoryModel::predict_stage(const TransformerSpec& s, const
   double layers = stage_layers * in_flight(l, stage);
   m.activations = layer_activation_bytes(s, l) * layers;
   // A recomputed layer's backward holds what its recomputation produced
-  // until it is done, one layer at a time: under full recomputation the
-  // layer's activations as none keeps them, less the input it kept; under
-  // selective, with unfused attention, its scores (the s² terms), which at
-  // long sequences outgrow everything else.
-  // Both are what none keeps of a layer less what this mode keeps (fused
-  // attention keeps its few statistics either way, so selective adds none).
+  // until it is done, one layer at a time: what none keeps of a layer less
+  // what this mode keeps. Under full recomputation the layer's activations
+  // less its input; under selective, with unfused attention, its scores
+  // (which at long sequences outgrow everything else), and with fused
+  // attention nothing (its few statistics are kept either way).
   if (l.recompute != Recompute::kNone && stage_layers > 0) {
     ParallelLayout kept = l;
     kept.recompute = Recompute::kNone;

@@ -45,6 +45,16 @@ std::optional<double> finite_number(const nlohmann::json& j, const char* key) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
+// Past 2^53 a count is no count (and past a long's range the cast is undefined).
+constexpr double kMostCount = 9007199254740992.0;
+
+// A count field: a finite number from 0 to kMostCount, as a long.
+std::optional<long> count(const nlohmann::json& j, const char* key) {
+  const auto n = finite_number(j, key);
+  if (!n || *n < 0 || *n > kMostCount) return std::nullopt;
+  return long(*n);
+}
+
 // The 95% interval field: a [low, high] array of two finite numbers.
 std::optional<std::pair<double, double>> interval(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -94,18 +104,15 @@ std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps
                               *median));
   t.ci_low_s = ci ? ci->first : *median;
   t.ci_high_s = ci ? ci->second : *median;
-  // Counts past 2^53 are no counts (and past a long's range the cast is undefined).
-  constexpr double kMostSteps = 9007199254740992.0;
-  if (auto n = finite_number(j, steps_key); n && *n > 0) {
-    if (*n > kMostSteps) return refuse(fmt::format("its {} {:g} is past any count", steps_key, *n));
-    t.steps_per_epoch = long(*n);
-  }
+  if (auto n = finite_number(j, steps_key); n && *n > kMostCount)
+    return refuse(fmt::format("its {} {:g} is past any count", steps_key, *n));
+  if (auto n = count(j, steps_key)) t.steps_per_epoch = *n;
   if (auto o = finite_number(j, "epoch_overhead_s"); o && *o >= 0) t.epoch_overhead_s = *o;
-  if (auto n = finite_number(j, "steps_timed"); n && *n >= 0 && *n <= kMostSteps) t.steps_timed = long(*n);
+  if (auto n = count(j, "steps_timed")) t.steps_timed = *n;
   if (auto c = j.find("converged"); c != j.end() && c->is_boolean() && !c->get<bool>()) t.unconverged = true;
   if (auto target = finite_number(j, "step_ci_target"); target && *target > 0) t.ci_target = *target;
   const char* outliers_key = t.clock == "cpu" ? "step_cpu_outliers" : "step_outliers";
-  if (auto n = finite_number(j, outliers_key); n && *n >= 0 && *n <= kMostSteps) t.outliers = long(*n);
+  if (auto n = count(j, outliers_key)) t.outliers = *n;
   t.spread = (t.ci_high_s - t.ci_low_s) / 2 / t.step_time_s;
   return t;
 }
@@ -165,8 +172,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     auto ev = j.find("event");
     if (ev == j.end() || !ev->is_string()) continue;
     for (const char* k : {"dataset_size", "train_size", "train_samples"})
-      // Past 2^53 a count is no count (and past a long's range the cast is undefined).
-      if (auto n = finite_number(j, k); n && *n > 0 && *n <= 9007199254740992.0) out.dataset_size = long(*n);
+      if (auto n = count(j, k); n && *n > 0) out.dataset_size = *n;
     if (*ev == "done") {
       out.saw_done = true;
       continue;

@@ -13,9 +13,6 @@
 namespace trainplan::scoring {
 namespace {
 
-// gnuplot point types that stay distinguishable in one panel.
-constexpr int kPointTypes[] = {7, 5, 9, 11, 13, 15, 2, 3};
-
 struct Ranked {
   const ModelScore* model;
   const PartScore* part;
@@ -40,7 +37,7 @@ std::optional<io::PlotPanel> part_panel(const DatasetScores& ds, bool time, cons
   for (size_t k = shown; k-- > 0;) {
     const auto& [model, part] = scored[k];
     series.push_back({fmt::format("{} (MRE {:.1f}%)", model->model, 100 * *part->cv_mre), part->cv_points,
-                      fmt::format("points pt {} ps 0.8", kPointTypes[k % std::size(kPointTypes)]),
+                      fmt::format("points pt {} ps 0.8", kScatterPointTypes[k % std::size(kScatterPointTypes)]),
                       palette[k % palette.size()]});
   }
   auto scatter = measured_predicted_panel(std::move(series), time);  // epoch time on log-log axes

@@ -12,6 +12,10 @@
 
 namespace trainplan::scoring {
 
+// gnuplot point types that stay distinguishable in one panel, for the
+// series of such a panel.
+inline constexpr int kScatterPointTypes[] = {7, 5, 9, 11, 13, 15, 2, 3};
+
 struct ScatterPanel {
   io::PlotPanel panel;   // series in the order given, then predicted = measured
   size_t off_frame = 0;  // predictions drawn outside the frame

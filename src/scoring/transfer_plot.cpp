@@ -13,8 +13,6 @@
 namespace trainplan::scoring {
 namespace {
 
-constexpr int kPointTypes[] = {7, 5, 9, 11, 13, 15, 2, 3};
-
 std::string gpu_name(const structure::HardwareProfile& hw) { return hw.name.empty() ? "?" : hw.name; }
 
 }  // namespace
@@ -44,7 +42,7 @@ std::vector<io::PlotPanel> transfer_panels(const TransferReport& r) {
           std::find(r.methods.begin(), r.methods.end(), ranked[k].method) - r.methods.begin());
       series.push_back({fmt::format("{} (MRE {:.1f}%)", ranked[k].method, 100 * ranked[k].mre),
                         n.first_seed_points.at(ranked[k].method),
-                        fmt::format("points pt {} ps 0.8", kPointTypes[m % std::size(kPointTypes)]),
+                        fmt::format("points pt {} ps 0.8", kScatterPointTypes[m % std::size(kScatterPointTypes)]),
                         palette[m % palette.size()]});
     }
     if (!n.first_seed_trials.empty())

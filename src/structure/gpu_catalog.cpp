@@ -61,6 +61,15 @@ std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Pre
                      fmt::join(with_fp8, ", "));
 }
 
+std::optional<LayoutProblem> missing_unit(const HardwareProfile& hw, const ParallelLayout& l) {
+  if (auto why = missing_precision_unit(hw, l.precision)) return LayoutProblem{"precision", *why};
+  if (!l.fused_attention()) return std::nullopt;
+  auto why = missing_fused_attention(hw);
+  if (!why) return std::nullopt;
+  if (l.cp > 1) return LayoutProblem{"cp", "context parallelism runs on fused attention kernels only: " + *why};
+  return LayoutProblem{"flash_attention", "flash attention: " + *why};
+}
+
 double GpuSpec::dense_peak_tflops(Precision p) const {
   double unit = 0;
   switch (p) {

@@ -126,6 +126,13 @@ std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Pre
 // only on those kernels.
 std::optional<std::string> missing_fused_attention(const HardwareProfile& hw);
 
+// What `layout` asks of `hw` that it has no unit for, or nullopt: its
+// precision (field "precision"; missing_precision_unit), or fused attention,
+// asked for ("flash_attention") or run by context parallelism ("cp"; the
+// kernels missing_fused_attention names). The field is the configuration
+// column, as check_layout's.
+std::optional<LayoutProblem> missing_unit(const HardwareProfile& hw, const ParallelLayout& layout);
+
 // The precision of a plan that names none: bf16; fp16 where the tensor cores
 // take fp16 only; fp32 on a device with no tensor cores (Pascal, a CPU).
 Precision default_training_precision(const HardwareProfile& hw);
