@@ -23,8 +23,9 @@ uint64_t parse_seed(const std::string& text, const std::string& whole) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (text.empty() || used != text.size() || text[0] == '-' || text[0] == '+' || v == 0)
-    throw InputError(fmt::format("--seeds: '{}' in '{}' is not a seed (a whole number >= 1)", text, whole));
+  // 0 is a seed like any other, as every --seed option takes it.
+  if (text.empty() || used != text.size() || text[0] == '-' || text[0] == '+')
+    throw InputError(fmt::format("--seeds: '{}' in '{}' is not a seed (a whole number >= 0)", text, whole));
   return v;
 }
 

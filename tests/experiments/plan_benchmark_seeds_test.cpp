@@ -17,7 +17,9 @@ TEST(CoconfigSeeds, SeedListTakesRangesAndListsInOrderEachOnce) {
   EXPECT_EQ(experiments::parse_seed_list("1-4"), (std::vector<uint64_t>{1, 2, 3, 4}));
   EXPECT_EQ(experiments::parse_seed_list("7"), (std::vector<uint64_t>{7}));
   EXPECT_EQ(experiments::parse_seed_list("5,1-3,2,9"), (std::vector<uint64_t>{5, 1, 2, 3, 9}));
-  for (const char* bad : {"", "0", "1-", "-3", "3-1", "a", "1,,2", "1.5", "2-x", "1-5000"})
+  // 0 is a seed, as --seed takes it.
+  EXPECT_EQ(experiments::parse_seed_list("0-2"), (std::vector<uint64_t>{0, 1, 2}));
+  for (const char* bad : {"", "1-", "-3", "3-1", "a", "1,,2", "1.5", "2-x", "1-5000"})
     EXPECT_THROW(experiments::parse_seed_list(bad), InputError) << bad;
   try {
     experiments::parse_seed_list("1,x");
