@@ -1,6 +1,7 @@
 #include "app/plan_request.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +15,26 @@
 #include "plan/launch_spec.h"
 #include "plan/objective.h"
 #include "plan/planner.h"
+#include "uncertainty/conformal.h"
 
 namespace trainplan::app {
+
+// What a plan at `confidence` cannot promise: the parts whose held-out
+// residuals are too few for it (ConformalResiduals::too_few); "" when none.
+static std::string confidence_caveat(const models::FittedPerformanceModel& m, double confidence) {
+  std::vector<std::string> short_of;
+  if (const auto* t = dynamic_cast<const uncertainty::ConformalTimeModel*>(m.time_model()))
+    if (t->residuals().too_few(confidence))
+      short_of.push_back(fmt::format("the epoch time's {} held-out residuals", t->residuals().size()));
+  if (const auto* mm = dynamic_cast<const uncertainty::ConformalMetricModel*>(m.metric_model()))
+    if (mm->residuals().too_few(confidence))
+      short_of.push_back(fmt::format("the metric's {} held-out residuals", mm->residuals().size()));
+  if (short_of.empty()) return "";
+  return fmt::format("{} are too few to promise {:g}%: the largest were used, so the plan is less sure than the "
+                     "confidence says (profile more configurations)",
+                     fmt::join(short_of, " and "), 100 * confidence);
+}
+
 
 namespace {
 
@@ -198,6 +217,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.point_model = pm.fitted;
   o.model = pm.planned;
   o.model_name = o.model->name();
+  if (q.confidence > 0) o.confidence_caveat = confidence_caveat(*pm.fitted, q.confidence);
 
   search(o, q, samples);
   const auto& c = o.run_config();
@@ -228,6 +248,7 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
   j["model"] = {{"time", o.choice.time_model}, {"metric", o.choice.metric_model}, {"name", o.model_name},
                 {"reason", o.choice.reason}};
   if (q.confidence > 0) j["confidence"] = q.confidence;
+  if (!o.confidence_caveat.empty()) j["confidence_caveat"] = o.confidence_caveat;
   j["target"] = q.target;
   j["direction"] = to_string(o.direction);
   j["deadline_s"] = q.deadline;

@@ -63,6 +63,9 @@ struct PlanOutcome {
   plan::PlanResult result;
   bool stops_at_target() const { return !result.expected.empty(); }
   std::string launch;  // the launch spec when query.emit is set
+  // With a confidence: what its intervals cannot promise (too few held-out
+  // residuals for the coverage, the largest then used); empty when they can.
+  std::string confidence_caveat;
   // The profiled trials nearest the choice (with early_stop: nearest the
   // epochs the point model expects the run to stop at).
   std::vector<plan::NearbyTrial> evidence;

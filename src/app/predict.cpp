@@ -23,10 +23,16 @@ void note(const std::function<void(const std::string&)>& f, const std::string& s
   if (f) f(s);
 }
 
-nlohmann::json interval_json(const std::optional<models::Interval>& iv, int folds) {
+nlohmann::json interval_json(const std::optional<models::Interval>& iv, int folds,
+                             const std::optional<uncertainty::IntervalBasis>& basis) {
   if (!iv) return nullptr;
-  return {{"lo", iv->lo}, {"hi", iv->hi}, {"coverage", iv->coverage},
-          {"method", fmt::format("{}-fold conformal, relative residuals", folds)}};
+  nlohmann::json j = {{"lo", iv->lo}, {"hi", iv->hi}, {"coverage", iv->coverage},
+                      {"method", fmt::format("{}-fold conformal, relative residuals", folds)}};
+  if (basis)
+    j["basis"] = {{"residuals", basis->residuals},
+                  {"from", basis->in_sample ? "in-sample" : "out-of-fold"},
+                  {"coverage_promised", basis->coverage_promised()}};
+  return j;
 }
 
 nlohmann::json bound_json(const std::optional<double>& b, const char* side, double coverage) {
@@ -141,6 +147,8 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   r.epoch_time_s = tm->predict(q.batch, q.workers, r.nodes);
   r.time_interval = tm->predict_interval(q.batch, q.workers, r.nodes, q.confidence);
   r.time_bound = tm->predict_bound(q.batch, q.workers, r.nodes, q.confidence, models::BoundSide::kUpper);
+  if (const auto* ct = dynamic_cast<const uncertainty::ConformalTimeModel*>(tm.get()))
+    r.time_basis = ct->interval_basis(q.batch, q.workers, r.nodes, q.confidence);
   auto inside = [](const std::optional<models::Interval>& iv, double v) -> std::optional<bool> {
     if (!iv) return std::nullopt;
     return iv->lo <= v && v <= iv->hi;
@@ -174,6 +182,8 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
       }
       r.metric = mm->predict(q.batch, q.workers, q.epochs);
       r.metric_interval = mm->predict_interval(q.batch, q.workers, q.epochs, q.confidence);
+      if (const auto* cm = dynamic_cast<const uncertainty::ConformalMetricModel*>(mm.get()))
+        r.metric_basis = cm->interval_basis(q.batch, q.workers, q.epochs, q.confidence);
       r.metric_bound = mm->predict_bound(q.batch, q.workers, q.epochs, q.confidence,
                                          r.direction == MetricDirection::kMax ? models::BoundSide::kLower
                                                                               : models::BoundSide::kUpper);
@@ -222,7 +232,7 @@ nlohmann::json to_json(const Prediction& p) {
   j["config"] = {{"batch", q.batch}, {"workers", q.workers}, {"nodes", p.nodes}, {"nodes_from", p.nodes_from},
                  {"nodes_assumed", p.nodes_assumed}};
   if (q.epochs >= 0) j["config"]["epochs"] = q.epochs;
-  j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, p.time_folds)},
+  j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, p.time_folds, p.time_basis)},
                        {"one_sided_bound", bound_json(p.time_bound, "upper", q.confidence)}};
   if (p.to_target) {
     const auto& t = *p.to_target;
@@ -238,7 +248,7 @@ nlohmann::json to_json(const Prediction& p) {
   }
   if (q.epochs >= 0) {
     j["metric"] = {{"model", p.metric_model}, {"value", p.metric}, {"direction", to_string(p.direction)},
-                   {"interval", interval_json(p.metric_interval, p.metric_folds)},
+                   {"interval", interval_json(p.metric_interval, p.metric_folds, p.metric_basis)},
                    {"one_sided_bound", bound_json(p.metric_bound, p.direction == MetricDirection::kMax ? "lower" : "upper",
                                                   q.confidence)}};
     if (p.last_sampled_epoch) {

@@ -62,6 +62,10 @@ struct Prediction {
   double epoch_time_s = 0;
   std::optional<models::Interval> time_interval;
   std::optional<double> time_bound;  // one-sided upper bound at the confidence
+  // What the time and metric intervals rest on (uncertainty::IntervalBasis):
+  // in-sample residuals at a measured configuration, or too few held-out ones
+  // for the confidence, promise no coverage, and the output says so.
+  std::optional<uncertainty::IntervalBasis> time_basis, metric_basis;
   // Folds the conformal residuals were drawn from: the folds asked for, or
   // fewer when there are fewer configurations to hold out (time: of all the
   // samples; metric: of those with a metric).

@@ -103,6 +103,7 @@ void print_predictions(std::ostream& out, const PlanArgs& a, const app::PlanOutc
   out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.deadline);
   out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, comparison(o.direction), a.target);
   out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
+  if (!o.confidence_caveat.empty()) out << "  note: " << o.confidence_caveat << "\n";
   if (const auto& m = o.confidence_margin) {
     // The price of the confidence: epochs the point prediction does not need.
     const bool one = m->extra_epochs == 1;

@@ -38,10 +38,22 @@ struct PredictArgs {
   std::string hardware;  // --hardware: catalog name or hardware file; empty: the default prior
 };
 
-std::string interval_text(const std::optional<models::Interval>& iv, int folds, const char* unit) {
+std::string interval_text(const std::optional<models::Interval>& iv, int folds, const char* unit,
+                          const std::optional<uncertainty::IntervalBasis>& basis) {
   if (!iv) return "no interval (too few configurations to hold out)";
-  return fmt::format("[{:.4g}, {:.4g}]{} at {:g}% ({}-fold conformal)", iv->lo, iv->hi, unit, 100 * iv->coverage,
-                     folds);
+  std::string out = fmt::format("[{:.4g}, {:.4g}]{} at {:g}% ({}-fold conformal)", iv->lo, iv->hi, unit,
+                                100 * iv->coverage, folds);
+  // A width read off residuals that cannot carry the coverage is still
+  // printed (it is the best the samples give), but not as a promise.
+  if (basis && basis->in_sample)
+    out += fmt::format(" -- in-sample at a measured configuration (the model's {} misses there): no coverage "
+                       "promised",
+                       basis->residuals);
+  else if (basis && !basis->enough)
+    out += fmt::format(" -- only {} held-out residuals, too few to promise {:g}% (at most {:.0f}%): the largest "
+                       "was used",
+                       basis->residuals, 100 * iv->coverage, 100.0 * double(basis->residuals) / double(basis->residuals + 1));
+  return out;
 }
 
 // What the samples measured at this configuration, against the intervals: a
@@ -132,11 +144,11 @@ void run_predict(const PredictArgs& a) {
     std::cout << fmt::format("  note: the global batch {:g} is larger than the data set ({} examples): no epoch holds "
                              "one step of it\n",
                              a.batch * a.workers, *p.dataset_size);
-  std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, p.time_folds, " s"));
+  std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, p.time_folds, " s", p.time_basis));
   if (want_metric) {
     std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", epochs, mname,
                              p.direction == MetricDirection::kMax ? "higher" : "lower", m,
-                             interval_text(miv, p.metric_folds, ""));
+                             interval_text(miv, p.metric_folds, "", p.metric_basis));
     const bool up = p.direction == MetricDirection::kMax;
     if (miv && p.best_sampled_metric && (up ? miv->lo : miv->hi) == *p.best_sampled_metric &&
         m != *p.best_sampled_metric)

@@ -103,6 +103,12 @@ std::optional<models::Interval> ConformalTimeModel::predict_interval(double batc
   return iv;
 }
 
+IntervalBasis ConformalTimeModel::interval_basis(double batch, int workers, int nodes, double coverage) const {
+  const bool at_measured = measured(batch, workers, nodes);
+  const ConformalResiduals& r = at_measured ? res_in_ : res_;
+  return {r.size(), at_measured, !r.too_few(coverage)};
+}
+
 std::optional<double> ConformalTimeModel::predict_bound(double batch, int workers, int nodes, double coverage,
                                                         models::BoundSide side) const {
   const bool at_measured = measured(batch, workers, nodes);
@@ -182,6 +188,16 @@ std::optional<models::Interval> ConformalMetricModel::predict_interval(double ba
   iv.lo = std::clamp(iv.lo, range_.lo, range_.hi);
   iv.hi = std::clamp(iv.hi, range_.lo, range_.hi);
   return iv;
+}
+
+IntervalBasis ConformalMetricModel::interval_basis(double batch, int workers, double epochs, double coverage) const {
+  const double y = predict(batch, workers, epochs);
+  const ConformalResiduals* r = nullptr;
+  if (between_.scale(runs_, *model_, y, batch, workers, epochs))
+    r = &between_.scaled();
+  else
+    r = &config_.at(metric_bin_key(*model_, y, batch, workers, epochs, p_.taxonomy));
+  return {r->size(), false, !r->too_few(coverage)};
 }
 
 double ConformalMetricModel::held(double v) const {

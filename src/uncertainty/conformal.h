@@ -65,6 +65,8 @@ class ConformalTimeModel : public models::TimeModel {
   // In-sample relative residuals, used at measured configurations.
   const ConformalResiduals& in_sample_residuals() const { return res_in_; }
   bool measured(double batch, int workers, int nodes) const;
+  // What predict_interval and predict_bound at this point rest on.
+  IntervalBasis interval_basis(double batch, int workers, int nodes, double coverage) const;
 
  private:
   TimeFactory make_;
@@ -107,6 +109,10 @@ class ConformalMetricModel : public models::MetricModel {
   const std::vector<std::string>& notes() const { return notes_; }
   // The range the intervals and bounds are clipped to (after fit()).
   const MetricRange& metric_range() const { return range_; }
+  // What predict_interval at this point rests on: the residuals of the rule
+  // that sets its width (the between-samples rule where it applies, else the
+  // configuration rule's bin); the run-gap and beyond rules only widen it.
+  IntervalBasis interval_basis(double batch, int workers, double epochs, double coverage) const;
 
  private:
   // The side of an interval or bound that plans read: lower for a metric to maximise.

@@ -40,6 +40,18 @@ class ConformalResiduals {
   std::vector<double> abs_, shortfall_, excess_;  // each sorted ascending
 };
 
+// What an interval at one point rests on: how many residuals, whether they
+// are out-of-fold (configurations held out) or in-sample (at a measured
+// configuration, where no finite-sample guarantee holds), and whether they
+// are enough for the coverage asked ((n+1) c <= n; else the largest is used).
+struct IntervalBasis {
+  size_t residuals = 0;
+  bool in_sample = false;
+  bool enough = true;
+  // True when split conformal promises the coverage: out-of-fold and enough.
+  bool coverage_promised() const { return !in_sample && enough; }
+};
+
 // The rank a caller reads from a set of residuals: a two-sided quantile or a
 // one-sided bound at its coverage.
 using ResidualRank = std::function<std::optional<double>(const ConformalResiduals&)>;

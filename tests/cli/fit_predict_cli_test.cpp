@@ -285,6 +285,37 @@ TEST(PredictCli, TextNamesTheIntervalMethod) {
   }
 }
 
+TEST(PredictCli, SaysWhenTheIntervalCannotPromiseItsCoverage) {
+  // Three configurations: three held-out residuals cannot give 90% ((3+1) x 0.9 > 3), and at a
+  // measured configuration the interval rests on in-sample misses. Both are said, not hidden.
+  auto d = tptest::temp_dir("fewconfigs");
+  const std::string samples = tptest::write_file(d / "three.csv",
+                                                 "# trainplan: metric=max dataset_size=12000\n"
+                                                 "batch,workers,epochs,epoch_time_s,metric,nodes\n"
+                                                 "256,1,1,0.917,0.59,1\n"
+                                                 "16,1,1,1.150,0.95,1\n"
+                                                 "256,4,1,0.281,0.15,1\n");
+  const std::string base = "predict --samples " + samples + " --time-model per-batch-extrapolation ";
+  auto away = tptest::run_cli(base + "--batch 64 --workers 2 --json");
+  ASSERT_EQ(away.exit_code, 0) << away.err;
+  auto j = nlohmann::json::parse(away.out)["epoch_time_s"]["interval"]["basis"];
+  EXPECT_EQ(j["residuals"], 3);
+  EXPECT_EQ(j["from"], "out-of-fold");
+  EXPECT_FALSE(j["coverage_promised"].get<bool>());
+  auto text = tptest::run_cli(base + "--batch 64 --workers 2");
+  EXPECT_NE(text.out.find("too few to promise 90% (at most 75%)"), std::string::npos) << text.out;
+  auto at = tptest::run_cli(base + "--batch 16 --workers 1 --json");
+  ASSERT_EQ(at.exit_code, 0) << at.err;
+  auto k = nlohmann::json::parse(at.out)["epoch_time_s"]["interval"]["basis"];
+  EXPECT_EQ(k["from"], "in-sample");
+  EXPECT_FALSE(k["coverage_promised"].get<bool>());
+  // Sixteen configurations at a modest coverage, away from them: promised.
+  auto many = tptest::run_cli("predict --samples " + fixture(true) +
+                              " --batch 48 --workers 3 --time-model isotonic-mi --confidence 0.5 --json");
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_TRUE(nlohmann::json::parse(many.out)["epoch_time_s"]["interval"]["basis"]["coverage_promised"].get<bool>());
+}
+
 TEST(PredictCli, BadArgumentsExit2) {
   std::string s = fixture(true);
   EXPECT_EQ(tptest::run_cli("predict --samples " + s + " --batch 64 --workers 0 --model isotonic-mi").exit_code, 2);

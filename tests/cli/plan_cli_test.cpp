@@ -280,6 +280,21 @@ TEST(PlanCli, ConfidenceImpliesConformalIntervals) {
   EXPECT_NE(a["alternatives"], p["alternatives"]);
 }
 
+// Nine configurations give nine held-out epoch-time residuals: enough for
+// 90% ((9+1) x 0.9 = 9), too few for 95%, which the plan then says.
+TEST(PlanCli, AConfidenceTheResidualsCannotCarryIsSaid) {
+  const std::string base = "plan --samples " + samples_file(true, 0.02) +
+                           " --target 0.7 --deadline 100000 --max-workers 4 --model isotonic-mi --json --confidence ";
+  auto ok = tptest::run_cli(base + "0.9");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_FALSE(nlohmann::json::parse(ok.out).contains("confidence_caveat")) << ok.out;
+  auto short_of = tptest::run_cli(base + "0.95");
+  ASSERT_EQ(short_of.exit_code, 0) << short_of.err;
+  const std::string caveat = nlohmann::json::parse(short_of.out).value("confidence_caveat", "");
+  EXPECT_NE(caveat.find("the epoch time's 9 held-out residuals"), std::string::npos) << caveat;
+  EXPECT_NE(caveat.find("too few to promise 95%"), std::string::npos) << caveat;
+}
+
 // With a confidence and fixed epochs, `plan` says how many of the chosen
 // epochs are margin: the point prediction meets the target sooner.
 TEST(PlanCli, ConfidenceMarginNamesTheEpochsThePointPredictionDoesNotNeed) {
