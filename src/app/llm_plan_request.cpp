@@ -37,7 +37,7 @@ LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const struc
 
 std::optional<uncertainty::LlmInterval> LlmPlanOutcome::train_time_interval(const plan::LlmCandidate& c) const {
   if (!calibration || interval <= 0) return std::nullopt;
-  return uncertainty::conformal_interval(c.train_s, calibration->cv.time_errors, interval);
+  return uncertainty::conformal_interval(c.train_s, calibration->cv.time_errors_by_configuration, interval);
 }
 
 ModelFlopUtilisation model_flop_utilisation(const LlmPlanOutcome& o, const plan::LlmCandidate& c) {
@@ -106,7 +106,7 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
   }
   j["notes"] = r.notes;
   if (o.calibration) j["calibration"] = to_json(*o.calibration);
-  if (o.calibration && !o.calibration->cv.time_errors.empty() && o.interval > 0) j["interval_coverage"] = o.interval;
+  if (o.calibration && !o.calibration->cv.time_errors_by_configuration.empty() && o.interval > 0) j["interval_coverage"] = o.interval;
   return j;
 }
 

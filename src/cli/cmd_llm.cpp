@@ -157,8 +157,8 @@ void run_predict(const PredictArgs& a) {
                                   measured_rows == 1 ? "" : "s", in_rows ? "" : " (named above)"));
     throw InputError(in_rows ? a.configs : a.calibrate, 0, "", fmt::format("{}", fmt::join(parts, "; ")));
   };
-  const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors.empty();
-  const bool memory_interval = a.interval > 0 && cal && !cal->cv.memory_errors.empty();
+  const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors_by_configuration.empty();
+  const bool memory_interval = a.interval > 0 && cal && !cal->cv.memory_errors_by_configuration.empty();
   std::vector<std::string> columns = {"iteration_time_s", "memory_gib"};
   if (time_interval) columns.insert(columns.end(), {"iteration_time_lo_s", "iteration_time_hi_s"});
   if (memory_interval) columns.insert(columns.end(), {"memory_gib_lo", "memory_gib_hi"});
@@ -174,13 +174,13 @@ void run_predict(const PredictArgs& a) {
     j.update(llm_time_json(t, hw.gpu.dense_peak_tflops(r.layout.precision)));
     j.update(memory_json(m));
     if (time_interval) {
-      auto iv = *uncertainty::conformal_interval(t.iteration, cal->cv.time_errors, a.interval);
+      auto iv = *uncertainty::conformal_interval(t.iteration, cal->cv.time_errors_by_configuration, a.interval);
       values.back().insert(values.back().end(), {iv.lo, iv.hi});
       j["iteration_time_interval_s"] = {iv.lo, iv.hi};
       short_of_coverage |= iv.short_of_coverage;
     }
     if (memory_interval) {
-      auto iv = *uncertainty::conformal_interval(m.total() / kGiB, cal->cv.memory_errors, a.interval);
+      auto iv = *uncertainty::conformal_interval(m.total() / kGiB, cal->cv.memory_errors_by_configuration, a.interval);
       values.back().insert(values.back().end(), {iv.lo, iv.hi});
       j["memory_gib_interval"] = {iv.lo, iv.hi};
       short_of_coverage |= iv.short_of_coverage;
@@ -207,8 +207,8 @@ void run_predict(const PredictArgs& a) {
       a.interval <= 0 ? ""
       : !time_interval
           ? "no intervals: the calibration has fewer than two configurations to cross-validate"
-          : fmt::format("{:.0f}% intervals from the {} cross-validated errors{}", 100 * a.interval,
-                        cal->cv.time_errors.size(),
+          : fmt::format("{:.0f}% intervals from the cross-validated errors of {} configurations{}", 100 * a.interval,
+                        cal->cv.time_errors_by_configuration.size(),
                         short_of_coverage ? " (too few measurements to promise that coverage: the widest error used)" : "");
   if (a.json) {
     nlohmann::json out = {{"configs", a.configs}, {"model", params_json(tm, mm)}, {"rows", rows}};
@@ -400,7 +400,7 @@ nlohmann::json summary_json(const scoring::LlmErrorSummary& s) {
                     {"relative_error", r.relative_error()}});
   nlohmann::json j = {{"rows", rows}, {"mean_abs_relative_error", s.mean_abs}, {"max_abs_relative_error", s.max_abs}};
   if (s.interval_coverage > 0)
-    j["intervals"] = {{"coverage", s.interval_coverage}, {"covered", s.interval_covered},
+    j["intervals"] = {{"coverage", s.interval_coverage}, {"covered", s.interval_covered}, {"rows", s.interval_rows},
                       {"mean_half_width", s.interval_mean_half_width}};
   return j;
 }
@@ -570,11 +570,11 @@ void report_published_runs(const std::string& path, const io::PublishedScaleRuns
       text += fmt::format("  calibrated on {} drawn runs, the others predicted ({} draws): mean |error| {:.2f}%, worst "
                           "{:.2f}% ({} predictions)\n",
                           kCalibrationRuns, kDraws, 100 * k5.mean_abs, 100 * k5.max_abs, k5.rows.size());
-    if (!k5.rows.empty() && k5.interval_coverage > 0)
+    if (k5.interval_rows > 0 && k5.interval_coverage > 0)
       text += fmt::format("    their {:.0f}% intervals (llm predict --interval, from the 5 runs' leave-one-out errors) "
                           "hold {} of {} ({:.0f}%), mean half-width {:.1f}%\n",
-                          100 * k5.interval_coverage, k5.interval_covered, k5.rows.size(),
-                          100.0 * k5.interval_covered / double(k5.rows.size()), 100 * k5.interval_mean_half_width);
+                          100 * k5.interval_coverage, k5.interval_covered, k5.interval_rows,
+                          100.0 * k5.interval_covered / double(k5.interval_rows), 100 * k5.interval_mean_half_width);
   }
   std::cout << (a.json ? js.dump(2) + "\n" : text);
 }

@@ -79,13 +79,14 @@ LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIt
       const auto& held = runs[order[j]];
       const double predicted = m.predict(held.run.spec, held.run.layout).iteration;
       s.rows.push_back({held.run.model, layout_label(held.run.layout), held.seconds, predicted});
-      if (auto iv = uncertainty::conformal_interval(predicted, cv.time_errors, coverage); iv && coverage > 0) {
+      if (auto iv = uncertainty::conformal_interval(predicted, cv.time_errors_by_configuration, coverage); iv && coverage > 0) {
         s.interval_covered += held.seconds >= iv->lo && held.seconds <= iv->hi;
         s.interval_mean_half_width += iv->half_width;
+        ++s.interval_rows;
       }
     }
   }
-  if (coverage > 0 && !s.rows.empty()) s.interval_mean_half_width /= double(s.rows.size());
+  if (s.interval_rows > 0) s.interval_mean_half_width /= double(s.interval_rows);
   summarise(s);
   return s;
 }

@@ -30,6 +30,7 @@ struct LlmErrorSummary {
   // errors), how many of the rows they hold, and their mean relative half-width.
   double interval_coverage = 0;
   int interval_covered = 0;
+  int interval_rows = 0;  // rows that got an interval (the calibration cross-validated)
   double interval_mean_half_width = 0;
 };
 

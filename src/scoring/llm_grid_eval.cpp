@@ -102,12 +102,12 @@ GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, cons
           time_candidates.size() > 1 ? uncertainty::select_by_cross_validation(others, hw, time_candidates) : 0;
       const auto cv = uncertainty::cross_validate_llm(others, models::LlmTimeModel(hw, time_candidates[chosen]),
                                                        models::LlmMemoryModel(memory_base));
-      if (auto iv = uncertainty::conformal_interval(p.time_calibrated, cv.time_errors, coverage)) {
+      if (auto iv = uncertainty::conformal_interval(p.time_calibrated, cv.time_errors_by_configuration, coverage)) {
         e.time_covered += *x.iteration_time_s >= iv->lo && *x.iteration_time_s <= iv->hi;
         e.time_mean_half_width += iv->half_width / n;
       }
       if (x.memory_gib)
-        if (auto iv = uncertainty::conformal_interval(p.memory_calibrated, cv.memory_errors, coverage)) {
+        if (auto iv = uncertainty::conformal_interval(p.memory_calibrated, cv.memory_errors_by_configuration, coverage)) {
           e.memory_covered += *x.memory_gib * kGiB >= iv->lo && *x.memory_gib * kGiB <= iv->hi;
           e.memory_mean_half_width += iv->half_width;
         }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 namespace trainplan::uncertainty {
 
@@ -24,15 +25,34 @@ double mean_abs(const std::vector<double>& errors) {
 // Each row's fold: configurations numbered in order of first appearance,
 // one fold each up to kMaxFolds, else round-robin. 0 folds with fewer than
 // two configurations.
-std::vector<int> assign_folds(const io::LlmConfigTable& measured, int& folds) {
+std::vector<int> assign_folds(const io::LlmConfigTable& measured, int& folds, std::vector<int>& config) {
   std::map<std::string, int> index;
-  std::vector<int> config(measured.rows.size());
+  config.assign(measured.rows.size(), 0);
   for (size_t i = 0; i < measured.rows.size(); ++i)
     config[i] = index.try_emplace(io::configuration_key(measured.rows[i]), int(index.size())).first->second;
   const int n = int(index.size());
   folds = n < 2 ? 0 : std::min(n, kMaxFolds);
-  for (int& c : config) c = folds > 0 ? c % folds : 0;
-  return config;
+  std::vector<int> fold(config);
+  for (int& c : fold) c = folds > 0 ? c % folds : 0;
+  return fold;
+}
+
+// One error per configuration from per-row ones: the mean of its rows'
+// measured values over the (shared) prediction, minus 1. Rows without an
+// error are skipped.
+std::vector<double> by_configuration(const std::vector<int>& config, const std::vector<std::optional<double>>& measured,
+                                     const std::vector<std::optional<double>>& predicted) {
+  std::map<int, std::pair<double, int>> sum;  // configuration -> (sum of measured, rows)
+  std::map<int, double> pred;
+  for (size_t i = 0; i < config.size(); ++i) {
+    if (!measured[i] || !predicted[i]) continue;
+    auto& s = sum[config[i]];
+    s.first += *measured[i], ++s.second;
+    pred[config[i]] = *predicted[i];
+  }
+  std::vector<double> out;
+  for (const auto& [c, s] : sum) out.push_back(s.first / s.second / pred[c] - 1);
+  return out;
 }
 
 }  // namespace
@@ -41,10 +61,13 @@ LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const 
                                       const models::LlmMemoryModel& memory0) {
   LlmCrossValidation cv;
   if (measured.rows.empty()) return cv;
-  const std::vector<int> fold = assign_folds(measured, cv.folds);
+  std::vector<int> config;
+  const std::vector<int> fold = assign_folds(measured, cv.folds, config);
   if (cv.folds == 0) return cv;
   std::vector<double> time_err(measured.rows.size(), 0);
   std::vector<std::optional<double>> memory_err(measured.rows.size());
+  std::vector<std::optional<double>> time_meas(measured.rows.size()), time_pred(measured.rows.size());
+  std::vector<std::optional<double>> memory_meas(measured.rows.size()), memory_pred(measured.rows.size());
   for (int f = 0; f < cv.folds; ++f) {
     std::vector<models::LlmTimeSample> ts;
     std::vector<models::LlmMemorySample> ms;
@@ -61,14 +84,20 @@ LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const 
     for (size_t i = 0; i < measured.rows.size(); ++i) {
       if (fold[i] != f) continue;
       const auto& r = measured.rows[i];
-      time_err[i] = *r.iteration_time_s / time.predict(r.spec, r.layout).iteration - 1;
+      time_meas[i] = *r.iteration_time_s, time_pred[i] = time.predict(r.spec, r.layout).iteration;
+      time_err[i] = *time_meas[i] / *time_pred[i] - 1;
       // A memory error only where the other folds measured memory too.
-      if (r.memory_gib && !ms.empty()) memory_err[i] = *r.memory_gib * kGiB / memory.predict(r.spec, r.layout).total() - 1;
+      if (r.memory_gib && !ms.empty()) {
+        memory_meas[i] = *r.memory_gib * kGiB, memory_pred[i] = memory.predict(r.spec, r.layout).total();
+        memory_err[i] = *memory_meas[i] / *memory_pred[i] - 1;
+      }
     }
   }
   cv.time_errors = time_err;
   for (const auto& e : memory_err)
     if (e) cv.memory_errors.push_back(*e);
+  cv.time_errors_by_configuration = by_configuration(config, time_meas, time_pred);
+  cv.memory_errors_by_configuration = by_configuration(config, memory_meas, memory_pred);
   cv.time_mean_abs_relative_error = mean_abs(cv.time_errors);
   cv.memory_mean_abs_relative_error = mean_abs(cv.memory_errors);
   return cv;

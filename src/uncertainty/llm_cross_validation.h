@@ -21,6 +21,12 @@ struct LlmCrossValidation {
   int folds = 0;                      // 0: fewer than two configurations, no cross-validation
   std::vector<double> time_errors;    // one per measured row
   std::vector<double> memory_errors;  // one per row with memory_gib (empty with fewer than two such configurations)
+  // One error per configuration, its repeats' mean measured against the
+  // prediction: what intervals are read from, as configurations (not rows)
+  // are what is exchangeable; ten repeats of two configurations are two
+  // scores, not twenty.
+  std::vector<double> time_errors_by_configuration;
+  std::vector<double> memory_errors_by_configuration;
   double time_mean_abs_relative_error = -1;    // mean |predicted / measured - 1|; -1 without folds
   double memory_mean_abs_relative_error = -1;  // -1 without memory folds
 };

@@ -62,6 +62,10 @@ TEST(LlmCrossValidation, ARowTheOthersCannotExplainShowsItsError) {
   EXPECT_NEAR(cv.time_errors.back(), 0.3, 0.05);
   // The others, each predicted by a fit that the slow pair pulls, less so.
   for (size_t i = 1; i + 1 < cv.time_errors.size(); ++i) EXPECT_LT(std::abs(cv.time_errors[i]), 0.2) << i;
+  // Intervals read one error per configuration: the repeated pair is one score, at its mean.
+  ASSERT_EQ(cv.time_errors_by_configuration.size(), 7u);
+  EXPECT_NEAR(cv.time_errors_by_configuration.front(), (cv.time_errors.front() + cv.time_errors.back()) / 2, 1e-12);
+  EXPECT_EQ(cv.memory_errors_by_configuration.size(), 7u);
   // One configuration is not enough to cross-validate.
   io::LlmConfigTable one;
   one.rows = {measured.rows.front(), measured.rows.back()};
