@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "core/error.h"
 #include "io/llm_config_csv.h"
 #include "io/output_path.h"
+#include "profile/interrupt.h"
 #include "profile/layout_trial.h"
 #include "profile/process_group.h"
 #include "profile/progress.h"
@@ -98,12 +100,22 @@ void run_llm_profile(const ProfileArgs& a) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return "; about " + profile::format_duration(elapsed / double(run) * double(n - run)) + " left";
   };
+  // Ctrl-C (or SIGTERM) kills the running configuration's process group, as
+  // `trainplan profile` does, and keeps the rows measured so far in --out.
+  const std::atomic<bool>& stop = profile::install_interrupt_handler();
   for (size_t i = 0; i < n; ++i) {
     const auto& row = grid.rows[i];
     profile::LayoutKey key{row.layout.tp, row.layout.pp, row.layout.dp, row.layout.micro_batch,
                            row.layout.global_batch, shape_values(row)};
     auto r = profile::run_layout_trial(tmpl, key, launch, a.timeout_s,
-                                       a.statistic == "p10" ? "iteration_time_p10_s" : "iteration_time_s");
+                                       a.statistic == "p10" ? "iteration_time_p10_s" : "iteration_time_s", &stop);
+    if (stop.load()) {
+      write();
+      const size_t measured = size_t(std::count(done.begin(), done.end(), true));
+      std::cerr << fmt::format("interrupted: {}:{} ({}) was killed; {} of {} configurations measured are in {}\n",
+                               a.grid, row.line, profile::to_string(key), measured, n, a.out);
+      std::exit(130);
+    }
     if (!r.timing) {
       ++failed;
       std::cerr << fmt::format("{}:{}: {} failed: {}\n  command: {}\n", a.grid, row.line, profile::to_string(key),
@@ -147,7 +159,7 @@ void setup(CLI::App& root) {
                                            "by running a command template");
   p->footer(
       "The command's rank 0 prints {\"event\":\"iteration_timing\",\"iteration_time_s\":T,\"peak_memory_bytes\":M} "
-      "on stdout.\nPlaceholders: {tp} {pp} {dp} {micro_batch} {global_batch} {workers} (= tp*pp*dp) {rank} "
+      "on stdout. Ctrl-C kills the running configuration and keeps the rows measured (exit 130).\nPlaceholders: {tp} {pp} {dp} {micro_batch} {global_batch} {workers} (= tp*pp*dp) {rank} "
       "{master_port} {master_addr} {nodes}, and the row's {hidden} {heads} {layers} {seq} {vocab} {ffn_hidden} "
       "{kv_groups} {virtual_stages} {recompute} {precision} {sequence_parallel} {distributed_optimizer} "
       "{flash_attention} {dropout} {fp32_residual}.\n\nExample (the built-in CPU GPT trainer):\n"

@@ -42,10 +42,11 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, 
 }
 
 LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
-                                   double timeout_s, const std::string& field) {
+                                   double timeout_s, const std::string& field, const std::atomic<bool>* cancel) {
   LaunchPlan plan = plan_layout_launch(tmpl, key, s, free_loopback_port());
   ProcessGroupOptions po;
   po.timeout_s = timeout_s;
+  po.cancel = cancel;
   if (s.kind == LauncherKind::kLocal && tmpl.per_rank()) po.cpus = pin_plan(key.workers(), 1);
   po.stdout_json_lines_only = true;
   ProcessGroupResult r = run_process_group(plan.commands, po);

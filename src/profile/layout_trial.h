@@ -13,6 +13,7 @@
 // a machine shared with other work, interference only adds time, so a low
 // quantile of the iterations is closer to the configuration's own cost.
 #pragma once
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -52,7 +53,10 @@ struct LayoutTrialResult {
 // at most timeout_s (0: no limit). The ranks are pinned to disjoint CPUs when
 // they fit (process_group.h), as `trainplan profile` does; a pinned rank's
 // communication helpers may still use the others (TRAINPLAN_HELPER_CPUS).
+// `cancel` (may be null), once true, kills the trial's process group
+// (error "cancelled").
 LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
-                                   double timeout_s, const std::string& field = "iteration_time_s");
+                                   double timeout_s, const std::string& field = "iteration_time_s",
+                                   const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace trainplan::profile

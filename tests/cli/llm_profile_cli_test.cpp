@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <chrono>
+#include <thread>
 #include <iterator>
 
 #include <nlohmann/json.hpp>
@@ -172,6 +177,52 @@ TEST(LlmProfileCli, AFailingRowIsNamedAndLeftOut) {
 // Ranks that outnumber the CPUs share them: the run warns before it starts,
 // naming the rows, and marks each such trial. The CLI inherits the test
 // thread's mask, pinned here to one CPU, so two ranks oversubscribe.
+// Ctrl-C during a configuration kills its whole process group (a child the
+// command started too), says which row it stopped at, keeps the rows
+// measured, and exits 130, as `trainplan profile` does.
+TEST(LlmProfileCli, CtrlCKillsTheRunningConfigurationAndKeepsTheRest) {
+  auto d = tptest::temp_dir("llm_profile_int");
+  const std::string marker = (d / "started").string(), child = (d / "child.pid").string();
+  auto script = tptest::write_file(d / "slow.sh",
+                                   "#!/bin/sh\n"
+                                   "if [ \"$1\" = 1 ]; then sleep 300 & echo $! > " + child + "; touch " + marker +
+                                       "; sleep 300; fi\n"
+                                   "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":0.%s}\\n' \"$1\"\n");
+  auto grid = tptest::write_file(d / "grid.csv", kGrid);
+  const std::string out = (d / "meas.csv").string(), err = (d / "err").string();
+  const std::string args = "llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch}'";
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string c = "exec " + std::string(TRAINPLAN_CLI_PATH) + " " + args + " >/dev/null 2>" + err;
+    execl("/bin/sh", "sh", "-c", c.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 600 && !std::filesystem::exists(marker); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(std::filesystem::exists(marker));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string e = tptest::read_file(err);
+  EXPECT_NE(e.find("interrupted: " + grid + ":3"), std::string::npos) << e;  // the row with micro-batch 1
+  EXPECT_NE(e.find("1 of 3 configurations measured"), std::string::npos) << e;
+  // The row measured before is kept.
+  EXPECT_NE(tptest::read_file(out).find(",0.2"), std::string::npos) << tptest::read_file(out);
+  // The command's own child went with its group: gone, or a zombie left to init.
+  const pid_t orphan = std::stoi(tptest::read_file(child));
+  bool alive = true;
+  for (int i = 0; i < 100 && alive; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(orphan) + "/stat");
+    std::string line;
+    alive = std::getline(stat, line) && line.find(") Z ") == std::string::npos;
+    if (alive) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(alive) << "pid " << orphan << " outlived the interrupted profile";
+  if (alive) kill(orphan, SIGKILL);
+}
+
 TEST(LlmProfileCli, RowsWithMoreRanksThanCpusAreCalledOversubscribed) {
   auto d = tptest::temp_dir("llm_profile_cli");
   auto grid = tptest::write_file(d / "grid.csv",
