@@ -155,8 +155,9 @@ std::string format_samples_csv(const SampleSet& set) {
     for (const auto& s : v) {
       out += fmt::format("{:.10g},{},{:.10g},{:.10g},{}", s.batch, s.workers, s.epochs, s.epoch_time_s, opt(s.metric));
       if (any_nodes) out += fmt::format(",{}", s.nodes > 0 ? std::to_string(s.nodes) : "");
-      if (any_model) out += "," + s.model;
-      if (any_hw) out += "," + s.hardware;
+      // Names are the user's (--name, a CPU's model string): quoted when they hold a comma or a quote.
+      if (any_model) out += "," + csv_field(s.model);
+      if (any_hw) out += "," + csv_field(s.hardware);
       if (any_grad) out += "," + opt(s.grad_sqr) + "," + opt(s.grad_var);
       if (any_spread) out += "," + opt(s.time_spread);
       if (any_curve) out += std::string(",") + kind;

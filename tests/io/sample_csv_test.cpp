@@ -60,6 +60,17 @@ TEST(SampleCsv, RoundTrips) {
   EXPECT_FALSE(back.samples[1].metric);
 }
 
+TEST(SampleCsv, NamesWithCommasAndQuotesRoundTrip) {
+  // A --name (or a CPU's model string) with a comma wrote a row of one field too many.
+  auto s = io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n8,1,1,0.5,0.6\n", "s.csv");
+  s.samples[0].model = "my,model \"x\"";
+  s.samples[0].hardware = "AMD EPYC, 2 cores";
+  auto back = io::parse_samples_csv(io::format_samples_csv(s), "t.csv");
+  ASSERT_EQ(back.samples.size(), 1u);
+  EXPECT_EQ(back.samples[0].model, "my,model \"x\"");
+  EXPECT_EQ(back.samples[0].hardware, "AMD EPYC, 2 cores");
+}
+
 TEST(SampleCsv, CurvePointsAreReadApartFromTrialsAndRoundTrip) {
   auto s = io::parse_samples_csv(
       "batch,workers,epochs,epoch_time_s,metric,source\n"
