@@ -108,7 +108,7 @@ void list_models(bool json) {
     }
     const double b = z.total_params() / 1e9;
     std::cout << fmt::format("{:<16} {:>9} {:>6} {:>6} {:>5} {:>4} {:>6} {:>6} {:>7}  {}\n", z.name,
-                             b < 10 ? fmt::format("{:.3g}B", b) : fmt::format("{:.0f}B", b), z.layers, z.hidden, z.heads, z.kv(), z.ffn(), z.seq, z.vocab,
+                             fmt::format("{:.4g}B", b), z.layers, z.hidden, z.heads, z.kv(), z.ffn(), z.seq, z.vocab,
                              z.source);
   }
   if (json) std::cout << nlohmann::json{{"models", out}}.dump(2) << "\n";

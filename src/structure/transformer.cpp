@@ -99,7 +99,8 @@ std::vector<TransformerSpec> build_zoo() {
       llama("llama3-70b", 80, 8192, 64, 8, 28672, 8192, 128256, "Meta Llama 3 model card and params.json (2024)"),
       llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 8192, 128256,
             "Llama Team 2024 (arXiv 2407.21783), Table 3: 126 layers, model dimension 16,384, FFN 53,248, 128 heads, "
-            "8 key/value heads, vocabulary 128,000 (128,256 with the special tokens, as params.json)"),
+            "8 key/value heads, vocabulary 128,000 (128,256 with the special tokens, as params.json); sequence 8,192, the "
+            "main pre-training stage's (params.json's max_seq_len is 131,072, reached in a later stage)"),
   };
   // Llama 3's rotary base is 500,000 (params.json rope_theta; the paper's
   // Table 3); 3.1 also scales the frequencies for long contexts (params.json
