@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "core/cancel.h"
+#include "models/time_config_key.h"
 #include "scoring/mre.h"
 
 namespace trainplan::scoring {
@@ -170,6 +171,12 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
     if (extra) train.samples.insert(train.samples.end(), extra->samples.begin(), extra->samples.end());
     SampleSet test = workers_pool ? subset(*workers_pool, workers_test(*workers_pool, {}, rule))
                                   : subset(data, workers_test(data, train_idx, rule));
+    // The trials fitted on are configurations of the same pool: not scored as held out.
+    if (extra) {
+      std::set<models::TimeConfigKey> fitted;
+      for (const auto& x : extra->samples) fitted.insert(models::time_config_key(x));
+      std::erase_if(test.samples, [&](const Sample& x) { return fitted.count(models::time_config_key(x)) > 0; });
+    }
     std::optional<double> out;
     if (test.empty())
       p.not_applicable[column] = fmt::format("no sample has {}..{} workers to test on", rule.test_min_workers,

@@ -157,6 +157,27 @@ TEST(Evaluate, ScoresEveryNumberAndNotesMissingMetric) {
   EXPECT_TRUE(r.time.notes.empty());  // the time part scored everything
 }
 
+// The multi-node trials the workers split fits on are configurations of the
+// same pool it tests on: a trial's configuration is not scored as held out.
+TEST(Evaluate, TheWorkersSplitDoesNotScoreTheTrialsItFittedOn) {
+  const auto& entry = models::ModelRegistry::instance().get("isotonic-mi");
+  SampleSet single;
+  for (const auto& x : grid(false).samples)
+    if (x.nodes == 1) single.samples.push_back(x);
+  SampleSet trials, pool;
+  trials.samples = {make(32, 8, 2, 5, 1000.0 / 256 + 1), make(64, 16, 4, 5, 1000.0 / 1024 + 1)};
+  pool.samples = trials.samples;  // the pool holds only the trials' configurations
+  EvalData d{"grid", single, pool};
+  d.multi_node_trials = trials;
+  auto only_trials = evaluate_model(entry, d, {});
+  EXPECT_FALSE(only_trials.time.workers_mre);
+  EXPECT_EQ(only_trials.time.not_applicable.count("x-workers"), 1u);
+  // One configuration more in the pool, not a trial: scored, alone.
+  d.workers_pool->samples.push_back(make(16, 12, 3, 5, 1000.0 / 192 + 1));
+  auto one_more = evaluate_model(entry, d, {});
+  EXPECT_TRUE(one_more.time.workers_mre);
+}
+
 TEST(Evaluate, KeepsEveryOutOfFoldPredictionWhoseMreIsTheCvMre) {
   const auto& entry = models::ModelRegistry::instance().get("isotonic-mi");
   EvalData d{"grid", grid(true), std::nullopt};
