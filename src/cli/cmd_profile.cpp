@@ -152,7 +152,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     if (grid.workers.size() > 1 && !t->uses("workers") && !t->uses("dp") && !t->uses("nodes"))
       throw InputError("", 0, which,
                        fmt::format("the grid has {} worker counts, but the command never receives {{workers}} (or "
-                                   "{{nodes}}): every trial would run the same number of ranks",
+                                   "{{dp}} or {{nodes}}): every trial would run the same number of ranks",
                                    grid.workers.size()));
   }
   opts.launch.kind = parse_launcher(a.launcher);
@@ -194,7 +194,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                             fmt::format("b in {{{}}} x r in {{{}}} x e in {{{}}}", fmt::join(grid.batches, ","),
                                         fmt::join(grid.workers, ","), fmt::join(grid.epochs, ",")),
                             a.store, opts.budget_s ? ", budget " + format_duration(*opts.budget_s) : ""));
-  progress.note(fmt::format("follow the running trial: trainplan watch --store {} --target METRIC", a.store));
+  progress.note(fmt::format("follow the running trial: trainplan watch --store {} --target METRIC", shell_word(a.store)));
   // The built-in trainer's runs fork from one loaded trainer (no libtorch load per launch).
   std::optional<TrainerForkServer> forks;
   if (!a.workload.empty() && opts.launch.kind == LauncherKind::kLocal) {
@@ -265,7 +265,9 @@ void setup(CLI::App& root) {
       "  {\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":2.5,\"metric\":0.91,\"metric_name\":\"accuracy\"}\n"
       "A template with {rank} is started once per rank (r processes); one without {rank} is started\n"
       "once per trial as a launcher (torchrun, mpirun) that starts the ranks itself.\n"
-      "Placeholders: {batch} {workers} {epochs} {rank} {master_port} {master_addr} {nodes}.\n"
+      "Placeholders: {batch} {workers} {epochs} {rank} {master_port} {master_addr} {nodes}; for a\n"
+      "transformer's layout also {tp} {pp} {dp} {micro_batch} {global_batch} (see `trainplan llm profile`).\n"
+      "Write {{ and }} for literal braces (a JSON line printed by the command itself).\n"
       "A trial that exits non-zero, outlives --trial-timeout or prints no valid JSON is recorded with\n"
       "its reason and stderr tail, and the run goes on. Rerunning the same command resumes: trials\n"
       "already in the store are skipped. Ctrl-C kills the running trial and keeps the finished ones.\n"

@@ -271,6 +271,12 @@ double CsvTable::number(const CsvRow& row, const std::string& name) const {
     const std::string lower = lowercase(s);
     if (lower.find("nan") != std::string::npos || lower.find("inf") != std::string::npos)
       fail(row, name, "value '" + s + "' is not finite (NaN or Inf)");
+    // A number strtod reads whole but only out of range (1e400, or 1e-310 below the normal doubles).
+    char* end = nullptr;
+    errno = 0;
+    std::strtod(s.c_str(), &end);
+    if (end == s.c_str() + s.size() && errno == ERANGE && s.find_first_of("xX") == std::string::npos)
+      fail(row, name, "'" + s + "' is outside the range of the numbers read (about 1e-308 to 1e308)");
     fail(row, name, "'" + s + "' is not a number");
   }
   return *v;

@@ -63,6 +63,10 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
   }
 }
 
+namespace {
+constexpr double kMostEpochSeconds = 1e9;
+}  // namespace
+
 SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
   CsvTable t = CsvTable::parse(text, name);
   SampleSet set;
@@ -79,6 +83,9 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     s.epochs = t.number(row, "epochs");
     if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
     s.epoch_time_s = t.positive(row, "epoch_time_s");
+    // Past this, sums of squares in the fits overflow (1e154 squared), and no epoch lasts 30 years.
+    if (s.epoch_time_s > kMostEpochSeconds)
+      t.fail(row, "epoch_time_s", fmt::format("must be at most {:g} s, got {}", kMostEpochSeconds, t.text(row, "epoch_time_s")));
     s.metric = t.optional_number(row, "metric");
     if (t.has_column("nodes") && !t.text(row, "nodes").empty()) {
       s.nodes = t.positive_int(row, "nodes");

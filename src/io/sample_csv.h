@@ -13,7 +13,7 @@ namespace trainplan::io {
 
 // Reads and validates a sample file. Throws InputError naming file, line and
 // column for: a missing column, a non-number, NaN/Inf, a time, batch or
-// worker count <= 0, negative epochs, an empty file or one with no rows, and
+// worker count <= 0, an epoch time over 1e9 s, negative epochs, an empty file or one with no rows, and
 // duplicate header names.
 SampleSet read_samples_csv(const std::string& path);
 // Same, from text; `name` stands in for the path in messages.

@@ -64,7 +64,9 @@ CommandTemplate::CommandTemplate(std::string text, const std::string& option) : 
     const auto& known = placeholder_names();
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw InputError("", 0, option,
-                       fmt::format("unknown placeholder {{{}}}; known: {{{}}}", name, fmt::join(known, "} {")));
+                       fmt::format("unknown placeholder {{{}}}; known: {{{}}} (write '{{{{' and '}}}}' for literal braces, as "
+                                   "in a JSON line the command prints itself)",
+                                   name, fmt::join(known, "} {")));
     if (!literal.empty()) pieces_.push_back({false, std::move(literal)});
     literal.clear();
     pieces_.push_back({true, name});

@@ -138,6 +138,25 @@ TEST(SampleCsv, RejectsNonPositiveTimeAndBatch) {
 
 // A batch past an int's range, and more nodes than workers, are named
 // where they are rather than failing later in the planner.
+TEST(SampleCsv, RejectsEpochTimesPastABillionSecondsAndSaysWhatIsOutOfRange) {
+  // 1e160 s squared overflowed the fits' sums of squares; no epoch lasts 30 years.
+  try {
+    io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1e160,0.5\n", "s.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 1e+09 s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("s.csv:2"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n8,1,1,9e8,0.5\n", "s.csv"));
+  // A number past the doubles' range is named as such, not as "not a number".
+  try {
+    io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n8,1,1,9e-311,0.5\n", "s.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the range"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SampleCsv, RejectsHugeBatchesAndMoreNodesThanWorkers) {
   expect_error("batch,workers,epochs,epoch_time_s,metric\n1e12,1,1,1,0.5\n", 2, "batch", "at most 1e9");
   expect_error("batch,workers,epochs,epoch_time_s,metric,nodes\n16,4,1,1,0.5,1\n16,4,1,1,0.5,9\n", 3, "nodes",
