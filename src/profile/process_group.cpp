@@ -1,5 +1,6 @@
 #include "profile/process_group.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -11,6 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -285,6 +288,57 @@ class GroupRun {
   double next_tick_ = 1;
 };
 
+// The processes whose parent is this one, from /proc (empty where there is none).
+std::vector<pid_t> child_pids() {
+  std::vector<pid_t> out;
+  const pid_t self = getpid();
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE* f = std::fopen(path, "r");
+    if (!f) continue;
+    char buf[512];
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read past the last ')'.
+    const char* close = std::strrchr(buf, ')');
+    char state = 0;
+    long ppid = 0;
+    if (close && std::sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self) out.push_back(pid_t(pid));
+  }
+  closedir(d);
+  return out;
+}
+
+// Kills and reaps the children this process has now and did not have in
+// `before`: a group's descendants that escaped it and were orphaned to this
+// subreaper. Rounds, as a killed orphan's own children come back in turn.
+int kill_escaped(const std::vector<pid_t>& before) {
+  int killed = 0;
+  for (int round = 0; round < 8; ++round) {
+    std::vector<pid_t> extra;
+    for (pid_t p : child_pids())
+      if (std::find(before.begin(), before.end(), p) == before.end()) extra.push_back(p);
+    if (extra.empty()) break;
+    for (pid_t p : extra) kill(p, SIGKILL);
+    for (pid_t p : extra) {
+      for (int i = 0; i < 200; ++i) {  // at most 2 s each: SIGKILL is not refused
+        const pid_t w = waitpid(p, nullptr, WNOHANG);
+        if (w == p || (w < 0 && errno == ECHILD)) break;
+        usleep(10000);
+      }
+      ++killed;
+    }
+  }
+  return killed;
+}
+
 }  // namespace
 
 pid_t start_process(const std::string& command, int out_fd) {
@@ -298,6 +352,8 @@ pid_t start_process(const std::string& command, int out_fd) {
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts) {
   ProcessGroupResult res;
   if (commands.empty()) return res;
+  static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  const std::vector<pid_t> before = subreaper ? child_pids() : std::vector<pid_t>{};
   GroupRun run(opts, res);
   run.spawn(commands, opts.cpus);
   while (run.active()) {
@@ -308,6 +364,7 @@ ProcessGroupResult run_process_group(const std::vector<std::string>& commands, c
     if (run.drain_timed_out()) break;
   }
   run.finish();
+  if (subreaper) res.escaped_killed = kill_escaped(before);
   return res;
 }
 

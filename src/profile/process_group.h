@@ -3,6 +3,10 @@
 // process fails, when time runs out, or when cancelled. Why one group: a
 // failed rank leaves its peers blocked in a collective, and a launcher
 // (torchrun, srun) has children of its own; killing the group gets them all.
+// A descendant that left the group (its own session) is orphaned to this
+// process, a child subreaper, and killed when the group ends. Not for
+// concurrent use: the orphans are told apart as children that this process
+// did not have before the group started.
 #pragma once
 #include <sys/types.h>
 
@@ -40,6 +44,10 @@ struct ProcessGroupResult {
   bool stdout_truncated = false;  // some of it was dropped at stdout_max_bytes
   std::string stderr_tail;  // the last stderr_tail_bytes of all commands' stderr
   double wall_s = 0;
+  // Processes that had left the group (setsid, a daemon's double fork) and
+  // were still running when it ended: killed with it (this process is a
+  // child subreaper, so such orphans come back to it rather than to init).
+  int escaped_killed = 0;
   bool ok() const { return !timed_out && !cancelled && failed_index < 0; }
 };
 

@@ -57,6 +57,10 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   const std::string& out = l.result.stdout0;
   l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock,
                                 key.workers);
+  if (l.result.escaped_killed > 0)
+    l.output.note += fmt::format("{}killed {} process(es) that had left the trial's process group (their own session) "
+                                 "and outlived it",
+                                 l.output.note.empty() ? "" : "; ", l.result.escaped_killed);
   if (l.result.stdout_truncated)
     l.output.note += fmt::format("{}some of its JSON lines on stdout were not read (past {} MiB in all)",
                                  l.output.note.empty() ? "" : "; ", po.stdout_max_bytes >> 20);

@@ -4,6 +4,11 @@
 
 #include <atomic>
 #include <thread>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <signal.h>
+#include <unistd.h>
 
 #include "profile/process_group.h"
 
@@ -84,4 +89,27 @@ TEST(ProfileProcess, OnlyJsonLinesAreKeptAndTruncationIsSaid) {
   r = run_process_group({"head -c 1500000 /dev/zero | tr '\\0' 'a'; echo; echo '{}'"}, o);
   EXPECT_FALSE(r.stdout_truncated);
   EXPECT_EQ(r.stdout0, "{}\n");
+}
+
+// A descendant that leaves the group (its own session, as a daemon or some
+// launchers do) is not reached by killing the group: it comes back to this
+// process (a child subreaper) when its parent dies, and is killed then.
+TEST(ProfileProcess, ADescendantInItsOwnSessionIsKilledWithTheGroup) {
+  const std::string pidfile = (std::filesystem::temp_directory_path() /
+                               ("escaped_" + std::to_string(getpid()) + ".pid")).string();
+  std::filesystem::remove(pidfile);
+  trainplan::profile::ProcessGroupOptions o;
+  o.timeout_s = 1;
+  o.kill_grace_s = 0.2;
+  auto r = trainplan::profile::run_process_group(
+      {"setsid sh -c 'echo $$ > " + pidfile + "; exec sleep 300' & sleep 300"}, o);
+  EXPECT_TRUE(r.timed_out);
+  std::ifstream in(pidfile);
+  pid_t escaped = 0;
+  ASSERT_TRUE(in >> escaped) << "the escaped process never started";
+  EXPECT_EQ(r.escaped_killed, 1);
+  const bool alive = kill(escaped, 0) == 0;
+  if (alive) kill(escaped, SIGKILL);
+  EXPECT_FALSE(alive) << "pid " << escaped << " outlived its trial";
+  std::filesystem::remove(pidfile);
 }
