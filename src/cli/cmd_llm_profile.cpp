@@ -133,6 +133,8 @@ void run_llm_profile(const ProfileArgs& a) {
                                    groups[k], *comm[k]);
       }
       if (!in_groups.empty()) in_groups += ")";
+      if (!r.timing->memory_ignored.empty())
+        std::cerr << fmt::format("{}:{}: {}\n", a.grid, row.line, r.timing->memory_ignored);
       done[i] = true;
       std::cout << fmt::format("{}/{} {}: {:.4g} s/iteration{}, {} ({:.1f} s{}){}\n", i + 1, n,
                                profile::to_string(key), values[i][0], in_groups,

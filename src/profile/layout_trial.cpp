@@ -3,26 +3,48 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <sstream>
 
 #include "profile/process_group.h"
 
 namespace trainplan::profile {
 
-std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, const std::string& field) {
+std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, const std::string& field,
+                                                std::string* why) {
   std::optional<LayoutTiming> last;
+  std::string wrong;
   std::istringstream in(stdout_text);
+  auto clip = [](std::string s) { return s.size() > 80 ? s.substr(0, 77) + "..." : s; };
   for (std::string line; std::getline(in, line);) {
     const auto start = line.find('{');
     if (start == std::string::npos) continue;
     nlohmann::json j = nlohmann::json::parse(line.substr(start), nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || j.value("event", "") != "iteration_timing") continue;
+    if (!j.is_object()) {
+      if (line.find("iteration_timing") != std::string::npos)
+        wrong = "a line naming iteration_timing is not JSON (NaN and Infinity are no JSON numbers): " + clip(line);
+      continue;
+    }
+    if (j.value("event", "") != "iteration_timing") continue;
     auto t = j.find(field);
-    if (t == j.end() || !t->is_number() || t->get<double>() <= 0) continue;
+    if (t == j.end()) {
+      wrong = "an iteration_timing line has no " + field + ": " + clip(line);
+      continue;
+    }
+    if (!t->is_number() || !(t->get<double>() > 0) || !std::isfinite(t->get<double>())) {
+      wrong = fmt::format("an iteration_timing line's {} is {}, not a number of seconds > 0", field, clip(t->dump()));
+      continue;
+    }
     LayoutTiming lt;
     lt.iteration_time_s = t->get<double>();
-    if (auto m = j.find("peak_memory_bytes"); m != j.end() && m->is_number() && m->get<double>() > 0)
-      lt.peak_memory_bytes = m->get<double>();
+    if (auto m = j.find("peak_memory_bytes"); m != j.end()) {
+      constexpr double kMostBytes = 1e15;
+      if (m->is_number() && m->get<double>() > 0 && m->get<double>() <= kMostBytes)
+        lt.peak_memory_bytes = m->get<double>();
+      else if (!m->is_null())
+        lt.memory_ignored = fmt::format("peak_memory_bytes {} ignored: not a number of bytes in (0, 1e15]",
+                                        clip(m->dump()));
+    }
     auto mean_over_ranks = [&](const char* name) -> std::optional<double> {
       auto v = j.find(name);
       if (v == j.end() || !v->is_array() || v->empty()) return std::nullopt;
@@ -38,6 +60,7 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, 
     lt.dp_comm_s = mean_over_ranks("dp_comm_s_per_rank");
     last = lt;
   }
+  if (why) *why = last ? "" : wrong;
   return last;
 }
 
@@ -61,8 +84,8 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
     out.error = "cancelled";
   } else if (!r.ok()) {
     out.error = fmt::format("process {} exited with status {}", r.failed_index, r.exit_code);
-  } else if (!(out.timing = parse_layout_timing(text, field))) {
-    out.error = "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout";
+  } else if (std::string why; !(out.timing = parse_layout_timing(text, field, &why))) {
+    out.error = why.empty() ? "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout" : why;
     if (r.stdout_truncated)
       out.error += fmt::format(" (some of its JSON lines were not read: past {} MiB in all)", po.stdout_max_bytes >> 20);
   }

@@ -30,13 +30,20 @@ struct LayoutTiming {
   // and dp_comm_s_per_rank (as trainplan-train reports them); empty when the
   // line has none.
   std::optional<double> tp_comm_s, pp_comm_s, dp_comm_s;
+  // Why a peak_memory_bytes on the line was not taken (not a number, not > 0,
+  // or past 1e15 bytes, which no GPU holds); empty when it was, or was absent.
+  std::string memory_ignored;
 };
 
 // The last iteration_timing line of `stdout_text`; nullopt when there is none
 // or its iteration_time_s is missing or not > 0. Other lines are ignored.
-// `field` is the JSON field taken as the iteration time.
+// `field` is the JSON field taken as the iteration time. `why` (may be null)
+// receives, when nullopt is returned, what was wrong with the last line that
+// meant to be one (not JSON: NaN is no JSON number; the field missing, not a
+// number, or not > 0), and is left empty when no line meant to be one.
 std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text,
-                                                const std::string& field = "iteration_time_s");
+                                                const std::string& field = "iteration_time_s",
+                                                std::string* why = nullptr);
 
 struct LayoutTrialResult {
   std::optional<LayoutTiming> timing;  // empty on failure

@@ -75,6 +75,29 @@ TEST(ProfileLayout, ParsesTheLastIterationTimingLine) {
   EXPECT_FALSE(t->tp_comm_s);
 }
 
+TEST(ProfileLayout, SaysWhatIsWrongWithATimingLineItCannotTake) {
+  std::string why;
+  EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\",\"iteration_time_s\":NaN}\n", "iteration_time_s", &why));
+  EXPECT_NE(why.find("not JSON"), std::string::npos) << why;
+  EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\",\"iteration_time_s\":-0.5}\n", "iteration_time_s", &why));
+  EXPECT_NE(why.find("is -0.5, not a number of seconds > 0"), std::string::npos) << why;
+  EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\",\"iteration_time_s\":\"0.3\"}\n", "iteration_time_s", &why));
+  EXPECT_NE(why.find("\"0.3\""), std::string::npos) << why;
+  EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\"}\n", "iteration_time_s", &why));
+  EXPECT_NE(why.find("has no iteration_time_s"), std::string::npos) << why;
+  EXPECT_FALSE(parse_layout_timing("{\"event\":\"done\"}\n", "iteration_time_s", &why));
+  EXPECT_TRUE(why.empty()) << why;  // no line meant to be one: the caller says "no line"
+  // A memory figure no GPU holds is dropped, and said.
+  auto t = parse_layout_timing("{\"event\":\"iteration_timing\",\"iteration_time_s\":0.3,\"peak_memory_bytes\":1e30}\n");
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->peak_memory_bytes);
+  EXPECT_NE(t->memory_ignored.find("ignored"), std::string::npos);
+  t = parse_layout_timing("{\"event\":\"iteration_timing\",\"iteration_time_s\":0.3,\"peak_memory_bytes\":-7}\n");
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->peak_memory_bytes);
+  EXPECT_FALSE(t->memory_ignored.empty());
+}
+
 TEST(ProfileLayout, RunsATrialAndReportsFailures) {
   CommandTemplate ok(
       "echo '{{\"event\":\"iteration_timing\",\"iteration_time_s\":{micro_batch}.5,\"peak_memory_bytes\":{tp}000}}'");
