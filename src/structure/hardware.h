@@ -2,8 +2,10 @@
 // prior where the samples cannot identify a step-time term (for example the
 // inter-node all-reduce cost when every sample ran on one node).
 // Defaults: AWS g4dn-style nodes, NVIDIA T4 GPUs on PCIe 3.0, 25 Gb/s Ethernet
-// (the Pollux cluster's GPUs on a common network); `source` says whether a
-// spec is that default or was chosen, so that a model citing it can say so.
+// (the Pollux cluster's GPUs on a common network: a prior for a cluster not
+// described, not the Pollux cluster's own 50 Gb/s, which the catalog's `t4`
+// entry holds); `source` says whether a spec is that default or was chosen,
+// so that a model citing it can say so.
 #pragma once
 #include <string>
 
