@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <tuple>
 
 #include "uncertainty/llm_cross_validation.h"
 
@@ -34,13 +35,23 @@ LlmErrorSummary score_iterations(const std::vector<io::PublishedIteration>& runs
   return s;
 }
 
+namespace {
+// What "one model" is when it is left out: its architecture, not the name a
+// table gives it (NeMo's LLAMA3_70B and LLAMA3-70B, the scale table's "GPT-3
+// 175B" and "GPT 175B" are one shape under two names). The vocabulary and the
+// sequence are left out of it, as tables round or pad them differently.
+std::tuple<int, int, int, int, int> architecture(const structure::TransformerSpec& s) {
+  return {s.layers, s.hidden, s.heads, s.kv(), s.ffn()};
+}
+}  // namespace
+
 LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::PublishedIteration>& runs,
                                                  const models::LlmTimeModel& model) {
   LlmErrorSummary s;
   for (const auto& held : runs) {
     std::vector<models::LlmTimeSample> others;
     for (const auto& r : runs)
-      if (r.run.model != held.run.model) others.push_back({r.run.spec, r.run.layout, r.seconds});
+      if (architecture(r.run.spec) != architecture(held.run.spec)) others.push_back({r.run.spec, r.run.layout, r.seconds});
     if (others.empty()) continue;
     models::LlmTimeModel m(model.hardware(), model.params());
     m.fit(others);

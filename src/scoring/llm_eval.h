@@ -38,9 +38,10 @@ struct LlmErrorSummary {
 // each run's shape and layout alone.
 LlmErrorSummary score_iterations(const std::vector<io::PublishedIteration>& runs, const models::LlmTimeModel& model);
 
-// Iteration times calibrated by leave-one-model-out: for each model, the
-// efficiency factors fitted (LlmTimeModel::fit) to the other models' runs,
-// starting from `model`'s parameters, predict its runs.
+// Iteration times calibrated by leave-one-model-out: for each model (an
+// architecture: layers, width, heads, key/value groups and FFN, whatever the
+// table names it), the efficiency factors fitted (LlmTimeModel::fit) to the
+// other models' runs, starting from `model`'s parameters, predict its runs.
 LlmErrorSummary score_iterations_leave_model_out(const std::vector<io::PublishedIteration>& runs,
                                                  const models::LlmTimeModel& model);
 
