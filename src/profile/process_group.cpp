@@ -125,6 +125,7 @@ class GroupRun {
   }
 
   bool active() const { return alive_ > 0 || out_open_ || err_open_; }
+  pid_t pgid() const { return pgid_; }
 
   // Reads what the open pipes have within 100 ms (sleeps as long when both
   // are closed). False when poll fails.
@@ -288,9 +289,17 @@ class GroupRun {
   double next_tick_ = 1;
 };
 
-// The processes whose parent is this one, from /proc (empty where there is none).
-std::vector<pid_t> child_pids() {
-  std::vector<pid_t> out;
+// A child of this process, as /proc says: its pid, and whether it still runs
+// (not a zombie) outside the process group `pgid`.
+struct Child {
+  pid_t pid = 0;
+  bool running_elsewhere = false;
+};
+
+// The processes whose parent is this one, from /proc (empty where there is
+// none); running_elsewhere against the process group `pgid` (0: none).
+std::vector<Child> children(pid_t pgid = 0) {
+  std::vector<Child> out;
   const pid_t self = getpid();
   DIR* d = opendir("/proc");
   if (!d) return out;
@@ -309,34 +318,37 @@ std::vector<pid_t> child_pids() {
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read past the last ')'.
     const char* close = std::strrchr(buf, ')');
     char state = 0;
-    long ppid = 0;
-    if (close && std::sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self) out.push_back(pid_t(pid));
+    long ppid = 0, pgrp = 0;
+    if (close && std::sscanf(close + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && ppid == self)
+      out.push_back({pid_t(pid), state != 'Z' && pgrp != pgid});
   }
   closedir(d);
   return out;
 }
 
 // Kills and reaps the children this process has now and did not have in
-// `before`: a group's descendants that escaped it and were orphaned to this
-// subreaper. Rounds, as a killed orphan's own children come back in turn.
-int kill_escaped(const std::vector<pid_t>& before) {
-  int killed = 0;
+// `before`: the group's members orphaned to this subreaper as it was killed
+// (reaped), and descendants that escaped the group (counted). Rounds, as a
+// killed orphan's own children come back in turn.
+int kill_escaped(const std::vector<Child>& before, pid_t pgid) {
+  int escaped = 0;
   for (int round = 0; round < 8; ++round) {
-    std::vector<pid_t> extra;
-    for (pid_t p : child_pids())
-      if (std::find(before.begin(), before.end(), p) == before.end()) extra.push_back(p);
+    std::vector<Child> extra;
+    for (const Child& c : children(pgid))
+      if (std::none_of(before.begin(), before.end(), [&](const Child& b) { return b.pid == c.pid; }))
+        extra.push_back(c);
     if (extra.empty()) break;
-    for (pid_t p : extra) kill(p, SIGKILL);
-    for (pid_t p : extra) {
+    for (const Child& c : extra) kill(c.pid, SIGKILL);
+    for (const Child& c : extra) {
       for (int i = 0; i < 200; ++i) {  // at most 2 s each: SIGKILL is not refused
-        const pid_t w = waitpid(p, nullptr, WNOHANG);
-        if (w == p || (w < 0 && errno == ECHILD)) break;
+        const pid_t w = waitpid(c.pid, nullptr, WNOHANG);
+        if (w == c.pid || (w < 0 && errno == ECHILD)) break;
         usleep(10000);
       }
-      ++killed;
+      escaped += c.running_elsewhere;
     }
   }
-  return killed;
+  return escaped;
 }
 
 }  // namespace
@@ -353,7 +365,7 @@ ProcessGroupResult run_process_group(const std::vector<std::string>& commands, c
   ProcessGroupResult res;
   if (commands.empty()) return res;
   static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-  const std::vector<pid_t> before = subreaper ? child_pids() : std::vector<pid_t>{};
+  const std::vector<Child> before = subreaper ? children() : std::vector<Child>{};
   GroupRun run(opts, res);
   run.spawn(commands, opts.cpus);
   while (run.active()) {
@@ -364,7 +376,7 @@ ProcessGroupResult run_process_group(const std::vector<std::string>& commands, c
     if (run.drain_timed_out()) break;
   }
   run.finish();
-  if (subreaper) res.escaped_killed = kill_escaped(before);
+  if (subreaper) res.escaped_killed = kill_escaped(before, run.pgid());
   return res;
 }
 
