@@ -159,12 +159,23 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   bool last_metric_nonfinite = false;  // the run ended diverged, not merely passed through an overflow
   std::vector<StepTiming> epoch_steps;
   std::string step_timing_problem;  // what was wrong with the last unusable step_timing line
+  // Where the first unreadable protocol line, and the first epoch line without a usable time, stood
+  // (stdout's line number and what was wrong), so that the reason points at them.
+  int line_no = 0, broken_lines = 0;
+  std::string first_broken, first_bad_epoch;
+  auto clip = [](std::string s) { return s.size() > 80 ? s.substr(0, 77) + "..." : s; };
   while (std::getline(in, line)) {
+    ++line_no;
     auto start = line.find('{');
     if (start == std::string::npos) continue;
     std::vector<std::string> nonfinite;
     const auto j = parse_protocol_json(line, start, nonfinite);
-    if (j.is_discarded() || !j.is_object()) continue;
+    if (j.is_discarded() || !j.is_object()) {
+      // A line that means to be a protocol line (it names an event) but is no JSON object.
+      if (line.find("\"event\"") != std::string::npos && ++broken_lines == 1)
+        first_broken = fmt::format("stdout line {}: {}", line_no, clip(line.substr(start)));
+      continue;
+    }
     ++json_lines;
     auto written_nonfinite = [&](const char* key) {
       return std::find(nonfinite.begin(), nonfinite.end(), key) != nonfinite.end();
@@ -187,7 +198,11 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     if (*ev != "epoch") continue;
     auto t = finite_number(j, "epoch_time_s");
     if (!t || *t <= 0) {
-      ++bad_epoch_lines;
+      if (++bad_epoch_lines == 1) {
+        auto v = j.find("epoch_time_s");
+        first_bad_epoch = fmt::format("stdout line {}: epoch_time_s {}", line_no,
+                                      v == j.end() ? std::string("missing") : "is " + clip(v->dump()));
+      }
       if (written_nonfinite("epoch_time_s")) ++nan_time_lines;
       continue;
     }
@@ -221,6 +236,9 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
                                 out.metric_diverged ? "; the run ended so (diverged?), and plans leave this batch and "
                                                       "worker count out"
                                                     : ""));
+  if (broken_lines > 0)
+    notes.push_back(fmt::format("{} line(s) naming an \"event\" were not JSON and were skipped (first, {})",
+                                broken_lines, first_broken));
   out.note = fmt::format("{}", fmt::join(notes, "; "));
   if (non_numeric_metrics > 0)
     out.note += fmt::format("{}the metric of {} epoch(s) was not a number (a string such as \"0.9\"?), taken as no "
@@ -235,13 +253,18 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   } else if (out.epochs_reported > 0) {
     out.mean_epoch_time_s = time_sum / out.epochs_reported;
   } else if (bad_epoch_lines > 0) {
-    out.problem = fmt::format("{} epoch line(s) without a finite positive epoch_time_s", bad_epoch_lines);
+    out.problem = fmt::format("{} epoch line(s) without a finite positive epoch_time_s (first, {})", bad_epoch_lines,
+                              first_bad_epoch);
     if (nan_time_lines > 0)
       out.problem += fmt::format(" ({} written as NaN or Infinity, which JSON cannot carry: Python's json.dumps "
                                  "writes them for a float nan or inf)",
                                  nan_time_lines);
   } else if (json_lines > 0) {
     out.problem = "JSON lines seen on stdout, but no {\"event\":\"epoch\",...} line";
+  } else if (broken_lines > 0) {
+    out.problem = fmt::format("no line on stdout could be read as JSON: {} naming an \"event\" were not (first, {}; "
+                              "a number past 1e308 or a cut-off line is not JSON)",
+                              broken_lines, first_broken);
   } else {
     out.problem = "no JSON lines on stdout (expected {\"event\":\"epoch\",\"epoch_time_s\":...} per epoch)";
   }

@@ -103,6 +103,16 @@ TEST(ProfileOutput, ProblemsAreNamed) {
             std::string::npos);
   EXPECT_NE(parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":\"fast\"}\n{broken json\n").problem.find("finite positive"),
             std::string::npos);
+  // And where: the first bad epoch line's stdout line and value, the first unreadable protocol line.
+  EXPECT_NE(parse_trial_output("noise\n{\"event\":\"epoch\",\"epoch_time_s\":\"fast\"}\n")
+                .problem.find("stdout line 2: epoch_time_s is \"fast\""),
+            std::string::npos);
+  const auto overflow = parse_trial_output("{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1e400}\n");
+  EXPECT_NE(overflow.problem.find("could be read as JSON"), std::string::npos) << overflow.problem;
+  EXPECT_NE(overflow.problem.find("stdout line 1"), std::string::npos) << overflow.problem;
+  const auto cut = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5}\n{\"event\":\"epoch\",\"epoch_ti\n");
+  EXPECT_TRUE(cut.problem.empty());
+  EXPECT_NE(cut.note.find("1 line(s) naming an \"event\" were not JSON"), std::string::npos) << cut.note;
 }
 
 TEST(ProfileStatus, RoundTrips) {
