@@ -127,11 +127,17 @@ std::string BinnedResiduals::range(size_t b) const {
 }
 
 models::Interval interval_around(double y, double q, double coverage) {
+  // An infinite rank (a fold whose prediction was not finite) is no bound at
+  // all, also around a prediction of 0, where inf x 0 would be NaN.
+  const double inf = std::numeric_limits<double>::infinity();
+  if (std::isinf(q) && q > 0) return models::Interval{-inf, inf, coverage};
   double a = y - q * std::abs(y), b = y + q * std::abs(y);
   return models::Interval{std::min(a, b), std::max(a, b), coverage};
 }
 
 double bound_at(double y, double q, models::BoundSide side) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (std::isinf(q) && q > 0) return side == models::BoundSide::kLower ? -inf : inf;
   return side == models::BoundSide::kLower ? y - q * std::abs(y) : y + q * std::abs(y);
 }
 

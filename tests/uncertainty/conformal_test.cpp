@@ -713,3 +713,15 @@ TEST(Conformal, PessimisticEndIsHeldToTheBestMeasuredMetric) {
     EXPECT_DOUBLE_EQ(near->hi, nearf->hi);
   }
 }
+
+TEST(ConformalResiduals, AnInfiniteRankIsNoBoundEvenAroundZero) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto iv = uncertainty::interval_around(0.0, inf, 0.9);
+  EXPECT_EQ(iv.lo, -inf);
+  EXPECT_EQ(iv.hi, inf);
+  EXPECT_EQ(uncertainty::bound_at(0.0, inf, models::BoundSide::kUpper), inf);
+  EXPECT_EQ(uncertainty::bound_at(0.0, inf, models::BoundSide::kLower), -inf);
+  auto finite = uncertainty::interval_around(2.0, 0.5, 0.9);
+  EXPECT_DOUBLE_EQ(finite.lo, 1.0);
+  EXPECT_DOUBLE_EQ(finite.hi, 3.0);
+}
