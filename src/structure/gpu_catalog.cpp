@@ -95,10 +95,11 @@ namespace {
 //   [N]  NeuSight device_configs/*.json
 //   [NS] NeuSight's measured single-GPU runs, fitted by fit_sustained_fractions
 //   [D]  the vendor's datasheet or architecture whitepaper, as named
-//   [M]  stas00/ml-engineering, compute/accelerator/README.md, "Maximum
-//        Achievable Matmul FLOPS comparison table": the best bf16 and FP8
-//        (e4m3) torch.matmul found by a shape search, as a share of the
-//        dense peak
+//   [M]  stas00/ml-engineering@b9e2972, compute/accelerator/README.md,
+//        "Maximum Achievable Matmul FLOPS comparison table" (the current,
+//        second table of that file; docs/LLM.md quotes the first one once,
+//        as such): the best bf16 and FP8 (e4m3) torch.matmul found by a
+//        shape search, as a share of the dense peak
 //   [T]  this project's own runs on the GPU: nvidia-smi's memory.total,
 //        recorded with the measurements under examples/
 // (all but [D] and [T] as collected in ../shared/data/llm/gpu_specs_catalog.csv).
