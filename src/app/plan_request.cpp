@@ -19,20 +19,28 @@
 
 namespace trainplan::app {
 
-// What a plan at `confidence` cannot promise: the parts whose held-out
-// residuals are too few for it (ConformalResiduals::too_few); "" when none.
-static std::string confidence_caveat(const models::FittedPerformanceModel& m, double confidence) {
-  std::vector<std::string> short_of;
+// What a plan at `confidence` cannot promise at its choice `c`: each part's
+// interval there as `predict` reads it (IntervalBasis: in-sample at a
+// measured configuration, or too few held-out residuals); "" when both can.
+static std::string confidence_caveat(const models::FittedPerformanceModel& m, double confidence,
+                                     const plan::Candidate& c) {
+  std::vector<std::string> parts;
+  auto say = [&](const char* what, const uncertainty::IntervalBasis& b) {
+    if (b.in_sample)
+      parts.push_back(fmt::format("the {} rests on its measurement there (the model's in-sample misses), not on "
+                                  "held-out ones",
+                                  what));
+    else if (!b.enough)
+      parts.push_back(fmt::format("the {}'s {} held-out residuals are too few for {:g}%", what, b.residuals,
+                                  100 * confidence));
+  };
   if (const auto* t = dynamic_cast<const uncertainty::ConformalTimeModel*>(m.time_model()))
-    if (t->residuals().too_few(confidence))
-      short_of.push_back(fmt::format("the epoch time's {} held-out residuals", t->residuals().size()));
+    say("epoch time", t->interval_basis(c.config.batch, c.config.workers, c.nodes, confidence));
   if (const auto* mm = dynamic_cast<const uncertainty::ConformalMetricModel*>(m.metric_model()))
-    if (mm->residuals().too_few(confidence))
-      short_of.push_back(fmt::format("the metric's {} held-out residuals", mm->residuals().size()));
-  if (short_of.empty()) return "";
-  return fmt::format("{} are too few to promise {:g}%: the largest were used, so the plan is less sure than the "
-                     "confidence says (profile more configurations)",
-                     fmt::join(short_of, " and "), 100 * confidence);
+    say("metric", mm->interval_basis(c.config.batch, c.config.workers, c.config.epochs, confidence));
+  if (parts.empty()) return "";
+  return fmt::format("at the choice, {}: split conformal promises no {:g}% there", fmt::join(parts, "; "),
+                     100 * confidence);
 }
 
 
@@ -217,9 +225,9 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.point_model = pm.fitted;
   o.model = pm.planned;
   o.model_name = o.model->name();
-  if (q.confidence > 0) o.confidence_caveat = confidence_caveat(*pm.fitted, q.confidence);
 
   search(o, q, samples);
+  if (q.confidence > 0) o.confidence_caveat = confidence_caveat(*pm.fitted, q.confidence, o.result.best);
   const auto& c = o.run_config();
   o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
   plan::add_model_metric(o.evidence, *pm.fitted);

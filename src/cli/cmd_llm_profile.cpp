@@ -109,7 +109,9 @@ void run_llm_profile(const ProfileArgs& a) {
                            row.layout.global_batch, shape_values(row)};
     auto r = profile::run_layout_trial(tmpl, key, launch, a.timeout_s,
                                        a.statistic == "p10" ? "iteration_time_p10_s" : "iteration_time_s", &stop);
-    if (stop.load()) {
+    // A configuration that finished before the signal came is kept; only a killed one is not.
+    const bool killed = stop.load() && !r.timing;
+    if (killed) {
       write();
       const size_t measured = size_t(std::count(done.begin(), done.end(), true));
       std::cerr << fmt::format("interrupted: {}:{} ({}) was killed; {} of {} configurations measured are in {}\n",
@@ -145,6 +147,12 @@ void run_llm_profile(const ProfileArgs& a) {
     }
     // Rewritten after each row, so an interrupted grid keeps what it measured.
     write();
+    if (stop.load()) {
+      const size_t measured = size_t(std::count(done.begin(), done.end(), true));
+      std::cerr << fmt::format("interrupted after {}:{}; {} of {} configurations measured are in {}\n", a.grid,
+                               row.line, measured, n, a.out);
+      std::exit(130);
+    }
   }
   if (failed > 0) {
     // As `trainplan profile`: the run went through, some trials did not.

@@ -22,7 +22,8 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, 
     nlohmann::json j = nlohmann::json::parse(line.substr(start), nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) {
       if (line.find("iteration_timing") != std::string::npos)
-        wrong = "a line naming iteration_timing is not JSON (NaN and Infinity are no JSON numbers): " + clip(line);
+        wrong = "a line naming iteration_timing is not JSON (NaN, Infinity and numbers past 1e308 are no JSON "
+                "numbers; or the line was cut off): " + clip(line);
       continue;
     }
     if (j.value("event", "") != "iteration_timing") continue;

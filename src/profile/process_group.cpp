@@ -296,13 +296,14 @@ struct Child {
   bool running_elsewhere = false;
 };
 
-// The processes whose parent is this one, from /proc (empty where there is
-// none); running_elsewhere against the process group `pgid` (0: none).
-std::vector<Child> children(pid_t pgid = 0) {
+// The processes whose parent is this one, from /proc; running_elsewhere
+// against the process group `pgid` (0: none). nullopt when /proc cannot be
+// read, which is not the same as no children.
+std::optional<std::vector<Child>> children(pid_t pgid = 0) {
   std::vector<Child> out;
   const pid_t self = getpid();
   DIR* d = opendir("/proc");
-  if (!d) return out;
+  if (!d) return std::nullopt;
   while (dirent* e = readdir(d)) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
@@ -333,19 +334,23 @@ std::vector<Child> children(pid_t pgid = 0) {
 int kill_escaped(const std::vector<Child>& before, pid_t pgid) {
   int escaped = 0;
   for (int round = 0; round < 8; ++round) {
+    const auto now = children(pgid);
+    if (!now) break;
     std::vector<Child> extra;
-    for (const Child& c : children(pgid))
+    for (const Child& c : *now)
       if (std::none_of(before.begin(), before.end(), [&](const Child& b) { return b.pid == c.pid; }))
         extra.push_back(c);
     if (extra.empty()) break;
     for (const Child& c : extra) kill(c.pid, SIGKILL);
     for (const Child& c : extra) {
-      for (int i = 0; i < 200; ++i) {  // at most 2 s each: SIGKILL is not refused
+      bool reaped = false;
+      for (int i = 0; i < 200 && !reaped; ++i) {  // at most 2 s each: SIGKILL is not refused
         const pid_t w = waitpid(c.pid, nullptr, WNOHANG);
-        if (w == c.pid || (w < 0 && errno == ECHILD)) break;
-        usleep(10000);
+        reaped = w == c.pid;
+        if (!reaped && w < 0 && errno == ECHILD) break;
+        if (!reaped) usleep(10000);
       }
-      escaped += c.running_elsewhere;
+      escaped += c.running_elsewhere && reaped;
     }
   }
   return escaped;
@@ -364,8 +369,11 @@ pid_t start_process(const std::string& command, int out_fd) {
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts) {
   ProcessGroupResult res;
   if (commands.empty()) return res;
-  static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-  const std::vector<Child> before = subreaper ? children() : std::vector<Child>{};
+  // A child subreaper for the trial only: orphans from outside trials (a
+  // plot's helpers) go to init as before, and are never left unreaped here.
+  // Without /proc the group is not told from the rest, and nothing is killed.
+  const std::optional<std::vector<Child>> before = children();
+  const bool subreaper = before && prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
   GroupRun run(opts, res);
   run.spawn(commands, opts.cpus);
   while (run.active()) {
@@ -376,7 +384,10 @@ ProcessGroupResult run_process_group(const std::vector<std::string>& commands, c
     if (run.drain_timed_out()) break;
   }
   run.finish();
-  if (subreaper) res.escaped_killed = kill_escaped(before, run.pgid());
+  if (subreaper) {
+    res.escaped_killed = kill_escaped(*before, run.pgid());
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+  }
   return res;
 }
 

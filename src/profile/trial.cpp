@@ -47,6 +47,8 @@ std::optional<double> finite_number(const nlohmann::json& j, const char* key) {
 
 // Past 2^53 a count is no count (and past a long's range the cast is undefined).
 constexpr double kMostCount = 9007199254740992.0;
+// The longest epoch a trial may report (as the samples files take it).
+constexpr double kMostEpochSeconds = 1e9;
 
 // A count field: a finite number from 0 to kMostCount, as a long.
 std::optional<long> count(const nlohmann::json& j, const char* key) {
@@ -197,7 +199,8 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     }
     if (*ev != "epoch") continue;
     auto t = finite_number(j, "epoch_time_s");
-    if (!t || *t <= 0) {
+    // Past 1e9 s (30 years) an epoch time is no measurement, and squared it overflows the fits.
+    if (!t || *t <= 0 || *t > kMostEpochSeconds) {
       if (++bad_epoch_lines == 1) {
         auto v = j.find("epoch_time_s");
         first_bad_epoch = fmt::format("stdout line {}: epoch_time_s {}", line_no,
@@ -253,14 +256,17 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   } else if (out.epochs_reported > 0) {
     out.mean_epoch_time_s = time_sum / out.epochs_reported;
   } else if (bad_epoch_lines > 0) {
-    out.problem = fmt::format("{} epoch line(s) without a finite positive epoch_time_s (first, {})", bad_epoch_lines,
-                              first_bad_epoch);
+    out.problem = fmt::format("{} epoch line(s) without a finite positive epoch_time_s of at most 1e9 s (first, {})",
+                              bad_epoch_lines, first_bad_epoch);
     if (nan_time_lines > 0)
       out.problem += fmt::format(" ({} written as NaN or Infinity, which JSON cannot carry: Python's json.dumps "
                                  "writes them for a float nan or inf)",
                                  nan_time_lines);
   } else if (json_lines > 0) {
     out.problem = "JSON lines seen on stdout, but no {\"event\":\"epoch\",...} line";
+    if (broken_lines > 0)
+      out.problem += fmt::format(" ({} line(s) naming an \"event\" were not JSON; first, {})", broken_lines,
+                                 first_broken);
   } else if (broken_lines > 0) {
     out.problem = fmt::format("no line on stdout could be read as JSON: {} naming an \"event\" were not (first, {}; "
                               "a number past 1e308 or a cut-off line is not JSON)",

@@ -179,8 +179,9 @@ void score_part(PartScore& p, const FitPredict& fp, const Truth& truth, const Sa
     }
     std::optional<double> out;
     if (test.empty())
-      p.not_applicable[column] = fmt::format("no sample has {}..{} workers to test on", rule.test_min_workers,
-                                             rule.test_max_workers);
+      p.not_applicable[column] = fmt::format("no sample has {}..{} workers to test on{}", rule.test_min_workers,
+                                             rule.test_max_workers,
+                                             extra && !extra->empty() ? " but the trials fitted on" : "");
     else if (train.empty())
       p.notes.push_back(fmt::format("{}: {} training samples (workers <= {}), {} test samples ({}..{} workers)", what,
                                     train.size(), rule.max_train_workers, test.size(), rule.test_min_workers,

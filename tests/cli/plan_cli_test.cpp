@@ -281,18 +281,24 @@ TEST(PlanCli, ConfidenceImpliesConformalIntervals) {
 }
 
 // Nine configurations give nine held-out epoch-time residuals: enough for
-// 90% ((9+1) x 0.9 = 9), too few for 95%, which the plan then says.
+// 90% ((9+1) x 0.9 = 9), too few for 95%, which the plan then says of its
+// choice (an unmeasured batch, so the held-out residuals are what apply);
+// at a measured configuration it says the time rests on the measurement.
 TEST(PlanCli, AConfidenceTheResidualsCannotCarryIsSaid) {
   const std::string base = "plan --samples " + samples_file(true, 0.02) +
                            " --target 0.7 --deadline 100000 --max-workers 4 --model isotonic-mi --json --confidence ";
-  auto ok = tptest::run_cli(base + "0.9");
+  auto ok = tptest::run_cli(base + "0.9 --batches 48");
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_FALSE(nlohmann::json::parse(ok.out).contains("confidence_caveat")) << ok.out;
-  auto short_of = tptest::run_cli(base + "0.95");
+  auto short_of = tptest::run_cli(base + "0.95 --batches 48");
   ASSERT_EQ(short_of.exit_code, 0) << short_of.err;
   const std::string caveat = nlohmann::json::parse(short_of.out).value("confidence_caveat", "");
-  EXPECT_NE(caveat.find("the epoch time's 9 held-out residuals"), std::string::npos) << caveat;
-  EXPECT_NE(caveat.find("too few to promise 95%"), std::string::npos) << caveat;
+  EXPECT_NE(caveat.find("the epoch time's 9 held-out residuals are too few for 95%"), std::string::npos) << caveat;
+  auto measured = tptest::run_cli(base + "0.9");
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  const auto m = nlohmann::json::parse(measured.out);
+  ASSERT_EQ(m["choice"]["batch"].get<int>() % 16, 0);  // a profiled batch
+  EXPECT_NE(m.value("confidence_caveat", "").find("rests on its measurement"), std::string::npos) << measured.out;
 }
 
 // With a confidence and fixed epochs, `plan` says how many of the chosen

@@ -113,6 +113,13 @@ TEST(ProfileOutput, ProblemsAreNamed) {
   const auto cut = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5}\n{\"event\":\"epoch\",\"epoch_ti\n");
   EXPECT_TRUE(cut.problem.empty());
   EXPECT_NE(cut.note.find("1 line(s) naming an \"event\" were not JSON"), std::string::npos) << cut.note;
+  // Beside another JSON line, the unreadable epoch line is still named.
+  const auto beside = parse_trial_output("{\"event\":\"start\"}\n{\"event\":\"epoch\",\"epoch_time_s\":1e400}\n");
+  EXPECT_NE(beside.problem.find("stdout line 2"), std::string::npos) << beside.problem;
+  // An epoch of more than 1e9 s (30 years) is no measurement.
+  const auto eon = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1e160}\n");
+  EXPECT_EQ(eon.epochs_reported, 0);
+  EXPECT_NE(eon.problem.find("at most 1e9 s"), std::string::npos) << eon.problem;
 }
 
 TEST(ProfileStatus, RoundTrips) {
