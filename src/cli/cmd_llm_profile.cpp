@@ -11,8 +11,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "cli/llm_shape.h"
@@ -35,7 +38,40 @@ struct ProfileArgs {
   std::vector<std::string> srun_args;
   double timeout_s = 600;
   int workers_per_node = 0;
+  bool resume = false;
 };
+
+// With --resume: the rows of an earlier --out that measured their grid row
+// (the grid's own fields first, as written, and an iteration_time_s > 0),
+// each as (the grid row's index, its values in `columns`' order, NaN where
+// the file has no such column or cell). A grid row is matched by all of its
+// fields, so a changed grid measures what changed.
+std::map<size_t, std::vector<double>> measured_before(const std::string& out, const io::CsvTable& grid,
+                                                      const std::vector<std::string>& columns) {
+  std::map<size_t, std::vector<double>> found;
+  std::error_code ec;
+  if (!std::filesystem::exists(out, ec)) return found;
+  const io::CsvTable old = io::CsvTable::read(out, io::BadFieldCount::kSkip);
+  const size_t width = grid.header().size();
+  if (old.header().size() < width ||
+      !std::equal(grid.header().begin(), grid.header().end(), old.header().begin()))
+    throw InputError(out, old.header_line(), "", "--resume: its first columns are not --grid's: not an earlier --out of this grid");
+  std::map<std::vector<std::string>, size_t> index;
+  for (size_t i = 0; i < grid.rows().size(); ++i) index.emplace(grid.rows()[i].fields, i);
+  for (const auto& row : old.rows()) {
+    const std::vector<std::string> key(row.fields.begin(), row.fields.begin() + long(width));
+    auto it = index.find(key);
+    if (it == index.end()) continue;
+    std::vector<double> v;
+    for (const auto& c : columns) {
+      const int k = old.column(c);
+      std::optional<double> x = k >= int(width) ? io::parse_finite(row.fields[size_t(k)]) : std::nullopt;
+      v.push_back(x ? *x : std::numeric_limits<double>::quiet_NaN());
+    }
+    if (v[0] > 0) found[it->second] = v;
+  }
+  return found;
+}
 
 // The row's shape and settings, for the template's shape placeholders.
 std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
@@ -79,6 +115,19 @@ void run_llm_profile(const ProfileArgs& a) {
   std::vector<std::vector<double>> values(n, std::vector<double>(columns.size(), std::numeric_limits<double>::quiet_NaN()));
   std::vector<bool> done(n, false);
   bool any_comm = false;
+  if (a.resume) {
+    // grid.rows and grid.table's rows pair by line (rows left out of the grid were refused above).
+    std::map<long, size_t> by_line;
+    for (size_t i = 0; i < n; ++i) by_line[grid.rows[i].line] = i;
+    size_t kept = 0;
+    for (const auto& [table_index, v] : measured_before(a.out, grid.table, columns)) {
+      auto it = by_line.find(grid.table.rows()[table_index].line);
+      if (it == by_line.end()) continue;
+      values[it->second] = v, done[it->second] = true, ++kept;
+      for (size_t k = 2; k < v.size(); ++k) any_comm |= !std::isnan(v[k]);
+    }
+    std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
+  }
   auto write = [&] {
     const std::vector<std::string> names(columns.begin(), any_comm ? columns.end() : columns.begin() + 2);
     io::write_llm_predictions(a.out, grid.table, names, values, done);
@@ -95,15 +144,20 @@ void run_llm_profile(const ProfileArgs& a) {
                              over.size(), n, profile::allowed_cpus().size(), fmt::join(over, ", "));
   // The rows left, at the mean wall time of those run so far (failed ones included).
   const auto started = std::chrono::steady_clock::now();
-  auto eta = [&](size_t run) -> std::string {
-    if (run >= n) return "";
+  // `run` of the `to_run` rows this run measures (a resumed run skips the others).
+  const size_t to_run = size_t(std::count(done.begin(), done.end(), false));
+  size_t run = 0;
+  auto eta = [&]() -> std::string {
+    if (run >= to_run) return "";
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return "; about " + profile::format_duration(elapsed / double(run) * double(n - run)) + " left";
+    return "; about " + profile::format_duration(elapsed / double(run) * double(to_run - run)) + " left";
   };
   // Ctrl-C (or SIGTERM) kills the running configuration's process group, as
   // `trainplan profile` does, and keeps the rows measured so far in --out.
   const std::atomic<bool>& stop = profile::install_interrupt_handler();
   for (size_t i = 0; i < n; ++i) {
+    if (done[i]) continue;
+    ++run;
     const auto& row = grid.rows[i];
     profile::LayoutKey key{row.layout.tp, row.layout.pp, row.layout.dp, row.layout.micro_batch,
                            row.layout.global_batch, shape_values(row)};
@@ -114,7 +168,8 @@ void run_llm_profile(const ProfileArgs& a) {
     if (killed) {
       write();
       const size_t measured = size_t(std::count(done.begin(), done.end(), true));
-      std::cerr << fmt::format("interrupted: {}:{} ({}) was killed; {} of {} configurations measured are in {}\n",
+      std::cerr << fmt::format("interrupted: {}:{} ({}) was killed; {} of {} configurations measured are in {} "
+                               "(add --resume to measure the rest)\n",
                                a.grid, row.line, profile::to_string(key), measured, n, a.out);
       std::exit(130);
     }
@@ -142,15 +197,16 @@ void run_llm_profile(const ProfileArgs& a) {
                                profile::to_string(key), values[i][0], in_groups,
                                std::isnan(values[i][1]) ? std::string("no memory figure")
                                                         : fmt::format("{:.4g} GiB peak", values[i][1]),
-                               r.wall_s, eta(i + 1), r.oversubscribed ? ", oversubscribed" : "")
+                               r.wall_s, eta(), r.oversubscribed ? ", oversubscribed" : "")
                 << std::flush;
     }
     // Rewritten after each row, so an interrupted grid keeps what it measured.
     write();
     if (stop.load()) {
       const size_t measured = size_t(std::count(done.begin(), done.end(), true));
-      std::cerr << fmt::format("interrupted after {}:{}; {} of {} configurations measured are in {}\n", a.grid,
-                               row.line, measured, n, a.out);
+      std::cerr << fmt::format("interrupted after {}:{}; {} of {} configurations measured are in {} (add --resume to "
+                               "measure the rest)\n",
+                               a.grid, row.line, measured, n, a.out);
       std::exit(130);
     }
   }
@@ -193,6 +249,9 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   p->add_option("--srun-arg", a->srun_args, "Extra srun argument (repeatable)");
   p->add_option("--workers-per-node", a->workers_per_node, "Ranks per node, for {nodes} (0: one node)");
+  p->add_flag("--resume", a->resume,
+              "Keep the rows an earlier run of this grid measured into --out (matched by every field of the grid "
+              "row) and measure the others");
   p->callback([a] { run_llm_profile(*a); });
 }
 

@@ -223,6 +223,41 @@ TEST(LlmProfileCli, CtrlCKillsTheRunningConfigurationAndKeepsTheRest) {
   if (alive) kill(orphan, SIGKILL);
 }
 
+// --resume keeps what an earlier run measured into --out and measures the
+// rest: a grid whose second row failed is rerun with the failure mended, and
+// only that row runs again.
+TEST(LlmProfileCli, ResumeMeasuresOnlyTheRowsNotYetMeasured) {
+  auto d = tptest::temp_dir("llm_profile_resume");
+  auto grid = tptest::write_file(d / "grid.csv", kGrid);
+  const std::string out = (d / "meas.csv").string(), count = (d / "runs").string();
+  // Counts its runs in a file; fails for micro-batch 1 while the file "broken" exists.
+  auto script = tptest::write_file(d / "s.sh",
+                                   "#!/bin/sh\n"
+                                   "echo run >> " + count + "\n"
+                                   "if [ \"$1\" = 1 ] && [ -e " + (d / "broken").string() + " ]; then exit 3; fi\n"
+                                   "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":0.%s}\\n' \"$1\"\n");
+  tptest::write_file(d / "broken", "");
+  const std::string args = "llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch}'";
+  auto first = tptest::run_cli(args);
+  EXPECT_EQ(first.exit_code, 1) << first.err;  // one row failed
+  EXPECT_EQ(tptest::lines(tptest::read_file(count)).size(), 3u);
+  std::filesystem::remove(d / "broken");
+  auto again = tptest::run_cli(args + " --resume");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("resuming: 2 of 3 configurations already measured"), std::string::npos) << again.err;
+  EXPECT_EQ(tptest::lines(tptest::read_file(count)).size(), 4u);  // the failed row alone ran again
+  const std::string measured = tptest::read_file(out);
+  EXPECT_EQ(tptest::lines(measured).size(), 4u) << measured;  // header and the three rows
+  EXPECT_NE(measured.find(",0.1"), std::string::npos) << measured;
+  // An --out of another grid is refused, naming it.
+  auto other = tptest::write_file(d / "other.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n"
+                                                   "1,8,2,64,4,4,32,1,1,1\n");
+  auto wrong = tptest::run_cli("llm profile --grid " + other + " -o " + out + " --cmd 'sh " + script +
+                               " {micro_batch}' --resume");
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
+  EXPECT_NE(wrong.err.find("not an earlier --out of this grid"), std::string::npos) << wrong.err;
+}
+
 TEST(LlmProfileCli, RowsWithMoreRanksThanCpusAreCalledOversubscribed) {
   auto d = tptest::temp_dir("llm_profile_cli");
   auto grid = tptest::write_file(d / "grid.csv",
