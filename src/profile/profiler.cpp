@@ -114,6 +114,27 @@ double relative_range(const std::vector<StepTiming>& reps) {
 
 void add_note(TrialRecord& rec, const std::string& note) { rec.note += (rec.note.empty() ? "" : "; ") + note; }
 
+// What a training trial reports that an earlier one in the store contradicts:
+// another metric, or a training set of another size (a factor of 1.5 or more:
+// one rank's share). SampleStore::samples refuses both at export; said as the
+// trial ends, not after the whole grid has run. nullopt when nothing does.
+std::optional<std::string> disagreement(const SampleStore& store, const TrialRecord& rec) {
+  if (rec.key.epochs == 0 || rec.status != TrialStatus::kOk) return std::nullopt;
+  for (const auto& t : store.trials()) {
+    if (t.key == rec.key || t.key.epochs == 0 || t.status != TrialStatus::kOk) continue;
+    if (!rec.metric_name.empty() && !t.metric_name.empty() && t.metric_name != rec.metric_name)
+      return fmt::format("{} reported metric '{}' where {} reported '{}': the store's samples cannot be exported "
+                         "together; make the command report one metric",
+                         to_string(rec.key), rec.metric_name, to_string(t.key), t.metric_name);
+    if (rec.dataset_size && t.dataset_size &&
+        double(std::max(*rec.dataset_size, *t.dataset_size)) >= 1.5 * double(std::min(*rec.dataset_size, *t.dataset_size)))
+      return fmt::format("{} reported a training set of {} where {} reported {}: the store's samples cannot be "
+                         "exported together; report the whole training set (not one rank's share) in every trial",
+                         to_string(rec.key), *rec.dataset_size, to_string(t.key), *t.dataset_size);
+  }
+  return std::nullopt;
+}
+
 // A note when many steps stood far from the rest.
 void note_outliers(TrialRecord& rec) {
   const StepTiming& t = *rec.timing;
@@ -276,6 +297,7 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       sum.interrupted = true;
       break;
     }
+    const auto contradicted = disagreement(store, *rec);
     store.put(*rec);
     est.add(*rec);
     ++sum.ran;
@@ -287,6 +309,7 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       case TrialStatus::kBadOutput: ++sum.bad_output; break;
     }
     progress.finish(*rec, elapsed(), projection(i + 1).second);
+    if (contradicted) progress.note("warning: " + *contradicted);
   }
   progress.done();
   if (opts.live_log) opts.live_log->profile_done(sum.interrupted);

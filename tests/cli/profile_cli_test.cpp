@@ -432,6 +432,22 @@ TEST(ProfileCli, SigkillMidRunThenResumeLosesAndDuplicatesNothing) {
   }
 }
 
+// Trials that report different metrics cannot be exported together: said
+// as the second ends, not only at export after the whole grid has run.
+TEST(ProfileCli, ATrialReportingAnotherMetricIsWarnedOfAtOnce) {
+  auto d = tptest::temp_dir("prof_metric_names");
+  const std::string store = (d / "s.db").string();
+  const std::string cmd =
+      "--cmd 'if [ {batch} = 16 ]; then n=loss; else n=accuracy; fi; echo "
+      "\"{{\\\"event\\\":\\\"epoch\\\",\\\"epoch\\\":1,\\\"epoch_time_s\\\":0.5,\\\"metric\\\":0.5,"
+      "\\\"metric_name\\\":\\\"$n\\\"}}\" # {workers} {epochs}'";
+  auto r = tptest::run_cli("profile " + cmd + " --store " + store + " --batches 8,16 --workers 1 --epochs 1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: b=16 r=1 e=1 reported metric 'loss' where b=8 r=1 e=1 reported 'accuracy'"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(ProfileCli, CtrlCStopsCleanlyAndSaysHowToResume) {
   Fixture f("prof_int");
   std::string args = "profile " + f.cmd("SLEEP=0.3") + " --store " + f.store + " --batches 16,32,64 --workers 1,2 --epochs 1 --json";
