@@ -46,8 +46,8 @@ std::string interval_text(const std::optional<models::Interval>& iv, int folds, 
   // A width read off residuals that cannot carry the coverage is still
   // printed (it is the best the samples give), but not as a promise.
   if (basis && basis->in_sample)
-    out += fmt::format(" -- in-sample at a measured configuration (from the model's misses at all {} measured "
-                       "configurations): no coverage promised",
+    out += fmt::format(" -- in-sample at a measured configuration (from the model's misses on all {} samples): no "
+                       "coverage promised",
                        basis->residuals);
   else if (basis && !basis->enough)
     out += fmt::format(" -- only {} held-out residuals, too few to promise {:g}% (at most {:.0f}%): the largest "

@@ -45,7 +45,7 @@ class ConformalResiduals {
 // configuration, where no finite-sample guarantee holds), and whether they
 // are enough for the coverage asked ((n+1) c <= n; else the largest is used).
 struct IntervalBasis {
-  size_t residuals = 0;
+  size_t residuals = 0;  // out-of-fold: one per held-out configuration; in-sample: one per sample
   bool in_sample = false;
   bool enough = true;
   // True when split conformal promises the coverage: out-of-fold and enough.
