@@ -298,7 +298,8 @@ function showPlan(p) {
   $("plan-model").textContent = `planned by ${p.method} on ${p.model.name}` +
     (p.confidence ? ` at confidence ${p.confidence}` : " (point predictions)") +
     (p.past_longest_trial ? `; the run goes past the longest trial (${fmt(p.longest_trial_epochs)} epochs)` : "") +
-    (p.note ? `\n${p.note}` : "");
+    (p.note ? `\n${p.note}` : "") +
+    (p.confidence_caveat ? `\nnote: ${p.confidence_caveat}` : "");
   const cols = [
     ["workers", (x) => x.workers], ["batch", (x) => fmt(x.batch)], ["epochs", (x) => fmt(x.epochs)],
     ["nodes", (x) => x.nodes], ["time, s", (x) => x.total_time_s.toFixed(1)],
