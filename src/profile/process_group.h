@@ -3,7 +3,7 @@
 // process fails, when time runs out, or when cancelled. Why one group: a
 // failed rank leaves its peers blocked in a collective, and a launcher
 // (torchrun, srun) has children of its own; killing the group gets them all.
-// A descendant that left the group (its own session) is orphaned to this
+// A descendant that left the group (setsid, setpgid) is orphaned to this
 // process, a child subreaper, and killed when the group ends. Not for
 // concurrent use: the orphans are told apart as children that this process
 // did not have before the group started.

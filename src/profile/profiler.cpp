@@ -58,7 +58,7 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock,
                                 key.workers);
   if (l.result.escaped_killed > 0)
-    l.output.note += fmt::format("{}killed {} process(es) that had left the trial's process group (their own session) "
+    l.output.note += fmt::format("{}killed {} process(es) that had left the trial's process group (setsid or setpgid) "
                                  "and outlived it",
                                  l.output.note.empty() ? "" : "; ", l.result.escaped_killed);
   if (l.result.stdout_truncated)
