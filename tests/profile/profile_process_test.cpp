@@ -91,7 +91,7 @@ TEST(ProfileProcess, OnlyJsonLinesAreKeptAndTruncationIsSaid) {
   EXPECT_EQ(r.stdout0, "{}\n");
 }
 
-// A descendant that leaves the group (its own session, as a daemon or some
+// A descendant that leaves the group (setsid, as a daemon or some
 // launchers do) is not reached by killing the group: it comes back to this
 // process (a child subreaper) when its parent dies, and is killed then.
 TEST(ProfileProcess, ADescendantInItsOwnSessionIsKilledWithTheGroup) {
