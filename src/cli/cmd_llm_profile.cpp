@@ -43,12 +43,12 @@ struct ProfileArgs {
 
 // With --resume: the rows of an earlier --out that measured their grid row
 // (the grid's own fields first, as written, and an iteration_time_s > 0),
-// each as (the grid row's index, its values in `columns`' order, NaN where
+// each as (the grid row's line, its values in `columns`' order, NaN where
 // the file has no such column or cell). A grid row is matched by all of its
 // fields, so a changed grid measures what changed.
-std::map<size_t, std::vector<double>> measured_before(const std::string& out, const io::CsvTable& grid,
-                                                      const std::vector<std::string>& columns) {
-  std::map<size_t, std::vector<double>> found;
+std::map<long, std::vector<double>> measured_before(const std::string& out, const io::CsvTable& grid,
+                                                    const std::vector<std::string>& columns) {
+  std::map<long, std::vector<double>> found;
   std::error_code ec;
   if (!std::filesystem::exists(out, ec)) return found;
   const io::CsvTable old = io::CsvTable::read(out, io::BadFieldCount::kSkip);
@@ -56,8 +56,8 @@ std::map<size_t, std::vector<double>> measured_before(const std::string& out, co
   if (old.header().size() < width ||
       !std::equal(grid.header().begin(), grid.header().end(), old.header().begin()))
     throw InputError(out, old.header_line(), "", "--resume: its first columns are not --grid's: not an earlier --out of this grid");
-  std::map<std::vector<std::string>, size_t> index;
-  for (size_t i = 0; i < grid.rows().size(); ++i) index.emplace(grid.rows()[i].fields, i);
+  std::map<std::vector<std::string>, long> index;  // a grid row's fields -> its line
+  for (const auto& row : grid.rows()) index.emplace(row.fields, row.line);
   for (const auto& row : old.rows()) {
     const std::vector<std::string> key(row.fields.begin(), row.fields.begin() + long(width));
     auto it = index.find(key);
@@ -116,15 +116,13 @@ void run_llm_profile(const ProfileArgs& a) {
   std::vector<bool> done(n, false);
   bool any_comm = false;
   if (a.resume) {
-    // grid.rows and grid.table's rows pair by line (rows left out of the grid were refused above).
-    std::map<long, size_t> by_line;
-    for (size_t i = 0; i < n; ++i) by_line[grid.rows[i].line] = i;
+    const auto before = measured_before(a.out, grid.table, columns);
     size_t kept = 0;
-    for (const auto& [table_index, v] : measured_before(a.out, grid.table, columns)) {
-      auto it = by_line.find(grid.table.rows()[table_index].line);
-      if (it == by_line.end()) continue;
-      values[it->second] = v, done[it->second] = true, ++kept;
-      for (size_t k = 2; k < v.size(); ++k) any_comm |= !std::isnan(v[k]);
+    for (size_t i = 0; i < n; ++i) {
+      auto it = before.find(grid.rows[i].line);
+      if (it == before.end()) continue;
+      values[i] = it->second, done[i] = true, ++kept;
+      for (size_t k = 2; k < it->second.size(); ++k) any_comm |= !std::isnan(it->second[k]);
     }
     std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
   }
@@ -155,6 +153,14 @@ void run_llm_profile(const ProfileArgs& a) {
   // Ctrl-C (or SIGTERM) kills the running configuration's process group, as
   // `trainplan profile` does, and keeps the rows measured so far in --out.
   const std::atomic<bool>& stop = profile::install_interrupt_handler();
+  // After Ctrl-C: --out already holds the rows measured; say where the run stopped, exit 130.
+  auto interrupted = [&](const std::string& where) {
+    const size_t measured = size_t(std::count(done.begin(), done.end(), true));
+    std::cerr << fmt::format("interrupted{}; {} of {} configurations measured are in {} (add --resume to measure "
+                             "the rest)\n",
+                             where, measured, n, a.out);
+    std::exit(130);
+  };
   for (size_t i = 0; i < n; ++i) {
     if (done[i]) continue;
     ++run;
@@ -164,14 +170,9 @@ void run_llm_profile(const ProfileArgs& a) {
     auto r = profile::run_layout_trial(tmpl, key, launch, a.timeout_s,
                                        a.statistic == "p10" ? "iteration_time_p10_s" : "iteration_time_s", &stop);
     // A configuration that finished before the signal came is kept; only a killed one is not.
-    const bool killed = stop.load() && !r.timing;
-    if (killed) {
+    if (stop.load() && !r.timing) {
       write();
-      const size_t measured = size_t(std::count(done.begin(), done.end(), true));
-      std::cerr << fmt::format("interrupted: {}:{} ({}) was killed; {} of {} configurations measured are in {} "
-                               "(add --resume to measure the rest)\n",
-                               a.grid, row.line, profile::to_string(key), measured, n, a.out);
-      std::exit(130);
+      interrupted(fmt::format(": {}:{} ({}) was killed", a.grid, row.line, profile::to_string(key)));
     }
     if (!r.timing) {
       ++failed;
@@ -202,13 +203,7 @@ void run_llm_profile(const ProfileArgs& a) {
     }
     // Rewritten after each row, so an interrupted grid keeps what it measured.
     write();
-    if (stop.load()) {
-      const size_t measured = size_t(std::count(done.begin(), done.end(), true));
-      std::cerr << fmt::format("interrupted after {}:{}; {} of {} configurations measured are in {} (add --resume to "
-                               "measure the rest)\n",
-                               a.grid, row.line, measured, n, a.out);
-      std::exit(130);
-    }
+    if (stop.load()) interrupted(fmt::format(" after {}:{}", a.grid, row.line));
   }
   if (failed > 0) {
     // As `trainplan profile`: the run went through, some trials did not.

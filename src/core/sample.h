@@ -28,6 +28,10 @@ inline bool metric_better(double a, double b, MetricDirection d) {
 // runs longer, and every scan over epochs stays bounded.
 inline constexpr int kMostEpochs = 1000000;
 
+// The longest epoch a sample or a trial may report, seconds: no epoch lasts
+// 30 years, and squared past about 1e154 a time overflows the fits' sums.
+inline constexpr double kMostEpochSeconds = 1e9;
+
 struct Sample {
   double batch = 0;          // per-worker batch size
   int workers = 0;           // data-parallel workers (GPUs or processes)

@@ -63,10 +63,6 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
   }
 }
 
-namespace {
-constexpr double kMostEpochSeconds = 1e9;
-}  // namespace
-
 SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
   CsvTable t = CsvTable::parse(text, name);
   SampleSet set;
@@ -83,7 +79,6 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     s.epochs = t.number(row, "epochs");
     if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
     s.epoch_time_s = t.positive(row, "epoch_time_s");
-    // Past this, sums of squares in the fits overflow (1e154 squared), and no epoch lasts 30 years.
     if (s.epoch_time_s > kMostEpochSeconds)
       t.fail(row, "epoch_time_s", fmt::format("must be at most {:g} s, got {}", kMostEpochSeconds, t.text(row, "epoch_time_s")));
     s.metric = t.optional_number(row, "metric");

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "profile/process_group.h"
+#include "profile/trial.h"
 
 namespace trainplan::profile {
 
@@ -15,7 +16,6 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, 
   std::optional<LayoutTiming> last;
   std::string wrong;
   std::istringstream in(stdout_text);
-  auto clip = [](std::string s) { return s.size() > 80 ? s.substr(0, 77) + "..." : s; };
   for (std::string line; std::getline(in, line);) {
     const auto start = line.find('{');
     if (start == std::string::npos) continue;
@@ -23,17 +23,17 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, 
     if (!j.is_object()) {
       if (line.find("iteration_timing") != std::string::npos)
         wrong = "a line naming iteration_timing is not JSON (NaN, Infinity and numbers past 1e308 are no JSON "
-                "numbers; or the line was cut off): " + clip(line);
+                "numbers; or the line was cut off): " + clipped_line(line);
       continue;
     }
     if (j.value("event", "") != "iteration_timing") continue;
     auto t = j.find(field);
     if (t == j.end()) {
-      wrong = "an iteration_timing line has no " + field + ": " + clip(line);
+      wrong = "an iteration_timing line has no " + field + ": " + clipped_line(line);
       continue;
     }
     if (!t->is_number() || !(t->get<double>() > 0) || !std::isfinite(t->get<double>())) {
-      wrong = fmt::format("an iteration_timing line's {} is {}, not a number of seconds > 0", field, clip(t->dump()));
+      wrong = fmt::format("an iteration_timing line's {} is {}, not a number of seconds > 0", field, clipped_line(t->dump()));
       continue;
     }
     LayoutTiming lt;
@@ -44,7 +44,7 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, 
         lt.peak_memory_bytes = m->get<double>();
       else if (!m->is_null())
         lt.memory_ignored = fmt::format("peak_memory_bytes {} ignored: not a number of bytes in (0, 1e15]",
-                                        clip(m->dump()));
+                                        clipped_line(m->dump()));
     }
     auto mean_over_ranks = [&](const char* name) -> std::optional<double> {
       auto v = j.find(name);

@@ -31,6 +31,9 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
 
 namespace {
 
+// `note` appended to a trial's notes, "; " between them.
+void append_note(std::string& notes, const std::string& note) { notes += (notes.empty() ? "" : "; ") + note; }
+
 // One launch of a trial's processes and what rank 0 printed.
 struct Launched {
   LaunchPlan plan;
@@ -58,12 +61,12 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock,
                                 key.workers);
   if (l.result.escaped_killed > 0)
-    l.output.note += fmt::format("{}killed {} process(es) that had left the trial's process group (setsid or setpgid) "
-                                 "and outlived it",
-                                 l.output.note.empty() ? "" : "; ", l.result.escaped_killed);
+    append_note(l.output.note, fmt::format("killed {} process(es) that had left the trial's process group (setsid or "
+                                           "setpgid) and outlived it",
+                                           l.result.escaped_killed));
   if (l.result.stdout_truncated)
-    l.output.note += fmt::format("{}some of its JSON lines on stdout were not read (past {} MiB in all)",
-                                 l.output.note.empty() ? "" : "; ", po.stdout_max_bytes >> 20);
+    append_note(l.output.note, fmt::format("some of its JSON lines on stdout were not read (past {} MiB in all)",
+                                           po.stdout_max_bytes >> 20));
   return l;
 }
 
@@ -112,12 +115,12 @@ double relative_range(const std::vector<StepTiming>& reps) {
   return hi->step_time_s / lo->step_time_s - 1;
 }
 
-void add_note(TrialRecord& rec, const std::string& note) { rec.note += (rec.note.empty() ? "" : "; ") + note; }
+void add_note(TrialRecord& rec, const std::string& note) { append_note(rec.note, note); }
 
 // What a training trial reports that an earlier one in the store contradicts:
-// another metric, or a training set of another size (a factor of 1.5 or more:
-// one rank's share). SampleStore::samples refuses both at export; said as the
-// trial ends, not after the whole grid has run. nullopt when nothing does.
+// another metric, or another training set (training_sets_differ), which
+// SampleStore::samples refuses at export; said as the trial ends. nullopt
+// when nothing does.
 std::optional<std::string> disagreement(const SampleStore& store, const TrialRecord& rec) {
   if (rec.key.epochs == 0 || rec.status != TrialStatus::kOk) return std::nullopt;
   for (const auto& t : store.trials()) {
@@ -126,8 +129,7 @@ std::optional<std::string> disagreement(const SampleStore& store, const TrialRec
       return fmt::format("{} reported metric '{}' where {} reported '{}': the store's samples cannot be exported "
                          "together; make the command report one metric",
                          to_string(rec.key), rec.metric_name, to_string(t.key), t.metric_name);
-    if (rec.dataset_size && t.dataset_size &&
-        double(std::max(*rec.dataset_size, *t.dataset_size)) >= 1.5 * double(std::min(*rec.dataset_size, *t.dataset_size)))
+    if (rec.dataset_size && t.dataset_size && training_sets_differ(*rec.dataset_size, *t.dataset_size))
       return fmt::format("{} reported a training set of {} where {} reported {}: the store's samples cannot be "
                          "exported together; report the whole training set (not one rank's share) in every trial",
                          to_string(rec.key), *rec.dataset_size, to_string(t.key), *t.dataset_size);

@@ -171,6 +171,10 @@ TrialRecord read_record(Stmt& st) {
 
 }  // namespace
 
+bool training_sets_differ(long a, long b) {
+  return double(std::max(a, b)) >= 1.5 * double(std::min(a, b));
+}
+
 bool metric_is_lower_better(const std::string& name) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -547,9 +551,7 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
       if (r.dataset_size) sizes.try_emplace(*r.dataset_size, r.key);
       if (r.metric_diverged) set.diverged.insert({double(r.key.batch), r.key.workers});
     }
-  // Sizes apart by less than a large global batch are dropped last batches; a
-  // factor of 1.5 or more (2 for a rank's half) is one rank's share.
-  if (sizes.size() > 1 && double(sizes.rbegin()->first) >= 1.5 * double(sizes.begin()->first)) {
+  if (sizes.size() > 1 && training_sets_differ(sizes.begin()->first, sizes.rbegin()->first)) {
     std::string which;
     for (const auto& [n, k] : sizes)
       which += fmt::format("{}{} (batch {}, {} workers)", which.empty() ? "" : ", ", n, k.batch, k.workers);

@@ -85,6 +85,11 @@ class SampleStore {
   int lock_fd_ = -1;
 };
 
+// Whether two trials' training-set sizes are of different training sets:
+// apart by a factor of 1.5 or more (one rank's share, 2 for two ranks),
+// where sizes closer than that are dropped last batches of one set.
+bool training_sets_differ(long a, long b);
+
 // Whether a metric with this name is better when smaller: it holds loss,
 // err, wer, cer, perplexity, ppl, nll, mse or mae, in any case.
 bool metric_is_lower_better(const std::string& metric_name);

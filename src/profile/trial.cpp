@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/sample.h"
 #include "profile/trial_log_line.h"
 
 namespace trainplan::profile {
@@ -18,6 +19,10 @@ namespace trainplan::profile {
 std::string to_string(const TrialKey& k) {
   if (k.epochs == 0) return fmt::format("b={} r={} time", k.batch, k.workers);
   return fmt::format("b={} r={} e={}", k.batch, k.workers, k.epochs);
+}
+
+std::string clipped_line(const std::string& line) {
+  return line.size() > 80 ? line.substr(0, 77) + "..." : line;
 }
 
 const char* to_string(TrialStatus s) {
@@ -47,8 +52,6 @@ std::optional<double> finite_number(const nlohmann::json& j, const char* key) {
 
 // Past 2^53 a count is no count (and past a long's range the cast is undefined).
 constexpr double kMostCount = 9007199254740992.0;
-// The longest epoch a trial may report (as the samples files take it).
-constexpr double kMostEpochSeconds = 1e9;
 
 // A count field: a finite number from 0 to kMostCount, as a long.
 std::optional<long> count(const nlohmann::json& j, const char* key) {
@@ -165,7 +168,6 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   // (stdout's line number and what was wrong), so that the reason points at them.
   int line_no = 0, broken_lines = 0;
   std::string first_broken, first_bad_epoch;
-  auto clip = [](std::string s) { return s.size() > 80 ? s.substr(0, 77) + "..." : s; };
   while (std::getline(in, line)) {
     ++line_no;
     auto start = line.find('{');
@@ -175,7 +177,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     if (j.is_discarded() || !j.is_object()) {
       // A line that means to be a protocol line (it names an event) but is no JSON object.
       if (line.find("\"event\"") != std::string::npos && ++broken_lines == 1)
-        first_broken = fmt::format("stdout line {}: {}", line_no, clip(line.substr(start)));
+        first_broken = fmt::format("stdout line {}: {}", line_no, clipped_line(line.substr(start)));
       continue;
     }
     ++json_lines;
@@ -199,12 +201,11 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     }
     if (*ev != "epoch") continue;
     auto t = finite_number(j, "epoch_time_s");
-    // Past 1e9 s (30 years) an epoch time is no measurement, and squared it overflows the fits.
     if (!t || *t <= 0 || *t > kMostEpochSeconds) {
       if (++bad_epoch_lines == 1) {
         auto v = j.find("epoch_time_s");
         first_bad_epoch = fmt::format("stdout line {}: epoch_time_s {}", line_no,
-                                      v == j.end() ? std::string("missing") : "is " + clip(v->dump()));
+                                      v == j.end() ? std::string("missing") : "is " + clipped_line(v->dump()));
       }
       if (written_nonfinite("epoch_time_s")) ++nan_time_lines;
       continue;

@@ -22,6 +22,10 @@ struct TrialKey {
 
 std::string to_string(const TrialKey& k);  // "b=32 r=2 e=1"
 
+// A line of a program's output as a message quotes it: whole up to 80
+// characters, else its first 77 and "...".
+std::string clipped_line(const std::string& line);
+
 enum class TrialStatus { kOk, kFailed, kTimeout, kBadOutput };
 const char* to_string(TrialStatus s);  // "ok", "failed", "timeout", "bad-output"
 // Parses the names above; nullopt for anything else.

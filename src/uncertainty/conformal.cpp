@@ -162,13 +162,21 @@ double ConformalMetricModel::bin_key(double batch, int workers, double epochs) c
   return metric_bin_key(*model_, predict(batch, workers, epochs), batch, workers, epochs, p_.taxonomy);
 }
 
+const ConformalResiduals& ConformalMetricModel::width_residuals(double y, double batch, int workers, double epochs,
+                                                                std::optional<double>* between_scale) const {
+  if ((*between_scale = between_.scale(runs_, *model_, y, batch, workers, epochs))) return between_.scaled();
+  return config_.at(metric_bin_key(*model_, y, batch, workers, epochs, p_.taxonomy));
+}
+
 std::optional<double> ConformalMetricModel::rank_at(double y, double batch, int workers, double epochs,
                                                     const ResidualRank& rank) const {
-  if (auto scale = between_.scale(runs_, *model_, y, batch, workers, epochs)) {
-    auto q = rank(between_.scaled());
+  std::optional<double> scale;
+  const ConformalResiduals& base = width_residuals(y, batch, workers, epochs, &scale);
+  if (scale) {
+    auto q = rank(base);
     return q ? std::optional<double>(*q * *scale) : std::nullopt;
   }
-  auto q = rank(config_.at(metric_bin_key(*model_, y, batch, workers, epochs, p_.taxonomy)));
+  auto q = rank(base);
   if (const ConformalResiduals* run = run_gap_.at(runs_, batch, workers, epochs)) {
     auto qr = rank(*run);
     if (q && qr) q = std::max(*q, *qr);
@@ -191,13 +199,9 @@ std::optional<models::Interval> ConformalMetricModel::predict_interval(double ba
 }
 
 IntervalBasis ConformalMetricModel::interval_basis(double batch, int workers, double epochs, double coverage) const {
-  const double y = predict(batch, workers, epochs);
-  const ConformalResiduals* r = nullptr;
-  if (between_.scale(runs_, *model_, y, batch, workers, epochs))
-    r = &between_.scaled();
-  else
-    r = &config_.at(metric_bin_key(*model_, y, batch, workers, epochs, p_.taxonomy));
-  return {r->size(), false, !r->too_few(coverage)};
+  std::optional<double> scale;
+  const ConformalResiduals& r = width_residuals(predict(batch, workers, epochs), batch, workers, epochs, &scale);
+  return {r.size(), false, !r.too_few(coverage)};
 }
 
 double ConformalMetricModel::held(double v) const {

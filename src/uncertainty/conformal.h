@@ -123,6 +123,11 @@ class ConformalMetricModel : public models::MetricModel {
   double held(double v) const;
   std::string hold_text() const;
   std::string range_text() const;
+  // The residuals that set the width at a query: the between-samples rule's
+  // (its scale in *between_scale) where it applies, else the configuration
+  // rule's bin (*between_scale nullopt); the other rules only widen it.
+  const ConformalResiduals& width_residuals(double y, double batch, int workers, double epochs,
+                                            std::optional<double>* between_scale) const;
   // The relative half-width at a query under `rank`, composed from the rules.
   std::optional<double> rank_at(double y, double batch, int workers, double epochs, const ResidualRank& rank) const;
 
