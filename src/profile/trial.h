@@ -120,7 +120,7 @@ struct TrialOutput {
 TrialOutput parse_trial_output(const std::string& stdout_text, bool time_trial = false,
                                StepClock clock = StepClock::kWall, int workers = 1);
 
-// Current UTC time as "2026-11-22T02:30:00Z".
+// Current UTC time as ISO 8601, "YYYY-MM-DDTHH:MM:SSZ".
 std::string utc_now();
 
 }  // namespace trainplan::profile
