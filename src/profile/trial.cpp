@@ -114,6 +114,10 @@ std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps
   if (auto n = count(j, steps_key)) t.steps_per_epoch = *n;
   if (auto o = finite_number(j, "epoch_overhead_s"); o && *o >= 0) t.epoch_overhead_s = *o;
   if (auto n = count(j, "steps_timed")) t.steps_timed = *n;
+  if (t.clock == "wall") {
+    const auto p10 = finite_number(j, "step_time_p10_s"), p90 = finite_number(j, "step_time_p90_s");
+    if (p10 && p90 && *p10 > 0 && *p90 >= *p10) t.p10_s = *p10, t.p90_s = *p90;
+  }
   if (auto c = j.find("converged"); c != j.end() && c->is_boolean() && !c->get<bool>()) t.unconverged = true;
   if (auto target = finite_number(j, "step_ci_target"); target && *target > 0) t.ci_target = *target;
   const char* outliers_key = t.clock == "cpu" ? "step_cpu_outliers" : "step_outliers";

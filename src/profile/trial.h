@@ -68,6 +68,9 @@ struct StepTiming {
   // whose half-width, relative, the line gives (0: not given).
   bool unconverged = false;
   double ci_target = 0;
+  // The wall clock's 10th and 90th percentile step times, where the line
+  // gives them (0: not given). Read for a note, not kept in the store.
+  double p10_s = 0, p90_s = 0;
   double epoch_time_s() const { return double(steps_per_epoch) * step_time_s + epoch_overhead_s; }
 };
 

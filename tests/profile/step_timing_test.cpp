@@ -125,6 +125,29 @@ TEST(StepTiming, DisagreeingRepeatsGetATieBreakerAndANote) {
   EXPECT_NE(rec->note.find("interference"), std::string::npos) << rec->note;
 }
 
+// A time trial whose steps spread to two speeds says so: its median moves with
+// the share of slow steps. The CPU clock's line gives no percentiles, and a
+// narrow spread says nothing.
+TEST(StepTiming, WideStepsAreNoted) {
+  auto dir = tptest::temp_dir("time_wide");
+  auto run = [&](const std::string& name, double p10, double p90, const char* clock) {
+    std::string line = step_line(0.004, 100);
+    line.insert(line.size() - 1, ",\"step_time_p10_s\":" + std::to_string(p10) + ",\"step_time_p90_s\":" +
+                                     std::to_string(p90) + ",\"step_cpu_median_s\":0.004");
+    tptest::write_file(dir / name, "echo '" + line + "'");
+    ProfileOptions o;
+    o.step_clock = std::string(clock) == "cpu" ? StepClock::kCpu : StepClock::kWall;
+    o.time_template = CommandTemplate("bash " + (dir / name).string() + " {batch}");
+    auto rec = run_trial(CommandTemplate("false"), {32, 2, 0}, o);
+    EXPECT_TRUE(rec && rec->status == TrialStatus::kOk);
+    return rec ? rec->note : std::string();
+  };
+  const std::string wide = run("wide.sh", 0.0033, 0.0083, "wall");
+  EXPECT_NE(wide.find("wide steps: p10 3.3 ms, p90 8.3 ms (x2.5)"), std::string::npos) << wide;
+  EXPECT_EQ(run("narrow.sh", 0.0036, 0.0050, "wall").find("wide steps"), std::string::npos);
+  EXPECT_EQ(run("cpu.sh", 0.0033, 0.0083, "cpu").find("wide steps"), std::string::npos);
+}
+
 // A time trial that stopped at its cap is kept and said; a line whose
 // interval does not hold its median, or whose step count is past any count,
 // is named as what is wrong with it, not as a missing line.
