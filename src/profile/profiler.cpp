@@ -117,14 +117,29 @@ double relative_range(const std::vector<StepTiming>& reps) {
 
 void add_note(TrialRecord& rec, const std::string& note) { append_note(rec.note, note); }
 
-// What a training trial reports that an earlier one in the store contradicts:
-// another metric, or another training set (training_sets_differ), which
-// SampleStore::samples refuses at export; said as the trial ends. nullopt
-// when nothing does.
-std::optional<std::string> disagreement(const SampleStore& store, const TrialRecord& rec) {
+// What an ok training trial reported that a later one may contradict.
+struct Reported {
+  TrialKey key;
+  std::string metric_name;
+  std::optional<long> dataset_size;
+};
+
+// Keeps `reported` as the store's ok training trials in its order after `rec`
+// is put (a key put again moves to the end, as its new seq does).
+void remember(std::vector<Reported>& reported, const TrialRecord& rec) {
+  std::erase_if(reported, [&](const Reported& r) { return r.key == rec.key; });
+  if (rec.key.epochs > 0 && rec.status == TrialStatus::kOk)
+    reported.push_back({rec.key, rec.metric_name, rec.dataset_size});
+}
+
+// What a training trial reports that an earlier one in the store (`reported`)
+// contradicts: another metric, or another training set (training_sets_differ),
+// which SampleStore::samples refuses at export; said as the trial ends.
+// nullopt when nothing does.
+std::optional<std::string> disagreement(const std::vector<Reported>& reported, const TrialRecord& rec) {
   if (rec.key.epochs == 0 || rec.status != TrialStatus::kOk) return std::nullopt;
-  for (const auto& t : store.trials()) {
-    if (t.key == rec.key || t.key.epochs == 0 || t.status != TrialStatus::kOk) continue;
+  for (const auto& t : reported) {
+    if (t.key == rec.key) continue;
     if (!rec.metric_name.empty() && !t.metric_name.empty() && t.metric_name != rec.metric_name)
       return fmt::format("{} reported metric '{}' where {} reported '{}': the store's samples cannot be exported "
                          "together; make the command report one metric",
@@ -258,7 +273,8 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
   ProfileSummary sum;
   sum.planned = int(order.size());
   CostEstimator est;
-  for (const auto& r : store.trials()) est.add(r);
+  std::vector<Reported> reported;  // the store read once here, then kept up to date as trials end
+  for (const auto& r : store.trials()) est.add(r), remember(reported, r);
   std::vector<TrialKey> pending;
   for (const auto& k : order) {
     if (is_done(store.find(k), opts.retry_failed)) ++sum.already_done;
@@ -312,8 +328,9 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       sum.interrupted = true;
       break;
     }
-    const auto contradicted = disagreement(store, *rec);
+    const auto contradicted = disagreement(reported, *rec);
     store.put(*rec);
+    remember(reported, *rec);
     est.add(*rec);
     ++sum.ran;
     if (cost) sum.estimated_s += *cost;
