@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "train/affinity.h"
+#include "train/epoll_backoff.h"
 #include "train/dist.h"
 #include "train/options.h"
 #include "train/step_timing.h"
@@ -564,6 +565,7 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
                          {"dp_comm_s_per_rank", vec(group_seconds[2])},
                          {"loss", global_loss(last_loss, r, o, world)}};
     ev.update(thread_cpu_fields());
+    ev.update(epoll_backoff_fields());
     ev.update(layout);
     report(ev);
   }

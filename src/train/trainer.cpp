@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "train/affinity.h"
+#include "train/epoll_backoff.h"
 #include "train/dist.h"
 #include "train/options.h"
 #include "train/step_timing.h"
@@ -224,6 +225,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                        {"epoch_time_estimate_s", double(steps_per_epoch) * summary.median_s + shuffle_s}};
   ev.update(step_fields(summary, cpu_summary));
   ev.update(thread_cpu_fields());
+  ev.update(epoll_backoff_fields());
   report(ev);
   step.comm.barrier();
   report({{"event", "done"},

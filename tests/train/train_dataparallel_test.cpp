@@ -265,6 +265,32 @@ TEST(TrainDataParallel, TheBackendIsChosenAndReported) {
   EXPECT_NE(nccl.err.find("nccl"), std::string::npos) << nccl.err;
 }
 
+// Gloo's waits for its sockets go through the trainer's own epoll_wait
+// (src/train/epoll_backoff.h): a two-rank run counts them, and
+// TRAINPLAN_EPOLL_BACKOFF=off still counts them but never pauses.
+TEST(TrainDataParallel, GlooWaitsGoThroughTheBackoff) {
+  REQUIRE_TRAINER("fashion-mnist");
+  auto pair = [&] {
+    const std::string a = "--workload mlp-fashion --batch 64 --time-only --train-subset 1000 --warmup-steps 2 "
+                          "--min-steps 10 --max-steps 10 --workers 2 --timeout 60 --master-port " +
+                          std::to_string(free_port());
+    return run_processes({a + " --rank 0", a + " --rank 1"});
+  };
+  auto on = pair();
+  setenv("TRAINPLAN_EPOLL_BACKOFF", "off", 1);
+  auto off = pair();
+  unsetenv("TRAINPLAN_EPOLL_BACKOFF");
+  expect_all_ok(on);
+  expect_all_ok(off);
+  const json t_on = events_named(on[0], "step_timing").at(0), t_off = events_named(off[0], "step_timing").at(0);
+  EXPECT_EQ(t_on["epoll_backoff"], "on");
+  EXPECT_GT(t_on["epoll_waits"].get<int64_t>(), 0) << t_on.dump();
+  EXPECT_LE(t_on["epoll_pauses"].get<int64_t>(), t_on["epoll_waits"].get<int64_t>());
+  EXPECT_EQ(t_off["epoll_backoff"], "off");
+  EXPECT_GT(t_off["epoll_waits"].get<int64_t>(), 0) << t_off.dump();
+  EXPECT_EQ(t_off["epoll_pauses"].get<int64_t>(), 0);
+}
+
 TEST(TrainDataParallel, BadInputFailsWithMessage) {
   if (trainer_path().empty()) GTEST_SKIP() << "trainplan-train not built";
   fs::path empty = tptest::temp_dir("train_nodata");
