@@ -71,12 +71,16 @@ std::vector<double> parse_tiresias_thresholds(const std::string& value) {
   return out;
 }
 
-void add_time_repeats_option(CLI::App* cmd, int& repeats) {
+void add_time_repeats_option(CLI::App* cmd, int& repeats, bool& back_to_back) {
   cmd->add_option("--time-repeats", repeats,
                   "Runs of each time trial, each a fresh set of processes; one more when they differ by over 5% "
                   "(interference), and the lowest median is kept")
       ->capture_default_str()
       ->check(CLI::Range(1, 10));
+  cmd->add_flag("--repeats-back-to-back", back_to_back,
+                "Run each time trial's repeats one after the other [default: consecutive time trials first run "
+                "once each, in one round, then take their other runs in turn, so that a slow spell of the machine "
+                "reaches one run of a configuration rather than all of them]");
 }
 
 void add_metric_range_option(CLI::App* cmd, std::string& range) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "core/error.h"
 #include "core/median.h"
@@ -201,16 +202,33 @@ void combine_repeats(const std::vector<StepTiming>& reps, double tolerance, Tria
   note_outliers(rec);
 }
 
-}  // namespace
+// A time trial's run taken ahead of its turn (ProfileOptions::time_rounds),
+// with the machine probe read before it.
+struct EarlyRun {
+  std::string started_at;
+  double probe_s = 0;
+  Launched launched;
+};
 
-std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
-                                     const std::function<void(double)>& on_tick) {
+EarlyRun run_early(const TrialKey& key, const ProfileOptions& opts) {
+  EarlyRun e;
+  e.started_at = utc_now();
+  e.probe_s = machine_probe_s();
+  ProfileOptions quiet = opts;
+  quiet.live_log = nullptr;  // the live log follows the trial in its turn
+  e.launched = launch_once(*opts.time_template, key, quiet, {});
+  return e;
+}
+
+std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const TrialKey& key,
+                                           const ProfileOptions& opts, const std::function<void(double)>& on_tick,
+                                           std::optional<EarlyRun> early) {
   const bool time_trial = key.epochs == 0;
   if (time_trial && !opts.time_template)
     throw InputError("", 0, "--timing", "a time trial needs a command that prints step_timing lines");
   TrialRecord rec;
   rec.key = key;
-  rec.started_at = utc_now();
+  rec.started_at = early ? early->started_at : utc_now();
   if (oversubscribes_locally(opts.launch, key.workers, opts.threads_per_worker)) {
     rec.oversubscribed = true;
     add_note(rec, fmt::format("oversubscribed: {} workers x {} threads on {} CPUs", key.workers,
@@ -223,8 +241,14 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
     if (time_trial && run >= std::max(1, opts.time_repeats) &&
         (reps.size() < 2 || relative_range(reps) <= opts.repeat_tolerance))
       break;  // the repeats agree: no tie-breaker needed
-    if (time_trial) probes.push_back(machine_probe_s());
-    Launched l = launch_once(time_trial ? *opts.time_template : tmpl, key, opts, on_tick);
+    Launched l;
+    if (run == 0 && early) {
+      probes.push_back(early->probe_s);
+      l = std::move(early->launched);
+    } else {
+      if (time_trial) probes.push_back(machine_probe_s());
+      l = launch_once(time_trial ? *opts.time_template : tmpl, key, opts, on_tick);
+    }
     rec.command = l.plan.display;
     rec.wall_s += l.result.wall_s;
     rec.stderr_tail = l.result.stderr_tail;
@@ -256,6 +280,13 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
   }
   rec.finished_at = utc_now();
   return rec;
+}
+
+}  // namespace
+
+std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
+                                     const std::function<void(double)>& on_tick) {
+  return run_trial_after(tmpl, key, opts, on_tick, std::nullopt);
 }
 
 namespace {
@@ -301,6 +332,29 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     return std::pair<int, std::optional<double>>(n, est.count() ? std::optional<double>(total) : std::nullopt);
   };
 
+  // The first runs of the time trials from index i on, while they follow
+  // one another, taken when the first of them comes up (time_rounds).
+  std::map<size_t, EarlyRun> early;
+  auto run_first_round = [&](size_t i) {
+    size_t end = i;
+    while (end < pending.size() && pending[end].epochs == 0) ++end;
+    if (end - i < 2) return true;
+    progress.note(fmt::format("time trials: a first run of each of the next {} configurations, then their other "
+                              "runs in turn",
+                              end - i));
+    for (size_t j = i; j < end; ++j) {
+      if (opts.cancel && opts.cancel->load()) return false;
+      // A whole trial that would not fit the budget is left to the main loop
+      // to skip, and so are the ones after it.
+      if (auto cost = est.estimate(pending[j]); opts.budget_s && cost && elapsed() + *cost > *opts.budget_s) break;
+      EarlyRun e = run_early(pending[j], opts);
+      if (e.launched.result.cancelled) return false;
+      early.emplace(j, std::move(e));
+    }
+    return true;
+  };
+  const bool rounds = opts.time_rounds && opts.time_repeats >= 2 && opts.time_template;
+
   int k = 0;
   for (size_t i = 0; i < pending.size(); ++i) {
     if (opts.cancel && opts.cancel->load()) {
@@ -308,8 +362,13 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       break;
     }
     const TrialKey& key = pending[i];
+    if (rounds && key.epochs == 0 && (i == 0 || pending[i - 1].epochs != 0) && !run_first_round(i)) {
+      sum.interrupted = true;
+      break;
+    }
     auto cost = est.estimate(key);
-    if (opts.budget_s && cost && elapsed() + *cost > *opts.budget_s) {
+    // A trial whose first run was taken is finished whatever the budget says.
+    if (opts.budget_s && cost && elapsed() + *cost > *opts.budget_s && !early.count(i)) {
       ++sum.over_budget;
       continue;
     }
@@ -322,7 +381,9 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     if (opts.budget_s && est.count()) fit_budget = k - 1 + left_n;
     progress.start(k, pending_n, key, elapsed(), eta, fit_budget);
     if (opts.live_log) opts.live_log->trial_start(key);
-    auto rec = run_trial(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); });
+    std::optional<EarlyRun> first;
+    if (auto it = early.find(i); it != early.end()) first = std::move(it->second), early.erase(it);
+    auto rec = run_trial_after(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); }, std::move(first));
     if (opts.live_log) opts.live_log->trial_end(rec ? to_string(rec->status) : "cancelled");
     if (!rec) {
       sum.interrupted = true;

@@ -28,6 +28,12 @@ struct ProfileOptions {
   // step_timing line; unset: a plan with time trials is an error.
   std::optional<CommandTemplate> time_template;
   int time_repeats = 2;            // runs of each time trial
+  // run_profile takes the first run of each of a run of consecutive time
+  // trials in one round before their further repeats, so that a slow spell
+  // of the host shorter than the round reaches one repeat of a configuration,
+  // not all of them. In budget mode a round stops at the first trial whose
+  // estimated cost no longer fits.
+  bool time_rounds = true;
   double repeat_tolerance = 0.05;  // repeats' medians further apart (relative): run once more, note interference
   int threads_per_worker = 1;      // CPU threads each rank uses: the oversubscription check and pinning
   bool pin = true;                 // local launcher, a process per rank: pin each to its own CPUs
@@ -68,6 +74,9 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
                       const std::function<void(double)>& on_tick = {});
 
 // Runs `order` (grid order, or budget priority order when opts.budget_s is set).
+// With opts.time_rounds, consecutive time trials of `order` first run once
+// each, in order, and then each takes its further repeats when its turn comes;
+// a trial is stored, with all its runs, at its turn.
 ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialKey>& order, SampleStore& store,
                            const ProfileOptions& opts, Progress& progress);
 

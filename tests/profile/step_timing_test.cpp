@@ -12,6 +12,7 @@
 #include "profile/process_group.h"
 #include "profile/profile_plan.h"
 #include "profile/profiler.h"
+#include "profile/progress.h"
 #include "profile/sample_store.h"
 #include "profile/samples_file.h"
 #include "profile/trial.h"
@@ -123,6 +124,36 @@ TEST(StepTiming, DisagreeingRepeatsGetATieBreakerAndANote) {
   EXPECT_DOUBLE_EQ(rec->timing->step_time_s, 0.0100);
   EXPECT_NEAR(rec->timing->spread, 0.25, 1e-9);  // half the 50% range
   EXPECT_NE(rec->note.find("interference"), std::string::npos) << rec->note;
+}
+
+// Consecutive time trials take their first runs in one round, then their
+// other runs in turn (ProfileOptions::time_rounds); back to back without.
+// Each trial is stored with all its runs, the first one's start as its own.
+TEST(StepTiming, TimeTrialsTakeTheirFirstRunsInOneRound) {
+  auto order_of_runs = [](bool rounds) {
+    auto dir = tptest::temp_dir(rounds ? "time_rounds" : "time_back_to_back");
+    const auto log = dir / "runs";
+    tptest::write_file(dir / "time.sh", "echo $1 >> " + log.string() + "; echo '" + step_line(0.01, 100) + "'");
+    tptest::write_file(dir / "train.sh", "echo '{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1,\"metric\":0.5}'");
+    ProfileOptions o;
+    o.time_rounds = rounds;
+    o.pin = false;
+    o.time_template = CommandTemplate("bash " + (dir / "time.sh").string() + " {batch}");
+    SampleStore store((dir / "s.db").string());
+    Progress quiet(stderr, false, true);
+    const std::vector<TrialKey> order{{32, 1, 0}, {64, 1, 0}, {128, 1, 0}, {32, 1, 1}};
+    const ProfileSummary sum =
+        run_profile(CommandTemplate("bash " + (dir / "train.sh").string()), order, store, o, quiet);
+    EXPECT_EQ(sum.ok, 4);
+    for (const TrialKey& k : {TrialKey{32, 1, 0}, TrialKey{64, 1, 0}, TrialKey{128, 1, 0}}) {
+      auto rec = store.find(k);
+      EXPECT_TRUE(rec && rec->timing && rec->timing->repeats.size() == 2u) << to_string(k);
+      EXPECT_TRUE(rec && rec->wall_s > 0 && !rec->started_at.empty());
+    }
+    return tptest::read_file(log);
+  };
+  EXPECT_EQ(order_of_runs(true), "32\n64\n128\n32\n64\n128\n");
+  EXPECT_EQ(order_of_runs(false), "32\n32\n64\n64\n128\n128\n");
 }
 
 // A time trial whose steps spread to two speeds says so: its median moves with
