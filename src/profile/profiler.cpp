@@ -42,15 +42,16 @@ struct Launched {
   TrialOutput output;
 };
 
+// `follow`: what rank 0 prints goes to opts.live_log as it prints it.
 Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
-                     const std::function<void(double)>& on_tick) {
+                     const std::function<void(double)>& on_tick, bool follow = true) {
   Launched l;
   l.plan = plan_launch(tmpl, key, opts.launch, free_loopback_port());
   ProcessGroupOptions po;
   po.timeout_s = opts.trial_timeout_s;
   po.cancel = opts.cancel;
   po.on_tick = on_tick;
-  if (opts.live_log) {
+  if (opts.live_log && follow) {
     const bool labelled = l.plan.label_filter;
     po.on_stdout0 = [&opts, labelled](const char* data, size_t n) { opts.live_log->output(data, n, labelled); };
   }
@@ -192,9 +193,10 @@ void combine_repeats(const std::vector<StepTiming>& reps, double tolerance, Tria
                               "+-{}: its interval reached +-{:.1f}%",
                               t.ci_target > 0 ? fmt::format("{:g}%", 100 * t.ci_target) : std::string("its target"),
                               100 * interval_reached));
-  // Steps of two speeds: two CPU workers on two cores run through or lose a
-  // few ms to a helper thread, and the share of slow steps is set per run, so
-  // the median jumps between runs (docs/lab/PROFILING-NOISE.md).
+  // Steps of two speeds: some steps lose a few ms to something else (two CPU
+  // workers on two cores did to Gloo's spinning device loop, which the
+  // built-in trainer now pauses), and where the share of slow steps is set
+  // per run the median jumps between runs (docs/lab/PROFILING-NOISE.md).
   if (t.p10_s > 0 && t.p90_s >= kWideSteps * t.p10_s)
     add_note(rec, fmt::format("wide steps: p10 {:.3g} ms, p90 {:.3g} ms (x{:.1f}); the median moves with the share of "
                               "slow steps from run to run",
@@ -214,9 +216,8 @@ EarlyRun run_early(const TrialKey& key, const ProfileOptions& opts) {
   EarlyRun e;
   e.started_at = utc_now();
   e.probe_s = machine_probe_s();
-  ProfileOptions quiet = opts;
-  quiet.live_log = nullptr;  // the live log follows the trial in its turn
-  e.launched = launch_once(*opts.time_template, key, quiet, {});
+  // The live log follows the trial in its turn.
+  e.launched = launch_once(*opts.time_template, key, opts, {}, /*follow=*/false);
   return e;
 }
 

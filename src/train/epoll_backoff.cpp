@@ -1,12 +1,13 @@
 #include "train/epoll_backoff.h"
 
 #include <sys/epoll.h>
-#include <time.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "train/spin_backoff.h"
 
@@ -25,15 +26,8 @@ bool backoff_enabled() {
 }
 
 int64_t monotonic_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-void sleep_ns(int64_t ns) {
-  timespec s{time_t(ns / 1'000'000'000), long(ns % 1'000'000'000)};
-  while (nanosleep(&s, &s) == -1 && errno == EINTR) {
-  }
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -57,7 +51,7 @@ extern "C" int epoll_wait(int epfd, struct epoll_event* events, int maxevents, i
   thread_local SpinBackoff backoff;
   if (backoff.before_wait(monotonic_ns())) {
     g_pauses.fetch_add(1, std::memory_order_relaxed);
-    sleep_ns(backoff.options().pause_ns);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(backoff.options().pause_ns));
   }
   const int rv = epoll_pwait(epfd, events, maxevents, timeout, nullptr);
   const int saved = errno;
