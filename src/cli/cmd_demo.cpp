@@ -50,6 +50,7 @@ struct DemoArgs {
   double time_trial_s = 1;  // seconds of timed steps per time-trial run at most
   int time_repeats = 2;     // runs of each time trial (a third when they disagree)
   bool repeats_back_to_back = false;  // each time trial's repeats in a row, not in rounds
+  bool time_batches_apart = false;    // each time trial in runs of its own
   std::string store = "trainplan-demo.db";
   std::string out = "trainplan-demo.csv";
   std::string plot = "trainplan-demo-plan.png";  // "" : no chart
@@ -98,6 +99,7 @@ Profiled profile_step(const DemoArgs& a) {
   opts.step_clock = *clock;
   opts.time_repeats = a.time_repeats;
   opts.time_rounds = !a.repeats_back_to_back;
+  opts.time_batches_together = !a.time_batches_apart;
   opts.time_template = CommandTemplate(builtin_template(a.workload, builtin));
   opts.budget_s = parse_duration(a.budget, "--budget");
   opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
@@ -376,7 +378,7 @@ void setup(CLI::App& root) {
                   "or this; 0: no limit)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
-  add_time_repeats_option(cmd, a->time_repeats, a->repeats_back_to_back);
+  add_time_repeats_option(cmd, a->time_repeats, a->repeats_back_to_back, a->time_batches_apart);
   cmd->add_option("--step-clock", a->step_clock,
                   "How a step is timed: cpu (the process's CPU time per step: what other processes on a busy "
                   "machine barely change; it leaves out waiting for peers), wall, or auto (cpu for CPU training by one "

@@ -54,6 +54,7 @@ struct ProfileArgs {
   std::string time_cmd;
   int time_repeats = 2;
   bool repeats_back_to_back = false;
+  bool time_batches_apart = false;  // each time trial in runs of its own
   int threads_per_worker = 1;
   bool no_pin = false;
   std::string hardware;
@@ -126,6 +127,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   opts.epoch_times_from_epochs = a.timing == "epochs";
   opts.time_repeats = a.time_repeats;
   opts.time_rounds = !a.repeats_back_to_back;
+  opts.time_batches_together = !a.time_batches_apart;
   opts.threads_per_worker = a.threads_per_worker;
   opts.pin = !a.no_pin;
 
@@ -332,7 +334,7 @@ void setup(CLI::App& root) {
                   "With --cmd: the template of a time trial, which prints one "
                   "{\"event\":\"step_timing\",\"step_time_median_s\":...,\"steps_per_epoch\":...} line "
                   "(docs/PROFILING.md)");
-  add_time_repeats_option(cmd, args->time_repeats, args->repeats_back_to_back);
+  add_time_repeats_option(cmd, args->time_repeats, args->repeats_back_to_back, args->time_batches_apart);
   cmd->add_option("--threads-per-worker", args->threads_per_worker,
                   "CPU threads each worker uses (--workload passes it to the trainer): the oversubscription check "
                   "and the pinning")

@@ -51,7 +51,7 @@ std::vector<double> parse_tiresias_thresholds(const std::string& value);
 // predicted on other hardware rather than measured (`transfer --samples`).
 SampleSet read_samples_noted(const std::string& path);
 // --time-repeats: runs of each time trial (profile, demo).
-void add_time_repeats_option(CLI::App* cmd, int& repeats, bool& back_to_back);
+void add_time_repeats_option(CLI::App* cmd, int& repeats, bool& back_to_back, bool& batches_apart);
 // Adds `--metric-range LO:HI` to `cmd`, stored in `range` (parse it with
 // trainplan::parse_metric_range).
 void add_metric_range_option(CLI::App* cmd, std::string& range);

@@ -71,7 +71,7 @@ std::vector<double> parse_tiresias_thresholds(const std::string& value) {
   return out;
 }
 
-void add_time_repeats_option(CLI::App* cmd, int& repeats, bool& back_to_back) {
+void add_time_repeats_option(CLI::App* cmd, int& repeats, bool& back_to_back, bool& batches_apart) {
   cmd->add_option("--time-repeats", repeats,
                   "Runs of each time trial, each a fresh set of processes; one more when they differ by over 5% "
                   "(interference), and the lowest median is kept")
@@ -81,6 +81,10 @@ void add_time_repeats_option(CLI::App* cmd, int& repeats, bool& back_to_back) {
                 "Run each time trial's repeats one after the other [default: consecutive time trials first run "
                 "once each, in one round, then take their other runs in turn, so that a slow spell of the machine "
                 "reaches one run of a configuration rather than all of them]");
+  cmd->add_flag("--time-batches-apart", batches_apart,
+                "Time each batch in runs of its own [default, where the time command takes {batches}, as the "
+                "built-in trainer's does: each run times all the batches of one worker count in turn, so that the "
+                "machine's speed, which moves between runs, moves them alike]");
 }
 
 void add_metric_range_option(CLI::App* cmd, std::string& range) {

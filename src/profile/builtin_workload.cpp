@@ -51,7 +51,7 @@ std::string builtin_template(const std::string& workload, const BuiltinWorkloadO
                      "-DTRAINPLAN_WITH_TORCH=ON (needs libtorch), or pass --trainer PATH, or use --cmd");
   std::string t = shell_quote(trainer) + " --workload " + workload +
                   " --batch {batch} --workers {workers} --rank {rank}" +
-                  (o.time_only ? " --time-only" : " --epochs {epochs}") +
+                  (o.time_only ? " --time-only --time-batches {batches}" : " --epochs {epochs}") +
                   " --master-addr {master_addr} --master-port {master_port}";
   if (o.threads != 1) t += fmt::format(" --threads {}", o.threads);
   if (o.time_only && o.step_clock != "wall") t += " --step-clock " + o.step_clock;

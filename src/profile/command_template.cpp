@@ -11,7 +11,8 @@ namespace trainplan::profile {
 const std::vector<std::string>& CommandTemplate::placeholder_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v = {"batch", "workers", "epochs",      "rank",        "master_port", "master_addr",
-                                  "nodes", "tp",      "pp",          "dp",          "micro_batch", "global_batch"};
+                                  "nodes", "tp",      "pp",          "dp",          "micro_batch", "global_batch",
+                                  "batches"};
     for (const auto& s : shape_placeholder_names()) v.push_back(s);
     return v;
   }();

@@ -5,7 +5,11 @@
 // transformer grid (`trainplan llm profile`) sets them per configuration, with
 // {workers} = tp·pp·dp and {batch} = micro_batch; a data-parallel trial of
 // `trainplan profile` is tp = pp = 1, dp = workers, micro_batch = batch and
-// global_batch = batch·workers, so one template serves both. A transformer
+// global_batch = batch·workers, so one template serves both. A time trial's
+// template may take {batches}: the per-worker batches of several time trials
+// of one worker count, comma-separated, which the program then times in one
+// run, printing a step_timing line for each (docs/PROFILING.md); {batch} is
+// the first of them. Elsewhere {batches} is {batch}. A transformer
 // grid also sets its row's shape and settings: {hidden} {heads} {layers} {seq}
 // {vocab} {ffn_hidden} {kv_groups} {virtual_stages} {recompute} {precision}
 // {sequence_parallel} {distributed_optimizer} {flash_attention} {dropout} {fp32_residual}

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -91,7 +92,8 @@ void check_data_parallel_template(const CommandTemplate& tmpl, const std::string
                                    name));
 }
 
-LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port) {
+LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port,
+                       const std::vector<int>& batches) {
   check_data_parallel_template(tmpl);
   const int nodes = nodes_of(key.workers, s);
   // A data-parallel trial is the layout tp = pp = 1, dp = workers.
@@ -106,7 +108,9 @@ LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const L
                                           {"pp", "1"},
                                           {"dp", std::to_string(key.workers)},
                                           {"micro_batch", std::to_string(key.batch)},
-                                          {"global_batch", std::to_string(int64_t(key.batch) * key.workers)}};
+                                          {"global_batch", std::to_string(int64_t(key.batch) * key.workers)},
+                                          {"batches", batches.empty() ? std::to_string(key.batch)
+                                                                      : fmt::format("{}", fmt::join(batches, ","))}};
   return plan_processes(tmpl, std::move(v), key.workers, nodes,
                         fmt::format("trainplan-b{}-r{}-e{}", key.batch, key.workers, key.epochs), s);
 }
@@ -129,7 +133,8 @@ LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key,
                                           {"pp", std::to_string(key.pp)},
                                           {"dp", std::to_string(key.dp)},
                                           {"micro_batch", std::to_string(key.micro_batch)},
-                                          {"global_batch", std::to_string(key.global_batch)}};
+                                          {"global_batch", std::to_string(key.global_batch)},
+                                          {"batches", std::to_string(key.micro_batch)}};
   for (const auto& [name, value] : key.shape) v[name] = value;
   for (const auto& name : CommandTemplate::shape_placeholder_names())
     if (tmpl.uses(name) && !v.count(name))

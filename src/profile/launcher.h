@@ -48,7 +48,9 @@ struct LaunchPlan {
   std::string display;        // what to record as the trial's command
 };
 
-LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port);
+// `batches`: the value of {batches} (empty: key.batch alone).
+LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port,
+                       const std::vector<int>& batches = {});
 
 // Throws InputError naming `option` when the template uses a transformer
 // grid's placeholder ({hidden}, {tp}, ...), which a data-parallel trial has

@@ -1,6 +1,7 @@
 #include "profile/profiler.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -43,10 +44,12 @@ struct Launched {
 };
 
 // `follow`: what rank 0 prints goes to opts.live_log as it prints it.
+// `batches`: {batches} (empty: key.batch).
 Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
-                     const std::function<void(double)>& on_tick, bool follow = true) {
+                     const std::function<void(double)>& on_tick, bool follow = true,
+                     const std::vector<int>& batches = {}) {
   Launched l;
-  l.plan = plan_launch(tmpl, key, opts.launch, free_loopback_port());
+  l.plan = plan_launch(tmpl, key, opts.launch, free_loopback_port(), batches);
   ProcessGroupOptions po;
   po.timeout_s = opts.trial_timeout_s;
   po.cancel = opts.cancel;
@@ -204,8 +207,8 @@ void combine_repeats(const std::vector<StepTiming>& reps, double tolerance, Tria
   note_outliers(rec);
 }
 
-// A time trial's run taken ahead of its turn (ProfileOptions::time_rounds),
-// with the machine probe read before it.
+// A time trial's run taken ahead of its turn (ProfileOptions::time_rounds,
+// time_batches_together), with the machine probe read before it.
 struct EarlyRun {
   std::string started_at;
   double probe_s = 0;
@@ -221,15 +224,59 @@ EarlyRun run_early(const TrialKey& key, const ProfileOptions& opts) {
   return e;
 }
 
+// What a run of several batches printed, as a run of `batch` alone would
+// have: its step_timing line, or the problem that it printed none.
+TrialOutput output_for_batch(const TrialOutput& all, int batch) {
+  TrialOutput out = all;
+  if (!out.problem.empty()) return out;
+  if (auto it = all.step_timing_by_batch.find(batch); it != all.step_timing_by_batch.end()) {
+    out.step_timing = it->second;
+  } else {
+    out.step_timing.reset();
+    out.problem = fmt::format("no {{\"event\":\"step_timing\",\"batch\":{},...}} line on stdout (a command given "
+                              "{{batches}} must print one for each batch)",
+                              batch);
+  }
+  return out;
+}
+
+// One run of the time trials `keys` (one worker count) together: a run of
+// each, its share of the wall time, in keys' order; empty when cancelled.
+std::vector<EarlyRun> run_together(const std::vector<TrialKey>& keys, const ProfileOptions& opts) {
+  std::vector<int> batches;
+  for (const auto& k : keys) batches.push_back(k.batch);
+  EarlyRun all;
+  all.started_at = utc_now();
+  all.probe_s = machine_probe_s();
+  all.launched = launch_once(*opts.time_template, keys.front(), opts, {}, /*follow=*/false, batches);
+  if (all.launched.result.cancelled) return {};
+  all.launched.result.wall_s /= double(keys.size());
+  std::vector<EarlyRun> runs;
+  for (const auto& k : keys) {
+    EarlyRun e = all;
+    e.launched.output = output_for_batch(all.launched.output, k.batch);
+    runs.push_back(std::move(e));
+  }
+  return runs;
+}
+
+// A prepared run that measured its trial's step time.
+const StepTiming* usable_timing(const EarlyRun& e) {
+  const ProcessGroupResult& r = e.launched.result;
+  if (r.timed_out || r.failed_index >= 0 || !e.launched.output.problem.empty()) return nullptr;
+  return e.launched.output.step_timing ? &*e.launched.output.step_timing : nullptr;
+}
+
+// `prepared`: runs taken ahead of the trial's turn, used first and all of them.
 std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const TrialKey& key,
                                            const ProfileOptions& opts, const std::function<void(double)>& on_tick,
-                                           std::optional<EarlyRun> early) {
+                                           std::vector<EarlyRun> prepared) {
   const bool time_trial = key.epochs == 0;
   if (time_trial && !opts.time_template)
     throw InputError("", 0, "--timing", "a time trial needs a command that prints step_timing lines");
   TrialRecord rec;
   rec.key = key;
-  rec.started_at = early ? early->started_at : utc_now();
+  rec.started_at = prepared.empty() ? utc_now() : prepared.front().started_at;
   if (oversubscribes_locally(opts.launch, key.workers, opts.threads_per_worker)) {
     rec.oversubscribed = true;
     add_note(rec, fmt::format("oversubscribed: {} workers x {} threads on {} CPUs", key.workers,
@@ -237,15 +284,16 @@ std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const Tr
   }
   std::vector<StepTiming> reps;
   std::vector<double> probes;
-  const int most = time_trial ? std::max(1, opts.time_repeats) + 1 : 1;
+  const int most = time_trial ? std::max(std::max(1, opts.time_repeats) + 1, int(prepared.size())) : 1;
   for (int run = 0; run < most; ++run) {
-    if (time_trial && run >= std::max(1, opts.time_repeats) &&
+    const bool taken = size_t(run) < prepared.size();
+    if (time_trial && !taken && run >= std::max(1, opts.time_repeats) &&
         (reps.size() < 2 || relative_range(reps) <= opts.repeat_tolerance))
       break;  // the repeats agree: no tie-breaker needed
     Launched l;
-    if (run == 0 && early) {
-      probes.push_back(early->probe_s);
-      l = std::move(early->launched);
+    if (taken) {
+      probes.push_back(prepared[size_t(run)].probe_s);
+      l = std::move(prepared[size_t(run)].launched);
     } else {
       if (time_trial) probes.push_back(machine_probe_s());
       l = launch_once(time_trial ? *opts.time_template : tmpl, key, opts, on_tick);
@@ -287,7 +335,7 @@ std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const Tr
 
 std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
                                      const std::function<void(double)>& on_tick) {
-  return run_trial_after(tmpl, key, opts, on_tick, std::nullopt);
+  return run_trial_after(tmpl, key, opts, on_tick, {});
 }
 
 namespace {
@@ -333,12 +381,74 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     return std::pair<int, std::optional<double>>(n, est.count() ? std::optional<double>(total) : std::nullopt);
   };
 
-  // The first runs of the time trials from index i on, while they follow
-  // one another, taken when the first of them comes up (time_rounds).
-  std::map<size_t, EarlyRun> early;
+  // Runs of the time trials from index i on, while they follow one another,
+  // taken when the first of them comes up: the first run of each
+  // (time_rounds), or all their runs (time_batches_together).
+  std::map<size_t, std::vector<EarlyRun>> early;
+  const bool rounds = opts.time_rounds && opts.time_repeats >= 2 && opts.time_template;
+  const bool together = opts.time_batches_together && opts.time_template && opts.time_template->uses("batches");
+  auto run_together_block = [&](size_t i, size_t end) {
+    // The trials whose estimates fit the budget, in order, by worker count.
+    std::vector<std::vector<size_t>> groups;
+    std::map<int, size_t> group_of;
+    double planned = 0;
+    size_t count = 0;
+    for (size_t j = i; j < end; ++j) {
+      auto cost = est.estimate(pending[j]);
+      if (opts.budget_s && cost && elapsed() + planned + *cost > *opts.budget_s) break;
+      planned += cost.value_or(0);
+      auto [it, fresh] = group_of.try_emplace(pending[j].workers, groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].push_back(j);
+      ++count;
+    }
+    if (count == 0) return true;
+    const int repeats = std::max(1, opts.time_repeats);
+    progress.note(fmt::format("time trials: the batches of each worker count timed together, {} configurations in {} "
+                              "run(s) of {} program(s){}",
+                              count, repeats, groups.size(), rounds ? ", in rounds" : ""));
+    auto run_group = [&](const std::vector<size_t>& g) {
+      if (opts.cancel && opts.cancel->load()) return false;
+      std::vector<TrialKey> keys;
+      for (size_t j : g) keys.push_back(pending[j]);
+      std::vector<EarlyRun> runs = run_together(keys, opts);
+      if (runs.empty()) return false;
+      const double wall_s = runs.front().launched.result.wall_s * double(g.size());
+      for (size_t n = 0; n < g.size(); ++n) early[g[n]].push_back(std::move(runs[n]));
+      std::vector<int> batches;
+      for (const auto& k : keys) batches.push_back(k.batch);
+      progress.note(fmt::format("  r={} b in {{{}}}: run {} in {:.1f}s (elapsed {:.0f}s)", keys.front().workers,
+                                fmt::join(batches, ","), early.at(g.front()).size(), wall_s, elapsed()));
+      return true;
+    };
+    // A group whose last run failed is not run again: its trials are recorded so.
+    auto failed = [&](const std::vector<size_t>& g) {
+      if (!early.count(g.front())) return false;
+      return std::none_of(g.begin(), g.end(), [&](size_t j) { return usable_timing(early.at(j).back()) != nullptr; });
+    };
+    for (int r = 0; r < repeats && rounds; ++r)
+      for (const auto& g : groups)
+        if (!failed(g) && !run_group(g)) return false;
+    for (const auto& g : groups)
+      for (int r = 0; r < repeats && !rounds; ++r)
+        if (!failed(g) && !run_group(g)) return false;
+    // One more run of a group where the repeats of any of its trials disagree.
+    for (const auto& g : groups) {
+      bool disagree = false;
+      for (size_t j : g) {
+        std::vector<StepTiming> reps;
+        for (const auto& e : early.at(j))
+          if (const StepTiming* t = usable_timing(e)) reps.push_back(*t);
+        disagree = disagree || (reps.size() >= 2 && relative_range(reps) > opts.repeat_tolerance);
+      }
+      if (disagree && !failed(g) && !run_group(g)) return false;
+    }
+    return true;
+  };
   auto run_first_round = [&](size_t i) {
     size_t end = i;
     while (end < pending.size() && pending[end].epochs == 0) ++end;
+    if (together) return run_together_block(i, end);
     if (end - i < 2) return true;
     progress.note(fmt::format("time trials: a first run of each of the next {} configurations, then their other "
                               "runs in turn",
@@ -350,11 +460,10 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       if (auto cost = est.estimate(pending[j]); opts.budget_s && cost && elapsed() + *cost > *opts.budget_s) break;
       EarlyRun e = run_early(pending[j], opts);
       if (e.launched.result.cancelled) return false;
-      early.emplace(j, std::move(e));
+      early[j].push_back(std::move(e));
     }
     return true;
   };
-  const bool rounds = opts.time_rounds && opts.time_repeats >= 2 && opts.time_template;
 
   int k = 0;
   for (size_t i = 0; i < pending.size(); ++i) {
@@ -363,7 +472,7 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       break;
     }
     const TrialKey& key = pending[i];
-    if (rounds && key.epochs == 0 && (i == 0 || pending[i - 1].epochs != 0) && !run_first_round(i)) {
+    if ((rounds || together) && key.epochs == 0 && (i == 0 || pending[i - 1].epochs != 0) && !run_first_round(i)) {
       sum.interrupted = true;
       break;
     }
@@ -382,9 +491,9 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     if (opts.budget_s && est.count()) fit_budget = k - 1 + left_n;
     progress.start(k, pending_n, key, elapsed(), eta, fit_budget);
     if (opts.live_log) opts.live_log->trial_start(key);
-    std::optional<EarlyRun> first;
-    if (auto it = early.find(i); it != early.end()) first = std::move(it->second), early.erase(it);
-    auto rec = run_trial_after(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); }, std::move(first));
+    std::vector<EarlyRun> taken;
+    if (auto it = early.find(i); it != early.end()) taken = std::move(it->second), early.erase(it);
+    auto rec = run_trial_after(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); }, std::move(taken));
     if (opts.live_log) opts.live_log->trial_end(rec ? to_string(rec->status) : "cancelled");
     if (!rec) {
       sum.interrupted = true;

@@ -34,6 +34,14 @@ struct ProfileOptions {
   // not all of them. In budget mode a round stops at the first trial whose
   // estimated cost no longer fits.
   bool time_rounds = true;
+  // Where time_template takes {batches}: the consecutive time trials of one
+  // worker count run together, each run of the program timing all their
+  // batches in turn (one step_timing line for each), so that a change of the
+  // machine's speed between runs moves all of a worker count's batches alike
+  // (docs/lab/PROFILING-NOISE.md). Each such run is one repeat of each of its
+  // trials; a further run of the whole group settles repeats that disagree.
+  // In budget mode the group holds the trials whose estimates fit, in order.
+  bool time_batches_together = true;
   double repeat_tolerance = 0.05;  // repeats' medians further apart (relative): run once more, note interference
   int threads_per_worker = 1;      // CPU threads each rank uses: the oversubscription check and pinning
   bool pin = true;                 // local launcher, a process per rank: pin each to its own CPUs
@@ -76,7 +84,10 @@ std::optional<TrialRecord> run_trial(const CommandTemplate& tmpl, const TrialKey
 // Runs `order` (grid order, or budget priority order when opts.budget_s is set).
 // With opts.time_rounds, consecutive time trials of `order` first run once
 // each, in order, and then each takes its further repeats when its turn comes;
-// a trial is stored, with all its runs, at its turn.
+// a trial is stored, with all its runs, at its turn. With
+// opts.time_batches_together (and a template that takes {batches}), those
+// trials' runs are runs of their worker count's group, in rounds of one run
+// of each group when opts.time_rounds is set.
 ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialKey>& order, SampleStore& store,
                            const ProfileOptions& opts, Progress& progress);
 

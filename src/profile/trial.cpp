@@ -199,8 +199,10 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     if (*ev == "step_timing") {
       std::string why;
       auto t = step_fields(j, "steps_per_epoch", clock, workers, &why);
-      if (t && t->steps_per_epoch > 0) out.step_timing = t;
-      else step_timing_problem = why.empty() ? "its steps_per_epoch is not a number > 0" : why;
+      if (t && t->steps_per_epoch > 0) {
+        out.step_timing = t;
+        if (auto b = count(j, "batch"); b && *b > 0) out.step_timing_by_batch[*b] = *t;
+      } else step_timing_problem = why.empty() ? "its steps_per_epoch is not a number > 0" : why;
       continue;
     }
     if (*ev != "epoch") continue;

@@ -5,6 +5,7 @@
 //   {"event":"done", ...}
 // Other lines are ignored, so programs may log freely.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -106,7 +107,10 @@ struct TrialOutput {
   std::string metric_name;
   std::optional<long> dataset_size;
   bool saw_done = false;
-  std::optional<StepTiming> step_timing;  // a {"event":"step_timing",...} line (time trials)
+  std::optional<StepTiming> step_timing;  // a {"event":"step_timing",...} line (time trials): the last usable
+  // Every usable step_timing line that names its per-worker "batch", by that
+  // batch (the last of each): a run that timed several batches ({batches}).
+  std::map<long, StepTiming> step_timing_by_batch;
   std::optional<StepTiming> epoch_steps;  // the epoch lines' step fields, combined over epochs
   std::string problem;  // why the output is unusable; empty when usable
   std::string note;     // what was read otherwise than written (a NaN metric); empty when none

@@ -153,7 +153,7 @@ ParseResult parse_options(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(5, 1000000));
   app.add_option("--max-timed-s", o.max_timed_s,
-                 "--time-only: also stop once the timed phase has run this many seconds, wall clock, checked every 5 steps (0: no limit)")
+                 "--time-only: also stop once the timed phase has run this many seconds, wall clock, checked every 5 steps (0: no limit); with --time-batches, this many for each batch")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
   app.add_option("--step-ci", o.step_ci,
@@ -166,6 +166,11 @@ ParseResult parse_options(int argc, char** argv) {
                  "the CPU, else wall: CPU time leaves out waiting for peers); both are reported")
       ->capture_default_str()
       ->check(CLI::IsMember({"wall", "cpu", "auto"}));
+  app.add_option("--time-batches", o.time_batches,
+                 "--time-only: time these per-worker batches (comma-separated) in this one run, in turn, a few "
+                 "steps of each at a time, and print a step_timing event for each; default: --batch alone")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 30));
   // The GPT workload (docs/TRAINER.md, "The GPT workload").
   app.add_option("--tp", o.tp, "gpt: tensor-parallel ranks (divides --heads)")->capture_default_str()->check(CLI::Range(1, 64));
   app.add_option("--pp", o.pp, "gpt: pipeline stages (divides --layers)")->capture_default_str()->check(CLI::Range(1, 64));
@@ -227,6 +232,10 @@ ParseResult parse_options(int argc, char** argv) {
   }
   if (o.rank >= o.workers) {
     std::cerr << "error: --rank " << o.rank << " must be below --workers " << o.workers << "\n";
+    return {std::nullopt, 2};
+  }
+  if (!o.time_batches.empty() && (!o.time_only || o.workload == "gpt")) {
+    std::cerr << "error: --time-batches needs --time-only and a data-parallel workload\n";
     return {std::nullopt, 2};
   }
   if (o.min_steps > o.max_steps) {

@@ -42,7 +42,8 @@ struct TrainOptions {
   // Also stop once the timed phase has run this many seconds of wall clock,
   // checked every 5 steps (0: no limit), so
   // that a trial's cost is bounded on a busy machine, where the interval may
-  // never narrow; the step_timing event then says converged false.
+  // never narrow; the step_timing event then says converged false. With
+  // time_batches, this many seconds for each batch.
   double max_timed_s = 0;
   // The clock the stop rule above watches: "wall", "cpu" (this process's
   // CPU time per step, all its threads: what a step costs when no other
@@ -50,6 +51,12 @@ struct TrainOptions {
   // (cpu for one worker with one thread on the CPU, where nothing is waited
   // for; wall otherwise, where a step waits for its peers).
   std::string step_clock = "wall";
+  // --time-only: the per-worker batches to time in this one run, in turn, a
+  // few steps of each at a time (trainer.h); empty: --batch alone. The
+  // times of several batches taken in one process, interleaved, keep their
+  // ratios where separate runs move with the machine's speed from second to
+  // second (docs/lab/PROFILING-NOISE.md).
+  std::vector<int64_t> time_batches;
   // Debug switches, used by the tests to show that the all-reduce is real.
   bool check_sync = false;       // every rank prints parameter checksums
   bool no_allreduce = false;     // skip the gradient all-reduce

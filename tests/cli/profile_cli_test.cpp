@@ -585,14 +585,17 @@ while [ $# -gt 0 ]; do
     --rank) k=$2; shift ;;
     --epochs) e=$2; shift ;;
     --time-only) time_only=1 ;;
+    --time-batches) bs=$2; shift ;;
   esac
   shift
 done
 sleep 0.05
 [ "$k" = 0 ] || exit 0
 if [ -n "$time_only" ]; then
-  m=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.7f", (0.5 + 640/(b*r)) / 100}')
-  echo "{\"event\":\"step_timing\",\"step_time_median_s\":$m,\"steps_per_epoch\":100,\"train_samples\":6000}"
+  for b in $(echo ${bs:-$b} | tr , ' '); do
+    m=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.7f", (0.5 + 640/(b*r)) / 100}')
+    echo "{\"event\":\"step_timing\",\"batch\":$b,\"step_time_median_s\":$m,\"steps_per_epoch\":100,\"train_samples\":6000}"
+  done
   exit 0
 fi
 i=1

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include <memory>
 #include <set>
 
 #include "core/error.h"
@@ -154,6 +155,95 @@ TEST(StepTiming, TimeTrialsTakeTheirFirstRunsInOneRound) {
   };
   EXPECT_EQ(order_of_runs(true), "32\n64\n128\n32\n64\n128\n");
   EXPECT_EQ(order_of_runs(false), "32\n32\n64\n64\n128\n128\n");
+}
+
+// A time command that takes {workers} {batches}, logs them, and prints a line
+// for each batch (its median b / 10^4 s, times `slow` on the run numbered
+// `slow_run` for batch `slow_batch`), leaving out `missing`.
+std::filesystem::path batches_time_cmd(const std::filesystem::path& dir, int missing = 0, int slow_batch = 0,
+                                       int slow_run = 0, double slow = 1) {
+  const std::string log = (dir / "runs").string(), n = (dir / "n").string();
+  tptest::write_file(
+      dir / "time.sh",
+      "n=$(cat " + n + " 2>/dev/null || echo 0); echo $((n+1)) > " + n + "; echo \"$1 $2\" >> " + log +
+          "; for b in ${2//,/ }; do [ $b = " + std::to_string(missing) + " ] && continue; "
+          "f=1; [ $b = " + std::to_string(slow_batch) + " ] && [ $n = " + std::to_string(slow_run) +
+          " ] && f=" + std::to_string(slow) + "; m=$(awk \"BEGIN{print $b / 10000 * $f}\"); "
+          "echo \"{\\\"event\\\":\\\"step_timing\\\",\\\"batch\\\":$b,\\\"step_time_median_s\\\":$m,"
+          "\\\"steps_per_epoch\\\":$((1000 / b))}\"; done");
+  return dir / "time.sh";
+}
+
+// The time trials of one worker count run together where the time command
+// takes {batches}: a run of each group is a repeat of each of its trials,
+// in rounds of one run of each group (one group after the other without
+// them); each trial keeps its own batch's line. Apart, a run per trial.
+TEST(StepTiming, TheBatchesOfAWorkerCountAreTimedInOneRun) {
+  auto runs_of = [](bool rounds, bool together) {
+    auto dir = tptest::temp_dir(std::string("time_together") + (rounds ? "_rounds" : "") + (together ? "" : "_apart"));
+    const auto script = batches_time_cmd(dir);
+    tptest::write_file(dir / "train.sh", "echo '{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1,\"metric\":0.5}'");
+    ProfileOptions o;
+    o.time_rounds = rounds;
+    o.time_batches_together = together;
+    o.pin = false;
+    o.time_template = CommandTemplate("bash " + script.string() + " {workers} {batches}");
+    SampleStore store((dir / "s.db").string());
+    Progress quiet(stderr, false, true);
+    const std::vector<TrialKey> order{{32, 1, 0}, {64, 1, 0}, {32, 2, 0}, {64, 2, 0}, {32, 1, 1}};
+    const ProfileSummary sum =
+        run_profile(CommandTemplate("bash " + (dir / "train.sh").string()), order, store, o, quiet);
+    EXPECT_EQ(sum.ok, 5);
+    for (const TrialKey& k : {TrialKey{32, 1, 0}, TrialKey{64, 1, 0}, TrialKey{32, 2, 0}, TrialKey{64, 2, 0}}) {
+      auto rec = store.find(k);
+      if (!rec || !rec->timing) {
+        ADD_FAILURE() << "no timing for " << to_string(k);
+        continue;
+      }
+      EXPECT_EQ(rec->timing->repeats.size(), 2u) << to_string(k);
+      EXPECT_NEAR(rec->timing->step_time_s, k.batch / 1e4, 1e-12) << to_string(k);
+      EXPECT_EQ(rec->timing->steps_per_epoch, 1000 / k.batch);
+      EXPECT_GT(rec->wall_s, 0);
+    }
+    return tptest::read_file(dir / "runs");
+  };
+  EXPECT_EQ(runs_of(true, true), "1 32,64\n2 32,64\n1 32,64\n2 32,64\n");
+  EXPECT_EQ(runs_of(false, true), "1 32,64\n1 32,64\n2 32,64\n2 32,64\n");
+  EXPECT_EQ(runs_of(true, false), "1 32\n1 64\n2 32\n2 64\n1 32\n1 64\n2 32\n2 64\n");
+}
+
+// Repeats of one batch that disagree bring one more run of its whole group,
+// which every trial of the group keeps; a batch whose line a run left out
+// is that trial's bad output, named, and the others stand.
+TEST(StepTiming, ARunOfSeveralBatchesIsRepeatedOrFailedAsAWhole) {
+  Progress quiet(stderr, false, true);
+  const std::vector<TrialKey> order{{32, 1, 0}, {64, 1, 0}};
+  auto profile = [&](const std::filesystem::path& dir, const std::filesystem::path& script) {
+    ProfileOptions o;
+    o.pin = false;
+    o.time_template = CommandTemplate("bash " + script.string() + " {workers} {batches}");
+    auto store = std::make_unique<SampleStore>((dir / "s.db").string());
+    run_profile(CommandTemplate("false"), order, *store, o, quiet);
+    return store;
+  };
+  auto dir = tptest::temp_dir("time_together_disagree");
+  auto store = profile(dir, batches_time_cmd(dir, 0, 32, 1, 1.2));  // batch 32 20% slower in the second run
+  EXPECT_EQ(tptest::read_file(dir / "runs"), "1 32,64\n1 32,64\n1 32,64\n");
+  for (const TrialKey& k : order) {
+    auto rec = store->find(k);
+    ASSERT_TRUE(rec && rec->timing);
+    EXPECT_EQ(rec->timing->repeats.size(), 3u) << to_string(k);
+    EXPECT_NEAR(rec->timing->step_time_s, k.batch / 1e4, 1e-12);
+  }
+  EXPECT_NE(store->find(order[0])->note.find("interference"), std::string::npos);
+
+  auto dir2 = tptest::temp_dir("time_together_missing");
+  auto store2 = profile(dir2, batches_time_cmd(dir2, 64));
+  auto ok = store2->find(order[0]), missing = store2->find(order[1]);
+  ASSERT_TRUE(ok && missing);
+  EXPECT_EQ(ok->status, TrialStatus::kOk);
+  EXPECT_EQ(missing->status, TrialStatus::kBadOutput);
+  EXPECT_NE(missing->reason.find("\"batch\":64"), std::string::npos) << missing->reason;
 }
 
 // A time trial whose steps spread to two speeds says so: its median moves with

@@ -108,12 +108,14 @@ TEST(TrainForkServer, ACtrlCAtTheTerminalCancelsTheProfileCleanly) {
     setpgid(0, 0);  // a terminal's foreground group: the CLI and all it starts without a group of its own
     std::string c = "TMPDIR=" + dir.string() + " exec " + std::string(TRAINPLAN_CLI_PATH) + " profile --workload lenet-mnist --trainer " +
                     trainer_path() + " --batches 32,64,128 --workers 1,2 --epochs 1 --train-subset 2000" +
-                    " --test-subset 500 --store " + store + " --json >" + (dir / "out").string() + " 2>" +
+                    " --test-subset 500 --timing epochs --store " + store + " --json >" + (dir / "out").string() + " 2>" +
                     (dir / "err").string();
     execl("/bin/sh", "sh", "-c", c.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   setpgid(pid, pid);
+  // Training trials only (--timing epochs): each is stored as it ends, where
+  // the time trials of a worker count are stored after all their runs.
   auto rows = [&] {
     return fs::exists(store) ? trainplan::profile::SampleStore(store).trials().size() : size_t(0);
   };

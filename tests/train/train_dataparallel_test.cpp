@@ -191,6 +191,34 @@ TEST(TrainDataParallel, ATimeTrialTimesStepsUntilTheMedianIsKnown) {
   EXPECT_EQ(c[0]["steps_timed"], 30);
 }
 
+// --time-batches times several batches in one run, a turn of four steps of
+// each at a time, the first of a turn untimed: a step_timing line for each
+// batch, with its own steps per epoch, every batch timed to the cap.
+TEST(TrainDataParallel, ATimeTrialOfSeveralBatchesTimesEachInTurn) {
+  REQUIRE_TRAINER("fashion-mnist");
+  const std::string a = "--workload mlp-fashion --batch 16 --time-only --train-subset 1000 --warmup-steps 2 "
+                        "--min-steps 6 --max-steps 13 --step-ci 0.0001";
+  auto runs = run_processes({a + " --time-batches 16,64", "--workload mlp-fashion --batch 16 --epochs 1 --time-batches 16,64"});
+  expect_all_ok({runs[0]});
+  auto t = events_named(runs[0], "step_timing");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0]["batch"], 16);
+  EXPECT_EQ(t[1]["batch"], 64);
+  EXPECT_EQ(t[0]["steps_per_epoch"], 63);  // ceil(1000 / 16)
+  EXPECT_EQ(t[1]["steps_per_epoch"], 16);
+  for (const auto& line : t) {
+    // Four turns time 3 steps each; the fifth times one more, to the cap.
+    EXPECT_EQ(line["steps_timed"], 13) << line.dump();
+    EXPECT_FALSE(line["converged"].get<bool>());
+    EXPECT_EQ(line["turn_steps"], 4);
+    EXPECT_EQ(line["time_batches"], nlohmann::json::array({16, 64}));
+    EXPECT_GT(line["step_time_median_s"].get<double>(), 0);
+  }
+  // Without --time-only it is a usage error.
+  EXPECT_EQ(runs[1].exit_code, 2);
+  EXPECT_NE(runs[1].err.find("--time-batches needs --time-only"), std::string::npos) << runs[1].err;
+}
+
 // --max-timed-s bounds a time trial whose interval never narrows: it stops
 // on the clock, long before the step cap, and says it did not converge.
 TEST(TrainDataParallel, ATimeTrialStopsAtItsTimeLimit) {
