@@ -240,21 +240,20 @@ TrialOutput output_for_batch(const TrialOutput& all, int batch) {
   return out;
 }
 
-// One run of the time trials `keys` (one worker count) together: a run of
-// each, its share of the wall time, in keys' order; empty when cancelled.
-std::vector<EarlyRun> run_together(const std::vector<TrialKey>& keys, const ProfileOptions& opts) {
-  std::vector<int> batches;
-  for (const auto& k : keys) batches.push_back(k.batch);
+// One run of the time trials of `workers` at `batches` together: a run of
+// each, its share of the wall time, in the batches' order; empty when
+// cancelled.
+std::vector<EarlyRun> run_together(int workers, const std::vector<int>& batches, const ProfileOptions& opts) {
   EarlyRun all;
   all.started_at = utc_now();
   all.probe_s = machine_probe_s();
-  all.launched = launch_once(*opts.time_template, keys.front(), opts, {}, /*follow=*/false, batches);
+  all.launched = launch_once(*opts.time_template, {batches.front(), workers, 0}, opts, {}, /*follow=*/false, batches);
   if (all.launched.result.cancelled) return {};
-  all.launched.result.wall_s /= double(keys.size());
+  all.launched.result.wall_s /= double(batches.size());
   std::vector<EarlyRun> runs;
-  for (const auto& k : keys) {
+  for (int b : batches) {
     EarlyRun e = all;
-    e.launched.output = output_for_batch(all.launched.output, k.batch);
+    e.launched.output = output_for_batch(all.launched.output, b);
     runs.push_back(std::move(e));
   }
   return runs;
@@ -409,15 +408,14 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
                               count, repeats, groups.size(), rounds ? ", in rounds" : ""));
     auto run_group = [&](const std::vector<size_t>& g) {
       if (opts.cancel && opts.cancel->load()) return false;
-      std::vector<TrialKey> keys;
-      for (size_t j : g) keys.push_back(pending[j]);
-      std::vector<EarlyRun> runs = run_together(keys, opts);
+      std::vector<int> batches;
+      for (size_t j : g) batches.push_back(pending[j].batch);
+      const int workers = pending[g.front()].workers;
+      std::vector<EarlyRun> runs = run_together(workers, batches, opts);
       if (runs.empty()) return false;
       const double wall_s = runs.front().launched.result.wall_s * double(g.size());
       for (size_t n = 0; n < g.size(); ++n) early[g[n]].push_back(std::move(runs[n]));
-      std::vector<int> batches;
-      for (const auto& k : keys) batches.push_back(k.batch);
-      progress.note(fmt::format("  r={} b in {{{}}}: run {} in {:.1f}s (elapsed {:.0f}s)", keys.front().workers,
+      progress.note(fmt::format("  r={} b in {{{}}}: run {} in {:.1f}s (elapsed {:.0f}s)", workers,
                                 fmt::join(batches, ","), early.at(g.front()).size(), wall_s, elapsed()));
       return true;
     };

@@ -155,8 +155,9 @@ constexpr int kTurnSteps = 4;
 // median is known to +-o.step_ci (95%) or o.max_steps are timed. The ranks
 // agree on when to stop through a one-element all-reduce every few steps, so
 // they take the same number of steps. With o.time_batches, each of those
-// batches in turn (kTurnSteps at a time), until every batch's median is
-// known or has o.max_steps; a step_timing event for each.
+// batches in turn (kTurnSteps at a time), each until its median is known or
+// it has o.max_steps, and then left out of the turns; a step_timing event
+// for each.
 void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::Device& device,
                 const EventSink& report, Clock::time_point t_start) {
   const int rank = step.comm.rank(), size = step.comm.size();
@@ -191,12 +192,15 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
   const std::string clock = o.step_clock != "auto"                                    ? o.step_clock
                             : size == 1 && o.threads == 1 && device.is_cpu() ? "cpu"
                                                                              : "wall";
-  bool converged = false;
+  // A batch is done once every rank's median of it is known (converged) or
+  // it has max_steps; the ranks agree on both, so they step the same batches.
+  std::vector<char> converged(k, 0), done(k, 0);
+  auto all_done = [&] { return std::all_of(done.begin(), done.end(), [](char d) { return d != 0; }); };
   const auto timing_start = Clock::now();
-  // One pass: a turn of each batch (one step of the one batch).
-  for (int pass = 1;; ++pass) {
+  // One pass: a turn of each batch not done (one step of the one batch).
+  while (!all_done()) {
     for (size_t i = 0; i < k; ++i)
-      for (int s = 0; s < turn && int(times[i].size()) < o.max_steps; ++s) {
+      for (int s = 0; !done[i] && s < turn && int(times[i].size()) < o.max_steps; ++s) {
         auto idx = next_batch(batches[i]);
         const auto t0 = Clock::now();
         const double c0 = process_cpu_s();
@@ -206,23 +210,23 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
         cpu_times[i].push_back(process_cpu_s() - c0);
       }
     int fewest = o.max_steps;
-    for (const auto& t : times) fewest = std::min(fewest, int(t.size()));
+    for (size_t i = 0; i < k; ++i)
+      if (!done[i]) fewest = std::min(fewest, int(times[i].size()));
     if (fewest >= o.min_steps && (in_turn || fewest % 5 == 0 || fewest == o.max_steps)) {
-      bool mine_ok = true;
+      // Every rank's vote in one all-reduce: each batch converged on all, or any out of time.
+      std::vector<double> votes(k + 1, 0.0);
       for (size_t i = 0; i < k; ++i)
-        mine_ok = mine_ok && summarise_step_times(clock == "cpu" ? cpu_times[i] : times[i])
-                                     .ci95_relative_half_width() <= o.step_ci;
-      const bool out_of_time = o.max_timed_s > 0 && seconds_since(timing_start) >= o.max_timed_s * double(k);
-      // Every rank's vote in one all-reduce: all converged, or any out of time.
-      auto flags = torch::tensor({mine_ok ? 1.0 : 0.0, out_of_time ? 1.0 : 0.0}, torch::kFloat64);
+        votes[i] = done[i] || summarise_step_times(clock == "cpu" ? cpu_times[i] : times[i])
+                                      .ci95_relative_half_width() <= o.step_ci;
+      votes[k] = o.max_timed_s > 0 && seconds_since(timing_start) >= o.max_timed_s * double(k);
+      auto flags = torch::tensor(votes, torch::kFloat64);
       step.comm.allreduce_sum(flags);
-      if (flags[0].item<double>() >= size - 0.5) {
-        converged = true;
-        break;
-      }
-      if (flags[1].item<double>() > 0.5) break;
+      for (size_t i = 0; i < k; ++i)
+        if (!done[i] && flags[long(i)].item<double>() >= size - 0.5) converged[i] = done[i] = 1;
+      if (flags[long(k)].item<double>() > 0.5) break;
     }
-    if (fewest >= o.max_steps) break;
+    for (size_t i = 0; i < k; ++i)
+      if (int(times[i].size()) >= o.max_steps) done[i] = 1;
   }
   const double timing_wall_s = seconds_since(timing_start);
   for (size_t i = 0; i < k; ++i) {
@@ -236,7 +240,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                          {"workers", size},
                          {"device", device.str()}, {"backend", step.comm.backend()},
                          {"warmup_steps", o.warmup_steps},
-                         {"converged", converged},
+                         {"converged", converged[i] != 0},
                          {"step_ci_target", o.step_ci},
                          {"max_timed_s", o.max_timed_s},
                          {"timing_wall_s", timing_wall_s},
