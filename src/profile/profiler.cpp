@@ -424,12 +424,16 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       if (!early.count(g.front())) return false;
       return std::none_of(g.begin(), g.end(), [&](size_t j) { return usable_timing(early.at(j).back()) != nullptr; });
     };
-    for (int r = 0; r < repeats && rounds; ++r)
+    // In rounds, one run of each group a round; else each group's runs in a row.
+    if (rounds) {
+      for (int r = 0; r < repeats; ++r)
+        for (const auto& g : groups)
+          if (!failed(g) && !run_group(g)) return false;
+    } else {
       for (const auto& g : groups)
-        if (!failed(g) && !run_group(g)) return false;
-    for (const auto& g : groups)
-      for (int r = 0; r < repeats && !rounds; ++r)
-        if (!failed(g) && !run_group(g)) return false;
+        for (int r = 0; r < repeats; ++r)
+          if (!failed(g) && !run_group(g)) return false;
+    }
     // One more run of a group where the repeats of any of its trials disagree.
     for (const auto& g : groups) {
       bool disagree = false;

@@ -194,13 +194,18 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                                                                              : "wall";
   // A batch is done once every rank's median of it is known (converged) or
   // it has max_steps; the ranks agree on both, so they step the same batches.
-  std::vector<char> converged(k, 0), done(k, 0);
-  auto all_done = [&] { return std::all_of(done.begin(), done.end(), [](char d) { return d != 0; }); };
+  std::vector<char> converged(k, 0);
+  auto done = [&](size_t i) { return converged[i] || int(times[i].size()) >= o.max_steps; };
+  auto all_done = [&] {
+    for (size_t i = 0; i < k; ++i)
+      if (!done(i)) return false;
+    return true;
+  };
   const auto timing_start = Clock::now();
   // One pass: a turn of each batch not done (one step of the one batch).
   while (!all_done()) {
     for (size_t i = 0; i < k; ++i)
-      for (int s = 0; !done[i] && s < turn && int(times[i].size()) < o.max_steps; ++s) {
+      for (int s = 0; s < turn && !done(i); ++s) {
         auto idx = next_batch(batches[i]);
         const auto t0 = Clock::now();
         const double c0 = process_cpu_s();
@@ -211,24 +216,25 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
       }
     int fewest = o.max_steps;
     for (size_t i = 0; i < k; ++i)
-      if (!done[i]) fewest = std::min(fewest, int(times[i].size()));
+      if (!done(i)) fewest = std::min(fewest, int(times[i].size()));
     if (fewest >= o.min_steps && (in_turn || fewest % 5 == 0 || fewest == o.max_steps)) {
       // Every rank's vote in one all-reduce: each batch converged on all, or any out of time.
       std::vector<double> votes(k + 1, 0.0);
       for (size_t i = 0; i < k; ++i)
-        votes[i] = done[i] || summarise_step_times(clock == "cpu" ? cpu_times[i] : times[i])
+        votes[i] = done(i) || summarise_step_times(clock == "cpu" ? cpu_times[i] : times[i])
                                       .ci95_relative_half_width() <= o.step_ci;
       votes[k] = o.max_timed_s > 0 && seconds_since(timing_start) >= o.max_timed_s * double(k);
       auto flags = torch::tensor(votes, torch::kFloat64);
       step.comm.allreduce_sum(flags);
       for (size_t i = 0; i < k; ++i)
-        if (!done[i] && flags[long(i)].item<double>() >= size - 0.5) converged[i] = done[i] = 1;
+        if (!done(i) && flags[long(i)].item<double>() >= size - 0.5) converged[i] = 1;
       if (flags[long(k)].item<double>() > 0.5) break;
     }
-    for (size_t i = 0; i < k; ++i)
-      if (int(times[i].size()) >= o.max_steps) done[i] = 1;
   }
   const double timing_wall_s = seconds_since(timing_start);
+  // What every batch's line shares, read once.
+  nlohmann::json shared = thread_cpu_fields();
+  shared.update(epoll_backoff_fields());
   for (size_t i = 0; i < k; ++i) {
     const int64_t batch = batches[i];
     const StepTimeSummary summary = summarise_step_times(times[i]);
@@ -253,8 +259,7 @@ void time_steps(const TrainOptions& o, Stepper& step, int64_t n, const torch::De
                          {"epoch_time_estimate_s", double(steps_per_epoch) * summary.median_s + shuffle_s}};
     if (in_turn) ev["time_batches"] = batches, ev["turn_steps"] = turn;
     ev.update(step_fields(summary, cpu_summary));
-    ev.update(thread_cpu_fields());
-    ev.update(epoll_backoff_fields());
+    ev.update(shared);
     report(ev);
   }
   step.comm.barrier();
