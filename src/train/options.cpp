@@ -89,6 +89,11 @@ ParseResult parse_options(int argc, char** argv) {
       "Example (two ranks on this machine):\n"
       "  trainplan-train --workload lenet-mnist --batch 32 --workers 2 --rank 0 --master-port 29511 &\n"
       "  trainplan-train --workload lenet-mnist --batch 32 --workers 2 --rank 1 --master-port 29511"};
+  // Handled by main() before these options are parsed; listed so that --help names it.
+  app.footer(
+      "\nThe fork server: trainplan-train --fork-server SOCKET (the only option) loads libtorch once, listens\n"
+      "on a Unix socket and runs each request of trainplan-forkrun SOCKET TRAINER ARGS in a forked child\n"
+      "(docs/TRAINER.md, \"The fork server\").");
   app.add_option("--workload", o.workload, "What to train")
       ->required()
       ->check(CLI::IsMember({"lenet-mnist", "mlp-fashion", "gpt"}));
