@@ -53,6 +53,7 @@ struct ProfileArgs {
   std::string step_clock = "auto";
   std::string time_cmd;
   int time_repeats = 2;
+  double time_trial_s = 0;  // seconds of timed steps per batch per run at most (built-in workloads); 0: none
   bool repeats_back_to_back = false;
   bool time_batches_apart = false;  // each time trial in runs of its own
   int threads_per_worker = 1;
@@ -119,8 +120,12 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (!clock) throw InputError("", 0, "--step-clock", "must be auto, wall or cpu, got '" + a.step_clock + "'");
   opts.step_clock = *clock;
   builtin.step_clock = to_string(*clock);  // the trainer resolves auto per trial, as the profiler reads it
+  if (a.time_trial_s > 0 && a.workload.empty())
+    throw InputError("", 0, "--time-trial-s",
+                     "caps the built-in workloads' time trials; a --time-cmd program sets its own limits");
   if (can_time && a.timing != "epochs") {
     builtin.time_only = true;
+    builtin.max_timed_s = a.time_trial_s;
     opts.time_template = CommandTemplate(a.workload.empty() ? a.time_cmd : builtin_template(a.workload, builtin));
     check_data_parallel_template(*opts.time_template, "--time-cmd");
   }
@@ -334,6 +339,12 @@ void setup(CLI::App& root) {
                   "With --cmd: the template of a time trial, which prints one "
                   "{\"event\":\"step_timing\",\"step_time_median_s\":...,\"steps_per_epoch\":...} line "
                   "(docs/PROFILING.md)");
+  cmd->add_option("--time-trial-s", args->time_trial_s,
+                  "With --workload: seconds of timed steps per batch in a time-trial run at most (each batch runs "
+                  "until its median is known to +-2%, or 400 steps, or this; 0: no limit in seconds). Bounds what "
+                  "noisy or oversubscribed cells cost, whose medians may never come within +-2%")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   add_time_repeats_option(cmd, args->time_repeats, args->repeats_back_to_back, args->time_batches_apart);
   cmd->add_option("--threads-per-worker", args->threads_per_worker,
                   "CPU threads each worker uses (--workload passes it to the trainer): the oversubscription check "

@@ -550,6 +550,30 @@ TEST(ProfileCli, AGridTheCommandNeverReceivesIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(f.store));  // refused before anything ran
 }
 
+// --time-trial-s reaches the built-in trainer's time trials as --max-timed-s,
+// and only those: a --cmd program's time command sets its own limits.
+TEST(ProfileCli, TimeTrialSecondsCapTheBuiltInTimeTrials) {
+  Fixture f("prof_time_cap");
+  std::string trainer = tptest::write_file(f.dir / "trainplan-train", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(trainer, std::filesystem::perms::owner_all);
+  const std::string base = "profile --workload lenet-mnist --trainer " + trainer +
+                           " --batches 16,32 --workers 1 --epochs 1 --dry-run --store " + f.store;
+  auto capped = tptest::run_cli(base + " --time-trial-s 2.5");
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  EXPECT_TRUE(contains(capped.out, "--time-only")) << capped.out;
+  EXPECT_TRUE(contains(capped.out, "--max-timed-s 2.5")) << capped.out;
+  auto plain = tptest::run_cli(base);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(contains(plain.out, "--time-only")) << plain.out;
+  EXPECT_FALSE(contains(plain.out, "--max-timed-s")) << plain.out;
+  auto cmd = tptest::run_cli("profile " + f.cmd() + " --time-cmd 'sh -c true {batch}' --time-trial-s 2 --dry-run --store " +
+                             f.store);
+  EXPECT_EQ(cmd.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(cmd.err, "", 0, "--time-trial-s", {"built-in"})) << cmd.err;
+  auto negative = tptest::run_cli(base + " --time-trial-s -1");
+  EXPECT_EQ(negative.exit_code, 2) << negative.err;
+}
+
 TEST(ProfileCli, BadUsageIsExitTwoWithAClearMessage) {
   Fixture f("prof_usage");
   auto a = tptest::run_cli("profile --cmd 'train {batchsize}' --store " + f.store);
