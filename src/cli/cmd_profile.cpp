@@ -123,6 +123,8 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (a.time_trial_s > 0 && a.workload.empty())
     throw InputError("", 0, "--time-trial-s",
                      "caps the built-in workloads' time trials; a --time-cmd program sets its own limits");
+  if (a.time_trial_s > 0 && a.timing == "epochs")
+    throw InputError("", 0, "--time-trial-s", "--timing epochs runs no time trials to cap");
   if (can_time && a.timing != "epochs") {
     builtin.time_only = true;
     builtin.max_timed_s = a.time_trial_s;
@@ -341,8 +343,8 @@ void setup(CLI::App& root) {
                   "(docs/PROFILING.md)");
   cmd->add_option("--time-trial-s", args->time_trial_s,
                   "With --workload: seconds of timed steps per batch in a time-trial run at most (each batch runs "
-                  "until its median is known to +-2%, or 400 steps, or this; 0: no limit in seconds). Bounds what "
-                  "noisy or oversubscribed cells cost, whose medians may never come within +-2%")
+                  "until its median is known to +-2%, or the trainer's step cap, or this; 0: no limit in seconds). "
+                  "Bounds what noisy or oversubscribed cells cost, whose medians may never come within +-2%")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
   add_time_repeats_option(cmd, args->time_repeats, args->repeats_back_to_back, args->time_batches_apart);

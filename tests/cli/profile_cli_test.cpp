@@ -572,6 +572,9 @@ TEST(ProfileCli, TimeTrialSecondsCapTheBuiltInTimeTrials) {
   EXPECT_TRUE(tptest::names_input_error(cmd.err, "", 0, "--time-trial-s", {"built-in"})) << cmd.err;
   auto negative = tptest::run_cli(base + " --time-trial-s -1");
   EXPECT_EQ(negative.exit_code, 2) << negative.err;
+  auto epochs = tptest::run_cli(base + " --timing epochs --time-trial-s 2");
+  EXPECT_EQ(epochs.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(epochs.err, "", 0, "--time-trial-s", {"--timing epochs"})) << epochs.err;
 }
 
 TEST(ProfileCli, BadUsageIsExitTwoWithAClearMessage) {
