@@ -183,16 +183,19 @@ void run_transfer(const TransferArgs& a) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& s : at) {
     const auto parts = model.target_parts(s);
+    const double factor = std::exp(scoring::kZ80 * *model.log_sd(s));
     rows.push_back({{"placement", s.placement()}, {"gpus", s.gpus()}, {"local_bsz", s.batch},
-                    {"step_time_s", parts.total}, {"host_s", parts.host},
+                    {"step_time_s", parts.total}, {"step_time_low80_s", parts.total / factor},
+                    {"step_time_high80_s", parts.total * factor}, {"host_s", parts.host},
                     {"gpu_s", parts.gpu_fixed + parts.compute + parts.memory}, {"exposed_comm_s", parts.exposed_comm}});
   }
   if (!a.out.empty()) {
-    std::string csv = "placement,local_bsz,step_time,host_s,gpu_s,exposed_comm_s\n";
+    std::string csv = "placement,local_bsz,step_time,host_s,gpu_s,exposed_comm_s,step_time_low80,step_time_high80\n";
     for (const auto& r : rows)
-      csv += fmt::format("{},{},{},{},{},{}\n", r["placement"].get<std::string>(),
+      csv += fmt::format("{},{},{},{},{},{},{},{}\n", r["placement"].get<std::string>(),
                          r["local_bsz"].get<double>(), r["step_time_s"].get<double>(), r["host_s"].get<double>(),
-                         r["gpu_s"].get<double>(), r["exposed_comm_s"].get<double>());
+                         r["gpu_s"].get<double>(), r["exposed_comm_s"].get<double>(),
+                         r["step_time_low80_s"].get<double>(), r["step_time_high80_s"].get<double>());
     std::ofstream f(a.out);
     if (!(f << csv)) throw InputError(a.out, 0, "", "cannot write this file");
   }
@@ -205,6 +208,9 @@ void run_transfer(const TransferArgs& a) {
                         {"source_batches", problem.source.empty() ? nlohmann::json() : nlohmann::json{lo, hi}},
                         {"batches_outside_source", outside},
                         {"ratios", scoring::ratios_json(model.ratios())},
+                        {"interval",
+                         "step_time_low80_s..step_time_high80_s: the 80% interval from the factors' posterior and the "
+                         "source fit's misfit (how often such intervals held on measured GPU pairs: docs/TRANSFER.md)"},
                         {"rows", rows}};
     std::cout << j.dump(2) << "\n";
     return;
@@ -216,14 +222,19 @@ void run_transfer(const TransferArgs& a) {
                                : fmt::format(", corrected by {} steps measured there", problem.target_trials.size()),
                            problem.network ? " (layer graph " + problem.network->name + ")" : " (no layer graph)");
   if (a.describe) std::cout << model.describe();
-  std::cout << fmt::format("{:>10} {:>9} {:>10} {:>9} {:>9} {:>13}\n", "placement", "local_bsz", "step_s", "host_s",
-                           "gpu_s", "exposed_comm");
+  std::cout << fmt::format("{:>10} {:>9} {:>10} {:>21} {:>9} {:>9} {:>13}\n", "placement", "local_bsz", "step_s",
+                           "80% interval", "host_s", "gpu_s", "exposed_comm");
   for (const auto& r : rows)
-    std::cout << fmt::format("{:>10} {:>9g} {:>10.4g} {:>9.4g} {:>9.4g} {:>13.4g}\n", r["placement"].get<std::string>(),
-                             r["local_bsz"].get<double>(), r["step_time_s"].get<double>(), r["host_s"].get<double>(),
-                             r["gpu_s"].get<double>(), r["exposed_comm_s"].get<double>());
+    std::cout << fmt::format("{:>10} {:>9g} {:>10.4g} {:>21} {:>9.4g} {:>9.4g} {:>13.4g}\n",
+                             r["placement"].get<std::string>(), r["local_bsz"].get<double>(),
+                             r["step_time_s"].get<double>(),
+                             fmt::format("{:.4g}-{:.4g}", r["step_time_low80_s"].get<double>(),
+                                         r["step_time_high80_s"].get<double>()),
+                             r["host_s"].get<double>(), r["gpu_s"].get<double>(), r["exposed_comm_s"].get<double>());
   std::cout << "step_s joins host and GPU as the fitted overlap says (their sum in series, the larger when they overlap "
-               "fully); docs/TRANSFER.md gives the model and its measured errors\n";
+               "fully); the 80% interval is the fit's own uncertainty (the factors' posterior and the source fit's "
+               "misfit), not a guarantee; docs/TRANSFER.md gives the model, its measured errors and how often such "
+               "intervals held\n";
   const bool across_nodes = std::any_of(at.begin(), at.end(), [](const auto& s) { return s.nodes() > 1; });
   if (model.ratios().inter_link_assumed && across_nodes)
     std::cerr << fmt::format(

@@ -71,6 +71,11 @@ class TransferModel {
   // The source-side fit's prediction at `at` (seconds per step on the source
   // hardware), for methods that have one.
   virtual std::optional<double> predict_source(const StepSample&) const { return std::nullopt; }
+  // The standard deviation of log(step) at `at`: how far the prediction may
+  // be off, for methods that quantify it (an interval at coverage c is the
+  // prediction times exp(+-z sd), z the normal quantile). nullopt for
+  // methods that do not.
+  virtual std::optional<double> log_sd(const StepSample&) const { return std::nullopt; }
   virtual std::string describe() const { return ""; }
 };
 

@@ -379,18 +379,23 @@ SplitTransferModel::Terms SplitTransferModel::transferred(const SplitFactors& f)
   return t;
 }
 
+double SplitTransferModel::row_noise() const { return std::max(p_.min_trial_sd, src_.rms_log_residual); }
+
 void SplitTransferModel::fit_factors(const std::vector<StepSample>& trials) {
   factors_ = {};
   factors_.host_base_s = src_.host_s;
   factors_.trials = static_cast<int>(trials.size());
+  const double sd_step = std::max(p_.prior_sd_gpu_step, 0.5 * std::abs(std::log(ratios_.per_example)));
+  const double sd[4] = {src_.host_seen ? p_.prior_sd_host : p_.prior_sd_host_unseen, sd_step,
+                        p_.prior_sd_gpu_example, p_.prior_sd_comm};
+  factor_cov_.fill(0);
+  trial_scale_ = 1;
+  for (int j = 0; j < 4; ++j) factor_cov_[5 * j] = sd[j] * sd[j];
   if (trials.empty()) return;
   if (!src_.host_seen)
     factors_.host_base_s = std::max(src_.host_s, p_.unseen_host_fraction * src_.shortest_step_s);
   for (const auto& s : trials) factors_.comm_fitted |= s.gpus() > 1;
-  const double sd_step = std::max(p_.prior_sd_gpu_step, 0.5 * std::abs(std::log(ratios_.per_example)));
-  const double sd[4] = {src_.host_seen ? p_.prior_sd_host : p_.prior_sd_host_unseen, sd_step,
-                        p_.prior_sd_gpu_example, p_.prior_sd_comm};
-  const double noise = std::max(p_.min_trial_sd, src_.rms_log_residual);
+  const double noise = row_noise();
   auto residuals = [&](const Eigen::VectorXd& x) {
     SplitFactors f = factors_;
     f.host = std::exp(x(0)), f.gpu_step = std::exp(x(1)), f.gpu_example = std::exp(x(2)), f.comm = std::exp(x(3));
@@ -421,6 +426,50 @@ void SplitTransferModel::fit_factors(const std::vector<StepSample>& trials) {
     }
   factors_.host = std::exp(r.x(0)), factors_.gpu_step = std::exp(r.x(1)), factors_.gpu_example = std::exp(r.x(2));
   factors_.comm = std::exp(r.x(3));
+
+  // Laplace: the whitened residuals' Jacobian at the fit, by central
+  // differences; the prior rows keep J'J invertible. A factor held (no
+  // multi-GPU trial for communication) keeps its prior's width.
+  const double h = 1e-4;
+  Eigen::MatrixXd J(residuals(r.x).size(), 4);
+  for (int j = 0; j < 4; ++j) {
+    Eigen::VectorXd up = r.x, down = r.x;
+    up(j) += h, down(j) -= h;
+    J.col(j) = (residuals(up) - residuals(down)) / (2 * h);
+  }
+  Eigen::Matrix4d cov = (J.transpose() * J).inverse();
+  // How far the trials sit from the fit, against the noise they were
+  // trusted to: the residual variance over the degrees of freedom the fit
+  // left (trial rows less the trace of their hat matrix). Where the form
+  // fits the target worse than the source, this is larger than the
+  // source's misfit, and the intervals widen by as much.
+  const Eigen::Index nt = J.rows() - 4;
+  const Eigen::MatrixXd Jt = J.topRows(nt);
+  const double p_eff = (Jt * cov * Jt.transpose()).trace();
+  const Eigen::VectorXd res = residuals(r.x).head(nt);
+  trial_scale_ = 1;
+  if (nt - p_eff >= 1) trial_scale_ = std::max(1.0, std::sqrt(res.squaredNorm() / (nt - p_eff)));
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) factor_cov_[4 * a + b] = cov(a, b);
+}
+
+std::optional<double> SplitTransferModel::log_sd(const StepSample& at) const {
+  if (!fitted_) throw std::logic_error("split-transfer: log_sd before fit");
+  const double quirk = batch_quirk(at.batch);
+  auto log_step = [&](int j, double dx) {
+    SplitFactors f = factors_;
+    double* x[4] = {&f.host, &f.gpu_step, &f.gpu_example, &f.comm};
+    *x[j] *= std::exp(dx);
+    return std::log(std::max(evaluate(transferred(f), at, quirk).total, 1e-300));
+  };
+  const double h = 1e-4;
+  double g[4];
+  for (int j = 0; j < 4; ++j) g[j] = (log_step(j, h) - log_step(j, -h)) / (2 * h);
+  double var = 0;
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) var += g[a] * factor_cov_[4 * a + b] * g[b];
+  var = trial_scale_ * trial_scale_ * (var + row_noise() * row_noise());
+  return std::sqrt(std::max(var, 0.0));
 }
 
 void SplitTransferModel::fit(const TransferProblem& problem) {

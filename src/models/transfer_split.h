@@ -42,8 +42,18 @@
 // measured its synchronisation, its log(step - sync), each trusted to the
 // source fit's rms log residual, against a Gaussian prior at 1 (the datasheet
 // prior) on each factor.
+//
+// Uncertainty (log_sd): the factors' posterior in log space, the priors'
+// with no trial and the Laplace approximation at the fitted factors with
+// some (the inverse of J'J, J the Jacobian of the whitened trial and prior
+// residuals), carried to log(step) at a row through its gradient, plus the
+// source fit's rms log residual for what the form misses at any one row.
+// The priors' widths are the fit's regularisation, not measured errors of
+// the transfer: how often the intervals hold is measured, not assumed
+// (evaluate --transfer, docs/TRANSFER.md).
 
 #pragma once
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -154,11 +164,18 @@ class SplitTransferModel : public TransferModel {
   double predict(const StepSample& at) const override;
   std::optional<StepParts> parts(const StepSample& at) const override { return target_parts(at); }
   std::optional<double> predict_source(const StepSample& at) const override;
+  std::optional<double> log_sd(const StepSample& at) const override;
   std::string describe() const override;
 
   const SplitSourceFit& source_fit() const { return src_; }
   const SplitRatios& ratios() const { return ratios_; }
   const SplitFactors& factors() const { return factors_; }
+  // The posterior covariance of the four log factors (host, GPU per step,
+  // per example, communication), row-major.
+  const std::array<double, 16>& factor_covariance() const { return factor_cov_; }
+  // The log-space misfit any one row keeps: max(min_trial_sd, the source
+  // fit's rms log residual).
+  double row_noise() const;
   // Parts at `at` on the target (with the fitted factors), and on the source.
   StepParts target_parts(const StepSample& at) const;
   StepParts source_parts(const StepSample& at) const;
@@ -192,6 +209,8 @@ class SplitTransferModel : public TransferModel {
   SplitSourceFit src_;
   SplitRatios ratios_;
   SplitFactors factors_;
+  std::array<double, 16> factor_cov_{};
+  double trial_scale_ = 1;
   Terms source_terms_, target_terms_;
   std::map<double, double> quirk_;  // batch -> mean log(measured / fitted compute side) on the source
   std::vector<std::string> notes_;

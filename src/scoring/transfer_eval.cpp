@@ -298,9 +298,16 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
         m->fit(prob);
         const bool first_seed = seed == opts.seeds.front();
         double num = 0, den = 0;
+        size_t inside = 0, with_sd = 0;
+        std::vector<double> factors;
         for (const auto& r : predicted) {
           double y = m->predict(r);
           num += std::abs(y - r.step_s), den += r.step_s;
+          if (auto sd = m->log_sd(r)) {
+            ++with_sd;
+            inside += std::abs(std::log(r.step_s / y)) <= kZ80 * *sd;
+            factors.push_back(std::exp(kZ80 * *sd));
+          }
           if (first_seed) nt.first_seed_points[method].push_back({r.step_s, y});
           if (rows_out.is_open() && first_seed)
             rows_out << fmt::format("{},{},{},{},{},{},{}\n", io::csv_field(nt.network), io::csv_field(method), seed,
@@ -309,6 +316,10 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
         if (first_seed && method == opts.headline)
           for (const auto& r : prob.target_trials) nt.first_seed_trials.push_back({r.step_s, m->predict(r)});
         nt.mre[method].push_back(den > 0 ? num / den : NAN);
+        if (with_sd > 0) {
+          nt.holds80[method].push_back(static_cast<double>(inside) / with_sd);
+          nt.factor80[method].push_back(median(factors));
+        }
         if (auto* split = dynamic_cast<models::SplitTransferModel*>(m.get())) {
           MeanParts before = mean_parts(*prior, predicted);
           if (!nt.has_split) {
@@ -389,6 +400,14 @@ nlohmann::json transfer_json(const TransferReport& r) {
                {"min", *std::min_element(v.begin(), v.end())},
                {"max", *std::max_element(v.begin(), v.end())},
                {"by_seed", v}};
+      if (auto h = n.holds80.find(m); h != n.holds80.end())
+        ms[m]["interval_80"] = {{"holds", median(h->second)},
+                                {"holds_by_seed", h->second},
+                                {"median_factor", median(n.factor80.at(m))},
+                                {"definition",
+                                 "share of the predicted rows whose measured step lies within the prediction "
+                                 "times and divided by exp(1.2816 sd), median over seeds; median_factor is that "
+                                 "factor at the median row"}};
     }
     nj["methods"] = ms;
     if (n.has_split) {
@@ -462,6 +481,20 @@ std::string format_transfer(const TransferReport& r) {
   }
   if (split && o.target_trials > 0 && o.seeds.size() > 1)
     out += "(the corrections shown are the first seed's; --json has every seed's)\n";
+  for (const auto& m : r.methods) {
+    std::vector<std::string> cells;
+    std::vector<double> all;
+    for (const auto& n : r.networks)
+      if (auto h = n.holds80.find(m); h != n.holds80.end()) {
+        cells.push_back(fmt::format("{} {:.0f}% (x/{:.2f})", n.network, 100 * median(h->second),
+                                    median(n.factor80.at(m))));
+        all.push_back(median(h->second));
+      }
+    if (!cells.empty())
+      out += fmt::format("{}'s 80% intervals hold{}: {}{}\n", m, o.seeds.size() > 1 ? " (median over seeds)" : "",
+                         fmt::join(cells, ", "),
+                         all.size() > 1 ? fmt::format("; median {:.0f}%", 100 * median(all)) : "");
+  }
   for (const auto& s : r.skipped) out += "skipped: " + s + "\n";
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   return out;

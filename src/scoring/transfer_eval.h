@@ -64,6 +64,11 @@ struct NetworkTransfer {
   std::string from_dir, to_dir;
   size_t source_rows = 0, target_rows = 0, predicted_rows = 0;
   std::map<std::string, std::vector<double>> mre;  // method -> MRE per seed (options' order)
+  // For methods that say how far off they may be (TransferModel::log_sd):
+  // per seed, the share of predicted rows inside the 80% interval, and the
+  // median row's interval factor exp(z sd) (the interval is the prediction
+  // times and divided by it).
+  std::map<std::string, std::vector<double>> holds80, factor80;
   // split-transfer's decomposition (when it ran): the source fit, the
   // hardware ratios and the parts before trials are seed-independent.
   bool has_split = false;
@@ -104,6 +109,8 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts);
 double seed_median(const NetworkTransfer& n, const std::string& method);
 // The median over networks of seed_median.
 double network_median(const TransferReport& r, const std::string& method);
+// The normal quantile of an 80% two-sided interval.
+inline constexpr double kZ80 = 1.2815515655446004;
 
 nlohmann::json transfer_json(const TransferReport& r);
 std::string format_transfer(const TransferReport& r);

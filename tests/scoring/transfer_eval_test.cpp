@@ -124,6 +124,18 @@ TEST(TransferEval, JsonReportsMreRowsAndTheCorrectedParts) {
     for (const char* f : {"host", "gpu_step", "gpu_example", "comm"}) EXPECT_GT(s["factors"][f].get<double>(), 0) << f;
     EXPECT_TRUE(s.contains("corrected"));
   }
+  // How often split-transfer's 80% intervals held, per seed; the baselines give none.
+  const auto& iv = n["methods"]["split-transfer"]["interval_80"];
+  ASSERT_EQ(iv["holds_by_seed"].size(), 3u);
+  EXPECT_GE(iv["holds"].get<double>(), 0);
+  EXPECT_LE(iv["holds"].get<double>(), 1);
+  EXPECT_GT(iv["median_factor"].get<double>(), 1);
+  EXPECT_FALSE(n["methods"]["line-through-trials"].contains("interval_80"));
+  auto text = tptest::run_cli(fmt::format(
+      "evaluate --transfer --from {} --from-gpu t4 --to {} --to-gpu a100-40gb --target-trials 3 --seeds 1-3",
+      (d / "src").string(), (d / "dst").string()));
+  EXPECT_NE(text.out.find("split-transfer's 80% intervals hold (median over seeds): synthnet "), std::string::npos)
+      << text.out;
 }
 
 TEST(TransferPlot, OnePanelPerNetworkEachMethodOneColourAndTheTrialsCircled) {
@@ -386,7 +398,11 @@ TEST(TransferCli, DefaultsFitTheTargetAndPathsAreFiles) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> placements;
   const auto j = nlohmann::json::parse(r.out);
-  for (const auto& row : j["rows"]) placements.push_back(row["placement"]);
+  for (const auto& row : j["rows"]) {
+    placements.push_back(row["placement"]);
+    EXPECT_LT(row["step_time_low80_s"].get<double>(), row["step_time_s"].get<double>());
+    EXPECT_GT(row["step_time_high80_s"].get<double>(), row["step_time_s"].get<double>());
+  }
   EXPECT_EQ(placements, (std::vector<std::string>{"1", "2", "4"}));  // 8 does not fit a T4 node of 4
   EXPECT_EQ(j["source_batches"], nlohmann::json({8.0, 256.0}));
   EXPECT_TRUE(j["batches_outside_source"].empty());
