@@ -21,7 +21,8 @@ std::shared_ptr<const models::PerformanceModel> planned_side(
                              : std::shared_ptr<const models::PerformanceModel>(fitted);
   std::shared_ptr<const models::PerformanceModel> point = o.misfit_shift ? fitted : nullptr;
   std::shared_ptr<const models::PerformanceModel> out =
-      std::make_shared<uncertainty::PessimisticModel>(std::move(fitted), o.confidence, o.probe_batch, o.bounds);
+      std::make_shared<uncertainty::PessimisticModel>(std::move(fitted), o.confidence, o.probe_batch, o.bounds,
+                                                      samples.times_predicted_log_sd.value_or(0));
   // Held to the profiled trials: a trial that met the target vouches for its
   // configuration where the interval alone might not (uncertainty/measured_bounds.h).
   if (o.measured_bounds) out = std::make_shared<uncertainty::MeasuredBoundsModel>(out, samples, point);

@@ -16,8 +16,10 @@ namespace trainplan::app {
 // on all samples); with `conformal` both parts are wrapped in K-fold conformal
 // intervals (uncertainty/conformal.h; point predictions unchanged), and with
 // confidence in (0, 1) `planned` reads them on their pessimistic side
-// (PessimisticModel: upper epoch time, metric bound on the wrong side of the
-// target); otherwise `planned` is `fitted`. confidence > 0 needs intervals:
+// (PessimisticModel: upper epoch time, widened by the samples'
+// times_predicted_log_sd when their times were predicted on another GPU;
+// metric bound on the wrong side of the target); otherwise `planned` is
+// `fitted`. confidence > 0 needs intervals:
 // without `conformal` the parts must give their own, else InputError.
 struct PlanningModel {
   std::shared_ptr<const models::FittedPerformanceModel> fitted;

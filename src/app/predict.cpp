@@ -13,7 +13,9 @@
 #include "core/sampled_range.h"
 #include "models/pooled_samples.h"
 #include "models/time_config_key.h"
+#include "numerics/normal_quantile.h"
 #include "uncertainty/conformal.h"
+#include "uncertainty/pessimistic_model.h"
 
 namespace trainplan::app {
 
@@ -147,6 +149,18 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   r.epoch_time_s = tm->predict(q.batch, q.workers, r.nodes);
   r.time_interval = tm->predict_interval(q.batch, q.workers, r.nodes, q.confidence);
   r.time_bound = tm->predict_bound(q.batch, q.workers, r.nodes, q.confidence, models::BoundSide::kUpper);
+  // Times predicted on another GPU share the transfer's error, which the
+  // intervals fitted on them cannot see (uncertainty/pessimistic_model.h).
+  if (const double sd = s.times_predicted_log_sd.value_or(0); sd > 0) {
+    const double two = numerics::normal_quantile((1 + q.confidence) / 2), one = numerics::normal_quantile(q.confidence);
+    using uncertainty::IntervalEnd, uncertainty::widen_by_shared_error;
+    if (r.time_interval) {
+      r.time_interval->lo = widen_by_shared_error(r.epoch_time_s, r.time_interval->lo, IntervalEnd::kLower, two, sd);
+      r.time_interval->hi = widen_by_shared_error(r.epoch_time_s, r.time_interval->hi, IntervalEnd::kUpper, two, sd);
+    }
+    if (r.time_bound) r.time_bound = widen_by_shared_error(r.epoch_time_s, *r.time_bound, IntervalEnd::kUpper, one, sd);
+    r.times_predicted_log_sd = sd;
+  }
   if (const auto* ct = dynamic_cast<const uncertainty::ConformalTimeModel*>(tm.get()))
     r.time_basis = ct->interval_basis(q.batch, q.workers, r.nodes, q.confidence);
   auto inside = [](const std::optional<models::Interval>& iv, double v) -> std::optional<bool> {
@@ -234,6 +248,11 @@ nlohmann::json to_json(const Prediction& p) {
   if (q.epochs >= 0) j["config"]["epochs"] = q.epochs;
   j["epoch_time_s"] = {{"model", p.time_model}, {"value", p.epoch_time_s}, {"interval", interval_json(p.time_interval, p.time_folds, p.time_basis)},
                        {"one_sided_bound", bound_json(p.time_bound, "upper", q.confidence)}};
+  if (p.times_predicted_log_sd)
+    j["epoch_time_s"]["transfer_log_sd"] = {
+        {"value", *p.times_predicted_log_sd},
+        {"note", "the samples' times were predicted on another GPU; the interval and bound include that error, "
+                 "shared by every configuration, in quadrature"}};
   if (p.to_target) {
     const auto& t = *p.to_target;
     auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };

@@ -62,6 +62,9 @@ struct Prediction {
   double epoch_time_s = 0;
   std::optional<models::Interval> time_interval;
   std::optional<double> time_bound;  // one-sided upper bound at the confidence
+  // The samples' times_predicted_log_sd when their times were predicted on
+  // another GPU: time_interval and time_bound include it.
+  std::optional<double> times_predicted_log_sd;
   // What the time and metric intervals rest on (uncertainty::IntervalBasis):
   // in-sample residuals at a measured configuration, or too few held-out ones
   // for the confidence, promise no coverage, and the output says so.

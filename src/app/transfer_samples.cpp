@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -68,7 +69,8 @@ SampleSet transferred_samples(const SampleSet& set, const models::TransferModel&
   SampleSet out = set;
   // Moved twice, they are still the first hardware's measurements.
   if (out.times_predicted_from.empty()) out.times_predicted_from = source;
-  auto move = [&](Sample& s) {
+  std::vector<double> sds;  // of the trials, not the curve points (which repeat their configurations)
+  auto move = [&](Sample& s, bool trial) {
     // Run on the target's nodes, packed as a plan there packs them.
     models::StepSample at;
     at.gpus_per_node = sample_placement(s.workers, 0, gpus_per_node);
@@ -77,9 +79,15 @@ SampleSet transferred_samples(const SampleSet& set, const models::TransferModel&
     s.epoch_time_s = model.predict(at) * steps_per_epoch(set, s);
     s.hardware = target;
     s.time_spread.reset();
+    if (auto sd = trial ? model.log_sd(at) : std::nullopt) sds.push_back(*sd);
   };
-  for (auto& s : out.samples) move(s);
-  for (auto& s : out.curve) move(s);
+  for (auto& s : out.samples) move(s, true);
+  for (auto& s : out.curve) move(s, false);
+  if (!sds.empty()) {
+    const double sd = median(sds);
+    const double before = set.times_predicted_log_sd.value_or(0);
+    out.times_predicted_log_sd = std::sqrt(before * before + sd * sd);
+  }
   return out;
 }
 

@@ -34,8 +34,10 @@ std::vector<models::StepSample> sample_steps(const SampleSet& set, int gpus_per_
 // `nodes` column follows), its epoch time `model`'s prediction there (steps
 // per epoch × predicted seconds per step), `hardware` set to `target`,
 // time_spread dropped and times_predicted_from set to `source` (kept when
-// already set): the times are predictions, not measurements. `model` must
-// be fitted.
+// already set): the times are predictions, not measurements.
+// times_predicted_log_sd is the median of `model`'s log_sd over the moved
+// samples (combined in quadrature with one already set: moved twice, both
+// errors stand); unset when the model gives none. `model` must be fitted.
 SampleSet transferred_samples(const SampleSet& set, const models::TransferModel& model, const std::string& source,
                               const std::string& target, int gpus_per_node);
 

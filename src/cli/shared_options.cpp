@@ -38,8 +38,13 @@ SampleSet read_samples_noted(const std::string& path) {
   if (!set.times_predicted_from.empty())
     std::cerr << fmt::format(
         "note: {}'s epoch times were predicted from {} by `trainplan transfer`, not measured: the models' "
-        "cross-validated errors and intervals leave out the transfer's own error (docs/TRANSFER.md)\n",
-        path, set.times_predicted_from);
+        "cross-validated errors and intervals leave out the transfer's own error{} (docs/TRANSFER.md)\n",
+        path, set.times_predicted_from,
+        set.times_predicted_log_sd
+            ? fmt::format(", which `plan --confidence` adds to its epoch-time bounds (80% of such errors within "
+                          "x/{:.2f})",
+                          std::exp(1.2815515655446004 * *set.times_predicted_log_sd))
+            : "");
   return set;
 }
 

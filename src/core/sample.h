@@ -82,6 +82,13 @@ struct SampleSet {
   // `times_predicted_from=NAME`): errors and intervals fitted on them do not
   // include the transfer's own error.
   std::string times_predicted_from;
+  // With times_predicted_from: how far the transfer may be off, as the
+  // standard deviation of log(epoch time), one error every sample shares
+  // (the transfer's factors move them all together), the median over the
+  // moved samples (TransferModel::log_sd; the CSV's
+  // `times_predicted_log_sd=X`). Planning at a confidence widens its
+  // epoch-time bounds by it (uncertainty/pessimistic_model.h).
+  std::optional<double> times_predicted_log_sd;
   // (batch, workers) whose training trials reported a NaN or infinite metric:
   // runs that diverged there. Planning never chooses them (the models, fitted
   // on the finite metrics, cannot know). Written in a CSV's format line as

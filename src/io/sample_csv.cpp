@@ -43,6 +43,11 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
       }
     } else if (key == "times_predicted_from") {
       set.times_predicted_from = value;
+    } else if (key == "times_predicted_log_sd") {
+      auto v = parse_finite(value);
+      if (!v || *v < 0 || *v > 10)
+        throw InputError(name, 1, "times_predicted_log_sd", "must be a number from 0 to 10, got '" + value + "'");
+      set.times_predicted_log_sd = *v;
     } else if (key == "diverged") {
       // "64x1,64x2": the (batch, workers) whose training diverged; integers, as a grid's are.
       if (value.empty()) throw InputError(name, 1, "diverged", "expected BATCHxWORKERS[,BATCHxWORKERS...], got nothing");
@@ -139,6 +144,7 @@ std::string format_samples_csv(const SampleSet& set) {
       if (std::isspace(static_cast<unsigned char>(c))) c = '_';
     out += " times_predicted_from=" + from;
   }
+  if (set.times_predicted_log_sd) out += fmt::format(" times_predicted_log_sd={:.6g}", *set.times_predicted_log_sd);
   if (!set.diverged.empty()) {
     out += " diverged=";
     for (auto it = set.diverged.begin(); it != set.diverged.end(); ++it)

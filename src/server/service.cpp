@@ -541,6 +541,7 @@ json Service::fit(SampleSet samples, const std::string& label, const std::string
   if (!warm_note.empty()) j["note"] = "conformal intervals could not be fitted: " + warm_note;
   // Predicted on other hardware (POST /transfer): the errors above leave the transfer's own out.
   if (!s.times_predicted_from.empty()) j["times_predicted_from"] = s.times_predicted_from;
+  if (s.times_predicted_log_sd) j["times_predicted_log_sd"] = *s.times_predicted_log_sd;
   return j;
 }
 

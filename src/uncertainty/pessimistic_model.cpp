@@ -8,8 +8,15 @@
 
 #include "core/error.h"
 #include "core/sample.h"
+#include "numerics/normal_quantile.h"
 
 namespace trainplan::uncertainty {
+
+double widen_by_shared_error(double point, double end, IntervalEnd side, double z, double log_sd) {
+  if (!(log_sd > 0) || !(point > 0) || !(end > 0)) return end;
+  const double wider = std::hypot(std::log(end / point), z * log_sd);
+  return point * std::exp(side == IntervalEnd::kLower ? -wider : wider);
+}
 
 std::string to_string(ConfidenceBounds b) { return b == ConfidenceBounds::kOneSided ? "one-sided" : "two-sided"; }
 
@@ -20,8 +27,10 @@ ConfidenceBounds parse_confidence_bounds(const std::string& s) {
 }
 
 PessimisticModel::PessimisticModel(std::shared_ptr<const models::FittedPerformanceModel> m, double coverage,
-                                   int probe_batch, ConfidenceBounds bounds)
-    : m_(std::move(m)), coverage_(coverage), bounds_(bounds) {
+                                   int probe_batch, ConfidenceBounds bounds, double shared_time_log_sd)
+    : m_(std::move(m)), coverage_(coverage), bounds_(bounds), shared_time_log_sd_(shared_time_log_sd) {
+  if (!(shared_time_log_sd >= 0) || !std::isfinite(shared_time_log_sd))
+    throw InputError("", 0, "times_predicted_log_sd", "must be a finite number >= 0");
   if (!(coverage > 0 && coverage < 1))
     throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");
   if (!m_->time_model()->predict_interval(probe_batch, 1, 1, coverage))
@@ -44,6 +53,12 @@ std::optional<double> PessimisticModel::epoch_time(int batch, int workers, int n
     hi = iv->hi;
   }
   if (!hi || !std::isfinite(*hi) || *hi <= 0) return std::nullopt;
+  if (shared_time_log_sd_ > 0) {
+    const double point = m_->time_model()->predict(batch, workers, nodes);
+    if (!(point > 0) || !std::isfinite(point)) return std::nullopt;
+    const double z = numerics::normal_quantile(bounds_ == ConfidenceBounds::kOneSided ? coverage_ : (1 + coverage_) / 2);
+    hi = widen_by_shared_error(point, std::max(*hi, point), IntervalEnd::kUpper, z, shared_time_log_sd_);
+  }
   return hi;
 }
 

@@ -2,6 +2,14 @@
 // level: the upper bound of the epoch time and the metric's bound on the
 // wrong side of the target (the lower bound for a metric to maximise, the
 // upper for one to minimise), both at `coverage`.
+//
+// An error every epoch time shares (`shared_time_log_sd`: times predicted on
+// another GPU, SampleSet::times_predicted_log_sd) is one the time model's
+// intervals cannot see: fitted on the moved samples, they measure how well
+// the model follows them, not how far the transfer put them all. It joins
+// the interval's own width in quadrature, in log space: the upper epoch time
+// is point x exp(sqrt(w^2 + (z s)^2)), w = log(interval end / point), z the
+// normal quantile of the bound's coverage (one-sided or the interval end's).
 #pragma once
 #include <memory>
 #include <mutex>
@@ -12,6 +20,15 @@
 #include "models/performance_model.h"
 
 namespace trainplan::uncertainty {
+
+// `end` (an interval's end or a bound) moved away from `point` by an error of
+// log standard deviation `log_sd` that every prediction shares, joined to the
+// interval's own width in quadrature: point x exp(+-sqrt(w^2 + (z log_sd)^2)),
+// w = |log(end / point)|, + for the upper end and - for the lower. The side is
+// given, not read from `end`: a zero-width interval's ends equal the point.
+// `end` unchanged when log_sd is 0 or point or end is not positive.
+enum class IntervalEnd { kLower, kUpper };
+double widen_by_shared_error(double point, double end, IntervalEnd side, double z, double log_sd);
 
 // Which bounds a confidence P reads.
 enum class ConfidenceBounds {
@@ -34,7 +51,7 @@ class PessimisticModel : public models::PerformanceModel {
   // Throws InputError when either part gives no interval (probed at
   // `probe_batch`, one worker, one epoch), naming the model.
   PessimisticModel(std::shared_ptr<const models::FittedPerformanceModel> m, double coverage, int probe_batch,
-                   ConfidenceBounds bounds = ConfidenceBounds::kTwoSided);
+                   ConfidenceBounds bounds = ConfidenceBounds::kTwoSided, double shared_time_log_sd = 0);
   std::optional<double> epoch_time(int batch, int workers, int nodes) const override;
   // The best of the metric's bounds at the epoch counts looked at up to
   // `epochs`: every whole epoch up to kEveryEpochUpTo, then steps of
@@ -62,6 +79,7 @@ class PessimisticModel : public models::PerformanceModel {
   std::shared_ptr<const models::FittedPerformanceModel> m_;
   double coverage_;
   ConfidenceBounds bounds_;
+  double shared_time_log_sd_;
   // For cell_: (epochs, the best bound at these epochs or fewer, NaN while
   // none), at the epoch counts looked at so far, ascending.
   mutable std::pair<int, int> cell_{0, 0};

@@ -60,6 +60,21 @@ TEST(SampleCsv, RoundTrips) {
   EXPECT_FALSE(back.samples[1].metric);
 }
 
+// Times predicted on another GPU carry the transfer's error on the format line.
+TEST(SampleCsv, TheTransfersErrorRoundTripsAndIsChecked) {
+  const std::string rows = "batch,workers,epochs,epoch_time_s,metric\n8,1,2,1.5,0.5\n";
+  auto s = io::parse_samples_csv("# trainplan: times_predicted_from=t4 times_predicted_log_sd=0.25\n" + rows, "s.csv");
+  ASSERT_TRUE(s.times_predicted_log_sd);
+  EXPECT_DOUBLE_EQ(*s.times_predicted_log_sd, 0.25);
+  auto back = io::parse_samples_csv(io::format_samples_csv(s), "t.csv");
+  EXPECT_EQ(back.times_predicted_from, "t4");
+  EXPECT_DOUBLE_EQ(*back.times_predicted_log_sd, 0.25);
+  EXPECT_FALSE(io::parse_samples_csv("# trainplan: metric=max\n" + rows, "s.csv").times_predicted_log_sd);
+  for (const char* bad : {"-0.1", "nan", "x", "11"})
+    expect_error(std::string("# trainplan: times_predicted_log_sd=") + bad + "\n" + rows, 1, "times_predicted_log_sd",
+                 "must be a number from 0 to 10");
+}
+
 TEST(SampleCsv, NamesWithCommasAndQuotesRoundTrip) {
   // A --name (or a CPU's model string) with a comma wrote a row of one field too many.
   auto s = io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n8,1,1,0.5,0.6\n", "s.csv");

@@ -593,6 +593,28 @@ TEST(TransferCli, SamplesMoveToAnotherGpuAndSaySo) {
   EXPECT_EQ(nlohmann::json::parse(plan.out)["times_predicted_from"], "t4");
   EXPECT_NE(plan.err.find("predicted from t4"), std::string::npos) << plan.err;
 
+  // The transfer's own error travels with the moved samples, and the intervals
+  // of predict (and the bounds plan --confidence reads) include it: the same
+  // samples without it give a narrower interval about the same point.
+  ASSERT_TRUE(on.times_predicted_log_sd);
+  EXPECT_GT(*on.times_predicted_log_sd, 0.05);
+  EXPECT_NE(plan.err.find("which `plan --confidence` adds to its epoch-time bounds"), std::string::npos) << plan.err;
+  const std::string text = tptest::read_file(out);
+  const auto key = text.find(" times_predicted_log_sd=");
+  ASSERT_NE(key, std::string::npos);
+  const auto without = tptest::write_file(d / "without-sd.csv",
+                                          text.substr(0, key) + text.substr(text.find('\n', key)));
+  const std::string ask = " --batch 64 --workers 4 --json";
+  auto wide = tptest::run_cli("predict --samples " + out + ask), narrow = tptest::run_cli("predict --samples " + without + ask);
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+  const auto w = nlohmann::json::parse(wide.out)["epoch_time_s"], nw = nlohmann::json::parse(narrow.out)["epoch_time_s"];
+  EXPECT_DOUBLE_EQ(w["value"].get<double>(), nw["value"].get<double>());
+  EXPECT_DOUBLE_EQ(w["transfer_log_sd"]["value"].get<double>(), *on.times_predicted_log_sd);
+  EXPECT_FALSE(nw.contains("transfer_log_sd"));
+  EXPECT_GT(w["interval"]["hi"].get<double>(), nw["interval"]["hi"].get<double>() * 1.05);
+  EXPECT_LT(w["interval"]["lo"].get<double>(), nw["interval"]["lo"].get<double>());
+
   // Samples drawn from a trace name the hardware they are told.
   const auto drawn = (d / "drawn.csv").string();
   auto sampled = tptest::run_cli("sample --workload " + (d / "src" / "synthnet").string() +

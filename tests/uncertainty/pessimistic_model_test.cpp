@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 
+#include "core/error.h"
 #include "plan/objective.h"
 
 using namespace trainplan;
@@ -48,6 +49,24 @@ std::shared_ptr<const models::FittedPerformanceModel> widening() {
 }
 
 }  // namespace
+
+// An error every epoch time shares joins the interval's own in quadrature, on
+// its side of the point.
+TEST(PessimisticModel, ASharedTimeErrorWidensTheUpperEpochTime) {
+  EXPECT_DOUBLE_EQ(widen_by_shared_error(10, 12, IntervalEnd::kUpper, 1.5, 0), 12);
+  const double w = std::log(1.2), s = 0.2, z = 1.5;
+  EXPECT_NEAR(widen_by_shared_error(10, 12, IntervalEnd::kUpper, z, s), 10 * std::exp(std::hypot(w, z * s)), 1e-12);
+  EXPECT_NEAR(widen_by_shared_error(10, 10 / 1.2, IntervalEnd::kLower, z, s), 10 * std::exp(-std::hypot(w, z * s)), 1e-12);
+  EXPECT_NEAR(widen_by_shared_error(10, 10, IntervalEnd::kUpper, z, s), 10 * std::exp(z * s), 1e-12);
+  EXPECT_NEAR(widen_by_shared_error(10, 10, IntervalEnd::kLower, z, s), 10 * std::exp(-z * s), 1e-12);  // zero width: the side is given
+
+  // ConstantTime: 10 s, its 90% interval 9..11. Two-sided at 0.9 reads the
+  // interval's end with z = 1.645 (95% on its side); one-sided, z = 1.2816.
+  const PessimisticModel plain(widening(), 0.9, 16), shared(widening(), 0.9, 16, ConfidenceBounds::kTwoSided, 0.3);
+  EXPECT_DOUBLE_EQ(*plain.epoch_time(16, 1, 1), 11);
+  EXPECT_NEAR(*shared.epoch_time(16, 1, 1), 10 * std::exp(std::hypot(std::log(1.1), 1.6448536 * 0.3)), 1e-5);
+  EXPECT_THROW(PessimisticModel(widening(), 0.9, 16, ConfidenceBounds::kTwoSided, -1), InputError);
+}
 
 TEST(PessimisticModel, TheMetricsBoundNeverTurnsBackWithMoreEpochs) {
   PessimisticModel m(widening(), 0.9, 16);
