@@ -3,7 +3,7 @@
 // (docs/SERVER.md), and every chart is drawn here with uPlot from that JSON.
 "use strict";
 
-const state = { fitId: null, samplesLabel: null, charts: {} };
+const state = { fitId: null, samplesLabel: null, samples: null, moved: null, charts: {} };
 const $ = (id) => document.getElementById(id);
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 
@@ -163,9 +163,10 @@ async function samplesBody() {
   const file = $("samples-file").files[0];
   const path = $("samples-path").value.trim();
   const text = $("samples-text").value;
-  if (file) return { samples_csv: await file.text() };
-  if (text.trim()) return { samples_csv: text };
-  if (path) return { samples_path: path };
+  // The name says which samples in words; the API calls pasted and uploaded text alike `samples_csv`.
+  if (file) return { body: { samples_csv: await file.text() }, name: file.name };
+  if (text.trim()) return { body: { samples_csv: text }, name: "the pasted samples" };
+  if (path) return { body: { samples_path: path }, name: path };
   throw new Error("give a samples CSV: a file, its text, or a path on the server");
 }
 
@@ -177,24 +178,17 @@ async function onSamples(ev) {
   $("samples-load").disabled = true;
   // Until this load succeeds there is no fit to plan on: not the previous one.
   state.fitId = null;
+  state.samples = null;
   $("plan-submit").disabled = true;
   try {
-    const body = await samplesBody();
+    const samples = await samplesBody();
+    const body = { ...samples.body };
     const model = $("samples-model").value;
     if (model !== "auto") body.model = model;
     status("fitting…");
     const fit = await api("/fit", body);
-    state.fitId = fit.id;
-    state.samplesLabel = fit.samples;
-    $("plan-submit").disabled = false;
-    summary.textContent =
-      `${fit.id}: ${fit.n_samples} samples (${fit.samples}), metric ${fit.direction === "max" ? "higher" : "lower"} is better; ` +
-      `time model ${fit.time_model}, metric model ${fit.metric_model || "none"}; in-sample MRE time ${pct(fit.in_sample_mre.time)}, ` +
-      `metric ${pct(fit.in_sample_mre.metric)}\n${fit.choice}` + (fit.note ? `\n${fit.note}` : "");
-    status("drawing the curves…");
-    const cur = await api("/curves", { id: fit.id, evaluate: "all" });
-    drawCurves(cur);
-    status(`loaded ${fit.id}`);
+    state.samples = samples;  // what the Another GPU tab moves
+    await adoptFit(fit);
   } catch (e) {
     summary.textContent += (summary.textContent ? "\n" : "") + `error: ${e.message}`;
     status("error");
@@ -203,6 +197,30 @@ async function onSamples(ev) {
     $("plan-submit").disabled = state.fitId === null;
   }
 }
+
+// Makes `fit` (POST /fit's answer) the one the Plan tab plans on, says what
+// it is and draws its curves.
+async function adoptFit(fit) {
+  state.fitId = fit.id;
+  state.samplesLabel = fit.samples;
+  $("plan-submit").disabled = false;
+  let text =
+    `${fit.id}: ${fit.n_samples} samples (${fit.samples}), metric ${fit.direction === "max" ? "higher" : "lower"} is better; ` +
+    `time model ${fit.time_model}, metric model ${fit.metric_model || "none"}; in-sample MRE time ${pct(fit.in_sample_mre.time)}, ` +
+    `metric ${pct(fit.in_sample_mre.metric)}\n${fit.choice}` + (fit.note ? `\n${fit.note}` : "");
+  if (fit.times_predicted_from)
+    text += `\nepoch times predicted from ${fit.times_predicted_from}, not measured` + (fit.times_predicted_log_sd
+      ? `: the transfer's own error (80% within ×/${factor80(fit.times_predicted_log_sd).toFixed(2)}) is not in the errors ` +
+        "above; plans with a confidence include it" : "");
+  $("fit-summary").textContent = text;
+  status("drawing the curves…");
+  const cur = await api("/curves", { id: fit.id, evaluate: "all" });
+  drawCurves(cur);
+  status(`loaded ${fit.id}`);
+}
+
+// The factor an 80% two-sided interval spans on each side, for a log standard deviation.
+const factor80 = (logSd) => Math.exp(1.2815515655446004 * logSd);
 
 function drawCurves(cur) {
   const t = cur.time;
@@ -298,6 +316,7 @@ function showPlan(p) {
   $("plan-model").textContent = `planned by ${p.method} on ${p.model.name}` +
     (p.confidence ? ` at confidence ${p.confidence}` : " (point predictions)") +
     (p.past_longest_trial ? `; the run goes past the longest trial (${fmt(p.longest_trial_epochs)} epochs)` : "") +
+    (p.times_predicted_from ? `\nepoch times predicted from ${p.times_predicted_from}, not measured` : "") +
     (p.note ? `\n${p.note}` : "") +
     (p.confidence_caveat ? `\nnote: ${p.confidence_caveat}` : "");
   const cols = [
@@ -320,6 +339,84 @@ function showPlan(p) {
     { label: "frontier", x: fx, y: fy, color: PALETTE[0], stepped: true },
     { label: "chosen", x: [c.total_time_s], y: [c.cost_worker_h], points: true, color: PALETTE[1] },
   ] : [], { logx: true });  // deadlines span decades: the steps sit near the fastest runs
+}
+
+// ---- another GPU -------------------------------------------------------------
+
+async function onTransfer(ev) {
+  ev.preventDefault();
+  showError("transfer-error", null);
+  $("transfer-result").hidden = true;
+  state.moved = null;
+  if (!state.samples) { showError("transfer-error", new Error("load samples first (Samples tab)")); return; }
+  $("transfer-submit").disabled = true;
+  try {
+    const body = { ...state.samples.body, from_gpu: $("transfer-from").value, to_gpu: $("transfer-to").value };
+    const trials = $("transfer-trials").files[0];
+    if (trials) body.trials_csv = await trials.text();
+    status("moving the samples…");
+    state.moved = await api("/transfer", body);
+    state.moved.name = state.samples.name;
+    showTransfer(state.moved);
+    status("predicted");
+  } catch (e) {
+    showError("transfer-error", e);
+    status("error");
+  } finally {
+    $("transfer-submit").disabled = false;
+  }
+}
+
+function showTransfer(t) {
+  const n = t.configurations.length;
+  let text = `${t.name}: ${n} configuration${n === 1 ? "" : "s"} measured on ${t.from_gpu}, epoch times predicted on ` +
+    `${t.to_gpu}` + (t.target_trials ? `, corrected by ${t.target_trials} configurations timed there` : ", no step timed there") +
+    (t.network ? ` (layer graph ${t.network})` : " (no layer graph)");
+  if (t.times_predicted_log_sd)
+    text += `\nthe move's error is one error for every configuration: 80% within ×/${factor80(t.times_predicted_log_sd).toFixed(2)} ` +
+      "at the median; the moved samples carry it, and plans with a confidence include it";
+  for (const note of t.notes || []) text += `\nnote: ${note}`;
+  $("transfer-summary").textContent = text;
+  fillTable($("transfer-table"), [
+    ["batch", (c) => fmt(c.batch)], ["workers", (c) => c.workers], ["nodes", (c) => (c.nodes ? c.nodes : "?")],
+    [`${t.from_gpu}: epoch, s`, (c) => fmt(c.source_epoch_time_s)], [`${t.to_gpu} nodes`, (c) => c.target_nodes],
+    [`${t.to_gpu}: epoch, s`, (c) => fmt(c.target_epoch_time_s)],
+    ["80% interval, s", (c) => (c.target_epoch_time_low80_s === null ? "—"
+      : `${fmt(c.target_epoch_time_low80_s)} to ${fmt(c.target_epoch_time_high80_s)}`)],
+    ["speed-up", (c) => `${(c.source_epoch_time_s / c.target_epoch_time_s).toFixed(2)}×`],
+  ], t.configurations);
+  $("transfer-plan").textContent = `Plan on ${t.to_gpu}`;
+  $("transfer-result").hidden = false;  // before the chart, which takes its parent's width
+  const series = [];
+  [...new Set(t.configurations.map((c) => c.workers))].sort((a, b) => a - b).forEach((w, k) => {
+    const color = PALETTE[k % PALETTE.length];
+    const cs = t.configurations.filter((c) => c.workers === w).sort((a, b) => a.batch - b.batch);
+    const x = cs.map((c) => c.batch);
+    series.push({ label: `${t.to_gpu} ×${w}`, x, y: cs.map((c) => c.target_epoch_time_s),
+      lo: cs.map((c) => c.target_epoch_time_low80_s), hi: cs.map((c) => c.target_epoch_time_high80_s), color });
+    series.push({ label: `${t.from_gpu} ×${w}`, x, y: cs.map((c) => c.source_epoch_time_s), points: true, color });
+  });
+  chart("chart-transfer", `epoch time: ${t.from_gpu} measured, ${t.to_gpu} predicted`, "batch per worker",
+    "seconds per epoch", series, { logx: true, logy: true });
+}
+
+// Fits the moved samples and plans on them: the Plan tab then answers for the other GPU.
+async function onTransferPlan() {
+  const t = state.moved;
+  if (!t) return;
+  showError("transfer-error", null);
+  $("transfer-plan").disabled = true;
+  try {
+    status("fitting the moved samples…");
+    const fit = await api("/fit", { samples_csv: t.samples_csv });
+    await adoptFit(fit);
+    showTab("plan");
+  } catch (e) {
+    showError("transfer-error", e);
+    status("error");
+  } finally {
+    $("transfer-plan").disabled = false;
+  }
 }
 
 // ---- simulate --------------------------------------------------------------
@@ -402,6 +499,8 @@ async function loadLlm() {
     };
     fill($("llm-model"), z.models, "gpt3-1.3b");
     fill($("llm-gpu"), z.gpus, "h100");
+    fill($("transfer-from"), z.gpus, "t4");
+    fill($("transfer-to"), z.gpus, "a100-40gb");
   } catch (e) {
     showError("llm-error", e);
   }
@@ -525,6 +624,8 @@ function init() {
   $("plan-form").addEventListener("submit", onPlan);
   $("sim-form").addEventListener("submit", onSimulate);
   $("llm-form").addEventListener("submit", onLlm);
+  $("transfer-form").addEventListener("submit", onTransfer);
+  $("transfer-plan").addEventListener("click", onTransferPlan);
   loadModels();
   loadWorkloads();
   loadLlm();

@@ -234,6 +234,8 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
   o.most_workers_sampled = most_workers_sampled(samples);
   o.dataset_size = samples.dataset_size;
+  o.times_predicted_from = samples.times_predicted_from;
+  o.times_predicted_log_sd = samples.times_predicted_log_sd;
   if (q.confidence > 0 && !q.early_stop) o.confidence_margin = confidence_margin(o);
   if (!q.emit.empty()) o.launch = launch_spec(o, q);
   return o;
@@ -298,6 +300,11 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
   j["past_most_workers"] = o.past_most_workers();
   j["dataset_size"] = o.dataset_size ? nlohmann::json(*o.dataset_size) : nlohmann::json();
   j["batch_past_dataset"] = o.batch_past_dataset();
+  // Machine readers see what the CLI's stderr note says: the times were predicted, not measured.
+  if (!o.times_predicted_from.empty()) {
+    j["times_predicted_from"] = o.times_predicted_from;
+    if (o.times_predicted_log_sd) j["times_predicted_log_sd"] = *o.times_predicted_log_sd;
+  }
   if (const auto& m = o.confidence_margin)
     j["confidence_margin"] = {{"point_epochs_to_target", m->point_epochs},
                               {"margin_epochs", m->extra_epochs},

@@ -93,6 +93,11 @@ struct PlanOutcome {
   // examples than its batch: its time and metric are no measurement's.
   std::optional<long> dataset_size;
   bool batch_past_dataset() const;
+  // The samples' epoch times were predicted on other hardware (`transfer
+  // --samples`): its name and the prediction's log standard deviation, which
+  // a confidence adds to the epoch-time bounds. Empty and unset: measured.
+  std::string times_predicted_from;
+  std::optional<double> times_predicted_log_sd;
   // With query.frontier: the cheapest run for every deadline, on `model`.
   std::vector<plan::Candidate> frontier;
   // With a confidence and fixed epochs, when the point prediction meets the

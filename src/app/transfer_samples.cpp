@@ -128,8 +128,17 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   for (size_t i = 0; i < set.samples.size(); ++i) {
     const auto& s = set.samples[i];
     if (!seen.insert({s.batch, s.workers, s.nodes}).second) continue;
-    t.configurations.push_back({s.batch, s.workers, s.nodes, t.moved.samples[i].nodes,
-                                median(measured.at({s.batch, s.workers, s.nodes})), t.moved.samples[i].epoch_time_s});
+    SamplesTransfer::Configuration c;
+    c.batch = s.batch, c.workers = s.workers, c.nodes = s.nodes, c.target_nodes = t.moved.samples[i].nodes;
+    c.measured_s = median(measured.at({s.batch, s.workers, s.nodes})), c.predicted_s = t.moved.samples[i].epoch_time_s;
+    models::StepSample at;
+    at.gpus_per_node = sample_placement(s.workers, 0, to.node.gpus_per_node);
+    at.batch = s.batch;
+    if (const auto sd = model.log_sd(at)) {
+      const double factor = std::exp(scoring::kZ80 * *sd);
+      c.low80_s = c.predicted_s / factor, c.high80_s = c.predicted_s * factor;
+    }
+    t.configurations.push_back(c);
   }
   std::sort(t.configurations.begin(), t.configurations.end(), [](const auto& a, const auto& b) {
     return std::tie(a.batch, a.workers, a.nodes) < std::tie(b.batch, b.workers, b.nodes);
@@ -140,10 +149,23 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
 nlohmann::json to_json(const SamplesTransfer& t) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& c : t.configurations)
-    rows.push_back({{"batch", c.batch}, {"workers", c.workers}, {"nodes", c.nodes}, {"target_nodes", c.target_nodes},
-                    {"source_epoch_time_s", c.measured_s}, {"target_epoch_time_s", c.predicted_s}});
-  return {{"from_gpu", t.source},   {"to_gpu", t.target},  {"network", t.network}, {"target_trials", t.target_trials},
-          {"ratios", t.ratios},     {"configurations", rows}, {"notes", t.notes}};
+    rows.push_back({{"batch", c.batch},
+                    {"workers", c.workers},
+                    {"nodes", c.nodes},
+                    {"target_nodes", c.target_nodes},
+                    {"source_epoch_time_s", c.measured_s},
+                    {"target_epoch_time_s", c.predicted_s},
+                    {"target_epoch_time_low80_s", c.low80_s ? nlohmann::json(*c.low80_s) : nlohmann::json(nullptr)},
+                    {"target_epoch_time_high80_s", c.high80_s ? nlohmann::json(*c.high80_s) : nlohmann::json(nullptr)}});
+  const auto& sd = t.moved.times_predicted_log_sd;
+  return {{"from_gpu", t.source},
+          {"to_gpu", t.target},
+          {"network", t.network},
+          {"target_trials", t.target_trials},
+          {"ratios", t.ratios},
+          {"times_predicted_log_sd", sd ? nlohmann::json(*sd) : nlohmann::json(nullptr)},
+          {"configurations", rows},
+          {"notes", t.notes}};
 }
 
 }  // namespace trainplan::app

@@ -6,6 +6,7 @@
 // at a global batch takes the training is the training's, not the GPU's.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ struct SamplesTransfer {
     double batch = 0;
     int workers = 0, nodes = 0, target_nodes = 0;
     double measured_s = 0, predicted_s = 0;  // epoch times, seconds; measured: the median of its trials
+    // The 80% interval about predicted_s (the model's log_sd there); unset when the model gives none.
+    std::optional<double> low80_s, high80_s;
   };
   std::vector<Configuration> configurations;
   // Said to the user: a catalog GPU in the samples' hardware column that is not `source`.
@@ -71,8 +74,10 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
                                  const structure::LayerGraph* network = nullptr);
 
 // {"from_gpu", "to_gpu", "network", "target_trials", "ratios",
-// "configurations": [{"batch", "workers", "nodes", "target_nodes",
-// "source_epoch_time_s", "target_epoch_time_s"}], "notes"}.
+// "times_predicted_log_sd" (null: none), "configurations": [{"batch",
+// "workers", "nodes", "target_nodes", "source_epoch_time_s",
+// "target_epoch_time_s", "target_epoch_time_low80_s",
+// "target_epoch_time_high80_s" (null: no interval)}], "notes"}.
 nlohmann::json to_json(const SamplesTransfer& t);
 
 }  // namespace trainplan::app

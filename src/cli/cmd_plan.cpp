@@ -247,10 +247,7 @@ void run_plan(const PlanArgs& a) {
     std::cerr << fmt::format("plot of the cost landscape and the chosen run's metric -> {}\n", a.plot);
   }
   if (a.json) {
-    nlohmann::json j = app::to_json(o, a.samples);
-    // Machine readers see what the stderr note says: the times were predicted, not measured.
-    if (!src.samples().times_predicted_from.empty()) j["times_predicted_from"] = src.samples().times_predicted_from;
-    std::cout << j.dump(2) << "\n";
+    std::cout << app::to_json(o, a.samples).dump(2) << "\n";
     return;
   }
   // With --emit the launch spec goes to stdout (to redirect into a file), the summary to stderr.

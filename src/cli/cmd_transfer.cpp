@@ -90,17 +90,24 @@ void run_transfer_samples(const TransferArgs& a) {
                                : fmt::format(", corrected by {} configurations measured there", t.target_trials),
                            t.network.empty() ? " (no layer graph)" : " (layer graph " + t.network + ")");
   if (a.describe) std::cout << t.description;
-  std::cout << fmt::format("{:>8} {:>8} {:>6} {:>12} {:>12} {:>12} {:>9}\n", "batch", "workers", "nodes",
-                           "measured_s", "target_nodes", "predicted_s", "speed-up");
+  std::cout << fmt::format("{:>8} {:>8} {:>6} {:>12} {:>12} {:>12} {:>19} {:>9}\n", "batch", "workers", "nodes",
+                           "measured_s", "target_nodes", "predicted_s", "80% interval", "speed-up");
   for (const auto& c : t.configurations)
-    std::cout << fmt::format("{:>8g} {:>8} {:>6} {:>12.4g} {:>12} {:>12.4g} {:>8.2f}x\n", c.batch, c.workers,
+    std::cout << fmt::format("{:>8g} {:>8} {:>6} {:>12.4g} {:>12} {:>12.4g} {:>19} {:>8.2f}x\n", c.batch, c.workers,
                              c.nodes ? std::to_string(c.nodes) : std::string("?"), c.measured_s, c.target_nodes,
-                             c.predicted_s, c.measured_s / c.predicted_s);
+                             c.predicted_s,
+                             c.low80_s ? fmt::format("{:.4g}-{:.4g}", *c.low80_s, *c.high80_s) : std::string("-"),
+                             c.measured_s / c.predicted_s);
   std::cout << fmt::format("epoch times, seconds, on {}'s nodes of {} GPUs (packed, as a plan there runs them); the "
                            "metric is kept (it depends on the batch and epochs, not the GPU). Plan there with: "
                            "trainplan plan --samples {} --hardware {} ...\n",
                            to.name, to.node.gpus_per_node, a.out.empty() || a.out == "-" ? "OUT.csv (-o)" : a.out,
                            a.to_gpu);
+  if (const auto& sd = t.moved.times_predicted_log_sd)
+    std::cout << fmt::format("80% interval: the factors' posterior at each configuration; one error, shared by every "
+                             "configuration, of 80% within x/{:.2f} at the median (times_predicted_log_sd={:.4g}, "
+                             "carried in the moved samples: plan --confidence adds it to its bounds)\n",
+                             std::exp(scoring::kZ80 * *sd), *sd);
   if (!a.out.empty())
     std::cerr << fmt::format("wrote {} samples to {}\n", t.moved.samples.size() + t.moved.curve.size(), a.out);
 }

@@ -3,6 +3,7 @@
 //
 //   node page_test.mjs --url http://127.0.0.1:PORT --trainplan build/trainplan \
 //        --samples examples/lenet-mnist-samples.csv --out build/browser-test
+//        [--gpu-samples examples/h200/lenet-mnist-samples.csv]
 //        [--target 0.97 --deadline 300 --max-workers 4]
 //
 // It starts no server (run_page_test.sh does). Chromium is $TRAINPLAN_CHROMIUM,
@@ -144,6 +145,68 @@ try {
   const firstLine = (none.stderr || "").split("\n").find((l) => l.startsWith("infeasible:")) || "";
   check(firstLine !== "" && why.includes(firstLine.replace(/^infeasible: /, "")), "the same reason as the CLI's");
   expect422 = false;
+
+  // ---- another GPU: samples measured on the H200 moved to an A100, as
+  // `trainplan transfer --samples` moves them, then planned there ----
+  if (args["gpu-samples"]) {
+    const gpuSamples = path.resolve(args["gpu-samples"]);
+    await page.click('nav button[data-tab="samples"]');
+    await (await page.$("#samples-file")).uploadFile(gpuSamples);
+    await page.click("#samples-load");
+    await waitStatus(page, /loaded fit-\d+|error/);
+    await page.click('nav button[data-tab="transfer"]');
+    const gpus = await page.$$eval("#transfer-to option", (o) => o.map((x) => x.value));
+    check(gpus.includes("h200") && gpus.includes("a100-80gb"), `the GPU menus list the catalog (${gpus.length} GPUs)`);
+    await page.select("#transfer-from", "h200");
+    await page.select("#transfer-to", "a100-80gb");
+    await page.click("#transfer-submit");
+    await waitStatus(page, /predicted|error/);
+    const movedFile = path.join(args.out, "moved-a100.csv");
+    const moved = cli(["transfer", "--samples", gpuSamples, "--from-gpu", "h200", "--to-gpu", "a100-80gb", "-o", movedFile, "--json"]);
+    check(Array.isArray(moved.configurations), `trainplan transfer --samples --json moved the samples (${JSON.stringify(moved.stderr || "")})`);
+    if (Array.isArray(moved.configurations)) {
+      const heads = await page.$$eval("#transfer-table thead th", (h) => h.map((x) => x.textContent));
+      const rows = await page.$$eval("#transfer-table tbody tr", (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+      check(rows.length === moved.configurations.length, `one row per configuration (${rows.length})`);
+      const at = heads.indexOf("a100-80gb: epoch, s"), iv = heads.indexOf("80% interval, s");
+      const close = (a, b) => Math.abs(a - b) <= 1e-3 * Math.abs(b);
+      check(at >= 0 && rows.every((r, i) => close(Number(r[at]), moved.configurations[i].target_epoch_time_s)),
+        "the predicted epoch times as transfer --json");
+      check(iv >= 0 && rows.every((r, i) => {
+        const [lo, hi] = r[iv].split(" to ").map(Number);
+        const c = moved.configurations[i];
+        return close(lo, c.target_epoch_time_low80_s) && close(hi, c.target_epoch_time_high80_s) && lo < c.target_epoch_time_s && hi > c.target_epoch_time_s;
+      }), "each prediction's 80% interval as transfer --json, about the prediction");
+      check(/80% within ×\/\d/.test(await text(page, "#transfer-summary")), "the move's shared error is said");
+      check(await page.$("#chart-transfer canvas") !== null, "the transfer chart drawn");
+      await page.screenshot({ path: path.join(args.out, "web-transfer.png"), fullPage: true });
+      // Planned on the moved samples: the Plan tab answers as plan --samples on the file transfer -o wrote.
+      await page.click("#transfer-plan");
+      await waitStatus(page, /loaded fit-\d+|error/);
+      check(await visible(page, "#tab-plan"), "the Plan tab opens on the moved samples");
+      check(/predicted from h200/.test(await text(page, "#fit-summary")), "the fit says its times were predicted from h200");
+      const gpuTarget = 0.97, gpuDeadline = 600;
+      await fill("#plan-target", gpuTarget);
+      await fill("#plan-deadline", gpuDeadline);
+      await page.$eval("#plan-max-workers", (e) => { e.value = ""; });
+      await fill("#plan-confidence", 0.9);
+      await page.click("#plan-submit");
+      await waitStatus(page, /planned|nothing fits/);
+      const onA100 = cli(["plan", "--samples", movedFile, "--target", String(gpuTarget), "--deadline", String(gpuDeadline),
+        "--confidence", "0.9", "--json"]);
+      check(onA100.choice !== undefined && onA100.times_predicted_from === "h200" && onA100.times_predicted_log_sd > 0,
+        `plan --json on the moved samples chose a run and says whence its times (${JSON.stringify(onA100.choice || onA100.stderr)})`);
+      if (onA100.choice) {
+        check(Number(await text(page, "#choice-workers")) === onA100.choice.workers &&
+          Number(await text(page, "#choice-batch")) === onA100.choice.batch &&
+          Number(await text(page, "#choice-epochs")) === onA100.choice.epochs, "the run planned on the A100 as plan --json");
+        check(/predicted from h200/.test(await text(page, "#plan-model")), "the plan says its times were predicted");
+      }
+      await page.$eval("#plan-confidence", (e) => { e.value = ""; });
+    }
+  } else {
+    console.log("skip another GPU: no --gpu-samples");
+  }
 
   // ---- simulate, where the server has workloads ----
   await page.click('nav button[data-tab="simulate"]');

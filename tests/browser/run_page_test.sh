@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # ctest's browser test (docs/WEB.md): starts `trainplan serve` on a free port,
 # drives its page in headless chromium (page_test.mjs), stops the server.
-# Usage: tests/browser/run_page_test.sh TRAINPLAN SAMPLES_CSV OUT_DIR
+# Usage: tests/browser/run_page_test.sh TRAINPLAN SAMPLES_CSV OUT_DIR [GPU_SAMPLES_CSV]
+# GPU_SAMPLES_CSV: samples measured on a catalog GPU (the H200), moved to
+# another on the Another GPU tab.
 # Exit 77 (ctest: skipped) when chromium, node or tests/browser/node_modules
 # is missing, saying which and how to install it.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-trainplan="$1" samples="$2" out="$3"
+trainplan="$1" samples="$2" out="$3" gpu_samples="${4:-}"
 chromium="${TRAINPLAN_CHROMIUM:-/usr/bin/chromium}"
 skip() { echo "SKIP: $1"; exit 77; }
 [ -x "$chromium" ] || skip "no chromium at $chromium (install it with scripts/install-deps.sh or apt-get install chromium; TRAINPLAN_CHROMIUM names another)"
@@ -26,4 +28,5 @@ for _ in $(seq 1 100); do
 done
 [ -n "$url" ] || { echo "trainplan serve did not start listening:"; cat "$log"; exit 1; }
 echo "server at $url"
-node "$here/page_test.mjs" --url "$url/" --trainplan "$trainplan" --samples "$samples" --out "$out"
+node "$here/page_test.mjs" --url "$url/" --trainplan "$trainplan" --samples "$samples" --out "$out" \
+  ${gpu_samples:+--gpu-samples "$gpu_samples"}

@@ -574,6 +574,9 @@ TEST(TransferCli, SamplesMoveToAnotherGpuAndSaySo) {
     EXPECT_EQ(c["target_nodes"].get<int>(), 1);
     auto it = by_trace.find({std::to_string(workers), c["batch"].get<double>()});
     if (it == by_trace.end() || (c["nodes"].get<int>() == 2 && workers != 8)) continue;
+    // Each prediction carries its 80% interval about it.
+    EXPECT_LT(c["target_epoch_time_low80_s"].get<double>(), c["target_epoch_time_s"].get<double>());
+    EXPECT_GT(c["target_epoch_time_high80_s"].get<double>(), c["target_epoch_time_s"].get<double>());
     const double step = c["target_epoch_time_s"].get<double>() * c["batch"].get<double>() * workers / n;
     EXPECT_NEAR(step / it->second, 1, 0.05) << workers << " workers, batch " << c["batch"];
     ++compared;
@@ -598,6 +601,9 @@ TEST(TransferCli, SamplesMoveToAnotherGpuAndSaySo) {
   // samples without it give a narrower interval about the same point.
   ASSERT_TRUE(on.times_predicted_log_sd);
   EXPECT_GT(*on.times_predicted_log_sd, 0.05);
+  // The file keeps six significant digits.
+  EXPECT_NEAR(moved_json["times_predicted_log_sd"].get<double>(), *on.times_predicted_log_sd, 1e-6);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(plan.out)["times_predicted_log_sd"].get<double>(), *on.times_predicted_log_sd);
   EXPECT_NE(plan.err.find("which `plan --confidence` adds to its epoch-time bounds"), std::string::npos) << plan.err;
   const std::string text = tptest::read_file(out);
   const auto key = text.find(" times_predicted_log_sd=");

@@ -422,13 +422,21 @@ TEST(Server, TransferEqualsCliAndItsSamplesFit) {
   ASSERT_EQ(st, 200) << got.dump();
   EXPECT_EQ(got["samples"], "samples_csv");
   json want = json::parse(cli.out);
-  for (const char* k : {"from_gpu", "to_gpu", "network", "target_trials", "ratios", "configurations", "notes"})
+  for (const char* k : {"from_gpu", "to_gpu", "network", "target_trials", "ratios", "times_predicted_log_sd",
+                        "configurations", "notes"})
     EXPECT_EQ(got[k], want[k]) << k;
   EXPECT_EQ(io::parse_samples_csv(got["samples_csv"].get<std::string>(), "a").size(), io::read_samples_csv(out).size());
   EXPECT_EQ(got["samples_csv"].get<std::string>(), tptest::read_file(out));
   json fit = s.post("/fit", json{{"samples_csv", got["samples_csv"]}, {"time_model", "allreduce-local"}, {"metric_model", "global-batch"}}, &st);
   EXPECT_EQ(st, 200) << fit.dump();
   EXPECT_EQ(fit["times_predicted_from"], "t4");
+  // Through the moved samples' text, which keeps six significant digits.
+  EXPECT_NEAR(fit["times_predicted_log_sd"].get<double>(), want["times_predicted_log_sd"].get<double>(), 1e-6);
+  // A plan on them says its times were predicted, and with what error (the page shows it).
+  json plan = s.post("/plan", json{{"id", fit["id"]}, {"target", 0.5}, {"deadline", "100h"}}, &st);
+  ASSERT_EQ(st, 200) << plan.dump();
+  EXPECT_EQ(plan["times_predicted_from"], "t4");
+  EXPECT_NEAR(plan["times_predicted_log_sd"].get<double>(), want["times_predicted_log_sd"].get<double>(), 1e-6);
 
   // Trials measured on the target move the prediction toward them.
   const std::string trials = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric\n16,1,1,100,\n";
