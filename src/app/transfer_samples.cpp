@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <optional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -29,6 +31,9 @@ std::vector<int> sample_placement(int workers, int nodes, int gpus_per_node) {
 
 namespace {
 
+// How far (either way) a trial may sit from the fitted model before it is said.
+constexpr double kTrialMisfit = 2.0;
+
 double steps_per_epoch(const SampleSet& set, const Sample& s) {
   return double(*set.dataset_size) / (s.batch * s.workers);
 }
@@ -38,6 +43,36 @@ void check_dataset_size(const SampleSet& set) {
     throw InputError(set.source, 0, "dataset_size",
                      "moving samples to another GPU needs the dataset size, to turn epoch times into step times "
                      "(the first line '# trainplan: dataset_size=N', or --dataset-size)");
+}
+
+// The catalog GPU a hardware label names: the label itself, else the one
+// catalog GPU among its words, two joined by '-' before one alone ("NVIDIA
+// H200 141GB (libtorch 2.11)" is h200, "A100 80GB" a100-80gb). None when no
+// word or several different GPUs match.
+std::optional<std::string> catalog_gpu_in(const std::string& label) {
+  if (auto hw = structure::find_builtin_hardware(label)) return hw->name;
+  std::vector<std::string> words;
+  std::string w;
+  for (char ch : label + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      w += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!w.empty()) {
+      words.push_back(w), w.clear();
+    }
+  }
+  auto match = [](const std::vector<std::string>& candidates) {
+    std::set<std::string> found;
+    for (const auto& c : candidates)
+      if (std::any_of(c.begin(), c.end(), ::isalpha) && std::any_of(c.begin(), c.end(), ::isdigit))
+        if (auto hw = structure::find_builtin_hardware(c)) found.insert(hw->name);
+    return found;
+  };
+  std::vector<std::string> pairs;
+  for (size_t i = 0; i + 1 < words.size(); ++i) pairs.push_back(words[i] + "-" + words[i + 1]);
+  auto found = match(pairs);
+  if (found.empty()) found = match(words);
+  if (found.size() == 1) return *found.begin();
+  return std::nullopt;
 }
 
 }  // namespace
@@ -100,7 +135,7 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   std::set<std::string> labels, labelled;
   for (const auto& s : set.samples) labels.insert(s.hardware);
   for (const auto& label : labels)
-    if (auto hw = structure::find_builtin_hardware(label); hw && hw->name != from.name) labelled.insert(hw->name);
+    if (auto name = catalog_gpu_in(label); name && *name != from.name) labelled.insert(*name);
   if (!labelled.empty())
     t.notes.push_back(fmt::format("the samples' hardware column names {}, not {}: predicting from {}",
                                   fmt::join(labelled, ", "), from.name, from.name));
@@ -115,6 +150,22 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   problem.network = network;
   models::SplitTransferModel model;
   model.fit(problem);
+  for (const auto& n : model.notes()) t.notes.push_back(n);
+  // A trial the fitted factors cannot come near: a bad measurement, or a
+  // different machine than --to-gpu names. Said, not dropped: it is the user's.
+  for (const auto& trial : problem.target_trials) {
+    const double fitted = model.predict(trial), off = trial.step_s / fitted;
+    if (off > kTrialMisfit || off < 1 / kTrialMisfit)
+      t.notes.push_back(fmt::format("the trial at batch {:g} on {} GPU{} took {:.4g} s a step, {:.3g}x what the fitted "
+                                    "model gives there ({:.4g} s): the model cannot explain it (a bad measurement, or "
+                                    "not a {}?)",
+                                    trial.batch, trial.gpus(), trial.gpus() == 1 ? "" : "s", trial.step_s, off, fitted,
+                                    to.name));
+  }
+  if (from.name == to.name)
+    t.notes.push_back(fmt::format("--from-gpu and --to-gpu are both {}: only the placement on its nodes changes, and "
+                                  "the interval is another machine's host's",
+                                  to.name));
   t.moved = transferred_samples(set, model, from.name, to.name, to.node.gpus_per_node);
   t.network = network ? network->name : "";
   t.source_steps = problem.source.size();

@@ -113,49 +113,6 @@ std::string objective_line(const char* objective, const plan::LlmPlanOptions& o)
                                                 : "");
 }
 
-// A GPU-hour's price for each of `names` (the --gpu items, in order), from
-// --price: one number for all, or NAME=PRICE for each, NAME a --gpu item or
-// the hardware's name. Zeros (no price) when --price is empty.
-std::vector<double> prices_for(const std::string& text, const std::vector<std::string>& names,
-                               const std::vector<structure::HardwareProfile>& gpus) {
-  std::vector<double> out(names.size(), 0.0);
-  if (text.empty()) return out;
-  auto number = [&](const std::string& v, const std::string& item) {
-    double x = 0;
-    size_t used = 0;
-    try {
-      x = std::stod(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || !std::isfinite(x) || x <= 0)
-      throw InputError("", 0, "--price", fmt::format("'{}' is not a positive price per GPU-hour", item));
-    return x;
-  };
-  if (text.find('=') == std::string::npos) {
-    std::fill(out.begin(), out.end(), number(text, text));
-    return out;
-  }
-  for (const auto& item : comma_list(text, "--price")) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos)
-      throw InputError("", 0, "--price", fmt::format("'{}' is not NAME=PRICE (give one number, or a price for each --gpu)", item));
-    const std::string name = item.substr(0, eq);
-    // The --gpu item as written, or any name of that catalog entry (h100-sxm is h100).
-    const auto named = structure::find_builtin_hardware(name);
-    size_t i = 0;
-    while (i < names.size() && names[i] != name && gpus[i].name != name && !(named && named->name == gpus[i].name)) ++i;
-    if (i == names.size())
-      throw InputError("", 0, "--price", fmt::format("'{}' is not one of --gpu ({})", name, fmt::join(names, ", ")));
-    if (out[i] != 0)  // two prices for one GPU: which was meant is not for the planner to guess
-      throw InputError("", 0, "--price", fmt::format("{} is priced twice", names[i]));
-    out[i] = number(item.substr(eq + 1), item);
-  }
-  for (size_t i = 0; i < names.size(); ++i)
-    if (out[i] == 0) throw InputError("", 0, "--price", fmt::format("no price for {} (give NAME=PRICE for each --gpu)", names[i]));
-  return out;
-}
-
 // The options for one GPU: its price beside the shared options (the planner turns a cost budget into the GPU-hours it buys there).
 // Without --precision, each GPU's default (bf16; fp16 on a GPU whose tensor cores take fp16 only).
 plan::LlmPlanOptions options_for(const PlanArgs& a, double price, const structure::HardwareProfile& hw) {

@@ -1,10 +1,12 @@
 // trainplan plan: choose batch, workers and epochs for one job (equation 11)
 // from profiling samples, with the co-configuration method or a baseline.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -15,7 +17,9 @@
 #include "plan/frontier.h"
 #include "scoring/model_choice.h"
 #include "plan/plan_plot.h"
+#include "app/plan_on_gpus.h"
 #include "app/plan_request.h"
+#include "io/hardware_file.h"
 
 namespace trainplan::cli {
 namespace {
@@ -53,6 +57,9 @@ struct PlanArgs {
   std::string metric_range;  // --metric-range LO:HI; empty: SampleSet::metric_range()
   std::string hardware;  // --hardware: catalog name or hardware file; empty: the default prior
   std::string plot;
+  std::string from_gpu;  // --from-gpu: the GPU the samples were measured on
+  std::string gpu;       // --gpu A,B,...: plan on each (samples moved from --from-gpu)
+  std::string price;     // --price: one number, or NAME=PRICE per --gpu
 };
 
 // How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
@@ -202,13 +209,91 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
   }
 }
 
-void run_plan(const PlanArgs& a) {
-  const models::ModelParams params = model_params(a.comm_profile, a.hardware);
-  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
+app::PlanQuery plan_query(const PlanArgs& a);
+
+// --gpu: the same job planned on each GPU, one line each; the JSON holds every
+// GPU's whole plan. Exit 3 only when no GPU has a plan.
+void run_on_gpus(const PlanArgs& a) {
+  if (a.from_gpu.empty())
+    throw InputError("", 0, "--from-gpu", "--gpu plans on other GPUs than the samples were measured on: say which "
+                                          "GPU measured them (--from-gpu t4)");
+  for (const auto& [given, name] : {std::pair{!a.hardware.empty(), "--hardware"}, {!a.emit.empty(), "--emit"},
+                                    {!a.plot.empty(), "--plot"}, {a.frontier, "--frontier"}})
+    if (given) throw InputError("", 0, name, "plans one GPU: with --gpu, each GPU's node is its own; give one --gpu and drop --from-gpu, or drop it");
+  const auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
+  const auto names = comma_list(a.gpu, "--gpu");
+  std::vector<structure::HardwareProfile> gpus;
+  for (const auto& n : names) {
+    gpus.push_back(io::resolve_hardware(n, "--gpu"));
+    for (size_t i = 0; i + 1 < gpus.size(); ++i)
+      if (gpus[i].name == gpus.back().name)
+        throw InputError("", 0, "--gpu", fmt::format("'{}' and '{}' are the same GPU ({})", names[i], n, gpus[i].name));
+  }
+  std::vector<double> prices = prices_for(a.price, names, gpus);
+  if (a.price.empty()) prices.clear();
   SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
   samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
-  app::ModelSource src(std::move(samples), params);
+  const auto c = app::plan_on_gpus(samples, from, gpus, prices, plan_query(a), model_params(a.comm_profile));
+  if (a.json) {
+    std::cout << app::to_json(c, a.samples).dump(2) << "\n";
+    note_json_answer_printed();
+  } else {
+    std::cout << fmt::format("{}: measured on {}; on every other GPU the epoch times are predicted from them "
+                             "(trainplan transfer --samples, no trial there){}\n",
+                             a.samples, c.from, a.confidence > 0 ? ", and the confidence adds that error to the bounds" : "");
+    const bool priced = !prices.empty();
+    std::cout << fmt::format("{:<14} {:>7} {:>7} {:>5} {:>7} {:>10} {:>10} {:>9} {:>12}{}\n", "gpu", "batch", "workers",
+                             "nodes", "epochs", "time_s", "GPU-hours", "metric", "epoch times",
+                             priced ? fmt::format(" {:>9} {:>10}", "price", "cost") : "");
+    for (const auto& g : c.plans) {
+      if (!g.outcome) {
+        // The reason and the constraint that fails (the first two lines of plan's own diagnosis).
+        const size_t first = g.infeasible.find('\n'), second = g.infeasible.find('\n', first + 1);
+        std::cout << fmt::format("{:<14} no plan: {}{}\n", g.gpu, g.infeasible.substr(0, first),
+                                 first == std::string::npos
+                                     ? ""
+                                     : "; " + g.infeasible.substr(first + 1, second == std::string::npos
+                                                                                 ? std::string::npos
+                                                                                 : second - first - 1));
+        continue;
+      }
+      const auto& b = g.outcome->result.best;
+      std::cout << fmt::format("{:<14} {:>7} {:>7} {:>5} {:>7} {:>10.4g} {:>10.4g} {:>9.4g} {:>12}{}\n", g.gpu,
+                               b.config.batch, b.config.workers, b.nodes, b.config.epochs, b.total_time_s, g.gpu_hours(),
+                               b.metric,
+                               g.measured ? std::string("measured")
+                                          : fmt::format("x/{:.2f}", std::exp(1.2815515655446004 * g.times_log_sd.value_or(0))),
+                               priced ? fmt::format(" {:>9.4g} {:>10.4g}", g.price_per_gpu_hour, g.cost()) : "");
+    }
+    std::cout << "epoch times: measured, or predicted with 80% of such errors within x/F (one error shared by every "
+                 "configuration on that GPU)\n";
+    // "a100-40gb, cost 1.2 (t4 +40%)": the best and how far each other GPU is behind it.
+    auto verdict = [&](size_t best, auto value, const std::string& what) {
+      std::vector<std::string> others;
+      for (size_t i = 0; i < c.plans.size(); ++i)
+        if (i != best && c.plans[i].outcome)
+          others.push_back(fmt::format("{} +{:.0f}%", c.plans[i].gpu, 100 * (value(c.plans[i]) / value(c.plans[best]) - 1)));
+      return fmt::format("{}, {}{}", c.plans[best].gpu, what, others.empty() ? "" : fmt::format(" ({})", fmt::join(others, ", ")));
+    };
+    if (c.cheapest)
+      std::cout << "cheapest: "
+                << verdict(*c.cheapest, [](const app::GpuPlan& g) { return g.cost(); },
+                           fmt::format("cost {:.4g}", c.plans[*c.cheapest].cost()))
+                << "\n";
+    if (c.fastest)
+      std::cout << "fastest: "
+                << verdict(*c.fastest, [](const app::GpuPlan& g) { return g.outcome->result.best.total_time_s; },
+                           fmt::format("{:.4g} s", c.plans[*c.fastest].outcome->result.best.total_time_s))
+                << "\n";
+    if (!priced)
+      std::cout << "(GPU-hours of different GPUs cost differently: --price t4=P,a100-40gb=Q adds each plan's cost and "
+                   "names the cheapest)\n";
+  }
+  if (!c.fastest) throw InfeasibleError("no GPU in --gpu has a configuration that meets both constraints (each GPU's reason is above)");
+}
+
+app::PlanQuery plan_query(const PlanArgs& a) {
   app::PlanQuery q;
   q.target = a.target;
   q.deadline = a.deadline;
@@ -237,6 +322,21 @@ void run_plan(const PlanArgs& a) {
   q.tabu_iterations = a.tabu_iterations;
   q.tabu_tenure = a.tabu_tenure;
   q.manual_tries = a.manual_tries;
+  return q;
+}
+
+void run_plan(const PlanArgs& a) {
+  if (!a.gpu.empty()) return run_on_gpus(a);
+  if (!a.price.empty()) throw InputError("", 0, "--price", "prices the plans of --gpu: give --gpu (and --from-gpu)");
+  if (!a.from_gpu.empty())
+    throw InputError("", 0, "--from-gpu", "says where the samples were measured for --gpu: give --gpu too");
+  const models::ModelParams params = model_params(a.comm_profile, a.hardware);
+  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
+  SampleSet samples = read_samples_noted(a.samples);
+  if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
+  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
+  app::ModelSource src(std::move(samples), params);
+  const app::PlanQuery q = plan_query(a);
   app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
   const app::PlanOutcome o = app::make_plan(src, q, progress);
@@ -333,6 +433,14 @@ void setup(CLI::App& root) {
   cmd->add_option("--image", a->image, "Container image for --emit k8s")->capture_default_str();
   add_comm_profile_option(cmd, a->comm_profile);
   add_hardware_option(cmd, a->hardware);
+  cmd->add_option("--gpu", a->gpu,
+                  "Plan on each of these GPUs (catalog names or hardware files, comma-separated): what if we had "
+                  "other GPUs. The samples, measured on --from-gpu, are moved to every other GPU first, as "
+                  "`trainplan transfer --samples` moves them (no trial there; a confidence adds the move's error)");
+  cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the samples were measured on");
+  cmd->add_option("--price", a->price,
+                  "With --gpu: a GPU-hour's price, one number for all or NAME=PRICE for each (t4=0.53,a100-40gb=3.7); "
+                  "each plan's cost is its GPU-hours times its price, and the cheapest is named");
   add_metric_range_option(cmd, a->metric_range);
   cmd->add_flag("--json", a->json, "Print the plan as JSON");
   cmd->add_option("--plot", a->plot,

@@ -73,7 +73,10 @@ void print_measured(const app::Prediction& p, double epochs) {
     parts.push_back(fmt::format("metric after {:g} epochs {:.4g}{}{}", epochs, *m.metric,
                                 m.metric_rows > 1 ? fmt::format(" (mean of {} rows)", m.metric_rows) : "",
                                 where(m.metric_inside)));
-  std::cout << fmt::format("measured at this configuration: {}\n", fmt::join(parts, "; "));
+  // Moved samples hold predictions, not measurements (transfer --samples).
+  std::cout << fmt::format("{} at this configuration: {}\n",
+                           p.times_predicted_log_sd ? "in the samples (times predicted on another GPU)" : "measured",
+                           fmt::join(parts, "; "));
   if (m.time_inside == false || m.metric_inside == false)
     std::cout << "  the models miss this configuration's own trial: trust the measurement here" <<
         (m.metric_inside == false ? " (plan holds the metric it plans on to the trials, docs/PLANNING.md)" : "") << "\n";
@@ -145,6 +148,10 @@ void run_predict(const PredictArgs& a) {
                              "one step of it\n",
                              a.batch * a.workers, *p.dataset_size);
   std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, p.time_folds, " s", p.time_basis));
+  if (p.times_predicted_log_sd && tiv)
+    std::cout << fmt::format("  the interval includes the transfer's error, shared by every configuration (log sd "
+                             "{:.3g}, joined in quadrature)\n",
+                             *p.times_predicted_log_sd);
   if (want_metric) {
     std::cout << fmt::format("metric after {:g} epochs ({}, {} is better): {:.4g}  {}\n", epochs, mname,
                              p.direction == MetricDirection::kMax ? "higher" : "lower", m,

@@ -87,7 +87,8 @@ void run_transfer_samples(const TransferArgs& a) {
                            a.samples, set.samples.size(), t.source, t.source_steps, t.target,
                            t.target_trials == 0
                                ? ", no step measured there"
-                               : fmt::format(", corrected by {} configurations measured there", t.target_trials),
+                               : fmt::format(", corrected by {} configuration{} measured there", t.target_trials,
+                                             t.target_trials == 1 ? "" : "s"),
                            t.network.empty() ? " (no layer graph)" : " (layer graph " + t.network + ")");
   if (a.describe) std::cout << t.description;
   std::cout << fmt::format("{:>8} {:>8} {:>6} {:>12} {:>12} {:>12} {:>19} {:>9}\n", "batch", "workers", "nodes",
@@ -109,7 +110,8 @@ void run_transfer_samples(const TransferArgs& a) {
                              "carried in the moved samples: plan --confidence adds it to its bounds)\n",
                              std::exp(scoring::kZ80 * *sd), *sd);
   if (!a.out.empty())
-    std::cerr << fmt::format("wrote {} samples to {}\n", t.moved.samples.size() + t.moved.curve.size(), a.out);
+    std::cerr << fmt::format("wrote {} samples{} to {}\n", t.moved.samples.size(),
+                             t.moved.curve.empty() ? "" : fmt::format(" and {} curve points", t.moved.curve.size()), a.out);
 }
 
 void run_transfer(const TransferArgs& a) {
@@ -265,6 +267,8 @@ void setup(CLI::App& root) {
       "      --placements 1,8,88 --batches 32,128\n"
       "  trainplan transfer --samples t4-samples.csv --from-gpu t4 --to-gpu a100-40gb -o a100-samples.csv\n"
       "  trainplan plan --samples a100-samples.csv --hardware a100-40gb --target 0.9 --deadline 2h\n"
+      "  trainplan plan --samples t4-samples.csv --from-gpu t4 --gpu t4,a100-40gb,h100 --target 0.9 --deadline 2h\n"
+      "      (each GPU's plan at once; --price t4=0.53,... names the cheapest)\n"
       "Score the model first on traces of both GPUs: trainplan evaluate --transfer (docs/TRANSFER.md).");
   cmd->add_option("--from", a->from, "One network's trace directory measured on --from-gpu (Pollux format)");
   cmd->add_option("--samples", a->samples,

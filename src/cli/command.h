@@ -10,6 +10,7 @@
 
 #include "core/sample.h"
 #include "models/registry.h"
+#include "structure/gpu_catalog.h"
 
 namespace trainplan::cli {
 
@@ -81,5 +82,12 @@ CLI::Validator coverage_or_none();
 // document: with --json, a failure is otherwise printed as JSON on stdout.
 void note_json_answer_printed();
 bool json_answer_printed();
+
+// A GPU-hour's price for each of `names` (the --gpu items, in order), from
+// --price: one number for all, or NAME=PRICE for each, NAME a --gpu item or
+// the hardware's name. Zeros (no price) when --price is empty. Throws
+// InputError naming --price.
+std::vector<double> prices_for(const std::string& text, const std::vector<std::string>& names,
+                               const std::vector<structure::HardwareProfile>& gpus);
 
 }  // namespace trainplan::cli

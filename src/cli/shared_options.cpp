@@ -2,6 +2,7 @@
 // (--comm-profile, --hardware) and the metric (--metric-range), and their
 // reading of --samples.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <iostream>
@@ -38,13 +39,13 @@ SampleSet read_samples_noted(const std::string& path) {
   if (!set.times_predicted_from.empty())
     std::cerr << fmt::format(
         "note: {}'s epoch times were predicted from {} by `trainplan transfer`, not measured: the models' "
-        "cross-validated errors and intervals leave out the transfer's own error{} (docs/TRANSFER.md)\n",
+        "cross-validated errors leave out the transfer's own error{} (docs/TRANSFER.md)\n",
         path, set.times_predicted_from,
         set.times_predicted_log_sd
-            ? fmt::format(", which `plan --confidence` adds to its epoch-time bounds (80% of such errors within "
-                          "x/{:.2f})",
+            ? fmt::format(" (80% of such errors within x/{:.2f}), which predict's epoch-time interval and "
+                          "`plan --confidence`'s bounds add",
                           std::exp(1.2815515655446004 * *set.times_predicted_log_sd))
-            : "");
+            : ", and so do their intervals");
   return set;
 }
 
@@ -148,5 +149,48 @@ CLI::Validator coverage_or_none() {
 
 CLI::Validator positive_number() { return number_check(false); }
 CLI::Validator non_negative_number() { return number_check(true); }
+
+// A GPU-hour's price for each of `names` (the --gpu items, in order), from
+// --price: one number for all, or NAME=PRICE for each, NAME a --gpu item or
+// the hardware's name. Zeros (no price) when --price is empty.
+std::vector<double> prices_for(const std::string& text, const std::vector<std::string>& names,
+                               const std::vector<structure::HardwareProfile>& gpus) {
+  std::vector<double> out(names.size(), 0.0);
+  if (text.empty()) return out;
+  auto number = [&](const std::string& v, const std::string& item) {
+    double x = 0;
+    size_t used = 0;
+    try {
+      x = std::stod(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || !std::isfinite(x) || x <= 0)
+      throw InputError("", 0, "--price", fmt::format("'{}' is not a positive price per GPU-hour", item));
+    return x;
+  };
+  if (text.find('=') == std::string::npos) {
+    std::fill(out.begin(), out.end(), number(text, text));
+    return out;
+  }
+  for (const auto& item : comma_list(text, "--price")) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw InputError("", 0, "--price", fmt::format("'{}' is not NAME=PRICE (give one number, or a price for each --gpu)", item));
+    const std::string name = item.substr(0, eq);
+    // The --gpu item as written, or any name of that catalog entry (h100-sxm is h100).
+    const auto named = structure::find_builtin_hardware(name);
+    size_t i = 0;
+    while (i < names.size() && names[i] != name && gpus[i].name != name && !(named && named->name == gpus[i].name)) ++i;
+    if (i == names.size())
+      throw InputError("", 0, "--price", fmt::format("'{}' is not one of --gpu ({})", name, fmt::join(names, ", ")));
+    if (out[i] != 0)  // two prices for one GPU: which was meant is not for the planner to guess
+      throw InputError("", 0, "--price", fmt::format("{} is priced twice", names[i]));
+    out[i] = number(item.substr(eq + 1), item);
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    if (out[i] == 0) throw InputError("", 0, "--price", fmt::format("no price for {} (give NAME=PRICE for each --gpu)", names[i]));
+  return out;
+}
 
 }  // namespace trainplan::cli

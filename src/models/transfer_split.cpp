@@ -23,6 +23,9 @@ const char* to_string(Precision p) {
 
 namespace {
 
+// Below this share of every source step, the GPU's part is not seen.
+constexpr double kHostBoundShare = 0.05;
+
 // (a^p + b^p)^(1/p), scaled to stay finite for large p.
 double soft_max(double a, double b, double p) {
   double m = std::max(a, b);
@@ -333,10 +336,21 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
     if (problem.network && src_.gpu_example_s > 0) {
       double achieved = 3 * problem.network->flops() / src_.gpu_example_s / 1e12;
       double fp32 = sg.fp32_tflops * sg.fp32_sustained;
-      prec = achieved > fp32 ? Precision::kMixed : Precision::kFp32;
-      ratios_.precision_reason = fmt::format(
-          "the source ran {:.3g} TFLOP/s per GPU ({} flops x 3 per example), {} the sustained fp32 peak {:.3g}",
-          achieved, problem.network->name, achieved > fp32 ? "above" : "within", fp32);
+      const double best = std::max(fp32, sg.amp_matrix_tflops());
+      if (achieved > 2 * best) {
+        // No GPU runs faster than its peak: a per-example time this small is
+        // not GPU work the fit could see, and says nothing of the precision.
+        prec = Precision::kFp32;
+        ratios_.precision_reason = fmt::format(
+            "the fitted per-example GPU time would be {:.3g} TFLOP/s ({} flops x 3 per example), above every peak "
+            "of the GPU ({:.3g}): too small to tell the precision, fp32 assumed",
+            achieved, problem.network->name, best);
+      } else {
+        prec = achieved > fp32 ? Precision::kMixed : Precision::kFp32;
+        ratios_.precision_reason = fmt::format(
+            "the source ran {:.3g} TFLOP/s per GPU ({} flops x 3 per example), {} the sustained fp32 peak {:.3g}",
+            achieved, problem.network->name, achieved > fp32 ? "above" : "within", fp32);
+      }
     } else {
       prec = Precision::kFp32;
       ratios_.precision_reason = "no layer graph: fp32 assumed";
@@ -487,6 +501,18 @@ void SplitTransferModel::fit(const TransferProblem& problem) {
   fit_source(problem.source, problem);
   set_ratios(problem);
   source_terms_.compute_share = ratios_.compute_share_source;
+  // A source whose every step is host time tells nothing of its GPU: the
+  // target's prediction then moves with the host and the nodes, not the GPU.
+  double gpu_share = 0;
+  for (const auto& r : problem.source) {
+    const StepParts sp = evaluate(source_terms_, r);
+    if (sp.total > 0) gpu_share = std::max(gpu_share, (sp.gpu_fixed + sp.compute + sp.memory) / sp.total);
+  }
+  if (gpu_share < kHostBoundShare)
+    notes_.push_back(fmt::format(
+        "every source step is host time (the GPU's part at most {:.1f}% of a step): the prediction on the target "
+        "moves with its host and nodes, hardly with its GPU; a trial there is worth more than the datasheet",
+        100 * gpu_share));
   fit_factors(problem.target_trials);
   target_terms_ = transferred(factors_);
   fitted_ = true;

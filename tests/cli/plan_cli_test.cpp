@@ -570,3 +570,63 @@ TEST(PlanCli, AnUnreadableOptionValueIsAnErrorNamingTheOption) {
   EXPECT_EQ(j["field"], "--global-batch") << r.out;
   EXPECT_EQ(j["exit_code"], 2);
 }
+
+// What if we had other GPUs: samples measured on the H200 planned there as
+// they are and on every other GPU of --gpu moved first (as transfer
+// --samples moves them); each GPU's plan is what plan --samples gives on the
+// moved file, prices name the cheapest, and bad combinations exit 2.
+TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
+  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
+  const auto dir = tptest::temp_dir("plan-gpus");
+  const std::string ask = " --target 0.97 --deadline 10m --confidence 0.9";
+  auto r = tptest::run_cli("plan --samples " + samples + " --from-gpu h200 --gpu h200,l4 --price h200=3.5,l4=0.8" +
+                           ask + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["from_gpu"], "h200");
+  const auto& h200 = j["gpus"][0];
+  const auto& l4 = j["gpus"][1];
+  EXPECT_TRUE(h200["measured"].get<bool>());
+  EXPECT_FALSE(h200.contains("times_predicted_log_sd"));
+  EXPECT_FALSE(l4["measured"].get<bool>());
+  EXPECT_GT(l4["times_predicted_log_sd"].get<double>(), 0);
+  // On the H200 the plan is plan's on the samples themselves.
+  auto alone = tptest::run_cli("plan --samples " + samples + " --hardware h200" + ask + " --json");
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_EQ(h200["plan"]["choice"], nlohmann::json::parse(alone.out)["choice"]);
+  // On the L4, plan's on the samples transfer moved there.
+  const std::string moved = (dir / "l4.csv").string();
+  ASSERT_EQ(tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 -o " + moved).exit_code, 0);
+  auto there = tptest::run_cli("plan --samples " + moved + " --hardware l4" + ask + " --json");
+  ASSERT_EQ(there.exit_code, 0) << there.err;
+  EXPECT_EQ(l4["plan"]["choice"]["batch"], nlohmann::json::parse(there.out)["choice"]["batch"]);
+  EXPECT_EQ(l4["plan"]["choice"]["workers"], nlohmann::json::parse(there.out)["choice"]["workers"]);
+  EXPECT_EQ(l4["plan"]["choice"]["epochs"], nlohmann::json::parse(there.out)["choice"]["epochs"]);
+  EXPECT_NEAR(l4["plan"]["choice"]["total_time_s"].get<double>(),
+              nlohmann::json::parse(there.out)["choice"]["total_time_s"].get<double>(), 1e-3);
+  // Costs: GPU-hours times the price, the cheapest named.
+  for (const auto& g : j["gpus"])
+    EXPECT_NEAR(g["cost"].get<double>(), g["gpu_hours"].get<double>() * g["price_per_gpu_hour"].get<double>(), 1e-12);
+  const bool l4_cheaper = l4["cost"].get<double>() < h200["cost"].get<double>();
+  EXPECT_EQ(j["cheapest"], l4_cheaper ? "l4" : "h200");
+  // The text names the cheapest too.
+  auto text = tptest::run_cli("plan --samples " + samples + " --from-gpu h200 --gpu h200,l4 --price h200=3.5,l4=0.8" + ask);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(std::string("cheapest: ") + (l4_cheaper ? "l4" : "h200")), std::string::npos) << text.out;
+  // No GPU reaches a metric no trial came near: exit 3, each GPU's reason listed.
+  auto none = tptest::run_cli("plan --samples " + samples + " --from-gpu h200 --gpu h200,l4 --target 0.9999 --deadline 10m");
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_NE(none.out.find("l4 "), std::string::npos);
+  EXPECT_NE(none.out.find("no plan"), std::string::npos) << none.out;
+
+  for (const std::string bad : {" --gpu h200,l4",                                  // whence the samples
+                                " --from-gpu h200 --gpu h200,h200",                // the same GPU twice
+                                " --from-gpu h200 --gpu h200,nosuchgpu",           // not in the catalog
+                                " --from-gpu h200 --gpu h200,l4 --price l4=1",     // a GPU without a price
+                                " --from-gpu h200 --gpu l4 --hardware l4",         // one GPU's node, or each's
+                                " --price 2", " --from-gpu h200"}) {               // without --gpu
+    auto b = tptest::run_cli("plan --samples " + samples + ask + bad);
+    EXPECT_EQ(b.exit_code, 2) << bad << ": " << b.err;
+  }
+}

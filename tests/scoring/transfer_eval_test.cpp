@@ -604,7 +604,7 @@ TEST(TransferCli, SamplesMoveToAnotherGpuAndSaySo) {
   // The file keeps six significant digits.
   EXPECT_NEAR(moved_json["times_predicted_log_sd"].get<double>(), *on.times_predicted_log_sd, 1e-6);
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(plan.out)["times_predicted_log_sd"].get<double>(), *on.times_predicted_log_sd);
-  EXPECT_NE(plan.err.find("which `plan --confidence` adds to its epoch-time bounds"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("which predict's epoch-time interval and `plan --confidence`'s bounds add"), std::string::npos) << plan.err;
   const std::string text = tptest::read_file(out);
   const auto key = text.find(" times_predicted_log_sd=");
   ASSERT_NE(key, std::string::npos);
@@ -694,4 +694,43 @@ TEST(TransferEval, FoldersPairByNameInAnyCaseAndCurvesAreNotRead) {
   // Two folders of one network on one side: which? Refused.
   write_trace(d / "dst" / "synth_net", rows_for(3, {"1", "2"}), false);
   EXPECT_THROW(scoring::evaluate_transfer(options(d, 3)), InputError);
+}
+
+// What the user should be told about a move: samples whose every step is host
+// time (the H200's LeNet steps), a trial the fitted model cannot come near,
+// a move to the same GPU, and a hardware column that names another GPU in
+// free text than --from-gpu; the datasheet precision rule does not read an
+// impossible throughput as mixed precision.
+TEST(TransferCli, WhatAMoveCannotSeeIsSaid) {
+  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
+  auto moved = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --json");
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  const auto j = nlohmann::json::parse(moved.out);
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("every source step is host time"), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("names"), std::string::npos) << notes;  // the column's "NVIDIA H200 ..." is --from-gpu
+  auto described = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --describe");
+  EXPECT_NE(described.out.find("too small to tell the precision, fp32 assumed"), std::string::npos) << described.out;
+
+  auto wrong = tptest::run_cli("transfer --samples " + samples + " --from-gpu t4 --to-gpu l4");
+  ASSERT_EQ(wrong.exit_code, 0) << wrong.err;
+  EXPECT_NE(wrong.err.find("the samples' hardware column names h200, not t4"), std::string::npos) << wrong.err;
+
+  auto same = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu h200");
+  EXPECT_NE(same.err.find("are both h200"), std::string::npos) << same.err;
+
+  const auto dir = tptest::temp_dir("transfer-notes");
+  const auto far = tptest::write_file(dir / "far.csv",
+                                      "# trainplan: metric=max dataset_size=60000\nbatch,workers,epochs,epoch_time_s,metric\n"
+                                      "64,1,1,1e9,\n");
+  auto trial = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --trials " + far);
+  ASSERT_EQ(trial.exit_code, 0) << trial.err;
+  EXPECT_NE(trial.err.find("the model cannot explain it"), std::string::npos) << trial.err;
+  EXPECT_NE(trial.out.find("corrected by 1 configuration measured there"), std::string::npos) << trial.out;
+  const auto near = tptest::write_file(dir / "near.csv",
+                                       "# trainplan: metric=max dataset_size=60000\nbatch,workers,epochs,epoch_time_s,metric\n"
+                                       "64,1,1,1.5,\n");
+  auto fine = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --trials " + near);
+  ASSERT_EQ(fine.exit_code, 0) << fine.err;
+  EXPECT_EQ(fine.err.find("cannot explain"), std::string::npos) << fine.err;
 }

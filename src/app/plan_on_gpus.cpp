@@ -1,0 +1,74 @@
+#include "app/plan_on_gpus.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "app/transfer_samples.h"
+#include "core/error.h"
+
+namespace trainplan::app {
+
+double GpuPlan::gpu_hours() const {
+  if (!outcome) return 0;
+  return outcome->result.best.cost / 3600.0;  // the planned side: what the plan promises at most
+}
+
+GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwareProfile& from,
+                           const std::vector<structure::HardwareProfile>& gpus, const std::vector<double>& prices,
+                           const PlanQuery& q, const models::ModelParams& params) {
+  if (!prices.empty() && prices.size() != gpus.size())
+    throw std::logic_error("plan_on_gpus: one price per GPU, or none");
+  GpuComparison c;
+  c.from = from.name;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const auto& hw = gpus[i];
+    GpuPlan g;
+    g.gpu = hw.name;
+    g.price_per_gpu_hour = prices.empty() ? 0 : prices[i];
+    g.measured = hw.name == from.name;
+    SampleSet on = g.measured ? samples : transfer_samples(samples, from, hw, {}).moved;
+    if (!g.measured) g.times_log_sd = on.times_predicted_log_sd;
+    models::ModelParams p = params;
+    p.hardware = std::make_shared<structure::HardwareSpec>(structure::interconnect_spec(hw));
+    ModelSource src(std::move(on), p);
+    try {
+      g.outcome = make_plan(src, q);
+    } catch (const InfeasibleError& e) {
+      g.infeasible = e.what();
+    }
+    c.plans.push_back(std::move(g));
+  }
+  auto best_by = [&](auto value) {
+    std::optional<size_t> best;
+    for (size_t i = 0; i < c.plans.size(); ++i)
+      if (c.plans[i].outcome && (!best || value(c.plans[i]) < value(c.plans[*best]))) best = i;
+    return best;
+  };
+  // GPU-hours of different GPUs cost differently: only prices name a cheapest.
+  if (!prices.empty()) c.cheapest = best_by([](const GpuPlan& g) { return g.cost(); });
+  c.fastest = best_by([](const GpuPlan& g) { return g.outcome->result.best.total_time_s; });
+  return c;
+}
+
+nlohmann::json to_json(const GpuComparison& c, const std::string& samples) {
+  nlohmann::json j = {{"from_gpu", c.from}, {"samples", samples}, {"gpus", nlohmann::json::array()}};
+  for (const auto& g : c.plans) {
+    nlohmann::json e = {{"gpu", g.gpu}, {"measured", g.measured}};
+    if (g.price_per_gpu_hour > 0) e["price_per_gpu_hour"] = g.price_per_gpu_hour;
+    if (g.times_log_sd) e["times_predicted_log_sd"] = *g.times_log_sd;
+    if (g.outcome) {
+      e["plan"] = to_json(*g.outcome, samples);
+      e["gpu_hours"] = g.gpu_hours();
+      if (g.price_per_gpu_hour > 0) e["cost"] = g.cost();
+    } else {
+      e["infeasible"] = g.infeasible;
+    }
+    j["gpus"].push_back(std::move(e));
+  }
+  if (c.cheapest) j["cheapest"] = c.plans[*c.cheapest].gpu;
+  if (c.fastest) j["fastest"] = c.plans[*c.fastest].gpu;
+  return j;
+}
+
+}  // namespace trainplan::app

@@ -1,0 +1,53 @@
+// One job planned on several GPUs from samples measured on one of them: "what
+// if we had other GPUs". On the GPU the samples were measured on they are
+// planned as they are; on every other one they are first moved there
+// (app/transfer_samples.h, no trial on the target), so that each GPU's plan
+// rests on its own predicted epoch times, and a confidence adds the move's
+// error to its bounds. A price per GPU-hour puts a cost on each plan.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/plan_request.h"
+#include "core/sample.h"
+#include "models/registry.h"
+#include "structure/gpu_catalog.h"
+
+namespace trainplan::app {
+
+struct GpuPlan {
+  std::string gpu;                          // the hardware's name
+  double price_per_gpu_hour = 0;            // 0: no price
+  bool measured = false;                    // the samples were measured here (not moved)
+  std::optional<double> times_log_sd;       // the move's shared error (moved samples only)
+  std::optional<PlanOutcome> outcome;       // unset: no configuration meets both constraints
+  std::string infeasible;                   // why, when outcome is unset
+  // The chosen run's cost in GPU-hours and, with a price, in money.
+  double gpu_hours() const;
+  double cost() const { return gpu_hours() * price_per_gpu_hour; }
+};
+
+struct GpuComparison {
+  std::string from;                     // the GPU the samples were measured on
+  std::vector<GpuPlan> plans;           // one per GPU, in the order given
+  std::optional<size_t> cheapest;       // with prices on every GPU: the plan that costs least
+  std::optional<size_t> fastest;        // the plan that ends soonest
+};
+
+// Plans `q` on each of `gpus` from `samples` measured on `from`. `params` is
+// shared (a comm profile); each GPU's interconnect and node replace its
+// hardware. `prices`: one per GPU, or empty (no costs). Throws InputError as
+// make_plan and transfer_samples do (a dataset size is needed to move
+// samples); an InfeasibleError on one GPU is that GPU's answer, not the run's.
+GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwareProfile& from,
+                           const std::vector<structure::HardwareProfile>& gpus, const std::vector<double>& prices,
+                           const PlanQuery& q, const models::ModelParams& params);
+
+// {"from_gpu", "gpus": [{"gpu", "measured", "price_per_gpu_hour" (with a
+// price), "times_predicted_log_sd" (moved), "plan" (plan --json's answer) or
+// "infeasible"}], "cheapest", "fastest"}.
+nlohmann::json to_json(const GpuComparison& c, const std::string& samples);
+
+}  // namespace trainplan::app
