@@ -383,7 +383,8 @@ function showTransfer(t) {
     [`${t.to_gpu}: epoch, s`, (c) => fmt(c.target_epoch_time_s)],
     ["80% interval, s", (c) => (c.target_epoch_time_low80_s === null ? "—"
       : `${fmt(c.target_epoch_time_low80_s)} to ${fmt(c.target_epoch_time_high80_s)}`)],
-    ["speed-up", (c) => `${(c.source_epoch_time_s / c.target_epoch_time_s).toFixed(2)}×`],
+    // The model's own ratio: its fit of the first GPU over its prediction on the second.
+    ["speed-up (model)", (c) => `${c.speed_up.toFixed(2)}×`],
   ], t.configurations);
   $("transfer-plan").textContent = `Plan on ${t.to_gpu}`;
   $("transfer-result").hidden = false;  // before the chart, which takes its parent's width

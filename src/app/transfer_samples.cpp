@@ -34,8 +34,16 @@ namespace {
 // How far (either way) a trial may sit from the fitted model before it is said.
 constexpr double kTrialMisfit = 2.0;
 
+// An epoch of fewer examples than one global batch is one short step, not a
+// fraction of one: such a sample says the dataset size is not the samples'.
 double steps_per_epoch(const SampleSet& set, const Sample& s) {
-  return double(*set.dataset_size) / (s.batch * s.workers);
+  const double global = s.batch * s.workers;
+  if (global > double(*set.dataset_size))
+    throw InputError(set.source, 0, "dataset_size",
+                     fmt::format("batch {:g} on {} worker{} is {:g} examples a step, more than the dataset size {}: "
+                                 "an epoch would be less than one step (is the dataset size right?)",
+                                 s.batch, s.workers, s.workers == 1 ? "" : "s", global, *set.dataset_size));
+  return double(*set.dataset_size) / global;
 }
 
 void check_dataset_size(const SampleSet& set) {
@@ -189,6 +197,13 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
       const double factor = std::exp(scoring::kZ80 * *sd);
       c.low80_s = c.predicted_s / factor, c.high80_s = c.predicted_s * factor;
     }
+    // The speed-up the model sees: its own fit of the source at the measured
+    // placement against its prediction on the target, without the fit's
+    // misses at this configuration (which measured / predicted would count).
+    models::StepSample there;
+    there.gpus_per_node = sample_placement(s.workers, s.nodes, from.node.gpus_per_node);
+    there.batch = s.batch;
+    if (const auto fitted = model.predict_source(there)) c.speed_up = *fitted * steps_per_epoch(set, s) / c.predicted_s;
     t.configurations.push_back(c);
   }
   std::sort(t.configurations.begin(), t.configurations.end(), [](const auto& a, const auto& b) {
@@ -207,7 +222,8 @@ nlohmann::json to_json(const SamplesTransfer& t) {
                     {"source_epoch_time_s", c.measured_s},
                     {"target_epoch_time_s", c.predicted_s},
                     {"target_epoch_time_low80_s", c.low80_s ? nlohmann::json(*c.low80_s) : nlohmann::json(nullptr)},
-                    {"target_epoch_time_high80_s", c.high80_s ? nlohmann::json(*c.high80_s) : nlohmann::json(nullptr)}});
+                    {"target_epoch_time_high80_s", c.high80_s ? nlohmann::json(*c.high80_s) : nlohmann::json(nullptr)},
+                    {"speed_up", c.speed_up}});
   const auto& sd = t.moved.times_predicted_log_sd;
   return {{"from_gpu", t.source},
           {"to_gpu", t.target},

@@ -57,6 +57,9 @@ struct SamplesTransfer {
     double measured_s = 0, predicted_s = 0;  // epoch times, seconds; measured: the median of its trials
     // The 80% interval about predicted_s (the model's log_sd there); unset when the model gives none.
     std::optional<double> low80_s, high80_s;
+    // The model's own source fit at this configuration over predicted_s: the
+    // hardware's effect, without the fit's miss of this measurement.
+    double speed_up = 1;
   };
   std::vector<Configuration> configurations;
   // Said to the user: a catalog GPU in the samples' hardware column that is not `source`.
@@ -77,7 +80,7 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
 // "times_predicted_log_sd" (null: none), "configurations": [{"batch",
 // "workers", "nodes", "target_nodes", "source_epoch_time_s",
 // "target_epoch_time_s", "target_epoch_time_low80_s",
-// "target_epoch_time_high80_s" (null: no interval)}], "notes"}.
+// "target_epoch_time_high80_s" (null: no interval), "speed_up"}], "notes"}.
 nlohmann::json to_json(const SamplesTransfer& t);
 
 }  // namespace trainplan::app

@@ -42,7 +42,12 @@ struct TransferArgs {
 
 SampleSet read_sample_set(const std::string& path, long dataset_size) {
   SampleSet set = profile::read_samples(path);
-  if (dataset_size > 0) set.dataset_size = dataset_size;
+  if (dataset_size > 0) {
+    if (set.dataset_size && *set.dataset_size != dataset_size)
+      std::cerr << fmt::format("note: {}: --dataset-size {} replaces the samples' own dataset_size={}\n", path,
+                               dataset_size, *set.dataset_size);
+    set.dataset_size = dataset_size;
+  }
   return set;
 }
 
@@ -98,9 +103,11 @@ void run_transfer_samples(const TransferArgs& a) {
                              c.nodes ? std::to_string(c.nodes) : std::string("?"), c.measured_s, c.target_nodes,
                              c.predicted_s,
                              c.low80_s ? fmt::format("{:.4g}-{:.4g}", *c.low80_s, *c.high80_s) : std::string("-"),
-                             c.measured_s / c.predicted_s);
+                             c.speed_up);
   std::cout << fmt::format("epoch times, seconds, on {}'s nodes of {} GPUs (packed, as a plan there runs them); the "
-                           "metric is kept (it depends on the batch and epochs, not the GPU). Plan there with: "
+                           "metric is kept (it depends on the batch and epochs, not the GPU); speed-up: the model's "
+                           "fit of the source over its prediction, the hardware's effect without the fit's misses. "
+                           "Plan there with: "
                            "trainplan plan --samples {} --hardware {} ...\n",
                            to.name, to.node.gpus_per_node, a.out.empty() || a.out == "-" ? "OUT.csv (-o)" : a.out,
                            a.to_gpu);

@@ -66,6 +66,11 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
     }
     // Unknown keys are ignored so that newer files stay readable.
   }
+  // The error of a prediction from nowhere: a hand edit, most likely.
+  if (set.times_predicted_log_sd && set.times_predicted_from.empty())
+    throw InputError(name, 1, "times_predicted_log_sd",
+                     "is the error of times predicted on other hardware: give times_predicted_from=NAME with it, or "
+                     "drop it for measured times");
 }
 
 SampleSet parse_samples_csv(const std::string& text, const std::string& name) {

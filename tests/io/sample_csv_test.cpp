@@ -71,8 +71,10 @@ TEST(SampleCsv, TheTransfersErrorRoundTripsAndIsChecked) {
   EXPECT_DOUBLE_EQ(*back.times_predicted_log_sd, 0.25);
   EXPECT_FALSE(io::parse_samples_csv("# trainplan: metric=max\n" + rows, "s.csv").times_predicted_log_sd);
   for (const char* bad : {"-0.1", "nan", "x", "11"})
-    expect_error(std::string("# trainplan: times_predicted_log_sd=") + bad + "\n" + rows, 1, "times_predicted_log_sd",
-                 "must be a number from 0 to 10");
+    expect_error(std::string("# trainplan: times_predicted_from=t4 times_predicted_log_sd=") + bad + "\n" + rows, 1,
+                 "times_predicted_log_sd", "must be a number from 0 to 10");
+  expect_error("# trainplan: times_predicted_log_sd=0.25\n" + rows, 1, "times_predicted_log_sd",
+               "give times_predicted_from=NAME with it");
 }
 
 TEST(SampleCsv, NamesWithCommasAndQuotesRoundTrip) {

@@ -718,6 +718,10 @@ TEST(TransferCli, WhatAMoveCannotSeeIsSaid) {
 
   auto same = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu h200");
   EXPECT_NE(same.err.find("are both h200"), std::string::npos) << same.err;
+  // The speed-up is the model's: on the same GPU, 1 wherever the fit misses a measurement.
+  auto same_json = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu h200 --json");
+  for (const auto& c : nlohmann::json::parse(same_json.out)["configurations"])
+    EXPECT_NEAR(c["speed_up"].get<double>(), 1, 1e-9) << c.dump();
 
   const auto dir = tptest::temp_dir("transfer-notes");
   const auto far = tptest::write_file(dir / "far.csv",
@@ -733,4 +737,12 @@ TEST(TransferCli, WhatAMoveCannotSeeIsSaid) {
   auto fine = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --trials " + near);
   ASSERT_EQ(fine.exit_code, 0) << fine.err;
   EXPECT_EQ(fine.err.find("cannot explain"), std::string::npos) << fine.err;
+
+  // A dataset size smaller than a global batch is refused; one that replaces the file's is said.
+  auto tiny = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --dataset-size 100");
+  EXPECT_EQ(tiny.exit_code, 2);
+  EXPECT_NE(tiny.err.find("more than the dataset size 100"), std::string::npos) << tiny.err;
+  auto other = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --dataset-size 50000");
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.err.find("replaces the samples' own dataset_size=60000"), std::string::npos) << other.err;
 }
