@@ -420,6 +420,74 @@ async function onTransferPlan() {
   }
 }
 
+// "t4=0.53, a100-40gb=3.7" as {t4: 0.53, "a100-40gb": 3.7}; empty: null.
+function parsePrices(text) {
+  if (!text.trim()) return null;
+  const out = {};
+  for (const item of text.split(",").map((x) => x.trim()).filter((x) => x)) {
+    const [name, value] = item.split("=").map((x) => x.trim());
+    const v = Number(value);
+    if (!name || value === undefined || !(v > 0) || !Number.isFinite(v))
+      throw new Error(`Price: '${item}' is not NAME=PRICE with a price > 0`);
+    out[name] = v;
+  }
+  return out;
+}
+
+// The same job on several GPUs (POST /plan with gpus), from the samples as loaded.
+async function onCompare(ev) {
+  ev.preventDefault();
+  showError("compare-error", null);
+  $("compare-result").hidden = true;
+  if (!state.samples) { showError("compare-error", new Error("load samples first (Samples tab)")); return; }
+  $("compare-submit").disabled = true;
+  try {
+    const gpus = $("compare-gpus").value.split(",").map((x) => x.trim()).filter((x) => x);
+    if (!gpus.length) throw new Error("GPUs: name at least one");
+    const body = { ...state.samples.body, from_gpu: $("transfer-from").value, gpus,
+      target: numberField("compare-target"), deadline: numberField("compare-deadline") };
+    const prices = parsePrices($("compare-prices").value);
+    if (prices) body.prices = prices;
+    const conf = numberField("compare-confidence");
+    if (conf !== null && conf > 0) body.confidence = conf;
+    status("planning on each GPU…");
+    let answer;
+    try {
+      answer = await api("/plan", body);
+    } catch (e) {
+      // No GPU has a plan: the answer still holds each GPU's reason.
+      if (e.status === 422 && e.body && e.body.plan) { showError("compare-error", e); answer = e.body.plan; } else throw e;
+    }
+    showComparison(answer, Boolean(prices));
+    status("planned on each GPU");
+  } catch (e) {
+    showError("compare-error", e);
+    status("error");
+  } finally {
+    $("compare-submit").disabled = false;
+  }
+}
+
+function showComparison(c, priced) {
+  const rows = c.gpus;
+  const choice = (g) => (g.plan ? g.plan.choice : null);
+  const cell = (f) => (g) => (choice(g) ? f(choice(g), g) : "—");
+  const cols = [
+    ["gpu", (g) => g.gpu], ["batch", cell((x) => fmt(x.batch))], ["workers", cell((x) => x.workers)],
+    ["nodes", cell((x) => x.nodes)], ["epochs", cell((x) => fmt(x.epochs))], ["time, s", cell((x) => x.total_time_s.toFixed(1))],
+    ["GPU-hours", cell((x, g) => fmt(g.gpu_hours))], ["metric", cell((x) => fmt(x.metric))],
+    ["epoch times", (g) => (g.measured ? "measured" : `predicted, ×/${factor80(g.times_predicted_log_sd || 0).toFixed(2)} at 80%`)],
+    ...(priced ? [["price", (g) => fmt(g.price_per_gpu_hour)], ["cost", cell((x, g) => fmt(g.cost))]] : []),
+    ...(rows.some((g) => !g.plan) ? [["why no plan", (g) => (g.plan ? "" : g.infeasible.split("\n").slice(0, 2).join("; "))]] : []),
+  ];
+  const best = c.cheapest || c.fastest;
+  fillTable($("compare-table"), cols, rows, (g) => g.gpu === best);
+  $("compare-summary").textContent = `measured on ${c.from_gpu}; on every other GPU the epoch times are predicted from them` +
+    (c.cheapest ? `\ncheapest: ${c.cheapest}` : "") + (c.fastest ? `\nfastest: ${c.fastest}` : "") +
+    (priced ? "" : "\n(GPU-hours of different GPUs cost differently: prices name the cheapest)");
+  $("compare-result").hidden = false;
+}
+
 // ---- simulate --------------------------------------------------------------
 
 async function loadWorkloads() {
@@ -627,6 +695,7 @@ function init() {
   $("llm-form").addEventListener("submit", onLlm);
   $("transfer-form").addEventListener("submit", onTransfer);
   $("transfer-plan").addEventListener("click", onTransferPlan);
+  $("compare-form").addEventListener("submit", onCompare);
   loadModels();
   loadWorkloads();
   loadLlm();

@@ -510,7 +510,7 @@ void SplitTransferModel::fit(const TransferProblem& problem) {
   }
   if (gpu_share < kHostBoundShare)
     notes_.push_back(fmt::format(
-        "every source step is host time (the GPU's part at most {:.1f}% of a step): the prediction on the target "
+        "every source step is host time (the GPU's part at most {:.2g}% of a step): the prediction on the target "
         "moves with its host and nodes, hardly with its GPU; a trial there is worth more than the datasheet",
         100 * gpu_share));
   fit_factors(problem.target_trials);

@@ -18,6 +18,7 @@
 #include "app/llm_plan_request.h"
 #include "io/llm_config_csv.h"
 #include "app/simulate_request.h"
+#include "app/plan_on_gpus.h"
 #include "app/transfer_samples.h"
 #include "app/search_space.h"
 #include "core/cancel.h"
@@ -636,10 +637,11 @@ json Service::predict_request(const json& req) {
   return j;
 }
 
-json Service::plan_request(const json& req) {
+Response Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "no_gpus", "job_name", "image", "confidence",
-                     "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries"});
+                     "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries",
+                     "gpus", "from_gpu", "prices"});
   app::PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_duration(req, "deadline", std::nullopt);
@@ -686,9 +688,65 @@ json Service::plan_request(const json& req) {
                                    "counts), more than the server's limit of {} (trainplan serve --max-plan-cells); "
                                    "lower max_workers or give fewer batches",
                                    cells, space.batches.size(), space.max_workers, limits_.max_plan_cells));
+  if (const json* gpus = find(req, "gpus")) return plan_on_gpus(req, *gpus, q, *e, slot);
+  for (const char* f : {"from_gpu", "prices"})
+    if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' goes with 'gpus' (the GPUs to plan on)", f));
   auto lock = lock_within_scope(e->mu);
   take_id_slot(slot);
-  return to_json(app::make_plan(e->src, q), e->label);
+  return {200, to_json(app::make_plan(e->src, q), e->label)};
+}
+
+// POST /plan with "gpus": the same job on each GPU, as `plan --gpu` plans it;
+// no GPU with a plan: 422, with each GPU's reason in the answer.
+Response Service::plan_on_gpus(const json& req, const json& gpus, const app::PlanQuery& q, Entry& e,
+                           std::unique_ptr<Slot>& slot) {
+  // Each GPU refits the models on its moved samples: a few GPUs, not the catalog.
+  constexpr size_t kMostGpus = 8;
+  if (!gpus.is_array() || gpus.empty() || gpus.size() > kMostGpus)
+    throw RequestError(400, "gpus", fmt::format("field 'gpus' must be an array of 1 to {} GPU names (GET /llm/models lists the catalog)", kMostGpus));
+  for (const char* f : {"emit", "frontier"})
+    if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' plans one GPU: drop it, or drop 'gpus'", f));
+  auto catalog = [](const json& v, const char* field) {
+    if (!v.is_string()) throw RequestError(400, field, fmt::format("field '{}' must hold GPU names (strings)", field));
+    auto hw = structure::find_builtin_hardware(v.get<std::string>());
+    if (!hw) throw RequestError(400, field, fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", v.get<std::string>()));
+    return *hw;
+  };
+  const json* from_v = find(req, "from_gpu");
+  if (!from_v) throw RequestError(400, "from_gpu", "missing field 'from_gpu': the GPU the samples were measured on");
+  const auto from = catalog(*from_v, "from_gpu");
+  std::vector<structure::HardwareProfile> hws;
+  for (const auto& g : gpus) {
+    hws.push_back(catalog(g, "gpus"));
+    for (size_t i = 0; i + 1 < hws.size(); ++i)
+      if (hws[i].name == hws.back().name) throw RequestError(400, "gpus", fmt::format("{} is listed twice", hws[i].name));
+  }
+  // {"t4": 0.53, ...}: a price for every GPU, or none.
+  std::vector<double> prices;
+  if (const json* p = find(req, "prices")) {
+    if (!p->is_object()) throw RequestError(400, "prices", "field 'prices' must be an object of GPU name to price per GPU-hour");
+    prices.assign(hws.size(), 0.0);
+    for (const auto& [name, v] : p->items()) {
+      auto hw = structure::find_builtin_hardware(name);
+      size_t i = 0;
+      while (i < hws.size() && !(hw && hw->name == hws[i].name)) ++i;
+      if (i == hws.size()) throw RequestError(400, "prices", fmt::format("'{}' is not one of 'gpus'", name));
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+        throw RequestError(400, "prices", fmt::format("the price of {} must be a number > 0", name));
+      prices[i] = v.get<double>();
+    }
+    for (size_t i = 0; i < hws.size(); ++i)
+      if (prices[i] == 0) throw RequestError(400, "prices", fmt::format("no price for {} (give one for every GPU, or none)", hws[i].name));
+  }
+  auto lock = lock_within_scope(e.mu);
+  take_id_slot(slot);
+  const auto c = app::plan_on_gpus(e.src.samples(), from, hws, prices, q, e.src.params());
+  json j = app::to_json(c, e.label);
+  if (!c.fastest)
+    return {422, {{"error", "no GPU in 'gpus' has a configuration that meets both constraints (each GPU's "
+                            "'infeasible' says why)"},
+                  {"plan", j}}};
+  return {200, j};
 }
 
 json Service::curves_request(const json& req) {
@@ -1007,7 +1065,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
     if (path == "/llm/plan") return llm_plan_request(req);
     if (path == "/simulate") return {200, simulate_request(req)};
     if (path == "/transfer") return {200, transfer_request(req)};
-    return {200, plan_request(req)};
+    return plan_request(req);
   } catch (const RequestError& e) {
     json b = error_body(e.what());
     if (!e.field.empty()) b["field"] = e.field;

@@ -139,7 +139,9 @@ class Service {
   nlohmann::json fits() const;
   nlohmann::json fit_request(const nlohmann::json& req);
   nlohmann::json predict_request(const nlohmann::json& req);
-  nlohmann::json plan_request(const nlohmann::json& req);
+  Response plan_request(const nlohmann::json& req);
+  Response plan_on_gpus(const nlohmann::json& req, const nlohmann::json& gpus, const app::PlanQuery& q, Entry& e,
+                              std::unique_ptr<Slot>& slot);
   nlohmann::json curves_request(const nlohmann::json& req);
   nlohmann::json llm_models() const;
   Response llm_plan_request(const nlohmann::json& req);

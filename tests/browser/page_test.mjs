@@ -203,6 +203,33 @@ try {
         check(/predicted from h200/.test(await text(page, "#plan-model")), "the plan says its times were predicted");
       }
       await page.$eval("#plan-confidence", (e) => { e.value = ""; });
+
+      // Which GPU: the same job on the H200 and an L4, priced, as plan --gpu --json plans it.
+      await page.click('nav button[data-tab="transfer"]');
+      await fill("#compare-gpus", "h200,l4");
+      await fill("#compare-prices", "h200=3.5,l4=0.8");
+      await fill("#compare-target", 0.97);
+      await fill("#compare-deadline", 600);
+      await page.click("#compare-submit");
+      await waitStatus(page, /planned on each GPU|error/);
+      const each = cli(["plan", "--samples", gpuSamples, "--from-gpu", "h200", "--gpu", "h200,l4", "--price", "h200=3.5,l4=0.8",
+        "--target", "0.97", "--deadline", "600", "--json"]);
+      check(Array.isArray(each.gpus), `plan --gpu --json planned on each GPU (${JSON.stringify(each.stderr || "")})`);
+      if (Array.isArray(each.gpus)) {
+        const heads = await page.$$eval("#compare-table thead th", (h) => h.map((x) => x.textContent));
+        const rows = await page.$$eval("#compare-table tbody tr", (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+        const col = (name) => heads.indexOf(name);
+        check(rows.length === 2 && rows.every((r, i) => {
+          const g = each.gpus[i], c = g.plan && g.plan.choice;
+          return r[col("gpu")] === g.gpu && c && Number(r[col("batch")]) === c.batch && Number(r[col("workers")]) === c.workers &&
+            Number(r[col("epochs")]) === c.epochs && Math.abs(Number(r[col("cost")]) - g.cost) <= 1e-3 * g.cost;
+        }), "each GPU's run and cost as plan --gpu --json");
+        check(new RegExp(`cheapest: ${each.cheapest}`).test(await text(page, "#compare-summary")),
+          `the cheapest named as the CLI names it (${each.cheapest})`);
+        check(/predicted, ×\/\d/.test(rows[1][col("epoch times")]) && rows[0][col("epoch times")] === "measured",
+          "the measured GPU and the moved one told apart");
+      }
+      await page.screenshot({ path: path.join(args.out, "web-transfer.png"), fullPage: true });
     }
   } else {
     console.log("skip another GPU: no --gpu-samples");

@@ -468,4 +468,57 @@ TEST(Server, TransferEqualsCliAndItsSamplesFit) {
   EXPECT_EQ(e["file"], "trials_csv") << e.dump();
 }
 
+// POST /plan with "gpus" answers what `trainplan plan --gpu --json` prints:
+// each GPU's plan, the measured one as it is, the others on moved samples.
+TEST(Server, PlanOnSeveralGpusEqualsCli) {
+  Running s;
+  const std::string path = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
+  auto cli = tptest::run_cli("plan --samples " + path + " --from-gpu h200 --gpu h200,l4 --price h200=3.5,l4=0.8 "
+                             "--target 0.97 --deadline 600 --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const json want = json::parse(cli.out);
+  int st = 0;
+  json fit = s.post("/fit", json{{"samples_csv", tptest::read_file(path)}}, &st);
+  ASSERT_EQ(st, 200) << fit.dump();
+  const json ask = {{"id", fit["id"]}, {"target", 0.97}, {"deadline", 600}, {"from_gpu", "h200"},
+                    {"gpus", {"h200", "l4"}}, {"prices", {{"h200", 3.5}, {"l4", 0.8}}}};
+  json got = s.post("/plan", ask, &st);
+  ASSERT_EQ(st, 200) << got.dump();
+  ASSERT_EQ(got["gpus"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(got["gpus"][i]["gpu"], want["gpus"][i]["gpu"]);
+    EXPECT_EQ(got["gpus"][i]["plan"]["choice"], want["gpus"][i]["plan"]["choice"]) << i;
+    EXPECT_EQ(got["gpus"][i]["cost"], want["gpus"][i]["cost"]) << i;
+  }
+  EXPECT_EQ(got["cheapest"], want["cheapest"]);
+  EXPECT_EQ(got["fastest"], want["fastest"]);
+
+  struct Bad {
+    json change;
+    std::string field;
+  };
+  for (const auto& b : {Bad{{{"from_gpu", nullptr}}, "from_gpu"}, Bad{{{"gpus", "l4"}}, "gpus"},
+                        Bad{{{"gpus", {"l4", "nosuchgpu"}}}, "gpus"}, Bad{{{"gpus", {"l4", "l4"}}}, "gpus"},
+                        Bad{{{"prices", {{"h200", 3.5}}}}, "prices"}, Bad{{{"prices", {{"h200", -1}, {"l4", 1}}}}, "prices"},
+                        Bad{{{"frontier", true}}, "frontier"}}) {
+    json body = ask;
+    for (const auto& [k, v] : b.change.items()) body[k] = v;
+    json e = s.post("/plan", body, &st);
+    EXPECT_EQ(st, 400) << body.dump() << " -> " << e.dump();
+    EXPECT_EQ(e["field"], b.field) << e.dump();
+  }
+  // No GPU with a plan: 422, each GPU's reason in the answer.
+  json far = ask;
+  far["target"] = 0.9999;
+  json none = s.post("/plan", far, &st);
+  EXPECT_EQ(st, 422) << none.dump();
+  ASSERT_TRUE(none.contains("plan")) << none.dump();
+  for (const auto& g : none["plan"]["gpus"]) EXPECT_TRUE(g.contains("infeasible")) << g.dump();
+  json plain = ask;
+  plain.erase("gpus");
+  json e = s.post("/plan", plain, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "from_gpu") << e.dump();
+}
+
 }  // namespace
