@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "app/transfer_samples.h"
@@ -16,9 +17,17 @@ double GpuPlan::gpu_hours() const {
 
 GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwareProfile& from,
                            const std::vector<structure::HardwareProfile>& gpus, const std::vector<double>& prices,
-                           const PlanQuery& q, const models::ModelParams& params) {
+                           const PlanQuery& q, const models::ModelParams& params,
+                           const std::map<std::string, SampleSet>& trials) {
   if (!prices.empty() && prices.size() != gpus.size())
     throw std::logic_error("plan_on_gpus: one price per GPU, or none");
+  for (const auto& [name, set] : trials) {
+    const bool listed = std::any_of(gpus.begin(), gpus.end(), [&](const auto& g) { return g.name == name; });
+    if (!listed) throw InputError(set.source, 0, "--trials", fmt::format("{} is not one of the GPUs planned on", name));
+    if (name == from.name)
+      throw InputError(set.source, 0, "--trials",
+                       fmt::format("{} measured the samples: nothing is moved there, add its trials to the samples", name));
+  }
   GpuComparison c;
   c.from = from.name;
   for (size_t i = 0; i < gpus.size(); ++i) {
@@ -27,7 +36,14 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
     g.gpu = hw.name;
     g.price_per_gpu_hour = prices.empty() ? 0 : prices[i];
     g.measured = hw.name == from.name;
-    SampleSet on = g.measured ? samples : transfer_samples(samples, from, hw, {}).moved;
+    std::vector<models::StepSample> timed;
+    if (auto t = trials.find(hw.name); t != trials.end()) {
+      SampleSet measured = t->second;
+      if (!measured.dataset_size) measured.dataset_size = samples.dataset_size;
+      timed = sample_steps(measured, hw.node.gpus_per_node);
+    }
+    g.trials = timed.size();
+    SampleSet on = g.measured ? samples : transfer_samples(samples, from, hw, std::move(timed)).moved;
     if (!g.measured) g.times_log_sd = on.times_predicted_log_sd;
     models::ModelParams p = params;
     p.hardware = std::make_shared<structure::HardwareSpec>(structure::interconnect_spec(hw));
@@ -57,6 +73,7 @@ nlohmann::json to_json(const GpuComparison& c, const std::string& samples) {
     nlohmann::json e = {{"gpu", g.gpu}, {"measured", g.measured}};
     if (g.price_per_gpu_hour > 0) e["price_per_gpu_hour"] = g.price_per_gpu_hour;
     if (g.times_log_sd) e["times_predicted_log_sd"] = *g.times_log_sd;
+    if (!g.measured) e["trials"] = g.trials;
     if (g.outcome) {
       e["plan"] = to_json(*g.outcome, samples);
       e["gpu_hours"] = g.gpu_hours();

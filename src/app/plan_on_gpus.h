@@ -5,6 +5,7 @@
 // rests on its own predicted epoch times, and a confidence adds the move's
 // error to its bounds. A price per GPU-hour puts a cost on each plan.
 #pragma once
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@ struct GpuPlan {
   double price_per_gpu_hour = 0;            // 0: no price
   bool measured = false;                    // the samples were measured here (not moved)
   std::optional<double> times_log_sd;       // the move's shared error (moved samples only)
+  size_t trials = 0;                        // configurations timed there that corrected the move
   std::optional<PlanOutcome> outcome;       // unset: no configuration meets both constraints
   std::string infeasible;                   // why, when outcome is unset
   // The chosen run's cost in GPU-hours and, with a price, in money.
@@ -41,13 +43,18 @@ struct GpuComparison {
 // hardware. `prices`: one per GPU, or empty (no costs). Throws InputError as
 // make_plan and transfer_samples do (a dataset size is needed to move
 // samples); an InfeasibleError on one GPU is that GPU's answer, not the run's.
+// `trials`: per GPU name, samples measured there that correct its move (as
+// `transfer --samples --trials`); a GPU without any is moved from the
+// datasheet alone. InputError when a trial set names a GPU not in `gpus` or
+// the one the samples were measured on (nothing is moved there).
 GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwareProfile& from,
                            const std::vector<structure::HardwareProfile>& gpus, const std::vector<double>& prices,
-                           const PlanQuery& q, const models::ModelParams& params);
+                           const PlanQuery& q, const models::ModelParams& params,
+                           const std::map<std::string, SampleSet>& trials = {});
 
 // {"from_gpu", "gpus": [{"gpu", "measured", "price_per_gpu_hour" (with a
 // price), "times_predicted_log_sd" (moved), "plan" (plan --json's answer) or
-// "infeasible"}], "cheapest", "fastest"}.
+// "infeasible", "trials" (configurations timed there)}], "cheapest", "fastest"}.
 nlohmann::json to_json(const GpuComparison& c, const std::string& samples);
 
 }  // namespace trainplan::app

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <utility>
 #include <nlohmann/json.hpp>
 
@@ -60,6 +61,7 @@ struct PlanArgs {
   std::string from_gpu;  // --from-gpu: the GPU the samples were measured on
   std::string gpu;       // --gpu A,B,...: plan on each (samples moved from --from-gpu)
   std::string price;     // --price: one number, or NAME=PRICE per --gpu
+  std::string trials;    // --trials GPU=FILE,...: samples timed on a GPU of --gpu
 };
 
 // How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
@@ -234,7 +236,18 @@ void run_on_gpus(const PlanArgs& a) {
   SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
   samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
-  const auto c = app::plan_on_gpus(samples, from, gpus, prices, plan_query(a), model_params(a.comm_profile));
+  // GPU=FILE: the samples timed there, read as any samples are; the GPU as --gpu names it.
+  std::map<std::string, SampleSet> trials;
+  if (!a.trials.empty())
+    for (const auto& item : comma_list(a.trials, "--trials")) {
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+        throw InputError("", 0, "--trials", fmt::format("'{}' is not GPU=FILE (samples timed on that GPU)", item));
+      const auto hw = io::resolve_hardware(item.substr(0, eq), "--trials");
+      if (trials.count(hw.name)) throw InputError("", 0, "--trials", fmt::format("{} is given twice", hw.name));
+      trials.emplace(hw.name, profile::read_samples(item.substr(eq + 1)));
+    }
+  const auto c = app::plan_on_gpus(samples, from, gpus, prices, plan_query(a), model_params(a.comm_profile), trials);
   if (a.json) {
     std::cout << app::to_json(c, a.samples).dump(2) << "\n";
     note_json_answer_printed();
@@ -243,7 +256,7 @@ void run_on_gpus(const PlanArgs& a) {
                              "(trainplan transfer --samples, no trial there){}\n",
                              a.samples, c.from, a.confidence > 0 ? ", and the confidence adds that error to the bounds" : "");
     const bool priced = !prices.empty();
-    std::cout << fmt::format("{:<14} {:>7} {:>7} {:>5} {:>7} {:>10} {:>10} {:>9} {:>12}{}\n", "gpu", "batch", "workers",
+    std::cout << fmt::format("{:<14} {:>7} {:>7} {:>5} {:>7} {:>10} {:>10} {:>9} {:>16}{}\n", "gpu", "batch", "workers",
                              "nodes", "epochs", "time_s", "GPU-hours", "metric", "epoch times",
                              priced ? fmt::format(" {:>9} {:>10}", "price", "cost") : "");
     for (const auto& g : c.plans) {
@@ -259,11 +272,12 @@ void run_on_gpus(const PlanArgs& a) {
         continue;
       }
       const auto& b = g.outcome->result.best;
-      std::cout << fmt::format("{:<14} {:>7} {:>7} {:>5} {:>7} {:>10.4g} {:>10.4g} {:>9.4g} {:>12}{}\n", g.gpu,
+      std::cout << fmt::format("{:<14} {:>7} {:>7} {:>5} {:>7} {:>10.4g} {:>10.4g} {:>9.4g} {:>16}{}\n", g.gpu,
                                b.config.batch, b.config.workers, b.nodes, b.config.epochs, b.total_time_s, g.gpu_hours(),
                                b.metric,
                                g.measured ? std::string("measured")
-                                          : fmt::format("x/{:.2f}", std::exp(1.2815515655446004 * g.times_log_sd.value_or(0))),
+                                          : fmt::format("{}x/{:.2f}", g.trials ? fmt::format("{} timed, ", g.trials) : "",
+                                                        std::exp(1.2815515655446004 * g.times_log_sd.value_or(0))),
                                priced ? fmt::format(" {:>9.4g} {:>10.4g}", g.price_per_gpu_hour, g.cost()) : "");
     }
     std::cout << "epoch times: measured, or predicted with 80% of such errors within x/F (one error shared by every "
@@ -328,6 +342,8 @@ app::PlanQuery plan_query(const PlanArgs& a) {
 void run_plan(const PlanArgs& a) {
   if (!a.gpu.empty()) return run_on_gpus(a);
   if (!a.price.empty()) throw InputError("", 0, "--price", "prices the plans of --gpu: give --gpu (and --from-gpu)");
+  if (!a.trials.empty())
+    throw InputError("", 0, "--trials", "corrects the move to a GPU of --gpu: give --gpu (and --from-gpu)");
   if (!a.from_gpu.empty())
     throw InputError("", 0, "--from-gpu", "says where the samples were measured for --gpu: give --gpu too");
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
@@ -438,6 +454,9 @@ void setup(CLI::App& root) {
                   "other GPUs. The samples, measured on --from-gpu, are moved to every other GPU first, as "
                   "`trainplan transfer --samples` moves them (no trial there; a confidence adds the move's error)");
   cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the samples were measured on");
+  cmd->add_option("--trials", a->trials,
+                  "With --gpu: GPU=FILE[,GPU=FILE...], samples timed on a GPU of --gpu (a CSV or a profile store) "
+                  "that correct its move, as transfer --samples --trials does");
   cmd->add_option("--price", a->price,
                   "With --gpu: a GPU-hour's price, one number for all or NAME=PRICE for each (t4=0.53,a100-40gb=3.7); "
                   "each plan's cost is its GPU-hours times its price, and the cheapest is named");

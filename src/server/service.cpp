@@ -641,7 +641,7 @@ Response Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "no_gpus", "job_name", "image", "confidence",
                      "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries",
-                     "gpus", "from_gpu", "prices"});
+                     "gpus", "from_gpu", "prices", "trials"});
   app::PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_duration(req, "deadline", std::nullopt);
@@ -689,7 +689,7 @@ Response Service::plan_request(const json& req) {
                                    "lower max_workers or give fewer batches",
                                    cells, space.batches.size(), space.max_workers, limits_.max_plan_cells));
   if (const json* gpus = find(req, "gpus")) return plan_on_gpus(req, *gpus, q, *e, slot);
-  for (const char* f : {"from_gpu", "prices"})
+  for (const char* f : {"from_gpu", "prices", "trials"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' goes with 'gpus' (the GPUs to plan on)", f));
   auto lock = lock_within_scope(e->mu);
   take_id_slot(slot);
@@ -738,9 +738,25 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
     for (size_t i = 0; i < hws.size(); ++i)
       if (prices[i] == 0) throw RequestError(400, "prices", fmt::format("no price for {} (give one for every GPU, or none)", hws[i].name));
   }
+  // {"l4": "CSV text", ...}: samples timed on a GPU of 'gpus' that correct its move.
+  std::map<std::string, SampleSet> trials;
+  if (const json* t = find(req, "trials")) {
+    if (!t->is_object()) throw RequestError(400, "trials", "field 'trials' must be an object of GPU name to samples CSV text");
+    for (const auto& [name, v] : t->items()) {
+      auto hw = structure::find_builtin_hardware(name);
+      if (!hw) throw RequestError(400, "trials", fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", name));
+      if (!v.is_string()) throw RequestError(400, "trials", fmt::format("the trials of {} must be CSV text", name));
+      RowCounter rows;
+      rows.feed(v.get_ref<const std::string&>());
+      if (rows.rows() > limits_.max_rows)
+        throw RequestError(422, "trials", fmt::format("the trials of {} hold more than {} rows, the server's limit "
+                                                      "(trainplan serve --max-rows)", name, limits_.max_rows));
+      trials.emplace(hw->name, io::parse_samples_csv(v.get_ref<const std::string&>(), "trials." + name));
+    }
+  }
   auto lock = lock_within_scope(e.mu);
   take_id_slot(slot);
-  const auto c = app::plan_on_gpus(e.src.samples(), from, hws, prices, q, e.src.params());
+  const auto c = app::plan_on_gpus(e.src.samples(), from, hws, prices, q, e.src.params(), trials);
   json j = app::to_json(c, e.label);
   if (!c.fastest)
     return {422, {{"error", "no GPU in 'gpus' has a configuration that meets both constraints (each GPU's "

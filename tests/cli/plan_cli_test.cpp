@@ -620,7 +620,29 @@ TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
   EXPECT_NE(none.out.find("l4 "), std::string::npos);
   EXPECT_NE(none.out.find("no plan"), std::string::npos) << none.out;
 
-  for (const std::string bad : {" --gpu h200,l4",                                  // whence the samples
+  // Configurations timed on the L4 correct its move: its plan is plan's on the samples moved with them.
+  const auto timed = tptest::write_file(dir / "l4-timed.csv",
+                                        "# trainplan: metric=max dataset_size=60000\nbatch,workers,epochs,epoch_time_s,metric\n"
+                                        "64,1,1,2.6,\n1024,1,1,0.16,\n");
+  auto corrected = tptest::run_cli("plan --samples " + samples + " --from-gpu h200 --gpu h200,l4 --trials l4=" + timed + ask +
+                                   " --json");
+  ASSERT_EQ(corrected.exit_code, 0) << corrected.err;
+  const auto cj = nlohmann::json::parse(corrected.out);
+  EXPECT_EQ(cj["gpus"][1]["trials"], 2);
+  ASSERT_EQ(tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --trials " + timed + " -o " +
+                            moved).exit_code, 0);
+  auto there_timed = tptest::run_cli("plan --samples " + moved + " --hardware l4" + ask + " --json");
+  ASSERT_EQ(there_timed.exit_code, 0) << there_timed.err;
+  EXPECT_NEAR(cj["gpus"][1]["plan"]["choice"]["total_time_s"].get<double>(),
+              nlohmann::json::parse(there_timed.out)["choice"]["total_time_s"].get<double>(), 1e-3);
+  // Two timed configurations narrow the move's error.
+  EXPECT_LT(cj["gpus"][1]["times_predicted_log_sd"].get<double>(), l4["times_predicted_log_sd"].get<double>());
+
+  for (const std::string bad : std::vector<std::string>{" --gpu h200,l4",         // whence the samples
+                                " --from-gpu h200 --gpu h200,l4 --trials t4=" + timed,    // not a GPU planned on
+                                " --from-gpu h200 --gpu h200,l4 --trials h200=" + timed,  // the measured one
+                                " --from-gpu h200 --gpu h200,l4 --trials l4",              // not GPU=FILE
+                                " --trials l4=" + timed,                                   // without --gpu
                                 " --from-gpu h200 --gpu h200,h200",                // the same GPU twice
                                 " --from-gpu h200 --gpu h200,nosuchgpu",           // not in the catalog
                                 " --from-gpu h200 --gpu h200,l4 --price l4=1",     // a GPU without a price

@@ -492,6 +492,20 @@ TEST(Server, PlanOnSeveralGpusEqualsCli) {
   }
   EXPECT_EQ(got["cheapest"], want["cheapest"]);
   EXPECT_EQ(got["fastest"], want["fastest"]);
+  // Trials timed on the L4 correct its move, as plan --gpu --trials does.
+  const std::string timed = "# trainplan: metric=max dataset_size=60000\nbatch,workers,epochs,epoch_time_s,metric\n64,1,1,2.6,\n";
+  auto dir = tptest::temp_dir("server-plan-gpus");
+  const std::string timed_path = tptest::write_file(dir / "l4.csv", timed);
+  auto cli_timed = tptest::run_cli("plan --samples " + path + " --from-gpu h200 --gpu h200,l4 --trials l4=" + timed_path +
+                                   " --target 0.97 --deadline 600 --json");
+  ASSERT_EQ(cli_timed.exit_code, 0) << cli_timed.err;
+  json with_trials = ask;
+  with_trials.erase("prices");
+  with_trials["trials"] = {{"l4", timed}};
+  json got_timed = s.post("/plan", with_trials, &st);
+  ASSERT_EQ(st, 200) << got_timed.dump();
+  EXPECT_EQ(got_timed["gpus"][1]["trials"], 1);
+  EXPECT_EQ(got_timed["gpus"][1]["plan"]["choice"], json::parse(cli_timed.out)["gpus"][1]["plan"]["choice"]);
 
   struct Bad {
     json change;
@@ -500,7 +514,8 @@ TEST(Server, PlanOnSeveralGpusEqualsCli) {
   for (const auto& b : {Bad{{{"from_gpu", nullptr}}, "from_gpu"}, Bad{{{"gpus", "l4"}}, "gpus"},
                         Bad{{{"gpus", {"l4", "nosuchgpu"}}}, "gpus"}, Bad{{{"gpus", {"l4", "l4"}}}, "gpus"},
                         Bad{{{"prices", {{"h200", 3.5}}}}, "prices"}, Bad{{{"prices", {{"h200", -1}, {"l4", 1}}}}, "prices"},
-                        Bad{{{"frontier", true}}, "frontier"}}) {
+                        Bad{{{"frontier", true}}, "frontier"}, Bad{{{"trials", {{"t4", timed}}}}, "trials"},
+                        Bad{{{"trials", "x"}}, "trials"}}) {
     json body = ask;
     for (const auto& [k, v] : b.change.items()) body[k] = v;
     json e = s.post("/plan", body, &st);
