@@ -62,6 +62,7 @@ struct PlanArgs {
   std::string gpu;       // --gpu A,B,...: plan on each (samples moved from --from-gpu)
   std::string price;     // --price: one number, or NAME=PRICE per --gpu
   std::string trials;    // --trials GPU=FILE,...: samples timed on a GPU of --gpu
+  bool tf32 = false;     // --tf32, with --gpu
 };
 
 // How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
@@ -222,11 +223,13 @@ void run_on_gpus(const PlanArgs& a) {
   for (const auto& [given, name] : {std::pair{!a.hardware.empty(), "--hardware"}, {!a.emit.empty(), "--emit"},
                                     {!a.plot.empty(), "--plot"}, {a.frontier, "--frontier"}})
     if (given) throw InputError("", 0, name, "plans one GPU: with --gpu, each GPU's node is its own; give one --gpu and drop --from-gpu, or drop it");
-  const auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
+  auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
+  from.gpu.fp32_matmul_tf32 = a.tf32;
   const auto names = comma_list(a.gpu, "--gpu");
   std::vector<structure::HardwareProfile> gpus;
   for (const auto& n : names) {
     gpus.push_back(io::resolve_hardware(n, "--gpu"));
+    gpus.back().gpu.fp32_matmul_tf32 = a.tf32;
     for (size_t i = 0; i + 1 < gpus.size(); ++i)
       if (gpus[i].name == gpus.back().name)
         throw InputError("", 0, "--gpu", fmt::format("'{}' and '{}' are the same GPU ({})", names[i], n, gpus[i].name));
@@ -344,6 +347,7 @@ void run_plan(const PlanArgs& a) {
   if (!a.price.empty()) throw InputError("", 0, "--price", "prices the plans of --gpu: give --gpu (and --from-gpu)");
   if (!a.trials.empty())
     throw InputError("", 0, "--trials", "corrects the move to a GPU of --gpu: give --gpu (and --from-gpu)");
+  if (a.tf32) throw InputError("", 0, "--tf32", "says how the GPUs of --gpu run fp32 dense layers: give --gpu");
   if (!a.from_gpu.empty())
     throw InputError("", 0, "--from-gpu", "says where the samples were measured for --gpu: give --gpu too");
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
@@ -454,6 +458,7 @@ void setup(CLI::App& root) {
                   "other GPUs. The samples, measured on --from-gpu, are moved to every other GPU first, as "
                   "`trainplan transfer --samples` moves them (no trial there; a confidence adds the move's error)");
   cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the samples were measured on");
+  add_tf32_option(cmd, a->tf32);
   cmd->add_option("--trials", a->trials,
                   "With --gpu: GPU=FILE[,GPU=FILE...], samples timed on a GPU of --gpu (a CSV or a profile store) "
                   "that correct its move, as transfer --samples --trials does");

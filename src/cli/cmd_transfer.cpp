@@ -38,6 +38,7 @@ struct TransferArgs {
   bool placements_given = false;
   bool json = false;
   bool describe = false;
+  bool tf32 = false;
 };
 
 SampleSet read_sample_set(const std::string& path, long dataset_size) {
@@ -75,8 +76,9 @@ const structure::LayerGraph* network_for(const TransferArgs& a) {
 void run_transfer_samples(const TransferArgs& a) {
   io::check_output_path(a.out, "--out", {{a.samples, "--samples"}, hardware_file_input(a.from_gpu, "--from-gpu"),
                                          hardware_file_input(a.to_gpu, "--to-gpu")});
-  const auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
-  const auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
+  auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
+  auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
+  from.gpu.fp32_matmul_tf32 = to.gpu.fp32_matmul_tf32 = a.tf32;
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);
   const app::SamplesTransfer t = app::transfer_samples(set, from, to, target_steps(a, to), network_for(a));
   for (const auto& n : t.notes) std::cerr << "note: " << a.samples << ": " << n << "\n";
@@ -144,6 +146,7 @@ void run_transfer(const TransferArgs& a) {
   models::TransferProblem problem;
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
+  problem.source_hw.gpu.fp32_matmul_tf32 = problem.target_hw.gpu.fp32_matmul_tf32 = a.tf32;
   problem.source = scoring::trace_samples(a.from, true);
   if (auto w = models::node_size_warning(problem.source, problem.source_hw, a.from, "--from-gpu"); !w.empty())
     std::cerr << "warning: " << w << "\n";
@@ -302,6 +305,7 @@ void setup(CLI::App& root) {
   cmd->add_option("-o,--out", a->out,
                   "Write the predictions as CSV (placement,local_bsz,step_time,...); with --samples, the samples on "
                   "the target");
+  add_tf32_option(cmd, a->tf32);
   cmd->add_flag("--describe", a->describe, "Also print the source fit, the hardware ratios and the trials' corrections");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a, placements] {

@@ -90,4 +90,8 @@ bool json_answer_printed();
 std::vector<double> prices_for(const std::string& text, const std::vector<std::string>& names,
                                const std::vector<structure::HardwareProfile>& gpus);
 
+// --tf32: the framework runs fp32 dense layers on TF32 tensor cores
+// (structure::GpuSpec::fp32_matmul_tf32); `cmd` gets the flag, `on` its value.
+void add_tf32_option(CLI::App* cmd, bool& on);
+
 }  // namespace trainplan::cli

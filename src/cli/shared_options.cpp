@@ -193,4 +193,11 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
   return out;
 }
 
+void add_tf32_option(CLI::App* cmd, bool& on) {
+  cmd->add_flag("--tf32", on,
+                "The training runs fp32 dense layers (matmuls) on TF32 tensor cores, where a GPU has them: PyTorch "
+                "1.7-1.11 by default, later with torch.backends.cuda.matmul.allow_tf32 = True [default: off, as PyTorch "
+                "from 1.12; convolutions are taken on TF32 either way, cuDNN's default]");
+}
+
 }  // namespace trainplan::cli

@@ -54,7 +54,14 @@ struct GpuSpec {
   // (cuDNN's default in PyTorch), dense layers stay on the CUDA cores
   // (PyTorch's default for matmul since 1.12). TFLOP/s, sustained.
   double fp32_conv_tflops() const;
-  double fp32_matmul_tflops() const { return fp32_tflops * fp32_sustained; }
+  double fp32_matmul_tflops() const {
+    return fp32_matmul_tf32 && tf32_tensor_tflops > 0 ? tf32_tensor_tflops * tensor_sustained : fp32_tflops * fp32_sustained;
+  }
+  // The framework runs fp32 dense layers on TF32 tensor cores too (PyTorch
+  // 1.7 to 1.11 by default; later `torch.backends.cuda.matmul.allow_tf32`
+  // or `set_float32_matmul_precision("high")`). A software setting, not the
+  // GPU's: off in the catalog, set by `--tf32`. No effect without TF32 units.
+  bool fp32_matmul_tf32 = false;
   // The peak of mixed-precision (fp16) matrix work, sustained; the fp32 peak
   // for a GPU without tensor cores.
   double amp_matrix_tflops() const;

@@ -308,3 +308,23 @@ TEST(SplitTransfer, IntervalsNarrowWithTrialsAndWidenWhenTheTrialsDisagree) {
   disagreeing.fit({source, kSlow, kFast, off, nullptr});
   EXPECT_GT(median_sd(disagreeing, rest), 1.5 * median_sd(fitted, rest));
 }
+
+// --tf32: fp32 dense layers on TF32 tensor cores where the GPU has them.
+// Without a layer graph the ratio is the matrix peaks': the TF32 peak on the
+// target, the fp32 one on a source without TF32 units; with TF32 off (the
+// default) the fp32 peaks'. Nothing changes on GPUs without TF32 units.
+TEST(SplitTransfer, Tf32DenseLayersTakeTheTensorCorePeak) {
+  Truth src;
+  auto fast = kFast;
+  fast.gpu.tf32_tensor_tflops = 160;  // 4x its fp32 peak
+  models::TransferProblem prob{trace(src, kSourcePlacements, 1), kSlow, fast, {}, nullptr};
+  models::SplitTransferModel off;
+  off.fit(prob);
+  EXPECT_DOUBLE_EQ(off.ratios().compute, 4);
+  prob.source_hw.gpu.fp32_matmul_tf32 = prob.target_hw.gpu.fp32_matmul_tf32 = true;
+  models::SplitTransferModel on;
+  on.fit(prob);
+  EXPECT_DOUBLE_EQ(on.ratios().compute, 16);
+  EXPECT_LT(on.predict(models::step_sample("1", 512)), off.predict(models::step_sample("1", 512)));
+  EXPECT_DOUBLE_EQ(prob.source_hw.gpu.fp32_matmul_tflops(), 10);  // no TF32 units: the fp32 peak
+}
