@@ -43,7 +43,12 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
       timed = sample_steps(measured, hw.node.gpus_per_node);
     }
     g.trials = timed.size();
-    SampleSet on = g.measured ? samples : transfer_samples(samples, from, hw, std::move(timed)).moved;
+    SampleSet on = samples;
+    if (!g.measured) {
+      auto moved = transfer_samples(samples, from, hw, std::move(timed));
+      on = std::move(moved.moved);
+      g.notes = std::move(moved.notes);
+    }
     if (!g.measured) g.times_log_sd = on.times_predicted_log_sd;
     models::ModelParams p = params;
     p.hardware = std::make_shared<structure::HardwareSpec>(structure::interconnect_spec(hw));
@@ -73,7 +78,7 @@ nlohmann::json to_json(const GpuComparison& c, const std::string& samples) {
     nlohmann::json e = {{"gpu", g.gpu}, {"measured", g.measured}};
     if (g.price_per_gpu_hour > 0) e["price_per_gpu_hour"] = g.price_per_gpu_hour;
     if (g.times_log_sd) e["times_predicted_log_sd"] = *g.times_log_sd;
-    if (!g.measured) e["trials"] = g.trials;
+    if (!g.measured) e["trials"] = g.trials, e["notes"] = g.notes;
     if (g.outcome) {
       e["plan"] = to_json(*g.outcome, samples);
       e["gpu_hours"] = g.gpu_hours();

@@ -24,6 +24,7 @@ struct GpuPlan {
   bool measured = false;                    // the samples were measured here (not moved)
   std::optional<double> times_log_sd;       // the move's shared error (moved samples only)
   size_t trials = 0;                        // configurations timed there that corrected the move
+  std::vector<std::string> notes;           // what the move says (transfer_samples' notes)
   std::optional<PlanOutcome> outcome;       // unset: no configuration meets both constraints
   std::string infeasible;                   // why, when outcome is unset
   // The chosen run's cost in GPU-hours and, with a price, in money.
@@ -54,7 +55,7 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
 
 // {"from_gpu", "gpus": [{"gpu", "measured", "price_per_gpu_hour" (with a
 // price), "times_predicted_log_sd" (moved), "plan" (plan --json's answer) or
-// "infeasible", "trials" (configurations timed there)}], "cheapest", "fastest"}.
+// "infeasible", "trials" (configurations timed there), "notes"}], "cheapest", "fastest"}.
 nlohmann::json to_json(const GpuComparison& c, const std::string& samples);
 
 }  // namespace trainplan::app

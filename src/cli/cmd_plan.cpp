@@ -219,10 +219,13 @@ app::PlanQuery plan_query(const PlanArgs& a);
 void run_on_gpus(const PlanArgs& a) {
   if (a.from_gpu.empty())
     throw InputError("", 0, "--from-gpu", "--gpu plans on other GPUs than the samples were measured on: say which "
-                                          "GPU measured them (--from-gpu t4)");
+                                          "GPU measured them (--from-gpu NAME, the GPU of the samples' hardware column)");
   for (const auto& [given, name] : {std::pair{!a.hardware.empty(), "--hardware"}, {!a.emit.empty(), "--emit"},
-                                    {!a.plot.empty(), "--plot"}, {a.frontier, "--frontier"}})
-    if (given) throw InputError("", 0, name, "plans one GPU: with --gpu, each GPU's node is its own; give one --gpu and drop --from-gpu, or drop it");
+                                    {!a.plot.empty(), "--plot"}, {a.frontier, "--frontier"}, {a.early_stop, "--early-stop"}})
+    if (given)
+      throw InputError("", 0, name,
+                       "plans one GPU's samples: with --gpu, plan on the moved samples instead (trainplan transfer "
+                       "--samples ... -o OUT.csv, then plan --samples OUT.csv --hardware GPU), or drop it");
   auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
   from.gpu.fp32_matmul_tf32 = a.tf32;
   const auto names = comma_list(a.gpu, "--gpu");
@@ -256,17 +259,38 @@ void run_on_gpus(const PlanArgs& a) {
     note_json_answer_printed();
   } else {
     std::cout << fmt::format("{}: measured on {}; on every other GPU the epoch times are predicted from them "
-                             "(trainplan transfer --samples, no trial there){}\n",
-                             a.samples, c.from, a.confidence > 0 ? ", and the confidence adds that error to the bounds" : "");
+                             "(trainplan transfer --samples{}){}; target {} {}, deadline {:.4g} s{}\n",
+                             a.samples, c.from, trials.empty() ? ", no trial there" : ", corrected by the --trials given",
+                             a.confidence > 0 ? ", and the confidence adds that error to the bounds" : "",
+                             comparison(samples.direction), a.target, a.deadline,
+                             a.confidence > 0 ? fmt::format(", confidence {}", a.confidence) : "");
+    // What each move says, once for the GPUs that say the same.
+    std::map<std::string, std::vector<std::string>> said;
+    for (const auto& g : c.plans)
+      for (const auto& n : g.notes) said[n].push_back(g.gpu);
+    for (const auto& [n, on] : said) std::cerr << fmt::format("note ({}): {}\n", fmt::join(on, ", "), n);
+    for (const auto& g : c.plans)
+      if (g.outcome && g.outcome->past_longest_trial())
+        std::cerr << fmt::format("note ({}): the run goes past the longest trial ({:g} epochs): the metric there is the "
+                                 "model's extrapolation\n",
+                                 g.gpu, g.outcome->longest_trial_epochs);
+    for (const auto& g : c.plans)
+      if (g.outcome && !g.outcome->confidence_caveat.empty()) {
+        std::cerr << "note: " << g.outcome->confidence_caveat << "\n";
+        break;  // the samples' metric, the same on every GPU
+      }
+    size_t width = 14;
+    for (const auto& g : c.plans) width = std::max(width, g.gpu.size());
     const bool priced = !prices.empty();
-    std::cout << fmt::format("{:<14} {:>7} {:>7} {:>5} {:>7} {:>10} {:>10} {:>9} {:>16}{}\n", "gpu", "batch", "workers",
+    std::cout << fmt::format("{:<{}} {:>7} {:>7} {:>5} {:>7} {:>10} {:>10} {:>9} {:>16}{}\n", "gpu", width, "batch", "workers",
                              "nodes", "epochs", "time_s", "GPU-hours", "metric", "epoch times",
                              priced ? fmt::format(" {:>9} {:>10}", "price", "cost") : "");
     for (const auto& g : c.plans) {
       if (!g.outcome) {
         // The reason and the constraint that fails (the first two lines of plan's own diagnosis).
         const size_t first = g.infeasible.find('\n'), second = g.infeasible.find('\n', first + 1);
-        std::cout << fmt::format("{:<14} no plan: {}{}\n", g.gpu, g.infeasible.substr(0, first),
+        std::cout << fmt::format("{:<{}} no plan{}: {}{}\n", g.gpu, width,
+                                 g.trials ? fmt::format(" ({} timed)", g.trials) : "", g.infeasible.substr(0, first),
                                  first == std::string::npos
                                      ? ""
                                      : "; " + g.infeasible.substr(first + 1, second == std::string::npos
@@ -275,7 +299,7 @@ void run_on_gpus(const PlanArgs& a) {
         continue;
       }
       const auto& b = g.outcome->result.best;
-      std::cout << fmt::format("{:<14} {:>7} {:>7} {:>5} {:>7} {:>10.4g} {:>10.4g} {:>9.4g} {:>16}{}\n", g.gpu,
+      std::cout << fmt::format("{:<{}} {:>7} {:>7} {:>5} {:>7} {:>10.4g} {:>10.4g} {:>9.4g} {:>16}{}\n", g.gpu, width,
                                b.config.batch, b.config.workers, b.nodes, b.config.epochs, b.total_time_s, g.gpu_hours(),
                                b.metric,
                                g.measured ? std::string("measured")
@@ -303,7 +327,12 @@ void run_on_gpus(const PlanArgs& a) {
                 << verdict(*c.fastest, [](const app::GpuPlan& g) { return g.outcome->result.best.total_time_s; },
                            fmt::format("{:.4g} s", c.plans[*c.fastest].outcome->result.best.total_time_s))
                 << "\n";
-    if (!priced)
+    const auto planned = std::count_if(c.plans.begin(), c.plans.end(), [](const auto& g) { return bool(g.outcome); });
+    const bool moved = std::any_of(c.plans.begin(), c.plans.end(), [](const auto& g) { return g.outcome && !g.measured; });
+    if (planned > 1 && moved)
+      std::cout << "(a gap smaller than a moved GPU's x/F is within the move's error: a configuration timed there "
+                   "(--trials) tells)\n";
+    if (!priced && planned > 1)
       std::cout << "(GPU-hours of different GPUs cost differently: --price t4=P,a100-40gb=Q adds each plan's cost and "
                    "names the cheapest)\n";
   }

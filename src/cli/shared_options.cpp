@@ -166,7 +166,10 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
       used = 0;
     }
     if (used != v.size() || !std::isfinite(x) || x <= 0)
-      throw InputError("", 0, "--price", fmt::format("'{}' is not a positive price per GPU-hour", item));
+      throw InputError("", 0, "--price",
+                       fmt::format("'{}' is not a positive price per GPU-hour (give one number, or NAME=PRICE for each "
+                                   "--gpu)",
+                                   item));
     return x;
   };
   if (text.find('=') == std::string::npos) {

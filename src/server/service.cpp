@@ -733,6 +733,7 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
       if (i == hws.size()) throw RequestError(400, "prices", fmt::format("'{}' is not one of 'gpus'", name));
       if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
         throw RequestError(400, "prices", fmt::format("the price of {} must be a number > 0", name));
+      if (prices[i] != 0) throw RequestError(400, "prices", fmt::format("{} is priced twice", hws[i].name));
       prices[i] = v.get<double>();
     }
     for (size_t i = 0; i < hws.size(); ++i)
@@ -751,7 +752,13 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
       if (rows.rows() > limits_.max_rows)
         throw RequestError(422, "trials", fmt::format("the trials of {} hold more than {} rows, the server's limit "
                                                       "(trainplan serve --max-rows)", name, limits_.max_rows));
-      trials.emplace(hw->name, io::parse_samples_csv(v.get_ref<const std::string&>(), "trials." + name));
+      if (trials.count(hw->name)) throw RequestError(400, "trials", fmt::format("{} is given twice", hw->name));
+      try {
+        trials.emplace(hw->name, io::parse_samples_csv(v.get_ref<const std::string&>(), "trials." + name));
+      } catch (const InputError& e) {
+        // The field is the request's: the CSV's own column and line stay in the message.
+        throw RequestError(400, "trials", fmt::format("the trials of {}: {}", name, e.what()));
+      }
     }
   }
   auto lock = lock_within_scope(e.mu);

@@ -610,10 +610,13 @@ TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
     EXPECT_NEAR(g["cost"].get<double>(), g["gpu_hours"].get<double>() * g["price_per_gpu_hour"].get<double>(), 1e-12);
   const bool l4_cheaper = l4["cost"].get<double>() < h200["cost"].get<double>();
   EXPECT_EQ(j["cheapest"], l4_cheaper ? "l4" : "h200");
+  // What the move says reaches the user (the H200's steps are host time).
+  EXPECT_NE(l4["notes"].dump().find("every source step is host time"), std::string::npos) << l4.dump();
   // The text names the cheapest too.
   auto text = tptest::run_cli("plan --samples " + samples + " --from-gpu h200 --gpu h200,l4 --price h200=3.5,l4=0.8" + ask);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find(std::string("cheapest: ") + (l4_cheaper ? "l4" : "h200")), std::string::npos) << text.out;
+  EXPECT_NE(text.err.find("note (l4): every source step is host time"), std::string::npos) << text.err;
   // No GPU reaches a metric no trial came near: exit 3, each GPU's reason listed.
   auto none = tptest::run_cli("plan --samples " + samples + " --from-gpu h200 --gpu h200,l4 --target 0.9999 --deadline 10m");
   EXPECT_EQ(none.exit_code, 3);
@@ -647,6 +650,7 @@ TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
                                 " --from-gpu h200 --gpu h200,nosuchgpu",           // not in the catalog
                                 " --from-gpu h200 --gpu h200,l4 --price l4=1",     // a GPU without a price
                                 " --from-gpu h200 --gpu l4 --hardware l4",         // one GPU's node, or each's
+                                " --from-gpu h200 --gpu h200,l4 --early-stop",     // one GPU's budgets
                                 " --price 2", " --from-gpu h200"}) {               // without --gpu
     auto b = tptest::run_cli("plan --samples " + samples + ask + bad);
     EXPECT_EQ(b.exit_code, 2) << bad << ": " << b.err;

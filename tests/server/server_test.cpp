@@ -515,7 +515,9 @@ TEST(Server, PlanOnSeveralGpusEqualsCli) {
                         Bad{{{"gpus", {"l4", "nosuchgpu"}}}, "gpus"}, Bad{{{"gpus", {"l4", "l4"}}}, "gpus"},
                         Bad{{{"prices", {{"h200", 3.5}}}}, "prices"}, Bad{{{"prices", {{"h200", -1}, {"l4", 1}}}}, "prices"},
                         Bad{{{"frontier", true}}, "frontier"}, Bad{{{"trials", {{"t4", timed}}}}, "trials"},
-                        Bad{{{"trials", "x"}}, "trials"}}) {
+                        Bad{{{"trials", "x"}}, "trials"}, Bad{{{"trials", {{"l4", timed}, {"L4", timed}}}}, "trials"},
+                        Bad{{{"trials", {{"l4", "batch,workers\n1,x\n"}}}}, "trials"},
+                        Bad{{{"prices", {{"h200", 1}, {"l4", 1}, {"L4", 2}}}}, "prices"}}) {
     json body = ask;
     for (const auto& [k, v] : b.change.items()) body[k] = v;
     json e = s.post("/plan", body, &st);
