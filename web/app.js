@@ -343,14 +343,27 @@ function showPlan(p) {
 
 // ---- another GPU -------------------------------------------------------------
 
+// Runs `work` with `button` disabled, so that one answer at a time is shown;
+// an error goes to the `errorId` box and the status line.
+async function whileBusy(button, errorId, work) {
+  $(button).disabled = true;
+  try {
+    await work();
+  } catch (e) {
+    showError(errorId, e);
+    status("error");
+  } finally {
+    $(button).disabled = false;
+  }
+}
+
 async function onTransfer(ev) {
   ev.preventDefault();
   showError("transfer-error", null);
   $("transfer-result").hidden = true;
   state.moved = null;
   if (!state.samples) { showError("transfer-error", new Error("load samples first (Samples tab)")); return; }
-  $("transfer-submit").disabled = true;
-  try {
+  await whileBusy("transfer-submit", "transfer-error", async () => {
     const body = { ...state.samples.body, from_gpu: $("transfer-from").value, to_gpu: $("transfer-to").value };
     const trials = $("transfer-trials").files[0];
     if (trials) body.trials_csv = await trials.text();
@@ -359,12 +372,7 @@ async function onTransfer(ev) {
     state.moved.name = state.samples.name;
     showTransfer(state.moved);
     status("predicted");
-  } catch (e) {
-    showError("transfer-error", e);
-    status("error");
-  } finally {
-    $("transfer-submit").disabled = false;
-  }
+  });
 }
 
 function showTransfer(t) {
@@ -406,18 +414,11 @@ async function onTransferPlan() {
   const t = state.moved;
   if (!t) return;
   showError("transfer-error", null);
-  $("transfer-plan").disabled = true;
-  try {
+  await whileBusy("transfer-plan", "transfer-error", async () => {
     status("fitting the moved samples…");
-    const fit = await api("/fit", { samples_csv: t.samples_csv });
-    await adoptFit(fit);
+    await adoptFit(await api("/fit", { samples_csv: t.samples_csv }));
     showTab("plan");
-  } catch (e) {
-    showError("transfer-error", e);
-    status("error");
-  } finally {
-    $("transfer-plan").disabled = false;
-  }
+  });
 }
 
 // "t4=0.53, a100-40gb=3.7" as {t4: 0.53, "a100-40gb": 3.7}; empty: null.
@@ -440,8 +441,7 @@ async function onCompare(ev) {
   showError("compare-error", null);
   $("compare-result").hidden = true;
   if (!state.samples) { showError("compare-error", new Error("load samples first (Samples tab)")); return; }
-  $("compare-submit").disabled = true;
-  try {
+  await whileBusy("compare-submit", "compare-error", async () => {
     const gpus = $("compare-gpus").value.split(",").map((x) => x.trim()).filter((x) => x);
     if (!gpus.length) throw new Error("GPUs: name at least one");
     const body = { ...state.samples.body, from_gpu: $("transfer-from").value, gpus,
@@ -460,12 +460,7 @@ async function onCompare(ev) {
     }
     showComparison(answer, Boolean(prices));
     status("planned on each GPU");
-  } catch (e) {
-    showError("compare-error", e);
-    status("error");
-  } finally {
-    $("compare-submit").disabled = false;
-  }
+  });
 }
 
 function showComparison(c, priced) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "app/transfer_samples.h"
 #include "core/error.h"
@@ -43,16 +44,15 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
       timed = sample_steps(measured, hw.node.gpus_per_node);
     }
     g.trials = timed.size();
-    SampleSet on = samples;
+    std::optional<SamplesTransfer> moved;
     if (!g.measured) {
-      auto moved = transfer_samples(samples, from, hw, std::move(timed));
-      on = std::move(moved.moved);
-      g.notes = std::move(moved.notes);
+      moved = transfer_samples(samples, from, hw, std::move(timed));
+      g.times_log_sd = moved->moved.times_predicted_log_sd;
+      g.notes = std::move(moved->notes);
     }
-    if (!g.measured) g.times_log_sd = on.times_predicted_log_sd;
     models::ModelParams p = params;
     p.hardware = std::make_shared<structure::HardwareSpec>(structure::interconnect_spec(hw));
-    ModelSource src(std::move(on), p);
+    ModelSource src(moved ? std::move(moved->moved) : samples, p);
     try {
       g.outcome = make_plan(src, q);
     } catch (const InfeasibleError& e) {

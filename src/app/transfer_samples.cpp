@@ -4,9 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <optional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -52,36 +50,6 @@ void check_dataset_size(const SampleSet& set) {
                      "moving samples to another GPU needs the dataset size, to turn epoch times into step times "
                      "(write it on the samples' first line, '# trainplan: dataset_size=N'; `transfer --samples` "
                      "and POST /transfer also take it as an option)");
-}
-
-// The catalog GPU a hardware label names: the label itself, else the one
-// catalog GPU among its words, two joined by '-' before one alone ("NVIDIA
-// H200 141GB (libtorch 2.11)" is h200, "A100 80GB" a100-80gb). None when no
-// word or several different GPUs match.
-std::optional<std::string> catalog_gpu_in(const std::string& label) {
-  if (auto hw = structure::find_builtin_hardware(label)) return hw->name;
-  std::vector<std::string> words;
-  std::string w;
-  for (char ch : label + " ") {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      w += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    } else if (!w.empty()) {
-      words.push_back(w), w.clear();
-    }
-  }
-  auto match = [](const std::vector<std::string>& candidates) {
-    std::set<std::string> found;
-    for (const auto& c : candidates)
-      if (std::any_of(c.begin(), c.end(), ::isalpha) && std::any_of(c.begin(), c.end(), ::isdigit))
-        if (auto hw = structure::find_builtin_hardware(c)) found.insert(hw->name);
-    return found;
-  };
-  std::vector<std::string> pairs;
-  for (size_t i = 0; i + 1 < words.size(); ++i) pairs.push_back(words[i] + "-" + words[i + 1]);
-  auto found = match(pairs);
-  if (found.empty()) found = match(words);
-  if (found.size() == 1) return *found.begin();
-  return std::nullopt;
 }
 
 }  // namespace
@@ -144,7 +112,7 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   std::set<std::string> labels, labelled;
   for (const auto& s : set.samples) labels.insert(s.hardware);
   for (const auto& label : labels)
-    if (auto name = catalog_gpu_in(label); name && *name != from.name) labelled.insert(*name);
+    if (auto hw = structure::find_builtin_hardware_in(label); hw && hw->name != from.name) labelled.insert(hw->name);
   if (!labelled.empty())
     t.notes.push_back(fmt::format("the samples' hardware column names {}, not {}: predicting from {}",
                                   fmt::join(labelled, ", "), from.name, from.name));

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -153,29 +152,19 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   const bool any = std::any_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.result.top.empty(); });
   const bool priced = prices.front() > 0;
   // Per GPU with a plan, its chosen plan's cost (with prices) and training time.
-  auto cost = [&](size_t i) { return outcomes[i].result.top.front().gpu_hours * prices[i]; };
-  auto hours = [&](size_t i) { return outcomes[i].result.top.front().train_s / 3600; };
-  // The GPU whose plan has the least `value`, or none.
-  auto best_by = [&](const std::function<double(size_t)>& value) {
-    std::optional<size_t> best;
-    for (size_t i = 0; i < outcomes.size(); ++i)
-      if (!outcomes[i].result.top.empty() && (!best || value(i) < value(*best))) best = i;
-    return best;
-  };
+  std::vector<std::string> names;
+  std::vector<std::optional<double>> costs, hours;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const auto& top = outcomes[i].result.top;
+    names.push_back(outcomes[i].hardware.name);
+    costs.push_back(top.empty() ? std::nullopt : std::optional(top.front().gpu_hours * prices[i]));
+    hours.push_back(top.empty() ? std::nullopt : std::optional(top.front().train_s / 3600));
+  }
   // With prices, the plan that costs least; without, none is named (GPU-hours of different GPUs do not compare).
-  const std::optional<size_t> cheapest = priced ? best_by(cost) : std::nullopt;
+  const std::optional<size_t> cheapest = priced ? least_of(costs) : std::nullopt;
   // Under a budget the objective is time: the plan that trains soonest.
   const bool least_time = outcomes.front().minimises_time();
-  const std::optional<size_t> fastest = best_by(hours);
-  // "h100, cost 5.9e+05 (a100-80gb +53%, h200 +4%)": the best and how far each other GPU is behind it.
-  auto verdict = [&](size_t best, const std::function<double(size_t)>& value, const std::string& what) {
-    std::vector<std::string> others;
-    for (size_t i = 0; i < outcomes.size(); ++i)
-      if (i != best && !outcomes[i].result.top.empty())
-        others.push_back(fmt::format("{} +{:.0f}%", outcomes[i].hardware.name, 100 * (value(i) / value(best) - 1)));
-    return fmt::format("{}, {}{}", outcomes[best].hardware.name, what,
-                       others.empty() ? "" : fmt::format(" ({})", fmt::join(others, ", ")));
-  };
+  const std::optional<size_t> fastest = least_of(hours);
   if (a.json) {
     nlohmann::json j = {{"model", s.name}, {"objective", outcomes.front().objective()}, {"gpus", nlohmann::json::array()}};
     for (const auto& o : outcomes) j["gpus"].push_back(app::to_json(o));
@@ -210,9 +199,10 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
                                  o.options.precision == structure::Precision::kFp16 ? "its tensor cores take fp16 only"
                                                                                     : "it has no tensor cores");
     if (least_time && fastest) {
-      std::cout << "fastest: " << verdict(*fastest, hours, fmt::format("{:.4g} h", hours(*fastest))) << "\n";
+      std::cout << "fastest: " << best_and_gaps(names, hours, *fastest, fmt::format("{:.4g} h", *hours[*fastest])) << "\n";
     } else if (cheapest) {
-      std::cout << "cheapest: " << verdict(*cheapest, cost, fmt::format("cost {:.4g}", cost(*cheapest))) << "\n";
+      std::cout << "cheapest: " << best_and_gaps(names, costs, *cheapest, fmt::format("cost {:.4g}", *costs[*cheapest]))
+                << "\n";
     } else if (!priced && !least_time) {
       std::cout << "(GPU-hours of different GPUs cost differently: --price a100-80gb=P,h100=Q adds each plan's cost "
                    "and names the cheapest)\n";

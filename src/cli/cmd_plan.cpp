@@ -7,6 +7,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <utility>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 #include "plan/planner.h"
 #include "plan/frontier.h"
 #include "scoring/model_choice.h"
+#include "scoring/transfer_eval.h"
 #include "plan/plan_plot.h"
 #include "app/plan_on_gpus.h"
 #include "app/plan_request.h"
@@ -287,15 +289,13 @@ void run_on_gpus(const PlanArgs& a) {
                              priced ? fmt::format(" {:>9} {:>10}", "price", "cost") : "");
     for (const auto& g : c.plans) {
       if (!g.outcome) {
-        // The reason and the constraint that fails (the first two lines of plan's own diagnosis).
-        const size_t first = g.infeasible.find('\n'), second = g.infeasible.find('\n', first + 1);
+        // The reason and the constraint that fails: the first two lines of plan's own diagnosis.
+        std::istringstream why(g.infeasible);
+        std::string reason, constraint;
+        std::getline(why, reason), std::getline(why, constraint);
         std::cout << fmt::format("{:<{}} no plan{}: {}{}\n", g.gpu, width,
-                                 g.trials ? fmt::format(" ({} timed)", g.trials) : "", g.infeasible.substr(0, first),
-                                 first == std::string::npos
-                                     ? ""
-                                     : "; " + g.infeasible.substr(first + 1, second == std::string::npos
-                                                                                 ? std::string::npos
-                                                                                 : second - first - 1));
+                                 g.trials ? fmt::format(" ({} timed)", g.trials) : "", reason,
+                                 constraint.empty() ? "" : "; " + constraint);
         continue;
       }
       const auto& b = g.outcome->result.best;
@@ -304,29 +304,24 @@ void run_on_gpus(const PlanArgs& a) {
                                b.metric,
                                g.measured ? std::string("measured")
                                           : fmt::format("{}x/{:.2f}", g.trials ? fmt::format("{} timed, ", g.trials) : "",
-                                                        std::exp(1.2815515655446004 * g.times_log_sd.value_or(0))),
+                                                        std::exp(scoring::kZ80 * g.times_log_sd.value_or(0))),
                                priced ? fmt::format(" {:>9.4g} {:>10.4g}", g.price_per_gpu_hour, g.cost()) : "");
     }
     std::cout << "epoch times: measured, or predicted with 80% of such errors within x/F (one error shared by every "
                  "configuration on that GPU)\n";
-    // "a100-40gb, cost 1.2 (t4 +40%)": the best and how far each other GPU is behind it.
-    auto verdict = [&](size_t best, auto value, const std::string& what) {
-      std::vector<std::string> others;
-      for (size_t i = 0; i < c.plans.size(); ++i)
-        if (i != best && c.plans[i].outcome)
-          others.push_back(fmt::format("{} +{:.0f}%", c.plans[i].gpu, 100 * (value(c.plans[i]) / value(c.plans[best]) - 1)));
-      return fmt::format("{}, {}{}", c.plans[best].gpu, what, others.empty() ? "" : fmt::format(" ({})", fmt::join(others, ", ")));
-    };
+    std::vector<std::string> names_planned;
+    std::vector<std::optional<double>> costs, times;
+    for (const auto& g : c.plans) {
+      names_planned.push_back(g.gpu);
+      costs.push_back(g.outcome ? std::optional(g.cost()) : std::nullopt);
+      times.push_back(g.outcome ? std::optional(g.outcome->result.best.total_time_s) : std::nullopt);
+    }
     if (c.cheapest)
       std::cout << "cheapest: "
-                << verdict(*c.cheapest, [](const app::GpuPlan& g) { return g.cost(); },
-                           fmt::format("cost {:.4g}", c.plans[*c.cheapest].cost()))
-                << "\n";
+                << best_and_gaps(names_planned, costs, *c.cheapest, fmt::format("cost {:.4g}", *costs[*c.cheapest])) << "\n";
     if (c.fastest)
       std::cout << "fastest: "
-                << verdict(*c.fastest, [](const app::GpuPlan& g) { return g.outcome->result.best.total_time_s; },
-                           fmt::format("{:.4g} s", c.plans[*c.fastest].outcome->result.best.total_time_s))
-                << "\n";
+                << best_and_gaps(names_planned, times, *c.fastest, fmt::format("{:.4g} s", *times[*c.fastest])) << "\n";
     const auto planned = std::count_if(c.plans.begin(), c.plans.end(), [](const auto& g) { return bool(g.outcome); });
     const bool moved = std::any_of(c.plans.begin(), c.plans.end(), [](const auto& g) { return g.outcome && !g.measured; });
     if (planned > 1 && moved)

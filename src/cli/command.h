@@ -4,6 +4,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,5 +94,13 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
 // --tf32: the framework runs fp32 dense layers on TF32 tensor cores
 // (structure::GpuSpec::fp32_matmul_tf32); `cmd` gets the flag, `on` its value.
 void add_tf32_option(CLI::App* cmd, bool& on);
+
+// Comparing GPUs (`plan --gpu`, `llm plan --gpu A,B`): the index of the
+// least of `values` among those that have one (a GPU with a plan), or nullopt.
+std::optional<size_t> least_of(const std::vector<std::optional<double>>& values);
+// "h100, cost 5.9e+05 (a100-80gb +53%, h200 +4%)": names[best], `what`, and how
+// far each other entry with a value is behind values[best], in per cent.
+std::string best_and_gaps(const std::vector<std::string>& names, const std::vector<std::optional<double>>& values,
+                          size_t best, const std::string& what);
 
 }  // namespace trainplan::cli

@@ -14,6 +14,7 @@
 #include "io/csv.h"
 #include "io/hardware_file.h"
 #include "profile/samples_file.h"
+#include "scoring/transfer_eval.h"
 #include "structure/comm_profile.h"
 #include "structure/gpu_catalog.h"
 
@@ -44,7 +45,7 @@ SampleSet read_samples_noted(const std::string& path) {
         set.times_predicted_log_sd
             ? fmt::format(" (80% of such errors within x/{:.2f}), which predict's epoch-time interval and "
                           "`plan --confidence`'s bounds add",
-                          std::exp(1.2815515655446004 * *set.times_predicted_log_sd))
+                          std::exp(scoring::kZ80 * *set.times_predicted_log_sd))
             : ", and so do their intervals");
   return set;
 }
@@ -201,6 +202,21 @@ void add_tf32_option(CLI::App* cmd, bool& on) {
                 "The training runs fp32 dense layers (matmuls) on TF32 tensor cores, where a GPU has them: PyTorch "
                 "1.7-1.11 by default, later with torch.backends.cuda.matmul.allow_tf32 = True [default: off, as PyTorch "
                 "from 1.12; convolutions are taken on TF32 either way, cuDNN's default]");
+}
+
+std::optional<size_t> least_of(const std::vector<std::optional<double>>& values) {
+  std::optional<size_t> best;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i] && (!best || *values[i] < *values[*best])) best = i;
+  return best;
+}
+
+std::string best_and_gaps(const std::vector<std::string>& names, const std::vector<std::optional<double>>& values,
+                          size_t best, const std::string& what) {
+  std::vector<std::string> others;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (i != best && values[i]) others.push_back(fmt::format("{} +{:.0f}%", names[i], 100 * (*values[i] / *values[best] - 1)));
+  return fmt::format("{}, {}{}", names[best], what, others.empty() ? "" : fmt::format(" ({})", fmt::join(others, ", ")));
 }
 
 }  // namespace trainplan::cli

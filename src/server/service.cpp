@@ -232,6 +232,26 @@ class RowCounter {
   bool start_ = true, comment_ = false, data_ = false;
 };
 
+// The CSV text of `field` (`what` names it in the message), held to the
+// server's row limit before anything parses it: 422 past it.
+void check_csv_rows(std::string_view text, const char* field, const std::string& what, size_t max_rows) {
+  RowCounter rows;
+  rows.feed(text);
+  if (rows.rows() > max_rows)
+    throw RequestError(422, field,
+                       fmt::format("{} holds more than {} rows, the server's limit (trainplan serve --max-rows); send "
+                                   "fewer rows",
+                                   what, max_rows));
+}
+
+// The built-in GPU `name` names, for `field`. Catalog names only: a hardware
+// file would be a read of the server's files.
+structure::HardwareProfile catalog_gpu(const std::string& name, const char* field) {
+  auto hw = structure::find_builtin_hardware(name);
+  if (!hw) throw RequestError(400, field, fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", name));
+  return *hw;
+}
+
 json parse_body(const std::string& body) {
   json j;
   try {
@@ -708,9 +728,7 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
     if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' plans one GPU: drop it, or drop 'gpus'", f));
   auto catalog = [](const json& v, const char* field) {
     if (!v.is_string()) throw RequestError(400, field, fmt::format("field '{}' must hold GPU names (strings)", field));
-    auto hw = structure::find_builtin_hardware(v.get<std::string>());
-    if (!hw) throw RequestError(400, field, fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", v.get<std::string>()));
-    return *hw;
+    return catalog_gpu(v.get<std::string>(), field);
   };
   const json* from_v = find(req, "from_gpu");
   if (!from_v) throw RequestError(400, "from_gpu", "missing field 'from_gpu': the GPU the samples were measured on");
@@ -744,17 +762,12 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
   if (const json* t = find(req, "trials")) {
     if (!t->is_object()) throw RequestError(400, "trials", "field 'trials' must be an object of GPU name to samples CSV text");
     for (const auto& [name, v] : t->items()) {
-      auto hw = structure::find_builtin_hardware(name);
-      if (!hw) throw RequestError(400, "trials", fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", name));
+      const auto hw = catalog_gpu(name, "trials");
       if (!v.is_string()) throw RequestError(400, "trials", fmt::format("the trials of {} must be CSV text", name));
-      RowCounter rows;
-      rows.feed(v.get_ref<const std::string&>());
-      if (rows.rows() > limits_.max_rows)
-        throw RequestError(422, "trials", fmt::format("the trials of {} hold more than {} rows, the server's limit "
-                                                      "(trainplan serve --max-rows)", name, limits_.max_rows));
-      if (trials.count(hw->name)) throw RequestError(400, "trials", fmt::format("{} is given twice", hw->name));
+      check_csv_rows(v.get_ref<const std::string&>(), "trials", "trials." + name, limits_.max_rows);
+      if (trials.count(hw.name)) throw RequestError(400, "trials", fmt::format("{} is given twice", hw.name));
       try {
-        trials.emplace(hw->name, io::parse_samples_csv(v.get_ref<const std::string&>(), "trials." + name));
+        trials.emplace(hw.name, io::parse_samples_csv(v.get_ref<const std::string&>(), "trials." + name));
       } catch (const InputError& e) {
         // The field is the request's: the CSV's own column and line stay in the message.
         throw RequestError(400, "trials", fmt::format("the trials of {}: {}", name, e.what()));
@@ -814,13 +827,10 @@ json Service::transfer_request(const json& req) {
   if (find(req, "id")) throw RequestError(400, "id", "/transfer takes samples (samples_csv or samples_path), not an id");
   for (const char* f : {"model", "time_model", "metric_model"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("/transfer fits no time or metric model: drop '{}'", f));
-  // Catalog names only: a hardware file is a path on the server.
   auto gpu = [&](const char* field) {
     const std::string name = get_string(req, field, "");
     if (name.empty()) throw RequestError(400, field, fmt::format("missing field '{}' (a GPU of the catalog, GET /llm/models)", field));
-    auto hw = structure::find_builtin_hardware(name);
-    if (!hw) throw RequestError(400, field, fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", name));
-    return *hw;
+    return catalog_gpu(name, field);
   };
   const auto from = gpu("from_gpu"), to = gpu("to_gpu");
   const structure::LayerGraph* network = nullptr;
@@ -838,13 +848,7 @@ json Service::transfer_request(const json& req) {
   const json* trials_csv = find(req, "trials_csv");
   if (trials_csv) {
     if (!trials_csv->is_string()) throw RequestError(400, "trials_csv", "field 'trials_csv' must be a string (CSV text)");
-    RowCounter rows;
-    rows.feed(trials_csv->get_ref<const std::string&>());
-    if (rows.rows() > limits_.max_rows)
-      throw RequestError(422, "trials_csv",
-                         fmt::format("trials_csv holds more than {} rows, the server's limit (trainplan serve "
-                                     "--max-rows); send fewer rows",
-                                     limits_.max_rows));
+    check_csv_rows(trials_csv->get_ref<const std::string&>(), "trials_csv", "trials_csv", limits_.max_rows);
   }
   std::unique_ptr<Slot> slot;
   auto s = request_samples(req, slot);
@@ -876,10 +880,7 @@ Response Service::llm_plan_request(const json& req) {
   const std::string model = get_string(req, "model", "");
   auto spec = structure::find_transformer(model);
   if (!spec) throw RequestError(400, "model", fmt::format("unknown model '{}' (GET /llm/models lists them)", model));
-  // Catalog names only: a hardware file would be a read of the server's files.
-  const std::string gpu = get_string(req, "gpu", "");
-  auto hw = structure::find_builtin_hardware(gpu);
-  if (!hw) throw RequestError(400, "gpu", fmt::format("unknown GPU '{}' (GET /llm/models lists the catalog)", gpu));
+  const auto hw = catalog_gpu(get_string(req, "gpu", ""), "gpu");
   plan::LlmPlanOptions o;
   o.max_gpus = get_int(req, "max_gpus", o.max_gpus);
   if (o.max_gpus < 1) throw RequestError(400, "max_gpus", "max_gpus must be >= 1");
@@ -904,7 +905,7 @@ Response Service::llm_plan_request(const json& req) {
     if (!pr) throw RequestError(400, "precision", "precision must be fp16, bf16, fp32, amp-fp32-master or fp8");
     o.precision = *pr;
   } else {
-    o.precision = structure::default_training_precision(*hw);  // as the CLI's: fp16 where bf16 has no tensor cores
+    o.precision = structure::default_training_precision(hw);  // as the CLI's: fp16 where bf16 has no tensor cores
   }
   const double reserve_gib = get_number(req, "reserve_gib", 2.0);
   if (!(reserve_gib >= 0)) throw RequestError(400, "reserve_gib", "reserve_gib must be >= 0");
@@ -922,14 +923,14 @@ Response Service::llm_plan_request(const json& req) {
   if (req.contains("calibrate")) {
     const std::string text = get_string(req, "calibrate", "");
     auto rows = io::parse_llm_configs(text, "calibrate", /*require_time=*/true);
-    io::require_hardware_support(rows, *hw);  // a row this GPU cannot run is no measurement of it
+    io::require_hardware_support(rows, hw);  // a row this GPU cannot run is no measurement of it
     measured = app::LlmPlanMeasured{std::move(rows), "calibrate"};
   }
   // A plan over a large space computes for a second or more: it takes a slot, as a fit does.
   auto slot = take_slot();
   app::LlmPlanOutcome out;
   try {
-    out = app::make_llm_plan(*spec, *hw, o, measured ? &*measured : nullptr);
+    out = app::make_llm_plan(*spec, hw, o, measured ? &*measured : nullptr);
   } catch (const InputError& e) {
     if (!e.file().empty() || e.field().empty()) throw;
     // The planner names its options; the request's fields are named otherwise in places.

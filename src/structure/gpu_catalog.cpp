@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -277,6 +278,38 @@ std::optional<HardwareProfile> find_builtin_hardware(const std::string& name) {
     for (const auto& a : e.aliases)
       if (name_key(a) == key) return e.h;
   }
+  return std::nullopt;
+}
+
+std::optional<HardwareProfile> find_builtin_hardware_in(const std::string& label) {
+  if (auto hw = find_builtin_hardware(label)) return hw;
+  std::vector<std::string> words;
+  std::string w;
+  for (char ch : label + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      w += ch;
+    } else if (!w.empty()) {
+      words.push_back(w), w.clear();
+    }
+  }
+  auto letters_and_digits = [](const std::string& c) {
+    bool alpha = false, digit = false;
+    for (unsigned char ch : c) alpha |= std::isalpha(ch) != 0, digit |= std::isdigit(ch) != 0;
+    return alpha && digit;
+  };
+  // The entries the candidates name, by name.
+  auto named = [&](const std::vector<std::string>& candidates) {
+    std::map<std::string, HardwareProfile> found;
+    for (const auto& c : candidates)
+      if (letters_and_digits(c))
+        if (auto hw = find_builtin_hardware(c)) found.emplace(hw->name, *hw);
+    return found;
+  };
+  std::vector<std::string> pairs;
+  for (size_t i = 0; i + 1 < words.size(); ++i) pairs.push_back(words[i] + " " + words[i + 1]);
+  auto found = named(pairs);
+  if (found.empty()) found = named(words);
+  if (found.size() == 1) return found.begin()->second;
   return std::nullopt;
 }
 

@@ -116,6 +116,12 @@ const std::vector<HardwareProfile>& builtin_hardware();
 // "a100"), or nullopt. Case, spaces, hyphens and underscores do not matter:
 // "A100 40GB" and "a100_40gb" are a100-40gb.
 std::optional<HardwareProfile> find_builtin_hardware(const std::string& name);
+// The built-in entry a free-text label names ("NVIDIA H200 141GB (libtorch
+// 2.11)" is h200, "Tesla A100 80GB" a100-80gb): the label as a name, else
+// the one entry named by two neighbouring words of it, else by one word
+// (words of letters and digits both; a bare "16" or "cuda" names nothing).
+// nullopt when none, or several different entries, match.
+std::optional<HardwareProfile> find_builtin_hardware_in(const std::string& label);
 // Catalog keys, in catalog order.
 std::vector<std::string> builtin_hardware_names();
 

@@ -33,6 +33,7 @@ PessimisticModel::PessimisticModel(std::shared_ptr<const models::FittedPerforman
     throw InputError("", 0, "times_predicted_log_sd", "must be a finite number >= 0");
   if (!(coverage > 0 && coverage < 1))
     throw InputError("", 0, "--confidence", "must be strictly between 0 and 1");
+  shared_time_z_ = numerics::normal_quantile(bounds == ConfidenceBounds::kOneSided ? coverage : (1 + coverage) / 2);
   if (!m_->time_model()->predict_interval(probe_batch, 1, 1, coverage))
     throw InputError("", 0, "--confidence",
                      fmt::format("needs prediction intervals, but time model '{}' gives none; "
@@ -56,8 +57,7 @@ std::optional<double> PessimisticModel::epoch_time(int batch, int workers, int n
   if (shared_time_log_sd_ > 0) {
     const double point = m_->time_model()->predict(batch, workers, nodes);
     if (!(point > 0) || !std::isfinite(point)) return std::nullopt;
-    const double z = numerics::normal_quantile(bounds_ == ConfidenceBounds::kOneSided ? coverage_ : (1 + coverage_) / 2);
-    hi = widen_by_shared_error(point, std::max(*hi, point), IntervalEnd::kUpper, z, shared_time_log_sd_);
+    hi = widen_by_shared_error(point, std::max(*hi, point), IntervalEnd::kUpper, shared_time_z_, shared_time_log_sd_);
   }
   return hi;
 }

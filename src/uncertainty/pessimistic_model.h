@@ -80,6 +80,7 @@ class PessimisticModel : public models::PerformanceModel {
   double coverage_;
   ConfidenceBounds bounds_;
   double shared_time_log_sd_;
+  double shared_time_z_ = 0;  // the normal quantile the bound's side of `coverage_` reads it at
   // For cell_: (epochs, the best bound at these epochs or fewer, NaN while
   // none), at the epoch counts looked at so far, ascending.
   mutable std::pair<int, int> cell_{0, 0};

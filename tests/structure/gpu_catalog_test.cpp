@@ -54,6 +54,17 @@ TEST(GpuCatalog, NamesMatchWhateverTheSeparators) {
   for (const auto& name : structure::builtin_hardware_names()) EXPECT_EQ(find_builtin_hardware(name)->name, name);
 }
 
+// A profiler's free-text label names its catalog GPU; a label that names
+// none, or two, names nothing.
+TEST(GpuCatalog, ALabelNamesTheGpuAmongItsWords) {
+  using structure::find_builtin_hardware_in;
+  EXPECT_EQ(find_builtin_hardware_in("NVIDIA H200 141GB (libtorch 2.11 CUDA 13.0; 16-CPU VM)")->name, "h200");
+  EXPECT_EQ(find_builtin_hardware_in("Tesla A100 80GB PCIe? no: SXM")->name, "a100-80gb");
+  EXPECT_EQ(find_builtin_hardware_in("t4")->name, "t4");
+  EXPECT_FALSE(find_builtin_hardware_in("AMD EPYC 7742 x2 cores").has_value());
+  EXPECT_FALSE(find_builtin_hardware_in("t4 and v100 mixed").has_value());
+}
+
 // Every entry carries what the models read, with its sources; a PCIe card is
 // told from the SXM one by its name, and the FP8 refusal names every GPU that
 // has FP8 units.
