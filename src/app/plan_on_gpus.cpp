@@ -22,7 +22,9 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
                            const std::map<std::string, SampleSet>& trials) {
   if (!prices.empty() && prices.size() != gpus.size())
     throw std::logic_error("plan_on_gpus: one price per GPU, or none");
-  for (const auto& [name, set] : trials) {
+  for (const auto& [gpu_name, set] : trials) {
+    // clang before 16 cannot capture a structured binding, so the lambda gets a plain copy.
+    const std::string name = gpu_name;
     const bool listed = std::any_of(gpus.begin(), gpus.end(), [&](const auto& g) { return g.name == name; });
     if (!listed) throw InputError(set.source, 0, "--trials", fmt::format("{} is not one of the GPUs planned on", name));
     if (name == from.name)
