@@ -21,7 +21,9 @@
 #              one pass of time trials; or gpt: the GPT trainer's bf16 time trials on the GPU (three
 #              shapes, micro-batches, accumulation, sequence lengths), its losses across layouts, two
 #              ranks sharing the GPU, and repeats, until GPT_BUDGET_S (default 330) seconds have passed;
-#              or gpt-large: GPU-bound GPT configurations (large micro-batches, a 32 x 2560 shape)
+#              or gpt-large: GPU-bound GPT configurations (large micro-batches, a 32 x 2560 shape);
+#              or tf32: fp32 training steps of the six reference networks with TF32 off, on for
+#              convolutions, on for everything (scripts/gpu/tf32-bench.py, TF32_BUDGET_S, default 320)
 #   NCCL_INCLUDE  directory with nccl.h (default: PyTorch's nvidia-nccl wheel when installed)
 # Outputs in $OUT (each appended as it is measured):
 #   env.txt          GPU, driver, torch, compiler
@@ -34,6 +36,7 @@
 #   layers.csv       trainplan-layer-bench
 #   losses.jsonl, gpt-timing.jsonl, gpt-shared.jsonl, gpt-timing-repeat.jsonl   SUITE=gpt, same framing
 #                    (scripts/gpu/import-gpt.py makes grid CSVs of them)
+#   tf32.csv         SUITE=tf32: network, batch, mode, repeat, median and spread of the step, peak memory
 set -uo pipefail
 OUT=${OUT:-/tmp/trainplan-gpu}
 CARRY=${CARRY:-.gpu-carry}
@@ -69,6 +72,16 @@ if [ "${SUITE:-all}" = llm ]; then
   timeout $((budget + 120)) python3 scripts/gpu/transformer-bench.py --out "$OUT" --device "$DEVICE" \
     --budget-s "$budget" $([ "$QUICK" = 1 ] && echo --quick) 2>>"$OUT/log.txt" || log "transformer bench exited $?"
   log "transformer bench: $(($(wc -l <"$OUT/transformer.csv") - 1)) configurations"
+fi
+
+# --- TF32 on the six reference networks (no build needed) -------------------
+if [ "${SUITE:-all}" = tf32 ]; then
+  budget=${TF32_BUDGET_S:-320}
+  log "tf32 bench (budget ${budget} s)"
+  timeout $((budget + 90)) python3 scripts/gpu/tf32-bench.py --out "$OUT" --device "$DEVICE" \
+    --budget-s "$budget" $([ "$QUICK" = 1 ] && echo --quick) 2>>"$OUT/log.txt" || log "tf32 bench exited $?"
+  log "tf32 bench: $(($(wc -l <"$OUT/tf32.csv") - 1)) rows"
+  exit 0
 fi
 
 # --- build ------------------------------------------------------------------

@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "core/median.h"
 #include "numerics/levenberg_marquardt.h"
+#include "numerics/normal_quantile.h"
+#include "numerics/student_t_quantile.h"
 
 namespace trainplan::models {
 
@@ -461,8 +463,19 @@ void SplitTransferModel::fit_factors(const std::vector<StepSample>& trials) {
   const Eigen::MatrixXd Jt = J.topRows(nt);
   const double p_eff = (Jt * cov * Jt.transpose()).trace();
   const Eigen::VectorXd res = residuals(r.x).head(nt);
+  const double dof = std::max(0.0, static_cast<double>(nt) - p_eff);
   trial_scale_ = 1;
-  if (nt - p_eff >= 1) trial_scale_ = std::max(1.0, std::sqrt(res.squaredNorm() / (nt - p_eff)));
+  if (p_.misfit_prior_dof > 0) {
+    // The target's misfit is unknown: the source's, worth misfit_prior_dof
+    // residuals, pooled with the trials' own. A few trials estimate it
+    // poorly, so the interval is Student's t on the pooled degrees of freedom
+    // (expressed as the normal sd that gives the same 80% interval).
+    const double nu = p_.misfit_prior_dof + dof;
+    const double pooled = (p_.misfit_prior_dof + res.squaredNorm()) / nu;
+    trial_scale_ = std::sqrt(std::max(1.0, pooled)) * numerics::student_t_quantile(0.9, nu) / numerics::normal_quantile(0.9);
+  } else if (dof >= 1) {
+    trial_scale_ = std::max(1.0, std::sqrt(res.squaredNorm() / dof));
+  }
   for (int a = 0; a < 4; ++a)
     for (int b = 0; b < 4; ++b) factor_cov_[4 * a + b] = cov(a, b);
 }

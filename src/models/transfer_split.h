@@ -119,6 +119,12 @@ struct SplitTransferParams {
   // departures alternate between batches (SplitSourceFit::batch_quirk_weight),
   // times this (0: off).
   double batch_quirk_weight = 1;
+  // With trials, how many residuals' worth the source fit's misfit counts
+  // for as the target's: the trials' own misfit pools with it, and the
+  // intervals are Student's t on the pooled degrees of freedom. 0: the
+  // source's misfit is taken as known (normal intervals), widened only where
+  // the trials' residuals over their degrees of freedom exceed it.
+  double misfit_prior_dof = 1;
 };
 
 // The source-side fit: the step-time terms above, seconds (k_* per unit of

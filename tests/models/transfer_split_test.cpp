@@ -12,6 +12,8 @@
 #include "core/error.h"
 #include "models/transfer_baselines.h"
 #include "models/transfer_split.h"
+#include "numerics/normal_quantile.h"
+#include "numerics/student_t_quantile.h"
 
 using namespace trainplan;
 using models::StepSample;
@@ -307,6 +309,42 @@ TEST(SplitTransfer, IntervalsNarrowWithTrialsAndWidenWhenTheTrialsDisagree) {
   models::SplitTransferModel disagreeing;
   disagreeing.fit({source, kSlow, kFast, off, nullptr});
   EXPECT_GT(median_sd(disagreeing, rest), 1.5 * median_sd(fitted, rest));
+}
+
+// One trial says nothing of how well the model's form fits the target: the
+// source's misfit stands in for it, worth one residual (misfit_prior_dof), so
+// the interval is Student's t on about one degree of freedom, t(0.9, 1) /
+// z(0.9) = 2.40 times the normal one the source's misfit taken as known gives. Many
+// trials that the form fits leave the factor near 1.
+TEST(SplitTransfer, FewTrialsCarryTheUncertaintyOfTheTargetsMisfit) {
+  Truth src;
+  Truth tgt = transferred(src);
+  tgt.gpu_example *= 1.6;
+  auto source = trace(src, kSourcePlacements, 1);
+  auto target = trace(tgt, kTargetPlacements, 2);
+  auto [one, rest] = split_off(target, {{"1", 64}});
+  ASSERT_EQ(one.size(), 1u);
+  models::SplitTransferParams known;
+  known.misfit_prior_dof = 0;
+  models::SplitTransferModel pooled, as_known(known);
+  pooled.fit({source, kSlow, kFast, one, nullptr});
+  as_known.fit({source, kSlow, kFast, one, nullptr});
+  const double t_over_z = trainplan::numerics::student_t_quantile(0.9, 1) / trainplan::numerics::normal_quantile(0.9);
+  for (const auto& r : rest) {
+    EXPECT_DOUBLE_EQ(pooled.predict(r), as_known.predict(r));
+    // within 1%: the priors leave the trial a sliver of a degree of freedom
+    EXPECT_NEAR(*pooled.log_sd(r), t_over_z * *as_known.log_sd(r), 0.01 * *as_known.log_sd(r));
+  }
+
+  std::set<std::pair<std::string, double>> many_at;
+  for (size_t i = 0; i < target.size(); i += 2) many_at.insert({target[i].placement(), target[i].batch});
+  auto [many, others] = split_off(target, many_at);
+  ASSERT_GE(many.size(), 25u);
+  ASSERT_FALSE(others.empty());
+  models::SplitTransferModel pooled_many, known_many(known);
+  pooled_many.fit({source, kSlow, kFast, many, nullptr});
+  known_many.fit({source, kSlow, kFast, many, nullptr});
+  for (const auto& r : others) EXPECT_LT(*pooled_many.log_sd(r), 1.15 * *known_many.log_sd(r));
 }
 
 // --tf32: fp32 dense layers on TF32 tensor cores where the GPU has them.
