@@ -445,7 +445,7 @@ async function onCompare(ev) {
     const gpus = $("compare-gpus").value.split(",").map((x) => x.trim()).filter((x) => x);
     if (!gpus.length) throw new Error("GPUs: name at least one");
     const body = { ...state.samples.body, from_gpu: $("transfer-from").value, gpus,
-      target: numberField("compare-target"), deadline: numberField("compare-deadline") };
+      target: numberField("compare-target"), deadline: numberField("compare-deadline"), frontier: true };
     const prices = parsePrices($("compare-prices").value);
     if (prices) body.prices = prices;
     const conf = numberField("compare-confidence");
@@ -458,12 +458,12 @@ async function onCompare(ev) {
       // No GPU has a plan: the answer still holds each GPU's reason.
       if (e.status === 422 && e.body && e.body.plan) { showError("compare-error", e); answer = e.body.plan; } else throw e;
     }
-    showComparison(answer, Boolean(prices));
+    showComparison(answer, Boolean(prices), body.deadline);
     status("planned on each GPU");
   });
 }
 
-function showComparison(c, priced) {
+function showComparison(c, priced, deadline) {
   const rows = c.gpus;
   const choice = (g) => (g.plan ? g.plan.choice : null);
   const cell = (f) => (g) => (choice(g) ? f(choice(g), g) : "—");
@@ -480,7 +480,29 @@ function showComparison(c, priced) {
   $("compare-summary").textContent = `measured on ${c.from_gpu}; on every other GPU the epoch times are predicted from them` +
     (c.cheapest ? `\ncheapest: ${c.cheapest}` : "") + (c.fastest ? `\nfastest: ${c.fastest}` : "") +
     (priced ? "" : "\n(GPU-hours of different GPUs cost differently: prices name the cheapest)");
-  $("compare-result").hidden = false;
+  $("compare-result").hidden = false;  // before the chart, which takes its parent's width
+  // Each GPU's frontier as a step, flat from its slowest point to the right edge.
+  const costOf = (g, x) => (priced ? x.cost : x.gpu_hours);
+  const withFront = rows.filter((g) => (g.frontier || []).length);
+  const right = Math.max(deadline || 0, ...withFront.map((g) => g.frontier[g.frontier.length - 1].total_time_s));
+  const series = [];
+  withFront.forEach((g) => {
+    const color = PALETTE[rows.indexOf(g) % PALETTE.length];
+    const x = g.frontier.map((p) => p.total_time_s), y = g.frontier.map((p) => costOf(g, p));
+    if (right > x[x.length - 1]) { x.push(right); y.push(y[y.length - 1]); }
+    series.push({ label: `${g.gpu}${g.measured ? " (measured)" : " (moved)"}`, x, y, color, stepped: true });
+    if (g.plan) series.push({ label: `${g.gpu}: plan`, x: [g.plan.choice.total_time_s], y: [priced ? g.cost : g.gpu_hours],
+      points: true, color });
+  });
+  chart("chart-compare", "cheapest run for each deadline, on each GPU", "deadline, s", priced ? "cost" : "GPU-hours",
+    series, { logx: true });
+  const merged = c.frontier || [];
+  $("compare-frontier-note").hidden = !merged.length;
+  fillTable($("compare-frontier"), merged.length ? [
+    ["from deadline, s", (p) => fmt(p.total_time_s)], ["gpu", (p) => p.gpu], ["batch", (p) => fmt(p.batch)],
+    ["workers", (p) => p.workers], ["epochs", (p) => fmt(p.epochs)], ["metric", (p) => fmt(p.metric)],
+    ["GPU-hours", (p) => fmt(p.gpu_hours)], ["cost", (p) => fmt(p.cost)],
+  ] : [], merged, (p) => p === merged.filter((q) => q.total_time_s <= deadline).pop());  // the one in effect at the deadline
 }
 
 // ---- simulate --------------------------------------------------------------

@@ -11,6 +11,12 @@
 
 namespace trainplan::app {
 
+namespace {
+// A deadline every run meets (a century), for the frontier of a GPU where
+// the deadline asked for has no plan.
+constexpr double kNoDeadline = 100 * 365.25 * 86400;
+}  // namespace
+
 double GpuPlan::gpu_hours() const {
   if (!outcome) return 0;
   return outcome->result.best.cost / 3600.0;  // the planned side: what the plan promises at most
@@ -57,8 +63,20 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
     ModelSource src(moved ? std::move(moved->moved) : samples, p);
     try {
       g.outcome = make_plan(src, q);
+      g.frontier = g.outcome->frontier;
     } catch (const InfeasibleError& e) {
       g.infeasible = e.what();
+      if (q.frontier) {
+        // The frontier ignores the deadline: planned without one, its points
+        // say what a longer deadline would cost on this GPU.
+        PlanQuery open = q;
+        open.deadline = kNoDeadline;
+        try {
+          g.frontier = make_plan(src, open).frontier;
+        } catch (const InfeasibleError&) {
+          // no run reaches the target within the epochs at all: no frontier
+        }
+      }
     }
     c.plans.push_back(std::move(g));
   }
@@ -71,7 +89,24 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
   // GPU-hours of different GPUs cost differently: only prices name a cheapest.
   if (!prices.empty()) c.cheapest = best_by([](const GpuPlan& g) { return g.cost(); });
   c.fastest = best_by([](const GpuPlan& g) { return g.outcome->result.best.total_time_s; });
+  if (q.frontier) c.frontier = merge_frontiers(c.plans);
   return c;
+}
+
+std::vector<GpuFrontierPoint> merge_frontiers(const std::vector<GpuPlan>& plans) {
+  std::vector<GpuFrontierPoint> all;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!(plans[i].price_per_gpu_hour > 0)) return {};
+    for (const auto& run : plans[i].frontier) all.push_back({i, run, run.cost / 3600.0 * plans[i].price_per_gpu_hour});
+  }
+  // Fastest first; at equal times the cheaper first, so that the sweep keeps it.
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.run.total_time_s != b.run.total_time_s ? a.run.total_time_s < b.run.total_time_s : a.cost < b.cost;
+  });
+  std::vector<GpuFrontierPoint> front;
+  for (const auto& p : all)
+    if (front.empty() || p.cost < front.back().cost) front.push_back(p);
+  return front;
 }
 
 nlohmann::json to_json(const GpuComparison& c, const std::string& samples) {
@@ -81,6 +116,15 @@ nlohmann::json to_json(const GpuComparison& c, const std::string& samples) {
     if (g.price_per_gpu_hour > 0) e["price_per_gpu_hour"] = g.price_per_gpu_hour;
     if (g.times_log_sd) e["times_predicted_log_sd"] = *g.times_log_sd;
     if (!g.measured) e["trials"] = g.trials, e["notes"] = g.notes;
+    if (!g.frontier.empty() || (g.outcome && g.outcome->query.frontier)) {
+      e["frontier"] = nlohmann::json::array();
+      for (const auto& run : g.frontier) {
+        auto point = to_json(run);
+        point["gpu_hours"] = run.cost / 3600.0;
+        if (g.price_per_gpu_hour > 0) point["cost"] = run.cost / 3600.0 * g.price_per_gpu_hour;
+        e["frontier"].push_back(std::move(point));
+      }
+    }
     if (g.outcome) {
       e["plan"] = to_json(*g.outcome, samples);
       e["gpu_hours"] = g.gpu_hours();
@@ -92,6 +136,16 @@ nlohmann::json to_json(const GpuComparison& c, const std::string& samples) {
   }
   if (c.cheapest) j["cheapest"] = c.plans[*c.cheapest].gpu;
   if (c.fastest) j["fastest"] = c.plans[*c.fastest].gpu;
+  if (!c.frontier.empty()) {
+    j["frontier"] = nlohmann::json::array();
+    for (const auto& p : c.frontier) {
+      auto point = to_json(p.run);
+      point["gpu"] = c.plans[p.plan].gpu;
+      point["gpu_hours"] = p.run.cost / 3600.0;
+      point["cost"] = p.cost;
+      j["frontier"].push_back(std::move(point));
+    }
+  }
   return j;
 }
 

@@ -27,9 +27,21 @@ struct GpuPlan {
   std::vector<std::string> notes;           // what the move says (transfer_samples' notes)
   std::optional<PlanOutcome> outcome;       // unset: no configuration meets both constraints
   std::string infeasible;                   // why, when outcome is unset
+  // With PlanQuery::frontier: the cheapest run for every deadline on this
+  // GPU (plan/frontier.h; cost in GPU-seconds), also when the deadline given
+  // has no plan here: what a longer one would cost.
+  std::vector<plan::Candidate> frontier;
   // The chosen run's cost in GPU-hours and, with a price, in money.
   double gpu_hours() const;
   double cost() const { return gpu_hours() * price_per_gpu_hour; }
+};
+
+// A point of the frontier over every GPU: from this run's total time on,
+// it is the cheapest run on any GPU.
+struct GpuFrontierPoint {
+  size_t plan = 0;      // index into GpuComparison::plans
+  plan::Candidate run;  // on that GPU
+  double cost = 0;      // GPU-hours times that GPU's price
 };
 
 struct GpuComparison {
@@ -37,7 +49,16 @@ struct GpuComparison {
   std::vector<GpuPlan> plans;           // one per GPU, in the order given
   std::optional<size_t> cheapest;       // with prices on every GPU: the plan that costs least
   std::optional<size_t> fastest;        // the plan that ends soonest
+  // With PlanQuery::frontier and prices: the GPUs' frontiers merged, fastest
+  // first, each point strictly cheaper than every faster one. GPU-hours of
+  // different GPUs are not comparable without prices: then empty.
+  std::vector<GpuFrontierPoint> frontier;
 };
+
+// The frontier over every GPU of `plans` (each GpuPlan::frontier, costed at
+// its price): sorted by total time, each point strictly cheaper than every
+// faster one. Empty when any plan has no price.
+std::vector<GpuFrontierPoint> merge_frontiers(const std::vector<GpuPlan>& plans);
 
 // Plans `q` on each of `gpus` from `samples` measured on `from`. `params` is
 // shared (a comm profile); each GPU's interconnect and node replace its
@@ -55,7 +76,10 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
 
 // {"from_gpu", "gpus": [{"gpu", "measured", "price_per_gpu_hour" (with a
 // price), "times_predicted_log_sd" (moved), "plan" (plan --json's answer) or
-// "infeasible", "trials" (configurations timed there), "notes"}], "cheapest", "fastest"}.
+// "infeasible", "trials" (configurations timed there), "notes", "frontier"
+// (with a frontier: plan's frontier points, each with "gpu_hours" and, with
+// a price, "cost")}], "cheapest", "fastest", "frontier" (with a frontier and
+// prices: the merged points, each a frontier point with "gpu")}.
 nlohmann::json to_json(const GpuComparison& c, const std::string& samples);
 
 }  // namespace trainplan::app

@@ -16,6 +16,7 @@
 #include "io/gnuplot.h"
 #include "profile/samples_file.h"
 #include "plan/planner.h"
+#include "app/gpu_frontier_plot.h"
 #include "plan/frontier.h"
 #include "scoring/model_choice.h"
 #include "scoring/transfer_eval.h"
@@ -216,6 +217,39 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
 
 app::PlanQuery plan_query(const PlanArgs& a);
 
+// --gpu --frontier: with prices, for each deadline the cheapest GPU and run
+// over every GPU (money is comparable across GPUs); without, each GPU's own
+// frontier in GPU-seconds.
+void print_gpu_frontier(std::ostream& out, const app::GpuComparison& c, double deadline) {
+  if (c.frontier.empty()) {
+    out << "cost against deadline on each GPU (the cheapest run there for each deadline; cost_w_s is GPU-seconds, "
+           "--price compares GPUs):\n";
+    for (const auto& g : c.plans) {
+      out << fmt::format("{}{}:\n", g.gpu, g.frontier.empty() ? ": no run reaches the target within the epochs" : "");
+      if (!g.frontier.empty()) out << plan::frontier_table(g.frontier, deadline);
+    }
+    return;
+  }
+  // The point in effect at the deadline: the last one that finishes by it.
+  const app::GpuFrontierPoint* at = nullptr;
+  for (const auto& p : c.frontier)
+    if (p.run.total_time_s <= deadline) at = &p;
+  size_t width = 3;
+  for (const auto& g : c.plans) width = std::max(width, g.gpu.size());
+  out << "cost against deadline, every GPU (for each deadline the cheapest GPU and run):\n";
+  out << fmt::format("  {:>12} {:<{}} {:>6} {:>7} {:>6} {:>10} {:>10} {:>10}{}\n", "deadline_s>=", "gpu", width, "batch",
+                     "workers", "epochs", "metric", "GPU-hours", "cost", at ? fmt::format(" {:>10}", "vs_deadline") : "");
+  for (const auto& p : c.frontier) {
+    const auto& r = p.run;
+    out << fmt::format("  {:>12.4g} {:<{}} {:>6} {:>7} {:>6} {:>10.5g} {:>10.4g} {:>10.4g}", r.total_time_s,
+                       c.plans[p.plan].gpu, width, r.config.batch, r.config.workers, r.config.epochs, r.metric,
+                       r.cost / 3600.0, p.cost);
+    if (at) out << fmt::format(" {:>+9.1f}%", 100.0 * (p.cost / at->cost - 1.0));
+    if (&p == at) out << "  <- deadline";
+    out << "\n";
+  }
+}
+
 // --gpu: the same job planned on each GPU, one line each; the JSON holds every
 // GPU's whole plan. Exit 3 only when no GPU has a plan.
 void run_on_gpus(const PlanArgs& a) {
@@ -223,7 +257,7 @@ void run_on_gpus(const PlanArgs& a) {
     throw InputError("", 0, "--from-gpu", "--gpu plans on other GPUs than the samples were measured on: say which "
                                           "GPU measured them (--from-gpu NAME, the GPU of the samples' hardware column)");
   for (const auto& [given, name] : {std::pair{!a.hardware.empty(), "--hardware"}, {!a.emit.empty(), "--emit"},
-                                    {!a.plot.empty(), "--plot"}, {a.frontier, "--frontier"}, {a.early_stop, "--early-stop"}})
+                                    {a.early_stop, "--early-stop"}})
     if (given)
       throw InputError("", 0, name,
                        "plans one GPU's samples: with --gpu, plan on the moved samples instead (trainplan transfer "
@@ -241,6 +275,7 @@ void run_on_gpus(const PlanArgs& a) {
   }
   std::vector<double> prices = prices_for(a.price, names, gpus);
   if (a.price.empty()) prices.clear();
+  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
   SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
   samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
@@ -256,6 +291,10 @@ void run_on_gpus(const PlanArgs& a) {
       trials.emplace(hw.name, profile::read_samples(item.substr(eq + 1)));
     }
   const auto c = app::plan_on_gpus(samples, from, gpus, prices, plan_query(a), model_params(a.comm_profile), trials);
+  if (!a.plot.empty()) {
+    io::render_plot(a.plot, {app::gpu_frontier_panel(c, a.deadline)});
+    std::cerr << fmt::format("plot of each GPU's cost against the deadline -> {}\n", a.plot);
+  }
   if (a.json) {
     std::cout << app::to_json(c, a.samples).dump(2) << "\n";
     note_json_answer_printed();
@@ -330,6 +369,7 @@ void run_on_gpus(const PlanArgs& a) {
     if (!priced && planned > 1)
       std::cout << "(GPU-hours of different GPUs cost differently: --price t4=P,a100-40gb=Q adds each plan's cost and "
                    "names the cheapest)\n";
+    if (a.frontier) print_gpu_frontier(std::cout, c, a.deadline);
   }
   if (!c.fastest) throw InfeasibleError("no GPU in --gpu has a configuration that meets both constraints (each GPU's reason is above)");
 }
@@ -464,7 +504,8 @@ void setup(CLI::App& root) {
                "Wrap both models in 5-fold conformal prediction intervals (implied by --confidence)");
   cmd->add_flag("--frontier", a->frontier,
                "Also list the cost against the deadline: for every deadline, the cheapest run that meets the "
-               "target by then (exact over all cells, on the planned model; not with --early-stop)");
+               "target by then (exact over all cells, on the planned model; not with --early-stop); with --gpu and "
+               "--price, the cheapest GPU and run for every deadline, over every GPU");
   cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")
       ->check(CLI::IsMember({"torchrun", "slurm", "k8s"}));
   cmd->add_option("--train-cmd", a->train_cmd,
@@ -494,7 +535,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--plot", a->plot,
                   "Draw the plan with gnuplot (.png or .svg): the cost of every (batch, workers) cell that can meet "
                   "the target by the deadline, and the chosen run's predicted metric against epochs; with --frontier, also "
-                  "the cheapest run's cost against the deadline");
+                  "the cheapest run's cost against the deadline; with --gpu, each GPU's cheapest run against the "
+                  "deadline (its frontier) and its plan");
   cmd->callback([a] { run_plan(*a); });
 }
 

@@ -724,8 +724,7 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
   constexpr size_t kMostGpus = 8;
   if (!gpus.is_array() || gpus.empty() || gpus.size() > kMostGpus)
     throw RequestError(400, "gpus", fmt::format("field 'gpus' must be an array of 1 to {} GPU names (GET /llm/models lists the catalog)", kMostGpus));
-  for (const char* f : {"emit", "frontier"})
-    if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' plans one GPU: drop it, or drop 'gpus'", f));
+  if (find(req, "emit")) throw RequestError(400, "emit", "field 'emit' plans one GPU: drop it, or drop 'gpus'");
   auto catalog = [](const json& v, const char* field) {
     if (!v.is_string()) throw RequestError(400, field, fmt::format("field '{}' must hold GPU names (strings)", field));
     return catalog_gpu(v.get<std::string>(), field);

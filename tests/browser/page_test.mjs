@@ -213,7 +213,7 @@ try {
       await page.click("#compare-submit");
       await waitStatus(page, /planned on each GPU|error/);
       const each = cli(["plan", "--samples", gpuSamples, "--from-gpu", "h200", "--gpu", "h200,l4", "--price", "h200=3.5,l4=0.8",
-        "--target", "0.97", "--deadline", "600", "--json"]);
+        "--target", "0.97", "--deadline", "600", "--frontier", "--json"]);
       check(Array.isArray(each.gpus), `plan --gpu --json planned on each GPU (${JSON.stringify(each.stderr || "")})`);
       if (Array.isArray(each.gpus)) {
         const heads = await page.$$eval("#compare-table thead th", (h) => h.map((x) => x.textContent));
@@ -228,6 +228,14 @@ try {
           `the cheapest named as the CLI names it (${each.cheapest})`);
         check(/predicted, ×\/\d/.test(rows[1][col("epoch times")]) && rows[0][col("epoch times")] === "measured",
           "the measured GPU and the moved one told apart");
+        check(await page.$("#chart-compare canvas") !== null, "each GPU's cost against the deadline drawn");
+        const fheads = await page.$$eval("#compare-frontier thead th", (h) => h.map((x) => x.textContent));
+        const frows = await page.$$eval("#compare-frontier tbody tr", (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+        const fcol = (name) => fheads.indexOf(name);
+        const merged = each.frontier || [];
+        check(merged.length > 0 && frows.length === merged.length && frows.every((r, i) =>
+          r[fcol("gpu")] === merged[i].gpu && Math.abs(Number(r[fcol("cost")]) - merged[i].cost) <= 1e-3 * merged[i].cost),
+        `the cheapest GPU and run for each deadline as plan --gpu --frontier --json (${frows.length} rows, ${merged.length} from the CLI)`);
       }
       await page.screenshot({ path: path.join(args.out, "web-transfer.png"), fullPage: true });
     }

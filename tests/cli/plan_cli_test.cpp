@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "io/gnuplot.h"
 #include "plan/planner.h"
 #include "test_util.h"
 
@@ -654,5 +657,80 @@ TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
                                 " --price 2", " --from-gpu h200"}) {               // without --gpu
     auto b = tptest::run_cli("plan --samples " + samples + ask + bad);
     EXPECT_EQ(b.exit_code, 2) << bad << ": " << b.err;
+  }
+}
+
+// --gpu --frontier: each GPU's frontier is plan --frontier's on that GPU's
+// (moved) samples, kept also where the deadline has no plan; with prices the
+// merged frontier is, at every deadline, the cheapest of the GPUs' in-effect
+// points, fastest first and each strictly cheaper than the one before.
+TEST(PlanCli, EachGpusFrontierAndTheCheapestGpuForEveryDeadline) {
+  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  const auto dir = tptest::temp_dir("plan-gpus-frontier");
+  const std::string gpus = " --from-gpu t4 --gpu t4,a100-40gb,l4 --price t4=0.5,a100-40gb=3,l4=0.8";
+  const std::string ask = " --target 0.95 --deadline 10m --frontier";
+  auto r = tptest::run_cli("plan --samples " + samples + gpus + ask + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 3u);
+  // On the A100, plan --frontier's on the moved samples.
+  const std::string moved = (dir / "a100.csv").string();
+  ASSERT_EQ(tptest::run_cli("transfer --samples " + samples + " --from-gpu t4 --to-gpu a100-40gb -o " + moved).exit_code, 0);
+  auto there = tptest::run_cli("plan --samples " + moved + " --hardware a100-40gb" + ask + " --json");
+  ASSERT_EQ(there.exit_code, 0) << there.err;
+  const auto want = nlohmann::json::parse(there.out)["frontier"];
+  const auto& got = j["gpus"][1]["frontier"];
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i]["batch"], want[i]["batch"]) << i;
+    EXPECT_EQ(got[i]["workers"], want[i]["workers"]) << i;
+    EXPECT_NEAR(got[i]["total_time_s"].get<double>(), want[i]["total_time_s"].get<double>(), 1e-6) << i;
+    EXPECT_NEAR(got[i]["cost"].get<double>(), got[i]["gpu_hours"].get<double>() * 3, 1e-12) << i;
+  }
+  // The merged frontier is the lower envelope of the GPUs' steps.
+  const auto& front = j["frontier"];
+  ASSERT_GE(front.size(), 2u);
+  std::set<std::string> gpus_on_it;
+  for (size_t i = 0; i < front.size(); ++i) {
+    gpus_on_it.insert(front[i]["gpu"].get<std::string>());
+    if (i > 0) {
+      EXPECT_GE(front[i]["total_time_s"].get<double>(), front[i - 1]["total_time_s"].get<double>());
+      EXPECT_LT(front[i]["cost"].get<double>(), front[i - 1]["cost"].get<double>());
+    }
+    const double d = front[i]["total_time_s"].get<double>();
+    double cheapest = INFINITY;
+    for (const auto& g : j["gpus"]) {
+      double in_effect = INFINITY;
+      for (const auto& p : g["frontier"])
+        if (p["total_time_s"].get<double>() <= d) in_effect = p["cost"].get<double>();
+      cheapest = std::min(cheapest, in_effect);
+    }
+    EXPECT_NEAR(front[i]["cost"].get<double>(), cheapest, 1e-12) << i;
+  }
+  EXPECT_GE(gpus_on_it.size(), 2u) << front.dump();
+  // A deadline no GPU meets: exit 3, and each GPU's frontier says what a longer one costs.
+  auto tight = tptest::run_cli("plan --samples " + samples + gpus + " --target 0.95 --deadline 0.01 --frontier --json");
+  EXPECT_EQ(tight.exit_code, 3) << tight.err;
+  const auto tj = nlohmann::json::parse(tight.out);
+  for (const auto& g : tj["gpus"]) {
+    EXPECT_TRUE(g.contains("infeasible")) << g.dump();
+    EXPECT_FALSE(g["frontier"].empty()) << g.dump();
+  }
+  EXPECT_EQ(tj["frontier"], j["frontier"]);
+  // Text: the merged table with prices, each GPU's own without.
+  auto text = tptest::run_cli("plan --samples " + samples + gpus + ask);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("cost against deadline, every GPU"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("<- deadline"), std::string::npos) << text.out;
+  auto unpriced = tptest::run_cli("plan --samples " + samples + " --from-gpu t4 --gpu t4,a100-40gb" + ask);
+  ASSERT_EQ(unpriced.exit_code, 0) << unpriced.err;
+  EXPECT_NE(unpriced.out.find("cost against deadline on each GPU"), std::string::npos) << unpriced.out;
+  EXPECT_NE(unpriced.out.find("a100-40gb:"), std::string::npos) << unpriced.out;
+  // The picture.
+  if (trainplan::io::gnuplot_available()) {
+    const auto png = dir / "gpus.png";
+    auto drawn = tptest::run_cli("plan --samples " + samples + gpus + ask + " --plot " + png.string());
+    ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+    EXPECT_GT(std::filesystem::file_size(png), 1000u);
   }
 }

@@ -492,6 +492,22 @@ TEST(Server, PlanOnSeveralGpusEqualsCli) {
   }
   EXPECT_EQ(got["cheapest"], want["cheapest"]);
   EXPECT_EQ(got["fastest"], want["fastest"]);
+  // The frontier over every GPU, as plan --gpu --frontier gives it.
+  auto cli_front = tptest::run_cli("plan --samples " + path +
+                                   " --from-gpu h200 --gpu h200,l4 --price h200=3.5,l4=0.8 --target 0.97 --deadline 600 "
+                                   "--frontier --json");
+  ASSERT_EQ(cli_front.exit_code, 0) << cli_front.err;
+  json with_frontier = ask;
+  with_frontier["frontier"] = true;
+  json got_front = s.post("/plan", with_frontier, &st);
+  ASSERT_EQ(st, 200) << got_front.dump();
+  const json want_front = json::parse(cli_front.out);
+  ASSERT_FALSE(want_front["frontier"].empty());
+  ASSERT_EQ(got_front["frontier"].size(), want_front["frontier"].size());
+  for (size_t i = 0; i < want_front["frontier"].size(); ++i) {
+    EXPECT_EQ(got_front["frontier"][i]["gpu"], want_front["frontier"][i]["gpu"]) << i;
+    EXPECT_NEAR(got_front["frontier"][i]["cost"].get<double>(), want_front["frontier"][i]["cost"].get<double>(), 1e-9) << i;
+  }
   // Trials timed on the L4 correct its move, as plan --gpu --trials does.
   const std::string timed = "# trainplan: metric=max dataset_size=60000\nbatch,workers,epochs,epoch_time_s,metric\n64,1,1,2.6,\n";
   auto dir = tptest::temp_dir("server-plan-gpus");
@@ -514,7 +530,7 @@ TEST(Server, PlanOnSeveralGpusEqualsCli) {
   for (const auto& b : {Bad{{{"from_gpu", nullptr}}, "from_gpu"}, Bad{{{"gpus", "l4"}}, "gpus"},
                         Bad{{{"gpus", {"l4", "nosuchgpu"}}}, "gpus"}, Bad{{{"gpus", {"l4", "l4"}}}, "gpus"},
                         Bad{{{"prices", {{"h200", 3.5}}}}, "prices"}, Bad{{{"prices", {{"h200", -1}, {"l4", 1}}}}, "prices"},
-                        Bad{{{"frontier", true}}, "frontier"}, Bad{{{"trials", {{"t4", timed}}}}, "trials"},
+                        Bad{{{"emit", "slurm"}}, "emit"}, Bad{{{"trials", {{"t4", timed}}}}, "trials"},
                         Bad{{{"trials", "x"}}, "trials"}, Bad{{{"trials", {{"l4", timed}, {"L4", timed}}}}, "trials"},
                         Bad{{{"trials", {{"l4", "batch,workers\n1,x\n"}}}}, "trials"},
                         Bad{{{"prices", {{"h200", 1}, {"l4", 1}, {"L4", 2}}}}, "prices"}}) {
