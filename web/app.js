@@ -448,6 +448,10 @@ async function onCompare(ev) {
       target: numberField("compare-target"), deadline: numberField("compare-deadline"), frontier: true };
     const prices = parsePrices($("compare-prices").value);
     if (prices) body.prices = prices;
+    // Trials chosen above for the "Predict on" GPU correct its move here too, when it is one of the GPUs.
+    const trialsFile = $("transfer-trials").files[0], timedOn = $("transfer-to").value;
+    const timed = trialsFile && gpus.includes(timedOn) && timedOn !== body.from_gpu;
+    if (timed) body.trials = { [timedOn]: await trialsFile.text() };
     const conf = numberField("compare-confidence");
     if (conf !== null && conf > 0) body.confidence = conf;
     status("planning on each GPU…");
@@ -459,6 +463,7 @@ async function onCompare(ev) {
       if (e.status === 422 && e.body && e.body.plan) { showError("compare-error", e); answer = e.body.plan; } else throw e;
     }
     showComparison(answer, Boolean(prices), body.deadline);
+    if (timed) $("compare-summary").textContent += `\n${timedOn}'s move corrected by the trials chosen above (${trialsFile.name})`;
     status("planned on each GPU");
   });
 }
@@ -471,7 +476,7 @@ function showComparison(c, priced, deadline) {
     ["gpu", (g) => g.gpu], ["batch", cell((x) => fmt(x.batch))], ["workers", cell((x) => x.workers)],
     ["nodes", cell((x) => x.nodes)], ["epochs", cell((x) => fmt(x.epochs))], ["time, s", cell((x) => x.total_time_s.toFixed(1))],
     ["GPU-hours", cell((x, g) => fmt(g.gpu_hours))], ["metric", cell((x) => fmt(x.metric))],
-    ["epoch times", (g) => (g.measured ? "measured" : `predicted, ×/${factor80(g.times_predicted_log_sd || 0).toFixed(2)} at 80%`)],
+    ["epoch times", (g) => (g.measured ? "measured" : `predicted${g.trials ? `, ${g.trials} timed` : ""}, ×/${factor80(g.times_predicted_log_sd || 0).toFixed(2)} at 80%`)],
     ...(priced ? [["price", (g) => fmt(g.price_per_gpu_hour)], ["cost", cell((x, g) => fmt(g.cost))]] : []),
     ...(rows.some((g) => !g.plan) ? [["why no plan", (g) => (g.plan ? "" : g.infeasible.split("\n").slice(0, 2).join("; "))]] : []),
   ];

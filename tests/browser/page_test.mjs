@@ -237,6 +237,25 @@ try {
           r[fcol("gpu")] === merged[i].gpu && Math.abs(Number(r[fcol("cost")]) - merged[i].cost) <= 1e-3 * merged[i].cost),
         `the cheapest GPU and run for each deadline as plan --gpu --frontier --json (${frows.length} rows, ${merged.length} from the CLI)`);
       }
+      // Trials timed on the L4, chosen above for "Predict on", correct its move as plan --gpu --trials does.
+      const timedFile = path.join(args.out, "l4-timed.csv");
+      writeFileSync(timedFile, "# trainplan: metric=max dataset_size=60000\nbatch,workers,epochs,epoch_time_s,metric\n64,1,1,2.6,\n1024,1,1,0.16,\n");
+      await page.select("#transfer-to", "l4");
+      await (await page.$("#transfer-trials")).uploadFile(timedFile);
+      await page.click("#compare-submit");
+      await waitStatus(page, /planned on each GPU|error/);
+      const corrected = cli(["plan", "--samples", gpuSamples, "--from-gpu", "h200", "--gpu", "h200,l4", "--price", "h200=3.5,l4=0.8",
+        "--trials", `l4=${timedFile}`, "--target", "0.97", "--deadline", "600", "--frontier", "--json"]);
+      check(Array.isArray(corrected.gpus), `plan --gpu --trials --json planned (${JSON.stringify(corrected.stderr || "")})`);
+      if (Array.isArray(corrected.gpus)) {
+        const heads = await page.$$eval("#compare-table thead th", (h) => h.map((x) => x.textContent));
+        const rows = await page.$$eval("#compare-table tbody tr", (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+        const col = (name) => heads.indexOf(name), l4 = corrected.gpus[1], c = l4.plan && l4.plan.choice;
+        check(rows.length === 2 && /2 timed/.test(rows[1][col("epoch times")]) && c && Number(rows[1][col("epochs")]) === c.epochs &&
+          Math.abs(Number(rows[1][col("cost")]) - l4.cost) <= 1e-3 * l4.cost,
+        `the L4's run corrected by its two trials, as plan --gpu --trials --json (${rows[1] && rows[1][col("epoch times")]})`);
+        check(/l4's move corrected by the trials chosen above/.test(await text(page, "#compare-summary")), "the page says the trials were used");
+      }
       await page.screenshot({ path: path.join(args.out, "web-transfer.png"), fullPage: true });
     }
   } else {
