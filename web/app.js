@@ -441,6 +441,7 @@ async function onCompare(ev) {
   showError("compare-error", null);
   $("compare-result").hidden = true;
   if (!state.samples) { showError("compare-error", new Error("load samples first (Samples tab)")); return; }
+  status("planning on each GPU…");  // at once: reading a trials file comes first, and the last answer's status must not stand
   await whileBusy("compare-submit", "compare-error", async () => {
     const gpus = $("compare-gpus").value.split(",").map((x) => x.trim()).filter((x) => x);
     if (!gpus.length) throw new Error("GPUs: name at least one");

@@ -242,6 +242,7 @@ try {
       writeFileSync(timedFile, "# trainplan: metric=max dataset_size=60000\nbatch,workers,epochs,epoch_time_s,metric\n64,1,1,2.6,\n1024,1,1,0.16,\n");
       await page.select("#transfer-to", "l4");
       await (await page.$("#transfer-trials")).uploadFile(timedFile);
+      await page.$eval("#status", (e) => { e.textContent = ""; });  // the last answer's status must not pass for this one's
       await page.click("#compare-submit");
       await waitStatus(page, /planned on each GPU|error/);
       const corrected = cli(["plan", "--samples", gpuSamples, "--from-gpu", "h200", "--gpu", "h200,l4", "--price", "h200=3.5,l4=0.8",
