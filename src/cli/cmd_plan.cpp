@@ -53,6 +53,7 @@ struct PlanArgs {
   bool early_stop = false;
   std::string early_stop_budget = "deadline";
   bool conformal = false;
+  long dataset_size = 0;
   bool frontier = false;
   int tabu_iterations = 50;
   int tabu_tenure = 10;
@@ -277,6 +278,7 @@ void run_on_gpus(const PlanArgs& a) {
   if (a.price.empty()) prices.clear();
   if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
   SampleSet samples = read_samples_noted(a.samples);
+  apply_dataset_size(samples, a.dataset_size, a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
   samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
   // GPU=FILE: the samples timed there, read as any samples are; the GPU as --gpu names it.
@@ -288,7 +290,9 @@ void run_on_gpus(const PlanArgs& a) {
         throw InputError("", 0, "--trials", fmt::format("'{}' is not GPU=FILE (samples timed on that GPU)", item));
       const auto hw = io::resolve_hardware(item.substr(0, eq), "--trials");
       if (trials.count(hw.name)) throw InputError("", 0, "--trials", fmt::format("{} is given twice", hw.name));
-      trials.emplace(hw.name, profile::read_samples(item.substr(eq + 1)));
+      SampleSet timed = profile::read_samples(item.substr(eq + 1));
+      apply_dataset_size(timed, a.dataset_size, item.substr(eq + 1));
+      trials.emplace(hw.name, std::move(timed));
     }
   const auto c = app::plan_on_gpus(samples, from, gpus, prices, plan_query(a), model_params(a.comm_profile), trials);
   if (!a.plot.empty()) {
@@ -417,6 +421,7 @@ void run_plan(const PlanArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
   if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
   SampleSet samples = read_samples_noted(a.samples);
+  apply_dataset_size(samples, a.dataset_size, a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
   samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
   app::ModelSource src(std::move(samples), params);
@@ -502,6 +507,10 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--conformal", a->conformal,
                "Wrap both models in 5-fold conformal prediction intervals (implied by --confidence)");
+  cmd->add_option("--dataset-size", a->dataset_size,
+                  "Training examples per epoch, for samples that do not say it (their dataset_size; --gpu needs it to "
+                  "move them) or say it wrongly [default: the samples' dataset_size]")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--frontier", a->frontier,
                "Also list the cost against the deadline: for every deadline, the cheapest run that meets the "
                "target by then (exact over all cells, on the planned model; not with --early-stop); with --gpu and "

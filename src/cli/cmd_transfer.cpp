@@ -43,12 +43,7 @@ struct TransferArgs {
 
 SampleSet read_sample_set(const std::string& path, long dataset_size) {
   SampleSet set = profile::read_samples(path);
-  if (dataset_size > 0) {
-    if (set.dataset_size && *set.dataset_size != dataset_size)
-      std::cerr << fmt::format("note: {}: --dataset-size {} replaces the samples' own dataset_size={}\n", path,
-                               dataset_size, *set.dataset_size);
-    set.dataset_size = dataset_size;
-  }
+  apply_dataset_size(set, dataset_size, path);
   return set;
 }
 

@@ -52,6 +52,9 @@ std::vector<double> parse_tiresias_thresholds(const std::string& value);
 // profile::read_samples, saying on stderr when the epoch times were
 // predicted on other hardware rather than measured (`transfer --samples`).
 SampleSet read_samples_noted(const std::string& path);
+// --dataset-size N (> 0; 0: not given) as the samples' dataset_size, saying on
+// stderr when it replaces a different one the file gave.
+void apply_dataset_size(SampleSet& set, long dataset_size, const std::string& path);
 // --time-repeats: runs of each time trial (profile, demo).
 void add_time_repeats_option(CLI::App* cmd, int& repeats, bool& back_to_back, bool& batches_apart);
 // Adds `--metric-range LO:HI` to `cmd`, stored in `range` (parse it with

@@ -50,6 +50,14 @@ SampleSet read_samples_noted(const std::string& path) {
   return set;
 }
 
+void apply_dataset_size(SampleSet& set, long dataset_size, const std::string& path) {
+  if (dataset_size <= 0) return;
+  if (set.dataset_size && *set.dataset_size != dataset_size)
+    std::cerr << fmt::format("note: {}: --dataset-size {} replaces the samples' own dataset_size={}\n", path,
+                             dataset_size, *set.dataset_size);
+  set.dataset_size = dataset_size;
+}
+
 std::vector<std::string> comma_list(const std::string& value, const std::string& option) {
   std::vector<std::string> out;
   for (size_t at = 0;;) {

@@ -734,3 +734,30 @@ TEST(PlanCli, EachGpusFrontierAndTheCheapestGpuForEveryDeadline) {
     EXPECT_GT(std::filesystem::file_size(png), 1000u);
   }
 }
+
+// Samples that do not say their dataset size cannot be moved to another GPU:
+// plan --gpu exits 2 naming the field and the option; --dataset-size gives
+// it, and the plans equal those on the file that says it.
+TEST(PlanCli, ADatasetSizeOnTheCommandLineLetsSamplesMove) {
+  const std::string with = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  const auto dir = tptest::temp_dir("plan-dataset-size");
+  std::string text = tptest::read_file(with);
+  ASSERT_EQ(text.rfind("# trainplan: metric=max dataset_size=12000\n", 0), 0u) << text.substr(0, 80);
+  const std::string without = tptest::write_file(dir / "no-size.csv", text.substr(text.find('\n') + 1));
+  const std::string ask = " --from-gpu t4 --gpu t4,l4 --target 0.95 --deadline 10m --json";
+  auto refused = tptest::run_cli("plan --samples " + without + ask);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("dataset_size"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--dataset-size"), std::string::npos) << refused.err;
+  auto given = tptest::run_cli("plan --samples " + without + ask + " --dataset-size 12000");
+  auto said = tptest::run_cli("plan --samples " + with + ask);
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  ASSERT_EQ(said.exit_code, 0) << said.err;
+  const auto g = nlohmann::json::parse(given.out), w = nlohmann::json::parse(said.out);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(g["gpus"][i]["plan"]["choice"], w["gpus"][i]["plan"]["choice"]) << i;
+  auto replaced = tptest::run_cli("plan --samples " + with + ask + " --dataset-size 6000");
+  EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_NE(replaced.err.find("--dataset-size 6000 replaces the samples' own dataset_size=12000"), std::string::npos)
+      << replaced.err;
+  EXPECT_EQ(tptest::run_cli("plan --samples " + with + ask + " --dataset-size 0").exit_code, 2);
+}
