@@ -33,7 +33,7 @@ io::PlotPanel gpu_frontier_panel(const GpuComparison& c, double deadline_s) {
   panel.xlabel = "deadline (s)";
   panel.ylabel = priced ? "cost (price x GPU-hours)" : "GPU-hours";
   panel.logx = true;
-  panel.key = "top right opaque";
+  panel.key = "below";  // inside, it would hide some GPU's steps
   panel.xrange = {{left, right}};
   panel.yrange = {{0, top * 1.15}};
   const auto& palette = io::plot_palette();

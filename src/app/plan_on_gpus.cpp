@@ -8,6 +8,7 @@
 
 #include "app/transfer_samples.h"
 #include "core/error.h"
+#include "plan/merged_frontier.h"
 
 namespace trainplan::app {
 
@@ -94,19 +95,16 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
 }
 
 std::vector<GpuFrontierPoint> merge_frontiers(const std::vector<GpuPlan>& plans) {
-  std::vector<GpuFrontierPoint> all;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (!(plans[i].price_per_gpu_hour > 0)) return {};
-    for (const auto& run : plans[i].frontier) all.push_back({i, run, run.cost / 3600.0 * plans[i].price_per_gpu_hour});
+  std::vector<std::vector<std::pair<double, double>>> fronts;
+  for (const auto& g : plans) {
+    if (!(g.price_per_gpu_hour > 0)) return {};
+    fronts.emplace_back();
+    for (const auto& run : g.frontier) fronts.back().push_back({run.total_time_s, run.cost / 3600.0 * g.price_per_gpu_hour});
   }
-  // Fastest first; at equal times the cheaper first, so that the sweep keeps it.
-  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-    return a.run.total_time_s != b.run.total_time_s ? a.run.total_time_s < b.run.total_time_s : a.cost < b.cost;
-  });
-  std::vector<GpuFrontierPoint> front;
-  for (const auto& p : all)
-    if (front.empty() || p.cost < front.back().cost) front.push_back(p);
-  return front;
+  std::vector<GpuFrontierPoint> out;
+  for (const auto& m : plan::merge_frontiers(fronts))
+    out.push_back({m.option, plans[m.option].frontier[m.point], fronts[m.option][m.point].second});
+  return out;
 }
 
 nlohmann::json to_json(const GpuComparison& c, const std::string& samples) {

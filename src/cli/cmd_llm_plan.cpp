@@ -32,6 +32,7 @@
 #include "io/llm_config_csv.h"
 #include "models/llm_time.h"
 #include "plan/llm_launch.h"
+#include "plan/merged_frontier.h"
 #include "plan/llm_planner.h"
 
 namespace trainplan::cli {
@@ -94,6 +95,48 @@ void plot_frontier(const std::string& path, const app::LlmPlanOutcome& o) {
   if (!o.result.top.empty())
     panel.series.push_back({"chosen", {{o.result.top.front().train_s / 3600, o.result.top.front().gpu_hours}}, "points",
                             io::plot_palette()[1]});
+  io::render_plot(path, {panel});
+}
+
+// Several GPUs: each one's frontier as a step (cost with prices, else
+// GPU-hours, which compare within a GPU only) and each one's chosen plan.
+void plot_gpu_frontiers(const std::string& path, const std::vector<app::LlmPlanOutcome>& outcomes,
+                        const std::vector<double>& prices) {
+  io::PlotPanel panel;
+  const auto& spec = outcomes.front().spec;
+  panel.title = fmt::format("{}: what a deadline costs on each GPU{}", spec.name.empty() ? "transformer" : spec.name,
+                            prices.empty() ? "" : " (the lowest step is the GPU to rent)");
+  panel.xlabel = "training time (h)";
+  panel.ylabel = prices.empty() ? "GPU-hours" : "cost (price x GPU-hours)";
+  panel.logx = panel.logy = true;
+  panel.key = "below";  // inside, it would hide some GPU's steps
+  const auto& palette = io::plot_palette();
+  // Every step runs on to one right edge, past the slowest GPU's cheapest configuration.
+  double right_h = 0;
+  for (const auto& o : outcomes)
+    if (!o.result.frontier.empty()) right_h = std::max(right_h, 1.3 * o.result.frontier.back().train_s / 3600);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const auto& r = outcomes[i].result;
+    if (r.frontier.empty()) continue;
+    const double price = prices.empty() ? 1.0 : prices[i];
+    const std::string colour = palette[i % palette.size()];
+    io::PlotSeries front{outcomes[i].hardware.name, {}, "steps lw 2", colour};
+    for (const auto& c : r.frontier) front.points.push_back({c.train_s / 3600, c.gpu_hours * price});
+    front.points.push_back({right_h, r.frontier.back().gpu_hours * price});
+    panel.series.push_back(std::move(front));
+    if (!r.top.empty())
+      panel.series.push_back({"", {{r.top.front().train_s / 3600, r.top.front().gpu_hours * price}}, "points pt 7 ps 1.5", colour});
+  }
+  if (panel.series.empty())
+    throw InputError("", 0, "--plot", "no GPU has a configuration that fits: nothing to draw");
+  const double deadline_h = outcomes.front().options.deadline_s / 3600;
+  if (deadline_h > 0) {
+    double lo = INFINITY, hi = 0;
+    for (const auto& series : panel.series)
+      for (const auto& [x, y] : series.points) lo = std::min(lo, y), hi = std::max(hi, y);
+    panel.series.push_back({fmt::format("deadline {:.4g} h (dots: each GPU's plan)", deadline_h),
+                            {{deadline_h, lo / 1.1}, {deadline_h, hi * 1.1}}, "lines lw 1 dt 3", "#d62728"});
+  }
   io::render_plot(path, {panel});
 }
 
@@ -165,11 +208,31 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   // Under a budget the objective is time: the plan that trains soonest.
   const bool least_time = outcomes.front().minimises_time();
   const std::optional<size_t> fastest = least_of(hours);
+  // With --frontier and prices: for every training time, the cheapest GPU and configuration.
+  std::vector<plan::MergedPoint> merged;
+  if (a.options.frontier && priced) {
+    std::vector<std::vector<std::pair<double, double>>> fronts;
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      fronts.emplace_back();
+      for (const auto& c : outcomes[i].result.frontier) fronts.back().push_back({c.train_s, c.gpu_hours * prices[i]});
+    }
+    merged = plan::merge_frontiers(fronts);
+  }
+  if (!a.plot.empty()) plot_gpu_frontiers(a.plot, outcomes, priced ? prices : std::vector<double>{});
   if (a.json) {
     nlohmann::json j = {{"model", s.name}, {"objective", outcomes.front().objective()}, {"gpus", nlohmann::json::array()}};
     for (const auto& o : outcomes) j["gpus"].push_back(app::to_json(o));
     if (cheapest) j["cheapest"] = outcomes[*cheapest].hardware.name;
     if (fastest) j["fastest"] = outcomes[*fastest].hardware.name;
+    if (a.options.frontier && priced) {
+      j["frontier"] = nlohmann::json::array();
+      for (const auto& m : merged) {
+        nlohmann::json point = j["gpus"][m.option]["frontier"][m.point];
+        point["gpu"] = outcomes[m.option].hardware.name;
+        point["cost"] = outcomes[m.option].result.frontier[m.point].gpu_hours * prices[m.option];
+        j["frontier"].push_back(std::move(point));
+      }
+    }
     std::cout << j.dump(2) << "\n";
     note_json_answer_printed();
   } else {
@@ -207,6 +270,24 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
       std::cout << "(GPU-hours of different GPUs cost differently: --price a100-80gb=P,h100=Q adds each plan's cost "
                    "and names the cheapest)\n";
     }
+    if (a.options.frontier && priced) {
+      std::cout << fmt::format("\nwhat a deadline costs, every GPU: the cheapest GPU and configuration by the training "
+                               "time it allows ({} points, fastest first)\n{:>10} {:<16} {:>10} {:>10} {:>5}  {}\n",
+                               merged.size(), "train_h", "gpu", "GPU-hours", "cost", "gpus", "configuration");
+      for (const auto& m : merged) {
+        const auto& c = outcomes[m.option].result.frontier[m.point];
+        std::cout << fmt::format("{:>10.4g} {:<16} {:>10.4g} {:>10.4g} {:>5}  {}\n", c.train_s / 3600,
+                                 outcomes[m.option].hardware.name, c.gpu_hours, c.gpu_hours * prices[m.option],
+                                 c.layout.gpus(), plan::describe(c.layout));
+      }
+    } else if (a.options.frontier) {
+      for (const auto& o : outcomes) {
+        std::cout << "\n" << o.hardware.name << ":";
+        if (o.result.frontier.empty()) std::cout << " no configuration fits\n";
+        else print_frontier(o.result.frontier, 0);
+      }
+    }
+    if (!a.plot.empty()) std::cout << "chart: " << a.plot << " (each GPU's cost-time frontier)\n";
   }
   if (!any) throw InfeasibleError("no GPU in --gpu has a configuration that qualifies (each GPU's reason is above)");
 }
@@ -232,8 +313,7 @@ void run_plan(PlanArgs a) {
   const auto names = comma_list(a.gpu, "--gpu");
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
-    if (a.options.frontier || !a.plot.empty())
-      throw InputError("", 0, a.plot.empty() ? "--frontier" : "--plot", "draws one GPU's frontier: give one --gpu");
+    if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
     if (!a.calibrate.empty())
       throw InputError("", 0, "--calibrate", "measured iterations calibrate one GPU's models: give one --gpu");
     std::vector<structure::HardwareProfile> gpus;
@@ -423,8 +503,11 @@ void setup(CLI::App& root) {
   p->add_option("--top", a->options.top_k, "Alternatives to list")->capture_default_str();
   p->add_flag("--frontier", a->options.frontier,
               "Also list what each deadline costs: the configurations that fit and that no other beats on both "
-              "training time and GPU-hours");
-  p->add_option("--plot", a->plot, "Draw that frontier (.png or .svg; implies --frontier)");
+              "training time and GPU-hours; with several --gpu and --price, the cheapest GPU and configuration for "
+              "every training time");
+  p->add_option("--plot", a->plot,
+                "Draw that frontier (.png or .svg; implies --frontier); with several --gpu, each GPU's, its plan and "
+                "the deadline");
   p->add_option("--precision", a->precision,
                  "fp16, bf16, fp32, amp-fp32-master or fp8 (default: bf16; fp16 on a GPU whose tensor cores take fp16 "
                  "only, as Volta and Turing; fp32 on one without tensor cores, as Pascal; `trainplan hardware` lists "

@@ -631,7 +631,62 @@ TEST(LlmPlanCli, FrontierSaysWhatEachDeadlineCosts) {
     EXPECT_TRUE(std::filesystem::file_size(png) > 1000);
   }
   EXPECT_EQ(tptest::run_cli(base + "--plot front.txt").exit_code, 2);
+  // Several GPUs: each one's frontier (SeveralGpusSayTheCheapestGpuForEveryDeadline).
   EXPECT_EQ(tptest::run_cli("llm plan --model gpt3-6.7b --gpu a100-80gb,h100 --tokens 1e10 --global-batch 256 --frontier")
                 .exit_code,
-            2);
+            0);
+}
+
+// Several GPUs with --frontier: each GPU's frontier is its own llm plan
+// --frontier's, and with prices the merged frontier is, at every training
+// time, the cheapest of the GPUs' in-effect points (fastest first, each
+// strictly cheaper than the one before); --plot draws every GPU's.
+TEST(LlmPlanCli, SeveralGpusSayTheCheapestGpuForEveryDeadline) {
+  const std::string base = "llm plan --model gpt3-1.3b --max-gpus 32 --tokens 3e10 --global-batch 512 --deadline 3d --frontier ";
+  // The L4 priced so that it is the cheapest for long deadlines, the H100 for short ones.
+  const std::string gpus = "--gpu a100-80gb,h100,l4 --price a100-80gb=1.8,h100=3.2,l4=0.25";
+  auto r = tptest::run_cli(base + gpus + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 3u);
+  auto price = [](const std::string& gpu) { return gpu == "a100-80gb" ? 1.8 : gpu == "h100" ? 3.2 : 0.25; };
+  for (const auto& g : j["gpus"]) {
+    const std::string name = g["gpu"].get<std::string>();
+    auto alone = tptest::run_cli(base + "--gpu " + name + " --price " + std::to_string(price(name)) + " --json");
+    ASSERT_EQ(alone.exit_code, 0) << alone.err;
+    EXPECT_EQ(g["frontier"], nlohmann::json::parse(alone.out)["frontier"]) << name;
+  }
+  const auto& front = j["frontier"];
+  ASSERT_FALSE(front.empty());
+  for (size_t i = 0; i < front.size(); ++i) {
+    const double t = front[i]["train_time_s"].get<double>(), cost = front[i]["cost"].get<double>();
+    EXPECT_NEAR(cost, front[i]["gpu_hours"].get<double>() * price(front[i]["gpu"]), 1e-9 * cost) << i;
+    if (i > 0) {
+      EXPECT_GE(t, front[i - 1]["train_time_s"].get<double>());
+      EXPECT_LT(cost, front[i - 1]["cost"].get<double>());
+    }
+    double cheapest = INFINITY;
+    for (const auto& g : j["gpus"]) {
+      double in_effect = INFINITY;
+      for (const auto& p : g["frontier"])
+        if (p["train_time_s"].get<double>() <= t) in_effect = p["gpu_hours"].get<double>() * price(g["gpu"]);
+      cheapest = std::min(cheapest, in_effect);
+    }
+    EXPECT_NEAR(cost, cheapest, 1e-9 * cheapest) << i;
+  }
+  EXPECT_EQ(front.front()["gpu"], "h100") << front.dump();
+  EXPECT_EQ(front.back()["gpu"], "l4") << front.dump();
+  auto text = tptest::run_cli(base + gpus);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("what a deadline costs, every GPU"), std::string::npos) << text.out;
+  auto unpriced = tptest::run_cli(base + "--gpu a100-80gb,h100");
+  ASSERT_EQ(unpriced.exit_code, 0) << unpriced.err;
+  EXPECT_NE(unpriced.out.find("\nh100:"), std::string::npos) << unpriced.out;
+  EXPECT_EQ(unpriced.out.find("every GPU"), std::string::npos) << unpriced.out;
+  if (trainplan::io::gnuplot_available()) {
+    const auto png = tptest::temp_dir("llm-plan-gpus-frontier") / "gpus.png";
+    auto drawn = tptest::run_cli(base + gpus + " --plot " + png.string());
+    ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+    EXPECT_GT(std::filesystem::file_size(png), 1000u);
+  }
 }
