@@ -22,6 +22,7 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
+#include "app/llm_plan_on_gpus.h"
 #include "app/llm_plan_request.h"
 #include "cli/command.h"
 #include "cli/llm_shape.h"
@@ -187,14 +188,16 @@ app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s,
 // Each GPU's best plan, one line each; the JSON holds every GPU's full answer.
 void run_comparison(const structure::TransformerSpec& s, const std::vector<structure::HardwareProfile>& gpus,
                     const std::vector<double>& prices, const PlanArgs& a) {
-  std::vector<app::LlmPlanOutcome> outcomes;
+  std::vector<app::LlmPlanOutcome> planned;
   for (size_t i = 0; i < gpus.size(); ++i)
-    outcomes.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i], gpus[i]), nullptr));
-  for (const auto& o : outcomes)
+    planned.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i], gpus[i]), nullptr));
+  for (const auto& o : planned)
     for (const auto& n : o.result.notes) std::cerr << "note: " << o.hardware.name << ": " << n << "\n";
-  const bool any = std::any_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.result.top.empty(); });
   const bool priced = prices.front() > 0;
-  // Per GPU with a plan, its chosen plan's cost (with prices) and training time.
+  const app::LlmGpuComparison cmp = app::compare_llm_plans(std::move(planned), priced ? prices : std::vector<double>{});
+  const auto& outcomes = cmp.plans;
+  const bool any = cmp.any();
+  // Per GPU with a plan, its chosen plan's cost (with prices) and training time, for the gaps.
   std::vector<std::string> names;
   std::vector<std::optional<double>> costs, hours;
   for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -203,37 +206,13 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
     costs.push_back(top.empty() ? std::nullopt : std::optional(top.front().gpu_hours * prices[i]));
     hours.push_back(top.empty() ? std::nullopt : std::optional(top.front().train_s / 3600));
   }
-  // With prices, the plan that costs least; without, none is named (GPU-hours of different GPUs do not compare).
-  const std::optional<size_t> cheapest = priced ? least_of(costs) : std::nullopt;
+  const std::optional<size_t> cheapest = cmp.cheapest, fastest = cmp.fastest;
   // Under a budget the objective is time: the plan that trains soonest.
   const bool least_time = outcomes.front().minimises_time();
-  const std::optional<size_t> fastest = least_of(hours);
-  // With --frontier and prices: for every training time, the cheapest GPU and configuration.
-  std::vector<plan::MergedPoint> merged;
-  if (a.options.frontier && priced) {
-    std::vector<std::vector<std::pair<double, double>>> fronts;
-    for (size_t i = 0; i < outcomes.size(); ++i) {
-      fronts.emplace_back();
-      for (const auto& c : outcomes[i].result.frontier) fronts.back().push_back({c.train_s, c.gpu_hours * prices[i]});
-    }
-    merged = plan::merge_frontiers(fronts);
-  }
+  const std::vector<plan::MergedPoint>& merged = cmp.frontier;
   if (!a.plot.empty()) plot_gpu_frontiers(a.plot, outcomes, priced ? prices : std::vector<double>{});
   if (a.json) {
-    nlohmann::json j = {{"model", s.name}, {"objective", outcomes.front().objective()}, {"gpus", nlohmann::json::array()}};
-    for (const auto& o : outcomes) j["gpus"].push_back(app::to_json(o));
-    if (cheapest) j["cheapest"] = outcomes[*cheapest].hardware.name;
-    if (fastest) j["fastest"] = outcomes[*fastest].hardware.name;
-    if (a.options.frontier && priced) {
-      j["frontier"] = nlohmann::json::array();
-      for (const auto& m : merged) {
-        nlohmann::json point = j["gpus"][m.option]["frontier"][m.point];
-        point["gpu"] = outcomes[m.option].hardware.name;
-        point["cost"] = outcomes[m.option].result.frontier[m.point].gpu_hours * prices[m.option];
-        j["frontier"].push_back(std::move(point));
-      }
-    }
-    std::cout << j.dump(2) << "\n";
+    std::cout << app::to_json(cmp).dump(2) << "\n";
     note_json_answer_printed();
   } else {
     std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "

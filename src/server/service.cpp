@@ -15,6 +15,7 @@
 
 #include "app/curves.h"
 #include "core/json_parse.h"
+#include "app/llm_plan_on_gpus.h"
 #include "app/llm_plan_request.h"
 #include "io/llm_config_csv.h"
 #include "app/simulate_request.h"
@@ -871,15 +872,28 @@ Response Service::llm_plan_request(const json& req) {
   static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "min_gpus", "max_cp", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
                                                 "flash_attention", "dropout", "fp32_residual", "overlap", "uneven_end_stages", "grad_reduce_in_bf16",
-                                                "price_per_gpu_hour", "cost_budget", "calibrate", "frontier"};
+                                                "price_per_gpu_hour", "cost_budget", "calibrate", "frontier", "gpus", "prices"};
   for (const auto& [k, v] : req.items())
     if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
+  const json* gpus = find(req, "gpus");
   for (const char* f : {"model", "gpu"})
-    if (!find(req, f)) throw RequestError(400, f, fmt::format("missing field '{}' (GET /llm/models lists them)", f));
+    if (!find(req, f) && !(gpus && std::string(f) == "gpu"))
+      throw RequestError(400, f, fmt::format("missing field '{}' (GET /llm/models lists them)", f));
   const std::string model = get_string(req, "model", "");
   auto spec = structure::find_transformer(model);
   if (!spec) throw RequestError(400, "model", fmt::format("unknown model '{}' (GET /llm/models lists them)", model));
-  const auto hw = catalog_gpu(get_string(req, "gpu", ""), "gpu");
+  if (gpus) {
+    if (find(req, "gpu")) throw RequestError(400, "gpu", "give 'gpu' (one GPU) or 'gpus' (several), not both");
+    if (find(req, "calibrate"))
+      throw RequestError(400, "calibrate", "measured iterations calibrate one GPU's models: give 'gpu', not 'gpus'");
+    if (find(req, "price_per_gpu_hour"))
+      throw RequestError(400, "price_per_gpu_hour", "with 'gpus', give 'prices' ({\"a100-80gb\": 1.8, ...})");
+  } else if (find(req, "prices")) {
+    throw RequestError(400, "prices", "'prices' prices the GPUs of 'gpus': give 'price_per_gpu_hour' for one 'gpu'");
+  }
+  // One GPU's hardware; with "gpus" each is resolved there (and calibrate is refused above).
+  std::optional<structure::HardwareProfile> one;
+  if (!gpus) one = catalog_gpu(get_string(req, "gpu", ""), "gpu");
   plan::LlmPlanOptions o;
   o.max_gpus = get_int(req, "max_gpus", o.max_gpus);
   if (o.max_gpus < 1) throw RequestError(400, "max_gpus", "max_gpus must be >= 1");
@@ -904,7 +918,8 @@ Response Service::llm_plan_request(const json& req) {
     if (!pr) throw RequestError(400, "precision", "precision must be fp16, bf16, fp32, amp-fp32-master or fp8");
     o.precision = *pr;
   } else {
-    o.precision = structure::default_training_precision(hw);  // as the CLI's: fp16 where bf16 has no tensor cores
+    // As the CLI's: fp16 where bf16 has no tensor cores (with "gpus", set for each GPU).
+    if (one) o.precision = structure::default_training_precision(*one);
   }
   const double reserve_gib = get_number(req, "reserve_gib", 2.0);
   if (!(reserve_gib >= 0)) throw RequestError(400, "reserve_gib", "reserve_gib must be >= 0");
@@ -922,32 +937,88 @@ Response Service::llm_plan_request(const json& req) {
   if (req.contains("calibrate")) {
     const std::string text = get_string(req, "calibrate", "");
     auto rows = io::parse_llm_configs(text, "calibrate", /*require_time=*/true);
-    io::require_hardware_support(rows, hw);  // a row this GPU cannot run is no measurement of it
+    io::require_hardware_support(rows, *one);  // a row this GPU cannot run is no measurement of it
     measured = app::LlmPlanMeasured{std::move(rows), "calibrate"};
   }
+  const bool precision_given = find(req, "precision") != nullptr;
+  auto plan_on = [&](const structure::HardwareProfile& gpu, plan::LlmPlanOptions opts) {
+    try {
+      return app::make_llm_plan(*spec, gpu, opts, measured ? &*measured : nullptr);
+    } catch (const InputError& e) {
+      if (!e.file().empty() || e.field().empty()) throw;
+      // The planner names its options; the request's fields are named otherwise in places.
+      static const std::map<std::string, std::string> renamed = {{"memory_reserve_bytes", "reserve_gib"},
+                                                                 {"deadline_s", "deadline"},
+                                                                 {"gpu_hour_budget", "gpu_budget"},
+                                                                 {"top_k", "top"},
+                                                                 {"price_per_gpu_hour", "prices"}};
+      const auto r = renamed.find(e.field());
+      const std::string field = r != renamed.end() ? r->second : e.field();
+      throw RequestError(400, field, field + " " + e.message());
+    }
+  };
+  // The planner's sentences name the CLI's options; an answer names fields.
+  auto worded = [&](json j) {
+    for (auto& n : j["notes"]) n = api_wording(n.get<std::string>());
+    if (j.contains("explanation")) j["explanation"] = api_wording(j["explanation"].get<std::string>());
+    return j;
+  };
+  if (gpus) return llm_plan_on_gpus(*gpus, req, o, precision_given, plan_on, worded);
   // A plan over a large space computes for a second or more: it takes a slot, as a fit does.
   auto slot = take_slot();
-  app::LlmPlanOutcome out;
-  try {
-    out = app::make_llm_plan(*spec, hw, o, measured ? &*measured : nullptr);
-  } catch (const InputError& e) {
-    if (!e.file().empty() || e.field().empty()) throw;
-    // The planner names its options; the request's fields are named otherwise in places.
-    static const std::map<std::string, std::string> renamed = {{"memory_reserve_bytes", "reserve_gib"},
-                                                               {"deadline_s", "deadline"},
-                                                               {"gpu_hour_budget", "gpu_budget"},
-                                                               {"top_k", "top"}};
-    const auto r = renamed.find(e.field());
-    const std::string field = r != renamed.end() ? r->second : e.field();
-    throw RequestError(400, field, field + " " + e.message());
-  }
-  json j = app::to_json(out);
-  // The planner's sentences name the CLI's options; an answer names fields.
-  for (auto& n : j["notes"]) n = api_wording(n.get<std::string>());
-  if (j.contains("explanation")) j["explanation"] = api_wording(j["explanation"].get<std::string>());
+  const app::LlmPlanOutcome out = plan_on(*one, o);
+  json j = worded(app::to_json(out));
   // Nothing qualifies: 422 as the plan's own, with the search's answer (the closest configuration) beside the reason.
   if (out.result.top.empty())
     return {422, {{"error", api_wording(out.result.failing + ": " + out.result.explanation)}, {"plan", j}}};
+  return {200, j};
+}
+
+// POST /llm/plan with "gpus": the same job on each GPU, as `llm plan --gpu A,B` plans it; "prices" (one
+// for every GPU) cost each plan and, with "frontier", merge the GPUs' frontiers. No GPU with a plan: 422.
+Response Service::llm_plan_on_gpus(const json& gpus, const json& req, const plan::LlmPlanOptions& o, bool precision_given,
+                                   const std::function<app::LlmPlanOutcome(const structure::HardwareProfile&,
+                                                                           plan::LlmPlanOptions)>& plan_on,
+                                   const std::function<json(json)>& worded) {
+  // Each GPU is a whole search: a few GPUs, not the catalog.
+  constexpr size_t kMostGpus = 8;
+  if (!gpus.is_array() || gpus.empty() || gpus.size() > kMostGpus)
+    throw RequestError(400, "gpus", fmt::format("field 'gpus' must be an array of 1 to {} GPU names (GET /llm/models lists the catalog)", kMostGpus));
+  std::vector<structure::HardwareProfile> hws;
+  for (const auto& g : gpus) {
+    if (!g.is_string()) throw RequestError(400, "gpus", "field 'gpus' must hold GPU names (strings)");
+    hws.push_back(catalog_gpu(g.get<std::string>(), "gpus"));
+    for (size_t i = 0; i + 1 < hws.size(); ++i)
+      if (hws[i].name == hws.back().name) throw RequestError(400, "gpus", fmt::format("{} is listed twice", hws[i].name));
+  }
+  std::vector<double> prices;
+  if (const json* p = find(req, "prices")) {
+    if (!p->is_object()) throw RequestError(400, "prices", "field 'prices' must be an object: {\"a100-80gb\": 1.8, ...}");
+    prices.assign(hws.size(), 0);
+    for (const auto& [name, v] : p->items()) {
+      const auto hw = catalog_gpu(name, "prices");
+      const auto at = std::find_if(hws.begin(), hws.end(), [&](const auto& h) { return h.name == hw.name; });
+      if (at == hws.end()) throw RequestError(400, "prices", fmt::format("{} is not one of 'gpus'", name));
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+        throw RequestError(400, "prices", fmt::format("the price of {} must be a number > 0", name));
+      if (prices[at - hws.begin()] > 0) throw RequestError(400, "prices", fmt::format("{} is priced twice", hw.name));
+      prices[at - hws.begin()] = v.get<double>();
+    }
+    for (size_t i = 0; i < hws.size(); ++i)
+      if (!(prices[i] > 0)) throw RequestError(400, "prices", fmt::format("no price for {}: give one for every GPU", hws[i].name));
+  }
+  auto slot = take_slot();
+  std::vector<app::LlmPlanOutcome> planned;
+  for (size_t i = 0; i < hws.size(); ++i) {
+    plan::LlmPlanOptions each = o;
+    if (!precision_given) each.precision = structure::default_training_precision(hws[i]);
+    each.price_per_gpu_hour = prices.empty() ? 0 : prices[i];
+    planned.push_back(plan_on(hws[i], each));
+  }
+  const auto c = app::compare_llm_plans(std::move(planned), std::move(prices));
+  json j = app::to_json(c);
+  for (auto& g : j["gpus"]) g = worded(g);
+  if (!c.any()) return {422, {{"error", "no GPU in 'gpus' has a configuration that qualifies (each GPU's reason is in 'plan')"}, {"plan", j}}};
   return {200, j};
 }
 

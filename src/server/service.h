@@ -43,6 +43,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/llm_plan_request.h"
 #include "app/plan_request.h"
 #include "app/predict.h"
 
@@ -145,6 +147,10 @@ class Service {
   nlohmann::json curves_request(const nlohmann::json& req);
   nlohmann::json llm_models() const;
   Response llm_plan_request(const nlohmann::json& req);
+  Response llm_plan_on_gpus(const nlohmann::json& gpus, const nlohmann::json& req, const plan::LlmPlanOptions& o,
+                            bool precision_given,
+                            const std::function<app::LlmPlanOutcome(const structure::HardwareProfile&, plan::LlmPlanOptions)>& plan_on,
+                            const std::function<nlohmann::json(nlohmann::json)>& worded);
   nlohmann::json workloads() const;
   nlohmann::json simulate_request(const nlohmann::json& req);
   nlohmann::json transfer_request(const nlohmann::json& req);

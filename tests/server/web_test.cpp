@@ -149,6 +149,64 @@ TEST(Web, CurvesKeepTheLimits) {
 
 namespace {
 
+// /llm/plan with "gpus": the same job on each GPU, as `llm plan --gpu A,B
+// --price ... --frontier --json` answers it (each GPU's plan, the cheapest,
+// the cheapest GPU for every training time); bad combinations are 400 naming
+// the field; no GPU with a plan is 422 with every GPU's answer.
+TEST(Web, LlmPlanOnSeveralGpusEqualsCli) {
+  Running s;
+  int st = 0;
+  const json ask = {{"model", "gpt3-1.3b"}, {"gpus", {"a100-80gb", "h100", "l4"}}, {"max_gpus", 32}, {"tokens", 3e10},
+                    {"global_batch", 512}, {"deadline", "3d"}, {"frontier", true},
+                    {"prices", {{"a100-80gb", 1.8}, {"h100", 3.2}, {"l4", 0.25}}}};
+  json got = s.post("/llm/plan", ask, &st);
+  ASSERT_EQ(st, 200) << got.dump().substr(0, 500);
+  auto cli = tptest::run_cli("llm plan --model gpt3-1.3b --gpu a100-80gb,h100,l4 --price a100-80gb=1.8,h100=3.2,l4=0.25 "
+                             "--max-gpus 32 --tokens 3e10 --global-batch 512 --deadline 3d --frontier --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const json want = json::parse(cli.out);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got["cheapest"], want["cheapest"]);
+  EXPECT_FALSE(got["frontier"].empty());
+  // One GPU's plan in fp16 where its tensor cores take no bf16, as the CLI plans it.
+  json t4 = ask;
+  t4["gpus"] = {"h100", "t4"};
+  t4.erase("prices");
+  json both = s.post("/llm/plan", t4, &st);
+  ASSERT_EQ(st, 200) << both.dump().substr(0, 300);
+  auto cli_t4 = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100,t4 --max-gpus 32 --tokens 3e10 --global-batch 512 "
+                                "--deadline 3d --frontier --json");
+  ASSERT_EQ(cli_t4.exit_code, 0) << cli_t4.err;
+  EXPECT_EQ(both, json::parse(cli_t4.out));
+  EXPECT_EQ(both["gpus"][1]["frontier"][0]["precision"], "fp16") << both["gpus"][1].dump().substr(0, 300);
+  EXPECT_FALSE(both.contains("frontier"));  // without prices the GPUs' frontiers do not merge
+  struct Bad {
+    json change;
+    std::string field;
+  };
+  for (const auto& b : {Bad{{{"gpu", "h100"}}, "gpu"}, Bad{{{"gpus", "h100"}}, "gpus"}, Bad{{{"gpus", {"h100", "h100"}}}, "gpus"},
+                        Bad{{{"gpus", {"h100", "nosuchgpu"}}}, "gpus"}, Bad{{{"prices", {{"h100", 3}}}}, "prices"},
+                        Bad{{{"prices", {{"v100", 3}, {"h100", 1}, {"l4", 1}, {"a100-80gb", 1}}}}, "prices"},
+                        Bad{{{"prices", {{"h100", -1}, {"l4", 1}, {"a100-80gb", 1}}}}, "prices"},
+                        Bad{{{"price_per_gpu_hour", 2}}, "price_per_gpu_hour"},
+                        Bad{{{"calibrate", "gpus,global_batch\n"}}, "calibrate"}}) {
+    json body = ask;
+    for (const auto& [k, v] : b.change.items()) body[k] = v;
+    json e = s.post("/llm/plan", body, &st);
+    EXPECT_EQ(st, 400) << body.dump() << " -> " << e.dump();
+    EXPECT_EQ(e["field"], b.field) << e.dump();
+  }
+  json one_priced = {{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8}, {"prices", {{"h100", 1}}}};
+  json e = s.post("/llm/plan", one_priced, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "prices");
+  json far = {{"model", "gpt3-175b"}, {"gpus", {"t4", "v100"}}, {"max_gpus", 8}, {"tokens", 1e9}, {"global_batch", 8}};
+  json none = s.post("/llm/plan", far, &st);
+  EXPECT_EQ(st, 422) << none.dump().substr(0, 300);
+  ASSERT_TRUE(none.contains("plan"));
+  EXPECT_EQ(none["plan"]["gpus"].size(), 2u);
+}
+
 // /llm/plan answers what `trainplan llm plan --json` prints (one function
 // builds both); nothing fitting is 422 with the reason and the search's answer.
 TEST(Web, LlmPlanEqualsCli) {
