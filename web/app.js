@@ -598,24 +598,90 @@ async function loadLlm() {
   }
 }
 
+// The transformer job the form describes, as /llm/plan's fields (no GPU, price or measured rows).
+function llmJob() {
+  const deadline_h = numberField("llm-deadline");
+  state.llmDeadlineH = deadline_h;
+  const body = { model: $("llm-model").value, max_gpus: numberField("llm-max-gpus"),
+    tokens: numberField("llm-tokens"), global_batch: numberField("llm-global-batch"),
+    max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
+    uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked, frontier: true };
+  // Empty or 0: no deadline. A deadline too long for a number is an error, not none.
+  if (deadline_h) {
+    if (!Number.isFinite(3600 * deadline_h)) throw new Error(`Deadline: ${deadline_h} hours is too long`);
+    body.deadline = 3600 * deadline_h;
+  }
+  // Empty: the GPU's default (bf16; fp16 where its tensor cores take fp16 only; fp32 without tensor cores).
+  if ($("llm-precision").value) body.precision = $("llm-precision").value;
+  return body;
+}
+
+// The same transformer job on several GPUs (POST /llm/plan with gpus).
+async function onLlmCompare(ev) {
+  ev.preventDefault();
+  showError("llm-compare-error", null);
+  $("llm-compare-result").hidden = true;
+  status("planning on each GPU…");
+  await whileBusy("llm-compare-submit", "llm-compare-error", async () => {
+    const gpus = $("llm-compare-gpus").value.split(",").map((x) => x.trim()).filter((x) => x);
+    if (!gpus.length) throw new Error("GPUs: name at least one");
+    const body = { ...llmJob(), gpus };
+    const prices = parsePrices($("llm-compare-prices").value);
+    if (prices) body.prices = prices;
+    let answer;
+    try {
+      answer = await api("/llm/plan", body);
+    } catch (e) {
+      // No GPU has a plan: the answer still holds each GPU's reason.
+      if (e.status === 422 && e.body && e.body.plan) { showError("llm-compare-error", e); answer = e.body.plan; } else throw e;
+    }
+    showLlmComparison(answer, Boolean(prices), state.llmDeadlineH || 0);
+    status("planned on each GPU");
+  });
+}
+
+function showLlmComparison(c, priced, deadline_h) {
+  const rows = c.gpus;
+  const cell = (f) => (g) => (g.chosen ? f(g.chosen, g) : "—");
+  fillTable($("llm-compare-table"), [
+    ["gpu", (g) => g.gpu], ["gpus", cell((x) => x.gpus)], ["tp", cell((x) => x.tp)], ["cp", cell((x) => x.cp)],
+    ["pp", cell((x) => x.pp)], ["dp", cell((x) => x.dp)], ["mb", cell((x) => x.micro_batch)],
+    ["recompute", cell((x) => x.recompute)], ["precision", cell((x) => x.precision)],
+    ["train, h", cell((x) => fmt(x.train_time_s / 3600))], ["GPU-hours", cell((x) => fmt(x.gpu_hours))],
+    ...(priced ? [["price", (g) => fmt(g.price_per_gpu_hour)], ["cost", cell((x) => fmt(x.cost))]] : []),
+    ...(rows.some((g) => !g.chosen) ? [["why no plan", (g) => (g.chosen ? "" : `${g.failing}: ${g.explanation}`)]] : []),
+  ], rows, (g) => g.gpu === (c.cheapest || c.fastest));
+  $("llm-compare-summary").textContent = `${c.model}, ${c.objective}` + (c.cheapest ? `\ncheapest: ${c.cheapest}` : "") +
+    (c.fastest ? `\nfastest: ${c.fastest}` : "") +
+    (priced ? "" : "\n(GPU-hours of different GPUs cost differently: prices name the cheapest)");
+  $("llm-compare-result").hidden = false;  // before the chart, which takes its parent's width
+  const costOf = (p) => (priced ? p.cost : p.gpu_hours);
+  const withFront = rows.filter((g) => (g.frontier || []).length);
+  const right = Math.max(deadline_h, ...withFront.map((g) => 1.3 * g.frontier[g.frontier.length - 1].train_time_s / 3600));
+  const series = [];
+  withFront.forEach((g) => {
+    const color = PALETTE[rows.indexOf(g) % PALETTE.length];
+    const x = g.frontier.map((p) => p.train_time_s / 3600), y = g.frontier.map(costOf);
+    if (right > x[x.length - 1]) { x.push(right); y.push(y[y.length - 1]); }
+    series.push({ label: g.gpu, x, y, color, stepped: true });
+    if (g.chosen) series.push({ label: `${g.gpu}: plan`, x: [g.chosen.train_time_s / 3600], y: [costOf(g.chosen)], points: true, color });
+  });
+  chart("chart-llm-compare", "cheapest configuration for each training time, on each GPU", "training time, h",
+    priced ? "cost" : "GPU-hours", series, { logx: true });
+  const merged = c.frontier || [];
+  $("llm-compare-frontier-note").hidden = !merged.length;
+  fillTable($("llm-compare-frontier"), merged.length ? [
+    ["from training time, h", (p) => fmt(p.train_time_s / 3600)], ["gpu", (p) => p.gpu], ["gpus", (p) => p.gpus],
+    ["tp", (p) => p.tp], ["pp", (p) => p.pp], ["dp", (p) => p.dp], ["GPU-hours", (p) => fmt(p.gpu_hours)], ["cost", (p) => fmt(p.cost)],
+  ] : [], merged, (p) => deadline_h > 0 && p === merged.filter((q) => q.train_time_s <= 3600 * deadline_h).pop());
+}
+
 async function onLlm(ev) {
   ev.preventDefault();
   showError("llm-error", null);
   $("llm-result").hidden = true;
   try {
-    const deadline_h = numberField("llm-deadline");
-    state.llmDeadlineH = deadline_h;
-    const body = { model: $("llm-model").value, gpu: $("llm-gpu").value, max_gpus: numberField("llm-max-gpus"),
-      tokens: numberField("llm-tokens"), global_batch: numberField("llm-global-batch"),
-      max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
-      uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked, frontier: true };
-    // Empty or 0: no deadline. A deadline too long for a number is an error, not none.
-    if (deadline_h) {
-      if (!Number.isFinite(3600 * deadline_h)) throw new Error(`Deadline: ${deadline_h} hours is too long`);
-      body.deadline = 3600 * deadline_h;
-    }
-    // Empty: the GPU's default (bf16; fp16 where its tensor cores take fp16 only; fp32 without tensor cores).
-    if ($("llm-precision").value) body.precision = $("llm-precision").value;
+    const body = { ...llmJob(), gpu: $("llm-gpu").value };
     const price = numberField("llm-price");
     if (price) body.price_per_gpu_hour = price;
     const measured = $("llm-calibrate").value.trim();
@@ -716,6 +782,7 @@ function init() {
   $("plan-form").addEventListener("submit", onPlan);
   $("sim-form").addEventListener("submit", onSimulate);
   $("llm-form").addEventListener("submit", onLlm);
+  $("llm-compare-form").addEventListener("submit", onLlmCompare);
   $("transfer-form").addEventListener("submit", onTransfer);
   $("transfer-plan").addEventListener("click", onTransferPlan);
   $("compare-form").addEventListener("submit", onCompare);

@@ -316,6 +316,35 @@ try {
         Math.abs(Number(words[2]) - Math.max(...hours)) <= 0.01 * Math.max(...hours),
         `its GPU-hours span llm plan --frontier's ${hours.length} points (${flabel})`);
     }
+    // Which GPU for the same transformer job: each GPU's layout and cost, and
+    // the cheapest GPU for each training time, as llm plan --gpu A,B --price --frontier --json.
+    await fill("#llm-compare-gpus", "a100-80gb,h100");
+    await fill("#llm-compare-prices", "a100-80gb=1.8,h100=3.2");
+    await page.click("#llm-compare-submit");
+    await waitStatus(page, /planned on each GPU|error/);
+    const each = cli(["llm", "plan", "--model", form.model, "--gpu", "a100-80gb,h100", "--price", "a100-80gb=1.8,h100=3.2",
+      "--max-gpus", form.max_gpus, "--tokens", form.tokens, "--global-batch", form.global_batch, "--deadline", `${form.deadline}h`,
+      "--frontier", "--json"]);
+    check(Array.isArray(each.gpus), `llm plan --gpu --json planned on each GPU (${JSON.stringify(each.stderr || "")})`);
+    if (Array.isArray(each.gpus)) {
+      const heads = await page.$$eval("#llm-compare-table thead th", (h) => h.map((x) => x.textContent));
+      const rows = await page.$$eval("#llm-compare-table tbody tr", (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+      const col = (name) => heads.indexOf(name);
+      check(rows.length === 2 && rows.every((r, i) => {
+        const g = each.gpus[i], c = g.chosen;
+        return r[col("gpu")] === g.gpu && c && Number(r[col("gpus")]) === c.gpus && Number(r[col("tp")]) === c.tp &&
+          Number(r[col("pp")]) === c.pp && Number(r[col("dp")]) === c.dp && Math.abs(Number(r[col("cost")]) - c.cost) <= 1e-3 * c.cost;
+      }), "each GPU's transformer layout and cost as llm plan --gpu --json");
+      check(new RegExp(`cheapest: ${each.cheapest}`).test(await text(page, "#llm-compare-summary")),
+        `the cheapest GPU named as the CLI names it (${each.cheapest})`);
+      check(await page.$("#chart-llm-compare canvas") !== null, "each GPU's cost against the training time drawn");
+      const frows = await page.$$eval("#llm-compare-frontier tbody tr", (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+      const fheads = await page.$$eval("#llm-compare-frontier thead th", (h) => h.map((x) => x.textContent));
+      const merged = each.frontier || [];
+      check(merged.length > 0 && frows.length === merged.length && frows.every((r, i) => r[fheads.indexOf("gpu")] === merged[i].gpu &&
+        Math.abs(Number(r[fheads.indexOf("cost")]) - merged[i].cost) <= 1e-3 * merged[i].cost),
+      `the cheapest GPU for each training time as llm plan --gpu --frontier --json (${frows.length} rows, ${merged.length} from the CLI)`);
+    }
     // Calibrated on measured iterations pasted into the form: the layout and
     // the calibration as llm plan --calibrate gives them.
     const measured = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s\n" +
