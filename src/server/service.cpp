@@ -950,8 +950,7 @@ Response Service::llm_plan_request(const json& req) {
       static const std::map<std::string, std::string> renamed = {{"memory_reserve_bytes", "reserve_gib"},
                                                                  {"deadline_s", "deadline"},
                                                                  {"gpu_hour_budget", "gpu_budget"},
-                                                                 {"top_k", "top"},
-                                                                 {"price_per_gpu_hour", "prices"}};
+                                                                 {"top_k", "top"}};
       const auto r = renamed.find(e.field());
       const std::string field = r != renamed.end() ? r->second : e.field();
       throw RequestError(400, field, field + " " + e.message());
@@ -1007,6 +1006,8 @@ Response Service::llm_plan_on_gpus(const json& gpus, const json& req, const plan
     for (size_t i = 0; i < hws.size(); ++i)
       if (!(prices[i] > 0)) throw RequestError(400, "prices", fmt::format("no price for {}: give one for every GPU", hws[i].name));
   }
+  if (o.cost_budget > 0 && prices.empty())
+    throw RequestError(400, "prices", "a cost_budget needs what a GPU-hour costs on each GPU: give 'prices'");
   auto slot = take_slot();
   std::vector<app::LlmPlanOutcome> planned;
   for (size_t i = 0; i < hws.size(); ++i) {

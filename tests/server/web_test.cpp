@@ -189,7 +189,8 @@ TEST(Web, LlmPlanOnSeveralGpusEqualsCli) {
                         Bad{{{"prices", {{"v100", 3}, {"h100", 1}, {"l4", 1}, {"a100-80gb", 1}}}}, "prices"},
                         Bad{{{"prices", {{"h100", -1}, {"l4", 1}, {"a100-80gb", 1}}}}, "prices"},
                         Bad{{{"price_per_gpu_hour", 2}}, "price_per_gpu_hour"},
-                        Bad{{{"calibrate", "gpus,global_batch\n"}}, "calibrate"}}) {
+                        Bad{{{"calibrate", "gpus,global_batch\n"}}, "calibrate"},
+                        Bad{{{"prices", nullptr}, {"cost_budget", 1e6}}, "prices"}}) {
     json body = ask;
     for (const auto& [k, v] : b.change.items()) body[k] = v;
     json e = s.post("/llm/plan", body, &st);
