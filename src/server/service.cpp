@@ -253,6 +253,43 @@ structure::HardwareProfile catalog_gpu(const std::string& name, const char* fiel
   return *hw;
 }
 
+// "gpus": 1 to `most` catalog names, none twice (each is a whole plan, so a
+// few GPUs, not the catalog).
+std::vector<structure::HardwareProfile> gpu_list(const json& gpus, size_t most) {
+  if (!gpus.is_array() || gpus.empty() || gpus.size() > most)
+    throw RequestError(400, "gpus", fmt::format("field 'gpus' must be an array of 1 to {} GPU names (GET /llm/models lists the catalog)", most));
+  std::vector<structure::HardwareProfile> hws;
+  for (const auto& g : gpus) {
+    if (!g.is_string()) throw RequestError(400, "gpus", "field 'gpus' must hold GPU names (strings)");
+    hws.push_back(catalog_gpu(g.get<std::string>(), "gpus"));
+    for (size_t i = 0; i + 1 < hws.size(); ++i)
+      if (hws[i].name == hws.back().name) throw RequestError(400, "gpus", fmt::format("{} is listed twice", hws[i].name));
+  }
+  return hws;
+}
+
+// "prices": {"t4": 0.53, ...}, a price for every GPU of `hws`, or none (empty).
+std::vector<double> gpu_prices(const json& req, const std::vector<structure::HardwareProfile>& hws) {
+  std::vector<double> prices;
+  const json* p = find(req, "prices");
+  if (!p) return prices;
+  if (!p->is_object()) throw RequestError(400, "prices", "field 'prices' must be an object of GPU name to price per GPU-hour");
+  prices.assign(hws.size(), 0.0);
+  for (const auto& [name, v] : p->items()) {
+    auto hw = structure::find_builtin_hardware(name);
+    size_t i = 0;
+    while (i < hws.size() && !(hw && hw->name == hws[i].name)) ++i;
+    if (i == hws.size()) throw RequestError(400, "prices", fmt::format("'{}' is not one of 'gpus'", name));
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+      throw RequestError(400, "prices", fmt::format("the price of {} must be a number > 0", name));
+    if (prices[i] != 0) throw RequestError(400, "prices", fmt::format("{} is priced twice", hws[i].name));
+    prices[i] = v.get<double>();
+  }
+  for (size_t i = 0; i < hws.size(); ++i)
+    if (prices[i] == 0) throw RequestError(400, "prices", fmt::format("no price for {} (give one for every GPU, or none)", hws[i].name));
+  return prices;
+}
+
 json parse_body(const std::string& body) {
   json j;
   try {
@@ -723,40 +760,13 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
                            std::unique_ptr<Slot>& slot) {
   // Each GPU refits the models on its moved samples: a few GPUs, not the catalog.
   constexpr size_t kMostGpus = 8;
-  if (!gpus.is_array() || gpus.empty() || gpus.size() > kMostGpus)
-    throw RequestError(400, "gpus", fmt::format("field 'gpus' must be an array of 1 to {} GPU names (GET /llm/models lists the catalog)", kMostGpus));
+  const auto hws = gpu_list(gpus, kMostGpus);
   if (find(req, "emit")) throw RequestError(400, "emit", "field 'emit' plans one GPU: drop it, or drop 'gpus'");
-  auto catalog = [](const json& v, const char* field) {
-    if (!v.is_string()) throw RequestError(400, field, fmt::format("field '{}' must hold GPU names (strings)", field));
-    return catalog_gpu(v.get<std::string>(), field);
-  };
   const json* from_v = find(req, "from_gpu");
   if (!from_v) throw RequestError(400, "from_gpu", "missing field 'from_gpu': the GPU the samples were measured on");
-  const auto from = catalog(*from_v, "from_gpu");
-  std::vector<structure::HardwareProfile> hws;
-  for (const auto& g : gpus) {
-    hws.push_back(catalog(g, "gpus"));
-    for (size_t i = 0; i + 1 < hws.size(); ++i)
-      if (hws[i].name == hws.back().name) throw RequestError(400, "gpus", fmt::format("{} is listed twice", hws[i].name));
-  }
-  // {"t4": 0.53, ...}: a price for every GPU, or none.
-  std::vector<double> prices;
-  if (const json* p = find(req, "prices")) {
-    if (!p->is_object()) throw RequestError(400, "prices", "field 'prices' must be an object of GPU name to price per GPU-hour");
-    prices.assign(hws.size(), 0.0);
-    for (const auto& [name, v] : p->items()) {
-      auto hw = structure::find_builtin_hardware(name);
-      size_t i = 0;
-      while (i < hws.size() && !(hw && hw->name == hws[i].name)) ++i;
-      if (i == hws.size()) throw RequestError(400, "prices", fmt::format("'{}' is not one of 'gpus'", name));
-      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-        throw RequestError(400, "prices", fmt::format("the price of {} must be a number > 0", name));
-      if (prices[i] != 0) throw RequestError(400, "prices", fmt::format("{} is priced twice", hws[i].name));
-      prices[i] = v.get<double>();
-    }
-    for (size_t i = 0; i < hws.size(); ++i)
-      if (prices[i] == 0) throw RequestError(400, "prices", fmt::format("no price for {} (give one for every GPU, or none)", hws[i].name));
-  }
+  if (!from_v->is_string()) throw RequestError(400, "from_gpu", "field 'from_gpu' must hold a GPU name (a string)");
+  const auto from = catalog_gpu(from_v->get<std::string>(), "from_gpu");
+  const std::vector<double> prices = gpu_prices(req, hws);
   // {"l4": "CSV text", ...}: samples timed on a GPU of 'gpus' that correct its move.
   std::map<std::string, SampleSet> trials;
   if (const json* t = find(req, "trials")) {
@@ -981,31 +991,8 @@ Response Service::llm_plan_on_gpus(const json& gpus, const json& req, const plan
                                    const std::function<json(json)>& worded) {
   // Each GPU is a whole search: a few GPUs, not the catalog.
   constexpr size_t kMostGpus = 8;
-  if (!gpus.is_array() || gpus.empty() || gpus.size() > kMostGpus)
-    throw RequestError(400, "gpus", fmt::format("field 'gpus' must be an array of 1 to {} GPU names (GET /llm/models lists the catalog)", kMostGpus));
-  std::vector<structure::HardwareProfile> hws;
-  for (const auto& g : gpus) {
-    if (!g.is_string()) throw RequestError(400, "gpus", "field 'gpus' must hold GPU names (strings)");
-    hws.push_back(catalog_gpu(g.get<std::string>(), "gpus"));
-    for (size_t i = 0; i + 1 < hws.size(); ++i)
-      if (hws[i].name == hws.back().name) throw RequestError(400, "gpus", fmt::format("{} is listed twice", hws[i].name));
-  }
-  std::vector<double> prices;
-  if (const json* p = find(req, "prices")) {
-    if (!p->is_object()) throw RequestError(400, "prices", "field 'prices' must be an object: {\"a100-80gb\": 1.8, ...}");
-    prices.assign(hws.size(), 0);
-    for (const auto& [name, v] : p->items()) {
-      const auto hw = catalog_gpu(name, "prices");
-      const auto at = std::find_if(hws.begin(), hws.end(), [&](const auto& h) { return h.name == hw.name; });
-      if (at == hws.end()) throw RequestError(400, "prices", fmt::format("{} is not one of 'gpus'", name));
-      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-        throw RequestError(400, "prices", fmt::format("the price of {} must be a number > 0", name));
-      if (prices[at - hws.begin()] > 0) throw RequestError(400, "prices", fmt::format("{} is priced twice", hw.name));
-      prices[at - hws.begin()] = v.get<double>();
-    }
-    for (size_t i = 0; i < hws.size(); ++i)
-      if (!(prices[i] > 0)) throw RequestError(400, "prices", fmt::format("no price for {}: give one for every GPU", hws[i].name));
-  }
+  const auto hws = gpu_list(gpus, kMostGpus);
+  std::vector<double> prices = gpu_prices(req, hws);
   if (o.cost_budget > 0 && prices.empty())
     throw RequestError(400, "prices", "a cost_budget needs what a GPU-hour costs on each GPU: give 'prices'");
   auto slot = take_slot();
