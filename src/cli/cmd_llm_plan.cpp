@@ -34,6 +34,7 @@
 #include "models/llm_time.h"
 #include "plan/llm_launch.h"
 #include "plan/merged_frontier.h"
+#include "plan/plan_plot.h"
 #include "plan/llm_planner.h"
 
 namespace trainplan::cli {
@@ -103,42 +104,21 @@ void plot_frontier(const std::string& path, const app::LlmPlanOutcome& o) {
 // GPU-hours, which compare within a GPU only) and each one's chosen plan.
 void plot_gpu_frontiers(const std::string& path, const std::vector<app::LlmPlanOutcome>& outcomes,
                         const std::vector<double>& prices) {
-  io::PlotPanel panel;
-  const auto& spec = outcomes.front().spec;
-  panel.title = fmt::format("{}: what a deadline costs on each GPU{}", spec.name.empty() ? "transformer" : spec.name,
-                            prices.empty() ? "" : " (the lowest step is the GPU to rent)");
-  panel.xlabel = "training time (h)";
-  panel.ylabel = prices.empty() ? "GPU-hours" : "cost (price x GPU-hours)";
-  panel.logx = panel.logy = true;
-  panel.key = "below";  // inside, it would hide some GPU's steps
-  const auto& palette = io::plot_palette();
-  // Every step runs on to one right edge, past the slowest GPU's cheapest configuration.
-  double right_h = 0;
-  for (const auto& o : outcomes)
-    if (!o.result.frontier.empty()) right_h = std::max(right_h, 1.3 * o.result.frontier.back().train_s / 3600);
+  std::vector<plan::FrontierLine> lines;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const auto& r = outcomes[i].result;
-    if (r.frontier.empty()) continue;
     const double price = prices.empty() ? 1.0 : prices[i];
-    const std::string colour = palette[i % palette.size()];
-    io::PlotSeries front{outcomes[i].hardware.name, {}, "steps lw 2", colour};
-    for (const auto& c : r.frontier) front.points.push_back({c.train_s / 3600, c.gpu_hours * price});
-    front.points.push_back({right_h, r.frontier.back().gpu_hours * price});
-    panel.series.push_back(std::move(front));
-    if (!r.top.empty())
-      panel.series.push_back({"", {{r.top.front().train_s / 3600, r.top.front().gpu_hours * price}}, "points pt 7 ps 1.5", colour});
+    plan::FrontierLine l{outcomes[i].hardware.name, {}, std::nullopt};
+    for (const auto& c : r.frontier) l.points.push_back({c.train_s / 3600, c.gpu_hours * price});
+    if (!r.top.empty()) l.chosen = {{r.top.front().train_s / 3600, r.top.front().gpu_hours * price}};
+    lines.push_back(std::move(l));
   }
-  if (panel.series.empty())
-    throw InputError("", 0, "--plot", "no GPU has a configuration that fits: nothing to draw");
-  const double deadline_h = outcomes.front().options.deadline_s / 3600;
-  if (deadline_h > 0) {
-    double lo = INFINITY, hi = 0;
-    for (const auto& series : panel.series)
-      for (const auto& [x, y] : series.points) lo = std::min(lo, y), hi = std::max(hi, y);
-    panel.series.push_back({fmt::format("deadline {:.4g} h (dots: each GPU's plan)", deadline_h),
-                            {{deadline_h, lo / 1.1}, {deadline_h, hi * 1.1}}, "lines lw 1 dt 3", "#d62728"});
-  }
-  io::render_plot(path, {panel});
+  const auto& spec = outcomes.front().spec;
+  io::render_plot(path, {plan::frontier_lines_panel(
+                            lines, outcomes.front().options.deadline_s / 3600,
+                            fmt::format("{}: what a deadline costs on each GPU{}", spec.name.empty() ? "transformer" : spec.name,
+                                        prices.empty() ? "" : " (the lowest step is the GPU to rent)"),
+                            "training time (h)", prices.empty() ? "GPU-hours" : "cost (price x GPU-hours)", true)});
 }
 
 // "gpt3-175b (174.6B parameters), 3e+11 tokens, global batch 1536 x 2048 tokens: 95368 iterations"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "plan/objective.h"
 
 namespace trainplan::plan {
@@ -142,6 +143,42 @@ io::PlotPanel frontier_panel(const std::vector<Candidate>& front, double deadlin
                             "#d62728"});
   else if (!front.empty())
     panel.title += fmt::format("\n(your deadline, {:.4g} s, is right of the chart: every run shown meets it)", deadline_s);
+  return panel;
+}
+
+io::PlotPanel frontier_lines_panel(const std::vector<FrontierLine>& lines, double deadline, const std::string& title,
+                                   const std::string& time_label, const std::string& cost_label, bool log_cost) {
+  double first = INFINITY, last = 0, lo = INFINITY, hi = 0;
+  for (const auto& l : lines)
+    for (const auto& [t, c] : l.points) first = std::min(first, t), last = std::max(last, t), lo = std::min(lo, c), hi = std::max(hi, c);
+  if (!(last > 0)) throw InputError("", 0, "--plot", "no option has a run that meets the target: nothing to draw");
+  // The steps run a quarter decade past the slowest point.
+  const double left = first / std::pow(10.0, 0.1), right = last * std::pow(10.0, 0.25);
+  const double bottom = log_cost ? lo / 1.15 : 0, top = hi * 1.15;
+  io::PlotPanel panel;
+  panel.title = title;
+  panel.xlabel = time_label;
+  panel.ylabel = cost_label;
+  panel.logx = true;
+  panel.logy = log_cost;
+  panel.key = "below";  // inside, it would hide some option's steps
+  panel.xrange = {{left, right}};
+  panel.yrange = {{bottom, top}};
+  const auto& palette = io::plot_palette();
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    if (l.points.empty()) continue;
+    const std::string colour = palette[i % palette.size()];
+    io::PlotSeries step{l.name, l.points, "steps lw 2", colour};
+    step.points.push_back({right, l.points.back().second});
+    panel.series.push_back(std::move(step));
+    if (l.chosen) panel.series.push_back({"", {*l.chosen}, "points pt 7 ps 1.5", colour});
+  }
+  if (deadline >= left && deadline <= right)
+    panel.series.push_back({fmt::format("deadline {:.4g} (dots: each plan)", deadline), {{deadline, bottom}, {deadline, top}},
+                            "lines lw 1 dt 3", "#d62728"});
+  else if (deadline > 0)
+    panel.title += fmt::format("\n(the deadline, {:.4g}, is off the chart; dots: each plan)", deadline);
   return panel;
 }
 
