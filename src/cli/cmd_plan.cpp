@@ -294,7 +294,9 @@ void run_on_gpus(const PlanArgs& a) {
       apply_dataset_size(timed, a.dataset_size, item.substr(eq + 1));
       trials.emplace(hw.name, std::move(timed));
     }
-  const auto c = app::plan_on_gpus(samples, from, gpus, prices, plan_query(a), model_params(a.comm_profile), trials);
+  app::PlanQuery q = plan_query(a);
+  q.frontier = a.frontier || !a.plot.empty();  // the picture is the GPUs' frontiers
+  const auto c = app::plan_on_gpus(samples, from, gpus, prices, q, model_params(a.comm_profile), trials);
   if (!a.plot.empty()) {
     io::render_plot(a.plot, {app::gpu_frontier_panel(c, a.deadline)});
     std::cerr << fmt::format("plot of each GPU's cost against the deadline -> {}\n", a.plot);

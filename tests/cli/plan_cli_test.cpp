@@ -732,6 +732,11 @@ TEST(PlanCli, EachGpusFrontierAndTheCheapestGpuForEveryDeadline) {
     auto drawn = tptest::run_cli("plan --samples " + samples + gpus + ask + " --plot " + png.string());
     ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
     EXPECT_GT(std::filesystem::file_size(png), 1000u);
+    // --plot alone draws the frontiers too (they are the picture).
+    const auto alone = dir / "gpus-alone.png";
+    auto drawn_alone = tptest::run_cli("plan --samples " + samples + gpus + " --target 0.95 --deadline 10m --plot " + alone.string());
+    ASSERT_EQ(drawn_alone.exit_code, 0) << drawn_alone.err;
+    EXPECT_GT(std::filesystem::file_size(alone), 1000u);
   }
 }
 
