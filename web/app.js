@@ -469,6 +469,24 @@ async function onCompare(ev) {
   });
 }
 
+// Each GPU's frontier as a step, flat from its slowest point on to one right
+// edge (the deadline, or past the slowest GPU's last point), and its plan as a
+// point: `time` and `cost` read a frontier point, `chosen` a GPU's plan.
+function gpuFrontierSeries(rows, deadline, time, cost, label, chosen) {
+  const withFront = rows.filter((g) => (g.frontier || []).length);
+  const right = Math.max(deadline, ...withFront.map((g) => 1.3 * time(g.frontier[g.frontier.length - 1])));
+  const series = [];
+  withFront.forEach((g) => {
+    const color = PALETTE[rows.indexOf(g) % PALETTE.length];
+    const x = g.frontier.map(time), y = g.frontier.map(cost);
+    if (right > x[x.length - 1]) { x.push(right); y.push(y[y.length - 1]); }
+    series.push({ label: label(g), x, y, color, stepped: true });
+    const c = chosen(g);
+    if (c) series.push({ label: `${g.gpu}: plan`, x: [c.time], y: [c.cost], points: true, color });
+  });
+  return series;
+}
+
 function showComparison(c, priced, deadline) {
   const rows = c.gpus;
   const choice = (g) => (g.plan ? g.plan.choice : null);
@@ -487,19 +505,9 @@ function showComparison(c, priced, deadline) {
     (c.cheapest ? `\ncheapest: ${c.cheapest}` : "") + (c.fastest ? `\nfastest: ${c.fastest}` : "") +
     (priced ? "" : "\n(GPU-hours of different GPUs cost differently: prices name the cheapest)");
   $("compare-result").hidden = false;  // before the chart, which takes its parent's width
-  // Each GPU's frontier as a step, flat from its slowest point to the right edge.
-  const costOf = (g, x) => (priced ? x.cost : x.gpu_hours);
-  const withFront = rows.filter((g) => (g.frontier || []).length);
-  const right = Math.max(deadline || 0, ...withFront.map((g) => g.frontier[g.frontier.length - 1].total_time_s));
-  const series = [];
-  withFront.forEach((g) => {
-    const color = PALETTE[rows.indexOf(g) % PALETTE.length];
-    const x = g.frontier.map((p) => p.total_time_s), y = g.frontier.map((p) => costOf(g, p));
-    if (right > x[x.length - 1]) { x.push(right); y.push(y[y.length - 1]); }
-    series.push({ label: `${g.gpu}${g.measured ? " (measured)" : " (moved)"}`, x, y, color, stepped: true });
-    if (g.plan) series.push({ label: `${g.gpu}: plan`, x: [g.plan.choice.total_time_s], y: [priced ? g.cost : g.gpu_hours],
-      points: true, color });
-  });
+  const series = gpuFrontierSeries(rows, deadline || 0, (p) => p.total_time_s, (p) => (priced ? p.cost : p.gpu_hours),
+    (g) => `${g.gpu}${g.measured ? " (measured)" : " (moved)"}`,
+    (g) => (g.plan ? { time: g.plan.choice.total_time_s, cost: priced ? g.cost : g.gpu_hours } : null));
   chart("chart-compare", "cheapest run for each deadline, on each GPU", "deadline, s", priced ? "cost" : "GPU-hours",
     series, { logx: true });
   const merged = c.frontier || [];
@@ -655,17 +663,9 @@ function showLlmComparison(c, priced, deadline_h) {
     (c.fastest ? `\nfastest: ${c.fastest}` : "") +
     (priced ? "" : "\n(GPU-hours of different GPUs cost differently: prices name the cheapest)");
   $("llm-compare-result").hidden = false;  // before the chart, which takes its parent's width
-  const costOf = (p) => (priced ? p.cost : p.gpu_hours);
-  const withFront = rows.filter((g) => (g.frontier || []).length);
-  const right = Math.max(deadline_h, ...withFront.map((g) => 1.3 * g.frontier[g.frontier.length - 1].train_time_s / 3600));
-  const series = [];
-  withFront.forEach((g) => {
-    const color = PALETTE[rows.indexOf(g) % PALETTE.length];
-    const x = g.frontier.map((p) => p.train_time_s / 3600), y = g.frontier.map(costOf);
-    if (right > x[x.length - 1]) { x.push(right); y.push(y[y.length - 1]); }
-    series.push({ label: g.gpu, x, y, color, stepped: true });
-    if (g.chosen) series.push({ label: `${g.gpu}: plan`, x: [g.chosen.train_time_s / 3600], y: [costOf(g.chosen)], points: true, color });
-  });
+  const costOf = (p) => (priced ? p.cost : p.gpu_hours), hours = (p) => p.train_time_s / 3600;
+  const series = gpuFrontierSeries(rows, deadline_h, hours, costOf, (g) => g.gpu,
+    (g) => (g.chosen ? { time: hours(g.chosen), cost: costOf(g.chosen) } : null));
   chart("chart-llm-compare", "cheapest configuration for each training time, on each GPU", "training time, h",
     priced ? "cost" : "GPU-hours", series, { logx: true });
   const merged = c.frontier || [];
