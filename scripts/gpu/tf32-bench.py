@@ -274,6 +274,19 @@ def time_steps(step, dev, warmup, min_time, min_steps, max_steps):
     return times
 
 
+def schedule(networks, quick):
+    """(network, batch) pairs, the networks taken in turn and each one's smallest and largest batch
+    first, so that a run stopped by its budget has the ends of every network's range."""
+    orders = []
+    for net in networks:
+        b = BATCHES[net][:1] if quick else BATCHES[net]
+        orders.append([(net, x) for x in ([b[0], b[-1]] + b[1:-1] if len(b) > 1 else b)])
+    out = []
+    for i in range(max(map(len, orders))):
+        out += [o[i] for o in orders if i < len(o)]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -295,46 +308,44 @@ def main():
         w.writerow(["network", "batch", "mode", "repeat", "steps", "median_ms", "p10_ms", "p90_ms", "peak_gib",
                     "status"])
     t_start = time.perf_counter()
-    for net in a.networks.split(","):
-        batches = BATCHES[net][:1] if a.quick else BATCHES[net]
-        for batch in batches:
-            if time.perf_counter() - t_start > a.budget_s:
-                print(f"budget spent: {net} b={batch} and later not measured", file=sys.stderr)
-                f.close()
-                return
-            torch.manual_seed(0)
-            try:
-                m, opt, x, loss = make(net, batch, dev, a.quick)
+    for net, batch in schedule(a.networks.split(","), a.quick):
+        if time.perf_counter() - t_start > a.budget_s:
+            print(f"budget spent: {net} b={batch} and later not measured", file=sys.stderr)
+            f.close()
+            return
+        torch.manual_seed(0)
+        try:
+            m, opt, x, loss = make(net, batch, dev, a.quick)
 
-                def step():
-                    opt.zero_grad(set_to_none=True)
-                    loss(m(x)).backward()
-                    opt.step()
+            def step():
+                opt.zero_grad(set_to_none=True)
+                loss(m(x)).backward()
+                opt.step()
 
-                for rep in range(a.repeats):
-                    for mode in MODES:
-                        set_mode(mode)
-                        if dev == "cuda":
-                            torch.cuda.reset_peak_memory_stats()
-                        ts = time_steps(step, dev, 1 if a.quick else 5, 0 if a.quick else a.min_time_s,
-                                        2 if a.quick else 10, 3 if a.quick else 200)
-                        q = statistics.quantiles(ts, n=10) if len(ts) >= 2 else [ts[0]] * 9
-                        peak = torch.cuda.max_memory_allocated() / 2**30 if dev == "cuda" else 0
-                        w.writerow([net, batch, mode, rep, len(ts), f"{statistics.median(ts) * 1e3:.4f}",
-                                    f"{q[0] * 1e3:.4f}", f"{q[-1] * 1e3:.4f}", f"{peak:.2f}", "ok"])
-                        f.flush()
-                print(f"[{time.perf_counter() - t_start:.0f}s] {net} b={batch} done", file=sys.stderr)
-            except torch.cuda.OutOfMemoryError:
-                w.writerow([net, batch, "", 0, 0, "", "", "", "", "oom"])
-                f.flush()
-            except Exception as e:  # one network's failure must not cost the others' measurements
-                print(f"{net} b={batch} failed: {e!r}", file=sys.stderr)
-                w.writerow([net, batch, "", 0, 0, "", "", "", "", "error"])
-                f.flush()
-            finally:
-                m = opt = x = loss = None
-                if dev == "cuda":
-                    torch.cuda.empty_cache()
+            for rep in range(a.repeats):
+                for mode in MODES:
+                    set_mode(mode)
+                    if dev == "cuda":
+                        torch.cuda.reset_peak_memory_stats()
+                    ts = time_steps(step, dev, 1 if a.quick else 5, 0 if a.quick else a.min_time_s,
+                                    2 if a.quick else 10, 3 if a.quick else 200)
+                    q = statistics.quantiles(ts, n=10) if len(ts) >= 2 else [ts[0]] * 9
+                    peak = torch.cuda.max_memory_allocated() / 2**30 if dev == "cuda" else 0
+                    w.writerow([net, batch, mode, rep, len(ts), f"{statistics.median(ts) * 1e3:.4f}",
+                                f"{q[0] * 1e3:.4f}", f"{q[-1] * 1e3:.4f}", f"{peak:.2f}", "ok"])
+                    f.flush()
+            print(f"[{time.perf_counter() - t_start:.0f}s] {net} b={batch} done", file=sys.stderr)
+        except torch.cuda.OutOfMemoryError:
+            w.writerow([net, batch, "", 0, 0, "", "", "", "", "oom"])
+            f.flush()
+        except Exception as e:  # one network's failure must not cost the others' measurements
+            print(f"{net} b={batch} failed: {e!r}", file=sys.stderr)
+            w.writerow([net, batch, "", 0, 0, "", "", "", "", "error"])
+            f.flush()
+        finally:
+            m = opt = x = loss = None
+            if dev == "cuda":
+                torch.cuda.empty_cache()
     f.close()
 
 
