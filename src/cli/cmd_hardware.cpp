@@ -33,6 +33,7 @@ nlohmann::json profile_json(const structure::HardwareProfile& h) {
           {"tf32_tensor_tflops", g.tf32_tensor_tflops},
           {"fp8_tflops", g.fp8_tensor_tflops},
           {"fp8_matmul_share", g.fp8_matmul_share},
+          {"tf32_kernel_share", g.tf32_kernel_share},
           {"fp32_tflops", g.fp32_tflops},
           {"mem_GB", g.memory_gb},
           {"mem_reported_GiB", g.memory_reported_gib > 0 ? nlohmann::json(g.memory_reported_gib) : nlohmann::json()},
@@ -83,7 +84,11 @@ void run_hardware(const HardwareArgs& a) {
         h.name, h.full_name, h.origin, g.fp16_tensor_tflops, g.bf16_tensor_tflops, g.tf32_tensor_tflops,
         g.fp8_tensor_tflops, g.fp32_tflops,
         g.fp32_sustained, g.tensor_sustained,
-        g.fp8_tensor_tflops > 0 ? fmt::format(", fp8 products {:.2f} of the 16-bit share", g.fp8_matmul_share) : "",
+        fmt::format("{}{}",
+                    g.tf32_tensor_tflops > 0 ? fmt::format(", tf32 kernels {:.2f} of the fp32 share", g.tf32_kernel_share)
+                                             : "",
+                    g.fp8_tensor_tflops > 0 ? fmt::format(", fp8 products {:.2f} of the 16-bit share", g.fp8_matmul_share)
+                                            : ""),
         g.memory_text(), g.memory_bandwidth_gbps, h.node.gpus_per_node,
         h.node.intra_link.empty() ? "within a node" : h.node.intra_link, h.node.intra_node_gbps,
         h.node.inter_link.empty() ? "between nodes" : h.node.inter_link, h.node.inter_node_gbps,

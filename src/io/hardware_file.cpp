@@ -20,7 +20,7 @@ const std::set<std::string>& known_columns() {
       "tf32_tensor_tflops", "fp32_tflops", "mem_GB",                  "mem_bw_GBps",
       "fp32_sustained", "tensor_sustained", "gpus_per_node",           "intra_node_bw_GBps",
       "inter_node_bw_GBps", "intra_link", "inter_link",               "full_name",
-      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "source", "notes", "mem_reported_GiB"};
+      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "tf32_kernel_share", "source", "notes", "mem_reported_GiB"};
   return k;
 }
 
@@ -164,11 +164,12 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("fp32_sustained", g.fp32_sustained, true);
   figure("tensor_sustained", g.tensor_sustained, true);
   figure("fp8_matmul_share", g.fp8_matmul_share, true);
+  figure("tf32_kernel_share", g.tf32_kernel_share, true);
   // Shares of a peak relative to a reference GPU's share of its own (the
-  // A100's; bf16's for FP8): the catalog's run from 0.32 to 1.07, and a GPU
-  // at twice the reference's would run past its datasheet peak, since the
-  // reference sustains well over half of its own.
-  for (const char* c : {"fp32_sustained", "tensor_sustained", "fp8_matmul_share"})
+  // A100's; bf16's for FP8; fp32's for TF32): the catalog's run from 0.32 to
+  // 1.07, and a GPU at twice the reference's would run past its datasheet
+  // peak, since the reference sustains well over half of its own.
+  for (const char* c : {"fp32_sustained", "tensor_sustained", "fp8_matmul_share", "tf32_kernel_share"})
     if (present(c) && (t.number(row, c) > 2 || t.number(row, c) < 0.01))
       t.fail(row, c, std::string("must be from 0.01 to 2 (a share of the peak relative to the reference's, which is "
                                  "1), got ") + t.text(row, c));

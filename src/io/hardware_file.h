@@ -10,7 +10,8 @@
 //   inter_node_bw_GBps,intra_link,inter_link,full_name,source,notes
 //
 // and optionally fp8_tflops (default 0: no FP8 unit), fp8_matmul_share
-// (GpuSpec; default 1, > 0) and collective_latency_exponent (NodeSpec;
+// (GpuSpec; default 1, > 0), tf32_kernel_share (GpuSpec; default 0.42, the
+// share measured on an H200) and collective_latency_exponent (NodeSpec;
 // default 0, in [0, 1)).
 //
 // `name` is required. `base`, a built-in catalog name, fills every column the

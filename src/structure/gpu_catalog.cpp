@@ -15,7 +15,7 @@
 namespace trainplan::structure {
 
 double GpuSpec::fp32_conv_tflops() const {
-  if (tf32_tensor_tflops > 0) return tf32_tensor_tflops * tensor_sustained;
+  if (tf32_tensor_tflops > 0) return tf32_tensor_tflops * tensor_sustained * tf32_kernel_share;
   return fp32_tflops * fp32_sustained;
 }
 

@@ -48,14 +48,25 @@ struct GpuSpec {
   // below it. 1 when unmeasured. From the same benchmark's best bf16 and FP8
   // matrix products on each GPU (docs/HARDWARE.md).
   double fp8_matmul_share = 1;
+  // The share of its TF32 peak that fp32 training's convolutions and dense
+  // layers reach on TF32 tensor cores, relative to the share their fp32
+  // kernels reach of the CUDA cores' peak. TF32 operands are four bytes, as
+  // fp32's, so network-sized kernels are fed by the same memory traffic and
+  // fall further short of the tensor peak than of the fp32 one. Measured on
+  // an H200 over the six reference networks' kernels: 0.37-0.44, median
+  // 0.416 (examples/h200-tf32); every GPU with TF32 units takes it unless
+  // its hardware file says otherwise. No effect without TF32 units.
+  double tf32_kernel_share = 0.42;
 
   // The peak that fp32 (non-mixed-precision) framework code reaches on
   // matrix work: convolutions use TF32 tensor cores where the GPU has them
-  // (cuDNN's default in PyTorch), dense layers stay on the CUDA cores
-  // (PyTorch's default for matmul since 1.12). TFLOP/s, sustained.
+  // (cuDNN's default in PyTorch), at tf32_kernel_share of their peak; dense
+  // layers stay on the CUDA cores (PyTorch's default for matmul since 1.12).
+  // TFLOP/s, sustained.
   double fp32_conv_tflops() const;
   double fp32_matmul_tflops() const {
-    return fp32_matmul_tf32 && tf32_tensor_tflops > 0 ? tf32_tensor_tflops * tensor_sustained : fp32_tflops * fp32_sustained;
+    return fp32_matmul_tf32 && tf32_tensor_tflops > 0 ? tf32_tensor_tflops * tensor_sustained * tf32_kernel_share
+                                                      : fp32_tflops * fp32_sustained;
   }
   // The framework runs fp32 dense layers on TF32 tensor cores too (PyTorch
   // 1.7 to 1.11 by default; later `torch.backends.cuda.matmul.allow_tf32`

@@ -96,6 +96,24 @@ TEST(HardwareFile, AnFp8MatmulShareIsTheFilesOwnOrTheBases) {
   }
 }
 
+TEST(HardwareFile, ATf32KernelShareIsTheFilesOwnOrTheMeasuredOne) {
+  auto d = tptest::temp_dir("hwfile");
+  auto base = io::read_hardware_file(tptest::write_file(d / "base.csv", "name,base\nmine,a100-40gb\n"));
+  EXPECT_DOUBLE_EQ(base.gpu.tf32_kernel_share, structure::GpuSpec{}.tf32_kernel_share);
+  auto own = io::read_hardware_file(
+      tptest::write_file(d / "own.csv", "name,base,tf32_kernel_share\nmine,a100-40gb,1\n"));
+  EXPECT_DOUBLE_EQ(own.gpu.tf32_kernel_share, 1);
+  // A share of 1 takes convolutions at the sustained TF32 peak; the measured one well below it.
+  EXPECT_DOUBLE_EQ(own.gpu.fp32_conv_tflops(), 156);
+  EXPECT_LT(base.gpu.fp32_conv_tflops(), 0.5 * 156);
+  for (const char* bad : {"0", "3", "half"}) {
+    auto f = tptest::write_file(d / "bad.csv", std::string("name,base,tf32_kernel_share\nmine,a100-40gb,") + bad + "\n");
+    auto e = tptest::input_error_of([&] { io::read_hardware_file(f); });
+    EXPECT_EQ(e.line(), 2) << bad;
+    EXPECT_EQ(e.field(), "tf32_kernel_share") << bad;
+  }
+}
+
 TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   auto d = tptest::temp_dir("hwfile");
   auto missing = tptest::write_file(d / "missing.csv", "# comment\nname,fp32_tflops\nx,10\n");
