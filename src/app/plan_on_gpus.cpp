@@ -26,7 +26,7 @@ double GpuPlan::gpu_hours() const {
 GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwareProfile& from,
                            const std::vector<structure::HardwareProfile>& gpus, const std::vector<double>& prices,
                            const PlanQuery& q, const models::ModelParams& params,
-                           const std::map<std::string, SampleSet>& trials) {
+                           const std::map<std::string, SampleSet>& trials, models::Precision precision) {
   if (!prices.empty() && prices.size() != gpus.size())
     throw std::logic_error("plan_on_gpus: one price per GPU, or none");
   for (const auto& [gpu_name, set] : trials) {
@@ -55,7 +55,7 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
     g.trials = timed.size();
     std::optional<SamplesTransfer> moved;
     if (!g.measured) {
-      moved = transfer_samples(samples, from, hw, std::move(timed));
+      moved = transfer_samples(samples, from, hw, std::move(timed), nullptr, precision);
       g.times_log_sd = moved->moved.times_predicted_log_sd;
       g.notes = std::move(moved->notes);
     }

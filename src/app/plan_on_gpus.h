@@ -14,6 +14,7 @@
 #include "app/plan_request.h"
 #include "core/sample.h"
 #include "models/registry.h"
+#include "models/transfer.h"
 #include "structure/gpu_catalog.h"
 
 namespace trainplan::app {
@@ -69,10 +70,12 @@ std::vector<GpuFrontierPoint> merge_frontiers(const std::vector<GpuPlan>& plans)
 // `transfer --samples --trials`); a GPU without any is moved from the
 // datasheet alone. InputError when a trial set names a GPU not in `gpus` or
 // the one the samples were measured on (nothing is moved there).
+// `precision`: the training's, when the user knows it (transfer_samples).
 GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwareProfile& from,
                            const std::vector<structure::HardwareProfile>& gpus, const std::vector<double>& prices,
                            const PlanQuery& q, const models::ModelParams& params,
-                           const std::map<std::string, SampleSet>& trials = {});
+                           const std::map<std::string, SampleSet>& trials = {},
+                           models::Precision precision = models::Precision::kAuto);
 
 // {"from_gpu", "gpus": [{"gpu", "measured", "price_per_gpu_hour" (with a
 // price), "times_predicted_log_sd" (moved), "plan" (plan --json's answer) or

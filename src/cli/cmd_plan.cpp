@@ -67,6 +67,7 @@ struct PlanArgs {
   std::string price;     // --price: one number, or NAME=PRICE per --gpu
   std::string trials;    // --trials GPU=FILE,...: samples timed on a GPU of --gpu
   bool tf32 = false;     // --tf32, with --gpu
+  models::Precision precision = models::Precision::kAuto;  // --precision, with --gpu
 };
 
 // How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
@@ -296,7 +297,8 @@ void run_on_gpus(const PlanArgs& a) {
     }
   app::PlanQuery q = plan_query(a);
   q.frontier = a.frontier || !a.plot.empty();  // the picture is the GPUs' frontiers
-  const auto c = app::plan_on_gpus(samples, from, gpus, prices, q, model_params(a.comm_profile), trials);
+  const auto c =
+      app::plan_on_gpus(samples, from, gpus, prices, q, model_params(a.comm_profile), trials, a.precision);
   if (!a.plot.empty()) {
     io::render_plot(a.plot, {app::gpu_frontier_panel(c, a.deadline)});
     std::cerr << fmt::format("plot of each GPU's cost against the deadline -> {}\n", a.plot);
@@ -418,6 +420,8 @@ void run_plan(const PlanArgs& a) {
   if (!a.trials.empty())
     throw InputError("", 0, "--trials", "corrects the move to a GPU of --gpu: give --gpu (and --from-gpu)");
   if (a.tf32) throw InputError("", 0, "--tf32", "says how the GPUs of --gpu run fp32 dense layers: give --gpu");
+  if (a.precision != models::Precision::kAuto)
+    throw InputError("", 0, "--precision", "says what the training ran in, for moving it to the GPUs of --gpu: give --gpu");
   if (!a.from_gpu.empty())
     throw InputError("", 0, "--from-gpu", "says where the samples were measured for --gpu: give --gpu too");
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
@@ -535,6 +539,7 @@ void setup(CLI::App& root) {
                   "`trainplan transfer --samples` moves them (no trial there; a confidence adds the move's error)");
   cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the samples were measured on");
   add_tf32_option(cmd, a->tf32);
+  add_transfer_precision_option(cmd, a->precision);
   cmd->add_option("--trials", a->trials,
                   "With --gpu: GPU=FILE[,GPU=FILE...], samples timed on a GPU of --gpu (a CSV or a profile store) "
                   "that correct its move, as transfer --samples --trials does");

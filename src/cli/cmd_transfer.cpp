@@ -39,6 +39,7 @@ struct TransferArgs {
   bool json = false;
   bool describe = false;
   bool tf32 = false;
+  models::Precision precision = models::Precision::kAuto;
 };
 
 SampleSet read_sample_set(const std::string& path, long dataset_size) {
@@ -75,7 +76,8 @@ void run_transfer_samples(const TransferArgs& a) {
   auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
   from.gpu.fp32_matmul_tf32 = to.gpu.fp32_matmul_tf32 = a.tf32;
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);
-  const app::SamplesTransfer t = app::transfer_samples(set, from, to, target_steps(a, to), network_for(a));
+  const app::SamplesTransfer t =
+      app::transfer_samples(set, from, to, target_steps(a, to), network_for(a), a.precision);
   for (const auto& n : t.notes) std::cerr << "note: " << a.samples << ": " << n << "\n";
   if (!a.out.empty()) io::write_samples_csv(a.out, t.moved);
   if (a.json) {
@@ -142,6 +144,7 @@ void run_transfer(const TransferArgs& a) {
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   problem.source_hw.gpu.fp32_matmul_tf32 = problem.target_hw.gpu.fp32_matmul_tf32 = a.tf32;
+  problem.precision = a.precision;
   problem.source = scoring::trace_samples(a.from, true);
   if (auto w = models::node_size_warning(problem.source, problem.source_hw, a.from, "--from-gpu"); !w.empty())
     std::cerr << "warning: " << w << "\n";
@@ -301,6 +304,7 @@ void setup(CLI::App& root) {
                   "Write the predictions as CSV (placement,local_bsz,step_time,...); with --samples, the samples on "
                   "the target");
   add_tf32_option(cmd, a->tf32);
+  add_transfer_precision_option(cmd, a->precision);
   cmd->add_flag("--describe", a->describe, "Also print the source fit, the hardware ratios and the trials' corrections");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a, placements] {

@@ -11,6 +11,7 @@
 
 #include "core/sample.h"
 #include "models/registry.h"
+#include "models/transfer.h"
 #include "structure/gpu_catalog.h"
 
 namespace trainplan::cli {
@@ -97,6 +98,11 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
 // --tf32: the framework runs fp32 dense layers on TF32 tensor cores
 // (structure::GpuSpec::fp32_matmul_tf32); `cmd` gets the flag, `on` its value.
 void add_tf32_option(CLI::App* cmd, bool& on);
+
+// --precision auto|fp32|mixed: what the training ran its matrix work in, for
+// the hardware transfer (models::TransferProblem::precision); `cmd` gets the
+// option, `p` its value.
+void add_transfer_precision_option(CLI::App* cmd, models::Precision& p);
 
 // Comparing GPUs (`plan --gpu`, `llm plan --gpu A,B`): the index of the
 // least of `values` among those that have one (a GPU with a plan), or nullopt.

@@ -212,6 +212,26 @@ void add_tf32_option(CLI::App* cmd, bool& on) {
                 "from 1.12; convolutions are taken on TF32 either way, cuDNN's default]");
 }
 
+void add_transfer_precision_option(CLI::App* cmd, models::Precision& p) {
+  // The enum's value as CLI11 reads an enum (its number), from its name.
+  const CLI::Validator by_name(
+      [](std::string& in) -> std::string {
+        for (auto v : {models::Precision::kAuto, models::Precision::kFp32, models::Precision::kMixed})
+          if (in == models::to_string(v)) {
+            in = std::to_string(static_cast<int>(v));
+            return "";
+          }
+        return "must be auto, fp32 or mixed, got '" + in + "'";
+      },
+      "auto|fp32|mixed");
+  cmd->add_option("--precision", p,
+                  "What the training ran its matrix work in: fp32 (convolutions on TF32 where a GPU has it, dense "
+                  "layers as --tf32 says), mixed (automatic mixed precision, fp16 tensor cores), or auto: mixed when "
+                  "the source ran the network's flops faster than its GPU's sustained fp32 peak, which an fp32 run on "
+                  "a GPU with TF32 can also do [default: auto]")
+      ->transform(by_name);
+}
+
 std::optional<size_t> least_of(const std::vector<std::optional<double>>& values) {
   std::optional<size_t> best;
   for (size_t i = 0; i < values.size(); ++i)

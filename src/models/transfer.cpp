@@ -9,6 +9,15 @@
 
 namespace trainplan::models {
 
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::kAuto: return "auto";
+    case Precision::kFp32: return "fp32";
+    case Precision::kMixed: return "mixed";
+  }
+  return "?";
+}
+
 int StepSample::gpus() const { return std::accumulate(gpus_per_node.begin(), gpus_per_node.end(), 0); }
 
 int StepSample::busiest_node() const {

@@ -35,6 +35,14 @@ struct StepSample {
   std::string placement() const;
 };
 
+// The precision of the source training's matrix work: kAuto leaves it to the
+// model (SplitTransferParams::precision says how it guesses); kFp32 (fp32
+// code: convolutions on TF32 where the GPU has them, dense layers as
+// GpuSpec::fp32_matmul_tf32 says) or kMixed (automatic mixed precision,
+// fp16 tensor cores).
+enum class Precision { kAuto, kFp32, kMixed };
+const char* to_string(Precision p);
+
 struct TransferProblem {
   std::vector<StepSample> source;         // every step measured on the source hardware
   structure::HardwareProfile source_hw;
@@ -43,6 +51,8 @@ struct TransferProblem {
   // The network's layer graph when known (network_zoo.h), else null: it
   // splits the per-example work into compute- and memory-bound parts.
   const structure::LayerGraph* network = nullptr;
+  // What the user says the training ran in; kAuto: the model's guess.
+  Precision precision = Precision::kAuto;
 };
 
 // A predicted step split into the parts a hardware change scales differently,

@@ -14,15 +14,6 @@
 
 namespace trainplan::models {
 
-const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::kAuto: return "auto";
-    case Precision::kFp32: return "fp32";
-    case Precision::kMixed: return "mixed";
-  }
-  return "?";
-}
-
 namespace {
 
 // Below this share of every source step, the GPU's part is not seen.
@@ -333,7 +324,8 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
                            ? std::min(1.0, ratios_.intra_link)
                            : ratio(problem.target_hw.node.inter_node_gbps, problem.source_hw.node.inter_node_gbps);
 
-  Precision prec = p_.precision;
+  const bool given = problem.precision != Precision::kAuto;
+  Precision prec = given ? problem.precision : p_.precision;
   if (prec == Precision::kAuto) {
     if (problem.network && src_.gpu_example_s > 0) {
       double achieved = 3 * problem.network->flops() / src_.gpu_example_s / 1e12;
@@ -358,7 +350,7 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
       ratios_.precision_reason = "no layer graph: fp32 assumed";
     }
   } else {
-    ratios_.precision_reason = "as given";
+    ratios_.precision_reason = given ? "as the user gave it" : "as given";
   }
   ratios_.precision = prec;
   ratios_.compute = ratio(prec == Precision::kMixed ? tg.amp_matrix_tflops() : tg.fp32_matmul_tflops(),

@@ -63,9 +63,6 @@
 
 namespace trainplan::models {
 
-enum class Precision { kAuto, kFp32, kMixed };
-const char* to_string(Precision p);
-
 struct SplitTransferParams {
   // Source fit. Upper bounds of the overlap exponents p (host and GPU) and g
   // (compute and all-reduce), and of kappa, the host's slowdown per extra

@@ -288,7 +288,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
       std::iota(idx.begin(), idx.end(), 0);
       std::mt19937_64 rng(seed);
       std::shuffle(idx.begin(), idx.end(), rng);
-      models::TransferProblem prob{source, opts.from_hw, opts.to_hw, {}, graph};
+      models::TransferProblem prob{source, opts.from_hw, opts.to_hw, {}, graph, opts.precision};
       std::vector<models::StepSample> predicted;
       for (size_t i = 0; i < idx.size(); ++i)
         (i < static_cast<size_t>(opts.target_trials) ? prob.target_trials : predicted).push_back(target[idx[i]]);

@@ -351,6 +351,25 @@ TEST(SplitTransfer, FewTrialsCarryTheUncertaintyOfTheTargetsMisfit) {
 // Without a layer graph the ratio is the matrix peaks': the TF32 peak on the
 // target, the fp32 one on a source without TF32 units; with TF32 off (the
 // default) the fp32 peaks'. Nothing changes on GPUs without TF32 units.
+TEST(SplitTransfer, APrecisionTheUserGivesReplacesTheGuess) {
+  Truth src;
+  auto fast = kFast;
+  fast.gpu.fp16_tensor_tflops = 160;  // tensor cores on the target only
+  models::TransferProblem prob{trace(src, kSourcePlacements, 1), kSlow, fast, {}, nullptr};
+  models::SplitTransferModel guessed;
+  guessed.fit(prob);
+  EXPECT_EQ(guessed.ratios().precision, models::Precision::kFp32);  // no layer graph: fp32 assumed
+  EXPECT_DOUBLE_EQ(guessed.ratios().compute, 4);
+  prob.precision = models::Precision::kMixed;
+  models::SplitTransferModel given;
+  given.fit(prob);
+  EXPECT_EQ(given.ratios().precision, models::Precision::kMixed);
+  EXPECT_EQ(given.ratios().precision_reason, "as the user gave it");
+  // Mixed precision: the target's fp16 tensor peak over the source's fp32 one (it has no tensor cores).
+  EXPECT_DOUBLE_EQ(given.ratios().compute, 16);
+  EXPECT_LT(given.predict(models::step_sample("1", 512)), guessed.predict(models::step_sample("1", 512)));
+}
+
 TEST(SplitTransfer, Tf32DenseLayersTakeTheTensorCorePeak) {
   Truth src;
   auto fast = kFast;

@@ -746,3 +746,29 @@ TEST(TransferCli, WhatAMoveCannotSeeIsSaid) {
   EXPECT_EQ(other.exit_code, 0) << other.err;
   EXPECT_NE(other.err.find("replaces the samples' own dataset_size=60000"), std::string::npos) << other.err;
 }
+
+TEST(TransferCli, APrecisionGivenReplacesTheGuessAndABadOneIsRefused) {
+  auto d = two_gpu_traces(false);
+  const std::string src = (d / "src" / "synthnet").string();
+  const std::string base = "transfer --from " + src + " --from-gpu t4 --to-gpu a100-40gb --batches 32 --json";
+  auto guessed = tptest::run_cli(base);
+  auto given = tptest::run_cli(base + " --precision mixed");
+  ASSERT_EQ(guessed.exit_code, 0) << guessed.err;
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  const auto g = nlohmann::json::parse(guessed.out)["ratios"], m = nlohmann::json::parse(given.out)["ratios"];
+  EXPECT_EQ(g["precision"], "fp32");  // no layer graph for this network: fp32 assumed
+  EXPECT_EQ(m["precision"], "mixed");
+  EXPECT_EQ(m["precision_reason"], "as the user gave it");
+  EXPECT_GT(m["matrix_peak"].get<double>(), g["matrix_peak"].get<double>());  // the A100's fp16 tensor cores
+
+  auto bad = tptest::run_cli(base + " --precision half");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--precision"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("must be auto, fp32 or mixed, got 'half'"), std::string::npos) << bad.err;
+  auto alone = tptest::run_cli("evaluate --samples " + (d / "none.csv").string() + " --precision fp32");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("goes with --transfer"), std::string::npos) << alone.err;
+  auto plan = tptest::run_cli("plan --samples " + (d / "none.csv").string() + " --target 0.9 --deadline 60 --precision fp32");
+  EXPECT_EQ(plan.exit_code, 2);
+  EXPECT_NE(plan.err.find("give --gpu"), std::string::npos) << plan.err;
+}
