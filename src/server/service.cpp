@@ -208,6 +208,19 @@ void one_of(const std::string& v, const char* name, const std::vector<std::strin
   throw RequestError(400, name, fmt::format("field '{}' must be one of: {}", name, known));
 }
 
+// What a request that moves samples to another GPU says the training ran in:
+// 'precision' (auto, fp32 or mixed; transfer's --precision) and 'tf32'
+// (--tf32: fp32 dense layers on TF32 tensor cores), applied to both GPUs.
+models::Precision moved_training(const json& req, structure::HardwareProfile* from,
+                                 std::vector<structure::HardwareProfile*> to) {
+  const bool tf32 = get_bool(req, "tf32", false);
+  from->gpu.fp32_matmul_tf32 = tf32;
+  for (auto* h : to) h->gpu.fp32_matmul_tf32 = tf32;
+  const std::string p = get_string(req, "precision", "auto");
+  one_of(p, "precision", {"auto", "fp32", "mixed"});
+  return p == "fp32" ? models::Precision::kFp32 : p == "mixed" ? models::Precision::kMixed : models::Precision::kAuto;
+}
+
 // Counts the data rows of sample CSV text fed in pieces: the lines that are
 // neither blank nor comments ('#'), less the header. Memory: none.
 class RowCounter {
@@ -699,7 +712,7 @@ Response Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "no_gpus", "job_name", "image", "confidence",
                      "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries",
-                     "gpus", "from_gpu", "prices", "trials"});
+                     "gpus", "from_gpu", "prices", "trials", "precision", "tf32"});
   app::PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_duration(req, "deadline", std::nullopt);
@@ -747,7 +760,7 @@ Response Service::plan_request(const json& req) {
                                    "lower max_workers or give fewer batches",
                                    cells, space.batches.size(), space.max_workers, limits_.max_plan_cells));
   if (const json* gpus = find(req, "gpus")) return plan_on_gpus(req, *gpus, q, *e, slot);
-  for (const char* f : {"from_gpu", "prices", "trials"})
+  for (const char* f : {"from_gpu", "prices", "trials", "precision", "tf32"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' goes with 'gpus' (the GPUs to plan on)", f));
   auto lock = lock_within_scope(e->mu);
   take_id_slot(slot);
@@ -760,12 +773,15 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
                            std::unique_ptr<Slot>& slot) {
   // Each GPU refits the models on its moved samples: a few GPUs, not the catalog.
   constexpr size_t kMostGpus = 8;
-  const auto hws = gpu_list(gpus, kMostGpus);
+  auto hws = gpu_list(gpus, kMostGpus);
   if (find(req, "emit")) throw RequestError(400, "emit", "field 'emit' plans one GPU: drop it, or drop 'gpus'");
   const json* from_v = find(req, "from_gpu");
   if (!from_v) throw RequestError(400, "from_gpu", "missing field 'from_gpu': the GPU the samples were measured on");
   if (!from_v->is_string()) throw RequestError(400, "from_gpu", "field 'from_gpu' must hold a GPU name (a string)");
-  const auto from = catalog_gpu(from_v->get<std::string>(), "from_gpu");
+  auto from = catalog_gpu(from_v->get<std::string>(), "from_gpu");
+  std::vector<structure::HardwareProfile*> moved_to;
+  for (auto& h : hws) moved_to.push_back(&h);
+  const models::Precision precision = moved_training(req, &from, moved_to);
   const std::vector<double> prices = gpu_prices(req, hws);
   // {"l4": "CSV text", ...}: samples timed on a GPU of 'gpus' that correct its move.
   std::map<std::string, SampleSet> trials;
@@ -786,7 +802,7 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
   }
   auto lock = lock_within_scope(e.mu);
   take_id_slot(slot);
-  const auto c = app::plan_on_gpus(e.src.samples(), from, hws, prices, q, e.src.params(), trials);
+  const auto c = app::plan_on_gpus(e.src.samples(), from, hws, prices, q, e.src.params(), trials, precision);
   json j = app::to_json(c, e.label);
   if (!c.fastest)
     return {422, {{"error", "no GPU in 'gpus' has a configuration that meets both constraints (each GPU's "
@@ -833,7 +849,7 @@ json Service::llm_models() const {
 }
 
 json Service::transfer_request(const json& req) {
-  check_fields(req, {"from_gpu", "to_gpu", "trials_csv", "dataset_size", "network"});
+  check_fields(req, {"from_gpu", "to_gpu", "trials_csv", "dataset_size", "network", "precision", "tf32"});
   if (find(req, "id")) throw RequestError(400, "id", "/transfer takes samples (samples_csv or samples_path), not an id");
   for (const char* f : {"model", "time_model", "metric_model"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("/transfer fits no time or metric model: drop '{}'", f));
@@ -842,7 +858,8 @@ json Service::transfer_request(const json& req) {
     if (name.empty()) throw RequestError(400, field, fmt::format("missing field '{}' (a GPU of the catalog, GET /llm/models)", field));
     return catalog_gpu(name, field);
   };
-  const auto from = gpu("from_gpu"), to = gpu("to_gpu");
+  auto from = gpu("from_gpu"), to = gpu("to_gpu");
+  const models::Precision precision = moved_training(req, &from, {&to});
   const structure::LayerGraph* network = nullptr;
   if (find(req, "network")) {
     const std::string name = get_string(req, "network", "");
@@ -871,7 +888,7 @@ json Service::transfer_request(const json& req) {
     if (!measured.dataset_size) measured.dataset_size = set.dataset_size;
     trials = app::sample_steps(measured, to.node.gpus_per_node);
   }
-  const app::SamplesTransfer t = app::transfer_samples(set, from, to, std::move(trials), network);
+  const app::SamplesTransfer t = app::transfer_samples(set, from, to, std::move(trials), network, precision);
   json j = app::to_json(t);
   j["samples"] = s->second;
   j["samples_csv"] = io::format_samples_csv(t.moved);

@@ -446,6 +446,16 @@ TEST(Server, TransferEqualsCliAndItsSamplesFit) {
   ASSERT_EQ(st, 200) << with.dump();
   EXPECT_EQ(with["target_trials"], 1);
 
+  // The training's precision and TF32, as transfer's --precision and --tf32 say them.
+  auto said = tptest::run_cli("transfer --samples " + path + " --from-gpu t4 --to-gpu a100-40gb --precision mixed --tf32 --json");
+  ASSERT_EQ(said.exit_code, 0) << said.err;
+  json mixed = s.post("/transfer", json{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "a100-40gb"},
+                                        {"precision", "mixed"}, {"tf32", true}},
+                      &st);
+  ASSERT_EQ(st, 200) << mixed.dump();
+  EXPECT_EQ(mixed["ratios"], json::parse(said.out)["ratios"]);
+  EXPECT_EQ(mixed["ratios"]["precision_reason"], "as the user gave it");
+
   struct Bad {
     json body;
     std::string field;
@@ -456,7 +466,9 @@ TEST(Server, TransferEqualsCliAndItsSamplesFit) {
                         Bad{{{"id", "fit-1"}, {"from_gpu", "t4"}, {"to_gpu", "h100"}}, "id"},
                         Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"network", "nonet"}}, "network"},
                         Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"dataset_size", 0}}, "dataset_size"},
-                        Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"colour", 1}}, "colour"}}) {
+                        Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"colour", 1}}, "colour"},
+                        Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"precision", "half"}}, "precision"},
+                        Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"tf32", "yes"}}, "tf32"}}) {
     json e = s.post("/transfer", b.body, &st);
     EXPECT_EQ(st, 400) << b.body.dump() << " -> " << e.dump();
     EXPECT_EQ(e["field"], b.field) << e.dump();
@@ -533,13 +545,27 @@ TEST(Server, PlanOnSeveralGpusEqualsCli) {
                         Bad{{{"emit", "slurm"}}, "emit"}, Bad{{{"trials", {{"t4", timed}}}}, "trials"},
                         Bad{{{"trials", "x"}}, "trials"}, Bad{{{"trials", {{"l4", timed}, {"L4", timed}}}}, "trials"},
                         Bad{{{"trials", {{"l4", "batch,workers\n1,x\n"}}}}, "trials"},
-                        Bad{{{"prices", {{"h200", 1}, {"l4", 1}, {"L4", 2}}}}, "prices"}}) {
+                        Bad{{{"prices", {{"h200", 1}, {"l4", 1}, {"L4", 2}}}}, "prices"},
+                        Bad{{{"precision", "fp16"}}, "precision"}}) {
     json body = ask;
     for (const auto& [k, v] : b.change.items()) body[k] = v;
     json e = s.post("/plan", body, &st);
     EXPECT_EQ(st, 400) << body.dump() << " -> " << e.dump();
     EXPECT_EQ(e["field"], b.field) << e.dump();
   }
+  // The training's precision, as plan --gpu --precision says it; refused without 'gpus'.
+  auto cli_mixed = tptest::run_cli("plan --samples " + path + " --from-gpu h200 --gpu h200,l4 --price h200=3.5,l4=0.8 "
+                                   "--target 0.97 --deadline 600 --precision mixed --json");
+  ASSERT_EQ(cli_mixed.exit_code, 0) << cli_mixed.err;
+  json mixed = ask;
+  mixed["precision"] = "mixed";
+  json got_mixed = s.post("/plan", mixed, &st);
+  ASSERT_EQ(st, 200) << got_mixed.dump();
+  EXPECT_EQ(got_mixed["gpus"][1]["plan"]["choice"], json::parse(cli_mixed.out)["gpus"][1]["plan"]["choice"]);
+  json alone = {{"id", fit["id"]}, {"target", 0.97}, {"deadline", 600}, {"precision", "fp32"}};
+  json refused = s.post("/plan", alone, &st);
+  EXPECT_EQ(st, 400) << refused.dump();
+  EXPECT_EQ(refused["field"], "precision") << refused.dump();
   // No GPU with a plan: 422, each GPU's reason in the answer.
   json far = ask;
   far["target"] = 0.9999;
