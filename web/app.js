@@ -357,6 +357,14 @@ async function whileBusy(button, errorId, work) {
   }
 }
 
+// What the training ran in, for moving its samples to another GPU (transfer's --precision and --tf32).
+function trainingFields() {
+  const out = {};
+  if ($("transfer-precision").value !== "auto") out.precision = $("transfer-precision").value;
+  if ($("transfer-tf32").checked) out.tf32 = true;
+  return out;
+}
+
 async function onTransfer(ev) {
   ev.preventDefault();
   showError("transfer-error", null);
@@ -364,7 +372,8 @@ async function onTransfer(ev) {
   state.moved = null;
   if (!state.samples) { showError("transfer-error", new Error("load samples first (Samples tab)")); return; }
   await whileBusy("transfer-submit", "transfer-error", async () => {
-    const body = { ...state.samples.body, from_gpu: $("transfer-from").value, to_gpu: $("transfer-to").value };
+    const body = { ...state.samples.body, ...trainingFields(), from_gpu: $("transfer-from").value,
+      to_gpu: $("transfer-to").value };
     const trials = $("transfer-trials").files[0];
     if (trials) body.trials_csv = await trials.text();
     status("moving the samples…");
@@ -379,7 +388,8 @@ function showTransfer(t) {
   const n = t.configurations.length;
   let text = `${t.name}: ${n} configuration${n === 1 ? "" : "s"} measured on ${t.from_gpu}, epoch times predicted on ` +
     `${t.to_gpu}` + (t.target_trials ? `, corrected by ${t.target_trials} configurations timed there` : ", no step timed there") +
-    (t.network ? ` (layer graph ${t.network})` : " (no layer graph)");
+    (t.network ? ` (layer graph ${t.network})` : " (no layer graph)") +
+    (t.ratios && t.ratios.precision ? `; matrix work in ${t.ratios.precision}: ${t.ratios.precision_reason}` : "");
   if (t.times_predicted_log_sd)
     text += `\nthe move's error is one error for every configuration: 80% within ×/${factor80(t.times_predicted_log_sd).toFixed(2)} ` +
       "at the median; the moved samples carry it, and plans with a confidence include it";
@@ -445,7 +455,7 @@ async function onCompare(ev) {
   await whileBusy("compare-submit", "compare-error", async () => {
     const gpus = $("compare-gpus").value.split(",").map((x) => x.trim()).filter((x) => x);
     if (!gpus.length) throw new Error("GPUs: name at least one");
-    const body = { ...state.samples.body, from_gpu: $("transfer-from").value, gpus,
+    const body = { ...state.samples.body, ...trainingFields(), from_gpu: $("transfer-from").value, gpus,
       target: numberField("compare-target"), deadline: numberField("compare-deadline"), frontier: true };
     const prices = parsePrices($("compare-prices").value);
     if (prices) body.prices = prices;

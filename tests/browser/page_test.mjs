@@ -179,6 +179,22 @@ try {
       }), "each prediction's 80% interval as transfer --json, about the prediction");
       check(/80% within ×\/\d/.test(await text(page, "#transfer-summary")), "the move's shared error is said");
       check(await page.$("#chart-transfer canvas") !== null, "the transfer chart drawn");
+      // The training's precision and TF32, said on the form, move the samples as --precision and --tf32 do.
+      await page.select("#transfer-precision", "mixed");
+      await page.click("#transfer-tf32");
+      await page.click("#transfer-submit");
+      await waitStatus(page, /predicted|error/);
+      const said = cli(["transfer", "--samples", gpuSamples, "--from-gpu", "h200", "--to-gpu", "a100-80gb", "--precision", "mixed",
+        "--tf32", "--json"]);
+      const saidRows = await page.$$eval("#transfer-table tbody tr", (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+      check(Array.isArray(said.configurations) && saidRows.length === said.configurations.length &&
+        saidRows.every((r, i) => close(Number(r[at]), said.configurations[i].target_epoch_time_s)),
+        "with precision and TF32 said, the predicted epoch times as transfer --precision mixed --tf32 --json");
+      check(/matrix work in mixed: as the user gave it/.test(await text(page, "#transfer-summary")), "the precision given is said");
+      await page.select("#transfer-precision", "auto");
+      await page.click("#transfer-tf32");
+      await page.click("#transfer-submit");
+      await waitStatus(page, /predicted|error/);
       await page.screenshot({ path: path.join(args.out, "web-transfer.png"), fullPage: true });
       // Planned on the moved samples: the Plan tab answers as plan --samples on the file transfer -o wrote.
       await page.click("#transfer-plan");
