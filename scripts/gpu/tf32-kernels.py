@@ -24,12 +24,13 @@ import statistics
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
+# torch is imported where kernels run, so that tf32-summary.py can read the
+# networks' convolution lists on a machine without it.
 
 
-def resnet_convs(basic, batch, side, counts, imagenet_stem):
-    """(name, N, Cin, H, W, Cout, k, stride) of a ResNet's convolutions, duplicates dropped."""
+def resnet_convs(basic, batch, side, counts, imagenet_stem, unique=True):
+    """(name, N, Cin, H, W, Cout, k, stride) of a ResNet's convolutions in order; with unique, each
+    shape once."""
     out = []
     if imagenet_stem:
         out.append(("stem", batch, 3, side, side, 64, 7, 2))
@@ -57,22 +58,36 @@ def resnet_convs(basic, batch, side, counts, imagenet_stem):
                 if s != 1 or cin != 4 * c:
                     out.append((f"l{i}.sc", batch, cin, h, h, 4 * c, 1, s))
                 cin, h = 4 * c, h2
-    seen, unique = set(), []
+    if not unique:
+        return out
+    seen, once = set(), []
     for k in out:
         if k[1:] not in seen:
             seen.add(k[1:])
-            unique.append(k)
-    return unique
+            once.append(k)
+    return once
 
 
-def darknet_convs(batch, side):
+def darknet_convs(batch, side, unique=True):
+    """Darknet-53's convolutions, as resnet_convs gives them (the one-head neck left out)."""
     out, c, h = [("stem", batch, 3, side, side, 32, 3, 1)], 32, side
     for i, n in enumerate((1, 2, 8, 8, 4)):
         out.append((f"d{i}.down", batch, c, h, h, 2 * c, 3, 2))
         c, h = 2 * c, h // 2
-        out.append((f"d{i}.r1", batch, c, h, h, c // 2, 1, 1))
-        out.append((f"d{i}.r3", batch, c // 2, h, h, c, 3, 1))
+        for _ in range(1 if unique else n):
+            out.append((f"d{i}.r1", batch, c, h, h, c // 2, 1, 1))
+            out.append((f"d{i}.r3", batch, c // 2, h, h, c, 3, 1))
     return out
+
+
+# The networks' convolutions at the batches measured: network -> list, each shape once or in order.
+def network_convs(quick=False, unique=True):
+    return {"cifar10": resnet_convs(True, 8 if quick else 1024, 32, (2, 2, 2, 2), False, unique),
+            "imagenet": resnet_convs(False, 2 if quick else 163, 64 if quick else 224, (3, 4, 6, 3), True, unique),
+            "yolov3": darknet_convs(2 if quick else 16, 64 if quick else 416, unique)}
+
+
+BERT_DENSE = (("qkv", 768, 2304), ("proj", 768, 768), ("ffn1", 768, 3072), ("ffn2", 3072, 768))
 
 
 def conv_flop(n, cin, h, w, cout, k, s):
@@ -81,6 +96,8 @@ def conv_flop(n, cin, h, w, cout, k, s):
 
 
 def conv_call(n, cin, h, w, cout, k, s, dev):
+    import torch
+    import torch.nn.functional as F
     x = torch.randn(n, cin, h, w, device=dev, requires_grad=True)
     wt = torch.randn(cout, cin, k, k, device=dev, requires_grad=True)
     g = None
@@ -95,6 +112,8 @@ def conv_call(n, cin, h, w, cout, k, s, dev):
 
 
 def linear_call(m, k, n, dev):
+    import torch
+    import torch.nn.functional as F
     x = torch.randn(m, k, device=dev, requires_grad=True)
     w = torch.randn(n, k, device=dev, requires_grad=True)
     g = torch.randn(m, n, device=dev)
@@ -106,6 +125,7 @@ def linear_call(m, k, n, dev):
 
 
 def timed(call, dev, min_time, warmup):
+    import torch
     for _ in range(warmup):
         call()
     if dev != "cuda":
@@ -133,17 +153,16 @@ def main():
     ap.add_argument("--min-time-s", type=float, default=0.15)
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
+    import torch
     dev, q = a.device, a.quick
     torch.backends.cudnn.benchmark = True
     kernels = []  # (network, name, shape text, flop, call factory)
-    for net, convs in (("cifar10", resnet_convs(True, 8 if q else 1024, 32, (2, 2, 2, 2), False)),
-                       ("imagenet", resnet_convs(False, 2 if q else 163, 64 if q else 224, (3, 4, 6, 3), True)),
-                       ("yolov3", darknet_convs(2 if q else 16, 64 if q else 416))):
+    for net, convs in network_convs(q).items():
         for name, *shape in convs:
             kernels.append((net, name, "x".join(map(str, shape)), conv_flop(*shape),
                             lambda shape=shape: conv_call(*shape, dev)))
     tokens = 64 if q else 12 * 384
-    for name, k, n in (("qkv", 768, 2304), ("proj", 768, 768), ("ffn1", 768, 3072), ("ffn2", 3072, 768)):
+    for name, k, n in BERT_DENSE:
         kernels.append(("bert", name, f"{tokens}x{k}x{n}", 3 * 2 * tokens * k * n,
                         lambda k=k, n=n: linear_call(tokens, k, n, dev)))
     for s in ((256,) if q else (1024, 2048, 4096, 8192)):

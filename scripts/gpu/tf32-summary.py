@@ -7,7 +7,9 @@ kernel share, the figure GpuSpec::tf32_kernel_share takes:
     share = (TF32 throughput / TF32 peak) / (fp32 throughput / fp32 peak)
 
 over each network's distinct kernels together (flop over summed time, the
-faster of the two repeats of each kernel).
+faster of the two repeats of each kernel), and again with each convolution
+counted as often as the network runs it (BERT's four products run once a
+layer each, so its figure is the same).
 
   python3 tf32-summary.py DIR [--tf32-peak 494.7] [--fp32-peak 66.9]
 
@@ -18,6 +20,7 @@ import argparse
 import collections
 import csv
 import glob
+import importlib.util
 import os
 import statistics
 
@@ -74,6 +77,35 @@ def main():
               f"{f / t:.2f} | {share:.3f} |")
     print()
     print(f"TF32 kernel share, median over the networks (square products left out): {statistics.median(shares):.3f}")
+
+    # Each convolution as often as the network runs it: the lists tf32-kernels.py measured from.
+    spec = importlib.util.spec_from_file_location("tf32_kernels", os.path.join(os.path.dirname(__file__), "tf32-kernels.py"))
+    tk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tk)
+    weighted = []
+    print()
+    print("| network | convolutions run | TF32 / fp32 | TF32 kernel share, by occurrence |")
+    print("|---|---:|---:|---:|")
+    for net, convs in tk.network_convs(unique=False).items():
+        fl = f = t = 0.0
+        for _, *shape in convs:
+            key = next((k for k in kernels if k[0] == net and k[2] == "x".join(map(str, shape))), None)
+            if key is None:
+                continue
+            fl += tk.conv_flop(*shape)
+            f += min(kernels[key]["fp32"])
+            t += min(kernels[key]["tf32"])
+        if fl > 0:
+            share = (fl / t / a.tf32_peak) / (fl / f / a.fp32_peak)
+            weighted.append(share)
+            print(f"| {net} | {len(convs)} | {f / t:.2f} | {share:.3f} |")
+    if "bert" in totals:
+        fl, f, t, _ = totals["bert"]
+        weighted.append((fl / t / a.tf32_peak) / (fl / f / a.fp32_peak))
+        print(f"| bert | 48 | {f / t:.2f} | {weighted[-1]:.3f} |")
+    if weighted:
+        print()
+        print(f"TF32 kernel share by occurrence, median over the networks: {statistics.median(weighted):.3f}")
 
 
 if __name__ == "__main__":
