@@ -82,6 +82,7 @@ def main():
     spec = importlib.util.spec_from_file_location("tf32_kernels", os.path.join(os.path.dirname(__file__), "tf32-kernels.py"))
     tk = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tk)
+    by_shape = {(k[0], k[2]): k for k in kernels}  # (network, shape) -> the measured kernel's key
     weighted = []
     print()
     print("| network | convolutions run | TF32 / fp32 | TF32 kernel share, by occurrence |")
@@ -89,7 +90,7 @@ def main():
     for net, convs in tk.network_convs(unique=False).items():
         fl = f = t = 0.0
         for _, *shape in convs:
-            key = next((k for k in kernels if k[0] == net and k[2] == "x".join(map(str, shape))), None)
+            key = by_shape.get((net, "x".join(map(str, shape))))
             if key is None:
                 continue
             fl += tk.conv_flop(*shape)

@@ -216,12 +216,10 @@ void add_transfer_precision_option(CLI::App* cmd, models::Precision& p) {
   // The enum's value as CLI11 reads an enum (its number), from its name.
   const CLI::Validator by_name(
       [](std::string& in) -> std::string {
-        for (auto v : {models::Precision::kAuto, models::Precision::kFp32, models::Precision::kMixed})
-          if (in == models::to_string(v)) {
-            in = std::to_string(static_cast<int>(v));
-            return "";
-          }
-        return "must be auto, fp32 or mixed, got '" + in + "'";
+        const auto v = models::precision_named(in);
+        if (!v) return "must be auto, fp32 or mixed, got '" + in + "'";
+        in = std::to_string(static_cast<int>(*v));
+        return "";
       },
       "auto|fp32|mixed");
   cmd->add_option("--precision", p,

@@ -18,6 +18,12 @@ const char* to_string(Precision p) {
   return "?";
 }
 
+std::optional<Precision> precision_named(const std::string& name) {
+  for (auto p : {Precision::kAuto, Precision::kFp32, Precision::kMixed})
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
 int StepSample::gpus() const { return std::accumulate(gpus_per_node.begin(), gpus_per_node.end(), 0); }
 
 int StepSample::busiest_node() const {

@@ -42,6 +42,8 @@ struct StepSample {
 // fp16 tensor cores).
 enum class Precision { kAuto, kFp32, kMixed };
 const char* to_string(Precision p);
+// The Precision whose to_string is `name`; nullopt for any other text.
+std::optional<Precision> precision_named(const std::string& name);
 
 struct TransferProblem {
   std::vector<StepSample> source;         // every step measured on the source hardware

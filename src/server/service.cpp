@@ -216,9 +216,10 @@ models::Precision moved_training(const json& req, structure::HardwareProfile* fr
   const bool tf32 = get_bool(req, "tf32", false);
   from->gpu.fp32_matmul_tf32 = tf32;
   for (auto* h : to) h->gpu.fp32_matmul_tf32 = tf32;
-  const std::string p = get_string(req, "precision", "auto");
-  one_of(p, "precision", {"auto", "fp32", "mixed"});
-  return p == "fp32" ? models::Precision::kFp32 : p == "mixed" ? models::Precision::kMixed : models::Precision::kAuto;
+  const std::string name = get_string(req, "precision", "auto");
+  const auto p = models::precision_named(name);
+  if (!p) throw RequestError(400, "precision", "field 'precision' must be one of: auto, fp32, mixed");
+  return *p;
 }
 
 // Counts the data rows of sample CSV text fed in pieces: the lines that are
