@@ -173,7 +173,9 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                 {"message", fmt::format("{}:{}: column 'metric': {}; nothing to forecast from this epoch (its time "
                                         "counts)",
                                         o_.source, line_no,
-                                        nan ? "NaN or Infinity (did the run diverge?)" : "missing")}};
+                                        nan                            ? "NaN or Infinity (did the run diverge?)"
+                                        : !l.unreadable_metric.empty() ? "not a number: " + l.unreadable_metric
+                                                                       : std::string("missing"))}};
   }
   if (!fc_) {
     models::EpochForecasterParams p = o_.forecaster;

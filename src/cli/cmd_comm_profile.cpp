@@ -34,6 +34,7 @@ void run_comm_profile(const CommProfileArgs& a) {
     if (skip.erase(o.name()) == 0) oracles.push_back(std::move(o));
   }
   if (!skip.empty()) throw InputError(a.data, 0, "--exclude", "no trace named '" + *skip.begin() + "' under it");
+  if (oracles.empty()) throw InputError(a.data, 0, "--exclude", "leaves out every trace under it: none is left to measure");
   std::vector<const replay::ReplayOracle*> ptrs;
   for (const auto& o : oracles) ptrs.push_back(&o);
   replay::CommCalibrationOptions opts;

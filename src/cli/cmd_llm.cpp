@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string_view>
@@ -415,8 +416,22 @@ std::string summary_text(const scoring::LlmErrorSummary& s, const char* unit) {
   return out;
 }
 
+// The file `name` in the folder an evaluation option names. A user who gives the file itself gets
+// it; any other file, or a folder that is not there, is refused naming the option.
+std::string data_file(const std::string& folder, const char* option, const char* name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_regular_file(folder, ec)) {
+    if (fs::path(folder).filename() == name) return folder;
+    throw InputError("", 0, option, fmt::format("'{}' is a file; give the folder that holds {}", folder, name));
+  }
+  if (!fs::is_directory(folder, ec))
+    throw InputError("", 0, option, fmt::format("no such folder: '{}' (the folder that holds {})", folder, name));
+  return (fs::path(folder) / name).string();
+}
+
 void run_megatron_ci(const EvaluateArgs& a) {
-  auto data = io::read_megatron_ci(a.ci_dir + "/megatron_ci_golden_iteration_time_memory.csv");
+  auto data = io::read_megatron_ci(data_file(a.ci_dir, "--megatron-ci", "megatron_ci_golden_iteration_time_memory.csv"));
   auto e = scoring::evaluate_megatron_ci(data.runs);
   int within = 0;
   for (const auto& g : e.ranking) within += g.within();
@@ -580,17 +595,17 @@ void report_published_runs(const std::string& path, const io::PublishedScaleRuns
 }
 
 void run_scale(const EvaluateArgs& a) {
-  const std::string path = a.scale_dir + "/published_megatron_scale_results.csv";
+  const std::string path = data_file(a.scale_dir, "--scale", "published_megatron_scale_results.csv");
   report_published_runs(path, io::read_published_scale_runs(path), a);
 }
 
 void run_nemo(const EvaluateArgs& a) {
-  const std::string path = a.nemo_dir + "/nvidia_nemo_megatron_bridge_perf_summary.csv";
+  const std::string path = data_file(a.nemo_dir, "--nemo", "nvidia_nemo_megatron_bridge_perf_summary.csv");
   report_published_runs(path, io::read_nemo_perf_runs(path), a);
 }
 
 void run_neusight(const EvaluateArgs& a) {
-  const std::string path = a.neusight_dir + "/neusight_distributed_4gpu_measured.csv";
+  const std::string path = data_file(a.neusight_dir, "--neusight", "neusight_distributed_4gpu_measured.csv");
   report_published_runs(path, io::read_neusight_distributed(path), a);
 }
 
@@ -800,8 +815,15 @@ void run_evaluate(const EvaluateArgs& a) {
   if (!a.ci_dir.empty()) run_megatron_ci(a);
   if (a.dir.empty()) return;
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
-  auto times = io::read_korthikanti_iterations(a.dir + "/korthikanti2022_megatron_a100_iteration_time.csv");
-  auto memory = io::read_korthikanti_memory(a.dir + "/korthikanti2022_memory_per_gpu.csv");
+  // Both files are read from the folder, so a file given for it is refused even when it is one of them.
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(a.dir, ec))
+    throw InputError("", 0, "--korthikanti",
+                     fmt::format("'{}' is a file; give the folder that holds korthikanti2022_megatron_a100_iteration_time.csv "
+                                 "and korthikanti2022_memory_per_gpu.csv",
+                                 a.dir));
+  auto times = io::read_korthikanti_iterations(data_file(a.dir, "--korthikanti", "korthikanti2022_megatron_a100_iteration_time.csv"));
+  auto memory = io::read_korthikanti_memory(data_file(a.dir, "--korthikanti", "korthikanti2022_memory_per_gpu.csv"));
   auto ts = scoring::score_iterations(times, models::LlmTimeModel(hw));
   auto cs = scoring::score_iterations_leave_model_out(times, models::LlmTimeModel(hw));
   auto k5 = scoring::score_iterations_calibrated_on(times, models::LlmTimeModel(hw), kCalibrationRuns, kDraws, 1, 0,
@@ -893,7 +915,7 @@ void setup(CLI::App& root) {
   m->add_option("--recompute", ma->recompute, "none, selective or full")->capture_default_str();
   m->add_flag("--sequence-parallel", ma->layout.sequence_parallel, "Sequence parallelism");
   m->add_flag("--distributed-optimizer", ma->layout.distributed_optimizer, "Shard the optimizer states across dp");
-  m->add_flag("--no-dropout{false}", ma->layout.dropout, "No attention or hidden dropout: no dropout masks stored");
+  m->add_flag_callback("--no-dropout", [ma] { ma->layout.dropout = false; }, "No attention or hidden dropout: no dropout masks stored");
   m->add_flag("--fp32-residual", ma->layout.fp32_residual, "An fp32 residual stream (--fp32-residual-connection)");
   m->add_flag("--grad-reduce-in-bf16", ma->layout.grad_reduce_in_bf16,
               "Gradients kept and reduced in bf16 (--grad-reduce-in-bf16): 2 bytes a parameter instead of 4");
@@ -947,8 +969,8 @@ void setup(CLI::App& root) {
   e->callback([ea, e] {
     if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->grid.empty() && ea->scale_dir.empty() &&
         ea->neusight_dir.empty() && ea->nemo_dir.empty())
-      throw InputError("", 0, "--korthikanti",
-                       "give --korthikanti, --megatron-ci, --runs, --scale, --neusight, --nemo or --grid");
+      throw InputError("nothing to evaluate: give --korthikanti, --megatron-ci, --runs, --scale, --neusight, --nemo or "
+                       "--grid");
     // The other sets name each run's GPU; --gpu says what --korthikanti's, --grid's and --runs' ran on.
     if (e->get_option("--gpu")->count() > 0 && ea->dir.empty() && ea->grid.empty() && ea->runs.empty())
       throw InputError("", 0, "--gpu",

@@ -435,13 +435,17 @@ void setup(CLI::App& root) {
                 "where the default objective, the fewest GPU-hours, would also try fewer")
       ->excludes(max_gpus)
       ->excludes(min_gpus)
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   p->add_option("--max-cp", a->options.max_cp,
                 "Most context-parallel ranks (Megatron-Core's --context-parallel-size), searched in powers of two "
                 "that split the sequence into 2 x cp chunks; 1: none")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  p->add_option("--gpus-per-node", a->options.gpus_per_node, "GPUs per node (0: the hardware's)")->capture_default_str();
+  p->add_option("--gpus-per-node", a->options.gpus_per_node,
+                "GPUs per node, for nodes of another size than the hardware's (their links out of the node scaled "
+                "with their GPUs); 0: the hardware's")
+      ->capture_default_str()
+      ->check(non_negative_number());
   p->add_flag("--uneven-end-stages", a->options.uneven_end_stages,
               "Also try the pipeline splits that count the embedding and the loss as a layer each (Megatron-Core's "
               "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split): end stages a "
@@ -476,7 +480,7 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   p->add_flag("--flash-attention", a->options.flash_attention,
               "Fused attention (FlashAttention; Megatron-Core's default with Transformer Engine): no s^2 activations");
-  p->add_flag("--no-dropout{false}", a->options.dropout,
+  p->add_flag_callback("--no-dropout", [a] { a->options.dropout = false; },
               "No attention or hidden dropout (p = 0, as Llama recipes): no dropout masks stored or kernels run");
   p->add_flag("--overlap", a->options.overlap,
               "Communication overlapped with computation (Megatron-Core's --overlap-grad-reduce, "

@@ -150,21 +150,21 @@ void setup(CLI::App& root) {
   cmd->add_flag("--layers", args->layers, "Also list every layer");
   // The datasheet: a T4 by default; another accelerator by its own figures.
   auto scaled = [](double& target, double unit) {
-    return [&target, unit](const std::string& v) { target = std::stod(v) * unit; };
+    return [&target, unit](const double& v) { target = v * unit; };
   };
   auto& hw = args->hw;
-  cmd->add_option_function<std::string>("--peak-tflops", scaled(hw.peak_flops, 1e12),
+  cmd->add_option_function<double>("--peak-tflops", scaled(hw.peak_flops, 1e12),
                                         "Peak FLOP/s of one GPU, in TFLOP/s (default 8.1: a T4 in fp32)")
       ->check(positive_number());
-  cmd->add_option_function<std::string>("--memory-gbps", scaled(hw.memory_bytes_per_s, 1e9),
+  cmd->add_option_function<double>("--memory-gbps", scaled(hw.memory_bytes_per_s, 1e9),
                                         "Device memory bandwidth, GB/s (default 320)")
       ->check(positive_number());
   cmd->add_option("--efficiency", hw.efficiency, "Fraction of peak a layer reaches (PALEO's platform percent)")
       ->capture_default_str();
-  cmd->add_option_function<std::string>("--intra-gbps", scaled(hw.links.intra_node_bytes_per_s, 1e9),
+  cmd->add_option_function<double>("--intra-gbps", scaled(hw.links.intra_node_bytes_per_s, 1e9),
                                         "All-reduce bandwidth within a node, GB/s (default 10: PCIe 3.0 x16)")
       ->check(positive_number());
-  cmd->add_option_function<std::string>("--inter-gbits", scaled(hw.links.inter_node_bytes_per_s, 1e9 / 8),
+  cmd->add_option_function<double>("--inter-gbits", scaled(hw.links.inter_node_bytes_per_s, 1e9 / 8),
                                         "Network bandwidth across nodes, Gb/s (default 25)")
       ->check(positive_number());
   cmd->add_flag("--json", args->json, "Print JSON");

@@ -477,12 +477,13 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--time-model", a->time_model, "Epoch-time model (overrides --model for time)");
   cmd->add_option("--metric-model", a->metric_model, "Metric model (overrides --model for the metric)");
-  cmd->add_option("--batches", a->batches, "Candidate per-worker batches, e.g. 16,32,64 (default: those in the samples)")
+  cmd->add_option("--batches", a->batches, "Candidate per-worker batches, whole numbers, e.g. 16,32,64 (default: those in the samples)")
+      ->check(positive_number())
       ->delimiter(',');
   cmd->add_option("--gpus-per-node", a->gpus_per_node,
                   "Workers per node; nodes = ceil(r / N) (default: the node of --hardware when given, else the most workers "
                   "any sample ran on one node, as predict packs them, else 0 = unknown)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str()->check(positive_number());
   cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str()->check(non_negative_number());
   cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual")->capture_default_str()->check(non_negative_number());
@@ -516,7 +517,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--dataset-size", a->dataset_size,
                   "Training examples per epoch, for samples that do not say it (their dataset_size; --gpu needs it to "
                   "move them) or say it wrongly [default: the samples' dataset_size]")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_flag("--frontier", a->frontier,
                "Also list the cost against the deadline: for every deadline, the cheapest run that meets the "
                "target by then (exact over all cells, on the planned model; not with --early-stop); with --gpu and "

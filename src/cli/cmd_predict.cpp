@@ -244,7 +244,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--gpus-per-node", a->gpus_per_node,
                   "Workers a node holds, for packing when --nodes is not given [default: the node of --hardware when "
                   "given, else the most workers any sample ran on one node; when every sample ran on one node and "
-                  "--workers exceeds them, that is an assumption and the output says so]");
+                  "--workers exceeds them, that is an assumption and the output says so; 0: that default]")
+      ->check(non_negative_number());
   cmd->add_option("--model", a->model,
                   "Registered model for both parts, or 'auto': per part, the lowest 5-fold CV MRE on the samples")
       ->capture_default_str();

@@ -100,11 +100,13 @@ void setup(CLI::App& root) {
   auto args = std::make_shared<SampleArgs>();
   auto* cmd = root.add_subcommand("sample", "Draw profiling samples from a replay workload (a Pollux-format trace directory), "
                                   "or a synthetic store of any size");
-  cmd->add_option("--workload", args->workload, "Trace directory with placements.csv, scalability.csv, validation-<B>.csv");
+  cmd->add_option("--workload", args->workload,
+                  "Trace directory with placements.csv, scalability.csv, validation-<B>.csv; this or --synthetic-rows "
+                  "is required");
   cmd->add_option("--synthetic-rows", args->synthetic_rows,
                   "Instead of a workload: this many rows of a synthetic learning-curve store, many trials on a grid "
                   "of (batch, workers) from a closed-form truth plus noise (for scale tests; at most 10^7)")
-      ->check(CLI::Range(1LL, 10'000'000LL));
+      ->check(CLI::Range(1LL, 10'000'000LL, "a row count from 1 to 10^7"));
   cmd->add_option("--synthetic-form", args->synthetic_form,
                   "With --synthetic-rows, how a trial of e epochs is written: curve (one trial row, its earlier "
                   "epochs as source=curve rows) or trials (every epoch a trial row)")

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -93,7 +94,26 @@ void run_simulate(const SimulateArgs& a) {
   io::check_output_path(a.jobs_csv, "--jobs-csv");  // before the simulations, not after them
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
   if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
+  {
+    // The default is relative to where the command runs: a run from elsewhere gets told so.
+    std::error_code ec;
+    if (!a.workload.empty() && !std::filesystem::is_directory(a.data, ec))
+      throw InputError("", 0, "--data",
+                       fmt::format("no such folder: '{}' (the application traces, Pollux's format{}); give --data", a.data,
+                                   a.data == SimulateArgs{}.data ? ", by default relative to the current folder" : ""));
+  }
+  {
+    // split_list drops empty items; a stray comma is more likely a policy left out than meant.
+    size_t items = 1;
+    for (char c : a.policies) items += c == ',';
+    if (sim::split_list(a.policies).size() != items)
+      throw InputError("", 0, "--policy", fmt::format("an empty item in '{}'", a.policies));
+  }
   const app::SimulateQuery q = simulate_query(a);
+  for (size_t i = 0; i < q.policies.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (q.policies[i] == q.policies[k])
+        throw InputError("", 0, "--policy", fmt::format("'{}' is named twice", q.policies[i]));
   sim::ExperimentOptions eo = app::experiment_options(q);
   const app::JobSource in = app::load_jobs(q);
   const auto& policies = q.policies;
@@ -132,11 +152,11 @@ void setup(CLI::App& root) {
         for (const auto* e : sim::PolicyRegistry::instance().all()) s += "\n  " + e->name + ": " + e->summary;
         return s;
       }() + "\nSee docs/SIMULATOR.md for the job model.");
-  cmd->add_option("--workload", a->workload, "Workload CSV (Pollux format)");
-  cmd->add_option("--philly", a->philly, "Philly trace CSV (timestamp,duration,num_gpus,...)");
+  cmd->add_option("--workload", a->workload, "Workload CSV (Pollux format); this or --philly is required");
+  cmd->add_option("--philly", a->philly, "Philly trace CSV (timestamp,duration,num_gpus,...); this or --workload is required");
   cmd->add_option("--philly-limit", a->philly_limit, "Use only the first N Philly jobs by arrival (0: all)");
   cmd->add_option("--policy", a->policies, "Comma-separated policies to compare")->capture_default_str();
-  cmd->add_option("--data", a->data, "Directory of application traces (pollux-t4 format)")->capture_default_str();
+  cmd->add_option("--data", a->data, "With --workload: the folder of application traces (pollux-t4 format), relative to the current folder")->capture_default_str();
   cmd->add_option("--nodes", a->nodes, "Nodes in the cluster")->capture_default_str();
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str();
   cmd->add_option("--load-scale", a->load_scale, "Divide arrival times by this (2 = twice the load)")->capture_default_str();

@@ -63,6 +63,9 @@ void run_speed(const SpeedArgs& a) {
       throw InputError(a.data, 0, "mode", fmt::format("no {} rows for model '{}' (modes in the file: {})",
                                                       models::to_string(mode), name, list));
     }
+    if (size_t(a.cv) > pts.size())
+      throw InputError("", 0, "--cv", fmt::format("{} folds for the {} {} rows of model '{}': give at most {}", a.cv,
+                                                  pts.size(), models::to_string(mode), name, pts.size()));
     models::OptimusSpeedParams params{mode};
     models::OptimusSpeedModel m(params);
     m.fit(pts);

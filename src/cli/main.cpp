@@ -197,6 +197,7 @@ int main(int argc, char** argv) {
     return kExitInfeasible;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
+    if (json()) print_json_error(std::string("internal error: ") + e.what(), kExitFailure, nullptr);
     return kExitFailure;
   }
   return kExitOk;

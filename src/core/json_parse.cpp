@@ -1,5 +1,10 @@
 #include "core/json_parse.h"
 
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+
 #include <set>
 #include <string>
 #include <vector>
@@ -76,6 +81,30 @@ nlohmann::json parse_json_unique_keys(const std::string& text) {
 nlohmann::json parse_json_unique_keys(std::istream& in) {
   std::vector<Frame> open;
   return nlohmann::json::parse(in, unique_keys(open));
+}
+
+std::string json_error_text(const nlohmann::json::exception& e) {
+  std::string text = e.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const auto close = text.find("] ");
+    if (close != std::string::npos) text = text.substr(close + 2);
+  }
+  return text;
+}
+
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a folder, not a " + what);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open the " + what);
+  try {
+    return parse_json_unique_keys(in);
+  } catch (const JsonDuplicateKey& e) {
+    throw InputError(path, 0, e.path(), e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // Not only parse_error: a number past double's range ("1e400") is out_of_range.
+    throw InputError(path, 0, "", "not valid JSON: " + json_error_text(e));
+  }
 }
 
 }  // namespace trainplan

@@ -29,4 +29,14 @@ class JsonDuplicateKey : public std::runtime_error {
 nlohmann::json parse_json_unique_keys(const std::string& text);
 nlohmann::json parse_json_unique_keys(std::istream& in);
 
+// The library's message for a parse or type error without its internal tag
+// ("[json.exception.parse_error.101] "), which names nothing a user can act on.
+std::string json_error_text(const nlohmann::json::exception& e);
+
+// A JSON file read as parse_json_unique_keys reads it. Every failure is an
+// InputError naming `path`: a missing or unreadable file, a folder, text
+// that is not JSON, a repeated key (its path as the field). `what` says what
+// the file was meant to be ("communication profile", "network file").
+nlohmann::json read_json_file(const std::string& path, const std::string& what);
+
 }  // namespace trainplan

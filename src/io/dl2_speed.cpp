@@ -1,6 +1,7 @@
 #include "io/dl2_speed.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <numeric>
@@ -200,6 +201,8 @@ Dl2SpeedTable parse_dl2_speed(const std::string& text, const std::string& name) 
 }
 
 Dl2SpeedTable read_dl2_speed(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a folder, not a speed file");
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "", "cannot read the file");
   std::stringstream ss;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <map>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -24,25 +26,31 @@ int size_field(const std::string& path, const json& j, const std::string& where,
   }
   const json& v = j.at(key);
   if (!v.is_number_integer() || v.get<long long>() < (zero_ok ? 0 : 1) || v.get<long long>() > 1'000'000'000)
-    throw InputError(path, 0, field, fmt::format("must be a whole number >= {}, got {}", zero_ok ? 0 : 1, v.dump()));
+    throw InputError(path, 0, field, fmt::format("must be a whole number from {} to 10^9, got {}", zero_ok ? 0 : 1, v.dump()));
   return static_cast<int>(v.get<long long>());
+}
+
+// A key the format does not have would be ignored, and a misspelt one ("stirde") would leave its
+// default in place unseen: refused, naming the keys the object may have.
+void check_keys(const std::string& path, const json& j, const std::string& where,
+                const std::vector<std::string>& allowed) {
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const auto& a : allowed) known = known || key == a;
+    if (known) continue;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw InputError(path, 0, where.empty() ? key : where + "." + key,
+                     fmt::format("unknown key (this object takes: {})", list));
+  }
 }
 
 }  // namespace
 
 structure::LayerGraph read_layer_graph_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot read the network file");
-  json doc;
-  try {
-    doc = parse_json_unique_keys(in);
-  } catch (const JsonDuplicateKey& e) {
-    throw InputError(path, 0, e.path(), e.what());
-  } catch (const json::exception& e) {
-    // Not only parse_error: a number past double's range ("1e400") is out_of_range.
-    throw InputError(path, 0, "", fmt::format("not valid JSON: {}", e.what()));
-  }
+  const json doc = read_json_file(path, "network file");
   if (!doc.is_object()) throw InputError(path, 0, "", "the network must be a JSON object");
+  check_keys(path, doc, "", {"name", "description", "input", "layers"});
   // json::value() throws type_error for a field of another type: checked here to name the field.
   auto text = [&](const char* key, const std::string& fallback) {
     if (!doc.contains(key) || doc[key].is_null()) return fallback;
@@ -54,6 +62,7 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
   if (!doc.contains("input") || !doc["input"].is_object())
     throw InputError(path, 0, "input", "missing: {\"image\": [c, h, w]} or {\"sequence\": [tokens, features]}");
   const json& input = doc["input"];
+  check_keys(path, input, "input", {"image", "sequence"});
   auto dims = [&](const char* key, size_t n) {
     const json& a = input.at(key);
     if (!a.is_array() || a.size() != n) throw InputError(path, 0, std::string("input.") + key, fmt::format("needs {} sizes", n));
@@ -83,6 +92,22 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
     if (!l.is_object() || !l.contains("type") || !l["type"].is_string())
       throw InputError(path, 0, where + ".type", "each layer needs a \"type\"");
     const std::string type = l["type"];
+    static const std::map<std::string, std::vector<std::string>> kKeys = {
+        {"conv", {"type", "out", "kernel", "stride", "padding", "bias"}},
+        {"pool", {"type", "kernel", "stride", "padding"}},
+        {"linear", {"type", "out", "bias"}},
+        {"attention", {"type", "heads"}},
+        {"lstm", {"type", "hidden", "bidirectional"}},
+        {"gru", {"type", "hidden", "bidirectional"}},
+        {"embedding", {"type", "rows", "dim", "per_example"}},
+        {"upsample", {"type", "factor"}},
+        {"set_channels", {"type", "channels"}},
+    };
+    const auto keys = kKeys.find(type);
+    if (keys != kKeys.end()) check_keys(path, l, where, keys->second);
+    else if (type == "batch_norm" || type == "relu" || type == "global_pool" || type == "flatten" ||
+             type == "layer_norm" || type == "gelu" || type == "add")
+      check_keys(path, l, where, {"type"});
     auto size = [&](const char* key, int fallback = -1, bool zero_ok = false) {
       return size_field(path, l, where, key, fallback, zero_ok);
     };
@@ -126,7 +151,7 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
                              "attention, lstm, gru, embedding, add, upsample, set_channels)");
       }
     } catch (const json::exception& e) {
-      throw InputError(path, 0, where, fmt::format("bad field: {}", e.what()));
+      throw InputError(path, 0, where, fmt::format("bad field: {}", json_error_text(e)));
     } catch (const InputError& e) {
       if (!e.file().empty()) throw;
       throw InputError(path, 0, where, e.message());  // a shape the layer cannot take

@@ -80,11 +80,26 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
   if (!t.leading_comments().empty()) parse_format_line(t.leading_comments().front(), set, name);
   t.require_columns({"batch", "workers", "epochs", "epoch_time_s", "metric"});
   if (t.rows().empty()) throw InputError(name, 0, "", "file has a header but no samples");
+  // One file is one workload on one kind of machine: the models fit every row together, so rows of
+  // another network or GPU pasted in would be fitted as if they were more of the same.
+  std::pair<long, std::string> first_model, first_hardware;  // line and value of the first row naming one
+  auto same_as_first = [&](const CsvRow& row, const char* column, const std::string& value,
+                           std::pair<long, std::string>& first) {
+    if (value.empty()) return;
+    if (first.second.empty()) first = {row.line, value};
+    else if (value != first.second)
+      t.fail(row, column, fmt::format("'{}', where line {} has '{}': a sample file holds one workload's trials on one "
+                                      "kind of hardware; give each its own file",
+                                      value, first.first, first.second));
+  };
   for (const auto& row : t.rows()) {
     Sample s;
+    // A per-worker batch counts examples; a fractional one would be rounded to a batch no trial ran
+    // when the planner makes its search space of them.
     s.batch = t.positive(row, "batch");
-    // Batches become integers in the planner's search space.
     if (s.batch > 1e9) t.fail(row, "batch", "must be at most 1e9, got " + t.text(row, "batch"));
+    if (s.batch != std::floor(s.batch))
+      t.fail(row, "batch", "must be a whole number (examples per worker), got " + t.text(row, "batch"));
     s.workers = t.positive_int(row, "workers");
     s.epochs = t.number(row, "epochs");
     if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
@@ -99,6 +114,8 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     }
     if (t.has_column("model")) s.model = t.text(row, "model");
     if (t.has_column("hardware")) s.hardware = t.text(row, "hardware");
+    same_as_first(row, "model", s.model, first_model);
+    same_as_first(row, "hardware", s.hardware, first_hardware);
     if (t.has_column("grad_sqr")) s.grad_sqr = t.optional_number(row, "grad_sqr");
     if (t.has_column("grad_var")) s.grad_var = t.optional_number(row, "grad_var");
     if (t.has_column("time_spread")) {

@@ -124,7 +124,12 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
   r.kind = TrialLogLine::Kind::kEpoch;
   r.epoch = number(j, "epoch", true, file, line_no);
   r.epoch_time_s = number(j, "epoch_time_s", true, file, line_no);
-  r.metric = number(j, "metric", false, file, line_no);
+  if (auto m = j.find("metric"); m != j.end() && !m->is_null() && !m->is_number()) {
+    r.unreadable_metric = m->dump();
+    if (r.unreadable_metric.size() > 40) r.unreadable_metric = r.unreadable_metric.substr(0, 37) + "...";
+  } else {
+    r.metric = number(j, "metric", false, file, line_no);
+  }
   if (auto n = j.find("metric_name"); n != j.end() && n->is_string()) r.metric_name = *n;
   return r;
 }

@@ -24,6 +24,9 @@ struct TrialLogLine {
   std::optional<double> epoch;         // "epoch"; absent: one past the previous epoch
   std::optional<double> epoch_time_s;  // finite and > 0 when present
   std::optional<double> metric;        // finite when present
+  // A metric written as something other than a number ("high", true): its JSON text, and `metric`
+  // absent. The epoch still ran, so the line is kept for its epoch and time.
+  std::string unreadable_metric;
   std::string metric_name;
   // Fields written as NaN or Infinity (read as absent; null_nonfinite_tokens).
   std::vector<std::string> nonfinite;

@@ -312,7 +312,7 @@ json parse_body(const std::string& body) {
     throw RequestError(400, e.path(), fmt::format("bad JSON: {}", e.what()));
   } catch (const json::exception& e) {
     // Not only parse_error: a number past double's range ("1e400") is out_of_range.
-    throw RequestError(400, "", fmt::format("bad JSON: {} (the body must be one JSON object)", e.what()));
+    throw RequestError(400, "", fmt::format("bad JSON: {} (the body must be one JSON object)", json_error_text(e)));
   }
   if (!j.is_object()) throw RequestError(400, "", "the request body must be a JSON object");
   return j;

@@ -62,6 +62,11 @@ nlohmann::json CommProfile::to_json() const {
 
 CommProfile CommProfile::from_json(const nlohmann::json& j, const std::string& file) {
   CommProfile p;
+  // A file of another format, or of a later version of this one, would be read by guesswork.
+  if (j.is_object() && j.contains("format") && j["format"] != "trainplan-comm-profile-1")
+    throw InputError(file, 0, "format",
+                     fmt::format("{}: not a communication profile this version reads (trainplan-comm-profile-1)",
+                                 j["format"].dump()));
   if (!j.is_object() || !j.contains("rho") || !j["rho"].is_array() || j["rho"].empty())
     throw InputError(file, 0, "rho", "communication profile needs a non-empty array 'rho' of {nodes, gpus_per_node, rho}");
   int line = 0;
@@ -87,16 +92,7 @@ CommProfile CommProfile::from_json(const nlohmann::json& j, const std::string& f
 }
 
 CommProfile CommProfile::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open communication profile");
-  nlohmann::json j;
-  try {
-    j = parse_json_unique_keys(in);
-  } catch (const JsonDuplicateKey& e) {
-    throw InputError(path, 0, e.path(), e.what());
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
+  const nlohmann::json j = read_json_file(path, "communication profile");
   auto p = from_json(j, path);
   if (p.source.empty()) p.source = path;
   return p;

@@ -94,8 +94,11 @@ GraphBuilder& GraphBuilder::set_channels(int c) {
 GraphBuilder& GraphBuilder::conv(int out, int kh, int kw, int sh, int sw, int ph, int pw, bool bias) {
   const double in = activations();
   const int cin = c_;
-  const int ho = dimension((h_ + 2LL * ph - kh) / sh + 1, g_.name, "conv"),
-            wo = dimension((w_ + 2LL * pw - kw) / sw + 1, g_.name, "conv");
+  // Checked before dividing: integer division truncates toward zero, so a kernel past the
+  // padded input by less than a stride would come out as one position.
+  const bool fits = h_ + 2LL * ph >= kh && w_ + 2LL * pw >= kw;
+  const int ho = fits ? dimension((h_ + 2LL * ph - kh) / sh + 1, g_.name, "conv") : 0,
+            wo = fits ? dimension((w_ + 2LL * pw - kw) / sw + 1, g_.name, "conv") : 0;
   if (ho <= 0 || wo <= 0)
     throw InputError(fmt::format("network '{}': conv {}x{} stride {}x{} on {}x{} leaves no output", g_.name, kh, kw,
                                  sh, sw, h_, w_));
@@ -119,6 +122,9 @@ GraphBuilder& GraphBuilder::relu() {
 
 GraphBuilder& GraphBuilder::pool(int k, int stride, int pad) {
   const double in = activations();
+  if (h_ + 2LL * pad < k || w_ + 2LL * pad < k)
+    throw InputError(fmt::format("network '{}': pool {}x{} with padding {} on {}x{} leaves no output", g_.name, k, k,
+                                 pad, h_, w_));
   h_ = dimension((h_ + 2LL * pad - k) / stride + 1, g_.name, "pool");
   w_ = dimension((w_ + 2LL * pad - k) / stride + 1, g_.name, "pool");
   push(LayerKind::kPool, "pool", double(k) * k * c_ * h_ * w_, in, 0);

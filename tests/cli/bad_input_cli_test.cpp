@@ -29,6 +29,9 @@ const BadCase kCases[] = {
     {"header_only", "batch,workers,epochs,epoch_time_s,metric\n", 0, "", "no samples"},
     {"duplicate_header", "batch,workers,epochs,epoch_time_s,metric,batch\n8,1,1,1,0.5,8\n", 1, "batch", ""},
     {"no_header", "8,1,1,1,0.5\n16,1,1,1,0.5\n", 1, "", "header"},
+    {"fractional_batch", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,0.5\n32.5,1,1,1,0.5\n", 3, "batch", "32.5"},
+    {"two_models", "batch,workers,epochs,epoch_time_s,metric,model\n8,1,1,1,0.5,lenet\n16,1,1,1,0.5,mlp\n", 3, "model",
+     "'mlp'"},
 };
 
 class BadSampleFile : public ::testing::TestWithParam<BadCase> {};
@@ -54,6 +57,55 @@ TEST(BadSampleFile, MissingFileExitsTwo) {
   auto r = tptest::run_cli("evaluate --samples /nonexistent/samples.csv --models isotonic-mi");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(r.err, "/nonexistent/samples.csv", 0, ""));
+}
+
+// A folder where a JSON file is due: named, exit 2, and with --json one line of JSON on stdout.
+TEST(BadInputFile, AFolderForACommunicationProfileIsNamed) {
+  const auto dir = tptest::temp_dir("comm_profile_folder");
+  const std::string samples = tptest::write_file(dir / "s.csv", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,0.5\n"
+                                                                "16,1,1,0.8,0.6\n8,2,1,0.6,0.5\n16,2,2,0.5,0.7\n");
+  const auto r = tptest::run_cli("predict --samples " + samples + " --batch 8 --workers 2 --comm-profile " +
+                                 dir.string() + " --json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is a folder"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("underflow"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["exit_code"], 2);
+  EXPECT_EQ(j["file"], dir.string());
+}
+
+// A misspelt key in a network file would leave its default in place unseen.
+TEST(BadInputFile, ANetworkFilesUnknownKeyIsRefused) {
+  const auto dir = tptest::temp_dir("network_keys");
+  const std::string path = tptest::write_file(
+      dir / "g.json",
+      R"({"name":"x","input":{"image":[3,32,32]},"layers":[{"type":"conv","out":8,"kernel":3,"stirde":2}]})");
+  const auto r = tptest::run_cli("network --graph " + path);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(tptest::names_input_error(r.err, path, 0, "layers[0].stirde", {"stride"}));
+}
+
+TEST(BadInputFile, TheEvaluationFoldersRefuseAnotherFile) {
+  const auto dir = tptest::temp_dir("llm_eval_file");
+  const std::string path = tptest::write_file(dir / "other.csv", "a,b\n1,2\n");
+  for (const std::string option : {"--korthikanti", "--scale", "--nemo", "--neusight", "--megatron-ci"}) {
+    const auto r = tptest::run_cli("llm evaluate " + option + " " + path);
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.err;
+    EXPECT_NE(r.err.find("give the folder"), std::string::npos) << option << ": " << r.err;
+  }
+}
+
+TEST(BadInputOption, SimulatesPoliciesMayNotRepeatOrBeEmpty) {
+  const auto dir = tptest::temp_dir("sim_policies");
+  const std::string w = tptest::write_file(dir / "w.csv", "name,time,application,num_replicas,batch_size\n");
+  for (const std::string policies : {"fifo,fifo", "fifo,", "fifo,,tiresias"}) {
+    const auto r = tptest::run_cli("simulate --workload " + w + " --data " + dir.string() + " --policy " + policies);
+    EXPECT_EQ(r.exit_code, 2) << policies << ": " << r.err;
+    EXPECT_NE(r.err.find("option '--policy'"), std::string::npos) << policies << ": " << r.err;
+  }
+  const auto r = tptest::run_cli("simulate --workload " + w + " --data " + (dir / "none").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("option '--data'"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,7 +1,13 @@
 #include "core/json_parse.h"
 
+#include "core/error.h"
+
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -51,4 +57,24 @@ TEST(JsonParse, ADuplicateKeyIsNamedByItsPathFromTheRoot) {
 TEST(JsonParse, StillThrowsNlohmannsErrorsForBadText) {
   EXPECT_THROW(parse_json_unique_keys(std::string(R"({"a": )")), nlohmann::json::exception);
   EXPECT_THROW(parse_json_unique_keys(std::string(R"({"a": 1e400})")), nlohmann::json::exception);
+}
+
+TEST(JsonParse, AFileIsReadWithEveryFailureNamingIt) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("json_parse_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string good = (dir / "good.json").string(), bad = (dir / "bad.json").string();
+  std::ofstream(good) << R"({"a": [1, 2]})";
+  std::ofstream(bad) << R"({"a": )";
+  EXPECT_EQ(trainplan::read_json_file(good, "test file")["a"][1], 2);
+  for (const std::string& path : {dir.string(), bad, (dir / "absent.json").string()}) {
+    try {
+      trainplan::read_json_file(path, "test file");
+      ADD_FAILURE() << path << " read";
+    } catch (const trainplan::InputError& e) {
+      EXPECT_EQ(e.file(), path);
+      EXPECT_EQ(e.message().find("[json.exception"), std::string::npos) << e.message();
+    }
+  }
+  fs::remove_all(dir);
 }

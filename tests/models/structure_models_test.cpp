@@ -65,6 +65,14 @@ TEST(LayerGraph, CountsLayerKindsAndTracksShapes) {
   EXPECT_EQ(b.width(), 4);
   EXPECT_THROW(GraphBuilder("bad", "").image(1, 2, 2).conv(1, 5, 1, 0), InputError);
   EXPECT_THROW(GraphBuilder("bad", "").image(1, 4, 4).recurrent(8, 4, false), InputError);
+  // A window past its padded input leaves nothing, however large its stride (integer division
+  // alone would round the negative extent up to one position).
+  EXPECT_THROW(GraphBuilder("bad", "").image(1, 32, 32).conv(1, 100, 100, 0), InputError);
+  EXPECT_THROW(GraphBuilder("bad", "").image(1, 32, 32).pool(1000, 1000, 0), InputError);
+  GraphBuilder whole("whole", "");
+  whole.image(2, 32, 32).pool(32, 32, 0);
+  EXPECT_EQ(whole.height(), 1);
+  EXPECT_EQ(whole.width(), 1);
 }
 
 TEST(NetworkZoo, FindsArchitecturesAndWorkloads) {

@@ -40,8 +40,17 @@ TEST(TrialLogLine, BadLinesNameFileLineAndField) {
     EXPECT_EQ(e.line(), 9);
     EXPECT_EQ(e.field(), "epoch_time_s");
   }
-  EXPECT_THROW(parse_trial_log_line(R"({"event":"epoch","metric":"high"})", "f", 1), InputError);
   EXPECT_THROW(parse_trial_log_line(R"({"event":"epoch",)", "f", 1), InputError);
+}
+
+// A metric that is not a number loses the metric only: the epoch ran, and its time is kept.
+TEST(TrialLogLine, AMetricThatIsNoNumberKeepsTheEpochAndItsTime) {
+  const auto l = parse_trial_log_line(R"({"event":"epoch","epoch":3,"epoch_time_s":2.5,"metric":"high"})", "f", 1);
+  EXPECT_EQ(l.kind, trainplan::profile::TrialLogLine::Kind::kEpoch);
+  EXPECT_FALSE(l.metric.has_value());
+  EXPECT_EQ(l.unreadable_metric, "\"high\"");
+  ASSERT_TRUE(l.epoch_time_s.has_value());
+  EXPECT_DOUBLE_EQ(*l.epoch_time_s, 2.5);
 }
 
 // Python's json.dumps writes NaN and Infinity, which JSON has not: the field

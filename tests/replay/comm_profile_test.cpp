@@ -67,6 +67,10 @@ TEST(CommProfile, JsonRoundTripAndBadInputNamesTheFile) {
   auto notjson = tptest::write_file(d / "notjson.json", "{rho: ");
   EXPECT_THROW(CommProfile::load(notjson), InputError);
   EXPECT_THROW(CommProfile::load((d / "absent.json").string()), InputError);
+  EXPECT_THROW(CommProfile::load(d.string()), InputError);  // a folder
+  auto other = tptest::write_file(d / "other.json",
+                                  R"({"format": "other", "rho": [{"nodes": 2, "gpus_per_node": 1, "rho": 1}]})");
+  EXPECT_THROW(CommProfile::load(other), InputError);
   EXPECT_THROW(p.set(2, 1, std::nan("")), InputError);
 }
 
