@@ -181,7 +181,7 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--metric-model", a->metric_model, "Metric model, or auto")->capture_default_str();
   cmd->add_option("--confidence", a->confidence, "Coverage of the intervals, in (0, 1)")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the fitted samples and the folds")->capture_default_str()->check(non_negative_number());
+  cmd->add_option("--seed", a->seed, "Seed of the fitted samples and the folds")->capture_default_str()->check(seed_number());
   cmd->add_option("--holdout-seed", a->holdout_seed, "Seed of the held-out samples (default: --seed + 1000)")
       ->check(non_negative_number());
   cmd->add_option("--points", a->points,

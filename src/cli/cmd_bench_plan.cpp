@@ -80,7 +80,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--plan", a->o.sampling, "Sampling plan: paper, small, wide")->capture_default_str();
   cmd->add_option("--tabu-seeds", a->o.tabu_seeds, "Tabu runs per scenario for the tabu/exhaustive agreement")
       ->capture_default_str();
-  auto* seed = cmd->add_option("--seed", a->o.seed, "Seed for sampling, tabu, bo and manual")->capture_default_str()->check(non_negative_number());
+  auto* seed = cmd->add_option("--seed", a->o.seed, "Seed for sampling, tabu, bo and manual")->capture_default_str()->check(seed_number());
   cmd->add_option("--seeds", a->seeds,
                   "Run once per seed (e.g. 1-8 or 1,3,5) and report each method's median regret and true-constraint "
                   "misses on every seed, then every plan of the coconfig methods that misses (--json: every run's "

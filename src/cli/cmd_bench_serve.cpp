@@ -203,7 +203,7 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--requests", a->load.requests, "Requests in all")->capture_default_str();
   add_duration_option(cmd, "--duration", a->load.duration_s, "No request starts after it [default: 60]");
-  cmd->add_option("--seed", a->load.seed, "Seed of the request mix")->capture_default_str()->check(non_negative_number());
+  cmd->add_option("--seed", a->load.seed, "Seed of the request mix")->capture_default_str()->check(seed_number());
   cmd->add_option("--samples", a->samples, "Sample CSV (with a metric) the valid requests fit")->capture_default_str();
   cmd->add_option("--max-rows", a->load.max_rows, "The server's --max-rows (a malformed request is one row over)")
       ->capture_default_str();

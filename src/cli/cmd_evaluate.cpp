@@ -263,7 +263,7 @@ void setup(CLI::App& root) {
       ->each([a](const std::string&) { a->models_given = true; });
   cmd->add_option("--cv", a->cv, "Cross-validation folds (>= 2)")->capture_default_str();
   auto* seed = cmd->add_option("--seed", a->seed, "Seed for the fold shuffle (and, with --data, for the sampling plans)")
-                   ->capture_default_str()->check(non_negative_number());
+                   ->capture_default_str()->check(seed_number());
   cmd->add_option("--plan", a->plan, "With --data: sampling plan for the scored samples (paper, small, wide)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON (MRE as fractions, null where a number is missing, with a note)");

@@ -463,7 +463,7 @@ void setup(CLI::App& root) {
       ->required();
   add_duration_option(cmd, "--deadline", a->deadline, "Wall-clock limit for the whole run")->required();
   cmd->add_option("--max-workers", a->max_workers,
-                  "Largest worker (GPU) count to consider; workers run 1..R (default: the largest in the samples)");
+                  "Largest worker (GPU) count to consider; workers run 1..R (default, or 0: the largest in the samples)");
   cmd->add_option("--method", a->method, "coconfig (the paper's method) or a baseline: lb-bsp, cynthia, bo, manual")
       ->check(CLI::IsMember(plan::planner_names()))
       ->capture_default_str();
@@ -486,7 +486,7 @@ void setup(CLI::App& root) {
       ->check(non_negative_number());
   cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str()->check(positive_number());
   cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str()->check(non_negative_number());
-  cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual")->capture_default_str()->check(non_negative_number());
+  cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual")->capture_default_str()->check(seed_number());
   cmd->add_option("--tabu-iterations", a->tabu_iterations, "Tabu search moves (NG)")->capture_default_str()->check(positive_number());
   cmd->add_option("--tabu-tenure", a->tabu_tenure, "Tabu list length")->capture_default_str()->check(positive_number());
   cmd->add_option("--manual-tries", a->manual_tries, "Random tries of the manual baseline")->capture_default_str()->check(positive_number());

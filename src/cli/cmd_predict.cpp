@@ -253,7 +253,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--metric-model", a->metric_model, "Metric model (overrides --model for the metric)");
   cmd->add_option("--confidence", a->confidence, "Coverage of the intervals, in (0, 1)")->capture_default_str();
   cmd->add_option("--folds", a->folds, "Folds for the conformal residuals")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed that deals configurations into folds")->capture_default_str()->check(non_negative_number());
+  cmd->add_option("--seed", a->seed, "Seed that deals configurations into folds")->capture_default_str()->check(seed_number());
   add_comm_profile_option(cmd, a->comm_profile);
   add_hardware_option(cmd, a->hardware);
   add_metric_range_option(cmd, a->metric_range);

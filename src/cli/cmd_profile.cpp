@@ -301,7 +301,7 @@ void setup(CLI::App& root) {
   c->excludes(cmd->add_option("--test-subset", args->test_subset,
                               "--workload: evaluate on the first N test images only (0: all); shorter trials, noisier "
                               "metric"));
-  cmd->add_option("--seed", args->seed, "--workload: random seed")->capture_default_str()->check(non_negative_number());
+  cmd->add_option("--seed", args->seed, "--workload: random seed")->capture_default_str()->check(seed_number());
   cmd->add_option("--store", args->store, "SQLite sample store; created if missing, resumed if present")
       ->capture_default_str();
   cmd->add_option("--launcher", args->launcher, "local (processes on this machine) or slurm (one srun per trial)")

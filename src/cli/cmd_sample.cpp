@@ -116,7 +116,7 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--dataset-size", args->dataset_size, "Training examples per epoch (default: known or derived from the trace)");
   cmd->add_option("--metric", args->metric_direction, "Metric direction max|min (default: known for the application, else max)");
-  cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str()->check(non_negative_number());
+  cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str()->check(seed_number());
   cmd->add_option("--hardware", args->hardware,
                   "What the trace was measured on, written in each sample's hardware column (T4: the Pollux traces'; "
                   "for another trace name its GPU, e.g. a100-40gb for the Sia artifact's)")

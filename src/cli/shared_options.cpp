@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -158,6 +159,19 @@ CLI::Validator coverage_or_none() {
 
 CLI::Validator positive_number() { return number_check(false); }
 CLI::Validator non_negative_number() { return number_check(true); }
+
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        // Read here rather than by the option's conversion, which clamps a number past 2^64 - 1 to it.
+        uint64_t x = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (ec == std::errc::result_out_of_range) return "must be a whole number from 0 to 2^64 - 1, got '" + v + "'";
+        if (ec != std::errc() || end != v.data() + v.size()) return "must be a whole number >= 0, got '" + v + "'";
+        return "";
+      },
+      "WHOLE NUMBER >= 0");
+}
 
 // A GPU-hour's price for each of `names` (the --gpu items, in order), from
 // --price: one number for all, or NAME=PRICE for each, NAME a --gpu item or

@@ -24,6 +24,12 @@ std::string lowercase(std::string s) {
   return s;
 }
 
+bool says_missing(const std::string& cell, bool words_that_could_be_values) {
+  const std::string v = lowercase(cell);
+  if (v.empty() || v == "na" || v == "n/a" || v == "nan" || v == "null") return true;
+  return words_that_could_be_values && (v == "none" || v == "-");
+}
+
 std::string fold_column_name(std::string s) {
   s = lowercase(std::move(s));
   for (char& c : s)

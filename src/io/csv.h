@@ -16,6 +16,10 @@ namespace trainplan::io {
 
 // `s` with ASCII letters lowercased.
 std::string lowercase(std::string s);
+// A cell that says its value is missing: empty, or a word tools write for one (R's NA, pandas'
+// NaN, Python's None, JSON's null, a spreadsheet's n/a or -), in any case. Where "none" or "-"
+// could be a value (a yes/no column), `words_that_could_be_values` false leaves them out.
+bool says_missing(const std::string& cell, bool words_that_could_be_values = true);
 // A header name as it is matched when not found exactly: lowercased, with '-'
 // and ' ' read as '_' ("Sequence-Parallel" is sequence_parallel).
 std::string fold_column_name(std::string s);

@@ -32,10 +32,7 @@ int integer(const CsvTable& t, const CsvRow& row, const std::string& col, int le
 // In a yes/no column "none" and "-" may well mean no: only the words that
 // cannot (NA, NaN, null) are a missing value there, and the others are refused.
 bool absent(const CsvTable& t, const CsvRow& row, const std::string& col, bool yes_no = false) {
-  if (!t.has_column(col)) return true;
-  const std::string v = lowercase(t.text(row, col));
-  if (v.empty() || v == "na" || v == "n/a" || v == "nan" || v == "null") return true;
-  return !yes_no && (v == "none" || v == "-");
+  return !t.has_column(col) || says_missing(t.text(row, col), !yes_no);
 }
 
 std::optional<int> optional_integer(const CsvTable& t, const CsvRow& row, const std::string& col) {
@@ -121,10 +118,10 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
       {"heads", {"num_attention_heads", "attention_heads"}},
       {"layers", {"num_layers"}},
       {"seq", {"seq_length", "seq_len", "sequence_length"}},
-      {"tp", {"tensor_model_parallel_size", "tp_size"}},
-      {"pp", {"pipeline_model_parallel_size", "pp_size"}},
-      {"dp", {"data_parallel_size", "dp_size"}},
-      {"cp", {"context_parallel_size", "cp_size"}},
+      {"tp", {"tensor_model_parallel_size", "tp_size", "tensor_parallel_size", "tensor_parallel", "tp_degree"}},
+      {"pp", {"pipeline_model_parallel_size", "pp_size", "pipeline_parallel_size", "pipeline_parallel", "pp_degree"}},
+      {"dp", {"data_parallel_size", "dp_size", "data_parallel", "dp_degree"}},
+      {"cp", {"context_parallel_size", "cp_size", "context_parallel", "cp_degree"}},
       {"vocab", {"padded_vocab_size", "vocab_size"}},
       {"ffn_hidden", {"ffn_hidden_size"}},
       {"kv_groups", {"num_query_groups", "query_groups"}},
@@ -134,6 +131,8 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
       {"sequence_parallel", {"seq_parallel", "sequence_parallelism"}},
       {"distributed_optimizer", {"use_distributed_optimizer", "dist_optimizer", "optimizer_sharding"}},
       {"precision", {"dtype", "datatype"}},
+      // Seconds only: a time in milliseconds under one of these names would be read 1,000 times too long.
+      {"iteration_time_s", {"measured_iteration_time_s", "iteration_time_sec", "seconds_per_iteration", "step_time_s"}},
   };
   for (const auto& [name, others] : aliases) {
     std::vector<std::string> found = t.columns_named(name);

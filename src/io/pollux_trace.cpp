@@ -43,7 +43,7 @@ double step_time_of(const CsvTable& t, const CsvRow& row) {
 // The row's sync_time within its step; nullopt where `optional` allows its
 // column or its cell to be absent and it is.
 std::optional<double> sync_of(const CsvTable& t, const CsvRow& row, double step_time, bool optional) {
-  if (optional && (!t.has_column("sync_time") || t.text(row, "sync_time").empty())) return std::nullopt;
+  if (optional && (!t.has_column("sync_time") || says_missing(t.text(row, "sync_time")))) return std::nullopt;
   return sync_within_step(t, row, step_time);
 }
 

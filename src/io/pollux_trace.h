@@ -58,8 +58,9 @@ struct PolluxTraceOptions {
   // Read the validation-<B>.csv learning curves (false: not even opened, for
   // step times alone). Default: true.
   bool curves = true;
-  // Accept placements.csv and scalability.csv without sync_time, or with empty
-  // cells in it: the row's sync_known is then false. Default: false (required).
+  // Accept placements.csv and scalability.csv without sync_time, or with cells
+  // in it that say a value is missing (empty, NA, NaN, -: io::says_missing):
+  // the row's sync_known is then false. Default: false (required).
   bool sync_optional = false;
 };
 

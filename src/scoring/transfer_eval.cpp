@@ -260,7 +260,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
       const std::string why = fmt::format("{} trials leave no row of {} to predict (it has {})", opts.target_trials,
                                           nt.network, target.size());
       if (!too_short) too_short = InputError(to_dir, 0, "--target-trials", why);
-      rep.skipped.push_back(why);
+      rep.skipped.push_back(nt.network + ": " + why);
       continue;
     }
     const structure::LayerGraph* graph = structure::find_network(fs::path(from_dir).filename().string());

@@ -187,7 +187,7 @@ const std::vector<Entry>& entries() {
             "peaks [L] h100 sxm, memory and bandwidth [A] h100-sxm-80gb (3350 GB/s, the datasheet's 3.35 TB/s; [N] "
             "lists 3430); sustained [NS] (H100 80GB HBM3); FP8 share [M] (FP8 70.9% of its peak, bf16 80.3%); "
             "reported memory 81,559 MiB [T] (examples/h100/raw/env.txt); node: DGX H100",
-            {"h100-sxm", "h100-sxm5", "h100-80gb", "nvidia h100 80gb hbm3"}),
+            {"h100-sxm", "h100-sxm5", "h100-80gb", "h100-sxm5-80gb", "h100-sxm-80gb", "nvidia h100 80gb hbm3"}),
       entry("h100-pcie", "NVIDIA H100 PCIe 80 GB",
             fp8(gpu(756, 756, 378, 51.2, 80, 2000, 0.78, 0.78), 1513, 0.709 / 0.803),
             {8, 64, 25, "PCIe 5.0 x16", "200 Gb/s (assumed)", true},
@@ -201,7 +201,7 @@ const std::vector<Entry>& entries() {
             "[D] NVIDIA H200 datasheet: the H100 SXM's compute (same GH100 chip and clocks) with 141 GB of HBM3e at "
             "4.8 TB/s (not in gpu_specs_catalog.csv); sustained as h100; FP8 share [M] (FP8 73.4%, bf16 as the "
             "H100's 80.3%); reported memory 143,771 MiB [T] (examples/h200-gpt/raw/env.txt)",
-            {"h200-sxm"}),
+            {"h200-sxm", "h200-141gb", "h200-sxm-141gb"}),
       // Blackwell: NVIDIA's GB200 NVL72 and HGX B200 specification table
       // gives sparse tensor figures; the dense ones are half. One B200 at
       // 1,000 W (HGX) and one at 1,200 W (GB200, whose NVLink domain is the
@@ -270,13 +270,28 @@ const std::vector<HardwareProfile>& builtin_hardware() {
 // all find a100-40gb, and "RTX 2080 Ti" finds rtx-2080ti (test
 // GpuCatalog.NamesMatchWhateverTheSeparators checks that no two entries'
 // names then collide).
+// The vendor and brand words a driver puts before a model ("NVIDIA Tesla T4", "NVIDIA GeForce RTX
+// 2080 Ti", nvidia-smi's names) are dropped from the front of both sides, so that each spelling
+// need not be an alias.
+static std::string model_key(const std::string& name) {
+  std::string key = name_key(name);
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (const char* brand : {"nvidia", "tesla", "geforce"}) {
+      const std::string b = brand;
+      if (key.size() > b.size() && key.compare(0, b.size(), b) == 0) key.erase(0, b.size()), dropped = true;
+    }
+  }
+  return key;
+}
+
 std::optional<HardwareProfile> find_builtin_hardware(const std::string& name) {
-  const std::string key = name_key(name);
+  const std::string key = model_key(name);
   if (key.empty()) return std::nullopt;
   for (const auto& e : entries()) {
-    if (name_key(e.h.name) == key) return e.h;
+    if (model_key(e.h.name) == key) return e.h;
     for (const auto& a : e.aliases)
-      if (name_key(a) == key) return e.h;
+      if (model_key(a) == key) return e.h;
   }
   return std::nullopt;
 }
@@ -306,7 +321,14 @@ std::optional<HardwareProfile> find_builtin_hardware_in(const std::string& label
     return found;
   };
   std::vector<std::string> pairs;
-  for (size_t i = 0; i + 1 < words.size(); ++i) pairs.push_back(words[i] + " " + words[i + 1]);
+  // A pair led by a brand word is its second word alone, which the single words try after the
+  // pairs: taken as a pair it would stand beside a more specific one ("Tesla A100" beside "A100 80GB").
+  auto brand = [](const std::string& word) {
+    const std::string k = name_key(word);
+    return k == "nvidia" || k == "tesla" || k == "geforce";
+  };
+  for (size_t i = 0; i + 1 < words.size(); ++i)
+    if (!brand(words[i])) pairs.push_back(words[i] + " " + words[i + 1]);
   auto found = named(pairs);
   if (found.empty()) found = named(words);
   if (found.size() == 1) return found.begin()->second;

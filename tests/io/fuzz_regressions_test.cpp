@@ -185,3 +185,22 @@ TEST(FuzzRegressions, TransformerCountsPastTheirBoundsAreInputErrors) {
                                                        "iteration_time_s,memory_gib\n1,8,1,64,8,4,128,1,1,1,1.5,1e308\n");
   expect_input_error([&] { io::read_llm_configs(huge, true); }, huge, 2, "memory_gib", "more than");
 }
+
+namespace {
+
+// A transfer trace's optional sync_time takes the words tools write for a missing value, as llm
+// predict's optional columns do; any other word is still refused.
+TEST(PolluxTraceSync, AMissingValueWordLeavesTheSyncUnknown) {
+  const auto dir = tptest::temp_dir("pollux_sync_words");
+  tptest::write_file(dir / "placements.csv",
+                     "placement,local_bsz,step_time,sync_time\n1,64,0.12,NA\n2,64,0.2,-\n11,64,0.3,NaN\n1,32,0.1,0.01\n");
+  const auto tr = io::read_pollux_trace(dir.string(), {.curves = false, .sync_optional = true});
+  ASSERT_EQ(tr.placements.size(), 4u);
+  int unknown = 0;
+  for (const auto& r : tr.placements) unknown += !r.sync_known;
+  EXPECT_EQ(unknown, 3);
+  tptest::write_file(dir / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,64,0.12,fast\n");
+  EXPECT_THROW(io::read_pollux_trace(dir.string(), {.curves = false, .sync_optional = true}), InputError);
+}
+
+}  // namespace
