@@ -26,7 +26,11 @@ LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const struc
   LlmPlanOutcome o{spec, hw, options, {}, std::nullopt, 0, {}};
   models::LlmTimeModel time(hw, llm_time_params_for_fit(measured ? measured->fit : "auto"));
   models::LlmMemoryModel memory;
-  if (measured) {
+  if (measured && measured->hardware && measured->hardware->name != hw.name) {
+    models::LlmTimeModel there(*measured->hardware, llm_time_params_for_fit(measured->fit));
+    o.calibration = calibrate_llm_models(measured->table, measured->source, measured->fit, there, memory);
+    time = models::LlmTimeModel(hw, there.params());
+  } else if (measured) {
     o.calibration = calibrate_llm_models(measured->table, measured->source, measured->fit, time, memory);
     o.interval = measured->interval;
   }

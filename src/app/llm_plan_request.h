@@ -45,6 +45,10 @@ struct LlmPlanMeasured {
   std::string source;          // the file, or the name given to the text
   std::string fit = "auto";  // one of llm_fit_modes()
   double interval = 0.8;     // coverage of the training-time intervals (0: none)
+  // The GPU the rows ran on, when not the plan's: fitted there, the fitted
+  // fractions and overheads then price the plan's GPU, with no interval (the
+  // cross-validated errors are the other GPU's).
+  std::optional<structure::HardwareProfile> hardware = std::nullopt;
 };
 
 // Searches with the hardware's time model and the memory model, both

@@ -85,9 +85,12 @@ void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
   // Every planner walks the epochs.
   if (q.max_epochs < 1 || q.max_epochs > kMostEpochs)
     throw InputError("", 0, "--max-epochs", fmt::format("must be from 1 to {}", kMostEpochs));
+  // Counts of search steps: a billion would hold a core for as long as the caller lets it run.
+  constexpr int kMostSearchSteps = 1'000'000;
   for (auto [option, value] : {std::pair{"--tabu-iterations", q.tabu_iterations}, {"--tabu-tenure", q.tabu_tenure},
                                 {"--manual-tries", q.manual_tries}})
-    if (value < 1) throw InputError("", 0, option, "must be >= 1");
+    if (value < 1 || value > kMostSearchSteps)
+      throw InputError("", 0, option, fmt::format("must be from 1 to {}", kMostSearchSteps));
   if (q.gpus_per_node < -1)
     throw InputError("", 0, "--gpus-per-node", "must be >= 0 (0: unknown; not given: the hardware's, else the samples')");
   if (q.alternatives < 0) throw InputError("", 0, "--alternatives", "must be >= 0");

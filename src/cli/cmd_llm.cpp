@@ -65,13 +65,15 @@ nlohmann::json params_json(const models::LlmTimeModel& tm, const models::LlmMemo
   const auto& p = tm.params();
   return {{"gpu", tm.hardware().name}, {"fitted_factors", tm.fitted_factors()},
           {"peak_fraction", p.gemm.peak_fraction}, {"memory_fraction", p.gemm.memory_fraction},
-          {"link_fraction", p.link_fraction}, {"memory_overhead_gib", mm.params().overhead_bytes / kGiB}};
+          {"link_fraction", p.link_fraction}, {"memory_overhead_gib", mm.params().overhead_bytes / kGiB},
+          {"iteration_overhead_s", p.iteration_overhead_s}, {"layer_overhead_s", p.layer_overhead_s}};
 }
 
 // ---- predict ----
 
 struct PredictArgs {
   std::string configs, gpu, calibrate, out, fit = "auto";
+  std::string calibrate_gpu;  // the GPU the --calibrate rows ran on ("": --gpu)
   double interval = 0;  // coverage of the prediction intervals; 0: none
   bool json = false;
   bool breakdown = false;
@@ -120,9 +122,20 @@ void run_predict(const PredictArgs& a) {
     throw InputError("", 0, "--out", "'-' writes the CSV to standard output, where --json goes too: give one of them");
   if (a.interval > 0 && a.calibrate.empty())
     throw InputError("", 0, "--interval", "needs --calibrate: the intervals come from the calibration's cross-validated errors");
+  if (!a.calibrate_gpu.empty() && a.calibrate.empty())
+    throw InputError("", 0, "--calibrate-gpu", "goes with --calibrate: the GPU its measured rows ran on");
   io::check_output_path(a.out, "--out",
-                        {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}, hardware_file_input(a.gpu, "--gpu")});
+                        {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}, hardware_file_input(a.gpu, "--gpu"),
+                         hardware_file_input(a.calibrate_gpu, "--calibrate-gpu")});
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
+  // Measured on another GPU: fitted there, then its fractions and overheads price --gpu.
+  const std::optional<structure::HardwareProfile> measured_hw =
+      a.calibrate_gpu.empty() ? std::nullopt : std::optional(io::resolve_llm_hardware(a.calibrate_gpu, "--calibrate-gpu"));
+  const bool moved = measured_hw && measured_hw->name != hw.name;
+  if (moved && a.interval > 0)
+    throw InputError("", 0, "--interval",
+                     "not with --calibrate-gpu " + measured_hw->name + ": the calibration's cross-validated errors are " +
+                         measured_hw->name + "'s, and say nothing of the move to " + hw.name);
   // A bad row is named and left out; the others are predicted and written, and the exit is still 2.
   auto in = read_llm_configs_noted(a.configs, /*require_time=*/false, io::RowErrors::kSkip);
   io::require_hardware_support(in, hw, io::RowErrors::kSkip);
@@ -134,10 +147,16 @@ void run_predict(const PredictArgs& a) {
   std::vector<InputError> rejected = in.rejected;
   if (!a.calibrate.empty()) {
     auto measured = read_llm_configs_noted(a.calibrate, /*require_time=*/true, io::RowErrors::kSkip);
-    io::require_hardware_support(measured, hw, io::RowErrors::kSkip);
+    io::require_hardware_support(measured, moved ? *measured_hw : hw, io::RowErrors::kSkip);
     for (const auto& e : measured.rejected) std::cerr << "error: " << e.what() << "\n";
     rejected.insert(rejected.end(), measured.rejected.begin(), measured.rejected.end());
-    cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
+    if (moved) {
+      models::LlmTimeModel there(*measured_hw, app::llm_time_params_for_fit(a.fit));
+      cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, there, mm);
+      tm = models::LlmTimeModel(hw, there.params());
+    } else {
+      cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
+    }
   }
   // After the answer: one error that sets the exit.
   auto report_rejected = [&] {
@@ -213,9 +232,11 @@ void run_predict(const PredictArgs& a) {
                         short_of_coverage ? " (too few measurements to promise that coverage: the widest error used)" : "");
   if (a.json) {
     nlohmann::json out = {{"configs", a.configs}, {"model", params_json(tm, mm)}, {"rows", rows}};
+    if (cal) out["model"]["fitted_factors"] = cal->fitted_factors;  // fitted where the measured rows ran
     if (cal) {
       out["calibration_mean_abs_relative_error"] = cal->time_mean_abs_relative_error;
       out["calibration"] = app::to_json(*cal);
+      out["calibration"]["gpu"] = moved ? measured_hw->name : hw.name;  // where the measured rows ran
     }
     if (a.interval > 0) out["interval"] = {{"coverage", a.interval}, {"note", interval_note}};
     if (!rejected.empty()) {
@@ -229,9 +250,14 @@ void run_predict(const PredictArgs& a) {
     return;
   }
   if (cal) {
-    std::cerr << fmt::format("calibrated on {}: {} factor(s) fitted; fractions: peak {:.3f}, link {:.3f}, memory {:.3f}; mean |error| {:.2f}%\n",
-                             a.calibrate, tm.fitted_factors(), tm.params().gemm.peak_fraction, tm.params().link_fraction,
+    std::cerr << fmt::format("calibrated on {}{}: {} factor(s) fitted; fractions: peak {:.3f}, link {:.3f}, memory {:.3f}; mean |error| {:.2f}%\n",
+                             a.calibrate, moved ? " (measured on " + measured_hw->name + ")" : "", cal->fitted_factors,
+                             tm.params().gemm.peak_fraction, tm.params().link_fraction,
                              tm.params().gemm.memory_fraction, 100 * cal->time_mean_abs_relative_error);
+    if (moved)
+      std::cerr << fmt::format("  moved to {}: the fitted fractions and overheads price its datasheet (docs/LLM.md, "
+                               "\"Calibrated on another GPU\"); the errors above are {}'s\n",
+                               hw.name, measured_hw->name);
     if (cal->cv.folds > 0)
       std::cerr << fmt::format("  cross-validated ({} folds, each configuration predicted by a fit without it): mean "
                                "|error| {:.2f}%{}\n",
@@ -585,6 +611,17 @@ void report_published_runs(const std::string& path, const io::PublishedScaleRuns
       text += fmt::format("  calibrated on {} drawn runs, the others predicted ({} draws): mean |error| {:.2f}%, worst "
                           "{:.2f}% ({} predictions)\n",
                           kCalibrationRuns, kDraws, 100 * k5.mean_abs, 100 * k5.max_abs, k5.rows.size());
+    // What another GPU's runs, calibrated there, say of this one's: the fitted fractions and
+    // overheads moved (llm predict --calibrate-gpu).
+    for (const auto& [other, other_runs] : by_gpu) {
+      if (other == gpu) continue;
+      const auto moved = scoring::score_iterations_calibrated_elsewhere(
+          runs, tm, other_runs, models::LlmTimeModel(io::resolve_llm_hardware(other, "--gpu")),
+          app::llm_fit_candidates(a.fit));
+      js["gpus"][gpu]["iteration_time_calibrated_on_" + other] = summary_json(moved);
+      text += fmt::format("  calibrated on every {} run ({}), moved to {}: mean |error| {:.2f}%, worst {:.2f}%\n", other,
+                          other_runs.size(), gpu, 100 * moved.mean_abs, 100 * moved.max_abs);
+    }
     if (k5.interval_rows > 0 && k5.interval_coverage > 0)
       text += fmt::format("    their {:.0f}% intervals (llm predict --interval, from the 5 runs' leave-one-out errors) "
                           "hold {} of {} ({:.0f}%), mean half-width {:.1f}%\n",
@@ -868,6 +905,9 @@ void setup(CLI::App& root) {
   p->add_option("--calibrate", pa->calibrate,
                 "Measured iterations (the same columns + iteration_time_s, optional memory_gib): fit the efficiency "
                 "factors (and the memory overhead)");
+  p->add_option("--calibrate-gpu", pa->calibrate_gpu,
+                "The GPU the --calibrate rows ran on, when not --gpu: fitted there, the fractions and overheads then "
+                "price --gpu (your own runs on one GPU, a plan on another) [default: --gpu]");
   add_llm_fit_option(p, pa->fit);
   p->add_option("--interval", pa->interval,
                 "With --calibrate: also give each prediction's interval at this coverage (e.g. 0.8), from the "

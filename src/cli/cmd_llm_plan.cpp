@@ -45,6 +45,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 struct PlanArgs {
   LlmShapeArgs shape;
   std::string gpu, precision, emit, script = "pretrain_gpt.py", calibrate, fit = "auto";
+  std::string calibrate_gpu;  // the GPU the --calibrate rows ran on ("": --gpu)
   plan::LlmPlanOptions options;
   double reserve_gib = 2;
   double interval = 0.8;
@@ -296,10 +297,18 @@ void run_plan(PlanArgs a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
+  if (!a.calibrate_gpu.empty() && a.calibrate.empty())
+    throw InputError("", 0, "--calibrate-gpu", "goes with --calibrate: the GPU its measured rows ran on");
   if (!a.calibrate.empty()) {
+    std::optional<structure::HardwareProfile> there;
+    if (!a.calibrate_gpu.empty()) there = io::resolve_llm_hardware(a.calibrate_gpu, "--calibrate-gpu");
     auto rows = read_llm_configs_noted(a.calibrate, /*require_time=*/true);
-    io::require_hardware_support(rows, hw);  // a row this GPU cannot run is no measurement of it
-    measured = app::LlmPlanMeasured{std::move(rows), a.calibrate, a.fit, a.interval};
+    io::require_hardware_support(rows, there ? *there : hw);  // a row this GPU cannot run is no measurement of it
+    measured = app::LlmPlanMeasured{std::move(rows), a.calibrate, a.fit, a.interval, there};
+    if (there && there->name != hw.name)
+      std::cerr << fmt::format("note: calibrated on {}'s runs ({}), their fractions and overheads moved to {}; no "
+                               "interval (the cross-validated errors are {}'s)\n",
+                               there->name, a.calibrate, hw.name, there->name);
   }
   app::LlmPlanOutcome outcome = plan_or_name_the_option(s, hw, a.options, measured ? &*measured : nullptr);
   const plan::LlmPlanResult& r = outcome.result;
@@ -492,6 +501,9 @@ void setup(CLI::App& root) {
   p->add_flag("--fp32-residual", a->options.fp32_residual,
               "An fp32 residual stream (Megatron's --fp32-residual-connection; PyTorch autocast over an fp32 "
               "embedding): the layer inputs kept for the backward take 4 bytes an element");
+  p->add_option("--calibrate-gpu", a->calibrate_gpu,
+                "The GPU the --calibrate rows ran on, when not --gpu: fitted there, their fractions and overheads then "
+                "price --gpu (as llm predict --calibrate-gpu) [default: --gpu]");
   p->add_option("--calibrate", a->calibrate,
                 "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
                 "rank with the time and memory models fitted to them, as llm predict --calibrate does");

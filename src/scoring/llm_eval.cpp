@@ -102,6 +102,30 @@ LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIt
   return s;
 }
 
+LlmErrorSummary score_iterations_calibrated_elsewhere(const std::vector<io::PublishedIteration>& target_runs,
+                                                      const models::LlmTimeModel& target_model,
+                                                      const std::vector<io::PublishedIteration>& source_runs,
+                                                      const models::LlmTimeModel& source_model,
+                                                      const std::vector<models::LlmTimeParams>& candidates) {
+  LlmErrorSummary s;
+  if (source_runs.empty()) return s;
+  std::vector<models::LlmTimeSample> fit_on;
+  io::LlmConfigTable measured;
+  for (const auto& r : source_runs) {
+    fit_on.push_back({r.run.spec, r.run.layout, r.seconds});
+    measured.rows.push_back(io::measured_config_row(0, r.run.spec, r.run.layout, r.seconds));
+  }
+  const size_t chosen =
+      candidates.size() > 1 ? uncertainty::select_by_cross_validation(measured, source_model.hardware(), candidates) : 0;
+  models::LlmTimeModel fitted(source_model.hardware(), candidates.empty() ? source_model.params() : candidates[chosen]);
+  fitted.fit(fit_on);
+  const models::LlmTimeModel moved(target_model.hardware(), fitted.params());
+  for (const auto& r : target_runs)
+    s.rows.push_back({r.run.model, layout_label(r.run.layout), r.seconds, moved.predict(r.run.spec, r.run.layout).iteration});
+  summarise(s);
+  return s;
+}
+
 LlmErrorSummary score_memory(const std::vector<io::PublishedMemory>& rows, const models::LlmMemoryModel& model) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   LlmErrorSummary s;

@@ -58,6 +58,18 @@ LlmErrorSummary score_iterations_calibrated_on(const std::vector<io::PublishedIt
                                                uint64_t first_seed = 1, double coverage = 0,
                                                const std::vector<models::LlmTimeParams>& candidates = {});
 
+// Iteration times on one GPU from the time parameters fitted to every run of
+// another GPU: `source_runs` fitted on `source_model`'s hardware, as
+// `llm predict --calibrate MEASURED --calibrate-gpu OTHER` fits them, the
+// fitted fractions and overheads then pricing `target_runs` on
+// `target_model`'s hardware. `candidates` as for score_iterations_calibrated_on
+// (several: the one that cross-validates best on the source runs).
+LlmErrorSummary score_iterations_calibrated_elsewhere(const std::vector<io::PublishedIteration>& target_runs,
+                                                      const models::LlmTimeModel& target_model,
+                                                      const std::vector<io::PublishedIteration>& source_runs,
+                                                      const models::LlmTimeModel& source_model,
+                                                      const std::vector<models::LlmTimeParams>& candidates = {});
+
 // Memory per GPU: params_grads_optimizer_GiB_per_gpu against the first
 // stage's weights, gradients and optimizer states of its transformer layers
 // (the figure leaves the embedding out), activations_GiB_per_gpu against the first stage's

@@ -127,6 +127,10 @@ struct HttpServer::Impl {
     DeadlineServer::begin_body(drain_until);
     // A length that is not a whole number of bytes (negative, too long for
     // 64 bits, text) cannot be read to: refused at once, not after a wait.
+    // Two lengths leave where this request ends, and the next begins, to whichever one a proxy in
+    // front believed: refused, and the connection closed (RFC 9112, section 6.3).
+    if (req.get_header_value_count("Content-Length") > 1)
+      return refuse(req, res, 400, error_text("more than one Content-Length header"), t0);
     if (req.has_header("Content-Length")) {
       const std::string v = req.get_header_value("Content-Length");
       if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)

@@ -1095,6 +1095,10 @@ json Service::simulate_request(const json& req) {
     q.policies.clear();
     for (const auto& x : *p) {
       if (!x.is_string()) throw RequestError(400, "policies", "field 'policies' must be a non-empty array of names");
+      // Each name is a whole simulation: a name repeated would run (and answer) it again, and a
+      // long list of one name would hold the server's memory and a core for the request's limit.
+      if (std::find(q.policies.begin(), q.policies.end(), x.get<std::string>()) != q.policies.end())
+        throw RequestError(400, "policies", fmt::format("'{}' is named twice", x.get<std::string>()));
       q.policies.push_back(x.get<std::string>());
     }
     std::vector<std::string> known;

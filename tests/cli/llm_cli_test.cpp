@@ -107,6 +107,46 @@ TEST(LlmCli, CalibrationFitsMeasuredIterations) {
   EXPECT_NEAR(j["rows"][0]["iteration_time_s"].get<double>() / (1.3 * t0), 1, 0.02);
 }
 
+// --calibrate-gpu: rows measured on one GPU fitted there, their fractions then pricing another.
+// Measured on the A100 at 1.3x its datasheet time, the H100 prediction carries the same slowdown
+// (as the same fitted fractions and overheads on the H100's datasheet), not the A100's times.
+TEST(LlmCli, CalibrationOnAnotherGpuMovesTheFittedFactors) {
+  auto d = tptest::temp_dir("llm_cli");
+  auto in = tptest::write_file(d / "in.csv", kConfigs);
+  auto sheet = [&](const std::string& gpu) {
+    return nlohmann::json::parse(tptest::run_cli("llm predict --configs " + in + " --gpu " + gpu + " --json").out)["rows"];
+  };
+  const auto a100 = sheet("a100-80gb"), h100 = sheet("h100");
+  std::string measured = std::string(kConfigs).substr(0, std::string(kConfigs).find('\n')) + ",iteration_time_s\n" +
+                         "gpt-a,8,32,2,2048,16,24,2048,2,4,1,none,false," +
+                         std::to_string(1.3 * a100[0]["iteration_time_s"].get<double>()) + "\n" +
+                         "gpt-b,16,64,1,4096,32,32,2048,4,2,2,selective,true," +
+                         std::to_string(1.3 * a100[1]["iteration_time_s"].get<double>()) + "\n";
+  auto m = tptest::write_file(d / "measured.csv", measured);
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + m +
+                           " --calibrate-gpu a100-80gb --fit efficiency --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["calibration"]["gpu"], "a100-80gb");
+  EXPECT_EQ(j["model"]["gpu"], "h100");
+  EXPECT_EQ(j["model"]["fitted_factors"], 2);
+  for (int i = 0; i < 2; ++i) {
+    const double moved = j["rows"][i]["iteration_time_s"].get<double>();
+    EXPECT_GT(moved, 1.1 * h100[i]["iteration_time_s"].get<double>()) << i;   // slower than the H100's datasheet
+    EXPECT_LT(moved, 0.9 * 1.3 * a100[i]["iteration_time_s"].get<double>()) << i;  // faster than the A100 measured
+  }
+  // Named as the GPU the rows ran on, the calibration is the plain one.
+  auto same = nlohmann::json::parse(
+      tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + m + " --calibrate-gpu h100 --json").out);
+  auto plain = nlohmann::json::parse(tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + m + " --json").out);
+  EXPECT_EQ(same["rows"], plain["rows"]);
+  // Its intervals would be the A100's cross-validated errors: refused.
+  auto iv = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + m +
+                            " --calibrate-gpu a100-80gb --interval 0.8");
+  EXPECT_EQ(iv.exit_code, 2) << iv.err;
+  EXPECT_NE(iv.err.find("option '--interval'"), std::string::npos) << iv.err;
+}
+
 // --interval: the intervals' columns follow the two fixed ones, hold the
 // prediction, and come from the calibration's cross-validated errors; without
 // --calibrate there is nothing to take them from.

@@ -413,6 +413,25 @@ TEST(LlmPlanCli, CalibratedPlanGivesTheTrainingTimesInterval) {
   EXPECT_FALSE(plain["chosen"].contains("train_time_interval_s"));
 }
 
+// --calibrate-gpu: rows measured on the A100 at 0.6 of the datasheet's peak fraction plan the
+// H100 at that fraction (slower than its datasheet plan), with no interval: the calibration's
+// errors are the A100's.
+TEST(LlmPlanCli, CalibratedOnAnotherGpuPlansWithItsFactorsAndNoInterval) {
+  auto d = tptest::temp_dir("llm_plan_cli");
+  auto a100 = *trainplan::structure::find_builtin_hardware("a100-80gb");
+  auto m = tptest::write_file(d / "measured.csv", tptest::llm_measured_csv(a100, 0.6, 3.0));
+  auto r = tptest::run_cli(kCalibratedBase + " --calibrate " + m + " --calibrate-gpu a100-80gb --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("moved to h100"), std::string::npos) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  auto plain = nlohmann::json::parse(tptest::run_cli(kCalibratedBase + " --json").out);
+  EXPECT_GT(j["chosen"]["train_time_s"].get<double>(), 1.1 * plain["chosen"]["train_time_s"].get<double>());
+  EXPECT_FALSE(j.contains("interval_coverage"));
+  EXPECT_FALSE(j["chosen"].contains("train_time_interval_s"));
+  auto alone = tptest::run_cli(kCalibratedBase + " --calibrate-gpu a100-80gb");
+  EXPECT_EQ(alone.exit_code, 2) << alone.err;
+}
+
 TEST(LlmPlanCli, CalibratedPlanSaysSoAndIsSlower) {
   auto d = tptest::temp_dir("llm_plan_cli");
   auto hw = *trainplan::structure::find_builtin_hardware("h100");

@@ -94,6 +94,18 @@ TEST(ServerLimits, AContentLengthThatIsNoNumberIs400AtOnce) {
   EXPECT_EQ(st, 200);
 }
 
+// Two Content-Length headers leave where the request ends to whichever a proxy believed: refused,
+// and the connection closed, so that nothing after it is read as another request.
+TEST(ServerLimits, TwoContentLengthsAreRefusedAndTheConnectionClosed) {
+  Running s;
+  auto a = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 10\r\n\r\n{}", 10);
+  EXPECT_EQ(a.status, 400) << a.head << a.body;
+  EXPECT_NE(a.head.find("Connection: close"), std::string::npos) << a.head;
+  int st = 0;
+  s.get("/health", &st);
+  EXPECT_EQ(st, 200);
+}
+
 // A POST without a body (no length, no chunks) is an empty body at once, not
 // a wait for the connection to close that ends in an empty 400.
 TEST(ServerLimits, PostWithoutBodyIsAnsweredInJson) {
@@ -348,6 +360,8 @@ TEST(ServerLimits, ErrorsNameRequestFields) {
       {"/plan", {{"max_epochs", 2000000}}, "max_epochs"},
       {"/plan", {{"tabu_tenure", -3}}, "tabu_tenure"},
       {"/plan", {{"manual_tries", -1}}, "manual_tries"},
+      {"/plan", {{"manual_tries", 2000000000}}, "manual_tries"},  // a core for the request's whole limit
+      {"/plan", {{"tabu_iterations", 2000000000}}, "tabu_iterations"},
       {"/plan", {{"gpus_per_node", -3}}, "gpus_per_node"},
       {"/predict", {{"batch", 32}, {"workers", 2}, {"target", 0.9}, {"max_epochs", 1000000000}}, "max_epochs"},
       {"/predict", {{"batch", 32}, {"workers", 0}}, "workers"},

@@ -408,6 +408,10 @@ TEST(Web, SimulateEqualsCli) {
   EXPECT_EQ(e["field"], "workload");
   e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"nope"}}}, &st);
   EXPECT_EQ(st, 400);
+  // A name repeated would be simulated (and answered) again: a long list of one would hold memory.
+  e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"fifo", "tiresias", "fifo"}}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "policies");
   e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"nodes", 0}}, &st);
   EXPECT_EQ(st, 400);
 
