@@ -900,7 +900,7 @@ Response Service::llm_plan_request(const json& req) {
   static const std::set<std::string> allowed = {"model", "gpu", "max_gpus", "min_gpus", "max_cp", "gpus_per_node", "tokens", "global_batch",
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
                                                 "flash_attention", "dropout", "fp32_residual", "overlap", "uneven_end_stages", "grad_reduce_in_bf16",
-                                                "price_per_gpu_hour", "cost_budget", "calibrate", "frontier", "gpus", "prices"};
+                                                "price_per_gpu_hour", "cost_budget", "calibrate", "calibrate_gpu", "frontier", "gpus", "prices"};
   for (const auto& [k, v] : req.items())
     if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
   const json* gpus = find(req, "gpus");
@@ -964,9 +964,15 @@ Response Service::llm_plan_request(const json& req) {
   std::optional<app::LlmPlanMeasured> measured;
   if (req.contains("calibrate")) {
     const std::string text = get_string(req, "calibrate", "");
+    // The GPU the rows ran on, when not 'gpu' (as --calibrate-gpu): a catalog name, as 'gpu' is.
+    std::optional<structure::HardwareProfile> there;
+    if (find(req, "calibrate_gpu")) there = catalog_gpu(get_string(req, "calibrate_gpu", ""), "calibrate_gpu");
     auto rows = io::parse_llm_configs(text, "calibrate", /*require_time=*/true);
-    io::require_hardware_support(rows, *one);  // a row this GPU cannot run is no measurement of it
+    io::require_hardware_support(rows, there ? *there : *one);  // a row this GPU cannot run is no measurement of it
     measured = app::LlmPlanMeasured{std::move(rows), "calibrate"};
+    measured->hardware = there;
+  } else if (find(req, "calibrate_gpu")) {
+    throw RequestError(400, "calibrate_gpu", "goes with 'calibrate': the GPU its measured rows ran on");
   }
   const bool precision_given = find(req, "precision") != nullptr;
   auto plan_on = [&](const structure::HardwareProfile& gpu, plan::LlmPlanOptions opts) {

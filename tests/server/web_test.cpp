@@ -359,6 +359,26 @@ TEST(Web, LlmPlanCalibratedEqualsCli) {
   EXPECT_EQ(st, 400) << e.dump();
   EXPECT_EQ(e["line"], 2) << e.dump();
   EXPECT_NE(e["error"].get<std::string>().find("column 'pp'"), std::string::npos) << e.dump();
+
+  // calibrate_gpu: the rows ran on another GPU, as --calibrate-gpu.
+  const std::string on_a100 = tptest::llm_measured_csv(*structure::find_builtin_hardware("a100-80gb"), 0.6, 3.0);
+  json moved = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"max_gpus", 64}, {"tokens", 30e9},
+                                        {"global_batch", 512}, {"calibrate", on_a100}, {"calibrate_gpu", "a100-80gb"}},
+                      &st);
+  ASSERT_EQ(st, 200) << moved.dump();
+  auto m2 = tptest::write_file(d / "on-a100.csv", on_a100);
+  auto cli2 = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --max-gpus 64 --tokens 30e9 --global-batch 512 "
+                              "--calibrate " + m2 + " --calibrate-gpu a100-80gb --json");
+  ASSERT_EQ(cli2.exit_code, 0) << cli2.err;
+  json want2 = json::parse(cli2.out);
+  moved["calibration"].erase("measured");
+  want2["calibration"].erase("measured");
+  EXPECT_EQ(moved, want2);
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8},
+                               {"calibrate_gpu", "a100-80gb"}},
+             &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "calibrate_gpu") << e.dump();
 }
 
 // /simulate on a named workload answers `trainplan simulate --json` plus each
