@@ -167,11 +167,18 @@ app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s,
 }
 
 // Each GPU's best plan, one line each; the JSON holds every GPU's full answer.
+// --calibrate's rows, measured on `there` (a row that GPU cannot run is no measurement of it).
+app::LlmPlanMeasured read_measured(const PlanArgs& a, const structure::HardwareProfile& there) {
+  auto rows = read_llm_configs_noted(a.calibrate, /*require_time=*/true);
+  io::require_hardware_support(rows, there);
+  return app::LlmPlanMeasured{std::move(rows), a.calibrate, a.fit, a.interval, there};
+}
+
 void run_comparison(const structure::TransformerSpec& s, const std::vector<structure::HardwareProfile>& gpus,
-                    const std::vector<double>& prices, const PlanArgs& a) {
+                    const std::vector<double>& prices, const PlanArgs& a, const app::LlmPlanMeasured* measured) {
   std::vector<app::LlmPlanOutcome> planned;
   for (size_t i = 0; i < gpus.size(); ++i)
-    planned.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i], gpus[i]), nullptr));
+    planned.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i], gpus[i]), measured));
   for (const auto& o : planned)
     for (const auto& n : o.result.notes) std::cerr << "note: " << o.hardware.name << ": " << n << "\n";
   const bool priced = prices.front() > 0;
@@ -198,6 +205,10 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   } else {
     std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "
               << objective_line(outcomes.front().objective(), outcomes.front().options) << "\n";
+    if (measured)
+      std::cout << fmt::format("calibrated on {} ({} rows measured on {}): its fitted fractions and overheads price "
+                               "each GPU\n",
+                               a.calibrate, measured->table.rows.size(), measured->hardware->name);
     std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9} {:>9} {:>10} {:>8} {:>5}{}\n", "gpu",
                              "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "iter_s", "train_h", "GPU-hours",
                              "mem_GiB", "MFU", priced ? fmt::format(" {:>10} {:>10}", "price", "cost") : "");
@@ -270,12 +281,16 @@ void run_plan(PlanArgs a) {
                                            : a.options.frontier ? "--frontier"
                                            : a.breakdown        ? "--breakdown"
                                                                 : "--plot"));
+  if (!a.calibrate_gpu.empty() && a.calibrate.empty())
+    throw InputError("", 0, "--calibrate-gpu", "goes with --calibrate: the GPU its measured rows ran on");
   const auto names = comma_list(a.gpu, "--gpu");
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
     if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
-    if (!a.calibrate.empty())
-      throw InputError("", 0, "--calibrate", "measured iterations calibrate one GPU's models: give one --gpu");
+    if (!a.calibrate.empty() && a.calibrate_gpu.empty())
+      throw InputError("", 0, "--calibrate",
+                       "with several --gpu, give --calibrate-gpu: the GPU the measured rows ran on, whose fitted "
+                       "fractions and overheads then price each");
     std::vector<structure::HardwareProfile> gpus;
     for (const auto& n : names) {
       gpus.push_back(io::resolve_llm_hardware(n, "--gpu"));
@@ -288,7 +303,9 @@ void run_plan(PlanArgs a) {
                                              "give the hardware file's GPU another name",
                                              names[i], n, gpus[i].name));
     }
-    run_comparison(s, gpus, prices_for(a.price, names, gpus), a);
+    std::optional<app::LlmPlanMeasured> measured;
+    if (!a.calibrate.empty()) measured = read_measured(a, io::resolve_llm_hardware(a.calibrate_gpu, "--calibrate-gpu"));
+    run_comparison(s, gpus, prices_for(a.price, names, gpus), a, measured ? &*measured : nullptr);
     return;
   }
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
@@ -297,18 +314,12 @@ void run_plan(PlanArgs a) {
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
-  if (!a.calibrate_gpu.empty() && a.calibrate.empty())
-    throw InputError("", 0, "--calibrate-gpu", "goes with --calibrate: the GPU its measured rows ran on");
   if (!a.calibrate.empty()) {
-    std::optional<structure::HardwareProfile> there;
-    if (!a.calibrate_gpu.empty()) there = io::resolve_llm_hardware(a.calibrate_gpu, "--calibrate-gpu");
-    auto rows = read_llm_configs_noted(a.calibrate, /*require_time=*/true);
-    io::require_hardware_support(rows, there ? *there : hw);  // a row this GPU cannot run is no measurement of it
-    measured = app::LlmPlanMeasured{std::move(rows), a.calibrate, a.fit, a.interval, there};
-    if (there && there->name != hw.name)
+    measured = read_measured(a, a.calibrate_gpu.empty() ? hw : io::resolve_llm_hardware(a.calibrate_gpu, "--calibrate-gpu"));
+    if (measured->hardware->name != hw.name)
       std::cerr << fmt::format("note: calibrated on {}'s runs ({}), their fractions and overheads moved to {}; no "
                                "interval (the cross-validated errors are {}'s)\n",
-                               there->name, a.calibrate, hw.name, there->name);
+                               measured->hardware->name, a.calibrate, hw.name, measured->hardware->name);
   }
   app::LlmPlanOutcome outcome = plan_or_name_the_option(s, hw, a.options, measured ? &*measured : nullptr);
   const plan::LlmPlanResult& r = outcome.result;
@@ -503,7 +514,8 @@ void setup(CLI::App& root) {
               "embedding): the layer inputs kept for the backward take 4 bytes an element");
   p->add_option("--calibrate-gpu", a->calibrate_gpu,
                 "The GPU the --calibrate rows ran on, when not --gpu: fitted there, their fractions and overheads then "
-                "price --gpu (as llm predict --calibrate-gpu) [default: --gpu]");
+                "price --gpu, or each of several (as llm predict --calibrate-gpu) [default: --gpu; with several "
+                "--gpu, required with --calibrate]");
   p->add_option("--calibrate", a->calibrate,
                 "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
                 "rank with the time and memory models fitted to them, as llm predict --calibrate does");

@@ -912,14 +912,16 @@ Response Service::llm_plan_request(const json& req) {
   if (!spec) throw RequestError(400, "model", fmt::format("unknown model '{}' (GET /llm/models lists them)", model));
   if (gpus) {
     if (find(req, "gpu")) throw RequestError(400, "gpu", "give 'gpu' (one GPU) or 'gpus' (several), not both");
-    if (find(req, "calibrate"))
-      throw RequestError(400, "calibrate", "measured iterations calibrate one GPU's models: give 'gpu', not 'gpus'");
+    if (find(req, "calibrate") && !find(req, "calibrate_gpu"))
+      throw RequestError(400, "calibrate",
+                         "with 'gpus', give 'calibrate_gpu': the GPU the measured rows ran on, whose fitted fractions "
+                         "and overheads then price each");
     if (find(req, "price_per_gpu_hour"))
       throw RequestError(400, "price_per_gpu_hour", "with 'gpus', give 'prices' ({\"a100-80gb\": 1.8, ...})");
   } else if (find(req, "prices")) {
     throw RequestError(400, "prices", "'prices' prices the GPUs of 'gpus': give 'price_per_gpu_hour' for one 'gpu'");
   }
-  // One GPU's hardware; with "gpus" each is resolved there (and calibrate is refused above).
+  // One GPU's hardware; with "gpus" each is resolved there (and calibrate needs calibrate_gpu, above).
   std::optional<structure::HardwareProfile> one;
   if (!gpus) one = catalog_gpu(get_string(req, "gpu", ""), "gpu");
   plan::LlmPlanOptions o;

@@ -430,6 +430,17 @@ TEST(LlmPlanCli, CalibratedOnAnotherGpuPlansWithItsFactorsAndNoInterval) {
   EXPECT_FALSE(j["chosen"].contains("train_time_interval_s"));
   auto alone = tptest::run_cli(kCalibratedBase + " --calibrate-gpu a100-80gb");
   EXPECT_EQ(alone.exit_code, 2) << alone.err;
+  // Several GPUs: each priced with the A100's fitted factors, the H100's plan the single one's.
+  const std::string several = "llm plan --model gpt3-1.3b --gpu a100-80gb,h100 --max-gpus 64 --tokens 30e9 "
+                              "--global-batch 512 --calibrate " + m;
+  auto unsaid = tptest::run_cli(several);
+  EXPECT_EQ(unsaid.exit_code, 2) << unsaid.err;
+  EXPECT_NE(unsaid.err.find("--calibrate-gpu"), std::string::npos) << unsaid.err;
+  auto both = tptest::run_cli(several + " --calibrate-gpu a100-80gb --json");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  auto jb = nlohmann::json::parse(both.out);
+  ASSERT_EQ(jb["gpus"].size(), 2u) << jb.dump();
+  EXPECT_DOUBLE_EQ(jb["gpus"][1]["chosen"]["train_time_s"].get<double>(), j["chosen"]["train_time_s"].get<double>());
 }
 
 TEST(LlmPlanCli, CalibratedPlanSaysSoAndIsSlower) {

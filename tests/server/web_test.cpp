@@ -379,6 +379,24 @@ TEST(Web, LlmPlanCalibratedEqualsCli) {
              &st);
   EXPECT_EQ(st, 400) << e.dump();
   EXPECT_EQ(e["field"], "calibrate_gpu") << e.dump();
+  // With several GPUs, as llm plan --gpu A,B --calibrate-gpu: each priced with the A100's factors.
+  json several = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpus", {"a100-80gb", "h100"}}, {"max_gpus", 64},
+                                          {"tokens", 30e9}, {"global_batch", 512}, {"calibrate", on_a100},
+                                          {"calibrate_gpu", "a100-80gb"}},
+                        &st);
+  ASSERT_EQ(st, 200) << several.dump();
+  auto cli3 = tptest::run_cli("llm plan --model gpt3-1.3b --gpu a100-80gb,h100 --max-gpus 64 --tokens 30e9 "
+                              "--global-batch 512 --calibrate " + m2 + " --calibrate-gpu a100-80gb --json");
+  ASSERT_EQ(cli3.exit_code, 0) << cli3.err;
+  json want3 = json::parse(cli3.out);
+  for (auto* j : {&several, &want3})
+    for (auto& g : (*j)["gpus"]) g["calibration"].erase("measured");
+  EXPECT_EQ(several, want3);
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpus", {"a100-80gb", "h100"}}, {"tokens", 1e9},
+                               {"global_batch", 8}, {"calibrate", on_a100}},
+             &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "calibrate") << e.dump();
 }
 
 // /simulate on a named workload answers `trainplan simulate --json` plus each
