@@ -609,6 +609,7 @@ async function loadLlm() {
     };
     fill($("llm-model"), z.models, "gpt3-1.3b");
     fill($("llm-gpu"), z.gpus, "h100");
+    fill($("llm-calibrate-gpu"), z.gpus, "");
     fill($("transfer-from"), z.gpus, "t4");
     fill($("transfer-to"), z.gpus, "a100-40gb");
   } catch (e) {
@@ -696,6 +697,9 @@ async function onLlm(ev) {
     if (price) body.price_per_gpu_hour = price;
     const measured = $("llm-calibrate").value.trim();
     if (measured) body.calibrate = measured + "\n";
+    // Rows measured on another GPU: fitted there, their factors price this one (llm plan --calibrate-gpu).
+    const measuredOn = $("llm-calibrate-gpu").value;
+    if (measured && measuredOn && measuredOn !== body.gpu) body.calibrate_gpu = measuredOn;
     status("planning…");
     showLlm(await api("/llm/plan", body));
     status("planned");

@@ -384,6 +384,20 @@ try {
       check(gpus === calibrated.chosen.gpus && tp === calibrated.chosen.tp && cp === calibrated.chosen.cp && pp === calibrated.chosen.pp &&
         dp === calibrated.chosen.dp && mb === calibrated.chosen.micro_batch, "the calibrated layout as llm plan --calibrate --json");
     }
+    // The same rows said to be measured on another GPU: the plan llm plan --calibrate-gpu gives.
+    const other = form.gpu === "a100-80gb" ? "h100" : "a100-80gb";
+    await page.select("#llm-calibrate-gpu", other);
+    await page.click("#llm-submit");
+    await waitStatus(page, /planned|nothing fits|error/);
+    const moved = cli(["llm", "plan", "--model", form.model, "--gpu", form.gpu, "--max-gpus", form.max_gpus, "--tokens",
+      form.tokens, "--global-batch", form.global_batch, "--deadline", `${form.deadline}h`, "--calibrate", measuredFile,
+      "--calibrate-gpu", other, "--json"]);
+    if (moved.chosen) {
+      const [gpus, tp, cp, pp, , dp, mb] = (await page.$$eval("#llm-top tbody tr:first-child td", (c) => c.map((x) => x.textContent))).map(Number);
+      check(gpus === moved.chosen.gpus && tp === moved.chosen.tp && cp === moved.chosen.cp && pp === moved.chosen.pp &&
+        dp === moved.chosen.dp && mb === moved.chosen.micro_batch, `calibrated on ${other}'s rows: the layout as llm plan --calibrate-gpu --json`);
+    }
+    await page.select("#llm-calibrate-gpu", "");
     // FP8, overlapped communication and context parallelism chosen on the
     // form: the layout llm plan gives with the same options.
     await page.$eval("#llm-calibrate", (el) => { el.value = ""; });
