@@ -166,7 +166,6 @@ app::LlmPlanOutcome plan_or_name_the_option(const structure::TransformerSpec& s,
   }
 }
 
-// Each GPU's best plan, one line each; the JSON holds every GPU's full answer.
 // --calibrate's rows, measured on `there` (a row that GPU cannot run is no measurement of it).
 app::LlmPlanMeasured read_measured(const PlanArgs& a, const structure::HardwareProfile& there) {
   auto rows = read_llm_configs_noted(a.calibrate, /*require_time=*/true);
@@ -174,6 +173,7 @@ app::LlmPlanMeasured read_measured(const PlanArgs& a, const structure::HardwareP
   return app::LlmPlanMeasured{std::move(rows), a.calibrate, a.fit, a.interval, there};
 }
 
+// Each GPU's best plan, one line each; the JSON holds every GPU's full answer.
 void run_comparison(const structure::TransformerSpec& s, const std::vector<structure::HardwareProfile>& gpus,
                     const std::vector<double>& prices, const PlanArgs& a, const app::LlmPlanMeasured* measured) {
   std::vector<app::LlmPlanOutcome> planned;
