@@ -1,6 +1,7 @@
 #include "app/simulate_request.h"
 
 #include "core/error.h"
+#include "models/registry.h"
 #include "io/philly.h"
 #include "sim/metrics.h"
 #include "sim/policy.h"
@@ -24,6 +25,14 @@ sim::ExperimentOptions experiment_options(const SimulateQuery& q) {
   eo.policy.coconfig_min_gain = q.min_gain;
   eo.gittins = q.gittins;
   eo.oracle = q.oracle;
+  // Checked whatever the policies: a name only coconfig reads would otherwise pass unseen with the others.
+  if (!q.time_model.empty()) {
+    try {
+      models::ModelRegistry::instance().with_time(q.time_model);
+    } catch (const InputError& e) {
+      throw InputError("", 0, "--time-model", e.message());
+    }
+  }
   eo.time_model = q.time_model;
   sim::check_cluster(q.nodes, q.gpus_per_node);
   return eo;

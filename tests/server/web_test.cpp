@@ -452,6 +452,10 @@ TEST(Web, SimulateEqualsCli) {
   EXPECT_EQ(e["field"], "policies");
   e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"nodes", 0}}, &st);
   EXPECT_EQ(st, 400);
+  // A time model no policy of the request reads is checked all the same.
+  e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"fifo"}}, {"time_model", "zzz"}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "time_model") << e.dump();
 
   // The time limit holds.
   trainplan::server::Limits l;
