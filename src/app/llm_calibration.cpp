@@ -63,6 +63,16 @@ std::vector<std::pair<std::string, double>> diverging_repeats(const io::LlmConfi
 
 }  // namespace
 
+LlmCalibration calibrate_llm_models_on(const io::LlmConfigTable& measured, const std::string& source,
+                                       const std::string& fit, const structure::HardwareProfile& measured_hw,
+                                       models::LlmTimeModel& time, models::LlmMemoryModel& memory) {
+  if (measured_hw.name == time.hardware().name) return calibrate_llm_models(measured, source, fit, time, memory);
+  models::LlmTimeModel there(measured_hw, time.params());
+  LlmCalibration c = calibrate_llm_models(measured, source, fit, there, memory);
+  time = models::LlmTimeModel(time.hardware(), there.params());
+  return c;
+}
+
 LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const std::string& source,
                                     const std::string& fit, models::LlmTimeModel& time,
                                     models::LlmMemoryModel& memory) {

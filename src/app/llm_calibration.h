@@ -66,6 +66,14 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
                                     const std::string& fit, models::LlmTimeModel& time,
                                     models::LlmMemoryModel& memory);
 
+// The same, for rows measured on `measured_hw` when `time` prices another
+// GPU: fitted on `measured_hw`, then `time` is replaced by a model of its own
+// hardware with the fitted parameters (the fractions and overheads moved).
+// With `measured_hw` the hardware of `time`, calibrate_llm_models itself.
+LlmCalibration calibrate_llm_models_on(const io::LlmConfigTable& measured, const std::string& source,
+                                       const std::string& fit, const structure::HardwareProfile& measured_hw,
+                                       models::LlmTimeModel& time, models::LlmMemoryModel& memory);
+
 // {"measured", "fit", "rows", "memory_rows", "fitted_factors", "cv" ({"folds",
 //  "time_mean_abs_relative_error", "memory_mean_abs_relative_error" (null
 //  without), "time_errors", "memory_errors"}),

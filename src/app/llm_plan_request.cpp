@@ -26,13 +26,11 @@ LlmPlanOutcome make_llm_plan(const structure::TransformerSpec& spec, const struc
   LlmPlanOutcome o{spec, hw, options, {}, std::nullopt, 0, {}};
   models::LlmTimeModel time(hw, llm_time_params_for_fit(measured ? measured->fit : "auto"));
   models::LlmMemoryModel memory;
-  if (measured && measured->hardware && measured->hardware->name != hw.name) {
-    models::LlmTimeModel there(*measured->hardware, llm_time_params_for_fit(measured->fit));
-    o.calibration = calibrate_llm_models(measured->table, measured->source, measured->fit, there, memory);
-    time = models::LlmTimeModel(hw, there.params());
-  } else if (measured) {
-    o.calibration = calibrate_llm_models(measured->table, measured->source, measured->fit, time, memory);
-    o.interval = measured->interval;
+  if (measured) {
+    const bool moved = measured->hardware && measured->hardware->name != hw.name;
+    o.calibration = calibrate_llm_models_on(measured->table, measured->source, measured->fit,
+                                            moved ? *measured->hardware : hw, time, memory);
+    o.interval = moved ? 0 : measured->interval;
   }
   o.result = plan::plan_llm(spec, time, memory, options);
   o.time_params = time.params();

@@ -150,13 +150,7 @@ void run_predict(const PredictArgs& a) {
     io::require_hardware_support(measured, moved ? *measured_hw : hw, io::RowErrors::kSkip);
     for (const auto& e : measured.rejected) std::cerr << "error: " << e.what() << "\n";
     rejected.insert(rejected.end(), measured.rejected.begin(), measured.rejected.end());
-    if (moved) {
-      models::LlmTimeModel there(*measured_hw, app::llm_time_params_for_fit(a.fit));
-      cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, there, mm);
-      tm = models::LlmTimeModel(hw, there.params());
-    } else {
-      cal = app::calibrate_llm_models(measured, a.calibrate, a.fit, tm, mm);
-    }
+    cal = app::calibrate_llm_models_on(measured, a.calibrate, a.fit, moved ? *measured_hw : hw, tm, mm);
   }
   // After the answer: one error that sets the exit.
   auto report_rejected = [&] {
@@ -852,13 +846,6 @@ void run_evaluate(const EvaluateArgs& a) {
   if (!a.ci_dir.empty()) run_megatron_ci(a);
   if (a.dir.empty()) return;
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
-  // Both files are read from the folder, so a file given for it is refused even when it is one of them.
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(a.dir, ec))
-    throw InputError("", 0, "--korthikanti",
-                     fmt::format("'{}' is a file; give the folder that holds korthikanti2022_megatron_a100_iteration_time.csv "
-                                 "and korthikanti2022_memory_per_gpu.csv",
-                                 a.dir));
   auto times = io::read_korthikanti_iterations(data_file(a.dir, "--korthikanti", "korthikanti2022_megatron_a100_iteration_time.csv"));
   auto memory = io::read_korthikanti_memory(data_file(a.dir, "--korthikanti", "korthikanti2022_memory_per_gpu.csv"));
   auto ts = scoring::score_iterations(times, models::LlmTimeModel(hw));

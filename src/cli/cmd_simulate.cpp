@@ -102,13 +102,8 @@ void run_simulate(const SimulateArgs& a) {
                        fmt::format("no such folder: '{}' (the application traces, Pollux's format{}); give --data", a.data,
                                    a.data == SimulateArgs{}.data ? ", by default relative to the current folder" : ""));
   }
-  {
-    // split_list drops empty items; a stray comma is more likely a policy left out than meant.
-    size_t items = 1;
-    for (char c : a.policies) items += c == ',';
-    if (sim::split_list(a.policies).size() != items)
-      throw InputError("", 0, "--policy", fmt::format("an empty item in '{}'", a.policies));
-  }
+  // split_list drops empty items; a stray comma is more likely a policy left out than meant.
+  comma_list(a.policies, "--policy");
   const app::SimulateQuery q = simulate_query(a);
   for (size_t i = 0; i < q.policies.size(); ++i)
     for (size_t k = 0; k < i; ++k)

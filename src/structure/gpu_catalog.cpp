@@ -273,14 +273,14 @@ const std::vector<HardwareProfile>& builtin_hardware() {
 // The vendor and brand words a driver puts before a model ("NVIDIA Tesla T4", "NVIDIA GeForce RTX
 // 2080 Ti", nvidia-smi's names) are dropped from the front of both sides, so that each spelling
 // need not be an alias.
+static constexpr const char* kBrandWords[] = {"nvidia", "tesla", "geforce"};
+
 static std::string model_key(const std::string& name) {
   std::string key = name_key(name);
   for (bool dropped = true; dropped;) {
     dropped = false;
-    for (const char* brand : {"nvidia", "tesla", "geforce"}) {
-      const std::string b = brand;
+    for (const std::string b : kBrandWords)
       if (key.size() > b.size() && key.compare(0, b.size(), b) == 0) key.erase(0, b.size()), dropped = true;
-    }
   }
   return key;
 }
@@ -325,7 +325,7 @@ std::optional<HardwareProfile> find_builtin_hardware_in(const std::string& label
   // pairs: taken as a pair it would stand beside a more specific one ("Tesla A100" beside "A100 80GB").
   auto brand = [](const std::string& word) {
     const std::string k = name_key(word);
-    return k == "nvidia" || k == "tesla" || k == "geforce";
+    return std::find(std::begin(kBrandWords), std::end(kBrandWords), k) != std::end(kBrandWords);
   };
   for (size_t i = 0; i + 1 < words.size(); ++i)
     if (!brand(words[i])) pairs.push_back(words[i] + " " + words[i + 1]);

@@ -51,12 +51,10 @@ TEST(GpuCatalog, NamesMatchWhateverTheSeparators) {
   EXPECT_FALSE(find_builtin_hardware("-- _").has_value());
   EXPECT_FALSE(find_builtin_hardware("a100 41gb").has_value());
   // The names drivers print (nvidia-smi), with their vendor and brand words.
-  EXPECT_EQ(find_builtin_hardware("NVIDIA A100-SXM4-80GB")->name, "a100-80gb");
-  EXPECT_EQ(find_builtin_hardware("Tesla V100-SXM2-32GB")->name, "v100");
-  EXPECT_EQ(find_builtin_hardware("NVIDIA GeForce RTX 2080 Ti")->name, "rtx-2080ti");
-  EXPECT_EQ(find_builtin_hardware("NVIDIA Tesla T4")->name, "t4");
-  EXPECT_EQ(find_builtin_hardware("NVIDIA H200")->name, "h200");
-  EXPECT_EQ(find_builtin_hardware("h100-sxm5-80gb")->name, "h100");
+  for (const auto& [printed, name] : {std::pair{"NVIDIA A100-SXM4-80GB", "a100-80gb"}, {"Tesla V100-SXM2-32GB", "v100"},
+                                      {"NVIDIA GeForce RTX 2080 Ti", "rtx-2080ti"}, {"NVIDIA Tesla T4", "t4"},
+                                      {"NVIDIA H200", "h200"}, {"h100-sxm5-80gb", "h100"}})
+    EXPECT_EQ(find_builtin_hardware(printed)->name, name) << printed;
   EXPECT_FALSE(find_builtin_hardware("NVIDIA").has_value());
   // No entry's name or alias, compared this way, hides a later entry's name.
   for (const auto& name : structure::builtin_hardware_names()) EXPECT_EQ(find_builtin_hardware(name)->name, name);
