@@ -8,7 +8,9 @@
 //           samples were (SampleSet::packed_nodes)
 //   metric: the metric against epochs, one curve per measured (batch,
 //           workers) (up to `curves`, spread evenly over the global batches),
-//           on (0, 1.1 x the longest trial]
+//           from the fewest epochs a metric was measured at (a trial's or a
+//           curve row's: no extrapolation before the data) to 1.1 x the
+//           longest trial
 //
 // Each curve's band is the conformal interval at `confidence` of the chosen
 // model (uncertainty/conformal.h, what /predict reports); null, with a note,

@@ -85,6 +85,9 @@ try {
   check(menu.includes("auto") && !menu.includes("paleo") && !menu.includes("global-batch"),
         `the model menu lists models with both parts (${menu.join(", ")})`);
   await page.screenshot({ path: path.join(args.out, "web-samples.png"), fullPage: true });
+  // The screenshot the docs show: the samples given, before any other tab
+  // loads samples of its own (the Another GPU tab's moved ones).
+  await page.screenshot({ path: path.join(args.out, "web-screenshot.png") });
 
   // ---- plan: fill the form, compare with `trainplan plan --json` ----
   await page.click('nav button[data-tab="plan"]');
@@ -443,9 +446,6 @@ try {
     await page.screenshot({ path: path.join(args.out, "web-llm.png"), fullPage: true });
   }
 
-  // Back to the samples view for the screenshot the docs show.
-  await page.click('nav button[data-tab="samples"]');
-  await page.screenshot({ path: path.join(args.out, "web-screenshot.png") });
   check(problems.length === 0, `no script errors or requests elsewhere${problems.length ? ": " + problems.join("; ") : ""}`);
 } finally {
   await browser.close();

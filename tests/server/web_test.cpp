@@ -105,6 +105,27 @@ TEST(Web, CurvesByIdEqualLibrary) {
   EXPECT_EQ(got, json::parse(want.dump()));
 }
 
+// Metric curves start at the fewest epochs measured: samples whose metric was
+// taken at 1 and 5 epochs only are drawn on [1, 5.5], not extrapolated
+// towards 0 (where a fitted accuracy curve can fall below 0).
+TEST(Web, MetricCurvesStartWhereTheMetricWasMeasured) {
+  std::string csv = "batch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {16, 64, 256})
+    for (int e : {1, 5}) csv += fmt::format("{},1,{},{},{}\n", b, e, 100.0 / b + 1, 0.99 - 0.3 * b / 256.0 / e);
+  app::CurvesQuery q;
+  q.time_model = "isotonic-mi";
+  q.metric_model = "optimus-curve";
+  q.steps = 10;
+  app::ModelSource src(io::parse_samples_csv(csv, "samples_csv"));
+  json got = app::curves(src, q, "samples_csv");
+  ASSERT_TRUE(got["metric"].is_object()) << got.dump();
+  for (const auto& c : got["metric"]["curves"]) {
+    ASSERT_EQ(c["epochs"].size(), 10u);
+    EXPECT_DOUBLE_EQ(c["epochs"][0].get<double>(), 1.0);
+    EXPECT_DOUBLE_EQ(c["epochs"][9].get<double>(), 5.5);
+  }
+}
+
 // Inline samples, time-only samples (no metric part), and the errors.
 TEST(Web, CurvesInlineTimeOnlyAndErrors) {
   Running s;
