@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <set>
 #include <utility>
 
@@ -13,6 +12,7 @@
 #include "core/error.h"
 #include "models/registry.h"
 #include "scoring/evaluate.h"
+#include "scoring/fit_plot.h"
 #include "scoring/report.h"
 
 namespace trainplan::app {
@@ -69,32 +69,22 @@ json metric_part(const SampleSet& s, const models::MetricModel& m, const models:
                  const CurvesQuery& q) {
   json points = json::array();
   std::set<std::pair<double, std::pair<double, int>>> configs;  // by global batch
-  double emax = 0, emin = std::numeric_limits<double>::infinity();
   for (const auto& x : s.with_metric()) {
     points.push_back({{"batch", x.batch}, {"workers", x.workers}, {"epochs", x.epochs}, {"metric", *x.metric}});
     configs.insert({x.global_batch(), {x.batch, x.workers}});
-    emax = std::max(emax, x.epochs), emin = std::min(emin, x.epochs);
   }
   json curve_points = json::array();
   for (const auto& x : s.curve)
-    if (x.metric) {
+    if (x.metric)
       curve_points.push_back({{"batch", x.batch}, {"workers", x.workers}, {"epochs", x.epochs}, {"metric", *x.metric}});
-      emin = std::min(emin, x.epochs);
-    }
   std::vector<std::pair<double, int>> ordered;
   for (const auto& c : configs) ordered.push_back(c.second);
-  const double top = std::max(1.0, 1.1 * emax);
-  // The curves start where the metric was first measured: before it a
-  // fitted curve is extrapolation the samples say nothing about (an
-  // accuracy curve through epochs 1 and 5 can fall far below 0 at 0.1).
-  // Samples with curve rows (a metric within the first epoch) start near 0.
-  const double bottom = std::isfinite(emin) && emin < top ? emin : 0;
+  const std::vector<double> grid = scoring::metric_curve_epochs(s, q.steps);
   json curves = json::array();
   for (const auto& [b, r] : even_subset(ordered, q.curves)) {
     json epochs = json::array(), y = json::array(), lo = json::array(), hi = json::array();
-    for (int i = 1; i <= q.steps; ++i) {
+    for (double e : grid) {
       check_cancelled();
-      const double e = bottom > 0 ? bottom + (top - bottom) * (i - 1) / (q.steps - 1) : top * i / q.steps;
       epochs.push_back(e);
       y.push_back(number_or_null(m.predict(b, r, e)));
       auto iv = band ? band->predict_interval(b, r, e, q.confidence) : std::nullopt;

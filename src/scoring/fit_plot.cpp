@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -13,6 +14,22 @@ namespace trainplan::scoring {
 namespace {
 
 const char* kGrey = "#b0b0b0";
+}  // namespace
+
+std::vector<double> metric_curve_epochs(const SampleSet& s, int steps) {
+  double emax = 0, emin = std::numeric_limits<double>::infinity();
+  for (const auto& x : s.with_metric()) emax = std::max(emax, x.epochs), emin = std::min(emin, x.epochs);
+  for (const auto& x : s.curve)
+    if (x.metric) emin = std::min(emin, x.epochs);
+  const double top = std::max(1.0, 1.1 * emax);
+  const double bottom = std::isfinite(emin) && emin > 0 && emin < top ? emin : 0;
+  std::vector<double> e;
+  for (int i = 1; i <= steps; ++i)
+    e.push_back(bottom > 0 && steps > 1 ? bottom + (top - bottom) * (i - 1) / (steps - 1) : top * i / steps);
+  return e;
+}
+
+namespace {
 
 io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, const FitPlotOptions& o) {
   io::PlotPanel p;
@@ -22,8 +39,8 @@ io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, con
   p.key = s.direction == MetricDirection::kMax ? "bottom right opaque" : "top right opaque";
   // Configurations ordered by global batch.
   std::set<std::pair<double, std::pair<double, int>>> configs;
-  double emax = 0;
-  for (const auto& x : s.with_metric()) configs.insert({x.global_batch(), {x.batch, x.workers}}), emax = std::max(emax, x.epochs);
+  for (const auto& x : s.with_metric()) configs.insert({x.global_batch(), {x.batch, x.workers}});
+  const std::vector<double> epochs = metric_curve_epochs(s, o.steps);
   std::vector<std::pair<double, int>> ordered;
   for (const auto& c : configs) ordered.push_back(c.second);
   auto chosen = even_subset(ordered, std::max(1, o.curves));
@@ -40,11 +57,7 @@ io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, con
     const auto [b, r] = chosen[k];
     const std::string colour = palette[k % palette.size()];
     io::PlotSeries curve{fmt::format("b={:g} x r={} (B={:g})", b, r, b * r), {}, "lines lw 2", colour};
-    const double top = std::max(1.0, 1.1 * emax);
-    for (int i = 1; i <= o.steps; ++i) {
-      double e = top * i / o.steps;
-      curve.points.push_back({e, m.predict(b, r, e)});
-    }
+    for (double e : epochs) curve.points.push_back({e, m.predict(b, r, e)});
     p.series.push_back(std::move(curve));
     std::sort(own[k].points.begin(), own[k].points.end());
     own[k].style = "points pt 7 ps 1.2";
