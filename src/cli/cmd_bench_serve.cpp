@@ -121,7 +121,9 @@ void run_bench_serve(BenchServeArgs a) {
   ss << in.rdbuf();
   a.load.samples_csv = ss.str();
 
-  // Every valid /fit of the load keeps an id: room for all of them.
+  // Every valid /fit of the load keeps an id: room for all of them, so that
+  // none is let go (the by-id requests' own included) and the load stays
+  // the one the earlier runs measured.
   std::vector<std::string> flags = {"--max-fits", std::to_string(a.load.requests + 10), "--max-rows",
                                     std::to_string(a.load.max_rows), "--max-body-bytes",
                                     std::to_string(a.load.max_body_bytes)};

@@ -153,7 +153,7 @@ void setup(CLI::App& root) {
   limits->add_option("--max-queue", l.max_queue,
                      "Requests waiting for a slot, in each pool; past it: 503 with Retry-After")
       ->capture_default_str();
-  limits->add_option("--max-fits", l.max_fits, "Fitted sample sets (ids) held; a /fit past it: 503")
+  limits->add_option("--max-fits", l.max_fits, "Fitted sample sets (ids) held; a /fit past it lets go of the least recently used")
       ->capture_default_str();
   limits->add_option("--max-plan-cells", l.max_plan_cells,
                      "Most (batch, workers) cells one /plan may search (batches x max_workers); past it: 422")

@@ -439,17 +439,14 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool) {
   return std::make_unique<Slot>(*this, pool);
 }
 
-namespace {
-std::string fits_full_message(size_t held) {
-  return fmt::format("the server holds {} fitted sample sets, its limit (trainplan serve --max-fits); use an id "
-                     "from GET /fits, or send samples with /predict and /plan",
-                     held);
-}
-}  // namespace
-
-void Service::check_room_for_fit() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (static_cast<int>(entries_.size()) >= limits_.max_fits) throw RequestError(503, "", fits_full_message(entries_.size()));
+void Service::make_room_for_fit() {
+  while (!entries_.empty() && static_cast<int>(entries_.size()) >= limits_.max_fits) {
+    auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                   [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; });
+    let_go_.push_back(oldest->first);
+    if (let_go_.size() > kLetGoRemembered) let_go_.pop_front();
+    entries_.erase(oldest);
+  }
 }
 
 std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req,
@@ -570,7 +567,6 @@ json Service::fits() const {
 
 json Service::fit(SampleSet samples, const std::string& label, const std::string& model,
                   const std::string& time_model, const std::string& metric_model) {
-  check_room_for_fit();
   auto e = std::make_shared<Entry>(std::move(samples), model_params_);
   e->label = label;
   e->model = model;
@@ -599,8 +595,9 @@ json Service::fit(SampleSet samples, const std::string& label, const std::string
 
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (static_cast<int>(entries_.size()) >= limits_.max_fits) throw RequestError(503, "", fits_full_message(entries_.size()));
+    make_room_for_fit();
     e->id = fmt::format("fit-{}", next_id_++);
+    e->last_use = ++use_clock_;
     entries_[e->id] = e;
   }
   json j = {{"id", e->id},
@@ -623,7 +620,6 @@ json Service::fit_request(const json& req) {
   if (find(req, "id")) throw RequestError(400, "id", "/fit takes samples (samples_csv or samples_path), not an id");
   if (!find(req, "samples_csv") && !find(req, "samples_path"))
     throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
-  check_room_for_fit();
   std::unique_ptr<Slot> slot;
   auto s = request_samples(req, slot);
   if (!s) throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
@@ -647,11 +643,19 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
     std::shared_ptr<Entry> e;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = entries_.find(id->get<std::string>());
-      if (it == entries_.end())
-        throw RequestError(404, "id", fmt::format("unknown id '{}' (POST /fit first; GET /fits lists them)",
-                                                  quoted_prefix(id->get<std::string>())));
+      const std::string& name = id->get_ref<const std::string&>();
+      auto it = entries_.find(name);
+      if (it == entries_.end()) {
+        if (std::find(let_go_.begin(), let_go_.end(), name) != let_go_.end())
+          throw RequestError(404, "id",
+                             fmt::format("id '{}' was let go to hold newer fits: the server keeps the {} used most "
+                                         "recently (trainplan serve --max-fits); POST /fit its samples again",
+                                         name, limits_.max_fits));
+        throw RequestError(404, "id",
+                           fmt::format("unknown id '{}' (POST /fit first; GET /fits lists them)", quoted_prefix(name)));
+      }
       e = it->second;
+      e->last_use = ++use_clock_;
     }
     return e;
   }

@@ -30,6 +30,10 @@
 // succeed), 500 (anything else). Messages name request fields, not CLI
 // options. handle() never throws.
 //
+// Fitted ids: at most Limits::max_fits are held; a /fit past it lets go of
+// the id used least recently (a request on it in progress keeps its samples
+// until it ends), and a later request on that id is a 404 that says so.
+//
 // Thread-safe. Requests that bring samples (/fit; /predict and /plan with
 // samples_csv or samples_path) compute at most Limits::max_concurrent at a
 // time, up to Limits::max_queue more waiting; requests on fitted ids have a
@@ -43,6 +47,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -72,7 +77,7 @@ struct Limits {
   double head_timeout_s = 10;
   int max_concurrent = 2;                   // requests computing at once, in each of the two pools (samples, ids)
   int max_queue = 16;                       // requests waiting for a slot, in each pool: past it 503
-  int max_fits = 64;                        // fitted sample sets held: a /fit past it 503
+  int max_fits = 64;                        // fitted sample sets held: a /fit past it lets go of the least recently used
   long max_plan_cells = 1L << 20;           // (batch, workers) cells one /plan may search: past it 422
   int threads = 64;                         // HTTP connections served at once (http_server.h)
   // samples_path reads a file on the server's machine: refused (403) unless
@@ -127,6 +132,7 @@ class Service {
     std::string id, label;
     std::string model, time_model, metric_model;  // as given to /fit: the defaults of later requests
     std::string chosen_time, chosen_metric;
+    long last_use = 0;  // Service::use_clock_ at the last request on it (guarded by Service::mu_)
   };
   // A slot of Limits::max_concurrent, held while a request computes. Two
   // pools of that size: requests that bring samples, and requests on a
@@ -168,7 +174,9 @@ class Service {
   std::unique_ptr<Slot> take_slot(Pool pool = Pool::kSamples);
   // A slot of the ids' pool unless `slot` holds one (a request that brought its samples).
   void take_id_slot(std::unique_ptr<Slot>& slot);
-  void check_room_for_fit() const;
+  // Makes room for one more fitted id: lets go of the least recently used
+  // while Limits::max_fits are held. Call with mu_ held.
+  void make_room_for_fit();
 
   std::string default_model_;
   models::ModelParams model_params_;
@@ -177,9 +185,14 @@ class Service {
   std::atomic<bool> stopping_{false};
   std::atomic<int> in_flight_{0};
 
-  mutable std::mutex mu_;  // guards entries_ and next_id_
+  mutable std::mutex mu_;  // guards entries_, next_id_, use_clock_, let_go_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   long next_id_ = 1;
+  long use_clock_ = 0;
+  // Ids let go to make room, so that a request on one says why it is unknown
+  // (the most recent kLetGoRemembered).
+  std::deque<std::string> let_go_;
+  static constexpr size_t kLetGoRemembered = 4096;
 
   mutable std::mutex slots_mu_;  // guards computing_, waiting_
   std::condition_variable slots_cv_;
