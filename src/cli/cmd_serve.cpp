@@ -56,6 +56,7 @@ void run_serve(const ServeArgs& a) {
   if (!a.samples.empty()) {
     std::cerr << fmt::format("fitting {} (model {})...\n", a.samples, a.model);
     auto j = service.fit(profile::read_samples(a.samples), a.samples, a.model);
+    service.keep(j["id"].get<std::string>());  // the operator's samples stay whatever clients fit
     std::cerr << fmt::format("fitted as id {}: time model {}, metric model {}\n", j["id"].get<std::string>(),
                              j["time_model"].get<std::string>(),
                              j["metric_model"].is_null() ? "none" : j["metric_model"].get<std::string>());

@@ -439,10 +439,25 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool) {
   return std::make_unique<Slot>(*this, pool);
 }
 
+void Service::keep(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) throw std::invalid_argument("Service::keep: no fitted id " + id);
+  it->second->kept = true;
+}
+
 void Service::make_room_for_fit() {
-  while (!entries_.empty() && static_cast<int>(entries_.size()) >= limits_.max_fits) {
-    auto oldest = std::min_element(entries_.begin(), entries_.end(),
-                                   [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; });
+  while (static_cast<int>(entries_.size()) >= limits_.max_fits) {
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (!it->second->kept && (oldest == entries_.end() || it->second->last_use < oldest->second->last_use))
+        oldest = it;
+    if (oldest == entries_.end())
+      throw RequestError(503, "",
+                         fmt::format("the server holds {} fitted sample sets, its limit (trainplan serve --max-fits), "
+                                     "every one kept; use an id from GET /fits, or send samples with /predict and "
+                                     "/plan",
+                                     entries_.size()));
     let_go_.push_back(oldest->first);
     if (let_go_.size() > kLetGoRemembered) let_go_.pop_front();
     entries_.erase(oldest);

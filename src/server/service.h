@@ -32,7 +32,8 @@
 //
 // Fitted ids: at most Limits::max_fits are held; a /fit past it lets go of
 // the id used least recently (a request on it in progress keeps its samples
-// until it ends), and a later request on that id is a 404 that says so.
+// until it ends; ids given to keep() stay), and a later request on that id
+// is a 404 that says so.
 //
 // Thread-safe. Requests that bring samples (/fit; /predict and /plan with
 // samples_csv or samples_path) compute at most Limits::max_concurrent at a
@@ -119,6 +120,10 @@ class Service {
   // Throws InputError as the library does.
   nlohmann::json fit(SampleSet samples, const std::string& label, const std::string& model,
                      const std::string& time_model = "", const std::string& metric_model = "");
+  // Never lets go of fitted id `id` (the samples `trainplan serve --samples`
+  // loads at start); it still counts against Limits::max_fits. When every
+  // id held is kept, a /fit past the limit is a 503.
+  void keep(const std::string& id);
 
   // Where POST /simulate finds the applications' traces (`trainplan simulate
   // --data`) and the workloads it may name; call before serving.
@@ -133,6 +138,7 @@ class Service {
     std::string model, time_model, metric_model;  // as given to /fit: the defaults of later requests
     std::string chosen_time, chosen_metric;
     long last_use = 0;  // Service::use_clock_ at the last request on it (guarded by Service::mu_)
+    bool kept = false;  // never let go (Service::keep; guarded by Service::mu_)
   };
   // A slot of Limits::max_concurrent, held while a request computes. Two
   // pools of that size: requests that bring samples, and requests on a

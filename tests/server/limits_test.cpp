@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <vector>
 
+#include "io/sample_csv.h"
 #include "server/server_util.h"
+#include "server/service.h"
 #include "test_util.h"
 
 namespace {
@@ -437,6 +439,20 @@ TEST(ServerLimits, FitsPastTheLimitLetGoOfTheLeastRecentlyUsed) {
   EXPECT_NE(e["error"].get<std::string>().find("unknown id"), std::string::npos) << e.dump();
   s.post("/predict", json{{"id", a}, {"batch", 32}, {"workers", 2}}, &st);
   EXPECT_EQ(st, 200);
+}
+
+// An id kept (the samples `serve --samples` loads) is never let go; with
+// every id held kept, a /fit past the limit is a 503.
+TEST(ServerLimits, KeptFitsStay) {
+  Limits l;
+  l.max_fits = 1;
+  trainplan::server::Service svc("isotonic-mi", {}, l);
+  const std::string kept = svc.fit(trainplan::io::parse_samples_csv(many_rows_csv(40), "s"), "s", "isotonic-mi")["id"];
+  svc.keep(kept);
+  auto r = svc.handle("POST", "/fit", quick_fit(many_rows_csv(40)).dump());
+  EXPECT_EQ(r.status, 503) << r.body.dump();
+  r = svc.handle("POST", "/predict", json{{"id", kept}, {"batch", 32}, {"workers", 2}}.dump());
+  EXPECT_EQ(r.status, 200) << r.body.dump();
 }
 
 // What httplib would answer with an empty body is JSON too.
