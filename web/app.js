@@ -357,10 +357,12 @@ async function whileBusy(button, errorId, work) {
   }
 }
 
-// What the training ran in, for moving its samples to another GPU (transfer's --precision and --tf32).
+// What the training ran in, and will run in where it is moved, for moving its
+// samples to another GPU (transfer's --precision, --target-precision and --tf32).
 function trainingFields() {
   const out = {};
   if ($("transfer-precision").value !== "auto") out.precision = $("transfer-precision").value;
+  if ($("transfer-target-precision").value !== "auto") out.target_precision = $("transfer-target-precision").value;
   if ($("transfer-tf32").checked) out.tf32 = true;
   return out;
 }

@@ -26,7 +26,7 @@ double GpuPlan::gpu_hours() const {
 GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwareProfile& from,
                            const std::vector<structure::HardwareProfile>& gpus, const std::vector<double>& prices,
                            const PlanQuery& q, const models::ModelParams& params,
-                           const std::map<std::string, SampleSet>& trials, models::Precision precision) {
+                           const std::map<std::string, SampleSet>& trials, models::TrainingPrecision precision) {
   if (!prices.empty() && prices.size() != gpus.size())
     throw std::logic_error("plan_on_gpus: one price per GPU, or none");
   for (const auto& [gpu_name, set] : trials) {

@@ -70,12 +70,13 @@ std::vector<GpuFrontierPoint> merge_frontiers(const std::vector<GpuPlan>& plans)
 // `transfer --samples --trials`); a GPU without any is moved from the
 // datasheet alone. InputError when a trial set names a GPU not in `gpus` or
 // the one the samples were measured on (nothing is moved there).
-// `precision`: the training's, when the user knows it (transfer_samples).
+// `precision`: the training's, profiled and on the other GPUs, when the user
+// knows it (transfer_samples).
 GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwareProfile& from,
                            const std::vector<structure::HardwareProfile>& gpus, const std::vector<double>& prices,
                            const PlanQuery& q, const models::ModelParams& params,
                            const std::map<std::string, SampleSet>& trials = {},
-                           models::Precision precision = models::Precision::kAuto);
+                           models::TrainingPrecision precision = {});
 
 // {"from_gpu", "gpus": [{"gpu", "measured", "price_per_gpu_hour" (with a
 // price), "times_predicted_log_sd" (moved), "plan" (plan --json's answer) or

@@ -105,7 +105,7 @@ SampleSet transferred_samples(const SampleSet& set, const models::TransferModel&
 
 SamplesTransfer transfer_samples(const SampleSet& set, const structure::HardwareProfile& from,
                                  const structure::HardwareProfile& to, std::vector<models::StepSample> trials,
-                                 const structure::LayerGraph* network, models::Precision precision) {
+                                 const structure::LayerGraph* network, models::TrainingPrecision precision) {
   SamplesTransfer t;
   t.source = from.name, t.target = to.name;
   // A catalog GPU in the hardware column that is not `from` is likely a slip; the caller's word holds.
@@ -125,7 +125,8 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   problem.source = sample_steps(set, from.node.gpus_per_node);
   problem.target_trials = std::move(trials);
   problem.network = network;
-  problem.precision = precision;
+  problem.precision = precision.profiled;
+  problem.target_precision = precision.target;
   models::SplitTransferModel model;
   model.fit(problem);
   for (const auto& n : model.notes()) t.notes.push_back(n);

@@ -71,13 +71,14 @@ struct SamplesTransfer {
 // Fits split-transfer on `set` (measured on `from`), corrected by `trials`
 // (steps measured on `to`; may be empty), and moves `set` to `to`.
 // `network` is the layer graph; null: the samples' model when the network
-// zoo knows it. `precision`: what the training ran its matrix work in, when
-// the user knows it (models::Precision; kAuto: the model's guess). Throws
+// zoo knows it. `precision`: what the training ran its matrix work in and
+// will run it in on `to`, when the user knows it (models::TrainingPrecision;
+// kAuto: the model's guess, and the same on `to`). Throws
 // InputError as sample_steps and the fit do.
 SamplesTransfer transfer_samples(const SampleSet& set, const structure::HardwareProfile& from,
                                  const structure::HardwareProfile& to, std::vector<models::StepSample> trials,
                                  const structure::LayerGraph* network = nullptr,
-                                 models::Precision precision = models::Precision::kAuto);
+                                 models::TrainingPrecision precision = {});
 
 // {"from_gpu", "to_gpu", "network", "target_trials", "ratios",
 // "times_predicted_log_sd" (null: none), "configurations": [{"batch",

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 struct EvaluateArgs {
   bool tf32 = false;  // --tf32, with --transfer
-  models::Precision precision = models::Precision::kAuto;  // --precision, with --transfer
+  models::TrainingPrecision precision;  // --precision, --target-precision, with --transfer
   std::vector<std::string> samples;
   std::string data;
   std::string models = "all";
@@ -152,7 +152,7 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
   for (const auto* opt : {&a.from, &a.to, &a.from_gpu, &a.to_gpu, &a.network})
     if (!opt->empty()) throw InputError("--from, --to, --from-gpu, --to-gpu and --network go with --transfer");
   // Accepted and then unread, they would make a user believe they had an effect.
-  for (const char* option : {"--seeds", "--rows-out", "--target-trials", "--tf32", "--precision"})
+  for (const char* option : {"--seeds", "--rows-out", "--target-trials", "--tf32", "--precision", "--target-precision"})
     if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, "goes with --transfer");
   if (cmd.get_option("--plan")->count() > 0 && a.data.empty())
     throw InputError("", 0, "--plan", "goes with --data: it draws the samples scored from the traces");
@@ -282,7 +282,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--to", a->to, "With --transfer: trace folder(s) of the same networks on the target GPU");
   cmd->add_option("--to-gpu", a->to_gpu, "With --transfer: the target GPU, a catalog name or a hardware file");
   add_tf32_option(cmd, a->tf32);
-  add_transfer_precision_option(cmd, a->precision);
+  add_transfer_precision_options(cmd, a->precision);
   cmd->add_option("--target-trials", a->target_trials,
                   "With --transfer: rows of --to's placements.csv measured as trials (fitted on, not scored)")
       ->capture_default_str();

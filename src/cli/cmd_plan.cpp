@@ -67,7 +67,7 @@ struct PlanArgs {
   std::string price;     // --price: one number, or NAME=PRICE per --gpu
   std::string trials;    // --trials GPU=FILE,...: samples timed on a GPU of --gpu
   bool tf32 = false;     // --tf32, with --gpu
-  models::Precision precision = models::Precision::kAuto;  // --precision, with --gpu
+  models::TrainingPrecision precision;  // --precision, --target-precision, with --gpu
 };
 
 // How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
@@ -420,8 +420,11 @@ void run_plan(const PlanArgs& a) {
   if (!a.trials.empty())
     throw InputError("", 0, "--trials", "corrects the move to a GPU of --gpu: give --gpu (and --from-gpu)");
   if (a.tf32) throw InputError("", 0, "--tf32", "says how the GPUs of --gpu run fp32 dense layers: give --gpu");
-  if (a.precision != models::Precision::kAuto)
+  if (a.precision.profiled != models::Precision::kAuto)
     throw InputError("", 0, "--precision", "says what the training ran in, for moving it to the GPUs of --gpu: give --gpu");
+  if (a.precision.target != models::Precision::kAuto)
+    throw InputError("", 0, "--target-precision",
+                     "says what the training will run in on the GPUs of --gpu it is moved to: give --gpu");
   if (!a.from_gpu.empty())
     throw InputError("", 0, "--from-gpu", "says where the samples were measured for --gpu: give --gpu too");
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
@@ -540,7 +543,7 @@ void setup(CLI::App& root) {
                   "`trainplan transfer --samples` moves them (no trial there; a confidence adds the move's error)");
   cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the samples were measured on");
   add_tf32_option(cmd, a->tf32);
-  add_transfer_precision_option(cmd, a->precision);
+  add_transfer_precision_options(cmd, a->precision);
   cmd->add_option("--trials", a->trials,
                   "With --gpu: GPU=FILE[,GPU=FILE...], samples timed on a GPU of --gpu (a CSV or a profile store) "
                   "that correct its move, as transfer --samples --trials does");

@@ -39,7 +39,7 @@ struct TransferArgs {
   bool json = false;
   bool describe = false;
   bool tf32 = false;
-  models::Precision precision = models::Precision::kAuto;
+  models::TrainingPrecision precision;
 };
 
 SampleSet read_sample_set(const std::string& path, long dataset_size) {
@@ -144,7 +144,8 @@ void run_transfer(const TransferArgs& a) {
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   problem.source_hw.gpu.fp32_matmul_tf32 = problem.target_hw.gpu.fp32_matmul_tf32 = a.tf32;
-  problem.precision = a.precision;
+  problem.precision = a.precision.profiled;
+  problem.target_precision = a.precision.target;
   problem.source = scoring::trace_samples(a.from, true);
   if (auto w = models::node_size_warning(problem.source, problem.source_hw, a.from, "--from-gpu"); !w.empty())
     std::cerr << "warning: " << w << "\n";
@@ -304,7 +305,7 @@ void setup(CLI::App& root) {
                   "Write the predictions as CSV (placement,local_bsz,step_time,...); with --samples, the samples on "
                   "the target");
   add_tf32_option(cmd, a->tf32);
-  add_transfer_precision_option(cmd, a->precision);
+  add_transfer_precision_options(cmd, a->precision);
   cmd->add_flag("--describe", a->describe, "Also print the source fit, the hardware ratios and the trials' corrections");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a, placements] {

@@ -104,7 +104,9 @@ void add_tf32_option(CLI::App* cmd, bool& on);
 // --precision auto|fp32|mixed: what the training ran its matrix work in, for
 // the hardware transfer (models::TransferProblem::precision); `cmd` gets the
 // option, `p` its value.
-void add_transfer_precision_option(CLI::App* cmd, models::Precision& p);
+// --precision and --target-precision: what the training ran in, and will run
+// in on the target.
+void add_transfer_precision_options(CLI::App* cmd, models::TrainingPrecision& p);
 
 // Comparing GPUs (`plan --gpu`, `llm plan --gpu A,B`): the index of the
 // least of `values` among those that have one (a GPU with a plan), or nullopt.

@@ -226,7 +226,7 @@ void add_tf32_option(CLI::App* cmd, bool& on) {
                 "from 1.12; convolutions are taken on TF32 either way, cuDNN's default]");
 }
 
-void add_transfer_precision_option(CLI::App* cmd, models::Precision& p) {
+void add_transfer_precision_options(CLI::App* cmd, models::TrainingPrecision& p) {
   // The enum's value as CLI11 reads an enum (its number), from its name.
   const CLI::Validator by_name(
       [](std::string& in) -> std::string {
@@ -236,11 +236,16 @@ void add_transfer_precision_option(CLI::App* cmd, models::Precision& p) {
         return "";
       },
       "auto|fp32|mixed");
-  cmd->add_option("--precision", p,
+  cmd->add_option("--precision", p.profiled,
                   "What the training ran its matrix work in: fp32 (convolutions on TF32 where a GPU has it, dense "
                   "layers as --tf32 says), mixed (automatic mixed precision, fp16 tensor cores), or auto: mixed when "
                   "the source ran the network's flops faster than its GPU's sustained fp32 peak, which an fp32 run on "
                   "a GPU with TF32 can also do [default: auto]")
+      ->transform(by_name);
+  cmd->add_option("--target-precision", p.target,
+                  "What the training will run its matrix work in on the target GPU, when not what it ran in where "
+                  "measured (profiled in fp32, to be trained with automatic mixed precision): fp32, mixed, or auto, "
+                  "the same [default: auto]")
       ->transform(by_name);
 }
 

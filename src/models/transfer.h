@@ -45,6 +45,15 @@ const char* to_string(Precision p);
 // The Precision whose to_string is `name`; nullopt for any other text.
 std::optional<Precision> precision_named(const std::string& name);
 
+// What the training runs its matrix work in, as the user says it: where it
+// was profiled (kAuto: guessed from the source's speed) and on the target
+// (kAuto: as profiled). A plain Precision is the profiled one.
+struct TrainingPrecision {
+  TrainingPrecision(Precision profiled_ = Precision::kAuto, Precision target_ = Precision::kAuto)
+      : profiled(profiled_), target(target_) {}
+  Precision profiled, target;
+};
+
 struct TransferProblem {
   std::vector<StepSample> source;         // every step measured on the source hardware
   structure::HardwareProfile source_hw;
@@ -55,6 +64,9 @@ struct TransferProblem {
   const structure::LayerGraph* network = nullptr;
   // What the user says the training ran in; kAuto: the model's guess.
   Precision precision = Precision::kAuto;
+  // What it will run in on the target, when that differs (fp32 profiled,
+  // mixed precision planned); kAuto: as on the source.
+  Precision target_precision = Precision::kAuto;
 };
 
 // A predicted step split into the parts a hardware change scales differently,

@@ -353,10 +353,13 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
     ratios_.precision_reason = given ? "as the user gave it" : "as given";
   }
   ratios_.precision = prec;
-  ratios_.compute = ratio(prec == Precision::kMixed ? tg.amp_matrix_tflops() : tg.fp32_matmul_tflops(),
+  const Precision tprec = problem.target_precision == Precision::kAuto ? prec : problem.target_precision;
+  ratios_.target_precision = tprec;
+  if (tprec != prec) ratios_.precision_reason += fmt::format("; on the target {}, as the user gave it", to_string(tprec));
+  ratios_.compute = ratio(tprec == Precision::kMixed ? tg.amp_matrix_tflops() : tg.fp32_matmul_tflops(),
                           prec == Precision::kMixed ? sg.amp_matrix_tflops() : sg.fp32_matmul_tflops());
   if (problem.network) {
-    auto rs = roofline_time(*problem.network, sg, prec), rt = roofline_time(*problem.network, tg, prec);
+    auto rs = roofline_time(*problem.network, sg, prec), rt = roofline_time(*problem.network, tg, tprec);
     ratios_.per_example = rs.seconds > 0 && rt.seconds > 0 ? rs.seconds / rt.seconds : 1;
     ratios_.compute_share_source = rs.compute_share, ratios_.compute_share_target = rt.compute_share;
   } else {

@@ -147,7 +147,8 @@ struct SplitRatios {
   double step_streaming_share = 0;  // of the source's per-step GPU work: streaming the weights
   double compute = 1, memory = 1;  // matrix peak and memory bandwidth ratios
   double compute_share_source = 0.5, compute_share_target = 0.5;  // of the per-example GPU time
-  Precision precision = Precision::kFp32;
+  Precision precision = Precision::kFp32;         // the source's
+  Precision target_precision = Precision::kFp32;  // the target's: the source's unless given
   std::string precision_reason;
 };
 

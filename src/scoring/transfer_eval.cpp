@@ -120,6 +120,7 @@ nlohmann::json ratios_json(const models::SplitRatios& r) {
           {"compute_bound_share_source", r.compute_share_source},
           {"compute_bound_share_target", r.compute_share_target},
           {"precision", models::to_string(r.precision)},
+          {"target_precision", models::to_string(r.target_precision)},
           {"precision_reason", r.precision_reason}};
 }
 
@@ -281,14 +282,15 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     std::optional<models::SplitTransferModel> prior;
     if (std::find(rep.methods.begin(), rep.methods.end(), "split-transfer") != rep.methods.end()) {
       prior.emplace();
-      prior->fit({source, opts.from_hw, opts.to_hw, {}, graph});
+      prior->fit({source, opts.from_hw, opts.to_hw, {}, graph, opts.precision.profiled, opts.precision.target});
     }
     for (uint64_t seed : opts.seeds) {
       std::vector<size_t> idx(target.size());
       std::iota(idx.begin(), idx.end(), 0);
       std::mt19937_64 rng(seed);
       std::shuffle(idx.begin(), idx.end(), rng);
-      models::TransferProblem prob{source, opts.from_hw, opts.to_hw, {}, graph, opts.precision};
+      models::TransferProblem prob{source,         opts.from_hw, opts.to_hw, {}, graph, opts.precision.profiled,
+                                   opts.precision.target};
       std::vector<models::StepSample> predicted;
       for (size_t i = 0; i < idx.size(); ++i)
         (i < static_cast<size_t>(opts.target_trials) ? prob.target_trials : predicted).push_back(target[idx[i]]);

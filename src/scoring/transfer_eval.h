@@ -37,8 +37,9 @@ struct TransferEvalOptions {
   // The network's layer graph by name (trainplan network), for one pair of
   // folders whose names do not say it; "" takes it from the folders' names.
   std::string network;
-  // The training's precision when known (models::TransferProblem::precision).
-  models::Precision precision = models::Precision::kAuto;
+  // The training's precision when known, profiled and on the target
+  // (models::TransferProblem::precision, target_precision).
+  models::TrainingPrecision precision;
 };
 
 // Mean over the predicted rows of split-transfer's parts, seconds.

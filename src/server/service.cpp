@@ -209,17 +209,21 @@ void one_of(const std::string& v, const char* name, const std::vector<std::strin
 }
 
 // What a request that moves samples to another GPU says the training ran in:
-// 'precision' (auto, fp32 or mixed; transfer's --precision) and 'tf32'
-// (--tf32: fp32 dense layers on TF32 tensor cores), applied to both GPUs.
-models::Precision moved_training(const json& req, structure::HardwareProfile* from,
-                                 std::vector<structure::HardwareProfile*> to) {
+// 'precision' (auto, fp32 or mixed; transfer's --precision),
+// 'target_precision' (--target-precision: what it will run in there) and
+// 'tf32' (--tf32: fp32 dense layers on TF32 tensor cores), applied to both GPUs.
+models::TrainingPrecision moved_training(const json& req, structure::HardwareProfile* from,
+                                         std::vector<structure::HardwareProfile*> to) {
   const bool tf32 = get_bool(req, "tf32", false);
   from->gpu.fp32_matmul_tf32 = tf32;
   for (auto* h : to) h->gpu.fp32_matmul_tf32 = tf32;
-  const std::string name = get_string(req, "precision", "auto");
-  const auto p = models::precision_named(name);
-  if (!p) throw RequestError(400, "precision", "field 'precision' must be one of: auto, fp32, mixed");
-  return *p;
+  models::TrainingPrecision out;
+  for (auto [field, p] : {std::pair{"precision", &out.profiled}, std::pair{"target_precision", &out.target}}) {
+    const auto v = models::precision_named(get_string(req, field, "auto"));
+    if (!v) throw RequestError(400, field, fmt::format("field '{}' must be one of: auto, fp32, mixed", field));
+    *p = *v;
+  }
+  return out;
 }
 
 // Counts the data rows of sample CSV text fed in pieces: the lines that are
@@ -732,7 +736,7 @@ Response Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "no_gpus", "job_name", "image", "confidence",
                      "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries",
-                     "gpus", "from_gpu", "prices", "trials", "precision", "tf32"});
+                     "gpus", "from_gpu", "prices", "trials", "precision", "target_precision", "tf32"});
   app::PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_duration(req, "deadline", std::nullopt);
@@ -780,7 +784,7 @@ Response Service::plan_request(const json& req) {
                                    "lower max_workers or give fewer batches",
                                    cells, space.batches.size(), space.max_workers, limits_.max_plan_cells));
   if (const json* gpus = find(req, "gpus")) return plan_on_gpus(req, *gpus, q, *e, slot);
-  for (const char* f : {"from_gpu", "prices", "trials", "precision", "tf32"})
+  for (const char* f : {"from_gpu", "prices", "trials", "precision", "target_precision", "tf32"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' goes with 'gpus' (the GPUs to plan on)", f));
   auto lock = lock_within_scope(e->mu);
   take_id_slot(slot);
@@ -801,7 +805,7 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
   auto from = catalog_gpu(from_v->get<std::string>(), "from_gpu");
   std::vector<structure::HardwareProfile*> moved_to;
   for (auto& h : hws) moved_to.push_back(&h);
-  const models::Precision precision = moved_training(req, &from, moved_to);
+  const models::TrainingPrecision precision = moved_training(req, &from, moved_to);
   const std::vector<double> prices = gpu_prices(req, hws);
   // {"l4": "CSV text", ...}: samples timed on a GPU of 'gpus' that correct its move.
   std::map<std::string, SampleSet> trials;
@@ -869,7 +873,8 @@ json Service::llm_models() const {
 }
 
 json Service::transfer_request(const json& req) {
-  check_fields(req, {"from_gpu", "to_gpu", "trials_csv", "dataset_size", "network", "precision", "tf32"});
+  check_fields(req, {"from_gpu", "to_gpu", "trials_csv", "dataset_size", "network", "precision", "target_precision",
+                     "tf32"});
   if (find(req, "id")) throw RequestError(400, "id", "/transfer takes samples (samples_csv or samples_path), not an id");
   for (const char* f : {"model", "time_model", "metric_model"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("/transfer fits no time or metric model: drop '{}'", f));
@@ -879,7 +884,7 @@ json Service::transfer_request(const json& req) {
     return catalog_gpu(name, field);
   };
   auto from = gpu("from_gpu"), to = gpu("to_gpu");
-  const models::Precision precision = moved_training(req, &from, {&to});
+  const models::TrainingPrecision precision = moved_training(req, &from, {&to});
   const structure::LayerGraph* network = nullptr;
   if (find(req, "network")) {
     const std::string name = get_string(req, "network", "");

@@ -194,6 +194,19 @@ try {
         saidRows.every((r, i) => close(Number(r[at]), said.configurations[i].target_epoch_time_s)),
         "with precision and TF32 said, the predicted epoch times as transfer --precision mixed --tf32 --json");
       check(/matrix work in mixed: as the user gave it/.test(await text(page, "#transfer-summary")), "the precision given is said");
+      // Profiled in fp32, trained in mixed precision there: as --target-precision says it.
+      await page.select("#transfer-precision", "fp32");
+      await page.select("#transfer-target-precision", "mixed");
+      await page.click("#transfer-submit");
+      await waitStatus(page, /predicted|error/);
+      const there = cli(["transfer", "--samples", gpuSamples, "--from-gpu", "h200", "--to-gpu", "a100-80gb", "--precision", "fp32",
+        "--target-precision", "mixed", "--tf32", "--json"]);
+      const thereRows = await page.$$eval("#transfer-table tbody tr", (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+      check(Array.isArray(there.configurations) && thereRows.length === there.configurations.length &&
+        thereRows.every((r, i) => close(Number(r[at]), there.configurations[i].target_epoch_time_s)),
+        "with the precision there said, the predicted epoch times as transfer --target-precision mixed --json");
+      check(/on the target mixed, as the user gave it/.test(await text(page, "#transfer-summary")), "the precision there is said");
+      await page.select("#transfer-target-precision", "auto");
       await page.select("#transfer-precision", "auto");
       await page.click("#transfer-tf32");
       await page.click("#transfer-submit");

@@ -370,6 +370,30 @@ TEST(SplitTransfer, APrecisionTheUserGivesReplacesTheGuess) {
   EXPECT_LT(given.predict(models::step_sample("1", 512)), guessed.predict(models::step_sample("1", 512)));
 }
 
+// Profiled in fp32, trained in mixed precision on the target: the target's
+// fp16 tensor peak over the source's fp32 one; the source's own precision is
+// still what its steps are read in.
+TEST(SplitTransfer, ATargetPrecisionMovesFromOnePrecisionToTheOther) {
+  Truth src;
+  auto fast = kFast;
+  fast.gpu.fp16_tensor_tflops = 160;
+  models::TransferProblem prob{trace(src, kSourcePlacements, 1), kSlow, fast, {}, nullptr};
+  prob.precision = models::Precision::kFp32;
+  models::SplitTransferModel same;
+  same.fit(prob);
+  prob.target_precision = models::Precision::kMixed;
+  models::SplitTransferModel moved;
+  moved.fit(prob);
+  EXPECT_EQ(same.ratios().target_precision, models::Precision::kFp32);
+  EXPECT_EQ(moved.ratios().precision, models::Precision::kFp32);
+  EXPECT_EQ(moved.ratios().target_precision, models::Precision::kMixed);
+  EXPECT_DOUBLE_EQ(same.ratios().compute, 4);
+  EXPECT_DOUBLE_EQ(moved.ratios().compute, 16);
+  EXPECT_GT(moved.ratios().per_example, same.ratios().per_example);
+  EXPECT_NE(moved.ratios().precision_reason.find("on the target mixed"), std::string::npos) << moved.ratios().precision_reason;
+  EXPECT_LT(moved.predict(models::step_sample("1", 512)), same.predict(models::step_sample("1", 512)));
+}
+
 TEST(SplitTransfer, Tf32DenseLayersTakeTheTensorCorePeak) {
   Truth src;
   auto fast = kFast;

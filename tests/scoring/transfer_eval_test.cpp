@@ -761,6 +761,15 @@ TEST(TransferCli, APrecisionGivenReplacesTheGuessAndABadOneIsRefused) {
   EXPECT_EQ(m["precision_reason"], "as the user gave it");
   EXPECT_GT(m["matrix_peak"].get<double>(), g["matrix_peak"].get<double>());  // the A100's fp16 tensor cores
 
+  auto target = tptest::run_cli(base + " --precision fp32 --target-precision mixed");
+  ASSERT_EQ(target.exit_code, 0) << target.err;
+  const auto t = nlohmann::json::parse(target.out)["ratios"];
+  EXPECT_EQ(t["precision"], "fp32");
+  EXPECT_EQ(t["target_precision"], "mixed");
+  EXPECT_EQ(g["target_precision"], "fp32");
+  EXPECT_GT(t["matrix_peak"].get<double>(), g["matrix_peak"].get<double>());
+  EXPECT_GT(t["per_example_gpu"].get<double>(), g["per_example_gpu"].get<double>());
+
   auto bad = tptest::run_cli(base + " --precision half");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--precision"), std::string::npos) << bad.err;
@@ -771,4 +780,13 @@ TEST(TransferCli, APrecisionGivenReplacesTheGuessAndABadOneIsRefused) {
   auto plan = tptest::run_cli("plan --samples " + (d / "none.csv").string() + " --target 0.9 --deadline 60 --precision fp32");
   EXPECT_EQ(plan.exit_code, 2);
   EXPECT_NE(plan.err.find("give --gpu"), std::string::npos) << plan.err;
+  auto bad_target = tptest::run_cli(base + " --target-precision fp8");
+  EXPECT_EQ(bad_target.exit_code, 2);
+  EXPECT_NE(bad_target.err.find("--target-precision"), std::string::npos) << bad_target.err;
+  alone = tptest::run_cli("evaluate --samples " + (d / "none.csv").string() + " --target-precision mixed");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("goes with --transfer"), std::string::npos) << alone.err;
+  plan = tptest::run_cli("plan --samples " + (d / "none.csv").string() + " --target 0.9 --deadline 60 --target-precision mixed");
+  EXPECT_EQ(plan.exit_code, 2);
+  EXPECT_NE(plan.err.find("--target-precision"), std::string::npos) << plan.err;
 }

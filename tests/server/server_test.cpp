@@ -455,6 +455,16 @@ TEST(Server, TransferEqualsCliAndItsSamplesFit) {
   ASSERT_EQ(st, 200) << mixed.dump();
   EXPECT_EQ(mixed["ratios"], json::parse(said.out)["ratios"]);
   EXPECT_EQ(mixed["ratios"]["precision_reason"], "as the user gave it");
+  // Profiled in fp32, trained in mixed precision there: as --target-precision says it.
+  auto moved = tptest::run_cli("transfer --samples " + path +
+                               " --from-gpu t4 --to-gpu a100-40gb --precision fp32 --target-precision mixed --json");
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  json to_mixed = s.post("/transfer", json{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "a100-40gb"},
+                                           {"precision", "fp32"}, {"target_precision", "mixed"}},
+                         &st);
+  ASSERT_EQ(st, 200) << to_mixed.dump();
+  EXPECT_EQ(to_mixed["ratios"], json::parse(moved.out)["ratios"]);
+  EXPECT_EQ(to_mixed["ratios"]["target_precision"], "mixed");
 
   struct Bad {
     json body;
@@ -468,6 +478,8 @@ TEST(Server, TransferEqualsCliAndItsSamplesFit) {
                         Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"dataset_size", 0}}, "dataset_size"},
                         Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"colour", 1}}, "colour"},
                         Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"precision", "half"}}, "precision"},
+                        Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"target_precision", "fp8"}},
+                            "target_precision"},
                         Bad{{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "h100"}, {"tf32", "yes"}}, "tf32"}}) {
     json e = s.post("/transfer", b.body, &st);
     EXPECT_EQ(st, 400) << b.body.dump() << " -> " << e.dump();
