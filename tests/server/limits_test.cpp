@@ -482,6 +482,12 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 405);
   EXPECT_TRUE(json::parse(r->body)["error"].is_string());
+  // HEAD is a GET without its body (monitors probe /health so); not a POST.
+  auto head = raw_exchange(s.port, "HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(head.status, 200) << head.head;
+  EXPECT_TRUE(head.body.empty()) << head.body;
+  head = raw_exchange(s.port, "HEAD /fit HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(head.status, 405) << head.head;
   EXPECT_TRUE(healthy(s));
 }
 
