@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -51,6 +52,8 @@ void run_serve(const ServeArgs& a) {
   if (l.max_fits < 1) throw InputError("", 0, "--max-fits", "must be >= 1");
   if (l.max_plan_cells < 1) throw InputError("", 0, "--max-plan-cells", "must be >= 1");
   if (l.threads < 2) throw InputError("", 0, "--threads", "must be >= 2");
+  if (!l.allowed_root.empty() && !std::filesystem::is_directory(l.allowed_root))
+    throw InputError("", 0, "--allow-paths", fmt::format("'{}' is not a folder", l.allowed_root));
   server::Service service(a.model, model_params(a.comm_profile), a.limits);
   service.set_simulation_dirs(a.sim_data, a.sim_workloads);
   if (!a.samples.empty()) {
@@ -159,8 +162,12 @@ void setup(CLI::App& root) {
   limits->add_option("--max-plan-cells", l.max_plan_cells,
                      "Most (batch, workers) cells one /plan may search (batches x max_workers); past it: 422")
       ->capture_default_str();
-  limits->add_flag("--allow-paths", l.allow_paths,
-                   "Let requests read sample files on this machine (samples_path); without it: 403");
+  limits
+      ->add_option("--allow-paths", l.allowed_root,
+                   "Let requests read sample files on this machine (samples_path): with DIR only the files under DIR "
+                   "(symbolic links followed), without it any the server can read; without the option: 403")
+      ->expected(0, 1)
+      ->type_name("[DIR]");
   limits->add_option("--threads", l.threads,
                      "Connections served at once (an idle keep-alive connection holds one for up to 5 s, a slow "
                      "client for up to --head-timeout, or --request-timeout while it sends a body)")
@@ -169,7 +176,10 @@ void setup(CLI::App& root) {
       "Example: trainplan serve --samples s.csv &\n"
       "         curl -s localhost:8077/predict -H 'Content-Type: application/json' \\\n"
       "              -d '{\"id\": \"fit-1\", \"batch\": 64, \"workers\": 8, \"epochs\": 30}'");
-  cmd->callback([a] { run_serve(*a); });
+  cmd->callback([a, cmd] {
+    a->limits.allow_paths = cmd->get_option("--allow-paths")->count() > 0;
+    run_serve(*a);
+  });
 }
 
 CommandRegistrar reg(45, setup);

@@ -468,6 +468,20 @@ void Service::make_room_for_fit() {
   }
 }
 
+// Whether `path`, its symbolic links followed, lies in Limits::allowed_root.
+// A name that does not resolve yet is judged by the folder it would be in.
+bool Service::within_allowed_root(const std::string& path) const {
+  std::error_code ec;
+  const auto root = std::filesystem::weakly_canonical(limits_.allowed_root, ec);
+  if (ec) return false;
+  const auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) return false;
+  auto r = root.begin(), t = target.begin();
+  for (; r != root.end() && !r->empty(); ++r, ++t)
+    if (t == target.end() || *r != *t) return false;
+  return t != target.end();  // the root itself is no file of it
+}
+
 std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req,
                                                                          std::unique_ptr<Slot>& slot) {
   const json* csv = find(req, "samples_csv");
@@ -489,6 +503,11 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
   } else {
     label = path->get<std::string>();
     if (label.empty()) throw RequestError(400, field, "field 'samples_path' is empty: give a file on the server");
+    if (!limits_.allowed_root.empty() && !within_allowed_root(label))
+      throw RequestError(403, field,
+                         fmt::format("'{}' is outside the folder this server reads sample files from (trainplan serve "
+                                     "--allow-paths {})",
+                                     quoted_prefix(label), limits_.allowed_root));
     // Only a regular file: opening a pipe blocks until someone writes to it,
     // past any time limit, and a device or a directory is no sample set.
     std::error_code ec;

@@ -84,6 +84,9 @@ struct Limits {
   // samples_path reads a file on the server's machine: refused (403) unless
   // the server was started with --allow-paths.
   bool allow_paths = false;
+  // With allow_paths: the folder whose files (after symbolic links) a
+  // samples_path may name; empty: any file the process can read.
+  std::string allowed_root;
 };
 
 struct Response {
@@ -176,6 +179,8 @@ class Service {
   // counted against the limits, then parsed once `slot` is taken.
   std::optional<std::pair<SampleSet, std::string>> request_samples(const nlohmann::json& req,
                                                                    std::unique_ptr<Slot>& slot);
+  // Whether a samples_path lies in Limits::allowed_root (links followed).
+  bool within_allowed_root(const std::string& path) const;
   // Waits for a slot of `pool` until the request's CancelScope ends; throws when its line is full.
   std::unique_ptr<Slot> take_slot(Pool pool = Pool::kSamples);
   // A slot of the ids' pool unless `slot` holds one (a request that brought its samples).

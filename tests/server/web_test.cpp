@@ -526,4 +526,31 @@ TEST(Web, SamplesPathNeedsAllowPaths) {
   EXPECT_EQ(st, 200) << f.dump();
 }
 
+// --allow-paths DIR: only the files under DIR, links followed; the others,
+// a way out by "..", or a link that points out, are 403 before anything is read.
+TEST(Web, SamplesPathWithinTheAllowedFolderOnly) {
+  auto dir = tptest::temp_dir("web_root");
+  std::filesystem::create_directories(dir / "allowed" / "sub");
+  const std::string inside = tptest::write_file(dir / "allowed" / "sub" / "s.csv", fixture_csv());
+  const std::string outside = tptest::write_file(dir / "s.csv", fixture_csv());
+  std::filesystem::create_symlink(outside, dir / "allowed" / "link.csv");
+  auto l = with_paths();
+  l.allowed_root = (dir / "allowed").string();
+  Running s(l);
+  int st = 0;
+  json f = s.post("/fit", json{{"samples_path", inside}, {"model", "isotonic-mi"}}, &st);
+  EXPECT_EQ(st, 200) << f.dump();
+  for (const std::string& p : {outside, (dir / "allowed" / ".." / "s.csv").string(), (dir / "allowed" / "link.csv").string(),
+                               std::string("/etc/passwd"), (dir / "allowed").string()}) {
+    json e = s.post("/fit", json{{"samples_path", p}, {"model", "isotonic-mi"}}, &st);
+    EXPECT_EQ(st, 403) << p << " -> " << e.dump();
+    EXPECT_EQ(e["field"], "samples_path");
+    EXPECT_NE(e["error"].get<std::string>().find("outside the folder"), std::string::npos) << e.dump();
+    EXPECT_EQ(e["error"].get<std::string>().find("root:"), std::string::npos) << e.dump();  // nothing of the file said
+  }
+  auto bad = tptest::run_cli("serve --port 0 --allow-paths " + (dir / "s.csv").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--allow-paths"), std::string::npos) << bad.err;
+}
+
 }  // namespace
