@@ -56,6 +56,21 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
     std::optional<SamplesTransfer> moved;
     if (!g.measured) {
       moved = transfer_samples(samples, from, hw, std::move(timed), nullptr, precision);
+    } else if (precision.target != models::Precision::kAuto) {
+      // Trained in another precision than profiled: the measured GPU is
+      // moved too, to itself, so that every GPU is planned in the precision
+      // asked; where that is the one the samples ran in, they stay measured.
+      moved = transfer_samples(samples, from, hw, {}, nullptr, precision);
+      if (moved->ratios.value("precision", "") == moved->ratios.value("target_precision", "")) {
+        moved.reset();
+      } else {
+        g.measured = false;
+        moved->notes.insert(moved->notes.begin(),
+                            fmt::format("measured here in {}, moved to {} on the same GPU",
+                                        moved->ratios.value("precision", "?"), moved->ratios.value("target_precision", "?")));
+      }
+    }
+    if (moved) {
       g.times_log_sd = moved->moved.times_predicted_log_sd;
       g.notes = std::move(moved->notes);
     }

@@ -1,6 +1,7 @@
 // One job planned on several GPUs from samples measured on one of them: "what
 // if we had other GPUs". On the GPU the samples were measured on they are
-// planned as they are; on every other one they are first moved there
+// planned as they are (moved to that GPU itself when the training is to run
+// in another precision than they were measured in); on every other one they are first moved there
 // (app/transfer_samples.h, no trial on the target), so that each GPU's plan
 // rests on its own predicted epoch times, and a confidence adds the move's
 // error to its bounds. A price per GPU-hour puts a cost on each plan.
@@ -22,7 +23,7 @@ namespace trainplan::app {
 struct GpuPlan {
   std::string gpu;                          // the hardware's name
   double price_per_gpu_hour = 0;            // 0: no price
-  bool measured = false;                    // the samples were measured here (not moved)
+  bool measured = false;                    // the samples were measured here, in the precision planned (not moved)
   std::optional<double> times_log_sd;       // the move's shared error (moved samples only)
   size_t trials = 0;                        // configurations timed there that corrected the move
   std::vector<std::string> notes;           // what the move says (transfer_samples' notes)

@@ -94,6 +94,11 @@ void run_transfer_samples(const TransferArgs& a) {
                                : fmt::format(", corrected by {} configuration{} measured there", t.target_trials,
                                              t.target_trials == 1 ? "" : "s"),
                            t.network.empty() ? " (no layer graph)" : " (layer graph " + t.network + ")");
+  std::cout << fmt::format("matrix work in {}{}: {}\n", t.ratios.value("precision", "?"),
+                           t.ratios.value("target_precision", "") != t.ratios.value("precision", "")
+                               ? ", in " + t.ratios.value("target_precision", "?") + " on " + t.target
+                               : std::string(),
+                           t.ratios.value("precision_reason", ""));
   if (a.describe) std::cout << t.description;
   std::cout << fmt::format("{:>8} {:>8} {:>6} {:>12} {:>12} {:>12} {:>19} {:>9}\n", "batch", "workers", "nodes",
                            "measured_s", "target_nodes", "predicted_s", "80% interval", "speed-up");

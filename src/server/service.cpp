@@ -404,6 +404,13 @@ Service::Service(std::string default_model, models::ModelParams params, Limits l
     : default_model_(std::move(default_model)), model_params_(std::move(params)), limits_(limits) {
   limits_.max_concurrent = std::max(1, limits_.max_concurrent);
   limits_.max_queue = std::max(0, limits_.max_queue);
+  // The allowed folder as it is now, links followed: a link named as the
+  // folder and pointed elsewhere later does not move what may be read.
+  if (!limits_.allowed_root.empty()) {
+    std::error_code ec;
+    auto root = std::filesystem::canonical(limits_.allowed_root, ec);
+    if (!ec) limits_.allowed_root = root.string();
+  }
 }
 
 void Service::stop() {
@@ -450,18 +457,36 @@ void Service::keep(const std::string& id) {
   it->second->kept = true;
 }
 
+namespace {
+std::string all_kept_message(size_t held) {
+  return fmt::format("the server holds {} fitted sample sets, its limit (trainplan serve --max-fits), every one kept; "
+                     "use an id from GET /fits, or send samples with /predict and /plan",
+                     held);
+}
+}  // namespace
+
+bool Service::room_for_fit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (static_cast<int>(entries_.size()) < limits_.max_fits) return true;
+  return std::any_of(entries_.begin(), entries_.end(), [](const auto& e) { return !e.second->kept; });
+}
+
 void Service::make_room_for_fit() {
   while (static_cast<int>(entries_.size()) >= limits_.max_fits) {
+    // The least recently used of those no request holds (the map's own
+    // reference is the only one), else of all: a request in progress keeps
+    // its samples either way, but its id should outlast idle ones.
     auto oldest = entries_.end();
-    for (auto it = entries_.begin(); it != entries_.end(); ++it)
-      if (!it->second->kept && (oldest == entries_.end() || it->second->last_use < oldest->second->last_use))
+    auto idle = [](const auto& it) { return it->second.use_count() == 1; };
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->second->kept) continue;
+      if (oldest == entries_.end() || idle(it) > idle(oldest) ||
+          (idle(it) == idle(oldest) && it->second->last_use < oldest->second->last_use))
         oldest = it;
+    }
     if (oldest == entries_.end())
       throw RequestError(503, "",
-                         fmt::format("the server holds {} fitted sample sets, its limit (trainplan serve --max-fits), "
-                                     "every one kept; use an id from GET /fits, or send samples with /predict and "
-                                     "/plan",
-                                     entries_.size()));
+                         all_kept_message(entries_.size()));
     let_go_.push_back(oldest->first);
     if (let_go_.size() > kLetGoRemembered) let_go_.pop_front();
     entries_.erase(oldest);
@@ -470,16 +495,23 @@ void Service::make_room_for_fit() {
 
 // Whether `path`, its symbolic links followed, lies in Limits::allowed_root.
 // A name that does not resolve yet is judged by the folder it would be in.
+// (The folder itself counts as in it: the check that follows refuses a
+// folder as no sample file.) A path that cannot be resolved (a folder on
+// the way the server may not list) is judged as written, `..` removed, and
+// the open that follows says what is wrong with it.
 bool Service::within_allowed_root(const std::string& path) const {
   std::error_code ec;
-  const auto root = std::filesystem::weakly_canonical(limits_.allowed_root, ec);
-  if (ec) return false;
-  const auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-  if (ec) return false;
+  const std::filesystem::path root(limits_.allowed_root);
+  auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) {
+    ec.clear();
+    target = std::filesystem::absolute(path, ec).lexically_normal();
+    if (ec) return false;
+  }
   auto r = root.begin(), t = target.begin();
   for (; r != root.end() && !r->empty(); ++r, ++t)
     if (t == target.end() || *r != *t) return false;
-  return t != target.end();  // the root itself is no file of it
+  return true;
 }
 
 std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req,
@@ -658,6 +690,11 @@ json Service::fit_request(const json& req) {
   if (find(req, "id")) throw RequestError(400, "id", "/fit takes samples (samples_csv or samples_path), not an id");
   if (!find(req, "samples_csv") && !find(req, "samples_path"))
     throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
+  // Before the samples are read and fitted: a fit that cannot be held is refused at once.
+  if (!room_for_fit()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    throw RequestError(503, "", all_kept_message(entries_.size()));
+  }
   std::unique_ptr<Slot> slot;
   auto s = request_samples(req, slot);
   if (!s) throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");

@@ -23,17 +23,18 @@
 //
 // Errors: {"error": what, "file", "line", "field" (when known)} with 400 (bad
 // JSON, a missing or mistyped field, InputError), 403 (samples_path without
-// Limits::allow_paths), 404 (unknown id or path),
+// Limits::allow_paths, or outside Limits::allowed_root), 404 (unknown id,
+// one let go, or an unknown path),
 // 405 (wrong method), 413 (a body or samples file over Limits), 422
 // (InfeasibleError; samples or a search space over Limits), 503 (busy, over
-// the time limit, stopping; Response::retry_after_s when a retry can
-// succeed), 500 (anything else). Messages name request fields, not CLI
+// the time limit, stopping, a /fit when every id held is kept;
+// Response::retry_after_s when a retry can succeed), 500 (anything else). Messages name request fields, not CLI
 // options. handle() never throws.
 //
 // Fitted ids: at most Limits::max_fits are held; a /fit past it lets go of
-// the id used least recently (a request on it in progress keeps its samples
-// until it ends; ids given to keep() stay), and a later request on that id
-// is a 404 that says so.
+// the id used least recently, those no request is using first (a request on
+// it in progress keeps its samples until it ends; ids given to keep() stay),
+// and a later request on that id is a 404 that says so.
 //
 // Thread-safe. Requests that bring samples (/fit; /predict and /plan with
 // samples_csv or samples_path) compute at most Limits::max_concurrent at a
@@ -186,8 +187,12 @@ class Service {
   // A slot of the ids' pool unless `slot` holds one (a request that brought its samples).
   void take_id_slot(std::unique_ptr<Slot>& slot);
   // Makes room for one more fitted id: lets go of the least recently used
-  // while Limits::max_fits are held. Call with mu_ held.
+  // (of those no request holds, if any) while Limits::max_fits are held;
+  // 503 when every id held is kept. Call with mu_ held.
   void make_room_for_fit();
+  // Whether a /fit could be held: false when Limits::max_fits ids are held and
+  // every one is kept.
+  bool room_for_fit() const;
 
   std::string default_model_;
   models::ModelParams model_params_;

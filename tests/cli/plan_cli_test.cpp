@@ -578,6 +578,36 @@ TEST(PlanCli, AnUnreadableOptionValueIsAnErrorNamingTheOption) {
 // they are and on every other GPU of --gpu moved first (as transfer
 // --samples moves them); each GPU's plan is what plan --samples gives on the
 // moved file, prices name the cheapest, and bad combinations exit 2.
+// Trained in another precision than profiled: the measured GPU is moved too,
+// to itself, so that every GPU is planned in the precision asked; in the
+// precision the samples ran in, it stays measured.
+TEST(PlanCli, ATargetPrecisionMovesTheMeasuredGpuToo) {
+  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
+  const auto dir = tptest::temp_dir("plan-gpus-precision");
+  const std::string ask = " --from-gpu h200 --gpu h200,l4 --target 0.97 --deadline 10m --precision fp32";
+  auto same = tptest::run_cli("plan --samples " + samples + ask + " --target-precision fp32 --json");
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_TRUE(nlohmann::json::parse(same.out)["gpus"][0]["measured"].get<bool>());
+  auto moved = tptest::run_cli("plan --samples " + samples + ask + " --target-precision mixed --json");
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  const auto h200 = nlohmann::json::parse(moved.out)["gpus"][0];
+  EXPECT_FALSE(h200["measured"].get<bool>());
+  EXPECT_NE(h200["notes"].dump().find("measured here in fp32, moved to mixed on the same GPU"), std::string::npos)
+      << h200.dump();
+  // Its plan is plan's on the samples transfer moves to the H200 itself.
+  const std::string itself = (dir / "h200-mixed.csv").string();
+  ASSERT_EQ(tptest::run_cli("transfer --samples " + samples +
+                            " --from-gpu h200 --to-gpu h200 --precision fp32 --target-precision mixed -o " + itself)
+                .exit_code,
+            0);
+  auto there = tptest::run_cli("plan --samples " + itself + " --hardware h200 --target 0.97 --deadline 10m --json");
+  ASSERT_EQ(there.exit_code, 0) << there.err;
+  const auto want = nlohmann::json::parse(there.out)["choice"];
+  EXPECT_EQ(h200["plan"]["choice"]["batch"], want["batch"]);
+  EXPECT_EQ(h200["plan"]["choice"]["workers"], want["workers"]);
+  EXPECT_NEAR(h200["plan"]["choice"]["total_time_s"].get<double>(), want["total_time_s"].get<double>(), 1e-3);
+}
+
 TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
   const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
   const auto dir = tptest::temp_dir("plan-gpus");

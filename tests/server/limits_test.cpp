@@ -441,6 +441,36 @@ TEST(ServerLimits, FitsPastTheLimitLetGoOfTheLeastRecentlyUsed) {
   EXPECT_EQ(st, 200);
 }
 
+// The id let go is the least recently used of those no request holds: an id
+// a request is using outlasts idle ones, even older.
+TEST(ServerLimits, AnIdInUseOutlastsIdleOnes) {
+  Limits l;
+  l.max_fits = 2;
+  trainplan::server::Service svc("isotonic-mi", {}, l);
+  auto fit = [&](int rows) {
+    return svc.fit(trainplan::io::parse_samples_csv(many_rows_csv(rows), "s"), "s", "isotonic-mi")["id"].get<std::string>();
+  };
+  const std::string busy = fit(400), idle = fit(40);
+  // A long request on `busy` (every model cross-validated), then one on
+  // `idle`: `busy` is now the least recently used, and in use.
+  std::atomic<bool> done{false};
+  std::thread slow([&] {
+    svc.handle("POST", "/curves", json{{"id", busy}, {"evaluate", "all"}}.dump());
+    done = true;
+  });
+  for (int i = 0; i < 5000 && !done && svc.handle("GET", "/health", "").body.value("computing", 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(svc.handle("POST", "/predict", json{{"id", idle}, {"batch", 32}, {"workers", 2}}.dump()).status, 200);
+  const std::string fresh = fit(40);
+  const bool held = !done;
+  slow.join();
+  if (!held) GTEST_SKIP() << "the /curves request ended before the /fit: nothing in use to keep";
+  const json fits = svc.handle("GET", "/fits", "").body;
+  std::set<std::string> ids;
+  for (const auto& f : fits["fits"]) ids.insert(f["id"].get<std::string>());
+  EXPECT_EQ(ids, (std::set<std::string>{busy, fresh})) << fits.dump();
+}
+
 // An id kept (the samples `serve --samples` loads) is never let go; with
 // every id held kept, a /fit past the limit is a 503.
 TEST(ServerLimits, KeptFitsStay) {
@@ -450,6 +480,11 @@ TEST(ServerLimits, KeptFitsStay) {
   const std::string kept = svc.fit(trainplan::io::parse_samples_csv(many_rows_csv(40), "s"), "s", "isotonic-mi")["id"];
   svc.keep(kept);
   auto r = svc.handle("POST", "/fit", quick_fit(many_rows_csv(40)).dump());
+  EXPECT_EQ(r.status, 503) << r.body.dump();
+  EXPECT_NE(r.body["error"].get<std::string>().find("every one kept"), std::string::npos) << r.body.dump();
+  // Refused before its samples are read and fitted: samples that would not
+  // even parse get the 503, not a 400.
+  r = svc.handle("POST", "/fit", json{{"samples_csv", "no,samples\nhere\n"}}.dump());
   EXPECT_EQ(r.status, 503) << r.body.dump();
   r = svc.handle("POST", "/predict", json{{"id", kept}, {"batch", 32}, {"workers", 2}}.dump());
   EXPECT_EQ(r.status, 200) << r.body.dump();

@@ -541,13 +541,17 @@ TEST(Web, SamplesPathWithinTheAllowedFolderOnly) {
   json f = s.post("/fit", json{{"samples_path", inside}, {"model", "isotonic-mi"}}, &st);
   EXPECT_EQ(st, 200) << f.dump();
   for (const std::string& p : {outside, (dir / "allowed" / ".." / "s.csv").string(), (dir / "allowed" / "link.csv").string(),
-                               std::string("/etc/passwd"), (dir / "allowed").string()}) {
+                               std::string("/etc/passwd")}) {
     json e = s.post("/fit", json{{"samples_path", p}, {"model", "isotonic-mi"}}, &st);
     EXPECT_EQ(st, 403) << p << " -> " << e.dump();
     EXPECT_EQ(e["field"], "samples_path");
     EXPECT_NE(e["error"].get<std::string>().find("outside the folder"), std::string::npos) << e.dump();
     EXPECT_EQ(e["error"].get<std::string>().find("root:"), std::string::npos) << e.dump();  // nothing of the file said
   }
+  // The folder itself is in it, and no sample file.
+  json e = s.post("/fit", json{{"samples_path", (dir / "allowed").string()}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_NE(e["error"].get<std::string>().find("not a regular file"), std::string::npos) << e.dump();
   auto bad = tptest::run_cli("serve --port 0 --allow-paths " + (dir / "s.csv").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--allow-paths"), std::string::npos) << bad.err;
