@@ -42,6 +42,12 @@ struct TransferArgs {
   models::TrainingPrecision precision;
 };
 
+// The precision the matrix work was taken in, with why (which says the
+// target's too when the user gave another there): one line.
+std::string precision_line(const nlohmann::json& ratios) {
+  return fmt::format("matrix work in {}: {}\n", ratios.value("precision", "?"), ratios.value("precision_reason", ""));
+}
+
 SampleSet read_sample_set(const std::string& path, long dataset_size) {
   SampleSet set = profile::read_samples(path);
   apply_dataset_size(set, dataset_size, path);
@@ -94,11 +100,7 @@ void run_transfer_samples(const TransferArgs& a) {
                                : fmt::format(", corrected by {} configuration{} measured there", t.target_trials,
                                              t.target_trials == 1 ? "" : "s"),
                            t.network.empty() ? " (no layer graph)" : " (layer graph " + t.network + ")");
-  std::cout << fmt::format("matrix work in {}{}: {}\n", t.ratios.value("precision", "?"),
-                           t.ratios.value("target_precision", "") != t.ratios.value("precision", "")
-                               ? ", in " + t.ratios.value("target_precision", "?") + " on " + t.target
-                               : std::string(),
-                           t.ratios.value("precision_reason", ""));
+  std::cout << precision_line(t.ratios);
   if (a.describe) std::cout << t.description;
   std::cout << fmt::format("{:>8} {:>8} {:>6} {:>12} {:>12} {:>12} {:>19} {:>9}\n", "batch", "workers", "nodes",
                            "measured_s", "target_nodes", "predicted_s", "80% interval", "speed-up");
@@ -244,6 +246,7 @@ void run_transfer(const TransferArgs& a) {
                                ? ", no step measured there"
                                : fmt::format(", corrected by {} steps measured there", problem.target_trials.size()),
                            problem.network ? " (layer graph " + problem.network->name + ")" : " (no layer graph)");
+  std::cout << precision_line(scoring::ratios_json(model.ratios()));
   if (a.describe) std::cout << model.describe();
   std::cout << fmt::format("{:>10} {:>9} {:>10} {:>21} {:>9} {:>9} {:>13}\n", "placement", "local_bsz", "step_s",
                            "80% interval", "host_s", "gpu_s", "exposed_comm");
