@@ -125,8 +125,7 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   problem.source = sample_steps(set, from.node.gpus_per_node);
   problem.target_trials = std::move(trials);
   problem.network = network;
-  problem.precision = precision.profiled;
-  problem.target_precision = precision.target;
+  problem.precision = precision;
   models::SplitTransferModel model;
   model.fit(problem);
   for (const auto& n : model.notes()) t.notes.push_back(n);

@@ -151,8 +151,7 @@ void run_transfer(const TransferArgs& a) {
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   problem.target_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   problem.source_hw.gpu.fp32_matmul_tf32 = problem.target_hw.gpu.fp32_matmul_tf32 = a.tf32;
-  problem.precision = a.precision.profiled;
-  problem.target_precision = a.precision.target;
+  problem.precision = a.precision;
   problem.source = scoring::trace_samples(a.from, true);
   if (auto w = models::node_size_warning(problem.source, problem.source_hw, a.from, "--from-gpu"); !w.empty())
     std::cerr << "warning: " << w << "\n";

@@ -62,11 +62,9 @@ struct TransferProblem {
   // The network's layer graph when known (network_zoo.h), else null: it
   // splits the per-example work into compute- and memory-bound parts.
   const structure::LayerGraph* network = nullptr;
-  // What the user says the training ran in; kAuto: the model's guess.
-  Precision precision = Precision::kAuto;
-  // What it will run in on the target, when that differs (fp32 profiled,
-  // mixed precision planned); kAuto: as on the source.
-  Precision target_precision = Precision::kAuto;
+  // What the user says the training ran in (kAuto: the model's guess), and
+  // will run in on the target when that differs (kAuto: the same).
+  TrainingPrecision precision;
 };
 
 // A predicted step split into the parts a hardware change scales differently,

@@ -324,8 +324,8 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
                            ? std::min(1.0, ratios_.intra_link)
                            : ratio(problem.target_hw.node.inter_node_gbps, problem.source_hw.node.inter_node_gbps);
 
-  const bool given = problem.precision != Precision::kAuto;
-  Precision prec = given ? problem.precision : p_.precision;
+  const bool given = problem.precision.profiled != Precision::kAuto;
+  Precision prec = given ? problem.precision.profiled : p_.precision;
   if (prec == Precision::kAuto) {
     if (problem.network && src_.gpu_example_s > 0) {
       double achieved = 3 * problem.network->flops() / src_.gpu_example_s / 1e12;
@@ -353,7 +353,7 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
     ratios_.precision_reason = given ? "as the user gave it" : "as given";
   }
   ratios_.precision = prec;
-  const Precision tprec = problem.target_precision == Precision::kAuto ? prec : problem.target_precision;
+  const Precision tprec = problem.precision.target == Precision::kAuto ? prec : problem.precision.target;
   ratios_.target_precision = tprec;
   if (tprec != prec) ratios_.precision_reason += fmt::format("; on the target {}, as the user gave it", to_string(tprec));
   ratios_.compute = ratio(tprec == Precision::kMixed ? tg.amp_matrix_tflops() : tg.fp32_matmul_tflops(),

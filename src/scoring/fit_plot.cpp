@@ -14,22 +14,6 @@ namespace trainplan::scoring {
 namespace {
 
 const char* kGrey = "#b0b0b0";
-}  // namespace
-
-std::vector<double> metric_curve_epochs(const SampleSet& s, int steps) {
-  double emax = 0, emin = std::numeric_limits<double>::infinity();
-  for (const auto& x : s.with_metric()) emax = std::max(emax, x.epochs), emin = std::min(emin, x.epochs);
-  for (const auto& x : s.curve)
-    if (x.metric) emin = std::min(emin, x.epochs);
-  const double top = std::max(1.0, 1.1 * emax);
-  const double bottom = std::isfinite(emin) && emin > 0 && emin < top ? emin : 0;
-  std::vector<double> e;
-  for (int i = 1; i <= steps; ++i)
-    e.push_back(bottom > 0 && steps > 1 ? bottom + (top - bottom) * (i - 1) / (steps - 1) : top * i / steps);
-  return e;
-}
-
-namespace {
 
 io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, const FitPlotOptions& o) {
   io::PlotPanel p;
@@ -102,6 +86,19 @@ io::PlotPanel time_panel(const SampleSet& s, const models::TimeModel& m, const F
 }
 
 }  // namespace
+
+std::vector<double> metric_curve_epochs(const SampleSet& s, int steps) {
+  double emax = 0, emin = std::numeric_limits<double>::infinity();
+  for (const auto& x : s.with_metric()) emax = std::max(emax, x.epochs), emin = std::min(emin, x.epochs);
+  for (const auto& x : s.curve)
+    if (x.metric) emin = std::min(emin, x.epochs);
+  const double top = std::max(1.0, 1.1 * emax);
+  const double bottom = std::isfinite(emin) && emin > 0 && emin < top ? emin : 0;
+  std::vector<double> e;
+  for (int i = 1; i <= steps; ++i)
+    e.push_back(bottom > 0 && steps > 1 ? bottom + (top - bottom) * (i - 1) / (steps - 1) : top * i / steps);
+  return e;
+}
 
 std::vector<io::PlotPanel> fit_panels(const SampleSet& s, const models::TimeModel* time,
                                       const models::MetricModel* metric, const FitPlotOptions& o) {

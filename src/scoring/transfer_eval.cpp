@@ -279,18 +279,18 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
 
     // split-transfer without trials, for the parts before trials (its fit
     // does not depend on the seed).
+    const models::TransferProblem untried{source, opts.from_hw, opts.to_hw, {}, graph, opts.precision};
     std::optional<models::SplitTransferModel> prior;
     if (std::find(rep.methods.begin(), rep.methods.end(), "split-transfer") != rep.methods.end()) {
       prior.emplace();
-      prior->fit({source, opts.from_hw, opts.to_hw, {}, graph, opts.precision.profiled, opts.precision.target});
+      prior->fit(untried);
     }
     for (uint64_t seed : opts.seeds) {
       std::vector<size_t> idx(target.size());
       std::iota(idx.begin(), idx.end(), 0);
       std::mt19937_64 rng(seed);
       std::shuffle(idx.begin(), idx.end(), rng);
-      models::TransferProblem prob{source,         opts.from_hw, opts.to_hw, {}, graph, opts.precision.profiled,
-                                   opts.precision.target};
+      models::TransferProblem prob = untried;
       std::vector<models::StepSample> predicted;
       for (size_t i = 0; i < idx.size(); ++i)
         (i < static_cast<size_t>(opts.target_trials) ? prob.target_trials : predicted).push_back(target[idx[i]]);

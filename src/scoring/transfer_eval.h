@@ -38,7 +38,7 @@ struct TransferEvalOptions {
   // folders whose names do not say it; "" takes it from the folders' names.
   std::string network;
   // The training's precision when known, profiled and on the target
-  // (models::TransferProblem::precision, target_precision).
+  // (models::TransferProblem::precision).
   models::TrainingPrecision precision;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -465,10 +466,18 @@ std::string all_kept_message(size_t held) {
 }
 }  // namespace
 
-bool Service::room_for_fit() const {
+void Service::check_room_for_fit() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (static_cast<int>(entries_.size()) < limits_.max_fits) return true;
-  return std::any_of(entries_.begin(), entries_.end(), [](const auto& e) { return !e.second->kept; });
+  if (static_cast<int>(entries_.size()) >= limits_.max_fits &&
+      std::all_of(entries_.begin(), entries_.end(), [](const auto& e) { return e.second->kept; }))
+    throw RequestError(503, "", all_kept_message(entries_.size()));
+}
+
+bool Service::was_let_go(const std::string& id) const {
+  long n = 0;
+  const char* digits = id.data() + std::min<size_t>(id.size(), 4);
+  const auto [end, ec] = std::from_chars(digits, id.data() + id.size(), n);
+  return ec == std::errc() && end == id.data() + id.size() && n >= 1 && n < next_id_ && id == fmt::format("fit-{}", n);
 }
 
 void Service::make_room_for_fit() {
@@ -484,11 +493,7 @@ void Service::make_room_for_fit() {
           (idle(it) == idle(oldest) && it->second->last_use < oldest->second->last_use))
         oldest = it;
     }
-    if (oldest == entries_.end())
-      throw RequestError(503, "",
-                         all_kept_message(entries_.size()));
-    let_go_.push_back(oldest->first);
-    if (let_go_.size() > kLetGoRemembered) let_go_.pop_front();
+    if (oldest == entries_.end()) throw RequestError(503, "", all_kept_message(entries_.size()));
     entries_.erase(oldest);
   }
 }
@@ -691,10 +696,7 @@ json Service::fit_request(const json& req) {
   if (!find(req, "samples_csv") && !find(req, "samples_path"))
     throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
   // Before the samples are read and fitted: a fit that cannot be held is refused at once.
-  if (!room_for_fit()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    throw RequestError(503, "", all_kept_message(entries_.size()));
-  }
+  check_room_for_fit();
   std::unique_ptr<Slot> slot;
   auto s = request_samples(req, slot);
   if (!s) throw RequestError(400, "samples_csv", "missing samples: give samples_csv (CSV text) or samples_path");
@@ -721,7 +723,7 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
       const std::string& name = id->get_ref<const std::string&>();
       auto it = entries_.find(name);
       if (it == entries_.end()) {
-        if (std::find(let_go_.begin(), let_go_.end(), name) != let_go_.end())
+        if (was_let_go(name))
           throw RequestError(404, "id",
                              fmt::format("id '{}' was let go to hold newer fits: the server keeps the {} used most "
                                          "recently (trainplan serve --max-fits); POST /fit its samples again",

@@ -49,7 +49,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -190,9 +189,12 @@ class Service {
   // (of those no request holds, if any) while Limits::max_fits are held;
   // 503 when every id held is kept. Call with mu_ held.
   void make_room_for_fit();
-  // Whether a /fit could be held: false when Limits::max_fits ids are held and
-  // every one is kept.
-  bool room_for_fit() const;
+  // 503 when a /fit could not be held: Limits::max_fits ids held, every one
+  // kept.
+  void check_room_for_fit() const;
+  // Whether `id` is one this server gave and let go: ids are "fit-N" in
+  // order, and an id leaves entries_ only when let go. Call with mu_ held.
+  bool was_let_go(const std::string& id) const;
 
   std::string default_model_;
   models::ModelParams model_params_;
@@ -201,14 +203,10 @@ class Service {
   std::atomic<bool> stopping_{false};
   std::atomic<int> in_flight_{0};
 
-  mutable std::mutex mu_;  // guards entries_, next_id_, use_clock_, let_go_
+  mutable std::mutex mu_;  // guards entries_, next_id_, use_clock_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   long next_id_ = 1;
   long use_clock_ = 0;
-  // Ids let go to make room, so that a request on one says why it is unknown
-  // (the most recent kLetGoRemembered).
-  std::deque<std::string> let_go_;
-  static constexpr size_t kLetGoRemembered = 4096;
 
   mutable std::mutex slots_mu_;  // guards computing_, waiting_
   std::condition_variable slots_cv_;

@@ -381,7 +381,7 @@ TEST(SplitTransfer, ATargetPrecisionMovesFromOnePrecisionToTheOther) {
   prob.precision = models::Precision::kFp32;
   models::SplitTransferModel same;
   same.fit(prob);
-  prob.target_precision = models::Precision::kMixed;
+  prob.precision.target = models::Precision::kMixed;
   models::SplitTransferModel moved;
   moved.fit(prob);
   EXPECT_EQ(same.ratios().target_precision, models::Precision::kFp32);
