@@ -3,7 +3,7 @@
 // (docs/SERVER.md), and every chart is drawn here with uPlot from that JSON.
 "use strict";
 
-const state = { fitId: null, samplesLabel: null, samples: null, moved: null, charts: {} };
+const state = { fitId: null, fitBody: null, samplesLabel: null, samples: null, moved: null, charts: {} };
 const $ = (id) => document.getElementById(id);
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 
@@ -188,7 +188,7 @@ async function onSamples(ev) {
     status("fitting…");
     const fit = await api("/fit", body);
     state.samples = samples;  // what the Another GPU tab moves
-    await adoptFit(fit);
+    await adoptFit(fit, body);
   } catch (e) {
     summary.textContent += (summary.textContent ? "\n" : "") + `error: ${e.message}`;
     status("error");
@@ -198,10 +198,12 @@ async function onSamples(ev) {
   }
 }
 
-// Makes `fit` (POST /fit's answer) the one the Plan tab plans on, says what
-// it is and draws its curves.
-async function adoptFit(fit) {
+// Makes `fit` (POST /fit's answer to `body`) the one the Plan tab plans on,
+// says what it is and draws its curves. `body` fits it again when the
+// server has let go of its id (a busy server holds --max-fits ids).
+async function adoptFit(fit, body) {
   state.fitId = fit.id;
+  state.fitBody = body;
   state.samplesLabel = fit.samples;
   $("plan-submit").disabled = false;
   let text =
@@ -295,12 +297,30 @@ async function onPlan(ev) {
     const conf = numberField("plan-confidence");
     if (conf !== null && conf > 0) body.confidence = conf;
     status("planning…");
-    showPlan(await api("/plan", body));
-    status("planned");
+    const planned = await planOnFit(body);
+    showPlan(planned.plan);
+    status("planned" + planned.note);
   } catch (e) {
     showError("plan-error", e);
     // 422: the constraints cannot be met; anything else is an error of the request.
     status(e.status === 422 ? "nothing fits" : "error");
+  }
+}
+
+// POST /plan on the fitted id: {plan, note}. When the server has let go of
+// the id (404: it holds --max-fits ids, the least recently used go first),
+// the samples are fitted again under a new id and the plan asked once more;
+// `note` then says so.
+async function planOnFit(body) {
+  try {
+    return { plan: await api("/plan", body), note: "" };
+  } catch (e) {
+    if (e.status !== 404 || !state.fitBody) throw e;
+    const old = state.fitId;
+    status(`the server let go of ${old}: fitting the samples again…`);
+    const fit = await api("/fit", state.fitBody);
+    state.fitId = fit.id;
+    return { plan: await api("/plan", { ...body, id: fit.id }), note: ` (the server had let go of ${old}: fitted again as ${fit.id})` };
   }
 }
 
@@ -428,7 +448,8 @@ async function onTransferPlan() {
   showError("transfer-error", null);
   await whileBusy("transfer-plan", "transfer-error", async () => {
     status("fitting the moved samples…");
-    await adoptFit(await api("/fit", { samples_csv: t.samples_csv }));
+    const body = { samples_csv: t.samples_csv };
+    await adoptFit(await api("/fit", body), body);
     showTab("plan");
   });
 }

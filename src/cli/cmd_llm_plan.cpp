@@ -535,7 +535,7 @@ void setup(CLI::App& root) {
   p->callback([a] { run_plan(*a); });
 }
 
-CommandRegistrar reg(47, setup);
+CommandRegistrar reg(48, setup);
 
 }  // namespace
 }  // namespace trainplan::cli

@@ -250,7 +250,7 @@ void setup(CLI::App& root) {
   p->callback([a] { run_llm_profile(*a); });
 }
 
-CommandRegistrar reg(48, setup);
+CommandRegistrar reg(49, setup);
 
 }  // namespace
 }  // namespace trainplan::cli

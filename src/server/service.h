@@ -149,7 +149,17 @@ class Service {
   // behind fits; bounded all the same, since a far target or a model not
   // fitted yet costs as much as a fit).
   enum class Pool { kSamples = 0, kById = 1 };
-  class Slot;
+  class Slot {
+   public:
+    Slot(Service& s, Pool pool) : s_(s), pool_(int(pool)) {}
+    ~Slot();  // frees the slot and wakes the waiters
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    Service& s_;
+    int pool_;
+  };
 
   nlohmann::json health() const;
   nlohmann::json models() const;

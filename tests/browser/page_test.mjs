@@ -10,7 +10,7 @@
 // else /usr/bin/chromium. Exit 0: passed; 1: a check failed (each failure is
 // printed). Screenshots of each tab go to --out.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
 
@@ -58,9 +58,10 @@ try {
   page.on("console", (m) => {
     if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`);
   });
-  let expect422 = false;
+  let expect422 = false, expect404 = false;
   page.on("response", (r) => {
-    if (r.status() >= 400 && !(r.status() === 422 && expect422)) problems.push(`${r.status()} from ${r.url()}`);
+    if (r.status() >= 400 && !(r.status() === 422 && expect422) && !(r.status() === 404 && expect404))
+      problems.push(`${r.status()} from ${r.url()}`);
   });
   const origin = new URL(args.url).origin;
   page.on("request", (r) => { if (!r.url().startsWith(origin) && !r.url().startsWith("data:")) problems.push(`request elsewhere: ${r.url()}`); });
@@ -148,6 +149,32 @@ try {
   const firstLine = (none.stderr || "").split("\n").find((l) => l.startsWith("infeasible:")) || "";
   check(firstLine !== "" && why.includes(firstLine.replace(/^infeasible: /, "")), "the same reason as the CLI's");
   expect422 = false;
+
+  // A busy server lets go of the least recently used id past --max-fits (3,
+  // run_page_test.sh): three more fits from elsewhere, and the page's plan
+  // meets a 404, fits its samples again and plans.
+  const samplesCsv = readFileSync(args.samples, "utf8");
+  const others = await page.evaluate(async (csv) => {
+    const ids = [];
+    for (let i = 0; i < 3; ++i) {
+      const r = await fetch("/fit", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ samples_csv: csv }) });
+      ids.push((await r.json()).id);
+    }
+    return ids;
+  }, samplesCsv);
+  expect404 = true;
+  await fill("#plan-deadline", deadline);
+  await page.click("#plan-submit");
+  await waitStatus(page, /^planned|nothing fits|error/);
+  const refit = await text(page, "#status");
+  const refitted = /^planned \(the server had let go of fit-\d+: fitted again as fit-\d+\)$/.test(refit) &&
+    await visible(page, "#plan-result");
+  check(refitted, `a plan on an id the server let go of (after ${others.join(", ")}) fits the samples again: ${refit}`);
+  if (refitted && want.choice)
+    check(Number(await text(page, "#choice-workers")) === want.choice.workers &&
+      Number(await text(page, "#choice-batch")) === want.choice.batch, "the plan is the same as before");
+  expect404 = false;
 
   // ---- another GPU: samples measured on the H200 moved to an A100, as
   // `trainplan transfer --samples` moves them, then planned there ----

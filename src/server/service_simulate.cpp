@@ -1,0 +1,119 @@
+// GET /workloads and POST /simulate of server/service.h: the cluster
+// simulator over the workloads of the server's own folder.
+#include "server/service.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "app/simulate_request.h"
+#include "server/request_fields.h"
+#include "sim/policy.h"
+#include "sim/simulator.h"
+
+namespace trainplan::server {
+
+using nlohmann::json;
+
+void Service::set_simulation_dirs(std::string data, std::string workloads) {
+  sim_data_ = std::move(data);
+  sim_workloads_ = std::move(workloads);
+}
+
+std::vector<std::string> Service::workload_names() const {
+  // "<folder>/<name>" for each CSV one folder down, and "<name>" for each at the top.
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (sim_workloads_.empty() || !fs::is_directory(sim_workloads_, ec)) return out;
+  auto add = [&](const fs::path& dir, const std::string& prefix) {
+    std::error_code e;
+    for (const auto& f : fs::directory_iterator(dir, e))
+      if (f.is_regular_file(e) && f.path().extension() == ".csv") out.push_back(prefix + f.path().stem().string());
+  };
+  add(sim_workloads_, "");
+  for (const auto& d : fs::directory_iterator(sim_workloads_, ec))
+    if (d.is_directory(ec)) add(d.path(), d.path().filename().string() + "/");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string Service::simulation_missing() const {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(sim_data_, ec))
+    return fmt::format("the server has no application traces to simulate: {} is not a directory (trainplan serve "
+                       "--sim-data DIR)",
+                       sim_data_.empty() ? std::string("(none)") : sim_data_);
+  if (workload_names().empty())
+    return fmt::format("the server has no workloads to simulate: no CSV in {} or its folders (trainplan serve "
+                       "--sim-workloads DIR)",
+                       sim_workloads_.empty() ? std::string("(none)") : sim_workloads_);
+  return "";
+}
+
+json Service::workloads() const {
+  json policies = json::array();
+  for (const auto* e : sim::PolicyRegistry::instance().all()) policies.push_back(e->name);
+  const std::string missing = simulation_missing();
+  json j = {{"workloads", missing.empty() ? json(workload_names()) : json::array()}, {"policies", policies}};
+  if (!missing.empty()) j["note"] = missing;
+  return j;
+}
+
+json Service::simulate_request(const json& req) {
+  static const std::set<std::string> allowed = {"workload", "policies", "nodes", "gpus_per_node", "load_scale",
+                                                "restart_delay", "interval", "placement", "oracle", "gittins",
+                                                "min_gain", "time_model"};
+  for (const auto& [k, v] : req.items())
+    if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /workloads lists the workloads and policies)", k));
+  if (const std::string missing = simulation_missing(); !missing.empty()) throw RequestError(404, "workload", missing);
+  // A name from the listing, never a path: the server reads only its own workloads.
+  if (!find(req, "workload")) throw RequestError(400, "workload", "missing field 'workload' (GET /workloads lists them)");
+  const std::string name = get_string(req, "workload", "");
+  const auto names = workload_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw RequestError(404, "workload", fmt::format("unknown workload '{}' (GET /workloads lists them)", name));
+  app::SimulateQuery q;
+  q.workload = (std::filesystem::path(sim_workloads_) / (name + ".csv")).string();
+  q.data = sim_data_;
+  q.detail = true;
+  if (const json* p = find(req, "policies")) {
+    if (!p->is_array() || p->empty()) throw RequestError(400, "policies", "field 'policies' must be a non-empty array of names");
+    q.policies.clear();
+    for (const auto& x : *p) {
+      if (!x.is_string()) throw RequestError(400, "policies", "field 'policies' must be a non-empty array of names");
+      // Each name is a whole simulation: a name repeated would run (and answer) it again, and a
+      // long list of one name would hold the server's memory and a core for the request's limit.
+      if (std::find(q.policies.begin(), q.policies.end(), x.get<std::string>()) != q.policies.end())
+        throw RequestError(400, "policies", fmt::format("'{}' is named twice", x.get<std::string>()));
+      q.policies.push_back(x.get<std::string>());
+    }
+    std::vector<std::string> known;
+    for (const auto* e : sim::PolicyRegistry::instance().all()) known.push_back(e->name);
+    for (const auto& x : q.policies) one_of(x, "policies", known);
+  }
+  q.nodes = get_int(req, "nodes", q.nodes);
+  q.gpus_per_node = get_int(req, "gpus_per_node", q.gpus_per_node);
+  // A cluster's size bounds the simulator's work per event.
+  if (q.nodes < 1 || q.nodes > 4096) throw RequestError(400, "nodes", "nodes must be in 1..4096");
+  if (q.gpus_per_node < 1 || q.gpus_per_node > 64) throw RequestError(400, "gpus_per_node", "gpus_per_node must be in 1..64");
+  q.load_scale = get_number(req, "load_scale", q.load_scale);
+  if (!(q.load_scale >= 0.01 && q.load_scale <= 100)) throw RequestError(400, "load_scale", "load_scale must be in 0.01..100");
+  q.restart_delay = get_number(req, "restart_delay", q.restart_delay);
+  q.interval = get_number(req, "interval", q.interval);
+  sim::check_schedule_times(q.restart_delay, q.interval);  // 400 naming the field, before a slot is taken
+  q.placement = get_string(req, "placement", q.placement);
+  one_of(q.placement, "placement", {"pack", "spread"});
+  q.oracle = get_bool(req, "oracle", false);
+  q.gittins = get_bool(req, "gittins", false);
+  q.min_gain = get_number(req, "min_gain", q.min_gain);
+  if (!(q.min_gain >= 0)) throw RequestError(400, "min_gain", "min_gain must be >= 0");
+  q.time_model = get_string(req, "time_model", "");
+  // A simulation computes like a fit: it takes a slot.
+  auto slot = take_slot();
+  return app::to_json(app::simulate(q));
+}
+
+}  // namespace trainplan::server
