@@ -5,8 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 
 #include "core/cancel.h"
@@ -19,25 +24,49 @@ namespace trainplan::server {
 
 using nlohmann::json;
 
-// Whether `path`, its symbolic links followed, lies in Limits::allowed_root.
-// A name that does not resolve yet is judged by the folder it would be in.
-// (The folder itself counts as in it: the check that follows refuses a
-// folder as no sample file.) A path that cannot be resolved (a folder on
-// the way the server may not list) is judged as written, `..` removed, and
-// the open that follows says what is wrong with it.
+namespace {
+
+// Closes a file descriptor when the scope ends.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+// Whether absolute `path` lies in folder `root` (both without links or
+// `..`), as written: the folder itself counts as in it.
+bool path_within(const std::filesystem::path& root, const std::filesystem::path& path) {
+  auto r = root.begin(), t = path.begin();
+  for (; r != root.end() && !r->empty(); ++r, ++t)
+    if (t == path.end() || *r != *t) return false;
+  return true;
+}
+
+// The path of the file open as `fd`, its links resolved (Linux's
+// /proc/self/fd); empty where the system does not say.
+std::string opened_file_path(int fd) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+  return ec || !p.is_absolute() ? std::string() : p.string();
+}
+
+}  // namespace
+
+// Whether `path`, its symbolic links followed, lies in Limits::allowed_root:
+// the answer before anything is opened (request_samples checks again what
+// it opened). A name that does not resolve yet is judged by the folder it
+// would be in. (The folder itself counts as in it: the check that follows
+// refuses a folder as no sample file.) A path that cannot be resolved (a
+// folder on the way the server may not list) is judged as written, `..`
+// removed, and the open that follows says what is wrong with it.
 bool Service::within_allowed_root(const std::string& path) const {
   std::error_code ec;
-  const std::filesystem::path root(limits_.allowed_root);
   auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
   if (ec) {
     ec.clear();
     target = std::filesystem::absolute(path, ec).lexically_normal();
     if (ec) return false;
   }
-  auto r = root.begin(), t = target.begin();
-  for (; r != root.end() && !r->empty(); ++r, ++t)
-    if (t == target.end() || *r != *t) return false;
-  return true;
+  return path_within(limits_.allowed_root, target);
 }
 
 std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req,
@@ -66,29 +95,50 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
                          fmt::format("'{}' is outside the folder this server reads sample files from (trainplan serve "
                                      "--allow-paths {})",
                                      quoted_prefix(label), limits_.allowed_root));
-    // Only a regular file: opening a pipe blocks until someone writes to it,
-    // past any time limit, and a device or a directory is no sample set.
-    std::error_code ec;
-    const auto st = std::filesystem::status(label, ec);
-    if (ec || !std::filesystem::exists(st)) throw InputError(label, 0, "", "cannot open sample file (no such file)");
-    if (!std::filesystem::is_regular_file(st))
+    // The file is opened once and every check is made on what was opened,
+    // so that a link swapped between a check and the read cannot send the
+    // read elsewhere. O_NONBLOCK: opening a pipe would otherwise wait for a
+    // writer, past any time limit.
+    const int fd = ::open(label.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+      throw InputError(label, 0, "",
+                       errno == ENOENT ? std::string("cannot open sample file (no such file)")
+                                       : fmt::format("cannot open sample file ({})", std::strerror(errno)));
+    const FdCloser closer{fd};
+    struct stat st {};
+    // Only a regular file: a device or a directory is no sample set.
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
       throw RequestError(400, field,
                          fmt::format("'{}' is not a regular file (a directory, a pipe or a device): give a samples CSV "
                                      "or a profile store",
                                      quoted_prefix(label)));
+    // The name of what was opened, its links resolved; a profile store is
+    // read by it (SQLite opens by name).
+    std::string opened = label;
+    if (!limits_.allowed_root.empty()) {
+      if (const std::string real = opened_file_path(fd); !real.empty()) {
+        if (!path_within(limits_.allowed_root, real))
+          throw RequestError(403, field,
+                             fmt::format("'{}' is outside the folder this server reads sample files from (trainplan "
+                                         "serve --allow-paths {})",
+                                         quoted_prefix(label), limits_.allowed_root));
+        opened = real;
+      }
+    }
+    char magic[16] = {};
+    const bool store = ::pread(fd, magic, sizeof magic, 0) == ssize_t(sizeof magic) &&
+                       std::string_view(magic, sizeof magic) == std::string_view("SQLite format 3\0", 16);
     // A profile store (`trainplan profile --store`) is read as the CLI reads
     // it, within the same limits: its size against the byte limit first, its
     // trials against the row limit once read.
-    if (profile::is_profile_store(label)) {
-      std::error_code ec;
-      const auto bytes = std::filesystem::file_size(label, ec);
-      if (!ec && bytes > limits_.max_body_bytes)
+    if (store) {
+      if (static_cast<uint64_t>(st.st_size) > limits_.max_body_bytes)
         throw RequestError(413, field,
                            fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
                                        "--max-body-bytes)",
                                        label, limits_.max_body_bytes));
       slot = take_slot();
-      SampleSet set = profile::read_samples(label);
+      SampleSet set = profile::read_samples(opened);
       if (set.samples.size() + set.curve.size() > limits_.max_rows)
         throw RequestError(422, field,
                            fmt::format("{} holds more than {} rows of samples, the server's limit (trainplan serve "
@@ -97,12 +147,14 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
       return std::make_pair(std::move(set), label);
     }
     // Read in pieces up to the byte limit, counting rows on the way, so that
-    // neither a huge file nor a device ("/dev/zero") is read whole.
-    std::ifstream in(label, std::ios::binary);
-    if (!in) throw InputError(label, 0, "", "cannot open sample file");
+    // a huge file is never read whole.
     char buf[1 << 16];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-      const std::string_view piece(buf, static_cast<size_t>(in.gcount()));
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw InputError(label, 0, "", fmt::format("cannot read sample file ({})", std::strerror(errno)));
+      if (n == 0) break;
+      const std::string_view piece(buf, static_cast<size_t>(n));
       if (text.size() + piece.size() > limits_.max_body_bytes)
         throw RequestError(413, field,
                            fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
