@@ -47,8 +47,10 @@ nlohmann::json bound_json(const std::optional<double>& b, const char* side, doub
 void check_predict_query(const PredictQuery& q) {
   // Bounds far past any training run, so that times and epochs stay finite.
   constexpr double kMostBatch = 1e9;
-  if (!(q.batch > 0 && q.batch <= kMostBatch))
-    throw InputError("", 0, "--batch", fmt::format("must be > 0 and at most {:g} (per-worker batch size)", kMostBatch));
+  if (!(q.batch >= 1 && q.batch <= kMostBatch) || q.batch != std::floor(q.batch))
+    throw InputError("", 0, "--batch",
+                     fmt::format("must be a whole number from 1 to {:g} (examples per worker), got {:g}", kMostBatch,
+                                 q.batch));
   if (q.workers < 1) throw InputError("", 0, "--workers", "must be >= 1");
   if (!(q.epochs < 0) && !(q.epochs > 0 && q.epochs <= kMostEpochs))  // NaN too
     throw InputError("", 0, "--epochs", fmt::format("must be > 0 and at most {}", kMostEpochs));

@@ -465,7 +465,11 @@ void setup(CLI::App& root) {
   m->add_option("--precision", ma->precision, "fp16, bf16, fp32, amp-fp32-master or fp8")->capture_default_str();
   m->add_option("--gpu", ma->gpu, "Also say whether it fits and the iteration time on this GPU");
   m->add_flag("--json", ma->json, "Print JSON");
-  m->callback([ma] { run_memory(*ma); });
+  m->callback([ma, m] {
+    if (m->get_option("--overlap")->count() > 0 && ma->gpu.empty())
+      throw InputError("", 0, "--overlap", "goes with --gpu: it changes the iteration time there, not the memory");
+    run_memory(*ma);
+  });
 }
 
 CommandRegistrar reg(46, setup);

@@ -532,7 +532,13 @@ void setup(CLI::App& root) {
               "(as llm predict --breakdown)");
   p->add_option("--emit", a->emit, "Print the chosen configuration as a Megatron-LM launch: torchrun or slurm");
   p->add_option("--script", a->script, "Megatron-LM's training script for --emit")->capture_default_str();
-  p->callback([a] { run_plan(*a); });
+  p->callback([a, p] {
+    if (p->get_option("--interval")->count() > 0 && a->calibrate.empty())
+      throw InputError("", 0, "--interval", "needs --calibrate: the interval comes from the calibration's errors");
+    if (p->get_option("--script")->count() > 0 && a->emit.empty())
+      throw InputError("", 0, "--script", "goes with --emit: the launch it names the training script of");
+    run_plan(*a);
+  });
 }
 
 CommandRegistrar reg(48, setup);

@@ -3,6 +3,8 @@
 // a few kinds of operation take most of the time).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -55,7 +57,8 @@ void run_network(const NetworkArgs& a) {
     for (const auto& n : structure::network_names()) known += (known.empty() ? "" : ", ") + n;
     throw InputError(fmt::format("no layer graph for '{}' (known: {}; or a workload name such as cifar10)", a.name, known));
   }
-  if (!(a.batch > 0 && a.batch <= 1e9)) throw InputError("", 0, "--batch", "must be > 0 and at most 1e9");
+  if (!(a.batch >= 1 && a.batch <= 1e9) || a.batch != std::floor(a.batch))
+    throw InputError("", 0, "--batch", fmt::format("must be a whole number from 1 to 1e9, got {:g}", a.batch));
   if (a.workers < 1) throw InputError("", 0, "--workers", "must be >= 1");
   if (a.nodes < 0 || a.nodes > a.workers) throw InputError("", 0, "--nodes", "must be within 0..workers");
   const models::PaleoHardware& hw = a.hw;

@@ -204,6 +204,22 @@ void run_transfer(const TransferArgs& a) {
                              "extrapolate there, on both GPUs\n",
                              fmt::join(outside, ", "), lo, hi);
 
+  // So is a placement over more nodes, or more GPUs on a node, than any the source measured.
+  int most_nodes = 0, most_per_node = 0;
+  for (const auto& s : problem.source)
+    most_nodes = std::max(most_nodes, s.nodes()), most_per_node = std::max(most_per_node, s.busiest_node());
+  std::vector<std::string> placements_outside;
+  for (const auto& s : at)
+    if (!problem.source.empty() && (s.nodes() > most_nodes || s.busiest_node() > most_per_node) &&
+        std::find(placements_outside.begin(), placements_outside.end(), s.placement()) == placements_outside.end())
+      placements_outside.push_back(s.placement());
+  if (!placements_outside.empty())
+    std::cerr << fmt::format("note: placement {} past what the source measured (at most {} node{}, {} GPU{} on a "
+                             "node): the communication and contention terms extrapolate there, and the interval "
+                             "does not widen for it\n",
+                             fmt::join(placements_outside, ", "), most_nodes, most_nodes == 1 ? "" : "s",
+                             most_per_node, most_per_node == 1 ? "" : "s");
+
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& s : at) {
     const auto parts = model.target_parts(s);
@@ -231,6 +247,7 @@ void run_transfer(const TransferArgs& a) {
                         {"target_trials", problem.target_trials.size()},
                         {"source_batches", problem.source.empty() ? nlohmann::json() : nlohmann::json{lo, hi}},
                         {"batches_outside_source", outside},
+                        {"placements_outside_source", placements_outside},
                         {"ratios", scoring::ratios_json(model.ratios())},
                         {"interval",
                          "step_time_low80_s..step_time_high80_s: the 80% interval from the factors' posterior and the "

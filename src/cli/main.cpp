@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -128,9 +130,21 @@ std::string empty_value_option(int argc, char** argv) {
   return "";
 }
 
-}  // namespace
+// Whether everything written to standard output reached it: a full disk or
+// a closed file under a redirection fails only at a flush, which a verb that
+// returned 0 never sees. Says why on stderr when not.
+bool stdout_written() {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int flush_errno = errno;
+  if (flushed && !std::ferror(stdout) && !std::cout.fail()) return true;
+  std::cerr << "error: cannot write standard output"
+            << (flush_errno ? fmt::format(" ({})", std::strerror(flush_errno)) : std::string()) << "\n";
+  return false;
+}
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   using namespace trainplan;
   // Read when a verb fails: by then it may have printed its own JSON answer.
   auto json = [&] { return wants_json(argc, argv) && !cli::json_answer_printed(); };
@@ -201,4 +215,13 @@ int main(int argc, char** argv) {
     return kExitFailure;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+// An answer cut short is a failure, whatever the verb returned.
+int main(int argc, char** argv) {
+  const int rc = run(argc, argv);
+  if (!stdout_written() && rc == trainplan::kExitOk) return trainplan::kExitFailure;
+  return rc;
 }

@@ -92,6 +92,7 @@ GraphBuilder& GraphBuilder::set_channels(int c) {
 }
 
 GraphBuilder& GraphBuilder::conv(int out, int kh, int kw, int sh, int sw, int ph, int pw, bool bias) {
+  need_image("conv");
   const double in = activations();
   const int cin = c_;
   // Checked before dividing: integer division truncates toward zero, so a kernel past the
@@ -121,6 +122,7 @@ GraphBuilder& GraphBuilder::relu() {
 }
 
 GraphBuilder& GraphBuilder::pool(int k, int stride, int pad) {
+  need_image("pool");
   const double in = activations();
   if (h_ + 2LL * pad < k || w_ + 2LL * pad < k)
     throw InputError(fmt::format("network '{}': pool {}x{} with padding {} on {}x{} leaves no output", g_.name, k, k,
@@ -132,6 +134,7 @@ GraphBuilder& GraphBuilder::pool(int k, int stride, int pad) {
 }
 
 GraphBuilder& GraphBuilder::global_pool() {
+  need_image("global_pool");
   const double in = activations();
   h_ = 1, w_ = 1;
   push(LayerKind::kPool, "gpool", in, in, 0);
@@ -139,10 +142,18 @@ GraphBuilder& GraphBuilder::global_pool() {
 }
 
 GraphBuilder& GraphBuilder::upsample(int factor) {
+  need_image("upsample");
   const double in = activations();
   h_ = dimension(double(h_) * factor, g_.name, "upsample"), w_ = dimension(double(w_) * factor, g_.name, "upsample");
   push(LayerKind::kOther, "upsample", 0, in, 0);
   return *this;
+}
+
+void GraphBuilder::need_image(const char* layer) const {
+  if (tokens_ > 0)
+    throw InputError(fmt::format("network '{}': {} needs an image (channels x height x width), and its input is a "
+                                 "sequence of {} x {} (after flatten, linear or a sequence input)",
+                                 g_.name, layer, tokens_, features_));
 }
 
 GraphBuilder& GraphBuilder::flatten() {

@@ -50,6 +50,8 @@ class GraphBuilder {
   GraphBuilder& sequence(int tokens, int features);
 
   // Conv k x k (kh x kw), stride, padding; optional bias. Updates the image shape.
+  // conv, pool, global_pool and upsample take an image: InputError on a
+  // sequence (after flatten, linear or sequence()).
   GraphBuilder& conv(int out_channels, int kh, int kw, int stride_h, int stride_w, int pad_h, int pad_w, bool bias);
   GraphBuilder& conv(int out_channels, int kh, int kw, int stride, int pad, bool bias = false) {
     return conv(out_channels, kh, kw, stride, stride, pad, pad, bias);
@@ -93,6 +95,8 @@ class GraphBuilder {
  private:
   double activations() const;  // elements of the current activation, per example
   void push(LayerKind kind, const std::string& what, double flops, double in_elems, double params);
+  // InputError when the current activation is a sequence: `layer` works on images.
+  void need_image(const char* layer) const;
 
   LayerGraph g_;
   int c_ = 0, h_ = 0, w_ = 0;           // image shape

@@ -85,6 +85,44 @@ TEST(BadInputFile, ANetworkFilesUnknownKeyIsRefused) {
   EXPECT_TRUE(tptest::names_input_error(r.err, path, 0, "layers[0].stirde", {"stride"}));
 }
 
+// A conv (or pool) after flatten or linear was priced on the input image, as
+// if the vector were never made.
+TEST(BadInputFile, AnImageLayerAfterASequenceIsRefused) {
+  const auto dir = tptest::temp_dir("network_shapes");
+  for (const std::string& before : {std::string(R"({"type":"flatten"})"), std::string(R"({"type":"linear","out":64})")})
+    for (const std::string& image_layer : {std::string(R"({"type":"conv","out":10,"kernel":3})"),
+                                           std::string(R"({"type":"pool","kernel":2})"),
+                                           std::string(R"({"type":"global_pool"})")}) {
+      const std::string path = tptest::write_file(
+          dir / "g.json", R"({"name":"x","input":{"image":[3,32,32]},"layers":[)" + before + "," + image_layer + "]}");
+      const auto r = tptest::run_cli("network --graph " + path + " --layers");
+      EXPECT_EQ(r.exit_code, 2) << before << " " << image_layer << ": " << r.out << r.err;
+      EXPECT_TRUE(tptest::names_input_error(r.err, path, 0, "layers[1]", {"needs an image", "sequence of"}))
+          << r.err;
+    }
+  // The image layers before it still stand.
+  const std::string ok = tptest::write_file(
+      dir / "ok.json",
+      R"({"name":"x","input":{"image":[3,32,32]},"layers":[{"type":"conv","out":8,"kernel":3},{"type":"flatten"},{"type":"linear","out":10}]})");
+  EXPECT_EQ(tptest::run_cli("network --graph " + ok).exit_code, 0);
+}
+
+// An answer that could not be written (a full disk under a redirection) is
+// a failure, not exit 0.
+TEST(BadInputOutput, AnAnswerThatCannotBeWrittenFails) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const auto dir = tptest::temp_dir("stdout_full");
+  const std::string err = (dir / "err").string();
+  for (const std::string args : {"hardware --json", "llm memory --model gpt3-175b --tp 8 --pp 8 --json",
+                                 "network resnet50 --batch 32"}) {
+    const int rc = std::system((std::string(TRAINPLAN_CLI_PATH) + " " + args + " >/dev/full 2>" + err).c_str());
+    EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << args << ": " << rc;
+    EXPECT_NE(tptest::read_file(err).find("cannot write standard output"), std::string::npos)
+        << args << ": " << tptest::read_file(err);
+    EXPECT_EQ(tptest::run_cli(args).exit_code, 0) << args;  // the same verb, written
+  }
+}
+
 TEST(BadInputFile, TheEvaluationFoldersRefuseAnotherFile) {
   const auto dir = tptest::temp_dir("llm_eval_file");
   const std::string path = tptest::write_file(dir / "other.csv", "a,b\n1,2\n");

@@ -411,6 +411,13 @@ TEST(TransferCli, DefaultsFitTheTargetAndPathsAreFiles) {
   ASSERT_EQ(far.exit_code, 0) << far.err;
   EXPECT_EQ(nlohmann::json::parse(far.out)["batches_outside_source"], nlohmann::json({100000.0}));
   EXPECT_NE(far.err.find("per-GPU batch 100000 outside the 8..256 the source measured"), std::string::npos) << far.err;
+  EXPECT_TRUE(j["placements_outside_source"].empty());
+  // So is a placement over more nodes than the source measured.
+  auto wide = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32 --placements "
+                              "1,4444444444 --json");
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_EQ(nlohmann::json::parse(wide.out)["placements_outside_source"], nlohmann::json({"4444444444"}));
+  EXPECT_NE(wide.err.find("placement 4444444444 past what the source measured"), std::string::npos) << wide.err;
   auto given = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32 --placements 8");
   EXPECT_EQ(given.exit_code, 2);
   EXPECT_NE(given.err.find("a t4 node holds 4"), std::string::npos) << given.err;
