@@ -15,9 +15,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 #include <nlohmann/json.hpp>
@@ -137,6 +140,20 @@ std::string objective_line(const char* objective, const plan::LlmPlanOptions& o)
                                                 : "");
 }
 
+// A line on stderr every 5 s of a search that has run 5 s: most take
+// milliseconds, and one of millions of layouts (a huge --max-gpus with
+// --max-cp and --uneven-end-stages) minutes, which should not look hung.
+std::function<void(long)> search_progress(const std::string& gpu) {
+  const auto start = std::chrono::steady_clock::now();
+  auto next = std::make_shared<double>(5.0);
+  return [start, next, gpu](long enumerated) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (s < *next) return;
+    *next = s + 5;
+    std::cerr << fmt::format("searching on {}: {:.3g} configurations in {:.0f} s so far\n", gpu, double(enumerated), s);
+  };
+}
+
 // The options for one GPU: its price beside the shared options (the planner turns a cost budget into the GPU-hours it buys there).
 // Without --precision, each GPU's default (bf16; fp16 on a GPU whose tensor cores take fp16 only).
 plan::LlmPlanOptions options_for(const PlanArgs& a, double price, const structure::HardwareProfile& hw) {
@@ -144,6 +161,7 @@ plan::LlmPlanOptions options_for(const PlanArgs& a, double price, const structur
   o.price_per_gpu_hour = price;
   o.cost_budget = a.cost_budget;
   if (a.precision.empty()) o.precision = structure::default_training_precision(hw);
+  o.on_progress = search_progress(hw.name);
   return o;
 }
 

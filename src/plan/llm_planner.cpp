@@ -184,7 +184,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   l.dropout = o.dropout;
   l.fp32_residual = o.fp32_residual;
   l.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
-  long index = 0;
+  long index = 0, next_progress = 1L << 16;
   // Context parallelism in powers of two up to max_cp, each splitting the
   // sequence into 2·cp chunks.
   // Megatron-Core runs context parallelism on fused attention kernels only
@@ -216,6 +216,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
         l.first_stage_layers = split.first_stage_layers, l.last_stage_layers = split.last_stage_layers;
         for (int dp : divisors(o.global_batch, o.max_gpus / (tp * cp * pp))) {
           check_cancelled();  // a server request past its time limit stops here
+          if (o.on_progress && index >= next_progress) o.on_progress(index), next_progress = index + (1L << 16);
           // Past one node, whole nodes: a launcher starts as many ranks on
           // every node, so 13 GPUs on 8-GPU nodes would run as 13 nodes of
           // one, not as the 8 + 5 that would be priced.

@@ -25,6 +25,7 @@
 // quantity, then to fewer GPUs. When nothing qualifies the result names the
 // constraint that fails (memory, deadline, GPU-hour budget) and by how much.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,12 @@ struct LlmPlanOptions {
   // deadline costs. Keeps the frontier so far while searching (a map lookup
   // per configuration that fits). Default: false.
   bool frontier = false;
+
+  // ---- Reporting (no effect on the result) ----
+  // Called from the search about every 2^16 configurations with how many
+  // were enumerated so far, for a progress line on a long search; empty:
+  // none. Default: empty.
+  std::function<void(long enumerated)> on_progress;
 };
 
 // One evaluated configuration.

@@ -124,6 +124,28 @@ TEST(LlmPlanner, ChosenIsTheExactOptimumOfABruteForceEnumeration) {
   }
 }
 
+// A long search tells its progress (the enumerated count so far, rising,
+// about every 2^16 configurations) and finds what it finds without.
+TEST(LlmPlanner, ALongSearchTellsItsProgressAndFindsTheSame) {
+  auto s = small_model();
+  models::LlmTimeModel tm(a100());
+  auto o = small_options();
+  o.max_gpus = 1 << 16, o.global_batch = 1 << 18, o.max_cp = 4, o.uneven_end_stages = true;
+  const auto quiet = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
+  ASSERT_GT(quiet.enumerated, 2L << 16) << "the search is too small to report";
+  std::vector<long> told;
+  o.on_progress = [&](long n) { told.push_back(n); };
+  const auto r = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
+  ASSERT_GE(told.size(), 2u);
+  EXPECT_LE(told.size(), size_t(quiet.enumerated >> 16) + 1);
+  for (size_t i = 1; i < told.size(); ++i) EXPECT_GT(told[i], told[i - 1]);
+  EXPECT_LE(told.back(), r.enumerated);
+  EXPECT_EQ(r.enumerated, quiet.enumerated);
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_EQ(plan::describe(r.top.front().layout), plan::describe(quiet.top.front().layout));
+  EXPECT_EQ(r.top.front().gpu_hours, quiet.top.front().gpu_hours);
+}
+
 // The cost-time frontier: fastest first with GPU-hours falling, nothing that
 // fits beats a point of it on both, and the cheapest within any deadline is
 // the last point that meets it (the planner's own answer to that deadline).
