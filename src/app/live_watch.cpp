@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/edit_distance.h"
 #include "core/error.h"
 #include "models/registry.h"
 #include "profile/log_follower.h"
@@ -119,6 +120,19 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     return json{{"event", "warning"}, {"line", line_no}, {"field", e.field()}, {"message", message}};
   }
   using Kind = profile::TrialLogLine::Kind;
+  if (l.kind == Kind::kOther && !l.event.empty()) {
+    // A program may log events of its own; one within two edits of the
+    // protocol's ("epoc", "Epoch") is a typo whose epochs would go unseen.
+    std::string lower = l.event, nearest;
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* known : {"epoch", "done"})
+      if (edit_distance(lower, known) <= 2) nearest = known;
+    if (!nearest.empty() && misspelt_events_.insert(l.event).second)
+      return json{{"event", "warning"}, {"line", line_no}, {"field", "event"},
+                  {"message", fmt::format("{}:{}: column 'event': '{}' is not one of the protocol's events (did you "
+                                          "mean '{}'?): its lines are skipped",
+                                          o_.source, line_no, l.event.substr(0, 40), nearest)}};
+  }
   if (l.kind == Kind::kBlank || l.kind == Kind::kOther) return std::nullopt;
   if (l.kind == Kind::kTrialStart) {
     // A profiling run's next trial: a new run, forecast from scratch.

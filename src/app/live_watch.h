@@ -10,6 +10,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,7 @@ class LiveWatch {
   // to the next epoch with a metric, whose time then covers them too.
   double unmetered_s_ = 0;
   long text_lines_ = 0;  // lines with no JSON in them, read so far
+  std::set<std::string> misspelt_events_;  // events near the protocol's, each warned of once
   double samples_epoch_time_ = 0;  // o_.samples' time model at the run's configuration  // a trial_start line was read: a done line ends one trial only
   std::optional<nlohmann::json> last_;
 };

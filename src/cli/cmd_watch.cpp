@@ -85,7 +85,10 @@ models::EpochForecasterParams forecaster_params(const WatchArgs& a) {
 void print(const json& u, bool json_out, bool tty) {
   // replace: a warning quotes the log's line, which may not be UTF-8.
   if (json_out) std::cout << u.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
-  else std::cout << app::LiveWatch::text(u, tty && u.value("event", "") != "warning" ? 20 : 0) << std::endl;
+  // In text, a warning goes to stderr beside the forecasts on stdout.
+  else if (const std::string ev = u.value("event", ""); ev == "warning" || ev == "restarted")
+    std::cerr << app::LiveWatch::text(u, 0) << std::endl;
+  else std::cout << app::LiveWatch::text(u, tty ? 20 : 0) << std::endl;
 }
 
 void run_follow(const WatchArgs& a) {

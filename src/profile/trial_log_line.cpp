@@ -120,7 +120,10 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
     r.kind = TrialLogLine::Kind::kProfileDone;
     return r;
   }
-  if (*ev != "epoch") return r;
+  if (*ev != "epoch") {
+    r.event = ev->get<std::string>();
+    return r;
+  }
   r.kind = TrialLogLine::Kind::kEpoch;
   r.epoch = number(j, "epoch", true, file, line_no);
   r.epoch_time_s = number(j, "epoch_time_s", true, file, line_no);

@@ -28,6 +28,8 @@ struct TrialLogLine {
   // absent. The epoch still ran, so the line is kept for its epoch and time.
   std::string unreadable_metric;
   std::string metric_name;
+  // kOther: the line's "event" when it has one the protocol does not know.
+  std::string event;
   // Fields written as NaN or Infinity (read as absent; null_nonfinite_tokens).
   std::vector<std::string> nonfinite;
   // kTrialStart: the trial's configuration (0 when absent); kTrialEnd: its status.

@@ -58,6 +58,24 @@ TEST(LiveWatch, ForecastsEachEpochAndWarnsOnBadLinesWithTheirNumber) {
   EXPECT_TRUE(s.done());
 }
 
+// An event a typo away from the protocol's is warned of once (its epochs
+// would go unseen); a program's own events are not.
+TEST(LiveWatch, AMisspeltEventIsWarnedOfOnce) {
+  LiveWatch s(watching(0.9, "job.log"));
+  auto w = s.feed(R"({"event":"epoc","epoch":1,"epoch_time_s":10,"metric":0.5})", 1);
+  ASSERT_TRUE(w);
+  EXPECT_EQ((*w)["event"], "warning");
+  EXPECT_EQ((*w)["field"], "event");
+  EXPECT_NE((*w)["message"].get<std::string>().find("job.log:1: column 'event': 'epoc'"), std::string::npos) << *w;
+  EXPECT_NE((*w)["message"].get<std::string>().find("did you mean 'epoch'?"), std::string::npos) << *w;
+  EXPECT_FALSE(s.feed(R"({"event":"epoc","epoch":2,"epoch_time_s":10,"metric":0.6})", 2));  // once
+  auto other = s.feed(R"({"event":"Done"})", 3);  // case is no excuse either
+  ASSERT_TRUE(other);
+  EXPECT_EQ((*other)["event"], "warning");
+  EXPECT_FALSE(s.feed(R"({"event":"checkpoint_saved"})", 4));
+  EXPECT_FALSE(s.feed(R"({"event":"step_timing"})", 5));
+}
+
 // A garbled epoch count past any run is skipped with a warning, and the real
 // epochs after it are read on (taken, it would make every later epoch "not
 // follow" it).
