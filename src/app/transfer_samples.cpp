@@ -109,13 +109,22 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
   SamplesTransfer t;
   t.source = from.name, t.target = to.name;
   // A catalog GPU in the hardware column that is not `from` is likely a slip; the caller's word holds.
-  std::set<std::string> labels, labelled;
-  for (const auto& s : set.samples) labels.insert(s.hardware);
-  for (const auto& label : labels)
-    if (auto hw = structure::find_builtin_hardware_in(label); hw && hw->name != from.name) labelled.insert(hw->name);
+  // So is one that names no GPU of the catalog at all (a CPU's samples).
+  std::set<std::string> labels, labelled, unknown;
+  for (const auto& s : set.samples)
+    if (!s.hardware.empty()) labels.insert(s.hardware);
+  for (const auto& label : labels) {
+    const auto hw = structure::find_builtin_hardware_in(label);
+    if (hw && hw->name != from.name) labelled.insert(hw->name);
+    if (!hw && label != from.name) unknown.insert(label.substr(0, 60));
+  }
   if (!labelled.empty())
     t.notes.push_back(fmt::format("the samples' hardware column names {}, not {}: predicting from {}",
                                   fmt::join(labelled, ", "), from.name, from.name));
+  if (!unknown.empty() && labelled.empty())
+    t.notes.push_back(fmt::format("the samples' hardware column says '{}', no GPU of the catalog: they are moved "
+                                  "as if measured on {}",
+                                  fmt::join(unknown, "', '"), from.name));
   if (!network) {
     const auto names = set.model_names();
     if (names.size() == 1) network = structure::find_network(*names.begin());

@@ -123,6 +123,7 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   }
   auto& g = h.gpu;
   const bool base_has_bf16 = has_base && g.bf16_tensor_tflops > 0;
+  const double base_tensor16 = has_base ? std::max(g.fp16_tensor_tflops, g.bf16_tensor_tflops) : 0;
   figure("fp16_tensor_dense_tflops", g.fp16_tensor_tflops, false);
   figure("bf16_tensor_dense_tflops", g.bf16_tensor_tflops, false);
   figure("tf32_tensor_tflops", g.tf32_tensor_tflops, false);
@@ -150,6 +151,14 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
     g.bf16_tensor_tflops = g.fp16_tensor_tflops;
   if (base_has_bf16 && present("bf16_tensor_dense_tflops") && !present("fp16_tensor_dense_tflops"))
     g.fp16_tensor_tflops = g.bf16_tensor_tflops;
+  // TF32 and FP8 run at fixed ratios to the 16-bit tensor rate on each
+  // architecture: a 16-bit peak restated over a base (a power-capped card)
+  // moves the base's other two with it unless the file gives them.
+  if (const double restated = std::max(g.fp16_tensor_tflops, g.bf16_tensor_tflops);
+      base_tensor16 > 0 && restated > 0 && (present("fp16_tensor_dense_tflops") || present("bf16_tensor_dense_tflops"))) {
+    if (!present("tf32_tensor_tflops")) g.tf32_tensor_tflops *= restated / base_tensor16;
+    if (!present("fp8_tflops")) g.fp8_tensor_tflops *= restated / base_tensor16;
+  }
   // FP8 products run at twice the 16-bit tensor rate on every GPU that has them; a slower FP8
   // peak would have the FP8 layers' model FLOPs counted against a peak the rest of the step beats.
   const double tensor16 = std::max(g.fp16_tensor_tflops, g.bf16_tensor_tflops);
@@ -161,6 +170,23 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
            fmt::format("the FP8 peak ({:g} TFLOP/s) is below the 16-bit tensor peak ({:g}): FP8 runs at twice the "
                        "16-bit rate where a GPU has it (0 for none)",
                        g.fp8_tensor_tflops, tensor16));
+  // The other way: TF32 runs at half the 16-bit tensor rate and FP8 at
+  // twice it; a figure past those, most often the base's left beside a
+  // restated 16-bit peak, would price fp32 or FP8 layers on a faster GPU.
+  auto named = [&](const char* own) {
+    return present(own) ? own : present("fp16_tensor_dense_tflops") ? "fp16_tensor_dense_tflops"
+                                                                     : "bf16_tensor_dense_tflops";
+  };
+  if (tensor16 > 0 && g.tf32_tensor_tflops > tensor16)
+    t.fail(row, named("tf32_tensor_tflops"),
+           fmt::format("the TF32 peak ({:g} TFLOP/s{}) is above the 16-bit tensor peak ({:g}): TF32 runs at half the "
+                       "16-bit rate (give tf32_tensor_tflops with it, 0 for none)",
+                       g.tf32_tensor_tflops, present("tf32_tensor_tflops") ? "" : ", the base's", tensor16));
+  if (tensor16 > 0 && g.fp8_tensor_tflops > 2.5 * tensor16)
+    t.fail(row, named("fp8_tflops"),
+           fmt::format("the FP8 peak ({:g} TFLOP/s{}) is more than 2.5 times the 16-bit tensor peak ({:g}): FP8 runs "
+                       "at twice the 16-bit rate (a figure with sparsity? give the dense one; 0 for none)",
+                       g.fp8_tensor_tflops, present("fp8_tflops") ? "" : ", the base's", tensor16));
   figure("fp32_sustained", g.fp32_sustained, true);
   figure("tensor_sustained", g.tensor_sustained, true);
   figure("fp8_matmul_share", g.fp8_matmul_share, true);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/edit_distance.h"
 #include "core/error.h"
 #include "io/csv.h"
 
@@ -63,8 +64,15 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
                                "'");
         set.diverged.insert({*b, int(*r)});
       }
+    } else {
+      // Unknown keys are ignored so that newer files stay readable; one a
+      // typo away from a known key would leave that key's default unseen.
+      for (const char* known : {"metric", "dataset_size", "metric_range", "times_predicted_from",
+                                "times_predicted_log_sd", "diverged"})
+        if (edit_distance(lowercase(key), known) <= 2)
+          throw InputError(name, 1, key,
+                           fmt::format("format line: unknown key '{}'; did you mean '{}'?", key, known));
     }
-    // Unknown keys are ignored so that newer files stay readable.
   }
   // The error of a prediction from nowhere: a hand edit, most likely.
   if (set.times_predicted_log_sd && set.times_predicted_from.empty())

@@ -160,6 +160,12 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
 
   LlmPlanResult res;
   res.iterations = long(iterations);
+  // Whole iterations: a budget not a multiple of one trains past it.
+  if (const double trained = iterations * double(o.global_batch) * s.seq; trained > 1.01 * o.tokens)
+    res.notes.push_back(fmt::format("{:g} tokens are {:g} iteration{} of {} x {} tokens: {:.4g} tokens are trained, "
+                                    "{:.3g}x the budget",
+                                    o.tokens, iterations, iterations == 1 ? "" : "s", o.global_batch, s.seq, trained,
+                                    trained / o.tokens));
   const double gpu_bytes = gpu_memory_bytes;
   res.capacity_bytes = gpu_bytes - o.memory_reserve_bytes;
   if (auto why = structure::missing_precision_unit(time.hardware(), o.precision)) {

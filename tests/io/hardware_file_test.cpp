@@ -190,6 +190,27 @@ TEST(HardwareFile, AnFp8PeakBelowThe16BitPeakIsRefused) {
   EXPECT_NO_THROW(io::read_hardware_file(tptest::write_file(d / "none.csv", "name,base,fp8_tflops\nnofp8,h100,0\n")));
 }
 
+// A 16-bit peak restated over a base moves the base's TF32 and FP8 peaks
+// with it (fixed ratios on each architecture); given with it, a TF32 peak
+// above it or an FP8 peak past 2.5 times it is refused, naming the column.
+TEST(HardwareFile, TheOtherTensorPeaksFollowARestated16BitPeak) {
+  auto d = tptest::temp_dir("hwpeaks");
+  const auto h100 = *structure::find_builtin_hardware("h100");
+  auto low = io::read_hardware_file(tptest::write_file(d / "low.csv", "name,base,fp16_tensor_dense_tflops\nx,h100,100\n"));
+  EXPECT_DOUBLE_EQ(low.gpu.tf32_tensor_tflops, h100.gpu.tf32_tensor_tflops * 100 / h100.gpu.fp16_tensor_tflops);
+  EXPECT_DOUBLE_EQ(low.gpu.fp8_tensor_tflops, h100.gpu.fp8_tensor_tflops * 100 / h100.gpu.fp16_tensor_tflops);
+  auto tf32 = tptest::write_file(d / "tf32.csv", "name,base,fp16_tensor_dense_tflops,tf32_tensor_tflops\nx,h100,100,400\n");
+  auto e = tptest::input_error_of([&] { io::read_hardware_file(tf32); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "tf32_tensor_tflops");
+  EXPECT_NE(e.message().find("TF32 peak (400 TFLOP/s) is above the 16-bit tensor peak (100)"), std::string::npos)
+      << e.what();
+  auto sparse = tptest::write_file(d / "sparse.csv", "name,base,fp8_tflops\nx,h100,3958\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(sparse); }).field(), "fp8_tflops");
+  EXPECT_NO_THROW(io::read_hardware_file(tptest::write_file(
+      d / "whole.csv", "name,base,fp16_tensor_dense_tflops,tf32_tensor_tflops,fp8_tflops\nx,h100,100,50,200\n")));
+}
+
 // The memory the transformer verbs plan on: the reported capacity where
 // measured (the catalog's H100), else the datasheet's GB as 10^9 bytes; a
 // file's own, or none once it restates the base's memory.

@@ -46,6 +46,19 @@ TEST(SampleCsv, ReadsFormatLineAndOptionalColumns) {
   EXPECT_DOUBLE_EQ(s.samples[1].global_batch(), 256);
 }
 
+// A key of the format line a typo away from a known one is refused with the
+// known one named; a key of a newer version is read past.
+TEST(SampleCsv, AMisspeltFormatKeyIsRefused) {
+  const std::string rows = "batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,0.5\n";
+  auto e = tptest::input_error_of([&] { io::parse_samples_csv("# trainplan: datset_size=100\n" + rows, "s.csv"); });
+  EXPECT_EQ(e.file(), "s.csv");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_EQ(e.field(), "datset_size");
+  EXPECT_NE(e.message().find("did you mean 'dataset_size'?"), std::string::npos) << e.what();
+  auto s = io::parse_samples_csv("# trainplan: metric=min trial_seconds=12\n" + rows, "s.csv");
+  EXPECT_EQ(s.direction, MetricDirection::kMin);
+}
+
 TEST(SampleCsv, DirectionDefaultsToMax) {
   auto s = io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,0.5\n", "s.csv");
   EXPECT_EQ(s.direction, MetricDirection::kMax);
