@@ -397,7 +397,10 @@ void setup(CLI::App& root) {
   auto* p = llm->add_subcommand("predict", "Iteration time and memory per GPU for each configuration of a CSV");
   p->add_option("--configs", pa->configs,
                 "CSV: gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp (+ optional vocab,ffn_hidden,"
-                "virtual_stages,recompute,sequence_parallel,distributed_optimizer,precision)")
+                "kv_groups,cp,virtual_stages,first_stage_layers,last_stage_layers,recompute,sequence_parallel,"
+                "distributed_optimizer,flash_attention,dropout,gated_mlp,tied_embeddings,precision, ...; docs/LLM.md "
+                "lists them all with their defaults: vocabulary 51,200, FFN 4 x hidden, no recomputation, and "
+                "fp16 mixed precision, where llm plan takes bf16)")
       ->required();
   p->add_option("--gpu", pa->gpu, "A catalog name (trainplan hardware) or a hardware file")->required();
   p->add_option("--calibrate", pa->calibrate,
