@@ -1,5 +1,6 @@
 #include "numerics/nnls.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -14,6 +15,8 @@ static Eigen::VectorXd solve_on(const Eigen::MatrixXd& A, const Eigen::VectorXd&
   std::vector<int> cols;
   for (int j = 0; j < static_cast<int>(passive.size()); ++j)
     if (passive[j]) cols.push_back(j);
+  // No column: the zero vector (a QR of no columns is undefined in Eigen).
+  if (cols.empty()) return Eigen::VectorXd::Zero(A.cols());
   Eigen::MatrixXd Ap(A.rows(), static_cast<Eigen::Index>(cols.size()));
   for (size_t k = 0; k < cols.size(); ++k) Ap.col(static_cast<Eigen::Index>(k)) = A.col(cols[k]);
   Eigen::VectorXd zp = Ap.colPivHouseholderQr().solve(b);
@@ -65,10 +68,13 @@ NnlsResult nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, const NnlsOp
         x = z;
         break;
       }
-      // Step from x toward z as far as feasibility allows.
+      // Step from x toward z as far as feasibility allows. Only the
+      // variables that fall (x > z) bound the step; a variable at 0 that z
+      // leaves at or below 0 bounds it at 0.
       double alpha = std::numeric_limits<double>::infinity();
       for (int j = 0; j < n; ++j)
-        if (passive[j] && z(j) <= tol) alpha = std::min(alpha, x(j) / (x(j) - z(j)));
+        if (passive[j] && z(j) <= tol) alpha = std::min(alpha, x(j) > z(j) ? x(j) / (x(j) - z(j)) : 0.0);
+      alpha = std::clamp(alpha, 0.0, 1.0);
       x += alpha * (z - x);
       for (int j = 0; j < n; ++j)
         if (passive[j] && std::abs(x(j)) <= tol) {

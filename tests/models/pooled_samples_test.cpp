@@ -219,3 +219,30 @@ TEST(ConfigPooledTimeModel, RepeatsFitAsTheirConfigurationsMean) {
     EXPECT_EQ(a->describe().find("pooled into 12 configurations"), std::string::npos) << name;
   }
 }
+
+// Hundreds of configurations on one node, their times exact to the
+// millisecond (many batches, four worker counts): the non-negative least
+// squares inside the all-reduce models once emptied its passive set here and
+// crashed on a QR of no columns (a server's /fit took the process down).
+TEST(ConfigPooledTimeModel, ManyExactConfigurationsFitWithoutACrash) {
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int> batch(16, 512), epochs(1, 60), which(0, 3);
+  SampleSet set;
+  set.dataset_size = 60000;
+  for (int i = 0; i < 710; ++i) {
+    Sample s;
+    s.batch = batch(rng), s.workers = 1 << which(rng), s.nodes = 1, s.epochs = epochs(rng);
+    const double t = 60000.0 / (s.batch * s.workers) * 0.002 * (1 + 0.1 * s.workers) + 0.5;
+    s.epoch_time_s = std::round(t * 1000) / 1000;
+    set.samples.push_back(s);
+  }
+  for (const char* name : {"allreduce-local", "allreduce-physical"}) {
+    auto m = models::ModelRegistry::instance().make_time(name);
+    m->fit(set);
+    for (int b : {16, 100, 512})
+      for (int r : {1, 2, 8}) {
+        const double got = m->predict(b, r, 0);
+        EXPECT_TRUE(std::isfinite(got) && got > 0) << name << " b=" << b << " r=" << r << ": " << got;
+      }
+  }
+}
