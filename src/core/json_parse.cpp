@@ -2,12 +2,13 @@
 
 #include <filesystem>
 #include <fstream>
-
-#include "core/error.h"
-
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "core/cancel.h"
+#include "core/error.h"
 
 namespace trainplan {
 
@@ -17,6 +18,10 @@ JsonDuplicateKey::JsonDuplicateKey(std::string key, std::string path)
       path_(std::move(path)) {}
 
 namespace {
+
+// Deeper than any request or file trainplan reads (a network file nests 4
+// levels): past it a document is refused before its frames take memory.
+constexpr size_t kMostDepth = 256;
 
 // One frame per object or array being read, innermost last: an object's keys
 // so far and the key being read, an array's elements so far.
@@ -40,48 +45,77 @@ std::string path_to(const std::vector<Frame>& open, const std::string& key) {
   return p + (p.empty() ? "" : ".") + key;
 }
 
-nlohmann::json::parser_callback_t unique_keys(std::vector<Frame>& open) {
-  return [&open](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    auto element_done = [&open] {
-      if (!open.empty() && open.back().array) ++open.back().elements;
-    };
-    switch (event) {
-      case E::object_start:
-      case E::array_start:
-        open.push_back(Frame{event == E::array_start, 0, {}, {}});
-        break;
-      case E::object_end:
-      case E::array_end:
-        if (!open.empty()) open.pop_back();
-        element_done();
-        break;
-      case E::key:
-        if (!open.empty()) {
-          auto key = parsed.get<std::string>();
-          if (!open.back().keys.insert(key).second) throw JsonDuplicateKey(key, path_to(open, key));
-          open.back().key = std::move(key);
-        }
-        break;
-      case E::value:
-        element_done();
-        break;
-    }
-    return true;
-  };
+// The library's DOM builder, with each object's keys checked as they come.
+// A SAX handler, not the library's parse callback: the callback scans its
+// parent container at every object's end, quadratic in a flat array of
+// objects (a 3 MB request body took minutes), where this is linear. Every
+// 4096 events it checks the caller's CancelScope (core/cancel.h), so a
+// request's time limit holds while its body parses.
+class UniqueKeysSax {
+ public:
+  using json = nlohmann::json;
+  explicit UniqueKeysSax(json& root) : dom_(root) {}
+
+  bool null() { return value(), dom_.null(); }
+  bool boolean(bool v) { return value(), dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { return value(), dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return value(), dom_.number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& s) { return value(), dom_.number_float(v, s); }
+  bool string(json::string_t& v) { return value(), dom_.string(v); }
+  bool binary(json::binary_t& v) { return value(), dom_.binary(v); }
+  bool start_object(std::size_t n) { return open(false), dom_.start_object(n); }
+  bool start_array(std::size_t n) { return open(true), dom_.start_array(n); }
+  bool end_object() { return close(), dom_.end_object(); }
+  bool end_array() { return close(), dom_.end_array(); }
+  bool key(json::string_t& k) {
+    tick();
+    if (!open_.back().keys.insert(k).second) throw JsonDuplicateKey(k, path_to(open_, k));
+    open_.back().key = k;
+    return dom_.key(k);
+  }
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) {
+    return dom_.parse_error(position, token, e);
+  }
+
+ private:
+  void tick() {
+    if (++events_ % 4096 == 0) check_cancelled();
+  }
+  // A scalar, or a container once closed: one more element of an array.
+  void value() {
+    tick();
+    if (!open_.empty() && open_.back().array) ++open_.back().elements;
+  }
+  void open(bool array) {
+    tick();
+    if (open_.size() >= kMostDepth)
+      throw json::out_of_range::create(
+          410, "the document nests deeper than " + std::to_string(kMostDepth) + " objects and arrays", nullptr);
+    open_.push_back(Frame{array, 0, {}, {}});
+  }
+  void close() {
+    open_.pop_back();
+    if (!open_.empty() && open_.back().array) ++open_.back().elements;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::vector<Frame> open_;
+  size_t events_ = 0;
+};
+
+template <typename Input>
+nlohmann::json parse_with_unique_keys(Input&& input) {
+  nlohmann::json root;
+  UniqueKeysSax sax(root);
+  nlohmann::json::sax_parse(std::forward<Input>(input), &sax);
+  return root;
 }
 
 }  // namespace
 
-nlohmann::json parse_json_unique_keys(const std::string& text) {
-  std::vector<Frame> open;
-  return nlohmann::json::parse(text, unique_keys(open));
-}
+nlohmann::json parse_json_unique_keys(const std::string& text) { return parse_with_unique_keys(text); }
 
-nlohmann::json parse_json_unique_keys(std::istream& in) {
-  std::vector<Frame> open;
-  return nlohmann::json::parse(in, unique_keys(open));
-}
+nlohmann::json parse_json_unique_keys(std::istream& in) { return parse_with_unique_keys(in); }
 
 std::string json_error_text(const nlohmann::json::exception& e) {
   std::string text = e.what();

@@ -59,6 +59,29 @@ TEST(JsonParse, StillThrowsNlohmannsErrorsForBadText) {
   EXPECT_THROW(parse_json_unique_keys(std::string(R"({"a": 1e400})")), nlohmann::json::exception);
 }
 
+// Nesting past 256 levels is refused as the library's own errors are, before
+// its frames take memory (8 MB of '[' held 1.4 GB); 256 levels are read, and
+// so is a long flat array of objects, with their keys still checked.
+TEST(JsonParse, NestingHasALimitAndWidthHasNone) {
+  EXPECT_NO_THROW(parse_json_unique_keys(std::string(256, '[') + std::string(256, ']')));
+  try {
+    parse_json_unique_keys(std::string(257, '[') + std::string(257, ']'));
+    ADD_FAILURE() << "257 levels were read";
+  } catch (const nlohmann::json::exception& e) {
+    EXPECT_NE(trainplan::json_error_text(e).find("nests deeper than 256"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_json_unique_keys(std::string(8 << 20, '[')), nlohmann::json::exception);
+  std::string flat = "[";
+  for (int i = 0; i < 100000; ++i) flat += i ? R"(,{"k":1})" : R"({"k":1})";
+  EXPECT_EQ(parse_json_unique_keys(flat + "]").size(), 100000u);
+  try {
+    parse_json_unique_keys(flat + R"(,{"k":1,"k":2}])");
+    ADD_FAILURE() << "a repeated key was read";
+  } catch (const JsonDuplicateKey& e) {
+    EXPECT_EQ(e.path(), "[100000].k");
+  }
+}
+
 TEST(JsonParse, AFileIsReadWithEveryFailureNamingIt) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("json_parse_test_" + std::to_string(::getpid()));
