@@ -174,13 +174,19 @@ void one_of(const std::string& v, const char* name, const std::vector<std::strin
 
 void RowCounter::feed(std::string_view text) {
   for (char c : text) {
-    if (c == '\n') {
+    // A '\r' alone ends a line too: the CSV reader splits a text without
+    // '\n' at each '\r' (old Mac files). Where a text has both, counting
+    // them all counts more rows than are read, never fewer.
+    const bool ends_line = c == '\n' ? !after_cr_ : c == '\r';
+    after_cr_ = c == '\r';
+    if (ends_line) {
       lines_ += data_;
       start_ = true, data_ = false;
       continue;
     }
+    if (c == '\n') continue;  // the '\n' of a "\r\n"
     if (start_) start_ = false, comment_ = c == '#';
-    if (!comment_ && c != '\r' && c != ' ' && c != '\t') data_ = true;
+    if (!comment_ && c != ' ' && c != '\t') data_ = true;
   }
 }
 

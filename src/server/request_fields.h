@@ -61,8 +61,9 @@ std::vector<int> get_int_list(const nlohmann::json& req, const char* name);
 // 400 unless `v` is one of `allowed`, listing them.
 void one_of(const std::string& v, const char* name, const std::vector<std::string>& allowed);
 
-// Counts the data rows of sample CSV text fed in pieces: the lines that are
-// neither blank nor comments ('#'), less the header. Memory: none.
+// Counts the data rows of sample CSV text fed in pieces: the lines (ended by
+// "\n", "\r\n" or a "\r" alone) that are neither blank nor comments ('#'),
+// less the header. Never fewer than the CSV reader reads. Memory: none.
 class RowCounter {
  public:
   void feed(std::string_view text);
@@ -70,7 +71,7 @@ class RowCounter {
 
  private:
   size_t lines_ = 0;
-  bool start_ = true, comment_ = false, data_ = false;
+  bool start_ = true, comment_ = false, data_ = false, after_cr_ = false;
 };
 
 // The CSV text of `field` (`what` names it in the message), held to the

@@ -91,6 +91,7 @@ Response Service::llm_plan_request(const json& req) {
   std::optional<app::LlmPlanMeasured> measured;
   if (req.contains("calibrate")) {
     const std::string text = get_string(req, "calibrate", "");
+    check_csv_rows(text, "calibrate", "calibrate", limits_.max_rows);
     // The GPU the rows ran on, when not 'gpu' (as --calibrate-gpu): a catalog name, as 'gpu' is.
     std::optional<structure::HardwareProfile> there;
     if (find(req, "calibrate_gpu")) there = catalog_gpu(get_string(req, "calibrate_gpu", ""), "calibrate_gpu");

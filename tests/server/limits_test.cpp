@@ -5,6 +5,8 @@
 // serving.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <httplib.h>
 
@@ -197,6 +199,18 @@ TEST(ServerLimits, SamplesOverTheRowLimitAre422) {
   e = s.post("/predict", json{{"samples_csv", many_rows_csv(101)}, {"batch", 32}, {"workers", 2}}, &st);
   EXPECT_EQ(st, 422) << e.dump();
   e = s.post("/fit", quick_fit(many_rows_csv(100)), &st);
+  EXPECT_EQ(st, 200) << e.dump();
+  EXPECT_EQ(e["n_samples"], 100);
+  // Lines ended by '\r' alone (the CSV reader splits them there) count as rows too; "\r\n" as one.
+  std::string cr = many_rows_csv(101), crlf;
+  for (char c : cr) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  std::replace(cr.begin(), cr.end(), '\n', '\r');
+  e = s.post("/fit", quick_fit(cr), &st);
+  EXPECT_EQ(st, 422) << e.dump();
+  e = s.post("/fit", quick_fit(crlf), &st);
+  EXPECT_EQ(st, 422) << e.dump();
+  crlf = crlf.substr(0, crlf.rfind("\r\n", crlf.size() - 3) + 2);  // the last row dropped: 100
+  e = s.post("/fit", quick_fit(crlf), &st);
   EXPECT_EQ(st, 200) << e.dump();
   EXPECT_EQ(e["n_samples"], 100);
 

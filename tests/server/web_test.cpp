@@ -164,6 +164,14 @@ TEST(Web, CurvesKeepTheLimits) {
   json e = s.post("/curves", json{{"samples_csv", fixture_csv()}}, &st);
   EXPECT_EQ(st, 422) << e.dump();
   EXPECT_EQ(e["field"], "samples_csv");
+  // And for /llm/plan's measured rows.
+  std::string measured = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s\n";
+  for (int i = 0; i < 11; ++i) measured += "8,8,1,1024,16,24,2048,8,1,1,0.5\n";
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 8},
+                               {"calibrate", measured}},
+             &st);
+  EXPECT_EQ(st, 422) << e.dump();
+  EXPECT_EQ(e["field"], "calibrate");
 }
 
 }  // namespace
