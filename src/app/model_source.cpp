@@ -2,12 +2,32 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace trainplan::app {
 
 namespace {
 
 std::string conformal_key(const std::string& name, const uncertainty::ConformalParams& p) {
   return fmt::format("{}|{}|{}|{}", name, p.folds, p.seed, p.pin_runs);
+}
+
+// The model cached under `key`, or `make()`'s (fitted: nothing is kept when
+// it throws), kept in place of the least recently used past `most`.
+template <class Model, class Make>
+std::shared_ptr<Model> cached(std::map<std::string, std::pair<std::shared_ptr<Model>, long>>& cache, long& clock,
+                              const std::string& key, size_t most, Make make) {
+  if (auto it = cache.find(key); it != cache.end()) {
+    it->second.second = ++clock;
+    return it->second.first;
+  }
+  std::shared_ptr<Model> fresh = make();
+  if (cache.size() >= most)
+    cache.erase(std::min_element(cache.begin(), cache.end(),
+                                 [](const auto& a, const auto& b) { return a.second.second < b.second.second; }));
+  cache.emplace(key, std::make_pair(fresh, ++clock));
+  return fresh;
 }
 
 }  // namespace
@@ -20,23 +40,19 @@ const scoring::ModelChoice& ModelSource::choose(const std::string& time_name, co
 }
 
 std::shared_ptr<models::TimeModel> ModelSource::conformal_time(const std::string& name, uncertainty::ConformalParams p) {
-  auto& m = times_[conformal_key(name, p)];
-  if (!m) {
+  return cached(times_, use_clock_, conformal_key(name, p), kConformalKept, [&] {
     std::shared_ptr<models::TimeModel> fresh = uncertainty::conformal_time_model(name, p, params_);
     fresh->fit(samples_);
-    m = fresh;  // only once the fit succeeded
-  }
-  return m;
+    return fresh;
+  });
 }
 
 std::shared_ptr<models::MetricModel> ModelSource::conformal_metric(const std::string& name, uncertainty::ConformalParams p) {
-  auto& m = metrics_[conformal_key(name, p)];
-  if (!m) {
+  return cached(metrics_, use_clock_, conformal_key(name, p), kConformalKept, [&] {
     std::shared_ptr<models::MetricModel> fresh = uncertainty::conformal_metric_model(name, p, params_);
     fresh->fit(samples_);
-    m = fresh;
-  }
-  return m;
+    return fresh;
+  });
 }
 
 std::shared_ptr<const models::FittedPerformanceModel> ModelSource::performance(const std::string& time_name,
