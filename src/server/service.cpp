@@ -42,19 +42,7 @@ const char* version() {
 #endif
 }
 
-namespace {
-
 using nlohmann::json;
-
-// Holds the calling thread until `mu` is locked; throws Cancelled (core/cancel.h)
-// when the request's scope ends first.
-std::unique_lock<std::timed_mutex> lock_within_scope(std::timed_mutex& mu) {
-  std::unique_lock<std::timed_mutex> lock(mu, std::defer_lock);
-  while (!lock.try_lock_for(std::chrono::milliseconds(20))) check_cancelled();
-  return lock;
-}
-
-}  // namespace
 
 // ---- limits -----------------------------------------------------------------
 
@@ -114,6 +102,32 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool) {
   }
   ++computing_[p];
   return std::make_unique<Slot>(*this, pool);
+}
+
+std::unique_lock<std::timed_mutex> Service::lock_entry(std::timed_mutex& mu) {
+  std::unique_lock<std::timed_mutex> lock(mu, std::try_to_lock);
+  if (lock.owns_lock()) return lock;
+  constexpr int p = int(Pool::kById);
+  {
+    std::lock_guard<std::mutex> guard(slots_mu_);
+    if (waiting_[p] >= limits_.max_queue)
+      throw RequestError(503, "",
+                         fmt::format("busy: {} requests on fitted ids are waiting (for their id, which a request "
+                                     "is using, or for a slot), the server's limit (trainplan serve --max-queue); "
+                                     "retry later",
+                                     waiting_[p]),
+                         1);
+    ++waiting_[p];
+  }
+  struct Unwait {
+    Service& s;
+    ~Unwait() {
+      std::lock_guard<std::mutex> guard(s.slots_mu_);
+      --s.waiting_[p];
+    }
+  } unwait{*this};
+  while (!lock.try_lock_for(std::chrono::milliseconds(20))) check_cancelled();
+  return lock;
 }
 
 void Service::keep(const std::string& id) {
@@ -340,7 +354,7 @@ json Service::predict_request(const json& req) {
   std::unique_ptr<Slot> slot;
   auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
-  auto lock = lock_within_scope(e->mu);
+  auto lock = lock_entry(e->mu);
   take_id_slot(slot);
   json j = to_json(app::predict(e->src, q));
   // The packing's reason names the CLI's options; an answer names fields.
@@ -403,7 +417,7 @@ Response Service::plan_request(const json& req) {
   if (const json* gpus = find(req, "gpus")) return plan_on_gpus(req, *gpus, q, *e, slot);
   for (const char* f : {"from_gpu", "prices", "trials", "precision", "target_precision", "tf32"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' goes with 'gpus' (the GPUs to plan on)", f));
-  auto lock = lock_within_scope(e->mu);
+  auto lock = lock_entry(e->mu);
   take_id_slot(slot);
   return {200, to_json(app::make_plan(e->src, q), e->label)};
 }
@@ -441,7 +455,7 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
       }
     }
   }
-  auto lock = lock_within_scope(e.mu);
+  auto lock = lock_entry(e.mu);
   take_id_slot(slot);
   const auto c = app::plan_on_gpus(e.src.samples(), from, hws, prices, q, e.src.params(), trials, precision);
   json j = app::to_json(c, e.label);
@@ -480,7 +494,7 @@ json Service::curves_request(const json& req) {
   std::unique_ptr<Slot> slot;
   auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
-  auto lock = lock_within_scope(e->mu);
+  auto lock = lock_entry(e->mu);
   take_id_slot(slot);
   return app::curves(e->src, q, e->label);
 }

@@ -195,6 +195,10 @@ class Service {
   std::unique_ptr<Slot> take_slot(Pool pool = Pool::kSamples);
   // A slot of the ids' pool unless `slot` holds one (a request that brought its samples).
   void take_id_slot(std::unique_ptr<Slot>& slot);
+  // An id's lock (Entry::mu), held until the request's CancelScope ends
+  // (Cancelled). A request that must wait for it counts as waiting in the
+  // ids' pool: 503 when Limits::max_queue wait there already.
+  std::unique_lock<std::timed_mutex> lock_entry(std::timed_mutex& mu);
   // Makes room for one more fitted id: lets go of the least recently used
   // (of those no request holds, if any) while Limits::max_fits are held;
   // 503 when every id held is kept. Call with mu_ held.

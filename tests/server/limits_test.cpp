@@ -313,7 +313,7 @@ TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
 // Requests on fitted ids are bounded as those with samples are: past their
 // slots and line, 503, whatever their number; the samples' pool still answers.
 TEST(ServerLimits, RequestsOnFittedIdsHaveSlotsAndALineOfTheirOwn) {
-  Running s(one_slot(0));
+  Running s(one_slot(1));
   int st = 0;
   // Many rows fitted fast; choosing a model for them ("auto") takes long.
   const json slow_id = s.post("/fit", quick_fit(tpserver::spread_rows_csv(10000)), &st)["id"];
@@ -333,11 +333,21 @@ TEST(ServerLimits, RequestsOnFittedIdsHaveSlotsAndALineOfTheirOwn) {
     if (!computing) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_TRUE(computing);
-  // A second request on the busy id waits for the id, holding no slot.
+  // A second request on the busy id waits for the id, holding no slot but a
+  // place in the ids' line (--max-queue 1 here).
   ts.emplace_back([&] { s.post("/predict", json{{"id", slow_id}, {"batch", 32}, {"workers", 2}}, &status[1]); });
   ASSERT_TRUE(s.wait_in_flight(2));
+  bool waiting = false;
+  for (int i = 0; i < 500 && !waiting; ++i) {
+    waiting = by_id("waiting") == 1;
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(waiting);
   EXPECT_EQ(by_id("computing"), 1);
-  EXPECT_EQ(by_id("waiting"), 0);
+  // A third on the busy id finds the line full: 503 at once, not a thread held until its time limit.
+  json third = s.post("/predict", json{{"id", slow_id}, {"batch", 32}, {"workers", 2}}, &st);
+  EXPECT_EQ(st, 503) << third.dump();
+  EXPECT_NE(third["error"].get<std::string>().find("waiting (for their id"), std::string::npos) << third.dump();
   // Another id finds the ids' one slot taken and no room in line: 503.
   json busy = s.post("/predict", json{{"id", other_id}, {"batch", 32}, {"workers", 2}}, &st);
   EXPECT_EQ(st, 503) << busy.dump();
