@@ -49,7 +49,7 @@ void check_fields(const json& req, std::set<std::string> allowed) {
     if (!allowed.count(k)) {
       std::string known;
       for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
-      throw RequestError(400, k, fmt::format("unknown field '{}' (known: {})", k, known));
+      throw RequestError(400, quoted_prefix(k), fmt::format("unknown field '{}' (known: {})", quoted_prefix(k), known));
     }
   // A model's name is checked here, where the field is known; the registry's
   // own error would not say which field held it.
@@ -106,10 +106,17 @@ double get_duration(const json& req, const char* name, std::optional<double> def
 }
 
 long long to_integer(const json& v, const char* name) {
+  // Past long long's range (an unsigned 2^64 - 1, or a float past 10^15) a
+  // value would wrap to a negative one that reads as "not given".
+  if (v.is_number_unsigned() && v.get<unsigned long long>() > (unsigned long long)std::numeric_limits<long long>::max())
+    throw RequestError(400, name, fmt::format("field '{}' is out of range", name));
   if (v.is_number_integer()) return v.get<long long>();
   if (v.is_number_float()) {
     double d = v.get<double>();
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15) return static_cast<long long>(d);
+    if (std::isfinite(d) && d == std::floor(d)) {
+      if (std::fabs(d) < 1e15) return static_cast<long long>(d);
+      throw RequestError(400, name, fmt::format("field '{}' is out of range", name));
+    }
   }
   throw RequestError(400, name, fmt::format("field '{}' must be an integer", name));
 }

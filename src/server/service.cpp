@@ -345,6 +345,7 @@ json Service::predict_request(const json& req) {
   q.nodes = get_int(req, "nodes", -1);
   if (find(req, "nodes") && q.nodes < 1) throw RequestError(400, "nodes", "field 'nodes' must be >= 1");
   q.gpus_per_node = get_int(req, "gpus_per_node", 0);
+  if (q.gpus_per_node < 0) throw RequestError(400, "gpus_per_node", "gpus_per_node must be >= 0 (0: unknown)");
   q.confidence = get_number(req, "confidence", 0.9);
   q.folds = get_int(req, "folds", 5);
   q.seed = get_seed(req, "seed", 1);
@@ -377,7 +378,11 @@ Response Service::plan_request(const json& req) {
   q.method = get_string(req, "method", q.method);
   one_of(q.method, "method", plan::planner_names());
   q.batches = get_int_list(req, "batches");
-  q.gpus_per_node = get_int(req, "gpus_per_node", q.gpus_per_node);
+  // Absent: the planner's default (the hardware's node); given, >= 0.
+  if (find(req, "gpus_per_node")) {
+    q.gpus_per_node = get_int(req, "gpus_per_node", std::nullopt);
+    if (q.gpus_per_node < 0) throw RequestError(400, "gpus_per_node", "gpus_per_node must be >= 0 (0: unknown)");
+  }
   q.max_epochs = get_int(req, "max_epochs", q.max_epochs);
   q.alternatives = get_int(req, "alternatives", q.alternatives);
   q.seed = get_seed(req, "seed", q.seed);

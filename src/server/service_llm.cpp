@@ -27,7 +27,9 @@ Response Service::llm_plan_request(const json& req) {
                                                 "flash_attention", "dropout", "fp32_residual", "overlap", "uneven_end_stages", "grad_reduce_in_bf16",
                                                 "price_per_gpu_hour", "cost_budget", "calibrate", "calibrate_gpu", "frontier", "gpus", "prices"};
   for (const auto& [k, v] : req.items())
-    if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", k));
+    if (!allowed.count(k))
+      throw RequestError(400, quoted_prefix(k),
+                         fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", quoted_prefix(k)));
   const json* gpus = find(req, "gpus");
   for (const char* f : {"model", "gpu"})
     if (!find(req, f) && !(gpus && std::string(f) == "gpu"))

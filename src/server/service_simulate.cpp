@@ -9,6 +9,7 @@
 #include <set>
 
 #include "app/simulate_request.h"
+#include "core/error.h"
 #include "server/request_fields.h"
 #include "sim/policy.h"
 #include "sim/simulator.h"
@@ -67,7 +68,10 @@ json Service::simulate_request(const json& req) {
                                                 "restart_delay", "interval", "placement", "oracle", "gittins",
                                                 "min_gain", "time_model"};
   for (const auto& [k, v] : req.items())
-    if (!allowed.count(k)) throw RequestError(400, k, fmt::format("unknown field '{}' (GET /workloads lists the workloads and policies)", k));
+    if (!allowed.count(k))
+      throw RequestError(400, quoted_prefix(k),
+                         fmt::format("unknown field '{}' (GET /workloads lists the workloads and policies)",
+                                     quoted_prefix(k)));
   if (const std::string missing = simulation_missing(); !missing.empty()) throw RequestError(404, "workload", missing);
   // A name from the listing, never a path: the server reads only its own workloads.
   if (!find(req, "workload")) throw RequestError(400, "workload", "missing field 'workload' (GET /workloads lists them)");
@@ -113,7 +117,18 @@ json Service::simulate_request(const json& req) {
   q.time_model = get_string(req, "time_model", "");
   // A simulation computes like a fit: it takes a slot.
   auto slot = take_slot();
-  return app::to_json(app::simulate(q));
+  try {
+    return app::to_json(app::simulate(q));
+  } catch (const InputError& e) {
+    if (e.file().empty()) throw;
+    // A file of the server's own (a workload, a trace): named by the
+    // workload, not by its path on the server; a job larger than the
+    // cluster asked for is the request's nodes.
+    throw RequestError(400, e.field() == "num_replicas" ? "nodes" : "workload",
+                       fmt::format("workload '{}'{}: {}{}", name, e.line() > 0 ? fmt::format(" line {}", e.line()) : "",
+                                   e.message(),
+                                   e.field() == "num_replicas" ? " (give more nodes or gpus_per_node)" : ""));
+  }
 }
 
 }  // namespace trainplan::server

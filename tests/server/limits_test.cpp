@@ -390,6 +390,8 @@ TEST(ServerLimits, ErrorsNameRequestFields) {
       {"/plan", {{"manual_tries", 2000000000}}, "manual_tries"},  // a core for the request's whole limit
       {"/plan", {{"tabu_iterations", 2000000000}}, "tabu_iterations"},
       {"/plan", {{"gpus_per_node", -3}}, "gpus_per_node"},
+      {"/plan", {{"gpus_per_node", -1}}, "gpus_per_node"},  // the planner's "not given"
+      {"/predict", {{"batch", 32}, {"workers", 2}, {"gpus_per_node", -1}}, "gpus_per_node"},
       {"/predict", {{"batch", 32}, {"workers", 2}, {"target", 0.9}, {"max_epochs", 1000000000}}, "max_epochs"},
       {"/predict", {{"batch", 32}, {"workers", 0}}, "workers"},
       {"/predict", {{"batch", 32}, {"workers", 2}, {"folds", 1}}, "folds"},
@@ -417,6 +419,20 @@ TEST(ServerLimits, ErrorsNameRequestFields) {
   json bad = plan;
   bad["deadline"] = -1;
   EXPECT_EQ(s.post("/plan", bad, &st)["error"], "deadline must be > 0 seconds");
+  // Past an integer's range is out of range, not wrapped to a negative "not given".
+  for (const json& v : {json(18446744073709551615ULL), json(1e23)}) {
+    bad = plan;
+    bad["gpus_per_node"] = v;
+    json e = s.post("/plan", bad, &st);
+    EXPECT_EQ(st, 400) << v << " -> " << e.dump();
+    EXPECT_EQ(e["error"], "field 'gpus_per_node' is out of range") << e.dump();
+  }
+  // An unknown field is quoted back in part, not whole.
+  bad = plan;
+  bad[std::string(100000, 'k')] = 1;
+  json e = s.post("/plan", bad, &st);
+  EXPECT_EQ(st, 400);
+  EXPECT_LT(e.dump().size(), 2000u) << e.dump().size();
 }
 
 TEST(ServerLimits, SearchSpaceOverTheLimitIs422) {
