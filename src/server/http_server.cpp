@@ -5,7 +5,9 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <limits>
 #include <stdexcept>
@@ -135,6 +137,21 @@ struct HttpServer::Impl {
       const std::string v = req.get_header_value("Content-Length");
       if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
         return refuse(req, res, 400, error_text("Content-Length '" + v + "' is not a number of bytes"), t0);
+    }
+    // Both framings at once is the other way to smuggle a request past a
+    // proxy (RFC 9112, section 6.3); a coding other than chunked alone is
+    // one this server cannot read, and would wait for bytes that never end.
+    if (req.has_header("Transfer-Encoding")) {
+      if (req.has_header("Content-Length"))
+        return refuse(req, res, 400, error_text("both Content-Length and Transfer-Encoding: give one"), t0);
+      std::string te = req.get_header_value("Transfer-Encoding");
+      te.erase(std::remove_if(te.begin(), te.end(), [](unsigned char c) { return std::isspace(c); }), te.end());
+      for (char& c : te) c = char(std::tolower(static_cast<unsigned char>(c)));
+      if (te != "chunked")
+        return refuse(req, res, 501,
+                      error_text("Transfer-Encoding '" + req.get_header_value("Transfer-Encoding").substr(0, 100) +
+                                 "' is not supported: chunked alone (a compressed body says Content-Encoding)"),
+                      t0);
     }
     if (req.is_multipart_form_data()) {
       reader([&](const httplib::MultipartFormData&) { return draining(); },

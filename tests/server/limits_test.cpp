@@ -111,6 +111,30 @@ TEST(ServerLimits, TwoContentLengthsAreRefusedAndTheConnectionClosed) {
   EXPECT_EQ(st, 200);
 }
 
+// Content-Length beside Transfer-Encoding is refused as two lengths are; a
+// coding other than chunked alone is 501 at once, not a wait for bytes.
+TEST(ServerLimits, TransferEncodingsOtherThanChunkedAloneAreRefused) {
+  Running s;
+  auto both = raw_exchange(s.port,
+                           "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "2\r\n{}\r\n0\r\n\r\n",
+                           10);
+  EXPECT_EQ(both.status, 400) << both.head << both.body;
+  EXPECT_NE(both.head.find("Connection: close"), std::string::npos) << both.head;
+  auto gzip = raw_exchange(s.port,
+                           "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+                           "2\r\n{}\r\n0\r\n\r\n",
+                           10);
+  EXPECT_EQ(gzip.status, 501) << gzip.head << gzip.body;
+  EXPECT_NE(gzip.body.find("chunked alone"), std::string::npos) << gzip.body;
+  auto chunked = raw_exchange(s.port,
+                              "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n"
+                              "2\r\n{}\r\n0\r\n\r\n",
+                              10);
+  EXPECT_EQ(chunked.status, 400) << chunked.head << chunked.body;  // read: /fit without samples
+  EXPECT_NE(chunked.body.find("missing samples"), std::string::npos) << chunked.body;
+}
+
 // A POST without a body (no length, no chunks) is an empty body at once, not
 // a wait for the connection to close that ends in an empty 400.
 TEST(ServerLimits, PostWithoutBodyIsAnsweredInJson) {
