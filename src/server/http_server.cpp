@@ -10,6 +10,8 @@
 #include <cctype>
 #include <chrono>
 #include <limits>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -54,6 +56,10 @@ struct HttpServer::Impl {
   // JSON parser's buffer, the parsed string), so threads x max_body_bytes
   // would not bound memory.
   std::atomic<uint64_t> bodies_held{0};
+  // The bodies being read, by the order they began (next_body's tickets).
+  std::mutex bodies_mu;
+  std::set<uint64_t> bodies_reading;
+  std::atomic<uint64_t> next_body{0};
   static constexpr uint64_t kBodiesHeld = 4;
 
   Impl(Service& s, std::function<void(const std::string&)> l)
@@ -186,12 +192,43 @@ struct HttpServer::Impl {
     if (req.has_header("Content-Length") || chunked(req)) {
       const uint64_t declared = req.has_header("Content-Length") ? req.get_header_value<uint64_t>("Content-Length") : 0;
       uint64_t received = 0;
-      bool over = declared > limit, busy = !over && !hold(declared);
-      if (!over && !busy) body.reserve(static_cast<size_t>(declared));
+      // A body holds room as its bytes come, not as declared: four clients
+      // declaring 8 MB and sending a byte every few seconds held all the
+      // room for the request's time limit. When the room runs out, the
+      // body that began first waits for room while the others are refused
+      // and give theirs back, so that bodies sent together are not all
+      // refused halfway.
+      const uint64_t ticket = next_body.fetch_add(1);
+      {
+        std::lock_guard<std::mutex> lock(bodies_mu);
+        bodies_reading.insert(ticket);
+      }
+      struct Done {
+        Impl& impl;
+        uint64_t ticket;
+        ~Done() {
+          std::lock_guard<std::mutex> lock(impl.bodies_mu);
+          impl.bodies_reading.erase(ticket);
+        }
+      } done{*this, ticket};
+      auto first_begun = [&] {
+        std::lock_guard<std::mutex> lock(bodies_mu);
+        return *bodies_reading.begin() == ticket;
+      };
+      auto hold_or_wait = [&](uint64_t n) {
+        while (!hold(n)) {
+          if (!first_begun() || !draining()) return false;
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        return true;
+      };
+      bool over = declared > limit, busy = false;
+      // Address space only: pages are taken as the bytes are written.
+      if (!over) body.reserve(static_cast<size_t>(declared));
       const bool whole = reader([&](const char* data, size_t n) {
         received += n;
         if (!over && !busy && body.size() + n > limit) over = true;
-        if (!over && !busy && received > declared && !hold(n)) busy = true;  // chunks: held as they come
+        if (!over && !busy && !hold_or_wait(n)) busy = true;
         if (over || busy) {
           std::string().swap(body);
           return draining();
