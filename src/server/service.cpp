@@ -298,8 +298,9 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
       if (it == entries_.end()) {
         if (was_let_go(name))
           throw RequestError(404, "id",
-                             fmt::format("id '{}' was let go to hold newer fits: the server keeps the {} used most "
-                                         "recently (trainplan serve --max-fits); POST /fit its samples again",
+                             fmt::format("id '{}' was let go to hold newer fits: the server holds {} (trainplan "
+                                         "serve --max-fits), letting go of the least recently used; POST /fit its "
+                                         "samples again",
                                          name, limits_.max_fits));
         throw RequestError(404, "id",
                            fmt::format("unknown id '{}' (POST /fit first; GET /fits lists them)", quoted_prefix(name)));
@@ -554,6 +555,7 @@ json Service::transfer_request(const json& req) {
 
 Response Service::handle(const std::string& method, const std::string& path, std::string body,
                          Clock::time_point received) {
+  bool body_had_samples = false;  // for the advice of a request past its time limit
   try {
     struct Route {
       const char* path;
@@ -591,6 +593,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
     CancelScope scope(received + limit, &stopping_);
     json req = parse_body(body);
     std::string().swap(body);
+    body_had_samples = req.contains("samples_csv") || req.contains("samples_path");
     if (path == "/fit") return {200, fit_request(req)};
     if (path == "/predict") return {200, predict_request(req)};
     if (path == "/curves") return {200, curves_request(req)};
@@ -608,10 +611,17 @@ Response Service::handle(const std::string& method, const std::string& path, std
     return {422, error_body(api_wording(e.what()))};
   } catch (const Cancelled& c) {
     if (c.why == Cancelled::Why::kStop) return {503, error_body("the server is stopping")};
+    // What to change depends on what the request was: samples to fit, or a
+    // search (a plan, a transformer plan, a simulation) to narrow.
+    const bool brought_samples = path == "/fit" || body_had_samples;
     return {503, error_body(fmt::format("the request took longer than {:g} s, the server's limit (trainplan serve "
-                                        "--request-timeout), and was abandoned; send fewer samples, name the models "
-                                        "instead of auto, or use an id from /fit",
-                                        limits_.request_timeout_s))};
+                                        "--request-timeout), and was abandoned; {}",
+                                        limits_.request_timeout_s,
+                                        brought_samples ? "send fewer samples, name the models instead of auto, or "
+                                                          "use an id from /fit"
+                                        : path == "/simulate" ? "simulate a smaller cluster or load"
+                                                              : "narrow the search (fewer GPUs, batches or "
+                                                                "alternatives), or name the models instead of auto"))};
   } catch (const std::bad_alloc&) {
     return {503, error_body("the server ran out of memory for this request; send fewer samples")};
   } catch (const std::exception& e) {
