@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 
 #include "core/error.h"
 
@@ -232,7 +233,14 @@ void CsvTable::require_columns(const std::vector<std::string>& names) const {
         if (have.size() > kMostQuoted) break;
       }
       if (have.size() > kMostQuoted) have = have.substr(0, kMostQuoted) + fmt::format("... ({} columns)", header_.size());
-      throw InputError(path_, header_line_, n, "required column is missing (header has: " + have + ")");
+      // One column holding the names with another separator between them:
+      // a spreadsheet's export in its locale (';') or a TSV.
+      std::string hint;
+      if (header_.size() == 1)
+        for (const auto& [sep, what] : {std::pair{';', "';'"}, std::pair{'\t', "tabs"}, std::pair{'|', "'|'"}})
+          if (header_[0].find(n) != std::string::npos && header_[0].find(sep) != std::string::npos)
+            hint = fmt::format("; the header is separated by {}: trainplan reads commas", what);
+      throw InputError(path_, header_line_, n, "required column is missing (header has: " + have + ")" + hint);
     }
 }
 

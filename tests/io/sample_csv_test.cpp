@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 using namespace trainplan;
 
@@ -57,6 +58,19 @@ TEST(SampleCsv, AMisspeltFormatKeyIsRefused) {
   EXPECT_NE(e.message().find("did you mean 'dataset_size'?"), std::string::npos) << e.what();
   auto s = io::parse_samples_csv("# trainplan: metric=min trial_seconds=12\n" + rows, "s.csv");
   EXPECT_EQ(s.direction, MetricDirection::kMin);
+}
+
+// A header in one column with ';' or tabs between the names is a CSV in
+// another locale's export: the message says so.
+TEST(SampleCsv, AnotherSeparatorIsNamed) {
+  for (const auto& [text, words] :
+       {std::pair<std::string, std::string>{"batch;workers;epochs;epoch_time_s;metric\n8;1;1;1;0.5\n", "';'"},
+        {"batch\tworkers\tepochs\tepoch_time_s\tmetric\n8\t1\t1\t1\t0.5\n", "tabs"}}) {
+    auto e = tptest::input_error_of([&] { io::parse_samples_csv(text, "s.csv"); });
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_NE(e.message().find("the header is separated by " + words + ": trainplan reads commas"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(SampleCsv, DirectionDefaultsToMax) {
