@@ -396,7 +396,7 @@ void setup(CLI::App& root) {
   auto pa = std::make_shared<PredictArgs>();
   auto* p = llm->add_subcommand("predict", "Iteration time and memory per GPU for each configuration of a CSV");
   p->add_option("--configs", pa->configs,
-                "CSV: gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp (+ optional vocab,ffn_hidden,"
+                "CSV ('-': standard input): gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp (+ optional vocab,ffn_hidden,"
                 "kv_groups,cp,virtual_stages,first_stage_layers,last_stage_layers,recompute,sequence_parallel,"
                 "distributed_optimizer,flash_attention,dropout,gated_mlp,tied_embeddings,precision, ...; docs/LLM.md "
                 "lists them all with their defaults: vocabulary 51,200, FFN 4 x hidden, no recomputation, and "
@@ -422,6 +422,8 @@ void setup(CLI::App& root) {
               "context-), pipeline- and data-parallel communication, the pipeline bubble, the optimizer step");
   p->add_flag("--json", pa->json, "Print JSON with each row's breakdown");
   p->callback([pa, p] {
+    if (pa->configs == "-" && pa->calibrate == "-")
+      throw InputError("", 0, "--calibrate", "standard input is --configs' ('-'): give the measured rows as a file");
     if (p->get_option("--fit")->count() > 0 && pa->calibrate.empty())
       throw InputError("", 0, "--fit", "needs --calibrate: it says what the calibration on measured rows fits");
     run_predict(*pa);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "core/edit_distance.h"
 #include "core/error.h"
@@ -339,9 +340,13 @@ void require_hardware_support(LlmConfigTable& configs, const structure::Hardware
 
 LlmConfigTable read_llm_configs(const std::string& path, bool require_time, RowErrors row_errors) {
   // A row of the wrong field count is a bad row like any other where rows are skipped.
-  return llm_configs_from(
-      CsvTable::read(path, row_errors == RowErrors::kSkip ? BadFieldCount::kSkip : BadFieldCount::kThrow),
-      require_time, row_errors);
+  const BadFieldCount bad = row_errors == RowErrors::kSkip ? BadFieldCount::kSkip : BadFieldCount::kThrow;
+  if (path == "-") {
+    std::stringstream text;
+    text << std::cin.rdbuf();
+    return llm_configs_from(CsvTable::parse(text.str(), "stdin", bad), require_time, row_errors);
+  }
+  return llm_configs_from(CsvTable::read(path, bad), require_time, row_errors);
 }
 
 LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time) {

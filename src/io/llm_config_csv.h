@@ -73,7 +73,8 @@ struct LlmConfigTable {
 // the others' predictions.
 enum class RowErrors { kThrow, kSkip };
 
-// Reads a configuration file; `require_time` makes it a measured file, with
+// Reads a configuration file ("-": standard input, named "stdin" in
+// messages); `require_time` makes it a measured file, with
 // iteration_time_s required and memory_gib and the *_comm_s columns read
 // where given; without it those columns are not read (a file of
 // configurations to predict, whose time and memory cells the predictions

@@ -45,6 +45,13 @@ TEST(LlmCli, PredictWritesTheInputWithTimeAndMemory) {
   auto piped = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o - --breakdown");
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
   EXPECT_EQ(piped.out, tptest::read_file(out));
+  // --configs - reads standard input: a pipe in, a pipe out.
+  auto stdin_in = tptest::run_cli("llm predict --configs - --gpu a100-80gb -o - < " + in);
+  ASSERT_EQ(stdin_in.exit_code, 0) << stdin_in.err;
+  EXPECT_EQ(stdin_in.out, tptest::read_file(out));
+  auto bad_stdin = tptest::run_cli("llm predict --configs - --gpu a100-80gb -o - < /dev/null");
+  EXPECT_EQ(bad_stdin.exit_code, 2);
+  EXPECT_NE(bad_stdin.err.find("stdin"), std::string::npos) << bad_stdin.err;
   auto both = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o - --json");
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("--out"), std::string::npos) << both.err;
