@@ -130,6 +130,19 @@ std::string empty_value_option(int argc, char** argv) {
   return "";
 }
 
+// CLI11's message, with its "Could not convert: --global-batch = 1e3" said
+// as what is wrong: an option of a count takes a whole number written out.
+std::string usage_error_text(const CLI::Error& e) {
+  std::string text = e.what();
+  const std::string tag = "Could not convert: ";
+  if (text.rfind(tag, 0) == 0)
+    if (const size_t eq = text.find(" = ", tag.size()); eq != std::string::npos)
+      return fmt::format("{}: '{}' is not a value it takes (a count is a whole number written out, such as 1000; "
+                         "--help gives each option's kind)",
+                         text.substr(tag.size(), eq - tag.size()), text.substr(eq + 3));
+  return text;
+}
+
 // Whether everything written to standard output reached it: a full disk or
 // a closed file under a redirection fails only at a flush, which a verb that
 // returned 0 never sees. Says why on stderr when not.
@@ -156,7 +169,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   // Usage errors read as every other error does: "error: ...".
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "error: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+    return "error: " + usage_error_text(e) + "\nRun with --help for more information.\n";
   });
   app.set_version_flag("--version", "trainplan 0.1.0");
   cli::setup_commands(app);
@@ -191,7 +204,7 @@ int run(int argc, char** argv) {
     if (rc != 0 && json()) {
       // The option CLI11 names (its messages put it first or after "Could not convert: "), as the
       // field of an input error.
-      const std::string what = e.what();
+      const std::string what = usage_error_text(e);
       std::string field;
       if (const size_t at = what.find("--"); at != std::string::npos) {
         const size_t end = what.find_first_of(" :=,'\"", at);
