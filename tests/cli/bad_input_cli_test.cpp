@@ -107,6 +107,17 @@ TEST(BadInputFile, AnImageLayerAfterASequenceIsRefused) {
   EXPECT_EQ(tptest::run_cli("network --graph " + ok).exit_code, 0);
 }
 
+// A value an option cannot take is said as such, naming the option, not as
+// CLI11's "Could not convert: --global-batch = 1e3".
+TEST(BadInputOption, AValueOfTheWrongKindIsSaidAsSuch) {
+  auto r = tptest::run_cli("llm plan --model gpt3-175b --gpu a100-80gb --tokens 1e9 --global-batch 1e3 --json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("error: --global-batch: '1e3' is not a value it takes"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Could not convert"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["field"], "--global-batch");
+}
+
 // An answer that could not be written (a full disk under a redirection) is
 // a failure, not exit 0.
 TEST(BadInputOutput, AnAnswerThatCannotBeWrittenFails) {
