@@ -63,9 +63,10 @@ TEST(SampleCsv, AMisspeltFormatKeyIsRefused) {
 // A header in one column with ';' or tabs between the names is a CSV in
 // another locale's export: the message says so.
 TEST(SampleCsv, AnotherSeparatorIsNamed) {
-  for (const auto& [text, words] :
+  for (const auto& [csv, words] :
        {std::pair<std::string, std::string>{"batch;workers;epochs;epoch_time_s;metric\n8;1;1;1;0.5\n", "';'"},
         {"batch\tworkers\tepochs\tepoch_time_s\tmetric\n8\t1\t1\t1\t0.5\n", "tabs"}}) {
+    const std::string text = csv;  // clang does not capture a structured binding in a lambda
     auto e = tptest::input_error_of([&] { io::parse_samples_csv(text, "s.csv"); });
     EXPECT_EQ(e.line(), 1);
     EXPECT_NE(e.message().find("the header is separated by " + words + ": trainplan reads commas"), std::string::npos)
