@@ -123,10 +123,12 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   if (l.kind == Kind::kOther && !l.event.empty()) {
     // A program may log events of its own; one within two edits of the
     // protocol's ("epoc", "Epoch") is a typo whose epochs would go unseen.
+    // "epoch" one edit away, or either event but for case: "done" is one
+    // edit from a program's own "none", "node" or "note".
     std::string lower = l.event, nearest;
     for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
-    for (const char* known : {"epoch", "done"})
-      if (edit_distance(lower, known) <= 2) nearest = known;
+    if (lower == "done" || lower == "epoch" || (edit_distance(lower, "epoch") <= 1 && !lower.starts_with("epoch")))
+      nearest = lower == "done" ? "done" : "epoch";
     if (!nearest.empty() && misspelt_events_.insert(l.event).second)
       return json{{"event", "warning"}, {"line", line_no}, {"field", "event"},
                   {"message", fmt::format("{}:{}: column 'event': '{}' is not one of the protocol's events (did you "

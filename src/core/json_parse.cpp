@@ -73,7 +73,10 @@ class UniqueKeysSax {
     open_.back().key = k;
     return dom_.key(k);
   }
-  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) {
+  // A template, so that the library's own type (parse_error,
+  // out_of_range) is what is thrown, not its base.
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
     return dom_.parse_error(position, token, e);
   }
 

@@ -67,9 +67,13 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
     } else {
       // Unknown keys are ignored so that newer files stay readable; one a
       // typo away from a known key would leave that key's default unseen.
-      for (const char* known : {"metric", "dataset_size", "metric_range", "times_predicted_from",
-                                "times_predicted_log_sd", "diverged"})
-        if (edit_distance(lowercase(key), known) <= 2)
+      // One edit away, or the same but for case; not a key that extends a
+      // known one (a newer "metrics" is not a slip of "metric").
+      const std::string lower = lowercase(key);
+      for (const std::string known : {"metric", "dataset_size", "metric_range", "times_predicted_from",
+                                      "times_predicted_log_sd", "diverged"})
+        if ((!lower.starts_with(known) && !known.starts_with(lower) && edit_distance(lower, known) <= 1) ||
+            (lower == known && key != known))
           throw InputError(name, 1, key,
                            fmt::format("format line: unknown key '{}'; did you mean '{}'?", key, known));
     }

@@ -32,9 +32,16 @@ std::string json_text(const nlohmann::json& j) {
 
 std::string error_text(const std::string& message) { return json_text({{"error", message}}); }
 
-bool chunked(const httplib::Request& req) {
-  return req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
+// The Transfer-Encoding header without spaces, in lower case ("" when absent):
+// its codings are case-insensitive (RFC 9112), and httplib reads "Chunked".
+std::string transfer_coding(const httplib::Request& req) {
+  std::string te = req.get_header_value("Transfer-Encoding");
+  te.erase(std::remove_if(te.begin(), te.end(), [](unsigned char c) { return std::isspace(c); }), te.end());
+  for (char& c : te) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return te;
 }
+
+bool chunked(const httplib::Request& req) { return transfer_coding(req).find("chunked") != std::string::npos; }
 
 std::string too_large(uint64_t bytes, size_t limit) {
   return error_text(fmt::format("the request body is {} bytes, more than the server's limit of {} (trainplan serve "
@@ -61,6 +68,10 @@ struct HttpServer::Impl {
   std::set<uint64_t> bodies_reading;
   std::atomic<uint64_t> next_body{0};
   static constexpr uint64_t kBodiesHeld = 4;
+  // The longest the first body begun waits for room when it runs out: room
+  // is held until a body is parsed and answered, which may take a request's
+  // whole time limit.
+  static constexpr double kFirstBodyWaitS = 3;
 
   Impl(Service& s, std::function<void(const std::string&)> l)
       : service(s), log(std::move(l)), http(s.limits().head_timeout_s, [this](ReadFailure f) { return failed(f); }) {}
@@ -150,10 +161,7 @@ struct HttpServer::Impl {
     if (req.has_header("Transfer-Encoding")) {
       if (req.has_header("Content-Length"))
         return refuse(req, res, 400, error_text("both Content-Length and Transfer-Encoding: give one"), t0);
-      std::string te = req.get_header_value("Transfer-Encoding");
-      te.erase(std::remove_if(te.begin(), te.end(), [](unsigned char c) { return std::isspace(c); }), te.end());
-      for (char& c : te) c = char(std::tolower(static_cast<unsigned char>(c)));
-      if (te != "chunked")
+      if (transfer_coding(req) != "chunked")
         return refuse(req, res, 501,
                       error_text("Transfer-Encoding '" + req.get_header_value("Transfer-Encoding").substr(0, 100) +
                                  "' is not supported: chunked alone (a compressed body says Content-Encoding)"),
@@ -181,11 +189,13 @@ struct HttpServer::Impl {
       }
     } give_back{bodies_held, held};
     const uint64_t budget = kBodiesHeld * limit;
+    // Compare-and-swap, so that a hold that would not fit never shows in
+    // the total (an add taken back would fail another body's hold meanwhile).
     auto hold = [&](uint64_t n) {
-      if (bodies_held.fetch_add(n) + n > budget) {
-        bodies_held -= n;
-        return false;
-      }
+      uint64_t now = bodies_held.load();
+      do {
+        if (now + n > budget) return false;
+      } while (!bodies_held.compare_exchange_weak(now, now + n));
       held += n;
       return true;
     };
@@ -195,9 +205,9 @@ struct HttpServer::Impl {
       // A body holds room as its bytes come, not as declared: four clients
       // declaring 8 MB and sending a byte every few seconds held all the
       // room for the request's time limit. When the room runs out, the
-      // body that began first waits for room while the others are refused
-      // and give theirs back, so that bodies sent together are not all
-      // refused halfway.
+      // body that began first waits for room (up to kFirstBodyWaitS) while
+      // the others are refused and give theirs back at once, so that bodies
+      // sent together are not all refused halfway.
       const uint64_t ticket = next_body.fetch_add(1);
       {
         std::lock_guard<std::mutex> lock(bodies_mu);
@@ -213,16 +223,31 @@ struct HttpServer::Impl {
       } done{*this, ticket};
       auto first_begun = [&] {
         std::lock_guard<std::mutex> lock(bodies_mu);
-        return *bodies_reading.begin() == ticket;
+        return !bodies_reading.empty() && *bodies_reading.begin() == ticket;
       };
+      const auto wait_until =
+          std::min(drain_until, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                   std::chrono::duration<double>(kFirstBodyWaitS)));
       auto hold_or_wait = [&](uint64_t n) {
         while (!hold(n)) {
-          if (!first_begun() || !draining()) return false;
+          if (!first_begun() || Clock::now() >= wait_until || service.stopping()) return false;
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         return true;
       };
+      // A refused body, drained while its client sends the rest, holds
+      // neither room nor a place in line.
+      bool released = false;
+      auto let_go = [&] {
+        if (released) return;
+        released = true;
+        bodies_held -= held;
+        held = 0;
+        std::lock_guard<std::mutex> lock(bodies_mu);
+        bodies_reading.erase(ticket);
+      };
       bool over = declared > limit, busy = false;
+      if (over) let_go();
       // Address space only: pages are taken as the bytes are written.
       if (!over) body.reserve(static_cast<size_t>(declared));
       const bool whole = reader([&](const char* data, size_t n) {
@@ -231,6 +256,7 @@ struct HttpServer::Impl {
         if (!over && !busy && !hold_or_wait(n)) busy = true;
         if (over || busy) {
           std::string().swap(body);
+          let_go();
           return draining();
         }
         body.append(data, n);

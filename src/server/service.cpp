@@ -75,19 +75,21 @@ void Service::stop() {
 
 int Service::waiting() const {
   std::lock_guard<std::mutex> lock(slots_mu_);
-  return waiting_[0] + waiting_[1];
+  return waiting_[0] + waiting_[1] + waiting_for_ids_;
 }
 
-std::unique_ptr<Service::Slot> Service::take_slot(Pool pool) {
+std::unique_ptr<Service::Slot> Service::take_slot(Pool pool, bool admitted) {
   const int p = int(pool);
   std::unique_lock<std::mutex> lock(slots_mu_);
   if (computing_[p] >= limits_.max_concurrent) {
-    if (waiting_[p] >= limits_.max_queue)
+    // The ids' line holds those waiting for an id's lock too.
+    const int line = waiting_[p] + (pool == Pool::kById ? waiting_for_ids_ : 0);
+    if (!admitted && line >= limits_.max_queue)
       throw RequestError(503, "",
                          fmt::format("busy: {} requests {} are computing and {} are waiting, the server's "
                                      "limits (trainplan serve --max-concurrent, --max-queue); retry later{}",
                                      computing_[p], pool == Pool::kById ? "on fitted ids" : "with samples",
-                                     waiting_[p], pool == Pool::kById ? "" : ", or use an id from /fit (its own pool)"),
+                                     line, pool == Pool::kById ? "" : ", or use an id from /fit (its own pool)"),
                          1);
     ++waiting_[p];
     struct Unwait {
@@ -104,26 +106,31 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool) {
   return std::make_unique<Slot>(*this, pool);
 }
 
-std::unique_lock<std::timed_mutex> Service::lock_entry(std::timed_mutex& mu) {
+std::unique_lock<std::timed_mutex> Service::lock_entry(std::timed_mutex& mu, bool& waited) {
   std::unique_lock<std::timed_mutex> lock(mu, std::try_to_lock);
+  waited = !lock.owns_lock();
   if (lock.owns_lock()) return lock;
+  // Counted apart from the slot's line (waiting_for_ids_), and a request
+  // that waited here joins the slot's line without the limit (`waited`,
+  // take_slot's `admitted`): it was admitted once, and a newcomer taking the
+  // place it left on getting the lock must not have it refused.
   constexpr int p = int(Pool::kById);
   {
     std::lock_guard<std::mutex> guard(slots_mu_);
-    if (waiting_[p] >= limits_.max_queue)
+    if (waiting_[p] + waiting_for_ids_ >= limits_.max_queue)
       throw RequestError(503, "",
                          fmt::format("busy: {} requests on fitted ids are waiting (for their id, which a request "
                                      "is using, or for a slot), the server's limit (trainplan serve --max-queue); "
                                      "retry later",
-                                     waiting_[p]),
+                                     waiting_[p] + waiting_for_ids_),
                          1);
-    ++waiting_[p];
+    ++waiting_for_ids_;
   }
   struct Unwait {
     Service& s;
     ~Unwait() {
       std::lock_guard<std::mutex> guard(s.slots_mu_);
-      --s.waiting_[p];
+      --s.waiting_for_ids_;
     }
   } unwait{*this};
   while (!lock.try_lock_for(std::chrono::milliseconds(20))) check_cancelled();
@@ -186,8 +193,8 @@ json Service::health() const {
   return {{"status", "ok"},
           {"version", version()},
           {"computing", computing_[0] + computing_[1]},
-          {"waiting", waiting_[0] + waiting_[1]},
-          {"by_id", {{"computing", computing_[1]}, {"waiting", waiting_[1]}}}};
+          {"waiting", waiting_[0] + waiting_[1] + waiting_for_ids_},
+          {"by_id", {{"computing", computing_[1]}, {"waiting", waiting_[1] + waiting_for_ids_}}}};
 }
 
 json Service::models() const {
@@ -281,8 +288,8 @@ json Service::fit_request(const json& req) {
 // model not fitted yet): it takes a slot of the ids' pool, so that no number
 // of them holds more cores than the limits give. Taken once the id's lock is
 // held: requests waiting on one busy id then hold no slot, and other ids run.
-void Service::take_id_slot(std::unique_ptr<Slot>& slot) {
-  if (!slot) slot = take_slot(Pool::kById);
+void Service::take_id_slot(std::unique_ptr<Slot>& slot, bool admitted) {
+  if (!slot) slot = take_slot(Pool::kById, admitted);
 }
 
 std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_ptr<Slot>& slot) {
@@ -356,8 +363,9 @@ json Service::predict_request(const json& req) {
   std::unique_ptr<Slot> slot;
   auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
-  auto lock = lock_entry(e->mu);
-  take_id_slot(slot);
+  bool waited = false;
+  auto lock = lock_entry(e->mu, waited);
+  take_id_slot(slot, waited);
   json j = to_json(app::predict(e->src, q));
   // The packing's reason names the CLI's options; an answer names fields.
   if (auto* from = j["config"].contains("nodes_from") ? &j["config"]["nodes_from"] : nullptr; from && from->is_string())
@@ -423,8 +431,9 @@ Response Service::plan_request(const json& req) {
   if (const json* gpus = find(req, "gpus")) return plan_on_gpus(req, *gpus, q, *e, slot);
   for (const char* f : {"from_gpu", "prices", "trials", "precision", "target_precision", "tf32"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' goes with 'gpus' (the GPUs to plan on)", f));
-  auto lock = lock_entry(e->mu);
-  take_id_slot(slot);
+  bool waited = false;
+  auto lock = lock_entry(e->mu, waited);
+  take_id_slot(slot, waited);
   return {200, to_json(app::make_plan(e->src, q), e->label)};
 }
 
@@ -461,8 +470,9 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
       }
     }
   }
-  auto lock = lock_entry(e.mu);
-  take_id_slot(slot);
+  bool waited = false;
+  auto lock = lock_entry(e.mu, waited);
+  take_id_slot(slot, waited);
   const auto c = app::plan_on_gpus(e.src.samples(), from, hws, prices, q, e.src.params(), trials, precision);
   json j = app::to_json(c, e.label);
   if (!c.fastest)
@@ -500,8 +510,9 @@ json Service::curves_request(const json& req) {
   std::unique_ptr<Slot> slot;
   auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
-  auto lock = lock_entry(e->mu);
-  take_id_slot(slot);
+  bool waited = false;
+  auto lock = lock_entry(e->mu, waited);
+  take_id_slot(slot, waited);
   return app::curves(e->src, q, e->label);
 }
 

@@ -192,13 +192,16 @@ class Service {
   // Whether a samples_path lies in Limits::allowed_root (links followed).
   bool within_allowed_root(const std::string& path) const;
   // Waits for a slot of `pool` until the request's CancelScope ends; throws when its line is full.
-  std::unique_ptr<Slot> take_slot(Pool pool = Pool::kSamples);
+  // `admitted`: the request was let into the line already (lock_entry), and
+  // joins it whatever its length.
+  std::unique_ptr<Slot> take_slot(Pool pool = Pool::kSamples, bool admitted = false);
   // A slot of the ids' pool unless `slot` holds one (a request that brought its samples).
-  void take_id_slot(std::unique_ptr<Slot>& slot);
+  void take_id_slot(std::unique_ptr<Slot>& slot, bool admitted);
   // An id's lock (Entry::mu), held until the request's CancelScope ends
   // (Cancelled). A request that must wait for it counts as waiting in the
   // ids' pool: 503 when Limits::max_queue wait there already.
-  std::unique_lock<std::timed_mutex> lock_entry(std::timed_mutex& mu);
+  // `waited`: whether it had to wait (and so was admitted to the line).
+  std::unique_lock<std::timed_mutex> lock_entry(std::timed_mutex& mu, bool& waited);
   // Makes room for one more fitted id: lets go of the least recently used
   // (of those no request holds, if any) while Limits::max_fits are held;
   // 503 when every id held is kept. Call with mu_ held.
@@ -225,6 +228,7 @@ class Service {
   mutable std::mutex slots_mu_;  // guards computing_, waiting_
   std::condition_variable slots_cv_;
   int computing_[2] = {0, 0}, waiting_[2] = {0, 0};  // by Pool
+  int waiting_for_ids_ = 0;  // requests waiting for an id's lock (lock_entry)
 };
 
 }  // namespace trainplan::server

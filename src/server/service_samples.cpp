@@ -95,35 +95,47 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
                          fmt::format("'{}' is outside the folder this server reads sample files from (trainplan serve "
                                      "--allow-paths {})",
                                      quoted_prefix(label), limits_.allowed_root));
-    // The file is opened once and every check is made on what was opened,
-    // so that a link swapped between a check and the read cannot send the
-    // read elsewhere. O_NONBLOCK: opening a pipe would otherwise wait for a
-    // writer, past any time limit.
-    const int fd = ::open(label.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
+    // Only a regular file, refused before it is opened: opening a device can
+    // act on it (a watchdog, a tape), a pipe waits for a writer past any
+    // time limit, and neither is a sample set.
+    const std::string not_regular = fmt::format(
+        "'{}' is not a regular file (a directory, a pipe or a device): give a samples CSV or a profile store",
+        quoted_prefix(label));
+    struct stat before {};
+    if (::stat(label.c_str(), &before) != 0)
       throw InputError(label, 0, "",
                        errno == ENOENT ? std::string("cannot open sample file (no such file)")
                                        : fmt::format("cannot open sample file ({})", std::strerror(errno)));
+    if (!S_ISREG(before.st_mode)) throw RequestError(400, field, not_regular);
+    // Then opened once, every later check made on what was opened, so that
+    // a link swapped in between cannot send the read elsewhere: the file
+    // opened must be the one checked (O_NONBLOCK: a pipe put there since
+    // does not wait for a writer).
+    const int fd = ::open(label.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw InputError(label, 0, "", fmt::format("cannot open sample file ({})", std::strerror(errno)));
     const FdCloser closer{fd};
     struct stat st {};
-    // Only a regular file: a device or a directory is no sample set.
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-      throw RequestError(400, field,
-                         fmt::format("'{}' is not a regular file (a directory, a pipe or a device): give a samples CSV "
-                                     "or a profile store",
-                                     quoted_prefix(label)));
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw RequestError(400, field, not_regular);
+    if (st.st_dev != before.st_dev || st.st_ino != before.st_ino)
+      throw RequestError(409, field, fmt::format("'{}' changed while it was being opened: send the request again",
+                                                 quoted_prefix(label)));
     // The name of what was opened, its links resolved; a profile store is
     // read by it (SQLite opens by name).
     std::string opened = label;
     if (!limits_.allowed_root.empty()) {
-      if (const std::string real = opened_file_path(fd); !real.empty()) {
-        if (!path_within(limits_.allowed_root, real))
-          throw RequestError(403, field,
-                             fmt::format("'{}' is outside the folder this server reads sample files from (trainplan "
-                                         "serve --allow-paths {})",
-                                         quoted_prefix(label), limits_.allowed_root));
-        opened = real;
-      }
+      // Where the system cannot say which file is open (no /proc), the
+      // folder cannot be vouched for: refused, not read unchecked.
+      const std::string real = opened_file_path(fd);
+      if (real.empty() || !path_within(limits_.allowed_root, real))
+        throw RequestError(403, field,
+                           real.empty() ? fmt::format("'{}' cannot be checked against the folder this server reads "
+                                                      "sample files from (the system does not say where an open file "
+                                                      "lies: /proc is missing)",
+                                                      quoted_prefix(label))
+                                        : fmt::format("'{}' is outside the folder this server reads sample files "
+                                                      "from (trainplan serve --allow-paths {})",
+                                                      quoted_prefix(label), limits_.allowed_root));
+      opened = real;
     }
     char magic[16] = {};
     const bool store = ::pread(fd, magic, sizeof magic, 0) == ssize_t(sizeof magic) &&

@@ -74,6 +74,8 @@ TEST(LiveWatch, AMisspeltEventIsWarnedOfOnce) {
   EXPECT_EQ((*other)["event"], "warning");
   EXPECT_FALSE(s.feed(R"({"event":"checkpoint_saved"})", 4));
   EXPECT_FALSE(s.feed(R"({"event":"step_timing"})", 5));
+  for (const char* own : {"node", "note", "none", "epochs"})  // a program's own, near "done" or "epoch"
+    EXPECT_FALSE(s.feed(fmt::format(R"({{"event":"{}"}})", own), 6)) << own;
 }
 
 // A garbled epoch count past any run is skipped with a warning, and the real

@@ -56,7 +56,10 @@ TEST(SampleCsv, AMisspeltFormatKeyIsRefused) {
   EXPECT_EQ(e.line(), 1);
   EXPECT_EQ(e.field(), "datset_size");
   EXPECT_NE(e.message().find("did you mean 'dataset_size'?"), std::string::npos) << e.what();
-  auto s = io::parse_samples_csv("# trainplan: metric=min trial_seconds=12\n" + rows, "s.csv");
+  EXPECT_EQ(tptest::input_error_of([&] { io::parse_samples_csv("# trainplan: Metric=min\n" + rows, "s.csv"); }).field(),
+            "Metric");
+  // A newer key, even one that extends a known one, is read past.
+  auto s = io::parse_samples_csv("# trainplan: metric=min trial_seconds=12 metrics=3\n" + rows, "s.csv");
   EXPECT_EQ(s.direction, MetricDirection::kMin);
 }
 
