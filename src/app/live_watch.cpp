@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 #include "core/edit_distance.h"
 #include "core/error.h"
+#include "io/csv.h"
 #include "models/registry.h"
 #include "profile/log_follower.h"
 #include "profile/sample_store.h"
@@ -23,8 +23,7 @@ json opt(const std::optional<double>& v) { return v && std::isfinite(*v) ? json(
 
 // "accuracy", "val_acc", "top1_acc", "f1", "auc", "precision", "recall".
 bool names_a_share(const std::string& metric_name) {
-  std::string n = metric_name;
-  for (char& c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
+  const std::string n = io::lowercase(metric_name);
   for (const char* w : {"acc", "f1", "auc", "precision", "recall"})
     if (n.find(w) != std::string::npos) return true;
   return false;
@@ -125,8 +124,8 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     // protocol's ("epoc", "Epoch") is a typo whose epochs would go unseen.
     // "epoch" one edit away, or either event but for case: "done" is one
     // edit from a program's own "none", "node" or "note".
-    std::string lower = l.event, nearest;
-    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lower = io::lowercase(l.event);
+    std::string nearest;
     if (lower == "done" || lower == "epoch" || (edit_distance(lower, "epoch") <= 1 && !lower.starts_with("epoch")))
       nearest = lower == "done" ? "done" : "epoch";
     if (!nearest.empty() && misspelt_events_.insert(l.event).second)

@@ -43,14 +43,17 @@ std::string quoted_prefix(const std::string& s) {
   return s.size() > 100 ? out + "..." : out;
 }
 
+void refuse_unknown_fields(const json& req, const std::set<std::string>& allowed, const std::string& listed) {
+  for (const auto& [k, v] : req.items())
+    if (!allowed.count(k))
+      throw RequestError(400, quoted_prefix(k), fmt::format("unknown field '{}' ({})", quoted_prefix(k), listed));
+}
+
 void check_fields(const json& req, std::set<std::string> allowed) {
   allowed.insert(kSampleFields.begin(), kSampleFields.end());
-  for (const auto& [k, v] : req.items())
-    if (!allowed.count(k)) {
-      std::string known;
-      for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
-      throw RequestError(400, quoted_prefix(k), fmt::format("unknown field '{}' (known: {})", quoted_prefix(k), known));
-    }
+  std::string known;
+  for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
+  refuse_unknown_fields(req, allowed, "known: " + known);
   // A model's name is checked here, where the field is known; the registry's
   // own error would not say which field held it.
   for (const char* f : {"model", "time_model", "metric_model"})

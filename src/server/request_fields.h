@@ -39,6 +39,11 @@ nlohmann::json parse_body(const std::string& body);
 // characters (a NUL would end the message for many readers) escaped.
 std::string quoted_prefix(const std::string& s);
 
+// 400 for the first field of `req` not in `allowed`, named in part
+// (quoted_prefix), the message ending with `listed` in brackets: where the
+// known ones are said.
+void refuse_unknown_fields(const nlohmann::json& req, const std::set<std::string>& allowed, const std::string& listed);
+
 // 400 for a field of `req` that is neither in `allowed` nor one every request
 // on samples may carry (id, samples_csv, samples_path, model, time_model,
 // metric_model), and for a model field naming no registered model part.

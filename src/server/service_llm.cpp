@@ -26,10 +26,7 @@ Response Service::llm_plan_request(const json& req) {
                                                 "deadline", "gpu_budget", "top", "precision", "reserve_gib",
                                                 "flash_attention", "dropout", "fp32_residual", "overlap", "uneven_end_stages", "grad_reduce_in_bf16",
                                                 "price_per_gpu_hour", "cost_budget", "calibrate", "calibrate_gpu", "frontier", "gpus", "prices"};
-  for (const auto& [k, v] : req.items())
-    if (!allowed.count(k))
-      throw RequestError(400, quoted_prefix(k),
-                         fmt::format("unknown field '{}' (GET /llm/models lists the models and GPUs)", quoted_prefix(k)));
+  refuse_unknown_fields(req, allowed, "GET /llm/models lists the models and GPUs");
   const json* gpus = find(req, "gpus");
   for (const char* f : {"model", "gpu"})
     if (!find(req, f) && !(gpus && std::string(f) == "gpu"))

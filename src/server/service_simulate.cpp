@@ -67,11 +67,7 @@ json Service::simulate_request(const json& req) {
   static const std::set<std::string> allowed = {"workload", "policies", "nodes", "gpus_per_node", "load_scale",
                                                 "restart_delay", "interval", "placement", "oracle", "gittins",
                                                 "min_gain", "time_model"};
-  for (const auto& [k, v] : req.items())
-    if (!allowed.count(k))
-      throw RequestError(400, quoted_prefix(k),
-                         fmt::format("unknown field '{}' (GET /workloads lists the workloads and policies)",
-                                     quoted_prefix(k)));
+  refuse_unknown_fields(req, allowed, "GET /workloads lists the workloads and policies");
   if (const std::string missing = simulation_missing(); !missing.empty()) throw RequestError(404, "workload", missing);
   // A name from the listing, never a path: the server reads only its own workloads.
   if (!find(req, "workload")) throw RequestError(400, "workload", "missing field 'workload' (GET /workloads lists them)");

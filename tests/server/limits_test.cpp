@@ -4,6 +4,7 @@
 // compute. Every answer is JSON, in the API's terms, and the server keeps
 // serving.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -115,24 +116,22 @@ TEST(ServerLimits, TwoContentLengthsAreRefusedAndTheConnectionClosed) {
 // coding other than chunked alone is 501 at once, not a wait for bytes.
 TEST(ServerLimits, TransferEncodingsOtherThanChunkedAloneAreRefused) {
   Running s;
-  auto both = raw_exchange(s.port,
-                           "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           "2\r\n{}\r\n0\r\n\r\n",
-                           10);
+  // A chunked POST /fit with `headers` beside Transfer-Encoding, and `body` as its one chunk.
+  auto post = [&](const std::string& headers, const std::string& body) {
+    return raw_exchange(s.port,
+                        fmt::format("POST /fit HTTP/1.1\r\nHost: x\r\n{}\r\n\r\n{:x}\r\n{}\r\n0\r\n\r\n", headers,
+                                    body.size(), body),
+                        10);
+  };
+  auto both = post("Content-Length: 2\r\nTransfer-Encoding: chunked", "{}");
   EXPECT_EQ(both.status, 400) << both.head << both.body;
   EXPECT_NE(both.head.find("Connection: close"), std::string::npos) << both.head;
-  auto gzip = raw_exchange(s.port,
-                           "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
-                           "2\r\n{}\r\n0\r\n\r\n",
-                           10);
+  auto gzip = post("Transfer-Encoding: gzip, chunked", "{}");
   EXPECT_EQ(gzip.status, 501) << gzip.head << gzip.body;
   EXPECT_NE(gzip.body.find("chunked alone"), std::string::npos) << gzip.body;
   // Codings are case-insensitive: "Chunked" is read as chunked (its body
   // answered), not left in the connection as the next request.
-  auto chunked = raw_exchange(s.port,
-                              "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n"
-                              "12\r\n{\"samples_csv\": 5}\r\n0\r\n\r\n",
-                              10);
+  auto chunked = post("Transfer-Encoding: Chunked", R"({"samples_csv": 5})");
   EXPECT_EQ(chunked.status, 400) << chunked.head << chunked.body;
   EXPECT_NE(chunked.body.find("must be a string"), std::string::npos) << chunked.body;
 }
