@@ -111,6 +111,12 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
                               "(print them from rank 0 only), so the curve may mix them",
                               rec.note.empty() ? "" : "; ", l.output.repeated_epochs);
   }
+  // A trial that did not end ok may have failed for lines that were never
+  // read (its epoch lines past the cap): the reason says so, as an ok trial's
+  // note does.
+  if (pr.stdout_truncated && rec.status != TrialStatus::kOk && rec.reason.find("were not read") == std::string::npos)
+    rec.reason += fmt::format(" (some of its JSON lines on stdout were not read: past {} MiB in all)",
+                              ProcessGroupOptions{}.stdout_max_bytes >> 20);
 }
 
 double relative_range(const std::vector<StepTiming>& reps) {

@@ -29,7 +29,7 @@ namespace {
 
 // Args: BATCH WORKERS RANK EPOCHS. Env: SLEEP, FAIL_BATCH, HANG_BATCH, MUTE_BATCH,
 // FAIL_IF (a file: batch 32 fails while it exists), HANG_AFTER (hangs after
-// that epoch's line).
+// that epoch's line), CHATTY_BATCH (17 MiB of JSON log lines before its epochs).
 const char* kFakeTrainer = R"sh(
 b=$1; r=$2; k=$3; e=$4
 sleep ${SLEEP:-0.05}
@@ -38,6 +38,7 @@ if [ -n "$FAIL_IF" ] && [ -e "$FAIL_IF" ] && [ "$b" = 32 ]; then echo "fake: fla
 if [ "$HANG_BATCH" = "$b" ]; then sleep 60; fi
 if [ "$MUTE_BATCH" = "$b" ]; then echo "training without telling anyone"; exit 0; fi
 [ "$k" = 0 ] || exit 0
+if [ "$CHATTY_BATCH" = "$b" ]; then yes '{"event":"log","text":"chatty"}' | head -c 17825792; fi
 i=1
 while [ $i -le $e ]; do
   t=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.5f", 0.01 + 6.4/(b*r)}')
@@ -370,6 +371,21 @@ TEST(ProfileCli, NoJsonIsBadOutput) {
   EXPECT_TRUE(mute["epoch_time_s"].is_null());
   // The reason names what the output lacked (profile::parse_trial_output).
   EXPECT_TRUE(contains(mute["reason"].get<std::string>(), "no JSON lines")) << mute;
+  EXPECT_EQ(SampleStore(f.store).find({32, 1, 1})->status, TrialStatus::kOk);
+}
+
+// Epoch lines printed past the 16 MiB of JSON lines a trial keeps are never
+// read: the trial is bad output, and its reason says why, not only what was
+// missing.
+TEST(ProfileCli, EpochLinesPastTheOutputCapAreSaidInTheReason) {
+  Fixture f("prof_chatty");
+  auto r = tptest::run_cli("profile " + f.cmd("CHATTY_BATCH=16") + " --store " + f.store +
+                           " --batches 16,32 --workers 1 --epochs 1 --json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto chatty = trial_of(j["trials"], 16, 1, 1);
+  EXPECT_EQ(chatty["status"], "bad-output") << chatty;
+  EXPECT_TRUE(contains(chatty["reason"].get<std::string>(), "were not read: past 16 MiB")) << chatty;
   EXPECT_EQ(SampleStore(f.store).find({32, 1, 1})->status, TrialStatus::kOk);
 }
 
