@@ -41,7 +41,13 @@ struct Launched {
   LaunchPlan plan;
   ProcessGroupResult result;
   TrialOutput output;
+  size_t stdout_cap_bytes = 0;  // what of rank 0's JSON lines was kept at most
 };
+
+// Said of a trial whose JSON lines on stdout went past what is kept.
+std::string unread_lines_text(size_t cap_bytes) {
+  return fmt::format("some of its JSON lines on stdout were not read (past {} MiB in all)", cap_bytes >> 20);
+}
 
 // `follow`: what rank 0 prints goes to opts.live_log as it prints it.
 // `batches`: {batches} (empty: key.batch).
@@ -61,6 +67,7 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   if (opts.pin && opts.launch.kind == LauncherKind::kLocal && l.plan.commands.size() == size_t(key.workers))
     po.cpus = pin_plan(key.workers, opts.threads_per_worker);
   po.stdout_json_lines_only = true;
+  l.stdout_cap_bytes = po.stdout_max_bytes;
   l.result = run_process_group(l.plan.commands, po);
   const std::string& out = l.result.stdout0;
   l.output = parse_trial_output(l.plan.label_filter ? rank0_lines(out) : out, key.epochs == 0, opts.step_clock,
@@ -69,15 +76,14 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
     append_note(l.output.note, fmt::format("killed {} process(es) that had left the trial's process group (setsid or "
                                            "setpgid) and outlived it",
                                            l.result.escaped_killed));
-  if (l.result.stdout_truncated)
-    append_note(l.output.note, fmt::format("some of its JSON lines on stdout were not read (past {} MiB in all)",
-                                           po.stdout_max_bytes >> 20));
+  if (l.result.stdout_truncated) append_note(l.output.note, unread_lines_text(l.stdout_cap_bytes));
   return l;
 }
 
 // The status and reason of a finished (not cancelled) launch.
 void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, TrialRecord& rec) {
   const ProcessGroupResult& pr = l.result;
+  bool reason_has_note = false;
   if (pr.timed_out) {
     rec.status = TrialStatus::kTimeout;
     rec.reason = fmt::format("still running after {:g} s (--trial-timeout); killed its process group",
@@ -93,6 +99,7 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
     rec.reason = l.output.problem;
   } else if (key.epochs > 0 && l.output.epochs_reported != key.epochs) {
     rec.status = TrialStatus::kBadOutput;
+    reason_has_note = l.output.repeated_epochs == 0 && !l.output.note.empty();
     rec.reason = l.output.repeated_epochs > 0
                      ? fmt::format("reported {} epoch line(s) but {} epochs were asked for, {} of them repeating an "
                                    "epoch number: more than one process prints epoch lines (print them from rank 0 "
@@ -111,12 +118,11 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
                               "(print them from rank 0 only), so the curve may mix them",
                               rec.note.empty() ? "" : "; ", l.output.repeated_epochs);
   }
-  // A trial that did not end ok may have failed for lines that were never
-  // read (its epoch lines past the cap): the reason says so, as an ok trial's
-  // note does.
-  if (pr.stdout_truncated && rec.status != TrialStatus::kOk && rec.reason.find("were not read") == std::string::npos)
-    rec.reason += fmt::format(" (some of its JSON lines on stdout were not read: past {} MiB in all)",
-                              ProcessGroupOptions{}.stdout_max_bytes >> 20);
+  // Bad output may be lines that were never read (epoch lines past the cap):
+  // the reason says so, as an ok trial's note does. A timeout or a failure
+  // has its own cause, and keeps the note with its epochs.
+  if (pr.stdout_truncated && rec.status == TrialStatus::kBadOutput && !reason_has_note)
+    rec.reason += "; " + unread_lines_text(l.stdout_cap_bytes);
 }
 
 double relative_range(const std::vector<StepTiming>& reps) {

@@ -29,7 +29,8 @@ namespace {
 
 // Args: BATCH WORKERS RANK EPOCHS. Env: SLEEP, FAIL_BATCH, HANG_BATCH, MUTE_BATCH,
 // FAIL_IF (a file: batch 32 fails while it exists), HANG_AFTER (hangs after
-// that epoch's line), CHATTY_BATCH (17 MiB of JSON log lines before its epochs).
+// that epoch's line), CHATTY_BATCH (17 MiB of JSON log lines before its epochs),
+// CHATTY_AFTER (the same after that epoch's line).
 const char* kFakeTrainer = R"sh(
 b=$1; r=$2; k=$3; e=$4
 sleep ${SLEEP:-0.05}
@@ -45,6 +46,7 @@ while [ $i -le $e ]; do
   m=$(awk -v b=$b -v r=$r -v i=$i 'BEGIN{printf "%.5f", 1 - 0.5/(i+1) - 0.0005*b*r}')
   echo "{\"event\":\"epoch\",\"epoch\":$i,\"epoch_time_s\":$t,\"metric\":$m,\"metric_name\":\"accuracy\"}"
   if [ "$HANG_AFTER" = "$i" ]; then sleep 60; fi
+  if [ "$CHATTY_AFTER" = "$i" ]; then yes '{"event":"log","text":"chatty"}' | head -c 17825792; fi
   i=$((i+1))
 done
 echo '{"event":"done"}'
@@ -385,8 +387,21 @@ TEST(ProfileCli, EpochLinesPastTheOutputCapAreSaidInTheReason) {
   auto j = nlohmann::json::parse(r.out);
   const auto chatty = trial_of(j["trials"], 16, 1, 1);
   EXPECT_EQ(chatty["status"], "bad-output") << chatty;
-  EXPECT_TRUE(contains(chatty["reason"].get<std::string>(), "were not read: past 16 MiB")) << chatty;
+  EXPECT_TRUE(contains(chatty["reason"].get<std::string>(), "were not read (past 16 MiB")) << chatty;
   EXPECT_EQ(SampleStore(f.store).find({32, 1, 1})->status, TrialStatus::kOk);
+
+  // One epoch read, the second past the cap: the reason quotes the note
+  // that says so, once.
+  Fixture g("prof_chatty_after");
+  auto r2 = tptest::run_cli("profile " + g.cmd("CHATTY_AFTER=1") + " --store " + g.store +
+                            " --batches 16 --workers 1 --epochs 2 --json");
+  EXPECT_EQ(r2.exit_code, 1) << r2.err;
+  const auto half = trial_of(nlohmann::json::parse(r2.out)["trials"], 16, 1, 2);
+  const std::string reason = half["reason"].get<std::string>();
+  EXPECT_EQ(half["status"], "bad-output") << half;
+  const size_t at = reason.find("were not read (past 16 MiB");
+  ASSERT_NE(at, std::string::npos) << half;
+  EXPECT_EQ(reason.find("were not read", at + 1), std::string::npos) << half;
 }
 
 TEST(ProfileCli, FailedTrialsAreRetriedOnlyWhenAsked) {
