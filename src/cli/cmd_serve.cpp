@@ -37,6 +37,11 @@ struct ServeArgs {
 // 503) and for idle keep-alive connections to close, before the process exits anyway.
 constexpr auto kStopGrace = std::chrono::milliseconds(800);
 
+// Addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost.
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
 void run_serve(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw InputError("--port must be in 0..65535 (0: any free port)");
   const server::Limits& l = a.limits;
@@ -54,6 +59,14 @@ void run_serve(const ServeArgs& a) {
   if (l.threads < 2) throw InputError("", 0, "--threads", "must be >= 2");
   if (!l.allowed_root.empty() && !std::filesystem::is_directory(l.allowed_root))
     throw InputError("", 0, "--allow-paths", fmt::format("'{}' is not a folder", l.allowed_root));
+  // Any readable file, its first line quotable in an error, is the local
+  // user's own reach on loopback; to every client of a wider address it is not.
+  if (l.allow_paths && l.allowed_root.empty() && !is_loopback_host(a.host))
+    throw InputError("", 0, "--allow-paths",
+                     fmt::format("without a folder it lets every client that reaches --host {} read any file the "
+                                 "server can (and an error can quote its first line): give the folder samples may be "
+                                 "read from (--allow-paths DIR), or listen on loopback",
+                                 a.host));
   server::Service service(a.model, model_params(a.comm_profile), a.limits);
   service.set_simulation_dirs(a.sim_data, a.sim_workloads);
   if (!a.samples.empty()) {

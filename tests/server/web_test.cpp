@@ -563,6 +563,10 @@ TEST(Web, SamplesPathWithinTheAllowedFolderOnly) {
   auto bad = tptest::run_cli("serve --port 0 --allow-paths " + (dir / "s.csv").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--allow-paths"), std::string::npos) << bad.err;
+  // Every file, to every client of a wider address: refused before listening.
+  auto wide = tptest::run_cli("serve --port 0 --host 0.0.0.0 --allow-paths");
+  EXPECT_EQ(wide.exit_code, 2) << wide.err;
+  EXPECT_NE(wide.err.find("--allow-paths DIR"), std::string::npos) << wide.err;
 }
 
 }  // namespace
