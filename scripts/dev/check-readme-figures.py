@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Re-run the README's quick result commands and compare their figures with the README's.
+
+    scripts/dev/check-readme-figures.py [BUILD/trainplan] [DATA]
+
+Each check reads a figure twice: from the README's results row (by a pattern on
+that row's text) and from the output of the command the row names (by a pattern
+on what it prints). Neither side is written here, so a model change that moves a
+figure, or an edit that moves the README, shows up as a mismatch. Only the rows
+whose commands take seconds are checked; the benchmarks over many seeds and the
+demo are left to their own commands. Needs ../shared/data (DATA); exits 0 when
+every figure matches, 1 otherwise, 2 when the data or the binary is missing.
+"""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "trainplan")
+DATA = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "..", "shared", "data")
+L = os.path.join(DATA, "llm")
+
+# (README row key, command, [(README pattern, output pattern)]): each pattern has
+# one group, the figure as printed.
+CHECKS = [
+    ("Korthikanti's 8 runs", ["llm", "evaluate", "--korthikanti", L], [
+        (r"mean ([\d.]+)%, worst", r"datasheet defaults.*?mean \|error\| ([\d.]+)%"),
+        (r"worst ([\d.]+)% \[", r"datasheet defaults.*?mean \|error\| [\d.]+%, worst ([\d.]+)%"),
+        (r"calibrated on 5, the other 3: ([\d.]+)%", r"20 draws\): mean \|error\| ([\d.]+)%"),
+    ]),
+    ("Megatron runs on 384", ["llm", "evaluate", "--scale", L], [
+        (r"A100-80GB: datasheet ([\d.]+)%", r"a100-80gb: seconds.*?datasheet: mean \|error\| ([\d.]+)%"),
+        (r"calibrated on 5 runs ([\d.]+)%", r"a100-80gb: seconds.*?calibrated on 5 drawn runs.*?mean \|error\| ([\d.]+)%"),
+        (r"3 runs\): datasheet ([\d.]+)%", r"a100-40gb: seconds.*?datasheet: mean \|error\| ([\d.]+)%"),
+    ]),
+    ("NeMo on DGX H100", ["llm", "evaluate", "--nemo", L], [
+        (r"datasheet ([\d.]+)%", r"h100: seconds.*?datasheet: mean \|error\| ([\d.]+)%"),
+        (r"calibrated on 5 runs ([\d.]+)%", r"h100: seconds.*?calibrated on 5 drawn runs.*?mean \|error\| ([\d.]+)%"),
+    ]),
+    ("Megatron CI (312 runs)", ["llm", "evaluate", "--megatron-ci", L], [
+        (r"memory ([\d.]+)%", r"\nall \(MAPE\)\s+\d+\s+\S+\s+\S+\s+\S+\s+([\d.]+)%"),
+        (r"time ([\d.]+)% \[", r"\nall \(MAPE\)\s+\d+\s+\S+\s+([\d.]+)%"),
+        (r"repeat only to ([\d.]+)%", r"median of the others: time MAPE ([\d.]+)%"),
+    ]),
+    ("CPU GPT trainer", ["llm", "evaluate", "--grid", os.path.join(ROOT, "examples/cpu-gpt/grid.csv"),
+                         "--gpu", os.path.join(ROOT, "examples/cpu-gpt/cpu-2core.csv")], [
+        (r"time ([\d.]+)% \[", r"^time: .*?leave one configuration out: MAPE ([\d.]+)%"),
+        (r"memory ([\d.]+)% \[", r"^peak memory: .*?leave one configuration out: MAPE ([\d.]+)%"),
+    ]),
+    ("Step time on a GPU never profiled, T4 → A100", [
+        "evaluate", "--transfer", "--from", os.path.join(DATA, "pollux-t4"), "--from-gpu", "t4",
+        "--to", os.path.join(DATA, "sia-a100"), "--to-gpu", "a100-40gb", "--target-trials", "0"], [
+        (r"no trial ([\d.]+)% \[", r"\nmedian\s+([\d.]+)%"),
+    ]),
+]
+
+
+def decimals(figure):
+    # The README may round what the command prints (20.8% for 20.77%).
+    return len(figure.split(".")[1]) if "." in figure else 0
+
+
+def readme_row(text, key):
+    rows = [l for l in text.splitlines() if l.startswith("|") and key in l.split("|")[1]]
+    if len(rows) != 1:
+        raise SystemExit(f"check-readme-figures: {len(rows)} README rows match '{key}' (want 1)")
+    return rows[0]
+
+
+def main():
+    if not os.path.isdir(L):
+        print(f"check-readme-figures: {DATA} has no llm/: the shared data is not here, nothing checked")
+        return 2
+    if not os.access(BIN, os.X_OK):
+        print(f"check-readme-figures: no binary at {BIN} (build first, or give its path)")
+        return 2
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    bad = 0
+    for key, args, pairs in CHECKS:
+        row = readme_row(readme, key)
+        out = subprocess.run([BIN] + args, capture_output=True, text=True, cwd=ROOT)
+        printed = out.stdout + out.stderr
+        for readme_pat, out_pat in pairs:
+            want = re.search(readme_pat, row)
+            got = re.search(out_pat, printed, re.S | re.M)
+            if not want or not got:
+                print(f"MISSING  {key}: README /{readme_pat}/ {'found' if want else 'not found'}, "
+                      f"output /{out_pat}/ {'found' if got else 'not found'}")
+                bad += 1
+            elif round(float(got.group(1)), decimals(want.group(1))) != float(want.group(1)):
+                print(f"DIFFERS  {key}: README {want.group(1)}%, `trainplan {' '.join(args)}` prints {got.group(1)}%")
+                bad += 1
+            else:
+                print(f"ok       {key}: {got.group(1)}%")
+    print(f"check-readme-figures: {bad} figure(s) differ or were not found")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
