@@ -170,13 +170,49 @@ void DeadlineServer::close_after_answer() {
 DeadlineServer::DeadlineServer(double head_timeout_s, std::function<std::string(ReadFailure)> failure_body)
     : head_timeout_s_(std::clamp(head_timeout_s, 1e-3, kLongestTimeoutS)), failure_body_(std::move(failure_body)) {}
 
-bool DeadlineServer::wait_for_request(socket_t sock) const {
-  const auto until = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
+namespace {
+
+// httplib's pool, counting the connections accepted and not yet taken by a
+// thread.
+class CountingPool : public httplib::ThreadPool {
+ public:
+  CountingPool(size_t threads, std::shared_ptr<std::atomic<int>> waiting)
+      : httplib::ThreadPool(threads), waiting_(std::move(waiting)) {}
+  void enqueue(std::function<void()> fn) override {
+    ++*waiting_;
+    httplib::ThreadPool::enqueue([fn = std::move(fn), waiting = waiting_] {
+      --*waiting;
+      fn();
+    });
+  }
+
+ private:
+  std::shared_ptr<std::atomic<int>> waiting_;
+};
+
+}  // namespace
+
+void DeadlineServer::set_threads(size_t threads) {
+  new_task_queue = [threads, waiting = waiting_] { return new CountingPool(threads, waiting); };
+}
+
+bool DeadlineServer::wait_for_request(socket_t sock, bool first) const {
+  const auto start = Clock::now();
+  const auto until = start + std::chrono::seconds(keep_alive_timeout_sec_);
   // In slices, so that a stop (svr_sock_ closed) ends the wait promptly.
   while (svr_sock_ != INVALID_SOCKET) {
     const int r = poll_one(sock, POLLIN, 10);
     if (r != 0) return r > 0;
-    if (Clock::now() >= until) return false;
+    const auto now = Clock::now();
+    if (now >= until) return false;
+    // A client sends its request as soon as it connects; one that has not,
+    // while others wait for a thread, holds that thread for nothing. Later
+    // requests keep the keep-alive wait: a connection closed between them
+    // could meet the client's next request on its way.
+    if (first && *waiting_ > 0 && now - start >= kFirstByteGraceUnderLoad) {
+      ++*let_go_;
+      return false;
+    }
   }
   return false;
 }
@@ -187,7 +223,7 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
   current_stream = &strm;
   bool ret = false;
   for (size_t count = keep_alive_max_count_; svr_sock_ != INVALID_SOCKET && count > 0; --count) {
-    if (!strm.buffered() && !wait_for_request(sock)) break;
+    if (!strm.buffered() && !wait_for_request(sock, count == keep_alive_max_count_)) break;
     const auto head_until = Clock::now() + seconds(head_timeout_s_);
     strm.begin_request(head_until, head_until + seconds(head_timeout_s_));
     bool connection_closed = false;

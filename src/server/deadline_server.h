@@ -5,6 +5,10 @@
 //
 // Here, per connection:
 //   - waiting for the next request: at most the keep-alive timeout (5 s);
+//     for the first request of a connection, while other connections wait
+//     for a thread, at most kFirstByteGraceUnderLoad: a client that opens a
+//     connection and sends nothing gives its thread up to them (400 silent
+//     connections from one client held every thread for 5 s at a time);
 //   - a request's head (request line and headers), from its first byte: at
 //     most `head_timeout_s` and kMaxHeadBytes; past either the read fails,
 //     the answer is 408 or 431 and the connection closes;
@@ -23,8 +27,11 @@
 #pragma once
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <functional>
 #include <string>
 
@@ -57,6 +64,14 @@ class DeadlineServer : public httplib::Server {
   static int status_of(ReadFailure f) { return f == ReadFailure::kHeadTooLarge ? 431 : 408; }
   // The longest timeout a deadline takes (a year): longer ones would overflow the clock.
   static constexpr double kLongestTimeoutS = 365 * 86400.0;
+  // How long a new connection may stay silent while others wait for a thread.
+  static constexpr auto kFirstByteGraceUnderLoad = std::chrono::milliseconds(500);
+
+  // Serves connections on `threads` threads (instead of new_task_queue),
+  // counting those accepted and waiting for one.
+  void set_threads(size_t threads);
+  // Connections closed for staying silent while others waited.
+  uint64_t silent_connections_let_go() const { return let_go_->load(); }
 
   double head_timeout_s() const { return head_timeout_s_; }
   std::string failure_body(ReadFailure f) const { return failure_body_(f); }
@@ -64,9 +79,14 @@ class DeadlineServer : public httplib::Server {
  private:
   bool process_and_close_socket(socket_t sock) override;
   // Waits until the client sends (true), or the keep-alive timeout passes,
-  // the connection closes or the server stops (false).
-  bool wait_for_request(socket_t sock) const;
+  // the connection closes, the server stops, or (first request only) it
+  // stays silent past kFirstByteGraceUnderLoad while others wait (false).
+  // `first`: the connection's first request (no byte has come yet).
+  bool wait_for_request(socket_t sock, bool first) const;
 
+  // Shared with the pool, which may outlive a stop of this server's loop.
+  std::shared_ptr<std::atomic<int>> waiting_ = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::atomic<uint64_t>> let_go_ = std::make_shared<std::atomic<uint64_t>>(0);
   double head_timeout_s_;
   std::function<std::string(ReadFailure)> failure_body_;
 };

@@ -43,6 +43,9 @@ class HttpServer {
   // Bytes of request bodies held now: announced by requests being read, or
   // read and not yet answered (at most 4 x Limits::max_body_bytes).
   uint64_t body_bytes_held() const;
+  // Connections closed before their first byte because others waited for a
+  // thread (DeadlineServer::kFirstByteGraceUnderLoad).
+  uint64_t silent_connections_let_go() const;
 
  private:
   struct Impl;

@@ -631,6 +631,33 @@ TEST(ServerLimits, ClientsSendingAByteAtATimeAre408AndHoldNoThread) {
   }
 }
 
+// Connections opened and left silent, more than the threads: while others
+// wait, each gives its thread up soon after it was taken, so a request
+// behind them is answered (before, each held a thread for the 5 s keep-alive
+// wait, and 400 of them delayed /health by 30 s).
+TEST(ServerLimits, SilentConnectionsGiveTheirThreadsUpToWaitingOnes) {
+  Limits l;
+  l.threads = 2;
+  Running s(l);
+  std::vector<int> silent;
+  for (int i = 0; i < 8; ++i) silent.push_back(tpserver::connect_local(s.port));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(healthy(s));
+  EXPECT_GT(s.http.silent_connections_let_go(), 0u);
+  for (int fd : silent) ::close(fd);
+  // Alone, a connection may wait for its first request as long as ever.
+  const uint64_t let_go = s.http.silent_connections_let_go();
+  int fd = tpserver::connect_local(s.port);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::string req = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  char buf[64] = {};
+  EXPECT_GT(::recv(fd, buf, sizeof buf - 1, 0), 0);
+  EXPECT_EQ(std::string(buf).rfind("HTTP/1.1 200", 0), 0u) << buf;
+  ::close(fd);
+  EXPECT_EQ(s.http.silent_connections_let_go(), let_go);
+}
+
 // A body sent a byte at a time must still arrive within the request's time limit.
 TEST(ServerLimits, ABodySentAByteAtATimeIs408AtTheRequestsTimeLimit) {
   Limits l;
