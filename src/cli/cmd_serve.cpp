@@ -1,7 +1,10 @@
 // trainplan serve: the HTTP JSON API (docs/SERVER.md) over the library calls
 // of fit, predict and plan. The API itself lives in src/server/.
 #include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -37,9 +40,30 @@ struct ServeArgs {
 // 503) and for idle keep-alive connections to close, before the process exits anyway.
 constexpr auto kStopGrace = std::chrono::milliseconds(800);
 
-// Addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost.
+// Whether every address `host` resolves to (as the server binds it) is one
+// only this machine reaches: 127.0.0.0/8, ::1, or 127.x mapped into IPv6.
 bool is_loopback_host(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  if (host.empty()) return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), "0", &hints, &found) != 0 || !found) return false;
+  bool loopback = true;
+  for (const addrinfo* a = found; a; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      const auto* v4 = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      loopback = loopback && (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+    } else if (a->ai_family == AF_INET6) {
+      const in6_addr& v6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr;
+      loopback = loopback && (IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127));
+    } else {
+      loopback = false;
+    }
+  }
+  freeaddrinfo(found);
+  return loopback;
 }
 
 void run_serve(const ServeArgs& a) {
@@ -178,7 +202,8 @@ void setup(CLI::App& root) {
   limits
       ->add_option("--allow-paths", l.allowed_root,
                    "Let requests read sample files on this machine (samples_path): with DIR only the files under DIR "
-                   "(symbolic links followed), without it any the server can read; without the option: 403")
+                   "(symbolic links followed), without it any the server can read (on a loopback --host only); "
+                   "without the option: 403")
       ->expected(0, 1)
       ->type_name("[DIR]");
   limits->add_option("--threads", l.threads,

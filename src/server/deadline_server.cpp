@@ -172,28 +172,43 @@ DeadlineServer::DeadlineServer(double head_timeout_s, std::function<std::string(
 
 namespace {
 
-// httplib's pool, counting the connections accepted and not yet taken by a
-// thread.
+// httplib's pool, counting the connections waiting for a thread and those
+// a thread serves.
+template <class Load>
 class CountingPool : public httplib::ThreadPool {
  public:
-  CountingPool(size_t threads, std::shared_ptr<std::atomic<int>> waiting)
-      : httplib::ThreadPool(threads), waiting_(std::move(waiting)) {}
+  CountingPool(size_t threads, Load& load) : httplib::ThreadPool(threads), load_(load) {}
   void enqueue(std::function<void()> fn) override {
-    ++*waiting_;
-    httplib::ThreadPool::enqueue([fn = std::move(fn), waiting = waiting_] {
-      --*waiting;
-      fn();
-    });
+    ++load_.waiting;
+    try {
+      httplib::ThreadPool::enqueue([fn = std::move(fn), &load = load_] {
+        ++load.busy;
+        --load.waiting;
+        struct Done {
+          Load& l;
+          ~Done() { --l.busy; }
+        } done{load};
+        fn();
+      });
+    } catch (...) {
+      --load_.waiting;
+      throw;
+    }
   }
 
  private:
-  std::shared_ptr<std::atomic<int>> waiting_;
+  Load& load_;
 };
 
 }  // namespace
 
 void DeadlineServer::set_threads(size_t threads) {
-  new_task_queue = [threads, waiting = waiting_] { return new CountingPool(threads, waiting); };
+  load_.threads = static_cast<int>(threads);
+  new_task_queue = [threads, &load = load_] { return new CountingPool<Load>(threads, load); };
+}
+
+bool DeadlineServer::saturated() const {
+  return load_.threads > 0 && load_.waiting > 0 && load_.busy >= load_.threads;
 }
 
 bool DeadlineServer::wait_for_request(socket_t sock, bool first) const {
@@ -208,9 +223,10 @@ bool DeadlineServer::wait_for_request(socket_t sock, bool first) const {
     // A client sends its request as soon as it connects; one that has not,
     // while others wait for a thread, holds that thread for nothing. Later
     // requests keep the keep-alive wait: a connection closed between them
-    // could meet the client's next request on its way.
-    if (first && *waiting_ > 0 && now - start >= kFirstByteGraceUnderLoad) {
-      ++*let_go_;
+    // could meet the client's next request on its way (the answer before
+    // said Connection: close instead, when saturated).
+    if (first && saturated() && now - start >= kFirstByteGraceUnderLoad) {
+      ++let_go_;
       return false;
     }
   }
@@ -227,7 +243,9 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
     const auto head_until = Clock::now() + seconds(head_timeout_s_);
     strm.begin_request(head_until, head_until + seconds(head_timeout_s_));
     bool connection_closed = false;
-    ret = process_request(strm, count == 1, connection_closed, nullptr);
+    // Saturated, the answer closes the connection: its client, idle until its
+    // next request, would hold the thread others wait for.
+    ret = process_request(strm, count == 1 || saturated(), connection_closed, nullptr);
     // httplib answers nothing when the request line itself did not come.
     if (!ret && strm.failure() != ReadFailure::kNone && strm.written() == 0) {
       const int status = status_of(strm.failure());

@@ -5,10 +5,12 @@
 //
 // Here, per connection:
 //   - waiting for the next request: at most the keep-alive timeout (5 s);
-//     for the first request of a connection, while other connections wait
-//     for a thread, at most kFirstByteGraceUnderLoad: a client that opens a
-//     connection and sends nothing gives its thread up to them (400 silent
-//     connections from one client held every thread for 5 s at a time);
+//     for the first request of a connection, while every thread serves one
+//     and others wait, at most kFirstByteGraceUnderLoad from when a thread
+//     took it: a client that opens a connection and sends nothing gives its
+//     thread up to them (400 silent connections from one client held every
+//     thread for 5 s at a time); and while so saturated an answer closes its
+//     connection, so that a client idle between requests cannot hold one;
 //   - a request's head (request line and headers), from its first byte: at
 //     most `head_timeout_s` and kMaxHeadBytes; past either the read fails,
 //     the answer is 408 or 431 and the connection closes;
@@ -31,7 +33,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <functional>
 #include <string>
 
@@ -71,7 +72,7 @@ class DeadlineServer : public httplib::Server {
   // counting those accepted and waiting for one.
   void set_threads(size_t threads);
   // Connections closed for staying silent while others waited.
-  uint64_t silent_connections_let_go() const { return let_go_->load(); }
+  uint64_t silent_connections_let_go() const { return let_go_.load(); }
 
   double head_timeout_s() const { return head_timeout_s_; }
   std::string failure_body(ReadFailure f) const { return failure_body_(f); }
@@ -80,13 +81,20 @@ class DeadlineServer : public httplib::Server {
   bool process_and_close_socket(socket_t sock) override;
   // Waits until the client sends (true), or the keep-alive timeout passes,
   // the connection closes, the server stops, or (first request only) it
-  // stays silent past kFirstByteGraceUnderLoad while others wait (false).
+  // stays silent past kFirstByteGraceUnderLoad while saturated (false).
   // `first`: the connection's first request (no byte has come yet).
   bool wait_for_request(socket_t sock, bool first) const;
 
-  // Shared with the pool, which may outlive a stop of this server's loop.
-  std::shared_ptr<std::atomic<int>> waiting_ = std::make_shared<std::atomic<int>>(0);
-  std::shared_ptr<std::atomic<uint64_t>> let_go_ = std::make_shared<std::atomic<uint64_t>>(0);
+  // Whether every thread serves a connection and more connections wait.
+  bool saturated() const;
+  // The pool's counts (the pool lives inside listen(), this server longer).
+  struct Load {
+    std::atomic<int> waiting{0};  // accepted, not yet taken by a thread
+    std::atomic<int> busy{0};     // taken by a thread
+    int threads = 0;              // 0 until set_threads
+  };
+  Load load_;
+  mutable std::atomic<uint64_t> let_go_{0};  // counted by the const wait
   double head_timeout_s_;
   std::function<std::string(ReadFailure)> failure_body_;
 };

@@ -79,7 +79,7 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
   if (path && !limits_.allow_paths)
     throw RequestError(403, "samples_path",
                        "this server reads no files: send the samples as samples_csv (CSV text), or start it with "
-                       "trainplan serve --allow-paths");
+                       "trainplan serve --allow-paths DIR");
   if (!(csv ? csv : path)->is_string())
     throw RequestError(400, field, fmt::format("field '{}' must be a string ({})", field, csv ? "CSV text" : "a file on the server"));
   std::string text, label;

@@ -1,6 +1,9 @@
 // The page trainplan serve answers at / (server/web_assets.h) and POST
 // /curves (app/curves.h), the samples view's data.
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -563,10 +566,22 @@ TEST(Web, SamplesPathWithinTheAllowedFolderOnly) {
   auto bad = tptest::run_cli("serve --port 0 --allow-paths " + (dir / "s.csv").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--allow-paths"), std::string::npos) << bad.err;
-  // Every file, to every client of a wider address: refused before listening.
-  auto wide = tptest::run_cli("serve --port 0 --host 0.0.0.0 --allow-paths");
-  EXPECT_EQ(wide.exit_code, 2) << wide.err;
-  EXPECT_NE(wide.err.find("--allow-paths DIR"), std::string::npos) << wide.err;
+  // Every file, to every client of a wider address: refused before listening
+  // (`timeout`: a server that started would otherwise keep the test waiting).
+  const std::string cli = TRAINPLAN_CLI_PATH;
+  for (const char* host : {"0.0.0.0", "::"}) {
+    const std::string err = (dir / "wide.err").string();
+    const int rc = std::system(("timeout 10 " + cli + " serve --port 0 --quiet --host " + host +
+                                " --allow-paths 2>" + err).c_str());
+    EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 2) << host;
+    EXPECT_NE(tptest::read_file(err).find("--allow-paths DIR"), std::string::npos) << tptest::read_file(err);
+  }
+  // On loopback it is the local user's own reach, and is served.
+  for (const char* host : {"127.0.0.1", "localhost"}) {
+    const int rc = std::system(("timeout 2 " + cli + " serve --port 0 --quiet --host " + host +
+                                " --allow-paths 2>/dev/null").c_str());
+    EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 124) << host << ": still serving when timeout stopped it";
+  }
 }
 
 }  // namespace
