@@ -88,7 +88,7 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   } else if (std::string why; !(out.timing = parse_layout_timing(text, field, &why))) {
     out.error = why.empty() ? "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout" : why;
     if (r.stdout_truncated)
-      out.error += fmt::format(" (some of its JSON lines were not read: past {} MiB in all)", po.stdout_max_bytes >> 20);
+      out.error += "; " + stdout_truncated_text(po.stdout_max_bytes);
   }
   std::string tail = r.stderr_tail;
   while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();

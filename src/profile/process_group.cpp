@@ -366,6 +366,11 @@ pid_t start_process(const std::string& command, int out_fd) {
   return pid;
 }
 
+std::string stdout_truncated_text(size_t stdout_max_bytes) {
+  return "some of its JSON lines on stdout were not read (past " + std::to_string(stdout_max_bytes >> 20) +
+         " MiB in all)";
+}
+
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts) {
   ProcessGroupResult res;
   if (commands.empty()) return res;

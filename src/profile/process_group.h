@@ -58,6 +58,10 @@ struct ProcessGroupResult {
 // process cannot be started.
 ProcessGroupResult run_process_group(const std::vector<std::string>& commands, const ProcessGroupOptions& opts);
 
+// What a trial says of a result whose stdout_truncated is set, with the
+// ProcessGroupOptions::stdout_max_bytes it ran under.
+std::string stdout_truncated_text(size_t stdout_max_bytes);
+
 // Starts `command` as run_process_group starts a rank (/bin/bash -c, a new
 // process group of its own, PR_SET_PDEATHSIG, default signals, stdin and
 // stderr /dev/null) with stdout on `out_fd` (-1: /dev/null), and returns its

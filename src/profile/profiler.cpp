@@ -44,11 +44,6 @@ struct Launched {
   size_t stdout_cap_bytes = 0;  // what of rank 0's JSON lines was kept at most
 };
 
-// Said of a trial whose JSON lines on stdout went past what is kept.
-std::string unread_lines_text(size_t cap_bytes) {
-  return fmt::format("some of its JSON lines on stdout were not read (past {} MiB in all)", cap_bytes >> 20);
-}
-
 // `follow`: what rank 0 prints goes to opts.live_log as it prints it.
 // `batches`: {batches} (empty: key.batch).
 Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
@@ -76,7 +71,7 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
     append_note(l.output.note, fmt::format("killed {} process(es) that had left the trial's process group (setsid or "
                                            "setpgid) and outlived it",
                                            l.result.escaped_killed));
-  if (l.result.stdout_truncated) append_note(l.output.note, unread_lines_text(l.stdout_cap_bytes));
+  if (l.result.stdout_truncated) append_note(l.output.note, stdout_truncated_text(l.stdout_cap_bytes));
   return l;
 }
 
@@ -99,18 +94,19 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
     rec.reason = l.output.problem;
   } else if (key.epochs > 0 && l.output.epochs_reported != key.epochs) {
     rec.status = TrialStatus::kBadOutput;
-    reason_has_note = l.output.repeated_epochs == 0 && !l.output.note.empty();
-    rec.reason = l.output.repeated_epochs > 0
-                     ? fmt::format("reported {} epoch line(s) but {} epochs were asked for, {} of them repeating an "
-                                   "epoch number: more than one process prints epoch lines (print them from rank 0 "
-                                   "only)",
-                                   l.output.epochs_reported, key.epochs, l.output.repeated_epochs)
-                 : l.output.note.empty()
-                     ? fmt::format("reported {} epoch line(s) but {} epochs were asked for (does the command use "
-                                   "{{epochs}}?)",
-                                   l.output.epochs_reported, key.epochs)
-                     : fmt::format("reported {} usable epoch line(s) but {} epochs were asked for; {}",
-                                   l.output.epochs_reported, key.epochs, l.output.note);
+    if (l.output.repeated_epochs > 0) {
+      rec.reason = fmt::format("reported {} epoch line(s) but {} epochs were asked for, {} of them repeating an "
+                               "epoch number: more than one process prints epoch lines (print them from rank 0 only)",
+                               l.output.epochs_reported, key.epochs, l.output.repeated_epochs);
+    } else if (l.output.note.empty()) {
+      rec.reason = fmt::format("reported {} epoch line(s) but {} epochs were asked for (does the command use "
+                               "{{epochs}}?)",
+                               l.output.epochs_reported, key.epochs);
+    } else {
+      rec.reason = fmt::format("reported {} usable epoch line(s) but {} epochs were asked for; {}",
+                               l.output.epochs_reported, key.epochs, l.output.note);
+      reason_has_note = true;
+    }
   } else {
     rec.status = TrialStatus::kOk;
     if (l.output.repeated_epochs > 0)
@@ -122,7 +118,7 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
   // the reason says so, as an ok trial's note does. A timeout or a failure
   // has its own cause, and keeps the note with its epochs.
   if (pr.stdout_truncated && rec.status == TrialStatus::kBadOutput && !reason_has_note)
-    rec.reason += "; " + unread_lines_text(l.stdout_cap_bytes);
+    rec.reason += "; " + stdout_truncated_text(l.stdout_cap_bytes);
 }
 
 double relative_range(const std::vector<StepTiming>& reps) {

@@ -174,37 +174,38 @@ namespace {
 
 // httplib's pool, counting the connections waiting for a thread and those
 // a thread serves.
-template <class Load>
 class CountingPool : public httplib::ThreadPool {
  public:
-  CountingPool(size_t threads, Load& load) : httplib::ThreadPool(threads), load_(load) {}
+  CountingPool(size_t threads, std::atomic<int>& waiting, std::atomic<int>& busy)
+      : httplib::ThreadPool(threads), waiting_(waiting), busy_(busy) {}
   void enqueue(std::function<void()> fn) override {
-    ++load_.waiting;
+    ++waiting_;
     try {
-      httplib::ThreadPool::enqueue([fn = std::move(fn), &load = load_] {
-        ++load.busy;
-        --load.waiting;
+      httplib::ThreadPool::enqueue([fn = std::move(fn), &waiting = waiting_, &busy = busy_] {
+        ++busy;
+        --waiting;
         struct Done {
-          Load& l;
-          ~Done() { --l.busy; }
-        } done{load};
+          std::atomic<int>& busy;
+          ~Done() { --busy; }
+        } done{busy};
         fn();
       });
     } catch (...) {
-      --load_.waiting;
+      --waiting_;
       throw;
     }
   }
 
  private:
-  Load& load_;
+  std::atomic<int>& waiting_;
+  std::atomic<int>& busy_;
 };
 
 }  // namespace
 
 void DeadlineServer::set_threads(size_t threads) {
   load_.threads = static_cast<int>(threads);
-  new_task_queue = [threads, &load = load_] { return new CountingPool<Load>(threads, load); };
+  new_task_queue = [threads, &load = load_] { return new CountingPool(threads, load.waiting, load.busy); };
 }
 
 bool DeadlineServer::saturated() const {

@@ -39,14 +39,15 @@ if [ -n "$FAIL_IF" ] && [ -e "$FAIL_IF" ] && [ "$b" = 32 ]; then echo "fake: fla
 if [ "$HANG_BATCH" = "$b" ]; then sleep 60; fi
 if [ "$MUTE_BATCH" = "$b" ]; then echo "training without telling anyone"; exit 0; fi
 [ "$k" = 0 ] || exit 0
-if [ "$CHATTY_BATCH" = "$b" ]; then yes '{"event":"log","text":"chatty"}' | head -c 17825792; fi
+chatty() { yes '{"event":"log","text":"chatty"}' | head -c 17825792; }
+if [ "$CHATTY_BATCH" = "$b" ]; then chatty; fi
 i=1
 while [ $i -le $e ]; do
   t=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.5f", 0.01 + 6.4/(b*r)}')
   m=$(awk -v b=$b -v r=$r -v i=$i 'BEGIN{printf "%.5f", 1 - 0.5/(i+1) - 0.0005*b*r}')
   echo "{\"event\":\"epoch\",\"epoch\":$i,\"epoch_time_s\":$t,\"metric\":$m,\"metric_name\":\"accuracy\"}"
   if [ "$HANG_AFTER" = "$i" ]; then sleep 60; fi
-  if [ "$CHATTY_AFTER" = "$i" ]; then yes '{"event":"log","text":"chatty"}' | head -c 17825792; fi
+  if [ "$CHATTY_AFTER" = "$i" ]; then chatty; fi
   i=$((i+1))
 done
 echo '{"event":"done"}'
@@ -62,6 +63,10 @@ struct Fixture {
   // The --cmd argument, single-quoted for the shell, with env settings in front.
   std::string cmd(const std::string& env = "") const {
     return "--cmd '" + env + " sh " + fake + " {batch} {workers} {rank} {epochs}'";
+  }
+  // `trainplan profile` of the fake trainer under `env` into this store; `args` from its leading space.
+  tptest::CliResult profile(const std::string& env, const std::string& args) const {
+    return tptest::run_cli("profile " + cmd(env) + " --store " + store + args);
   }
 };
 
@@ -122,7 +127,7 @@ TEST(ProfileCli, AStoreThatCanOnlyBeReadIsRead) {
   const std::string as_other = *other;
   Fixture f("prof_read_only");
   const std::string grid = " --batches 16,32,64 --workers 1,2 --epochs 1,2";
-  ASSERT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + grid).exit_code, 0);
+  ASSERT_EQ(f.profile("", grid).exit_code, 0);
   const auto io = tptest::temp_dir("prof_read_only_io");
   const auto out = io / "out", err = io / "err";
   const auto run = [&](const std::string& args) {
@@ -151,10 +156,7 @@ TEST(ProfileCli, AStoreThatCanOnlyBeReadIsRead) {
   EXPECT_EQ(files(), before);
   ASSERT_EQ(chmod(f.store.c_str(), 0644), 0);
   // Its owner profiles into it again: four more trials beside the twelve.
-  EXPECT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16,32,64,128 --workers 1,2 "
-                            "--epochs 1,2")
-                .exit_code,
-            0);
+  EXPECT_EQ(f.profile("", " --batches 16,32,64,128 --workers 1,2 --epochs 1,2").exit_code, 0);
 
   // The directory read-only too.
   ASSERT_EQ(chmod(f.store.c_str(), 0444), 0);
@@ -214,8 +216,7 @@ TEST(ProfileCli, AStoreBeingProfiledIsReadByOneWhoCannotWriteIt) {
 
 TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
   Fixture f("prof_grid");
-  auto r = tptest::run_cli("profile " + f.cmd() + " --store " + f.store +
-                           " --batches 16,32 --workers 1,2 --epochs 1,2 --json");
+  auto r = f.profile("", " --batches 16,32 --workers 1,2 --epochs 1,2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["planned"], 8);
@@ -234,7 +235,7 @@ TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
     EXPECT_NEAR(*s.metric, 1 - 0.5 / (s.epochs + 1) - 0.0005 * s.batch * s.workers, 1e-4);
   }
   // Running it again does nothing: every trial is already in the store.
-  auto again = tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16,32 --workers 1,2 --epochs 1,2 --json");
+  auto again = f.profile("", " --batches 16,32 --workers 1,2 --epochs 1,2 --json");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   auto ja = nlohmann::json::parse(again.out);
   EXPECT_EQ(ja["planned"], 8);
@@ -262,8 +263,7 @@ TEST(ProfileCli, TimingEpochsTakesTheEpochsWallTimes) {
 
 TEST(ProfileCli, ExitNonZeroIsRecordedAndTheRunGoesOn) {
   Fixture f("prof_fail");
-  auto r = tptest::run_cli("profile " + f.cmd("FAIL_BATCH=32") + " --store " + f.store +
-                           " --batches 16,32,64 --workers 2 --epochs 1 --json");
+  auto r = f.profile("FAIL_BATCH=32", " --batches 16,32,64 --workers 2 --epochs 1 --json");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["ran"], 3);
@@ -322,8 +322,7 @@ TEST(ProfileCli, SamplesListShowsNotesAndTheEpochsReported) {
 
 TEST(ProfileCli, HungTrialTimesOutAndTheRunGoesOn) {
   Fixture f("prof_hang");
-  auto r = tptest::run_cli("profile " + f.cmd("HANG_BATCH=32") + " --store " + f.store +
-                           " --batches 16,32 --workers 1 --epochs 1 --trial-timeout 2 --json");
+  auto r = f.profile("HANG_BATCH=32", " --batches 16,32 --workers 1 --epochs 1 --trial-timeout 2 --json");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["timeout"], 1);
@@ -342,8 +341,7 @@ TEST(ProfileCli, HungTrialTimesOutAndTheRunGoesOn) {
 // two epochs, whose schedule would have ended there).
 TEST(ProfileCli, ATrialCutShortKeepsTheEpochsItReported) {
   Fixture f("prof_cut");
-  auto r = tptest::run_cli("profile " + f.cmd("HANG_AFTER=2") + " --store " + f.store +
-                           " --batches 16 --workers 1 --epochs 4 --trial-timeout 2");
+  auto r = f.profile("HANG_AFTER=2", " --batches 16 --workers 1 --epochs 4 --trial-timeout 2");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, "its 2 reported epoch(s) of 4 kept, as points of the curve where they have a metric")) << r.err;
   SampleStore s(f.store);
@@ -363,8 +361,7 @@ TEST(ProfileCli, ATrialCutShortKeepsTheEpochsItReported) {
 
 TEST(ProfileCli, NoJsonIsBadOutput) {
   Fixture f("prof_mute");
-  auto r = tptest::run_cli("profile " + f.cmd("MUTE_BATCH=16") + " --store " + f.store +
-                           " --batches 16,32 --workers 1 --epochs 1 --json");
+  auto r = f.profile("MUTE_BATCH=16", " --batches 16,32 --workers 1 --epochs 1 --json");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["bad_output"], 1);
@@ -381,8 +378,7 @@ TEST(ProfileCli, NoJsonIsBadOutput) {
 // missing.
 TEST(ProfileCli, EpochLinesPastTheOutputCapAreSaidInTheReason) {
   Fixture f("prof_chatty");
-  auto r = tptest::run_cli("profile " + f.cmd("CHATTY_BATCH=16") + " --store " + f.store +
-                           " --batches 16,32 --workers 1 --epochs 1 --json");
+  auto r = f.profile("CHATTY_BATCH=16", " --batches 16,32 --workers 1 --epochs 1 --json");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto j = nlohmann::json::parse(r.out);
   const auto chatty = trial_of(j["trials"], 16, 1, 1);
@@ -393,8 +389,7 @@ TEST(ProfileCli, EpochLinesPastTheOutputCapAreSaidInTheReason) {
   // One epoch read, the second past the cap: the reason quotes the note
   // that says so, once.
   Fixture g("prof_chatty_after");
-  auto r2 = tptest::run_cli("profile " + g.cmd("CHATTY_AFTER=1") + " --store " + g.store +
-                            " --batches 16 --workers 1 --epochs 2 --json");
+  auto r2 = g.profile("CHATTY_AFTER=1", " --batches 16 --workers 1 --epochs 2 --json");
   EXPECT_EQ(r2.exit_code, 1) << r2.err;
   const auto half = trial_of(nlohmann::json::parse(r2.out)["trials"], 16, 1, 2);
   const std::string reason = half["reason"].get<std::string>();
@@ -508,8 +503,7 @@ TEST(ProfileCli, CtrlCStopsCleanlyAndSaysHowToResume) {
 
 TEST(ProfileCli, BudgetRunsTheCornersFirstAndStopsEarly) {
   Fixture f("prof_budget");
-  auto r = tptest::run_cli("profile " + f.cmd("SLEEP=0.4") + " --store " + f.store +
-                           " --batches 16,32,64 --workers 1,2 --epochs 1,2 --budget 2s --json");
+  auto r = f.profile("SLEEP=0.4", " --batches 16,32,64 --workers 1,2 --epochs 1,2 --budget 2s --json");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["planned"], 12);
@@ -525,8 +519,7 @@ TEST(ProfileCli, BudgetCounterOnlyFallsAndTheEstimateIsShownApart) {
   // Trials that cost more as the batch falls, so that the estimate of how
   // many fit the budget moves up and down as costs are learned.
   Fixture f("prof_counter");
-  auto r = tptest::run_cli("profile " + f.cmd("SLEEP=0.2") + " --store " + f.store +
-                           " --batches 16,32,64 --workers 1,2 --epochs 1,2 --budget 3s");
+  auto r = f.profile("SLEEP=0.2", " --batches 16,32,64 --workers 1,2 --epochs 1,2 --budget 3s");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::pair<int, int>> counts;  // (k, n) of each "starting" line
   bool estimate_shown = false;
@@ -550,7 +543,7 @@ TEST(ProfileCli, BudgetCounterOnlyFallsAndTheEstimateIsShownApart) {
 
 TEST(ProfileCli, DryRunListsTheTrialsAndRunsNothing) {
   Fixture f("prof_dry");
-  auto r = tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 8,16 --workers 1,2,3 --epochs 1 --dry-run");
+  auto r = f.profile("", " --batches 8,16 --workers 1,2,3 --epochs 1 --dry-run");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The listing: a count, then one line per trial, its key and its command.
   auto l = tptest::lines(r.out);
@@ -625,8 +618,8 @@ TEST(ProfileCli, BadUsageIsExitTwoWithAClearMessage) {
   EXPECT_EQ(e.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(e.err, (f.dir / "missing.db").string(), 0, ""));
   // A store of another command is not mixed with this one's trials.
-  ASSERT_EQ(tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16 --workers 1 --epochs 1").exit_code, 0);
-  auto g = tptest::run_cli("profile " + f.cmd("X=1") + " --store " + f.store + " --batches 16 --workers 1 --epochs 1");
+  ASSERT_EQ(f.profile("", " --batches 16 --workers 1 --epochs 1").exit_code, 0);
+  auto g = f.profile("X=1", " --batches 16 --workers 1 --epochs 1");
   EXPECT_EQ(g.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(g.err, f.store, 0, "")) << g.err;
   EXPECT_TRUE(contains(g.err, "X=1 sh " + f.fake)) << g.err;  // names the command it would have mixed in
@@ -781,7 +774,7 @@ TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
 // end lines, and `watch --store` forecasts each trial and ends with the run.
 TEST(ProfileCli, WatchStoreForecastsEachTrialFromTheLiveLog) {
   Fixture f("prof_live");
-  auto r = tptest::run_cli("profile " + f.cmd() + " --store " + f.store + " --batches 16,32 --workers 1 --epochs 6 -q");
+  auto r = f.profile("", " --batches 16,32 --workers 1 --epochs 6 -q");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto live = tptest::lines(tptest::read_file(f.store + ".live"));
   ASSERT_EQ(live.size(), 2u * (1 + 6 + 1 + 1) + 1) << tptest::read_file(f.store + ".live");
