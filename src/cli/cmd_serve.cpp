@@ -81,6 +81,8 @@ void run_serve(const ServeArgs& a) {
   if (l.max_fits < 1) throw InputError("", 0, "--max-fits", "must be >= 1");
   if (l.max_plan_cells < 1) throw InputError("", 0, "--max-plan-cells", "must be >= 1");
   if (l.threads < 2) throw InputError("", 0, "--threads", "must be >= 2");
+  if (l.max_connections_per_client < 0)
+    throw InputError("", 0, "--max-connections-per-client", "must be >= 0 (0: no limit)");
   if (!l.allowed_root.empty() && !std::filesystem::is_directory(l.allowed_root))
     throw InputError("", 0, "--allow-paths", fmt::format("'{}' is not a folder", l.allowed_root));
   // Any readable file, its first line quotable in an error, is the local
@@ -209,6 +211,12 @@ void setup(CLI::App& root) {
   limits->add_option("--threads", l.threads,
                      "Connections served at once (an idle keep-alive connection holds one for up to 5 s, a slow "
                      "client for up to --head-timeout, or --request-timeout while it sends a body)")
+      ->capture_default_str();
+  limits->add_option("--max-connections-per-client", l.max_connections_per_client,
+                     "Threads one client address may hold while other connections wait for one: past it a new "
+                     "connection of that client, or one of its connections waiting for its bytes for 0.5 s, is "
+                     "answered 503 with Retry-After (0: no limit; behind a proxy, where every client has the "
+                     "proxy's address, use 0 and limit clients in the proxy)")
       ->capture_default_str();
   cmd->footer(
       "Example: trainplan serve --samples s.csv &\n"

@@ -74,6 +74,7 @@ class DeadlineStream final : public httplib::Stream {
       : sock_(sock), read_timeout_s_(read_timeout_s), write_timeout_s_(write_timeout_s) {}
 
   void begin_request(Clock::time_point read_deadline, Clock::time_point write_deadline) {
+    phase_start_ = Clock::now();
     read_deadline_ = read_deadline;
     write_deadline_ = write_deadline;
     head_bytes_left_ = DeadlineServer::kMaxHeadBytes;
@@ -82,6 +83,7 @@ class DeadlineStream final : public httplib::Stream {
     written_ = 0;
   }
   void begin_body(Clock::time_point read_deadline) {
+    phase_start_ = Clock::now();
     read_deadline_ = read_deadline;
     head_bytes_left_ = std::numeric_limits<size_t>::max();
   }
@@ -92,8 +94,25 @@ class DeadlineStream final : public httplib::Stream {
   size_t written() const { return written_; }
   bool buffered() const { return off_ < size_; }
 
+  // Asked, while a read has waited kSlowReadUnderLoad or more, whether to
+  // give the thread up (the read then fails with kOverShare).
+  void set_give_up(std::function<bool()> give_up) { give_up_ = std::move(give_up); }
+
   bool is_readable() const override {
-    return buffered() || poll_one(sock_, POLLIN, wait_ms(read_deadline_, read_timeout_s_)) > 0;
+    if (buffered()) return true;
+    if (!give_up_) return poll_one(sock_, POLLIN, wait_ms(read_deadline_, read_timeout_s_)) > 0;
+    // In slices, so that a client over its share is noticed while it waits.
+    const auto until = std::min(read_deadline_, Clock::now() + seconds(read_timeout_s_));
+    for (;;) {
+      const int r = poll_one(sock_, POLLIN, wait_ms(until, kGiveUpCheckS));
+      if (r != 0) return r > 0;
+      const auto now = Clock::now();
+      if (now >= until) return false;
+      if (now - phase_start_ >= DeadlineServer::kSlowReadUnderLoad && give_up_()) {
+        gave_up_ = true;
+        return false;
+      }
+    }
   }
   bool is_writable() const override {
     return poll_one(sock_, POLLOUT, wait_ms(write_deadline_, write_timeout_s_)) > 0;
@@ -106,7 +125,9 @@ class DeadlineStream final : public httplib::Stream {
     }
     if (!buffered()) {
       if (!is_readable()) {
-        failure_ = Clock::now() >= read_deadline_ ? ReadFailure::kDeadline : ReadFailure::kIdle;
+        failure_ = gave_up_                        ? ReadFailure::kOverShare
+                   : Clock::now() >= read_deadline_ ? ReadFailure::kDeadline
+                                                    : ReadFailure::kIdle;
         return -1;
       }
       ssize_t got;
@@ -146,6 +167,10 @@ class DeadlineStream final : public httplib::Stream {
   size_t written_ = 0;
   char buf_[4096];
   size_t off_ = 0, size_ = 0;
+  Clock::time_point phase_start_{};  // of the head or the body being read
+  std::function<bool()> give_up_;
+  mutable bool gave_up_ = false;
+  static constexpr double kGiveUpCheckS = 0.05;
 };
 
 // The stream of the connection this thread is serving, for the handlers.
@@ -212,6 +237,31 @@ bool DeadlineServer::saturated() const {
   return load_.threads > 0 && load_.waiting > 0 && load_.busy >= load_.threads;
 }
 
+bool DeadlineServer::take_share(const std::string& client) {
+  std::lock_guard lock(clients_mu_);
+  auto [at, added] = held_.try_emplace(client, 0);
+  if (at->second >= max_per_client_ && saturated()) {
+    if (added) held_.erase(at);
+    return false;
+  }
+  ++at->second;
+  return true;
+}
+
+bool DeadlineServer::give_share_up(const std::string& client) {
+  std::lock_guard lock(clients_mu_);
+  auto at = held_.find(client);
+  if (at == held_.end() || at->second <= max_per_client_ || !saturated()) return false;
+  --at->second;
+  return true;
+}
+
+void DeadlineServer::release_share(const std::string& client) {
+  std::lock_guard lock(clients_mu_);
+  auto at = held_.find(client);
+  if (at != held_.end() && --at->second <= 0) held_.erase(at);
+}
+
 bool DeadlineServer::wait_for_request(socket_t sock, bool first) const {
   const auto start = Clock::now();
   const auto until = start + std::chrono::seconds(keep_alive_timeout_sec_);
@@ -234,12 +284,56 @@ bool DeadlineServer::wait_for_request(socket_t sock, bool first) const {
   return false;
 }
 
+namespace {
+
+// An answer written without httplib: to a request that could not be read,
+// or to a connection refused before it was.
+void write_failure(DeadlineStream& strm, ReadFailure f, const std::string& body, double timeout_s) {
+  const int status = DeadlineServer::status_of(f);
+  const char* reason = status == 431   ? "Request Header Fields Too Large"
+                       : status == 503 ? "Service Unavailable"
+                                       : "Request Timeout";
+  const std::string text = fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}",
+      status, reason, body.size(), status == 503 ? "Retry-After: 1\r\n" : "", body);
+  strm.set_write_deadline(Clock::now() + seconds(timeout_s));
+  for (size_t at = 0; at < text.size();) {
+    const ssize_t n = strm.write(text.data() + at, text.size() - at);
+    if (n <= 0) break;
+    at += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
 bool DeadlineServer::process_and_close_socket(socket_t sock) {
   DeadlineStream strm(sock, static_cast<double>(read_timeout_sec_) + read_timeout_usec_ * 1e-6,
                       static_cast<double>(write_timeout_sec_) + write_timeout_usec_ * 1e-6);
   current_stream = &strm;
   bool ret = false;
-  for (size_t count = keep_alive_max_count_; svr_sock_ != INVALID_SOCKET && count > 0; --count) {
+  // The client's share of the threads: refused at once when it holds it
+  // already while others wait; else held until this connection ends or a
+  // slow read gives it up.
+  std::string client;
+  bool holds_share = false;
+  if (max_per_client_ > 0) {
+    int port = 0;
+    address_of(sock, true, client, port);
+    holds_share = take_share(client);
+    if (!holds_share) {
+      ++over_share_;
+      write_failure(strm, ReadFailure::kOverShare, failure_body(ReadFailure::kOverShare), head_timeout_s_);
+      strm.close_after();
+    } else {
+      strm.set_give_up([this, &client, &holds_share] {
+        if (!give_share_up(client)) return false;
+        holds_share = false;
+        ++over_share_;
+        return true;
+      });
+    }
+  }
+  for (size_t count = keep_alive_max_count_; !strm.closing() && svr_sock_ != INVALID_SOCKET && count > 0; --count) {
     if (!strm.buffered() && !wait_for_request(sock, count == keep_alive_max_count_)) break;
     const auto head_until = Clock::now() + seconds(head_timeout_s_);
     strm.begin_request(head_until, head_until + seconds(head_timeout_s_));
@@ -248,24 +342,14 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
     // next request, would hold the thread others wait for.
     ret = process_request(strm, count == 1 || saturated(), connection_closed, nullptr);
     // httplib answers nothing when the request line itself did not come.
-    if (!ret && strm.failure() != ReadFailure::kNone && strm.written() == 0) {
-      const int status = status_of(strm.failure());
-      const std::string body = failure_body(strm.failure());
-      const std::string text = fmt::format(
-          "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-          status, status == 408 ? "Request Timeout" : "Request Header Fields Too Large", body.size(), body);
-      strm.set_write_deadline(Clock::now() + seconds(head_timeout_s_));
-      for (size_t at = 0; at < text.size();) {
-        const ssize_t n = strm.write(text.data() + at, text.size() - at);
-        if (n <= 0) break;
-        at += static_cast<size_t>(n);
-      }
-    }
+    if (!ret && strm.failure() != ReadFailure::kNone && strm.written() == 0)
+      write_failure(strm, strm.failure(), failure_body(strm.failure()), head_timeout_s_);
     // A request cut at its deadline, or one that could not be parsed, leaves
     // the connection where the next request's start cannot be told.
     if (!ret || connection_closed || strm.closing()) break;
   }
   current_stream = nullptr;
+  if (holds_share) release_share(client);
   // A client still sending (a refused body, an oversized head) would get a
   // reset, and may lose the answer, if its bytes were left unread at close.
   if (strm.closing()) {

@@ -18,6 +18,14 @@
 //   - writing an answer: until the deadline the handler sets
 //     (set_write_deadline), or twice `head_timeout_s` after the head's
 //     first byte when no handler ran.
+// Per client address, with set_max_per_client(n), n > 0: while every thread
+// serves a connection and others wait, a client's connection that a thread
+// takes when the client already holds n threads is answered 503 at once,
+// and one of its connections that has waited kSlowReadUnderLoad or more for
+// a request's bytes gives its thread up (503) while the client holds more
+// than n: one client's slow or idle connections cannot keep another
+// client's request waiting for their deadlines. A client that sends its
+// requests whole is seldom waiting for bytes, so it keeps what it holds.
 // A connection whose request could not be read whole, or was refused before
 // its body was read (close_after_answer), is closed after the answer; the
 // client's unread bytes are drained for a moment first, so that it gets the
@@ -34,12 +42,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace trainplan::server {
 
 // kIdle: no byte within httplib's per-read timeout (5 s), before the deadline.
-enum class ReadFailure { kNone, kDeadline, kIdle, kHeadTooLarge };
+// kOverShare: the client held more than its share of threads while others
+// waited (DeadlineServer::set_max_per_client).
+enum class ReadFailure { kNone, kDeadline, kIdle, kHeadTooLarge, kOverShare };
 
 class DeadlineServer : public httplib::Server {
  public:
@@ -61,8 +73,11 @@ class DeadlineServer : public httplib::Server {
   // Closes the connection once the answer is sent (after a request that
   // could not be parsed).
   static void close_after_answer();
-  // 408 for a deadline, 431 for a head over kMaxHeadBytes.
-  static int status_of(ReadFailure f) { return f == ReadFailure::kHeadTooLarge ? 431 : 408; }
+  // 408 for a deadline, 431 for a head over kMaxHeadBytes, 503 for a
+  // client over its share (answered with Retry-After: 1).
+  static int status_of(ReadFailure f) {
+    return f == ReadFailure::kHeadTooLarge ? 431 : f == ReadFailure::kOverShare ? 503 : 408;
+  }
   // The longest timeout a deadline takes (a year): longer ones would overflow the clock.
   static constexpr double kLongestTimeoutS = 365 * 86400.0;
   // How long a new connection may stay silent while others wait for a thread.
@@ -73,6 +88,14 @@ class DeadlineServer : public httplib::Server {
   void set_threads(size_t threads);
   // Connections closed for staying silent while others waited.
   uint64_t silent_connections_let_go() const { return let_go_.load(); }
+  // Threads one client address may hold while others wait (above); 0, the
+  // default: no limit. Call before listening.
+  void set_max_per_client(int n) { max_per_client_ = n; }
+  // How long a connection of a client over its share may wait for bytes
+  // before it gives its thread up.
+  static constexpr auto kSlowReadUnderLoad = std::chrono::milliseconds(500);
+  // Connections answered 503 because their client held more than its share.
+  uint64_t connections_over_share() const { return over_share_.load(); }
 
   double head_timeout_s() const { return head_timeout_s_; }
   std::string failure_body(ReadFailure f) const { return failure_body_(f); }
@@ -95,6 +118,18 @@ class DeadlineServer : public httplib::Server {
   };
   Load load_;
   mutable std::atomic<uint64_t> let_go_{0};  // counted by the const wait
+
+  // The threads each client address holds (only while set_max_per_client).
+  // take_share: false, and nothing taken, when the client holds its share
+  // and the server is saturated. give_share_up: true, and one given up, when
+  // it holds more than its share and the server is saturated.
+  bool take_share(const std::string& client);
+  bool give_share_up(const std::string& client);
+  void release_share(const std::string& client);
+  int max_per_client_ = 0;
+  std::mutex clients_mu_;
+  std::unordered_map<std::string, int> held_;
+  std::atomic<uint64_t> over_share_{0};
   double head_timeout_s_;
   std::function<std::string(ReadFailure)> failure_body_;
 };

@@ -82,6 +82,12 @@ struct HttpServer::Impl {
                                     DeadlineServer::kMaxHeadBytes));
     if (f == ReadFailure::kIdle)
       return error_text("the request stopped arriving (no byte for 5 s)");
+    if (f == ReadFailure::kOverShare)
+      return error_text(fmt::format(
+          "busy: this client's connections hold {} or more of the server's threads while other connections wait "
+          "for one (trainplan serve --max-connections-per-client), and this one, new or waiting for the client's "
+          "bytes, was let go; retry later",
+          service.limits().max_connections_per_client));
     return error_text(fmt::format("the request's line and headers did not arrive whole within {} s of their first "
                                   "byte (trainplan serve --head-timeout)",
                                   service.limits().head_timeout_s));
@@ -271,6 +277,10 @@ struct HttpServer::Impl {
                                              budget)),
                       t0);
       }
+      if (!whole && DeadlineServer::read_failure() == ReadFailure::kOverShare) {
+        res.set_header("Retry-After", "1");
+        return refuse(req, res, 503, failed(ReadFailure::kOverShare), t0);
+      }
       if (!whole && DeadlineServer::read_failure() == ReadFailure::kIdle)
         return refuse(req, res, 408,
                       error_text("the request body stopped arriving: no byte came for 5 s (a body must keep coming; "
@@ -335,6 +345,7 @@ HttpServer::HttpServer(Service& service, std::function<void(const std::string&)>
         if (const ReadFailure f = DeadlineServer::read_failure(); f != ReadFailure::kNone) {
           res.status = DeadlineServer::status_of(f);
           res.set_content(impl->failed(f), "application/json");
+          if (res.status == 503) res.set_header("Retry-After", "1");
           return httplib::Server::HandlerResponse::Handled;
         }
         std::string what = res.status == 400   ? "malformed HTTP request"
@@ -349,6 +360,7 @@ HttpServer::HttpServer(Service& service, std::function<void(const std::string&)>
   // (deadline_server.h), so there are many more than cores.
   const size_t threads = static_cast<size_t>(std::max(2, service.limits().threads));
   http.set_threads(threads);
+  http.set_max_per_client(std::max(0, service.limits().max_connections_per_client));
   // A connection is closed after 5 requests (httplib's default), so that
   // when clients outnumber the threads the queued connections take turns
   // (measured with 96 clients on 64 threads: /health at worst 1.8 s, against
@@ -375,6 +387,8 @@ HttpServer::~HttpServer() { stop(); }
 uint64_t HttpServer::body_bytes_held() const { return impl_->bodies_held.load(); }
 
 uint64_t HttpServer::silent_connections_let_go() const { return impl_->http.silent_connections_let_go(); }
+
+uint64_t HttpServer::connections_over_share() const { return impl_->http.connections_over_share(); }
 
 int HttpServer::bind(const std::string& host, int port) {
   auto& http = impl_->http;

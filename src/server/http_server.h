@@ -46,6 +46,9 @@ class HttpServer {
   // Connections closed before their first byte because others waited for a
   // thread (DeadlineServer::kFirstByteGraceUnderLoad).
   uint64_t silent_connections_let_go() const;
+  // Connections answered 503 because their client held more than its share
+  // of the threads while others waited (Limits::max_connections_per_client).
+  uint64_t connections_over_share() const;
 
  private:
   struct Impl;

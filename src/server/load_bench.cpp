@@ -82,6 +82,9 @@ Answer post_without_body(const std::string& host, int port, const std::string& p
   if (in.rfind("HTTP/1.1 ", 0) != 0 || end == std::string::npos) return a;
   a.status = std::atoi(in.c_str() + 9);
   a.body = in.substr(end + 4);
+  const std::string head = in.substr(0, end + 2);
+  if (const size_t at = head.find("\r\nRetry-After: "); at != std::string::npos)
+    a.retry_after_s = std::max(1, std::atoi(head.c_str() + at + 15));
   return a;
 }
 
@@ -349,7 +352,7 @@ LoadResult run_load(const std::string& host, int port, const LoadOptions& o) {
           a = send(c, host, port, q);
           ms = ms_since(t);
           // Busy: the server says when to come back. Retried while the load runs, and a little past it.
-          if (k.valid && a.status == 503 && a.retry_after_s > 0 &&
+          if (a.status == 503 && a.retry_after_s > 0 &&
               Clock::now() + std::chrono::seconds(a.retry_after_s) < end + std::chrono::seconds(30)) {
             ++retried;
             std::this_thread::sleep_for(std::chrono::seconds(a.retry_after_s));

@@ -3,11 +3,12 @@
 // requests with malformed ones, bounded in count and in time, while a prober
 // asks /health every 50 ms.
 //
-// A valid request must end 200; a 503 with Retry-After (the server's slots
-// and line are full) is sent again after it, as a client should, and counted
-// as retried. A malformed request must get its expected status with a JSON
-// error (and the field at fault, where there is one). Anything else is
-// counted as unexpected and the first few are kept.
+// Any request answered 503 with Retry-After (the server's slots and line are
+// full, or its client holds its share of the threads) is sent again after
+// it, as a client should, and counted as retried. Then a valid request must
+// end 200, and a malformed one get its expected status with a JSON error
+// (and the field at fault, where there is one). Anything else is counted as
+// unexpected and the first few are kept.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -81,6 +81,10 @@ struct Limits {
   int max_fits = 64;                        // fitted sample sets held: a /fit past it lets go of the least recently used
   long max_plan_cells = 1L << 20;           // (batch, workers) cells one /plan may search: past it 422
   int threads = 64;                         // HTTP connections served at once (http_server.h)
+  // Threads one client address may hold while other connections wait for
+  // one; 0: no limit (deadline_server.h). Behind a proxy every client has
+  // its address: set 0 there and limit clients in the proxy.
+  int max_connections_per_client = 16;
   // samples_path reads a file on the server's machine: refused (403) unless
   // the server was started with --allow-paths.
   bool allow_paths = false;

@@ -662,6 +662,76 @@ TEST(ServerLimits, SilentConnectionsGiveTheirThreadsUpToWaitingOnes) {
   EXPECT_EQ(s.http.silent_connections_let_go(), let_go);
 }
 
+// A request whose head comes a byte every 200 ms, from the loopback address
+// `from`, for `for_s` seconds (tpserver::trickle).
+std::thread trickling(int port, tpserver::TrickleAnswer& into, double for_s, const char* from = nullptr) {
+  return std::thread([port, &into, for_s, from] {
+    into = tpserver::trickle(port, "GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ", 'a', for_s, from);
+  });
+}
+
+const std::string kHealthClose = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+// One client's slow connections hold every thread: another client's request
+// is served once one of them has waited 0.5 s for bytes, not when their
+// head timeout (60 s here) or the client lets go; the one that gave its
+// thread up is answered 503 with Retry-After.
+TEST(ServerLimits, OneClientsSlowConnectionsGiveWayToAnothers) {
+  Limits l;
+  l.threads = 2;
+  l.max_connections_per_client = 1;
+  l.head_timeout_s = 60;
+  Running s(l);
+  std::vector<tpserver::TrickleAnswer> slow(2);
+  std::vector<std::thread> tricklers;
+  for (auto& t : slow) tricklers.push_back(trickling(s.port, t, 3));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Without the share, the threads are free when the tricklers give up, at about 5 s.
+  const auto other = raw_exchange(s.port, kHealthClose, 3, "127.0.0.2");
+  for (auto& t : tricklers) t.join();
+  EXPECT_EQ(other.status, 200) << other.head;
+  int gave_up = 0;
+  for (const auto& t : slow) {
+    if (t.answer.status != 503) continue;
+    ++gave_up;
+    EXPECT_NE(t.answer.head.find("Retry-After: 1"), std::string::npos) << t.answer.head;
+    EXPECT_NE(json::parse(t.answer.body)["error"].get<std::string>().find("--max-connections-per-client"),
+              std::string::npos)
+        << t.answer.body;
+  }
+  EXPECT_EQ(gave_up, 1);
+  EXPECT_EQ(s.http.connections_over_share(), 1u);
+}
+
+// A client holding its share while others wait has a new connection refused
+// at once (503), and another client's, under its share, is served.
+TEST(ServerLimits, AConnectionPastItsClientsShareIsRefusedWhileOthersWait) {
+  Limits l;
+  l.threads = 2;
+  l.max_connections_per_client = 1;
+  l.head_timeout_s = 60;
+  Running s(l);
+  // One slow connection of each client takes each thread; the second
+  // client's lets go first, at about 3 s.
+  tpserver::TrickleAnswer first, second;
+  std::vector<std::thread> tricklers;
+  tricklers.push_back(trickling(s.port, first, 3.5));
+  tricklers.push_back(trickling(s.port, second, 1, "127.0.0.2"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  tpserver::RawAnswer past_share, under_share;
+  std::thread a([&] { past_share = raw_exchange(s.port, kHealthClose, 8); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::thread b([&] { under_share = raw_exchange(s.port, kHealthClose, 8, "127.0.0.2"); });
+  a.join();
+  b.join();
+  for (auto& t : tricklers) t.join();
+  EXPECT_EQ(past_share.status, 503) << past_share.head;
+  EXPECT_NE(past_share.head.find("Retry-After: 1"), std::string::npos) << past_share.head;
+  EXPECT_EQ(under_share.status, 200) << under_share.head;
+  EXPECT_EQ(s.http.connections_over_share(), 1u);
+  EXPECT_TRUE(healthy(s));
+}
+
 // A body sent a byte at a time must still arrive within the request's time limit.
 TEST(ServerLimits, ABodySentAByteAtATimeIs408AtTheRequestsTimeLimit) {
   Limits l;

@@ -131,9 +131,19 @@ struct RawAnswer {
   bool closed = false;  // the server closed the connection
 };
 
-// A connection to 127.0.0.1:port (-1 when refused).
-inline int connect_local(int port) {
+// A connection to 127.0.0.1:port (-1 when refused), from the loopback
+// address `from`: another 127.x.y.z is another client to the server.
+inline int connect_local(int port, const char* from = nullptr) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (from) {
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &src.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -145,9 +155,10 @@ inline int connect_local(int port) {
   return fd;
 }
 
-inline RawAnswer raw_exchange(int port, const std::string& request, double timeout_s = 10) {
+inline RawAnswer raw_exchange(int port, const std::string& request, double timeout_s = 10,
+                              const char* from = nullptr) {
   RawAnswer a;
-  int fd = connect_local(port);
+  int fd = connect_local(port, from);
   if (fd < 0) return a;
   timeval tv{static_cast<time_t>(timeout_s), static_cast<suseconds_t>((timeout_s - static_cast<time_t>(timeout_s)) * 1e6)};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -188,11 +199,12 @@ struct TrickleAnswer {
   double seconds = 0;
 };
 
-inline TrickleAnswer trickle(int port, const std::string& prefix, char drip, double for_s) {
+inline TrickleAnswer trickle(int port, const std::string& prefix, char drip, double for_s,
+                             const char* from = nullptr) {
   TrickleAnswer t;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  int fd = connect_local(port);
+  int fd = connect_local(port, from);
   if (fd < 0) return t;
   ::send(fd, prefix.data(), prefix.size(), MSG_NOSIGNAL);
   std::string in;
