@@ -64,6 +64,29 @@ void address_of(socket_t sock, bool peer, std::string& ip, int& port) {
   ip = text;
 }
 
+// Whom a connection's share of the threads is counted against: its peer's
+// IPv4 address (an IPv4-mapped IPv6 one included), or the /64 prefix of an
+// IPv6 one, since one host may take any address of its /64.
+std::string client_of(socket_t sock) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getpeername(sock, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "";
+  char text[INET6_ADDRSTRLEN] = "";
+  if (a.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&a)->sin_addr, text, sizeof text);
+    return text;
+  }
+  if (a.ss_family != AF_INET6) return "";
+  in6_addr v6 = reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr;
+  if (IN6_IS_ADDR_V4MAPPED(&v6)) {
+    ::inet_ntop(AF_INET, &v6.s6_addr[12], text, sizeof text);
+    return text;
+  }
+  std::memset(&v6.s6_addr[8], 0, 8);
+  ::inet_ntop(AF_INET6, &v6, text, sizeof text);
+  return std::string(text) + "/64";
+}
+
 // One connection's stream: reads through a buffer (httplib reads a head one
 // byte at a time), kept from one request to the next so that pipelined bytes
 // are not lost. Past its deadline a read or write fails unless it can go on
@@ -317,8 +340,7 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
   std::string client;
   bool holds_share = false;
   if (max_per_client_ > 0) {
-    int port = 0;
-    address_of(sock, true, client, port);
+    client = client_of(sock);
     holds_share = take_share(client);
     if (!holds_share) {
       ++over_share_;

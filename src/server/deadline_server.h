@@ -18,7 +18,8 @@
 //   - writing an answer: until the deadline the handler sets
 //     (set_write_deadline), or twice `head_timeout_s` after the head's
 //     first byte when no handler ran.
-// Per client address, with set_max_per_client(n), n > 0: while every thread
+// Per client (an IPv4 address, or an IPv6 address's /64 prefix), with
+// set_max_per_client(n), n > 0: while every thread
 // serves a connection and others wait, a client's connection that a thread
 // takes when the client already holds n threads is answered 503 at once,
 // and one of its connections that has waited kSlowReadUnderLoad or more for
