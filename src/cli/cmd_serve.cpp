@@ -1,10 +1,7 @@
 // trainplan serve: the HTTP JSON API (docs/SERVER.md) over the library calls
 // of fit, predict and plan. The API itself lives in src/server/.
 #include <fmt/format.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <sys/socket.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -20,6 +17,7 @@
 #include "profile/samples_file.h"
 #include "server/deadline_server.h"
 #include "server/http_server.h"
+#include "server/loopback_host.h"
 #include "server/service.h"
 
 namespace trainplan::cli {
@@ -39,32 +37,6 @@ struct ServeArgs {
 // How long a stop waits for the requests in flight to unwind (each answers
 // 503) and for idle keep-alive connections to close, before the process exits anyway.
 constexpr auto kStopGrace = std::chrono::milliseconds(800);
-
-// Whether every address `host` resolves to (as the server binds it) is one
-// only this machine reaches: 127.0.0.0/8, ::1, or 127.x mapped into IPv6.
-bool is_loopback_host(const std::string& host) {
-  if (host.empty()) return false;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), "0", &hints, &found) != 0 || !found) return false;
-  bool loopback = true;
-  for (const addrinfo* a = found; a; a = a->ai_next) {
-    if (a->ai_family == AF_INET) {
-      const auto* v4 = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
-      loopback = loopback && (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
-    } else if (a->ai_family == AF_INET6) {
-      const in6_addr& v6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr;
-      loopback = loopback && (IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127));
-    } else {
-      loopback = false;
-    }
-  }
-  freeaddrinfo(found);
-  return loopback;
-}
 
 void run_serve(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw InputError("--port must be in 0..65535 (0: any free port)");
@@ -87,7 +59,7 @@ void run_serve(const ServeArgs& a) {
     throw InputError("", 0, "--allow-paths", fmt::format("'{}' is not a folder", l.allowed_root));
   // Any readable file, its first line quotable in an error, is the local
   // user's own reach on loopback; to every client of a wider address it is not.
-  if (l.allow_paths && l.allowed_root.empty() && !is_loopback_host(a.host))
+  if (l.allow_paths && l.allowed_root.empty() && !server::is_loopback_host(a.host))
     throw InputError("", 0, "--allow-paths",
                      fmt::format("without a folder it lets every client that reaches --host {} read any file the "
                                  "server can (and an error can quote its first line): give the folder samples may be "
