@@ -230,8 +230,10 @@ class CountingPool : public httplib::ThreadPool {
     ++waiting_;
     try {
       httplib::ThreadPool::enqueue([fn = std::move(fn), &waiting = waiting_, &busy = busy_] {
-        ++busy;
+        // Taken off the line before it counts as busy: never both at once,
+        // which would read as saturated on a server with a thread to spare.
         --waiting;
+        ++busy;
         struct Done {
           std::atomic<int>& busy;
           ~Done() { --busy; }
@@ -260,10 +262,14 @@ bool DeadlineServer::saturated() const {
   return load_.threads > 0 && load_.waiting > 0 && load_.busy >= load_.threads;
 }
 
+int DeadlineServer::share() const {
+  return load_.threads > 0 ? std::min(max_per_client_, std::max(1, load_.threads / 4)) : max_per_client_;
+}
+
 bool DeadlineServer::take_share(const std::string& client) {
   std::lock_guard lock(clients_mu_);
   auto [at, added] = held_.try_emplace(client, 0);
-  if (at->second >= max_per_client_ && saturated()) {
+  if (at->second >= share() && saturated()) {
     if (added) held_.erase(at);
     return false;
   }
@@ -274,7 +280,7 @@ bool DeadlineServer::take_share(const std::string& client) {
 bool DeadlineServer::give_share_up(const std::string& client) {
   std::lock_guard lock(clients_mu_);
   auto at = held_.find(client);
-  if (at == held_.end() || at->second <= max_per_client_ || !saturated()) return false;
+  if (at == held_.end() || at->second <= share() || !saturated()) return false;
   --at->second;
   return true;
 }
@@ -345,17 +351,26 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
     if (!holds_share) {
       ++over_share_;
       write_failure(strm, ReadFailure::kOverShare, failure_body(ReadFailure::kOverShare), head_timeout_s_);
-      strm.close_after();
-    } else {
-      strm.set_give_up([this, &client, &holds_share] {
-        if (!give_share_up(client)) return false;
-        holds_share = false;
-        ++over_share_;
-        return true;
-      });
+      // The request already sent is read, so that closing does not reset the
+      // answer away; no more is waited for: a client that keeps the
+      // connection open would hold the thread its share was refused.
+      ::shutdown(sock, SHUT_WR);
+      char sink[4096];
+      while (::recv(sock, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+      }
+      current_stream = nullptr;
+      ::close(sock);
+      return false;
     }
+    strm.set_give_up([this, &client, &holds_share] {
+      if (!holds_share) return true;  // given up already: the read fails again
+      if (!give_share_up(client)) return false;
+      holds_share = false;
+      ++over_share_;
+      return true;
+    });
   }
-  for (size_t count = keep_alive_max_count_; !strm.closing() && svr_sock_ != INVALID_SOCKET && count > 0; --count) {
+  for (size_t count = keep_alive_max_count_; svr_sock_ != INVALID_SOCKET && count > 0; --count) {
     if (!strm.buffered() && !wait_for_request(sock, count == keep_alive_max_count_)) break;
     const auto head_until = Clock::now() + seconds(head_timeout_s_);
     strm.begin_request(head_until, head_until + seconds(head_timeout_s_));

@@ -19,14 +19,18 @@
 //     (set_write_deadline), or twice `head_timeout_s` after the head's
 //     first byte when no handler ran.
 // Per client (an IPv4 address, or an IPv6 address's /64 prefix), with
-// set_max_per_client(n), n > 0: while every thread
-// serves a connection and others wait, a client's connection that a thread
-// takes when the client already holds n threads is answered 503 at once,
-// and one of its connections that has waited kSlowReadUnderLoad or more for
-// a request's bytes gives its thread up (503) while the client holds more
-// than n: one client's slow or idle connections cannot keep another
-// client's request waiting for their deadlines. A client that sends its
-// requests whole is seldom waiting for bytes, so it keeps what it holds.
+// set_max_per_client(n), n > 0, its share s = min(n, max(1, threads / 4)):
+// while every thread serves a connection and others wait, a client's
+// connection that a thread takes when the client already holds s threads is
+// answered 503 at once, and one of its connections whose request head or
+// body has been arriving for kSlowReadUnderLoad or more gives its thread up
+// (503) at its next pause of 50 ms while the client holds more than s: one
+// client's slow connections cannot keep another client's request waiting
+// for their deadlines. A client that sends its requests whole seldom waits
+// for its own bytes, so it keeps what it holds. The connections waiting
+// count whoever opened them: a client that alone opens more connections
+// than there are threads has those past its share answered 503 rather than
+// queued.
 // A connection whose request could not be read whole, or was refused before
 // its body was read (close_after_answer), is closed after the answer; the
 // client's unread bytes are drained for a moment first, so that it gets the
@@ -89,14 +93,19 @@ class DeadlineServer : public httplib::Server {
   void set_threads(size_t threads);
   // Connections closed for staying silent while others waited.
   uint64_t silent_connections_let_go() const { return let_go_.load(); }
-  // Threads one client address may hold while others wait (above); 0, the
-  // default: no limit. Call before listening.
+  // Threads one client address may hold while others wait (above), at most
+  // a quarter of the threads; 0, the default: no limit. Call before
+  // listening.
   void set_max_per_client(int n) { max_per_client_ = n; }
-  // How long a connection of a client over its share may wait for bytes
-  // before it gives its thread up.
+  // How long a request's head or body of a client over its share may take
+  // to arrive before the connection gives its thread up.
   static constexpr auto kSlowReadUnderLoad = std::chrono::milliseconds(500);
-  // Connections answered 503 because their client held more than its share.
+  // Connections let go (refused, or their read given up) because their
+  // client held its share.
   uint64_t connections_over_share() const { return over_share_.load(); }
+  // Connections accepted and waiting for a thread, and those threads serve.
+  int connections_waiting() const { return load_.waiting.load(); }
+  int connections_served() const { return load_.busy.load(); }
 
   double head_timeout_s() const { return head_timeout_s_; }
   std::string failure_body(ReadFailure f) const { return failure_body_(f); }
@@ -125,6 +134,7 @@ class DeadlineServer : public httplib::Server {
   // and the server is saturated. give_share_up: true, and one given up, when
   // it holds more than its share and the server is saturated.
   bool take_share(const std::string& client);
+  int share() const;
   bool give_share_up(const std::string& client);
   void release_share(const std::string& client);
   int max_per_client_ = 0;

@@ -390,6 +390,10 @@ uint64_t HttpServer::silent_connections_let_go() const { return impl_->http.sile
 
 uint64_t HttpServer::connections_over_share() const { return impl_->http.connections_over_share(); }
 
+int HttpServer::connections_waiting() const { return impl_->http.connections_waiting(); }
+
+int HttpServer::connections_served() const { return impl_->http.connections_served(); }
+
 int HttpServer::bind(const std::string& host, int port) {
   auto& http = impl_->http;
   int bound = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);

@@ -46,9 +46,12 @@ class HttpServer {
   // Connections closed before their first byte because others waited for a
   // thread (DeadlineServer::kFirstByteGraceUnderLoad).
   uint64_t silent_connections_let_go() const;
-  // Connections answered 503 because their client held more than its share
-  // of the threads while others waited (Limits::max_connections_per_client).
+  // Connections let go (503) because their client held its share of the
+  // threads while others waited (Limits::max_connections_per_client).
   uint64_t connections_over_share() const;
+  // Connections waiting for a thread, and those the threads serve now.
+  int connections_waiting() const;
+  int connections_served() const;
 
  private:
   struct Impl;

@@ -1,7 +1,7 @@
 // The load benchmark of `trainplan serve` (`trainplan bench serve`): many
 // concurrent clients on one server, mixing valid /fit, /predict and /plan
 // requests with malformed ones, bounded in count and in time, while a prober
-// asks /health every 50 ms.
+// (another client: on loopback, from 127.0.0.2) asks /health every 50 ms.
 //
 // Any request answered 503 with Retry-After (the server's slots and line are
 // full, or its client holds its share of the threads) is sent again after

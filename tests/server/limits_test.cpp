@@ -685,7 +685,7 @@ TEST(ServerLimits, OneClientsSlowConnectionsGiveWayToAnothers) {
   std::vector<tpserver::TrickleAnswer> slow(2);
   std::vector<std::thread> tricklers;
   for (auto& t : slow) tricklers.push_back(trickling(s.port, t, 3));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(tpserver::wait_until([&] { return s.http.connections_served() == 2; }, 5));
   // Without the share, the threads are free when the tricklers give up, at about 5 s.
   const auto other = raw_exchange(s.port, kHealthClose, 3, "127.0.0.2");
   for (auto& t : tricklers) t.join();
@@ -717,11 +717,12 @@ TEST(ServerLimits, AConnectionPastItsClientsShareIsRefusedWhileOthersWait) {
   std::vector<std::thread> tricklers;
   tricklers.push_back(trickling(s.port, first, 3.5));
   tricklers.push_back(trickling(s.port, second, 1, "127.0.0.2"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(tpserver::wait_until([&] { return s.http.connections_served() == 2; }, 5));
   tpserver::RawAnswer past_share, under_share;
   std::thread a([&] { past_share = raw_exchange(s.port, kHealthClose, 8); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(tpserver::wait_until([&] { return s.http.connections_waiting() == 1; }, 5));
   std::thread b([&] { under_share = raw_exchange(s.port, kHealthClose, 8, "127.0.0.2"); });
+  EXPECT_TRUE(tpserver::wait_until([&] { return s.http.connections_waiting() == 2; }, 5));
   a.join();
   b.join();
   for (auto& t : tricklers) t.join();
