@@ -607,11 +607,14 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
 // Clients that send their request a byte at a time, each byte well within
 // the 5 s httplib waits for one, hold a thread only until their deadline:
 // with both threads taken by such clients, /health still answers within
-// seconds, and each slow client gets a 408 naming the option.
+// seconds, and each slow client gets a 408 naming the option. The deadlines
+// alone: without a share per client, which would let one of the two go
+// sooner (OneClientsSlowConnectionsGiveWayToAnothers).
 TEST(ServerLimits, ClientsSendingAByteAtATimeAre408AndHoldNoThread) {
   Limits l;
   l.threads = 2;
   l.head_timeout_s = 1;
+  l.max_connections_per_client = 0;
   Running s(l);
   tpserver::TrickleAnswer in_line, in_headers;
   std::vector<std::thread> slow;
