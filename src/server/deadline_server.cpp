@@ -262,8 +262,12 @@ bool DeadlineServer::saturated() const {
   return load_.threads > 0 && load_.waiting > 0 && load_.busy >= load_.threads;
 }
 
+// One thread short of all of them at most: whatever n, no one client can
+// hold every thread while another waits. A quarter or so would cut a
+// browser's six connections to a small server whose waiting line it fills
+// itself (the line cannot tell whose connections wait).
 int DeadlineServer::share() const {
-  return load_.threads > 0 ? std::min(max_per_client_, std::max(1, load_.threads / 4)) : max_per_client_;
+  return load_.threads > 1 ? std::min(max_per_client_, load_.threads - 1) : max_per_client_;
 }
 
 bool DeadlineServer::take_share(const std::string& client) {

@@ -19,7 +19,7 @@
 //     (set_write_deadline), or twice `head_timeout_s` after the head's
 //     first byte when no handler ran.
 // Per client (an IPv4 address, or an IPv6 address's /64 prefix), with
-// set_max_per_client(n), n > 0, its share s = min(n, max(1, threads / 4)):
+// set_max_per_client(n), n > 0, its share s = min(n, threads - 1):
 // while every thread serves a connection and others wait, a client's
 // connection that a thread takes when the client already holds s threads is
 // answered 503 at once, and one of its connections whose request head or
@@ -94,8 +94,7 @@ class DeadlineServer : public httplib::Server {
   // Connections closed for staying silent while others waited.
   uint64_t silent_connections_let_go() const { return let_go_.load(); }
   // Threads one client address may hold while others wait (above), at most
-  // a quarter of the threads; 0, the default: no limit. Call before
-  // listening.
+  // all threads but one; 0, the default: no limit. Call before listening.
   void set_max_per_client(int n) { max_per_client_ = n; }
   // How long a request's head or body of a client over its share may take
   // to arrive before the connection gives its thread up.

@@ -608,8 +608,8 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
 // the 5 s httplib waits for one, hold a thread only until their deadline:
 // with both threads taken by such clients, /health still answers within
 // seconds, and each slow client gets a 408 naming the option. The deadlines
-// alone: without a share per client, which would let one of the two go
-// sooner (OneClientsSlowConnectionsGiveWayToAnothers).
+// alone: without a share per client, which on 2 threads is 1 and would let
+// one of the two go sooner (OneClientsSlowConnectionsGiveWayToAnothers).
 TEST(ServerLimits, ClientsSendingAByteAtATimeAre408AndHoldNoThread) {
   Limits l;
   l.threads = 2;
