@@ -135,7 +135,16 @@ struct HttpServer::Impl {
       res.set_header("Cache-Control", "no-cache");
       return note(req, 200, t0);
     }
-    answer(req, res, service.handle(req.method, req.path, "", t0), t0);
+    Response r = service.handle(req.method, req.path, "", t0);
+    // The connections are this front's, not the service's: a monitor sees
+    // the server shedding clients (deadline_server.h).
+    if (req.path == "/health" && r.status == 200)
+      r.body["connections"] = {{"threads", std::max(2, service.limits().threads)},
+                               {"served", http.connections_served()},
+                               {"waiting", http.connections_waiting()},
+                               {"let_go_silent", http.silent_connections_let_go()},
+                               {"let_go_over_share", http.connections_over_share()}};
+    answer(req, res, r, t0);
   }
 
   // Reads the body with the service's limit, whatever the content type, and
