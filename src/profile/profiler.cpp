@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/median.h"
@@ -227,7 +230,7 @@ EarlyRun run_early(const TrialKey& key, const ProfileOptions& opts) {
   EarlyRun e;
   e.started_at = utc_now();
   e.probe_s = machine_probe_s();
-  // The live log follows the trial in its turn.
+  // The live log gets its lines in the trial's turn (replay_early_lines).
   e.launched = launch_once(*opts.time_template, key, opts, {}, /*follow=*/false);
   return e;
 }
@@ -265,6 +268,29 @@ std::vector<EarlyRun> run_together(int workers, const std::vector<int>& batches,
     runs.push_back(std::move(e));
   }
   return runs;
+}
+
+// What the runs taken ahead of a trial's turn printed, written to the live
+// log in that turn: rank 0's lines, and of a run of several batches only
+// those of `batch` (a line naming another batch belongs to another trial).
+void replay_early_lines(LiveLog& live, const std::vector<EarlyRun>& taken, int batch) {
+  for (const EarlyRun& e : taken) {
+    const std::string& out = e.launched.result.stdout0;
+    const std::string text = e.launched.plan.label_filter ? rank0_lines(out) : out;
+    std::string kept;
+    for (size_t at = 0; at < text.size();) {
+      size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line(text.data() + at, end - at);
+      at = end + 1;
+      if (const size_t brace = line.find('{'); brace != std::string_view::npos) {
+        const auto j = nlohmann::json::parse(line.substr(brace), nullptr, /*allow_exceptions=*/false);
+        if (j.is_object() && j.contains("batch") && j["batch"].is_number() && j["batch"] != batch) continue;
+      }
+      kept.append(line).push_back('\n');
+    }
+    live.output(kept.data(), kept.size(), /*labelled=*/false);
+  }
 }
 
 // A prepared run that measured its trial's step time.
@@ -503,6 +529,7 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     if (opts.live_log) opts.live_log->trial_start(key);
     std::vector<EarlyRun> taken;
     if (auto it = early.find(i); it != early.end()) taken = std::move(it->second), early.erase(it);
+    if (opts.live_log) replay_early_lines(*opts.live_log, taken, key.batch);
     auto rec = run_trial_after(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); }, std::move(taken));
     if (opts.live_log) opts.live_log->trial_end(rec ? to_string(rec->status) : "cancelled");
     if (!rec) {

@@ -805,6 +805,39 @@ TEST(ProfileCli, WatchStoreForecastsEachTrialFromTheLiveLog) {
   EXPECT_NE(missing.err.find("none.db.live"), std::string::npos) << missing.err;
 }
 
+// Time trials whose runs were taken ahead of their turn, each worker count's
+// batches together, still have their own lines in their frame of the live
+// log: each the step_timing line of its batch, none of another's.
+TEST(ProfileCli, TimeTrialsTakenAheadHaveTheirLinesInTheLiveLog) {
+  Fixture f("prof_live_early");
+  std::string trainer = tptest::write_file(f.dir / "trainplan-train", kFakeTrainTrainer);
+  std::filesystem::permissions(trainer, std::filesystem::perms::owner_all);
+  auto r = tptest::run_cli("profile --workload lenet-mnist --trainer " + trainer +
+                           " --batches 16,32,64 --workers 1,2 --epochs 1 -q --store " + f.store);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = tptest::read_file(f.store + ".live");
+  std::optional<nlohmann::json> frame;
+  int time_frames = 0, lines = 0;
+  for (const auto& l : tptest::lines(text)) {
+    const auto e = nlohmann::json::parse(l);
+    if (e["event"] == "trial_start") {
+      frame = e;
+      lines = 0;
+    } else if (e["event"] == "trial_end") {
+      if (frame && (*frame)["epochs"] == 0) {
+        ++time_frames;
+        EXPECT_GE(lines, 1) << "batch " << (*frame)["batch"] << ":\n" << text;
+      }
+      frame.reset();
+    } else if (frame && (*frame)["epochs"] == 0) {
+      ++lines;
+      EXPECT_EQ(e["event"], "step_timing") << l;
+      EXPECT_EQ(e["batch"], (*frame)["batch"]) << l;
+    }
+  }
+  EXPECT_EQ(time_frames, 6) << text;
+}
+
 // Started while the profile runs, `watch --store` follows the growing live log
 // through the trial (2 s long) to the run's end, losing no line.
 TEST(ProfileCli, WatchStoreFollowsARunningTrialToTheEnd) {
