@@ -16,6 +16,7 @@
 #include "profile/machine_probe.h"
 #include "profile/process_group.h"
 #include "profile/profile_plan.h"
+#include "profile/trial_log_line.h"
 
 namespace trainplan::profile {
 
@@ -224,6 +225,7 @@ struct EarlyRun {
   std::string started_at;
   double probe_s = 0;
   Launched launched;
+  bool together = false;  // one of several batches' run (run_together): its stdout is theirs too
 };
 
 EarlyRun run_early(const TrialKey& key, const ProfileOptions& opts) {
@@ -264,6 +266,7 @@ std::vector<EarlyRun> run_together(int workers, const std::vector<int>& batches,
   std::vector<EarlyRun> runs;
   for (int b : batches) {
     EarlyRun e = all;
+    e.together = true;
     e.launched.output = output_for_batch(all.launched.output, b);
     runs.push_back(std::move(e));
   }
@@ -272,7 +275,8 @@ std::vector<EarlyRun> run_together(int workers, const std::vector<int>& batches,
 
 // What the runs taken ahead of a trial's turn printed, written to the live
 // log in that turn: rank 0's lines, and of a run of several batches only
-// those of `batch` (a line naming another batch belongs to another trial).
+// those of `batch` or naming none (a line naming another batch belongs to
+// another trial). Read as the protocol is, NaN included.
 void replay_early_lines(LiveLog& live, const std::vector<EarlyRun>& taken, int batch) {
   for (const EarlyRun& e : taken) {
     const std::string& out = e.launched.result.stdout0;
@@ -283,8 +287,9 @@ void replay_early_lines(LiveLog& live, const std::vector<EarlyRun>& taken, int b
       if (end == std::string::npos) end = text.size();
       const std::string_view line(text.data() + at, end - at);
       at = end + 1;
-      if (const size_t brace = line.find('{'); brace != std::string_view::npos) {
-        const auto j = nlohmann::json::parse(line.substr(brace), nullptr, /*allow_exceptions=*/false);
+      if (const size_t brace = line.find('{'); e.together && brace != std::string_view::npos) {
+        std::vector<std::string> nonfinite;
+        const auto j = parse_protocol_json(std::string(line), brace, nonfinite);
         if (j.is_object() && j.contains("batch") && j["batch"].is_number() && j["batch"] != batch) continue;
       }
       kept.append(line).push_back('\n');

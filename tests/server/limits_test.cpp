@@ -604,6 +604,15 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
   EXPECT_TRUE(healthy(s));
 }
 
+// Two threads, a head timeout, and a share of the threads per client (0: none).
+Limits two_threads(double head_timeout_s, int per_client) {
+  Limits l;
+  l.threads = 2;
+  l.head_timeout_s = head_timeout_s;
+  l.max_connections_per_client = per_client;
+  return l;
+}
+
 // Clients that send their request a byte at a time, each byte well within
 // the 5 s httplib waits for one, hold a thread only until their deadline:
 // with both threads taken by such clients, /health still answers within
@@ -611,11 +620,7 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
 // alone: without a share per client, which on 2 threads is 1 and would let
 // one of the two go sooner (OneClientsSlowConnectionsGiveWayToAnothers).
 TEST(ServerLimits, ClientsSendingAByteAtATimeAre408AndHoldNoThread) {
-  Limits l;
-  l.threads = 2;
-  l.head_timeout_s = 1;
-  l.max_connections_per_client = 0;
-  Running s(l);
+  Running s(two_threads(1, 0));
   tpserver::TrickleAnswer in_line, in_headers;
   std::vector<std::thread> slow;
   slow.emplace_back([&] { in_line = tpserver::trickle(s.port, "GET /hea", 'l', 10); });
@@ -680,11 +685,7 @@ const std::string kHealthClose = "GET /health HTTP/1.1\r\nHost: x\r\nConnection:
 // head timeout (60 s here) or the client lets go; the one that gave its
 // thread up is answered 503 with Retry-After.
 TEST(ServerLimits, OneClientsSlowConnectionsGiveWayToAnothers) {
-  Limits l;
-  l.threads = 2;
-  l.max_connections_per_client = 1;
-  l.head_timeout_s = 60;
-  Running s(l);
+  Running s(two_threads(60, 1));
   std::vector<tpserver::TrickleAnswer> slow(2);
   std::vector<std::thread> tricklers;
   for (auto& t : slow) tricklers.push_back(trickling(s.port, t, 3));
@@ -709,11 +710,7 @@ TEST(ServerLimits, OneClientsSlowConnectionsGiveWayToAnothers) {
 // A client holding its share while others wait has a new connection refused
 // at once (503), and another client's, under its share, is served.
 TEST(ServerLimits, AConnectionPastItsClientsShareIsRefusedWhileOthersWait) {
-  Limits l;
-  l.threads = 2;
-  l.max_connections_per_client = 1;
-  l.head_timeout_s = 60;
-  Running s(l);
+  Running s(two_threads(60, 1));
   // One slow connection of each client takes each thread; the second
   // client's lets go first, at about 3 s.
   tpserver::TrickleAnswer first, second;
