@@ -16,6 +16,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -88,6 +89,7 @@ class Stmt {
     return sqlite3_column_type(s_, c) == SQLITE_NULL ? std::nullopt : std::optional<double>(sqlite3_column_double(s_, c));
   }
   long integer(int c) { return long(sqlite3_column_int64(s_, c)); }
+  int type(int c) { return sqlite3_column_type(s_, c); }
 
  private:
   sqlite3* db_;
@@ -101,11 +103,17 @@ std::string format_epoch_metrics(const std::vector<std::optional<double>>& v) {
   return a.dump();
 }
 
-std::vector<std::optional<double>> parse_epoch_metrics(const std::string& text) {
+// Empty when `text` is not the array format_epoch_metrics writes ('' in a
+// store written before curves were kept reads as no curve).
+std::optional<std::vector<std::optional<double>>> parse_epoch_metrics(const std::string& text) {
   std::vector<std::optional<double>> out;
+  if (text.empty()) return out;
   auto a = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!a.is_array()) return out;  // '' in a store written before curves were kept
-  for (const auto& m : a) out.push_back(m.is_number() ? std::optional<double>(m.get<double>()) : std::nullopt);
+  if (!a.is_array()) return std::nullopt;
+  for (const auto& m : a) {
+    if (!m.is_number() && !m.is_null()) return std::nullopt;
+    out.push_back(m.is_number() ? std::optional<double>(m.get<double>()) : std::nullopt);
+  }
   return out;
 }
 
@@ -149,23 +157,71 @@ void parse_timing(const std::string& text, TrialRecord& r) {
   r.timing = t;
 }
 
-TrialRecord read_record(Stmt& st) {
+// A trial row as the store holds it, checked as a sample file's row is: a
+// store written by other software, or edited, must not pass a text for a
+// number (SQLite keeps what a column's type cannot convert) or an
+// impossible value on to the models.
+TrialRecord read_record(Stmt& st, const std::string& path) {
+  static constexpr const char* kNames[] = {"batch", "workers", "epochs", "status", "reason", "stderr_tail",
+                                           "epoch_time_s", "metric", "metric_name", "epochs_reported",
+                                           "dataset_size", "wall_s", "started_at", "finished_at", "command",
+                                           "epoch_metrics", "timing"};
+  const auto bad = [&](int c, const std::string& what) {
+    return InputError(path, 0, kNames[c],
+                      fmt::format("trial b={} r={} e={}: {} (the store was changed by something other than "
+                                  "trainplan profile)",
+                                  st.text(0), st.text(1), st.text(2), what));
+  };
+  const auto whole = [&](int c, long least) {
+    if (st.type(c) != SQLITE_INTEGER) throw bad(c, fmt::format("'{}' is not a whole number", st.text(c)));
+    const long v = st.integer(c);
+    if (v < least || v > std::numeric_limits<int>::max())
+      throw bad(c, fmt::format("{} is out of range (at least {})", v, least));
+    return int(v);
+  };
+  const auto number = [&](int c, bool positive) -> std::optional<double> {
+    if (st.type(c) == SQLITE_NULL) return std::nullopt;
+    if (st.type(c) != SQLITE_INTEGER && st.type(c) != SQLITE_FLOAT)
+      throw bad(c, fmt::format("'{}' is not a number", st.text(c)));
+    const double v = *st.real(c);
+    if (!std::isfinite(v) || (positive ? v <= 0 : v < 0))
+      throw bad(c, fmt::format("{} must be {}", v, positive ? "> 0" : ">= 0"));
+    return v;
+  };
   TrialRecord r;
-  r.key = {int(st.integer(0)), int(st.integer(1)), int(st.integer(2))};
-  r.status = parse_status(st.text(3)).value_or(TrialStatus::kFailed);
+  r.key = {whole(0, 1), whole(1, 1), whole(2, 0)};
+  const auto status = parse_status(st.text(3));
+  if (!status) throw bad(3, fmt::format("unknown status '{}'", st.text(3)));
+  r.status = *status;
   r.reason = st.text(4);
   r.stderr_tail = st.text(5);
-  r.epoch_time_s = st.real(6);
-  r.metric = st.real(7);
+  r.epoch_time_s = number(6, true);
+  if (st.type(7) != SQLITE_NULL) {
+    if (st.type(7) != SQLITE_INTEGER && st.type(7) != SQLITE_FLOAT)
+      throw bad(7, fmt::format("'{}' is not a number", st.text(7)));
+    if (!std::isfinite(*st.real(7))) throw bad(7, "not a finite number");
+    r.metric = st.real(7);
+  }
   r.metric_name = st.text(8);
-  r.epochs_reported = int(st.integer(9));
-  if (auto d = st.real(10)) r.dataset_size = long(*d);
-  r.wall_s = st.real(11).value_or(0);
+  r.epochs_reported = whole(9, 0);
+  if (auto d = number(10, true)) r.dataset_size = long(*d);
+  r.wall_s = number(11, false).value_or(0);
   r.started_at = st.text(12);
   r.finished_at = st.text(13);
   r.command = st.text(14);
-  r.epoch_metrics = parse_epoch_metrics(st.text(15));
-  parse_timing(st.text(16), r);
+  auto curve = parse_epoch_metrics(st.text(15));
+  if (!curve) throw bad(15, fmt::format("'{}' is not a JSON array of numbers and nulls", st.text(15).substr(0, 40)));
+  r.epoch_metrics = std::move(*curve);
+  for (const auto& m : r.epoch_metrics)
+    if (m && !std::isfinite(*m)) throw bad(15, "holds a metric that is not a finite number");
+  if (const std::string timing = st.text(16); !timing.empty() &&
+                                              !nlohmann::json::parse(timing, nullptr, false).is_object())
+    throw bad(16, fmt::format("'{}' is not a JSON object", timing.substr(0, 40)));
+  try {
+    parse_timing(st.text(16), r);
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(16, std::string("a field of the wrong type (") + e.what() + ")");
+  }
   return r;
 }
 
@@ -188,6 +244,16 @@ namespace {
 
 constexpr const char* kNoTrialsTable =
     "not a trainplan sample store (no trials table; trainplan profile --store writes one)";
+
+// Why SQLite could not read `db` as a store: not an SQLite file at all, or
+// one damaged (or another program's).
+std::string unreadable_store(sqlite3* db) {
+  if (sqlite3_errcode(db) == SQLITE_NOTADB)
+    return "not a trainplan sample store (SQLite: file is not a database; trainplan profile --store writes one)";
+  return std::string("cannot read it as a sample store (SQLite: ") + sqlite3_errmsg(db) +
+         "): the file is damaged, or is not a trainplan store; a copy from before the damage, or `sqlite3 FILE "
+         ".recover | sqlite3 NEW.db`, may save its trials";
+}
 
 // Columns added to the trials table after its first version (the learning
 // curve, the step times), with how an older store gains them.
@@ -343,8 +409,8 @@ void SampleStore::open_read_only() {
                                  missing.front().first, path_));
   try {
     Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
-  } catch (const std::exception& e) {
-    throw InputError(path_, 0, "", std::string("not a trainplan sample store (") + e.what() + ")");
+  } catch (const std::exception&) {
+    throw InputError(path_, 0, "", unreadable_store(db_));
   }
 }
 
@@ -372,13 +438,16 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
   if (!create) {
     // Before anything writes: an empty file would otherwise become a store.
     bool has_trials = false;
+    std::string unreadable;
     try {
       has_trials = has_trials_table(db_);
     } catch (const std::exception&) {
+      unreadable = unreadable_store(db_);
     }
     if (!has_trials) {
       sqlite3_close(db_);
       db_ = nullptr;
+      if (!unreadable.empty()) throw InputError(path, 0, "", unreadable);
       throw InputError(path, 0, "", kNoTrialsTable);
     }
   }
@@ -392,10 +461,11 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
     // lack their columns.
     for (const auto& [name, ddl] : missing_columns(db_)) exec(ddl);
     Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
-  } catch (const std::exception& e) {
+  } catch (const std::exception&) {
+    const std::string why = unreadable_store(db_);
     sqlite3_close(db_);
     db_ = nullptr;
-    throw InputError(path, 0, "", std::string("not a trainplan sample store (") + e.what() + ")");
+    throw InputError(path, 0, "", why);
   }
 }
 
@@ -480,13 +550,13 @@ std::optional<TrialRecord> SampleStore::find(const TrialKey& k) const {
   st.bind(2, long(k.workers));
   st.bind(3, long(k.epochs));
   if (!st.step()) return std::nullopt;
-  return read_record(st);
+  return read_record(st, path_);
 }
 
 std::vector<TrialRecord> SampleStore::trials() const {
   Stmt st(db_, "SELECT " + std::string(kColumns) + " FROM trials ORDER BY seq");
   std::vector<TrialRecord> out;
-  while (st.step()) out.push_back(read_record(st));
+  while (st.step()) out.push_back(read_record(st, path_));
   return out;
 }
 

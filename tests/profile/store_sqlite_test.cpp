@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "io/sample_csv.h"
@@ -294,4 +297,63 @@ TEST(StoreSqlite, RejectsAFileThatIsNotAStore) {
   sqlite3_exec(db, "CREATE TABLE trials(x INTEGER)", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   EXPECT_THROW(SampleStore s(other), InputError);
+}
+
+// A store whose rows were changed by something other than trainplan (a text
+// where a number belongs, a negative time, a curve that is not one) is an
+// input error naming the store, the column and the trial, not a sample of 0 s.
+TEST(StoreSqlite, RowsChangedOutsideTrainplanAreInputErrors) {
+  auto dir = tptest::temp_dir("store_edited");
+  const std::string path = (dir / "s.db").string();
+  {
+    SampleStore s(path, SampleStore::Open::kCreate);
+    s.put(ok_record(16, 1, 1, 2.0, 0.8));
+    s.put(ok_record(32, 1, 2, 1.0, 0.85));
+  }
+  const std::vector<std::pair<std::string, std::string>> edits = {
+      {"epoch_time_s='fast'", "epoch_time_s"}, {"epoch_time_s=-3", "epoch_time_s"},
+      {"metric='high'", "metric"},             {"epoch_metrics='[[['", "epoch_metrics"},
+      {"batch='b'", "batch"},                  {"wall_s=-1", "wall_s"},
+      {"timing='{\"step_time_s\":\"x\"}'", "timing"},
+  };
+  for (const auto& [edit, column] : edits) {
+    const std::string copy = (dir / "edited.db").string();
+    std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(copy.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, ("UPDATE trials SET " + edit + " WHERE epochs=1").c_str(), nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << edit;
+    sqlite3_close(db);
+    try {
+      SampleStore s(copy, SampleStore::Open::kExisting);
+      s.trials();
+      ADD_FAILURE() << edit << ": read without an error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), copy) << edit;
+      EXPECT_EQ(e.field(), column) << edit << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("trial b="), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A store cut short is said to be damaged (SQLite's words), not to lack its table.
+TEST(StoreSqlite, ADamagedStoreIsSaidToBeDamaged) {
+  auto dir = tptest::temp_dir("store_damaged");
+  const std::string path = (dir / "s.db").string();
+  {
+    SampleStore s(path, SampleStore::Open::kCreate);
+    for (int b = 1; b <= 200; ++b) s.put(ok_record(b, 1, 1, 2.0, 0.8));
+  }
+  const std::string text = tptest::read_file(path);
+  ASSERT_GT(text.size(), 8192u);
+  const std::string cut = tptest::write_file(dir / "cut.db", text.substr(0, 8192));
+  try {
+    SampleStore s(cut, SampleStore::Open::kExisting);
+    s.trials();
+    ADD_FAILURE() << "a store cut to 8 KiB was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("no trials table"), std::string::npos) << e.what();
+  }
 }
