@@ -157,9 +157,14 @@ void run_predict(const PredictArgs& a) {
   };
   const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors_by_configuration.empty();
   const bool memory_interval = a.interval > 0 && cal && !cal->cv.memory_errors_by_configuration.empty();
+  // Asked for, the interval columns are written even when the calibration
+  // cannot give them (too few configurations to cross-validate): empty,
+  // rather than missing from a file a script reads by its header.
+  const bool time_columns = a.interval > 0 && cal;
+  const bool memory_columns = a.interval > 0 && cal && (memory_interval || cal->memory_rows > 0);
   std::vector<std::string> columns = {"iteration_time_s", "memory_gib"};
-  if (time_interval) columns.insert(columns.end(), {"iteration_time_lo_s", "iteration_time_hi_s"});
-  if (memory_interval) columns.insert(columns.end(), {"memory_gib_lo", "memory_gib_hi"});
+  if (time_columns) columns.insert(columns.end(), {"iteration_time_lo_s", "iteration_time_hi_s"});
+  if (memory_columns) columns.insert(columns.end(), {"memory_gib_lo", "memory_gib_hi"});
   bool short_of_coverage = false;
   std::vector<std::vector<double>> values;
   nlohmann::json rows = nlohmann::json::array();
@@ -176,12 +181,16 @@ void run_predict(const PredictArgs& a) {
       values.back().insert(values.back().end(), {iv.lo, iv.hi});
       j["iteration_time_interval_s"] = {iv.lo, iv.hi};
       short_of_coverage |= iv.short_of_coverage;
+    } else if (time_columns) {
+      values.back().insert(values.back().end(), {NAN, NAN});
     }
     if (memory_interval) {
       auto iv = *uncertainty::conformal_interval(m.total() / kGiB, cal->cv.memory_errors_by_configuration, a.interval);
       values.back().insert(values.back().end(), {iv.lo, iv.hi});
       j["memory_gib_interval"] = {iv.lo, iv.hi};
       short_of_coverage |= iv.short_of_coverage;
+    } else if (memory_columns) {
+      values.back().insert(values.back().end(), {NAN, NAN});
     }
     rows.push_back(j);
   }
@@ -204,7 +213,8 @@ void run_predict(const PredictArgs& a) {
   const std::string interval_note =
       a.interval <= 0 ? ""
       : !time_interval
-          ? "no intervals: the calibration has fewer than two configurations to cross-validate"
+          ? "no intervals: the calibration has fewer than two configurations to cross-validate (their columns are "
+            "empty)"
           : fmt::format("{:.0f}% intervals from the cross-validated errors of {} configurations{}", 100 * a.interval,
                         cal->cv.time_errors_by_configuration.size(),
                         short_of_coverage ? " (too few measurements to promise that coverage: the widest error used)" : "");

@@ -32,6 +32,12 @@ inline constexpr int kMostEpochs = 1000000;
 // 30 years, and squared past about 1e154 a time overflows the fits' sums.
 inline constexpr double kMostEpochSeconds = 1e9;
 
+// The largest magnitude a metric may have: accuracies, losses, scores and
+// perplexities of a run that trains are far below it (a diverged one reads
+// NaN or inf), and past about 1e154 a metric overflows the fits' sums and
+// their cross-validated errors.
+inline constexpr double kMostMetricMagnitude = 1e12;
+
 struct Sample {
   double batch = 0;          // per-worker batch size
   int workers = 0;           // data-parallel workers (GPUs or processes)

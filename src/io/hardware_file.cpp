@@ -42,6 +42,17 @@ std::string catalog_list() {
 
 structure::HardwareProfile read_hardware_file(const std::string& path) {
   CsvTable t = CsvTable::read(path);
+  // A JSON description (as other tools keep theirs) would read as a header
+  // of unknown columns: said for what it is.
+  if (!t.header().empty()) {
+    const std::string& first = t.header().front();
+    const size_t at = first.find_first_not_of(" \t");
+    if (at != std::string::npos && (first[at] == '{' || first[at] == '['))
+      throw InputError(path, t.header_line(), "",
+                       "this is JSON; a hardware file is CSV: a header line of column names, then one row "
+                       "(docs/HARDWARE.md); the smallest is `name,base` over a row such as `my-a100,a100-40gb`, a "
+                       "catalog GPU's figures with any column given overriding them");
+  }
   // Header names in any case and with '-' or ' ' for '_', as in every CSV the project reads (docs/FORMATS.md).
   std::set<std::string> known_folded;
   for (const auto& k : known_columns()) known_folded.insert(fold_column_name(k));

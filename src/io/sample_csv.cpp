@@ -119,6 +119,9 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     if (s.epoch_time_s > kMostEpochSeconds)
       t.fail(row, "epoch_time_s", fmt::format("must be at most {:g} s, got {}", kMostEpochSeconds, t.text(row, "epoch_time_s")));
     s.metric = t.optional_number(row, "metric");
+    if (s.metric && std::abs(*s.metric) > kMostMetricMagnitude)
+      t.fail(row, "metric",
+             fmt::format("must be within +-{:g}, got {}", kMostMetricMagnitude, t.text(row, "metric")));
     if (t.has_column("nodes") && !t.text(row, "nodes").empty()) {
       s.nodes = t.positive_int(row, "nodes");
       if (s.nodes > s.workers)

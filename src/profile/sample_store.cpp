@@ -199,7 +199,8 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   if (st.type(7) != SQLITE_NULL) {
     if (st.type(7) != SQLITE_INTEGER && st.type(7) != SQLITE_FLOAT)
       throw bad(7, fmt::format("'{}' is not a number", st.text(7)));
-    if (!std::isfinite(*st.real(7))) throw bad(7, "not a finite number");
+    if (!std::isfinite(*st.real(7)) || std::abs(*st.real(7)) > kMostMetricMagnitude)
+      throw bad(7, fmt::format("{} is not a metric (finite, within +-{:g})", *st.real(7), kMostMetricMagnitude));
     r.metric = st.real(7);
   }
   r.metric_name = st.text(8);
@@ -213,7 +214,8 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   if (!curve) throw bad(15, fmt::format("'{}' is not a JSON array of numbers and nulls", st.text(15).substr(0, 40)));
   r.epoch_metrics = std::move(*curve);
   for (const auto& m : r.epoch_metrics)
-    if (m && !std::isfinite(*m)) throw bad(15, "holds a metric that is not a finite number");
+    if (m && (!std::isfinite(*m) || std::abs(*m) > kMostMetricMagnitude))
+      throw bad(15, fmt::format("holds {}, not a metric (finite, within +-{:g})", *m, kMostMetricMagnitude));
   if (const std::string timing = st.text(16); !timing.empty() &&
                                               !nlohmann::json::parse(timing, nullptr, false).is_object())
     throw bad(16, fmt::format("'{}' is not a JSON object", timing.substr(0, 40)));

@@ -163,7 +163,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   double time_sum = 0;
   int bad_epoch_lines = 0, json_lines = 0;
   std::vector<int> nan_metric_epochs;
-  int nan_time_lines = 0, non_numeric_metrics = 0;
+  int nan_time_lines = 0, non_numeric_metrics = 0, huge_metrics = 0;
   std::set<double> epoch_numbers;
   bool last_metric_nonfinite = false;  // the run ended diverged, not merely passed through an overflow
   std::vector<StepTiming> epoch_steps;
@@ -220,6 +220,10 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     ++out.epochs_reported;
     if (auto e = finite_number(j, "epoch"); e && !epoch_numbers.insert(*e).second) ++out.repeated_epochs;
     auto m = finite_number(j, "metric");
+    if (m && std::abs(*m) > kMostMetricMagnitude) {
+      ++huge_metrics;
+      m.reset();
+    }
     last_metric_nonfinite = written_nonfinite("metric");
     if (last_metric_nonfinite)
       nan_metric_epochs.push_back(int(std::clamp(finite_number(j, "epoch").value_or(out.epochs_reported), 0.0,
@@ -250,6 +254,9 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     notes.push_back(fmt::format("{} line(s) naming an \"event\" were not JSON and were skipped (first, {})",
                                 broken_lines, first_broken));
   out.note = fmt::format("{}", fmt::join(notes, "; "));
+  if (huge_metrics > 0)
+    out.note += fmt::format("{}the metric of {} epoch(s) was beyond +-{:g}, taken as no metric",
+                            out.note.empty() ? "" : "; ", huge_metrics, kMostMetricMagnitude);
   if (non_numeric_metrics > 0)
     out.note += fmt::format("{}the metric of {} epoch(s) was not a number (a string such as \"0.9\"?), taken as no "
                             "metric",

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace trainplan::profile {
 
@@ -92,8 +93,28 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
       throw InputError(file, line_no, k,
                        "is NaN or Infinity, which JSON cannot carry (Python's json.dumps writes them for a float "
                        "nan or inf): did the run diverge?");
-  if (j.is_discarded() || !j.is_object())
-    throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));
+  if (j.is_discarded()) {
+    // The parser's own words say what is wrong (a number past a double's
+    // range reads as "number overflow"), where "not JSON" would not.
+    std::string why;
+    try {
+      const auto strict = nlohmann::json::parse(line.begin() + long(start), line.end());
+      (void)strict;
+    } catch (const nlohmann::json::exception& e) {
+      why = " (" + json_error_text(e) + ")";
+    }
+    throw InputError(file, line_no, "line", fmt::format("not valid JSON{}: '{}'", why, shown()));
+  }
+  if (!j.is_object()) throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));
+  // A key written twice: the parser keeps the last value, and which one the
+  // run meant cannot be told.
+  try {
+    (void)parse_json_unique_keys(line.substr(start));
+  } catch (const JsonDuplicateKey& e) {
+    throw InputError(file, line_no, e.path(), "is named twice in one line: which value is meant cannot be told");
+  } catch (const nlohmann::json::exception&) {
+    // NaN or Infinity, read above as absent.
+  }
   auto ev = j.find("event");
   if (ev == j.end() || !ev->is_string()) return r;
   if (*ev == "done") {

@@ -200,6 +200,23 @@ TEST(LlmCli, IntervalsFromTheCalibrationsCrossValidation) {
   auto bare = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --interval 0.8");
   EXPECT_EQ(bare.exit_code, 2);
   EXPECT_NE(bare.err.find("--interval"), std::string::npos) << bare.err;
+  // One measured configuration (twice) leaves nothing to cross-validate: the
+  // interval columns a script reads by name are there, empty, and it is said.
+  const std::string text = tptest::read_file(measured);
+  const size_t first_row_end = text.find('\n', text.find('\n') + 1);
+  const std::string first_row = text.substr(text.find('\n') + 1, first_row_end - text.find('\n'));
+  auto one = tptest::write_file(d / "one.csv", text.substr(0, text.find('\n') + 1) + first_row + first_row);
+  auto lone = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + one +
+                              " --interval 0.8 -o " + out);
+  ASSERT_EQ(lone.exit_code, 0) << lone.err;
+  EXPECT_NE(lone.err.find("columns are empty"), std::string::npos) << lone.err;
+  auto empty = trainplan::io::CsvTable::read(out);
+  ASSERT_TRUE(empty.has_column("iteration_time_lo_s"));
+  ASSERT_TRUE(empty.has_column("memory_gib_hi"));
+  for (const auto& row : empty.rows()) {
+    EXPECT_EQ(empty.text(row, "iteration_time_lo_s"), "");
+    EXPECT_GT(empty.positive(row, "iteration_time_s"), 0);
+  }
 }
 
 // Rows timed on one GPU and calibrated as if on a three times faster one: the

@@ -116,6 +116,12 @@ TEST(HardwareFile, ATf32KernelShareIsTheFilesOwnOrTheMeasuredOne) {
 
 TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   auto d = tptest::temp_dir("hwfile");
+  // A JSON description is said to be one, not read as a header of unknown columns.
+  auto json = tptest::write_file(d / "gpu.json", "{\"name\":\"x\",\"fp32_tflops\":10}\n");
+  auto j = tptest::input_error_of([&] { io::read_hardware_file(json); });
+  EXPECT_EQ(j.file(), json);
+  EXPECT_NE(j.message().find("this is JSON"), std::string::npos) << j.message();
+  EXPECT_EQ(j.field(), "");
   auto missing = tptest::write_file(d / "missing.csv", "# comment\nname,fp32_tflops\nx,10\n");
   auto e = tptest::input_error_of([&] { io::read_hardware_file(missing); });
   EXPECT_EQ(e.file(), missing);

@@ -178,6 +178,14 @@ TEST(SampleCsv, RejectsNaNAndInf) {
   expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,inf\n", 2, "metric", "not finite");
 }
 
+// A metric past +-1e12 overflowed the fits (1e308: a cross-validated error
+// of inf, a point outside its own interval); no metric a run trains to comes near.
+TEST(SampleCsv, RejectsAMetricPastATrillion) {
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,1e308\n", 2, "metric", "within +-1e+12");
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,-2e12\n", 2, "metric", "within +-1e+12");
+  EXPECT_NO_THROW(io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,35000.5\n", "s.csv"));
+}
+
 TEST(SampleCsv, RejectsNonPositiveTimeAndBatch) {
   expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,0,0.5\n", 2, "epoch_time_s", "> 0");
   expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,-3,0.5\n", 2, "epoch_time_s", "> 0");

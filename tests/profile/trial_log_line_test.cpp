@@ -82,3 +82,32 @@ TEST(TrialLogLine, ANanFieldIsNamed) {
 }
 
 }  // namespace
+
+namespace {
+
+// A key written twice is named (the parser would keep the last value
+// silently), and a number past a double's range is said to be one, not
+// "not a JSON object".
+TEST(TrialLogLine, ATwiceNamedKeyAndAnOverflowingNumberAreSaid) {
+  try {
+    parse_trial_log_line(R"({"event":"epoch","epoch":7,"epoch_time_s":2.3,"metric":0.8,"metric":0.1})", "run.log", 4);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_EQ(e.field(), "metric");
+    EXPECT_NE(e.message().find("twice"), std::string::npos) << e.what();
+  }
+  try {
+    parse_trial_log_line(R"({"event":"epoch","epoch":8,"epoch_time_s":1e400})", "run.log", 5);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_NE(e.message().find("overflow"), std::string::npos) << e.what();
+  }
+  // NaN is still read as absent, not taken for a broken line.
+  auto nan = parse_trial_log_line(R"({"event":"epoch","epoch":9,"epoch_time_s":2.0,"metric":NaN})", "run.log", 6);
+  EXPECT_EQ(nan.kind, Kind::kEpoch);
+  EXPECT_FALSE(nan.metric);
+}
+
+}  // namespace
