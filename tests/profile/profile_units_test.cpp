@@ -76,6 +76,18 @@ TEST(ProfileOutput, AMetricThatIsNotANumberIsSaid) {
   EXPECT_TRUE(parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5}\n").note.empty());
 }
 
+// A metric past +-1e12 would overflow the fits: taken as none, and said so.
+TEST(ProfileOutput, AMetricPastATrillionIsTakenAsNoneAndSaid) {
+  auto out = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5,\"metric\":1e308}\n"
+                                "{\"event\":\"epoch\",\"epoch_time_s\":1.5,\"metric\":0.7}\n");
+  EXPECT_TRUE(out.problem.empty()) << out.problem;
+  EXPECT_EQ(out.epochs_reported, 2);
+  ASSERT_EQ(out.epoch_metrics.size(), 2u);
+  EXPECT_FALSE(out.epoch_metrics[0].has_value());
+  EXPECT_EQ(out.last_metric, 0.7);
+  EXPECT_NE(out.note.find("beyond +-1e+12"), std::string::npos) << out.note;
+}
+
 // Two ranks printing their epochs: the numbers repeat, which says so.
 TEST(ProfileOutput, RepeatedEpochNumbersAreCounted) {
   auto out = parse_trial_output(
