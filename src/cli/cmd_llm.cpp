@@ -183,6 +183,7 @@ void run_predict(const PredictArgs& a) {
       short_of_coverage |= iv.short_of_coverage;
     } else if (time_columns) {
       values.back().insert(values.back().end(), {NAN, NAN});
+      j["iteration_time_interval_s"] = nullptr;
     }
     if (memory_interval) {
       auto iv = *uncertainty::conformal_interval(m.total() / kGiB, cal->cv.memory_errors_by_configuration, a.interval);
@@ -191,6 +192,7 @@ void run_predict(const PredictArgs& a) {
       short_of_coverage |= iv.short_of_coverage;
     } else if (memory_columns) {
       values.back().insert(values.back().end(), {NAN, NAN});
+      j["memory_gib_interval"] = nullptr;
     }
     rows.push_back(j);
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "core/error.h"
@@ -41,18 +42,22 @@ std::string catalog_list() {
 }  // namespace
 
 structure::HardwareProfile read_hardware_file(const std::string& path) {
-  CsvTable t = CsvTable::read(path);
   // A JSON description (as other tools keep theirs) would read as a header
-  // of unknown columns: said for what it is.
-  if (!t.header().empty()) {
-    const std::string& first = t.header().front();
-    const size_t at = first.find_first_not_of(" \t");
-    if (at != std::string::npos && (first[at] == '{' || first[at] == '['))
-      throw InputError(path, t.header_line(), "",
+  // of unknown columns, or as rows of the wrong width: said for what it is.
+  {
+    std::ifstream f(path, std::ios::binary);
+    std::string head(256, '\0');
+    f.read(head.data(), long(head.size()));
+    head.resize(size_t(std::max<std::streamsize>(0, f.gcount())));
+    if (head.rfind("\xEF\xBB\xBF", 0) == 0) head.erase(0, 3);
+    const size_t at = head.find_first_not_of(" \t\r\n");
+    if (at != std::string::npos && (head[at] == '{' || head[at] == '['))
+      throw InputError(path, 1, "",
                        "this is JSON; a hardware file is CSV: a header line of column names, then one row "
                        "(docs/HARDWARE.md); the smallest is `name,base` over a row such as `my-a100,a100-40gb`, a "
                        "catalog GPU's figures with any column given overriding them");
   }
+  CsvTable t = CsvTable::read(path);
   // Header names in any case and with '-' or ' ' for '_', as in every CSV the project reads (docs/FORMATS.md).
   std::set<std::string> known_folded;
   for (const auto& k : known_columns()) known_folded.insert(fold_column_name(k));

@@ -1,6 +1,7 @@
 #include "profile/sample_store.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/file.h>
@@ -189,6 +190,9 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
     return v;
   };
   TrialRecord r;
+  // Read as absent, with a note: what an older trainplan stored as it came
+  // (a metric past +-1e12, a training-set size of 0), which it now refuses.
+  std::vector<std::string> absent;
   r.key = {whole(0, 1), whole(1, 1), whole(2, 0)};
   const auto status = parse_status(st.text(3));
   if (!status) throw bad(3, fmt::format("unknown status '{}'", st.text(3)));
@@ -199,13 +203,19 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   if (st.type(7) != SQLITE_NULL) {
     if (st.type(7) != SQLITE_INTEGER && st.type(7) != SQLITE_FLOAT)
       throw bad(7, fmt::format("'{}' is not a number", st.text(7)));
-    if (!std::isfinite(*st.real(7)) || std::abs(*st.real(7)) > kMostMetricMagnitude)
-      throw bad(7, fmt::format("{} is not a metric (finite, within +-{:g})", *st.real(7), kMostMetricMagnitude));
-    r.metric = st.real(7);
+    if (!std::isfinite(*st.real(7))) throw bad(7, "not a finite number");
+    if (std::abs(*st.real(7)) > kMostMetricMagnitude)
+      absent.push_back(fmt::format("the metric {:g} (past +-{:g})", *st.real(7), kMostMetricMagnitude));
+    else
+      r.metric = st.real(7);
   }
   r.metric_name = st.text(8);
   r.epochs_reported = whole(9, 0);
-  if (auto d = number(10, true)) r.dataset_size = long(*d);
+  if (st.type(10) != SQLITE_NULL && *st.real(10) <= 0 &&
+      (st.type(10) == SQLITE_INTEGER || st.type(10) == SQLITE_FLOAT))
+    absent.push_back(fmt::format("the training-set size {:g}", *st.real(10)));
+  else if (auto d = number(10, true))
+    r.dataset_size = long(*d);
   r.wall_s = number(11, false).value_or(0);
   r.started_at = st.text(12);
   r.finished_at = st.text(13);
@@ -213,9 +223,11 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   auto curve = parse_epoch_metrics(st.text(15));
   if (!curve) throw bad(15, fmt::format("'{}' is not a JSON array of numbers and nulls", st.text(15).substr(0, 40)));
   r.epoch_metrics = std::move(*curve);
-  for (const auto& m : r.epoch_metrics)
-    if (m && (!std::isfinite(*m) || std::abs(*m) > kMostMetricMagnitude))
-      throw bad(15, fmt::format("holds {}, not a metric (finite, within +-{:g})", *m, kMostMetricMagnitude));
+  for (auto& m : r.epoch_metrics)
+    if (m && std::abs(*m) > kMostMetricMagnitude) {
+      absent.push_back(fmt::format("a curve's metric {:g}", *m));
+      m.reset();
+    }
   if (const std::string timing = st.text(16); !timing.empty() &&
                                               !nlohmann::json::parse(timing, nullptr, false).is_object())
     throw bad(16, fmt::format("'{}' is not a JSON object", timing.substr(0, 40)));
@@ -224,6 +236,8 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw bad(16, std::string("a field of the wrong type (") + e.what() + ")");
   }
+  if (!absent.empty())
+    r.note += fmt::format("{}read as absent: {}", r.note.empty() ? "" : "; ", fmt::join(absent, ", "));
   return r;
 }
 
@@ -250,11 +264,14 @@ constexpr const char* kNoTrialsTable =
 // Why SQLite could not read `db` as a store: not an SQLite file at all, or
 // one damaged (or another program's).
 std::string unreadable_store(sqlite3* db) {
-  if (sqlite3_errcode(db) == SQLITE_NOTADB)
+  const int code = sqlite3_errcode(db) & 0xff;
+  if (code == SQLITE_NOTADB)
     return "not a trainplan sample store (SQLite: file is not a database; trainplan profile --store writes one)";
-  return std::string("cannot read it as a sample store (SQLite: ") + sqlite3_errmsg(db) +
-         "): the file is damaged, or is not a trainplan store; a copy from before the damage, or `sqlite3 FILE "
-         ".recover | sqlite3 NEW.db`, may save its trials";
+  if (code == SQLITE_CORRUPT)
+    return std::string("cannot read it as a sample store (SQLite: ") + sqlite3_errmsg(db) +
+           "): the file is damaged; a copy from before the damage, or `sqlite3 FILE .recover | sqlite3 NEW.db`, may "
+           "save its trials";
+  return std::string("cannot read the sample store (SQLite: ") + sqlite3_errmsg(db) + ")";
 }
 
 // Columns added to the trials table after its first version (the learning
@@ -551,14 +568,25 @@ std::optional<TrialRecord> SampleStore::find(const TrialKey& k) const {
   st.bind(1, long(k.batch));
   st.bind(2, long(k.workers));
   st.bind(3, long(k.epochs));
-  if (!st.step()) return std::nullopt;
+  try {
+    if (!st.step()) return std::nullopt;
+  } catch (const std::runtime_error&) {
+    throw InputError(path_, 0, "", unreadable_store(db_));  // damage met only now, past the store's first page
+  }
   return read_record(st, path_);
 }
 
 std::vector<TrialRecord> SampleStore::trials() const {
   Stmt st(db_, "SELECT " + std::string(kColumns) + " FROM trials ORDER BY seq");
   std::vector<TrialRecord> out;
-  while (st.step()) out.push_back(read_record(st, path_));
+  for (;;) {
+    try {
+      if (!st.step()) break;
+    } catch (const std::runtime_error&) {
+      throw InputError(path_, 0, "", unreadable_store(db_));  // damage met only now, past the store's first page
+    }
+    out.push_back(read_record(st, path_));
+  }
   return out;
 }
 

@@ -163,7 +163,8 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   double time_sum = 0;
   int bad_epoch_lines = 0, json_lines = 0;
   std::vector<int> nan_metric_epochs;
-  int nan_time_lines = 0, non_numeric_metrics = 0, huge_metrics = 0;
+  int nan_time_lines = 0, non_numeric_metrics = 0, huge_metrics = 0, repeated_key_lines = 0;
+  std::string first_repeated_key;
   std::set<double> epoch_numbers;
   bool last_metric_nonfinite = false;  // the run ended diverged, not merely passed through an overflow
   std::vector<StepTiming> epoch_steps;
@@ -206,6 +207,12 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
       continue;
     }
     if (*ev != "epoch") continue;
+    // As `watch` reads the same line: a key written twice leaves which value
+    // the run meant untold.
+    if (const std::string k = repeated_key(line, start); !k.empty()) {
+      if (++repeated_key_lines == 1) first_repeated_key = fmt::format("stdout line {}: '{}'", line_no, k);
+      continue;
+    }
     auto t = finite_number(j, "epoch_time_s");
     if (!t || *t <= 0 || *t > kMostEpochSeconds) {
       if (++bad_epoch_lines == 1) {
@@ -254,6 +261,10 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     notes.push_back(fmt::format("{} line(s) naming an \"event\" were not JSON and were skipped (first, {})",
                                 broken_lines, first_broken));
   out.note = fmt::format("{}", fmt::join(notes, "; "));
+  if (repeated_key_lines > 0)
+    out.note += fmt::format("{}{} epoch line(s) named a key twice and were skipped: which value was meant cannot be "
+                            "told (first, {})",
+                            out.note.empty() ? "" : "; ", repeated_key_lines, first_repeated_key);
   if (huge_metrics > 0)
     out.note += fmt::format("{}the metric of {} epoch(s) was beyond +-{:g}, taken as no metric",
                             out.note.empty() ? "" : "; ", huge_metrics, kMostMetricMagnitude);

@@ -65,6 +65,23 @@ std::vector<std::string> null_nonfinite_tokens(std::string& text) {
   return keys;
 }
 
+std::string repeated_key(const std::string& text, size_t start) {
+  std::string s = text.substr(start);
+  for (int pass = 0; pass < 2; ++pass) {
+    try {
+      (void)parse_json_unique_keys(s);
+      return "";
+    } catch (const JsonDuplicateKey& e) {
+      return e.path();
+    } catch (const nlohmann::json::exception&) {
+      // NaN or Infinity, as the protocol reads them: once more with them nulled.
+      if (pass == 0 && !null_nonfinite_tokens(s).empty()) continue;
+      return "";
+    }
+  }
+  return "";
+}
+
 nlohmann::json parse_protocol_json(const std::string& text, size_t start, std::vector<std::string>& nonfinite) {
   auto j = nlohmann::json::parse(text.begin() + long(start), text.end(), nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) return j;
@@ -106,17 +123,14 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
     throw InputError(file, line_no, "line", fmt::format("not valid JSON{}: '{}'", why, shown()));
   }
   if (!j.is_object()) throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));
-  // A key written twice: the parser keeps the last value, and which one the
-  // run meant cannot be told.
-  try {
-    (void)parse_json_unique_keys(line.substr(start));
-  } catch (const JsonDuplicateKey& e) {
-    throw InputError(file, line_no, e.path(), "is named twice in one line: which value is meant cannot be told");
-  } catch (const nlohmann::json::exception&) {
-    // NaN or Infinity, read above as absent.
-  }
   auto ev = j.find("event");
   if (ev == j.end() || !ev->is_string()) return r;
+  // A protocol line with a key written twice: the parser keeps the last
+  // value, and which one the run meant cannot be told. (A program's own
+  // lines may repeat keys as their logger allows.)
+  if (*ev == "epoch" || *ev == "done" || *ev == "trial_start" || *ev == "trial_end" || *ev == "profile_done")
+    if (const std::string k = repeated_key(line, start); !k.empty())
+      throw InputError(file, line_no, k, "is named twice in one line: which value is meant cannot be told");
   if (*ev == "done") {
     r.kind = TrialLogLine::Kind::kDone;
     return r;

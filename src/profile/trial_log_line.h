@@ -48,6 +48,11 @@ std::vector<std::string> null_nonfinite_tokens(std::string& text);
 // `nonfinite`. Discarded (is_discarded()) when it is no JSON even so.
 nlohmann::json parse_protocol_json(const std::string& text, size_t start, std::vector<std::string>& nonfinite);
 
+// Where the JSON value of `text` from byte `start` names a key twice in one
+// object ("metric"; "a.b" when nested), NaN and Infinity read as the
+// protocol reads them; empty when it names none, or is no JSON.
+std::string repeated_key(const std::string& text, size_t start);
+
 // Parses one line. A field written as NaN or Infinity is read as absent and
 // named in `nonfinite`, except `epoch` and `epoch_time_s`: an InputError
 // naming it, not a line that is not JSON. Throws InputError(file, line_no, field, message) when the

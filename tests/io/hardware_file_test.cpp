@@ -122,6 +122,9 @@ TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(j.file(), json);
   EXPECT_NE(j.message().find("this is JSON"), std::string::npos) << j.message();
   EXPECT_EQ(j.field(), "");
+  auto pretty = tptest::write_file(d / "pretty.json", "{\n  \"name\": \"x\",\n  \"fp32_tflops\": 10\n}\n");
+  EXPECT_NE(tptest::input_error_of([&] { io::read_hardware_file(pretty); }).message().find("this is JSON"),
+            std::string::npos);
   auto missing = tptest::write_file(d / "missing.csv", "# comment\nname,fp32_tflops\nx,10\n");
   auto e = tptest::input_error_of([&] { io::read_hardware_file(missing); });
   EXPECT_EQ(e.file(), missing);

@@ -88,6 +88,16 @@ TEST(ProfileOutput, AMetricPastATrillionIsTakenAsNoneAndSaid) {
   EXPECT_NE(out.note.find("beyond +-1e+12"), std::string::npos) << out.note;
 }
 
+// An epoch line naming a key twice is skipped, as `watch` skips it, and said.
+TEST(ProfileOutput, AnEpochLineNamingAKeyTwiceIsSkippedAndSaid) {
+  auto out = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1.5,\"metric\":0.8,\"metric\":0.1}\n"
+                                "{\"event\":\"epoch\",\"epoch_time_s\":1.5,\"metric\":0.7}\n");
+  EXPECT_EQ(out.epochs_reported, 1);
+  EXPECT_EQ(out.last_metric, 0.7);
+  EXPECT_NE(out.note.find("named a key twice"), std::string::npos) << out.note;
+  EXPECT_NE(out.note.find("'metric'"), std::string::npos) << out.note;
+}
+
 // Two ranks printing their epochs: the numbers repeat, which says so.
 TEST(ProfileOutput, RepeatedEpochNumbersAreCounted) {
   auto out = parse_trial_output(

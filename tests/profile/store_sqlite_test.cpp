@@ -357,3 +357,29 @@ TEST(StoreSqlite, ADamagedStoreIsSaidToBeDamaged) {
     EXPECT_EQ(std::string(e.what()).find("no trials table"), std::string::npos) << e.what();
   }
 }
+
+// What an older trainplan stored as it came and the reader now refuses
+// elsewhere (a metric past 1e12, a training-set size of 0) reads as absent,
+// with a note, so that such a store still opens.
+TEST(StoreSqlite, WhatOlderVersionsStoredReadsAsAbsentWithANote) {
+  auto dir = tptest::temp_dir("store_older");
+  const std::string path = (dir / "s.db").string();
+  {
+    SampleStore s(path, SampleStore::Open::kCreate);
+    s.put(ok_record(16, 1, 1, 2.0, 0.8));
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE trials SET metric=2.5e13, dataset_size=0, epoch_metrics='[2.5e13]'", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  SampleStore s(path, SampleStore::Open::kExisting);
+  const auto trials = s.trials();
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_FALSE(trials[0].metric);
+  EXPECT_FALSE(trials[0].dataset_size);
+  ASSERT_EQ(trials[0].epoch_metrics.size(), 1u);
+  EXPECT_FALSE(trials[0].epoch_metrics[0]);
+  EXPECT_NE(trials[0].note.find("read as absent"), std::string::npos) << trials[0].note;
+}

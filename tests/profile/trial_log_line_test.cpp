@@ -104,6 +104,15 @@ TEST(TrialLogLine, ATwiceNamedKeyAndAnOverflowingNumberAreSaid) {
     EXPECT_EQ(e.line(), 5);
     EXPECT_NE(e.message().find("overflow"), std::string::npos) << e.what();
   }
+  // A program's own line may repeat a key as its logger allows; NaN beside a
+  // repeated key does not hide it.
+  EXPECT_EQ(parse_trial_log_line(R"({"level":"info","msg":"a","msg":"b"})", "run.log", 7).kind, Kind::kOther);
+  try {
+    parse_trial_log_line(R"({"event":"epoch","epoch":9,"epoch_time_s":2.0,"metric":NaN,"epoch":10})", "run.log", 8);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "epoch") << e.what();
+  }
   // NaN is still read as absent, not taken for a broken line.
   auto nan = parse_trial_log_line(R"({"event":"epoch","epoch":9,"epoch_time_s":2.0,"metric":NaN})", "run.log", 6);
   EXPECT_EQ(nan.kind, Kind::kEpoch);
