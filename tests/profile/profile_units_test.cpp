@@ -98,6 +98,19 @@ TEST(ProfileOutput, AnEpochLineNamingAKeyTwiceIsSkippedAndSaid) {
   EXPECT_NE(out.note.find("'metric'"), std::string::npos) << out.note;
 }
 
+// A time trial whose steps make an epoch past 1e9 s (or past a double's
+// range) is refused with its reason, as an epoch line's time is: the store
+// would keep a time no reader takes back.
+TEST(ProfileOutput, AStepTimingPastABillionSecondsAnEpochIsRefused) {
+  auto out = parse_trial_output(
+      "{\"event\":\"step_timing\",\"step_time_median_s\":1e300,\"steps_per_epoch\":1000000}\n", true);
+  EXPECT_FALSE(out.step_timing);
+  EXPECT_NE(out.problem.find("past 1e+09 s"), std::string::npos) << out.problem;
+  auto fine = parse_trial_output("{\"event\":\"step_timing\",\"step_time_median_s\":0.01,\"steps_per_epoch\":100}\n",
+                                 true);
+  EXPECT_TRUE(fine.step_timing);
+}
+
 // Two ranks printing their epochs: the numbers repeat, which says so.
 TEST(ProfileOutput, RepeatedEpochNumbersAreCounted) {
   auto out = parse_trial_output(
