@@ -135,13 +135,16 @@ std::string format_timing(const TrialRecord& r) {
   return j.empty() ? "" : j.dump();
 }
 
-void parse_timing(const std::string& text, TrialRecord& r) {
+// False when `text` is neither empty ('' in a store written before step
+// times were kept) nor a JSON object.
+bool parse_timing(const std::string& text, TrialRecord& r) {
+  if (text.empty()) return true;
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return;  // '' in a store written before step times were kept
+  if (!j.is_object()) return false;
   r.oversubscribed = j.value("oversubscribed", false);
   r.note = j.value("note", "");
   r.metric_diverged = j.value("metric_diverged", false);
-  if (!j.contains("step_time_s")) return;
+  if (!j.contains("step_time_s")) return true;
   StepTiming t;
   t.step_time_s = j.value("step_time_s", 0.0);
   if (auto ci = j.find("ci95_s"); ci != j.end() && ci->is_array() && ci->size() == 2)
@@ -156,6 +159,7 @@ void parse_timing(const std::string& text, TrialRecord& r) {
   t.wall_step_time_s = j.value("wall_step_time_s", t.clock == "wall" ? t.step_time_s : 0.0);
   t.probe_s = j.value("probe_s", 0.0);
   r.timing = t;
+  return true;
 }
 
 // A trial row as the store holds it, checked as a sample file's row is: a
@@ -180,13 +184,16 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
       throw bad(c, fmt::format("{} is out of range (at least {})", v, least));
     return int(v);
   };
-  const auto number = [&](int c, bool positive) -> std::optional<double> {
+  const auto finite = [&](int c) -> std::optional<double> {
     if (st.type(c) == SQLITE_NULL) return std::nullopt;
     if (st.type(c) != SQLITE_INTEGER && st.type(c) != SQLITE_FLOAT)
       throw bad(c, fmt::format("'{}' is not a number", st.text(c)));
-    const double v = *st.real(c);
-    if (!std::isfinite(v) || (positive ? v <= 0 : v < 0))
-      throw bad(c, fmt::format("{} must be {}", v, positive ? "> 0" : ">= 0"));
+    if (!std::isfinite(*st.real(c))) throw bad(c, "not a finite number");
+    return st.real(c);
+  };
+  const auto number = [&](int c, bool positive) {
+    const auto v = finite(c);
+    if (v && (positive ? *v <= 0 : *v < 0)) throw bad(c, fmt::format("{} must be {}", *v, positive ? "> 0" : ">= 0"));
     return v;
   };
   TrialRecord r;
@@ -200,21 +207,15 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   r.reason = st.text(4);
   r.stderr_tail = st.text(5);
   r.epoch_time_s = number(6, true);
-  if (st.type(7) != SQLITE_NULL) {
-    if (st.type(7) != SQLITE_INTEGER && st.type(7) != SQLITE_FLOAT)
-      throw bad(7, fmt::format("'{}' is not a number", st.text(7)));
-    if (!std::isfinite(*st.real(7))) throw bad(7, "not a finite number");
-    if (std::abs(*st.real(7)) > kMostMetricMagnitude)
-      absent.push_back(fmt::format("the metric {:g} (past +-{:g})", *st.real(7), kMostMetricMagnitude));
-    else
-      r.metric = st.real(7);
-  }
+  if (const auto m = finite(7); m && std::abs(*m) > kMostMetricMagnitude)
+    absent.push_back(fmt::format("the metric {:g} (past +-{:g})", *m, kMostMetricMagnitude));
+  else
+    r.metric = m;
   r.metric_name = st.text(8);
   r.epochs_reported = whole(9, 0);
-  if (st.type(10) != SQLITE_NULL && *st.real(10) <= 0 &&
-      (st.type(10) == SQLITE_INTEGER || st.type(10) == SQLITE_FLOAT))
-    absent.push_back(fmt::format("the training-set size {:g}", *st.real(10)));
-  else if (auto d = number(10, true))
+  if (const auto d = finite(10); d && *d <= 0)
+    absent.push_back(fmt::format("the training-set size {:g}", *d));
+  else if (d)
     r.dataset_size = long(*d);
   r.wall_s = number(11, false).value_or(0);
   r.started_at = st.text(12);
@@ -228,11 +229,9 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
       absent.push_back(fmt::format("a curve's metric {:g}", *m));
       m.reset();
     }
-  if (const std::string timing = st.text(16); !timing.empty() &&
-                                              !nlohmann::json::parse(timing, nullptr, false).is_object())
-    throw bad(16, fmt::format("'{}' is not a JSON object", timing.substr(0, 40)));
   try {
-    parse_timing(st.text(16), r);
+    if (!parse_timing(st.text(16), r))
+      throw bad(16, fmt::format("'{}' is not a JSON object", st.text(16).substr(0, 40)));
   } catch (const nlohmann::json::exception& e) {
     throw bad(16, std::string("a field of the wrong type (") + e.what() + ")");
   }
