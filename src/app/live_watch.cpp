@@ -208,6 +208,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                 {"message", fmt::format("{}:{}: {}", o_.source, line_no, e.what())}};
   }
   last_epoch_ = epoch;
+  if (metric_name_.empty()) metric_name_ = l.metric_name;
   share_metric_ = share_metric_ && *l.metric >= 0 && *l.metric <= 1 && names_a_share(l.metric_name);
   if (o_.samples) {
     Sample s;
@@ -261,6 +262,7 @@ json LiveWatch::forecast_update(double epoch) const {
 
 void LiveWatch::forget_run() {
   fc_.reset();
+  metric_name_.clear();
   share_metric_ = true;  // the next run's metric is judged afresh
   own_.clear();
   last_epoch_ = 0;

@@ -71,6 +71,11 @@ class LiveWatch {
   bool done() const { return done_; }
   // The latest forecast update, or nullopt before the first epoch with a metric.
   const std::optional<nlohmann::json>& last() const { return last_; }
+  // The run's forecaster (its epochs, metrics and fit), or null before its
+  // first epoch with a metric.
+  const models::EpochForecaster* forecaster() const { return fc_.get(); }
+  // The run's first metric_name, or empty when its lines gave none.
+  const std::string& metric_name() const { return metric_name_; }
 
   // One line for people; `bar_width` > 0 prefixes a progress bar of epochs
   // done over the predicted epoch.
@@ -102,6 +107,7 @@ class LiveWatch {
   std::set<std::string> misspelt_events_;  // events near the protocol's, each warned of once
   double samples_epoch_time_ = 0;  // o_.samples' time model at the run's configuration  // a trial_start line was read: a done line ends one trial only
   std::optional<nlohmann::json> last_;
+  std::string metric_name_;
 };
 
 }  // namespace trainplan::app

@@ -9,15 +9,18 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/live_watch.h"
+#include "app/watch_chart.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "experiments/watch_replay.h"
+#include "io/gnuplot.h"
 #include "io/pollux_trace.h"
 #include "profile/live_log.h"
 #include "profile/interrupt.h"
@@ -61,7 +64,7 @@ void keep_terminal_modes() {
 using nlohmann::json;
 
 struct WatchArgs {
-  std::string log, cmd, store, replay, prior;
+  std::string log, cmd, store, replay, prior, plot;
   std::string samples, metric_model = "global-batch", time_model = "auto";
   int batch = 0, workers = 0;
   std::optional<double> target;
@@ -90,6 +93,43 @@ void print(const json& u, bool json_out, bool tty) {
     std::cerr << app::LiveWatch::text(u, 0) << std::endl;
   else std::cout << app::LiveWatch::text(u, tty ? 20 : 0) << std::endl;
 }
+
+// --plot: the chart redrawn as forecasts come, at most once a second (a log
+// read from its start, or a burst of epochs, would otherwise draw each
+// forecast in turn while the job's output waits), and once more for a
+// forecast left undrawn when the log goes quiet or the watch ends. A chart
+// that cannot be drawn is said once, and the watch goes on.
+class ChartWriter {
+ public:
+  ChartWriter(std::string path, const app::LiveWatch& live) : path_(std::move(path)), live_(live) {}
+  void updated() {
+    pending_ = true;
+    draw(false);
+  }
+  void draw(bool now) {
+    if (path_.empty() || !pending_) return;
+    const auto t = std::chrono::steady_clock::now();
+    if (!now && t - last_ < std::chrono::seconds(1)) return;
+    pending_ = false;
+    const auto panels = app::watch_chart(live_);
+    if (panels.empty()) return;
+    try {
+      io::render_plot(path_, panels, 760, 480);
+      last_ = std::chrono::steady_clock::now();
+      if (!said_) std::cerr << fmt::format("chart of the forecast -> {} (redrawn as the run goes on)\n", path_);
+      said_ = true;
+    } catch (const std::exception& e) {
+      if (!failed_) std::cerr << "warning: --plot: " << e.what() << "; the watch goes on without its chart\n";
+      failed_ = true;
+    }
+  }
+
+ private:
+  std::string path_;
+  const app::LiveWatch& live_;
+  bool pending_ = false, said_ = false, failed_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
 
 void run_follow(const WatchArgs& a) {
   if (!a.target) throw InputError("", 0, "--target", "required with --log, --cmd or --store");
@@ -138,10 +178,18 @@ void run_follow(const WatchArgs& a) {
   } else if (a.batch || a.workers) {
     throw InputError("", 0, "--batch", "--batch and --workers describe the run for --samples; give --samples too");
   }
+  if (!a.plot.empty()) {
+    io::check_plot_path(a.plot, {{log, a.store.empty() ? "--log" : "--store"}, {a.samples, "--samples"},
+                                 {a.store, "--store"}});
+    if (!io::gnuplot_available())
+      throw InputError("", 0, "--plot", "gnuplot cannot be started: install gnuplot-nox, or leave --plot out");
+  }
   app::LiveWatch live(o);
+  ChartWriter chart(a.plot, live);
   profile::LogFollowerOptions fo;
   fo.stall_s = a.stall_s;
   fo.poll_s = a.poll_s;
+  if (!a.plot.empty()) fo.on_wait = [&chart] { chart.draw(false); };
   // Ctrl-C reaches the watch, not the job in its own process group: the job is ended with it.
   if (log.empty()) {
     fo.interrupted = &profile::install_interrupt_handler();
@@ -155,8 +203,12 @@ void run_follow(const WatchArgs& a) {
   for (;;) {
     const auto st = follower.next(line);
     if (st == profile::LogFollower::Status::kLine) {
-      if (auto u = live.feed(line, follower.line_number())) print(*u, a.json_out, tty);
+      if (auto u = live.feed(line, follower.line_number())) {
+        print(*u, a.json_out, tty);
+        if (u->value("event", "") == "forecast") chart.updated();
+      }
       if (!live.done()) continue;
+      chart.draw(true);
       if (!log.empty()) return;
       // A job we run goes on after its done line (a checkpoint, a last
       // evaluation): it is waited for, and its status is ours.
@@ -173,6 +225,7 @@ void run_follow(const WatchArgs& a) {
       continue;
     }
     if (st == profile::LogFollower::Status::kStalled) {
+      chart.draw(true);
       print(live.stalled(follower.quiet_s(), follower.line_number()), a.json_out, tty);
       if (follower.waiting_for_file())
         std::cerr << fmt::format("{} was never created: is the job writing its log elsewhere?\n", log);
@@ -180,6 +233,7 @@ void run_follow(const WatchArgs& a) {
       if (!log.empty()) std::exit(kExitFailure);
       continue;
     }
+    chart.draw(true);
     print(live.ended(follower.exit_code()), a.json_out, tty);
     std::exit(follower.exit_code());
   }
@@ -261,6 +315,11 @@ void setup(CLI::App& root) {
   cmd->add_option("--direction", a->direction, "max or min (default: from metric_name: names holding loss, err, wer, cer, perplexity, ppl, nll, mse or mae "
                   "are minimised)");
   cmd->add_flag("--json", a->json_out, "One JSON object per update (--replay: one report)");
+  cmd->add_option("--plot", a->plot,
+                  "Keep a chart of the forecast (.png or .svg) up to date as the run goes on: the metric by epoch with "
+                  "the fit carried to the target and the interval, and the time by epoch with the deadline; each "
+                  "drawing replaces the file whole")
+      ->excludes(rep);
   cmd->callback([a] {
     if (!a->replay.empty()) return run_replay(*a);
     if (a->log.empty() && a->cmd.empty() && a->store.empty())

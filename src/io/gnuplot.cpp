@@ -96,9 +96,11 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   const int n = static_cast<int>(std::max<size_t>(1, panels.size()));
   const int cols = columns > 0 ? std::min(columns, n) : n;
   const int rows = (n + cols - 1) / cols;
+  // noenhanced: titles hold names such as val_loss and exponents such as
+  // (bytes / 64 KiB)^0.65, which gnuplot's markup would set as sub- and superscripts.
   const std::string term = std::filesystem::path(path).extension() == ".png"
-                               ? fmt::format("pngcairo size {},{}", width * cols, height * rows)
-                               : fmt::format("svg size {},{}", width * cols, height * rows);
+                               ? fmt::format("pngcairo noenhanced size {},{}", width * cols, height * rows)
+                               : fmt::format("svg noenhanced size {},{}", width * cols, height * rows);
   bool any = false;
   for (const auto& p : panels)
     for (const auto& s : p.series)
@@ -170,9 +172,19 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
     throw std::runtime_error("gnuplot failed while drawing " + path +
                              (missing ? " (install gnuplot-nox)" : "") + (msg.empty() ? "" : ": " + msg));
   }
+  // Copied beside the destination and renamed over it, so that a viewer
+  // reopening the chart (watch --plot redraws it after every epoch) never
+  // reads half an image.
+  const std::filesystem::path dest(path);
+  const auto partial = dest.parent_path() / fmt::format(".{}.partial-{}-{}", dest.filename().string(), ::getpid(), seq++);
   std::error_code ec;
-  std::filesystem::copy_file(drawn, path, std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec) throw InputError("", 0, "--plot", "cannot write '" + path + "': " + ec.message());
+  std::filesystem::copy_file(drawn, partial, std::filesystem::copy_options::overwrite_existing, ec);
+  if (!ec) std::filesystem::rename(partial, dest, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw InputError("", 0, "--plot", "cannot write '" + path + "': " + ec.message());
+  }
 }
 
 }  // namespace trainplan::io

@@ -280,6 +280,24 @@ std::optional<double> EpochForecaster::predict(const Fit& f, double level) {
   return std::max(k, f.epochs_seen + f.step);
 }
 
+std::optional<double> EpochForecaster::fitted_metric(double epoch, double target) const {
+  if (fits_.empty() || epochs_.empty() || fits_.back().epochs_seen != epochs_.back()) return std::nullopt;
+  const auto& curves = fits_.back().curves;
+  const double level = to_y(target);
+  const bool some_reach = std::any_of(curves.begin(), curves.end(),
+                                      [&](const Curve& c) { return c.weight > 0 && c.epoch_at(level); });
+  std::vector<double> v, w;
+  for (const Curve& c : curves) {
+    const double y = c.value(epoch);
+    if (!(c.weight > 0) || !std::isfinite(y) || (some_reach && !c.epoch_at(level))) continue;
+    v.push_back(y);
+    w.push_back(c.weight);
+  }
+  if (v.empty()) return std::nullopt;
+  const double y = weighted_median(v, w);
+  return p_.direction == MetricDirection::kMax ? -y : y;
+}
+
 double EpochForecaster::never_weight(const Fit& f, double level) {
   double never = 0, total = 0;
   for (const Curve& c : f.curves) {

@@ -125,6 +125,17 @@ class EpochForecaster {
 
   const EpochForecasterParams& params() const { return p_; }
   size_t epochs_seen() const { return epochs_.size(); }
+  // The epochs fed so far, their metrics, and their epoch times (empty
+  // unless every epoch came with one), in the order fed.
+  const std::vector<double>& epochs() const { return epochs_; }
+  const std::vector<double>& metrics() const { return metric_; }
+  const std::vector<double>& epoch_times() const { return times_; }
+  // The metric the fit to the epochs so far puts at `epoch`: the weighted
+  // median of its curves' values there, over the curves that reach `target`
+  // when any does (as forecast() takes the median of the epochs at which
+  // they reach it, so the drawn curve meets the target near the forecast),
+  // else over all; nullopt without such a fit, or where no curve is finite.
+  std::optional<double> fitted_metric(double epoch, double target) const;
   // The run's own calibration errors so far (header comment).
   const std::vector<ForecastError>& own_errors() const { return own_errors_; }
   // Past these, the older half of the fits kept (those whose forecasts are

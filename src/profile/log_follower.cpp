@@ -262,6 +262,10 @@ LogFollower::Status LogFollower::next(std::string& line) {
       // A pipe: wait for bytes, at most until the stall would be due.
       double left = o_.stall_s > 0 && !stall_reported_ ? o_.stall_s - quiet_s() : 1.0;
       if (o_.interrupted) left = std::min(left, 1.0);
+      if (o_.on_wait) {
+        o_.on_wait();
+        left = std::min(left, 1.0);  // so that it is called again within a second
+      }
       pollfd pfd{fd_, POLLIN, 0};
       const int r = poll(&pfd, 1, std::max(0, int(left * 1000)));
       if (r < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
@@ -281,6 +285,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
           stall_reported_ = true;
           return Status::kStalled;
         }
+        if (o_.on_wait) o_.on_wait();
         std::this_thread::sleep_for(std::chrono::duration<double>(o_.poll_s));
         continue;
       }
@@ -317,6 +322,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
       stall_reported_ = true;
       return Status::kStalled;
     }
+    if (o_.on_wait) o_.on_wait();
     std::this_thread::sleep_for(std::chrono::duration<double>(o_.poll_s));
   }
 }

@@ -12,6 +12,7 @@
 // (its other processes end at their next write to the closed pipe).
 #pragma once
 #include <atomic>
+#include <functional>
 #include <string>
 
 namespace trainplan::profile {
@@ -25,6 +26,10 @@ struct LogFollowerOptions {
   // When set and true, next() returns kInterrupted within a second (a Ctrl-C
   // flag, profile/interrupt.h). Default: none.
   const std::atomic<bool>* interrupted = nullptr;
+  // When set, called each time next() is about to wait for more bytes (at
+  // most every poll_s, or every second for a command), so that work put off
+  // while lines came in a burst is done once they stop. Default: none.
+  std::function<void()> on_wait;
 };
 
 class LogFollower {

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <signal.h>
 #include <nlohmann/json.hpp>
 
+#include "io/gnuplot.h"
 #include "test_util.h"
 
 namespace {
@@ -242,6 +244,35 @@ TEST(WatchCli, BadOptionsNameTheOption) {
   r = tptest::run_cli("watch --cmd true");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--target"), std::string::npos) << r.err;
+}
+
+// --plot keeps a chart of the forecast: drawn by the end of a run, a PNG
+// (its signature), and no partly written file left beside it.
+TEST(WatchCli, PlotKeepsAChartOfTheForecast) {
+  if (!trainplan::io::gnuplot_available()) GTEST_SKIP() << "gnuplot not installed";
+  auto dir = tptest::temp_dir("watch_plot");
+  const auto path = tptest::write_file(dir / "job.log", log_text(8, true));
+  const auto chart = (dir / "forecast.png").string();
+  auto r = tptest::run_cli("watch --log " + path + " --target 0.93 --deadline 1h --stall 5 --plot " + chart);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("chart of the forecast -> " + chart), std::string::npos) << r.err;
+  std::ifstream in(chart, std::ios::binary);
+  std::string head(8, '\0');
+  in.read(head.data(), 8);
+  EXPECT_EQ(head, std::string("\x89PNG\r\n\x1a\n", 8));
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
+}
+
+TEST(WatchCli, PlotOptionsAreCheckedBeforeTheWatch) {
+  auto dir = tptest::temp_dir("watch_plot_bad");
+  const auto path = tptest::write_file(dir / "job.log", log_text(3, true));
+  tptest::expect_each_exits_two_naming("watch --log " + path + " --target 0.9 --stall 5",
+                                       {{" --plot chart.pdf", "--plot"},
+                                        {" --plot " + (dir / "missing" / "chart.png").string(), "--plot"}});
+  auto r = tptest::run_cli("watch --replay " + dir.string() + " --plot chart.png");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--plot"), std::string::npos) << r.err;
 }
 
 TEST(WatchCli, ReplayOnATinySyntheticTraceFolder) {

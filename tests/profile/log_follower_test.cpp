@@ -48,6 +48,33 @@ TEST(LogFollower, FileLinesThenStallWhenItStopsGrowing) {
   EXPECT_GE(f.quiet_s(), 0.3);
 }
 
+// on_wait is called only when next() has no line to give and waits for more:
+// never while lines are there to read, repeatedly while a file is quiet, and
+// while a command is quiet too.
+TEST(LogFollower, OnWaitIsCalledOnlyWhileWaiting) {
+  auto dir = tptest::temp_dir("follow_wait");
+  const auto path = tptest::write_file(dir / "log", "a\nb\n");
+  int waits = 0;
+  auto o = quick();
+  o.on_wait = [&waits] { ++waits; };
+  auto f = LogFollower::file(path, o);
+  std::string line;
+  ASSERT_EQ(f.next(line), Status::kLine);
+  ASSERT_EQ(f.next(line), Status::kLine);
+  EXPECT_EQ(waits, 0);
+  EXPECT_EQ(f.next(line), Status::kStalled);
+  EXPECT_GE(waits, 2);
+
+  waits = 0;
+  o.stall_s = 5;
+  auto c = LogFollower::command("echo a; sleep 0.5; echo b", o);
+  ASSERT_EQ(c.next(line), Status::kLine);
+  EXPECT_EQ(line, "a");
+  ASSERT_EQ(c.next(line), Status::kLine);
+  EXPECT_EQ(line, "b");
+  EXPECT_GE(waits, 1);
+}
+
 // A line past the longest kept (a progress bar's \r updates in the log) is
 // returned as a marker and the rest of it dropped; the lines after it read on.
 TEST(LogFollower, ALineTooLongIsSkippedNotKept) {

@@ -1,0 +1,127 @@
+#include "app/watch_chart.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace {
+
+using trainplan::app::LiveWatch;
+using trainplan::app::WatchOptions;
+using trainplan::io::PlotPanel;
+using trainplan::io::PlotSeries;
+
+std::string epoch_line(int k, double metric, double epoch_time_s, const char* name) {
+  return fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":{},"metric":{},"metric_name":"{}"}})", k,
+                     epoch_time_s, metric, name);
+}
+
+const PlotSeries* series(const PlotPanel& p, const std::string& title) {
+  for (const auto& s : p.series)
+    if (s.title == title) return &s;
+  return nullptr;
+}
+
+double accuracy(int k) { return 0.95 - 0.6 * std::exp(-0.2 * k); }
+
+TEST(WatchChart, NothingToDrawBeforeTheFirstMetric) {
+  WatchOptions o;
+  o.target = 0.9;
+  LiveWatch w(o);
+  EXPECT_TRUE(trainplan::app::watch_chart(w).empty());
+  w.feed(R"({"event":"epoch","epoch":1,"epoch_time_s":10})", 1);  // an epoch without a metric
+  EXPECT_TRUE(trainplan::app::watch_chart(w).empty());
+}
+
+// The metric panel holds the run's epochs as measured, the target across the
+// axis, the forecast on the target at the predicted epoch with its interval,
+// and a fitted curve that follows the measurements and meets the target near
+// the forecast; the time panel the elapsed time summed from the epoch times,
+// and the deadline.
+TEST(WatchChart, DrawsTheRunItsFitTheForecastAndTheDeadline) {
+  WatchOptions o;
+  o.target = 0.9;
+  o.deadline_s = 3600;
+  LiveWatch w(o);
+  for (int k = 1; k <= 8; ++k) ASSERT_TRUE(w.feed(epoch_line(k, accuracy(k), 20 + k, "val_acc"), k));
+  const auto& u = *w.last();
+  ASSERT_TRUE(u["predicted_epoch"].is_number()) << u;
+  const double predicted = u["predicted_epoch"];
+
+  const auto panels = trainplan::app::watch_chart(w);
+  ASSERT_EQ(panels.size(), 2u);
+  const PlotPanel& m = panels[0];
+  EXPECT_NE(m.title.find("val_acc by epoch, after 8 epochs"), std::string::npos) << m.title;
+  EXPECT_NE(m.title.find(fmt::format("forecast at epoch {:.4g}", predicted)), std::string::npos) << m.title;
+  const PlotSeries* measured = series(m, "measured");
+  ASSERT_TRUE(measured);
+  ASSERT_EQ(measured->points.size(), 8u);
+  for (int k = 1; k <= 8; ++k) {
+    EXPECT_DOUBLE_EQ(measured->points[size_t(k - 1)].first, k);
+    EXPECT_DOUBLE_EQ(measured->points[size_t(k - 1)].second, accuracy(k));
+  }
+  const PlotSeries* target = series(m, "target");
+  ASSERT_TRUE(target);
+  for (const auto& [x, y] : target->points) EXPECT_DOUBLE_EQ(y, 0.9);
+  const PlotSeries* forecast = series(m, "forecast");
+  ASSERT_TRUE(forecast);
+  ASSERT_EQ(forecast->points.size(), 1u);
+  EXPECT_DOUBLE_EQ(forecast->points[0].first, predicted);
+  EXPECT_DOUBLE_EQ(forecast->points[0].second, 0.9);
+  ASSERT_TRUE(m.xrange);
+  EXPECT_GE(m.xrange->second, predicted);
+
+  const PlotSeries* fit = series(m, "fit (median of the curves)");
+  ASSERT_TRUE(fit);
+  const auto* fc = w.forecaster();
+  for (int k = 2; k <= 8; ++k) {
+    const auto v = fc->fitted_metric(k, 0.9);
+    ASSERT_TRUE(v);
+    EXPECT_NEAR(*v, accuracy(k), 0.02) << "epoch " << k;
+  }
+  // The curve crosses the target within a tenth of the forecast's epochs of it.
+  const auto before = fc->fitted_metric(predicted * 0.9, 0.9), after = fc->fitted_metric(predicted * 1.1, 0.9);
+  ASSERT_TRUE(before && after);
+  EXPECT_LT(*before, 0.9);
+  EXPECT_GT(*after, 0.9);
+
+  const PlotPanel& t = panels[1];
+  const PlotSeries* elapsed = series(t, "elapsed");
+  ASSERT_TRUE(elapsed);
+  ASSERT_EQ(elapsed->points.size(), 8u);
+  double sum_s = 0;
+  for (int k = 1; k <= 8; ++k) sum_s += 20 + k;
+  // 8 epochs of 21..28 s: 196 s, in minutes.
+  EXPECT_NEAR(elapsed->points.back().second, sum_s / 60, 1e-9);
+  EXPECT_NE(t.ylabel.find("minutes"), std::string::npos) << t.ylabel;
+  const PlotSeries* deadline = series(t, "deadline");
+  ASSERT_TRUE(deadline);
+  EXPECT_DOUBLE_EQ(deadline->points.front().second, 60.0);
+  EXPECT_NE(t.title.find("deadline 60 minutes: " + u["deadline"].get<std::string>()), std::string::npos) << t.title;
+}
+
+// A run that has met its target says where, and draws no forecast.
+TEST(WatchChart, ATargetMetIsMarkedAndNotForecast) {
+  WatchOptions o;
+  o.target = 0.7;
+  LiveWatch w(o);
+  for (int k = 1; k <= 8; ++k) w.feed(epoch_line(k, accuracy(k), 10, "accuracy"), k);
+  const auto panels = trainplan::app::watch_chart(w);
+  ASSERT_FALSE(panels.empty());
+  EXPECT_NE(panels[0].title.find("target 0.7 met at epoch"), std::string::npos) << panels[0].title;
+  EXPECT_FALSE(series(panels[0], "forecast"));
+}
+
+// Epochs without times: the metric panel alone.
+TEST(WatchChart, WithoutEpochTimesOnlyTheMetricIsDrawn) {
+  WatchOptions o;
+  o.target = 0.9;
+  LiveWatch w(o);
+  for (int k = 1; k <= 6; ++k)
+    w.feed(fmt::format(R"({{"event":"epoch","epoch":{},"metric":{}}})", k, accuracy(k)), k);
+  EXPECT_EQ(trainplan::app::watch_chart(w).size(), 1u);
+}
+
+}  // namespace
