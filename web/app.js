@@ -122,7 +122,8 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
   };
   const u = new uPlot({
     title, width, height: 330, bands,
-    scales: { x: { time: false, distr: opts.logx ? 3 : 1 }, y: { distr: opts.logy ? 3 : 1 } },
+    scales: { x: { time: false, distr: opts.logx ? 3 : 1, range: opts.xrange ? () => opts.xrange : undefined },
+      y: { distr: opts.logy ? 3 : 1, range: opts.yrange ? () => opts.yrange : undefined } },
     axes: [{ label: xlabel, values: ticks }, { label: ylabel, size: 70, values: ticks }],
     legend: { live: false },
     series: useries,
@@ -617,6 +618,77 @@ function showSimulation(s) {
   chart("chart-util", `GPUs in use (of ${s.cluster.nodes * s.cluster.gpus_per_node})`, "time, s", "GPUs", use);
 }
 
+// ---- live forecast ---------------------------------------------------------
+
+// The log the form names, as /watch's fields, and in words.
+async function watchBody() {
+  const file = $("watch-file").files[0];
+  const text = $("watch-text").value;
+  const path = $("watch-path").value.trim();
+  if (file) return { body: { log_text: await file.text() }, name: file.name };
+  if (text.trim()) return { body: { log_text: text }, name: "the pasted log" };
+  if (path) return { body: { log_path: path }, name: path };
+  throw new Error("give the job's log: a file, its text, or a path on the server");
+}
+
+// Draws one panel of /watch's chart (the panels `trainplan watch --plot` draws).
+function watchPanel(id, p) {
+  const series = p.series.map((s) => ({ ...s, points: s.points.filter(([x]) => x !== null) }))
+    .filter((s) => s.points.some(([, y]) => y !== null)).map((s) => ({
+      label: s.title, x: s.points.map(([x]) => x), y: s.points.map(([, y]) => y), color: s.color || PALETTE[0],
+      points: s.kind === "points", width: s.kind === "band" ? 6 : 2,
+    }));
+  chart(id, p.title.replace("\n", ": "), p.xlabel, p.ylabel, series, { xrange: p.xrange, yrange: p.yrange });
+}
+
+async function watchOnce() {
+  const log = await watchBody();
+  const body = { ...log.body, target: numberField("watch-target") };
+  const deadline_h = numberField("watch-deadline");
+  if (deadline_h) body.deadline_s = deadline_h * 3600;
+  body.method = $("watch-method").value;
+  const w = await api("/watch", body);
+  let text = `${log.name}: ${w.lines} lines, ${w.epochs_seen} epochs with a metric` +
+    (w.done ? ", the run is done" : "") + "\n" + (w.text || "no forecast yet: the log has no epoch with a metric");
+  if (w.warnings_total) text += `\n${w.warnings_total} line(s) not used; the first: ${w.warnings[0]}`;
+  $("watch-summary").textContent = text;
+  watchPanel("chart-watch-metric", w.panels[0] || { title: "", xlabel: "", ylabel: "", series: [] });
+  if (w.panels[1]) watchPanel("chart-watch-time", w.panels[1]);
+  else chart("chart-watch-time", "", "", "", []);
+  return w;
+}
+
+async function onWatch(ev) {
+  ev.preventDefault();
+  clearTimeout(state.watchTimer);
+  showError("watch-error", null);
+  // The last answer goes: what is shown is always this request's.
+  $("watch-summary").textContent = "";
+  chart("chart-watch-metric", "", "", "", []);
+  chart("chart-watch-time", "", "", "", []);
+  $("watch-submit").disabled = true;
+  try {
+    if (numberField("watch-target") === null) throw new Error("give the target metric");
+    status("forecasting…");
+    const w = await watchOnce();
+    status("forecast");
+    // Following: the same request every 5 s, until the run is done, an error, or a new request.
+    const follow = async () => {
+      try {
+        const again = await watchOnce();
+        status(`forecast, ${new Date().toLocaleTimeString()}`);
+        if (!again.done) state.watchTimer = setTimeout(follow, 5000);
+      } catch (e) { showError("watch-error", e); status("error"); }
+    };
+    if ($("watch-follow").checked && !w.done) state.watchTimer = setTimeout(follow, 5000);
+  } catch (e) {
+    showError("watch-error", e);
+    status("error");
+  } finally {
+    $("watch-submit").disabled = false;
+  }
+}
+
 // ---- transformer plan ------------------------------------------------------
 
 async function loadLlm() {
@@ -823,6 +895,7 @@ function init() {
   $("transfer-form").addEventListener("submit", onTransfer);
   $("transfer-plan").addEventListener("click", onTransferPlan);
   $("compare-form").addEventListener("submit", onCompare);
+  $("watch-form").addEventListener("submit", onWatch);
   loadModels();
   loadWorkloads();
   loadLlm();

@@ -34,33 +34,37 @@ std::optional<Interval> interval_of(const json& u, const char* key) {
   return r;
 }
 
-// Seconds shown in the unit that keeps the numbers readable.
+// Seconds shown in the unit that keeps the numbers readable: its name on the
+// axis, and its symbol in titles (no plural to get wrong).
 struct TimeUnit {
   double seconds;
   const char* name;
+  const char* symbol;
 };
 TimeUnit unit_for(double most_s) {
-  if (most_s >= 2 * 86400) return {86400, "days"};
-  if (most_s >= 2 * 3600) return {3600, "hours"};
-  if (most_s >= 120) return {60, "minutes"};
-  return {1, "seconds"};
+  if (most_s >= 2 * 86400) return {86400, "days", "d"};
+  if (most_s >= 2 * 3600) return {3600, "hours", "h"};
+  if (most_s >= 120) return {60, "minutes", "min"};
+  return {1, "seconds", "s"};
 }
 
 std::string epoch_text(double e) { return fmt::format("{:.4g}", e); }
 
 }  // namespace
 
-std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch) {
+std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::json* final) {
   const models::EpochForecaster* fc = watch.forecaster();
   if (!fc || !watch.last() || fc->epochs().empty()) return {};
-  const json& u = *watch.last();
+  const json& u = final ? *final : *watch.last();
   const auto& epochs = fc->epochs();
   const auto& metrics = fc->metrics();
   const double target = number(u, "target").value_or(0);
   const double last_epoch = epochs.back();
-  const auto predicted = number(u, "predicted_epoch");
+  // A run that ended short of its target has no forecast left.
+  const bool ended_short = u.value("reached", true) == false;
+  const auto predicted = ended_short ? std::nullopt : number(u, "predicted_epoch");
   const auto reached = number(u, "reached_at");
-  const auto band = interval_of(u, "interval");
+  const auto band = ended_short ? std::nullopt : interval_of(u, "interval");
   const double coverage = number(u, "coverage").value_or(0.8);
   const auto& colour = io::plot_palette();
 
@@ -76,9 +80,11 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch) {
 
   io::PlotPanel m;
   const std::string name = watch.metric_name().empty() ? "metric" : watch.metric_name();
-  m.title = fmt::format("{} by epoch, after {} epochs\n", name, fc->epochs_seen());
+  m.title = fmt::format("{} by epoch, up to epoch {}\n", name, epoch_text(last_epoch));
   if (reached) {
     m.title += fmt::format("target {:g} met at epoch {}", target, epoch_text(*reached));
+  } else if (ended_short) {
+    m.title += fmt::format("the run ended without reaching the target {:g}", target);
   } else if (predicted) {
     m.title += fmt::format("target {:g} forecast at epoch {}{}", target, epoch_text(*predicted),
                            off_axis ? " (beyond the axis)" : "");
@@ -103,25 +109,48 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch) {
 
   io::PlotSeries measured{"measured", {}, "points pt 7 ps 0.8", colour[0]};
   for (size_t i = 0; i < epochs.size(); ++i) measured.points.push_back({epochs[i], metrics[i]});
-  io::PlotSeries fitted{"fit (median of the curves)", {}, "lines lw 2", colour[1]};
+  // The fit: the median of all the curves. Where some of them level off
+  // short of the target, the median of those that reach it (whose epochs the
+  // forecast is the median of) is drawn beside it, dashed.
   const int steps = 200;
   const double from = std::max(epochs.front(), 1e-9);
-  for (int i = 0; i <= steps; ++i) {
-    const double e = from + (x_end - from) * i / steps;
-    const auto v = fc->fitted_metric(e, target);
-    fitted.points.push_back({e, v ? *v : NAN});
-  }
+  auto curve = [&](const std::string& title, const std::string& style, const std::string& c,
+                   std::optional<double> reaching) {
+    io::PlotSeries s{title, {}, style, c};
+    for (int i = 0; i <= steps; ++i) {
+      const double e = from + (x_end - from) * i / steps;
+      const auto v = fc->fitted_metric(e, reaching);
+      s.points.push_back({e, v ? *v : NAN});
+    }
+    return s;
+  };
+  const auto drawable = [](const io::PlotSeries& s) {
+    return std::any_of(s.points.begin(), s.points.end(), [](const auto& p) { return std::isfinite(p.second); });
+  };
   io::PlotSeries goal{"target", {{x_start, target}, {x_end, target}}, "lines dt 2", "#808080"};
   m.series = {goal, measured};
-  if (std::any_of(fitted.points.begin(), fitted.points.end(), [](const auto& p) { return std::isfinite(p.second); }))
-    m.series.push_back(fitted);
-  if (band && !reached) {
+  const io::PlotSeries fitted = curve("fit (median of the curves)", "lines lw 2", colour[1], std::nullopt);
+  if (drawable(fitted)) m.series.push_back(fitted);
+  if (predicted && !reached) {
+    io::PlotSeries toward = curve("the curves that reach the target", "lines dt 3 lw 2", colour[1], target);
+    bool differs = false;
+    for (size_t i = 0; i < toward.points.size() && !differs; ++i) {
+      const double a = toward.points[i].second, b = fitted.points[i].second;
+      differs = std::isfinite(a) && !(std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(a)));
+    }
+    if (differs) m.series.push_back(std::move(toward));
+  }
+  if (band && !reached && band->lo < x_end) {
     const double hi = band->open ? x_end : std::min(band->hi, x_end);
-    m.series.push_back({fmt::format("{:.0f}% interval", 100 * coverage),
-                        {{std::min(band->lo, x_end), target}, {hi, target}}, "lines lw 6", colour[3]});
+    if (hi > band->lo)
+      m.series.push_back({fmt::format("{:.0f}% interval", 100 * coverage), {{band->lo, target}, {hi, target}},
+                          "lines lw 6", colour[3]});
   }
   if (predicted && !reached && !off_axis)
     m.series.push_back({"forecast", {{*predicted, target}}, "points pt 9 ps 2", colour[2]});
+  if (reached)
+    for (size_t i = 0; i < epochs.size(); ++i)
+      if (epochs[i] == *reached) m.series.push_back({"target met", {{epochs[i], metrics[i]}}, "points pt 9 ps 2", colour[2]});
 
   std::vector<io::PlotPanel> panels{m};
 
@@ -134,8 +163,8 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch) {
     t += times[i] * (epochs[i] - (i ? epochs[i - 1] : 0));
     elapsed.push_back({epochs[i], t});
   }
-  const auto finish = number(u, "finish_s");
-  const auto finish_band = interval_of(u, "finish_interval_s");
+  const auto finish = ended_short ? std::nullopt : number(u, "finish_s");
+  const auto finish_band = ended_short ? std::nullopt : interval_of(u, "finish_interval_s");
   const auto deadline = number(u, "deadline_s");
   double most_s = t;
   if (finish && !off_axis) most_s = std::max(most_s, *finish);
@@ -146,14 +175,19 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch) {
   auto in_unit = [&](double s) { return s / unit.seconds; };
 
   io::PlotPanel tp;
-  tp.title = fmt::format("time by epoch, {:.3g} {} so far\n", in_unit(t), unit.name);
-  if (finish && !reached) tp.title += fmt::format("the target forecast at {:.3g} {}", in_unit(*finish), unit.name);
+  tp.title = fmt::format("time by epoch, {:.3g} {} so far\n", in_unit(t), unit.symbol);
+  if (reached && finish)
+    tp.title += fmt::format("the target met at {:.3g} {}", in_unit(*finish), unit.symbol);
+  else if (finish && !off_axis)
+    tp.title += fmt::format("the target forecast at {:.3g} {}", in_unit(*finish), unit.symbol);
+  else if (finish)
+    tp.title += "the target forecast beyond the axis";
   if (deadline)
-    tp.title += fmt::format("{}deadline {:.3g} {}: {}", finish && !reached ? "; " : "", in_unit(*deadline), unit.name,
+    tp.title += fmt::format("{}deadline {:.3g} {}: {}", finish ? "; " : "", in_unit(*deadline), unit.symbol,
                             u.value("deadline", std::string("unknown")));
   tp.xlabel = "epoch";
   tp.ylabel = fmt::format("{} since the first epoch began", unit.name);
-  tp.key = "bottom right";
+  tp.key = "top left";
   tp.xrange = std::make_pair(x_start, x_end);
   tp.yrange = std::make_pair(0.0, in_unit(most_s) * 1.08);
   io::PlotSeries run{"elapsed", {}, "linespoints pt 7 ps 0.8", colour[0]};
@@ -162,16 +196,15 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch) {
   if (finish && predicted && !reached && !off_axis)
     tp.series.push_back({"projected at the recent epochs' pace",
                          {{last_epoch, in_unit(t)}, {*predicted, in_unit(*finish)}}, "lines dt 3 lw 2", colour[1]});
-  if (finish_band && band && !reached) {
-    // The finish interval lies on the projection, at the epoch interval's ends.
+  if (finish_band && band && !reached && band->lo < x_end) {
+    // The finish interval lies on the projection, at the epoch interval's
+    // ends; an open one runs to the axis's end at the projection's pace.
     const double hi_e = band->open ? x_end : std::min(band->hi, x_end);
-    const double rate = band->hi > band->lo && !finish_band->open ? (finish_band->hi - finish_band->lo) / (band->hi - band->lo)
-                                                                    : 0;
-    const double hi_s = finish_band->open ? NAN : finish_band->lo + rate * (hi_e - band->lo);
-    if (std::isfinite(hi_s))
+    const double pace = finish && predicted && *predicted > last_epoch ? (*finish - t) / (*predicted - last_epoch) : 0;
+    const double hi_s = finish_band->lo + pace * (hi_e - band->lo);
+    if (hi_e > band->lo && std::isfinite(hi_s))
       tp.series.push_back({fmt::format("{:.0f}% interval", 100 * coverage),
-                           {{std::min(band->lo, x_end), in_unit(finish_band->lo)}, {hi_e, in_unit(hi_s)}},
-                           "lines lw 6", colour[3]});
+                           {{band->lo, in_unit(finish_band->lo)}, {hi_e, in_unit(hi_s)}}, "lines lw 6", colour[3]});
   }
   if (deadline)
     tp.series.push_back({"deadline", {{x_start, in_unit(*deadline)}, {x_end, in_unit(*deadline)}}, "lines dt 2",

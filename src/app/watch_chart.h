@@ -11,11 +11,13 @@
 
 namespace trainplan::app {
 
-// The panels for the watch's latest forecast; empty before its first (no
-// epoch with a metric yet), when there is nothing to draw. A forecast far
-// beyond the epochs run (more than ten times as many) is named in the title
-// and left off the axis, which would otherwise squeeze the run into its left
-// edge.
-std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch);
+// The panels for the watch's latest forecast, or for `final` when given (the
+// update that ends the run: `done`, or `ended` for a job's output closed,
+// whose `reached: false` says the target was not met and no forecast holds);
+// empty before the first epoch with a metric, when there is nothing to draw.
+// A forecast past the axis's end (ten times the last epoch, at least ten
+// epochs past it) is named in the title and left off the axis, which would
+// otherwise squeeze the run into its left edge.
+std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::json* final = nullptr);
 
 }  // namespace trainplan::app

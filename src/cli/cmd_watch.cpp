@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "app/live_watch.h"
@@ -97,29 +98,36 @@ void print(const json& u, bool json_out, bool tty) {
 // --plot: the chart redrawn as forecasts come, at most once a second (a log
 // read from its start, or a burst of epochs, would otherwise draw each
 // forecast in turn while the job's output waits), and once more for a
-// forecast left undrawn when the log goes quiet or the watch ends. A chart
-// that cannot be drawn is said once, and the watch goes on.
+// forecast left undrawn when the log goes quiet or the watch ends; the
+// update that ends the run (done, ended) is drawn as the run's result. A
+// chart that cannot be drawn is said once, and the watch goes on without it.
 class ChartWriter {
  public:
   ChartWriter(std::string path, const app::LiveWatch& live) : path_(std::move(path)), live_(live) {}
   void updated() {
+    final_.reset();
     pending_ = true;
     draw(false);
   }
+  void finished(const json& update) {
+    final_ = update;
+    pending_ = true;
+    draw(true);
+  }
   void draw(bool now) {
-    if (path_.empty() || !pending_) return;
+    if (path_.empty() || !pending_ || failed_) return;
     const auto t = std::chrono::steady_clock::now();
     if (!now && t - last_ < std::chrono::seconds(1)) return;
     pending_ = false;
-    const auto panels = app::watch_chart(live_);
+    last_ = t;
+    const auto panels = app::watch_chart(live_, final_ ? &*final_ : nullptr);
     if (panels.empty()) return;
     try {
       io::render_plot(path_, panels, 760, 480);
-      last_ = std::chrono::steady_clock::now();
       if (!said_) std::cerr << fmt::format("chart of the forecast -> {} (redrawn as the run goes on)\n", path_);
       said_ = true;
     } catch (const std::exception& e) {
-      if (!failed_) std::cerr << "warning: --plot: " << e.what() << "; the watch goes on without its chart\n";
+      std::cerr << "warning: --plot: " << e.what() << "; the watch goes on without its chart\n";
       failed_ = true;
     }
   }
@@ -127,6 +135,7 @@ class ChartWriter {
  private:
   std::string path_;
   const app::LiveWatch& live_;
+  std::optional<json> final_;
   bool pending_ = false, said_ = false, failed_ = false;
   std::chrono::steady_clock::time_point last_{};
 };
@@ -205,7 +214,9 @@ void run_follow(const WatchArgs& a) {
     if (st == profile::LogFollower::Status::kLine) {
       if (auto u = live.feed(line, follower.line_number())) {
         print(*u, a.json_out, tty);
-        if (u->value("event", "") == "forecast") chart.updated();
+        const std::string event = u->value("event", "");
+        if (event == "forecast") chart.updated();
+        if (event == "done") chart.finished(*u);
       }
       if (!live.done()) continue;
       chart.draw(true);
@@ -217,6 +228,7 @@ void run_follow(const WatchArgs& a) {
       std::exit(status);
     }
     if (st == profile::LogFollower::Status::kInterrupted) {
+      chart.draw(true);
       follower.terminate();
       interrupted();
     }
@@ -233,8 +245,9 @@ void run_follow(const WatchArgs& a) {
       if (!log.empty()) std::exit(kExitFailure);
       continue;
     }
-    chart.draw(true);
-    print(live.ended(follower.exit_code()), a.json_out, tty);
+    const json ended = live.ended(follower.exit_code());
+    chart.finished(ended);
+    print(ended, a.json_out, tty);
     std::exit(follower.exit_code());
   }
 }

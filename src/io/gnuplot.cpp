@@ -174,11 +174,19 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   }
   // Copied beside the destination and renamed over it, so that a viewer
   // reopening the chart (watch --plot redraws it after every epoch) never
-  // reads half an image.
-  const std::filesystem::path dest(path);
-  const auto partial = dest.parent_path() / fmt::format(".{}.partial-{}-{}", dest.filename().string(), ::getpid(), seq++);
+  // reads half an image. A destination that is a symbolic link has the file
+  // it points to replaced, as writing through it would (a hard link is
+  // parted from its other names). The partial copy is created afresh
+  // (copy_options::none): it never writes through a link found at its name.
   std::error_code ec;
-  std::filesystem::copy_file(drawn, partial, std::filesystem::copy_options::overwrite_existing, ec);
+  std::filesystem::path dest(path);
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(dest, ec))) {
+    dest = std::filesystem::weakly_canonical(dest, ec);
+    if (ec) throw InputError("", 0, "--plot", "cannot write '" + path + "': " + ec.message());
+  }
+  ec.clear();  // a destination not there yet is no error
+  const auto partial = dest.parent_path() / fmt::format(".{}.partial-{}-{}", dest.filename().string(), ::getpid(), seq++);
+  std::filesystem::copy_file(drawn, partial, std::filesystem::copy_options::none, ec);
   if (!ec) std::filesystem::rename(partial, dest, ec);
   if (ec) {
     std::error_code ignored;

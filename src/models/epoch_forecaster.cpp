@@ -280,12 +280,13 @@ std::optional<double> EpochForecaster::predict(const Fit& f, double level) {
   return std::max(k, f.epochs_seen + f.step);
 }
 
-std::optional<double> EpochForecaster::fitted_metric(double epoch, double target) const {
+std::optional<double> EpochForecaster::fitted_metric(double epoch, std::optional<double> reaching) const {
   if (fits_.empty() || epochs_.empty() || fits_.back().epochs_seen != epochs_.back()) return std::nullopt;
   const auto& curves = fits_.back().curves;
-  const double level = to_y(target);
-  const bool some_reach = std::any_of(curves.begin(), curves.end(),
-                                      [&](const Curve& c) { return c.weight > 0 && c.epoch_at(level); });
+  const double level = reaching ? to_y(*reaching) : 0;
+  const bool some_reach = reaching && std::any_of(curves.begin(), curves.end(), [&](const Curve& c) {
+                            return c.weight > 0 && c.epoch_at(level);
+                          });
   std::vector<double> v, w;
   for (const Curve& c : curves) {
     const double y = c.value(epoch);

@@ -131,11 +131,11 @@ class EpochForecaster {
   const std::vector<double>& metrics() const { return metric_; }
   const std::vector<double>& epoch_times() const { return times_; }
   // The metric the fit to the epochs so far puts at `epoch`: the weighted
-  // median of its curves' values there, over the curves that reach `target`
-  // when any does (as forecast() takes the median of the epochs at which
-  // they reach it, so the drawn curve meets the target near the forecast),
-  // else over all; nullopt without such a fit, or where no curve is finite.
-  std::optional<double> fitted_metric(double epoch, double target) const;
+  // median of its curves' values there; with `reaching`, of the curves that
+  // reach that target when any does (the curves whose epochs forecast()
+  // takes the median of, so this curve meets the target near the forecast).
+  // nullopt without such a fit, or where no curve is finite.
+  std::optional<double> fitted_metric(double epoch, std::optional<double> reaching = std::nullopt) const;
   // The run's own calibration errors so far (header comment).
   const std::vector<ForecastError>& own_errors() const { return own_errors_; }
   // Past these, the older half of the fits kept (those whose forecasts are

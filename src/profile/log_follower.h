@@ -26,9 +26,11 @@ struct LogFollowerOptions {
   // When set and true, next() returns kInterrupted within a second (a Ctrl-C
   // flag, profile/interrupt.h). Default: none.
   const std::atomic<bool>* interrupted = nullptr;
-  // When set, called each time next() is about to wait for more bytes (at
-  // most every poll_s, or every second for a command), so that work put off
-  // while lines came in a burst is done once they stop. Default: none.
+  // When set, called each time next() has no whole line to give and is about
+  // to wait for more bytes (a file: before each poll_s sleep; a command:
+  // before each wait, at least once a second, also between the pieces of a
+  // burst), so that work put off while lines came is done once they stop.
+  // Default: none.
   std::function<void()> on_wait;
 };
 

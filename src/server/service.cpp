@@ -575,7 +575,8 @@ Response Service::handle(const std::string& method, const std::string& path, std
     static const Route routes[] = {{"/health", "GET"}, {"/models", "GET"},  {"/fits", "GET"},
                                    {"/fit", "POST"},   {"/predict", "POST"}, {"/plan", "POST"},
                                    {"/curves", "POST"}, {"/llm/models", "GET"}, {"/llm/plan", "POST"},
-                                   {"/workloads", "GET"},   {"/simulate", "POST"}, {"/transfer", "POST"}};
+                                   {"/workloads", "GET"},   {"/simulate", "POST"}, {"/transfer", "POST"},
+                                   {"/watch", "POST"}};
     const Route* route = nullptr;
     for (const auto& r : routes)
       if (path == r.path) route = &r;
@@ -611,6 +612,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
     if (path == "/llm/plan") return llm_plan_request(req);
     if (path == "/simulate") return {200, simulate_request(req)};
     if (path == "/transfer") return {200, transfer_request(req)};
+    if (path == "/watch") return {200, watch_request(req)};
     return plan_request(req);
   } catch (const RequestError& e) {
     json b = error_body(e.what());
@@ -631,6 +633,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
                                         brought_samples ? "send fewer samples, name the models instead of auto, or "
                                                           "use an id from /fit"
                                         : path == "/simulate" ? "simulate a smaller cluster or load"
+                                        : path == "/watch"    ? "send a log of fewer epochs, or the naive method"
                                                               : "narrow the search (fewer GPUs, batches or "
                                                                 "alternatives), or name the models instead of auto"))};
   } catch (const std::bad_alloc&) {

@@ -20,9 +20,13 @@
 //   POST /transfer    samples + from_gpu, to_gpu -> as `trainplan transfer
 //                     --samples --json`, with the samples as if run on
 //                     to_gpu (app/transfer_samples.h)
+//   POST /watch       a job's log (log_text, or log_path on the server) +
+//                     target -> the latest forecast `trainplan watch --json`
+//                     gives, and the chart of `watch --plot` as data
+//                     (app/watch_chart.h)
 //
 // Errors: {"error": what, "file", "line", "field" (when known)} with 400 (bad
-// JSON, a missing or mistyped field, InputError), 403 (samples_path without
+// JSON, a missing or mistyped field, InputError), 403 (samples_path or log_path without
 // Limits::allow_paths, or outside Limits::allowed_root), 404 (unknown id,
 // one let go, or an unknown path),
 // 405 (wrong method), 413 (a body or samples file over Limits), 422
@@ -195,6 +199,26 @@ class Service {
                                                                    std::unique_ptr<Slot>& slot);
   // Whether a samples_path lies in Limits::allowed_root (links followed).
   bool within_allowed_root(const std::string& path) const;
+  // A file on the server a request names in `field` (samples_path,
+  // log_path), opened once for reading: refused (RequestError) outside
+  // Limits::allowed_root, before and after opening (on what was opened, so a
+  // link swapped in between cannot send the read elsewhere), or when it is
+  // not a regular file (opening a device can act on it, and a pipe waits);
+  // InputError when it cannot be opened. `noun` names it in messages ("sample
+  // file"), `not_regular_hint` says what to give instead. The caller checks
+  // Limits::allow_paths first.
+  struct ServerFile {
+    int fd = -1;
+    std::string opened;  // its name, links resolved where a root applies
+    uint64_t size = 0;
+    ServerFile() = default;
+    ServerFile(const ServerFile&) = delete;
+    ServerFile& operator=(const ServerFile&) = delete;
+    ~ServerFile();
+  };
+  void open_server_file(const std::string& label, const char* field, const std::string& noun,
+                        const std::string& not_regular_hint, ServerFile& out) const;
+  nlohmann::json watch_request(const nlohmann::json& req);
   // Waits for a slot of `pool` until the request's CancelScope ends; throws when its line is full.
   // `admitted`: the request was let into the line already (lock_entry), and
   // joins it whatever its length.

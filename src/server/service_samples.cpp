@@ -26,12 +26,6 @@ using nlohmann::json;
 
 namespace {
 
-// Closes a file descriptor when the scope ends.
-struct FdCloser {
-  int fd;
-  ~FdCloser() { ::close(fd); }
-};
-
 // Whether absolute `path` lies in folder `root` (both without links or
 // `..`), as written: the folder itself counts as in it.
 bool path_within(const std::filesystem::path& root, const std::filesystem::path& path) {
@@ -69,6 +63,58 @@ bool Service::within_allowed_root(const std::string& path) const {
   return path_within(limits_.allowed_root, target);
 }
 
+Service::ServerFile::~ServerFile() {
+  if (fd >= 0) ::close(fd);
+}
+
+void Service::open_server_file(const std::string& label, const char* field, const std::string& noun,
+                               const std::string& not_regular_hint, ServerFile& out) const {
+  if (!limits_.allowed_root.empty() && !within_allowed_root(label))
+    throw RequestError(403, field,
+                       fmt::format("'{}' is outside the folder this server reads {}s from (trainplan serve "
+                                   "--allow-paths {})",
+                                   quoted_prefix(label), noun, limits_.allowed_root));
+  // Only a regular file, refused before it is opened: opening a device can
+  // act on it (a watchdog, a tape), a pipe waits for a writer past any time
+  // limit, and neither is what a request names.
+  const std::string not_regular =
+      fmt::format("'{}' is not a regular file (a directory, a pipe or a device): {}", quoted_prefix(label), not_regular_hint);
+  struct stat before {};
+  if (::stat(label.c_str(), &before) != 0)
+    throw InputError(label, 0, "",
+                     errno == ENOENT ? fmt::format("cannot open {} (no such file)", noun)
+                                     : fmt::format("cannot open {} ({})", noun, std::strerror(errno)));
+  if (!S_ISREG(before.st_mode)) throw RequestError(400, field, not_regular);
+  // Then opened once, every later check made on what was opened, so that a
+  // link swapped in between cannot send the read elsewhere: the file opened
+  // must be the one checked (O_NONBLOCK: a pipe put there since does not
+  // wait for a writer).
+  out.fd = ::open(label.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (out.fd < 0) throw InputError(label, 0, "", fmt::format("cannot open {} ({})", noun, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(out.fd, &st) != 0 || !S_ISREG(st.st_mode)) throw RequestError(400, field, not_regular);
+  if (st.st_dev != before.st_dev || st.st_ino != before.st_ino)
+    throw RequestError(409, field, fmt::format("'{}' changed while it was being opened: send the request again",
+                                               quoted_prefix(label)));
+  out.size = static_cast<uint64_t>(st.st_size);
+  out.opened = label;
+  if (!limits_.allowed_root.empty()) {
+    // Where the system cannot say which file is open (no /proc), the
+    // folder cannot be vouched for: refused, not read unchecked.
+    const std::string real = opened_file_path(out.fd);
+    if (real.empty() || !path_within(limits_.allowed_root, real))
+      throw RequestError(403, field,
+                         real.empty() ? fmt::format("'{}' cannot be checked against the folder this server reads "
+                                                    "{}s from (the system does not say where an open file "
+                                                    "lies: /proc is missing)",
+                                                    quoted_prefix(label), noun)
+                                      : fmt::format("'{}' is outside the folder this server reads {}s "
+                                                    "from (trainplan serve --allow-paths {})",
+                                                    quoted_prefix(label), noun, limits_.allowed_root));
+    out.opened = real;
+  }
+}
+
 std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req,
                                                                          std::unique_ptr<Slot>& slot) {
   const json* csv = find(req, "samples_csv");
@@ -90,53 +136,11 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
   } else {
     label = path->get<std::string>();
     if (label.empty()) throw RequestError(400, field, "field 'samples_path' is empty: give a file on the server");
-    if (!limits_.allowed_root.empty() && !within_allowed_root(label))
-      throw RequestError(403, field,
-                         fmt::format("'{}' is outside the folder this server reads sample files from (trainplan serve "
-                                     "--allow-paths {})",
-                                     quoted_prefix(label), limits_.allowed_root));
-    // Only a regular file, refused before it is opened: opening a device can
-    // act on it (a watchdog, a tape), a pipe waits for a writer past any
-    // time limit, and neither is a sample set.
-    const std::string not_regular = fmt::format(
-        "'{}' is not a regular file (a directory, a pipe or a device): give a samples CSV or a profile store",
-        quoted_prefix(label));
-    struct stat before {};
-    if (::stat(label.c_str(), &before) != 0)
-      throw InputError(label, 0, "",
-                       errno == ENOENT ? std::string("cannot open sample file (no such file)")
-                                       : fmt::format("cannot open sample file ({})", std::strerror(errno)));
-    if (!S_ISREG(before.st_mode)) throw RequestError(400, field, not_regular);
-    // Then opened once, every later check made on what was opened, so that
-    // a link swapped in between cannot send the read elsewhere: the file
-    // opened must be the one checked (O_NONBLOCK: a pipe put there since
-    // does not wait for a writer).
-    const int fd = ::open(label.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) throw InputError(label, 0, "", fmt::format("cannot open sample file ({})", std::strerror(errno)));
-    const FdCloser closer{fd};
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw RequestError(400, field, not_regular);
-    if (st.st_dev != before.st_dev || st.st_ino != before.st_ino)
-      throw RequestError(409, field, fmt::format("'{}' changed while it was being opened: send the request again",
-                                                 quoted_prefix(label)));
-    // The name of what was opened, its links resolved; a profile store is
-    // read by it (SQLite opens by name).
-    std::string opened = label;
-    if (!limits_.allowed_root.empty()) {
-      // Where the system cannot say which file is open (no /proc), the
-      // folder cannot be vouched for: refused, not read unchecked.
-      const std::string real = opened_file_path(fd);
-      if (real.empty() || !path_within(limits_.allowed_root, real))
-        throw RequestError(403, field,
-                           real.empty() ? fmt::format("'{}' cannot be checked against the folder this server reads "
-                                                      "sample files from (the system does not say where an open file "
-                                                      "lies: /proc is missing)",
-                                                      quoted_prefix(label))
-                                        : fmt::format("'{}' is outside the folder this server reads sample files "
-                                                      "from (trainplan serve --allow-paths {})",
-                                                      quoted_prefix(label), limits_.allowed_root));
-      opened = real;
-    }
+    ServerFile file;
+    open_server_file(label, field, "sample file", "give a samples CSV or a profile store", file);
+    const int fd = file.fd;
+    // A profile store is read by the name of what was opened (SQLite opens by name).
+    const std::string& opened = file.opened;
     char magic[16] = {};
     const bool store = ::pread(fd, magic, sizeof magic, 0) == ssize_t(sizeof magic) &&
                        std::string_view(magic, sizeof magic) == std::string_view("SQLite format 3\0", 16);
@@ -144,7 +148,7 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
     // it, within the same limits: its size against the byte limit first, its
     // trials against the row limit once read.
     if (store) {
-      if (static_cast<uint64_t>(st.st_size) > limits_.max_body_bytes)
+      if (file.size > limits_.max_body_bytes)
         throw RequestError(413, field,
                            fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
                                        "--max-body-bytes)",

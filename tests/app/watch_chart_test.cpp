@@ -53,7 +53,7 @@ TEST(WatchChart, DrawsTheRunItsFitTheForecastAndTheDeadline) {
   const auto panels = trainplan::app::watch_chart(w);
   ASSERT_EQ(panels.size(), 2u);
   const PlotPanel& m = panels[0];
-  EXPECT_NE(m.title.find("val_acc by epoch, after 8 epochs"), std::string::npos) << m.title;
+  EXPECT_NE(m.title.find("val_acc by epoch, up to epoch 8"), std::string::npos) << m.title;
   EXPECT_NE(m.title.find(fmt::format("forecast at epoch {:.4g}", predicted)), std::string::npos) << m.title;
   const PlotSeries* measured = series(m, "measured");
   ASSERT_TRUE(measured);
@@ -99,7 +99,7 @@ TEST(WatchChart, DrawsTheRunItsFitTheForecastAndTheDeadline) {
   const PlotSeries* deadline = series(t, "deadline");
   ASSERT_TRUE(deadline);
   EXPECT_DOUBLE_EQ(deadline->points.front().second, 60.0);
-  EXPECT_NE(t.title.find("deadline 60 minutes: " + u["deadline"].get<std::string>()), std::string::npos) << t.title;
+  EXPECT_NE(t.title.find("deadline 60 min: " + u["deadline"].get<std::string>()), std::string::npos) << t.title;
 }
 
 // A run that has met its target says where, and draws no forecast.
@@ -110,8 +110,53 @@ TEST(WatchChart, ATargetMetIsMarkedAndNotForecast) {
   for (int k = 1; k <= 8; ++k) w.feed(epoch_line(k, accuracy(k), 10, "accuracy"), k);
   const auto panels = trainplan::app::watch_chart(w);
   ASSERT_FALSE(panels.empty());
-  EXPECT_NE(panels[0].title.find("target 0.7 met at epoch"), std::string::npos) << panels[0].title;
+  EXPECT_NE(panels[0].title.find("target 0.7 met at epoch 5"), std::string::npos) << panels[0].title;
   EXPECT_FALSE(series(panels[0], "forecast"));
+  const PlotSeries* met = series(panels[0], "target met");
+  ASSERT_TRUE(met);
+  EXPECT_DOUBLE_EQ(met->points.at(0).first, 5);
+}
+
+// The update that ends a run short of its target replaces the forecast: the
+// chart says the run ended, and draws no forecast or interval.
+TEST(WatchChart, ARunThatEndedShortShowsNoForecast) {
+  WatchOptions o;
+  o.target = 0.9;
+  o.deadline_s = 600;
+  LiveWatch w(o);
+  for (int k = 1; k <= 8; ++k) w.feed(epoch_line(k, accuracy(k), 20, "accuracy"), k);
+  ASSERT_TRUE((*w.last())["predicted_epoch"].is_number());
+  const auto done = w.feed(R"({"event":"done"})", 9);
+  ASSERT_TRUE(done);
+  ASSERT_EQ((*done)["reached"], false);
+  const auto panels = trainplan::app::watch_chart(w, &*done);
+  ASSERT_EQ(panels.size(), 2u);
+  EXPECT_NE(panels[0].title.find("ended without reaching the target 0.9"), std::string::npos) << panels[0].title;
+  for (const char* gone : {"forecast", "80% interval", "the curves that reach the target"})
+    EXPECT_FALSE(series(panels[0], gone)) << gone;
+  EXPECT_FALSE(series(panels[1], "projected at the recent epochs' pace"));
+  EXPECT_NE(panels[1].title.find("deadline 10 min: missed"), std::string::npos) << panels[1].title;
+}
+
+// The fit drawn is the median of every curve; where some curves level off
+// short of the target, those that reach it are drawn beside it, and that one
+// meets the target near the forecast.
+TEST(WatchChart, TheCurvesThatReachTheTargetAreDrawnApartFromTheFit) {
+  WatchOptions o;
+  o.target = 0.4;  // a loss levelling off near 0.8: most families never get there
+  LiveWatch w(o);
+  for (int k = 1; k <= 8; ++k) w.feed(epoch_line(k, 0.8 + 2.0 * std::exp(-k / 3.0), 20, "val_loss"), k);
+  const auto& u = *w.last();
+  if (!u["predicted_epoch"].is_number()) GTEST_SKIP() << "no family reaches the target here: " << u;
+  const auto panels = trainplan::app::watch_chart(w);
+  const PlotSeries* fit = series(panels[0], "fit (median of the curves)");
+  const PlotSeries* toward = series(panels[0], "the curves that reach the target");
+  ASSERT_TRUE(fit);
+  ASSERT_TRUE(toward);
+  // The fit follows the measurements at the last epoch.
+  const auto at8 = w.forecaster()->fitted_metric(8);
+  ASSERT_TRUE(at8);
+  EXPECT_NEAR(*at8, 0.8 + 2.0 * std::exp(-8 / 3.0), 0.03);
 }
 
 // Epochs without times: the metric panel alone.

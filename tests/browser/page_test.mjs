@@ -58,9 +58,10 @@ try {
   page.on("console", (m) => {
     if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`);
   });
-  let expect422 = false, expect404 = false;
+  let expect422 = false, expect404 = false, expect403 = false;
   page.on("response", (r) => {
-    if (r.status() >= 400 && !(r.status() === 422 && expect422) && !(r.status() === 404 && expect404))
+    if (r.status() >= 400 && !(r.status() === 422 && expect422) && !(r.status() === 404 && expect404) &&
+        !(r.status() === 403 && expect403))
       problems.push(`${r.status()} from ${r.url()}`);
   });
   const origin = new URL(args.url).origin;
@@ -484,6 +485,42 @@ try {
       check(/cost .* a GPU-hour/.test(await text(page, "#llm-choice")), "the chosen plan's cost shown beside its GPU-hours");
     }
     await page.screenshot({ path: path.join(args.out, "web-llm.png"), fullPage: true });
+  }
+
+  // ---- live forecast: a log pasted, the forecast trainplan watch gives ----
+  {
+    let log = "loading data\n";
+    for (let k = 1; k <= 10; k++)
+      log += JSON.stringify({ event: "epoch", epoch: k, epoch_time_s: 30 + (k % 3),
+        metric: Number((0.95 - 0.6 * Math.exp(-0.2 * k)).toFixed(5)), metric_name: "accuracy" }) + "\n";
+    const logFile = path.join(args.out, "watch.log");
+    writeFileSync(logFile, log);
+    const run = spawnSync(args.trainplan, ["watch", "--log", logFile, "--target", "0.93", "--deadline", "2h", "--stall", "1"],
+      { encoding: "utf8" });
+    const lines = run.stdout.trim().split("\n");
+    const cliLast = lines.filter((l) => l.startsWith("epoch 10:"))[0] || "";
+    await page.click('nav button[data-tab="watch"]');
+    await page.$eval("#watch-text", (el, v) => { el.value = v; }, log);
+    await page.$eval("#watch-target", (el) => { el.value = "0.93"; });
+    await page.$eval("#watch-deadline", (el) => { el.value = "2"; });
+    await page.click("#watch-submit");
+    await waitStatus(page, /^(forecast|error)$/);
+    const summary = await text(page, "#watch-summary");
+    check(cliLast !== "" && summary.includes(cliLast), `the page's forecast is trainplan watch's last line ("${cliLast}")`);
+    check(/1 line\(s\) not used/.test(summary), "the page says a line of the log was not used");
+    for (const id of ["#chart-watch-metric", "#chart-watch-time"]) {
+      const label = await page.$eval(id, (e) => e.getAttribute("aria-label") || "");
+      check(/measured|elapsed/.test(label), `${id} is drawn (${label.slice(0, 80)})`);
+    }
+    // A log on the server is refused unless the server allows paths, saying how.
+    await page.$eval("#watch-text", (el) => { el.value = ""; });
+    await page.$eval("#watch-path", (el) => { el.value = "/etc/hostname"; });
+    expect403 = true;
+    await page.click("#watch-submit");
+    await waitStatus(page, /^error$/);
+    expect403 = false;
+    check(/allow-paths/.test(await text(page, "#watch-error")), "a path on a server that reads no files is refused, saying how to allow it");
+    await page.screenshot({ path: path.join(args.out, "web-watch.png"), fullPage: true });
   }
 
   check(problems.length === 0, `no script errors or requests elsewhere${problems.length ? ": " + problems.join("; ") : ""}`);

@@ -140,6 +140,30 @@ TEST(Gnuplot, WritesAnSvgWithEveryPanel) {
   EXPECT_NE(svg.find("quoted"), std::string::npos);
 }
 
+// A chart is renamed over its destination whole; a destination that is a
+// symbolic link has the file it points to replaced, the link kept, and
+// nothing partial is left beside either.
+TEST(Gnuplot, AChartReplacesTheFileALinkPointsTo) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  io::PlotPanel a;
+  a.title = "first";
+  a.series.push_back({"line", {{1, 1}, {2, 4}}, "lines", ""});
+  const auto dir = tptest::temp_dir("plot_link");
+  std::filesystem::create_directories(dir / "real");
+  const auto real = dir / "real" / "chart.svg", link = dir / "chart.svg";
+  tptest::write_file(real, "old");
+  std::filesystem::create_symlink(real, link);
+  io::render_plot(link.string(), {a});
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_NE(tptest::read_file(real).find("first"), std::string::npos);
+  a.title = "second";
+  io::render_plot(link.string(), {a});
+  EXPECT_NE(tptest::read_file(real).find("second"), std::string::npos);
+  for (const auto& folder : {dir, dir / "real"})
+    for (const auto& e : std::filesystem::directory_iterator(folder))
+      EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
+}
+
 namespace {
 // 27 samples of a job whose accuracy approaches 0.9 more slowly at larger global batch.
 std::string cli_samples(const std::filesystem::path& dir) {

@@ -1,0 +1,161 @@
+// POST /watch of server/service.h: the forecast `trainplan watch` gives for
+// a job's log of trial-protocol lines, read whole (log_text, or log_path on
+// the server), with the chart `watch --plot` draws as data. The page asks
+// again every few seconds to follow a running job.
+#include "server/service.h"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "app/live_watch.h"
+#include "app/watch_chart.h"
+#include "core/cancel.h"
+#include "core/error.h"
+#include "models/epoch_forecaster.h"
+#include "server/request_fields.h"
+
+namespace trainplan::server {
+
+using nlohmann::json;
+
+namespace {
+
+// Warnings kept in an answer: a log of bad lines would otherwise answer each.
+constexpr size_t kMostWarnings = 20;
+
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json panel_json(const io::PlotPanel& p) {
+  json series = json::array();
+  for (const auto& s : p.series) {
+    json points = json::array();
+    for (const auto& [x, y] : s.points) points.push_back({number_or_null(x), number_or_null(y)});
+    // The drawing as the page needs it: points alone, or a line (a wide one
+    // for an interval), from gnuplot's `with` style.
+    const std::string kind = s.style.starts_with("points") ? "points" : s.style.find("lw 6") != std::string::npos ? "band"
+                                                                                                                   : "line";
+    series.push_back({{"title", s.title}, {"kind", kind}, {"color", s.color}, {"points", points}});
+  }
+  json j = {{"title", p.title}, {"xlabel", p.xlabel}, {"ylabel", p.ylabel}, {"series", series}};
+  if (p.xrange) j["xrange"] = {p.xrange->first, p.xrange->second};
+  if (p.yrange) j["yrange"] = {p.yrange->first, p.yrange->second};
+  return j;
+}
+
+}  // namespace
+
+json Service::watch_request(const json& req) {
+  static const std::set<std::string> allowed = {"log_text", "log_path", "target",   "deadline_s",
+                                                "method",   "coverage", "direction"};
+  refuse_unknown_fields(req, allowed, "docs/SERVER.md lists them");
+  const json* text_field = find(req, "log_text");
+  const json* path_field = find(req, "log_path");
+  if (text_field && path_field) throw RequestError(400, "log_text", "give log_text or log_path, not both");
+  if (!text_field && !path_field)
+    throw RequestError(400, "log_text", "missing field 'log_text' (the job's log lines) or 'log_path' (a log on the server)");
+  if (path_field && !limits_.allow_paths)
+    throw RequestError(403, "log_path",
+                       "this server reads no files: send the log's text as log_text, or start it with trainplan serve "
+                       "--allow-paths DIR");
+  const char* field = text_field ? "log_text" : "log_path";
+  if (!(text_field ? text_field : path_field)->is_string())
+    throw RequestError(400, field, fmt::format("field '{}' must be a string", field));
+  if (!find(req, "target")) throw RequestError(400, "target", "missing field 'target' (the metric the job should reach)");
+
+  app::WatchOptions o;
+  o.target = get_number(req, "target", std::nullopt);
+  if (!std::isfinite(o.target)) throw RequestError(400, "target", "target must be a finite number");
+  if (find(req, "deadline_s")) {
+    const double d = get_duration(req, "deadline_s", std::nullopt);
+    if (!(d > 0)) throw RequestError(400, "deadline_s", "deadline_s must be > 0");
+    o.deadline_s = d;
+  }
+  const std::string method = get_string(req, "method", "ensemble");
+  one_of(method, "method", {"naive", "optimus", "ensemble"});
+  o.forecaster.method = *models::parse_forecast_method(method);
+  o.forecaster.coverage = get_number(req, "coverage", o.forecaster.coverage);
+  if (!(o.forecaster.coverage >= 0.01 && o.forecaster.coverage <= 0.99))
+    throw RequestError(400, "coverage", "coverage must be in 0.01..0.99");
+  if (find(req, "direction")) {
+    const std::string d = get_string(req, "direction", "");
+    one_of(d, "direction", {"max", "min"});
+    o.direction = parse_direction(d);
+  }
+
+  std::string read;
+  const std::string* text = nullptr;
+  if (text_field) {
+    o.source = "log_text";
+    text = &text_field->get_ref<const std::string&>();
+  } else {
+    const std::string label = path_field->get<std::string>();
+    if (label.empty()) throw RequestError(400, field, "field 'log_path' is empty: give a log file on the server");
+    ServerFile file;
+    open_server_file(label, field, "log", "give the job's log file", file);
+    o.source = label;
+    // Read in pieces up to the byte limit, so that a huge file is never read whole.
+    char buf[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(file.fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw InputError(label, 0, "", fmt::format("cannot read the log ({})", std::strerror(errno)));
+      if (n == 0) break;
+      if (read.size() + size_t(n) > limits_.max_body_bytes)
+        throw RequestError(413, field,
+                           fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
+                                       "--max-body-bytes)",
+                                       label, limits_.max_body_bytes));
+      read.append(buf, size_t(n));
+      check_cancelled();
+    }
+    text = &read;
+  }
+
+  // Forecasting refits the curves after each epoch: it computes like a fit.
+  auto slot = take_slot();
+  app::LiveWatch live(o);
+  json warnings = json::array();
+  size_t warnings_total = 0, lines = 0;
+  std::string last_event;
+  std::optional<json> final_update;
+  std::string_view rest(*text);
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    std::string line(rest.substr(0, nl));
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    ++lines;
+    check_cancelled();
+    const auto u = live.feed(line, long(lines));
+    if (!u) continue;
+    last_event = u->value("event", "");
+    if (last_event == "warning" && warnings_total++ < kMostWarnings) warnings.push_back((*u)["message"]);
+    // The run's result once it is done (a profiling run's next trial starts afresh).
+    if (last_event == "done") final_update = *u;
+    if (last_event == "forecast") final_update.reset();
+  }
+  json panels = json::array();
+  for (const auto& p : app::watch_chart(live, final_update ? &*final_update : nullptr)) panels.push_back(panel_json(p));
+  const std::optional<json>& shown = final_update ? final_update : live.last();
+  return {{"source", o.source},
+          {"lines", lines},
+          {"epochs_seen", live.forecaster() ? live.forecaster()->epochs_seen() : 0},
+          {"metric_name", live.metric_name()},
+          {"done", live.done()},
+          {"last_event", last_event},
+          {"forecast", shown ? *shown : json(nullptr)},
+          {"text", shown ? app::LiveWatch::text(*shown, 0) : std::string()},
+          {"warnings", warnings},
+          {"warnings_total", warnings_total},
+          {"panels", panels}};
+}
+
+}  // namespace trainplan::server

@@ -1,0 +1,124 @@
+// POST /watch: a job's log read whole, answered with the forecast `trainplan
+// watch` gives for it and the chart `watch --plot` draws, as data; a log on
+// the server only where the server allows paths, within its limits.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "app/live_watch.h"
+#include "server_util.h"
+
+namespace {
+
+using nlohmann::json;
+using tpserver::Running;
+using trainplan::server::Limits;
+
+std::string job_log(int epochs) {
+  std::string s = "starting\n";
+  for (int k = 1; k <= epochs; ++k)
+    s += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":{},"metric":{:.5f},"metric_name":"accuracy"}})"
+                     "\n",
+                     k, 30 + k % 3, 0.95 - 0.6 * std::exp(-0.2 * k));
+  return s;
+}
+
+TEST(WatchRequest, AnswersTheForecastTheWatchGivesAndItsChart) {
+  Running s;
+  int st = 0;
+  const std::string log = job_log(9);
+  json a = s.post("/watch", json{{"log_text", log}, {"target", 0.93}, {"deadline_s", "2h"}}, &st);
+  ASSERT_EQ(st, 200) << a.dump();
+  // The same lines fed to the watch itself.
+  trainplan::app::WatchOptions o;
+  o.target = 0.93;
+  o.deadline_s = 7200;
+  o.source = "log_text";
+  trainplan::app::LiveWatch w(o);
+  long n = 0;
+  for (size_t at = 0, nl; (nl = log.find('\n', at)) != std::string::npos; at = nl + 1) w.feed(log.substr(at, nl - at), ++n);
+  ASSERT_TRUE(w.last());
+  EXPECT_EQ(a["forecast"]["predicted_epoch"], (*w.last())["predicted_epoch"]);
+  EXPECT_EQ(a["forecast"]["interval"], (*w.last())["interval"]);
+  EXPECT_EQ(a["forecast"]["deadline"], (*w.last())["deadline"]);
+  EXPECT_EQ(a["text"], trainplan::app::LiveWatch::text(*w.last(), 0));
+  EXPECT_EQ(a["lines"], 10);
+  EXPECT_EQ(a["epochs_seen"], 9);
+  EXPECT_EQ(a["warnings_total"], 1);  // "starting": not a JSON line
+  EXPECT_FALSE(a["done"]);
+  ASSERT_EQ(a["panels"].size(), 2u);
+  const json& measured = a["panels"][0]["series"][1];
+  EXPECT_EQ(measured["title"], "measured");
+  EXPECT_EQ(measured["kind"], "points");
+  EXPECT_EQ(measured["points"].size(), 9u);
+  EXPECT_EQ(a["panels"][1]["series"][0]["title"], "elapsed");
+
+  // A log with nothing to forecast from yet is an answer, not an error.
+  a = s.post("/watch", json{{"log_text", ""}, {"target", 0.93}}, &st);
+  EXPECT_EQ(st, 200) << a.dump();
+  EXPECT_TRUE(a["forecast"].is_null());
+  EXPECT_TRUE(a["panels"].empty());
+}
+
+TEST(WatchRequest, BadFieldsAreNamed) {
+  Running s;
+  int st = 0;
+  const std::string log = job_log(4);
+  const std::vector<std::pair<json, std::string>> cases = {
+      {json{{"log_text", log}}, "target"},
+      {json{{"target", 0.9}}, "log_text"},
+      {json{{"log_text", log}, {"log_path", "/tmp/x"}, {"target", 0.9}}, "log_text"},
+      {json{{"log_text", 3}, {"target", 0.9}}, "log_text"},
+      {json{{"log_text", log}, {"target", "high"}}, "target"},
+      {json{{"log_text", log}, {"target", 0.9}, {"coverage", 2}}, "coverage"},
+      {json{{"log_text", log}, {"target", 0.9}, {"method", "magic"}}, "method"},
+      {json{{"log_text", log}, {"target", 0.9}, {"direction", "up"}}, "direction"},
+      {json{{"log_text", log}, {"target", 0.9}, {"deadline_s", -5}}, "deadline_s"},
+      {json{{"log_text", log}, {"target", 0.9}, {"tail", 5}}, "tail"},
+  };
+  for (const auto& [body, field] : cases) {
+    json e = s.post("/watch", body, &st);
+    EXPECT_EQ(st, 400) << body.dump().substr(0, 200) << " " << e.dump();
+    EXPECT_EQ(e.value("field", ""), field) << e.dump();
+  }
+}
+
+TEST(WatchRequest, ALogOnTheServerOnlyWhereAllowedAndWithinTheLimits) {
+  auto dir = tptest::temp_dir("watch_request");
+  std::filesystem::create_directories(dir / "allowed");
+  const std::string inside = tptest::write_file(dir / "allowed" / "run.log", job_log(6));
+  const std::string outside = tptest::write_file(dir / "run.log", job_log(6));
+  int st = 0;
+  {
+    Running s;  // no --allow-paths
+    json e = s.post("/watch", json{{"log_path", inside}, {"target", 0.9}}, &st);
+    EXPECT_EQ(st, 403) << e.dump();
+    EXPECT_NE(e["error"].get<std::string>().find("--allow-paths"), std::string::npos) << e.dump();
+  }
+  Limits l = tpserver::with_paths();
+  l.allowed_root = (dir / "allowed").string();
+  l.max_body_bytes = 4000;
+  Running s(l);
+  json a = s.post("/watch", json{{"log_path", inside}, {"target", 0.9}}, &st);
+  EXPECT_EQ(st, 200) << a.dump();
+  EXPECT_EQ(a["epochs_seen"], 6);
+  EXPECT_EQ(a["source"], inside);
+  json e = s.post("/watch", json{{"log_path", outside}, {"target", 0.9}}, &st);
+  EXPECT_EQ(st, 403) << e.dump();
+  EXPECT_NE(e["error"].get<std::string>().find("reads logs from"), std::string::npos) << e.dump();
+  e = s.post("/watch", json{{"log_path", (dir / "allowed").string()}, {"target", 0.9}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_NE(e["error"].get<std::string>().find("not a regular file"), std::string::npos) << e.dump();
+  e = s.post("/watch", json{{"log_path", (dir / "allowed" / "none.log").string()}, {"target", 0.9}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_NE(e["error"].get<std::string>().find("no such file"), std::string::npos) << e.dump();
+  const std::string big = tptest::write_file(dir / "allowed" / "big.log", job_log(60));
+  e = s.post("/watch", json{{"log_path", big}, {"target", 0.9}}, &st);
+  EXPECT_EQ(st, 413) << e.dump();
+  EXPECT_EQ(e["field"], "log_path");
+}
+
+}  // namespace
