@@ -140,6 +140,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     forget_run();
     in_profile_ = true;
     time_trial_ = l.epochs == 0;
+    trial_ = fmt::format("batch {} on {} worker{}", l.batch, l.workers, l.workers == 1 ? "" : "s");
     return json{{"event", "trial"}, {"line", line_no}, {"batch", l.batch}, {"workers", l.workers},
                 {"epochs", l.epochs}};
   }

@@ -76,6 +76,9 @@ class LiveWatch {
   const models::EpochForecaster* forecaster() const { return fc_.get(); }
   // The run's first metric_name, or empty when its lines gave none.
   const std::string& metric_name() const { return metric_name_; }
+  // In a profiling run's live log, the trial being forecast ("batch 64 on 2
+  // workers"); empty outside one.
+  const std::string& trial() const { return trial_; }
 
   // One line for people; `bar_width` > 0 prefixes a progress bar of epochs
   // done over the predicted epoch.
@@ -108,6 +111,7 @@ class LiveWatch {
   double samples_epoch_time_ = 0;  // o_.samples' time model at the run's configuration  // a trial_start line was read: a done line ends one trial only
   std::optional<nlohmann::json> last_;
   std::string metric_name_;
+  std::string trial_;
 };
 
 }  // namespace trainplan::app

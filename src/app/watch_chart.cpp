@@ -80,7 +80,8 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::j
 
   io::PlotPanel m;
   const std::string name = watch.metric_name().empty() ? "metric" : watch.metric_name();
-  m.title = fmt::format("{} by epoch, up to epoch {}\n", name, epoch_text(last_epoch));
+  m.title = fmt::format("{} by epoch, up to epoch {}{}\n", name, epoch_text(last_epoch),
+                        watch.trial().empty() ? "" : " (trial: " + watch.trial() + ")");
   if (reached) {
     m.title += fmt::format("target {:g} met at epoch {}", target, epoch_text(*reached));
   } else if (ended_short) {

@@ -159,6 +159,18 @@ TEST(WatchChart, TheCurvesThatReachTheTargetAreDrawnApartFromTheFit) {
   EXPECT_NEAR(*at8, 0.8 + 2.0 * std::exp(-8 / 3.0), 0.03);
 }
 
+// In a profiling run's live log the chart names the trial it forecasts.
+TEST(WatchChart, AProfilingRunsTrialIsNamed) {
+  WatchOptions o;
+  o.target = 0.9;
+  LiveWatch w(o);
+  w.feed(R"({"event":"trial_start","batch":64,"workers":2,"epochs":6})", 1);
+  for (int k = 1; k <= 4; ++k) w.feed(epoch_line(k, accuracy(k), 10, "accuracy"), k + 1);
+  const auto panels = trainplan::app::watch_chart(w);
+  ASSERT_FALSE(panels.empty());
+  EXPECT_NE(panels[0].title.find("(trial: batch 64 on 2 workers)"), std::string::npos) << panels[0].title;
+}
+
 // Epochs without times: the metric panel alone.
 TEST(WatchChart, WithoutEpochTimesOnlyTheMetricIsDrawn) {
   WatchOptions o;
