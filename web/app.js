@@ -3,7 +3,8 @@
 // (docs/SERVER.md), and every chart is drawn here with uPlot from that JSON.
 "use strict";
 
-const state = { fitId: null, fitBody: null, samplesLabel: null, samples: null, moved: null, charts: {} };
+const state = { fitId: null, fitBody: null, samplesLabel: null, samples: null, moved: null, charts: {},
+  watchSeq: 0, watchTimer: null };
 const $ = (id) => document.getElementById(id);
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 
@@ -68,7 +69,8 @@ function fillTable(table, cols, items, chosen) {
 
 // ---- charts ----------------------------------------------------------------
 
-// Draws `series` ([{label, x: [...], y: [...], lo?, hi?, points?, color}])
+// Draws `series` ([{label, x: [...], y: [...], lo?, hi?, points?, marks?, dash?, color}]: points alone,
+// or a line, with marks at its points, dashed by the pattern `dash`)
 // into the element `id`: uPlot wants one x array, so the x values of all
 // series are merged and each series is null where it has no point.
 function chart(id, title, xlabel, ylabel, series, opts = {}) {
@@ -97,7 +99,8 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
       continue;
     }
     data.push(column(s, s.y));
-    useries.push({ label: s.label, stroke: color, width: s.width || 2, spanGaps: true, points: { show: false },
+    useries.push({ label: s.label, stroke: color, width: s.width || 2, spanGaps: true, dash: s.dash,
+      points: s.marks ? { show: true, size: 5, fill: color, stroke: color } : { show: false },
       paths: s.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined });
     if (s.lo && s.hi && s.lo.some((v) => v !== null)) {
       data.push(column(s, s.hi));
@@ -636,57 +639,89 @@ function watchPanel(id, p) {
   const series = p.series.map((s) => ({ ...s, points: s.points.filter(([x]) => x !== null) }))
     .filter((s) => s.points.some(([, y]) => y !== null)).map((s) => ({
       label: s.title, x: s.points.map(([x]) => x), y: s.points.map(([, y]) => y), color: s.color || PALETTE[0],
-      points: s.kind === "points", width: s.kind === "band" ? 6 : 2,
+      points: s.kind === "points", width: s.kind === "band" ? 6 : 2, dash: s.dashed ? [6, 4] : undefined,
+      marks: s.marks,
     }));
   chart(id, p.title.replace("\n", ": "), p.xlabel, p.ylabel, series, { xrange: p.xrange, yrange: p.yrange });
 }
 
-async function watchOnce() {
+// Seconds a followed log may stay unchanged before following stops, as `watch --stall` (its default).
+const WATCH_STALL_S = 300;
+
+// One /watch request for the form's log; its answer shown, unless a newer
+// request has started since (`seq`). Resolves with the answer, or null when stale.
+async function watchOnce(seq) {
   const log = await watchBody();
   const body = { ...log.body, target: numberField("watch-target") };
   const deadline_h = numberField("watch-deadline");
   if (deadline_h) body.deadline_s = deadline_h * 3600;
   body.method = $("watch-method").value;
   const w = await api("/watch", body);
+  if (seq !== state.watchSeq) return null;
   let text = `${log.name}: ${w.lines} lines, ${w.epochs_seen} epochs with a metric` +
-    (w.done ? ", the run is done" : "") + "\n" + (w.text || "no forecast yet: the log has no epoch with a metric");
-  if (w.warnings_total) text += `\n${w.warnings_total} line(s) not used; the first: ${w.warnings[0]}`;
+    (w.trial ? ` (trial: ${w.trial})` : "") + (w.done ? ", the run is done" : "") + "\n" +
+    (w.text || "no forecast yet: the log has no epoch with a metric");
+  if (w.warnings_total) text += `\n${w.warnings_total} line(s) not used or without a metric; the first: ${w.warnings[0]}`;
   $("watch-summary").textContent = text;
   watchPanel("chart-watch-metric", w.panels[0] || { title: "", xlabel: "", ylabel: "", series: [] });
   if (w.panels[1]) watchPanel("chart-watch-time", w.panels[1]);
   else chart("chart-watch-time", "", "", "", []);
+  w.follows = "log_path" in log.body;
   return w;
 }
 
 async function onWatch(ev) {
   ev.preventDefault();
+  // A newer request makes every earlier one's answer stale, and ends its following.
+  const seq = ++state.watchSeq;
   clearTimeout(state.watchTimer);
   showError("watch-error", null);
+  $("watch-follow-note").textContent = "";
   // The last answer goes: what is shown is always this request's.
   $("watch-summary").textContent = "";
   chart("chart-watch-metric", "", "", "", []);
   chart("chart-watch-time", "", "", "", []);
   $("watch-submit").disabled = true;
+  let w = null;
   try {
     if (numberField("watch-target") === null) throw new Error("give the target metric");
     status("forecasting…");
-    const w = await watchOnce();
-    status("forecast");
-    // Following: the same request every 5 s, until the run is done, an error, or a new request.
-    const follow = async () => {
-      try {
-        const again = await watchOnce();
-        status(`forecast, ${new Date().toLocaleTimeString()}`);
-        if (!again.done) state.watchTimer = setTimeout(follow, 5000);
-      } catch (e) { showError("watch-error", e); status("error"); }
-    };
-    if ($("watch-follow").checked && !w.done) state.watchTimer = setTimeout(follow, 5000);
+    w = await watchOnce(seq);
+    if (w) status("forecast");
   } catch (e) {
     showError("watch-error", e);
     status("error");
   } finally {
     $("watch-submit").disabled = false;
   }
+  if (!w || !$("watch-follow").checked) return;
+  const note = (t) => { $("watch-follow-note").textContent = t; };
+  if (!w.follows) { note("following reads a path on the server; a file or pasted text is read once"); return; }
+  // Following: the same request every 5 s, in this tab only (the header's
+  // status is left to the other tabs), until the run is done, the log stays
+  // unchanged past WATCH_STALL_S, "follow" is unticked, an error other than
+  // busy, or a newer request.
+  const follow = async () => {
+    if (seq !== state.watchSeq) return;
+    if (!$("watch-follow").checked) { note("following stopped (unticked)"); return; }
+    try {
+      const again = await watchOnce(seq);
+      if (!again) return;
+      if (again.done) { note(`the run is done (${new Date().toLocaleTimeString()}): following stopped`); return; }
+      if (again.quiet_s > WATCH_STALL_S) {
+        note(`the log has not changed for ${Math.round(again.quiet_s)} s: stalled, following stopped`);
+        return;
+      }
+      note(`following: asked at ${new Date().toLocaleTimeString()}, again in 5 s`);
+    } catch (e) {
+      if (seq !== state.watchSeq) return;
+      if (e.status !== 503) { showError("watch-error", e); note("following stopped by the error above"); return; }
+      note(`the server is busy (${new Date().toLocaleTimeString()}): asking again in 5 s`);
+    }
+    state.watchTimer = setTimeout(follow, 5000);
+  };
+  note("following: again in 5 s");
+  state.watchTimer = setTimeout(follow, 5000);
 }
 
 // ---- transformer plan ------------------------------------------------------

@@ -88,8 +88,9 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool, bool admitted) {
       throw RequestError(503, "",
                          fmt::format("busy: {} requests {} are computing and {} are waiting, the server's "
                                      "limits (trainplan serve --max-concurrent, --max-queue); retry later{}",
-                                     computing_[p], pool == Pool::kById ? "on fitted ids" : "with samples",
-                                     line, pool == Pool::kById ? "" : ", or use an id from /fit (its own pool)"),
+                                     computing_[p], pool == Pool::kById ? "on fitted ids" : "with samples or searches",
+                                     line,
+                                     pool == Pool::kById ? "" : " (a request on samples can use an id from /fit instead: its own pool)"),
                          1);
     ++waiting_[p];
     struct Unwait {
@@ -637,7 +638,8 @@ Response Service::handle(const std::string& method, const std::string& path, std
                                                               : "narrow the search (fewer GPUs, batches or "
                                                                 "alternatives), or name the models instead of auto"))};
   } catch (const std::bad_alloc&) {
-    return {503, error_body("the server ran out of memory for this request; send fewer samples")};
+    return {503, error_body(fmt::format("the server ran out of memory for this request; {}",
+                                        path == "/watch" ? "send a shorter log" : "send fewer samples"))};
   } catch (const std::exception& e) {
     return {500, error_body(fmt::format("internal error: {}", e.what()))};
   } catch (...) {

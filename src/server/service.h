@@ -211,6 +211,7 @@ class Service {
     int fd = -1;
     std::string opened;  // its name, links resolved where a root applies
     uint64_t size = 0;
+    double quiet_s = 0;  // seconds since it was last modified
     ServerFile() = default;
     ServerFile(const ServerFile&) = delete;
     ServerFile& operator=(const ServerFile&) = delete;

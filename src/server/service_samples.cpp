@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <string_view>
 
@@ -97,6 +99,11 @@ void Service::open_server_file(const std::string& label, const char* field, cons
     throw RequestError(409, field, fmt::format("'{}' changed while it was being opened: send the request again",
                                                quoted_prefix(label)));
   out.size = static_cast<uint64_t>(st.st_size);
+  {
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    out.quiet_s = std::max(0.0, double(now.tv_sec - st.st_mtim.tv_sec) + 1e-9 * double(now.tv_nsec - st.st_mtim.tv_nsec));
+  }
   out.opened = label;
   if (!limits_.allowed_root.empty()) {
     // Where the system cannot say which file is open (no /proc), the

@@ -20,6 +20,7 @@
 #include "core/cancel.h"
 #include "core/error.h"
 #include "models/epoch_forecaster.h"
+#include "profile/log_follower.h"
 #include "server/request_fields.h"
 
 namespace trainplan::server {
@@ -42,7 +43,12 @@ json panel_json(const io::PlotPanel& p) {
     // for an interval), from gnuplot's `with` style.
     const std::string kind = s.style.starts_with("points") ? "points" : s.style.find("lw 6") != std::string::npos ? "band"
                                                                                                                    : "line";
-    series.push_back({{"title", s.title}, {"kind", kind}, {"color", s.color}, {"points", points}});
+    series.push_back({{"title", s.title},
+                      {"kind", kind},
+                      {"dashed", s.style.find("dt ") != std::string::npos},
+                      {"marks", s.style.starts_with("linespoints")},
+                      {"color", s.color},
+                      {"points", points}});
   }
   json j = {{"title", p.title}, {"xlabel", p.xlabel}, {"ylabel", p.ylabel}, {"series", series}};
   if (p.xrange) j["xrange"] = {p.xrange->first, p.xrange->second};
@@ -92,6 +98,7 @@ json Service::watch_request(const json& req) {
 
   std::string read;
   const std::string* text = nullptr;
+  std::optional<double> quiet_s;  // a file's: seconds since it last changed
   if (text_field) {
     o.source = "log_text";
     text = &text_field->get_ref<const std::string&>();
@@ -101,6 +108,14 @@ json Service::watch_request(const json& req) {
     ServerFile file;
     open_server_file(label, field, "log", "give the job's log file", file);
     o.source = label;
+    // A file that says it is over the limit is refused before it is read
+    // (files under /proc say 0 and are read up to it).
+    if (file.size > limits_.max_body_bytes)
+      throw RequestError(413, field,
+                         fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
+                                     "--max-body-bytes): log the trial lines to a file of their own",
+                                     label, limits_.max_body_bytes));
+    quiet_s = file.quiet_s;
     // Read in pieces up to the byte limit, so that a huge file is never read whole.
     char buf[1 << 16];
     for (;;) {
@@ -126,26 +141,39 @@ json Service::watch_request(const json& req) {
   size_t warnings_total = 0, lines = 0;
   std::string last_event;
   std::optional<json> final_update;
+  bool partial_line = false;
   std::string_view rest(*text);
-  while (!rest.empty()) {
+  while (!rest.empty() && !live.done()) {
     const size_t nl = rest.find('\n');
+    // A file's last line without its newline is being written: read next
+    // time, unless it is whole already (a JSON object closed), as a job's
+    // last line often is.
+    if (nl == std::string_view::npos && path_field) {
+      const auto end = rest.find_last_not_of(" \t\r");
+      if (end == std::string_view::npos || rest[end] != '}') {
+        partial_line = true;
+        break;
+      }
+    }
     std::string line(rest.substr(0, nl));
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    // As `watch` reads a log: a line past the longest kept is not parsed.
+    if (line.size() > profile::LogFollower::kMostLineBytes) line = profile::LogFollower::kLongLineText;
     ++lines;
     check_cancelled();
     const auto u = live.feed(line, long(lines));
     if (!u) continue;
     last_event = u->value("event", "");
     if (last_event == "warning" && warnings_total++ < kMostWarnings) warnings.push_back((*u)["message"]);
-    // The run's result once it is done (a profiling run's next trial starts afresh).
+    // The run's result once it is done; a profiling run's next trial starts afresh.
     if (last_event == "done") final_update = *u;
-    if (last_event == "forecast") final_update.reset();
+    if (last_event == "forecast" || last_event == "trial") final_update.reset();
   }
   json panels = json::array();
   for (const auto& p : app::watch_chart(live, final_update ? &*final_update : nullptr)) panels.push_back(panel_json(p));
   const std::optional<json>& shown = final_update ? final_update : live.last();
-  return {{"source", o.source},
+  json answer = {{"source", o.source},
           {"lines", lines},
           {"epochs_seen", live.forecaster() ? live.forecaster()->epochs_seen() : 0},
           {"metric_name", live.metric_name()},
@@ -155,7 +183,11 @@ json Service::watch_request(const json& req) {
           {"text", shown ? app::LiveWatch::text(*shown, 0) : std::string()},
           {"warnings", warnings},
           {"warnings_total", warnings_total},
+          {"trial", live.trial()},
+          {"partial_line", partial_line},
           {"panels", panels}};
+  if (quiet_s) answer["quiet_s"] = *quiet_s;
+  return answer;
 }
 
 }  // namespace trainplan::server

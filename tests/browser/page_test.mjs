@@ -508,6 +508,13 @@ try {
     const summary = await text(page, "#watch-summary");
     check(cliLast !== "" && summary.includes(cliLast), `the page's forecast is trainplan watch's last line ("${cliLast}")`);
     check(/1 line\(s\) not used/.test(summary), "the page says a line of the log was not used");
+    // Following reads a path on the server: pasted text is read once, and the page says so.
+    await page.$eval("#watch-follow", (el) => { el.checked = true; });
+    await page.click("#watch-submit");
+    await waitStatus(page, /^(forecast|error)$/);
+    await page.waitForFunction(() => document.getElementById("watch-follow-note").textContent !== "", { timeout: 10000 });
+    check(/read once/.test(await text(page, "#watch-follow-note")), "following pasted text is refused, saying it is read once");
+    await page.$eval("#watch-follow", (el) => { el.checked = false; });
     for (const id of ["#chart-watch-metric", "#chart-watch-time"]) {
       const label = await page.$eval(id, (e) => e.getAttribute("aria-label") || "");
       check(/measured|elapsed/.test(label), `${id} is drawn (${label.slice(0, 80)})`);

@@ -63,6 +63,36 @@ TEST(WatchRequest, AnswersTheForecastTheWatchGivesAndItsChart) {
   EXPECT_TRUE(a["panels"].empty());
 }
 
+// Read as `trainplan watch` reads a log: nothing after the run's done line;
+// a profiling run's next trial starts afresh (the last trial's result is not
+// carried into it); a line past 1 MiB not parsed.
+TEST(WatchRequest, TheLogIsReadAsTheWatchReadsIt) {
+  Running s;
+  int st = 0;
+  std::string log = job_log(6) + "{\"event\":\"done\"}\n" + job_log(9).substr(9);  // epochs after done
+  json a = s.post("/watch", json{{"log_text", log}, {"target", 0.99}}, &st);
+  ASSERT_EQ(st, 200) << a.dump();
+  EXPECT_TRUE(a["done"]);
+  EXPECT_EQ(a["epochs_seen"], 6);
+  EXPECT_EQ(a["forecast"]["event"], "done");
+  EXPECT_EQ(a["forecast"]["reached"], false);
+
+  std::string profiling = "{\"event\":\"trial_start\",\"batch\":32,\"workers\":1,\"epochs\":6}\n" + job_log(6).substr(9) +
+                          "{\"event\":\"done\"}\n{\"event\":\"trial_end\",\"status\":\"ok\"}\n" +
+                          "{\"event\":\"trial_start\",\"batch\":64,\"workers\":2,\"epochs\":6}\n";
+  a = s.post("/watch", json{{"log_text", profiling}, {"target", 0.99}}, &st);
+  ASSERT_EQ(st, 200) << a.dump();
+  EXPECT_EQ(a["trial"], "batch 64 on 2 workers");
+  EXPECT_TRUE(a["forecast"].is_null()) << a["forecast"];
+  EXPECT_TRUE(a["panels"].empty());
+
+  a = s.post("/watch", json{{"log_text", std::string(1200000, 'x') + "\n" + job_log(5).substr(9)}, {"target", 0.99}}, &st);
+  ASSERT_EQ(st, 200) << a.dump().substr(0, 300);
+  EXPECT_EQ(a["epochs_seen"], 5);
+  ASSERT_EQ(a["warnings"].size(), 1u);
+  EXPECT_NE(a["warnings"][0].get<std::string>().find("more than 1 MiB"), std::string::npos) << a["warnings"][0];
+}
+
 TEST(WatchRequest, BadFieldsAreNamed) {
   Running s;
   int st = 0;
@@ -106,6 +136,16 @@ TEST(WatchRequest, ALogOnTheServerOnlyWhereAllowedAndWithinTheLimits) {
   EXPECT_EQ(st, 200) << a.dump();
   EXPECT_EQ(a["epochs_seen"], 6);
   EXPECT_EQ(a["source"], inside);
+  ASSERT_TRUE(a["quiet_s"].is_number()) << a.dump();
+  EXPECT_GE(a["quiet_s"].get<double>(), 0);
+  EXPECT_FALSE(a["partial_line"]);
+  // A last line being written (no newline, not a whole object) is read next time.
+  const std::string growing = tptest::write_file(dir / "allowed" / "growing.log", job_log(6) + R"({"event":"epo)");
+  a = s.post("/watch", json{{"log_path", growing}, {"target", 0.9}}, &st);
+  EXPECT_EQ(st, 200) << a.dump();
+  EXPECT_TRUE(a["partial_line"]);
+  EXPECT_EQ(a["warnings_total"], 1);  // "starting" alone
+  EXPECT_EQ(a["epochs_seen"], 6);
   json e = s.post("/watch", json{{"log_path", outside}, {"target", 0.9}}, &st);
   EXPECT_EQ(st, 403) << e.dump();
   EXPECT_NE(e["error"].get<std::string>().find("reads logs from"), std::string::npos) << e.dump();
