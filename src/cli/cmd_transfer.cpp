@@ -19,12 +19,14 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/csv.h"
+#include "io/gnuplot.h"
 #include "io/hardware_file.h"
 #include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "models/transfer_split.h"
 #include "profile/samples_file.h"
 #include "scoring/transfer_eval.h"
+#include "scoring/transfer_plot.h"
 #include "structure/network_zoo.h"
 
 namespace trainplan::cli {
@@ -33,7 +35,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct TransferArgs {
-  std::string from, samples, from_gpu, to_gpu, trials, network, placements = "1,2,4,8", batches, out;
+  std::string from, samples, from_gpu, to_gpu, trials, network, placements = "1,2,4,8", batches, out, plot;
   long dataset_size = 0;
   bool placements_given = false;
   bool json = false;
@@ -74,10 +76,21 @@ const structure::LayerGraph* network_for(const TransferArgs& a) {
   return structure::find_network((dir.has_filename() ? dir : dir.parent_path()).filename().string());
 }
 
+// --plot: the chart drawn, and said where.
+void draw(const std::string& path, const std::vector<io::PlotPanel>& panels) {
+  if (path.empty()) return;
+  if (panels.empty()) throw InputError("", 0, "--plot", "nothing to draw: no configuration was predicted");
+  io::render_plot(path, panels, 760, 560);
+  std::cerr << fmt::format("chart of the predicted times -> {}\n", path);
+}
+
 // --samples: the samples again, each epoch time predicted on the target.
 void run_transfer_samples(const TransferArgs& a) {
   io::check_output_path(a.out, "--out", {{a.samples, "--samples"}, hardware_file_input(a.from_gpu, "--from-gpu"),
                                          hardware_file_input(a.to_gpu, "--to-gpu")});
+  if (!a.plot.empty())
+    io::check_plot_path(a.plot, {{a.samples, "--samples"}, {a.out, "--out"}, {a.trials, "--trials"},
+                                 hardware_file_input(a.from_gpu, "--from-gpu"), hardware_file_input(a.to_gpu, "--to-gpu")});
   auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
   auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
   from.gpu.fp32_matmul_tf32 = to.gpu.fp32_matmul_tf32 = a.tf32;
@@ -86,6 +99,21 @@ void run_transfer_samples(const TransferArgs& a) {
       app::transfer_samples(set, from, to, target_steps(a, to), network_for(a), a.precision);
   for (const auto& n : t.notes) std::cerr << "note: " << a.samples << ": " << n << "\n";
   if (!a.out.empty()) io::write_samples_csv(a.out, t.moved);
+  if (!a.plot.empty()) {
+    std::vector<scoring::TransferPredictedTime> predicted;
+    std::vector<scoring::TransferMeasuredTime> measured;
+    for (const auto& c : t.configurations) {
+      const std::string group = fmt::format("{} worker{}", c.workers, c.workers == 1 ? "" : "s");
+      predicted.push_back({group, c.batch, c.predicted_s, c.low80_s.value_or(c.predicted_s),
+                           c.high80_s.value_or(c.predicted_s), -1, -1, -1, c.workers, c.target_nodes});
+      measured.push_back({group, c.batch, c.measured_s});
+    }
+    draw(a.plot, scoring::transfer_prediction_panels(
+                     predicted, measured,
+                     {fmt::format("{}: epoch time on {} (measured) and {} (predicted)",
+                                  t.network.empty() ? a.samples : t.network, t.source, t.target),
+                      t.source, t.target, "seconds per epoch"}));
+  }
   if (a.json) {
     nlohmann::json j = app::to_json(t);
     j["samples"] = a.samples;
@@ -146,6 +174,12 @@ void run_transfer(const TransferArgs& a) {
                          {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"},
                          hardware_file_input(a.from_gpu, "--from-gpu"),
                          hardware_file_input(a.to_gpu, "--to-gpu")});
+  if (!a.plot.empty())
+    io::check_plot_path(a.plot, {{trace_file(a.from, "placements.csv"), "--from trace's placements.csv"},
+                                 {trace_file(a.from, "scalability.csv"), "--from trace's scalability.csv"},
+                                 {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"},
+                                 {a.out, "--out"}, hardware_file_input(a.from_gpu, "--from-gpu"),
+                                 hardware_file_input(a.to_gpu, "--to-gpu")});
   // trace_samples names a trace directory's missing placements.csv.
   models::TransferProblem problem;
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
@@ -228,6 +262,28 @@ void run_transfer(const TransferArgs& a) {
                     {"step_time_s", parts.total}, {"step_time_low80_s", parts.total / factor},
                     {"step_time_high80_s", parts.total * factor}, {"host_s", parts.host},
                     {"gpu_s", parts.gpu_fixed + parts.compute + parts.memory}, {"exposed_comm_s", parts.exposed_comm}});
+  }
+  if (!a.plot.empty()) {
+    std::vector<scoring::TransferPredictedTime> predicted;
+    std::vector<scoring::TransferMeasuredTime> measured;
+    std::vector<std::string> placements;
+    for (size_t i = 0; i < at.size(); ++i) {
+      const auto& r = rows[i];
+      const std::string group = "placement " + at[i].placement();
+      predicted.push_back({group, at[i].batch, r["step_time_s"].get<double>(), r["step_time_low80_s"].get<double>(),
+                           r["step_time_high80_s"].get<double>(), r["host_s"].get<double>(), r["gpu_s"].get<double>(),
+                           r["exposed_comm_s"].get<double>(), at[i].gpus(), at[i].nodes()});
+      placements.push_back(at[i].placement());
+    }
+    for (const auto& m : problem.source)
+      if (std::find(placements.begin(), placements.end(), m.placement()) != placements.end())
+        measured.push_back({"placement " + m.placement(), m.batch, m.step_s});
+    draw(a.plot, scoring::transfer_prediction_panels(
+                     predicted, measured,
+                     {fmt::format("{}: step time on {} (measured) and {} (predicted)",
+                                  problem.network ? problem.network->name : a.from, problem.source_hw.name,
+                                  problem.target_hw.name),
+                      problem.source_hw.name, problem.target_hw.name, "seconds per step"}));
   }
   if (!a.out.empty()) {
     std::string csv = "placement,local_bsz,step_time,host_s,gpu_s,exposed_comm_s,step_time_low80,step_time_high80\n";
@@ -330,6 +386,10 @@ void setup(CLI::App& root) {
                   "the target");
   add_tf32_option(cmd, a->tf32);
   add_transfer_precision_options(cmd, a->precision);
+  cmd->add_option("--plot", a->plot,
+                  "Draw the predicted times (.png or .svg): by batch per GPU, each placement's (or worker count's) "
+                  "prediction on --to-gpu with its 80% interval beside what --from-gpu measured; with --from, also "
+                  "what a step of the widest placement is made of (host, GPU, exposed communication)");
   cmd->add_flag("--describe", a->describe, "Also print the source fit, the hardware ratios and the trials' corrections");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a, placements] {

@@ -4,10 +4,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/even_subset.h"
 #include "scoring/scatter_panel.h"
 
 namespace trainplan::scoring {
@@ -64,6 +67,88 @@ std::vector<io::PlotPanel> transfer_panels(const TransferReport& r) {
                           o.target_trials, o.target_trials == 1 ? "" : "s", fmt::join(also, "; "));
     out.push_back(std::move(p));
   }
+  return out;
+}
+
+std::vector<io::PlotPanel> transfer_prediction_panels(const std::vector<TransferPredictedTime>& predicted,
+                                                      const std::vector<TransferMeasuredTime>& measured,
+                                                      const TransferPlotLabels& labels) {
+  // The groups in the order they first come.
+  std::vector<std::string> groups;
+  for (const auto& r : predicted)
+    if (std::find(groups.begin(), groups.end(), r.group) == groups.end()) groups.push_back(r.group);
+  const std::vector<std::string> drawn = even_subset(groups, 8);
+  const auto& palette = io::plot_palette();
+  io::PlotPanel p;
+  p.logx = p.logy = true;
+  p.xlabel = "batch per GPU";
+  p.ylabel = labels.time;
+  p.key = "below";
+  bool any = false;
+  for (size_t k = 0; k < drawn.size(); ++k) {
+    const std::string& g = drawn[k];
+    const std::string colour = palette[k % palette.size()];
+    std::vector<TransferPredictedTime> rows;
+    for (const auto& r : predicted)
+      if (r.group == g && r.batch > 0 && r.time_s > 0) rows.push_back(r);
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.batch < b.batch; });
+    io::PlotSeries line{fmt::format("{} on {}", g, labels.to), {}, rows.size() > 1 ? "linespoints pt 7 ps 0.5" : "points pt 7",
+                        colour};
+    io::PlotSeries lo{"", {}, "lines dt 2 lw 1", colour}, hi{"", {}, "lines dt 2 lw 1", colour};
+    for (const auto& r : rows) {
+      line.points.push_back({r.batch, r.time_s});
+      if (r.high80_s > r.low80_s && r.low80_s > 0) lo.points.push_back({r.batch, r.low80_s}), hi.points.push_back({r.batch, r.high80_s});
+    }
+    io::PlotSeries seen{fmt::format("{} on {}, measured", g, labels.from), {}, "points pt 6 ps 1", colour};
+    for (const auto& m : measured)
+      if (m.group == g && m.batch > 0 && m.time_s > 0) seen.points.push_back({m.batch, m.time_s});
+    any = any || !line.points.empty();
+    for (auto* s : {&line, &lo, &hi, &seen})
+      if (!s->points.empty()) p.series.push_back(std::move(*s));
+  }
+  if (!any) return {};
+  p.title = labels.title;
+  if (drawn.size() < groups.size())
+    p.title += fmt::format("\n({} of {} groups drawn, spread over those asked)", drawn.size(), groups.size());
+  p.title += "\nlines: predicted on " + labels.to + ", dashed: its 80% interval; circles: measured on " + labels.from;
+  std::vector<io::PlotPanel> out{p};
+
+  // The parts of the group on the most GPUs.
+  const TransferPredictedTime* widest = nullptr;
+  for (const auto& r : predicted)
+    if (r.host_s >= 0 && r.gpu_s >= 0 && r.exposed_comm_s >= 0 &&
+        (!widest || std::pair(r.gpus, r.nodes) > std::pair(widest->gpus, widest->nodes)))
+      widest = &r;
+  if (!widest) return out;
+  std::vector<TransferPredictedTime> rows;
+  for (const auto& r : predicted)
+    if (r.group == widest->group && r.batch > 0) rows.push_back(r);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.batch < b.batch; });
+  io::PlotPanel b;
+  b.logx = b.logy = true;
+  b.xlabel = "batch per GPU";
+  b.ylabel = labels.time;
+  b.key = "below";
+  b.title = fmt::format("what a step of {} is made of on {}\n(host and GPU overlap as the fit says: the step is not "
+                        "their sum)",
+                        widest->group, labels.to);
+  const struct {
+    const char* title;
+    double TransferPredictedTime::*part;
+    const char* style;
+  } parts[] = {{"step", &TransferPredictedTime::time_s, "linespoints pt 7 ps 0.6 lw 2"},
+               {"host (the machine's: framework, input)", &TransferPredictedTime::host_s, "linespoints pt 4 ps 0.6"},
+               {"GPU (compute and memory)", &TransferPredictedTime::gpu_s, "linespoints pt 6 ps 0.6"},
+               {"exposed communication", &TransferPredictedTime::exposed_comm_s, "linespoints pt 8 ps 0.6"}};
+  for (size_t k = 0; k < std::size(parts); ++k) {
+    io::PlotSeries s{parts[k].title, {}, parts[k].style, palette[k % palette.size()]};
+    for (const auto& r : rows) {
+      const double v = r.*(parts[k].part);
+      s.points.push_back({r.batch, v > 0 ? v : NAN});  // a part of 0 has no place on a log axis
+    }
+    b.series.push_back(std::move(s));
+  }
+  out.push_back(std::move(b));
   return out;
 }
 

@@ -3,6 +3,7 @@
 // where a transfer errs (the small, host-bound batches or the large ones; one
 // GPU or many), not only its MRE.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "io/gnuplot.h"
@@ -17,5 +18,39 @@ namespace trainplan::scoring {
 // was fitted on as open circles, and the line predicted = measured. A
 // network with nothing drawable gives no panel.
 std::vector<io::PlotPanel> transfer_panels(const TransferReport& r);
+
+// Pictures of `transfer --plot`: a job's times predicted on the target GPU
+// beside those measured on the source, by the batch per GPU, one colour per
+// group of configurations (a placement of a trace, a worker count of
+// samples).
+struct TransferPredictedTime {
+  std::string group;  // "placement 4", "2 workers"
+  double batch = 0;   // per GPU
+  double time_s = 0, low80_s = 0, high80_s = 0;  // predicted, with its 80% interval (low = high = time: none)
+  // The predicted step's parts, for the breakdown panel; negative: not known.
+  double host_s = -1, gpu_s = -1, exposed_comm_s = -1;
+  // GPUs the group runs on, and their nodes: the breakdown is of the group
+  // on the most GPUs, across the most nodes of those.
+  int gpus = 1, nodes = 1;
+};
+struct TransferMeasuredTime {
+  std::string group;
+  double batch = 0, time_s = 0;
+};
+struct TransferPlotLabels {
+  std::string title;                  // the first panel's (the job, the two GPUs)
+  std::string from, to;               // the GPUs' names
+  std::string time = "seconds per step";  // the time's axis label
+};
+// Left: log-log time against batch, each group's prediction on `to` as a
+// line with its 80% interval dashed about it, and its measurements on `from`
+// as points; at most 8 groups (evenly spread over those given, in order, the
+// rest named in the title). Right, when the rows carry their parts: the
+// predicted time of the group on the most GPUs (of those, across the most
+// nodes) split into host, GPU and
+// exposed communication, by batch. Empty when no row is drawable.
+std::vector<io::PlotPanel> transfer_prediction_panels(const std::vector<TransferPredictedTime>& predicted,
+                                                      const std::vector<TransferMeasuredTime>& measured,
+                                                      const TransferPlotLabels& labels);
 
 }  // namespace trainplan::scoring

@@ -192,6 +192,63 @@ TEST(TransferPlot, EvaluateDrawsItAndABadNameFailsBeforeAnyFit) {
   EXPECT_NE(svg.find("2 target trials (split-transfer)"), std::string::npos);
 }
 
+// transfer --plot's panels: per group a predicted line with its interval
+// dashed about it and the measurements as circles, in the group's one
+// colour; the parts of the group on the most GPUs beside.
+TEST(TransferPlot, PredictionsBesideMeasurementsAndTheWidestGroupsParts) {
+  std::vector<scoring::TransferPredictedTime> predicted;
+  std::vector<scoring::TransferMeasuredTime> measured;
+  for (const auto& [group, gpus] : std::vector<std::pair<std::string, int>>{{"placement 1", 1}, {"placement 44", 8}})
+    for (double b : {64.0, 16.0, 32.0}) {
+      const double t = 0.01 * gpus + 0.001 * b;
+      predicted.push_back({group, b, t, t / 1.2, t * 1.2, 0.004, 0.001 * b, gpus > 1 ? 0.002 : 0.0, gpus});
+      measured.push_back({group, b, 2 * t});
+    }
+  const auto panels = scoring::transfer_prediction_panels(predicted, measured, {"net: t4 -> a100", "t4", "a100", "s"});
+  ASSERT_EQ(panels.size(), 2u);
+  const auto& p = panels[0];
+  EXPECT_TRUE(p.logx && p.logy);
+  ASSERT_EQ(p.series.size(), 8u);  // per group: prediction, low, high, measured
+  EXPECT_EQ(p.series[0].title, "placement 1 on a100");
+  EXPECT_EQ(p.series[3].title, "placement 1 on t4, measured");
+  EXPECT_EQ(p.series[4].title, "placement 44 on a100");
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(p.series[size_t(k)].color, p.series[0].color);
+  EXPECT_NE(p.series[4].color, p.series[0].color);
+  // Sorted by batch; the interval about the line.
+  ASSERT_EQ(p.series[0].points.size(), 3u);
+  EXPECT_DOUBLE_EQ(p.series[0].points[0].first, 16);
+  EXPECT_DOUBLE_EQ(p.series[1].points[0].second, p.series[0].points[0].second / 1.2);
+  EXPECT_DOUBLE_EQ(p.series[2].points[2].second, p.series[0].points[2].second * 1.2);
+  const auto& b = panels[1];
+  EXPECT_NE(b.title.find("what a step of placement 44 is made of on a100"), std::string::npos) << b.title;
+  ASSERT_EQ(b.series.size(), 4u);
+  EXPECT_EQ(b.series[3].title, "exposed communication");
+  EXPECT_DOUBLE_EQ(b.series[3].points[0].second, 0.002);
+  // Without the parts (samples moved): the first panel alone; nothing to draw, nothing.
+  for (auto& r : predicted) r.host_s = r.gpu_s = r.exposed_comm_s = -1;
+  EXPECT_EQ(scoring::transfer_prediction_panels(predicted, measured, {"x", "t4", "a100", "s"}).size(), 1u);
+  EXPECT_TRUE(scoring::transfer_prediction_panels({}, measured, {"x", "t4", "a100", "s"}).empty());
+}
+
+TEST(TransferPlot, TransferDrawsItAndABadNameFailsFirst) {
+  auto d = two_gpu_traces(false);
+  const std::string base = fmt::format("transfer --from {} --from-gpu t4 --to-gpu a100-40gb --placements 1,4,22 "
+                                       "--batches 8,16,32 --plot ",
+                                       (d / "src" / "synthnet").string());
+  auto bad = tptest::run_cli(base + (d / "chart.txt").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(bad.err, "", 0, "--plot", {".png or .svg"})) << bad.err;
+  EXPECT_EQ(bad.out, "");
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  auto out = d / "chart.svg";
+  auto ok = tptest::run_cli(base + out.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const std::string svg = tptest::read_file(out);
+  EXPECT_NE(svg.find("placement 22 on a100-40gb"), std::string::npos) << svg.substr(0, 1500);
+  EXPECT_NE(svg.find("placement 22 on t4, measured"), std::string::npos);
+  EXPECT_NE(svg.find("what a step of placement 22 is made of"), std::string::npos);
+}
+
 // What the run reads is never its output; options --transfer does not read
 // are refused; a method named twice is refused, names are trimmed; --rows-out
 // quotes what CSV must; an unreadable --from trace is blamed on --from.
