@@ -76,6 +76,28 @@ const structure::LayerGraph* network_for(const TransferArgs& a) {
   return structure::find_network((dir.has_filename() ? dir : dir.parent_path()).filename().string());
 }
 
+// --plot's checks before any work: its path, not the --out file's (compared
+// by where they lead, as neither need exist yet), and gnuplot there to draw.
+void check_plot(const TransferArgs& a, const std::vector<std::pair<std::string, std::string>>& inputs) {
+  if (a.plot.empty()) return;
+  io::check_plot_path(a.plot, inputs);
+  std::error_code ec;
+  if (!a.out.empty() && a.out != "-" &&
+      fs::weakly_canonical(fs::absolute(a.plot), ec) == fs::weakly_canonical(fs::absolute(a.out), ec))
+    throw InputError("", 0, "--plot", fmt::format("'{}' is also the --out file: give the chart a path of its own", a.plot));
+  if (!io::gnuplot_available())
+    throw InputError("", 0, "--plot", "gnuplot cannot be started: install gnuplot-nox, or leave --plot out");
+}
+
+// A placement's group on the chart, its GPUs per node in ascending order as
+// traces write them ("31" and "13" are one placement), with its size.
+std::string placement_group(const models::StepSample& s) {
+  auto sorted = s;
+  std::sort(sorted.gpus_per_node.begin(), sorted.gpus_per_node.end());
+  return fmt::format("placement {} ({} GPU{}{})", sorted.placement(), s.gpus(), s.gpus() == 1 ? "" : "s",
+                     s.nodes() > 1 ? fmt::format(", {} nodes", s.nodes()) : "");
+}
+
 // --plot: the chart drawn, and said where.
 void draw(const std::string& path, const std::vector<io::PlotPanel>& panels) {
   if (path.empty()) return;
@@ -88,9 +110,8 @@ void draw(const std::string& path, const std::vector<io::PlotPanel>& panels) {
 void run_transfer_samples(const TransferArgs& a) {
   io::check_output_path(a.out, "--out", {{a.samples, "--samples"}, hardware_file_input(a.from_gpu, "--from-gpu"),
                                          hardware_file_input(a.to_gpu, "--to-gpu")});
-  if (!a.plot.empty())
-    io::check_plot_path(a.plot, {{a.samples, "--samples"}, {a.out, "--out"}, {a.trials, "--trials"},
-                                 hardware_file_input(a.from_gpu, "--from-gpu"), hardware_file_input(a.to_gpu, "--to-gpu")});
+  check_plot(a, {{a.samples, "--samples"}, {a.trials, "--trials"}, hardware_file_input(a.from_gpu, "--from-gpu"),
+                 hardware_file_input(a.to_gpu, "--to-gpu")});
   auto from = io::resolve_hardware(a.from_gpu, "--from-gpu");
   auto to = io::resolve_hardware(a.to_gpu, "--to-gpu");
   from.gpu.fp32_matmul_tf32 = to.gpu.fp32_matmul_tf32 = a.tf32;
@@ -98,22 +119,28 @@ void run_transfer_samples(const TransferArgs& a) {
   const app::SamplesTransfer t =
       app::transfer_samples(set, from, to, target_steps(a, to), network_for(a), a.precision);
   for (const auto& n : t.notes) std::cerr << "note: " << a.samples << ": " << n << "\n";
-  if (!a.out.empty()) io::write_samples_csv(a.out, t.moved);
+  // Drawn before the samples are written: a chart that fails leaves no output behind.
   if (!a.plot.empty()) {
     std::vector<scoring::TransferPredictedTime> predicted;
     std::vector<scoring::TransferMeasuredTime> measured;
     for (const auto& c : t.configurations) {
-      const std::string group = fmt::format("{} worker{}", c.workers, c.workers == 1 ? "" : "s");
+      const std::string group = fmt::format("{} worker{}{}", c.workers, c.workers == 1 ? "" : "s",
+                                            c.nodes > 1 ? fmt::format(" on {} nodes", c.nodes) : "");
       predicted.push_back({group, c.batch, c.predicted_s, c.low80_s.value_or(c.predicted_s),
                            c.high80_s.value_or(c.predicted_s), -1, -1, -1, c.workers, c.target_nodes});
       measured.push_back({group, c.batch, c.measured_s});
     }
     draw(a.plot, scoring::transfer_prediction_panels(
                      predicted, measured,
-                     {fmt::format("{}: epoch time on {} (measured) and {} (predicted)",
-                                  t.network.empty() ? a.samples : t.network, t.source, t.target),
+                     {fmt::format("{}: epoch time on {} (measured) and {} (predicted){}",
+                                  t.network.empty() ? a.samples : t.network, t.source, t.target,
+                                  t.target_trials == 0
+                                      ? ""
+                                      : fmt::format("\nthe prediction corrected by {} configurations measured on {}",
+                                                    t.target_trials, t.target)),
                       t.source, t.target, "seconds per epoch"}));
   }
+  if (!a.out.empty()) io::write_samples_csv(a.out, t.moved);
   if (a.json) {
     nlohmann::json j = app::to_json(t);
     j["samples"] = a.samples;
@@ -174,12 +201,10 @@ void run_transfer(const TransferArgs& a) {
                          {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"},
                          hardware_file_input(a.from_gpu, "--from-gpu"),
                          hardware_file_input(a.to_gpu, "--to-gpu")});
-  if (!a.plot.empty())
-    io::check_plot_path(a.plot, {{trace_file(a.from, "placements.csv"), "--from trace's placements.csv"},
-                                 {trace_file(a.from, "scalability.csv"), "--from trace's scalability.csv"},
-                                 {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"},
-                                 {a.out, "--out"}, hardware_file_input(a.from_gpu, "--from-gpu"),
-                                 hardware_file_input(a.to_gpu, "--to-gpu")});
+  check_plot(a, {{trace_file(a.from, "placements.csv"), "--from trace's placements.csv"},
+                 {trace_file(a.from, "scalability.csv"), "--from trace's scalability.csv"},
+                 {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"},
+                 hardware_file_input(a.from_gpu, "--from-gpu"), hardware_file_input(a.to_gpu, "--to-gpu")});
   // trace_samples names a trace directory's missing placements.csv.
   models::TransferProblem problem;
   problem.source_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
@@ -265,25 +290,33 @@ void run_transfer(const TransferArgs& a) {
   }
   if (!a.plot.empty()) {
     std::vector<scoring::TransferPredictedTime> predicted;
-    std::vector<scoring::TransferMeasuredTime> measured;
+    std::vector<scoring::TransferMeasuredTime> measured, trials;
     std::vector<std::string> placements;
     for (size_t i = 0; i < at.size(); ++i) {
       const auto& r = rows[i];
-      const std::string group = "placement " + at[i].placement();
+      const std::string group = placement_group(at[i]);
       predicted.push_back({group, at[i].batch, r["step_time_s"].get<double>(), r["step_time_low80_s"].get<double>(),
                            r["step_time_high80_s"].get<double>(), r["host_s"].get<double>(), r["gpu_s"].get<double>(),
                            r["exposed_comm_s"].get<double>(), at[i].gpus(), at[i].nodes()});
-      placements.push_back(at[i].placement());
+      placements.push_back(group);
     }
     for (const auto& m : problem.source)
-      if (std::find(placements.begin(), placements.end(), m.placement()) != placements.end())
-        measured.push_back({"placement " + m.placement(), m.batch, m.step_s});
+      if (std::find(placements.begin(), placements.end(), placement_group(m)) != placements.end())
+        measured.push_back({placement_group(m), m.batch, m.step_s});
+    for (const auto& m : problem.target_trials)
+      if (std::find(placements.begin(), placements.end(), placement_group(m)) != placements.end())
+        trials.push_back({placement_group(m), m.batch, m.step_s});
     draw(a.plot, scoring::transfer_prediction_panels(
                      predicted, measured,
-                     {fmt::format("{}: step time on {} (measured) and {} (predicted)",
+                     {fmt::format("{}: step time on {} (measured) and {} (predicted){}",
                                   problem.network ? problem.network->name : a.from, problem.source_hw.name,
-                                  problem.target_hw.name),
-                      problem.source_hw.name, problem.target_hw.name, "seconds per step"}));
+                                  problem.target_hw.name,
+                                  problem.target_trials.empty()
+                                      ? ""
+                                      : fmt::format("\nthe prediction corrected by {} steps measured on {}",
+                                                    problem.target_trials.size(), problem.target_hw.name)),
+                      problem.source_hw.name, problem.target_hw.name, "seconds per step"},
+                     trials));
   }
   if (!a.out.empty()) {
     std::string csv = "placement,local_bsz,step_time,host_s,gpu_s,exposed_comm_s,step_time_low80,step_time_high80\n";

@@ -43,14 +43,18 @@ struct TransferPlotLabels {
   std::string time = "seconds per step";  // the time's axis label
 };
 // Left: log-log time against batch, each group's prediction on `to` as a
-// line with its 80% interval dashed about it, and its measurements on `from`
-// as points; at most 8 groups (evenly spread over those given, in order, the
-// rest named in the title). Right, when the rows carry their parts: the
-// predicted time of the group on the most GPUs (of those, across the most
-// nodes) split into host, GPU and
-// exposed communication, by batch. Empty when no row is drawable.
+// line with its 80% interval dashed about it (a dashed bar at a single
+// batch), its measurements on `from` as circles and the steps measured on
+// `to` that corrected it (`target_measured`) as squares, in the group's
+// colour; at most 8 groups (evenly spread over those given, in order; the
+// title says how many were left out). Right, when the rows carry their
+// parts: the predicted time of the drawn group on the most GPUs (of those,
+// across the most nodes) split into host, GPU and exposed communication, by
+// batch. A group's repeated batch is drawn once. Empty when no row is
+// drawable.
 std::vector<io::PlotPanel> transfer_prediction_panels(const std::vector<TransferPredictedTime>& predicted,
                                                       const std::vector<TransferMeasuredTime>& measured,
-                                                      const TransferPlotLabels& labels);
+                                                      const TransferPlotLabels& labels,
+                                                      const std::vector<TransferMeasuredTime>& target_measured = {});
 
 }  // namespace trainplan::scoring

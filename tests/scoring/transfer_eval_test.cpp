@@ -209,9 +209,10 @@ TEST(TransferPlot, PredictionsBesideMeasurementsAndTheWidestGroupsParts) {
   const auto& p = panels[0];
   EXPECT_TRUE(p.logx && p.logy);
   ASSERT_EQ(p.series.size(), 8u);  // per group: prediction, low, high, measured
-  EXPECT_EQ(p.series[0].title, "placement 1 on a100");
-  EXPECT_EQ(p.series[3].title, "placement 1 on t4, measured");
-  EXPECT_EQ(p.series[4].title, "placement 44 on a100");
+  EXPECT_EQ(p.series[0].title, "placement 1");  // one legend entry a group
+  EXPECT_EQ(p.series[3].title, "");
+  EXPECT_EQ(p.series[3].style.substr(0, 6), "points");
+  EXPECT_EQ(p.series[4].title, "placement 44");
   for (int k = 0; k < 4; ++k) EXPECT_EQ(p.series[size_t(k)].color, p.series[0].color);
   EXPECT_NE(p.series[4].color, p.series[0].color);
   // Sorted by batch; the interval about the line.
@@ -224,6 +225,22 @@ TEST(TransferPlot, PredictionsBesideMeasurementsAndTheWidestGroupsParts) {
   ASSERT_EQ(b.series.size(), 4u);
   EXPECT_EQ(b.series[3].title, "exposed communication");
   EXPECT_DOUBLE_EQ(b.series[3].points[0].second, 0.002);
+  // One batch: the interval a bar through the point, the axis widened about it.
+  std::vector<scoring::TransferPredictedTime> one{{"placement 1", 64, 0.1, 0.08, 0.12, 0.05, 0.05, 0, 1, 1}};
+  const auto single = scoring::transfer_prediction_panels(one, {}, {"x", "t4", "a100", "s"});
+  ASSERT_EQ(single.size(), 2u);
+  ASSERT_EQ(single[0].series.size(), 2u);
+  EXPECT_EQ(single[0].series[1].points, (std::vector<std::pair<double, double>>{{64, 0.08}, {64, 0.12}}));
+  ASSERT_TRUE(single[0].xrange);
+  EXPECT_LT(single[0].xrange->first, 64);
+  EXPECT_GT(single[0].xrange->second, 64);
+  EXPECT_EQ(single[1].series[3].title, "exposed communication: none");
+  // Steps measured on the target are drawn, in their group's colour, and said.
+  const auto with_trials =
+      scoring::transfer_prediction_panels(predicted, measured, {"x", "t4", "a100", "s"}, {{"placement 44", 32, 0.05}});
+  EXPECT_NE(with_trials[0].title.find("squares: measured on a100"), std::string::npos) << with_trials[0].title;
+  EXPECT_EQ(with_trials[0].series.back().points, (std::vector<std::pair<double, double>>{{32, 0.05}}));
+  EXPECT_EQ(with_trials[0].series.back().color, with_trials[0].series[4].color);
   // Without the parts (samples moved): the first panel alone; nothing to draw, nothing.
   for (auto& r : predicted) r.host_s = r.gpu_s = r.exposed_comm_s = -1;
   EXPECT_EQ(scoring::transfer_prediction_panels(predicted, measured, {"x", "t4", "a100", "s"}).size(), 1u);
@@ -244,9 +261,21 @@ TEST(TransferPlot, TransferDrawsItAndABadNameFailsFirst) {
   auto ok = tptest::run_cli(base + out.string());
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   const std::string svg = tptest::read_file(out);
-  EXPECT_NE(svg.find("placement 22 on a100-40gb"), std::string::npos) << svg.substr(0, 1500);
-  EXPECT_NE(svg.find("placement 22 on t4, measured"), std::string::npos);
-  EXPECT_NE(svg.find("what a step of placement 22 is made of"), std::string::npos);
+  EXPECT_NE(svg.find("placement 22 (4 GPUs, 2 nodes)"), std::string::npos) << svg.substr(0, 1500);
+  EXPECT_NE(svg.find("what a step of placement 22 (4 GPUs, 2 nodes) is made of"), std::string::npos);
+  // "31" is placement 13, as the trace writes it; the chart is not the --out file.
+  auto same = tptest::run_cli(fmt::format("transfer --from {} --from-gpu t4 --to-gpu a100-40gb --placements 31 "
+                                          "--batches 8 --plot {} -o {}",
+                                          (d / "src" / "synthnet").string(), (d / "x.png").string(),
+                                          (d / "." / "x.png").string()));
+  EXPECT_EQ(same.exit_code, 2);
+  EXPECT_NE(same.err.find("also the --out file"), std::string::npos) << same.err;
+  EXPECT_FALSE(std::filesystem::exists(d / "x.png"));
+  ok = tptest::run_cli(fmt::format("transfer --from {} --from-gpu t4 --to-gpu a100-40gb --placements 31 --batches 8 "
+                                   "--plot {}",
+                                   (d / "src" / "synthnet").string(), out.string()));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(tptest::read_file(out).find("placement 13 (4 GPUs, 2 nodes)"), std::string::npos);
 }
 
 // What the run reads is never its output; options --transfer does not read
