@@ -62,9 +62,10 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::j
   const double last_epoch = epochs.back();
   // A run that ended short of its target has no forecast left.
   const bool ended_short = u.value("reached", true) == false;
-  const auto predicted = ended_short ? std::nullopt : number(u, "predicted_epoch");
+  std::optional<double> predicted;
+  std::optional<Interval> band;
+  if (!ended_short) predicted = number(u, "predicted_epoch"), band = interval_of(u, "interval");
   const auto reached = number(u, "reached_at");
-  const auto band = ended_short ? std::nullopt : interval_of(u, "interval");
   const double coverage = number(u, "coverage").value_or(0.8);
   const auto& colour = io::plot_palette();
 
@@ -164,8 +165,9 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::j
     t += times[i] * (epochs[i] - (i ? epochs[i - 1] : 0));
     elapsed.push_back({epochs[i], t});
   }
-  const auto finish = ended_short ? std::nullopt : number(u, "finish_s");
-  const auto finish_band = ended_short ? std::nullopt : interval_of(u, "finish_interval_s");
+  std::optional<double> finish;
+  std::optional<Interval> finish_band;
+  if (!ended_short) finish = number(u, "finish_s"), finish_band = interval_of(u, "finish_interval_s");
   const auto deadline = number(u, "deadline_s");
   double most_s = t;
   if (finish && !off_axis) most_s = std::max(most_s, *finish);

@@ -222,6 +222,10 @@ int run(int argc, char** argv) {
     std::cerr << "infeasible: " << e.what() << "\n";
     if (json()) print_json_error(e.what(), kExitInfeasible, nullptr);
     return kExitInfeasible;
+  } catch (const ExternalError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    if (json()) print_json_error(e.what(), kExitFailure, nullptr);
+    return kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
     if (json()) print_json_error(std::string("internal error: ") + e.what(), kExitFailure, nullptr);

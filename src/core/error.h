@@ -30,6 +30,14 @@ class InfeasibleError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A program or resource trainplan relies on failed, not trainplan itself
+// (gnuplot could not draw a chart): a failure (exit 1) said as what failed,
+// not as an internal error.
+class ExternalError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Process exit codes used by the CLI, documented in the README.
 enum ExitCode : int {
   kExitOk = 0,

@@ -162,14 +162,14 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   // they are shown only when it fails.
   const auto log = dir.path / "gnuplot.log";
   FILE* gp = popen(("gnuplot >" + quoted(log.string()) + " 2>&1").c_str(), "w");
-  if (!gp) throw std::runtime_error("cannot start gnuplot (install gnuplot-nox)");
+  if (!gp) throw ExternalError("cannot start gnuplot (install gnuplot-nox)");
   fputs(script.c_str(), gp);
   int rc = pclose(gp);
   if (rc != 0) {
     std::ifstream in(log);
     std::string msg((std::istreambuf_iterator<char>(in)), {});
     const bool missing = WIFEXITED(rc) && WEXITSTATUS(rc) == 127;  // the shell found no gnuplot
-    throw std::runtime_error("gnuplot failed while drawing " + path +
+    throw ExternalError("gnuplot failed while drawing " + path +
                              (missing ? " (install gnuplot-nox)" : "") + (msg.empty() ? "" : ": " + msg));
   }
   // Copied beside the destination and renamed over it, so that a viewer

@@ -27,7 +27,7 @@ struct PlotPanel {
 // Renders `panels` into `path`, `width` x `height` pixels per panel, in rows
 // of `columns` panels (0: all in one row), filled left to right.
 // Throws InputError (field "--plot") unless `path` ends in .png or .svg, when
-// no series has a point, or when `path` cannot be written; std::runtime_error
+// no series has a point, or when `path` cannot be written; ExternalError
 // when gnuplot cannot run or fails.
 void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, int width = 900, int height = 600,
                  int columns = 0);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 
@@ -162,6 +163,24 @@ TEST(Gnuplot, AChartReplacesTheFileALinkPointsTo) {
   for (const auto& folder : {dir, dir / "real"})
     for (const auto& e : std::filesystem::directory_iterator(folder))
       EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
+}
+
+// A gnuplot that fails is said as what failed (exit 1, "error: gnuplot
+// failed ..."), not as an internal error of trainplan's.
+TEST(Gnuplot, AFailingGnuplotIsSaidAsSuch) {
+  const auto dir = tptest::temp_dir("fake_gnuplot");
+  tptest::write_file(dir / "gnuplot", "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\ncat >/dev/null\necho 'cannot open the display' >&2\nexit 1\n");
+  std::filesystem::permissions(dir / "gnuplot", std::filesystem::perms::owner_all);
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
+  const auto r = tptest::run_cli("fit --samples " + (std::filesystem::path(TRAINPLAN_SOURCE_DIR) / "examples" /
+                                                     "lenet-mnist-samples.csv").string() +
+                                 " --plot " + (dir / "chart.png").string());
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("error: gnuplot failed while drawing"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot open the display"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
 }
 
 namespace {
