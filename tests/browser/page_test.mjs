@@ -508,6 +508,11 @@ try {
     const summary = await text(page, "#watch-summary");
     check(cliLast !== "" && summary.includes(cliLast), `the page's forecast is trainplan watch's last line ("${cliLast}")`);
     check(/1 line\(s\) not used/.test(summary), "the page says a line of the log was not used");
+    for (const id of ["#chart-watch-metric", "#chart-watch-time"]) {
+      const label = await page.$eval(id, (e) => e.getAttribute("aria-label") || "");
+      check(/measured|elapsed/.test(label), `${id} is drawn (${label.slice(0, 80)})`);
+    }
+    await page.screenshot({ path: path.join(args.out, "web-watch.png"), fullPage: true });
     // Following reads a path on the server: pasted text is read once, and the page says so.
     await page.$eval("#watch-follow", (el) => { el.checked = true; });
     await page.click("#watch-submit");
@@ -515,10 +520,6 @@ try {
     await page.waitForFunction(() => document.getElementById("watch-follow-note").textContent !== "", { timeout: 10000 });
     check(/read once/.test(await text(page, "#watch-follow-note")), "following pasted text is refused, saying it is read once");
     await page.$eval("#watch-follow", (el) => { el.checked = false; });
-    for (const id of ["#chart-watch-metric", "#chart-watch-time"]) {
-      const label = await page.$eval(id, (e) => e.getAttribute("aria-label") || "");
-      check(/measured|elapsed/.test(label), `${id} is drawn (${label.slice(0, 80)})`);
-    }
     // A log on the server is refused unless the server allows paths, saying how.
     await page.$eval("#watch-text", (el) => { el.value = ""; });
     await page.$eval("#watch-path", (el) => { el.value = "/etc/hostname"; });
@@ -527,7 +528,6 @@ try {
     await waitStatus(page, /^error$/);
     expect403 = false;
     check(/allow-paths/.test(await text(page, "#watch-error")), "a path on a server that reads no files is refused, saying how to allow it");
-    await page.screenshot({ path: path.join(args.out, "web-watch.png"), fullPage: true });
   }
 
   check(problems.length === 0, `no script errors or requests elsewhere${problems.length ? ": " + problems.join("; ") : ""}`);
