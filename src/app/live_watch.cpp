@@ -274,6 +274,7 @@ void LiveWatch::forget_run() {
 json LiveWatch::restarted() {
   forget_run();
   done_ = in_profile_ = time_trial_ = false;
+  trial_.clear();
   return json{{"event", "restarted"},
               {"message", fmt::format("{} was rewritten or replaced (a new run in the same file?): read again from its "
                                       "start, as a new run",
