@@ -57,11 +57,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "app/live_watch.h"
 #include "app/llm_plan_request.h"
 #include "app/plan_request.h"
 #include "app/predict.h"
@@ -211,6 +214,7 @@ class Service {
     int fd = -1;
     std::string opened;  // its name, links resolved where a root applies
     uint64_t size = 0;
+    uint64_t device = 0, inode = 0;
     double quiet_s = 0;  // seconds since it was last modified
     ServerFile() = default;
     ServerFile(const ServerFile&) = delete;
@@ -220,6 +224,32 @@ class Service {
   void open_server_file(const std::string& label, const char* field, const std::string& noun,
                         const std::string& not_regular_hint, ServerFile& out) const;
   nlohmann::json watch_request(const nlohmann::json& req);
+  // POST /watch on a log_path: the watch fed so far, kept between requests
+  // so that following a growing log reads and forecasts only what it added.
+  struct WatchState {
+    std::unique_ptr<app::LiveWatch> live;
+    std::string options_key;  // the request's options: other options start afresh
+    uint64_t device = 0, inode = 0;
+    size_t offset = 0;  // bytes fed: whole lines
+    std::string head;   // the file's first bytes, to tell a rewritten one
+    size_t lines = 0, warnings_total = 0;
+    nlohmann::json warnings = nlohmann::json::array();
+    std::string last_event;
+    std::optional<nlohmann::json> final_update;  // the done line's update, while it stands
+  };
+  struct FollowedLog {
+    std::timed_mutex mu;  // held by the request feeding it
+    long last_use = 0;    // followed_clock_ at its last request (guarded by followed_mu_)
+    WatchState state;
+  };
+  // Logs kept at most (the one asked for least recently goes), and the
+  // first bytes of each compared.
+  static constexpr size_t kMostFollowedLogs = 16, kHeadBytes = 256;
+  std::shared_ptr<FollowedLog> followed_log(const std::string& path);
+  // Feeds `text`'s whole lines (from a file, a last line without its newline
+  // only when it is a whole JSON object) to `st`, and answers /watch.
+  nlohmann::json watch_answer(WatchState& st, const app::WatchOptions& o, std::string_view text, bool from_file,
+                              bool restarted, std::optional<double> quiet_s);
   // Waits for a slot of `pool` until the request's CancelScope ends; throws when its line is full.
   // `admitted`: the request was let into the line already (lock_entry), and
   // joins it whatever its length.
@@ -254,6 +284,9 @@ class Service {
   long next_id_ = 1;
   long use_clock_ = 0;
 
+  std::mutex followed_mu_;  // guards followed_, followed_clock_
+  std::map<std::string, std::shared_ptr<FollowedLog>> followed_;  // by the file opened
+  long followed_clock_ = 0;
   mutable std::mutex slots_mu_;  // guards computing_, waiting_
   std::condition_variable slots_cv_;
   int computing_[2] = {0, 0}, waiting_[2] = {0, 0};  // by Pool

@@ -99,6 +99,7 @@ void Service::open_server_file(const std::string& label, const char* field, cons
     throw RequestError(409, field, fmt::format("'{}' changed while it was being opened: send the request again",
                                                quoted_prefix(label)));
   out.size = static_cast<uint64_t>(st.st_size);
+  out.device = static_cast<uint64_t>(st.st_dev), out.inode = static_cast<uint64_t>(st.st_ino);
   {
     timespec now{};
     ::clock_gettime(CLOCK_REALTIME, &now);

@@ -96,98 +96,143 @@ json Service::watch_request(const json& req) {
     o.direction = parse_direction(d);
   }
 
-  std::string read;
-  const std::string* text = nullptr;
-  std::optional<double> quiet_s;  // a file's: seconds since it last changed
+  const std::string options_key =
+      json{{"target", o.target}, {"deadline_s", o.deadline_s ? json(*o.deadline_s) : json()}, {"method", method},
+           {"coverage", o.forecaster.coverage}, {"direction", find(req, "direction") ? *find(req, "direction") : json()}}
+          .dump();
   if (text_field) {
     o.source = "log_text";
-    text = &text_field->get_ref<const std::string&>();
-  } else {
-    const std::string label = path_field->get<std::string>();
-    if (label.empty()) throw RequestError(400, field, "field 'log_path' is empty: give a log file on the server");
-    ServerFile file;
-    open_server_file(label, field, "log", "give the job's log file", file);
-    o.source = label;
-    // A file that says it is over the limit is refused before it is read
-    // (files under /proc say 0 and are read up to it).
-    if (file.size > limits_.max_body_bytes)
+    WatchState own;
+    return watch_answer(own, o, text_field->get_ref<const std::string&>(), false, false, std::nullopt);
+  }
+  const std::string label = path_field->get<std::string>();
+  if (label.empty()) throw RequestError(400, field, "field 'log_path' is empty: give a log file on the server");
+  ServerFile file;
+  open_server_file(label, field, "log", "give the job's log file", file);
+  o.source = label;
+  // A file that says it is over the limit is refused before it is read
+  // (files under /proc say 0 and are read up to it).
+  if (file.size > limits_.max_body_bytes)
+    throw RequestError(413, field,
+                       fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
+                                   "--max-body-bytes): log the trial lines to a file of their own",
+                                   label, limits_.max_body_bytes));
+  // The watch kept from the last request on this file with these options is
+  // fed only the bytes added since, unless the file was rewritten or
+  // replaced (another inode, fewer bytes, other first bytes).
+  const auto kept = followed_log(file.opened);
+  // Requests on one log take turns, each within its own time limit.
+  while (!kept->mu.try_lock_for(std::chrono::milliseconds(20))) check_cancelled();
+  std::lock_guard<std::timed_mutex> held(kept->mu, std::adopt_lock);
+  WatchState& st = kept->state;
+  std::string head(st.head.size(), '\0');
+  const bool same = st.live && st.options_key == options_key && st.device == file.device && st.inode == file.inode &&
+                    file.size >= st.offset &&
+                    ::pread(file.fd, head.data(), head.size(), 0) == ssize_t(head.size()) && head == st.head;
+  const bool restarted = st.live && !same;
+  if (!same) {
+    st = WatchState{};
+    st.options_key = options_key, st.device = file.device, st.inode = file.inode;
+  }
+  // Read in pieces from where the last request stopped, up to the byte
+  // limit on the whole file, so that a huge file is never read whole.
+  if (::lseek(file.fd, off_t(st.offset), SEEK_SET) < 0)
+    throw InputError(label, 0, "", fmt::format("cannot read the log ({})", std::strerror(errno)));
+  std::string added;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(file.fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(label, 0, "", fmt::format("cannot read the log ({})", std::strerror(errno)));
+    if (n == 0) break;
+    if (st.offset + added.size() + size_t(n) > limits_.max_body_bytes)
       throw RequestError(413, field,
                          fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
-                                     "--max-body-bytes): log the trial lines to a file of their own",
+                                     "--max-body-bytes)",
                                      label, limits_.max_body_bytes));
-    quiet_s = file.quiet_s;
-    // Read in pieces up to the byte limit, so that a huge file is never read whole.
-    char buf[1 << 16];
-    for (;;) {
-      const ssize_t n = ::read(file.fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw InputError(label, 0, "", fmt::format("cannot read the log ({})", std::strerror(errno)));
-      if (n == 0) break;
-      if (read.size() + size_t(n) > limits_.max_body_bytes)
-        throw RequestError(413, field,
-                           fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
-                                       "--max-body-bytes)",
-                                       label, limits_.max_body_bytes));
-      read.append(buf, size_t(n));
-      check_cancelled();
-    }
-    text = &read;
+    added.append(buf, size_t(n));
+    check_cancelled();
   }
+  if (st.offset == 0) st.head = added.substr(0, kHeadBytes);
+  return watch_answer(st, o, added, true, restarted, file.quiet_s);
+}
 
+std::shared_ptr<Service::FollowedLog> Service::followed_log(const std::string& path) {
+  std::lock_guard<std::mutex> lock(followed_mu_);
+  auto& kept = followed_[path];
+  if (!kept) kept = std::make_shared<FollowedLog>();
+  kept->last_use = ++followed_clock_;
+  const auto keep = kept;
+  // Past the most kept, the one asked for least recently goes (a request
+  // using it holds it until it ends).
+  while (followed_.size() > kMostFollowedLogs) {
+    auto oldest = followed_.begin();
+    for (auto it = followed_.begin(); it != followed_.end(); ++it)
+      if (it->second->last_use < oldest->second->last_use) oldest = it;
+    followed_.erase(oldest);
+  }
+  return keep;
+}
+
+json Service::watch_answer(WatchState& st, const app::WatchOptions& o, std::string_view text, bool from_file,
+                           bool restarted, std::optional<double> quiet_s) {
   // Forecasting refits the curves after each epoch: it computes like a fit.
   auto slot = take_slot();
-  app::LiveWatch live(o);
-  json warnings = json::array();
-  size_t warnings_total = 0, lines = 0;
-  std::string last_event;
-  std::optional<json> final_update;
+  if (!st.live) st.live = std::make_unique<app::LiveWatch>(o);
+  app::LiveWatch& live = *st.live;
+  const size_t read_from = st.offset;
   bool partial_line = false;
-  std::string_view rest(*text);
-  while (!rest.empty() && !live.done()) {
-    const size_t nl = rest.find('\n');
+  while (!text.empty() && !live.done()) {
+    const size_t nl = text.find('\n');
     // A file's last line without its newline is being written: read next
     // time, unless it is whole already (a JSON object closed), as a job's
     // last line often is.
-    if (nl == std::string_view::npos && path_field) {
-      const auto end = rest.find_last_not_of(" \t\r");
-      if (end == std::string_view::npos || rest[end] != '}') {
+    if (nl == std::string_view::npos && from_file) {
+      const auto end = text.find_last_not_of(" \t\r");
+      if (end == std::string_view::npos || text[end] != '}') {
         partial_line = true;
         break;
       }
     }
-    std::string line(rest.substr(0, nl));
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    std::string line(text.substr(0, nl));
+    const size_t taken = nl == std::string_view::npos ? text.size() : nl + 1;
+    text.remove_prefix(taken);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     // As `watch` reads a log: a line past the longest kept is not parsed.
     if (line.size() > profile::LogFollower::kMostLineBytes) line = profile::LogFollower::kLongLineText;
-    ++lines;
     check_cancelled();
-    const auto u = live.feed(line, long(lines));
+    const auto u = live.feed(line, long(++st.lines));
+    st.offset += taken;
     if (!u) continue;
-    last_event = u->value("event", "");
-    if (last_event == "warning" && warnings_total++ < kMostWarnings) warnings.push_back((*u)["message"]);
+    st.last_event = u->value("event", "");
+    if (st.last_event == "warning" && st.warnings_total++ < kMostWarnings) st.warnings.push_back((*u)["message"]);
     // The run's result once it is done; a profiling run's next trial starts afresh.
-    if (last_event == "done") final_update = *u;
-    if (last_event == "forecast" || last_event == "trial") final_update.reset();
+    if (st.last_event == "done") st.final_update = *u;
+    if (st.last_event == "forecast" || st.last_event == "trial") st.final_update.reset();
   }
   json panels = json::array();
-  for (const auto& p : app::watch_chart(live, final_update ? &*final_update : nullptr)) panels.push_back(panel_json(p));
-  const std::optional<json>& shown = final_update ? final_update : live.last();
-  json answer = {{"source", o.source},
-          {"lines", lines},
-          {"epochs_seen", live.forecaster() ? live.forecaster()->epochs_seen() : 0},
-          {"metric_name", live.metric_name()},
-          {"done", live.done()},
-          {"last_event", last_event},
-          {"forecast", shown ? *shown : json(nullptr)},
-          {"text", shown ? app::LiveWatch::text(*shown, 0) : std::string()},
-          {"warnings", warnings},
-          {"warnings_total", warnings_total},
-          {"trial", live.trial()},
-          {"partial_line", partial_line},
-          {"panels", panels}};
-  if (quiet_s) answer["quiet_s"] = *quiet_s;
-  return answer;
+  for (const auto& p : app::watch_chart(live, st.final_update ? &*st.final_update : nullptr))
+    panels.push_back(panel_json(p));
+  const std::optional<json>& shown = st.final_update ? st.final_update : live.last();
+  json a = {{"source", o.source},
+            {"lines", st.lines},
+            {"epochs_seen", live.forecaster() ? live.forecaster()->epochs_seen() : 0},
+            {"metric_name", live.metric_name()},
+            {"done", live.done()},
+            {"last_event", st.last_event},
+            {"forecast", shown ? *shown : json(nullptr)},
+            {"text", shown ? app::LiveWatch::text(*shown, 0) : std::string()},
+            {"warnings", st.warnings},
+            {"warnings_total", st.warnings_total},
+            {"trial", live.trial()},
+            {"partial_line", partial_line},
+            {"panels", panels}};
+  if (from_file) {
+    a["quiet_s"] = quiet_s.value_or(0);
+    a["bytes_read"] = st.offset - read_from;
+    a["restarted"] = restarted;
+  }
+  return a;
 }
 
 }  // namespace trainplan::server

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "app/live_watch.h"
 #include "server_util.h"
@@ -91,6 +92,47 @@ TEST(WatchRequest, TheLogIsReadAsTheWatchReadsIt) {
   EXPECT_EQ(a["epochs_seen"], 5);
   ASSERT_EQ(a["warnings"].size(), 1u);
   EXPECT_NE(a["warnings"][0].get<std::string>().find("more than 1 MiB"), std::string::npos) << a["warnings"][0];
+}
+
+// A log followed on the server is read from where the last request
+// stopped: the answer is the one the whole file gives, from the bytes added
+// alone; a file rewritten, or other options, start afresh.
+TEST(WatchRequest, AFollowedLogIsReadFromWhereTheLastRequestStopped) {
+  auto dir = tptest::temp_dir("watch_follow");
+  const std::string log = job_log(12);
+  const size_t half = log.rfind('\n', log.find("\"epoch\":7,")) + 1;  // the start of epoch 7's line
+  ASSERT_EQ(log[half - 1], '\n');
+  const std::string path = tptest::write_file(dir / "run.log", log.substr(0, half));
+  Running s(tpserver::with_paths());
+  int st = 0;
+  json a = s.post("/watch", json{{"log_path", path}, {"target", 0.93}}, &st);
+  ASSERT_EQ(st, 200) << a.dump();
+  EXPECT_EQ(a["bytes_read"], half);
+  EXPECT_EQ(a["epochs_seen"], 6);
+  EXPECT_FALSE(a["restarted"]);
+  { std::ofstream(path, std::ios::app) << log.substr(half); }
+  a = s.post("/watch", json{{"log_path", path}, {"target", 0.93}}, &st);
+  ASSERT_EQ(st, 200) << a.dump();
+  EXPECT_EQ(a["bytes_read"], log.size() - half);
+  EXPECT_EQ(a["epochs_seen"], 12);
+  EXPECT_EQ(a["lines"], 13);
+  const json whole = s.post("/watch", json{{"log_text", log}, {"target", 0.93}}, &st);
+  EXPECT_EQ(a["forecast"], whole["forecast"]);
+  EXPECT_EQ(a["panels"], whole["panels"]);
+  // Nothing added: nothing read, the same answer.
+  json again = s.post("/watch", json{{"log_path", path}, {"target", 0.93}}, &st);
+  EXPECT_EQ(again["bytes_read"], 0);
+  EXPECT_EQ(again["forecast"], a["forecast"]);
+  // Other options: afresh.
+  again = s.post("/watch", json{{"log_path", path}, {"target", 0.9}}, &st);
+  EXPECT_TRUE(again["restarted"]);
+  EXPECT_EQ(again["bytes_read"], log.size());
+  // Rewritten shorter, with other first bytes: afresh.
+  tptest::write_file(dir / "run.log", job_log(4).substr(9));
+  again = s.post("/watch", json{{"log_path", path}, {"target", 0.9}}, &st);
+  EXPECT_TRUE(again["restarted"]);
+  EXPECT_EQ(again["epochs_seen"], 4);
+  EXPECT_EQ(again["warnings_total"], 0);
 }
 
 TEST(WatchRequest, BadFieldsAreNamed) {
