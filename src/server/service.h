@@ -232,6 +232,8 @@ class Service {
     uint64_t device = 0, inode = 0;
     size_t offset = 0;  // bytes fed: whole lines
     std::string head;   // the file's first bytes, to tell a rewritten one
+    std::string tail;   // the last bytes fed, the same
+    bool fed_unterminated = false;  // the last line was fed whole before its newline came
     size_t lines = 0, warnings_total = 0;
     nlohmann::json warnings = nlohmann::json::array();
     std::string last_event;
@@ -244,8 +246,8 @@ class Service {
   };
   // Logs kept at most (the one asked for least recently goes), and the
   // first bytes of each compared.
-  static constexpr size_t kMostFollowedLogs = 16, kHeadBytes = 256;
-  std::shared_ptr<FollowedLog> followed_log(const std::string& path);
+  static constexpr size_t kMostFollowedLogs = 16, kHeadBytes = 256, kTailBytes = 64;
+  std::shared_ptr<FollowedLog> followed_log(const std::string& key);
   // Feeds `text`'s whole lines (from a file, a last line without its newline
   // only when it is a whole JSON object) to `st`, and answers /watch.
   nlohmann::json watch_answer(WatchState& st, const app::WatchOptions& o, std::string_view text, bool from_file,
@@ -285,7 +287,7 @@ class Service {
   long use_clock_ = 0;
 
   std::mutex followed_mu_;  // guards followed_, followed_clock_
-  std::map<std::string, std::shared_ptr<FollowedLog>> followed_;  // by the file opened
+  std::map<std::string, std::shared_ptr<FollowedLog>> followed_;  // by the file opened and the options
   long followed_clock_ = 0;
   mutable std::mutex slots_mu_;  // guards computing_, waiting_
   std::condition_variable slots_cv_;

@@ -109,7 +109,8 @@ json Service::watch_request(const json& req) {
   if (label.empty()) throw RequestError(400, field, "field 'log_path' is empty: give a log file on the server");
   ServerFile file;
   open_server_file(label, field, "log", "give the job's log file", file);
-  o.source = label;
+  // A kept watch names the file as opened, whatever name a later request gives it.
+  o.source = file.opened;
   // A file that says it is over the limit is refused before it is read
   // (files under /proc say 0 and are read up to it).
   if (file.size > limits_.max_body_bytes)
@@ -119,16 +120,23 @@ json Service::watch_request(const json& req) {
                                    label, limits_.max_body_bytes));
   // The watch kept from the last request on this file with these options is
   // fed only the bytes added since, unless the file was rewritten or
-  // replaced (another inode, fewer bytes, other first bytes).
-  const auto kept = followed_log(file.opened);
+  // replaced: another inode, fewer bytes, other first bytes, or other bytes
+  // just before where the reading stopped (a run restarted into the file
+  // and already past the old end, as `watch` tells it).
+  const auto kept = followed_log(file.opened + "\n" + options_key);
   // Requests on one log take turns, each within its own time limit.
   while (!kept->mu.try_lock_for(std::chrono::milliseconds(20))) check_cancelled();
   std::lock_guard<std::timed_mutex> held(kept->mu, std::adopt_lock);
   WatchState& st = kept->state;
-  std::string head(st.head.size(), '\0');
+  const auto bytes_at = [&](size_t from, size_t n) {
+    std::string b(n, '\0');
+    const ssize_t got = n ? ::pread(file.fd, b.data(), n, off_t(from)) : 0;
+    b.resize(got > 0 ? size_t(got) : 0);
+    return b;
+  };
   const bool same = st.live && st.options_key == options_key && st.device == file.device && st.inode == file.inode &&
-                    file.size >= st.offset &&
-                    ::pread(file.fd, head.data(), head.size(), 0) == ssize_t(head.size()) && head == st.head;
+                    file.size >= st.offset && bytes_at(0, st.head.size()) == st.head &&
+                    bytes_at(st.offset - st.tail.size(), st.tail.size()) == st.tail;
   const bool restarted = st.live && !same;
   if (!same) {
     st = WatchState{};
@@ -153,13 +161,16 @@ json Service::watch_request(const json& req) {
     added.append(buf, size_t(n));
     check_cancelled();
   }
-  if (st.offset == 0) st.head = added.substr(0, kHeadBytes);
-  return watch_answer(st, o, added, true, restarted, file.quiet_s);
+  const json a = watch_answer(st, o, added, true, restarted, file.quiet_s);
+  // What the next request compares: the file's first bytes and the last ones fed.
+  st.head = bytes_at(0, std::min(st.offset, kHeadBytes));
+  st.tail = bytes_at(st.offset - std::min(st.offset, kTailBytes), std::min(st.offset, kTailBytes));
+  return a;
 }
 
-std::shared_ptr<Service::FollowedLog> Service::followed_log(const std::string& path) {
+std::shared_ptr<Service::FollowedLog> Service::followed_log(const std::string& key) {
   std::lock_guard<std::mutex> lock(followed_mu_);
-  auto& kept = followed_[path];
+  auto& kept = followed_[key];
   if (!kept) kept = std::make_shared<FollowedLog>();
   kept->last_use = ++followed_clock_;
   const auto keep = kept;
@@ -182,26 +193,42 @@ json Service::watch_answer(WatchState& st, const app::WatchOptions& o, std::stri
   app::LiveWatch& live = *st.live;
   const size_t read_from = st.offset;
   bool partial_line = false;
+  // The newline of a last line fed whole before it came is that line's end, not a line.
+  if (st.fed_unterminated) {
+    const size_t eol = text.starts_with("\r\n") ? 2 : text.starts_with("\n") ? 1 : 0;
+    text.remove_prefix(eol);
+    st.offset += eol;
+    if (eol || !text.empty()) st.fed_unterminated = false;
+  }
   while (!text.empty() && !live.done()) {
     const size_t nl = text.find('\n');
+    std::string line(text.substr(0, nl));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     // A file's last line without its newline is being written: read next
-    // time, unless it is whole already (a JSON object closed), as a job's
-    // last line often is.
+    // time, unless it is a whole JSON object already, as a job's last line
+    // often is.
     if (nl == std::string_view::npos && from_file) {
-      const auto end = text.find_last_not_of(" \t\r");
-      if (end == std::string_view::npos || text[end] != '}') {
+      if (!json::accept(line)) {
         partial_line = true;
         break;
       }
+      st.fed_unterminated = true;
     }
-    std::string line(text.substr(0, nl));
     const size_t taken = nl == std::string_view::npos ? text.size() : nl + 1;
     text.remove_prefix(taken);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
     // As `watch` reads a log: a line past the longest kept is not parsed.
     if (line.size() > profile::LogFollower::kMostLineBytes) line = profile::LogFollower::kLongLineText;
     check_cancelled();
-    const auto u = live.feed(line, long(++st.lines));
+    std::optional<json> u;
+    try {
+      u = live.feed(line, long(st.lines + 1));
+    } catch (...) {
+      // A line cut short inside the watch (at the request's time limit) may
+      // have left it half changed: the next request starts afresh.
+      st = WatchState{};
+      throw;
+    }
+    ++st.lines;
     st.offset += taken;
     if (!u) continue;
     st.last_event = u->value("event", "");

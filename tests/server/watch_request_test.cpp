@@ -123,9 +123,9 @@ TEST(WatchRequest, AFollowedLogIsReadFromWhereTheLastRequestStopped) {
   json again = s.post("/watch", json{{"log_path", path}, {"target", 0.93}}, &st);
   EXPECT_EQ(again["bytes_read"], 0);
   EXPECT_EQ(again["forecast"], a["forecast"]);
-  // Other options: afresh.
+  // Other options: a watch of their own, from the start.
   again = s.post("/watch", json{{"log_path", path}, {"target", 0.9}}, &st);
-  EXPECT_TRUE(again["restarted"]);
+  EXPECT_FALSE(again["restarted"]);
   EXPECT_EQ(again["bytes_read"], log.size());
   // Rewritten shorter, with other first bytes: afresh.
   tptest::write_file(dir / "run.log", job_log(4).substr(9));
@@ -133,6 +133,66 @@ TEST(WatchRequest, AFollowedLogIsReadFromWhereTheLastRequestStopped) {
   EXPECT_TRUE(again["restarted"]);
   EXPECT_EQ(again["epochs_seen"], 4);
   EXPECT_EQ(again["warnings_total"], 0);
+}
+
+// The cases a kept watch could get wrong: a last line that ends in '}' but
+// is not whole; a whole one whose newline comes later; a run restarted into
+// the file and past the old end, with the same first lines; two options on
+// one log. Each followed answer is the whole file's.
+TEST(WatchRequest, AFollowedLogAgreesWithTheWholeFileWhereItCouldPart) {
+  auto dir = tptest::temp_dir("watch_follow_edges");
+  Running s(tpserver::with_paths());
+  int st = 0;
+  const auto whole = [&](const std::string& text, double target) {
+    return s.post("/watch", json{{"log_text", text}, {"target", target}}, &st);
+  };
+  const auto followed = [&](const std::string& path, double target) {
+    return s.post("/watch", json{{"log_path", path}, {"target", target}}, &st);
+  };
+  const auto same = [](const json& a, const json& b) {
+    for (const char* k : {"forecast", "lines", "epochs_seen", "warnings_total", "panels"}) EXPECT_EQ(a[k], b[k]) << k;
+  };
+  const std::string log = job_log(8);
+  const size_t cut = log.rfind('\n', log.find("\"epoch\":6,")) + 1;
+  const std::string line6 = log.substr(cut, log.find('\n', cut) + 1 - cut);
+  const std::string nested = line6.substr(0, line6.size() - 2) + R"(,"extra":{"lr":0.1}})" + "\n";
+
+  // A line cut after a nested object's '}' is not taken as whole.
+  const std::string a = tptest::write_file(dir / "a.log", log.substr(0, cut) + nested.substr(0, nested.size() - 2));
+  followed(a, 0.93);
+  { std::ofstream(a, std::ios::app) << "}\n" << log.substr(cut + line6.size()); }
+  same(followed(a, 0.93), whole(log.substr(0, cut) + nested + log.substr(cut + line6.size()), 0.93));
+
+  // A whole line fed before its newline: the newline is no line of its own.
+  const std::string b = tptest::write_file(dir / "b.log", log.substr(0, cut + line6.size() - 1));
+  EXPECT_FALSE(followed(b, 0.93)["partial_line"]);
+  { std::ofstream(b, std::ios::app) << "\n" << log.substr(cut + line6.size()); }
+  same(followed(b, 0.93), whole(log, 0.93));
+
+  // Restarted into the file with the same first lines (its first 256 bytes
+  // alike), already past the old end: the bytes before where the reading
+  // stopped differ.
+  const std::string c = tptest::write_file(dir / "c.log", log.substr(0, cut));
+  followed(c, 0.93);
+  const size_t epoch4 = log.rfind('\n', log.find("\"epoch\":4,")) + 1;
+  ASSERT_GE(epoch4, 256u);
+  std::string rerun = log.substr(0, epoch4);
+  for (int k = 4; k <= 12; ++k)
+    rerun += fmt::format(R"({{"event":"epoch","epoch":{},"epoch_time_s":45,"metric":{:.5f},"metric_name":"accuracy"}})"
+                         "\n",
+                         k, 0.9 - 0.5 * std::exp(-0.3 * k));
+  ASSERT_GT(rerun.size(), cut);
+  tptest::write_file(dir / "c.log", rerun);
+  const json r = followed(c, 0.93);
+  EXPECT_TRUE(r["restarted"]) << r.dump().substr(0, 300);
+  same(r, whole(rerun, 0.93));
+
+  // Two options on one log keep a watch each.
+  const std::string d = tptest::write_file(dir / "d.log", log);
+  followed(d, 0.93);
+  followed(d, 0.9);
+  EXPECT_EQ(followed(d, 0.93)["bytes_read"], 0);
+  EXPECT_EQ(followed(d, 0.9)["bytes_read"], 0);
 }
 
 TEST(WatchRequest, BadFieldsAreNamed) {
