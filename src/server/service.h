@@ -240,7 +240,7 @@ class Service {
     std::optional<nlohmann::json> final_update;  // the done line's update, while it stands
   };
   struct FollowedLog {
-    std::timed_mutex mu;  // held by the request feeding it
+    std::mutex mu;  // held by the request feeding it
     long last_use = 0;    // followed_clock_ at its last request (guarded by followed_mu_)
     WatchState state;
   };

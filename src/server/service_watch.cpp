@@ -124,9 +124,11 @@ json Service::watch_request(const json& req) {
   // just before where the reading stopped (a run restarted into the file
   // and already past the old end, as `watch` tells it).
   const auto kept = followed_log(file.opened + "\n" + options_key);
-  // Requests on one log take turns, each within its own time limit.
-  while (!kept->mu.try_lock_for(std::chrono::milliseconds(20))) check_cancelled();
-  std::lock_guard<std::timed_mutex> held(kept->mu, std::adopt_lock);
+  // One request on a log at a time; another is told to come back rather
+  // than wait, so that it holds no server thread meanwhile.
+  if (!kept->mu.try_lock())
+    throw RequestError(503, field, "another request on this log is being answered: retry in a second", 1);
+  std::lock_guard<std::mutex> held(kept->mu, std::adopt_lock);
   WatchState& st = kept->state;
   const auto bytes_at = [&](size_t from, size_t n) {
     std::string b(n, '\0');

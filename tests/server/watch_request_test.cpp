@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "app/live_watch.h"
 #include "server_util.h"
@@ -193,6 +194,27 @@ TEST(WatchRequest, AFollowedLogAgreesWithTheWholeFileWhereItCouldPart) {
   followed(d, 0.9);
   EXPECT_EQ(followed(d, 0.93)["bytes_read"], 0);
   EXPECT_EQ(followed(d, 0.9)["bytes_read"], 0);
+}
+
+// One request on a followed log at a time: another is told to come back
+// (503) rather than hold a server thread while it waits.
+TEST(WatchRequest, ASecondRequestOnALogBeingAnsweredIsToldToRetry) {
+  auto dir = tptest::temp_dir("watch_turns");
+  // Long enough that its first answer takes a while (every epoch refits the ensemble).
+  const std::string path = tptest::write_file(dir / "long.log", job_log(1500));
+  Running s(tpserver::with_paths());
+  int first_status = 0, st = 0;
+  json first;
+  std::thread t([&] { first = s.post("/watch", json{{"log_path", path}, {"target", 0.99}}, &first_status); });
+  // The first holds the log once it computes.
+  ASSERT_TRUE(tpserver::wait_until([&] { return s.get("/health", &st).value("computing", 0) >= 1; }, 10));
+  const json e = s.post("/watch", json{{"log_path", path}, {"target", 0.99}}, &st);
+  t.join();
+  EXPECT_EQ(st, 503) << e.dump();
+  EXPECT_EQ(e.value("field", ""), "log_path");
+  EXPECT_NE(e["error"].get<std::string>().find("retry"), std::string::npos) << e.dump();
+  EXPECT_EQ(first_status, 200) << first.dump().substr(0, 300);
+  EXPECT_EQ(first["epochs_seen"], 1500);
 }
 
 TEST(WatchRequest, BadFieldsAreNamed) {
