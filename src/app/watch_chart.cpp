@@ -66,6 +66,13 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::j
   std::optional<Interval> band;
   if (!ended_short) predicted = number(u, "predicted_epoch"), band = interval_of(u, "interval");
   const auto reached = number(u, "reached_at");
+  // With --samples, the forecast from earlier trials of the workload beside the run's own.
+  std::optional<double> from_trials, from_trials_finish;
+  std::string trials_model;
+  if (const auto it = u.find("samples"); !ended_short && it != u.end() && it->is_object()) {
+    from_trials = number(*it, "predicted_epoch"), from_trials_finish = number(*it, "finish_s");
+    trials_model = it->value("metric_model", "");
+  }
   const double coverage = number(u, "coverage").value_or(0.8);
   const auto& colour = io::plot_palette();
 
@@ -75,6 +82,7 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::j
   double x_end = last_epoch * 1.1;
   if (predicted) x_end = std::max(x_end, *predicted * 1.05);
   if (band && !band->open) x_end = std::max(x_end, band->hi * 1.05);
+  if (from_trials && !reached) x_end = std::max(x_end, *from_trials * 1.05);
   x_end = std::min(x_end, most_x);
   const double x_start = 0;  // epochs are counted from 0, the run's start
   const bool off_axis = predicted && *predicted > x_end;
@@ -150,6 +158,9 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::j
   }
   if (predicted && !reached && !off_axis)
     m.series.push_back({"forecast", {{*predicted, target}}, "points pt 9 ps 2", colour[2]});
+  if (from_trials && !reached && *from_trials <= x_end)
+    m.series.push_back({fmt::format("forecast from earlier trials ({})", trials_model), {{*from_trials, target}},
+                        "points pt 13 ps 2", colour[4]});
   if (reached)
     for (size_t i = 0; i < epochs.size(); ++i)
       if (epochs[i] == *reached) m.series.push_back({"target met", {{epochs[i], metrics[i]}}, "points pt 9 ps 2", colour[2]});
@@ -174,6 +185,7 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::j
   if (finish_band && !finish_band->open && band && !band->open && band->hi <= x_end)
     most_s = std::max(most_s, finish_band->hi);
   if (deadline) most_s = std::max(most_s, *deadline);
+  if (from_trials && from_trials_finish && !reached && *from_trials <= x_end) most_s = std::max(most_s, *from_trials_finish);
   const TimeUnit unit = unit_for(most_s);
   auto in_unit = [&](double s) { return s / unit.seconds; };
 
@@ -209,6 +221,9 @@ std::vector<io::PlotPanel> watch_chart(const LiveWatch& watch, const nlohmann::j
       tp.series.push_back({fmt::format("{:.0f}% interval", 100 * coverage),
                            {{band->lo, in_unit(finish_band->lo)}, {hi_e, in_unit(hi_s)}}, "lines lw 6", colour[3]});
   }
+  if (from_trials && from_trials_finish && !reached && *from_trials <= x_end)
+    tp.series.push_back({"forecast from earlier trials", {{*from_trials, in_unit(*from_trials_finish)}},
+                         "points pt 13 ps 2", colour[4]});
   if (deadline)
     tp.series.push_back({"deadline", {{x_start, in_unit(*deadline)}, {x_end, in_unit(*deadline)}}, "lines dt 2",
                          "#c00000"});

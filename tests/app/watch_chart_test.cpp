@@ -171,6 +171,27 @@ TEST(WatchChart, AProfilingRunsTrialIsNamed) {
   EXPECT_NE(panels[0].title.find("(trial: batch 64 on 2 workers)"), std::string::npos) << panels[0].title;
 }
 
+// With earlier trials of the workload (--samples), their forecast is drawn
+// beside the run's own, on both panels.
+TEST(WatchChart, TheForecastFromEarlierTrialsIsDrawnBeside) {
+  WatchOptions o;
+  o.target = 0.9;
+  LiveWatch w(o);
+  for (int k = 1; k <= 6; ++k) w.feed(epoch_line(k, accuracy(k), 20, "accuracy"), k);
+  nlohmann::json u = *w.last();
+  u["samples"] = {{"metric_model", "global-batch"}, {"predicted_epoch", 14.0}, {"finish_s", 280.0}};
+  const auto panels = trainplan::app::watch_chart(w, &u);
+  ASSERT_EQ(panels.size(), 2u);
+  const PlotSeries* m = series(panels[0], "forecast from earlier trials (global-batch)");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->points, (std::vector<std::pair<double, double>>{{14.0, 0.9}}));
+  ASSERT_TRUE(panels[0].xrange);
+  EXPECT_GE(panels[0].xrange->second, 14.0);
+  const PlotSeries* t = series(panels[1], "forecast from earlier trials");
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(t->points.at(0).first, 14.0);
+}
+
 // Epochs without times: the metric panel alone.
 TEST(WatchChart, WithoutEpochTimesOnlyTheMetricIsDrawn) {
   WatchOptions o;
