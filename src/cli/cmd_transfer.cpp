@@ -85,8 +85,7 @@ void check_plot(const TransferArgs& a, const std::vector<std::pair<std::string, 
   if (!a.out.empty() && a.out != "-" &&
       fs::weakly_canonical(fs::absolute(a.plot), ec) == fs::weakly_canonical(fs::absolute(a.out), ec))
     throw InputError("", 0, "--plot", fmt::format("'{}' is also the --out file: give the chart a path of its own", a.plot));
-  if (!io::gnuplot_available())
-    throw InputError("", 0, "--plot", "gnuplot cannot be started: install gnuplot-nox, or leave --plot out");
+  io::require_gnuplot();
 }
 
 // A placement's group on the chart, its GPUs per node in ascending order as

@@ -190,8 +190,7 @@ void run_follow(const WatchArgs& a) {
   if (!a.plot.empty()) {
     io::check_plot_path(a.plot, {{log, a.store.empty() ? "--log" : "--store"}, {a.samples, "--samples"},
                                  {a.store, "--store"}});
-    if (!io::gnuplot_available())
-      throw InputError("", 0, "--plot", "gnuplot cannot be started: install gnuplot-nox, or leave --plot out");
+    io::require_gnuplot();
   }
   app::LiveWatch live(o);
   ChartWriter chart(a.plot, live);

@@ -80,6 +80,11 @@ const std::vector<std::string>& plot_palette() {
 
 bool gnuplot_available() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
 
+void require_gnuplot() {
+  if (!gnuplot_available())
+    throw InputError("", 0, "--plot", "gnuplot cannot be started: install gnuplot-nox, or leave --plot out");
+}
+
 void check_plot_path(const std::string& path) {
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext != ".png" && ext != ".svg") throw InputError("", 0, "--plot", "'" + path + "' must end in .png or .svg");

@@ -42,6 +42,9 @@ void check_plot_path(const std::string& path, const std::vector<std::pair<std::s
 
 // Whether `gnuplot` can be started (for tests and friendly errors).
 bool gnuplot_available();
+// Throws InputError (field "--plot") unless gnuplot can be started: for a
+// verb whose chart is the point of its work, before that work.
+void require_gnuplot();
 
 // Eight distinguishable colours, for series that belong together.
 const std::vector<std::string>& plot_palette();

@@ -223,12 +223,22 @@ class Service {
   };
   void open_server_file(const std::string& label, const char* field, const std::string& noun,
                         const std::string& not_regular_hint, ServerFile& out) const;
+  // 413 for a file named in `field` past Limits::max_body_bytes, with
+  // `advice` after the flag that sets the limit.
+  [[noreturn]] void refuse_too_large(const std::string& label, const char* field, const std::string& advice = "") const;
+  // Reads `file` from its offset to its end into `out` in pieces, so that a
+  // huge file is never read whole: refuse_too_large once `already` bytes and
+  // those read pass the limit. `piece`, when set, sees each piece before it
+  // is kept, and stops the reading (the piece not kept) by returning false.
+  // InputError naming the `noun` when the file cannot be read.
+  void read_server_file(const ServerFile& file, size_t already, const std::string& label, const char* field,
+                        const std::string& noun, std::string& out,
+                        const std::function<bool(std::string_view)>& piece = {}) const;
   nlohmann::json watch_request(const nlohmann::json& req);
   // POST /watch on a log_path: the watch fed so far, kept between requests
   // so that following a growing log reads and forecasts only what it added.
   struct WatchState {
     std::unique_ptr<app::LiveWatch> live;
-    std::string options_key;  // the request's options: other options start afresh
     uint64_t device = 0, inode = 0;
     size_t offset = 0;  // bytes fed: whole lines
     std::string head;   // the file's first bytes, to tell a rewritten one

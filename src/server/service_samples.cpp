@@ -123,6 +123,30 @@ void Service::open_server_file(const std::string& label, const char* field, cons
   }
 }
 
+void Service::refuse_too_large(const std::string& label, const char* field, const std::string& advice) const {
+  throw RequestError(413, field,
+                     fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
+                                 "--max-body-bytes){}",
+                                 label, limits_.max_body_bytes, advice));
+}
+
+void Service::read_server_file(const ServerFile& file, size_t already, const std::string& label, const char* field,
+                               const std::string& noun, std::string& out,
+                               const std::function<bool(std::string_view)>& piece) const {
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(file.fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(label, 0, "", fmt::format("cannot read {} ({})", noun, std::strerror(errno)));
+    if (n == 0) return;
+    const std::string_view read(buf, static_cast<size_t>(n));
+    if (already + out.size() + read.size() > limits_.max_body_bytes) refuse_too_large(label, field);
+    if (piece && !piece(read)) return;
+    out.append(read);
+    check_cancelled();
+  }
+}
+
 std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const json& req,
                                                                          std::unique_ptr<Slot>& slot) {
   const json* csv = find(req, "samples_csv");
@@ -156,11 +180,7 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
     // it, within the same limits: its size against the byte limit first, its
     // trials against the row limit once read.
     if (store) {
-      if (file.size > limits_.max_body_bytes)
-        throw RequestError(413, field,
-                           fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
-                                       "--max-body-bytes)",
-                                       label, limits_.max_body_bytes));
+      if (file.size > limits_.max_body_bytes) refuse_too_large(label, field);
       slot = take_slot();
       SampleSet set = profile::read_samples(opened);
       if (set.samples.size() + set.curve.size() > limits_.max_rows)
@@ -170,25 +190,11 @@ std::optional<std::pair<SampleSet, std::string>> Service::request_samples(const 
                                        field, limits_.max_rows));
       return std::make_pair(std::move(set), label);
     }
-    // Read in pieces up to the byte limit, counting rows on the way, so that
-    // a huge file is never read whole.
-    char buf[1 << 16];
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw InputError(label, 0, "", fmt::format("cannot read sample file ({})", std::strerror(errno)));
-      if (n == 0) break;
-      const std::string_view piece(buf, static_cast<size_t>(n));
-      if (text.size() + piece.size() > limits_.max_body_bytes)
-        throw RequestError(413, field,
-                           fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
-                                       "--max-body-bytes)",
-                                       label, limits_.max_body_bytes));
+    // Rows counted on the way: past the row limit the reading stops.
+    read_server_file(file, 0, label, field, "sample file", text, [&](std::string_view piece) {
       rows.feed(piece);
-      if (rows.rows() > limits_.max_rows) break;
-      text.append(piece);
-      check_cancelled();
-    }
+      return rows.rows() <= limits_.max_rows;
+    });
   }
   if (rows.rows() > limits_.max_rows)
     throw RequestError(422, field,

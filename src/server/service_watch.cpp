@@ -96,10 +96,6 @@ json Service::watch_request(const json& req) {
     o.direction = parse_direction(d);
   }
 
-  const std::string options_key =
-      json{{"target", o.target}, {"deadline_s", o.deadline_s ? json(*o.deadline_s) : json()}, {"method", method},
-           {"coverage", o.forecaster.coverage}, {"direction", find(req, "direction") ? *find(req, "direction") : json()}}
-          .dump();
   if (text_field) {
     o.source = "log_text";
     WatchState own;
@@ -113,11 +109,11 @@ json Service::watch_request(const json& req) {
   o.source = file.opened;
   // A file that says it is over the limit is refused before it is read
   // (files under /proc say 0 and are read up to it).
-  if (file.size > limits_.max_body_bytes)
-    throw RequestError(413, field,
-                       fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
-                                   "--max-body-bytes): log the trial lines to a file of their own",
-                                   label, limits_.max_body_bytes));
+  if (file.size > limits_.max_body_bytes) refuse_too_large(label, field, ": log the trial lines to a file of their own");
+  const std::string options_key =
+      json{{"target", o.target}, {"deadline_s", o.deadline_s ? json(*o.deadline_s) : json()}, {"method", method},
+           {"coverage", o.forecaster.coverage}, {"direction", find(req, "direction") ? *find(req, "direction") : json()}}
+          .dump();
   // The watch kept from the last request on this file with these options is
   // fed only the bytes added since, unless the file was rewritten or
   // replaced: another inode, fewer bytes, other first bytes, or other bytes
@@ -136,33 +132,19 @@ json Service::watch_request(const json& req) {
     b.resize(got > 0 ? size_t(got) : 0);
     return b;
   };
-  const bool same = st.live && st.options_key == options_key && st.device == file.device && st.inode == file.inode &&
+  const bool same = st.live && st.device == file.device && st.inode == file.inode &&
                     file.size >= st.offset && bytes_at(0, st.head.size()) == st.head &&
                     bytes_at(st.offset - st.tail.size(), st.tail.size()) == st.tail;
   const bool restarted = st.live && !same;
   if (!same) {
     st = WatchState{};
-    st.options_key = options_key, st.device = file.device, st.inode = file.inode;
+    st.device = file.device, st.inode = file.inode;
   }
-  // Read in pieces from where the last request stopped, up to the byte
-  // limit on the whole file, so that a huge file is never read whole.
+  // Read from where the last request stopped, the byte limit on the whole file.
   if (::lseek(file.fd, off_t(st.offset), SEEK_SET) < 0)
     throw InputError(label, 0, "", fmt::format("cannot read the log ({})", std::strerror(errno)));
   std::string added;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(file.fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw InputError(label, 0, "", fmt::format("cannot read the log ({})", std::strerror(errno)));
-    if (n == 0) break;
-    if (st.offset + added.size() + size_t(n) > limits_.max_body_bytes)
-      throw RequestError(413, field,
-                         fmt::format("the file {} is larger than {} bytes, the server's limit (trainplan serve "
-                                     "--max-body-bytes)",
-                                     label, limits_.max_body_bytes));
-    added.append(buf, size_t(n));
-    check_cancelled();
-  }
+  read_server_file(file, st.offset, label, field, "the log", added);
   const json a = watch_answer(st, o, added, true, restarted, file.quiet_s);
   // What the next request compares: the file's first bytes and the last ones fed.
   st.head = bytes_at(0, std::min(st.offset, kHeadBytes));

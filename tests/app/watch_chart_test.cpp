@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 namespace {
 
@@ -26,10 +27,20 @@ const PlotSeries* series(const PlotPanel& p, const std::string& title) {
 
 double accuracy(int k) { return 0.95 - 0.6 * std::exp(-0.2 * k); }
 
-TEST(WatchChart, NothingToDrawBeforeTheFirstMetric) {
+WatchOptions aiming_at(double target, std::optional<double> deadline_s = std::nullopt) {
   WatchOptions o;
-  o.target = 0.9;
-  LiveWatch w(o);
+  o.target = target;
+  o.deadline_s = deadline_s;
+  return o;
+}
+
+// Epochs 1..`epochs` of accuracy(k), each `epoch_time_s` long, from line `first_line`.
+void feed_accuracy(LiveWatch& w, int epochs, double epoch_time_s, long first_line = 1) {
+  for (int k = 1; k <= epochs; ++k) w.feed(epoch_line(k, accuracy(k), epoch_time_s, "accuracy"), first_line + k - 1);
+}
+
+TEST(WatchChart, NothingToDrawBeforeTheFirstMetric) {
+  LiveWatch w(aiming_at(0.9));
   EXPECT_TRUE(trainplan::app::watch_chart(w).empty());
   w.feed(R"({"event":"epoch","epoch":1,"epoch_time_s":10})", 1);  // an epoch without a metric
   EXPECT_TRUE(trainplan::app::watch_chart(w).empty());
@@ -41,10 +52,7 @@ TEST(WatchChart, NothingToDrawBeforeTheFirstMetric) {
 // the forecast; the time panel the elapsed time summed from the epoch times,
 // and the deadline.
 TEST(WatchChart, DrawsTheRunItsFitTheForecastAndTheDeadline) {
-  WatchOptions o;
-  o.target = 0.9;
-  o.deadline_s = 3600;
-  LiveWatch w(o);
+  LiveWatch w(aiming_at(0.9, 3600));
   for (int k = 1; k <= 8; ++k) ASSERT_TRUE(w.feed(epoch_line(k, accuracy(k), 20 + k, "val_acc"), k));
   const auto& u = *w.last();
   ASSERT_TRUE(u["predicted_epoch"].is_number()) << u;
@@ -104,10 +112,8 @@ TEST(WatchChart, DrawsTheRunItsFitTheForecastAndTheDeadline) {
 
 // A run that has met its target says where, and draws no forecast.
 TEST(WatchChart, ATargetMetIsMarkedAndNotForecast) {
-  WatchOptions o;
-  o.target = 0.7;
-  LiveWatch w(o);
-  for (int k = 1; k <= 8; ++k) w.feed(epoch_line(k, accuracy(k), 10, "accuracy"), k);
+  LiveWatch w(aiming_at(0.7));
+  feed_accuracy(w, 8, 10);
   const auto panels = trainplan::app::watch_chart(w);
   ASSERT_FALSE(panels.empty());
   EXPECT_NE(panels[0].title.find("target 0.7 met at epoch 5"), std::string::npos) << panels[0].title;
@@ -120,11 +126,8 @@ TEST(WatchChart, ATargetMetIsMarkedAndNotForecast) {
 // The update that ends a run short of its target replaces the forecast: the
 // chart says the run ended, and draws no forecast or interval.
 TEST(WatchChart, ARunThatEndedShortShowsNoForecast) {
-  WatchOptions o;
-  o.target = 0.9;
-  o.deadline_s = 600;
-  LiveWatch w(o);
-  for (int k = 1; k <= 8; ++k) w.feed(epoch_line(k, accuracy(k), 20, "accuracy"), k);
+  LiveWatch w(aiming_at(0.9, 600));
+  feed_accuracy(w, 8, 20);
   ASSERT_TRUE((*w.last())["predicted_epoch"].is_number());
   const auto done = w.feed(R"({"event":"done"})", 9);
   ASSERT_TRUE(done);
@@ -142,9 +145,7 @@ TEST(WatchChart, ARunThatEndedShortShowsNoForecast) {
 // short of the target, those that reach it are drawn beside it, and that one
 // meets the target near the forecast.
 TEST(WatchChart, TheCurvesThatReachTheTargetAreDrawnApartFromTheFit) {
-  WatchOptions o;
-  o.target = 0.4;  // a loss levelling off near 0.8: most families never get there
-  LiveWatch w(o);
+  LiveWatch w(aiming_at(0.4));  // a loss levelling off near 0.8: most families never get there
   for (int k = 1; k <= 8; ++k) w.feed(epoch_line(k, 0.8 + 2.0 * std::exp(-k / 3.0), 20, "val_loss"), k);
   const auto& u = *w.last();
   if (!u["predicted_epoch"].is_number()) GTEST_SKIP() << "no family reaches the target here: " << u;
@@ -161,11 +162,9 @@ TEST(WatchChart, TheCurvesThatReachTheTargetAreDrawnApartFromTheFit) {
 
 // In a profiling run's live log the chart names the trial it forecasts.
 TEST(WatchChart, AProfilingRunsTrialIsNamed) {
-  WatchOptions o;
-  o.target = 0.9;
-  LiveWatch w(o);
+  LiveWatch w(aiming_at(0.9));
   w.feed(R"({"event":"trial_start","batch":64,"workers":2,"epochs":6})", 1);
-  for (int k = 1; k <= 4; ++k) w.feed(epoch_line(k, accuracy(k), 10, "accuracy"), k + 1);
+  feed_accuracy(w, 4, 10, 2);
   const auto panels = trainplan::app::watch_chart(w);
   ASSERT_FALSE(panels.empty());
   EXPECT_NE(panels[0].title.find("(trial: batch 64 on 2 workers)"), std::string::npos) << panels[0].title;
@@ -174,10 +173,8 @@ TEST(WatchChart, AProfilingRunsTrialIsNamed) {
 // With earlier trials of the workload (--samples), their forecast is drawn
 // beside the run's own, on both panels.
 TEST(WatchChart, TheForecastFromEarlierTrialsIsDrawnBeside) {
-  WatchOptions o;
-  o.target = 0.9;
-  LiveWatch w(o);
-  for (int k = 1; k <= 6; ++k) w.feed(epoch_line(k, accuracy(k), 20, "accuracy"), k);
+  LiveWatch w(aiming_at(0.9));
+  feed_accuracy(w, 6, 20);
   nlohmann::json u = *w.last();
   u["samples"] = {{"metric_model", "global-batch"}, {"predicted_epoch", 14.0}, {"finish_s", 280.0}};
   const auto panels = trainplan::app::watch_chart(w, &u);
@@ -194,9 +191,7 @@ TEST(WatchChart, TheForecastFromEarlierTrialsIsDrawnBeside) {
 
 // Epochs without times: the metric panel alone.
 TEST(WatchChart, WithoutEpochTimesOnlyTheMetricIsDrawn) {
-  WatchOptions o;
-  o.target = 0.9;
-  LiveWatch w(o);
+  LiveWatch w(aiming_at(0.9));
   for (int k = 1; k <= 6; ++k)
     w.feed(fmt::format(R"({{"event":"epoch","epoch":{},"metric":{}}})", k, accuracy(k)), k);
   EXPECT_EQ(trainplan::app::watch_chart(w).size(), 1u);
