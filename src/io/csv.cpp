@@ -319,6 +319,10 @@ bool CsvTable::truth(const CsvRow& row, const std::string& name) const {
   const std::string v = lowercase(text(row, name));
   if (v == "true" || v == "yes" || v == "y" || v == "t" || v == "on" || v == "1") return true;
   if (v == "false" || v == "no" || v == "n" || v == "f" || v == "off" || v == "0" || v.empty()) return false;
+  // 1.0 and 0.0: how pandas writes a 0/1 column that has a missing value somewhere.
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() + v.size() && (d == 1 || d == 0)) return d == 1;
   fail(row, name, "must be true or false, not '" + text(row, name) + "'");
 }
 

@@ -49,7 +49,7 @@ int optional_count(const CsvTable& t, const CsvRow& row, const std::string& col,
 
 // Megatron writes no interleaving as None, NeMo's tables as n/a; 0 says it too.
 bool no_interleaving(const CsvTable& t, const CsvRow& row) {
-  return absent(t, row, "virtual_stages") || t.text(row, "virtual_stages") == "0";
+  return absent(t, row, "virtual_stages") || t.number(row, "virtual_stages") == 0;
 }
 
 // The cell's truth value; `fallback` where the column or the cell is absent.
@@ -67,7 +67,7 @@ const std::vector<std::string>& columns_read() {
   static const std::vector<std::string> names = {
       "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers", "seq", "tp", "dp", "pp", "vocab",
       "ffn_hidden", "kv_groups", "cp", "gated_mlp", "tied_embeddings", "position_embedding", "biases", "virtual_stages", "first_stage_layers",
-      "last_stage_layers", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "dropout",
+      "last_stage_layers", "recompute", "recompute_activations", "checkpoint_activations", "sequence_parallel", "distributed_optimizer", "flash_attention", "dropout",
       "fp32_residual", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_in_bf16",
       "precision", "iteration_time_s", "memory_gib", "tp_comm_s", "pp_comm_s", "dp_comm_s"};
   return names;
@@ -112,23 +112,26 @@ void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
 // with), and a note names the rest as not read.
 void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> aliases = {
-      {"gpus", {"num_gpus", "world_size"}},
-      {"global_batch", {"global_batch_size", "gbs"}},
-      {"micro_batch", {"micro_batch_size", "mbs"}},
-      {"hidden", {"hidden_size"}},
-      {"heads", {"num_attention_heads", "attention_heads"}},
-      {"layers", {"num_layers"}},
-      {"seq", {"seq_length", "seq_len", "sequence_length"}},
+      // Hugging Face's config names (num_hidden_layers, intermediate_size, num_key_value_heads),
+      // GPT-2's and nanoGPT's (n_layer, n_head, n_embd) and DeepSpeed's batch names too. A bare
+      // batch_size is not read: micro or global, a file may mean either.
+      {"gpus", {"num_gpus", "world_size", "n_gpus", "ngpus", "gpu_count", "num_devices"}},
+      {"global_batch", {"global_batch_size", "gbs", "train_batch_size"}},
+      {"micro_batch", {"micro_batch_size", "mbs", "microbatch", "microbatch_size", "train_micro_batch_size_per_gpu"}},
+      {"hidden", {"hidden_size", "d_model", "n_embd"}},
+      {"heads", {"num_attention_heads", "attention_heads", "num_heads", "n_heads", "n_head"}},
+      {"layers", {"num_layers", "num_hidden_layers", "n_layers", "n_layer"}},
+      {"seq", {"seq_length", "seq_len", "sequence_length", "seqlen", "max_seq_len", "encoder_seq_length"}},
       {"tp", {"tensor_model_parallel_size", "tp_size", "tensor_parallel_size", "tensor_parallel", "tp_degree"}},
       {"pp", {"pipeline_model_parallel_size", "pp_size", "pipeline_parallel_size", "pipeline_parallel", "pp_degree"}},
       {"dp", {"data_parallel_size", "dp_size", "data_parallel", "dp_degree"}},
       {"cp", {"context_parallel_size", "cp_size", "context_parallel", "cp_degree"}},
       {"vocab", {"padded_vocab_size", "vocab_size"}},
-      {"ffn_hidden", {"ffn_hidden_size"}},
-      {"kv_groups", {"num_query_groups", "query_groups"}},
+      {"ffn_hidden", {"ffn_hidden_size", "intermediate_size", "ffn_dim", "ffn_size"}},
+      {"kv_groups", {"num_query_groups", "query_groups", "num_key_value_heads", "num_kv_heads", "n_kv_heads"}},
       {"position_embedding", {"position_embedding_type"}},
       {"virtual_stages", {"virtual_pipeline_model_parallel_size", "vpp", "vp", "vpp_size", "vpp_interleave"}},
-      {"recompute", {"recompute_granularity", "recomputation"}},
+      {"recompute", {"recompute_granularity", "recomputation", "activations_checkpoint_granularity"}},
       {"sequence_parallel", {"seq_parallel", "sequence_parallelism"}},
       {"distributed_optimizer", {"use_distributed_optimizer", "dist_optimizer", "optimizer_sharding"}},
       {"precision", {"dtype", "datatype"}},
@@ -247,6 +250,16 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
     auto rc = structure::parse_recompute(t.text(row, "recompute"));
     if (!rc) t.fail(row, "recompute", "must be none, selective or full, not '" + t.text(row, "recompute") + "'");
     l.recompute = *rc;
+  } else {
+    // Megatron-LM's yes/no flags, where a file has no granularity: --recompute-activations is
+    // selective recomputation; the older --checkpoint-activations (its 2021 releases) was every
+    // layer's, full.
+    const bool selective = boolean(t, row, "recompute_activations"), full = boolean(t, row, "checkpoint_activations");
+    if (selective && full)
+      t.fail(row, "checkpoint_activations",
+             "recompute_activations (selective) and checkpoint_activations (full) are both true: say which in 'recompute'");
+    if (selective) l.recompute = structure::Recompute::kSelective;
+    if (full) l.recompute = structure::Recompute::kFull;
   }
   if (!absent(t, row, "precision")) {
     auto p = structure::parse_precision(t.text(row, "precision"));

@@ -305,6 +305,45 @@ TEST(LlmConfigCsv, OtherToolsColumnNamesAreReadWithANote) {
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "dtype");
 }
 
+// Hugging Face's and nanoGPT's names for the shape, DeepSpeed's for the batches, and Megatron-LM's
+// yes/no recomputation flags; 1.0 and 0.0 (a pandas 0/1 column with a gap) as yes and no.
+TEST(LlmConfigCsv, HuggingFaceNamesAndMegatronsRecomputationFlags) {
+  auto path = write(
+      "n_gpus,train_batch_size,train_micro_batch_size_per_gpu,d_model,n_heads,num_hidden_layers,seqlen,tp,dp,pp,"
+      "intermediate_size,num_key_value_heads,recompute_activations,checkpoint_activations,sequence_parallel,virtual_stages\n"
+      "64,512,1,8192,64,80,4096,8,4,2,28672,8,1.0,0.0,1.0,0.0\n"
+      "64,512,1,8192,64,80,4096,8,4,2,28672,8,false,true,0.0,0.0\n"
+      "64,512,1,8192,64,80,4096,8,4,2,28672,8,,,,\n");
+  auto t = io::read_llm_configs(path);
+  ASSERT_EQ(t.rows.size(), 3u);
+  const auto& a = t.rows[0];
+  EXPECT_EQ(a.layout.global_batch, 512);
+  EXPECT_EQ(a.spec.hidden, 8192);
+  EXPECT_EQ(a.spec.heads, 64);
+  EXPECT_EQ(a.spec.layers, 80);
+  EXPECT_EQ(a.spec.seq, 4096);
+  EXPECT_EQ(a.spec.ffn(), 28672);
+  EXPECT_EQ(a.spec.kv_groups, 8);
+  EXPECT_EQ(a.layout.virtual_stages, 1);
+  EXPECT_EQ(a.layout.recompute, structure::Recompute::kSelective);
+  EXPECT_TRUE(a.layout.sequence_parallel);
+  EXPECT_EQ(t.rows[1].layout.recompute, structure::Recompute::kFull);
+  EXPECT_FALSE(t.rows[1].layout.sequence_parallel);
+  EXPECT_EQ(t.rows[2].layout.recompute, structure::Recompute::kNone);
+  // Both flags at once say two different things: refused, naming the row.
+  auto both = write(std::string(kHeader) + ",recompute_activations,checkpoint_activations\n8,64,1,4096,32,32,2048,8,1,1,true,true\n");
+  auto e = tptest::input_error_of([&] { io::read_llm_configs(both); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "checkpoint_activations");
+  // A granularity column, where there is one, is what the row means.
+  auto granularity =
+      write(std::string(kHeader) + ",recompute,checkpoint_activations\n8,64,1,4096,32,32,2048,8,1,1,selective,true\n");
+  EXPECT_EQ(io::read_llm_configs(granularity).rows[0].layout.recompute, structure::Recompute::kSelective);
+  // Another number than 1 or 0 is not a yes or a no.
+  auto two = write(std::string(kHeader) + ",sequence_parallel\n8,64,1,4096,32,32,2048,8,1,1,2.0\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(two); }).field(), "sequence_parallel");
+}
+
 // Megatron's scaling tables write "fp16 mixed"; PyTorch prints torch.bfloat16; none of these is a
 // precision of its own. "fp32 mixed" is no precision at all.
 TEST(LlmConfigCsv, PrecisionSpellingsOfOtherTools) {
