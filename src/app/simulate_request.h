@@ -30,6 +30,7 @@ struct SimulateQuery {
   bool gittins = false, oracle = false;
   std::string time_model;
   double min_gain = 0.5;
+  double pollux_p = -1;  // the pollux policy's power-mean exponent, at most 1
   // Each job's result and the GPUs in use over time, per policy, in the JSON
   // (the page's charts); the CLI prints the summary only.
   bool detail = false;

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 struct BenchSimArgs {
   std::string data = "../shared/data";
-  std::string policies = "tiresias,optimus,coconfig,fifo";
+  std::string policies = "tiresias,optimus,pollux,coconfig,fifo";
   std::string loads = "0.5,1.0,1.5,2.0";
   std::string workloads = "1,2,3,4,5,6,7,8";
   std::string placement = "spread";
@@ -153,7 +153,7 @@ void policy_comparisons(const BenchSimArgs& a, LoadMeans& m, nlohmann::json& jl)
                                our ? "tiresias < optimus" : "optimus < tiresias", pub == our ? "reproduced" : "NOT reproduced");
   }
   if (mean_ours.count("coconfig")) {
-    for (const char* other : {"tiresias", "optimus"})
+    for (const char* other : {"tiresias", "optimus", "pollux"})
       if (mean_ours.count(other)) {
         double r = mean_ours["coconfig"] / mean_ours[other];
         jl["coconfig_vs"][other] = r;
@@ -219,9 +219,10 @@ void setup(CLI::App& root) {
   cmd->add_option("--restart-delay", a->restart_delay, "Seconds per (re)allocation")->capture_default_str();
   cmd->add_option("--interval", a->interval, "Scheduling interval in seconds")->capture_default_str();
   cmd->add_option("--min-gain", a->min_gain, "coconfig's least marginal goodput per GPU")->capture_default_str();
-  cmd->add_option("--time-model", a->time_model, "Time model optimus/coconfig fit (default: best registered)");
+  cmd->add_option("--time-model", a->time_model, "Time model optimus, pollux and coconfig fit (default: best registered)");
   cmd->add_flag("--fitted", a->fitted,
-                "optimus/coconfig use fitted time models instead of the oracle (the published Optimus is Optimus+Oracle)");
+                "optimus, pollux and coconfig use fitted time models instead of the oracle (the published Optimus is "
+                "Optimus+Oracle)");
   cmd->add_flag("--json", a->json, "Print results as JSON");
   cmd->callback([a] { run_bench(*a); });
 }

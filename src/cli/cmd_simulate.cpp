@@ -31,6 +31,7 @@ struct SimulateArgs {
   bool gittins = false, oracle = false, json = false;
   std::string time_model;
   double min_gain = 0.5;
+  double pollux_p = -1;
   std::string plot, jobs_csv;
 };
 
@@ -53,6 +54,7 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
   q.oracle = a.oracle;
   q.time_model = a.time_model;
   q.min_gain = a.min_gain;
+  q.pollux_p = a.pollux_p;
   return q;
 }
 
@@ -164,9 +166,14 @@ void setup(CLI::App& root) {
   cmd->add_option("--tiresias-thresholds", a->thresholds, "Tiresias queue thresholds in attained GPU-seconds")
       ->capture_default_str();
   cmd->add_flag("--gittins", a->gittins, "Tiresias orders each queue by Gittins index over the workload's job sizes");
-  cmd->add_flag("--oracle", a->oracle, "optimus/coconfig see the true speeds instead of fitted models");
-  cmd->add_option("--time-model", a->time_model, "Registered time model that optimus/coconfig fit (default: best registered)");
+  cmd->add_flag("--oracle", a->oracle, "optimus, pollux and coconfig see the true speeds instead of fitted models");
+  cmd->add_option("--time-model", a->time_model,
+                  "Registered time model that optimus, pollux and coconfig fit (default: best registered)");
   cmd->add_option("--min-gain", a->min_gain, "coconfig: least goodput a further GPU must add, as a share of per-GPU goodput")
+      ->capture_default_str();
+  cmd->add_option("--pollux-p", a->pollux_p,
+                  "pollux: exponent of the power mean of the jobs' speedups it maximises (-1 favours the slowest "
+                  "jobs, 1 is their sum; at most 1)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print results as JSON");
   cmd->add_option("--plot", a->plot, "Draw the JCT CDF per policy with gnuplot (.png or .svg)");

@@ -66,7 +66,7 @@ json Service::workloads() const {
 json Service::simulate_request(const json& req) {
   static const std::set<std::string> allowed = {"workload", "policies", "nodes", "gpus_per_node", "load_scale",
                                                 "restart_delay", "interval", "placement", "oracle", "gittins",
-                                                "min_gain", "time_model"};
+                                                "min_gain", "pollux_p", "time_model"};
   refuse_unknown_fields(req, allowed, "GET /workloads lists the workloads and policies");
   if (const std::string missing = simulation_missing(); !missing.empty()) throw RequestError(404, "workload", missing);
   // A name from the listing, never a path: the server reads only its own workloads.
@@ -110,6 +110,8 @@ json Service::simulate_request(const json& req) {
   q.gittins = get_bool(req, "gittins", false);
   q.min_gain = get_number(req, "min_gain", q.min_gain);
   if (!(q.min_gain >= 0)) throw RequestError(400, "min_gain", "min_gain must be >= 0");
+  q.pollux_p = get_number(req, "pollux_p", q.pollux_p);
+  if (!(q.pollux_p <= 1 && q.pollux_p >= -10)) throw RequestError(400, "pollux_p", "pollux_p must be from -10 to 1");
   q.time_model = get_string(req, "time_model", "");
   // A simulation computes like a fit: it takes a slot.
   auto slot = take_slot();

@@ -35,7 +35,7 @@ SimResult Experiment::run(const std::string& policy, const std::vector<JobSpec>&
   if (opts_.gittins && policy == "tiresias") po.gittins_sizes = job_sizes(jobs);
   auto p = PolicyRegistry::instance().make(policy, po);
   // Only the model-driven policies need the (possibly fitted) estimator.
-  const Estimator& est = (policy == "optimus" || policy == "coconfig") ? scheduler_estimator() : oracle_;
+  const Estimator& est = p->uses_estimates() ? scheduler_estimator() : oracle_;
   return simulate(jobs, *p, est, oracle_, opts_.sim);
 }
 

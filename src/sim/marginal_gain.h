@@ -1,6 +1,6 @@
 // Greedy marginal-gain allocation (Optimus, METHODS.md section 3): hand out
-// GPUs one at a time to the job whose next GPU gains the most. Shared by the
-// optimus and coconfig policies, which differ only in how they value a GPU.
+// GPUs one at a time to the job whose next GPU gains the most (the optimus
+// policy's allocation).
 #pragma once
 #include <functional>
 #include <vector>

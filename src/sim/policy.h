@@ -35,6 +35,8 @@ struct PolicyOptions {
   std::vector<double> tiresias_thresholds{3250, 7200};  // attained GPU-seconds between queues
   std::vector<double> gittins_sizes;  // job sizes (GPU-s) of a known distribution: enables Gittins
   double coconfig_min_gain = 0.5;  // coconfig: least goodput a further GPU must add, as a share of the per-GPU goodput
+  double pollux_p = -1;            // pollux: the power mean's exponent over the jobs' speedups (Pollux's fairness knob)
+  double pollux_restart_penalty = 0.1;  // pollux: share of its speedup a job whose allocation changes gives up
 };
 
 class Policy {
@@ -46,6 +48,9 @@ class Policy {
   // Event-driven mode: the next time the policy wants to run even if no job
   // arrives or ends (e.g. a queue demotion); +inf for none.
   virtual double next_wakeup(const SchedInput&) { return std::numeric_limits<double>::infinity(); }
+  // Whether the policy decides with estimated speeds (SchedInput::est), which
+  // a simulation may give as fitted models; the others see only the jobs' requests.
+  virtual bool uses_estimates() const { return false; }
 };
 
 using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyOptions&)>;

@@ -17,7 +17,7 @@
 #include <limits>
 
 #include "sim/app_model.h"
-#include "sim/marginal_gain.h"
+#include "sim/goodput_batch.h"
 #include "sim/policy.h"
 #include "sim/rate_table.h"
 
@@ -30,35 +30,10 @@ class Coconfig : public Policy {
  public:
   explicit Coconfig(const PolicyOptions& o) : min_gain_(o.coconfig_min_gain) {}
   std::string name() const override { return "coconfig"; }
+  bool uses_estimates() const override { return true; }
 
-  struct Best {
-    double rate = 0;
-    int batch = 0;
-  };
-
-  // Candidate global batches for g GPUs: log-spaced over the feasible range.
-  static std::vector<int> candidates(const AppModel& app, int g) {
-    std::vector<int> c;
-    double lo = std::max<double>(app.init_batch(), static_cast<double>(g) * app.min_local());
-    double hi = app.max_batch();
-    if (lo > hi) return c;
-    for (double b = lo; b < hi * 1.0001; b *= std::sqrt(2.0)) c.push_back(static_cast<int>(std::lround(b)));
-    if (c.empty() || c.back() != static_cast<int>(hi)) c.push_back(static_cast<int>(hi));
-    return c;
-  }
-
-  Best best(const SchedInput& in, const JobState& j, int g) {
-    Best b;
-    if (j.rigid()) {
-      if (g == j.spec->gpus) b = {in.est->rate(j, g, 0), 0};
-      return b;
-    }
-    for (int batch : candidates(*j.spec->app, g)) {
-      double r = table_.rate(*in.est, j, g, batch);
-      if (r > b.rate) b = {r, batch};
-    }
-    return b;
-  }
+  using Best = GoodputBatch;
+  Best best(const SchedInput& in, const JobState& j, int g) { return goodput_batch(in, j, g, table_); }
 
   std::vector<Decision> schedule(const SchedInput& in) override {
     const auto& jobs = *in.jobs;
@@ -100,7 +75,7 @@ class Coconfig : public Policy {
     // 3. Shortest remaining time first.
     std::vector<size_t> order(n);
     for (size_t i = 0; i < n; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t_want[a] < t_want[b]; });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t_want[a] * want[a] < t_want[b] * want[b]; });
     std::vector<int> alloc(n, 0);
     int free = in.total_gpus;
     for (size_t i : order) {
@@ -113,24 +88,59 @@ class Coconfig : public Policy {
       alloc[i] = g;
       free -= g;
     }
-    // Spare GPUs: largest drop in remaining time.
-    give_gpus_by_marginal_gain(alloc, free, [&](size_t i) {
-      if (alloc[i] == 0 || jobs[i]->rigid() || alloc[i] >= cap(i)) return 0.0;
-      double r0 = best_at(i, alloc[i]).rate, r1 = best_at(i, alloc[i] + 1).rate;
-      return r1 > r0 && r0 > 0 ? jobs[i]->remaining() / r0 - jobs[i]->remaining() / r1 : 0.0;
-    });
+    // A running job keeps its GPU count where the planned one would not save
+    // it a restart's time (grown), or where free GPUs let it keep what it has
+    // (shrunk): each change stops the job for the restart delay.
+    auto seconds_left = [&](size_t i, int g) {
+      const double r = best_at(i, g).rate;
+      return r > 0 ? jobs[i]->remaining() / r : kInf;
+    };
+    for (size_t i : order) {
+      const int now_on = jobs[i]->gpus;
+      if (now_on <= 0 || jobs[i]->rigid() || alloc[i] == 0 || alloc[i] == now_on || now_on > cap(i)) continue;
+      if (alloc[i] > now_on && seconds_left(i, now_on) - seconds_left(i, alloc[i]) <= in.restart_delay) {
+        free += alloc[i] - now_on;
+        alloc[i] = now_on;
+      } else if (alloc[i] < now_on && now_on - alloc[i] <= free && seconds_left(i, now_on) < seconds_left(i, alloc[i])) {
+        free -= now_on - alloc[i];
+        alloc[i] = now_on;
+      }
+    }
+    // Spare GPUs: the largest drop in remaining time per GPU, over steps of up
+    // to a node's GPUs, so that a job is not stopped at a node's edge by the
+    // slower step onto a second node (as in step 2).
+    const int widest_step = std::max(1, in.gpus_per_node);
+    while (free > 0) {
+      double best_gain = 0;
+      size_t to = 0;
+      int step = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (alloc[i] == 0 || jobs[i]->rigid()) continue;
+        const double r0 = best_at(i, alloc[i]).rate;
+        if (r0 <= 0) continue;
+        const int now_on = jobs[i]->gpus;
+        for (int h = 1; h <= std::min({widest_step, free, cap(i) - alloc[i]}); ++h) {
+          const double r1 = best_at(i, alloc[i] + h).rate;
+          if (r1 <= r0) continue;
+          // Leaving the GPU count a job runs on costs it a restart; returning to it saves one.
+          const double restart = now_on <= 0 ? 0.0
+                                 : alloc[i] == now_on ? in.restart_delay
+                                 : alloc[i] + h == now_on ? -in.restart_delay : 0.0;
+          const double gain = (jobs[i]->remaining() / r0 - jobs[i]->remaining() / r1 - restart) / h;
+          if (gain > best_gain) best_gain = gain, to = i, step = h;
+        }
+      }
+      if (step == 0) break;
+      alloc[to] += step;
+      free -= step;
+    }
     // 4. Decisions; keep a running job's configuration unless changing it pays for the restart.
     std::vector<Decision> out;
     for (size_t i : order) {
       if (alloc[i] == 0) continue;
       const JobState& j = *jobs[i];
-      int g = alloc[i], b = best_at(i, g).batch;
-      if (j.gpus > 0 && !j.rigid() && j.batch > 0) {
-        double r_keep = table_.rate(*in.est, j, j.gpus, j.batch);
-        double r_new = best_at(i, g).rate;
-        if (g == j.gpus && r_keep > 0 && j.remaining() / r_keep - j.remaining() / r_new <= in.restart_delay) b = j.batch;
-      }
-      out.push_back({j.id, g, b});
+      const int g = alloc[i];
+      out.push_back({j.id, g, batch_to_run(in, j, g, best_at(i, g), table_)});
     }
     return out;
   }

@@ -19,6 +19,7 @@ namespace {
 class Optimus : public Policy {
  public:
   std::string name() const override { return "optimus"; }
+  bool uses_estimates() const override { return true; }
 
   double remaining(const SchedInput& in, const JobState& j, int g) {
     double r = g > 0 ? table_.rate(*in.est, j, g, j.spec->batch) : 0;

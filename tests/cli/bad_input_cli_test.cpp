@@ -155,6 +155,12 @@ TEST(BadInputOption, SimulatesPoliciesMayNotRepeatOrBeEmpty) {
   const auto r = tptest::run_cli("simulate --workload " + w + " --data " + (dir / "none").string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("option '--data'"), std::string::npos) << r.err;
+  // Past 1 the power mean would reward piling GPUs on one job; NaN would decide nothing.
+  for (const std::string p : {"2", "nan", "-11"}) {
+    const auto bad = tptest::run_cli("simulate --workload " + w + " --data " + dir.string() + " --policy pollux --pollux-p " + p);
+    EXPECT_EQ(bad.exit_code, 2) << p << ": " << bad.err;
+    EXPECT_NE(bad.err.find("--pollux-p"), std::string::npos) << p << ": " << bad.err;
+  }
 }
 
 }  // namespace

@@ -446,7 +446,7 @@ TEST(Web, SimulateEqualsCli) {
   EXPECT_NE(std::find(w["workloads"].begin(), w["workloads"].end(), "pollux-1.0/workload-1"), w["workloads"].end());
   // Times at which the clock could not move (an interval of 1e300 s once spun forever) and a negative gain: 400.
   for (const auto& [field, value] : std::vector<std::pair<std::string, double>>{
-           {"interval", 1e300}, {"interval", 1e-9}, {"restart_delay", 1e300}, {"min_gain", -5}}) {
+           {"interval", 1e300}, {"interval", 1e-9}, {"restart_delay", 1e300}, {"min_gain", -5}, {"pollux_p", 2}}) {
     json e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {field, value}}, &st);
     EXPECT_EQ(st, 400) << field << " " << e.dump();
     EXPECT_EQ(e["field"], field) << e.dump();

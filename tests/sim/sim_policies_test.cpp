@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <string>
 
@@ -160,6 +162,44 @@ TEST(SimPolicies, CoconfigHandComputed) {
   EXPECT_DOUBLE_EQ(r.jct_a, 40);
   EXPECT_DOUBLE_EQ(r.jct_b, 70);
   EXPECT_EQ(r.res.jobs[0].batch, 8);
+}
+
+// Speedup over one GPU is g (linear scaling, gain 1). t=0: A alone takes 4.
+// t=10: A (running on 4, so any other count costs it 10%) and B; with p = -1
+// the allocation minimises 1/s_A + 1/s_B: (1,3) 1/0.9 + 1/3 = 1.44, (2,2)
+// 1/1.8 + 1/2 = 1.06, (3,1) 1/2.7 + 1 = 1.37 -> (2,2). A has 15 steps left at
+// 2/8 a second -> ends 70; B then takes 4 GPUs with 5 of its steps left -> 80.
+// JCT A = 70, B = 70.
+TEST(SimPolicies, PolluxHandComputed) {
+  auto r = run("pollux");
+  EXPECT_DOUBLE_EQ(r.jct_a, 70);
+  EXPECT_DOUBLE_EQ(r.jct_b, 70);
+  EXPECT_EQ(r.res.jobs[0].restarts, 1);
+  EXPECT_EQ(r.res.jobs[1].restarts, 1);
+  EXPECT_EQ(r.res.jobs[1].gpus, 4);
+}
+
+// Our pollux against the Pollux artifact's own simulator on its 8 workloads at
+// load 1.0 (16 x 4 T4s, 60 s rounds, 30 s restarts, spread placement): the
+// objective reproduces the published mean JCT (2,751 s) within 10%.
+TEST(SimPolicies, PolluxReproducesThePublishedMeanJct) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const fs::path data = tptest::shared_data_dir();
+  sim::AppSet apps((data / "pollux-t4").string());
+  sim::ExperimentOptions eo;
+  eo.sim.placement = sim::PlacementMode::kSpread;
+  eo.oracle = true;
+  sim::Experiment ex(apps.all(), eo);
+  double ours = 0;
+  for (int w = 1; w <= 8; ++w) {
+    auto jobs = sim::jobs_from_workload((data / "workloads" / "pollux-1.0" / fmt::format("workload-{}.csv", w)).string(),
+                                        apps, 1.0, 64);
+    ours += sim::summarize(ex.run("pollux", jobs)).avg_jct / 8;
+  }
+  const auto published = nlohmann::json::parse(tptest::read_file(data / "pollux-results" / "pollux-1.0.json"));
+  double theirs = 0;
+  for (const auto& [name, avg] : published["avgs"].items()) theirs += avg.get<double>() / published["avgs"].size();
+  EXPECT_NEAR(ours / theirs, 1.0, 0.10) << "ours " << ours << " s, published " << theirs << " s";
 }
 
 TEST(SimPolicies, SummaryStatistics) {
