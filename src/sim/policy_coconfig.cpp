@@ -8,10 +8,13 @@
 //     few, to step over a placement dip) adds at least `min_gain` of the
 //     job's current goodput per GPU: beyond that the cost grows faster
 //     than the job speeds up.
-//  3. Shortest estimated remaining time (at g*) first: each job gets g*
-//     while GPUs last, then spare GPUs go where they cut remaining time most.
-//  4. A running job keeps its batch unless the change saves more than the
-//     restart delay, so that re-planning does not thrash.
+//  3. Least remaining work first, in GPU-seconds at g* (a job that finishes
+//     soon only by holding many GPUs is not short): each job gets g* while
+//     GPUs last, then spare GPUs go where they cut remaining time most per
+//     GPU, in steps of up to a node's GPUs.
+//  4. A running job keeps its GPU count where a change would not save it the
+//     restart delay, and its batch likewise, so that re-planning does not
+//     thrash: every change stops the job for a restart.
 #include <algorithm>
 #include <cmath>
 #include <limits>

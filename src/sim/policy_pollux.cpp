@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "sim/app_model.h"
 #include "sim/goodput_batch.h"
@@ -46,19 +47,28 @@ class Pollux : public Policy {
   std::vector<Decision> schedule(const SchedInput& in) override {
     const auto& jobs = *in.jobs;
     const int total = in.total_gpus;
-    // Each job's goodput-optimal batch and rate on g = 0..its cap GPUs.
-    std::vector<std::vector<GoodputBatch>> best(jobs.size());
+    // Each job's goodput-optimal batch and rate on g = 0..its cap GPUs, kept
+    // while its epoch (and so its statistical efficiency) stays the same.
+    std::vector<const std::vector<GoodputBatch>*> by_job(jobs.size());
     std::vector<int> least(jobs.size(), 0);  // fewest GPUs the job runs on; 0: none
+    std::unordered_map<int, Speeds> kept;
     for (size_t i = 0; i < jobs.size(); ++i) {
       const JobState& j = *jobs[i];
-      const int cap = j.rigid() ? j.spec->gpus
-                                : std::min(total, std::max(1, j.spec->app->max_batch() / j.spec->app->min_local()));
-      best[i].resize(size_t(cap) + 1);
-      for (int g = j.rigid() ? cap : 1; g <= cap; ++g) {
-        best[i][g] = goodput_batch(in, j, g, table_);
-        if (!least[i] && best[i][g].rate > 0) least[i] = g;
+      auto found = speeds_.find(j.id);
+      if (found == speeds_.end() || found->second.epoch != j.epoch || found->second.total != total) {
+        const int cap = j.rigid() ? j.spec->gpus
+                                  : std::min(total, std::max(1, j.spec->app->max_batch() / j.spec->app->min_local()));
+        Speeds s{j.epoch, total, std::vector<GoodputBatch>(size_t(cap) + 1)};
+        for (int g = j.rigid() ? cap : 1; g <= cap; ++g) s.best[g] = goodput_batch(in, j, g, table_);
+        found = speeds_.insert_or_assign(j.id, std::move(s)).first;
       }
+      auto& s = kept.emplace(j.id, std::move(found->second)).first->second;
+      by_job[i] = &s.best;
+      for (int g = 1; g < int(s.best.size()) && !least[i]; ++g)
+        if (s.best[g].rate > 0) least[i] = g;
     }
+    speeds_.swap(kept);  // finished jobs' entries go
+    const auto& best = by_job;
     // Which jobs run: those running now, then the rest by arrival, while their least counts fit.
     std::vector<size_t> admitted;
     int left = total;
@@ -72,18 +82,19 @@ class Pollux : public Policy {
     std::vector<double> value(size_t(total) + 1, kNone), next;
     value[0] = 0;
     std::vector<std::vector<int>> pick(admitted.size(), std::vector<int>(size_t(total) + 1, 0));
+    int reach = 0;  // the most GPUs the jobs so far can hold: no total above it has a value
     for (size_t a = 0; a < admitted.size(); ++a) {
       const size_t i = admitted[a];
       const JobState& j = *jobs[i];
-      const double base = best[i][least[i]].rate / least[i];  // one GPU's goodput (its least count's share where it needs more)
+      const double base = (*best[i])[least[i]].rate / least[i];  // one GPU's goodput (its least count's share where it needs more)
       next.assign(value.size(), kNone);
-      for (int g = least[i]; g < int(best[i].size()); ++g) {
-        if (best[i][g].rate <= 0) continue;
-        double s = best[i][g].rate / base;
+      for (int g = least[i]; g < int(best[i]->size()); ++g) {
+        if ((*best[i])[g].rate <= 0) continue;
+        double s = (*best[i])[g].rate / base;
         if (j.gpus > 0 && g != j.gpus) s *= 1 - penalty_;
         const double u = utility(s);
         if (!std::isfinite(u)) continue;
-        for (int k = 0; k + g <= total; ++k) {
+        for (int k = 0; k <= reach && k + g <= total; ++k) {
           if (value[k] == kNone || value[k] + u <= next[k + g]) continue;
           next[k + g] = value[k] + u;
           pick[a][k + g] = g;
@@ -92,6 +103,7 @@ class Pollux : public Policy {
       // A job none of whose counts fits (every option priced out) waits, and the others go on.
       if (std::all_of(next.begin(), next.end(), [](double v) { return v == kNone; })) continue;
       value.swap(next);
+      reach = std::min(total, reach + int(best[i]->size()) - 1);
     }
     std::vector<int> alloc(jobs.size(), 0);
     int k = int(std::max_element(value.begin(), value.end()) - value.begin());
@@ -107,13 +119,18 @@ class Pollux : public Policy {
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return alloc[x] > alloc[y]; });
     std::vector<Decision> out;
     for (size_t i : order)
-      out.push_back({jobs[i]->id, alloc[i], batch_to_run(in, *jobs[i], alloc[i], best[i][alloc[i]], table_)});
+      out.push_back({jobs[i]->id, alloc[i], batch_to_run(in, *jobs[i], alloc[i], (*best[i])[alloc[i]], table_)});
     return out;
   }
 
  private:
+  struct Speeds {
+    int epoch = -1, total = 0;
+    std::vector<GoodputBatch> best;  // by GPU count
+  };
   double p_, penalty_;
   RateTable table_;
+  std::unordered_map<int, Speeds> speeds_;  // by job id
 };
 
 PolicyRegistrar reg("pollux",
