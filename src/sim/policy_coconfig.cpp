@@ -12,9 +12,10 @@
 //     soon only by holding many GPUs is not short): each job gets g* while
 //     GPUs last, then spare GPUs go where they cut remaining time most per
 //     GPU, in steps of up to a node's GPUs.
-//  4. A running job keeps its GPU count where a change would not save it the
-//     restart delay, and its batch likewise, so that re-planning does not
-//     thrash: every change stops the job for a restart.
+//  4. A running job keeps its GPU count where a larger one would not save it
+//     the restart delay, or where free GPUs let it keep what a smaller one
+//     would take; it keeps its batch unless a change saves the restart delay.
+//     Every change stops the job for a restart, so re-planning must not thrash.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -75,7 +76,7 @@ class Coconfig : public Policy {
       want[i] = g;
       t_want[i] = r > 0 ? j.remaining() / r : kInf;
     }
-    // 3. Shortest remaining time first.
+    // 3. Least remaining work (GPU-seconds at g*) first.
     std::vector<size_t> order(n);
     for (size_t i = 0; i < n; ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t_want[a] * want[a] < t_want[b] * want[b]; });
@@ -155,7 +156,7 @@ class Coconfig : public Policy {
 
 PolicyRegistrar reg("coconfig",
                     "ours: re-plan GPUs and batch of every job with the models (goodput-optimal batch, efficient GPU "
-                    "count, shortest remaining time first)",
+                    "count, least remaining GPU-seconds first)",
                     [](const PolicyOptions& o) { return std::make_unique<Coconfig>(o); });
 
 }  // namespace

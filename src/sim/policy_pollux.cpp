@@ -15,7 +15,8 @@
 // jobs and GPUs: the objective is a sum over jobs). When the jobs outnumber
 // the GPUs a power mean with p <= 0 is zero whoever waits, so which jobs run
 // is decided first: running jobs, then the others in arrival order (Pollux's
-// job order), while their least GPU counts fit.
+// job order), each while its least GPU count fits, and the optimum is over
+// those; with p > 0 any job may wait.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -69,12 +70,15 @@ class Pollux : public Policy {
     }
     speeds_.swap(kept);  // finished jobs' entries go
     const auto& best = by_job;
-    // Which jobs run: those running now, then the rest by arrival, while their least counts fit.
+    // Which jobs the programme must place. With p <= 0 a job left waiting makes the mean zero
+    // however the rest run, so the running jobs come first, then the others by arrival, each
+    // while its least count fits (a job that does not fit is passed over for a later one that
+    // does). With p > 0 a waiting job adds nothing, and the programme may leave any job out.
     std::vector<size_t> admitted;
     int left = total;
     for (bool running : {true, false})
       for (size_t i = 0; i < jobs.size(); ++i)
-        if ((jobs[i]->gpus > 0) == running && least[i] > 0 && least[i] <= left) {
+        if ((jobs[i]->gpus > 0) == running && least[i] > 0 && (p_ > 0 || least[i] <= left)) {
           admitted.push_back(i);
           left -= least[i];
         }
@@ -87,7 +91,9 @@ class Pollux : public Policy {
       const size_t i = admitted[a];
       const JobState& j = *jobs[i];
       const double base = (*best[i])[least[i]].rate / least[i];  // one GPU's goodput (its least count's share where it needs more)
-      next.assign(value.size(), kNone);
+      // With p > 0, waiting (0 GPUs, utility 0) is one of the job's options.
+      if (p_ > 0) next = value;
+      else next.assign(value.size(), kNone);
       for (int g = least[i]; g < int(best[i]->size()); ++g) {
         if ((*best[i])[g].rate <= 0) continue;
         double s = (*best[i])[g].rate / base;
@@ -104,6 +110,7 @@ class Pollux : public Policy {
       if (std::all_of(next.begin(), next.end(), [](double v) { return v == kNone; })) continue;
       value.swap(next);
       reach = std::min(total, reach + int(best[i]->size()) - 1);
+      // (a job's row of `pick` holds 0 wherever its waiting was the better option)
     }
     std::vector<int> alloc(jobs.size(), 0);
     int k = int(std::max_element(value.begin(), value.end()) - value.begin());
@@ -134,8 +141,8 @@ class Pollux : public Policy {
 };
 
 PolicyRegistrar reg("pollux",
-                    "Pollux's objective: the power mean (p = -1) of each job's goodput speedup over one GPU, a 10% "
-                    "penalty on re-allocation, optimised exactly over GPU counts",
+                    "Pollux's objective: the power mean (p = -1 by default) of each job's goodput speedup over one "
+                    "GPU, a 10% penalty on re-allocation, optimised exactly over GPU counts",
                     [](const PolicyOptions& o) { return std::make_unique<Pollux>(o); });
 
 }  // namespace

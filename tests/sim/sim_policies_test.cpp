@@ -52,7 +52,8 @@ struct Run {
   sim::SimResult res;
 };
 
-Run run(const std::string& policy, double restart = 0, std::vector<double> thresholds = {30}, double interval = 0) {
+Run run(const std::string& policy, double restart = 0, std::vector<double> thresholds = {30}, double interval = 0,
+        double pollux_p = -1) {
   static fs::path root = lin_trace_root();
   sim::AppSet apps(root.string());
   auto wl = tptest::write_file(root / "wl.csv",
@@ -65,6 +66,7 @@ Run run(const std::string& policy, double restart = 0, std::vector<double> thres
   eo.sim.interval = interval;
   eo.oracle = true;
   eo.policy.tiresias_thresholds = thresholds;
+  eo.policy.pollux_p = pollux_p;
   sim::Experiment ex(apps.all(), eo);
   auto r = ex.run(policy, jobs);
   return {r.jobs[0].jct, r.jobs[1].jct, r};
@@ -164,10 +166,11 @@ TEST(SimPolicies, CoconfigHandComputed) {
   EXPECT_EQ(r.res.jobs[0].batch, 8);
 }
 
-// Speedup over one GPU is g (linear scaling, gain 1). t=0: A alone takes 4.
+// Speedup over one GPU is g on 1, 2 and 4 GPUs (linear scaling, gain 1) and
+// 8/3 on 3 (batch 8 runs a local batch of 3 there). t=0: A alone takes 4.
 // t=10: A (running on 4, so any other count costs it 10%) and B; with p = -1
-// the allocation minimises 1/s_A + 1/s_B: (1,3) 1/0.9 + 1/3 = 1.44, (2,2)
-// 1/1.8 + 1/2 = 1.06, (3,1) 1/2.7 + 1 = 1.37 -> (2,2). A has 15 steps left at
+// the allocation minimises 1/s_A + 1/s_B: (1,3) 1/0.9 + 3/8 = 1.49, (2,2)
+// 1/1.8 + 1/2 = 1.06, (3,1) 1/2.4 + 1 = 1.42 -> (2,2). A has 15 steps left at
 // 2/8 a second -> ends 70; B then takes 4 GPUs with 5 of its steps left -> 80.
 // JCT A = 70, B = 70.
 TEST(SimPolicies, PolluxHandComputed) {
@@ -177,6 +180,17 @@ TEST(SimPolicies, PolluxHandComputed) {
   EXPECT_EQ(r.res.jobs[0].restarts, 1);
   EXPECT_EQ(r.res.jobs[1].restarts, 1);
   EXPECT_EQ(r.res.jobs[1].gpus, 4);
+}
+
+// p = 1 maximises the sum of speedups, to which a waiting job adds nothing: at
+// t=10, A kept on 4 and B waiting gives 4, above (2,2) 3.8, (1,3) 3.57 and
+// (3,1) 3.4. A's 15 steps at 2 s end at 40; B then runs 20 steps at 2 s -> 80.
+// JCT A = 40, B = 70.
+TEST(SimPolicies, PolluxWithAPositiveExponentMayLeaveAJobWaiting) {
+  auto r = run("pollux", 0, {30}, 0, 1.0);
+  EXPECT_DOUBLE_EQ(r.jct_a, 40);
+  EXPECT_DOUBLE_EQ(r.jct_b, 70);
+  EXPECT_EQ(r.res.jobs[0].restarts, 0);
 }
 
 // Our pollux against the Pollux artifact's own simulator on its 8 workloads at
