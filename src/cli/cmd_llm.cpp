@@ -148,8 +148,9 @@ void run_predict(const PredictArgs& a) {
     if (in_rows > unsplit && !a.out.empty() && a.out != "-")
       parts.push_back("their prediction cells in " + a.out + " are empty");
     if (unsplit && !a.out.empty() && a.out != "-")
-      parts.push_back(fmt::format("{} whose fields do not match the header {} not in {}", unsplit,
-                                  unsplit == 1 ? "is" : "are", a.out));
+      parts.push_back(fmt::format("{} whose fields do not match the header {} in {} without predictions, cut or "
+                                  "padded to its columns",
+                                  unsplit, unsplit == 1 ? "is" : "are", a.out));
     if (measured_rows)
       parts.push_back(fmt::format("{} measured row{} left out of the calibration{}", measured_rows,
                                   measured_rows == 1 ? "" : "s", in_rows ? "" : " (named above)"));

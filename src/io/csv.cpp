@@ -213,6 +213,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
                        std::to_string(fields.size()));
       if (bad == BadFieldCount::kThrow) throw e;
       t.malformed_.push_back(std::move(e));
+      t.malformed_fields_.push_back({record_line, std::move(fields)});
       continue;
     }
     t.rows_.push_back({record_line, fields});

@@ -54,8 +54,11 @@ class CsvTable {
   // The lines after the header that start with '#', read as comments: a
   // caller may say so, as such a line may have been meant as a row.
   const std::vector<long>& comment_lines_after_header() const { return later_comments_; }
-  // With BadFieldCount::kSkip, the rows left out (file, line, and the counts).
+  // With BadFieldCount::kSkip, the rows left out (file, line, and the counts),
+  // and their fields as split, in file order, for a writer that passes every
+  // line of its input through.
   const std::vector<InputError>& malformed_rows() const { return malformed_; }
+  const std::vector<CsvRow>& malformed_fields() const { return malformed_fields_; }
 
   // Columns are found by exact name, else by the folded name (any case, '-'
   // or ' ' for '_') when only one header entry matches it so ("TP" is tp).
@@ -96,6 +99,7 @@ class CsvTable {
   std::vector<std::string> comments_;
   std::vector<long> later_comments_;
   std::vector<InputError> malformed_;
+  std::vector<CsvRow> malformed_fields_;
   std::unordered_map<std::string, int> index_;
   std::unordered_map<std::string, int> folded_index_;  // folded name -> column, -2 where two share it
 };

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "core/edit_distance.h"
@@ -386,11 +387,22 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
   auto write = [&](const std::vector<std::string>& fields) {
     std::string line;
     for (const auto& f : fields) line += csv_field(f) + ",";
-    line.pop_back();
+    if (!line.empty()) line.pop_back();
     out << line << "\n";
   };
   write(header);
+  const auto& unsplit = keep.empty() ? in.malformed_fields() : std::vector<CsvRow>{};
+  size_t next_unsplit = 0;
+  // Cut or padded to the header's columns: the output stays a table any CSV reader takes.
+  auto write_unsplit_before = [&](long line) {
+    for (; next_unsplit < unsplit.size() && unsplit[next_unsplit].line < line; ++next_unsplit) {
+      std::vector<std::string> fields = unsplit[next_unsplit].fields;
+      fields.resize(header.size());
+      write(fields);
+    }
+  };
   for (size_t i = 0; i < in.rows().size(); ++i) {
+    write_unsplit_before(in.rows()[i].line);
     if (!keep.empty() && !keep.at(i)) continue;
     std::vector<std::string> fields = in.rows()[i].fields;
     fields.resize(header.size());
@@ -400,6 +412,7 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
     }
     write(fields);
   }
+  write_unsplit_before(std::numeric_limits<long>::max());
   out.flush();
   if (!out) throw InputError(path, 0, "", "cannot write file");
 }

@@ -102,8 +102,11 @@ LlmConfigTable parse_llm_configs(const std::string& text, const std::string& nam
 
 // Writes `in`'s columns and rows with `values[row][j]` under names[j]: in
 // the column of that name when `in` has one, else in a column appended.
-// A NaN value leaves its cell empty. With `keep` (one flag per row of `in`),
-// only the rows flagged true are written. `path` "-" is standard output.
+// A NaN value leaves its cell empty. Without `keep`, a row `in` could not
+// split (its field count is not the header's) is written in its place without
+// values, its fields cut or padded to the header's columns, so that the output
+// pairs row for row with the input and stays a well-formed table; with `keep` (one flag per row of `in`), only the rows flagged true
+// are written. `path` "-" is standard output.
 // Throws InputError when the file cannot be written.
 void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,
                            const std::vector<std::vector<double>>& values, const std::vector<bool>& keep = {});

@@ -737,11 +737,17 @@ TEST(LlmCli, ARunSheetsOtherCellsAndLinesCostNoRowItsPrediction) {
   EXPECT_TRUE(tptest::names_input_error(r.err, in, 4, "", {"expected 13 fields as in the header, found 14"})) << r.err;
   EXPECT_NE(r.err.find("line 5 starts with '#' and was read as a comment, not a configuration"), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("1 whose fields do not match the header is not in " + out), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 whose fields do not match the header is in " + out +
+                       " without predictions, cut or padded to its columns"),
+            std::string::npos)
+      << r.err;
+  // Row for row with the input (the wide line in its place, cut to the header's columns, no prediction).
   auto t = trainplan::io::CsvTable::read(out);
-  ASSERT_EQ(t.rows().size(), 2u);
+  ASSERT_EQ(t.rows().size(), 3u);
   EXPECT_EQ(t.text(t.rows()[0], "run"), "first run");  // trimmed, inside quotes too (docs/FORMATS.md)
-  for (const auto& row : t.rows()) EXPECT_GT(t.positive(row, "iteration_time_s"), 0);
+  EXPECT_EQ(t.text(t.rows()[2], "run"), "third");
+  EXPECT_EQ(t.text(t.rows()[2], "iteration_time_s"), "");
+  for (size_t i = 0; i < 2; ++i) EXPECT_GT(t.positive(t.rows()[i], "iteration_time_s"), 0);
   // As a calibration the same cells are what was measured, and are refused.
   auto cal = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb --calibrate " + in);
   EXPECT_EQ(cal.exit_code, 2);
