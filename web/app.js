@@ -574,6 +574,8 @@ async function loadWorkloads() {
       i.type = "checkbox";
       i.value = p;
       i.checked = p === "fifo" || p === "tiresias";
+      // What the policy does, on hover: the same line as `trainplan simulate --help`.
+      if (w.policy_summaries && w.policy_summaries[p]) l.title = w.policy_summaries[p];
       l.append(i, " " + p);
       box.appendChild(l);
     }

@@ -55,10 +55,15 @@ std::string Service::simulation_missing() const {
 }
 
 json Service::workloads() const {
-  json policies = json::array();
-  for (const auto* e : sim::PolicyRegistry::instance().all()) policies.push_back(e->name);
+  json policies = json::array(), described = json::object();
+  for (const auto* e : sim::PolicyRegistry::instance().all()) {
+    policies.push_back(e->name);
+    described[e->name] = e->summary;
+  }
   const std::string missing = simulation_missing();
-  json j = {{"workloads", missing.empty() ? json(workload_names()) : json::array()}, {"policies", policies}};
+  json j = {{"workloads", missing.empty() ? json(workload_names()) : json::array()},
+            {"policies", policies},
+            {"policy_summaries", described}};
   if (!missing.empty()) j["note"] = missing;
   return j;
 }

@@ -507,6 +507,10 @@ TEST(Web, SimulateWithoutDataSaysWhatIsMissing) {
   EXPECT_TRUE(w["workloads"].empty());
   EXPECT_NE(w["note"].get<std::string>().find("--sim-data"), std::string::npos) << w.dump();
   EXPECT_FALSE(w["policies"].empty());
+  // Each policy with the line `simulate --help` gives it (the page shows it on hover).
+  for (const auto& p : w["policies"])
+    EXPECT_FALSE(w["policy_summaries"].value(p.get<std::string>(), std::string()).empty()) << p << " " << w.dump();
+  EXPECT_NE(w["policy_summaries"].value("pollux", std::string()).find("power mean"), std::string::npos) << w.dump();
   json e = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}}, &st);
   EXPECT_EQ(st, 404);
   EXPECT_NE(e["error"].get<std::string>().find("/nonexistent/pollux-t4"), std::string::npos) << e.dump();
