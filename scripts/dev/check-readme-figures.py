@@ -53,12 +53,28 @@ CHECKS = [
         "--to", os.path.join(DATA, "sia-a100"), "--to-gpu", "a100-40gb", "--target-trials", "0"], [
         (r"no trial ([\d.]+)% \[", r"\nmedian\s+([\d.]+)%"),
     ]),
+    # bench simulate's mean row at a load: tiresias, optimus, pollux, coconfig, fifo (its default order).
+    ("Simulator, Pollux's published JCT", ["bench", "simulate", "--data", DATA], [
+        (r"Tiresias ([\d,]+) /", r"load 1\.0x: average.*?\nmean\s+(\d+) /"),
+        (r"Optimus ([\d,]+) /", r"load 1\.0x: average.*?\nmean\s+\d+ /\s+\d+\s+(\d+) /"),
+        (r"Pollux's objective ([\d,]+) /", r"load 1\.0x: average.*?\nmean(?:\s+\d+ /\s+\d+){2}\s+(\d+) /"),
+    ]),
+    ("Our scheduler (`coconfig`)", ["bench", "simulate", "--data", DATA], [
+        (r"([\d.]+)x at 1\.0x load", r"load 1\.0x: average.*?coconfig / pollux \(ours\) = ([\d.]+)"),
+        (r"([\d.]+)x at 1\.5x", r"load 1\.5x: average.*?coconfig / pollux \(ours\) = ([\d.]+)"),
+        (r"([\d.]+)x at 2\.0x", r"load 2\.0x: average.*?coconfig / pollux \(ours\) = ([\d.]+)"),
+        (r"at 0\.5x \(([\d.]+)x\)", r"load 0\.5x: average.*?coconfig / pollux \(ours\) = ([\d.]+)"),
+    ]),
 ]
 
 
 def decimals(figure):
     # The README may round what the command prints (20.8% for 20.77%).
     return len(figure.split(".")[1]) if "." in figure else 0
+
+
+def number(figure):
+    return float(figure.replace(",", ""))  # the README writes thousands as 2,822
 
 
 def readme_row(text, key):
@@ -88,11 +104,11 @@ def main():
                 print(f"MISSING  {key}: README /{readme_pat}/ {'found' if want else 'not found'}, "
                       f"output /{out_pat}/ {'found' if got else 'not found'}")
                 bad += 1
-            elif round(float(got.group(1)), decimals(want.group(1))) != float(want.group(1)):
-                print(f"DIFFERS  {key}: README {want.group(1)}%, `trainplan {' '.join(args)}` prints {got.group(1)}%")
+            elif round(number(got.group(1)), decimals(want.group(1))) != number(want.group(1)):
+                print(f"DIFFERS  {key}: README {want.group(1)}, `trainplan {' '.join(args)}` prints {got.group(1)}")
                 bad += 1
             else:
-                print(f"ok       {key}: {got.group(1)}%")
+                print(f"ok       {key}: {got.group(1)}")
     print(f"check-readme-figures: {bad} figure(s) differ or were not found")
     return 1 if bad else 0
 
