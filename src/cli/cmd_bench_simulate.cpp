@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/gnuplot.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
 #include "sim/workload.h"
@@ -30,6 +31,7 @@ struct BenchSimArgs {
   double restart_delay = 30, interval = 60, min_gain = 0.5;
   bool fitted = false, json = false;
   std::string time_model;
+  std::string plot;  // .png or .svg: mean JCT by load, ours and published
 };
 
 // Published average JCT per workload for one policy and load, or empty.
@@ -162,7 +164,39 @@ void policy_comparisons(const BenchSimArgs& a, LoadMeans& m, nlohmann::json& jl)
   }
 }
 
+// Each policy's mean JCT by load, ours a line and the published a hollow mark in
+// the same colour; log time, as fifo's queue reaches ten times the others'.
+void plot_means(const std::string& path, const std::vector<std::string>& policies, size_t workloads,
+                const std::vector<std::pair<double, LoadMeans>>& by_load) {
+  io::PlotPanel panel;
+  panel.title = fmt::format("mean of {} workload{}' average JCT, 16 x 4 GPUs (lines: ours; circles: published by Pollux's "
+                            "simulator)",
+                            workloads, workloads == 1 ? "" : "s");
+  panel.xlabel = "load (x the workloads' arrival rate)";
+  panel.ylabel = "average job completion time (hours)";
+  panel.logy = true;
+  panel.key = "top left";
+  const auto& colours = io::plot_palette();
+  for (size_t k = 0; k < policies.size(); ++k) {
+    const std::string& p = policies[k];
+    const std::string colour = colours[k % colours.size()];
+    io::PlotSeries ours{p, {}, "linespoints lw 2 pt 7", colour};
+    io::PlotSeries theirs{p + " (published)", {}, "points pt 6 ps 2 lw 2", colour};
+    for (const auto& [load, m] : by_load) {
+      ours.points.push_back({load, m.ours.at(p) / 3600});
+      if (m.n_theirs.count(p) && m.n_theirs.at(p)) theirs.points.push_back({load, m.theirs.at(p) / m.n_theirs.at(p) / 3600});
+    }
+    panel.series.push_back(std::move(ours));
+    if (!theirs.points.empty()) panel.series.push_back(std::move(theirs));
+  }
+  io::render_plot(path, {panel}, 1000, 650);
+}
+
 void run_bench(const BenchSimArgs& a) {
+  if (!a.plot.empty()) {
+    io::check_plot_path(a.plot);
+    io::require_gnuplot();
+  }
   sim::ExperimentOptions eo = experiment_options(a);
   sim::AppSet apps((fs::path(a.data) / "pollux-t4").string());
   sim::Experiment ex(apps.all(), eo);
@@ -175,6 +209,7 @@ void run_bench(const BenchSimArgs& a) {
   js["config"] = {{"cluster", "16x4"}, {"restart_delay_s", a.restart_delay}, {"interval_s", a.interval},
                   {"placement", a.placement}, {"tiresias_thresholds", a.thresholds}, {"oracle", !a.fitted}};
   auto t_start = std::chrono::steady_clock::now();
+  std::vector<std::pair<double, LoadMeans>> by_load;
   for (const auto& load : loads) {
     JctTable theirs;
     for (const auto& p : policies) theirs[p] = published(a.data, p, load);
@@ -190,6 +225,7 @@ void run_bench(const BenchSimArgs& a) {
     mean_rows(a, policies, means, jl);
     policy_comparisons(a, means, jl);
     js["loads"][load] = jl;
+    by_load.push_back({std::stod(load), means});
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   js["seconds"] = secs;
@@ -199,6 +235,10 @@ void run_bench(const BenchSimArgs& a) {
     if (!ex.note().empty()) std::cout << "\nnote: " << ex.note() << "\n";
     std::cout << fmt::format("({} policies x {} workloads x {} loads in {:.1f} s)\n", policies.size(), wls.size(),
                              loads.size(), secs);
+  }
+  if (!a.plot.empty()) {
+    plot_means(a.plot, policies, wls.size(), by_load);
+    std::cerr << "mean JCT by load -> " << a.plot << "\n";
   }
 }
 
@@ -224,6 +264,8 @@ void setup(CLI::App& root) {
                 "optimus, pollux and coconfig use fitted time models instead of the oracle (the published Optimus is "
                 "Optimus+Oracle)");
   cmd->add_flag("--json", a->json, "Print results as JSON");
+  cmd->add_option("--plot", a->plot,
+                  "Draw each policy's mean JCT by load, ours and the published, with gnuplot (.png or .svg)");
   cmd->callback([a] { run_bench(*a); });
 }
 
