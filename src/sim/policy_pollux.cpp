@@ -82,10 +82,15 @@ class Pollux : public Policy {
           admitted.push_back(i);
           left -= least[i];
         }
+    // The most GPUs the admitted jobs can hold together: the programme's width, so that a
+    // cluster far larger than its jobs costs no more memory or time than they do.
+    long can_hold = 0;
+    for (size_t i : admitted) can_hold += long(best[i]->size()) - 1;
+    const int width = int(std::min<long>(total, can_hold));
     // value[k]: the best objective of the jobs so far on k GPUs in all; pick[a][k]: job a's count there.
-    std::vector<double> value(size_t(total) + 1, kNone), next;
+    std::vector<double> value(size_t(width) + 1, kNone), next;
     value[0] = 0;
-    std::vector<std::vector<int>> pick(admitted.size(), std::vector<int>(size_t(total) + 1, 0));
+    std::vector<std::vector<int>> pick(admitted.size(), std::vector<int>(size_t(width) + 1, 0));
     int reach = 0;  // the most GPUs the jobs so far can hold: no total above it has a value
     for (size_t a = 0; a < admitted.size(); ++a) {
       const size_t i = admitted[a];
@@ -100,7 +105,7 @@ class Pollux : public Policy {
         if (j.gpus > 0 && g != j.gpus) s *= 1 - penalty_;
         const double u = utility(s);
         if (!std::isfinite(u)) continue;
-        for (int k = 0; k <= reach && k + g <= total; ++k) {
+        for (int k = 0; k <= reach && k + g <= width; ++k) {
           if (value[k] == kNone || value[k] + u <= next[k + g]) continue;
           next[k + g] = value[k] + u;
           pick[a][k + g] = g;
@@ -109,7 +114,7 @@ class Pollux : public Policy {
       // A job none of whose counts fits (every option priced out) waits, and the others go on.
       if (std::all_of(next.begin(), next.end(), [](double v) { return v == kNone; })) continue;
       value.swap(next);
-      reach = std::min(total, reach + int(best[i]->size()) - 1);
+      reach = std::min(width, reach + int(best[i]->size()) - 1);
       // (a job's row of `pick` holds 0 wherever its waiting was the better option)
     }
     std::vector<int> alloc(jobs.size(), 0);
