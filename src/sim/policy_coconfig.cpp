@@ -10,8 +10,8 @@
 //     than the job speeds up.
 //  3. Least remaining work first, in GPU-seconds at g* (a job that finishes
 //     soon only by holding many GPUs is not short): each job gets g* while
-//     GPUs last, then spare GPUs go where they cut remaining time most per
-//     GPU, in steps of up to a node's GPUs.
+//     GPUs last, then spare GPUs go where a step of any size cuts remaining
+//     time by the largest share per GPU.
 //  4. A running job keeps its GPU count where a larger one would not save it
 //     the restart delay, or where free GPUs let it keep what a smaller one
 //     would take; it keeps its batch unless a change saves the restart delay.
@@ -110,10 +110,13 @@ class Coconfig : public Policy {
         alloc[i] = now_on;
       }
     }
-    // Spare GPUs: the largest drop in remaining time per GPU, over steps of up
-    // to a node's GPUs, so that a job is not stopped at a node's edge by the
-    // slower step onto a second node (as in step 2).
-    const int widest_step = std::max(1, in.gpus_per_node);
+    // Spare GPUs, a step at a time to the job whose remaining time a step cuts
+    // by the largest share per GPU. Steps of any size: the next GPU alone may
+    // be slower (onto a second node, or a batch that divides badly) where a few
+    // more are faster. A share, not seconds: a plan holds until the next
+    // scheduling point, over which a job's completion moves by that share of
+    // the interval whatever work it has left, so seconds would hand the spare
+    // GPUs to the longest job, which loses them as soon as others arrive.
     while (free > 0) {
       double best_gain = 0;
       size_t to = 0;
@@ -123,14 +126,15 @@ class Coconfig : public Policy {
         const double r0 = best_at(i, alloc[i]).rate;
         if (r0 <= 0) continue;
         const int now_on = jobs[i]->gpus;
-        for (int h = 1; h <= std::min({widest_step, free, cap(i) - alloc[i]}); ++h) {
+        for (int h = 1; h <= std::min(free, cap(i) - alloc[i]); ++h) {
           const double r1 = best_at(i, alloc[i] + h).rate;
           if (r1 <= r0) continue;
           // Leaving the GPU count a job runs on costs it a restart; returning to it saves one.
           const double restart = now_on <= 0 ? 0.0
                                  : alloc[i] == now_on ? in.restart_delay
                                  : alloc[i] + h == now_on ? -in.restart_delay : 0.0;
-          const double gain = (jobs[i]->remaining() / r0 - jobs[i]->remaining() / r1 - restart) / h;
+          const double t0 = jobs[i]->remaining() / r0;
+          const double gain = (t0 - jobs[i]->remaining() / r1 - restart) / t0 / h;  // the restart as a share of t0 too
           if (gain > best_gain) best_gain = gain, to = i, step = h;
         }
       }
