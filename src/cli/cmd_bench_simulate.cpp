@@ -249,7 +249,8 @@ void setup(CLI::App& root) {
       "Run our policies on the 8 Pollux workloads x 4 loads (16 nodes x 4 GPUs) and compare the average JCT\n"
       "with the results published by Pollux's simulator (pollux-results/). Defaults follow the Pollux artifact:\n"
       "60 s scheduling interval, 30 s restarts, emptiest-node-first placement, one Tiresias threshold at 16 GPU-hours,\n"
-      "and Optimus with oracle speeds (Pollux compared against Optimus+Oracle); --fitted uses fitted models.");
+      "and oracle speeds for optimus, pollux and coconfig (Pollux compared against Optimus+Oracle); --fitted uses\n"
+      "fitted models.");
   cmd->add_option("--data", a->data, "Root of the shared data (pollux-t4/, workloads/, pollux-results/)")->capture_default_str();
   cmd->add_option("--policy", a->policies, "Comma-separated policies")->capture_default_str();
   cmd->add_option("--loads", a->loads, "Comma-separated loads (directories workloads/pollux-<load>)")->capture_default_str();

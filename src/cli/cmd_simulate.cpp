@@ -172,8 +172,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--min-gain", a->min_gain, "coconfig: least goodput a further GPU must add, as a share of per-GPU goodput")
       ->capture_default_str();
   cmd->add_option("--pollux-p", a->pollux_p,
-                  "pollux: exponent of the power mean of the jobs' speedups it maximises (-1 favours the slowest "
-                  "jobs, 1 is their sum; at most 1)")
+                  "pollux: exponent of the power mean of the jobs' speedups it maximises, from -10 to 1 (-1 "
+                  "favours the slowest jobs, 0 is the geometric mean, 1 the sum)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print results as JSON");
   cmd->add_option("--plot", a->plot, "Draw the JCT CDF per policy with gnuplot (.png or .svg)");

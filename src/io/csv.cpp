@@ -320,10 +320,11 @@ bool CsvTable::truth(const CsvRow& row, const std::string& name) const {
   const std::string v = lowercase(text(row, name));
   if (v == "true" || v == "yes" || v == "y" || v == "t" || v == "on" || v == "1") return true;
   if (v == "false" || v == "no" || v == "n" || v == "f" || v == "off" || v == "0" || v.empty()) return false;
-  // 1.0 and 0.0: how pandas writes a 0/1 column that has a missing value somewhere.
-  char* end = nullptr;
-  const double d = std::strtod(v.c_str(), &end);
-  if (end == v.c_str() + v.size() && (d == 1 || d == 0)) return d == 1;
+  // 1.0 and 0.0 (any number of zeros after the point): how pandas writes a 0/1 column that has a
+  // missing value somewhere. Not any number equal to 1 or 0 (1e0, 0x1): those are not yes or no.
+  if (v.size() >= 3 && (v[0] == '0' || v[0] == '1') && v[1] == '.' &&
+      v.find_first_not_of('0', 2) == std::string::npos)
+    return v[0] == '1';
   fail(row, name, "must be true or false, not '" + text(row, name) + "'");
 }
 

@@ -116,13 +116,15 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
       // Hugging Face's config names (num_hidden_layers, intermediate_size, num_key_value_heads),
       // GPT-2's and nanoGPT's (n_layer, n_head, n_embd) and DeepSpeed's batch names too. A bare
       // batch_size is not read: micro or global, a file may mean either.
-      {"gpus", {"num_gpus", "world_size", "n_gpus", "ngpus", "gpu_count", "num_devices"}},
+      // Not Lightning's num_devices (per node) nor max_seq_len (a model's context limit, often
+      // longer than the sequences it trains on).
+      {"gpus", {"num_gpus", "world_size", "n_gpus", "ngpus", "gpu_count"}},
       {"global_batch", {"global_batch_size", "gbs", "train_batch_size"}},
       {"micro_batch", {"micro_batch_size", "mbs", "microbatch", "microbatch_size", "train_micro_batch_size_per_gpu"}},
       {"hidden", {"hidden_size", "d_model", "n_embd"}},
       {"heads", {"num_attention_heads", "attention_heads", "num_heads", "n_heads", "n_head"}},
       {"layers", {"num_layers", "num_hidden_layers", "n_layers", "n_layer"}},
-      {"seq", {"seq_length", "seq_len", "sequence_length", "seqlen", "max_seq_len", "encoder_seq_length"}},
+      {"seq", {"seq_length", "seq_len", "sequence_length", "seqlen", "encoder_seq_length"}},
       {"tp", {"tensor_model_parallel_size", "tp_size", "tensor_parallel_size", "tensor_parallel", "tp_degree"}},
       {"pp", {"pipeline_model_parallel_size", "pp_size", "pipeline_parallel_size", "pipeline_parallel", "pp_degree"}},
       {"dp", {"data_parallel_size", "dp_size", "data_parallel", "dp_degree"}},

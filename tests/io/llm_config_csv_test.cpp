@@ -339,9 +339,13 @@ TEST(LlmConfigCsv, HuggingFaceNamesAndMegatronsRecomputationFlags) {
   auto granularity =
       write(std::string(kHeader) + ",recompute,checkpoint_activations\n8,64,1,4096,32,32,2048,8,1,1,selective,true\n");
   EXPECT_EQ(io::read_llm_configs(granularity).rows[0].layout.recompute, structure::Recompute::kSelective);
-  // Another number than 1 or 0 is not a yes or a no.
-  auto two = write(std::string(kHeader) + ",sequence_parallel\n8,64,1,4096,32,32,2048,8,1,1,2.0\n");
-  EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(two); }).field(), "sequence_parallel");
+  // Another number than 1 or 0 is not a yes or a no, nor another spelling of one.
+  for (const char* cell : {"2.0", "1e0", "0x1", "+1", "1."}) {
+    auto other = write(std::string(kHeader) + ",sequence_parallel\n8,64,1,4096,32,32,2048,8,1,1," + cell + "\n");
+    EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(other); }).field(), "sequence_parallel") << cell;
+  }
+  EXPECT_TRUE(io::read_llm_configs(write(std::string(kHeader) + ",sequence_parallel\n8,64,1,4096,32,32,2048,8,1,1,1.00\n"))
+                  .rows[0].layout.sequence_parallel);
 }
 
 // Megatron's scaling tables write "fp16 mixed"; PyTorch prints torch.bfloat16; none of these is a
