@@ -216,6 +216,41 @@ TEST(SimPolicies, PolluxReproducesThePublishedMeanJct) {
   EXPECT_NEAR(ours / theirs, 1.0, 0.10) << "ours " << ours << " s, published " << theirs << " s";
 }
 
+// A placement dip wider than a node: one job whose step takes 1 s per local
+// example on one node (1-4 GPUs) and on three (12), but 100 s more on the two-
+// and three-node spreads between (5-11 GPUs). Its efficient size stops at 4 (no
+// step of up to 4 more GPUs is faster), and coconfig's spare GPUs must step
+// over the whole dip: 12 GPUs, local batch 1, 20 steps of 1 s. On 4 GPUs (local
+// batch 3) the job would take 60 s.
+TEST(SimPolicies, CoconfigStepsOverAPlacementDipWiderThanANode) {
+  auto root = tptest::temp_dir("simdip");
+  fs::create_directories(root / "dip");
+  std::string pl = "placement,local_bsz,step_time,sync_time\n";
+  for (const std::string p : {"1", "2", "3", "4", "23", "33", "34", "44", "333", "334", "344", "444"}) {
+    const double sync = (p.size() == 1 || p == "444") ? 0 : 100;
+    // The step time holds the sync: local examples x 1 s, plus the sync on the slow spreads.
+    pl += fmt::format("{0},1,{1},{3}\n{0},16,{2},{3}\n", p, 1 + sync, 16 + sync, sync);
+  }
+  tptest::write_file(root / "dip" / "placements.csv", pl);
+  tptest::write_file(root / "dip" / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n");
+  for (int b : {12, 48})
+    tptest::write_file(root / "dip" / ("validation-" + std::to_string(b) + ".csv"),
+                       "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,0\n20,20,0.7,1,0\n");
+  sim::AppSet apps(root.string());
+  auto wl = tptest::write_file(root / "wl.csv", "name,time,application,num_replicas,batch_size\nA,0,dip,4,12\n");
+  auto jobs = sim::jobs_from_workload(wl, apps, 1.0, 12);
+  sim::ExperimentOptions eo;
+  eo.sim.nodes = 3;
+  eo.sim.gpus_per_node = 4;
+  eo.sim.restart_delay = 0;
+  eo.sim.interval = 0;
+  eo.oracle = true;
+  sim::Experiment ex(apps.all(), eo);
+  const auto r = ex.run("coconfig", jobs);
+  EXPECT_EQ(r.jobs[0].gpus, 12);
+  EXPECT_DOUBLE_EQ(r.jobs[0].jct, 20);
+}
+
 TEST(SimPolicies, SummaryStatistics) {
   auto r = run("fifo");
   auto s = sim::summarize(r.res);
