@@ -41,7 +41,8 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
   q.workload = a.workload;
   q.philly = a.philly;
   q.philly_limit = a.philly_limit;
-  q.policies = sim::split_list(a.policies);
+  // "all": every registered policy, in the listing's order.
+  q.policies = a.policies == "all" ? sim::PolicyRegistry::instance().names() : sim::split_list(a.policies);
   q.data = a.data;
   q.nodes = a.nodes;
   q.gpus_per_node = a.gpus_per_node;
@@ -152,7 +153,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--workload", a->workload, "Workload CSV (Pollux format); this or --philly is required");
   cmd->add_option("--philly", a->philly, "Philly trace CSV (timestamp,duration,num_gpus,...); this or --workload is required");
   cmd->add_option("--philly-limit", a->philly_limit, "Use only the first N Philly jobs by arrival (0: all)");
-  cmd->add_option("--policy", a->policies, "Comma-separated policies to compare")->capture_default_str();
+  cmd->add_option("--policy", a->policies, "Comma-separated policies to compare, or all")->capture_default_str();
   cmd->add_option("--data", a->data, "With --workload: the folder of application traces (pollux-t4 format), relative to the current folder")->capture_default_str();
   cmd->add_option("--nodes", a->nodes, "Nodes in the cluster")->capture_default_str();
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str();

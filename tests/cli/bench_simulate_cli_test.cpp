@@ -1,8 +1,10 @@
 // `trainplan bench simulate`: our policies on the Pollux workloads against the
-// published results, and its chart of mean JCT by load.
+// published results, and its chart of mean JCT by load; `simulate --policy all`.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 
 #include "io/gnuplot.h"
 #include "test_util.h"
@@ -32,6 +34,19 @@ TEST(BenchSimulateCli, ABadChartNameIsRefusedFirst) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--plot"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("load"), std::string::npos) << r.out;
+}
+
+// --policy all runs every registered policy, each once.
+TEST(SimulateCli, PolicyAllRunsEveryPolicy) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const std::string data = tptest::shared_data_dir();
+  const auto r = tptest::run_cli("simulate --workload " + data + "/workloads/pollux-0.5/workload-1.csv --data " + data +
+                                 "/pollux-t4 --policy all --oracle --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<std::string> ran;
+  for (const auto& p : j["policies"]) ran.push_back(p["policy"]);
+  EXPECT_EQ(ran, (std::vector<std::string>{"coconfig", "fifo", "optimus", "pollux", "srtf", "tiresias"}));
 }
 
 }  // namespace
