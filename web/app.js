@@ -573,7 +573,8 @@ async function loadWorkloads() {
       const i = document.createElement("input");
       i.type = "checkbox";
       i.value = p;
-      i.checked = p === "fifo" || p === "tiresias";
+      // Ours beside the two it is measured against: Pollux's objective and Tiresias.
+      i.checked = p === "coconfig" || p === "pollux" || p === "tiresias";
       // What the policy does, on hover: the same line as `trainplan simulate --help`.
       if (w.policy_summaries && w.policy_summaries[p]) l.title = w.policy_summaries[p];
       l.append(i, " " + p);

@@ -329,10 +329,15 @@ try {
   if (workloads.length === 0) {
     console.log(`skip simulate: ${await text(page, "#sim-error")}`);
   } else {
+    // Ours and the two it is measured against are ticked at first, each saying what it does on hover.
+    const ticked = await page.$$eval("#sim-policies input:checked", (i) => i.map((x) => x.value).sort());
+    check(JSON.stringify(ticked) === JSON.stringify(["coconfig", "pollux", "tiresias"]), `policies ticked at first: ${ticked}`);
+    const titled = await page.$$eval("#sim-policies label", (l) => l.filter((x) => x.title.length > 0).length);
+    check(titled === (await page.$$eval("#sim-policies label", (l) => l.length)), "every policy says what it does on hover");
     await page.click("#sim-submit");
     await waitStatus(page, /simulated|error/, 120000);
     const rows = await page.$$eval("#sim-table tbody tr", (r) => r.length);
-    check(rows >= 1, `simulation summary shown (${rows} policies, workload ${workloads[0]})`);
+    check(rows === 3, `simulation summary shown (${rows} policies, workload ${workloads[0]})`);
     check(await page.$("#chart-jct canvas") !== null && await page.$("#chart-util canvas") !== null, "JCT and use charts drawn");
     await page.screenshot({ path: path.join(args.out, "web-simulate.png"), fullPage: true });
   }
