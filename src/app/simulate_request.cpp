@@ -1,7 +1,5 @@
 #include "app/simulate_request.h"
 
-#include <fmt/format.h>
-
 #include "core/error.h"
 #include "models/registry.h"
 #include "io/philly.h"
@@ -25,9 +23,7 @@ sim::ExperimentOptions experiment_options(const SimulateQuery& q) {
   eo.policy.tiresias_thresholds = q.thresholds;
   if (!(q.min_gain >= 0)) throw InputError("", 0, "--min-gain", "must be >= 0");
   eo.policy.coconfig_min_gain = q.min_gain;
-  // Above 1 the mean would reward piling GPUs on the fastest-scaling job; NaN decides nothing.
-  if (!(q.pollux_p <= 1 && q.pollux_p >= -10))
-    throw InputError("", 0, "--pollux-p", fmt::format("must be from -10 to 1, got {}", q.pollux_p));
+  sim::check_pollux_p(q.pollux_p);
   eo.policy.pollux_p = q.pollux_p;
   eo.gittins = q.gittins;
   eo.oracle = q.oracle;

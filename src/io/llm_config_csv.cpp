@@ -393,7 +393,8 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
     out << line << "\n";
   };
   write(header);
-  const auto& unsplit = keep.empty() ? in.malformed_fields() : std::vector<CsvRow>{};
+  static const std::vector<CsvRow> kNoRows;
+  const std::vector<CsvRow>& unsplit = keep.empty() ? in.malformed_fields() : kNoRows;
   size_t next_unsplit = 0;
   // Cut or padded to the header's columns: the output stays a table any CSV reader takes.
   auto write_unsplit_before = [&](long line) {

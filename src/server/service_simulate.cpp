@@ -116,7 +116,7 @@ json Service::simulate_request(const json& req) {
   q.min_gain = get_number(req, "min_gain", q.min_gain);
   if (!(q.min_gain >= 0)) throw RequestError(400, "min_gain", "min_gain must be >= 0");
   q.pollux_p = get_number(req, "pollux_p", q.pollux_p);
-  if (!(q.pollux_p <= 1 && q.pollux_p >= -10)) throw RequestError(400, "pollux_p", "pollux_p must be from -10 to 1");
+  sim::check_pollux_p(q.pollux_p);  // 400 naming the field, before a slot is taken
   q.time_model = get_string(req, "time_model", "");
   // A simulation computes like a fit: it takes a slot.
   auto slot = take_slot();

@@ -6,7 +6,10 @@
 #include "sim/app_model.h"
 
 namespace trainplan::sim {
+namespace {
 
+// Candidate global batches for g GPUs: from the larger of the initial batch
+// and g x the least local batch, by factors of sqrt(2), to the largest batch.
 std::vector<int> candidate_batches(const AppModel& app, int g) {
   std::vector<int> c;
   double lo = std::max<double>(app.init_batch(), static_cast<double>(g) * app.min_local());
@@ -17,22 +20,39 @@ std::vector<int> candidate_batches(const AppModel& app, int g) {
   return c;
 }
 
-GoodputBatch goodput_batch(const SchedInput& in, const JobState& j, int g, RateTable& table) {
+}  // namespace
+
+int most_gpus(const JobState& j, int total_gpus) {
+  if (j.rigid()) return j.spec->gpus;
+  return std::min(total_gpus, j.spec->app->max_gpus(j.spec->app->max_batch()));
+}
+
+GoodputBatch GoodputTable::at(const SchedInput& in, const JobState& j, int g) {
+  Entry& e = entries_[j.id];
+  if (e.epoch != j.epoch) {
+    e.epoch = j.epoch;
+    e.by_gpus.clear();
+  }
+  if (int(e.by_gpus.size()) <= g) e.by_gpus.resize(size_t(g) + 1);
+  std::optional<GoodputBatch>& known = e.by_gpus[g];
+  if (known) return *known;
   GoodputBatch b;
   if (j.rigid()) {
     if (g == j.spec->gpus) b = {in.est->rate(j, g, 0), 0};
-    return b;
+  } else {
+    for (int batch : candidate_batches(*j.spec->app, g)) {
+      const double r = rates_.rate(*in.est, j, g, batch);
+      if (r > b.rate) b = {r, batch};
+    }
   }
-  for (int batch : candidate_batches(*j.spec->app, g)) {
-    double r = table.rate(*in.est, j, g, batch);
-    if (r > b.rate) b = {r, batch};
-  }
+  known = b;
   return b;
 }
 
-int batch_to_run(const SchedInput& in, const JobState& j, int g, const GoodputBatch& best, RateTable& table) {
+int GoodputTable::batch_to_run(const SchedInput& in, const JobState& j, int g) {
+  const GoodputBatch best = at(in, j, g);
   if (j.gpus > 0 && !j.rigid() && j.batch > 0 && g == j.gpus) {
-    const double keep = table.rate(*in.est, j, j.gpus, j.batch);
+    const double keep = rates_.rate(*in.est, j, j.gpus, j.batch);
     if (keep > 0 && j.remaining() / keep - j.remaining() / best.rate <= in.restart_delay) return j.batch;
   }
   return best.batch;

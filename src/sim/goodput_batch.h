@@ -3,6 +3,8 @@
 // highest estimated progress per second (throughput x statistical
 // efficiency). Shared by the policies that choose batches (coconfig, pollux).
 #pragma once
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/policy.h"
@@ -15,16 +17,31 @@ struct GoodputBatch {
   int batch = 0;    // global batch; 0 for rigid jobs
 };
 
-// Candidate global batches for g GPUs: from the larger of the initial batch
-// and g x the least local batch, by factors of sqrt(2), to the largest batch.
-std::vector<int> candidate_batches(const AppModel& app, int g);
+// The most GPUs a policy gives `j` on a cluster of `total_gpus`: a rigid job's
+// own count; a trace job's largest batch at the least local batch per GPU.
+int most_gpus(const JobState& j, int total_gpus);
 
-// Rigid jobs: their own rate at their own GPU count, 0 at any other.
-GoodputBatch goodput_batch(const SchedInput& in, const JobState& j, int g, RateTable& table);
+// Each job's goodput-optimal batch by GPU count, kept while the job's epoch
+// (and so its statistical efficiency) stays the same, as RateTable keeps its
+// rates: a policy asks for the same counts at every scheduling point. One
+// table serves one estimator (a policy's SchedInput::est).
+class GoodputTable {
+ public:
+  // `j`'s goodput-optimal batch and its rate on g >= 1 GPUs. Rigid jobs: their
+  // own rate at their own GPU count, 0 at any other.
+  GoodputBatch at(const SchedInput& in, const JobState& j, int g);
+  // The batch to run on g GPUs: at()'s, except that a job already running on
+  // g GPUs keeps its batch unless the change saves more time than the restart
+  // it costs (the simulator restarts a job whose batch changes).
+  int batch_to_run(const SchedInput& in, const JobState& j, int g);
 
-// The batch to run on g GPUs: `best`'s, except that a job already running on g
-// GPUs keeps its batch unless the change saves more time than the restart it
-// costs (the simulator restarts a job whose batch changes).
-int batch_to_run(const SchedInput& in, const JobState& j, int g, const GoodputBatch& best, RateTable& table);
+ private:
+  struct Entry {
+    int epoch = -1;
+    std::vector<std::optional<GoodputBatch>> by_gpus;
+  };
+  RateTable rates_;
+  std::unordered_map<int, Entry> entries_;  // by job id
+};
 
 }  // namespace trainplan::sim

@@ -1,10 +1,16 @@
 #include "sim/policy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/error.h"
 
 namespace trainplan::sim {
+
+void check_pollux_p(double p) {
+  if (!(p >= -10 && p <= 1)) throw InputError("", 0, "--pollux-p", fmt::format("must be from -10 to 1, got {}", p));
+}
 
 PolicyRegistry& PolicyRegistry::instance() {
   static PolicyRegistry r;

@@ -31,6 +31,10 @@ struct SchedInput {
 };
 
 // Options every policy may read; each documents the ones it uses.
+// Throws InputError (field "--pollux-p") unless -10 <= p <= 1: above 1 the mean
+// would reward piling GPUs on the fastest-scaling job, and NaN decides nothing.
+void check_pollux_p(double p);
+
 struct PolicyOptions {
   std::vector<double> tiresias_thresholds{3250, 7200};  // attained GPU-seconds between queues
   std::vector<double> gittins_sizes;  // job sizes (GPU-s) of a known distribution: enables Gittins

@@ -20,10 +20,8 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/app_model.h"
 #include "sim/goodput_batch.h"
 #include "sim/policy.h"
-#include "sim/rate_table.h"
 
 namespace trainplan::sim {
 namespace {
@@ -36,23 +34,11 @@ class Coconfig : public Policy {
   std::string name() const override { return "coconfig"; }
   bool uses_estimates() const override { return true; }
 
-  using Best = GoodputBatch;
-  Best best(const SchedInput& in, const JobState& j, int g) { return goodput_batch(in, j, g, table_); }
-
   std::vector<Decision> schedule(const SchedInput& in) override {
     const auto& jobs = *in.jobs;
     size_t n = jobs.size();
-    std::vector<std::vector<Best>> bests(n);  // bests[i][g], filled lazily up to what is needed
-    auto best_at = [&](size_t i, int g) -> const Best& {
-      auto& v = bests[i];
-      while (static_cast<int>(v.size()) <= g) v.push_back(v.empty() ? Best{} : best(in, *jobs[i], static_cast<int>(v.size())));
-      return v[g];
-    };
-    auto cap = [&](size_t i) {
-      const JobState& j = *jobs[i];
-      if (j.rigid()) return j.spec->gpus;
-      return std::min(in.total_gpus, std::max(1, j.spec->app->max_batch() / j.spec->app->min_local()));
-    };
+    auto best_at = [&](size_t i, int g) { return goodput_.at(in, *jobs[i], g); };
+    auto cap = [&](size_t i) { return most_gpus(*jobs[i], in.total_gpus); };
     // 2. Efficient sizes.
     std::vector<int> want(n, 0);
     std::vector<double> t_want(n, kInf);
@@ -148,14 +134,14 @@ class Coconfig : public Policy {
       if (alloc[i] == 0) continue;
       const JobState& j = *jobs[i];
       const int g = alloc[i];
-      out.push_back({j.id, g, batch_to_run(in, j, g, best_at(i, g), table_)});
+      out.push_back({j.id, g, goodput_.batch_to_run(in, j, g)});
     }
     return out;
   }
 
  private:
   double min_gain_;
-  RateTable table_;
+  GoodputTable goodput_;
 };
 
 PolicyRegistrar reg("coconfig",

@@ -20,12 +20,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 
-#include "sim/app_model.h"
 #include "sim/goodput_batch.h"
 #include "sim/policy.h"
-#include "sim/rate_table.h"
 
 namespace trainplan::sim {
 namespace {
@@ -48,28 +45,13 @@ class Pollux : public Policy {
   std::vector<Decision> schedule(const SchedInput& in) override {
     const auto& jobs = *in.jobs;
     const int total = in.total_gpus;
-    // Each job's goodput-optimal batch and rate on g = 0..its cap GPUs, kept
-    // while its epoch (and so its statistical efficiency) stays the same.
-    std::vector<const std::vector<GoodputBatch>*> by_job(jobs.size());
-    std::vector<int> least(jobs.size(), 0);  // fewest GPUs the job runs on; 0: none
-    std::unordered_map<int, Speeds> kept;
+    auto rate = [&](size_t i, int g) { return goodput_.at(in, *jobs[i], g).rate; };
+    std::vector<int> cap(jobs.size()), least(jobs.size(), 0);  // least: fewest GPUs the job runs on; 0: none
     for (size_t i = 0; i < jobs.size(); ++i) {
-      const JobState& j = *jobs[i];
-      auto found = speeds_.find(j.id);
-      if (found == speeds_.end() || found->second.epoch != j.epoch || found->second.total != total) {
-        const int cap = j.rigid() ? j.spec->gpus
-                                  : std::min(total, std::max(1, j.spec->app->max_batch() / j.spec->app->min_local()));
-        Speeds s{j.epoch, total, std::vector<GoodputBatch>(size_t(cap) + 1)};
-        for (int g = j.rigid() ? cap : 1; g <= cap; ++g) s.best[g] = goodput_batch(in, j, g, table_);
-        found = speeds_.insert_or_assign(j.id, std::move(s)).first;
-      }
-      auto& s = kept.emplace(j.id, std::move(found->second)).first->second;
-      by_job[i] = &s.best;
-      for (int g = 1; g < int(s.best.size()) && !least[i]; ++g)
-        if (s.best[g].rate > 0) least[i] = g;
+      cap[i] = most_gpus(*jobs[i], total);
+      for (int g = jobs[i]->rigid() ? cap[i] : 1; g <= cap[i] && !least[i]; ++g)
+        if (rate(i, g) > 0) least[i] = g;
     }
-    speeds_.swap(kept);  // finished jobs' entries go
-    const auto& best = by_job;
     // Which jobs the programme must place. With p <= 0 a job left waiting makes the mean zero
     // however the rest run, so the running jobs come first, then the others by arrival, each
     // while its least count fits (a job that does not fit is passed over for a later one that
@@ -85,7 +67,7 @@ class Pollux : public Policy {
     // The most GPUs the admitted jobs can hold together: the programme's width, so that a
     // cluster far larger than its jobs costs no more memory or time than they do.
     long can_hold = 0;
-    for (size_t i : admitted) can_hold += long(best[i]->size()) - 1;
+    for (size_t i : admitted) can_hold += cap[i];
     const int width = int(std::min<long>(total, can_hold));
     // value[k]: the best objective of the jobs so far on k GPUs in all; pick[a][k]: job a's count there.
     std::vector<double> value(size_t(width) + 1, kNone), next;
@@ -95,13 +77,14 @@ class Pollux : public Policy {
     for (size_t a = 0; a < admitted.size(); ++a) {
       const size_t i = admitted[a];
       const JobState& j = *jobs[i];
-      const double base = (*best[i])[least[i]].rate / least[i];  // one GPU's goodput (its least count's share where it needs more)
+      const double base = rate(i, least[i]) / least[i];  // one GPU's goodput (its least count's share where it needs more)
       // With p > 0, waiting (0 GPUs, utility 0) is one of the job's options.
       if (p_ > 0) next = value;
       else next.assign(value.size(), kNone);
-      for (int g = least[i]; g < int(best[i]->size()); ++g) {
-        if ((*best[i])[g].rate <= 0) continue;
-        double s = (*best[i])[g].rate / base;
+      for (int g = least[i]; g <= cap[i]; ++g) {
+        const double r = rate(i, g);
+        if (r <= 0) continue;
+        double s = r / base;
         if (j.gpus > 0 && g != j.gpus) s *= 1 - penalty_;
         const double u = utility(s);
         if (!std::isfinite(u)) continue;
@@ -114,7 +97,7 @@ class Pollux : public Policy {
       // A job none of whose counts fits (every option priced out) waits, and the others go on.
       if (std::all_of(next.begin(), next.end(), [](double v) { return v == kNone; })) continue;
       value.swap(next);
-      reach = std::min(width, reach + int(best[i]->size()) - 1);
+      reach = std::min(width, reach + cap[i]);
       // (a job's row of `pick` holds 0 wherever its waiting was the better option)
     }
     std::vector<int> alloc(jobs.size(), 0);
@@ -131,18 +114,13 @@ class Pollux : public Policy {
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return alloc[x] > alloc[y]; });
     std::vector<Decision> out;
     for (size_t i : order)
-      out.push_back({jobs[i]->id, alloc[i], batch_to_run(in, *jobs[i], alloc[i], (*best[i])[alloc[i]], table_)});
+      out.push_back({jobs[i]->id, alloc[i], goodput_.batch_to_run(in, *jobs[i], alloc[i])});
     return out;
   }
 
  private:
-  struct Speeds {
-    int epoch = -1, total = 0;
-    std::vector<GoodputBatch> best;  // by GPU count
-  };
   double p_, penalty_;
-  RateTable table_;
-  std::unordered_map<int, Speeds> speeds_;  // by job id
+  GoodputTable goodput_;
 };
 
 PolicyRegistrar reg("pollux",

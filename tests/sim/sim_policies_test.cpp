@@ -52,6 +52,17 @@ struct Run {
   sim::SimResult res;
 };
 
+// One node kind, the schedulers seeing the true speeds, a decision at every event.
+sim::ExperimentOptions small_cluster(int nodes, int gpus_per_node, double restart = 0, double interval = 0) {
+  sim::ExperimentOptions eo;
+  eo.sim.nodes = nodes;
+  eo.sim.gpus_per_node = gpus_per_node;
+  eo.sim.restart_delay = restart;
+  eo.sim.interval = interval;
+  eo.oracle = true;
+  return eo;
+}
+
 Run run(const std::string& policy, double restart = 0, std::vector<double> thresholds = {30}, double interval = 0,
         double pollux_p = -1) {
   static fs::path root = lin_trace_root();
@@ -59,12 +70,7 @@ Run run(const std::string& policy, double restart = 0, std::vector<double> thres
   auto wl = tptest::write_file(root / "wl.csv",
                                "name,time,application,num_replicas,batch_size\nA,0,lin,2,8\nB,10,lin,4,8\n");
   auto jobs = sim::jobs_from_workload(wl, apps, 1.0, 4);
-  sim::ExperimentOptions eo;
-  eo.sim.nodes = 1;
-  eo.sim.gpus_per_node = 4;
-  eo.sim.restart_delay = restart;
-  eo.sim.interval = interval;
-  eo.oracle = true;
+  sim::ExperimentOptions eo = small_cluster(1, 4, restart, interval);
   eo.policy.tiresias_thresholds = thresholds;
   eo.policy.pollux_p = pollux_p;
   sim::Experiment ex(apps.all(), eo);
@@ -239,13 +245,7 @@ TEST(SimPolicies, CoconfigStepsOverAPlacementDipWiderThanANode) {
   sim::AppSet apps(root.string());
   auto wl = tptest::write_file(root / "wl.csv", "name,time,application,num_replicas,batch_size\nA,0,dip,4,12\n");
   auto jobs = sim::jobs_from_workload(wl, apps, 1.0, 12);
-  sim::ExperimentOptions eo;
-  eo.sim.nodes = 3;
-  eo.sim.gpus_per_node = 4;
-  eo.sim.restart_delay = 0;
-  eo.sim.interval = 0;
-  eo.oracle = true;
-  sim::Experiment ex(apps.all(), eo);
+  sim::Experiment ex(apps.all(), small_cluster(3, 4));
   const auto r = ex.run("coconfig", jobs);
   EXPECT_EQ(r.jobs[0].gpus, 12);
   EXPECT_DOUBLE_EQ(r.jobs[0].jct, 20);
