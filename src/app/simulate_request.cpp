@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "models/registry.h"
+#include "io/hardware_file.h"
 #include "io/philly.h"
 #include "sim/metrics.h"
 #include "sim/policy.h"
@@ -40,15 +41,39 @@ sim::ExperimentOptions experiment_options(const SimulateQuery& q) {
   return eo;
 }
 
+sim::StepTimeSource step_time_source(const SimulateQuery& q) {
+  sim::StepTimeSource st;
+  st.gpus_per_node = q.gpus_per_node, st.nodes = q.nodes, st.max_gpus = q.nodes * q.gpus_per_node;
+  if (!q.step_times.empty() && !q.gpu.empty())
+    throw InputError("", 0, "--step-times", "give --step-times (measured traces) or --gpu (moved by a model), not both");
+  if (!q.step_times.empty()) {
+    st.kind = sim::StepTimeSource::Kind::kOtherTraces;
+    st.other_traces = q.step_times;
+  } else if (!q.gpu.empty()) {
+    st.kind = sim::StepTimeSource::Kind::kTransfer;
+    st.from = io::resolve_hardware(q.from_gpu, "--from-gpu");
+    st.to = io::resolve_hardware(q.gpu, "--gpu");
+  }
+  st.trials = q.trials, st.target_trials = q.target_trials, st.seed = q.seed;
+  sim::check_step_time_source(st);
+  return st;
+}
+
 JobSource load_jobs(const SimulateQuery& q) {
   if (q.workload.empty() == q.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
   const int total_gpus = q.nodes * q.gpus_per_node;
   JobSource in;
   if (!q.workload.empty()) {
-    in.apps = std::make_unique<sim::AppSet>(q.data);
+    const sim::StepTimeSource st = step_time_source(q);
+    in.apps = std::make_unique<sim::AppSet>(q.data, st);
+    in.step_times = st.describe();
     in.jobs = sim::jobs_from_workload(q.workload, *in.apps, q.load_scale, total_gpus);
     in.source = q.workload;
   } else {
+    if (!q.step_times.empty() || !q.gpu.empty() || !q.trials.empty())
+      throw InputError("", 0, !q.gpu.empty() ? "--gpu" : !q.step_times.empty() ? "--step-times" : "--trials",
+                       "the Philly trace's jobs are rigid durations, with no step times to take from elsewhere: "
+                       "give --workload");
     auto rows = io::read_philly_csv(q.philly, q.philly_limit);
     in.jobs = sim::jobs_from_philly(q.philly, rows, q.load_scale, total_gpus);
     in.source = q.philly;
@@ -62,7 +87,7 @@ SimulateOutcome simulate(const SimulateQuery& q) {
   for (const auto& p : q.policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
   const JobSource in = load_jobs(q);
   sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
-  SimulateOutcome o{q, in.source, "", {}};
+  SimulateOutcome o{q, in.source, in.step_times, "", {}};
   for (const auto& p : q.policies) o.runs.push_back(ex.run(p, in.jobs));
   o.note = ex.note();
   return o;
@@ -77,6 +102,7 @@ nlohmann::json to_json(const SimulateOutcome& o) {
   js["restart_delay_s"] = q.restart_delay;
   js["interval_s"] = q.interval;
   js["placement"] = q.placement;
+  if (!o.step_times.empty()) js["step_times"] = o.step_times;
   if (!o.note.empty()) js["note"] = o.note;
   for (const auto& r : o.runs) {
     auto s = sim::summarize(r);

@@ -23,6 +23,18 @@ struct SimulateQuery {
   long philly_limit = 0;
   std::vector<std::string> policies = {"tiresias"};
   std::string data = "../shared/data/pollux-t4";  // the applications' traces, for `workload`
+  // Where their step times come from instead (sim/step_time_source.h), at
+  // most one: a folder of the same applications' traces measured on other
+  // GPUs, or a GPU to move them to (a catalog name or a hardware file) from
+  // `from_gpu`, the GPU the traces were measured on.
+  std::string step_times;
+  std::string gpu;
+  std::string from_gpu = "t4";
+  // With gpu: a folder of the applications' steps measured on it, which
+  // correct the move (all their rows, or target_trials of each drawn by seed).
+  std::string trials;
+  int target_trials = -1;
+  uint64_t seed = 1;
   int nodes = 16, gpus_per_node = 4;
   double load_scale = 1.0, restart_delay = 30, interval = 60;
   std::string placement = "pack";  // or spread
@@ -45,14 +57,22 @@ struct JobSource {
   std::unique_ptr<sim::AppSet> apps;  // null for the Philly trace
   std::vector<sim::JobSpec> jobs;
   std::string source;
+  std::string step_times;  // where the step times came from, when not the traces' own
 };
+// Where the applications' step times come from. Throws InputError (naming
+// the option) for both step_times and gpu, an unknown GPU, or a node the
+// transfer's table cannot hold.
+sim::StepTimeSource step_time_source(const SimulateQuery& q);
+
 // Throws InputError unless exactly one of workload and philly is given, and
 // as the readers do.
 JobSource load_jobs(const SimulateQuery& q);
 
 struct SimulateOutcome {
   SimulateQuery query;
-  std::string source, note;
+  std::string source;
+  std::string step_times;  // where the step times came from; empty: the traces' own
+  std::string note;
   std::vector<sim::SimResult> runs;
 };
 
@@ -62,7 +82,7 @@ struct SimulateOutcome {
 SimulateOutcome simulate(const SimulateQuery& q);
 
 // {"source", "cluster", "load_scale", "restart_delay_s", "interval_s",
-//  "placement", "note"?, "policies": [summary per policy]}; with
+//  "placement", "step_times"?, "note"?, "policies": [summary per policy]}; with
 // query.detail each policy also has "job_results" and "gpus_in_use".
 nlohmann::json to_json(const SimulateOutcome& o);
 

@@ -24,6 +24,9 @@ struct SimulateArgs {
   long philly_limit = 0;
   std::string policies = "tiresias";
   std::string data = "../shared/data/pollux-t4";
+  std::string step_times, gpu, from_gpu = "t4", trials;
+  int target_trials = -1;
+  uint64_t seed = 1;
   int nodes = 16, gpus_per_node = 4;
   double load_scale = 1.0, restart_delay = 30, interval = 60;
   std::string placement = "pack";
@@ -44,6 +47,12 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
   // "all": every registered policy, in the listing's order.
   q.policies = a.policies == "all" ? sim::PolicyRegistry::instance().names() : sim::split_list(a.policies);
   q.data = a.data;
+  q.step_times = a.step_times;
+  q.gpu = a.gpu;
+  q.from_gpu = a.from_gpu;
+  q.trials = a.trials;
+  q.target_trials = a.target_trials;
+  q.seed = a.seed;
   q.nodes = a.nodes;
   q.gpus_per_node = a.gpus_per_node;
   q.load_scale = a.load_scale;
@@ -104,6 +113,9 @@ void run_simulate(const SimulateArgs& a) {
       throw InputError("", 0, "--data",
                        fmt::format("no such folder: '{}' (the application traces, Pollux's format{}); give --data", a.data,
                                    a.data == SimulateArgs{}.data ? ", by default relative to the current folder" : ""));
+    for (const auto& [dir, option] : {std::pair{a.step_times, "--step-times"}, std::pair{a.trials, "--trials"}})
+      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+        throw InputError("", 0, option, fmt::format("no such folder: '{}'", dir));
   }
   // split_list drops empty items; a stray comma is more likely a policy left out than meant.
   comma_list(a.policies, "--policy");
@@ -114,6 +126,7 @@ void run_simulate(const SimulateArgs& a) {
         throw InputError("", 0, "--policy", fmt::format("'{}' is named twice", q.policies[i]));
   sim::ExperimentOptions eo = app::experiment_options(q);
   const app::JobSource in = app::load_jobs(q);
+  if (!in.step_times.empty()) std::cerr << "note: " << in.step_times << "\n";
   const auto& policies = q.policies;
   if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
@@ -125,15 +138,18 @@ void run_simulate(const SimulateArgs& a) {
   sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
   const std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a);
   if (!ex.note().empty()) std::cerr << "note: " << ex.note() << "\n";
-  if (a.json) std::cout << app::to_json(app::SimulateOutcome{q, in.source, ex.note(), runs}).dump(2) << "\n";
+  if (a.json) std::cout << app::to_json(app::SimulateOutcome{q, in.source, in.step_times, ex.note(), runs}).dump(2) << "\n";
   else print_table(runs);
   if (!a.jobs_csv.empty()) {
     sim::write_jobs_csv(a.jobs_csv, runs);
     std::cerr << "per-job results -> " << a.jobs_csv << "\n";
   }
   if (!a.plot.empty()) {
-    sim::plot_jct_cdf(a.plot, runs, fmt::format("JCT CDF: {} ({}x{} GPUs, load x{})", in.source, a.nodes,
-                                                a.gpus_per_node, a.load_scale));
+    const std::string gpus = !a.gpu.empty()           ? " " + a.gpu + " (moved from " + a.from_gpu + ")"
+                             : !a.step_times.empty() ? " timed by " + a.step_times
+                                                     : "";
+    sim::plot_jct_cdf(a.plot, runs, fmt::format("JCT CDF: {} ({}x{}{} GPUs, load x{})", in.source, a.nodes,
+                                                a.gpus_per_node, gpus, a.load_scale));
     std::cerr << "JCT CDF plot -> " << a.plot << "\n";
   }
 }
@@ -155,6 +171,25 @@ void setup(CLI::App& root) {
   cmd->add_option("--philly-limit", a->philly_limit, "Use only the first N Philly jobs by arrival (0: all)");
   cmd->add_option("--policy", a->policies, "Comma-separated policies to compare, or all")->capture_default_str();
   cmd->add_option("--data", a->data, "With --workload: the folder of application traces (pollux-t4 format), relative to the current folder")->capture_default_str();
+  cmd->add_option("--step-times", a->step_times,
+                  "With --workload: take the applications' step times from this folder of the same applications' traces "
+                  "measured on other GPUs (e.g. ../shared/data/sia-a100); their learning curves stay those of --data")
+      ->excludes("--philly");
+  cmd->add_option("--gpu", a->gpu,
+                  "With --workload: simulate a cluster of this GPU (a catalog name or a hardware file), each "
+                  "application's step times moved from --from-gpu by split-transfer (docs/TRANSFER.md), with no step "
+                  "measured on it")
+      ->excludes("--philly")
+      ->excludes("--step-times");
+  cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the traces of --data were measured on")
+      ->capture_default_str();
+  cmd->add_option("--trials", a->trials,
+                  "With --gpu: a folder of the applications' steps measured on that GPU (a trace folder per "
+                  "application, as --data), which correct the move as transfer --trials does");
+  cmd->add_option("--target-trials", a->target_trials,
+                  "With --trials: use this many of each application's measured steps, drawn by --seed (default: all)")
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--seed", a->seed, "With --target-trials: which steps are drawn")->capture_default_str();
   cmd->add_option("--nodes", a->nodes, "Nodes in the cluster")->capture_default_str();
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str();
   cmd->add_option("--load-scale", a->load_scale, "Divide arrival times by this (2 = twice the load)")->capture_default_str();

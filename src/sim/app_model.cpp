@@ -95,15 +95,4 @@ double AppModel::rate(int gpus, int nodes, int batch, int epoch) const {
   return gain(ex->batch, epoch) / ex->step_s;
 }
 
-std::vector<std::shared_ptr<AppModel>> load_apps(const std::string& dir) {
-  std::vector<std::shared_ptr<AppModel>> apps;
-  auto dirs = io::list_pollux_traces(dir);
-  if (dirs.empty()) throw InputError(dir, 0, "", "no application traces (directories with placements.csv) found");
-  for (const auto& d : dirs) {
-    auto oracle = std::make_shared<const replay::ReplayOracle>(replay::ReplayOracle::from_dir(d));
-    apps.push_back(std::make_shared<AppModel>(oracle));
-  }
-  return apps;
-}
-
 }  // namespace trainplan::sim

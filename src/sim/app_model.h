@@ -68,7 +68,4 @@ class AppModel {
   mutable std::map<std::tuple<int, int, int>, std::optional<Execution>> exec_cache_;
 };
 
-// Loads every application under `dir` (subdirectories with placements.csv).
-std::vector<std::shared_ptr<AppModel>> load_apps(const std::string& dir);
-
 }  // namespace trainplan::sim

@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "core/error.h"
 
 namespace trainplan::sim {
 
-AppSet::AppSet(const std::string& dir) : apps_(load_apps(dir)) {}
+AppSet::AppSet(const std::string& dir, const StepTimeSource& src) : apps_(load_apps(dir, src)) {}
 
 const AppModel* AppSet::find(const std::string& name) const {
   for (const auto& a : apps_)
@@ -44,7 +45,8 @@ double scaled_arrival(const std::string& path, long line, const char* field, dou
 
 }  // namespace
 
-std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus) {
+std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus,
+                                        std::vector<InputError>* skipped) {
   if (!(load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
   auto rows = io::read_workload_csv(path, apps.names());
   std::vector<JobSpec> jobs;
@@ -56,17 +58,21 @@ std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& a
     s.gpus = r.replicas;
     s.batch = r.batch;
     s.deadline = r.deadline_s;
+    std::optional<InputError> cannot;
     if (s.gpus > max_gpus)
-      throw InputError(path, r.line, "num_replicas",
-                       "job '" + r.name + "' needs " + std::to_string(s.gpus) + " GPUs but the cluster has " +
-                           std::to_string(max_gpus));
-    if (!s.app->execute(s.gpus, 0, s.batch))
-      throw InputError(path, r.line, "batch_size",
-                       "job '" + r.name + "': " + r.application + " cannot run global batch " + std::to_string(s.batch) +
-                           " on " + std::to_string(s.gpus) + " GPUs (measured per-GPU batches " +
-                           std::to_string(s.app->min_local()) + ".." + std::to_string(s.app->max_local()) +
-                           ", global up to " + std::to_string(s.app->max_batch()) + ")");
-    jobs.push_back(std::move(s));
+      cannot = InputError(path, r.line, "num_replicas",
+                          "job '" + r.name + "' needs " + std::to_string(s.gpus) + " GPUs but the cluster has " +
+                              std::to_string(max_gpus));
+    else if (!s.app->execute(s.gpus, 0, s.batch))
+      cannot = InputError(path, r.line, "batch_size",
+                          "job '" + r.name + "': " + r.application + " cannot run global batch " +
+                              std::to_string(s.batch) + " on " + std::to_string(s.gpus) +
+                              " GPUs (measured per-GPU batches " + std::to_string(s.app->min_local()) + ".." +
+                              std::to_string(s.app->max_local()) + ", global up to " +
+                              std::to_string(s.app->max_batch()) + ")");
+    if (cannot && !skipped) throw *cannot;
+    if (cannot) skipped->push_back(*cannot);
+    else jobs.push_back(std::move(s));
   }
   return jobs;
 }

@@ -4,17 +4,20 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "io/philly.h"
 #include "io/workload_csv.h"
 #include "sim/app_model.h"
 #include "sim/job.h"
+#include "sim/step_time_source.h"
 
 namespace trainplan::sim {
 
-// The applications of a data directory, by name.
+// The applications of a data directory, by name, with their step times from
+// `src` (default: their own traces).
 class AppSet {
  public:
-  explicit AppSet(const std::string& dir);
+  explicit AppSet(const std::string& dir, const StepTimeSource& src = {});
   const AppModel* find(const std::string& name) const;
   std::set<std::string> names() const;
   std::vector<const AppModel*> all() const;
@@ -34,8 +37,11 @@ inline constexpr double kLatestSeconds = 1e14;
 // Pollux workload jobs. Arrivals are divided by `load_scale` (2 = twice the
 // load). Throws InputError (file, line) for an unknown application, a
 // requested configuration the trace cannot run (too small a batch for the
-// replicas, or more GPUs than `max_gpus`), or an arrival past kLatestSeconds.
-std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus);
+// replicas, or more GPUs than `max_gpus`), or an arrival past kLatestSeconds;
+// with `skipped`, a job whose configuration cannot run is left out instead,
+// and the reason appended there.
+std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus,
+                                        std::vector<InputError>* skipped = nullptr);
 
 // Philly jobs as rigid jobs: each keeps its GPU count and needs its measured
 // duration at that size. Throws InputError (file, line) for jobs larger than

@@ -1,0 +1,137 @@
+#include "sim/step_time_source.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "core/error.h"
+#include "io/pollux_trace.h"
+#include "models/transfer_split.h"
+#include "replay/replay_oracle.h"
+#include "scoring/transfer_eval.h"
+#include "structure/network_zoo.h"
+
+namespace trainplan::sim {
+
+namespace fs = std::filesystem;
+
+std::string StepTimeSource::describe() const {
+  switch (kind) {
+    case Kind::kTrace:
+      return "";
+    case Kind::kOtherTraces:
+      return "step times from the traces in " + other_traces + "; learning curves from --data";
+    case Kind::kTransfer: {
+      const std::string measured =
+          trials.empty()         ? fmt::format("no {} step measured", to.name)
+          : target_trials >= 0 ? fmt::format("corrected by {} step{} of each application measured in {}, seed {}",
+                                             target_trials, target_trials == 1 ? "" : "s", trials, seed)
+                               : fmt::format("corrected by the steps measured in {}", trials);
+      return fmt::format("step times moved from {} to {} by split-transfer ({}); learning curves from --data",
+                         from.name, to.name, measured);
+    }
+  }
+  return "";
+}
+
+void check_step_time_source(const StepTimeSource& src) {
+  if (!src.trials.empty() && src.kind != StepTimeSource::Kind::kTransfer)
+    throw InputError("", 0, "--trials", "measured steps correct a move to another GPU: give --gpu with them");
+  if (src.target_trials >= 0 && src.trials.empty())
+    throw InputError("", 0, "--target-trials", "draws from the steps of --trials: give --trials");
+  if (src.kind == StepTimeSource::Kind::kTransfer && src.gpus_per_node > 9)
+    throw InputError("", 0, "--gpus-per-node",
+                     fmt::format("a cluster of another GPU is tabulated as trace placements, one digit a node: at "
+                                 "most 9 GPUs a node, got {}",
+                                 src.gpus_per_node));
+}
+
+namespace {
+
+// The step times of `tr` replaced by those of the same application in `root`.
+void take_other_trace(io::PolluxTrace& tr, const std::string& root) {
+  const fs::path dir = fs::path(root) / tr.name;
+  if (!fs::exists(dir / "placements.csv"))
+    throw InputError((dir / "placements.csv").string(), 0, "",
+                     "application '" + tr.name + "' of --data has no trace here to take its step times from");
+  io::PolluxTrace other = io::read_pollux_trace(dir.string(), {.curves = false});
+  tr.placements = std::move(other.placements);
+  tr.scalability = std::move(other.scalability);
+}
+
+// The step times of `tr` predicted on another GPU, at every even spread of
+// 1..max_gpus GPUs over at most `nodes` nodes of `gpus_per_node`, and at the
+// per-GPU batches the trace measured.
+void take_transferred(io::PolluxTrace& tr, const StepTimeSource& src) {
+  models::TransferProblem problem;
+  problem.source = scoring::trace_samples(tr.dir, true);
+  problem.source_hw = src.from;
+  problem.target_hw = src.to;
+  problem.network = structure::find_network(tr.name);
+  if (!src.trials.empty()) {
+    const fs::path dir = fs::path(src.trials) / tr.name;
+    if (!fs::exists(dir / "placements.csv"))
+      throw InputError((dir / "placements.csv").string(), 0, "",
+                       "application '" + tr.name + "' of --data has no steps measured here to correct its move");
+    std::vector<models::StepSample> measured = scoring::trace_samples(dir.string(), false);
+    if (src.target_trials >= 0) {
+      // Drawn as `evaluate --transfer` draws its trials, so that a seed names the same rows.
+      std::vector<size_t> idx(measured.size());
+      std::iota(idx.begin(), idx.end(), 0);
+      std::mt19937_64 rng(src.seed);
+      std::shuffle(idx.begin(), idx.end(), rng);
+      for (size_t i = 0; i < idx.size() && i < static_cast<size_t>(src.target_trials); ++i)
+        problem.target_trials.push_back(measured[idx[i]]);
+    } else {
+      problem.target_trials = std::move(measured);
+    }
+  }
+  models::SplitTransferModel model;
+  model.fit(problem);
+
+  std::set<double> batches;
+  for (const auto& r : tr.placements) batches.insert(r.local_bsz);
+  std::vector<io::PlacementRow> rows;
+  for (int g = 1; g <= src.max_gpus; ++g) {
+    const int fewest = (g + src.gpus_per_node - 1) / src.gpus_per_node;
+    for (int n = fewest; n <= std::min(g, src.nodes); ++n) {
+      const std::string p = replay::ReplayOracle::placement_for(g, n);
+      if (p.empty()) continue;
+      for (double b : batches) {
+        models::StepSample at = models::step_sample(p, b);
+        const auto parts = model.target_parts(at);
+        io::PlacementRow row;
+        row.placement = p, row.gpus = g, row.nodes = n, row.local_bsz = b;
+        row.step_time = parts.total;
+        row.sync_time = std::min(parts.exposed_comm, parts.total);
+        rows.push_back(row);
+      }
+    }
+  }
+  tr.placements = std::move(rows);
+  tr.scalability.clear();  // every spread the cluster can make is tabulated
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<AppModel>> load_apps(const std::string& dir, const StepTimeSource& src) {
+  check_step_time_source(src);
+  auto dirs = io::list_pollux_traces(dir);
+  if (dirs.empty()) throw InputError(dir, 0, "", "no application traces (directories with placements.csv) found");
+  std::vector<std::shared_ptr<AppModel>> apps;
+  for (const auto& d : dirs) {
+    io::PolluxTrace tr = io::read_pollux_trace(d);
+    if (src.kind == StepTimeSource::Kind::kOtherTraces) take_other_trace(tr, src.other_traces);
+    if (src.kind == StepTimeSource::Kind::kTransfer) take_transferred(tr, src);
+    replay::OracleOptions o;
+    if (src.kind != StepTimeSource::Kind::kTrace) o.gpus_per_node = src.gpus_per_node;
+    apps.push_back(std::make_shared<AppModel>(std::make_shared<const replay::ReplayOracle>(std::move(tr), o)));
+  }
+  return apps;
+}
+
+}  // namespace trainplan::sim
