@@ -53,6 +53,12 @@ CHECKS = [
         "--to", os.path.join(DATA, "sia-a100"), "--to-gpu", "a100-40gb", "--target-trials", "0"], [
         (r"no trial ([\d.]+)% \[", r"\nmedian\s+([\d.]+)%"),
     ]),
+    ("A cluster of a GPU never profiled", ["bench", "simulate-gpu", "--data", DATA, "--seeds", "1-8"], [
+        (r"mean JCT off by ([\d.]+)%", r"3 trials \(median.*?\n.*?median ([\d.]+)% /"),
+        (r"GPU-hours by ([\d.]+)% at", r"3 trials \(median.*?\n.*?median [\d.]+% / ([\d.]+)%"),
+        (r"with none ([\d.]+)% /", r"error against.*?moved, no trial .*?\n.*?median ([\d.]+)% /"),
+        (r"unmoved ([\d.]+)% /", r"error against.*?steps unmoved .*?\n.*?median ([\d.]+)% /"),
+    ]),
     # bench simulate's mean row at a load: tiresias, optimus, pollux, coconfig, fifo (its default order).
     ("Simulator, Pollux's published JCT", ["bench", "simulate", "--data", DATA], [
         (r"Tiresias ([\d,]+) /", r"load 1\.0x: average.*?\nmean\s+(\d+) /"),
