@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -63,7 +64,19 @@ void take_other_trace(io::PolluxTrace& tr, const std::string& root) {
   tr.scalability = std::move(other.scalability);
 }
 
-// The step times of `tr` predicted on another GPU, at every even spread of
+// The node counts a job's table holds, from the fewest nodes it fits in to
+// the most: each of the first eight, then every doubling, and the most. A
+// spread between two of them is read as the wider (AppModel::step_time), so
+// that a cluster of thousands of nodes needs a few dozen spreads per GPU
+// count, not thousands.
+std::vector<int> node_counts(int fewest, int most) {
+  std::vector<int> out;
+  for (int n = fewest; n <= most; n = n < fewest + 7 ? n + 1 : 2 * n) out.push_back(n);
+  if (out.empty() || out.back() != most) out.push_back(most);
+  return out;
+}
+
+// The step times of `tr` predicted on another GPU, at even spreads of
 // 1..max_gpus GPUs over at most `nodes` nodes of `gpus_per_node`, and at the
 // per-GPU batches the trace measured.
 void take_transferred(io::PolluxTrace& tr, const StepTimeSource& src) {
@@ -94,11 +107,19 @@ void take_transferred(io::PolluxTrace& tr, const StepTimeSource& src) {
   model.fit(problem);
 
   std::set<double> batches;
-  for (const auto& r : tr.placements) batches.insert(r.local_bsz);
+  double least_local = INFINITY;
+  for (const auto& r : tr.placements) {
+    batches.insert(r.local_bsz);
+    least_local = std::min(least_local, r.local_bsz);
+  }
+  // No job of the application can use more GPUs than its largest global
+  // batch over its least per-GPU batch (AppModel::max_gpus).
+  int most = src.max_gpus;
+  if (!tr.curves.empty() && least_local >= 1)
+    most = std::min<int>(most, std::max(1.0, std::floor(tr.curves.back().global_batch / least_local)));
   std::vector<io::PlacementRow> rows;
-  for (int g = 1; g <= src.max_gpus; ++g) {
-    const int fewest = (g + src.gpus_per_node - 1) / src.gpus_per_node;
-    for (int n = fewest; n <= std::min(g, src.nodes); ++n) {
+  for (int g = 1; g <= most; ++g) {
+    for (int n : node_counts((g + src.gpus_per_node - 1) / src.gpus_per_node, std::min(g, src.nodes))) {
       const std::string p = replay::ReplayOracle::placement_for(g, n);
       if (p.empty()) continue;
       for (double b : batches) {

@@ -8,8 +8,10 @@
 //    scalability.csv replace each trace's;
 //  * kTransfer: GPUs nobody measured: split-transfer (models/transfer_split.h)
 //    fitted on each trace's steps moves them from `from` to `to`, and the
-//    predictions are tabulated as a trace would hold them, at every even
-//    spread of 1 to `max_gpus` GPUs over the cluster's nodes and at every
+//    predictions are tabulated as a trace would hold them: 1 to `max_gpus`
+//    GPUs (at most what the application's largest batch can use), each
+//    spread evenly over the fewest nodes it fits in, each of the next seven
+//    node counts, every doubling and all the nodes it can reach, at every
 //    per-GPU batch the trace measured; with `trials`, the steps measured
 //    on the target (the same applications' traces there, all their rows or
 //    `target_trials` of them drawn by `seed`) correct the move as in

@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "core/error.h"
@@ -119,6 +121,32 @@ TEST(StepTimeSource, AMoveToTheSameGpuKeepsTheMeasuredSteps) {
       }
     ASSERT_GE(off.size(), 10u) << name;
     EXPECT_LT(median(off), 0.10) << name;
+  }
+}
+
+// A cluster of thousands of nodes: each GPU count's table holds the fewest
+// nodes, the next seven, every doubling and the most, so its size grows with
+// the log of the nodes, not with them; and no table goes past the GPUs the
+// application's largest batch can use.
+TEST(StepTimeSource, AHugeClusterKeepsTheTablesSmall) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const fs::path data = fs::path(tptest::shared_data_dir()) / "pollux-t4";
+  sim::StepTimeSource src;
+  src.kind = sim::StepTimeSource::Kind::kTransfer;
+  src.from = io::resolve_hardware("t4");
+  src.to = io::resolve_hardware("h100");
+  src.gpus_per_node = 8, src.nodes = 4096, src.max_gpus = 8 * 4096;
+  sim::AppSet apps(data.string(), src);
+  for (const sim::AppModel* app : apps.all()) {
+    const auto& rows = app->oracle().trace().placements;
+    std::set<double> batches;
+    int most = 0;
+    for (const auto& r : rows) batches.insert(r.local_bsz), most = std::max(most, r.gpus);
+    EXPECT_EQ(most, app->max_gpus(app->max_batch())) << app->name();
+    // 8 + log2(4096) + 1 node counts per GPU count at most.
+    EXPECT_LE(rows.size(), size_t(most) * 21 * batches.size()) << app->name();
+    // A wide job still runs, at the spread the table holds next.
+    EXPECT_TRUE(app->execute(most, std::min(most, 4096) - 1, most * app->min_local())) << app->name();
   }
 }
 
