@@ -580,6 +580,12 @@ async function loadWorkloads() {
       l.append(i, " " + p);
       box.appendChild(l);
     }
+    const gpu = $("sim-gpu");
+    for (const name of w.gpus || []) {
+      const o = document.createElement("option");
+      o.value = o.textContent = name;
+      gpu.appendChild(o);
+    }
     if (!w.workloads.length) showError("sim-error", new Error(w.note || "the server has no workloads to simulate"));
   } catch (e) {
     showError("sim-error", e);
@@ -592,12 +598,14 @@ async function onSimulate(ev) {
   showError("sim-error", null);
   // The last run's results go: what is shown is always this request's answer.
   $("sim-table").replaceChildren();
+  $("sim-note").hidden = true;
   chart("chart-jct", "", "", "", []);
   chart("chart-util", "", "", "", []);
   try {
     const policies = [...document.querySelectorAll("#sim-policies input:checked")].map((i) => i.value);
     const body = { workload: $("sim-workload").value, policies, nodes: numberField("sim-nodes"),
       gpus_per_node: numberField("sim-gpus"), load_scale: numberField("sim-load") };
+    if ($("sim-gpu").value) body.gpu = $("sim-gpu").value;
     status("simulating…");
     showSimulation(await api("/simulate", body));
     status("simulated");
@@ -608,6 +616,9 @@ async function onSimulate(ev) {
 }
 
 function showSimulation(s) {
+  // Where the step times came from, when not the traces' own.
+  $("sim-note").textContent = s.step_times || "";
+  $("sim-note").hidden = !s.step_times;
   fillTable($("sim-table"), [
     ["policy", (p) => p.policy], ["jobs", (p) => p.jobs], ["avg JCT, s", (p) => fmt(p.avg_jct_s, 5)],
     ["median, s", (p) => fmt(p.median_jct_s, 5)], ["p99, s", (p) => fmt(p.p99_jct_s, 5)],

@@ -11,8 +11,10 @@
 #include "app/simulate_request.h"
 #include "core/error.h"
 #include "server/request_fields.h"
+#include "server/request_gpus.h"
 #include "sim/policy.h"
 #include "sim/simulator.h"
+#include "structure/gpu_catalog.h"
 
 namespace trainplan::server {
 
@@ -63,7 +65,8 @@ json Service::workloads() const {
   const std::string missing = simulation_missing();
   json j = {{"workloads", missing.empty() ? json(workload_names()) : json::array()},
             {"policies", policies},
-            {"policy_summaries", described}};
+            {"policy_summaries", described},
+            {"gpus", structure::builtin_hardware_names()}};
   if (!missing.empty()) j["note"] = missing;
   return j;
 }
@@ -71,7 +74,7 @@ json Service::workloads() const {
 json Service::simulate_request(const json& req) {
   static const std::set<std::string> allowed = {"workload", "policies", "nodes", "gpus_per_node", "load_scale",
                                                 "restart_delay", "interval", "placement", "oracle", "gittins",
-                                                "min_gain", "pollux_p", "time_model"};
+                                                "min_gain", "pollux_p", "time_model", "gpu", "from_gpu"};
   refuse_unknown_fields(req, allowed, "GET /workloads lists the workloads and policies");
   if (const std::string missing = simulation_missing(); !missing.empty()) throw RequestError(404, "workload", missing);
   // A name from the listing, never a path: the server reads only its own workloads.
@@ -118,6 +121,16 @@ json Service::simulate_request(const json& req) {
   q.pollux_p = get_number(req, "pollux_p", q.pollux_p);
   sim::check_pollux_p(q.pollux_p);  // 400 naming the field, before a slot is taken
   q.time_model = get_string(req, "time_model", "");
+  // Another GPU: catalog names only (a hardware file is a path on the server).
+  if (find(req, "gpu")) {
+    q.gpu = catalog_gpu(get_string(req, "gpu", ""), "gpu").name;
+    q.from_gpu = catalog_gpu(get_string(req, "from_gpu", q.from_gpu), "from_gpu").name;
+    if (q.gpus_per_node > 9)
+      throw RequestError(400, "gpus_per_node", "with 'gpu', gpus_per_node must be at most 9 (one digit a node in the "
+                                               "moved steps' table)");
+  } else if (find(req, "from_gpu")) {
+    throw RequestError(400, "from_gpu", "field 'from_gpu' is the GPU the traces were measured on: give 'gpu' with it");
+  }
   // A simulation computes like a fit: it takes a slot.
   auto slot = take_slot();
   try {

@@ -340,6 +340,18 @@ try {
     check(rows === 3, `simulation summary shown (${rows} policies, workload ${workloads[0]})`);
     check(await page.$("#chart-jct canvas") !== null && await page.$("#chart-util canvas") !== null, "JCT and use charts drawn");
     await page.screenshot({ path: path.join(args.out, "web-simulate.png"), fullPage: true });
+    // The same on a cluster of another GPU: the answer says where its step times came from.
+    const gpus = await page.$$eval("#sim-gpu option", (o) => o.map((x) => x.value));
+    check(gpus[0] === "" && gpus.includes("h100"), `GPU choices: as traced, then the catalog (${gpus.join(",")})`);
+    const before = await page.$$eval("#sim-table tbody tr td:nth-child(3)", (c) => c.map((x) => x.textContent));
+    await page.select("#sim-gpu", "h100");
+    await page.click("#sim-submit");
+    await waitStatus(page, /simulated|error/, 120000);
+    const note = await text(page, "#sim-note");
+    check(/moved from t4 to h100/.test(note), `the note says the steps were moved (${note})`);
+    const after = await page.$$eval("#sim-table tbody tr td:nth-child(3)", (c) => c.map((x) => x.textContent));
+    check(after.length === 3 && JSON.stringify(after) !== JSON.stringify(before), `H100 JCTs differ from the T4's (${before} / ${after})`);
+    await page.select("#sim-gpu", "");
   }
 
   // ---- transformer plan ----

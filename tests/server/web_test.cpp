@@ -489,6 +489,29 @@ TEST(Web, SimulateEqualsCli) {
   EXPECT_EQ(st, 400) << e.dump();
   EXPECT_EQ(e["field"], "time_model") << e.dump();
 
+  // Another GPU: the CLI's answer to --gpu, from catalog names only.
+  EXPECT_NE(std::find(w["gpus"].begin(), w["gpus"].end(), "h100"), w["gpus"].end()) << w.dump();
+  json on_h100 = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"tiresias"}}, {"gpu", "h100"}}, &st);
+  ASSERT_EQ(st, 200) << on_h100.dump();
+  auto cli_h100 = tptest::run_cli("simulate --workload " + workloads + "/pollux-1.0/workload-1.csv --data " + data +
+                                  " --policy tiresias --gpu h100 --json");
+  ASSERT_EQ(cli_h100.exit_code, 0) << cli_h100.err;
+  json want_h100 = json::parse(cli_h100.out);
+  EXPECT_EQ(on_h100["step_times"], want_h100["step_times"]);
+  EXPECT_EQ(on_h100["policies"][0]["avg_jct_s"], want_h100["policies"][0]["avg_jct_s"]);
+  EXPECT_NE(on_h100["policies"][0]["avg_jct_s"], got["policies"][1]["avg_jct_s"]);
+  for (const auto& [body, field] : std::vector<std::pair<json, std::string>>{
+           {{{"gpu", "/etc/passwd"}}, "gpu"},
+           {{{"gpu", "h100"}, {"from_gpu", "nosuch"}}, "from_gpu"},
+           {{{"from_gpu", "t4"}}, "from_gpu"},
+           {{{"gpu", "h100"}, {"gpus_per_node", 10}}, "gpus_per_node"}}) {
+    json b = body;
+    b["workload"] = "pollux-1.0/workload-1";
+    e = s.post("/simulate", b, &st);
+    EXPECT_EQ(st, 400) << b.dump() << " " << e.dump();
+    EXPECT_EQ(e["field"], field) << e.dump();
+  }
+
   // The time limit holds.
   trainplan::server::Limits l;
   l.request_timeout_s = 1e-6;
