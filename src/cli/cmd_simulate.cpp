@@ -178,7 +178,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--gpu", a->gpu,
                   "With --workload: simulate a cluster of this GPU (a catalog name or a hardware file), each "
                   "application's step times moved from --from-gpu by split-transfer (docs/TRANSFER.md), with no step "
-                  "measured on it")
+                  "measured on it unless --trials gives some")
       ->excludes("--philly")
       ->excludes("--step-times");
   cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the traces of --data were measured on")

@@ -149,7 +149,7 @@ std::vector<std::shared_ptr<AppModel>> load_apps(const std::string& dir, const S
     if (src.kind == StepTimeSource::Kind::kOtherTraces) take_other_trace(tr, src.other_traces);
     if (src.kind == StepTimeSource::Kind::kTransfer) take_transferred(tr, src);
     replay::OracleOptions o;
-    if (src.kind != StepTimeSource::Kind::kTrace) o.gpus_per_node = src.gpus_per_node;
+    o.gpus_per_node = src.gpus_per_node;
     apps.push_back(std::make_shared<AppModel>(std::make_shared<const replay::ReplayOracle>(std::move(tr), o)));
   }
   return apps;

@@ -11,13 +11,14 @@
 //    predictions are tabulated as a trace would hold them: 1 to `max_gpus`
 //    GPUs (at most what the application's largest batch can use), each
 //    spread evenly over the fewest nodes it fits in, each of the next seven
-//    node counts, every doubling and all the nodes it can reach, at every
+//    node counts, every doubling and the most nodes it can reach, at every
 //    per-GPU batch the trace measured; with `trials`, the steps measured
 //    on the target (the same applications' traces there, all their rows or
 //    `target_trials` of them drawn by `seed`) correct the move as in
 //    `transfer --trials`.
 // In every case the replay oracle reads nodes of `gpus_per_node` GPUs, the
-// cluster's, when it packs a job.
+// cluster's, when it packs a job (a StepTimeSource left at its defaults
+// keeps 4, the Pollux T4 traces' nodes).
 #pragma once
 #include <cstdint>
 #include <memory>
