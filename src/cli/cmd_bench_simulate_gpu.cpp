@@ -62,11 +62,15 @@ void run_bench(const BenchSimGpuArgs& a) {
       throw InputError("", 0, option, fmt::format("no such folder: '{}' (give --data, the shared data's root)", dir));
   sim::check_cluster(a.nodes, a.gpus_per_node);
   if (!(a.load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
-  const auto policies = sim::split_list(a.policies);
-  const auto wls = sim::split_list(a.workloads);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto policies = comma_list(a.policies, "--policy");
+  const auto wls = comma_list(a.workloads, "--workloads");
+  for (const auto& [list, option] : {std::pair{&policies, "--policy"}, std::pair{&wls, "--workloads"}})
+    for (size_t i = 0; i < list->size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        if ((*list)[i] == (*list)[k])
+          throw InputError("", 0, option, fmt::format("'{}' is named twice", (*list)[i]));
   const auto seeds = experiments::parse_seed_list(a.seeds);
-  if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");
-  if (wls.empty()) throw InputError("", 0, "--workloads", "no workload given");
 
   sim::ExperimentOptions eo;
   eo.sim.nodes = a.nodes, eo.sim.gpus_per_node = a.gpus_per_node;
@@ -102,7 +106,6 @@ void run_bench(const BenchSimGpuArgs& a) {
                   {"gpu", a.gpu},             {"cluster", fmt::format("{}x{}", a.nodes, a.gpus_per_node)},
                   {"load_scale", a.load_scale}, {"target_trials", a.target_trials}, {"seeds", seeds},
                   {"workloads", wls},          {"oracle", true},          {"placement", "pack"}};
-  const auto t0 = std::chrono::steady_clock::now();
   const bool tty = stderr_is_tty();
   size_t kept_jobs = 0, left_out = 0;
   for (const auto& w : wls) {
@@ -253,7 +256,8 @@ void setup(CLI::App& root) {
                   "Steps of each application measured on --gpu that correct the move (0: only the move without)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  cmd->add_option("--seeds", a->seeds, "Which steps are drawn, one run per seed (e.g. 1-4)")->capture_default_str();
+  cmd->add_option("--seeds", a->seeds, "With --target-trials above 0: which steps are drawn, one run per seed (e.g. 1-4)")
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print results as JSON");
   cmd->callback([a] { run_bench(*a); });
 }

@@ -182,14 +182,21 @@ void setup(CLI::App& root) {
       ->excludes("--philly")
       ->excludes("--step-times");
   cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the traces of --data were measured on")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs("--gpu");
   cmd->add_option("--trials", a->trials,
                   "With --gpu: a folder of the applications' steps measured on that GPU (a trace folder per "
-                  "application, as --data), which correct the move as transfer --trials does");
+                  "application, as --data), which correct the move as transfer --trials does; nothing checks which "
+                  "GPU they were measured on")
+      ->needs("--gpu");
   cmd->add_option("--target-trials", a->target_trials,
-                  "With --trials: use this many of each application's measured steps, drawn by --seed (default: all)")
-      ->check(CLI::Range(0, 1000000));
-  cmd->add_option("--seed", a->seed, "With --target-trials: which steps are drawn")->capture_default_str();
+                  "With --trials: use this many of each application's measured steps, drawn by --seed (default: all; "
+                  "at most all)")
+      ->check(CLI::Range(1, 1000000))
+      ->needs("--trials");
+  cmd->add_option("--seed", a->seed, "With --target-trials: which steps are drawn")
+      ->capture_default_str()
+      ->needs("--target-trials");
   cmd->add_option("--nodes", a->nodes, "Nodes in the cluster")->capture_default_str();
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str();
   cmd->add_option("--load-scale", a->load_scale, "Divide arrival times by this (2 = twice the load)")->capture_default_str();

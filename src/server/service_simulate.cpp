@@ -123,11 +123,16 @@ json Service::simulate_request(const json& req) {
   q.time_model = get_string(req, "time_model", "");
   // Another GPU: catalog names only (a hardware file is a path on the server).
   if (find(req, "gpu")) {
-    q.gpu = catalog_gpu(get_string(req, "gpu", ""), "gpu").name;
+    const auto hw = catalog_gpu(get_string(req, "gpu", ""), "gpu");
+    q.gpu = hw.name;
     q.from_gpu = catalog_gpu(get_string(req, "from_gpu", q.from_gpu), "from_gpu").name;
     if (q.gpus_per_node > 9)
       throw RequestError(400, "gpus_per_node", "with 'gpu', gpus_per_node must be at most 9 (one digit a node in the "
                                                "moved steps' table)");
+    if (hw.node.gpus_per_node > 0 && q.gpus_per_node > hw.node.gpus_per_node)
+      throw RequestError(400, "gpus_per_node",
+                         fmt::format("a {} node holds {} GPUs; gpus_per_node is {}", hw.name, hw.node.gpus_per_node,
+                                     q.gpus_per_node));
   } else if (find(req, "from_gpu")) {
     throw RequestError(400, "from_gpu", "field 'from_gpu' is the GPU the traces were measured on: give 'gpu' with it");
   }

@@ -25,14 +25,15 @@ std::string StepTimeSource::describe() const {
     case Kind::kTrace:
       return "";
     case Kind::kOtherTraces:
-      return "step times from the traces in " + other_traces + "; learning curves from --data";
+      return "step times from the traces in " + other_traces + "; learning curves from the applications' own traces";
     case Kind::kTransfer: {
       const std::string measured =
-          trials.empty()         ? fmt::format("no {} step measured", to.name)
+          trials.empty() || target_trials == 0 ? fmt::format("no {} step measured", to.name)
           : target_trials >= 0 ? fmt::format("corrected by {} step{} of each application measured in {}, seed {}",
                                              target_trials, target_trials == 1 ? "" : "s", trials, seed)
                                : fmt::format("corrected by the steps measured in {}", trials);
-      return fmt::format("step times moved from {} to {} by split-transfer ({}); learning curves from --data",
+      return fmt::format("step times moved from {} to {} by split-transfer ({}); learning curves from the "
+                         "applications' own traces",
                          from.name, to.name, measured);
     }
   }
@@ -44,6 +45,12 @@ void check_step_time_source(const StepTimeSource& src) {
     throw InputError("", 0, "--trials", "measured steps correct a move to another GPU: give --gpu with them");
   if (src.target_trials >= 0 && src.trials.empty())
     throw InputError("", 0, "--target-trials", "draws from the steps of --trials: give --trials");
+  if (src.kind == StepTimeSource::Kind::kTransfer && src.to.node.gpus_per_node > 0 &&
+      src.gpus_per_node > src.to.node.gpus_per_node)
+    throw InputError("", 0, "--gpus-per-node",
+                     fmt::format("{} GPUs a node, and a {} node holds {} (for larger nodes, give a hardware file with "
+                                 "base {} and gpus_per_node; docs/HARDWARE.md)",
+                                 src.gpus_per_node, src.to.name, src.to.node.gpus_per_node, src.to.name));
   if (src.kind == StepTimeSource::Kind::kTransfer && src.gpus_per_node > 9)
     throw InputError("", 0, "--gpus-per-node",
                      fmt::format("a cluster of another GPU is tabulated as trace placements, one digit a node: at "

@@ -67,7 +67,7 @@ std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& a
       cannot = InputError(path, r.line, "batch_size",
                           "job '" + r.name + "': " + r.application + " cannot run global batch " +
                               std::to_string(s.batch) + " on " + std::to_string(s.gpus) +
-                              " GPUs (measured per-GPU batches " + std::to_string(s.app->min_local()) + ".." +
+                              " GPUs (per-GPU batches timed " + std::to_string(s.app->min_local()) + ".." +
                               std::to_string(s.app->max_local()) + ", global up to " +
                               std::to_string(s.app->max_batch()) + ")");
     if (cannot && !skipped) throw *cannot;

@@ -86,6 +86,16 @@ TEST(StepTimeSource, OptionsThatCannotWorkTogetherAreRefused) {
   EXPECT_THROW(sim::check_step_time_source(src), InputError);  // a draw from no trials
   src = {};
   src.kind = sim::StepTimeSource::Kind::kTransfer;
+  src.to = io::resolve_hardware("a100-40gb");  // a node of 8
+  src.gpus_per_node = 9;
+  try {
+    sim::check_step_time_source(src);
+    FAIL() << "9 GPUs a node of 8 was taken";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--gpus-per-node");
+    EXPECT_NE(std::string(e.what()).find("hardware file"), std::string::npos) << e.what();
+  }
+  src.to.node.gpus_per_node = 0;  // a node size the hardware does not state
   src.gpus_per_node = 10;
   try {
     sim::check_step_time_source(src);
@@ -145,8 +155,19 @@ TEST(StepTimeSource, AHugeClusterKeepsTheTablesSmall) {
     EXPECT_EQ(most, app->max_gpus(app->max_batch())) << app->name();
     // 8 + log2(4096) + 1 node counts per GPU count at most.
     EXPECT_LE(rows.size(), size_t(most) * 21 * batches.size()) << app->name();
-    // A wide job still runs, at the spread the table holds next.
-    EXPECT_TRUE(app->execute(most, std::min(most, 4096) - 1, most * app->min_local())) << app->name();
+    // A spread the table leaves out takes the time of the next wider one it holds.
+    std::set<int> spreads;
+    for (const auto& r : rows)
+      if (r.gpus == most) spreads.insert(r.nodes);
+    int missing = 0;
+    for (int n = *spreads.begin(); n < *spreads.rbegin() && !missing; ++n)
+      if (!spreads.count(n)) missing = n;
+    if (!missing) continue;  // an application too small to leave one out
+    const int wider = *spreads.upper_bound(missing);
+    const auto between = app->execute(most, missing, most * app->min_local());
+    const auto next = app->execute(most, wider, most * app->min_local());
+    ASSERT_TRUE(between && next) << app->name();
+    EXPECT_DOUBLE_EQ(between->step_s, next->step_s) << app->name() << " " << missing << " -> " << wider;
   }
 }
 
@@ -185,6 +206,13 @@ TEST(SimulateCli, AnotherGpuIsForWorkloadsAndOneSourceOfStepTimes) {
   r = tptest::run_cli(base + " --trials " + own.string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--gpu"), std::string::npos) << r.err;
+  // Options that mean something only beside another: refused, not ignored.
+  for (const std::string& lone : std::vector<std::string>{" --from-gpu v100", " --gpu a100-40gb --trials " + own.string() + " --seed 3",
+                                 " --gpu a100-40gb --target-trials 2",
+                                 " --gpu a100-40gb --trials " + own.string() + " --target-trials 0"}) {
+    r = tptest::run_cli(base + lone);
+    EXPECT_EQ(r.exit_code, 2) << lone << ": " << r.err;
+  }
   r = tptest::run_cli(base + " --step-times " + (dir / "nowhere").string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--step-times"), std::string::npos) << r.err;
