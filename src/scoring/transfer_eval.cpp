@@ -124,6 +124,14 @@ nlohmann::json ratios_json(const models::SplitRatios& r) {
           {"precision_reason", r.precision_reason}};
 }
 
+std::vector<size_t> trial_order(size_t rows, uint64_t seed) {
+  std::vector<size_t> idx(rows);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  return idx;
+}
+
 std::vector<models::StepSample> trace_samples(const std::string& dir, bool with_scalability) {
   // Step times alone: the learning curves are not read, and a trace that did not time the
   // synchronisation is taken without it (the transfer fits such rows as profiling samples).
@@ -286,10 +294,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
       prior->fit(untried);
     }
     for (uint64_t seed : opts.seeds) {
-      std::vector<size_t> idx(target.size());
-      std::iota(idx.begin(), idx.end(), 0);
-      std::mt19937_64 rng(seed);
-      std::shuffle(idx.begin(), idx.end(), rng);
+      const std::vector<size_t> idx = trial_order(target.size(), seed);
       models::TransferProblem prob = untried;
       std::vector<models::StepSample> predicted;
       for (size_t i = 0; i < idx.size(); ++i)

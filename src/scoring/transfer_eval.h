@@ -118,6 +118,11 @@ inline constexpr double kZ80 = 1.2815515655446004;
 nlohmann::json transfer_json(const TransferReport& r);
 std::string format_transfer(const TransferReport& r);
 
+// The order in which `evaluate --transfer` takes a target's `rows` rows as
+// trials under `seed` (the first K are its K trials): a seed names the same
+// rows wherever trials are drawn (`simulate --gpu --target-trials`).
+std::vector<size_t> trial_order(size_t rows, uint64_t seed);
+
 // Trace rows as transfer samples: placements.csv (and scalability.csv when
 // `with_scalability`, each row spread evenly over its nodes).
 std::vector<models::StepSample> trace_samples(const std::string& dir, bool with_scalability);

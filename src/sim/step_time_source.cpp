@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <numeric>
-#include <random>
 #include <set>
 
 #include "core/error.h"
@@ -100,10 +98,7 @@ void take_transferred(io::PolluxTrace& tr, const StepTimeSource& src) {
     std::vector<models::StepSample> measured = scoring::trace_samples(dir.string(), false);
     if (src.target_trials >= 0) {
       // Drawn as `evaluate --transfer` draws its trials, so that a seed names the same rows.
-      std::vector<size_t> idx(measured.size());
-      std::iota(idx.begin(), idx.end(), 0);
-      std::mt19937_64 rng(src.seed);
-      std::shuffle(idx.begin(), idx.end(), rng);
+      const std::vector<size_t> idx = scoring::trial_order(measured.size(), src.seed);
       for (size_t i = 0; i < idx.size() && i < static_cast<size_t>(src.target_trials); ++i)
         problem.target_trials.push_back(measured[idx[i]]);
     } else {

@@ -47,8 +47,9 @@ struct StepTimeSource {
 };
 
 // Throws InputError naming the option: trials without kTransfer,
-// target_trials without trials, and kTransfer asked for nodes of more than
-// 9 GPUs (a placement is a string of digits, one per node).
+// target_trials without trials, and kTransfer asked for nodes larger than
+// the target GPU's node or of more than 9 GPUs (a placement is a string of
+// digits, one per node).
 void check_step_time_source(const StepTimeSource& src);
 
 // Every application under `dir` (subdirectories with placements.csv), with
