@@ -1,6 +1,7 @@
 // trainplan simulate: run scheduling policies on a workload over a simulated GPU cluster.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
+#include "io/hardware_file.h"
 #include "io/output_path.h"
 #include "io/philly.h"
 #include "sim/experiment.h"
@@ -24,7 +26,7 @@ struct SimulateArgs {
   long philly_limit = 0;
   std::string policies = "tiresias";
   std::string data = "../shared/data/pollux-t4";
-  std::string step_times, gpu, from_gpu = "t4", trials;
+  std::string step_times, gpu, from_gpu = "t4", trials, price;
   int target_trials = -1;
   uint64_t seed = 1;
   int nodes = 16, gpus_per_node = 4;
@@ -102,6 +104,25 @@ void print_table(const std::vector<sim::SimResult>& runs) {
   }
 }
 
+// The GPUs of --gpu side by side: each policy's mean JCT and GPU-hours on
+// each, and their cost where --price gives one.
+void print_gpu_comparison(const std::vector<std::string>& gpus, const std::vector<double>& prices,
+                          const std::vector<app::SimulateOutcome>& outcomes) {
+  const bool priced = std::any_of(prices.begin(), prices.end(), [](double p) { return p > 0; });
+  std::cout << fmt::format("\nby GPU: average JCT (s) / GPU-hours{}\n{:<14}", priced ? " / cost" : "", "GPU");
+  for (const auto& r : outcomes.front().runs) std::cout << fmt::format(" {:>24}", r.policy);
+  std::cout << "\n";
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    std::cout << fmt::format("{:<14}", gpus[i]);
+    for (const auto& r : outcomes[i].runs) {
+      const auto s = sim::summarize(r);
+      std::cout << (priced ? fmt::format(" {:>8.0f} / {:>6.1f} / {:>6.0f}", s.avg_jct, s.gpu_hours, s.gpu_hours * prices[i])
+                           : fmt::format(" {:>14.0f} / {:>7.1f}", s.avg_jct, s.gpu_hours));
+    }
+    std::cout << "\n";
+  }
+}
+
 void run_simulate(const SimulateArgs& a) {
   io::check_output_path(a.jobs_csv, "--jobs-csv");  // before the simulations, not after them
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
@@ -125,31 +146,85 @@ void run_simulate(const SimulateArgs& a) {
       if (q.policies[i] == q.policies[k])
         throw InputError("", 0, "--policy", fmt::format("'{}' is named twice", q.policies[i]));
   sim::ExperimentOptions eo = app::experiment_options(q);
-  const app::JobSource in = app::load_jobs(q);
-  if (!in.step_times.empty()) std::cerr << "note: " << in.step_times << "\n";
   const auto& policies = q.policies;
   if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
+  // --gpu a,b,c: the same jobs on a cluster of each, compared (and priced with --price).
+  const std::vector<std::string> gpus = a.gpu.empty() ? std::vector<std::string>{""} : comma_list(a.gpu, "--gpu");
+  for (size_t i = 0; i < gpus.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (gpus[i] == gpus[k]) throw InputError("", 0, "--gpu", fmt::format("'{}' is named twice", gpus[i]));
+  if (gpus.size() > 1 && !a.trials.empty())
+    throw InputError("", 0, "--trials", "the steps of --trials correct the move to one GPU: give one --gpu with them");
+  if (!a.price.empty() && a.gpu.empty())
+    throw InputError("", 0, "--price", "prices the GPU-hours of each --gpu: give --gpu");
+  std::vector<double> prices(gpus.size(), 0.0);
+  if (!a.price.empty()) {
+    std::vector<structure::HardwareProfile> hws;
+    for (const auto& g : gpus) hws.push_back(io::resolve_hardware(g, "--gpu"));
+    prices = prices_for(a.price, gpus, hws);
+  }
 
   bool tty = stderr_is_tty();
   eo.sim.on_progress = [&](size_t done, size_t n) {
     if (n >= 5000) std::cerr << fmt::format("\r  {}/{} jobs done", done, n) << (tty ? "" : "\n") << std::flush;
   };
-  sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
-  const std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a);
-  if (!ex.note().empty()) std::cerr << "note: " << ex.note() << "\n";
-  if (a.json) std::cout << app::to_json(app::SimulateOutcome{q, in.source, in.step_times, ex.note(), runs}).dump(2) << "\n";
-  else print_table(runs);
+  std::vector<app::SimulateOutcome> outcomes;
+  for (const auto& g : gpus) {
+    app::SimulateQuery qg = q;
+    qg.gpu = g;
+    const app::JobSource in = app::load_jobs(qg);
+    if (!in.step_times.empty()) std::cerr << "note: " << in.step_times << "\n";
+    sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
+    std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a);
+    if (!ex.note().empty() && outcomes.empty()) std::cerr << "note: " << ex.note() << "\n";
+    outcomes.push_back(app::SimulateOutcome{qg, in.source, in.step_times, ex.note(), std::move(runs)});
+  }
+  const bool several = gpus.size() > 1 || !a.price.empty();
+  if (a.json) {
+    if (!several) {
+      std::cout << app::to_json(outcomes.front()).dump(2) << "\n";
+    } else {
+      nlohmann::json js;
+      for (size_t i = 0; i < outcomes.size(); ++i) {
+        nlohmann::json one = app::to_json(outcomes[i]);
+        one["gpu"] = gpus[i];
+        if (prices[i] > 0) {
+          one["price_per_gpu_hour"] = prices[i];
+          for (auto& p : one["policies"]) p["cost"] = p["gpu_hours"].get<double>() * prices[i];
+        }
+        js["by_gpu"].push_back(one);
+      }
+      std::cout << js.dump(2) << "\n";
+    }
+  } else {
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (several) std::cout << fmt::format("{}on {}:\n", i ? "\n" : "", gpus[i]);
+      print_table(outcomes[i].runs);
+    }
+    if (several) print_gpu_comparison(gpus, prices, outcomes);
+    if (!a.gpu.empty() && a.trials.empty())
+      std::cout << "(no step was measured on " << (gpus.size() > 1 ? "these GPUs" : "this GPU")
+                << ": the figures carry the move's error, which docs/SIMULATOR.md measures; --trials corrects it)\n";
+  }
+  // With several GPUs, each run is named by its GPU too.
+  std::vector<sim::SimResult> all;
+  for (size_t i = 0; i < outcomes.size(); ++i)
+    for (auto r : outcomes[i].runs) {
+      if (gpus.size() > 1) r.policy = gpus[i] + "/" + r.policy;
+      all.push_back(std::move(r));
+    }
   if (!a.jobs_csv.empty()) {
-    sim::write_jobs_csv(a.jobs_csv, runs);
+    sim::write_jobs_csv(a.jobs_csv, all);
     std::cerr << "per-job results -> " << a.jobs_csv << "\n";
   }
   if (!a.plot.empty()) {
-    const std::string gpus = !a.gpu.empty()           ? " " + a.gpu + " (moved from " + a.from_gpu + ")"
-                             : !a.step_times.empty() ? " timed by " + a.step_times
-                                                     : "";
-    sim::plot_jct_cdf(a.plot, runs, fmt::format("JCT CDF: {} ({}x{}{} GPUs, load x{})", in.source, a.nodes,
-                                                a.gpus_per_node, gpus, a.load_scale));
+    const std::string on = gpus.size() > 1   ? " (" + a.gpu + ", moved from " + a.from_gpu + ")"
+                           : !a.gpu.empty()  ? " " + a.gpu + " (moved from " + a.from_gpu + ")"
+                           : !a.step_times.empty() ? " timed by " + a.step_times
+                                                   : "";
+    sim::plot_jct_cdf(a.plot, all, fmt::format("JCT CDF: {} ({}x{}{} GPUs, load x{})", outcomes.front().source, a.nodes,
+                                               a.gpus_per_node, on, a.load_scale));
     std::cerr << "JCT CDF plot -> " << a.plot << "\n";
   }
 }
@@ -176,11 +251,16 @@ void setup(CLI::App& root) {
                   "measured on other GPUs (e.g. ../shared/data/sia-a100); their learning curves stay those of --data")
       ->excludes("--philly");
   cmd->add_option("--gpu", a->gpu,
-                  "With --workload: simulate a cluster of this GPU (a catalog name or a hardware file), each "
+                  "With --workload: simulate a cluster of this GPU (a catalog name or a hardware file; several, "
+                  "comma-separated, are simulated in turn and compared), each "
                   "application's step times moved from --from-gpu by split-transfer (docs/TRANSFER.md), with no step "
                   "measured on it unless --trials gives some")
       ->excludes("--philly")
       ->excludes("--step-times");
+  cmd->add_option("--price", a->price,
+                  "With --gpu: a GPU-hour's price, one for all or NAME=PRICE for each (e.g. a100-40gb=2.9,h100=4.8): "
+                  "each policy's GPU-hours costed side by side")
+      ->needs("--gpu");
   cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the traces of --data were measured on")
       ->capture_default_str()
       ->needs("--gpu");

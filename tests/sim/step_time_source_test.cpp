@@ -192,6 +192,35 @@ TEST(BenchSimulateGpuCli, ThreeTrialsBringTheSimulatedClusterNearTheMeasuredOne)
   EXPECT_GT(j.at("jobs").get<int>(), 250);
 }
 
+// Several GPUs: the same jobs on a cluster of each, side by side, each
+// priced at its GPU-hours; the options that cannot apply to several refused.
+TEST(SimulateCli, SeveralGpusAreComparedAndPriced) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const std::string data = tptest::shared_data_dir();
+  const std::string base = "simulate --workload " + data + "/workloads/pollux-1.0/workload-1.csv --data " + data +
+                           "/pollux-t4 --policy tiresias";
+  auto r = tptest::run_cli(base + " --gpu a100-40gb,h100 --price a100-40gb=3,h100=5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("by_gpu").size(), 2u);
+  const auto& a100 = j["by_gpu"][0]["policies"][0];
+  const auto& h100 = j["by_gpu"][1]["policies"][0];
+  EXPECT_EQ(j["by_gpu"][1]["gpu"], "h100");
+  EXPECT_DOUBLE_EQ(a100["cost"].get<double>(), 3 * a100["gpu_hours"].get<double>());
+  EXPECT_DOUBLE_EQ(h100["cost"].get<double>(), 5 * h100["gpu_hours"].get<double>());
+  // Each GPU's run is that GPU's alone.
+  auto one = tptest::run_cli(base + " --gpu h100 --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(nlohmann::json::parse(one.out)["policies"][0]["avg_jct_s"], h100["avg_jct_s"]);
+  EXPECT_LT(h100["avg_jct_s"].get<double>(), a100["avg_jct_s"].get<double>());
+  for (const std::string& bad : std::vector<std::string>{" --gpu h100,h100", " --price 3",
+                                                          " --gpu a100-40gb,h100 --trials " + data + "/sia-a100",
+                                                          " --gpu a100-40gb,h100 --price v100=2"}) {
+    r = tptest::run_cli(base + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+  }
+}
+
 TEST(SimulateCli, AnotherGpuIsForWorkloadsAndOneSourceOfStepTimes) {
   const auto dir = tptest::temp_dir("sim_gpu_opts");
   const fs::path own = toy(dir, "own", 0.1, true);
