@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/median.h"
 #include "experiments/plan_benchmark_seeds.h"
+#include "io/gnuplot.h"
 #include "io/hardware_file.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
@@ -41,6 +42,7 @@ struct BenchSimGpuArgs {
   int target_trials = 3;
   std::string seeds = "1-4";
   bool json = false;
+  std::string plot;  // .png or .svg: each arm's figures against the measured ones
 };
 
 // One way of timing the applications, and its applications.
@@ -54,7 +56,44 @@ struct Arm {
 
 double relative(double v, double truth) { return truth > 0 ? v / truth - 1 : 0; }
 
+// Two panels, mean JCT (log-log) and GPU-hours: each policy of each arm at
+// (measured, simulated), beside the diagonal where a simulation is right.
+void plot_arms(const std::string& path, const std::vector<Arm>& arms, const std::vector<std::string>& policies,
+               const std::string& gpu, const std::string& from_gpu) {
+  std::vector<io::PlotPanel> panels;
+  for (const bool jct : {true, false}) {
+    io::PlotPanel panel;
+    panel.title = jct ? "each policy's mean JCT (hours)" : "each policy's GPU-hours";
+    panel.xlabel = "with the steps measured on " + gpu;
+    panel.ylabel = "simulated from " + from_gpu + "'s steps";
+    panel.logx = panel.logy = jct;  // FIFO's queue puts its JCT ten times the others'
+    panel.key = "bottom right";
+    auto value = [&](const Arm& arm, const std::string& p) { return jct ? arm.jct.at(p) / 3600 : arm.gpu_hours.at(p); };
+    double lo = INFINITY, hi = 0;
+    for (const auto& arm : arms)
+      for (const auto& p : policies) lo = std::min(lo, value(arm, p)), hi = std::max(hi, value(arm, p));
+    panel.series.push_back({"simulated = measured", {{lo, lo}, {hi, hi}}, "lines dt 2 lw 1", "#808080"});
+    const auto& colours = io::plot_palette();
+    size_t colour = 0;
+    for (const char* kind : {"moved-0", "moved-k", "unmoved"}) {
+      io::PlotSeries s{"", {}, "points pt 7 ps 1.5", colours[colour++ % colours.size()]};
+      for (const auto& arm : arms)
+        if (arm.kind == kind) {
+          if (s.title.empty()) s.title = arm.kind == "moved-k" ? arm.name.substr(0, arm.name.find(", seed")) : arm.name;
+          for (const auto& p : policies) s.points.push_back({value(arms.front(), p), value(arm, p)});
+        }
+      if (!s.points.empty()) panel.series.push_back(std::move(s));
+    }
+    panels.push_back(std::move(panel));
+  }
+  io::render_plot(path, panels, 650, 600);
+}
+
 void run_bench(const BenchSimGpuArgs& a) {
+  if (!a.plot.empty()) {  // before any work: a chart that cannot be drawn fails at once
+    io::check_plot_path(a.plot);
+    io::require_gnuplot();
+  }
   const fs::path root(a.data);
   const std::string from_dir = (root / a.from).string(), measured_dir = (root / a.measured).string();
   for (const auto& [dir, option] : {std::pair{from_dir, "--from"}, std::pair{measured_dir, "--measured"}})
@@ -195,6 +234,10 @@ void run_bench(const BenchSimGpuArgs& a) {
     js["errors"][kind] = jk;
   }
   js["jobs"] = kept_jobs, js["jobs_left_out"] = left_out, js["seconds"] = secs;
+  if (!a.plot.empty()) {
+    plot_arms(a.plot, arms, policies, a.gpu, a.from_gpu);
+    std::cerr << "each arm against the measured -> " << a.plot << "\n";
+  }
   if (a.json) {
     std::cout << js.dump(2) << "\n";
     return;
@@ -259,6 +302,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--seeds", a->seeds, "With --target-trials above 0: which steps are drawn, one run per seed (e.g. 1-4)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print results as JSON");
+  cmd->add_option("--plot", a->plot,
+                  "Draw each policy's mean JCT and GPU-hours, simulated from the moved or unmoved steps against "
+                  "those with the measured ones, with gnuplot (.png or .svg)");
   cmd->callback([a] { run_bench(*a); });
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/median.h"
+#include "io/gnuplot.h"
 #include "io/hardware_file.h"
 #include "sim/workload.h"
 #include "test_util.h"
@@ -219,6 +220,23 @@ TEST(SimulateCli, SeveralGpusAreComparedAndPriced) {
     r = tptest::run_cli(base + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
   }
+}
+
+// The bench's chart: drawn where gnuplot is; a name it cannot draw refused
+// before any simulation.
+TEST(BenchSimulateGpuCli, PlotDrawsEachArmAgainstTheMeasured) {
+  const auto dir = tptest::temp_dir("bench_simgpu_plot");
+  auto r = tptest::run_cli("bench simulate-gpu --data " + dir.string() + " --plot " + (dir / "x.txt").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--plot"), std::string::npos) << r.err;
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  if (!trainplan::io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string png = (dir / "arms.png").string();
+  r = tptest::run_cli("bench simulate-gpu --data " + tptest::shared_data_dir() +
+                      " --workloads 1 --seeds 1 --policy tiresias,pollux --plot " + png);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 1000u);
 }
 
 TEST(SimulateCli, AnotherGpuIsForWorkloadsAndOneSourceOfStepTimes) {
