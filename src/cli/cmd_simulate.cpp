@@ -72,11 +72,11 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
 
 // Simulates the jobs under each policy in turn, timing each run (on stderr).
 std::vector<sim::SimResult> run_policies(sim::Experiment& ex, const std::vector<std::string>& policies,
-                                         const app::JobSource& in, const SimulateArgs& a) {
+                                         const app::JobSource& in, const SimulateArgs& a, const std::string& gpu) {
   std::vector<sim::SimResult> runs;
   for (const auto& p : policies) {
-    std::cerr << fmt::format("simulating {} jobs from {} under {} on {}x{} GPUs...\n", in.jobs.size(), in.source, p,
-                             a.nodes, a.gpus_per_node);
+    std::cerr << fmt::format("simulating {} jobs from {} under {} on {}x{} {}GPUs...\n", in.jobs.size(), in.source, p,
+                             a.nodes, a.gpus_per_node, gpu.empty() ? "" : gpu + " ");
     auto t0 = std::chrono::steady_clock::now();
     runs.push_back(ex.run(p, in.jobs));
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -109,11 +109,13 @@ void print_table(const std::vector<sim::SimResult>& runs) {
 void print_gpu_comparison(const std::vector<std::string>& gpus, const std::vector<double>& prices,
                           const std::vector<app::SimulateOutcome>& outcomes) {
   const bool priced = std::any_of(prices.begin(), prices.end(), [](double p) { return p > 0; });
-  std::cout << fmt::format("\nby GPU: average JCT (s) / GPU-hours{}\n{:<14}", priced ? " / cost" : "", "GPU");
-  for (const auto& r : outcomes.front().runs) std::cout << fmt::format(" {:>24}", r.policy);
+  size_t width = 3;
+  for (const auto& g : gpus) width = std::max(width, g.size());
+  std::cout << fmt::format("\nby GPU: average JCT (s) / GPU-hours{}\n{:<{}}", priced ? " / cost" : "", "GPU", width);
+  for (const auto& r : outcomes.front().runs) std::cout << fmt::format(" {:>{}}", r.policy, priced ? 26 : 24);
   std::cout << "\n";
   for (size_t i = 0; i < gpus.size(); ++i) {
-    std::cout << fmt::format("{:<14}", gpus[i]);
+    std::cout << fmt::format("{:<{}}", gpus[i], width);
     for (const auto& r : outcomes[i].runs) {
       const auto s = sim::summarize(r);
       std::cout << (priced ? fmt::format(" {:>8.0f} / {:>6.1f} / {:>6.0f}", s.avg_jct, s.gpu_hours, s.gpu_hours * prices[i])
@@ -149,20 +151,43 @@ void run_simulate(const SimulateArgs& a) {
   const auto& policies = q.policies;
   if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
-  // --gpu a,b,c: the same jobs on a cluster of each, compared (and priced with --price).
-  const std::vector<std::string> gpus = a.gpu.empty() ? std::vector<std::string>{""} : comma_list(a.gpu, "--gpu");
-  for (size_t i = 0; i < gpus.size(); ++i)
-    for (size_t k = 0; k < i; ++k)
-      if (gpus[i] == gpus[k]) throw InputError("", 0, "--gpu", fmt::format("'{}' is named twice", gpus[i]));
-  if (gpus.size() > 1 && !a.trials.empty())
+  // --gpu a,b,c: the same jobs on a cluster of each, compared (and priced with --price), each
+  // named by its hardware's name; all resolved, and their jobs loaded, before any simulation.
+  std::vector<std::string> items = a.gpu.empty() ? std::vector<std::string>{} : comma_list(a.gpu, "--gpu");
+  std::vector<structure::HardwareProfile> hws;
+  for (const auto& g : items) {
+    hws.push_back(io::resolve_hardware(g, "--gpu"));
+    for (size_t k = 0; k + 1 < hws.size(); ++k)
+      if (hws[k].name == hws.back().name)
+        throw InputError("", 0, "--gpu", fmt::format("'{}' and '{}' are the same GPU", items[k], g));
+  }
+  if (items.size() > 1 && !a.trials.empty())
     throw InputError("", 0, "--trials", "the steps of --trials correct the move to one GPU: give one --gpu with them");
-  if (!a.price.empty() && a.gpu.empty())
+  if (!a.price.empty() && items.empty())
     throw InputError("", 0, "--price", "prices the GPU-hours of each --gpu: give --gpu");
-  std::vector<double> prices(gpus.size(), 0.0);
-  if (!a.price.empty()) {
-    std::vector<structure::HardwareProfile> hws;
-    for (const auto& g : gpus) hws.push_back(io::resolve_hardware(g, "--gpu"));
-    prices = prices_for(a.price, gpus, hws);
+  std::vector<double> prices(std::max<size_t>(1, items.size()), 0.0);
+  if (!a.price.empty()) prices = prices_for(a.price, items, hws);
+  const std::string from = items.empty() ? "" : io::resolve_hardware(a.from_gpu, "--from-gpu").name;
+  std::vector<std::string> gpus;   // each cluster's label: its GPU's name ("" without --gpu)
+  std::vector<std::string> moved;  // the GPUs whose steps are moved (not the traces' own)
+  std::vector<app::JobSource> sources;
+  std::vector<app::SimulateQuery> queries;
+  for (size_t i = 0; i < std::max<size_t>(1, items.size()); ++i) {
+    app::SimulateQuery qg = q;
+    qg.gpu = items.empty() ? "" : items[i];
+    gpus.push_back(items.empty() ? "" : hws[i].name);
+    // The GPU the traces were measured on runs on their own steps, not on a move onto itself.
+    if (!items.empty() && hws[i].name == from) {
+      if (!a.trials.empty())
+        throw InputError("", 0, "--trials", fmt::format("{} is the GPU the traces of --data were measured on: there is "
+                                                        "no move for --trials to correct",
+                                                        from));
+      qg.gpu.clear();
+    } else if (!items.empty()) {
+      moved.push_back(hws[i].name);
+    }
+    sources.push_back(app::load_jobs(qg));
+    queries.push_back(qg);
   }
 
   bool tty = stderr_is_tty();
@@ -170,20 +195,21 @@ void run_simulate(const SimulateArgs& a) {
     if (n >= 5000) std::cerr << fmt::format("\r  {}/{} jobs done", done, n) << (tty ? "" : "\n") << std::flush;
   };
   std::vector<app::SimulateOutcome> outcomes;
-  for (const auto& g : gpus) {
-    app::SimulateQuery qg = q;
-    qg.gpu = g;
-    const app::JobSource in = app::load_jobs(qg);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const app::JobSource& in = sources[i];
     if (!in.step_times.empty()) std::cerr << "note: " << in.step_times << "\n";
+    else if (!gpus[i].empty()) std::cerr << "note: " << gpus[i] << ": the traces' own steps (the GPU they were measured on)\n";
     sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
-    std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a);
+    std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a, gpus[i]);
     if (!ex.note().empty() && outcomes.empty()) std::cerr << "note: " << ex.note() << "\n";
-    outcomes.push_back(app::SimulateOutcome{qg, in.source, in.step_times, ex.note(), std::move(runs)});
+    outcomes.push_back(app::SimulateOutcome{queries[i], in.source, in.step_times, ex.note(), std::move(runs)});
   }
   const bool several = gpus.size() > 1 || !a.price.empty();
   if (a.json) {
     if (!several) {
-      std::cout << app::to_json(outcomes.front()).dump(2) << "\n";
+      nlohmann::json one = app::to_json(outcomes.front());
+      if (!gpus.front().empty()) one["gpu"] = gpus.front();
+      std::cout << one.dump(2) << "\n";
     } else {
       nlohmann::json js;
       for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -203,9 +229,12 @@ void run_simulate(const SimulateArgs& a) {
       print_table(outcomes[i].runs);
     }
     if (several) print_gpu_comparison(gpus, prices, outcomes);
-    if (!a.gpu.empty() && a.trials.empty())
-      std::cout << "(no step was measured on " << (gpus.size() > 1 ? "these GPUs" : "this GPU")
-                << ": the figures carry the move's error, which docs/SIMULATOR.md measures; --trials corrects it)\n";
+    if (!moved.empty() && a.trials.empty()) {
+      std::string list;
+      for (const auto& m : moved) list += (list.empty() ? "" : ", ") + m;
+      std::cout << "(no step was measured on " << list << ": " << (moved.size() > 1 ? "their" : "its")
+                << " figures carry the move's error, which docs/SIMULATOR.md measures; --trials corrects it)\n";
+    }
   }
   // With several GPUs, each run is named by its GPU too.
   std::vector<sim::SimResult> all;
@@ -219,12 +248,14 @@ void run_simulate(const SimulateArgs& a) {
     std::cerr << "per-job results -> " << a.jobs_csv << "\n";
   }
   if (!a.plot.empty()) {
-    const std::string on = gpus.size() > 1   ? " (" + a.gpu + ", moved from " + a.from_gpu + ")"
-                           : !a.gpu.empty()  ? " " + a.gpu + " (moved from " + a.from_gpu + ")"
-                           : !a.step_times.empty() ? " timed by " + a.step_times
-                                                   : "";
-    sim::plot_jct_cdf(a.plot, all, fmt::format("JCT CDF: {} ({}x{}{} GPUs, load x{})", outcomes.front().source, a.nodes,
-                                               a.gpus_per_node, on, a.load_scale));
+    std::string on;
+    for (const auto& g : gpus) on += (on.empty() ? "" : ", ") + g;
+    if (!moved.empty()) on += ", moved from " + from;
+    if (!a.step_times.empty()) on = "timed by " + a.step_times;
+    const std::string source = std::filesystem::path(outcomes.front().source).filename().string();
+    sim::plot_jct_cdf(a.plot, all,
+                      fmt::format("JCT CDF: {}, {}x{} GPUs{}, load x{}", source, a.nodes, a.gpus_per_node,
+                                  on.empty() ? "" : " (" + on + ")", a.load_scale));
     std::cerr << "JCT CDF plot -> " << a.plot << "\n";
   }
 }
@@ -252,22 +283,22 @@ void setup(CLI::App& root) {
       ->excludes("--philly");
   cmd->add_option("--gpu", a->gpu,
                   "With --workload: simulate a cluster of this GPU (a catalog name or a hardware file; several, "
-                  "comma-separated, are simulated in turn and compared), each "
+                  "comma-separated, are simulated in turn and compared; --from-gpu's own runs on the traces' steps), each "
                   "application's step times moved from --from-gpu by split-transfer (docs/TRANSFER.md), with no step "
                   "measured on it unless --trials gives some")
       ->excludes("--philly")
       ->excludes("--step-times");
   cmd->add_option("--price", a->price,
                   "With --gpu: a GPU-hour's price, one for all or NAME=PRICE for each (e.g. a100-40gb=2.9,h100=4.8): "
-                  "each policy's GPU-hours costed side by side")
+                  "each policy's GPU-hours costed side by side (--json then answers by_gpu)")
       ->needs("--gpu");
   cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the traces of --data were measured on")
       ->capture_default_str()
       ->needs("--gpu");
   cmd->add_option("--trials", a->trials,
                   "With --gpu: a folder of the applications' steps measured on that GPU (a trace folder per "
-                  "application, as --data), which correct the move as transfer --trials does; nothing checks which "
-                  "GPU they were measured on")
+                  "application, as --data), which correct the move as transfer --trials does (one --gpu); nothing "
+                  "checks which GPU they were measured on")
       ->needs("--gpu");
   cmd->add_option("--target-trials", a->target_trials,
                   "With --trials: use this many of each application's measured steps, drawn by --seed (default: all; "
@@ -298,9 +329,12 @@ void setup(CLI::App& root) {
                   "pollux: exponent of the power mean of the jobs' speedups it maximises, from -10 to 1 (-1 "
                   "favours the slowest jobs, 0 is the geometric mean, 1 the sum)")
       ->capture_default_str();
-  cmd->add_flag("--json", a->json, "Print results as JSON");
-  cmd->add_option("--plot", a->plot, "Draw the JCT CDF per policy with gnuplot (.png or .svg)");
-  cmd->add_option("--jobs-csv", a->jobs_csv, "Write per-job results to this CSV");
+  cmd->add_flag("--json", a->json,
+                "Print results as JSON ({\"by_gpu\": [...]}, one answer per GPU, with several --gpu or a --price)");
+  cmd->add_option("--plot", a->plot,
+                  "Draw the JCT CDF per policy with gnuplot (.png or .svg); with several --gpu, per GPU/policy");
+  cmd->add_option("--jobs-csv", a->jobs_csv,
+                  "Write per-job results to this CSV; with several --gpu, its policy column is GPU/policy");
   cmd->callback([a] { run_simulate(*a); });
 }
 

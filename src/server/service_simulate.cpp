@@ -139,7 +139,12 @@ json Service::simulate_request(const json& req) {
   // A simulation computes like a fit: it takes a slot.
   auto slot = take_slot();
   try {
-    return app::to_json(app::simulate(q));
+    // The GPU the traces were measured on runs on their own steps, as `simulate --gpu` runs it.
+    const std::string gpu = q.gpu;
+    if (gpu == q.from_gpu) q.gpu.clear();
+    json answer = app::to_json(app::simulate(q));
+    if (!gpu.empty()) answer["gpu"] = gpu;
+    return answer;
   } catch (const InputError& e) {
     if (e.file().empty()) throw;
     // A file of the server's own (a workload, a trace): named by the

@@ -214,7 +214,16 @@ TEST(SimulateCli, SeveralGpusAreComparedAndPriced) {
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(nlohmann::json::parse(one.out)["policies"][0]["avg_jct_s"], h100["avg_jct_s"]);
   EXPECT_LT(h100["avg_jct_s"].get<double>(), a100["avg_jct_s"].get<double>());
-  for (const std::string& bad : std::vector<std::string>{" --gpu h100,h100", " --price 3",
+  // The GPU the traces were measured on runs on their own steps, not on a move onto itself.
+  r = tptest::run_cli(base + " --gpu t4,h100 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto both = nlohmann::json::parse(r.out);
+  auto plain = tptest::run_cli(base + " --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(both["by_gpu"][0]["policies"][0]["avg_jct_s"], nlohmann::json::parse(plain.out)["policies"][0]["avg_jct_s"]);
+  EXPECT_FALSE(both["by_gpu"][0].contains("step_times")) << both["by_gpu"][0].dump();
+  EXPECT_TRUE(both["by_gpu"][1].contains("step_times"));
+  for (const std::string& bad : std::vector<std::string>{" --gpu h100,h100", " --gpu h100,h100-sxm", " --price 3",
                                                           " --gpu a100-40gb,h100 --trials " + data + "/sia-a100",
                                                           " --gpu a100-40gb,h100 --price v100=2"}) {
     r = tptest::run_cli(base + bad);
