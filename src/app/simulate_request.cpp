@@ -67,11 +67,16 @@ JobSource load_jobs(const SimulateQuery& q) {
     const sim::StepTimeSource st = step_time_source(q);
     in.apps = std::make_unique<sim::AppSet>(q.data, st);
     in.step_times = st.describe();
-    in.jobs = sim::jobs_from_workload(q.workload, *in.apps, q.load_scale, total_gpus);
+    in.jobs = sim::jobs_from_workload(q.workload, *in.apps, q.load_scale, total_gpus,
+                                      q.skip_unrunnable ? &in.left_out : nullptr);
     in.source = q.workload;
   } else {
-    if (!q.step_times.empty() || !q.gpu.empty() || !q.trials.empty())
-      throw InputError("", 0, !q.gpu.empty() ? "--gpu" : !q.step_times.empty() ? "--step-times" : "--trials",
+    if (!q.step_times.empty() || !q.gpu.empty() || !q.trials.empty() || q.skip_unrunnable)
+      throw InputError("", 0,
+                       !q.gpu.empty()          ? "--gpu"
+                       : !q.step_times.empty() ? "--step-times"
+                       : !q.trials.empty()     ? "--trials"
+                                               : "--skip-unrunnable",
                        "the Philly trace's jobs are rigid durations, with no step times to take from elsewhere: "
                        "give --workload");
     auto rows = io::read_philly_csv(q.philly, q.philly_limit);
@@ -87,7 +92,7 @@ SimulateOutcome simulate(const SimulateQuery& q) {
   for (const auto& p : q.policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
   const JobSource in = load_jobs(q);
   sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
-  SimulateOutcome o{q, in.source, in.step_times, "", {}};
+  SimulateOutcome o{q, in.source, in.step_times, in.left_out.size(), "", {}};
   for (const auto& p : q.policies) o.runs.push_back(ex.run(p, in.jobs));
   o.note = ex.note();
   return o;
@@ -103,6 +108,7 @@ nlohmann::json to_json(const SimulateOutcome& o) {
   js["interval_s"] = q.interval;
   js["placement"] = q.placement;
   if (!o.step_times.empty()) js["step_times"] = o.step_times;
+  if (q.skip_unrunnable) js["jobs_left_out"] = o.jobs_left_out;
   if (!o.note.empty()) js["note"] = o.note;
   for (const auto& r : o.runs) {
     auto s = sim::summarize(r);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "sim/app_model.h"
 #include "sim/experiment.h"
 #include "sim/job.h"
@@ -35,6 +36,10 @@ struct SimulateQuery {
   std::string trials;
   int target_trials = -1;
   uint64_t seed = 1;
+  // A workload job whose requested configuration the step times cannot run
+  // is left out (and counted) instead of refused: other GPUs' traces time
+  // other placements and batches.
+  bool skip_unrunnable = false;
   int nodes = 16, gpus_per_node = 4;
   double load_scale = 1.0, restart_delay = 30, interval = 60;
   std::string placement = "pack";  // or spread
@@ -58,6 +63,7 @@ struct JobSource {
   std::vector<sim::JobSpec> jobs;
   std::string source;
   std::string step_times;  // where the step times came from, when not the traces' own
+  std::vector<InputError> left_out;  // with skip_unrunnable: the jobs left out, and why
 };
 // Where the applications' step times come from. Throws InputError (naming
 // the option) for both step_times and gpu, an unknown GPU, or a node the
@@ -72,6 +78,7 @@ struct SimulateOutcome {
   SimulateQuery query;
   std::string source;
   std::string step_times;  // where the step times came from; empty: the traces' own
+  size_t jobs_left_out = 0;  // with skip_unrunnable
   std::string note;
   std::vector<sim::SimResult> runs;
 };

@@ -110,6 +110,11 @@ void run_bench(const BenchSimGpuArgs& a) {
         if ((*list)[i] == (*list)[k])
           throw InputError("", 0, option, fmt::format("'{}' is named twice", (*list)[i]));
   const auto seeds = experiments::parse_seed_list(a.seeds);
+  for (const auto& w : wls) {  // before any simulation: a wrong number is found at once
+    const fs::path file = root / "workloads" / "pollux-1.0" / ("workload-" + w + ".csv");
+    if (w.find_first_not_of("0123456789") != std::string::npos || !fs::is_regular_file(file))
+      throw InputError("", 0, "--workloads", fmt::format("no workload '{}': {} is not a file", w, file.string()));
+  }
 
   sim::ExperimentOptions eo;
   eo.sim.nodes = a.nodes, eo.sim.gpus_per_node = a.gpus_per_node;
@@ -143,7 +148,8 @@ void run_bench(const BenchSimGpuArgs& a) {
   nlohmann::json js;
   js["config"] = {{"from", a.from},           {"from_gpu", a.from_gpu},   {"measured", a.measured},
                   {"gpu", a.gpu},             {"cluster", fmt::format("{}x{}", a.nodes, a.gpus_per_node)},
-                  {"load_scale", a.load_scale}, {"target_trials", a.target_trials}, {"seeds", seeds},
+                  {"load_scale", a.load_scale}, {"target_trials", a.target_trials},
+                  {"seeds", a.target_trials > 0 ? nlohmann::json(seeds) : nlohmann::json::array()},
                   {"workloads", wls},          {"oracle", true},          {"placement", "pack"}};
   const bool tty = stderr_is_tty();
   size_t kept_jobs = 0, left_out = 0;

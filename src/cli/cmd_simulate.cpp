@@ -27,6 +27,7 @@ struct SimulateArgs {
   std::string policies = "tiresias";
   std::string data = "../shared/data/pollux-t4";
   std::string step_times, gpu, from_gpu = "t4", trials, price;
+  bool skip_unrunnable = false;
   int target_trials = -1;
   uint64_t seed = 1;
   int nodes = 16, gpus_per_node = 4;
@@ -53,6 +54,7 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
   q.gpu = a.gpu;
   q.from_gpu = a.from_gpu;
   q.trials = a.trials;
+  q.skip_unrunnable = a.skip_unrunnable;
   q.target_trials = a.target_trials;
   q.seed = a.seed;
   q.nodes = a.nodes;
@@ -198,11 +200,16 @@ void run_simulate(const SimulateArgs& a) {
   for (size_t i = 0; i < sources.size(); ++i) {
     const app::JobSource& in = sources[i];
     if (!in.step_times.empty()) std::cerr << "note: " << in.step_times << "\n";
+    if (!in.left_out.empty())
+      std::cerr << fmt::format("note: {}{} of {} jobs left out (--skip-unrunnable), the first: {}\n",
+                               gpus[i].empty() ? "" : gpus[i] + ": ", in.left_out.size(),
+                               in.left_out.size() + in.jobs.size(), in.left_out.front().what());
     else if (!gpus[i].empty()) std::cerr << "note: " << gpus[i] << ": the traces' own steps (the GPU they were measured on)\n";
     sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
     std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a, gpus[i]);
     if (!ex.note().empty() && outcomes.empty()) std::cerr << "note: " << ex.note() << "\n";
-    outcomes.push_back(app::SimulateOutcome{queries[i], in.source, in.step_times, ex.note(), std::move(runs)});
+    outcomes.push_back(
+        app::SimulateOutcome{queries[i], in.source, in.step_times, in.left_out.size(), ex.note(), std::move(runs)});
   }
   const bool several = gpus.size() > 1 || !a.price.empty();
   if (a.json) {
@@ -308,6 +315,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--seed", a->seed, "With --target-trials: which steps are drawn")
       ->capture_default_str()
       ->needs("--target-trials");
+  cmd->add_flag("--skip-unrunnable", a->skip_unrunnable,
+                "With --workload: leave out (and count) each job whose requested configuration the step times cannot run, "
+                "instead of refusing the workload: another GPU's traces (--step-times) time other placements and batches");
   cmd->add_option("--nodes", a->nodes, "Nodes in the cluster")->capture_default_str();
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str();
   cmd->add_option("--load-scale", a->load_scale, "Divide arrival times by this (2 = twice the load)")->capture_default_str();

@@ -126,10 +126,12 @@ json Service::simulate_request(const json& req) {
     const auto hw = catalog_gpu(get_string(req, "gpu", ""), "gpu");
     q.gpu = hw.name;
     q.from_gpu = catalog_gpu(get_string(req, "from_gpu", q.from_gpu), "from_gpu").name;
-    if (q.gpus_per_node > 9)
+    // The GPU the traces were measured on runs on their own steps (as `simulate --gpu` runs
+    // it): no move, so no table whose nodes must fit.
+    if (q.gpu != q.from_gpu && q.gpus_per_node > 9)
       throw RequestError(400, "gpus_per_node", "with 'gpu', gpus_per_node must be at most 9 (one digit a node in the "
                                                "moved steps' table)");
-    if (hw.node.gpus_per_node > 0 && q.gpus_per_node > hw.node.gpus_per_node)
+    if (q.gpu != q.from_gpu && hw.node.gpus_per_node > 0 && q.gpus_per_node > hw.node.gpus_per_node)
       throw RequestError(400, "gpus_per_node",
                          fmt::format("a {} node holds {} GPUs; gpus_per_node is {}", hw.name, hw.node.gpus_per_node,
                                      q.gpus_per_node));
@@ -139,7 +141,6 @@ json Service::simulate_request(const json& req) {
   // A simulation computes like a fit: it takes a slot.
   auto slot = take_slot();
   try {
-    // The GPU the traces were measured on runs on their own steps, as `simulate --gpu` runs it.
     const std::string gpu = q.gpu;
     if (gpu == q.from_gpu) q.gpu.clear();
     json answer = app::to_json(app::simulate(q));

@@ -27,12 +27,21 @@ std::string StepTimeSource::describe() const {
     case Kind::kTransfer: {
       const std::string measured =
           trials.empty() || target_trials == 0 ? fmt::format("no {} step measured", to.name)
-          : target_trials >= 0 ? fmt::format("corrected by {} step{} of each application measured in {}, seed {}",
+          : target_trials >= 0 ? fmt::format("corrected by {} step{} of each application (all, where it has fewer) "
+                                             "measured in {}, seed {}",
                                              target_trials, target_trials == 1 ? "" : "s", trials, seed)
                                : fmt::format("corrected by the steps measured in {}", trials);
+      // The transfer times steps, not memory: a GPU that holds less is given the batches the
+      // traces ran all the same, which the reader should know.
+      const std::string memory =
+          to.gpu.memory_gb > 0 && from.gpu.memory_gb > 0 && to.gpu.memory_gb < from.gpu.memory_gb
+              ? fmt::format("; {} holds {:g} GB against {}'s {:g}, and keeps the per-GPU batches the traces ran, "
+                            "which it may not hold",
+                            to.name, to.gpu.memory_gb, from.name, from.gpu.memory_gb)
+              : "";
       return fmt::format("step times moved from {} to {} by split-transfer ({}); learning curves from the "
-                         "applications' own traces",
-                         from.name, to.name, measured);
+                         "applications' own traces{}",
+                         from.name, to.name, measured, memory);
     }
   }
   return "";
@@ -62,8 +71,9 @@ namespace {
 void take_other_trace(io::PolluxTrace& tr, const std::string& root) {
   const fs::path dir = fs::path(root) / tr.name;
   if (!fs::exists(dir / "placements.csv"))
-    throw InputError((dir / "placements.csv").string(), 0, "",
-                     "application '" + tr.name + "' of --data has no trace here to take its step times from");
+    throw InputError((dir / "placements.csv").string(), 0, "--step-times",
+                     "application '" + tr.name + "' of --data has no trace in --step-times' folder to take its step "
+                     "times from");
   io::PolluxTrace other = io::read_pollux_trace(dir.string(), {.curves = false});
   tr.placements = std::move(other.placements);
   tr.scalability = std::move(other.scalability);
@@ -93,8 +103,9 @@ void take_transferred(io::PolluxTrace& tr, const StepTimeSource& src) {
   if (!src.trials.empty()) {
     const fs::path dir = fs::path(src.trials) / tr.name;
     if (!fs::exists(dir / "placements.csv"))
-      throw InputError((dir / "placements.csv").string(), 0, "",
-                       "application '" + tr.name + "' of --data has no steps measured here to correct its move");
+      throw InputError((dir / "placements.csv").string(), 0, "--trials",
+                       "application '" + tr.name + "' of --data has no steps measured in --trials' folder to correct "
+                       "its move");
     std::vector<models::StepSample> measured = scoring::trace_samples(dir.string(), false);
     if (src.target_trials >= 0) {
       // Drawn as `evaluate --transfer` draws its trials, so that a seed names the same rows.

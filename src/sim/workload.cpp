@@ -65,11 +65,11 @@ std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& a
                               std::to_string(max_gpus));
     else if (!s.app->execute(s.gpus, 0, s.batch))
       cannot = InputError(path, r.line, "batch_size",
-                          "job '" + r.name + "': " + r.application + " cannot run global batch " +
-                              std::to_string(s.batch) + " on " + std::to_string(s.gpus) +
-                              " GPUs (per-GPU batches timed " + std::to_string(s.app->min_local()) + ".." +
-                              std::to_string(s.app->max_local()) + ", global up to " +
-                              std::to_string(s.app->max_batch()) + ")");
+                          fmt::format("job '{}': {} cannot run global batch {} on {} GPUs: no timed step covers it "
+                                      "(on one GPU per-GPU batches {}..{} are timed, global batches up to {}; a "
+                                      "placement of {} GPUs may time fewer, or none)",
+                                      r.name, r.application, s.batch, s.gpus, s.app->min_local(), s.app->max_local(),
+                                      s.app->max_batch(), s.gpus));
     if (cannot && !skipped) throw *cannot;
     if (cannot) skipped->push_back(*cannot);
     else jobs.push_back(std::move(s));

@@ -505,13 +505,21 @@ TEST(Web, SimulateEqualsCli) {
            {{{"gpu", "h100"}, {"from_gpu", "nosuch"}}, "from_gpu"},
            {{{"from_gpu", "t4"}}, "from_gpu"},
            {{{"gpu", "h100"}, {"gpus_per_node", 10}}, "gpus_per_node"},
-           {{{"gpu", "t4"}, {"gpus_per_node", 8}}, "gpus_per_node"}}) {
+           {{{"gpu", "a100-40gb"}, {"gpus_per_node", 9}}, "gpus_per_node"}}) {
     json b = body;
     b["workload"] = "pollux-1.0/workload-1";
     e = s.post("/simulate", b, &st);
     EXPECT_EQ(st, 400) << b.dump() << " " << e.dump();
     EXPECT_EQ(e["field"], field) << e.dump();
   }
+
+  // The traces' own GPU is not moved: its nodes may be any size, as without 'gpu'.
+  json own = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"tiresias"}}, {"gpu", "t4"},
+                                      {"nodes", 8}, {"gpus_per_node", 8}},
+                    &st);
+  ASSERT_EQ(st, 200) << own.dump();
+  EXPECT_FALSE(own.contains("step_times")) << own.dump();
+  EXPECT_EQ(own["gpu"], "t4");
 
   // The time limit holds.
   trainplan::server::Limits l;

@@ -272,6 +272,23 @@ TEST(SimulateCli, AnotherGpuIsForWorkloadsAndOneSourceOfStepTimes) {
   r = tptest::run_cli(base + " --step-times " + (dir / "nowhere").string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--step-times"), std::string::npos) << r.err;
+  // A GPU with less memory than the source is told it may not hold the batches the traces ran.
+  r = tptest::run_cli(base + " --gpu p4 --from-gpu t4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(nlohmann::json::parse(r.out).at("step_times").get<std::string>().find("may not hold"), std::string::npos)
+      << r.out;
+  // A job the step times cannot run: refused, or with --skip-unrunnable left out and counted.
+  tptest::write_file(dir / "w2.csv", "name,time,application,num_replicas,batch_size\nj1,0,toy,1,8\nj2,5,toy,1,4096\n");
+  const std::string two = "simulate --workload " + (dir / "w2.csv").string() + " --data " + own.string() +
+                          " --nodes 1 --gpus-per-node 2 --policy fifo --json";
+  r = tptest::run_cli(two);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("w2.csv:3"), std::string::npos) << r.err;
+  r = tptest::run_cli(two + " --skip-unrunnable");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto kept = nlohmann::json::parse(r.out);
+  EXPECT_EQ(kept.at("jobs_left_out"), 1);
+  EXPECT_EQ(kept.at("policies")[0].at("jobs"), 1);
   // Timed by its own folder taken as another: it runs, and says where its step times came from.
   r = tptest::run_cli(base + " --step-times " + own.string() + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
