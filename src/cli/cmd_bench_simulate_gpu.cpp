@@ -102,19 +102,16 @@ void run_bench(const BenchSimGpuArgs& a) {
   sim::check_cluster(a.nodes, a.gpus_per_node);
   if (!(a.load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
   const auto t0 = std::chrono::steady_clock::now();
-  const auto policies = comma_list(a.policies, "--policy");
-  const auto wls = comma_list(a.workloads, "--workloads");
-  for (const auto& [list, option] : {std::pair{&policies, "--policy"}, std::pair{&wls, "--workloads"}})
-    for (size_t i = 0; i < list->size(); ++i)
-      for (size_t k = 0; k < i; ++k)
-        if ((*list)[i] == (*list)[k])
-          throw InputError("", 0, option, fmt::format("'{}' is named twice", (*list)[i]));
+  const auto policies = distinct_comma_list(a.policies, "--policy");
+  const auto wls = distinct_comma_list(a.workloads, "--workloads");
   const auto seeds = experiments::parse_seed_list(a.seeds);
-  for (const auto& w : wls) {  // before any simulation: a wrong number is found at once
-    const fs::path file = root / "workloads" / "pollux-1.0" / ("workload-" + w + ".csv");
-    if (w.find_first_not_of("0123456789") != std::string::npos || !fs::is_regular_file(file))
-      throw InputError("", 0, "--workloads", fmt::format("no workload '{}': {} is not a file", w, file.string()));
-  }
+  auto workload_file = [&](const std::string& w) {
+    return root / "workloads" / "pollux-1.0" / ("workload-" + w + ".csv");
+  };
+  for (const auto& w : wls)  // before any simulation: a wrong number is found at once
+    if (w.find_first_not_of("0123456789") != std::string::npos || !fs::is_regular_file(workload_file(w)))
+      throw InputError("", 0, "--workloads",
+                       fmt::format("no workload '{}': {} is not a file", w, workload_file(w).string()));
 
   sim::ExperimentOptions eo;
   eo.sim.nodes = a.nodes, eo.sim.gpus_per_node = a.gpus_per_node;
@@ -154,7 +151,7 @@ void run_bench(const BenchSimGpuArgs& a) {
   const bool tty = stderr_is_tty();
   size_t kept_jobs = 0, left_out = 0;
   for (const auto& w : wls) {
-    const fs::path file = root / "workloads" / "pollux-1.0" / ("workload-" + w + ".csv");
+    const fs::path file = workload_file(w);
     // Jobs every arm can run, by name.
     std::vector<std::vector<sim::JobSpec>> jobs(arms.size());
     std::map<std::string, size_t> runnable;

@@ -108,11 +108,7 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   if (a.target_trials < 0) throw InputError("", 0, "--target-trials", "must be >= 0, got " + std::to_string(a.target_trials));
   o.seeds = a.seeds.empty() ? std::vector<uint64_t>{a.seed} : experiments::parse_seed_list(a.seeds);
   if (a.models_given && a.models != "all") {
-    for (const std::string& name : comma_list(a.models, "--models")) {
-      if (std::find(o.methods.begin(), o.methods.end(), name) != o.methods.end())
-        throw InputError("", 0, "--models", "'" + name + "' is named twice");
-      o.methods.push_back(name);
-    }
+    o.methods = distinct_comma_list(a.models, "--models");
     o.headline = o.methods.front();
   }
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // a bad name fails before any fit

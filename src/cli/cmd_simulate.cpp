@@ -143,12 +143,8 @@ void run_simulate(const SimulateArgs& a) {
         throw InputError("", 0, option, fmt::format("no such folder: '{}'", dir));
   }
   // split_list drops empty items; a stray comma is more likely a policy left out than meant.
-  comma_list(a.policies, "--policy");
+  distinct_comma_list(a.policies, "--policy");
   const app::SimulateQuery q = simulate_query(a);
-  for (size_t i = 0; i < q.policies.size(); ++i)
-    for (size_t k = 0; k < i; ++k)
-      if (q.policies[i] == q.policies[k])
-        throw InputError("", 0, "--policy", fmt::format("'{}' is named twice", q.policies[i]));
   sim::ExperimentOptions eo = app::experiment_options(q);
   const auto& policies = q.policies;
   if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");

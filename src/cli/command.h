@@ -43,6 +43,9 @@ void add_hardware_option(CLI::App* cmd, std::string& name_or_path);
 // each without spaces around it. Throws InputError naming `option` on an
 // empty item or an empty list.
 std::vector<std::string> comma_list(const std::string& value, const std::string& option);
+// comma_list, and throws InputError naming `option` on an item given twice
+// (a name repeated would run, and be counted, twice).
+std::vector<std::string> distinct_comma_list(const std::string& value, const std::string& option);
 // A GPU option's value as an input an output must not replace ({path,
 // option} for io::check_output_path): a hardware file is read, a catalog
 // name is not (its path is then "", which is skipped).

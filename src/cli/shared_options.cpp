@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -71,6 +72,14 @@ std::vector<std::string> comma_list(const std::string& value, const std::string&
     if (comma == std::string::npos) return out;
     at = comma + 1;
   }
+}
+
+std::vector<std::string> distinct_comma_list(const std::string& value, const std::string& option) {
+  std::vector<std::string> out = comma_list(value, option);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (std::find(out.begin(), out.begin() + i, out[i]) != out.begin() + i)
+      throw InputError("", 0, option, "'" + out[i] + "' is named twice");
+  return out;
 }
 
 std::pair<std::string, std::string> hardware_file_input(const std::string& gpu, const std::string& option) {

@@ -67,13 +67,20 @@ void check_step_time_source(const StepTimeSource& src) {
 
 namespace {
 
-// The step times of `tr` replaced by those of the same application in `root`.
-void take_other_trace(io::PolluxTrace& tr, const std::string& root) {
+// The trace folder of `tr`'s application under `root`, the folder of `option`;
+// InputError naming both when it has none (`what`: what it was wanted for).
+fs::path application_dir(const io::PolluxTrace& tr, const std::string& root, const std::string& option,
+                         const std::string& what) {
   const fs::path dir = fs::path(root) / tr.name;
   if (!fs::exists(dir / "placements.csv"))
-    throw InputError((dir / "placements.csv").string(), 0, "--step-times",
-                     "application '" + tr.name + "' of --data has no trace in --step-times' folder to take its step "
-                     "times from");
+    throw InputError((dir / "placements.csv").string(), 0, option,
+                     "application '" + tr.name + "' of --data has no " + what + " in " + option + "' folder");
+  return dir;
+}
+
+// The step times of `tr` replaced by those of the same application in `root`.
+void take_other_trace(io::PolluxTrace& tr, const std::string& root) {
+  const fs::path dir = application_dir(tr, root, "--step-times", "trace to take its step times from");
   io::PolluxTrace other = io::read_pollux_trace(dir.string(), {.curves = false});
   tr.placements = std::move(other.placements);
   tr.scalability = std::move(other.scalability);
@@ -101,11 +108,7 @@ void take_transferred(io::PolluxTrace& tr, const StepTimeSource& src) {
   problem.target_hw = src.to;
   problem.network = structure::find_network(tr.name);
   if (!src.trials.empty()) {
-    const fs::path dir = fs::path(src.trials) / tr.name;
-    if (!fs::exists(dir / "placements.csv"))
-      throw InputError((dir / "placements.csv").string(), 0, "--trials",
-                       "application '" + tr.name + "' of --data has no steps measured in --trials' folder to correct "
-                       "its move");
+    const fs::path dir = application_dir(tr, src.trials, "--trials", "steps measured to correct its move");
     std::vector<models::StepSample> measured = scoring::trace_samples(dir.string(), false);
     if (src.target_trials >= 0) {
       // Drawn as `evaluate --transfer` draws its trials, so that a seed names the same rows.
