@@ -1,5 +1,10 @@
 #include "app/simulate_request.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
 #include "core/error.h"
 #include "models/registry.h"
 #include "io/hardware_file.h"
@@ -37,7 +42,10 @@ sim::ExperimentOptions experiment_options(const SimulateQuery& q) {
     }
   }
   eo.time_model = q.time_model;
-  sim::check_cluster(q.nodes, q.gpus_per_node);
+  eo.policy.pollux_types = q.pollux_types;
+  if (q.groups.empty()) sim::check_cluster(q.nodes, q.gpus_per_node);
+  else sim::check_groups(q.groups);
+  eo.sim.groups = q.groups;
   return eo;
 }
 
@@ -59,7 +67,114 @@ sim::StepTimeSource step_time_source(const SimulateQuery& q) {
   return st;
 }
 
+namespace {
+
+// The items of a comma-separated value, each trimmed; an empty one refused.
+std::vector<std::string> split_items(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
+    item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
+    if (item.empty()) throw InputError("", 0, "--cluster", fmt::format("an empty item in '{}'", text));
+    items.push_back(item);
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+// --cluster GPU=NODESxGPUS[,...]: the node groups of a cluster of several GPU types.
+std::vector<sim::NodeGroup> parse_cluster(const std::string& text) {
+  std::vector<sim::NodeGroup> groups;
+  for (const std::string& item : split_items(text)) {
+    const size_t eq = item.rfind('=');
+    const size_t x = eq == std::string::npos ? eq : item.find('x', eq);
+    sim::NodeGroup g;
+    size_t used_nodes = 0, used_gpus = 0;
+    try {
+      if (x == std::string::npos) throw std::invalid_argument("");
+      g.gpu = item.substr(0, eq);
+      g.nodes = std::stoi(item.substr(eq + 1, x - eq - 1), &used_nodes);
+      g.gpus_per_node = std::stoi(item.substr(x + 1), &used_gpus);
+    } catch (const std::exception&) {
+      used_nodes = 0;
+    }
+    if (g.gpu.empty() || used_nodes == 0 || used_nodes != x - eq - 1 || used_gpus != item.size() - x - 1)
+      throw InputError("", 0, "--cluster",
+                       fmt::format("'{}' is not GPU=NODESxGPUS (e.g. t4=4x4,a100-40gb=2x8: 4 nodes of 4 T4s and 2 of 8 "
+                                   "A100s)",
+                                   item));
+    groups.push_back(g);
+  }
+  return groups;
+}
+
+std::vector<const sim::AppModel*> JobSource::all_apps() const {
+  std::vector<const sim::AppModel*> v = apps ? apps->all() : std::vector<const sim::AppModel*>{};
+  for (const auto& set : other_groups_apps)
+    for (const sim::AppModel* a : set->all()) v.push_back(a);
+  return v;
+}
+
+namespace {
+
+// The jobs of a workload on a cluster of several node groups, each group's
+// step times as SimulateQuery::groups says.
+JobSource load_jobs_on_groups(const SimulateQuery& q) {
+  if (q.workload.empty())
+    throw InputError("", 0, "--cluster", "the Philly trace's jobs are rigid durations, with no step times on other "
+                                         "GPUs: give --workload");
+  if (!q.gpu.empty() || !q.step_times.empty() || !q.trials.empty())
+    throw InputError("", 0, !q.gpu.empty() ? "--gpu" : !q.step_times.empty() ? "--step-times" : "--trials",
+                     "with --cluster each group's GPU says where its step times come from");
+  sim::check_groups(q.groups);
+  const std::string from = io::resolve_hardware(q.from_gpu, "--from-gpu").name;
+  // Every GPU resolved, and the folders matched to them, before any trace is read.
+  std::vector<std::string> names;
+  for (const sim::NodeGroup& g : q.groups) {
+    const std::string name = io::resolve_hardware(g.gpu, "--cluster").name;
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      throw InputError("", 0, "--cluster", fmt::format("{} is named by two groups: give it one", name));
+    names.push_back(name);
+  }
+  std::vector<std::string> folders(names.size());
+  for (const auto& [gpu, dir] : q.group_step_times) {
+    const auto at = std::find(names.begin(), names.end(), io::resolve_hardware(gpu, "--step-times").name);
+    if (at == names.end()) throw InputError("", 0, "--step-times", fmt::format("{} is not a GPU of --cluster", gpu));
+    folders[size_t(at - names.begin())] = dir;
+  }
+  JobSource in;
+  std::vector<const sim::AppSet*> sets;
+  std::vector<int> sizes;
+  for (size_t k = 0; k < q.groups.size(); ++k) {
+    const sim::NodeGroup& g = q.groups[k];
+    SimulateQuery qg = q;
+    qg.nodes = g.nodes, qg.gpus_per_node = g.gpus_per_node;
+    qg.step_times = folders[k];
+    if (names[k] != from && qg.step_times.empty()) qg.gpu = g.gpu;
+    const sim::StepTimeSource st = step_time_source(qg);
+    auto set = std::make_unique<sim::AppSet>(q.data, st);
+    sets.push_back(set.get());
+    sizes.push_back(g.nodes * g.gpus_per_node);
+    in.step_times += fmt::format("{}{}: {}", in.step_times.empty() ? "" : "; ", names[k],
+                                 st.kind == sim::StepTimeSource::Kind::kTrace ? "the traces' own steps" : st.describe());
+    if (!in.apps) in.apps = std::move(set);
+    else in.other_groups_apps.push_back(std::move(set));
+  }
+  in.jobs = sim::jobs_from_workload_on_groups(q.workload, sets, q.load_scale, sizes,
+                                              q.skip_unrunnable ? &in.left_out : nullptr);
+  in.source = q.workload;
+  return in;
+}
+
+}  // namespace
+
 JobSource load_jobs(const SimulateQuery& q) {
+  if (!q.groups.empty()) return load_jobs_on_groups(q);
   if (q.workload.empty() == q.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
   const int total_gpus = q.nodes * q.gpus_per_node;
   JobSource in;
@@ -91,7 +206,7 @@ SimulateOutcome simulate(const SimulateQuery& q) {
   if (q.policies.empty()) throw InputError("", 0, "--policy", "no policy given");
   for (const auto& p : q.policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
   const JobSource in = load_jobs(q);
-  sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
+  sim::Experiment ex(in.all_apps(), eo);
   SimulateOutcome o{q, in.source, in.step_times, in.left_out.size(), "", {}};
   for (const auto& p : q.policies) o.runs.push_back(ex.run(p, in.jobs));
   o.note = ex.note();
@@ -102,7 +217,12 @@ nlohmann::json to_json(const SimulateOutcome& o) {
   const SimulateQuery& q = o.query;
   nlohmann::json js;
   js["source"] = o.source;
-  js["cluster"] = {{"nodes", q.nodes}, {"gpus_per_node", q.gpus_per_node}};
+  if (q.groups.empty()) {
+    js["cluster"] = {{"nodes", q.nodes}, {"gpus_per_node", q.gpus_per_node}};
+  } else {
+    for (const auto& g : q.groups)
+      js["cluster"]["groups"].push_back({{"gpu", g.gpu}, {"nodes", g.nodes}, {"gpus_per_node", g.gpus_per_node}});
+  }
   js["load_scale"] = q.load_scale;
   js["restart_delay_s"] = q.restart_delay;
   js["interval_s"] = q.interval;
@@ -118,6 +238,10 @@ nlohmann::json to_json(const SimulateOutcome& o) {
                         {"gpu_hours", s.gpu_hours},    {"utilisation", s.utilisation},
                         {"restarts", s.restarts},      {"events", r.events}};
     if (s.deadlines) p["deadline_met_share"] = s.deadline_met;
+    if (r.groups.size() > 1)
+      for (size_t k = 0; k < r.groups.size(); ++k)
+        p["gpu_hours_by_group"].push_back(
+            {{"gpu", r.groups[k].gpu}, {"gpu_hours", k < r.gpu_seconds_by_group.size() ? r.gpu_seconds_by_group[k] / 3600 : 0.0}});
     if (q.detail) {
       nlohmann::json jobs = nlohmann::json::array();
       for (const auto& j : r.jobs) {
@@ -125,6 +249,7 @@ nlohmann::json to_json(const SimulateOutcome& o) {
                             {"start_s", j.start},  {"finish_s", j.finish},   {"jct_s", j.jct},
                             {"gpus", j.gpus},      {"batch", j.batch},       {"gpu_seconds", j.gpu_seconds},
                             {"restarts", j.restarts}};
+        if (r.groups.size() > 1) x["gpu"] = r.groups[size_t(j.group)].gpu;
         if (j.met_deadline) x["met_deadline"] = *j.met_deadline;
         jobs.push_back(std::move(x));
       }

@@ -41,6 +41,14 @@ struct SimulateQuery {
   // other placements and batches.
   bool skip_unrunnable = false;
   int nodes = 16, gpus_per_node = 4;
+  // A cluster of several GPU types (sim::SimOptions::groups): each group's
+  // GPU (a catalog name or a hardware file), nodes and GPUs per node, and
+  // nodes, gpus_per_node, gpu and step_times are then unused. A group of
+  // from_gpu runs on the traces' own steps, one named in group_step_times on
+  // that folder's measured traces, any other on steps moved by split-transfer.
+  std::vector<sim::NodeGroup> groups;
+  std::vector<std::pair<std::string, std::string>> group_step_times;  // (GPU, folder)
+  bool pollux_types = true;  // pollux chooses each job's group (false: blind to GPU types)
   double load_scale = 1.0, restart_delay = 30, interval = 60;
   std::string placement = "pack";  // or spread
   std::vector<double> thresholds = {3250, 7200};
@@ -53,17 +61,26 @@ struct SimulateQuery {
   bool detail = false;
 };
 
+// The node groups of `text`, GPU=NODESxGPUS[,...] (e.g. t4=4x4,a100-40gb=2x8:
+// 4 nodes of 4 T4s and 2 of 8 A100s), in order. Throws InputError naming
+// --cluster for any other form; the GPUs are resolved, and the sizes checked,
+// where the jobs are loaded.
+std::vector<sim::NodeGroup> parse_cluster(const std::string& text);
+
 // The simulation's settings. Throws InputError (naming the CLI's option)
 // for a bad placement or cluster size.
 sim::ExperimentOptions experiment_options(const SimulateQuery& q);
 
 // The jobs to simulate and where they come from.
 struct JobSource {
-  std::unique_ptr<sim::AppSet> apps;  // null for the Philly trace
+  std::unique_ptr<sim::AppSet> apps;  // null for the Philly trace; the first node group's
+  std::vector<std::unique_ptr<sim::AppSet>> other_groups_apps;  // the other groups' (SimulateQuery::groups)
   std::vector<sim::JobSpec> jobs;
   std::string source;
   std::string step_times;  // where the step times came from, when not the traces' own
   std::vector<InputError> left_out;  // with skip_unrunnable: the jobs left out, and why
+  // Every application model, on every group: what a fitted estimator fits.
+  std::vector<const sim::AppModel*> all_apps() const;
 };
 // Where the applications' step times come from. Throws InputError (naming
 // the option) for both step_times and gpu, an unknown GPU, or a node the

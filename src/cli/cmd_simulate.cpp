@@ -26,7 +26,8 @@ struct SimulateArgs {
   long philly_limit = 0;
   std::string policies = "tiresias";
   std::string data = "../shared/data/pollux-t4";
-  std::string step_times, gpu, from_gpu = "t4", trials, price;
+  std::string step_times, gpu, from_gpu = "t4", trials, price, cluster;
+  std::string pollux_types = "aware";
   bool skip_unrunnable = false;
   int target_trials = -1;
   uint64_t seed = 1;
@@ -59,6 +60,23 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
   q.seed = a.seed;
   q.nodes = a.nodes;
   q.gpus_per_node = a.gpus_per_node;
+  if (!a.cluster.empty()) {
+    q.groups = app::parse_cluster(a.cluster);
+    q.step_times.clear();  // with --cluster, --step-times names each GPU's folder
+    if (!a.step_times.empty())
+      for (const std::string& item : comma_list(a.step_times, "--step-times")) {
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+          throw InputError("", 0, "--step-times",
+                           fmt::format("with --cluster, each item is GPU=FOLDER (e.g. a100-40gb=../shared/data/sia-a100), "
+                                       "got '{}'",
+                                       item));
+        q.group_step_times.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+      }
+  }
+  if (a.pollux_types != "aware" && a.pollux_types != "blind")
+    throw InputError("", 0, "--pollux-types", "must be aware or blind, got '" + a.pollux_types + "'");
+  q.pollux_types = a.pollux_types == "aware";
   q.load_scale = a.load_scale;
   q.restart_delay = a.restart_delay;
   q.interval = a.interval;
@@ -74,11 +92,10 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
 
 // Simulates the jobs under each policy in turn, timing each run (on stderr).
 std::vector<sim::SimResult> run_policies(sim::Experiment& ex, const std::vector<std::string>& policies,
-                                         const app::JobSource& in, const SimulateArgs& a, const std::string& gpu) {
+                                         const app::JobSource& in, const std::string& cluster) {
   std::vector<sim::SimResult> runs;
   for (const auto& p : policies) {
-    std::cerr << fmt::format("simulating {} jobs from {} under {} on {}x{} {}GPUs...\n", in.jobs.size(), in.source, p,
-                             a.nodes, a.gpus_per_node, gpu.empty() ? "" : gpu + " ");
+    std::cerr << fmt::format("simulating {} jobs from {} under {} on {}...\n", in.jobs.size(), in.source, p, cluster);
     auto t0 = std::chrono::steady_clock::now();
     runs.push_back(ex.run(p, in.jobs));
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -102,6 +119,14 @@ void print_table(const std::vector<sim::SimResult>& runs) {
                              s.avg_jct, s.median_jct, s.p99_jct, s.makespan, s.gpu_hours, 100 * s.utilisation,
                              s.restarts);
     if (s.deadlines) std::cout << fmt::format(" {:>8.0f}%", 100 * s.deadline_met);
+    std::cout << "\n";
+  }
+  if (runs.empty() || runs.front().groups.size() < 2) return;
+  std::cout << "GPU-hours by node group:\n";
+  for (const auto& r : runs) {
+    std::cout << fmt::format("{:<18}", r.policy);
+    for (size_t k = 0; k < r.groups.size(); ++k)
+      std::cout << fmt::format(" {} {:.1f}", r.groups[k].gpu, r.gpu_seconds_by_group[k] / 3600);
     std::cout << "\n";
   }
 }
@@ -139,13 +164,25 @@ void run_simulate(const SimulateArgs& a) {
                        fmt::format("no such folder: '{}' (the application traces, Pollux's format{}); give --data", a.data,
                                    a.data == SimulateArgs{}.data ? ", by default relative to the current folder" : ""));
     for (const auto& [dir, option] : {std::pair{a.step_times, "--step-times"}, std::pair{a.trials, "--trials"}})
-      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      if (!dir.empty() && a.cluster.empty() && !std::filesystem::is_directory(dir, ec))
         throw InputError("", 0, option, fmt::format("no such folder: '{}'", dir));
   }
   // split_list drops empty items; a stray comma is more likely a policy left out than meant.
   distinct_comma_list(a.policies, "--policy");
   const app::SimulateQuery q = simulate_query(a);
+  {
+    std::error_code ec;
+    for (const auto& [gpu, dir] : q.group_step_times)
+      if (!std::filesystem::is_directory(dir, ec))
+        throw InputError("", 0, "--step-times", fmt::format("{}: no such folder: '{}'", gpu, dir));
+  }
   sim::ExperimentOptions eo = app::experiment_options(q);
+  // What the cluster is, for the progress lines and the plot's title.
+  std::string cluster = fmt::format("{}x{}", a.nodes, a.gpus_per_node);
+  if (!q.groups.empty()) {
+    cluster.clear();
+    for (const auto& g : q.groups) cluster += fmt::format("{}{}x{} {}", cluster.empty() ? "" : " + ", g.nodes, g.gpus_per_node, g.gpu);
+  }
   const auto& policies = q.policies;
   if (policies.empty()) throw InputError("", 0, "--policy", "no policy given");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);  // validate names first
@@ -201,8 +238,9 @@ void run_simulate(const SimulateArgs& a) {
                                gpus[i].empty() ? "" : gpus[i] + ": ", in.left_out.size(),
                                in.left_out.size() + in.jobs.size(), in.left_out.front().what());
     else if (!gpus[i].empty()) std::cerr << "note: " << gpus[i] << ": the traces' own steps (the GPU they were measured on)\n";
-    sim::Experiment ex(in.apps ? in.apps->all() : std::vector<const sim::AppModel*>{}, eo);
-    std::vector<sim::SimResult> runs = run_policies(ex, policies, in, a, gpus[i]);
+    sim::Experiment ex(in.all_apps(), eo);
+    std::vector<sim::SimResult> runs =
+        run_policies(ex, policies, in, gpus[i].empty() ? cluster : fmt::format("{} {}", cluster, gpus[i]));
     if (!ex.note().empty() && outcomes.empty()) std::cerr << "note: " << ex.note() << "\n";
     outcomes.push_back(
         app::SimulateOutcome{queries[i], in.source, in.step_times, in.left_out.size(), ex.note(), std::move(runs)});
@@ -254,10 +292,10 @@ void run_simulate(const SimulateArgs& a) {
     std::string on;
     for (const auto& g : gpus) on += (on.empty() ? "" : ", ") + g;
     if (!moved.empty()) on += ", moved from " + from;
-    if (!a.step_times.empty()) on = "timed by " + a.step_times;
+    if (!a.step_times.empty() && q.groups.empty()) on = "timed by " + a.step_times;
     const std::string source = std::filesystem::path(outcomes.front().source).filename().string();
     sim::plot_jct_cdf(a.plot, all,
-                      fmt::format("JCT CDF: {}, {}x{} GPUs{}, load x{}", source, a.nodes, a.gpus_per_node,
+                      fmt::format("JCT CDF: {}, {} GPUs{}, load x{}", source, cluster,
                                   on.empty() ? "" : " (" + on + ")", a.load_scale));
     std::cerr << "JCT CDF plot -> " << a.plot << "\n";
   }
@@ -282,7 +320,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--data", a->data, "With --workload: the folder of application traces (pollux-t4 format), relative to the current folder")->capture_default_str();
   cmd->add_option("--step-times", a->step_times,
                   "With --workload: take the applications' step times from this folder of the same applications' traces "
-                  "measured on other GPUs (e.g. ../shared/data/sia-a100); their learning curves stay those of --data")
+                  "measured on other GPUs (e.g. ../shared/data/sia-a100); their learning curves stay those of --data. "
+                  "With --cluster: GPU=FOLDER for each group's GPU measured so (comma-separated)")
       ->excludes("--philly");
   cmd->add_option("--gpu", a->gpu,
                   "With --workload: simulate a cluster of this GPU (a catalog name or a hardware file; several, "
@@ -295,9 +334,9 @@ void setup(CLI::App& root) {
                   "With --gpu: a GPU-hour's price, one for all or NAME=PRICE for each (e.g. a100-40gb=2.9,h100=4.8): "
                   "each policy's GPU-hours costed side by side (--json then answers by_gpu)")
       ->needs("--gpu");
-  cmd->add_option("--from-gpu", a->from_gpu, "With --gpu: the GPU the traces of --data were measured on")
-      ->capture_default_str()
-      ->needs("--gpu");
+  auto* from_gpu = cmd->add_option("--from-gpu", a->from_gpu,
+                                   "With --gpu or --cluster: the GPU the traces of --data were measured on")
+                       ->capture_default_str();
   cmd->add_option("--trials", a->trials,
                   "With --gpu: a folder of the applications' steps measured on that GPU (a trace folder per "
                   "application, as --data), which correct the move as transfer --trials does (one --gpu); nothing "
@@ -316,6 +355,17 @@ void setup(CLI::App& root) {
                 "instead of refusing the workload: another GPU's traces (--step-times) time other placements and batches");
   cmd->add_option("--nodes", a->nodes, "Nodes in the cluster")->capture_default_str();
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str();
+  cmd->add_option("--cluster", a->cluster,
+                  "With --workload: a cluster of several GPU types, GPU=NODESxGPUS for each node group (e.g. "
+                  "t4=4x4,a100-40gb=2x8). A job runs within one group at a time; --from-gpu's group on the traces' own "
+                  "steps, a group --step-times names on those measured traces, any other on steps moved by "
+                  "split-transfer. pollux chooses each job's group (--pollux-types); the other policies are blind to "
+                  "GPU types, a job going to its own group, else the first with room, in this order")
+      ->excludes("--philly")
+      ->excludes("--gpu")
+      ->excludes("--trials")
+      ->excludes("--nodes")
+      ->excludes("--gpus-per-node");
   cmd->add_option("--load-scale", a->load_scale, "Divide arrival times by this (2 = twice the load)")->capture_default_str();
   cmd->add_option("--restart-delay", a->restart_delay, "Seconds without progress after any (re)allocation")
       ->capture_default_str();
@@ -331,6 +381,10 @@ void setup(CLI::App& root) {
                   "Registered time model that optimus, pollux and coconfig fit (default: best registered)");
   cmd->add_option("--min-gain", a->min_gain, "coconfig: least goodput a further GPU must add, as a share of per-GPU goodput")
       ->capture_default_str();
+  cmd->add_option("--pollux-types", a->pollux_types,
+                  "pollux on a --cluster of several GPU types: aware (choose each job's group and GPU count together, "
+                  "as Sia) or blind (GPU counts alone, as Pollux as published)")
+      ->capture_default_str();
   cmd->add_option("--pollux-p", a->pollux_p,
                   "pollux: exponent of the power mean of the jobs' speedups it maximises, from -10 to 1 (-1 "
                   "favours the slowest jobs, 0 is the geometric mean, 1 the sum)")
@@ -341,7 +395,11 @@ void setup(CLI::App& root) {
                   "Draw the JCT CDF per policy with gnuplot (.png or .svg); with several --gpu, per GPU/policy");
   cmd->add_option("--jobs-csv", a->jobs_csv,
                   "Write per-job results to this CSV; with several --gpu, its policy column is GPU/policy");
-  cmd->callback([a] { run_simulate(*a); });
+  cmd->callback([a, from_gpu] {
+    if (from_gpu->count() && a->gpu.empty() && a->cluster.empty())
+      throw InputError("", 0, "--from-gpu", "says which GPU the traces were measured on: give --gpu or --cluster");
+    run_simulate(*a);
+  });
 }
 
 CommandRegistrar reg(60, setup);

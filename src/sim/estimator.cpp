@@ -15,9 +15,9 @@ double Estimator::remaining_time(const JobState& job, int gpus, int batch) const
   return r > 0 ? job.remaining() / r : std::numeric_limits<double>::infinity();
 }
 
-double OracleEstimator::rate(const JobState& job, int gpus, int batch) const {
+double OracleEstimator::rate_on(const JobState& job, int group, int gpus, int batch) const {
   if (job.rigid()) return gpus == job.spec->gpus ? 1.0 : 0.0;
-  return job.spec->app->rate(gpus, 0, batch, job.epoch);
+  return job.spec->app_on(group)->rate(gpus, 0, batch, job.epoch);
 }
 
 FittedEstimator::FittedEstimator(const std::vector<const AppModel*>& apps, const std::string& model, uint64_t seed)
@@ -31,9 +31,9 @@ FittedEstimator::FittedEstimator(const std::vector<const AppModel*>& apps, const
   }
 }
 
-double FittedEstimator::rate(const JobState& job, int gpus, int batch) const {
+double FittedEstimator::rate_on(const JobState& job, int group, int gpus, int batch) const {
   if (job.rigid()) return gpus == job.spec->gpus ? 1.0 : 0.0;
-  const AppModel* app = job.spec->app;
+  const AppModel* app = job.spec->app_on(group);
   auto it = fitted_.find(app);
   if (it == fitted_.end()) return 0;
   // Accumulation rules do not depend on timing: take them from the app.

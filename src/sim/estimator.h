@@ -16,17 +16,20 @@ namespace trainplan::sim {
 class Estimator {
  public:
   virtual ~Estimator() = default;
-  // Progress per second; 0 where not feasible. Rigid jobs: 1 at their own
-  // GPU count, else 0.
-  virtual double rate(const JobState& job, int gpus, int batch) const = 0;
+  // Progress per second on `gpus` GPUs of node group `group` (0 on a cluster
+  // of one GPU type); 0 where not feasible. Rigid jobs: 1 at their own GPU
+  // count, else 0.
+  virtual double rate_on(const JobState& job, int group, int gpus, int batch) const = 0;
+  // The same on the job's own group (JobState::group).
+  double rate(const JobState& job, int gpus, int batch) const { return rate_on(job, job.group, gpus, batch); }
   virtual std::string name() const = 0;
-  // Seconds left at (gpus, batch); +inf where not feasible.
+  // Seconds left at (gpus, batch) on the job's own group; +inf where not feasible.
   double remaining_time(const JobState& job, int gpus, int batch) const;
 };
 
 class OracleEstimator : public Estimator {
  public:
-  double rate(const JobState& job, int gpus, int batch) const override;
+  double rate_on(const JobState& job, int group, int gpus, int batch) const override;
   std::string name() const override { return "oracle"; }
 };
 
@@ -37,7 +40,7 @@ class FittedEstimator : public Estimator {
   // Fits `model` (a registered time-model name) on each application's
   // samples drawn with the paper's plan (seed `seed`).
   FittedEstimator(const std::vector<const AppModel*>& apps, const std::string& model, uint64_t seed = 1);
-  double rate(const JobState& job, int gpus, int batch) const override;
+  double rate_on(const JobState& job, int group, int gpus, int batch) const override;
   std::string name() const override { return "fitted:" + model_; }
 
  private:

@@ -22,26 +22,31 @@ std::vector<int> candidate_batches(const AppModel& app, int g) {
 
 }  // namespace
 
-int most_gpus(const JobState& j, int total_gpus) {
+int most_gpus(const JobState& j, int total_gpus) { return most_gpus_on(j, 0, total_gpus); }
+
+int most_gpus_on(const JobState& j, int group, int group_gpus) {
   if (j.rigid()) return j.spec->gpus;
-  return std::min(total_gpus, j.spec->app->max_gpus(j.spec->app->max_batch()));
+  const AppModel& app = *j.spec->app_on(group);
+  return std::min(group_gpus, app.max_gpus(app.max_batch()));
 }
 
-GoodputBatch GoodputTable::at(const SchedInput& in, const JobState& j, int g) {
+GoodputBatch GoodputTable::at_on(const SchedInput& in, const JobState& j, int group, int g) {
   Entry& e = entries_[j.id];
   if (e.epoch != j.epoch) {
     e.epoch = j.epoch;
-    e.by_gpus.clear();
+    e.by_group.clear();
   }
-  if (int(e.by_gpus.size()) <= g) e.by_gpus.resize(size_t(g) + 1);
-  std::optional<GoodputBatch>& known = e.by_gpus[g];
+  if (e.by_group.size() <= size_t(group)) e.by_group.resize(size_t(group) + 1);
+  auto& by_gpus = e.by_group[size_t(group)];
+  if (int(by_gpus.size()) <= g) by_gpus.resize(size_t(g) + 1);
+  std::optional<GoodputBatch>& known = by_gpus[size_t(g)];
   if (known) return *known;
   GoodputBatch b;
   if (j.rigid()) {
-    if (g == j.spec->gpus) b = {in.est->rate(j, g, 0), 0};
+    if (g == j.spec->gpus) b = {in.est->rate_on(j, group, g, 0), 0};
   } else {
-    for (int batch : candidate_batches(*j.spec->app, g)) {
-      const double r = rates_.rate(*in.est, j, g, batch);
+    for (int batch : candidate_batches(*j.spec->app_on(group), g)) {
+      const double r = rates_.rate_on(*in.est, j, group, g, batch);
       if (r > b.rate) b = {r, batch};
     }
   }
@@ -49,10 +54,10 @@ GoodputBatch GoodputTable::at(const SchedInput& in, const JobState& j, int g) {
   return b;
 }
 
-int GoodputTable::batch_to_run(const SchedInput& in, const JobState& j, int g) {
-  const GoodputBatch best = at(in, j, g);
-  if (j.gpus > 0 && !j.rigid() && j.batch > 0 && g == j.gpus) {
-    const double keep = rates_.rate(*in.est, j, j.gpus, j.batch);
+int GoodputTable::batch_to_run_on(const SchedInput& in, const JobState& j, int group, int g) {
+  const GoodputBatch best = at_on(in, j, group, g);
+  if (j.gpus > 0 && !j.rigid() && j.batch > 0 && g == j.gpus && group == j.group) {
+    const double keep = rates_.rate_on(*in.est, j, group, j.gpus, j.batch);
     if (keep > 0 && j.remaining() / keep - j.remaining() / best.rate <= in.restart_delay) return j.batch;
   }
   return best.batch;

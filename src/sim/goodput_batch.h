@@ -20,6 +20,8 @@ struct GoodputBatch {
 // The most GPUs a policy gives `j` on a cluster of `total_gpus`: a rigid job's
 // own count; a trace job's largest batch at the least local batch per GPU.
 int most_gpus(const JobState& j, int total_gpus);
+// The same on node group `group` of `group_gpus` GPUs, the job's application as timed there.
+int most_gpus_on(const JobState& j, int group, int group_gpus);
 
 // Each job's goodput-optimal batch by GPU count, kept while the job's epoch
 // (and so its statistical efficiency) stays the same, as RateTable keeps its
@@ -29,16 +31,20 @@ class GoodputTable {
  public:
   // `j`'s goodput-optimal batch and its rate on g >= 1 GPUs. Rigid jobs: their
   // own rate at their own GPU count, 0 at any other.
-  GoodputBatch at(const SchedInput& in, const JobState& j, int g);
-  // The batch to run on g GPUs: at()'s, except that a job already running on
-  // g GPUs keeps its batch unless the change saves more time than the restart
-  // it costs (the simulator restarts a job whose batch changes).
-  int batch_to_run(const SchedInput& in, const JobState& j, int g);
+  // On the job's own node group (JobState::group).
+  GoodputBatch at(const SchedInput& in, const JobState& j, int g) { return at_on(in, j, j.group, g); }
+  GoodputBatch at_on(const SchedInput& in, const JobState& j, int group, int g);
+  // The batch to run on g GPUs of `group`: at_on()'s, except that a job
+  // already running on g GPUs of that group keeps its batch unless the change
+  // saves more time than the restart it costs (the simulator restarts a job
+  // whose batch changes).
+  int batch_to_run(const SchedInput& in, const JobState& j, int g) { return batch_to_run_on(in, j, j.group, g); }
+  int batch_to_run_on(const SchedInput& in, const JobState& j, int group, int g);
 
  private:
   struct Entry {
     int epoch = -1;
-    std::vector<std::optional<GoodputBatch>> by_gpus;
+    std::vector<std::vector<std::optional<GoodputBatch>>> by_group;  // [group][gpus]
   };
   RateTable rates_;
   std::unordered_map<int, Entry> entries_;  // by job id

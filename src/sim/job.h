@@ -21,6 +21,14 @@ struct JobSpec {
   int batch = 0;                   // requested global batch (trace jobs)
   double duration = 0;             // rigid jobs: seconds at `gpus`
   std::optional<double> deadline;  // seconds after arrival
+  // On a cluster of several node groups (SimOptions::groups): the
+  // application timed on each group's GPUs, its learning curve the same as
+  // app's; empty: app on every group.
+  std::vector<const AppModel*> app_by_group;
+  // The application as timed on node group `group`.
+  const AppModel* app_on(int group) const {
+    return group >= 0 && size_t(group) < app_by_group.size() ? app_by_group[size_t(group)] : app;
+  }
 };
 
 struct JobState {
@@ -30,6 +38,7 @@ struct JobState {
   double progress = 0;  // done so far
   int epoch = 0;        // completed epochs (trace jobs)
   int gpus = 0, nodes = 0, batch = 0;  // current allocation; gpus = 0: waiting
+  int group = 0;                       // node group of the current allocation, or of the last one
   int gpus_at_finish = 0;              // the allocation it finished on (gpus is 0 from then)
   std::vector<int> placement;          // node index of every GPU held
   double rate = 0;      // progress per second once the restart delay is over

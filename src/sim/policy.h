@@ -18,17 +18,36 @@ struct Decision {
   int job = 0;    // JobState::id
   int gpus = 0;   // > 0
   int batch = 0;  // global batch (ignored for rigid jobs)
+  // Node group (SchedInput::groups) the GPUs come from; -1: the simulator
+  // chooses, as for a policy blind to GPU types: the job's own group if its
+  // GPUs are free there, else the first group, in the cluster's order, with
+  // room for them where the job runs at all. A job placed nowhere waits.
+  int group = -1;
+};
+
+// One node group of a cluster as a policy sees it.
+struct GroupView {
+  int total_gpus = 0;
+  int gpus_per_node = 0;
 };
 
 struct SchedInput {
   double now = 0;
-  int total_gpus = 0;
-  int gpus_per_node = 0;
+  int total_gpus = 0;     // over every node group
+  int gpus_per_node = 0;  // the first group's
+  int largest_group_gpus = 0;  // the most GPUs one job can hold: its group's
+  std::vector<GroupView> groups;  // one per node group: one unless the cluster mixes GPU types
   double restart_delay = 0;
   const std::vector<JobState*>* jobs = nullptr;  // arrived and unfinished, by arrival
   const Estimator* est = nullptr;                // what the scheduler believes
   const Estimator* truth = nullptr;              // ground truth (srtf's oracle)
 };
+
+// The most GPUs one job can hold: its node group's (all of them unless the
+// cluster mixes GPU types).
+inline int most_gpus_per_job(const SchedInput& in) {
+  return in.largest_group_gpus > 0 ? in.largest_group_gpus : in.total_gpus;
+}
 
 // Options every policy may read; each documents the ones it uses.
 // Throws InputError (field "--pollux-p") unless -10 <= p <= 1: above 1 the mean
@@ -41,6 +60,10 @@ struct PolicyOptions {
   double coconfig_min_gain = 0.5;  // coconfig: least goodput a further GPU must add, as a share of the per-GPU goodput
   double pollux_p = -1;            // pollux: the power mean's exponent over the jobs' speedups (Pollux's fairness knob)
   double pollux_restart_penalty = 0.1;  // pollux: share of its speedup a job whose allocation changes gives up
+  // pollux on several node groups: choose each job's group as well as its GPU
+  // count (true, as Sia does), or decide GPU counts alone and leave the group
+  // to the simulator (false, Pollux as published, blind to GPU types).
+  bool pollux_types = true;
 };
 
 class Policy {

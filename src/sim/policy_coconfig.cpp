@@ -38,7 +38,7 @@ class Coconfig : public Policy {
     const auto& jobs = *in.jobs;
     size_t n = jobs.size();
     auto best_at = [&](size_t i, int g) { return goodput_.at(in, *jobs[i], g); };
-    auto cap = [&](size_t i) { return most_gpus(*jobs[i], in.total_gpus); };
+    auto cap = [&](size_t i) { return most_gpus(*jobs[i], most_gpus_per_job(in)); };
     // 2. Efficient sizes.
     std::vector<int> want(n, 0);
     std::vector<double> t_want(n, kInf);

@@ -17,6 +17,17 @@
 // is decided first: running jobs, then the others in arrival order (Pollux's
 // job order), each while its least GPU count fits, and the optimum is over
 // those; with p > 0 any job may wait.
+// On a cluster of several GPU types (`pollux_types`, the default) a job's
+// options are a GPU count on each node group, as in Sia (Jayaram Subramanya et
+// al., SOSP 2023): its speedup there is its goodput on that group's GPUs over
+// its best one-GPU goodput on any group, moving to another group costs the
+// re-allocation penalty too, and the optimum is over every group's count
+// jointly (the same programme over the product of the groups' GPU counts, up
+// to kMostJointStates of them; beyond, the policy decides as if blind). Sia
+// solves an integer programme over node-level configurations; here, as
+// above, a count per job and group, placed by the simulator. With
+// `pollux_types` false it decides GPU counts alone, blind to GPU types, and
+// the simulator chooses the group (Decision::group).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,10 +39,14 @@ namespace trainplan::sim {
 namespace {
 
 constexpr double kNone = -std::numeric_limits<double>::infinity();
+// The most joint states (products of the groups' GPU counts plus one) the
+// type-aware programme holds per job: 64 k, e.g. 255 x 255 GPUs in two groups.
+constexpr long kMostJointStates = 1L << 16;
 
 class Pollux : public Policy {
  public:
-  explicit Pollux(const PolicyOptions& o) : p_(o.pollux_p), penalty_(o.pollux_restart_penalty) {}
+  explicit Pollux(const PolicyOptions& o)
+      : p_(o.pollux_p), penalty_(o.pollux_restart_penalty), types_(o.pollux_types) {}
   std::string name() const override { return "pollux"; }
   bool uses_estimates() const override { return true; }
 
@@ -43,12 +58,17 @@ class Pollux : public Policy {
   }
 
   std::vector<Decision> schedule(const SchedInput& in) override {
+    if (types_ && in.groups.size() > 1) {
+      long states = 1;
+      for (const GroupView& g : in.groups) states = std::min(kMostJointStates + 1, states * (g.total_gpus + 1L));
+      if (states <= kMostJointStates) return schedule_on_groups(in);
+    }
     const auto& jobs = *in.jobs;
     const int total = in.total_gpus;
     auto rate = [&](size_t i, int g) { return goodput_.at(in, *jobs[i], g).rate; };
     std::vector<int> cap(jobs.size()), least(jobs.size(), 0);  // least: fewest GPUs the job runs on; 0: none
     for (size_t i = 0; i < jobs.size(); ++i) {
-      cap[i] = most_gpus(*jobs[i], total);
+      cap[i] = most_gpus(*jobs[i], most_gpus_per_job(in));
       for (int g = jobs[i]->rigid() ? cap[i] : 1; g <= cap[i] && !least[i]; ++g)
         if (rate(i, g) > 0) least[i] = g;
     }
@@ -118,8 +138,113 @@ class Pollux : public Policy {
     return out;
   }
 
+  // The same programme with a GPU count per job on each node group: states
+  // are the GPUs used on every group (mixed radix), and a job's options are
+  // (group, count) pairs.
+  std::vector<Decision> schedule_on_groups(const SchedInput& in) {
+    const auto& jobs = *in.jobs;
+    const size_t groups = in.groups.size();
+    struct Option {
+      int group, gpus;
+      double rate;
+    };
+    std::vector<std::vector<Option>> options(jobs.size());
+    std::vector<double> base(jobs.size(), 0);  // the best one-GPU goodput over the groups
+    std::vector<int> least(jobs.size(), 0);    // the fewest GPUs the job runs on in any group; 0: none
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const JobState& j = *jobs[i];
+      for (int k = 0; k < int(groups); ++k) {
+        const int cap = most_gpus_on(j, k, in.groups[size_t(k)].total_gpus);
+        bool first = true;
+        for (int g = j.rigid() ? cap : 1; g <= cap; ++g) {
+          const double r = goodput_.at_on(in, j, k, g).rate;
+          if (r <= 0) continue;
+          if (first) {
+            base[i] = std::max(base[i], r / g);
+            least[i] = least[i] ? std::min(least[i], g) : g;
+            first = false;
+          }
+          options[i].push_back({k, g, r});
+        }
+      }
+    }
+    // Which jobs the programme must place: as in schedule(), against the GPUs of all groups.
+    std::vector<size_t> admitted;
+    int left = in.total_gpus;
+    for (bool running : {true, false})
+      for (size_t i = 0; i < jobs.size(); ++i)
+        if ((jobs[i]->gpus > 0) == running && least[i] > 0 && (p_ > 0 || least[i] <= left)) {
+          admitted.push_back(i);
+          left -= least[i];
+        }
+    // Each group's width: its GPUs, or what the admitted jobs can hold there if less.
+    std::vector<int> width(groups, 0);
+    std::vector<long> can_hold(groups, 0), stride(groups, 1);
+    for (size_t i : admitted) {
+      std::vector<int> most(groups, 0);
+      for (const Option& o : options[i]) most[size_t(o.group)] = std::max(most[size_t(o.group)], o.gpus);
+      for (size_t k = 0; k < groups; ++k) can_hold[k] += most[k];
+    }
+    long states = 1;
+    for (size_t k = 0; k < groups; ++k) {
+      width[k] = int(std::min<long>(in.groups[k].total_gpus, can_hold[k]));
+      stride[k] = states;
+      states *= width[k] + 1L;
+    }
+    auto used = [&](long state, size_t k) { return int(state / stride[k] % (width[k] + 1L)); };
+    std::vector<double> value(size_t(states), kNone), next;
+    value[0] = 0;
+    // pick[a][state]: 1 + the index of job a's option that reaches it; 0: the job waits.
+    std::vector<std::vector<int>> pick(admitted.size(), std::vector<int>(size_t(states), 0));
+    for (size_t a = 0; a < admitted.size(); ++a) {
+      const size_t i = admitted[a];
+      const JobState& j = *jobs[i];
+      if (p_ > 0) next = value;
+      else next.assign(value.size(), kNone);
+      for (size_t o = 0; o < options[i].size(); ++o) {
+        const Option& opt = options[i][o];
+        const size_t k = size_t(opt.group);
+        if (opt.gpus > width[k]) continue;
+        double sp = opt.rate / base[i];
+        if (j.gpus > 0 && (opt.gpus != j.gpus || opt.group != j.group)) sp *= 1 - penalty_;
+        const double u = utility(sp);
+        if (!std::isfinite(u)) continue;
+        for (long st = 0; st < states; ++st) {
+          if (value[size_t(st)] == kNone || used(st, k) + opt.gpus > width[k]) continue;
+          const long to = st + opt.gpus * stride[k];
+          if (value[size_t(st)] + u <= next[size_t(to)]) continue;
+          next[size_t(to)] = value[size_t(st)] + u;
+          pick[a][size_t(to)] = int(o) + 1;
+        }
+      }
+      if (std::all_of(next.begin(), next.end(), [](double v) { return v == kNone; })) continue;
+      value.swap(next);
+    }
+    long st = long(std::max_element(value.begin(), value.end()) - value.begin());
+    if (admitted.empty() || value[size_t(st)] == kNone) return {};
+    std::vector<const Option*> chosen(jobs.size(), nullptr);
+    for (size_t a = admitted.size(); a-- > 0;) {
+      const int o = pick[a][size_t(st)];
+      if (o == 0) continue;  // waits (or, with p <= 0, was priced out and skipped)
+      const Option& opt = options[admitted[a]][size_t(o - 1)];
+      chosen[admitted[a]] = &opt;
+      st -= opt.gpus * stride[size_t(opt.group)];
+    }
+    std::vector<size_t> order;
+    for (size_t i : admitted)
+      if (chosen[i]) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return chosen[x]->gpus > chosen[y]->gpus; });
+    std::vector<Decision> out;
+    for (size_t i : order) {
+      const Option& o = *chosen[i];
+      out.push_back({jobs[i]->id, o.gpus, goodput_.batch_to_run_on(in, *jobs[i], o.group, o.gpus), o.group});
+    }
+    return out;
+  }
+
  private:
   double p_, penalty_;
+  bool types_;
   GoodputTable goodput_;
 };
 

@@ -31,8 +31,14 @@ class Engine {
  public:
   Engine(const std::vector<JobSpec>& specs, Policy& policy, const Estimator& est, const Estimator& truth,
          const SimOptions& opts)
-      : policy_(policy), est_(est), truth_(truth), opts_(opts),
-        cluster_(opts.nodes, opts.gpus_per_node, opts.placement) {
+      : policy_(policy), est_(est), truth_(truth), opts_(opts) {
+    groups_ = opts.groups.empty() ? std::vector<NodeGroup>{{"", opts.nodes, opts.gpus_per_node}} : opts.groups;
+    for (const NodeGroup& g : groups_) {
+      clusters_.emplace_back(g.nodes, g.gpus_per_node, opts.placement);
+      total_gpus_ += clusters_.back().total_gpus();
+      largest_group_ = std::max(largest_group_, clusters_.back().total_gpus());
+    }
+    group_seconds_.assign(groups_.size(), 0.0);
     order_.resize(specs.size());
     std::iota(order_.begin(), order_.end(), 0);
     std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return specs[a].arrival < specs[b].arrival; });
@@ -42,18 +48,29 @@ class Engine {
       JobState& j = jobs_[i];
       j.id = static_cast<int>(i);
       j.spec = &s;
-      if (s.gpus > cluster_.total_gpus())
-        throw InputError("", 0, "", "job '" + s.name + "' needs " + std::to_string(s.gpus) + " GPUs but the cluster has " +
-                                        std::to_string(cluster_.total_gpus()));
+      if (s.gpus > largest_group_)
+        throw InputError("", 0, "", "job '" + s.name + "' needs " + std::to_string(s.gpus) + " GPUs but the cluster " +
+                                        (groups_.size() > 1 ? "'s largest node group" : "") + " has " +
+                                        std::to_string(largest_group_));
       j.work = s.app ? s.app->total_work() : s.duration;
       j.batch = s.batch;
+      // A policy blind to GPU types runs a job at its request, which must run somewhere.
+      if (groups_.size() > 1 && s.app) {
+        bool runs = false;
+        for (size_t k = 0; k < groups_.size() && !runs; ++k)
+          runs = s.gpus <= clusters_[k].total_gpus() && s.app_on(int(k))->rate(s.gpus, 0, s.batch, 0) > 0;
+        if (!runs)
+          throw InputError("", 0, "", fmt::format("job '{}' cannot run at its requested {} GPUs and batch {} on any node group",
+                                                  s.name, s.gpus, s.batch));
+      }
     }
   }
 
   SimResult run() {
     SimResult res;
     res.policy = policy_.name();
-    res.total_gpus = cluster_.total_gpus();
+    res.total_gpus = total_gpus_;
+    res.groups = groups_;
     size_t next_arrival = 0, done = 0, n = jobs_.size();
     unsigned long loops = 0;
     double now = n ? jobs_[order_[0]].spec->arrival : 0;
@@ -111,7 +128,8 @@ class Engine {
         wakeup = kInf;
       }
       if (opts_.record_use) {
-        const int used = cluster_.total_gpus() - cluster_.free_gpus();
+        int used = 0;
+        for (const Cluster& c : clusters_) used += c.total_gpus() - c.free_gpus();
         if (res.gpus_in_use.empty() || res.gpus_in_use.back().second != used) res.gpus_in_use.push_back({now, used});
       }
       if ((++loops & 1023) == 0) check_cancelled();
@@ -129,20 +147,23 @@ class Engine {
       r.gpu_seconds = j.attained;
       r.restarts = j.restarts;
       r.gpus = j.gpus_at_finish;
+      r.group = j.group;
       r.batch = j.batch;
       if (j.spec->deadline) r.met_deadline = r.jct <= *j.spec->deadline;
       res.jobs.push_back(std::move(r));
     }
+    res.gpu_seconds_by_group = group_seconds_;
     return res;
   }
 
  private:
   // Brings progress and attained service of `j` up to time `t`.
-  static void sync(JobState& j, double t) {
+  void sync(JobState& j, double t) {
     if (j.gpus > 0 && t > j.last) {
       double from = std::max(j.last, j.run_from);
       if (t > from) j.progress += j.rate * (t - from);
       j.attained += j.gpus * (t - j.last);
+      group_seconds_[size_t(j.group)] += j.gpus * (t - j.last);
     }
     j.last = std::max(j.last, t);
   }
@@ -162,7 +183,7 @@ class Engine {
 
   double true_rate(const JobState& j) const {
     if (j.rigid()) return j.gpus == j.spec->gpus ? 1.0 : 0.0;
-    return j.spec->app->rate(j.gpus, j.nodes, j.batch, j.epoch);
+    return j.spec->app_on(j.group)->rate(j.gpus, j.nodes, j.batch, j.epoch);
   }
 
   // Returns true when the job completed.
@@ -179,7 +200,7 @@ class Engine {
       if (j.rigid() || j.epoch >= j.spec->app->epochs()) {
         j.finish = now;
         j.progress = j.work;
-        cluster_.release(j.placement);
+        clusters_[size_t(j.group)].release(j.placement);
         j.placement.clear();
         j.gpus_at_finish = j.gpus;
         j.gpus = 0;
@@ -199,8 +220,10 @@ class Engine {
     for (JobState* j : running_) sync(*j, now);
     SchedInput in;
     in.now = now;
-    in.total_gpus = cluster_.total_gpus();
-    in.gpus_per_node = cluster_.gpus_per_node();
+    in.total_gpus = total_gpus_;
+    in.gpus_per_node = clusters_.front().gpus_per_node();
+    in.largest_group_gpus = largest_group_;
+    for (const Cluster& c : clusters_) in.groups.push_back({c.total_gpus(), c.gpus_per_node()});
     in.restart_delay = opts_.restart_delay;
     in.jobs = &active_;
     in.est = &est_;
@@ -208,23 +231,30 @@ class Engine {
     std::vector<Decision> dec = policy_.schedule(in);
     want_.clear();
     int total = 0;
+    std::vector<int> by_group(clusters_.size(), 0);
     for (const Decision& d : dec) {
       if (d.gpus <= 0) continue;
       if (want_.count(d.job)) throw std::logic_error("policy '" + policy_.name() + "' decided twice for one job");
+      if (d.group < -1 || d.group >= int(clusters_.size()))
+        throw std::logic_error("policy '" + policy_.name() + "' named node group " + std::to_string(d.group));
       want_[d.job] = d;
       total += d.gpus;
+      if (d.group >= 0 && (by_group[size_t(d.group)] += d.gpus) > clusters_[size_t(d.group)].total_gpus())
+        throw std::logic_error("policy '" + policy_.name() + "' allocated more GPUs than node group " +
+                               std::to_string(d.group) + " has");
     }
-    if (total > cluster_.total_gpus())
+    if (total > total_gpus_)
       throw std::logic_error("policy '" + policy_.name() + "' allocated " + std::to_string(total) + " GPUs of " +
-                             std::to_string(cluster_.total_gpus()));
+                             std::to_string(total_gpus_));
     // Release every running job whose allocation changes (waiting jobs hold nothing).
     std::vector<JobState*> was_running(running_.begin(), running_.end());
     for (JobState* j : was_running) {
       auto it = want_.find(j->id);
       int g = it == want_.end() ? 0 : it->second.gpus;
       int b = it == want_.end() || j->rigid() ? j->batch : it->second.batch;
-      if (j->gpus > 0 && (g != j->gpus || b != j->batch)) {
-        cluster_.release(j->placement);
+      const bool moves = it != want_.end() && it->second.group >= 0 && it->second.group != j->group;
+      if (j->gpus > 0 && (g != j->gpus || b != j->batch || moves)) {
+        clusters_[size_t(j->group)].release(j->placement);
         j->placement.clear();
         j->gpus = 0;
         j->rate = 0;
@@ -237,11 +267,15 @@ class Engine {
       if (d.gpus <= 0) continue;
       JobState& j = jobs_[d.job];
       if (j.gpus > 0) continue;  // unchanged
-      j.placement = cluster_.place(d.gpus);
+      const int batch = j.rigid() ? j.batch : d.batch > 0 ? d.batch : j.spec->batch;
+      const int group = d.group >= 0 ? d.group : blind_group(j, d.gpus, batch);
+      if (group < 0) continue;  // a blind decision with no room in any group that runs the job: it waits
+      j.placement = clusters_[size_t(group)].place(d.gpus);
       if (j.placement.empty()) throw std::logic_error("placement failed");
+      j.group = group;
       j.gpus = d.gpus;
       j.nodes = Cluster::node_count(j.placement);
-      if (!j.rigid()) j.batch = d.batch > 0 ? d.batch : j.spec->batch;
+      j.batch = batch;
       if (j.start < 0) j.start = now;
       else ++j.restarts;
       j.run_from = now + opts_.restart_delay;
@@ -256,11 +290,31 @@ class Engine {
     return policy_.next_wakeup(in);
   }
 
+  // The group a blind decision of `gpus` GPUs at `batch` goes to: the job's
+  // own if the GPUs are free there, else the first in the cluster's order
+  // with room for them where the job runs at all; -1 for none. One group:
+  // always it (a placement that fails there is the policy's error).
+  int blind_group(const JobState& j, int gpus, int batch) const {
+    if (clusters_.size() == 1) return 0;
+    auto runs = [&](int k) {
+      if (clusters_[size_t(k)].free_gpus() < gpus) return false;
+      if (j.rigid()) return true;
+      return j.spec->app_on(k)->rate(gpus, 0, batch, j.epoch) > 0;
+    };
+    if (runs(j.group)) return j.group;
+    for (int k = 0; k < int(clusters_.size()); ++k)
+      if (runs(k)) return k;
+    return -1;
+  }
+
   Policy& policy_;
   const Estimator& est_;
   const Estimator& truth_;
   SimOptions opts_;
-  Cluster cluster_;
+  std::vector<NodeGroup> groups_;
+  std::vector<Cluster> clusters_;  // one per group
+  int total_gpus_ = 0, largest_group_ = 0;
+  std::vector<double> group_seconds_;
   std::vector<JobState> jobs_;
   std::vector<int> order_;
   // Drops finished jobs from active_, keeping arrival order.
@@ -291,7 +345,8 @@ void check_schedule_times(double restart_delay, double interval) {
 
 SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
                    const SimOptions& opts) {
-  check_cluster(opts.nodes, opts.gpus_per_node);
+  if (opts.groups.empty()) check_cluster(opts.nodes, opts.gpus_per_node);
+  else check_groups(opts.groups);
   check_schedule_times(opts.restart_delay, opts.interval);
   Engine e(jobs, policy, est, truth, opts);
   return e.run();
@@ -304,6 +359,22 @@ void check_cluster(int nodes, int gpus_per_node) {
     throw InputError("", 0, "--nodes",
                      fmt::format("{} nodes of {} GPUs is more than the simulator's {} GPUs", nodes, gpus_per_node,
                                  kMaxClusterGpus));
+}
+
+}  // namespace trainplan::sim
+
+namespace trainplan::sim {
+
+void check_groups(const std::vector<NodeGroup>& groups) {
+  if (groups.empty()) throw InputError("", 0, "--cluster", "no node group given");
+  int64_t total = 0;
+  for (const NodeGroup& g : groups) {
+    if (g.nodes < 1 || g.gpus_per_node < 1)
+      throw InputError("", 0, "--cluster", fmt::format("{}: needs at least one node of at least one GPU", g.gpu));
+    total += int64_t(g.nodes) * g.gpus_per_node;
+    if (total > kMaxClusterGpus)
+      throw InputError("", 0, "--cluster", fmt::format("more than the simulator's {} GPUs in all", kMaxClusterGpus));
+  }
 }
 
 }  // namespace trainplan::sim

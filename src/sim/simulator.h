@@ -30,9 +30,26 @@ inline constexpr int64_t kMaxClusterGpus = int64_t(1) << 24;
 // 64 bits: two ints' product overflows). The server calls it before taking a slot.
 void check_cluster(int nodes, int gpus_per_node);
 
+// One kind of node in a cluster that mixes GPU types.
+struct NodeGroup {
+  std::string gpu;  // the GPU's name, for reports
+  int nodes = 0;
+  int gpus_per_node = 0;
+};
+
+// Throws InputError naming --cluster unless every group passes check_cluster
+// and the groups hold at most kMaxClusterGpus GPUs in all.
+void check_groups(const std::vector<NodeGroup>& groups);
+
 struct SimOptions {
   int nodes = 16;
   int gpus_per_node = 4;
+  // A cluster of several GPU types: these node groups, in the order a blind
+  // policy's jobs try them (Decision::group), and nodes and gpus_per_node
+  // are ignored. A job runs within one group at a time, at its application's
+  // speed there (JobSpec::app_on). Default: empty, one group of nodes x
+  // gpus_per_node.
+  std::vector<NodeGroup> groups;
   // Seconds. REQUIRES: 0 to kLongestSeconds. Default: 30.
   double restart_delay = 30;
   // Seconds between scheduling rounds; 0: at every event. REQUIRES: 0 or 1
@@ -53,6 +70,7 @@ struct JobResult {
   double gpu_seconds = 0;
   int restarts = 0;
   int gpus = 0;   // GPUs it finished on
+  int group = 0;  // the node group it finished on
   int batch = 0;  // global batch at the end
   std::optional<bool> met_deadline;
 };
@@ -63,6 +81,8 @@ struct SimResult {
   long events = 0;              // simulator events processed
   long schedules = 0;           // policy invocations
   int total_gpus = 0;
+  std::vector<NodeGroup> groups;             // the cluster's node groups (one without SimOptions::groups)
+  std::vector<double> gpu_seconds_by_group;  // GPU-seconds the jobs held on each group
   // With SimOptions::record_use: (time, GPUs allocated from then on), one
   // entry per change, in time order.
   std::vector<std::pair<double, int>> gpus_in_use;
@@ -75,8 +95,9 @@ void check_schedule_times(double restart_delay, double interval);
 
 // Runs `jobs` (any order) to completion. Abandoned (core/cancel.h) when the
 // caller's scope ends. Throws InputError if a job can never
-// run (more GPUs than the cluster) and std::logic_error if the policy
-// over-allocates.
+// run (more GPUs than the cluster's largest node group; on several groups, a
+// trace job whose requested size runs on none of them) and std::logic_error
+// if the policy over-allocates.
 SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
                    const SimOptions& opts);
 

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 
 #include "core/error.h"
 
@@ -47,29 +49,54 @@ double scaled_arrival(const std::string& path, long line, const char* field, dou
 
 std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus,
                                         std::vector<InputError>* skipped) {
+  return jobs_from_workload_on_groups(path, {&apps}, load_scale, {max_gpus}, skipped);
+}
+
+std::vector<JobSpec> jobs_from_workload_on_groups(const std::string& path, const std::vector<const AppSet*>& apps,
+                                                  double load_scale, const std::vector<int>& group_gpus,
+                                                  std::vector<InputError>* skipped) {
   if (!(load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
-  auto rows = io::read_workload_csv(path, apps.names());
+  if (apps.empty() || apps.size() != group_gpus.size()) throw std::logic_error("one AppSet and size per node group");
+  auto rows = io::read_workload_csv(path, apps.front()->names());
   std::vector<JobSpec> jobs;
   for (const auto& r : rows) {
     JobSpec s;
     s.name = r.name;
     s.arrival = scaled_arrival(path, r.line, "time", r.arrival_s, load_scale);
-    s.app = apps.find(r.application);
+    s.app = apps.front()->find(r.application);
     s.gpus = r.replicas;
     s.batch = r.batch;
     s.deadline = r.deadline_s;
+    if (apps.size() > 1)
+      for (const AppSet* set : apps) {
+        s.app_by_group.push_back(set->find(r.application));
+        if (!s.app_by_group.back())
+          throw InputError(path, r.line, "application", "'" + r.application + "' is not timed on every node group");
+      }
+    // Runs where some group can hold it at its request (the first group's reason when none can).
     std::optional<InputError> cannot;
-    if (s.gpus > max_gpus)
-      cannot = InputError(path, r.line, "num_replicas",
-                          "job '" + r.name + "' needs " + std::to_string(s.gpus) + " GPUs but the cluster has " +
-                              std::to_string(max_gpus));
-    else if (!s.app->execute(s.gpus, 0, s.batch))
-      cannot = InputError(path, r.line, "batch_size",
-                          fmt::format("job '{}': {} cannot run global batch {} on {} GPUs: no timed step covers it "
+    for (size_t k = 0; k < apps.size(); ++k) {
+      const AppModel* app = s.app_on(int(k));
+      std::optional<InputError> here;
+      if (s.gpus > group_gpus[k])
+        here = InputError(path, r.line, "num_replicas",
+                          "job '" + r.name + "' needs " + std::to_string(s.gpus) + " GPUs but " +
+                              (apps.size() > 1 ? fmt::format("node group {}", k + 1) : std::string("the cluster")) +
+                              " has " + std::to_string(group_gpus[k]));
+      else if (!app->execute(s.gpus, 0, s.batch))
+        here = InputError(path, r.line, "batch_size",
+                          fmt::format("job '{}': {} cannot run global batch {} on {} GPUs{}: no timed step covers it "
                                       "(on one GPU per-GPU batches {}..{} are timed, global batches up to {}; a "
                                       "placement of {} GPUs may time fewer, or none)",
-                                      r.name, r.application, s.batch, s.gpus, s.app->min_local(), s.app->max_local(),
-                                      s.app->max_batch(), s.gpus));
+                                      r.name, r.application, s.batch, s.gpus,
+                                      apps.size() > 1 ? " of any node group" : "", app->min_local(), app->max_local(),
+                                      app->max_batch(), s.gpus));
+      if (!here) {
+        cannot.reset();
+        break;
+      }
+      if (!cannot) cannot = here;
+    }
     if (cannot && !skipped) throw *cannot;
     if (cannot) skipped->push_back(*cannot);
     else jobs.push_back(std::move(s));

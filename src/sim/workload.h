@@ -43,6 +43,16 @@ inline constexpr double kLatestSeconds = 1e14;
 std::vector<JobSpec> jobs_from_workload(const std::string& path, const AppSet& apps, double load_scale, int max_gpus,
                                         std::vector<InputError>* skipped = nullptr);
 
+// The same on a cluster of several node groups: `apps` holds the same
+// applications timed on each group's GPUs and `group_gpus` each group's GPUs.
+// Each job's app is the first group's (its learning curve), app_by_group
+// every group's; a job runs when its requested configuration runs on at
+// least one group, and is refused (or skipped) with the first group's reason
+// otherwise. One group: jobs_from_workload.
+std::vector<JobSpec> jobs_from_workload_on_groups(const std::string& path, const std::vector<const AppSet*>& apps,
+                                                  double load_scale, const std::vector<int>& group_gpus,
+                                                  std::vector<InputError>* skipped = nullptr);
+
 // Philly jobs as rigid jobs: each keeps its GPU count and needs its measured
 // duration at that size. Throws InputError (file, line) for jobs larger than
 // `max_gpus`, and arrivals or durations past kLatestSeconds.

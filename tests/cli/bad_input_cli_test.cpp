@@ -163,6 +163,33 @@ TEST(BadInputOption, SimulatesPoliciesMayNotRepeatOrBeEmpty) {
   }
 }
 
+TEST(BadInputOption, SimulateClusterOfSeveralTypes) {
+  const auto dir = tptest::temp_dir("sim_cluster");
+  const std::string w = tptest::write_file(dir / "w.csv", "name,time,application,num_replicas,batch_size\n");
+  const std::string run = "simulate --workload " + w + " --data " + dir.string();
+  for (const std::string cluster : {"t4", "t4=4", "t4=4x", "=4x4", "t4=ax4", "t4=4x4x", "t4=0x4", "t4=2x4,t4=1x8"}) {
+    const auto r = tptest::run_cli(run + " --cluster " + cluster);
+    EXPECT_EQ(r.exit_code, 2) << cluster << ": " << r.err;
+    EXPECT_NE(r.err.find("--cluster"), std::string::npos) << cluster << ": " << r.err;
+  }
+  for (const std::string extra : {std::string(" --gpu h100"), std::string(" --nodes 2"), " --philly " + w}) {
+    const auto r = tptest::run_cli(run + " --cluster t4=1x4" + extra);
+    EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;
+  }
+  auto r = tptest::run_cli(run + " --cluster t4=1x4,a100-40gb=1x8 --step-times " + dir.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("GPU=FOLDER"), std::string::npos) << r.err;
+  r = tptest::run_cli(run + " --cluster t4=1x4 --step-times h100=" + dir.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("not a GPU of --cluster"), std::string::npos) << r.err;
+  r = tptest::run_cli(run + " --from-gpu t4");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--from-gpu"), std::string::npos) << r.err;
+  r = tptest::run_cli(run + " --cluster t4=1x4 --pollux-types some");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--pollux-types"), std::string::npos) << r.err;
+}
+
 }  // namespace
 
 TEST(InputErrorText, NamesAnOptionAsAnOptionAndAColumnAsAColumn) {

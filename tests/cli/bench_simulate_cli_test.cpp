@@ -50,3 +50,48 @@ TEST(SimulateCli, PolicyAllRunsEveryPolicy) {
 }
 
 }  // namespace
+
+namespace {
+
+// A cluster of T4 and A100 nodes, each timed by its own measured traces: the
+// simulate --cluster answer names both groups with their GPU-hours, and the
+// bench's pollux aware of types beats it blind on workload 1 (its measured
+// mean JCT 1.5x lower over the eight workloads, docs/SIMULATOR.md).
+TEST(SimulateCli, AClusterOfTwoMeasuredGpuTypes) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const std::string d = tptest::shared_data_dir();
+  const auto r = tptest::run_cli("simulate --workload " + d + "/workloads/pollux-1.0/workload-1.csv --data " + d +
+                                 "/pollux-t4 --cluster t4=2x4,a100-40gb=1x8 --step-times a100-40gb=" + d +
+                                 "/sia-a100 --policy tiresias,pollux --oracle --load-scale 0.5 --skip-unrunnable --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto js = nlohmann::json::parse(r.out);
+  ASSERT_EQ(js["cluster"]["groups"].size(), 2u);
+  EXPECT_EQ(js["cluster"]["groups"][1]["gpu"], "a100-40gb");
+  ASSERT_EQ(js["policies"].size(), 2u);
+  for (const auto& p : js["policies"]) {
+    ASSERT_EQ(p["gpu_hours_by_group"].size(), 2u) << p.dump();
+    const double sum = p["gpu_hours_by_group"][0]["gpu_hours"].get<double>() +
+                       p["gpu_hours_by_group"][1]["gpu_hours"].get<double>();
+    EXPECT_NEAR(sum, p["gpu_hours"].get<double>(), 1e-6 * sum) << p.dump();
+    EXPECT_GT(p["gpu_hours_by_group"][1]["gpu_hours"].get<double>(), 0) << p.dump();
+  }
+  EXPECT_NE(js["step_times"].get<std::string>().find("sia-a100"), std::string::npos) << js["step_times"];
+}
+
+TEST(BenchSimulateCli, PolluxAwareOfGpuTypesBeatsItBlind) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const auto r = tptest::run_cli("bench simulate-types --data " + tptest::shared_data_dir() +
+                                 " --workloads 1 --policy tiresias,pollux-blind,pollux --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto js = nlohmann::json::parse(r.out);
+  ASSERT_EQ(js["policies"].size(), 3u);
+  EXPECT_EQ(js["reference"], "pollux");
+  const auto& blind = js["policies"][1];
+  EXPECT_EQ(blind["policy"], "pollux-blind");
+  EXPECT_GT(blind["avg_jct_over_reference_median"].get<double>(), 1.2) << blind.dump();
+  EXPECT_GT(js["policies"][2]["share_of_gpu_hours_on_a100-40gb"].get<double>(),
+            blind["share_of_gpu_hours_on_a100-40gb"].get<double>());
+  EXPECT_GT(js["jobs"].get<int>(), 100);
+}
+
+}  // namespace

@@ -341,3 +341,124 @@ TEST(SimPolicies, JobsArrivingLateInALongSimulationFinish) {
     }
   EXPECT_EQ(runs, 4 * 6 * 3);
 }
+
+// A cluster of two GPU types: node group 0 of the fixture's speed (a step
+// takes its local batch in seconds), group 1 four times as fast, one node of
+// 4 GPUs each. The same application "lin" on both (its curve the same).
+namespace {
+
+struct TwoTypes {
+  fs::path slow = linear_trace("lin", 1.0, 10);
+  fs::path fast = linear_trace("lin", 0.25, 10);
+  sim::AppSet slow_apps{slow.string()}, fast_apps{fast.string()};
+
+  std::vector<sim::JobSpec> jobs(const std::string& rows, std::vector<InputError>* skipped = nullptr) {
+    auto wl = tptest::write_file(slow / "wl.csv", "name,time,application,num_replicas,batch_size\n" + rows);
+    return sim::jobs_from_workload_on_groups(wl, {&slow_apps, &fast_apps}, 1.0, {4, 4}, skipped);
+  }
+  sim::SimResult run(const std::string& policy, const std::vector<sim::JobSpec>& jobs, bool aware = true) {
+    sim::ExperimentOptions eo = small_cluster(1, 4);
+    eo.sim.groups = {{"slow", 1, 4}, {"fast", 1, 4}};
+    eo.policy.pollux_types = aware;
+    std::vector<const sim::AppModel*> all = slow_apps.all();
+    for (const auto* a : fast_apps.all()) all.push_back(a);
+    sim::Experiment ex(all, eo);
+    return ex.run(policy, jobs);
+  }
+};
+
+}  // namespace
+
+// A policy blind to types: A (4 GPUs, batch 8) takes the first group, slow:
+// step 2 s, 20 steps, 40 s. B arrives at 10 to a full group 0 and takes the
+// fast one: step 0.5 s, 10 s.
+TEST(SimNodeGroups, BlindPolicyTakesTheFirstGroupWithRoom) {
+  TwoTypes c;
+  const auto r = c.run("fifo", c.jobs("A,0,lin,4,8\nB,10,lin,4,8\n"));
+  ASSERT_EQ(r.jobs.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.jobs[0].jct, 40);
+  EXPECT_EQ(r.jobs[0].group, 0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].jct, 10);
+  EXPECT_EQ(r.jobs[1].group, 1);
+  ASSERT_EQ(r.gpu_seconds_by_group.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.gpu_seconds_by_group[0], 4 * 40);
+  EXPECT_DOUBLE_EQ(r.gpu_seconds_by_group[1], 4 * 10);
+  EXPECT_EQ(r.total_gpus, 8);
+}
+
+// pollux aware of types puts a lone job on the fast group's 4 GPUs (batch 8:
+// step 0.5 s, 20 steps, 10 s); blind, it decides 4 GPUs and the simulator
+// gives it the first group, 40 s.
+TEST(SimNodeGroups, PolluxAwareOfTypesChoosesTheFasterGroup) {
+  TwoTypes c;
+  const auto jobs = c.jobs("A,0,lin,1,8\n");
+  const auto aware = c.run("pollux", jobs, true), blind = c.run("pollux", jobs, false);
+  EXPECT_EQ(aware.jobs[0].group, 1);
+  EXPECT_EQ(aware.jobs[0].gpus, 4);
+  EXPECT_DOUBLE_EQ(aware.jobs[0].jct, 10);
+  EXPECT_EQ(blind.jobs[0].group, 0);
+  EXPECT_DOUBLE_EQ(blind.jobs[0].jct, 40);
+}
+
+// Two jobs at once, with the power mean at p = -1: both on the fast group,
+// 2 GPUs each (speedups 2 and 2 over one fast GPU: -1/2 - 1/2 = -1), rather
+// than a group each (4 fast GPUs and 4 slow ones, speedups 4 and 1: -1.25).
+TEST(SimNodeGroups, PolluxAwareOfTypesMaximisesThePowerMeanOverGroups) {
+  TwoTypes c;
+  const auto r = c.run("pollux", c.jobs("A,0,lin,1,8\nB,0,lin,1,8\n"));
+  for (const auto& j : r.jobs) {
+    EXPECT_EQ(j.group, 1);
+    EXPECT_EQ(j.gpus, 2);
+  }
+  EXPECT_DOUBLE_EQ(r.gpu_seconds_by_group[0], 0);
+}
+
+// A job whose request no group holds is refused with file, line and column,
+// or left out and counted; one that only the larger group holds runs there.
+TEST(SimNodeGroups, AJobRunsWhereSomeGroupHoldsItsRequest) {
+  TwoTypes c;
+  auto wl = tptest::write_file(c.slow / "big.csv", "name,time,application,num_replicas,batch_size\nA,0,lin,8,8\n");
+  try {
+    sim::jobs_from_workload_on_groups(wl, {&c.slow_apps, &c.fast_apps}, 1.0, {4, 4});
+    ADD_FAILURE() << "8 GPUs on groups of 4 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), wl + ":2: column 'num_replicas': job 'A' needs 8 GPUs but node group 1 has 4");
+  }
+  // The fixture times 1 to 4 GPUs: 4 runs on the second group alone.
+  wl = tptest::write_file(c.slow / "four.csv", "name,time,application,num_replicas,batch_size\nA,0,lin,4,8\n");
+  std::vector<InputError> skipped;
+  auto kept = sim::jobs_from_workload_on_groups(wl, {&c.slow_apps, &c.fast_apps}, 1.0, {2, 4}, &skipped);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_TRUE(skipped.empty());
+  EXPECT_EQ(kept[0].app_on(1), c.fast_apps.find("lin"));
+  EXPECT_EQ(kept[0].app, c.slow_apps.find("lin"));
+  kept = sim::jobs_from_workload_on_groups(wl, {&c.slow_apps, &c.fast_apps}, 1.0, {2, 2}, &skipped);
+  EXPECT_TRUE(kept.empty());
+  EXPECT_EQ(skipped.size(), 1u);
+}
+
+namespace {
+
+// Asks for more GPUs of group 1 than it has.
+class OverGroup : public sim::Policy {
+ public:
+  std::string name() const override { return "over-group"; }
+  std::vector<sim::Decision> schedule(const sim::SchedInput& in) override {
+    return {{(*in.jobs)[0]->id, in.groups[1].total_gpus + 1, 8, 1}};
+  }
+};
+
+}  // namespace
+
+TEST(SimNodeGroups, APolicyThatOverfillsAGroupIsCaught) {
+  TwoTypes c;
+  const auto jobs = c.jobs("A,0,lin,1,8\n");
+  sim::SimOptions so;
+  so.groups = {{"slow", 2, 4}, {"fast", 1, 4}};
+  so.restart_delay = 0, so.interval = 0;
+  OverGroup policy;
+  sim::OracleEstimator oracle;
+  EXPECT_THROW(sim::simulate(jobs, policy, oracle, oracle, so), std::logic_error);
+  so.groups = {{"slow", 0, 4}};
+  EXPECT_THROW(sim::simulate(jobs, policy, oracle, oracle, so), InputError);
+}

@@ -1,0 +1,183 @@
+// trainplan bench simulate-types: the Pollux workloads on a cluster of two
+// GPU types, each group timed by its own measured traces (the T4 traces'
+// steps on the T4 nodes, the A100 traces' on the A100 nodes), under every
+// policy: those blind to GPU types (a job goes to the first group with room)
+// and pollux both blind and aware of them (choosing each job's group, as
+// Sia does). Schedulers see the true speeds, so the policies differ in their
+// decisions alone. Jobs whose requested size no group runs are left out.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "app/simulate_request.h"
+#include "cli/command.h"
+#include "core/error.h"
+#include "core/median.h"
+#include "io/hardware_file.h"
+#include "sim/metrics.h"
+
+namespace trainplan::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchSimTypesArgs {
+  std::string data = "../shared/data";
+  std::string from = "pollux-t4", from_gpu = "t4";
+  std::string measured = "sia-a100", gpu = "a100-40gb";
+  std::string cluster = "t4=4x4,a100-40gb=2x8";
+  double load_scale = 0.5;
+  std::string policies = "fifo,tiresias,optimus,coconfig,pollux-blind,pollux";
+  std::string workloads = "1,2,3,4,5,6,7,8";
+  bool json = false;
+};
+
+// A policy of the list: "pollux-blind" is pollux with pollux_types off.
+struct Entry {
+  std::string label, policy;
+  bool types = true;
+  std::vector<double> jct, gpu_hours, measured_share;  // per workload
+};
+
+void run_bench(const BenchSimTypesArgs& a) {
+  const fs::path root(a.data);
+  const std::string from_dir = (root / a.from).string(), measured_dir = (root / a.measured).string();
+  for (const auto& [dir, option] : {std::pair{from_dir, "--from"}, std::pair{measured_dir, "--measured"}})
+    if (!fs::is_directory(dir))
+      throw InputError("", 0, option, fmt::format("no such folder: '{}' (give --data, the shared data's root)", dir));
+  if (!(a.load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<Entry> entries;
+  for (const auto& p : distinct_comma_list(a.policies, "--policy")) {
+    const bool blind = p == "pollux-blind";
+    entries.push_back({p, blind ? "pollux" : p, !blind, {}, {}, {}});
+    sim::PolicyRegistry::instance().make(entries.back().policy, {});  // an unknown name fails before any work
+  }
+  const auto wls = distinct_comma_list(a.workloads, "--workloads");
+  auto workload_file = [&](const std::string& w) {
+    return root / "workloads" / "pollux-1.0" / ("workload-" + w + ".csv");
+  };
+  for (const auto& w : wls)
+    if (w.find_first_not_of("0123456789") != std::string::npos || !fs::is_regular_file(workload_file(w)))
+      throw InputError("", 0, "--workloads",
+                       fmt::format("no workload '{}': {} is not a file", w, workload_file(w).string()));
+
+  app::SimulateQuery q;
+  q.data = from_dir;
+  q.from_gpu = a.from_gpu;
+  q.groups = app::parse_cluster(a.cluster);
+  q.group_step_times = {{a.gpu, measured_dir}};
+  q.skip_unrunnable = true;
+  q.load_scale = a.load_scale;
+  q.oracle = true;
+  const std::string measured_gpu = io::resolve_hardware(a.gpu, "--gpu").name;
+
+  size_t kept_jobs = 0, left_out = 0;
+  const bool tty = stderr_is_tty();
+  std::string step_times;
+  for (const auto& w : wls) {
+    q.workload = workload_file(w).string();
+    const app::JobSource in = app::load_jobs(q);
+    step_times = in.step_times;
+    kept_jobs += in.jobs.size(), left_out += in.left_out.size();
+    for (auto& e : entries) {
+      if (tty) std::cerr << fmt::format("\rworkload {} {}          ", w, e.label) << std::flush;
+      app::SimulateQuery qe = q;
+      qe.pollux_types = e.types;
+      sim::Experiment ex(in.all_apps(), app::experiment_options(qe));
+      const sim::SimResult r = ex.run(e.policy, in.jobs);
+      const auto s = sim::summarize(r);
+      e.jct.push_back(s.avg_jct);
+      e.gpu_hours.push_back(s.gpu_hours);
+      double measured = 0, all = 0;
+      for (size_t k = 0; k < r.groups.size(); ++k) {
+        all += r.gpu_seconds_by_group[k];
+        if (io::resolve_hardware(r.groups[k].gpu, "--cluster").name == measured_gpu) measured += r.gpu_seconds_by_group[k];
+      }
+      e.measured_share.push_back(all > 0 ? measured / all : 0);
+    }
+  }
+  if (tty) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // Each policy against the last one listed (pollux aware of types, by default), workload by workload.
+  const Entry& ref = entries.back();
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / double(v.size());
+  };
+  nlohmann::json js;
+  js["config"] = {{"from", a.from},       {"from_gpu", a.from_gpu}, {"measured", a.measured}, {"gpu", a.gpu},
+                  {"cluster", a.cluster}, {"load_scale", a.load_scale}, {"workloads", wls}, {"oracle", true},
+                  {"placement", "pack"}};
+  js["jobs"] = kept_jobs;
+  js["jobs_left_out"] = left_out;
+  js["step_times"] = step_times;
+  js["reference"] = ref.label;
+  for (const auto& e : entries) {
+    std::vector<double> ratio;
+    for (size_t i = 0; i < e.jct.size(); ++i) ratio.push_back(ref.jct[i] > 0 ? e.jct[i] / ref.jct[i] : 0);
+    js["policies"].push_back({{"policy", e.label},
+                              {"mean_avg_jct_s", mean(e.jct)},
+                              {"mean_gpu_hours", mean(e.gpu_hours)},
+                              {"share_of_gpu_hours_on_" + measured_gpu, mean(e.measured_share)},
+                              {"avg_jct_by_workload_s", e.jct},
+                              {"avg_jct_over_reference_median", median(ratio)},
+                              {"avg_jct_over_reference_min", *std::min_element(ratio.begin(), ratio.end())},
+                              {"avg_jct_over_reference_max", *std::max_element(ratio.begin(), ratio.end())}});
+  }
+  js["seconds"] = secs;
+  if (a.json) {
+    std::cout << js.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("{} workloads at load x{} on {} ({}), schedulers on true speeds: {} jobs, {} left out (no "
+                           "group runs their request)\n",
+                           wls.size(), a.load_scale, a.cluster, step_times, kept_jobs, left_out);
+  std::cout << fmt::format("{:<14} {:>12} {:>10} {:>10}   {}\n", "policy", "mean JCT s", "GPU-hours",
+                           measured_gpu + " share", "mean JCT / " + ref.label + "'s, median (min-max) over workloads");
+  for (const auto& p : js["policies"])
+    std::cout << fmt::format("{:<14} {:>12.0f} {:>10.1f} {:>9.0f}%   {:.2f}x ({:.2f}-{:.2f})\n",
+                             p["policy"].get<std::string>(), p["mean_avg_jct_s"].get<double>(),
+                             p["mean_gpu_hours"].get<double>(),
+                             100 * p["share_of_gpu_hours_on_" + measured_gpu].get<double>(),
+                             p["avg_jct_over_reference_median"].get<double>(),
+                             p["avg_jct_over_reference_min"].get<double>(), p["avg_jct_over_reference_max"].get<double>());
+  std::cout << fmt::format("({} policies x {} workloads in {:.1f} s)\n", entries.size(), wls.size(), secs);
+}
+
+void setup(CLI::App& root) {
+  auto a = std::make_shared<BenchSimTypesArgs>();
+  auto* cmd = bench_command(root)->add_subcommand(
+      "simulate-types",
+      "The Pollux workloads on a cluster of two GPU types, each group timed by its own measured traces, under\n"
+      "policies blind to GPU types and pollux aware of them (simulate --cluster): each policy's mean JCT, GPU-hours\n"
+      "and share of them on the --gpu group, against the last policy listed (docs/SIMULATOR.md).");
+  cmd->add_option("--data", a->data, "Root of the shared data (the two trace folders, workloads/)")->capture_default_str();
+  cmd->add_option("--from", a->from, "Traces the jobs' learning curves and --from-gpu's steps come from, under --data")
+      ->capture_default_str();
+  cmd->add_option("--from-gpu", a->from_gpu, "The GPU --from was measured on")->capture_default_str();
+  cmd->add_option("--measured", a->measured, "The same applications' traces measured on --gpu, under --data")
+      ->capture_default_str();
+  cmd->add_option("--gpu", a->gpu, "The GPU --measured was measured on")->capture_default_str();
+  cmd->add_option("--cluster", a->cluster, "The node groups, GPU=NODESxGPUS, of --from-gpu and --gpu")
+      ->capture_default_str();
+  cmd->add_option("--load-scale", a->load_scale, "Divide the workloads' arrival times by this")->capture_default_str();
+  cmd->add_option("--policy", a->policies, "Comma-separated policies; pollux-blind is pollux blind to GPU types")
+      ->capture_default_str();
+  cmd->add_option("--workloads", a->workloads, "Comma-separated numbers of workloads/pollux-1.0/workload-N.csv")
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print results as JSON");
+  cmd->callback([a] { run_bench(*a); });
+}
+
+CommandRegistrar reg(95, setup);
+
+}  // namespace
+}  // namespace trainplan::cli
