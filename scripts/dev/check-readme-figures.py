@@ -59,6 +59,11 @@ CHECKS = [
         (r"with none ([\d.]+)% /", r"error against.*?moved, no trial .*?\n.*?median ([\d.]+)% /"),
         (r"unmoved ([\d.]+)% /", r"error against.*?steps unmoved .*?\n.*?median ([\d.]+)% /"),
     ]),
+    ("A cluster of two GPU types", ["bench", "simulate-types", "--data", DATA], [
+        (r"as Sia\) ([\d,]+) s mean JCT", r"\npollux\s+(\d+)\s"),
+        (r"against ([\d,]+) s blind", r"\npollux-blind\s+(\d+)\s"),
+        (r"blind to types \(([\d.]+)x median", r"\npollux-blind .*?%\s+([\d.]+)x"),
+    ]),
     # bench simulate's mean row at a load: tiresias, optimus, pollux, coconfig, fifo (its default order).
     ("Simulator, Pollux's published JCT", ["bench", "simulate", "--data", DATA], [
         (r"Tiresias ([\d,]+) /", r"load 1\.0x: average.*?\nmean\s+(\d+) /"),

@@ -74,7 +74,8 @@ json Service::workloads() const {
 json Service::simulate_request(const json& req) {
   static const std::set<std::string> allowed = {"workload", "policies", "nodes", "gpus_per_node", "load_scale",
                                                 "restart_delay", "interval", "placement", "oracle", "gittins",
-                                                "min_gain", "pollux_p", "time_model", "gpu", "from_gpu"};
+                                                "min_gain", "pollux_p", "time_model", "gpu", "from_gpu", "cluster",
+                                                "pollux_types"};
   refuse_unknown_fields(req, allowed, "GET /workloads lists the workloads and policies");
   if (const std::string missing = simulation_missing(); !missing.empty()) throw RequestError(404, "workload", missing);
   // A name from the listing, never a path: the server reads only its own workloads.
@@ -135,9 +136,37 @@ json Service::simulate_request(const json& req) {
       throw RequestError(400, "gpus_per_node",
                          fmt::format("a {} node holds {} GPUs; gpus_per_node is {}", hw.name, hw.node.gpus_per_node,
                                      q.gpus_per_node));
+  } else if (const json* c = find(req, "cluster")) {
+    // Several GPU types, each group's steps moved from from_gpu (catalog names only, as 'gpu').
+    for (const char* f : {"nodes", "gpus_per_node"})
+      if (find(req, f)) throw RequestError(400, f, fmt::format("give '{}' in each group of 'cluster'", f));
+    const char* shape = "field 'cluster' must be an array of 1 to 4 groups {\"gpu\": NAME, \"nodes\": N, \"gpus_per_node\": G}";
+    if (!c->is_array() || c->empty() || c->size() > 4) throw RequestError(400, "cluster", shape);
+    q.from_gpu = catalog_gpu(get_string(req, "from_gpu", q.from_gpu), "from_gpu").name;
+    for (const auto& g : *c) {
+      if (!g.is_object()) throw RequestError(400, "cluster", shape);
+      refuse_unknown_fields(g, {"gpu", "nodes", "gpus_per_node"}, shape);
+      if (!find(g, "gpu")) throw RequestError(400, "cluster", shape);
+      const auto hw = catalog_gpu(get_string(g, "gpu", ""), "cluster");
+      sim::NodeGroup group{hw.name, get_int(g, "nodes", 1), get_int(g, "gpus_per_node", 4)};
+      if (group.nodes < 1 || group.nodes > 4096) throw RequestError(400, "cluster", "a group's nodes must be in 1..4096");
+      const int most = hw.name == q.from_gpu ? 64 : std::min(9, hw.node.gpus_per_node > 0 ? hw.node.gpus_per_node : 9);
+      if (group.gpus_per_node < 1 || group.gpus_per_node > most)
+        throw RequestError(400, "cluster", fmt::format("{}'s gpus_per_node must be in 1..{}{}", hw.name, most,
+                                                       hw.name == q.from_gpu ? "" : " (its steps are moved: one digit a node, within the GPU's node)"));
+      for (const auto& other : q.groups)
+        if (other.gpu == group.gpu) throw RequestError(400, "cluster", fmt::format("{} is named by two groups", group.gpu));
+      q.groups.push_back(group);
+    }
+    const std::string types = get_string(req, "pollux_types", "aware");
+    one_of(types, "pollux_types", {"aware", "blind"});
+    q.pollux_types = types == "aware";
   } else if (find(req, "from_gpu")) {
-    throw RequestError(400, "from_gpu", "field 'from_gpu' is the GPU the traces were measured on: give 'gpu' with it");
+    throw RequestError(400, "from_gpu", "field 'from_gpu' is the GPU the traces were measured on: give 'gpu' or 'cluster' with it");
   }
+  if (find(req, "gpu") && find(req, "cluster")) throw RequestError(400, "cluster", "give 'gpu' or 'cluster', not both");
+  if (find(req, "pollux_types") && q.groups.empty())
+    throw RequestError(400, "pollux_types", "field 'pollux_types' says how pollux treats a 'cluster' of several GPU types: give 'cluster'");
   // A simulation computes like a fit: it takes a slot.
   auto slot = take_slot();
   try {
@@ -151,10 +180,13 @@ json Service::simulate_request(const json& req) {
     // A file of the server's own (a workload, a trace): named by the
     // workload, not by its path on the server; a job larger than the
     // cluster asked for is the request's nodes.
-    throw RequestError(400, e.field() == "num_replicas" ? "nodes" : "workload",
+    const bool size = e.field() == "num_replicas";
+    throw RequestError(400, !size ? "workload" : q.groups.empty() ? "nodes" : "cluster",
                        fmt::format("workload '{}'{}: {}{}", name, e.line() > 0 ? fmt::format(" line {}", e.line()) : "",
                                    e.message(),
-                                   e.field() == "num_replicas" ? " (give more nodes or gpus_per_node)" : ""));
+                                   !size                ? ""
+                                   : q.groups.empty()   ? " (give more nodes or gpus_per_node)"
+                                                        : " (give a group more nodes or gpus_per_node)"));
   }
 }
 

@@ -521,6 +521,39 @@ TEST(Web, SimulateEqualsCli) {
   EXPECT_FALSE(own.contains("step_times")) << own.dump();
   EXPECT_EQ(own["gpu"], "t4");
 
+  // A cluster of two GPU types: the CLI's answer to --cluster (the A100 group's steps moved from the T4).
+  json mixed = s.post("/simulate", json{{"workload", "pollux-1.0/workload-1"}, {"policies", {"tiresias", "pollux"}},
+                                        {"cluster", {{{"gpu", "t4"}, {"nodes", 8}, {"gpus_per_node", 4}},
+                                                     {{"gpu", "a100-40gb"}, {"nodes", 2}, {"gpus_per_node", 8}}}}},
+                      &st);
+  ASSERT_EQ(st, 200) << mixed.dump();
+  auto cli_mixed = tptest::run_cli("simulate --workload " + workloads + "/pollux-1.0/workload-1.csv --data " + data +
+                                   " --policy tiresias,pollux --cluster t4=8x4,a100-40gb=2x8 --json");
+  ASSERT_EQ(cli_mixed.exit_code, 0) << cli_mixed.err;
+  for (auto& p : mixed["policies"]) {
+    ASSERT_FALSE(p["job_results"].empty());
+    EXPECT_TRUE(p["job_results"][0].contains("gpu")) << p["job_results"][0].dump();
+    p.erase("job_results"), p.erase("gpus_in_use");
+  }
+  EXPECT_EQ(mixed, json::parse(cli_mixed.out));
+  for (const auto& [body, field] : std::vector<std::pair<json, std::string>>{
+           {{{"cluster", "t4=4x4"}}, "cluster"},
+           {{{"cluster", json::array()}}, "cluster"},
+           {{{"cluster", {{{"gpu", "/etc/passwd"}}}}}, "cluster"},
+           {{{"cluster", {{{"gpu", "h100"}, {"gpus_per_node", 10}}}}}, "cluster"},
+           {{{"cluster", {{{"gpu", "t4"}}, {{"gpu", "t4"}}}}}, "cluster"},
+           {{{"cluster", {{{"gpu", "t4"}}}}, {"nodes", 2}}, "nodes"},
+           {{{"cluster", {{{"gpu", "t4"}}}}, {"gpu", "h100"}}, "cluster"},
+           {{{"cluster", {{{"gpu", "t4"}}}}, {"pollux_types", "some"}}, "pollux_types"},
+           {{{"pollux_types", "blind"}}, "pollux_types"},
+           {{{"cluster", {{{"gpu", "t4"}, {"nodes", 2}}}}}, "cluster"}}) {  // workload 1 asks 32 GPUs of one job
+    json b = body;
+    b["workload"] = "pollux-1.0/workload-1";
+    e = s.post("/simulate", b, &st);
+    EXPECT_EQ(st, 400) << b.dump() << " " << e.dump();
+    EXPECT_EQ(e["field"], field) << b.dump() << " " << e.dump();
+  }
+
   // The time limit holds.
   trainplan::server::Limits l;
   l.request_timeout_s = 1e-6;
