@@ -1,9 +1,9 @@
 // trainplan bench simulate-types: the Pollux workloads on a cluster of two
 // GPU types, each group timed by its own measured traces (the T4 traces'
 // steps on the T4 nodes, the A100 traces' on the A100 nodes), under every
-// policy: those blind to GPU types (a job goes to the first group with room)
-// and pollux both blind and aware of them (choosing each job's group, as
-// Sia does). Schedulers see the true speeds, so the policies differ in their
+// policy: those blind to GPU types (a job goes to the first group with room),
+// coconfig, and pollux both blind and aware of them (choosing each job's
+// group, as Sia does). Schedulers see the true speeds, so the policies differ in their
 // decisions alone. Jobs whose requested size no group runs are left out.
 #include <fmt/format.h>
 
@@ -157,7 +157,7 @@ void setup(CLI::App& root) {
   auto* cmd = bench_command(root)->add_subcommand(
       "simulate-types",
       "The Pollux workloads on a cluster of two GPU types, each group timed by its own measured traces, under\n"
-      "policies blind to GPU types and pollux aware of them (simulate --cluster): each policy's mean JCT, GPU-hours\n"
+      "policies blind to GPU types, coconfig and pollux aware of them (simulate --cluster): each policy's mean JCT, GPU-hours\n"
       "and share of them on the --gpu group, against the last policy listed (docs/SIMULATOR.md).");
   cmd->add_option("--data", a->data, "Root of the shared data (the two trace folders, workloads/)")->capture_default_str();
   cmd->add_option("--from", a->from, "Traces the jobs' learning curves and --from-gpu's steps come from, under --data")

@@ -359,8 +359,8 @@ void setup(CLI::App& root) {
                   "With --workload: a cluster of several GPU types, GPU=NODESxGPUS for each node group (e.g. "
                   "t4=4x4,a100-40gb=2x8). A job runs within one group at a time; --from-gpu's group on the traces' own "
                   "steps, a group --step-times names on those measured traces, any other on steps moved by "
-                  "split-transfer. pollux chooses each job's group (--pollux-types); the other policies are blind to "
-                  "GPU types, a job going to its own group, else the first with room, in this order")
+                  "split-transfer. pollux (--pollux-types) and coconfig choose each job's group; the other policies are "
+                  "blind to GPU types, a job going to its own group, else the first with room, in this order")
       ->excludes("--philly")
       ->excludes("--gpu")
       ->excludes("--trials")

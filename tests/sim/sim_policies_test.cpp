@@ -462,3 +462,19 @@ TEST(SimNodeGroups, APolicyThatOverfillsAGroupIsCaught) {
   so.groups = {{"slow", 0, 4}};
   EXPECT_THROW(sim::simulate(jobs, policy, oracle, oracle, so), InputError);
 }
+
+// coconfig on two types: the first job in its order (both the same: A, by
+// arrival) takes the fast group's 4 GPUs, where it finishes soonest (10 s);
+// B the slow group's until then (5 of its 20 steps), and then, with no
+// restart delay, the fast group's: 15 steps at 2 a second, done at 17.5 s.
+TEST(SimNodeGroups, CoconfigSendsEachJobWhereItFinishesSoonest) {
+  TwoTypes c;
+  const auto r = c.run("coconfig", c.jobs("A,0,lin,1,8\nB,0,lin,1,8\n"));
+  EXPECT_EQ(r.jobs[0].group, 1);
+  EXPECT_EQ(r.jobs[0].gpus, 4);
+  EXPECT_DOUBLE_EQ(r.jobs[0].jct, 10);
+  EXPECT_EQ(r.jobs[1].group, 1);
+  EXPECT_EQ(r.jobs[1].restarts, 1);
+  EXPECT_DOUBLE_EQ(r.jobs[1].jct, 17.5);
+  EXPECT_DOUBLE_EQ(r.gpu_seconds_by_group[0], 4 * 10);
+}
