@@ -580,11 +580,12 @@ async function loadWorkloads() {
       l.append(i, " " + p);
       box.appendChild(l);
     }
-    const gpu = $("sim-gpu");
-    for (const name of w.gpus || []) {
-      const o = document.createElement("option");
-      o.value = o.textContent = name;
-      gpu.appendChild(o);
+    for (const id of ["sim-gpu", "sim-gpu2"]) {
+      for (const name of w.gpus || []) {
+        const o = document.createElement("option");
+        o.value = o.textContent = name;
+        $(id).appendChild(o);
+      }
     }
     if (!w.workloads.length) showError("sim-error", new Error(w.note || "the server has no workloads to simulate"));
   } catch (e) {
@@ -605,7 +606,17 @@ async function onSimulate(ev) {
     const policies = [...document.querySelectorAll("#sim-policies input:checked")].map((i) => i.value);
     const body = { workload: $("sim-workload").value, policies, nodes: numberField("sim-nodes"),
       gpus_per_node: numberField("sim-gpus"), load_scale: numberField("sim-load") };
-    if ($("sim-gpu").value) body.gpu = $("sim-gpu").value;
+    if ($("sim-gpu2").value) {
+      // Two GPU types: the nodes above of the GPU above (the traces' own, T4, as traced), and the second group.
+      body.cluster = [
+        { gpu: $("sim-gpu").value || "t4", nodes: body.nodes, gpus_per_node: body.gpus_per_node },
+        { gpu: $("sim-gpu2").value, nodes: numberField("sim-nodes2"), gpus_per_node: numberField("sim-gpus2") },
+      ];
+      delete body.nodes;
+      delete body.gpus_per_node;
+    } else if ($("sim-gpu").value) {
+      body.gpu = $("sim-gpu").value;
+    }
     status("simulating…");
     showSimulation(await api("/simulate", body));
     status("simulated");
@@ -624,6 +635,7 @@ function showSimulation(s) {
     ["median, s", (p) => fmt(p.median_jct_s, 5)], ["p99, s", (p) => fmt(p.p99_jct_s, 5)],
     ["makespan, s", (p) => fmt(p.makespan_s, 5)], ["GPU-hours", (p) => fmt(p.gpu_hours, 5)],
     ["use", (p) => pct(p.utilisation)], ["restarts", (p) => p.restarts],
+    ...(s.cluster.groups ? [["GPU-hours by group", (p) => p.gpu_hours_by_group.map((g) => `${g.gpu} ${fmt(g.gpu_hours, 4)}`).join(", ")]] : []),
   ], s.policies);
   const cdf = s.policies.map((p, k) => {
     const j = p.job_results.map((r) => r.jct_s).filter((x) => x !== null).sort((a, b) => a - b);
@@ -632,7 +644,9 @@ function showSimulation(s) {
   chart("chart-jct", "JCT distribution", "job completion time, s", "share of jobs", cdf, { logx: true });
   const use = s.policies.map((p, k) => ({ label: p.policy, x: p.gpus_in_use.t_s, y: p.gpus_in_use.gpus,
     color: PALETTE[k % PALETTE.length], stepped: true, width: 1 }));
-  chart("chart-util", `GPUs in use (of ${s.cluster.nodes * s.cluster.gpus_per_node})`, "time, s", "GPUs", use);
+  const total = s.cluster.groups ? s.cluster.groups.reduce((n, g) => n + g.nodes * g.gpus_per_node, 0)
+    : s.cluster.nodes * s.cluster.gpus_per_node;
+  chart("chart-util", `GPUs in use (of ${total})`, "time, s", "GPUs", use);
 }
 
 // ---- live forecast ---------------------------------------------------------

@@ -352,6 +352,16 @@ try {
     const after = await page.$$eval("#sim-table tbody tr td:nth-child(3)", (c) => c.map((x) => x.textContent));
     check(after.length === 3 && JSON.stringify(after) !== JSON.stringify(before), `H100 JCTs differ from the T4's (${before} / ${after})`);
     await page.select("#sim-gpu", "");
+    // One cluster of two GPU types: the T4 nodes above and 2 nodes of 8 A100s, each policy's GPU-hours by group.
+    await page.select("#sim-gpu2", "a100-40gb");
+    await page.click("#sim-submit");
+    await waitStatus(page, /simulated|error/, 120000);
+    const mixedNote = await text(page, "#sim-note");
+    check(/t4: the traces' own steps; a100-40gb: .*moved from t4/.test(mixedNote), `the note names both groups' steps (${mixedNote})`);
+    const byGroup = await page.$$eval("#sim-table tbody tr td:last-child", (c) => c.map((x) => x.textContent));
+    check(byGroup.length === 3 && byGroup.every((t) => /^t4 [\d.]+, a100-40gb [\d.]+$/.test(t)), `GPU-hours by group shown (${byGroup})`);
+    await page.screenshot({ path: path.join(args.out, "web-simulate-two-types.png"), fullPage: true });
+    await page.select("#sim-gpu2", "");
   }
 
   // ---- transformer plan ----
