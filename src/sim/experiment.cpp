@@ -75,12 +75,18 @@ void plot_jct_cdf(const std::string& path, const std::vector<SimResult>& runs, c
 void write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs) {
   std::ofstream out(path);
   if (!out) throw InputError(path, 0, "", "cannot write the per-job CSV");
-  out << "policy,name,app,arrival,start,finish,jct,gpu_seconds,restarts,gpus,batch,met_deadline\n";
+  // On several GPU types, each job's group too.
+  const bool groups = std::any_of(runs.begin(), runs.end(), [](const SimResult& r) { return r.groups.size() > 1; });
+  out << "policy,name,app,arrival,start,finish,jct,gpu_seconds,restarts,gpus,batch,met_deadline" << (groups ? ",gpu" : "")
+      << "\n";
   for (const auto& r : runs)
-    for (const auto& j : r.jobs)
-      out << fmt::format("{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{},{},{}\n", r.policy, j.name, j.app, j.arrival,
+    for (const auto& j : r.jobs) {
+      out << fmt::format("{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{},{},{}", r.policy, j.name, j.app, j.arrival,
                          j.start, j.finish, j.jct, j.gpu_seconds, j.restarts, j.gpus, j.batch,
                          j.met_deadline ? (*j.met_deadline ? "1" : "0") : "");
+      if (groups) out << "," << (size_t(j.group) < r.groups.size() ? r.groups[size_t(j.group)].gpu : "");
+      out << "\n";
+    }
 }
 
 }  // namespace trainplan::sim

@@ -48,7 +48,8 @@ std::vector<std::string> split_list(const std::string& s);
 // Throws InputError for another extension and std::runtime_error if gnuplot fails.
 void plot_jct_cdf(const std::string& path, const std::vector<SimResult>& runs, const std::string& title);
 
-// Per-job CSV: policy,name,app,arrival,start,finish,jct,gpu_seconds,restarts,gpus,batch,met_deadline
+// Per-job CSV: policy,name,app,arrival,start,finish,jct,gpu_seconds,restarts,gpus,batch,met_deadline,
+// and gpu (the node group's GPU the job finished on) when a run has several GPU types.
 void write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs);
 
 }  // namespace trainplan::sim

@@ -60,9 +60,11 @@ namespace {
 TEST(SimulateCli, AClusterOfTwoMeasuredGpuTypes) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
   const std::string d = tptest::shared_data_dir();
+  const std::string jobs_csv = (tptest::temp_dir("sim_two_types") / "jobs.csv").string();
   const auto r = tptest::run_cli("simulate --workload " + d + "/workloads/pollux-1.0/workload-1.csv --data " + d +
                                  "/pollux-t4 --cluster t4=2x4,a100-40gb=1x8 --step-times a100-40gb=" + d +
-                                 "/sia-a100 --policy tiresias,pollux --oracle --load-scale 0.5 --skip-unrunnable --json");
+                                 "/sia-a100 --policy tiresias,pollux --oracle --load-scale 0.5 --skip-unrunnable --json" +
+                                 " --jobs-csv " + jobs_csv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto js = nlohmann::json::parse(r.out);
   ASSERT_EQ(js["cluster"]["groups"].size(), 2u);
@@ -76,6 +78,12 @@ TEST(SimulateCli, AClusterOfTwoMeasuredGpuTypes) {
     EXPECT_GT(p["gpu_hours_by_group"][1]["gpu_hours"].get<double>(), 0) << p.dump();
   }
   EXPECT_NE(js["step_times"].get<std::string>().find("sia-a100"), std::string::npos) << js["step_times"];
+  // The per-job CSV names the group's GPU each job finished on.
+  const std::string csv = tptest::read_file(jobs_csv);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "policy,name,app,arrival,start,finish,jct,gpu_seconds,restarts,gpus,batch,met_deadline,gpu");
+  EXPECT_NE(csv.find(",a100-40gb\n"), std::string::npos);
+  EXPECT_NE(csv.find(",t4\n"), std::string::npos);
 }
 
 TEST(BenchSimulateCli, PolluxAwareOfGpuTypesBeatsItBlind) {
