@@ -145,21 +145,34 @@ JobSource load_jobs_on_groups(const SimulateQuery& q) {
   for (const auto& [gpu, dir] : q.group_step_times) {
     const auto at = std::find(names.begin(), names.end(), io::resolve_hardware(gpu, "--step-times").name);
     if (at == names.end()) throw InputError("", 0, "--step-times", fmt::format("{} is not a GPU of --cluster", gpu));
+    if (!folders[size_t(at - names.begin())].empty())
+      throw InputError("", 0, "--step-times", fmt::format("{} is given two folders", *at));
     folders[size_t(at - names.begin())] = dir;
   }
-  JobSource in;
-  std::vector<const sim::AppSet*> sets;
-  std::vector<int> sizes;
+  // Each group's step times, all checked before any trace is read.
+  std::vector<sim::StepTimeSource> sources;
   for (size_t k = 0; k < q.groups.size(); ++k) {
     const sim::NodeGroup& g = q.groups[k];
     SimulateQuery qg = q;
     qg.nodes = g.nodes, qg.gpus_per_node = g.gpus_per_node;
     qg.step_times = folders[k];
     if (names[k] != from && qg.step_times.empty()) qg.gpu = g.gpu;
-    const sim::StepTimeSource st = step_time_source(qg);
+    // The node's limits of a moved group are the group's, not the options of a one-type cluster.
+    try {
+      sources.push_back(step_time_source(qg));
+    } catch (const InputError& e) {
+      if (e.field() != "--gpus-per-node" && e.field() != "--nodes") throw;
+      throw InputError("", 0, "--cluster", fmt::format("{}: {}", names[k], e.message()));
+    }
+  }
+  JobSource in;
+  std::vector<const sim::AppSet*> sets;
+  std::vector<int> sizes;
+  for (size_t k = 0; k < q.groups.size(); ++k) {
+    const sim::StepTimeSource& st = sources[k];
     auto set = std::make_unique<sim::AppSet>(q.data, st);
     sets.push_back(set.get());
-    sizes.push_back(g.nodes * g.gpus_per_node);
+    sizes.push_back(q.groups[k].nodes * q.groups[k].gpus_per_node);
     in.step_times += fmt::format("{}{}: {}", in.step_times.empty() ? "" : "; ", names[k],
                                  st.kind == sim::StepTimeSource::Kind::kTrace ? "the traces' own steps" : st.describe());
     if (!in.apps) in.apps = std::move(set);

@@ -42,8 +42,9 @@ struct SimulateQuery {
   bool skip_unrunnable = false;
   int nodes = 16, gpus_per_node = 4;
   // A cluster of several GPU types (sim::SimOptions::groups): each group's
-  // GPU (a catalog name or a hardware file), nodes and GPUs per node, and
-  // nodes, gpus_per_node, gpu and step_times are then unused. A group of
+  // GPU (a catalog name or a hardware file), nodes and GPUs per node; nodes
+  // and gpus_per_node are then unused, and gpu, step_times and trials must
+  // be empty. A group of
   // from_gpu runs on the traces' own steps, one named in group_step_times on
   // that folder's measured traces, any other on steps moved by split-transfer.
   std::vector<sim::NodeGroup> groups;

@@ -71,6 +71,14 @@ void run_bench(const BenchSimTypesArgs& a) {
   q.data = from_dir;
   q.from_gpu = a.from_gpu;
   q.groups = app::parse_cluster(a.cluster);
+  // The two GPUs the traces were measured on are the cluster's: no group's steps are moved.
+  std::vector<std::string> in_cluster;
+  for (const auto& g : q.groups) in_cluster.push_back(io::resolve_hardware(g.gpu, "--cluster").name);
+  for (const auto& [gpu, option] : {std::pair{a.from_gpu, "--from-gpu"}, std::pair{a.gpu, "--gpu"}})
+    if (std::find(in_cluster.begin(), in_cluster.end(), io::resolve_hardware(gpu, option).name) == in_cluster.end())
+      throw InputError("", 0, "--cluster", fmt::format("has no group of {} ({}): each group is timed by its measured traces", gpu, option));
+  if (in_cluster.size() != 2)
+    throw InputError("", 0, "--cluster", "two groups: one of --from-gpu's GPU, one of --gpu's");
   q.group_step_times = {{a.gpu, measured_dir}};
   q.skip_unrunnable = true;
   q.load_scale = a.load_scale;

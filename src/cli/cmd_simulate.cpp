@@ -381,7 +381,7 @@ void setup(CLI::App& root) {
                   "Registered time model that optimus, pollux and coconfig fit (default: best registered)");
   cmd->add_option("--min-gain", a->min_gain, "coconfig: least goodput a further GPU must add, as a share of per-GPU goodput")
       ->capture_default_str();
-  cmd->add_option("--pollux-types", a->pollux_types,
+  auto* pollux_types = cmd->add_option("--pollux-types", a->pollux_types,
                   "pollux on a --cluster of several GPU types: aware (choose each job's group and GPU count together, "
                   "as Sia) or blind (GPU counts alone, as Pollux as published)")
       ->capture_default_str();
@@ -395,9 +395,11 @@ void setup(CLI::App& root) {
                   "Draw the JCT CDF per policy with gnuplot (.png or .svg); with several --gpu, per GPU/policy");
   cmd->add_option("--jobs-csv", a->jobs_csv,
                   "Write per-job results to this CSV; with several --gpu, its policy column is GPU/policy");
-  cmd->callback([a, from_gpu] {
+  cmd->callback([a, from_gpu, pollux_types] {
     if (from_gpu->count() && a->gpu.empty() && a->cluster.empty())
       throw InputError("", 0, "--from-gpu", "says which GPU the traces were measured on: give --gpu or --cluster");
+    if (pollux_types->count() && a->cluster.empty())
+      throw InputError("", 0, "--pollux-types", "says how pollux treats a cluster of several GPU types: give --cluster");
     run_simulate(*a);
   });
 }

@@ -147,8 +147,18 @@ json Service::simulate_request(const json& req) {
       if (!g.is_object()) throw RequestError(400, "cluster", shape);
       refuse_unknown_fields(g, {"gpu", "nodes", "gpus_per_node"}, shape);
       if (!find(g, "gpu")) throw RequestError(400, "cluster", shape);
-      const auto hw = catalog_gpu(get_string(g, "gpu", ""), "cluster");
-      sim::NodeGroup group{hw.name, get_int(g, "nodes", 1), get_int(g, "gpus_per_node", 4)};
+      // A group's fields, each wrongly typed one said as the group's (the names alone are top-level fields).
+      std::string gpu;
+      sim::NodeGroup group{"", 1, 4};
+      try {
+        gpu = get_string(g, "gpu", "");
+        group.nodes = get_int(g, "nodes", group.nodes);
+        group.gpus_per_node = get_int(g, "gpus_per_node", group.gpus_per_node);
+      } catch (const RequestError& e) {
+        throw RequestError(400, "cluster", std::string("in a group of 'cluster': ") + e.what());
+      }
+      const auto hw = catalog_gpu(gpu, "cluster");
+      group.gpu = hw.name;
       if (group.nodes < 1 || group.nodes > 4096) throw RequestError(400, "cluster", "a group's nodes must be in 1..4096");
       const int most = hw.name == q.from_gpu ? 64 : std::min(9, hw.node.gpus_per_node > 0 ? hw.node.gpus_per_node : 9);
       if (group.gpus_per_node < 1 || group.gpus_per_node > most)

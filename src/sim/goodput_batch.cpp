@@ -22,7 +22,7 @@ std::vector<int> candidate_batches(const AppModel& app, int g) {
 
 }  // namespace
 
-int most_gpus(const JobState& j, int total_gpus) { return most_gpus_on(j, 0, total_gpus); }
+int most_gpus(const JobState& j, int total_gpus) { return most_gpus_on(j, j.group, total_gpus); }
 
 int most_gpus_on(const JobState& j, int group, int group_gpus) {
   if (j.rigid()) return j.spec->gpus;

@@ -18,7 +18,8 @@ struct GoodputBatch {
 };
 
 // The most GPUs a policy gives `j` on a cluster of `total_gpus`: a rigid job's
-// own count; a trace job's largest batch at the least local batch per GPU.
+// own count; a trace job's largest batch at the least local batch per GPU, its
+// application as timed on its own group (JobState::group).
 int most_gpus(const JobState& j, int total_gpus);
 // The same on node group `group` of `group_gpus` GPUs, the job's application as timed there.
 int most_gpus_on(const JobState& j, int group, int group_gpus);

@@ -21,7 +21,9 @@ struct Decision {
   // Node group (SchedInput::groups) the GPUs come from; -1: the simulator
   // chooses, as for a policy blind to GPU types: the job's own group if its
   // GPUs are free there, else the first group, in the cluster's order, with
-  // room for them where the job runs at all. A job placed nowhere waits.
+  // room for them where the job runs at all. A job placed nowhere waits (an
+  // error when every GPU is free). A policy names a group for every job or
+  // for none.
   int group = -1;
 };
 

@@ -1,6 +1,8 @@
 // fifo: first come, first served, without preemption or backfilling: the
 // oldest waiting job starts when its requested GPUs are free, and no later
-// job may pass it.
+// job may pass it. On a cluster of several GPU types the simulator places
+// the decisions, blind to types: a head whose GPUs are free in all but in no
+// one group waits there, and a later job that fits a group passes it.
 #include "sim/policy.h"
 
 namespace trainplan::sim {

@@ -41,7 +41,7 @@ class Optimus : public Policy {
     give_gpus_by_marginal_gain(alloc, free, [&](size_t i) {
       const JobState& j = *jobs[i];
       if (j.rigid() || alloc[i] == 0) return 0.0;
-      int cap = std::min(j.spec->app->max_gpus(j.spec->batch), most_gpus_per_job(in));
+      int cap = std::min(j.spec->app_on(j.group)->max_gpus(j.spec->batch), most_gpus_per_job(in));
       if (alloc[i] >= cap) return 0.0;
       return remaining(in, j, alloc[i]) - remaining(in, j, alloc[i] + 1);
     });

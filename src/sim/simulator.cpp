@@ -38,7 +38,7 @@ class Engine {
       total_gpus_ += clusters_.back().total_gpus();
       largest_group_ = std::max(largest_group_, clusters_.back().total_gpus());
     }
-    group_seconds_.assign(groups_.size(), 0.0);
+    gpu_seconds_by_group_.assign(groups_.size(), 0.0);
     order_.resize(specs.size());
     std::iota(order_.begin(), order_.end(), 0);
     std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return specs[a].arrival < specs[b].arrival; });
@@ -49,9 +49,9 @@ class Engine {
       j.id = static_cast<int>(i);
       j.spec = &s;
       if (s.gpus > largest_group_)
-        throw InputError("", 0, "", "job '" + s.name + "' needs " + std::to_string(s.gpus) + " GPUs but the cluster " +
-                                        (groups_.size() > 1 ? "'s largest node group" : "") + " has " +
-                                        std::to_string(largest_group_));
+        throw InputError("", 0, "", "job '" + s.name + "' needs " + std::to_string(s.gpus) + " GPUs but " +
+                                        (groups_.size() > 1 ? "the cluster's largest node group" : "the cluster") +
+                                        " has " + std::to_string(largest_group_));
       j.work = s.app ? s.app->total_work() : s.duration;
       j.batch = s.batch;
       // A policy blind to GPU types runs a job at its request, which must run somewhere.
@@ -152,7 +152,7 @@ class Engine {
       if (j.spec->deadline) r.met_deadline = r.jct <= *j.spec->deadline;
       res.jobs.push_back(std::move(r));
     }
-    res.gpu_seconds_by_group = group_seconds_;
+    res.gpu_seconds_by_group = gpu_seconds_by_group_;
     return res;
   }
 
@@ -163,7 +163,7 @@ class Engine {
       double from = std::max(j.last, j.run_from);
       if (t > from) j.progress += j.rate * (t - from);
       j.attained += j.gpus * (t - j.last);
-      group_seconds_[size_t(j.group)] += j.gpus * (t - j.last);
+      gpu_seconds_by_group_[size_t(j.group)] += j.gpus * (t - j.last);
     }
     j.last = std::max(j.last, t);
   }
@@ -230,11 +230,14 @@ class Engine {
     in.truth = &truth_;
     std::vector<Decision> dec = policy_.schedule(in);
     want_.clear();
-    int total = 0;
+    int total = 0, named = 0, unnamed = 0;
     std::vector<int> by_group(clusters_.size(), 0);
     for (const Decision& d : dec) {
       if (d.gpus <= 0) continue;
       if (want_.count(d.job)) throw std::logic_error("policy '" + policy_.name() + "' decided twice for one job");
+      // Named groups are checked against each group's GPUs, which a blind decision's placement could take first.
+      if ((d.group >= 0 ? ++named : ++unnamed) && named && unnamed)
+        throw std::logic_error("policy '" + policy_.name() + "' named node groups for some jobs and not for others");
       if (d.group < -1 || d.group >= int(clusters_.size()))
         throw std::logic_error("policy '" + policy_.name() + "' named node group " + std::to_string(d.group));
       want_[d.job] = d;
@@ -263,13 +266,17 @@ class Engine {
       }
     }
     // Place the new allocations in the policy's order.
+    const JobState* nowhere = nullptr;  // a blind decision no group could place
     for (const Decision& d : dec) {
       if (d.gpus <= 0) continue;
       JobState& j = jobs_[d.job];
       if (j.gpus > 0) continue;  // unchanged
       const int batch = j.rigid() ? j.batch : d.batch > 0 ? d.batch : j.spec->batch;
       const int group = d.group >= 0 ? d.group : blind_group(j, d.gpus, batch);
-      if (group < 0) continue;  // a blind decision with no room in any group that runs the job: it waits
+      if (group < 0) {  // a blind decision with no room in any group that runs the job: it waits
+        if (!nowhere) nowhere = &j;
+        continue;
+      }
       j.placement = clusters_[size_t(group)].place(d.gpus);
       if (j.placement.empty()) throw std::logic_error("placement failed");
       j.group = group;
@@ -286,6 +293,14 @@ class Engine {
         throw std::logic_error("job '" + j.spec->name + "' cannot run on " + std::to_string(j.gpus) + " GPUs over " +
                                std::to_string(j.nodes) + " nodes at batch " + std::to_string(j.batch));
       push_event(j, now);
+    }
+    // With every GPU free, a blind decision placed nowhere never will be: the same decision would
+    // come round again at every scheduling point.
+    if (nowhere && running_.empty()) {
+      const Decision& d = want_.at(nowhere->id);
+      throw std::logic_error(fmt::format("policy '{}' gave job '{}' {} GPUs at batch {}, which no node group runs "
+                                         "with all its GPUs free",
+                                         policy_.name(), nowhere->spec->name, d.gpus, d.batch));
     }
     return policy_.next_wakeup(in);
   }
@@ -314,7 +329,7 @@ class Engine {
   std::vector<NodeGroup> groups_;
   std::vector<Cluster> clusters_;  // one per group
   int total_gpus_ = 0, largest_group_ = 0;
-  std::vector<double> group_seconds_;
+  std::vector<double> gpu_seconds_by_group_;
   std::vector<JobState> jobs_;
   std::vector<int> order_;
   // Drops finished jobs from active_, keeping arrival order.
@@ -352,19 +367,6 @@ SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estim
   return e.run();
 }
 
-void check_cluster(int nodes, int gpus_per_node) {
-  if (nodes < 1) throw InputError("", 0, "--nodes", "must be >= 1");
-  if (gpus_per_node < 1) throw InputError("", 0, "--gpus-per-node", "must be >= 1");
-  if (int64_t(nodes) * gpus_per_node > kMaxClusterGpus)
-    throw InputError("", 0, "--nodes",
-                     fmt::format("{} nodes of {} GPUs is more than the simulator's {} GPUs", nodes, gpus_per_node,
-                                 kMaxClusterGpus));
-}
-
-}  // namespace trainplan::sim
-
-namespace trainplan::sim {
-
 void check_groups(const std::vector<NodeGroup>& groups) {
   if (groups.empty()) throw InputError("", 0, "--cluster", "no node group given");
   int64_t total = 0;
@@ -377,4 +379,14 @@ void check_groups(const std::vector<NodeGroup>& groups) {
   }
 }
 
+void check_cluster(int nodes, int gpus_per_node) {
+  if (nodes < 1) throw InputError("", 0, "--nodes", "must be >= 1");
+  if (gpus_per_node < 1) throw InputError("", 0, "--gpus-per-node", "must be >= 1");
+  if (int64_t(nodes) * gpus_per_node > kMaxClusterGpus)
+    throw InputError("", 0, "--nodes",
+                     fmt::format("{} nodes of {} GPUs is more than the simulator's {} GPUs", nodes, gpus_per_node,
+                                 kMaxClusterGpus));
+}
+
 }  // namespace trainplan::sim
+

@@ -185,9 +185,18 @@ TEST(BadInputOption, SimulateClusterOfSeveralTypes) {
   r = tptest::run_cli(run + " --from-gpu t4");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--from-gpu"), std::string::npos) << r.err;
-  r = tptest::run_cli(run + " --cluster t4=1x4 --pollux-types some");
+  for (const std::string extra : {" --cluster t4=1x4 --pollux-types some", " --pollux-types blind"}) {
+    r = tptest::run_cli(run + extra);
+    EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;
+    EXPECT_NE(r.err.find("--pollux-types"), std::string::npos) << extra << ": " << r.err;
+  }
+  r = tptest::run_cli(run + " --cluster t4=1x4,h100=1x4 --step-times h100=" + dir.string() + ",h100=" + dir.string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--pollux-types"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("two folders"), std::string::npos) << r.err;
+  // A moved group's node is the group's: said of --cluster, not of --gpus-per-node.
+  r = tptest::run_cli(run + " --cluster t4=1x4,h100=1x12");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("option '--cluster': h100"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -546,6 +546,8 @@ TEST(Web, SimulateEqualsCli) {
            {{{"cluster", {{{"gpu", "t4"}}}}, {"gpu", "h100"}}, "cluster"},
            {{{"cluster", {{{"gpu", "t4"}}}}, {"pollux_types", "some"}}, "pollux_types"},
            {{{"pollux_types", "blind"}}, "pollux_types"},
+           {{{"cluster", {{{"gpu", "t4"}, {"nodes", "two"}}}}}, "cluster"},
+           {{{"cluster", {{{"gpu", 4}}}}}, "cluster"},
            {{{"cluster", {{{"gpu", "t4"}, {"nodes", 2}}}}}, "cluster"}}) {  // workload 1 asks 32 GPUs of one job
     json b = body;
     b["workload"] = "pollux-1.0/workload-1";

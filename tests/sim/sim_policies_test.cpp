@@ -450,6 +450,22 @@ class OverGroup : public sim::Policy {
 
 }  // namespace
 
+// Names a group for the first job and none for the second.
+class HalfNamed : public sim::Policy {
+ public:
+  std::string name() const override { return "half-named"; }
+  std::vector<sim::Decision> schedule(const sim::SchedInput& in) override {
+    return {{(*in.jobs)[0]->id, 1, 8, 1}, {(*in.jobs)[1]->id, 1, 8, -1}};
+  }
+};
+
+// Gives its one job more GPUs than any group holds, blind to groups.
+class Nowhere : public sim::Policy {
+ public:
+  std::string name() const override { return "nowhere"; }
+  std::vector<sim::Decision> schedule(const sim::SchedInput& in) override { return {{(*in.jobs)[0]->id, 8, 8}}; }
+};
+
 TEST(SimNodeGroups, APolicyThatOverfillsAGroupIsCaught) {
   TwoTypes c;
   const auto jobs = c.jobs("A,0,lin,1,8\n");
@@ -461,6 +477,19 @@ TEST(SimNodeGroups, APolicyThatOverfillsAGroupIsCaught) {
   EXPECT_THROW(sim::simulate(jobs, policy, oracle, oracle, so), std::logic_error);
   so.groups = {{"slow", 0, 4}};
   EXPECT_THROW(sim::simulate(jobs, policy, oracle, oracle, so), InputError);
+  // A group named for some jobs and not others: the blind one could take the named one's GPUs.
+  so.groups = {{"slow", 1, 4}, {"fast", 1, 4}};
+  HalfNamed half;
+  EXPECT_THROW(sim::simulate(c.jobs("A,0,lin,1,8\nB,0,lin,1,8\n"), half, oracle, oracle, so), std::logic_error);
+  // A blind decision no group holds, with every GPU free, would come round again at every tick.
+  so.interval = 60;
+  Nowhere nowhere;
+  try {
+    sim::simulate(jobs, nowhere, oracle, oracle, so);
+    ADD_FAILURE() << "a decision placed nowhere on an idle cluster was not caught";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("job 'A' 8 GPUs"), std::string::npos) << e.what();
+  }
 }
 
 // coconfig on two types: the first job in its order (both the same: A, by
