@@ -42,6 +42,8 @@ CHECKS = [
         (r"memory ([\d.]+)%", r"\nall \(MAPE\)\s+\d+\s+\S+\s+\S+\s+\S+\s+([\d.]+)%"),
         (r"time ([\d.]+)% \[", r"\nall \(MAPE\)\s+\d+\s+\S+\s+([\d.]+)%"),
         (r"repeat only to ([\d.]+)%", r"median of the others: time MAPE ([\d.]+)%"),
+        (r"fastest in (\d+) of \d+ groups", r"within 3% of the fastest in (\d+) of"),
+        (r"fastest in \d+ of (\d+) groups", r"within 3% of the fastest in \d+ of (\d+) groups"),
     ]),
     ("CPU GPT trainer", ["llm", "evaluate", "--grid", os.path.join(ROOT, "examples/cpu-gpt/grid.csv"),
                          "--gpu", os.path.join(ROOT, "examples/cpu-gpt/cpu-2core.csv")], [

@@ -7,9 +7,10 @@
 //     there are none), and the memory
 //     overhead the median gap of the other models' runs;
 //   ranking: within each group of runs of one model on one GPU, world size,
-//     global batch that measured several parallel
-//     configurations, whether the configuration the time model ranks first
-//     measured within `tolerance` of the fastest one;
+//     global batch and attention kernel (fused or not: the user's setting,
+//     which the planner prices but does not choose) that measured several
+//     parallel configurations, whether the configuration the time model ranks
+//     first measured within `tolerance` of the fastest one;
 //   repeatability: the same configuration's runs predicted by each other.
 // Memory is the last pipeline stage's (the CI logs the last rank).
 #pragma once
@@ -28,7 +29,7 @@ struct CiRowPrediction {
 };
 
 struct CiRankingGroup {
-  std::string key;             // model, GPU, world size, global batch
+  std::string key;             // model, GPU, world size, global batch, fused attention
   int configurations = 0;      // distinct parallel configurations measured
   double fastest_s = 0;        // the fastest measured
   double chosen_s = 0;         // measured time of the predicted-fastest

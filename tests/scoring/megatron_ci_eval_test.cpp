@@ -126,3 +126,24 @@ TEST(MegatronCiEval, RepeatabilityPredictsEachRunByItsConfigurationsOtherRuns) {
   // 1.0 by median(1.2, 0.8) = 1.0: 0; 1.2 by 0.9: 25%; 0.8 by 1.1: 37.5%.
   EXPECT_NEAR(e.time_repeat_mape, (0 + 0.25 + 0.375) / 3, 1e-12);
 }
+
+// The ranking compares what the planner chooses: runs of one layout that
+// differ in the attention kernel (the user's setting) are not two configurations
+// to rank, and a group holds one attention kernel.
+TEST(MegatronCiEval, RankingGroupsHoldTheAttentionKernelFixed) {
+  auto d = tptest::temp_dir("megatron_ci_rank");
+  std::string rows = std::string(kHeader) +
+      // one layout, fused (slow: a resume test) and unfused: no ranking group
+      "gpt,a,H100 (DGX H100),8,1,4,1,,,12,512,8,,,,1024,,,4,40,1,,,,True,,,transformer_engine,0.2,2.5,\n"
+      "gpt,b,H100 (DGX H100),8,1,4,1,,,12,512,8,,,,1024,,,4,40,1,,,,True,,unfused,transformer_engine,0.11,2.5,\n"
+      // two layouts, both unfused: one group of two
+      "gpt,c,H100 (DGX H100),8,1,1,1,,,12,512,8,,,,1024,,,4,32,,,,,True,,unfused,transformer_engine,0.05,2.5,\n"
+      "gpt,d,H100 (DGX H100),8,2,1,1,,,12,512,8,,,,1024,,,4,32,,,,,True,,unfused,transformer_engine,0.07,2.5,\n";
+  auto data = io::read_megatron_ci(tptest::write_file(d / "ci.csv", rows));
+  ASSERT_EQ(data.runs.size(), 4u);
+  auto e = scoring::evaluate_megatron_ci(data.runs);
+  ASSERT_EQ(e.ranking.size(), 1u);
+  EXPECT_EQ(e.ranking[0].configurations, 2);
+  EXPECT_NE(e.ranking[0].key.find("global batch 32"), std::string::npos) << e.ranking[0].key;
+  EXPECT_EQ(e.ranking[0].key.find("fused"), std::string::npos) << e.ranking[0].key;
+}
