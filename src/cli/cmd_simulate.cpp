@@ -198,10 +198,25 @@ void run_simulate(const SimulateArgs& a) {
   }
   if (items.size() > 1 && !a.trials.empty())
     throw InputError("", 0, "--trials", "the steps of --trials correct the move to one GPU: give one --gpu with them");
-  if (!a.price.empty() && items.empty())
-    throw InputError("", 0, "--price", "prices the GPU-hours of each --gpu: give --gpu");
+  if (!a.price.empty() && items.empty() && q.groups.empty())
+    throw InputError("", 0, "--price", "prices the GPU-hours of each --gpu or --cluster group: give --gpu or --cluster");
   std::vector<double> prices(std::max<size_t>(1, items.size()), 0.0);
-  if (!a.price.empty()) prices = prices_for(a.price, items, hws);
+  if (!a.price.empty() && !items.empty()) prices = prices_for(a.price, items, hws);
+  // --cluster: a price for each group's GPU, its GPU-hours costed there.
+  std::vector<double> group_prices;
+  if (!a.price.empty() && !q.groups.empty()) {
+    std::vector<std::string> names;
+    std::vector<structure::HardwareProfile> group_hws;
+    for (const auto& g : q.groups) names.push_back(g.gpu), group_hws.push_back(io::resolve_hardware(g.gpu, "--cluster"));
+    group_prices = prices_for(a.price, names, group_hws);
+  }
+  // A policy's cost on the cluster: each group's GPU-hours at its price.
+  auto cluster_cost = [&](const sim::SimResult& r) {
+    double cost = 0;
+    for (size_t k = 0; k < group_prices.size() && k < r.gpu_seconds_by_group.size(); ++k)
+      cost += r.gpu_seconds_by_group[k] / 3600 * group_prices[k];
+    return cost;
+  };
   const std::string from = items.empty() ? "" : io::resolve_hardware(a.from_gpu, "--from-gpu").name;
   std::vector<std::string> gpus;   // each cluster's label: its GPU's name ("" without --gpu)
   std::vector<std::string> moved;  // the GPUs whose steps are moved (not the traces' own)
@@ -245,11 +260,16 @@ void run_simulate(const SimulateArgs& a) {
     outcomes.push_back(
         app::SimulateOutcome{queries[i], in.source, in.step_times, in.left_out.size(), ex.note(), std::move(runs)});
   }
-  const bool several = gpus.size() > 1 || !a.price.empty();
+  const bool several = gpus.size() > 1 || (!a.price.empty() && q.groups.empty());
   if (a.json) {
     if (!several) {
       nlohmann::json one = app::to_json(outcomes.front());
       if (!gpus.front().empty()) one["gpu"] = gpus.front();
+      if (!group_prices.empty()) {
+        for (size_t k = 0; k < q.groups.size(); ++k) one["cluster"]["groups"][k]["price_per_gpu_hour"] = group_prices[k];
+        for (size_t i = 0; i < outcomes.front().runs.size(); ++i)
+          one["policies"][i]["cost"] = cluster_cost(outcomes.front().runs[i]);
+      }
       std::cout << one.dump(2) << "\n";
     } else {
       nlohmann::json js;
@@ -268,6 +288,10 @@ void run_simulate(const SimulateArgs& a) {
     for (size_t i = 0; i < outcomes.size(); ++i) {
       if (several) std::cout << fmt::format("{}on {}:\n", i ? "\n" : "", gpus[i]);
       print_table(outcomes[i].runs);
+    }
+    if (!group_prices.empty()) {
+      std::cout << "cost (each group's GPU-hours at its --price):\n";
+      for (const auto& r : outcomes.front().runs) std::cout << fmt::format("{:<18} {:.2f}\n", r.policy, cluster_cost(r));
     }
     if (several) print_gpu_comparison(gpus, prices, outcomes);
     if (!moved.empty() && a.trials.empty()) {
@@ -332,8 +356,8 @@ void setup(CLI::App& root) {
       ->excludes("--step-times");
   cmd->add_option("--price", a->price,
                   "With --gpu: a GPU-hour's price, one for all or NAME=PRICE for each (e.g. a100-40gb=2.9,h100=4.8): "
-                  "each policy's GPU-hours costed side by side (--json then answers by_gpu)")
-      ->needs("--gpu");
+                  "each policy's GPU-hours costed side by side (--json then answers by_gpu). With --cluster: each "
+                  "policy's cost, every group's GPU-hours at its GPU's price (a cost per policy in the JSON)");
   auto* from_gpu = cmd->add_option("--from-gpu", a->from_gpu,
                                    "With --gpu or --cluster: the GPU the traces of --data were measured on")
                        ->capture_default_str();

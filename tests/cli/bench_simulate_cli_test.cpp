@@ -64,7 +64,7 @@ TEST(SimulateCli, AClusterOfTwoMeasuredGpuTypes) {
   const auto r = tptest::run_cli("simulate --workload " + d + "/workloads/pollux-1.0/workload-1.csv --data " + d +
                                  "/pollux-t4 --cluster t4=2x4,a100-40gb=1x8 --step-times a100-40gb=" + d +
                                  "/sia-a100 --policy tiresias,pollux --oracle --load-scale 0.5 --skip-unrunnable --json" +
-                                 " --jobs-csv " + jobs_csv);
+                                 " --jobs-csv " + jobs_csv + " --price t4=1,a100-40gb=2.5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto js = nlohmann::json::parse(r.out);
   ASSERT_EQ(js["cluster"]["groups"].size(), 2u);
@@ -76,7 +76,12 @@ TEST(SimulateCli, AClusterOfTwoMeasuredGpuTypes) {
                        p["gpu_hours_by_group"][1]["gpu_hours"].get<double>();
     EXPECT_NEAR(sum, p["gpu_hours"].get<double>(), 1e-6 * sum) << p.dump();
     EXPECT_GT(p["gpu_hours_by_group"][1]["gpu_hours"].get<double>(), 0) << p.dump();
+    // --price: each group's GPU-hours at its GPU's price.
+    EXPECT_NEAR(p["cost"].get<double>(), p["gpu_hours_by_group"][0]["gpu_hours"].get<double>() +
+                                              2.5 * p["gpu_hours_by_group"][1]["gpu_hours"].get<double>(),
+                1e-9 * sum) << p.dump();
   }
+  EXPECT_EQ(js["cluster"]["groups"][1]["price_per_gpu_hour"], 2.5);
   EXPECT_NE(js["step_times"].get<std::string>().find("sia-a100"), std::string::npos) << js["step_times"];
   // The per-job CSV names the group's GPU each job finished on.
   const std::string csv = tptest::read_file(jobs_csv);
