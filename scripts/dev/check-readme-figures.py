@@ -61,10 +61,12 @@ CHECKS = [
         (r"with none ([\d.]+)% /", r"error against.*?moved, no trial .*?\n.*?median ([\d.]+)% /"),
         (r"unmoved ([\d.]+)% /", r"error against.*?steps unmoved .*?\n.*?median ([\d.]+)% /"),
     ]),
-    ("A cluster of two GPU types", ["bench", "simulate-types", "--data", DATA], [
+    ("A cluster of two GPU types", ["bench", "simulate-types", "--data", DATA, "--seeds", "1-8"], [
         (r"as Sia\) ([\d,]+) s mean JCT", r"\npollux\s+(\d+)\s"),
         (r"against ([\d,]+) s blind", r"\npollux-blind\s+(\d+)\s"),
         (r"blind to types \(([\d.]+)x median", r"\npollux-blind .*?%\s+([\d.]+)x"),
+        (r"pollux's and coconfig's mean JCT within ([\d.]+)%", r"3 trials.*?\npollux\s+\d+ s\s+\S+%\s+\d+ s\s+\+?(-?[\d.]+)%"),
+        (r"and ([\d.]+)% at the median over 8 seeds", r"3 trials.*?\ncoconfig\s+\d+ s\s+\S+%\s+\d+ s\s+\+?(-?[\d.]+)%"),
     ]),
     # bench simulate's mean row at a load: tiresias, optimus, pollux, coconfig, fifo (its default order).
     ("Simulator, Pollux's published JCT", ["bench", "simulate", "--data", DATA], [

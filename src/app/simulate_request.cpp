@@ -141,14 +141,27 @@ JobSource load_jobs_on_groups(const SimulateQuery& q) {
       throw InputError("", 0, "--cluster", fmt::format("{} is named by two groups: give it one", name));
     names.push_back(name);
   }
-  std::vector<std::string> folders(names.size());
-  for (const auto& [gpu, dir] : q.group_step_times) {
-    const auto at = std::find(names.begin(), names.end(), io::resolve_hardware(gpu, "--step-times").name);
-    if (at == names.end()) throw InputError("", 0, "--step-times", fmt::format("{} is not a GPU of --cluster", gpu));
-    if (!folders[size_t(at - names.begin())].empty())
-      throw InputError("", 0, "--step-times", fmt::format("{} is given two folders", *at));
-    folders[size_t(at - names.begin())] = dir;
-  }
+  // A folder for some of the groups' GPUs (--step-times, --trials), by group.
+  auto by_group = [&](const std::vector<std::pair<std::string, std::string>>& given, const char* option) {
+    std::vector<std::string> folders(names.size());
+    for (const auto& [gpu, dir] : given) {
+      const auto at = std::find(names.begin(), names.end(), io::resolve_hardware(gpu, option).name);
+      if (at == names.end()) throw InputError("", 0, option, fmt::format("{} is not a GPU of --cluster", gpu));
+      if (!folders[size_t(at - names.begin())].empty())
+        throw InputError("", 0, option, fmt::format("{} is given two folders", *at));
+      folders[size_t(at - names.begin())] = dir;
+    }
+    return folders;
+  };
+  const std::vector<std::string> folders = by_group(q.group_step_times, "--step-times");
+  const std::vector<std::string> trials = by_group(q.group_trials, "--trials");
+  for (size_t k = 0; k < names.size(); ++k)
+    if (!trials[k].empty() && (names[k] == from || !folders[k].empty()))
+      throw InputError("", 0, "--trials",
+                       fmt::format("{}'s steps are {}: there is no move for --trials to correct", names[k],
+                                   names[k] == from ? "the traces' own" : "measured (--step-times)"));
+  if (q.target_trials >= 0 && std::all_of(trials.begin(), trials.end(), [](const auto& t) { return t.empty(); }))
+    throw InputError("", 0, "--target-trials", "draws from the steps of --trials: give --trials GPU=FOLDER");
   // Each group's step times, all checked before any trace is read.
   std::vector<sim::StepTimeSource> sources;
   for (size_t k = 0; k < q.groups.size(); ++k) {
@@ -157,6 +170,8 @@ JobSource load_jobs_on_groups(const SimulateQuery& q) {
     qg.nodes = g.nodes, qg.gpus_per_node = g.gpus_per_node;
     qg.step_times = folders[k];
     if (names[k] != from && qg.step_times.empty()) qg.gpu = g.gpu;
+    qg.trials = trials[k];
+    if (qg.trials.empty()) qg.target_trials = -1;
     // The node's limits of a moved group are the group's, not the options of a one-type cluster.
     try {
       sources.push_back(step_time_source(qg));

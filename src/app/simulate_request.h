@@ -49,6 +49,9 @@ struct SimulateQuery {
   // that folder's measured traces, any other on steps moved by split-transfer.
   std::vector<sim::NodeGroup> groups;
   std::vector<std::pair<std::string, std::string>> group_step_times;  // (GPU, folder)
+  // (GPU, folder): steps measured on a moved group's GPU that correct its
+  // move, all their rows or target_trials of each application drawn by seed.
+  std::vector<std::pair<std::string, std::string>> group_trials;
   bool pollux_types = true;  // pollux chooses each job's group (false: blind to GPU types)
   double load_scale = 1.0, restart_delay = 30, interval = 60;
   std::string placement = "pack";  // or spread

@@ -3,8 +3,12 @@
 // steps on the T4 nodes, the A100 traces' on the A100 nodes), under every
 // policy: those blind to GPU types (a job goes to the first group with room),
 // coconfig, and pollux both blind and aware of them (choosing each job's
-// group, as Sia does). Schedulers see the true speeds, so the policies differ in their
-// decisions alone. Jobs whose requested size no group runs are left out.
+// group, as Sia does). Schedulers see the true speeds, so the policies differ
+// in their decisions alone. Then the same with the second group's steps moved
+// from the first GPU's (no step of it measured, then --target-trials of each
+// network per seed): how well a cluster that adds GPUs nobody profiled is
+// predicted. Jobs that some arm cannot run at their requested size are left
+// out of all.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,11 +17,13 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "app/simulate_request.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/median.h"
+#include "experiments/plan_benchmark_seeds.h"
 #include "io/hardware_file.h"
 #include "sim/metrics.h"
 
@@ -34,6 +40,8 @@ struct BenchSimTypesArgs {
   double load_scale = 0.5;
   std::string policies = "fifo,tiresias,optimus,coconfig,pollux-blind,pollux";
   std::string workloads = "1,2,3,4,5,6,7,8";
+  int target_trials = 3;
+  std::string seeds = "1-4";
   bool json = false;
 };
 
@@ -43,6 +51,19 @@ struct Entry {
   bool types = true;
   std::vector<double> jct, gpu_hours, measured_share;  // per workload
 };
+
+// One way of timing the second group, and each policy's runs under it.
+struct Arm {
+  std::string name, kind;  // kind: measured | moved-0 | moved-k
+  app::SimulateQuery q;
+  std::vector<Entry> entries;
+};
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / double(v.size());
+}
 
 void run_bench(const BenchSimTypesArgs& a) {
   const fs::path root(a.data);
@@ -59,6 +80,7 @@ void run_bench(const BenchSimTypesArgs& a) {
     sim::PolicyRegistry::instance().make(entries.back().policy, {});  // an unknown name fails before any work
   }
   const auto wls = distinct_comma_list(a.workloads, "--workloads");
+  const auto seeds = experiments::parse_seed_list(a.seeds);
   auto workload_file = [&](const std::string& w) {
     return root / "workloads" / "pollux-1.0" / ("workload-" + w + ".csv");
   };
@@ -67,68 +89,103 @@ void run_bench(const BenchSimTypesArgs& a) {
       throw InputError("", 0, "--workloads",
                        fmt::format("no workload '{}': {} is not a file", w, workload_file(w).string()));
 
-  app::SimulateQuery q;
-  q.data = from_dir;
-  q.from_gpu = a.from_gpu;
-  q.groups = app::parse_cluster(a.cluster);
-  // The two GPUs the traces were measured on are the cluster's: no group's steps are moved.
+  app::SimulateQuery base;
+  base.data = from_dir;
+  base.from_gpu = a.from_gpu;
+  base.groups = app::parse_cluster(a.cluster);
+  // The two GPUs the traces were measured on are the cluster's: the truth moves no group's steps.
   std::vector<std::string> in_cluster;
-  for (const auto& g : q.groups) in_cluster.push_back(io::resolve_hardware(g.gpu, "--cluster").name);
+  for (const auto& g : base.groups) in_cluster.push_back(io::resolve_hardware(g.gpu, "--cluster").name);
   for (const auto& [gpu, option] : {std::pair{a.from_gpu, "--from-gpu"}, std::pair{a.gpu, "--gpu"}})
     if (std::find(in_cluster.begin(), in_cluster.end(), io::resolve_hardware(gpu, option).name) == in_cluster.end())
-      throw InputError("", 0, "--cluster", fmt::format("has no group of {} ({}): each group is timed by its measured traces", gpu, option));
-  if (in_cluster.size() != 2)
-    throw InputError("", 0, "--cluster", "two groups: one of --from-gpu's GPU, one of --gpu's");
-  q.group_step_times = {{a.gpu, measured_dir}};
-  q.skip_unrunnable = true;
-  q.load_scale = a.load_scale;
-  q.oracle = true;
+      throw InputError("", 0, "--cluster",
+                       fmt::format("has no group of {} ({}): each group is timed by its measured traces", gpu, option));
+  if (in_cluster.size() != 2) throw InputError("", 0, "--cluster", "two groups: one of --from-gpu's GPU, one of --gpu's");
+  base.skip_unrunnable = true;
+  base.load_scale = a.load_scale;
+  base.oracle = true;
   const std::string measured_gpu = io::resolve_hardware(a.gpu, "--gpu").name;
+
+  std::vector<Arm> arms;
+  {
+    app::SimulateQuery q = base;
+    q.group_step_times = {{a.gpu, measured_dir}};
+    arms.push_back({"measured on " + measured_gpu, "measured", q, entries});
+    arms.push_back({"moved from " + a.from_gpu + ", no trial", "moved-0", base, entries});
+    if (a.target_trials > 0)
+      for (uint64_t seed : seeds) {
+        q = base;
+        q.group_trials = {{a.gpu, measured_dir}};
+        q.target_trials = a.target_trials, q.seed = seed;
+        arms.push_back({fmt::format("moved, {} trials, seed {}", a.target_trials, seed), "moved-k", q, entries});
+      }
+  }
 
   size_t kept_jobs = 0, left_out = 0;
   const bool tty = stderr_is_tty();
   std::string step_times;
   for (const auto& w : wls) {
-    q.workload = workload_file(w).string();
-    const app::JobSource in = app::load_jobs(q);
-    step_times = in.step_times;
-    kept_jobs += in.jobs.size(), left_out += in.left_out.size();
-    for (auto& e : entries) {
-      if (tty) std::cerr << fmt::format("\rworkload {} {}          ", w, e.label) << std::flush;
-      app::SimulateQuery qe = q;
-      qe.pollux_types = e.types;
-      sim::Experiment ex(in.all_apps(), app::experiment_options(qe));
-      const sim::SimResult r = ex.run(e.policy, in.jobs);
-      const auto s = sim::summarize(r);
-      e.jct.push_back(s.avg_jct);
-      e.gpu_hours.push_back(s.gpu_hours);
-      double measured = 0, all = 0;
-      for (size_t k = 0; k < r.groups.size(); ++k) {
-        all += r.gpu_seconds_by_group[k];
-        if (io::resolve_hardware(r.groups[k].gpu, "--cluster").name == measured_gpu) measured += r.gpu_seconds_by_group[k];
+    // Jobs every arm runs, by name.
+    std::vector<app::JobSource> sources;
+    std::map<std::string, size_t> runnable;
+    size_t listed = 0;
+    for (auto& arm : arms) {
+      arm.q.workload = workload_file(w).string();
+      sources.push_back(app::load_jobs(arm.q));
+      listed = std::max(listed, sources.back().jobs.size() + sources.back().left_out.size());
+      for (const auto& j : sources.back().jobs) ++runnable[j.name];
+    }
+    step_times = sources.front().step_times;
+    std::set<std::string> common;
+    for (const auto& [name, n] : runnable)
+      if (n == arms.size()) common.insert(name);
+    kept_jobs += common.size(), left_out += listed - common.size();
+    for (size_t i = 0; i < arms.size(); ++i) {
+      std::vector<sim::JobSpec> jobs;
+      for (const auto& j : sources[i].jobs)
+        if (common.count(j.name)) jobs.push_back(j);
+      for (auto& e : arms[i].entries) {
+        if (tty) std::cerr << fmt::format("\rworkload {} {} {}          ", w, arms[i].name, e.label) << std::flush;
+        app::SimulateQuery qe = arms[i].q;
+        qe.pollux_types = e.types;
+        sim::Experiment ex(sources[i].all_apps(), app::experiment_options(qe));
+        const sim::SimResult r = ex.run(e.policy, jobs);
+        const auto s = sim::summarize(r);
+        e.jct.push_back(s.avg_jct);
+        e.gpu_hours.push_back(s.gpu_hours);
+        double measured = 0, all = 0;
+        for (size_t k = 0; k < r.groups.size(); ++k) {
+          all += r.gpu_seconds_by_group[k];
+          if (in_cluster[k] == measured_gpu) measured += r.gpu_seconds_by_group[k];
+        }
+        e.measured_share.push_back(all > 0 ? measured / all : 0);
       }
-      e.measured_share.push_back(all > 0 ? measured / all : 0);
     }
   }
-  if (tty) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r";
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  // Each policy against the last one listed (pollux aware of types, by default), workload by workload.
-  const Entry& ref = entries.back();
-  auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? 0.0 : s / double(v.size());
-  };
+  // The truth's policies, each against the last one listed (pollux aware of types, by default),
+  // workload by workload.
+  const std::vector<Entry>& truth = arms.front().entries;
+  const Entry& ref = truth.back();
   nlohmann::json js;
-  js["config"] = {{"from", a.from},       {"from_gpu", a.from_gpu}, {"measured", a.measured}, {"gpu", a.gpu},
-                  {"cluster", a.cluster}, {"load_scale", a.load_scale}, {"workloads", wls}, {"oracle", true},
+  js["config"] = {{"from", a.from},
+                  {"from_gpu", a.from_gpu},
+                  {"measured", a.measured},
+                  {"gpu", a.gpu},
+                  {"cluster", a.cluster},
+                  {"load_scale", a.load_scale},
+                  {"workloads", wls},
+                  {"target_trials", a.target_trials},
+                  {"seeds", a.target_trials > 0 ? nlohmann::json(seeds) : nlohmann::json::array()},
+                  {"oracle", true},
                   {"placement", "pack"}};
   js["jobs"] = kept_jobs;
   js["jobs_left_out"] = left_out;
   js["step_times"] = step_times;
   js["reference"] = ref.label;
-  for (const auto& e : entries) {
+  for (const auto& e : truth) {
     std::vector<double> ratio;
     for (size_t i = 0; i < e.jct.size(); ++i) ratio.push_back(ref.jct[i] > 0 ? e.jct[i] / ref.jct[i] : 0);
     js["policies"].push_back({{"policy", e.label},
@@ -140,13 +197,48 @@ void run_bench(const BenchSimTypesArgs& a) {
                               {"avg_jct_over_reference_min", *std::min_element(ratio.begin(), ratio.end())},
                               {"avg_jct_over_reference_max", *std::max_element(ratio.begin(), ratio.end())}});
   }
+  // The moved arms against the truth: each policy's mean JCT (over workloads) and its relative
+  // error; for several seeds, the median and worst over them.
+  auto best = [](const std::vector<Entry>& es) {
+    const Entry* b = &es.front();
+    for (const auto& e : es)
+      if (mean(e.jct) < mean(b->jct)) b = &e;
+    return b->label;
+  };
+  const std::string truth_best = best(truth);
+  for (const char* kind : {"moved-0", "moved-k"}) {
+    nlohmann::json jk;
+    int agree = 0, count = 0;
+    for (size_t p = 0; p < truth.size(); ++p) {
+      std::vector<double> errors, jcts;
+      for (const auto& arm : arms)
+        if (arm.kind == kind) {
+          jcts.push_back(mean(arm.entries[p].jct));
+          errors.push_back(jcts.back() / mean(truth[p].jct) - 1);
+        }
+      if (errors.empty()) continue;
+      std::vector<double> abs_errors;
+      for (double x : errors) abs_errors.push_back(std::abs(x));
+      jk["policies"].push_back({{"policy", truth[p].label},
+                                {"mean_avg_jct_s_median", median(jcts)},
+                                {"avg_jct_error_median", median(errors)},
+                                {"abs_avg_jct_error_worst", *std::max_element(abs_errors.begin(), abs_errors.end())}});
+    }
+    for (const auto& arm : arms)
+      if (arm.kind == kind) ++count, agree += best(arm.entries) == truth_best;
+    if (count == 0) continue;
+    jk["arms"] = count;
+    jk["best_policy_agrees"] = fmt::format("{} of {}", agree, count);
+    js["moved"][kind] = jk;
+  }
+  js["best_policy"] = truth_best;
   js["seconds"] = secs;
   if (a.json) {
     std::cout << js.dump(2) << "\n";
     return;
   }
-  std::cout << fmt::format("{} workloads at load x{} on {} ({}), schedulers on true speeds: {} jobs, {} left out (no "
-                           "group runs their request)\n",
+  std::cout << fmt::format("{} workloads at load x{} on {} ({}), schedulers on true speeds: {} jobs, {} left out (some "
+                           "arm cannot run their request)\n",
                            wls.size(), a.load_scale, a.cluster, step_times, kept_jobs, left_out);
   std::cout << fmt::format("{:<14} {:>12} {:>10} {:>10}   {}\n", "policy", "mean JCT s", "GPU-hours",
                            measured_gpu + " share", "mean JCT / " + ref.label + "'s, median (min-max) over workloads");
@@ -157,7 +249,36 @@ void run_bench(const BenchSimTypesArgs& a) {
                              100 * p["share_of_gpu_hours_on_" + measured_gpu].get<double>(),
                              p["avg_jct_over_reference_median"].get<double>(),
                              p["avg_jct_over_reference_min"].get<double>(), p["avg_jct_over_reference_max"].get<double>());
-  std::cout << fmt::format("({} policies x {} workloads in {:.1f} s)\n", entries.size(), wls.size(), secs);
+  if (js.contains("moved")) {
+    std::cout << fmt::format("\nthe {} group's steps moved from {} by split-transfer: each policy's mean JCT, and its "
+                             "error against the measured\n",
+                             measured_gpu, a.from_gpu);
+    std::cout << fmt::format("{:<14} {:>24}", "policy", "no trial");
+    if (js["moved"].contains("moved-k"))
+      std::cout << fmt::format(" {:>38}", fmt::format("{} trials, median (worst) over {} seeds", a.target_trials,
+                                                      js["moved"]["moved-k"]["arms"].get<int>()));
+    std::cout << "\n";
+    for (size_t p = 0; p < truth.size(); ++p) {
+      const auto& m0 = js["moved"]["moved-0"]["policies"][p];
+      std::cout << fmt::format("{:<14} {:>14.0f} s {:>+6.1f}%", truth[p].label, m0["mean_avg_jct_s_median"].get<double>(),
+                               100 * m0["avg_jct_error_median"].get<double>());
+      if (js["moved"].contains("moved-k")) {
+        const auto& mk = js["moved"]["moved-k"]["policies"][p];
+        std::cout << fmt::format(" {:>20.0f} s {:>+6.1f}% ({:.1f}%)", mk["mean_avg_jct_s_median"].get<double>(),
+                                 100 * mk["avg_jct_error_median"].get<double>(),
+                                 100 * mk["abs_avg_jct_error_worst"].get<double>());
+      }
+      std::cout << "\n";
+    }
+    std::cout << fmt::format("the measured best policy ({}) is the moved arms' best: no trial {}{}\n", truth_best,
+                             js["moved"]["moved-0"]["best_policy_agrees"].get<std::string>(),
+                             js["moved"].contains("moved-k")
+                                 ? fmt::format(", {} trials {}", a.target_trials,
+                                               js["moved"]["moved-k"]["best_policy_agrees"].get<std::string>())
+                                 : "");
+  }
+  std::cout << fmt::format("({} arms x {} policies x {} workloads in {:.1f} s)\n", arms.size(), entries.size(),
+                           wls.size(), secs);
 }
 
 void setup(CLI::App& root) {
@@ -165,8 +286,9 @@ void setup(CLI::App& root) {
   auto* cmd = bench_command(root)->add_subcommand(
       "simulate-types",
       "The Pollux workloads on a cluster of two GPU types, each group timed by its own measured traces, under\n"
-      "policies blind to GPU types, coconfig and pollux aware of them (simulate --cluster): each policy's mean JCT, GPU-hours\n"
-      "and share of them on the --gpu group, against the last policy listed (docs/SIMULATOR.md).");
+      "policies blind to GPU types, coconfig and pollux aware of them (simulate --cluster): each policy's mean JCT,\n"
+      "GPU-hours and share of them on the --gpu group, against the last policy listed; then the same with the --gpu\n"
+      "group's steps moved from --from-gpu's (no trial, then --target-trials per seed) against it (docs/SIMULATOR.md).");
   cmd->add_option("--data", a->data, "Root of the shared data (the two trace folders, workloads/)")->capture_default_str();
   cmd->add_option("--from", a->from, "Traces the jobs' learning curves and --from-gpu's steps come from, under --data")
       ->capture_default_str();
@@ -180,6 +302,12 @@ void setup(CLI::App& root) {
   cmd->add_option("--policy", a->policies, "Comma-separated policies; pollux-blind is pollux blind to GPU types")
       ->capture_default_str();
   cmd->add_option("--workloads", a->workloads, "Comma-separated numbers of workloads/pollux-1.0/workload-N.csv")
+      ->capture_default_str();
+  cmd->add_option("--target-trials", a->target_trials,
+                  "Steps of each application measured on --gpu that correct the move (0: only the move without)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--seeds", a->seeds, "With --target-trials above 0: which steps are drawn, one run per seed (e.g. 1-4)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print results as JSON");
   cmd->callback([a] { run_bench(*a); });

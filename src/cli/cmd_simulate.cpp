@@ -62,17 +62,24 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
   q.gpus_per_node = a.gpus_per_node;
   if (!a.cluster.empty()) {
     q.groups = app::parse_cluster(a.cluster);
-    q.step_times.clear();  // with --cluster, --step-times names each GPU's folder
-    if (!a.step_times.empty())
-      for (const std::string& item : comma_list(a.step_times, "--step-times")) {
+    // With --cluster, --step-times and --trials name each GPU's folder.
+    auto folders = [](const std::string& text, const char* option) {
+      std::vector<std::pair<std::string, std::string>> out;
+      if (text.empty()) return out;
+      for (const std::string& item : comma_list(text, option)) {
         const size_t eq = item.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-          throw InputError("", 0, "--step-times",
+          throw InputError("", 0, option,
                            fmt::format("with --cluster, each item is GPU=FOLDER (e.g. a100-40gb=../shared/data/sia-a100), "
                                        "got '{}'",
                                        item));
-        q.group_step_times.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+        out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
       }
+      return out;
+    };
+    q.group_step_times = folders(a.step_times, "--step-times");
+    q.group_trials = folders(a.trials, "--trials");
+    q.step_times.clear(), q.trials.clear();
   }
   if (a.pollux_types != "aware" && a.pollux_types != "blind")
     throw InputError("", 0, "--pollux-types", "must be aware or blind, got '" + a.pollux_types + "'");
@@ -172,9 +179,10 @@ void run_simulate(const SimulateArgs& a) {
   const app::SimulateQuery q = simulate_query(a);
   {
     std::error_code ec;
-    for (const auto& [gpu, dir] : q.group_step_times)
-      if (!std::filesystem::is_directory(dir, ec))
-        throw InputError("", 0, "--step-times", fmt::format("{}: no such folder: '{}'", gpu, dir));
+    for (const auto& [given, option] : {std::pair{&q.group_step_times, "--step-times"}, std::pair{&q.group_trials, "--trials"}})
+      for (const auto& [gpu, dir] : *given)
+        if (!std::filesystem::is_directory(dir, ec))
+          throw InputError("", 0, option, fmt::format("{}: no such folder: '{}'", gpu, dir));
   }
   sim::ExperimentOptions eo = app::experiment_options(q);
   // What the cluster is, for the progress lines and the plot's title.
@@ -361,11 +369,11 @@ void setup(CLI::App& root) {
   auto* from_gpu = cmd->add_option("--from-gpu", a->from_gpu,
                                    "With --gpu or --cluster: the GPU the traces of --data were measured on")
                        ->capture_default_str();
-  cmd->add_option("--trials", a->trials,
-                  "With --gpu: a folder of the applications' steps measured on that GPU (a trace folder per "
-                  "application, as --data), which correct the move as transfer --trials does (one --gpu); nothing "
-                  "checks which GPU they were measured on")
-      ->needs("--gpu");
+  auto* trials = cmd->add_option("--trials", a->trials,
+                                 "With --gpu: a folder of the applications' steps measured on that GPU (a trace folder "
+                                 "per application, as --data), which correct the move as transfer --trials does (one "
+                                 "--gpu); nothing checks which GPU they were measured on. With --cluster: GPU=FOLDER for "
+                                 "each moved group's GPU measured so (comma-separated)");
   cmd->add_option("--target-trials", a->target_trials,
                   "With --trials: use this many of each application's measured steps, drawn by --seed (default: all; "
                   "at most all)")
@@ -387,7 +395,6 @@ void setup(CLI::App& root) {
                   "blind to GPU types, a job going to its own group, else the first with room, in this order")
       ->excludes("--philly")
       ->excludes("--gpu")
-      ->excludes("--trials")
       ->excludes("--nodes")
       ->excludes("--gpus-per-node");
   cmd->add_option("--load-scale", a->load_scale, "Divide arrival times by this (2 = twice the load)")->capture_default_str();
@@ -419,7 +426,9 @@ void setup(CLI::App& root) {
                   "Draw the JCT CDF per policy with gnuplot (.png or .svg); with several --gpu, per GPU/policy");
   cmd->add_option("--jobs-csv", a->jobs_csv,
                   "Write per-job results to this CSV; with several --gpu, its policy column is GPU/policy");
-  cmd->callback([a, from_gpu, pollux_types] {
+  cmd->callback([a, from_gpu, pollux_types, trials] {
+    if (trials->count() && a->gpu.empty() && a->cluster.empty())
+      throw InputError("", 0, "--trials", "corrects the move to another GPU: give --gpu or --cluster");
     if (from_gpu->count() && a->gpu.empty() && a->cluster.empty())
       throw InputError("", 0, "--from-gpu", "says which GPU the traces were measured on: give --gpu or --cluster");
     if (pollux_types->count() && a->cluster.empty())

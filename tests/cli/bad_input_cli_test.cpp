@@ -193,6 +193,15 @@ TEST(BadInputOption, SimulateClusterOfSeveralTypes) {
   r = tptest::run_cli(run + " --cluster t4=1x4,h100=1x4 --step-times h100=" + dir.string() + ",h100=" + dir.string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("two folders"), std::string::npos) << r.err;
+  // --trials correct a moved group's steps: not the traces' own GPU's, not a measured group's.
+  for (const std::string extra :
+       {" --cluster t4=1x4,h100=1x4 --trials t4=" + dir.string(),
+        " --cluster t4=1x4,h100=1x4 --step-times h100=" + dir.string() + " --trials h100=" + dir.string(),
+        " --cluster t4=1x4,h100=1x4 --trials " + dir.string(), " --trials " + dir.string()}) {
+    r = tptest::run_cli(run + extra);
+    EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;
+    EXPECT_NE(r.err.find("option '--trials'"), std::string::npos) << extra << ": " << r.err;
+  }
   // A moved group's node is the group's: said of --cluster, not of --gpus-per-node.
   r = tptest::run_cli(run + " --cluster t4=1x4,h100=1x12");
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -94,7 +94,7 @@ TEST(SimulateCli, AClusterOfTwoMeasuredGpuTypes) {
 TEST(BenchSimulateCli, PolluxAwareOfGpuTypesBeatsItBlind) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
   const auto r = tptest::run_cli("bench simulate-types --data " + tptest::shared_data_dir() +
-                                 " --workloads 1 --policy tiresias,pollux-blind,pollux --json");
+                                 " --workloads 1 --policy tiresias,pollux-blind,pollux --seeds 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto js = nlohmann::json::parse(r.out);
   ASSERT_EQ(js["policies"].size(), 3u);
@@ -105,6 +105,10 @@ TEST(BenchSimulateCli, PolluxAwareOfGpuTypesBeatsItBlind) {
   EXPECT_GT(js["policies"][2]["share_of_gpu_hours_on_a100-40gb"].get<double>(),
             blind["share_of_gpu_hours_on_a100-40gb"].get<double>());
   EXPECT_GT(js["jobs"].get<int>(), 100);
+  // The A100 group's steps moved from the T4: with no A100 step every policy is too fast; one seed's 3 trials.
+  ASSERT_EQ(js["moved"]["moved-0"]["policies"].size(), 3u) << js["moved"].dump();
+  for (const auto& p : js["moved"]["moved-0"]["policies"]) EXPECT_LT(p["avg_jct_error_median"].get<double>(), 0) << p.dump();
+  EXPECT_EQ(js["moved"]["moved-k"]["arms"], 1);
 }
 
 }  // namespace
