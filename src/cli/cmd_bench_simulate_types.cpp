@@ -133,7 +133,13 @@ void run_bench(const BenchSimTypesArgs& a) {
       arm.q.workload = workload_file(w).string();
       sources.push_back(app::load_jobs(arm.q));
       listed = std::max(listed, sources.back().jobs.size() + sources.back().left_out.size());
-      for (const auto& j : sources.back().jobs) ++runnable[j.name];
+      std::set<std::string> seen;
+      for (const auto& j : sources.back().jobs) {
+        // Jobs are matched across arms by name.
+        if (!seen.insert(j.name).second)
+          throw InputError(arm.q.workload, 0, "name", fmt::format("two jobs are named '{}'", j.name));
+        ++runnable[j.name];
+      }
     }
     step_times = sources.front().step_times;
     std::set<std::string> common;

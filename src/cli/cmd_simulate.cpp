@@ -215,8 +215,13 @@ void run_simulate(const SimulateArgs& a) {
   if (!a.price.empty() && !q.groups.empty()) {
     std::vector<std::string> names;
     std::vector<structure::HardwareProfile> group_hws;
-    for (const auto& g : q.groups) names.push_back(g.gpu), group_hws.push_back(io::resolve_hardware(g.gpu, "--cluster"));
-    group_prices = prices_for(a.price, names, group_hws);
+    for (const auto& g : q.groups) {
+      names.push_back(g.gpu), group_hws.push_back(io::resolve_hardware(g.gpu, "--cluster"));
+      for (size_t k = 0; k + 1 < group_hws.size(); ++k)
+        if (group_hws[k].name == group_hws.back().name)
+          throw InputError("", 0, "--cluster", fmt::format("{} is named by two groups: give it one", group_hws[k].name));
+    }
+    group_prices = prices_for(a.price, names, group_hws, "--cluster group's GPU");
   }
   // A policy's cost on the cluster: each group's GPU-hours at its price.
   auto cluster_cost = [&](const sim::SimResult& r) {
@@ -302,10 +307,24 @@ void run_simulate(const SimulateArgs& a) {
       for (const auto& r : outcomes.front().runs) std::cout << fmt::format("{:<18} {:.2f}\n", r.policy, cluster_cost(r));
     }
     if (several) print_gpu_comparison(gpus, prices, outcomes);
-    if (!moved.empty() && a.trials.empty()) {
+    // The GPUs moved with no step measured on them (--gpu's, or --cluster groups' with neither
+    // --step-times nor --trials): their figures carry the move's error.
+    std::vector<std::string> unmeasured = a.trials.empty() ? moved : std::vector<std::string>{};
+    if (!q.groups.empty()) {
+      const std::string from_name = io::resolve_hardware(a.from_gpu, "--from-gpu").name;
+      for (const auto& g : q.groups) {
+        const std::string name = io::resolve_hardware(g.gpu, "--cluster").name;
+        auto named = [&](const std::vector<std::pair<std::string, std::string>>& given) {
+          return std::any_of(given.begin(), given.end(),
+                             [&](const auto& x) { return io::resolve_hardware(x.first, "--cluster").name == name; });
+        };
+        if (name != from_name && !named(q.group_step_times) && !named(q.group_trials)) unmeasured.push_back(name);
+      }
+    }
+    if (!unmeasured.empty()) {
       std::string list;
-      for (const auto& m : moved) list += (list.empty() ? "" : ", ") + m;
-      std::cout << "(no step was measured on " << list << ": " << (moved.size() > 1 ? "their" : "its")
+      for (const auto& m : unmeasured) list += (list.empty() ? "" : ", ") + m;
+      std::cout << "(no step was measured on " << list << ": " << (unmeasured.size() > 1 ? "their" : "its")
                 << " figures carry the move's error, which docs/SIMULATOR.md measures; --trials corrects it)\n";
     }
   }

@@ -94,11 +94,12 @@ void note_json_answer_printed();
 bool json_answer_printed();
 
 // A GPU-hour's price for each of `names` (the --gpu items, in order), from
-// --price: one number for all, or NAME=PRICE for each, NAME a --gpu item or
-// the hardware's name. Zeros (no price) when --price is empty. Throws
-// InputError naming --price.
+// --price: one number for all, or NAME=PRICE for each, NAME an item or the
+// hardware's name. Zeros (no price) when --price is empty. Throws InputError
+// naming --price, its message calling the items `priced` (default "--gpu").
 std::vector<double> prices_for(const std::string& text, const std::vector<std::string>& names,
-                               const std::vector<structure::HardwareProfile>& gpus);
+                               const std::vector<structure::HardwareProfile>& gpus,
+                               const std::string& priced = "--gpu");
 
 // --tf32: the framework runs fp32 dense layers on TF32 tensor cores
 // (structure::GpuSpec::fp32_matmul_tf32); `cmd` gets the flag, `on` its value.

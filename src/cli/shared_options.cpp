@@ -186,7 +186,7 @@ CLI::Validator seed_number() {
 // --price: one number for all, or NAME=PRICE for each, NAME a --gpu item or
 // the hardware's name. Zeros (no price) when --price is empty.
 std::vector<double> prices_for(const std::string& text, const std::vector<std::string>& names,
-                               const std::vector<structure::HardwareProfile>& gpus) {
+                               const std::vector<structure::HardwareProfile>& gpus, const std::string& priced) {
   std::vector<double> out(names.size(), 0.0);
   if (text.empty()) return out;
   auto number = [&](const std::string& v, const std::string& item) {
@@ -200,8 +200,8 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
     if (used != v.size() || !std::isfinite(x) || x <= 0)
       throw InputError("", 0, "--price",
                        fmt::format("'{}' is not a positive price per GPU-hour (give one number, or NAME=PRICE for each "
-                                   "--gpu)",
-                                   item));
+                                   "{})",
+                                   item, priced));
     return x;
   };
   if (text.find('=') == std::string::npos) {
@@ -211,20 +211,20 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
   for (const auto& item : comma_list(text, "--price")) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
-      throw InputError("", 0, "--price", fmt::format("'{}' is not NAME=PRICE (give one number, or a price for each --gpu)", item));
+      throw InputError("", 0, "--price", fmt::format("'{}' is not NAME=PRICE (give one number, or a price for each {})", item, priced));
     const std::string name = item.substr(0, eq);
-    // The --gpu item as written, or any name of that catalog entry (h100-sxm is h100).
+    // The item as written, or any name of that catalog entry (h100-sxm is h100).
     const auto named = structure::find_builtin_hardware(name);
     size_t i = 0;
     while (i < names.size() && names[i] != name && gpus[i].name != name && !(named && named->name == gpus[i].name)) ++i;
     if (i == names.size())
-      throw InputError("", 0, "--price", fmt::format("'{}' is not one of --gpu ({})", name, fmt::join(names, ", ")));
+      throw InputError("", 0, "--price", fmt::format("'{}' is not one of {} ({})", name, priced, fmt::join(names, ", ")));
     if (out[i] != 0)  // two prices for one GPU: which was meant is not for the planner to guess
       throw InputError("", 0, "--price", fmt::format("{} is priced twice", names[i]));
     out[i] = number(item.substr(eq + 1), item);
   }
   for (size_t i = 0; i < names.size(); ++i)
-    if (out[i] == 0) throw InputError("", 0, "--price", fmt::format("no price for {} (give NAME=PRICE for each --gpu)", names[i]));
+    if (out[i] == 0) throw InputError("", 0, "--price", fmt::format("no price for {} (give NAME=PRICE for each {})", names[i], priced));
   return out;
 }
 

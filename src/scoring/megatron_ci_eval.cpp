@@ -136,8 +136,7 @@ CiEvaluation evaluate_megatron_ci(const std::vector<io::MegatronCiRun>& runs, do
     std::string key = fmt::format("{} on {} x{}, global batch {}{}", r.model, r.gpu, r.layout.gpus(),
                                   r.layout.global_batch, r.layout.flash_attention ? ", fused attention" : "");
     auto& en = groups[key][describe_choice(r.layout)];
-    en.measured = std::min(en.measured, r.iteration_s);
-    en.predicted = x.time_datasheet;
+    if (r.iteration_s < en.measured) en.measured = r.iteration_s, en.predicted = x.time_datasheet;  // the fastest run's
   }
   for (const auto& [key, configs] : groups) {
     if (configs.size() < 2) continue;
