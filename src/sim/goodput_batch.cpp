@@ -34,7 +34,7 @@ GoodputBatch GoodputTable::at_on(const SchedInput& in, const JobState& j, int gr
   Entry& e = entries_[j.id];
   if (e.epoch != j.epoch) {
     e.epoch = j.epoch;
-    e.by_group.clear();
+    for (auto& by_gpus : e.by_group) by_gpus.clear();  // each keeps its capacity
   }
   if (e.by_group.size() <= size_t(group)) e.by_group.resize(size_t(group) + 1);
   auto& by_gpus = e.by_group[size_t(group)];

@@ -13,6 +13,9 @@ namespace trainplan::sim {
 
 class AppModel;
 
+// The most node groups (GPU types) one simulated cluster holds.
+inline constexpr int kMostNodeGroups = 64;
+
 struct JobSpec {
   std::string name;
   double arrival = 0;              // seconds
@@ -39,6 +42,7 @@ struct JobState {
   int epoch = 0;        // completed epochs (trace jobs)
   int gpus = 0, nodes = 0, batch = 0;  // current allocation; gpus = 0: waiting
   int group = 0;                       // node group of the current allocation, or of the last one
+  double placed_at = 0;                // when the current allocation was placed
   int gpus_at_finish = 0;              // the allocation it finished on (gpus is 0 from then)
   std::vector<int> placement;          // node index of every GPU held
   double rate = 0;      // progress per second once the restart delay is over

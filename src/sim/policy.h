@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ struct SchedInput {
   int total_gpus = 0;     // over every node group
   int gpus_per_node = 0;  // the first group's
   int largest_group_gpus = 0;  // the most GPUs one job can hold: its group's
-  std::vector<GroupView> groups;  // one per node group: one unless the cluster mixes GPU types
+  std::span<const GroupView> groups;  // one per node group: one unless the cluster mixes GPU types
   double restart_delay = 0;
   const std::vector<JobState*>* jobs = nullptr;  // arrived and unfinished, by arrival
   const Estimator* est = nullptr;                // what the scheduler believes

@@ -2,6 +2,7 @@
 // for the same (GPUs, batch) many times per decision, and the answer only
 // changes when the job's epoch (its statistical efficiency) changes.
 #pragma once
+#include <cstdint>
 #include <unordered_map>
 #include <vector>
 
@@ -15,20 +16,20 @@ class RateTable {
   double rate(const Estimator& est, const JobState& j, int gpus, int batch) {
     return rate_on(est, j, j.group, gpus, batch);
   }
-  // The same on node group `group`.
+  // The same on node group `group` (below kMostNodeGroups).
   double rate_on(const Estimator& est, const JobState& j, int group, int gpus, int batch) {
     auto& e = entries_[j.id];
     if (e.epoch != j.epoch) {
       e.epoch = j.epoch;
       e.rates.clear();
     }
-    if (size_t(group) >= e.rates.size()) e.rates.resize(size_t(group) + 1);
-    auto& rates = e.rates[size_t(group)];
-    long long key = (static_cast<long long>(gpus) << 32) | static_cast<unsigned>(batch);
-    auto it = rates.find(key);
-    if (it != rates.end()) return it->second;
+    // One key: the group in the top 8 bits, GPUs (at most kMaxClusterGpus, 2^24) in the next 25,
+    // the batch (a positive int) in the low 31.
+    const uint64_t key = (uint64_t(unsigned(group)) << 56) | (uint64_t(unsigned(gpus)) << 31) | unsigned(batch);
+    auto it = e.rates.find(key);
+    if (it != e.rates.end()) return it->second;
     double r = est.rate_on(j, group, gpus, batch);
-    rates.emplace(key, r);
+    e.rates.emplace(key, r);
     return r;
   }
   void forget(int id) { entries_.erase(id); }
@@ -36,7 +37,7 @@ class RateTable {
  private:
   struct Entry {
     int epoch = -1;
-    std::vector<std::unordered_map<long long, double>> rates;  // by node group
+    std::unordered_map<uint64_t, double> rates;
   };
   std::unordered_map<int, Entry> entries_;
 };

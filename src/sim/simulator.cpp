@@ -39,6 +39,7 @@ class Engine {
       largest_group_ = std::max(largest_group_, clusters_.back().total_gpus());
     }
     gpu_seconds_by_group_.assign(groups_.size(), 0.0);
+    for (const Cluster& c : clusters_) group_views_.push_back({c.total_gpus(), c.gpus_per_node()});
     order_.resize(specs.size());
     std::iota(order_.begin(), order_.end(), 0);
     std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return specs[a].arrival < specs[b].arrival; });
@@ -158,12 +159,11 @@ class Engine {
 
  private:
   // Brings progress and attained service of `j` up to time `t`.
-  void sync(JobState& j, double t) {
+  static void sync(JobState& j, double t) {
     if (j.gpus > 0 && t > j.last) {
       double from = std::max(j.last, j.run_from);
       if (t > from) j.progress += j.rate * (t - from);
       j.attained += j.gpus * (t - j.last);
-      gpu_seconds_by_group_[size_t(j.group)] += j.gpus * (t - j.last);
     }
     j.last = std::max(j.last, t);
   }
@@ -186,6 +186,13 @@ class Engine {
     return j.spec->app_on(j.group)->rate(j.gpus, j.nodes, j.batch, j.epoch);
   }
 
+  // Releases `j`'s GPUs at `now` (after sync), counting what it held on its group since placed.
+  void release(JobState& j, double now) {
+    clusters_[size_t(j.group)].release(j.placement);
+    gpu_seconds_by_group_[size_t(j.group)] += j.gpus * (now - j.placed_at);
+    j.placement.clear();
+  }
+
   // Returns true when the job completed.
   bool on_job_event(JobState& j, double now) {
     sync(j, now);
@@ -200,8 +207,7 @@ class Engine {
       if (j.rigid() || j.epoch >= j.spec->app->epochs()) {
         j.finish = now;
         j.progress = j.work;
-        clusters_[size_t(j.group)].release(j.placement);
-        j.placement.clear();
+        release(j, now);
         j.gpus_at_finish = j.gpus;
         j.gpus = 0;
         ++j.version;
@@ -223,7 +229,7 @@ class Engine {
     in.total_gpus = total_gpus_;
     in.gpus_per_node = clusters_.front().gpus_per_node();
     in.largest_group_gpus = largest_group_;
-    for (const Cluster& c : clusters_) in.groups.push_back({c.total_gpus(), c.gpus_per_node()});
+    in.groups = group_views_;
     in.restart_delay = opts_.restart_delay;
     in.jobs = &active_;
     in.est = &est_;
@@ -231,7 +237,8 @@ class Engine {
     std::vector<Decision> dec = policy_.schedule(in);
     want_.clear();
     int total = 0, named = 0, unnamed = 0;
-    std::vector<int> by_group(clusters_.size(), 0);
+    std::vector<int>& by_group = decided_by_group_;
+    by_group.assign(clusters_.size(), 0);
     for (const Decision& d : dec) {
       if (d.gpus <= 0) continue;
       if (want_.count(d.job)) throw std::logic_error("policy '" + policy_.name() + "' decided twice for one job");
@@ -257,8 +264,7 @@ class Engine {
       int b = it == want_.end() || j->rigid() ? j->batch : it->second.batch;
       const bool moves = it != want_.end() && it->second.group >= 0 && it->second.group != j->group;
       if (j->gpus > 0 && (g != j->gpus || b != j->batch || moves)) {
-        clusters_[size_t(j->group)].release(j->placement);
-        j->placement.clear();
+        release(*j, now);
         j->gpus = 0;
         j->rate = 0;
         ++j->version;
@@ -280,6 +286,7 @@ class Engine {
       j.placement = clusters_[size_t(group)].place(d.gpus);
       if (j.placement.empty()) throw std::logic_error("placement failed");
       j.group = group;
+      j.placed_at = now;
       j.gpus = d.gpus;
       j.nodes = Cluster::node_count(j.placement);
       j.batch = batch;
@@ -329,7 +336,9 @@ class Engine {
   std::vector<NodeGroup> groups_;
   std::vector<Cluster> clusters_;  // one per group
   int total_gpus_ = 0, largest_group_ = 0;
-  std::vector<double> gpu_seconds_by_group_;
+  std::vector<GroupView> group_views_;      // the groups as policies see them
+  std::vector<int> decided_by_group_;        // schedule()'s count of the GPUs decided on each group
+  std::vector<double> gpu_seconds_by_group_;  // GPU-seconds held on each group by released jobs
   std::vector<JobState> jobs_;
   std::vector<int> order_;
   // Drops finished jobs from active_, keeping arrival order.
@@ -369,6 +378,8 @@ SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estim
 
 void check_groups(const std::vector<NodeGroup>& groups) {
   if (groups.empty()) throw InputError("", 0, "--cluster", "no node group given");
+  if (groups.size() > size_t(kMostNodeGroups))
+    throw InputError("", 0, "--cluster", fmt::format("{} node groups: at most {}", groups.size(), kMostNodeGroups));
   int64_t total = 0;
   for (const NodeGroup& g : groups) {
     if (g.nodes < 1 || g.gpus_per_node < 1)

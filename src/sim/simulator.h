@@ -37,9 +37,9 @@ struct NodeGroup {
   int gpus_per_node = 0;
 };
 
-// Throws InputError naming --cluster unless there is a group, each has at
-// least one node of at least one GPU, and together they hold at most
-// kMaxClusterGpus GPUs.
+// Throws InputError naming --cluster unless there are 1 to kMostNodeGroups
+// groups, each has at least one node of at least one GPU, and together they
+// hold at most kMaxClusterGpus GPUs.
 void check_groups(const std::vector<NodeGroup>& groups);
 
 struct SimOptions {
