@@ -190,6 +190,7 @@ JobSource load_jobs_on_groups(const SimulateQuery& q) {
     sizes.push_back(q.groups[k].nodes * q.groups[k].gpus_per_node);
     in.step_times += fmt::format("{}{}: {}", in.step_times.empty() ? "" : "; ", names[k],
                                  st.kind == sim::StepTimeSource::Kind::kTrace ? "the traces' own steps" : st.describe());
+    if (st.kind == sim::StepTimeSource::Kind::kTransfer && st.trials.empty()) in.unmeasured.push_back(names[k]);
     if (!in.apps) in.apps = std::move(set);
     else in.other_groups_apps.push_back(std::move(set));
   }
@@ -210,6 +211,7 @@ JobSource load_jobs(const SimulateQuery& q) {
     const sim::StepTimeSource st = step_time_source(q);
     in.apps = std::make_unique<sim::AppSet>(q.data, st);
     in.step_times = st.describe();
+    if (st.kind == sim::StepTimeSource::Kind::kTransfer && st.trials.empty()) in.unmeasured.push_back(st.to.name);
     in.jobs = sim::jobs_from_workload(q.workload, *in.apps, q.load_scale, total_gpus,
                                       q.skip_unrunnable ? &in.left_out : nullptr);
     in.source = q.workload;

@@ -83,6 +83,7 @@ struct JobSource {
   std::string source;
   std::string step_times;  // where the step times came from, when not the traces' own
   std::vector<InputError> left_out;  // with skip_unrunnable: the jobs left out, and why
+  std::vector<std::string> unmeasured;  // GPUs whose steps were moved with no step measured on them
   // Every application model, on every group: what a fitted estimator fits.
   std::vector<const sim::AppModel*> all_apps() const;
 };

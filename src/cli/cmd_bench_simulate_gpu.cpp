@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/bench_workloads.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/median.h"
@@ -32,9 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BenchSimGpuArgs {
-  std::string data = "../shared/data";
-  std::string from = "pollux-t4", from_gpu = "t4";
-  std::string measured = "sia-a100", gpu = "a100-40gb";
+  TracePair traces;
   int nodes = 2, gpus_per_node = 8;
   double load_scale = 0.5;
   std::string policies = "fifo,tiresias,optimus,pollux,coconfig";
@@ -94,24 +93,15 @@ void run_bench(const BenchSimGpuArgs& a) {
     io::check_plot_path(a.plot);
     io::require_gnuplot();
   }
-  const fs::path root(a.data);
-  const std::string from_dir = (root / a.from).string(), measured_dir = (root / a.measured).string();
-  for (const auto& [dir, option] : {std::pair{from_dir, "--from"}, std::pair{measured_dir, "--measured"}})
-    if (!fs::is_directory(dir))
-      throw InputError("", 0, option, fmt::format("no such folder: '{}' (give --data, the shared data's root)", dir));
+  const fs::path root(a.traces.data);
+  const std::string from_dir = a.traces.from_dir(), measured_dir = a.traces.measured_dir();
+  a.traces.check();
   sim::check_cluster(a.nodes, a.gpus_per_node);
   if (!(a.load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
   const auto t0 = std::chrono::steady_clock::now();
   const auto policies = distinct_comma_list(a.policies, "--policy");
-  const auto wls = distinct_comma_list(a.workloads, "--workloads");
+  const auto wls = pollux_workload_numbers(root, a.workloads);  // before any simulation: a wrong number is found at once
   const auto seeds = experiments::parse_seed_list(a.seeds);
-  auto workload_file = [&](const std::string& w) {
-    return root / "workloads" / "pollux-1.0" / ("workload-" + w + ".csv");
-  };
-  for (const auto& w : wls)  // before any simulation: a wrong number is found at once
-    if (w.find_first_not_of("0123456789") != std::string::npos || !fs::is_regular_file(workload_file(w)))
-      throw InputError("", 0, "--workloads",
-                       fmt::format("no workload '{}': {} is not a file", w, workload_file(w).string()));
 
   sim::ExperimentOptions eo;
   eo.sim.nodes = a.nodes, eo.sim.gpus_per_node = a.gpus_per_node;
@@ -127,12 +117,12 @@ void run_bench(const BenchSimGpuArgs& a) {
   {
     sim::StepTimeSource st = base;
     st.kind = sim::StepTimeSource::Kind::kOtherTraces, st.other_traces = measured_dir;
-    add("measured on " + a.gpu, "measured", st);
+    add("measured on " + a.traces.gpu, "measured", st);
   }
   sim::StepTimeSource moved = base;
   moved.kind = sim::StepTimeSource::Kind::kTransfer;
-  moved.from = io::resolve_hardware(a.from_gpu, "--from-gpu");
-  moved.to = io::resolve_hardware(a.gpu, "--gpu");
+  moved.from = io::resolve_hardware(a.traces.from_gpu, "--from-gpu");
+  moved.to = io::resolve_hardware(a.traces.gpu, "--gpu");
   add("moved, no trial", "moved-0", moved);
   if (a.target_trials > 0)
     for (uint64_t seed : seeds) {
@@ -140,36 +130,31 @@ void run_bench(const BenchSimGpuArgs& a) {
       st.trials = measured_dir, st.target_trials = a.target_trials, st.seed = seed;
       add(fmt::format("moved, {} trials, seed {}", a.target_trials, seed), "moved-k", st);
     }
-  add(a.from_gpu + "'s steps unmoved", "unmoved", base);
+  add(a.traces.from_gpu + "'s steps unmoved", "unmoved", base);
 
   nlohmann::json js;
-  js["config"] = {{"from", a.from},           {"from_gpu", a.from_gpu},   {"measured", a.measured},
-                  {"gpu", a.gpu},             {"cluster", fmt::format("{}x{}", a.nodes, a.gpus_per_node)},
+  js["config"] = {{"from", a.traces.from},           {"from_gpu", a.traces.from_gpu},   {"measured", a.traces.measured},
+                  {"gpu", a.traces.gpu},             {"cluster", fmt::format("{}x{}", a.nodes, a.gpus_per_node)},
                   {"load_scale", a.load_scale}, {"target_trials", a.target_trials},
                   {"seeds", a.target_trials > 0 ? nlohmann::json(seeds) : nlohmann::json::array()},
                   {"workloads", wls},          {"oracle", true},          {"placement", "pack"}};
   const bool tty = stderr_is_tty();
   size_t kept_jobs = 0, left_out = 0;
   for (const auto& w : wls) {
-    const fs::path file = workload_file(w);
-    // Jobs every arm can run, by name.
+    const fs::path file = pollux_workload_file(root, w);
     std::vector<std::vector<sim::JobSpec>> jobs(arms.size());
-    std::map<std::string, size_t> runnable;
+    std::vector<std::vector<sim::JobSpec>*> each;
     size_t listed = 0;
     for (size_t i = 0; i < arms.size(); ++i) {
       std::vector<InputError> skipped;
       jobs[i] = sim::jobs_from_workload(file.string(), *arms[i].apps, a.load_scale, a.nodes * a.gpus_per_node, &skipped);
       listed = std::max(listed, jobs[i].size() + skipped.size());
-      for (const auto& j : jobs[i]) ++runnable[j.name];
+      each.push_back(&jobs[i]);
     }
-    std::set<std::string> common;
-    for (const auto& [name, n] : runnable)
-      if (n == arms.size()) common.insert(name);
-    kept_jobs += common.size(), left_out += listed - common.size();
+    const size_t common = keep_jobs_every_arm_runs(each, file.string());
+    kept_jobs += common, left_out += listed - common;
     for (size_t i = 0; i < arms.size(); ++i) {
-      std::vector<sim::JobSpec> kept;
-      for (auto& j : jobs[i])
-        if (common.count(j.name)) kept.push_back(std::move(j));
+      const std::vector<sim::JobSpec>& kept = jobs[i];
       sim::Experiment ex(arms[i].apps->all(), eo);
       for (const auto& p : policies) {
         if (tty) std::cerr << fmt::format("\rworkload {} {} {}          ", w, arms[i].name, p) << std::flush;
@@ -214,7 +199,7 @@ void run_bench(const BenchSimGpuArgs& a) {
       {"moved-0", "moved, no trial"},
       {"moved-k", fmt::format("moved, {} trials (median over {} seed{})", a.target_trials, seeds.size(),
                               seeds.size() == 1 ? "" : "s")},
-      {"unmoved", a.from_gpu + "'s steps unmoved"}};
+      {"unmoved", a.traces.from_gpu + "'s steps unmoved"}};
   for (const auto& [kind, label] : kinds) {
     if (!by_kind.count(kind)) continue;
     auto& k = by_kind[kind];
@@ -238,7 +223,7 @@ void run_bench(const BenchSimGpuArgs& a) {
   }
   js["jobs"] = kept_jobs, js["jobs_left_out"] = left_out, js["seconds"] = secs;
   if (!a.plot.empty()) {
-    plot_arms(a.plot, arms, policies, a.gpu, a.from_gpu);
+    plot_arms(a.plot, arms, policies, a.traces.gpu, a.traces.from_gpu);
     std::cerr << "each arm against the measured -> " << a.plot << "\n";
   }
   if (a.json) {
@@ -257,7 +242,7 @@ void run_bench(const BenchSimGpuArgs& a) {
     for (const auto& p : policies) std::cout << fmt::format(" {:>9.0f} / {:>5.1f}", arm.jct.at(p), arm.gpu_hours.at(p));
     std::cout << "\n";
   }
-  std::cout << fmt::format("\nerror against the measured {} (average JCT / GPU-hours)\n", a.gpu);
+  std::cout << fmt::format("\nerror against the measured {} (average JCT / GPU-hours)\n", a.traces.gpu);
   for (const auto& [kind, label] : kinds) {
     if (!by_kind.count(kind)) continue;
     const auto& jk = js["errors"][kind];
@@ -284,14 +269,7 @@ void setup(CLI::App& root) {
       "timed by the steps measured on that GPU (the truth), by the source GPU's steps moved there by split-transfer\n"
       "(no target step, then --target-trials of each application per seed), and by the source's steps unmoved.\n"
       "Prints each policy's mean JCT and GPU-hours and their errors against the truth (docs/SIMULATOR.md).");
-  cmd->add_option("--data", a->data, "Root of the shared data (the two trace folders, workloads/)")->capture_default_str();
-  cmd->add_option("--from", a->from, "Traces the jobs' steps and learning curves come from, under --data")
-      ->capture_default_str();
-  cmd->add_option("--from-gpu", a->from_gpu, "The GPU --from was measured on")->capture_default_str();
-  cmd->add_option("--measured", a->measured, "The same applications' traces measured on --gpu, under --data")
-      ->capture_default_str();
-  cmd->add_option("--gpu", a->gpu, "The GPU of the simulated cluster (a catalog name or a hardware file)")
-      ->capture_default_str();
+  add_trace_pair_options(cmd, a->traces);
   cmd->add_option("--nodes", a->nodes, "Nodes in the cluster")->capture_default_str();
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str();
   cmd->add_option("--load-scale", a->load_scale, "Divide the workloads' arrival times by this")->capture_default_str();

@@ -20,6 +20,7 @@
 #include <set>
 
 #include "app/simulate_request.h"
+#include "cli/bench_workloads.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/median.h"
@@ -33,9 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BenchSimTypesArgs {
-  std::string data = "../shared/data";
-  std::string from = "pollux-t4", from_gpu = "t4";
-  std::string measured = "sia-a100", gpu = "a100-40gb";
+  TracePair traces;
   std::string cluster = "t4=4x4,a100-40gb=2x8";
   double load_scale = 0.5;
   std::string policies = "fifo,tiresias,optimus,coconfig,pollux-blind,pollux";
@@ -67,11 +66,9 @@ double mean(const std::vector<double>& v) {
 }
 
 void run_bench(const BenchSimTypesArgs& a) {
-  const fs::path root(a.data);
-  const std::string from_dir = (root / a.from).string(), measured_dir = (root / a.measured).string();
-  for (const auto& [dir, option] : {std::pair{from_dir, "--from"}, std::pair{measured_dir, "--measured"}})
-    if (!fs::is_directory(dir))
-      throw InputError("", 0, option, fmt::format("no such folder: '{}' (give --data, the shared data's root)", dir));
+  const fs::path root(a.traces.data);
+  const std::string from_dir = a.traces.from_dir(), measured_dir = a.traces.measured_dir();
+  a.traces.check();
   if (!(a.load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<Entry> entries;
@@ -80,24 +77,17 @@ void run_bench(const BenchSimTypesArgs& a) {
     entries.push_back({p, blind ? "pollux" : p, !blind, {}, {}, {}});
     sim::PolicyRegistry::instance().make(entries.back().policy, {});  // an unknown name fails before any work
   }
-  const auto wls = distinct_comma_list(a.workloads, "--workloads");
+  const auto wls = pollux_workload_numbers(root, a.workloads);
   const auto seeds = experiments::parse_seed_list(a.seeds);
-  auto workload_file = [&](const std::string& w) {
-    return root / "workloads" / "pollux-1.0" / ("workload-" + w + ".csv");
-  };
-  for (const auto& w : wls)
-    if (w.find_first_not_of("0123456789") != std::string::npos || !fs::is_regular_file(workload_file(w)))
-      throw InputError("", 0, "--workloads",
-                       fmt::format("no workload '{}': {} is not a file", w, workload_file(w).string()));
 
   app::SimulateQuery base;
   base.data = from_dir;
-  base.from_gpu = a.from_gpu;
+  base.from_gpu = a.traces.from_gpu;
   base.groups = app::parse_cluster(a.cluster);
   // The two GPUs the traces were measured on are the cluster's: the truth moves no group's steps.
   std::vector<std::string> in_cluster;
   for (const auto& g : base.groups) in_cluster.push_back(io::resolve_hardware(g.gpu, "--cluster").name);
-  for (const auto& [gpu, option] : {std::pair{a.from_gpu, "--from-gpu"}, std::pair{a.gpu, "--gpu"}})
+  for (const auto& [gpu, option] : {std::pair{a.traces.from_gpu, "--from-gpu"}, std::pair{a.traces.gpu, "--gpu"}})
     if (std::find(in_cluster.begin(), in_cluster.end(), io::resolve_hardware(gpu, option).name) == in_cluster.end())
       throw InputError("", 0, "--cluster",
                        fmt::format("has no group of {} ({}): each group is timed by its measured traces", gpu, option));
@@ -105,18 +95,18 @@ void run_bench(const BenchSimTypesArgs& a) {
   base.skip_unrunnable = true;
   base.load_scale = a.load_scale;
   base.oracle = !a.fitted;
-  const std::string measured_gpu = io::resolve_hardware(a.gpu, "--gpu").name;
+  const std::string measured_gpu = io::resolve_hardware(a.traces.gpu, "--gpu").name;
 
   std::vector<Arm> arms;
   {
     app::SimulateQuery q = base;
-    q.group_step_times = {{a.gpu, measured_dir}};
+    q.group_step_times = {{a.traces.gpu, measured_dir}};
     arms.push_back({"measured on " + measured_gpu, "measured", q, entries});
-    arms.push_back({"moved from " + a.from_gpu + ", no trial", "moved-0", base, entries});
+    arms.push_back({"moved from " + a.traces.from_gpu + ", no trial", "moved-0", base, entries});
     if (a.target_trials > 0)
       for (uint64_t seed : seeds) {
         q = base;
-        q.group_trials = {{a.gpu, measured_dir}};
+        q.group_trials = {{a.traces.gpu, measured_dir}};
         q.target_trials = a.target_trials, q.seed = seed;
         arms.push_back({fmt::format("moved, {} trials, seed {}", a.target_trials, seed), "moved-k", q, entries});
       }
@@ -126,31 +116,20 @@ void run_bench(const BenchSimTypesArgs& a) {
   const bool tty = stderr_is_tty();
   std::string step_times;
   for (const auto& w : wls) {
-    // Jobs every arm runs, by name.
     std::vector<app::JobSource> sources;
-    std::map<std::string, size_t> runnable;
+    std::vector<std::vector<sim::JobSpec>*> each;
     size_t listed = 0;
     for (auto& arm : arms) {
-      arm.q.workload = workload_file(w).string();
+      arm.q.workload = pollux_workload_file(root, w).string();
       sources.push_back(app::load_jobs(arm.q));
       listed = std::max(listed, sources.back().jobs.size() + sources.back().left_out.size());
-      std::set<std::string> seen;
-      for (const auto& j : sources.back().jobs) {
-        // Jobs are matched across arms by name.
-        if (!seen.insert(j.name).second)
-          throw InputError(arm.q.workload, 0, "name", fmt::format("two jobs are named '{}'", j.name));
-        ++runnable[j.name];
-      }
     }
+    for (auto& src : sources) each.push_back(&src.jobs);
     step_times = sources.front().step_times;
-    std::set<std::string> common;
-    for (const auto& [name, n] : runnable)
-      if (n == arms.size()) common.insert(name);
-    kept_jobs += common.size(), left_out += listed - common.size();
+    const size_t common = keep_jobs_every_arm_runs(each, arms.front().q.workload);
+    kept_jobs += common, left_out += listed - common;
     for (size_t i = 0; i < arms.size(); ++i) {
-      std::vector<sim::JobSpec> jobs;
-      for (const auto& j : sources[i].jobs)
-        if (common.count(j.name)) jobs.push_back(j);
+      const std::vector<sim::JobSpec>& jobs = sources[i].jobs;
       for (auto& e : arms[i].entries) {
         if (tty) std::cerr << fmt::format("\rworkload {} {} {}          ", w, arms[i].name, e.label) << std::flush;
         app::SimulateQuery qe = arms[i].q;
@@ -177,10 +156,10 @@ void run_bench(const BenchSimTypesArgs& a) {
   const std::vector<Entry>& truth = arms.front().entries;
   const Entry& ref = truth.back();
   nlohmann::json js;
-  js["config"] = {{"from", a.from},
-                  {"from_gpu", a.from_gpu},
-                  {"measured", a.measured},
-                  {"gpu", a.gpu},
+  js["config"] = {{"from", a.traces.from},
+                  {"from_gpu", a.traces.from_gpu},
+                  {"measured", a.traces.measured},
+                  {"gpu", a.traces.gpu},
                   {"cluster", a.cluster},
                   {"load_scale", a.load_scale},
                   {"workloads", wls},
@@ -261,7 +240,7 @@ void run_bench(const BenchSimTypesArgs& a) {
   if (js.contains("moved")) {
     std::cout << fmt::format("\nthe {} group's steps moved from {} by split-transfer: each policy's mean JCT, and its "
                              "error against the measured\n",
-                             measured_gpu, a.from_gpu);
+                             measured_gpu, a.traces.from_gpu);
     std::cout << fmt::format("{:<14} {:>24}", "policy", "no trial");
     if (js["moved"].contains("moved-k"))
       std::cout << fmt::format(" {:>38}", fmt::format("{} trials, median (worst) over {} seeds", a.target_trials,
@@ -298,13 +277,7 @@ void setup(CLI::App& root) {
       "policies blind to GPU types, coconfig and pollux aware of them (simulate --cluster): each policy's mean JCT,\n"
       "GPU-hours and share of them on the --gpu group, against the last policy listed; then the same with the --gpu\n"
       "group's steps moved from --from-gpu's (no trial, then --target-trials per seed) against it (docs/SIMULATOR.md).");
-  cmd->add_option("--data", a->data, "Root of the shared data (the two trace folders, workloads/)")->capture_default_str();
-  cmd->add_option("--from", a->from, "Traces the jobs' learning curves and --from-gpu's steps come from, under --data")
-      ->capture_default_str();
-  cmd->add_option("--from-gpu", a->from_gpu, "The GPU --from was measured on")->capture_default_str();
-  cmd->add_option("--measured", a->measured, "The same applications' traces measured on --gpu, under --data")
-      ->capture_default_str();
-  cmd->add_option("--gpu", a->gpu, "The GPU --measured was measured on")->capture_default_str();
+  add_trace_pair_options(cmd, a->traces);
   cmd->add_option("--cluster", a->cluster, "The node groups, GPU=NODESxGPUS, of --from-gpu and --gpu")
       ->capture_default_str();
   cmd->add_option("--load-scale", a->load_scale, "Divide the workloads' arrival times by this")->capture_default_str();

@@ -210,20 +210,8 @@ void run_simulate(const SimulateArgs& a) {
     throw InputError("", 0, "--price", "prices the GPU-hours of each --gpu or --cluster group: give --gpu or --cluster");
   std::vector<double> prices(std::max<size_t>(1, items.size()), 0.0);
   if (!a.price.empty() && !items.empty()) prices = prices_for(a.price, items, hws);
-  // --cluster: a price for each group's GPU, its GPU-hours costed there.
+  // --cluster: each group's GPU-hour price, and a policy's cost on the cluster at them.
   std::vector<double> group_prices;
-  if (!a.price.empty() && !q.groups.empty()) {
-    std::vector<std::string> names;
-    std::vector<structure::HardwareProfile> group_hws;
-    for (const auto& g : q.groups) {
-      names.push_back(g.gpu), group_hws.push_back(io::resolve_hardware(g.gpu, "--cluster"));
-      for (size_t k = 0; k + 1 < group_hws.size(); ++k)
-        if (group_hws[k].name == group_hws.back().name)
-          throw InputError("", 0, "--cluster", fmt::format("{} is named by two groups: give it one", group_hws[k].name));
-    }
-    group_prices = prices_for(a.price, names, group_hws, "--cluster group's GPU");
-  }
-  // A policy's cost on the cluster: each group's GPU-hours at its price.
   auto cluster_cost = [&](const sim::SimResult& r) {
     double cost = 0;
     for (size_t k = 0; k < group_prices.size() && k < r.gpu_seconds_by_group.size(); ++k)
@@ -251,6 +239,13 @@ void run_simulate(const SimulateArgs& a) {
     }
     sources.push_back(app::load_jobs(qg));
     queries.push_back(qg);
+  }
+  // --cluster: a price for each group's GPU (load_jobs has refused a GPU named by two groups).
+  if (!a.price.empty() && !q.groups.empty()) {
+    std::vector<std::string> names;
+    std::vector<structure::HardwareProfile> group_hws;
+    for (const auto& g : q.groups) names.push_back(g.gpu), group_hws.push_back(io::resolve_hardware(g.gpu, "--cluster"));
+    group_prices = prices_for(a.price, names, group_hws, "--cluster group's GPU");
   }
 
   bool tty = stderr_is_tty();
@@ -307,20 +302,9 @@ void run_simulate(const SimulateArgs& a) {
       for (const auto& r : outcomes.front().runs) std::cout << fmt::format("{:<18} {:.2f}\n", r.policy, cluster_cost(r));
     }
     if (several) print_gpu_comparison(gpus, prices, outcomes);
-    // The GPUs moved with no step measured on them (--gpu's, or --cluster groups' with neither
-    // --step-times nor --trials): their figures carry the move's error.
-    std::vector<std::string> unmeasured = a.trials.empty() ? moved : std::vector<std::string>{};
-    if (!q.groups.empty()) {
-      const std::string from_name = io::resolve_hardware(a.from_gpu, "--from-gpu").name;
-      for (const auto& g : q.groups) {
-        const std::string name = io::resolve_hardware(g.gpu, "--cluster").name;
-        auto named = [&](const std::vector<std::pair<std::string, std::string>>& given) {
-          return std::any_of(given.begin(), given.end(),
-                             [&](const auto& x) { return io::resolve_hardware(x.first, "--cluster").name == name; });
-        };
-        if (name != from_name && !named(q.group_step_times) && !named(q.group_trials)) unmeasured.push_back(name);
-      }
-    }
+    // The GPUs moved with no step measured on them: their figures carry the move's error.
+    std::vector<std::string> unmeasured;
+    for (const auto& src : sources) unmeasured.insert(unmeasured.end(), src.unmeasured.begin(), src.unmeasured.end());
     if (!unmeasured.empty()) {
       std::string list;
       for (const auto& m : unmeasured) list += (list.empty() ? "" : ", ") + m;

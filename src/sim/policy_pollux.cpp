@@ -72,18 +72,7 @@ class Pollux : public Policy {
       for (int g = jobs[i]->rigid() ? cap[i] : 1; g <= cap[i] && !least[i]; ++g)
         if (rate(i, g) > 0) least[i] = g;
     }
-    // Which jobs the programme must place. With p <= 0 a job left waiting makes the mean zero
-    // however the rest run, so the running jobs come first, then the others by arrival, each
-    // while its least count fits (a job that does not fit is passed over for a later one that
-    // does). With p > 0 a waiting job adds nothing, and the programme may leave any job out.
-    std::vector<size_t> admitted;
-    int left = total;
-    for (bool running : {true, false})
-      for (size_t i = 0; i < jobs.size(); ++i)
-        if ((jobs[i]->gpus > 0) == running && least[i] > 0 && (p_ > 0 || least[i] <= left)) {
-          admitted.push_back(i);
-          left -= least[i];
-        }
+    const std::vector<size_t> admitted = admit(jobs, least, total);
     // The most GPUs the admitted jobs can hold together: the programme's width, so that a
     // cluster far larger than its jobs costs no more memory or time than they do.
     long can_hold = 0;
@@ -168,15 +157,8 @@ class Pollux : public Policy {
         }
       }
     }
-    // Which jobs the programme must place: as in schedule(), against the GPUs of all groups.
-    std::vector<size_t> admitted;
-    int left = in.total_gpus;
-    for (bool running : {true, false})
-      for (size_t i = 0; i < jobs.size(); ++i)
-        if ((jobs[i]->gpus > 0) == running && least[i] > 0 && (p_ > 0 || least[i] <= left)) {
-          admitted.push_back(i);
-          left -= least[i];
-        }
+    // Against the GPUs of all groups: a job's least count is the fewest it runs on in any group.
+    const std::vector<size_t> admitted = admit(jobs, least, in.total_gpus);
     // Each group's width: its GPUs, or what the admitted jobs can hold there if less.
     std::vector<int> width(groups, 0);
     std::vector<long> can_hold(groups, 0), stride(groups, 1);
@@ -243,6 +225,24 @@ class Pollux : public Policy {
   }
 
  private:
+  // Which jobs the programme must place, by index into `jobs`; least[i] is the
+  // fewest GPUs job i runs on (0: none). With p <= 0 a job left waiting makes
+  // the mean zero however the rest run, so the running jobs come first, then
+  // the others by arrival, each while its least count fits in `total` (a job
+  // that does not fit is passed over for a later one that does). With p > 0 a
+  // waiting job adds nothing, and the programme may leave any job out.
+  std::vector<size_t> admit(const std::vector<JobState*>& jobs, const std::vector<int>& least, int total) const {
+    std::vector<size_t> admitted;
+    int left = total;
+    for (bool running : {true, false})
+      for (size_t i = 0; i < jobs.size(); ++i)
+        if ((jobs[i]->gpus > 0) == running && least[i] > 0 && (p_ > 0 || least[i] <= left)) {
+          admitted.push_back(i);
+          left -= least[i];
+        }
+    return admitted;
+  }
+
   double p_, penalty_;
   bool types_;
   GoodputTable goodput_;

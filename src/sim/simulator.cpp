@@ -55,15 +55,6 @@ class Engine {
                                         " has " + std::to_string(largest_group_));
       j.work = s.app ? s.app->total_work() : s.duration;
       j.batch = s.batch;
-      // A policy blind to GPU types runs a job at its request, which must run somewhere.
-      if (groups_.size() > 1 && s.app) {
-        bool runs = false;
-        for (size_t k = 0; k < groups_.size() && !runs; ++k)
-          runs = s.gpus <= clusters_[k].total_gpus() && s.app_on(int(k))->rate(s.gpus, 0, s.batch, 0) > 0;
-        if (!runs)
-          throw InputError("", 0, "", fmt::format("job '{}' cannot run at its requested {} GPUs and batch {} on any node group",
-                                                  s.name, s.gpus, s.batch));
-      }
     }
   }
 

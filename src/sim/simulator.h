@@ -96,9 +96,8 @@ void check_schedule_times(double restart_delay, double interval);
 
 // Runs `jobs` (any order) to completion. Abandoned (core/cancel.h) when the
 // caller's scope ends. Throws InputError if a job can never
-// run (more GPUs than the cluster's largest node group; on several groups, a
-// trace job whose requested size runs on none of them) and std::logic_error
-// if the policy over-allocates.
+// run (more GPUs than the cluster's largest node group) and std::logic_error
+// if the policy over-allocates, or places a job nowhere with every GPU free.
 SimResult simulate(const std::vector<JobSpec>& jobs, Policy& policy, const Estimator& est, const Estimator& truth,
                    const SimOptions& opts);
 
