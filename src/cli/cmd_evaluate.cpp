@@ -95,6 +95,8 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   o.from = a.from, o.to = a.to;
   o.from_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   o.to_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
+  note_catalog_alias(a.from_gpu, "--from-gpu");
+  note_catalog_alias(a.to_gpu, "--to-gpu");
   o.from_hw.gpu.fp32_matmul_tf32 = o.to_hw.gpu.fp32_matmul_tf32 = a.tf32;
   o.precision = a.precision;
   o.target_trials = a.target_trials;

@@ -112,6 +112,7 @@ void run_predict(const PredictArgs& a) {
                         {{a.configs, "--configs"}, {a.calibrate, "--calibrate"}, hardware_file_input(a.gpu, "--gpu"),
                          hardware_file_input(a.calibrate_gpu, "--calibrate-gpu")});
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
+  note_catalog_alias(a.gpu, "--gpu");
   // Measured on another GPU: fitted there, then its fractions and overheads price --gpu.
   const std::optional<structure::HardwareProfile> measured_hw =
       a.calibrate_gpu.empty() ? std::nullopt : std::optional(io::resolve_llm_hardware(a.calibrate_gpu, "--calibrate-gpu"));
@@ -200,9 +201,9 @@ void run_predict(const PredictArgs& a) {
   if (!a.out.empty()) {
     // The file's own columns of these names (measured times, say) give way to the predictions.
     for (const auto& c : columns)
-      if (in.table.has_column(c))
+      if (const int own = in.table.own_column(c); own >= 0)
         std::cerr << fmt::format("note: {}'s column '{}' is replaced by the prediction in {}\n", a.configs,
-                                 in.table.header()[in.table.column(c)], a.out == "-" ? "the output" : a.out);
+                                 in.table.header()[own], a.out == "-" ? "the output" : a.out);
     // One row of values for each row of the file: a row left out has its prediction cells empty
     // (a measured time of its own in that column would read as a prediction), the rest as it was.
     // in.rows keeps the file's order, so one pass pairs them.
@@ -281,7 +282,8 @@ void run_predict(const PredictArgs& a) {
     for (const auto& w : cal->warnings) std::cerr << "  warning: " << w << "\n";
   }
   if (!a.out.empty()) {
-    std::cerr << fmt::format("wrote {} rows to {}{}\n", in.table.rows().size(), a.out == "-" ? "standard output" : a.out,
+    std::cerr << fmt::format("wrote {} rows to {}{}\n", in.table.rows().size() + in.table.malformed_fields().size(),
+                             a.out == "-" ? "standard output" : a.out,
                              in.rejected.empty() ? "" : fmt::format(" ({} predicted)", values.size()));
     print_over_memory(rows, hw.gpu.capacity_bytes() / kGiB, hw.name);
     if (a.breakdown && a.out != "-") print_llm_time_breakdown(rows, "line");  // not into the CSV

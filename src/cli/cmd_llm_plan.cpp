@@ -312,6 +312,7 @@ void run_plan(PlanArgs a) {
     std::vector<structure::HardwareProfile> gpus;
     for (const auto& n : names) {
       gpus.push_back(io::resolve_llm_hardware(n, "--gpu"));
+      note_catalog_alias(n, "--gpu");
       for (size_t i = 0; i + 1 < gpus.size(); ++i)
         if (gpus[i].name == gpus.back().name)
           throw InputError("", 0, "--gpu",
@@ -327,6 +328,7 @@ void run_plan(PlanArgs a) {
     return;
   }
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
+  note_catalog_alias(a.gpu, "--gpu");
   const double price = prices_for(a.price, names, {hw}).front();
   a.options = options_for(a, price, hw);
   if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;

@@ -82,6 +82,12 @@ std::vector<std::string> distinct_comma_list(const std::string& value, const std
   return out;
 }
 
+void note_catalog_alias(const std::string& gpu, const std::string& option) {
+  if (auto key = structure::builtin_alias_target(gpu))
+    std::cerr << fmt::format("note: {} '{}' is the catalog's {} (`trainplan hardware` lists the others)\n", option, gpu,
+                             *key);
+}
+
 std::pair<std::string, std::string> hardware_file_input(const std::string& gpu, const std::string& option) {
   return {io::names_hardware_file(gpu) ? gpu : "", option};
 }

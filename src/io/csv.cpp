@@ -207,6 +207,9 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
       have_header = true;
       continue;
     }
+    // A comma ending every data line but not the header (some exporters write one) adds an empty
+    // field no column names: dropped, as a reader of the header's columns would never see it.
+    while (fields.size() > t.header_.size() && fields.back().empty()) fields.pop_back();
     if (fields.size() != t.header_.size()) {
       InputError e(name, record_line, "",
                    "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
@@ -249,6 +252,13 @@ int CsvTable::column(const std::string& name) const {
   if (auto it = index_.find(name); it != index_.end()) return it->second;
   auto it = folded_index_.find(fold_column_name(name));
   return it == folded_index_.end() || it->second < 0 ? -1 : it->second;
+}
+
+int CsvTable::own_column(const std::string& name) const {
+  if (auto it = index_.find(name); it != index_.end()) return it->second;
+  const std::vector<std::string> named = columns_named(name);
+  if (named.size() != 1) return -1;
+  return index_.at(named.front());
 }
 
 std::vector<std::string> CsvTable::columns_named(const std::string& name) const {

@@ -66,6 +66,10 @@ class CsvTable {
   // Throws InputError naming the file and the missing column.
   void require_columns(const std::vector<std::string>& names) const;
   int column(const std::string& name) const;  // -1 if absent
+  // The column the file itself calls `name` (exactly, else its one header entry
+  // of that folded name), never another spelling read_column_as made `name`
+  // find: where a writer of this table's rows puts a column of that name.
+  int own_column(const std::string& name) const;
   // Every header entry whose folded name is `name`'s: more than one where a
   // file names a column twice in different spellings ("tp" and "TP").
   std::vector<std::string> columns_named(const std::string& name) const;

@@ -380,9 +380,9 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
   }
   std::ostream& out = path == "-" ? std::cout : file;
   std::vector<std::string> header = in.header();
-  std::vector<int> at;  // where each name goes: its column in `in`, or appended
+  std::vector<int> at;  // where each name goes: the file's own column of that name, or appended
   for (const auto& n : names) {
-    int c = in.column(n);
+    int c = in.own_column(n);
     if (c < 0) c = static_cast<int>(header.size()), header.push_back(n);
     at.push_back(c);
   }
@@ -400,6 +400,7 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
   auto write_unsplit_before = [&](long line) {
     for (; next_unsplit < unsplit.size() && unsplit[next_unsplit].line < line; ++next_unsplit) {
       std::vector<std::string> fields = unsplit[next_unsplit].fields;
+      fields.resize(in.header().size());  // cut to the input's columns: no stray field in a prediction's
       fields.resize(header.size());
       write(fields);
     }

@@ -430,7 +430,7 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
   if (n == 5) fixed(0) = fixed(1) = fixed(2) = true;
   auto res = numerics::bounded_lm(residuals, x0, lo, hi, fixed);
   params_ = with(res.x);
-  fitted_factors_ = k;
+  fitted_factors_ = int((!fixed).count());  // overheads: the two overheads, the fractions held
   fitted_mode_ = n == 6 ? "all" : n == 5 ? "overheads" : "efficiency";
   fitted_configurations_ = int(distinct.size());
 }

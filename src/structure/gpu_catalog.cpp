@@ -296,6 +296,13 @@ std::optional<HardwareProfile> find_builtin_hardware(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<std::string> builtin_alias_target(const std::string& name) {
+  if (name.find('/') != std::string::npos) return std::nullopt;
+  auto h = find_builtin_hardware(name);
+  if (!h || model_key(h->name) == model_key(name)) return std::nullopt;
+  return h->name;
+}
+
 std::optional<HardwareProfile> find_builtin_hardware_in(const std::string& label) {
   if (auto hw = find_builtin_hardware(label)) return hw;
   std::vector<std::string> words;

@@ -127,6 +127,10 @@ const std::vector<HardwareProfile>& builtin_hardware();
 // "a100"), or nullopt. Case, spaces, hyphens and underscores do not matter:
 // "A100 40GB" and "a100_40gb" are a100-40gb.
 std::optional<HardwareProfile> find_builtin_hardware(const std::string& name);
+// The catalog key `name` stands for where it is one of an entry's aliases, not
+// the key itself in any spelling ("a100" gives "a100-40gb"); nullopt for a key,
+// an unknown name or a path.
+std::optional<std::string> builtin_alias_target(const std::string& name);
 // The built-in entry a free-text label names ("NVIDIA H200 141GB (libtorch
 // 2.11)" is h200, "Tesla A100 80GB" a100-80gb): the label as a name, else
 // the one entry named by two neighbouring words of it, else by one word

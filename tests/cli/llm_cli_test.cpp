@@ -728,7 +728,7 @@ TEST(LlmCli, ARunSheetsOtherCellsAndLinesCostNoRowItsPrediction) {
       "run,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,iteration_time_s,memory_gib\n";
   const std::string a = "\"  first run \",8,32,2,2048,16,24,2048,2,4,1,OOM,pending\n";
   const std::string b = "second,8,32,2,2048,16,24,2048,2,4,1,,0\n";
-  const std::string wide = "third,8,32,2,2048,16,24,2048,2,4,1,,,\n";  // one field too many
+  const std::string wide = "third,8,32,2,2048,16,24,2048,2,4,1,,,x\n";  // one field too many
   const std::string hashed = "#4,8,32,2,2048,16,24,2048,2,4,1,,\n";
   auto in = tptest::write_file(d / "sheet.csv", header + a + b + wide + hashed);
   auto out = (d / "out.csv").string();
@@ -752,6 +752,32 @@ TEST(LlmCli, ARunSheetsOtherCellsAndLinesCostNoRowItsPrediction) {
   auto cal = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb --calibrate " + in);
   EXPECT_EQ(cal.exit_code, 2);
   EXPECT_NE(cal.err.find("iteration_time_s"), std::string::npos) << cal.err;
+}
+
+// The output appends iteration_time_s and memory_gib whatever the input's own
+// columns are called: a measured time under another name it reads as the time
+// (Korthikanti's measured_iteration_time_s) stays as it was beside the
+// prediction, and a line with fields past the header's passes through cut to
+// the input's columns, its prediction cells empty, not filled by its surplus.
+TEST(LlmCli, TheOutputAppendsItsColumnsAndCutsAWideLineToTheInputs) {
+  auto d = tptest::temp_dir("llm_cli_own_columns");
+  auto in = tptest::write_file(d / "in.csv",
+                               "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_iteration_time_s\n"
+                               "8,32,2,2048,16,24,2048,2,4,1,1.5\n"
+                               "8,32,2,2048,16,24,2048,2,4,1,1.5,5.5,7.25\n");
+  auto out = (d / "out.csv").string();
+  auto r = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // the wide line
+  auto t = trainplan::io::CsvTable::read(out);
+  EXPECT_EQ(t.header().back(), "memory_gib");
+  ASSERT_EQ(t.header().size(), 13u);
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_EQ(t.text(t.rows()[0], "measured_iteration_time_s"), "1.5");
+  EXPECT_GT(t.positive(t.rows()[0], "iteration_time_s"), 0);
+  EXPECT_NE(t.text(t.rows()[0], "iteration_time_s"), "1.5");
+  EXPECT_EQ(t.text(t.rows()[1], "iteration_time_s"), "");
+  EXPECT_EQ(t.text(t.rows()[1], "memory_gib"), "");
+  EXPECT_NE(r.err.find("wrote 2 rows to " + out + " (1 predicted)"), std::string::npos) << r.err;
 }
 
 // Files the run reads are never its output, the hardware file included; what

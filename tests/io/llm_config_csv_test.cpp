@@ -228,6 +228,29 @@ TEST(Csv, QuotedLineBreaksUnclosedQuotesAndCarriageReturns) {
   EXPECT_EQ(cr.rows()[1].fields[1], "4");
 }
 
+// A comma ending every data line but not the header is an empty field no
+// column names: the rows read; a non-empty field past the header's still
+// makes its row malformed.
+TEST(Csv, ACommaEndingEveryDataLineIsNotAField) {
+  auto t = io::CsvTable::parse("a,b\n1,2,\n3,4,,\n", "export.csv");
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_EQ(t.rows()[1].fields, (std::vector<std::string>{"3", "4"}));
+  auto bad = io::CsvTable::parse("a,b\n1,2,x\n3,4\n", "extra.csv", io::BadFieldCount::kSkip);
+  ASSERT_EQ(bad.rows().size(), 1u);
+  ASSERT_EQ(bad.malformed_rows().size(), 1u);
+  EXPECT_EQ(bad.malformed_rows()[0].line(), 2);
+}
+
+// own_column finds what the file itself calls a name, in any case, and never
+// another spelling read_column_as made the name find.
+TEST(Csv, OwnColumnIsTheFilesOwnName) {
+  auto t = io::CsvTable::parse("measured_iteration_time_s,Memory_GiB\n1,2\n", "m.csv");
+  t.read_column_as("measured_iteration_time_s", "iteration_time_s");
+  EXPECT_EQ(t.column("iteration_time_s"), 0);
+  EXPECT_EQ(t.own_column("iteration_time_s"), -1);
+  EXPECT_EQ(t.own_column("memory_gib"), 1);
+}
+
 TEST(KorthikantiCsv, ReadsTheSharedRuns) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
   auto dir = tptest::shared_data_dir() + "/llm/";

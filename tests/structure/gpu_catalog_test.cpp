@@ -60,6 +60,17 @@ TEST(GpuCatalog, NamesMatchWhateverTheSeparators) {
   for (const auto& name : structure::builtin_hardware_names()) EXPECT_EQ(find_builtin_hardware(name)->name, name);
 }
 
+// An alias is told from the key: the CLI says which entry "a100" stood for.
+TEST(GpuCatalog, AnAliasSaysTheKeyItStandsFor) {
+  EXPECT_EQ(structure::builtin_alias_target("a100"), "a100-40gb");
+  EXPECT_EQ(structure::builtin_alias_target("A100-SXM4-40GB"), "a100-40gb");
+  EXPECT_FALSE(structure::builtin_alias_target("A100 40GB").has_value());  // the key, spelt otherwise
+  EXPECT_FALSE(structure::builtin_alias_target("NVIDIA Tesla T4").has_value());  // the key with a vendor's words
+  EXPECT_FALSE(structure::builtin_alias_target("h100").has_value());
+  EXPECT_FALSE(structure::builtin_alias_target("no-such-gpu").has_value());
+  EXPECT_FALSE(structure::builtin_alias_target("./a100").has_value());
+}
+
 // A profiler's free-text label names its catalog GPU; a label that names
 // none, or two, names nothing.
 TEST(GpuCatalog, ALabelNamesTheGpuAmongItsWords) {
