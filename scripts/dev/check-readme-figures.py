@@ -55,6 +55,12 @@ CHECKS = [
         "--to", os.path.join(DATA, "sia-a100"), "--to-gpu", "a100-40gb", "--target-trials", "0"], [
         (r"no trial ([\d.]+)% \[", r"\nmedian\s+([\d.]+)%"),
     ]),
+    ("The same, A100 → T4", [
+        "evaluate", "--transfer", "--from", os.path.join(DATA, "sia-a100"), "--from-gpu", "a100-40gb",
+        "--to", os.path.join(DATA, "pollux-t4"), "--to-gpu", "t4", "--target-trials", "0"], [
+        (r"no trial ([\d.]+)% \(", r"\nmedian\s+([\d.]+)%"),
+        (r"the datasheet ratio ([\d.]+)%", r"\nmedian\s+[\d.]+%\s+([\d.]+)%"),
+    ]),
     ("A cluster of a GPU never profiled", ["bench", "simulate-gpu", "--data", DATA, "--seeds", "1-8"], [
         (r"mean JCT off by ([\d.]+)%", r"3 trials \(median.*?\n.*?median ([\d.]+)% /"),
         (r"GPU-hours by ([\d.]+)% at", r"3 trials \(median.*?\n.*?median [\d.]+% / ([\d.]+)%"),

@@ -324,6 +324,28 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
                            ? std::min(1.0, ratios_.intra_link)
                            : ratio(problem.target_hw.node.inter_node_gbps, problem.source_hw.node.inter_node_gbps);
 
+  // The target's all-reduce no slower than its own links at the least efficiency allow
+  // (SplitTransferParams::least_link_efficiency): what the source's links cannot explain is not
+  // carried to the target multiplied by their ratio.
+  if (problem.network && p_.least_link_efficiency > 0) {
+    const double bytes = 4 * problem.network->params();
+    auto held = [&](double k_src, double bw_src, double bw_tgt, double& ratio, double& efficiency) {
+      if (!(k_src > 0 && bw_src > 0 && bw_tgt > 0 && bytes > 0)) return false;
+      efficiency = bytes / (k_src * bw_src * 1e9);
+      const double ceiling = p_.latency_max + bytes / (bw_tgt * 1e9 * p_.least_link_efficiency);
+      if (k_src / ratio <= ceiling) return false;
+      ratio = k_src / ceiling;
+      return true;
+    };
+    const auto &sn = problem.source_hw.node, &tn = problem.target_hw.node;
+    ratios_.intra_link_held = held(src_.intra_s, sn.intra_node_gbps, tn.intra_node_gbps, ratios_.intra_link,
+                                         ratios_.source_intra_efficiency);
+    // A network the catalog only assumes has no bandwidth to price at the floor: its ratio stays.
+    if (!ratios_.inter_link_assumed)
+      ratios_.inter_link_held = held(src_.inter_s, sn.inter_node_gbps, tn.inter_node_gbps, ratios_.inter_link,
+                                           ratios_.source_inter_efficiency);
+  }
+
   const bool given = problem.precision.profiled != Precision::kAuto;
   Precision prec = given ? problem.precision.profiled : p_.precision;
   if (prec == Precision::kAuto) {
@@ -567,6 +589,16 @@ std::string SplitTransferModel::describe() const {
       r.inter_link_assumed
           ? " (a network the catalog only assumes: the measured cluster's kept, no faster than the nodes' links allow)"
           : "");
+  if (r.intra_link_held || r.inter_link_held)
+    out += fmt::format(
+        "all-reduce: the source's ran its links at {} of their nominal bandwidth; moved by the links' ratio it would "
+        "be slower than the target's links at {:.0f}% allow, and is held there ({:.0f}%, plus {:.3g} s of latency)\n",
+        r.intra_link_held && r.inter_link_held
+            ? fmt::format("{:.2g}% (within a node) and {:.2g}% (across nodes)", 100 * r.source_intra_efficiency,
+                          100 * r.source_inter_efficiency)
+            : r.intra_link_held ? fmt::format("{:.2g}% within a node", 100 * r.source_intra_efficiency)
+                                   : fmt::format("{:.2g}% across nodes", 100 * r.source_inter_efficiency),
+        100 * p_.least_link_efficiency, 100 * p_.least_link_efficiency, p_.latency_max);
   const auto& f = factors_;
   if (f.trials > 0)
     out += fmt::format("target trials ({}): host x{:.3g} (of {:.4g} s), GPU per step x{:.3g}, per example x{:.3g}, "

@@ -91,6 +91,14 @@ struct SplitTransferParams {
   // Model bytes and link efficiency for the communication prior when the
   // source has no multi-GPU row at all (parameters x 4 bytes of the graph).
   double link_efficiency = 0.5;
+  // The least share of its links' nominal bandwidth a gradient all-reduce is
+  // taken to reach: the target's per-ring cost is at most latency_max plus
+  // the gradients' bytes (4 a parameter) at this share of its links. A
+  // source all-reduce slower than its own links explain (a cluster's network
+  // slower than its catalog entry, ranks waiting on one another) would
+  // otherwise reach the target multiplied by the links' ratio. Needs the
+  // layer graph (the bytes); 0: off.
+  double least_link_efficiency = 0.05;
 
   // Target trials: a trial's log step time is trusted to the source fit's rms
   // log residual (the misfit of this model on measured steps), at least this.
@@ -144,6 +152,12 @@ struct SplitSourceFit {
 struct SplitRatios {
   double per_example = 1, per_step = 1, intra_link = 1, inter_link = 1;
   bool inter_link_assumed = false;  // a network the catalog only assumes: the source's kept (ratio 1, or intra_link when below)
+  // The share of its links' nominal bandwidth the source's fitted all-reduce
+  // implies (0: unknown, no layer graph), and whether the target's is held at
+  // the ceiling of SplitTransferParams::least_link_efficiency (the ratio
+  // above is then the ceiling's).
+  double source_intra_efficiency = 0, source_inter_efficiency = 0;
+  bool intra_link_held = false, inter_link_held = false;
   double step_streaming_share = 0;  // of the source's per-step GPU work: streaming the weights
   double compute = 1, memory = 1;  // matrix peak and memory bandwidth ratios
   double compute_share_source = 0.5, compute_share_target = 0.5;  // of the per-example GPU time

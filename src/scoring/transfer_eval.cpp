@@ -117,6 +117,14 @@ nlohmann::json ratios_json(const models::SplitRatios& r) {
           {"intra_node_link", r.intra_link},
           {"inter_node_link", r.inter_link},
           {"inter_node_link_assumed", r.inter_link_assumed},
+          // The source's all-reduce as a share of its links' bandwidth (null: no layer graph), and
+          // whether the target's is held at what its own links allow (SplitTransferParams::least_link_efficiency).
+          {"source_intra_node_link_efficiency",
+           r.source_intra_efficiency > 0 ? nlohmann::json(r.source_intra_efficiency) : nlohmann::json(nullptr)},
+          {"source_inter_node_link_efficiency",
+           r.source_inter_efficiency > 0 ? nlohmann::json(r.source_inter_efficiency) : nlohmann::json(nullptr)},
+          {"intra_node_link_held", r.intra_link_held},
+          {"inter_node_link_held", r.inter_link_held},
           {"compute_bound_share_source", r.compute_share_source},
           {"compute_bound_share_target", r.compute_share_target},
           {"precision", models::to_string(r.precision)},

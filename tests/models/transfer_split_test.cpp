@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "models/transfer_baselines.h"
 #include "models/transfer_split.h"
+#include "structure/network_zoo.h"
 #include "numerics/normal_quantile.h"
 #include "numerics/student_t_quantile.h"
 
@@ -410,4 +411,38 @@ TEST(SplitTransfer, Tf32DenseLayersTakeTheTensorCorePeak) {
   EXPECT_GT(on.ratios().compute, 4);
   EXPECT_LT(on.predict(models::step_sample("1", 512)), off.predict(models::step_sample("1", 512)));
   EXPECT_DOUBLE_EQ(prob.source_hw.gpu.fp32_matmul_tflops(), 10);  // no TF32 units: the fp32 peak
+}
+
+// A source all-reduce far slower than its links explain (here 0.6% of their
+// bandwidth for ResNet-18's 45 MB of gradients) is not carried to slower
+// links multiplied by their ratio: the target's is held at what its own links
+// allow at the least efficiency. One the links explain moves by the ratio.
+TEST(SplitTransfer, AnAllReduceTheLinksDoNotExplainIsNotMultiplied) {
+  const auto graph = structure::resnet18_cifar();
+  const double bytes = 4 * graph.params();
+  Truth slow_sync;
+  slow_sync.ki = 0.2, slow_sync.ke = 0.3;
+  models::SplitTransferModel m;
+  m.fit({trace(slow_sync, kSourcePlacements, 1), kFast, kSlow, {}, &graph});
+  const models::SplitTransferParams p;
+  EXPECT_TRUE(m.ratios().intra_link_held);
+  EXPECT_TRUE(m.ratios().inter_link_held);
+  EXPECT_LT(m.ratios().source_intra_efficiency, 0.01);
+  const double ceiling = p.latency_max + bytes / (kSlow.node.intra_node_gbps * 1e9 * p.least_link_efficiency);
+  EXPECT_NEAR(m.source_fit().intra_s / m.ratios().intra_link, ceiling, 1e-9 * ceiling);
+  EXPECT_GT(m.ratios().intra_link, 1);  // where the nominal ratio is 0.25
+  EXPECT_NE(m.describe().find("is held there"), std::string::npos) << m.describe();
+  // Without the layer graph there are no bytes to price: the links' ratio.
+  models::SplitTransferModel blind;
+  blind.fit({trace(slow_sync, kSourcePlacements, 1), kFast, kSlow, {}, nullptr});
+  EXPECT_FALSE(blind.ratios().intra_link_held);
+  EXPECT_DOUBLE_EQ(blind.ratios().intra_link, 0.25);
+  // An all-reduce the links explain (about 11% of their bandwidth) moves by their ratio.
+  Truth fast_sync;
+  fast_sync.ki = 0.01, fast_sync.ke = 0.1;
+  models::SplitTransferModel explained;
+  explained.fit({trace(fast_sync, kSourcePlacements, 1), kFast, kSlow, {}, &graph});
+  EXPECT_FALSE(explained.ratios().intra_link_held);
+  EXPECT_DOUBLE_EQ(explained.ratios().intra_link, 0.25);
+  EXPECT_GT(explained.ratios().source_intra_efficiency, p.least_link_efficiency);
 }
