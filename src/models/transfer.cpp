@@ -43,11 +43,12 @@ std::string node_size_warning(const std::vector<StepSample>& steps, const struct
   for (const auto& s : steps)
     if (!fullest || s.busiest_node() > fullest->busiest_node()) fullest = &s;
   if (per_node <= 0 || !fullest || fullest->busiest_node() <= per_node) return "";
-  return fmt::format("{} places {} GPUs on a node (placement {}), and {} says a {} node holds {}: give {} a hardware "
-                     "file that says gpus_per_node {} (docs/HARDWARE.md), or its links are priced for nodes it did "
-                     "not have",
-                     where, fullest->busiest_node(), fullest->placement(), option, hw.name, per_node, option,
-                     fullest->busiest_node());
+  return fmt::format("{} places {} GPUs on a node (placement {}), and {} says a {} node holds {}: the trace ran on "
+                     "other nodes than the catalog's, whose links ({:.3g} GB/s a GPU within a node, {:.3g} GB/s across) "
+                     "price its all-reduce; where that cluster's links differ, give {} a hardware file that states "
+                     "them (gpus_per_node {}, intra_node_bw_GBps, inter_node_bw_GBps: docs/HARDWARE.md)",
+                     where, fullest->busiest_node(), fullest->placement(), option, hw.name, per_node,
+                     hw.node.intra_node_gbps, hw.node.inter_node_gbps, option, fullest->busiest_node());
 }
 
 StepSample step_sample(const std::string& placement, double batch, double step_s, std::optional<double> sync_s) {

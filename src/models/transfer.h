@@ -129,10 +129,10 @@ struct TransferModelRegistrar {
   }
 };
 
-// A warning when `steps` put more GPUs on a node than `hw`'s nodes hold
-// (a trace measured on larger nodes than the catalog's, which then prices
-// the all-reduce of a node it never had), naming `where` and `option`; empty
-// when they fit or the node size is not stated.
+// A warning when `steps` put more GPUs on a node than `hw`'s nodes hold (a
+// trace measured on other nodes than the catalog's, whose links then price
+// its all-reduce), naming `where` and `option` and the links a hardware file
+// would state; empty when they fit or the node size is not stated.
 std::string node_size_warning(const std::vector<StepSample>& steps, const structure::HardwareProfile& hw,
                               const std::string& where, const std::string& option);
 

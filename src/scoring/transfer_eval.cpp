@@ -186,22 +186,37 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
 
   // Pair the networks: by folder name, or the two folders themselves.
   std::vector<std::pair<std::string, std::string>> pairs;  // (from, to)
+  auto name_of = [](const std::string& d) {
+    std::string n = fs::path(d).filename().string();
+    return n.empty() ? fs::path(d).parent_path().filename().string() : n;
+  };
+  // The folder under `root` of the network `name` names (any case, '-', '_' or spaces), or "".
+  auto folder_named = [](const std::string& root, const std::string& name) {
+    std::error_code ec;
+    const std::string key = structure::network_name_key(name);
+    for (const auto& entry : fs::directory_iterator(root, ec))
+      if (entry.is_directory() && structure::network_name_key(entry.path().filename().string()) == key)
+        return entry.path().string();
+    return std::string();
+  };
   bool from_one = fs::exists(fs::path(opts.from) / "placements.csv");
   bool to_one = fs::exists(fs::path(opts.to) / "placements.csv");
   if (from_one || to_one) {
-    if (!from_one)
+    // One network's trace on one side and a folder of them on the other: that network's folder there.
+    std::string from = opts.from, to = opts.to;
+    if (!from_one) from = folder_named(opts.from, name_of(opts.to));
+    if (!to_one) to = folder_named(opts.to, name_of(opts.from));
+    if (from.empty())
       throw InputError((fs::path(opts.from) / "placements.csv").string(), 0, "",
-                       "missing: a trace directory needs placements.csv (--to is one network's trace, so --from must be too)");
-    if (!to_one)
+                       "missing: --to is " + name_of(opts.to) + "'s trace, and --from is neither a trace (placements.csv) "
+                       "nor a folder holding one of that network's name");
+    if (to.empty())
       throw InputError((fs::path(opts.to) / "placements.csv").string(), 0, "",
-                       "missing: a trace directory needs placements.csv (--from is one network's trace, so --to must be too)");
-    pairs.push_back({opts.from, opts.to});
+                       "missing: --from is " + name_of(opts.from) + "'s trace, and --to is neither a trace (placements.csv) "
+                       "nor a folder holding one of that network's name");
+    pairs.push_back({from, to});
     // The folders' names are the pairing's only evidence; two different networks of the zoo are likely a mistake.
-    auto name_of = [](const std::string& d) {
-      std::string n = fs::path(d).filename().string();
-      return n.empty() ? fs::path(d).parent_path().filename().string() : n;
-    };
-    const std::string a = name_of(opts.from), b = name_of(opts.to);
+    const std::string a = name_of(from), b = name_of(to);
     const auto* na = structure::find_network(a);
     const auto* nb = structure::find_network(b);
     if (na && nb && na != nb)  // two names of one network (an alias) are no mistake
@@ -226,22 +241,17 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
     };
     auto [a, a_names] = by_key(opts.from);
     auto [b, b_names] = by_key(opts.to);
-    // A network's folder on the other side that is no trace (no
-    // placements.csv) is a broken copy, not a network left out.
-    auto require_trace = [](const std::string& root, const std::string& name) {
-      std::error_code ec;
-      const std::string key = structure::network_name_key(name);
-      for (const auto& entry : fs::directory_iterator(root, ec))
-        if (entry.is_directory() && structure::network_name_key(entry.path().filename().string()) == key)
-          throw InputError((entry.path() / "placements.csv").string(), 0, "",
-                           "missing: " + name + " has a trace on the other side, and this folder of its name needs "
-                           "placements.csv");
-    };
+    // A network's folder on the other side that is no trace (no placements.csv) is a broken
+    // copy, not a network left out: paired, so that reading it names what is missing, and then
+    // skipped as unreadable while the others are scored.
     for (const auto& [key, dir] : a)
       if (b.count(key)) pairs.push_back({dir, b[key]});
-      else require_trace(opts.to, a_names[key]), rep.skipped.push_back(a_names[key] + ": only under " + opts.from);
+      else if (auto broken = folder_named(opts.to, a_names[key]); !broken.empty()) pairs.push_back({dir, broken});
+      else rep.skipped.push_back(a_names[key] + ": only under " + opts.from);
     for (const auto& [key, dir] : b)
-      if (!a.count(key)) require_trace(opts.from, b_names[key]), rep.skipped.push_back(b_names[key] + ": only under " + opts.to);
+      if (a.count(key)) continue;
+      else if (auto broken = folder_named(opts.from, b_names[key]); !broken.empty()) pairs.push_back({broken, dir});
+      else rep.skipped.push_back(b_names[key] + ": only under " + opts.to);
     if (pairs.empty())
       throw InputError(opts.to, 0, "", "no network's trace folder is under both " + opts.from + " and " + opts.to);
   }

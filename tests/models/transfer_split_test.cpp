@@ -262,7 +262,8 @@ TEST(SplitTransfer, StepsOnNodesLargerThanTheCatalogsAreWarnedOf) {
   const std::vector<StepSample> larger = {models::step_sample("1", 32, 0.1), models::step_sample("8", 32, 0.2), models::step_sample("26", 32, 0.2)};
   const std::string w = models::node_size_warning(larger, four, "traces/cifar10", "--from-gpu");
   EXPECT_NE(w.find("traces/cifar10 places 8 GPUs on a node (placement 8)"), std::string::npos) << w;
-  EXPECT_NE(w.find("says gpus_per_node 8"), std::string::npos) << w;
+  EXPECT_NE(w.find("(gpus_per_node 8, intra_node_bw_GBps, inter_node_bw_GBps"), std::string::npos) << w;
+  EXPECT_NE(w.find("links (10 GB/s a GPU within a node, 50 GB/s across)"), std::string::npos) << w;
   auto unstated = four;
   unstated.node.gpus_per_node = 0;
   EXPECT_EQ(models::node_size_warning(larger, unstated, "traces/cifar10", "--from-gpu"), "");

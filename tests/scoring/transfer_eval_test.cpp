@@ -342,6 +342,49 @@ TEST(TransferEval, ALoneFolderWithoutItsTraceIsNamed) {
       << r.err;
 }
 
+// One network's trace on one side and a folder of traces on the other: that
+// network's folder there, as if both had been given; none of its name there
+// is named as missing.
+TEST(TransferEval, OneNetworksTraceFindsItsFolderOnTheOtherSide) {
+  auto d = two_gpu_traces(false);
+  write_trace(d / "dst" / "othernet", rows_for(3, {"1", "2"}), false);
+  auto both = scoring::evaluate_transfer(options(d, 3));
+  auto o = options(d, 3);
+  o.to = (d / "dst" / "synthnet").string();
+  auto lone_to = scoring::evaluate_transfer(o);
+  ASSERT_EQ(lone_to.networks.size(), 1u);
+  EXPECT_EQ(lone_to.networks[0].mre.at("split-transfer"), both.networks[0].mre.at("split-transfer"));
+  o = options(d, 3);
+  o.from = (d / "src" / "nosuchnet").string();
+  EXPECT_EQ(tptest::input_error_of([&] { scoring::evaluate_transfer(o); }).file(), o.from);
+  o = options(d, 3);
+  o.from = (d / "src" / "synthnet").string();
+  auto lone_from = scoring::evaluate_transfer(o);
+  ASSERT_EQ(lone_from.networks.size(), 1u);
+  EXPECT_EQ(lone_from.networks[0].network, "synthnet");
+  o.to = (d / "src").string();  // a root without that network's folder
+  o.from = (d / "dst" / "othernet").string();
+  auto none = tptest::input_error_of([&] { scoring::evaluate_transfer(o); });
+  EXPECT_NE(std::string(none.what()).find("othernet's trace"), std::string::npos) << none.what();
+}
+
+// A network's folder without placements.csv beside a readable trace of it on
+// the other side is named as unreadable, and the other networks are scored.
+TEST(TransferEval, ABrokenCopyIsNamedAndTheOthersScored) {
+  auto d = two_gpu_traces(false);
+  write_trace(d / "src" / "othernet", rows_for(1, {"1", "2", "4"}), false);
+  std::filesystem::create_directories(d / "dst" / "othernet");
+  auto rep = scoring::evaluate_transfer(options(d, 3));
+  ASSERT_EQ(rep.networks.size(), 1u);
+  EXPECT_EQ(rep.networks[0].network, "synthnet");
+  ASSERT_EQ(rep.unreadable.size(), 1u);
+  EXPECT_EQ(rep.unreadable[0].file(), (d / "dst" / "othernet" / "placements.csv").string());
+  auto r = tptest::run_cli("evaluate --transfer --from " + (d / "src").string() + " --from-gpu t4 --to " +
+                           (d / "dst").string() + " --to-gpu a100-40gb --target-trials 3 --json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("mre")) << r.out;
+}
+
 // Sizes past any trace and any device are refused where they are written.
 TEST(TransferEval, SizesPastAnyClusterOrDeviceAreRefused) {
   auto d = two_gpu_traces(false);
