@@ -46,13 +46,13 @@ std::vector<std::string> comma_list(const std::string& value, const std::string&
 // comma_list, and throws InputError naming `option` on an item given twice
 // (a name repeated would run, and be counted, twice).
 std::vector<std::string> distinct_comma_list(const std::string& value, const std::string& option);
-// A GPU option's value as an input an output must not replace ({path,
-// option} for io::check_output_path): a hardware file is read, a catalog
-// name is not (its path is then "", which is skipped).
 // Says on stderr which catalog entry a GPU name given as one of its aliases
 // stands for ("--gpu 'a100' is the catalog's a100-40gb"): an alias can hide a
 // choice (of two memory sizes) the user did not make.
 void note_catalog_alias(const std::string& gpu, const std::string& option);
+// A GPU option's value as an input an output must not replace ({path,
+// option} for io::check_output_path): a hardware file is read, a catalog
+// name is not (its path is then "", which is skipped).
 std::pair<std::string, std::string> hardware_file_input(const std::string& gpu, const std::string& option);
 // --tiresias-thresholds: comma-separated GPU-seconds, each a number > 0.
 std::vector<double> parse_tiresias_thresholds(const std::string& value);

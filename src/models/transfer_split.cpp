@@ -339,11 +339,11 @@ void SplitTransferModel::set_ratios(const TransferProblem& problem) {
     };
     const auto &sn = problem.source_hw.node, &tn = problem.target_hw.node;
     ratios_.intra_link_held = held(src_.intra_s, sn.intra_node_gbps, tn.intra_node_gbps, ratios_.intra_link,
-                                         ratios_.source_intra_efficiency);
+                                   ratios_.source_intra_efficiency);
     // A network the catalog only assumes has no bandwidth to price at the floor: its ratio stays.
     if (!ratios_.inter_link_assumed)
       ratios_.inter_link_held = held(src_.inter_s, sn.inter_node_gbps, tn.inter_node_gbps, ratios_.inter_link,
-                                           ratios_.source_inter_efficiency);
+                                     ratios_.source_inter_efficiency);
   }
 
   const bool given = problem.precision.profiled != Precision::kAuto;
@@ -597,7 +597,7 @@ std::string SplitTransferModel::describe() const {
             ? fmt::format("{:.2g}% (within a node) and {:.2g}% (across nodes)", 100 * r.source_intra_efficiency,
                           100 * r.source_inter_efficiency)
             : r.intra_link_held ? fmt::format("{:.2g}% within a node", 100 * r.source_intra_efficiency)
-                                   : fmt::format("{:.2g}% across nodes", 100 * r.source_inter_efficiency),
+                                : fmt::format("{:.2g}% across nodes", 100 * r.source_inter_efficiency),
         100 * p_.least_link_efficiency, 100 * p_.least_link_efficiency, p_.latency_max);
   const auto& f = factors_;
   if (f.trials > 0)
