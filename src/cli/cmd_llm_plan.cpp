@@ -292,6 +292,10 @@ void run_plan(PlanArgs a) {
   a.options.memory_reserve_bytes = a.reserve_gib * kGiB;
   if (!a.emit.empty() && a.emit != "torchrun" && a.emit != "slurm")
     throw InputError("", 0, "--emit", "must be torchrun or slurm, not '" + a.emit + "'");
+  if (!a.emit.empty() && a.options.precision == structure::Precision::kAmpFp32Master)
+    throw InputError("", 0, "--emit",
+                     "writes a Megatron-LM launch, and Megatron-LM has no PyTorch-AMP mode (amp-fp32-master): its "
+                     "--bf16 keeps bf16 weights with fp32 main weights; plan with --precision bf16 to emit one");
   // The launch goes to stdout alone, to be redirected into a script.
   if (!a.emit.empty() && (a.json || a.options.frontier || a.breakdown || !a.plot.empty()))
     throw InputError("", 0, "--emit", std::string("prints the launch alone on stdout: drop ") +
@@ -519,7 +523,8 @@ void setup(CLI::App& root) {
                 "GiB per GPU kept free for what the memory model leaves out (CUDA context, NCCL, fragmentation)")
       ->capture_default_str();
   p->add_flag("--flash-attention", a->options.flash_attention,
-              "Fused attention (FlashAttention; Megatron-Core's default with Transformer Engine): no s^2 activations");
+              "Fused attention (FlashAttention-style kernels: Transformer Engine's cuDNN fused attention, emitted as "
+              "--attention-backend fused; fp16, bf16 or fp8 only): no s^2 activations");
   p->add_flag_callback("--no-dropout", [a] { a->options.dropout = false; },
               "No attention or hidden dropout (p = 0, as Llama recipes): no dropout masks stored or kernels run");
   p->add_flag("--overlap", a->options.overlap,

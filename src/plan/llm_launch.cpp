@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -18,8 +19,18 @@ using structure::TransformerSpec;
 
 namespace {
 
-// pretrain_gpt.py's arguments, one per continuation line.
-std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
+// pretrain_gpt.py's arguments, one per continuation line; `exit_minutes` > 0
+// stops the run (saving a checkpoint where --save is given) that long after
+// it starts.
+std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o,
+                          long exit_minutes = 0) {
+  // Megatron-LM has no PyTorch-AMP mode: --bf16 keeps bf16 weights beside fp32 main weights, which
+  // is not what an amp-fp32-master plan priced (fp32 weights and an autocast copy).
+  if (l.precision == Precision::kAmpFp32Master)
+    throw InputError("", 0, "--precision",
+                     "amp-fp32-master (PyTorch autocast over fp32 weights) has no Megatron-LM launch: Megatron's "
+                     "--bf16 keeps bf16 weights with fp32 main weights in the optimizer; plan with --precision bf16 "
+                     "to emit one");
   std::vector<std::string> a;
   a.push_back(fmt::format("--tensor-model-parallel-size {}", l.tp));
   if (l.cp > 1) a.push_back(fmt::format("--context-parallel-size {}", l.cp));
@@ -57,15 +68,18 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   a.push_back(fmt::format("--micro-batch-size {} --global-batch-size {}", l.micro_batch, l.global_batch));
   a.push_back(fmt::format("--train-iters {}", o.train_iters));
   if (l.precision == Precision::kFp16) a.push_back("--fp16");
-  if (l.precision == Precision::kBf16 || l.precision == Precision::kAmpFp32Master) a.push_back("--bf16");
+  if (l.precision == Precision::kBf16) a.push_back("--bf16");
   if (l.precision == Precision::kFp8) a.push_back("--bf16 --fp8-format hybrid --transformer-impl transformer_engine");
-  // The kernel the plan priced; context parallelism runs on fused kernels only.
-  a.push_back(l.fused_attention() ? "--attention-backend flash" : "--attention-backend unfused");
+  // The kernel the plan priced; context parallelism runs on fused kernels only. Transformer Engine's
+  // cuDNN fused attention (as Megatron-LM's own Llama recipes), not "flash", which needs the separate
+  // flash-attn package and turns the cuDNN kernels off.
+  a.push_back(l.fused_attention() ? "--attention-backend fused" : "--attention-backend unfused");
   if (!l.dropout) a.push_back("--attention-dropout 0 --hidden-dropout 0");
+  if (exit_minutes > 0) a.push_back(fmt::format("--exit-duration-in-mins {}", exit_minutes));
   if (l.fp32_residual) a.push_back("--fp32-residual-connection");
   if (l.overlap_grad_reduce) a.push_back("--overlap-grad-reduce");
   if (l.overlap_param_gather) a.push_back("--overlap-param-gather");
-  if (l.tp_comm_overlap) a.push_back("--tp-comm-overlap");
+  if (l.tp_comm_overlap && l.sequence_parallel) a.push_back("--tp-comm-overlap");  // Megatron-LM asserts sp with it
   if (l.grad_reduce_in_bf16) a.push_back("--grad-reduce-in-bf16");
   a.push_back("$DATA_ARGS");
   std::string out;
@@ -127,13 +141,18 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   // Whole nodes only: a plan on part of a node shares it (the cost counts its GPUs only).
   if (n.per_node >= o.gpus_per_node) out += "#SBATCH --exclusive\n";
   if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(o.time_limit_s));
+  // Megatron-LM stops itself, saving a checkpoint where --save is given, before Slurm kills the job at
+  // --time: 5% of the limit, at least 15 minutes, is left for the save.
+  const long exit_minutes =
+      o.time_limit_s > 0 ? long(std::floor((o.time_limit_s - std::max(900.0, 0.05 * o.time_limit_s)) / 60)) : 0;
   out += note(s, l, n, o);
   // Sites commonly cap a job at one to three days; a months-long deadline as
   // --time is refused at submission or never scheduled.
   if (o.time_limit_s > 48 * 3600.0)
     out += fmt::format(
         "# --time is the deadline, {:.0f} hours; most sites cap a job's time (sinfo -o \"%P %l\" lists each\n"
-        "# partition's): give yours, and resubmit until done, each job resuming from --load.\n",
+        "# partition's): give yours (and --exit-duration-in-mins below it), and resubmit until done, each job\n"
+        "# resuming from --load.\n",
         o.time_limit_s / 3600);
   out += std::string(kDataArgsCheck) + "\n";
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
@@ -142,7 +161,7 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   out += fmt::format(
       "srun torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "
       "--rdzv-endpoint $MASTER_ADDR:$MASTER_PORT {}{}\n",
-      n.per_node, profile::shell_word(o.script), megatron_args(s, l, o));
+      n.per_node, profile::shell_word(o.script), megatron_args(s, l, o, exit_minutes));
   return out;
 }
 

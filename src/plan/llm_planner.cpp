@@ -172,7 +172,8 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     res.failing = "precision", res.explanation = *why;
     return res;
   }
-  const auto no_fused_attention = structure::missing_fused_attention(time.hardware());
+  auto no_fused_attention = structure::missing_fused_attention(time.hardware());
+  if (!no_fused_attention) no_fused_attention = structure::fused_attention_precision_problem(o.precision);
   if (o.flash_attention && no_fused_attention) {
     res.failing = "attention", res.explanation = "--flash-attention: " + *no_fused_attention;
     return res;
@@ -234,12 +235,14 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
             if (vpp > 1 && m % pp != 0) continue;
             for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
               for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+                // Megatron-Core scatters each cp rank's sequence over the tp ranks.
+                if (sp && (s.seq / cp) % tp != 0) continue;
                 // Megatron-Core shards the optimizer over the dp·cp ranks that hold one copy of the weights.
                 for (int dist = 0; dist <= (dp * cp > 1 ? 1 : 0); ++dist) {
                   l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
                   l.recompute = rc, l.sequence_parallel = sp, l.distributed_optimizer = dist;
                   l.overlap_grad_reduce = o.overlap, l.overlap_param_gather = o.overlap && dist;
-                  l.tp_comm_overlap = o.overlap && tp > 1;
+                  l.tp_comm_overlap = o.overlap && tp > 1 && sp;  // Megatron-LM overlaps them only with sp
                   ++index;
                   LlmCandidate c;
                   c.layout = l;

@@ -62,10 +62,18 @@ std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Pre
                      fmt::join(with_fp8, ", "));
 }
 
+std::optional<std::string> fused_attention_precision_problem(Precision p) {
+  if (p != Precision::kFp32) return std::nullopt;
+  return std::string(
+      "Transformer Engine's flash and fused attention take fp16 or bf16 tensors only, so an fp32 run has the unfused "
+      "kernel alone: train in bf16 or fp16 (or amp-fp32-master, whose attention runs in bf16)");
+}
+
 std::optional<LayoutProblem> missing_unit(const HardwareProfile& hw, const ParallelLayout& l) {
   if (auto why = missing_precision_unit(hw, l.precision)) return LayoutProblem{"precision", *why};
   if (!l.fused_attention()) return std::nullopt;
   auto why = missing_fused_attention(hw);
+  if (!why) why = fused_attention_precision_problem(l.precision);
   if (!why) return std::nullopt;
   if (l.cp > 1) return LayoutProblem{"cp", "context parallelism runs on fused attention kernels only: " + *why};
   return LayoutProblem{"flash_attention", "flash attention: " + *why};

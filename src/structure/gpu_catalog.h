@@ -153,6 +153,11 @@ std::optional<std::string> missing_precision_unit(const HardwareProfile& hw, Pre
 // (Volta and Turing have fp16 tensor cores only). Context parallelism runs
 // only on those kernels.
 std::optional<std::string> missing_fused_attention(const HardwareProfile& hw);
+// Why fused attention cannot run in precision `p`, or nullopt: Transformer
+// Engine's flash and fused (cuDNN) kernels take fp16 and bf16 tensors only
+// (fp8 and AMP run attention in bf16), so an fp32 run has the unfused kernel
+// alone, and no context parallelism.
+std::optional<std::string> fused_attention_precision_problem(Precision p);
 
 // What `layout` asks of `hw` that it has no unit for, or nullopt: its
 // precision (field "precision"; missing_precision_unit), or fused attention,

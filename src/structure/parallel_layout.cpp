@@ -20,6 +20,11 @@ std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const Parall
     return LayoutProblem{"cp", "cp " + n(l.cp) + " needs a sequence that is a multiple of 2 x cp = " + n(2 * l.cp) +
                                    ", and it is " + n(s.seq) + " (context parallelism splits it into 2·cp balanced chunks)"};
   if (s.heads % l.tp != 0) return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.heads) + " heads"};
+  // Sequence parallelism scatters each context-parallel rank's share of the sequence over the tp ranks.
+  if (l.sequence_parallel && l.tp > 1 && (s.seq / l.cp) % l.tp != 0)
+    return LayoutProblem{"sequence_parallel", "needs the sequence" + std::string(l.cp > 1 ? " over cp" : "") + " (" +
+                                                  n(int(s.seq / l.cp)) + ") to be a multiple of tp " + n(l.tp) +
+                                                  ": Megatron-LM scatters it over the tensor-parallel ranks"};
   if (s.kv() % l.tp != 0)
     return LayoutProblem{"tp", "tp " + n(l.tp) + " does not divide " + n(s.kv()) + " key/value groups"};
   if (s.ffn() % l.tp != 0)

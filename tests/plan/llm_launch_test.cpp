@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "test_util.h"
 
 using namespace trainplan;
 
@@ -62,7 +63,7 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
   const auto cp_cmd = plan::megatron_torchrun_command(s, split, o);
   EXPECT_NE(cp_cmd.find("--context-parallel-size 2"), std::string::npos);
   // Transformer Engine runs context parallelism on fused kernels only.
-  EXPECT_NE(cp_cmd.find("--attention-backend flash"), std::string::npos) << cp_cmd;
+  EXPECT_NE(cp_cmd.find("--attention-backend fused"), std::string::npos) << cp_cmd;
   EXPECT_EQ(cmd.find("pipeline-num-layers"), std::string::npos);
   EXPECT_EQ(cmd.find("--grad-reduce-in-bf16"), std::string::npos);
   auto bf16_grads = layout();
@@ -118,4 +119,27 @@ TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
   auto part = plan::megatron_slurm_script(s, two, o);
   EXPECT_EQ(part.find("--exclusive"), std::string::npos) << part;
   EXPECT_NE(part.find("'my dir/pretrain_gpt.py'"), std::string::npos) << part;
+}
+
+// What Megatron-LM would refuse or run otherwise is not emitted: tensor-parallel
+// overlap without sequence parallelism (Megatron asserts sp with it), an AMP
+// plan as --bf16 (Megatron has no AMP mode); a Slurm job stops itself, saving,
+// before its --time.
+TEST(LlmLaunch, WhatMegatronRefusesIsNotEmittedAndASlurmJobStopsBeforeItsTime) {
+  const auto s = *structure::find_transformer("llama3-70b");
+  plan::LlmLaunchOptions o;
+  auto no_sp = layout();
+  no_sp.sequence_parallel = false, no_sp.tp_comm_overlap = true;
+  EXPECT_EQ(plan::megatron_torchrun_command(s, no_sp, o).find("--tp-comm-overlap"), std::string::npos);
+  auto amp = layout();
+  amp.precision = structure::Precision::kAmpFp32Master;
+  auto e = tptest::input_error_of([&] { plan::megatron_torchrun_command(s, amp, o); });
+  EXPECT_EQ(e.field(), "--precision");
+  o.time_limit_s = 10 * 3600.0;
+  const auto script = plan::megatron_slurm_script(s, layout(), o);
+  EXPECT_NE(script.find("#SBATCH --time=10:00:00"), std::string::npos) << script;
+  EXPECT_NE(script.find("--exit-duration-in-mins 570"), std::string::npos) << script;  // 10 h less 5%
+  o.time_limit_s = 3600.0;
+  EXPECT_NE(plan::megatron_slurm_script(s, layout(), o).find("--exit-duration-in-mins 45"), std::string::npos);  // 15 min
+  EXPECT_EQ(plan::megatron_torchrun_command(s, layout(), o).find("--exit-duration-in-mins"), std::string::npos);
 }

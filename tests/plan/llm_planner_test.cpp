@@ -215,6 +215,22 @@ TEST(LlmPlanner, MemoryFailureNamesTheSmallestConfigurationAndTheExcess) {
   EXPECT_FALSE(plan::plan_llm(longer, models::LlmTimeModel(a100()), models::LlmMemoryModel(), o).top.empty());
 }
 
+// An fp32 plan has no fused attention to ask for, and searches no context
+// parallelism, which runs on those kernels only.
+TEST(LlmPlanner, AnFp32PlanHasNoFusedAttention) {
+  models::LlmTimeModel tm(a100());
+  auto o = small_options();
+  o.precision = structure::Precision::kFp32, o.flash_attention = true;
+  auto r = plan::plan_llm(small_model(), tm, models::LlmMemoryModel(), o);
+  EXPECT_TRUE(r.top.empty());
+  EXPECT_EQ(r.failing, "attention");
+  EXPECT_NE(r.explanation.find("fp16 or bf16"), std::string::npos) << r.explanation;
+  o.flash_attention = false, o.max_cp = 4;
+  r = plan::plan_llm(small_model(), tm, models::LlmMemoryModel(), o);
+  ASSERT_FALSE(r.top.empty());
+  for (const auto& c : r.top) EXPECT_EQ(c.layout.cp, 1);
+}
+
 TEST(LlmPlanner, DeadlineAndBudgetFailuresSayByHowMuch) {
   auto s = small_model();
   models::LlmTimeModel tm(a100());

@@ -60,6 +60,24 @@ TEST(GpuCatalog, NamesMatchWhateverTheSeparators) {
   for (const auto& name : structure::builtin_hardware_names()) EXPECT_EQ(find_builtin_hardware(name)->name, name);
 }
 
+// Fused attention takes half-precision tensors: an fp32 layout that asks for
+// it, or runs context parallelism, names the kernel it cannot have.
+TEST(GpuCatalog, FusedAttentionNeedsHalfPrecision) {
+  const auto h100 = *find_builtin_hardware("h100");
+  structure::ParallelLayout l;
+  l.flash_attention = true, l.precision = structure::Precision::kBf16;
+  EXPECT_FALSE(structure::missing_unit(h100, l).has_value());
+  l.precision = structure::Precision::kFp32;
+  auto p = structure::missing_unit(h100, l);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->field, "flash_attention");
+  EXPECT_NE(p->message.find("fp16 or bf16 tensors only"), std::string::npos) << p->message;
+  l.flash_attention = false, l.cp = 2;
+  EXPECT_EQ(structure::missing_unit(h100, l)->field, "cp");
+  l.precision = structure::Precision::kAmpFp32Master;  // attention under autocast runs in bf16
+  EXPECT_FALSE(structure::missing_unit(h100, l).has_value());
+}
+
 // An alias is told from the key: the CLI says which entry "a100" stood for.
 TEST(GpuCatalog, AnAliasSaysTheKeyItStandsFor) {
   EXPECT_EQ(structure::builtin_alias_target("a100"), "a100-40gb");

@@ -88,6 +88,22 @@ TEST(ParallelLayout, ChecksNameTheFieldAtFault) {
   EXPECT_NE(p->message.find("key/value groups"), std::string::npos) << p->message;
 }
 
+// Sequence parallelism scatters the sequence (each context-parallel rank's
+// share) over the tensor-parallel ranks, as Megatron-LM asserts.
+TEST(ParallelLayout, SequenceParallelismNeedsTheSequenceToSplitOverTp) {
+  auto s = *find_transformer("llama3-70b");
+  ParallelLayout l;
+  l.tp = 4, l.micro_batch = 1, l.global_batch = 8, l.sequence_parallel = true;
+  EXPECT_FALSE(check_layout(s, l).has_value());
+  s.seq = 4098;
+  EXPECT_EQ(check_layout(s, l)->field, "sequence_parallel");
+  l.sequence_parallel = false;
+  EXPECT_FALSE(check_layout(s, l).has_value());
+  s.seq = 4100, l.cp = 2, l.sequence_parallel = true;  // 2,050 a cp rank: not a multiple of 4
+  ASSERT_TRUE(check_layout(s, l).has_value());
+  EXPECT_EQ(check_layout(s, l)->field, "sequence_parallel");
+}
+
 // Given end stages: the rest split evenly over the stages between, each
 // stage with a chunk's layer for every virtual stage; Llama 3.1 405B's 126
 // layers on 8 x 8 chunks with the embedding and the loss counted.
