@@ -204,8 +204,10 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
                                          r.direction == MetricDirection::kMax ? models::BoundSide::kLower
                                                                               : models::BoundSide::kUpper);
       double sum = 0;
-      for (const auto& x : s.with_metric())
-        if (x.batch == q.batch && x.workers == q.workers && x.epochs == q.epochs) sum += *x.metric, ++r.measured.metric_rows;
+      for (const auto* rows : {&s.samples, &s.curve})  // trials, and points read off longer trials' curves
+        for (const auto& x : *rows)
+          if (x.metric && x.batch == q.batch && x.workers == q.workers && x.epochs == q.epochs)
+            sum += *x.metric, ++r.measured.metric_rows;
       if (r.measured.metric_rows > 0) {
         r.measured.metric = sum / r.measured.metric_rows;
         r.measured.metric_inside = inside(r.metric_interval, *r.measured.metric);
@@ -217,15 +219,27 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
       // meets the target is what is asked.
       const bool up = r.direction == MetricDirection::kMax;
       auto meets = [&](double v) { return trainplan::meets(v, *q.target, r.direction); };
+      // Held to the runs measured at this configuration (curve points included), as `plan` holds its
+      // choices (uncertainty/measured_bounds.h): a run that met the target by e epochs makes e enough
+      // whatever a model says; one that missed it at e or more epochs rules e out (where the two
+      // disagree, the met one wins).
+      const auto runs = s.metric_runs(/*with_curve=*/true);
+      const auto here_runs = runs.find({q.batch, q.workers});
+      auto held = [&](int e, bool model_meets) {
+        if (here_runs == runs.end()) return model_meets;
+        bool met = false, missed = false;
+        for (const auto& [te, m] : here_runs->second) met |= te <= e && meets(m), missed |= te >= e && !meets(m);
+        return met || (!missed && model_meets);
+      };
       Prediction::ToTarget t;
+      if (here_runs != runs.end()) t.held_to_runs = int(here_runs->second.size());
       for (int e = 1; e <= q.max_epochs && !(t.epochs && t.epochs_lo && t.epochs_hi); ++e) {
         if ((e & 1023) == 0) check_cancelled();  // a server request past its time limit stops here
-        if (!t.epochs && meets(mm->predict(q.batch, q.workers, e))) t.epochs = e;
-        if (auto iv = mm->predict_interval(q.batch, q.workers, e, q.confidence)) {
-          // The favourable end meets the target first (fewest epochs), the unfavourable one last.
-          if (!t.epochs_lo && meets(up ? iv->hi : iv->lo)) t.epochs_lo = e;
-          if (!t.epochs_hi && meets(up ? iv->lo : iv->hi)) t.epochs_hi = e;
-        }
+        if (!t.epochs && held(e, meets(mm->predict(q.batch, q.workers, e)))) t.epochs = e;
+        const auto iv = mm->predict_interval(q.batch, q.workers, e, q.confidence);
+        // The favourable end meets the target first (fewest epochs), the unfavourable one last.
+        if (!t.epochs_lo && held(e, iv && meets(up ? iv->hi : iv->lo))) t.epochs_lo = e;
+        if (!t.epochs_hi && held(e, iv && meets(up ? iv->lo : iv->hi))) t.epochs_hi = e;
       }
       // Times from the epochs, at the point and at each end of the epoch-time interval.
       const double t_lo = r.time_interval ? r.time_interval->lo : r.epoch_time_s;
@@ -265,7 +279,8 @@ nlohmann::json to_json(const Prediction& p) {
                       {"coverage", q.confidence},
                       {"epochs", {{"value", or_null(t.epochs)}, {"lo", or_null(t.epochs_lo)}, {"hi", or_null(t.epochs_hi)}}},
                       {"total_time_s",
-                       {{"value", or_null(t.time_s)}, {"lo", or_null(t.time_lo_s)}, {"hi", or_null(t.time_hi_s)}}}};
+                       {{"value", or_null(t.time_s)}, {"lo", or_null(t.time_lo_s)}, {"hi", or_null(t.time_hi_s)}}},
+                      {"held_to_runs", t.held_to_runs}};
   }
   if (q.epochs >= 0) {
     j["metric"] = {{"model", p.metric_model}, {"value", p.metric}, {"direction", to_string(p.direction)},

@@ -106,6 +106,10 @@ struct Prediction {
   struct ToTarget {
     std::optional<int> epochs, epochs_lo, epochs_hi;
     std::optional<double> time_s, time_lo_s, time_hi_s;
+    // Runs measured at this configuration that the epochs are held to, as
+    // `plan` holds its choices (one that met the target by e epochs makes e
+    // enough; one that missed it at e or more rules e out); 0: none.
+    int held_to_runs = 0;
   };
   std::optional<ToTarget> to_target;
   // What the samples measured at this very configuration, beside what the

@@ -101,6 +101,37 @@ void run_llm_profile(const ProfileArgs& a) {
   io::check_output_path(a.out, "--out", {{a.grid, "--grid"}});  // before the trials, not after the first
   profile::CommandTemplate tmpl(a.cmd, "--cmd");
   auto grid = read_llm_configs_noted(a.grid);
+  // One rank a GPU of tp x pp x dp: a context-parallel row would run with too few and be stored as if not.
+  for (const auto& row : grid.rows)
+    if (row.layout.cp > 1)
+      throw InputError(a.grid, row.line, "cp",
+                       fmt::format("cp {}: llm profile starts tp x pp x dp ranks and has no {{cp}} placeholder, so a "
+                                   "context-parallel row would run with {} of its {} GPUs; leave such rows out",
+                                   row.layout.cp, row.layout.gpus() / row.layout.cp, row.layout.gpus()));
+  // A layout the grid varies must reach the command (as one of its placeholders), or every row would
+  // time the same run under another layout's name.
+  struct Field {
+    const char* name;
+    std::vector<std::string> placeholders;
+    int (*value)(const io::LlmConfigRow&);
+  };
+  for (const Field& f : {Field{"tp", {"tp"}, [](const io::LlmConfigRow& r) { return r.layout.tp; }},
+                         Field{"pp", {"pp"}, [](const io::LlmConfigRow& r) { return r.layout.pp; }},
+                         Field{"dp", {"dp", "workers"}, [](const io::LlmConfigRow& r) { return r.layout.dp; }},
+                         Field{"micro_batch", {"micro_batch", "batch"},
+                               [](const io::LlmConfigRow& r) { return r.layout.micro_batch; }},
+                         Field{"global_batch", {"global_batch"},
+                               [](const io::LlmConfigRow& r) { return r.layout.global_batch; }}}) {
+    const bool varies = std::any_of(grid.rows.begin(), grid.rows.end(),
+                                    [&](const auto& r) { return f.value(r) != f.value(grid.rows.front()); });
+    const bool reaches = std::any_of(f.placeholders.begin(), f.placeholders.end(),
+                                     [&](const std::string& p) { return tmpl.uses(p); });
+    if (varies && !reaches)
+      throw InputError("", 0, "--cmd",
+                       fmt::format("never receives {{{}}}, and {}'s rows differ in {}: every row would run the same "
+                                   "{} and be stored under its own",
+                                   fmt::join(f.placeholders, "} or {"), a.grid, f.name, f.name));
+  }
   profile::LaunchSettings launch;
   launch.kind = profile::parse_launcher(a.launcher);
   launch.srun_args = a.srun_args;

@@ -303,8 +303,14 @@ void run_on_gpus(const PlanArgs& a) {
     io::render_plot(a.plot, {app::gpu_frontier_panel(c, a.deadline)});
     std::cerr << fmt::format("plot of each GPU's cost against the deadline -> {}\n", a.plot);
   }
+  const std::string none_qualifies = "no GPU in --gpu has a configuration that meets both constraints";
   if (a.json) {
-    std::cout << app::to_json(c, a.samples).dump(2) << "\n";
+    nlohmann::json j = app::to_json(c, a.samples);
+    // The whole answer, each GPU's reason in it, with the failure's fields a script reads on any verb.
+    if (!c.fastest)
+      j["error"] = none_qualifies + " (each GPU's reason is in its plan)", j["exit_code"] = kExitInfeasible,
+      j["infeasible"] = true;
+    std::cout << j.dump(2) << "\n";
     note_json_answer_printed();
   } else {
     std::cout << fmt::format("{}: measured on {}; on every other GPU the epoch times are predicted from them "
@@ -379,7 +385,8 @@ void run_on_gpus(const PlanArgs& a) {
                    "names the cheapest)\n";
     if (a.frontier) print_gpu_frontier(std::cout, c, a.deadline);
   }
-  if (!c.fastest) throw InfeasibleError("no GPU in --gpu has a configuration that meets both constraints (each GPU's reason is above)");
+  if (!c.fastest)
+    throw InfeasibleError(none_qualifies + (a.json ? " (each GPU's reason is in the JSON answer)" : " (each GPU's reason is above)"));
 }
 
 app::PlanQuery plan_query(const PlanArgs& a) {

@@ -212,6 +212,10 @@ void run_predict(const PredictArgs& a) {
       std::cout << fmt::format("  time to the target: {:.4g} s  [{}, {}] s (epochs x epoch time, both ends)\n",
                                *tt.time_s, tt.time_lo_s ? fmt::format("{:.4g}", *tt.time_lo_s) : "no interval",
                                tt.time_hi_s ? fmt::format("{:.4g}", *tt.time_hi_s) : "beyond the epoch limit");
+      if (tt.held_to_runs > 0)
+        std::cout << fmt::format("  held to the {} metric{} measured at this configuration, as plan holds its choices "
+                                 "(a run that missed the target at as many epochs or more rules them out)\n",
+                                 tt.held_to_runs, tt.held_to_runs == 1 ? "" : "s");
       if (!tt.epochs_hi && p.best_sampled_metric && !meets(*p.best_sampled_metric, *a.target, p.direction))
         std::cout << fmt::format("  the target is past the best sampled metric, {:.4g}: the interval's worse end is "
                                  "held there, so it never reaches the target with confidence\n",

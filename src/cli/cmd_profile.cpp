@@ -155,7 +155,10 @@ int run_profile_cmd(const ProfileArgs& a) {
   for (const auto* t : {&tmpl, opts.time_template ? &*opts.time_template : nullptr}) {
     if (!t) continue;
     const std::string which = t == &tmpl ? "--cmd" : "--time-cmd";
-    if (grid.batches.size() > 1 && !t->uses("batch") && !t->uses("global_batch") && !t->uses("micro_batch"))
+    // A time command may take every batch of a worker count at once ({batches}).
+    const bool all_batches = t != &tmpl && t->uses("batches");
+    if (grid.batches.size() > 1 && !all_batches && !t->uses("batch") && !t->uses("global_batch") &&
+        !t->uses("micro_batch"))
       throw InputError("", 0, which,
                        fmt::format("the grid has {} batches, but the command never receives {{batch}}: every trial "
                                    "would run the same batch",
@@ -163,8 +166,11 @@ int run_profile_cmd(const ProfileArgs& a) {
     if (grid.workers.size() > 1 && !t->uses("workers") && !t->uses("dp") && !t->uses("nodes"))
       throw InputError("", 0, which,
                        fmt::format("the grid has {} worker counts, but the command never receives {{workers}} (or "
-                                   "{{dp}} or {{nodes}}): every trial would run the same number of ranks",
-                                   grid.workers.size()));
+                                   "{{dp}} or {{nodes}}): {}",
+                                   grid.workers.size(),
+                                   t->uses("rank") ? "one process a rank is started, but none learns how many ranks "
+                                                     "there are"
+                                                   : "every trial would run the same number of ranks"));
   }
   opts.launch.kind = parse_launcher(a.launcher);
   opts.launch.master_addr = a.master_addr;

@@ -85,16 +85,19 @@ void SampleSet::check_declared_metric_range(const std::string& field, std::optio
   if (!declared_metric_range) return;
   const MetricRange& r = *declared_metric_range;
   auto outside = [&](double v) { return v < r.lo || v > r.hi; };
-  // The file's own range (its first line's metric_range=) is named with the file; an option's is not.
-  const std::string file = field == "metric_range" ? source : "";
+  // The file's own range (its first line's metric_range=): the sample's line and metric are at fault, as
+  // a cell outside a column's range is. An option's range is named as the option, with the sample's place.
+  const bool own = field == "metric_range";
   for (const auto* v : {&samples, &curve})
     for (const auto& s : *v)
-      if (s.metric && outside(*s.metric))
-        throw InputError(file, 0, field,
-                         fmt::format("the range {} is {}, but a sample measured {:g} (batch {:g}, {} worker{}, {:g} "
-                                     "epochs): the metric passes it",
-                                     r.text(), r.from, *s.metric, s.batch, s.workers, s.workers == 1 ? "" : "s",
-                                     s.epochs));
+      if (s.metric && outside(*s.metric)) {
+        const std::string what =
+            fmt::format("{:g} (batch {:g}, {} worker{}, {:g} epochs) is outside the range {}, {}", *s.metric, s.batch,
+                        s.workers, s.workers == 1 ? "" : "s", s.epochs, r.text(), r.from);
+        if (own) throw InputError(source, s.line, "metric", what);
+        throw InputError("", 0, field,
+                         what + (s.line > 0 ? fmt::format(", at line {} of {}", s.line, source) : std::string()));
+      }
   if (target && outside(*target))
     throw InputError("", 0, "--target",
                      fmt::format("{:g} is outside the metric's range {} ({}): no run can reach it", *target, r.text(),

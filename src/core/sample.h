@@ -52,6 +52,7 @@ struct Sample {
   // optional: relative uncertainty of epoch_time_s (0.02: +-2%), as measured
   // (the 95% interval of the median step time, or the spread between repeats)
   std::optional<double> time_spread;
+  long line = 0;  // the line of the file it was read from (0: not from a file), for messages
 
   double global_batch() const { return batch * workers; }
 };

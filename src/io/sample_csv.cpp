@@ -119,6 +119,7 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     if (s.epoch_time_s > kMostEpochSeconds)
       t.fail(row, "epoch_time_s", fmt::format("must be at most {:g} s, got {}", kMostEpochSeconds, t.text(row, "epoch_time_s")));
     s.metric = t.optional_number(row, "metric");
+    s.line = row.line;
     if (s.metric && std::abs(*s.metric) > kMostMetricMagnitude)
       t.fail(row, "metric",
              fmt::format("must be within +-{:g}, got {}", kMostMetricMagnitude, t.text(row, "metric")));

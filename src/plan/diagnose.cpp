@@ -117,10 +117,15 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
   std::string out;
   if (fastest_to_target) {
     // Three figures below 100 s, so that 0.72 and 0.75 do not both read 0.7; tenths above.
-    auto secs = [](double v) { return v < 100 ? fmt::format("{:.3g}", v) : fmt::format("{:.1f}", v); };
+    auto secs = [](double v, int digits) {
+      return v < 100 ? fmt::format("{:.{}g}", v, digits) : fmt::format("{:.{}f}", v, digits - 2);
+    };
+    // As many figures as tell the two apart: a shortfall must not read as two equal numbers.
+    int digits = 3;
+    while (digits < 9 && secs(fastest_to_target->total_time_s, digits) == secs(p.deadline_s, digits)) ++digits;
     out = fmt::format("deadline: reaching the target {} {} takes at least {} s ({}) but the deadline is {} s", cmp,
-                      p.target, secs(fastest_to_target->total_time_s),
-                      where(fastest_to_target->config, fastest_to_target->nodes), secs(p.deadline_s));
+                      p.target, secs(fastest_to_target->total_time_s, digits),
+                      where(fastest_to_target->config, fastest_to_target->nodes), secs(p.deadline_s, digits));
   } else {
     out = fmt::format("target: {} {} is not reachable at any epoch count <= {} in this space; the best predicted metric is {:.6g} ({})",
                       cmp, p.target, p.space.max_epochs, best_anywhere->metric,

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "profile/interrupt.h"
 
 namespace trainplan::profile {
 
@@ -84,6 +85,7 @@ void LogFollower::terminate() {
   if (exit_code_ < 0) {
     reap();
   } else {
+    forget_running_group(pid_);
     pid_ = -1;
   }
 }
@@ -120,6 +122,7 @@ LogFollower LogFollower::command(const std::string& command, LogFollowerOptions 
     _exit(127);
   }
   setpgid(pid, pid);  // as the child does: whichever runs first
+  note_running_group(pid);
   close(p[1]);
   return LogFollower(p[0], pid, o);
 }
@@ -217,6 +220,7 @@ void LogFollower::reap() {
   while ((r = waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {
   }
   if (r == pid_) exit_code_ = exit_status(st);
+  forget_running_group(pid_);
   pid_ = -1;
 }
 
@@ -231,6 +235,7 @@ int LogFollower::wait_for_exit() {
     const pid_t r = waitpid(pid_, &st, WNOHANG);
     if (r == pid_) {
       exit_code_ = exit_status(st);
+      forget_running_group(pid_);
       pid_ = -1;
       break;
     }

@@ -18,6 +18,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "profile/interrupt.h"
+
 namespace trainplan::profile {
 namespace {
 
@@ -98,6 +100,11 @@ class GroupRun {
     make_pipe(err_);
     t0_ = Clock::now();
   }
+  ~GroupRun() {
+    if (pgid_ > 0) forget_running_group(pgid_);
+  }
+  GroupRun(const GroupRun&) = delete;
+  GroupRun& operator=(const GroupRun&) = delete;
 
   // Forks one rank per command, all in one process group (the first rank's).
   void spawn(const std::vector<std::string>& commands, const std::vector<std::vector<int>>& cpus) {
@@ -114,7 +121,7 @@ class GroupRun {
       if (pid == 0)
         exec_child(commands[i], pgid_, parent, i == 0 ? out_[1] : -1, err_[1],
                    i < cpus.size() ? cpus[i] : std::vector<int>{}, env ? env->envp() : nullptr);
-      if (pgid_ == 0) pgid_ = pid;
+      if (pgid_ == 0) pgid_ = pid, note_running_group(pgid_);
       setpgid(pid, pgid_);  // also in the parent, so kill(-pgid) works at once
       pids_.push_back(pid);
     }

@@ -38,7 +38,7 @@ const char* kFakeScript =
 // The template: started once per configuration (no {rank}).
 std::string fake_cmd(const std::filesystem::path& dir, const std::string& fail_tp = "none") {
   auto script = tptest::write_file(dir / "fake.sh", kFakeScript);
-  return "--cmd 'sh " + script + " {micro_batch} {tp} {workers} " + fail_tp + "'";
+  return "--cmd 'sh " + script + " {micro_batch} {tp} {workers} " + fail_tp + " # {pp} {dp} {global_batch}'";
 }
 
 std::string source(const std::string& rel) { return std::string(TRAINPLAN_SOURCE_DIR) + "/" + rel; }
@@ -83,7 +83,7 @@ TEST(LlmProfileCli, RecordsEachGroupsCommunicationWhereTheCommandReportsIt) {
                                    "\"tp_comm_s_per_rank\":[0.%s,0.%s%s],\"pp_comm_s_per_rank\":[0,0],"
                                    "\"dp_comm_s_per_rank\":[0.25,0.75]}\\n' \"$1\" \"$1\" \"$1\" \"$1\"\n");
   auto out = (d / "out.csv").string();
-  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch}'");
+  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch} # {tp} {pp} {dp} {global_batch}'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The progress line says where each group's time went (the zero pp left out).
   EXPECT_NE(r.out.find("2.5 s/iteration (in collectives: tp 0.21 s, dp 0.5 s)"), std::string::npos) << r.out;
@@ -143,7 +143,7 @@ TEST(LlmProfileCli, ShapePlaceholdersTakeEachRowsValues) {
                                    "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":%s.%s}\\n' \"$1\" \"$2\"\n");
   auto out = (d / "out.csv").string();
   auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script +
-                           " {layers} {hidden} {precision} {dropout} {fp32_residual} {first_stage_layers}'");
+                           " {layers} {hidden} {precision} {dropout} {fp32_residual} {first_stage_layers} # {tp} {pp} {dp} {micro_batch} {global_batch}'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto t = trainplan::io::CsvTable::read(out);
   ASSERT_EQ(t.rows().size(), 2u);
@@ -190,7 +190,7 @@ TEST(LlmProfileCli, CtrlCKillsTheRunningConfigurationAndKeepsTheRest) {
                                    "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":0.%s}\\n' \"$1\"\n");
   auto grid = tptest::write_file(d / "grid.csv", kGrid);
   const std::string out = (d / "meas.csv").string(), err = (d / "err").string();
-  const std::string args = "llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch}'";
+  const std::string args = "llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch} # {tp} {pp} {dp} {global_batch}'";
   pid_t pid = fork();
   if (pid == 0) {
     std::string c = "exec " + std::string(TRAINPLAN_CLI_PATH) + " " + args + " >/dev/null 2>" + err;
@@ -237,7 +237,7 @@ TEST(LlmProfileCli, ResumeMeasuresOnlyTheRowsNotYetMeasured) {
                                    "if [ \"$1\" = 1 ] && [ -e " + (d / "broken").string() + " ]; then exit 3; fi\n"
                                    "printf '{\"event\":\"iteration_timing\",\"iteration_time_s\":0.%s}\\n' \"$1\"\n");
   tptest::write_file(d / "broken", "");
-  const std::string args = "llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch}'";
+  const std::string args = "llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch} # {tp} {pp} {dp} {global_batch}'";
   auto first = tptest::run_cli(args);
   EXPECT_EQ(first.exit_code, 1) << first.err;  // one row failed
   EXPECT_EQ(tptest::lines(tptest::read_file(count)).size(), 3u);
@@ -274,7 +274,7 @@ TEST(LlmProfileCli, RowsWithMoreRanksThanCpusAreCalledOversubscribed) {
     tptest::ScopedPin pin(cpus[0]);
     if (!pin.ok()) GTEST_SKIP() << "the OS refuses to pin this thread to one CPU";
     r = tptest::run_cli("llm profile --grid " + grid + " -o " + (d / "out.csv").string() + " --cmd 'sh " + script +
-                        " {rank}'");
+                        " {rank} # {tp} {pp} {dp} {micro_batch} {global_batch}'");
   }
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: 1 of 2 configurations have more ranks than the 1 CPU(s) this process may use (lines 3)"),
@@ -360,4 +360,22 @@ TEST(LlmProfileCli, EvaluatesTheShippedH200Grid) {
   EXPECT_EQ(k["rows"].get<int>(), 5);
   EXPECT_LT(k["time_mape"].get<double>(), 0.15);
   EXPECT_LT(k["memory_mape"].get<double>(), 0.02);
+}
+
+// What the command would not run is refused before any trial: a
+// context-parallel row (no {cp}: too few ranks would start), and a layout the
+// grid varies that the template never receives.
+TEST(LlmProfileCli, ALayoutTheCommandCannotRunIsRefusedBeforeAnyTrial) {
+  auto d = tptest::temp_dir("llm_profile_refused");
+  const std::string header = "gpus,global_batch,micro_batch,hidden,heads,layers,seq,vocab,tp,dp,pp";
+  auto cp = tptest::write_file(d / "cp.csv", header + ",cp\n2,8,2,64,4,4,32,256,1,1,1,2\n");
+  const std::string out = (d / "out.csv").string();
+  auto r = tptest::run_cli("llm profile --grid " + cp + " -o " + out + " --cmd 'echo {tp} {pp} {dp} {micro_batch}'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(tptest::names_input_error(r.err, cp, 2, "cp")) << r.err;
+  auto tps = tptest::write_file(d / "tp.csv", header + "\n1,8,2,64,4,4,32,256,1,1,1\n2,8,2,64,4,4,32,256,2,1,1\n");
+  auto no_tp = tptest::run_cli("llm profile --grid " + tps + " -o " + out + " --cmd 'echo {pp} {dp} {micro_batch}'");
+  EXPECT_EQ(no_tp.exit_code, 2) << no_tp.err;
+  EXPECT_NE(no_tp.err.find("never receives {tp}"), std::string::npos) << no_tp.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
 }

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -216,14 +218,14 @@ TEST(PlanCli, AMetricRangeTheDataOrTheTargetContradictExitsTwo) {
   auto passed = tptest::run_cli(base + "--target 0.5 --metric-range 0:0.1");
   EXPECT_EQ(passed.exit_code, 2) << passed.out << passed.err;
   EXPECT_NE(passed.err.find("--metric-range"), std::string::npos) << passed.err;
-  EXPECT_NE(passed.err.find("a sample measured"), std::string::npos) << passed.err;
+  EXPECT_NE(passed.err.find("is outside the range"), std::string::npos) << passed.err;
   auto beyond = tptest::run_cli(base + "--target 1.5 --metric-range 0:1");
   EXPECT_EQ(beyond.exit_code, 2) << beyond.out << beyond.err;
   EXPECT_NE(beyond.err.find("--target"), std::string::npos) << beyond.err;
 }
 
 // The same check where a file declares its own range: every verb that reads
-// the samples refuses it, naming the file and the field.
+// the samples refuses it, naming the file, the line and the metric.
 TEST(PlanCli, AFileWhoseSamplesPassItsOwnRangeIsRefusedByEveryVerb) {
   std::string text = tptest::read_file(samples_file());
   text.replace(0, text.find('\n'), "# trainplan: metric=max metric_range=0.8:1");  // metrics from 0.54
@@ -233,7 +235,11 @@ TEST(PlanCli, AFileWhoseSamplesPassItsOwnRangeIsRefusedByEveryVerb) {
                                  "plan --samples " + f + " --target 0.85 --deadline 1000 --model isotonic-mi"}) {
     auto r = tptest::run_cli(verb);
     EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
-    EXPECT_TRUE(tptest::names_input_error(r.err, f, 0, "metric_range")) << verb << ": " << r.err;
+    const auto at = r.err.find(f + ":");
+    ASSERT_NE(at, std::string::npos) << verb << ": " << r.err;
+    EXPECT_GT(std::atol(r.err.c_str() + at + f.size() + 1), 1) << verb << ": " << r.err;  // a data line
+    EXPECT_NE(r.err.find("column 'metric'"), std::string::npos) << verb << ": " << r.err;
+    EXPECT_NE(r.err.find("is outside the range 0.8:1"), std::string::npos) << verb << ": " << r.err;
   }
 }
 
@@ -742,6 +748,11 @@ TEST(PlanCli, EachGpusFrontierAndTheCheapestGpuForEveryDeadline) {
   auto tight = tptest::run_cli("plan --samples " + samples + gpus + " --target 0.95 --deadline 0.01 --frontier --json");
   EXPECT_EQ(tight.exit_code, 3) << tight.err;
   const auto tj = nlohmann::json::parse(tight.out);
+  // The failure's fields every verb's --json failure has, beside the whole answer.
+  EXPECT_EQ(tj["exit_code"], 3) << tight.out;
+  EXPECT_EQ(tj["infeasible"], true) << tight.out;
+  EXPECT_NE(tj["error"].get<std::string>().find("no GPU in --gpu"), std::string::npos) << tight.out;
+  EXPECT_NE(tight.err.find("(each GPU's reason is in the JSON answer)"), std::string::npos) << tight.err;
   for (const auto& g : tj["gpus"]) {
     EXPECT_TRUE(g.contains("infeasible")) << g.dump();
     EXPECT_FALSE(g["frontier"].empty()) << g.dump();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <cstdlib>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -501,6 +502,35 @@ TEST(ProfileCli, CtrlCStopsCleanlyAndSaysHowToResume) {
   for (const auto& t : rows) EXPECT_EQ(t.status, TrialStatus::kOk);
 }
 
+// A second Ctrl-C exits at once, and a hang-up (a closed terminal) stops as
+// one Ctrl-C does; either way the running trial, one that ignores SIGTERM,
+// does not outlive the tool.
+TEST(ProfileCli, NoTrialOutlivesASecondCtrlCOrAHangUp) {
+  for (const std::vector<int> signals : {std::vector<int>{SIGINT, SIGINT}, std::vector<int>{SIGHUP}}) {
+    auto d = tptest::temp_dir("prof_second_signal");
+    const std::string pidfile = (d / "sleeper.pid").string();
+    const std::string args = "profile --cmd 'trap \"\" TERM; sleep 1000 & echo $! > " + pidfile +
+                             "; wait # {batch} {workers} {epochs}' --store " + (d / "s.db").string() +
+                             " --batches 8 --workers 1 --epochs 1 -q";
+    pid_t pid = spawn_cli(args, (d / "out").string(), (d / "err").string());
+    for (int i = 0; i < 300 && !std::filesystem::exists(pidfile); ++i) usleep(20000);
+    usleep(100000);
+    const pid_t sleeper = std::atol(tptest::read_file(pidfile).c_str());
+    ASSERT_GT(sleeper, 0);
+    for (int sig : signals) {
+      ASSERT_EQ(kill(pid, sig), 0);
+      usleep(200000);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) gone = kill(sleeper, 0) != 0, usleep(gone ? 0 : 50000);
+    if (!gone) kill(sleeper, SIGKILL);
+    EXPECT_TRUE(gone) << "signals " << signals.size() << ": " << tptest::read_file((d / "err").string());
+    if (signals.size() == 1) EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;  // as Ctrl-C
+  }
+}
+
 TEST(ProfileCli, BudgetRunsTheCornersFirstAndStopsEarly) {
   Fixture f("prof_budget");
   auto r = f.profile("SLEEP=0.4", " --batches 16,32,64 --workers 1,2 --epochs 1,2 --budget 2s --json");
@@ -599,6 +629,19 @@ TEST(ProfileCli, TimeTrialSecondsCapTheBuiltInTimeTrials) {
   auto epochs = tptest::run_cli(base + " --timing epochs --time-trial-s 2");
   EXPECT_EQ(epochs.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(epochs.err, "", 0, "--time-trial-s", {"--timing epochs"})) << epochs.err;
+}
+
+// A time command may take every batch of a worker count at once: {batches}
+// alone carries the grid's batches to it.
+TEST(ProfileCli, ATimeCommandOfAllBatchesAtOnceIsNotRefused) {
+  Fixture f("prof_time_batches");
+  auto ok = tptest::run_cli("profile " + f.cmd() + " --time-cmd 'sh -c true {batches} {workers}' --batches 8,16 "
+                            "--workers 1,2 --epochs 1 --dry-run --store " + f.store);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  auto none = tptest::run_cli("profile " + f.cmd() + " --time-cmd 'sh -c true {workers}' --batches 8,16 "
+                              "--workers 1,2 --epochs 1 --dry-run --store " + f.store);
+  EXPECT_EQ(none.exit_code, 2) << none.err;
+  EXPECT_TRUE(tptest::names_input_error(none.err, "", 0, "--time-cmd", {"never receives {batch}"})) << none.err;
 }
 
 TEST(ProfileCli, BadUsageIsExitTwoWithAClearMessage) {
