@@ -106,7 +106,7 @@ Profiled profile_step(const DemoArgs& a) {
   opts.cancel = &install_interrupt_handler();
   SampleStore store(a.store);
   store.lock_for_profiling();
-  bind_store(store, text, a.workload, opts.launch);
+  bind_store(store, text, a.workload, opts.launch, "", opts.time_template ? opts.time_template->text() : "");
   // The built-in trainer's first k epochs are a k-epoch run (constant
   // learning rate, shuffles seeded by the epoch): one training trial per
   // global batch, the shorter epoch counts read off its curve.

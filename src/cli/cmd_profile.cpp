@@ -197,8 +197,8 @@ int run_profile_cmd(const ProfileArgs& a) {
   io::check_output_path(a.out, "--out", {{a.store, "--store"}});  // before the trials, not after them
   SampleStore store(a.store);
   store.lock_for_profiling();
-  bind_store(store, text, !a.workload.empty() ? a.workload : a.name.empty() ? "custom" : a.name, opts.launch);
-  if (!a.hardware.empty()) store.set_meta("hardware", a.hardware);
+  bind_store(store, text, !a.workload.empty() ? a.workload : a.name.empty() ? "custom" : a.name, opts.launch,
+             a.hardware, opts.time_template ? opts.time_template->text() : "");
   opts.cancel = &install_interrupt_handler();
   Progress progress(stderr, stderr_is_tty(), a.quiet);
   if (!crowded.empty())

@@ -21,18 +21,32 @@
 namespace trainplan::profile {
 
 void bind_store(SampleStore& store, const std::string& template_text, const std::string& workload,
-                const LaunchSettings& launch) {
+                const LaunchSettings& launch, const std::string& hardware, const std::string& time_template_text) {
   auto old = store.meta("command_template");
-  if (old && *old != template_text && !store.trials().empty())
+  const bool has_trials = !store.trials().empty();
+  if (old && *old != template_text && has_trials)
     throw InputError(store.path(), 0, "",
                      fmt::format("this store holds trials of another command:\n  {}\nnot of:\n  {}\n"
                                  "use another --store (mixing two programs' samples would be wrong)",
                                  *old, template_text));
+  // The labels are the store's, not each trial's: a run that gave others would relabel the trials
+  // already there (their model, machine or nodes), or mix two time commands' measurements.
+  const std::string machine = hardware.empty() ? host_description() : hardware;
+  const std::pair<const char*, std::string> labels[] = {
+      {"time_command_template", time_template_text},  {"workload", workload},
+      {"launcher", to_string(launch.kind)},           {"workers_per_node", std::to_string(launch.workers_per_node)},
+      {"hardware", machine}};
+  const char* option_of[] = {"--time-cmd", "--name", "--launcher", "--workers-per-node", "--hardware"};
+  for (size_t i = 0; i < std::size(labels); ++i) {
+    const auto& [key, value] = labels[i];
+    if (auto was = store.meta(key); was && *was != value && has_trials)
+      throw InputError(store.path(), 0, option_of[i],
+                       fmt::format("this store's trials were measured with {} '{}', not '{}': give it as they were, "
+                                   "or use another --store (relabelling its trials would be wrong)",
+                                   key, *was, value));
+  }
   store.set_meta("command_template", template_text);
-  store.set_meta("workload", workload);
-  store.set_meta("launcher", to_string(launch.kind));
-  store.set_meta("workers_per_node", std::to_string(launch.workers_per_node));
-  store.set_meta("hardware", host_description());
+  for (const auto& [key, value] : labels) store.set_meta(key, value);
 }
 
 namespace {

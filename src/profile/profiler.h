@@ -67,11 +67,14 @@ struct ProfileSummary {
   double estimated_s = 0;  // budget mode: sum of the estimates of the trials run
 };
 
-// Records in the store what produced its trials (template, workload,
-// launcher, host), or, when the store already holds trials of another
-// template, throws InputError: mixing two programs' samples would be wrong.
+// Records in the store what produced its trials (template, time template,
+// workload, launcher, workers a node, hardware: `hardware`, or this host's
+// description when empty), or, when the store already holds trials made
+// with another of them, throws InputError naming the option: mixing two
+// programs' samples, or relabelling trials already measured, would be wrong.
 void bind_store(SampleStore& store, const std::string& template_text, const std::string& workload,
-                const LaunchSettings& launch);
+                const LaunchSettings& launch, const std::string& hardware = "",
+                const std::string& time_template_text = "");
 
 // Runs one trial (no store, no progress); the building block of run_profile.
 // A time trial (key.epochs == 0) runs opts.time_template opts.time_repeats

@@ -531,6 +531,26 @@ TEST(ProfileCli, NoTrialOutlivesASecondCtrlCOrAHangUp) {
   }
 }
 
+// A store's labels are its trials': a later run that gives another name,
+// machine or node size, or another time command, is refused naming the
+// option, not allowed to relabel the trials already there.
+TEST(ProfileCli, ALaterRunCannotRelabelAStoresTrials) {
+  Fixture f("prof_relabel");
+  auto first = f.profile("", " --batches 16 --workers 1 --epochs 1 --name lenet --hardware box-a");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  for (const auto& [extra, option] : std::vector<std::pair<std::string, std::string>>{
+           {" --name other --hardware box-a", "--name"},
+           {" --name lenet --hardware box-b", "--hardware"},
+           {" --name lenet --hardware box-a --workers-per-node 1", "--workers-per-node"}}) {
+    auto r = f.profile("", " --batches 16,32 --workers 1 --epochs 1" + extra);
+    EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;
+    EXPECT_TRUE(tptest::names_input_error(r.err, f.store, 0, option, {"relabelling its trials would be wrong"}))
+        << extra << ": " << r.err;
+  }
+  auto same = f.profile("", " --batches 16,32 --workers 1 --epochs 1 --name lenet --hardware box-a");
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+}
+
 TEST(ProfileCli, BudgetRunsTheCornersFirstAndStopsEarly) {
   Fixture f("prof_budget");
   auto r = f.profile("SLEEP=0.4", " --batches 16,32,64 --workers 1,2 --epochs 1,2 --budget 2s --json");
