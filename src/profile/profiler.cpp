@@ -31,22 +31,24 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
                                  *old, template_text));
   // The labels are the store's, not each trial's: a run that gave others would relabel the trials
   // already there (their model, machine or nodes), or mix two time commands' measurements.
-  const std::string machine = hardware.empty() ? host_description() : hardware;
-  const std::pair<const char*, std::string> labels[] = {
-      {"time_command_template", time_template_text},  {"workload", workload},
-      {"launcher", to_string(launch.kind)},           {"workers_per_node", std::to_string(launch.workers_per_node)},
-      {"hardware", machine}};
-  const char* option_of[] = {"--time-cmd", "--name", "--launcher", "--workers-per-node", "--hardware"};
-  for (size_t i = 0; i < std::size(labels); ++i) {
-    const auto& [key, value] = labels[i];
-    if (auto was = store.meta(key); was && *was != value && has_trials)
-      throw InputError(store.path(), 0, option_of[i],
+  struct Label {
+    const char* key;
+    std::string value;
+    const char* option;
+  };
+  const Label labels[] = {{"time_command_template", time_template_text, "--time-cmd"},
+                          {"workload", workload, "--name"},
+                          {"launcher", to_string(launch.kind), "--launcher"},
+                          {"workers_per_node", std::to_string(launch.workers_per_node), "--workers-per-node"},
+                          {"hardware", hardware.empty() ? host_description() : hardware, "--hardware"}};
+  for (const Label& l : labels)
+    if (auto was = store.meta(l.key); was && *was != l.value && has_trials)
+      throw InputError(store.path(), 0, l.option,
                        fmt::format("this store's trials were measured with {} '{}', not '{}': give it as they were, "
                                    "or use another --store (relabelling its trials would be wrong)",
-                                   key, *was, value));
-  }
+                                   l.key, *was, l.value));
   store.set_meta("command_template", template_text);
-  for (const auto& [key, value] : labels) store.set_meta(key, value);
+  for (const Label& l : labels) store.set_meta(l.key, l.value);
 }
 
 namespace {

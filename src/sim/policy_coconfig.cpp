@@ -43,9 +43,8 @@ class Coconfig : public Policy {
     const auto& jobs = *in.jobs;
     const size_t n = jobs.size();
     // One group unless the cluster mixes GPU types (a SchedInput without groups is one of all GPUs).
-    const std::vector<GroupView> groups =
-        in.groups.empty() ? std::vector<GroupView>{{in.total_gpus, in.gpus_per_node}}
-                          : std::vector<GroupView>(in.groups.begin(), in.groups.end());
+    const GroupView whole{in.total_gpus, in.gpus_per_node};
+    const std::span<const GroupView> groups = in.groups.empty() ? std::span<const GroupView>(&whole, 1) : in.groups;
     const size_t kinds = groups.size();
     auto best_at = [&](size_t i, size_t k, int g) { return goodput_.at_on(in, *jobs[i], int(k), g); };
     auto cap = [&](size_t i, size_t k) { return most_gpus_on(*jobs[i], int(k), groups[k].total_gpus); };
