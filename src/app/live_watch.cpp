@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
+#include <utility>
 
 #include "core/edit_distance.h"
 #include "core/error.h"
@@ -116,6 +118,15 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     if (text && ++text_lines_ > 1) return std::nullopt;
     std::string message = e.what();
     if (text) message += " (further lines without JSON are not reported)";
+    // A garbled epoch line stands for an epoch that ran: counted, so that the
+    // next epoch (numbered or not) stands for two, and the elapsed time (each
+    // epoch's time times the epochs since the last) keeps it.
+    static const std::regex epoch_event(R"re("event"\s*:\s*"epoch")re");
+    if (!text && std::regex_search(line, epoch_event) && last_epoch_ + 1 <= kMostEpochs) {
+      last_epoch_ += 1;
+      ++garbled_epochs_;
+      message += fmt::format(" (counted as epoch {}, its time as the next epoch's)", last_epoch_);
+    }
     return json{{"event", "warning"}, {"line", line_no}, {"field", e.field()}, {"message", message}};
   }
   using Kind = profile::TrialLogLine::Kind;
@@ -177,10 +188,14 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
                 {"message", fmt::format("{}:{}: column 'epoch': {} does not follow epoch {}", o_.source, line_no,
                                         epoch, last_epoch_)}};
+  // This epoch's time, and the garbled epochs' before it at this one's (the
+  // forecaster takes a line's time as one epoch's, however many it follows).
+  std::optional<double> time = l.epoch_time_s;
+  if (time) *time *= double(1 + std::exchange(garbled_epochs_, 0));
   if (!l.metric) {
     // The epoch ran: its time counts toward the elapsed time and the next forecast.
     last_epoch_ = epoch;
-    if (l.epoch_time_s) unmetered_s_ += *l.epoch_time_s;
+    if (time) unmetered_s_ += *time;
     const bool nan = std::find(l.nonfinite.begin(), l.nonfinite.end(), "metric") != l.nonfinite.end();
     return json{{"event", "warning"},
                 {"line", line_no},
@@ -193,13 +208,25 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                                         : !l.unreadable_metric.empty() ? "not a number: " + l.unreadable_metric
                                                                        : std::string("missing"))}};
   }
+  // A share (an accuracy, by its name) that has stayed within [0, 1] cannot
+  // leave it: a garbled value, taken, would bend the curve and the forecast.
+  if (last_ && share_metric_ && (*l.metric < 0 || *l.metric > 1)) {
+    last_epoch_ = epoch;
+    if (time) unmetered_s_ += *time;
+    return json{{"event", "warning"},
+                {"line", line_no},
+                {"field", "metric"},
+                {"skipped", false},
+                {"message", fmt::format("{}:{}: column 'metric': {} {:g} is outside [0, 1], where its earlier epochs "
+                                        "were: not taken (its time counts)",
+                                        o_.source, line_no, metric_name_, *l.metric)}};
+  }
   if (!fc_) {
     models::EpochForecasterParams p = o_.forecaster;
     p.direction = o_.direction.value_or(profile::metric_is_lower_better(l.metric_name) ? MetricDirection::kMin
                                                                                          : MetricDirection::kMax);
     fc_ = std::make_unique<models::EpochForecaster>(p, o_.prior);
   }
-  std::optional<double> time = l.epoch_time_s;
   if (time) *time += unmetered_s_;
   try {
     fc_->add(epoch, *l.metric, time);
@@ -268,6 +295,7 @@ void LiveWatch::forget_run() {
   own_.clear();
   last_epoch_ = 0;
   unmetered_s_ = 0;
+  garbled_epochs_ = 0;
   last_.reset();
 }
 

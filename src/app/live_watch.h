@@ -106,6 +106,9 @@ class LiveWatch {
   // Seconds of epochs read without a metric since the last one with: given
   // to the next epoch with a metric, whose time then covers them too.
   double unmetered_s_ = 0;
+  // Garbled epoch lines since the last timed one: each an epoch that ran, at
+  // the next timed epoch's time.
+  int garbled_epochs_ = 0;
   long text_lines_ = 0;  // lines with no JSON in them, read so far
   std::set<std::string> misspelt_events_;  // events near the protocol's, each warned of once
   double samples_epoch_time_ = 0;  // o_.samples' time model at the run's configuration  // a trial_start line was read: a done line ends one trial only

@@ -12,9 +12,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
@@ -71,6 +73,51 @@ std::map<long, std::vector<double>> measured_before(const std::string& out, cons
     if (v[0] > 0) found[it->second] = v;
   }
   return found;
+}
+
+// What makes a row's time the time of that command: kept beside --out as
+// OUT.run.json, so that --resume can refuse to mix rows measured by another
+// command, launcher or statistic into one file (a CSV has no place for it).
+nlohmann::json run_identity(const ProfileArgs& a) {
+  return {{"cmd", a.cmd},
+          {"statistic", a.statistic},
+          {"launcher", a.launcher},
+          {"workers_per_node", a.workers_per_node},
+          {"srun_args", a.srun_args}};
+}
+
+std::string identity_path(const std::string& out) { return out + ".run.json"; }
+
+// --resume into an --out whose rows another run identity measured: an
+// InputError naming the option that differs. An --out without its identity
+// file (written before there was one, or copied without it) is resumed with
+// a warning.
+void check_resume_identity(const ProfileArgs& a, size_t rows_kept) {
+  const std::string path = identity_path(a.out);
+  std::ifstream in(path);
+  if (!in) {
+    if (rows_kept > 0)
+      std::cerr << fmt::format("warning: {} is missing, so the command that measured the {} kept row(s) cannot be "
+                               "checked against this run's\n",
+                               path, rows_kept);
+    return;
+  }
+  const auto old = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!old.is_object()) throw InputError(path, 0, "", "--resume: not the JSON object llm profile writes");
+  const auto now = run_identity(a);
+  static const std::map<std::string, std::string> option = {{"cmd", "--cmd"},
+                                                            {"statistic", "--statistic"},
+                                                            {"launcher", "--launcher"},
+                                                            {"workers_per_node", "--workers-per-node"},
+                                                            {"srun_args", "--srun-arg"}};
+  for (const auto& [key, name] : option) {
+    const auto it = old.find(key);
+    if (it == old.end() || *it == now[key]) continue;
+    throw InputError(path, 0, name,
+                     fmt::format("--resume: the rows in {} were measured with {} {}, this run has {}: resume with "
+                                 "the same, or measure into another --out",
+                                 a.out, name, it->dump(), now[key].dump()));
+  }
 }
 
 // The row's shape and settings, for the template's shape placeholders.
@@ -155,7 +202,13 @@ void run_llm_profile(const ProfileArgs& a) {
       values[i] = it->second, done[i] = true, ++kept;
       for (size_t k = 2; k < it->second.size(); ++k) any_comm |= !std::isnan(it->second[k]);
     }
+    check_resume_identity(a, kept);
     std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
+  }
+  {
+    std::ofstream id(identity_path(a.out));
+    id << run_identity(a).dump(2) << "\n";
+    if (!id) throw InputError(identity_path(a.out), 0, "", "cannot be written");
   }
   auto write = [&] {
     const std::vector<std::string> names(columns.begin(), any_comm ? columns.end() : columns.begin() + 2);
@@ -277,7 +330,8 @@ void setup(CLI::App& root) {
   p->add_option("--workers-per-node", a->workers_per_node, "Ranks per node, for {nodes} (0: one node)");
   p->add_flag("--resume", a->resume,
               "Keep the rows an earlier run of this grid measured into --out (matched by every field of the grid "
-              "row) and measure the others");
+              "row) and measure the others; refused where OUT.run.json, written beside --out by each run, names "
+              "another --cmd, --statistic, --launcher, --workers-per-node or --srun-arg");
   p->callback([a] { run_llm_profile(*a); });
 }
 

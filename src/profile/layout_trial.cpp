@@ -8,6 +8,7 @@
 
 #include "profile/process_group.h"
 #include "profile/trial.h"
+#include "profile/trial_log_line.h"
 
 namespace trainplan::profile {
 
@@ -17,7 +18,7 @@ std::optional<LayoutTiming> parse_layout_timing(const std::string& stdout_text, 
   std::string wrong;
   std::istringstream in(stdout_text);
   for (std::string line; std::getline(in, line);) {
-    const auto start = line.find('{');
+    const auto start = protocol_object_start(line);
     if (start == std::string::npos) continue;
     nlohmann::json j = nlohmann::json::parse(line.substr(start), nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) {

@@ -303,9 +303,10 @@ void replay_early_lines(LiveLog& live, const std::vector<EarlyRun>& taken, int b
       if (end == std::string::npos) end = text.size();
       const std::string_view line(text.data() + at, end - at);
       at = end + 1;
-      if (const size_t brace = line.find('{'); e.together && brace != std::string_view::npos) {
+      if (e.together && line.find('{') != std::string_view::npos) {
+        const std::string whole(line);
         std::vector<std::string> nonfinite;
-        const auto j = parse_protocol_json(std::string(line), brace, nonfinite);
+        const auto j = parse_protocol_json(whole, protocol_object_start(whole), nonfinite);
         if (j.is_object() && j.contains("batch") && j["batch"].is_number() && j["batch"] != batch) continue;
       }
       kept.append(line).push_back('\n');

@@ -178,9 +178,12 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   // (stdout's line number and what was wrong), so that the reason points at them.
   int line_no = 0, broken_lines = 0;
   std::string first_broken, first_bad_epoch;
+  // Fields that would have been used, written so that they cannot be: said, not silently dropped.
+  int bad_step_lines = 0, bad_size_lines = 0;
+  std::string first_bad_steps, first_bad_size;
   while (std::getline(in, line)) {
     ++line_no;
-    auto start = line.find('{');
+    const auto start = protocol_object_start(line);
     if (start == std::string::npos) continue;
     std::vector<std::string> nonfinite;
     const auto j = parse_protocol_json(line, start, nonfinite);
@@ -196,8 +199,11 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     };
     auto ev = j.find("event");
     if (ev == j.end() || !ev->is_string()) continue;
-    for (const char* k : {"dataset_size", "train_size", "train_samples"})
+    for (const char* k : {"dataset_size", "train_size", "train_samples"}) {
       if (auto n = count(j, k); n && *n > 0) out.dataset_size = *n;
+      else if (j.contains(k) && ++bad_size_lines == 1)
+        first_bad_size = fmt::format("stdout line {}: {} is {}", line_no, k, clipped_line(j[k].dump()));
+    }
     if (*ev == "done") {
       out.saw_done = true;
       continue;
@@ -245,7 +251,13 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     out.last_metric = m;  // the metric after the last epoch, or none
     out.epoch_metrics.push_back(m);
     if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) out.metric_name = *name;
-    if (auto st = step_fields(j, "steps", clock, workers); st && st->steps_per_epoch > 0) epoch_steps.push_back(*st);
+    if (j.contains("step_time_median_s")) {
+      std::string why;
+      auto st = step_fields(j, "steps", clock, workers, &why);
+      if (st && st->steps_per_epoch > 0) epoch_steps.push_back(*st);
+      else if (++bad_step_lines == 1)
+        first_bad_steps = fmt::format("stdout line {}: {}", line_no, why.empty() ? "its steps is not a number > 0" : why);
+    }
   }
   if (!epoch_steps.empty() && epoch_steps.size() == size_t(out.epochs_reported))
     out.epoch_steps = combine_epochs(epoch_steps);
@@ -265,6 +277,13 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   if (broken_lines > 0)
     notes.push_back(fmt::format("{} line(s) naming an \"event\" were not JSON and were skipped (first, {})",
                                 broken_lines, first_broken));
+  if (bad_step_lines > 0)
+    notes.push_back(fmt::format("the step fields of {} epoch line(s) could not be used, so the epochs' times are "
+                                "their epoch_time_s (first, {})",
+                                bad_step_lines, first_bad_steps));
+  if (bad_size_lines > 0)
+    notes.push_back(fmt::format("{} line(s) gave a training-set size that is not a count > 0, ignored (first, {})",
+                                bad_size_lines, first_bad_size));
   out.note = fmt::format("{}", fmt::join(notes, "; "));
   if (repeated_key_lines > 0)
     out.note += fmt::format("{}{} epoch line(s) named a key twice and were skipped: which value was meant cannot be "

@@ -92,13 +92,25 @@ nlohmann::json parse_protocol_json(const std::string& text, size_t start, std::v
   return nlohmann::json::parse(nulled, nullptr, /*allow_exceptions=*/false);
 }
 
+size_t protocol_object_start(const std::string& line) {
+  const size_t first = line.find('{');
+  // A bound on the tries: each is a parse of the rest of the line.
+  constexpr int kMostTries = 16;
+  int tries = 0;
+  for (size_t at = first; at != std::string::npos && tries < kMostTries; at = line.find('{', at + 1), ++tries) {
+    std::vector<std::string> nonfinite;
+    if (parse_protocol_json(line, at, nonfinite).is_object()) return at;
+  }
+  return first;
+}
+
 TrialLogLine parse_trial_log_line(const std::string& line, const std::string& file, long line_no) {
   TrialLogLine r;
   if (line.find_first_not_of(" \t\r\n") == std::string::npos) {
     r.kind = TrialLogLine::Kind::kBlank;
     return r;
   }
-  const auto start = line.find('{');
+  const auto start = protocol_object_start(line);
   auto shown = [&] { return line.size() > 60 ? line.substr(0, 57) + "..." : line; };
   if (start == std::string::npos)
     throw InputError(file, line_no, "line", fmt::format("not a JSON object: '{}'", shown()));

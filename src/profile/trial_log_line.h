@@ -1,6 +1,6 @@
 // One line of the trial protocol (docs/PROFILING.md) read on its own, as a
-// live log is followed line by line. Text before the line's first '{' is a
-// prefix and ignored, as the profiler ignores it.
+// live log is followed line by line. Text before the line's JSON object is a
+// prefix and ignored, as the profiler ignores it (protocol_object_start).
 #pragma once
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -42,6 +42,13 @@ struct TrialLogLine {
 // token outside strings in `text` with null, and returns the keys whose
 // values they were, in order (empty: none found; "" for one not after a key).
 std::vector<std::string> null_nonfinite_tokens(std::string& text);
+
+// Where a line's protocol object starts: the first '{' from which the rest
+// of the line reads as a JSON object (as parse_protocol_json reads it), so
+// that a logger's prefix may hold braces ("[rank{0}] {...}"). Of the first 16
+// '{' none does: the first '{', whose error then names what is wrong; npos
+// when the line has none.
+size_t protocol_object_start(const std::string& line);
 
 // The JSON value of `text` from byte `start` (a line's first '{'), read as
 // the protocol reads it: NaN and Infinity as null, their keys added to

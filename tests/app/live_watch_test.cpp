@@ -164,3 +164,46 @@ TEST(LiveWatch, ATimeTrialsDoneLinesAreNotNews) {
   ASSERT_TRUE(bare);
   EXPECT_EQ((*bare)["event"], "done");
 }
+
+namespace {
+
+TEST(LiveWatch, AShareLeavingZeroToOneIsNotTakenAndItsTimeCounts) {
+  LiveWatch s(watching(0.9));
+  for (int k = 1; k <= 3; ++k) s.feed(epoch_line(k, 0.5 + 0.1 * k), k);
+  auto bad = s.feed(epoch_line(4, 1.7), 4);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ((*bad)["event"], "warning");
+  EXPECT_EQ((*bad)["field"], "metric");
+  EXPECT_NE((*bad)["message"].get<std::string>().find("accuracy 1.7 is outside [0, 1]"), std::string::npos)
+      << bad->dump();
+  auto next = s.feed(epoch_line(5, 0.85), 5);
+  ASSERT_TRUE(next);
+  EXPECT_EQ((*next)["event"], "forecast");
+  EXPECT_DOUBLE_EQ((*next)["best"].get<double>(), 0.85);   // 1.7 never taken
+  EXPECT_DOUBLE_EQ((*next)["elapsed_s"].get<double>(), 50);  // five epochs of 10 s
+  // An accuracy out of 100 from its first epoch is no share: read as it is.
+  LiveWatch percent(watching(90));
+  for (int k = 1; k <= 3; ++k) {
+    auto u = percent.feed(epoch_line(k, 50.0 + 10 * k), k);
+    ASSERT_TRUE(u);
+    EXPECT_EQ((*u)["event"], "forecast");
+  }
+}
+
+TEST(LiveWatch, AGarbledEpochLineCountsAsAnEpochThatRan) {
+  // Epochs without numbers, the third garbled: the fourth stands for two, and the elapsed time holds four.
+  LiveWatch s(watching(0.9));
+  auto line = [](double m) { return fmt::format(R"({{"event":"epoch","epoch_time_s":10,"metric":{}}})", m); };
+  s.feed(line(0.5), 1);
+  s.feed(line(0.6), 2);
+  auto bad = s.feed(R"({"event":"epoch","epoch_time_s":10,"metric":0.6)", 3);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ((*bad)["event"], "warning");
+  EXPECT_NE((*bad)["message"].get<std::string>().find("counted as epoch 3"), std::string::npos) << bad->dump();
+  auto u = s.feed(line(0.7), 4);
+  ASSERT_TRUE(u);
+  EXPECT_EQ((*u)["epoch"], 4);
+  EXPECT_DOUBLE_EQ((*u)["elapsed_s"].get<double>(), 40);
+}
+
+}  // namespace

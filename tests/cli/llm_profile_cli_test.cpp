@@ -249,6 +249,23 @@ TEST(LlmProfileCli, ResumeMeasuresOnlyTheRowsNotYetMeasured) {
   const std::string measured = tptest::read_file(out);
   EXPECT_EQ(tptest::lines(measured).size(), 4u) << measured;  // header and the three rows
   EXPECT_NE(measured.find(",0.1"), std::string::npos) << measured;
+  EXPECT_TRUE(std::filesystem::exists(out + ".run.json"));
+  // Resumed with another command or statistic: refused, naming the option, and the rows kept as they were.
+  auto changed = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script +
+                                 " {micro_batch} # {tp} {pp} {dp} {global_batch} --fast' --resume");
+  EXPECT_EQ(changed.exit_code, 2) << changed.err;
+  EXPECT_NE(changed.err.find("--cmd"), std::string::npos) << changed.err;
+  EXPECT_NE(changed.err.find("another --out"), std::string::npos) << changed.err;
+  auto p10 = tptest::run_cli(args + " --statistic p10 --resume");
+  EXPECT_EQ(p10.exit_code, 2) << p10.err;
+  EXPECT_NE(p10.err.find("--statistic"), std::string::npos) << p10.err;
+  EXPECT_EQ(tptest::read_file(out), measured);
+  EXPECT_EQ(tptest::lines(tptest::read_file(count)).size(), 4u);
+  // Without its identity file the rows are resumed, with a warning.
+  std::filesystem::remove(out + ".run.json");
+  auto unchecked = tptest::run_cli(args + " --resume");
+  EXPECT_EQ(unchecked.exit_code, 0) << unchecked.err;
+  EXPECT_NE(unchecked.err.find("cannot be checked"), std::string::npos) << unchecked.err;
   // An --out of another grid is refused, naming it.
   auto other = tptest::write_file(d / "other.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n"
                                                    "1,8,2,64,4,4,32,1,1,1\n");

@@ -64,6 +64,10 @@ TEST(ProfileLayout, ParsesTheLastIterationTimingLine) {
   EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\",\"iteration_time_s\":0}\n"));
   EXPECT_FALSE(parse_layout_timing("{\"event\":\"iteration_timing\"}\n{not json\n"));
   EXPECT_FALSE(parse_layout_timing(""));
+  // A logger's prefix may hold braces of its own.
+  auto prefixed = parse_layout_timing("[rank{3}] {\"event\":\"iteration_timing\",\"iteration_time_s\":0.75}\n");
+  ASSERT_TRUE(prefixed);
+  EXPECT_DOUBLE_EQ(prefixed->iteration_time_s, 0.75);
   // Each group's seconds: the mean over ranks; none where a list is missing, empty or bad.
   auto c = parse_layout_timing(
       "{\"event\":\"iteration_timing\",\"iteration_time_s\":0.5,\"tp_comm_s_per_rank\":[0.1,0.3],"

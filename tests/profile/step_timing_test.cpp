@@ -429,3 +429,35 @@ TEST(StepTiming, PlansPutTimeTrialsFirst) {
   EXPECT_EQ(longest, (std::vector<TrialKey>{{32, 1, 0}, {64, 1, 0}, {32, 2, 0}, {64, 2, 0},
                                            {32, 1, 3}, {32, 2, 3}, {64, 2, 3}}));
 }
+
+TEST(StepTiming, UnusableStepFieldsAndSizesOnEpochLinesAreNoted) {
+  // The second epoch's median is a string: its steps cannot be used, so none of the epochs' are, and that is said.
+  const std::string text =
+      "{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.0,\"steps\":90,\"step_time_median_s\":0.01,"
+      "\"train_samples\":900}\n"
+      "{\"event\":\"epoch\",\"epoch\":2,\"epoch_time_s\":1.1,\"steps\":90,\"step_time_median_s\":\"0.01\","
+      "\"train_samples\":-3}\n";
+  auto out = parse_trial_output(text);
+  EXPECT_TRUE(out.problem.empty()) << out.problem;
+  EXPECT_FALSE(out.epoch_steps);
+  EXPECT_DOUBLE_EQ(*out.mean_epoch_time_s, 1.05);
+  EXPECT_EQ(out.dataset_size, 900);
+  EXPECT_NE(out.note.find("step fields of 1 epoch line(s)"), std::string::npos) << out.note;
+  EXPECT_NE(out.note.find("stdout line 2"), std::string::npos) << out.note;
+  EXPECT_NE(out.note.find("train_samples is -3"), std::string::npos) << out.note;
+  // Lines whose fields are all usable are read without a note.
+  auto clean = parse_trial_output(
+      "{\"event\":\"epoch\",\"epoch_time_s\":1.0,\"steps\":90,\"step_time_median_s\":0.01,\"train_samples\":900}\n");
+  EXPECT_TRUE(clean.note.empty()) << clean.note;
+  EXPECT_TRUE(clean.epoch_steps);
+}
+
+TEST(StepTiming, AProtocolLinesPrefixMayHoldBraces) {
+  auto out = parse_trial_output("[rank{0}] " + step_line(0.004, 47, 0.002) + "\n", true);
+  ASSERT_TRUE(out.problem.empty()) << out.problem;
+  ASSERT_TRUE(out.step_timing);
+  EXPECT_DOUBLE_EQ(out.step_timing->step_time_s, 0.004);
+  auto epoch = parse_trial_output("{host} {\"event\":\"epoch\",\"epoch_time_s\":2.5,\"metric\":0.5}\n");
+  ASSERT_TRUE(epoch.mean_epoch_time_s);
+  EXPECT_DOUBLE_EQ(*epoch.mean_epoch_time_s, 2.5);
+}

@@ -120,3 +120,14 @@ TEST(TrialLogLine, ATwiceNamedKeyAndAnOverflowingNumberAreSaid) {
 }
 
 }  // namespace
+
+TEST(TrialLogLine, APrefixMayHoldBraces) {
+  auto e = parse_trial_log_line(R"([rank{0}] {"event":"epoch","epoch":2,"epoch_time_s":1.5})", "f", 1);
+  EXPECT_EQ(e.kind, Kind::kEpoch);
+  EXPECT_EQ(*e.epoch_time_s, 1.5);
+  EXPECT_EQ(trainplan::profile::protocol_object_start("a {b} {\"x\":1}"), 6u);
+  EXPECT_EQ(trainplan::profile::protocol_object_start("no braces"), std::string::npos);
+  // No object anywhere: the first brace, whose error names the line.
+  EXPECT_EQ(trainplan::profile::protocol_object_start("a {b} {c"), 2u);
+  EXPECT_THROW(parse_trial_log_line("a {b} {c", "f", 2), InputError);
+}
