@@ -192,34 +192,29 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   // forecaster takes a line's time as one epoch's, however many it follows).
   std::optional<double> time = l.epoch_time_s;
   if (time) *time *= double(1 + std::exchange(garbled_epochs_, 0));
+  // An epoch with nothing to forecast from: no metric, or a share (an
+  // accuracy, by its name) leaving the [0, 1] its earlier epochs kept to, a
+  // garbled value that, taken, would bend the curve. It ran: its time counts
+  // toward the elapsed time and the next forecast.
+  std::string unusable;
   if (!l.metric) {
-    // The epoch ran: its time counts toward the elapsed time and the next forecast.
-    last_epoch_ = epoch;
-    if (time) unmetered_s_ += *time;
     const bool nan = std::find(l.nonfinite.begin(), l.nonfinite.end(), "metric") != l.nonfinite.end();
-    return json{{"event", "warning"},
-                {"line", line_no},
-                {"field", "metric"},
-                {"skipped", false},
-                {"message", fmt::format("{}:{}: column 'metric': {}; nothing to forecast from this epoch (its time "
-                                        "counts)",
-                                        o_.source, line_no,
-                                        nan                            ? "NaN or Infinity (did the run diverge?)"
-                                        : !l.unreadable_metric.empty() ? "not a number: " + l.unreadable_metric
-                                                                       : std::string("missing"))}};
+    unusable = fmt::format("{}; nothing to forecast from this epoch",
+                           nan                            ? "NaN or Infinity (did the run diverge?)"
+                           : !l.unreadable_metric.empty() ? "not a number: " + l.unreadable_metric
+                                                          : std::string("missing"));
+  } else if (last_ && share_metric_ && (*l.metric < 0 || *l.metric > 1)) {
+    unusable = fmt::format("{} {:g} is outside [0, 1], where its earlier epochs were: not taken", metric_name_,
+                           *l.metric);
   }
-  // A share (an accuracy, by its name) that has stayed within [0, 1] cannot
-  // leave it: a garbled value, taken, would bend the curve and the forecast.
-  if (last_ && share_metric_ && (*l.metric < 0 || *l.metric > 1)) {
+  if (!unusable.empty()) {
     last_epoch_ = epoch;
     if (time) unmetered_s_ += *time;
     return json{{"event", "warning"},
                 {"line", line_no},
                 {"field", "metric"},
                 {"skipped", false},
-                {"message", fmt::format("{}:{}: column 'metric': {} {:g} is outside [0, 1], where its earlier epochs "
-                                        "were: not taken (its time counts)",
-                                        o_.source, line_no, metric_name_, *l.metric)}};
+                {"message", fmt::format("{}:{}: column 'metric': {} (its time counts)", o_.source, line_no, unusable)}};
   }
   if (!fc_) {
     models::EpochForecasterParams p = o_.forecaster;
