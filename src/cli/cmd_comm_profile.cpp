@@ -25,7 +25,7 @@ struct CommProfileArgs {
 };
 
 void run_comm_profile(const CommProfileArgs& a) {
-  io::check_output_path(a.out, "--out");
+  io::check_output_path(a.out, "--out", {{a.data, "--data"}});
   if (a.batches < 1) throw InputError("", 0, "--batches", "needs at least 1");
   std::set<std::string> skip(a.exclude.begin(), a.exclude.end());
   std::vector<replay::ReplayOracle> oracles;

@@ -160,7 +160,16 @@ void print_gpu_comparison(const std::vector<std::string>& gpus, const std::vecto
 }
 
 void run_simulate(const SimulateArgs& a) {
-  io::check_output_path(a.jobs_csv, "--jobs-csv");  // before the simulations, not after them
+  {
+    // Before the simulations, not after them; and never over what they read.
+    std::vector<std::pair<std::string, std::string>> inputs = {{a.workload, "--workload"}, {a.philly, "--philly"},
+                                                               {a.data, "--data"},         {a.step_times, "--step-times"},
+                                                               {a.trials, "--trials"},
+                                                               hardware_file_input(a.from_gpu, "--from-gpu")};
+    if (!a.gpu.empty())
+      for (const auto& g : comma_list(a.gpu, "--gpu")) inputs.push_back(hardware_file_input(g, "--gpu"));
+    io::check_output_path(a.jobs_csv, "--jobs-csv", inputs);
+  }
   if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
   if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
   {

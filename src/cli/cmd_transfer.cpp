@@ -107,7 +107,8 @@ void draw(const std::string& path, const std::vector<io::PlotPanel>& panels) {
 
 // --samples: the samples again, each epoch time predicted on the target.
 void run_transfer_samples(const TransferArgs& a) {
-  io::check_output_path(a.out, "--out", {{a.samples, "--samples"}, hardware_file_input(a.from_gpu, "--from-gpu"),
+  io::check_output_path(a.out, "--out", {{a.samples, "--samples"}, {a.trials, "--trials"},
+                                         hardware_file_input(a.from_gpu, "--from-gpu"),
                                          hardware_file_input(a.to_gpu, "--to-gpu")});
   check_plot(a, {{a.samples, "--samples"}, {a.trials, "--trials"}, hardware_file_input(a.from_gpu, "--from-gpu"),
                  hardware_file_input(a.to_gpu, "--to-gpu")});
@@ -195,9 +196,8 @@ void run_transfer(const TransferArgs& a) {
     return dir.empty() ? std::string() : (fs::path(dir) / name).string();
   };
   io::check_output_path(a.out, "--out",
-                        {{trace_file(a.from, "placements.csv"), "--from trace's placements.csv"},
-                         {trace_file(a.from, "scalability.csv"), "--from trace's scalability.csv"},
-                         {trace_file(a.trials, "placements.csv"), "--trials trace's placements.csv"},
+                        {{a.from, "--from"},
+                         {a.trials, "--trials"},
                          hardware_file_input(a.from_gpu, "--from-gpu"),
                          hardware_file_input(a.to_gpu, "--to-gpu")});
   check_plot(a, {{trace_file(a.from, "placements.csv"), "--from trace's placements.csv"},

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
@@ -25,12 +26,26 @@ void check_output_path(const std::string& path, const std::string& option,
   check_output_path(path, option);
   if (path.empty() || path == "-") return;
   std::error_code ec;
+  namespace fs = std::filesystem;
   for (const auto& [input, input_option] : inputs) {
     if (input.empty() || input == "-") continue;
-    if (std::filesystem::equivalent(path, input, ec) && !ec)
+    if (fs::equivalent(path, input, ec) && !ec)
       throw InputError("", 0, option,
                        "'" + path + "' is the " + input_option +
                            " file: writing it would replace what this reads; give another path");
+    // A folder the verb reads (trace folders): a file already in it, at any
+    // depth, may be one it reads, and is not replaced.
+    if (fs::is_directory(input, ec) && fs::exists(path, ec)) {
+      const fs::path folder = fs::canonical(input, ec);
+      if (ec) continue;
+      const fs::path file = fs::canonical(path, ec);
+      if (ec) continue;
+      const auto [f, o] = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end());
+      if (f == folder.end())
+        throw InputError("", 0, option,
+                         "'" + path + "' is a file in the " + input_option + " folder '" + input +
+                             "': writing it would replace what this may read; give another path");
+    }
   }
 }
 
