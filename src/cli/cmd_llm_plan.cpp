@@ -396,10 +396,16 @@ void run_plan(PlanArgs a) {
   // The end stages' layers, in a column of their own where any listed layout gives them.
   const bool any_uneven =
       std::any_of(r.top.begin(), r.top.end(), [](const plan::LlmCandidate& c) { return c.layout.uneven(); });
-  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10}{} {:>8} {:>8} {:>5}{}\n",
+  // The attention kernel, in a column of its own where the listed layouts differ in it (--max-cp
+  // searches cp 1 with either kernel).
+  const bool mixed_attention =
+      std::any_of(r.top.begin(), r.top.end(), [&](const plan::LlmCandidate& c) {
+        return c.layout.fused_attention() != r.top.front().layout.fused_attention();
+      });
+  std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9} {:>9} {:>10}{} {:>8} {:>8} {:>5}{}{}\n",
                            "rank", "gpus", "tp", "cp", "pp", "vpp", "dp", "mb", "recompute", "sp", "dopt", "iter_s",
                            "train_h", "GPU-hours", price > 0 ? fmt::format(" {:>10}", "cost") : "", "mem_GiB",
-                           "free_GiB", "MFU", any_uneven ? "  end_stages" : "");
+                           "free_GiB", "MFU", any_uneven ? "  end_stages" : "", mixed_attention ? "  attention" : "");
   for (size_t i = 0; i < r.top.size(); ++i) {
     const auto& c = r.top[i];
     const auto& l = c.layout;
@@ -408,18 +414,23 @@ void run_plan(PlanArgs a) {
                     : fmt::format("  {:>10}", l.uneven() ? fmt::format("{},{}", l.first_stage_layers, l.last_stage_layers)
                                                          : std::string("even"));
     std::cout << fmt::format("{:>4} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>2} {:>4} {:>9.4g} {:>9.4g} {:>10.4g}{} "
-                             "{:>8.2f} {:>8.2f} {:>4.0f}%{}\n",
+                             "{:>8.2f} {:>8.2f} {:>4.0f}%{}{}\n",
                              i + 1, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
                              structure::to_string(l.recompute), l.sequence_parallel ? "y" : "n",
                              l.distributed_optimizer ? "y" : "n", c.iteration_s, c.train_s / 3600, c.gpu_hours,
                              price > 0 ? fmt::format(" {:>10.4g}", c.gpu_hours * price) : "", c.memory_bytes / kGiB,
-                             c.headroom_bytes / kGiB, 100 * app::model_flop_utilisation(outcome, c).mfu, ends);
+                             c.headroom_bytes / kGiB, 100 * app::model_flop_utilisation(outcome, c).mfu, ends,
+                             mixed_attention ? fmt::format("  {:>9}", l.fused_attention() ? "fused" : "unfused") : "");
   }
   const auto& c = r.top.front();
   const auto u = app::model_flop_utilisation(outcome, c);
   std::cout << fmt::format("chosen: {} on {}; predicted memory {:.2f} GiB per GPU, headroom {:.2f} GiB of {}; "
                            "model FLOP utilisation {:.0f}% ({:.4g} of {}'s {:g} TFLOP/s per GPU){}\n",
-                           plan::describe(c.layout), c.layout.gpus() == 1 ? "1 GPU" : fmt::format("{} GPUs", c.layout.gpus()),
+                           plan::describe(c.layout) +
+                               (c.layout.cp == 1 && c.layout.flash_attention && !a.options.flash_attention
+                                    ? ", fused attention (as cp > 1 runs)"
+                                    : ""),
+                           c.layout.gpus() == 1 ? "1 GPU" : fmt::format("{} GPUs", c.layout.gpus()),
                            c.memory_bytes / kGiB, c.headroom_bytes / kGiB,
                            hw.gpu.memory_text(), 100 * u.mfu, u.tflops_per_gpu, structure::to_string(c.layout.precision),
                            u.peak_tflops,

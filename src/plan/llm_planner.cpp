@@ -209,14 +209,21 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     res.notes.push_back(fmt::format("up to {} GPUs: past one node a layout takes whole nodes of {} GPUs (a launcher "
                                     "starts as many ranks on every node), so {} at most; --gpus-per-node sets the node",
                                     o.max_gpus, per_node, std::max(per_node, o.max_gpus / per_node * per_node)));
+  // Each cp with its attention kernel: fused for cp > 1; for cp 1 the one
+  // asked for, and, where cp > 1 is searched (so fused kernels are run),
+  // fused too: else a cp 2 layout would win on the kernel alone, over a
+  // cp 1 layout with the same kernel that the search never priced.
+  std::vector<std::pair<int, bool>> attention;
+  for (int cp : cps) {
+    if (cp == 1 && !o.flash_attention && cps.size() > 1) attention.emplace_back(1, false);
+    attention.emplace_back(cp, cp > 1 || o.flash_attention || cps.size() > 1);
+  }
   for (int tp : divisors(s.heads, per_node)) {
     if (s.kv() % tp != 0 || s.ffn() % tp != 0) continue;
-    for (int cp : cps) {
+    for (const auto& [cp, fused] : attention) {
       if (long(tp) * cp > o.max_gpus) continue;
-      // Per cp, not per layout: the attention kernel follows from it.
       l.cp = cp;
-      l.flash_attention = o.flash_attention;
-      l.flash_attention = l.fused_attention();
+      l.flash_attention = fused;
       for (const PipelineSplit& split : splits) {
         const int pp = split.pp, vpp = split.virtual_stages;
         if (pp > o.max_gpus / (tp * cp)) break;
@@ -278,7 +285,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     res.notes.push_back(
         "the choice runs context parallelism, priced without the ring's per-step host work (its small kernels and "
         "exchanges): published cp runs took 0.8-2.5 ms more per layer and micro-batch than such a price "
-        "(docs/lab/LLM-CALIBRATION.md), so its lead may not hold; compare with --max-cp 1");
+        "(docs/lab/LLM-CALIBRATION.md), so its lead may not hold; compare with --max-cp 1 --flash-attention");
   if (!res.top.empty()) return res;
 
   // Nothing qualifies: the first constraint in memory, deadline, budget order

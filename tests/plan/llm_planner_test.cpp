@@ -53,13 +53,16 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
           for (int mb = 1; mb <= o.global_batch; ++mb)
             for (auto rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
               for (bool sp : {false, true})
-                for (bool dist : {false, true}) {
+                for (bool dist : {false, true})
+                 for (bool fused : {false, true}) {
+                  // Context parallelism on fused kernels only; cp 1 with the kernel asked for, and with
+                  // fused ones too where cp > 1 is searched.
+                  if (cp > 1 ? !fused : fused != o.flash_attention && !(fused && o.max_cp > 1)) continue;
                   ParallelLayout l;
                   l.tp = tp, l.cp = cp, l.pp = pp, l.virtual_stages = vpp, l.dp = dp, l.micro_batch = mb;
                   l.global_batch = o.global_batch, l.recompute = rc, l.sequence_parallel = sp;
                   l.distributed_optimizer = dist, l.precision = o.precision;
-                  l.flash_attention = o.flash_attention;
-                  l.flash_attention = l.fused_attention();  // context parallelism on fused kernels only
+                  l.flash_attention = fused;
                   // Uneven: the embedding and the loss counted as a layer
                   // each in pp·vpp chunks of layers + 2, where that differs
                   // from the even split.
@@ -229,6 +232,31 @@ TEST(LlmPlanner, AnFp32PlanHasNoFusedAttention) {
   r = plan::plan_llm(small_model(), tm, models::LlmMemoryModel(), o);
   ASSERT_FALSE(r.top.empty());
   for (const auto& c : r.top) EXPECT_EQ(c.layout.cp, 1);
+}
+
+// Searching context parallelism (which runs fused attention kernels) also
+// prices cp 1 on those kernels: a cp > 1 layout never wins on the kernel
+// alone, and the plan is the better of the two searches.
+TEST(LlmPlanner, ContextParallelismIsComparedOnTheSameAttentionKernel) {
+  models::LlmTimeModel tm(a100());
+  auto s = small_model();
+  auto unfused = small_options();
+  auto fused = unfused;
+  fused.flash_attention = true;
+  auto with_cp = unfused;
+  with_cp.max_cp = 4;
+  auto with_cp_fused = fused;
+  with_cp_fused.max_cp = 4;
+  const auto a = plan::plan_llm(s, tm, models::LlmMemoryModel(), fused);
+  const auto b = plan::plan_llm(s, tm, models::LlmMemoryModel(), with_cp);
+  const auto c = plan::plan_llm(s, tm, models::LlmMemoryModel(), with_cp_fused);
+  ASSERT_FALSE(a.top.empty());
+  ASSERT_FALSE(b.top.empty());
+  // The same search whether fused kernels were asked for or implied by --max-cp, but for cp 1 unfused.
+  EXPECT_DOUBLE_EQ(b.top.front().gpu_hours, c.top.front().gpu_hours);
+  EXPECT_LE(b.top.front().gpu_hours, a.top.front().gpu_hours);
+  if (b.top.front().layout.cp > 1) EXPECT_LT(b.top.front().gpu_hours, a.top.front().gpu_hours);
+  EXPECT_EQ(b.enumerated, c.enumerated + plan::plan_llm(s, tm, models::LlmMemoryModel(), unfused).enumerated);
 }
 
 TEST(LlmPlanner, DeadlineAndBudgetFailuresSayByHowMuch) {
