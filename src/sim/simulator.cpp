@@ -67,6 +67,21 @@ class Engine {
     unsigned long loops = 0;
     double now = n ? jobs_[order_[0]].spec->arrival : 0;
     bool tick_mode = opts_.interval > 0;
+    if (tick_mode) {
+      // Every tick a job runs is a scheduling round: a rigid job of 1e13 s
+      // at a 60 s interval is 1.7e11 of them, hours of work for a schedule
+      // no round changes. Refused, where --interval 0 runs in milliseconds.
+      constexpr double kMostRounds = 1e9;
+      double longest = 0;
+      for (const JobState& j : jobs_)
+        if (!j.spec->app) longest = std::max(longest, j.work);
+      if (longest / opts_.interval > kMostRounds)
+        throw InputError("", 0, "--interval",
+                         fmt::format("a job of {:g} s needs at least {:.3g} scheduling rounds at an interval of {:g} "
+                                     "s, past the {:g} a simulation takes: give --interval 0 (the policy runs at "
+                                     "each arrival, completion and wake-up) or a longer interval",
+                                     longest, longest / opts_.interval, opts_.interval, kMostRounds));
+    }
     double next_tick = tick_mode ? std::ceil(now / opts_.interval) * opts_.interval : kInf;
     double wakeup = kInf;
     while (done < n) {

@@ -304,3 +304,17 @@ TEST(BadOptions, TyposAreRefusedBeforeTheWork) {
   EXPECT_TRUE(tptest::names_input_error(profile.err, "", 0, "--cmd", {"{hidden}"})) << profile.err;
   EXPECT_FALSE(std::filesystem::exists(store));
 }
+
+// A rigid job whose run alone needs more scheduling rounds than a simulation
+// takes at --interval is refused before the run, naming the option; at
+// --interval 0 (each event) the same job simulates at once.
+TEST(BadOptions, AJobOfMoreRoundsThanASimulationTakesIsRefused) {
+  auto dir = tptest::temp_dir("sim_rounds");
+  auto in = tptest::write_file(dir / "p.csv", "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                                              "0,1e13,1,1e13,x\n100,50,2,100,x\n");
+  auto ticks = tptest::run_cli("simulate --philly " + in + " --policy fifo --interval 60");
+  EXPECT_EQ(ticks.exit_code, 2) << ticks.err;
+  EXPECT_TRUE(tptest::names_input_error(ticks.err, "", 0, "--interval", {"--interval 0"})) << ticks.err;
+  auto events = tptest::run_cli("simulate --philly " + in + " --policy fifo --interval 0 --json");
+  EXPECT_EQ(events.exit_code, 0) << events.err;
+}
