@@ -169,9 +169,10 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
     g.fp16_tensor_tflops = g.bf16_tensor_tflops;
   // TF32 and FP8 run at fixed ratios to the 16-bit tensor rate on each
   // architecture: a 16-bit peak restated over a base (a power-capped card)
-  // moves the base's other two with it unless the file gives them.
+  // moves the base's other two with it unless the file gives them (to 0 with
+  // a 16-bit peak of 0: a card without tensor cores has none of them).
   if (const double restated = std::max(g.fp16_tensor_tflops, g.bf16_tensor_tflops);
-      base_tensor16 > 0 && restated > 0 && (present("fp16_tensor_dense_tflops") || present("bf16_tensor_dense_tflops"))) {
+      base_tensor16 > 0 && restated >= 0 && (present("fp16_tensor_dense_tflops") || present("bf16_tensor_dense_tflops"))) {
     if (!present("tf32_tensor_tflops")) g.tf32_tensor_tflops *= restated / base_tensor16;
     if (!present("fp8_tflops")) g.fp8_tensor_tflops *= restated / base_tensor16;
   }
@@ -193,6 +194,15 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
     return present(own) ? own : present("fp16_tensor_dense_tflops") ? "fp16_tensor_dense_tflops"
                                                                      : "bf16_tensor_dense_tflops";
   };
+  // Without 16-bit tensor cores there are none for TF32 or FP8 either: no GPU has those alone.
+  if (tensor16 == 0)
+    for (const auto& [peak, column] : {std::pair{g.tf32_tensor_tflops, "tf32_tensor_tflops"},
+                                       std::pair{g.fp8_tensor_tflops, "fp8_tflops"}})
+      if (peak > 0)
+        t.fail(row, column,
+               fmt::format("{:g} TFLOP/s with no 16-bit tensor peak: a GPU with TF32 or FP8 tensor cores has 16-bit "
+                           "ones (give fp16_tensor_dense_tflops or bf16_tensor_dense_tflops; 0 for none)",
+                           peak));
   if (tensor16 > 0 && g.tf32_tensor_tflops > tensor16)
     t.fail(row, named("tf32_tensor_tflops"),
            fmt::format("the TF32 peak ({:g} TFLOP/s{}) is above the 16-bit tensor peak ({:g}): TF32 runs at half the "

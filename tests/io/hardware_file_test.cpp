@@ -218,6 +218,20 @@ TEST(HardwareFile, TheOtherTensorPeaksFollowARestated16BitPeak) {
   EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(sparse); }).field(), "fp8_tflops");
   EXPECT_NO_THROW(io::read_hardware_file(tptest::write_file(
       d / "whole.csv", "name,base,fp16_tensor_dense_tflops,tf32_tensor_tflops,fp8_tflops\nx,h100,100,50,200\n")));
+  // A 16-bit peak of 0 over a base: no tensor cores, so no TF32 or FP8 either.
+  auto none = io::read_hardware_file(tptest::write_file(d / "none.csv", "name,base,fp16_tensor_dense_tflops\nx,h100,0\n"));
+  EXPECT_DOUBLE_EQ(none.gpu.fp16_tensor_tflops, 0);
+  EXPECT_DOUBLE_EQ(none.gpu.bf16_tensor_tflops, 0);
+  EXPECT_DOUBLE_EQ(none.gpu.tf32_tensor_tflops, 0);
+  EXPECT_DOUBLE_EQ(none.gpu.fp8_tensor_tflops, 0);
+  // And a TF32 or FP8 peak stated without any 16-bit one is refused, naming it.
+  for (const char* column : {"tf32_tensor_tflops", "fp8_tflops"}) {
+    auto alone = tptest::write_file(d / "alone.csv", std::string("name,fp32_tflops,mem_GB,mem_bw_GBps,gpus_per_node,intra_node_bw_GBps,"
+                                                         "inter_node_bw_GBps,") + column + "\nx,10,16,300,4,16,12.5,50\n");
+    auto err = tptest::input_error_of([&] { io::read_hardware_file(alone); });
+    EXPECT_EQ(err.field(), column);
+    EXPECT_NE(err.message().find("no 16-bit tensor peak"), std::string::npos) << err.what();
+  }
 }
 
 // The memory the transformer verbs plan on: the reported capacity where
