@@ -218,7 +218,12 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   const std::vector<plan::MergedPoint>& merged = cmp.frontier;
   if (!a.plot.empty()) plot_gpu_frontiers(a.plot, outcomes, priced ? prices : std::vector<double>{});
   if (a.json) {
-    std::cout << app::to_json(cmp).dump(2) << "\n";
+    nlohmann::json j = app::to_json(cmp);
+    // The whole answer, each GPU's reason in it, with the failure's fields a script reads on any verb.
+    if (!any)
+      j["error"] = "no GPU in --gpu has a configuration that qualifies (each GPU's reason is in its plan)",
+      j["exit_code"] = kExitInfeasible, j["infeasible"] = true;
+    std::cout << j.dump(2) << "\n";
     note_json_answer_printed();
   } else {
     std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "
@@ -370,6 +375,8 @@ void run_plan(PlanArgs a) {
       for (size_t i = 0; i < parts.size(); ++i) j["top"][i]["breakdown"] = parts[i];
       if (!parts.empty()) j["chosen"]["breakdown"] = parts[0];
     }
+    if (!r.failing.empty())
+      j["error"] = r.failing + ": " + r.explanation, j["exit_code"] = kExitInfeasible, j["infeasible"] = true;
     std::cout << j.dump(2) << "\n";
     note_json_answer_printed();
     if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);

@@ -300,7 +300,11 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     return res;
   }
   if (res.fit == 0) {
-    const auto& c = *least_memory;
+    // Timed as if it fitted, so that what it would cost is there beside what it needs.
+    LlmCandidate c = *least_memory;
+    c.iteration_s = time.predict(s, c.layout).iteration;
+    c.train_s = c.iteration_s * res.iterations;
+    c.gpu_hours = c.train_s * c.layout.gpus() / 3600;
     double over = c.memory_bytes - res.capacity_bytes;
     res.failing = "memory";
     res.closest = c;

@@ -144,6 +144,24 @@ TEST(LlmPlanCli, InfeasibleExitsThreeNamingTheConstraint) {
   EXPECT_EQ(mj["shortfall"]["unit"], "GiB");
   EXPECT_DOUBLE_EQ(mj["shortfall"]["limit"].get<double>(), mj["memory_available_gib"].get<double>());
   EXPECT_DOUBLE_EQ(mj["reserve_gib"].get<double>(), 2);
+  // The failure's fields a script reads on any verb, and the closest configuration timed as if it fitted.
+  for (const nlohmann::json* x : {&j, static_cast<const nlohmann::json*>(&mj)}) {
+    EXPECT_EQ((*x)["exit_code"], 3);
+    EXPECT_EQ((*x)["infeasible"], true);
+    EXPECT_TRUE((*x)["error"].is_string());
+  }
+  EXPECT_NE(mj["error"].get<std::string>().find("memory"), std::string::npos);
+  EXPECT_GT(mj["closest"]["iteration_time_s"].get<double>(), 0);
+  EXPECT_GT(mj["closest"]["gpu_hours"].get<double>(), 0);
+  EXPECT_GT(mj["closest"]["mfu"].get<double>(), 0);
+  // Several GPUs, none with a plan: the same fields on the comparison.
+  auto both = tptest::run_cli(
+      "llm plan --model gpt3-175b --gpu a100-80gb,v100 --max-gpus 8 --tokens 1e9 --global-batch 8 --json");
+  EXPECT_EQ(both.exit_code, 3);
+  const auto bj = nlohmann::json::parse(both.out);
+  EXPECT_EQ(bj["exit_code"], 3);
+  EXPECT_EQ(bj["infeasible"], true);
+  EXPECT_TRUE(bj["error"].is_string());
 }
 
 // --gpus N: the best layout on exactly N GPUs, where the fewest GPU-hours
