@@ -555,7 +555,10 @@ void setup(CLI::App& root) {
       ->capture_default_str()
       ->check(coverage_or_none());
   add_llm_fit_option(e, ea->fit, "With --grid, --scale, --neusight, --nemo or --korthikanti: what calibration fits (as llm predict --fit)");
-  e->add_option("--gpu", ea->gpu, "The GPU the runs used")->capture_default_str();
+  e->add_option("--gpu", ea->gpu,
+                "The GPU the runs used: required with --grid and --runs (their files do not name it); for "
+                "--korthikanti its A100")
+      ->capture_default_str();
   e->add_flag("--json", ea->json, "Print JSON");
   e->callback([ea, e] {
     if (ea->dir.empty() && ea->ci_dir.empty() && ea->runs.empty() && ea->grid.empty() && ea->scale_dir.empty() &&
@@ -567,6 +570,22 @@ void setup(CLI::App& root) {
       throw InputError("", 0, "--gpu",
                        "goes with --korthikanti, --grid or --runs: --megatron-ci, --scale, --neusight and --nemo take "
                        "each run's GPU from the data");
+    // A measured grid or set of runs is scored on the GPU it ran on, which the file does not name:
+    // the A100 default, right for Korthikanti's runs, scored the H100 runs 92% off without a word.
+    if (e->get_option("--gpu")->count() == 0 && (!ea->grid.empty() || !ea->runs.empty()))
+      throw InputError("", 0, "--gpu",
+                       fmt::format("give the GPU {}'s runs ran on (a catalog name or a hardware file: --gpu h100 for "
+                                   "examples/h100/transformer-training.csv, --gpu examples/cpu-gpt/cpu-2core.csv for "
+                                   "the shipped CPU grid)",
+                                   !ea->grid.empty() ? "--grid" : "--runs"));
+    const bool scores_draws =
+        !ea->grid.empty() || !ea->scale_dir.empty() || !ea->neusight_dir.empty() || !ea->nemo_dir.empty();
+    if (e->get_option("--interval")->count() > 0 && !scores_draws)
+      throw InputError("", 0, "--interval", "goes with --grid, --scale, --neusight or --nemo: the intervals it scores");
+    if (e->get_option("--fit")->count() > 0 && !scores_draws && ea->dir.empty())
+      throw InputError("", 0, "--fit",
+                       "goes with --grid, --scale, --neusight, --nemo or --korthikanti (--megatron-ci prints every "
+                       "fit)");
     if (e->get_option("--gpu")->count() > 0 && !ea->dir.empty())
       if (const auto name = io::resolve_llm_hardware(ea->gpu, "--gpu").name; name != "a100-80gb")
         std::cerr << fmt::format("warning: Korthikanti et al.'s runs were measured on A100-SXM4-80GB; scored as {}, "

@@ -716,6 +716,20 @@ TEST(LlmCli, EvaluateRefusesAGpuItWouldIgnore) {
     EXPECT_EQ(r.exit_code, 2) << set;
     EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "--gpu")) << set << ": " << r.err;
   }
+  // A measured grid or set of runs names no GPU: scoring them on the A100 default would be silent, so --gpu is due.
+  const std::string root = TRAINPLAN_SOURCE_DIR;
+  for (const std::string set : {"--runs " + root + "/examples/h100/transformer-training.csv",
+                                "--grid " + root + "/examples/cpu-gpt/grid.csv"}) {
+    auto r = tptest::run_cli("llm evaluate " + set);
+    EXPECT_EQ(r.exit_code, 2) << set;
+    EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "--gpu", {"ran on"})) << set << ": " << r.err;
+  }
+  // --interval and --fit where nothing reads them.
+  for (const std::string extra : {" --interval 0.5", " --fit efficiency"}) {
+    auto r = tptest::run_cli("llm evaluate --megatron-ci /nonexistent" + extra);
+    EXPECT_EQ(r.exit_code, 2) << extra;
+    EXPECT_NE(r.err.find(extra.substr(1, extra.find(' ', 1) - 1)), std::string::npos) << extra << ": " << r.err;
+  }
 }
 
 // What a run sheet holds beside its configurations does not cost them their
