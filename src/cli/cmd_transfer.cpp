@@ -60,7 +60,15 @@ SampleSet read_sample_set(const std::string& path, long dataset_size) {
 std::vector<models::StepSample> target_steps(const TransferArgs& a, const structure::HardwareProfile& target) {
   if (a.trials.empty()) return {};
   if (fs::is_directory(a.trials)) return scoring::trace_samples(a.trials, false);
-  return app::sample_steps(read_sample_set(a.trials, a.dataset_size), target.node.gpus_per_node);
+  const SampleSet trials = read_sample_set(a.trials, a.dataset_size);
+  // A trial corrects the move with what the target measured; times the move itself predicted
+  // would correct it with its own guess and narrow its intervals for nothing.
+  if (!trials.times_predicted_from.empty())
+    throw InputError(a.trials, 0, "--trials",
+                     fmt::format("its epoch times were predicted from {} by `trainplan transfer` (its "
+                                 "times_predicted_from), not measured on {}: give samples measured there",
+                                 trials.times_predicted_from, target.name));
+  return app::sample_steps(trials, target.node.gpus_per_node);
 }
 
 // The network's layer graph: --network, else the trace directory's name.
@@ -148,8 +156,12 @@ void run_transfer_samples(const TransferArgs& a) {
     std::cout << j.dump(2) << "\n";
     return;
   }
-  std::cout << fmt::format("{}: {} samples measured on {} ({} configurations), epoch times predicted on {}{}{}\n",
-                           a.samples, set.samples.size(), t.source, t.source_steps, t.target,
+  std::cout << fmt::format("{}: {} samples {} {} ({} configurations), epoch times predicted on {}{}{}\n",
+                           a.samples, set.samples.size(),
+                           set.times_predicted_from.empty()
+                               ? std::string("measured on")
+                               : fmt::format("predicted from {} (not measured) for", set.times_predicted_from),
+                           t.source, t.source_steps, t.target,
                            t.target_trials == 0
                                ? ", no step measured there"
                                : fmt::format(", corrected by {} configuration{} measured there", t.target_trials,

@@ -637,6 +637,14 @@ TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
   // On the L4, plan's on the samples transfer moved there.
   const std::string moved = (dir / "l4.csv").string();
   ASSERT_EQ(tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 -o " + moved).exit_code, 0);
+  // Moved samples are no trials on the GPU they were moved to, and moved again they are said to be predicted.
+  auto self = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --trials " + moved);
+  EXPECT_EQ(self.exit_code, 2) << self.err;
+  EXPECT_TRUE(tptest::names_input_error(self.err, moved, 0, "--trials", {"predicted from h200", "not measured"}))
+      << self.err;
+  auto again = tptest::run_cli("transfer --samples " + moved + " --from-gpu l4 --to-gpu h100");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("predicted from h200 (not measured) for l4"), std::string::npos) << again.out;
   auto there = tptest::run_cli("plan --samples " + moved + " --hardware l4" + ask + " --json");
   ASSERT_EQ(there.exit_code, 0) << there.err;
   EXPECT_EQ(l4["plan"]["choice"]["batch"], nlohmann::json::parse(there.out)["choice"]["batch"]);
