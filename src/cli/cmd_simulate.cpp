@@ -269,7 +269,8 @@ void run_simulate(const SimulateArgs& a) {
       std::cerr << fmt::format("note: {}{} of {} jobs left out (--skip-unrunnable), the first: {}\n",
                                gpus[i].empty() ? "" : gpus[i] + ": ", in.left_out.size(),
                                in.left_out.size() + in.jobs.size(), in.left_out.front().what());
-    else if (!gpus[i].empty()) std::cerr << "note: " << gpus[i] << ": the traces' own steps (the GPU they were measured on)\n";
+    if (in.step_times.empty() && !gpus[i].empty())
+      std::cerr << "note: " << gpus[i] << ": the traces' own steps (the GPU they were measured on)\n";
     sim::Experiment ex(in.all_apps(), eo);
     std::vector<sim::SimResult> runs =
         run_policies(ex, policies, in, gpus[i].empty() ? cluster : fmt::format("{} {}", cluster, gpus[i]));
@@ -438,7 +439,31 @@ void setup(CLI::App& root) {
                   "Draw the JCT CDF per policy with gnuplot (.png or .svg); with several --gpu, per GPU/policy");
   cmd->add_option("--jobs-csv", a->jobs_csv,
                   "Write per-job results to this CSV; with several --gpu, its policy column is GPU/policy");
-  cmd->callback([a, from_gpu, pollux_types, trials] {
+  cmd->callback([a, from_gpu, pollux_types, trials, cmd] {
+    // An option no simulation of this run reads is refused, as a typo or a misplaced option would otherwise be.
+    const auto given = [&](const char* option) { return cmd->get_option(option)->count() > 0; };
+    if (given("--philly-limit") && a->philly.empty())
+      throw InputError("", 0, "--philly-limit", "keeps the first N jobs of --philly: give --philly");
+    if (given("--data") && !a->philly.empty())
+      throw InputError("", 0, "--data", "holds the applications of --workload's jobs; --philly's jobs have none");
+    const auto policies = distinct_comma_list(a->policies, "--policy");
+    const auto runs = [&](const std::vector<std::string>& names) {
+      return std::any_of(policies.begin(), policies.end(), [&](const std::string& p) {
+        return p == "all" || std::find(names.begin(), names.end(), p) != names.end();
+      });
+    };
+    struct PolicyOption {
+      const char* option;
+      std::vector<std::string> readers;
+      const char* which;
+    };
+    for (const PolicyOption& o : std::vector<PolicyOption>{
+             {"--gittins", {"tiresias"}, "tiresias"},
+             {"--pollux-p", {"pollux"}, "pollux"},
+             {"--min-gain", {"coconfig"}, "coconfig"},
+             {"--oracle", {"optimus", "pollux", "coconfig"}, "optimus, pollux or coconfig"}})
+      if (given(o.option) && !runs(o.readers))
+        throw InputError("", 0, o.option, fmt::format("is read by {} only, which --policy does not run", o.which));
     if (trials->count() && a->gpu.empty() && a->cluster.empty())
       throw InputError("", 0, "--trials", "corrects the move to another GPU: give --gpu or --cluster");
     if (from_gpu->count() && a->gpu.empty() && a->cluster.empty())

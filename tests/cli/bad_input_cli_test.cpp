@@ -163,6 +163,32 @@ TEST(BadInputOption, SimulatesPoliciesMayNotRepeatOrBeEmpty) {
   }
 }
 
+// An option no simulation of the run reads is refused, naming it: a policy's
+// own option without that policy, --philly-limit without --philly, --data
+// with it.
+TEST(BadInputOption, SimulateRefusesOptionsNoPolicyItRunsReads) {
+  const auto dir = tptest::temp_dir("sim_unread");
+  const std::string w = tptest::write_file(dir / "w.csv", "name,time,application,num_replicas,batch_size\n");
+  const std::string p = tptest::write_file(dir / "p.csv", "timestamp,duration,num_gpus,gpu_time,cluster\n0,50,1,50,x\n");
+  const std::string run = "simulate --workload " + w + " --data " + dir.string();
+  for (const auto& [extra, option] : std::vector<std::pair<std::string, std::string>>{
+           {" --policy fifo --gittins", "--gittins"},
+           {" --policy tiresias --pollux-p 0", "--pollux-p"},
+           {" --policy pollux --min-gain 0.3", "--min-gain"},
+           {" --policy fifo,tiresias --oracle", "--oracle"},
+           {" --philly-limit 5", "--philly-limit"}}) {
+    const auto r = tptest::run_cli(run + extra);
+    EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;
+    EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, option)) << extra << ": " << r.err;
+  }
+  const auto data = tptest::run_cli("simulate --philly " + p + " --data " + dir.string());
+  EXPECT_EQ(data.exit_code, 2) << data.err;
+  EXPECT_TRUE(tptest::names_input_error(data.err, "", 0, "--data")) << data.err;
+  // Read where their policy runs, "all" included.
+  EXPECT_EQ(tptest::run_cli("simulate --philly " + p + " --policy fifo,tiresias --gittins --philly-limit 1").exit_code, 0);
+  EXPECT_EQ(tptest::run_cli("simulate --philly " + p + " --policy all --oracle --min-gain 0.3").exit_code, 0);
+}
+
 TEST(BadInputOption, SimulateClusterOfSeveralTypes) {
   const auto dir = tptest::temp_dir("sim_cluster");
   const std::string w = tptest::write_file(dir / "w.csv", "name,time,application,num_replicas,batch_size\n");
