@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/nodes.h"
 #include "core/median.h"
 #include "models/transfer_split.h"
 #include "scoring/transfer_eval.h"
@@ -19,7 +20,7 @@ namespace trainplan::app {
 
 std::vector<int> sample_placement(int workers, int nodes, int gpus_per_node) {
   if (workers < 1) throw InputError("", 0, "workers", fmt::format("must be >= 1, got {}", workers));
-  if (nodes == 0) nodes = (workers + std::max(1, gpus_per_node) - 1) / std::max(1, gpus_per_node);
+  if (nodes == 0) nodes = nodes_for(workers, std::max(1, gpus_per_node));
   if (nodes < 1 || workers < nodes)
     throw InputError("", 0, "nodes", fmt::format("{} workers cannot span {} nodes", workers, nodes));
   std::vector<int> p(nodes, workers / nodes);

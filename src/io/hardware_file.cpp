@@ -228,6 +228,12 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   double gpn = h.node.gpus_per_node;
   figure("gpus_per_node", gpn, true);
   if (present("gpus_per_node")) h.node.gpus_per_node = t.positive_int(row, "gpus_per_node");
+  // The largest machine sold as one node (GB200 NVL72) holds 72; past 1024 a figure is a typo, and
+  // node arithmetic on it (workers + gpus_per_node) would overflow.
+  constexpr int kMostGpusPerNode = 1024;
+  if (h.node.gpus_per_node > kMostGpusPerNode)
+    t.fail(row, "gpus_per_node",
+           fmt::format("{} GPUs in one node is past any machine (at most {})", h.node.gpus_per_node, kMostGpusPerNode));
   figure("intra_node_bw_GBps", h.node.intra_node_gbps, true);
   figure("inter_node_bw_GBps", h.node.inter_node_gbps, true);
   // A network the file states is the user's cluster's, not the catalog's assumption.

@@ -224,6 +224,9 @@ TEST(HardwareFile, TheOtherTensorPeaksFollowARestated16BitPeak) {
   EXPECT_DOUBLE_EQ(none.gpu.bf16_tensor_tflops, 0);
   EXPECT_DOUBLE_EQ(none.gpu.tf32_tensor_tflops, 0);
   EXPECT_DOUBLE_EQ(none.gpu.fp8_tensor_tflops, 0);
+  // A node past any machine is refused, naming the column.
+  auto huge = tptest::write_file(d / "huge.csv", "name,base,gpus_per_node\nx,h100,2147483647\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(huge); }).field(), "gpus_per_node");
   // And a TF32 or FP8 peak stated without any 16-bit one is refused, naming it.
   for (const char* column : {"tf32_tensor_tflops", "fp8_tflops"}) {
     auto alone = tptest::write_file(d / "alone.csv", std::string("name,fp32_tflops,mem_GB,mem_bw_GBps,gpus_per_node,intra_node_bw_GBps,"
