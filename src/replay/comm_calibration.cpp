@@ -40,7 +40,9 @@ structure::CommProfile comm_profile_from(const std::vector<const ReplayOracle*>&
     for (const auto& [key, v] : p.table()) all[key].push_back(v);
   }
   if (all.empty())
-    throw InputError("communication profile: no trace measures two nodes with one GPU each (\"11\") against one GPU");
+    throw InputError("communication profile: no trace has two-node steps with one GPU each (\"11\") slower than its "
+                     "one-GPU steps (\"1\") at the same batch, which is what it measures the cross-node all-reduce "
+                     "by");
   structure::CommProfile out;
   for (const auto& [key, v] : all) out.set(key.first, key.second, median(v));
   out.source = "median of traces: " + names;

@@ -190,3 +190,22 @@ TEST(CommProfileCli, VerbPrintsTheTableAndWritesJson) {
   auto bad = tptest::run_cli("comm-profile --data " + tptest::shared_data_dir() + "/pollux-t4 --exclude nosuch");
   EXPECT_EQ(bad.exit_code, 2);
 }
+
+// comm-profile reads step times only: a trace whose dataset size nothing
+// gives (no curves) is measured all the same, and an excluded trace is never
+// read.
+TEST(CommProfileCli, StepTimesAloneAreEnoughAndAnExcludedTraceIsNotRead) {
+  auto d = tptest::temp_dir("commprofile_steps");
+  auto write_trace = [&](const std::string& name, const std::string& rows) {
+    std::filesystem::create_directories(d / name);
+    tptest::write_file(d / name / "placements.csv", "placement,local_bsz,step_time,sync_time\n" + rows);
+  };
+  write_trace("net", "1,32,0.10,0\n11,32,0.20,0.1\n2,32,0.15,0.05\n22,32,0.40,0.3\n");
+  write_trace("broken", "1,32,not-a-number,0\n");
+  auto excluded = tptest::run_cli("comm-profile --data " + d.string() + " --exclude broken --json");
+  ASSERT_EQ(excluded.exit_code, 0) << excluded.err;
+  EXPECT_NE(excluded.out.find("net"), std::string::npos) << excluded.out;
+  auto read = tptest::run_cli("comm-profile --data " + d.string());
+  EXPECT_EQ(read.exit_code, 2) << read.err;
+  EXPECT_NE(read.err.find("broken"), std::string::npos) << read.err;
+}
