@@ -62,6 +62,25 @@ std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const Parall
         return LayoutProblem{"virtual_stages", "virtual_stages " + n(l.virtual_stages) + " is more than stage " +
                                                    n(stage) + "'s " + n(stage_layers(s, l, stage)) + " layers"};
     }
+    // End stages given by their own counts (Megatron-Core's
+    // --decoder-first/last-pipeline-num-layers), interleaved: each stage
+    // splits into equal chunks, and Megatron-Core refuses a count the
+    // virtual stages do not divide. The split with the embedding and the
+    // loss counted is the exception: its end stages' first and last chunks
+    // give a place to them.
+    const auto counted = end_stage_layers_with_embedding_and_loss_counted(s.layers, l.pp, l.virtual_stages);
+    const bool accounted =
+        counted && l.first_stage_layers == counted->first && l.last_stage_layers == counted->second;
+    if (l.virtual_stages > 1 && !accounted)
+      for (int stage : {0, l.pp - 1, 1}) {
+        if (stage >= l.pp || stage_layers(s, l, stage) % l.virtual_stages == 0) continue;
+        const std::string which = stage == 0 && l.first_stage_layers > 0    ? "first_stage_layers"
+                                  : stage == l.pp - 1 && l.last_stage_layers > 0 ? "last_stage_layers"
+                                                                                 : "virtual_stages";
+        return LayoutProblem{which, "stage " + n(stage) + "'s " + n(stage_layers(s, l, stage)) +
+                                        " layers do not split into virtual_stages " + n(l.virtual_stages) +
+                                        " equal chunks (Megatron-Core refuses it)"};
+      }
   }
   if (l.global_batch % (int64_t(l.micro_batch) * l.dp) != 0)
     return LayoutProblem{"global_batch", "micro_batch " + n(l.micro_batch) + " x dp " + n(l.dp) + " does not divide " +

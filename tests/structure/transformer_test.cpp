@@ -145,6 +145,17 @@ TEST(ParallelLayout, EndStagesMayHoldFewerLayers) {
   EXPECT_EQ(check_layout(s, bad)->field, "virtual_stages");
   bad = l, bad.first_stage_layers = -1;
   EXPECT_EQ(check_layout(s, bad)->field, "first_stage_layers");
+  // Given by their own counts and interleaved, each stage's layers split into equal chunks (Megatron-Core
+  // refuses the rest); the counted split above is the exception, its ends' 15 over 8 chunks.
+  auto small = *find_transformer("gpt3-1.3b");  // 24 layers
+  ParallelLayout v;
+  v.pp = 4, v.virtual_stages = 2, v.global_batch = 8, v.first_stage_layers = 3, v.last_stage_layers = 3;
+  auto chunks = check_layout(small, v);
+  ASSERT_TRUE(chunks.has_value());
+  EXPECT_EQ(chunks->field, "first_stage_layers");
+  EXPECT_NE(chunks->message.find("equal chunks"), std::string::npos) << chunks->message;
+  v.first_stage_layers = 4, v.last_stage_layers = 4;  // 16 over the 2 others: 8 each, 4 a chunk
+  EXPECT_FALSE(check_layout(small, v).has_value()) << check_layout(small, v)->message;
   ParallelLayout one;
   one.first_stage_layers = 10;
   EXPECT_EQ(check_layout(s, one)->field, "first_stage_layers");  // one stage
