@@ -160,3 +160,28 @@ TEST(ParallelLayout, EndStagesMayHoldFewerLayers) {
   one.first_stage_layers = 10;
   EXPECT_EQ(check_layout(s, one)->field, "first_stage_layers");  // one stage
 }
+
+// Settings a precision refuses are refused by the layout, so that memory,
+// predict and plan agree: fp32 with an fp32 residual, bf16 gradients with
+// fp16 or fp32, fused attention (or context parallelism) in fp32.
+TEST(ParallelLayout, SettingsAPrecisionRefusesAreRefusedEverywhere) {
+  auto s = *find_transformer("gpt3-1.3b");
+  ParallelLayout l;
+  l.global_batch = 8;
+  l.precision = Precision::kFp32;
+  EXPECT_FALSE(check_layout(s, l).has_value());
+  auto x = l;
+  x.fp32_residual = true;
+  EXPECT_EQ(check_layout(s, x)->field, "fp32_residual");
+  x = l, x.grad_reduce_in_bf16 = true;
+  EXPECT_EQ(check_layout(s, x)->field, "grad_reduce_in_bf16");
+  x = l, x.flash_attention = true;
+  EXPECT_EQ(check_layout(s, x)->field, "flash_attention");
+  x = l, x.cp = 2, x.dp = 1, x.global_batch = 8;
+  EXPECT_EQ(check_layout(s, x)->field, "cp");
+  // In bf16 each is a run's.
+  x = l, x.precision = Precision::kBf16, x.fp32_residual = x.grad_reduce_in_bf16 = x.flash_attention = true;
+  EXPECT_FALSE(check_layout(s, x).has_value()) << check_layout(s, x)->message;
+  x.precision = Precision::kFp16;
+  EXPECT_EQ(check_layout(s, x)->field, "grad_reduce_in_bf16");
+}
