@@ -56,6 +56,7 @@ struct PlanArgs {
   double cost_budget = 0;    // what the training may cost, in the price's currency (0: none)
   bool json = false;
   bool breakdown = false;  // where each listed configuration's iteration goes
+  bool top_given = false;  // --top given: with several --gpu, each GPU's alternatives listed too
   std::string plot;  // the cost-time frontier as a chart (.png or .svg)
   int gpus = 0;      // --gpus: exactly this many (min and max); 0: not given
 };
@@ -241,13 +242,17 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
         std::cout << fmt::format("{:<16} {}: {}\n", o.hardware.name, o.result.failing, o.result.explanation);
         continue;
       }
-      const auto& c = o.result.top.front();
-      const auto& l = c.layout;
-      std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f} {:>4.0f}%{}\n",
-                               o.hardware.name, l.gpus(), l.tp, l.cp, l.pp, l.virtual_stages, l.dp, l.micro_batch,
-                               structure::to_string(l.recompute), c.iteration_s, c.train_s / 3600, c.gpu_hours,
-                               c.memory_bytes / kGiB, 100 * app::model_flop_utilisation(o, c).mfu,
-                               priced ? fmt::format(" {:>10.4g} {:>10.4g}", prices[i], c.gpu_hours * prices[i]) : "");
+      // The chosen plan; with --top, the GPU's alternatives under it (#2, #3, ...).
+      for (size_t k = 0; k < (a.top_given ? o.result.top.size() : 1); ++k) {
+        const auto& c = o.result.top[k];
+        const auto& l = c.layout;
+        std::cout << fmt::format("{:<16} {:>5} {:>3} {:>3} {:>3} {:>3} {:>5} {:>3} {:<9} {:>9.4g} {:>9.4g} {:>10.4g} {:>8.2f} {:>4.0f}%{}\n",
+                                 k == 0 ? o.hardware.name : fmt::format("  #{}", k + 1), l.gpus(), l.tp, l.cp, l.pp,
+                                 l.virtual_stages, l.dp, l.micro_batch, structure::to_string(l.recompute),
+                                 c.iteration_s, c.train_s / 3600, c.gpu_hours, c.memory_bytes / kGiB,
+                                 100 * app::model_flop_utilisation(o, c).mfu,
+                                 priced ? fmt::format(" {:>10.4g} {:>10.4g}", prices[i], c.gpu_hours * prices[i]) : "");
+      }
     }
     for (const auto& o : outcomes)
       if (a.precision.empty() && o.options.precision != structure::Precision::kBf16)
@@ -313,6 +318,8 @@ void run_plan(PlanArgs a) {
   const auto names = comma_list(a.gpu, "--gpu");
   if (names.size() > 1) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
+    if (a.breakdown)
+      throw InputError("", 0, "--breakdown", "says where one GPU's listed configurations spend an iteration: give one --gpu");
     if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
     if (!a.calibrate.empty() && a.calibrate_gpu.empty())
       throw InputError("", 0, "--calibrate",
@@ -578,6 +585,9 @@ void setup(CLI::App& root) {
   p->callback([a, p] {
     if (p->get_option("--interval")->count() > 0 && a->calibrate.empty())
       throw InputError("", 0, "--interval", "needs --calibrate: the interval comes from the calibration's errors");
+    if (p->get_option("--fit")->count() > 0 && a->calibrate.empty())
+      throw InputError("", 0, "--fit", "needs --calibrate: it says what the calibration on measured rows fits");
+    a->top_given = p->get_option("--top")->count() > 0;
     if (p->get_option("--script")->count() > 0 && a->emit.empty())
       throw InputError("", 0, "--script", "goes with --emit: the launch it names the training script of");
     run_plan(*a);

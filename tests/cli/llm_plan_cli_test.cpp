@@ -738,3 +738,23 @@ TEST(LlmPlanCli, SeveralGpusSayTheCheapestGpuForEveryDeadline) {
     EXPECT_GT(std::filesystem::file_size(png), 1000u);
   }
 }
+
+// With several --gpu: --top lists each GPU's alternatives under its choice,
+// --breakdown (one GPU's) is refused, and --fit without --calibrate is refused
+// as llm predict refuses it.
+TEST(LlmPlanCli, SeveralGpusListTheirAlternativesAndRefuseWhatTheyCannotShow) {
+  const std::string base = "llm plan --model gpt3-1.3b --gpu h100,a100-80gb --tokens 1e9 --global-batch 64";
+  auto top = tptest::run_cli(base + " --top 3");
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_NE(top.out.find("  #2"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("  #3"), std::string::npos) << top.out;
+  auto plain = tptest::run_cli(base);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("  #2"), std::string::npos) << plain.out;
+  auto breakdown = tptest::run_cli(base + " --breakdown");
+  EXPECT_EQ(breakdown.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(breakdown.err, "", 0, "--breakdown")) << breakdown.err;
+  auto fit = tptest::run_cli("llm plan --model gpt3-1.3b --gpu h100 --tokens 1e9 --global-batch 64 --fit efficiency");
+  EXPECT_EQ(fit.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(fit.err, "", 0, "--fit", {"needs --calibrate"})) << fit.err;
+}
