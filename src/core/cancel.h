@@ -16,24 +16,30 @@
 namespace trainplan {
 
 struct Cancelled {
-  enum class Why { kDeadline, kStop };
+  // kAbandoned: the scope's `abandoned` probe said no one waits for the result (a client hung up).
+  enum class Why { kDeadline, kStop, kAbandoned };
   Why why;
 };
 
 class CancelScope {
  public:
   using Clock = std::chrono::steady_clock;
-  // Cancels at `deadline`, or as soon as `*stop` (may be null) reads true.
-  CancelScope(Clock::time_point deadline, const std::atomic<bool>* stop);
+  // Cancels at `deadline`, or as soon as `*stop` (may be null) reads true,
+  // or once `abandoned` (may be null; asked on this scope's thread, at most
+  // every kProbeInterval) returns true.
+  CancelScope(Clock::time_point deadline, const std::atomic<bool>* stop, bool (*abandoned)() = nullptr);
+  static constexpr auto kProbeInterval = std::chrono::milliseconds(50);
   ~CancelScope();
   CancelScope(const CancelScope&) = delete;
   CancelScope& operator=(const CancelScope&) = delete;
 
   Clock::time_point deadline() const { return deadline_; }
   const std::atomic<bool>* stop() const { return stop_; }
+  bool (*abandoned() const)() { return abandoned_; }
   // The calling thread's innermost scope, or null. A computation that hands
   // work to other threads opens a scope with the same deadline and stop flag
-  // on each of them, so that check_cancelled() there sees the request's limit.
+  // on each of them, so that check_cancelled() there sees the request's limit
+  // (and the same probe, which may answer on the scope's own thread only).
   static const CancelScope* current();
   // Throws Cancelled when this scope is cancelled.
   void check() const;
@@ -41,6 +47,8 @@ class CancelScope {
  private:
   Clock::time_point deadline_;
   const std::atomic<bool>* stop_;
+  bool (*abandoned_)();
+  mutable Clock::time_point next_probe_{};
   const CancelScope* outer_;
 };
 

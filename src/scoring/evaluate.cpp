@@ -94,7 +94,7 @@ std::vector<CvOutcome> cross_validate(const std::vector<FitPredict>& fps, const 
   std::mutex why_mutex;
   auto work = [&] {
     std::optional<CancelScope> scope;
-    if (caller) scope.emplace(caller->deadline(), caller->stop());
+    if (caller) scope.emplace(caller->deadline(), caller->stop(), caller->abandoned());
     for (size_t task; !cancelled && (task = next++) < tasks;) {
       const size_t m = task / nf, f = task % nf;
       try {

@@ -117,6 +117,19 @@ class DeadlineStream final : public httplib::Stream {
   size_t written() const { return written_; }
   bool buffered() const { return off_ < size_; }
 
+  // Whether the client has closed its side with nothing unread: an end of
+  // stream (or an error) where the next request would be. A client that
+  // pipelines has bytes waiting and is not taken to have gone.
+  bool peer_closed() const {
+    if (buffered()) return false;
+    pollfd p{sock_, POLLIN | POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    if (p.revents & (POLLERR | POLLHUP)) return true;
+    char c;
+    const ssize_t got = ::recv(sock_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  }
+
   // Asked, while a read has waited kSlowReadUnderLoad or more, whether to
   // give the thread up (the read then fails with kOverShare).
   void set_give_up(std::function<bool()> give_up) { give_up_ = std::move(give_up); }
@@ -208,6 +221,8 @@ void DeadlineServer::begin_body(Clock::time_point read_deadline) {
 void DeadlineServer::set_write_deadline(Clock::time_point t) {
   if (current_stream) current_stream->set_write_deadline(t);
 }
+
+bool DeadlineServer::client_gone() { return current_stream && current_stream->peer_closed(); }
 
 ReadFailure DeadlineServer::read_failure() { return current_stream ? current_stream->failure() : ReadFailure::kNone; }
 

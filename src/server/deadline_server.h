@@ -73,6 +73,10 @@ class DeadlineServer : public httplib::Server {
   static void begin_body(Clock::time_point read_deadline);
   // For a handler: the client must have taken the answer by `t`.
   static void set_write_deadline(Clock::time_point t);
+  // For a handler: whether the client of the request being answered has
+  // closed its connection (an end of stream where its next request would
+  // be), so that no one waits for the answer. False off a handler's thread.
+  static bool client_gone();
   // How a read of the request being answered failed, on the handler's thread.
   static ReadFailure read_failure();
   // Closes the connection once the answer is sent (after a request that

@@ -307,7 +307,7 @@ struct HttpServer::Impl {
                                  "encoding is broken)"),
                       t0);
     }
-    answer(req, res, service.handle(req.method, req.path, std::move(body), t0), t0);
+    answer(req, res, service.handle(req.method, req.path, std::move(body), t0, &DeadlineServer::client_gone), t0);
   }
 };
 

@@ -566,7 +566,7 @@ json Service::transfer_request(const json& req) {
 }
 
 Response Service::handle(const std::string& method, const std::string& path, std::string body,
-                         Clock::time_point received) {
+                         Clock::time_point received, bool (*abandoned)()) {
   bool body_had_samples = false;  // for the advice of a request past its time limit
   try {
     struct Route {
@@ -603,7 +603,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
       ~InFlight() { --n; }
     } in_flight(in_flight_);
     const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.request_timeout_s));
-    CancelScope scope(received + limit, &stopping_);
+    CancelScope scope(received + limit, &stopping_, abandoned);
     json req = parse_body(body);
     std::string().swap(body);
     body_had_samples = req.contains("samples_csv") || req.contains("samples_path");
@@ -625,6 +625,9 @@ Response Service::handle(const std::string& method, const std::string& path, std
     return {422, error_body(api_wording(e.what()))};
   } catch (const Cancelled& c) {
     if (c.why == Cancelled::Why::kStop) return {503, error_body("the server is stopping")};
+    // No one reads it; said for the log (nginx's 499, a client that closed the request).
+    if (c.why == Cancelled::Why::kAbandoned)
+      return {499, error_body("the client closed its connection before the answer: the request was abandoned")};
     // What to change depends on what the request was: samples to fit, or a
     // search (a plan, a transformer plan, a simulation) to narrow.
     const bool brought_samples = path == "/fit" || body_had_samples;

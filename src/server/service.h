@@ -115,9 +115,11 @@ class Service {
   explicit Service(std::string default_model = "auto", models::ModelParams params = {}, Limits limits = {});
 
   // `received`: when the request arrived; its time limit runs from then.
-  // `body` is dropped once parsed.
+  // `body` is dropped once parsed. `abandoned` (may be null), asked on this
+  // thread while the request waits or computes: whether its client has gone,
+  // and the request with it (its slot and its place in line freed).
   Response handle(const std::string& method, const std::string& path, std::string body,
-                  Clock::time_point received = Clock::now());
+                  Clock::time_point received = Clock::now(), bool (*abandoned)() = nullptr);
 
   // Refuses new POSTs and cancels those computing; each answers 503. GETs
   // still answer. Safe from any thread, more than once.

@@ -843,3 +843,30 @@ TEST(ServeCli, StopsPromptlyWhileRequestsCompute) {
 }
 
 }  // namespace
+
+// A request whose client closes its connection before the answer is
+// abandoned: its slot frees within moments, not when its computation would
+// have ended (a slow fit computes for about 50 s), and the next request in
+// the pool is served.
+TEST(ServerLimits, ARequestWhoseClientHungUpIsAbandoned) {
+  Running s(one_slot(1));
+  const std::string body = slow_fit().dump();
+  const int fd = tpserver::connect_local(s.port);
+  ASSERT_GE(fd, 0);
+  const std::string request = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  for (size_t at = 0; at < request.size();) {
+    const ssize_t n = ::send(fd, request.data() + at, request.size() - at, MSG_NOSIGNAL);
+    ASSERT_GT(n, 0);
+    at += size_t(n);
+  }
+  ASSERT_TRUE(s.wait_in_flight(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // computing now
+  ::close(fd);
+  const auto hung_up = std::chrono::steady_clock::now();
+  ASSERT_TRUE(tpserver::wait_until([&] { return s.service.in_flight() == 0; }, 10));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - hung_up).count(), 5);
+  int st = 0;
+  s.post("/fit", quick_fit(many_rows_csv(40)), &st);
+  EXPECT_EQ(st, 200);
+}
