@@ -31,8 +31,13 @@ struct RequestError : std::runtime_error {
 // {"error": message}.
 nlohmann::json error_body(const std::string& message);
 
+// The most JSON values (objects, arrays, members and elements) a request
+// body may hold: past it 413, before it is parsed.
+inline constexpr size_t kMostBodyJsonValues = 100000;
+
 // The body as one JSON object; 400 for bad JSON, a key given twice or a body
-// that is not an object. An empty body is {}.
+// that is not an object, 413 for more than kMostBodyJsonValues values. An
+// empty body is {}.
 nlohmann::json parse_body(const std::string& body);
 
 // A value quoted back in a message: at most 100 characters, control

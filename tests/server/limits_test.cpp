@@ -16,6 +16,8 @@
 #include <set>
 #include <thread>
 #include <sys/stat.h>
+
+#include "server/request_fields.h"
 #include <vector>
 
 #include "io/sample_csv.h"
@@ -869,4 +871,26 @@ TEST(ServerLimits, ARequestWhoseClientHungUpIsAbandoned) {
   int st = 0;
   s.post("/fit", quick_fit(many_rows_csv(40)), &st);
   EXPECT_EQ(st, 200);
+}
+
+// A body of many small JSON values (an 8 MiB `{"x":[{},{},...]}` parsed to
+// 300 MB) is refused, 413, before it is parsed; a body of the same size as
+// text in one string is read.
+TEST(ServerLimits, ABodyOfTooManyJsonValuesIs413BeforeItIsParsed) {
+  Running s;
+  std::string many = "{\"x\":[";
+  for (size_t i = 0; i < trainplan::server::kMostBodyJsonValues; ++i) many += i ? ",{}" : "{}";
+  many += "]}";
+  int st = 0;
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post("/predict", many, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413) << r->body;
+  EXPECT_NE(json::parse(r->body)["error"].get<std::string>().find("JSON values"), std::string::npos) << r->body;
+  // Commas inside a string are text, not values.
+  auto text = s.post("/predict", json{{"samples_csv", std::string(3 * trainplan::server::kMostBodyJsonValues, ',')},
+                                      {"batch", 32}, {"workers", 2}},
+                     &st);
+  EXPECT_NE(st, 413) << text.dump();
+  EXPECT_TRUE(healthy(s));
 }
