@@ -48,9 +48,7 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
     g.measured = hw.name == from.name;
     std::vector<models::StepSample> timed;
     if (auto t = trials.find(hw.name); t != trials.end()) {
-      SampleSet measured = t->second;
-      if (!measured.dataset_size) measured.dataset_size = samples.dataset_size;
-      timed = sample_steps(measured, hw.node.gpus_per_node);
+      timed = trial_steps(t->second, samples.dataset_size, hw.name, hw.node.gpus_per_node);
     }
     g.trials = timed.size();
     std::optional<SamplesTransfer> moved;

@@ -28,6 +28,17 @@ std::vector<int> sample_placement(int workers, int nodes, int gpus_per_node) {
   return p;
 }
 
+std::vector<models::StepSample> trial_steps(SampleSet trials, std::optional<long> job_dataset_size,
+                                            const std::string& target, int gpus_per_node) {
+  if (!trials.times_predicted_from.empty())
+    throw InputError(trials.source, 0, "times_predicted_from",
+                     fmt::format("these trials' epoch times were predicted from {} by `trainplan transfer`, not "
+                                 "measured on {}: give samples measured there",
+                                 trials.times_predicted_from, target));
+  if (!trials.dataset_size) trials.dataset_size = job_dataset_size;
+  return sample_steps(trials, gpus_per_node);
+}
+
 namespace {
 
 // How far (either way) a trial may sit from the fitted model before it is said.

@@ -30,6 +30,14 @@ std::vector<int> sample_placement(int workers, int nodes, int gpus_per_node);
 // trials.
 std::vector<models::StepSample> sample_steps(const SampleSet& set, int gpus_per_node);
 
+// The steps of trials measured on `target` for a job whose samples elsewhere
+// give `job_dataset_size`: the trials take it where they give none (the same
+// job, the same data). Throws InputError naming trials.source when their
+// times were predicted by a move (times_predicted_from): a trial corrects the
+// move with what the target measured, not with the move's own guess.
+std::vector<models::StepSample> trial_steps(SampleSet trials, std::optional<long> job_dataset_size,
+                                            const std::string& target, int gpus_per_node);
+
 // `set` as if run on the target: every trial and curve point placed on the
 // target's nodes of `gpus_per_node` (packed, as a plan there runs them; the
 // `nodes` column follows), its epoch time `model`'s prediction there (steps

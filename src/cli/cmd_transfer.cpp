@@ -57,18 +57,12 @@ SampleSet read_sample_set(const std::string& path, long dataset_size) {
 }
 
 // Steps measured on the target: a trace directory, or samples (a CSV or a store).
-std::vector<models::StepSample> target_steps(const TransferArgs& a, const structure::HardwareProfile& target) {
+std::vector<models::StepSample> target_steps(const TransferArgs& a, const structure::HardwareProfile& target,
+                                             std::optional<long> job_dataset_size = std::nullopt) {
   if (a.trials.empty()) return {};
   if (fs::is_directory(a.trials)) return scoring::trace_samples(a.trials, false);
-  const SampleSet trials = read_sample_set(a.trials, a.dataset_size);
-  // A trial corrects the move with what the target measured; times the move itself predicted
-  // would correct it with its own guess and narrow its intervals for nothing.
-  if (!trials.times_predicted_from.empty())
-    throw InputError(a.trials, 0, "--trials",
-                     fmt::format("its epoch times were predicted from {} by `trainplan transfer` (its "
-                                 "times_predicted_from), not measured on {}: give samples measured there",
-                                 trials.times_predicted_from, target.name));
-  return app::sample_steps(trials, target.node.gpus_per_node);
+  return app::trial_steps(read_sample_set(a.trials, a.dataset_size), job_dataset_size, target.name,
+                          target.node.gpus_per_node);
 }
 
 // The network's layer graph: --network, else the trace directory's name.
@@ -125,7 +119,7 @@ void run_transfer_samples(const TransferArgs& a) {
   from.gpu.fp32_matmul_tf32 = to.gpu.fp32_matmul_tf32 = a.tf32;
   const SampleSet set = read_sample_set(a.samples, a.dataset_size);
   const app::SamplesTransfer t =
-      app::transfer_samples(set, from, to, target_steps(a, to), network_for(a), a.precision);
+      app::transfer_samples(set, from, to, target_steps(a, to, set.dataset_size), network_for(a), a.precision);
   for (const auto& n : t.notes) std::cerr << "note: " << a.samples << ": " << n << "\n";
   // Drawn before the samples are written: a chart that fails leaves no output behind.
   if (!a.plot.empty()) {

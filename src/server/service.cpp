@@ -555,8 +555,9 @@ json Service::transfer_request(const json& req) {
   std::vector<models::StepSample> trials;
   if (trials_csv) {
     SampleSet measured = io::parse_samples_csv(trials_csv->get_ref<const std::string&>(), "trials_csv");
-    if (!measured.dataset_size) measured.dataset_size = set.dataset_size;
-    trials = app::sample_steps(measured, to.node.gpus_per_node);
+    // As transfer --samples --trials --dataset-size: the size given is the trials' too.
+    if (dataset_size) measured.dataset_size = dataset_size;
+    trials = app::trial_steps(std::move(measured), set.dataset_size, to.name, to.node.gpus_per_node);
   }
   const app::SamplesTransfer t = app::transfer_samples(set, from, to, std::move(trials), network, precision);
   json j = app::to_json(t);

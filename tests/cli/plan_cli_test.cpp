@@ -640,7 +640,7 @@ TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
   // Moved samples are no trials on the GPU they were moved to, and moved again they are said to be predicted.
   auto self = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --trials " + moved);
   EXPECT_EQ(self.exit_code, 2) << self.err;
-  EXPECT_TRUE(tptest::names_input_error(self.err, moved, 0, "--trials", {"predicted from h200", "not measured"}))
+  EXPECT_TRUE(tptest::names_input_error(self.err, moved, 0, "times_predicted_from", {"predicted from h200", "not measured"}))
       << self.err;
   auto again = tptest::run_cli("transfer --samples " + moved + " --from-gpu l4 --to-gpu h100");
   EXPECT_EQ(again.exit_code, 0) << again.err;

@@ -445,6 +445,27 @@ TEST(Server, TransferEqualsCliAndItsSamplesFit) {
                      &st);
   ASSERT_EQ(st, 200) << with.dump();
   EXPECT_EQ(with["target_trials"], 1);
+  // A dataset size given is the trials' too, as transfer --dataset-size makes it; trials without one take the
+  // samples' (the same job): the server and the command agree on both.
+  const std::string trials_path = tptest::write_file(dir / "trials.csv", trials);
+  const std::string sized = tptest::write_file(dir / "sized.csv", csv);
+  auto cli_sized = tptest::run_cli("transfer --samples " + sized + " --from-gpu t4 --to-gpu a100-40gb --trials " +
+                                   trials_path + " --dataset-size 40000 --json");
+  ASSERT_EQ(cli_sized.exit_code, 0) << cli_sized.err;
+  json server_sized = s.post("/transfer", json{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "a100-40gb"},
+                                               {"trials_csv", trials}, {"dataset_size", 40000}},
+                             &st);
+  ASSERT_EQ(st, 200) << server_sized.dump();
+  EXPECT_EQ(server_sized["configurations"], json::parse(cli_sized.out)["configurations"]);
+  const std::string unsized = "batch,workers,epochs,epoch_time_s,metric\n16,1,1,100,\n";
+  auto cli_unsized = tptest::run_cli("transfer --samples " + path + " --from-gpu t4 --to-gpu a100-40gb --trials " +
+                                     tptest::write_file(dir / "unsized.csv", unsized) + " --json");
+  ASSERT_EQ(cli_unsized.exit_code, 0) << cli_unsized.err;
+  json server_unsized = s.post("/transfer", json{{"samples_csv", csv}, {"from_gpu", "t4"}, {"to_gpu", "a100-40gb"},
+                                                 {"trials_csv", unsized}},
+                               &st);
+  ASSERT_EQ(st, 200) << server_unsized.dump();
+  EXPECT_EQ(server_unsized["configurations"], json::parse(cli_unsized.out)["configurations"]);
 
   // The training's precision and TF32, as transfer's --precision and --tf32 say them.
   auto said = tptest::run_cli("transfer --samples " + path + " --from-gpu t4 --to-gpu a100-40gb --precision mixed --tf32 --json");
