@@ -328,18 +328,15 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
 }
 
 namespace {
-// The model names a request asks for, else those its entry was fitted with.
+// The model names a request asks for, else those its entry was fitted with:
+// a request naming one part (time_model) keeps the entry's other; one naming
+// `model` names both parts but those it names apart.
 template <class Q, class E>
 void set_models(Q& q, const json& req, const E& e, const std::string& default_model) {
-  if (find(req, "model") || find(req, "time_model") || find(req, "metric_model")) {
-    q.model = get_string(req, "model", default_model);
-    q.time_model = get_string(req, "time_model", "");
-    q.metric_model = get_string(req, "metric_model", "");
-  } else {
-    q.model = e.model;
-    q.time_model = e.time_model;
-    q.metric_model = e.metric_model;
-  }
+  const bool names_both = find(req, "model") != nullptr;
+  q.model = names_both ? get_string(req, "model", default_model) : e.model;
+  q.time_model = find(req, "time_model") ? get_string(req, "time_model", "") : names_both ? "" : e.time_model;
+  q.metric_model = find(req, "metric_model") ? get_string(req, "metric_model", "") : names_both ? "" : e.metric_model;
 }
 }  // namespace
 

@@ -614,3 +614,26 @@ TEST(Server, PlanOnSeveralGpusEqualsCli) {
 }
 
 }  // namespace
+
+// A request on an id naming one part of the model keeps the id's other part,
+// as the id keeps the model names given to /fit unless the request names its own.
+TEST(Server, NamingOneModelPartOnAnIdKeepsTheOther) {
+  Running s;
+  int st = 0;
+  json fit = s.post("/fit", json{{"samples_csv", tpserver::many_rows_csv(64)}, {"time_model", "allreduce-local"},
+                                 {"metric_model", "global-batch"}},
+                    &st);
+  ASSERT_EQ(st, 200) << fit.dump();
+  json p = s.post("/predict", json{{"id", fit["id"]}, {"batch", 32}, {"workers", 2}, {"epochs", 3},
+                                   {"time_model", "isotonic-mi"}},
+                  &st);
+  ASSERT_EQ(st, 200) << p.dump();
+  EXPECT_EQ(p["epoch_time_s"]["model"], "isotonic-mi");
+  EXPECT_EQ(p["metric"]["model"], "global-batch");
+  json m = s.post("/predict", json{{"id", fit["id"]}, {"batch", 32}, {"workers", 2}, {"epochs", 3},
+                                   {"metric_model", "isotonic-mi"}},
+                  &st);
+  ASSERT_EQ(st, 200) << m.dump();
+  EXPECT_EQ(m["epoch_time_s"]["model"], "allreduce-local");
+  EXPECT_EQ(m["metric"]["model"], "isotonic-mi");
+}
