@@ -32,6 +32,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/cancel.h"
 #include "sim/goodput_batch.h"
 #include "sim/policy.h"
 
@@ -84,6 +85,7 @@ class Pollux : public Policy {
     std::vector<std::vector<int>> pick(admitted.size(), std::vector<int>(size_t(width) + 1, 0));
     int reach = 0;  // the most GPUs the jobs so far can hold: no total above it has a value
     for (size_t a = 0; a < admitted.size(); ++a) {
+      check_cancelled();  // a job's row costs its GPU counts times the cluster's: on 4,096 x 64 GPUs, seconds
       const size_t i = admitted[a];
       const JobState& j = *jobs[i];
       const double base = rate(i, least[i]) / least[i];  // one GPU's goodput (its least count's share where it needs more)
@@ -179,6 +181,7 @@ class Pollux : public Policy {
     // pick[a][state]: 1 + the index of job a's option that reaches it; 0: the job waits.
     std::vector<std::vector<int>> pick(admitted.size(), std::vector<int>(size_t(states), 0));
     for (size_t a = 0; a < admitted.size(); ++a) {
+      check_cancelled();
       const size_t i = admitted[a];
       const JobState& j = *jobs[i];
       if (p_ > 0) next = value;

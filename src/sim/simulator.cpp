@@ -129,6 +129,7 @@ class Engine {
       compact();
       if (run_policy && !active_.empty()) {
         ++res.schedules;
+        check_cancelled();  // a scheduling step may take long on a large cluster (pollux's knapsack)
         double w = schedule(now);
         wakeup = tick_mode ? kInf : w;  // with ticks the policy runs on ticks only
       } else if (active_.empty()) {
