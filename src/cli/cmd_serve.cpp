@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "models/registry.h"
 #include "profile/samples_file.h"
 #include "server/deadline_server.h"
 #include "server/http_server.h"
@@ -42,6 +43,11 @@ void run_serve(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw InputError("--port must be in 0..65535 (0: any free port)");
   const server::Limits& l = a.limits;
   if (l.max_body_bytes < 1) throw InputError("", 0, "--max-body-bytes", "must be >= 1");
+  // A body is held whole, parsed at about five times its size, and up to four at once: past a GiB
+  // the bound on bodies held would overflow, and no request needs one.
+  constexpr uint64_t kMostBodyBytes = uint64_t(1) << 30;
+  if (l.max_body_bytes > kMostBodyBytes)
+    throw InputError("", 0, "--max-body-bytes", fmt::format("must be at most {} (1 GiB)", kMostBodyBytes));
   if (l.max_rows < 1) throw InputError("", 0, "--max-rows", "must be >= 1");
   if (!(l.request_timeout_s > 0)) throw InputError("", 0, "--request-timeout", "must be > 0 seconds");
   if (!(l.head_timeout_s > 0) || l.head_timeout_s > server::DeadlineServer::kLongestTimeoutS)
@@ -65,6 +71,14 @@ void run_serve(const ServeArgs& a) {
                                  "server can (and an error can quote its first line): give the folder samples may be "
                                  "read from (--allow-paths DIR), or listen on loopback",
                                  a.host));
+  // The default every request that names no model gets: an unknown one would have each blamed on its client.
+  if (a.model != "auto") {
+    try {
+      models::ModelRegistry::instance().get(a.model);
+    } catch (const InputError& e) {
+      throw InputError("", 0, "--model", e.message());
+    }
+  }
   server::Service service(a.model, model_params(a.comm_profile), a.limits);
   service.set_simulation_dirs(a.sim_data, a.sim_workloads);
   if (!a.samples.empty()) {

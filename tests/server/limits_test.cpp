@@ -894,3 +894,15 @@ TEST(ServerLimits, ABodyOfTooManyJsonValuesIs413BeforeItIsParsed) {
   EXPECT_NE(st, 413) << text.dump();
   EXPECT_TRUE(healthy(s));
 }
+
+// Settings the server cannot serve with are refused before it listens: a
+// default model no registry knows (every request naming none would be blamed
+// for it), a body limit past 1 GiB (the bound on bodies held would overflow).
+TEST(ServeCli, RefusesADefaultModelItDoesNotKnowAndAnUnboundedBody) {
+  auto model = tptest::run_cli("serve --port 0 --model nope");
+  EXPECT_EQ(model.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(model.err, "", 0, "--model", {"unknown model 'nope'"})) << model.err;
+  auto body = tptest::run_cli("serve --port 0 --max-body-bytes 4611686018427387904");
+  EXPECT_EQ(body.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(body.err, "", 0, "--max-body-bytes", {"1 GiB"})) << body.err;
+}
