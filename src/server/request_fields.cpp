@@ -275,9 +275,23 @@ std::string api_wording(const std::string& text) {
   return out;
 }
 
-json input_error_body(const InputError& e) {
+json input_error_body(const InputError& e, const json& req) {
   json b;
-  if (is_option(e.field())) {
+  // A place in a CSV or a file a request carried: its field is the request's.
+  std::string carrier;
+  if (!e.file().empty() && req.is_object()) {
+    if (req.contains(e.file())) carrier = e.file();
+    else if (const auto dot = e.file().find('.'); dot != std::string::npos && req.contains(e.file().substr(0, dot)))
+      carrier = e.file().substr(0, dot);
+    else
+      for (const auto& [key, value] : req.items())
+        if (value.is_string() && value.get_ref<const std::string&>() == e.file()) carrier = key;
+  }
+  if (!carrier.empty()) {
+    b["error"] = api_wording(e.what());
+    b["field"] = carrier;
+    if (!e.field().empty()) b["column"] = e.field();
+  } else if (is_option(e.field())) {
     std::string where;
     if (!e.file().empty()) where = e.file() + (e.line() > 0 ? ":" + std::to_string(e.line()) : "") + ": ";
     b["error"] = where + api_field(e.field()) + " " + api_wording(e.message());

@@ -94,7 +94,11 @@ std::string api_wording(const std::string& text);
 
 // The JSON of an InputError, in the API's terms: a CLI option at fault is
 // named as its request field ("deadline must be > 0 seconds", field
-// "deadline"); a CSV place keeps its file, line and column.
-nlohmann::json input_error_body(const InputError& e);
+// "deadline"); a CSV place keeps its file, line and column, the column as
+// `column` and `field` the request field that carried the text: the file
+// label itself where it is one ("samples_csv", "trials_csv", "calibrate";
+// "trials.h100" is "trials"), else the field of `req` whose value is that
+// path (samples_path, log_path).
+nlohmann::json input_error_body(const InputError& e, const nlohmann::json& req = nlohmann::json::object());
 
 }  // namespace trainplan::server

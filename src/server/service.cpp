@@ -566,6 +566,7 @@ json Service::transfer_request(const json& req) {
 Response Service::handle(const std::string& method, const std::string& path, std::string body,
                          Clock::time_point received, bool (*abandoned)()) {
   bool body_had_samples = false;  // for the advice of a request past its time limit
+  json req;                        // parsed, for the request field an error in its text names
   try {
     struct Route {
       const char* path;
@@ -602,7 +603,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
     } in_flight(in_flight_);
     const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.request_timeout_s));
     CancelScope scope(received + limit, &stopping_, abandoned);
-    json req = parse_body(body);
+    req = parse_body(body);
     std::string().swap(body);
     body_had_samples = req.contains("samples_csv") || req.contains("samples_path");
     if (path == "/fit") return {200, fit_request(req)};
@@ -618,7 +619,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
     if (!e.field.empty()) b["field"] = e.field;
     return {e.status, b, e.retry_after_s};
   } catch (const InputError& e) {
-    return {400, input_error_body(e)};
+    return {400, input_error_body(e, req)};
   } catch (const InfeasibleError& e) {
     return {422, error_body(api_wording(e.what()))};
   } catch (const Cancelled& c) {

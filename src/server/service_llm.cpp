@@ -88,7 +88,7 @@ Response Service::llm_plan_request(const json& req) {
   // Measured iterations as CSV text, not a path: a path would be a read of the server's files. Its errors name
   // "calibrate" with the line and column, as the CLI names the file.
   std::optional<app::LlmPlanMeasured> measured;
-  if (req.contains("calibrate")) {
+  if (find(req, "calibrate")) {
     const std::string text = get_string(req, "calibrate", "");
     check_csv_rows(text, "calibrate", "calibrate", limits_.max_rows);
     // The GPU the rows ran on, when not 'gpu' (as --calibrate-gpu): a catalog name, as 'gpu' is.

@@ -145,7 +145,11 @@ json Service::simulate_request(const json& req) {
     q.from_gpu = catalog_gpu(get_string(req, "from_gpu", q.from_gpu), "from_gpu").name;
     for (const auto& g : *c) {
       if (!g.is_object()) throw RequestError(400, "cluster", shape);
-      refuse_unknown_fields(g, {"gpu", "nodes", "gpus_per_node"}, shape);
+      try {
+        refuse_unknown_fields(g, {"gpu", "nodes", "gpus_per_node"}, shape);
+      } catch (const RequestError& e) {  // a group's key is no request field: the group's field is 'cluster'
+        throw RequestError(e.status, "cluster", std::string("in a group of 'cluster': ") + e.what());
+      }
       if (!find(g, "gpu")) throw RequestError(400, "cluster", shape);
       // A group's fields, each wrongly typed one said as the group's (the names alone are top-level fields).
       std::string gpu;

@@ -218,7 +218,21 @@ TEST(Server, Errors) {
   EXPECT_EQ(st, 400) << e.dump();
   EXPECT_EQ(e["file"], "samples_csv");
   EXPECT_EQ(e["line"], 4);
-  EXPECT_EQ(e["field"], "epoch_time_s");
+  EXPECT_EQ(e["field"], "samples_csv");  // the request field that carried the CSV
+  EXPECT_EQ(e["column"], "epoch_time_s");
+  // A batch column of 0 is the CSV's, not the request's batch.
+  e = s.post("/predict",
+             json{{"samples_csv", "batch,workers,epochs,epoch_time_s,metric\n0,1,2,10.5,0.5\n"}, {"batch", 16},
+                  {"workers", 1}},
+             &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["field"], "samples_csv") << e.dump();
+  EXPECT_EQ(e["column"], "batch") << e.dump();
+  // A calibration of null is none.
+  e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpu", "h100"}, {"tokens", 1e9}, {"global_batch", 64},
+                               {"calibrate", nullptr}},
+             &st);
+  EXPECT_EQ(st, 200) << e.dump();
   e = s.post("/predict", json{{"samples_csv", csv}, {"batch", 16}, {"workers", 1}}, &st);
   EXPECT_EQ(st, 400) << e.dump();
   EXPECT_EQ(e["line"], 4);
