@@ -60,8 +60,8 @@ void check_dataset_size(const SampleSet& set) {
   if (!set.dataset_size || *set.dataset_size <= 0)
     throw InputError(set.source, 0, "dataset_size",
                      "moving samples to another GPU needs the dataset size, to turn epoch times into step times "
-                     "(write it on the samples' first line, '# trainplan: dataset_size=N', or give --dataset-size N "
-                     "to `transfer --samples` or `plan --gpu`, dataset_size to POST /transfer)");
+                     "(write it on the samples' first line, '# trainplan: dataset_size=N', or give it with "
+                     "--dataset-size N)");
 }
 
 }  // namespace

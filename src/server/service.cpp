@@ -328,6 +328,18 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
 }
 
 namespace {
+// The packing's reasons (`nodes_from`, at any depth) name the CLI's options;
+// an answer names fields.
+void reword_nodes_from(json& j) {
+  if (j.is_object()) {
+    for (auto& [key, value] : j.items())
+      if (key == "nodes_from" && value.is_string()) value = api_wording(value.get<std::string>());
+      else reword_nodes_from(value);
+  } else if (j.is_array()) {
+    for (auto& v : j) reword_nodes_from(v);
+  }
+}
+
 // The model names a request asks for, else those its entry was fitted with:
 // a request naming one part (time_model) keeps the entry's other; one naming
 // `model` names both parts but those it names apart.
@@ -365,9 +377,7 @@ json Service::predict_request(const json& req) {
   auto lock = lock_entry(e->mu, waited);
   take_id_slot(slot, waited);
   json j = to_json(app::predict(e->src, q));
-  // The packing's reason names the CLI's options; an answer names fields.
-  if (auto* from = j["config"].contains("nodes_from") ? &j["config"]["nodes_from"] : nullptr; from && from->is_string())
-    *from = api_wording(from->get<std::string>());
+  reword_nodes_from(j);
   return j;
 }
 
@@ -375,7 +385,7 @@ Response Service::plan_request(const json& req) {
   check_fields(req, {"target", "deadline", "max_workers", "search", "method", "batches", "gpus_per_node",
                      "max_epochs", "alternatives", "seed", "emit", "train_cmd", "no_gpus", "job_name", "image", "confidence",
                      "bounds", "early_stop", "early_stop_budget", "conformal", "frontier", "tabu_iterations", "tabu_tenure", "manual_tries",
-                     "gpus", "from_gpu", "prices", "trials", "precision", "target_precision", "tf32"});
+                     "gpus", "from_gpu", "prices", "trials", "precision", "target_precision", "tf32", "dataset_size"});
   app::PlanQuery q;
   q.target = get_number(req, "target", std::nullopt);
   q.deadline = get_duration(req, "deadline", std::nullopt);
@@ -427,12 +437,14 @@ Response Service::plan_request(const json& req) {
                                    "lower max_workers or give fewer batches",
                                    cells, space.batches.size(), space.max_workers, limits_.max_plan_cells));
   if (const json* gpus = find(req, "gpus")) return plan_on_gpus(req, *gpus, q, *e, slot);
-  for (const char* f : {"from_gpu", "prices", "trials", "precision", "target_precision", "tf32"})
+  for (const char* f : {"from_gpu", "prices", "trials", "precision", "target_precision", "tf32", "dataset_size"})
     if (find(req, f)) throw RequestError(400, f, fmt::format("field '{}' goes with 'gpus' (the GPUs to plan on)", f));
   bool waited = false;
   auto lock = lock_entry(e->mu, waited);
   take_id_slot(slot, waited);
-  return {200, to_json(app::make_plan(e->src, q), e->label)};
+  json j = to_json(app::make_plan(e->src, q), e->label);
+  reword_nodes_from(j);
+  return {200, j};
 }
 
 // POST /plan with "gpus": the same job on each GPU, as `plan --gpu` plans it;
@@ -471,8 +483,18 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
   bool waited = false;
   auto lock = lock_entry(e.mu, waited);
   take_id_slot(slot, waited);
-  const auto c = app::plan_on_gpus(e.src.samples(), from, hws, prices, q, e.src.params(), trials, precision);
+  // As plan --gpu --dataset-size: the samples' size where they give none (or another), for their move.
+  std::optional<SampleSet> sized;
+  if (find(req, "dataset_size")) {
+    const int n = get_int(req, "dataset_size", std::nullopt);
+    if (n < 1) throw RequestError(400, "dataset_size", "field 'dataset_size' must be >= 1");
+    sized = e.src.samples();
+    sized->dataset_size = n;
+  }
+  const auto c = app::plan_on_gpus(sized ? *sized : e.src.samples(), from, hws, prices, q, e.src.params(), trials,
+                                   precision);
   json j = app::to_json(c, e.label);
+  reword_nodes_from(j);
   if (!c.fastest)
     return {422, {{"error", "no GPU in 'gpus' has a configuration that meets both constraints (each GPU's "
                             "'infeasible' says why)"},

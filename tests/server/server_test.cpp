@@ -651,3 +651,31 @@ TEST(Server, NamingOneModelPartOnAnIdKeepsTheOther) {
   EXPECT_EQ(m["epoch_time_s"]["model"], "allreduce-local");
   EXPECT_EQ(m["metric"]["model"], "isotonic-mi");
 }
+
+// /plan answers in the API's terms: the packing's reasons name fields, not
+// the CLI's options; with 'gpus', samples without a dataset size are given
+// one by 'dataset_size', as plan --gpu --dataset-size gives it.
+TEST(Server, PlanNamesFieldsAndTakesADatasetSizeForGpus) {
+  Running s;
+  int st = 0;
+  std::string csv = tpserver::many_rows_csv(64);
+  csv = csv.substr(csv.find('\n') + 1);  // no format line: no dataset size
+  const json ask = {{"samples_csv", csv}, {"target", 0.5}, {"deadline", "100h"}, {"max_workers", 4}};
+  json plain = s.post("/plan", ask, &st);
+  ASSERT_EQ(st, 200) << plain.dump();
+  EXPECT_EQ(plain.dump().find("--"), std::string::npos) << plain.dump();
+  json gpus = ask;
+  gpus["gpus"] = {"t4", "a100-40gb"};
+  gpus["from_gpu"] = "t4";
+  json none = s.post("/plan", gpus, &st);
+  EXPECT_EQ(st, 400) << none.dump();
+  EXPECT_NE(none["error"].get<std::string>().find("dataset_size"), std::string::npos) << none.dump();
+  gpus["dataset_size"] = 50000;
+  json sized = s.post("/plan", gpus, &st);
+  EXPECT_EQ(st, 200) << sized.dump();
+  EXPECT_EQ(sized.dump().find("(--"), std::string::npos) << sized.dump();
+  json misplaced = ask;
+  misplaced["dataset_size"] = 50000;
+  s.post("/plan", misplaced, &st);
+  EXPECT_EQ(st, 400);
+}
