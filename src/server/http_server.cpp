@@ -97,6 +97,7 @@ struct HttpServer::Impl {
     res.status = r.status;
     res.set_content(json_text(r.body), "application/json");
     if (r.retry_after_s > 0) res.set_header("Retry-After", std::to_string(r.retry_after_s));
+    if (!r.allow.empty()) res.set_header("Allow", r.allow);
     if (service.stopping()) res.set_header("Connection", "close");
     note(req, r.status, t0);
   }

@@ -607,7 +607,8 @@ Response Service::handle(const std::string& method, const std::string& path, std
     // monitors probe /health that way.
     const bool head_of_get = method == "HEAD" && std::string_view(route->method) == "GET";
     if (method != route->method && !head_of_get)
-      return {405, error_body(fmt::format("{} takes {}, not {}", path, route->method, method))};
+      return {405, error_body(fmt::format("{} takes {}, not {}", path, route->method, method)), 0,
+              std::string_view(route->method) == "GET" ? "GET, HEAD" : route->method};
     if (path == "/health") return {200, health()};
     if (path == "/models") return {200, models()};
     if (path == "/fits") return {200, fits()};
@@ -659,6 +660,7 @@ Response Service::handle(const std::string& method, const std::string& path, std
                                                           "use an id from /fit"
                                         : path == "/simulate" ? "simulate a smaller cluster or load"
                                         : path == "/watch"    ? "send a log of fewer epochs, or the naive method"
+                                        : path == "/curves"   ? "ask for fewer curves, steps or models to evaluate"
                                                               : "narrow the search (fewer GPUs, batches or "
                                                                 "alternatives), or name the models instead of auto"))};
   } catch (const std::bad_alloc&) {

@@ -101,9 +101,12 @@ struct Limits {
 };
 
 struct Response {
-  int status = 200;
+  Response(int status = 200, nlohmann::json body = {}, int retry_after_s = 0, std::string allow = {})
+      : status(status), body(std::move(body)), retry_after_s(retry_after_s), allow(std::move(allow)) {}
+  int status;
   nlohmann::json body;
-  int retry_after_s = 0;  // > 0: the HTTP front sends Retry-After
+  int retry_after_s;  // > 0: the HTTP front sends Retry-After
+  std::string allow;  // 405: the methods the path takes, sent as Allow
 };
 
 class Service {

@@ -597,6 +597,11 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 405);
   EXPECT_TRUE(json::parse(r->body)["error"].is_string());
+  EXPECT_EQ(r->get_header_value("Allow"), "POST");
+  r = c.Post("/health", "{}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
   // HEAD is a GET without its body (monitors probe /health so); not a POST.
   auto head = raw_exchange(s.port, "HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(head.status, 200) << head.head;
