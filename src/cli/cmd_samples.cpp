@@ -1,11 +1,13 @@
 // trainplan samples: read a profiling store — export its samples to the
 // sample CSV format, or list its trials with their status and stderr.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -204,11 +206,35 @@ void run_compare(const SamplesArgs& a) {
                         "much for the same speed, so compare the ratio x{:.3f} with {:.3f}",
                         *da, *db, common, double(*db) / double(*da))
           : "";
+  // Two profiles of different programs differ by the programs, not by how well either was measured.
+  auto has_metric = [](const SampleSet& set) {
+    return std::any_of(set.samples.begin(), set.samples.end(), [](const Sample& x) { return x.metric.has_value(); });
+  };
+  auto workloads = [](const SampleSet& set) {
+    std::set<std::string> names;
+    for (const auto& x : set.samples)
+      if (!x.model.empty()) names.insert(x.model);
+    return fmt::format("{}", fmt::join(names, ", "));
+  };
+  const std::string wa = workloads(first.samples), wb = workloads(second.samples);
+  std::string workload_note;
+  if (!wa.empty() && !wb.empty() && wa != wb)
+    workload_note = fmt::format("the profiles are of different workloads ({} and {}): their times differ by the "
+                                "programs as much as by the measuring",
+                                wa, wb);
+  else if (has_metric(first.samples) && has_metric(second.samples) &&
+           first.samples.direction != second.samples.direction)
+    workload_note = fmt::format("the profiles' metrics go opposite ways ({} and {} is better): are they of the same "
+                                "program?",
+                                first.samples.direction == MetricDirection::kMax ? "higher" : "lower",
+                                second.samples.direction == MetricDirection::kMax ? "higher" : "lower");
+  std::string warning = size_note;
+  if (!workload_note.empty()) warning += (warning.empty() ? "" : "; ") + workload_note;
   if (a.json) {
     std::cout << nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
                                 {"dataset_sizes", {da ? nlohmann::json(*da) : nlohmann::json(nullptr),
                                                    db ? nlohmann::json(*db) : nlohmann::json(nullptr)}},
-                                {"warning", size_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(size_note)},
+                                {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)},
                                 {"median_diff", middle}, {"max_diff", worst}, {"common_ratio", common},
                                 {"median_diff_after_common_ratio", shape_middle},
                                 {"max_diff_after_common_ratio", shape_worst}, {"machine_probe", probe}, {"rows", rows}}
@@ -223,6 +249,7 @@ void run_compare(const SamplesArgs& a) {
              common, 100 * shape_middle, 100 * shape_worst);
   if (!probe_line.empty()) fmt::print("{}\n", probe_line);
   if (!size_note.empty()) fmt::print("warning: {}\n", size_note);
+  if (!workload_note.empty()) fmt::print("warning: {}\n", workload_note);
 }
 
 void setup(CLI::App& root) {

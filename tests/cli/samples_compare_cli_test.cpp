@@ -122,3 +122,23 @@ TEST(SamplesCompareCli, StoresShowWhetherTheMachineChangedSpeed) {
   EXPECT_TRUE(none["machine_probe"].is_null());
   EXPECT_EQ(none["configurations"], 2);
 }
+
+// Profiles of different programs: said, as their times differ by the programs.
+TEST(SamplesCompareCli, ProfilesOfDifferentWorkloadsAreCalledOut) {
+  auto dir = tptest::temp_dir("compare_workloads");
+  const std::string head = "# trainplan: metric=max dataset_size=6000\nbatch,workers,epochs,epoch_time_s,metric,model\n";
+  tptest::write_file(dir / "a.csv", head + "32,1,1,1.00,0.9,lenet-mnist\n64,1,1,0.50,0.8,lenet-mnist\n");
+  tptest::write_file(dir / "b.csv", head + "32,1,1,1.00,0.9,resnet\n64,1,1,0.50,0.8,resnet\n");
+  tptest::write_file(dir / "c.csv", "# trainplan: metric=min dataset_size=6000\nbatch,workers,epochs,epoch_time_s,metric\n"
+                                    "32,1,1,1.00,0.9\n64,1,1,0.50,0.8\n");
+  auto r = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "b.csv").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(nlohmann::json::parse(r.out)["warning"].get<std::string>().find("lenet-mnist and resnet"),
+            std::string::npos)
+      << r.out;
+  auto ways = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "c.csv").string());
+  ASSERT_EQ(ways.exit_code, 0) << ways.err;
+  EXPECT_NE(ways.out.find("opposite ways"), std::string::npos) << ways.out;
+  auto same = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "a.csv").string() + " --json");
+  EXPECT_TRUE(nlohmann::json::parse(same.out)["warning"].is_null()) << same.out;
+}
