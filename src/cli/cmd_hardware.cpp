@@ -79,7 +79,7 @@ void run_hardware(const HardwareArgs& a) {
     }
     const auto& g = h.gpu;
     std::cout << fmt::format(
-        "{} ({}; {})\n  fp16 tensor {} TFLOP/s, bf16 {}, tf32 {}, fp8 {}, fp32 {}; sustained fp32 {:.2f}, tensor {:.2f}{}\n"
+        "{} ({}; {})\n  fp16 tensor {:.6g} TFLOP/s, bf16 {:.6g}, tf32 {:.6g}, fp8 {:.6g}, fp32 {:.6g}; sustained fp32 {:.2f}, tensor {:.2f}{}\n"
         "  memory {} at {} GB/s\n  node: {} GPUs, {} ({} GB/s per GPU), {} ({} GB/s per node){}\n  sources: {}\n",
         h.name, h.full_name, h.origin, g.fp16_tensor_tflops, g.bf16_tensor_tflops, g.tf32_tensor_tflops,
         g.fp8_tensor_tflops, g.fp32_tflops,

@@ -381,9 +381,10 @@ void run_memory(MemoryArgs a) {
                                                     l.pp > 2 ? std::to_string(structure::stage_layers(s, l, 1)) : "-",
                                                     structure::stage_layers(s, l, l.pp - 1))
                                       : "",
-                           l.micro_batch, l.global_batch, a.recompute,
+                           l.micro_batch, l.global_batch, structure::to_string(l.recompute),
                            l.sequence_parallel ? ", sequence parallel" : "",
-                           l.distributed_optimizer ? ", distributed optimizer" : "", a.precision);
+                           l.distributed_optimizer ? ", distributed optimizer" : "",
+                           structure::to_string(l.precision));  // as read: "bf16-mixed" is bf16
   std::cout << fmt::format("memory per GPU, stage {} (the most loaded):\n", m.stage);
   for (auto [name, v] : {std::pair{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
                          {"activations", m.activations}, {"embedding/logits", m.embedding_logits},

@@ -165,7 +165,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--efficiency", hw.efficiency, "Fraction of peak a layer reaches (PALEO's platform percent)")
       ->capture_default_str();
   cmd->add_option_function<double>("--intra-gbps", scaled(hw.links.intra_node_bytes_per_s, 1e9),
-                                        "All-reduce bandwidth within a node, GB/s (default 10: PCIe 3.0 x16)")
+                                        "All-reduce bandwidth within a node, GB/s (default 10: what an all-reduce sustains on PCIe 3.0 x16, whose nominal rate is 16)")
       ->check(positive_number());
   cmd->add_option_function<double>("--inter-gbits", scaled(hw.links.inter_node_bytes_per_s, 1e9 / 8),
                                         "Network bandwidth across nodes, Gb/s (default 25)")

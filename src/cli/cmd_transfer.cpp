@@ -247,7 +247,7 @@ void run_transfer(const TransferArgs& a) {
       if (too_big && !a.placements_given) continue;  // the default list's placements the target's nodes cannot hold
       if (too_big)
         throw InputError("", 0, "--placements",
-                         fmt::format("'{}' puts {} GPUs on a node, and a {} node holds {} (for larger nodes, give a "
+                         fmt::format("'{}' puts {} GPUs on a node, and {}'s node holds {} (for larger nodes, give a "
                                      "hardware file with base {} and gpus_per_node; docs/HARDWARE.md)",
                                      p, sample.busiest_node(), problem.target_hw.name, per_node,
                                      problem.target_hw.name));

@@ -56,6 +56,12 @@ structure::TransformerSpec resolve_llm_shape(const LlmShapeArgs& a) {
   } catch (const InputError& e) {
     std::string option = e.field();  // kv_groups is --kv-groups
     std::replace(option.begin(), option.end(), '_', '-');
+    // Without --model the four dimensions have no value to fall back on: one not given is missing, not bad.
+    for (const auto& [flag, given] : a.flags)
+      if (a.model.empty() && flag == option && (!given || given->count() == 0))
+        throw InputError("", 0, "--" + option,
+                         "is required without --model (give --layers, --hidden, --heads and --seq, or --model NAME "
+                         "from the zoo: trainplan llm models)");
     throw InputError("", 0, "--" + option, e.message());
   }
   return s;

@@ -20,6 +20,10 @@ namespace {
 // the fits, where it comes out as infinities.
 constexpr int kMostReplicas = 100000;
 constexpr double kLongestStep = 1e6;  // seconds, 11.6 days
+// A training step launches kernels and synchronises: none takes under a
+// microsecond (the traces' fastest, ncf's, take 7 ms). Below it a figure is
+// in other units or garbled, and rates from it overflow.
+constexpr double kShortestStep = 1e-6;
 
 // The step's time in its synchronisation: part of the step, so at most the
 // step. Timers that round the two apart may leave it a hair over (up to 1%),
@@ -33,9 +37,12 @@ double sync_within_step(const CsvTable& t, const CsvRow& row, double step_time) 
   return std::min(sync, step_time);
 }
 
-// The row's step_time: > 0 and at most kLongestStep.
+// The row's step_time: from kShortestStep to kLongestStep.
 double step_time_of(const CsvTable& t, const CsvRow& row) {
   const double step = t.positive(row, "step_time");
+  if (step < kShortestStep)
+    t.fail(row, "step_time", fmt::format("{:g} s is less than {:g} s, shorter than any training step (seconds?)", step,
+                                         kShortestStep));
   if (step > kLongestStep) t.fail(row, "step_time", fmt::format("{:g} s is more than {:g} s a step", step, kLongestStep));
   return step;
 }

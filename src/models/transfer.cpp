@@ -43,7 +43,7 @@ std::string node_size_warning(const std::vector<StepSample>& steps, const struct
   for (const auto& s : steps)
     if (!fullest || s.busiest_node() > fullest->busiest_node()) fullest = &s;
   if (per_node <= 0 || !fullest || fullest->busiest_node() <= per_node) return "";
-  return fmt::format("{} places {} GPUs on a node (placement {}), and {} says a {} node holds {}: the trace ran on "
+  return fmt::format("{} places {} GPUs on a node (placement {}), and {} says {}'s node holds {}: the trace ran on "
                      "other nodes than the catalog's, whose links ({:.3g} GB/s a GPU within a node, {:.3g} GB/s across) "
                      "price its all-reduce; where that cluster's links differ, give {} a hardware file that states "
                      "them (gpus_per_node {}, intra_node_bw_GBps, inter_node_bw_GBps: docs/HARDWARE.md)",

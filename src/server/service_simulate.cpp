@@ -134,7 +134,7 @@ json Service::simulate_request(const json& req) {
                                                "moved steps' table)");
     if (q.gpu != q.from_gpu && hw.node.gpus_per_node > 0 && q.gpus_per_node > hw.node.gpus_per_node)
       throw RequestError(400, "gpus_per_node",
-                         fmt::format("a {} node holds {} GPUs; gpus_per_node is {}", hw.name, hw.node.gpus_per_node,
+                         fmt::format("{}'s node holds {} GPUs; gpus_per_node is {}", hw.name, hw.node.gpus_per_node,
                                      q.gpus_per_node));
   } else if (const json* c = find(req, "cluster")) {
     // Several GPU types, each group's steps moved from from_gpu (catalog names only, as 'gpu').

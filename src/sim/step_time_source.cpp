@@ -55,9 +55,11 @@ void check_step_time_source(const StepTimeSource& src) {
   if (src.kind == StepTimeSource::Kind::kTransfer && src.to.node.gpus_per_node > 0 &&
       src.gpus_per_node > src.to.node.gpus_per_node)
     throw InputError("", 0, "--gpus-per-node",
-                     fmt::format("{} GPUs a node, and a {} node holds {} (for larger nodes, give a hardware file with "
-                                 "base {} and gpus_per_node; docs/HARDWARE.md)",
-                                 src.gpus_per_node, src.to.name, src.to.node.gpus_per_node, src.to.name));
+                     fmt::format("{} GPUs a node, and {}'s node holds {} (for larger nodes, {}; docs/HARDWARE.md)",
+                                 src.gpus_per_node, src.to.name, src.to.node.gpus_per_node,
+                                 src.to.origin == "built-in"
+                                     ? fmt::format("give a hardware file with base {} and gpus_per_node", src.to.name)
+                                     : fmt::format("give a larger gpus_per_node in {}", src.to.origin)));
   if (src.kind == StepTimeSource::Kind::kTransfer && src.gpus_per_node > 9)
     throw InputError("", 0, "--gpus-per-node",
                      fmt::format("a cluster of another GPU is tabulated as trace placements, one digit a node: at "

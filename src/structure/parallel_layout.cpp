@@ -53,7 +53,10 @@ std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const Parall
     if (between == 0 ? rest != 0 : rest < between || rest % between != 0)
       return LayoutProblem{field, "first_stage_layers " + n(l.first_stage_layers) + " and last_stage_layers " +
                                       n(l.last_stage_layers) + " leave " + n(rest) + " of " + n(s.layers) +
-                                      " layers, which do not split evenly over the " + n(between) + " other stages"};
+                                      (between == 0 ? " layers, and no other stage holds them (pp " + n(l.pp) +
+                                                          " is the two end stages alone)"
+                                                    : " layers, which do not split evenly over the " + n(between) +
+                                                          " other stages")};
     // Interleaved, each stage's chunks need a layer each; they may differ
     // by a layer, as when the embedding and the loss count in the split.
     for (int stage : {0, l.pp - 1, 1}) {

@@ -344,3 +344,15 @@ TEST(BadOptions, AJobOfMoreRoundsThanASimulationTakesIsRefused) {
   auto events = tptest::run_cli("simulate --philly " + in + " --policy fifo --interval 0 --json");
   EXPECT_EQ(events.exit_code, 0) << events.err;
 }
+
+// A trace's step time shorter than any training step (1e-300 s gave an
+// infinite TFLOP/s) is refused, naming file, line and column.
+TEST(BadInputFile, AStepTimeShorterThanAnyStepIsRefused) {
+  auto dir = tptest::temp_dir("short_step");
+  std::filesystem::create_directories(dir / "net");
+  const auto file = tptest::write_file(dir / "net" / "placements.csv",
+                                       "placement,local_bsz,step_time,sync_time\n1,32,0.05,0\n1,64,1e-300,0\n");
+  auto r = tptest::run_cli("transfer --from " + (dir / "net").string() + " --from-gpu t4 --to-gpu h100 --batches 32");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(tptest::names_input_error(r.err, file, 3, "step_time", {"shorter than any training step"})) << r.err;
+}

@@ -549,7 +549,7 @@ TEST(TransferCli, DefaultsFitTheTargetAndPathsAreFiles) {
   EXPECT_NE(wide.err.find("placement 4444444444 past what the source measured"), std::string::npos) << wide.err;
   auto given = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32 --placements 8");
   EXPECT_EQ(given.exit_code, 2);
-  EXPECT_NE(given.err.find("a t4 node holds 4"), std::string::npos) << given.err;
+  EXPECT_NE(given.err.find("t4's node holds 4"), std::string::npos) << given.err;
 
   tptest::write_file(d / "l4", "name,base,mem_GB\nmy-l4,l4,20\n");
   auto hw = tptest::run_cli("hardware " + (d / "l4").string() + " --json");
@@ -652,7 +652,7 @@ TEST(TransferCli, PredictsWhatEvaluateScoresAndTrialsCorrectIt) {
   // More GPUs on a node than the target's node holds.
   auto big = tptest::run_cli("transfer --from " + src + " --from-gpu t4 --to-gpu t4 --batches 8 --placements 8");
   EXPECT_EQ(big.exit_code, 2);
-  EXPECT_NE(big.err.find("a t4 node holds 4"), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find("t4's node holds 4"), std::string::npos) << big.err;
 }
 
 // trainplan transfer --samples: profiling samples (epoch times, no sync)
