@@ -144,3 +144,11 @@ TEST(WorkloadIo, CliRunsAndWritesJsonAndJobsCsv) {
   std::getline(in, header);
   EXPECT_EQ(header.rfind("policy,name,app,arrival", 0), 0u);
 }
+
+// An application is its trace folder's name in any case, with or without separators.
+TEST(WorkloadIo, ApplicationsAreMatchedInAnyCase) {
+  auto data = tiny_data();
+  auto wl = tptest::write_file(data / "w.csv", "name,time,application,num_replicas,batch_size\na,0,LIN,1,8\nb,5,l-i_n,1,8\n");
+  auto r = tptest::run_cli("simulate --workload " + wl + " --data " + data.string() + " --nodes 1 --gpus-per-node 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
