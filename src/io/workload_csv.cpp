@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/name_key.h"
 #include "io/csv.h"
 
 namespace trainplan::io {
@@ -24,6 +25,14 @@ std::vector<WorkloadJob> read_workload_csv(const std::string& path, const std::s
     if (j.arrival_s < 0) t.fail(row, "time", "arrival time must be >= 0, got " + t.text(row, "time"));
     j.application = t.text(row, "application");
     if (j.application.empty()) t.fail(row, "application", "application is empty");
+    // As trace folders pair by name elsewhere: in any case, with or without '-', '_' or spaces
+    // ("CIFAR-10" is cifar10), where one application alone reads so; the job then names it as known.
+    if (!known_apps.empty() && !known_apps.count(j.application)) {
+      std::vector<std::string> alike;
+      for (const auto& a : known_apps)
+        if (name_key(a) == name_key(j.application)) alike.push_back(a);
+      if (alike.size() == 1) j.application = alike.front();
+    }
     if (!known_apps.empty() && !known_apps.count(j.application)) {
       std::string list;
       for (const auto& a : known_apps) list += (list.empty() ? "" : ", ") + a;

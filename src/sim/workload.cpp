@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "core/error.h"
-#include "core/name_key.h"
 
 namespace trainplan::sim {
 
@@ -17,15 +16,7 @@ AppSet::AppSet(const std::string& dir, const StepTimeSource& src) : apps_(load_a
 const AppModel* AppSet::find(const std::string& name) const {
   for (const auto& a : apps_)
     if (a->name() == name) return a.get();
-  // As the trace folders pair by name elsewhere: in any case, with or without '-', '_' or spaces
-  // ("CIFAR-10" is cifar10), where one application alone reads so.
-  const AppModel* match = nullptr;
-  for (const auto& a : apps_)
-    if (name_key(a->name()) == name_key(name)) {
-      if (match) return nullptr;
-      match = a.get();
-    }
-  return match;
+  return nullptr;
 }
 
 std::set<std::string> AppSet::names() const {
