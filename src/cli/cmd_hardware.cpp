@@ -52,8 +52,23 @@ nlohmann::json profile_json(const structure::HardwareProfile& h) {
 }
 
 void run_calibrate(const HardwareArgs& a) {
+  if (!structure::find_builtin_hardware(a.reference))
+    throw InputError("", 0, "--reference", fmt::format("'{}' is not in the hardware catalog (trainplan hardware lists it)",
+                                                       a.reference));
   auto dt = io::read_device_timings(a.calibrate);
-  auto fit = structure::fit_sustained_fractions(dt.timings, a.reference);
+  if (dt.timings.empty())
+    throw InputError(a.calibrate, 0, "",
+                     fmt::format("no timing of a catalog GPU in it{}", dt.skipped_devices.empty()
+                                                                        ? ""
+                                                                        : fmt::format(" ({} device(s) not in the catalog "
+                                                                                      "skipped)",
+                                                                                      dt.skipped_devices.size())));
+  std::vector<structure::SustainedFraction> fit;
+  try {
+    fit = structure::fit_sustained_fractions(dt.timings, a.reference);
+  } catch (const InputError& e) {
+    throw InputError(a.calibrate, 0, e.field(), e.message());
+  }
   nlohmann::json j = nlohmann::json::array();
   std::string text = fmt::format("fraction of the fp32 peak sustained, relative to {} (docs/HARDWARE.md)\n", a.reference);
   text += fmt::format("{:<16} {:>9} {:>8} {:>9} {:>14}\n", "gpu", "fraction", "timings", "rms log", "catalog fp32");

@@ -183,3 +183,20 @@ TEST(GpuCatalog, SustainedFractionsReproduceFromNeuSight) {
   EXPECT_NEAR(t4->fraction, 0.61, 0.01);  // the 70 W card sustains well below its boost-clock peak
   EXPECT_EQ(dt.skipped_devices.size(), 3u);  // the three AMD GPUs, not in the catalog
 }
+
+// hardware --calibrate names what is wrong: a reference outside the catalog,
+// a file with no timing of a catalog GPU (its path named).
+TEST(GpuCatalog, CalibrateNamesAnUnknownReferenceAndAnEmptyFile) {
+  auto dir = tptest::temp_dir("hw_calibrate");
+  const std::string header =
+      "model,hf_architecture,num_layers,hidden,heads,ffn_hidden,vocab,seq_len,device,mode,batch,torch_compile_fusion,"
+      "precision,fw_ms,bw_ms,e2e_ms,device_fp32_gflops_cfg,device_mem_bw_GBps_cfg,device_mem_GB_cfg,source\n";
+  const auto empty = tptest::write_file(dir / "empty.csv", header);
+  auto r = tptest::run_cli("hardware --calibrate " + empty);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(empty), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no timing of a catalog GPU"), std::string::npos) << r.err;
+  auto ref = tptest::run_cli("hardware --calibrate " + empty + " --reference nosuch");
+  EXPECT_EQ(ref.exit_code, 2) << ref.err;
+  EXPECT_TRUE(tptest::names_input_error(ref.err, "", 0, "--reference")) << ref.err;
+}
