@@ -22,6 +22,8 @@ const Estimator& Experiment::scheduler_estimator() {
     std::string name = opts_.time_model.empty() ? std::string(kDefaultTimeModel) : opts_.time_model;
     if (name.empty()) {
       note_ = "no time model is registered: schedulers use the oracle";
+    } else if (apps_.empty()) {
+      // Rigid jobs (the Philly trace) have no application to fit: their durations are all there is.
     } else {
       fitted_ = std::make_unique<FittedEstimator>(apps_, name);
       note_ = "schedulers use time model '" + name + "' fitted on the paper plan's samples of each application";
