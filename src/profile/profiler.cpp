@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <string_view>
 
@@ -323,9 +324,12 @@ const StepTiming* usable_timing(const EarlyRun& e) {
 }
 
 // `prepared`: runs taken ahead of the trial's turn, used first and all of them.
+// `seconds_left`: what is left of the profiling budget; a time trial's repeat
+// that its last run says would not fit is not started (the repeats it has stand).
 std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const TrialKey& key,
                                            const ProfileOptions& opts, const std::function<void(double)>& on_tick,
-                                           std::vector<EarlyRun> prepared) {
+                                           std::vector<EarlyRun> prepared,
+                                           double seconds_left = std::numeric_limits<double>::infinity()) {
   const bool time_trial = key.epochs == 0;
   if (time_trial && !opts.time_template)
     throw InputError("", 0, "--timing", "a time trial needs a command that prints step_timing lines");
@@ -340,11 +344,19 @@ std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const Tr
   std::vector<StepTiming> reps;
   std::vector<double> probes;
   const int most = time_trial ? std::max(std::max(1, opts.time_repeats) + 1, int(prepared.size())) : 1;
+  const auto began = std::chrono::steady_clock::now();
+  double last_run_s = 0;
   for (int run = 0; run < most; ++run) {
     const bool taken = size_t(run) < prepared.size();
     if (time_trial && !taken && run >= std::max(1, opts.time_repeats) &&
         (reps.size() < 2 || relative_range(reps) <= opts.repeat_tolerance))
       break;  // the repeats agree: no tie-breaker needed
+    if (time_trial && !taken && run >= 1 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() + last_run_s > seconds_left) {
+      add_note(rec, fmt::format("{} run(s) of {}: the budget left no time for more", run,
+                                std::max(1, opts.time_repeats)));
+      break;
+    }
     Launched l;
     if (taken) {
       probes.push_back(prepared[size_t(run)].probe_s);
@@ -355,6 +367,7 @@ std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const Tr
     }
     rec.command = l.plan.display;
     rec.wall_s += l.result.wall_s;
+    last_run_s = l.result.wall_s;
     rec.stderr_tail = l.result.stderr_tail;
     if (l.result.cancelled) return std::nullopt;
     judge(l, key, opts, rec);
@@ -462,14 +475,23 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     progress.note(fmt::format("time trials: the batches of each worker count timed together, {} configurations in {} "
                               "run(s) of {} program(s){}",
                               count, repeats, groups.size(), rounds ? ", in rounds" : ""));
+    // With a budget, a group's run is not started where its last run's time would pass it (a
+    // first run where the budget is already spent): the estimates that bound the block above
+    // know nothing on a fresh store, and a block of repeats ran 6 times a 4 s budget.
+    std::map<size_t, double> last_wall;  // by the group's first trial
     auto run_group = [&](const std::vector<size_t>& g) {
       if (opts.cancel && opts.cancel->load()) return false;
+      if (opts.budget_s) {
+        const auto w = last_wall.find(g.front());
+        if (elapsed() + (w == last_wall.end() ? 0.0 : w->second) >= *opts.budget_s) return true;
+      }
       std::vector<int> batches;
       for (size_t j : g) batches.push_back(pending[j].batch);
       const int workers = pending[g.front()].workers;
       std::vector<EarlyRun> runs = run_together(workers, batches, opts);
       if (runs.empty()) return false;
       const double wall_s = runs.front().launched.result.wall_s * double(g.size());
+      last_wall[g.front()] = runs.front().launched.result.wall_s;
       for (size_t n = 0; n < g.size(); ++n) early[g[n]].push_back(std::move(runs[n]));
       progress.note(fmt::format("  r={} b in {{{}}}: run {} in {:.1f}s (elapsed {:.0f}s)", workers,
                                 fmt::join(batches, ","), early.at(g.front()).size(), wall_s, elapsed()));
@@ -516,6 +538,7 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       // A whole trial that would not fit the budget is left to the main loop
       // to skip, and so are the ones after it.
       if (auto cost = est.estimate(pending[j]); opts.budget_s && cost && elapsed() + *cost > *opts.budget_s) break;
+      if (opts.budget_s && elapsed() >= *opts.budget_s) break;  // no estimate yet, and the budget spent
       EarlyRun e = run_early(pending[j], opts);
       if (e.launched.result.cancelled) return false;
       early[j].push_back(std::move(e));
@@ -552,7 +575,8 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     std::vector<EarlyRun> taken;
     if (auto it = early.find(i); it != early.end()) taken = std::move(it->second), early.erase(it);
     if (opts.live_log) replay_early_lines(*opts.live_log, taken, key.batch);
-    auto rec = run_trial_after(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); }, std::move(taken));
+    auto rec = run_trial_after(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); }, std::move(taken),
+                               opts.budget_s ? *opts.budget_s - elapsed() : std::numeric_limits<double>::infinity());
     if (opts.live_log) opts.live_log->trial_end(rec ? to_string(rec->status) : "cancelled");
     if (!rec) {
       sum.interrupted = true;

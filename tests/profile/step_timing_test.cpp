@@ -461,3 +461,25 @@ TEST(StepTiming, AProtocolLinesPrefixMayHoldBraces) {
   ASSERT_TRUE(epoch.mean_epoch_time_s);
   EXPECT_DOUBLE_EQ(*epoch.mean_epoch_time_s, 2.5);
 }
+
+// A budget bounds the time trials' runs too: on a fresh store nothing
+// estimates them, so the first run of each group is taken, and a repeat
+// whose group's last run would pass the budget is not started.
+TEST(StepTiming, ABudgetBoundsTheTimeTrialsRuns) {
+  auto dir = tptest::temp_dir("time_together_budget");
+  const auto script = batches_time_cmd(dir);
+  // Each run takes 0.6 s; a budget of 1 s holds the first run of the one group and not its repeat.
+  tptest::write_file(dir / "slow.sh", "sleep 0.6; bash " + script.string() + " \"$@\"");
+  ProfileOptions o;
+  o.pin = false;
+  o.time_repeats = 3;
+  o.budget_s = 1.0;
+  o.time_template = CommandTemplate("bash " + (dir / "slow.sh").string() + " {workers} {batches}");
+  SampleStore store((dir / "s.db").string());
+  Progress quiet(stderr, false, true);
+  run_profile(CommandTemplate("false"), {{32, 1, 0}, {64, 1, 0}}, store, o, quiet);
+  EXPECT_EQ(tptest::read_file(dir / "runs"), "1 32,64\n");
+  auto rec = store.find(TrialKey{32, 1, 0});
+  ASSERT_TRUE(rec && rec->timing);
+  EXPECT_EQ(rec->timing->repeats.size(), 1u);
+}
