@@ -277,6 +277,11 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   if (broken_lines > 0)
     notes.push_back(fmt::format("{} line(s) naming an \"event\" were not JSON and were skipped (first, {})",
                                 broken_lines, first_broken));
+  // Some epoch lines without a usable time beside usable ones (all of them is the problem below).
+  if (out.epochs_reported > 0 && bad_epoch_lines > nan_time_lines)
+    notes.push_back(fmt::format("{} epoch line(s) without a finite positive epoch_time_s of at most 1e9 s were skipped "
+                                "(first, {})",
+                                bad_epoch_lines - nan_time_lines, first_bad_epoch));
   if (bad_step_lines > 0)
     notes.push_back(fmt::format("the step fields of {} epoch line(s) could not be used, so the epochs' times are "
                                 "their epoch_time_s (first, {})",

@@ -483,3 +483,12 @@ TEST(StepTiming, ABudgetBoundsTheTimeTrialsRuns) {
   ASSERT_TRUE(rec && rec->timing);
   EXPECT_EQ(rec->timing->repeats.size(), 1u);
 }
+
+// An epoch line with an unusable time beside usable ones is named in the note
+// (line and field), so that a trial short of its epochs says why.
+TEST(StepTiming, AnEpochLineWithAnUnusableTimeIsNamed) {
+  auto out = parse_trial_output("{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1e300,\"metric\":0.5}\n"
+                                "{\"event\":\"epoch\",\"epoch\":2,\"epoch_time_s\":2,\"metric\":0.7}\n");
+  EXPECT_EQ(out.epochs_reported, 1);
+  EXPECT_NE(out.note.find("stdout line 1: epoch_time_s is 1e+300"), std::string::npos) << out.note;
+}
