@@ -671,6 +671,8 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
   }
   set.direction = metric_is_lower_better(metric_name) ? MetricDirection::kMin : MetricDirection::kMax;
   const bool curve_epochs = meta(kCurveEpochsKey).value_or("") == "1";
+  // A curve point once: a 6-epoch trial's epochs 1 and 2 are a 3-epoch trial's too.
+  std::set<std::tuple<double, int, int>> curve_points_taken;
   // Sample rows of trial r: the trial itself, when it ran whole, and its curve
   // before the last epoch (or before the epoch it stopped at, when cut short):
   // the best metric so far after each epoch (the run keeps its best
@@ -694,6 +696,7 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
       const auto& m = r.epoch_metrics[k];
       if (m && (!best || set.better(*m, *best))) best = m;
       if (!best || measured.count({r.key.batch, r.key.workers, int(k + 1)})) continue;
+      if (!curve_points_taken.insert({r.key.batch, r.key.workers, int(k + 1)}).second) continue;
       Sample c = s;
       c.epochs = double(k + 1);
       if (curve_epochs) {

@@ -249,6 +249,11 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
     else if (auto mv = j.find("metric"); mv != j.end() && !mv->is_number() && !mv->is_null())
       ++non_numeric_metrics;
     out.last_metric = m;  // the metric after the last epoch, or none
+    // By epoch: a line that names its epoch past the ones read (one before it garbled and
+    // skipped) leaves the epochs between without a metric, rather than taking their place.
+    if (auto e = finite_number(j, "epoch"); e && *e == std::floor(*e) && *e > double(out.epoch_metrics.size() + 1) &&
+                                            *e <= double(kMostEpochs))
+      out.epoch_metrics.resize(size_t(*e) - 1);
     out.epoch_metrics.push_back(m);
     if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) out.metric_name = *name;
     if (j.contains("step_time_median_s")) {

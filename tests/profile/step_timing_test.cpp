@@ -492,3 +492,13 @@ TEST(StepTiming, AnEpochLineWithAnUnusableTimeIsNamed) {
   EXPECT_EQ(out.epochs_reported, 1);
   EXPECT_NE(out.note.find("stdout line 1: epoch_time_s is 1e+300"), std::string::npos) << out.note;
 }
+
+// A metric is kept at the epoch its line names: a garbled line before it
+// leaves that epoch without one rather than taking its place.
+TEST(StepTiming, EpochMetricsStandAtTheEpochTheirLineNames) {
+  auto out = parse_trial_output("{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1,\"metric\":0.5\n"
+                                "{\"event\":\"epoch\",\"epoch\":2,\"epoch_time_s\":1,\"metric\":0.7}\n");
+  ASSERT_EQ(out.epoch_metrics.size(), 2u);
+  EXPECT_FALSE(out.epoch_metrics[0].has_value());
+  EXPECT_DOUBLE_EQ(*out.epoch_metrics[1], 0.7);
+}

@@ -234,6 +234,22 @@ TEST(StoreSqlite, LearningCurvesBecomeCurvePointsOfTheBestSoFar) {
   EXPECT_DOUBLE_EQ(set.curve[1].epoch_time_s, 2.0);
 }
 
+// Two trials of one configuration share the epochs before the shorter one's
+// end: each curve point is kept once (3 and 6 epochs gave epochs 1 and 2 twice).
+TEST(StoreSqlite, ACurvePointSharedByTwoTrialsIsKeptOnce) {
+  auto dir = tptest::temp_dir("store");
+  SampleStore s((dir / "d.db").string());
+  auto three = ok_record(32, 1, 3, 2.0, 0.7);
+  three.epoch_metrics = {0.5, 0.6, 0.7};
+  auto six = ok_record(32, 1, 6, 2.0, 0.9);
+  six.epoch_metrics = {0.52, 0.62, 0.72, 0.8, 0.85, 0.9};
+  s.put(three);
+  s.put(six);
+  std::map<double, int> points;
+  for (const auto& c : s.samples().curve) ++points[c.epochs];
+  EXPECT_EQ(points, (std::map<double, int>{{1, 1}, {2, 1}, {4, 1}, {5, 1}}));  // 3 and 6 are trials of their own
+}
+
 // With kCurveEpochsKey set, the same curve gives samples: each epoch's own
 // metric (what a trial of that length would report, dip and all), none
 // where the epoch had no metric, and none where a trial of its own ran.
