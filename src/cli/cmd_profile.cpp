@@ -211,7 +211,8 @@ int run_profile_cmd(const ProfileArgs& a) {
                             fmt::format("b in {{{}}} x r in {{{}}} x e in {{{}}}", fmt::join(grid.batches, ","),
                                         fmt::join(grid.workers, ","), fmt::join(grid.epochs, ",")),
                             a.store, opts.budget_s ? ", budget " + format_duration(*opts.budget_s) : ""));
-  progress.note(fmt::format("follow the running trial: trainplan watch --store {} --target METRIC", shell_word(a.store)));
+  progress.note(fmt::format("follow the running trial: {} watch --store {} --target METRIC", program_path(),
+                            shell_word(a.store)));
   // The built-in trainer's runs fork from one loaded trainer (no libtorch load per launch).
   std::optional<TrainerForkServer> forks;
   if (!a.workload.empty() && opts.launch.kind == LauncherKind::kLocal) {
@@ -262,7 +263,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     std::cout << j.dump(2) << "\n";
   }
   if (s.interrupted) {
-    std::string resume = "trainplan";
+    std::string resume = program_path();
     for (const auto& w : a.argv) resume += " " + shell_word(w);
     std::cerr << fmt::format("interrupted: the running trial was killed; {} finished trials are kept in {}.\n"
                              "resume with:\n  {}\n",

@@ -97,6 +97,12 @@ CLI::Validator coverage_or_none();
 void note_json_answer_printed();
 bool json_answer_printed();
 
+// How this program was started, for a command line a user is told to run
+// again: argv[0] where it names a path ("build/trainplan"), else "trainplan"
+// (found on PATH), as a shell word.
+void note_program_path(const char* argv0);
+std::string program_path();
+
 // A GPU-hour's price for each of `names` (the --gpu items, in order), from
 // --price: one number for all, or NAME=PRICE for each, NAME an item or the
 // hardware's name. Zeros (no price) when --price is empty. Throws InputError

@@ -16,6 +16,7 @@
 #include "core/edit_distance.h"
 #include "core/error.h"
 #include "io/csv.h"
+#include "profile/launcher.h"
 
 namespace trainplan::cli {
 
@@ -49,6 +50,17 @@ namespace {
 bool json_answer_printed_flag = false;
 }  // namespace
 void note_json_answer_printed() { json_answer_printed_flag = true; }
+
+namespace {
+std::string program_path_text = "trainplan";
+}  // namespace
+
+void note_program_path(const char* argv0) {
+  const std::string p = argv0 ? argv0 : "";
+  program_path_text = p.find('/') == std::string::npos ? "trainplan" : profile::shell_word(p);
+}
+
+std::string program_path() { return program_path_text; }
 bool json_answer_printed() { return json_answer_printed_flag; }
 
 }  // namespace trainplan::cli
@@ -159,6 +171,7 @@ bool stdout_written() {
 
 int run(int argc, char** argv) {
   using namespace trainplan;
+  cli::note_program_path(argc > 0 ? argv[0] : nullptr);
   // Read when a verb fails: by then it may have printed its own JSON answer.
   auto json = [&] { return wants_json(argc, argv) && !cli::json_answer_printed(); };
   CLI::App app{

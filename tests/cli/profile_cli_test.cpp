@@ -496,6 +496,8 @@ TEST(ProfileCli, CtrlCStopsCleanlyAndSaysHowToResume) {
   ASSERT_TRUE(at != l.end() && at + 1 != l.end()) << tptest::read_file(err);
   EXPECT_TRUE(contains(at[1], " profile ")) << at[1];
   EXPECT_TRUE(contains(at[1], " --store " + f.store + " ")) << at[1];
+  // The program as it was started (a path here, not a trainplan that PATH may not hold).
+  EXPECT_EQ(at[1].find(std::string("  ") + TRAINPLAN_CLI_PATH + " profile "), 0u) << at[1];
   auto rows = SampleStore(f.store).trials();
   EXPECT_EQ(rows.size(), j["ok"].get<size_t>());
   EXPECT_GE(rows.size(), 2u);
