@@ -109,8 +109,8 @@ void setup(CLI::App& root) {
       ->check(CLI::IsMember({"target", "deadline"}))
       ->capture_default_str();
   cmd->add_flag("!--no-measured-bounds", a->o.measured_bounds,
-                "With --confidence, plan on the intervals alone, without holding the pessimistic side to the "
-                "sampled trials of each configuration");
+                "Plan on the models alone, without holding them to the sampled trials of each configuration (the "
+                "point predictions, or with --confidence the pessimistic side)");
   cmd->add_flag("!--no-misfit-shift", a->o.misfit_shift,
                 "With measured bounds, do not shift the pessimistic side at a measured configuration by the point "
                 "model's optimistic misfit at its later trials (uncertainty/measured_bounds.h)");

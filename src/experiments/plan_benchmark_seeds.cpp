@@ -141,11 +141,13 @@ std::string format_plan_benchmark_seeds(const json& doc, double regret_limit) {
              ? fmt::format("every method plans at confidence {:g} ({} bounds){}\n", first["confidence"].get<double>(),
                            first.at("bounds").get<std::string>(),
                            first.at("early_stop").get<bool>() ? "; runs stop at the target" : "")
-             : fmt::format("every method plans on the point predictions{}\n",
+             : fmt::format("every method plans on the point predictions{}{}\n",
+                           first.value("measured_bounds", false) ? ", held to the sampled trials" : "",
                            first.at("early_stop").get<bool>() ? "; runs stop at the target" : "");
   if (!first.value("curves", false)) out += "only each trial's final metric recorded (--no-curves: the paper's samples)\n";
   if (first.value("pin_runs", false)) out += "metric models pinned to each sampled run's own trials (--pin-runs)\n";
-  if (first.value("measured_bounds", false) && !first.value("misfit_shift", false))
+  if (first.at("confidence").is_number() && first.value("measured_bounds", false) &&
+      !first.value("misfit_shift", false))
     out += "the pessimistic side is not shifted by the point model's misfit at later trials (--no-misfit-shift)\n";
   out += "per seed: median regret (true cost / true optimal cost - 1, over the runnable plans) and, after '/', the "
          "plans that miss a true constraint (target or deadline)\n";
