@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -186,11 +189,41 @@ int run_profile_cmd(const ProfileArgs& a) {
     if (opts.launch.kind == LauncherKind::kLocal && oversubscribes(r, a.threads_per_worker)) crowded.push_back(r);
 
   if (a.dry_run) {
-    fmt::print("# {} trials ({} order){}\n", order.size(), opts.budget_s ? "budget priority" : "grid",
-               opts.budget_s ? fmt::format("; run while the estimated cost fits {}", format_duration(*opts.budget_s)) : "");
+    // As the run would go: trials a store already holds are left out, and the time trials of a
+    // worker count timed together show as the one command that times them.
+    std::set<TrialKey> done;
+    std::error_code ec;
+    if (std::filesystem::exists(a.store, ec)) {
+      SampleStore existing(a.store, SampleStore::Open::kExisting);
+      for (const auto& r : existing.trials())
+        if (r.status == TrialStatus::kOk || !a.retry_failed) done.insert(r.key);
+    }
+    std::vector<TrialKey> left;
     for (const auto& k : order)
+      if (!done.count(k)) left.push_back(k);
+    fmt::print("# {} trials ({} order){}{}\n", left.size(), opts.budget_s ? "budget priority" : "grid",
+               done.empty() ? "" : fmt::format("; {} of {} already in {}", order.size() - left.size(), order.size(), a.store),
+               opts.budget_s ? fmt::format("; run while the estimated cost fits {}", format_duration(*opts.budget_s)) : "");
+    const bool together = opts.time_batches_together && opts.time_template && opts.time_template->uses("batches");
+    std::map<int, std::vector<int>> timed_together;  // workers -> batches
+    for (const auto& k : left)
+      if (together && k.epochs == 0) timed_together[k.workers].push_back(k.batch);
+    std::set<int> shown;
+    for (const auto& k : left) {
+      if (together && k.epochs == 0) {
+        if (!shown.insert(k.workers).second) continue;
+        const auto& batches = timed_together.at(k.workers);
+        fmt::print("time b in {{{}}} r={}\t{}\n", fmt::join(batches, ","), k.workers,
+                   plan_launch(*opts.time_template, k, opts.launch, 29500, batches).display);
+        continue;
+      }
       fmt::print("{}\t{}\n", to_string(k),
                  plan_launch(k.epochs == 0 ? *opts.time_template : tmpl, k, opts.launch, 29500).display);
+    }
+    if (!crowded.empty())
+      std::cerr << fmt::format("warning: {} worker(s) x {} thread(s) exceed this machine's {} CPUs: those trials "
+                               "would measure contention as much as the program\n",
+                               fmt::join(crowded, ","), a.threads_per_worker, allowed_cpus().size());
     return kExitOk;
   }
 

@@ -606,6 +606,19 @@ TEST(ProfileCli, DryRunListsTheTrialsAndRunsNothing) {
   EXPECT_EQ(keys, (std::set<std::string>{"b=8 r=1 e=1", "b=16 r=1 e=1", "b=8 r=2 e=1", "b=16 r=2 e=1", "b=8 r=3 e=1",
                                          "b=16 r=3 e=1"}));
   EXPECT_FALSE(std::filesystem::exists(f.store));
+  EXPECT_NE(r.err.find("warning: 3 worker(s)"), std::string::npos) << r.err;  // more workers than 2 CPUs
+}
+
+// A dry run shows what a run would do: the trials a store holds are left out.
+TEST(ProfileCli, ADryRunLeavesOutTheTrialsTheStoreHolds) {
+  Fixture f("prof_dry_store");
+  ASSERT_EQ(f.profile("", " --batches 8 --workers 1 --epochs 1").exit_code, 0);
+  auto r = f.profile("", " --batches 8,16 --workers 1 --epochs 1 --dry-run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto l = tptest::lines(r.out);
+  ASSERT_EQ(l.size(), 2u) << r.out;
+  EXPECT_EQ(l[0].rfind("# 1 trials (grid order); 1 of 2 already in", 0), 0u) << r.out;
+  EXPECT_EQ(l[1].rfind("b=16 r=1 e=1\t", 0), 0u) << r.out;
 }
 
 // A grid value that never reaches the command would make every trial the same run.
