@@ -201,7 +201,9 @@ int run(int argc, char** argv) {
                                     ? option + ": an empty value; give one, or leave the option out for its default"
                                     : option + " is empty";
     std::cerr << "error: " << message << "\n";
-    if (json()) print_json_error(message, kExitInputError, nullptr);
+    // As every other option error: the JSON names the option as its field.
+    const InputError named("", 0, option[0] == '-' ? option : "", message);
+    if (json()) print_json_error(message, kExitInputError, &named);
     return kExitInputError;
   }
   try {

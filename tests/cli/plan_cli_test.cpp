@@ -488,6 +488,7 @@ TEST(PlanCli, AnEmptyValueIsRefusedNamingItsOption) {
     const std::string name = option.substr(0, option.find_first_of(" ="));
     EXPECT_NE(r.err.find(name + ": an empty value"), std::string::npos) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["exit_code"], 2) << r.out;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["field"], name) << r.out;
   }
   // A value that itself ends in '=' is a value.
   auto ends_in_equals = tptest::run_cli("profile --cmd='true --extra=' --help");
