@@ -38,6 +38,7 @@
 #include "plan/llm_launch.h"
 #include "plan/merged_frontier.h"
 #include "plan/plan_plot.h"
+#include "plan/frontier.h"
 #include "plan/llm_planner.h"
 
 namespace trainplan::cli {
@@ -83,7 +84,7 @@ void print_frontier(const std::vector<plan::LlmCandidate>& front, double price) 
                            front.size(), "train_h", "GPU-hours", price > 0 ? fmt::format(" {:>10}", "cost") : "", "gpus",
                            "configuration");
   for (const auto& c : front)
-    std::cout << fmt::format("{:>10.4g} {:>10.4g}{} {:>5}  {}\n", c.train_s / 3600, c.gpu_hours,
+    std::cout << fmt::format("{:>10.4g} {:>10.4g}{} {:>5}  {}\n", plan::ceil_significant(c.train_s / 3600), c.gpu_hours,
                              price > 0 ? fmt::format(" {:>10.4g}", c.gpu_hours * price) : "", c.layout.gpus(),
                              plan::describe(c.layout));
 }
@@ -275,7 +276,7 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
                                merged.size(), "train_h", "gpu", "GPU-hours", "cost", "gpus", "configuration");
       for (const auto& m : merged) {
         const auto& c = outcomes[m.option].result.frontier[m.point];
-        std::cout << fmt::format("{:>10.4g} {:<16} {:>10.4g} {:>10.4g} {:>5}  {}\n", c.train_s / 3600,
+        std::cout << fmt::format("{:>10.4g} {:<16} {:>10.4g} {:>10.4g} {:>5}  {}\n", plan::ceil_significant(c.train_s / 3600),
                                  outcomes[m.option].hardware.name, c.gpu_hours, c.gpu_hours * prices[m.option],
                                  c.layout.gpus(), plan::describe(c.layout));
       }

@@ -243,7 +243,7 @@ void print_gpu_frontier(std::ostream& out, const app::GpuComparison& c, double d
                      "workers", "epochs", "metric", "GPU-hours", "cost", at ? fmt::format(" {:>10}", "vs_deadline") : "");
   for (const auto& p : c.frontier) {
     const auto& r = p.run;
-    out << fmt::format("  {:>12.4g} {:<{}} {:>6} {:>7} {:>6} {:>10.5g} {:>10.4g} {:>10.4g}", r.total_time_s,
+    out << fmt::format("  {:>12.4g} {:<{}} {:>6} {:>7} {:>6} {:>10.5g} {:>10.4g} {:>10.4g}", plan::ceil_significant(r.total_time_s),
                        c.plans[p.plan].gpu, width, r.config.batch, r.config.workers, r.config.epochs, r.metric,
                        r.cost / 3600.0, p.cost);
     if (at) out << fmt::format(" {:>+9.1f}%", 100.0 * (p.cost / at->cost - 1.0));

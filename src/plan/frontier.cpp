@@ -1,5 +1,7 @@
 #include "plan/frontier.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +30,14 @@ std::vector<Candidate> cost_time_frontier(const models::PerformanceModel& m, con
   return front;
 }
 
+double ceil_significant(double seconds, int digits) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return seconds;
+  const double scale = std::pow(10.0, std::floor(std::log10(seconds)) - digits + 1);
+  // The division's rounding may put an exact figure a hair over: such a figure stays.
+  const double steps = seconds / scale;
+  return (std::abs(steps - std::round(steps)) < 1e-9 ? std::round(steps) : std::ceil(steps)) * scale;
+}
+
 std::string frontier_table(const std::vector<Candidate>& front, double deadline_s) {
   // The point in effect at the deadline: the last one that finishes by it.
   const Candidate* at = nullptr;
@@ -38,7 +48,7 @@ std::string frontier_table(const std::vector<Candidate>& front, double deadline_
   out += at ? fmt::format(" {:>10}\n", "vs_deadline") : "\n";
   for (const auto& c : front) {
     // Significant digits, not decimals: runs of a fraction of a second apart stay apart.
-    out += fmt::format("  {:>12.4g} {:>6} {:>7} {:>6} {:>10.5g} {:>12.4g}", c.total_time_s, c.config.batch,
+    out += fmt::format("  {:>12.4g} {:>6} {:>7} {:>6} {:>10.5g} {:>12.4g}", ceil_significant(c.total_time_s), c.config.batch,
                        c.config.workers, c.config.epochs, c.metric, c.cost);
     if (at) out += fmt::format(" {:>+9.1f}%", 100.0 * (c.cost / at->cost - 1.0));
     if (&c == at) out += "  <- deadline";

@@ -24,6 +24,10 @@ namespace trainplan::plan {
 std::vector<Candidate> cost_time_frontier(const models::PerformanceModel& m, const PlanProblem& p,
                                           EpochSearch search = EpochSearch::kBinary);
 
+// `seconds` rounded up to `digits` significant digits: a deadline printed so,
+// and given back, still admits the run it was printed for (343.202 s is 343.3).
+double ceil_significant(double seconds, int digits = 4);
+
 // The frontier as a text table, one row per point: the deadline from which it
 // is the cheapest run, its configuration, metric and cost, and its cost
 // against the point in effect at `deadline_s` (marked "<- deadline").

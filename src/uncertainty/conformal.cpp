@@ -155,7 +155,9 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
 }
 
 double ConformalMetricModel::predict(double batch, int workers, double epochs) const {
-  return model_->predict(batch, workers, epochs);
+  // Within the metric's range, as the interval's ends are: a curve fitted far out (Optimus's at 0.01
+  // epochs) can pass it, and an accuracy of -0.3 would sit outside its own interval [0, 0].
+  return std::clamp(model_->predict(batch, workers, epochs), range_.lo, range_.hi);
 }
 
 double ConformalMetricModel::bin_key(double batch, int workers, double epochs) const {

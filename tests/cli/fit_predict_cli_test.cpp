@@ -1,6 +1,8 @@
 // The fit and predict verbs: output, JSON and exit codes.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -447,4 +449,26 @@ TEST(EvaluateCli, OptionsOfAnotherModeAreRefused) {
     EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
   }
   EXPECT_EQ(tptest::run_cli(base).exit_code, 0);
+}
+
+// A metric predicted past its range (a curve fitted on epochs 1 to 8 and
+// asked at 0.01, where it passes below 0) is held to the range, as its
+// interval is, and so inside that interval.
+TEST(FitPredictCli, AMetricPredictionStaysWithinItsRange) {
+  auto dir = tptest::temp_dir("predict_range");
+  std::string csv = "# trainplan: metric=max dataset_size=50000\nbatch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {32, 64, 128})
+    for (int r : {1, 2})
+      for (int e : {1, 2, 4, 8})
+        csv += fmt::format("{},{},{},{:.4f},{:.4f}\n", b, r, e, 50000.0 / (b * r) * 0.01,
+                           0.95 - 0.9 * std::exp(-0.5 * e) * (1 + 0.1 * (b / 64.0)));
+  const auto path = tptest::write_file(dir / "steep.csv", csv);
+  auto r = tptest::run_cli("predict --samples " + path + " --batch 32 --workers 1 --epochs 0.01 --metric-model "
+                           "optimus-curve --time-model allreduce-local --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const double m = j["metric"]["value"].get<double>();
+  EXPECT_GE(m, 0.0) << r.out;
+  EXPECT_GE(m, j["metric"]["interval"]["lo"].get<double>()) << r.out;
+  EXPECT_LE(m, j["metric"]["interval"]["hi"].get<double>()) << r.out;
 }

@@ -2,6 +2,7 @@
 // brute-force enumeration written independently here, every configuration
 // of the space is counted once, a configuration predicted not to fit is never
 // chosen, and an infeasible problem names the constraint and by how much.
+#include "plan/frontier.h"
 #include "plan/llm_planner.h"
 
 #include <gtest/gtest.h>
@@ -352,4 +353,13 @@ TEST(LlmPlanner, AContextParallelChoiceSaysWhatItsPriceLeavesOut) {
   const auto without = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
   ASSERT_FALSE(without.top.empty()) << without.explanation;
   EXPECT_FALSE(says(without));
+}
+
+// A frontier's printed time, given back as a deadline, admits the run printed.
+TEST(Frontier, PrintedTimesAreRoundedUp) {
+  EXPECT_DOUBLE_EQ(plan::ceil_significant(343.202), 343.3);
+  EXPECT_DOUBLE_EQ(plan::ceil_significant(420.2), 420.2);  // exact figures stay
+  EXPECT_DOUBLE_EQ(plan::ceil_significant(123456), 123500);
+  EXPECT_DOUBLE_EQ(plan::ceil_significant(0.0012341), 0.001235);
+  EXPECT_GE(plan::ceil_significant(977.36), 977.36);
 }
