@@ -57,7 +57,12 @@ double PerBatchExtrapolationModel::step_at(const Series& s, double b) const {
   const auto& [b1, t1] = s[i];
   double t = t0 + (t1 - t0) * (b - b0) / (b1 - b0);
   // A falling end segment must not extrapolate to zero or below.
-  return std::max(t, 0.1 * std::min(t0, t1));
+  t = std::max(t, 0.1 * std::min(t0, t1));
+  // Below the smallest batch measured, an epoch takes no less than it took there: a smaller step
+  // is no cheaper per example (yolov3's steps 4 to 15 extrapolated to an epoch at batch 1 in 40%
+  // of the time at batch 4, and plans took it).
+  if (b < s.front().first) t = std::max(t, s.front().second * b / s.front().first);
+  return t;
 }
 
 double PerBatchExtrapolationModel::step_for_workers(int workers, double batch) const {

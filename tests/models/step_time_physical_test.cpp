@@ -190,6 +190,27 @@ TEST(StepTimePerBatch, ReproducesMeasuredAndInterpolates) {
   EXPECT_NEAR(m.predict(10, 8, 2), 1000 / 80.0 * 1.5, 1e-9);   // nearest count beyond
 }
 
+// Below the smallest batch measured an epoch takes no less than there: steps
+// of 1.1 s at batch 4 and 3.9 s at 8 extrapolate to a step of -1.7 s at batch
+// 2 (0.11 s after the tenth-of-a-step guard), an epoch of 55 s against 275 s
+// at batch 4; it is held at batch 4's.
+TEST(StepTimePerBatch, AnEpochBelowTheBatchesMeasuredIsNoShorterThanAtTheSmallest) {
+  SampleSet s;
+  s.dataset_size = 1000;
+  auto add = [&](double b, double step) {
+    Sample x;
+    x.batch = b, x.workers = 1, x.nodes = 1, x.epoch_time_s = 1000 / b * step;
+    s.samples.push_back(x);
+  };
+  add(4, 1.1), add(8, 3.9);  // a steep end segment
+  PerBatchExtrapolationModel m;
+  m.fit(s);
+  const double at4 = m.predict(4, 1, 1);
+  EXPECT_NEAR(at4, 275, 1e-9);
+  for (double b : {1.0, 2.0, 3.0}) EXPECT_GE(m.predict(b, 1, 1), at4 - 1e-9) << b;
+  EXPECT_NEAR(m.predict(2, 1, 1), 275, 1e-9);
+}
+
 TEST(StepTimeLocal, CorrectsARepeatableDeviationAndFallsBackOutside) {
   auto set = synthetic(8);
   // A 20% slowdown at one batch for every worker count: shared by the batch.
