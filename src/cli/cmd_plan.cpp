@@ -564,7 +564,26 @@ void setup(CLI::App& root) {
                   "the target by the deadline, and the chosen run's predicted metric against epochs; with --frontier, also "
                   "the cheapest run's cost against the deadline; with --gpu, each GPU's cheapest run against the "
                   "deadline (its frontier) and its plan");
-  cmd->callback([a] { run_plan(*a); });
+  cmd->callback([a, cmd] {
+    // An option the plan asked for does not read is refused, as a misplaced one would otherwise pass unread.
+    const auto given = [&](const char* option) { return cmd->get_option(option)->count() > 0; };
+    struct Needs {
+      const char* option;
+      bool read;
+      const char* why;
+    };
+    for (const Needs& n : {Needs{"--bounds", a->confidence > 0, "reads --confidence's intervals: give --confidence"},
+                           Needs{"--early-stop-budget", a->early_stop, "is the budget of --early-stop: give it"},
+                           Needs{"--manual-tries", a->method == "manual", "are the manual baseline's: give --method manual"},
+                           Needs{"--tabu-iterations", a->search != "exhaustive", "steer tabu search, not --search exhaustive"},
+                           Needs{"--tabu-tenure", a->search != "exhaustive", "steers tabu search, not --search exhaustive"},
+                           Needs{"--train-cmd", !a->emit.empty(), "goes into the launch --emit writes: give --emit"},
+                           Needs{"--job-name", !a->emit.empty(), "names the job --emit writes: give --emit"},
+                           Needs{"--image", !a->emit.empty(), "is the container of --emit k8s: give it"},
+                           Needs{"--no-gpus", !a->emit.empty(), "shapes the launch --emit writes: give --emit"}})
+      if (given(n.option) && !n.read) throw InputError("", 0, n.option, n.why);
+    run_plan(*a);
+  });
 }
 
 CommandRegistrar reg(40, setup);

@@ -816,3 +816,20 @@ TEST(PlanCli, ADatasetSizeOnTheCommandLineLetsSamplesMove) {
       << replaced.err;
   EXPECT_EQ(tptest::run_cli("plan --samples " + with + ask + " --dataset-size 0").exit_code, 2);
 }
+
+// An option the plan asked for does not read is refused, naming it: a bound
+// without --confidence, an early stop's budget without it, a baseline's or a
+// search's own option without them, a launch's parts without --emit.
+TEST(PlanCli, OptionsThePlanDoesNotReadAreRefused) {
+  const std::string base = "plan --samples " + samples_file() + " --target 0.8 --deadline 100000";
+  tptest::expect_each_exits_two_naming(base + " ", {{"--bounds one-sided", "--bounds"},
+                                                     {"--early-stop-budget target", "--early-stop-budget"},
+                                                     {"--manual-tries 3", "--manual-tries"},
+                                                     {"--search exhaustive --tabu-iterations 3", "--tabu-iterations"},
+                                                     {"--job-name q", "--job-name"},
+                                                     {"--train-cmd 'x {batch}'", "--train-cmd"},
+                                                     {"--image i", "--image"},
+                                                     {"--no-gpus", "--no-gpus"}});
+  EXPECT_EQ(tptest::run_cli(base + " --confidence 0.8 --bounds one-sided").exit_code, 0);
+  EXPECT_EQ(tptest::run_cli(base + " --method manual --manual-tries 3").exit_code, 0);
+}
