@@ -243,6 +243,7 @@ struct EarlyRun {
   double probe_s = 0;
   Launched launched;
   bool together = false;  // one of several batches' run (run_together): its stdout is theirs too
+  double run_wall_s = 0;  // the whole run's wall time (launched's is this trial's share of it)
 };
 
 EarlyRun run_early(const TrialKey& key, const ProfileOptions& opts) {
@@ -279,6 +280,7 @@ std::vector<EarlyRun> run_together(int workers, const std::vector<int>& batches,
   all.probe_s = machine_probe_s();
   all.launched = launch_once(*opts.time_template, {batches.front(), workers, 0}, opts, {}, /*follow=*/false, batches);
   if (all.launched.result.cancelled) return {};
+  all.run_wall_s = all.launched.result.wall_s;
   all.launched.result.wall_s /= double(batches.size());
   std::vector<EarlyRun> runs;
   for (int b : batches) {
@@ -358,8 +360,10 @@ std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const Tr
       break;
     }
     Launched l;
+    double run_wall_s = 0;  // what a run of this program took, for the budget's next check
     if (taken) {
       probes.push_back(prepared[size_t(run)].probe_s);
+      run_wall_s = prepared[size_t(run)].run_wall_s;
       l = std::move(prepared[size_t(run)].launched);
     } else {
       if (time_trial) probes.push_back(machine_probe_s());
@@ -367,7 +371,7 @@ std::optional<TrialRecord> run_trial_after(const CommandTemplate& tmpl, const Tr
     }
     rec.command = l.plan.display;
     rec.wall_s += l.result.wall_s;
-    last_run_s = l.result.wall_s;
+    last_run_s = std::max(run_wall_s, l.result.wall_s);
     rec.stderr_tail = l.result.stderr_tail;
     if (l.result.cancelled) return std::nullopt;
     judge(l, key, opts, rec);
@@ -490,8 +494,9 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       const int workers = pending[g.front()].workers;
       std::vector<EarlyRun> runs = run_together(workers, batches, opts);
       if (runs.empty()) return false;
+      // The run's whole time: run_together gave each trial its share of it.
       const double wall_s = runs.front().launched.result.wall_s * double(g.size());
-      last_wall[g.front()] = runs.front().launched.result.wall_s;
+      last_wall[g.front()] = wall_s;
       for (size_t n = 0; n < g.size(); ++n) early[g[n]].push_back(std::move(runs[n]));
       progress.note(fmt::format("  r={} b in {{{}}}: run {} in {:.1f}s (elapsed {:.0f}s)", workers,
                                 fmt::join(batches, ","), early.at(g.front()).size(), wall_s, elapsed()));
