@@ -164,7 +164,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   }
   if (l.kind == Kind::kProfileDone) {
     done_ = true;
-    return json{{"event", "profile_done"}, {"line", line_no}};
+    return json{{"event", "profile_done"}, {"line", line_no}, {"interrupted", l.interrupted}};
   }
   if (l.kind == Kind::kDone) {
     // In a profiling run's live log a trial's done line ends that trial only; a time trial's
@@ -346,7 +346,10 @@ std::string LiveWatch::text(const json& u, int bar_width) {
                              u.value("epochs", 0L))
                : fmt::format("time trial b={} r={} started (steps only: nothing to forecast)", u.value("batch", 0L),
                              u.value("workers", 0L));
-  if (ev == "profile_done") return "the profiling run ended";
+  if (ev == "profile_done")
+    return u.value("interrupted", false) ? "the profiling run was interrupted before its last trial (resume it to "
+                                           "measure the rest)"
+                                         : "the profiling run ended";
   // The done line before it already showed the trial's last forecast.
   if (ev == "trial_end") return fmt::format("trial ended ({})", u.value("status", ""));
   std::string head;

@@ -165,6 +165,7 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
   }
   if (*ev == "profile_done") {
     r.kind = TrialLogLine::Kind::kProfileDone;
+    if (auto i = j.find("interrupted"); i != j.end() && i->is_boolean()) r.interrupted = i->get<bool>();
     return r;
   }
   if (*ev != "epoch") {

@@ -35,6 +35,8 @@ struct TrialLogLine {
   // kTrialStart: the trial's configuration (0 when absent); kTrialEnd: its status.
   long batch = 0, workers = 0, epochs = 0;
   std::string status;
+  // kProfileDone: the profiling run was stopped (Ctrl-C, SIGTERM, a hang-up) before its plan's end.
+  bool interrupted = false;
 };
 
 // JSON has no NaN or Infinity, yet Python's json.dumps writes them for a

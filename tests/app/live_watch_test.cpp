@@ -207,3 +207,21 @@ TEST(LiveWatch, AGarbledEpochLineCountsAsAnEpochThatRan) {
 }
 
 }  // namespace
+
+namespace {
+
+// A profiling run stopped before its plan's end says so where it ends.
+TEST(LiveWatch, AnInterruptedProfileSaysSo) {
+  LiveWatch s(watching(0.9));
+  auto stopped = s.feed(R"({"event":"profile_done","interrupted":true})", 1);
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ((*stopped)["event"], "profile_done");
+  EXPECT_TRUE((*stopped)["interrupted"].get<bool>());
+  EXPECT_NE(LiveWatch::text(*stopped).find("interrupted"), std::string::npos);
+  LiveWatch t(watching(0.9));
+  auto whole = t.feed(R"({"event":"profile_done","interrupted":false})", 1);
+  ASSERT_TRUE(whole);
+  EXPECT_FALSE((*whole)["interrupted"].get<bool>());
+}
+
+}  // namespace
