@@ -147,6 +147,9 @@ Dl2SpeedRow parse_row(const std::string& text, const std::string& file, long lin
   r.line = line;
   r.model = str(0);
   r.mode = str(1);
+  // Synchronous or not decides how the workers' speeds add up: a mode that says neither is no guess to make.
+  if (r.mode.find("sync") == std::string::npos)
+    p.fail("mode", "'" + r.mode + "' says neither sync nor async (DL2's modes: dist_sync, dist_async)");
   r.total_batch = count(2);
   r.num_ps = count(3);
   r.num_workers = count(4);
@@ -156,6 +159,8 @@ Dl2SpeedRow parse_row(const std::string& text, const std::string& file, long lin
   if (static_cast<int>(r.worker_speed.size()) != r.num_workers)
     p.fail("worker_speed", "has " + std::to_string(r.worker_speed.size()) + " entries but num_workers is " +
                                std::to_string(r.num_workers));
+  if (static_cast<int>(r.ps_cpu.size()) != r.num_ps)
+    p.fail("ps_cpu", "has " + std::to_string(r.ps_cpu.size()) + " entries but num_ps is " + std::to_string(r.num_ps));
   return r;
 }
 

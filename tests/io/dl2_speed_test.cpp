@@ -83,3 +83,15 @@ TEST(Dl2Speed, ReadsTheSharedTable) {
   for (const auto& r : t.rows) stalled += r.stalled();
   EXPECT_GT(stalled, 0);  // a few vgg-16 runs reported speed 0
 }
+
+// A mode that says neither sync nor async, and parameter-server loads that do
+// not match their count, are refused naming the line and the field.
+TEST(Dl2Speed, AModeOfNeitherKindAndAMiscountedLoadAreRefused) {
+  auto weird = tptest::input_error_of(
+      [] { io::parse_dl2_speed("('resnet-50', 'dist_weird', 32, 1, 1, [15.7], [1.9], [0.5])\n", "s.txt"); });
+  EXPECT_EQ(weird.line(), 1);
+  EXPECT_EQ(weird.field(), "mode");
+  auto ps = tptest::input_error_of(
+      [] { io::parse_dl2_speed("('resnet-50', 'dist_sync', 32, 2, 1, [15.7], [1.9], [0.5])\n", "s.txt"); });
+  EXPECT_EQ(ps.field(), "ps_cpu");
+}

@@ -69,7 +69,9 @@ TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
       double f = truth.predict(p, w, 32);  // steps/s; each of w workers reports f as steps/s
       text += "('toy', 'dist_sync', 32, " + std::to_string(p) + ", " + std::to_string(w) + ", [";
       for (int i = 0; i < w; ++i) text += (i ? ", " : "") + std::to_string(f);
-      text += "], [1.0], [0.5])\n";
+      text += "], [";  // one load a parameter server
+      for (int i = 0; i < p; ++i) text += i ? ", 1.0" : "1.0";
+      text += "], [0.5])\n";
     }
   auto path = tptest::write_file(dir / "speed.txt", text);
   auto r = tptest::run_cli("speed --data " + path + " --unit steps --cv 3 --json");
