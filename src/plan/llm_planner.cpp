@@ -144,16 +144,13 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     throw InputError("", 0, "cost_budget", "give a cost budget or a GPU-hour budget, not both");
   // Combinations Megatron-LM refuses or ignores: a plan priced with them
   // would not be the run its launch line starts.
-  using structure::Precision;
-  if (o.fp32_residual && o.precision == Precision::kFp32)
-    throw InputError("", 0, "fp32_residual",
-                     "goes with fp16, bf16 or fp8: in fp32 training the residual stream is fp32 already (Megatron-LM "
-                     "refuses --fp32-residual-connection without --fp16 or --bf16)");
-  if (o.grad_reduce_in_bf16 && (o.precision == Precision::kFp16 || o.precision == Precision::kFp32))
-    throw InputError("", 0, "grad_reduce_in_bf16",
-                     fmt::format("goes with bf16, amp-fp32-master or fp8, not {}: Megatron-LM reads "
-                                 "--grad-reduce-in-bf16 only with --bf16",
-                                 structure::to_string(o.precision)));
+  {
+    ParallelLayout settings;
+    settings.precision = o.precision;
+    settings.fp32_residual = o.fp32_residual;
+    settings.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
+    if (auto why = structure::precision_setting_problem(settings)) throw InputError("", 0, why->field, why->message);
+  }
   // A cost budget is the GPU-hours it buys.
   const double gpu_hour_budget = o.cost_budget > 0 ? o.cost_budget / o.price_per_gpu_hour : o.gpu_hour_budget;
   int per_node = o.gpus_per_node > 0 ? o.gpus_per_node : std::max(1, time.hardware().node.gpus_per_node);

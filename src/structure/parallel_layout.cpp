@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdint>
 
+#include "structure/gpu_catalog.h"
+
 namespace trainplan::structure {
 
 std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const ParallelLayout& l) {
@@ -85,8 +87,19 @@ std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const Parall
                                         " equal chunks (Megatron-Core refuses it)"};
       }
   }
-  // Settings Megatron-LM refuses or ignores in a precision, on any GPU: a
-  // time or memory priced with them would not be a run's.
+  if (auto p = precision_setting_problem(l)) return p;
+  if (l.fused_attention())
+    if (auto why = fused_attention_precision_problem(l.precision))
+      return LayoutProblem{l.cp > 1 ? "cp" : "flash_attention",
+                           (l.cp > 1 ? "context parallelism runs on fused attention kernels only: "
+                                     : "flash attention: ") + *why};
+  if (l.global_batch % (int64_t(l.micro_batch) * l.dp) != 0)
+    return LayoutProblem{"global_batch", "micro_batch " + n(l.micro_batch) + " x dp " + n(l.dp) + " does not divide " +
+                                             "global_batch " + n(l.global_batch)};
+  return std::nullopt;
+}
+
+std::optional<LayoutProblem> precision_setting_problem(const ParallelLayout& l) {
   if (l.precision == Precision::kFp32 && l.fp32_residual)
     return LayoutProblem{"fp32_residual", "goes with fp16, bf16 or fp8: in fp32 training the residual stream is fp32 "
                                           "already (Megatron-LM refuses --fp32-residual-connection without --fp16 or "
@@ -94,15 +107,6 @@ std::optional<LayoutProblem> check_layout(const TransformerSpec& s, const Parall
   if (l.grad_reduce_in_bf16 && (l.precision == Precision::kFp16 || l.precision == Precision::kFp32))
     return LayoutProblem{"grad_reduce_in_bf16", "goes with bf16, amp-fp32-master or fp8, not " + to_string(l.precision) +
                                                     ": Megatron-LM reads --grad-reduce-in-bf16 only with --bf16"};
-  if (l.precision == Precision::kFp32 && l.fused_attention())
-    return LayoutProblem{l.cp > 1 ? "cp" : "flash_attention",
-                         std::string(l.cp > 1 ? "context parallelism runs on fused attention kernels only, and "
-                                              : "flash attention: ") +
-                             "Transformer Engine's flash and fused attention take fp16 or bf16 tensors only, so an "
-                             "fp32 run has the unfused kernel alone"};
-  if (l.global_batch % (int64_t(l.micro_batch) * l.dp) != 0)
-    return LayoutProblem{"global_batch", "micro_batch " + n(l.micro_batch) + " x dp " + n(l.dp) + " does not divide " +
-                                             "global_batch " + n(l.global_batch)};
   return std::nullopt;
 }
 

@@ -125,6 +125,12 @@ struct LayoutProblem {
 // virtual_stages. micro_batch·dp divides global_batch.
 std::optional<LayoutProblem> check_layout(const TransformerSpec& spec, const ParallelLayout& layout);
 
+// Settings Megatron-LM refuses or ignores in the layout's precision, on any
+// GPU (an fp32 residual in fp32, bf16 gradients in fp16 or fp32): a time or
+// memory priced with them would not be a run's. Part of check_layout; the
+// planner asks it of its options before searching.
+std::optional<LayoutProblem> precision_setting_problem(const ParallelLayout& layout);
+
 // Transformer layers on pipeline stage `stage` (0 to pp - 1): the given
 // first or last stage's, else the even share of the rest.
 // REQUIRES: check_layout(spec, layout) passed.
