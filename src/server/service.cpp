@@ -328,6 +328,14 @@ std::shared_ptr<Service::Entry> Service::entry_for(const json& req, std::unique_
 }
 
 namespace {
+// The request's `dataset_size`, as --dataset-size gives it: absent, or an integer >= 1.
+std::optional<long> request_dataset_size(const json& req) {
+  if (!find(req, "dataset_size")) return std::nullopt;
+  const int n = get_int(req, "dataset_size", std::nullopt);
+  if (n < 1) throw RequestError(400, "dataset_size", "field 'dataset_size' must be >= 1");
+  return n;
+}
+
 // The packing's reasons (`nodes_from`, at any depth) name the CLI's options;
 // an answer names fields.
 void reword_nodes_from(json& j) {
@@ -463,6 +471,7 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
   for (auto& h : hws) moved_to.push_back(&h);
   const models::TrainingPrecision precision = moved_training(req, &from, moved_to);
   const std::vector<double> prices = gpu_prices(req, hws);
+  const std::optional<long> dataset_size = request_dataset_size(req);
   // {"l4": "CSV text", ...}: samples timed on a GPU of 'gpus' that correct its move.
   std::map<std::string, SampleSet> trials;
   if (const json* t = find(req, "trials")) {
@@ -485,11 +494,9 @@ Response Service::plan_on_gpus(const json& req, const json& gpus, const app::Pla
   take_id_slot(slot, waited);
   // As plan --gpu --dataset-size: the samples' size where they give none (or another), for their move.
   std::optional<SampleSet> sized;
-  if (find(req, "dataset_size")) {
-    const int n = get_int(req, "dataset_size", std::nullopt);
-    if (n < 1) throw RequestError(400, "dataset_size", "field 'dataset_size' must be >= 1");
+  if (dataset_size) {
     sized = e.src.samples();
-    sized->dataset_size = n;
+    sized->dataset_size = dataset_size;
   }
   const auto c = app::plan_on_gpus(sized ? *sized : e.src.samples(), from, hws, prices, q, e.src.params(), trials,
                                    precision);
@@ -555,12 +562,7 @@ json Service::transfer_request(const json& req) {
     network = structure::find_network(name);
     if (!network) throw RequestError(400, "network", fmt::format("'{}' is not a network trainplan knows", name));
   }
-  std::optional<long> dataset_size;
-  if (find(req, "dataset_size")) {
-    const int n = get_int(req, "dataset_size", std::nullopt);
-    if (n < 1) throw RequestError(400, "dataset_size", "field 'dataset_size' must be >= 1");
-    dataset_size = n;
-  }
+  const std::optional<long> dataset_size = request_dataset_size(req);
   const json* trials_csv = find(req, "trials_csv");
   if (trials_csv) {
     if (!trials_csv->is_string()) throw RequestError(400, "trials_csv", "field 'trials_csv' must be a string (CSV text)");
