@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <vector>
 #include <stdexcept>
 
@@ -142,6 +143,12 @@ LabelledImages read_split(const std::filesystem::path& dir, bool train, int64_t 
   auto labels = read_idx(dir, prefix + "-labels-idx1-ubyte", 0x801, subset);
   if (images.size(0) != labels.size(0))
     throw std::runtime_error(dir.string() + ": " + prefix + " images and labels differ in count");
+  // A subset past the data is not an error (the whole split is a valid trial),
+  // but a trial that trains on fewer images than asked must say so.
+  if (subset > images.size(0))
+    std::cerr << "warning: --" << (train ? "train" : "test") << "-subset " << subset << " is more than the "
+              << images.size(0) << " " << (train ? "training" : "test") << " images in " << dir.string()
+              << "; using all " << images.size(0) << "\n";
   auto pixels = images.unsqueeze(1).to(torch::kFloat32).div_(255);
   return {(pixels - n.mean) / n.stddev, labels.to(torch::kInt64)};
 }

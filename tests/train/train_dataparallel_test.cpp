@@ -149,6 +149,16 @@ TEST(TrainDataParallel, SameSeedRepeats) {
   EXPECT_GT(done[0]["total_time_s"].get<double>(), 0.0);
 }
 
+// A subset past the split trains on all of it, and says so on stderr.
+TEST(TrainDataParallel, ASubsetPastTheDataIsNamed) {
+  REQUIRE_TRAINER("fashion-mnist");
+  auto runs = run_processes({"--workload mlp-fashion --batch 50 --epochs 1 --train-subset 500 --test-subset 20000"});
+  expect_all_ok(runs);
+  EXPECT_NE(runs[0].err.find("--test-subset 20000 is more than the 10000 test images"), std::string::npos)
+      << runs[0].err;
+  EXPECT_EQ(runs[0].err.find("--train-subset"), std::string::npos) << runs[0].err;
+}
+
 TEST(TrainDataParallel, EpochsReportTheirStepTimes) {
   REQUIRE_TRAINER("fashion-mnist");
   auto runs = run_processes({"--workload mlp-fashion --batch 50 --epochs 1 --train-subset 1000 --test-subset 200"});
