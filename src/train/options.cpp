@@ -21,6 +21,19 @@ std::vector<std::string> split_dirs(const std::string& list) {
   return dirs;
 }
 
+// CLI11 reads an empty value ("--seed ''" or "--seed=") as the option's
+// default, so a launcher whose variable came out empty would train on a value
+// nobody chose. No option of trainplan-train takes an empty value; returns the
+// first option given one, or "".
+std::string option_with_empty_value(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2 && arg.find('=') == arg.size() - 1) return arg.substr(0, arg.size() - 1);
+    if (arg.empty()) return i > 1 && argv[i - 1][0] == '-' ? std::string(argv[i - 1]) : "argument " + std::to_string(i);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string user_data_dir() {
@@ -220,6 +233,10 @@ ParseResult parse_options(int argc, char** argv) {
                "Debug: every rank prints {\"event\":\"param_checksum\",...} after the first and the last step");
   app.add_flag("--no-allreduce", o.no_allreduce,
                "Debug: skip the gradient all-reduce, so ranks drift apart (shows the all-reduce is real)");
+  if (const std::string option = option_with_empty_value(argc, argv); !option.empty()) {
+    std::cerr << "error: " << option << ": an empty value; give one, or leave the option out for its default\n";
+    return {std::nullopt, 2};
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

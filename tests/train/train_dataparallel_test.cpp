@@ -334,8 +334,11 @@ TEST(TrainDataParallel, BadInputFailsWithMessage) {
   fs::path empty = tptest::temp_dir("train_nodata");
   auto runs = run_processes({"--workload lenet-mnist --batch 8 --workers 2 --rank 5",
                              "--workload resnet-imagenet --batch 8",
-                             "--workload lenet-mnist --batch 8 --data-dir " + empty.string()});
-  const RankResult &r = runs[0], &unknown = runs[1], &nodata = runs[2];
+                             "--workload lenet-mnist --batch 8 --data-dir " + empty.string(),
+                             "--workload lenet-mnist --batch 8 --seed="});
+  const RankResult &r = runs[0], &unknown = runs[1], &nodata = runs[2], &no_seed = runs[3];
+  EXPECT_EQ(no_seed.exit_code, 2);
+  EXPECT_NE(no_seed.err.find("--seed: an empty value"), std::string::npos) << no_seed.err;
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--rank"), std::string::npos) << r.err;
   EXPECT_EQ(unknown.exit_code, 2);
