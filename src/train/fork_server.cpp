@@ -35,6 +35,17 @@ void set_handler(int sig, void (*handler)(int)) {
   sigaction(sig, &sa, nullptr);  // no SA_RESTART: poll returns on a stop signal
 }
 
+// The profiler makes a directory of its own for the socket (mkdtemp,
+// "trainplan-fork-XXXXXX"); it goes with the socket when it is empty. A
+// directory of any other name was the user's, and stays.
+void remove_own_directory(const std::string& socket_path) {
+  const std::string::size_type slash = socket_path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return;
+  const std::string dir = socket_path.substr(0, slash);
+  if (dir.find("trainplan-fork-", dir.rfind('/') + 1) != dir.rfind('/') + 1) return;
+  rmdir(dir.c_str());  // fails, harmlessly, where anything else is in it
+}
+
 int exit_status(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }
 
 // OpenBLAS sizes its thread pool when it is loaded, from the environment or
@@ -170,6 +181,12 @@ int serve_forks(const std::string& socket_path, TrainerMain run) {
   set_handler(SIGTERM, on_stop);
   set_handler(SIGINT, on_stop);
   set_handler(SIGPIPE, SIG_IGN);  // a client gone before its status is written
+  // The profiler starts this server with a SIGKILL at its death, which would
+  // leave the socket and its directory behind when the profiler itself is
+  // killed: a SIGTERM instead ends the loop below, which cleans up.
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) g_stop = 1;  // the parent died before prctl
   std::cout << "ready" << std::endl;
   std::map<pid_t, int> runs;  // child -> its client's connection
   while (!g_stop) {
@@ -187,6 +204,7 @@ int serve_forks(const std::string& socket_path, TrainerMain run) {
   }
   close(lfd);
   unlink(socket_path.c_str());
+  remove_own_directory(socket_path);
   return 0;
 }
 

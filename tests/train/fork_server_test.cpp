@@ -135,6 +135,40 @@ TEST(TrainForkServer, ACtrlCAtTheTerminalCancelsTheProfileCleanly) {
     EXPECT_NE(e.path().filename().string().rfind("trainplan-fork-", 0), 0u) << e.path() << " was left behind";
 }
 
+// A profiler killed outright (SIGKILL: no handler runs) still leaves no
+// server behind, nor the server's directory with its socket.
+TEST(TrainForkServer, AKilledProfilerLeavesNoDirectory) {
+  REQUIRE_TRAINER("mnist");
+  fs::path dir = tptest::temp_dir("fork_sigkill");
+  std::string store = (dir / "s.db").string();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    std::string c = "TMPDIR=" + dir.string() + " exec " + std::string(TRAINPLAN_CLI_PATH) + " profile --workload lenet-mnist --trainer " +
+                    trainer_path() + " --batches 32,64 --workers 1 --epochs 1 --train-subset 2000" +
+                    " --test-subset 500 --timing epochs --store " + store + " >" + (dir / "out").string() + " 2>" +
+                    (dir / "err").string();
+    execl("/bin/sh", "sh", "-c", c.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  // Directories of fork servers, and of those the ones whose server listens.
+  auto fork_dirs = [&](bool listening) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir))
+      n += e.path().filename().string().rfind("trainplan-fork-", 0) == 0 && (!listening || fs::exists(e.path() / "socket"));
+    return n;
+  };
+  // Killed while the server is still loading libtorch, before it listens, the
+  // directory stays: the server cannot yet tell the profiler's death.
+  ASSERT_TRUE(wait_until([&] { return fork_dirs(true) == 1; }, 60)) << tptest::read_file(dir / "err");
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(wait_until([&] { return fork_dirs(false) == 0; }, 10)) << "the fork server's directory was left behind";
+  EXPECT_TRUE(wait_until([&] { return kill(-pid, 0) != 0; }, 10)) << "processes of the profile outlived it";
+  kill(-pid, SIGKILL);
+}
+
 TEST(TrainForkServer, StaysOffWithoutItsClientOrWhenTurnedOff) {
   fs::path dir = tptest::temp_dir("forkless");
   fs::path trainer = dir / "trainplan-train";
