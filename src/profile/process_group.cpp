@@ -18,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/valid_utf8.h"
 #include "profile/interrupt.h"
 
 namespace trainplan::profile {
@@ -232,8 +233,8 @@ class GroupRun {
     keep_line(line_);  // a last line without its newline, when the drain was cut short
     close(out_[0]);
     close(err_[0]);
-    if (res_.stderr_tail.size() > opts_.stderr_tail_bytes)
-      res_.stderr_tail.erase(0, res_.stderr_tail.size() - opts_.stderr_tail_bytes);
+    // Valid UTF-8, cut between characters: the tail is stored and shown as JSON.
+    res_.stderr_tail = std::string(utf8_suffix(valid_utf8(res_.stderr_tail), opts_.stderr_tail_bytes));
     res_.wall_s = seconds_since(t0_);
   }
 

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/valid_utf8.h"
+
 namespace trainplan::profile {
 
 std::string format_duration(double s) {
@@ -21,7 +23,7 @@ std::string stderr_last_line(const std::string& stderr_tail) {
   size_t start = stderr_tail.find_last_of('\n', end);
   start = start == std::string::npos ? 0 : start + 1;
   std::string l = stderr_tail.substr(start, end - start + 1);
-  return l.size() > 200 ? l.substr(0, 200) + "..." : l;
+  return l.size() > 200 ? std::string(utf8_prefix(l, 200)) + "..." : l;
 }
 
 std::string describe_result(const TrialRecord& r) {

@@ -27,6 +27,7 @@
 
 #include "core/error.h"
 #include "core/nodes.h"
+#include "core/valid_utf8.h"
 
 namespace trainplan::profile {
 namespace {
@@ -130,7 +131,7 @@ std::string format_timing(const TrialRecord& r) {
     if (t.probe_s > 0) j["probe_s"] = t.probe_s;
   }
   if (r.oversubscribed) j["oversubscribed"] = true;
-  if (!r.note.empty()) j["note"] = r.note;
+  if (!r.note.empty()) j["note"] = valid_utf8(r.note);
   if (r.metric_diverged) j["metric_diverged"] = true;
   return j.empty() ? "" : j.dump();
 }
@@ -204,8 +205,9 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   const auto status = parse_status(st.text(3));
   if (!status) throw bad(3, fmt::format("unknown status '{}'", st.text(3)));
   r.status = *status;
-  r.reason = st.text(4);
-  r.stderr_tail = st.text(5);
+  // A store written before its text was kept valid, or edited by hand.
+  r.reason = valid_utf8(st.text(4));
+  r.stderr_tail = valid_utf8(st.text(5));
   r.epoch_time_s = number(6, true);
   if (const auto m = finite(7); m && std::abs(*m) > kMostMetricMagnitude)
     absent.push_back(fmt::format("the metric {:g} (past +-{:g})", *m, kMostMetricMagnitude));
@@ -220,7 +222,7 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   r.wall_s = number(11, false).value_or(0);
   r.started_at = st.text(12);
   r.finished_at = st.text(13);
-  r.command = st.text(14);
+  r.command = valid_utf8(st.text(14));
   auto curve = parse_epoch_metrics(st.text(15));
   if (!curve) throw bad(15, fmt::format("'{}' is not a JSON array of numbers and nulls", st.text(15).substr(0, 40)));
   r.epoch_metrics = std::move(*curve);
@@ -546,8 +548,10 @@ void SampleStore::put(const TrialRecord& r) {
   st.bind(2, long(r.key.workers));
   st.bind(3, long(r.key.epochs));
   st.bind(4, std::string(to_string(r.status)));
-  st.bind(5, r.reason);
-  st.bind(6, r.stderr_tail);
+  // Text from the trial's program is stored as valid UTF-8: every JSON view
+  // of the store writes it, and JSON cannot hold anything else.
+  st.bind(5, valid_utf8(r.reason));
+  st.bind(6, valid_utf8(r.stderr_tail));
   st.bind(7, r.epoch_time_s);
   st.bind(8, r.metric);
   st.bind(9, r.metric_name);
@@ -556,7 +560,7 @@ void SampleStore::put(const TrialRecord& r) {
   st.bind(12, r.wall_s);
   st.bind(13, r.started_at);
   st.bind(14, r.finished_at);
-  st.bind(15, r.command);
+  st.bind(15, valid_utf8(r.command));
   st.bind(16, format_epoch_metrics(r.epoch_metrics));
   st.bind(17, format_timing(r));
   st.step();  // autocommit: durable when this returns

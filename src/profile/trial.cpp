@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/sample.h"
+#include "core/valid_utf8.h"
 #include "profile/trial_log_line.h"
 
 namespace trainplan::profile {
@@ -22,7 +23,8 @@ std::string to_string(const TrialKey& k) {
 }
 
 std::string clipped_line(const std::string& line) {
-  return line.size() > 80 ? line.substr(0, 77) + "..." : line;
+  const std::string text = valid_utf8(line);
+  return text.size() > 80 ? std::string(utf8_prefix(text, 77)) + "..." : text;
 }
 
 const char* to_string(TrialStatus s) {

@@ -374,6 +374,35 @@ TEST(ProfileCli, NoJsonIsBadOutput) {
   EXPECT_EQ(SampleStore(f.store).find({32, 1, 1})->status, TrialStatus::kOk);
 }
 
+// Text that is not valid UTF-8, or becomes invalid when cut to length (a
+// protocol line cut off inside its multibyte text, raw bytes, a progress bar
+// of block characters on stderr), is stored and shown as valid UTF-8: every
+// --json view of the store stays JSON, and the run goes on.
+TEST(ProfileCli, TextOfAnyBytesKeepsTheJsonViewsReadable) {
+  Fixture f("prof_utf8");
+  const std::string script = tptest::write_file(f.dir / "bytes.sh", R"sh(
+printf '{"event":"epoch","epoch":1,"epoch_time_s":0.5,"metric":0.5,"metric_name":"accuracy"}\n'
+printf '{"event":"log","msg":"%s\n' "$(printf '\303\251%.0s' $(seq 60))"
+printf '\377\376 raw {"event":"log"}\n'
+i=0; while [ $i -lt 3000 ]; do printf '\342\226\210'; i=$((i+1)); done >&2
+[ "$1" = 32 ] && exit 1
+echo '{"event":"done"}'
+)sh");
+  auto r = tptest::run_cli("profile --cmd 'sh " + script + " {batch}' --batches 16,32 --workers 1 --epochs 1 --store " +
+                           f.store + " --json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // batch 32 failed; the run went on
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(trial_of(j["trials"], 16, 1, 1)["status"], "ok") << j;
+  EXPECT_EQ(trial_of(j["trials"], 32, 1, 1)["status"], "failed") << j;
+  auto list = tptest::run_cli("samples list --store " + f.store + " --json");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  const auto trials = nlohmann::json::parse(list.out);
+  EXPECT_NE(trials.dump().find("\xE2\x96\x88"), std::string::npos) << "the stderr tail's block characters are kept";
+  const auto ok = SampleStore(f.store).find({16, 1, 1});
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(contains(ok->note, "stdout line 2")) << ok->note;
+}
+
 // Epoch lines printed past the 16 MiB of JSON lines a trial keeps are never
 // read: the trial is bad output, and its reason says why, not only what was
 // missing.
