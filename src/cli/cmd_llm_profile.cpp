@@ -23,6 +23,7 @@
 #include "cli/llm_shape.h"
 #include "cli/command.h"
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "io/llm_config_csv.h"
 #include "io/output_path.h"
 #include "profile/interrupt.h"
@@ -206,9 +207,7 @@ void run_llm_profile(const ProfileArgs& a) {
     std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
   }
   {
-    std::ofstream id(identity_path(a.out));
-    id << run_identity(a).dump(2) << "\n";
-    if (!id) throw InputError(identity_path(a.out), 0, "", "cannot be written");
+    write_whole_file(identity_path(a.out), run_identity(a).dump(2) + "\n");
   }
   auto write = [&] {
     const std::vector<std::string> names(columns.begin(), any_comm ? columns.end() : columns.begin() + 2);

@@ -18,6 +18,7 @@
 #include "app/transfer_samples.h"
 #include "cli/command.h"
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "io/csv.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"
@@ -330,8 +331,7 @@ void run_transfer(const TransferArgs& a) {
                          r["local_bsz"].get<double>(), r["step_time_s"].get<double>(), r["host_s"].get<double>(),
                          r["gpu_s"].get<double>(), r["exposed_comm_s"].get<double>(),
                          r["step_time_low80_s"].get<double>(), r["step_time_high80_s"].get<double>());
-    std::ofstream f(a.out);
-    if (!(f << csv)) throw InputError(a.out, 0, "", "cannot write this file");
+    write_whole_file(a.out, csv);
   }
   if (a.json) {
     nlohmann::json j = {{"from", a.from},

@@ -13,6 +13,7 @@
 
 #include "core/edit_distance.h"
 #include "core/error.h"
+#include "core/whole_file.h"
 
 namespace trainplan::io {
 
@@ -371,13 +372,11 @@ LlmConfigTable parse_llm_configs(const std::string& text, const std::string& nam
 
 void write_llm_predictions(const std::string& path, const CsvTable& in, const std::vector<std::string>& names,
                            const std::vector<std::vector<double>>& values, const std::vector<bool>& keep) {
-  std::ofstream file;
   if (path != "-") {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a folder, not a file to write");
-    file.open(path);
-    if (!file) throw InputError(path, 0, "", "cannot write file");
   }
+  std::ostringstream file;  // written whole when complete (write_whole_file)
   std::ostream& out = path == "-" ? std::cout : file;
   std::vector<std::string> header = in.header();
   std::vector<int> at;  // where each name goes: the file's own column of that name, or appended
@@ -417,6 +416,7 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
     write(fields);
   }
   write_unsplit_before(std::numeric_limits<long>::max());
+  if (path != "-") return write_whole_file(path, file.str());
   out.flush();
   if (!out) throw InputError(path, 0, "", "cannot write file");
 }

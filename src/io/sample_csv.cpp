@@ -9,6 +9,7 @@
 
 #include "core/edit_distance.h"
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "io/csv.h"
 
 namespace trainplan::io {
@@ -217,14 +218,7 @@ std::string format_samples_csv(const SampleSet& set) {
 
 void write_samples_csv(const std::string& path, const SampleSet& set) {
   // Write to a temporary file and rename, so a crash never leaves half a file.
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, 0, "", "cannot write file");
-    out << format_samples_csv(set);
-    if (!out) throw InputError(path, 0, "", "write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path, 0, "", "cannot rename temporary file into place");
+  write_whole_file(path, format_samples_csv(set));
 }
 
 }  // namespace trainplan::io

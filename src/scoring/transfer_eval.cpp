@@ -11,8 +11,10 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "io/csv.h"
 #include "io/pollux_trace.h"
 #include "models/transfer_split.h"
@@ -256,12 +258,10 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
       throw InputError(opts.to, 0, "", "no network's trace folder is under both " + opts.from + " and " + opts.to);
   }
 
-  std::ofstream rows_out;
-  if (!opts.rows_out.empty()) {
-    rows_out.open(opts.rows_out);
-    if (!rows_out) throw InputError(opts.rows_out, 0, "", "cannot write this file");
-    rows_out << "network,method,seed,placement,local_bsz,step_time,predicted\n";
-  }
+  // Written whole at the end (write_whole_file), so a failed run leaves no half file.
+  std::ostringstream rows_out;
+  const bool keep_rows = !opts.rows_out.empty();
+  if (keep_rows) rows_out << "network,method,seed,placement,local_bsz,step_time,predicted\n";
   std::optional<InputError> too_short;  // the first trace with no row left past the trials
   for (const auto& [from_dir, to_dir] : pairs) {
     NetworkTransfer nt;
@@ -334,7 +334,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
             factors.push_back(std::exp(kZ80 * *sd));
           }
           if (first_seed) nt.first_seed_points[method].push_back({r.step_s, y});
-          if (rows_out.is_open() && first_seed)
+          if (keep_rows && first_seed)
             rows_out << fmt::format("{},{},{},{},{},{},{}\n", io::csv_field(nt.network), io::csv_field(method), seed,
                                     io::csv_field(r.placement()), r.batch, r.step_s, y);
         }
@@ -377,6 +377,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
                      fmt::format("{}; no network is left: also {}", first.message(), fmt::join(others, "; ")));
   }
   if (rep.networks.empty() && too_short) throw *too_short;
+  if (keep_rows) write_whole_file(opts.rows_out, rows_out.str());
   return rep;
 }
 

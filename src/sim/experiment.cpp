@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "io/gnuplot.h"
 #include "sim/app_model.h"
 #include "sim/workload.h"
@@ -75,8 +76,7 @@ void plot_jct_cdf(const std::string& path, const std::vector<SimResult>& runs, c
 }
 
 void write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, 0, "", "cannot write the per-job CSV");
+  std::ostringstream out;
   // On several GPU types, each job's group too.
   const bool groups = std::any_of(runs.begin(), runs.end(), [](const SimResult& r) { return r.groups.size() > 1; });
   out << "policy,name,app,arrival,start,finish,jct,gpu_seconds,restarts,gpus,batch,met_deadline" << (groups ? ",gpu" : "")
@@ -89,6 +89,7 @@ void write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs)
       if (groups) out << "," << (size_t(j.group) < r.groups.size() ? r.groups[size_t(j.group)].gpu : "");
       out << "\n";
     }
+  write_whole_file(path, out.str());
 }
 
 }  // namespace trainplan::sim

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "core/json_parse.h"
 
 namespace trainplan::structure {
@@ -99,9 +100,7 @@ CommProfile CommProfile::load(const std::string& path) {
 }
 
 void CommProfile::save(const std::string& path) const {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, 0, "", "cannot write communication profile");
-  out << to_json().dump(2) << "\n";
+  write_whole_file(path, to_json().dump(2) + "\n");
 }
 
 }  // namespace trainplan::structure

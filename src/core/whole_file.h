@@ -1,0 +1,13 @@
+// Writing a result file whole or not at all.
+#pragma once
+#include <string>
+
+namespace trainplan {
+
+// Writes `content` to `path` through PATH.tmp, closed and checked before it
+// is renamed over PATH: a full disk shows only when the last buffer is
+// flushed, and a crash or a failed write must leave the old file as it was.
+// On failure the temporary file is removed and InputError names `path`.
+void write_whole_file(const std::string& path, const std::string& content);
+
+}  // namespace trainplan
