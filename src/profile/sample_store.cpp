@@ -292,6 +292,33 @@ std::vector<std::pair<const char*, const char*>> missing_columns(sqlite3* db) {
   return missing;
 }
 
+// Why an SQLite file that already holds tables is not a store trainplan may
+// write: tables of another program's, or a trials table without a store's
+// key columns. Empty for a file with no tables, or a store. Asked before
+// anything is written, so another program's database is never changed.
+std::string foreign_tables_problem(sqlite3* db) {
+  std::vector<std::string> others;
+  bool trials = false;
+  for (Stmt q(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"); q.step();) {
+    const std::string name = q.text(0);
+    if (name == "trials") trials = true;
+    else if (name != "meta" && name.rfind("sqlite_", 0) != 0) others.push_back(name);
+  }
+  if (!others.empty())
+    return fmt::format("not a trainplan sample store: an SQLite database with other tables ({}); give --store a new "
+                       "file or a trainplan store",
+                       fmt::join(others, ", "));
+  if (!trials) return "";
+  std::set<std::string> have;
+  for (Stmt info(db, "PRAGMA table_info(trials)"); info.step();) have.insert(info.text(1));
+  for (const char* key : {"batch", "workers", "epochs", "status"})
+    if (!have.count(key))
+      return fmt::format("not a trainplan sample store: its trials table has no column '{}'; give --store a new file "
+                         "or a trainplan store",
+                         key);
+  return "";
+}
+
 // Whether the store has its trials table; throws where SQLite cannot read it.
 bool has_trials_table(sqlite3* db) {
   Stmt q(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trials'");
@@ -455,6 +482,19 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
                                          : "no sample store here (" + msg + "; trainplan profile --store writes one)");
   }
   sqlite3_busy_timeout(db_, 5000);
+  {
+    std::string foreign;
+    try {
+      foreign = foreign_tables_problem(db_);
+    } catch (const std::exception&) {
+      foreign = unreadable_store(db_);
+    }
+    if (!foreign.empty()) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw InputError(path, 0, "", foreign);
+    }
+  }
   if (!create) {
     // Before anything writes: an empty file would otherwise become a store.
     bool has_trials = false;

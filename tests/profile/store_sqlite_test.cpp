@@ -315,6 +315,44 @@ TEST(StoreSqlite, RejectsAFileThatIsNotAStore) {
   EXPECT_THROW(SampleStore s(other), InputError);
 }
 
+// Another program's database is refused before anything is written to it:
+// no table added, the journal mode left as it was.
+TEST(StoreSqlite, AnotherProgramsDatabaseIsLeftUnchanged) {
+  auto dir = tptest::temp_dir("store_foreign");
+  const std::string path = (dir / "other.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE foo(x INTEGER); INSERT INTO foo VALUES(1)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    SampleStore s(path);
+    ADD_FAILURE() << "opened another program's database as a store";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("other tables (foo)"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::vector<std::string> tables;
+  sqlite3_exec(
+      db, "SELECT name FROM sqlite_master WHERE type = 'table'",
+      [](void* out, int, char** values, char**) {
+        static_cast<std::vector<std::string>*>(out)->push_back(values[0]);
+        return 0;
+      },
+      &tables, nullptr);
+  std::string mode;
+  sqlite3_exec(
+      db, "PRAGMA journal_mode",
+      [](void* out, int, char** values, char**) {
+        *static_cast<std::string*>(out) = values[0];
+        return 0;
+      },
+      &mode, nullptr);
+  sqlite3_close(db);
+  EXPECT_EQ(tables, std::vector<std::string>{"foo"});
+  EXPECT_EQ(mode, "delete");
+}
+
 // A store whose rows were changed by something other than trainplan (a text
 // where a number belongs, a negative time, a curve that is not one) is an
 // input error naming the store, the column and the trial, not a sample of 0 s.
