@@ -254,6 +254,13 @@ int run_profile_cmd(const ProfileArgs& a) {
   }
   ProfileSummary s = run_profile(tmpl, order, store, opts, progress);
   forks.reset();
+  if (!s.store_error.empty()) {
+    std::string resume = program_path();
+    for (const auto& w : a.argv) resume += " " + shell_word(w);
+    throw ExternalError(fmt::format("{}; the trials stored before it are kept, and once the store can be written "
+                                    "again (free some space), resume with:\n  {}",
+                                    s.store_error, resume));
+  }
 
   // The records of this plan, from the store (this run's and earlier runs').
   std::vector<TrialRecord> records;

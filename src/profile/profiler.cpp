@@ -588,7 +588,12 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
       break;
     }
     const auto contradicted = disagreement(reported, *rec);
-    store.put(*rec);
+    try {
+      store.put(*rec);
+    } catch (const std::exception& e) {
+      sum.store_error = fmt::format("the trial {} ran but was not stored: {}", to_string(rec->key), e.what());
+      break;
+    }
     remember(reported, *rec);
     est.add(*rec);
     ++sum.ran;
@@ -603,7 +608,7 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     if (contradicted) progress.note("warning: " + *contradicted);
   }
   progress.done();
-  if (opts.live_log) opts.live_log->profile_done(sum.interrupted);
+  if (opts.live_log) opts.live_log->profile_done(sum.interrupted || !sum.store_error.empty());
   sum.wall_s = elapsed();
   return sum;
 }

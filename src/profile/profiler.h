@@ -63,6 +63,9 @@ struct ProfileSummary {
   int ok = 0, failed = 0, timeout = 0, bad_output = 0;
   int over_budget = 0;   // planned trials left out to respect the budget
   bool interrupted = false;
+  // Why the last trial could not be stored (a full disk, a store made read-
+  // only); the run stopped there, the trials stored before it kept.
+  std::string store_error;
   double wall_s = 0;
   double estimated_s = 0;  // budget mode: sum of the estimates of the trials run
 };

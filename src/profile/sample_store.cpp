@@ -572,38 +572,52 @@ std::optional<std::string> SampleStore::meta(const std::string& key) const {
   return st.text(0);
 }
 
+// A write SQLite could not make (a full disk, a file-size limit, a store
+// made read-only under it) is said as the store's, with the likely cause.
+[[noreturn]] void SampleStore::throw_unwritable(const std::exception& e) const {
+  throw ExternalError(fmt::format("{}: cannot be written ({}; is the disk full?)", path_, e.what()));
+}
+
 void SampleStore::set_meta(const std::string& key, const std::string& value) {
   require_writable();
-  Stmt st(db_, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)");
-  st.bind(1, key);
-  st.bind(2, value);
-  st.step();
+  try {
+    Stmt st(db_, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)");
+    st.bind(1, key);
+    st.bind(2, value);
+    st.step();
+  } catch (const std::runtime_error& e) {
+    throw_unwritable(e);
+  }
 }
 
 void SampleStore::put(const TrialRecord& r) {
   require_writable();
-  Stmt st(db_, "INSERT OR REPLACE INTO trials(" + std::string(kColumns) +
-                   ",seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq),0)+1 FROM trials))");
-  st.bind(1, long(r.key.batch));
-  st.bind(2, long(r.key.workers));
-  st.bind(3, long(r.key.epochs));
-  st.bind(4, std::string(to_string(r.status)));
-  // Text from the trial's program is stored as valid UTF-8: every JSON view
-  // of the store writes it, and JSON cannot hold anything else.
-  st.bind(5, valid_utf8(r.reason));
-  st.bind(6, valid_utf8(r.stderr_tail));
-  st.bind(7, r.epoch_time_s);
-  st.bind(8, r.metric);
-  st.bind(9, r.metric_name);
-  st.bind(10, long(r.epochs_reported));
-  st.bind(11, r.dataset_size);
-  st.bind(12, r.wall_s);
-  st.bind(13, r.started_at);
-  st.bind(14, r.finished_at);
-  st.bind(15, valid_utf8(r.command));
-  st.bind(16, format_epoch_metrics(r.epoch_metrics));
-  st.bind(17, format_timing(r));
-  st.step();  // autocommit: durable when this returns
+  try {
+    Stmt st(db_, "INSERT OR REPLACE INTO trials(" + std::string(kColumns) +
+                     ",seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq),0)+1 FROM trials))");
+    st.bind(1, long(r.key.batch));
+    st.bind(2, long(r.key.workers));
+    st.bind(3, long(r.key.epochs));
+    st.bind(4, std::string(to_string(r.status)));
+    // Text from the trial's program is stored as valid UTF-8: every JSON view
+    // of the store writes it, and JSON cannot hold anything else.
+    st.bind(5, valid_utf8(r.reason));
+    st.bind(6, valid_utf8(r.stderr_tail));
+    st.bind(7, r.epoch_time_s);
+    st.bind(8, r.metric);
+    st.bind(9, r.metric_name);
+    st.bind(10, long(r.epochs_reported));
+    st.bind(11, r.dataset_size);
+    st.bind(12, r.wall_s);
+    st.bind(13, r.started_at);
+    st.bind(14, r.finished_at);
+    st.bind(15, valid_utf8(r.command));
+    st.bind(16, format_epoch_metrics(r.epoch_metrics));
+    st.bind(17, format_timing(r));
+    st.step();  // autocommit: durable when this returns
+  } catch (const std::runtime_error& e) {
+    throw_unwritable(e);
+  }
 }
 
 std::optional<TrialRecord> SampleStore::find(const TrialKey& k) const {

@@ -46,6 +46,8 @@ class SampleStore {
   void set_meta(const std::string& key, const std::string& value);
 
   // Inserts or replaces the trial's row; committed when this returns.
+  // put and set_meta throw ExternalError naming the store where SQLite
+  // cannot write (a full disk).
   void put(const TrialRecord& r);
   std::optional<TrialRecord> find(const TrialKey& k) const;
   // All trials in the order they finished.
@@ -68,6 +70,7 @@ class SampleStore {
   void exec(const std::string& sql);
   void open_read_only();
   void require_writable() const;
+  [[noreturn]] void throw_unwritable(const std::exception& e) const;
   // Closes the database; for a store read through its log, also removes a
   // log or index this user's open created (open_read_only says why).
   void close_db();
