@@ -104,6 +104,9 @@ Profiled profile_step(const DemoArgs& a) {
   opts.budget_s = parse_duration(a.budget, "--budget");
   opts.trial_timeout_s = std::max(60.0, *opts.budget_s);
   opts.cancel = &install_interrupt_handler();
+  // A demo run again after a failure (its data fetched, a trainer mended)
+  // reruns the trials that failed rather than finding them done.
+  opts.retry_failed = true;
   SampleStore store(a.store);
   store.lock_for_profiling();
   bind_store(store, text, a.workload, opts.launch, "", opts.time_template ? opts.time_template->text() : "");
@@ -130,6 +133,9 @@ Profiled profile_step(const DemoArgs& a) {
     forks.stop();  // std::exit runs no destructor of this frame
     std::exit(130);
   }
+  if (!s.store_error.empty())
+    throw ExternalError(s.store_error + "; the trials stored before it are kept: once the store can be written again "
+                                        "(free some space), run `trainplan demo` again to resume");
   out.samples = store.samples();
   bool cpu = false, wall = false;  // the clocks the trials' steps were timed by
   for (const auto& r : store.trials()) {
@@ -150,10 +156,15 @@ Profiled profile_step(const DemoArgs& a) {
     if (auto l = stderr_last_line(r.stderr_tail); !l.empty() && shown.insert(l).second)
       std::cerr << fmt::format("      stderr: {}\n", l);
   }
-  if (samples.size() < 2 || !samples.has_metric())
-    throw InputError(a.store, 0, "",
-                     "too few ok trials to fit the models; see `trainplan samples list --store " + a.store +
-                         " --failed`, or give a larger --budget");
+  if (samples.size() < 2 || !samples.has_metric()) {
+    const std::string list = "`trainplan samples list --store " + shell_word(a.store) + " --failed`";
+    // Trials that failed say why above; a budget too small for two trials is the other cause.
+    if (s.failed + s.timeout + s.bad_output > 0)
+      throw ExternalError(fmt::format("{}: too few ok trials to fit the models: {} trials of this run failed (their "
+                                      "last stderr lines above; {} has each one's whole tail)",
+                                      a.store, s.failed + s.timeout + s.bad_output, list));
+    throw InputError(a.store, 0, "", "too few ok trials to fit the models; see " + list + ", or give a larger --budget");
+  }
   io::write_samples_csv(a.out, samples);
   for (const auto& r : store.trials())
     if (r.status == TrialStatus::kOk && !r.metric_name.empty()) out.metric_name = r.metric_name;

@@ -848,12 +848,18 @@ TEST(ProfileCli, DemoSaysWhyItsTrialsFailed) {
                                            "echo 'no mnist data: run trainplan-datasets' >&2\nexit 1\n");
   std::filesystem::permissions(trainer, std::filesystem::perms::owner_all);
   auto r = tptest::run_cli("demo --trainer " + trainer + " --store " + f.store + " --budget 60s");
-  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // a program it relies on failed; not bad input
   const std::string said = "stderr: no mnist data: run trainplan-datasets";
   const size_t first = r.err.find(said);
   ASSERT_NE(first, std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(said, first + 1), std::string::npos) << "said once while it repeats: " << r.err;
-  EXPECT_TRUE(contains(r.err, "too few ok trials")) << r.err;
+  EXPECT_TRUE(contains(r.err, "too few ok trials to fit the models: 10 trials of this run failed")) << r.err;
+  EXPECT_FALSE(contains(r.err, "--budget")) << "a larger budget would not help: " << r.err;
+  // Run again (its data fetched, say): the failed trials run again, not
+  // found done in the store.
+  auto again = tptest::run_cli("demo --trainer " + trainer + " --store " + f.store + " --budget 60s");
+  EXPECT_FALSE(contains(again.err, "already in")) << again.err;
+  EXPECT_TRUE(contains(again.err, "10 trials of this run failed")) << again.err;
 }
 
 TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
