@@ -1,7 +1,9 @@
-// Ctrl-C for long runs: SIGINT, SIGTERM and SIGHUP (a closed terminal) set a
-// flag that the profiler polls, so that it kills the running trial, keeps
-// every finished one and exits cleanly. A second signal exits at once, first
-// killing the process groups of the trials still running, so that no trial
+// Ctrl-C for long runs: SIGINT, SIGTERM, SIGHUP (a closed terminal) and
+// SIGPIPE (a closed output pipe) set a flag that the profiler polls, so that
+// it kills the running trial, keeps every finished one and exits cleanly. A
+// second signal exits at once, first killing the process groups of the
+// trials still running and every child of this process (the descendants
+// that left their group come back to it, their subreaper), so that no trial
 // (a training job holding GPUs) outlives the tool.
 #pragma once
 #include <sys/types.h>
@@ -21,5 +23,10 @@ int interrupt_signal();
 inline constexpr int kMostRunningGroups = 64;
 void note_running_group(pid_t pgid);
 void forget_running_group(pid_t pgid);
+
+// A child a second signal leaves alone: one that stops and cleans up after
+// itself at this process's death (the trainer's fork server, whose parent-
+// death signal is SIGTERM). One at a time; 0 forgets it.
+void spare_from_second_signal(pid_t pid);
 
 }  // namespace trainplan::profile

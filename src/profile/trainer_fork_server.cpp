@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "profile/builtin_workload.h"
+#include "profile/interrupt.h"
 #include "profile/process_group.h"
 
 namespace trainplan::profile {
@@ -55,6 +56,7 @@ TrainerForkServer::TrainerForkServer(const std::string& trainer)
     return;
   }
   pid_ = pid;
+  spare_from_second_signal(pid);  // it cleans up after itself when this process dies
   std::string said;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (said.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
@@ -76,6 +78,7 @@ TrainerForkServer::~TrainerForkServer() { stop(); }
 
 void TrainerForkServer::stop() {
   if (pid_ > 0) {
+    spare_from_second_signal(0);
     kill(pid_, SIGTERM);
     // It ends its runs and exits at once; SIGKILL if it has not within 5 s.
     for (int i = 0; i < 50; ++i) {

@@ -536,11 +536,19 @@ TEST(ProfileCli, CtrlCStopsCleanlyAndSaysHowToResume) {
 // A second Ctrl-C exits at once, and a hang-up (a closed terminal) stops as
 // one Ctrl-C does; either way the running trial, one that ignores SIGTERM,
 // does not outlive the tool.
+// Nor a descendant that left the trial's process group (setsid), which the
+// group's kill does not reach; a closed output pipe stops the run as Ctrl-C.
 TEST(ProfileCli, NoTrialOutlivesASecondCtrlCOrAHangUp) {
-  for (const std::vector<int> signals : {std::vector<int>{SIGINT, SIGINT}, std::vector<int>{SIGHUP}}) {
+  struct Case {
+    std::vector<int> signals;
+    const char* start;
+  };
+  for (const Case& c : {Case{{SIGINT, SIGINT}, "sleep"}, Case{{SIGHUP}, "sleep"},
+                        Case{{SIGINT, SIGINT}, "setsid sleep"}, Case{{SIGPIPE}, "sleep"}}) {
+    const std::vector<int>& signals = c.signals;
     auto d = tptest::temp_dir("prof_second_signal");
     const std::string pidfile = (d / "sleeper.pid").string();
-    const std::string args = "profile --cmd 'trap \"\" TERM; sleep 1000 & echo $! > " + pidfile +
+    const std::string args = "profile --cmd 'trap \"\" TERM; " + std::string(c.start) + " 1000 & echo $! > " + pidfile +
                              "; wait # {batch} {workers} {epochs}' --store " + (d / "s.db").string() +
                              " --batches 8 --workers 1 --epochs 1 -q";
     pid_t pid = spawn_cli(args, (d / "out").string(), (d / "err").string());
@@ -557,7 +565,7 @@ TEST(ProfileCli, NoTrialOutlivesASecondCtrlCOrAHangUp) {
     bool gone = false;
     for (int i = 0; i < 100 && !gone; ++i) gone = kill(sleeper, 0) != 0, usleep(gone ? 0 : 50000);
     if (!gone) kill(sleeper, SIGKILL);
-    EXPECT_TRUE(gone) << "signals " << signals.size() << ": " << tptest::read_file((d / "err").string());
+    EXPECT_TRUE(gone) << c.start << ", signals " << signals.size() << ": " << tptest::read_file((d / "err").string());
     if (signals.size() == 1) EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;  // as Ctrl-C
   }
 }
