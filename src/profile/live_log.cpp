@@ -14,7 +14,7 @@ namespace trainplan::profile {
 std::string live_log_path(const std::string& store_path) { return store_path + ".live"; }
 
 LiveLog::LiveLog(const std::string& path) : path_(path) {
-  f_ = std::fopen(path.c_str(), "w");
+  f_ = std::fopen(path.c_str(), "we");  // close-on-exec: no trial inherits it
   if (!f_) throw InputError(path, 0, "", std::string("cannot write the live log: ") + std::strerror(errno));
 }
 

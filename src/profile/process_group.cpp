@@ -56,6 +56,7 @@ void make_pipe(int fds[2]) {
   dup2(devnull, STDIN_FILENO);
   dup2(out_fd >= 0 ? out_fd : devnull, STDOUT_FILENO);
   dup2(err_fd >= 0 ? err_fd : devnull, STDERR_FILENO);
+  if (devnull > STDERR_FILENO) close(devnull);  // the program gets its three streams and nothing more
   // bash execs the last simple command in place of itself, so the program
   // inherits PR_SET_PDEATHSIG; sh (dash) would leave it as a grandchild.
   char* const* env = envp ? envp : environ;
@@ -198,8 +199,10 @@ class GroupRun {
   }
 
   // Starts the kill on cancellation or timeout; once killing, SIGKILL after the grace period.
+  // A group whose ranks have all exited is finished: what it printed is read
+  // to the end, whatever was asked since.
   void enforce_limits() {
-    if (!killing_) {
+    if (!killing_ && alive_ > 0) {
       if (opts_.cancel && opts_.cancel->load()) {
         res_.cancelled = true;
         start_kill();

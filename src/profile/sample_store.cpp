@@ -136,16 +136,17 @@ std::string format_timing(const TrialRecord& r) {
   return j.empty() ? "" : j.dump();
 }
 
-// False when `text` is neither empty ('' in a store written before step
-// times were kept) nor a JSON object.
-bool parse_timing(const std::string& text, TrialRecord& r) {
-  if (text.empty()) return true;
+// What is wrong with `text` as a trial's timing: not empty ('' in a store
+// written before step times were kept) and not a JSON object, or times and
+// counts out of their range (a store edited by hand); "" when it is usable.
+std::string parse_timing(const std::string& text, TrialRecord& r) {
+  if (text.empty()) return "";
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return false;
+  if (!j.is_object()) return fmt::format("'{}' is not a JSON object", text.substr(0, 40));
   r.oversubscribed = j.value("oversubscribed", false);
   r.note = j.value("note", "");
   r.metric_diverged = j.value("metric_diverged", false);
-  if (!j.contains("step_time_s")) return true;
+  if (!j.contains("step_time_s")) return "";
   StepTiming t;
   t.step_time_s = j.value("step_time_s", 0.0);
   if (auto ci = j.find("ci95_s"); ci != j.end() && ci->is_array() && ci->size() == 2)
@@ -159,8 +160,18 @@ bool parse_timing(const std::string& text, TrialRecord& r) {
   t.clock = j.value("clock", std::string("wall"));
   t.wall_step_time_s = j.value("wall_step_time_s", t.clock == "wall" ? t.step_time_s : 0.0);
   t.probe_s = j.value("probe_s", 0.0);
+  auto out_of_range = [](const char* name, double v, bool positive) {
+    return !std::isfinite(v) || (positive ? v <= 0 : v < 0)
+               ? fmt::format("its {} is {:g}, where it must be {}", name, v, positive ? "> 0" : ">= 0")
+               : std::string();
+  };
+  for (const auto& problem :
+       {out_of_range("step_time_s", t.step_time_s, true), out_of_range("steps_per_epoch", double(t.steps_per_epoch), false),
+        out_of_range("epoch_overhead_s", t.epoch_overhead_s, false), out_of_range("spread", t.spread, false),
+        out_of_range("wall_step_time_s", t.wall_step_time_s, false)})
+    if (!problem.empty()) return problem;
   r.timing = t;
-  return true;
+  return "";
 }
 
 // A trial row as the store holds it, checked as a sample file's row is: a
@@ -232,8 +243,7 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
       m.reset();
     }
   try {
-    if (!parse_timing(st.text(16), r))
-      throw bad(16, fmt::format("'{}' is not a JSON object", st.text(16).substr(0, 40)));
+    if (const std::string problem = parse_timing(st.text(16), r); !problem.empty()) throw bad(16, problem);
   } catch (const nlohmann::json::exception& e) {
     throw bad(16, std::string("a field of the wrong type (") + e.what() + ")");
   }

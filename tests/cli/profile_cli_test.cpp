@@ -403,6 +403,27 @@ echo '{"event":"done"}'
   EXPECT_TRUE(contains(ok->note, "stdout line 2")) << ok->note;
 }
 
+// A trial's program gets its three streams and nothing of the profiler's:
+// not the live log open for writing (which would keep it busy after a kill),
+// nor a second /dev/null.
+TEST(ProfileCli, ATrialInheritsNoOtherFile) {
+  Fixture f("prof_fds");
+  const std::string fds = (f.dir / "fds").string();
+  const std::string script = tptest::write_file(f.dir / "fds.sh",
+      "ls -l /proc/$$/fd > " + fds + "\n"
+      "echo '{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":0.5,\"metric\":0.5}'\n");
+  auto r = tptest::run_cli("profile --cmd 'sh " + script + " {batch}' --batches 16 --workers 1 --epochs 1 --store " +
+                           f.store);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string listed = tptest::read_file(fds);
+  EXPECT_FALSE(contains(listed, ".live")) << listed;
+  // Opened read-write: stdin, and the profiler's /dev/null had it leaked (a
+  // descriptor the test itself inherited is read-only or write-only).
+  size_t read_write = 0;
+  for (size_t at = 0; (at = listed.find("\nlrwx", at)) != std::string::npos; ++at) ++read_write;
+  EXPECT_EQ(read_write, 1u) << listed;
+}
+
 // Epoch lines printed past the 16 MiB of JSON lines a trial keeps are never
 // read: the trial is bad output, and its reason says why, not only what was
 // missing.

@@ -369,6 +369,8 @@ TEST(StoreSqlite, RowsChangedOutsideTrainplanAreInputErrors) {
       {"metric='high'", "metric"},             {"epoch_metrics='[[['", "epoch_metrics"},
       {"batch='b'", "batch"},                  {"wall_s=-1", "wall_s"},
       {"timing='{\"step_time_s\":\"x\"}'", "timing"},
+      {"timing='{\"step_time_s\":-0.01,\"steps_per_epoch\":100}'", "timing"},
+      {"timing='{\"step_time_s\":0.01,\"steps_per_epoch\":-5}'", "timing"},
   };
   for (const auto& [edit, column] : edits) {
     const std::string copy = (dir / "edited.db").string();
