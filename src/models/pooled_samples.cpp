@@ -43,6 +43,8 @@ SampleSet distinct_time_configs(const SampleSet& s) {
       kept.epoch_time_s = (kept.epoch_time_s * weight + x.epoch_time_s * w) / (weight + w);
     weight += w;
   }
+  std::sort(out.samples.begin(), out.samples.end(),
+            [](const Sample& a, const Sample& b) { return time_config_key(a) < time_config_key(b); });
   return out;
 }
 

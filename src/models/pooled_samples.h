@@ -60,8 +60,9 @@ class PooledMetricSamples {
 // them (a longer trial measures it better; a row of no epochs, a time trial,
 // weighs as one; equal times stay bit-exact) and the largest time_spread any
 // of them carries (how well the point is known, on the safe side), in the
-// order of each configuration's first sample. One worker with its nodes
-// unknown (0) is on one node.
+// order of the configurations (batch, workers, nodes), so that a fit does not
+// depend on the order the rows came in. One worker with its nodes unknown
+// (0) is on one node.
 SampleSet distinct_time_configs(const SampleSet& s);
 
 // A deterministic, evenly spread choice of at most `m` of `n` items (all of

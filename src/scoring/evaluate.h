@@ -85,8 +85,8 @@ enum class ModelPart { kTime, kMetric };
 // The folds `requested` (EvalOptions::cv_folds) means for `configs` distinct
 // configurations. With kFoldsAuto, a small set is cross-validated leaving one
 // configuration out: 5 folds over 6 configurations pair two of them in one
-// fold, and which two depends on the order the samples were stored in (the
-// same demo samples scored 9.1% in one order and 14.7% in another), where
+// fold, and the score then depends on which two the seed pairs (the same
+// demo samples scored 9.1% under one pairing and 14.7% under another), where
 // leaving each out alone does not.
 int cv_folds_for(size_t configs, int requested);
 

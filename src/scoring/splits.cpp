@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <numeric>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <tuple>
-#include <unordered_map>
 
 namespace trainplan::scoring {
 
@@ -26,25 +26,18 @@ std::vector<std::vector<size_t>> kfold(size_t n, int k, uint64_t seed) {
 
 namespace {
 
-struct ConfigKeyHash {
-  size_t operator()(const std::tuple<double, int, int, double>& k) const {
-    size_t h = std::hash<double>()(std::get<0>(k));
-    h = h * 1000003u ^ std::hash<int>()(std::get<1>(k));
-    h = h * 1000003u ^ std::hash<int>()(std::get<2>(k));
-    return h * 1000003u ^ std::hash<double>()(std::get<3>(k));
-  }
-};
-
-// Each configuration's samples, in order of its first sample.
+// Each configuration's samples, configurations in the order of their keys
+// (batch, workers, nodes, epochs): the folds dealt from them then depend on
+// the set of rows and the seed, never on the order the rows came in.
 std::vector<std::vector<size_t>> config_groups(const SampleSet& s) {
-  std::unordered_map<std::tuple<double, int, int, double>, size_t, ConfigKeyHash> index;
-  std::vector<std::vector<size_t>> groups;
+  std::map<std::tuple<double, int, int, double>, std::vector<size_t>> by_key;
   for (size_t i = 0; i < s.size(); ++i) {
     const Sample& x = s.samples[i];
-    auto [it, fresh] = index.try_emplace({x.batch, x.workers, x.nodes, x.epochs}, groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(i);
+    by_key[{x.batch, x.workers, x.nodes, x.epochs}].push_back(i);
   }
+  std::vector<std::vector<size_t>> groups;
+  groups.reserve(by_key.size());
+  for (auto& [key, rows] : by_key) groups.push_back(std::move(rows));
   return groups;
 }
 

@@ -90,6 +90,10 @@ std::vector<WithinRunResidual> within_run_residuals(const MetricFactory& make, c
     for (size_t i : idx) ep.push_back(with.samples[i].epochs);
     std::sort(ep.begin(), ep.end());
     if (idx.size() < 2) continue;
+    // From the run's epochs in order, so that the folds do not depend on the
+    // order the rows came in.
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t a, size_t b) { return with.samples[a].epochs < with.samples[b].epochs; });
     std::shuffle(idx.begin(), idx.end(), rng);
     for (size_t j = 0; j < idx.size(); ++j) fold[idx[j]] = static_cast<int>(j % p.run_folds);
   }

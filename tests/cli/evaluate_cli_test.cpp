@@ -43,3 +43,41 @@ TEST(EvaluateCli, SplitsThatDoNotApplyAreSaidOnceNotScoredAsFailures) {
   EXPECT_EQ(said, 1u) << r.out;
   for (const auto& [note, n] : note_lines) EXPECT_EQ(n, 1) << note;
 }
+
+// The scores depend on the set of rows and the seed, not on the order the
+// rows came in: the configuration folds are dealt from the configurations
+// in key order.
+TEST(EvaluateCli, TheOrderOfTheRowsChangesNoScore) {
+  const std::string text = tptest::read_file(example("lenet-mnist-samples.csv"));
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (end > at) lines.push_back(text.substr(at, end - at));
+  }
+  size_t first_row = 0;  // past the comment and header lines
+  while (first_row < lines.size() && (lines[first_row][0] == '#' || lines[first_row].rfind("batch", 0) == 0)) ++first_row;
+  ASSERT_LT(first_row + 10, lines.size());
+  std::string reversed;
+  for (size_t i = 0; i < first_row; ++i) reversed += lines[i] + "\n";
+  for (size_t i = lines.size(); i-- > first_row;) reversed += lines[i] + "\n";
+  const auto dir = tptest::temp_dir("evaluate_order");
+  const std::string path = tptest::write_file(dir / "lenet-mnist-samples.csv", reversed);
+  auto as_given = tptest::run_cli("evaluate --samples " + example("lenet-mnist-samples.csv") + " --json");
+  auto backwards = tptest::run_cli("evaluate --samples " + path + " --json");
+  ASSERT_EQ(as_given.exit_code, 0) << as_given.err;
+  ASSERT_EQ(backwards.exit_code, 0) << backwards.err;
+  const auto a = nlohmann::json::parse(as_given.out)["datasets"]["lenet-mnist-samples"];
+  const auto b = nlohmann::json::parse(backwards.out)["datasets"]["lenet-mnist-samples"];
+  int compared = 0;
+  for (const auto& [model, parts] : a.items())
+    for (const char* part : {"time", "metric"}) {
+      const auto& x = parts[part]["cv_mre"];
+      const auto& y = b[model][part]["cv_mre"];
+      if (!x.is_number()) continue;
+      ASSERT_TRUE(y.is_number()) << model << " " << part;
+      EXPECT_NEAR(x.get<double>(), y.get<double>(), 1e-9 * std::max(1.0, x.get<double>())) << model << " " << part;
+      ++compared;
+    }
+  EXPECT_GT(compared, 5);
+}
