@@ -465,7 +465,7 @@ double GlobalBatchModel::effective_epochs(double global_batch, double epochs) co
 // The Optimus curve link fitted to (x, y), in loss units; `coarse` for ranking.
 OptimusCurve GlobalBatchModel::fit_curve(const std::vector<double>& x, const std::vector<double>& y,
                                          const std::vector<OptimusCurve::Spread>& sp, bool coarse) const {
-  const double floor = 1e-9 * std::max(1.0, std::abs(loss_.offset));
+  const double floor = loss_.loss_floor();
   std::vector<double> l(y.size()), xx(x.size());
   for (size_t i = 0; i < y.size(); ++i) l[i] = std::max(floor, loss_.to_loss(y[i])), xx[i] = std::max(x[i], 0.0);
   // The grid search only ranks candidates: a coarser beta2 search without

@@ -7,6 +7,8 @@
 //    every value lies in [0, 100] (F1, accuracy in percent), and otherwise
 //    c = max + (max - min), a ceiling the data does not reach.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,12 @@ struct MetricLoss {
   static MetricLoss for_values(MetricDirection d, const std::vector<double>& values);
   double to_loss(double metric) const { return direction == MetricDirection::kMax ? offset - metric : metric - offset; }
   double to_metric(double loss) const { return direction == MetricDirection::kMax ? offset - loss : loss + offset; }
+  // The least loss a curve is fitted to: a metric at or past its ceiling is
+  // clipped just above 0. Above the rounding of offset - metric (about
+  // 1e-16 |offset|), and far below the losses data far from 0 can show: a
+  // floor in proportion to the offset (1e-9 |offset|) flattened every loss
+  // of metrics near 1e9 to one value.
+  double loss_floor() const { return std::max(1e-9, 1e-14 * std::abs(offset)); }
   std::string describe() const;
 };
 

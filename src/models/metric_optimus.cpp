@@ -51,7 +51,7 @@ void OptimusMetricModel::fit(const SampleSet& samples) {
                                  p_.min_distinct_k, count));
   }
   // A loss of 0 or less (a metric at its ceiling) is clipped just above 0.
-  const double floor = 1e-9 * std::max(1.0, std::abs(loss_.offset));
+  const double floor = loss_.loss_floor();
   groups_.clear();
   for (const auto& pool : pools) {
     Group g{0, pool.front()->global_batch(), pool.back()->global_batch(), OptimusCurve(p_.curve)};

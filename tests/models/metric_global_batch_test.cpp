@@ -502,3 +502,27 @@ TEST(MetricRegistry, MetricModelsAreRegistered) {
     EXPECT_TRUE(e->make_metric != nullptr) << n;
   }
 }
+
+// A metric shifted by a constant is fitted as the same curve, shifted (the
+// ceiling rule is the same past [0, 100]: max + range): the loss floor stays
+// below the losses the data shows, where one in proportion to the offset
+// flattened every loss of metrics near 1e9 to one value.
+TEST(MetricLossCurves, AConstantShiftOfTheMetricShiftsThePrediction) {
+  auto shifted = [](double shift) {
+    SampleSet s = synthetic(5, false, 0.01);
+    for (auto& x : s.samples) *x.metric += shift;
+    return s;
+  };
+  const double base = 1000;
+  for (const char* name : {"optimus-curve", "global-batch"}) {
+    auto a = models::ModelRegistry::instance().make_metric(name);
+    a->fit(shifted(base));
+    for (double shift : {1e6, 1e9, 1e11}) {
+      auto b = models::ModelRegistry::instance().make_metric(name);
+      b->fit(shifted(shift));
+      for (double e : {2.0, 10.0, 30.0})
+        EXPECT_NEAR(b->predict(64, 2, e) - shift, a->predict(64, 2, e) - base, 2e-3)
+            << name << " shift " << shift << " e " << e;
+    }
+  }
+}
