@@ -18,6 +18,7 @@ InSampleScore in_sample_time(const models::TimeModel& m, const SampleSet& sample
 }
 
 InSampleScore in_sample_metric(const models::MetricModel& m, const SampleSet& samples) {
+  require_scoreable_metric(samples);
   std::vector<double> pred, truth;
   for (const auto& x : samples.with_metric()) {
     check_cancelled();

@@ -5,6 +5,7 @@
 #include "core/cancel.h"
 #include "core/error.h"
 #include "scoring/evaluate.h"
+#include "scoring/mre.h"
 #include "models/registry.h"
 
 namespace trainplan::scoring {
@@ -33,6 +34,7 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
     if (want_metric && metric_name == "auto" && e->make_metric && e->metric_auto == models::AutoChoice::kIncluded)
       metric_names.push_back(e->name);
   }
+  if (!metric_names.empty()) require_scoreable_metric(samples);
   const auto pick = [&](const std::vector<std::string>& names, ModelPart part, double& best, std::string& chosen) {
     if (names.empty()) return;
     const std::vector<std::optional<double>> cv = parts_cv_mre(names, part, samples, opts, params);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/error.h"
+
 namespace trainplan::scoring {
 
 double mre(const std::vector<double>& pred, const std::vector<double>& truth) {
@@ -17,6 +19,19 @@ double mre(const std::vector<double>& pred, const std::vector<double>& truth) {
   }
   if (total == 0) throw std::invalid_argument("mre: the true values sum to 0");
   return err / total;
+}
+
+void require_scoreable_metric(const SampleSet& samples) {
+  bool any = false;
+  for (const auto& x : samples.samples)
+    if (x.metric) {
+      if (*x.metric != 0) return;
+      any = true;
+    }
+  if (any)
+    throw InputError(samples.source, 0, "metric",
+                     "every metric value is 0: a relative error (MRE) is not defined, so no metric model can be "
+                     "scored; check the column, or leave it empty to plan by time alone");
 }
 
 }  // namespace trainplan::scoring

@@ -1,5 +1,6 @@
 // Every bad-input case of the sample format, through the CLI: exit code 2 and
 // a message naming the file, the line and the column.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,24 @@ TEST(BadSampleFile, MissingFileExitsTwo) {
   auto r = tptest::run_cli("evaluate --samples /nonexistent/samples.csv --models isotonic-mi");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(r.err, "/nonexistent/samples.csv", 0, ""));
+}
+
+// Metrics that are all 0 leave no relative error to score a metric model by:
+// fit, predict and plan all refuse them alike, naming the column.
+TEST(BadSampleFile, MetricsThatAreAllZeroAreNamed) {
+  auto dir = tptest::temp_dir("bad_zero_metrics");
+  std::string text = "batch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {16, 32, 64})
+    for (int r : {1, 2})
+      for (int e : {1, 2}) text += fmt::format("{},{},{},{},0\n", b, r, e, 10.0 / (b * r));
+  const std::string path = tptest::write_file(dir / "zeros.csv", text);
+  for (const std::string verb : {"fit --samples " + path + " --time-model per-batch-extrapolation --metric-model global-batch",
+                                 "fit --samples " + path, "predict --samples " + path + " --batch 16 --workers 1 --epochs 2",
+                                 "plan --samples " + path + " --target 0.5 --deadline 1h"}) {
+    auto r = tptest::run_cli(verb);
+    EXPECT_EQ(r.exit_code, 2) << verb << "\n" << r.err;
+    EXPECT_TRUE(tptest::names_input_error(r.err, path, 0, "metric", {"every metric value is 0"})) << verb << r.err;
+  }
 }
 
 // A folder where a JSON file is due: named, exit 2, and with --json one line of JSON on stdout.
