@@ -38,6 +38,10 @@ inline constexpr double kMostEpochSeconds = 1e9;
 // their cross-validated errors.
 inline constexpr double kMostMetricMagnitude = 1e12;
 
+// The largest relative uncertainty of a measured epoch time (time_spread):
+// +-1000% is no measurement, and an interval scaled by more reaches infinity.
+inline constexpr double kMostTimeSpread = 10;
+
 struct Sample {
   double batch = 0;          // per-worker batch size
   int workers = 0;           // data-parallel workers (GPUs or processes)

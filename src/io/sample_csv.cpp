@@ -137,8 +137,12 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     if (t.has_column("grad_var")) s.grad_var = t.optional_number(row, "grad_var");
     if (t.has_column("time_spread")) {
       s.time_spread = t.optional_number(row, "time_spread");
-      if (s.time_spread && *s.time_spread < 0)
-        t.fail(row, "time_spread", "must be >= 0, got " + t.text(row, "time_spread"));
+      // A relative uncertainty: past 10 (+-1000%) the time is not measured at
+      // all, and the intervals scaled by it would reach infinity.
+      if (s.time_spread && (*s.time_spread < 0 || *s.time_spread > kMostTimeSpread))
+        t.fail(row, "time_spread",
+               fmt::format("must be in [0, {:g}] (a relative uncertainty: 0.02 is +-2%), got {}", kMostTimeSpread,
+                           t.text(row, "time_spread")));
     }
     std::string kind = t.has_column("source") ? t.text(row, "source") : "";
     if (kind.empty() || kind == "trial") {
