@@ -3,32 +3,58 @@
 // (docs/SERVER.md), and every chart is drawn here with uPlot from that JSON.
 "use strict";
 
-const state = { fitId: null, fitBody: null, samplesLabel: null, samples: null, moved: null, charts: {},
-  watchSeq: 0, watchTimer: null };
+const state = { fitId: null, fitBody: null, samples: null, moved: null, charts: {},
+  seq: {}, busy: {}, watchSeq: 0, watchTimer: null };
 const $ = (id) => document.getElementById(id);
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+const GREY = "#999999";
 
 // ---- the API ---------------------------------------------------------------
 
-// POSTs `body` as JSON; resolves with the answer, or rejects with an Error
-// whose message is the API's `error` (and `.status`, `.body`).
+// POSTs `body` as JSON (GETs without one); resolves with the answer, or
+// rejects with an Error whose message says what went wrong in words: the
+// API's `error` (with `.status` and `.body`), a server that cannot be
+// reached, or an answer that is not the API's JSON.
 async function api(path, body) {
   const init = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   };
-  const res = await fetch(path, init);
+  let res, raw;
+  try {
+    res = await fetch(path, init);
+    raw = await res.text();
+  } catch (e) {
+    // fetch rejects only when no answer (or half of one) came: the server stopped, or the network is down.
+    throw new Error(`the server cannot be reached (${path}): is trainplan serve still running?`);
+  }
   let json = null;
-  try { json = await res.json(); } catch (e) { /* not JSON: reported below */ }
+  try { json = JSON.parse(raw); } catch (e) { /* not JSON: said below */ }
   if (!res.ok) {
-    const err = new Error(json && json.error ? json.error : `HTTP ${res.status}`);
+    // An error of the API is JSON with `error`; anything else (a proxy's HTML page, say) is quoted.
+    const err = new Error(json && json.error ? json.error : `HTTP ${res.status}` + (brief(raw) ? `: ${brief(raw)}` : ""));
     err.status = res.status;
     err.body = json;
     throw err;
   }
+  if (json === null || typeof json !== "object")
+    throw new Error(`the server's answer to ${path} could not be read (HTTP ${res.status}, not the API's JSON: ` +
+      `${brief(raw) || "empty"})`);
   return json;
 }
 
+// The first words of an answer that is not the API's JSON, its markup dropped.
+function brief(raw) {
+  const words = raw.replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, " ").replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ").trim();
+  return words.length > 160 ? words.slice(0, 160) + "…" : words;
+}
+
 function status(text) { $("status").textContent = text; }
+
+// The header's word for a request that failed: a 422 without a `field` is a
+// plan whose constraints cannot be met; with one (a search over
+// --max-plan-cells, samples over --max-rows) the request itself was refused.
+const failure = (e) => (e.status === 422 && !(e.body && e.body.field) ? "nothing fits" : "error");
 
 function showError(id, err) {
   const el = $(id);
@@ -39,14 +65,47 @@ function showError(id, err) {
   el.hidden = false;
 }
 
+// Each form's requests are numbered: an answer is shown only while its request
+// is still the form's latest, so a slower earlier answer never replaces a later
+// one. `invalidate` makes the request in flight stale without asking anew (new
+// samples do this to every form whose answer rests on the old ones).
+function invalidate(form) { state.seq[form] = (state.seq[form] || 0) + 1; return state.seq[form]; }
+
+// Runs `work(current)` as the form's latest request with `button` disabled
+// from the first moment, so that a double click asks once; `current()` says
+// whether it is still the latest, and a stale answer or error is dropped. The
+// button comes back when the form's last request ends.
+async function whileBusy(form, button, errorId, work) {
+  const n = invalidate(form);
+  const current = () => state.seq[form] === n;
+  state.busy[form] = n;
+  $(button).disabled = true;
+  try {
+    await work(current);
+  } catch (e) {
+    if (current()) {
+      showError(errorId, e);
+      status(failure(e));
+    }
+  } finally {
+    if (state.busy[form] === n) {
+      state.busy[form] = 0;
+      $(button).disabled = false;
+    }
+  }
+}
+
 // ---- formatting ------------------------------------------------------------
 
 function fmt(x, digits = 4) {
   if (x === null || x === undefined) return "—";
   if (typeof x !== "number") return String(x);
-  if (Number.isInteger(x)) return String(x);
+  // Whole numbers as they are, up to where doubles stop being exact (1.0999999999999998e+25 is no reading).
+  if (Number.isInteger(x) && Math.abs(x) < 1e15) return String(x);
   return Number(x.toPrecision(digits)).toString();
 }
+// A number that may be huge, for a label: 3 significant digits, and from a million on as a power of ten (1e+30).
+const compact = (x) => (Math.abs(x) >= 1e6 ? Number(x.toPrecision(3)).toExponential() : fmt(x, 3));
 const pct = (x) => (x === null || x === undefined ? "—" : (100 * x).toFixed(1) + "%");
 
 // Fills `table` with a header row and one row per item; `cols` are
@@ -110,19 +169,11 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
       bands.push({ series: [useries.length - 2, useries.length - 1], fill: color + "22" });
     }
   }
-  // A hidden parent has no width: the chart then takes the page's.
+  // A hidden parent has no width: the chart then takes the page's. Narrower
+  // than 240 px its axes leave no room to plot.
   const room = el.parentElement.clientWidth || document.querySelector("main").clientWidth;
-  const width = Math.max(360, Math.min(580, room - 20));
-  // Ticks in as many significant digits as their spacing needs (at least 3):
-  // uPlot's own fixed decimals print 0 for tiny GPU-hours.
-  const ticks = (u, splits) => {
-    const vals = splits.filter((v) => v !== null && Number.isFinite(v));
-    let step = Infinity;
-    for (let i = 1; i < vals.length; i++) if (vals[i] !== vals[i - 1]) step = Math.min(step, Math.abs(vals[i] - vals[i - 1]));
-    const top = vals.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
-    const digits = Number.isFinite(step) && top > 0 ? Math.min(15, Math.max(3, Math.ceil(Math.log10(top / step)) + 1)) : 3;
-    return splits.map((v) => (v === null ? "" : fmt(v, digits)));
-  };
+  const width = Math.max(240, Math.min(580, room - 20));
+  const ticks = (u, splits) => tickLabels(splits);
   const u = new uPlot({
     title, width, height: 330, bands,
     scales: { x: { time: false, distr: opts.logx ? 3 : 1, range: opts.xrange ? () => opts.xrange : undefined },
@@ -131,9 +182,14 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
     legend: { live: false },
     series: useries,
   }, data, el);
-  // The band's edges are drawn but not listed: the legend names the curves and the points.
-  for (const row of u.root.querySelectorAll(".u-legend tr"))
-    if (/ (hi|lo)$/.test(row.textContent.trim())) row.style.display = "none";
+  // The band's edges are drawn but not listed: the legend names the curves and
+  // the points, each label once (the grey points of every run without a curve share one).
+  const listed = new Set();
+  for (const row of u.root.querySelectorAll(".u-legend tr")) {
+    const name = row.textContent.trim();
+    if (/ (hi|lo)$/.test(name) || listed.has(name)) row.style.display = "none";
+    listed.add(name);
+  }
   state.charts[id] = u;
   // The chart's words for a screen reader: what it plots and over what ranges.
   const range = (vals) => {
@@ -143,9 +199,37 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
   };
   const ys = series.flatMap((s) => [...s.y, ...(s.lo || []), ...(s.hi || [])]);
   el.setAttribute("role", "img");
-  el.setAttribute("aria-label", `${title}: ${series.map((s) => s.label).join(", ")}; ${xlabel} ${range(xs)}; ` +
+  el.setAttribute("aria-label", `${title}: ${[...new Set(series.map((s) => s.label))].join(", ")}; ${xlabel} ${range(xs)}; ` +
     `${ylabel} ${range(ys)}`);
 }
+
+// Tick labels in as many significant digits as their spacing needs, at least
+// 3: enough for the step's own last digit at the largest tick (212.5, 215,
+// 217.5 keep their .5); from a million on as powers of ten (2.5e+6). uPlot's
+// own fixed decimals print 0 for tiny GPU-hours.
+function tickLabels(splits) {
+  const vals = splits.filter((v) => v !== null && Number.isFinite(v));
+  let step = Infinity;
+  for (let i = 1; i < vals.length; i++) if (vals[i] !== vals[i - 1]) step = Math.min(step, Math.abs(vals[i] - vals[i - 1]));
+  const top = vals.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
+  let digits = 3;
+  if (Number.isFinite(step) && top > 0) {
+    // The power of ten of the step's last significant digit (2.5: -1; 20: 1),
+    // read past the float noise of a difference (0.30000000000000004).
+    const [mantissa, exp] = Number(step.toPrecision(6)).toExponential().split("e");
+    const last = Number(exp) - (mantissa.split(".")[1] || "").length;
+    digits = Math.min(15, Math.max(3, Math.floor(Math.log10(Number(top.toPrecision(12)))) - last + 1));
+  }
+  // A zero reached by adding steps may be off by float noise: it is 0, not 1e-17.
+  return splits.map((v) => (v === null ? "" : Number.isFinite(step) && Math.abs(v) < 1e-9 * step ? "0"
+    : Math.abs(v) >= 1e6 ? Number(v.toPrecision(digits)).toExponential() : fmt(v, digits)));
+}
+
+// Where a frontier drawn flat past its slowest point ends: at the deadline, but
+// at most two decades (of a log axis) past that point, so a huge deadline
+// (1e30 s) does not squeeze every step against the left edge.
+const TAIL_DECADES = 2;
+const tailEnd = (slowest, deadline) => Math.min(deadline, slowest * 10 ** TAIL_DECADES);
 
 // ---- samples ---------------------------------------------------------------
 
@@ -163,27 +247,83 @@ async function loadModels() {
   } catch (e) { status(`GET /models: ${e.message}`); }
 }
 
+// A form's three sources of text: a file chosen, text pasted, a path on the
+// server. The one changed last is sent (a file chosen after text was pasted
+// wins, and the other way round), and `noteId` says which, so that two given
+// at once are never a silent guess. Until one changes: file, text, path.
+const sources = {};
+
+function trackSources(form, fileId, textId, pathId, noteId) {
+  sources[form] = { order: [fileId, textId, pathId], fileId, textId, pathId, noteId };
+  for (const id of [fileId, textId, pathId]) {
+    $(id).addEventListener(id === fileId ? "change" : "input", () => {
+      const order = sources[form].order;
+      order.splice(order.indexOf(id), 1);
+      order.unshift(id);
+      saySource(form);
+    });
+  }
+}
+
+// The sources given, the one to send first: [{id, words (which, in words), name (the file's or
+// the path; none for pasted text), read: () => its text or the path}].
+function givenSources(form) {
+  const src = sources[form];
+  const out = [];
+  for (const id of src.order) {
+    if (id === src.fileId && $(id).files[0]) {
+      const file = $(id).files[0];
+      out.push({ id, name: file.name, words: `the file ${file.name}`, read: () => file.text() });
+    } else if (id === src.textId && $(id).value.trim()) {
+      out.push({ id, words: "the pasted text", read: () => $(id).value });
+    } else if (id === src.pathId && $(id).value.trim()) {
+      const path = $(id).value.trim();
+      out.push({ id, name: path, words: `the path ${path}`, read: () => path });
+    }
+  }
+  return out;
+}
+
+function saySource(form) {
+  const given = givenSources(form);
+  const text = !given.length ? "" : `sends ${given[0].words}` +
+    (given.length > 1 ? ` (changed last; not ${given.slice(1).map((g) => g.words).join(" or ")})` : "");
+  // Said again only when it changes: each key typed would otherwise be announced.
+  if ($(sources[form].noteId).textContent !== text) $(sources[form].noteId).textContent = text;
+}
+
+// The samples the form names, as /fit's fields, and in words.
 async function samplesBody() {
-  const file = $("samples-file").files[0];
-  const path = $("samples-path").value.trim();
-  const text = $("samples-text").value;
-  // The name says which samples in words; the API calls pasted and uploaded text alike `samples_csv`.
-  if (file) return { body: { samples_csv: await file.text() }, name: file.name };
-  if (text.trim()) return { body: { samples_csv: text }, name: "the pasted samples" };
-  if (path) return { body: { samples_path: path }, name: path };
-  throw new Error("give a samples CSV: a file, its text, or a path on the server");
+  const [src] = givenSources("samples");
+  if (!src) throw new Error("give a samples CSV: a file, its text, or a path on the server");
+  // The API calls pasted and uploaded text alike `samples_csv`: the name says which in words.
+  if (src.id === "samples-path") return { body: { samples_path: src.read() }, name: src.name };
+  return { body: { samples_csv: await src.read() }, name: src.name || "the pasted samples" };
+}
+
+// Everything shown from the samples loaded before goes when a load starts, so
+// that a load, even one that fails, leaves no result on the old ones: the fit
+// the Plan tab plans on, its plan, the move to another GPU (and the moved
+// samples "Plan on" would fit), the plans on each GPU, the charts and the
+// models' table; and an answer still coming for any of them is stale.
+function forgetSamples() {
+  state.fitId = state.fitBody = state.samples = state.moved = null;
+  for (const form of ["plan", "transfer", "moved-plan", "compare"]) invalidate(form);
+  for (const id of ["samples-error", "plan-error", "transfer-error", "compare-error"]) showError(id, null);
+  for (const id of ["plan-result", "transfer-result", "compare-result"]) $(id).hidden = true;
+  $("plan-submit").disabled = true;
+  $("fit-summary").textContent = "";
+  chart("chart-time", "", "", "", []);
+  chart("chart-metric", "", "", "", []);
+  $("chart-metric").closest("figure").hidden = false;
+  $("eval-table").replaceChildren();
 }
 
 async function onSamples(ev) {
   ev.preventDefault();
-  const summary = $("fit-summary");
-  summary.textContent = "";
+  forgetSamples();
   // One load at a time: a slower earlier answer must not replace a later one.
   $("samples-load").disabled = true;
-  // Until this load succeeds there is no fit to plan on: not the previous one.
-  state.fitId = null;
-  state.samples = null;
-  $("plan-submit").disabled = true;
   try {
     const samples = await samplesBody();
     const body = { ...samples.body };
@@ -192,9 +332,9 @@ async function onSamples(ev) {
     status("fitting…");
     const fit = await api("/fit", body);
     state.samples = samples;  // what the Another GPU tab moves
-    await adoptFit(fit, body);
+    await adoptFit(fit, body, samples.name, () => true);
   } catch (e) {
-    summary.textContent += (summary.textContent ? "\n" : "") + `error: ${e.message}`;
+    showError("samples-error", e);
     status("error");
   } finally {
     $("samples-load").disabled = false;
@@ -202,16 +342,20 @@ async function onSamples(ev) {
   }
 }
 
-// Makes `fit` (POST /fit's answer to `body`) the one the Plan tab plans on,
-// says what it is and draws its curves. `body` fits it again when the
+// Makes `fit` (POST /fit's answer to `body`, the samples `name` says in
+// words) the one the Plan tab plans on, says what it is and draws its curves,
+// unless `current()` turns false meanwhile. `body` fits it again when the
 // server has let go of its id (a busy server holds --max-fits ids).
-async function adoptFit(fit, body) {
+async function adoptFit(fit, body, name, current) {
+  // A plan on the fit before is not one on this.
+  invalidate("plan");
+  showError("plan-error", null);
+  $("plan-result").hidden = true;
   state.fitId = fit.id;
   state.fitBody = body;
-  state.samplesLabel = fit.samples;
   $("plan-submit").disabled = false;
   let text =
-    `${fit.id}: ${fit.n_samples} samples (${fit.samples}), metric ${fit.direction === "max" ? "higher" : "lower"} is better; ` +
+    `${fit.id}: ${fit.n_samples} samples (${name}), metric ${fit.direction === "max" ? "higher" : "lower"} is better; ` +
     `time model ${fit.time_model}, metric model ${fit.metric_model || "none"}; in-sample MRE time ${pct(fit.in_sample_mre.time)}, ` +
     `metric ${pct(fit.in_sample_mre.metric)}\n${fit.choice}` + (fit.note ? `\n${fit.note}` : "");
   if (fit.times_predicted_from)
@@ -220,7 +364,9 @@ async function adoptFit(fit, body) {
         "above; plans with a confidence include it" : "");
   $("fit-summary").textContent = text;
   status("drawing the curves…");
-  const cur = await api("/curves", { id: fit.id, evaluate: "all" });
+  // As many curves as colours: the measured points of the batches and runs past them are drawn grey.
+  const cur = await api("/curves", { id: fit.id, evaluate: "all", curves: PALETTE.length });
+  if (!current()) return;
   drawCurves(cur);
   status(`loaded ${fit.id}`);
 }
@@ -228,34 +374,61 @@ async function adoptFit(fit, body) {
 // The factor an 80% two-sided interval spans on each side, for a log standard deviation.
 const factor80 = (logSd) => Math.exp(1.2815515655446004 * logSd);
 
+// Every measured point is drawn: /curves draws a curve for up to `curves`
+// batches (and runs), spread evenly, and the points of the others are grey,
+// listed once as "measured, no curve"; the summary says how many have a curve.
 function drawCurves(cur) {
   const t = cur.time;
+  const noCurve = "measured, no curve";
   const tseries = [];
-  t.curves.forEach((c, k) => {
-    const color = PALETTE[k % PALETTE.length];
-    tseries.push({ label: `b=${fmt(c.batch)}`, x: c.workers, y: c.epoch_time_s, lo: c.lo, hi: c.hi, color });
-    // Measured points at this batch: the mean epoch time per worker count.
+  // The mean measured epoch time per worker count of one batch.
+  const timesOf = (batch) => {
     const by = new Map();
-    for (const p of t.points.filter((p) => p.batch === c.batch)) {
+    for (const p of t.points.filter((p) => p.batch === batch)) {
       const v = by.get(p.workers) || [0, 0];
       by.set(p.workers, [v[0] + p.epoch_time_s, v[1] + 1]);
     }
     const ws = [...by.keys()].sort((a, b) => a - b);
-    tseries.push({ label: `measured b=${fmt(c.batch)}`, x: ws, y: ws.map((w) => by.get(w)[0] / by.get(w)[1]), points: true, color });
+    return { x: ws, y: ws.map((w) => by.get(w)[0] / by.get(w)[1]) };
+  };
+  t.curves.forEach((c, k) => {
+    const color = PALETTE[k % PALETTE.length];
+    tseries.push({ label: `b=${fmt(c.batch)}`, x: c.workers, y: c.epoch_time_s, lo: c.lo, hi: c.hi, color });
+    tseries.push({ label: `measured b=${fmt(c.batch)}`, ...timesOf(c.batch), points: true, color });
   });
+  const batches = [...new Set(t.points.map((p) => p.batch))].sort((a, b) => a - b);
+  const curved = new Set(t.curves.map((c) => c.batch));
+  for (const b of batches.filter((b) => !curved.has(b))) tseries.push({ label: noCurve, ...timesOf(b), points: true, color: GREY });
   chart("chart-time", `epoch time: ${t.model}`, "workers", "seconds per epoch", tseries, { logy: true });
+  const notes = [];
+  if (curved.size < batches.length)
+    notes.push(`epoch-time chart: curves for ${curved.size} of the ${batches.length} batches measured, ` +
+      `the points of ${batches.filter((b) => !curved.has(b)).map((b) => `b=${fmt(b)}`).join(", ")} in grey`);
   const m = cur.metric;
+  $("chart-metric").closest("figure").hidden = !m;
   if (m) {
     const mseries = [];
+    const run = (b, w) => `${b}×${w}`;
+    const pointsOf = (b, w) => {
+      const pts = m.points.filter((p) => p.batch === b && p.workers === w).sort((x, y) => x.epochs - y.epochs);
+      return { x: pts.map((p) => p.epochs), y: pts.map((p) => p.metric) };
+    };
     m.curves.forEach((c, k) => {
       const color = PALETTE[k % PALETTE.length];
       mseries.push({ label: `b=${fmt(c.batch)}×${c.workers}`, x: c.epochs, y: c.metric, lo: c.lo, hi: c.hi, color });
-      const pts = m.points.filter((p) => p.batch === c.batch && p.workers === c.workers).sort((a, b) => a.epochs - b.epochs);
-      mseries.push({ label: `measured ${fmt(c.batch)}×${c.workers}`, x: pts.map((p) => p.epochs), y: pts.map((p) => p.metric), points: true, color });
+      mseries.push({ label: `measured ${fmt(c.batch)}×${c.workers}`, ...pointsOf(c.batch, c.workers), points: true, color });
     });
+    const curvedRuns = new Set(m.curves.map((c) => run(c.batch, c.workers)));
+    const runs = new Map(m.points.map((p) => [run(p.batch, p.workers), p]));
+    for (const [key, p] of runs)
+      if (!curvedRuns.has(key)) mseries.push({ label: noCurve, ...pointsOf(p.batch, p.workers), points: true, color: GREY });
     chart("chart-metric", `metric: ${m.model}`, "epochs", "metric", mseries);
+    if (curvedRuns.size < runs.size)
+      notes.push(`metric chart: curves for ${curvedRuns.size} of the ${runs.size} runs (batch × workers) measured, ` +
+        "the points of the others in grey");
   } else {
     chart("chart-metric", "", "", "", []);
+    notes.push("no metric in these samples: only the epoch times are charted");
   }
   const rows = [];
   if (cur.evaluation) {
@@ -270,7 +443,7 @@ function drawCurves(cur) {
     ["metric: in-sample", (r) => pct(r.s.metric.in_sample_mre)],
   ], rows.filter((r) => r.s.time.cv_mre !== null || r.s.metric.cv_mre !== null),
   (r) => r.name === cur.time_model || r.name === cur.metric_model);
-  if (cur.notes && cur.notes.length) $("fit-summary").textContent += "\n" + cur.notes.join("\n");
+  for (const note of [...(cur.notes || []), ...notes]) $("fit-summary").textContent += "\n" + note;
 }
 
 // ---- plan ------------------------------------------------------------------
@@ -281,12 +454,20 @@ function numberField(id) {
   const v = $(id).value.trim();
   if (v === "") return null;
   const n = Number(v);
-  if (!Number.isFinite(n)) {
-    const label = $(id).closest("label");
-    const name = label ? label.firstChild.textContent.trim() : id;
-    throw new Error(`${name}: '${v}' is not a number`);
-  }
+  if (!Number.isFinite(n)) throw new Error(`${boxName(id)}: '${v}' is not a number`);
   return n;
+}
+
+// A number box the server would quietly take a default for when empty: empty is an error naming it.
+function requiredNumber(id) {
+  const n = numberField(id);
+  if (n === null) throw new Error(`${boxName(id)}: give a number`);
+  return n;
+}
+
+function boxName(id) {
+  const label = $(id).closest("label");
+  return label ? label.firstChild.textContent.trim() : id;
 }
 
 async function onPlan(ev) {
@@ -294,36 +475,36 @@ async function onPlan(ev) {
   showError("plan-error", null);
   $("plan-result").hidden = true;
   if (!state.fitId) { showError("plan-error", new Error("load samples first (Samples tab)")); return; }
-  try {
+  await whileBusy("plan", "plan-submit", "plan-error", async (current) => {
     const body = { id: state.fitId, target: numberField("plan-target"), deadline: numberField("plan-deadline"), frontier: true };
     const mw = numberField("plan-max-workers");
     if (mw !== null) body.max_workers = mw;
     const conf = numberField("plan-confidence");
     if (conf !== null && conf > 0) body.confidence = conf;
     status("planning…");
-    const planned = await planOnFit(body);
+    const planned = await planOnFit(body, state.fitBody, current);
+    if (!current()) return;
     showPlan(planned.plan);
     status("planned" + planned.note);
-  } catch (e) {
-    showError("plan-error", e);
-    // 422: the constraints cannot be met; anything else is an error of the request.
-    status(e.status === 422 ? "nothing fits" : "error");
-  }
+  });
+  // Plans wait for a fit (a load in flight has none).
+  if (state.fitId === null) $("plan-submit").disabled = true;
 }
 
 // POST /plan on the fitted id: {plan, note}. When the server has let go of
 // the id (404: it holds --max-fits ids, the least recently used go first),
-// the samples are fitted again under a new id and the plan asked once more;
-// `note` then says so.
-async function planOnFit(body) {
+// the samples (`fitBody`) are fitted again under a new id, which the page
+// keeps while the plan is `current()`, and the plan asked once more; `note`
+// then says so.
+async function planOnFit(body, fitBody, current) {
   try {
     return { plan: await api("/plan", body), note: "" };
   } catch (e) {
-    if (e.status !== 404 || !state.fitBody) throw e;
-    const old = state.fitId;
+    if (e.status !== 404 || !fitBody) throw e;
+    const old = body.id;
     status(`the server let go of ${old}: fitting the samples again…`);
-    const fit = await api("/fit", state.fitBody);
-    state.fitId = fit.id;
+    const fit = await api("/fit", fitBody);
+    if (current()) state.fitId = fit.id;
     return { plan: await api("/plan", { ...body, id: fit.id }), note: ` (the server had let go of ${old}: fitted again as ${fit.id})` };
   }
 }
@@ -356,30 +537,18 @@ function showPlan(p) {
   ], p.nearest_trials);
   const f = (p.frontier || []).slice().sort((a, b) => a.total_time_s - b.total_time_s);
   const fx = f.map((x) => x.total_time_s), fy = f.map((x) => x.cost_worker_h);
-  // The last run stays the cheapest up to the deadline asked.
-  if (f.length && p.deadline_s > fx[fx.length - 1]) { fx.push(p.deadline_s); fy.push(fy[fy.length - 1]); }
+  // The last run stays the cheapest up to the deadline asked: drawn flat towards it, and said where it is cut short.
+  const end = f.length ? tailEnd(fx[fx.length - 1], p.deadline_s) : 0;
+  if (end > fx[fx.length - 1]) { fx.push(end); fy.push(fy[fy.length - 1]); }
   $("plan-result").hidden = false;  // before the chart, which takes its parent's width
   chart("chart-frontier", "cheapest run for each deadline", "deadline, s", "GPU-hours", f.length ? [
-    { label: "frontier", x: fx, y: fy, color: PALETTE[0], stepped: true },
+    { label: end < p.deadline_s ? `frontier (flat on to the deadline, ${compact(p.deadline_s)} s)` : "frontier",
+      x: fx, y: fy, color: PALETTE[0], stepped: true },
     { label: "chosen", x: [c.total_time_s], y: [c.cost_worker_h], points: true, color: PALETTE[1] },
   ] : [], { logx: true });  // deadlines span decades: the steps sit near the fastest runs
 }
 
 // ---- another GPU -------------------------------------------------------------
-
-// Runs `work` with `button` disabled, so that one answer at a time is shown;
-// an error goes to the `errorId` box and the status line.
-async function whileBusy(button, errorId, work) {
-  $(button).disabled = true;
-  try {
-    await work();
-  } catch (e) {
-    showError(errorId, e);
-    status("error");
-  } finally {
-    $(button).disabled = false;
-  }
-}
 
 // What the training ran in, and will run in where it is moved, for moving its
 // samples to another GPU (transfer's --precision, --target-precision and --tf32).
@@ -395,16 +564,20 @@ async function onTransfer(ev) {
   ev.preventDefault();
   showError("transfer-error", null);
   $("transfer-result").hidden = true;
+  // The samples moved before go, and a "Plan on" fitting them is stale.
   state.moved = null;
-  if (!state.samples) { showError("transfer-error", new Error("load samples first (Samples tab)")); return; }
-  await whileBusy("transfer-submit", "transfer-error", async () => {
-    const body = { ...state.samples.body, ...trainingFields(), from_gpu: $("transfer-from").value,
+  invalidate("moved-plan");
+  const samples = state.samples;
+  if (!samples) { showError("transfer-error", new Error("load samples first (Samples tab)")); return; }
+  await whileBusy("transfer", "transfer-submit", "transfer-error", async (current) => {
+    const body = { ...samples.body, ...trainingFields(), from_gpu: $("transfer-from").value,
       to_gpu: $("transfer-to").value };
     const trials = $("transfer-trials").files[0];
     if (trials) body.trials_csv = await trials.text();
     status("moving the samples…");
-    state.moved = await api("/transfer", body);
-    state.moved.name = state.samples.name;
+    const moved = await api("/transfer", body);
+    if (!current()) return;
+    state.moved = { ...moved, name: samples.name };
     showTransfer(state.moved);
     status("predicted");
   });
@@ -450,11 +623,13 @@ async function onTransferPlan() {
   const t = state.moved;
   if (!t) return;
   showError("transfer-error", null);
-  await whileBusy("transfer-plan", "transfer-error", async () => {
+  await whileBusy("moved-plan", "transfer-plan", "transfer-error", async (current) => {
     status("fitting the moved samples…");
     const body = { samples_csv: t.samples_csv };
-    await adoptFit(await api("/fit", body), body);
-    showTab("plan");
+    const fit = await api("/fit", body);
+    if (!current()) return;
+    await adoptFit(fit, body, `${t.name} moved to ${t.to_gpu}`, current);
+    if (current()) showTab("plan");
   });
 }
 
@@ -477,12 +652,13 @@ async function onCompare(ev) {
   ev.preventDefault();
   showError("compare-error", null);
   $("compare-result").hidden = true;
-  if (!state.samples) { showError("compare-error", new Error("load samples first (Samples tab)")); return; }
+  const samples = state.samples;
+  if (!samples) { showError("compare-error", new Error("load samples first (Samples tab)")); return; }
   status("planning on each GPU…");  // at once: reading a trials file comes first, and the last answer's status must not stand
-  await whileBusy("compare-submit", "compare-error", async () => {
+  await whileBusy("compare", "compare-submit", "compare-error", async (current) => {
     const gpus = $("compare-gpus").value.split(",").map((x) => x.trim()).filter((x) => x);
     if (!gpus.length) throw new Error("GPUs: name at least one");
-    const body = { ...state.samples.body, ...trainingFields(), from_gpu: $("transfer-from").value, gpus,
+    const body = { ...samples.body, ...trainingFields(), from_gpu: $("transfer-from").value, gpus,
       target: numberField("compare-target"), deadline: numberField("compare-deadline"), frontier: true };
     const prices = parsePrices($("compare-prices").value);
     if (prices) body.prices = prices;
@@ -493,25 +669,32 @@ async function onCompare(ev) {
     const conf = numberField("compare-confidence");
     if (conf !== null && conf > 0) body.confidence = conf;
     status("planning on each GPU…");
-    let answer;
+    let answer, none = false;
     try {
       answer = await api("/plan", body);
     } catch (e) {
       // No GPU has a plan: the answer still holds each GPU's reason.
-      if (e.status === 422 && e.body && e.body.plan) { showError("compare-error", e); answer = e.body.plan; } else throw e;
+      if (!(e.status === 422 && e.body && e.body.plan)) throw e;
+      if (!current()) return;
+      showError("compare-error", e);
+      answer = e.body.plan;
+      none = true;
     }
+    if (!current()) return;
     showComparison(answer, Boolean(prices), body.deadline);
     if (timed) $("compare-summary").textContent += `\n${timedOn}'s move corrected by the trials chosen above (${trialsFile.name})`;
-    status("planned on each GPU");
+    status(none ? "no GPU fits" : "planned on each GPU");
   });
 }
 
 // Each GPU's frontier as a step, flat from its slowest point on to one right
-// edge (the deadline, or past the slowest GPU's last point), and its plan as a
-// point: `time` and `cost` read a frontier point, `chosen` a GPU's plan.
+// edge (the deadline, or past the slowest GPU's last point; at most
+// TAIL_DECADES past that point), and its plan as a point: `time` and `cost`
+// read a frontier point, `chosen` a GPU's plan.
 function gpuFrontierSeries(rows, deadline, time, cost, label, chosen) {
   const withFront = rows.filter((g) => (g.frontier || []).length);
-  const right = Math.max(deadline, ...withFront.map((g) => 1.3 * time(g.frontier[g.frontier.length - 1])));
+  const slowest = Math.max(...withFront.map((g) => time(g.frontier[g.frontier.length - 1])));
+  const right = tailEnd(slowest, Math.max(deadline, 1.3 * slowest));
   const series = [];
   withFront.forEach((g) => {
     const color = PALETTE[rows.indexOf(g) % PALETTE.length];
@@ -602,15 +785,15 @@ async function onSimulate(ev) {
   $("sim-note").hidden = true;
   chart("chart-jct", "", "", "", []);
   chart("chart-util", "", "", "", []);
-  try {
+  await whileBusy("sim", "sim-submit", "sim-error", async (current) => {
     const policies = [...document.querySelectorAll("#sim-policies input:checked")].map((i) => i.value);
-    const body = { workload: $("sim-workload").value, policies, nodes: numberField("sim-nodes"),
-      gpus_per_node: numberField("sim-gpus"), load_scale: numberField("sim-load") };
+    const body = { workload: $("sim-workload").value, policies, nodes: requiredNumber("sim-nodes"),
+      gpus_per_node: requiredNumber("sim-gpus"), load_scale: requiredNumber("sim-load") };
     if ($("sim-gpu2").value) {
       // Two GPU types: the nodes above of the GPU above (the traces' own, T4, as traced), and the second group.
       body.cluster = [
         { gpu: $("sim-gpu").value || "t4", nodes: body.nodes, gpus_per_node: body.gpus_per_node },
-        { gpu: $("sim-gpu2").value, nodes: numberField("sim-nodes2"), gpus_per_node: numberField("sim-gpus2") },
+        { gpu: $("sim-gpu2").value, nodes: requiredNumber("sim-nodes2"), gpus_per_node: requiredNumber("sim-gpus2") },
       ];
       delete body.nodes;
       delete body.gpus_per_node;
@@ -618,12 +801,11 @@ async function onSimulate(ev) {
       body.gpu = $("sim-gpu").value;
     }
     status("simulating…");
-    showSimulation(await api("/simulate", body));
+    const sim = await api("/simulate", body);
+    if (!current()) return;
+    showSimulation(sim);
     status("simulated");
-  } catch (e) {
-    showError("sim-error", e);
-    status("error");
-  }
+  });
 }
 
 function showSimulation(s) {
@@ -651,15 +833,12 @@ function showSimulation(s) {
 
 // ---- live forecast ---------------------------------------------------------
 
-// The log the form names, as /watch's fields, and in words.
+// The log the form names (the source changed last: trackSources), as /watch's fields, and in words.
 async function watchBody() {
-  const file = $("watch-file").files[0];
-  const text = $("watch-text").value;
-  const path = $("watch-path").value.trim();
-  if (file) return { body: { log_text: await file.text() }, name: file.name };
-  if (text.trim()) return { body: { log_text: text }, name: "the pasted log" };
-  if (path) return { body: { log_path: path }, name: path };
-  throw new Error("give the job's log: a file, its text, or a path on the server");
+  const [src] = givenSources("watch");
+  if (!src) throw new Error("give the job's log: a file, its text, or a path on the server");
+  if (src.id === "watch-path") return { body: { log_path: src.read() }, name: src.name };
+  return { body: { log_text: await src.read() }, name: src.name || "the pasted log" };
 }
 
 // Draws one panel of /watch's chart (the panels `trainplan watch --plot` draws).
@@ -670,7 +849,9 @@ function watchPanel(id, p) {
       points: s.kind === "points", width: s.kind === "band" ? 6 : 2, dash: s.dashed ? [6, 4] : undefined,
       marks: s.marks,
     }));
-  chart(id, p.title.replace("\n", ": "), p.xlabel, p.ylabel, series, { xrange: p.xrange, yrange: p.yrange });
+  // The title's lines as one; an empty line (a title ending in a newline) adds nothing.
+  const title = p.title.split("\n").map((l) => l.trim()).filter((l) => l).join(": ");
+  chart(id, title, p.xlabel, p.ylabel, series, { xrange: p.xrange, yrange: p.yrange });
 }
 
 // Seconds a followed log may stay unchanged before following stops, as `watch --stall` (its default).
@@ -775,13 +956,14 @@ async function loadLlm() {
   }
 }
 
-// The transformer job the form describes, as /llm/plan's fields (no GPU, price or measured rows).
+// The transformer job the form describes: {body: /llm/plan's fields (no GPU,
+// price or measured rows), deadline_h: the deadline asked, which the answer
+// does not repeat}.
 function llmJob() {
   const deadline_h = numberField("llm-deadline");
-  state.llmDeadlineH = deadline_h;
-  const body = { model: $("llm-model").value, max_gpus: numberField("llm-max-gpus"),
-    tokens: numberField("llm-tokens"), global_batch: numberField("llm-global-batch"),
-    max_cp: numberField("llm-max-cp") || 1, overlap: $("llm-overlap").checked,
+  const body = { model: $("llm-model").value, max_gpus: requiredNumber("llm-max-gpus"),
+    tokens: requiredNumber("llm-tokens"), global_batch: requiredNumber("llm-global-batch"),
+    max_cp: requiredNumber("llm-max-cp"), overlap: $("llm-overlap").checked,
     uneven_end_stages: $("llm-uneven").checked, grad_reduce_in_bf16: $("llm-bf16-grads").checked, frontier: true };
   // Empty or 0: no deadline. A deadline too long for a number is an error, not none.
   if (deadline_h) {
@@ -790,7 +972,7 @@ function llmJob() {
   }
   // Empty: the GPU's default (bf16; fp16 where its tensor cores take fp16 only; fp32 without tensor cores).
   if ($("llm-precision").value) body.precision = $("llm-precision").value;
-  return body;
+  return { body, deadline_h };
 }
 
 // The same transformer job on several GPUs (POST /llm/plan with gpus).
@@ -799,21 +981,27 @@ async function onLlmCompare(ev) {
   showError("llm-compare-error", null);
   $("llm-compare-result").hidden = true;
   status("planning on each GPU…");
-  await whileBusy("llm-compare-submit", "llm-compare-error", async () => {
+  await whileBusy("llm-compare", "llm-compare-submit", "llm-compare-error", async (current) => {
     const gpus = $("llm-compare-gpus").value.split(",").map((x) => x.trim()).filter((x) => x);
     if (!gpus.length) throw new Error("GPUs: name at least one");
-    const body = { ...llmJob(), gpus };
+    const job = llmJob();
+    const body = { ...job.body, gpus };
     const prices = parsePrices($("llm-compare-prices").value);
     if (prices) body.prices = prices;
-    let answer;
+    let answer, none = false;
     try {
       answer = await api("/llm/plan", body);
     } catch (e) {
       // No GPU has a plan: the answer still holds each GPU's reason.
-      if (e.status === 422 && e.body && e.body.plan) { showError("llm-compare-error", e); answer = e.body.plan; } else throw e;
+      if (!(e.status === 422 && e.body && e.body.plan)) throw e;
+      if (!current()) return;
+      showError("llm-compare-error", e);
+      answer = e.body.plan;
+      none = true;
     }
-    showLlmComparison(answer, Boolean(prices), state.llmDeadlineH || 0);
-    status("planned on each GPU");
+    if (!current()) return;
+    showLlmComparison(answer, Boolean(prices), job.deadline_h || 0);
+    status(none ? "no GPU fits" : "planned on each GPU");
   });
 }
 
@@ -849,8 +1037,9 @@ async function onLlm(ev) {
   ev.preventDefault();
   showError("llm-error", null);
   $("llm-result").hidden = true;
-  try {
-    const body = { ...llmJob(), gpu: $("llm-gpu").value };
+  await whileBusy("llm", "llm-submit", "llm-error", async (current) => {
+    const job = llmJob();
+    const body = { ...job.body, gpu: $("llm-gpu").value };
     const price = numberField("llm-price");
     if (price) body.price_per_gpu_hour = price;
     const measured = $("llm-calibrate").value.trim();
@@ -859,17 +1048,21 @@ async function onLlm(ev) {
     const measuredOn = $("llm-calibrate-gpu").value;
     if (measured && measuredOn && measuredOn !== body.gpu) body.calibrate_gpu = measuredOn;
     status("planning…");
-    showLlm(await api("/llm/plan", body));
+    let plan;
+    try {
+      plan = await api("/llm/plan", body);
+    } catch (e) {
+      // Nothing qualifies: the answer still says why and shows the closest.
+      if (current() && e.body && e.body.plan) showLlm(e.body.plan, job.deadline_h);
+      throw e;
+    }
+    if (!current()) return;
+    showLlm(plan, job.deadline_h);
     status("planned");
-  } catch (e) {
-    showError("llm-error", e);
-    // Nothing qualifies: the answer still says why and shows the closest.
-    if (e.body && e.body.plan) showLlm(e.body.plan);
-    status(e.status === 422 ? "nothing fits" : "error");
-  }
+  });
 }
 
-function showLlm(r) {
+function showLlm(r, deadline_h) {
   const dl = $("llm-choice");
   dl.replaceChildren();
   const c = r.chosen || r.closest;
@@ -912,10 +1105,12 @@ function showLlm(r) {
   // step at each point, flat past the slowest (the cheapest of all).
   const f = r.frontier || [];
   const fx = f.map((x) => x.train_time_s / 3600), fy = f.map((x) => x.gpu_hours);
-  const deadline_h = state.llmDeadlineH || 0;  // the one asked: the answer does not repeat it
-  if (f.length && deadline_h > fx[fx.length - 1]) { fx.push(deadline_h); fy.push(fy[fy.length - 1]); }
+  // Flat from the slowest on towards the deadline asked, and said where it is cut short.
+  const end = f.length && deadline_h > 0 ? tailEnd(fx[fx.length - 1], deadline_h) : 0;
+  if (end > fx[fx.length - 1]) { fx.push(end); fy.push(fy[fy.length - 1]); }
   chart("chart-llm-frontier", "cheapest configuration for each deadline", "training time, h", "GPU-hours", f.length ? [
-    { label: "frontier", x: fx, y: fy, color: PALETTE[0], stepped: true },
+    { label: end > 0 && end < deadline_h ? `frontier (flat on to the deadline, ${compact(deadline_h)} h)` : "frontier",
+      x: fx, y: fy, color: PALETTE[0], stepped: true },
     ...(r.chosen ? [{ label: "chosen", x: [r.chosen.train_time_s / 3600], y: [r.chosen.gpu_hours], points: true, color: PALETTE[1] }] : []),
   ] : [], { logx: true });
 }
@@ -950,6 +1145,8 @@ function init() {
     b.addEventListener("keydown", onTabKey);
   }
   showTab("samples");
+  trackSources("samples", "samples-file", "samples-text", "samples-path", "samples-source");
+  trackSources("watch", "watch-file", "watch-text", "watch-path", "watch-source");
   $("samples-form").addEventListener("submit", onSamples);
   $("plan-form").addEventListener("submit", onPlan);
   $("sim-form").addEventListener("submit", onSimulate);

@@ -65,7 +65,14 @@ try {
       problems.push(`${r.status()} from ${r.url()}`);
   });
   const origin = new URL(args.url).origin;
-  page.on("request", (r) => { if (!r.url().startsWith(origin) && !r.url().startsWith("data:")) problems.push(`request elsewhere: ${r.url()}`); });
+  const posts = [];  // the API requests the page made, by path: a double click must ask once
+  page.on("request", (r) => {
+    if (!r.url().startsWith(origin) && !r.url().startsWith("data:")) problems.push(`request elsewhere: ${r.url()}`);
+    if (r.method() === "POST") posts.push(new URL(r.url()).pathname);
+  });
+  // Clicks `sel` twice at once, as a double click does: the button must be
+  // disabled by the first click, so that the second asks nothing.
+  const doubleClick = (sel) => page.$eval(sel, (b) => { b.click(); const busy = b.disabled; b.click(); return busy; });
 
   await page.goto(args.url, { waitUntil: "networkidle0" });
   check(await page.evaluate(() => typeof uPlot === "function"), "uPlot loaded from the server");
@@ -77,9 +84,28 @@ try {
   await page.click("#samples-load");
   await waitStatus(page, /loaded fit-\d+|error/);
   const summary = await text(page, "#fit-summary");
-  check(/^fit-\d+: \d+ samples/.test(summary), `samples fitted: ${summary.split("\n")[0]}`);
+  check(new RegExp(`^fit-\\d+: \\d+ samples \\(${path.basename(args.samples)}\\)`).test(summary),
+    `samples fitted, the file named: ${summary.split("\n")[0]}`);
   check(await page.$("#chart-time canvas") !== null, "epoch-time chart drawn");
   check(await page.$("#chart-metric canvas") !== null, "metric chart drawn");
+  // Every measured point is drawn, also of the batches and runs /curves draws no curve for.
+  {
+    const id = summary.match(/^fit-\d+/)[0];
+    const drawn = await page.evaluate(async (id) => {
+      const cur = await (await fetch("/curves", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ id }) })).json();
+      const count = (chartId) => {
+        const u = state.charts[chartId];
+        return !u ? 0 : u.series.reduce((n, s, i) => n + (/^measured/.test(s.label) ? u.data[i].filter((v) => v !== null).length : 0), 0);
+      };
+      return { time: count("chart-time"), metric: count("chart-metric"),
+        timeWant: new Set(cur.time.points.map((p) => `${p.batch} ${p.workers}`)).size,
+        metricWant: new Set((cur.metric ? cur.metric.points : []).map((p) => `${p.batch} ${p.workers} ${p.epochs}`)).size };
+    }, id);
+    check(drawn.time === drawn.timeWant && drawn.metric === drawn.metricWant,
+      `every measured point drawn: ${drawn.time} of ${drawn.timeWant} (batch, workers) times, ` +
+      `${drawn.metric} of ${drawn.metricWant} (batch, workers, epochs) metrics`);
+  }
   const evalRows = await page.$$eval("#eval-table tbody tr", (rows) => rows.length);
   check(evalRows > 0, `models' cross-validated errors listed (${evalRows} models)`);
   // The model menu sets one model for both parts: it lists only those with both.
@@ -97,8 +123,10 @@ try {
   await fill("#plan-target", target);
   await fill("#plan-deadline", deadline);
   await fill("#plan-max-workers", maxWorkers);
-  await page.click("#plan-submit");
+  posts.length = 0;
+  const planBusy = await doubleClick("#plan-submit");
   await waitStatus(page, /planned|nothing fits/);
+  check(planBusy && posts.filter((p) => p === "/plan").length === 1, `a double click on Plan asks once (${posts.join(", ")})`);
   const want = cli(["plan", "--samples", args.samples, "--target", String(target), "--deadline", String(deadline),
     "--max-workers", String(maxWorkers), "--frontier", "--json"]);
   check(want.choice !== undefined, `trainplan plan --json chose a run (${JSON.stringify(want.choice || want.stderr)})`);
@@ -122,7 +150,7 @@ try {
     check(trials === want.nearest_trials.length, `nearest trials listed (${trials})`);
     check(await page.$("#chart-frontier canvas") !== null, "frontier chart drawn");
     const label = await page.$eval("#chart-frontier", (e) => `${e.getAttribute("role")}: ${e.getAttribute("aria-label")}`);
-    check(/^img: cheapest run for each deadline: frontier, chosen; deadline, s .+ to .+; GPU-hours .+ to /.test(label),
+    check(/^img: cheapest run for each deadline: frontier[^,;]*, chosen; deadline, s .+ to .+; GPU-hours .+ to /.test(label),
       `the frontier chart has words for a screen reader (${label})`);
   }
   // The tabs as a screen reader and a keyboard meet them.
@@ -185,6 +213,8 @@ try {
     await (await page.$("#samples-file")).uploadFile(gpuSamples);
     await page.click("#samples-load");
     await waitStatus(page, /loaded fit-\d+|error/);
+    check(await page.$eval("#plan-result", (e) => e.hidden) && await page.$eval("#plan-error", (e) => e.hidden),
+      "new samples take away the plan on the samples before");
     await page.click('nav button[data-tab="transfer"]');
     const gpus = await page.$$eval("#transfer-to option", (o) => o.map((x) => x.value));
     check(gpus.includes("h200") && gpus.includes("a100-80gb"), `the GPU menus list the catalog (${gpus.length} GPUs)`);
@@ -318,10 +348,33 @@ try {
         check(/l4's move corrected by the trials chosen above/.test(await text(page, "#compare-summary")), "the page says the trials were used");
       }
       await page.screenshot({ path: path.join(args.out, "web-transfer.png"), fullPage: true });
+      // New samples take away every answer on the old ones: the move, its
+      // moved samples ("Plan on"), the plans on each GPU.
+      await page.click('nav button[data-tab="samples"]');
+      await (await page.$("#samples-file")).uploadFile(path.resolve(args.samples));
+      await page.click("#samples-load");
+      await waitStatus(page, /loaded fit-\d+|error/);
+      await page.click('nav button[data-tab="transfer"]');
+      check(!(await visible(page, "#transfer-result")) && !(await visible(page, "#compare-result")) &&
+        await page.evaluate(() => state.moved === null), "new samples take away the move and the plans on each GPU");
     }
   } else {
     console.log("skip another GPU: no --gpu-samples");
   }
+
+  // A load that fails (no samples given) leaves nothing of the samples before:
+  // no charts, no models' table, no plan; its error in the alert box.
+  await page.click('nav button[data-tab="samples"]');
+  await page.$eval("#samples-file", (e) => { e.value = ""; });
+  await page.$eval("#samples-text", (e) => { e.value = ""; });
+  await page.$eval("#samples-path", (e) => { e.value = ""; });
+  await page.click("#samples-load");
+  await waitStatus(page, /^error$/);
+  check(await visible(page, "#samples-error") && await page.$eval("#samples-error", (e) => e.getAttribute("role")) === "alert" &&
+    await page.$("#chart-time canvas") === null && await page.$("#chart-metric canvas") === null &&
+    await page.$$eval("#eval-table tr", (r) => r.length) === 0 && await page.$eval("#plan-submit", (b) => b.disabled) &&
+    await page.$eval("#plan-result", (e) => e.hidden),
+  `a failed load clears the charts, the models and the plan, and says why (${await text(page, "#samples-error")})`);
 
   // ---- simulate, where the server has workloads ----
   await page.click('nav button[data-tab="simulate"]');
@@ -334,8 +387,10 @@ try {
     check(JSON.stringify(ticked) === JSON.stringify(["coconfig", "pollux", "tiresias"]), `policies ticked at first: ${ticked}`);
     const titled = await page.$$eval("#sim-policies label", (l) => l.filter((x) => x.title.length > 0).length);
     check(titled === (await page.$$eval("#sim-policies label", (l) => l.length)), "every policy says what it does on hover");
-    await page.click("#sim-submit");
+    posts.length = 0;
+    const simBusy = await doubleClick("#sim-submit");
     await waitStatus(page, /simulated|error/, 120000);
+    check(simBusy && posts.filter((p) => p === "/simulate").length === 1, `a double click on Simulate asks once (${posts.join(", ")})`);
     const rows = await page.$$eval("#sim-table tbody tr", (r) => r.length);
     check(rows === 3, `simulation summary shown (${rows} policies, workload ${workloads[0]})`);
     check(await page.$("#chart-jct canvas") !== null && await page.$("#chart-util canvas") !== null, "JCT and use charts drawn");
@@ -370,8 +425,10 @@ try {
   if (models === 0) {
     console.log(`skip transformer plan: ${await text(page, "#llm-error")}`);
   } else {
-    await page.click("#llm-submit");
+    posts.length = 0;
+    const llmBusy = await doubleClick("#llm-submit");
     await waitStatus(page, /planned|nothing fits|error/);
+    check(llmBusy && posts.filter((p) => p === "/llm/plan").length === 1, `a double click on the transformer Plan asks once (${posts.join(", ")})`);
     const form = await page.evaluate(() => ({
       model: document.getElementById("llm-model").value, gpu: document.getElementById("llm-gpu").value,
       max_gpus: document.getElementById("llm-max-gpus").value, tokens: document.getElementById("llm-tokens").value,
@@ -555,6 +612,77 @@ try {
     await waitStatus(page, /^error$/);
     expect403 = false;
     check(/allow-paths/.test(await text(page, "#watch-error")), "a path on a server that reads no files is refused, saying how to allow it");
+  }
+
+  // Tick labels carry the digits their spacing needs, on every chart drawn.
+  check(JSON.stringify(await page.evaluate(() => tickLabels([212.5, 215, 217.5, 220]))) === '["212.5","215","217.5","220"]' &&
+    JSON.stringify(await page.evaluate(() => tickLabels([0.0012, 0.0014, 0.0016]))) === '["0.0012","0.0014","0.0016"]',
+  "tick labels keep the digits of their step (212.5, 215, 217.5)");
+  // [chart, axis, value, label, the axis's largest |value|]: a label may differ from its value by float noise only.
+  const ticks = await page.evaluate(() => Object.entries(state.charts).flatMap(([id, u]) => u.axes.flatMap((a, k) =>
+    (a._splits || []).map((v, i, all) => [id, k, v, (a._values || [])[i], Math.max(...all.map(Math.abs))]))));
+  const wrong = ticks.filter(([, , v, label, top]) => label !== "" && label !== undefined &&
+    !(Math.abs(Number(label) - v) <= 1e-9 * top));
+  check(ticks.length > 0 && wrong.length === 0,
+    `every tick label reads as its value (${ticks.length} ticks${wrong.length ? "; wrong: " + JSON.stringify(wrong.slice(0, 5)) : ""})`);
+
+  // The API's failures in words, on a page whose requests are answered here:
+  // a server that cannot be reached, an HTML error page, a broken answer; and
+  // a plan answered after new samples were loaded is not shown.
+  {
+    const page2 = await browser.newPage();
+    await page2.setViewport({ width: 1280, height: 1000 });
+    page2.on("pageerror", (e) => problems.push(`page error (second page): ${e.message}`));
+    let answer = null;
+    const held = [];
+    await page2.setRequestInterception(true);
+    page2.on("request", (r) => {
+      const mode = r.method() === "POST" && answer && new URL(r.url()).pathname === answer.path ? answer.mode : null;
+      if (mode === "unreachable") r.abort("connectionrefused");
+      else if (mode === "html") r.respond({ status: 500, contentType: "text/html", body: "<html><body><h1>Internal Server Error</h1></body></html>" });
+      else if (mode === "broken") r.respond({ status: 200, contentType: "application/json", body: '{"chosen": ' });
+      else if (mode === "hold") { answer = null; held.push(r); }
+      else r.continue();
+    });
+    await page2.goto(args.url, { waitUntil: "networkidle0" });
+    await waitStatus(page2, /ready/);
+    await page2.click('nav button[data-tab="llm"]');
+    const said = async (mode) => {
+      answer = { path: "/llm/plan", mode };
+      await page2.$eval("#status", (e) => { e.textContent = ""; });
+      await page2.click("#llm-submit");
+      await waitStatus(page2, /planned|nothing fits|error/);
+      answer = null;
+      return (await visible(page2, "#llm-error")) ? await text(page2, "#llm-error") : "(no error shown)";
+    };
+    const unreachable = await said("unreachable");
+    check(/server cannot be reached/.test(unreachable), `a server that cannot be reached is said so (${unreachable})`);
+    const html = await said("html");
+    check(/^HTTP 500: Internal Server Error/.test(html), `an HTML error page is quoted (${html})`);
+    const broken = await said("broken");
+    check(/could not be read/.test(broken) && !(await visible(page2, "#llm-result")), `a broken answer is said to be unreadable (${broken})`);
+    // A plan held back while other samples load: its answer, when it comes, is not shown.
+    await page2.click('nav button[data-tab="samples"]');
+    await (await page2.$("#samples-file")).uploadFile(path.resolve(args.samples));
+    await page2.$eval("#status", (e) => { e.textContent = ""; });  // the last test's "error" must not pass for this load's
+    await page2.click("#samples-load");
+    await waitStatus(page2, /loaded fit-\d+|error/);
+    await page2.click('nav button[data-tab="plan"]');
+    await page2.$eval("#plan-target", (e, v) => { e.value = v; }, String(target));
+    await page2.$eval("#plan-deadline", (e, v) => { e.value = v; }, String(deadline));
+    answer = { path: "/plan", mode: "hold" };
+    await page2.click("#plan-submit");
+    await page2.waitForFunction(() => document.getElementById("status").textContent === "planning…");
+    await page2.click('nav button[data-tab="samples"]');
+    await page2.$eval("#status", (e) => { e.textContent = ""; });
+    await page2.click("#samples-load");
+    await waitStatus(page2, /loaded fit-\d+|error/);
+    const loaded = await text(page2, "#status");
+    held.forEach((r) => r.continue());
+    await page2.waitForNetworkIdle({ idleTime: 300 });
+    check(held.length === 1 && !(await page2.$eval("#plan-result", (e) => !e.hidden)) && await text(page2, "#status") === loaded,
+      `a plan asked before new samples were loaded is not shown when it comes (${held.length} held; status ${await text(page2, "#status")})`);
+    await page2.close();
   }
 
   check(problems.length === 0, `no script errors or requests elsewhere${problems.length ? ": " + problems.join("; ") : ""}`);
