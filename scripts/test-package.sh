@@ -18,6 +18,10 @@ trainplan --version
 out=$(cd /tmp && trainplan plan --samples "$OLDPWD/examples/lenet-mnist-samples.csv" --target 0.95 --deadline 10m --json)
 echo "$out" | grep -q '"choice"' || { echo "[package] the installed trainplan did not plan: $out"; exit 1; }
 [ -f /usr/share/doc/trainplan/README.md ] || { echo "[package] no README in /usr/share/doc/trainplan"; exit 1; }
+# The docs' own paths hold from the installed documentation folder.
+for f in docs/USAGE.md docs/lab/RESULTS.md examples/lenet-mnist-samples.csv; do
+  [ -f "/usr/share/doc/trainplan/$f" ] || { echo "[package] no $f in /usr/share/doc/trainplan"; exit 1; }
+done
 # The installed trainer finds its data outside the build tree: a small MNIST
 # (96 training images, cut from the tree's) in the user's data directory, the
 # first place it searches, is the one it trains on.

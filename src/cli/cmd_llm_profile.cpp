@@ -306,8 +306,9 @@ void setup(CLI::App& root) {
       "on stdout. Ctrl-C kills the running configuration and keeps the rows measured (exit 130).\nPlaceholders: {tp} {pp} {dp} {micro_batch} {global_batch} {workers} (= tp*pp*dp) {rank} "
       "{master_port} {master_addr} {nodes}, and the row's {hidden} {heads} {layers} {seq} {vocab} {ffn_hidden} "
       "{kv_groups} {virtual_stages} {recompute} {precision} {sequence_parallel} {distributed_optimizer} "
-      "{flash_attention} {dropout} {fp32_residual}.\n\nExample (the built-in CPU GPT trainer):\n"
-      "  trainplan llm profile --grid examples/cpu-gpt/grid-configs.csv -o grid.csv --cmd 'build/trainplan-train "
+      "{flash_attention} {dropout} {fp32_residual}.\n\nExample (the built-in CPU GPT trainer, on the PATH beside "
+      "trainplan; build/trainplan-train in a source tree):\n"
+      "  trainplan llm profile --grid examples/cpu-gpt/grid-configs.csv -o grid.csv --cmd 'trainplan-train "
       "--workload gpt\n      --tp {tp} --pp {pp} --dp {dp} --micro-batch {micro_batch} --global-batch {global_batch} "
       "--rank {rank}\n      --master-port {master_port} --time-only'");
   p->add_option("--grid", a->grid,

@@ -45,10 +45,15 @@ std::string builtin_template(const std::string& workload, const BuiltinWorkloadO
   std::string trainer = o.trainer.empty() ? find_trainer() : o.trainer;
   if (!o.trainer.empty() && access(o.trainer.c_str(), X_OK) != 0)
     throw InputError("", 0, "--trainer", o.trainer + " is not an executable file");
-  if (trainer.empty())
+  if (trainer.empty()) {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     throw InputError("", 0, "--workload",
-                     "trainplan-train was not found next to trainplan or on PATH; build it with "
-                     "-DTRAINPLAN_WITH_TORCH=ON (needs libtorch), or pass --trainer PATH, or use --cmd");
+                     fmt::format("the built-in workloads run trainplan-train, which is neither next to trainplan{} "
+                                 "nor on PATH: install it with trainplan (a build makes it where libtorch is found, "
+                                 "-DTRAINPLAN_WITH_TORCH=ON), pass --trainer PATH, or profile your own program with --cmd",
+                                 ec ? "" : " (in " + self.parent_path().string() + ")"));
+  }
   std::string t = shell_quote(trainer) + " --workload " + workload +
                   " --batch {batch} --workers {workers} --rank {rank}" +
                   (o.time_only ? " --time-only --time-batches {batches}" : " --epochs {epochs}") +

@@ -910,6 +910,17 @@ TEST(ProfileCli, BuiltinWorkloadErrorsAreClear) {
     EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, c.option, c.named)) << c.args << ": " << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(f.store));
+  // A trainplan without its trainer beside it or on PATH says where it looked.
+  const auto alone = f.dir / "alone";
+  std::filesystem::create_directories(alone);
+  std::filesystem::copy_file(TRAINPLAN_CLI_PATH, alone / "trainplan");
+  const std::string err = (f.dir / "alone.err").string();
+  const int rc = std::system(("PATH=/usr/bin:/bin " + (alone / "trainplan").string() + " demo --store " + f.store +
+                              " 2>" + err + " >/dev/null")
+                                 .c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_TRUE(contains(tptest::read_file(err), "neither next to trainplan (in " + alone.string() + ") nor on PATH"))
+      << tptest::read_file(err);
 }
 
 // The live log (profile/live_log.h) holds each trial between its start and
