@@ -143,7 +143,8 @@ TEST(CommProfile, PhysicalModelWithTheTrueShapeExtrapolatesAcrossGpusPerNode) {
   auto made = ModelRegistry::instance().make_time("allreduce-physical", ModelParams{shape});
   made->fit(train);
   for (const auto& x : test.samples)
-    EXPECT_EQ(made->predict(x.batch, x.workers, x.nodes), with.predict(x.batch, x.workers, x.nodes));
+    EXPECT_NEAR(made->predict(x.batch, x.workers, x.nodes), with.predict(x.batch, x.workers, x.nodes),
+                1e-12 * with.predict(x.batch, x.workers, x.nodes));  // the registry's fits the pooled rows, in key order
 
   AllreduceLocalParams local_profile;
   local_profile.physical.comm_profile = shape;
