@@ -31,6 +31,9 @@ inline constexpr int kMostEpochs = 1000000;
 // The longest epoch a sample or a trial may report, seconds: no epoch lasts
 // 30 years, and squared past about 1e154 a time overflows the fits' sums.
 inline constexpr double kMostEpochSeconds = 1e9;
+// The shortest: no epoch takes less than a nanosecond, and with both bounds
+// the ratio of two epoch times stays finite.
+inline constexpr double kLeastEpochSeconds = 1e-9;
 
 // The largest magnitude a metric may have: accuracies, losses, scores and
 // perplexities of a run that trains are far below it (a diverged one reads

@@ -117,8 +117,9 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     s.epochs = t.number(row, "epochs");
     if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
     s.epoch_time_s = t.positive(row, "epoch_time_s");
-    if (s.epoch_time_s > kMostEpochSeconds)
-      t.fail(row, "epoch_time_s", fmt::format("must be at most {:g} s, got {}", kMostEpochSeconds, t.text(row, "epoch_time_s")));
+    if (s.epoch_time_s > kMostEpochSeconds || s.epoch_time_s < kLeastEpochSeconds)
+      t.fail(row, "epoch_time_s", fmt::format("must be in [{:g}, {:g}] s, got {}", kLeastEpochSeconds, kMostEpochSeconds,
+                                              t.text(row, "epoch_time_s")));
     s.metric = t.optional_number(row, "metric");
     s.line = row.line;
     if (s.metric && std::abs(*s.metric) > kMostMetricMagnitude)

@@ -227,7 +227,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
       continue;
     }
     auto t = finite_number(j, "epoch_time_s");
-    if (!t || *t <= 0 || *t > kMostEpochSeconds) {
+    if (!t || *t < kLeastEpochSeconds || *t > kMostEpochSeconds) {
       if (++bad_epoch_lines == 1) {
         auto v = j.find("epoch_time_s");
         first_bad_epoch = fmt::format("stdout line {}: epoch_time_s {}", line_no,

@@ -31,6 +31,7 @@ const BadCase kCases[] = {
     {"duplicate_header", "batch,workers,epochs,epoch_time_s,metric,batch\n8,1,1,1,0.5,8\n", 1, "batch", ""},
     {"no_header", "8,1,1,1,0.5\n16,1,1,1,0.5\n", 1, "", "header"},
     {"fractional_batch", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,0.5\n32.5,1,1,1,0.5\n", 3, "batch", "32.5"},
+    {"tiny_time", "batch,workers,epochs,epoch_time_s,metric\n8,1,1,3e-308,0.5\n", 2, "epoch_time_s", ""},
     {"huge_spread", "batch,workers,epochs,epoch_time_s,metric,time_spread\n8,1,1,1,0.5,1e308\n", 2, "time_spread", ""},
     {"two_models", "batch,workers,epochs,epoch_time_s,metric,model\n8,1,1,1,0.5,lenet\n16,1,1,1,0.5,mlp\n", 3, "model",
      "'mlp'"},
