@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "cli/command.h"
@@ -70,18 +71,28 @@ void run_speed(const SpeedArgs& a) {
     models::OptimusSpeedModel m(params);
     m.fit(pts);
     double in_mre = models::speed_mre(m, pts);
-    double cv_mre = models::speed_cv_mre(pts, params, a.cv, a.seed);
+    // A model with too few rows for these folds is fitted and shown without
+    // its CV, rather than stopping every other model's.
+    std::optional<double> cv_mre;
+    std::string cv_note;
+    try {
+      cv_mre = models::speed_cv_mre(pts, params, a.cv, a.seed);
+    } catch (const InputError& e) {
+      cv_note = e.what();
+    }
     nlohmann::json j = {{"model", name},       {"mode", models::to_string(mode)}, {"unit", io::to_string(unit)}, {"points", pts.size()},
                         {"stalled_dropped", stalled}, {"theta", std::vector<double>(m.theta().data(), m.theta().data() + m.theta().size())},
-                        {"in_sample_mre", in_mre}, {"cv_mre", cv_mre}, {"cv_folds", a.cv}, {"seed", a.seed},
-                        {"equation", m.describe()}};
+                        {"in_sample_mre", in_mre}, {"cv_mre", cv_mre ? nlohmann::json(*cv_mre) : nlohmann::json(nullptr)},
+                        {"cv_folds", a.cv}, {"seed", a.seed}, {"equation", m.describe()}};
+    if (!cv_note.empty()) j["cv_note"] = cv_note;
     out.push_back(j);
     if (!a.json) {
       std::cout << fmt::format("{} ({}, speeds read as {}/s per worker): {} (p, w) points", name, models::to_string(mode),
                                io::to_string(unit), pts.size());
       if (stalled) std::cout << fmt::format(", {} stalled runs dropped (a worker with speed 0)", stalled);
       std::cout << "\n  " << m.describe() << "\n";
-      std::cout << fmt::format("  MRE in-sample {:.2f}%, {}-fold CV {:.2f}%\n", 100 * in_mre, a.cv, 100 * cv_mre);
+      std::cout << fmt::format("  MRE in-sample {:.2f}%, {}-fold CV {}\n", 100 * in_mre, a.cv,
+                               cv_mre ? fmt::format("{:.2f}%", 100 * *cv_mre) : "not possible: " + cv_note);
     }
   }
   if (a.json) std::cout << out.dump(2) << "\n";

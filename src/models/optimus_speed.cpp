@@ -45,6 +45,16 @@ void OptimusSpeedModel::fit(const std::vector<SpeedPoint>& pts) {
     A.row(static_cast<Eigen::Index>(i)) = features(q.ps, q.workers, q.global_batch).transpose() / target;
   }
   theta_ = numerics::nnls(A, b).x;
+  // Every coefficient at 0 predicts an infinite speed everywhere: the rows'
+  // scales are too far apart for one fit (a speed off by many decades).
+  if (!(theta_.array() > 0).any()) {
+    double lo = INFINITY, hi = 0;
+    for (const auto& q : pts) lo = std::min(lo, q.speed), hi = std::max(hi, q.speed);
+    throw InputError("", 0, "speed",
+                     fmt::format("Optimus {} speed model: no fit predicts a finite speed (the speeds run from {:g} to "
+                                 "{:g}; is a row off by several decades?)",
+                                 to_string(p_.mode), lo, hi));
+  }
 }
 
 double OptimusSpeedModel::predict(int p, int w, double M) const {
@@ -72,6 +82,20 @@ double speed_mre(const OptimusSpeedModel& m, const std::vector<SpeedPoint>& pts)
 double speed_cv_mre(const std::vector<SpeedPoint>& pts, OptimusSpeedParams params, int folds, uint64_t seed) {
   if (folds < 2) throw InputError("", 0, "cv", "needs at least 2 folds");
   if (static_cast<int>(pts.size()) < folds) throw InputError("", 0, "cv", "more folds than points");
+  // The smallest training set is n - ceil(n / folds) points; the model needs its parameters' worth.
+  const int n = static_cast<int>(pts.size()), smallest = n - (n + folds - 1) / folds;
+  const int needed = OptimusSpeedModel(params).parameters();
+  if (smallest < needed) {
+    int enough = folds;
+    while (enough <= n && n - (n + enough - 1) / enough < needed) ++enough;
+    throw InputError("", 0, "--cv",
+                     enough <= n ? fmt::format("{}-fold CV trains on as few as {} of the {} points, where the model "
+                                               "needs {}: give --cv {} or more",
+                                               folds, smallest, n, needed, enough)
+                                 : fmt::format("{} points leave too few to train on when some are held out (the model "
+                                               "needs {})",
+                                               n, needed));
+  }
   std::vector<size_t> idx(pts.size());
   std::iota(idx.begin(), idx.end(), 0);
   std::mt19937_64 rng(seed);

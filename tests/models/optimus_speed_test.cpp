@@ -57,6 +57,39 @@ TEST(OptimusSpeed, RejectsTooFewOrBadPoints) {
   EXPECT_THROW(parse_speed_mode("semi"), InputError);
 }
 
+// Folds that leave a training set smaller than the model's parameters are
+// refused naming --cv and the fold count that works, not met as a fit error.
+TEST(OptimusSpeed, FoldsTooSmallToTrainOnNameTheCountThatWorks) {
+  Eigen::VectorXd theta(5);
+  theta << 0.004, 0.4, 0.42, 0.007, 0.02;
+  auto pts = synthetic(SpeedMode::kSync, theta);
+  pts.resize(6);
+  try {
+    speed_cv_mre(pts, {SpeedMode::kSync}, 5, 1);
+    ADD_FAILURE() << "5 folds of 6 points trained on 4";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--cv");
+    EXPECT_NE(std::string(e.what()).find("give --cv 6 or more"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(speed_cv_mre(pts, {SpeedMode::kSync}, 6, 1), 1e-6);
+}
+
+// A speed many decades off the rest leaves no coefficient: said, not an
+// infinite speed predicted everywhere.
+TEST(OptimusSpeed, ASpeedDecadesOffIsNamed) {
+  Eigen::VectorXd theta(5);
+  theta << 0.004, 0.4, 0.42, 0.007, 0.02;
+  auto pts = synthetic(SpeedMode::kSync, theta);
+  pts[3].speed = 1e20;
+  OptimusSpeedModel m({SpeedMode::kSync});
+  try {
+    m.fit(pts);
+    for (const auto& q : pts) EXPECT_TRUE(std::isfinite(m.predict(q.ps, q.workers, q.global_batch)));
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no fit predicts a finite speed"), std::string::npos) << e.what();
+  }
+}
+
 TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
   auto dir = tptest::temp_dir("speed");
   std::string text;
