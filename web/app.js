@@ -75,6 +75,18 @@ function invalidate(form) { state.seq[form] = (state.seq[form] || 0) + 1; return
 // from the first moment, so that a double click asks once; `current()` says
 // whether it is still the latest, and a stale answer or error is dropped. The
 // button comes back when the form's last request ends.
+// A plan on each of several GPUs. When no GPU has one the server answers 422
+// with the whole answer inside, each GPU's reason in it: shown, with the error.
+async function planOnEachGpu(path, body, errorId, current) {
+  try {
+    return { answer: await api(path, body), none: false };
+  } catch (e) {
+    if (!(e.status === 422 && e.body && e.body.plan)) throw e;
+    if (current()) showError(errorId, e);
+    return { answer: e.body.plan, none: true };
+  }
+}
+
 async function whileBusy(form, button, errorId, work) {
   const n = invalidate(form);
   const current = () => state.seq[form] === n;
@@ -669,17 +681,7 @@ async function onCompare(ev) {
     const conf = numberField("compare-confidence");
     if (conf !== null && conf > 0) body.confidence = conf;
     status("planning on each GPU…");
-    let answer, none = false;
-    try {
-      answer = await api("/plan", body);
-    } catch (e) {
-      // No GPU has a plan: the answer still holds each GPU's reason.
-      if (!(e.status === 422 && e.body && e.body.plan)) throw e;
-      if (!current()) return;
-      showError("compare-error", e);
-      answer = e.body.plan;
-      none = true;
-    }
+    const { answer, none } = await planOnEachGpu("/plan", body, "compare-error", current);
     if (!current()) return;
     showComparison(answer, Boolean(prices), body.deadline);
     if (timed) $("compare-summary").textContent += `\n${timedOn}'s move corrected by the trials chosen above (${trialsFile.name})`;
@@ -988,17 +990,7 @@ async function onLlmCompare(ev) {
     const body = { ...job.body, gpus };
     const prices = parsePrices($("llm-compare-prices").value);
     if (prices) body.prices = prices;
-    let answer, none = false;
-    try {
-      answer = await api("/llm/plan", body);
-    } catch (e) {
-      // No GPU has a plan: the answer still holds each GPU's reason.
-      if (!(e.status === 422 && e.body && e.body.plan)) throw e;
-      if (!current()) return;
-      showError("llm-compare-error", e);
-      answer = e.body.plan;
-      none = true;
-    }
+    const { answer, none } = await planOnEachGpu("/llm/plan", body, "llm-compare-error", current);
     if (!current()) return;
     showLlmComparison(answer, Boolean(prices), job.deadline_h || 0);
     status(none ? "no GPU fits" : "planned on each GPU");
