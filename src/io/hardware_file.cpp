@@ -39,6 +39,32 @@ std::string catalog_list() {
   return s;
 }
 
+// The first figure in which `b` differs from `a`, said as "fp32_tflops 4.05
+// against 8.1"; empty when every figure the models read is the same.
+std::string first_difference(const structure::HardwareProfile& a, const structure::HardwareProfile& b) {
+  const std::pair<const char*, std::pair<double, double>> figures[] = {
+      {"fp16_tensor_dense_tflops", {a.gpu.fp16_tensor_tflops, b.gpu.fp16_tensor_tflops}},
+      {"bf16_tensor_dense_tflops", {a.gpu.bf16_tensor_tflops, b.gpu.bf16_tensor_tflops}},
+      {"tf32_tensor_tflops", {a.gpu.tf32_tensor_tflops, b.gpu.tf32_tensor_tflops}},
+      {"fp8_tflops", {a.gpu.fp8_tensor_tflops, b.gpu.fp8_tensor_tflops}},
+      {"fp32_tflops", {a.gpu.fp32_tflops, b.gpu.fp32_tflops}},
+      {"mem_GB", {a.gpu.memory_gb, b.gpu.memory_gb}},
+      {"mem_reported_GiB", {a.gpu.memory_reported_gib, b.gpu.memory_reported_gib}},
+      {"mem_bw_GBps", {a.gpu.memory_bandwidth_gbps, b.gpu.memory_bandwidth_gbps}},
+      {"fp32_sustained", {a.gpu.fp32_sustained, b.gpu.fp32_sustained}},
+      {"tensor_sustained", {a.gpu.tensor_sustained, b.gpu.tensor_sustained}},
+      {"fp8_matmul_share", {a.gpu.fp8_matmul_share, b.gpu.fp8_matmul_share}},
+      {"tf32_kernel_share", {a.gpu.tf32_kernel_share, b.gpu.tf32_kernel_share}},
+      {"gpus_per_node", {double(a.node.gpus_per_node), double(b.node.gpus_per_node)}},
+      {"intra_node_bw_GBps", {a.node.intra_node_gbps, b.node.intra_node_gbps}},
+      {"inter_node_bw_GBps", {a.node.inter_node_gbps, b.node.inter_node_gbps}},
+      {"collective_latency_exponent", {a.node.collective_latency_exponent, b.node.collective_latency_exponent}},
+  };
+  for (const auto& [name, values] : figures)
+    if (values.first != values.second) return fmt::format("{} {:g} against {:g}", name, values.second, values.first);
+  return "";
+}
+
 }  // namespace
 
 structure::HardwareProfile read_hardware_file(const std::string& path) {
@@ -149,6 +175,10 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   if (present("mem_GB") && !present("mem_reported_GiB")) g.memory_reported_gib = 0;
   figure("mem_GB", g.memory_gb, true);
   figure("mem_reported_GiB", g.memory_reported_gib, true);
+  // The reported capacity qualifies the datasheet's: alone, it is neither
+  // checked for its unit nor read as the memory.
+  if (g.memory_reported_gib > 0 && !(g.memory_gb > 0))
+    t.fail(row, "mem_reported_GiB", "needs mem_GB, the datasheet's memory, beside it (or a base GPU that has one)");
   // What a driver reports lies within a few per cent of the datasheet's figure read as GiB (HBM's
   // binary stacks) and above it read as 10^9 bytes less an ECC share: far outside, it is in other
   // units (MiB), and every layout would fit.
@@ -246,6 +276,15 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("collective_latency_exponent", h.node.collective_latency_exponent, false);
   if (!(h.node.collective_latency_exponent < 1))
     t.fail(row, "collective_latency_exponent", "must be below 1, got " + t.text(row, "collective_latency_exponent"));
+  // GPUs are told apart by name where several meet (the measured one among
+  // plan --gpu's, simulate's groups, a calibration's GPU): figures of the
+  // file's own under a catalog GPU's name would be read as the catalog's.
+  if (const auto same = structure::find_builtin_hardware(h.name); same && same->name == h.name)
+    if (const std::string d = first_difference(*same, h); !d.empty())
+      t.fail(row, name_column,
+             fmt::format("'{}' is the catalog's name for its own {}, and this file's figures differ from it ({}): give "
+                         "the file's GPU another name, such as {}-custom",
+                         h.name, same->full_name, d, h.name));
   return h;
 }
 

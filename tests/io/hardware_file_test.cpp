@@ -189,6 +189,30 @@ TEST(HardwareFile, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(e.field(), "mem_GB");
 }
 
+// A file's GPU named as a catalog GPU, with figures of its own, would be
+// read as the catalog's wherever GPUs are told apart by name (the measured
+// GPU among plan --gpu's): refused, naming the column. The catalog's own
+// figures under its name are that GPU, and read.
+TEST(HardwareFile, ACatalogNameWithOtherFiguresIsRefused) {
+  auto d = tptest::temp_dir("hwfile");
+  auto half = tptest::write_file(d / "t4-half.csv", "name,base,fp32_tflops\nt4,t4,4.05\n");
+  auto e = tptest::input_error_of([&] { io::read_hardware_file(half); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "name");
+  EXPECT_NE(e.message().find("fp32_tflops 4.05 against 8.1"), std::string::npos) << e.message();
+  auto other_base = tptest::write_file(d / "named-t4.csv", "name,base\nt4,a100-40gb\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(other_base); }).field(), "name");
+  auto same = tptest::write_file(d / "t4.csv", "name,base\nt4,t4\n");
+  EXPECT_EQ(io::read_hardware_file(same).name, "t4");
+  auto renamed = tptest::write_file(d / "t4-slow.csv", "name,base,fp32_tflops\nt4-slow,t4,4.05\n");
+  EXPECT_DOUBLE_EQ(io::read_hardware_file(renamed).gpu.fp32_tflops, 4.05);
+  // A reported memory alone is neither unit-checked nor a memory.
+  auto reported = tptest::write_file(d / "rep.csv",
+                                     "name,fp32_tflops,mem_bw_GBps,gpus_per_node,intra_node_bw_GBps,inter_node_bw_GBps,"
+                                     "mem_reported_GiB\nx,60,3000,8,450,400,81559\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(reported); }).field(), "mem_reported_GiB");
+}
+
 // An FP8 peak under the 16-bit one is a mistake: refused, naming the column.
 TEST(HardwareFile, AnFp8PeakBelowThe16BitPeakIsRefused) {
   auto d = tptest::temp_dir("hwfp8");
