@@ -15,8 +15,12 @@
 namespace trainplan::structure {
 
 void CommProfile::set(int nodes, int gpus_per_node, double rho) {
-  if (nodes < 2 || gpus_per_node < 1 || !(rho > 0) || !std::isfinite(rho))
-    throw InputError(fmt::format("communication profile: need nodes >= 2, gpus_per_node >= 1 and rho > 0, got ({}, {}, {})",
+  // rho is a cost relative to 2 nodes of 1 GPU: measured clusters give 1 to
+  // about 12; past 1e4 (or under 1e-4) a figure is a unit slip, and an
+  // extreme one drove a time model's predictions to 0.
+  if (nodes < 2 || gpus_per_node < 1 || !(rho >= 1e-4 && rho <= 1e4))
+    throw InputError(fmt::format("communication profile: need nodes >= 2, gpus_per_node >= 1 and rho in [1e-4, 1e4], got "
+                                 "({}, {}, {})",
                                  nodes, gpus_per_node, rho));
   rho_[{nodes, gpus_per_node}] = rho;
 }
@@ -82,8 +86,13 @@ CommProfile CommProfile::from_json(const nlohmann::json& j, const std::string& f
       if (v != std::floor(v) || v < 0 || v > std::numeric_limits<int>::max())
         throw InputError(file, 0, f, fmt::format("communication profile: entry {} of 'rho' needs a whole number '{}'", line, f));
     }
+    const int nodes = row["nodes"].get<int>(), gpus_per_node = row["gpus_per_node"].get<int>();
+    if (p.rho_.count({nodes, gpus_per_node}))
+      throw InputError(file, 0, "rho",
+                       fmt::format("communication profile: entry {} gives ({} nodes, {} GPUs a node) again", line, nodes,
+                                   gpus_per_node));
     try {
-      p.set(row["nodes"].get<int>(), row["gpus_per_node"].get<int>(), row["rho"].get<double>());
+      p.set(nodes, gpus_per_node, row["rho"].get<double>());
     } catch (const InputError& e) {
       throw InputError(file, 0, "rho", fmt::format("entry {}: {}", line, e.message()));
     }

@@ -72,6 +72,16 @@ TEST(CommProfile, JsonRoundTripAndBadInputNamesTheFile) {
                                   R"({"format": "other", "rho": [{"nodes": 2, "gpus_per_node": 1, "rho": 1}]})");
   EXPECT_THROW(CommProfile::load(other), InputError);
   EXPECT_THROW(p.set(2, 1, std::nan("")), InputError);
+  EXPECT_THROW(p.set(2, 1, 1e300), InputError);  // a unit slip: drove predictions to 0 s
+  auto twice = tptest::write_file(
+      d / "twice.json",
+      R"({"rho": [{"nodes": 2, "gpus_per_node": 1, "rho": 1}, {"nodes": 2, "gpus_per_node": 1, "rho": 3}]})");
+  try {
+    CommProfile::load(twice);
+    FAIL() << "an entry given twice accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("entry 2 gives (2 nodes, 1 GPUs a node) again"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CommCalibration, RatioOfExcessOverOneGpuAtTheSmallestBatches) {
