@@ -59,14 +59,21 @@ void run_network(const NetworkArgs& a) {
   }
   if (!(a.batch >= 1 && a.batch <= 1e9) || a.batch != std::floor(a.batch))
     throw InputError("", 0, "--batch", fmt::format("must be a whole number from 1 to 1e9, got {:g}", a.batch));
-  if (a.workers < 1) throw InputError("", 0, "--workers", "must be >= 1");
+  // Past a million GPUs no cluster exists, and node counts of more overflow.
+  if (a.workers < 1 || a.workers > 1000000) throw InputError("", 0, "--workers", "must be from 1 to 1000000");
   if (a.nodes < 0 || a.nodes > a.workers) throw InputError("", 0, "--nodes", "must be within 0..workers");
   const models::PaleoHardware& hw = a.hw;
-  if (!(hw.peak_flops > 0)) throw InputError("", 0, "--peak-tflops", "must be > 0");
-  if (!(hw.memory_bytes_per_s > 0)) throw InputError("", 0, "--memory-gbps", "must be > 0");
+  // The bounds hardware files hold their figures to: past them a figure is in
+  // the wrong unit, and a step of 0 s (or infinity) would follow.
+  if (!(hw.peak_flops > 0 && hw.peak_flops <= 1e6 * 1e12))
+    throw InputError("", 0, "--peak-tflops", "must be > 0 and at most 1e6 (TFLOP/s)");
+  if (!(hw.memory_bytes_per_s > 0 && hw.memory_bytes_per_s <= 1e6 * 1e9))
+    throw InputError("", 0, "--memory-gbps", "must be > 0 and at most 1e6 (GB/s)");
   if (!(hw.efficiency > 0 && hw.efficiency <= 1)) throw InputError("", 0, "--efficiency", "must lie in (0, 1]");
-  if (!(hw.links.intra_node_bytes_per_s > 0)) throw InputError("", 0, "--intra-gbps", "must be > 0");
-  if (!(hw.links.inter_node_bytes_per_s > 0)) throw InputError("", 0, "--inter-gbits", "must be > 0");
+  if (!(hw.links.intra_node_bytes_per_s > 0 && hw.links.intra_node_bytes_per_s <= 1e6 * 1e9))
+    throw InputError("", 0, "--intra-gbps", "must be > 0 and at most 1e6 (GB/s)");
+  if (!(hw.links.inter_node_bytes_per_s > 0 && hw.links.inter_node_bytes_per_s <= 8e6 * 1e9 / 8))
+    throw InputError("", 0, "--inter-gbits", "must be > 0 and at most 8e6 (Gb/s)");
   const models::PaleoHardware t4;
   const bool datasheet = hw.peak_flops == t4.peak_flops && hw.memory_bytes_per_s == t4.memory_bytes_per_s &&
                          hw.links.intra_node_bytes_per_s == t4.links.intra_node_bytes_per_s &&

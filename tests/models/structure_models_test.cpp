@@ -258,6 +258,12 @@ TEST(NetworkCli, ListsNetworksAndBreaksAStepDownByLayerKind) {
               16.2e12, 1e3);
   EXPECT_EQ(tptest::run_cli("network imagenet --peak-tflops -1").exit_code, 2);
   EXPECT_EQ(tptest::run_cli("network imagenet --efficiency 1.5").exit_code, 2);
+  // Past any device (a step of 0 s, inf examples/s) or any cluster (an overflowing node count).
+  for (const char* extreme : {"--peak-tflops 1e300", "--memory-gbps 1e300", "--intra-gbps 1e300", "--inter-gbits 1e300",
+                              "--workers 2147483647"}) {
+    auto r = tptest::run_cli(std::string("network resnet50 ") + extreme);
+    EXPECT_EQ(r.exit_code, 2) << extreme << ": " << r.out;
+  }
 
   auto bad = tptest::run_cli("network no-such-net");
   EXPECT_EQ(bad.exit_code, 2);
