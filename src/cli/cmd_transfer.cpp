@@ -246,12 +246,18 @@ void run_transfer(const TransferArgs& a) {
       const int per_node = problem.target_hw.node.gpus_per_node;
       const bool too_big = per_node > 0 && sample.busiest_node() > per_node;
       if (too_big && !a.placements_given) continue;  // the default list's placements the target's nodes cannot hold
-      if (too_big)
+      if (too_big) {
+        const std::string& origin = problem.target_hw.origin;
+        const bool from_file = !origin.empty() && origin != "built-in";
         throw InputError("", 0, "--placements",
-                         fmt::format("'{}' puts {} GPUs on a node, and {}'s node holds {} (for larger nodes, give a "
-                                     "hardware file with base {} and gpus_per_node; docs/HARDWARE.md)",
+                         fmt::format("'{}' puts {} GPUs on a node, and {}'s node holds {} (for larger nodes, {}; "
+                                     "docs/HARDWARE.md)",
                                      p, sample.busiest_node(), problem.target_hw.name, per_node,
-                                     problem.target_hw.name));
+                                     from_file ? fmt::format("give {} a gpus_per_node of {} or more", origin,
+                                                             sample.busiest_node())
+                                               : fmt::format("give a hardware file with base {} and gpus_per_node",
+                                                             problem.target_hw.name)));
+      }
       at.push_back(sample);
     }
 

@@ -43,12 +43,15 @@ std::string node_size_warning(const std::vector<StepSample>& steps, const struct
   for (const auto& s : steps)
     if (!fullest || s.busiest_node() > fullest->busiest_node()) fullest = &s;
   if (per_node <= 0 || !fullest || fullest->busiest_node() <= per_node) return "";
+  const bool from_file = !hw.origin.empty() && hw.origin != "built-in";
   return fmt::format("{} places {} GPUs on a node (placement {}), and {} says {}'s node holds {}: the trace ran on "
-                     "other nodes than the catalog's, whose links ({:.3g} GB/s a GPU within a node, {:.3g} GB/s across) "
-                     "price its all-reduce; where that cluster's links differ, give {} a hardware file that states "
-                     "them (gpus_per_node {}, intra_node_bw_GBps, inter_node_bw_GBps: docs/HARDWARE.md)",
+                     "other nodes than {}, whose links ({:.3g} GB/s a GPU within a node, {:.3g} GB/s across) "
+                     "price its all-reduce; where that cluster's links differ, {} (gpus_per_node {}, "
+                     "intra_node_bw_GBps, inter_node_bw_GBps: docs/HARDWARE.md)",
                      where, fullest->busiest_node(), fullest->placement(), option, hw.name, per_node,
-                     hw.node.intra_node_gbps, hw.node.inter_node_gbps, option, fullest->busiest_node());
+                     from_file ? "the file's" : "the catalog's", hw.node.intra_node_gbps, hw.node.inter_node_gbps,
+                     from_file ? "state them in " + hw.origin : "give " + option + " a hardware file that states them",
+                     fullest->busiest_node());
 }
 
 StepSample step_sample(const std::string& placement, double batch, double step_s, std::optional<double> sync_s) {
