@@ -92,6 +92,13 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
                                                    !catalog_only_columns().count(f) && f != "device") {
       std::string known;
       for (const auto& k : known_columns()) known += (known.empty() ? "" : ", ") + k;
+      // One column whose name holds another separator: the file is not comma-separated.
+      for (const char sep : {';', '\t', '|'})
+        if (t.header().size() == 1 && h.find(sep) != std::string::npos)
+          throw InputError(path, t.header_line(), "",
+                           fmt::format("the header is one column, '{}': a hardware file is separated by commas, this one "
+                                       "by '{}'",
+                                       h, sep == '\t' ? std::string("\\t") : std::string(1, sep)));
       throw InputError(path, t.header_line(), h, "unknown column (a hardware file has: " + known + ")");
     }
   // One figure under two spellings ("fp32_tflops" and "FP32-TFLOPS"): which

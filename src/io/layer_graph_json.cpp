@@ -111,10 +111,18 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
     auto size = [&](const char* key, int fallback = -1, bool zero_ok = false) {
       return size_field(path, l, where, key, fallback, zero_ok);
     };
+    // A true/false field, named with its layer where it is not one.
+    auto flag = [&](const char* key, bool fallback) {
+      const auto it = l.find(key);
+      if (it == l.end()) return fallback;
+      if (!it->is_boolean())
+        throw InputError(path, 0, where + "." + key, fmt::format("must be true or false, got {}", it->dump()));
+      return it->get<bool>();
+    };
     try {
       if (type == "conv") {
         const int k = size("kernel");
-        g.conv(size("out"), k, size("stride", 1), size("padding", 0, true), l.value("bias", false));
+        g.conv(size("out"), k, size("stride", 1), size("padding", 0, true), flag("bias", false));
       } else if (type == "batch_norm") {
         g.batch_norm();
       } else if (type == "relu") {
@@ -127,7 +135,7 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
       } else if (type == "flatten") {
         g.flatten();
       } else if (type == "linear") {
-        g.linear(size("out"), l.value("bias", true));
+        g.linear(size("out"), flag("bias", true));
       } else if (type == "layer_norm") {
         g.layer_norm();
       } else if (type == "gelu") {
@@ -135,7 +143,7 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
       } else if (type == "attention") {
         g.attention(size("heads"));
       } else if (type == "lstm" || type == "gru") {
-        g.recurrent(size("hidden"), type == "lstm" ? 4 : 3, l.value("bidirectional", false));
+        g.recurrent(size("hidden"), type == "lstm" ? 4 : 3, flag("bidirectional", false));
       } else if (type == "embedding") {
         g.embedding(size("rows"), size("dim"), size("per_example"));
       } else if (type == "add") {

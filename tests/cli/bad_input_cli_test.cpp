@@ -104,6 +104,13 @@ TEST(BadInputFile, ANetworkFilesUnknownKeyIsRefused) {
   const auto r = tptest::run_cli("network --graph " + path);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(tptest::names_input_error(r.err, path, 0, "layers[0].stirde", {"stride"}));
+  // A flag of the wrong kind is named with its layer.
+  const std::string flag = tptest::write_file(
+      dir / "flag.json",
+      R"({"name":"x","input":{"image":[3,32,32]},"layers":[{"type":"conv","out":8,"kernel":3,"bias":"yes"}]})");
+  const auto f = tptest::run_cli("network --graph " + flag);
+  EXPECT_EQ(f.exit_code, 2) << f.err;
+  EXPECT_TRUE(tptest::names_input_error(f.err, flag, 0, "layers[0].bias", {"true or false"})) << f.err;
 }
 
 // A conv (or pool) after flatten or linear was priced on the input image, as

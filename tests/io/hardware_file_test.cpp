@@ -206,6 +206,10 @@ TEST(HardwareFile, ACatalogNameWithOtherFiguresIsRefused) {
   EXPECT_EQ(io::read_hardware_file(same).name, "t4");
   auto renamed = tptest::write_file(d / "t4-slow.csv", "name,base,fp32_tflops\nt4-slow,t4,4.05\n");
   EXPECT_DOUBLE_EQ(io::read_hardware_file(renamed).gpu.fp32_tflops, 4.05);
+  // A file separated by semicolons is said to be one.
+  auto semi = tptest::write_file(d / "semi.csv", "name;base\nsemi;a100\n");
+  EXPECT_NE(tptest::input_error_of([&] { io::read_hardware_file(semi); }).message().find("this one by ';'"),
+            std::string::npos);
   // A reported memory alone is neither unit-checked nor a memory.
   auto reported = tptest::write_file(d / "rep.csv",
                                      "name,fp32_tflops,mem_bw_GBps,gpus_per_node,intra_node_bw_GBps,inter_node_bw_GBps,"
