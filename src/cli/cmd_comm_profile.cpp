@@ -22,12 +22,17 @@ struct CommProfileArgs {
   std::vector<std::string> exclude;
   std::string out;
   int batches = 3;
+  int max_nodes = replay::CommCalibrationOptions{}.max_nodes;
+  int max_gpus_per_node = replay::CommCalibrationOptions{}.max_gpus_per_node;
   bool json = false;
 };
 
 void run_comm_profile(const CommProfileArgs& a) {
   io::check_output_path(a.out, "--out", {{a.data, "--data"}});
   if (a.batches < 1) throw InputError("", 0, "--batches", "needs at least 1");
+  if (a.max_nodes < 2 || a.max_nodes > 1024) throw InputError("", 0, "--max-nodes", "must be from 2 to 1024");
+  if (a.max_gpus_per_node < 1 || a.max_gpus_per_node > 1024)
+    throw InputError("", 0, "--max-gpus-per-node", "must be from 1 to 1024");
   std::set<std::string> skip(a.exclude.begin(), a.exclude.end());
   std::vector<replay::ReplayOracle> oracles;
   // Step times only: no epoch is counted, so a trace whose dataset size is
@@ -44,6 +49,8 @@ void run_comm_profile(const CommProfileArgs& a) {
   for (const auto& o : oracles) ptrs.push_back(&o);
   replay::CommCalibrationOptions opts;
   opts.batches = a.batches;
+  opts.max_nodes = a.max_nodes;
+  opts.max_gpus_per_node = a.max_gpus_per_node;
   auto profile = replay::comm_profile_from(ptrs, opts);
 
   if (a.json) {
@@ -93,6 +100,13 @@ void setup(CLI::App& root) {
   cmd->add_option("--exclude", a->exclude, "Trace name to leave out (repeatable)");
   cmd->add_option("-o,--out", a->out, "Write the profile as JSON to this file");
   cmd->add_option("--batches", a->batches, "Smallest measured batches used per trace")->capture_default_str();
+  cmd->add_option("--max-nodes", a->max_nodes,
+                  "Measure node counts 2 to this (placements on more nodes are not read; the models hold the last "
+                  "count beyond it)")
+      ->capture_default_str();
+  cmd->add_option("--max-gpus-per-node", a->max_gpus_per_node,
+                  "Measure 1 to this many GPUs a node (more are not read; the models hold the last count beyond it)")
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print the profile as JSON");
   cmd->callback([a] { run_comm_profile(*a); });
 }

@@ -200,6 +200,13 @@ TEST(CommProfileCli, VerbPrintsTheTableAndWritesJson) {
   EXPECT_GT(p.at(8, 2), 1.5);         // "44" costs more than "11" on this cluster
   auto bad = tptest::run_cli("comm-profile --data " + tptest::shared_data_dir() + "/pollux-t4 --exclude nosuch");
   EXPECT_EQ(bad.exit_code, 2);
+  // The A100 traces run 8 GPUs a node: read past the default 4 when asked.
+  const std::string wide = (d / "a100.json").string();
+  auto a100 = tptest::run_cli("comm-profile --data " + tptest::shared_data_dir() + "/sia-a100 --max-gpus-per-node 8 --out " +
+                              wide);
+  ASSERT_EQ(a100.exit_code, 0) << a100.err;
+  EXPECT_TRUE(CommProfile::load(wide).table().count({2, 8}));
+  EXPECT_EQ(tptest::run_cli("comm-profile --data " + tptest::shared_data_dir() + "/sia-a100 --max-nodes 1").exit_code, 2);
 }
 
 // comm-profile reads step times only: a trace whose dataset size nothing
