@@ -176,7 +176,11 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
     u["line"] = line_no;
     return u;
   }
-  const double epoch = l.epoch.value_or(last_epoch_ + 1);
+  // A run whose first epoch is 0 counts from 0 (Keras): each epoch is taken
+  // as one more, so that epoch 0 is the first that ran.
+  bool counted_from_zero = false;
+  if (l.epoch && *l.epoch == 0 && last_epoch_ == 0 && !fc_ && epoch_shift_ == 0) epoch_shift_ = 1, counted_from_zero = true;
+  const double epoch = l.epoch ? *l.epoch + epoch_shift_ : last_epoch_ + 1;
   // A count no run reaches is a garbled line: taken, it would make every
   // real epoch after it "not follow" it and end the forecast.
   if (!(epoch <= kMostEpochs))
@@ -203,7 +207,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                            nan                            ? "NaN or Infinity (did the run diverge?)"
                            : !l.unreadable_metric.empty() ? "not a number: " + l.unreadable_metric
                                                           : std::string("missing"));
-  } else if (last_ && share_metric_ && (*l.metric < 0 || *l.metric > 1)) {
+  } else if (last_ && known_share() && (*l.metric < 0 || *l.metric > 1)) {
     unusable = fmt::format("{} {:g} is outside [0, 1], where its earlier epochs were: not taken", metric_name_,
                            *l.metric);
   }
@@ -233,6 +237,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   last_epoch_ = epoch;
   if (metric_name_.empty()) metric_name_ = l.metric_name;
   share_metric_ = share_metric_ && *l.metric >= 0 && *l.metric <= 1 && names_a_share(l.metric_name);
+  if (share_metric_) ++share_epochs_;
   if (o_.samples) {
     Sample s;
     s.batch = o_.samples->batch;
@@ -245,6 +250,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   json u = forecast_update(epoch);
   u["line"] = line_no;
   last_ = u;
+  if (counted_from_zero) u["note"] = "this run counts its epochs from 0; each is taken as one more";
   return u;
 }
 
@@ -254,7 +260,7 @@ json LiveWatch::forecast_update(double epoch) const {
   // A share that grows (an accuracy, by its name and its values) never
   // passes 1, whatever a fitted curve does far out. Not inferred from the
   // values alone: a metric out of 100 may start below 1.
-  if (p.direction == MetricDirection::kMax && share_metric_ && o_.target > 1 && !f.reached_at) {
+  if (p.direction == MetricDirection::kMax && known_share() && o_.target > 1 && !f.reached_at) {
     f.never = true;
     f.epoch.reset(), f.epoch_lo.reset(), f.epoch_hi.reset();
     f.finish_s.reset(), f.finish_lo_s.reset(), f.finish_hi_s.reset();
@@ -287,6 +293,8 @@ void LiveWatch::forget_run() {
   fc_.reset();
   metric_name_.clear();
   share_metric_ = true;  // the next run's metric is judged afresh
+  share_epochs_ = 0;
+  epoch_shift_ = 0;
   own_.clear();
   last_epoch_ = 0;
   unmetered_s_ = 0;
@@ -404,6 +412,7 @@ std::string LiveWatch::text(const json& u, int bar_width) {
                    (f["finish_s"].is_number() ? ", at " + duration(f["finish_s"].get<double>()) + " of training" : "")
              : "; from the samples: not within the epochs searched";
   }
+  if (u.contains("note")) s += " (note: " + u["note"].get<std::string>() + ")";
   return s;
 }
 

@@ -34,7 +34,7 @@ namespace {
 
 // Ctrl-C (or SIGTERM) while watching a job: the job was ended; the exit says by which signal.
 [[noreturn]] void interrupted() {
-  std::cerr << "interrupted: the job and every process it started were sent SIGTERM (SIGKILL after 2 s)\n";
+  std::cerr << "interrupted: the job's process group was sent SIGTERM (SIGKILL after 2 s)\n";
   std::exit(128 + profile::interrupt_signal());
 }
 

@@ -52,7 +52,7 @@ LogFollower::LogFollower(int fd, int pid, LogFollowerOptions o) : fd_(fd), pid_(
 LogFollower::LogFollower(LogFollower&& o) noexcept
     : fd_(o.fd_), pid_(o.pid_), o_(o.o_), path_(std::move(o.path_)), buf_(std::move(o.buf_)),
       scanned_(o.scanned_), skipping_(o.skipping_), tail_(std::move(o.tail_)), line_no_(o.line_no_), exit_code_(o.exit_code_),
-      eof_(o.eof_), stall_reported_(o.stall_reported_), pending_restart_(o.pending_restart_), last_byte_(o.last_byte_) {
+      eof_(o.eof_), output_closed_(o.output_closed_), stall_reported_(o.stall_reported_), pending_restart_(o.pending_restart_), last_byte_(o.last_byte_) {
   o.fd_ = -1, o.pid_ = -1;
 }
 
@@ -213,6 +213,27 @@ bool LogFollower::take_rest(std::string& line) {
   return true;
 }
 
+bool LogFollower::job_ended() {
+  int st = 0;
+  const pid_t r = waitpid(pid_, &st, WNOHANG);
+  if (r != pid_) return false;
+  exit_code_ = exit_status(st);
+  // What it wrote before it ended is read; a process it left behind holding
+  // the output open is ended with the job (it would outlive the watch).
+  char chunk[65536];
+  for (pollfd pfd{fd_, POLLIN, 0}; !output_closed_ && poll(&pfd, 1, 0) > 0;) {
+    const ssize_t n = read(fd_, chunk, sizeof chunk);
+    if (n <= 0) break;
+    buf_.append(chunk, size_t(n));
+    last_byte_ = now_s();
+  }
+  kill(-pid_, SIGTERM);
+  forget_running_group(pid_);
+  pid_ = -1;
+  eof_ = true;
+  return true;
+}
+
 void LogFollower::reap() {
   if (pid_ <= 0) return;
   int st = 0;
@@ -263,10 +284,24 @@ LogFollower::Status LogFollower::next(std::string& line) {
       if (take_rest(line)) return Status::kLine;  // the last line had no newline
       return Status::kEnded;
     }
+    if (pid_ > 0 && job_ended()) continue;  // eof_ now set, or pid_ gone
+    if (pid_ > 0 && output_closed_) {
+      // The job closed its output and runs on (`exec > train.log`): wait for
+      // its exit without blocking, so that a Ctrl-C or a stall is still seen.
+      if (o_.stall_s > 0 && !stall_reported_ && quiet_s() >= o_.stall_s) {
+        stall_reported_ = true;
+        return Status::kStalled;
+      }
+      if (o_.on_wait) o_.on_wait();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
     if (pid_ > 0) {
       // A pipe: wait for bytes, at most until the stall would be due.
       double left = o_.stall_s > 0 && !stall_reported_ ? o_.stall_s - quiet_s() : 1.0;
-      if (o_.interrupted) left = std::min(left, 1.0);
+      // Also within a second: the job's exit is looked for between reads, as a
+      // process it left in the background may hold its output open.
+      left = std::min(left, 1.0);
       if (o_.on_wait) {
         o_.on_wait();
         left = std::min(left, 1.0);  // so that it is called again within a second
@@ -307,8 +342,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
     }
     if (n < 0 && errno != EINTR && errno != EAGAIN) throw std::runtime_error(std::string("read: ") + std::strerror(errno));
     if (n == 0 && pid_ > 0) {
-      eof_ = true;
-      reap();
+      output_closed_ = true;
       continue;
     }
     if (n == 0 && pid_ <= 0 && rewritten(true)) {

@@ -80,6 +80,9 @@ class LogFollower {
   bool take_line(std::string& line);
   bool take_rest(std::string& line);  // what is left without a newline, as a whole line
   void reap();
+  // A command: whether its shell has exited (reaped, its status kept, what it
+  // wrote read, the rest of its group sent SIGTERM, eof_ set).
+  bool job_ended();
   // A file: true, and the offset back at its start, when it was rewritten, or
   // (only `at_end`, once the old one is read out) replaced under its name.
   bool rewritten(bool at_end);
@@ -109,6 +112,7 @@ class LogFollower {
   long line_no_ = 0;
   int exit_code_ = -1;
   bool eof_ = false;
+  bool output_closed_ = false;  // a command closed its stdout and may still run
   bool stall_reported_ = false;
   bool pending_restart_ = false;  // the replaced file's last line was returned; kRestarted is next
   double last_byte_ = 0;  // steady clock, seconds

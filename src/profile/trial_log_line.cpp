@@ -173,7 +173,9 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
     return r;
   }
   r.kind = TrialLogLine::Kind::kEpoch;
-  r.epoch = number(j, "epoch", true, file, line_no);
+  // >= 0: a log that counts epochs from 0 (Keras) is the reader's to shift.
+  r.epoch = number(j, "epoch", false, file, line_no);
+  if (r.epoch && *r.epoch < 0) throw InputError(file, line_no, "epoch", fmt::format("must be >= 0, got {}", *r.epoch));
   r.epoch_time_s = number(j, "epoch_time_s", true, file, line_no);
   if (auto m = j.find("metric"); m != j.end() && !m->is_null() && !m->is_number()) {
     r.unreadable_metric = m->dump();

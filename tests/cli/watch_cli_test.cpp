@@ -152,6 +152,47 @@ TEST(WatchCli, TheJobEndsWithTheWatch) {
   if (!gone) ::kill(job, SIGKILL);
 }
 
+// The job's shell ends while a process it left in the background holds its
+// output open: the watch ends with the job's status, not when that process
+// does. And a job that closes its output and runs on is still stopped by a
+// Ctrl-C at once.
+TEST(WatchCli, TheJobsEndIsSeenPastWhatHoldsItsOutput) {
+  auto dir = tptest::temp_dir("watch_background");
+  const auto log = tptest::write_file(dir / "job.log", log_text(3, false));
+  const auto start = std::chrono::steady_clock::now();
+  auto r = tptest::run_cli("watch --cmd 'sleep 30 & cat " + log + "; exit 4' --target 0.93");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_LT(took, 10) << r.out;
+  EXPECT_NE(r.out.find("exit 4"), std::string::npos) << r.out;
+
+  const std::string cmd = std::string("timeout --preserve-status -s INT 1.5 ") + TRAINPLAN_CLI_PATH + " watch --cmd 'cat " + log +
+                          "; exec >&-; sleep 30' --target 0.93 >/dev/null 2>&1";
+  const auto at = std::chrono::steady_clock::now();
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 130);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - at).count(), 8);
+}
+
+// A log that counts its epochs from 0 (Keras) loses none of them; an accuracy
+// in percent whose first epoch is below 1 is not taken for a share.
+TEST(WatchCli, EpochsFromZeroAndPercentsFromBelowOne) {
+  auto dir = tptest::temp_dir("watch_counts");
+  std::string zero;
+  for (int k = 0; k < 5; ++k) zero += epoch_line(k, 30, 0.95 - 0.6 * std::exp(-0.15 * (k + 1)), 5, "accuracy");
+  auto r = tptest::run_cli("watch --log " + tptest::write_file(dir / "zero.log", zero) + " --target 0.93 --stall 1");
+  EXPECT_EQ(r.err.find("does not follow"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("epoch 5: metric"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("counts its epochs from 0"), std::string::npos) << r.out;
+  std::string pct;
+  const double values[] = {0.8, 3.5, 9, 15, 22, 28, 33};
+  for (int k = 0; k < 7; ++k) pct += epoch_line(k + 1, 30, values[k], 1, "top1_accuracy");
+  pct += "{\"event\":\"done\"}\n";
+  auto p = tptest::run_cli("watch --log " + tptest::write_file(dir / "pct.log", pct) + " --target 70");
+  EXPECT_EQ(p.err.find("outside [0, 1]"), std::string::npos) << p.err;
+  EXPECT_NE(p.out.find("epoch 7: metric 33"), std::string::npos) << p.out;
+}
+
 // A run that ends short of its target: no forecast repeated, the deadline missed.
 TEST(WatchCli, ARunThatEndsShortOfTheTargetSaysSo) {
   auto dir = tptest::temp_dir("watch_short");
