@@ -259,11 +259,27 @@ bool training_sets_differ(long a, long b) {
 }
 
 bool metric_is_lower_better(const std::string& name) {
-  std::string n = name;
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
-  // "err" also covers top1_err; "cer" character error rate; "ppl" perplexity; "nll" negative log-likelihood.
-  for (const char* w : {"loss", "err", "wer", "cer", "perplexity", "ppl", "nll", "mse", "mae"})
-    if (n.find(w) != std::string::npos) return true;
+  // The name's words: runs of letters, split also where a capital follows a
+  // small letter (valLoss). A short stem must begin a word, where anywhere
+  // would take answer_f1 for a word error rate; loss and perplexity, long
+  // enough not to occur by chance, may sit inside one (trainloss).
+  std::vector<std::string> words(1);
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    const bool starts_word = std::isupper(c) && i > 0 && std::islower(static_cast<unsigned char>(name[i - 1]));
+    if (!std::isalpha(c) || starts_word) {
+      if (!words.back().empty()) words.emplace_back();
+      if (!std::isalpha(c)) continue;
+    }
+    words.back() += static_cast<char>(std::tolower(c));
+  }
+  // "err" also covers error and top1_err; "cer" character error rate; "ppl" perplexity; "nll" negative log-likelihood.
+  for (const auto& w : words) {
+    for (const char* stem : {"err", "wer", "cer", "ppl", "nll", "mse", "mae"})
+      if (w.rfind(stem, 0) == 0) return true;
+    for (const char* stem : {"loss", "perplexity"})
+      if (w.find(stem) != std::string::npos) return true;
+  }
   return false;
 }
 

@@ -93,8 +93,11 @@ class SampleStore {
 // where sizes closer than that are dropped last batches of one set.
 bool training_sets_differ(long a, long b);
 
-// Whether a metric with this name is better when smaller: it holds loss,
-// err, wer, cer, perplexity, ppl, nll, mse or mae, in any case.
+// Whether a metric with this name is better when smaller: a word of it
+// (letters, split at other characters and at a capital after a small
+// letter) begins with err, wer, cer, ppl, nll, mse or mae, or holds loss or
+// perplexity, in any case. answer_f1 is maximised, top1_err and valLoss
+// minimised.
 bool metric_is_lower_better(const std::string& metric_name);
 
 }  // namespace trainplan::profile

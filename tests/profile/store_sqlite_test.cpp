@@ -301,6 +301,11 @@ TEST(StoreSqlite, LossMetricsAreMinimised) {
   EXPECT_TRUE(metric_is_lower_better("WER"));
   EXPECT_FALSE(metric_is_lower_better("accuracy"));
   EXPECT_FALSE(metric_is_lower_better(""));
+  // Words, not substrings: a short stem begins a word.
+  for (const char* lower : {"top1_err", "error_rate", "valLoss", "trainloss", "eval_mse", "test_ppl", "char_CER", "nll"})
+    EXPECT_TRUE(metric_is_lower_better(lower)) << lower;
+  for (const char* higher : {"answer_f1", "precision", "stderr_free_acc", "top5", "bleu"})
+    EXPECT_FALSE(metric_is_lower_better(higher)) << higher;
 }
 
 TEST(StoreSqlite, RejectsAFileThatIsNotAStore) {
