@@ -251,6 +251,8 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   u["line"] = line_no;
   last_ = u;
   if (counted_from_zero) u["note"] = "this run counts its epochs from 0; each is taken as one more";
+  if (!l.epoch_time_s && fc_->epoch_times().size() == fc_->epochs_seen())
+    u["note"] = "this epoch's line has no epoch_time_s: taken at the recent epochs' median";
   return u;
 }
 

@@ -347,8 +347,16 @@ void EpochForecaster::add(double epoch, double metric, std::optional<double> epo
   epochs_.push_back(epoch);
   y_.push_back(y);
   metric_.push_back(metric);
-  if (epoch_time_s) times_.push_back(*epoch_time_s / (epoch - prev_epoch));
-  else times_.clear();  // a gap in the times: finish times would be guesses
+  if (epoch_time_s) {
+    times_.push_back(*epoch_time_s / (epoch - prev_epoch));
+  } else if (!times_.empty() && times_.size() + 1 == epochs_.size()) {
+    // One line without its time in a timed run: the epoch ran at the run's
+    // recent rate (the median of its last five), rather than every later
+    // finish time being lost.
+    times_.push_back(median(std::vector<double>(times_.end() - long(std::min<size_t>(5, times_.size())), times_.end())));
+  } else {
+    times_.clear();  // untimed from the start: finish times would be guesses
+  }
   if (p_.method == ForecastMethod::kOptimus) {
     const MetricLoss loss = MetricLoss::for_values(p_.direction, metric_);
     try {

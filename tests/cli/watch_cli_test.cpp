@@ -193,6 +193,31 @@ TEST(WatchCli, EpochsFromZeroAndPercentsFromBelowOne) {
   EXPECT_NE(p.out.find("epoch 7: metric 33"), std::string::npos) << p.out;
 }
 
+// One epoch line without its time keeps the rest of the run timed: that
+// epoch is taken at the recent epochs' median, and said so.
+TEST(WatchCli, AnEpochWithoutItsTimeKeepsTheRunTimed) {
+  auto dir = tptest::temp_dir("watch_notime");
+  std::string text;
+  for (int k = 1; k <= 8; ++k) {
+    std::string line = epoch_line(k, 30, 0.95 - 0.6 * std::exp(-0.15 * k), 5, "accuracy");
+    if (k == 4) line.replace(line.find("\"epoch_time_s\":30,"), std::string("\"epoch_time_s\":30,").size(), "");
+    text += line;
+  }
+  text += "{\"event\":\"done\"}\n";
+  auto r = tptest::run_cli("watch --log " + tptest::write_file(dir / "notime.log", text) + " --target 0.93 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json last;
+  for (size_t at = 0, end; (end = r.out.find('\n', at)) != std::string::npos; at = end + 1) {
+    const json u = json::parse(r.out.substr(at, end - at));
+    if (u.value("event", "") == "forecast") last = u;
+    if (u.value("epoch", 0.0) == 4) {
+      EXPECT_NE(u.value("note", "").find("no epoch_time_s"), std::string::npos) << u.dump();
+    }
+  }
+  ASSERT_TRUE(last.contains("elapsed_s")) << last.dump();
+  EXPECT_NEAR(last["elapsed_s"].get<double>(), 8 * 30, 1e-6) << last.dump();
+}
+
 // A run that ends short of its target: no forecast repeated, the deadline missed.
 TEST(WatchCli, ARunThatEndsShortOfTheTargetSaysSo) {
   auto dir = tptest::temp_dir("watch_short");
