@@ -179,6 +179,14 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   // A run whose first epoch is 0 counts from 0 (Keras): each epoch is taken
   // as one more, so that epoch 0 is the first that ran.
   bool counted_from_zero = false;
+  // The first epoch again after several (a job restarted, appending to its
+  // log as Python's logging does): a new run, forecast afresh.
+  std::string new_run;
+  if (l.epoch && !in_profile_ && last_epoch_ > 1 && *l.epoch + epoch_shift_ <= 1) {
+    new_run = fmt::format("epoch {:g} after epoch {:g}: a new run in the same log (a restart?), forecast afresh",
+                          *l.epoch, last_epoch_ - epoch_shift_);
+    forget_run();
+  }
   if (l.epoch && *l.epoch == 0 && last_epoch_ == 0 && !fc_ && epoch_shift_ == 0) epoch_shift_ = 1, counted_from_zero = true;
   const double epoch = l.epoch ? *l.epoch + epoch_shift_ : last_epoch_ + 1;
   // A count no run reaches is a garbled line: taken, it would make every
@@ -253,6 +261,7 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   if (counted_from_zero) u["note"] = "this run counts its epochs from 0; each is taken as one more";
   if (!l.epoch_time_s && fc_->epoch_times().size() == fc_->epochs_seen())
     u["note"] = "this epoch's line has no epoch_time_s: taken at the recent epochs' median";
+  if (!new_run.empty()) u["note"] = new_run;
   return u;
 }
 

@@ -218,6 +218,18 @@ TEST(WatchCli, AnEpochWithoutItsTimeKeepsTheRunTimed) {
   EXPECT_NEAR(last["elapsed_s"].get<double>(), 8 * 30, 1e-6) << last.dump();
 }
 
+// A job restarted, appending to the same log: its epoch 1 after the old
+// run's epochs starts a new forecast, where every epoch was skipped.
+TEST(WatchCli, AnAppendedRestartIsANewRun) {
+  auto dir = tptest::temp_dir("watch_appended");
+  std::string text = log_text(6, false) + "Traceback (most recent call last): CUDA out of memory\n";
+  for (int k = 1; k <= 4; ++k) text += epoch_line(k, 30, 0.95 - 0.6 * std::exp(-0.15 * k), 5, "accuracy");
+  auto r = tptest::run_cli("watch --log " + tptest::write_file(dir / "app.log", text) + " --target 0.93 --stall 1");
+  EXPECT_EQ(r.err.find("does not follow"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("epoch 1 after epoch 6: a new run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 4: metric"), std::string::npos) << r.out;
+}
+
 // A run that ends short of its target: no forecast repeated, the deadline missed.
 TEST(WatchCli, ARunThatEndsShortOfTheTargetSaysSo) {
   auto dir = tptest::temp_dir("watch_short");
