@@ -131,8 +131,8 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   }
   using Kind = profile::TrialLogLine::Kind;
   if (l.kind == Kind::kOther && !l.event.empty()) {
-    // A program may log events of its own; one within two edits of the
-    // protocol's ("epoc", "Epoch") is a typo whose epochs would go unseen.
+    // A program may log events of its own; one a slip from the protocol's
+    // ("epoc", "eopch", "Epoch") is a typo whose epochs would go unseen.
     // "epoch" one edit away, or either event but for case: "done" is one
     // edit from a program's own "none", "node" or "note".
     const std::string lower = io::lowercase(l.event);
