@@ -32,9 +32,10 @@
 namespace trainplan::cli {
 namespace {
 
-// Ctrl-C (or SIGTERM) while watching a job: the job was ended; the exit says by which signal.
-[[noreturn]] void interrupted() {
-  std::cerr << "interrupted: the job's process group was sent SIGTERM (SIGKILL after 2 s)\n";
+// Ctrl-C (or SIGTERM) while watching: a job the watch ran was ended; the exit says by which signal.
+[[noreturn]] void interrupted(bool job = true) {
+  std::cerr << (job ? "interrupted: the job's process group was sent SIGTERM (SIGKILL after 2 s)\n"
+                    : "interrupted: the chart holds the last forecast\n");
   std::exit(128 + profile::interrupt_signal());
 }
 
@@ -198,11 +199,11 @@ void run_follow(const WatchArgs& a) {
   fo.stall_s = a.stall_s;
   fo.poll_s = a.poll_s;
   if (!a.plot.empty()) fo.on_wait = [&chart] { chart.draw(false); };
-  // Ctrl-C reaches the watch, not the job in its own process group: the job is ended with it.
-  if (log.empty()) {
-    fo.interrupted = &profile::install_interrupt_handler();
-    keep_terminal_modes();
-  }
+  // Ctrl-C reaches the watch, not the job in its own process group: the job
+  // is ended with it. Following a log, it is caught only to draw the chart's
+  // last forecast first.
+  if (log.empty() || !a.plot.empty()) fo.interrupted = &profile::install_interrupt_handler();
+  if (log.empty()) keep_terminal_modes();
   auto follower = log.empty() ? profile::LogFollower::command(a.cmd, fo) : profile::LogFollower::file(log, fo);
   const bool tty = !a.json_out && isatty(STDOUT_FILENO);
   if (follower.waiting_for_file())
@@ -229,7 +230,7 @@ void run_follow(const WatchArgs& a) {
     if (st == profile::LogFollower::Status::kInterrupted) {
       chart.draw(true);
       follower.terminate();
-      interrupted();
+      interrupted(log.empty());
     }
     if (st == profile::LogFollower::Status::kRestarted) {
       print(live.restarted(), a.json_out, tty);

@@ -342,6 +342,26 @@ TEST(WatchCli, PlotKeepsAChartOfTheForecast) {
     EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
 }
 
+// Ctrl-C while following a log draws the chart's last forecast first, as
+// the end of a run does.
+TEST(WatchCli, ACtrlCOnALogDrawsTheLastForecast) {
+  if (!trainplan::io::gnuplot_available()) GTEST_SKIP() << "gnuplot not installed";
+  auto dir = tptest::temp_dir("watch_plot_ctrlc");
+  // Epochs 5 to 9 come within the second the chart waits between redraws.
+  const std::string all = log_text(9, false);
+  size_t fifth = 0;
+  for (int k = 0; k < 5; ++k) fifth = all.find('\n', fifth) + 1;  // "loading data" and epochs 1-4
+  const auto path = tptest::write_file(dir / "job.log", all.substr(0, fifth));
+  const auto more = tptest::write_file(dir / "more.log", all.substr(fifth));
+  const auto chart = (dir / "forecast.svg").string();
+  const std::string cmd = "(sleep 0.4; cat " + more + " >> " + path + ") & timeout --preserve-status -s INT 1.0 " +
+                          TRAINPLAN_CLI_PATH + " watch --log " + path + " --target 0.99 --stall 100 --poll 0.1 --plot " +
+                          chart + " >/dev/null 2>&1";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 130);
+  EXPECT_NE(tptest::read_file(chart).find("up to epoch 9"), std::string::npos);
+}
+
 TEST(WatchCli, PlotOptionsAreCheckedBeforeTheWatch) {
   auto dir = tptest::temp_dir("watch_plot_bad");
   const auto path = tptest::write_file(dir / "job.log", log_text(3, true));
