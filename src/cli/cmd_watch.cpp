@@ -301,32 +301,40 @@ void setup(CLI::App& root) {
   log->excludes(run)->excludes(rep)->excludes(store);
   run->excludes(rep)->excludes(store);
   store->excludes(rep);
+  // The replay judges every method on its own traces: what describes one
+  // followed run is refused beside it rather than ignored.
   cmd->add_option("--prior", a->prior,
-                  "Calibrate the interval also on the runs of these Pollux traces (e.g. ../shared/data), replayed");
+                  "Calibrate the interval also on the runs of these Pollux traces (e.g. ../shared/data), replayed")
+      ->excludes(rep);
   cmd->add_option("--samples", a->samples,
                   "Also forecast from earlier trials of the same workload (samples CSV or profile store): the metric "
-                  "model refitted on them and the run's epochs after each epoch, the time model's epoch time");
-  cmd->add_option("--batch", a->batch, "With --samples: the run's per-worker batch")->check(positive_number());
-  cmd->add_option("--workers", a->workers, "With --samples: the run's workers")->check(positive_number());
-  cmd->add_option("--metric-model", a->metric_model, "With --samples: the metric model")->capture_default_str();
+                  "model refitted on them and the run's epochs after each epoch, the time model's epoch time")
+      ->excludes(rep);
+  cmd->add_option("--batch", a->batch, "With --samples: the run's per-worker batch")->check(positive_number())->excludes(rep);
+  cmd->add_option("--workers", a->workers, "With --samples: the run's workers")->check(positive_number())->excludes(rep);
+  cmd->add_option("--metric-model", a->metric_model, "With --samples: the metric model")->capture_default_str()->excludes(rep);
   cmd->add_option("--time-model", a->time_model, "With --samples: the time model (auto: cross-validated)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(rep);
   // The replay sets its own targets and judges every method.
   cmd->add_option("--target", a->target, "The metric the job should reach")->excludes(rep);
   add_duration_option(cmd, "--deadline", a->deadline_s, "Time from the start of the first epoch to meet the target by")
       ->excludes(rep);
   add_duration_option(cmd, "--stall", a->stall_s,
-                      "Report the log as stalled after this long without a new line; --log and --store then exit 1 (default 300)");
+                      "Report the log as stalled after this long without a new line; --log and --store then exit 1 (default 300)")
+      ->excludes(rep);
   // Below 10 ms a quiet log would be read hundreds of times a second for nothing.
   cmd->add_option("--poll", a->poll_s, "Seconds between reads of a log at its end, 0.01 to 60")->capture_default_str()
-      ->check(CLI::Range(0.01, 60.0));
+      ->check(CLI::Range(0.01, 60.0))
+      ->excludes(rep);
   cmd->add_option("--method", a->method, "naive (last-epoch slope), optimus (Optimus's curve), ensemble")
       ->capture_default_str()
       ->excludes(rep);
   cmd->add_option("--coverage", a->coverage, "Nominal coverage of the interval")->capture_default_str()
       ->check(CLI::Range(0.01, 0.99));
-  cmd->add_option("--direction", a->direction, "max or min (default: from metric_name: names holding loss, err, wer, cer, perplexity, ppl, nll, mse or mae "
-                  "are minimised)");
+  cmd->add_option("--direction", a->direction, "max or min (default: from metric_name: names holding loss or perplexity, "
+                  "or a word beginning with err, wer, cer, ppl, nll, mse or mae, are minimised)")
+      ->excludes(rep);
   cmd->add_flag("--json", a->json_out, "One JSON object per update (--replay: one report)");
   cmd->add_option("--plot", a->plot,
                   "Keep a chart of the forecast (.png or .svg) up to date as the run goes on: the metric by epoch with "

@@ -371,6 +371,12 @@ TEST(WatchCli, PlotOptionsAreCheckedBeforeTheWatch) {
   auto r = tptest::run_cli("watch --replay " + dir.string() + " --plot chart.png");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--plot"), std::string::npos) << r.err;
+  // Nor is any option of a followed run read by the replay: refused, not ignored.
+  for (const char* option : {"--prior /nonexistent", "--samples s.csv", "--direction min", "--stall 5", "--poll 1"}) {
+    auto o = tptest::run_cli("watch --replay " + dir.string() + " " + option);
+    EXPECT_EQ(o.exit_code, 2) << option;
+    EXPECT_NE(o.err.find("--replay excludes"), std::string::npos) << option << ": " << o.err;
+  }
 }
 
 TEST(WatchCli, ReplayOnATinySyntheticTraceFolder) {
