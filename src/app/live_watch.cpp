@@ -196,6 +196,16 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                 {"message", fmt::format("{}:{}: column 'epoch': {} is past 10^6 epochs, which no training runs: "
                                         "skipped",
                                         o_.source, line_no, epoch)}};
+  // Two metrics in one log (a loss and an accuracy, a line each): the run's
+  // curve is of its first, and a value of the other would bend it.
+  const bool other_metric = !metric_name_.empty() && !l.metric_name.empty() && l.metric_name != metric_name_;
+  if (other_metric && epoch <= last_epoch_) {  // the other metric's line of an epoch already taken
+    if (!other_metrics_.insert(l.metric_name).second) return std::nullopt;
+    return json{{"event", "warning"}, {"line", line_no}, {"field", "metric"},
+                {"message", fmt::format("{}:{}: column 'metric': metric_name '{}' where the run's is '{}': its lines are "
+                                        "not taken (said once)",
+                                        o_.source, line_no, l.metric_name.substr(0, 40), metric_name_)}};
+  }
   if (epoch <= last_epoch_)
     return json{{"event", "warning"}, {"line", line_no}, {"field", "epoch"},
                 {"message", fmt::format("{}:{}: column 'epoch': {} does not follow epoch {}", o_.source, line_no,
@@ -215,6 +225,15 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
                            nan                            ? "NaN or Infinity (did the run diverge?)"
                            : !l.unreadable_metric.empty() ? "not a number: " + l.unreadable_metric
                                                           : std::string("missing"));
+  } else if (other_metric) {
+    unusable = fmt::format("metric_name '{}' where its earlier epochs named '{}': not taken (two metrics in one log? "
+                           "said once)",
+                           l.metric_name.substr(0, 40), metric_name_);
+    if (!other_metrics_.insert(l.metric_name).second) {  // said already: taken out quietly
+      last_epoch_ = epoch;
+      if (time) unmetered_s_ += *time;
+      return std::nullopt;
+    }
   } else if (last_ && known_share() && (*l.metric < 0 || *l.metric > 1)) {
     unusable = fmt::format("{} {:g} is outside [0, 1], where its earlier epochs were: not taken", metric_name_,
                            *l.metric);
@@ -306,6 +325,7 @@ void LiveWatch::forget_run() {
   share_metric_ = true;  // the next run's metric is judged afresh
   share_epochs_ = 0;
   epoch_shift_ = 0;
+  other_metrics_.clear();
   own_.clear();
   last_epoch_ = 0;
   unmetered_s_ = 0;

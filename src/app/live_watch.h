@@ -101,6 +101,7 @@ class LiveWatch {
   bool share_metric_ = true;
   int share_epochs_ = 0;  // epochs taken while share_metric_ held
   double epoch_shift_ = 0;  // 1 for a run that counts its epochs from 0
+  std::set<std::string> other_metrics_;  // metric names other than the run's, said once
   // Three epochs in [0, 1] under a share's name make it one: fewer (an
   // accuracy in percent whose first epoch is below 1) do not.
   bool known_share() const { return share_metric_ && share_epochs_ >= 3; }

@@ -230,6 +230,22 @@ TEST(WatchCli, AnAppendedRestartIsANewRun) {
   EXPECT_NE(r.out.find("epoch 4: metric"), std::string::npos) << r.out;
 }
 
+// Two metrics in turn in one log: the run's is its first; the other's lines
+// are said once and not taken.
+TEST(WatchCli, ASecondMetricInTheLogIsSaidOnceAndNotTaken) {
+  auto dir = tptest::temp_dir("watch_two_metrics");
+  std::string text;
+  for (int k = 1; k <= 6; ++k) {
+    text += epoch_line(k, 30, 0.95 - 0.6 * std::exp(-0.15 * k), 5, "val_acc");
+    text += epoch_line(k, 30, 0.3 + 1.0 / k, 5, "val_loss");
+  }
+  auto r = tptest::run_cli("watch --log " + tptest::write_file(dir / "mix.log", text) + " --target 0.93 --stall 1");
+  size_t said = 0;
+  for (size_t at = 0; (at = r.err.find("metric_name 'val_loss'", at)) != std::string::npos; ++at) ++said;
+  EXPECT_EQ(said, 1u) << r.err;
+  EXPECT_EQ(r.out.find("metric 1.3"), std::string::npos) << r.out;  // no loss value taken as the accuracy
+}
+
 // A run that ends short of its target: no forecast repeated, the deadline missed.
 TEST(WatchCli, ARunThatEndsShortOfTheTargetSaysSo) {
   auto dir = tptest::temp_dir("watch_short");
