@@ -34,7 +34,8 @@ namespace {
 
 // Ctrl-C (or SIGTERM) while watching: a job the watch ran was ended; the exit says by which signal.
 [[noreturn]] void interrupted(bool job = true) {
-  std::cerr << (job ? "interrupted: the job's process group was sent SIGTERM (SIGKILL after 2 s)\n"
+  std::cerr << (job ? "interrupted: the job's process group was sent SIGTERM (SIGKILL after 2 s), and its processes "
+                       "that left the group were killed\n"
                     : "interrupted: the chart holds the last forecast\n");
   std::exit(128 + profile::interrupt_signal());
 }

@@ -18,6 +18,32 @@ volatile sig_atomic_t g_signal = 0;
 std::atomic<pid_t> g_groups[kMostRunningGroups];
 std::atomic<pid_t> g_spared{0};
 
+void on_signal(int sig) {
+  // A closed output pipe (`| head`, or `| tee` ended by the same Ctrl-C)
+  // stops the run as a Ctrl-C does; the writes after it fail quietly rather
+  // than signal again.
+  if (sig == SIGPIPE) signal(SIGPIPE, SIG_IGN);
+  if (g_interrupted.load()) {
+    if (sig == SIGPIPE) return;
+    for (auto& g : g_groups)
+      if (const pid_t pgid = g.load(); pgid > 0) kill(-pgid, SIGKILL);
+    // Descendants that left their group (setsid) come back to this process,
+    // their subreaper, as their parents die: for 0.2 s, kill every child.
+    for (int round = 0; round < 20; ++round) {
+      kill_children();
+      const timespec tick{0, 10'000'000};
+      nanosleep(&tick, nullptr);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  g_signal = sig;
+  g_interrupted.store(true);
+}
+
+}  // namespace
+
 // SIGKILL to every child of every thread of this process but the spared one,
 // from /proc/self/task/*/children, with system calls only (async-signal-safe).
 void kill_children() {
@@ -52,32 +78,6 @@ void kill_children() {
   }
   close(tasks);
 }
-
-void on_signal(int sig) {
-  // A closed output pipe (`| head`, or `| tee` ended by the same Ctrl-C)
-  // stops the run as a Ctrl-C does; the writes after it fail quietly rather
-  // than signal again.
-  if (sig == SIGPIPE) signal(SIGPIPE, SIG_IGN);
-  if (g_interrupted.load()) {
-    if (sig == SIGPIPE) return;
-    for (auto& g : g_groups)
-      if (const pid_t pgid = g.load(); pgid > 0) kill(-pgid, SIGKILL);
-    // Descendants that left their group (setsid) come back to this process,
-    // their subreaper, as their parents die: for 0.2 s, kill every child.
-    for (int round = 0; round < 20; ++round) {
-      kill_children();
-      const timespec tick{0, 10'000'000};
-      nanosleep(&tick, nullptr);
-    }
-    signal(sig, SIG_DFL);
-    raise(sig);
-    return;
-  }
-  g_signal = sig;
-  g_interrupted.store(true);
-}
-
-}  // namespace
 
 const std::atomic<bool>& install_interrupt_handler() {
   struct sigaction sa {};

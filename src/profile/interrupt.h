@@ -29,4 +29,9 @@ void forget_running_group(pid_t pgid);
 // death signal is SIGTERM). One at a time; 0 forgets it.
 void spare_from_second_signal(pid_t pid);
 
+// SIGKILL to every child of every thread of this process but the spared one
+// (from /proc; async-signal-safe). A subreaper's children include the
+// descendants that left their group (setsid) once their parents died.
+void kill_children();
+
 }  // namespace trainplan::profile

@@ -88,6 +88,15 @@ void LogFollower::terminate() {
     forget_running_group(pid_);
     pid_ = -1;
   }
+  // What left the group (setsid) and came back to this process, its
+  // subreaper, as its parents died: killed and reaped, in rounds, as a killed
+  // orphan's own children come back in turn.
+  for (int round = 0; round < 5; ++round) {
+    kill_children();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  }
 }
 
 LogFollower LogFollower::file(const std::string& path, LogFollowerOptions o) {
@@ -100,6 +109,9 @@ LogFollower LogFollower::file(const std::string& path, LogFollowerOptions o) {
 LogFollower LogFollower::command(const std::string& command, LogFollowerOptions o) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  // The job's descendants that leave its group (setsid) come back to the
+  // watch when their parents die, so that terminate() can end them too.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));

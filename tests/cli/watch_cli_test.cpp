@@ -246,6 +246,25 @@ TEST(WatchCli, ASecondMetricInTheLogIsSaidOnceAndNotTaken) {
   EXPECT_EQ(r.out.find("metric 1.3"), std::string::npos) << r.out;  // no loss value taken as the accuracy
 }
 
+// Nor does a process the job started outside its group (setsid), which the
+// group's SIGTERM does not reach.
+TEST(WatchCli, WhatTheJobStartedOutsideItsGroupEndsWithTheWatch) {
+  auto dir = tptest::temp_dir("watch_setsid");
+  const auto pidfile = (dir / "pid").string();
+  const std::string cmd = std::string("timeout -s TERM 1 ") + TRAINPLAN_CLI_PATH + " watch --cmd 'setsid sleep 300 & echo $! > " +
+                          pidfile + "; exec sleep 60' --target 0.9 >/dev/null 2>&1";
+  std::system(cmd.c_str());
+  const pid_t escaped = std::atoi(tptest::read_file(pidfile).c_str());
+  ASSERT_GT(escaped, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ::kill(escaped, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone);
+  if (!gone) ::kill(escaped, SIGKILL);
+}
+
 // A run that ends short of its target: no forecast repeated, the deadline missed.
 TEST(WatchCli, ARunThatEndsShortOfTheTargetSaysSo) {
   auto dir = tptest::temp_dir("watch_short");
