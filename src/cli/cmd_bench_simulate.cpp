@@ -200,9 +200,10 @@ void run_bench(const BenchSimArgs& a) {
   sim::ExperimentOptions eo = experiment_options(a);
   sim::AppSet apps((fs::path(a.data) / "pollux-t4").string());
   sim::Experiment ex(apps.all(), eo);
-  auto policies = sim::split_list(a.policies);
-  auto loads = sim::split_list(a.loads);
-  auto wls = sim::split_list(a.workloads);
+  // A policy, load or workload named twice would run, and be summed, twice.
+  auto policies = distinct_comma_list(a.policies, "--policy");
+  auto loads = distinct_comma_list(a.loads, "--loads");
+  auto wls = distinct_comma_list(a.workloads, "--workloads");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);
 
   nlohmann::json js;

@@ -333,8 +333,19 @@ json run_plan_benchmark(const std::vector<std::string>& traces, const PlanBenchm
   po.misfit_shift = a.misfit_shift;
   const plan::EarlyStopBudget budget_rule = plan::parse_early_stop_budget(a.early_stop_budget);
   if (a.scenarios < 1) throw InputError("--scenarios must be >= 1");
-  if (a.max_workers < 1) throw InputError("--max-workers must be >= 1");
+  // The traces' clusters hold 64 GPUs; a space of millions of worker counts
+  // would run for hours without a word.
+  if (a.max_workers < 1 || a.max_workers > 4096) throw InputError("", 0, "--max-workers", "must be from 1 to 4096");
   std::vector<std::string> specs = a.models.empty() ? plan_benchmark_default_models() : a.models;
+  for (auto& spec : specs) {  // "auto, oracle": each name without the spaces around it
+    const size_t first = spec.find_first_not_of(" \t"), last = spec.find_last_not_of(" \t");
+    spec = first == std::string::npos ? "" : spec.substr(first, last - first + 1);
+    if (spec.empty()) throw InputError("", 0, "--models", "an empty name in the list");
+  }
+  for (size_t i = 0; i < specs.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (specs[i] == specs[j])
+        throw InputError("", 0, "--models", "'" + specs[i] + "' is named twice (its runs would be counted twice)");
   std::vector<std::string> methods = plan_benchmark_methods();
   if (a.early_stop) methods.push_back("coconfig-early-stop");
 

@@ -37,6 +37,17 @@ TEST(BenchSimulateCli, ABadChartNameIsRefusedFirst) {
 }
 
 // --policy all runs every registered policy, each once.
+// A name given twice would run, and be summed or counted, twice; a space of
+// millions of worker counts would run for hours in silence.
+TEST(BenchSimulateCli, RepeatsAndHugeSpacesAreRefused) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const std::string d = tptest::shared_data_dir();
+  tptest::expect_each_exits_two_naming("bench simulate --data " + d + " --loads 0.5 --workloads 1",
+                                       {{" --policy fifo,fifo", "--policy"}, {" --policy fifo --loads 0.5,0.5", "--loads"}});
+  tptest::expect_each_exits_two_naming("bench coconfig --data " + d + "/pollux-t4",
+                                       {{" --models auto,auto", "--models"}, {" --max-workers 65536", "--max-workers"}});
+}
+
 TEST(SimulateCli, PolicyAllRunsEveryPolicy) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
   const std::string data = tptest::shared_data_dir();
