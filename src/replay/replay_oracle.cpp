@@ -33,7 +33,10 @@ ReplayOracle::ReplayOracle(io::PolluxTrace trace, OracleOptions opts) : trace_(s
     dataset_size_ = info->dataset_size;
   }
   if (dataset_size_ <= 0)
-    throw InputError(trace_.dir, 0, "", "dataset size unknown for '" + trace_.name + "': pass --dataset-size");
+    throw InputError(trace_.dir, 0, "",
+                     "dataset size unknown for '" + trace_.name +
+                         "': the trace has no learning curve to derive it from, and the network is not one whose size "
+                         "is known (give --dataset-size where the verb takes it, or leave this trace out)");
 
   for (const auto& r : trace_.placements) by_placement_[r.placement].push_back({r.local_bsz, r.step_time});
   for (const auto& r : trace_.scalability) by_scale_[{r.num_nodes, r.num_replicas}].push_back({r.local_bsz, r.step_time});
