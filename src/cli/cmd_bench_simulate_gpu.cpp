@@ -157,7 +157,9 @@ void run_bench(const BenchSimGpuArgs& a) {
       const std::vector<sim::JobSpec>& kept = jobs[i];
       sim::Experiment ex(arms[i].apps->all(), eo);
       for (const auto& p : policies) {
+        // Off a terminal a line each, as bench simulate prints: a long run is never silent.
         if (tty) std::cerr << fmt::format("\rworkload {} {} {}          ", w, arms[i].name, p) << std::flush;
+        else std::cerr << fmt::format("workload {} {} {}\n", w, arms[i].name, p);
         const auto s = sim::summarize(ex.run(p, kept));
         arms[i].jct[p] += s.avg_jct / wls.size();
         arms[i].gpu_hours[p] += s.gpu_hours / wls.size();

@@ -131,7 +131,9 @@ void run_bench(const BenchSimTypesArgs& a) {
     for (size_t i = 0; i < arms.size(); ++i) {
       const std::vector<sim::JobSpec>& jobs = sources[i].jobs;
       for (auto& e : arms[i].entries) {
+        // Off a terminal a line each, as bench simulate prints: a long run is never silent.
         if (tty) std::cerr << fmt::format("\rworkload {} {} {}          ", w, arms[i].name, e.label) << std::flush;
+        else std::cerr << fmt::format("workload {} {} {}\n", w, arms[i].name, e.label);
         app::SimulateQuery qe = arms[i].q;
         qe.pollux_types = e.types;
         sim::Experiment ex(sources[i].all_apps(), app::experiment_options(qe));

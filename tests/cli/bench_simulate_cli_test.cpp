@@ -107,6 +107,7 @@ TEST(BenchSimulateCli, PolluxAwareOfGpuTypesBeatsItBlind) {
   const auto r = tptest::run_cli("bench simulate-types --data " + tptest::shared_data_dir() +
                                  " --workloads 1 --policy tiresias,pollux-blind,pollux --seeds 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("workload 1 "), std::string::npos) << "a line of progress per run off a terminal: " << r.err;
   const auto js = nlohmann::json::parse(r.out);
   ASSERT_EQ(js["policies"].size(), 3u);
   EXPECT_EQ(js["reference"], "pollux");

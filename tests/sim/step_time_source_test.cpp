@@ -181,6 +181,7 @@ TEST(BenchSimulateGpuCli, ThreeTrialsBringTheSimulatedClusterNearTheMeasuredOne)
   const auto r = tptest::run_cli("bench simulate-gpu --data " + tptest::shared_data_dir() +
                                  " --workloads 1,2 --seeds 1-2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("workload 2 "), std::string::npos) << "a line of progress per run off a terminal: " << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& e = j.at("errors");
   const double k = e.at("moved-k").at("median_abs_avg_jct_error"), none = e.at("moved-0").at("median_abs_avg_jct_error"),
