@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/error.h"
+
 namespace trainplan::server {
 
 namespace {
@@ -290,6 +292,9 @@ LoadResult run_load(const std::string& host, int port, const LoadOptions& o) {
   setup.set_read_timeout(600, 0);
   const auto t_setup = Clock::now();
   auto fit = setup.Post("/fit", json{{"samples_csv", o.samples_csv}, {"model", o.setup_model}}.dump(), "application/json");
+  // A refusal is of the samples given (exit 2); anything else is the server's failure.
+  if (fit && fit->status >= 400 && fit->status < 500)
+    throw InputError("", 0, "--samples", fmt::format("the server refused the samples: {}", fit->body));
   if (!fit || fit->status != 200)
     throw std::runtime_error(fmt::format("the setup /fit failed: {}", fit ? fit->body : "no answer"));
   res.id = json::parse(fit->body)["id"].get<std::string>();

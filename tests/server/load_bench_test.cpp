@@ -95,3 +95,23 @@ TEST(LoadBench, Percentile) {
 }
 
 }  // namespace
+
+// bench serve's bad input is exit 2 naming the option, as every verb's is:
+// limits checked before the server starts, samples it refuses, flags it
+// does not take.
+TEST(BenchServeCli, BadInputIsExitTwoNamingTheOption) {
+  const auto dir = tptest::temp_dir("bench_serve_bad");
+  const std::string empty = tptest::write_file(dir / "empty.csv", "");
+  const std::string ok = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  struct Case {
+    std::string args, option;
+  } cases[] = {{"--max-rows 0", "--max-rows"},
+               {"--max-rows 100000000", "--max-rows"},
+               {"--samples " + empty + " --requests 5 --duration 5", "--samples"},
+               {"--samples " + ok + " --serve-args --bogus --requests 5 --duration 5", "--serve-args"}};
+  for (const auto& c : cases) {
+    const auto r = tptest::run_cli("bench serve " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find("option '" + c.option + "'"), std::string::npos) << c.args << ": " << r.err;
+  }
+}
