@@ -2,6 +2,7 @@
 // traces. For each Pollux model and scenario, every method plans on a model
 // fitted to the paper's samples, and the oracle (the trace itself) judges the
 // choice against the true optimum. docs/PLANNING.md gives the rules.
+#include <filesystem>
 #include <iostream>
 
 #include "cli/command.h"
@@ -45,9 +46,15 @@ void run_bench(const BenchArgs& a) {
     } else if (!a.sample_gpu.empty() || a.as_measured) {
       throw InputError("", 0, "--sample-from", "--sample-gpu and --as-measured go with --sample-from");
     }
+    for (const auto& [folder, option] : {std::pair{a.curves_from, "--curves-from"}, std::pair{a.sample_from, "--sample-from"}})
+      if (!folder.empty() && !std::filesystem::is_directory(folder))
+        throw InputError(folder, 0, option, "is not a folder of traces");
     o.cross_gpu = x;
-  } else if (!a.sample_from.empty() || !a.curves_from.empty() || !a.sample_gpu.empty() || a.as_measured) {
-    throw InputError("", 0, "--gpu", "--sample-from, --curves-from, --sample-gpu and --as-measured need --gpu (what --data's traces were measured on)");
+  } else if (!a.sample_from.empty() || !a.curves_from.empty() || !a.sample_gpu.empty() || a.as_measured ||
+             a.target_trials > 0) {
+    throw InputError("", 0, "--gpu",
+                     "--sample-from, --curves-from, --sample-gpu, --as-measured and --target-trials need --gpu (what "
+                     "--data's traces were measured on)");
   }
   auto traces = io::find_pollux_traces(a.data);
   auto say = [](const std::string& line) { std::cerr << line << "\n"; };
@@ -86,9 +93,13 @@ void setup(CLI::App& root) {
                   "misses on every seed, then every plan of the coconfig methods that misses (--json: every run's "
                   "document and the summary across seeds)")
       ->excludes(seed);
+  // An option that qualifies another is refused without it, as `plan` refuses
+  // its own, rather than accepted and ignored.
+  auto* seeds_option = cmd->get_option("--seeds");
   cmd->add_option("--regret-limit", a->regret_limit,
                   "With --seeds: the median regret (a fraction) that the summary counts the seeds against")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(seeds_option);
   auto* conf = cmd->add_option("--confidence", a->o.confidence,
                   "Every method (coconfig and the baselines alike, so they differ only in search) plans on the "
                   "pessimistic side of the models' prediction intervals at this coverage (0<P<1): upper epoch time, "
@@ -97,17 +108,19 @@ void setup(CLI::App& root) {
   cmd->add_option("--bounds", a->o.bounds,
                   "How --confidence reads the intervals: two-sided or one-sided (as in `trainplan plan --bounds`)")
       ->check(CLI::IsMember({"two-sided", "one-sided"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(conf);
   cmd->add_flag("--conformal", a->o.conformal,
                 "Wrap both chosen models in 5-fold conformal prediction intervals (point predictions unchanged)");
-  cmd->add_flag("--early-stop", a->o.early_stop,
+  auto* early_stop = cmd->add_flag("--early-stop", a->o.early_stop,
                 "Judge every plan as a run that stops when the true metric meets the target (its epochs a "
                 "budget), and add the method coconfig-early-stop (budget from the planned side, cost from the "
                 "point predictions; `plan --early-stop`)");
   cmd->add_option("--early-stop-budget", a->o.early_stop_budget,
                   "Budget rule of coconfig-early-stop: deadline or target (as in `trainplan plan --early-stop-budget`)")
       ->check(CLI::IsMember({"target", "deadline"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(early_stop);
   cmd->add_flag("!--no-measured-bounds", a->o.measured_bounds,
                 "Plan on the models alone, without holding them to the sampled trials of each configuration (the "
                 "point predictions, or with --confidence the pessimistic side)");

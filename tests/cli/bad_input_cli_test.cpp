@@ -307,10 +307,20 @@ TEST(CoconfigBenchCli, OtherGpuOptionsGoTogether) {
   for (const auto& c : {Case{" --sample-from /x", "--gpu"}, Case{" --gpu zz", "--gpu"},
                         Case{" --gpu t4 --sample-from /x", "--sample-gpu"},
                         Case{" --gpu t4 --target-trials 3", "--target-trials"},
-                        Case{" --gpu t4 --as-measured", "--sample-from"}}) {
+                        Case{" --gpu t4 --as-measured", "--sample-from"}, Case{" --target-trials 3", "--gpu"}}) {
     auto r = tptest::run_cli(bench + c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args;
     EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, c.option)) << c.args << ": " << r.err;
+  }
+  // A folder that is not there is named, not reported as the source of learning curves.
+  auto gone = tptest::run_cli(bench + " --gpu t4 --curves-from /nonexistent");
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(gone.err, "/nonexistent", 0, "--curves-from")) << gone.err;
+  // An option that qualifies another is refused without it, not ignored.
+  for (const char* alone : {" --bounds one-sided", " --early-stop-budget target", " --regret-limit 0.1"}) {
+    auto r = tptest::run_cli(bench + alone);
+    EXPECT_EQ(r.exit_code, 2) << alone;
+    EXPECT_NE(r.err.find("requires"), std::string::npos) << alone << ": " << r.err;
   }
 }
 
