@@ -2,6 +2,8 @@
 // loads, against the results published by Pollux's own simulator.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +32,7 @@ struct BenchSimArgs {
   std::string thresholds = "57600";
   double restart_delay = 30, interval = 60, min_gain = 0.5;
   bool fitted = false, json = false;
+  bool min_gain_given = false;
   std::string time_model;
   std::string plot;  // .png or .svg: mean JCT by load, ours and published
 };
@@ -205,6 +208,8 @@ void run_bench(const BenchSimArgs& a) {
   auto loads = distinct_comma_list(a.loads, "--loads");
   auto wls = distinct_comma_list(a.workloads, "--workloads");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);
+  if (a.min_gain_given && std::find(policies.begin(), policies.end(), "coconfig") == policies.end())
+    throw InputError("", 0, "--min-gain", "is read by coconfig only, which --policy does not run");
 
   nlohmann::json js;
   js["config"] = {{"cluster", "16x4"}, {"restart_delay_s", a.restart_delay}, {"interval_s", a.interval},
@@ -260,11 +265,16 @@ void setup(CLI::App& root) {
   cmd->add_option("--tiresias-thresholds", a->thresholds, "Tiresias thresholds in GPU-seconds")->capture_default_str();
   cmd->add_option("--restart-delay", a->restart_delay, "Seconds per (re)allocation")->capture_default_str();
   cmd->add_option("--interval", a->interval, "Scheduling interval in seconds")->capture_default_str();
-  cmd->add_option("--min-gain", a->min_gain, "coconfig's least marginal goodput per GPU")->capture_default_str();
-  cmd->add_option("--time-model", a->time_model, "Time model optimus, pollux and coconfig fit (default: best registered)");
-  cmd->add_flag("--fitted", a->fitted,
-                "optimus, pollux and coconfig use fitted time models instead of the oracle (the published Optimus is "
-                "Optimus+Oracle)");
+  cmd->add_option("--min-gain", a->min_gain, "coconfig's least marginal goodput per GPU")
+      ->capture_default_str()
+      ->each([a](const std::string&) { a->min_gain_given = true; });
+  auto* time_model = cmd->add_option("--time-model", a->time_model,
+                                      "With --fitted: the time model optimus, pollux and coconfig fit (default: best "
+                                      "registered)");
+  auto* fitted = cmd->add_flag("--fitted", a->fitted,
+                               "optimus, pollux and coconfig use fitted time models instead of the oracle (the published "
+                               "Optimus is Optimus+Oracle)");
+  time_model->needs(fitted);  // read only by fitted models: refused, not ignored, without them
   cmd->add_flag("--json", a->json, "Print results as JSON");
   cmd->add_option("--plot", a->plot,
                   "Draw each policy's mean JCT by load, ours and the published, with gnuplot (.png or .svg)");

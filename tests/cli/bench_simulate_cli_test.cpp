@@ -43,7 +43,11 @@ TEST(BenchSimulateCli, RepeatsAndHugeSpacesAreRefused) {
   TRAINPLAN_REQUIRE_SHARED_DATA();
   const std::string d = tptest::shared_data_dir();
   tptest::expect_each_exits_two_naming("bench simulate --data " + d + " --loads 0.5 --workloads 1",
-                                       {{" --policy fifo,fifo", "--policy"}, {" --policy fifo --loads 0.5,0.5", "--loads"}});
+                                       {{" --policy fifo,fifo", "--policy"}, {" --policy fifo --loads 0.5,0.5", "--loads"},
+                                        {" --policy fifo --min-gain 3", "--min-gain"}});
+  const auto ignored = tptest::run_cli("bench simulate --data " + d + " --policy optimus --time-model allreduce-local");
+  EXPECT_EQ(ignored.exit_code, 2);
+  EXPECT_NE(ignored.err.find("--time-model requires --fitted"), std::string::npos) << ignored.err;
   tptest::expect_each_exits_two_naming("bench coconfig --data " + d + "/pollux-t4",
                                        {{" --models auto,auto", "--models"}, {" --max-workers 65536", "--max-workers"}});
 }
