@@ -107,10 +107,21 @@ void run_list(const SamplesArgs& a) {
 }
 
 // The epoch time of each (batch, workers) of a sample set: the median over
-// its trial samples (they agree when the time came from one time trial).
+// its trial samples (they agree when the time came from one time trial). A
+// (batch, workers) measured on several node counts is refused: the median
+// of 10 s on one node and 20 s on two is a time nobody measured.
 std::map<std::pair<double, int>, double> epoch_times(const SampleSet& set) {
   std::map<std::pair<double, int>, std::vector<double>> all;
-  for (const auto& s : set.samples) all[{s.batch, s.workers}].push_back(s.epoch_time_s);
+  std::map<std::pair<double, int>, int> nodes_of;
+  for (const auto& s : set.samples) {
+    all[{s.batch, s.workers}].push_back(s.epoch_time_s);
+    const int nodes = s.nodes > 0 ? s.nodes : 1;
+    if (auto [it, fresh] = nodes_of.try_emplace({s.batch, s.workers}, nodes); !fresh && it->second != nodes)
+      throw InputError(set.source, s.line, "nodes",
+                       fmt::format("batch {:g} on {} workers ran on {} and on {} nodes: compare tells configurations "
+                                   "apart by batch and workers only; compare one node count at a time",
+                                   s.batch, s.workers, it->second, nodes));
+  }
   std::map<std::pair<double, int>, double> out;
   for (auto& [k, v] : all) out[k] = median(v);
   return out;

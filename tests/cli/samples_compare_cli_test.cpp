@@ -142,3 +142,14 @@ TEST(SamplesCompareCli, ProfilesOfDifferentWorkloadsAreCalledOut) {
   auto same = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "a.csv").string() + " --json");
   EXPECT_TRUE(nlohmann::json::parse(same.out)["warning"].is_null()) << same.out;
 }
+
+// One (batch, workers) on two node counts would be compared at the median of
+// both, a time nobody measured: refused, naming the file and the column.
+TEST(SamplesCompareCli, OneConfigurationOnTwoNodeCountsIsRefused) {
+  auto dir = tptest::temp_dir("samples_compare_nodes");
+  const std::string path = tptest::write_file(
+      dir / "nodes.csv", "batch,workers,epochs,epoch_time_s,metric,nodes\n16,4,1,10,0.5,1\n16,4,1,20,0.5,2\n");
+  auto r = tptest::run_cli("samples compare " + path + " " + path);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(tptest::names_input_error(r.err, path, 3, "nodes", {"ran on 1 and on 2 nodes"})) << r.err;
+}
