@@ -334,6 +334,10 @@ void EpochForecaster::record_errors(double epoch, double y) {
   thin_older_half(own_errors_, kMostOwnErrors);
 }
 
+double EpochForecaster::recent_epoch_time() const {
+  return median(std::vector<double>(times_.end() - long(std::min<size_t>(5, times_.size())), times_.end()));
+}
+
 void EpochForecaster::add(double epoch, double metric, std::optional<double> epoch_time_s) {
   if (!std::isfinite(epoch) || epoch <= 0) throw std::invalid_argument(fmt::format("epoch {} is not > 0", epoch));
   if (!epochs_.empty() && epoch <= epochs_.back())
@@ -353,7 +357,7 @@ void EpochForecaster::add(double epoch, double metric, std::optional<double> epo
     // One line without its time in a timed run: the epoch ran at the run's
     // recent rate (the median of its last five), rather than every later
     // finish time being lost.
-    times_.push_back(median(std::vector<double>(times_.end() - long(std::min<size_t>(5, times_.size())), times_.end())));
+    times_.push_back(recent_epoch_time());
   } else {
     times_.clear();  // untimed from the start: finish times would be guesses
   }
@@ -397,7 +401,7 @@ EpochForecast EpochForecaster::forecast(double target) const {
     double elapsed = 0;
     for (size_t i = 0; i < times_.size(); ++i) elapsed += times_[i] * (epochs_[i] - (i ? epochs_[i - 1] : 0));
     r.elapsed_s = elapsed;
-    rate = median(std::vector<double>(times_.end() - long(std::min<size_t>(5, times_.size())), times_.end()));
+    rate = recent_epoch_time();
   }
   for (size_t i = 0; i < y_.size(); ++i) {
     if (y_[i] > level) continue;

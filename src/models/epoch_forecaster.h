@@ -187,6 +187,9 @@ class EpochForecaster {
 
   EpochForecasterParams p_;
   std::vector<ForecastError> prior_, own_errors_;
+  // The median time of the last five timed epochs (times_ not empty): the
+  // run's current rate, for the forecast and for an epoch that lacks its time.
+  double recent_epoch_time() const;
   std::vector<double> epochs_, y_, metric_, times_;
   std::vector<Fit> fits_;
   std::unique_ptr<OptimusCurve> optimus_;
