@@ -154,11 +154,13 @@ std::optional<PlanOutcome::ConfidenceMargin> confidence_margin(const PlanOutcome
   return PlanOutcome::ConfidenceMargin{point->config.epochs, extra, b.cost * extra / b.config.epochs};
 }
 
-std::string launch_spec(const PlanOutcome& o, const PlanQuery& q) {
+std::string launch_spec(const PlanOutcome& o, const PlanQuery& q, const structure::HardwareSpec* hw) {
   plan::LaunchOptions lo;
   lo.train_cmd = q.train_cmd;
   lo.job_name = q.job_name;
   lo.gpus_per_node = o.problem.space.workers_per_node;
+  // A launcher's node is one operating system: a GB200 NVL72's tray of 4, not its NVLink domain.
+  if (hw && hw->gpus_per_host > 0 && hw->gpus_per_host < lo.gpus_per_node) lo.gpus_per_node = hw->gpus_per_host;
   lo.time_limit_s = q.deadline;
   lo.image = q.image;
   lo.gpus = !q.no_gpus;
@@ -221,6 +223,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   // their own: both parts are then wrapped in K-fold conformal intervals.
   PlanningModelOptions po;
   po.conformal = q.conformal || q.confidence > 0;
+  po.seed = q.seed;  // the folds predict --seed deals: the same intervals in both
   po.confidence = q.confidence;
   po.probe_batch = p.space.batches.front();
   po.bounds = q.bounds;
@@ -240,7 +243,7 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.times_predicted_from = samples.times_predicted_from;
   o.times_predicted_log_sd = samples.times_predicted_log_sd;
   if (q.confidence > 0 && !q.early_stop) o.confidence_margin = confidence_margin(o);
-  if (!q.emit.empty()) o.launch = launch_spec(o, q);
+  if (!q.emit.empty()) o.launch = launch_spec(o, q, hw);
   return o;
 }
 

@@ -41,6 +41,7 @@ nlohmann::json profile_json(const structure::HardwareProfile& h) {
           {"fp32_sustained", g.fp32_sustained},
           {"tensor_sustained", g.tensor_sustained},
           {"gpus_per_node", n.gpus_per_node},
+          {"gpus_per_host", n.launch_gpus_per_host()},
           {"intra_node_bw_GBps", n.intra_node_gbps},
           {"inter_node_bw_GBps", n.inter_node_gbps},
           {"intra_link", n.intra_link},
@@ -95,7 +96,7 @@ void run_hardware(const HardwareArgs& a) {
     const auto& g = h.gpu;
     std::cout << fmt::format(
         "{} ({}; {})\n  fp16 tensor {:.6g} TFLOP/s, bf16 {:.6g}, tf32 {:.6g}, fp8 {:.6g}, fp32 {:.6g}; sustained fp32 {:.2f}, tensor {:.2f}{}\n"
-        "  memory {} at {} GB/s\n  node: {} GPUs, {} ({} GB/s per GPU), {} ({} GB/s per node){}\n  sources: {}\n",
+        "  memory {} at {} GB/s\n  node: {} GPUs{}, {} ({} GB/s per GPU), {} ({} GB/s per node){}\n  sources: {}\n",
         h.name, h.full_name, h.origin, g.fp16_tensor_tflops, g.bf16_tensor_tflops, g.tf32_tensor_tflops,
         g.fp8_tensor_tflops, g.fp32_tflops,
         g.fp32_sustained, g.tensor_sustained,
@@ -105,6 +106,9 @@ void run_hardware(const HardwareArgs& a) {
                     g.fp8_tensor_tflops > 0 ? fmt::format(", fp8 products {:.2f} of the 16-bit share", g.fp8_matmul_share)
                                             : ""),
         g.memory_text(), g.memory_bandwidth_gbps, h.node.gpus_per_node,
+        h.node.launch_gpus_per_host() < h.node.gpus_per_node
+            ? fmt::format(" ({} a host, as launches lay ranks out)", h.node.launch_gpus_per_host())
+            : "",
         h.node.intra_link.empty() ? "within a node" : h.node.intra_link, h.node.intra_node_gbps,
         h.node.inter_link.empty() ? "between nodes" : h.node.inter_link, h.node.inter_node_gbps,
         h.node.collective_latency_exponent > 0

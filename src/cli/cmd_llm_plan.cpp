@@ -49,6 +49,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 struct PlanArgs {
   LlmShapeArgs shape;
   std::string gpu, precision, emit, script = "pretrain_gpt.py", calibrate, fit = "auto";
+  std::string job_name = "trainplan-llm";
   std::string calibrate_gpu;  // the GPU the --calibrate rows ran on ("": --gpu)
   plan::LlmPlanOptions options;
   double reserve_gib = 2;
@@ -308,12 +309,13 @@ void run_plan(PlanArgs a) {
                      "writes a Megatron-LM launch, and Megatron-LM has no PyTorch-AMP mode (amp-fp32-master): its "
                      "--bf16 keeps bf16 weights with fp32 main weights; plan with --precision bf16 to emit one");
   // The launch goes to stdout alone, to be redirected into a script.
-  if (!a.emit.empty() && (a.json || a.options.frontier || a.breakdown || !a.plot.empty()))
-    throw InputError("", 0, "--emit", std::string("prints the launch alone on stdout: drop ") +
-                                          (a.json                ? "--json"
-                                           : a.options.frontier ? "--frontier"
-                                           : a.breakdown        ? "--breakdown"
-                                                                : "--plot"));
+  // With --json it is the answer's "launch" instead.
+  if (!a.emit.empty() && !a.json && (a.options.frontier || a.breakdown || !a.plot.empty()))
+    throw InputError("", 0, "--emit", std::string("prints the launch alone on stdout (or, with --json, in the "
+                                                  "answer's \"launch\"): drop ") +
+                                          (a.options.frontier ? "--frontier"
+                                           : a.breakdown      ? "--breakdown"
+                                                              : "--plot"));
   if (!a.calibrate_gpu.empty() && a.calibrate.empty())
     throw InputError("", 0, "--calibrate-gpu", "goes with --calibrate: the GPU its measured rows ran on");
   const auto names = comma_list(a.gpu, "--gpu");
@@ -365,15 +367,22 @@ void run_plan(PlanArgs a) {
 
   for (const auto& n : r.notes) std::cerr << "note: " << n << "\n";
   // The launch alone goes to stdout, so that `> job.sh` never holds anything else.
-  if (!a.emit.empty() && r.top.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
-  if (!a.emit.empty()) {
+  if (!a.emit.empty() && r.top.empty() && !a.json) throw InfeasibleError(r.failing + ": " + r.explanation);
+  std::string launch;
+  if (!a.emit.empty() && !r.top.empty()) {
     plan::LlmLaunchOptions lo;
-    lo.gpus_per_node = per_node;
+    // A launcher's node is one operating system: a GB200 NVL72's tray of 4, not its NVLink domain.
+    lo.gpus_per_node = hw.node.gpus_per_host > 0 ? std::min(per_node, hw.node.gpus_per_host) : per_node;
     lo.train_iters = r.iterations;
     lo.script = a.script;
-    lo.time_limit_s = a.options.deadline_s > 0 ? a.options.deadline_s : 0;
-    std::cout << plan::megatron_launch_spec(a.emit, s, r.top.front().layout, lo);
-    return;
+    lo.job_name = a.job_name;
+    lo.deadline_s = a.options.deadline_s > 0 ? a.options.deadline_s : 0;
+    lo.predicted_s = r.top.front().train_s;
+    launch = plan::megatron_launch_spec(a.emit, s, r.top.front().layout, lo);
+    if (!a.json) {
+      std::cout << launch;
+      return;
+    }
   }
   if (!a.plot.empty() && !r.frontier.empty()) plot_frontier(a.plot, outcome);
   if (a.json) {
@@ -383,6 +392,7 @@ void run_plan(PlanArgs a) {
       for (size_t i = 0; i < parts.size(); ++i) j["top"][i]["breakdown"] = parts[i];
       if (!parts.empty()) j["chosen"]["breakdown"] = parts[0];
     }
+    if (!launch.empty()) j["launch"] = {{"kind", a.emit}, {"spec", launch}};
     if (!r.failing.empty())
       j["error"] = r.failing + ": " + r.explanation, j["exit_code"] = kExitInfeasible, j["infeasible"] = true;
     std::cout << j.dump(2) << "\n";
@@ -583,6 +593,7 @@ void setup(CLI::App& root) {
               "(as llm predict --breakdown)");
   p->add_option("--emit", a->emit, "Print the chosen configuration as a Megatron-LM launch: torchrun or slurm");
   p->add_option("--script", a->script, "Megatron-LM's training script for --emit")->capture_default_str();
+  p->add_option("--job-name", a->job_name, "Job name for --emit slurm")->capture_default_str();
   p->callback([a, p] {
     if (p->get_option("--interval")->count() > 0 && a->calibrate.empty())
       throw InputError("", 0, "--interval", "needs --calibrate: the interval comes from the calibration's errors");
@@ -591,6 +602,8 @@ void setup(CLI::App& root) {
     a->top_given = p->get_option("--top")->count() > 0;
     if (p->get_option("--script")->count() > 0 && a->emit.empty())
       throw InputError("", 0, "--script", "goes with --emit: the launch it names the training script of");
+    if (p->get_option("--job-name")->count() > 0 && a->emit != "slurm")
+      throw InputError("", 0, "--job-name", "names the job --emit slurm writes: give --emit slurm");
     run_plan(*a);
   });
 }

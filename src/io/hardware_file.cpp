@@ -21,7 +21,7 @@ const std::set<std::string>& known_columns() {
       "tf32_tensor_tflops", "fp32_tflops", "mem_GB",                  "mem_bw_GBps",
       "fp32_sustained", "tensor_sustained", "gpus_per_node",           "intra_node_bw_GBps",
       "inter_node_bw_GBps", "intra_link", "inter_link",               "full_name",
-      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "tf32_kernel_share", "source", "notes", "mem_reported_GiB"};
+      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "tf32_kernel_share", "source", "notes", "mem_reported_GiB", "gpus_per_host"};
   return k;
 }
 
@@ -56,6 +56,7 @@ std::string first_difference(const structure::HardwareProfile& a, const structur
       {"fp8_matmul_share", {a.gpu.fp8_matmul_share, b.gpu.fp8_matmul_share}},
       {"tf32_kernel_share", {a.gpu.tf32_kernel_share, b.gpu.tf32_kernel_share}},
       {"gpus_per_node", {double(a.node.gpus_per_node), double(b.node.gpus_per_node)}},
+      {"gpus_per_host", {double(a.node.launch_gpus_per_host()), double(b.node.launch_gpus_per_host())}},
       {"intra_node_bw_GBps", {a.node.intra_node_gbps, b.node.intra_node_gbps}},
       {"inter_node_bw_GBps", {a.node.inter_node_gbps, b.node.inter_node_gbps}},
       {"collective_latency_exponent", {a.node.collective_latency_exponent, b.node.collective_latency_exponent}},
@@ -271,6 +272,14 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   if (h.node.gpus_per_node > kMostGpusPerNode)
     t.fail(row, "gpus_per_node",
            fmt::format("{} GPUs in one node is past any machine (at most {})", h.node.gpus_per_node, kMostGpusPerNode));
+  if (present("gpus_per_host")) {
+    h.node.gpus_per_host = t.positive_int(row, "gpus_per_host");
+    if (h.node.gpus_per_host > h.node.gpus_per_node)
+      t.fail(row, "gpus_per_host",
+             fmt::format("{} GPUs under one host is more than the node's {} (gpus_per_node is where NVLink reaches; a "
+                         "host is one operating system, at most that)",
+                         h.node.gpus_per_host, h.node.gpus_per_node));
+  }
   figure("intra_node_bw_GBps", h.node.intra_node_gbps, true);
   figure("inter_node_bw_GBps", h.node.inter_node_gbps, true);
   // A network the file states is the user's cluster's, not the catalog's assumption.

@@ -12,7 +12,9 @@
 // and optionally fp8_tflops (default 0: no FP8 unit), fp8_matmul_share
 // (GpuSpec; default 1, > 0), tf32_kernel_share (GpuSpec; default 0.42, the
 // share measured on an H200) and collective_latency_exponent (NodeSpec;
-// default 0, in [0, 1)).
+// default 0, in [0, 1)) and gpus_per_host (NodeSpec; default gpus_per_node;
+// from 1 to gpus_per_node: the GPUs of one operating system where NVLink
+// reaches further, as a GB200 NVL72's 4 a tray).
 //
 // `name` is required. `base`, a built-in catalog name, fills every column the
 // file leaves out or empty. Without a base, fp32_tflops, mem_bw_GBps,

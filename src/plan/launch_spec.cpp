@@ -74,7 +74,10 @@ struct TrainCommand {
 // per-rank command, an environment assignment, `&&`, a pipe, quotes, an
 // interpreter option such as `-u`.
 std::vector<std::string> torchrun_program(const TrainCommand& t) {
-  if (t.per_rank) return {"--no-python", "bash", "-c", t.for_rank("$RANK", "$MASTER_ADDR", "$MASTER_PORT")};
+  // torchrun's agent holds its own store at MASTER_ADDR:MASTER_PORT; a
+  // program that hosts its rendezvous there (as trainplan-train's rank 0
+  // does) could not bind it, so the ranks meet on the next port.
+  if (t.per_rank) return {"--no-python", "bash", "-c", t.for_rank("$RANK", "$MASTER_ADDR", "$((MASTER_PORT + 1))")};
   const std::string cmd = t.tmpl.expand(t.values);
   std::vector<std::string> words;
   std::istringstream in(cmd);
@@ -171,10 +174,16 @@ std::string slurm_script(const Config& c, const LaunchOptions& o) {
   // A per-rank command is one Slurm task per rank; otherwise one torchrun per node.
   s << fmt::format("#SBATCH --ntasks-per-node={}\n", t.per_rank ? l.per_node : 1);
   if (o.gpus) s << fmt::format("#SBATCH --gpus-per-node={}\n", l.per_node);
+  // Whole nodes are taken whole, with every core; a task is otherwise given one CPU.
+  const bool whole = o.gpus_per_node > 0 && l.per_node >= o.gpus_per_node;
+  if (whole) s << "#SBATCH --exclusive\n";
   if (o.time_limit_s > 0) s << fmt::format("#SBATCH --time={}\n", slurm_time(o.time_limit_s));
   s << layout_note(c, o, l, "#");
   s << fmt::format("# trainplan: batch {} per worker, {}, {}\n", c.batch, plural(c.workers, "worker"),
                    plural(c.epochs, "epoch"));
+  if (!whole)
+    s << "# Part of a node (or nodes of unknown size): Slurm gives each task one CPU unless your site sets\n"
+         "# DefCpuPerGPU; add #SBATCH --cpus-per-task=N for the ranks and their data loaders.\n";
   s << fmt::format("export TRAINPLAN_BATCH={}\nexport TRAINPLAN_EPOCHS={}\n", c.batch, c.epochs);
   if (o.stop_at_target)
     s << fmt::format("# the epochs are a budget: stop when the validation metric reaches the target\n"
@@ -183,11 +192,12 @@ std::string slurm_script(const Config& c, const LaunchOptions& o) {
   s << "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   if (t.per_rank) {
     s << "export TRAINPLAN_MASTER_ADDR=$head_node\n";
-    s << fmt::format("srun --ntasks={} --ntasks-per-node={} bash -c {}\n", c.workers, l.per_node,
+    s << fmt::format("srun --ntasks={} --ntasks-per-node={} --cpus-per-task $((SLURM_CPUS_ON_NODE / {})) bash -c {}\n",
+                     c.workers, l.per_node, l.per_node,
                      profile::shell_quote(t.for_rank("$SLURM_PROCID", "$TRAINPLAN_MASTER_ADDR", "29500")));
   } else {
     s << fmt::format(
-        "srun torchrun --nnodes={} --nproc_per_node={} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
+        "srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\" torchrun --nnodes={} --nproc_per_node={} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
         "--rdzv_endpoint=$head_node:29500 {}\n",
         l.nodes, l.per_node, torchrun_program_text(t));
   }

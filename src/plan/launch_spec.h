@@ -13,8 +13,11 @@
 //     other program with --no-python);
 //   - a template with them is started once per rank with each rank's values
 //     from its environment: under torchrun through `bash -c` with $RANK,
-//     $MASTER_ADDR and $MASTER_PORT; under Slurm as `srun --ntasks=R` with
-//     $SLURM_PROCID, the first node's name and port 29500.
+//     $MASTER_ADDR and MASTER_PORT + 1 (torchrun's agent holds MASTER_PORT);
+//     under Slurm as `srun --ntasks=R` with $SLURM_PROCID, the first node's
+//     name and port 29500.
+// An sbatch script takes whole nodes whole (--exclusive) and gives its tasks
+// the node's CPUs ($SLURM_CPUS_ON_NODE, shared among a node's tasks).
 #pragma once
 #include <optional>
 #include <string>
@@ -26,7 +29,7 @@ namespace trainplan::plan {
 struct LaunchOptions {
   std::string train_cmd = "python train.py --batch {batch} --epochs {epochs}";  // a command template (see above)
   std::string job_name = "trainplan-job";
-  int gpus_per_node = 0;   // 0: unknown, all workers on one node
+  int gpus_per_node = 0;   // per host (one OS); 0: unknown, all workers on one node
   double time_limit_s = 0; // > 0: Slurm --time (the plan's deadline)
   std::string image = "pytorch/pytorch:latest";  // container image (k8s)
   // Set for a plan that stops at the target (plan --early-stop): the epochs are

@@ -87,6 +87,13 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   return out;
 }
 
+// "28 minutes", "12.5 hours", "41.3 days".
+std::string hours_text(double s) {
+  if (s < 3600) return fmt::format("{:.0f} minutes", std::ceil(s / 60));
+  if (s < 72 * 3600.0) return fmt::format("{:.1f} hours", s / 3600);
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
 // The header both launches share: what runs, what it needs, and the one
 // variable the user must set.
 std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout& n, const LlmLaunchOptions& o) {
@@ -102,7 +109,12 @@ std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout
                        s.name);
   out += "# DATA_ARGS must hold your data, tokenizer, optimizer and checkpoint arguments, e.g.\n"
          "#   DATA_ARGS=\"--data-path ... --tokenizer-type ... --lr 3e-4 --save ckpt --load ckpt --save-interval 1000\"\n"
-         "# (Megatron-LM needs a learning rate; without checkpoints a job stopped at its time limit loses all).\n";
+         "# (Megatron-LM needs a learning rate; without checkpoints a job stopped at its time limit loses all).\n"
+         "# DATA_ARGS is split at spaces: a path in it cannot hold one.\n";
+  if (o.predicted_s > 0)
+    out += fmt::format("# The plan predicts {} of training ({} iterations); Megatron-LM's evaluation (by default 100\n"
+                       "# forward passes every 1000 iterations, about 3%) and checkpoint saves come on top.\n",
+                       hours_text(o.predicted_s), o.train_iters);
   return out;
 }
 
@@ -113,6 +125,18 @@ constexpr const char* kDataArgsCheck =
     ": \"${DATA_ARGS:?export DATA_ARGS with your data, tokenizer, optimizer and checkpoint arguments}\"";
 
 }  // namespace
+
+LlmTimeLimit llm_time_limit(const LlmLaunchOptions& o) {
+  LlmTimeLimit t;
+  const double run = o.predicted_s > 0 ? o.predicted_s * (1 + kRunMargin) : 0;
+  // The least limit that leaves `run` before the save reserve, max(15 min, 5%).
+  const double needed = run > 0 ? std::max(run + 900, run / 0.95) : 0;
+  t.limit_s = std::max(o.deadline_s, needed);
+  if (t.limit_s <= 0) return t;
+  t.exit_s = t.limit_s - std::max(900.0, 0.05 * t.limit_s);
+  t.past_deadline = o.deadline_s > 0 && needed > o.deadline_s;
+  return t;
+}
 
 std::string megatron_torchrun_command(const TransformerSpec& s, const ParallelLayout& l, const LlmLaunchOptions& o) {
   Layout n = layout_for(l.gpus(), o.gpus_per_node);
@@ -140,26 +164,33 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   out += fmt::format("#SBATCH --gpus-per-node={}\n", n.per_node);
   // Whole nodes only: a plan on part of a node shares it (the cost counts its GPUs only).
   if (n.per_node >= o.gpus_per_node) out += "#SBATCH --exclusive\n";
-  if (o.time_limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(o.time_limit_s));
   // Megatron-LM stops itself, saving a checkpoint where --save is given, before Slurm kills the job at
   // --time: 5% of the limit, at least 15 minutes, is left for the save.
-  const long exit_minutes =
-      o.time_limit_s > 0 ? long(std::floor((o.time_limit_s - std::max(900.0, 0.05 * o.time_limit_s)) / 60)) : 0;
+  const LlmTimeLimit time = llm_time_limit(o);
+  if (time.limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(time.limit_s));
+  const long exit_minutes = long(std::floor(time.exit_s / 60));
   out += note(s, l, n, o);
+  if (time.past_deadline)
+    out += fmt::format("# --time ({}) is past the deadline ({}): the predicted training time with {:.0f}% for\n"
+                       "# start-up, evaluation and the prediction's error, and the save, does not fit within it.\n",
+                       hours_text(time.limit_s), hours_text(o.deadline_s), 100 * kRunMargin);
   // Sites commonly cap a job at one to three days; a months-long deadline as
   // --time is refused at submission or never scheduled.
-  if (o.time_limit_s > 48 * 3600.0)
+  if (time.limit_s > 48 * 3600.0)
     out += fmt::format(
-        "# --time is the deadline, {:.0f} hours; most sites cap a job's time (sinfo -o \"%P %l\" lists each\n"
+        "# --time is {:.0f} hours; most sites cap a job's time (sinfo -o \"%P %l\" lists each\n"
         "# partition's): give yours (and --exit-duration-in-mins below it), and resubmit until done, each job\n"
         "# resuming from --load.\n",
-        o.time_limit_s / 3600);
+        time.limit_s / 3600);
+  if (n.per_node < o.gpus_per_node)
+    out += "# Part of a node: Slurm gives the job one CPU unless your site sets DefCpuPerGPU; add\n"
+           "# #SBATCH --cpus-per-gpu=N (your node's cores per GPU) for the ranks and their data loaders.\n";
   out += std::string(kDataArgsCheck) + "\n";
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   out += "export MASTER_PORT=6000\n";
   out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
   out += fmt::format(
-      "srun torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "
+      "srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\" torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "
       "--rdzv-endpoint $MASTER_ADDR:$MASTER_PORT {}{}\n",
       n.per_node, profile::shell_word(o.script), megatron_args(s, l, o, exit_minutes));
   return out;

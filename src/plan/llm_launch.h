@@ -9,7 +9,7 @@
 // recomputation, distributed optimizer, micro and global batch), the
 // precision and the iterations that train the token budget. Data and
 // tokenizer arguments are the user's: the command ends with $DATA_ARGS.
-// Ranks are laid out by plan::layout_for (the same count on every node);
+// Ranks are laid out by plan::layout_for (the same count on every host);
 // torchrun's rendezvous uses $MASTER_ADDR and $MASTER_PORT (set by the
 // sbatch script from the first node of the allocation).
 #pragma once
@@ -24,11 +24,30 @@ struct LlmLaunchOptions {
   std::string job_name = "trainplan-llm";
   // Megatron-LM's training script, run by torchrun. Default: pretrain_gpt.py.
   std::string script = "pretrain_gpt.py";
-  // GPUs per node (the nodes and ranks per node). REQUIRES: >= 1.
+  // GPUs per host, one operating system: the launch's nodes and the ranks
+  // each runs (NodeSpec::launch_gpus_per_host). REQUIRES: >= 1.
   int gpus_per_node = 8;
-  long train_iters = 0;     // iterations to run (--train-iters)
-  double time_limit_s = 0;  // > 0: Slurm --time
+  long train_iters = 0;  // iterations to run (--train-iters)
+  // Slurm's --time and Megatron-LM's --exit-duration-in-mins come from these
+  // (0: not known). The job is given the predicted training time plus
+  // kRunMargin (start-up, Megatron-LM's evaluation, the prediction's error)
+  // and the save reserve (5% of the limit, at least 15 minutes), and never
+  // less than the deadline; a limit past the deadline is said in the script.
+  double deadline_s = 0;
+  double predicted_s = 0;
 };
+
+// The share the job's time limit adds to the predicted training time.
+inline constexpr double kRunMargin = 0.10;
+
+// Slurm's time limit and Megatron-LM's exit time (seconds) for `o`; both 0
+// when neither the deadline nor the prediction is known.
+struct LlmTimeLimit {
+  double limit_s = 0;
+  double exit_s = 0;
+  bool past_deadline = false;  // the predicted time with its margins exceeds the deadline
+};
+LlmTimeLimit llm_time_limit(const LlmLaunchOptions& o);
 
 std::string megatron_torchrun_command(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout,
                                       const LlmLaunchOptions& o);

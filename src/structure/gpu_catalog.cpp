@@ -118,7 +118,8 @@ struct Entry {
 };
 
 Entry entry(std::string name, std::string full, GpuSpec g, NodeSpec n, std::string sources,
-            std::vector<std::string> aliases) {
+            std::vector<std::string> aliases, int gpus_per_host = 0) {
+  n.gpus_per_host = gpus_per_host;
   HardwareProfile h{std::move(name), std::move(full), g, std::move(n), std::move(sources), "built-in"};
   return {std::move(h), std::move(aliases)};
 }
@@ -228,9 +229,9 @@ const std::vector<Entry>& entries() {
              "72 x 400 Gb/s InfiniBand NDR (one ConnectX-7 a GPU)"},
             "[D] NVIDIA GB200 NVL72 specifications, per GPU: FP16/BF16 5 PFLOP/s, TF32 2.5, FP8 10 (with sparsity; "
             "dense half), FP32 80 TFLOP/s, 186 GB HBM3e at 8 TB/s, NVLink 1.8 TB/s; the node is the NVLink domain "
-            "of 72 GPUs, each with a 400 Gb/s NIC (not in gpu_specs_catalog.csv); sustained unmeasured (1); FP8 share "
+            "of 72 GPUs, each with a 400 Gb/s NIC; a compute tray (one host) holds 4 (not in gpu_specs_catalog.csv); sustained unmeasured (1); FP8 share "
             "[M] (FP8 72.3%, bf16 72.9%)",
-            {"gb200-nvl72", "dgx-gb200"}),
+            {"gb200-nvl72", "dgx-gb200"}, /*gpus_per_host=*/4),
       entry("l4", "NVIDIA L4 (72 W)", fp8(gpu(121, 121, 60, 30.3, 24, 300, 0.32, 0.64), 242),
             {8, 32, 12.5, "PCIe 4.0 x16", "100 Gb/s (AWS g6.48xlarge)"},
             "peaks [L] l4, memory and bandwidth [N]; fp32 sustained [NS]; its fp32 peak counts Ada's second FP32 "
@@ -360,6 +361,7 @@ HardwareSpec interconnect_spec(const HardwareProfile& h) {
   HardwareSpec s;
   s.name = h.full_name + " / " + h.node.intra_link + " / " + h.node.inter_link;
   s.gpus_per_node = h.node.gpus_per_node;
+  s.gpus_per_host = h.node.launch_gpus_per_host();
   s.source = h.origin == "built-in" ? "the catalog's " + h.name : h.origin;
   if (h.node.intra_node_gbps > 0) s.intra_node_bytes_per_s = h.node.intra_node_gbps * 1e9;
   if (h.node.inter_node_gbps > 0) s.inter_node_bytes_per_s = h.node.inter_node_gbps * 1e9;

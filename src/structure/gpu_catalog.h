@@ -110,6 +110,15 @@ struct NodeSpec {
   // collectives wait on helper-thread hand-offs, more of them the larger
   // the message, measures more (examples/cpu-gpt: 0.40).
   double collective_latency_exponent = 0;
+  // GPUs under one operating system (what a launcher calls a node: Slurm's
+  // nodes, torchrun's --nproc-per-node), where it is fewer than gpus_per_node:
+  // a GB200 NVL72's NVLink domain of 72 GPUs spans 18 compute trays of 4.
+  // 0: the same as gpus_per_node.
+  int gpus_per_host = 0;
+  // The GPUs a launch starts on one host: gpus_per_host, at most a node's.
+  int launch_gpus_per_host() const {
+    return gpus_per_host > 0 && gpus_per_host < gpus_per_node ? gpus_per_host : gpus_per_node;
+  }
 };
 
 struct HardwareProfile {

@@ -20,6 +20,10 @@ struct HardwareSpec {
   // GPUs (workers) in one node, which packs workers into nodes where the
   // node count is not given; 0: not stated (the samples' packing is used).
   int gpus_per_node = 0;
+  // GPUs under one operating system, where fewer than gpus_per_node (a GB200
+  // NVL72's compute tray of 4 in an NVLink domain of 72): the nodes a launch
+  // lays ranks out on. 0: gpus_per_node.
+  int gpus_per_host = 0;
   // Where the figures come from: empty for the defaults above, else the
   // catalog entry or hardware file they were read from.
   std::string source;

@@ -35,9 +35,32 @@ TEST(LlmPlanCli, EmitsMegatronLaunches) {
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_NE(t.out.find("torchrun --nnodes"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("pretrain_gpt.py"), std::string::npos) << t.out;
-  auto s = tptest::run_cli(base + "slurm --deadline 100h");
+  auto s = tptest::run_cli(base + "slurm --deadline 100h --job-name 'my run'");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_NE(s.out.find("#SBATCH --time=100:00:00"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("#SBATCH --job-name='my run'"), std::string::npos) << s.out;
+  // With --json the launch is the answer's "launch", beside the plan it launches.
+  auto j = tptest::run_cli(base + "slurm --deadline 100h --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto answer = nlohmann::json::parse(j.out);
+  EXPECT_EQ(answer["launch"]["kind"], "slurm");
+  auto plain = tptest::run_cli(base + "slurm --deadline 100h");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(answer["launch"]["spec"], plain.out);
+}
+
+// A launch's node is one operating system: a GB200 NVL72 prices tensor
+// parallelism over its NVLink domain of 72, and launches on trays of 4.
+TEST(LlmPlanCli, AGb200LaunchRunsOnTraysOfFour) {
+  auto r = tptest::run_cli("llm plan --model llama3-70b --gpu gb200 --max-gpus 144 --tokens 1e11 --global-batch 512 "
+                           "--json --emit slurm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const int gpus = j["chosen"]["gpus"].get<int>();
+  const std::string spec = j["launch"]["spec"];
+  EXPECT_NE(spec.find(fmt::format("#SBATCH --nodes={}\n", gpus / 4)), std::string::npos) << spec;
+  EXPECT_NE(spec.find("#SBATCH --gpus-per-node=4\n"), std::string::npos) << spec;
+  EXPECT_NE(spec.find("--nproc-per-node 4 "), std::string::npos) << spec;
 }
 
 // What Megatron-LM and Transformer Engine refuse or ignore is not planned:
@@ -288,7 +311,8 @@ TEST(LlmPlanCli, BadOptionsExitTwo) {
   // One GPU named twice (an alias is its catalog entry), the launch beside JSON, a coverage of 1.
   const std::string base = "llm plan --model gpt3-1.3b --tokens 1e9 --global-batch 64 ";
   tptest::expect_each_exits_two_naming(base, {{"--gpu h100,h100-sxm", "--gpu"},
-                                              {"--gpu h100 --emit slurm --json", "--emit"},
+                                              {"--gpu h100 --job-name x", "--job-name"},
+                                              {"--gpu h100 --emit torchrun --job-name x", "--job-name"},
                                               {"--gpu h100 --emit torchrun --frontier", "--emit"},
                                               {"--gpu h100 --emit torchrun --plot frontier.svg", "--emit"},
                                               {"--gpu h100 --interval 1", "--interval"},

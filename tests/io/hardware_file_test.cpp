@@ -385,3 +385,23 @@ TEST(HardwareFile, CliShowsAFileAndRejectsAnUnknownName) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "", {"a100-41gb"}));
 }
+
+// GPUs under one operating system, where NVLink reaches further: a GB200
+// NVL72's domain of 72 is 18 trays of 4. A file may say so, within its node.
+TEST(HardwareFile, GpusPerHostAreWithinTheNode) {
+  const auto gb200 = *structure::find_builtin_hardware("gb200");
+  EXPECT_EQ(gb200.node.gpus_per_node, 72);
+  EXPECT_EQ(gb200.node.launch_gpus_per_host(), 4);
+  EXPECT_EQ(structure::find_builtin_hardware("h100")->node.launch_gpus_per_host(), 8);  // a host is the node
+  auto d = tptest::temp_dir("hwfile");
+  auto h = io::read_hardware_file(
+      tptest::write_file(d / "nvl.csv", "name,base,gpus_per_node,gpus_per_host\nmy-nvl32,h100,32,8\n"));
+  EXPECT_EQ(h.node.gpus_per_node, 32);
+  EXPECT_EQ(h.node.launch_gpus_per_host(), 8);
+  auto e = tptest::input_error_of([&] {
+    io::read_hardware_file(tptest::write_file(d / "over.csv", "name,base,gpus_per_host\nmy-h100,h100,16\n"));
+  });
+  EXPECT_EQ(e.field(), "gpus_per_host");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("more than the node's 8"), std::string::npos) << e.what();
+}

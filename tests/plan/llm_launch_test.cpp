@@ -3,6 +3,7 @@
 // out on whole nodes.
 #include "plan/llm_launch.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -99,18 +100,20 @@ TEST(LlmLaunch, TorchrunCarriesTheLayoutAndTheShape) {
 TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
   auto s = *structure::find_transformer("gpt3-175b");
   plan::LlmLaunchOptions o;
-  o.time_limit_s = 90000;
+  o.deadline_s = 90000;
   auto sh = plan::megatron_slurm_script(s, layout(), o);
   for (const char* want : {"#SBATCH --nodes=8", "#SBATCH --gpus-per-node=8", "#SBATCH --time=25:00:00",
-                           "srun torchrun --nnodes $SLURM_NNODES --nproc-per-node 8", "--rdzv-endpoint",
+                           "srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\" torchrun --nnodes $SLURM_NNODES "
+                           "--nproc-per-node 8",
+                           "--rdzv-endpoint",
                            "--position-embedding-type learned_absolute"})
     EXPECT_NE(sh.find(want), std::string::npos) << want << "\n" << sh;
   EXPECT_NE(sh.find("#SBATCH --exclusive"), std::string::npos) << sh;  // whole nodes
   EXPECT_EQ(sh.find("most sites cap"), std::string::npos) << sh;  // 25 hours: no word of site limits
-  o.time_limit_s = 40 * 86400.0;
-  EXPECT_NE(plan::megatron_slurm_script(s, layout(), o).find("--time is the deadline, 960 hours; most sites cap"),
+  o.deadline_s = 40 * 86400.0;
+  EXPECT_NE(plan::megatron_slurm_script(s, layout(), o).find("--time is 960 hours; most sites cap"),
             std::string::npos);
-  o.time_limit_s = 90000;
+  o.deadline_s = 90000;
   EXPECT_THROW(plan::megatron_launch_spec("k8s", s, layout(), o), InputError);
   // Part of a node: shared, not taken whole; a script path with a space, quoted.
   structure::ParallelLayout two = layout();
@@ -118,6 +121,7 @@ TEST(LlmLaunch, SlurmRunsOneTorchrunPerNode) {
   o.script = "my dir/pretrain_gpt.py";
   auto part = plan::megatron_slurm_script(s, two, o);
   EXPECT_EQ(part.find("--exclusive"), std::string::npos) << part;
+  EXPECT_NE(part.find("--cpus-per-gpu=N"), std::string::npos) << part;  // one CPU otherwise: said
   EXPECT_NE(part.find("'my dir/pretrain_gpt.py'"), std::string::npos) << part;
 }
 
@@ -135,11 +139,36 @@ TEST(LlmLaunch, WhatMegatronRefusesIsNotEmittedAndASlurmJobStopsBeforeItsTime) {
   amp.precision = structure::Precision::kAmpFp32Master;
   auto e = tptest::input_error_of([&] { plan::megatron_torchrun_command(s, amp, o); });
   EXPECT_EQ(e.field(), "--precision");
-  o.time_limit_s = 10 * 3600.0;
+  o.deadline_s = 10 * 3600.0;
   const auto script = plan::megatron_slurm_script(s, layout(), o);
   EXPECT_NE(script.find("#SBATCH --time=10:00:00"), std::string::npos) << script;
   EXPECT_NE(script.find("--exit-duration-in-mins 570"), std::string::npos) << script;  // 10 h less 5%
-  o.time_limit_s = 3600.0;
+  o.deadline_s = 3600.0;
   EXPECT_NE(plan::megatron_slurm_script(s, layout(), o).find("--exit-duration-in-mins 45"), std::string::npos);  // 15 min
   EXPECT_EQ(plan::megatron_torchrun_command(s, layout(), o).find("--exit-duration-in-mins"), std::string::npos);
+}
+
+// The job runs as long as the plan says it trains, with a margin, whatever the
+// deadline: a stop at the deadline less the save's reserve would cut a plan
+// predicted close to its deadline short.
+TEST(LlmLaunch, ASlurmJobIsGivenThePredictedTrainingTime) {
+  const auto s = *structure::find_transformer("gpt3-125m");
+  plan::LlmLaunchOptions o;
+  o.train_iters = 3815;
+  o.deadline_s = 1800, o.predicted_s = 28 * 60.0;  // 28 minutes of a 30-minute deadline
+  const plan::LlmTimeLimit t = plan::llm_time_limit(o);
+  EXPECT_GE(t.exit_s, o.predicted_s * (1 + plan::kRunMargin) - 1e-6);
+  EXPECT_GE(t.limit_s - t.exit_s, 900);  // the save's reserve
+  EXPECT_TRUE(t.past_deadline);
+  const auto script = plan::megatron_slurm_script(s, layout(), o);
+  EXPECT_NE(script.find("is past the deadline (30 minutes)"), std::string::npos) << script;
+  EXPECT_NE(script.find("The plan predicts 28 minutes of training (3815 iterations)"), std::string::npos) << script;
+  EXPECT_NE(script.find(fmt::format("--exit-duration-in-mins {}", long(t.exit_s / 60))), std::string::npos) << script;
+  // A deadline with room to spare stays the limit; no deadline, the prediction sets it.
+  o.deadline_s = 10 * 3600.0;
+  EXPECT_EQ(plan::llm_time_limit(o).limit_s, 10 * 3600.0);
+  EXPECT_FALSE(plan::llm_time_limit(o).past_deadline);
+  o.deadline_s = 0, o.predicted_s = 100 * 3600.0;
+  EXPECT_NEAR(plan::llm_time_limit(o).limit_s, 110 * 3600.0 / 0.95, 1);
+  EXPECT_GE(plan::llm_time_limit(o).exit_s, 110 * 3600.0 - 1e-6);
 }

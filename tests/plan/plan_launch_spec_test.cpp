@@ -79,13 +79,25 @@ TEST(PlanLaunchSpec, PerRankCommandsReadTheirRankFromTheEnvironment) {
   LaunchOptions o;
   o.train_cmd = "./train --rank {rank} --world {workers} --addr {master_addr}:{master_port} --b {batch}";
   const std::string line = torchrun_command(plan_choice(32, 2, 3), o);
-  EXPECT_NE(line.find("--no-python bash -c './train --rank $RANK --world 2 --addr $MASTER_ADDR:$MASTER_PORT --b 32'"),
+  // torchrun's agent holds MASTER_PORT for its own store: the ranks meet on the next port.
+  EXPECT_NE(line.find("--no-python bash -c './train --rank $RANK --world 2 --addr $MASTER_ADDR:$((MASTER_PORT + 1)) "
+                      "--b 32'"),
             std::string::npos)
       << line;
   const std::string slurm = slurm_script(plan_choice(32, 2, 3), o);
   EXPECT_NE(slurm.find("#SBATCH --ntasks-per-node=2"), std::string::npos) << slurm;
-  EXPECT_NE(slurm.find("srun --ntasks=2 --ntasks-per-node=2 bash -c './train --rank $SLURM_PROCID"), std::string::npos)
+  // The node's CPUs shared among its tasks (Slurm would give each one).
+  EXPECT_NE(slurm.find("srun --ntasks=2 --ntasks-per-node=2 --cpus-per-task $((SLURM_CPUS_ON_NODE / 2)) bash -c "
+                       "'./train --rank $SLURM_PROCID"),
+            std::string::npos)
       << slurm;
+  EXPECT_NE(slurm.find("one CPU unless your site"), std::string::npos) << slurm;  // nodes of unknown size
+  EXPECT_EQ(slurm.find("--exclusive"), std::string::npos) << slurm;
+  o.gpus_per_node = 2;  // two workers fill the node: taken whole
+  const std::string whole = slurm_script(plan_choice(32, 2, 3), o);
+  EXPECT_NE(whole.find("#SBATCH --exclusive\n"), std::string::npos) << whole;
+  EXPECT_EQ(whole.find("one CPU unless your site"), std::string::npos) << whole;
+  o.gpus_per_node = 0;
   // A program that is not Python runs under torchrun --no-python.
   o.train_cmd = "./train --b {batch}";
   EXPECT_NE(torchrun_command(plan_choice(32, 2, 3), o).find("--no-python ./train --b 32"), std::string::npos);
@@ -224,7 +236,7 @@ TEST(PlanLaunchSpec, SlurmScriptHasSbatchHeaderAndSrun) {
   EXPECT_TRUE(has(s, "#SBATCH --ntasks-per-node=1\n"));
   EXPECT_TRUE(has(s, "#SBATCH --gpus-per-node=4\n"));
   EXPECT_TRUE(has(s, "#SBATCH --time=01:01:01\n")) << s;
-  EXPECT_TRUE(has(s, "srun torchrun --nnodes=2 --nproc_per_node=4")) << s;
+  EXPECT_TRUE(has(s, "srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\" torchrun --nnodes=2 --nproc_per_node=4")) << s;
   EXPECT_TRUE(has(s, "train.py --batch-size 64 --epochs 12")) << s;
 }
 
