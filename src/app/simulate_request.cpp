@@ -124,6 +124,15 @@ namespace {
 
 // The jobs of a workload on a cluster of several node groups, each group's
 // step times as SimulateQuery::groups says.
+// With --skip-unrunnable every job may be left out: a cluster that ran none
+// would report zero times, which would read as the best.
+void require_a_job(const JobSource& in) {
+  if (!in.jobs.empty() || in.left_out.empty()) return;
+  throw InputError(in.source, 0, "--skip-unrunnable",
+                   fmt::format("every job of the workload ({}) is left out, none runs on this cluster; the first: {}",
+                               in.left_out.size(), in.left_out.front().what()));
+}
+
 JobSource load_jobs_on_groups(const SimulateQuery& q) {
   if (q.workload.empty())
     throw InputError("", 0, "--cluster", "the Philly trace's jobs are rigid durations, with no step times on other "
@@ -197,6 +206,7 @@ JobSource load_jobs_on_groups(const SimulateQuery& q) {
   in.jobs = sim::jobs_from_workload_on_groups(q.workload, sets, q.load_scale, sizes,
                                               q.skip_unrunnable ? &in.left_out : nullptr);
   in.source = q.workload;
+  require_a_job(in);
   return in;
 }
 
@@ -215,6 +225,7 @@ JobSource load_jobs(const SimulateQuery& q) {
     in.jobs = sim::jobs_from_workload(q.workload, *in.apps, q.load_scale, total_gpus,
                                       q.skip_unrunnable ? &in.left_out : nullptr);
     in.source = q.workload;
+    require_a_job(in);
   } else {
     if (!q.step_times.empty() || !q.gpu.empty() || !q.trials.empty() || q.skip_unrunnable)
       throw InputError("", 0,

@@ -496,7 +496,7 @@ void setup(CLI::App& root) {
       ->check(non_negative_number());
   cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str()->check(positive_number());
   cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str()->check(non_negative_number());
-  cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual")->capture_default_str()->check(seed_number());
+  cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual, and --confidence's conformal folds")->capture_default_str()->check(seed_number());
   cmd->add_option("--tabu-iterations", a->tabu_iterations, "Tabu search moves (NG)")->capture_default_str()->check(positive_number());
   cmd->add_option("--tabu-tenure", a->tabu_tenure, "Tabu list length")->capture_default_str()->check(positive_number());
   cmd->add_option("--manual-tries", a->manual_tries, "Random tries of the manual baseline")->capture_default_str()->check(positive_number());
@@ -572,14 +572,26 @@ void setup(CLI::App& root) {
       bool read;
       const char* why;
     };
+    const bool coconfig = a->method == "coconfig" && !a->early_stop;
+    const bool tabu = coconfig && a->search != "exhaustive";
+    const bool seeded = tabu || a->method == "bo" || a->method == "manual" || a->confidence > 0;
     for (const Needs& n : {Needs{"--bounds", a->confidence > 0, "reads --confidence's intervals: give --confidence"},
                            Needs{"--early-stop-budget", a->early_stop, "is the budget of --early-stop: give it"},
                            Needs{"--manual-tries", a->method == "manual", "are the manual baseline's: give --method manual"},
-                           Needs{"--tabu-iterations", a->search != "exhaustive", "steer tabu search, not --search exhaustive"},
-                           Needs{"--tabu-tenure", a->search != "exhaustive", "steers tabu search, not --search exhaustive"},
+                           Needs{"--tabu-iterations", tabu, "steer coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},
+                           Needs{"--tabu-tenure", tabu, "steers coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},
+                           Needs{"--search", a->search != "tabu" || tabu,
+                                 "tabu is coconfig's search: a baseline chooses its own way, and --early-stop searches exhaustively"},
+                           Needs{"--seed", seeded,
+                                 "deals tabu search, bo's and manual's draws and --confidence's conformal folds; this plan has "
+                                 "none of them"},
+                           Needs{"--conformal", a->confidence > 0,
+                                 "wraps the models in intervals that only --confidence plans on: give --confidence (which "
+                                 "implies it)"},
                            Needs{"--train-cmd", !a->emit.empty(), "goes into the launch --emit writes: give --emit"},
-                           Needs{"--job-name", !a->emit.empty(), "names the job --emit writes: give --emit"},
-                           Needs{"--image", !a->emit.empty(), "is the container of --emit k8s: give it"},
+                           Needs{"--job-name", a->emit == "slurm" || a->emit == "k8s",
+                                 "names the job --emit slurm or k8s writes (torchrun has no job name): give one of them"},
+                           Needs{"--image", a->emit == "k8s", "is the container of --emit k8s: give it"},
                            Needs{"--no-gpus", !a->emit.empty(), "shapes the launch --emit writes: give --emit"}})
       if (given(n.option) && !n.read) throw InputError("", 0, n.option, n.why);
     run_plan(*a);

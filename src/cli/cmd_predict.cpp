@@ -266,7 +266,15 @@ void setup(CLI::App& root) {
       "Example: trainplan predict --samples s.csv --batch 64 --workers 8 --epochs 30 \\\n"
       "           --time-model allreduce-physical --metric-model global-batch --confidence 0.9\n"
       "         trainplan predict --samples s.csv --batch 64 --workers 8 --target 0.93   # how long to 93%");
-  cmd->callback([a] { run_predict(*a); });
+  cmd->callback([a, cmd] {
+    // An option this prediction does not read is refused, as a misplaced one would otherwise pass unread.
+    if (cmd->get_option("--max-epochs")->count() > 0 && !a->target)
+      throw InputError("", 0, "--max-epochs", "bounds the search for --target's epochs: give --target");
+    if (cmd->get_option("--gpus-per-node")->count() > 0 && a->nodes)
+      throw InputError("", 0, "--gpus-per-node",
+                       "packs the workers when --nodes is not given; with --nodes the node count is given: drop one");
+    run_predict(*a);
+  });
 }
 
 CommandRegistrar reg(31, setup);

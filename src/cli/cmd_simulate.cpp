@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -422,7 +423,7 @@ void setup(CLI::App& root) {
   cmd->add_flag("--gittins", a->gittins, "Tiresias orders each queue by Gittins index over the workload's job sizes");
   cmd->add_flag("--oracle", a->oracle, "optimus, pollux and coconfig see the true speeds instead of fitted models");
   cmd->add_option("--time-model", a->time_model,
-                  "Registered time model that optimus, pollux and coconfig fit (default: best registered)");
+                  "Registered time model that optimus, pollux and coconfig fit (default: allreduce-physical)");
   cmd->add_option("--min-gain", a->min_gain, "coconfig: least goodput a further GPU must add, as a share of per-GPU goodput")
       ->capture_default_str();
   auto* pollux_types = cmd->add_option("--pollux-types", a->pollux_types,
@@ -461,9 +462,22 @@ void setup(CLI::App& root) {
              {"--gittins", {"tiresias"}, "tiresias"},
              {"--pollux-p", {"pollux"}, "pollux"},
              {"--min-gain", {"coconfig"}, "coconfig"},
-             {"--oracle", {"optimus", "pollux", "coconfig"}, "optimus, pollux or coconfig"}})
+             {"--oracle", {"optimus", "pollux", "coconfig"}, "optimus, pollux or coconfig"},
+             {"--time-model", {"optimus", "pollux", "coconfig"}, "optimus, pollux or coconfig (as the model they fit)"},
+             {"--tiresias-thresholds", {"tiresias"}, "tiresias"},
+             {"--pollux-types", {"pollux"}, "pollux"}})
       if (given(o.option) && !runs(o.readers))
         throw InputError("", 0, o.option, fmt::format("is read by {} only, which --policy does not run", o.which));
+    if (given("--time-model") && a->oracle)
+      throw InputError("", 0, "--time-model", "is the model the policies fit; with --oracle they fit none");
+    if (given("--time-model") && !a->philly.empty())
+      throw InputError("", 0, "--time-model", "is fitted on the applications' traces; --philly's jobs are rigid durations");
+    if (given("--placement") && !a->philly.empty())
+      throw InputError("", 0, "--placement", "has no effect on --philly's jobs, which carry no placement-dependent step times");
+    if (given("--philly-limit") && a->philly_limit < 0)
+      throw InputError("", 0, "--philly-limit", fmt::format("must be >= 0 (0: all), got {}", a->philly_limit));
+    if (!(std::isfinite(a->load_scale) && a->load_scale > 0))
+      throw InputError("", 0, "--load-scale", fmt::format("must be a finite number > 0, got {:g}", a->load_scale));
     if (trials->count() && a->gpu.empty() && a->cluster.empty())
       throw InputError("", 0, "--trials", "corrects the move to another GPU: give --gpu or --cluster");
     if (from_gpu->count() && a->gpu.empty() && a->cluster.empty())

@@ -211,9 +211,12 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
     // field no column names: dropped, as a reader of the header's columns would never see it.
     while (fields.size() > t.header_.size() && fields.back().empty()) fields.pop_back();
     if (fields.size() != t.header_.size()) {
-      InputError e(name, record_line, "",
+      // A short line names the first column it lacks.
+      const bool short_line = fields.size() < t.header_.size();
+      InputError e(name, record_line, short_line ? t.header_[fields.size()] : "",
                    "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
-                       std::to_string(fields.size()));
+                       std::to_string(fields.size()) +
+                       (short_line ? ": this column is the first the line lacks" : ""));
       if (bad == BadFieldCount::kThrow) throw e;
       t.malformed_.push_back(std::move(e));
       t.malformed_fields_.push_back({record_line, std::move(fields)});

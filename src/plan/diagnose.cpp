@@ -114,15 +114,20 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
       }
   }
 
+  // Three figures below 100 s, so that 0.72 and 0.75 do not both read 0.7; tenths above.
+  auto secs = [](double v, int digits) {
+    return v < 100 ? fmt::format("{:.{}g}", v, digits) : fmt::format("{:.{}f}", v, digits - 2);
+  };
+  // As many figures as tell a time from the deadline: a shortfall must not read as two equal numbers.
+  auto digits_apart = [&](double v) {
+    int digits = 3;
+    while (digits < 9 && secs(v, digits) == secs(p.deadline_s, digits)) ++digits;
+    return digits;
+  };
+  auto apart = [&](double v) { return secs(v, digits_apart(v)); };
   std::string out;
   if (fastest_to_target) {
-    // Three figures below 100 s, so that 0.72 and 0.75 do not both read 0.7; tenths above.
-    auto secs = [](double v, int digits) {
-      return v < 100 ? fmt::format("{:.{}g}", v, digits) : fmt::format("{:.{}f}", v, digits - 2);
-    };
-    // As many figures as tell the two apart: a shortfall must not read as two equal numbers.
-    int digits = 3;
-    while (digits < 9 && secs(fastest_to_target->total_time_s, digits) == secs(p.deadline_s, digits)) ++digits;
+    const int digits = digits_apart(fastest_to_target->total_time_s);
     out = fmt::format("deadline: reaching the target {} {} takes at least {} s ({}) but the deadline is {} s", cmp,
                       p.target, secs(fastest_to_target->total_time_s, digits),
                       where(fastest_to_target->config, fastest_to_target->nodes), secs(p.deadline_s, digits));
@@ -133,18 +138,18 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
   }
   if (best_by_deadline && best_metric_by_deadline) {
     out += fmt::format("\n  best metric reachable by the deadline: {:.6g}; to within {:g}% of it soonest: {:.6g} ({}, "
-                       "{:.1f} s)",
+                       "{} s)",
                        *best_metric_by_deadline, 100 * kSameMetric, best_by_deadline->metric,
-                       where(best_by_deadline->config, best_by_deadline->nodes), best_by_deadline->total_time_s);
+                       where(best_by_deadline->config, best_by_deadline->nodes), apart(best_by_deadline->total_time_s));
   } else if (best_by_deadline) {
-    out += fmt::format("\n  best metric reachable by the deadline: {:.6g} ({}, {:.1f} s)", best_by_deadline->metric,
-                       where(best_by_deadline->config, best_by_deadline->nodes), best_by_deadline->total_time_s);
+    out += fmt::format("\n  best metric reachable by the deadline: {:.6g} ({}, {} s)", best_by_deadline->metric,
+                       where(best_by_deadline->config, best_by_deadline->nodes), apart(best_by_deadline->total_time_s));
   } else {
-    out += fmt::format("\n  no configuration finishes even one epoch by the deadline: the fastest epoch takes {:.1f} s ({})",
-                       fastest_epoch->epoch_time_s, where(fastest_epoch->config, fastest_epoch->nodes));
+    out += fmt::format("\n  no configuration finishes even one epoch by the deadline: the fastest epoch takes {} s ({})",
+                       apart(fastest_epoch->epoch_time_s), where(fastest_epoch->config, fastest_epoch->nodes));
   }
   if (fastest_to_target)
-    out += fmt::format("\n  shortest time that reaches the target: {:.1f} s ({})", fastest_to_target->total_time_s,
+    out += fmt::format("\n  shortest time that reaches the target: {} s ({})", apart(fastest_to_target->total_time_s),
                        where(fastest_to_target->config, fastest_to_target->nodes));
   else
     out += "\n  the target is unreachable at any epoch count within the space, whatever the deadline";

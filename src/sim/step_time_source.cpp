@@ -157,20 +157,31 @@ void take_transferred(io::PolluxTrace& tr, const StepTimeSource& src) {
 
 }  // namespace
 
-std::vector<std::shared_ptr<AppModel>> load_apps(const std::string& dir, const StepTimeSource& src) {
+LoadedApps load_apps(const std::string& dir, const StepTimeSource& src) {
   check_step_time_source(src);
   auto dirs = io::list_pollux_traces(dir);
   if (dirs.empty()) throw InputError(dir, 0, "", "no application traces (directories with placements.csv) found");
-  std::vector<std::shared_ptr<AppModel>> apps;
+  LoadedApps loaded;
+  auto& apps = loaded.apps;
   for (const auto& d : dirs) {
     io::PolluxTrace tr = io::read_pollux_trace(d);
+    // A folder of step times may hold only the applications a workload runs.
+    try {
+      if (src.kind == StepTimeSource::Kind::kOtherTraces)
+        application_dir(tr, src.other_traces, "--step-times", "trace to take its step times from");
+      if (src.kind == StepTimeSource::Kind::kTransfer && !src.trials.empty())
+        application_dir(tr, src.trials, "--trials", "steps measured to correct its move");
+    } catch (const InputError& e) {
+      loaded.unavailable.emplace(tr.name, e);
+      continue;
+    }
     if (src.kind == StepTimeSource::Kind::kOtherTraces) take_other_trace(tr, src.other_traces);
     if (src.kind == StepTimeSource::Kind::kTransfer) take_transferred(tr, src);
     replay::OracleOptions o;
     o.gpus_per_node = src.gpus_per_node;
     apps.push_back(std::make_shared<AppModel>(std::make_shared<const replay::ReplayOracle>(std::move(tr), o)));
   }
-  return apps;
+  return loaded;
 }
 
 }  // namespace trainplan::sim

@@ -21,10 +21,12 @@
 // keeps 4, the Pollux T4 traces' nodes).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "sim/app_model.h"
 #include "structure/gpu_catalog.h"
 
@@ -54,8 +56,13 @@ void check_step_time_source(const StepTimeSource& src);
 
 // Every application under `dir` (subdirectories with placements.csv), with
 // its step times from `src`. Throws InputError (file, line, column) as the
-// trace reader does, and naming the other folder when it lacks one of the
-// applications.
-std::vector<std::shared_ptr<AppModel>> load_apps(const std::string& dir, const StepTimeSource& src);
+// trace reader does. An application the other folder (kOtherTraces) or the
+// trials folder (kTransfer) lacks is not loaded: it is listed in
+// `unavailable` with the error naming that folder, for the jobs that use it.
+struct LoadedApps {
+  std::vector<std::shared_ptr<AppModel>> apps;
+  std::map<std::string, InputError> unavailable;
+};
+LoadedApps load_apps(const std::string& dir, const StepTimeSource& src);
 
 }  // namespace trainplan::sim

@@ -11,24 +11,30 @@
 
 namespace trainplan::sim {
 
-AppSet::AppSet(const std::string& dir, const StepTimeSource& src) : apps_(load_apps(dir, src)) {}
+AppSet::AppSet(const std::string& dir, const StepTimeSource& src) : loaded_(load_apps(dir, src)) {}
 
 const AppModel* AppSet::find(const std::string& name) const {
-  for (const auto& a : apps_)
+  for (const auto& a : loaded_.apps)
     if (a->name() == name) return a.get();
   return nullptr;
 }
 
 std::set<std::string> AppSet::names() const {
   std::set<std::string> s;
-  for (const auto& a : apps_) s.insert(a->name());
+  for (const auto& a : loaded_.apps) s.insert(a->name());
+  for (const auto& [name, why] : loaded_.unavailable) s.insert(name);
   return s;
 }
 
 std::vector<const AppModel*> AppSet::all() const {
   std::vector<const AppModel*> v;
-  for (const auto& a : apps_) v.push_back(a.get());
+  for (const auto& a : loaded_.apps) v.push_back(a.get());
   return v;
+}
+
+const InputError* AppSet::unavailable(const std::string& name) const {
+  const auto it = loaded_.unavailable.find(name);
+  return it == loaded_.unavailable.end() ? nullptr : &it->second;
 }
 
 namespace {
@@ -67,36 +73,53 @@ std::vector<JobSpec> jobs_from_workload_on_groups(const std::string& path, const
     s.gpus = r.replicas;
     s.batch = r.batch;
     s.deadline = r.deadline_s;
-    if (apps.size() > 1)
-      for (const AppSet* set : apps) {
-        s.app_by_group.push_back(set->find(r.application));
-        if (!s.app_by_group.back())
-          throw InputError(path, r.line, "application", "'" + r.application + "' is not timed on every node group");
-      }
-    // Runs where some group can hold it at its request (the first group's reason when none can).
-    std::optional<InputError> cannot;
-    for (size_t k = 0; k < apps.size(); ++k) {
-      const AppModel* app = s.app_on(int(k));
-      std::optional<InputError> here;
-      if (s.gpus > group_gpus[k])
-        here = InputError(path, r.line, "num_replicas",
-                          "job '" + r.name + "' needs " + std::to_string(s.gpus) + " GPUs but " +
-                              (apps.size() > 1 ? fmt::format("node group {}", k + 1) : std::string("the cluster")) +
-                              " has " + std::to_string(group_gpus[k]));
-      else if (!app->execute(s.gpus, 0, s.batch))
-        here = InputError(path, r.line, "batch_size",
-                          fmt::format("job '{}': {} cannot run global batch {} on {} GPUs{}: no timed step covers it "
-                                      "(on one GPU per-GPU batches {}..{} are timed, global batches up to {}; a "
-                                      "placement of {} GPUs may time fewer, or none)",
-                                      r.name, r.application, s.batch, s.gpus,
-                                      apps.size() > 1 ? " of any node group" : "", app->min_local(), app->max_local(),
-                                      app->max_batch(), s.gpus));
-      if (!here) {
-        cannot.reset();
-        break;
-      }
-      if (!cannot) cannot = here;
+    // Its application timed on every node group, or the job cannot run (a
+    // folder of step times that lacks it says why).
+    std::optional<InputError> untimed;
+    for (size_t k = 0; k < apps.size() && !untimed; ++k) {
+      const AppModel* app = apps[k]->find(r.application);
+      if (apps.size() > 1) s.app_by_group.push_back(app);
+      if (app) continue;
+      const InputError* why = apps[k]->unavailable(r.application);
+      untimed = InputError(path, r.line, "application",
+                           fmt::format("job '{}': '{}' has no step times{}{}", r.name, r.application,
+                                       apps.size() > 1 ? fmt::format(" on node group {}", k + 1) : "",
+                                       why ? std::string(": ") + why->what() : ""));
     }
+    if (untimed) {
+      if (!skipped) throw *untimed;
+      skipped->push_back(*untimed);
+      continue;
+    }
+    // Runs where some group can hold it at its request. When none can: the
+    // batch's reason on the first group with room for its GPUs, else its
+    // GPUs against the largest group.
+    std::optional<InputError> cannot;
+    bool runs = false;
+    size_t largest = 0;
+    for (size_t k = 0; k < apps.size(); ++k)
+      if (group_gpus[k] > group_gpus[largest]) largest = k;
+    for (size_t k = 0; k < apps.size() && !runs; ++k) {
+      if (s.gpus > group_gpus[k]) continue;
+      const AppModel* app = s.app_on(int(k));
+      runs = app->execute(s.gpus, 0, s.batch).has_value();
+      if (!runs && !cannot)
+        cannot = InputError(path, r.line, "batch_size",
+                            fmt::format("job '{}': {} cannot run global batch {} on {} GPUs{}: no timed step covers it "
+                                        "({}on one GPU per-GPU batches {}..{} are timed, global batches up to {}; a "
+                                        "placement of {} GPUs may time fewer, or none)",
+                                        r.name, r.application, s.batch, s.gpus,
+                                        apps.size() > 1 ? " of any node group" : "",
+                                        apps.size() > 1 ? fmt::format("node group {}: ", k + 1) : "", app->min_local(),
+                                        app->max_local(), app->max_batch(), s.gpus));
+    }
+    if (runs) cannot.reset();
+    else if (!cannot)
+      cannot = InputError(path, r.line, "num_replicas",
+                          fmt::format("job '{}' needs {} GPUs but {} has {}", r.name, s.gpus,
+                                      apps.size() > 1 ? fmt::format("the largest node group ({})", largest + 1)
+                                                      : std::string("the cluster"),
+                                      group_gpus[largest]));
     if (cannot && !skipped) throw *cannot;
     if (cannot) skipped->push_back(*cannot);
     else jobs.push_back(std::move(s));

@@ -18,12 +18,17 @@ namespace trainplan::sim {
 class AppSet {
  public:
   explicit AppSet(const std::string& dir, const StepTimeSource& src = {});
+  // nullptr for an application not loaded (unavailable() says why, if it is one of --data's).
   const AppModel* find(const std::string& name) const;
+  // The applications of --data, those without step times included.
   std::set<std::string> names() const;
   std::vector<const AppModel*> all() const;
+  // Why `name`, one of --data's applications, has no step times here (its
+  // folder of step times lacks it); nullptr when it has them.
+  const InputError* unavailable(const std::string& name) const;
 
  private:
-  std::vector<std::shared_ptr<AppModel>> apps_;
+  LoadedApps loaded_;
 };
 
 // The latest arrival (after load_scale) and the longest Philly duration the

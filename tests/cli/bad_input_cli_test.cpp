@@ -204,8 +204,18 @@ TEST(BadInputOption, SimulateRefusesOptionsNoPolicyItRunsReads) {
            {" --policy tiresias --pollux-p 0", "--pollux-p"},
            {" --policy pollux --min-gain 0.3", "--min-gain"},
            {" --policy fifo,tiresias --oracle", "--oracle"},
+           {" --policy fifo,srtf --time-model allreduce-local", "--time-model"},
+           {" --policy pollux --oracle --time-model allreduce-local", "--time-model"},
+           {" --policy fifo --tiresias-thresholds 100", "--tiresias-thresholds"},
+           {" --load-scale inf", "--load-scale"},
            {" --philly-limit 5", "--philly-limit"}}) {
     const auto r = tptest::run_cli(run + extra);
+    EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;
+    EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, option)) << extra << ": " << r.err;
+  }
+  for (const auto& [extra, option] : std::vector<std::pair<std::string, std::string>>{
+           {" --philly-limit -5", "--philly-limit"}, {" --placement spread", "--placement"}}) {
+    const auto r = tptest::run_cli("simulate --philly " + p + extra);
     EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;
     EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, option)) << extra << ": " << r.err;
   }

@@ -355,7 +355,10 @@ TEST(PredictCli, BadArgumentsExit2) {
                                         {"--batch 64 --workers 2 --epochs -1", "--epochs"},
                                         {"--batch 64 --workers 2 --epochs nan", "--epochs"},
                                         {"--batch 64 --workers 2 --nodes 5", "--nodes"},
-                                        {"--batch 64 --workers 2 --nodes 0", "--nodes"}});
+                                        {"--batch 64 --workers 2 --nodes 0", "--nodes"},
+                                        // Options this prediction would not read.
+                                        {"--batch 64 --workers 2 --max-epochs 5", "--max-epochs"},
+                                        {"--batch 64 --workers 4 --nodes 2 --gpus-per-node 1", "--gpus-per-node"}});
 }
 
 TEST(PredictCli, TimeOnlyWithoutEpochs) {

@@ -352,7 +352,7 @@ TEST(PlanCli, EmitsSlurmScriptOnStdout) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("#!/bin/bash\n", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("#SBATCH --job-name=t1"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("srun torchrun"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\" torchrun"), std::string::npos) << r.out;
   // The script launches the plan's choice (plan --json gives it).
   auto j = nlohmann::json::parse(tptest::run_cli("plan --samples " + samples_file() +
                                                  " --target 0.8 --deadline 100000 --max-workers 4 --model isotonic-mi --json")
@@ -826,10 +826,20 @@ TEST(PlanCli, OptionsThePlanDoesNotReadAreRefused) {
                                                      {"--early-stop-budget target", "--early-stop-budget"},
                                                      {"--manual-tries 3", "--manual-tries"},
                                                      {"--search exhaustive --tabu-iterations 3", "--tabu-iterations"},
+                                                     {"--method lb-bsp --tabu-tenure 3", "--tabu-tenure"},
+                                                     {"--early-stop --search tabu", "--search"},
+                                                     {"--method cynthia --search tabu", "--search"},
+                                                     {"--search exhaustive --seed 3", "--seed"},
+                                                     {"--conformal", "--conformal"},
                                                      {"--job-name q", "--job-name"},
                                                      {"--train-cmd 'x {batch}'", "--train-cmd"},
                                                      {"--image i", "--image"},
-                                                     {"--no-gpus", "--no-gpus"}});
+                                                     {"--no-gpus", "--no-gpus"},
+                                                     // Options of another kind of launch than the one asked for.
+                                                     {"--emit slurm --image i", "--image"},
+                                                     {"--emit torchrun --job-name q", "--job-name"}});
   EXPECT_EQ(tptest::run_cli(base + " --confidence 0.8 --bounds one-sided").exit_code, 0);
   EXPECT_EQ(tptest::run_cli(base + " --method manual --manual-tries 3").exit_code, 0);
+  // --seed deals --confidence's conformal folds as predict's --seed does: read there.
+  EXPECT_EQ(tptest::run_cli(base + " --search exhaustive --confidence 0.8 --seed 3").exit_code, 0);
 }

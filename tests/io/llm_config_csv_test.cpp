@@ -131,7 +131,7 @@ TEST(LlmConfigCsv, ErrorsNameLineAndColumn) {
                         Case{"56,56,1,1024,16,24,2048,8,1,7", "pp"},       // 7 stages do not divide 24 layers
                         Case{"8,8,1,1000,16,24,2048,8,1,1", "heads"},      // 1000 not a multiple of 16
                         Case{"8,8,x,1024,16,24,2048,8,1,1", "micro_batch"},
-                        Case{"8,8,1,1024,16,24,2048,8,1", ""}}) {          // a field short
+                        Case{"8,8,1,1024,16,24,2048,8,1", "pp"}}) {        // a field short: the first it lacks
     auto path = write(std::string(kHeader) + "\n8,8,1,1024,16,24,2048,8,1,1\n" + c.row + "\n");
     auto e = tptest::input_error_of([&] { io::read_llm_configs(path); });
     EXPECT_EQ(e.file(), path);

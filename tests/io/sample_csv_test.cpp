@@ -230,7 +230,9 @@ TEST(SampleCsv, RejectsDuplicateHeader) {
 }
 
 TEST(SampleCsv, RejectsWrongFieldCount) {
-  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1\n", 2, "", "expected 5 fields");
+  // A short line names the first column it lacks; a long one, no column.
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1\n", 2, "metric", "expected 5 fields");
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,1,7\n", 2, "", "expected 5 fields");
 }
 
 TEST(SampleCsv, RejectsBadDirection) {

@@ -220,6 +220,11 @@ TEST(PlanInfeasible, NoEpochFitsTheDeadline) {
   p.deadline_s = 10;
   std::string w = infeasibility_report(m, p);
   EXPECT_NE(w.find("fastest epoch takes 100.0 s"), std::string::npos) << w;
+  // Near the deadline, as many figures as tell them apart: not "0.7 s" against a deadline of 0.7 s.
+  FnModel near([](int, int, int) { return 0.724; }, [](int, int, double e) { return e; });
+  p.deadline_s = 0.7;
+  w = infeasibility_report(near, p);
+  EXPECT_NE(w.find("fastest epoch takes 0.724 s"), std::string::npos) << w;
 }
 
 // Where the metric has flattened long before the deadline, the best it reaches
@@ -235,7 +240,7 @@ TEST(PlanInfeasible, TheBestByTheDeadlineIsNamedWhereTheCurveFlattens) {
   p.deadline_s = 500;
   std::string w = infeasibility_report(m, p);
   EXPECT_NE(w.find("best metric reachable by the deadline: 0.9; to within 0.01% of it soonest: 0.899966 (batch 32, 1 "
-                   "worker, 8 epochs, 8.0 s)"),
+                   "worker, 8 epochs, 8 s)"),
             std::string::npos)
       << w;
 }

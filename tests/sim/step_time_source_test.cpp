@@ -62,20 +62,33 @@ TEST(StepTimeSource, AnotherFolderTimesTheStepsAndTheCurvesStay) {
   }
 }
 
-TEST(StepTimeSource, AFolderWithoutTheApplicationIsNamed) {
+// A folder of step times may hold only the applications the workload runs:
+// a job of one it lacks is refused naming the job's line and the folder, or
+// left out with --skip-unrunnable; jobs of the others run.
+TEST(StepTimeSource, AFolderWithoutTheApplicationIsNamedWhereAJobNeedsIt) {
   const auto root = tptest::temp_dir("steptimes_missing");
   const fs::path own = toy(root, "own", 0.1, true);
   fs::create_directories(root / "empty");
   sim::StepTimeSource src;
   src.kind = sim::StepTimeSource::Kind::kOtherTraces;
   src.other_traces = (root / "empty").string();
+  sim::AppSet apps(own.string(), src);
+  EXPECT_EQ(apps.find("toy"), nullptr);
+  ASSERT_NE(apps.unavailable("toy"), nullptr);
+  EXPECT_EQ(apps.names(), std::set<std::string>{"toy"});
+  const std::string wl = tptest::write_file(root / "w.csv", "name,time,application,num_replicas,batch_size\nj1,0,toy,1,8\n");
   try {
-    sim::AppSet apps(own.string(), src);
-    FAIL() << "a folder without toy was taken";
+    sim::jobs_from_workload(wl, apps, 1.0, 2);
+    FAIL() << "a job of an application without step times was taken";
   } catch (const InputError& e) {
-    EXPECT_NE(e.file().find((root / "empty" / "toy").string()), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("'toy'"), std::string::npos) << e.what();
+    EXPECT_EQ(e.file(), wl);
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "application");
+    EXPECT_NE(std::string(e.what()).find((root / "empty" / "toy").string()), std::string::npos) << e.what();
   }
+  std::vector<InputError> skipped;
+  EXPECT_TRUE(sim::jobs_from_workload(wl, apps, 1.0, 2, &skipped).empty());
+  EXPECT_EQ(skipped.size(), 1u);
 }
 
 TEST(StepTimeSource, OptionsThatCannotWorkTogetherAreRefused) {
@@ -290,6 +303,12 @@ TEST(SimulateCli, AnotherGpuIsForWorkloadsAndOneSourceOfStepTimes) {
   const auto kept = nlohmann::json::parse(r.out);
   EXPECT_EQ(kept.at("jobs_left_out"), 1);
   EXPECT_EQ(kept.at("policies")[0].at("jobs"), 1);
+  // Every job left out: no simulation to report (its zero times would read as the best).
+  tptest::write_file(dir / "w3.csv", "name,time,application,num_replicas,batch_size\nj2,5,toy,1,4096\n");
+  r = tptest::run_cli("simulate --workload " + (dir / "w3.csv").string() + " --data " + own.string() +
+                      " --nodes 1 --gpus-per-node 2 --policy fifo --skip-unrunnable");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("every job of the workload (1) is left out"), std::string::npos) << r.err;
   // Timed by its own folder taken as another: it runs, and says where its step times came from.
   r = tptest::run_cli(base + " --step-times " + own.string() + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
