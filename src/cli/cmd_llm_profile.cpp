@@ -18,6 +18,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "cli/llm_shape.h"
@@ -37,41 +38,44 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct ProfileArgs {
-  std::string grid, cmd, out, launcher = "local", statistic = "median";
+  std::string grid, cmd, out, launcher = "local", statistic = "median", master_addr = "127.0.0.1";
   std::vector<std::string> srun_args;
   double timeout_s = 600;
   int workers_per_node = 0;
   bool resume = false;
 };
 
-// With --resume: the rows of an earlier --out that measured their grid row
-// (the grid's own fields first, as written, and an iteration_time_s > 0),
-// each as (the grid row's line, its values in `columns`' order, NaN where
-// the file has no such column or cell). A grid row is matched by all of its
-// fields, so a changed grid measures what changed.
-std::map<long, std::vector<double>> measured_before(const std::string& out, const io::CsvTable& grid,
-                                                    const std::vector<std::string>& columns) {
-  std::map<long, std::vector<double>> found;
+// The row's shape and settings, for the template's shape placeholders.
+std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row);
+
+// With --resume: the rows of an earlier --out that measured a configuration
+// (iteration_time_s > 0), by configuration_key, each with its values in
+// `columns`' order (NaN where the file has no such column or cell). Rows
+// match by what they configure, not by their text, so a grid that carries an
+// earlier run's results (examples/h200-gpt/grid.csv) resumes too, and a
+// changed grid measures what changed.
+struct MeasuredRow {
+  long line = 0;  // in the earlier --out
+  std::vector<double> values;
+};
+std::map<std::string, MeasuredRow> measured_before(const std::string& out, const std::vector<std::string>& columns) {
+  std::map<std::string, MeasuredRow> found;
   std::error_code ec;
   if (!std::filesystem::exists(out, ec)) return found;
-  const io::CsvTable old = io::CsvTable::read(out, io::BadFieldCount::kSkip);
-  const size_t width = grid.header().size();
-  if (old.header().size() < width ||
-      !std::equal(grid.header().begin(), grid.header().end(), old.header().begin()))
-    throw InputError(out, old.header_line(), "", "--resume: its first columns are not --grid's: not an earlier --out of this grid");
-  std::map<std::vector<std::string>, long> index;  // a grid row's fields -> its line
-  for (const auto& row : grid.rows()) index.emplace(row.fields, row.line);
-  for (const auto& row : old.rows()) {
-    const std::vector<std::string> key(row.fields.begin(), row.fields.begin() + long(width));
-    auto it = index.find(key);
-    if (it == index.end()) continue;
+  // An earlier run stopped before its first row was measured wrote the header alone.
+  if (io::CsvTable::read(out, io::BadFieldCount::kSkip).rows().empty()) return found;
+  const io::LlmConfigTable old = io::read_llm_configs(out, /*require_time=*/false, io::RowErrors::kSkip);
+  std::map<long, const io::CsvRow*> by_line;
+  for (const auto& row : old.table.rows()) by_line.emplace(row.line, &row);
+  for (const auto& row : old.rows) {
+    const io::CsvRow& fields = *by_line.at(row.line);
     std::vector<double> v;
     for (const auto& c : columns) {
-      const int k = old.column(c);
-      std::optional<double> x = k >= int(width) ? io::parse_finite(row.fields[size_t(k)]) : std::nullopt;
+      const int k = old.table.column(c);
+      std::optional<double> x = k >= 0 ? io::parse_finite(fields.fields[size_t(k)]) : std::nullopt;
       v.push_back(x ? *x : std::numeric_limits<double>::quiet_NaN());
     }
-    if (v[0] > 0) found[it->second] = v;
+    if (v[0] > 0) found[io::configuration_key(row)] = {row.line, v};
   }
   return found;
 }
@@ -83,6 +87,7 @@ nlohmann::json run_identity(const ProfileArgs& a) {
   return {{"cmd", a.cmd},
           {"statistic", a.statistic},
           {"launcher", a.launcher},
+          {"master_addr", a.master_addr},
           {"workers_per_node", a.workers_per_node},
           {"srun_args", a.srun_args}};
 }
@@ -109,6 +114,7 @@ void check_resume_identity(const ProfileArgs& a, size_t rows_kept) {
   static const std::map<std::string, std::string> option = {{"cmd", "--cmd"},
                                                             {"statistic", "--statistic"},
                                                             {"launcher", "--launcher"},
+                                                            {"master_addr", "--master-addr"},
                                                             {"workers_per_node", "--workers-per-node"},
                                                             {"srun_args", "--srun-arg"}};
   for (const auto& [key, name] : option) {
@@ -121,7 +127,6 @@ void check_resume_identity(const ProfileArgs& a, size_t rows_kept) {
   }
 }
 
-// The row's shape and settings, for the template's shape placeholders.
 std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
   const auto& s = row.spec;
   const auto& l = row.layout;
@@ -146,6 +151,8 @@ std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
 }
 
 void run_llm_profile(const ProfileArgs& a) {
+  // Rewritten after every row, so a file; and OUT.run.json beside it.
+  if (a.out == "-") throw InputError("", 0, "--out", "must be a file: it is rewritten after each configuration, and --resume reads it back");
   io::check_output_path(a.out, "--out", {{a.grid, "--grid"}});  // before the trials, not after the first
   profile::CommandTemplate tmpl(a.cmd, "--cmd");
   auto grid = read_llm_configs_noted(a.grid);
@@ -184,6 +191,31 @@ void run_llm_profile(const ProfileArgs& a) {
   launch.kind = profile::parse_launcher(a.launcher);
   launch.srun_args = a.srun_args;
   launch.workers_per_node = a.workers_per_node;
+  launch.master_addr = a.master_addr;
+  // Rows that configure different runs must reach the command differently:
+  // two rows whose commands are the same would time one run under two names
+  // (a precision or recomputation the grid varies and the command never
+  // receives).
+  {
+    std::map<std::string, const io::LlmConfigRow*> by_command;
+    for (const auto& row : grid.rows) {
+      const profile::LayoutKey key{row.layout.tp, row.layout.pp, row.layout.dp, row.layout.micro_batch,
+                                   row.layout.global_batch, shape_values(row)};
+      const std::string command = fmt::format("{}", fmt::join(profile::plan_layout_launch(tmpl, key, launch, 1).commands, "\n"));
+      const auto [it, fresh] = by_command.emplace(command, &row);
+      if (fresh || io::configuration_key(*it->second) == io::configuration_key(row)) continue;
+      std::string differ;
+      const auto mine = shape_values(row), theirs = shape_values(*it->second);
+      for (const auto& [name, value] : mine)
+        if (theirs.at(name) != value) differ += (differ.empty() ? "" : ", ") + name;
+      throw InputError(a.grid, row.line, "",
+                       fmt::format("runs the same command as line {}, which it differs from{}: the command never "
+                                   "receives what differs, so both rows would time one run; add the placeholder "
+                                   "(such as {{{}}}) to --cmd, or leave one row out",
+                                   it->second->line, differ.empty() ? "" : " in " + differ,
+                                   differ.empty() ? "precision" : differ.substr(0, differ.find(','))));
+    }
+  }
   const size_t n = grid.rows.size();
   // iteration_time_s, memory_gib, then each group's communication seconds,
   // written once a row has them (write_llm_predictions reads as many values
@@ -191,17 +223,51 @@ void run_llm_profile(const ProfileArgs& a) {
   const char* const groups[3] = {"tp", "pp", "dp"};
   std::vector<std::string> columns = {"iteration_time_s", "memory_gib"};
   for (const char* g : groups) columns.push_back(std::string(g) + "_comm_s");
+  // The grid's columns that configure nothing and are named as a run's
+  // figures (an earlier run's iteration_time_spread, iterations_timed,
+  // peak_rss_gib): left empty in --out, where they would sit beside this
+  // run's results as if they were its own. Other columns (a note) pass through.
+  std::vector<std::string> unread;
+  for (size_t c = 0; c < grid.table.header().size(); ++c) {
+    const std::string& h = grid.table.header()[c];
+    const auto& read = io::llm_columns_read();
+    const bool configures = std::any_of(read.begin(), read.end(), [&](const std::string& r) {
+      return grid.table.column(r) == int(c);
+    });
+    const std::string f = io::fold_column_name(h);
+    const bool a_figure = f.starts_with("iteration") || f.starts_with("peak_") || f.starts_with("ci95") ||
+                          f.starts_with("load_avg") || f.ends_with("_s") || f.ends_with("_gib") ||
+                          f.ends_with("_bytes") || f.ends_with("_spread") || f.ends_with("_timed");
+    if (!h.empty() && !configures && a_figure) unread.push_back(h);
+  }
+  if (!unread.empty())
+    std::cerr << fmt::format("note: {}'s column(s) {} are an earlier run's figures; their cells are left empty in {} "
+                             "(this run did not measure them)\n",
+                             a.grid, fmt::join(unread, ", "), a.out);
+  for (const auto& u : unread) columns.push_back(u);
   std::vector<std::vector<double>> values(n, std::vector<double>(columns.size(), std::numeric_limits<double>::quiet_NaN()));
   std::vector<bool> done(n, false);
   bool any_comm = false;
   if (a.resume) {
-    const auto before = measured_before(a.out, grid.table, columns);
+    const std::vector<std::string> measured(columns.begin(), columns.begin() + 5);
+    const auto before = measured_before(a.out, measured);
+    // --out is rewritten with the grid's rows: a measured row the grid lacks would be lost.
+    std::set<std::string> keys;
+    for (const auto& row : grid.rows) keys.insert(io::configuration_key(row));
+    for (const auto& [key, row] : before)
+      if (!keys.count(key))
+        throw InputError(a.out, row.line, "",
+                         fmt::format("--resume: this measured configuration is not in {}, so {} is not an earlier "
+                                     "--out of this grid, and rewriting it would lose the row: measure into another "
+                                     "--out",
+                                     a.grid, a.out));
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
-      auto it = before.find(grid.rows[i].line);
+      auto it = before.find(io::configuration_key(grid.rows[i]));
       if (it == before.end()) continue;
-      values[i] = it->second, done[i] = true, ++kept;
-      for (size_t k = 2; k < it->second.size(); ++k) any_comm |= !std::isnan(it->second[k]);
+      std::copy(it->second.values.begin(), it->second.values.end(), values[i].begin());
+      done[i] = true, ++kept;
+      for (size_t k = 2; k < it->second.values.size(); ++k) any_comm |= !std::isnan(it->second.values[k]);
     }
     check_resume_identity(a, kept);
     std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
@@ -209,9 +275,18 @@ void run_llm_profile(const ProfileArgs& a) {
   {
     write_whole_file(identity_path(a.out), run_identity(a).dump(2) + "\n");
   }
+  // The communication columns where a row has them, or where the grid has its own (whose old cells
+  // are then emptied, not kept beside this run's times).
   auto write = [&] {
-    const std::vector<std::string> names(columns.begin(), any_comm ? columns.end() : columns.begin() + 2);
-    io::write_llm_predictions(a.out, grid.table, names, values, done);
+    std::vector<size_t> written = {0, 1};
+    for (size_t k = 2; k < columns.size(); ++k)
+      if (k >= 5 || any_comm || grid.table.own_column(columns[k]) >= 0) written.push_back(k);
+    std::vector<std::string> names;
+    std::vector<std::vector<double>> cells(n);
+    for (size_t k : written) names.push_back(columns[k]);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k : written) cells[i].push_back(values[i][k]);
+    io::write_llm_predictions(a.out, grid.table, names, cells, done);
   };
   int failed = 0;
   // As `trainplan profile` warns (one thread a rank assumed): ranks that share CPUs measure contention.
@@ -303,10 +378,11 @@ void setup(CLI::App& root) {
                                            "by running a command template");
   p->footer(
       "The command's rank 0 prints {\"event\":\"iteration_timing\",\"iteration_time_s\":T,\"peak_memory_bytes\":M} "
-      "on stdout. Ctrl-C kills the running configuration and keeps the rows measured (exit 130).\nPlaceholders: {tp} {pp} {dp} {micro_batch} {global_batch} {workers} (= tp*pp*dp) {rank} "
-      "{master_port} {master_addr} {nodes}, and the row's {hidden} {heads} {layers} {seq} {vocab} {ffn_hidden} "
-      "{kv_groups} {virtual_stages} {recompute} {precision} {sequence_parallel} {distributed_optimizer} "
-      "{flash_attention} {dropout} {fp32_residual}.\n\nExample (the built-in CPU GPT trainer, on the PATH beside "
+      "on stdout. Ctrl-C kills the running configuration and keeps the rows measured (exit 130).\nPlaceholders: {tp} {pp} {dp} {micro_batch} ({batch} too) {global_batch} {workers} (= tp*pp*dp) "
+      "{rank} {master_port} {master_addr} {nodes}, and the row's {hidden} {heads} {layers} {seq} {vocab} {ffn_hidden} "
+      "{kv_groups} {virtual_stages} {first_stage_layers} {last_stage_layers} {recompute} {precision} "
+      "{sequence_parallel} {distributed_optimizer} {flash_attention} {dropout} {fp32_residual}. Rows that differ must "
+      "run different commands.\n\nExample (the built-in CPU GPT trainer, on the PATH beside "
       "trainplan; build/trainplan-train in a source tree):\n"
       "  trainplan llm profile --grid examples/cpu-gpt/grid-configs.csv -o grid.csv --cmd 'trainplan-train "
       "--workload gpt\n      --tp {tp} --pp {pp} --dp {dp} --micro-batch {micro_batch} --global-batch {global_batch} "
@@ -327,7 +403,12 @@ void setup(CLI::App& root) {
   p->add_option("--launcher", a->launcher, "local (processes on this machine) or slurm (one srun per configuration)")
       ->capture_default_str();
   p->add_option("--srun-arg", a->srun_args, "Extra srun argument (repeatable)");
-  p->add_option("--workers-per-node", a->workers_per_node, "Ranks per node, for {nodes} (0: one node)");
+  p->add_option("--master-addr", a->master_addr,
+                "{master_addr}: the address rank 0 listens on (with --launcher slurm over several nodes, the first "
+                "node's)")
+      ->capture_default_str();
+  p->add_option("--workers-per-node", a->workers_per_node, "Ranks per node, for {nodes} (0: one node)")
+      ->check(CLI::NonNegativeNumber);
   p->add_flag("--resume", a->resume,
               "Keep the rows an earlier run of this grid measured into --out (matched by every field of the grid "
               "row) and measure the others; refused where OUT.run.json, written beside --out by each run, names "

@@ -62,10 +62,8 @@ bool boolean(const CsvTable& t, const CsvRow& row, const std::string& col, bool 
 
 }  // namespace
 
-namespace {
-
 // Every column the reader takes, by its name as documented in the header.
-const std::vector<std::string>& columns_read() {
+const std::vector<std::string>& llm_columns_read() {
   static const std::vector<std::string> names = {
       "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers", "seq", "tp", "dp", "pp", "vocab",
       "ffn_hidden", "kv_groups", "cp", "gated_mlp", "tied_embeddings", "position_embedding", "biases", "virtual_stages", "first_stage_layers",
@@ -75,22 +73,24 @@ const std::vector<std::string>& columns_read() {
   return names;
 }
 
+namespace {
+
 // A column read under two spellings is refused (which would it be?); a column
 // not read whose name is a slip from one that is gets a note, since its
 // values would otherwise be passed over without a word.
 void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
-  for (const auto& name : columns_read())
+  for (const auto& name : llm_columns_read())
     if (auto named = t.columns_named(name); named.size() > 1) {
       std::string list;
       for (const auto& n : named) list += (list.empty() ? "'" : ", '") + n + "'";
       throw InputError(t.path(), t.header_line(), name, "the columns " + list + " all read as '" + name + "': keep one");
     }
   std::vector<int> read;  // the columns some name above finds, under another tool's name too
-  for (const auto& name : columns_read()) read.push_back(t.column(name));
+  for (const auto& name : llm_columns_read()) read.push_back(t.column(name));
   for (size_t i = 0; i < t.header().size(); ++i) {
     const std::string& h = t.header()[i];
     const std::string folded = fold_column_name(h);
-    const auto& known = columns_read();
+    const auto& known = llm_columns_read();
     if (std::find(read.begin(), read.end(), int(i)) != read.end()) continue;
     if (std::find(known.begin(), known.end(), folded) != known.end()) continue;
     for (const auto& name : known) {

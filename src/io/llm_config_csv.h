@@ -100,6 +100,11 @@ void require_hardware_support(LlmConfigTable& configs, const structure::Hardware
 // messages.
 LlmConfigTable parse_llm_configs(const std::string& text, const std::string& name, bool require_time = false);
 
+// Every column the reader takes (the configuration's, then the measured
+// iteration_time_s, memory_gib and *_comm_s), by its documented name; a
+// table's column(name) finds it under another tool's name too.
+const std::vector<std::string>& llm_columns_read();
+
 // Writes `in`'s columns and rows with `values[row][j]` under names[j]: in
 // the column of that name when `in` has one, else in a column appended.
 // A NaN value leaves its cell empty. Without `keep`, a row `in` could not

@@ -319,6 +319,11 @@ ParallelGroups make_parallel_groups(const TrainOptions& o, const std::vector<int
     throw std::runtime_error("gloo rendezvous of " + std::to_string(o.workers) + " workers through " + where +
                              " failed (--timeout " + std::to_string(o.timeout_s) + " s): " +
                              e.what_without_backtrace());
+  } catch (const std::logic_error&) {
+    throw;
+  } catch (const std::exception& e) {  // the store's socket errors, as the data-parallel path says them
+    throw std::runtime_error("gloo rendezvous of " + std::to_string(o.workers) + " workers through " + where +
+                             " failed (--timeout " + std::to_string(o.timeout_s) + " s): " + e.what());
   }
   return g;
 #else

@@ -137,8 +137,10 @@ int64_t peak_rss_bytes() {
 
 // The bytes of `path` (a file), or of the regular files directly under it
 // (a directory) in name order; symbolic links are skipped so that aliases
-// such as common-licenses/GPL -> GPL-3 are read once.
-Tensor load_corpus(const std::string& path, int64_t min_bytes) {
+// such as common-licenses/GPL -> GPL-3 are read once. Held as bytes outside
+// the tensor allocator: the text is the data loader's, not the training's,
+// and is not in the peak memory (a micro-batch's tokens are).
+std::string load_corpus(const std::string& path, int64_t min_bytes) {
   std::vector<fs::path> files;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -158,9 +160,7 @@ Tensor load_corpus(const std::string& path, int64_t min_bytes) {
   if (int64_t(bytes.size()) < min_bytes)
     throw std::runtime_error("--corpus " + path + ": " + std::to_string(bytes.size()) +
                              " bytes, fewer than the " + std::to_string(min_bytes) + " one sequence needs");
-  auto t = torch::empty({int64_t(bytes.size())}, torch::kUInt8);
-  std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
-  return t.to(torch::kInt64);
+  return bytes;
 }
 
 // ---- tensor-parallel regions (Megatron-LM's f and g operators) ----
@@ -311,14 +311,14 @@ struct Rank {
 
 class GptTrainer {
  public:
-  GptTrainer(const TrainOptions& o, ParallelGroups& g, Rank r, Tensor corpus, torch::Device device)
+  GptTrainer(const TrainOptions& o, ParallelGroups& g, Rank r, const std::string& corpus, torch::Device device)
       : o_(o),
         g_(g),
         r_(r),
         shape_{o.layers, o.hidden, o.heads, o.seq, o.vocab, o.tp,
                o.precision == "bf16" ? torch::kBFloat16 : torch::kFloat32},
         device_(device),
-        corpus_(corpus.to(device)),
+        corpus_(corpus),
         micro_batches_(o.global_batch / (o.micro_batch * o.dp)) {
     torch::manual_seed(o.seed);
     stage_ = build_stage(shape_, r.tp_rank, r.pp_rank, o.pp, device);
@@ -344,22 +344,33 @@ class GptTrainer {
   double iterate(int64_t it) {
     grad_buffer_.zero_();
     const int m = micro_batches_, pp = o_.pp, p = r_.pp_rank;
-    const std::vector<int64_t> offsets = batch_offsets(o_.seed, it, o_.global_batch, corpus_.size(0), o_.seq);
+    const std::vector<int64_t> offsets = batch_offsets(o_.seed, it, o_.global_batch, int64_t(corpus_.size()), o_.seq);
     const int64_t replica_base = int64_t(r_.dp_rank) * m * o_.micro_batch;
     const int64_t b = o_.micro_batch, S = o_.seq, h = o_.hidden;
     const auto activations = torch::TensorOptions().dtype(shape_.compute).device(device_);
 
     std::vector<Tensor> inputs(static_cast<size_t>(m)), outputs(static_cast<size_t>(m));
-    std::vector<std::function<void()>> pending;
+    // Sends in flight, by micro-batch. Each holds its tensor until waited
+    // for, so each is waited for as soon as it is known to have arrived: a
+    // stage's peak then holds the micro-batches 1F1B keeps in flight, not
+    // one buffer per micro-batch of the iteration.
+    std::vector<std::function<void()>> sent_forward(static_cast<size_t>(m)), sent_backward(static_cast<size_t>(m));
+    auto settle = [](std::function<void()>& wait) {
+      if (wait) wait(), wait = nullptr;
+    };
+    // The previous stage's backward of micro-batch j, which receives this
+    // stage's input gradient j, comes before its forward of j + warmup + 1.
+    const int previous_warmup = std::min(pp - p, m);
     Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));  // read once: no sync per micro-batch
 
     auto tokens = [&](int j, int shift) {
-      std::vector<Tensor> rows;
+      Tensor t = torch::empty({b, S}, torch::kInt64);
+      int64_t* out = t.data_ptr<int64_t>();
       for (int64_t i = 0; i < b; ++i) {
         const int64_t start = offsets[size_t(replica_base + j * b + i)] + shift;
-        rows.push_back(corpus_.slice(0, start, start + S));
+        for (int64_t k = 0; k < S; ++k) out[i * S + k] = static_cast<unsigned char>(corpus_[size_t(start + k)]);
       }
-      return torch::stack(rows);
+      return t.to(device_);
     };
     auto forward = [&](int j) {
       Tensor x;
@@ -368,6 +379,7 @@ class GptTrainer {
       } else {
         Tensor received = torch::empty({b, S, h}, activations);
         g_.pp->recv(received, p - 1, /*tag=*/0);
+        if (const int done = j - previous_warmup - 1; done >= 0) settle(sent_backward[size_t(done)]);
         received.set_requires_grad(true);
         inputs[size_t(j)] = received;
         x = received;
@@ -384,7 +396,7 @@ class GptTrainer {
         loss_sum += loss.detach();
         outputs[size_t(j)] = loss;
       } else {
-        pending.push_back(g_.pp->isend(x.detach(), p + 1, /*tag=*/0));
+        sent_forward[size_t(j)] = g_.pp->isend(x.detach(), p + 1, /*tag=*/0);
         outputs[size_t(j)] = x;
       }
     };
@@ -394,9 +406,10 @@ class GptTrainer {
       } else {
         Tensor grad = torch::empty({b, S, h}, activations);
         g_.pp->recv(grad, p + 1, /*tag=*/1);
+        settle(sent_forward[size_t(j)]);  // the next stage had it before it sent this gradient
         outputs[size_t(j)].backward(grad);
       }
-      if (!stage_.first) pending.push_back(g_.pp->isend(inputs[size_t(j)].grad(), p - 1, /*tag=*/1));
+      if (!stage_.first) sent_backward[size_t(j)] = g_.pp->isend(inputs[size_t(j)].grad(), p - 1, /*tag=*/1);
       inputs[size_t(j)] = Tensor();
       outputs[size_t(j)] = Tensor();  // frees the micro-batch's activations
     };
@@ -409,7 +422,8 @@ class GptTrainer {
     for (; fwd < warmup; ++fwd) forward(fwd);
     for (; fwd < m; ++fwd, ++bwd) forward(fwd), backward(bwd);
     for (; bwd < m; ++bwd) backward(bwd);
-    for (auto& wait : pending) wait();
+    for (auto& wait : sent_forward) settle(wait);
+    for (auto& wait : sent_backward) settle(wait);
 
     g_.dp->allreduce_sum(grad_buffer_);
     opt_->step();
@@ -425,7 +439,7 @@ class GptTrainer {
   Rank r_;
   Shape shape_;
   torch::Device device_;
-  Tensor corpus_;
+  const std::string& corpus_;
   int micro_batches_;
   Stage stage_;
   Tensor grad_buffer_, causal_mask_;
@@ -446,7 +460,7 @@ void train_gpt(const TrainOptions& o, const EventSink& report) {
   install_counting_allocator();
   const auto t_setup = Clock::now();
   const Rank r{o.rank % o.tp, (o.rank / o.tp) % o.dp, o.rank / (o.tp * o.dp)};
-  Tensor corpus = load_corpus(o.corpus, int64_t(o.seq) + 2);
+  const std::string corpus = load_corpus(o.corpus, int64_t(o.seq) + 2);
 
   std::vector<int> tp_members, dp_members, pp_members;
   for (int i = 0; i < o.tp; ++i) tp_members.push_back(r.pp_rank * o.tp * o.dp + r.dp_rank * o.tp + i);

@@ -93,11 +93,15 @@ ParseResult parse_options(int argc, char** argv) {
   CLI::App app{
       "trainplan-train: the reference trainer. Trains LeNet-5 on MNIST or an MLP on Fashion-MNIST with\n"
       "synchronous data parallelism: R processes, each on a disjoint shard, gradients averaged with a\n"
-      "Gloo all-reduce after every step. Start one process per rank (same arguments, --rank 0..R-1).\n\n"
+      "Gloo all-reduce after every step. Start one process per rank (same arguments, --rank 0..R-1).\n"
+      "--workload gpt trains a small GPT with tensor (--tp), pipeline (--pp, 1F1B) and data (--dp)\n"
+      "parallelism over tp*pp*dp ranks (docs/TRAINER.md).\n\n"
       "Rank 0 prints one JSON object per line on stdout:\n"
       "  {\"event\":\"epoch\",\"epoch\":k,\"epoch_time_s\":t,\"metric\":acc,\"metric_name\":\"accuracy\",\n"
       "   \"train_loss\":l,\"batch\":B,\"workers\":R,...}  after each epoch\n"
       "  {\"event\":\"done\",\"epochs\":E,\"total_time_s\":T,...}  at the end\n"
+      "  with --time-only, {\"event\":\"step_timing\",...} (gpt: {\"event\":\"iteration_timing\",...}) instead\n"
+      "  of epochs; gpt without it, {\"event\":\"iteration\",\"iteration\":i,\"loss\":l,...} each iteration\n"
       "Errors go to stderr. Exit codes: 0 ok, 1 runtime failure (data, rendezvous, peer lost), 2 usage.\n\n"
       "Example (two ranks on this machine):\n"
       "  trainplan-train --workload lenet-mnist --batch 32 --workers 2 --rank 0 --master-port 29511 &\n"
@@ -210,9 +214,10 @@ ParseResult parse_options(int argc, char** argv) {
       ->check(CLI::Range(256, 1 << 20));
   app.add_option("--precision", o.precision,
                  "gpt: fp32, or bf16 (products, activations and messages in bfloat16 from fp32 weights, "
-                 "gradients and Adam moments, as PyTorch's autocast)")
+                 "gradients and Adam moments, as PyTorch's autocast; also spelled amp-fp32-master, the name "
+                 "the transformer model gives that layout)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+      ->check(CLI::IsMember({"fp32", "bf16", "amp-fp32-master"}));
   app.add_option("--corpus", o.corpus,
                  "gpt: the training text, a file or a directory whose regular files are read in name order "
                  "(default: the licence texts of Debian's base-files package)")
@@ -244,6 +249,16 @@ ParseResult parse_options(int argc, char** argv) {
     return {std::nullopt, rc == 0 ? 0 : 2};
   }
   if (o.workload == "gpt") {
+    // The data-parallel workloads' options: passed to gpt, each would be ignored without a word.
+    for (const char* option : {"--batch", "--epochs", "--data-dir", "--train-subset", "--test-subset", "--momentum",
+                               "--warmup-steps", "--min-steps", "--max-steps", "--max-timed-s", "--step-clock",
+                               "--check-sync", "--no-allreduce"})
+      if (app.count(option) > 0) {
+        std::cerr << "error: " << option << " is an option of the data-parallel workloads; --workload gpt does not "
+                     "read it (its own: --tp --pp --dp --micro-batch --global-batch --iterations ...)\n";
+        return {std::nullopt, 2};
+      }
+    if (o.precision == "amp-fp32-master") o.precision = "bf16";
     if (auto problem = check_gpt_options(o, app.count("--workers") > 0)) {
       std::cerr << "error: " << *problem << "\n";
       return {std::nullopt, 2};

@@ -273,6 +273,51 @@ TEST(LlmProfileCli, ResumeMeasuresOnlyTheRowsNotYetMeasured) {
                                " {micro_batch}' --resume");
   EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
   EXPECT_NE(wrong.err.find("not an earlier --out of this grid"), std::string::npos) << wrong.err;
+  EXPECT_EQ(tptest::read_file(out), measured);  // nothing lost
+}
+
+// A grid that carries an earlier run's results (as examples/h200-gpt/grid.csv
+// does): rows are matched by what they configure, so --resume keeps them,
+// and the earlier figures this run does not measure are left empty, not
+// shown beside its own.
+TEST(LlmProfileCli, AGridWithAnEarlierRunsFiguresResumesAndDropsThem) {
+  auto d = tptest::temp_dir("llm_profile_measured_grid");
+  auto grid = tptest::write_file(d / "grid.csv",
+                                 "gpus,global_batch,micro_batch,hidden,heads,layers,seq,vocab,tp,dp,pp,iteration_time_s,"
+                                 "memory_gib,tp_comm_s,iteration_time_spread,note\n"
+                                 "1,8,2,64,4,4,32,256,1,1,1,9.5,7,0.3,0.02,a\n"
+                                 "2,8,1,64,4,4,32,256,2,1,1,9.5,7,0.3,0.02,b\n");
+  const std::string out = (d / "out.csv").string();
+  const std::string args = "llm profile --grid " + grid + " -o " + out + " " + fake_cmd(d);
+  auto r = tptest::run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("iteration_time_spread are an earlier run's figures"), std::string::npos) << r.err;
+  auto t = trainplan::io::CsvTable::read(out);
+  ASSERT_EQ(t.rows().size(), 2u);
+  EXPECT_DOUBLE_EQ(t.number(t.rows()[0], "iteration_time_s"), 2.1);
+  EXPECT_EQ(t.text(t.rows()[0], "tp_comm_s"), "");              // the command reports none: not the grid's 0.3
+  EXPECT_EQ(t.text(t.rows()[0], "iteration_time_spread"), "");  // not this run's
+  EXPECT_EQ(t.text(t.rows()[1], "note"), "b");                  // a note passes through
+  auto again = tptest::run_cli(args + " --resume");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("resuming: 2 of 2 configurations already measured"), std::string::npos) << again.err;
+}
+
+// Two rows the command cannot tell apart would time one run under two
+// names; standard output is no --out (it is rewritten after every row).
+TEST(LlmProfileCli, RowsTheCommandCannotTellApartAreRefused) {
+  auto d = tptest::temp_dir("llm_profile_same_command");
+  auto grid = tptest::write_file(d / "grid.csv",
+                                 "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,precision\n"
+                                 "1,8,2,64,4,4,32,1,1,1,fp32\n1,8,2,64,4,4,32,1,1,1,bf16\n");
+  const std::string out = (d / "out.csv").string();
+  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " " + fake_cmd(d));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(tptest::names_input_error(r.err, grid, 3, "", {"runs the same command as line 2", "precision"})) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  auto to_stdout = tptest::run_cli("llm profile --grid " + grid + " -o - " + fake_cmd(d));
+  EXPECT_EQ(to_stdout.exit_code, 2) << to_stdout.err;
+  EXPECT_TRUE(tptest::names_input_error(to_stdout.err, "", 0, "--out")) << to_stdout.err;
 }
 
 TEST(LlmProfileCli, RowsWithMoreRanksThanCpusAreCalledOversubscribed) {

@@ -134,6 +134,29 @@ TEST(TrainGpt, ATimeTrialReportsTimeAndPeakMemoryPerRank) {
     for (const auto& s : e.at(group)) EXPECT_EQ(s.get<double>(), 0) << group;
 }
 
+// A 1F1B stage holds the micro-batches in flight, however many the
+// iteration has: its sends are released as they are known to have arrived,
+// and the training text is not counted (it is the data loader's).
+TEST(TrainGpt, AStagesPeakMemoryDoesNotGrowWithTheMicroBatchCount) {
+  REQUIRE_GPT_TRAINER();
+  auto peaks = [](int global_batch) {
+    const std::string shape = "--layers 4 --hidden 32 --heads 4 --seq 16 --micro-batch 1 --global-batch " +
+                              std::to_string(global_batch) +
+                              " --time-only --warmup-iterations 1 --min-iterations 3 --max-iterations 3";
+    auto runs = run_processes(ranks_of(1, 2, 1, shape));
+    for (size_t k = 0; k < runs.size(); ++k) EXPECT_EQ(runs[k].exit_code, 0) << "rank " << k << ": " << runs[k].err;
+    auto ev = events_named(runs[0], "iteration_timing");
+    EXPECT_EQ(ev.size(), 1u) << runs[0].out;
+    return ev.empty() ? json::array() : ev[0].at("peak_memory_bytes_per_rank");
+  };
+  const json few = peaks(4), many = peaks(32);
+  ASSERT_EQ(few.size(), 2u);
+  ASSERT_EQ(many.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) EXPECT_EQ(few[k].get<double>(), many[k].get<double>()) << "stage " << k;
+  // The default text is 237 kB (1.9 MB as 64-bit tokens, as it was counted): far more than this stage's peak.
+  EXPECT_LT(many[0].get<double>(), 1.5e6);
+}
+
 // A rank pinned to one CPU computes there. Its Gloo helpers may run on the
 // CPUs the profiler names in TRAINPLAN_HELPER_CPUS (as `trainplan profile`
 // does for the ranks it pins); without the variable, with a malformed one,
@@ -205,7 +228,10 @@ TEST(TrainGpt, BadLayoutsExitTwoNamingTheOption) {
                         Case{"--heads 3 --hidden 64", "--heads 3 must divide --hidden 64"},
                         Case{"--dp 2 --micro-batch 2 --global-batch 6", "--global-batch 6 must be a multiple"},
                         Case{"--tp 2 --workers 3", "--workers 3 must equal"},
-                        Case{"--precision fp8", "--precision: fp8 not in {fp32,bf16}"}}) {
+                        Case{"--precision fp8", "--precision: fp8 not in {fp32,bf16,amp-fp32-master}"},
+                        // The data-parallel workloads' options are refused, not ignored.
+                        Case{"--no-allreduce", "--no-allreduce is an option of the data-parallel workloads"},
+                        Case{"--epochs 3", "--epochs is an option of the data-parallel workloads"}}) {
     auto runs = run_processes({"--workload gpt " + c.args});
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].exit_code, 2) << c.args << ": " << runs[0].err;
