@@ -495,7 +495,7 @@ void setup(CLI::App& root) {
                   "any sample ran on one node, as predict packs them, else 0 = unknown)")
       ->check(non_negative_number());
   cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str()->check(positive_number());
-  cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list")->capture_default_str()->check(non_negative_number());
+  cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list (0 to 1000)")->capture_default_str()->check(non_negative_number());
   cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual, and --confidence's conformal folds")->capture_default_str()->check(seed_number());
   cmd->add_option("--tabu-iterations", a->tabu_iterations, "Tabu search moves (NG)")->capture_default_str()->check(positive_number());
   cmd->add_option("--tabu-tenure", a->tabu_tenure, "Tabu list length")->capture_default_str()->check(positive_number());

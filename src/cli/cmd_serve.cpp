@@ -1,6 +1,8 @@
 // trainplan serve: the HTTP JSON API (docs/SERVER.md) over the library calls
 // of fit, predict and plan. The API itself lives in src/server/.
 #include <fmt/format.h>
+#include <malloc.h>
+#include <unistd.h>
 #include <pthread.h>
 
 #include <atomic>
@@ -79,8 +81,20 @@ void run_serve(const ServeArgs& a) {
       throw InputError("", 0, "--model", e.message());
     }
   }
+  // Few malloc arenas: each request thread would otherwise keep its own, and the memory a large request
+  // freed stays resident in it (http_server.cpp trims after each body too).
+  mallopt(M_ARENA_MAX, 4);
   server::Service service(a.model, model_params(a.comm_profile), a.limits);
   service.set_simulation_dirs(a.sim_data, a.sim_workloads);
+  // A stop asked while the operator's samples are fitted, before any request is taken: nothing to abandon.
+  struct sigaction stop_now {};
+  stop_now.sa_handler = [](int) {
+    static const char message[] = "trainplan serve: stopped before serving\n";
+    (void)!::write(2, message, sizeof message - 1);
+    _exit(kExitOk);
+  };
+  sigaction(SIGINT, &stop_now, nullptr);
+  sigaction(SIGTERM, &stop_now, nullptr);
   if (!a.samples.empty()) {
     std::cerr << fmt::format("fitting {} (model {})...\n", a.samples, a.model);
     auto j = service.fit(profile::read_samples(a.samples), a.samples, a.model);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/cancel.h"
 #include "core/median.h"
 #include "numerics/nnls.h"
 
@@ -121,6 +122,9 @@ OptimusCurve::Fit OptimusCurve::fit_kept(const std::vector<double>& kn, const st
   Fit best{0, 0, 0, kInf};
   int best_j = 0;
   for (int j = 0; j < g; ++j) {
+    // Each grid point solves every point's least squares: a request's time limit is checked between them
+    // (the two-variable solve never reaches nnls's own check).
+    check_cancelled();
     Fit f = fit_at(top * j / (g - 1), kn, ln, kept);
     if (f.sse < best.sse) best = f, best_j = j;
   }
@@ -169,6 +173,7 @@ void OptimusCurve::refit() {
   // One point per pass, the worst: a gross outlier distorts the first fit,
   // and with it the residuals of good points near it.
   while (p_.outlier_z > 0 && dropped < max_drop && std::isfinite(f.sse)) {
+    check_cancelled();
     std::vector<double> r, rw;
     std::vector<double> res(m, 0);
     for (size_t i = 0; i < m; ++i)

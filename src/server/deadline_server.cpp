@@ -109,6 +109,7 @@ class DeadlineStream final : public httplib::Stream {
     phase_start_ = Clock::now();
     read_deadline_ = read_deadline;
     head_bytes_left_ = std::numeric_limits<size_t>::max();
+    line_run_ = 0;
   }
   void close_after() { close_after_ = true; }
   bool closing() const { return close_after_ || failure_ != ReadFailure::kNone; }
@@ -176,7 +177,18 @@ class DeadlineStream final : public httplib::Stream {
     const size_t k = std::min({n, size_ - off_, head_bytes_left_});
     std::memcpy(ptr, buf_ + off_, k);
     off_ += k;
-    if (head_bytes_left_ != std::numeric_limits<size_t>::max()) head_bytes_left_ -= k;
+    if (head_bytes_left_ != std::numeric_limits<size_t>::max()) {
+      head_bytes_left_ -= k;
+    } else if (n == 1) {
+      // In a body only httplib's line reader reads a byte at a time: a chunked body's framing.
+      line_run_ = *ptr == '\n' ? 0 : line_run_ + 1;
+      if (line_run_ > DeadlineServer::kMaxBodyLineBytes) {
+        failure_ = ReadFailure::kLineTooLong;
+        return -1;
+      }
+    } else {
+      line_run_ = 0;
+    }
     return static_cast<ssize_t>(k);
   }
 
@@ -198,6 +210,7 @@ class DeadlineStream final : public httplib::Stream {
   double read_timeout_s_, write_timeout_s_;
   Clock::time_point read_deadline_{}, write_deadline_{};
   size_t head_bytes_left_ = 0;
+  size_t line_run_ = 0;  // bytes read one at a time in a body since its last newline
   ReadFailure failure_ = ReadFailure::kNone;
   bool close_after_ = false;
   size_t written_ = 0;

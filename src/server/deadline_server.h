@@ -56,13 +56,19 @@ namespace trainplan::server {
 // kIdle: no byte within httplib's per-read timeout (5 s), before the deadline.
 // kOverShare: the client held more than its share of threads while others
 // waited (DeadlineServer::set_max_per_client).
-enum class ReadFailure { kNone, kDeadline, kIdle, kHeadTooLarge, kOverShare };
+// kLineTooLong: a line of a body's chunked framing (a chunk's size, an
+// extension, a trailer) past DeadlineServer::kMaxBodyLineBytes.
+enum class ReadFailure { kNone, kDeadline, kIdle, kHeadTooLarge, kOverShare, kLineTooLong };
 
 class DeadlineServer : public httplib::Server {
  public:
   using Clock = std::chrono::steady_clock;
   // A request's line and headers together.
   static constexpr size_t kMaxHeadBytes = size_t(64) << 10;
+  // A line of a chunked body's framing: httplib reads it a byte at a time
+  // into a string with no bound, so one chunk-size line of gigabytes would
+  // be held whole.
+  static constexpr size_t kMaxBodyLineBytes = size_t(8) << 10;
 
   // `failure_body`: the JSON body of the answer to a read that failed (408 or 431).
   // REQUIRES: 0 < head_timeout_s <= kLongestTimeoutS.

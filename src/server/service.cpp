@@ -46,10 +46,20 @@ using nlohmann::json;
 
 // ---- limits -----------------------------------------------------------------
 
+namespace {
+thread_local std::string current_client;
+}  // namespace
+
+Service::ClientScope::ClientScope(std::string client) { current_client = std::move(client); }
+Service::ClientScope::~ClientScope() { current_client.clear(); }
+
 Service::Slot::~Slot() {
   {
     std::lock_guard<std::mutex> lock(s_.slots_mu_);
     --s_.computing_[pool_];
+    auto it = s_.clients_[pool_].find(client_);
+    if (it != s_.clients_[pool_].end() && --it->second.computing == 0 && it->second.waiting == 0)
+      s_.clients_[pool_].erase(it);
   }
   s_.slots_cv_.notify_all();  // the waiters of both pools share the condition
 }
@@ -80,11 +90,30 @@ int Service::waiting() const {
 
 std::unique_ptr<Service::Slot> Service::take_slot(Pool pool, bool admitted) {
   const int p = int(pool);
+  const std::string client = current_client;
   std::unique_lock<std::mutex> lock(slots_mu_);
+  auto& clients = clients_[p];
+  // A client's share of a pool's places (computing and waiting): past it,
+  // while another client is there, its requests are refused, so that one
+  // client's burst cannot fill the line others wait in.
+  const int share = std::max(1, (limits_.max_concurrent + limits_.max_queue) / 4);
+  auto places = [](const ClientPlaces& c) { return c.computing + c.waiting; };
+  bool others = false, another_over_share = false;
+  for (const auto& [name, c] : clients)
+    if (name != client) others = true, another_over_share = another_over_share || places(c) > share;
+  const ClientPlaces mine_now = clients.count(client) ? clients.at(client) : ClientPlaces{};
   if (computing_[p] >= limits_.max_concurrent) {
     // The ids' line holds those waiting for an id's lock too.
     const int line = waiting_[p] + (pool == Pool::kById ? waiting_for_ids_ : 0);
-    if (!admitted && line >= limits_.max_queue)
+    if (!admitted && others && places(mine_now) >= share)
+      throw RequestError(503, "",
+                         fmt::format("busy: this client holds {} of the places of the requests {} (computing or "
+                                     "waiting), its share while other clients ask (a quarter of trainplan serve "
+                                     "--max-concurrent plus --max-queue); retry later",
+                                     places(mine_now), pool == Pool::kById ? "on fitted ids" : "with samples or searches"),
+                         1);
+    // A client under its share is let into a line that another client's burst has filled.
+    if (!admitted && line >= limits_.max_queue && !another_over_share)
       throw RequestError(503, "",
                          fmt::format("busy: {} requests {} are computing and {} are waiting, the server's "
                                      "limits (trainplan serve --max-concurrent, --max-queue); retry later{}",
@@ -93,18 +122,33 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool, bool admitted) {
                                      pool == Pool::kById ? "" : " (a request on samples can use an id from /fit instead: its own pool)"),
                          1);
     ++waiting_[p];
+    ++clients[client].waiting;
     struct Unwait {
       int& n;
-      ~Unwait() { --n; }
-    } unwait{waiting_[p]};
+      std::map<std::string, ClientPlaces>& clients;
+      const std::string& client;
+      ~Unwait() {
+        --n;
+        auto it = clients.find(client);
+        if (--it->second.waiting == 0 && it->second.computing == 0) clients.erase(it);
+      }
+    } unwait{waiting_[p], clients, client};
+    // A freed slot goes to a waiting request of the client computing the least.
+    auto my_turn = [&] {
+      const int mine = clients.at(client).computing;
+      for (const auto& [name, c] : clients)
+        if (c.waiting > 0 && c.computing < mine) return false;
+      return true;
+    };
     // Wakes at least every 20 ms to see the request's time limit and stop().
-    while (computing_[p] >= limits_.max_concurrent) {
+    while (computing_[p] >= limits_.max_concurrent || !my_turn()) {
       slots_cv_.wait_for(lock, std::chrono::milliseconds(20));
       check_cancelled();
     }
   }
   ++computing_[p];
-  return std::make_unique<Slot>(*this, pool);
+  ++clients[client].computing;
+  return std::make_unique<Slot>(*this, pool, client);
 }
 
 std::unique_lock<std::timed_mutex> Service::lock_entry(std::timed_mutex& mu, bool& waited) {

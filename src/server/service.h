@@ -124,6 +124,19 @@ class Service {
   Response handle(const std::string& method, const std::string& path, std::string body,
                   Clock::time_point received = Clock::now(), bool (*abandoned)() = nullptr);
 
+  // Names the client (its address) of the requests this thread handles
+  // while it lives, for the pools' shares (take_slot): a client holding a
+  // quarter of a pool's places while another client asks is refused, and a
+  // freed slot goes to the waiting client that computes the least. Requests
+  // handled without one are one client.
+  class ClientScope {
+   public:
+    explicit ClientScope(std::string client);
+    ~ClientScope();
+    ClientScope(const ClientScope&) = delete;
+    ClientScope& operator=(const ClientScope&) = delete;
+  };
+
   // Refuses new POSTs and cancels those computing; each answers 503. GETs
   // still answer. Safe from any thread, more than once.
   void stop();
@@ -167,7 +180,7 @@ class Service {
   enum class Pool { kSamples = 0, kById = 1 };
   class Slot {
    public:
-    Slot(Service& s, Pool pool) : s_(s), pool_(int(pool)) {}
+    Slot(Service& s, Pool pool, std::string client) : s_(s), pool_(int(pool)), client_(std::move(client)) {}
     ~Slot();  // frees the slot and wakes the waiters
     Slot(const Slot&) = delete;
     Slot& operator=(const Slot&) = delete;
@@ -175,6 +188,7 @@ class Service {
    private:
     Service& s_;
     int pool_;
+    std::string client_;
   };
 
   nlohmann::json health() const;
@@ -308,6 +322,10 @@ class Service {
   std::condition_variable slots_cv_;
   int computing_[2] = {0, 0}, waiting_[2] = {0, 0};  // by Pool
   int waiting_for_ids_ = 0;  // requests waiting for an id's lock (lock_entry)
+  struct ClientPlaces {
+    int computing = 0, waiting = 0;
+  };
+  std::map<std::string, ClientPlaces> clients_[2];  // by Pool, then client; guarded by slots_mu_
 };
 
 }  // namespace trainplan::server

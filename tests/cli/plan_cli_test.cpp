@@ -831,6 +831,7 @@ TEST(PlanCli, OptionsThePlanDoesNotReadAreRefused) {
                                                      {"--method cynthia --search tabu", "--search"},
                                                      {"--search exhaustive --seed 3", "--seed"},
                                                      {"--conformal", "--conformal"},
+                                                     {"--alternatives 1001", "--alternatives"},
                                                      {"--job-name q", "--job-name"},
                                                      {"--train-cmd 'x {batch}'", "--train-cmd"},
                                                      {"--image i", "--image"},

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <stdexcept>
 
+#include "core/cancel.h"
 #include "models/metric_loss.h"
 
 using namespace trainplan;
@@ -127,4 +130,17 @@ TEST(MetricLoss, ChoosesCeilingByRange) {
   auto neg = models::MetricLoss::for_values(MetricDirection::kMin, {-1, 1});
   EXPECT_GT(neg.to_loss(-1), 0);
   EXPECT_DOUBLE_EQ(neg.to_metric(neg.to_loss(0.5)), 0.5);
+}
+
+// A fit is a grid over the asymptote with a least-squares solve at each
+// point and outlier passes after it: a request's time limit is checked
+// between them (the two-variable solve never reaches nnls's own check), so
+// that a server's time limit holds for a large curve.
+TEST(OptimusCurve, AFitStopsWhenItsRequestIsCancelled) {
+  std::vector<double> k, l;
+  curve_points(0.002, 0.5, 0.3, 40, 250, k, l);
+  const std::atomic<bool> stop{true};
+  trainplan::CancelScope scope(trainplan::CancelScope::Clock::now() + std::chrono::hours(1), &stop);
+  OptimusCurve c;
+  EXPECT_THROW(c.fit(k, l), trainplan::Cancelled);
 }

@@ -195,8 +195,10 @@ TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
   // held as it arrives, not as announced (four slow clients announcing the
   // most kept every other client out).
   std::vector<int> held;
+  // Each from a client of its own (127.0.0.2, ...): a client's bodies hold at most --max-body-bytes.
   auto announce = [&](const std::string& sent) {
-    int fd = tpserver::connect_local(s.port);
+    const std::string from = "127.0.0." + std::to_string(2 + held.size() % 4);
+    int fd = tpserver::connect_local(s.port, from.c_str());
     const std::string head = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n" + sent;
     if (fd >= 0) ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
     held.push_back(fd);
@@ -217,7 +219,7 @@ TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
   auto a = post();
   ASSERT_EQ(a.status, 503) << a.head << "\n" << a.body;
   EXPECT_NE(a.head.find("Retry-After: 1"), std::string::npos) << a.head;
-  EXPECT_NE(a.body.find("\"error\": \"busy"), std::string::npos) << a.body;
+  EXPECT_NE(a.body.find("\"error\": \"busy: the request bodies"), std::string::npos) << a.body;
   for (int fd : held) ::close(fd);
   // Room again once they are gone.
   tpserver::wait_until([&] { return s.http.body_bytes_held() == 0; }, 2);
@@ -225,6 +227,66 @@ TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
   int st = 0;
   json f = s.post("/fit", body, &st);
   EXPECT_EQ(st, 200) << f.dump();
+}
+
+// One client's bodies hold at most --max-body-bytes between them: its
+// stalled bodies cannot take the room from the others (four of 8 MB, sent
+// but for a few bytes, held every other client's POST off for a minute).
+TEST(ServerLimits, OneClientsStalledBodiesLeaveRoomForOthers) {
+  Limits l;
+  l.max_body_bytes = 4096;
+  Running s(l);
+  const std::string body = quick_fit(many_rows_csv(20)).dump();
+  ASSERT_GT(body.size(), 400u);
+  ASSERT_LE(body.size(), 4096u);
+  int first = tpserver::connect_local(s.port, "127.0.0.2");
+  ASSERT_GE(first, 0);
+  const std::string head = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n" + std::string(3990, ' ');
+  ::send(first, head.data(), head.size(), MSG_NOSIGNAL);
+  ASSERT_TRUE(tpserver::wait_until([&] { return s.http.body_bytes_held() == 3990; }, 4));
+  const std::string again = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                            "\r\n\r\n" + body;
+  auto same = raw_exchange(s.port, again, 10, "127.0.0.2");
+  EXPECT_EQ(same.status, 503) << same.head << same.body;
+  EXPECT_NE(same.body.find("this client's request bodies"), std::string::npos) << same.body;
+  auto other = raw_exchange(s.port, again, 10, "127.0.0.3");
+  EXPECT_EQ(other.status, 200) << other.head << other.body;
+  ::close(first);
+}
+
+// A line of a chunked body's framing has a bound (httplib read a chunk-size
+// line of 300 MB whole, a byte at a time); a chunked request ends its
+// connection, so that bytes after a chunk are never read as a request.
+TEST(ServerLimits, AChunkedBodysFramingIsBoundedAndEndsItsConnection) {
+  Running s;
+  auto huge = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1" +
+                                       std::string(20000, '0'),
+                           10);
+  EXPECT_EQ(huge.status, 400) << huge.head << huge.body;
+  EXPECT_NE(huge.body.find("chunked body's framing"), std::string::npos) << huge.body;
+  // A chunk not followed by its CRLF, then what looks like a request: one answer, and the connection closed.
+  {
+    const int fd = tpserver::connect_local(s.port);
+    ASSERT_GE(fd, 0);
+    const std::string both = "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}JUNK\r\n"
+                             "GET /fits HTTP/1.1\r\nHost: x\r\n\r\n";
+    ::send(fd, both.data(), both.size(), MSG_NOSIGNAL);
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string in;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) in.append(buf, size_t(n));
+    ::close(fd);
+    EXPECT_EQ(in.rfind("HTTP/1.1 "), 0u) << in;  // one answer, and the connection closed after it
+    EXPECT_NE(in.find("Connection: close"), std::string::npos) << in;
+  }
+  // A second Transfer-Encoding header adds to the first: chunked, then identity, is not chunked alone.
+  auto two = raw_exchange(s.port,
+                          "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+                          "identity\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+                          10);
+  EXPECT_EQ(two.status, 501) << two.head << two.body;
+  EXPECT_TRUE(healthy(s));
 }
 
 TEST(ServerLimits, SamplesOverTheRowLimitAre422) {
@@ -348,6 +410,27 @@ TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
   for (auto& t : ts) t.join();
   EXPECT_EQ(status[0], 503);
   EXPECT_EQ(status[1], 503);
+}
+
+// A client holding its share of a pool's places (a quarter of the slots and
+// the line) while another client asks has its next request refused at once:
+// one client's burst of fits cannot keep another's out of the line.
+TEST(ServerLimits, OneClientsBurstLeavesPlacesForAnother) {
+  Running s(one_slot(4));  // a client's share: (1 + 4) / 4 = 1 place while another asks
+  const std::string fit = slow_fit().dump();
+  const std::string post = "POST /fit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+                           std::to_string(fit.size()) + "\r\n\r\n" + fit;
+  std::vector<tpserver::RawAnswer> answers(2);
+  std::vector<std::thread> ts;
+  StopAndJoin finally{s, ts};
+  ts.emplace_back([&] { answers[0] = raw_exchange(s.port, post, 60, "127.0.0.2"); });
+  ASSERT_TRUE(s.wait_in_flight(1));
+  ts.emplace_back([&] { answers[1] = raw_exchange(s.port, post, 60, "127.0.0.3"); });  // waits in line
+  ASSERT_TRUE(s.wait_waiting(1));
+  auto burst = raw_exchange(s.port, post, 60, "127.0.0.2");
+  EXPECT_EQ(burst.status, 503) << burst.head << burst.body;
+  EXPECT_NE(burst.body.find("this client holds 1 of the places"), std::string::npos) << burst.body;
+  EXPECT_NE(burst.head.find("Retry-After: 1"), std::string::npos) << burst.head;
 }
 
 // Requests on fitted ids are bounded as those with samples are: past their
@@ -800,6 +883,23 @@ TEST(ServerLimits, NoRequestIsReadOutOfAnUnreadBody) {
   auto two = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: "
                                  "x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(answers_in(two), 2u) << two;
+}
+
+// Stopped while it fits the operator's --samples, before it serves: exit 0 at once.
+TEST(ServeCli, AStopWhileTheStartingFitRunsExitsZero) {
+  const std::string samples = tptest::write_file(tptest::temp_dir("serve_start_fit") / "s.csv",
+                                                 tpserver::spread_rows_csv(10000));
+  auto p = tpserver::spawn_serve({"--samples", samples});  // waits up to 5 s for an address it never prints
+  ASSERT_GT(p.pid, 0);
+  ::kill(p.pid, SIGTERM);
+  if (p.port != 0) {
+    tpserver::wait_exit(p.pid, 5);
+    GTEST_SKIP() << "the fit of 10,000 rows ended within 5 s: no stop during it to test";
+  }
+  const int status = tpserver::wait_exit(p.pid, 5);
+  ASSERT_NE(status, -1) << "still running 5 s after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << ": " << p.err();
+  EXPECT_NE(p.err().find("stopped before serving"), std::string::npos) << p.err();
 }
 
 // SIGINT while requests compute: each answers 503 and the process exits 0
