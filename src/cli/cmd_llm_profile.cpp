@@ -208,12 +208,18 @@ void run_llm_profile(const ProfileArgs& a) {
       const auto mine = shape_values(row), theirs = shape_values(*it->second);
       for (const auto& [name, value] : mine)
         if (theirs.at(name) != value) differ += (differ.empty() ? "" : ", ") + name;
-      throw InputError(a.grid, row.line, "",
-                       fmt::format("runs the same command as line {}, which it differs from{}: the command never "
-                                   "receives what differs, so both rows would time one run; add the placeholder "
-                                   "(such as {{{}}}) to --cmd, or leave one row out",
-                                   it->second->line, differ.empty() ? "" : " in " + differ,
-                                   differ.empty() ? "precision" : differ.substr(0, differ.find(','))));
+      throw InputError(
+          a.grid, row.line, "",
+          differ.empty()
+              ? fmt::format("runs the same command as line {}, which it differs from in a setting no placeholder "
+                            "carries (tied embeddings, gated MLP, biases, position embedding, the overlap "
+                            "settings): both rows would time one run; leave one row out, or profile them with "
+                            "commands of their own",
+                            it->second->line)
+              : fmt::format("runs the same command as line {}, which it differs from in {}: the command never "
+                            "receives what differs, so both rows would time one run; add the placeholder ({{{}}}) "
+                            "to --cmd, or leave one row out",
+                            it->second->line, differ, differ.substr(0, differ.find(','))));
     }
   }
   const size_t n = grid.rows.size();
@@ -251,16 +257,26 @@ void run_llm_profile(const ProfileArgs& a) {
   if (a.resume) {
     const std::vector<std::string> measured(columns.begin(), columns.begin() + 5);
     const auto before = measured_before(a.out, measured);
-    // --out is rewritten with the grid's rows: a measured row the grid lacks would be lost.
+    // --out is rewritten with the grid's rows. None of its measured rows in the grid: another grid's
+    // file, refused. Some: a changed grid, whose rows no longer in it are kept in a copy of the file.
     std::set<std::string> keys;
     for (const auto& row : grid.rows) keys.insert(io::configuration_key(row));
+    size_t gone = 0;
+    long first_gone = 0;
     for (const auto& [key, row] : before)
-      if (!keys.count(key))
-        throw InputError(a.out, row.line, "",
-                         fmt::format("--resume: this measured configuration is not in {}, so {} is not an earlier "
-                                     "--out of this grid, and rewriting it would lose the row: measure into another "
-                                     "--out",
-                                     a.grid, a.out));
+      if (!keys.count(key)) ++gone, first_gone = first_gone ? std::min(first_gone, row.line) : row.line;
+    if (gone > 0 && gone == before.size())
+      throw InputError(a.out, first_gone, "",
+                       fmt::format("--resume: none of its measured configurations is in {}, so {} is not an earlier "
+                                   "--out of this grid, and rewriting it would lose them: measure into another --out",
+                                   a.grid, a.out));
+    if (gone > 0) {
+      const std::string kept = a.out + ".before-resume";
+      std::filesystem::copy_file(a.out, kept, std::filesystem::copy_options::overwrite_existing);
+      std::cerr << fmt::format("note: {} measured row(s) of {} are no longer in {} (the first at line {}); {} is "
+                               "rewritten without them, and kept whole as {}\n",
+                               gone, a.out, a.grid, first_gone, a.out, kept);
+    }
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
       auto it = before.find(io::configuration_key(grid.rows[i]));
@@ -410,9 +426,9 @@ void setup(CLI::App& root) {
   p->add_option("--workers-per-node", a->workers_per_node, "Ranks per node, for {nodes} (0: one node)")
       ->check(CLI::NonNegativeNumber);
   p->add_flag("--resume", a->resume,
-              "Keep the rows an earlier run of this grid measured into --out (matched by every field of the grid "
-              "row) and measure the others; refused where OUT.run.json, written beside --out by each run, names "
-              "another --cmd, --statistic, --launcher, --workers-per-node or --srun-arg");
+              "Keep the rows an earlier run of this grid measured into --out (matched by what each configures) and "
+              "measure the others; refused where OUT.run.json, written beside --out by each run, names another "
+              "--cmd, --statistic, --launcher, --master-addr, --workers-per-node or --srun-arg");
   p->callback([a] { run_llm_profile(*a); });
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "core/error.h"
 #include "plan/launch_spec.h"
@@ -88,10 +89,21 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
 }
 
 // "28 minutes", "12.5 hours", "41.3 days".
-std::string hours_text(double s) {
-  if (s < 3600) return fmt::format("{:.0f} minutes", std::ceil(s / 60));
-  if (s < 72 * 3600.0) return fmt::format("{:.1f} hours", s / 3600);
-  return fmt::format("{:.1f} days", s / 86400);
+// `decimals` more figures where two texts must tell their times apart.
+std::string hours_text(double s, int decimals = 0) {
+  if (s < 3600) {
+    const double m = decimals > 0 ? s / 60 : std::ceil(s / 60);
+    return fmt::format("{:.{}f} minute{}", m, decimals, m == 1 && decimals == 0 ? "" : "s");
+  }
+  if (s < 72 * 3600.0) return fmt::format("{:.{}f} hours", s / 3600, 1 + decimals);
+  return fmt::format("{:.{}f} days", s / 86400, 1 + decimals);
+}
+
+// The two times as texts that differ where the times do.
+std::pair<std::string, std::string> hours_apart(double a, double b) {
+  int decimals = 0;
+  while (decimals < 4 && hours_text(a, decimals) == hours_text(b, decimals)) ++decimals;
+  return {hours_text(a, decimals), hours_text(b, decimals)};
 }
 
 // The header both launches share: what runs, what it needs, and the one
@@ -170,10 +182,12 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   if (time.limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(time.limit_s));
   const long exit_minutes = long(std::floor(time.exit_s / 60));
   out += note(s, l, n, o);
-  if (time.past_deadline)
+  if (time.past_deadline) {
+    const auto [limit, deadline] = hours_apart(time.limit_s, o.deadline_s);
     out += fmt::format("# --time ({}) is past the deadline ({}): the predicted training time with {:.0f}% for\n"
                        "# start-up, evaluation and the prediction's error, and the save, does not fit within it.\n",
-                       hours_text(time.limit_s), hours_text(o.deadline_s), 100 * kRunMargin);
+                       limit, deadline, 100 * kRunMargin);
+  }
   // Sites commonly cap a job at one to three days; a months-long deadline as
   // --time is refused at submission or never scheduled.
   if (time.limit_s > 48 * 3600.0)

@@ -235,6 +235,8 @@ void DeadlineServer::set_write_deadline(Clock::time_point t) {
   if (current_stream) current_stream->set_write_deadline(t);
 }
 
+std::string DeadlineServer::client_key() { return current_stream ? client_of(current_stream->socket()) : ""; }
+
 bool DeadlineServer::client_gone() { return current_stream && current_stream->peer_closed(); }
 
 ReadFailure DeadlineServer::read_failure() { return current_stream ? current_stream->failure() : ReadFailure::kNone; }
@@ -353,6 +355,7 @@ void write_failure(DeadlineStream& strm, ReadFailure f, const std::string& body,
   const int status = DeadlineServer::status_of(f);
   const char* reason = status == 431   ? "Request Header Fields Too Large"
                        : status == 503 ? "Service Unavailable"
+                       : status == 400 ? "Bad Request"
                                        : "Request Timeout";
   const std::string text = fmt::format(
       "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}",

@@ -88,11 +88,19 @@ class DeadlineServer : public httplib::Server {
   // Closes the connection once the answer is sent (after a request that
   // could not be parsed).
   static void close_after_answer();
-  // 408 for a deadline, 431 for a head over kMaxHeadBytes, 503 for a
-  // client over its share (answered with Retry-After: 1).
+  // 408 for a deadline, 431 for a head over kMaxHeadBytes, 400 for a body's
+  // framing line over kMaxBodyLineBytes, 503 for a client over its share
+  // (answered with Retry-After: 1).
   static int status_of(ReadFailure f) {
-    return f == ReadFailure::kHeadTooLarge ? 431 : f == ReadFailure::kOverShare ? 503 : 408;
+    return f == ReadFailure::kHeadTooLarge  ? 431
+           : f == ReadFailure::kLineTooLong ? 400
+           : f == ReadFailure::kOverShare   ? 503
+                                            : 408;
   }
+  // For a handler: whom the connection it answers counts against, as the
+  // threads' shares count it (an IPv4 address, an IPv6 address's /64
+  // prefix); empty off a handler's thread.
+  static std::string client_key();
   // The longest timeout a deadline takes (a year): longer ones would overflow the clock.
   static constexpr double kLongestTimeoutS = 365 * 86400.0;
   // How long a new connection may stay silent while others wait for a thread.

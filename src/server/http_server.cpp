@@ -35,6 +35,19 @@ std::string json_text(const nlohmann::json& j) {
 
 std::string error_text(const std::string& message) { return json_text({{"error", message}}); }
 
+// What a request freed goes back to the system, not to a malloc arena (a
+// server that answered one large plan kept 1.3 GB resident, 84 MB of it in
+// use); at most every 100 ms, since a trim takes every arena's lock.
+void trim_now_and_then() {
+  static std::atomic<int64_t> last_ns{0};
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = last_ns.load();
+  if (now - last < 100'000'000 || !last_ns.compare_exchange_strong(last, now)) return;
+  malloc_trim(0);
+}
+
 // The Transfer-Encoding headers without spaces, in lower case, joined by
 // commas as one list ("" when absent): its codings are case-insensitive (RFC
 // 9112), httplib reads "Chunked", and a second header adds codings to the
@@ -200,7 +213,7 @@ struct HttpServer::Impl {
         return refuse(req, res, 400, error_text("both Content-Length and Transfer-Encoding: give one"), t0);
       if (transfer_coding(req) != "chunked")
         return refuse(req, res, 501,
-                      error_text("Transfer-Encoding '" + req.get_header_value("Transfer-Encoding").substr(0, 100) +
+                      error_text("Transfer-Encoding '" + transfer_coding(req).substr(0, 100) +
                                  "' is not supported: chunked alone (a compressed body says Content-Encoding)"),
                       t0);
     }
@@ -221,55 +234,67 @@ struct HttpServer::Impl {
     // A request with neither a length nor chunks has no body (RFC 9112 6.3);
     // httplib would wait for the connection to close.
     std::string body;
-    uint64_t held = 0;  // of bodies_held and the client's, given back on return
-    const std::string client = req.remote_addr;
+    // Shares per client (of the bodies' room, and of the compute pools) as the threads' are counted;
+    // none with --max-connections-per-client 0 (behind a proxy every client has its address).
+    const bool shares = service.limits().max_connections_per_client > 0;
+    const std::string client = shares ? DeadlineServer::client_key() : "";
+    uint64_t held = 0;         // of bodies_held, given back on return
+    uint64_t held_client = 0;  // of it, counted against the client (not its small bodies)
     auto give_back_held = [&] {
-      if (held == 0) return;
       bodies_held -= held;
+      held = 0;
+      if (held_client == 0) return;
       std::lock_guard<std::mutex> lock(clients_mu);
       auto it = client_bodies.find(client);
-      if (it != client_bodies.end() && (it->second -= std::min(it->second, held)) == 0) client_bodies.erase(it);
-      held = 0;
+      if (it != client_bodies.end() && (it->second -= std::min(it->second, held_client)) == 0) client_bodies.erase(it);
+      held_client = 0;
     };
     struct GiveBack {
       std::function<void()> give_back;
       ~GiveBack() {
         give_back();
-        // What the request's body, parse and computation freed goes back to the system, not to a thread's
-        // malloc arena (a server that answered a large plan kept 1.3 GB resident, 84 MB of it in use).
-        malloc_trim(0);
+        trim_now_and_then();
       }
     } give_back{give_back_held};
     const uint64_t budget = kBodiesHeld * limit;
-    // Why a hold failed: the room of all bodies, or this client's share of it.
+    // Why a hold failed: the room of all bodies, or this client's share of it (what it held then).
     bool client_full = false;
+    uint64_t client_had = 0;
     // Compare-and-swap, so that a hold that would not fit never shows in
     // the total (an add taken back would fail another body's hold meanwhile).
     const uint64_t small_body = std::min<uint64_t>(kSmallBody, limit / 16);
     auto hold = [&](uint64_t n) {
       const bool small = held + n <= small_body;
-      {
+      // A body past the small size counts against its client from its first byte on.
+      const uint64_t against_client = shares && !small ? held + n - held_client : 0;
+      if (against_client > 0) {
         std::lock_guard<std::mutex> lock(clients_mu);
         uint64_t& mine = client_bodies[client];
-        if (!small && mine + n > limit) {
+        if (mine + against_client > limit) {
+          client_had = mine;
           if (mine == 0) client_bodies.erase(client);
           client_full = true;
           return false;
         }
-        mine += n;
+        mine += against_client;
       }
       client_full = false;
+      auto unclaim = [&] {
+        if (against_client == 0) return;
+        std::lock_guard<std::mutex> lock(clients_mu);
+        auto it = client_bodies.find(client);
+        if ((it->second -= against_client) == 0) client_bodies.erase(it);
+      };
       const uint64_t room = budget + (small ? kSmallBodies * small_body : 0);
       uint64_t now = bodies_held.load();
       do {
         if (now + n > room) {
-          std::lock_guard<std::mutex> lock(clients_mu);
-          auto it = client_bodies.find(client);
-          if ((it->second -= n) == 0) client_bodies.erase(it);
+          unclaim();
           return false;
         }
       } while (!bodies_held.compare_exchange_weak(now, now + n));
       held += n;
+      held_client += against_client;
       return true;
     };
     if (req.has_header("Content-Length") || chunked(req)) {
@@ -340,9 +365,9 @@ struct HttpServer::Impl {
         return refuse(req, res, 503,
                       error_text(client_full
                                      ? fmt::format("busy: this client's request bodies being read and parsed now "
-                                                   "hold {} bytes, its share (trainplan serve --max-body-bytes); "
-                                                   "retry later",
-                                                   limit)
+                                                   "hold {} bytes, and this one would take them past its share of "
+                                                   "{} (trainplan serve --max-body-bytes); retry later",
+                                                   client_had, limit)
                                      : fmt::format("busy: the request bodies being read and parsed now hold {} bytes, "
                                                    "the server's limit (4 x trainplan serve --max-body-bytes); "
                                                    "retry later",
@@ -372,7 +397,7 @@ struct HttpServer::Impl {
                                  "encoding is broken)"),
                       t0);
     }
-    const Service::ClientScope scope(client);  // the compute pools' shares are per client
+    const Service::ClientScope scope(client);  // the compute pools' shares are per client ("": none)
     answer(req, res, service.handle(req.method, req.path, std::move(body), t0, &DeadlineServer::client_gone), t0);
   }
 };

@@ -102,18 +102,28 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool, bool admitted) {
   for (const auto& [name, c] : clients)
     if (name != client) others = true, another_over_share = another_over_share || places(c) > share;
   const ClientPlaces mine_now = clients.count(client) ? clients.at(client) : ClientPlaces{};
-  if (computing_[p] >= limits_.max_concurrent) {
+  // Whether a client waiting computes less than this one does: it goes first.
+  auto a_lesser_client_waits = [&](int mine) {
+    for (const auto& [name, c] : clients)
+      if (c.waiting > 0 && c.computing < mine) return true;
+    return false;
+  };
+  if (computing_[p] >= limits_.max_concurrent || a_lesser_client_waits(mine_now.computing)) {
     // The ids' line holds those waiting for an id's lock too.
     const int line = waiting_[p] + (pool == Pool::kById ? waiting_for_ids_ : 0);
-    if (!admitted && others && places(mine_now) >= share)
+    if (!admitted && computing_[p] >= limits_.max_concurrent && others && places(mine_now) >= share)
       throw RequestError(503, "",
                          fmt::format("busy: this client holds {} of the places of the requests {} (computing or "
                                      "waiting), its share while other clients ask (a quarter of trainplan serve "
                                      "--max-concurrent plus --max-queue); retry later",
                                      places(mine_now), pool == Pool::kById ? "on fitted ids" : "with samples or searches"),
                          1);
-    // A client under its share is let into a line that another client's burst has filled.
-    if (!admitted && line >= limits_.max_queue && !another_over_share)
+    // A client under its share is let into a line that another client's burst has filled, by as much
+    // as its share; no line at all (--max-queue 0) stays none.
+    const bool full = computing_[p] >= limits_.max_concurrent;
+    const int most_line =
+        limits_.max_queue == 0 || !another_over_share ? limits_.max_queue : limits_.max_queue + share;
+    if (!admitted && full && line >= most_line)
       throw RequestError(503, "",
                          fmt::format("busy: {} requests {} are computing and {} are waiting, the server's "
                                      "limits (trainplan serve --max-concurrent, --max-queue); retry later{}",
@@ -134,14 +144,8 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool, bool admitted) {
       }
     } unwait{waiting_[p], clients, client};
     // A freed slot goes to a waiting request of the client computing the least.
-    auto my_turn = [&] {
-      const int mine = clients.at(client).computing;
-      for (const auto& [name, c] : clients)
-        if (c.waiting > 0 && c.computing < mine) return false;
-      return true;
-    };
     // Wakes at least every 20 ms to see the request's time limit and stop().
-    while (computing_[p] >= limits_.max_concurrent || !my_turn()) {
+    while (computing_[p] >= limits_.max_concurrent || a_lesser_client_waits(clients.at(client).computing)) {
       slots_cv_.wait_for(lock, std::chrono::milliseconds(20));
       check_cancelled();
     }

@@ -274,6 +274,16 @@ TEST(LlmProfileCli, ResumeMeasuresOnlyTheRowsNotYetMeasured) {
   EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
   EXPECT_NE(wrong.err.find("not an earlier --out of this grid"), std::string::npos) << wrong.err;
   EXPECT_EQ(tptest::read_file(out), measured);  // nothing lost
+  // A changed grid: its changed row runs, and the measured row it no longer has is kept in a copy.
+  std::string changed_grid = kGrid;
+  changed_grid.replace(changed_grid.find("1,8,2,64"), 8, "1,8,4,64");
+  auto grid2 = tptest::write_file(d / "grid2.csv", changed_grid);
+  auto resumed = tptest::run_cli("llm profile --grid " + grid2 + " -o " + out + " --cmd 'sh " + script +
+                                 " {micro_batch} # {tp} {pp} {dp} {global_batch}' --resume");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming: 2 of 3"), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.err.find("kept whole as " + out + ".before-resume"), std::string::npos) << resumed.err;
+  EXPECT_EQ(tptest::read_file(out + ".before-resume"), measured);
 }
 
 // A grid that carries an earlier run's results (as examples/h200-gpt/grid.csv

@@ -162,6 +162,11 @@ TEST(LlmLaunch, ASlurmJobIsGivenThePredictedTrainingTime) {
   EXPECT_TRUE(t.past_deadline);
   const auto script = plan::megatron_slurm_script(s, layout(), o);
   EXPECT_NE(script.find("is past the deadline (30 minutes)"), std::string::npos) << script;
+  // Times that would read alike are told apart.
+  plan::LlmLaunchOptions close = o;
+  close.deadline_s = 45000, close.predicted_s = 45000 * 0.95 / 1.1 * 1.0005;
+  const auto near = plan::megatron_slurm_script(s, layout(), close);
+  EXPECT_NE(near.find("--time (12.51 hours) is past the deadline (12.50 hours)"), std::string::npos) << near;
   EXPECT_NE(script.find("The plan predicts 28 minutes of training (3815 iterations)"), std::string::npos) << script;
   EXPECT_NE(script.find(fmt::format("--exit-duration-in-mins {}", long(t.exit_s / 60))), std::string::npos) << script;
   // A deadline with room to spare stays the limit; no deadline, the prediction sets it.

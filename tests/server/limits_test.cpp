@@ -286,6 +286,7 @@ TEST(ServerLimits, AChunkedBodysFramingIsBoundedAndEndsItsConnection) {
                           "identity\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
                           10);
   EXPECT_EQ(two.status, 501) << two.head << two.body;
+  EXPECT_NE(two.body.find("'chunked,identity'"), std::string::npos) << two.body;  // both headers, as read
   EXPECT_TRUE(healthy(s));
 }
 
@@ -431,6 +432,25 @@ TEST(ServerLimits, OneClientsBurstLeavesPlacesForAnother) {
   EXPECT_EQ(burst.status, 503) << burst.head << burst.body;
   EXPECT_NE(burst.body.find("this client holds 1 of the places"), std::string::npos) << burst.body;
   EXPECT_NE(burst.head.find("Retry-After: 1"), std::string::npos) << burst.head;
+}
+
+// No line (--max-queue 0) stays none, whoever fills the slots.
+TEST(ServerLimits, NoLineStaysNoneWhenAnotherClientFillsTheSlots) {
+  Limits l = one_slot(0);
+  l.max_concurrent = 2;
+  Running s(l);
+  const std::string fit = slow_fit().dump();
+  const std::string post = "POST /fit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+                           std::to_string(fit.size()) + "\r\n\r\n" + fit;
+  std::vector<std::thread> ts;
+  StopAndJoin finally{s, ts};
+  for (int i = 0; i < 2; ++i) ts.emplace_back([&] { raw_exchange(s.port, post, 60, "127.0.0.2"); });
+  ASSERT_TRUE(s.wait_in_flight(2));
+  int st = 0;
+  ASSERT_TRUE(tpserver::wait_until([&] { return s.get("/health", &st)["computing"] == 2; }, 10));
+  auto other = raw_exchange(s.port, post, 60, "127.0.0.3");
+  EXPECT_EQ(other.status, 503) << other.head << other.body;
+  EXPECT_NE(other.body.find("--max-queue"), std::string::npos) << other.body;
 }
 
 // Requests on fitted ids are bounded as those with samples are: past their
