@@ -47,7 +47,13 @@ void run_speed(const SpeedArgs& a) {
     names = {a.model};
   }
   nlohmann::json out = nlohmann::json::array();
+  // With several models, one that cannot be fitted is said and the others are fitted; a model named
+  // alone that cannot be is an error.
+  const bool several = names.size() > 1;
+  std::optional<InputError> first_error;
+  size_t fitted = 0;
   for (const auto& name : names) {
+  try {
     std::vector<models::SpeedPoint> pts;
     int stalled = 0;
     for (const auto& r : table.rows) {
@@ -64,22 +70,31 @@ void run_speed(const SpeedArgs& a) {
       throw InputError(a.data, 0, "mode", fmt::format("no {} rows for model '{}' (modes in the file: {})",
                                                       models::to_string(mode), name, list));
     }
-    if (size_t(a.cv) > pts.size())
+    if (size_t(a.cv) > pts.size() && !several)
       throw InputError("", 0, "--cv", fmt::format("{} folds for the {} {} rows of model '{}': give at most {}", a.cv,
                                                   pts.size(), models::to_string(mode), name, pts.size()));
     models::OptimusSpeedParams params{mode};
     models::OptimusSpeedModel m(params);
-    m.fit(pts);
+    try {
+      m.fit(pts);
+    } catch (const std::exception& e) {  // the model's own message names neither the file nor the model
+      const InputError* ie = dynamic_cast<const InputError*>(&e);
+      throw InputError(a.data, 0, "model", fmt::format("model '{}' ({} rows): {}", name, models::to_string(mode),
+                                                       ie ? ie->message() : std::string(e.what())));
+    }
     double in_mre = models::speed_mre(m, pts);
     // A model with too few rows for these folds is fitted and shown without
     // its CV, rather than stopping every other model's.
     std::optional<double> cv_mre;
     std::string cv_note;
     try {
+      if (size_t(a.cv) > pts.size())
+        throw InputError("", 0, "--cv", fmt::format("{} folds for its {} rows", a.cv, pts.size()));
       cv_mre = models::speed_cv_mre(pts, params, a.cv, a.seed);
     } catch (const InputError& e) {
       cv_note = e.what();
     }
+    ++fitted;
     nlohmann::json j = {{"model", name},       {"mode", models::to_string(mode)}, {"unit", io::to_string(unit)}, {"points", pts.size()},
                         {"stalled_dropped", stalled}, {"theta", std::vector<double>(m.theta().data(), m.theta().data() + m.theta().size())},
                         {"in_sample_mre", in_mre}, {"cv_mre", cv_mre ? nlohmann::json(*cv_mre) : nlohmann::json(nullptr)},
@@ -94,7 +109,14 @@ void run_speed(const SpeedArgs& a) {
       std::cout << fmt::format("  MRE in-sample {:.2f}%, {}-fold CV {}\n", 100 * in_mre, a.cv,
                                cv_mre ? fmt::format("{:.2f}%", 100 * *cv_mre) : "not possible: " + cv_note);
     }
+  } catch (const InputError& e) {
+    if (!several) throw;
+    if (!first_error) first_error = e;
+    out.push_back({{"model", name}, {"mode", models::to_string(mode)}, {"error", e.what()}});
+    if (!a.json) std::cout << fmt::format("{} ({}): not fitted: {}\n", name, models::to_string(mode), e.what());
   }
+  }
+  if (fitted == 0 && first_error) throw *first_error;
   if (a.json) std::cout << out.dump(2) << "\n";
 }
 

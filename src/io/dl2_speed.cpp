@@ -161,6 +161,13 @@ Dl2SpeedRow parse_row(const std::string& text, const std::string& file, long lin
                                std::to_string(r.num_workers));
   if (static_cast<int>(r.ps_cpu.size()) != r.num_ps)
     p.fail("ps_cpu", "has " + std::to_string(r.ps_cpu.size()) + " entries but num_ps is " + std::to_string(r.num_ps));
+  if (static_cast<int>(r.worker_cpu.size()) != r.num_workers)
+    p.fail("worker_cpu", "has " + std::to_string(r.worker_cpu.size()) + " entries but num_workers is " +
+                             std::to_string(r.num_workers));
+  // Finite entries can still add up past a double (1e308 twice): the job's speed must be a number.
+  for (auto unit : {Dl2SpeedUnit::kSamplesPerWorker, Dl2SpeedUnit::kStepsPerWorker})
+    if (!std::isfinite(r.job_speed(unit)))
+      p.fail("worker_speed", "the workers' speeds add up past any number (entries near 1e308?)");
   return r;
 }
 

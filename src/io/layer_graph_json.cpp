@@ -145,7 +145,11 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
       } else if (type == "lstm" || type == "gru") {
         g.recurrent(size("hidden"), type == "lstm" ? 4 : 3, flag("bidirectional", false));
       } else if (type == "embedding") {
-        g.embedding(size("rows"), size("dim"), size("per_example"));
+        // Its output is what follows it: per_example tokens of dim features (the builder keeps the
+        // previous shape for the built-in networks, which merge several embeddings themselves).
+        const int dim = size("dim"), per_example = size("per_example");
+        g.embedding(size("rows"), dim, per_example);
+        g.sequence(per_example, dim);
       } else if (type == "add") {
         g.add();
       } else if (type == "upsample") {
@@ -165,7 +169,12 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
       throw InputError(path, 0, where, e.message());  // a shape the layer cannot take
     }
   }
-  return g.build();
+  structure::LayerGraph built = g.build();
+  // Layers that cost nothing (set_channels alone) leave a step of 0 s and an infinite rate.
+  if (built.layers.empty())
+    throw InputError(path, 0, "layers", "none of the layers has a cost of its own (set_channels, add, ... alone): "
+                                        "give at least one that computes");
+  return built;
 }
 
 }  // namespace trainplan::io

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <set>
 
 #include "core/nodes.h"
 #include "core/error.h"
+#include "structure/gpu_catalog.h"
 #include "structure/network_zoo.h"
 #include "numerics/nnls.h"
 #include "models/registry.h"
@@ -122,11 +124,21 @@ void PaleoModel::fit(const SampleSet& set) {
   hardware_note_.clear();
   std::set<std::string> hw;
   for (const auto& s : set.samples) hw.insert(s.hardware);
-  if (!hw.empty() && (hw.size() != 1 || hw.begin()->find("T4") == std::string::npos))
-    hardware_note_ = fmt::format("the samples were measured on {}, the datasheet figures are a T4's: {}",
+  // A label the catalog knows is compared by its entry ("t4", "Tesla T4"); any other by the GPU's
+  // name in it, in any case.
+  auto same_gpu = [&](const std::string& label) {
+    if (const auto h = structure::find_builtin_hardware(label)) return h->name == p_.hardware.gpu;
+    std::string l = label, g = p_.hardware.gpu;
+    for (auto* t : {&l, &g})
+      for (char& c : *t) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return !g.empty() && l.find(g) != std::string::npos;
+  };
+  if (!hw.empty() && (hw.size() != 1 || !same_gpu(*hw.begin())))
+    hardware_note_ = fmt::format("the samples were measured on {}, the datasheet figures are {}'s (--hardware): {}",
                                  hw.size() > 1 ? "several kinds of hardware"
                                  : hw.begin()->empty() ? "unrecorded hardware"
                                                        : "'" + *hw.begin() + "'",
+                                 p_.hardware.gpu,
                                  p_.calibrate ? "the fitted factors absorb the difference"
                                               : "this analytical model is off by the hardware's speed");
   if (!p_.calibrate) return;
@@ -171,17 +183,35 @@ std::string PaleoModel::describe() const {
   return s;
 }
 
+PaleoHardware paleo_hardware(const structure::HardwareSpec& spec) {
+  PaleoHardware h;
+  h.name = fmt::format("{} (fp32 {:.4g} TFLOP/s, {:.4g} GB/s)", spec.name, spec.fp32_flops / 1e12,
+                       spec.memory_bytes_per_s / 1e9);
+  h.peak_flops = spec.fp32_flops;
+  h.memory_bytes_per_s = spec.memory_bytes_per_s;
+  h.links = spec;
+  h.gpu = spec.gpu;
+  return h;
+}
+
+namespace {
+// The hardware --hardware names (ModelParams::hardware), else the T4 node of PaleoHardware's defaults.
+std::unique_ptr<TimeModel> make_paleo(const ModelParams& mp, bool calibrate) {
+  PaleoParams p;
+  if (mp.hardware) p.hardware = paleo_hardware(*mp.hardware);
+  p.calibrate = calibrate;
+  return std::make_unique<PaleoModel>(p);
+}
+}  // namespace
+
 static TimeModelRegistrar reg_paleo("paleo",
                                     "PALEO: step time from the network's layer graph and the hardware's datasheet "
-                                    "(flops/peak, bytes/bandwidth, ring all-reduce); fits nothing",
-                                    [] { return std::make_unique<PaleoModel>(); });
+                                    "(flops/peak, bytes/bandwidth, ring all-reduce; --hardware's, else a T4's); "
+                                    "fits nothing",
+                                    TimeFactory([](const ModelParams& p) { return make_paleo(p, false); }));
 static TimeModelRegistrar reg_paleo_fit("paleo-fit",
                                         "PALEO's four cost terms of the layer graph, each scaled by NNLS, plus a "
                                         "per-step overhead",
-                                        [] {
-                                          PaleoParams p;
-                                          p.calibrate = true;
-                                          return std::make_unique<PaleoModel>(p);
-                                        });
+                                        TimeFactory([](const ModelParams& p) { return make_paleo(p, true); }));
 
 }  // namespace trainplan::models

@@ -41,7 +41,12 @@ struct PaleoHardware {
   double memory_bytes_per_s = 320e9;  // device memory bandwidth
   double efficiency = 0.5;            // fraction of peak a layer reaches (PALEO's platform percent)
   structure::HardwareSpec links;                 // all-reduce bandwidths and latencies
+  std::string gpu = "t4";                        // the GPU's catalog key (or file name), for the samples' check
 };
+
+// PALEO's figures for the node `spec` describes (trainplan's --hardware): its
+// GPU's fp32 peak and memory bandwidth, PALEO's efficiency, its links.
+PaleoHardware paleo_hardware(const structure::HardwareSpec& spec);
 
 // The four cost terms of one step, in seconds under `hw`.
 struct PaleoTerms {

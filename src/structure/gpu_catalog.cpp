@@ -362,6 +362,9 @@ HardwareSpec interconnect_spec(const HardwareProfile& h) {
   s.name = h.full_name + " / " + h.node.intra_link + " / " + h.node.inter_link;
   s.gpus_per_node = h.node.gpus_per_node;
   s.gpus_per_host = h.node.launch_gpus_per_host();
+  s.gpu = h.name;
+  if (h.gpu.fp32_tflops > 0) s.fp32_flops = h.gpu.fp32_tflops * 1e12;
+  if (h.gpu.memory_bandwidth_gbps > 0) s.memory_bytes_per_s = h.gpu.memory_bandwidth_gbps * 1e9;
   s.source = h.origin == "built-in" ? "the catalog's " + h.name : h.origin;
   if (h.node.intra_node_gbps > 0) s.intra_node_bytes_per_s = h.node.intra_node_gbps * 1e9;
   if (h.node.inter_node_gbps > 0) s.inter_node_bytes_per_s = h.node.inter_node_gbps * 1e9;

@@ -24,6 +24,12 @@ struct HardwareSpec {
   // NVL72's compute tray of 4 in an NVLink domain of 72): the nodes a launch
   // lays ranks out on. 0: gpus_per_node.
   int gpus_per_host = 0;
+  // The node's GPU, for the models that price compute and memory from a
+  // datasheet (PALEO): its catalog key or hardware file name, its fp32 peak
+  // and its memory bandwidth. Defaults: the T4's.
+  std::string gpu = "t4";
+  double fp32_flops = 8.1e12;
+  double memory_bytes_per_s = 320e9;
   // Where the figures come from: empty for the defaults above, else the
   // catalog entry or hardware file they were read from.
   std::string source;

@@ -158,6 +158,8 @@ void GraphBuilder::need_image(const char* layer) const {
 
 GraphBuilder& GraphBuilder::flatten() {
   if (tokens_ == 0) sequence(1, dimension(double(c_) * h_ * w_, g_.name, "flatten"));
+  // A sequence becomes one token of all its features, as an image becomes one of all its pixels.
+  else if (tokens_ > 1) sequence(1, dimension(double(tokens_) * features_, g_.name, "flatten"));
   return *this;
 }
 

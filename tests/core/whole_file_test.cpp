@@ -14,13 +14,42 @@
 
 using trainplan::write_whole_file;
 
+namespace {
+// The one file in `dir` ("" when there are none or several).
+std::string only_file(const std::filesystem::path& dir) {
+  std::string name;
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) name = e.path().filename().string(), ++n;
+  return n == 1 ? name : "";
+}
+}  // namespace
+
 TEST(WholeFile, WritesAndReplaces) {
   const auto dir = tptest::temp_dir("whole_file");
   const std::string path = (dir / "out.csv").string();
   write_whole_file(path, "first\n");
   write_whole_file(path, "second\n");
   EXPECT_EQ(tptest::read_file(path), "second\n");
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_EQ(only_file(dir), "out.csv");  // no temporary file left
+}
+
+// A file of the user's named PATH.tmp is not a scratch file to write over; a
+// link is written through to the file it names, which keeps its mode.
+TEST(WholeFile, LeavesOtherFilesAndWritesThroughALink) {
+  const auto dir = tptest::temp_dir("whole_file_link");
+  const std::string real = (dir / "real.csv").string(), link = (dir / "link.csv").string();
+  tptest::write_file(dir / "link.csv.tmp", "keep\n");
+  write_whole_file(real, "old\n");
+  std::filesystem::permissions(real, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                         std::filesystem::perms::group_read);
+  std::filesystem::create_symlink(real, link);
+  write_whole_file(link, "new\n");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(tptest::read_file(real), "new\n");
+  EXPECT_EQ(tptest::read_file(dir / "link.csv.tmp"), "keep\n");
+  EXPECT_EQ(std::filesystem::status(real).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                std::filesystem::perms::group_read);
 }
 
 TEST(WholeFile, AFailedWriteLeavesTheOldFile) {
@@ -44,5 +73,5 @@ TEST(WholeFile, AFailedWriteLeavesTheOldFile) {
   signal(SIGXFSZ, old_handler);
   EXPECT_TRUE(threw);
   EXPECT_EQ(tptest::read_file(path), "kept\n");
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_EQ(only_file(dir), "out.csv");  // no temporary file left
 }

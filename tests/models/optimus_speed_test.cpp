@@ -104,7 +104,9 @@ TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
       for (int i = 0; i < w; ++i) text += (i ? ", " : "") + std::to_string(f);
       text += "], [";  // one load a parameter server
       for (int i = 0; i < p; ++i) text += i ? ", 1.0" : "1.0";
-      text += "], [0.5])\n";
+      text += "], [";  // and one a worker
+      for (int i = 0; i < w; ++i) text += i ? ", 0.5" : "0.5";
+      text += "])\n";
     }
   auto path = tptest::write_file(dir / "speed.txt", text);
   auto r = tptest::run_cli("speed --data " + path + " --unit steps --cv 3 --json");
@@ -120,6 +122,15 @@ TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
   auto none = tptest::run_cli("speed --data " + path + " --mode async");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(none.err, path, 0, "mode", {"async", "'toy'"}));
+  // A worker_cpu list that is not one a worker, and speeds that add up past a double, name their line.
+  auto short_cpu = tptest::write_file(dir / "cpu.txt", "('toy', 'dist_sync', 32, 1, 2, [1.0, 1.0], [1.0], [0.5])\n");
+  auto cpu = tptest::run_cli("speed --data " + short_cpu);
+  EXPECT_EQ(cpu.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(cpu.err, short_cpu, 1, "worker_cpu")) << cpu.err;
+  auto huge = tptest::write_file(dir / "huge.txt", "('toy', 'dist_sync', 32, 1, 2, [1e308, 1e308], [1.0], [0.5, 0.5])\n");
+  auto overflow = tptest::run_cli("speed --data " + huge);
+  EXPECT_EQ(overflow.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(overflow.err, huge, 1, "worker_speed")) << overflow.err;
 }
 
 TEST(OptimusSpeed, FitsTheSharedDl2Table) {

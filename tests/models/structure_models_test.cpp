@@ -11,7 +11,9 @@
 #include "io/layer_graph_json.h"
 #include "numerics/boosted_trees.h"
 #include "structure/network_zoo.h"
+#include "models/registry.h"
 #include "models/step_time_paleo.h"
+#include "structure/gpu_catalog.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -183,6 +185,29 @@ TEST(Paleo, ModelsFindTheNetworkFromTheSamples) {
   EXPECT_THROW(analytic.fit(no_size), InputError);
 }
 
+// --hardware gives PALEO that GPU's datasheet and links (a T4 node's without it), and the note on
+// samples measured elsewhere names the GPU the figures are of.
+TEST(Paleo, TheHardwareNamedIsTheDatasheet) {
+  SampleSet s;
+  s.dataset_size = 50000;
+  for (double b : {32, 64})
+    for (int r : {1, 2}) {
+      Sample x;
+      x.batch = b, x.workers = r, x.nodes = 1, x.model = "cifar10", x.hardware = "T4";
+      x.epoch_time_s = 50000 / (b * r) * (0.02 + 0.0004 * b);
+      s.samples.push_back(x);
+    }
+  ModelParams on_h100;
+  on_h100.hardware = std::make_shared<HardwareSpec>(interconnect_spec(*find_builtin_hardware("h100")));
+  auto t4 = ModelRegistry::instance().make_time("paleo", {});
+  auto h100 = ModelRegistry::instance().make_time("paleo", on_h100);
+  t4->fit(s);
+  h100->fit(s);
+  EXPECT_LT(h100->predict(64, 2, 1), t4->predict(64, 2, 1) / 2);  // 67 against 8.1 TFLOP/s fp32
+  EXPECT_EQ(t4->describe().find("note:"), std::string::npos) << t4->describe();  // "T4" is the catalog's t4
+  EXPECT_NE(h100->describe().find("the datasheet figures are h100's"), std::string::npos) << h100->describe();
+}
+
 TEST(BoostedTrees, LearnsASmoothFunctionDeterministically) {
   Eigen::MatrixXd X(200, 2);
   Eigen::VectorXd y(200);
@@ -308,6 +333,16 @@ TEST(LayerGraphJson, ReadsAUsersNetworkAndNamesBadFields) {
   expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "conv", "out": -2, "kernel": 3}]})", "layers[0].out");
   expect_error(R"({"input": {"image": [1, 4, 4]}, "layers": [{"type": "conv", "out": 2, "kernel": 9}]})", "layers[0]");
   expect_error(R"({"input": {"image": [1, 8, 8]}, "layers": [{"type": "conv", "out": 2, "out": 4, "kernel": 3}]})", "layers[0].out");
+  // Nothing that computes: a step of 0 s, refused.
+  expect_error(R"({"input": {"image": [3, 32, 32]}, "layers": [{"type": "set_channels", "channels": 5}]})", "layers");
+  // An embedding's output is what follows it reads, whatever the input was; flatten makes a sequence one token.
+  const auto embedded = io::read_layer_graph_json(tptest::write_file(dir / "emb.json", R"({"input": {"sequence": [128, 1]},
+    "layers": [{"type": "embedding", "rows": 30000, "dim": 512, "per_example": 128}, {"type": "linear", "out": 512}]})"));
+  EXPECT_EQ(embedded.layers.back().params, 512.0 * 512 + 512);
+  EXPECT_EQ(embedded.layers.back().flops, 2.0 * 128 * 512 * 512);
+  const auto flat = io::read_layer_graph_json(tptest::write_file(dir / "flat.json", R"({"input": {"sequence": [100, 64]},
+    "layers": [{"type": "flatten"}, {"type": "linear", "out": 10}]})"));
+  EXPECT_EQ(flat.params(), 6400.0 * 10 + 10);
 
   auto cli = tptest::run_cli("network --graph " + lenet + " --json");
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
