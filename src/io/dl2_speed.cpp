@@ -204,6 +204,7 @@ Dl2SpeedTable parse_dl2_speed(const std::string& text, const std::string& name) 
   while (std::getline(in, line)) {
     ++n;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a byte-order mark, as an editor saves one
     size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;
     t.rows.push_back(parse_row(line.substr(first), name, n));

@@ -128,6 +128,8 @@ TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
   EXPECT_EQ(cpu.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(cpu.err, short_cpu, 1, "worker_cpu")) << cpu.err;
   auto huge = tptest::write_file(dir / "huge.txt", "('toy', 'dist_sync', 32, 1, 2, [1e308, 1e308], [1.0], [0.5, 0.5])\n");
+  auto bom = tptest::write_file(dir / "bom.txt", "\xEF\xBB\xBF" + text);  // saved with a byte-order mark
+  EXPECT_EQ(tptest::run_cli("speed --data " + bom + " --unit steps --cv 3").exit_code, 0);
   auto overflow = tptest::run_cli("speed --data " + huge);
   EXPECT_EQ(overflow.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(overflow.err, huge, 1, "worker_speed")) << overflow.err;
