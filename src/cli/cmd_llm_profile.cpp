@@ -270,13 +270,7 @@ void run_llm_profile(const ProfileArgs& a) {
                        fmt::format("--resume: none of its measured configurations is in {}, so {} is not an earlier "
                                    "--out of this grid, and rewriting it would lose them: measure into another --out",
                                    a.grid, a.out));
-    if (gone > 0) {
-      const std::string kept = a.out + ".before-resume";
-      std::filesystem::copy_file(a.out, kept, std::filesystem::copy_options::overwrite_existing);
-      std::cerr << fmt::format("note: {} measured row(s) of {} are no longer in {} (the first at line {}); {} is "
-                               "rewritten without them, and kept whole as {}\n",
-                               gone, a.out, a.grid, first_gone, a.out, kept);
-    }
+
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
       auto it = before.find(io::configuration_key(grid.rows[i]));
@@ -286,6 +280,20 @@ void run_llm_profile(const ProfileArgs& a) {
       for (size_t k = 2; k < it->second.values.size(); ++k) any_comm |= !std::isnan(it->second.values[k]);
     }
     check_resume_identity(a, kept);
+    // Past every check that can refuse: the file as it was, kept under a name no earlier copy has.
+    if (gone > 0) {
+      std::string copy = a.out + ".before-resume";
+      for (int k = 2; std::filesystem::exists(copy); ++k) copy = fmt::format("{}.before-resume.{}", a.out, k);
+      std::error_code ec;
+      std::filesystem::copy_file(a.out, copy, ec);
+      if (ec)
+        throw InputError(copy, 0, "--resume",
+                         fmt::format("cannot keep {}'s rows no longer in {} ({}); nothing was rewritten", a.out,
+                                     a.grid, ec.message()));
+      std::cerr << fmt::format("note: {} measured row(s) of {} are no longer in {} (the first at line {}); {} is "
+                               "rewritten without them, and kept whole as {}\n",
+                               gone, a.out, a.grid, first_gone, a.out, copy);
+    }
     std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
   }
   {

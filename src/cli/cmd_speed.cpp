@@ -77,10 +77,9 @@ void run_speed(const SpeedArgs& a) {
     models::OptimusSpeedModel m(params);
     try {
       m.fit(pts);
-    } catch (const std::exception& e) {  // the model's own message names neither the file nor the model
-      const InputError* ie = dynamic_cast<const InputError*>(&e);
-      throw InputError(a.data, 0, "model", fmt::format("model '{}' ({} rows): {}", name, models::to_string(mode),
-                                                       ie ? ie->message() : std::string(e.what())));
+    } catch (const InputError& e) {  // the model's own message names neither the file nor the model
+      throw InputError(a.data, 0, "model",
+                       fmt::format("model '{}' ({} rows): {}", name, models::to_string(mode), e.message()));
     }
     double in_mre = models::speed_mre(m, pts);
     // A model with too few rows for these folds is fitted and shown without

@@ -6,32 +6,48 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <vector>
+#include <random>
 
 #include "core/error.h"
 
 namespace trainplan {
 
+namespace {
+
+// The file `path` names, through symbolic links (each relative target read
+// against its link's folder), whether or not that file exists yet; `path`
+// itself when it is no link, or after 40 links (a loop).
+std::string link_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    const fs::path next = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  return fs::is_symlink(p, ec) ? path : p.string();
+}
+
+}  // namespace
+
 void write_whole_file(const std::string& path, const std::string& content) {
   // A link is written through, to the file it names: renamed over, the link itself would become a
   // file and the one it named keep its old content.
-  std::error_code ec;
-  std::string target = path;
-  if (std::filesystem::is_symlink(path, ec)) {
-    const auto resolved = std::filesystem::weakly_canonical(path, ec);
-    if (!ec) target = resolved.string();
+  const std::string target = link_target(path);
+  // A name of its own beside the target, created exclusively (no file of the user's called PATH.tmp
+  // is written over, and two writers never share one), with the mode a new file gets (the umask's).
+  std::mt19937_64 random(std::random_device{}());
+  std::string tmp_path;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp_path = target + "." + std::to_string(random() % 1000000000) + ".tmp";
+    fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
   }
-  // A name of its own beside the target (mkstemp), so that no file of the user's called PATH.tmp is
-  // written over, and two writers never share one.
-  std::vector<char> tmp(target.begin(), target.end());
-  for (char c : std::string(".XXXXXX")) tmp.push_back(c);
-  tmp.push_back('\0');
-  const int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw InputError(path, 0, "", std::string("cannot write file (") + std::strerror(errno) + ")");
-  const std::string tmp_path(tmp.data());
   auto fail = [&](const std::string& why) {
     ::close(fd);
     std::remove(tmp_path.c_str());
@@ -43,15 +59,9 @@ void write_whole_file(const std::string& path, const std::string& content) {
     if (n <= 0) fail(std::string("write failed (") + std::strerror(errno) + "; is the disk full?); the file was left as it was");
     done += size_t(n);
   }
-  // The mode a new file gets (mkstemp makes it 0600): the umask's, or the old file's where there is one.
+  // A file written again keeps its mode.
   struct stat old {};
-  if (::stat(target.c_str(), &old) == 0) {
-    ::fchmod(fd, old.st_mode & 07777);
-  } else {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd, 0666 & ~mask);
-  }
+  if (::stat(target.c_str(), &old) == 0) ::fchmod(fd, old.st_mode & 07777);
   if (::close(fd) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp_path.c_str());

@@ -5,10 +5,10 @@
 namespace trainplan {
 
 // Writes `content` to `path` through a temporary file of its own beside it
-// (PATH.XXXXXX), closed and checked before it is renamed over PATH: a full
+// (PATH.N.tmp, created exclusively), closed and checked before it is renamed over PATH: a full
 // disk shows only when the last buffer is flushed, and a crash or a failed
 // write must leave the old file as it was. A symbolic link is written
-// through, to the file it names; the file keeps its mode (a new one: the
+// through, to the file it names (created if it does not exist yet); the file keeps its mode (a new one: the
 // umask's). On failure the temporary file is removed and InputError names
 // `path`.
 void write_whole_file(const std::string& path, const std::string& content);

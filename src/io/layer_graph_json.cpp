@@ -172,8 +172,8 @@ structure::LayerGraph read_layer_graph_json(const std::string& path) {
   structure::LayerGraph built = g.build();
   // Layers that cost nothing (set_channels alone) leave a step of 0 s and an infinite rate.
   if (built.layers.empty())
-    throw InputError(path, 0, "layers", "none of the layers has a cost of its own (set_channels, add, ... alone): "
-                                        "give at least one that computes");
+    throw InputError(path, 0, "layers", "none of the layers has a cost of its own (set_channels alone): give at "
+                                        "least one that computes");
   return built;
 }
 

@@ -124,21 +124,23 @@ void PaleoModel::fit(const SampleSet& set) {
   hardware_note_.clear();
   std::set<std::string> hw;
   for (const auto& s : set.samples) hw.insert(s.hardware);
-  // A label the catalog knows is compared by its entry ("t4", "Tesla T4"); any other by the GPU's
-  // name in it, in any case.
+  // A label the catalog knows is compared by its entry's datasheet ("Tesla T4" is a T4's figures,
+  // a hardware file over the A100's figures is an A100's); any other by the GPU's name in it, in any case.
   auto same_gpu = [&](const std::string& label) {
-    if (const auto h = structure::find_builtin_hardware(label)) return h->name == p_.hardware.gpu;
+    if (const auto h = structure::find_builtin_hardware(label))
+      return h->gpu.fp32_tflops * 1e12 == p_.hardware.peak_flops &&
+             h->gpu.memory_bandwidth_gbps * 1e9 == p_.hardware.memory_bytes_per_s;
     std::string l = label, g = p_.hardware.gpu;
     for (auto* t : {&l, &g})
       for (char& c : *t) c = char(std::tolower(static_cast<unsigned char>(c)));
     return !g.empty() && l.find(g) != std::string::npos;
   };
   if (!hw.empty() && (hw.size() != 1 || !same_gpu(*hw.begin())))
-    hardware_note_ = fmt::format("the samples were measured on {}, the datasheet figures are {}'s (--hardware): {}",
+    hardware_note_ = fmt::format("the samples were measured on {}, the datasheet figures are {}'s{}: {}",
                                  hw.size() > 1 ? "several kinds of hardware"
                                  : hw.begin()->empty() ? "unrecorded hardware"
                                                        : "'" + *hw.begin() + "'",
-                                 p_.hardware.gpu,
+                                 p_.hardware.gpu, p_.hardware.named ? " (--hardware)" : " (give --hardware)",
                                  p_.calibrate ? "the fitted factors absorb the difference"
                                               : "this analytical model is off by the hardware's speed");
   if (!p_.calibrate) return;
@@ -191,6 +193,7 @@ PaleoHardware paleo_hardware(const structure::HardwareSpec& spec) {
   h.memory_bytes_per_s = spec.memory_bytes_per_s;
   h.links = spec;
   h.gpu = spec.gpu;
+  h.named = true;
   return h;
 }
 

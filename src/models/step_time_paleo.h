@@ -42,6 +42,7 @@ struct PaleoHardware {
   double efficiency = 0.5;            // fraction of peak a layer reaches (PALEO's platform percent)
   structure::HardwareSpec links;                 // all-reduce bandwidths and latencies
   std::string gpu = "t4";                        // the GPU's catalog key (or file name), for the samples' check
+  bool named = false;                            // from --hardware (paleo_hardware), not the default T4
 };
 
 // PALEO's figures for the node `spec` describes (trainplan's --hardware): its

@@ -37,14 +37,17 @@ std::string error_text(const std::string& message) { return json_text({{"error",
 
 // What a request freed goes back to the system, not to a malloc arena (a
 // server that answered one large plan kept 1.3 GB resident, 84 MB of it in
-// use); at most every 100 ms, since a trim takes every arena's lock.
-void trim_now_and_then() {
+// use): at most every 100 ms while requests come (a trim takes every arena's
+// lock), and always after the last one in flight, so that an idle server
+// holds no more than it uses.
+void trim_now_and_then(bool last_in_flight) {
   static std::atomic<int64_t> last_ns{0};
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
   int64_t last = last_ns.load();
-  if (now - last < 100'000'000 || !last_ns.compare_exchange_strong(last, now)) return;
+  if (!last_in_flight && (now - last < 100'000'000 || !last_ns.compare_exchange_strong(last, now))) return;
+  last_ns = now;
   malloc_trim(0);
 }
 
@@ -251,11 +254,12 @@ struct HttpServer::Impl {
     };
     struct GiveBack {
       std::function<void()> give_back;
+      const Service& service;
       ~GiveBack() {
         give_back();
-        trim_now_and_then();
+        trim_now_and_then(service.in_flight() == 0);
       }
-    } give_back{give_back_held};
+    } give_back{give_back_held, service};
     const uint64_t budget = kBodiesHeld * limit;
     // Why a hold failed: the room of all bodies, or this client's share of it (what it held then).
     bool client_full = false;

@@ -109,9 +109,10 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool, bool admitted) {
     return false;
   };
   if (computing_[p] >= limits_.max_concurrent || a_lesser_client_waits(mine_now.computing)) {
-    // The ids' line holds those waiting for an id's lock too.
+    // The ids' line holds those waiting for an id's lock too. A slot a lesser client waits for is
+    // taken already.
     const int line = waiting_[p] + (pool == Pool::kById ? waiting_for_ids_ : 0);
-    if (!admitted && computing_[p] >= limits_.max_concurrent && others && places(mine_now) >= share)
+    if (!admitted && others && places(mine_now) >= share)
       throw RequestError(503, "",
                          fmt::format("busy: this client holds {} of the places of the requests {} (computing or "
                                      "waiting), its share while other clients ask (a quarter of trainplan serve "
@@ -120,10 +121,9 @@ std::unique_ptr<Service::Slot> Service::take_slot(Pool pool, bool admitted) {
                          1);
     // A client under its share is let into a line that another client's burst has filled, by as much
     // as its share; no line at all (--max-queue 0) stays none.
-    const bool full = computing_[p] >= limits_.max_concurrent;
     const int most_line =
         limits_.max_queue == 0 || !another_over_share ? limits_.max_queue : limits_.max_queue + share;
-    if (!admitted && full && line >= most_line)
+    if (!admitted && line >= most_line)
       throw RequestError(503, "",
                          fmt::format("busy: {} requests {} are computing and {} are waiting, the server's "
                                      "limits (trainplan serve --max-concurrent, --max-queue); retry later{}",

@@ -284,6 +284,15 @@ TEST(LlmProfileCli, ResumeMeasuresOnlyTheRowsNotYetMeasured) {
   EXPECT_NE(resumed.err.find("resuming: 2 of 3"), std::string::npos) << resumed.err;
   EXPECT_NE(resumed.err.find("kept whole as " + out + ".before-resume"), std::string::npos) << resumed.err;
   EXPECT_EQ(tptest::read_file(out + ".before-resume"), measured);
+  // Refused (another command), nothing is copied; resumed again, an earlier copy is never written over.
+  auto refused = tptest::run_cli("llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script +
+                                 " {micro_batch} # {tp} {pp} {dp} {global_batch} --typo' --resume");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_EQ(refused.err.find("kept whole"), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(out + ".before-resume.2"));
+  EXPECT_EQ(tptest::run_cli(args + " --resume").exit_code, 0);  // the first grid again: grid2's changed row goes
+  EXPECT_TRUE(std::filesystem::exists(out + ".before-resume.2"));
+  EXPECT_EQ(tptest::read_file(out + ".before-resume"), measured);
 }
 
 // A grid that carries an earlier run's results (as examples/h200-gpt/grid.csv

@@ -50,6 +50,12 @@ TEST(WholeFile, LeavesOtherFilesAndWritesThroughALink) {
   EXPECT_EQ(std::filesystem::status(real).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
                 std::filesystem::perms::group_read);
+  // A link to a file not written yet (in a folder that exists) is written through too.
+  std::filesystem::create_directory(dir / "sub");
+  std::filesystem::create_symlink("sub/later.csv", dir / "ahead.csv");
+  write_whole_file((dir / "ahead.csv").string(), "made\n");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "ahead.csv"));
+  EXPECT_EQ(tptest::read_file(dir / "sub" / "later.csv"), "made\n");
 }
 
 TEST(WholeFile, AFailedWriteLeavesTheOldFile) {
