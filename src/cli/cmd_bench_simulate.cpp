@@ -269,8 +269,8 @@ void setup(CLI::App& root) {
       ->capture_default_str()
       ->each([a](const std::string&) { a->min_gain_given = true; });
   auto* time_model = cmd->add_option("--time-model", a->time_model,
-                                      "With --fitted: the time model optimus, pollux and coconfig fit (default: best "
-                                      "registered)");
+                                      "With --fitted: the time model optimus, pollux and coconfig fit (default: "
+                                      "allreduce-physical)");
   auto* fitted = cmd->add_flag("--fitted", a->fitted,
                                "optimus, pollux and coconfig use fitted time models instead of the oracle (the published "
                                "Optimus is Optimus+Oracle)");

@@ -116,9 +116,9 @@ std::vector<JobSpec> jobs_from_workload_on_groups(const std::string& path, const
     if (runs) cannot.reset();
     else if (!cannot)
       cannot = InputError(path, r.line, "num_replicas",
-                          fmt::format("job '{}' needs {} GPUs but {} has {}", r.name, s.gpus,
-                                      apps.size() > 1 ? fmt::format("the largest node group ({})", largest + 1)
-                                                      : std::string("the cluster"),
+                          fmt::format("job '{}' needs {} GPUs but {} has {} (--skip-unrunnable leaves such jobs out)",
+                                      r.name, s.gpus,
+                                      apps.size() > 1 ? std::string("the largest node group") : std::string("the cluster"),
                                       group_gpus[largest]));
     if (cannot && !skipped) throw *cannot;
     if (cannot) skipped->push_back(*cannot);

@@ -422,14 +422,16 @@ TEST(SimNodeGroups, AJobRunsWhereSomeGroupHoldsItsRequest) {
     sim::jobs_from_workload_on_groups(wl, {&c.slow_apps, &c.fast_apps}, 1.0, {4, 4});
     ADD_FAILURE() << "8 GPUs on groups of 4 accepted";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), wl + ":2: column 'num_replicas': job 'A' needs 8 GPUs but the largest node group (1) has 4");
+    EXPECT_EQ(std::string(e.what()), wl + ":2: column 'num_replicas': job 'A' needs 8 GPUs but the largest node group has 4 "
+                                           "(--skip-unrunnable leaves such jobs out)");
   }
   // The largest group is named, not the first.
   try {
     sim::jobs_from_workload_on_groups(wl, {&c.slow_apps, &c.fast_apps}, 1.0, {4, 6});
     ADD_FAILURE() << "8 GPUs on groups of 4 and 6 accepted";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), wl + ":2: column 'num_replicas': job 'A' needs 8 GPUs but the largest node group (2) has 6");
+    EXPECT_EQ(std::string(e.what()), wl + ":2: column 'num_replicas': job 'A' needs 8 GPUs but the largest node group has 6 "
+                                           "(--skip-unrunnable leaves such jobs out)");
   }
   // The fixture times 1 to 4 GPUs: 4 runs on the second group alone.
   wl = tptest::write_file(c.slow / "four.csv", "name,time,application,num_replicas,batch_size\nA,0,lin,4,8\n");

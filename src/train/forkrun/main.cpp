@@ -21,6 +21,13 @@ extern char** environ;
 
 int main(int argc, char** argv) {
   namespace fp = trainplan::train::fork_protocol;
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::printf("usage: trainplan-forkrun SOCKET TRAINER [ARGS...]\n"
+                "Runs TRAINER ARGS in a child of the fork server listening on SOCKET (trainplan-train --fork-server\n"
+                "SOCKET), which has libtorch loaded already; without a server there, runs TRAINER directly.\n"
+                "docs/TRAINER.md, \"The fork server\".\n");
+    return 0;
+  }
   if (argc < 3) {
     std::fprintf(stderr, "usage: trainplan-forkrun SOCKET TRAINER [ARGS...]\n");
     return 2;
