@@ -91,9 +91,9 @@ struct HttpServer::Impl {
   std::set<uint64_t> bodies_reading;
   std::atomic<uint64_t> next_body{0};
   static constexpr uint64_t kBodiesHeld = 4;
-  // Bytes of bodies each client holds now (by remote address): at most
-  // max_body_bytes, so that one client's stalled bodies cannot take the
-  // whole room from the others.
+  // Bytes of bodies each client holds now (DeadlineServer::client_key: an
+  // IPv4 address, an IPv6 /64): at most max_body_bytes, so that one client's
+  // stalled bodies cannot take the whole room from the others.
   std::mutex clients_mu;
   std::unordered_map<std::string, uint64_t> client_bodies;
   // A small body (a /predict on an id: at most a sixteenth of the largest,
