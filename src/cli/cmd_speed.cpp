@@ -52,8 +52,8 @@ void run_speed(const SpeedArgs& a) {
   const bool several = names.size() > 1;
   std::optional<InputError> first_error;
   size_t fitted = 0;
-  for (const auto& name : names) {
-  try {
+  // One model fitted and printed; InputError when it cannot be.
+  auto fit_one = [&](const std::string& name) {
     std::vector<models::SpeedPoint> pts;
     int stalled = 0;
     for (const auto& r : table.rows) {
@@ -86,12 +86,14 @@ void run_speed(const SpeedArgs& a) {
     // its CV, rather than stopping every other model's.
     std::optional<double> cv_mre;
     std::string cv_note;
-    try {
-      if (size_t(a.cv) > pts.size())
-        throw InputError("", 0, "--cv", fmt::format("{} folds for its {} rows", a.cv, pts.size()));
-      cv_mre = models::speed_cv_mre(pts, params, a.cv, a.seed);
-    } catch (const InputError& e) {
-      cv_note = e.what();
+    if (size_t(a.cv) > pts.size()) {
+      cv_note = InputError("", 0, "--cv", fmt::format("{} folds for its {} rows", a.cv, pts.size())).what();
+    } else {
+      try {
+        cv_mre = models::speed_cv_mre(pts, params, a.cv, a.seed);
+      } catch (const InputError& e) {
+        cv_note = e.what();
+      }
     }
     ++fitted;
     nlohmann::json j = {{"model", name},       {"mode", models::to_string(mode)}, {"unit", io::to_string(unit)}, {"points", pts.size()},
@@ -108,12 +110,16 @@ void run_speed(const SpeedArgs& a) {
       std::cout << fmt::format("  MRE in-sample {:.2f}%, {}-fold CV {}\n", 100 * in_mre, a.cv,
                                cv_mre ? fmt::format("{:.2f}%", 100 * *cv_mre) : "not possible: " + cv_note);
     }
-  } catch (const InputError& e) {
-    if (!several) throw;
-    if (!first_error) first_error = e;
-    out.push_back({{"model", name}, {"mode", models::to_string(mode)}, {"error", e.what()}});
-    if (!a.json) std::cout << fmt::format("{} ({}): not fitted: {}\n", name, models::to_string(mode), e.what());
-  }
+  };
+  for (const auto& name : names) {
+    try {
+      fit_one(name);
+    } catch (const InputError& e) {
+      if (!several) throw;
+      if (!first_error) first_error = e;
+      out.push_back({{"model", name}, {"mode", models::to_string(mode)}, {"error", e.what()}});
+      if (!a.json) std::cout << fmt::format("{} ({}): not fitted: {}\n", name, models::to_string(mode), e.what());
+    }
   }
   if (fitted == 0 && first_error) throw *first_error;
   if (a.json) std::cout << out.dump(2) << "\n";

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cmath>
 #include <set>
 
 #include "core/nodes.h"
 #include "core/error.h"
+#include "io/csv.h"
 #include "structure/gpu_catalog.h"
 #include "structure/network_zoo.h"
 #include "numerics/nnls.h"
@@ -130,10 +130,8 @@ void PaleoModel::fit(const SampleSet& set) {
     if (const auto h = structure::find_builtin_hardware(label))
       return h->gpu.fp32_tflops * 1e12 == p_.hardware.peak_flops &&
              h->gpu.memory_bandwidth_gbps * 1e9 == p_.hardware.memory_bytes_per_s;
-    std::string l = label, g = p_.hardware.gpu;
-    for (auto* t : {&l, &g})
-      for (char& c : *t) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return !g.empty() && l.find(g) != std::string::npos;
+    const std::string g = io::lowercase(p_.hardware.gpu);
+    return !g.empty() && io::lowercase(label).find(g) != std::string::npos;
   };
   if (!hw.empty() && (hw.size() != 1 || !same_gpu(*hw.begin())))
     hardware_note_ = fmt::format("the samples were measured on {}, the datasheet figures are {}'s{}: {}",

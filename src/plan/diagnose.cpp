@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/cancel.h"
+#include "core/digits_apart.h"
 #include "core/error.h"
 #include "plan/objective.h"
 
@@ -119,15 +120,11 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
     return v < 100 ? fmt::format("{:.{}g}", v, digits) : fmt::format("{:.{}f}", v, digits - 2);
   };
   // As many figures as tell a time from the deadline: a shortfall must not read as two equal numbers.
-  auto digits_apart = [&](double v) {
-    int digits = 3;
-    while (digits < 9 && secs(v, digits) == secs(p.deadline_s, digits)) ++digits;
-    return digits;
-  };
-  auto apart = [&](double v) { return secs(v, digits_apart(v)); };
+  auto digits_from_deadline = [&](double v) { return digits_apart(secs, v, p.deadline_s, 3, 9); };
+  auto apart = [&](double v) { return secs(v, digits_from_deadline(v)); };
   std::string out;
   if (fastest_to_target) {
-    const int digits = digits_apart(fastest_to_target->total_time_s);
+    const int digits = digits_from_deadline(fastest_to_target->total_time_s);
     out = fmt::format("deadline: reaching the target {} {} takes at least {} s ({}) but the deadline is {} s", cmp,
                       p.target, secs(fastest_to_target->total_time_s, digits),
                       where(fastest_to_target->config, fastest_to_target->nodes), secs(p.deadline_s, digits));

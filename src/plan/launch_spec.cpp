@@ -197,9 +197,9 @@ std::string slurm_script(const Config& c, const LaunchOptions& o) {
                      profile::shell_quote(t.for_rank("$SLURM_PROCID", "$TRAINPLAN_MASTER_ADDR", "29500")));
   } else {
     s << fmt::format(
-        "srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\" torchrun --nnodes={} --nproc_per_node={} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
+        "{} torchrun --nnodes={} --nproc_per_node={} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
         "--rdzv_endpoint=$head_node:29500 {}\n",
-        l.nodes, l.per_node, torchrun_program_text(t));
+        kSrunWithNodeCpus, l.nodes, l.per_node, torchrun_program_text(t));
   }
   return s.str();
 }

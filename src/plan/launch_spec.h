@@ -56,6 +56,10 @@ std::string torchrun_command(const Config& c, const LaunchOptions& o);
 std::string slurm_script(const Config& c, const LaunchOptions& o);
 std::string k8s_pytorchjob(const Config& c, const LaunchOptions& o);
 
+// How an sbatch script starts a node's task: with every CPU the job holds on
+// the node (a step is otherwise given one), whatever the site's defaults.
+inline constexpr const char* kSrunWithNodeCpus = "srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\"";
+
 // Throws InputError (option --job-name) for a name that `kind` cannot carry:
 // for every kind an empty name or one with control characters (a newline would
 // start a directive of its own); for "k8s" anything but a DNS-1035 label (a-z,

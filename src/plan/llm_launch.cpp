@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/digits_apart.h"
 #include "core/error.h"
 #include "plan/launch_spec.h"
 #include "profile/launcher.h"
@@ -101,8 +102,7 @@ std::string hours_text(double s, int decimals = 0) {
 
 // The two times as texts that differ where the times do.
 std::pair<std::string, std::string> hours_apart(double a, double b) {
-  int decimals = 0;
-  while (decimals < 4 && hours_text(a, decimals) == hours_text(b, decimals)) ++decimals;
+  const int decimals = digits_apart([](double s, int d) { return hours_text(s, d); }, a, b, 0, 4);
   return {hours_text(a, decimals), hours_text(b, decimals)};
 }
 
@@ -204,9 +204,9 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   out += "export MASTER_PORT=6000\n";
   out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
   out += fmt::format(
-      "srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\" torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "
+      "{} torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "
       "--rdzv-endpoint $MASTER_ADDR:$MASTER_PORT {}{}\n",
-      n.per_node, profile::shell_word(o.script), megatron_args(s, l, o, exit_minutes));
+      kSrunWithNodeCpus, n.per_node, profile::shell_word(o.script), megatron_args(s, l, o, exit_minutes));
   return out;
 }
 

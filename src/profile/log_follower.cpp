@@ -313,11 +313,8 @@ LogFollower::Status LogFollower::next(std::string& line) {
       double left = o_.stall_s > 0 && !stall_reported_ ? o_.stall_s - quiet_s() : 1.0;
       // Also within a second: the job's exit is looked for between reads, as a
       // process it left in the background may hold its output open.
-      left = std::min(left, 1.0);
-      if (o_.on_wait) {
-        o_.on_wait();
-        left = std::min(left, 1.0);  // so that it is called again within a second
-      }
+      left = std::min(left, 1.0);  // on_wait is then called again within a second too
+      if (o_.on_wait) o_.on_wait();
       pollfd pfd{fd_, POLLIN, 0};
       const int r = poll(&pfd, 1, std::max(0, int(left * 1000)));
       if (r < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -261,9 +262,8 @@ struct HttpServer::Impl {
       }
     } give_back{give_back_held, service};
     const uint64_t budget = kBodiesHeld * limit;
-    // Why a hold failed: the room of all bodies, or this client's share of it (what it held then).
-    bool client_full = false;
-    uint64_t client_had = 0;
+    // Set when a hold failed for this client's share of the room (not the room of all bodies): what it held then.
+    std::optional<uint64_t> client_had;
     // Compare-and-swap, so that a hold that would not fit never shows in
     // the total (an add taken back would fail another body's hold meanwhile).
     const uint64_t small_body = std::min<uint64_t>(kSmallBody, limit / 16);
@@ -277,12 +277,11 @@ struct HttpServer::Impl {
         if (mine + against_client > limit) {
           client_had = mine;
           if (mine == 0) client_bodies.erase(client);
-          client_full = true;
           return false;
         }
         mine += against_client;
       }
-      client_full = false;
+      client_had.reset();
       auto unclaim = [&] {
         if (against_client == 0) return;
         std::lock_guard<std::mutex> lock(clients_mu);
@@ -367,11 +366,11 @@ struct HttpServer::Impl {
       if (busy) {
         res.set_header("Retry-After", "1");
         return refuse(req, res, 503,
-                      error_text(client_full
+                      error_text(client_had
                                      ? fmt::format("busy: this client's request bodies being read and parsed now "
                                                    "hold {} bytes, and this one would take them past its share of "
                                                    "{} (trainplan serve --max-body-bytes); retry later",
-                                                   client_had, limit)
+                                                   *client_had, limit)
                                      : fmt::format("busy: the request bodies being read and parsed now hold {} bytes, "
                                                    "the server's limit (4 x trainplan serve --max-body-bytes); "
                                                    "retry later",

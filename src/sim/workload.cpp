@@ -64,12 +64,12 @@ std::vector<JobSpec> jobs_from_workload_on_groups(const std::string& path, const
   if (!(load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
   if (apps.empty() || apps.size() != group_gpus.size()) throw std::logic_error("one AppSet and size per node group");
   auto rows = io::read_workload_csv(path, apps.front()->names());
+  const size_t largest = size_t(std::max_element(group_gpus.begin(), group_gpus.end()) - group_gpus.begin());
   std::vector<JobSpec> jobs;
   for (const auto& r : rows) {
     JobSpec s;
     s.name = r.name;
     s.arrival = scaled_arrival(path, r.line, "time", r.arrival_s, load_scale);
-    s.app = apps.front()->find(r.application);
     s.gpus = r.replicas;
     s.batch = r.batch;
     s.deadline = r.deadline_s;
@@ -78,6 +78,7 @@ std::vector<JobSpec> jobs_from_workload_on_groups(const std::string& path, const
     std::optional<InputError> untimed;
     for (size_t k = 0; k < apps.size() && !untimed; ++k) {
       const AppModel* app = apps[k]->find(r.application);
+      if (k == 0) s.app = app;
       if (apps.size() > 1) s.app_by_group.push_back(app);
       if (app) continue;
       const InputError* why = apps[k]->unavailable(r.application);
@@ -96,9 +97,6 @@ std::vector<JobSpec> jobs_from_workload_on_groups(const std::string& path, const
     // GPUs against the largest group.
     std::optional<InputError> cannot;
     bool runs = false;
-    size_t largest = 0;
-    for (size_t k = 0; k < apps.size(); ++k)
-      if (group_gpus[k] > group_gpus[largest]) largest = k;
     for (size_t k = 0; k < apps.size() && !runs; ++k) {
       if (s.gpus > group_gpus[k]) continue;
       const AppModel* app = s.app_on(int(k));
