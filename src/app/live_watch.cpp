@@ -264,7 +264,6 @@ std::optional<json> LiveWatch::feed(const std::string& line, long line_no) {
   last_epoch_ = epoch;
   if (metric_name_.empty()) metric_name_ = l.metric_name;
   share_metric_ = share_metric_ && *l.metric >= 0 && *l.metric <= 1 && names_a_share(l.metric_name);
-  if (share_metric_) ++share_epochs_;
   if (o_.samples) {
     Sample s;
     s.batch = o_.samples->batch;
@@ -323,7 +322,6 @@ void LiveWatch::forget_run() {
   fc_.reset();
   metric_name_.clear();
   share_metric_ = true;  // the next run's metric is judged afresh
-  share_epochs_ = 0;
   epoch_shift_ = 0;
   other_metrics_.clear();
   own_.clear();

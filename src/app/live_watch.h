@@ -99,12 +99,12 @@ class LiveWatch {
   double last_epoch_ = 0;
   // A share by its name (an accuracy, an F1, an AUC) whose every value so far lies in [0, 1].
   bool share_metric_ = true;
-  int share_epochs_ = 0;  // epochs taken while share_metric_ held
   double epoch_shift_ = 0;  // 1 for a run that counts its epochs from 0
   std::set<std::string> other_metrics_;  // metric names other than the run's, said once
   // Three epochs in [0, 1] under a share's name make it one: fewer (an
-  // accuracy in percent whose first epoch is below 1) do not.
-  bool known_share() const { return share_metric_ && share_epochs_ >= 3; }
+  // accuracy in percent whose first epoch is below 1) do not. While
+  // share_metric_ holds, every epoch the forecaster took was such a one.
+  bool known_share() const { return share_metric_ && fc_ && fc_->epochs_seen() >= 3; }
   bool done_ = false;
   bool in_profile_ = false;
   bool time_trial_ = false;  // the profiling run's current trial times steps only (epochs 0)
