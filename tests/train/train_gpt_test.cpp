@@ -124,11 +124,13 @@ TEST(TrainGpt, ATimeTrialReportsTimeAndPeakMemoryPerRank) {
   EXPECT_EQ(e.at("micro_batch").get<int>(), 2);
   // Each group's seconds per iteration and rank: both stages waited for
   // the other's sends (activations forward, gradients back), the one-member
-  // groups took none.
+  // groups took none. A rank waits inside its iterations, so its mean wait
+  // is at most the mean iteration (the slowest rank's), however long one
+  // iteration stalled on a busy machine; the median is no such bound.
   ASSERT_EQ(e.at("pp_comm_s_per_rank").size(), 2u);
   for (const auto& s : e.at("pp_comm_s_per_rank")) {
     EXPECT_GT(s.get<double>(), 0);
-    EXPECT_LT(s.get<double>(), e.at("iteration_time_s").get<double>() * 5);
+    EXPECT_LE(s.get<double>(), e.at("iteration_time_mean_s").get<double>() * 1.01);
   }
   for (const char* group : {"tp_comm_s_per_rank", "dp_comm_s_per_rank"})
     for (const auto& s : e.at(group)) EXPECT_EQ(s.get<double>(), 0) << group;
