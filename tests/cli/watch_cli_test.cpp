@@ -378,22 +378,34 @@ TEST(WatchCli, PlotKeepsAChartOfTheForecast) {
 }
 
 // Ctrl-C while following a log draws the chart's last forecast first, as
-// the end of a run does.
+// the end of a run does. The test waits on what the watch has done, not on
+// sleeps: the chart of epoch 4 drawn, then epochs 5 to 9 appended and read
+// (their forecasts printed), then Ctrl-C, within the second the chart waits
+// between redraws. On a machine slow enough to pass that second the chart
+// is redrawn anyway and the check still holds.
 TEST(WatchCli, ACtrlCOnALogDrawsTheLastForecast) {
   if (!trainplan::io::gnuplot_available()) GTEST_SKIP() << "gnuplot not installed";
   auto dir = tptest::temp_dir("watch_plot_ctrlc");
-  // Epochs 5 to 9 come within the second the chart waits between redraws.
   const std::string all = log_text(9, false);
   size_t fifth = 0;
   for (int k = 0; k < 5; ++k) fifth = all.find('\n', fifth) + 1;  // "loading data" and epochs 1-4
   const auto path = tptest::write_file(dir / "job.log", all.substr(0, fifth));
   const auto more = tptest::write_file(dir / "more.log", all.substr(fifth));
   const auto chart = (dir / "forecast.svg").string();
-  const std::string cmd = "(sleep 0.4; cat " + more + " >> " + path + ") & timeout --preserve-status -s INT 1.0 " +
-                          TRAINPLAN_CLI_PATH + " watch --log " + path + " --target 0.99 --stall 100 --poll 0.1 --plot " +
-                          chart + " >/dev/null 2>&1";
-  const int rc = std::system(cmd.c_str());
+  const auto out = (dir / "out.jsonl").string();
+  const std::string script =
+      std::string(TRAINPLAN_CLI_PATH) + " watch --log " + path + " --target 0.99 --stall 100 --poll 0.1 --json --plot " +
+      chart + " >" + out + " 2>/dev/null &\n" +
+      "pid=$!\n"
+      "for i in $(seq 600); do [ -s " + chart + " ] && break; sleep 0.05; done\n" +
+      "cat " + more + " >> " + path + "\n" +
+      "for i in $(seq 600); do grep -q '\"epoch\":9' " + out + " && break; sleep 0.02; done\n" +
+      "kill -INT $pid\n"
+      "wait $pid\n";
+  const auto script_path = tptest::write_file(dir / "ctrl-c.sh", script);
+  const int rc = std::system(("bash " + script_path).c_str());
   EXPECT_EQ(WEXITSTATUS(rc), 130);
+  EXPECT_NE(tptest::read_file(out).find("\"epoch\":9"), std::string::npos) << "the watch never read epoch 9";
   EXPECT_NE(tptest::read_file(chart).find("up to epoch 9"), std::string::npos);
 }
 
