@@ -86,11 +86,25 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   }
   LlmCalibration c;
   c.fitted = fit;
+  std::string chosen_for_its_error;  // why auto chose an implausible fit, when it did
   if (fit == "auto") {
     const auto candidates = llm_fit_candidates(fit);
-    const size_t chosen = uncertainty::select_by_cross_validation(measured, time.hardware(), candidates);
+    const auto choice = uncertainty::choose_by_cross_validation(measured, time.hardware(), candidates);
+    const size_t chosen = choice.chosen;
     time = models::LlmTimeModel(time.hardware(), candidates[chosen]);
     c.fitted = llm_fit_modes()[chosen];
+    if (choice.implausible_by_error()) {
+      double believed_error = INFINITY;
+      std::string believed;
+      for (size_t i = 0; i < candidates.size(); ++i)
+        if (!choice.implausible[i] && choice.cv_error[i] < believed_error)
+          believed_error = choice.cv_error[i], believed = llm_fit_modes()[i];
+      chosen_for_its_error = fmt::format(
+          "it predicts the measured rows it was not fitted to within {:.1f}% at the mean, against {:.1f}% for {}, so "
+          "the rows' time grows with their work as slow kernels' would. If they ran on another GPU than {}, say which "
+          "with --calibrate-gpu",
+          100 * choice.cv_error[chosen], 100 * believed_error, believed, time.hardware().name);
+    }
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (i == chosen) continue;
       models::LlmTimeModel m(time.hardware(), candidates[i]);
@@ -139,7 +153,10 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   c.time = time.params();
   c.memory_overhead_bytes = memory.params().overhead_bytes;
   const auto implausible = uncertainty::implausible_fit(time, llm_time_params_for_fit(c.fitted));
-  if (const auto& why = implausible)
+  if (implausible && !chosen_for_its_error.empty())
+    c.warnings.push_back(
+        fmt::format("--fit auto chose {} although {}: {}", c.fitted, *implausible, chosen_for_its_error));
+  else if (const auto& why = implausible)
     c.warnings.push_back(fmt::format(
         "{}: the measured iterations spend their time where the model's kernels and collectives do not (host "
         "overhead, small kernels), and a model of another size priced with this fit can be far off (a larger "

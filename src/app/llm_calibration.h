@@ -54,8 +54,8 @@ struct LlmCalibration {
   // What the user should know about the fit: a fraction pushed to a bound of
   // its range, which the measured rows then explain by something else.
   std::vector<std::string> warnings;
-  // For "auto": the fits it passed over without cross-validating them, each
-  // with why (uncertainty::implausible_fit).
+  // For "auto": the fits it passed over as implausible, each with why
+  // (uncertainty::implausible_fit).
   std::vector<std::string> passed_over;
 };
 

@@ -163,32 +163,56 @@ std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, c
   return std::nullopt;
 }
 
-size_t select_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
-                                  const std::vector<models::LlmTimeParams>& candidates) {
+bool FitChoice::implausible_by_error() const {
+  return chosen < implausible.size() && implausible[chosen] &&
+         std::any_of(implausible.begin(), implausible.end(), [](char f) { return f == 0; });
+}
+
+FitChoice choose_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
+                                     const std::vector<models::LlmTimeParams>& candidates) {
+  FitChoice c;
+  c.implausible.assign(candidates.size(), 0);
   std::vector<models::LlmTimeSample> all;
   for (const auto& r : measured.rows)
     if (r.iteration_time_s) all.push_back({r.spec, r.layout, *r.iteration_time_s});
-  std::vector<char> floored(candidates.size(), 0);
-  if (!all.empty() && candidates.size() > 1) {
+  if (!all.empty() && candidates.size() > 1)
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (candidates[i].fit_overheads) continue;
       models::LlmTimeModel m(hw, candidates[i]);
       m.fit(all);
-      floored[i] = implausible_fit(m, candidates[i]).has_value();
+      c.implausible[i] = implausible_fit(m, candidates[i]).has_value();
     }
-    if (std::all_of(floored.begin(), floored.end(), [](char f) { return f != 0; }))
-      std::fill(floored.begin(), floored.end(), 0);
-  }
-  size_t best = candidates.size();
-  double best_error = INFINITY;
+  const auto first_believed = std::find(c.implausible.begin(), c.implausible.end(), 0);
+  if (candidates.size() < 2) return c;
+  std::vector<double> error(candidates.size(), INFINITY);
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (floored[i]) continue;
     const auto cv = cross_validate_llm(measured, models::LlmTimeModel(hw, candidates[i]), models::LlmMemoryModel());
-    if (cv.folds == 0) return best < candidates.size() ? best : i;
-    if (best == candidates.size() || cv.time_mean_abs_relative_error < best_error)
-      best = i, best_error = cv.time_mean_abs_relative_error;
+    if (cv.folds == 0) {  // nothing to cross-validate: the first believed
+      c.chosen = first_believed == c.implausible.end() ? 0 : size_t(first_believed - c.implausible.begin());
+      return c;
+    }
+    error[i] = cv.time_mean_abs_relative_error;
   }
-  return best < candidates.size() ? best : 0;
+  c.cv_error = error;
+  auto best_of = [&](bool believed_only) {
+    size_t best = candidates.size();
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if ((!believed_only || !c.implausible[i]) && (best == candidates.size() || error[i] < error[best])) best = i;
+    return best;
+  };
+  const size_t believed = best_of(true), any = best_of(false);
+  if (believed == candidates.size())
+    c.chosen = any;  // every fit implausible: the rows' own best
+  else if (c.implausible[any] && error[any] <= kImplausibleFitErrorShare * error[believed])
+    c.chosen = any;  // the held-out rows show what the rules guess against
+  else
+    c.chosen = believed;
+  return c;
+}
+
+size_t select_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
+                                  const std::vector<models::LlmTimeParams>& candidates) {
+  return choose_by_cross_validation(measured, hw, candidates).chosen;
 }
 
 }  // namespace trainplan::uncertainty

@@ -87,10 +87,12 @@ TEST(LlmCrossValidation, SelectsTheFitThatCrossValidatesBest) {
   EXPECT_EQ(select_by_cross_validation(measured, hw, {efficiency, overheads}), 1u);
   auto slower = io::parse_llm_configs(tptest::llm_measured_csv(hw, 0.7, 0.0), "measured", /*require_time=*/true);
   EXPECT_EQ(select_by_cross_validation(slower, hw, {efficiency, overheads}), 0u);
-  // Kernels at a third of the datasheet fraction are not believed
-  // (kLeastPeakScale): a host delay is the likelier cause.
+  // Kernels at a third of the datasheet fraction are implausible
+  // (kLeastPeakScale): a host delay is the likelier cause, unless the rows
+  // themselves say otherwise, as rows made by such kernels on models of
+  // several sizes do (the efficiency fit cross-validates far better).
   auto far_slower = io::parse_llm_configs(tptest::llm_measured_csv(hw, 0.3, 0.0), "measured", true);
-  EXPECT_EQ(select_by_cross_validation(far_slower, hw, {efficiency, overheads}), 1u);
+  EXPECT_EQ(select_by_cross_validation(far_slower, hw, {efficiency, overheads}), 0u);
   EXPECT_EQ(select_by_cross_validation(far_slower, hw, {efficiency}), 0u);
   // One configuration: nothing to cross-validate, the first.
   io::LlmConfigTable one;
