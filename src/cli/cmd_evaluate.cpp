@@ -92,7 +92,18 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   if (a.from_gpu.empty()) throw InputError("", 0, "--from-gpu", "--transfer needs --from-gpu NAME or a hardware file");
   if (a.to_gpu.empty()) throw InputError("", 0, "--to-gpu", "--transfer needs --to-gpu NAME or a hardware file");
   scoring::TransferEvalOptions o;
-  o.from = a.from, o.to = a.to;
+  // A trace's own placements.csv (or scalability.csv) given for its folder.
+  auto trace_folder = [](const std::string& path, const char* option) {
+    const std::filesystem::path p(path);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec) ||
+        (p.filename() != "placements.csv" && p.filename() != "scalability.csv"))
+      return path;
+    const std::string folder = p.parent_path().empty() ? "." : p.parent_path().string();
+    std::cerr << fmt::format("note: {} {} is a trace's file: reading its folder, {}\n", option, path, folder);
+    return folder;
+  };
+  o.from = trace_folder(a.from, "--from"), o.to = trace_folder(a.to, "--to");
   o.from_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   o.to_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   note_catalog_alias(a.from_gpu, "--from-gpu");
@@ -102,8 +113,8 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   o.target_trials = a.target_trials;
   o.rows_out = a.rows_out;
   if (!a.rows_out.empty()) {
-    auto inputs = trace_files(a.from, "--from");
-    for (auto& f : trace_files(a.to, "--to")) inputs.push_back(std::move(f));
+    auto inputs = trace_files(o.from, "--from");
+    for (auto& f : trace_files(o.to, "--to")) inputs.push_back(std::move(f));
     io::check_output_path(a.rows_out, "--rows-out", inputs);
   }
   o.network = a.network;

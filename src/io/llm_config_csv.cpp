@@ -382,7 +382,10 @@ void write_llm_predictions(const std::string& path, const CsvTable& in, const st
   std::vector<int> at;  // where each name goes: the file's own column of that name, or appended
   for (const auto& n : names) {
     int c = in.own_column(n);
-    if (c < 0) c = static_cast<int>(header.size()), header.push_back(n);
+    if (c < 0)
+      c = static_cast<int>(header.size()), header.push_back(n);
+    else
+      header[c] = n;  // the prediction's own name, whatever the file's spelling ("Iteration_Time_S")
     at.push_back(c);
   }
   auto write = [&](const std::vector<std::string>& fields) {

@@ -71,6 +71,8 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
   for (const auto& row : t.rows()) {
     PlacementRow r;
     r.placement = t.text(row, "placement");
+    // pandas writes a column of integers that had a gap as floats ("1111.0").
+    if (r.placement.size() > 2 && r.placement.ends_with(".0")) r.placement.resize(r.placement.size() - 2);
     if (r.placement.empty()) t.fail(row, "placement", "value is empty");
     for (char c : r.placement) {
       if (c < '1' || c > '9') t.fail(row, "placement", "must be digits 1-9 (GPUs per node), got '" + r.placement + "'");

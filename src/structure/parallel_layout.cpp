@@ -180,7 +180,10 @@ std::optional<Precision> parse_precision(const std::string& text) {
       s.resize(s.size() - suffix.size());
       if (s != "fp16" && s != "bf16" && s != "float16" && s != "bfloat16") return std::nullopt;
     }
-  if (s == "fp16" || s == "float16" || s == "half" || s == "16-mixed" || s == "16") return Precision::kFp16;
+  // "mixed" and "amp" alone: PyTorch's automatic mixed precision, whose
+  // default half type is fp16 (the interface's default precision).
+  if (s == "fp16" || s == "float16" || s == "half" || s == "16-mixed" || s == "16" || s == "mixed" || s == "amp")
+    return Precision::kFp16;
   if (s == "bf16" || s == "bfloat16" || s == "bf16-mixed") return Precision::kBf16;
   if (s == "fp32" || s == "float32" || s == "float" || s == "32-true" || s == "32") return Precision::kFp32;
   if (s == "amp-fp32-master") return Precision::kAmpFp32Master;

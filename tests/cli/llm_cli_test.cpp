@@ -671,6 +671,16 @@ TEST(LlmCli, TheOutputNeverReplacesAnInput) {
   auto r = tptest::run_cli("llm predict --configs " + measured + " --gpu h100 -o " + (d / "out.csv").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("column 'iteration_time_s' is replaced by the prediction"), std::string::npos) << r.err;
+  // Under the interface's name, however the file spelled it.
+  const std::string text = tptest::read_file(measured);
+  std::string shouted = text;
+  shouted.replace(shouted.find("iteration_time_s"), std::string("iteration_time_s").size(), "Iteration_Time_S");
+  const auto upper = tptest::write_file(d / "upper.csv", shouted);
+  r = tptest::run_cli("llm predict --configs " + upper + " --gpu h100 -o -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string header = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(header.find(",iteration_time_s"), std::string::npos) << header;
+  EXPECT_EQ(header.find("Iteration_Time_S"), std::string::npos) << header;
 }
 
 // A column is read in any case and with '-' or ' ' for '_'; one read under two

@@ -342,6 +342,34 @@ TEST(TransferEval, ALoneFolderWithoutItsTraceIsNamed) {
       << r.err;
 }
 
+// A trace's placements.csv given for its folder reads the folder (and says
+// so), and placements written by pandas as floats ("11.0") read as the
+// digits they were: the same score as the clean trace.
+TEST(TransferEval, ATracesFileForItsFolderAndFloatPlacementsRead) {
+  auto d = two_gpu_traces(false);
+  const auto src = d / "src" / "synthnet", dst = d / "dst" / "synthnet";
+  const std::string args = " --from-gpu t4 --to-gpu a100-40gb --target-trials 3 --json";
+  auto clean = tptest::run_cli("evaluate --transfer --from " + src.string() + " --to " + dst.string() + args);
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  auto file = tptest::run_cli("evaluate --transfer --from " + (src / "placements.csv").string() + " --to " +
+                              dst.string() + args);
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_NE(file.err.find("is a trace's file: reading its folder"), std::string::npos) << file.err;
+  EXPECT_EQ(nlohmann::json::parse(file.out)["mre"], nlohmann::json::parse(clean.out)["mre"]);
+  // The target's placements as pandas writes a float column (Sia's order:
+  // the placement last).
+  std::istringstream in(tptest::read_file(dst / "placements.csv"));
+  std::string line, floated;
+  std::getline(in, line);
+  ASSERT_TRUE(line.ends_with(",placement")) << line;
+  floated = line + "\n";
+  while (std::getline(in, line)) floated += line + ".0\n";
+  tptest::write_file(dst / "placements.csv", floated);
+  auto floats = tptest::run_cli("evaluate --transfer --from " + src.string() + " --to " + dst.string() + args);
+  ASSERT_EQ(floats.exit_code, 0) << floats.err;
+  EXPECT_EQ(nlohmann::json::parse(floats.out)["mre"], nlohmann::json::parse(clean.out)["mre"]);
+}
+
 // One network's trace on one side and a folder of traces on the other: that
 // network's folder there, as if both had been given; none of its name there
 // is named as missing.
