@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Measures Megatron-style GPT training iterations on one GPU: time per phase
-and peak memory, for the transformer planner's validation (docs/lab/LLM.md).
+and peak memory, for the transformer planner's validation (docs/LLM.md, "The project's H100 runs").
 
 Each configuration builds a decoder-only transformer (pre-norm; GPT: LayerNorm,
 GELU MLP, learned positions; llama: RMSNorm, SwiGLU, grouped-query attention,

@@ -52,7 +52,7 @@ struct PlanArgs {
   std::string job_name = "trainplan-llm";
   std::string calibrate_gpu;  // the GPU the --calibrate rows ran on ("": --gpu)
   plan::LlmPlanOptions options;
-  double reserve_gib = 2;
+  double reserve_gib = plan::LlmPlanOptions{}.memory_reserve_bytes / kGiB;
   double interval = 0.8;
   std::string price;         // a GPU-hour's price: one number, or NAME=PRICE per --gpu
   double cost_budget = 0;    // what the training may cost, in the price's currency (0: none)

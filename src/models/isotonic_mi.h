@@ -1,4 +1,4 @@
-// The seed paper's performance model (Liang et al. 2022; METHODS.md §1), kept
+// The seed paper's performance model (Liang et al. 2022; docs/MODELS.md), kept
 // faithful: each target is a weighted sum of one-dimensional isotonic
 // regressions, one per input parameter, with weights from mutual information.
 //   f1(batch, workers) -> seconds per epoch     (nodes are ignored)

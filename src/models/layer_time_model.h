@@ -1,4 +1,4 @@
-// Justus et al. 2018's per-layer time model (METHODS.md §2): a regressor
+// Justus et al. 2018's per-layer time model (docs/MODELS.md): a regressor
 // trained on the measured forward + backward time of single layers, and a
 // network's step time as the sum over its layers, T_b = sum_l t(l, b).
 //

@@ -125,7 +125,7 @@ struct GlobalBatchParams {
   // Each works on at most this many configurations, an even thinning in
   // order of (B, workers, e) beyond it; G and the measure of fit use them
   // all. 256 is above the paper's sampling plan (240 trials), whose fits
-  // these caps leave as they were, and keeps a fit on any number of
+  // these caps do not touch, and keeps a fit on any number of
   // configurations near the cost of one on 256 (docs/lab/SCALING.md).
   size_t max_trend_points = 256;
   size_t max_correction_points = 256;

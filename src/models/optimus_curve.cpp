@@ -54,7 +54,7 @@ OptimusCurve::Fit OptimusCurve::fit_at(double b2, const std::vector<double>& kn,
   // rows' normal equations and solves the two-variable NNLS exactly (the
   // unconstrained optimum when both coefficients are >= 0, else the better
   // of the two one-variable optima): no n x 2 matrix and QR per solve. Up to
-  // it, the general NNLS on the rows, as before.
+  // it, the general NNLS on the rows.
   const bool normal = count_ > kNormalEquationsObservations;
   for (int pass = 0; pass < 4; ++pass) {
     Eigen::MatrixXd A(normal ? 0 : n, 2);

@@ -1,4 +1,4 @@
-// Optimus's training-loss curve (Peng et al., EuroSys'18; METHODS.md §3):
+// Optimus's training-loss curve (Peng et al., EuroSys'18; docs/MODELS.md):
 //   l(k) = 1 / (beta0 * k + beta1) + beta2,   beta >= 0,
 // with k the training step (or any progress measure).
 //

@@ -1,4 +1,4 @@
-// Optimus's resource-speed model (Peng et al., EuroSys'18; METHODS.md section 3):
+// Optimus's resource-speed model (Peng et al., EuroSys'18; docs/MODELS.md):
 // the training speed f (steps/s) of a parameter-server job with p servers and
 // w workers, global batch M:
 //   asynchronous  f(p, w) = w * (t0 + t1 w/p + t2 w + t3 p)^-1

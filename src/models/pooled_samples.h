@@ -7,8 +7,8 @@
 // the statistics that are not least squares: absolute errors and medians.
 //
 // A configuration of one sample is that sample's value exactly (mean of one,
-// weight 1, spread 0), so fits written on pooled points give the same
-// numbers as before wherever the samples have no duplicates.
+// weight 1, spread 0), so a fit on pooled points equals the fit on the raw
+// samples wherever they have no duplicates.
 #pragma once
 #include <cstddef>
 #include <vector>

@@ -1,5 +1,5 @@
-// Step time from the network's structure (PALEO, Qi et al. ICLR'17; METHODS.md
-// §2): the layer graph's costs (network_zoo.h) turned into seconds by a cost
+// Step time from the network's structure (PALEO, Qi et al. ICLR'17;
+// docs/MODELS.md): the layer graph's costs (network_zoo.h) turned into seconds by a cost
 // backend, then data parallelism simulated as a ring all-reduce.
 //
 // Per step at per-worker batch b on r workers over n nodes:

@@ -1,5 +1,4 @@
-// per-batch-extrapolation: the "simple extrapolation" of seed 001 (METHODS.md
-// section 2): epoch time = (dataset / global batch) x measured time per batch.
+// per-batch-extrapolation: the "simple extrapolation" of seed 001 (docs/MODELS.md): epoch time = (dataset / global batch) x measured time per batch.
 // The time per batch (step time, t_epoch * b * r / N) is read off the samples:
 //  * at a measured (workers, nodes): piecewise linear in the per-worker batch
 //    between measured batches, continued along the end segments outside them;

@@ -42,7 +42,7 @@ bool compute_side_known(const StepSample& s) { return s.gpus() == 1 || s.sync_s.
 
 double median_or_zero(const std::vector<double>& v) { return v.empty() ? 0 : median(v); }
 
-// Per-example seconds of matrix work at `precision` for a layer kind.
+// The TFLOP/s a layer kind's matrix work runs at, at `precision`.
 double matrix_peak_tflops(structure::LayerKind kind, const structure::GpuSpec& g, Precision precision) {
   using structure::LayerKind;
   if (precision == Precision::kMixed) return g.amp_matrix_tflops();

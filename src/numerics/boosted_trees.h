@@ -1,5 +1,5 @@
 // Gradient-boosted regression trees through XGBoost's C API (libxgboost-dev):
-// the learner of the graph-feature models (Horus, METHODS.md §5).
+// the learner of the graph-feature models (Horus; docs/MODELS.md).
 // Deterministic: one thread and a fixed seed.
 #pragma once
 #include <Eigen/Dense>

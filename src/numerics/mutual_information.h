@@ -1,5 +1,5 @@
 // Parameter weights from mutual information: Algorithm 1 of Liang et al. 2022
-// (docs in ../shared/docs/METHODS.md §1 and docs/lab/EVALUATION.md).
+// (docs/MODELS.md and docs/lab/EVALUATION.md).
 //
 // The paper leaves the discretisation open; ours:
 //  * every column is min-max normalised to [0, 1] (Algorithm 1, step 1);

@@ -1,5 +1,5 @@
 // Tabu search over (batch, workers), Algorithm 2 of the co-configuration
-// paper (METHODS.md section 1):
+// paper (Liang et al. 2022; docs/PLANNING.md):
 //  1. start from a random feasible (b, r);
 //  2. at each of NG steps evaluate the neighbours of the current cell, each
 //     with its smallest feasible e (reward = 1 / (r * t_epoch * e), 0 when

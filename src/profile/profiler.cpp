@@ -227,7 +227,7 @@ void combine_repeats(const std::vector<StepTiming>& reps, double tolerance, Tria
                               100 * interval_reached));
   // Steps of two speeds: some steps lose a few ms to something else (two CPU
   // workers on two cores did to Gloo's spinning device loop, which the
-  // built-in trainer now pauses), and where the share of slow steps is set
+  // built-in trainer pauses), and where the share of slow steps is set
   // per run the median jumps between runs (docs/lab/PROFILING-NOISE.md).
   if (t.p10_s > 0 && t.p90_s >= kWideSteps * t.p10_s)
     add_note(rec, fmt::format("wide steps: p10 {:.3g} ms, p90 {:.3g} ms (x{:.1f}); the median moves with the share of "

@@ -75,9 +75,10 @@ Response Service::llm_plan_request(const json& req) {
     // As the CLI's: fp16 where bf16 has no tensor cores (with "gpus", set for each GPU).
     if (one) o.precision = structure::default_training_precision(*one);
   }
-  const double reserve_gib = get_number(req, "reserve_gib", 2.0);
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const double reserve_gib = get_number(req, "reserve_gib", plan::LlmPlanOptions{}.memory_reserve_bytes / kGiB);
   if (!(reserve_gib >= 0)) throw RequestError(400, "reserve_gib", "reserve_gib must be >= 0");
-  o.memory_reserve_bytes = reserve_gib * 1024.0 * 1024.0 * 1024.0;
+  o.memory_reserve_bytes = reserve_gib * kGiB;
   o.flash_attention = get_bool(req, "flash_attention", false);
   o.dropout = get_bool(req, "dropout", true);
   o.overlap = get_bool(req, "overlap", false);

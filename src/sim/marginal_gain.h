@@ -1,4 +1,4 @@
-// Greedy marginal-gain allocation (Optimus, METHODS.md section 3): hand out
+// Greedy marginal-gain allocation (Optimus, EuroSys'18): hand out
 // GPUs one at a time to the job whose next GPU gains the most (the optimus
 // policy's allocation).
 #pragma once

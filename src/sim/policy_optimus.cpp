@@ -1,4 +1,4 @@
-// optimus (EuroSys'18, METHODS.md section 3) adapted to all-reduce GPU
+// optimus (Peng et al., EuroSys'18; docs/SIMULATOR.md) adapted to all-reduce GPU
 // jobs: every job keeps its requested global batch; each waiting job first
 // gets one GPU (in arrival order), then GPUs go one at a time to the job
 // whose estimated remaining time drops the most, until GPUs run out or no

@@ -1,5 +1,5 @@
 // `trainplan-train --fork-server SOCKET`: pays for loading libtorch once
-// (about 0.75 s here, most of a short time trial) and runs every trainer
+// (about 0.75 s on a 2-core machine, most of a short time trial) and runs every trainer
 // invocation that `trainplan-forkrun SOCKET ...` sends in a child forked from
 // the loaded, still single-purpose process. The child takes the client's
 // stdin, stdout, stderr, working directory, environment and CPU affinity, so

@@ -11,7 +11,7 @@
 // - Rank 0 prints JSON lines: "iteration" events (loss) without --time-only,
 //   one "iteration_timing" event with it, then "done".
 // - Throws std::runtime_error on a missing or too short corpus and on lost
-//   peers; option errors are caught earlier (check_gpt_options, exit 2).
+//   peers; option errors are caught earlier (resolve_gpt_options, exit 2).
 #pragma once
 #include "train/trainer.h"
 

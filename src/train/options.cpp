@@ -63,7 +63,7 @@ std::vector<std::string> data_search_path(const std::string& flag_value) {
   return dirs;
 }
 
-std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given) {
+std::optional<std::string> resolve_gpt_options(TrainOptions& o, bool workers_given) {
   const int world = o.tp * o.pp * o.dp;
   if (workers_given && o.workers != world)
     return "--workers " + std::to_string(o.workers) + " must equal --tp * --pp * --dp = " + std::to_string(world) +
@@ -259,7 +259,7 @@ ParseResult parse_options(int argc, char** argv) {
         return {std::nullopt, 2};
       }
     if (o.precision == "amp-fp32-master") o.precision = "bf16";
-    if (auto problem = check_gpt_options(o, app.count("--workers") > 0)) {
+    if (auto problem = resolve_gpt_options(o, app.count("--workers") > 0)) {
       std::cerr << "error: " << *problem << "\n";
       return {std::nullopt, 2};
     }

@@ -90,7 +90,7 @@ ParseResult parse_options(int argc, char** argv);
 
 // --workload gpt: sets o.workers to tp*pp*dp and o.global_batch's default;
 // returns the first problem (naming the option) or nullopt.
-std::optional<std::string> check_gpt_options(TrainOptions& o, bool workers_given);
+std::optional<std::string> resolve_gpt_options(TrainOptions& o, bool workers_given);
 
 // Where the trainer looks for a workload's data, in order: the directories of
 // `flag_value` (--data-dir), else those of $TRAINPLAN_DATA_DIR (each one

@@ -245,7 +245,7 @@ TEST(MetricGlobalBatch, CorrectionAlongDataEpochsFollowsADropAtAFixedDataEpoch) 
   EXPECT_TRUE(dd.correction_along_data_epochs());
   EXPECT_TRUE(da.correction_along_data_epochs());  // leave-one-out chose data epochs
   // Measured held-out MRE, data vs effective axis: 0.00426 vs 0.00460 (with
-  // the grid alone, before the noise search was refined: 0.00437 vs 0.00557).
+  // the grid alone, no noise search: 0.00437 vs 0.00557).
   EXPECT_LT(data, effective) << data << " vs " << effective;
   EXPECT_DOUBLE_EQ(automatic, data);
 }

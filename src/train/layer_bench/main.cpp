@@ -1,6 +1,6 @@
 // trainplan-layer-bench: times the forward and backward pass of randomly drawn
 // layers with libtorch on this machine, the training data of Justus et al.'s
-// per-layer model (METHODS.md §2; models/layer_time_model.h). One CSV row per
+// per-layer model (models/layer_time_model.h). One CSV row per
 // layer, in the format io/layer_timing_csv.h reads.
 #include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
