@@ -386,14 +386,14 @@ void LlmTimeModel::fit(const std::vector<LlmTimeSample>& samples) {
   if (samples.empty()) throw InputError("", 0, "", "no measured iterations to calibrate on");
   std::set<std::tuple<double, double, double>> distinct;
   for (const auto& x : samples) {
-    auto r = LlmTimeModel(hw_, params_).predict(x.spec, x.layout);
+    auto r = LlmTimeModel(hw_, given_).predict(x.spec, x.layout);
     distinct.insert({r.compute, r.tp_comm + r.pp_comm + r.dp_comm, r.memory_bound});
   }
   int k = std::min<int>(3, int(distinct.size()));
-  const bool all = params_.fit_all && samples.size() >= 8 && distinct.size() >= 8;
-  int n = all ? 6 : params_.fit_overheads && distinct.size() >= 3 ? 5 : 3;
+  const bool all = given_.fit_all && samples.size() >= 8 && distinct.size() >= 8;
+  int n = all ? 6 : given_.fit_overheads && distinct.size() >= 3 ? 5 : 3;
   if (n >= 5) k = n;
-  LlmTimeParams base = params_;
+  const LlmTimeParams& base = given_;
   // x: peak, link, memory fractions; then iteration and layer overheads;
   // then the link latency.
   auto with = [&](const Eigen::VectorXd& x) {

@@ -130,19 +130,25 @@ inline constexpr double kFractionFloor = 0.02;
 
 class LlmTimeModel {
  public:
-  explicit LlmTimeModel(structure::HardwareProfile hw, LlmTimeParams p = {}) : hw_(std::move(hw)), params_(p) {}
+  explicit LlmTimeModel(structure::HardwareProfile hw, LlmTimeParams p = {})
+      : hw_(std::move(hw)), given_(p), params_(p) {}
 
   // Scales the efficiency factors (peak_fraction, then link_fraction, then
   // memory_fraction: as many as the distinct samples allow, at most three;
   // with fit_overheads the two overheads instead)
   // by bounded Levenberg-Marquardt on relative errors, each within
   // [kFractionFloor, 1], the fractions under the prior of
-  // LlmTimeParams::fraction_prior_log_sd. Throws InputError on no samples.
+  // LlmTimeParams::fraction_prior_log_sd. Every fit starts from the given
+  // parameters (a second fit does not start from, or centre its prior on,
+  // the first). Throws InputError on no samples.
   void fit(const std::vector<LlmTimeSample>& samples);
   // REQUIRES: check_layout(spec, layout) is nullopt.
   LlmTimeBreakdown predict(const structure::TransformerSpec& spec, const structure::ParallelLayout& layout) const;
 
+  // The parameters predictions use: the given ones, after a fit the fitted.
   const LlmTimeParams& params() const { return params_; }
+  // The parameters the model was made with.
+  const LlmTimeParams& given_params() const { return given_; }
   const structure::HardwareProfile& hardware() const { return hw_; }
   // Factors fitted (0 before fit or for the datasheet use).
   int fitted_factors() const { return fitted_factors_; }
@@ -157,6 +163,7 @@ class LlmTimeModel {
 
  private:
   structure::HardwareProfile hw_;
+  LlmTimeParams given_;
   LlmTimeParams params_;
   int fitted_factors_ = 0;
   std::string fitted_mode_;

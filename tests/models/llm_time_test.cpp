@@ -246,6 +246,14 @@ TEST(LlmTime, ThePriorHoldsTheFractionsNearTheDatasheetsWhereTheRunsSayLittle) {
   LlmTimeModel precise(hw, sure);
   precise.fit(measured);
   EXPECT_NEAR(precise.params().gemm.peak_fraction, f_exact, 1e-3);
+  // Fitted state apart from the given parameters: a second fit on the same
+  // run starts from, and centres its prior on, the datasheet's again, so it
+  // lands where the first did (from the first fit the prior would pull less
+  // and the fraction would drift towards the exact fit).
+  EXPECT_DOUBLE_EQ(map.given_params().gemm.peak_fraction, start);
+  map.fit(measured);
+  EXPECT_DOUBLE_EQ(map.params().gemm.peak_fraction, f_map);
+  EXPECT_DOUBLE_EQ(map.given_params().gemm.peak_fraction, start);
 }
 
 TEST(GemmTime, EfficiencyRisesWithSizeToThePeakFraction) {
