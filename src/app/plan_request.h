@@ -21,31 +21,69 @@
 namespace trainplan::app {
 
 struct PlanQuery {
+  // The metric target: the run must reach >= it for a metric to maximise, <= it for one to minimise.
   double target = 0;
+  // Wall-clock limit for the whole run, in seconds. REQUIRES: > 0.
   double deadline = 0;
-  int max_workers = 0;  // 0: the largest worker count in the samples
+  // Largest worker (GPU) count to consider: workers run 1 to it. 0: the largest worker count in the samples.
+  // REQUIRES: >= 0. Default: 0.
+  int max_workers = 0;
+  // coconfig's search: "auto" (exhaustive when the space has at most plan::kExhaustiveCellLimit = 2^20
+  // (batch, workers) cells, else tabu), "tabu" (Algorithm 2 of the paper) or "exhaustive" (exact).
+  // Default: "auto".
   std::string search = "auto";
+  // The method: "coconfig" (the paper's) or a baseline, "lb-bsp", "cynthia", "bo" or "manual"
+  // (plan::planner_names()). Default: "coconfig".
   std::string method = "coconfig";
+  // Registered model for both parts (epoch time and metric), or "auto": per part, the lowest 5-fold CV MRE
+  // on the samples. Default: "auto" (scoring::kDefaultPlanModel).
   std::string model = scoring::kDefaultPlanModel;
+  // Epoch-time and metric models, each overriding `model` for its part; empty: `model`.
   std::string time_model, metric_model;
-  std::vector<int> batches;  // empty: those in the samples
-  int gpus_per_node = -1;    // < 0: the hardware's node, else gpus_per_node_seen(samples)
+  // Candidate per-worker batches; empty: those in the samples (rounded to whole numbers).
+  std::vector<int> batches;
+  // Workers per node: r workers span ceil(r / gpus_per_node) nodes. 0: unknown; < 0: the node of the
+  // hardware (--hardware) where it gives one, else gpus_per_node_seen(samples). REQUIRES: >= -1. Default: -1.
+  int gpus_per_node = -1;
+  // Largest epoch count to consider. REQUIRES: 1 to kMostEpochs. Default: 1000.
   int max_epochs = 1000;
+  // Next-best configurations to list beside the choice. REQUIRES: 0 to 1000. Default: 5.
   int alternatives = 5;
+  // Seed of tabu search, bo and manual, and of the conformal folds (with conformal or a confidence).
+  // Default: 1.
   uint64_t seed = 1;
-  std::string emit;  // "", torchrun, slurm or k8s
-  std::string train_cmd = "python train.py --batch {batch} --epochs {epochs}";  // a profile --cmd template
-  bool no_gpus = false;  // --emit: request no GPUs
+  // The launch spec to print for the choice: "torchrun", "slurm" (sbatch) or "k8s" (PyTorchJob); empty: none.
+  std::string emit;
+  // The training command for emit, a template in profile --cmd's syntax: {batch}, {workers}, {epochs} and
+  // {nodes} take the plan's values. Default: "python train.py --batch {batch} --epochs {epochs}".
+  std::string train_cmd = "python train.py --batch {batch} --epochs {epochs}";
+  // With emit: the launch requests no GPUs (a CPU cluster, whose ranks are processes). Default: false.
+  bool no_gpus = false;
+  // The job's name in the launch of emit slurm or k8s. Default: "trainplan-job".
   std::string job_name = "trainplan-job";
+  // The container image of emit k8s. Default: "pytorch/pytorch:latest".
   std::string image = "pytorch/pytorch:latest";
-  double confidence = 0;  // 0: plan on point predictions
-  uncertainty::ConfidenceBounds bounds = uncertainty::ConfidenceBounds::kTwoSided;  // how confidence reads the intervals
-  bool early_stop = false;  // the run stops at the target: epochs are a budget (plan/early_stop.h)
+  // Plan on the pessimistic side of the models' prediction intervals at this coverage (implies conformal);
+  // 0: plan on point predictions. REQUIRES: 0 or strictly between 0 and 1. Default: 0.
+  double confidence = 0;
+  // How confidence reads the intervals: two-sided or one-sided (uncertainty::ConfidenceBounds).
+  // Default: two-sided.
+  uncertainty::ConfidenceBounds bounds = uncertainty::ConfidenceBounds::kTwoSided;
+  // The run stops at the target: epochs are a budget (plan/early_stop.h). REQUIRES: method "coconfig" and
+  // no frontier. Default: false.
+  bool early_stop = false;
+  // With early_stop: the epochs a run may use, as many as the deadline allows or those to the target, on the
+  // planned side (plan::EarlyStopBudget). Default: deadline.
   plan::EarlyStopBudget early_stop_budget = plan::EarlyStopBudget::kDeadline;
+  // Wrap both models in 5-fold conformal prediction intervals (implied by a confidence). Default: false.
   bool conformal = false;
-  bool frontier = false;  // also compute the cost-time frontier (plan/frontier.h); not with early_stop
+  // Also compute the cost-time frontier (plan/frontier.h). REQUIRES: no early_stop. Default: false.
+  bool frontier = false;
+  // Moves of coconfig's tabu search (NG; plan::TabuParams::iterations). REQUIRES: 1 to 1,000,000. Default: 50.
   int tabu_iterations = 50;
+  // Length of coconfig's tabu list (plan::TabuParams::tenure). REQUIRES: 1 to 1,000,000. Default: 10.
   int tabu_tenure = 10;
+  // Random tries of the manual baseline. REQUIRES: 1 to 1,000,000. Default: 60.
   int manual_tries = 60;
 };
 

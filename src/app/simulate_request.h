@@ -21,20 +21,32 @@ namespace trainplan::app {
 struct SimulateQuery {
   std::string workload;  // a Pollux-format workload CSV, or
   std::string philly;    // the Philly trace CSV (exactly one of the two)
+  // With philly: only the first N jobs by arrival; 0: all. Default: 0 (all).
   long philly_limit = 0;
+  // The scheduling policies to simulate and compare on the same jobs, by registered name
+  // (sim::PolicyRegistry). Default: {"tiresias"}.
   std::vector<std::string> policies = {"tiresias"};
-  std::string data = "../shared/data/pollux-t4";  // the applications' traces, for `workload`
+  // With workload: the folder of the applications' traces (pollux-t4 format). Default:
+  // "../shared/data/pollux-t4".
+  std::string data = "../shared/data/pollux-t4";
   // Where their step times come from instead (sim/step_time_source.h), at
   // most one: a folder of the same applications' traces measured on other
   // GPUs, or a GPU to move them to (a catalog name or a hardware file) from
   // `from_gpu`, the GPU the traces were measured on.
   std::string step_times;
+  // With workload: the GPU to move the traces' step times to by split-transfer; empty: none. REQUIRES:
+  // step_times empty and no groups.
   std::string gpu;
+  // The GPU the traces of `data` were measured on; with groups, its group runs on their own steps.
+  // Default: "t4".
   std::string from_gpu = "t4";
   // With gpu: a folder of the applications' steps measured on it, which
   // correct the move (all their rows, or target_trials of each drawn by seed).
   std::string trials;
+  // With trials (or group_trials): how many of each application's measured steps to use, drawn by seed;
+  // -1: all. Default: -1 (all).
   int target_trials = -1;
+  // With target_trials: which measured steps are drawn. Default: 1.
   uint64_t seed = 1;
   // A workload job whose requested configuration the step times cannot run
   // is left out (and counted) instead of refused: other GPUs' traces time

@@ -55,12 +55,16 @@ struct GlobalBatchParams {
   // auto: search both the gradient-statistics trend (when >= min_grad_samples
   // samples carry statistics) and the fitted trend; the better fit wins.
   Noise noise = Noise::kAuto;
+  // G's form: kIsotonic, an isotonic (PAVA) regression on ln x, centred with `centered`; or kOptimus, an
+  // Optimus loss curve in x ("global-batch-curve"). Default: isotonic.
   Link link = Link::kIsotonic;
   bool centered = true;  // isotonic link: knots at block centroids (centred isotonic regression)
   // Isotonic link: G convolved with a Gaussian of this sd in ln x (0: none).
   // global-batch keeps G sharp (its local correction cannot restore a sharp
   // drop); global-batch-anchored smooths its base (metric_anchored.h).
   double link_smooth = 0;
+  // Samples carrying gradient statistics (grad_sqr and grad_var > 0) that Noise::kAuto needs before it
+  // searches the gradient-statistics trend (kGradStats ignores it and needs 4). Default: 8.
   size_t min_grad_samples = 8;
   int scale_grid = 49;                                   // log-spaced candidates for s or theta
   double scale_span = 256;                               // candidates span [B_min / span, B_max * span]
@@ -83,7 +87,10 @@ struct GlobalBatchParams {
   // candidate p, in-sample choice let imagenet's 5-fold CV MRE rise
   // (docs/lab/MODELS-METRIC.md, "Knee sharpness").
   enum class NoiseSelection { kInSample, kHeldOutRuns };
+  // How the trend is chosen (NoiseSelection above). Default: held-out runs.
   NoiseSelection noise_selection = NoiseSelection::kHeldOutRuns;
+  // Folds the runs (distinct global batch and workers) are dealt into for held-out selection: at least 2, at
+  // most the runs; with one run the trend is chosen in sample. Default: 5.
   int noise_cv_folds = 5;
   // Local correction: a Gaussian-kernel smooth (weighted mean or median) of the
   // residuals of G over (log2 B, ln x) or (log2 B, ln e), shrunk to 0 where data

@@ -18,9 +18,15 @@
 namespace trainplan::models {
 
 struct OptimusMetricParams {
+  // Samples a group of global batches must hold to carry its own curve (a configuration's pooled samples
+  // count as many as they are); when all the samples together hold fewer, fit throws InputError. Default: 6.
   size_t min_points = 6;
+  // Distinct training steps k among a group's samples, required as min_points is. Default: 3.
   size_t min_distinct_k = 3;
-  bool per_batch = true;  // false: one shared curve over all batches, in steps
+  // One curve per group of nearby global batches ("optimus-curve"); false: one shared curve over all
+  // batches, in steps ("optimus-curve-shared"). Default: true.
+  bool per_batch = true;
+  // How each group's OptimusCurve is fitted.
   OptimusCurveParams curve;
 };
 

@@ -38,12 +38,22 @@ inline constexpr long kExhaustiveCellLimit = 1L << 20;
 std::string resolve_search(const std::string& search, const PlanProblem& p);
 
 struct PlannerOptions {
-  std::string search = "tabu";  // coconfig: "tabu", "exhaustive" or "auto"
-  TabuParams tabu;              // coconfig tabu parameters (its seed is overridden by `seed`)
+  // coconfig's search: "tabu", "exhaustive" or "auto" (resolve_search). Default: "tabu".
+  std::string search = "tabu";
+  // coconfig's tabu search parameters; its seed, alternatives and epochs are overridden by `seed`,
+  // `alternatives` and `epochs` below.
+  TabuParams tabu;
+  // How a (batch, workers) cell's smallest feasible epoch count is found, by coconfig and the fixed-batch
+  // baselines (lb-bsp, cynthia, bo). Default: binary.
   EpochSearch epochs = EpochSearch::kBinary;
+  // Next-best configurations returned beside the best. Default: 5.
   int alternatives = 5;
+  // Seed of coconfig's tabu search, the manual baseline's random tries and bo's random first batches.
+  // Default: 1.
   uint64_t seed = 1;
-  int manual_tries = 60;        // the paper: 60 or more manual tries
+  // Random tries of the manual baseline (the paper: 60 or more manual tries). Default: 60.
+  int manual_tries = 60;
+  // The bo baseline's parameters.
   BoParams bo;
   // coconfig-early-stop (plan/early_stop.h): the model whose expected cost
   // ranks the cells (the point predictions; the planned model decides which

@@ -43,7 +43,10 @@ struct NodeGroup {
 void check_groups(const std::vector<NodeGroup>& groups);
 
 struct SimOptions {
+  // Nodes of the cluster, when `groups` is empty. REQUIRES: >= 1, and nodes x gpus_per_node at most
+  // kMaxClusterGpus. Default: 16.
   int nodes = 16;
+  // GPUs of each node, when `groups` is empty. REQUIRES: >= 1. Default: 4.
   int gpus_per_node = 4;
   // A cluster of several GPU types: these node groups, in the order a blind
   // policy's jobs try them (Decision::group), and nodes and gpus_per_node
@@ -56,6 +59,9 @@ struct SimOptions {
   // Seconds between scheduling rounds; 0: at every event. REQUIRES: 0 or 1
   // to kLongestSeconds. Default: 60.
   double interval = 60;
+  // How a job's GPUs are laid on its group's nodes (Cluster::place): pack puts a job that fits on one node on
+  // the node with the fewest free GPUs that holds it (best fit); otherwise, and always with spread, its GPUs
+  // are taken from the emptiest node first. Default: pack.
   PlacementMode placement = PlacementMode::kPack;
   // Called now and then with (finished jobs, all jobs) for progress output.
   std::function<void(size_t, size_t)> on_progress;
