@@ -151,6 +151,12 @@ class GlobalBatchModel : public MetricModel {
   double effective_epochs(double global_batch, double epochs) const;
   bool uses_grad_stats() const { return grad_; }
   double knee_sharpness() const { return noise_.p; }
+  // The fitted noise-scale trend, log phi = a + c log(e / e_ref) at
+  // reference batch s (with gradient statistics: a + c log e + d log B).
+  struct Trend {
+    double a = 0, c = 0, d = 0, s = 1, e_ref = 1;
+  };
+  Trend trend() const { return {noise_.a, noise_.c, noise_.d, noise_.s, noise_.e_ref}; }
 
   // One kernel smooth of the local correction (the broad one first, with two scales).
   struct Stage {

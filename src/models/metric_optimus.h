@@ -38,12 +38,16 @@ class OptimusMetricModel : public MetricModel {
   double predict(double batch, int workers, double epochs) const override;
   std::string describe() const override;
 
- private:
+  // The fitted state: one curve per group of nearby global batches (one
+  // group for optimus-curve-shared), in order of global batch.
   struct Group {
     double log_batch = 0;  // mean log global batch of the group's samples
     double lo = 0, hi = 0; // global batch range
     OptimusCurve curve;
   };
+  const std::vector<Group>& groups() const { return groups_; }
+
+ private:
   double group_metric(const Group& g, double global_batch, double epochs) const;
 
   OptimusMetricParams p_;

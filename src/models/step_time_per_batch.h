@@ -1,4 +1,6 @@
-// per-batch-extrapolation: the "simple extrapolation" of seed 001 (docs/MODELS.md): epoch time = (dataset / global batch) x measured time per batch.
+// per-batch-extrapolation: the "simple extrapolation" of seed 001
+// (docs/MODELS.md): epoch time = (dataset / global batch) x measured time
+// per batch.
 // The time per batch (step time, t_epoch * b * r / N) is read off the samples:
 //  * at a measured (workers, nodes): piecewise linear in the per-worker batch
 //    between measured batches, continued along the end segments outside them;
@@ -27,8 +29,16 @@ class PerBatchExtrapolationModel : public TimeModel {
   double predict(double batch, int workers, int nodes) const override;
   std::string describe() const override;
 
+  // The fitted state. (per-worker batch, seconds per step), sorted, distinct batches.
+  using Series = std::vector<std::pair<double, double>>;
+  // The steps read off the samples, per measured (workers, nodes).
+  const std::map<std::pair<int, int>, Series>& steps_by_workers_nodes() const { return by_workers_nodes_; }
+  // The training-set size N the samples give (1 when they give none: then N
+  // is absorbed into the step times).
+  double dataset_size() const { return n_; }
+  bool dataset_size_known() const { return n_known_; }
+
  private:
-  using Series = std::vector<std::pair<double, double>>;  // (batch, step time), sorted, distinct batches
   double step_at(const Series& s, double batch) const;
   double step_for_workers(int workers, double batch) const;
 

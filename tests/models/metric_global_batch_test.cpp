@@ -136,6 +136,10 @@ TEST(MetricGlobalBatch, RecoversASharpKnee) {
   two.fit(sharp_synthetic(3));
   EXPECT_EQ(two.knee_sharpness(), 2);
   EXPECT_EQ(one.knee_sharpness(), 1);
+  // The fitted trend: the truth's knee, B = 300 at every epoch (phi flat in e).
+  const auto trend = two.trend();
+  EXPECT_NEAR(trend.s * std::exp(trend.a), 300, 15);
+  EXPECT_NEAR(trend.c, 0, 0.05);
   // The knee: batches 64 and 128 nearly level (0.97), 1024 at about 1/B.
   EXPECT_NEAR(two.effective_epochs(64, 10) / two.effective_epochs(128, 10),
               std::sqrt((1 + std::pow(128 / 300.0, 2)) / (1 + std::pow(64 / 300.0, 2))),
@@ -462,6 +466,11 @@ TEST(MetricOptimus, PerBatchCurvesFitSyntheticSteps) {
     m.fit(s);
     for (double B : {40.0, 300.0, 1500.0})
       for (double e : {3.0, 20.0}) EXPECT_NEAR(m.predict(B, 1, e), f(B, e), 0.01) << m.name() << " B=" << B;
+    // The fitted curves: several groups in order of batch, or one shared.
+    ASSERT_FALSE(m.groups().empty());
+    if (!per_batch) EXPECT_EQ(m.groups().size(), 1u);
+    for (size_t g = 1; g < m.groups().size(); ++g) EXPECT_LT(m.groups()[g - 1].log_batch, m.groups()[g].log_batch);
+    for (const auto& g : m.groups()) EXPECT_TRUE(g.curve.fitted());
   }
 }
 

@@ -188,6 +188,14 @@ TEST(StepTimePerBatch, ReproducesMeasuredAndInterpolates) {
   EXPECT_NEAR(m.predict(30, 1, 1), 1000 / 30.0 * 3.0, 1e-9);  // end segment continued
   EXPECT_NEAR(m.predict(10, 2, 1), 1000 / 20.0 * 1.25, 1e-9);  // linear in workers
   EXPECT_NEAR(m.predict(10, 8, 2), 1000 / 80.0 * 1.5, 1e-9);   // nearest count beyond
+  // The fitted state: the steps read off the samples, per (workers, nodes).
+  EXPECT_TRUE(m.dataset_size_known());
+  EXPECT_EQ(m.dataset_size(), 1000);
+  ASSERT_EQ(m.steps_by_workers_nodes().size(), 2u);
+  const auto& three = m.steps_by_workers_nodes().at({3, 1});
+  ASSERT_EQ(three.size(), 2u);
+  EXPECT_EQ(three[0].first, 10);
+  EXPECT_NEAR(three[0].second, 1.5, 1e-12);
 }
 
 // Below the smallest batch measured an epoch takes no less than there: steps
