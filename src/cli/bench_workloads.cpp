@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 
 namespace trainplan::cli {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "experiments/plan_benchmark.h"
 #include "experiments/plan_benchmark_seeds.h"

@@ -21,6 +21,7 @@
 #include <httplib.h>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "server/load_bench.h"
 

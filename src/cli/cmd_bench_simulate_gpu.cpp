@@ -18,6 +18,7 @@
 
 #include "cli/bench_workloads.h"
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "core/median.h"
 #include "experiments/plan_benchmark_seeds.h"

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/output_path.h"
 #include "io/pollux_trace.h"

@@ -15,6 +15,7 @@
 #include "app/planning_model.h"
 #include "app/search_space.h"
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "scoring/evaluate.h"
 #include "io/output_path.h"

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "experiments/plan_benchmark_seeds.h"
 #include "io/hardware_file.h"

@@ -14,6 +14,7 @@
 
 #include "app/llm_calibration.h"
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "cli/llm_shape.h"
 #include "cli/llm_time_report.h"
 #include "core/error.h"

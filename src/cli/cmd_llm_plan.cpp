@@ -28,6 +28,7 @@
 #include "app/llm_plan_on_gpus.h"
 #include "app/llm_plan_request.h"
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "cli/llm_shape.h"
 #include "cli/llm_time_report.h"
 #include "core/error.h"

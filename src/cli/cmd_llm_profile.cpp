@@ -23,6 +23,7 @@
 
 #include "cli/llm_shape.h"
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "core/whole_file.h"
 #include "io/llm_config_csv.h"

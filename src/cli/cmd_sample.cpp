@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/output_path.h"
 #include "io/sample_csv.h"

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "models/registry.h"
 #include "profile/samples_file.h"

@@ -10,6 +10,7 @@
 
 #include "app/simulate_request.h"
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"

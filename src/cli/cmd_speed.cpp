@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/dl2_speed.h"
 #include "models/optimus_speed.h"

@@ -17,6 +17,7 @@
 
 #include "app/transfer_samples.h"
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "core/whole_file.h"
 #include "io/csv.h"

@@ -19,6 +19,7 @@
 #include "app/live_watch.h"
 #include "app/watch_chart.h"
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "experiments/watch_replay.h"
 #include "io/gnuplot.h"

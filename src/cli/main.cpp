@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/edit_distance.h"
 #include "core/error.h"
 #include "io/csv.h"

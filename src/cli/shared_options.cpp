@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/csv.h"
 #include "io/hardware_file.h"
