@@ -80,7 +80,10 @@ std::vector<PipelineSplit> pipeline_splits(int layers, int max_pp, bool uneven_e
     if (!uneven_end_stages || pp == 1) continue;
     for (int vpp = 1; int64_t(pp) * vpp <= layers + 2; ++vpp)
       if (auto ends = structure::end_stage_layers_with_embedding_and_loss_counted(layers, pp, vpp))
-        if (!(layers % pp == 0 && ends->first == layers / pp))  // two stages: the even split again
+        // Two stages without interleaving: the even split again. With
+        // virtual stages the chunks differ (pp·vpp divides layers + 2, so
+        // not the layers), whatever the stages hold.
+        if (!(vpp == 1 && layers % pp == 0 && ends->first == layers / pp))
           out.push_back({pp, vpp, ends->first, ends->second});
   }
   return out;

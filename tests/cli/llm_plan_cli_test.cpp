@@ -233,6 +233,11 @@ TEST(LlmPlanCli, ANearTieWithMoreRoomIsSaid) {
   const size_t flag = r.out.find("--reserve-gib ", at);
   ASSERT_NE(flag, std::string::npos) << r.out;
   const double reserve = std::stod(r.out.substr(flag + 14));
+  // The same note in the JSON answer's notes.
+  std::string json_notes;
+  for (const auto& n : nlohmann::json::parse(tptest::run_cli(base + "--json").out)["notes"])
+    json_notes += n.get<std::string>() + "\n";
+  EXPECT_NE(json_notes.find(fmt::format("--reserve-gib {:g} chooses it", reserve)), std::string::npos) << json_notes;
   const auto before = nlohmann::json::parse(tptest::run_cli(base + "--json --top 20").out);
   ASSERT_GE(before["top"].size(), size_t(rank));
   const auto& named = before["top"][rank - 1];

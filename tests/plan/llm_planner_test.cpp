@@ -34,6 +34,7 @@ structure::HardwareProfile a100() { return *structure::find_builtin_hardware("a1
 struct Brute {
   long count = 0;
   double best = std::numeric_limits<double>::infinity();
+  long two_stages_interleaved_uneven = 0;  // of count: pp 2, vpp > 1, end stages counted
 };
 
 // Every tp, cp (powers of two up to max_cp), pp, vpp, dp and micro-batch up
@@ -71,7 +72,7 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
                     const int chunks = pp * vpp;
                     if (!o.uneven_end_stages || pp == 1 || (s.layers + 2) % chunks != 0 ||
                         (s.layers + 2) / chunks < 2 || ends != (s.layers + 2) / pp - 1 ||
-                        (s.layers % pp == 0 && ends == s.layers / pp))
+                        (vpp == 1 && s.layers % pp == 0 && ends == s.layers / pp))
                       continue;
                     l.first_stage_layers = l.last_stage_layers = ends;
                   }
@@ -80,6 +81,7 @@ Brute brute_force(const structure::TransformerSpec& s, const models::LlmTimeMode
                   if (vpp > 1 && (pp == 1 || l.micro_batches() % pp != 0)) continue;
                   if ((sp && tp == 1) || (dist && dp * cp == 1)) continue;  // it shards over dp·cp
                   ++b.count;
+                  b.two_stages_interleaved_uneven += pp == 2 && vpp > 1 && ends > 0;
                   if (mm.predict(s, l).total() > cap) continue;
                   double train = tm.predict(s, l).iteration * iters;
                   double hours = train * l.gpus() / 3600;
@@ -101,12 +103,16 @@ plan::LlmPlanOptions small_options() {
 TEST(LlmPlanner, ChosenIsTheExactOptimumOfABruteForceEnumeration) {
   auto s = small_model();
   models::LlmTimeModel tm(a100());
-  for (int mode = 0; mode < 5; ++mode) {
+  for (int mode = 0; mode < 6; ++mode) {
     auto o = small_options();
     // Mode 3: context parallelism searched too; mode 4: the splits that count
-    // the embedding and the loss (8 + 2 layers: 5 stages of 1, 2, 2, 2, 1).
+    // the embedding and the loss (8 + 2 layers: 5 stages of 1, 2, 2, 2, 1);
+    // mode 5: the same with 10 layers, whose two stages of 5 interleave in
+    // chunks of 2 and 3 (12 over 2 stages of 2 virtual stages), unlike the
+    // even split's.
     if (mode == 3) o.max_cp = 4;
-    if (mode == 4) o.uneven_end_stages = true;
+    if (mode >= 4) o.uneven_end_stages = true;
+    s.layers = mode == 5 ? 10 : small_model().layers;
     auto r0 = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
     ASSERT_FALSE(r0.top.empty());
     // Mode 1: a deadline that rules out the cheapest; mode 2: least time in a budget.
@@ -115,6 +121,7 @@ TEST(LlmPlanner, ChosenIsTheExactOptimumOfABruteForceEnumeration) {
     auto r = plan::plan_llm(s, tm, models::LlmMemoryModel(), o);
     auto b = brute_force(s, tm, o, 8);
     EXPECT_EQ(r.enumerated, b.count) << "mode " << mode;
+    if (mode == 5) EXPECT_GT(b.two_stages_interleaved_uneven, 0);
     ASSERT_FALSE(r.top.empty()) << "mode " << mode << ": " << r.explanation;
     const auto& c = r.top.front();
     double got = mode == 2 ? c.train_s : c.gpu_hours;
