@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "io/dl2_speed.h"
 #include "models/optimus_speed.h"
+#include "scoring/speed_eval.h"
 
 namespace trainplan::cli {
 namespace {
@@ -82,7 +83,7 @@ void run_speed(const SpeedArgs& a) {
       throw InputError(a.data, 0, "model",
                        fmt::format("model '{}' ({} rows): {}", name, models::to_string(mode), e.message()));
     }
-    double in_mre = models::speed_mre(m, pts);
+    double in_mre = scoring::speed_mre(m, pts);
     // A model with too few rows for these folds is fitted and shown without
     // its CV, rather than stopping every other model's.
     std::optional<double> cv_mre;
@@ -91,7 +92,7 @@ void run_speed(const SpeedArgs& a) {
       cv_note = InputError("", 0, "--cv", fmt::format("{} folds for its {} rows", a.cv, pts.size())).what();
     } else {
       try {
-        cv_mre = models::speed_cv_mre(pts, params, a.cv, a.seed);
+        cv_mre = scoring::speed_cv_mre(pts, params, a.cv, a.seed);
       } catch (const InputError& e) {
         cv_note = e.what();
       }

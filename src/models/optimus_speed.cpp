@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <random>
 
 #include "core/error.h"
 #include "numerics/nnls.h"
@@ -68,50 +66,6 @@ std::string OptimusSpeedModel::describe() const {
                                               : "f(p,w) = w / (t0 + t1 w/p + t2 w + t3 p)";
   for (int j = 0; j < theta_.size(); ++j) s += fmt::format("{}t{} = {:.6g}", j ? ", " : "; ", j, theta_(j));
   return s;
-}
-
-double speed_mre(const OptimusSpeedModel& m, const std::vector<SpeedPoint>& pts) {
-  double num = 0, den = 0;
-  for (const auto& q : pts) {
-    num += std::abs(m.predict(q.ps, q.workers, q.global_batch) - q.speed);
-    den += q.speed;
-  }
-  return den > 0 ? num / den : 0;
-}
-
-double speed_cv_mre(const std::vector<SpeedPoint>& pts, OptimusSpeedParams params, int folds, uint64_t seed) {
-  if (folds < 2) throw InputError("", 0, "cv", "needs at least 2 folds");
-  if (static_cast<int>(pts.size()) < folds) throw InputError("", 0, "cv", "more folds than points");
-  // The smallest training set is n - ceil(n / folds) points; the model needs its parameters' worth.
-  const int n = static_cast<int>(pts.size()), smallest = n - (n + folds - 1) / folds;
-  const int needed = OptimusSpeedModel(params).parameters();
-  if (smallest < needed) {
-    int enough = folds;
-    while (enough <= n && n - (n + enough - 1) / enough < needed) ++enough;
-    throw InputError("", 0, "--cv",
-                     enough <= n ? fmt::format("{}-fold CV trains on as few as {} of the {} points, where the model "
-                                               "needs {}: give --cv {} or more",
-                                               folds, smallest, n, needed, enough)
-                                 : fmt::format("{} points leave too few to train on when some are held out (the model "
-                                               "needs {})",
-                                               n, needed));
-  }
-  std::vector<size_t> idx(pts.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(idx.begin(), idx.end(), rng);
-  double num = 0, den = 0;
-  for (int f = 0; f < folds; ++f) {
-    std::vector<SpeedPoint> train, test;
-    for (size_t k = 0; k < idx.size(); ++k) (static_cast<int>(k % folds) == f ? test : train).push_back(pts[idx[k]]);
-    OptimusSpeedModel m(params);
-    m.fit(train);
-    for (const auto& q : test) {
-      num += std::abs(m.predict(q.ps, q.workers, q.global_batch) - q.speed);
-      den += q.speed;
-    }
-  }
-  return num / den;
 }
 
 }  // namespace trainplan::models

@@ -47,10 +47,4 @@ class OptimusSpeedModel {
   Eigen::VectorXd theta_;
 };
 
-// Equation 12 of seed 002: sum |pred - true| / sum true.
-double speed_mre(const OptimusSpeedModel& m, const std::vector<SpeedPoint>& points);
-
-// k-fold cross-validated MRE (pooled over folds); folds drawn with `seed`.
-double speed_cv_mre(const std::vector<SpeedPoint>& points, OptimusSpeedParams params, int folds, uint64_t seed);
-
 }  // namespace trainplan::models

@@ -1,4 +1,5 @@
 #include "models/optimus_speed.h"
+#include "scoring/speed_eval.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,8 @@
 
 using namespace trainplan;
 using namespace trainplan::models;
+using trainplan::scoring::speed_cv_mre;
+using trainplan::scoring::speed_mre;
 
 namespace {
 
