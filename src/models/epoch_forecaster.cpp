@@ -11,6 +11,7 @@
 
 #include "core/median.h"
 #include "models/metric_loss.h"
+#include "numerics/golden_section.h"
 
 namespace trainplan::models {
 
@@ -18,6 +19,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kGrid = 60;  // grid points of a family's rate c (log-spaced)
+constexpr int kGoldenIterations = 30;  // refinements of the best grid point's neighbourhood
 
 using Family = EpochForecaster::Family;
 using Curve = EpochForecaster::Curve;
@@ -84,15 +86,10 @@ Curve fit_family(const FamilySpec& s, const std::vector<double>& k, const std::v
   for (int j = 0; j < grid; ++j)
     if (const double before = best_sse; at(c_of(j)) < before) best_j = j;
   if (grid == 1) return best;
-  // Golden section in log c between the best grid point's neighbours.
-  double lo = std::max(0, best_j - 1), hi = std::min(grid - 1, best_j + 1);
-  const double phi = 0.5 * (std::sqrt(5.0) - 1);
-  double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
-  double f1 = at(c_of(x1)), f2 = at(c_of(x2));
-  for (int it = 0; it < 30; ++it) {
-    if (f1 < f2) hi = x2, x2 = x1, f2 = f1, x1 = hi - phi * (hi - lo), f1 = at(c_of(x1));
-    else lo = x1, x1 = x2, f1 = f2, x2 = lo + phi * (hi - lo), f2 = at(c_of(x2));
-  }
+  // Golden section in log c between the best grid point's neighbours (at()
+  // keeps the best curve it sees).
+  numerics::golden_section_minimize([&](double j) { return at(c_of(j)); }, std::max(0, best_j - 1),
+                                    std::min(grid - 1, best_j + 1), kGoldenIterations);
   return best;
 }
 

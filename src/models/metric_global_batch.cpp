@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "models/registry.h"
 #include "models/pooled_samples.h"
+#include "numerics/golden_section.h"
 
 namespace trainplan::models {
 
@@ -708,21 +709,19 @@ GlobalBatchModel::Noise GlobalBatchModel::search_trend_grid(const std::vector<No
 // grid's best.
 void GlobalBatchModel::refine_trend(double step, const std::function<double(const Noise&)>& sse_of, Noise& best_n,
                                     double& best) const {
+  // One parameter of the best trend searched, the others held: the best
+  // trend seen is kept as it is seen.
   auto golden = [&](auto set, double a, double b) {
-    const double r = 0.5 * (std::sqrt(5.0) - 1);
-    double c = b - r * (b - a), d = a + r * (b - a);
-    Noise nc = best_n, nd = best_n;
-    set(nc, c), set(nd, d);
-    double fc = sse_of(nc), fd = sse_of(nd);
-    for (int it = 0; it < p_.refine_iterations; ++it) {
-      if (fc < fd) {
-        b = d, d = c, fd = fc, c = b - r * (b - a), nc = best_n, set(nc, c), fc = sse_of(nc);
-      } else {
-        a = c, c = d, fc = fd, d = a + r * (b - a), nd = best_n, set(nd, d), fd = sse_of(nd);
-      }
-    }
-    if (fc < best) best = fc, best_n = nc;
-    if (fd < best) best = fd, best_n = nd;
+    const Noise base = best_n;
+    numerics::golden_section_minimize(
+        [&](double v) {
+          Noise n = base;
+          set(n, v);
+          const double sse = sse_of(n);
+          if (sse < best) best = sse, best_n = n;
+          return sse;
+        },
+        a, b, p_.refine_iterations);
   };
   for (int round = 0; round < 2 && p_.refine_iterations > 0; ++round) {
     if (best_n.grad) {

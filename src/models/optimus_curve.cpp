@@ -10,6 +10,7 @@
 
 #include "core/cancel.h"
 #include "core/median.h"
+#include "numerics/golden_section.h"
 #include "numerics/nnls.h"
 
 namespace trainplan::models {
@@ -129,23 +130,14 @@ OptimusCurve::Fit OptimusCurve::fit_kept(const std::vector<double>& kn, const st
     if (f.sse < best.sse) best = f, best_j = j;
   }
   // Golden-section refinement between the neighbours of the best grid point.
-  double a = top * std::max(0, best_j - 1) / (g - 1), b = top * std::min(g - 1, best_j + 1) / (g - 1);
-  const double phi = 0.5 * (std::sqrt(5.0) - 1);
-  double c = b - phi * (b - a), d = a + phi * (b - a);
-  Fit fc = fit_at(c, kn, ln, kept), fd = fit_at(d, kn, ln, kept);
-  for (int it = 0; it < p_.golden_iterations; ++it) {
-    if (fc.sse < fd.sse) {
-      b = d, d = c, fd = fc;
-      c = b - phi * (b - a);
-      fc = fit_at(c, kn, ln, kept);
-    } else {
-      a = c, c = d, fc = fd;
-      d = a + phi * (b - a);
-      fd = fit_at(d, kn, ln, kept);
-    }
-  }
-  if (fc.sse < best.sse) best = fc;
-  if (fd.sse < best.sse) best = fd;
+  const double a = top * std::max(0, best_j - 1) / (g - 1), b = top * std::min(g - 1, best_j + 1) / (g - 1);
+  numerics::golden_section_minimize(
+      [&](double b2) {
+        const Fit f = fit_at(b2, kn, ln, kept);
+        if (f.sse < best.sse) best = f;
+        return f.sse;
+      },
+      a, b, p_.golden_iterations);
   return best;
 }
 
