@@ -101,8 +101,8 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
           believed_error = choice.cv_error[i], believed = llm_fit_modes()[i];
       chosen_for_its_error = fmt::format(
           "it predicts the measured rows it was not fitted to within {:.1f}% at the mean, against {:.1f}% for {}, so "
-          "the rows' time grows with their work as slow kernels' would. If they ran on another GPU than {}, say which "
-          "with --calibrate-gpu",
+          "the rows' time grows with their work as a slower GPU's would. If they ran on another GPU than {}, say "
+          "which with --calibrate-gpu",
           100 * choice.cv_error[chosen], 100 * believed_error, believed, time.hardware().name);
     }
     for (size_t i = 0; i < candidates.size(); ++i) {

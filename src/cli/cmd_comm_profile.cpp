@@ -9,7 +9,6 @@
 #include <set>
 
 #include "cli/command.h"
-#include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/output_path.h"
 #include "io/pollux_trace.h"

@@ -100,7 +100,8 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
     if (!std::filesystem::is_regular_file(p, ec) ||
         (p.filename() != "placements.csv" && p.filename() != "scalability.csv"))
       return path;
-    const std::string folder = p.parent_path().empty() ? "." : p.parent_path().string();
+    // Absolute: a folder named "." or ".." would name no network to pair by.
+    const std::string folder = std::filesystem::absolute(p, ec).lexically_normal().parent_path().string();
     std::cerr << fmt::format("note: {} {} is a trace's file: reading its folder, {}\n", option, path, folder);
     return folder;
   };

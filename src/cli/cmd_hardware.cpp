@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/device_timing_csv.h"
 #include "io/hardware_file.h"

@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "cli/shared_options.h"
 #include "core/error.h"
 #include "core/median.h"
 #include "io/output_path.h"

@@ -1,5 +1,4 @@
 // Options that take a duration: plain seconds or units (90, 180s, 3m, 1h30m, 60d, 2w).
-#include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "profile/profile_plan.h"

@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 
-#include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/csv.h"

@@ -81,9 +81,10 @@ struct LlmPlanOptions {
   int gpus_per_node = 0;
   // Also the pipeline splits that count the embedding and the loss as a
   // layer each (Megatron-Core's --account-for-embedding-in-pipeline-split
-  // and --account-for-loss-in-pipeline-split): the end stages one layer
-  // lighter than the others, for every pp and virtual_stages whose
-  // pp·virtual_stages divides layers + 2
+  // and --account-for-loss-in-pipeline-split): the end stages (with two
+  // stages, their first and last virtual chunks) one layer lighter than the
+  // others, for every pp and virtual_stages whose pp·virtual_stages divides
+  // layers + 2 in chunks of at least 2
   // (structure::end_stage_layers_with_embedding_and_loss_counted). They
   // balance a heavy output layer and allow stage counts the even split
   // does not (Llama 3.1 405B's 126 layers on 8 × 8 chunks). Default: false.

@@ -180,9 +180,9 @@ std::optional<Precision> parse_precision(const std::string& text) {
       s.resize(s.size() - suffix.size());
       if (s != "fp16" && s != "bf16" && s != "float16" && s != "bfloat16") return std::nullopt;
     }
-  // "mixed" and "amp" alone: PyTorch's automatic mixed precision, whose
-  // default half type is fp16 (the interface's default precision).
-  if (s == "fp16" || s == "float16" || s == "half" || s == "16-mixed" || s == "16" || s == "mixed" || s == "amp")
+  // "mixed" alone: the interface's default, fp16 mixed precision. ("amp",
+  // PyTorch's with fp32 weights, is amp-fp32-master, which it does not name.)
+  if (s == "fp16" || s == "float16" || s == "half" || s == "16-mixed" || s == "16" || s == "mixed")
     return Precision::kFp16;
   if (s == "bf16" || s == "bfloat16" || s == "bf16-mixed") return Precision::kBf16;
   if (s == "fp32" || s == "float32" || s == "float" || s == "32-true" || s == "32") return Precision::kFp32;

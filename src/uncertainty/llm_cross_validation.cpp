@@ -201,9 +201,18 @@ FitChoice choose_by_cross_validation(const io::LlmConfigTable& measured, const s
     return best;
   };
   const size_t believed = best_of(true), any = best_of(false);
+  // Models far apart in size: the training FLOPs per token of the largest
+  // measured and the smallest.
+  double least = INFINITY, most = 0;
+  for (const auto& x : all) {
+    const double per_token = models::llm_model_flops(x.spec, x.layout) / (double(x.layout.global_batch) * x.spec.seq);
+    least = std::min(least, per_token), most = std::max(most, per_token);
+  }
+  const bool sizes_apart = most >= kImplausibleFitSizeSpan * least;
   if (believed == candidates.size())
     c.chosen = any;  // every fit implausible: the rows' own best
-  else if (c.implausible[any] && error[any] <= kImplausibleFitErrorShare * error[believed])
+  else if (c.implausible[any] && sizes_apart && std::isfinite(error[believed]) && error[any] < error[believed] &&
+           error[any] <= kImplausibleFitErrorShare * error[believed])
     c.chosen = any;  // the held-out rows show what the rules guess against
   else
     c.chosen = believed;

@@ -53,14 +53,15 @@ LlmCrossValidation cross_validate_llm(const io::LlmConfigTable& measured, const 
 // The index of the candidate time parameters (each with its fit switches)
 // whose calibration cross-validates best on `measured` (lowest mean |error|
 // of the time); the first on ties, and 0 when there are fewer than two
-// configurations to cross-validate (then the first believed). A candidate
-// whose fit on all of `measured` is implausible_fit is passed over, unless
-// every candidate would be or its cross-validated error is at most
-// kImplausibleFitErrorShare of the best believed one's: the rows' time is
-// most often host overhead, which such a fit prices as slow kernels and
-// carries, multiplied, to a larger model, and held-out rows as host-bound as
-// the rest cannot show it; rows of models far apart in size can, and then
-// decide. REQUIRES: candidates not empty.
+// configurations to cross-validate (then the first candidate not
+// implausible). A candidate whose fit on all of `measured` is implausible_fit
+// is passed over, unless every candidate would be, or the rows hold models
+// far apart in size (training FLOPs per token kImplausibleFitSizeSpan apart)
+// and its cross-validated error is at most kImplausibleFitErrorShare of the
+// best believed one's: the rows' time is most often host overhead, which
+// such a fit prices as slow kernels and carries, multiplied, to a larger
+// model, and held-out rows of one model cannot show it; rows of models far
+// apart in size can, and then decide. REQUIRES: candidates not empty.
 // Why a calibration of the efficiency fractions (`fitted`, made from `base`)
 // is not believed: a fraction at the floor (0.02); the peak at its ceiling
 // (1) beside a link or memory under kLeastPeakScale of base's; a link or
@@ -90,10 +91,16 @@ inline constexpr double kLeastStreamScale = 0.1;
 // Megatron CI's host-bound draws pass (A100 16.5% -> 17.9%, worst 67% ->
 // 558%); at 0.25 none does (docs/lab/LLM-CALIBRATION.md).
 inline constexpr double kImplausibleFitErrorShare = 0.25;
+// ... and only when the measured rows hold models this far apart in training
+// FLOPs per token: rows of one model (the CPU GPT grid's layouts) cannot tell
+// slow kernels from a host delay, and an override on 3 of its 4,368 subsets
+// of five rows predicted the rest worse (36.7% against 19.2%).
+inline constexpr double kImplausibleFitSizeSpan = 2.0;
 
 // What select_by_cross_validation weighed: the chosen index, and for each
 // candidate its cross-validated mean |error| of the time (empty when there
-// was nothing to cross-validate) and whether its fit is implausible_fit.
+// was nothing to cross-validate) and whether its fit is implausible_fit (all
+// false for a single candidate or rows without times, which are not fitted).
 struct FitChoice {
   size_t chosen = 0;
   std::vector<double> cv_error;

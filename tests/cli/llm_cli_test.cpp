@@ -220,10 +220,11 @@ TEST(LlmCli, IntervalsFromTheCalibrationsCrossValidation) {
 }
 
 // Rows timed on one GPU and calibrated as if on a three times faster one: the
-// products fit at a third of their datasheet share. `auto` passes over every
-// fit of the fractions that lands there (efficiency, and all, whose overheads
-// beside the fractions do not excuse it) and says why; a measured peak larger
-// than the GPU's memory is called out by its line.
+// products fit at a third of their datasheet share. The rows, of three model
+// widths, show it: `auto` takes the efficiency fit and warns, passing over
+// the fit of all (whose overheads beside the fractions do not excuse it) and
+// saying why; a measured peak larger than the GPU's memory is called out by
+// its line.
 TEST(LlmCli, RowsOfASlowerGpuAndImpossibleMemoryAreCalledOut) {
   auto d = tptest::temp_dir("llm_cli_other_gpu");
   // Models of three widths, so that no overhead per iteration or layer can stand for slower products.

@@ -392,10 +392,13 @@ TEST(LlmConfigCsv, PrecisionSpellingsOfOtherTools) {
   ASSERT_EQ(tv.rows.size(), 4u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(tv.rows[i].layout.virtual_stages, 1) << i;
   EXPECT_EQ(tv.rows[3].layout.virtual_stages, 2);
-  // "mixed" and "amp" alone: the interface's default, fp16 mixed precision
-  // (a bf16 or fp16 layout prices the same products on every catalog GPU
-  // with both; a row refused for the spelling would lose its prediction).
-  for (const char* amp : {"mixed", "Mixed", "amp", "AMP"}) EXPECT_EQ(structure::parse_precision(amp), structure::Precision::kFp16) << amp;
+  // "mixed" alone: the interface's default, fp16 mixed precision (a bf16 or
+  // fp16 layout prices the same products on every catalog GPU with both; a
+  // row refused for the spelling would lose its prediction). "amp" is
+  // PyTorch's, fp32 weights: amp-fp32-master, which it does not say.
+  for (const char* mixed : {"mixed", "Mixed"})
+    EXPECT_EQ(structure::parse_precision(mixed), structure::Precision::kFp16) << mixed;
+  EXPECT_FALSE(structure::parse_precision("amp").has_value());
 }
 
 // pandas writes its unnamed index first; a comma ending every line leaves an unnamed last column;

@@ -356,6 +356,13 @@ TEST(TransferEval, ATracesFileForItsFolderAndFloatPlacementsRead) {
   ASSERT_EQ(file.exit_code, 0) << file.err;
   EXPECT_NE(file.err.find("is a trace's file: reading its folder"), std::string::npos) << file.err;
   EXPECT_EQ(nlohmann::json::parse(file.out)["mre"], nlohmann::json::parse(clean.out)["mre"]);
+  // Given from inside its folder, the file still names its network (not ".") and pairs with the
+  // folder of networks on the other side.
+  const auto out = (d / "relative.json").string();
+  const std::string in_folder = "cd " + dst.string() + " && " + TRAINPLAN_CLI_PATH + " evaluate --transfer --from " +
+                                (d / "src").string() + " --to placements.csv" + args + " >" + out + " 2>/dev/null";
+  ASSERT_EQ(WEXITSTATUS(std::system(in_folder.c_str())), 0);
+  EXPECT_EQ(nlohmann::json::parse(tptest::read_file(out))["mre"], nlohmann::json::parse(clean.out)["mre"]);
   // The target's placements as pandas writes a float column (Sia's order:
   // the placement last).
   std::istringstream in(tptest::read_file(dst / "placements.csv"));
