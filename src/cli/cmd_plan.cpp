@@ -30,35 +30,14 @@ namespace trainplan::cli {
 namespace {
 
 struct PlanArgs {
+  // The question, its defaults app::PlanQuery's; the options below are the
+  // command line's own, or text it parses into the query.
+  app::PlanQuery query;
   std::string samples;
-  double target = 0;
-  double deadline = 0;
-  int max_workers = 0;
-  std::string search = "auto";
-  std::string method = "coconfig";
-  std::string model = scoring::kDefaultPlanModel;
-  std::string time_model, metric_model;
-  std::vector<int> batches;
-  int gpus_per_node = -1;
-  int max_epochs = 1000;
-  int alternatives = 5;
-  uint64_t seed = 1;
   bool json = false;
-  std::string emit;
-  std::string train_cmd = "python train.py --batch {batch} --epochs {epochs}";
-  bool no_gpus = false;
-  std::string job_name = "trainplan-job";
-  std::string image = "pytorch/pytorch:latest";
-  double confidence = 0;
   std::string bounds = "two-sided";
-  bool early_stop = false;
   std::string early_stop_budget = "deadline";
-  bool conformal = false;
   long dataset_size = 0;
-  bool frontier = false;
-  int tabu_iterations = 50;
-  int tabu_tenure = 10;
-  int manual_tries = 60;
   std::string comm_profile;
   std::string metric_range;  // --metric-range LO:HI; empty: SampleSet::metric_range()
   std::string hardware;  // --hardware: catalog name or hardware file; empty: the default prior
@@ -82,8 +61,8 @@ void print_choice(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
   out << fmt::format("model: {}\n  {}\n", o.model_name, o.choice.reason);
   if (!res.note.empty()) out << fmt::format("note: {}\n", res.note);
   out << fmt::format("constraints: metric {} {} ({}), deadline {:.1f} s; space: {} batches x 1..{} workers x 1..{} epochs{}\n",
-                     comparison(o.direction), a.target, to_string(o.direction), a.deadline, o.batches.size(),
-                     o.query.max_workers, a.max_epochs,
+                     comparison(o.direction), a.query.target, to_string(o.direction), a.query.deadline, o.batches.size(),
+                     o.query.max_workers, a.query.max_epochs,
                      o.problem.space.workers_per_node > 0
                          ? fmt::format(", {} GPUs per node", o.problem.space.workers_per_node)
                          : "");
@@ -101,14 +80,14 @@ void print_early_stop_run(std::ostream& out, const PlanArgs& a, const app::PlanO
   out << fmt::format("  run with a budget of {} epochs ({}); stop as soon as the validation metric is {} {}\n",
                      b.config.epochs,
                      a.early_stop_budget == "deadline" ? "as many as the deadline allows" : "enough to reach the target",
-                     comparison(o.direction), a.target);
+                     comparison(o.direction), a.query.target);
   out << fmt::format("  expected (point model): {} epoch{}, {:.1f} s, metric {:.6g}, cost {:.1f} worker-seconds "
                      "({:.3f} worker-hours)\n",
                      x.config.epochs, x.config.epochs == 1 ? "" : "s", x.total_time_s, x.metric, x.cost,
                      x.cost / 3600.0);
   out << fmt::format("  budget ({}): {:.2f} s per epoch, {:.1f} s in all (deadline {:.1f} s), metric {:.6g}, "
                      "cost {:.1f} worker-seconds at most\n",
-                     o.model_name, b.epoch_time_s, b.total_time_s, a.deadline, b.metric, b.cost);
+                     o.model_name, b.epoch_time_s, b.total_time_s, a.query.deadline, b.metric, b.cost);
 }
 
 // Without --early-stop: the choice's predictions and cost, and with a
@@ -116,8 +95,8 @@ void print_early_stop_run(std::ostream& out, const PlanArgs& a, const app::PlanO
 void print_predictions(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
   const auto& b = o.result.best;
   out << fmt::format("  predicted epoch time  {:.2f} s\n", b.epoch_time_s);
-  out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.deadline);
-  out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, comparison(o.direction), a.target);
+  out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.query.deadline);
+  out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, comparison(o.direction), a.query.target);
   out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
   if (!o.confidence_caveat.empty()) out << "  note: " << o.confidence_caveat << "\n";
   if (const auto& m = o.confidence_margin) {
@@ -126,7 +105,7 @@ void print_predictions(std::ostream& out, const PlanArgs& a, const app::PlanOutc
     out << fmt::format("  margin for {:g}% confidence: the point prediction meets the target after {} epoch{}; {} "
                        "more epoch{} cost{} {:.1f} worker-seconds ({:+.1f}%). A run that stops at the target "
                        "(--early-stop) pays for {} only if it needs {}\n",
-                       100 * a.confidence, m->point_epochs, m->point_epochs == 1 ? "" : "s", m->extra_epochs,
+                       100 * a.query.confidence, m->point_epochs, m->point_epochs == 1 ? "" : "s", m->extra_epochs,
                        one ? "" : "s", one ? "s" : "", m->cost_worker_s, 100.0 * m->extra_epochs / m->point_epochs,
                        one ? "it" : "them", one ? "it" : "them");
   }
@@ -155,7 +134,7 @@ void print_past_longest_trial(std::ostream& out, const PlanArgs& a, const app::P
                      "trials to plan on measurements (docs/lab/MODELS-METRIC.md, \"Past the last sampled epoch\")\n",
                      o.stops_at_target() ? "expected run" : "choice",
                      o.run_config().epochs, o.longest_trial_epochs,
-                     a.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "
+                     a.query.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "
                                         "samples when fitted without them"
                                       : "");
 }
@@ -200,7 +179,7 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
                        "extrapolation in workers, which cross-validation over the sampled counts does not test{}; "
                        "profile with --workers up to {} to plan on measurements\n",
                        o.stops_at_target() ? "expected run" : "choice", o.run_config().workers, o.most_workers_sampled,
-                       a.confidence > 0 ? ", and the interval does not widen for it" : "", o.run_config().workers);
+                       a.query.confidence > 0 ? ", and the interval does not widen for it" : "", o.run_config().workers);
   if (o.batch_past_dataset())
     out << fmt::format("  the {} has a global batch of {} (batch {} x {} workers), more than the {} examples an epoch "
                        "passes over: each epoch is one short step, which no trial measured; lower --batches or "
@@ -209,12 +188,12 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
                        long(o.run_config().batch) * o.run_config().workers, o.run_config().batch,
                        o.run_config().workers, *o.dataset_size);
   print_alternatives(out, o);
-  if (a.frontier) {
+  if (a.query.frontier) {
     // How the cost moves with the deadline: a little more time may buy a much
     // cheaper run, and a tighter deadline shows its price.
     out << fmt::format("cost against deadline (the cheapest run for each deadline, all {} cells, on {}):\n",
                        o.batches.size() * o.query.max_workers, o.model_name);
-    out << plan::frontier_table(o.frontier, a.deadline);
+    out << plan::frontier_table(o.frontier, a.query.deadline);
   }
 }
 
@@ -259,8 +238,8 @@ void run_on_gpus(const PlanArgs& a) {
   if (a.from_gpu.empty())
     throw InputError("", 0, "--from-gpu", "--gpu plans on other GPUs than the samples were measured on: say which "
                                           "GPU measured them (--from-gpu NAME, the GPU of the samples' hardware column)");
-  for (const auto& [given, name] : {std::pair{!a.hardware.empty(), "--hardware"}, {!a.emit.empty(), "--emit"},
-                                    {a.early_stop, "--early-stop"}})
+  for (const auto& [given, name] : {std::pair{!a.hardware.empty(), "--hardware"}, {!a.query.emit.empty(), "--emit"},
+                                    {a.query.early_stop, "--early-stop"}})
     if (given)
       throw InputError("", 0, name,
                        "plans one GPU's samples: with --gpu, plan on the moved samples instead (trainplan transfer "
@@ -282,7 +261,7 @@ void run_on_gpus(const PlanArgs& a) {
   SampleSet samples = read_samples_noted(a.samples);
   apply_dataset_size(samples, a.dataset_size, a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
-  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
+  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.query.target);
   // GPU=FILE: the samples timed there, read as any samples are; the GPU as --gpu names it.
   std::map<std::string, SampleSet> trials;
   if (!a.trials.empty())
@@ -297,11 +276,11 @@ void run_on_gpus(const PlanArgs& a) {
       trials.emplace(hw.name, std::move(timed));
     }
   app::PlanQuery q = plan_query(a);
-  q.frontier = a.frontier || !a.plot.empty();  // the picture is the GPUs' frontiers
+  q.frontier = a.query.frontier || !a.plot.empty();  // the picture is the GPUs' frontiers
   const auto c =
       app::plan_on_gpus(samples, from, gpus, prices, q, model_params(a.comm_profile), trials, a.precision);
   if (!a.plot.empty()) {
-    io::render_plot(a.plot, {app::gpu_frontier_panel(c, a.deadline)});
+    io::render_plot(a.plot, {app::gpu_frontier_panel(c, a.query.deadline)});
     std::cerr << fmt::format("plot of each GPU's cost against the deadline -> {}\n", a.plot);
   }
   const std::string none_qualifies = "no GPU in --gpu has a configuration that meets both constraints";
@@ -317,9 +296,9 @@ void run_on_gpus(const PlanArgs& a) {
     std::cout << fmt::format("{}: measured on {}; on every other GPU the epoch times are predicted from them "
                              "(trainplan transfer --samples{}){}; target {} {}, deadline {:.4g} s{}\n",
                              a.samples, c.from, trials.empty() ? ", no trial there" : ", corrected by the --trials given",
-                             a.confidence > 0 ? ", and the confidence adds that error to the bounds" : "",
-                             comparison(samples.direction), a.target, a.deadline,
-                             a.confidence > 0 ? fmt::format(", confidence {}", a.confidence) : "");
+                             a.query.confidence > 0 ? ", and the confidence adds that error to the bounds" : "",
+                             comparison(samples.direction), a.query.target, a.query.deadline,
+                             a.query.confidence > 0 ? fmt::format(", confidence {}", a.query.confidence) : "");
     // What each move says, once for the GPUs that say the same.
     std::map<std::string, std::vector<std::string>> said;
     for (const auto& g : c.plans)
@@ -384,41 +363,16 @@ void run_on_gpus(const PlanArgs& a) {
     if (!priced && planned > 1)
       std::cout << "(GPU-hours of different GPUs cost differently: --price t4=P,a100-40gb=Q adds each plan's cost and "
                    "names the cheapest)\n";
-    if (a.frontier) print_gpu_frontier(std::cout, c, a.deadline);
+    if (a.query.frontier) print_gpu_frontier(std::cout, c, a.query.deadline);
   }
   if (!c.fastest)
     throw InfeasibleError(none_qualifies + (a.json ? " (each GPU's reason is in the JSON answer)" : " (each GPU's reason is above)"));
 }
 
 app::PlanQuery plan_query(const PlanArgs& a) {
-  app::PlanQuery q;
-  q.target = a.target;
-  q.deadline = a.deadline;
-  q.max_workers = a.max_workers;
-  q.search = a.search;
-  q.method = a.method;
-  q.model = a.model;
-  q.time_model = a.time_model;
-  q.metric_model = a.metric_model;
-  q.batches = a.batches;
-  q.gpus_per_node = a.gpus_per_node;
-  q.max_epochs = a.max_epochs;
-  q.alternatives = a.alternatives;
-  q.seed = a.seed;
-  q.emit = a.emit;
-  q.train_cmd = a.train_cmd;
-  q.no_gpus = a.no_gpus;
-  q.job_name = a.job_name;
-  q.image = a.image;
-  q.confidence = a.confidence;
+  app::PlanQuery q = a.query;
   q.bounds = uncertainty::parse_confidence_bounds(a.bounds);
-  q.early_stop = a.early_stop;
   q.early_stop_budget = plan::parse_early_stop_budget(a.early_stop_budget);
-  q.conformal = a.conformal;
-  q.frontier = a.frontier;
-  q.tabu_iterations = a.tabu_iterations;
-  q.tabu_tenure = a.tabu_tenure;
-  q.manual_tries = a.manual_tries;
   return q;
 }
 
@@ -440,7 +394,7 @@ void run_plan(const PlanArgs& a) {
   SampleSet samples = read_samples_noted(a.samples);
   apply_dataset_size(samples, a.dataset_size, a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
-  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
+  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.query.target);
   app::ModelSource src(std::move(samples), params);
   const app::PlanQuery q = plan_query(a);
   app::Progress progress;
@@ -448,7 +402,7 @@ void run_plan(const PlanArgs& a) {
   const app::PlanOutcome o = app::make_plan(src, q, progress);
   if (!a.plot.empty()) {
     auto panels = plan::plan_panels(*o.model, *o.point_model, o.problem, o.result.best);
-    if (a.frontier && !o.frontier.empty()) panels.push_back(plan::frontier_panel(o.frontier, a.deadline));
+    if (a.query.frontier && !o.frontier.empty()) panels.push_back(plan::frontier_panel(o.frontier, a.query.deadline));
     io::render_plot(a.plot, panels);
     std::cerr << fmt::format("plot of the cost landscape and the chosen run's metric -> {}\n", a.plot);
   }
@@ -470,38 +424,38 @@ void setup(CLI::App& root) {
       "Exit 3 with diagnostics when no configuration meets both constraints.");
   cmd->add_option("--samples", a->samples, "Profiling sample CSV (see `trainplan sample`), with a metric column")
       ->required();
-  cmd->add_option("--target", a->target, "Metric target (>= for a metric to maximise, <= for one to minimise)")
+  cmd->add_option("--target", a->query.target, "Metric target (>= for a metric to maximise, <= for one to minimise)")
       ->required();
-  add_duration_option(cmd, "--deadline", a->deadline, "Wall-clock limit for the whole run")->required();
-  cmd->add_option("--max-workers", a->max_workers,
+  add_duration_option(cmd, "--deadline", a->query.deadline, "Wall-clock limit for the whole run")->required();
+  cmd->add_option("--max-workers", a->query.max_workers,
                   "Largest worker (GPU) count to consider; workers run 1..R (default, or 0: the largest in the samples)");
-  cmd->add_option("--method", a->method, "coconfig (the paper's method) or a baseline: lb-bsp, cynthia, bo, manual")
+  cmd->add_option("--method", a->query.method, "coconfig (the paper's method) or a baseline: lb-bsp, cynthia, bo, manual")
       ->check(CLI::IsMember(plan::planner_names()))
       ->capture_default_str();
-  cmd->add_option("--search", a->search,
+  cmd->add_option("--search", a->query.search,
                   "Search for coconfig: auto (exhaustive when batches x workers <= 2^20 cells, else tabu), tabu "
                   "(Algorithm 2 of the paper) or exhaustive (exact)")
       ->check(CLI::IsMember({"auto", "tabu", "exhaustive"}))
       ->capture_default_str();
-  cmd->add_option("--model", a->model,
+  cmd->add_option("--model", a->query.model,
                   "Registered model for both parts, or 'auto': per part, the lowest 5-fold CV MRE on the samples")
       ->capture_default_str();
-  cmd->add_option("--time-model", a->time_model, "Epoch-time model (overrides --model for time)");
-  cmd->add_option("--metric-model", a->metric_model, "Metric model (overrides --model for the metric)");
-  cmd->add_option("--batches", a->batches, "Candidate per-worker batches, whole numbers, e.g. 16,32,64 (default: those in the samples)")
+  cmd->add_option("--time-model", a->query.time_model, "Epoch-time model (overrides --model for time)");
+  cmd->add_option("--metric-model", a->query.metric_model, "Metric model (overrides --model for the metric)");
+  cmd->add_option("--batches", a->query.batches, "Candidate per-worker batches, whole numbers, e.g. 16,32,64 (default: those in the samples)")
       ->check(positive_number())
       ->delimiter(',');
-  cmd->add_option("--gpus-per-node", a->gpus_per_node,
+  cmd->add_option("--gpus-per-node", a->query.gpus_per_node,
                   "Workers per node; nodes = ceil(r / N) (default: the node of --hardware when given, else the most workers "
                   "any sample ran on one node, as predict packs them, else 0 = unknown)")
       ->check(non_negative_number());
-  cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to consider")->capture_default_str()->check(positive_number());
-  cmd->add_option("--alternatives", a->alternatives, "Next-best configurations to list (0 to 1000)")->capture_default_str()->check(non_negative_number());
-  cmd->add_option("--seed", a->seed, "Seed for tabu search, bo and manual, and --confidence's conformal folds")->capture_default_str()->check(seed_number());
-  cmd->add_option("--tabu-iterations", a->tabu_iterations, "Tabu search moves (NG)")->capture_default_str()->check(positive_number());
-  cmd->add_option("--tabu-tenure", a->tabu_tenure, "Tabu list length")->capture_default_str()->check(positive_number());
-  cmd->add_option("--manual-tries", a->manual_tries, "Random tries of the manual baseline")->capture_default_str()->check(positive_number());
-  cmd->add_option("--confidence", a->confidence,
+  cmd->add_option("--max-epochs", a->query.max_epochs, "Largest epoch count to consider")->capture_default_str()->check(positive_number());
+  cmd->add_option("--alternatives", a->query.alternatives, "Next-best configurations to list (0 to 1000)")->capture_default_str()->check(non_negative_number());
+  cmd->add_option("--seed", a->query.seed, "Seed for tabu search, bo and manual, and --confidence's conformal folds")->capture_default_str()->check(seed_number());
+  cmd->add_option("--tabu-iterations", a->query.tabu_iterations, "Tabu search moves (NG)")->capture_default_str()->check(positive_number());
+  cmd->add_option("--tabu-tenure", a->query.tabu_tenure, "Tabu list length")->capture_default_str()->check(positive_number());
+  cmd->add_option("--manual-tries", a->query.manual_tries, "Random tries of the manual baseline")->capture_default_str()->check(positive_number());
+  cmd->add_option("--confidence", a->query.confidence,
                   "Plan on the pessimistic side of the models' prediction intervals at this coverage (0<P<1), "
                   "held to the samples' own trials of each configuration (never worse than a trial reached within "
                   "the epochs, never better than a longer trial reached, and short of a longer trial by as much as "
@@ -513,7 +467,7 @@ void setup(CLI::App& root) {
                   ">= 2P - 1)")
       ->check(CLI::IsMember({"two-sided", "one-sided"}))
       ->capture_default_str();
-  cmd->add_flag("--early-stop", a->early_stop,
+  cmd->add_flag("--early-stop", a->query.early_stop,
                "The run stops as soon as the validation metric meets the target: the epochs become a budget "
                "(enough on the planned side, with --confidence the pessimistic one) and cells are ranked by the "
                "point model's expected cost (coconfig only; exhaustive)");
@@ -523,26 +477,26 @@ void setup(CLI::App& root) {
                   "late) or target (the planned side's epochs to the target)")
       ->check(CLI::IsMember({"target", "deadline"}))
       ->capture_default_str();
-  cmd->add_flag("--conformal", a->conformal,
+  cmd->add_flag("--conformal", a->query.conformal,
                "Wrap both models in 5-fold conformal prediction intervals (implied by --confidence)");
   cmd->add_option("--dataset-size", a->dataset_size,
                   "Training examples per epoch, for samples that do not say it (their dataset_size; --gpu needs it to "
                   "move them) or say it wrongly [default: the samples' dataset_size]")
       ->check(positive_number());
-  cmd->add_flag("--frontier", a->frontier,
+  cmd->add_flag("--frontier", a->query.frontier,
                "Also list the cost against the deadline: for every deadline, the cheapest run that meets the "
                "target by then (exact over all cells, on the planned model; not with --early-stop); with --gpu and "
                "--price, the cheapest GPU and run for every deadline, over every GPU");
-  cmd->add_option("--emit", a->emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")
+  cmd->add_option("--emit", a->query.emit, "Print a launch spec for the choice: torchrun, slurm (sbatch) or k8s (PyTorchJob)")
       ->check(CLI::IsMember({"torchrun", "slurm", "k8s"}));
-  cmd->add_option("--train-cmd", a->train_cmd,
+  cmd->add_option("--train-cmd", a->query.train_cmd,
                   "Training command for --emit, a template in profile --cmd's syntax: {batch} {workers} {epochs} "
                   "{nodes} take the plan's values; with {rank} (or {master_addr}, {master_port}) it is started once "
                   "per rank, else torchrun starts the script (docs/PLANNING.md, \"Launching the plan\")")
       ->capture_default_str();
-  cmd->add_flag("--no-gpus", a->no_gpus, "--emit for a CPU cluster: request no GPUs (the ranks are processes)");
-  cmd->add_option("--job-name", a->job_name, "Job name for --emit slurm|k8s")->capture_default_str();
-  cmd->add_option("--image", a->image, "Container image for --emit k8s")->capture_default_str();
+  cmd->add_flag("--no-gpus", a->query.no_gpus, "--emit for a CPU cluster: request no GPUs (the ranks are processes)");
+  cmd->add_option("--job-name", a->query.job_name, "Job name for --emit slurm|k8s")->capture_default_str();
+  cmd->add_option("--image", a->query.image, "Container image for --emit k8s")->capture_default_str();
   add_comm_profile_option(cmd, a->comm_profile);
   add_hardware_option(cmd, a->hardware);
   cmd->add_option("--gpu", a->gpu,
@@ -573,27 +527,27 @@ void setup(CLI::App& root) {
       bool read;
       const char* why;
     };
-    const bool coconfig = a->method == "coconfig" && !a->early_stop;
-    const bool tabu = coconfig && a->search != "exhaustive";
-    const bool seeded = tabu || a->method == "bo" || a->method == "manual" || a->confidence > 0;
-    for (const Needs& n : {Needs{"--bounds", a->confidence > 0, "reads --confidence's intervals: give --confidence"},
-                           Needs{"--early-stop-budget", a->early_stop, "is the budget of --early-stop: give it"},
-                           Needs{"--manual-tries", a->method == "manual", "are the manual baseline's: give --method manual"},
+    const bool coconfig = a->query.method == "coconfig" && !a->query.early_stop;
+    const bool tabu = coconfig && a->query.search != "exhaustive";
+    const bool seeded = tabu || a->query.method == "bo" || a->query.method == "manual" || a->query.confidence > 0;
+    for (const Needs& n : {Needs{"--bounds", a->query.confidence > 0, "reads --confidence's intervals: give --confidence"},
+                           Needs{"--early-stop-budget", a->query.early_stop, "is the budget of --early-stop: give it"},
+                           Needs{"--manual-tries", a->query.method == "manual", "are the manual baseline's: give --method manual"},
                            Needs{"--tabu-iterations", tabu, "steer coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},
                            Needs{"--tabu-tenure", tabu, "steers coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},
-                           Needs{"--search", a->search != "tabu" || tabu,
+                           Needs{"--search", a->query.search != "tabu" || tabu,
                                  "tabu is coconfig's search: a baseline chooses its own way, and --early-stop searches exhaustively"},
                            Needs{"--seed", seeded,
                                  "deals tabu search, bo's and manual's draws and --confidence's conformal folds; this plan has "
                                  "none of them"},
-                           Needs{"--conformal", a->confidence > 0,
+                           Needs{"--conformal", a->query.confidence > 0,
                                  "wraps the models in intervals that only --confidence plans on: give --confidence (which "
                                  "implies it)"},
-                           Needs{"--train-cmd", !a->emit.empty(), "goes into the launch --emit writes: give --emit"},
-                           Needs{"--job-name", a->emit == "slurm" || a->emit == "k8s",
+                           Needs{"--train-cmd", !a->query.emit.empty(), "goes into the launch --emit writes: give --emit"},
+                           Needs{"--job-name", a->query.emit == "slurm" || a->query.emit == "k8s",
                                  "names the job --emit slurm or k8s writes (torchrun has no job name): give one of them"},
-                           Needs{"--image", a->emit == "k8s", "is the container of --emit k8s: give it"},
-                           Needs{"--no-gpus", !a->emit.empty(), "shapes the launch --emit writes: give --emit"}})
+                           Needs{"--image", a->query.emit == "k8s", "is the container of --emit k8s: give it"},
+                           Needs{"--no-gpus", !a->query.emit.empty(), "shapes the launch --emit writes: give --emit"}})
       if (given(n.option) && !n.read) throw InputError("", 0, n.option, n.why);
     run_plan(*a);
   });

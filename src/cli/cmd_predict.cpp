@@ -20,19 +20,12 @@ namespace trainplan::cli {
 namespace {
 
 struct PredictArgs {
+  // The question, its defaults app::PredictQuery's; epochs and nodes are
+  // optional here (absent: the query's "not given").
+  app::PredictQuery query;
   std::string samples;
-  double batch = 0;
-  int workers = 0;
   std::optional<double> epochs;  // not given: time only
-  std::optional<double> target;
-  int max_epochs = 1000;
-  std::optional<int> nodes;  // not given: packed (app::node_packing)
-  int gpus_per_node = 0;  // 0: from --hardware, else the samples
-  std::string model = "auto";
-  std::string time_model, metric_model;
-  double confidence = 0.9;
-  int folds = 5;
-  uint64_t seed = 1;
+  std::optional<int> nodes;      // not given: packed (app::node_packing)
   bool json = false;
   std::string comm_profile;
   std::string metric_range;  // --metric-range LO:HI; empty: SampleSet::metric_range()
@@ -85,27 +78,16 @@ void print_measured(const app::Prediction& p, double epochs) {
 
 void run_predict(const PredictArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
-  app::PredictQuery q;
-  q.batch = a.batch;
-  q.workers = a.workers;
+  app::PredictQuery q = a.query;
   // Given, they must be usable: a negative count would read as "not given".
   if (a.epochs && !(*a.epochs > 0)) throw InputError("", 0, "--epochs", "must be a number > 0");
   if (a.nodes && *a.nodes < 1) throw InputError("", 0, "--nodes", "must be >= 1");
   q.epochs = a.epochs.value_or(-1);
   q.nodes = a.nodes.value_or(-1);
-  q.gpus_per_node = a.gpus_per_node;
-  q.model = a.model;
-  q.time_model = a.time_model;
-  q.metric_model = a.metric_model;
-  q.confidence = a.confidence;
-  q.folds = a.folds;
-  q.seed = a.seed;
-  q.target = a.target;
-  q.max_epochs = a.max_epochs;
   app::check_predict_query(q);
   SampleSet samples = read_samples_noted(a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
-  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.target);
+  samples.check_declared_metric_range(a.metric_range.empty() ? "metric_range" : "--metric-range", a.query.target);
   app::ModelSource src(std::move(samples), params);
   app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
@@ -126,9 +108,9 @@ void run_predict(const PredictArgs& a) {
   const bool want_metric = a.epochs.has_value();
   const double epochs = a.epochs.value_or(0);
   if (!reason.empty()) std::cout << reason << (reason.back() == '\n' ? "" : "\n");
-  std::cout << fmt::format("configuration: batch {:g} per worker, {} worker{}, {} node{} (global batch {:g})\n", a.batch,
-                           a.workers, a.workers == 1 ? "" : "s", nodes == 0 ? std::string("unknown") : std::to_string(nodes),
-                           nodes == 1 ? "" : "s", a.batch * a.workers);
+  std::cout << fmt::format("configuration: batch {:g} per worker, {} worker{}, {} node{} (global batch {:g})\n", a.query.batch,
+                           a.query.workers, a.query.workers == 1 ? "" : "s", nodes == 0 ? std::string("unknown") : std::to_string(nodes),
+                           nodes == 1 ? "" : "s", a.query.batch * a.query.workers);
   if (!a.nodes) std::cout << fmt::format("  nodes: {}\n", p.nodes_from);
   // Outside what the samples ran, the interval (from the samples' own misses) says nothing of the
   // extrapolation; said here so that a confident-looking figure is read as what it is.
@@ -147,7 +129,7 @@ void run_predict(const PredictArgs& a) {
   if (p.batch_past_dataset())
     std::cout << fmt::format("  note: the global batch {:g} is larger than the data set ({} examples): no epoch holds "
                              "one step of it\n",
-                             a.batch * a.workers, *p.dataset_size);
+                             a.query.batch * a.query.workers, *p.dataset_size);
   std::cout << fmt::format("epoch time ({}): {:.4g} s  {}\n", tname, t, interval_text(tiv, p.time_folds, " s", p.time_basis));
   if (p.times_predicted_log_sd && tiv)
     std::cout << fmt::format("  the interval includes the transfer's error, shared by every configuration (log sd "
@@ -193,7 +175,7 @@ void run_predict(const PredictArgs& a) {
     if (p.metric_bound && p.time_bound)
       std::cout << fmt::format("one-sided at {:g}: metric {} {:.4g}, epoch time <= {:.4g} s (each on its own; "
                                "plan --bounds one-sided plans on these)\n",
-                               a.confidence, p.direction == MetricDirection::kMax ? ">=" : "<=", *p.metric_bound,
+                               a.query.confidence, p.direction == MetricDirection::kMax ? ">=" : "<=", *p.metric_bound,
                                *p.time_bound);
   } else if (!p.to_target) {
     std::cout << "metric: give --epochs to predict it, or --target for the epochs to reach it\n";
@@ -205,11 +187,11 @@ void run_predict(const PredictArgs& a) {
     const char* cmp = p.direction == MetricDirection::kMax ? ">=" : "<=";
     if (!tt.epochs) {
       std::cout << fmt::format("to reach metric {} {:g} ({}): not within {} epochs at this configuration\n", cmp,
-                               *a.target, mname, a.max_epochs);
+                               *a.query.target, mname, a.query.max_epochs);
     } else {
-      auto ends = [&](const std::optional<int>& e) { return e ? std::to_string(*e) : fmt::format(">{}", a.max_epochs); };
-      std::cout << fmt::format("to reach metric {} {:g} ({}): {} epochs [{}, {}] at {:g}%\n", cmp, *a.target, mname,
-                               *tt.epochs, ends(tt.epochs_lo), ends(tt.epochs_hi), 100 * a.confidence);
+      auto ends = [&](const std::optional<int>& e) { return e ? std::to_string(*e) : fmt::format(">{}", a.query.max_epochs); };
+      std::cout << fmt::format("to reach metric {} {:g} ({}): {} epochs [{}, {}] at {:g}%\n", cmp, *a.query.target, mname,
+                               *tt.epochs, ends(tt.epochs_lo), ends(tt.epochs_hi), 100 * a.query.confidence);
       std::cout << fmt::format("  time to the target: {:.4g} s  [{}, {}] s (epochs x epoch time, both ends)\n",
                                *tt.time_s, tt.time_lo_s ? fmt::format("{:.4g}", *tt.time_lo_s) : "no interval",
                                tt.time_hi_s ? fmt::format("{:.4g}", *tt.time_hi_s) : "beyond the epoch limit");
@@ -217,7 +199,7 @@ void run_predict(const PredictArgs& a) {
         std::cout << fmt::format("  held to the {} metric{} measured at this configuration, as plan holds its choices "
                                  "(a run that missed the target at as many epochs or more rules them out)\n",
                                  tt.held_to_runs, tt.held_to_runs == 1 ? "" : "s");
-      if (!tt.epochs_hi && p.best_sampled_metric && !meets(*p.best_sampled_metric, *a.target, p.direction))
+      if (!tt.epochs_hi && p.best_sampled_metric && !meets(*p.best_sampled_metric, *a.query.target, p.direction))
         std::cout << fmt::format("  the target is past the best sampled metric, {:.4g}: the interval's worse end is "
                                  "held there, so it never reaches the target with confidence\n",
                                  *p.best_sampled_metric);
@@ -236,29 +218,29 @@ void setup(CLI::App& root) {
   cmd->add_option("--samples", a->samples, "Profiling sample CSV (`trainplan sample` writes one)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--batch", a->batch, "Per-worker batch size")->required();
-  cmd->add_option("--workers", a->workers, "Data-parallel workers (GPUs)")->required();
+  cmd->add_option("--batch", a->query.batch, "Per-worker batch size")->required();
+  cmd->add_option("--workers", a->query.workers, "Data-parallel workers (GPUs)")->required();
   cmd->add_option("--epochs", a->epochs, "Data epochs trained: predicts the metric after them (default: time only)");
-  cmd->add_option("--target", a->target,
+  cmd->add_option("--target", a->query.target,
                   "Metric target: also predict the epochs and the time to reach it (the first epoch count that "
                   "meets it, on the point prediction and on each end of its interval)");
-  cmd->add_option("--max-epochs", a->max_epochs, "With --target, the most epochs to look through")
+  cmd->add_option("--max-epochs", a->query.max_epochs, "With --target, the most epochs to look through")
       ->capture_default_str();
   cmd->add_option("--nodes", a->nodes,
                   "Nodes the workers span (default: packed at --gpus-per-node; the output says how they were packed)");
-  cmd->add_option("--gpus-per-node", a->gpus_per_node,
+  cmd->add_option("--gpus-per-node", a->query.gpus_per_node,
                   "Workers a node holds, for packing when --nodes is not given [default: the node of --hardware when "
                   "given, else the most workers any sample ran on one node; when every sample ran on one node and "
                   "--workers exceeds them, that is an assumption and the output says so; 0: that default]")
       ->check(non_negative_number());
-  cmd->add_option("--model", a->model,
+  cmd->add_option("--model", a->query.model,
                   "Registered model for both parts, or 'auto': per part, the lowest 5-fold CV MRE on the samples")
       ->capture_default_str();
-  cmd->add_option("--time-model", a->time_model, "Epoch-time model (overrides --model for time)");
-  cmd->add_option("--metric-model", a->metric_model, "Metric model (overrides --model for the metric)");
-  cmd->add_option("--confidence", a->confidence, "Coverage of the intervals, in (0, 1)")->capture_default_str();
-  cmd->add_option("--folds", a->folds, "Folds for the conformal residuals")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed that deals configurations into folds")->capture_default_str()->check(seed_number());
+  cmd->add_option("--time-model", a->query.time_model, "Epoch-time model (overrides --model for time)");
+  cmd->add_option("--metric-model", a->query.metric_model, "Metric model (overrides --model for the metric)");
+  cmd->add_option("--confidence", a->query.confidence, "Coverage of the intervals, in (0, 1)")->capture_default_str();
+  cmd->add_option("--folds", a->query.folds, "Folds for the conformal residuals")->capture_default_str();
+  cmd->add_option("--seed", a->query.seed, "Seed that deals configurations into folds")->capture_default_str()->check(seed_number());
   add_comm_profile_option(cmd, a->comm_profile);
   add_hardware_option(cmd, a->hardware);
   add_metric_range_option(cmd, a->metric_range);
@@ -269,7 +251,7 @@ void setup(CLI::App& root) {
       "         trainplan predict --samples s.csv --batch 64 --workers 8 --target 0.93   # how long to 93%");
   cmd->callback([a, cmd] {
     // An option this prediction does not read is refused, as a misplaced one would otherwise pass unread.
-    if (cmd->get_option("--max-epochs")->count() > 0 && !a->target)
+    if (cmd->get_option("--max-epochs")->count() > 0 && !a->query.target)
       throw InputError("", 0, "--max-epochs", "bounds the search for --target's epochs: give --target");
     if (cmd->get_option("--gpus-per-node")->count() > 0 && a->nodes)
       throw InputError("", 0, "--gpus-per-node",
