@@ -44,6 +44,7 @@ struct EvaluateArgs {
   std::string plot;
   bool cross_model = false;
   std::string layer_timings;
+  std::string hardware;  // --hardware, with --samples
   bool transfer = false;
   std::string from, from_gpu, to, to_gpu, seeds, rows_out, network;
   int target_trials = 0;
@@ -52,18 +53,13 @@ struct EvaluateArgs {
 
 std::vector<std::string> model_names(const std::string& spec) {
   auto& reg = models::ModelRegistry::instance();
-  if (spec == "all") return reg.names();
-  std::vector<std::string> out;
-  std::stringstream ss(spec);
-  for (std::string name; std::getline(ss, name, ',');) {
-    name.erase(0, name.find_first_not_of(' '));
-    name.erase(name.find_last_not_of(' ') + 1);
-    if (name.empty()) continue;
-    reg.get(name);  // throws InputError naming the known models
-    out.push_back(name);
+  const auto names = distinct_comma_list(spec, "--models");
+  if (std::find(names.begin(), names.end(), "all") != names.end()) {
+    if (names.size() > 1) throw InputError("", 0, "--models", "'all' names every model: give it alone");
+    return reg.names();
   }
-  if (out.empty()) throw InputError("--models: no model named (give a name, a comma list, or 'all')");
-  return out;
+  for (const auto& name : names) reg.get(name);  // throws InputError naming the known models
+  return names;
 }
 
 // The traces' files under `root` (the folder itself, or one folder a
@@ -167,7 +163,14 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
     if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, "goes with --transfer");
   if (cmd.get_option("--plan")->count() > 0 && a.data.empty())
     throw InputError("", 0, "--plan", "goes with --data: it draws the samples scored from the traces");
+  // Options of the leaderboard that the per-layer and the cross-network
+  // scores do not read.
+  auto refuse_unread = [&](const char* mode, std::initializer_list<const char*> options) {
+    for (const char* option : options)
+      if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, fmt::format("does not go with {}", mode));
+  };
   if (!a.layer_timings.empty()) {
+    refuse_unread("--layer-timings", {"--models", "--comm-profile", "--describe", "--cross-model", "--hardware"});
     if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
     if (!a.plot.empty()) io::check_plot_path(a.plot);
@@ -180,7 +183,9 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
     return;
   }
   if (a.cross_model) {
+    refuse_unread("--cross-model", {"--models", "--comm-profile", "--describe", "--plot", "--plan", "--hardware"});
     if (a.data.empty() || !a.samples.empty()) throw InputError("--cross-model scores traces: give --data DIR, not --samples");
+    if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
     auto rep = scoring::evaluate_cross_model(a.data, {a.cv, a.seed});
     std::cout << (a.json ? scoring::cross_model_json(rep) + "\n" : scoring::format_cross_model(rep));
     return;
@@ -207,6 +212,15 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
       descriptions[i] += "; communication profile: " + a.comm_profile;
     }
   }
+  if (!a.hardware.empty()) {
+    // The traces' hardware is their own (a T4 cluster); samples name none.
+    if (!a.data.empty()) throw InputError("", 0, "--hardware", "goes with --samples: the traces of --data carry their own");
+    const auto hw = model_params("", a.hardware).hardware;
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i].model_params.hardware = hw;
+      descriptions[i] += "; hardware: " + a.hardware;
+    }
+  }
   bool progress = !a.data.empty();
 
   auto& reg = models::ModelRegistry::instance();
@@ -223,7 +237,14 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
   }
 
   if (a.json) {
-    std::cout << scoring::to_json(scores, opts).dump(2) << "\n";
+    auto j = scoring::to_json(scores, opts);
+    if (a.describe)  // each part's fitted parameters (full fit), as the text prints them
+      for (const auto& ds : scores)
+        for (const auto& m : ds.models) {
+          if (!m.time.describe.empty()) j["datasets"][ds.name][m.model]["time"]["describe"] = m.time.describe;
+          if (!m.metric.describe.empty()) j["datasets"][ds.name][m.model]["metric"]["describe"] = m.metric.describe;
+        }
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << scoring::format_table(scores, opts);
     if (a.describe)
@@ -306,6 +327,9 @@ void setup(CLI::App& root) {
   cmd->add_option("--seeds", a->seeds, "With --transfer: one evaluation per seed (e.g. 1-8 or 1,3,5); median and spread")
       ->excludes(seed);
   cmd->add_flag("--describe", a->describe, "Also print each model's fitted parameters (full fit)");
+  cmd->add_option("--hardware", a->hardware,
+                  "With --samples: the GPU and links the samples ran on, a catalog name or a hardware file (the "
+                  "structure models' datasheet, the all-reduce models' interconnect prior; default: a T4 node's)");
   cmd->add_option("--comm-profile", a->comm_profile,
                   "Communication profile for the time models: 'auto' (with --data: leave-one-out over the other "
                   "traces; with --samples: none), 'none', or a JSON FILE from `trainplan comm-profile`")

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "scoring/mre.h"
 #include "scoring/oracle_trials.h"
 #include "scoring/splits.h"
 #include "io/pollux_trace.h"
@@ -38,6 +39,7 @@ std::vector<EvalData> datasets_from_sample_files(const std::vector<std::string>&
     EvalData d;
     d.samples = profile::read_samples(path);
     d.samples.check_declared_metric_range("metric_range");  // a range its own samples contradict is a mistake
+    require_scoreable_metric(d.samples);  // an all-zero metric: no relative error to score, said as fit says it
     d.name = std::filesystem::path(path).stem().string();
     for (const auto& prev : out)
       if (prev.name == d.name) d.name = path;  // two files with one stem: use the path

@@ -45,7 +45,10 @@ nlohmann::json to_json(const PartScore& p) {
                             {"batch", number_or_null(p.batch_mre)}};
   if (!p.not_applicable.empty()) {
     j["not_applicable"] = nlohmann::json::object();
-    for (const auto& [split, why] : p.not_applicable) j["not_applicable"][split] = why;
+    // Under the keys of extrapolation_mre (the table's column names are for the eye).
+    static const std::map<std::string, std::string> key = {
+        {"x-workers", "workers"}, {"x-w-1pn", "workers_one_per_node"}, {"x-batch", "batch"}};
+    for (const auto& [split, why] : p.not_applicable) j["not_applicable"][key.count(split) ? key.at(split) : split] = why;
   }
   j["fit_ms"] = number_or_null(p.fit_ms);
   j["samples"] = p.n_samples;
@@ -58,10 +61,12 @@ nlohmann::json to_json(const std::vector<DatasetScores>& sets, const EvalOptions
   j["seed"] = opts.seed;
   j["cv"] = opts.cv_folds;
   j["datasets"] = nlohmann::json::object();
+  j["descriptions"] = nlohmann::json::object();  // what each dataset is: its samples, trials, profile
   for (const auto& d : sets) {
     nlohmann::json dj = nlohmann::json::object();
     for (const auto& m : d.models) dj[m.model] = {{"time", to_json(m.time)}, {"metric", to_json(m.metric)}};
     j["datasets"][d.name] = dj;
+    j["descriptions"][d.name] = d.description;
   }
   return j;
 }

@@ -94,6 +94,10 @@ std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& ru
   for (size_t t = 0; t < wanted.size(); ++t) {
     int n = wanted[t];
     double mid = quantile_batch(s, single, rule.trial_batch_quantile[std::min<size_t>(t, 1)]);
+    // The trial is a configuration (batch, workers) at n nodes, chosen by
+    // those alone, and trains with every sample of it (each epoch of its
+    // learning curve, each repeat): which of them comes first in the file
+    // does not matter.
     std::optional<size_t> pick;
     for (size_t i = 0; i < s.size(); ++i) {
       const auto& x = s.samples[i];
@@ -104,7 +108,11 @@ std::vector<size_t> workers_train(const SampleSet& s, const WorkersSplitRule& ru
       bool better_workers = rule.trial_shape == TrialShape::kFullNodes ? x.workers > y.workers : x.workers < y.workers;
       if (better_workers || (x.workers == y.workers && (dx < dy || (dx == dy && x.batch < y.batch)))) pick = i;
     }
-    train.push_back(*pick);
+    const auto& chosen = s.samples[*pick];
+    for (size_t i = 0; i < s.size(); ++i) {
+      const auto& x = s.samples[i];
+      if (x.nodes == n && x.workers == chosen.workers && x.batch == chosen.batch) train.push_back(i);
+    }
   }
   std::sort(train.begin(), train.end());
   return train;

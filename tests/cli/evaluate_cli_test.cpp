@@ -21,8 +21,8 @@ TEST(EvaluateCli, SplitsThatDoNotApplyAreSaidOnceNotScoredAsFailures) {
   auto d = nlohmann::json::parse(j.out)["datasets"]["lenet-mnist-samples"];
   auto t = d["isotonic-mi"]["time"];
   EXPECT_TRUE(t["extrapolation_mre"]["workers"].is_null());
-  EXPECT_TRUE(t["not_applicable"].contains("x-workers")) << t.dump(2);
-  EXPECT_TRUE(t["not_applicable"].contains("x-w-1pn")) << t.dump(2);
+  EXPECT_TRUE(t["not_applicable"].contains("workers")) << t.dump(2);
+  EXPECT_TRUE(t["not_applicable"].contains("workers_one_per_node")) << t.dump(2);
   EXPECT_FALSE(t.contains("note") && t["note"].get<std::string>().find("test samples") != std::string::npos)
       << t.dump(2);
 
@@ -80,4 +80,68 @@ TEST(EvaluateCli, TheOrderOfTheRowsChangesNoScore) {
       ++compared;
     }
   EXPECT_GT(compared, 5);
+}
+
+// The workers splits' trials are configurations, taken with every epoch of
+// their curves: the scores do not depend on the order of a file's rows.
+TEST(EvaluateCli, ExtrapolationScoresDoNotDependOnRowOrder) {
+  const std::string header = "# trainplan: metric=max dataset_size=10000\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
+  const std::vector<std::string> rows = {"32,1,1,10,0.50,1",  "32,1,4,10,0.80,1",  "32,2,1,6,0.48,1",
+                                         "32,2,4,6,0.78,1",   "64,1,1,8,0.45,1",   "64,1,4,8,0.75,1",
+                                         "64,4,1,3,0.35,1",   "64,4,4,3,0.65,1",   "32,8,1,2,0.40,2",
+                                         "32,8,4,2,0.70,2",   "64,12,1,1.5,0.30,3", "64,12,4,1.5,0.60,3",
+                                         "32,12,2,1.6,0.50,3"};
+  auto d = tptest::temp_dir("evaluate_order");
+  std::string forward = header, backward = header;
+  for (const auto& r : rows) forward += r + "\n";
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) backward += *it + "\n";
+  const auto a = tptest::write_file(d / "a.csv", forward), b = tptest::write_file(d / "b.csv", backward);
+  auto scores = [](const std::string& path, const char* name) {
+    auto r = tptest::run_cli("evaluate --samples " + path + " --models global-batch,isotonic-mi --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["datasets"][name];
+  };
+  const auto sa = scores(a, "a");
+  const auto sb = scores(b, "b");
+  for (const char* model : {"global-batch", "isotonic-mi"})
+    for (const char* part : {"time", "metric"})
+      for (const char* split : {"workers", "workers_one_per_node", "batch"}) {
+        const auto& x = sa[model][part]["extrapolation_mre"][split];
+        const auto& y = sb[model][part]["extrapolation_mre"][split];
+        ASSERT_EQ(x.is_null(), y.is_null()) << model << " " << part << " " << split;
+        if (!x.is_null()) EXPECT_NEAR(x.get<double>(), y.get<double>(), 1e-9) << model << " " << part << " " << split;
+      }
+}
+
+// Options a mode does not read are refused, not ignored; a model named twice,
+// or 'all' beside others, is refused; an all-zero metric is said as fit says
+// it; --describe reaches the JSON.
+TEST(EvaluateCli, WhatAModeDoesNotReadIsRefused) {
+  const std::string samples = example("lenet-mnist-samples.csv");
+  tptest::expect_each_exits_two_naming(
+      "evaluate --samples " + samples,
+      {{" --models paleo,paleo", "--models"},
+       {" --models all,paleo", "--models"},
+       {" --layer-timings " + samples + " --models paleo", "--models"},
+       {" --layer-timings " + samples + " --describe", "--describe"}});
+  if (!tptest::shared_data_dir().empty()) {
+    const std::string data = tptest::shared_data_dir() + "/pollux-t4";
+    tptest::expect_each_exits_two_naming("evaluate --data " + data,
+                                         {{" --cross-model --models paleo", "--models"},
+                                          {" --cross-model --comm-profile none", "--comm-profile"},
+                                          {" --cross-model --describe", "--describe"},
+                                          {" --cross-model --cv 1", "--cv"},
+                                          {" --hardware t4", "--hardware"}});
+  }
+  auto d = tptest::temp_dir("evaluate_zero");
+  const auto zero = tptest::write_file(
+      d / "zero.csv", "batch,workers,epochs,epoch_time_s,metric\n32,1,1,10,0\n64,1,1,8,0\n32,2,1,6,0\n64,2,1,5,0\n");
+  auto z = tptest::run_cli("evaluate --samples " + zero + " --models per-batch-extrapolation");
+  EXPECT_EQ(z.exit_code, 2) << z.out;
+  EXPECT_NE(z.err.find("metric"), std::string::npos) << z.err;
+  auto j = tptest::run_cli("evaluate --samples " + samples + " --models per-batch-extrapolation --describe --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto answer = nlohmann::json::parse(j.out);
+  EXPECT_TRUE(answer["datasets"]["lenet-mnist-samples"]["per-batch-extrapolation"]["time"].contains("describe"));
+  EXPECT_NE(answer["descriptions"]["lenet-mnist-samples"].get<std::string>().find("samples"), std::string::npos);
 }
