@@ -16,13 +16,16 @@ command -v node >/dev/null || skip "no node (scripts/install-deps.sh installs it
 [ -d "$here/node_modules/puppeteer-core" ] || skip "no puppeteer-core in $here/node_modules (run: cd tests/browser && npm ci; scripts/install-deps.sh does)"
 mkdir -p "$out"
 log="$out/serve.log"
+# A log left by an earlier run would give its port to the loop below, which
+# can read the file before the new server's shell truncates it.
+rm -f "$log"
 # --max-fits 3: the page meets an id the server let go of (page_test.mjs).
 "$trainplan" serve --host 127.0.0.1 --port 0 --max-fits 3 >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null' EXIT
 url=""
 for _ in $(seq 1 100); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1)
+  url=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" 2>/dev/null | head -1)
   [ -n "$url" ] && break
   kill -0 "$server" 2>/dev/null || { echo "trainplan serve exited:"; cat "$log"; exit 1; }
   sleep 0.1
