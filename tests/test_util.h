@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "profile/launcher.h"
 
 namespace tptest {
 
@@ -69,6 +70,10 @@ struct CliResult {
 };
 
 // Runs the built `trainplan` binary with `args` (a shell-quoted string).
+// The CLI's path as one shell word (a checkout path may hold a space), as
+// the CLI itself writes a command to run again.
+inline std::string cli_word() { return trainplan::profile::shell_word(TRAINPLAN_CLI_PATH); }
+
 inline CliResult run_cli(const std::string& args) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("trainplan_cli_" + std::to_string(::getpid()));
@@ -76,7 +81,7 @@ inline CliResult run_cli(const std::string& args) {
   static const bool registered = (remove_at_exit(dir), true);  // once per process: the pid names it
   (void)registered;
   std::string out = (dir / "out").string(), err = (dir / "err").string();
-  std::string cmd = std::string(TRAINPLAN_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+  std::string cmd = cli_word() + " " + args + " >" + out + " 2>" + err;
   int rc = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;

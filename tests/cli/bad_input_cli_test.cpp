@@ -154,7 +154,7 @@ TEST(BadInputOutput, AnAnswerThatCannotBeWrittenFails) {
   const std::string err = (dir / "err").string();
   for (const std::string args : {"hardware --json", "llm memory --model gpt3-175b --tp 8 --pp 8 --json",
                                  "network resnet50 --batch 32"}) {
-    const int rc = std::system((std::string(TRAINPLAN_CLI_PATH) + " " + args + " >/dev/full 2>" + err).c_str());
+    const int rc = std::system((tptest::cli_word() + " " + args + " >/dev/full 2>" + err).c_str());
     EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << args << ": " << rc;
     EXPECT_NE(tptest::read_file(err).find("cannot write standard output"), std::string::npos)
         << args << ": " << tptest::read_file(err);

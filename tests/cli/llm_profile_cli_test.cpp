@@ -193,7 +193,7 @@ TEST(LlmProfileCli, CtrlCKillsTheRunningConfigurationAndKeepsTheRest) {
   const std::string args = "llm profile --grid " + grid + " -o " + out + " --cmd 'sh " + script + " {micro_batch} # {tp} {pp} {dp} {global_batch}'";
   pid_t pid = fork();
   if (pid == 0) {
-    std::string c = "exec " + std::string(TRAINPLAN_CLI_PATH) + " " + args + " >/dev/null 2>" + err;
+    std::string c = "exec " + tptest::cli_word() + " " + args + " >/dev/null 2>" + err;
     execl("/bin/sh", "sh", "-c", c.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -85,7 +85,7 @@ nlohmann::json trial_of(const nlohmann::json& trials, int b, int r, int e) {
 pid_t spawn_cli(const std::string& args, const std::string& out, const std::string& err) {
   pid_t pid = fork();
   if (pid == 0) {
-    std::string c = "exec " + std::string(TRAINPLAN_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+    std::string c = "exec " + tptest::cli_word() + " " + args + " >" + out + " 2>" + err;
     execl("/bin/sh", "sh", "-c", c.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -132,7 +132,7 @@ TEST(ProfileCli, AStoreThatCanOnlyBeReadIsRead) {
   const auto io = tptest::temp_dir("prof_read_only_io");
   const auto out = io / "out", err = io / "err";
   const auto run = [&](const std::string& args) {
-    const std::string cmd = as_other + TRAINPLAN_CLI_PATH + " " + args + " >" + out.string() + " 2>" + err.string();
+    const std::string cmd = as_other + tptest::cli_word() + " " + args + " >" + out.string() + " 2>" + err.string();
     const int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   };
@@ -191,7 +191,7 @@ TEST(ProfileCli, AStoreBeingProfiledIsReadByOneWhoCannotWriteIt) {
   ASSERT_TRUE(wait_rows(f.store, 2));
   std::set<size_t> seen;
   for (int i = 0; i < 5; ++i) {
-    const std::string cmd = *other + TRAINPLAN_CLI_PATH + " samples list --store " + f.store + " --json >" + out +
+    const std::string cmd = *other + tptest::cli_word() + " samples list --store " + f.store + " --json >" + out +
                             " 2>" + err;
     const int rc = std::system(cmd.c_str());
     if (WIFEXITED(rc) && (WEXITSTATUS(rc) == 126 || WEXITSTATUS(rc) == 127)) {
@@ -547,7 +547,7 @@ TEST(ProfileCli, CtrlCStopsCleanlyAndSaysHowToResume) {
   EXPECT_TRUE(contains(at[1], " profile ")) << at[1];
   EXPECT_TRUE(contains(at[1], " --store " + f.store + " ")) << at[1];
   // The program as it was started (a path here, not a trainplan that PATH may not hold).
-  EXPECT_EQ(at[1].find(std::string("  ") + TRAINPLAN_CLI_PATH + " profile "), 0u) << at[1];
+  EXPECT_EQ(at[1].find("  " + tptest::cli_word() + " profile "), 0u) << at[1];
   auto rows = SampleStore(f.store).trials();
   EXPECT_EQ(rows.size(), j["ok"].get<size_t>());
   EXPECT_GE(rows.size(), 2u);

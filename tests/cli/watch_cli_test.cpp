@@ -138,7 +138,7 @@ TEST(WatchCli, CmdWaitsForTheJobAfterDoneAndTakesItsStatus) {
 TEST(WatchCli, TheJobEndsWithTheWatch) {
   auto dir = tptest::temp_dir("watch_killed");
   const auto pidfile = (dir / "pid").string();
-  const std::string cmd = std::string("timeout -s TERM 1 ") + TRAINPLAN_CLI_PATH + " watch --cmd 'echo $$ > " + pidfile +
+  const std::string cmd = std::string("timeout -s TERM 1 ") + tptest::cli_word() + " watch --cmd 'echo $$ > " + pidfile +
                           "; exec sleep 60' --target 0.9 >/dev/null 2>&1";
   std::system(cmd.c_str());
   const pid_t job = std::atoi(tptest::read_file(pidfile).c_str());
@@ -166,7 +166,7 @@ TEST(WatchCli, TheJobsEndIsSeenPastWhatHoldsItsOutput) {
   EXPECT_LT(took, 10) << r.out;
   EXPECT_NE(r.out.find("exit 4"), std::string::npos) << r.out;
 
-  const std::string cmd = std::string("timeout --preserve-status -s INT 1.5 ") + TRAINPLAN_CLI_PATH + " watch --cmd 'cat " + log +
+  const std::string cmd = std::string("timeout --preserve-status -s INT 1.5 ") + tptest::cli_word() + " watch --cmd 'cat " + log +
                           "; exec >&-; sleep 30' --target 0.93 >/dev/null 2>&1";
   const auto at = std::chrono::steady_clock::now();
   const int rc = std::system(cmd.c_str());
@@ -251,7 +251,7 @@ TEST(WatchCli, ASecondMetricInTheLogIsSaidOnceAndNotTaken) {
 TEST(WatchCli, WhatTheJobStartedOutsideItsGroupEndsWithTheWatch) {
   auto dir = tptest::temp_dir("watch_setsid");
   const auto pidfile = (dir / "pid").string();
-  const std::string cmd = std::string("timeout -s TERM 1 ") + TRAINPLAN_CLI_PATH + " watch --cmd 'setsid sleep 300 & echo $! > " +
+  const std::string cmd = std::string("timeout -s TERM 1 ") + tptest::cli_word() + " watch --cmd 'setsid sleep 300 & echo $! > " +
                           pidfile + "; exec sleep 60' --target 0.9 >/dev/null 2>&1";
   std::system(cmd.c_str());
   const pid_t escaped = std::atoi(tptest::read_file(pidfile).c_str());
@@ -394,7 +394,7 @@ TEST(WatchCli, ACtrlCOnALogDrawsTheLastForecast) {
   const auto chart = (dir / "forecast.svg").string();
   const auto out = (dir / "out.jsonl").string();
   const std::string script =
-      std::string(TRAINPLAN_CLI_PATH) + " watch --log " + path + " --target 0.99 --stall 100 --poll 0.1 --json --plot " +
+      tptest::cli_word() + " watch --log " + path + " --target 0.99 --stall 100 --poll 0.1 --json --plot " +
       chart + " >" + out + " 2>/dev/null &\n" +
       "pid=$!\n"
       "for i in $(seq 600); do [ -s " + chart + " ] && break; sleep 0.05; done\n" +

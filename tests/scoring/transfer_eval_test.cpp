@@ -359,7 +359,7 @@ TEST(TransferEval, ATracesFileForItsFolderAndFloatPlacementsRead) {
   // Given from inside its folder, the file still names its network (not ".") and pairs with the
   // folder of networks on the other side.
   const auto out = (d / "relative.json").string();
-  const std::string in_folder = "cd " + dst.string() + " && " + TRAINPLAN_CLI_PATH + " evaluate --transfer --from " +
+  const std::string in_folder = "cd " + dst.string() + " && " + tptest::cli_word() + " evaluate --transfer --from " +
                                 (d / "src").string() + " --to placements.csv" + args + " >" + out + " 2>/dev/null";
   ASSERT_EQ(WEXITSTATUS(std::system(in_folder.c_str())), 0);
   EXPECT_EQ(nlohmann::json::parse(tptest::read_file(out))["mre"], nlohmann::json::parse(clean.out)["mre"]);

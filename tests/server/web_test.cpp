@@ -643,7 +643,7 @@ TEST(Web, SamplesPathWithinTheAllowedFolderOnly) {
   EXPECT_NE(bad.err.find("--allow-paths"), std::string::npos) << bad.err;
   // Every file, to every client of a wider address: refused before listening
   // (`timeout`: a server that started would otherwise keep the test waiting).
-  const std::string cli = TRAINPLAN_CLI_PATH;
+  const std::string cli = tptest::cli_word();
   for (const char* host : {"0.0.0.0", "::"}) {
     const std::string err = (dir / "wide.err").string();
     const int rc = std::system(("timeout 10 " + cli + " serve --port 0 --quiet --host " + host +

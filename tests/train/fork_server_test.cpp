@@ -106,7 +106,7 @@ TEST(TrainForkServer, ACtrlCAtTheTerminalCancelsTheProfileCleanly) {
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);  // a terminal's foreground group: the CLI and all it starts without a group of its own
-    std::string c = "TMPDIR=" + dir.string() + " exec " + std::string(TRAINPLAN_CLI_PATH) + " profile --workload lenet-mnist --trainer " +
+    std::string c = "TMPDIR=" + dir.string() + " exec " + tptest::cli_word() + " profile --workload lenet-mnist --trainer " +
                     trainer_path() + " --batches 32,64,128 --workers 1,2 --epochs 1 --train-subset 2000" +
                     " --test-subset 500 --timing epochs --store " + store + " --json >" + (dir / "out").string() + " 2>" +
                     (dir / "err").string();
@@ -144,7 +144,7 @@ TEST(TrainForkServer, AKilledProfilerLeavesNoDirectory) {
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
-    std::string c = "TMPDIR=" + dir.string() + " exec " + std::string(TRAINPLAN_CLI_PATH) + " profile --workload lenet-mnist --trainer " +
+    std::string c = "TMPDIR=" + dir.string() + " exec " + tptest::cli_word() + " profile --workload lenet-mnist --trainer " +
                     trainer_path() + " --batches 32,64 --workers 1 --epochs 1 --train-subset 2000" +
                     " --test-subset 500 --timing epochs --store " + store + " >" + (dir / "out").string() + " 2>" +
                     (dir / "err").string();
