@@ -10,5 +10,8 @@ if [ "${1:-}" = "--demo" ]; then
   shift
   target=(--target demo)
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build build -j"$(nproc)" "${target[@]}"
+# Configure's own lines are many; the project's (what it builds and why
+# not: no libtorch, no gloo) are shown.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" | { grep -E '^-- trainplan:' || true; }
+# ${a[@]+...}: an empty array under set -u, as bash before 4.4 needs it.
+cmake --build build -j"$(nproc)" ${target[@]+"${target[@]}"}
