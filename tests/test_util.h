@@ -44,10 +44,33 @@ inline void remove_at_exit(const std::filesystem::path& dir) {
   registry.dirs.push_back(dir);
 }
 
+// `path` as the tests paste it into command lines: itself when the shell
+// takes it literally, else a symbolic link to it in the temporary folder
+// (made once per process and name): a checkout path may hold a space.
+inline std::string shell_safe_path(const std::string& path, const std::string& name) {
+  if (trainplan::profile::shell_word(path) == path) return path;
+  namespace fs = std::filesystem;
+  const fs::path link = fs::temp_directory_path() / ("trainplan_" + name + "_" + std::to_string(::getpid()));
+  std::error_code ec;
+  if (!fs::is_symlink(link, ec)) {
+    fs::create_directory_symlink(path, link, ec);
+    remove_at_exit(link);  // remove_all removes the link, not what it points to
+  }
+  return link.string();
+}
+
+// The source tree (its examples, third_party), as shell_safe_path.
+inline std::string source_dir() {
+  static const std::string dir = shell_safe_path(TRAINPLAN_SOURCE_DIR, "source");
+  return dir;
+}
+
 // Path of ../shared/data, or "" when this clone has none (a user's clone).
 inline std::string shared_data_dir() {
   std::string p = TRAINPLAN_SHARED_DATA;
-  return std::filesystem::exists(p + "/README.md") ? p : "";
+  if (!std::filesystem::exists(p + "/README.md")) return "";
+  static const std::string dir = shell_safe_path(p, "shared_data");
+  return dir;
 }
 
 // Skips the current test with a clear message when ../shared/data is absent.

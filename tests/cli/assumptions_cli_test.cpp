@@ -11,7 +11,7 @@
 
 namespace {
 
-std::string example(const std::string& name) { return std::string(TRAINPLAN_SOURCE_DIR) + "/examples/" + name; }
+std::string example(const std::string& name) { return tptest::source_dir() + "/examples/" + name; }
 
 // 48 samples, accuracy 0.95 - 0.6/(1 + x/4) with x = e * 528 / (400 + b r),
 // at epochs 2, 10 and 30, all on one node with up to `max_workers` workers.

@@ -355,7 +355,7 @@ TEST(OutputPath, AFolderThatDoesNotExistFailsBeforeTheWork) {
 // image that would break the manifest's YAML, a folder as a job's log, a
 // transformer placeholder in a data-parallel template (no store is made).
 TEST(BadOptions, TyposAreRefusedBeforeTheWork) {
-  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  const std::string samples = tptest::source_dir() + "/examples/lenet-mnist-samples.csv";
   const std::string plan = "plan --samples " + samples + " --target 0.95 --deadline 10m";
   auto huge = tptest::run_cli(plan + " --max-workers 100000000");
   EXPECT_EQ(huge.exit_code, 2);

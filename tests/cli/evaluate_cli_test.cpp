@@ -9,7 +9,7 @@
 #include "test_util.h"
 
 namespace {
-std::string example(const std::string& name) { return std::string(TRAINPLAN_SOURCE_DIR) + "/examples/" + name; }
+std::string example(const std::string& name) { return tptest::source_dir() + "/examples/" + name; }
 }  // namespace
 
 TEST(EvaluateCli, SplitsThatDoNotApplyAreSaidOnceNotScoredAsFailures) {

@@ -225,7 +225,7 @@ TEST(PredictCli, TargetGivesTheFirstEpochsThatMeetIt) {
 // worker reached 0.9455 after 2 epochs, so 0.95 takes at least 3, whatever the
 // curve fitted to all trials says; plan on that batch agrees.
 TEST(PredictCli, EpochsToATargetAreHeldToTheRunsMeasuredThere) {
-  const std::string s = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-1worker.csv";
+  const std::string s = tptest::source_dir() + "/examples/lenet-mnist-1worker.csv";
   // The metric model named: the test is of the holding, whichever model the
   // cross-validation prefers on these ten samples.
   const std::string models = " --time-model allreduce-local --metric-model optimus-curve";

@@ -736,7 +736,7 @@ TEST(LlmCli, EvaluateRefusesAGpuItWouldIgnore) {
     EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "--gpu")) << set << ": " << r.err;
   }
   // A measured grid or set of runs names no GPU: scoring them on the A100 default would be silent, so --gpu is due.
-  const std::string root = TRAINPLAN_SOURCE_DIR;
+  const std::string root = tptest::source_dir();
   for (const std::string set : {"--runs " + root + "/examples/h100/transformer-training.csv",
                                 "--grid " + root + "/examples/cpu-gpt/grid.csv"}) {
     auto r = tptest::run_cli("llm evaluate " + set);

@@ -41,7 +41,7 @@ std::string fake_cmd(const std::filesystem::path& dir, const std::string& fail_t
   return "--cmd 'sh " + script + " {micro_batch} {tp} {workers} " + fail_tp + " # {pp} {dp} {global_batch}'";
 }
 
-std::string source(const std::string& rel) { return std::string(TRAINPLAN_SOURCE_DIR) + "/" + rel; }
+std::string source(const std::string& rel) { return tptest::source_dir() + "/" + rel; }
 
 }  // namespace
 

@@ -556,7 +556,7 @@ TEST(PlanCli, APlanPastTheWorkersOfOneNodeSaysHowItPackedThem) {
 // A global batch past the data set an epoch passes over is a run no trial
 // measured (one short step an epoch): the plan says so; within it, not.
 TEST(PlanCli, ABatchPastTheDataSetIsSaid) {
-  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  const std::string samples = tptest::source_dir() + "/examples/lenet-mnist-samples.csv";
   for (const auto& [batches, past] : {std::pair{"16,32", false}, std::pair{"100000", true}}) {
     auto r = tptest::run_cli("plan --samples " + samples + " --target 0.2 --deadline 10m --batches " + batches + " --json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -589,7 +589,7 @@ TEST(PlanCli, AnUnreadableOptionValueIsAnErrorNamingTheOption) {
 // to itself, so that every GPU is planned in the precision asked; in the
 // precision the samples ran in, it stays measured.
 TEST(PlanCli, ATargetPrecisionMovesTheMeasuredGpuToo) {
-  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
+  const std::string samples = tptest::source_dir() + "/examples/h200/lenet-mnist-samples.csv";
   const auto dir = tptest::temp_dir("plan-gpus-precision");
   const std::string ask = " --from-gpu h200 --gpu h200,l4 --target 0.97 --deadline 10m --precision fp32";
   auto same = tptest::run_cli("plan --samples " + samples + ask + " --target-precision fp32 --json");
@@ -616,7 +616,7 @@ TEST(PlanCli, ATargetPrecisionMovesTheMeasuredGpuToo) {
 }
 
 TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
-  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
+  const std::string samples = tptest::source_dir() + "/examples/h200/lenet-mnist-samples.csv";
   const auto dir = tptest::temp_dir("plan-gpus");
   const std::string ask = " --target 0.97 --deadline 10m --confidence 0.9";
   auto r = tptest::run_cli("plan --samples " + samples + " --from-gpu h200 --gpu h200,l4 --price h200=3.5,l4=0.8" +
@@ -710,7 +710,7 @@ TEST(PlanCli, PlansOnSeveralGpusFromSamplesMeasuredOnOne) {
 // merged frontier is, at every deadline, the cheapest of the GPUs' in-effect
 // points, fastest first and each strictly cheaper than the one before.
 TEST(PlanCli, EachGpusFrontierAndTheCheapestGpuForEveryDeadline) {
-  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  const std::string samples = tptest::source_dir() + "/examples/lenet-mnist-samples.csv";
   const auto dir = tptest::temp_dir("plan-gpus-frontier");
   const std::string gpus = " --from-gpu t4 --gpu t4,a100-40gb,l4 --price t4=0.5,a100-40gb=3,l4=0.8";
   const std::string ask = " --target 0.95 --deadline 10m --frontier";
@@ -794,7 +794,7 @@ TEST(PlanCli, EachGpusFrontierAndTheCheapestGpuForEveryDeadline) {
 // plan --gpu exits 2 naming the field and the option; --dataset-size gives
 // it, and the plans equal those on the file that says it.
 TEST(PlanCli, ADatasetSizeOnTheCommandLineLetsSamplesMove) {
-  const std::string with = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  const std::string with = tptest::source_dir() + "/examples/lenet-mnist-samples.csv";
   const auto dir = tptest::temp_dir("plan-dataset-size");
   std::string text = tptest::read_file(with);
   ASSERT_EQ(text.rfind("# trainplan: metric=max dataset_size=12000\n", 0), 0u) << text.substr(0, 80);

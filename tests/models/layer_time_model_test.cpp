@@ -144,7 +144,7 @@ TEST(LayerTimeEval, ScoresLayersAndANetworkAgainstItsSamples) {
 // development machine, and each network's step as the sum of its layers
 // against its own measured single-worker steps.
 TEST(LayerTimeEval, PredictsTheReferenceNetworksFromMeasuredLayerTimes) {
-  const std::string ex = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/";
+  const std::string ex = tptest::source_dir() + "/examples/";
   auto rep = scoring::evaluate_layer_times(io::read_layer_timings(ex + "layer-timings-cpu.csv"),
                                         {ex + "lenet-mnist-1worker.csv", ex + "mlp-fashion-1worker.csv"}, 5, 1);
   EXPECT_EQ(rep.layers, 400);

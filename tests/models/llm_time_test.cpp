@@ -266,7 +266,7 @@ TEST(GemmTime, EfficiencyRisesWithSizeToThePeakFraction) {
 }
 
 TEST(GemmTime, DefaultsAreTheFitToTheShippedH100Sweep) {
-  auto t = io::CsvTable::read(std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h100/gemm-sweep.csv");
+  auto t = io::CsvTable::read(tptest::source_dir() + "/examples/h100/gemm-sweep.csv");
   std::vector<models::GemmTiming> g;
   for (const auto& row : t.rows())
     if (t.text(row, "dtype") == "bfloat16")

@@ -183,7 +183,7 @@ TEST(PlanLaunchSpec, SbatchScriptRunsTheExampleToTheEnd) {
   LaunchOptions o;
   o.gpus = false;
   o.job_name = "trainplan-test";
-  o.train_cmd = std::string("python3 ") + TRAINPLAN_SOURCE_DIR +
+  o.train_cmd = std::string("python3 ") + tptest::source_dir() +
                 "/examples/train_example.py --batch {batch} --workers {workers} --rank {rank} --epochs {epochs} "
                 "--master-addr {master_addr} --master-port {master_port}";
   const std::string script = tptest::write_file(dir / "job.sh", slurm_script(plan_choice(48, 2, 3), o));

@@ -173,7 +173,7 @@ TEST(Gnuplot, AFailingGnuplotIsSaidAsSuch) {
   std::filesystem::permissions(dir / "gnuplot", std::filesystem::perms::owner_all);
   const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
   ::setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
-  const auto r = tptest::run_cli("fit --samples " + (std::filesystem::path(TRAINPLAN_SOURCE_DIR) / "examples" /
+  const auto r = tptest::run_cli("fit --samples " + (std::filesystem::path(tptest::source_dir()) / "examples" /
                                                      "lenet-mnist-samples.csv").string() +
                                  " --plot " + (dir / "chart.png").string());
   ::setenv("PATH", path.c_str(), 1);

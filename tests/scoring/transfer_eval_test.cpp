@@ -873,7 +873,7 @@ TEST(TransferEval, FoldersPairByNameInAnyCaseAndCurvesAreNotRead) {
 // free text than --from-gpu; the datasheet precision rule does not read an
 // impossible throughput as mixed precision.
 TEST(TransferCli, WhatAMoveCannotSeeIsSaid) {
-  const std::string samples = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
+  const std::string samples = tptest::source_dir() + "/examples/h200/lenet-mnist-samples.csv";
   auto moved = tptest::run_cli("transfer --samples " + samples + " --from-gpu h200 --to-gpu l4 --json");
   ASSERT_EQ(moved.exit_code, 0) << moved.err;
   const auto j = nlohmann::json::parse(moved.out);

@@ -58,7 +58,7 @@ TEST(AmpFp32Master, SixteenBytesPerParameterPlusTheAutocastCopies) {
 }
 
 TEST(TransformerRunsEval, ShippedH100RunsBothWays) {
-  auto runs = io::read_transformer_runs(std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h100/transformer-training.csv");
+  auto runs = io::read_transformer_runs(tptest::source_dir() + "/examples/h100/transformer-training.csv");
   EXPECT_EQ(runs.size(), 49u);
   auto e = scoring::evaluate_transformer_runs(runs, *structure::find_builtin_hardware("h100"));
   EXPECT_LT(e.time_calibrated_mape, e.time_datasheet_mape);

@@ -24,7 +24,7 @@ LoadOptions small_load() {
   o.clients = 4;
   o.requests = 40;
   o.duration_s = 60;
-  o.samples_csv = tptest::read_file(std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv");
+  o.samples_csv = tptest::read_file(tptest::source_dir() + "/examples/lenet-mnist-samples.csv");
   o.max_rows = 200;  // the over-the-limit requests stay small
   o.max_body_bytes = 64 << 10;
   o.setup_model = "isotonic-mi";  // auto's cross-validation would take seconds
@@ -102,7 +102,7 @@ TEST(LoadBench, Percentile) {
 TEST(BenchServeCli, BadInputIsExitTwoNamingTheOption) {
   const auto dir = tptest::temp_dir("bench_serve_bad");
   const std::string empty = tptest::write_file(dir / "empty.csv", "");
-  const std::string ok = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/lenet-mnist-samples.csv";
+  const std::string ok = tptest::source_dir() + "/examples/lenet-mnist-samples.csv";
   struct Case {
     std::string args, option;
   } cases[] = {{"--max-rows 0", "--max-rows"},

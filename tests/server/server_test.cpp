@@ -531,7 +531,7 @@ TEST(Server, TransferEqualsCliAndItsSamplesFit) {
 // each GPU's plan, the measured one as it is, the others on moved samples.
 TEST(Server, PlanOnSeveralGpusEqualsCli) {
   Running s;
-  const std::string path = std::string(TRAINPLAN_SOURCE_DIR) + "/examples/h200/lenet-mnist-samples.csv";
+  const std::string path = tptest::source_dir() + "/examples/h200/lenet-mnist-samples.csv";
   auto cli = tptest::run_cli("plan --samples " + path + " --from-gpu h200 --gpu h200,l4 --price h200=3.5,l4=0.8 "
                              "--target 0.97 --deadline 600 --json");
   ASSERT_EQ(cli.exit_code, 0) << cli.err;

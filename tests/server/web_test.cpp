@@ -46,7 +46,7 @@ TEST(Web, ServesThePageAndItsFiles) {
   EXPECT_EQ(page->body.find("https://"), std::string::npos);
   // The embedded uPlot is the vendored file, byte for byte.
   EXPECT_EQ(c.Get("/web/uPlot.iife.min.js")->body,
-            tptest::read_file(std::string(TRAINPLAN_SOURCE_DIR) + "/third_party/uplot/uPlot.iife.min.js"));
+            tptest::read_file(tptest::source_dir() + "/third_party/uplot/uPlot.iife.min.js"));
 
   // Other paths stay the JSON API's.
   auto missing = c.Get("/web/nothing.js");

@@ -36,7 +36,7 @@ inline std::string trainer_path() {
 // The directory the trainer reads by default.
 inline std::string data_dir() {
   if (const char* env = std::getenv("TRAINPLAN_DATA_DIR"); env && *env) return env;
-  return std::string(TRAINPLAN_SOURCE_DIR) + "/third_party/datasets";
+  return tptest::source_dir() + "/third_party/datasets";
 }
 
 #define REQUIRE_TRAINER(workload_subdir)                                                                  \
