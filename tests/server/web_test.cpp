@@ -438,8 +438,10 @@ TEST(Web, LlmPlanCalibratedEqualsCli) {
 // /simulate on a named workload answers `trainplan simulate --json` plus each
 // job's result and the GPUs in use; without data it says what is missing.
 TEST(Web, SimulateEqualsCli) {
-  const std::string data = std::string(TRAINPLAN_SHARED_DATA) + "/pollux-t4";
-  const std::string workloads = std::string(TRAINPLAN_SHARED_DATA) + "/workloads";
+  // Through tptest::shell_safe_path: both go into command lines below.
+  const std::string shared = tptest::shell_safe_path(TRAINPLAN_SHARED_DATA, "shared_data_web");
+  const std::string data = shared + "/pollux-t4";
+  const std::string workloads = shared + "/workloads";
   Running s;
   s.service.set_simulation_dirs(data, workloads);
   int st = 0;
