@@ -93,25 +93,16 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
     const size_t chosen = choice.chosen;
     time = models::LlmTimeModel(time.hardware(), candidates[chosen]);
     c.fitted = llm_fit_modes()[chosen];
-    if (choice.implausible_by_error()) {
-      double believed_error = INFINITY;
-      std::string believed;
-      for (size_t i = 0; i < candidates.size(); ++i)
-        if (!choice.implausible[i] && choice.cv_error[i] < believed_error)
-          believed_error = choice.cv_error[i], believed = llm_fit_modes()[i];
+    if (choice.implausible_by_error())
       chosen_for_its_error = fmt::format(
           "it predicts the measured rows it was not fitted to within {:.1f}% at the mean, against {:.1f}% for {}, so "
           "the rows' time grows with their work as a slower GPU's would. If they ran on another GPU than {}, say "
           "which with --calibrate-gpu",
-          100 * choice.cv_error[chosen], 100 * believed_error, believed, time.hardware().name);
-    }
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (i == chosen) continue;
-      models::LlmTimeModel m(time.hardware(), candidates[i]);
-      m.fit(ts);
-      if (auto why = uncertainty::implausible_fit(m, candidates[i]))
-        c.passed_over.push_back(fmt::format("{}: {}", llm_fit_modes()[i], *why));
-    }
+          100 * choice.cv_error[chosen], 100 * choice.cv_error[choice.best_believed],
+          llm_fit_modes()[choice.best_believed], time.hardware().name);
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (i != chosen && choice.implausible[i])
+        c.passed_over.push_back(fmt::format("{}: {}", llm_fit_modes()[i], *choice.implausible[i]));
   }
   c.cv = uncertainty::cross_validate_llm(measured, time, memory);
   time.fit(ts);

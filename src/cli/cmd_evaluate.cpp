@@ -51,6 +51,14 @@ struct EvaluateArgs {
   bool models_given = false;
 };
 
+// Refuses the first of `options` given on the command line, saying `why`:
+// accepted and then unread, an option would make a user believe it had an
+// effect.
+void refuse_given(const CLI::App& cmd, std::initializer_list<const char*> options, const char* why) {
+  for (const char* option : options)
+    if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, why);
+}
+
 std::vector<std::string> model_names(const std::string& spec) {
   auto& reg = models::ModelRegistry::instance();
   const auto names = distinct_comma_list(spec, "--models");
@@ -81,9 +89,7 @@ std::vector<std::pair<std::string, std::string>> trace_files(const std::string& 
 void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   if (!a.data.empty() || !a.samples.empty())
     throw InputError("--transfer scores trace folders: give --from DIR and --to DIR, not --data or --samples");
-  // Accepted and then unread, they would make a user believe they had an effect.
-  for (const char* option : {"--cv", "--plan", "--cross-model", "--layer-timings", "--comm-profile"})
-    if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, "does not go with --transfer");
+  refuse_given(cmd, {"--cv", "--plan", "--cross-model", "--layer-timings", "--comm-profile"}, "does not go with --transfer");
   if (a.from.empty()) throw InputError("", 0, "--from", "--transfer needs --from DIR (the profiled GPU's traces)");
   if (a.to.empty()) throw InputError("", 0, "--to", "--transfer needs --to DIR (the target GPU's traces)");
   if (a.from_gpu.empty()) throw InputError("", 0, "--from-gpu", "--transfer needs --from-gpu NAME or a hardware file");
@@ -158,19 +164,14 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
   if (a.transfer) return run_transfer(a, cmd);
   for (const auto* opt : {&a.from, &a.to, &a.from_gpu, &a.to_gpu, &a.network})
     if (!opt->empty()) throw InputError("--from, --to, --from-gpu, --to-gpu and --network go with --transfer");
-  // Accepted and then unread, they would make a user believe they had an effect.
-  for (const char* option : {"--seeds", "--rows-out", "--target-trials", "--tf32", "--precision", "--target-precision"})
-    if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, "goes with --transfer");
+  refuse_given(cmd, {"--seeds", "--rows-out", "--target-trials", "--tf32", "--precision", "--target-precision"},
+               "goes with --transfer");
   if (cmd.get_option("--plan")->count() > 0 && a.data.empty())
     throw InputError("", 0, "--plan", "goes with --data: it draws the samples scored from the traces");
-  // Options of the leaderboard that the per-layer and the cross-network
-  // scores do not read.
-  auto refuse_unread = [&](const char* mode, std::initializer_list<const char*> options) {
-    for (const char* option : options)
-      if (cmd.get_option(option)->count() > 0) throw InputError("", 0, option, fmt::format("does not go with {}", mode));
-  };
   if (!a.layer_timings.empty()) {
-    refuse_unread("--layer-timings", {"--models", "--comm-profile", "--describe", "--cross-model", "--hardware"});
+    // The leaderboard's options, which the per-layer scores do not read.
+    refuse_given(cmd, {"--models", "--comm-profile", "--describe", "--cross-model", "--hardware"},
+                 "does not go with --layer-timings");
     if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
     if (!a.plot.empty()) io::check_plot_path(a.plot);
@@ -183,7 +184,8 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
     return;
   }
   if (a.cross_model) {
-    refuse_unread("--cross-model", {"--models", "--comm-profile", "--describe", "--plot", "--plan", "--hardware"});
+    refuse_given(cmd, {"--models", "--comm-profile", "--describe", "--plot", "--plan", "--hardware"},
+                 "does not go with --cross-model");
     if (a.data.empty() || !a.samples.empty()) throw InputError("--cross-model scores traces: give --data DIR, not --samples");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
     auto rep = scoring::evaluate_cross_model(a.data, {a.cv, a.seed});

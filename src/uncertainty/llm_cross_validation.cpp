@@ -165,13 +165,14 @@ std::optional<std::string> implausible_fit(const models::LlmTimeModel& fitted, c
 
 bool FitChoice::implausible_by_error() const {
   return chosen < implausible.size() && implausible[chosen] &&
-         std::any_of(implausible.begin(), implausible.end(), [](char f) { return f == 0; });
+         std::any_of(implausible.begin(), implausible.end(), [](const auto& why) { return !why; });
 }
 
 FitChoice choose_by_cross_validation(const io::LlmConfigTable& measured, const structure::HardwareProfile& hw,
                                      const std::vector<models::LlmTimeParams>& candidates) {
   FitChoice c;
-  c.implausible.assign(candidates.size(), 0);
+  c.implausible.assign(candidates.size(), std::nullopt);
+  c.best_believed = candidates.size();
   std::vector<models::LlmTimeSample> all;
   for (const auto& r : measured.rows)
     if (r.iteration_time_s) all.push_back({r.spec, r.layout, *r.iteration_time_s});
@@ -180,9 +181,10 @@ FitChoice choose_by_cross_validation(const io::LlmConfigTable& measured, const s
       if (candidates[i].fit_overheads) continue;
       models::LlmTimeModel m(hw, candidates[i]);
       m.fit(all);
-      c.implausible[i] = implausible_fit(m, candidates[i]).has_value();
+      c.implausible[i] = implausible_fit(m, candidates[i]);
     }
-  const auto first_believed = std::find(c.implausible.begin(), c.implausible.end(), 0);
+  const auto first_believed =
+      std::find_if(c.implausible.begin(), c.implausible.end(), [](const auto& why) { return !why; });
   if (candidates.size() < 2) return c;
   std::vector<double> error(candidates.size(), INFINITY);
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -201,6 +203,7 @@ FitChoice choose_by_cross_validation(const io::LlmConfigTable& measured, const s
     return best;
   };
   const size_t believed = best_of(true), any = best_of(false);
+  c.best_believed = believed;
   // Models far apart in size: the training FLOPs per token of the largest
   // measured and the smallest.
   double least = INFINITY, most = 0;

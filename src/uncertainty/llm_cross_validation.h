@@ -97,14 +97,19 @@ inline constexpr double kImplausibleFitErrorShare = 0.25;
 // of five rows predicted the rest worse (36.7% against 19.2%).
 inline constexpr double kImplausibleFitSizeSpan = 2.0;
 
-// What select_by_cross_validation weighed: the chosen index, and for each
-// candidate its cross-validated mean |error| of the time (empty when there
-// was nothing to cross-validate) and whether its fit is implausible_fit (all
-// false for a single candidate or rows without times, which are not fitted).
+// What select_by_cross_validation weighed.
 struct FitChoice {
   size_t chosen = 0;
+  // Each candidate's cross-validated mean |error| of the time (empty when
+  // there was nothing to cross-validate).
   std::vector<double> cv_error;
-  std::vector<char> implausible;
+  // Why each candidate's fit on all the rows is implausible_fit (nullopt:
+  // believed; all nullopt for a single candidate or rows without times,
+  // which are not fitted).
+  std::vector<std::optional<std::string>> implausible;
+  // The believed candidate of least cv_error (the candidates' count when
+  // none is believed or cv_error is empty).
+  size_t best_believed = 0;
   // The chosen fit is implausible and was taken for its error (not because
   // every candidate was implausible).
   bool implausible_by_error() const;
