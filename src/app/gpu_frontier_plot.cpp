@@ -22,7 +22,7 @@ io::PlotPanel gpu_frontier_panel(const GpuComparison& c, double deadline_s) {
       lines, deadline_s,
       priced ? "the cheapest run that meets the target, by deadline, on each GPU (the lowest step is the GPU to rent)"
              : "the cheapest run that meets the target, by deadline, on each GPU",
-      "deadline (s)", priced ? "cost (price x GPU-hours)" : "GPU-hours", false);
+      "deadline (s)", "s", priced ? "cost (price x GPU-hours)" : "GPU-hours", false);
 }
 
 }  // namespace trainplan::app

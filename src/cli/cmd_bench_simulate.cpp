@@ -173,9 +173,9 @@ void policy_comparisons(const BenchSimArgs& a, LoadMeans& m, nlohmann::json& jl)
 void plot_means(const std::string& path, const std::vector<std::string>& policies, size_t workloads,
                 const std::vector<std::pair<double, LoadMeans>>& by_load) {
   io::PlotPanel panel;
-  panel.title = fmt::format("mean of {} workload{}' average JCT, 16 x 4 GPUs (lines: ours; circles: published by Pollux's "
-                            "simulator)",
-                            workloads, workloads == 1 ? "" : "s");
+  panel.title = fmt::format("{} average JCT, 16 x 4 GPUs (lines: ours; circles: published by Pollux's simulator)",
+                            workloads == 1 ? std::string("one workload's")
+                                           : fmt::format("mean of {} workloads'", workloads));
   panel.xlabel = "load (x the workloads' arrival rate)";
   panel.ylabel = "average job completion time (hours)";
   panel.logy = true;

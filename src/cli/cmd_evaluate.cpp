@@ -128,7 +128,7 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
     o.methods = distinct_comma_list(a.models, "--models");
     o.headline = o.methods.front();
   }
-  if (!a.plot.empty()) io::check_plot_path(a.plot);  // a bad name fails before any fit
+  if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();  // a bad name fails before any fit
   auto rep = scoring::evaluate_transfer(o);
   std::cout << (a.json ? scoring::transfer_json(rep).dump(2) + "\n" : scoring::format_transfer(rep));
   if (!a.plot.empty()) {
@@ -174,7 +174,7 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
                  "does not go with --layer-timings");
     if (!a.data.empty()) throw InputError("--layer-timings scores the per-layer model: give --samples (or nothing), not --data");
     if (a.cv < 2) throw InputError("", 0, "--cv", "need at least 2 folds, got " + std::to_string(a.cv));
-    if (!a.plot.empty()) io::check_plot_path(a.plot);
+    if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();
     auto rep = scoring::evaluate_layer_times(io::read_layer_timings(a.layer_timings), a.samples, a.cv, a.seed);
     std::cout << (a.json ? scoring::layer_times_json(rep) + "\n" : scoring::format_layer_times(rep));
     if (!a.plot.empty()) {
@@ -198,6 +198,7 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
     std::vector<std::pair<std::string, std::string>> inputs;
     for (const auto& f : a.samples) inputs.push_back({f, "--samples"});
     io::check_plot_path(a.plot, inputs);
+    io::require_gnuplot();
   }
   auto names = model_names(a.models);
   scoring::EvalOptions opts;
@@ -340,7 +341,8 @@ void setup(CLI::App& root) {
                   "Draw with gnuplot (.png or .svg) each model's cross-validated predictions against the measurements: "
                   "one row per data set, epoch time (log-log) and metric, the 6 models with the lowest CV MRE per panel; "
                   "with --transfer, each network's predicted step times on the target against the measured ones (the "
-                  "first seed), every method and the target trials");
+                  "first seed), every method and the target trials; with --layer-timings, each layer's predicted time "
+                  "against the measured one");
   cmd->callback([a, cmd] { run_evaluate(*a, *cmd); });
 }
 

@@ -60,7 +60,7 @@ PartResult fit_metric(const std::string& name, const SampleSet& s, const models:
 
 void run_fit(const FitArgs& a) {
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
-  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
+  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}}), io::require_gnuplot();
   SampleSet s = read_samples_noted(a.samples);
   s.check_declared_metric_range("metric_range");  // as predict and plan check it
   auto& reg = models::ModelRegistry::instance();
@@ -94,11 +94,14 @@ void run_fit(const FitArgs& a) {
     if (!a.json) std::cerr << fmt::format("fitting metric model {}...\n", mname);
     m = fit_metric(mname, s, params);
   }
-  if (!a.plot.empty()) {
+  // Drawn after the answer is printed, so that a chart that fails loses no answer.
+  auto draw_chart = [&] {
+    if (a.plot.empty()) return;
+    std::cout.flush();
     auto panels = scoring::fit_panels(s, t ? t->time.get() : nullptr, m ? m->metric.get() : nullptr);
     io::render_plot(a.plot, panels);
     std::cerr << fmt::format("plot of the fitted curves over the samples -> {}\n", a.plot);
-  }
+  };
   if (a.json) {
     nlohmann::json j;
     j["samples"] = a.samples;
@@ -113,6 +116,7 @@ void run_fit(const FitArgs& a) {
     j["metric"] = part(m, "samples with a metric");
     if (!reason.empty()) j["choice"] = reason;
     std::cout << j.dump(2) << "\n";
+    draw_chart();
     return;
   }
   std::cout << fmt::format("samples: {} ({} samples, {} with a metric; metric {})\n", a.samples, s.size(),
@@ -125,6 +129,7 @@ void run_fit(const FitArgs& a) {
     std::cout << fmt::format("metric model {}: in-sample MRE {:.2f}% over {} samples\n{}\n", m->model, 100 * m->mre,
                              m->n, m->describe);
   if (!s.has_metric()) std::cout << "metric: none (time-only samples)\n";
+  draw_chart();
 }
 
 void setup(CLI::App& root) {

@@ -331,7 +331,7 @@ void run_memory(MemoryArgs a) {
   // The overlaps llm plan --overlap sets, where the layout allows each.
   a.layout.overlap_grad_reduce = a.overlap;
   a.layout.overlap_param_gather = a.overlap && a.layout.distributed_optimizer;
-  a.layout.tp_comm_overlap = a.overlap && a.layout.tp > 1;
+  a.layout.tp_comm_overlap = a.overlap && a.layout.tp > 1 && a.layout.sequence_parallel;  // Megatron-LM's rule, as the planner's
   // Not given: a full pipeline, pp micro-batches a replica (2·pp interleaved,
   // whose first stage warms up with 2(pp - 1) + (vpp - 1)·pp chunks). The
   // first stage then holds as many micro-batches' activations as any longer

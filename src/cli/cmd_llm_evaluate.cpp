@@ -321,7 +321,7 @@ void plot_grid(const std::string& path, const scoring::GridEvaluation& e, const 
 // A measured grid (`llm profile`): leave one configuration out, the models
 // calibrated as `llm predict --calibrate --fit` calibrates them.
 void run_grid(const EvaluateArgs& a) {
-  if (!a.plot.empty()) io::check_plot_path(a.plot);
+  if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();
   auto hw = io::resolve_llm_hardware(a.gpu, "--gpu");
   auto grid = read_llm_configs_noted(a.grid, /*require_time=*/true);
   if (grid.rows.size() < 2)
@@ -375,7 +375,12 @@ void run_grid(const EvaluateArgs& a) {
         law.steps.size(), law.smallest_bytes, law.largest_bytes, 1e3 * law.seconds_at_64kib, law.exponent, hw.name,
         hw.node.collective_latency_exponent);
   }
-  if (!a.plot.empty()) plot_grid(a.plot, e, law, hw);
+  // Drawn after the answer is printed, so that a chart that fails loses no answer.
+  auto draw_chart = [&] {
+    if (a.plot.empty()) return;
+    std::cout.flush();
+    plot_grid(a.plot, e, law, hw);
+  };
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());
   nlohmann::json intervals = nullptr;
@@ -422,6 +427,7 @@ void run_grid(const EvaluateArgs& a) {
                                 {"intervals", intervals}}
                      .dump(2)
               << "\n";
+    draw_chart();
     return;
   }
   std::cout << fmt::format("{}: {} configurations on {}; calibrated = fitted ({}) on the other rows\n", a.grid,
@@ -475,6 +481,7 @@ void run_grid(const EvaluateArgs& a) {
                                100.0 * e.memory_covered / e.memory_rows, 100 * e.memory_mean_half_width);
     std::cout << "\n";
   }
+  draw_chart();
 }
 
 void run_evaluate(const EvaluateArgs& a) {

@@ -99,12 +99,27 @@ void plot_frontier(const std::string& path, const app::LlmPlanOutcome& o) {
   panel.ylabel = "GPU-hours";
   panel.logx = panel.logy = true;
   panel.key = "top right";
+  const auto& frontier = o.result.frontier;
+  double first = INFINITY, last = 0, lo = INFINITY, hi = 0;
+  for (const auto& c : frontier)
+    first = std::min(first, c.train_s / 3600), last = std::max(last, c.train_s / 3600),
+    lo = std::min(lo, c.gpu_hours), hi = std::max(hi, c.gpu_hours);
+  const double deadline_h = o.options.deadline_s > 0 ? o.options.deadline_s / 3600 : 0;
+  // The steps run past the slowest point (a frontier of one point is a step, not nothing), and
+  // far enough right to show the deadline when it lies beyond them.
+  const double right = std::max(last * std::pow(10.0, 0.25), deadline_h * 1.3);
   io::PlotSeries front{"cheapest that fits within the time", {}, "steps", io::plot_palette()[0]};
-  for (const auto& c : o.result.frontier) front.points.push_back({c.train_s / 3600, c.gpu_hours});
+  for (const auto& c : frontier) front.points.push_back({c.train_s / 3600, c.gpu_hours});
+  if (!front.points.empty()) front.points.push_back({right, front.points.back().second});
   panel.series.push_back(front);
   if (!o.result.top.empty())
     panel.series.push_back({"chosen", {{o.result.top.front().train_s / 3600, o.result.top.front().gpu_hours}}, "points",
                             io::plot_palette()[1]});
+  if (deadline_h > 0) {
+    panel.xrange = {{std::min(first, deadline_h) / std::pow(10.0, 0.1), right}};
+    panel.series.push_back({fmt::format("deadline {:.4g} h", deadline_h), {{deadline_h, lo / 1.15}, {deadline_h, hi * 1.15}},
+                            "lines lw 1 dt 3", "#d62728"});
+  }
   io::render_plot(path, {panel});
 }
 
@@ -126,7 +141,7 @@ void plot_gpu_frontiers(const std::string& path, const std::vector<app::LlmPlanO
                             lines, outcomes.front().options.deadline_s / 3600,
                             fmt::format("{}: what a deadline costs on each GPU{}", spec.name.empty() ? "transformer" : spec.name,
                                         prices.empty() ? "" : " (the lowest step is the GPU to rent)"),
-                            "training time (h)", prices.empty() ? "GPU-hours" : "cost (price x GPU-hours)", true)});
+                            "training time (h)", "h", prices.empty() ? "GPU-hours" : "cost (price x GPU-hours)", true)});
 }
 
 // "gpt3-175b (174.6B parameters), 3e+11 tokens, global batch 1536 x 2048 tokens: 95368 iterations"
@@ -220,7 +235,12 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   // Under a budget the objective is time: the plan that trains soonest.
   const bool least_time = outcomes.front().minimises_time();
   const std::vector<plan::MergedPoint>& merged = cmp.frontier;
-  if (!a.plot.empty()) plot_gpu_frontiers(a.plot, outcomes, priced ? prices : std::vector<double>{});
+  // Drawn after the answer is printed, so that a chart that fails loses no answer.
+  const bool any_frontier = std::any_of(outcomes.begin(), outcomes.end(),
+                                        [](const app::LlmPlanOutcome& o) { return !o.result.frontier.empty(); });
+  if (!a.plot.empty() && !any_frontier)
+    std::cerr << "note: no chart: no GPU has a configuration that fits, so there is no frontier to draw\n";
+  const bool draw = !a.plot.empty() && any_frontier;
   if (a.json) {
     nlohmann::json j = app::to_json(cmp);
     // The whole answer, each GPU's reason in it, with the failure's fields a script reads on any verb.
@@ -289,8 +309,9 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
         else print_frontier(o.result.frontier, 0);
       }
     }
-    if (!a.plot.empty()) std::cout << "chart: " << a.plot << " (each GPU's cost-time frontier)\n";
+    if (draw) std::cout << "chart: " << a.plot << " (each GPU's cost-time frontier)\n";
   }
+  if (draw) plot_gpu_frontiers(a.plot, outcomes, priced ? prices : std::vector<double>{});
   if (!any) throw InfeasibleError("no GPU in --gpu has a configuration that qualifies (each GPU's reason is above)");
 }
 
@@ -351,7 +372,7 @@ void run_plan(PlanArgs a) {
     if (!a.emit.empty()) throw InputError("", 0, "--emit", "launches one GPU's plan: give one --gpu");
     if (a.breakdown)
       throw InputError("", 0, "--breakdown", "says where one GPU's listed configurations spend an iteration: give one --gpu");
-    if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
+    if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot(), a.options.frontier = true;
     if (!a.calibrate.empty() && a.calibrate_gpu.empty())
       throw InputError("", 0, "--calibrate",
                        "with several --gpu, give --calibrate-gpu: the GPU the measured rows ran on, whose fitted "
@@ -378,7 +399,7 @@ void run_plan(PlanArgs a) {
   note_catalog_alias(a.gpu, "--gpu");
   const double price = prices_for(a.price, names, {hw}).front();
   a.options = options_for(a, price, hw);
-  if (!a.plot.empty()) io::check_plot_path(a.plot), a.options.frontier = true;
+  if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot(), a.options.frontier = true;
   // Read before planning, so that a bad measured file is named by its own line and column.
   std::optional<app::LlmPlanMeasured> measured;
   if (!a.calibrate.empty()) {
@@ -412,7 +433,11 @@ void run_plan(PlanArgs a) {
       return;
     }
   }
-  if (!a.plot.empty() && !r.frontier.empty()) plot_frontier(a.plot, outcome);
+  // Drawn after the answer is printed (a chart that fails loses no answer), also when nothing
+  // meets the deadline: the frontier then shows what a later deadline buys.
+  if (!a.plot.empty() && r.frontier.empty())
+    std::cerr << "note: no chart: no configuration fits, so there is no frontier to draw\n";
+  const bool draw = !a.plot.empty() && !r.frontier.empty();
   if (a.json) {
     nlohmann::json j = app::to_json(outcome);
     if (const auto note = reserve_note(outcome, hw)) j["notes"].push_back(*note);
@@ -426,6 +451,7 @@ void run_plan(PlanArgs a) {
       j["error"] = r.failing + ": " + r.explanation, j["exit_code"] = kExitInfeasible, j["infeasible"] = true;
     std::cout << j.dump(2) << "\n";
     note_json_answer_printed();
+    if (draw) plot_frontier(a.plot, outcome);
     if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);
     return;
   }
@@ -445,6 +471,10 @@ void run_plan(PlanArgs a) {
   if (r.top.empty()) {
     // Nothing meets the deadline or budget: the frontier says what would.
     if (a.options.frontier && !r.frontier.empty()) print_frontier(r.frontier, price);
+    if (draw) {
+      std::cout << "chart: " << a.plot << " (the cost-time frontier)\n";
+      plot_frontier(a.plot, outcome);
+    }
     throw InfeasibleError(r.failing + ": " + r.explanation);
   }
   // The end stages' layers, in a column of their own where any listed layout gives them.
@@ -499,7 +529,10 @@ void run_plan(PlanArgs a) {
   if (const auto note = reserve_note(outcome, hw)) std::cout << "note: " << *note << "\n";
   if (a.breakdown) print_llm_time_breakdown(breakdowns(outcome), "rank");
   if (a.options.frontier) print_frontier(r.frontier, price);
-  if (!a.plot.empty()) std::cout << "chart: " << a.plot << " (the cost-time frontier)\n";
+  if (draw) {
+    std::cout << "chart: " << a.plot << " (the cost-time frontier)\n";
+    plot_frontier(a.plot, outcome);
+  }
 }
 
 void setup(CLI::App& root) {

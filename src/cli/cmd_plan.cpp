@@ -257,7 +257,7 @@ void run_on_gpus(const PlanArgs& a) {
   }
   std::vector<double> prices = prices_for(a.price, names, gpus);
   if (a.price.empty()) prices.clear();
-  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
+  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}}), io::require_gnuplot();
   SampleSet samples = read_samples_noted(a.samples);
   apply_dataset_size(samples, a.dataset_size, a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
@@ -279,10 +279,18 @@ void run_on_gpus(const PlanArgs& a) {
   q.frontier = a.query.frontier || !a.plot.empty();  // the picture is the GPUs' frontiers
   const auto c =
       app::plan_on_gpus(samples, from, gpus, prices, q, model_params(a.comm_profile), trials, a.precision);
-  if (!a.plot.empty()) {
+  // Drawn after the answer is printed, so that a chart that fails loses no answer; with no run
+  // meeting the target on any GPU there is no frontier to draw.
+  const bool draw = !a.plot.empty() && std::any_of(c.plans.begin(), c.plans.end(),
+                                                   [](const app::GpuPlan& g) { return !g.frontier.empty(); });
+  if (!a.plot.empty() && !draw)
+    std::cerr << "note: no chart: no GPU has a run that meets the target, so there is no frontier to draw\n";
+  auto draw_chart = [&] {
+    if (!draw) return;
+    std::cout.flush();
     io::render_plot(a.plot, {app::gpu_frontier_panel(c, a.query.deadline)});
     std::cerr << fmt::format("plot of each GPU's cost against the deadline -> {}\n", a.plot);
-  }
+  };
   const std::string none_qualifies = "no GPU in --gpu has a configuration that meets both constraints";
   if (a.json) {
     nlohmann::json j = app::to_json(c, a.samples);
@@ -365,6 +373,7 @@ void run_on_gpus(const PlanArgs& a) {
                    "names the cheapest)\n";
     if (a.query.frontier) print_gpu_frontier(std::cout, c, a.query.deadline);
   }
+  draw_chart();
   if (!c.fastest)
     throw InfeasibleError(none_qualifies + (a.json ? " (each GPU's reason is in the JSON answer)" : " (each GPU's reason is above)"));
 }
@@ -390,7 +399,7 @@ void run_plan(const PlanArgs& a) {
   if (!a.from_gpu.empty())
     throw InputError("", 0, "--from-gpu", "says where the samples were measured for --gpu: give --gpu too");
   const models::ModelParams params = model_params(a.comm_profile, a.hardware);
-  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}});
+  if (!a.plot.empty()) io::check_plot_path(a.plot, {{a.samples, "--samples"}}), io::require_gnuplot();
   SampleSet samples = read_samples_noted(a.samples);
   apply_dataset_size(samples, a.dataset_size, a.samples);
   if (!a.metric_range.empty()) samples.declared_metric_range = parse_metric_range(a.metric_range, "--metric-range");
@@ -400,19 +409,21 @@ void run_plan(const PlanArgs& a) {
   app::Progress progress;
   progress.choosing = [](const std::string& m) { std::cerr << m << "\n"; };
   const app::PlanOutcome o = app::make_plan(src, q, progress);
+  // Drawn after the answer is printed, so that a chart that fails loses no answer.
+  if (a.json) {
+    std::cout << app::to_json(o, a.samples).dump(2) << "\n";
+  } else {
+    // With --emit the launch spec goes to stdout (to redirect into a file), the summary to stderr.
+    print_report(o.launch.empty() ? std::cout : std::cerr, a, o);
+    if (!o.launch.empty()) std::cout << o.launch;
+  }
   if (!a.plot.empty()) {
+    std::cout.flush();
     auto panels = plan::plan_panels(*o.model, *o.point_model, o.problem, o.result.best);
     if (a.query.frontier && !o.frontier.empty()) panels.push_back(plan::frontier_panel(o.frontier, a.query.deadline));
     io::render_plot(a.plot, panels);
     std::cerr << fmt::format("plot of the cost landscape and the chosen run's metric -> {}\n", a.plot);
   }
-  if (a.json) {
-    std::cout << app::to_json(o, a.samples).dump(2) << "\n";
-    return;
-  }
-  // With --emit the launch spec goes to stdout (to redirect into a file), the summary to stderr.
-  print_report(o.launch.empty() ? std::cout : std::cerr, a, o);
-  if (!o.launch.empty()) std::cout << o.launch;
 }
 
 void setup(CLI::App& root) {
@@ -515,8 +526,8 @@ void setup(CLI::App& root) {
   add_metric_range_option(cmd, a->metric_range);
   cmd->add_flag("--json", a->json, "Print the plan as JSON");
   cmd->add_option("--plot", a->plot,
-                  "Draw the plan with gnuplot (.png or .svg): the cost of every (batch, workers) cell that can meet "
-                  "the target by the deadline, and the chosen run's predicted metric against epochs; with --frontier, also "
+                  "Draw the plan with gnuplot (.png or .svg): the cost against workers of the runs that can meet the "
+                  "target by the deadline, for up to 6 batches spread over the candidates and the chosen one, and the chosen run's predicted metric against epochs; with --frontier, also "
                   "the cheapest run's cost against the deadline; with --gpu, each GPU's cheapest run against the "
                   "deadline (its frontier) and its plan");
   cmd->callback([a, cmd] {

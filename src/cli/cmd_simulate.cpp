@@ -172,7 +172,7 @@ void run_simulate(const SimulateArgs& a) {
       for (const auto& g : comma_list(a.gpu, "--gpu")) inputs.push_back(hardware_file_input(g, "--gpu"));
     io::check_output_path(a.jobs_csv, "--jobs-csv", inputs);
   }
-  if (!a.plot.empty()) io::check_plot_path(a.plot);  // fail before the simulations, not after
+  if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();  // fail before the simulations, not after
   if (a.workload.empty() == a.philly.empty()) throw InputError("", 0, "", "give exactly one of --workload or --philly");
   {
     // The default is relative to where the command runs: a run from elsewhere gets told so.

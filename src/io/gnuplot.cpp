@@ -1,8 +1,15 @@
 #include "io/gnuplot.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +17,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <stdexcept>
+#include <vector>
 
 #include "core/error.h"
 #include "io/output_path.h"
@@ -18,9 +27,12 @@
 namespace trainplan::io {
 namespace {
 
-// gnuplot single-quoted strings escape a quote by doubling it.
-// A gnuplot string literal. Single-quoted (no escapes) unless `s` holds a
-// line break, which only a double-quoted string can carry (as \n).
+// A gnuplot string literal. Single-quoted (no escapes, and gnuplot runs no
+// `command` substitution in it) unless `s` holds a line break, which only a
+// double-quoted string can carry (as \n). In a double-quoted string gnuplot
+// runs a backquoted `command` through the shell: a backquote in a label (a
+// network, GPU or file name) is written as the octal escape \140, which
+// prints a backquote and runs nothing.
 std::string quoted(const std::string& s) {
   if (s.find('\n') == std::string::npos) {
     std::string out = "'";
@@ -28,7 +40,12 @@ std::string quoted(const std::string& s) {
     return out + "'";
   }
   std::string out = "\"";
-  for (char c : s) out += c == '\n' ? std::string("\\n") : c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  for (char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '`') out += "\\140";
+    else if (c == '"' || c == '\\') out += std::string("\\") + c;
+    else out += c;
+  }
   return out + "\"";
 }
 
@@ -55,19 +72,107 @@ struct TempDir {
   }
 };
 
-// Ticks at 1, 2 and 5 times powers of ten inside [lo, hi], for a log axis
-// whose range spans less than about three decades, where gnuplot's decade
-// ticks would leave one label or none. Empty: keep gnuplot's.
+// Ticks for a log axis whose range spans less than about three decades,
+// where gnuplot's decade ticks would leave one label or none: 1, 2 and 5
+// times powers of ten inside [lo, hi]; where fewer than two of those fall in
+// it, every mantissa 1-9; where still fewer than two, four ticks evenly
+// spaced in log space, labelled to three digits. Empty: keep gnuplot's.
 std::string log_tics(const char* axis, std::pair<double, double> range) {
   auto [lo, hi] = range;
-  if (!(lo > 0) || !(hi > lo) || hi / lo > 2000) return "";
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo > 0) || !(hi > lo) || hi / lo > 2000) return "";
+  auto ticks = [&](std::initializer_list<double> mantissas) {
+    std::vector<double> out;
+    for (int d = static_cast<int>(std::floor(std::log10(lo))); d <= static_cast<int>(std::ceil(std::log10(hi))); ++d)
+      for (double m : mantissas) {
+        const double v = m * std::pow(10.0, d);
+        if (v >= lo && v <= hi) out.push_back(v);
+      }
+    return out;
+  };
+  std::vector<double> at = ticks({1.0, 2.0, 5.0});
+  if (at.size() < 2) at = ticks({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0});
+  if (at.size() < 2) {
+    at.clear();
+    for (int i = 0; i < 4; ++i) at.push_back(std::stod(fmt::format("{:.3g}", lo * std::pow(hi / lo, (i + 0.5) / 4))));
+  }
   std::string list;
-  for (int d = static_cast<int>(std::floor(std::log10(lo))); d <= static_cast<int>(std::ceil(std::log10(hi))); ++d)
-    for (double m : {1.0, 2.0, 5.0}) {
-      double v = m * std::pow(10.0, d);
-      if (v >= lo && v <= hi) list += fmt::format("{}\"{:g}\" {:g}", list.empty() ? "" : ", ", v, v);
+  for (double v : at) list += fmt::format("{}\"{:g}\" {:.10g}", list.empty() ? "" : ", ", v, v);
+  return fmt::format("set {}tics ({})\n", axis, list);
+}
+
+// A folder of its own for the chart's data files and script, under the
+// system's temporary folder ($TMPDIR). An ExternalError names $TMPDIR when
+// it cannot be made (a TMPDIR that does not exist, or is not writable).
+std::filesystem::path temporary_folder() {
+  static std::atomic<int> seq{0};
+  std::error_code ec;
+  auto base = std::filesystem::temp_directory_path(ec);
+  if (ec) throw ExternalError("cannot find a temporary folder for the chart (TMPDIR): " + ec.message());
+  auto path = base / fmt::format("trainplan_plot_{}_{}", ::getpid(), seq++);
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw ExternalError(fmt::format("cannot make a temporary folder for the chart under {} (TMPDIR): {}",
+                                          base.string(), ec.message()));
+  return path;
+}
+
+// Runs gnuplot on `script` with its output and messages going to `log`;
+// returns its exit status (0 on success). gnuplot starts without a shell, so
+// no name in the paths means anything to one. SIGPIPE is held back while the
+// script is written: a gnuplot that exits early (a bad script, or none
+// installed) makes the write fail, where the signal would kill this process
+// before it printed anything.
+int run_gnuplot(const std::string& script, const std::string& log) {
+  int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (out < 0) throw ExternalError("cannot write gnuplot's log " + log + ": " + std::strerror(errno));
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    ::close(out);
+    throw ExternalError(std::string("cannot start gnuplot: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out, 1);
+  posix_spawn_file_actions_adddup2(&actions, out, 2);
+  char name[] = "gnuplot";
+  char* argv[] = {name, nullptr};
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[0]);
+  ::close(out);
+  if (spawned != 0) {
+    ::close(fds[1]);
+    throw ExternalError(std::string("cannot start gnuplot (install gnuplot-nox, or leave --plot out): ") +
+                        std::strerror(spawned));
+  }
+  sigset_t pipe_only, before;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+  bool sent = true;
+  for (size_t done = 0; done < script.size();) {
+    const ssize_t n = ::write(fds[1], script.data() + done, script.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      sent = false;
+      break;
     }
-  return list.empty() ? "" : fmt::format("set {}tics ({})\n", axis, list);
+    done += static_cast<size_t>(n);
+  }
+  ::close(fds[1]);
+  // A SIGPIPE raised by the write above is taken here, not delivered.
+  if (!sent && !sigismember(&before, SIGPIPE)) {
+    const timespec now{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &now) == SIGPIPE) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  if (!sent && status == 0) return -1;
+  return status;
 }
 
 }  // namespace
@@ -113,8 +218,7 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   if (!any) throw InputError("", 0, "--plot", "nothing to draw into '" + path + "'");
 
   static std::atomic<int> seq{0};
-  TempDir dir{std::filesystem::temp_directory_path() / fmt::format("trainplan_plot_{}_{}", ::getpid(), seq++)};
-  std::filesystem::create_directories(dir.path);
+  TempDir dir{temporary_folder()};
   // gnuplot draws into the temporary folder and the chart is copied into
   // place afterwards: a destination it cannot open would otherwise send the
   // image to its standard output, and the failure would read as gnuplot's.
@@ -123,6 +227,10 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   if (panels.size() > 1) script += fmt::format("set multiplot layout {},{} rowsfirst\n", rows, cols);
   int file = 0;
   for (const auto& p : panels) {
+    if (p.blank) {
+      if (panels.size() > 1) script += "set multiplot next\n";
+      continue;
+    }
     script += "reset\nset grid\nset offsets 0, 0, graph 0.05, graph 0.05\n";  // room above and below the data
     // Draw the visible part of a segment whose two ends both lie outside the
     // frame: a reference line from corner to corner (y = x on log axes) has
@@ -136,8 +244,13 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
     if (p.xtics > 0) script += fmt::format("set xtics {}\n", p.xtics);
     const auto xrange = p.xrange ? p.xrange : p.logx ? log_extent(p, false) : std::nullopt;
     const auto yrange = p.yrange ? p.yrange : p.logy ? log_extent(p, true) : std::nullopt;
-    if (xrange) script += fmt::format("set xrange [{}:{}]\n", xrange->first, xrange->second);
-    if (yrange) script += fmt::format("set yrange [{}:{}]\n", yrange->first, yrange->second);
+    // A range with an end that is not a finite number (a target of 1e308
+    // padded past the largest double) is left to gnuplot's autoscale.
+    auto finite = [](const std::optional<std::pair<double, double>>& r) {
+      return r && std::isfinite(r->first) && std::isfinite(r->second) && r->first < r->second;
+    };
+    if (finite(xrange)) script += fmt::format("set xrange [{:.10g}:{:.10g}]\n", xrange->first, xrange->second);
+    if (finite(yrange)) script += fmt::format("set yrange [{:.10g}:{:.10g}]\n", yrange->first, yrange->second);
     if (p.logx && xrange) script += log_tics("x", *xrange);
     if (p.logy && yrange) script += log_tics("y", *yrange);
     std::string plot;
@@ -166,16 +279,12 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   // gnuplot's messages go to a log, not to our stdout (which may carry JSON);
   // they are shown only when it fails.
   const auto log = dir.path / "gnuplot.log";
-  FILE* gp = popen(("gnuplot >" + quoted(log.string()) + " 2>&1").c_str(), "w");
-  if (!gp) throw ExternalError("cannot start gnuplot (install gnuplot-nox)");
-  fputs(script.c_str(), gp);
-  int rc = pclose(gp);
+  const int rc = run_gnuplot(script, log.string());
   if (rc != 0) {
     std::ifstream in(log);
     std::string msg((std::istreambuf_iterator<char>(in)), {});
-    const bool missing = WIFEXITED(rc) && WEXITSTATUS(rc) == 127;  // the shell found no gnuplot
-    throw ExternalError("gnuplot failed while drawing " + path +
-                             (missing ? " (install gnuplot-nox)" : "") + (msg.empty() ? "" : ": " + msg));
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    throw ExternalError("gnuplot failed while drawing " + path + (msg.empty() ? "" : ": " + msg));
   }
   // Copied beside the destination and renamed over it, so that a viewer
   // reopening the chart (watch --plot redraws it after every epoch) never

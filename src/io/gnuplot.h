@@ -22,6 +22,7 @@ struct PlotPanel {
   std::optional<std::pair<double, double>> xrange, yrange;
   double xtics = 0;  // > 0: a tick every xtics (integers on a workers axis)
   std::vector<PlotSeries> series;
+  bool blank = false;  // an empty place in the rows of panels: nothing drawn there
 };
 
 // Renders `panels` into `path`, `width` x `height` pixels per panel, in rows

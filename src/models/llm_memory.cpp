@@ -83,10 +83,10 @@ double layer_activation_bytes(const TransformerSpec& s, const ParallelLayout& l)
   // 5as²b: the softmax output, its dropout mask and the dropout output; 2as²b
   // without dropout, the softmax output alone (both the softmax's backward
   // and the product with V read it). A fused kernel keeps instead one fp32
-  // log-sum-exp per row and head (counted in 16-bit units, twice).
-  if (l.fused_attention()) bytes += 2.0 * s.heads * q * l.micro_batch / t;
-  else if (l.recompute == Recompute::kNone) bytes += scores_units(s, l);
-  return scale * bytes;
+  // log-sum-exp per row and head: 4 bytes whatever the training's precision.
+  if (!l.fused_attention() && l.recompute == Recompute::kNone) bytes += scores_units(s, l);
+  const double log_sum_exp = l.fused_attention() ? 4.0 * s.heads * q * l.micro_batch / t : 0.0;
+  return scale * bytes + log_sum_exp;
 }
 
 double unfused_scores_bytes(const TransformerSpec& s, const ParallelLayout& l) {

@@ -18,7 +18,7 @@ std::vector<io::PlotPanel> plan_panels(const models::PerformanceModel& planned, 
   cost.xlabel = "workers";
   cost.ylabel = "cost (worker-seconds)";
   cost.logy = true;
-  cost.key = "top left opaque";
+  cost.key = "outside right top";  // inside, it would hide the curves of the small batches
   cost.xrange = {{0.5, p.space.max_workers + 0.5}};
   cost.xtics = std::max(1, p.space.max_workers / 16);
   // Batches drawn: spread over the candidates, and the chosen one.
@@ -147,7 +147,8 @@ io::PlotPanel frontier_panel(const std::vector<Candidate>& front, double deadlin
 }
 
 io::PlotPanel frontier_lines_panel(const std::vector<FrontierLine>& lines, double deadline, const std::string& title,
-                                   const std::string& time_label, const std::string& cost_label, bool log_cost) {
+                                   const std::string& time_label, const std::string& time_unit,
+                                   const std::string& cost_label, bool log_cost) {
   double first = INFINITY, last = 0, lo = INFINITY, hi = 0;
   for (const auto& l : lines)
     for (const auto& [t, c] : l.points) first = std::min(first, t), last = std::max(last, t), lo = std::min(lo, c), hi = std::max(hi, c);
@@ -175,10 +176,10 @@ io::PlotPanel frontier_lines_panel(const std::vector<FrontierLine>& lines, doubl
     if (l.chosen) panel.series.push_back({"", {*l.chosen}, "points pt 7 ps 1.5", colour});
   }
   if (deadline >= left && deadline <= right)
-    panel.series.push_back({fmt::format("deadline {:.4g} (dots: each plan)", deadline), {{deadline, bottom}, {deadline, top}},
+    panel.series.push_back({fmt::format("deadline {:.4g} {} (dots: each plan)", deadline, time_unit), {{deadline, bottom}, {deadline, top}},
                             "lines lw 1 dt 3", "#d62728"});
   else if (deadline > 0)
-    panel.title += fmt::format("\n(the deadline, {:.4g}, is off the chart; dots: each plan)", deadline);
+    panel.title += fmt::format("\n(the deadline, {:.4g} {}, is off the chart; dots: each plan)", deadline, time_unit);
   return panel;
 }
 

@@ -39,7 +39,9 @@ struct FrontierLine {
   std::vector<std::pair<double, double>> points;     // (time, cost), fastest first
   std::optional<std::pair<double, double>> chosen;  // the option's plan
 };
+// `time_unit` ("s", "h") follows the deadline where the panel names it.
 io::PlotPanel frontier_lines_panel(const std::vector<FrontierLine>& lines, double deadline, const std::string& title,
-                                   const std::string& time_label, const std::string& cost_label, bool log_cost);
+                                   const std::string& time_label, const std::string& time_unit,
+                                   const std::string& cost_label, bool log_cost);
 
 }  // namespace trainplan::plan

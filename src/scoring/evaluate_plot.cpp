@@ -60,10 +60,25 @@ std::optional<io::PlotPanel> part_panel(const DatasetScores& ds, bool time, cons
 }  // namespace
 
 std::vector<io::PlotPanel> evaluate_panels(const std::vector<DatasetScores>& sets, const EvaluatePlotOptions& o) {
-  std::vector<io::PlotPanel> out;
+  std::vector<std::optional<io::PlotPanel>> parts;
+  bool any_time = false, any_metric = false;
   for (const auto& ds : sets)
-    for (bool time : {true, false})
-      if (auto p = part_panel(ds, time, o)) out.push_back(std::move(*p));
+    for (bool time : {true, false}) {
+      parts.push_back(part_panel(ds, time, o));
+      (time ? any_time : any_metric) = (time ? any_time : any_metric) || parts.back().has_value();
+    }
+  // With both parts drawn somewhere, a data set keeps its row: a part it lacks is an empty place.
+  const bool rows = any_time && any_metric;
+  std::vector<io::PlotPanel> out;
+  for (auto& p : parts)
+    if (p) out.push_back(std::move(*p));
+    else if (rows) {
+      io::PlotPanel empty;
+      empty.blank = true;
+      out.push_back(std::move(empty));
+    }
+  // Blank places after the last drawn panel would only pad the picture.
+  while (!out.empty() && out.back().blank) out.pop_back();
   return out;
 }
 

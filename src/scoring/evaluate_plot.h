@@ -17,7 +17,9 @@ struct EvaluatePlotOptions {
 // Each draws the measured value (x) against the out-of-fold prediction (y) of
 // every sample the CV scored (PartScore::cv_points), one series per model, and
 // the line y = x. Epoch time is on log-log axes. A part that no model scored
-// by CV is left out. Series are ranked by CV MRE (ties by name) and capped at
+// by CV is an empty place (PlotPanel::blank) when another data set draws
+// that part, so that with two columns each data set keeps its own row, and is
+// left out otherwise. Series are ranked by CV MRE (ties by name) and capped at
 // max_models; the panel's title says when some were left out.
 std::vector<io::PlotPanel> evaluate_panels(const std::vector<DatasetScores>& sets, const EvaluatePlotOptions& o = {});
 

@@ -17,7 +17,7 @@ const char* kGrey = "#b0b0b0";
 
 io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, const FitPlotOptions& o) {
   io::PlotPanel p;
-  p.title = fmt::format("metric: {} ({} samples)", m.name(), s.with_metric().size());
+  p.title = fmt::format("metric: {} ({} sample{})", m.name(), s.with_metric().size(), s.with_metric().size() == 1 ? "" : "s");
   p.xlabel = "data epochs";
   p.ylabel = "validation metric";
   p.key = s.direction == MetricDirection::kMax ? "bottom right opaque" : "top right opaque";
@@ -53,11 +53,11 @@ io::PlotPanel metric_panel(const SampleSet& s, const models::MetricModel& m, con
 
 io::PlotPanel time_panel(const SampleSet& s, const models::TimeModel& m, const FitPlotOptions& o) {
   io::PlotPanel p;
-  p.title = fmt::format("epoch time: {} ({} samples)", m.name(), s.size());
+  p.title = fmt::format("epoch time: {} ({} sample{})", m.name(), s.size(), s.size() == 1 ? "" : "s");
   p.xlabel = "workers";
   p.ylabel = "seconds per epoch";
   p.logy = true;
-  p.key = "top right opaque";
+  p.key = "outside right top";  // inside, it would hide the curves it names
   std::set<double> batches;
   int rmax = 1;
   for (const auto& x : s.samples) batches.insert(x.batch), rmax = std::max(rmax, x.workers);

@@ -69,6 +69,8 @@ void plot_jct_cdf(const std::string& path, const std::vector<SimResult>& runs, c
     for (const auto& j : run.jobs) jct.push_back(std::max(j.jct, 1.0) / 3600.0);
     std::sort(jct.begin(), jct.end());
     io::PlotSeries s{run.policy, {}, "steps lw 2", ""};
+    // The CDF rises from 0 at the first job: a workload of one job is a step, not nothing.
+    if (!jct.empty()) s.points.push_back({jct.front(), 0.0});
     for (size_t i = 0; i < jct.size(); ++i) s.points.push_back({jct[i], double(i + 1) / double(jct.size())});
     panel.series.push_back(std::move(s));
   }

@@ -444,3 +444,105 @@ TEST(Gnuplot, ANarrowLogAxisGetsOneTwoFiveTicks) {
   for (const char* tick : {">50<", ">100<", ">200<"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
   EXPECT_EQ(svg.find(">20<"), std::string::npos);  // outside the range
 }
+
+// gnuplot runs a `command` in backquotes inside a double-quoted string, the
+// only kind that carries a line break: a title, legend or file name with both
+// (a network, GPU or file name read from a user's file) draws the backquotes
+// and runs nothing.
+TEST(Gnuplot, ABackquoteInALabelRunsNothing) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  const auto dir = tptest::temp_dir("plot_backquote");
+  const auto ran_double = dir / "ran-double", ran_single = dir / "ran-single";
+  io::PlotPanel p;
+  p.title = "two lines\nacc`touch " + ran_double.string() + "`";
+  p.xlabel = "one line `touch " + ran_single.string() + "`";
+  p.series.push_back({"legend\n`touch " + ran_double.string() + "`", {{1, 1}, {2, 2}}, "lines", ""});
+  const auto path = dir / "q.svg";
+  io::render_plot(path.string(), {p});
+  EXPECT_FALSE(std::filesystem::exists(ran_double));
+  EXPECT_FALSE(std::filesystem::exists(ran_single));
+  const std::string svg = tptest::read_file(path);
+  EXPECT_NE(svg.find("acc`touch"), std::string::npos);  // drawn as written
+}
+
+// With no gnuplot on PATH a chart is an error that says so, never a signal
+// that kills the process before it prints (the write to a gnuplot that is
+// not there used to raise SIGPIPE); a verb asked for a chart refuses before
+// its work, printing nothing.
+TEST(Gnuplot, NoGnuplotIsAnErrorSaidBeforeTheWork) {
+  const auto dir = tptest::temp_dir("plot_no_gnuplot");
+  std::filesystem::create_directories(dir / "empty-bin");
+  io::PlotPanel p;
+  p.series.push_back({"", {{1, 1}, {2, 2}}, "lines", ""});
+  {
+    tptest::ScopedEnv path("PATH", (dir / "empty-bin").c_str());
+    for (int i = 0; i < 5; ++i) EXPECT_THROW(io::render_plot((dir / "a.png").string(), {p}), ExternalError);
+  }
+  const std::string samples = (std::filesystem::path(tptest::source_dir()) / "examples" / "lenet-mnist-samples.csv").string();
+  for (const std::string verb : {"fit --samples " + samples, "plan --samples " + samples + " --target 0.95 --deadline 60"}) {
+    tptest::ScopedEnv path("PATH", (dir / "empty-bin").c_str());  // the shell and the CLI are named by full path
+    const auto r = tptest::run_cli(verb + " --plot " + (dir / "c.png").string());
+    EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
+    EXPECT_EQ(r.out, "") << verb;
+    EXPECT_NE(r.err.find("gnuplot cannot be started"), std::string::npos) << r.err;
+  }
+}
+
+// A log axis too narrow for 1-2-5 ticks gets every mantissa, and one too
+// narrow for those four ticks spread over it: never a single label or none.
+TEST(Gnuplot, ANarrowLogAxisNeverHasFewerThanTwoLabels) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  const auto dir = tptest::temp_dir("plotlog_narrow");
+  auto labels = [&](double lo, double hi) {
+    io::PlotPanel p;
+    p.logx = true;
+    p.xrange = std::make_pair(lo, hi);
+    p.series.push_back({"", {{lo * 1.01, 1}, {hi / 1.01, 2}}, "lines", ""});
+    const auto path = dir / "log.svg";
+    io::render_plot(path.string(), {p});
+    return tptest::read_file(path);
+  };
+  const std::string mantissas = labels(30, 45);
+  for (const char* tick : {">30<", ">40<"}) EXPECT_NE(mantissas.find(tick), std::string::npos) << tick;
+  const std::string spread = labels(1240, 1900);  // no mantissa 1-9 times a power of ten inside
+  // Four labels of three digits, 1310 to 1800, where 1-2-5 or 1-9 mantissas give none.
+  const std::regex label(">\\s*1[3-8][0-9]0\\s*</");
+  const auto found = std::distance(std::sregex_iterator(spread.begin(), spread.end(), label), std::sregex_iterator());
+  EXPECT_EQ(found, 4) << spread.substr(0, 4000);
+}
+
+// Two columns, one row a data set: a data set without a metric leaves an empty
+// place beside its time panel, so the next data set starts its own row.
+TEST(EvaluatePlot, ADataSetWithoutAPartKeepsItsRow) {
+  scoring::DatasetScores time_only{"time-only", "", {scored("a", 0.1, std::nullopt)}};
+  scoring::DatasetScores both{"both", "", {scored("a", 0.1, 0.02)}};
+  auto panels = scoring::evaluate_panels({time_only, both});
+  ASSERT_EQ(panels.size(), 4u);
+  EXPECT_FALSE(panels[0].blank);
+  EXPECT_TRUE(panels[1].blank);
+  EXPECT_EQ(panels[2].title.rfind("both: epoch time", 0), 0u) << panels[2].title;
+  // Last, the empty place would only pad the picture; with no metric anywhere there is none.
+  EXPECT_EQ(scoring::evaluate_panels({both, time_only}).size(), 3u);
+  EXPECT_EQ(scoring::evaluate_panels({time_only, time_only}).size(), 2u);
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  const auto path = tptest::temp_dir("plot_blank") / "rows.svg";
+  io::render_plot(path.string(), panels, 300, 200, 2);
+  const std::string svg = tptest::read_file(path);
+  EXPECT_NE(svg.find("height=\"400\""), std::string::npos);
+  EXPECT_NE(svg.find("both: metric"), std::string::npos);
+}
+
+// With nothing that meets the target on any GPU, plan --gpu --plot keeps its
+// answer (exit 3, each GPU's reason) and says there is no chart to draw.
+TEST(PlanCli, AnInfeasibleComparisonWithPlotKeepsItsAnswer) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
+  const auto dir = tptest::temp_dir("plot_infeasible");
+  const std::string samples = (std::filesystem::path(tptest::source_dir()) / "examples" / "lenet-mnist-samples.csv").string();
+  const auto chart = dir / "g.png";
+  const auto r = tptest::run_cli("plan --samples " + samples +
+                                 " --target 0.999 --deadline 60 --from-gpu t4 --gpu t4,a100-40gb --plot " + chart.string());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("no plan"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("no chart"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(chart));
+}
