@@ -288,7 +288,7 @@ int run_profile_cmd(const ProfileArgs& a) {
   }
   if (not_ok > 0)
     std::cerr << fmt::format("  (full stderr tails: trainplan samples list --store {} --failed; rerun them with --retry-failed)\n",
-                             a.store);
+                             shell_word(a.store));
   if (!a.out.empty()) {
     SampleSet set = store.samples();
     io::write_samples_csv(a.out, set);
@@ -306,9 +306,11 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (s.interrupted) {
     std::string resume = program_path();
     for (const auto& w : a.argv) resume += " " + shell_word(w);
-    std::cerr << fmt::format("interrupted: the running trial was killed; {} finished trials are kept in {}.\n"
-                             "resume with:\n  {}\n",
-                             store.trials().size(), a.store, resume);
+    const auto kept = store.trials();
+    const auto ok = std::count_if(kept.begin(), kept.end(), [](const TrialRecord& r) { return r.status == TrialStatus::kOk; });
+    std::cerr << fmt::format("interrupted: a trial still running was killed and is not kept; {} keeps {} finished "
+                             "trial{} ({} ok).\nresume with:\n  {}\n",
+                             a.store, kept.size(), kept.size() == 1 ? "" : "s", ok, resume);
     return 130;
   }
   return not_ok > 0 ? kExitFailure : kExitOk;

@@ -202,10 +202,12 @@ std::string format_samples_csv(const SampleSet& set) {
   if (any_spread) out += ",time_spread";
   if (any_curve) out += ",source";
   out += "\n";
-  auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.10g}", *v) : std::string(); };
+  // Every figure in the shortest form that reads back to the same double: an
+  // export answers as the store it came from does, to the last digit.
+  auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); };
   auto rows = [&](const std::vector<Sample>& v, const char* kind) {
     for (const auto& s : v) {
-      out += fmt::format("{:.10g},{},{:.10g},{:.10g},{}", s.batch, s.workers, s.epochs, s.epoch_time_s, opt(s.metric));
+      out += fmt::format("{},{},{},{},{}", s.batch, s.workers, s.epochs, s.epoch_time_s, opt(s.metric));
       if (any_nodes) out += fmt::format(",{}", s.nodes > 0 ? std::to_string(s.nodes) : "");
       // Names are the user's (--name, a CPU's model string): quoted when they hold a comma or a quote.
       if (any_model) out += "," + csv_field(s.model);

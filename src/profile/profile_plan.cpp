@@ -173,6 +173,11 @@ void CostEstimator::add(const TrialRecord& r) {
   refit();
 }
 
+void CostEstimator::add_all(const std::vector<TrialRecord>& records) {
+  records_.insert(records_.end(), records.begin(), records.end());
+  refit();
+}
+
 void CostEstimator::refit() {
   double wall_sum = 0;
   for (const auto& r : records_) wall_sum += r.wall_s;

@@ -69,6 +69,8 @@ double parse_duration(const std::string& text, const std::string& option);
 class CostEstimator {
  public:
   void add(const TrialRecord& r);
+  // The same for many at once, refitted once (a resumed store's trials).
+  void add_all(const std::vector<TrialRecord>& records);
   // nullopt before any trial has been added.
   std::optional<double> estimate(const TrialKey& k) const;
   int count() const { return int(records_.size()); }

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/median.h"
+#include "core/valid_utf8.h"
 #include "profile/host_info.h"
 #include "profile/machine_probe.h"
 #include "profile/process_group.h"
@@ -42,6 +43,10 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
                           {"launcher", to_string(launch.kind), "--launcher"},
                           {"workers_per_node", std::to_string(launch.workers_per_node), "--workers-per-node"},
                           {"hardware", hardware.empty() ? host_description() : hardware, "--hardware"}};
+  // Labels reach JSON answers and sample files: text, not bytes.
+  for (const Label& l : labels)
+    if (valid_utf8(l.value) != l.value)
+      throw InputError("", 0, l.option, "is not valid UTF-8 text: give the label in UTF-8");
   for (const Label& l : labels)
     if (auto was = store.meta(l.key); was && *was != l.value && has_trials)
       throw InputError(store.path(), 0, l.option,
@@ -425,8 +430,13 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
   ProfileSummary sum;
   sum.planned = int(order.size());
   CostEstimator est;
-  std::vector<Reported> reported;  // the store read once here, then kept up to date as trials end
-  for (const auto& r : store.trials()) est.add(r), remember(reported, r);
+  // The store read once here (each key once, in its order), then kept up to date as trials end;
+  // taken in whole, as a store of 10^5 trials is read in a second where one refit a trial took minutes.
+  std::vector<Reported> reported;
+  const std::vector<TrialRecord> stored = store.trials();
+  est.add_all(stored);
+  for (const auto& r : stored)
+    if (r.key.epochs > 0 && r.status == TrialStatus::kOk) reported.push_back({r.key, r.metric_name, r.dataset_size});
   std::vector<TrialKey> pending;
   for (const auto& k : order) {
     if (is_done(store.find(k), opts.retry_failed)) ++sum.already_done;

@@ -28,6 +28,7 @@
 #include "core/error.h"
 #include "core/nodes.h"
 #include "core/valid_utf8.h"
+#include "profile/launcher.h"
 
 namespace trainplan::profile {
 namespace {
@@ -59,6 +60,21 @@ CREATE TABLE IF NOT EXISTS trials(
 const char* kColumns =
     "batch,workers,epochs,status,reason,stderr_tail,epoch_time_s,metric,metric_name,epochs_reported,"
     "dataset_size,wall_s,started_at,finished_at,command,epoch_metrics,timing";
+
+// The names in a comma-separated column list.
+std::vector<std::string> split_columns(const char* list) {
+  std::vector<std::string> out;
+  std::string name;
+  for (const char* c = list;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      out.push_back(name), name.clear();
+      if (*c == '\0') break;
+    } else {
+      name += *c;
+    }
+  }
+  return out;
+}
 
 // A prepared statement that finalizes itself.
 class Stmt {
@@ -213,6 +229,7 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   // (a metric past +-1e12, a training-set size of 0), which it now refuses.
   std::vector<std::string> absent;
   r.key = {whole(0, 1), whole(1, 1), whole(2, 0)};
+  if (r.key.batch > 1000000000) throw bad(0, fmt::format("{} is past the largest batch a sample holds (1e9)", r.key.batch));
   const auto status = parse_status(st.text(3));
   if (!status) throw bad(3, fmt::format("unknown status '{}'", st.text(3)));
   r.status = *status;
@@ -226,8 +243,11 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
     r.metric = m;
   r.metric_name = st.text(8);
   r.epochs_reported = whole(9, 0);
+  // A training-set size a sample file can hold: a whole number, at most 2^53.
   if (const auto d = finite(10); d && *d <= 0)
     absent.push_back(fmt::format("the training-set size {:g}", *d));
+  else if (d && (*d != std::floor(*d) || *d > 9007199254740992.0))
+    throw bad(10, fmt::format("{:g} is not a whole number from 1 to 2^53", *d));
   else if (d)
     r.dataset_size = long(*d);
   r.wall_s = number(11, false).value_or(0);
@@ -334,14 +354,30 @@ std::string foreign_tables_problem(sqlite3* db) {
     return fmt::format("not a trainplan sample store: an SQLite database with other tables ({}); give --store a new "
                        "file or a trainplan store",
                        fmt::join(others, ", "));
+  auto columns = [&](const char* table) {
+    std::set<std::string> have;
+    for (Stmt info(db, fmt::format("PRAGMA table_info({})", table)); info.step();) have.insert(info.text(1));
+    return have;
+  };
+  // A table named meta is a store's only with the store's two columns.
+  bool meta = false;
+  for (Stmt q(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"); q.step();) meta = true;
+  if (meta && columns("meta") != std::set<std::string>{"key", "value"})
+    return "not a trainplan sample store: its meta table is not a store's (key, value); give --store a new file or a "
+           "trainplan store";
   if (!trials) return "";
-  std::set<std::string> have;
-  for (Stmt info(db, "PRAGMA table_info(trials)"); info.step();) have.insert(info.text(1));
-  for (const char* key : {"batch", "workers", "epochs", "status"})
-    if (!have.count(key))
-      return fmt::format("not a trainplan sample store: its trials table has no column '{}'; give --store a new file "
-                         "or a trainplan store",
-                         key);
+  // Every column of the trials table's first version: the ones added since
+  // (kAddedColumns) an older store gains when it is opened for writing.
+  const auto have = columns("trials");
+  for (const auto& column : split_columns(kColumns)) {
+    if (have.count(column)) continue;
+    if (std::any_of(std::begin(kAddedColumns), std::end(kAddedColumns),
+                    [&](const auto& added) { return column == added.first; }))
+      continue;
+    return fmt::format("not a trainplan sample store: its trials table has no column '{}'; give --store a new file "
+                       "or a trainplan store",
+                       column);
+  }
   return "";
 }
 
@@ -397,7 +433,7 @@ std::string sqlite_uri(const std::string& path, const std::string& query) {
     if (std::isalnum(c) || std::strchr("/._-~", c)) out += char(c);
     else out += fmt::format("%{:02X}", c);
   }
-  return out + "?" + query;
+  return query.empty() ? out : out + "?" + query;
 }
 
 }  // namespace
@@ -479,7 +515,7 @@ void SampleStore::open_read_only() {
                      fmt::format("written by an older trainplan, without the column {}, and it can only be read "
                                  "here: open it once where it can be written (trainplan samples list --store {}) "
                                  "to bring it up to date",
-                                 missing.front().first, path_));
+                                 missing.front().first, shell_word(path_)));
   try {
     Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
   } catch (const std::exception&) {
@@ -499,8 +535,10 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
     }
     return;
   }
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nullptr) !=
-      SQLITE_OK) {
+  // As a URI: a path SQLite would otherwise read as one ("file:a.db") or as
+  // its in-memory database (":memory:") names the file it says.
+  if (sqlite3_open_v2(sqlite_uri(path, "").c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | (create ? SQLITE_OPEN_CREATE : 0), nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -592,10 +630,16 @@ void SampleStore::exec(const std::string& sql) {
 }
 
 std::optional<std::string> SampleStore::meta(const std::string& key) const {
-  Stmt st(db_, "SELECT value FROM meta WHERE key=?");
-  st.bind(1, key);
-  if (!st.step()) return std::nullopt;
-  return st.text(0);
+  try {
+    Stmt st(db_, "SELECT value FROM meta WHERE key=?");
+    st.bind(1, key);
+    if (!st.step()) return std::nullopt;
+    return st.text(0);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error&) {
+    throw InputError(path_, 0, "", unreadable_store(db_));  // damage in the meta table's pages
+  }
 }
 
 // A write SQLite could not make (a full disk, a file-size limit, a store
@@ -647,28 +691,31 @@ void SampleStore::put(const TrialRecord& r) {
 }
 
 std::optional<TrialRecord> SampleStore::find(const TrialKey& k) const {
-  Stmt st(db_, "SELECT " + std::string(kColumns) + " FROM trials WHERE batch=? AND workers=? AND epochs=?");
-  st.bind(1, long(k.batch));
-  st.bind(2, long(k.workers));
-  st.bind(3, long(k.epochs));
+  // Damage met only now, past the store's first page, is said as the store's.
   try {
+    Stmt st(db_, "SELECT " + std::string(kColumns) + " FROM trials WHERE batch=? AND workers=? AND epochs=?");
+    st.bind(1, long(k.batch));
+    st.bind(2, long(k.workers));
+    st.bind(3, long(k.epochs));
     if (!st.step()) return std::nullopt;
+    return read_record(st, path_);
+  } catch (const InputError&) {
+    throw;  // a record's bad field, named
   } catch (const std::runtime_error&) {
-    throw InputError(path_, 0, "", unreadable_store(db_));  // damage met only now, past the store's first page
+    throw InputError(path_, 0, "", unreadable_store(db_));
   }
-  return read_record(st, path_);
 }
 
 std::vector<TrialRecord> SampleStore::trials() const {
-  Stmt st(db_, "SELECT " + std::string(kColumns) + " FROM trials ORDER BY seq");
   std::vector<TrialRecord> out;
-  for (;;) {
-    try {
-      if (!st.step()) break;
-    } catch (const std::runtime_error&) {
-      throw InputError(path_, 0, "", unreadable_store(db_));  // damage met only now, past the store's first page
-    }
-    out.push_back(read_record(st, path_));
+  // Damage met only now, past the store's first page, is said as the store's.
+  try {
+    Stmt st(db_, "SELECT " + std::string(kColumns) + " FROM trials ORDER BY seq");
+    while (st.step()) out.push_back(read_record(st, path_));
+  } catch (const InputError&) {
+    throw;  // a record's bad field, named
+  } catch (const std::runtime_error&) {
+    throw InputError(path_, 0, "", unreadable_store(db_));
   }
   return out;
 }
@@ -768,6 +815,9 @@ SampleSet SampleStore::samples(std::vector<TrialRecord> trials) const {
     s.epochs = r.key.epochs;
     auto tt = time_trials.find({r.key.batch, r.key.workers});
     std::tie(s.epoch_time_s, s.time_spread) = epoch_time_of(r, tt == time_trials.end() ? nullptr : &tt->second);
+    // A spread past what a sample file holds (a step interval wider than the
+    // step, from a few steps timed on a loaded machine) says as much at the bound.
+    if (s.time_spread) s.time_spread = std::min(*s.time_spread, kMostTimeSpread);
     s.nodes = per_node > 0 ? nodes_for(r.key.workers, int(std::min<long>(per_node, std::numeric_limits<int>::max()))) : launcher == "local" ? 1 : 0;
     s.metric = r.metric;
     s.model = model;

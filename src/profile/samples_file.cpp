@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "io/sample_csv.h"
+#include "profile/launcher.h"
 #include "profile/sample_store.h"
 
 namespace trainplan::profile {
@@ -31,8 +32,8 @@ SamplesAndTrials read_samples_and_trials(const std::string& path) {
   out.trials = store.trials();
   out.samples = store.samples(out.trials);
   if (out.samples.empty())
-    throw InputError(path, 0, "", "the profile store holds no ok trials yet (trainplan samples list --store " + path +
-                                      " shows them)");
+    throw InputError(path, 0, "", "the profile store holds no ok trials yet (trainplan samples list --store " +
+                                      shell_word(path) + " shows them)");
   return out;
 }
 

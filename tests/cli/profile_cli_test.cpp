@@ -403,6 +403,19 @@ echo '{"event":"done"}'
   EXPECT_TRUE(contains(ok->note, "stdout line 2")) << ok->note;
 }
 
+// The store's labels reach every JSON view and sample file: a --name or
+// --hardware that is not UTF-8 is refused before anything runs or is stored.
+TEST(ProfileCli, ALabelThatIsNotUtf8IsRefused) {
+  Fixture f("prof_label_utf8");
+  for (const std::string option : {"--name", "--hardware"}) {
+    auto r = tptest::run_cli("profile " + f.cmd("") + " --batches 16 --workers 1 --epochs 1 --store " + f.store + " " +
+                             option + " \"$(printf 'bad\\377name')\"");
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, option)) << r.err;
+    EXPECT_TRUE(contains(r.err, "UTF-8")) << r.err;
+  }
+}
+
 // A trial's program gets its three streams and nothing of the profiler's:
 // not the live log open for writing (which would keep it busy after a kill),
 // nor a second /dev/null.

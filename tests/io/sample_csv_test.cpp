@@ -238,3 +238,27 @@ TEST(SampleCsv, RejectsWrongFieldCount) {
 TEST(SampleCsv, RejectsBadDirection) {
   expect_error("# trainplan: metric=up\nbatch,workers,epochs,epoch_time_s,metric\n8,1,1,1,1\n", 1, "metric", "max");
 }
+
+// A written file reads back to the same doubles, to the last bit: a plan on
+// an exported store answers as the store does.
+TEST(SampleCsv, WrittenFiguresReadBackExactly) {
+  SampleSet set;
+  set.direction = MetricDirection::kMax;
+  Sample s;
+  s.batch = 16, s.workers = 1, s.epochs = 3;
+  s.epoch_time_s = 1.38631685995113174;
+  s.metric = 0.2000000000016;
+  s.time_spread = 0.0123456789012345;
+  set.samples.push_back(s);
+  s.batch = 32, s.epoch_time_s = 1.0 / 3.0, s.metric = 0.2000000000032, s.time_spread = 1e-17;
+  set.samples.push_back(s);
+  const auto path = tptest::temp_dir("sample_csv_exact") / "s.csv";
+  io::write_samples_csv(path.string(), set);
+  const SampleSet back = io::read_samples_csv(path.string());
+  ASSERT_EQ(back.samples.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back.samples[i].epoch_time_s, set.samples[i].epoch_time_s) << i;
+    EXPECT_EQ(back.samples[i].metric, set.samples[i].metric) << i;
+    EXPECT_EQ(back.samples[i].time_spread, set.samples[i].time_spread) << i;
+  }
+}

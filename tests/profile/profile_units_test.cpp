@@ -309,6 +309,25 @@ TEST(ProfileCost, RecoversAPowerLawAndOverhead) {
   EXPECT_NEAR(*est.estimate({32, 3, 5}), want, 0.05 * want);
 }
 
+// A resumed store's trials taken at once fit as the same trials one by one.
+TEST(ProfileCost, TrialsTakenAtOnceFitAsOneByOne) {
+  CostEstimator one_by_one, at_once;
+  std::vector<TrialRecord> records;
+  for (int b : {16, 64, 256})
+    for (int r : {1, 2, 4}) {
+      TrialRecord rec;
+      rec.key = {b, r, 2};
+      rec.epoch_time_s = 8 / std::sqrt(b) / r * (1 + 0.01 * r);
+      rec.wall_s = 3 + 2 * *rec.epoch_time_s;
+      records.push_back(rec);
+      one_by_one.add(rec);
+    }
+  at_once.add_all(records);
+  EXPECT_EQ(at_once.count(), one_by_one.count());
+  for (const TrialKey k : {TrialKey{32, 3, 5}, TrialKey{16, 1, 0}, TrialKey{512, 8, 1}})
+    EXPECT_DOUBLE_EQ(*at_once.estimate(k), *one_by_one.estimate(k));
+}
+
 TEST(ProfileCost, FailuresOnlyGiveTheirMeanWallTime) {
   CostEstimator est;
   TrialRecord a;

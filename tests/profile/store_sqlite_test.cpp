@@ -376,6 +376,8 @@ TEST(StoreSqlite, RowsChangedOutsideTrainplanAreInputErrors) {
       {"timing='{\"step_time_s\":\"x\"}'", "timing"},
       {"timing='{\"step_time_s\":-0.01,\"steps_per_epoch\":100}'", "timing"},
       {"timing='{\"step_time_s\":0.01,\"steps_per_epoch\":-5}'", "timing"},
+      {"batch=2000000000", "batch"},           {"dataset_size=2.5", "dataset_size"},
+      {"dataset_size=1e30", "dataset_size"},
   };
   for (const auto& [edit, column] : edits) {
     const std::string copy = (dir / "edited.db").string();
@@ -443,4 +445,63 @@ TEST(StoreSqlite, WhatOlderVersionsStoredReadsAsAbsentWithANote) {
   ASSERT_EQ(trials[0].epoch_metrics.size(), 1u);
   EXPECT_FALSE(trials[0].epoch_metrics[0]);
   EXPECT_NE(trials[0].note.find("read as absent"), std::string::npos) << trials[0].note;
+}
+
+namespace {
+// The file's bytes, to tell that nothing was written to it.
+std::string bytes_of(const std::string& path) { return tptest::read_file(path); }
+
+void sql(const std::string& path, const std::string& statements) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, statements.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << statements;
+  sqlite3_close(db);
+}
+}  // namespace
+
+// Another program's tables named as a store's are not a store's: a meta
+// table of other columns, a trials table without a store's columns. Either is
+// refused before anything is written, however the store is opened.
+TEST(StoreSqlite, TablesNamedAsAStoresButNotOneAreLeftUnchanged) {
+  auto dir = tptest::temp_dir("store_lookalike");
+  const std::string meta = (dir / "meta.db").string(), trials = (dir / "trials.db").string();
+  sql(meta, "CREATE TABLE meta(id INTEGER PRIMARY KEY, data BLOB); INSERT INTO meta(data) VALUES('important')");
+  sql(trials, "CREATE TABLE trials(batch INT, workers INT, epochs INT, status TEXT, note TEXT)");
+  for (const auto& [path, says] : {std::pair{meta, "meta table"}, std::pair{trials, "no column 'reason'"}})
+    for (auto mode : {SampleStore::Open::kCreate, SampleStore::Open::kExisting}) {
+      const std::string before = bytes_of(path);
+      try {
+        SampleStore s(path, mode);
+        ADD_FAILURE() << path << ": opened as a store";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      }
+      EXPECT_EQ(bytes_of(path), before) << path;
+      EXPECT_FALSE(std::filesystem::exists(path + "-wal")) << path;
+    }
+}
+
+// Damage met in the meta table is said as the store's (exit 2), not as an
+// internal error.
+TEST(StoreSqlite, ADamagedMetaTableIsSaidToBeDamaged) {
+  auto dir = tptest::temp_dir("store_meta_damage");
+  const std::string path = (dir / "s.db").string();
+  {
+    SampleStore s(path, SampleStore::Open::kCreate);
+    s.set_meta("workload", "lenet");
+    s.put(ok_record(16, 1, 1, 2.0, 0.8));
+  }
+  // Page 2 is the meta table's (created first): its page header made nonsense.
+  std::string file = bytes_of(path);
+  ASSERT_GT(file.size(), 8192u);
+  file[4096] = '\x0d';
+  for (int i = 1; i < 200; ++i) file[4096 + i] = '\xff';
+  tptest::write_file(path, file);
+  try {
+    SampleStore s(path, SampleStore::Open::kExisting);
+    (void)s.meta("workload");
+    ADD_FAILURE() << "read a damaged meta table";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path);
+  }
 }
