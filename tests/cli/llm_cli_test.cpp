@@ -844,3 +844,17 @@ TEST(LlmCli, TheGpuFileIsAnInputAndMemoryRefusesWhatPredictRefuses) {
   EXPECT_EQ(h.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(h.err, hex, 2, "vocab", {"0x10"})) << h.err;
 }
+
+// llm memory --overlap prices the iteration as llm plan --overlap does:
+// tensor-parallel collectives overlap only with sequence parallelism, as
+// Megatron-LM requires.
+TEST(LlmMemoryCli, OverlapHidesTensorParallelCollectivesOnlyWithSequenceParallelism) {
+  auto tp_comm = [](const std::string& extra) {
+    auto r = tptest::run_cli("llm memory --model gpt3-6.7b --tp 4 --dp 2 --global-batch 16 --precision bf16 --gpu h100 "
+                             "--json" + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["time"]["tp_comm_s"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(tp_comm(" --overlap"), tp_comm(""));
+  EXPECT_LT(tp_comm(" --overlap --sequence-parallel"), 0.9 * tp_comm(" --sequence-parallel"));
+}
