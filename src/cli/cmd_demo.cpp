@@ -317,10 +317,10 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
   // The models and the epochs the demo planned with, so that the plan repeats it.
   std::cout << fmt::format("  trainplan plan --samples {} --target {:.4g} --deadline {:.0f} --max-workers {} "
                            "--max-epochs {} --time-model {} --metric-model {}\n",
-                           a.out, pl.problem.target, a.deadline, pl.problem.space.max_workers,
+                           shell_word(a.out), pl.problem.target, a.deadline, pl.problem.space.max_workers,
                            pl.problem.space.max_epochs, fit.choice.time_model, fit.choice.metric_model);
-  std::cout << fmt::format("  trainplan evaluate --samples {} --models all --cv {}\n", a.out, fit.time_folds);
-  std::cout << fmt::format("  trainplan samples list --store {}\n", a.store);
+  std::cout << fmt::format("  trainplan evaluate --samples {} --models all --cv {}\n", shell_word(a.out), fit.time_folds);
+  std::cout << fmt::format("  trainplan samples list --store {}\n", shell_word(a.store));
 }
 
 void run_demo(const DemoArgs& a) {

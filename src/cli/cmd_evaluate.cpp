@@ -131,6 +131,7 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();  // a bad name fails before any fit
   auto rep = scoring::evaluate_transfer(o);
   std::cout << (a.json ? scoring::transfer_json(rep).dump(2) + "\n" : scoring::format_transfer(rep));
+  if (a.json) note_json_answer_printed();  // a chart that fails after it adds no second document
   if (!a.plot.empty()) {
     auto panels = scoring::transfer_panels(rep);
     if (panels.empty()) throw InputError("", 0, "--plot", "no network was scored, so there is nothing to draw");
@@ -177,6 +178,7 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
     if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();
     auto rep = scoring::evaluate_layer_times(io::read_layer_timings(a.layer_timings), a.samples, a.cv, a.seed);
     std::cout << (a.json ? scoring::layer_times_json(rep) + "\n" : scoring::format_layer_times(rep));
+    if (a.json) note_json_answer_printed();
     if (!a.plot.empty()) {
       io::render_plot(a.plot, scoring::layer_time_panels(rep), 700, 520);
       if (!a.json) std::cout << "chart: " << a.plot << "\n";
@@ -248,6 +250,7 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
           if (!m.metric.describe.empty()) j["datasets"][ds.name][m.model]["metric"]["describe"] = m.metric.describe;
         }
     std::cout << j.dump(2) << "\n";
+    note_json_answer_printed();
   } else {
     std::cout << scoring::format_table(scores, opts);
     if (a.describe)

@@ -412,6 +412,7 @@ void run_plan(const PlanArgs& a) {
   // Drawn after the answer is printed, so that a chart that fails loses no answer.
   if (a.json) {
     std::cout << app::to_json(o, a.samples).dump(2) << "\n";
+    note_json_answer_printed();  // a chart that fails after it adds no second document
   } else {
     // With --emit the launch spec goes to stdout (to redirect into a file), the summary to stderr.
     print_report(o.launch.empty() ? std::cout : std::cerr, a, o);

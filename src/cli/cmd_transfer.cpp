@@ -26,6 +26,7 @@
 #include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "models/transfer_split.h"
+#include "profile/launcher.h"
 #include "profile/samples_file.h"
 #include "scoring/transfer_eval.h"
 #include "scoring/transfer_plot.h"
@@ -178,8 +179,9 @@ void run_transfer_samples(const TransferArgs& a) {
                            "fit of the source over its prediction, the hardware's effect without the fit's misses. "
                            "Plan there with: "
                            "trainplan plan --samples {} --hardware {} ...\n",
-                           to.name, to.node.gpus_per_node, a.out.empty() || a.out == "-" ? "OUT.csv (-o)" : a.out,
-                           a.to_gpu);
+                           to.name, to.node.gpus_per_node,
+                           a.out.empty() || a.out == "-" ? "OUT.csv (-o)" : profile::shell_word(a.out),
+                           profile::shell_word(a.to_gpu));
   if (const auto& sd = t.moved.times_predicted_log_sd)
     std::cout << fmt::format("80% interval: the factors' posterior at each configuration; one error, shared by every "
                              "configuration, of 80% within x/{:.2f} at the median (times_predicted_log_sd={:.4g}, "

@@ -24,6 +24,7 @@
 #include "experiments/watch_replay.h"
 #include "io/gnuplot.h"
 #include "io/pollux_trace.h"
+#include "profile/launcher.h"
 #include "profile/live_log.h"
 #include "profile/interrupt.h"
 #include "profile/log_follower.h"
@@ -154,7 +155,7 @@ void run_follow(const WatchArgs& a) {
       throw InputError(log, 0, "--store",
                        fmt::format("no live log beside the store: is `trainplan profile --store {}` running, or has "
                                    "it run since it started writing one?",
-                                   a.store));
+                                   profile::shell_word(a.store)));
   }
   app::WatchOptions o;
   o.target = *a.target;

@@ -101,18 +101,29 @@ std::string log_tics(const char* axis, std::pair<double, double> range) {
 }
 
 // A folder of its own for the chart's data files and script, under the
-// system's temporary folder ($TMPDIR). An ExternalError names $TMPDIR when
-// it cannot be made (a TMPDIR that does not exist, or is not writable).
+// system's temporary folder ($TMPDIR), made by mkdtemp: a name no one else
+// can have made first, readable by this user alone. An ExternalError names
+// $TMPDIR when it cannot be made (a TMPDIR that does not exist, or is not
+// writable).
 std::filesystem::path temporary_folder() {
-  static std::atomic<int> seq{0};
   std::error_code ec;
   auto base = std::filesystem::temp_directory_path(ec);
   if (ec) throw ExternalError("cannot find a temporary folder for the chart (TMPDIR): " + ec.message());
-  auto path = base / fmt::format("trainplan_plot_{}_{}", ::getpid(), seq++);
-  std::filesystem::create_directories(path, ec);
-  if (ec) throw ExternalError(fmt::format("cannot make a temporary folder for the chart under {} (TMPDIR): {}",
-                                          base.string(), ec.message()));
-  return path;
+  std::string pattern = (base / "trainplan_plot_XXXXXX").string();
+  if (!::mkdtemp(pattern.data()))
+    throw ExternalError(fmt::format("cannot make a temporary folder for the chart under {} (TMPDIR): {}", base.string(),
+                                    std::strerror(errno)));
+  return pattern;
+}
+
+// `fd` moved above the standard streams (0-2), close-on-exec: with one of
+// them closed, a file opened here would take its number, and the child's
+// dup2 onto that stream would overwrite it.
+int above_standard_streams(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return high;
 }
 
 // Runs gnuplot on `script` with its output and messages going to `log`;
@@ -122,11 +133,17 @@ std::filesystem::path temporary_folder() {
 // installed) makes the write fail, where the signal would kill this process
 // before it printed anything.
 int run_gnuplot(const std::string& script, const std::string& log) {
-  int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int out = above_standard_streams(::open(log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (out < 0) throw ExternalError("cannot write gnuplot's log " + log + ": " + std::strerror(errno));
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     ::close(out);
+    throw ExternalError(std::string("cannot start gnuplot: ") + std::strerror(errno));
+  }
+  fds[0] = above_standard_streams(fds[0]), fds[1] = above_standard_streams(fds[1]);
+  if (fds[0] < 0 || fds[1] < 0) {
+    for (int fd : {out, fds[0], fds[1]})
+      if (fd >= 0) ::close(fd);
     throw ExternalError(std::string("cannot start gnuplot: ") + std::strerror(errno));
   }
   posix_spawn_file_actions_t actions;
@@ -146,10 +163,13 @@ int run_gnuplot(const std::string& script, const std::string& log) {
     throw ExternalError(std::string("cannot start gnuplot (install gnuplot-nox, or leave --plot out): ") +
                         std::strerror(spawned));
   }
-  sigset_t pipe_only, before;
+  sigset_t pipe_only, before, pending;
   sigemptyset(&pipe_only);
   sigaddset(&pipe_only, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+  // A SIGPIPE already pending is the caller's, and stays so.
+  sigpending(&pending);
+  const bool pending_before = sigismember(&pending, SIGPIPE);
   bool sent = true;
   for (size_t done = 0; done < script.size();) {
     const ssize_t n = ::write(fds[1], script.data() + done, script.size() - done);
@@ -162,7 +182,7 @@ int run_gnuplot(const std::string& script, const std::string& log) {
   }
   ::close(fds[1]);
   // A SIGPIPE raised by the write above is taken here, not delivered.
-  if (!sent && !sigismember(&before, SIGPIPE)) {
+  if (!sent && !pending_before) {
     const timespec now{0, 0};
     while (sigtimedwait(&pipe_only, nullptr, &now) == SIGPIPE) {
     }

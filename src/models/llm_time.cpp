@@ -164,7 +164,7 @@ class Costs {
       r.comm_fwd = ring(act, l_.tp, 4, tp_link_);  // 2 all-reduces
       r.comm_bwd = ring(act, l_.tp, 4, tp_link_);
     }
-    if (l_.tp_comm_overlap && l_.tp > 1) {
+    if (l_.tp_comm_overlap && l_.tp > 1 && l_.sequence_parallel) {  // Megatron-LM overlaps them only with sp
       // Transformer Engine splits each collective into tp chunks and runs
       // them beside the chunks of the product that needs or makes them:
       // what the products (forward, and twice that backward) cannot cover

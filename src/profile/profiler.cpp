@@ -42,11 +42,11 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
                           {"workload", workload, "--name"},
                           {"launcher", to_string(launch.kind), "--launcher"},
                           {"workers_per_node", std::to_string(launch.workers_per_node), "--workers-per-node"},
-                          {"hardware", hardware.empty() ? host_description() : hardware, "--hardware"}};
-  // Labels reach JSON answers and sample files: text, not bytes.
-  for (const Label& l : labels)
-    if (valid_utf8(l.value) != l.value)
-      throw InputError("", 0, l.option, "is not valid UTF-8 text: give the label in UTF-8");
+                          {"hardware", hardware.empty() ? valid_utf8(host_description()) : hardware, "--hardware"}};
+  // The workload's and the machine's names label every sample and JSON answer: text, not bytes.
+  for (const auto& [value, option] : {std::pair{&workload, "--name"}, std::pair{&hardware, "--hardware"}})
+    if (valid_utf8(*value) != *value)
+      throw InputError("", 0, option, "is not valid UTF-8 text: give the label in UTF-8");
   for (const Label& l : labels)
     if (auto was = store.meta(l.key); was && *was != l.value && has_trials)
       throw InputError(store.path(), 0, l.option,

@@ -237,6 +237,9 @@ TrialRecord read_record(Stmt& st, const std::string& path) {
   r.reason = valid_utf8(st.text(4));
   r.stderr_tail = valid_utf8(st.text(5));
   r.epoch_time_s = number(6, true);
+  if (r.epoch_time_s && (*r.epoch_time_s < kLeastEpochSeconds || *r.epoch_time_s > kMostEpochSeconds))
+    throw bad(6, fmt::format("{:g} is outside [{:g}, {:g}] seconds, a sample file's range", *r.epoch_time_s,
+                             kLeastEpochSeconds, kMostEpochSeconds));
   if (const auto m = finite(7); m && std::abs(*m) > kMostMetricMagnitude)
     absent.push_back(fmt::format("the metric {:g} (past +-{:g})", *m, kMostMetricMagnitude));
   else
@@ -428,7 +431,9 @@ bool readable_only(const std::string& path) {
 // An SQLite URI for `path` (absolute, with every character a URI treats
 // specially percent-encoded) and `query`.
 std::string sqlite_uri(const std::string& path, const std::string& query) {
-  std::string out = "file:";
+  // "file://" and an empty authority: a path that begins with "//" is the
+  // path, not an authority SQLite would read as a host.
+  std::string out = "file://";
   for (unsigned char c : std::filesystem::absolute(path).string()) {
     if (std::isalnum(c) || std::strchr("/._-~", c)) out += char(c);
     else out += fmt::format("%{:02X}", c);
@@ -468,8 +473,10 @@ void SampleStore::open_read_only() {
         SQLITE_OK) {
       sqlite3_busy_timeout(db_, 5000);  // the owner's profile may be checkpointing its log
       try {
-        if (has_trials_table(db_)) return std::string();
-        msg = kNoTrialsTable;
+        // Another program's tables are said as such here too, not as an older store's.
+        if (std::string foreign = foreign_tables_problem(db_); !foreign.empty()) msg = foreign;
+        else if (has_trials_table(db_)) return std::string();
+        else msg = kNoTrialsTable;
       } catch (const std::exception&) {
         msg = sqlite3_errmsg(db_);
       }

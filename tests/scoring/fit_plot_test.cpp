@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -176,7 +177,14 @@ TEST(Gnuplot, AFailingGnuplotIsSaidAsSuch) {
   const auto r = tptest::run_cli("fit --samples " + (std::filesystem::path(tptest::source_dir()) / "examples" /
                                                      "lenet-mnist-samples.csv").string() +
                                  " --plot " + (dir / "chart.png").string());
+  // With --json the answer, printed before the chart, is the one JSON document on stdout.
+  const auto j = tptest::run_cli("fit --samples " + (std::filesystem::path(tptest::source_dir()) / "examples" /
+                                                     "lenet-mnist-samples.csv").string() +
+                                 " --json --plot " + (dir / "chart.png").string());
   ::setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(j.exit_code, 1) << j.err;
+  EXPECT_TRUE(nlohmann::json::accept(j.out)) << j.out;
+  EXPECT_TRUE(nlohmann::json::parse(j.out).contains("time")) << j.out;
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("error: gnuplot failed while drawing"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cannot open the display"), std::string::npos) << r.err;
