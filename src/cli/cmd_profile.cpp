@@ -194,7 +194,8 @@ int run_profile_cmd(const ProfileArgs& a) {
     // worker count timed together show as the one command that times them.
     std::set<TrialKey> done;
     std::error_code ec;
-    if (std::filesystem::exists(a.store, ec)) {
+    // An empty file is no store yet: the run makes it one, as it makes a missing file.
+    if (std::filesystem::exists(a.store, ec) && std::filesystem::file_size(a.store, ec) > 0 && !ec) {
       SampleStore existing(a.store, SampleStore::Open::kExisting);
       for (const auto& r : existing.trials())
         if (r.status == TrialStatus::kOk || !a.retry_failed) done.insert(r.key);
@@ -291,8 +292,13 @@ int run_profile_cmd(const ProfileArgs& a) {
                              shell_word(a.store));
   if (!a.out.empty()) {
     SampleSet set = store.samples();
-    io::write_samples_csv(a.out, set);
-    std::cerr << fmt::format("wrote {} samples to {}\n", set.size(), a.out);
+    // A file of a header alone is one no verb reads (samples export refuses to write one).
+    if (set.empty()) {
+      std::cerr << fmt::format("no ok trial in {}: {} not written\n", a.store, a.out);
+    } else {
+      io::write_samples_csv(a.out, set);
+      std::cerr << fmt::format("wrote {} samples to {}\n", set.size(), a.out);
+    }
   }
   if (a.json) {
     nlohmann::json j = {{"store", a.store},        {"planned", s.planned},     {"already_done", s.already_done},

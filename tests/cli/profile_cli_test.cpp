@@ -416,6 +416,24 @@ TEST(ProfileCli, ALabelThatIsNotUtf8IsRefused) {
   }
 }
 
+// An empty file is no store yet: --dry-run lists what the run would make of
+// it, as the run does. A profile with no ok trial writes no -o file, which no
+// verb would read.
+TEST(ProfileCli, AnEmptyStoreAndNoOkTrial) {
+  Fixture f("prof_empty");
+  tptest::write_file(f.store, "");
+  auto dry = tptest::run_cli("profile " + f.cmd("") + " --batches 16 --workers 1 --epochs 1 --store " + f.store +
+                             " --dry-run");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(contains(dry.out, "# 1 trials")) << dry.out;
+  const auto out = (f.dir / "none.csv").string();
+  auto r = tptest::run_cli("profile --cmd 'sh -c \"exit 3\" {batch}' --batches 16 --workers 1 --epochs 1 --store " +
+                           (f.dir / "failing.db").string() + " -o " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "not written")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 // A trial's program gets its three streams and nothing of the profiler's:
 // not the live log open for writing (which would keep it busy after a kill),
 // nor a second /dev/null.
