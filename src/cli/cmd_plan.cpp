@@ -542,7 +542,7 @@ void setup(CLI::App& root) {
     const bool coconfig = a->query.method == "coconfig" && !a->query.early_stop;
     const bool tabu = coconfig && a->query.search != "exhaustive";
     const bool seeded = tabu || a->query.method == "bo" || a->query.method == "manual" || a->query.confidence > 0;
-    for (const Needs& n : {Needs{"--bounds", a->query.confidence > 0, "reads --confidence's intervals: give --confidence"},
+    for (const Needs& n : {Needs{"--bounds", a->query.confidence > 0, "reads --confidence's intervals: give --confidence P, 0 < P < 1 (0 means none)"},
                            Needs{"--early-stop-budget", a->query.early_stop, "is the budget of --early-stop: give it"},
                            Needs{"--manual-tries", a->query.method == "manual", "are the manual baseline's: give --method manual"},
                            Needs{"--tabu-iterations", tabu, "steer coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},

@@ -498,3 +498,16 @@ TEST(WatchCli, SamplesForecastTheRunFromEarlierTrials) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--samples"), std::string::npos) << bad.err;
 }
+
+// --coverage takes a coverage from 0.01 to 0.99: NaN, which every range
+// comparison lets through, is refused at the option (exit 2), not deep in the
+// forecaster.
+TEST(WatchCli, ACoverageThatIsNotANumberIsRefusedAtItsOption) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  for (const char* bad : {"nan", "1", "0", "-0.5"}) {
+    auto r = tptest::run_cli(std::string("watch --replay ") + tptest::shared_data_dir() + " --coverage " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--coverage"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  }
+}
