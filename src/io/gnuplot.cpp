@@ -78,7 +78,7 @@ struct TempDir {
 // it, every mantissa 1-9; where still fewer than two, four ticks evenly
 // spaced in log space, labelled to three digits. Empty: keep gnuplot's.
 std::string log_tics(const char* axis, std::pair<double, double> range) {
-  auto [lo, hi] = range;
+  const double lo = range.first, hi = range.second;  // not a structured binding: the lambda below captures them
   if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo > 0) || !(hi > lo) || hi / lo > 2000) return "";
   auto ticks = [&](std::initializer_list<double> mantissas) {
     std::vector<double> out;
