@@ -28,6 +28,7 @@
 #include "core/error.h"
 #include "core/nodes.h"
 #include "core/valid_utf8.h"
+#include "io/csv.h"
 #include "profile/launcher.h"
 
 namespace trainplan::profile {
@@ -60,21 +61,6 @@ CREATE TABLE IF NOT EXISTS trials(
 const char* kColumns =
     "batch,workers,epochs,status,reason,stderr_tail,epoch_time_s,metric,metric_name,epochs_reported,"
     "dataset_size,wall_s,started_at,finished_at,command,epoch_metrics,timing";
-
-// The names in a comma-separated column list.
-std::vector<std::string> split_columns(const char* list) {
-  std::vector<std::string> out;
-  std::string name;
-  for (const char* c = list;; ++c) {
-    if (*c == ',' || *c == '\0') {
-      out.push_back(name), name.clear();
-      if (*c == '\0') break;
-    } else {
-      name += *c;
-    }
-  }
-  return out;
-}
 
 // A prepared statement that finalizes itself.
 class Stmt {
@@ -347,11 +333,12 @@ std::vector<std::pair<const char*, const char*>> missing_columns(sqlite3* db) {
 // anything is written, so another program's database is never changed.
 std::string foreign_tables_problem(sqlite3* db) {
   std::vector<std::string> others;
-  bool trials = false;
+  bool trials = false, meta = false;
   for (Stmt q(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"); q.step();) {
     const std::string name = q.text(0);
     if (name == "trials") trials = true;
-    else if (name != "meta" && name.rfind("sqlite_", 0) != 0) others.push_back(name);
+    else if (name == "meta") meta = true;
+    else if (name.rfind("sqlite_", 0) != 0) others.push_back(name);
   }
   if (!others.empty())
     return fmt::format("not a trainplan sample store: an SQLite database with other tables ({}); give --store a new "
@@ -363,8 +350,6 @@ std::string foreign_tables_problem(sqlite3* db) {
     return have;
   };
   // A table named meta is a store's only with the store's two columns.
-  bool meta = false;
-  for (Stmt q(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"); q.step();) meta = true;
   if (meta && columns("meta") != std::set<std::string>{"key", "value"})
     return "not a trainplan sample store: its meta table is not a store's (key, value); give --store a new file or a "
            "trainplan store";
@@ -372,7 +357,7 @@ std::string foreign_tables_problem(sqlite3* db) {
   // Every column of the trials table's first version: the ones added since
   // (kAddedColumns) an older store gains when it is opened for writing.
   const auto have = columns("trials");
-  for (const auto& column : split_columns(kColumns)) {
+  for (const auto& column : io::split_csv_line(kColumns)) {
     if (have.count(column)) continue;
     if (std::any_of(std::begin(kAddedColumns), std::end(kAddedColumns),
                     [&](const auto& added) { return column == added.first; }))
