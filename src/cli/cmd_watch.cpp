@@ -9,8 +9,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -335,19 +335,7 @@ void setup(CLI::App& root) {
       ->capture_default_str()
       ->excludes(rep);
   cmd->add_option("--coverage", a->coverage, "Nominal coverage of the interval, 0.01 to 0.99")->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            // CLI::Range lets NaN through (every comparison with it is false).
-            double x = std::nan("");
-            try {
-              size_t used = 0;
-              x = std::stod(v, &used);
-              if (used != v.size()) x = std::nan("");
-            } catch (const std::exception&) {
-            }
-            return x >= 0.01 && x <= 0.99 ? "" : "must be a coverage from 0.01 to 0.99 (e.g. 0.8); got '" + v + "'";
-          },
-          "0.01 to 0.99"));
+      ->check(coverage_within(0.01, 0.99));
   cmd->add_option("--direction", a->direction, "max or min (default: from metric_name: names holding loss or perplexity, "
                   "or a word beginning with err, wer, cer, ppl, nll, mse or mae, are minimised)")
       ->excludes(rep);

@@ -136,17 +136,23 @@ models::ModelParams model_params(const std::string& comm_profile_path, const std
 }
 
 namespace {
+// `v` as a number when all of it is one (NaN and inf included), else nullopt.
+std::optional<double> whole_number(const std::string& v) {
+  try {
+    size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 CLI::Validator number_check(bool zero_ok) {
   return CLI::Validator(
       [zero_ok](std::string& v) -> std::string {
-        double x = 0;
-        try {
-          size_t used = 0;
-          x = std::stod(v, &used);
-          if (used != v.size()) return "must be a number, got '" + v + "'";
-        } catch (const std::exception&) {
-          return "must be a number, got '" + v + "'";
-        }
+        const auto number = whole_number(v);
+        if (!number) return "must be a number, got '" + v + "'";
+        const double x = *number;
         if (!std::isfinite(x) || (zero_ok ? x < 0 : x <= 0))
           return std::string(zero_ok ? "must be a finite number >= 0" : "must be a finite number > 0") + ", got '" +
                  v + "'";
@@ -159,17 +165,22 @@ CLI::Validator number_check(bool zero_ok) {
 CLI::Validator coverage_or_none() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
-        double x = -1;
-        try {
-          size_t used = 0;
-          x = std::stod(v, &used);
-          if (used != v.size()) x = -1;
-        } catch (const std::exception&) {
-        }
+        const double x = whole_number(v).value_or(-1);
         if (x == 0 || (x > 0 && x < 1)) return "";
         return "must be a coverage strictly between 0 and 1 (e.g. 0.8), or 0 for none; got '" + v + "'";
       },
       "0 or (0, 1)");
+}
+
+CLI::Validator coverage_within(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& v) -> std::string {
+        // Not CLI::Range, which lets NaN through (every comparison with it is false).
+        const auto x = whole_number(v);
+        if (x && *x >= lo && *x <= hi) return "";
+        return fmt::format("must be a coverage from {:g} to {:g} (e.g. 0.8); got '{}'", lo, hi, v);
+      },
+      fmt::format("{:g} to {:g}", lo, hi));
 }
 
 CLI::Validator positive_number() { return number_check(false); }

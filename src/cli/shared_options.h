@@ -76,6 +76,8 @@ CLI::Validator non_negative_number();
 CLI::Validator seed_number();
 // An interval's coverage: strictly between 0 and 1, or 0 for no interval.
 CLI::Validator coverage_or_none();
+// A coverage from lo to hi; NaN, inf and text refused.
+CLI::Validator coverage_within(double lo, double hi);
 
 // A verb that has printed its JSON answer and then fails (exit 3 with the
 // plan that came closest) calls this, so that main does not print a second
