@@ -422,6 +422,7 @@ void run_plan(PlanArgs a) {
     plan::LlmLaunchOptions lo;
     // A launcher's node is one operating system: a GB200 NVL72's tray of 4, not its NVLink domain.
     lo.gpus_per_node = hw.node.gpus_per_host > 0 ? std::min(per_node, hw.node.gpus_per_host) : per_node;
+    lo.nvlink_domain_gpus = per_node;
     lo.train_iters = r.iterations;
     lo.script = a.script;
     lo.job_name = a.job_name;

@@ -190,15 +190,16 @@ std::string slurm_script(const Config& c, const LaunchOptions& o) {
                      "export TRAINPLAN_TARGET={:g}\nexport TRAINPLAN_TARGET_DIRECTION={}\n",
                      *o.stop_at_target, o.target_direction);
   s << "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
+  s << kMasterPortOfTheJob << "\n";
   if (t.per_rank) {
     s << "export TRAINPLAN_MASTER_ADDR=$head_node\n";
     s << fmt::format("srun --ntasks={} --ntasks-per-node={} --cpus-per-task $((SLURM_CPUS_ON_NODE / {})) bash -c {}\n",
                      c.workers, l.per_node, l.per_node,
-                     profile::shell_quote(t.for_rank("$SLURM_PROCID", "$TRAINPLAN_MASTER_ADDR", "29500")));
+                     profile::shell_quote(t.for_rank("$SLURM_PROCID", "$TRAINPLAN_MASTER_ADDR", "$MASTER_PORT")));
   } else {
     s << fmt::format(
         "{} torchrun --nnodes={} --nproc_per_node={} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
-        "--rdzv_endpoint=$head_node:29500 {}\n",
+        "--rdzv_endpoint=$head_node:$MASTER_PORT {}\n",
         kSrunWithNodeCpus, l.nodes, l.per_node, torchrun_program_text(t));
   }
   return s.str();

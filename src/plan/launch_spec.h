@@ -60,6 +60,11 @@ std::string k8s_pytorchjob(const Config& c, const LaunchOptions& o);
 // the node (a step is otherwise given one), whatever the site's defaults.
 inline constexpr const char* kSrunWithNodeCpus = "srun --cpus-per-task \"$SLURM_CPUS_ON_NODE\"";
 
+// The rendezvous port an sbatch script sets, one of the job's own: two jobs
+// each on part of a node would otherwise both listen on one port, and the
+// second fail. 10000 to 29999, below Linux's ephemeral ports (32768 up).
+inline constexpr const char* kMasterPortOfTheJob = "export MASTER_PORT=$((10000 + SLURM_JOB_ID % 20000))";
+
 // Throws InputError (option --job-name) for a name that `kind` cannot carry:
 // for every kind an empty name or one with control characters (a newline would
 // start a directive of its own); for "k8s" anything but a DNS-1035 label (a-z,

@@ -63,7 +63,7 @@ std::string megatron_args(const TransformerSpec& s, const ParallelLayout& l, con
   if (s.gated_mlp) a.push_back("--swiglu");
   if (!s.biases) a.push_back("--normalization RMSNorm --disable-bias-linear");
   a.push_back(s.learned_positions ? "--position-embedding-type learned_absolute" : "--position-embedding-type rope");
-  if (!s.learned_positions && s.rotary_base > 0) a.push_back(fmt::format("--rotary-base {:g}", s.rotary_base));
+  if (!s.learned_positions && s.rotary_base > 0) a.push_back(fmt::format("--rotary-base {:.0f}", s.rotary_base));
   if (!s.learned_positions && s.rope_scaling) a.push_back("--use-rope-scaling");
   if (!s.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   a.push_back(fmt::format("--seq-length {} --max-position-embeddings {}", s.seq, s.seq));
@@ -106,6 +106,20 @@ std::pair<std::string, std::string> hours_apart(double a, double b) {
   return {hours_text(a, decimals), hours_text(b, decimals)};
 }
 
+// Where an NVLink domain spans hosts, the plan priced a domain's GPUs as one
+// node: a job on several hosts must hold whole groups of them in one domain.
+std::string nvlink_domain_note(const Layout& n, const LlmLaunchOptions& o) {
+  if (o.nvlink_domain_gpus <= o.gpus_per_node || n.nodes <= 1) return "";
+  const int hosts_per_domain = o.nvlink_domain_gpus / o.gpus_per_node;
+  const int segment = std::min(n.nodes, hosts_per_domain);
+  return fmt::format(
+      "# The plan prices each {} GPUs ({} hosts of {}) as one NVLink domain: {} of this job's {} nodes must\n"
+      "# share a domain. With Slurm's topology/block plugin, #SBATCH --segment={} keeps them in one block;\n"
+      "# elsewhere ask your site how to place a job within one NVLink domain.\n",
+      o.nvlink_domain_gpus, hosts_per_domain, o.gpus_per_node, segment == n.nodes ? "all" : std::to_string(segment),
+      n.nodes, segment);
+}
+
 // The header both launches share: what runs, what it needs, and the one
 // variable the user must set.
 std::string note(const TransformerSpec& s, const ParallelLayout& l, const Layout& n, const LlmLaunchOptions& o) {
@@ -140,7 +154,7 @@ constexpr const char* kDataArgsCheck =
 
 LlmTimeLimit llm_time_limit(const LlmLaunchOptions& o) {
   LlmTimeLimit t;
-  const double run = o.predicted_s > 0 ? o.predicted_s * (1 + kRunMargin) : 0;
+  const double run = o.predicted_s > 0 ? o.predicted_s * (1 + kRunMargin) + kStartupAllowance_s : 0;
   // The least limit that leaves `run` before the save reserve, max(15 min, 5%).
   const double needed = run > 0 ? std::max(run + 900, run / 0.95) : 0;
   t.limit_s = std::max(o.deadline_s, needed);
@@ -157,6 +171,7 @@ std::string megatron_torchrun_command(const TransformerSpec& s, const ParallelLa
     out += fmt::format("# Run on each of the {} nodes with MASTER_ADDR and MASTER_PORT (the first node's address and a\n"
                        "# free port) and NODE_RANK (0 to {}) set.\n",
                        n.nodes, n.nodes - 1);
+  out += nvlink_domain_note(n, o);
   out += std::string(kDataArgsCheck) + " &&\n";
   out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
   out += fmt::format("torchrun --nnodes {} --nproc-per-node {}", n.nodes, n.per_node);
@@ -182,6 +197,7 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   if (time.limit_s > 0) out += fmt::format("#SBATCH --time={}\n", slurm_time(time.limit_s));
   const long exit_minutes = long(std::floor(time.exit_s / 60));
   out += note(s, l, n, o);
+  out += nvlink_domain_note(n, o);
   if (time.past_deadline) {
     const auto [limit, deadline] = hours_apart(time.limit_s, o.deadline_s);
     out += fmt::format("# --time ({}) is past the deadline ({}): the predicted training time with {:.0f}% for\n"
@@ -201,7 +217,7 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
            "# #SBATCH --cpus-per-gpu=N (your node's cores per GPU) for the ranks and their data loaders.\n";
   out += std::string(kDataArgsCheck) + "\n";
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
-  out += "export MASTER_PORT=6000\n";
+  out += std::string(kMasterPortOfTheJob) + "\n";
   out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
   out += fmt::format(
       "{} torchrun --nnodes $SLURM_NNODES --nproc-per-node {} --rdzv-id $SLURM_JOB_ID --rdzv-backend c10d "

@@ -27,18 +27,27 @@ struct LlmLaunchOptions {
   // GPUs per host, one operating system: the launch's nodes and the ranks
   // each runs (NodeSpec::launch_gpus_per_host). REQUIRES: >= 1.
   int gpus_per_node = 8;
+  // GPUs one NVLink domain joins where it spans several hosts (a GB200
+  // NVL72's 72 over trays of 4): the plan priced them as one node, so a job
+  // on several hosts must stay within a domain; the script says how. 0: a
+  // domain is a host. Default: 0.
+  int nvlink_domain_gpus = 0;
   long train_iters = 0;  // iterations to run (--train-iters)
   // Slurm's --time and Megatron-LM's --exit-duration-in-mins come from these
   // (0: not known). The job is given the predicted training time plus
-  // kRunMargin (start-up, Megatron-LM's evaluation, the prediction's error)
-  // and the save reserve (5% of the limit, at least 15 minutes), and never
-  // less than the deadline; a limit past the deadline is said in the script.
+  // kRunMargin (Megatron-LM's evaluation, the prediction's error) and
+  // kStartupAllowance_s (Megatron-LM counts its exit duration from the
+  // process's start: imports, data indexes, model build), then the save
+  // reserve (5% of the limit, at least 15 minutes), and never less than the
+  // deadline; a limit past the deadline is said in the script.
   double deadline_s = 0;
   double predicted_s = 0;
 };
 
 // The share the job's time limit adds to the predicted training time.
 inline constexpr double kRunMargin = 0.10;
+// Seconds the job's exit time adds for start-up before the first iteration.
+inline constexpr double kStartupAllowance_s = 300;
 
 // Slurm's time limit and Megatron-LM's exit time (seconds) for `o`; both 0
 // when neither the deadline nor the prediction is known.

@@ -157,6 +157,10 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   // A cost budget is the GPU-hours it buys.
   const double gpu_hour_budget = o.cost_budget > 0 ? o.cost_budget / o.price_per_gpu_hour : o.gpu_hour_budget;
   int per_node = o.gpus_per_node > 0 ? o.gpus_per_node : std::max(1, time.hardware().node.gpus_per_node);
+  // A launcher's node is one host (a GB200 NVL72's tray of 4, not its NVLink
+  // domain of 72), and it starts as many ranks on every host.
+  const int host_gpus = time.hardware().node.gpus_per_host;
+  const int per_host = host_gpus > 0 ? std::min(per_node, host_gpus) : per_node;
 
   LlmPlanResult res;
   res.iterations = long(iterations);
@@ -209,6 +213,10 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     res.notes.push_back(fmt::format("up to {} GPUs: past one node a layout takes whole nodes of {} GPUs (a launcher "
                                     "starts as many ranks on every node), so {} at most; --gpus-per-node sets the node",
                                     o.max_gpus, per_node, std::max(per_node, o.max_gpus / per_node * per_node)));
+  else if (o.max_gpus > per_host && o.max_gpus % per_host != 0 && o.min_gpus < o.max_gpus)
+    res.notes.push_back(fmt::format("up to {} GPUs: past one host a layout takes whole hosts of {} GPUs (a launcher "
+                                    "starts as many ranks on every host), so {} at most",
+                                    o.max_gpus, per_host, o.max_gpus / per_host * per_host));
   // Each cp with its attention kernel: fused for cp > 1; for cp 1 the one
   // asked for, and, where cp > 1 is searched (so fused kernels are run),
   // fused too: else a cp 2 layout would win on the kernel alone, over a
@@ -236,6 +244,7 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
           // one, not as the 8 + 5 that would be priced.
           const int gpus = tp * cp * pp * dp;
           if (gpus > per_node && gpus % per_node != 0) continue;
+          if (gpus > per_host && gpus % per_host != 0) continue;
           if (gpus < o.min_gpus) continue;
           for (int mb : divisors(o.global_batch / dp, o.global_batch)) {
             int m = o.global_batch / (dp * mb);
@@ -294,9 +303,10 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     res.failing = "gpus";
     res.explanation = fmt::format(
         "no layout uses {} GPUs: tp·cp·pp·dp is built of divisors (tp of the heads, within a node; pp of the layers; dp "
-        "of the global batch {}), and past one node a layout takes whole nodes of {}",
+        "of the global batch {}), and past one node a layout takes whole nodes of {}{}",
         o.min_gpus == o.max_gpus ? std::to_string(o.max_gpus) : fmt::format("from {} to {}", o.min_gpus, o.max_gpus),
-        o.global_batch, per_node);
+        o.global_batch, per_node,
+        per_host < per_node ? fmt::format(" (past one host, whole hosts of {})", per_host) : std::string());
     return res;
   }
   if (res.fit == 0) {

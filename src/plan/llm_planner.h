@@ -3,7 +3,8 @@
 // cost, found by exhaustive search over every valid configuration.
 //
 // The space: tp · pp · dp <= max_gpus, past one node a whole number of nodes
-// (a launcher starts as many ranks on every node), with
+// and past one host a whole number of hosts (a launcher starts as many ranks
+// on every host; a GB200 NVL72's node, its NVLink domain, has hosts of 4), with
 //   tp <= the GPUs of a node, dividing the heads, key/value groups and MLP width
 //     (a tp that does not divide the node's GPUs puts groups across nodes,
 //     and is priced on the network);

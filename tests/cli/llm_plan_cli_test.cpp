@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,33 @@ TEST(LlmPlanCli, AGb200LaunchRunsOnTraysOfFour) {
   EXPECT_NE(spec.find(fmt::format("#SBATCH --nodes={}\n", gpus / 4)), std::string::npos) << spec;
   EXPECT_NE(spec.find("#SBATCH --gpus-per-node=4\n"), std::string::npos) << spec;
   EXPECT_NE(spec.find("--nproc-per-node 4 "), std::string::npos) << spec;
+  // The trays must share the NVLink domain the plan priced them in.
+  EXPECT_NE(spec.find(fmt::format("#SBATCH --segment={}", std::min(gpus / 4, 18))), std::string::npos) << spec;
+  // Past one tray, whole trays: 5 trays of one GPU each would run what was priced as 5 linked GPUs.
+  for (int most : {5, 7, 10, 72}) {
+    auto few = tptest::run_cli(fmt::format("llm plan --model gpt3-6.7b --gpu gb200 --max-gpus {} --tokens 1e11 "
+                                           "--global-batch 1000 --json --emit slurm",
+                                           most));
+    ASSERT_EQ(few.exit_code, 0) << few.err;
+    const auto fj = nlohmann::json::parse(few.out);
+    const int n = fj["chosen"]["gpus"].get<int>();
+    EXPECT_TRUE(n <= 4 || n % 4 == 0) << most << ": " << n;
+    for (const auto& c : fj["top"]) EXPECT_TRUE(c["gpus"].get<int>() <= 4 || c["gpus"].get<int>() % 4 == 0) << c;
+    if (n > 4)
+      EXPECT_NE(fj["launch"]["spec"].get<std::string>().find("--gpus-per-node=4\n"), std::string::npos) << most;
+  }
+  auto ten = tptest::run_cli("llm plan --model gpt3-6.7b --gpu gb200 --max-gpus 10 --min-gpus 5 --tokens 1e11 "
+                            "--global-batch 1000 --json");
+  ASSERT_EQ(ten.exit_code, 0) << ten.err;
+  EXPECT_NE(ten.out.find("whole hosts of 4 GPUs (a launcher starts as many ranks on every host), so 8 at most"),
+            std::string::npos)
+      << ten.out;
+  // No GPUs on whole trays: said with the trays' size.
+  auto none = tptest::run_cli("llm plan --model gpt3-6.7b --gpu gb200 --gpus 6 --tokens 1e11 --global-batch 1000 --json");
+  EXPECT_EQ(none.exit_code, 3) << none.err;
+  EXPECT_NE(nlohmann::json::parse(none.out)["explanation"].get<std::string>().find("whole hosts of 4"),
+            std::string::npos)
+      << none.out;
 }
 
 // What Megatron-LM and Transformer Engine refuse or ignore is not planned:

@@ -157,14 +157,15 @@ TEST(LlmLaunch, ASlurmJobIsGivenThePredictedTrainingTime) {
   o.train_iters = 3815;
   o.deadline_s = 1800, o.predicted_s = 28 * 60.0;  // 28 minutes of a 30-minute deadline
   const plan::LlmTimeLimit t = plan::llm_time_limit(o);
-  EXPECT_GE(t.exit_s, o.predicted_s * (1 + plan::kRunMargin) - 1e-6);
+  // Megatron-LM counts its exit duration from the process's start: start-up comes on top.
+  EXPECT_GE(t.exit_s, o.predicted_s * (1 + plan::kRunMargin) + plan::kStartupAllowance_s - 1e-6);
   EXPECT_GE(t.limit_s - t.exit_s, 900);  // the save's reserve
   EXPECT_TRUE(t.past_deadline);
   const auto script = plan::megatron_slurm_script(s, layout(), o);
   EXPECT_NE(script.find("is past the deadline (30 minutes)"), std::string::npos) << script;
   // Times that would read alike are told apart.
   plan::LlmLaunchOptions close = o;
-  close.deadline_s = 45000, close.predicted_s = 45000 * 0.95 / 1.1 * 1.0005;
+  close.deadline_s = 45000, close.predicted_s = (45000 * 0.95 * 1.0005 - plan::kStartupAllowance_s) / 1.1;
   const auto near = plan::megatron_slurm_script(s, layout(), close);
   EXPECT_NE(near.find("--time (12.51 hours) is past the deadline (12.50 hours)"), std::string::npos) << near;
   EXPECT_NE(script.find("The plan predicts 28 minutes of training (3815 iterations)"), std::string::npos) << script;
@@ -174,6 +175,31 @@ TEST(LlmLaunch, ASlurmJobIsGivenThePredictedTrainingTime) {
   EXPECT_EQ(plan::llm_time_limit(o).limit_s, 10 * 3600.0);
   EXPECT_FALSE(plan::llm_time_limit(o).past_deadline);
   o.deadline_s = 0, o.predicted_s = 100 * 3600.0;
-  EXPECT_NEAR(plan::llm_time_limit(o).limit_s, 110 * 3600.0 / 0.95, 1);
+  EXPECT_NEAR(plan::llm_time_limit(o).limit_s, (110 * 3600.0 + plan::kStartupAllowance_s) / 0.95, 1);
   EXPECT_GE(plan::llm_time_limit(o).exit_s, 110 * 3600.0 - 1e-6);
+}
+
+// Megatron-LM takes --rotary-base as an int: a base of a million is written
+// whole, not as 1e+06. The sbatch script's rendezvous port is the job's own,
+// so that two jobs on parts of one node do not collide.
+TEST(LlmLaunch, ArgumentsAreInTheFormsMegatronParses) {
+  auto s = *structure::find_transformer("llama3-70b");
+  s.rotary_base = 1e6;
+  plan::LlmLaunchOptions o;
+  o.train_iters = 10;
+  const auto cmd = plan::megatron_torchrun_command(s, layout(), o);
+  EXPECT_NE(cmd.find("--rotary-base 1000000 "), std::string::npos) << cmd;
+  const auto script = plan::megatron_slurm_script(s, layout(), o);
+  EXPECT_NE(script.find("export MASTER_PORT=$((10000 + SLURM_JOB_ID % 20000))\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("--rdzv-endpoint $MASTER_ADDR:$MASTER_PORT "), std::string::npos) << script;
+  // Hosts of one NVLink domain: said only where a domain spans hosts and the job several of them.
+  EXPECT_EQ(script.find("--segment"), std::string::npos) << script;
+  o.gpus_per_node = 4, o.nvlink_domain_gpus = 72;
+  const auto trays = plan::megatron_slurm_script(s, layout(), o);  // 64 GPUs: 16 trays of 4
+  EXPECT_NE(trays.find("all of this job's 16 nodes must\n# share a domain"), std::string::npos) << trays;
+  EXPECT_NE(trays.find("#SBATCH --segment=16 "), std::string::npos) << trays;
+  auto wide = layout();
+  wide.dp = 4;  // 128 GPUs: 32 trays, 18 to a domain
+  EXPECT_NE(plan::megatron_slurm_script(s, wide, o).find("#SBATCH --segment=18 "), std::string::npos);
+  EXPECT_NE(plan::megatron_torchrun_command(s, wide, o).find("--segment=18"), std::string::npos);
 }

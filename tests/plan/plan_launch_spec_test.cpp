@@ -92,6 +92,9 @@ TEST(PlanLaunchSpec, PerRankCommandsReadTheirRankFromTheEnvironment) {
             std::string::npos)
       << slurm;
   EXPECT_NE(slurm.find("one CPU unless your site"), std::string::npos) << slurm;  // nodes of unknown size
+  // The rendezvous port is the job's own: jobs on parts of one node do not collide.
+  EXPECT_NE(slurm.find("export MASTER_PORT=$((10000 + SLURM_JOB_ID % 20000))\n"), std::string::npos) << slurm;
+  EXPECT_NE(slurm.find("--addr $TRAINPLAN_MASTER_ADDR:$MASTER_PORT "), std::string::npos) << slurm;
   EXPECT_EQ(slurm.find("--exclusive"), std::string::npos) << slurm;
   o.gpus_per_node = 2;  // two workers fill the node: taken whole
   const std::string whole = slurm_script(plan_choice(32, 2, 3), o);
