@@ -192,7 +192,9 @@ void run_llm_profile(const ProfileArgs& a) {
   launch.kind = profile::parse_launcher(a.launcher);
   launch.srun_args = a.srun_args;
   launch.workers_per_node = a.workers_per_node;
+  profile::check_host_address(a.master_addr);
   launch.master_addr = a.master_addr;
+  if (launch.kind == profile::LauncherKind::kSlurm) profile::check_slurm_reachable();
   // Rows that configure different runs must reach the command differently:
   // two rows whose commands are the same would time one run under two names
   // (a precision or recomputation the grid varies and the command never

@@ -177,6 +177,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                                                    : "every trial would run the same number of ranks"));
   }
   opts.launch.kind = parse_launcher(a.launcher);
+  profile::check_host_address(a.master_addr);
   opts.launch.master_addr = a.master_addr;
   opts.launch.workers_per_node = a.workers_per_node;
   opts.launch.srun_args = a.srun_args;
@@ -230,6 +231,12 @@ int run_profile_cmd(const ProfileArgs& a) {
   }
 
   io::check_output_path(a.out, "--out", {{a.store, "--store"}});  // before the trials, not after them
+  if (opts.launch.kind == LauncherKind::kSlurm) {
+    check_slurm_reachable();
+    if (a.hardware.empty())
+      fmt::print(stderr, "note: --launcher slurm without --hardware: the trials run on the cluster's nodes, not on this "
+                         "host, so the samples' hardware reads 'Slurm nodes (unnamed)'; --hardware NAME names them\n");
+  }
   SampleStore store(a.store);
   store.lock_for_profiling();
   bind_store(store, text, !a.workload.empty() ? a.workload : a.name.empty() ? "custom" : a.name, opts.launch,
@@ -413,7 +420,7 @@ void setup(CLI::App& root) {
                 "Do not pin each local rank to its own CPUs (pinning is skipped anyway when they do not fit)");
   cmd->add_option("--hardware", args->hardware,
                   "What the trials run on, for the samples' hardware column [default: this machine's CPU, and its "
-                  "GPUs when the NVIDIA driver lists any]");
+                  "GPUs when the NVIDIA driver lists any; with --launcher slurm, 'Slurm nodes (unnamed ...)']");
   cmd->add_option("--name", args->name, "With --cmd: the workload's name in the samples' model column [default: custom]");
   cmd->add_option("-o,--out", args->out, "Also write the store's samples to this CSV at the end");
   cmd->add_flag("--json", args->json, "Print a JSON summary with every planned trial's record on stdout");

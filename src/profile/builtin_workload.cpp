@@ -54,14 +54,14 @@ std::string builtin_template(const std::string& workload, const BuiltinWorkloadO
                                  "-DTRAINPLAN_WITH_TORCH=ON), pass --trainer PATH, or profile your own program with --cmd",
                                  ec ? "" : " (in " + self.parent_path().string() + ")"));
   }
-  std::string t = shell_quote(trainer) + " --workload " + workload +
+  std::string t = template_literal(shell_quote(trainer)) + " --workload " + workload +
                   " --batch {batch} --workers {workers} --rank {rank}" +
                   (o.time_only ? " --time-only --time-batches {batches}" : " --epochs {epochs}") +
                   " --master-addr {master_addr} --master-port {master_port}";
   if (o.threads != 1) t += fmt::format(" --threads {}", o.threads);
   if (o.time_only && o.step_clock != "wall") t += " --step-clock " + o.step_clock;
   if (o.time_only && o.max_timed_s > 0) t += fmt::format(" --max-timed-s {:g}", o.max_timed_s);
-  if (!o.data_dir.empty()) t += " --data-dir " + shell_quote(o.data_dir);
+  if (!o.data_dir.empty()) t += " --data-dir " + template_literal(shell_quote(o.data_dir));
   if (o.train_subset > 0) t += fmt::format(" --train-subset {}", o.train_subset);
   if (o.test_subset > 0) t += fmt::format(" --test-subset {}", o.test_subset);
   t += fmt::format(" --seed {}", o.seed);

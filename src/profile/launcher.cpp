@@ -7,7 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <map>
+#include <optional>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -37,6 +41,23 @@ std::string shell_word(const std::string& s) {
   return plain ? s : shell_quote(s);
 }
 
+std::string template_literal(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    out += c;
+    if (c == '{' || c == '}') out += c;
+  }
+  return out;
+}
+
+void check_host_address(const std::string& addr, const std::string& option) {
+  bool ok = !addr.empty() && addr.size() <= 255 && addr.front() != '-';
+  for (unsigned char c : addr) ok = ok && (std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == ':' || c == '%');
+  if (!ok)
+    throw InputError("", 0, option,
+                     fmt::format("'{}' is not a host name or an IP address (letters, digits and . - _ : %)", addr));
+}
+
 namespace {
 
 // Expands `tmpl` with `v` for `processes` ranks (local) or one srun (Slurm).
@@ -57,17 +78,24 @@ LaunchPlan plan_processes(const CommandTemplate& tmpl, std::map<std::string, std
           c = s.wrap.wrapper + " " + c;
     return lp;
   }
-  // Slurm: the script is expanded here and run by sh on the node, where
-  // $SLURM_PROCID is the task's rank. --overcommit lets r exceed the node's
-  // CPUs (ranks share cores, as with the local launcher); reserve more with
+  // Slurm: the script is expanded here with a token for the rank, which bash
+  // on the node replaces by $SLURM_PROCID, the task's rank, before running
+  // the script as the local launcher does (bash -c): a {rank} inside quotes
+  // is the rank there too. --overcommit lets r exceed the node's CPUs (ranks
+  // share cores, as with the local launcher); reserve more with
   // --srun-arg=--cpus-per-task=N.
-  v["rank"] = "$SLURM_PROCID";
+  constexpr const char* kRankToken = "@TRAINPLAN_RANK@";
+  v["rank"] = kRankToken;
   std::string script = tmpl.expand(v);
   std::string srun = tmpl.per_rank() ? fmt::format("srun --ntasks={} --overcommit --oversubscribe", processes)
                                      : fmt::format("srun --nodes={} --ntasks={} --ntasks-per-node=1", nodes, nodes);
+  // The nodes {nodes} says: --workers-per-node ranks on each.
+  if (tmpl.per_rank() && s.workers_per_node > 0)
+    srun += fmt::format(" --nodes={} --ntasks-per-node={}", nodes, s.workers_per_node);
   srun += fmt::format(" --job-name={} --kill-on-bad-exit=1 --label --quiet", job_name);
   for (const auto& a : s.srun_args) srun += " " + shell_quote(a);
-  lp.commands.push_back(srun + " /bin/sh -c " + shell_quote(script));
+  const std::string with_rank = fmt::format("exec /bin/bash -c \"${{1//{}/$SLURM_PROCID}}\"", kRankToken);
+  lp.commands.push_back(srun + " /bin/bash -c " + shell_quote(with_rank) + " trainplan-rank " + shell_quote(script));
   lp.label_filter = true;
   lp.display = lp.commands.front();
   return lp;
@@ -155,6 +183,48 @@ std::string rank0_lines(const std::string& labelled) {
   while (std::getline(in, line))
     if (auto text = rank0_line(line)) out += *text + "\n";
   return out;
+}
+
+void check_slurm_reachable() {
+  bool srun = false;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string d; !srun && std::getline(dirs, d, ':');)
+    srun = !d.empty() && access((d + "/srun").c_str(), X_OK) == 0;
+  if (!srun)
+    throw InputError("", 0, "--launcher",
+                     "slurm: srun is not on PATH (load the cluster's Slurm module, or run where Slurm is installed)");
+  ProcessGroupOptions po;
+  po.timeout_s = 30;
+  const ProcessGroupResult r = run_process_group({"sinfo --noheader --summarize"}, po);
+  if (r.ok()) return;
+  std::string why = r.stderr_tail;
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  throw InputError("", 0, "--launcher",
+                   fmt::format("slurm: the controller does not answer (sinfo {}){}", 
+                               r.timed_out ? "ran past 30 s" : fmt::format("exited with status {}", r.exit_code),
+                               why.empty() ? "" : ": " + why));
+}
+
+std::optional<std::string> slurm_failure(const std::string& stderr_tail) {
+  // "srun: error: NODE: task N: Exited with exit code C"
+  static const std::regex exited(R"(task (\d+): Exited with exit code (\d+))");
+  std::smatch m;
+  if (std::regex_search(stderr_tail, m, exited) && m[2] != "0")
+    return fmt::format("rank {} exited with status {}", m[1].str(), m[2].str());
+  // "slurmstepd: error: *** STEP 12.0 ON NODE CANCELLED AT ... ***" (or JOB)
+  static const std::regex cancelled(R"(\*\*\* (STEP|JOB) \S+ ON \S+ CANCELLED AT \S+( DUE TO [A-Z ]+)?)");
+  if (std::regex_search(stderr_tail, m, cancelled)) {
+    if (!m[2].matched) return std::string("the Slurm job step was cancelled (scancel, or a limit of the job)");
+    std::string cause = m[2].str();  // " DUE TO TIME LIMIT "
+    while (!cause.empty() && cause.back() == ' ') cause.pop_back();
+    for (char& c : cause) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return "the Slurm job step was cancelled" + cause;
+  }
+  // "srun: error: Unable to allocate resources: ..." / "Unable to contact slurm controller ..."
+  static const std::regex unable(R"(srun: error: (Unable to [^\n]*))");
+  if (std::regex_search(stderr_tail, m, unable)) return "srun could not start the job: " + m[1].str();
+  return std::nullopt;
 }
 
 int free_loopback_port() {

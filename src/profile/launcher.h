@@ -79,6 +79,18 @@ std::optional<std::string> rank0_line(const std::string& line);
 // Keeps the lines labelled "0: " by `srun --label` and strips the label.
 std::string rank0_lines(const std::string& labelled);
 
+// Throws InputError (option --launcher) when Slurm cannot run a trial: srun
+// is not on PATH, or the controller does not answer `sinfo` within 30 s;
+// checked before the first trial, so that a profile does not fill its store
+// with failed trials.
+void check_slurm_reachable();
+
+// Why a trial launched by srun failed, from srun's and slurmstepd's messages
+// in its stderr: the first task that exited non-zero ("rank N exited with
+// status C"), else a cancelled job step (scancel, a time or memory limit),
+// else a job srun could not start; nullopt when none of them is there.
+std::optional<std::string> slurm_failure(const std::string& stderr_tail);
+
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0).
 int free_loopback_port();
 
@@ -87,5 +99,14 @@ std::string shell_quote(const std::string& s);
 // `s` as one shell word: as it is when it holds only characters the shell
 // takes literally, else shell_quote(s) (for commands people read).
 std::string shell_word(const std::string& s);
+
+// `s` as literal text of a command template (profile/command_template.h):
+// its braces doubled, so that a path holding '{' is not read as a placeholder.
+std::string template_literal(const std::string& s);
+
+// Throws InputError (`option`) unless `addr` is a host name or an IPv4 or IPv6
+// address (letters, digits and . - _ : %): it is pasted into the trial's
+// shell command as {master_addr}.
+void check_host_address(const std::string& addr, const std::string& option = "--master-addr");
 
 }  // namespace trainplan::profile

@@ -74,6 +74,7 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   po.cancel = cancel;
   if (s.kind == LauncherKind::kLocal && tmpl.per_rank()) po.cpus = pin_plan(key.workers(), 1);
   po.stdout_json_lines_only = true;
+  po.stdout_rank0_labelled_only = plan.label_filter;
   ProcessGroupResult r = run_process_group(plan.commands, po);
   LayoutTrialResult out;
   out.oversubscribed = oversubscribes_locally(s, key.workers(), 1);
@@ -85,7 +86,8 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   } else if (r.cancelled) {
     out.error = "cancelled";
   } else if (!r.ok()) {
-    out.error = fmt::format("process {} exited with status {}", r.failed_index, r.exit_code);
+    const auto slurm = plan.label_filter ? slurm_failure(r.stderr_tail) : std::nullopt;
+    out.error = slurm ? *slurm : fmt::format("process {} exited with status {}", r.failed_index, r.exit_code);
   } else if (std::string why; !(out.timing = parse_layout_timing(text, field, &why))) {
     out.error = why.empty() ? "no {\"event\":\"iteration_timing\",\"" + field + "\":...} line on stdout" : why;
     if (r.stdout_truncated)

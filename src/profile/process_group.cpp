@@ -24,6 +24,13 @@
 namespace trainplan::profile {
 namespace {
 
+// Whether a line begins with srun --label's rank-0 label ("0: ", padded with
+// spaces before it when there are ten tasks or more).
+bool labelled_rank0(const std::string& head) {
+  const size_t i = head.find_first_not_of(' ');
+  return i != std::string::npos && head.compare(i, 3, "0: ") == 0;
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -209,6 +216,9 @@ class GroupRun {
       } else if (opts_.timeout_s > 0 && seconds_since(t0_) > opts_.timeout_s) {
         res_.timed_out = true;
         start_kill();
+      } else if (opts_.end && opts_.end->load()) {
+        res_.ended_on_request = true;
+        start_kill();
       }
     } else if (Clock::now() >= kill_at_) {
       kill(-pgid_, SIGKILL);
@@ -254,6 +264,7 @@ class GroupRun {
     for (size_t i = 0; i < n;) {
       const char* nl = static_cast<const char*>(std::memchr(data + i, '\n', n - i));
       const size_t end = nl ? size_t(nl - data) + 1 : n;
+      if (line_head_.size() < kHeadBytes) line_head_.append(data + i, std::min(end - i, kHeadBytes - line_head_.size()));
       // A line longer than the whole budget cannot be kept: only whether it held a '{' is.
       if (line_.size() + (end - i) <= opts_.stdout_max_bytes) line_.append(data + i, end - i);
       else {
@@ -266,7 +277,9 @@ class GroupRun {
   }
 
   void keep_line(std::string& line) {
-    if (line_brace_ || line.find('{') != std::string::npos) {
+    const bool other_rank = opts_.stdout_rank0_labelled_only && !labelled_rank0(line_head_);
+    line_head_.clear();
+    if (!other_rank && (line_brace_ || line.find('{') != std::string::npos)) {
       if (!line_overflow_ && res_.stdout0.size() + line.size() <= opts_.stdout_max_bytes) res_.stdout0 += line;
       else res_.stdout_truncated = true;
     }
@@ -296,6 +309,8 @@ class GroupRun {
   bool draining_ = false;
   char buf_[8192];
   std::string line_;  // command 0's stdout line being read (stdout_json_lines_only)
+  static constexpr size_t kHeadBytes = 32;
+  std::string line_head_;  // its first kHeadBytes, kept when the line itself is not
   bool line_overflow_ = false, line_brace_ = false;  // line_ lost bytes; they held a '{'
   double next_tick_ = 1;
 };

@@ -26,6 +26,13 @@ struct ProcessGroupOptions {
   // protocol's JSON lines), so that a program's other logging does not push
   // them past stdout_max_bytes.
   bool stdout_json_lines_only = false;
+  // With stdout_json_lines_only: keep only the lines labelled rank 0 ("0: ",
+  // srun --label), so that other ranks' lines count against no cap.
+  bool stdout_rank0_labelled_only = false;
+  // Polled every 100 ms; true ends the group as finished, not failed (the
+  // command said it is done but did not exit): SIGTERM, then SIGKILL after
+  // kill_grace_s; ProcessGroupResult::ended_on_request says so.
+  const std::atomic<bool>* end = nullptr;
   double kill_grace_s = 2;                   // SIGTERM, then SIGKILL after this
   std::function<void(double elapsed_s)> on_tick;  // called about once a second while running
   // Called with each piece of command 0's stdout as it is read (pieces split
@@ -48,6 +55,7 @@ struct ProcessGroupResult {
   // were still running when it ended: killed with it (this process is a
   // child subreaper, so such orphans come back to it rather than to init).
   int escaped_killed = 0;
+  bool ended_on_request = false;  // ended by ProcessGroupOptions::end
   bool ok() const { return !timed_out && !cancelled && failed_index < 0; }
 };
 

@@ -4,9 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +23,22 @@
 #include "profile/trial_log_line.h"
 
 namespace trainplan::profile {
+
+namespace {
+
+// The label of samples measured by Slurm on nodes --hardware did not name:
+// this host's processor is not theirs.
+constexpr const char* kUnnamedSlurmNodes = "Slurm nodes (unnamed: --hardware names them)";
+
+// --srun-arg's words as a store label (a partition or GPU request changes
+// what a trial measures).
+std::string srun_args_text(const std::vector<std::string>& args) {
+  std::string out;
+  for (const auto& a : args) out += (out.empty() ? "" : " ") + shell_word(a);
+  return out;
+}
+
+}  // namespace
 
 void bind_store(SampleStore& store, const std::string& template_text, const std::string& workload,
                 const LaunchSettings& launch, const std::string& hardware, const std::string& time_template_text) {
@@ -42,7 +60,11 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
                           {"workload", workload, "--name"},
                           {"launcher", to_string(launch.kind), "--launcher"},
                           {"workers_per_node", std::to_string(launch.workers_per_node), "--workers-per-node"},
-                          {"hardware", hardware.empty() ? valid_utf8(host_description()) : hardware, "--hardware"}};
+                          {"srun_args", srun_args_text(launch.srun_args), "--srun-arg"},
+                          {"hardware", !hardware.empty()                       ? hardware
+                                       : launch.kind == LauncherKind::kSlurm ? std::string(kUnnamedSlurmNodes)
+                                                                             : valid_utf8(host_description()),
+                           "--hardware"}};
   // The workload's and the machine's names label every sample and JSON answer: text, not bytes.
   for (const auto& [value, option] : {std::pair{&workload, "--name"}, std::pair{&hardware, "--hardware"}})
     if (valid_utf8(*value) != *value)
@@ -70,6 +92,58 @@ struct Launched {
   size_t stdout_cap_bytes = 0;  // what of rank 0's JSON lines was kept at most
 };
 
+// Watches rank 0's stdout for {"event":"done"} and, once `grace_s` have
+// passed since, sets end() for the process group (ProcessGroupOptions::end).
+class DoneWatch {
+ public:
+  DoneWatch(bool labelled, double grace_s) : labelled_(labelled), grace_s_(grace_s) {}
+
+  // A piece of command 0's stdout, split anywhere.
+  void read(const char* data, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (data[i] != '\n') {
+        if (line_.size() < kLongestDoneLine) line_ += data[i];
+        else long_line_ = true;
+        continue;
+      }
+      if (!long_line_ && !done_at_ && says_done(line_)) done_at_ = std::chrono::steady_clock::now();
+      line_.clear();
+      long_line_ = false;
+    }
+  }
+
+  // Called about once a second while the group runs.
+  void tick() {
+    if (done_at_ && std::chrono::duration<double>(std::chrono::steady_clock::now() - *done_at_).count() >= grace_s_)
+      end_ = true;
+  }
+
+  const std::atomic<bool>* end() const { return &end_; }
+
+ private:
+  static constexpr size_t kLongestDoneLine = 4096;
+
+  bool says_done(const std::string& line) const {
+    std::string_view text = line;
+    if (labelled_) {
+      const size_t i = text.find_first_not_of(' ');
+      if (i == std::string_view::npos || text.substr(i, 3) != "0: ") return false;
+      text.remove_prefix(i + 3);
+    }
+    const size_t brace = text.find('{');
+    if (brace == std::string_view::npos || text.find("done") == std::string_view::npos) return false;
+    const auto j = nlohmann::json::parse(text.substr(brace), nullptr, /*allow_exceptions=*/false);
+    return j.is_object() && j.value("event", nlohmann::json()).is_string() && j["event"] == "done";
+  }
+
+  bool labelled_;
+  double grace_s_;
+  std::string line_;
+  bool long_line_ = false;
+  std::optional<std::chrono::steady_clock::time_point> done_at_;
+  std::atomic<bool> end_{false};
+};
+
 // `follow`: what rank 0 prints goes to opts.live_log as it prints it.
 // `batches`: {batches} (empty: key.batch).
 Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const ProfileOptions& opts,
@@ -80,14 +154,21 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   ProcessGroupOptions po;
   po.timeout_s = opts.trial_timeout_s;
   po.cancel = opts.cancel;
-  po.on_tick = on_tick;
-  if (opts.live_log && follow) {
-    const bool labelled = l.plan.label_filter;
-    po.on_stdout0 = [&opts, labelled](const char* data, size_t n) { opts.live_log->output(data, n, labelled); };
-  }
+  const bool labelled = l.plan.label_filter;
+  DoneWatch done(labelled, opts.done_grace_s);
+  po.end = done.end();
+  po.on_tick = [&](double elapsed_s) {
+    done.tick();
+    if (on_tick) on_tick(elapsed_s);
+  };
+  po.on_stdout0 = [&opts, &done, labelled, follow](const char* data, size_t n) {
+    done.read(data, n);
+    if (opts.live_log && follow) opts.live_log->output(data, n, labelled);
+  };
   if (opts.pin && opts.launch.kind == LauncherKind::kLocal && l.plan.commands.size() == size_t(key.workers))
     po.cpus = pin_plan(key.workers, opts.threads_per_worker);
   po.stdout_json_lines_only = true;
+  po.stdout_rank0_labelled_only = labelled;
   l.stdout_cap_bytes = po.stdout_max_bytes;
   l.result = run_process_group(l.plan.commands, po);
   const std::string& out = l.result.stdout0;
@@ -98,6 +179,10 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
                                            "setpgid) and outlived it",
                                            l.result.escaped_killed));
   if (l.result.stdout_truncated) append_note(l.output.note, stdout_truncated_text(l.stdout_cap_bytes));
+  if (l.result.ended_on_request)
+    append_note(l.output.note, fmt::format("rank 0 printed \"done\", but the processes had not exited {:g} s later: "
+                                           "they were ended (a hang in teardown?)",
+                                           opts.done_grace_s));
   return l;
 }
 
@@ -115,6 +200,9 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
     rec.reason = pr.exit_code > 128 ? fmt::format("{} was killed by signal {}", who, pr.exit_code - 128)
                                     : fmt::format("{} exited with status {}", who, pr.exit_code);
     if (pr.exit_code == 127) rec.reason += " (command not found?)";
+    // srun's own exit says little: its messages name the task and why.
+    if (l.plan.label_filter)
+      if (auto why = slurm_failure(pr.stderr_tail)) rec.reason = *why;
   } else if (!l.output.problem.empty()) {
     rec.status = TrialStatus::kBadOutput;
     rec.reason = l.output.problem;

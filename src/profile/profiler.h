@@ -21,6 +21,11 @@ namespace trainplan::profile {
 struct ProfileOptions {
   LaunchSettings launch;
   double trial_timeout_s = 600;
+  // Seconds a trial's processes may run on after rank 0 printed
+  // {"event":"done"}: then they are ended and the trial judged on what it
+  // printed, with a note (a hang in teardown, common in distributed
+  // programs, would otherwise hold the trial to its timeout and lose it).
+  double done_grace_s = 10;
   std::optional<double> budget_s;  // set: run trials in order while estimated cost fits
   bool retry_failed = false;       // rerun trials recorded as failed/timeout/bad-output
   const std::atomic<bool>* cancel = nullptr;

@@ -125,11 +125,12 @@ std::optional<StepTiming> step_fields(const nlohmann::json& j, const char* steps
   const char* outliers_key = t.clock == "cpu" ? "step_cpu_outliers" : "step_outliers";
   if (auto n = count(j, outliers_key)) t.outliers = *n;
   t.spread = (t.ci_high_s - t.ci_low_s) / 2 / t.step_time_s;
-  // As an epoch line's time is held to it: past it the sums overflow, and the
-  // store would keep a time no reader takes back.
-  if (const double epoch = t.epoch_time_s(); !(epoch <= kMostEpochSeconds))
-    return refuse(fmt::format("its epoch time ({} x {:g} s + {:g} s overhead = {:g} s) is past {:g} s",
-                              t.steps_per_epoch, t.step_time_s, t.epoch_overhead_s, epoch, kMostEpochSeconds));
+  // As an epoch line's time is held to them: past them the sums overflow or
+  // the figures underflow, and the store would keep a time no reader takes back.
+  if (const double epoch = t.epoch_time_s(); !(epoch >= kLeastEpochSeconds && epoch <= kMostEpochSeconds))
+    return refuse(fmt::format("its epoch time ({} x {:g} s + {:g} s overhead = {:g} s) is outside [{:g}, {:g}] s",
+                              t.steps_per_epoch, t.step_time_s, t.epoch_overhead_s, epoch, kLeastEpochSeconds,
+                              kMostEpochSeconds));
   return t;
 }
 

@@ -1044,3 +1044,40 @@ TEST(ProfileCli, WatchStoreFollowsARunningTrialToTheEnd) {
   for (const auto& l : tptest::lines(w.out)) forecasts += nlohmann::json::parse(l)["event"] == "forecast";
   EXPECT_EQ(forecasts, 40);
 }
+
+// A program that printed its epochs and "done" but hangs in its teardown (a
+// collective's destroy, a data loader's workers) is ended a few seconds later
+// and its trial kept, with a note, not held to its timeout and lost.
+TEST(ProfileCli, ARunThatSaysDoneButHangsIsEndedAndKept) {
+  Fixture f("prof_done_hang");
+  const std::string script = tptest::write_file(
+      f.dir / "donehang.sh",
+      "echo '{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.5,\"metric\":0.5,\"metric_name\":\"accuracy\"}'\n"
+      "echo 'log {\"event\": \"done\"}'\nexec sleep 300\n");
+  auto r = tptest::run_cli("profile --cmd 'sh " + script + " {batch}' --batches 16 --workers 1 --epochs 1 --store " +
+                           f.store + " --trial-timeout 120 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto trial = nlohmann::json::parse(r.out)["trials"][0];
+  EXPECT_EQ(trial["status"], "ok") << trial;
+  EXPECT_LT(trial["wall_s"].get<double>(), 60);
+  EXPECT_TRUE(contains(trial["note"].get<std::string>(), "printed \"done\", but the processes had not exited 10 s"))
+      << trial;
+}
+
+// What reaches the trial's shell is checked or quoted: a --master-addr is an
+// address, and braces in a built-in workload's paths are no placeholders.
+TEST(ProfileCli, AddressesAndPathsReachTheCommandAsThemselves) {
+  Fixture f("prof_addr");
+  auto addr = tptest::run_cli("profile " + f.cmd() + " --batches 16 --workers 1 --epochs 1 --store " + f.store +
+                              " --master-addr 'h;touch " + (f.dir / "PWNED").string() + "'");
+  EXPECT_EQ(addr.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(addr.err, "", 0, "--master-addr", {"not a host name"})) << addr.err;
+  EXPECT_FALSE(std::filesystem::exists(f.dir / "PWNED"));
+  std::string trainer = tptest::write_file(f.dir / "trainplan-train", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(trainer, std::filesystem::perms::owner_all);
+  auto braces = tptest::run_cli("profile --workload lenet-mnist --trainer " + trainer + " --data-dir '" +
+                                (f.dir / "a{b}").string() + "' --batches 16 --workers 1 --epochs 1 --dry-run --store " +
+                                f.store);
+  ASSERT_EQ(braces.exit_code, 0) << braces.err;
+  EXPECT_TRUE(contains(braces.out, "--data-dir '" + (f.dir / "a{b}").string() + "'")) << braces.out;
+}

@@ -42,7 +42,8 @@ TEST(ProfileLayout, SlurmLaunchNamesTheLayout) {
   ASSERT_EQ(lp.commands.size(), 1u);
   EXPECT_EQ(lp.commands[0].rfind("srun --ntasks=4", 0), 0u) << lp.commands[0];
   EXPECT_NE(lp.commands[0].find("trainplan-tp2-pp1-dp2-mb1"), std::string::npos) << lp.commands[0];
-  EXPECT_NE(lp.commands[0].find("'t 2 $SLURM_PROCID'"), std::string::npos) << lp.commands[0];
+  EXPECT_NE(lp.commands[0].find("'t 2 @TRAINPLAN_RANK@'"), std::string::npos) << lp.commands[0];
+  EXPECT_NE(lp.commands[0].find("$SLURM_PROCID"), std::string::npos) << lp.commands[0];
 }
 
 TEST(ProfileLayout, DataParallelTrialsFillTheLayoutPlaceholders) {

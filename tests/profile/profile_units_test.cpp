@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "core/error.h"
@@ -99,13 +100,23 @@ TEST(ProfileOutput, AnEpochLineNamingAKeyTwiceIsSkippedAndSaid) {
 }
 
 // A time trial whose steps make an epoch past 1e9 s (or past a double's
-// range) is refused with its reason, as an epoch line's time is: the store
-// would keep a time no reader takes back.
+// range), or under 1e-9 s (a denormal median), is refused with its reason, as
+// an epoch line's time is: the store would keep a time no reader takes back.
 TEST(ProfileOutput, AStepTimingPastABillionSecondsAnEpochIsRefused) {
   auto out = parse_trial_output(
       "{\"event\":\"step_timing\",\"step_time_median_s\":1e300,\"steps_per_epoch\":1000000}\n", true);
   EXPECT_FALSE(out.step_timing);
-  EXPECT_NE(out.problem.find("past 1e+09 s"), std::string::npos) << out.problem;
+  EXPECT_NE(out.problem.find("outside [1e-09, 1e+09] s"), std::string::npos) << out.problem;
+  auto tiny = parse_trial_output(
+      "{\"event\":\"step_timing\",\"step_time_median_s\":1e-320,\"steps_per_epoch\":100}\n", true);
+  EXPECT_FALSE(tiny.step_timing);
+  EXPECT_NE(tiny.problem.find("outside [1e-09, 1e+09] s"), std::string::npos) << tiny.problem;
+  // In an epoch line the step fields are refused; its epoch time is kept.
+  auto epoch = parse_trial_output("{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":2.5,\"steps\":100,"
+                                  "\"step_time_median_s\":1e-320}\n");
+  EXPECT_EQ(epoch.epochs_reported, 1);
+  EXPECT_FALSE(epoch.epoch_steps);
+  EXPECT_NE(epoch.note.find("outside [1e-09, 1e+09] s"), std::string::npos) << epoch.note;
   auto fine = parse_trial_output("{\"event\":\"step_timing\",\"step_time_median_s\":0.01,\"steps_per_epoch\":100}\n",
                                  true);
   EXPECT_TRUE(fine.step_timing);
@@ -228,8 +239,21 @@ TEST(ProfileLaunch, SlurmUsesSrunAndProcId) {
   EXPECT_EQ(c.rfind("srun --ntasks=3", 0), 0u) << c;
   EXPECT_NE(c.find("--label"), std::string::npos);
   EXPECT_NE(c.find("'--partition=debug'"), std::string::npos);
-  EXPECT_NE(c.find("/bin/sh -c 'w $SLURM_PROCID b 64 n 2'"), std::string::npos) << c;
+  // The nodes {nodes} says, --workers-per-node ranks on each.
+  EXPECT_NE(c.find(" --nodes=2 --ntasks-per-node=2 "), std::string::npos) << c;
   EXPECT_TRUE(lp.label_filter);
+  // On the node, bash puts the task's rank where {rank} was, inside quotes too, and runs the script with bash.
+  auto quoted = plan_launch(CommandTemplate("echo '{rank}' \"r{rank}\" {batch}; [[ {rank} -ge 0 ]] && echo bash"),
+                            {64, 3, 2}, s, 4000);
+  const std::string& q = quoted.commands[0];
+  const size_t on_node = q.find(" /bin/bash -c ");
+  ASSERT_NE(on_node, std::string::npos) << q;
+  FILE* p = popen(("SLURM_PROCID=5" + q.substr(on_node)).c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  for (int ch; (ch = fgetc(p)) != EOF;) out += char(ch);
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_EQ(out, "5 r5 64\nbash\n");
 }
 
 TEST(ProfileLaunch, Rank0LinesKeepsOnlyTaskZero) {

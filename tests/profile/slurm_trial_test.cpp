@@ -58,4 +58,28 @@ TEST(SlurmTrial, AFailingTaskIsRecorded) {
   auto rec = SampleStore(store).find({16, 2, 1});
   ASSERT_TRUE(rec.has_value());
   EXPECT_EQ(rec->status, TrialStatus::kFailed) << rec->reason;
+  // srun's messages name the task that failed, not srun's own exit.
+  EXPECT_NE(rec->reason.find("rank 1 exited with status 1"), std::string::npos) << rec->reason;
+}
+
+// Another rank's output counts against no cap of rank 0's, and a {rank} in
+// quotes is the rank, as with the local launcher.
+TEST(SlurmTrial, OtherRanksOutputAndQuotedRanks) {
+  if (!slurm_enabled())
+    GTEST_SKIP() << "set TRAINPLAN_SLURM_TEST=1 after scripts/slurm-up.sh to run a trial through a real Slurm";
+  auto dir = tptest::temp_dir("slurm");
+  const std::string noisy = tptest::write_file(dir / "noisy.sh", R"sh(
+if [ "$1" = 0 ]; then
+  echo '{"event":"epoch","epoch":1,"epoch_time_s":0.5}'
+else
+  head -c 20000000 /dev/zero | tr '\0' '{' | fold -w 1000
+fi
+)sh");
+  std::string store = (dir / "s.db").string();
+  auto r = tptest::run_cli("profile --launcher slurm --cmd 'bash " + noisy + " \"{rank}\" {batch} {workers}' --store " +
+                           store + " --batches 16 --workers 2 --epochs 1 --trial-timeout 120");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = SampleStore(store).find({16, 2, 1});
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->status, TrialStatus::kOk) << rec->reason;
 }
