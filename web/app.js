@@ -3,7 +3,7 @@
 // (docs/SERVER.md), and every chart is drawn here with uPlot from that JSON.
 "use strict";
 
-const state = { fitId: null, fitBody: null, samples: null, moved: null, charts: {},
+const state = { fitId: null, fitBody: null, samples: null, moved: null, charts: {}, resizers: {},
   seq: {}, busy: {}, watchSeq: 0, watchTimer: null };
 const $ = (id) => document.getElementById(id);
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
@@ -146,6 +146,7 @@ function fillTable(table, cols, items, chosen) {
 // series are merged and each series is null where it has no point.
 function chart(id, title, xlabel, ylabel, series, opts = {}) {
   if (state.charts[id]) { state.charts[id].destroy(); delete state.charts[id]; }
+  if (state.resizers[id]) { state.resizers[id].disconnect(); delete state.resizers[id]; }
   const el = $(id);
   el.replaceChildren();
   el.removeAttribute("role");
@@ -183,8 +184,9 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
   }
   // A hidden parent has no width: the chart then takes the page's. Narrower
   // than 240 px its axes leave no room to plot.
-  const room = el.parentElement.clientWidth || document.querySelector("main").clientWidth;
-  const width = Math.max(240, Math.min(580, room - 20));
+  const widthNow = () =>
+    Math.max(240, Math.min(580, (el.parentElement.clientWidth || document.querySelector("main").clientWidth) - 20));
+  const width = widthNow();
   const ticks = (u, splits) => tickLabels(splits);
   const u = new uPlot({
     title, width, height: 330, bands,
@@ -203,6 +205,15 @@ function chart(id, title, xlabel, ylabel, series, opts = {}) {
     listed.add(name);
   }
   state.charts[id] = u;
+  // The chart follows its box's width (a window narrowed, a phone turned).
+  if (typeof ResizeObserver !== "undefined") {
+    const resizer = new ResizeObserver(() => {
+      const w = widthNow();
+      if (el.parentElement.clientWidth > 0 && w !== u.width) u.setSize({ width: w, height: 330 });
+    });
+    resizer.observe(el.parentElement);
+    state.resizers[id] = resizer;
+  }
   // The chart's words for a screen reader: what it plots and over what ranges.
   const range = (vals) => {
     const v = vals.filter((x) => x !== null && x !== undefined && Number.isFinite(x));
@@ -329,6 +340,7 @@ function forgetSamples() {
   chart("chart-metric", "", "", "", []);
   $("chart-metric").closest("figure").hidden = false;
   $("eval-table").replaceChildren();
+  $("eval-note").textContent = "";
 }
 
 async function onSamples(ev) {
@@ -375,12 +387,31 @@ async function adoptFit(fit, body, name, current) {
       ? `: the transfer's own error (80% within ×/${factor80(fit.times_predicted_log_sd).toFixed(2)}) is not in the errors ` +
         "above; plans with a confidence include it" : "");
   $("fit-summary").textContent = text;
+  // Only the latest fit adopted draws: a slower answer for an earlier one (a
+  // load, then a move to another GPU) must not replace its charts.
+  const n = invalidate("curves");
+  const latest = () => current() && state.seq.curves === n;
+  $("eval-table").replaceChildren();
+  $("eval-note").textContent = "";
   status("drawing the curves…");
   // As many curves as colours: the measured points of the batches and runs past them are drawn grey.
-  const cur = await api("/curves", { id: fit.id, evaluate: "all", curves: PALETTE.length });
-  if (!current()) return;
+  const cur = await api("/curves", { id: fit.id, curves: PALETTE.length });
+  if (!latest()) return;
   drawCurves(cur);
-  status(`loaded ${fit.id}`);
+  status(`${fit.id}: curves drawn; cross-validating the models…`);
+  // Cross-validating every model costs far more than the curves (tens of
+  // seconds on thousands of rows): asked apart, so that the charts never wait
+  // for it, and a failure there leaves only the table empty, saying why.
+  try {
+    const scored = await api("/curves", { id: fit.id, evaluate: "all", curves: 1 });
+    if (!latest()) return;
+    fillEvaluation(scored, cur);
+    status(`loaded ${fit.id}`);
+  } catch (e) {
+    if (!latest()) return;
+    $("eval-note").textContent = `The models were not cross-validated: ${e.message || e}`;
+    status(`loaded ${fit.id} (no cross-validation)`);
+  }
 }
 
 // The factor an 80% two-sided interval spans on each side, for a log standard deviation.
@@ -442,9 +473,14 @@ function drawCurves(cur) {
     chart("chart-metric", "", "", "", []);
     notes.push("no metric in these samples: only the epoch times are charted");
   }
+  for (const note of [...(cur.notes || []), ...notes]) $("fit-summary").textContent += "\n" + note;
+}
+
+// The models' cross-validated scores (`scored.evaluation`), the ones `cur` drew marked.
+function fillEvaluation(scored, cur) {
   const rows = [];
-  if (cur.evaluation) {
-    for (const scores of Object.values(cur.evaluation.datasets))
+  if (scored.evaluation) {
+    for (const scores of Object.values(scored.evaluation.datasets))
       for (const [name, s] of Object.entries(scores)) rows.push({ name, s });
   }
   fillTable($("eval-table"), [
@@ -455,7 +491,6 @@ function drawCurves(cur) {
     ["metric: in-sample", (r) => pct(r.s.metric.in_sample_mre)],
   ], rows.filter((r) => r.s.time.cv_mre !== null || r.s.metric.cv_mre !== null),
   (r) => r.name === cur.time_model || r.name === cur.metric_model);
-  for (const note of [...(cur.notes || []), ...notes]) $("fit-summary").textContent += "\n" + note;
 }
 
 // ---- plan ------------------------------------------------------------------
@@ -859,14 +894,23 @@ function watchPanel(id, p) {
 // Seconds a followed log may stay unchanged before following stops, as `watch --stall` (its default).
 const WATCH_STALL_S = 300;
 
-// One /watch request for the form's log; its answer shown, unless a newer
-// request has started since (`seq`). Resolves with the answer, or null when stale.
-async function watchOnce(seq) {
+// The form's /watch request, read once: following asks the same again (the
+// path read anew by the server), whatever the form holds since.
+async function watchRequest() {
   const log = await watchBody();
   const body = { ...log.body, target: numberField("watch-target") };
   const deadline_h = numberField("watch-deadline");
-  if (deadline_h) body.deadline_s = deadline_h * 3600;
+  if (deadline_h) {
+    if (!Number.isFinite(3600 * deadline_h)) throw new Error(`Deadline: ${deadline_h} hours is too long`);
+    body.deadline_s = deadline_h * 3600;
+  }
   body.method = $("watch-method").value;
+  return { log, body };
+}
+
+// One /watch request (watchRequest's); its answer shown, unless a newer
+// request has started since (`seq`). Resolves with the answer, or null when stale.
+async function watchOnce(seq, { log, body }) {
   const w = await api("/watch", body);
   if (seq !== state.watchSeq) return null;
   let text = `${log.name}: ${w.lines} lines, ${w.epochs_seen} epochs with a metric` +
@@ -893,11 +937,12 @@ async function onWatch(ev) {
   chart("chart-watch-metric", "", "", "", []);
   chart("chart-watch-time", "", "", "", []);
   $("watch-submit").disabled = true;
-  let w = null;
+  let w = null, request = null;
   try {
     if (numberField("watch-target") === null) throw new Error("give the target metric");
     status("forecasting…");
-    w = await watchOnce(seq);
+    request = await watchRequest();
+    w = await watchOnce(seq, request);
     if (w) status("forecast");
   } catch (e) {
     showError("watch-error", e);
@@ -916,7 +961,7 @@ async function onWatch(ev) {
     if (seq !== state.watchSeq) return;
     if (!$("watch-follow").checked) { note("following stopped (unticked)"); return; }
     try {
-      const again = await watchOnce(seq);
+      const again = await watchOnce(seq, request);
       if (!again) return;
       if (again.done) { note(`the run is done (${new Date().toLocaleTimeString()}): following stopped`); return; }
       if (again.quiet_s > WATCH_STALL_S) {

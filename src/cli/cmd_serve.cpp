@@ -29,6 +29,7 @@ namespace {
 
 struct ServeArgs {
   std::string host = "127.0.0.1";
+  std::vector<std::string> allowed_hosts;
   int port = 8077;
   std::string samples;
   std::string model = "auto";
@@ -118,7 +119,7 @@ void run_serve(const ServeArgs& a) {
   server::HttpServer http(service, log);
   int port = 0;
   try {
-    port = http.bind(a.host, a.port);
+    port = http.bind(a.host, a.port, a.allowed_hosts);
   } catch (const std::exception& e) {
     throw InputError(fmt::format("{} (is the port in use, or the host not an address of this machine?)", e.what()));
   }
@@ -164,6 +165,10 @@ void setup(CLI::App& root) {
       "flight (each answers 503).");
   cmd->add_option("--host", a->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", a->port, "TCP port (0: any free port; the one taken is printed)")->capture_default_str();
+  cmd->add_option("--allow-host", a->allowed_hosts,
+                  "A host name clients may address a loopback-bound server by, besides localhost and 127.0.0.1 (a "
+                  "proxy in front that passes its own name); repeatable. Requests for other names, and browser "
+                  "requests from pages of another origin, get 403 (docs/SERVER.md)");
   cmd->add_option("--samples", a->samples, "Sample CSV to fit at start (its id is printed, fit-1)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--model", a->model, "Model when a request names none: 'auto' or a registered name")

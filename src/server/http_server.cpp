@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
 #include <malloc.h>
 
 #include <functional>
@@ -20,6 +21,7 @@
 #include <thread>
 
 #include "server/deadline_server.h"
+#include "server/loopback_host.h"
 #include "server/service.h"
 #include "server/web_assets.h"
 
@@ -35,6 +37,26 @@ std::string json_text(const nlohmann::json& j) {
 }
 
 std::string error_text(const std::string& message) { return json_text({{"error", message}}); }
+
+std::string lowercase(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A Host header's name: "[::1]:8077" -> "::1", "localhost:8077" -> "localhost".
+std::string host_name(const std::string& host) {
+  if (!host.empty() && host.front() == '[') return host.substr(1, host.find(']') - 1);
+  return host.substr(0, host.find(':'));
+}
+
+// A Host header's name that only this machine answers to, as written, never
+// resolved (a DNS answer is what a rebinding site controls): localhost, an
+// IPv4 address 127.x.x.x or ::1, not a name such as 127.example.com.
+bool loopback_name(const std::string& name) {
+  const std::string n = lowercase(name);
+  in_addr v4{};
+  return n == "localhost" || n == "::1" || (inet_pton(AF_INET, n.c_str(), &v4) == 1 && n.rfind("127.", 0) == 0);
+}
 
 // What a request freed goes back to the system, not to a malloc arena (a
 // server that answered one large plan kept 1.3 GB resident, 84 MB of it in
@@ -86,6 +108,8 @@ struct HttpServer::Impl {
   // a body costs about five times its size until it is parsed (the text, the
   // JSON parser's buffer, the parsed string), so threads x max_body_bytes
   // would not bound memory.
+  bool loopback_only = false;             // bound to a loopback address: Host headers are checked
+  std::vector<std::string> allowed_hosts;  // Host names accepted besides the loopback ones
   std::atomic<uint64_t> bodies_held{0};
   // The bodies being read, by the order they began (next_body's tickets).
   std::mutex bodies_mu;
@@ -159,8 +183,29 @@ struct HttpServer::Impl {
     note(req, status, t0);
   }
 
+  // Why a request is refused as foreign (HttpServer::bind), or nullopt.
+  std::optional<std::string> foreign(const httplib::Request& req) const {
+    const std::string host = req.get_header_value("Host");
+    if (loopback_only && !host.empty() && !loopback_name(host_name(host)) &&
+        std::find(allowed_hosts.begin(), allowed_hosts.end(), lowercase(host_name(host))) == allowed_hosts.end())
+      return fmt::format("this server listens on a loopback address and answers requests for localhost or 127.0.0.1, "
+                         "not for '{}' (trainplan serve --allow-host names others)",
+                         host);
+    if (req.has_header("Origin")) {
+      const std::string origin = req.get_header_value("Origin");
+      if (origin != "http://" + host && origin != "https://" + host)
+        return fmt::format("a page of another origin ({}) may not use this server", origin);
+    }
+    return std::nullopt;
+  }
+
   void serve_get(const httplib::Request& req, httplib::Response& res) {
     auto t0 = Clock::now();
+    if (const auto why = foreign(req)) {
+      res.status = 403;
+      res.set_content(error_text(*why), "application/json");
+      return note(req, 403, t0);
+    }
     // httplib leaves a GET's (or OPTIONS') body unread: the connection cannot
     // carry another request, whose start would be in that body.
     if (chunked(req) || req.get_header_value("Content-Length").find_first_not_of("0") != std::string::npos)
@@ -196,6 +241,7 @@ struct HttpServer::Impl {
     const auto drain_until =
         t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(service.limits().request_timeout_s));
     auto draining = [&] { return Clock::now() < drain_until && !service.stopping(); };
+    if (const auto why = foreign(req)) return refuse(req, res, 403, error_text(*why), t0);
     // The body, like the computation, must come within the request's time limit.
     DeadlineServer::begin_body(drain_until);
     // A length that is not a whole number of bytes (negative, too long for
@@ -497,8 +543,10 @@ int HttpServer::connections_waiting() const { return impl_->http.connections_wai
 
 int HttpServer::connections_served() const { return impl_->http.connections_served(); }
 
-int HttpServer::bind(const std::string& host, int port) {
+int HttpServer::bind(const std::string& host, int port, const std::vector<std::string>& allowed_hosts) {
   auto& http = impl_->http;
+  impl_->loopback_only = is_loopback_host(host);
+  for (const auto& h : allowed_hosts) impl_->allowed_hosts.push_back(lowercase(h));
   int bound = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
   if (bound <= 0) throw std::runtime_error(fmt::format("cannot listen on {}:{}", host, port));
   // httplib listens with a backlog of 5: when more clients connect at once

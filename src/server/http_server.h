@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace trainplan::server {
 
@@ -33,7 +34,15 @@ class HttpServer {
 
   // Binds and listens on host:port; port 0 takes any free port. Returns the
   // port. Throws std::runtime_error when it cannot bind.
-  int bind(const std::string& host, int port);
+  //
+  // Requests a browser sends for a page of another site are refused (403):
+  // one whose Origin header is not http(s)://HOST for its own Host header.
+  // Bound to a loopback address, the server also refuses (403) a Host header
+  // other than localhost, 127.x.x.x, [::1] or one of `allowed_hosts` (names,
+  // without a port), so that a site whose name a DNS answer turns to
+  // 127.0.0.1 cannot read its answers. Programs (curl, scripts) send no
+  // Origin and are not affected.
+  int bind(const std::string& host, int port, const std::vector<std::string>& allowed_hosts = {});
   // Serves until stop(); call after bind(). False when serving failed.
   bool listen();
   // Stops the service (Service::stop(): computations in flight are abandoned)

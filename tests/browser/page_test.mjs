@@ -604,6 +604,12 @@ try {
     await page.waitForFunction(() => document.getElementById("watch-follow-note").textContent !== "", { timeout: 10000 });
     check(/read once/.test(await text(page, "#watch-follow-note")), "following pasted text is refused, saying it is read once");
     await page.$eval("#watch-follow", (el) => { el.checked = false; });
+    // A deadline past any number of seconds is refused, not sent as null and dropped.
+    await page.$eval("#watch-deadline", (el) => { el.value = "1e306"; });
+    await page.click("#watch-submit");
+    await waitStatus(page, /^error$/);
+    check(/too long/.test(await text(page, "#watch-error")), "a deadline past any number of seconds is refused, saying so");
+    await page.$eval("#watch-deadline", (el) => { el.value = ""; });
     // A log on the server is refused unless the server allows paths, saying how.
     await page.$eval("#watch-text", (el) => { el.value = ""; });
     await page.$eval("#watch-path", (el) => { el.value = "/etc/hostname"; });

@@ -79,7 +79,7 @@ TEST(ServerLimits, JsonIsReadWhateverTheContentType) {
   f = s.post("/fit", body, &st, "text/plain");
   EXPECT_EQ(st, 200) << f.dump();
   // No content type at all.
-  auto a = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+  auto a = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(body.size()) +
                                     "\r\n\r\n" + body);
   ASSERT_EQ(a.status, 200) << a.head << a.body;
   EXPECT_EQ(json::parse(a.body)["n_samples"], 400);
@@ -91,7 +91,7 @@ TEST(ServerLimits, AContentLengthThatIsNoNumberIs400AtOnce) {
   Running s;
   for (const char* length : {"-5", "99999999999999999999999", "ten"}) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto a = raw_exchange(s.port, std::string("POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: ") + length + "\r\n\r\n{}", 10);
+    auto a = raw_exchange(s.port, std::string("POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ") + length + "\r\n\r\n{}", 10);
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(a.status, 400) << length << "\n" << a.head << a.body;
     EXPECT_LT(waited, 2.0) << length;
@@ -106,7 +106,7 @@ TEST(ServerLimits, AContentLengthThatIsNoNumberIs400AtOnce) {
 // and the connection closed, so that nothing after it is read as another request.
 TEST(ServerLimits, TwoContentLengthsAreRefusedAndTheConnectionClosed) {
   Running s;
-  auto a = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 10\r\n\r\n{}", 10);
+  auto a = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 10\r\n\r\n{}", 10);
   EXPECT_EQ(a.status, 400) << a.head << a.body;
   EXPECT_NE(a.head.find("Connection: close"), std::string::npos) << a.head;
   int st = 0;
@@ -121,7 +121,7 @@ TEST(ServerLimits, TransferEncodingsOtherThanChunkedAloneAreRefused) {
   // A chunked POST /fit with `headers` beside Transfer-Encoding, and `body` as its one chunk.
   auto post = [&](const std::string& headers, const std::string& body) {
     return raw_exchange(s.port,
-                        fmt::format("POST /fit HTTP/1.1\r\nHost: x\r\n{}\r\n\r\n{:x}\r\n{}\r\n0\r\n\r\n", headers,
+                        fmt::format("POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\n{}\r\n\r\n{:x}\r\n{}\r\n0\r\n\r\n", headers,
                                     body.size(), body),
                         10);
   };
@@ -142,7 +142,7 @@ TEST(ServerLimits, TransferEncodingsOtherThanChunkedAloneAreRefused) {
 // a wait for the connection to close that ends in an empty 400.
 TEST(ServerLimits, PostWithoutBodyIsAnsweredInJson) {
   Running s;
-  for (const char* head : {"POST /fit HTTP/1.1\r\nHost: x\r\n\r\n", "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"}) {
+  for (const char* head : {"POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"}) {
     auto a = raw_exchange(s.port, head);
     ASSERT_EQ(a.status, 400) << head << a.head;
     json e = json::parse(a.body);
@@ -163,11 +163,11 @@ TEST(ServerLimits, BodyOverTheLimitIs413InJson) {
   EXPECT_NE(e["error"].get<std::string>().find("4096"), std::string::npos) << e.dump();
   // A client that asks first is refused before it sends the body.
   auto a = raw_exchange(s.port,
-                        "POST /fit HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000000\r\n\r\n");
+                        "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 100000000\r\n\r\n");
   EXPECT_EQ(a.status, 413) << a.head;
   EXPECT_TRUE(json::parse(a.body)["error"].is_string());
   // Chunks, with no length announced: counted as they come.
-  std::string chunked = "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string chunked = "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 4; ++i) chunked += "800\r\n" + std::string(2048, ' ') + "\r\n";
   a = raw_exchange(s.port, chunked + "0\r\n\r\n");
   EXPECT_EQ(a.status, 413) << a.head;
@@ -188,7 +188,7 @@ TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
   ASSERT_GT(body.size(), 400u);
   ASSERT_LE(body.size(), 4096u);
   auto post = [&] {
-    return raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+    return raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(body.size()) +
                                     "\r\n\r\n" + body);
   };
   // Requests that announce 4,000 bytes and send none hold no room: a body is
@@ -199,7 +199,7 @@ TEST(ServerLimits, BodiesHeldAtOnceAreBounded) {
   auto announce = [&](const std::string& sent) {
     const std::string from = "127.0.0." + std::to_string(2 + held.size() % 4);
     int fd = tpserver::connect_local(s.port, from.c_str());
-    const std::string head = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n" + sent;
+    const std::string head = "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4000\r\n\r\n" + sent;
     if (fd >= 0) ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
     held.push_back(fd);
     return fd >= 0;
@@ -241,10 +241,10 @@ TEST(ServerLimits, OneClientsStalledBodiesLeaveRoomForOthers) {
   ASSERT_LE(body.size(), 4096u);
   int first = tpserver::connect_local(s.port, "127.0.0.2");
   ASSERT_GE(first, 0);
-  const std::string head = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n" + std::string(3990, ' ');
+  const std::string head = "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4000\r\n\r\n" + std::string(3990, ' ');
   ::send(first, head.data(), head.size(), MSG_NOSIGNAL);
   ASSERT_TRUE(tpserver::wait_until([&] { return s.http.body_bytes_held() == 3990; }, 4));
-  const std::string again = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+  const std::string again = "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(body.size()) +
                             "\r\n\r\n" + body;
   auto same = raw_exchange(s.port, again, 10, "127.0.0.2");
   EXPECT_EQ(same.status, 503) << same.head << same.body;
@@ -259,7 +259,7 @@ TEST(ServerLimits, OneClientsStalledBodiesLeaveRoomForOthers) {
 // connection, so that bytes after a chunk are never read as a request.
 TEST(ServerLimits, AChunkedBodysFramingIsBoundedAndEndsItsConnection) {
   Running s;
-  auto huge = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1" +
+  auto huge = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n1" +
                                        std::string(20000, '0'),
                            10);
   EXPECT_EQ(huge.status, 400) << huge.head << huge.body;
@@ -268,8 +268,8 @@ TEST(ServerLimits, AChunkedBodysFramingIsBoundedAndEndsItsConnection) {
   {
     const int fd = tpserver::connect_local(s.port);
     ASSERT_GE(fd, 0);
-    const std::string both = "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}JUNK\r\n"
-                             "GET /fits HTTP/1.1\r\nHost: x\r\n\r\n";
+    const std::string both = "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}JUNK\r\n"
+                             "GET /fits HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     ::send(fd, both.data(), both.size(), MSG_NOSIGNAL);
     timeval tv{5, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -282,7 +282,7 @@ TEST(ServerLimits, AChunkedBodysFramingIsBoundedAndEndsItsConnection) {
   }
   // A second Transfer-Encoding header adds to the first: chunked, then identity, is not chunked alone.
   auto two = raw_exchange(s.port,
-                          "POST /fit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+                          "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
                           "identity\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
                           10);
   EXPECT_EQ(two.status, 501) << two.head << two.body;
@@ -419,7 +419,7 @@ TEST(ServerLimits, BeyondTheSlotsAndTheLineIs503WithRetryAfter) {
 TEST(ServerLimits, OneClientsBurstLeavesPlacesForAnother) {
   Running s(one_slot(4));  // a client's share: (1 + 4) / 4 = 1 place while another asks
   const std::string fit = slow_fit().dump();
-  const std::string post = "POST /fit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+  const std::string post = "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: " +
                            std::to_string(fit.size()) + "\r\n\r\n" + fit;
   std::vector<tpserver::RawAnswer> answers(2);
   std::vector<std::thread> ts;
@@ -440,7 +440,7 @@ TEST(ServerLimits, NoLineStaysNoneWhenAnotherClientFillsTheSlots) {
   l.max_concurrent = 2;
   Running s(l);
   const std::string fit = slow_fit().dump();
-  const std::string post = "POST /fit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+  const std::string post = "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: " +
                            std::to_string(fit.size()) + "\r\n\r\n" + fit;
   std::vector<std::thread> ts;
   StopAndJoin finally{s, ts};
@@ -679,7 +679,7 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
   auto a = raw_exchange(s.port, "NONSENSE\r\n\r\n");
   EXPECT_EQ(a.status, 400) << a.head;
   EXPECT_TRUE(json::parse(a.body)["error"].is_string()) << a.body;
-  a = raw_exchange(s.port, "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  a = raw_exchange(s.port, "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   EXPECT_EQ(a.status, 414) << a.head;
   EXPECT_TRUE(json::parse(a.body)["error"].is_string()) << a.body;
   // A head over 64 KiB is refused when the limit is reached, not read on.
@@ -706,10 +706,10 @@ TEST(ServerLimits, HttpLevelErrorsAreJson) {
   EXPECT_EQ(r->status, 405);
   EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
   // HEAD is a GET without its body (monitors probe /health so); not a POST.
-  auto head = raw_exchange(s.port, "HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  auto head = raw_exchange(s.port, "HEAD /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(head.status, 200) << head.head;
   EXPECT_TRUE(head.body.empty()) << head.body;
-  head = raw_exchange(s.port, "HEAD /fit HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  head = raw_exchange(s.port, "HEAD /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(head.status, 405) << head.head;
   EXPECT_TRUE(healthy(s));
 }
@@ -771,7 +771,7 @@ TEST(ServerLimits, SilentConnectionsGiveTheirThreadsUpToWaitingOnes) {
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  const std::string req = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const std::string req = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
   char buf[64] = {};
   EXPECT_GT(::recv(fd, buf, sizeof buf - 1, 0), 0);
@@ -784,11 +784,11 @@ TEST(ServerLimits, SilentConnectionsGiveTheirThreadsUpToWaitingOnes) {
 // `from`, for `for_s` seconds (tpserver::trickle).
 std::thread trickling(int port, tpserver::TrickleAnswer& into, double for_s, const char* from = nullptr) {
   return std::thread([port, &into, for_s, from] {
-    into = tpserver::trickle(port, "GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ", 'a', for_s, from);
+    into = tpserver::trickle(port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", 'a', for_s, from);
   });
 }
 
-const std::string kHealthClose = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+const std::string kHealthClose = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
 
 // One client's slow connections hold every thread: another client's request
 // is served once one of their heads has been arriving for 0.5 s, not when their
@@ -855,7 +855,7 @@ TEST(ServerLimits, ABodySentAByteAtATimeIs408AtTheRequestsTimeLimit) {
   l.request_timeout_s = 1;
   Running s(l);
   auto t = tpserver::trickle(
-      s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", ' ',
+      s.port, "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", ' ',
       10);
   EXPECT_EQ(t.answer.status, 408) << t.answer.head;
   EXPECT_TRUE(t.answer.closed);
@@ -891,16 +891,16 @@ size_t answers_in(const std::string& text) {
 // after the first answer.
 TEST(ServerLimits, NoRequestIsReadOutOfAnUnreadBody) {
   Running s;
-  const std::string smuggled = "GET /fits HTTP/1.1\r\nHost: x\r\n\r\n";
-  auto get = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+  const std::string smuggled = "GET /fits HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  auto get = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
                                      std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled);
   EXPECT_EQ(answers_in(get), 1u) << get;
   EXPECT_NE(get.find("200 OK"), std::string::npos) << get;
-  auto refused = all_answers(s.port, "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n" + smuggled);
+  auto refused = all_answers(s.port, "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1x\r\n\r\n" + smuggled);
   EXPECT_EQ(answers_in(refused), 1u) << refused;
   EXPECT_NE(refused.find("400 Bad Request"), std::string::npos) << refused;
   // Two whole requests on one connection are both answered.
-  auto two = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: "
+  auto two = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /health HTTP/1.1\r\nHost: "
                                  "x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(answers_in(two), 2u) << two;
 }
@@ -980,7 +980,7 @@ TEST(ServerLimits, ARequestWhoseClientHungUpIsAbandoned) {
   const std::string body = slow_fit().dump();
   const int fd = tpserver::connect_local(s.port);
   ASSERT_GE(fd, 0);
-  const std::string request = "POST /fit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+  const std::string request = "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
                               std::to_string(body.size()) + "\r\n\r\n" + body;
   for (size_t at = 0; at < request.size();) {
     const ssize_t n = ::send(fd, request.data() + at, request.size() - at, MSG_NOSIGNAL);
@@ -1031,3 +1031,46 @@ TEST(ServeCli, RefusesADefaultModelItDoesNotKnowAndAnUnboundedBody) {
   EXPECT_EQ(body.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(body.err, "", 0, "--max-body-bytes", {"1 GiB"})) << body.err;
 }
+
+namespace {
+
+// A page of another site may not use the server through a visitor's browser
+// (its Origin is not the server's own), and a loopback-bound server answers
+// no Host name a DNS answer could point at it (DNS rebinding); programs,
+// which send no Origin, and the page itself are served.
+TEST(ServerLimits, ForeignPagesAndHostNamesAre403) {
+  Running s;
+  const std::string body = "{\"samples_csv\":\"batch,workers,epochs,epoch_time_s\\n16,1,1,2\\n\"}";
+  auto post = [&](const std::string& headers) {
+    return raw_exchange(s.port, "POST /fit HTTP/1.1\r\n" + headers + "Content-Type: text/plain\r\nContent-Length: " +
+                                    std::to_string(body.size()) + "\r\n\r\n" + body);
+  };
+  const std::string own = fmt::format("127.0.0.1:{}", s.port);
+  for (const std::string& headers :
+       {"Host: " + own + "\r\nOrigin: http://evil.example\r\n", "Host: " + own + "\r\nOrigin: null\r\n",
+        std::string("Host: evil.example\r\n"), std::string("Host: evil.example\r\nOrigin: http://evil.example\r\n"),
+        "Host: 127.evil.example:" + std::to_string(s.port) + "\r\n"}) {
+    const auto a = post(headers);
+    EXPECT_EQ(a.status, 403) << headers << a.body;
+    EXPECT_TRUE(json::parse(a.body).contains("error")) << a.body;
+  }
+  for (const std::string& headers : {"Host: " + own + "\r\n", "Host: " + own + "\r\nOrigin: http://" + own + "\r\n",
+                                     fmt::format("Host: localhost:{}\r\nOrigin: http://localhost:{}\r\n", s.port, s.port),
+                                     fmt::format("Host: [::1]:{}\r\n", s.port)}) {
+    const auto a = post(headers);
+    EXPECT_NE(a.status, 403) << headers << a.body;
+  }
+  const auto get = raw_exchange(s.port, "GET /health HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(get.status, 403) << get.body;
+  // A name given with --allow-host (a proxy's) is served.
+  trainplan::server::Service service("auto", {}, {});
+  trainplan::server::HttpServer http(service);
+  const int port = http.bind("127.0.0.1", 0, {"Plan.Example"});
+  std::thread t([&] { http.listen(); });
+  const auto allowed = raw_exchange(port, "GET /health HTTP/1.1\r\nHost: plan.example\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(allowed.status, 200) << allowed.body;
+  http.stop();
+  t.join();
+}
+
+}  // namespace
