@@ -1,10 +1,12 @@
 // trainplan evaluate: score registered models (in-sample, cross-validated and
 // extrapolated MRE, fit time) on sample files or on replayed Pollux traces.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/command.h"
@@ -108,6 +110,10 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
     return folder;
   };
   o.from = trace_folder(a.from, "--from"), o.to = trace_folder(a.to, "--to");
+  // Every --to row would also be fitted on: an in-sample score, not a transfer's.
+  if (std::error_code ec; std::filesystem::equivalent(o.from, o.to, ec) && !ec)
+    throw InputError("", 0, "--to",
+                     fmt::format("{} is the --from folder: a transfer is scored on another GPU's traces", a.to));
   o.from_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   o.to_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   note_catalog_alias(a.from_gpu, "--from-gpu");
@@ -119,6 +125,8 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   if (!a.rows_out.empty()) {
     auto inputs = trace_files(o.from, "--from");
     for (auto& f : trace_files(o.to, "--to")) inputs.push_back(std::move(f));
+    inputs.push_back(hardware_file_input(a.from_gpu, "--from-gpu"));
+    inputs.push_back(hardware_file_input(a.to_gpu, "--to-gpu"));
     io::check_output_path(a.rows_out, "--rows-out", inputs);
   }
   o.network = a.network;
@@ -130,7 +138,28 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   }
   if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();  // a bad name fails before any fit
   auto rep = scoring::evaluate_transfer(o);
-  std::cout << (a.json ? scoring::transfer_json(rep).dump(2) + "\n" : scoring::format_transfer(rep));
+  // Scored without them, and said: an unreadable trace is still bad input
+  // (exit 2, below), which the JSON answer says as every failing answer does.
+  std::optional<InputError> unreadable;
+  if (!rep.unreadable.empty()) {
+    const InputError& first = rep.unreadable.front();
+    unreadable.emplace(first.file(), first.line(), first.field(),
+                       fmt::format("{}; {} network{} left out ({} trace{} could not be read), the others scored",
+                                   first.message(), rep.unreadable.size(), rep.unreadable.size() == 1 ? "" : "s",
+                                   rep.unreadable.size(), rep.unreadable.size() == 1 ? "" : "s"));
+  }
+  if (a.json) {
+    nlohmann::json j = scoring::transfer_json(rep);
+    if (unreadable) {
+      j["error"] = unreadable->what(), j["exit_code"] = kExitInputError;
+      if (!unreadable->file().empty()) j["file"] = unreadable->file();
+      if (unreadable->line() > 0) j["line"] = unreadable->line();
+      if (!unreadable->field().empty()) j["field"] = unreadable->field();
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << scoring::format_transfer(rep);
+  }
   if (a.json) note_json_answer_printed();  // a chart that fails after it adds no second document
   if (!a.plot.empty()) {
     auto panels = scoring::transfer_panels(rep);
@@ -150,14 +179,10 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   if (a.describe && !a.json)
     for (const auto& n : rep.networks)
       if (!n.describe.empty()) std::cout << "\n" << n.network << ":\n" << n.describe;
-  // Scored without them, and said: an unreadable trace is still bad input.
-  if (!rep.unreadable.empty()) {
+  if (unreadable) {
     if (a.json) note_json_answer_printed();
-    for (const auto& e : rep.unreadable) std::cerr << "error: " << e.what() << "\n";
-    throw InputError(rep.unreadable.front().file(), 0, "",
-                     fmt::format("{} network{} left out: {} trace{} could not be read (named above); the others are scored",
-                                 rep.unreadable.size(), rep.unreadable.size() == 1 ? "" : "s", rep.unreadable.size(),
-                                 rep.unreadable.size() == 1 ? "" : "s"));
+    for (size_t i = 1; i < rep.unreadable.size(); ++i) std::cerr << "error: " << rep.unreadable[i].what() << "\n";
+    throw *unreadable;
   }
 }
 

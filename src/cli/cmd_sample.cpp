@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
+#include "core/sample.h"
 #include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "replay/sampler.h"
@@ -84,6 +85,14 @@ void run_sample(const SampleArgs& a, const CLI::App& cmd) {
   auto plan = replay::named_plan(a.plan, a.seed);
   plan.record_curves = a.curves;
   auto res = replay::draw_samples(oracle, plan);
+  // What the file holds must read back: no sample file takes an epoch past kMostEpochSeconds.
+  for (const auto* v : {&res.samples.samples, &res.samples.curve})
+    for (const auto& x : *v)
+      if (!(x.epoch_time_s <= kMostEpochSeconds))
+        throw InputError("", 0, a.dataset_size > 0 ? "--dataset-size" : "--workload",
+                         fmt::format("makes epochs of {:g} s (batch {}, {} workers), past the {:g} s any sample file "
+                                     "takes",
+                                     x.epoch_time_s, x.batch, x.workers, kMostEpochSeconds));
   for (auto* v : {&res.samples.samples, &res.samples.curve})
     for (auto& x : *v) x.hardware = a.hardware;
   write_out(a, res.samples);

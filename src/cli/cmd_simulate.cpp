@@ -170,6 +170,15 @@ void run_simulate(const SimulateArgs& a) {
                                                                hardware_file_input(a.from_gpu, "--from-gpu")};
     if (!a.gpu.empty())
       for (const auto& g : comma_list(a.gpu, "--gpu")) inputs.push_back(hardware_file_input(g, "--gpu"));
+    // With --cluster: GPU=NODESxGPUS, and GPU=FOLDER in --step-times and --trials; a GPU may be a hardware file.
+    for (const auto& [text, option] : {std::pair{&a.cluster, "--cluster"}, std::pair{&a.step_times, "--step-times"},
+                                       std::pair{&a.trials, "--trials"}})
+      if (!a.cluster.empty() && !text->empty())
+        for (const std::string& item : comma_list(*text, option))
+          if (const size_t eq = item.find('='); eq != std::string::npos) {
+            inputs.push_back(hardware_file_input(item.substr(0, eq), option));
+            if (std::string(option) != "--cluster") inputs.emplace_back(item.substr(eq + 1), option);
+          }
     io::check_output_path(a.jobs_csv, "--jobs-csv", inputs);
   }
   if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();  // fail before the simulations, not after

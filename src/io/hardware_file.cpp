@@ -21,7 +21,7 @@ const std::set<std::string>& known_columns() {
       "tf32_tensor_tflops", "fp32_tflops", "mem_GB",                  "mem_bw_GBps",
       "fp32_sustained", "tensor_sustained", "gpus_per_node",           "intra_node_bw_GBps",
       "inter_node_bw_GBps", "intra_link", "inter_link",               "full_name",
-      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "tf32_kernel_share", "source", "notes", "mem_reported_GiB", "gpus_per_host"};
+      "collective_latency_exponent", "fp8_tflops", "fp8_matmul_share", "tf32_kernel_share", "source", "notes", "mem_reported_GiB", "gpus_per_host", "inter_node_assumed"};
   return k;
 }
 
@@ -60,6 +60,7 @@ std::string first_difference(const structure::HardwareProfile& a, const structur
       {"intra_node_bw_GBps", {a.node.intra_node_gbps, b.node.intra_node_gbps}},
       {"inter_node_bw_GBps", {a.node.inter_node_gbps, b.node.inter_node_gbps}},
       {"collective_latency_exponent", {a.node.collective_latency_exponent, b.node.collective_latency_exponent}},
+      {"inter_node_assumed", {double(a.node.inter_node_assumed), double(b.node.inter_node_assumed)}},
   };
   for (const auto& [name, values] : figures)
     if (values.first != values.second) return fmt::format("{} {:g} against {:g}", name, values.second, values.first);
@@ -284,6 +285,8 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   figure("inter_node_bw_GBps", h.node.inter_node_gbps, true);
   // A network the file states is the user's cluster's, not the catalog's assumption.
   if (present("inter_node_bw_GBps")) h.node.inter_node_assumed = false;
+  // As `trainplan hardware NAME --json` writes it: a copy of a catalog GPU keeps its assumed network.
+  if (present("inter_node_assumed")) h.node.inter_node_assumed = t.truth(row, "inter_node_assumed");
   // A bandwidth restated over a base is no longer the base's link: its name would contradict it.
   if (present("intra_link")) h.node.intra_link = t.text(row, "intra_link");
   else if (has_base && present("intra_node_bw_GBps")) h.node.intra_link = "as given (" + t.text(row, "intra_node_bw_GBps") + " GB/s)";
@@ -295,7 +298,7 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
   // GPUs are told apart by name where several meet (the measured one among
   // plan --gpu's, simulate's groups, a calibration's GPU): figures of the
   // file's own under a catalog GPU's name would be read as the catalog's.
-  if (const auto same = structure::find_builtin_hardware(h.name); same && same->name == h.name)
+  if (const auto same = structure::find_builtin_hardware(h.name))  // as names are compared everywhere: "T4" is t4
     if (const std::string d = first_difference(*same, h); !d.empty())
       t.fail(row, name_column,
              fmt::format("'{}' is the catalog's name for its own {}, and this file's figures differ from it ({}): give "
@@ -317,6 +320,9 @@ structure::HardwareProfile resolve_hardware(const std::string& name_or_path, con
   if (std::filesystem::is_regular_file(name_or_path)) return read_hardware_file(name_or_path);
   if (std::filesystem::is_directory(name_or_path))
     throw InputError(name_or_path, 0, option, "is a directory, not a hardware file");
+  if (std::error_code ec; std::filesystem::exists(name_or_path, ec))
+    throw InputError(name_or_path, 0, option,
+                     "is not a regular file (a pipe, a device or a process substitution): give a hardware file");
   if (path || name_or_path.ends_with(".csv")) throw InputError(name_or_path, 0, option, "no such hardware file");
   throw InputError("", 0, option,
                    "unknown GPU '" + name_or_path + "': neither a name in the hardware catalog (" + catalog_list() +

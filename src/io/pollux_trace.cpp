@@ -124,10 +124,17 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
     c.path = entry.path().string();
     CsvTable v = CsvTable::read(c.path);
     v.require_columns({"progress", "iteration", "metric"});
-    double prev_iter = -1;
+    double prev_iter = -1, prev_progress = 0;
     for (const auto& row : v.rows()) {
       ValidationRow r;
-      r.progress = v.number(row, "progress");
+      // The work done by each row, in steps of the first batch: the simulator
+      // runs a job until it has done the last, so a progress past any run
+      // would never end.
+      r.progress = v.positive(row, "progress");
+      if (r.progress <= prev_progress) v.fail(row, "progress", "must increase from row to row");
+      if (r.progress > kMostValidationProgress)
+        v.fail(row, "progress", fmt::format("{:g} is past any run ({:g})", r.progress, kMostValidationProgress));
+      prev_progress = r.progress;
       r.iteration = v.positive(row, "iteration");
       if (r.iteration <= prev_iter) v.fail(row, "iteration", "must increase from row to row");
       prev_iter = r.iteration;
@@ -139,8 +146,14 @@ PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& 
     if (c.rows.empty()) throw InputError(c.path, 0, "", "validation file has no rows");
     tr.curves.push_back(std::move(c));
   }
-  std::sort(tr.curves.begin(), tr.curves.end(),
-            [](const ValidationCurve& a, const ValidationCurve& b) { return a.global_batch < b.global_batch; });
+  std::sort(tr.curves.begin(), tr.curves.end(), [](const ValidationCurve& a, const ValidationCurve& b) {
+    return a.global_batch != b.global_batch ? a.global_batch < b.global_batch : a.path < b.path;
+  });
+  for (size_t i = 1; i < tr.curves.size(); ++i)
+    if (tr.curves[i].global_batch == tr.curves[i - 1].global_batch)
+      throw InputError(tr.curves[i].path, 0, "",
+                       fmt::format("the global batch {} has a curve already, {}: keep one", tr.curves[i].global_batch,
+                                   tr.curves[i - 1].path));
   return tr;
 }
 

@@ -29,8 +29,13 @@ struct ScalabilityRow {
   bool sync_known = true;  // as PlacementRow's
 };
 
+// The most work a validation row may say was done (`progress`, steps of the
+// first batch; the shipped traces reach 6e5): the simulator runs each job to
+// its last row's, and one past a billion steps would not end.
+inline constexpr double kMostValidationProgress = 1e9;
+
 struct ValidationRow {
-  double progress = 0;
+  double progress = 0;  // > 0, increasing from row to row, at most kMostValidationProgress
   double iteration = 0;
   double metric = 0;
   std::optional<double> grad_sqr;

@@ -1,5 +1,7 @@
 #include "sim/app_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,6 +16,14 @@ AppModel::AppModel(std::shared_ptr<const replay::ReplayOracle> oracle) : oracle_
   int limit = oracle_->epoch_limit();
   size_t shortest = tr.curves.front().rows.size();
   for (const auto& c : tr.curves) shortest = std::min(shortest, c.rows.size());
+  // A job's work is its epochs' boundaries over every curve: one short curve would cut every job short.
+  if (limit > 0)
+    for (const auto& c : tr.curves)
+      if (c.rows.size() < size_t(limit))
+        throw InputError(c.path, 0, "",
+                         fmt::format("{} rows, fewer than the application's {} epochs: every job's work would end "
+                                     "at epoch {}",
+                                     c.rows.size(), limit, c.rows.size()));
   size_t n = limit > 0 ? std::min<size_t>(limit, shortest) : shortest;
   for (size_t e = 0; e < n; ++e) {
     double p = 1e300;

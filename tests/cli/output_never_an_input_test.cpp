@@ -38,6 +38,8 @@ TEST(OutputNeverAnInput, TraceFoldersWorkloadsAndTrialsAreNeverOverwritten) {
   const fs::path samples = d / "samples.csv";
   tptest::write_file(samples, tptest::synthetic_samples_csv());
   const std::string traces = (d / "traces").string();
+  const fs::path hw = d / "gpu.csv";
+  tptest::write_file(hw, "name,base,fp32_tflops\nmygpu,a100-40gb,20\n");
   for (const Case& c : std::vector<Case>{
            {"comm-profile -d " + traces + " -o " + trace.string(), trace},
            {"simulate --workload " + workload.string() + " --data " + traces + " --jobs-csv " + workload.string(),
@@ -49,6 +51,13 @@ TEST(OutputNeverAnInput, TraceFoldersWorkloadsAndTrialsAreNeverOverwritten) {
            {"transfer --from " + (d / "traces" / "net").string() + " --from-gpu t4 --to-gpu a100-40gb --batches 32 "
                 "-o " + trace.string(),
             trace},
+           // With --cluster, a group's step-time folder and a group's GPU given as a hardware file.
+           {"simulate --workload " + workload.string() + " --data " + traces + " --cluster t4=1x4,a100-40gb=1x4 "
+                "--step-times a100-40gb=" + traces + " --jobs-csv " + trace.string(),
+            trace},
+           {"simulate --workload " + workload.string() + " --data " + traces + " --cluster t4=1x4," + hw.string() +
+                "=1x4 --jobs-csv " + hw.string(),
+            hw},
        })
     expect_refused(c);
   // A new file beside the traces is no input: written.

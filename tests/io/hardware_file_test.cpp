@@ -1,5 +1,6 @@
 // Hardware files: one GPU and its node in a CSV row, columns by name, errors
 // naming file, line and column.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -61,6 +62,17 @@ TEST(HardwareFile, AStatedNetworkIsNoLongerAssumed) {
       tptest::write_file(d / "stated.csv", "name,base,inter_node_bw_GBps\nrtx-lab,rtx-2080ti,12.5\n"));
   EXPECT_FALSE(stated.node.inter_node_assumed);
   EXPECT_DOUBLE_EQ(stated.node.inter_node_gbps, 12.5);
+  // A file that restates the network as the catalog assumes it (a copy of `hardware NAME --json`) says so.
+  const auto p4 = *structure::find_builtin_hardware("p4");
+  auto copy = io::read_hardware_file(tptest::write_file(
+      d / "p4.csv", fmt::format("name,base,inter_node_bw_GBps,inter_node_assumed\np4,p4,{},true\n",
+                                p4.node.inter_node_gbps)));
+  EXPECT_EQ(copy.name, "p4");  // the catalog's own figures under its own name
+  EXPECT_TRUE(copy.node.inter_node_assumed);
+  EXPECT_EQ(tptest::input_error_of([&] {
+              io::read_hardware_file(tptest::write_file(d / "bad.csv", "name,base,inter_node_assumed\nx,t4,maybe\n"));
+            }).field(),
+            "inter_node_assumed");
 }
 
 // A measured growth of the collectives' latency with their size: none in
@@ -204,6 +216,9 @@ TEST(HardwareFile, ACatalogNameWithOtherFiguresIsRefused) {
   EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(other_base); }).field(), "name");
   auto same = tptest::write_file(d / "t4.csv", "name,base\nt4,t4\n");
   EXPECT_EQ(io::read_hardware_file(same).name, "t4");
+  // Names are compared by their letters and digits, as everywhere: "T4" is t4.
+  auto upper = tptest::write_file(d / "T4-fake.csv", "name,base,fp32_tflops\nT4,t4,80\n");
+  EXPECT_EQ(tptest::input_error_of([&] { io::read_hardware_file(upper); }).field(), "name");
   auto renamed = tptest::write_file(d / "t4-slow.csv", "name,base,fp32_tflops\nt4-slow,t4,4.05\n");
   EXPECT_DOUBLE_EQ(io::read_hardware_file(renamed).gpu.fp32_tflops, 4.05);
   // A file separated by semicolons is said to be one.
@@ -329,6 +344,9 @@ TEST(HardwareFile, ResolveTakesACatalogNameOrAFile) {
   auto d = tptest::temp_dir("hwfile");
   auto path = tptest::write_file(d / "g.csv", "name,base\nmine,l4\n");
   EXPECT_EQ(io::resolve_hardware(path).name, "mine");
+  // Something that is there but no file is said to be so, not missing.
+  auto device = tptest::input_error_of([&] { io::resolve_hardware("/dev/null", "--gpu"); });
+  EXPECT_NE(device.message().find("not a regular file"), std::string::npos) << device.message();
   auto e = tptest::input_error_of([&] { io::resolve_hardware("a100-41gb", "--to-gpu"); });
   EXPECT_EQ(e.field(), "--to-gpu");
   EXPECT_NE(e.message().find("a100-41gb"), std::string::npos);

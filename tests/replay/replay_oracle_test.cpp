@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <memory>
 
 #include "core/error.h"
+#include "io/pollux_trace.h"
 #include "replay/sampler.h"
+#include "sim/app_model.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -112,6 +116,36 @@ TEST(ReplayOracle, TimeOnlyTraceHasNoMetric) {
 
 TEST(ReplayOracle, TimeOnlyTraceWithoutSizeIsAnError) {
   EXPECT_THROW(replay::ReplayOracle::from_dir(tiny_trace(false).string()), InputError);
+}
+
+// A curve's progress is the work the simulator runs a job to: positive,
+// increasing and within any run; one global batch has one curve.
+TEST(ReplayOracle, CurvesOfNoRunOrTwiceOneBatchAreRefused) {
+  for (const char* rows : {"10,10,0.5\n-5,20,0.7\n", "10,10,0.5\n10,20,0.7\n", "10,10,0.5\n1e290,20,0.7\n"}) {
+    auto d = tiny_trace();
+    tptest::write_file(d / "validation-32.csv", std::string("progress,iteration,metric\n") + rows);
+    const auto e = tptest::input_error_of([&] { io::read_pollux_trace(d.string()); });
+    EXPECT_EQ(e.file(), (d / "validation-32.csv").string()) << rows;
+    EXPECT_EQ(e.line(), 3) << rows;
+    EXPECT_EQ(e.field(), "progress") << rows;
+  }
+  auto d = tiny_trace();
+  tptest::write_file(d / "validation-0128.csv", "progress,iteration,metric\n10,5,0.3\n");
+  const auto e = tptest::input_error_of([&] { io::read_pollux_trace(d.string()); });
+  EXPECT_NE(e.message().find("the global batch 128 has a curve already"), std::string::npos) << e.message();
+}
+
+// The simulator runs each job through the application's epochs: a curve
+// shorter than them would cut every job's work short, so it is named.
+TEST(ReplayOracle, ACurveShorterThanTheApplicationsEpochsIsNamed) {
+  const auto d = tptest::temp_dir("short_curve") / "cifar10";  // 100 epochs in Pollux
+  std::filesystem::create_directories(d);
+  for (const auto& e : std::filesystem::directory_iterator(tiny_trace())) std::filesystem::copy(e.path(), d / e.path().filename());
+  auto oracle = std::make_shared<const replay::ReplayOracle>(replay::ReplayOracle::from_dir(d.string()));
+  ASSERT_EQ(oracle->epoch_limit(), 100);
+  const auto e = tptest::input_error_of([&] { sim::AppModel model(oracle); });
+  EXPECT_NE(e.file().find("validation-"), std::string::npos) << e.file();
+  EXPECT_NE(e.message().find("fewer than the application's 100 epochs"), std::string::npos) << e.message();
 }
 
 TEST(ReplayOracle, RejectsBadPlacement) {

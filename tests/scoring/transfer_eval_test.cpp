@@ -417,7 +417,30 @@ TEST(TransferEval, ABrokenCopyIsNamedAndTheOthersScored) {
   auto r = tptest::run_cli("evaluate --transfer --from " + (d / "src").string() + " --from-gpu t4 --to " +
                            (d / "dst").string() + " --to-gpu a100-40gb --target-trials 3 --json");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("mre")) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.contains("mre")) << r.out;
+  // The answer says it failed, and where, as every failing JSON answer does.
+  EXPECT_EQ(j.value("exit_code", 0), 2) << r.out;
+  EXPECT_NE(j.value("error", std::string()).find("1 network left out"), std::string::npos) << r.out;
+  EXPECT_EQ(j.value("file", std::string()), (d / "dst" / "othernet" / "placements.csv").string()) << r.out;
+}
+
+// The same folder on both sides would score in-sample fits as a transfer;
+// a hardware file given as a GPU is never overwritten by --rows-out.
+TEST(TransferEval, TheSameFolderOnBothSidesAndAHardwareFileAsOutputAreRefused) {
+  auto d = two_gpu_traces(false);
+  const std::string from = (d / "src").string();
+  auto same = tptest::run_cli("evaluate --transfer --from " + from + " --from-gpu t4 --to " + from +
+                              "/ --to-gpu a100-40gb --json");
+  EXPECT_EQ(same.exit_code, 2) << same.out;
+  EXPECT_EQ(nlohmann::json::parse(same.out).value("field", std::string()), "--to") << same.out;
+  const auto hw = d / "gpu.csv";
+  tptest::write_file(hw, "name,base,fp32_tflops\nmygpu,a100-40gb,20\n");
+  const std::string before = tptest::read_file(hw);
+  auto clobber = tptest::run_cli("evaluate --transfer --from " + from + " --from-gpu t4 --to " + (d / "dst").string() +
+                                 " --to-gpu " + hw.string() + " --rows-out " + hw.string());
+  EXPECT_EQ(clobber.exit_code, 2) << clobber.err;
+  EXPECT_EQ(tptest::read_file(hw), before);
 }
 
 // Sizes past any trace and any device are refused where they are written.
