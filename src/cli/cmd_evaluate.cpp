@@ -156,7 +156,8 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
       if (unreadable->line() > 0) j["line"] = unreadable->line();
       if (!unreadable->field().empty()) j["field"] = unreadable->field();
     }
-    std::cout << j.dump(2) << "\n";
+    // A path or message may quote bytes that are not UTF-8.
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << scoring::format_transfer(rep);
   }

@@ -235,7 +235,8 @@ int run_profile_cmd(const ProfileArgs& a) {
     check_slurm_reachable();
     if (a.hardware.empty())
       fmt::print(stderr, "note: --launcher slurm without --hardware: the trials run on the cluster's nodes, not on this "
-                         "host, so the samples' hardware reads 'Slurm nodes (unnamed)'; --hardware NAME names them\n");
+                         "host, so a new store labels the samples' hardware 'Slurm nodes (unnamed: --hardware names them)'; "
+                         "--hardware NAME names them\n");
   }
   SampleStore store(a.store);
   store.lock_for_profiling();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 #include <utility>
 
 #include "core/digits_apart.h"
@@ -109,9 +110,13 @@ std::pair<std::string, std::string> hours_apart(double a, double b) {
 // Where an NVLink domain spans hosts, the plan priced a domain's GPUs as one
 // node: a job on several hosts must hold whole groups of them in one domain.
 std::string nvlink_domain_note(const Layout& n, const LlmLaunchOptions& o) {
-  if (o.nvlink_domain_gpus <= o.gpus_per_node || n.nodes <= 1) return "";
+  if (o.nvlink_domain_gpus <= o.gpus_per_node || o.nvlink_domain_gpus % o.gpus_per_node != 0 || n.nodes <= 1)
+    return "";
   const int hosts_per_domain = o.nvlink_domain_gpus / o.gpus_per_node;
-  const int segment = std::min(n.nodes, hosts_per_domain);
+  // Slurm takes a segment that divides the job's nodes: a job within one
+  // domain is one segment; the planner's jobs past one domain are whole
+  // domains, whose hosts then divide it.
+  const int segment = n.nodes <= hosts_per_domain ? n.nodes : std::gcd(n.nodes, hosts_per_domain);
   return fmt::format(
       "# The plan prices each {} GPUs ({} hosts of {}) as one NVLink domain: {} of this job's {} nodes must\n"
       "# share a domain. With Slurm's topology/block plugin, #SBATCH --segment={} keeps them in one block;\n"
@@ -201,8 +206,9 @@ std::string megatron_slurm_script(const TransformerSpec& s, const ParallelLayout
   if (time.past_deadline) {
     const auto [limit, deadline] = hours_apart(time.limit_s, o.deadline_s);
     out += fmt::format("# --time ({}) is past the deadline ({}): the predicted training time with {:.0f}% for\n"
-                       "# start-up, evaluation and the prediction's error, and the save, does not fit within it.\n",
-                       limit, deadline, 100 * kRunMargin);
+                       "# evaluation and the prediction's error, {:.0f} minutes for start-up, and the save, does not\n"
+                       "# fit within it.\n",
+                       limit, deadline, 100 * kRunMargin, kStartupAllowance_s / 60);
   }
   // Sites commonly cap a job at one to three days; a months-long deadline as
   // --time is refused at submission or never scheduled.

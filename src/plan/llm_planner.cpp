@@ -209,14 +209,21 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
     for (long cp = 2; cp <= o.max_cp && cp <= o.max_gpus; cp *= 2)  // long: 2^30 doubled overflows an int
       if (s.seq % (2 * cp) == 0) cps.push_back(int(cp));
   const auto splits = pipeline_splits(s.layers, o.max_gpus, o.uneven_end_stages);
-  if (o.max_gpus > per_node && o.max_gpus % per_node != 0 && o.min_gpus < o.max_gpus)
-    res.notes.push_back(fmt::format("up to {} GPUs: past one node a layout takes whole nodes of {} GPUs (a launcher "
-                                    "starts as many ranks on every node), so {} at most; --gpus-per-node sets the node",
-                                    o.max_gpus, per_node, std::max(per_node, o.max_gpus / per_node * per_node)));
-  else if (o.max_gpus > per_host && o.max_gpus % per_host != 0 && o.min_gpus < o.max_gpus)
-    res.notes.push_back(fmt::format("up to {} GPUs: past one host a layout takes whole hosts of {} GPUs (a launcher "
-                                    "starts as many ranks on every host), so {} at most",
-                                    o.max_gpus, per_host, o.max_gpus / per_host * per_host));
+  // Past one node whole nodes, past one host whole hosts: the most GPUs a layout may use, said where it is fewer.
+  const auto whole = [&](long g) { return (g <= per_node || g % per_node == 0) && (g <= per_host || g % per_host == 0); };
+  if (o.min_gpus < o.max_gpus && !whole(o.max_gpus)) {
+    long most = o.max_gpus;
+    while (most > 1 && !whole(most)) --most;
+    res.notes.push_back(
+        per_host < per_node
+            ? fmt::format("up to {} GPUs: past one host a layout takes whole hosts of {} GPUs, and past one node whole "
+                          "nodes of {} (a launcher starts as many ranks on every host), so {} at most; --gpus-per-node "
+                          "sets the node",
+                          o.max_gpus, per_host, per_node, most)
+            : fmt::format("up to {} GPUs: past one node a layout takes whole nodes of {} GPUs (a launcher starts as "
+                          "many ranks on every node), so {} at most; --gpus-per-node sets the node",
+                          o.max_gpus, per_node, most));
+  }
   // Each cp with its attention kernel: fused for cp > 1; for cp 1 the one
   // asked for, and, where cp > 1 is searched (so fused kernels are run),
   // fused too: else a cp 2 layout would win on the kernel alone, over a

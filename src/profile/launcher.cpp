@@ -207,17 +207,30 @@ void check_slurm_reachable() {
 }
 
 std::optional<std::string> slurm_failure(const std::string& stderr_tail) {
-  // "srun: error: NODE: task N: Exited with exit code C"
-  static const std::regex exited(R"(task (\d+): Exited with exit code (\d+))");
+  // srun's lines for tasks that ended badly: "srun: error: NODE: task 1: Exited with exit code 3",
+  // "NODE: tasks 0-1: Exited with exit code 1", "NODE: task 1: Segmentation fault (core dumped)",
+  // "task 0: Killed", "task 2: Out Of Memory". The first that is not the Terminated that
+  // --kill-on-bad-exit sends the others is the cause.
+  static const std::regex task_line(R"((tasks?) ([0-9][0-9,\-]*): ([A-Z][^\n]*))");
+  static const std::regex exit_code(R"(Exited with exit code (\d+))");
+  for (auto it = std::sregex_iterator(stderr_tail.begin(), stderr_tail.end(), task_line); it != std::sregex_iterator();
+       ++it) {
+    const std::string who = ((*it)[1] == "tasks" ? "ranks " : "rank ") + (*it)[2].str();
+    std::string what = (*it)[3].str();
+    while (!what.empty() && (what.back() == '\r' || what.back() == ' ')) what.pop_back();
+    if (std::smatch code; std::regex_search(what, code, exit_code)) {
+      if (code[1] != "0") return fmt::format("{} exited with status {}", who, code[1].str());
+      continue;
+    }
+    if (what == "Terminated") continue;
+    return fmt::format("{}: {}", who, what);
+  }
+  // "slurmstepd: error: *** STEP 12.0 ON NODE CANCELLED AT 2026-... DUE TO TIME LIMIT ***" (or JOB)
+  static const std::regex cancelled(R"(\*\*\* (STEP|JOB) \S+ ON \S+ CANCELLED AT \S+( DUE TO [A-Z ]*[A-Z])?)");
   std::smatch m;
-  if (std::regex_search(stderr_tail, m, exited) && m[2] != "0")
-    return fmt::format("rank {} exited with status {}", m[1].str(), m[2].str());
-  // "slurmstepd: error: *** STEP 12.0 ON NODE CANCELLED AT ... ***" (or JOB)
-  static const std::regex cancelled(R"(\*\*\* (STEP|JOB) \S+ ON \S+ CANCELLED AT \S+( DUE TO [A-Z ]+)?)");
   if (std::regex_search(stderr_tail, m, cancelled)) {
     if (!m[2].matched) return std::string("the Slurm job step was cancelled (scancel, or a limit of the job)");
-    std::string cause = m[2].str();  // " DUE TO TIME LIMIT "
-    while (!cause.empty() && cause.back() == ' ') cause.pop_back();
+    std::string cause = m[2].str();  // " DUE TO TIME LIMIT"
     for (char& c : cause) c = char(std::tolower(static_cast<unsigned char>(c)));
     return "the Slurm job step was cancelled" + cause;
   }

@@ -30,6 +30,16 @@ namespace {
 // this host's processor is not theirs.
 constexpr const char* kUnnamedSlurmNodes = "Slurm nodes (unnamed: --hardware names them)";
 
+// The samples' hardware when --hardware is not given: this host's processor
+// where the trials run here; under Slurm the nodes', which this host cannot
+// name, unless the store already holds trials under a label of its own
+// (one written before, this host's: kept, so that the store resumes).
+std::string default_hardware_label(const SampleStore& store, const LaunchSettings& launch) {
+  if (launch.kind != LauncherKind::kSlurm) return valid_utf8(host_description());
+  if (auto was = store.meta("hardware"); was && !store.trials().empty()) return *was;
+  return kUnnamedSlurmNodes;
+}
+
 // --srun-arg's words as a store label (a partition or GPU request changes
 // what a trial measures).
 std::string srun_args_text(const std::vector<std::string>& args) {
@@ -61,9 +71,7 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
                           {"launcher", to_string(launch.kind), "--launcher"},
                           {"workers_per_node", std::to_string(launch.workers_per_node), "--workers-per-node"},
                           {"srun_args", srun_args_text(launch.srun_args), "--srun-arg"},
-                          {"hardware", !hardware.empty()                       ? hardware
-                                       : launch.kind == LauncherKind::kSlurm ? std::string(kUnnamedSlurmNodes)
-                                                                             : valid_utf8(host_description()),
+                          {"hardware", !hardware.empty() ? hardware : default_hardware_label(store, launch),
                            "--hardware"}};
   // The workload's and the machine's names label every sample and JSON answer: text, not bytes.
   for (const auto& [value, option] : {std::pair{&workload, "--name"}, std::pair{&hardware, "--hardware"}})

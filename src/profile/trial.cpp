@@ -184,6 +184,8 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   // Fields that would have been used, written so that they cannot be: said, not silently dropped.
   int bad_step_lines = 0, bad_size_lines = 0;
   std::string first_bad_steps, first_bad_size;
+  long control_metric_names = 0;
+  std::string first_control_metric_name;
   while (std::getline(in, line)) {
     ++line_no;
     const auto start = protocol_object_start(line);
@@ -258,7 +260,14 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
                                             *e <= double(kMostEpochs))
       out.epoch_metrics.resize(size_t(*e) - 1);
     out.epoch_metrics.push_back(m);
-    if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) out.metric_name = *name;
+    // A name is text of one line: one with control characters (a NUL cuts every message that quotes it) is not taken.
+    if (auto name = j.find("metric_name"); name != j.end() && name->is_string()) {
+      const std::string& text = name->get_ref<const std::string&>();
+      if (std::none_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        out.metric_name = text;
+      else if (++control_metric_names == 1)
+        first_control_metric_name = fmt::format("stdout line {}", line_no);
+    }
     if (j.contains("step_time_median_s")) {
       std::string why;
       auto st = step_fields(j, "steps", clock, workers, &why);
@@ -305,6 +314,9 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   if (huge_metrics > 0)
     out.note += fmt::format("{}the metric of {} epoch(s) was beyond +-{:g}, taken as no metric",
                             out.note.empty() ? "" : "; ", huge_metrics, kMostMetricMagnitude);
+  if (control_metric_names > 0)
+    out.note += fmt::format("{}{} epoch line(s) gave a metric_name holding control characters, not taken (first, {})",
+                            out.note.empty() ? "" : "; ", control_metric_names, first_control_metric_name);
   if (non_numeric_metrics > 0)
     out.note += fmt::format("{}the metric of {} epoch(s) was not a number (a string such as \"0.9\"?), taken as no "
                             "metric",
@@ -324,6 +336,10 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
       out.problem += fmt::format(" ({} written as NaN or Infinity, which JSON cannot carry: Python's json.dumps "
                                  "writes them for a float nan or inf)",
                                  nan_time_lines);
+  } else if (repeated_key_lines > 0) {
+    out.problem = fmt::format("{} epoch line(s) named a key twice, and no other epoch line was read: which value was "
+                              "meant cannot be told (first, {})",
+                              repeated_key_lines, first_repeated_key);
   } else if (json_lines > 0) {
     out.problem = "JSON lines seen on stdout, but no {\"event\":\"epoch\",...} line";
     if (broken_lines > 0)
@@ -331,7 +347,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
                                  first_broken);
   } else if (broken_lines > 0) {
     out.problem = fmt::format("no line on stdout could be read as JSON: {} naming an \"event\" were not (first, {}; "
-                              "a number past 1e308 or a cut-off line is not JSON)",
+                              "a number past 1e308, a cut-off line or text after the object is not JSON)",
                               broken_lines, first_broken);
   } else {
     out.problem = "no JSON lines on stdout (expected {\"event\":\"epoch\",\"epoch_time_s\":...} per epoch)";

@@ -201,15 +201,15 @@ struct HttpServer::Impl {
 
   void serve_get(const httplib::Request& req, httplib::Response& res) {
     auto t0 = Clock::now();
+    // httplib leaves a GET's (or OPTIONS') body unread: the connection cannot
+    // carry another request, whose start would be in that body.
+    if (chunked(req) || req.get_header_value("Content-Length").find_first_not_of("0") != std::string::npos)
+      DeadlineServer::close_after_answer();
     if (const auto why = foreign(req)) {
       res.status = 403;
       res.set_content(error_text(*why), "application/json");
       return note(req, 403, t0);
     }
-    // httplib leaves a GET's (or OPTIONS') body unread: the connection cannot
-    // carry another request, whose start would be in that body.
-    if (chunked(req) || req.get_header_value("Content-Length").find_first_not_of("0") != std::string::npos)
-      DeadlineServer::close_after_answer();
     if (const WebAsset* a = req.method == "GET" || req.method == "HEAD" ? find_web_asset(req.path) : nullptr) {
       res.status = 200;
       res.set_content(std::string(a->body), a->content_type);

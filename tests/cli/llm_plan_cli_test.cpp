@@ -80,9 +80,14 @@ TEST(LlmPlanCli, AGb200LaunchRunsOnTraysOfFour) {
   auto ten = tptest::run_cli("llm plan --model gpt3-6.7b --gpu gb200 --max-gpus 10 --min-gpus 5 --tokens 1e11 "
                             "--global-batch 1000 --json");
   ASSERT_EQ(ten.exit_code, 0) << ten.err;
-  EXPECT_NE(ten.out.find("whole hosts of 4 GPUs (a launcher starts as many ranks on every host), so 8 at most"),
+  EXPECT_NE(ten.out.find("whole hosts of 4 GPUs, and past one node whole nodes of 72 (a launcher starts as many "
+                         "ranks on every host), so 8 at most"),
             std::string::npos)
       << ten.out;
+  // A node that is no whole number of hosts: the most both rules allow.
+  auto six = tptest::run_cli("llm plan --model gpt3-6.7b --gpu gb200 --gpus-per-node 6 --max-gpus 30 --tokens 1e11 "
+                            "--global-batch 1000 --json");
+  EXPECT_NE(six.out.find("so 24 at most"), std::string::npos) << six.out;
   // No GPUs on whole trays: said with the trays' size.
   auto none = tptest::run_cli("llm plan --model gpt3-6.7b --gpu gb200 --gpus 6 --tokens 1e11 --global-batch 1000 --json");
   EXPECT_EQ(none.exit_code, 3) << none.err;

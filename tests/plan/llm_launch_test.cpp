@@ -199,7 +199,11 @@ TEST(LlmLaunch, ArgumentsAreInTheFormsMegatronParses) {
   EXPECT_NE(trays.find("all of this job's 16 nodes must\n# share a domain"), std::string::npos) << trays;
   EXPECT_NE(trays.find("#SBATCH --segment=16 "), std::string::npos) << trays;
   auto wide = layout();
-  wide.dp = 4;  // 128 GPUs: 32 trays, 18 to a domain
+  wide.pp = 2, wide.virtual_stages = 1, wide.dp = 9, wide.global_batch = 576;  // 144 GPUs: 36 trays, two domains
   EXPECT_NE(plan::megatron_slurm_script(s, wide, o).find("#SBATCH --segment=18 "), std::string::npos);
   EXPECT_NE(plan::megatron_torchrun_command(s, wide, o).find("--segment=18"), std::string::npos);
+  // A segment divides the job's nodes, as Slurm requires: 32 trays in segments of 2.
+  auto odd = layout();
+  odd.dp = 4;  // 128 GPUs: 32 trays
+  EXPECT_NE(plan::megatron_slurm_script(s, odd, o).find("#SBATCH --segment=2 "), std::string::npos);
 }

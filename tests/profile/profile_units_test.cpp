@@ -360,3 +360,38 @@ TEST(ProfileCost, FailuresOnlyGiveTheirMeanWallTime) {
   est.add(a);
   EXPECT_DOUBLE_EQ(*est.estimate({16, 1, 1}), 10);
 }
+
+// What a line cannot say is said: an epoch line that names a key twice is
+// the reason when nothing else was read, and a metric name with control
+// characters (a NUL would cut every message quoting it) is not taken.
+TEST(ProfileOutput, TwiceNamedKeysAndControlCharactersInNamesAreSaid) {
+  auto twice = parse_trial_output("{\"event\":\"epoch\",\"epoch_time_s\":1,\"epoch_time_s\":2}\n");
+  EXPECT_NE(twice.problem.find("named a key twice"), std::string::npos) << twice.problem;
+  auto nul = parse_trial_output(
+      "{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":1.5,\"metric\":0.5,\"metric_name\":\"acc\\u0000x\"}\n");
+  EXPECT_EQ(nul.epochs_reported, 1);
+  EXPECT_TRUE(nul.metric_name.empty()) << nul.metric_name;
+  EXPECT_NE(nul.note.find("control characters"), std::string::npos) << nul.note;
+}
+
+// A Slurm trial's failure is said from srun's and slurmstepd's own lines:
+// the first task that ended badly (not one --kill-on-bad-exit terminated),
+// else a cancelled step and its cause, else a job srun could not start.
+TEST(ProfileLaunch, SlurmFailuresAreReadFromSrunsMessages) {
+  const std::string cancel = "slurmstepd: error: *** STEP 12.0 ON vm CANCELLED AT 2026-12-07T01:00:00 ***\n";
+  EXPECT_EQ(slurm_failure("srun: error: vm: task 1: Exited with exit code 3\n" + cancel +
+                          "srun: error: vm: task 0: Terminated\n"),
+            "rank 1 exited with status 3");
+  EXPECT_EQ(slurm_failure("srun: error: vm: tasks 0-1: Exited with exit code 1\n" + cancel), "ranks 0-1 exited with status 1");
+  EXPECT_EQ(slurm_failure("srun: error: vm: task 0: Terminated\nsrun: error: vm: task 2: Segmentation fault (core "
+                          "dumped)\n" + cancel),
+            "rank 2: Segmentation fault (core dumped)");
+  EXPECT_EQ(slurm_failure("srun: error: vm: task 0: Terminated\n" + cancel),
+            "the Slurm job step was cancelled (scancel, or a limit of the job)");
+  EXPECT_EQ(slurm_failure("slurmstepd: error: *** STEP 7.0 ON vm CANCELLED AT 2026-12-07T01:00:00 DUE TO TIME LIMIT "
+                          "***\n"),
+            "the Slurm job step was cancelled due to time limit");
+  EXPECT_EQ(slurm_failure("srun: error: Unable to allocate resources: Invalid partition name specified\n"),
+            "srun could not start the job: Unable to allocate resources: Invalid partition name specified");
+  EXPECT_FALSE(slurm_failure("some other text\n").has_value());
+}

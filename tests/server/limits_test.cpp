@@ -901,8 +901,14 @@ TEST(ServerLimits, NoRequestIsReadOutOfAnUnreadBody) {
   EXPECT_NE(refused.find("400 Bad Request"), std::string::npos) << refused;
   // Two whole requests on one connection are both answered.
   auto two = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /health HTTP/1.1\r\nHost: "
-                                 "x\r\nConnection: close\r\n\r\n");
+                                 "127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(answers_in(two), 2u) << two;
+  EXPECT_NE(two.find("200 OK"), two.rfind("200 OK")) << two;  // both served
+  // A request refused as foreign closes its connection: its body is never read as a request.
+  auto foreign = all_answers(s.port, "GET /health HTTP/1.1\r\nHost: evil.example\r\nContent-Length: " +
+                                         std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled);
+  EXPECT_EQ(answers_in(foreign), 1u) << foreign;
+  EXPECT_NE(foreign.find("403 Forbidden"), std::string::npos) << foreign;
 }
 
 // Stopped while it fits the operator's --samples, before it serves: exit 0 at once.
