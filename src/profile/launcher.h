@@ -1,8 +1,10 @@
 // Launchers turn a command template and a trial into the processes to run.
 //   local: a {rank} template is started once per rank on this machine; a
 //          template without {rank} is started once (it is a launcher itself).
-//   slurm: one `srun` per trial. A {rank} template runs as r Slurm tasks with
-//          {rank} = $SLURM_PROCID; one without {rank} runs as one task per node.
+//   slurm: one `srun` per trial. A {rank} template runs as r Slurm tasks, bash
+//          on the node putting each task's $SLURM_PROCID where {rank} was and
+//          running the template, as the local launcher does; one without
+//          {rank} runs as one task per node.
 // Both fill {master_port} with a free loopback port chosen per trial.
 #pragma once
 #include <map>
@@ -86,8 +88,9 @@ std::string rank0_lines(const std::string& labelled);
 void check_slurm_reachable();
 
 // Why a trial launched by srun failed, from srun's and slurmstepd's messages
-// in its stderr: the first task that exited non-zero ("rank N exited with
-// status C"), else a cancelled job step (scancel, a time or memory limit),
+// in its stderr: the first task that ended badly ("rank N exited with
+// status C", "rank N: Segmentation fault"; not one --kill-on-bad-exit
+// terminated), else a cancelled job step (scancel, a time or memory limit),
 // else a job srun could not start; nullopt when none of them is there.
 std::optional<std::string> slurm_failure(const std::string& stderr_tail);
 
