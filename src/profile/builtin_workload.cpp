@@ -4,9 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 #include "core/error.h"
 #include "profile/launcher.h"
@@ -27,14 +25,7 @@ std::string find_trainer() {
     fs::path p = self.parent_path() / "trainplan-train";
     if (access(p.c_str(), X_OK) == 0) return p.string();
   }
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  std::string d;
-  while (std::getline(dirs, d, ':')) {
-    fs::path p = fs::path(d) / "trainplan-train";
-    if (!d.empty() && access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return "";
+  return find_on_path("trainplan-train");
 }
 
 std::string builtin_template(const std::string& workload, const BuiltinWorkloadOptions& o) {

@@ -9,6 +9,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <regex>
@@ -171,12 +172,6 @@ LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key,
                         fmt::format("trainplan-tp{}-pp{}-dp{}-mb{}", key.tp, key.pp, key.dp, key.micro_batch), s);
 }
 
-std::optional<std::string> rank0_line(const std::string& line) {
-  const size_t i = line.find_first_not_of(' ');
-  if (i == std::string::npos || line.compare(i, 3, "0: ") != 0) return std::nullopt;
-  return line.substr(i + 3);
-}
-
 std::string rank0_lines(const std::string& labelled) {
   std::istringstream in(labelled);
   std::string line, out;
@@ -185,13 +180,17 @@ std::string rank0_lines(const std::string& labelled) {
   return out;
 }
 
-void check_slurm_reachable() {
-  bool srun = false;
+std::string find_on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path ? path : "");
-  for (std::string d; !srun && std::getline(dirs, d, ':');)
-    srun = !d.empty() && access((d + "/srun").c_str(), X_OK) == 0;
-  if (!srun)
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (const std::string p = (std::filesystem::path(d) / program).string(); !d.empty() && access(p.c_str(), X_OK) == 0)
+      return p;
+  return "";
+}
+
+void check_slurm_reachable() {
+  if (find_on_path("srun").empty())
     throw InputError("", 0, "--launcher",
                      "slurm: srun is not on PATH (load the cluster's Slurm module, or run where Slurm is installed)");
   ProcessGroupOptions po;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "profile/command_template.h"
+#include "profile/process_group.h"
 #include "profile/trial.h"
 
 namespace trainplan::profile {
@@ -74,12 +75,11 @@ std::string to_string(const LayoutKey& k);  // "tp=2 pp=1 dp=1 mb=4 gb=16"
 LaunchPlan plan_layout_launch(const CommandTemplate& tmpl, const LayoutKey& key, const LaunchSettings& s,
                               int master_port);
 
-// One line (without its newline) of `srun --label` output: its text when
-// labelled "0: " (leading spaces allowed), else nullopt.
-std::optional<std::string> rank0_line(const std::string& line);
-
 // Keeps the lines labelled "0: " by `srun --label` and strips the label.
 std::string rank0_lines(const std::string& labelled);
+
+// The first executable `program` in the folders of $PATH, or "" when none.
+std::string find_on_path(const std::string& program);
 
 // Throws InputError (option --launcher) when Slurm cannot run a trial: srun
 // is not on PATH, or the controller does not answer `sinfo` within 30 s;

@@ -24,13 +24,6 @@
 namespace trainplan::profile {
 namespace {
 
-// Whether a line begins with srun --label's rank-0 label ("0: ", padded with
-// spaces before it when there are ten tasks or more).
-bool labelled_rank0(const std::string& head) {
-  const size_t i = head.find_first_not_of(' ');
-  return i != std::string::npos && head.compare(i, 3, "0: ") == 0;
-}
-
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -277,9 +270,10 @@ class GroupRun {
   }
 
   void keep_line(std::string& line) {
-    const bool other_rank = opts_.stdout_rank0_labelled_only && !labelled_rank0(line_head_);
+    const bool other_rank = opts_.stdout_rank0_labelled_only && !rank0_line(line_head_);
     line_head_.clear();
     if (!other_rank && (line_brace_ || line.find('{') != std::string::npos)) {
+      if (!line_overflow_ && opts_.on_json_line0) opts_.on_json_line0(line);
       if (!line_overflow_ && res_.stdout0.size() + line.size() <= opts_.stdout_max_bytes) res_.stdout0 += line;
       else res_.stdout_truncated = true;
     }
@@ -383,6 +377,12 @@ int kill_escaped(const std::vector<Child>& before, pid_t pgid) {
 }
 
 }  // namespace
+
+std::optional<std::string> rank0_line(const std::string& line) {
+  const size_t i = line.find_first_not_of(' ');
+  if (i == std::string::npos || line.compare(i, 3, "0: ") != 0) return std::nullopt;
+  return line.substr(i + 3);
+}
 
 pid_t start_process(const std::string& command, int out_fd) {
   pid_t parent = getpid();

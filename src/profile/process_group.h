@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,12 @@ struct ProcessGroupOptions {
   // them past stdout_max_bytes.
   bool stdout_json_lines_only = false;
   // With stdout_json_lines_only: keep only the lines labelled rank 0 ("0: ",
-  // srun --label), so that other ranks' lines count against no cap.
+  // srun --label; rank0_line), so that other ranks' lines count against no cap.
   bool stdout_rank0_labelled_only = false;
+  // With stdout_json_lines_only: called with each whole line kept (its
+  // newline included), as it is read, whether or not stdout_max_bytes still
+  // has room for it.
+  std::function<void(const std::string& line)> on_json_line0;
   // Polled every 100 ms; true ends the group as finished, not failed (the
   // command said it is done but did not exit): SIGTERM, then SIGKILL after
   // kill_grace_s; ProcessGroupResult::ended_on_request says so.
@@ -58,6 +63,10 @@ struct ProcessGroupResult {
   bool ended_on_request = false;  // ended by ProcessGroupOptions::end
   bool ok() const { return !timed_out && !cancelled && failed_index < 0; }
 };
+
+// One line of `srun --label` output: its text when labelled "0: " (leading
+// spaces allowed, as with ten tasks or more), else nullopt.
+std::optional<std::string> rank0_line(const std::string& line);
 
 // Starts each command with /bin/bash -c (else /bin/sh -c) in a new process
 // group and waits. Children get SIGKILL if this process dies

@@ -100,24 +100,21 @@ struct Launched {
   size_t stdout_cap_bytes = 0;  // what of rank 0's JSON lines was kept at most
 };
 
-// Watches rank 0's stdout for {"event":"done"} and, once `grace_s` have
-// passed since, sets end() for the process group (ProcessGroupOptions::end).
+// Watches rank 0's protocol lines for {"event":"done"} and, once `grace_s`
+// have passed since, sets end() for the process group (ProcessGroupOptions::end).
 class DoneWatch {
  public:
-  DoneWatch(bool labelled, double grace_s) : labelled_(labelled), grace_s_(grace_s) {}
+  explicit DoneWatch(double grace_s) : grace_s_(grace_s) {}
 
-  // A piece of command 0's stdout, split anywhere.
-  void read(const char* data, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      if (data[i] != '\n') {
-        if (line_.size() < kLongestDoneLine) line_ += data[i];
-        else long_line_ = true;
-        continue;
-      }
-      if (!long_line_ && !done_at_ && says_done(line_)) done_at_ = std::chrono::steady_clock::now();
-      line_.clear();
-      long_line_ = false;
-    }
+  // A whole line the process group kept of rank 0's (ProcessGroupOptions::on_json_line0;
+  // srun's label, if any, is a prefix the protocol reads past).
+  void line(const std::string& line) {
+    if (done_at_ || line.find("done") == std::string::npos) return;
+    const size_t start = protocol_object_start(line);
+    if (start == std::string::npos) return;
+    std::vector<std::string> nonfinite;
+    const auto j = parse_protocol_json(line, start, nonfinite);
+    if (j.is_object() && j.value("event", nlohmann::json()) == "done") done_at_ = std::chrono::steady_clock::now();
   }
 
   // Called about once a second while the group runs.
@@ -129,25 +126,7 @@ class DoneWatch {
   const std::atomic<bool>* end() const { return &end_; }
 
  private:
-  static constexpr size_t kLongestDoneLine = 4096;
-
-  bool says_done(const std::string& line) const {
-    std::string_view text = line;
-    if (labelled_) {
-      const size_t i = text.find_first_not_of(' ');
-      if (i == std::string_view::npos || text.substr(i, 3) != "0: ") return false;
-      text.remove_prefix(i + 3);
-    }
-    const size_t brace = text.find('{');
-    if (brace == std::string_view::npos || text.find("done") == std::string_view::npos) return false;
-    const auto j = nlohmann::json::parse(text.substr(brace), nullptr, /*allow_exceptions=*/false);
-    return j.is_object() && j.value("event", nlohmann::json()).is_string() && j["event"] == "done";
-  }
-
-  bool labelled_;
   double grace_s_;
-  std::string line_;
-  bool long_line_ = false;
   std::optional<std::chrono::steady_clock::time_point> done_at_;
   std::atomic<bool> end_{false};
 };
@@ -163,16 +142,15 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   po.timeout_s = opts.trial_timeout_s;
   po.cancel = opts.cancel;
   const bool labelled = l.plan.label_filter;
-  DoneWatch done(labelled, opts.done_grace_s);
+  DoneWatch done(opts.done_grace_s);
   po.end = done.end();
   po.on_tick = [&](double elapsed_s) {
     done.tick();
     if (on_tick) on_tick(elapsed_s);
   };
-  po.on_stdout0 = [&opts, &done, labelled, follow](const char* data, size_t n) {
-    done.read(data, n);
-    if (opts.live_log && follow) opts.live_log->output(data, n, labelled);
-  };
+  po.on_json_line0 = [&done](const std::string& line) { done.line(line); };
+  if (opts.live_log && follow)
+    po.on_stdout0 = [&opts, labelled](const char* data, size_t n) { opts.live_log->output(data, n, labelled); };
   if (opts.pin && opts.launch.kind == LauncherKind::kLocal && l.plan.commands.size() == size_t(key.workers))
     po.cpus = pin_plan(key.workers, opts.threads_per_worker);
   po.stdout_json_lines_only = true;
