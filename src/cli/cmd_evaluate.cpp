@@ -150,12 +150,7 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
   }
   if (a.json) {
     nlohmann::json j = scoring::transfer_json(rep);
-    if (unreadable) {
-      j["error"] = unreadable->what(), j["exit_code"] = kExitInputError;
-      if (!unreadable->file().empty()) j["file"] = unreadable->file();
-      if (unreadable->line() > 0) j["line"] = unreadable->line();
-      if (!unreadable->field().empty()) j["field"] = unreadable->field();
-    }
+    if (unreadable) j.update(json_error_fields(unreadable->what(), kExitInputError, &*unreadable));
     // A path or message may quote bytes that are not UTF-8.
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {

@@ -78,13 +78,7 @@ bool wants_json(int argc, char** argv) {
 }
 
 void print_json_error(const std::string& message, int exit_code, const trainplan::InputError* input) {
-  nlohmann::json j = {{"error", message}, {"exit_code", exit_code}};
-  if (exit_code == trainplan::kExitInfeasible) j["infeasible"] = true;
-  if (input) {
-    if (!input->file().empty()) j["file"] = input->file();
-    if (input->line() > 0) j["line"] = input->line();
-    if (!input->field().empty()) j["field"] = input->field();
-  }
+  const nlohmann::json j = trainplan::cli::json_error_fields(message, exit_code, input);
   // One line: watch --json prints a document a line; a message may quote bytes that are not UTF-8.
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }

@@ -88,6 +88,17 @@ void note_catalog_alias(const std::string& gpu, const std::string& option) {
                              *key);
 }
 
+nlohmann::json json_error_fields(const std::string& message, int exit_code, const InputError* input) {
+  nlohmann::json j = {{"error", message}, {"exit_code", exit_code}};
+  if (exit_code == kExitInfeasible) j["infeasible"] = true;
+  if (input) {
+    if (!input->file().empty()) j["file"] = input->file();
+    if (input->line() > 0) j["line"] = input->line();
+    if (!input->field().empty()) j["field"] = input->field();
+  }
+  return j;
+}
+
 std::pair<std::string, std::string> hardware_file_input(const std::string& gpu, const std::string& option) {
   return {io::names_hardware_file(gpu) ? gpu : "", option};
 }

@@ -4,11 +4,13 @@
 // program's path as the user ran it, a comparison of GPUs).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "core/sample.h"
 #include "models/registry.h"
 #include "models/transfer.h"
@@ -78,6 +80,10 @@ CLI::Validator seed_number();
 CLI::Validator coverage_or_none();
 // A coverage from lo to hi; NaN, inf and text refused.
 CLI::Validator coverage_within(double lo, double hi);
+
+// What a failing --json answer says: error, exit_code (and infeasible for
+// exit 3), and the file, line and field `input` names.
+nlohmann::json json_error_fields(const std::string& message, int exit_code, const InputError* input = nullptr);
 
 // A verb that has printed its JSON answer and then fails (exit 3 with the
 // plan that came closest) calls this, so that main does not print a second

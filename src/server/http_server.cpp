@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "io/csv.h"
 #include "server/deadline_server.h"
 #include "server/loopback_host.h"
 #include "server/service.h"
@@ -38,11 +39,6 @@ std::string json_text(const nlohmann::json& j) {
 
 std::string error_text(const std::string& message) { return json_text({{"error", message}}); }
 
-std::string lowercase(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // A Host header's name: "[::1]:8077" -> "::1", "localhost:8077" -> "localhost".
 std::string host_name(const std::string& host) {
   if (!host.empty() && host.front() == '[') return host.substr(1, host.find(']') - 1);
@@ -52,8 +48,8 @@ std::string host_name(const std::string& host) {
 // A Host header's name that only this machine answers to, as written, never
 // resolved (a DNS answer is what a rebinding site controls): localhost, an
 // IPv4 address 127.x.x.x or ::1, not a name such as 127.example.com.
-bool loopback_name(const std::string& name) {
-  const std::string n = lowercase(name);
+bool loopback_name(const std::string& lowercase_name) {
+  const std::string& n = lowercase_name;
   in_addr v4{};
   return n == "localhost" || n == "::1" || (inet_pton(AF_INET, n.c_str(), &v4) == 1 && n.rfind("127.", 0) == 0);
 }
@@ -186,8 +182,9 @@ struct HttpServer::Impl {
   // Why a request is refused as foreign (HttpServer::bind), or nullopt.
   std::optional<std::string> foreign(const httplib::Request& req) const {
     const std::string host = req.get_header_value("Host");
-    if (loopback_only && !host.empty() && !loopback_name(host_name(host)) &&
-        std::find(allowed_hosts.begin(), allowed_hosts.end(), lowercase(host_name(host))) == allowed_hosts.end())
+    const std::string name = io::lowercase(host_name(host));
+    if (loopback_only && !host.empty() && !loopback_name(name) &&
+        std::find(allowed_hosts.begin(), allowed_hosts.end(), name) == allowed_hosts.end())
       return fmt::format("this server listens on a loopback address and answers requests for localhost or 127.0.0.1, "
                          "not for '{}' (trainplan serve --allow-host names others)",
                          host);
@@ -546,7 +543,7 @@ int HttpServer::connections_served() const { return impl_->http.connections_serv
 int HttpServer::bind(const std::string& host, int port, const std::vector<std::string>& allowed_hosts) {
   auto& http = impl_->http;
   impl_->loopback_only = is_loopback_host(host);
-  for (const auto& h : allowed_hosts) impl_->allowed_hosts.push_back(lowercase(h));
+  for (const auto& h : allowed_hosts) impl_->allowed_hosts.push_back(io::lowercase(h));
   int bound = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
   if (bound <= 0) throw std::runtime_error(fmt::format("cannot listen on {}:{}", host, port));
   // httplib listens with a backlog of 5: when more clients connect at once
