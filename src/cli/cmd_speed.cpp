@@ -72,9 +72,6 @@ void run_speed(const SpeedArgs& a) {
       throw InputError(a.data, 0, "mode", fmt::format("no {} rows for model '{}' (modes in the file: {})",
                                                       models::to_string(mode), name, list));
     }
-    if (size_t(a.cv) > pts.size() && !several)
-      throw InputError("", 0, "--cv", fmt::format("{} folds for the {} {} rows of model '{}': give at most {}", a.cv,
-                                                  pts.size(), models::to_string(mode), name, pts.size()));
     models::OptimusSpeedParams params{mode};
     models::OptimusSpeedModel m(params);
     try {
@@ -83,6 +80,10 @@ void run_speed(const SpeedArgs& a) {
       throw InputError(a.data, 0, "model",
                        fmt::format("model '{}' ({} rows): {}", name, models::to_string(mode), e.message()));
     }
+    // After the fit, whose "needs at least N points" comes first where both apply.
+    if (size_t(a.cv) > pts.size() && !several)
+      throw InputError("", 0, "--cv", fmt::format("{} folds for the {} {} rows of model '{}': give at most {}", a.cv,
+                                                  pts.size(), models::to_string(mode), name, pts.size()));
     double in_mre = scoring::speed_mre(m, pts);
     // A model with too few rows for these folds is fitted and shown without
     // its CV, rather than stopping every other model's.

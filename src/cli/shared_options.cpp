@@ -207,7 +207,7 @@ CLI::Validator seed_number() {
         if (ec != std::errc() || end != v.data() + v.size()) return "must be a whole number >= 0, got '" + v + "'";
         return "";
       },
-      "WHOLE NUMBER >= 0");
+      "");  // the type, UINT, says it; "UINT:WHOLE NUMBER >= 0=1" read as a condition
 }
 
 // A GPU-hour's price for each of `names` (the --gpu items, in order), from

@@ -30,6 +30,7 @@ class LineParser {
 
   std::vector<Field> tuple() {
     std::vector<Field> out;
+    skip();  // leading blanks, kept in the text so that columns count from the line's start
     expect('(');
     skip();
     if (peek() == ')') fail("", "empty tuple");
@@ -207,7 +208,7 @@ Dl2SpeedTable parse_dl2_speed(const std::string& text, const std::string& name) 
     if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a byte-order mark, as an editor saves one
     size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;
-    t.rows.push_back(parse_row(line.substr(first), name, n));
+    t.rows.push_back(parse_row(line, name, n));
   }
   if (t.rows.empty()) throw InputError(name, 0, "", "no speed rows (expected lines like ('resnet-50', 'dist_sync', 32, 1, 1, [15.8], [1.9], [0.5]))");
   return t;

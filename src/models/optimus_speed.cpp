@@ -65,7 +65,8 @@ std::string OptimusSpeedModel::describe() const {
   std::string s = p_.mode == SpeedMode::kSync ? "f(p,w) = 1 / (t0 M/w + t1 + t2 w/p + t3 w + t4 p)"
                                               : "f(p,w) = w / (t0 + t1 w/p + t2 w + t3 p)";
   for (int j = 0; j < theta_.size(); ++j) s += fmt::format("{}t{} = {:.6g}", j ? ", " : "; ", j, theta_(j));
-  return s;
+  return s + (p_.mode == SpeedMode::kSync ? " (f in steps/s; t0 in s per sample, t1-t4 in s)"
+                                          : " (f in steps/s; t0-t3 in s)");
 }
 
 }  // namespace trainplan::models

@@ -25,25 +25,31 @@ static Eigen::VectorXd solve_on(const Eigen::MatrixXd& A, const Eigen::VectorXd&
   return z;
 }
 
-NnlsResult nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, const NnlsOptions& opts) {
-  if (A.rows() != b.size()) throw std::invalid_argument("nnls: A has " + std::to_string(A.rows()) +
-                                                        " rows but b has " + std::to_string(b.size()));
-  if (!A.allFinite() || !b.allFinite()) throw std::invalid_argument("nnls: A or b holds NaN or Inf");
-  const int n = static_cast<int>(A.cols());
+NnlsResult nnls(const Eigen::MatrixXd& A_in, const Eigen::VectorXd& b_in, const NnlsOptions& opts) {
+  if (A_in.rows() != b_in.size()) throw std::invalid_argument("nnls: A has " + std::to_string(A_in.rows()) +
+                                                              " rows but b has " + std::to_string(b_in.size()));
+  if (!A_in.allFinite() || !b_in.allFinite()) throw std::invalid_argument("nnls: A or b holds NaN or Inf");
+  const int n = static_cast<int>(A_in.cols());
   NnlsResult res;
   res.x = Eigen::VectorXd::Zero(n);
-  if (n == 0) {
-    res.residual = b.norm();
+  const double b_norm = b_in.norm();
+  if (n == 0 || b_norm == 0) {
+    res.residual = b_norm;
     return res;
   }
+  // Unit columns and a unit right-hand side (NnlsOptions): a zero column
+  // keeps scale 1 and never enters, its gradient being 0.
+  Eigen::VectorXd scale = A_in.colwise().norm().transpose();
+  for (int j = 0; j < n; ++j)
+    if (scale(j) == 0) scale(j) = 1;
+  const Eigen::MatrixXd A = A_in * scale.cwiseInverse().asDiagonal();
+  const Eigen::VectorXd b = b_in / b_norm;
   const int max_iter = opts.max_iterations > 0 ? opts.max_iterations : 3 * n;
-  const double tol = opts.tolerance > 0
-                         ? opts.tolerance
-                         : 10 * std::numeric_limits<double>::epsilon() * A.cwiseAbs().colwise().sum().maxCoeff() *
-                               std::max<double>(A.rows(), n);
+  const double tol = opts.tolerance > 0 ? opts.tolerance
+                                        : 10 * std::numeric_limits<double>::epsilon() * std::max<double>(A.rows(), n);
   std::vector<bool> passive(n, false);
-  Eigen::VectorXd& x = res.x;
-  Eigen::VectorXd w = A.transpose() * (b - A * x);
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
+  Eigen::VectorXd w = A.transpose() * b;
   int iter = 0;
   while (true) {
     check_cancelled();
@@ -85,9 +91,9 @@ NnlsResult nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, const NnlsOp
     if (!res.converged) break;
     w = A.transpose() * (b - A * x);
   }
-  for (int j = 0; j < n; ++j) x(j) = std::max(0.0, x(j));
+  for (int j = 0; j < n; ++j) res.x(j) = std::max(0.0, x(j)) * b_norm / scale(j);
   res.iterations = iter;
-  res.residual = (A * x - b).norm();
+  res.residual = (A_in * res.x - b_in).norm();
   return res;
 }
 

@@ -5,9 +5,15 @@
 
 namespace trainplan::numerics {
 
+// The problem is solved with every column of A and b scaled to unit norm
+// (x >= 0 is unchanged by positive column scales), so that the tolerance is
+// relative: a small coefficient of a large column (seconds per sample
+// against samples in the tens of thousands) is not taken for zero.
 struct NnlsOptions {
   int max_iterations = 0;  // 0: 3 * columns, as Lawson-Hanson suggest
-  double tolerance = 0;    // 0: 10 * eps * ||A||_1 * max(rows, cols)
+  // In the scaled problem: the least gradient with which a variable enters,
+  // and the value under which a variable leaves. 0: 10 * eps * max(rows, cols).
+  double tolerance = 0;
 };
 
 struct NnlsResult {

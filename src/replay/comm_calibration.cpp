@@ -12,7 +12,7 @@ structure::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCal
   // Batches measured both on one GPU and on "11".
   std::set<double> measured;
   for (const auto& row : oracle.trace().placements)
-    if (row.placement == "1" && oracle.step_time(row.local_bsz, 2, 2)) measured.insert(row.local_bsz);
+    if (row.placement == "1" && oracle.measured_step_time(row.local_bsz, 2, 2)) measured.insert(row.local_bsz);
   std::vector<double> small(measured.begin(), measured.end());
   if (static_cast<int>(small.size()) > opts.batches) small.resize(opts.batches);
 
@@ -22,7 +22,8 @@ structure::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCal
     for (int k = 1; k <= opts.max_gpus_per_node; ++k) {
       std::vector<double> ratios;
       for (double b : small) {
-        auto t1 = oracle.step_time(b, 1, 1), t11 = oracle.step_time(b, 2, 2), t = oracle.step_time(b, n * k, n);
+        auto t1 = oracle.measured_step_time(b, 1, 1), t11 = oracle.measured_step_time(b, 2, 2),
+             t = oracle.measured_step_time(b, n * k, n);
         if (t1 && t11 && t && *t11 > *t1 && *t > *t1) ratios.push_back((*t - *t1) / (*t11 - *t1));
       }
       if (!ratios.empty()) p.set(n, k, median(ratios));
@@ -32,10 +33,13 @@ structure::CommProfile comm_profile_of(const ReplayOracle& oracle, const CommCal
 
 structure::CommProfile comm_profile_from(const std::vector<const ReplayOracle*>& oracles, const CommCalibrationOptions& opts) {
   std::map<std::pair<int, int>, std::vector<double>> all;
-  std::string names;
+  std::string names, left_out;
   for (const auto* o : oracles) {
     auto p = comm_profile_of(*o, opts);
-    if (p.empty()) continue;
+    if (p.empty()) {
+      left_out += (left_out.empty() ? "" : ", ") + o->name();
+      continue;
+    }
     names += (names.empty() ? "" : ", ") + o->name();
     for (const auto& [key, v] : p.table()) all[key].push_back(v);
   }
@@ -46,6 +50,9 @@ structure::CommProfile comm_profile_from(const std::vector<const ReplayOracle*>&
   structure::CommProfile out;
   for (const auto& [key, v] : all) out.set(key.first, key.second, median(v));
   out.source = "median of traces: " + names;
+  // Said, not dropped silently: a median of two traces is weaker than of six.
+  if (!left_out.empty())
+    out.source += " (left out, no \"11\" step slower than \"1\" at a batch both measured: " + left_out + ")";
   return out;
 }
 

@@ -149,6 +149,14 @@ std::optional<double> ReplayOracle::step_time(double local_bsz, int workers, int
   return scalability_step(local_bsz, workers, nodes);
 }
 
+std::optional<double> ReplayOracle::measured_step_time(double local_bsz, int workers, int nodes) const {
+  if (workers < 1 || nodes < 1 || nodes > workers || local_bsz <= 0) return std::nullopt;
+  const std::string p = placement_for(workers, nodes);
+  if (auto it = by_placement_.find(p); !p.empty() && it != by_placement_.end()) return interp_batch(it->second, local_bsz);
+  if (auto it = by_scale_.find({nodes, workers}); it != by_scale_.end()) return interp_batch(it->second, local_bsz);
+  return std::nullopt;
+}
+
 std::optional<double> ReplayOracle::epoch_time(double local_bsz, int workers, int nodes) const {
   auto st = step_time(local_bsz, workers, nodes);
   if (!st) return std::nullopt;

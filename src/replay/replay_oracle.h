@@ -70,6 +70,12 @@ class ReplayOracle {
 
   // Seconds per step, or nullopt outside the measured region. nodes = 0: packed.
   std::optional<double> step_time(double local_bsz, int workers, int nodes = 0) const;
+  // Seconds per step where the trace measured exactly `workers` GPUs on
+  // exactly `nodes` nodes (a placement, else a scalability series),
+  // interpolated in the batch only; nullopt elsewhere. step_time answers an
+  // unmeasured node count from the next larger one, which a measurement of
+  // how the sync grows with nodes must not take as this count's.
+  std::optional<double> measured_step_time(double local_bsz, int workers, int nodes) const;
   // Seconds per data epoch, or nullopt outside the measured region.
   std::optional<double> epoch_time(double local_bsz, int workers, int nodes = 0) const;
   // The per-GPU batch range measured for one GPU (the trace's batch range).

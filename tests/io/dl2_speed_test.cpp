@@ -59,6 +59,16 @@ TEST(Dl2Speed, RejectsMalformedLineWithFileAndLine) {
   }
 }
 
+// Columns count from the line's start, leading blanks included.
+TEST(Dl2Speed, AnIndentedLinesErrorNamesItsColumnInTheFile) {
+  try {
+    io::parse_dl2_speed("   ('r', 'dist_sync', 32, 1, 2, [1, 7.7], [1.9], [0.4, 0.4]\n", "speed.txt");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("column 60"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Dl2Speed, RejectsWrongListLengthAndBadNumbers) {
   try {
     io::parse_dl2_speed("('m', 'dist_sync', 32, 1, 3, [1.0, 2.0], [1.0], [1.0])\n", "f.txt");

@@ -76,6 +76,27 @@ TEST(Nnls, MatchesBruteForceOnRandomProblems) {
   }
 }
 
+// Optimus's speed model: a column of M / w (tens of thousands) beside columns
+// of order one, and a coefficient of 2e-6 s per sample on it. With an
+// absolute tolerance scaled by ||A||_1 that coefficient was taken for zero
+// and the fit went to one wrong term; scaling b by 5000 changed the answer.
+TEST(Nnls, BadlyScaledColumnsAndUnitsOfBDoNotChangeTheSolution) {
+  const double theta[5] = {2e-6, 0.05, 0.01, 0.001, 0.0005};
+  Eigen::MatrixXd A(100, 5);
+  Eigen::VectorXd b(100);
+  int i = 0;
+  for (int p = 1; p <= 10; ++p)
+    for (int w = 1; w <= 10; ++w, ++i) {
+      A.row(i) << 65536.0 / w, 1, double(w) / p, w, p;
+      b(i) = A.row(i).dot(Eigen::Map<const Eigen::VectorXd>(theta, 5));
+    }
+  for (double units : {1.0, 5000.0, 1e-4}) {
+    auto r = nnls(A, b * units);
+    ASSERT_TRUE(r.converged) << units;
+    for (int j = 0; j < 5; ++j) EXPECT_NEAR(r.x(j), theta[j] * units, 1e-9 * theta[j] * units) << units << " " << j;
+  }
+}
+
 TEST(Nnls, RejectsMismatchedShapesAndNaN) {
   Eigen::MatrixXd A = Eigen::MatrixXd::Identity(2, 2);
   EXPECT_THROW(nnls(A, Eigen::VectorXd::Zero(3)), std::invalid_argument);

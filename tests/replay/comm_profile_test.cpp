@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/pollux_trace.h"
 #include "models/step_time_corrected.h"
 #include "models/registry.h"
 #include "models/step_time_physical.h"
@@ -94,7 +96,10 @@ TEST(CommCalibration, RatioOfExcessOverOneGpuAtTheSmallestBatches) {
                      "11,16,0.20,0.1\n11,32,0.20,0.1\n11,64,0.20,0.1\n"
                      "22,16,0.30,0.2\n22,32,0.30,0.2\n22,64,0.30,0.2\n"
                      "44,16,0.35,0.25\n44,32,0.35,0.25\n44,64,0.50,0.4\n");
-  tptest::write_file(d / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n");
+  // 12 GPUs on 6 nodes: two a node. Not 3 a node on 4 nodes, nor 6 on 2,
+  // which the trace never ran and the oracle's step_time would answer from it.
+  tptest::write_file(d / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+                                            "6,12,16,0.40,0.3\n6,12,32,0.40,0.3\n");
   tptest::write_file(d / "validation-32.csv", "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,2\n");
   auto o = replay::ReplayOracle::from_dir(d.string());
   replay::CommCalibrationOptions opts;
@@ -104,11 +109,32 @@ TEST(CommCalibration, RatioOfExcessOverOneGpuAtTheSmallestBatches) {
   EXPECT_NEAR(p.at(4, 2), 2.0, 1e-9);
   EXPECT_NEAR(p.at(8, 2), 2.5, 1e-9);
   EXPECT_EQ(p.table().count({3, 1}), 0u);  // "111" is not measured
+  opts.max_nodes = 8;
+  opts.max_gpus_per_node = 8;
+  p = replay::comm_profile_of(o, opts);
+  EXPECT_NEAR(p.table().at({6, 2}), 3.0, 1e-9);
+  EXPECT_EQ(p.table().count({4, 3}), 0u);
+  EXPECT_EQ(p.table().count({2, 6}), 0u);
+  EXPECT_EQ(p.table().count({3, 4}), 0u);
+  opts.max_nodes = 4;
+  opts.max_gpus_per_node = 4;
+  p = replay::comm_profile_of(o, opts);
 
   // The median over traces; a trace without "11" cannot calibrate.
   auto q = replay::comm_profile_from({&o, &o, &o}, opts);
   EXPECT_EQ(q.table(), p.table());
   EXPECT_THROW(replay::comm_profile_from({}, opts), InputError);
+
+  // A trace whose "11" is no slower than "1" is left out, and said to be.
+  auto flat_dir = tptest::temp_dir("commcal-flat") / "flat";
+  std::filesystem::create_directories(flat_dir);
+  tptest::write_file(flat_dir / "placements.csv",
+                     "placement,local_bsz,step_time,sync_time\n1,16,0.10,0\n11,16,0.09,0\n22,16,0.2,0.1\n");
+  auto flat = replay::ReplayOracle(io::read_pollux_trace(flat_dir.string(), {.curves = false}), {.dataset_size = 1});
+  auto r = replay::comm_profile_from({&o, &flat}, opts);
+  EXPECT_EQ(r.table(), p.table());
+  EXPECT_NE(r.source.find("left out"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("flat"), std::string::npos) << r.source;
 }
 
 // With the true shape as a profile, the physical model recovers multi-node
@@ -226,4 +252,16 @@ TEST(CommProfileCli, StepTimesAloneAreEnoughAndAnExcludedTraceIsNotRead) {
   auto read = tptest::run_cli("comm-profile --data " + d.string());
   EXPECT_EQ(read.exit_code, 2) << read.err;
   EXPECT_NE(read.err.find("broken"), std::string::npos) << read.err;
+  // Neither the syncs nor the curves are needed; a folder's trailing slash
+  // still names the trace it excludes.
+  std::filesystem::remove_all(d / "broken");
+  tptest::write_file(d / "net" / "placements.csv",
+                     "placement,local_bsz,step_time\n1,32,0.10\n11,32,0.20\n2,32,0.15\n22,32,0.40\n");
+  tptest::write_file(d / "net" / "validation-32.csv", "");
+  auto steps = tptest::run_cli("comm-profile --data " + d.string() + " --json");
+  ASSERT_EQ(steps.exit_code, 0) << steps.err;
+  EXPECT_NE(steps.out.find("net"), std::string::npos) << steps.out;
+  auto slash = tptest::run_cli("comm-profile --data " + (d / "net").string() + "/ --exclude net");
+  EXPECT_EQ(slash.exit_code, 2);
+  EXPECT_NE(slash.err.find("leaves out every trace"), std::string::npos) << slash.err;
 }
