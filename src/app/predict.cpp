@@ -111,6 +111,7 @@ Prediction predict(ModelSource& src, const PredictQuery& q, const Progress& prog
   Prediction r;
   r.query = q;
   r.direction = s.direction;
+  r.times_predicted_from = s.times_predicted_from;
   const bool want_metric = q.epochs >= 0 || q.target.has_value();
   if (want_metric && !s.has_metric())
     throw InputError(s.source, 0, "metric",
@@ -330,6 +331,7 @@ nlohmann::json to_json(const Prediction& p) {
   j["batch_outside_sampled"] = p.batch_outside_sampled();
   j["dataset_size"] = p.dataset_size ? nlohmann::json(*p.dataset_size) : nlohmann::json();
   j["batch_past_dataset"] = p.batch_past_dataset();
+  if (!p.times_predicted_from.empty()) j["times_predicted_from"] = p.times_predicted_from;
   return j;
 }
 

@@ -133,6 +133,9 @@ struct Prediction {
   int most_nodes_sampled = 0;  // 0: no sample states its nodes
   double smallest_batch_sampled = 0, largest_batch_sampled = 0;
   std::optional<long> dataset_size;
+  // The hardware the samples' times were predicted from (`trainplan
+  // transfer`); empty for measured times.
+  std::string times_predicted_from;
   bool past_most_workers() const { return most_workers_sampled > 0 && query.workers > most_workers_sampled; }
   // More nodes than any sample ran on: the time across them is the model's
   // extrapolation.

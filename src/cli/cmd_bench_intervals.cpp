@@ -16,6 +16,7 @@
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "experiments/interval_coverage.h"
+#include "io/json_text.h"
 #include "io/pollux_trace.h"
 #include "uncertainty/conformal.h"
 #include "scoring/model_choice.h"
@@ -143,7 +144,7 @@ void run_intervals(const IntervalsArgs& a) {
   doc["all"] = {{"time", coverage_json(all_time)}, {"metric", coverage_json(all_metric)}};
   for (const auto& [region, c] : all_regions) doc["all"]["metric_by_region"][experiments::to_string(region)] = c.to_json();
   if (a.json_out) {
-    std::cout << doc.dump(2) << "\n";
+    std::cout << io::json_text(doc) << "\n";
     return;
   }
   std::cout << fmt::format(

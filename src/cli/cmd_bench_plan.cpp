@@ -11,6 +11,7 @@
 #include "experiments/plan_benchmark.h"
 #include "experiments/plan_benchmark_seeds.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "io/pollux_trace.h"
 
 namespace trainplan::cli {
@@ -62,12 +63,12 @@ void run_bench(const BenchArgs& a) {
   if (!a.seeds.empty()) {
     if (!(a.regret_limit >= 0)) throw InputError("--regret-limit must be >= 0");
     auto doc = experiments::run_plan_benchmark_seeds(traces, o, experiments::parse_seed_list(a.seeds), say);
-    if (a.json_out) std::cout << doc.dump(2) << "\n";
+    if (a.json_out) std::cout << io::json_text(doc) << "\n";
     else std::cout << experiments::format_plan_benchmark_seeds(doc, a.regret_limit);
     return;
   }
   auto doc = experiments::run_plan_benchmark(traces, o, say);
-  if (a.json_out) std::cout << doc.dump(2) << "\n";
+  if (a.json_out) std::cout << io::json_text(doc) << "\n";
   else std::cout << experiments::format_plan_benchmark(doc);
 }
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/median.h"
 #include "experiments/curve_records.h"
+#include "io/json_text.h"
 #include "io/pollux_trace.h"
 #include "replay/replay_oracle.h"
 
@@ -76,7 +77,7 @@ void run_records(const RecordsArgs& a) {
     throw InputError(a.data, 0, "--data",
                      fmt::format("no trace with validation curves of {} or more evaluations",
                                  experiments::kMinRecordsEvaluations));
-  std::cout << (a.json_out ? doc.dump(2) + "\n" : text);
+  std::cout << (a.json_out ? io::json_text(doc) + "\n" : text);
 }
 
 void setup(CLI::App& root) {

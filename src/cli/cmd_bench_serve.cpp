@@ -23,6 +23,7 @@
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
+#include "io/json_text.h"
 #include "server/load_bench.h"
 
 namespace trainplan::cli {
@@ -175,7 +176,7 @@ void run_bench_serve(BenchServeArgs a) {
                  {"stop", {{"signal", "SIGTERM"}, {"exit_code", exit_code}, {"seconds", stop_s},
                            {"in_flight_answer", stop_status}}}};
   if (a.json_out) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
   } else {
     std::cout << fmt::format("server: {}\n", j["server"]["command"].get<std::string>());
     std::cout << fmt::format("samples: {}; setup /fit ({}) {:.1f} s\n", a.samples, a.load.setup_model, r.setup_s);

@@ -15,6 +15,7 @@
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
+#include "io/json_text.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
 #include "sim/workload.h"
@@ -238,7 +239,7 @@ void run_bench(const BenchSimArgs& a) {
   js["seconds"] = secs;
   if (!ex.note().empty()) js["note"] = ex.note();
   if (a.json) {
-    std::cout << js.dump(2) << "\n";
+    std::cout << io::json_text(js) << "\n";
     note_json_answer_printed();  // a chart that fails after it adds no second document
   } else {
     if (!ex.note().empty()) std::cout << "\nnote: " << ex.note() << "\n";

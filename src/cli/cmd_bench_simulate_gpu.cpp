@@ -24,6 +24,7 @@
 #include "experiments/plan_benchmark_seeds.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
 #include "sim/workload.h"
@@ -230,7 +231,7 @@ void run_bench(const BenchSimGpuArgs& a) {
     std::cerr << "each arm against the measured -> " << a.plot << "\n";
   }
   if (a.json) {
-    std::cout << js.dump(2) << "\n";
+    std::cout << io::json_text(js) << "\n";
     return;
   }
   std::cout << fmt::format(

@@ -27,6 +27,7 @@
 #include "core/median.h"
 #include "experiments/plan_benchmark_seeds.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "sim/metrics.h"
 
 namespace trainplan::cli {
@@ -223,7 +224,7 @@ void run_bench(const BenchSimTypesArgs& a) {
   js["best_policy"] = truth_best;
   js["seconds"] = secs;
   if (a.json) {
-    std::cout << js.dump(2) << "\n";
+    std::cout << io::json_text(js) << "\n";
     return;
   }
   std::cout << fmt::format("{} workloads at load x{} on {} ({}), schedulers on {}: {} jobs, {} left out (some "

@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "io/json_text.h"
 #include "io/output_path.h"
 #include "io/pollux_trace.h"
 #include "replay/comm_calibration.h"
@@ -58,7 +59,7 @@ void run_comm_profile(const CommProfileArgs& a) {
   auto profile = replay::comm_profile_from(ptrs, opts);
 
   if (a.json) {
-    std::cout << profile.to_json().dump(2) << "\n";
+    std::cout << io::json_text(profile.to_json()) << "\n";
   } else {
     std::cout << fmt::format("communication profile: inter-node sync cost relative to 2 nodes x 1 GPU ({})\n",
                              profile.source);

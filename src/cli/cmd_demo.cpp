@@ -17,6 +17,7 @@
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
+#include "io/json_text.h"
 #include "scoring/evaluate.h"
 #include "io/output_path.h"
 #include "io/gnuplot.h"
@@ -284,7 +285,7 @@ void print_json(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
                                   {"metric", fit.metric_cv ? nlohmann::json(*fit.metric_cv) : nlohmann::json(nullptr)}}},
                       {"cv_folds", {{"time", fit.time_folds}, {"metric", fit.metric_folds}}},
                       {"model_choice", fit.choice.reason}};
-  std::cout << j.dump(2) << "\n";
+  std::cout << io::json_text(j) << "\n";
 }
 
 void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, const Planned& pl) {

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "experiments/plan_benchmark_seeds.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "io/output_path.h"
 #include "scoring/cross_model.h"
 #include "scoring/datasets.h"
@@ -152,7 +153,7 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
     nlohmann::json j = scoring::transfer_json(rep);
     if (unreadable) j.update(json_error_fields(unreadable->what(), kExitInputError, &*unreadable));
     // A path or message may quote bytes that are not UTF-8.
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << io::json_text(j) << "\n";
   } else {
     std::cout << scoring::format_transfer(rep);
   }
@@ -270,7 +271,7 @@ void run_evaluate(const EvaluateArgs& a, const CLI::App& cmd) {
           if (!m.time.describe.empty()) j["datasets"][ds.name][m.model]["time"]["describe"] = m.time.describe;
           if (!m.metric.describe.empty()) j["datasets"][ds.name][m.model]["metric"]["describe"] = m.metric.describe;
         }
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
     note_json_answer_printed();
   } else {
     std::cout << scoring::format_table(scores, opts);

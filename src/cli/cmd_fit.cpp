@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
+#include "io/json_text.h"
 #include "scoring/evaluate.h"
 #include "scoring/fit_plot.h"
 #include "scoring/in_sample.h"
@@ -115,7 +116,10 @@ void run_fit(const FitArgs& a) {
     j["time"] = part(t, "distinct (batch, workers, nodes)");
     j["metric"] = part(m, "samples with a metric");
     if (!reason.empty()) j["choice"] = reason;
-    std::cout << j.dump(2) << "\n";
+    // Predicted on other hardware: the errors above leave the transfer's own out (as POST /fit says).
+    if (!s.times_predicted_from.empty()) j["times_predicted_from"] = s.times_predicted_from;
+    if (s.times_predicted_log_sd) j["times_predicted_log_sd"] = *s.times_predicted_log_sd;
+    std::cout << io::json_text(j) << "\n";
     note_json_answer_printed();  // a chart that fails after it adds no second document
     draw_chart();
     return;

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "io/device_timing_csv.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "structure/gpu_catalog.h"
 
 namespace trainplan::cli {
@@ -81,7 +82,7 @@ void run_calibrate(const HardwareArgs& a) {
                         f.rms_log_residual, h->gpu.fp32_sustained);
   }
   for (const auto& s : dt.skipped_devices) text += "skipped (not in the catalog): " + s + "\n";
-  std::cout << (a.json ? nlohmann::json{{"reference", a.reference}, {"fractions", j}, {"skipped", dt.skipped_devices}}.dump(2) + "\n"
+  std::cout << (a.json ? io::json_text(nlohmann::json{{"reference", a.reference}, {"fractions", j}, {"skipped", dt.skipped_devices}}) + "\n"
                        : text);
 }
 
@@ -90,7 +91,7 @@ void run_hardware(const HardwareArgs& a) {
   if (!a.name.empty()) {
     auto h = io::resolve_hardware(a.name);
     if (a.json) {
-      std::cout << profile_json(h).dump(2) << "\n";
+      std::cout << io::json_text(profile_json(h)) << "\n";
       return;
     }
     const auto& g = h.gpu;
@@ -127,7 +128,7 @@ void run_hardware(const HardwareArgs& a) {
                         h.gpu.tf32_tensor_tflops, h.gpu.fp32_tflops, h.gpu.memory_gb, h.gpu.memory_bandwidth_gbps,
                         h.node.gpus_per_node, h.node.intra_node_gbps, h.node.inter_node_gbps, h.full_name);
   }
-  std::cout << (a.json ? j.dump(2) + "\n" : text + "Details and sources: trainplan hardware NAME; your own GPU: a hardware file (docs/HARDWARE.md)\n");
+  std::cout << (a.json ? io::json_text(j) + "\n" : text + "Details and sources: trainplan hardware NAME; your own GPU: a hardware file (docs/HARDWARE.md)\n");
 }
 
 void setup(CLI::App& root) {

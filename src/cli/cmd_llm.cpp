@@ -20,6 +20,7 @@
 #include "cli/llm_shape.h"
 #include "cli/llm_time_report.h"
 #include "core/error.h"
+#include "io/json_text.h"
 #include "io/output_path.h"
 #include "io/hardware_file.h"
 #include "io/llm_config_csv.h"
@@ -99,7 +100,7 @@ void list_models(bool json) {
                              fmt::format("{:.4g}B", b), z.layers, z.hidden, z.heads, z.kv(), z.ffn(), z.seq, z.vocab,
                              z.source);
   }
-  if (json) std::cout << nlohmann::json{{"models", out}}.dump(2) << "\n";
+  if (json) std::cout << io::json_text(nlohmann::json{{"models", out}}) << "\n";
 }
 
 void run_predict(const PredictArgs& a) {
@@ -237,7 +238,7 @@ void run_predict(const PredictArgs& a) {
       for (const auto& e : rejected)
         out["rejected"].push_back({{"file", e.file()}, {"line", e.line()}, {"field", e.field()}, {"error", e.message()}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << io::json_text(out) << "\n";
     note_json_answer_printed();
     report_rejected();
     return;
@@ -369,7 +370,7 @@ void run_memory(MemoryArgs a) {
     j["plan_reserve_gib"] = plan::LlmPlanOptions{}.memory_reserve_bytes / kGiB;
   }
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
     return;
   }
   const auto& l = a.layout;

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "io/korthikanti_csv.h"
 #include "io/llm_config_csv.h"
 #include "io/megatron_ci_csv.h"
@@ -128,7 +129,7 @@ void run_megatron_ci(const EvaluateArgs& a) {
     for (const auto& g : e.ranking)
       rank.push_back({{"group", g.key}, {"configurations", g.configurations}, {"fastest_s", g.fastest_s},
                       {"chosen_s", g.chosen_s}, {"fastest", g.fastest}, {"chosen", g.chosen}, {"within", g.within()}});
-    std::cout << nlohmann::json{{"rows", e.rows.size()}, {"total_rows", data.total_rows}, {"excluded", data.excluded},
+    std::cout << io::json_text(nlohmann::json{{"rows", e.rows.size()}, {"total_rows", data.total_rows}, {"excluded", data.excluded},
                                 {"time_datasheet_mape", e.time_datasheet_mape},
                                 {"time_calibrated_leave_model_out_mape", e.time_calibrated_mape},
                                 {"peak_datasheet_mape", e.peak_datasheet_mape},
@@ -138,8 +139,7 @@ void run_megatron_ci(const EvaluateArgs& a) {
                                                    {"time_mape_by_the_other_runs", e.time_repeat_mape},
                                                    {"time_calibrated_mape", e.time_calibrated_on_repeated_mape}}},
                                 {"row_predictions", row_predictions},
-                                {"calibrated_on_5", on_k}}
-                     .dump(2)
+                                {"calibrated_on_5", on_k}})
               << "\n";
     return;
   }
@@ -180,12 +180,11 @@ void run_transformer_runs(const EvaluateArgs& a) {
                       {"time_datasheet_s", p.time_datasheet}, {"time_calibrated_s", p.time_calibrated},
                       {"peak_gib", p.run->peak_bytes / kGiB}, {"peak_datasheet_gib", p.peak_datasheet / kGiB},
                       {"peak_calibrated_gib", p.peak_calibrated / kGiB}});
-    std::cout << nlohmann::json{{"runs", a.runs}, {"gpu", hw.name}, {"rows", rows},
+    std::cout << io::json_text(nlohmann::json{{"runs", a.runs}, {"gpu", hw.name}, {"rows", rows},
                                 {"time_datasheet_mape", e.time_datasheet_mape},
                                 {"time_calibrated_leave_configuration_out_mape", e.time_calibrated_mape},
                                 {"peak_datasheet_mape", e.peak_datasheet_mape},
-                                {"peak_calibrated_leave_configuration_out_mape", e.peak_calibrated_mape}}
-                     .dump(2)
+                                {"peak_calibrated_leave_configuration_out_mape", e.peak_calibrated_mape}})
               << "\n";
     return;
   }
@@ -262,7 +261,7 @@ void report_published_runs(const std::string& path, const io::PublishedScaleRuns
                           100 * k5.interval_coverage, k5.interval_covered, k5.interval_rows,
                           100.0 * k5.interval_covered / double(k5.interval_rows), 100 * k5.interval_mean_half_width);
   }
-  std::cout << (a.json ? js.dump(2) + "\n" : text);
+  std::cout << (a.json ? io::json_text(js) + "\n" : text);
 }
 
 void run_scale(const EvaluateArgs& a) {
@@ -405,7 +404,7 @@ void run_grid(const EvaluateArgs& a) {
         j["memory_gib"] = *p.row->memory_gib, j["memory_calibrated_gib"] = p.memory_calibrated / kGiB;
       rows.push_back(j);
     }
-    std::cout << nlohmann::json{{"grid", a.grid}, {"gpu", hw.name}, {"fit", a.fit}, {"rows", rows},
+    std::cout << io::json_text(nlohmann::json{{"grid", a.grid}, {"gpu", hw.name}, {"fit", a.fit}, {"rows", rows},
                                 {"time_datasheet_mape", e.time_datasheet_mape},
                                 {"time_calibrated_leave_configuration_out_mape", e.time_calibrated_mape},
                                 {"time_calibrated_leave_configuration_out_worst", e.time_calibrated_worst},
@@ -424,8 +423,7 @@ void run_grid(const EvaluateArgs& a) {
                                 {"measured_collectives", law_json},
                                 {"plot", a.plot.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.plot)},
                                 {"calibrated_on_other_grid", from_other},
-                                {"intervals", intervals}}
-                     .dump(2)
+                                {"intervals", intervals}})
               << "\n";
     note_json_answer_printed();  // a chart that fails after it adds no second document
     draw_chart();
@@ -502,12 +500,11 @@ void run_evaluate(const EvaluateArgs& a) {
                                                     app::llm_fit_candidates(a.fit));
   auto ms = scoring::score_memory(memory, models::LlmMemoryModel());
   if (a.json) {
-    std::cout << nlohmann::json{{"gpu", hw.name},
+    std::cout << io::json_text(nlohmann::json{{"gpu", hw.name},
                                 {"iteration_time", summary_json(ts)},
                                 {"iteration_time_calibrated_leave_model_out", summary_json(cs)},
                                 {"iteration_time_calibrated_on_5", summary_json(k5)},
-                                {"memory", summary_json(ms)}}
-                     .dump(2)
+                                {"memory", summary_json(ms)}})
               << "\n";
     return;
   }

@@ -34,6 +34,7 @@
 #include "core/error.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "io/llm_config_csv.h"
 #include "models/llm_time.h"
 #include "plan/llm_launch.h"
@@ -247,7 +248,7 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
     if (!any)
       j["error"] = "no GPU in --gpu has a configuration that qualifies (each GPU's reason is in its plan)",
       j["exit_code"] = kExitInfeasible, j["infeasible"] = true;
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
     note_json_answer_printed();
   } else {
     std::cout << job_line(s, a.options, outcomes.front().result.iterations) << "; "
@@ -450,7 +451,7 @@ void run_plan(PlanArgs a) {
     if (!launch.empty()) j["launch"] = {{"kind", a.emit}, {"spec", launch}};
     if (!r.failing.empty())
       j["error"] = r.failing + ": " + r.explanation, j["exit_code"] = kExitInfeasible, j["infeasible"] = true;
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
     note_json_answer_printed();
     if (draw) plot_frontier(a.plot, outcome);
     if (!r.failing.empty()) throw InfeasibleError(r.failing + ": " + r.explanation);

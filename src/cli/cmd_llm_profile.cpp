@@ -26,6 +26,7 @@
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "core/whole_file.h"
+#include "io/json_text.h"
 #include "io/llm_config_csv.h"
 #include "io/output_path.h"
 #include "profile/interrupt.h"
@@ -300,7 +301,7 @@ void run_llm_profile(const ProfileArgs& a) {
     std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
   }
   {
-    write_whole_file(identity_path(a.out), run_identity(a).dump(2) + "\n");
+    write_whole_file(identity_path(a.out), io::json_text(run_identity(a)) + "\n");
   }
   // The communication columns where a row has them, or where the grid has its own (whose old cells
   // are then emptied, not kept beside this run's times).

@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
+#include "io/json_text.h"
 #include "io/layer_graph_json.h"
 #include "structure/network_zoo.h"
 #include "models/step_time_paleo.h"
@@ -44,7 +45,7 @@ void list_networks(bool json) {
     text += fmt::format("{:<20} {:>8} {:>12.4g} {:>14.4g}  {}\n", n, g->layers.size(), g->params() / 1e6,
                         g->flops() / 1e9, fmt::join(workloads, ", "));
   }
-  std::cout << (json ? j.dump(2) + "\n" : text + "Details: trainplan network NAME [--batch B --workers R --nodes N]\n");
+  std::cout << (json ? io::json_text(j) + "\n" : text + "Details: trainplan network NAME [--batch B --workers R --nodes N]\n");
 }
 
 void run_network(const NetworkArgs& a) {
@@ -117,7 +118,7 @@ void run_network(const NetworkArgs& a) {
         j["layers"].push_back({{"name", l.name}, {"kind", structure::to_string(l.kind)}, {"flops", l.flops},
                                {"bytes", l.bytes}, {"params", l.params},
                                {"seconds", models::paleo_layer_seconds(l, a.batch, hw)}});
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
     return;
   }
   std::cout << fmt::format("{}: {}\n", g->name, g->description);

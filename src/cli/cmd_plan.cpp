@@ -15,6 +15,7 @@
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
+#include "io/json_text.h"
 #include "profile/samples_file.h"
 #include "plan/planner.h"
 #include "app/gpu_frontier_plot.h"
@@ -298,7 +299,7 @@ void run_on_gpus(const PlanArgs& a) {
     if (!c.fastest)
       j["error"] = none_qualifies + " (each GPU's reason is in its plan)", j["exit_code"] = kExitInfeasible,
       j["infeasible"] = true;
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
     note_json_answer_printed();
   } else {
     std::cout << fmt::format("{}: measured on {}; on every other GPU the epoch times are predicted from them "
@@ -411,7 +412,7 @@ void run_plan(const PlanArgs& a) {
   const app::PlanOutcome o = app::make_plan(src, q, progress);
   // Drawn after the answer is printed, so that a chart that fails loses no answer.
   if (a.json) {
-    std::cout << app::to_json(o, a.samples).dump(2) << "\n";
+    std::cout << io::json_text(app::to_json(o, a.samples)) << "\n";
     note_json_answer_printed();  // a chart that fails after it adds no second document
   } else {
     // With --emit the launch spec goes to stdout (to redirect into a file), the summary to stderr.

@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
+#include "io/json_text.h"
 #include "profile/samples_file.h"
 #include "uncertainty/conformal.h"
 #include "app/predict.h"
@@ -95,7 +96,7 @@ void run_predict(const PredictArgs& a) {
   const app::Prediction p = app::predict(src, q, progress);
 
   if (a.json) {
-    std::cout << app::to_json(p).dump(2) << "\n";
+    std::cout << io::json_text(app::to_json(p)) << "\n";
     return;
   }
   const auto& tname = p.time_model;

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
+#include "io/json_text.h"
 #include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "profile/builtin_workload.h"
@@ -315,7 +316,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                         {"interrupted", s.interrupted}, {"wall_s", s.wall_s}};
     j["trials"] = nlohmann::json::array();
     for (const auto& r : records) j["trials"].push_back(record_json(r));
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
   }
   if (s.interrupted) {
     std::string resume = program_path();

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/median.h"
+#include "io/json_text.h"
 #include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "profile/machine_probe.h"
@@ -103,7 +104,7 @@ void run_list(const SamplesArgs& a) {
       }
     }
   }
-  if (a.json) std::cout << arr.dump(2) << "\n";
+  if (a.json) std::cout << io::json_text(arr) << "\n";
 }
 
 // The epoch time of each (batch, workers) of a sample set: the median over
@@ -242,14 +243,13 @@ void run_compare(const SamplesArgs& a) {
   std::string warning = size_note;
   if (!workload_note.empty()) warning += (warning.empty() ? "" : "; ") + workload_note;
   if (a.json) {
-    std::cout << nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
+    std::cout << io::json_text(nlohmann::json{{"first", a.files[0]}, {"second", a.files[1]}, {"configurations", n},
                                 {"dataset_sizes", {da ? nlohmann::json(*da) : nlohmann::json(nullptr),
                                                    db ? nlohmann::json(*db) : nlohmann::json(nullptr)}},
                                 {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)},
                                 {"median_diff", middle}, {"max_diff", worst}, {"common_ratio", common},
                                 {"median_diff_after_common_ratio", shape_middle},
-                                {"max_diff_after_common_ratio", shape_worst}, {"machine_probe", probe}, {"rows", rows}}
-                     .dump(2)
+                                {"max_diff_after_common_ratio", shape_worst}, {"machine_probe", probe}, {"rows", rows}})
               << "\n";
     return;
   }

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "io/output_path.h"
 #include "io/philly.h"
 #include "sim/experiment.h"
@@ -299,7 +300,7 @@ void run_simulate(const SimulateArgs& a) {
         for (size_t i = 0; i < outcomes.front().runs.size(); ++i)
           one["policies"][i]["cost"] = cluster_cost(outcomes.front().runs[i]);
       }
-      std::cout << one.dump(2) << "\n";
+      std::cout << io::json_text(one) << "\n";
       note_json_answer_printed();  // a chart that fails after it adds no second document
     } else {
       nlohmann::json js;
@@ -312,7 +313,7 @@ void run_simulate(const SimulateArgs& a) {
         }
         js["by_gpu"].push_back(one);
       }
-      std::cout << js.dump(2) << "\n";
+      std::cout << io::json_text(js) << "\n";
       note_json_answer_printed();
     }
   } else {

@@ -13,6 +13,7 @@
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/dl2_speed.h"
+#include "io/json_text.h"
 #include "models/optimus_speed.h"
 #include "scoring/speed_eval.h"
 
@@ -125,7 +126,7 @@ void run_speed(const SpeedArgs& a) {
     }
   }
   if (fitted == 0 && first_error) throw *first_error;
-  if (a.json) std::cout << out.dump(2) << "\n";
+  if (a.json) std::cout << io::json_text(out) << "\n";
 }
 
 void setup(CLI::App& root) {

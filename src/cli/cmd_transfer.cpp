@@ -23,6 +23,7 @@
 #include "io/csv.h"
 #include "io/gnuplot.h"
 #include "io/hardware_file.h"
+#include "io/json_text.h"
 #include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "models/transfer_split.h"
@@ -150,7 +151,7 @@ void run_transfer_samples(const TransferArgs& a) {
     nlohmann::json j = app::to_json(t);
     j["samples"] = a.samples;
     if (!a.out.empty()) j["out"] = a.out;
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
     return;
   }
   std::cout << fmt::format("{}: {} samples {} {} ({} configurations), epoch times predicted on {}{}{}\n",
@@ -356,7 +357,7 @@ void run_transfer(const TransferArgs& a) {
                          "step_time_low80_s..step_time_high80_s: the 80% interval from the factors' posterior and the "
                          "source fit's misfit (how often such intervals held on measured GPU pairs: docs/TRANSFER.md)"},
                         {"rows", rows}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j) << "\n";
     return;
   }
   std::cout << fmt::format("{} measured on {} ({} steps), predicted on {}{}{}\n", a.from, problem.source_hw.name,

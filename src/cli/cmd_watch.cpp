@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "experiments/watch_replay.h"
 #include "io/gnuplot.h"
+#include "io/json_text.h"
 #include "io/pollux_trace.h"
 #include "profile/launcher.h"
 #include "profile/live_log.h"
@@ -93,7 +94,7 @@ models::EpochForecasterParams forecaster_params(const WatchArgs& a) {
 
 void print(const json& u, bool json_out, bool tty) {
   // replace: a warning quotes the log's line, which may not be UTF-8.
-  if (json_out) std::cout << u.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
+  if (json_out) std::cout << io::json_text(u, -1) << std::endl;
   // In text, a warning goes to stderr beside the forecasts on stdout.
   else if (const std::string ev = u.value("event", ""); ev == "warning" || ev == "restarted")
     std::cerr << app::LiveWatch::text(u, 0) << std::endl;
@@ -284,7 +285,7 @@ void run_replay(const WatchArgs& a) {
                         cell_num(c.p90_error), c.coverage_own, c.coverage_lono, c.median_width_own, c.median_width_lono);
   }
   if (!rep.skipped.empty()) text += fmt::format("\nskipped (too few rows): {}\n", fmt::join(rep.skipped, "; "));
-  std::cout << (a.json_out ? doc.dump(2) + "\n" : text);
+  std::cout << (a.json_out ? io::json_text(doc) + "\n" : text);
 }
 
 void setup(CLI::App& root) {

@@ -17,6 +17,7 @@
 #include "core/edit_distance.h"
 #include "core/error.h"
 #include "io/csv.h"
+#include "io/json_text.h"
 #include "profile/launcher.h"
 
 namespace trainplan::cli {
@@ -80,7 +81,7 @@ bool wants_json(int argc, char** argv) {
 void print_json_error(const std::string& message, int exit_code, const trainplan::InputError* input) {
   const nlohmann::json j = trainplan::cli::json_error_fields(message, exit_code, input);
   // One line: watch --json prints a document a line; a message may quote bytes that are not UTF-8.
-  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  std::cout << trainplan::io::json_text(j, -1) << "\n";
 }
 
 // Where a command is due and the word names none ("trainplan llm plann"),

@@ -78,7 +78,9 @@ MetricRange parse_metric_range(const std::string& text, const std::string& field
 }
 
 std::string MetricRange::text() const {
-  return (lo > -1e300 ? fmt::format("{:g}", lo) : std::string()) + ":" + (hi < 1e300 ? fmt::format("{:g}", hi) : std::string());
+  // The shortest text that reads back to the same bound: a range written to a samples file must
+  // hold the samples it held when read (0.9796004 as 0.9796 would exclude a metric of 0.9796003).
+  return (lo > -1e300 ? fmt::format("{}", lo) : std::string()) + ":" + (hi < 1e300 ? fmt::format("{}", hi) : std::string());
 }
 
 void SampleSet::check_declared_metric_range(const std::string& field, std::optional<double> target) const {

@@ -163,10 +163,13 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
   while (std::getline(in, line)) {
     ++lineno;
     std::string trimmed = trim(line);
+    // A byte-order mark on the header's line, where a format line was put
+    // in front of a spreadsheet's export, is no more a part of the first
+    // column's name than at the file's start.
+    if (!have_header && trimmed.starts_with(kBom)) trimmed = trim(trimmed.substr(kBom.size()));
     if (trimmed.empty()) continue;
     if (trimmed[0] == '#') {
-      if (!have_header) t.comments_.push_back(trim(trimmed.substr(1)));
-      else t.later_comments_.push_back(lineno);
+      (have_header ? t.later_comments_ : t.comments_).push_back({lineno, trim(trimmed.substr(1))});
       continue;
     }
     // A quoted field may hold line breaks: the record goes on over the next
@@ -247,6 +250,14 @@ void CsvTable::require_columns(const std::vector<std::string>& names) const {
         for (const auto& [sep, what] : {std::pair{';', "';'"}, std::pair{'\t', "tabs"}, std::pair{'|', "'|'"}})
           if (header_[0].find(n) != std::string::npos && header_[0].find(sep) != std::string::npos)
             hint = fmt::format("; the header is separated by {}: trainplan reads commas", what);
+      // Two names that differ only in case or '-', ' ' and '_' (folded alike): neither is read.
+      if (const auto named = columns_named(n); named.size() > 1) {
+        std::string list;
+        for (const auto& h : named) list += (list.empty() ? "'" : ", '") + h + "'";
+        throw InputError(path_, header_line_, n,
+                         "is ambiguous: the header names it " + std::to_string(named.size()) + " times (" + list +
+                             "); keep one");
+      }
       throw InputError(path_, header_line_, n, "required column is missing (header has: " + have + ")" + hint);
     }
 }
@@ -291,6 +302,13 @@ const std::string& CsvTable::text(const CsvRow& row, const std::string& name) co
   return row.fields[c];
 }
 
+// A value as an error message quotes it: a field of megabytes is cut.
+static std::string quoted_value(const std::string& s) {
+  constexpr size_t kMostQuoted = 60;
+  if (s.size() <= kMostQuoted) return "'" + s + "'";
+  return "'" + s.substr(0, kMostQuoted) + "...' (" + std::to_string(s.size()) + " characters)";
+}
+
 double CsvTable::number(const CsvRow& row, const std::string& name) const {
   const std::string& s = text(row, name);
   if (s.empty()) fail(row, name, "value is empty");
@@ -298,14 +316,14 @@ double CsvTable::number(const CsvRow& row, const std::string& name) const {
   if (!v) {
     const std::string lower = lowercase(s);
     if (lower.find("nan") != std::string::npos || lower.find("inf") != std::string::npos)
-      fail(row, name, "value '" + s + "' is not finite (NaN or Inf)");
+      fail(row, name, "value " + quoted_value(s) + " is not finite (NaN or Inf)");
     // A number strtod reads whole but only out of range (1e400, or 1e-310 below the normal doubles).
     char* end = nullptr;
     errno = 0;
     std::strtod(s.c_str(), &end);
     if (end == s.c_str() + s.size() && errno == ERANGE && s.find_first_of("xX") == std::string::npos)
-      fail(row, name, "'" + s + "' is outside the range of the numbers read (about 1e-308 to 1e308)");
-    fail(row, name, "'" + s + "' is not a number");
+      fail(row, name, quoted_value(s) + " is outside the range of the numbers read (about 1e-308 to 1e308)");
+    fail(row, name, quoted_value(s) + " is not a number");
   }
   return *v;
 }

@@ -24,6 +24,12 @@ bool says_missing(const std::string& cell, bool words_that_could_be_values = tru
 // and ' ' read as '_' ("Sequence-Parallel" is sequence_parallel).
 std::string fold_column_name(std::string s);
 
+// A '#' line: where it is, and its text without the '#', trimmed.
+struct CsvComment {
+  long line = 0;
+  std::string text;
+};
+
 struct CsvRow {
   long line = 0;                    // 1-based line number in the file
   std::vector<std::string> fields;  // trimmed values, one per header column
@@ -49,11 +55,11 @@ class CsvTable {
   const std::vector<std::string>& header() const { return header_; }
   long header_line() const { return header_line_; }  // 1-based line of the header
   const std::vector<CsvRow>& rows() const { return rows_; }
-  // '#' lines that came before the header, without the '#'.
-  const std::vector<std::string>& leading_comments() const { return comments_; }
+  // '#' lines that came before the header.
+  const std::vector<CsvComment>& leading_comments() const { return comments_; }
   // The lines after the header that start with '#', read as comments: a
   // caller may say so, as such a line may have been meant as a row.
-  const std::vector<long>& comment_lines_after_header() const { return later_comments_; }
+  const std::vector<CsvComment>& comments_after_header() const { return later_comments_; }
   // With BadFieldCount::kSkip, the rows left out (file, line, and the counts),
   // and their fields as split, in file order, for a writer that passes every
   // line of its input through.
@@ -100,8 +106,8 @@ class CsvTable {
   std::vector<std::string> header_;
   long header_line_ = 1;
   std::vector<CsvRow> rows_;
-  std::vector<std::string> comments_;
-  std::vector<long> later_comments_;
+  std::vector<CsvComment> comments_;
+  std::vector<CsvComment> later_comments_;
   std::vector<InputError> malformed_;
   std::vector<CsvRow> malformed_fields_;
   std::unordered_map<std::string, int> index_;

@@ -185,9 +185,10 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row
   if (require_time) required.push_back("iteration_time_s");
   t.require_columns(required);
   check_column_names(t, out.notes);
-  if (const auto& lines = t.comment_lines_after_header(); !lines.empty()) {
+  if (const auto& lines = t.comments_after_header(); !lines.empty()) {
     constexpr size_t kMostNamed = 10;
-    const std::vector<long> named(lines.begin(), lines.begin() + long(std::min(lines.size(), kMostNamed)));
+    std::vector<long> named;
+    for (size_t i = 0; i < std::min(lines.size(), kMostNamed); ++i) named.push_back(lines[i].line);
     const bool one = lines.size() == 1;
     out.notes.push_back(fmt::format("{}: line{} {}{} {} with '#' and {} read as {}, not {}", path, one ? "" : "s",
                                     fmt::join(named, ", "),

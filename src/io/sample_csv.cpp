@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/edit_distance.h"
@@ -14,45 +15,46 @@
 
 namespace trainplan::io {
 
-static void parse_format_line(const std::string& comment, SampleSet& set, const std::string& name) {
-  // "trainplan: metric=max dataset_size=N"
-  const std::string tag = "trainplan:";
-  if (comment.rfind(tag, 0) != 0) return;
-  std::istringstream in(comment.substr(tag.size()));
+// "trainplan: metric=max dataset_size=N", a '#' line before the header.
+static bool is_format_line(const CsvComment& c) { return c.text.starts_with("trainplan:"); }
+
+static void parse_format_line(const CsvComment& comment, SampleSet& set, const std::string& name) {
+  const long line = comment.line;
+  std::istringstream in(comment.text.substr(std::string("trainplan:").size()));
   std::string kv;
   while (in >> kv) {
     auto eq = kv.find('=');
-    if (eq == std::string::npos) throw InputError(name, 1, "", "format line: expected key=value, got '" + kv + "'");
+    if (eq == std::string::npos) throw InputError(name, line, "", "format line: expected key=value, got '" + kv + "'");
     std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
     if (key == "metric") {
       try {
         set.direction = parse_direction(value);
       } catch (const InputError& e) {
-        throw InputError(name, 1, "metric", e.message());
+        throw InputError(name, line, "metric", e.message());
       }
     } else if (key == "dataset_size") {
       auto v = parse_finite(value);
       // Past 2^53 a double no longer holds every integer, and past 2^63 a long holds none.
       if (!v || *v < 1 || *v != std::floor(*v) || *v > 9007199254740992.0)
-        throw InputError(name, 1, "dataset_size", "must be a positive integer up to 2^53, got '" + value + "'");
+        throw InputError(name, line, "dataset_size", "must be a positive integer up to 2^53, got '" + value + "'");
       set.dataset_size = static_cast<long>(*v);
     } else if (key == "metric_range") {
       try {
         set.declared_metric_range = parse_metric_range(value, "metric_range");
         set.declared_metric_range->from = "declared in " + name + " (metric_range=" + value + ")";
       } catch (const InputError& e) {
-        throw InputError(name, 1, "metric_range", e.message());
+        throw InputError(name, line, "metric_range", e.message());
       }
     } else if (key == "times_predicted_from") {
       set.times_predicted_from = value;
     } else if (key == "times_predicted_log_sd") {
       auto v = parse_finite(value);
       if (!v || *v < 0 || *v > 10)
-        throw InputError(name, 1, "times_predicted_log_sd", "must be a number from 0 to 10, got '" + value + "'");
+        throw InputError(name, line, "times_predicted_log_sd", "must be a number from 0 to 10, got '" + value + "'");
       set.times_predicted_log_sd = *v;
     } else if (key == "diverged") {
       // "64x1,64x2": the (batch, workers) whose training diverged; integers, as a grid's are.
-      if (value.empty()) throw InputError(name, 1, "diverged", "expected BATCHxWORKERS[,BATCHxWORKERS...], got nothing");
+      if (value.empty()) throw InputError(name, line, "diverged", "expected BATCHxWORKERS[,BATCHxWORKERS...], got nothing");
       std::istringstream cells(value);
       for (std::string cell; std::getline(cells, cell, ',');) {
         const auto x = cell.find('x');
@@ -60,7 +62,7 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
         const auto r = x == std::string::npos ? std::nullopt : parse_finite(cell.substr(x + 1));
         auto whole = [](std::optional<double> v) { return v && *v >= 1 && *v <= 1e9 && *v == std::floor(*v); };
         if (!whole(b) || !whole(r))
-          throw InputError(name, 1, "diverged",
+          throw InputError(name, line, "diverged",
                            "expected BATCHxWORKERS[,BATCHxWORKERS...] of whole numbers from 1 to 1e9, got '" + cell +
                                "'");
         set.diverged.insert({*b, int(*r)});
@@ -75,13 +77,13 @@ static void parse_format_line(const std::string& comment, SampleSet& set, const 
                                       "times_predicted_log_sd", "diverged"})
         if ((!lower.starts_with(known) && !known.starts_with(lower) && edit_distance(lower, known) <= 1) ||
             (lower == known && key != known))
-          throw InputError(name, 1, key,
+          throw InputError(name, line, key,
                            fmt::format("format line: unknown key '{}'; did you mean '{}'?", key, known));
     }
   }
   // The error of a prediction from nowhere: a hand edit, most likely.
   if (set.times_predicted_log_sd && set.times_predicted_from.empty())
-    throw InputError(name, 1, "times_predicted_log_sd",
+    throw InputError(name, line, "times_predicted_log_sd",
                      "is the error of times predicted on other hardware: give times_predicted_from=NAME with it, or "
                      "drop it for measured times");
 }
@@ -90,7 +92,25 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
   CsvTable t = CsvTable::parse(text, name);
   SampleSet set;
   set.source = name;
-  if (!t.leading_comments().empty()) parse_format_line(t.leading_comments().front(), set, name);
+  // The format line wherever it stands among the comments before the header
+  // (an exporter's own comment may come first), once; after the header it
+  // would be a comment that silently drops the metric's direction.
+  const CsvComment* format_line = nullptr;
+  for (const auto& c : t.leading_comments())
+    if (is_format_line(c)) {
+      if (format_line)
+        throw InputError(name, c.line, "",
+                         fmt::format("a second format line ('# trainplan: ...'); line {} is the first: keep one",
+                                     format_line->line));
+      format_line = &c;
+    }
+  if (format_line) parse_format_line(*format_line, set, name);
+  for (const auto& c : t.comments_after_header())
+    if (is_format_line(c))
+      throw InputError(name, c.line, "",
+                       fmt::format("the format line ('# trainplan: ...') must come before the header (line {}): "
+                                   "here it would be read as a comment and its keys ignored",
+                                   t.header_line()));
   t.require_columns({"batch", "workers", "epochs", "epoch_time_s", "metric"});
   if (t.rows().empty()) throw InputError(name, 0, "", "file has a header but no samples");
   // One file is one workload on one kind of machine: the models fit every row together, so rows of
@@ -156,6 +176,20 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
     }
   }
   if (set.samples.empty()) throw InputError(name, 0, "", "file has curve points but no trial samples");
+  // One configuration, one node count: a blank beside a stated count for the
+  // same batch and workers would be a second configuration of the same runs
+  // (cross-validation could hold it out and train on it at once), and which
+  // count the blank meant cannot be known.
+  std::map<std::pair<double, int>, const Sample*> stated;
+  for (const auto& s : set.samples)
+    if (s.nodes > 0) stated.emplace(std::pair{s.batch, s.workers}, &s);
+  for (const auto& s : set.samples)
+    if (s.nodes == 0 && s.workers > 1)
+      if (auto it = stated.find({s.batch, s.workers}); it != stated.end())
+        throw InputError(name, s.line, "nodes",
+                         fmt::format("is empty where line {} gives {} for the same batch ({:g}) and workers ({}): state "
+                                     "it on every row of a configuration, or on none",
+                                     it->second->line, it->second->nodes, s.batch, s.workers));
   return set;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -162,8 +163,11 @@ void OptimusCurve::refit() {
   Fit f = fit_kept(kn, ln, kept);
   size_t dropped = 0;  // observations
   const size_t max_drop = static_cast<size_t>(p_.max_outlier_fraction * double(n));
-  // One point per pass, the worst: a gross outlier distorts the first fit,
-  // and with it the residuals of good points near it.
+  // The worst point per pass: a gross outlier distorts the first fit, and
+  // with it the residuals of good points near it. With many flagged at once
+  // (thousands of points), the worst sixteenth of them per pass, so that
+  // the passes grow as the logarithm of the points dropped, not linearly
+  // (20,000 points took 71 s one at a time); under 32 flagged, one.
   while (p_.outlier_z > 0 && dropped < max_drop && std::isfinite(f.sse)) {
     check_cancelled();
     std::vector<double> r, rw;
@@ -189,11 +193,18 @@ void OptimusCurve::refit() {
     for (size_t i = 0; i < m; ++i)
       if (kept[i] && dev_of(i) / scale > p_.outlier_z) bad.push_back({dev_of(i), i});
     if (bad.empty() || n - dropped <= p_.min_points) break;
-    const size_t worst = std::max_element(bad.begin(), bad.end())->second;
-    const size_t weight = static_cast<size_t>(spread_[worst].w);
-    if (dropped + weight > max_drop) break;
-    kept[worst] = false;
-    dropped += weight;
+    const size_t per_pass = std::max<size_t>(1, bad.size() / 16);
+    std::partial_sort(bad.begin(), bad.begin() + long(per_pass), bad.end(), std::greater<>());
+    size_t dropped_now = 0;
+    for (size_t j = 0; j < per_pass; ++j) {
+      const size_t worst = bad[j].second;
+      const size_t weight = static_cast<size_t>(spread_[worst].w);
+      if (dropped + weight > max_drop || n - dropped <= p_.min_points) break;
+      kept[worst] = false;
+      dropped += weight;
+      ++dropped_now;
+    }
+    if (dropped_now == 0) break;
     f = fit_kept(kn, ln, kept);
   }
   if (!std::isfinite(f.sse)) throw std::invalid_argument("Optimus curve: no finite fit (are the losses positive?)");

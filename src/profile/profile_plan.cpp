@@ -131,7 +131,9 @@ double parse_duration(const std::string& text, const std::string& option) {
     }
     const char u = text[j++];
     const int rank = u == 'w' ? 5 : u == 'd' ? 4 : u == 'h' ? 3 : u == 'm' ? 2 : u == 's' ? 1 : 0;
-    if (rank == 0) fail("");
+    if (rank == 0)
+      fail(u == 'e' || u == 'E' ? std::string(": exponents are not read (1e3 is 1000 or 16m40s)")
+                                : fmt::format(": '{}' is not a unit (w, d, h, m, s)", u));
     if (rank >= last_unit) fail(": each unit once, largest first");
     last_unit = rank;
     total += v * (rank == 5 ? 7 * 86400 : rank == 4 ? 86400 : rank == 3 ? 3600 : rank == 2 ? 60 : 1);

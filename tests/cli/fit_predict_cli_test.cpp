@@ -478,3 +478,26 @@ TEST(FitPredictCli, AMetricPredictionStaysWithinItsRange) {
   EXPECT_GE(m, j["metric"]["interval"]["lo"].get<double>()) << r.out;
   EXPECT_LE(m, j["metric"]["interval"]["hi"].get<double>()) << r.out;
 }
+
+// A file name that is not UTF-8 is printed in the JSON answer, replaced by
+// U+FFFD, not an internal error (exit 1) after the fit; a transfer's origin is
+// in fit's and predict's answers as in plan's.
+TEST(FitCli, AJsonAnswerTakesANameThatIsNotUtf8AndSaysWhereTimesWerePredicted) {
+  auto d = tptest::temp_dir("fitpredict_utf8");
+  const std::string csv = tptest::synthetic_samples_csv(true, 0);
+  const std::string odd = tptest::write_file(d / "n\xff" "ame.csv", csv);
+  auto r = tptest::run_cli("fit --samples '" + odd + "' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["samples"].get<std::string>().find("\xEF\xBF\xBD"), std::string::npos);
+
+  const std::string moved = tptest::write_file(
+      d / "moved.csv", "# trainplan: metric=max times_predicted_from=t4 times_predicted_log_sd=0.2\n" +
+                           csv.substr(csv.find('\n') + 1));  // in place of the fixture's own format line
+  auto f = tptest::run_cli("fit --samples " + moved + " --json");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(nlohmann::json::parse(f.out)["times_predicted_from"], "t4");
+  auto p = tptest::run_cli("predict --samples " + moved + " --batch 64 --workers 2 --json");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(nlohmann::json::parse(p.out)["times_predicted_from"], "t4");
+}

@@ -262,3 +262,66 @@ TEST(SampleCsv, WrittenFiguresReadBackExactly) {
     EXPECT_EQ(back.samples[i].time_spread, set.samples[i].time_spread) << i;
   }
 }
+
+// The format line is read wherever it stands among the comments before the
+// header (an exporter's comment first dropped a metric's direction: a word
+// error rate planned as a metric to maximise), once, and never after it.
+TEST(SampleCsv, TheFormatLineIsReadAfterOtherCommentsAndRefusedAfterTheHeader) {
+  const std::string rows = "batch,workers,epochs,epoch_time_s,metric\n32,2,3,10.5,0.25\n";
+  auto s = io::parse_samples_csv("# exported 2024-05-01\n\n# trainplan: metric=min dataset_size=1000\n" + rows, "s.csv");
+  EXPECT_EQ(s.direction, MetricDirection::kMin);
+  EXPECT_EQ(s.dataset_size, 1000);
+  expect_error("# x\n# trainplan: metric=min\n# trainplan: metric=max\n" + rows, 3, "", "second format line");
+  expect_error("# x\n\n# trainplan: metric=sideways\n" + rows, 3, "metric", "");
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n# trainplan: metric=min\n32,2,3,10.5,0.25\n", 2, "",
+               "before the header");
+}
+
+// A byte-order mark on the header's line, after a format line put in front of
+// a spreadsheet's export, is not part of the first column's name (the column
+// was never read: 20 curve points were fitted as trials).
+TEST(SampleCsv, AByteOrderMarkOnTheHeadersLineIsDropped) {
+  auto s = io::parse_samples_csv(
+      "# trainplan: metric=max\n\xEF\xBB\xBFsource,batch,workers,epochs,epoch_time_s,metric\n"
+      "trial,32,2,3,10.5,0.25\ncurve,32,2,1,5,0.1\n",
+      "s.csv");
+  EXPECT_EQ(s.samples.size(), 1u);
+  EXPECT_EQ(s.curve.size(), 1u);
+}
+
+TEST(SampleCsv, ADeclaredMetricRangeRoundTripsToTheLastDigit) {
+  auto s = io::parse_samples_csv(
+      "# trainplan: metric=max metric_range=0:0.9796004\nbatch,workers,epochs,epoch_time_s,metric\n"
+      "32,2,3,10.5,0.9796003\n",
+      "s.csv");
+  const auto path = tptest::temp_dir("sample_csv_range") / "s.csv";
+  io::write_samples_csv(path.string(), s);
+  const SampleSet back = io::read_samples_csv(path.string());
+  ASSERT_TRUE(back.declared_metric_range);
+  EXPECT_EQ(back.declared_metric_range->hi, 0.9796004);
+}
+
+// A configuration's nodes stated on some rows and blank on others would be
+// two configurations of the same runs: refused, naming both lines.
+TEST(SampleCsv, NodesStatedOnSomeRowsOfAConfigurationAndBlankOnOthersAreRefused) {
+  expect_error("batch,workers,epochs,epoch_time_s,metric,nodes\n32,2,1,10,0.2,1\n32,2,2,10,0.3,\n", 3, "nodes",
+               "line 2 gives 1");
+  // One worker runs on one node, stated or not; other configurations may leave it blank.
+  auto s = io::parse_samples_csv(
+      "batch,workers,epochs,epoch_time_s,metric,nodes\n32,1,1,10,0.2,1\n32,1,2,10,0.3,\n64,2,1,6,0.2,\n", "s.csv");
+  EXPECT_EQ(s.samples.size(), 3u);
+}
+
+// Two columns whose names differ only in case are neither read: "ambiguous",
+// not "missing"; a field of megabytes is not echoed whole.
+TEST(SampleCsv, AnAmbiguousColumnAndAHugeFieldAreSaidAsSuch) {
+  expect_error("Batch,workers,epochs,epoch_time_s,metric,BATCH\n32,2,1,10,0.2,32\n", 1, "batch", "ambiguous");
+  try {
+    io::parse_samples_csv("batch,workers,epochs,epoch_time_s,metric\n32,2,1,10," + std::string(100000, '9') + "x\n",
+                          "s.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 300u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("100001 characters"), std::string::npos) << e.what();
+  }
+}
