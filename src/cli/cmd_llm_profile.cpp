@@ -300,9 +300,6 @@ void run_llm_profile(const ProfileArgs& a) {
     }
     std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
   }
-  {
-    write_whole_file(identity_path(a.out), io::json_text(run_identity(a)) + "\n");
-  }
   // The communication columns where a row has them, or where the grid has its own (whose old cells
   // are then emptied, not kept beside this run's times).
   auto write = [&] {
@@ -316,6 +313,11 @@ void run_llm_profile(const ProfileArgs& a) {
       for (size_t k : written) cells[i].push_back(values[i][k]);
     io::write_llm_predictions(a.out, grid.table, names, cells, done);
   };
+  // --out first (the rows this run keeps, none without --resume), then the run's identity: an
+  // identity written beside an earlier run's rows, and a crash before they were rewritten, would
+  // let a later --resume keep rows another command measured.
+  write();
+  write_whole_file(identity_path(a.out), io::json_text(run_identity(a)) + "\n");
   int failed = 0;
   // As `trainplan profile` warns (one thread a rank assumed): ranks that share CPUs measure contention.
   std::vector<long> over;

@@ -93,7 +93,9 @@ LaunchPlan plan_processes(const CommandTemplate& tmpl, std::map<std::string, std
   // The nodes {nodes} says: --workers-per-node ranks on each.
   if (tmpl.per_rank() && s.workers_per_node > 0)
     srun += fmt::format(" --nodes={} --ntasks-per-node={}", nodes, s.workers_per_node);
-  srun += fmt::format(" --job-name={} --kill-on-bad-exit=1 --label --quiet", job_name);
+  // Not --quiet: srun's "queued and waiting for resources" is how a trial that never started is told
+  // from one that hung (slurm_never_started).
+  srun += fmt::format(" --job-name={} --kill-on-bad-exit=1 --label", job_name);
   for (const auto& a : s.srun_args) srun += " " + shell_quote(a);
   const std::string with_rank = fmt::format("exec /bin/bash -c \"${{1//{}/$SLURM_PROCID}}\"", kRankToken);
   lp.commands.push_back(srun + " /bin/bash -c " + shell_quote(with_rank) + " trainplan-rank " + shell_quote(script));
@@ -237,6 +239,23 @@ std::optional<std::string> slurm_failure(const std::string& stderr_tail) {
   static const std::regex unable(R"(srun: error: (Unable to [^\n]*))");
   if (std::regex_search(stderr_tail, m, unable)) return "srun could not start the job: " + m[1].str();
   return std::nullopt;
+}
+
+std::optional<std::string> slurm_never_started(const std::string& stderr_tail) {
+  // "srun: job 149 queued and waiting for resources" ... "srun: job 149 has been allocated resources"
+  if (stderr_tail.find("queued and waiting for resources") == std::string::npos ||
+      stderr_tail.find("has been allocated resources") != std::string::npos)
+    return std::nullopt;
+  // "srun: Requested partition configuration not available now": more nodes or CPUs than it has up.
+  static const std::regex why(R"(srun: (Requested [^\n]*not available[^\n]*))");
+  std::smatch m;
+  const bool cannot = std::regex_search(stderr_tail, m, why);
+  std::string what = cannot ? m[1].str() : std::string();
+  while (!what.empty() && (what.back() == '\r' || what.back() == ' ')) what.pop_back();
+  return fmt::format("the Slurm job never left the queue{}: {}", cannot ? " (srun: " + what + ")" : "",
+                     cannot ? "ask for no more nodes and CPUs than the partition has (--workers-per-node, --srun-arg)"
+                            : "the cluster was busy; run the profile inside an allocation (salloc, or an sbatch "
+                              "script) so that each trial starts at once");
 }
 
 int free_loopback_port() {

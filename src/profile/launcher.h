@@ -94,6 +94,12 @@ void check_slurm_reachable();
 // else a job srun could not start; nullopt when none of them is there.
 std::optional<std::string> slurm_failure(const std::string& stderr_tail);
 
+// Why a trial launched by srun ran out of time without starting: srun said
+// its job was queued and never that it was allocated (a request the
+// partition cannot meet, with srun's reason when it gave one, or a busy
+// cluster); nullopt when the job started or srun said nothing of a queue.
+std::optional<std::string> slurm_never_started(const std::string& stderr_tail);
+
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0).
 int free_loopback_port();
 

@@ -83,6 +83,8 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   const std::string text = plan.label_filter ? rank0_lines(r.stdout0) : r.stdout0;
   if (r.timed_out) {
     out.error = fmt::format("timed out after {:.0f} s", timeout_s);
+    if (plan.label_filter)
+      if (auto why = slurm_never_started(r.stderr_tail)) out.error += ": " + *why;
   } else if (r.cancelled) {
     out.error = "cancelled";
   } else if (!r.ok()) {

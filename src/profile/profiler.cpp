@@ -180,6 +180,8 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
     rec.status = TrialStatus::kTimeout;
     rec.reason = fmt::format("still running after {:g} s (--trial-timeout); killed its process group",
                              opts.trial_timeout_s);
+    if (l.plan.label_filter)
+      if (auto why = slurm_never_started(pr.stderr_tail)) rec.reason += ": " + *why;
   } else if (pr.failed_index >= 0) {
     rec.status = TrialStatus::kFailed;
     std::string who = l.plan.commands.size() > 1 ? fmt::format("rank {}", pr.failed_index) : "the command";

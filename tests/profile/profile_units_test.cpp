@@ -395,3 +395,22 @@ TEST(ProfileLaunch, SlurmFailuresAreReadFromSrunsMessages) {
             "srun could not start the job: Unable to allocate resources: Invalid partition name specified");
   EXPECT_FALSE(slurm_failure("some other text\n").has_value());
 }
+
+// A trial that timed out in Slurm's queue says so, with srun's reason where
+// it gave one; one that was allocated and then ran out of time does not.
+TEST(ProfileLaunch, ATrialThatNeverLeftSlurmsQueueSaysSo) {
+  const auto impossible = slurm_never_started(
+      "srun: Requested partition configuration not available now\nsrun: job 149 queued and waiting for resources\n");
+  ASSERT_TRUE(impossible.has_value());
+  EXPECT_NE(impossible->find("never left the queue (srun: Requested partition configuration not available now)"),
+            std::string::npos)
+      << *impossible;
+  EXPECT_NE(impossible->find("--workers-per-node"), std::string::npos) << *impossible;
+  const auto busy = slurm_never_started("srun: job 150 queued and waiting for resources\n");
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_NE(busy->find("inside an allocation"), std::string::npos) << *busy;
+  EXPECT_FALSE(slurm_never_started("srun: job 151 queued and waiting for resources\n"
+                                   "srun: job 151 has been allocated resources\n")
+                   .has_value());
+  EXPECT_FALSE(slurm_never_started("").has_value());
+}
