@@ -4,13 +4,18 @@
 // same rows with iteration_time_s and memory_gib filled in from each run's
 // iteration_timing line, so `llm predict --calibrate` and
 // `llm evaluate --grid` read it as it is.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -96,6 +101,22 @@ nlohmann::json run_identity(const ProfileArgs& a) {
 
 std::string identity_path(const std::string& out) { return out + ".run.json"; }
 
+// One run into one --out at a time: a second would time its ranks beside the
+// first's on the same CPUs, and the last to rewrite --out would keep its rows
+// alone. OUT.lock, locked for as long as this process lives (the kernel lets
+// go of it at exit, however the process ends), is left beside --out.
+void lock_out(const std::string& out) {
+  const std::string path = out + ".lock";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw InputError(path, 0, "--out", std::string("cannot create the run's lock file: ") + std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    throw InputError(out, 0, "--out",
+                     "another `trainplan llm profile` is measuring into it (it holds " + path +
+                         "): wait for it to end, or measure into another --out");
+  }
+}
+
 // --resume into an --out whose rows another run identity measured: an
 // InputError naming the option that differs. An --out without its identity
 // file (written before there was one, or copied without it) is resumed with
@@ -112,7 +133,8 @@ void check_resume_identity(const ProfileArgs& a, size_t rows_kept) {
   }
   const auto old = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!old.is_object()) throw InputError(path, 0, "", "--resume: not the JSON object llm profile writes");
-  const auto now = run_identity(a);
+  // As written (json_text: a --cmd's bytes that are not UTF-8 are stored as U+FFFD), or it never matches.
+  const auto now = nlohmann::json::parse(io::json_text(run_identity(a)));
   static const std::map<std::string, std::string> option = {{"cmd", "--cmd"},
                                                             {"statistic", "--statistic"},
                                                             {"launcher", "--launcher"},
@@ -125,7 +147,7 @@ void check_resume_identity(const ProfileArgs& a, size_t rows_kept) {
     throw InputError(path, 0, name,
                      fmt::format("--resume: the rows in {} were measured with {} {}, this run has {}: resume with "
                                  "the same, or measure into another --out",
-                                 a.out, name, it->dump(), now[key].dump()));
+                                 a.out, name, io::json_text(*it, -1), io::json_text(now[key], -1)));
   }
 }
 
@@ -156,6 +178,7 @@ void run_llm_profile(const ProfileArgs& a) {
   // Rewritten after every row, so a file; and OUT.run.json beside it.
   if (a.out == "-") throw InputError("", 0, "--out", "must be a file: it is rewritten after each configuration, and --resume reads it back");
   io::check_output_path(a.out, "--out", {{a.grid, "--grid"}});  // before the trials, not after the first
+  lock_out(a.out);
   profile::CommandTemplate tmpl(a.cmd, "--cmd");
   auto grid = read_llm_configs_noted(a.grid);
   // One rank a GPU of tp x pp x dp: a context-parallel row would run with too few and be stored as if not.

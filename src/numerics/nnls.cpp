@@ -32,14 +32,15 @@ NnlsResult nnls(const Eigen::MatrixXd& A_in, const Eigen::VectorXd& b_in, const 
   const int n = static_cast<int>(A_in.cols());
   NnlsResult res;
   res.x = Eigen::VectorXd::Zero(n);
-  const double b_norm = b_in.norm();
+  const double b_norm = b_in.stableNorm();
   if (n == 0 || b_norm == 0) {
     res.residual = b_norm;
     return res;
   }
   // Unit columns and a unit right-hand side (NnlsOptions): a zero column
   // keeps scale 1 and never enters, its gradient being 0.
-  Eigen::VectorXd scale = A_in.colwise().norm().transpose();
+  // stableNorm: a column past 1e154 would overflow norm()'s sum of squares.
+  Eigen::VectorXd scale = A_in.colwise().stableNorm().transpose();
   for (int j = 0; j < n; ++j)
     if (scale(j) == 0) scale(j) = 1;
   const Eigen::MatrixXd A = A_in * scale.cwiseInverse().asDiagonal();

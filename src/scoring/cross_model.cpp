@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "io/json_text.h"
 #include "scoring/mre.h"
 #include "io/pollux_trace.h"
 #include "numerics/boosted_trees.h"
@@ -152,7 +153,7 @@ std::string cross_model_json(const CrossModelReport& r) {
     for (const auto& [k, v] : t.mre) m[k] = v;
     j["traces"][t.trace] = {{"network", t.network}, {"rows", t.rows}, {"mre", m}};
   }
-  return j.dump(2);
+  return io::json_text(j);
 }
 
 }  // namespace trainplan::scoring

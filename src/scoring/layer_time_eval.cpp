@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "io/json_text.h"
 #include "scoring/mre.h"
 #include "profile/samples_file.h"
 #include "models/layer_time_model.h"
@@ -165,7 +166,7 @@ std::string layer_times_json(const LayerTimeReport& r) {
     j["networks"].push_back({{"source", n.source}, {"network", n.network}, {"rows", rows},
                              {"mre", {{"mlp", n.mlp_mre}, {"boosted-trees", n.trees_mre}}}, {"notes", n.notes}});
   }
-  return j.dump(2);
+  return io::json_text(j);
 }
 
 }  // namespace trainplan::scoring

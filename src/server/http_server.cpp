@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "io/csv.h"
+#include "io/json_text.h"
 #include "server/deadline_server.h"
 #include "server/loopback_host.h"
 #include "server/service.h"
@@ -32,10 +33,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string json_text(const nlohmann::json& j) {
-  // replace: an error message may quote bytes of the request that are not UTF-8.
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
+// An answer's text and its newline; an error message may quote bytes of the request that are not UTF-8.
+std::string json_text(const nlohmann::json& j) { return io::json_text(j) + "\n"; }
 
 std::string error_text(const std::string& message) { return json_text({{"error", message}}); }
 

@@ -109,7 +109,8 @@ CommProfile CommProfile::load(const std::string& path) {
 }
 
 void CommProfile::save(const std::string& path) const {
-  write_whole_file(path, to_json().dump(2) + "\n");
+  // replace: a trace's name, from a folder's, need not be UTF-8.
+  write_whole_file(path, to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace trainplan::structure

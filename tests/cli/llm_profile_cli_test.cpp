@@ -70,6 +70,23 @@ TEST(LlmProfileCli, RunsEachRowAndFillsTimeAndMemory) {
   EXPECT_EQ(p.exit_code, 0) << p.err;
 }
 
+// A --cmd whose bytes are not UTF-8 is stored in OUT.run.json as U+FFFD,
+// and a --resume with the same --cmd matches it (it was "another --cmd", or
+// an internal error, after the whole grid had been measured).
+TEST(LlmProfileCli, ACommandThatIsNotUtf8Resumes) {
+  auto d = tptest::temp_dir("llm_profile_utf8");
+  auto grid = tptest::write_file(d / "grid.csv", kGrid);
+  auto out = (d / "out.csv").string();
+  std::string cmd = fake_cmd(d);
+  cmd.insert(cmd.size() - 1, " \xff");  // in the template's trailing shell comment
+  const std::string args = "llm profile --grid " + grid + " -o " + out + " " + cmd;
+  auto r = tptest::run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto again = tptest::run_cli(args + " --resume");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("resuming: 3 of 3"), std::string::npos) << again.err;
+}
+
 // A command that reports each group's seconds per rank (as trainplan-train
 // does) has their mean over ranks recorded, and llm evaluate --grid measures
 // how the collectives grew with their size from them.
@@ -200,6 +217,11 @@ TEST(LlmProfileCli, CtrlCKillsTheRunningConfigurationAndKeepsTheRest) {
   for (int i = 0; i < 600 && !std::filesystem::exists(marker); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_TRUE(std::filesystem::exists(marker));
+  // A second run into the same --out while this one measures is refused (it would time its ranks beside
+  // these, and the last to write would keep its rows alone).
+  const auto second = tptest::run_cli(args);
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("another `trainplan llm profile` is measuring into it"), std::string::npos) << second.err;
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int status = 0;
   waitpid(pid, &status, 0);
