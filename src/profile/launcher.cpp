@@ -61,6 +61,12 @@ void check_host_address(const std::string& addr, const std::string& option) {
 
 namespace {
 
+// `s` without the line ends and spaces that end it (srun's and sinfo's messages).
+std::string trim_end(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 // Expands `tmpl` with `v` for `processes` ranks (local) or one srun (Slurm).
 LaunchPlan plan_processes(const CommandTemplate& tmpl, std::map<std::string, std::string> v, int processes,
                           int nodes, const std::string& job_name, const LaunchSettings& s) {
@@ -199,8 +205,7 @@ void check_slurm_reachable() {
   po.timeout_s = 30;
   const ProcessGroupResult r = run_process_group({"sinfo --noheader --summarize"}, po);
   if (r.ok()) return;
-  std::string why = r.stderr_tail;
-  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  const std::string why = trim_end(r.stderr_tail);
   throw InputError("", 0, "--launcher",
                    fmt::format("slurm: the controller does not answer (sinfo {}){}", 
                                r.timed_out ? "ran past 30 s" : fmt::format("exited with status {}", r.exit_code),
@@ -217,8 +222,7 @@ std::optional<std::string> slurm_failure(const std::string& stderr_tail) {
   for (auto it = std::sregex_iterator(stderr_tail.begin(), stderr_tail.end(), task_line); it != std::sregex_iterator();
        ++it) {
     const std::string who = ((*it)[1] == "tasks" ? "ranks " : "rank ") + (*it)[2].str();
-    std::string what = (*it)[3].str();
-    while (!what.empty() && (what.back() == '\r' || what.back() == ' ')) what.pop_back();
+    const std::string what = trim_end((*it)[3].str());
     if (std::smatch code; std::regex_search(what, code, exit_code)) {
       if (code[1] != "0") return fmt::format("{} exited with status {}", who, code[1].str());
       continue;
@@ -250,8 +254,7 @@ std::optional<std::string> slurm_never_started(const std::string& stderr_tail) {
   static const std::regex why(R"(srun: (Requested [^\n]*not available[^\n]*))");
   std::smatch m;
   const bool cannot = std::regex_search(stderr_tail, m, why);
-  std::string what = cannot ? m[1].str() : std::string();
-  while (!what.empty() && (what.back() == '\r' || what.back() == ' ')) what.pop_back();
+  const std::string what = cannot ? trim_end(m[1].str()) : std::string();
   return fmt::format("the Slurm job never left the queue{}: {}", cannot ? " (srun: " + what + ")" : "",
                      cannot ? "ask for no more nodes and CPUs than the partition has (--workers-per-node, --srun-arg)"
                             : "the cluster was busy; run the profile inside an allocation (salloc, or an sbatch "
