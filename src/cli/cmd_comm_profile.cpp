@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <filesystem>
 #include <set>
 
 #include "cli/command.h"
@@ -41,9 +40,7 @@ void run_comm_profile(const CommProfileArgs& a) {
   replay::OracleOptions step_times_only;
   step_times_only.dataset_size = 1;
   for (const auto& dir : io::list_pollux_traces(a.data)) {
-    auto folder = std::filesystem::path(dir).lexically_normal();
-    if (folder.filename().empty()) folder = folder.parent_path();  // "tr/cifar10/"
-    if (skip.erase(folder.filename().string()) > 0) continue;
+    if (skip.erase(io::pollux_trace_name(dir)) > 0) continue;
     // Steps alone: neither the curves nor the syncs are read, so a trace
     // without them is measured as well.
     oracles.emplace_back(io::read_pollux_trace(dir, {.curves = false, .sync_optional = true}), step_times_only);

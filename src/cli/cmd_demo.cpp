@@ -32,6 +32,7 @@
 #include "profile/interrupt.h"
 #include "profile/profile_plan.h"
 #include "profile/profiler.h"
+#include "profile/live_log.h"
 
 namespace trainplan::cli {
 namespace {
@@ -326,7 +327,8 @@ void print_text(const DemoArgs& a, const Profiled& prof, const Fitted& fit, cons
 
 void run_demo(const DemoArgs& a) {
   // Before minutes of profiling: the samples' and the chart's paths, and the models' names.
-  io::check_output_path(a.out, "--out", {{a.store, "--store"}});
+  io::check_output_path(a.out, "--out",
+                        {{a.store, "--store"}, {profile::live_log_path(a.store), "--store's live log"}});
   const bool chart = a.plot != "none";
   if (chart) io::check_plot_path(a.plot);
   for (const auto& [option, name] : {std::pair{"--time-model", a.model.empty() ? a.time_model : a.model},

@@ -27,30 +27,32 @@ struct HardwareArgs {
 nlohmann::json profile_json(const structure::HardwareProfile& h) {
   const auto& g = h.gpu;
   const auto& n = h.node;
-  return {{"name", h.name},
-          {"full_name", h.full_name},
-          {"fp16_tensor_dense_tflops", g.fp16_tensor_tflops},
-          {"bf16_tensor_dense_tflops", g.bf16_tensor_tflops},
-          {"tf32_tensor_tflops", g.tf32_tensor_tflops},
-          {"fp8_tflops", g.fp8_tensor_tflops},
-          {"fp8_matmul_share", g.fp8_matmul_share},
-          {"tf32_kernel_share", g.tf32_kernel_share},
-          {"fp32_tflops", g.fp32_tflops},
-          {"mem_GB", g.memory_gb},
-          {"mem_reported_GiB", g.memory_reported_gib > 0 ? nlohmann::json(g.memory_reported_gib) : nlohmann::json()},
-          {"mem_bw_GBps", g.memory_bandwidth_gbps},
-          {"fp32_sustained", g.fp32_sustained},
-          {"tensor_sustained", g.tensor_sustained},
-          {"gpus_per_node", n.gpus_per_node},
-          {"gpus_per_host", n.launch_gpus_per_host()},
-          {"intra_node_bw_GBps", n.intra_node_gbps},
-          {"inter_node_bw_GBps", n.inter_node_gbps},
-          {"intra_link", n.intra_link},
-          {"inter_link", n.inter_link},
-          {"inter_node_assumed", n.inter_node_assumed},
-          {"collective_latency_exponent", n.collective_latency_exponent},
-          {"sources", h.sources},
-          {"origin", h.origin}};
+  nlohmann::json j = {{"name", h.name},
+                      {"full_name", h.full_name},
+                      {"fp16_tensor_dense_tflops", g.fp16_tensor_tflops},
+                      {"bf16_tensor_dense_tflops", g.bf16_tensor_tflops},
+                      {"tf32_tensor_tflops", g.tf32_tensor_tflops},
+                      {"fp8_tflops", g.fp8_tensor_tflops},
+                      {"fp8_matmul_share", g.fp8_matmul_share},
+                      {"tf32_kernel_share", g.tf32_kernel_share},
+                      {"fp32_tflops", g.fp32_tflops},
+                      {"mem_GB", g.memory_gb},
+                      {"mem_bw_GBps", g.memory_bandwidth_gbps},
+                      {"fp32_sustained", g.fp32_sustained},
+                      {"tensor_sustained", g.tensor_sustained},
+                      {"gpus_per_node", n.gpus_per_node},
+                      {"gpus_per_host", n.launch_gpus_per_host()},
+                      {"intra_node_bw_GBps", n.intra_node_gbps},
+                      {"inter_node_bw_GBps", n.inter_node_gbps},
+                      {"intra_link", n.intra_link},
+                      {"inter_link", n.inter_link},
+                      {"inter_node_assumed", n.inter_node_assumed},
+                      {"collective_latency_exponent", n.collective_latency_exponent},
+                      {"sources", h.sources},
+                      {"origin", h.origin}};
+  // Only where stated (docs/FORMATS.md: a key that does not apply is left out).
+  if (g.memory_reported_gib > 0) j["mem_reported_GiB"] = g.memory_reported_gib;
+  return j;
 }
 
 void run_calibrate(const HardwareArgs& a) {

@@ -382,6 +382,13 @@ void run_grid(const EvaluateArgs& a) {
   };
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());
+  // `--fit all` needs 8 configurations (models::LlmTimeModel::fit); with
+  // fewer it fits less, and the heading says so rather than name a fit that
+  // did not run.
+  const std::string fell_back =
+      a.fit != "auto" && e.fitted_mode != a.fit
+          ? fmt::format(" (`{}` fitted as `{}`: it needs 8 configurations)", a.fit, e.fitted_mode)
+          : "";
   nlohmann::json intervals = nullptr;
   if (e.coverage > 0) {
     intervals = {{"coverage", e.coverage},
@@ -411,7 +418,8 @@ void run_grid(const EvaluateArgs& a) {
                                 {"memory_datasheet_mape", e.memory_datasheet_mape},
                                 {"memory_calibrated_leave_configuration_out_mape", e.memory_calibrated_mape},
                                 {"memory_calibrated_leave_configuration_out_worst", e.memory_calibrated_worst},
-                                {"fitted_on_all", {{"peak_fraction", f.gemm.peak_fraction},
+                                {"fitted_on_all", {{"fit", e.fitted_mode},
+                                                   {"peak_fraction", f.gemm.peak_fraction},
                                                    {"memory_fraction", f.gemm.memory_fraction},
                                                    {"link_fraction", f.link_fraction},
                                                    {"link_latency_s", f.link_latency_s},
@@ -429,8 +437,8 @@ void run_grid(const EvaluateArgs& a) {
     draw_chart();
     return;
   }
-  std::cout << fmt::format("{}: {} configurations on {}; calibrated = fitted ({}) on the other rows\n", a.grid,
-                           e.rows.size(), hw.name, a.fit);
+  std::cout << fmt::format("{}: {} configurations on {}; calibrated = fitted ({}) on the other rows{}\n", a.grid,
+                           e.rows.size(), hw.name, a.fit, fell_back);
   std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>3} {:>4} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}\n", "line",
                            "tp", "pp", "dp", "mb", "gb", "meas_s", "sheet_s", "calib_s", "error", "mem_GiB", "calib",
                            "error");
@@ -462,12 +470,12 @@ void run_grid(const EvaluateArgs& a) {
     std::cout << "\n";
   }
   if (!from_other_text.empty()) std::cout << from_other_text << "\n";
-  std::cout << fmt::format("fitted on all rows: peak {:.3f}, memory {:.3f}, link {:.3f}, link latency {:.3g} s, "
+  std::cout << fmt::format("fitted on all rows ({}): peak {:.3f}, memory {:.3f}, link {:.3f}, link latency {:.3g} s, "
                            "iteration overhead {:.3g} s, layer overhead {:.3g} s, memory overhead {:.4f} GiB; in-sample "
                            "time MAPE {:.2f}%\n",
-                           f.gemm.peak_fraction, f.gemm.memory_fraction, f.link_fraction, f.link_latency_s,
-                           f.iteration_overhead_s, f.layer_overhead_s, e.fitted_memory.overhead_bytes / kGiB,
-                           100 * e.time_in_sample_mape);
+                           e.fitted_mode, f.gemm.peak_fraction, f.gemm.memory_fraction, f.link_fraction,
+                           f.link_latency_s, f.iteration_overhead_s, f.layer_overhead_s,
+                           e.fitted_memory.overhead_bytes / kGiB, 100 * e.time_in_sample_mape);
   std::cout << law_text;
   if (!a.plot.empty()) std::cout << "chart: " << a.plot << "\n";
   if (e.coverage > 0) {

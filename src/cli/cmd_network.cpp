@@ -177,7 +177,8 @@ void setup(CLI::App& root) {
                                         "All-reduce bandwidth within a node, GB/s (default 10: what an all-reduce sustains on PCIe 3.0 x16, whose nominal rate is 16)")
       ->check(positive_number());
   cmd->add_option_function<double>("--inter-gbits", scaled(hw.links.inter_node_bytes_per_s, 1e9 / 8),
-                                        "Network bandwidth across nodes, Gb/s (default 25)")
+                                        "Network bandwidth across nodes, Gb/s (default 25: a common network, the prior the "
+                                        "data-parallel models assume; the Pollux cluster's T4 nodes, catalog entry `t4`, had 50)")
       ->check(positive_number());
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->footer("Examples:\n  trainplan network resnet50 --batch 64 --workers 8\n"

@@ -51,6 +51,10 @@ struct PlanArgs {
   models::TrainingPrecision precision;  // --precision, --target-precision, with --gpu
 };
 
+// Seconds with four significant digits below 100 s (an epoch of a few
+// milliseconds reads 0.003456, not 0.00), one decimal above.
+std::string seconds_text(double s) { return std::abs(s) >= 100 ? fmt::format("{:.1f}", s) : fmt::format("{:.4g}", s); }
+
 // How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
 const char* comparison(MetricDirection d) { return d == MetricDirection::kMax ? ">=" : "<="; }
 
@@ -82,21 +86,22 @@ void print_early_stop_run(std::ostream& out, const PlanArgs& a, const app::PlanO
                      b.config.epochs,
                      a.early_stop_budget == "deadline" ? "as many as the deadline allows" : "enough to reach the target",
                      comparison(o.direction), a.query.target);
-  out << fmt::format("  expected (point model): {} epoch{}, {:.1f} s, metric {:.6g}, cost {:.1f} worker-seconds "
+  out << fmt::format("  expected (point model): {} epoch{}, {} s, metric {:.6g}, cost {:.1f} worker-seconds "
                      "({:.3f} worker-hours)\n",
-                     x.config.epochs, x.config.epochs == 1 ? "" : "s", x.total_time_s, x.metric, x.cost,
+                     x.config.epochs, x.config.epochs == 1 ? "" : "s", seconds_text(x.total_time_s), x.metric, x.cost,
                      x.cost / 3600.0);
-  out << fmt::format("  budget ({}): {:.2f} s per epoch, {:.1f} s in all (deadline {:.1f} s), metric {:.6g}, "
+  out << fmt::format("  budget ({}): {} s per epoch, {} s in all (deadline {:.1f} s), metric {:.6g}, "
                      "cost {:.1f} worker-seconds at most\n",
-                     o.model_name, b.epoch_time_s, b.total_time_s, a.query.deadline, b.metric, b.cost);
+                     o.model_name, seconds_text(b.epoch_time_s), seconds_text(b.total_time_s), a.query.deadline, b.metric,
+                     b.cost);
 }
 
 // Without --early-stop: the choice's predictions and cost, and with a
 // confidence the margin it buys.
 void print_predictions(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& o) {
   const auto& b = o.result.best;
-  out << fmt::format("  predicted epoch time  {:.2f} s\n", b.epoch_time_s);
-  out << fmt::format("  predicted total time  {:.1f} s (deadline {:.1f} s)\n", b.total_time_s, a.query.deadline);
+  out << fmt::format("  predicted epoch time  {} s\n", seconds_text(b.epoch_time_s));
+  out << fmt::format("  predicted total time  {} s (deadline {:.1f} s)\n", seconds_text(b.total_time_s), a.query.deadline);
   out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, comparison(o.direction), a.query.target);
   out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
   if (!o.confidence_caveat.empty()) out << "  note: " << o.confidence_caveat << "\n";

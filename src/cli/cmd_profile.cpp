@@ -24,6 +24,7 @@
 #include "profile/process_group.h"
 #include "profile/profile_plan.h"
 #include "profile/profiler.h"
+#include "profile/live_log.h"
 
 namespace trainplan::cli {
 namespace {
@@ -231,7 +232,9 @@ int run_profile_cmd(const ProfileArgs& a) {
     return kExitOk;
   }
 
-  io::check_output_path(a.out, "--out", {{a.store, "--store"}});  // before the trials, not after them
+  // Before the trials, not after them.
+  io::check_output_path(a.out, "--out",
+                        {{a.store, "--store"}, {profile::live_log_path(a.store), "--store's live log"}});
   if (opts.launch.kind == LauncherKind::kSlurm) {
     check_slurm_reachable();
     if (a.hardware.empty())
@@ -387,7 +390,8 @@ void setup(CLI::App& root) {
   cmd->add_option("--budget", args->budget,
                   "Time budget (e.g. 180s, 10m): run the plan in priority order (corners of (b,r) first, then the\n"
                   "epoch axis, then the farthest remaining point) and skip trials whose estimated cost no longer fits");
-  cmd->add_option("--trial-timeout", args->trial_timeout, "Kill a trial running longer than this")->capture_default_str();
+  cmd->add_option("--trial-timeout", args->trial_timeout, "Kill a trial running longer than this (under Slurm: counted from when its job left the queue, "
+                  "and the queue's wait bounded by as much)")->capture_default_str();
   cmd->add_flag("--retry-failed", args->retry_failed, "Rerun trials recorded as failed, timeout or bad-output");
   cmd->add_flag("--dry-run", args->dry_run, "Print the planned trials and their commands; run nothing");
   cmd->add_option("--timing", args->timing,

@@ -2,7 +2,6 @@
 // trace), or a synthetic store of any size (replay/synthetic_store.h).
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -52,15 +51,6 @@ void run_synthetic(const SampleArgs& a) {
                            s.curve.size(), a.seed, a.out.empty() || a.out == "-" ? "" : " -> " + a.out);
 }
 
-// What the output must not replace: the trace's own files.
-std::vector<std::pair<std::string, std::string>> workload_files(const std::string& dir) {
-  std::vector<std::pair<std::string, std::string>> files;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".csv") files.push_back({entry.path().string(), "--workload"});
-  return files;
-}
-
 void run_sample(const SampleArgs& a, const CLI::App& cmd) {
   if (a.synthetic_rows > 0)
     for (const char* ignored : {"--plan", "--metric", "--curves", "--metric-align", "--hardware"})
@@ -68,7 +58,7 @@ void run_sample(const SampleArgs& a, const CLI::App& cmd) {
         throw InputError("", 0, ignored, "goes with --workload: --synthetic-rows draws its own closed form");
   if (!a.workload.empty() && cmd.get_option("--synthetic-form")->count() > 0)
     throw InputError("", 0, "--synthetic-form", "goes with --synthetic-rows, not --workload");
-  if (!a.workload.empty()) io::check_output_path(a.out, "--out", workload_files(a.workload));
+  if (!a.workload.empty()) io::check_output_path(a.out, "--out", {{a.workload, "--workload"}});
   else io::check_output_path(a.out, "--out");
   // Given, it is used: 0 would read as "not given" and the trace's own size taken silently.
   if (cmd.get_option("--dataset-size")->count() > 0 && a.dataset_size < 1)

@@ -21,6 +21,7 @@
 #include "profile/progress.h"
 #include "profile/sample_store.h"
 #include "profile/samples_file.h"
+#include "profile/live_log.h"
 
 namespace trainplan::cli {
 namespace {
@@ -42,7 +43,8 @@ void require_exists(const std::string& path) {
 }
 
 void run_export(const SamplesArgs& a) {
-  io::check_output_path(a.out, "--out", {{a.store, "--store"}});
+  io::check_output_path(a.out, "--out",
+                        {{a.store, "--store"}, {profile::live_log_path(a.store), "--store's live log"}});
   SampleStore store(a.store, SampleStore::Open::kExisting);
   SampleSet set = store.samples();
   if (set.empty()) throw InputError(a.store, 0, "", "the store holds no ok trials yet; nothing to export");
@@ -146,6 +148,9 @@ void run_compare(const SamplesArgs& a) {
   const auto ta = epoch_times(first.samples), tb = epoch_times(second.samples);
   const auto pa = probes_of(first.trials), pb = probes_of(second.trials);
   const bool probed = !pa.empty() && !pb.empty();
+  // Before the table's heading, which would otherwise stand over nothing.
+  if (std::none_of(ta.begin(), ta.end(), [&tb](const auto& e) { return tb.count(e.first) > 0; }))
+    throw InputError(a.files[1], 0, "", "no (batch, workers) in common with " + a.files[0] + "; nothing to compare");
   nlohmann::json rows = nlohmann::json::array();
   std::vector<double> ratios, probes_a, probes_b;
   if (!a.json)
@@ -179,8 +184,6 @@ void run_compare(const SamplesArgs& a) {
       fmt::print("{:>6g} {:>7} {:>12.4g} {:>12.4g} {:>7.1f}%{}\n", k.first, k.second, t1, it->second, 100 * d,
                  probe_cells);
   }
-  if (ratios.empty())
-    throw InputError(a.files[1], 0, "", "no (batch, workers) in common with " + a.files[0] + "; nothing to compare");
   const size_t n = ratios.size();
   // The median and worst |ratio / reference - 1|.
   auto apart = [&](double reference) {

@@ -2,6 +2,7 @@
 // parameter-server speeds (DL2's config_speed.txt) and report theta with
 // in-sample and cross-validated MRE, per model.
 #include <fmt/format.h>
+#include <algorithm>
 
 #include <iostream>
 #include <map>
@@ -54,7 +55,7 @@ void run_speed(const SpeedArgs& a) {
   // alone that cannot be is an error.
   const bool several = names.size() > 1;
   std::optional<InputError> first_error;
-  size_t fitted = 0;
+  size_t fitted = 0, most_points = 0;
   // One model fitted and printed; InputError when it cannot be.
   auto fit_one = [&](const std::string& name) {
     std::vector<models::SpeedPoint> pts;
@@ -82,6 +83,7 @@ void run_speed(const SpeedArgs& a) {
                        fmt::format("model '{}' ({} rows): {}", name, models::to_string(mode), e.message()));
     }
     // After the fit, whose "needs at least N points" comes first where both apply.
+    most_points = std::max(most_points, pts.size());
     if (size_t(a.cv) > pts.size() && !several)
       throw InputError("", 0, "--cv", fmt::format("{} folds for the {} {} rows of model '{}': give at most {}", a.cv,
                                                   pts.size(), models::to_string(mode), name, pts.size()));
@@ -126,6 +128,10 @@ void run_speed(const SpeedArgs& a) {
     }
   }
   if (fitted == 0 && first_error) throw *first_error;
+  // Folds no model has rows for are a mistake in --cv, as for one model named alone.
+  if (fitted > 0 && size_t(a.cv) > most_points)
+    throw InputError("", 0, "--cv", fmt::format("{} folds, but no model has more than {} rows: give at most {}", a.cv,
+                                                most_points, most_points));
   if (a.json) std::cout << io::json_text(out) << "\n";
 }
 

@@ -152,7 +152,11 @@ void run_follow(const WatchArgs& a) {
   if (!log.empty() && std::filesystem::is_directory(log))
     throw InputError(log, 0, "--log", "is a directory: give the job's log file");
   if (!a.store.empty()) {
+    if (std::filesystem::is_directory(a.store))
+      throw InputError(a.store, 0, "--store", "is a directory: give the profile's store (the file of --store)");
     log = profile::live_log_path(a.store);
+    if (std::filesystem::is_directory(log))
+      throw InputError(log, 0, "--store", "the store's live log is a directory: it should be the file profile writes");
     if (!std::filesystem::exists(log))
       throw InputError(log, 0, "--store",
                        fmt::format("no live log beside the store: is `trainplan profile --store {}` running, or has "
@@ -258,6 +262,10 @@ void run_follow(const WatchArgs& a) {
 }
 
 std::string cell_num(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "inf"; }
+// A median interval width: "-" where no forecast had an interval (NaN).
+std::string width_text(double v) {
+  return std::isnan(v) ? "-" : std::isfinite(v) ? fmt::format("{:.2f}", v) : "inf";
+}
 
 void run_replay(const WatchArgs& a) {
   const auto dirs = io::find_pollux_traces(a.replay);
@@ -275,14 +283,29 @@ void run_replay(const WatchArgs& a) {
       "method    seen  forecasts never  median    p90  coverage own  lono   width own  lono\n",
       rep.curves, fmt::join(rep.networks, ", "), fmt::join(p.target_shares, "/"), 100 * p.forecaster.coverage);
   for (const auto& c : rep.cells) {
+    // A checkpoint no run reached with three rows seen has no forecast: its
+    // figures are none, not infinite.
+    if (c.forecasts == 0) {
+      doc["cells"].push_back({{"method", to_string(c.method)}, {"checkpoint", c.checkpoint}, {"forecasts", 0},
+                              {"never", 0}, {"median_error", nullptr}, {"p90_error", nullptr},
+                              {"coverage_own", nullptr}, {"coverage_lono", nullptr}, {"median_width_own", nullptr},
+                              {"median_width_lono", nullptr}});
+      text += fmt::format("{:<9} {:>3.0f}%  {:>9} {:>5}  (no run had 3 rows by this checkpoint)\n", to_string(c.method),
+                          100 * c.checkpoint, 0, 0);
+      continue;
+    }
+    // JSON has no infinity: an infinite figure (a forecast of never) is null
+    // in a cell with forecasts (docs/WATCH.md).
+    const auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
     doc["cells"].push_back({{"method", to_string(c.method)}, {"checkpoint", c.checkpoint}, {"forecasts", c.forecasts},
-                            {"never", c.never}, {"median_error", std::isfinite(c.median_error) ? json(c.median_error) : json(nullptr)},
-                            {"p90_error", std::isfinite(c.p90_error) ? json(c.p90_error) : json(nullptr)},
-                            {"coverage_own", c.coverage_own}, {"coverage_lono", c.coverage_lono},
-                            {"median_width_own", c.median_width_own}, {"median_width_lono", c.median_width_lono}});
-    text += fmt::format("{:<9} {:>3.0f}%  {:>9} {:>5}  {:>6} {:>6}  {:>12.2f} {:>5.2f}  {:>9.2f} {:>5.2f}\n",
+                            {"never", c.never}, {"median_error", finite(c.median_error)},
+                            {"p90_error", finite(c.p90_error)}, {"coverage_own", c.coverage_own},
+                            {"coverage_lono", c.coverage_lono}, {"median_width_own", finite(c.median_width_own)},
+                            {"median_width_lono", finite(c.median_width_lono)}});
+    text += fmt::format("{:<9} {:>3.0f}%  {:>9} {:>5}  {:>6} {:>6}  {:>12.2f} {:>5.2f}  {:>9} {:>5}\n",
                         to_string(c.method), 100 * c.checkpoint, c.forecasts, c.never, cell_num(c.median_error),
-                        cell_num(c.p90_error), c.coverage_own, c.coverage_lono, c.median_width_own, c.median_width_lono);
+                        cell_num(c.p90_error), c.coverage_own, c.coverage_lono, width_text(c.median_width_own),
+                        width_text(c.median_width_lono));
   }
   if (!rep.skipped.empty()) text += fmt::format("\nskipped (too few rows): {}\n", fmt::join(rep.skipped, "; "));
   std::cout << (a.json_out ? io::json_text(doc) + "\n" : text);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "cli/shared_options.h"
@@ -162,7 +163,16 @@ CLI::Validator number_check(bool zero_ok) {
   return CLI::Validator(
       [zero_ok](std::string& v) -> std::string {
         const auto number = whole_number(v);
-        if (!number) return "must be a number, got '" + v + "'";
+        if (!number) {
+          // std::stod refuses what underflows or overflows a double (1e-320, 1e400): a number still.
+          try {
+            (void)std::stod(v);
+          } catch (const std::out_of_range&) {
+            return "'" + v + "' is outside the range of the numbers read (about 1e-308 to 1e308)";
+          } catch (const std::exception&) {
+          }
+          return "must be a number, got '" + v + "'";
+        }
         const double x = *number;
         if (!std::isfinite(x) || (zero_ok ? x < 0 : x <= 0))
           return std::string(zero_ok ? "must be a finite number >= 0" : "must be a finite number > 0") + ", got '" +

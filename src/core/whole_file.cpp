@@ -31,12 +31,39 @@ std::string link_target(const std::string& path) {
   return fs::is_symlink(p, ec) ? path : p.string();
 }
 
+// Writes `content` into the existing file `target` as it is, not through a
+// temporary file: for a file that cannot be replaced.
+void write_through(const std::string& path, const std::string& target, const std::string& content) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, 0, "", std::string("cannot write file (") + std::strerror(errno) + ")");
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw InputError(path, 0, "", "write failed (" + why + ")");
+    }
+    done += size_t(n);
+  }
+  if (::close(fd) != 0) throw InputError(path, 0, "", std::string("write failed (") + std::strerror(errno) + ")");
+}
+
 }  // namespace
 
 void write_whole_file(const std::string& path, const std::string& content) {
   // A link is written through, to the file it names: renamed over, the link itself would become a
   // file and the one it named keep its old content.
   const std::string target = link_target(path);
+  // A device or a pipe (/dev/null, /dev/stdout, a FIFO a reader waits on) is
+  // written to as it is: renamed over, it would become a plain file (and
+  // /dev/null so for every program on the machine, when run as root).
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw InputError(path, 0, "", "cannot write file: it is a folder");
+    write_through(path, target, content);
+    return;
+  }
   // A name of its own beside the target, created exclusively (no file of the user's called PATH.tmp
   // is written over, and two writers never share one), with the mode a new file gets (the umask's).
   std::mt19937_64 random(std::random_device{}());

@@ -9,8 +9,10 @@ namespace trainplan {
 // disk shows only when the last buffer is flushed, and a crash or a failed
 // write must leave the old file as it was. A symbolic link is written
 // through, to the file it names (created if it does not exist yet); the file keeps its mode (a new one: the
-// umask's). On failure the temporary file is removed and InputError names
-// `path`.
+// umask's). A device or a FIFO (/dev/null, /dev/stdout, a named pipe) is
+// written into as it is, since renaming over it would replace it with a
+// plain file; a folder is refused. On failure the temporary file is removed
+// and InputError names `path`.
 void write_whole_file(const std::string& path, const std::string& content);
 
 }  // namespace trainplan

@@ -47,6 +47,13 @@ static std::string trim(const std::string& s) {
 
 namespace {
 
+// A value as an error message quotes it: a field of megabytes is cut.
+static std::string quoted_value(const std::string& s) {
+  constexpr size_t kMostQuoted = 60;
+  if (s.size() <= kMostQuoted) return "'" + s + "'";
+  return "'" + s.substr(0, kMostQuoted) + "...' (" + std::to_string(s.size()) + " characters)";
+}
+
 // Splits `line` as split_csv_line does; false when it ends inside a quoted
 // field (a field that goes on past a line break, or a quote never closed).
 bool split_fields(const std::string& line, std::vector<std::string>& out) {
@@ -214,12 +221,17 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
     // field no column names: dropped, as a reader of the header's columns would never see it.
     while (fields.size() > t.header_.size() && fields.back().empty()) fields.pop_back();
     if (fields.size() != t.header_.size()) {
-      // A short line names the first column it lacks.
+      // A short line names the first column it lacks; a long one the
+      // header's last column, after which its fields have none.
       const bool short_line = fields.size() < t.header_.size();
-      InputError e(name, record_line, short_line ? t.header_[fields.size()] : "",
+      InputError e(name, record_line, short_line ? t.header_[fields.size()] : t.header_.back(),
                    "expected " + std::to_string(t.header_.size()) + " fields as in the header, found " +
                        std::to_string(fields.size()) +
-                       (short_line ? ": this column is the first the line lacks" : ""));
+                       (short_line ? ": this column is the first the line lacks"
+                                   : ": this column is the header's last; the line's field " +
+                                         std::to_string(t.header_.size() + 1) + ", " +
+                                         quoted_value(fields[t.header_.size()]) +
+                                         ", has none (a value holding a comma must be quoted)"));
       if (bad == BadFieldCount::kThrow) throw e;
       t.malformed_.push_back(std::move(e));
       t.malformed_fields_.push_back({record_line, std::move(fields)});
@@ -229,6 +241,17 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
   }
   if (!have_header) throw InputError(name, 0, "", "file is empty (no header line)");
   return t;
+}
+
+// Two names that differ only in case or '-', ' ' and '_' (folded alike).
+void CsvTable::refuse_ambiguous(const std::string& name) const {
+  const auto named = columns_named(name);
+  if (named.size() < 2) return;
+  std::string list;
+  for (const auto& h : named) list += (list.empty() ? "'" : ", '") + h + "'";
+  throw InputError(path_, header_line_, name,
+                   "is ambiguous: the header names it " + std::to_string(named.size()) + " times (" + list +
+                       "); keep one");
 }
 
 void CsvTable::require_columns(const std::vector<std::string>& names) const {
@@ -250,14 +273,7 @@ void CsvTable::require_columns(const std::vector<std::string>& names) const {
         for (const auto& [sep, what] : {std::pair{';', "';'"}, std::pair{'\t', "tabs"}, std::pair{'|', "'|'"}})
           if (header_[0].find(n) != std::string::npos && header_[0].find(sep) != std::string::npos)
             hint = fmt::format("; the header is separated by {}: trainplan reads commas", what);
-      // Two names that differ only in case or '-', ' ' and '_' (folded alike): neither is read.
-      if (const auto named = columns_named(n); named.size() > 1) {
-        std::string list;
-        for (const auto& h : named) list += (list.empty() ? "'" : ", '") + h + "'";
-        throw InputError(path_, header_line_, n,
-                         "is ambiguous: the header names it " + std::to_string(named.size()) + " times (" + list +
-                             "); keep one");
-      }
+      refuse_ambiguous(n);
       throw InputError(path_, header_line_, n, "required column is missing (header has: " + have + ")" + hint);
     }
 }
@@ -300,13 +316,6 @@ const std::string& CsvTable::text(const CsvRow& row, const std::string& name) co
   int c = column(name);
   if (c < 0) throw InputError(path_, row.line, name, "no such column");
   return row.fields[c];
-}
-
-// A value as an error message quotes it: a field of megabytes is cut.
-static std::string quoted_value(const std::string& s) {
-  constexpr size_t kMostQuoted = 60;
-  if (s.size() <= kMostQuoted) return "'" + s + "'";
-  return "'" + s.substr(0, kMostQuoted) + "...' (" + std::to_string(s.size()) + " characters)";
 }
 
 double CsvTable::number(const CsvRow& row, const std::string& name) const {

@@ -79,6 +79,11 @@ class CsvTable {
   // Every header entry whose folded name is `name`'s: more than one where a
   // file names a column twice in different spellings ("tp" and "TP").
   std::vector<std::string> columns_named(const std::string& name) const;
+  // Throws InputError (the header's line, `name`) when columns_named(name)
+  // holds more than one entry: which was meant cannot be told, and neither
+  // would be read. For the optional columns a reader knows; require_columns
+  // says the same of the required ones.
+  void refuse_ambiguous(const std::string& name) const;
   // From now on `name` finds the column `header_name` (another tool's spelling
   // of it); errors in it still name `header_name`. Throws std::logic_error
   // when there is no such column.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "io/output_path.h"
 
 namespace trainplan::io {
@@ -319,6 +320,14 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
     if (ec) throw InputError("", 0, "--plot", "cannot write '" + path + "': " + ec.message());
   }
   ec.clear();  // a destination not there yet is no error
+  // A device or a pipe (/dev/null) cannot be replaced: the chart is written into it.
+  if (std::filesystem::exists(dest, ec) && !std::filesystem::is_regular_file(dest, ec) &&
+      !std::filesystem::is_directory(dest, ec)) {
+    std::ifstream in(drawn, std::ios::binary);
+    write_whole_file(dest.string(), std::string((std::istreambuf_iterator<char>(in)), {}));
+    return;
+  }
+  ec.clear();
   const auto partial = dest.parent_path() / fmt::format(".{}.partial-{}-{}", dest.filename().string(), ::getpid(), seq++);
   std::filesystem::copy_file(drawn, partial, std::filesystem::copy_options::none, ec);
   if (!ec) std::filesystem::rename(partial, dest, ec);

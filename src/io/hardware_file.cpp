@@ -103,12 +103,8 @@ structure::HardwareProfile read_hardware_file(const std::string& path) {
                                        h, sep == '\t' ? std::string("\\t") : std::string(1, sep)));
       throw InputError(path, t.header_line(), h, "unknown column (a hardware file has: " + known + ")");
     }
-  // One figure under two spellings ("fp32_tflops" and "FP32-TFLOPS"): which
-  // one was meant cannot be told, and neither would be read.
-  for (const auto& k : known_columns())
-    if (auto spellings = t.columns_named(k); spellings.size() > 1)
-      throw InputError(path, t.header_line(), spellings[1],
-                       fmt::format("two columns name {}: {}; keep one", k, fmt::join(spellings, " and ")));
+  // One figure under two spellings ("fp32_tflops" and "FP32-TFLOPS").
+  for (const auto& k : known_columns()) t.refuse_ambiguous(k);
   // The catalog file names its GPU in `device`.
   const std::string name_column = !t.has_column("name") && t.has_column("device") ? "device" : "name";
   t.require_columns({name_column});

@@ -79,12 +79,7 @@ namespace {
 // not read whose name is a slip from one that is gets a note, since its
 // values would otherwise be passed over without a word.
 void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
-  for (const auto& name : llm_columns_read())
-    if (auto named = t.columns_named(name); named.size() > 1) {
-      std::string list;
-      for (const auto& n : named) list += (list.empty() ? "'" : ", '") + n + "'";
-      throw InputError(t.path(), t.header_line(), name, "the columns " + list + " all read as '" + name + "': keep one");
-    }
+  for (const auto& name : llm_columns_read()) t.refuse_ambiguous(name);
   std::vector<int> read;  // the columns some name above finds, under another tool's name too
   for (const auto& name : llm_columns_read()) read.push_back(t.column(name));
   for (size_t i = 0; i < t.header().size(); ++i) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "io/pollux_trace.h"
 
 namespace trainplan::io {
 
@@ -29,23 +30,37 @@ void check_output_path(const std::string& path, const std::string& option,
   namespace fs = std::filesystem;
   for (const auto& [input, input_option] : inputs) {
     if (input.empty() || input == "-") continue;
-    if (fs::equivalent(path, input, ec) && !ec)
+    // The same file under another name, or (neither there yet: a store's
+    // live log) the same path however spelt.
+    const bool same_file = fs::equivalent(path, input, ec) && !ec;
+    std::error_code ec_out, ec_in;
+    const bool same_path = !same_file && fs::weakly_canonical(path, ec_out) == fs::weakly_canonical(input, ec_in) &&
+                           !ec_out && !ec_in;
+    if (same_file || same_path)
       throw InputError("", 0, option,
                        "'" + path + "' is the " + input_option +
                            " file: writing it would replace what this reads; give another path");
     // A folder the verb reads (trace folders): a file already in it, at any
-    // depth, may be one it reads, and is not replaced.
-    if (fs::is_directory(input, ec) && fs::exists(path, ec)) {
-      const fs::path folder = fs::canonical(input, ec);
-      if (ec) continue;
-      const fs::path file = fs::canonical(path, ec);
-      if (ec) continue;
-      const auto [f, o] = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end());
-      if (f == folder.end())
-        throw InputError("", 0, option,
-                         "'" + path + "' is a file in the " + input_option + " folder '" + input +
-                             "': writing it would replace what this may read; give another path");
-    }
+    // depth, may be one it reads, and is not replaced; a new one is refused
+    // where a trace's reader would take it for one of the trace's files next
+    // time (a validation-7.csv beside a placements.csv).
+    if (!fs::is_directory(input, ec)) continue;
+    const fs::path folder = fs::canonical(input, ec);
+    if (ec) continue;
+    const bool there = fs::exists(path, ec);
+    const fs::path file = there ? fs::canonical(path, ec) : fs::weakly_canonical(path, ec);
+    if (ec) continue;
+    const auto [f, o] = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end());
+    if (f != folder.end()) continue;
+    if (there)
+      throw InputError("", 0, option,
+                       "'" + path + "' is a file in the " + input_option + " folder '" + input +
+                           "': writing it would replace what this may read; give another path");
+    if (fs::exists(file.parent_path() / "placements.csv", ec) && is_pollux_trace_file_name(file.filename().string()))
+      throw InputError("", 0, option,
+                       "'" + path + "' would be read as one of the files of the trace in '" +
+                           file.parent_path().string() + "' (under the " + input_option +
+                           " folder) the next time; give another path");
   }
 }
 

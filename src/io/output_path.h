@@ -16,7 +16,10 @@ void check_output_path(const std::string& path, const std::string& option);
 // The same, and also refuses when `path` is one of the verb's `inputs` (each
 // {path, the option that named it}; "" skipped) under any name, a link or
 // another spelling: writing the output would replace what the verb reads.
-// An input that is a folder covers every file already in it, at any depth.
+// An input that is a folder covers every file already in it, at any depth,
+// and a new file in a trace folder under it that the trace's reader would
+// read the next time (a validation-7.csv beside a placements.csv). An input
+// not there yet (a store's live log) is matched by its path.
 void check_output_path(const std::string& path, const std::string& option,
                        const std::vector<std::pair<std::string, std::string>>& inputs);
 

@@ -56,11 +56,21 @@ std::optional<double> sync_of(const CsvTable& t, const CsvRow& row, double step_
 
 }  // namespace
 
+bool is_pollux_trace_file_name(const std::string& name) {
+  return name == "placements.csv" || name == "scalability.csv" ||
+         (name.rfind("validation-", 0) == 0 && fs::path(name).extension() == ".csv");
+}
+
+std::string pollux_trace_name(const std::string& dir) {
+  auto folder = fs::path(dir).lexically_normal();
+  if (folder.filename().empty()) folder = folder.parent_path();
+  return folder.filename().string();
+}
+
 PolluxTrace read_pollux_trace(const std::string& dir, const PolluxTraceOptions& options) {
   PolluxTrace tr;
   tr.dir = dir;
-  tr.name = fs::path(dir).filename().string();
-  if (tr.name.empty()) tr.name = fs::path(dir).parent_path().filename().string();
+  tr.name = pollux_trace_name(dir);
   if (!fs::is_directory(dir)) throw InputError(dir, 0, "", "not a directory (expected a Pollux trace directory)");
   fs::path pl = fs::path(dir) / "placements.csv";
   if (!fs::exists(pl)) throw InputError(pl.string(), 0, "", "missing: a trace directory needs placements.csv");

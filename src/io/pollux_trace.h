@@ -69,6 +69,14 @@ struct PolluxTraceOptions {
   bool sync_optional = false;
 };
 
+// A trace's name: its directory's last component, however the path is
+// written ("tr/cifar10", "tr/cifar10/", "tr/./cifar10/."): "cifar10".
+std::string pollux_trace_name(const std::string& dir);
+
+// Whether a file of this name in a trace directory is one read_pollux_trace
+// reads: placements.csv, scalability.csv, validation-<B>.csv.
+bool is_pollux_trace_file_name(const std::string& name);
+
 // Reads a trace directory. Throws InputError (file, line, column) on bad input:
 // a missing placements.csv, missing columns, non-numbers, NaN/Inf, step times
 // or batches <= 0, a placement that is not a string of digits 1-9.

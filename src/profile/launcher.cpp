@@ -61,6 +61,11 @@ void check_host_address(const std::string& addr, const std::string& option) {
 
 namespace {
 
+// srun's line that a queued job got its nodes ("srun: job 149 has been
+// allocated resources").
+constexpr const char* kSlurmAllocated = "has been allocated resources";
+
+
 // `s` without the line ends and spaces that end it (srun's and sinfo's messages).
 std::string trim_end(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -107,6 +112,7 @@ LaunchPlan plan_processes(const CommandTemplate& tmpl, std::map<std::string, std
   lp.commands.push_back(srun + " /bin/bash -c " + shell_quote(with_rank) + " trainplan-rank " + shell_quote(script));
   lp.label_filter = true;
   lp.display = lp.commands.front();
+  lp.timeout_restarts_at = kSlurmAllocated;
   return lp;
 }
 
@@ -248,7 +254,7 @@ std::optional<std::string> slurm_failure(const std::string& stderr_tail) {
 std::optional<std::string> slurm_never_started(const std::string& stderr_tail) {
   // "srun: job 149 queued and waiting for resources" ... "srun: job 149 has been allocated resources"
   if (stderr_tail.find("queued and waiting for resources") == std::string::npos ||
-      stderr_tail.find("has been allocated resources") != std::string::npos)
+      stderr_tail.find(kSlurmAllocated) != std::string::npos)
     return std::nullopt;
   // "srun: Requested partition configuration not available now": more nodes or CPUs than it has up.
   static const std::regex why(R"(srun: (Requested [^\n]*not available[^\n]*))");

@@ -49,6 +49,9 @@ struct LaunchPlan {
   std::vector<std::string> commands;
   bool label_filter = false;  // stdout lines carry srun's "N: " labels; keep rank 0's
   std::string display;        // what to record as the trial's command
+  // ProcessGroupOptions::timeout_restarts_at: under Slurm, srun's line that
+  // the job left the queue, so that a trial's timeout is its run's.
+  std::string timeout_restarts_at;
 };
 
 // `batches`: the value of {batches} (empty: key.batch alone).

@@ -71,6 +71,7 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   LaunchPlan plan = plan_layout_launch(tmpl, key, s, free_loopback_port());
   ProcessGroupOptions po;
   po.timeout_s = timeout_s;
+  po.timeout_restarts_at = plan.timeout_restarts_at;
   po.cancel = cancel;
   if (s.kind == LauncherKind::kLocal && tmpl.per_rank()) po.cpus = pin_plan(key.workers(), 1);
   po.stdout_json_lines_only = true;
@@ -83,6 +84,8 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   const std::string text = plan.label_filter ? rank0_lines(r.stdout0) : r.stdout0;
   if (r.timed_out) {
     out.error = fmt::format("timed out after {:.0f} s", timeout_s);
+    if (r.restarted_after_s >= 0)
+      out.error += fmt::format(" counted from when the Slurm job started (it queued {:.0f} s)", r.restarted_after_s);
     if (plan.label_filter)
       if (auto why = slurm_never_started(r.stderr_tail)) out.error += ": " + *why;
   } else if (r.cancelled) {

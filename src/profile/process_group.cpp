@@ -100,7 +100,7 @@ class GroupRun {
   GroupRun(const ProcessGroupOptions& opts, ProcessGroupResult& res) : opts_(opts), res_(res) {
     make_pipe(out_);
     make_pipe(err_);
-    t0_ = Clock::now();
+    t0_ = limit_t0_ = Clock::now();
   }
   ~GroupRun() {
     if (pgid_ > 0) forget_running_group(pgid_);
@@ -166,6 +166,7 @@ class GroupRun {
         keep_stdout(buf_, size_t(n));
         if (opts_.on_stdout0) opts_.on_stdout0(buf_, size_t(n));
       } else {
+        watch_for_restart(buf_, size_t(n));
         append_tail(res_.stderr_tail, buf_, size_t(n), opts_.stderr_tail_bytes);
       }
     }
@@ -206,7 +207,7 @@ class GroupRun {
       if (opts_.cancel && opts_.cancel->load()) {
         res_.cancelled = true;
         start_kill();
-      } else if (opts_.timeout_s > 0 && seconds_since(t0_) > opts_.timeout_s) {
+      } else if (opts_.timeout_s > 0 && seconds_since(limit_t0_) > opts_.timeout_s) {
         res_.timed_out = true;
         start_kill();
       } else if (opts_.end && opts_.end->load()) {
@@ -245,6 +246,19 @@ class GroupRun {
   }
 
  private:
+  // Restarts the timeout at timeout_restarts_at's first appearance; the text
+  // may span two reads, so the tail before this piece is searched with it.
+  void watch_for_restart(const char* data, size_t n) {
+    const std::string& mark = opts_.timeout_restarts_at;
+    if (mark.empty() || res_.restarted_after_s >= 0) return;
+    const size_t keep = std::min(res_.stderr_tail.size(), mark.size() - 1);
+    std::string window = res_.stderr_tail.substr(res_.stderr_tail.size() - keep);
+    window.append(data, n);
+    if (window.find(mark) == std::string::npos) return;
+    res_.restarted_after_s = seconds_since(t0_);
+    limit_t0_ = Clock::now();
+  }
+
   // Adds a piece of command 0's stdout to stdout0: all of it, or (with
   // stdout_json_lines_only) its whole lines that hold a '{'.
   void keep_stdout(const char* data, size_t n) {
@@ -293,6 +307,7 @@ class GroupRun {
   ProcessGroupResult& res_;
   int out_[2], err_[2];
   Clock::time_point t0_;
+  Clock::time_point limit_t0_;  // where the timeout counts from: t0_, or the restart
   std::vector<pid_t> pids_;
   pid_t pgid_ = 0;
   std::vector<bool> running_;

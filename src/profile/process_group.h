@@ -20,6 +20,11 @@ namespace trainplan::profile {
 
 struct ProcessGroupOptions {
   double timeout_s = 0;                      // 0: no limit
+  // Text whose first appearance on stderr restarts the timeout (srun's "has
+  // been allocated resources", after "queued and waiting for resources"):
+  // timeout_s then bounds the wait before it and, afresh, the run after it,
+  // so that a trial's time in a queue is not taken from its run. "": never.
+  std::string timeout_restarts_at;
   const std::atomic<bool>* cancel = nullptr;  // polled every 100 ms; true stops the group
   size_t stderr_tail_bytes = 2048;           // how much of the merged stderr to keep
   size_t stdout_max_bytes = 16 << 20;        // command 0's stdout kept beyond this is dropped (stdout_truncated)
@@ -61,6 +66,9 @@ struct ProcessGroupResult {
   // child subreaper, so such orphans come back to it rather than to init).
   int escaped_killed = 0;
   bool ended_on_request = false;  // ended by ProcessGroupOptions::end
+  // Seconds from the start to ProcessGroupOptions::timeout_restarts_at's
+  // appearance (the time in a queue); -1 where it did not appear.
+  double restarted_after_s = -1;
   bool ok() const { return !timed_out && !cancelled && failed_index < 0; }
 };
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/sample.h"
 #include "core/json_parse.h"
 
 namespace trainplan::profile {
@@ -177,6 +178,12 @@ TrialLogLine parse_trial_log_line(const std::string& line, const std::string& fi
   r.epoch = number(j, "epoch", false, file, line_no);
   if (r.epoch && *r.epoch < 0) throw InputError(file, line_no, "epoch", fmt::format("must be >= 0, got {}", *r.epoch));
   r.epoch_time_s = number(j, "epoch_time_s", true, file, line_no);
+  // The bounds `profile` reads a trial's epochs within: past them a sum of
+  // epochs overflows to infinity, or the unit was not seconds.
+  if (r.epoch_time_s && (*r.epoch_time_s < kLeastEpochSeconds || *r.epoch_time_s > kMostEpochSeconds))
+    throw InputError(file, line_no, "epoch_time_s",
+                     fmt::format("{:g} s is outside {:g} to {:g} s (a time in another unit?)", *r.epoch_time_s,
+                                 kLeastEpochSeconds, kMostEpochSeconds));
   if (auto m = j.find("metric"); m != j.end() && !m->is_null() && !m->is_number()) {
     r.unreadable_metric = m->dump();
     if (r.unreadable_metric.size() > 40) r.unreadable_metric = r.unreadable_metric.substr(0, 37) + "...";

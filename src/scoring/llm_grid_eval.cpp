@@ -124,6 +124,7 @@ GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, cons
   e.fitted_time = all.time.params();
   e.fitted_memory = all.memory.params();
   e.fitted_factors = all.time.fitted_factors();
+  e.fitted_mode = all.time.fitted_mode();
   for (const auto& x : rows)
     e.time_in_sample_mape += std::abs(all.time.predict(x.spec, x.layout).iteration / *x.iteration_time_s - 1) / n;
   return e;

@@ -31,9 +31,7 @@ namespace {
 std::map<std::string, std::string> traces_of(const std::string& root) {
   std::map<std::string, std::string> out;
   for (const auto& d : io::list_pollux_traces(root)) {
-    std::string name = fs::path(d).filename().string();
-    if (name.empty()) name = fs::path(d).parent_path().filename().string();
-    out[name] = d;
+    out[io::pollux_trace_name(d)] = d;
   }
   return out;
 }
@@ -188,10 +186,6 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
 
   // Pair the networks: by folder name, or the two folders themselves.
   std::vector<std::pair<std::string, std::string>> pairs;  // (from, to)
-  auto name_of = [](const std::string& d) {
-    std::string n = fs::path(d).filename().string();
-    return n.empty() ? fs::path(d).parent_path().filename().string() : n;
-  };
   // The folder under `root` of the network `name` names (any case, '-', '_' or spaces), or "".
   auto folder_named = [](const std::string& root, const std::string& name) {
     std::error_code ec;
@@ -206,19 +200,21 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
   if (from_one || to_one) {
     // One network's trace on one side and a folder of them on the other: that network's folder there.
     std::string from = opts.from, to = opts.to;
-    if (!from_one) from = folder_named(opts.from, name_of(opts.to));
-    if (!to_one) to = folder_named(opts.to, name_of(opts.from));
+    if (!from_one) from = folder_named(opts.from, io::pollux_trace_name(opts.to));
+    if (!to_one) to = folder_named(opts.to, io::pollux_trace_name(opts.from));
     if (from.empty())
       throw InputError((fs::path(opts.from) / "placements.csv").string(), 0, "",
-                       "missing: --to is " + name_of(opts.to) + "'s trace, and --from is neither a trace (placements.csv) "
-                       "nor a folder holding one of that network's name");
+                       "missing: --to is " + io::pollux_trace_name(opts.to) +
+                           "'s trace, and --from is neither a trace (placements.csv) "
+                           "nor a folder holding one of that network's name");
     if (to.empty())
       throw InputError((fs::path(opts.to) / "placements.csv").string(), 0, "",
-                       "missing: --from is " + name_of(opts.from) + "'s trace, and --to is neither a trace (placements.csv) "
-                       "nor a folder holding one of that network's name");
+                       "missing: --from is " + io::pollux_trace_name(opts.from) +
+                           "'s trace, and --to is neither a trace (placements.csv) "
+                           "nor a folder holding one of that network's name");
     pairs.push_back({from, to});
     // The folders' names are the pairing's only evidence; two different networks of the zoo are likely a mistake.
-    const std::string a = name_of(from), b = name_of(to);
+    const std::string a = io::pollux_trace_name(from), b = io::pollux_trace_name(to);
     const auto* na = structure::find_network(a);
     const auto* nb = structure::find_network(b);
     if (na && nb && na != nb)  // two names of one network (an alias) are no mistake
@@ -258,6 +254,13 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
       throw InputError(opts.to, 0, "", "no network's trace folder is under both " + opts.from + " and " + opts.to);
   }
 
+  // A pair whose two folders are one (--from a folder of networks and --to
+  // one of them, or a link to it): every --to row would also be fitted on.
+  for (const auto& [from_dir, to_dir] : pairs)
+    if (std::error_code same; fs::equivalent(from_dir, to_dir, same) && !same)
+      throw InputError("", 0, "--to",
+                       fmt::format("{} is the --from trace {}: a transfer is scored on another GPU's traces", to_dir,
+                                   from_dir));
   // Written whole at the end (write_whole_file), so a failed run leaves no half file.
   std::ostringstream rows_out;
   const bool keep_rows = !opts.rows_out.empty();
@@ -265,8 +268,7 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
   std::optional<InputError> too_short;  // the first trace with no row left past the trials
   for (const auto& [from_dir, to_dir] : pairs) {
     NetworkTransfer nt;
-    nt.network = fs::path(to_dir).filename().string();
-    if (nt.network.empty()) nt.network = fs::path(to_dir).parent_path().filename().string();
+    nt.network = io::pollux_trace_name(to_dir);
     nt.from_dir = from_dir, nt.to_dir = to_dir;
     // A network whose trace cannot be read is named and left out; the others are scored.
     std::vector<models::StepSample> source, target;

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/whole_file.h"
+#include "io/csv.h"
 #include "io/gnuplot.h"
 #include "sim/app_model.h"
 #include "sim/workload.h"
@@ -85,10 +86,12 @@ void write_jobs_csv(const std::string& path, const std::vector<SimResult>& runs)
       << "\n";
   for (const auto& r : runs)
     for (const auto& j : r.jobs) {
-      out << fmt::format("{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{},{},{}", r.policy, j.name, j.app, j.arrival,
+      // A job's name as the workload gave it, commas and quotes included.
+      out << fmt::format("{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{},{},{},{}", r.policy, io::csv_field(j.name),
+                         io::csv_field(j.app), j.arrival,
                          j.start, j.finish, j.jct, j.gpu_seconds, j.restarts, j.gpus, j.batch,
                          j.met_deadline ? (*j.met_deadline ? "1" : "0") : "");
-      if (groups) out << "," << (size_t(j.group) < r.groups.size() ? r.groups[size_t(j.group)].gpu : "");
+      if (groups) out << "," << io::csv_field(size_t(j.group) < r.groups.size() ? r.groups[size_t(j.group)].gpu : "");
       out << "\n";
     }
   write_whole_file(path, out.str());

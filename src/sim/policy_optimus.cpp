@@ -1,8 +1,10 @@
 // optimus (Peng et al., EuroSys'18; docs/SIMULATOR.md) adapted to all-reduce GPU
 // jobs: every job keeps its requested global batch; each waiting job first
-// gets one GPU (in arrival order), then GPUs go one at a time to the job
-// whose estimated remaining time drops the most, until GPUs run out or no
-// drop is positive. Remaining times come from the simulator's estimator
+// gets the fewest GPUs it runs on (one, unless its batch cannot be timed on
+// one), in arrival order, then GPUs go one at a time to the job whose
+// estimated remaining time drops the most, until GPUs run out or no drop is
+// positive; on a cluster of several GPU types, only counts some node group
+// runs the job on. Remaining times come from the simulator's estimator
 // (fitted models unless --oracle). Re-planned at every scheduling point,
 // with no hysteresis, as in the paper: every change costs a restart.
 #include <algorithm>
@@ -21,9 +23,24 @@ class Optimus : public Policy {
   std::string name() const override { return "optimus"; }
   bool uses_estimates() const override { return true; }
 
+  // The most GPUs `j` can use: its batch's limit, within the largest group.
+  static int cap_of(const SchedInput& in, const JobState& j) {
+    return std::min(j.spec->app_on(j.group)->max_gpus(j.spec->batch), most_gpus_per_job(in));
+  }
+
   double remaining(const SchedInput& in, const JobState& j, int g) {
     double r = g > 0 ? table_.rate(*in.est, j, g, j.spec->batch) : 0;
     return r > 0 ? j.remaining() / r : std::numeric_limits<double>::infinity();
+  }
+
+  // Whether some node group of at least `g` GPUs runs `j` on `g` of them:
+  // blind to GPU types, the policy gives counts and the simulator the group,
+  // so a count no group can run would leave the job placed nowhere.
+  bool runs_somewhere(const SchedInput& in, const JobState& j, int g) {
+    if (in.groups.size() <= 1) return g <= in.total_gpus;
+    for (size_t k = 0; k < in.groups.size(); ++k)
+      if (in.groups[k].total_gpus >= g && table_.rate_on(*in.est, j, int(k), g, j.spec->batch) > 0) return true;
+    return false;
   }
 
   std::vector<Decision> schedule(const SchedInput& in) override {
@@ -32,17 +49,21 @@ class Optimus : public Policy {
     int free = in.total_gpus;
     for (size_t i = 0; i < jobs.size() && free > 0; ++i) {
       const JobState& j = *jobs[i];
-      int first = j.rigid() ? j.spec->gpus : 1;
-      if (first > free || !std::isfinite(remaining(in, j, first))) continue;
-      alloc[i] = first;
-      free -= first;
+      // The fewest GPUs the job runs on: one, unless its batch cannot be
+      // timed on fewer (a trace without one-GPU placements).
+      const int least = j.rigid() ? j.spec->gpus : 1, most = j.rigid() ? j.spec->gpus : cap_of(in, j);
+      for (int g = least; g <= std::min(most, free); ++g)
+        if (std::isfinite(remaining(in, j, g)) && (j.rigid() || runs_somewhere(in, j, g))) {
+          alloc[i] = g;
+          free -= g;
+          break;
+        }
     }
     // Marginal gain: the drop in remaining time from one more GPU.
     give_gpus_by_marginal_gain(alloc, free, [&](size_t i) {
       const JobState& j = *jobs[i];
       if (j.rigid() || alloc[i] == 0) return 0.0;
-      int cap = std::min(j.spec->app_on(j.group)->max_gpus(j.spec->batch), most_gpus_per_job(in));
-      if (alloc[i] >= cap) return 0.0;
+      if (alloc[i] >= cap_of(in, j) || !runs_somewhere(in, j, alloc[i] + 1)) return 0.0;
       return remaining(in, j, alloc[i]) - remaining(in, j, alloc[i] + 1);
     });
     std::vector<Decision> out;

@@ -12,6 +12,7 @@
 // Units: TFLOP/s (dense, no structured sparsity), GB (1e9 bytes), GB/s in
 // one direction.
 #pragma once
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,9 +65,14 @@ struct GpuSpec {
   // layers stay on the CUDA cores (PyTorch's default for matmul since 1.12).
   // TFLOP/s, sustained.
   double fp32_conv_tflops() const;
+  // Either the faster of the two paths where TF32 units may be used: they
+  // never slow matrix work down (an A6000's CUDA cores outrun its share of
+  // the TF32 peak).
   double fp32_matmul_tflops() const {
-    return fp32_matmul_tf32 && tf32_tensor_tflops > 0 ? tf32_tensor_tflops * tensor_sustained * tf32_kernel_share
-                                                      : fp32_tflops * fp32_sustained;
+    const double cuda_cores = fp32_tflops * fp32_sustained;
+    return fp32_matmul_tf32 && tf32_tensor_tflops > 0
+               ? std::max(cuda_cores, tf32_tensor_tflops * tensor_sustained * tf32_kernel_share)
+               : cuda_cores;
   }
   // The framework runs fp32 dense layers on TF32 tensor cores too (PyTorch
   // 1.7 to 1.11 by default; later `torch.backends.cuda.matmul.allow_tf32`

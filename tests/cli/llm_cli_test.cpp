@@ -767,7 +767,9 @@ TEST(LlmCli, ARunSheetsOtherCellsAndLinesCostNoRowItsPrediction) {
   auto out = (d / "out.csv").string();
   auto r = tptest::run_cli("llm predict --configs " + in + " --gpu a100-80gb -o " + out);
   EXPECT_EQ(r.exit_code, 2) << r.err;  // the wide line is bad input
-  EXPECT_TRUE(tptest::names_input_error(r.err, in, 4, "", {"expected 13 fields as in the header, found 14"})) << r.err;
+  EXPECT_TRUE(tptest::names_input_error(r.err, in, 4, "memory_gib",
+                                         {"expected 13 fields as in the header, found 14",
+                                          "the line's field 14, 'x', has none"})) << r.err;
   EXPECT_NE(r.err.find("line 5 starts with '#' and was read as a comment, not a configuration"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("1 whose fields do not match the header is in " + out +

@@ -23,14 +23,15 @@ namespace {
 // 0.9 - 0.5 exp(-e / 3) (max), batches 16..64, workers 1..4, epochs 1..20.
 // `wobble` > 0 multiplies each metric by 1 + wobble * sin(12.9898 k), k the
 // row: deterministic noise, so that conformal intervals have width.
-std::string samples_file(bool with_metric = true, double wobble = 0) {
+// `time_scale` multiplies every epoch time.
+std::string samples_file(bool with_metric = true, double wobble = 0, double time_scale = 1) {
   std::ostringstream s;
   s << "# trainplan: metric=max\nbatch,workers,epochs,epoch_time_s,metric,nodes\n";
   int k = 0;
   for (int b : {16, 32, 64})
     for (int r : {1, 2, 4})
       for (int e : {1, 3, 6, 10, 20}) {
-        double t = 5000.0 / (b * r) * (0.01 + 0.0004 * b) + r;
+        double t = time_scale * (5000.0 / (b * r) * (0.01 + 0.0004 * b) + r);
         double m = (0.9 - 0.5 * std::exp(-e / 3.0)) * (1 + wobble * std::sin(12.9898 * ++k));
         s << b << ',' << r << ',' << e << ',' << t << ',';
         if (with_metric) s << m;
@@ -41,6 +42,24 @@ std::string samples_file(bool with_metric = true, double wobble = 0) {
 }
 
 }  // namespace
+
+// An epoch of milliseconds reads as such in the text (four digits), not as
+// 0.00 s: the text's figures are the JSON's.
+TEST(PlanCli, TheTextGivesAnEpochOfMillisecondsItsDigits) {
+  const std::string args = "plan --samples " + samples_file(true, 0, 1e-4) +
+                           " --target 0.8 --deadline 1000 --max-workers 4 --model isotonic-mi";
+  auto text = tptest::run_cli(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  auto r = tptest::run_cli(args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double epoch = nlohmann::json::parse(r.out)["choice"]["epoch_time_s"].get<double>();
+  ASSERT_LT(epoch, 0.01);
+  const std::string key = "predicted epoch time  ";
+  const auto at = text.out.find(key);
+  ASSERT_NE(at, std::string::npos) << text.out;
+  const double printed = std::stod(text.out.substr(at + key.size()));
+  EXPECT_NEAR(printed, epoch, 1e-3 * epoch) << text.out;
+}
 
 TEST(PlanCli, PlansAndPrintsTheChoiceModelAndAlternatives) {
   const std::string args = "plan --samples " + samples_file() +

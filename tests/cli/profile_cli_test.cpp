@@ -226,6 +226,10 @@ TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
   EXPECT_EQ(j["already_done"], 0);
   EXPECT_EQ(j["trials"].size(), 8u);
   std::string csv = (f.dir / "s.csv").string();
+  // Not into the store's live log, which `watch --store` follows.
+  auto live = tptest::run_cli("samples export --store " + f.store + " -o " + f.store + ".live");
+  EXPECT_EQ(live.exit_code, 2);
+  EXPECT_NE(live.err.find("--store's live log"), std::string::npos) << live.err;
   auto e = tptest::run_cli("samples export --store " + f.store + " -o " + csv);
   ASSERT_EQ(e.exit_code, 0) << e.err;
   SampleSet set = io::read_samples_csv(csv);

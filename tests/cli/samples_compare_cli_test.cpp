@@ -21,6 +21,12 @@ TEST(SamplesCompareCli, ReportsPerConfigurationAndWorstDifference) {
   EXPECT_EQ(j["configurations"], 2);  // (32,1) and (64,1) in common
   EXPECT_NEAR(j["max_diff"].get<double>(), 0.10, 1e-9);
   EXPECT_NEAR(j["median_diff"].get<double>(), 0.06, 1e-9);
+  // No configuration in common: an error, and no table heading over nothing.
+  tptest::write_file(dir / "c.csv", "batch,workers,epochs,epoch_time_s,metric\n16,4,1,1.0,0.9\n");
+  auto apart = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + (dir / "c.csv").string());
+  EXPECT_EQ(apart.exit_code, 2);
+  EXPECT_EQ(apart.out, "");
+  EXPECT_NE(apart.err.find("no (batch, workers) in common"), std::string::npos) << apart.err;
   auto none = tptest::run_cli("samples compare " + (dir / "a.csv").string() + " " + dir.string());
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("directory"), std::string::npos) << none.err;

@@ -447,8 +447,12 @@ TEST(WatchCli, ReplayOnATinySyntheticTraceFolder) {
   EXPECT_EQ(doc["curves"], 4);
   ASSERT_EQ(doc["cells"].size(), 9u);  // 3 methods x 3 checkpoints
   for (const auto& c : doc["cells"]) {
-    if (c["checkpoint"] == 0.1) EXPECT_EQ(c["forecasts"], 0);  // 2 rows seen: fewer than 3
-    else EXPECT_GT(c["forecasts"], 0);
+    if (c["checkpoint"] == 0.1) {  // 2 rows seen: fewer than 3, and no figure stands for none
+      EXPECT_EQ(c["forecasts"], 0);
+      EXPECT_TRUE(c["median_error"].is_null() && c["coverage_own"].is_null()) << c;
+    } else {
+      EXPECT_GT(c["forecasts"], 0);
+    }
     if (c["method"] == "ensemble" && c["checkpoint"] == 0.5) {
       ASSERT_TRUE(c["median_error"].is_number());
       EXPECT_LT(c["median_error"].get<double>(), 0.5);
@@ -456,6 +460,8 @@ TEST(WatchCli, ReplayOnATinySyntheticTraceFolder) {
   }
   auto text = tptest::run_cli("watch --replay " + root.string());
   EXPECT_NE(text.out.find("ensemble"), std::string::npos);
+  EXPECT_NE(text.out.find("10%          0     0  (no run had 3 rows by this checkpoint)"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("nan"), std::string::npos) << text.out;
 }
 
 TEST(WatchCli, ReplayOnThePolluxTraces) {

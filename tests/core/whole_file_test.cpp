@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "test_util.h"
@@ -80,4 +84,24 @@ TEST(WholeFile, AFailedWriteLeavesTheOldFile) {
   EXPECT_TRUE(threw);
   EXPECT_EQ(tptest::read_file(path), "kept\n");
   EXPECT_EQ(only_file(dir), "out.csv");  // no temporary file left
+}
+
+// A FIFO (as a device such as /dev/null) cannot be replaced: it is written
+// into, and stays a FIFO, its reader getting every byte; a folder is refused.
+TEST(WholeFile, AFifoIsWrittenIntoNotReplaced) {
+  const auto dir = tptest::temp_dir("whole_file_fifo");
+  const std::string fifo = (dir / "pipe").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    got.assign(std::istreambuf_iterator<char>(in), {});
+  });
+  write_whole_file(fifo, std::string(100000, 'x') + "end\n");
+  reader.join();
+  EXPECT_EQ(got.size(), 100004u);
+  EXPECT_EQ(got.substr(got.size() - 4), "end\n");
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_EQ(only_file(dir), "pipe");  // no temporary file beside it
+  EXPECT_THROW(write_whole_file(dir.string(), "x"), trainplan::InputError);
 }

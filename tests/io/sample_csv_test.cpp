@@ -230,9 +230,10 @@ TEST(SampleCsv, RejectsDuplicateHeader) {
 }
 
 TEST(SampleCsv, RejectsWrongFieldCount) {
-  // A short line names the first column it lacks; a long one, no column.
+  // A short line names the first column it lacks; a long one the header's
+  // last, and quotes its first field past it.
   expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1\n", 2, "metric", "expected 5 fields");
-  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,1,7\n", 2, "", "expected 5 fields");
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1,1,1,7\n", 2, "metric", "field 6, '7', has none");
 }
 
 TEST(SampleCsv, RejectsBadDirection) {

@@ -89,6 +89,20 @@ TEST(WorkloadIo, PhillyTimestampsAreSortedAndRelative) {
   EXPECT_THROW(io::read_philly_csv(bad), InputError);
   auto bad2 = tptest::write_file(d / "c.csv", "timestamp,duration,num_gpus\n2017-10-09 07:01:55,66.0,0.5\n");
   EXPECT_THROW(io::read_philly_csv(bad2), InputError);
+  // A day the month does not have is refused (timegm would carry it into the next); 29
+  // February only in a leap year; seconds before their origin are no time.
+  for (const char* when : {"2017-02-31 07:01:55", "2017-02-29 00:00:00", "2017-04-31 00:00:00", "-1e20"}) {
+    auto day = tptest::write_file(d / "d.csv", std::string("timestamp,duration,num_gpus\n1,1,1\n") + when + ",66.0,1\n");
+    try {
+      io::read_philly_csv(day);
+      ADD_FAILURE() << when;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.line(), 3) << when;
+      EXPECT_EQ(e.field(), "timestamp") << when;
+    }
+  }
+  auto leap = tptest::write_file(d / "e.csv", "timestamp,duration,num_gpus\n2016-02-29 00:00:00,1,1\n2016-03-01 00:00:00,1,1\n");
+  EXPECT_DOUBLE_EQ(io::read_philly_csv(leap)[1].arrival_s, 86400);
 }
 
 TEST(WorkloadIo, CliReportsUnknownApplicationWithExit2) {

@@ -133,6 +133,16 @@ TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
   auto huge = tptest::write_file(dir / "huge.txt", "('toy', 'dist_sync', 32, 1, 2, [1e308, 1e308], [1.0], [0.5, 0.5])\n");
   auto bom = tptest::write_file(dir / "bom.txt", "\xEF\xBB\xBF" + text);  // saved with a byte-order mark
   EXPECT_EQ(tptest::run_cli("speed --data " + bom + " --unit steps --cv 3").exit_code, 0);
+  // More folds than any model has rows: refused with several models as with one.
+  std::string other = text;
+  for (size_t at = 0; (at = other.find("'toy'", at)) != std::string::npos;) other.replace(at, 5, "'toy2'"), at += 6;
+  auto both = tptest::write_file(dir / "two.txt", text + other);
+  EXPECT_EQ(tptest::run_cli("speed --data " + both + " --unit steps --cv 3").exit_code, 0);
+  for (const std::string model : {"", " --model toy"}) {
+    auto folds = tptest::run_cli("speed --data " + both + " --unit steps --cv 100" + model);
+    EXPECT_EQ(folds.exit_code, 2) << model;
+    EXPECT_TRUE(tptest::names_input_error(folds.err, "", 0, "--cv", {"give at most 12"})) << folds.err;
+  }
   auto overflow = tptest::run_cli("speed --data " + huge);
   EXPECT_EQ(overflow.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(overflow.err, huge, 1, "worker_speed")) << overflow.err;

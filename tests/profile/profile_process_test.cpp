@@ -45,6 +45,33 @@ TEST(ProfileProcess, TimeoutKillsTheGroupEvenIfItIgnoresSigterm) {
   EXPECT_EQ(r.failed_index, -1);
 }
 
+// Time in a queue is not the run's: the timeout restarts where the group
+// says its job left the queue (srun's line, split across two writes here),
+// and bounds the run afresh; without that line it counts from the start.
+TEST(ProfileProcess, TheTimeoutRestartsWhenTheJobLeavesTheQueue) {
+  ProcessGroupOptions o;
+  o.timeout_s = 2.5;
+  o.kill_grace_s = 0.5;
+  o.timeout_restarts_at = "has been allocated resources";
+  const std::string job =
+      "echo 'srun: job 7 queued and waiting for resources' >&2; sleep 1.5; printf 'srun: job 7 has been all' >&2; "
+      "printf 'ocated resources\n' >&2; sleep 1.5; echo ran";
+  auto r = run_process_group({job}, o);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.stdout0, "ran\n");
+  EXPECT_GE(r.restarted_after_s, 1.4);
+  EXPECT_LT(r.restarted_after_s, 2.5);
+  // The run after it is still bounded.
+  auto hung = run_process_group({"echo 'srun: job 8 has been allocated resources' >&2; sleep 30"}, o);
+  EXPECT_TRUE(hung.timed_out);
+  EXPECT_GE(hung.restarted_after_s, 0);
+  o.timeout_restarts_at.clear();
+  auto plain = run_process_group({job}, o);
+  EXPECT_TRUE(plain.timed_out);
+  EXPECT_LT(plain.restarted_after_s, 0);
+}
+
 TEST(ProfileProcess, CancelStopsTheGroup) {
   std::atomic<bool> cancel{false};
   ProcessGroupOptions o;

@@ -41,6 +41,17 @@ TEST(TrialLogLine, BadLinesNameFileLineAndField) {
     EXPECT_EQ(e.field(), "epoch_time_s");
   }
   EXPECT_THROW(parse_trial_log_line(R"({"event":"epoch",)", "f", 1), InputError);
+  // Past the bounds `profile` reads epochs within (a sum of such epochs is infinite).
+  for (const char* t : {"1e308", "2e9", "1e-12"})
+    try {
+      parse_trial_log_line(std::string(R"({"event":"epoch","epoch":5,"epoch_time_s":)") + t + "}", "run.log", 11);
+      FAIL() << t;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.line(), 11);
+      EXPECT_EQ(e.field(), "epoch_time_s");
+      EXPECT_NE(std::string(e.what()).find("outside"), std::string::npos) << e.what();
+    }
+  EXPECT_EQ(*parse_trial_log_line(R"({"event":"epoch","epoch":5,"epoch_time_s":9e8})", "f", 1).epoch_time_s, 9e8);
 }
 
 // A metric that is not a number loses the metric only: the epoch ran, and its time is kept.

@@ -235,6 +235,11 @@ TEST(SampleCli, RefusesWritingOverItsTraceAndAnImpossibleRowCount) {
   EXPECT_EQ(over.exit_code, 2);
   EXPECT_NE(over.err.find("--out"), std::string::npos) << over.err;
   EXPECT_EQ(tptest::read_file(d / "placements.csv"), placements);
+  // Nor a new file in it, which the next read of the trace would take for a curve.
+  auto into = tptest::run_cli("sample --workload " + d.string() + " -o " + (d / "validation-7.csv").string());
+  EXPECT_EQ(into.exit_code, 2);
+  EXPECT_NE(into.err.find("--workload folder"), std::string::npos) << into.err;
+  EXPECT_FALSE(std::filesystem::exists(d / "validation-7.csv"));
   for (const char* n : {"-5", "0", "100000000"}) {
     auto r = tptest::run_cli(std::string("sample --synthetic-rows ") + n);
     EXPECT_EQ(r.exit_code, 2) << n;

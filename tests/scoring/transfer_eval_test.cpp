@@ -984,3 +984,23 @@ TEST(TransferCli, APrecisionGivenReplacesTheGuessAndABadOneIsRefused) {
   EXPECT_EQ(plan.exit_code, 2);
   EXPECT_NE(plan.err.find("--target-precision"), std::string::npos) << plan.err;
 }
+
+// --from a folder of networks and --to one of its own traces (or a link to
+// it) pair a folder with itself: refused, as the same folder given twice is,
+// rather than scored in sample.
+TEST(TransferEval, ATraceThatIsItsOwnTargetIsRefused) {
+  const auto d = two_gpu_traces(false);
+  auto o = options(d, 0);
+  o.to = (d / "src" / "synthnet").string();
+  try {
+    scoring::evaluate_transfer(o);
+    FAIL() << "scored a trace against itself";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--to");
+    EXPECT_NE(std::string(e.what()).find("is the --from trace"), std::string::npos) << e.what();
+  }
+  fs::create_directories(d / "linked");
+  fs::create_directory_symlink(d / "src" / "synthnet", d / "linked" / "synthnet");
+  o.to = (d / "linked").string();
+  EXPECT_THROW(scoring::evaluate_transfer(o), InputError);
+}

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "io/csv.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
 #include "sim/workload.h"
@@ -28,13 +29,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // A folder holding one application `name` whose step takes `per_example`
-// seconds per local example, no sync, on 1..4 GPUs of one node, and two
-// epochs of `epoch` steps each.
-fs::path linear_trace(const std::string& name, double per_example, long epoch) {
+// seconds per local example, no sync, on `least_gpus`..4 GPUs of one node,
+// and two epochs of `epoch` steps each.
+fs::path linear_trace(const std::string& name, double per_example, long epoch, int least_gpus = 1) {
   auto root = tptest::temp_dir("sim" + name);
   fs::create_directories(root / name);
   std::string pl = "placement,local_bsz,step_time,sync_time\n";
-  for (int g = 1; g <= 4; ++g)
+  for (int g = least_gpus; g <= 4; ++g)
     pl += fmt::format("{},1,{:.17g},0\n{},16,{:.17g},0\n", g, per_example, g, 16 * per_example);
   tptest::write_file(root / name / "placements.csv", pl);
   tptest::write_file(root / name / "scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n");
@@ -159,6 +160,23 @@ TEST(SimPolicies, OptimusHandComputed) {
   auto r = run("optimus");
   EXPECT_DOUBLE_EQ(r.jct_a, 70);
   EXPECT_DOUBLE_EQ(r.jct_b, 70);
+}
+
+// A trace timed on no fewer than 2 GPUs: optimus starts the job on the
+// fewest it runs on (it waited forever for one, and with scheduling ticks
+// the simulation never ended), then gives it all 4: 20 steps of 2 s.
+TEST(SimPolicies, OptimusStartsAJobOnTheFewestGpusItRunsOn) {
+  const fs::path root = linear_trace("two", 1.0, 10, 2);
+  sim::AppSet apps(root.string());
+  auto wl = tptest::write_file(root / "wl.csv", "name,time,application,num_replicas,batch_size\nA,0,two,2,8\n");
+  auto jobs = sim::jobs_from_workload(wl, apps, 1.0, 4);
+  for (double interval : {0.0, 60.0}) {
+    sim::Experiment ex(apps.all(), small_cluster(1, 4, 0, interval));
+    auto r = ex.run("optimus", jobs);
+    ASSERT_EQ(r.jobs.size(), 1u);
+    EXPECT_DOUBLE_EQ(r.jobs[0].jct, 40) << interval;
+    EXPECT_EQ(r.jobs[0].gpus, 4) << interval;
+  }
 }
 
 // Goodput at batch b on g GPUs is g/b (gain 1), so the best batch is the
@@ -515,4 +533,23 @@ TEST(SimNodeGroups, CoconfigSendsEachJobWhereItFinishesSoonest) {
   EXPECT_EQ(r.jobs[1].restarts, 1);
   EXPECT_DOUBLE_EQ(r.jobs[1].jct, 17.5);
   EXPECT_DOUBLE_EQ(r.gpu_seconds_by_group[0], 4 * 10);
+}
+
+// --jobs-csv keeps a job's name as the workload gave it: one with a comma or
+// a quote is quoted, and the file reads back with its columns in place.
+TEST(SimPolicies, TheJobsCsvQuotesANameWithACommaOrAQuote) {
+  sim::SimResult r;
+  r.policy = "fifo";
+  for (const char* name : {"j,1", "say \"hi\"", "plain"}) {
+    sim::JobResult j;
+    j.name = name, j.app = "lin", j.batch = 8;
+    r.jobs.push_back(j);
+  }
+  const auto path = (tptest::temp_dir("jobs_csv") / "jobs.csv").string();
+  sim::write_jobs_csv(path, {r});
+  const auto t = io::CsvTable::read(path);
+  ASSERT_EQ(t.rows().size(), 3u);
+  EXPECT_EQ(t.text(t.rows()[0], "name"), "j,1");
+  EXPECT_EQ(t.text(t.rows()[1], "name"), "say \"hi\"");
+  EXPECT_EQ(t.number(t.rows()[2], "batch"), 8);
 }

@@ -136,6 +136,15 @@ TEST(GpuCatalog, DatasheetRatiosOfTheDevelopmentPair) {
   EXPECT_DOUBLE_EQ(a100.gpu.fp32_conv_tflops(), 156 * a100.gpu.tensor_sustained * a100.gpu.tf32_kernel_share);
   EXPECT_GT(a100.gpu.fp32_conv_tflops(), a100.gpu.fp32_tflops * a100.gpu.fp32_sustained);
   EXPECT_DOUBLE_EQ(t4.gpu.fp32_conv_tflops(), 8.1 * t4.gpu.fp32_sustained);
+  // TF32 units never slow fp32 matrix work: where their share of the TF32 peak is below the
+  // CUDA cores' (an A6000), the CUDA cores' rate stands.
+  auto a6000 = *find_builtin_hardware("a6000");
+  EXPECT_GE(a6000.gpu.fp32_conv_tflops(), a6000.gpu.fp32_tflops * a6000.gpu.fp32_sustained);
+  a6000.gpu.fp32_matmul_tf32 = true;
+  EXPECT_GE(a6000.gpu.fp32_matmul_tflops(), a6000.gpu.fp32_tflops * a6000.gpu.fp32_sustained);
+  auto t4_tf32 = t4;
+  t4_tf32.gpu.tf32_tensor_tflops = 10;
+  EXPECT_GE(t4_tf32.gpu.fp32_conv_tflops(), t4.gpu.fp32_conv_tflops());
   EXPECT_DOUBLE_EQ(t4.gpu.amp_matrix_tflops(), 65 * t4.gpu.tensor_sustained);
   // A GPU without tensor cores does mixed-precision matrix work at its fp32 rate.
   auto p100 = *find_builtin_hardware("p100");
