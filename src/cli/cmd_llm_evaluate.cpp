@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "app/llm_calibration.h"
@@ -382,13 +383,17 @@ void run_grid(const EvaluateArgs& a) {
   };
   const auto& f = e.fitted_time;
   const double n = double(e.rows.size());
-  // `--fit all` needs 8 configurations (models::LlmTimeModel::fit); with
-  // fewer it fits less, and the heading says so rather than name a fit that
-  // did not run.
+  // `--fit all` needs 8 configurations, `overheads` 3 (models::LlmTimeModel::fit);
+  // with fewer a fit fits less, and the heading says so rather than name a fit
+  // that did not run (each row's is fitted on the others: one fewer).
+  std::set<std::string> fell_to;
+  if (a.fit != "auto")
+    for (const auto& m : e.left_out_fitted_modes)
+      if (m != a.fit) fell_to.insert(m);
   const std::string fell_back =
-      a.fit != "auto" && e.fitted_mode != a.fit
-          ? fmt::format(" (`{}` fitted as `{}`: it needs 8 configurations)", a.fit, e.fitted_mode)
-          : "";
+      fell_to.empty() ? ""
+                      : fmt::format(" (`{}` fitted as `{}` where fewer than {} configurations were left to fit)", a.fit,
+                                    fmt::join(fell_to, "` or `"), a.fit == "all" ? 8 : 3);
   nlohmann::json intervals = nullptr;
   if (e.coverage > 0) {
     intervals = {{"coverage", e.coverage},

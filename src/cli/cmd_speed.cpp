@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "cli/command.h"
 #include "cli/shared_options.h"
@@ -56,6 +57,9 @@ void run_speed(const SpeedArgs& a) {
   const bool several = names.size() > 1;
   std::optional<InputError> first_error;
   size_t fitted = 0, most_points = 0;
+  // The text answer, printed once every model is fitted: a refusal of --cv
+  // below prints none of it.
+  std::ostringstream text;
   // One model fitted and printed; InputError when it cannot be.
   auto fit_one = [&](const std::string& name) {
     std::vector<models::SpeedPoint> pts;
@@ -109,11 +113,11 @@ void run_speed(const SpeedArgs& a) {
     if (!cv_note.empty()) j["cv_note"] = cv_note;
     out.push_back(j);
     if (!a.json) {
-      std::cout << fmt::format("{} ({}, speeds read as {}/s per worker): {} (p, w) points", name, models::to_string(mode),
+      text << fmt::format("{} ({}, speeds read as {}/s per worker): {} (p, w) points", name, models::to_string(mode),
                                io::to_string(unit), pts.size());
-      if (stalled) std::cout << fmt::format(", {} stalled runs dropped (a worker with speed 0)", stalled);
-      std::cout << "\n  " << m.describe() << "\n";
-      std::cout << fmt::format("  MRE in-sample {:.2f}%, {}-fold CV {}\n", 100 * in_mre, a.cv,
+      if (stalled) text << fmt::format(", {} stalled runs dropped (a worker with speed 0)", stalled);
+      text << "\n  " << m.describe() << "\n";
+      text << fmt::format("  MRE in-sample {:.2f}%, {}-fold CV {}\n", 100 * in_mre, a.cv,
                                cv_mre ? fmt::format("{:.2f}%", 100 * *cv_mre) : "not possible: " + cv_note);
     }
   };
@@ -124,15 +128,19 @@ void run_speed(const SpeedArgs& a) {
       if (!several) throw;
       if (!first_error) first_error = e;
       out.push_back({{"model", name}, {"mode", models::to_string(mode)}, {"error", e.what()}});
-      if (!a.json) std::cout << fmt::format("{} ({}): not fitted: {}\n", name, models::to_string(mode), e.what());
+      if (!a.json) text << fmt::format("{} ({}): not fitted: {}\n", name, models::to_string(mode), e.what());
     }
   }
-  if (fitted == 0 && first_error) throw *first_error;
+  if (fitted == 0 && first_error) {
+    std::cout << text.str();  // each model's reason, before the first's error
+    throw *first_error;
+  }
   // Folds no model has rows for are a mistake in --cv, as for one model named alone.
   if (fitted > 0 && size_t(a.cv) > most_points)
     throw InputError("", 0, "--cv", fmt::format("{} folds, but no model has more than {} rows: give at most {}", a.cv,
                                                 most_points, most_points));
   if (a.json) std::cout << io::json_text(out) << "\n";
+  else std::cout << text.str();
 }
 
 void setup(CLI::App& root) {

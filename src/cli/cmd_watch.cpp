@@ -283,19 +283,21 @@ void run_replay(const WatchArgs& a) {
       "method    seen  forecasts never  median    p90  coverage own  lono   width own  lono\n",
       rep.curves, fmt::join(rep.networks, ", "), fmt::join(p.target_shares, "/"), 100 * p.forecaster.coverage);
   for (const auto& c : rep.cells) {
-    // A checkpoint no run reached with three rows seen has no forecast: its
-    // figures are none, not infinite.
+    // A checkpoint with no forecast (no run had the rows by then, or each had
+    // met every target): its figures are none, not infinite.
     if (c.forecasts == 0) {
       doc["cells"].push_back({{"method", to_string(c.method)}, {"checkpoint", c.checkpoint}, {"forecasts", 0},
                               {"never", 0}, {"median_error", nullptr}, {"p90_error", nullptr},
                               {"coverage_own", nullptr}, {"coverage_lono", nullptr}, {"median_width_own", nullptr},
                               {"median_width_lono", nullptr}});
-      text += fmt::format("{:<9} {:>3.0f}%  {:>9} {:>5}  (no run had 3 rows by this checkpoint)\n", to_string(c.method),
-                          100 * c.checkpoint, 0, 0);
+      text += fmt::format("{:<9} {:>3.0f}%  {:>9} {:>5}  (no forecast: no run had {} rows by then, or had met every "
+                          "target)\n",
+                          to_string(c.method), 100 * c.checkpoint, 0, 0, p.min_rows_seen);
       continue;
     }
-    // JSON has no infinity: an infinite figure (a forecast of never) is null
-    // in a cell with forecasts (docs/WATCH.md).
+    // JSON has no infinity: an infinite error (a forecast of never) is null
+    // in a cell with forecasts, and so is a width where no forecast had an
+    // interval (docs/WATCH.md).
     const auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
     doc["cells"].push_back({{"method", to_string(c.method)}, {"checkpoint", c.checkpoint}, {"forecasts", c.forecasts},
                             {"never", c.never}, {"median_error", finite(c.median_error)},

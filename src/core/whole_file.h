@@ -9,9 +9,11 @@ namespace trainplan {
 // disk shows only when the last buffer is flushed, and a crash or a failed
 // write must leave the old file as it was. A symbolic link is written
 // through, to the file it names (created if it does not exist yet); the file keeps its mode (a new one: the
-// umask's). A device or a FIFO (/dev/null, /dev/stdout, a named pipe) is
-// written into as it is, since renaming over it would replace it with a
-// plain file; a folder is refused. On failure the temporary file is removed
+// umask's). A device or a FIFO (/dev/null, a named pipe) is written into as
+// it is, since renaming over it would replace it with a plain file;
+// /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are written to
+// through this process's descriptor (after flushing stdio), wherever the
+// shell pointed it; a folder is refused. On failure the temporary file is removed
 // and InputError names `path`.
 void write_whole_file(const std::string& path, const std::string& content);
 

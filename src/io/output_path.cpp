@@ -18,9 +18,27 @@ void check_output_path(const std::string& path, const std::string& option) {
   if (!std::filesystem::is_directory(folder, ec))
     throw InputError("", 0, option, "cannot write '" + path + "': no folder '" + folder.string() + "'");
   if (std::filesystem::is_directory(file, ec)) throw InputError("", 0, option, "cannot write '" + path + "': it is a folder");
-  if (::access(folder.c_str(), W_OK) != 0 || (std::filesystem::exists(file, ec) && ::access(file.c_str(), W_OK) != 0))
+  // A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written into
+  // (write_whole_file), not replaced: its own permission is the one that counts.
+  const bool there = std::filesystem::exists(file, ec);
+  const bool replaced = !there || std::filesystem::is_regular_file(file, ec);
+  if ((replaced && ::access(folder.c_str(), W_OK) != 0) || (there && ::access(file.c_str(), W_OK) != 0))
     throw InputError("", 0, option, "cannot write '" + path + "': permission denied");
 }
+
+namespace {
+
+// `p` made absolute and its links and dots resolved as far as it exists (a
+// bare "validation-7.csv" stays relative under weakly_canonical alone).
+std::filesystem::path absolute_path(const std::string& p) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(p, ec);
+  if (ec) return p;
+  auto resolved = std::filesystem::weakly_canonical(abs, ec);
+  return ec ? abs.lexically_normal() : resolved;
+}
+
+}  // namespace
 
 void check_output_path(const std::string& path, const std::string& option,
                        const std::vector<std::pair<std::string, std::string>>& inputs) {
@@ -33,13 +51,10 @@ void check_output_path(const std::string& path, const std::string& option,
     // The same file under another name, or (neither there yet: a store's
     // live log) the same path however spelt.
     const bool same_file = fs::equivalent(path, input, ec) && !ec;
-    std::error_code ec_out, ec_in;
-    const bool same_path = !same_file && fs::weakly_canonical(path, ec_out) == fs::weakly_canonical(input, ec_in) &&
-                           !ec_out && !ec_in;
+    const bool same_path = !same_file && absolute_path(path) == absolute_path(input);
     if (same_file || same_path)
       throw InputError("", 0, option,
-                       "'" + path + "' is the " + input_option +
-                           " file: writing it would replace what this reads; give another path");
+                       "'" + path + "' is the " + input_option + " file: writing it would replace it; give another path");
     // A folder the verb reads (trace folders): a file already in it, at any
     // depth, may be one it reads, and is not replaced; a new one is refused
     // where a trace's reader would take it for one of the trace's files next
@@ -48,7 +63,7 @@ void check_output_path(const std::string& path, const std::string& option,
     const fs::path folder = fs::canonical(input, ec);
     if (ec) continue;
     const bool there = fs::exists(path, ec);
-    const fs::path file = there ? fs::canonical(path, ec) : fs::weakly_canonical(path, ec);
+    const fs::path file = there ? fs::canonical(path, ec) : absolute_path(path);
     if (ec) continue;
     const auto [f, o] = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end());
     if (f != folder.end()) continue;

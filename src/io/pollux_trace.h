@@ -69,8 +69,9 @@ struct PolluxTraceOptions {
   bool sync_optional = false;
 };
 
-// A trace's name: its directory's last component, however the path is
-// written ("tr/cifar10", "tr/cifar10/", "tr/./cifar10/."): "cifar10".
+// A trace's name: its directory's last component, with or without a trailing
+// slash or dots inside ("tr/cifar10", "tr/cifar10/", "tr/./cifar10/."):
+// "cifar10". A path that is only "." or ".." is not resolved to a name.
 std::string pollux_trace_name(const std::string& dir);
 
 // Whether a file of this name in a trace directory is one read_pollux_trace

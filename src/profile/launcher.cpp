@@ -62,9 +62,10 @@ void check_host_address(const std::string& addr, const std::string& option) {
 namespace {
 
 // srun's line that a queued job got its nodes ("srun: job 149 has been
-// allocated resources").
+// allocated resources"): its words, and the whole line as a pattern (not the
+// words printed by a program the trial runs).
 constexpr const char* kSlurmAllocated = "has been allocated resources";
-
+constexpr const char* kSlurmAllocatedLine = R"(^srun: job [0-9]+ has been allocated resources)";
 
 // `s` without the line ends and spaces that end it (srun's and sinfo's messages).
 std::string trim_end(std::string s) {
@@ -112,7 +113,7 @@ LaunchPlan plan_processes(const CommandTemplate& tmpl, std::map<std::string, std
   lp.commands.push_back(srun + " /bin/bash -c " + shell_quote(with_rank) + " trainplan-rank " + shell_quote(script));
   lp.label_filter = true;
   lp.display = lp.commands.front();
-  lp.timeout_restarts_at = kSlurmAllocated;
+  lp.timeout_restarts_at = kSlurmAllocatedLine;
   return lp;
 }
 
@@ -249,6 +250,12 @@ std::optional<std::string> slurm_failure(const std::string& stderr_tail) {
   static const std::regex unable(R"(srun: error: (Unable to [^\n]*))");
   if (std::regex_search(stderr_tail, m, unable)) return "srun could not start the job: " + m[1].str();
   return std::nullopt;
+}
+
+std::string queued_text(double restarted_after_s) {
+  return restarted_after_s >= 0
+             ? fmt::format(", counted from when the Slurm job started: it queued {:.0f} s", restarted_after_s)
+             : "";
 }
 
 std::optional<std::string> slurm_never_started(const std::string& stderr_tail) {

@@ -54,6 +54,11 @@ struct LaunchPlan {
   std::string timeout_restarts_at;
 };
 
+// ", counted from when the Slurm job started: it queued N s" for a trial that
+// timed out after ProcessGroupOptions::timeout_restarts_at restarted its
+// clock (`restarted_after_s` >= 0); "" otherwise.
+std::string queued_text(double restarted_after_s);
+
 // `batches`: the value of {batches} (empty: key.batch alone).
 LaunchPlan plan_launch(const CommandTemplate& tmpl, const TrialKey& key, const LaunchSettings& s, int master_port,
                        const std::vector<int>& batches = {});

@@ -83,9 +83,7 @@ LayoutTrialResult run_layout_trial(const CommandTemplate& tmpl, const LayoutKey&
   out.wall_s = r.wall_s;
   const std::string text = plan.label_filter ? rank0_lines(r.stdout0) : r.stdout0;
   if (r.timed_out) {
-    out.error = fmt::format("timed out after {:.0f} s", timeout_s);
-    if (r.restarted_after_s >= 0)
-      out.error += fmt::format(" counted from when the Slurm job started (it queued {:.0f} s)", r.restarted_after_s);
+    out.error = fmt::format("timed out after {:.0f} s{}", timeout_s, queued_text(r.restarted_after_s));
     if (plan.label_filter)
       if (auto why = slurm_never_started(r.stderr_tail)) out.error += ": " + *why;
   } else if (r.cancelled) {

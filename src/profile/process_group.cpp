@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <regex>
+#include <string>
 #include <stdexcept>
 
 #include "core/valid_utf8.h"
@@ -246,17 +248,25 @@ class GroupRun {
   }
 
  private:
-  // Restarts the timeout at timeout_restarts_at's first appearance; the text
-  // may span two reads, so the tail before this piece is searched with it.
+  // Restarts the timeout at the first whole stderr line timeout_restarts_at
+  // matches, lines gathered across reads (a line past 4 KiB is cut there).
   void watch_for_restart(const char* data, size_t n) {
-    const std::string& mark = opts_.timeout_restarts_at;
-    if (mark.empty() || res_.restarted_after_s >= 0) return;
-    const size_t keep = std::min(res_.stderr_tail.size(), mark.size() - 1);
-    std::string window = res_.stderr_tail.substr(res_.stderr_tail.size() - keep);
-    window.append(data, n);
-    if (window.find(mark) == std::string::npos) return;
-    res_.restarted_after_s = seconds_since(t0_);
-    limit_t0_ = Clock::now();
+    if (opts_.timeout_restarts_at.empty() || res_.restarted_after_s >= 0 || killing_) return;
+    if (!restart_pattern_) restart_pattern_.emplace(opts_.timeout_restarts_at);
+    constexpr size_t kLongestLine = 4096;
+    for (size_t i = 0; i < n; ++i) {
+      if (data[i] != '\n') {
+        if (err_line_.size() < kLongestLine) err_line_ += data[i];
+        continue;
+      }
+      const bool started = std::regex_search(err_line_, *restart_pattern_);
+      err_line_.clear();
+      if (started) {
+        res_.restarted_after_s = seconds_since(t0_);
+        limit_t0_ = Clock::now();
+        return;
+      }
+    }
   }
 
   // Adds a piece of command 0's stdout to stdout0: all of it, or (with
@@ -308,6 +318,8 @@ class GroupRun {
   int out_[2], err_[2];
   Clock::time_point t0_;
   Clock::time_point limit_t0_;  // where the timeout counts from: t0_, or the restart
+  std::optional<std::regex> restart_pattern_;  // timeout_restarts_at, compiled once
+  std::string err_line_;                       // the stderr line being read, for watch_for_restart
   std::vector<pid_t> pids_;
   pid_t pgid_ = 0;
   std::vector<bool> running_;

@@ -20,10 +20,12 @@ namespace trainplan::profile {
 
 struct ProcessGroupOptions {
   double timeout_s = 0;                      // 0: no limit
-  // Text whose first appearance on stderr restarts the timeout (srun's "has
-  // been allocated resources", after "queued and waiting for resources"):
-  // timeout_s then bounds the wait before it and, afresh, the run after it,
-  // so that a trial's time in a queue is not taken from its run. "": never.
+  // A regular expression (ECMAScript) whose first match in a whole line of
+  // stderr restarts the timeout (srun's "srun: job N has been allocated
+  // resources", after "queued and waiting for resources"): timeout_s then
+  // bounds the wait before it and, afresh, the run after it, so that a
+  // trial's time in a queue is not taken from its run. Not once the group is
+  // being ended. "": never.
   std::string timeout_restarts_at;
   const std::atomic<bool>* cancel = nullptr;  // polled every 100 ms; true stops the group
   size_t stderr_tail_bytes = 2048;           // how much of the merged stderr to keep

@@ -173,14 +173,6 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   return l;
 }
 
-// ", counted from when the Slurm job started: it queued N s" where the
-// timeout restarted (ProcessGroupOptions::timeout_restarts_at), else "".
-std::string queued_for(const ProcessGroupResult& r) {
-  return r.restarted_after_s >= 0
-             ? fmt::format(", counted from when the Slurm job started: it queued {:.0f} s", r.restarted_after_s)
-             : "";
-}
-
 // The status and reason of a finished (not cancelled) launch.
 void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, TrialRecord& rec) {
   const ProcessGroupResult& pr = l.result;
@@ -188,7 +180,7 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
   if (pr.timed_out) {
     rec.status = TrialStatus::kTimeout;
     rec.reason = fmt::format("still running after {:g} s (--trial-timeout{}); killed its process group",
-                             opts.trial_timeout_s, queued_for(pr));
+                             opts.trial_timeout_s, queued_text(pr.restarted_after_s));
     if (l.plan.label_filter)
       if (auto why = slurm_never_started(pr.stderr_tail)) rec.reason += ": " + *why;
   } else if (pr.failed_index >= 0) {

@@ -66,8 +66,8 @@ std::string repeated_key(const std::string& text, size_t start);
 // named in `nonfinite`, except `epoch` and `epoch_time_s`: an InputError
 // naming it, not a line that is not JSON. Throws InputError(file, line_no, field, message) when the
 // line is not a JSON object (field "line") or an epoch line's field is bad
-// (epoch not finite and >= 0, epoch_time_s not finite and > 0, metric not a
-// finite number).
+// (epoch not finite and >= 0, epoch_time_s outside kLeastEpochSeconds to
+// kMostEpochSeconds, core/sample.h, metric not a finite number).
 TrialLogLine parse_trial_log_line(const std::string& line, const std::string& file, long line_no);
 
 }  // namespace trainplan::profile

@@ -80,6 +80,7 @@ GridEvaluation evaluate_llm_grid(const std::vector<io::LlmConfigRow>& rows, cons
     p.time_datasheet = sheet.predict(x.spec, x.layout).iteration;
     p.memory_datasheet = bare.predict(x.spec, x.layout).total();
     Calibrated c = calibrate(rows, hw, time_candidates, memory_base, [&](size_t j) { return j != i; });
+    e.left_out_fitted_modes.insert(c.time.fitted_mode());
     p.time_calibrated = c.time.predict(x.spec, x.layout).iteration;
     const double te = std::abs(p.time_calibrated / *x.iteration_time_s - 1);
     e.time_datasheet_mape += std::abs(p.time_datasheet / *x.iteration_time_s - 1) / n;

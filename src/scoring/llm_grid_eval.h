@@ -5,6 +5,7 @@
 // exactly as `llm predict --calibrate` calibrates them, on every other row,
 // and predict the row left out; the datasheet prediction is reported beside.
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,11 @@ struct GridEvaluation {
   models::LlmTimeParams fitted_time;
   models::LlmMemoryParams fitted_memory;
   int fitted_factors = 0;
-  // models::LlmTimeModel::fitted_mode() of that fit: "all" asked of fewer
-  // than 8 configurations fits less (llm_time.h), and this says what.
+  // models::LlmTimeModel::fitted_mode() of that fit, and of the fits on the
+  // rows left when one is left out: a fit asked of too few configurations
+  // fits less ("all" needs 8, "overheads" 3; llm_time.h), and these say what.
   std::string fitted_mode;
+  std::set<std::string> left_out_fitted_modes;
   double time_in_sample_mape = 0;
   // The prediction intervals `llm predict --calibrate --interval` would give
   // each row left out (uncertainty::cross_validate_llm on the other rows,

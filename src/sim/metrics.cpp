@@ -18,22 +18,29 @@ Summary summarize(const SimResult& r) {
   Summary s;
   s.jobs = r.jobs.size();
   if (r.jobs.empty()) return s;
-  std::vector<double> jct;
-  double first = 1e300, last = -1e300, gpu_s = 0, met = 0;
+  std::vector<double> jct, gpu_seconds;
+  double first = 1e300, last = -1e300, met = 0;
   for (const auto& j : r.jobs) {
     jct.push_back(j.jct);
+    gpu_seconds.push_back(j.gpu_seconds);
     first = std::min(first, j.arrival);
     last = std::max(last, j.finish);
-    gpu_s += j.gpu_seconds;
     s.restarts += j.restarts;
     if (j.met_deadline) {
       ++s.deadlines;
       met += *j.met_deadline ? 1 : 0;
     }
   }
-  double sum = 0;
-  for (double x : jct) sum += x;
-  s.avg_jct = sum / static_cast<double>(jct.size());
+  // Summed in sorted order: the same jobs in another order (a workload's rows
+  // shuffled) give the same figures to the last digit.
+  auto sorted_sum = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum;
+  };
+  const double gpu_s = sorted_sum(gpu_seconds);
+  s.avg_jct = sorted_sum(jct) / static_cast<double>(jct.size());
   s.median_jct = percentile(jct, 0.5);
   s.p99_jct = percentile(jct, 0.99);
   s.makespan = last - first;

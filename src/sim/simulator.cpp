@@ -132,10 +132,10 @@ class Engine {
         check_cancelled();  // a scheduling step may take long on a large cluster (pollux's knapsack)
         double w = schedule(now);
         wakeup = tick_mode ? kInf : w;  // with ticks the policy runs on ticks only
-        // Every GPU free, no job running, none to come, and the policy placed
-        // none: each later tick asks it the same question (without ticks the
-        // loop's t == kInf says so).
-        if (tick_mode && running_.empty() && next_arrival == n)
+        // Every GPU free, no job running, none to come, the policy placed
+        // none and asks for no wake-up: each later tick asks it the same
+        // question (without ticks the loop's t == kInf says so).
+        if (tick_mode && running_.empty() && next_arrival == n && std::isinf(w))
           throw std::logic_error("policy '" + policy_.name() + "' leaves jobs waiting forever");
       } else if (active_.empty()) {
         wakeup = kInf;

@@ -65,9 +65,9 @@ struct GpuSpec {
   // layers stay on the CUDA cores (PyTorch's default for matmul since 1.12).
   // TFLOP/s, sustained.
   double fp32_conv_tflops() const;
-  // Either the faster of the two paths where TF32 units may be used: they
-  // never slow matrix work down (an A6000's CUDA cores outrun its share of
-  // the TF32 peak).
+  // Where TF32 units may be used, the faster of them and the CUDA cores:
+  // they never slow matrix work down (an A6000's CUDA cores outrun its
+  // share of the TF32 peak).
   double fp32_matmul_tflops() const {
     const double cuda_cores = fp32_tflops * fp32_sustained;
     return fp32_matmul_tf32 && tf32_tensor_tflops > 0

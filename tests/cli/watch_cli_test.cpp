@@ -460,7 +460,7 @@ TEST(WatchCli, ReplayOnATinySyntheticTraceFolder) {
   }
   auto text = tptest::run_cli("watch --replay " + root.string());
   EXPECT_NE(text.out.find("ensemble"), std::string::npos);
-  EXPECT_NE(text.out.find("10%          0     0  (no run had 3 rows by this checkpoint)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("10%          0     0  (no forecast: no run had 3 rows by then"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("nan"), std::string::npos) << text.out;
 }
 

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -97,11 +98,31 @@ TEST(WholeFile, AFifoIsWrittenIntoNotReplaced) {
     std::ifstream in(fifo, std::ios::binary);
     got.assign(std::istreambuf_iterator<char>(in), {});
   });
-  write_whole_file(fifo, std::string(100000, 'x') + "end\n");
+  try {
+    write_whole_file(fifo, std::string(100000, 'x') + "end\n");
+  } catch (...) {
+    std::ofstream(fifo) << "";  // the reader's open returns, so that it can be joined
+    reader.join();
+    throw;
+  }
   reader.join();
   EXPECT_EQ(got.size(), 100004u);
   EXPECT_EQ(got.substr(got.size() - 4), "end\n");
   EXPECT_TRUE(std::filesystem::is_fifo(fifo));
   EXPECT_EQ(only_file(dir), "pipe");  // no temporary file beside it
   EXPECT_THROW(write_whole_file(dir.string(), "x"), trainplan::InputError);
+}
+
+// /dev/fd/N names this process's open descriptor N: written through it (a
+// redirected stdout keeps what was printed before, and its offset), never
+// opened afresh nor renamed over.
+TEST(WholeFile, AnOpenDescriptorIsWrittenThrough) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  write_whole_file("/dev/fd/" + std::to_string(fds[1]), "through the pipe\n");
+  ::close(fds[1]);
+  char buf[64] = {};
+  const ssize_t n = ::read(fds[0], buf, sizeof buf - 1);
+  ::close(fds[0]);
+  EXPECT_EQ(std::string(buf, n > 0 ? size_t(n) : 0), "through the pipe\n");
 }

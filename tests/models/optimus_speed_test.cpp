@@ -142,6 +142,7 @@ TEST(OptimusSpeed, CliFitsAFixtureAndReportsErrors) {
     auto folds = tptest::run_cli("speed --data " + both + " --unit steps --cv 100" + model);
     EXPECT_EQ(folds.exit_code, 2) << model;
     EXPECT_TRUE(tptest::names_input_error(folds.err, "", 0, "--cv", {"give at most 12"})) << folds.err;
+    EXPECT_EQ(folds.out, "") << model;  // no answer printed above the refusal
   }
   auto overflow = tptest::run_cli("speed --data " + huge);
   EXPECT_EQ(overflow.exit_code, 2);

@@ -50,18 +50,20 @@ TEST(ProfileProcess, TimeoutKillsTheGroupEvenIfItIgnoresSigterm) {
 // and bounds the run afresh; without that line it counts from the start.
 TEST(ProfileProcess, TheTimeoutRestartsWhenTheJobLeavesTheQueue) {
   ProcessGroupOptions o;
-  o.timeout_s = 2.5;
+  o.timeout_s = 3;
   o.kill_grace_s = 0.5;
-  o.timeout_restarts_at = "has been allocated resources";
+  o.timeout_restarts_at = "^srun: job [0-9]+ has been allocated resources";
+  // A program's own line with those words restarts nothing: only srun's whole line does.
   const std::string job =
-      "echo 'srun: job 7 queued and waiting for resources' >&2; sleep 1.5; printf 'srun: job 7 has been all' >&2; "
-      "printf 'ocated resources\n' >&2; sleep 1.5; echo ran";
+      "echo 'srun: job 7 queued and waiting for resources' >&2; echo '0: has been allocated resources' >&2; "
+      "sleep 1.5; printf 'srun: job 7 has been all' >&2; sleep 0.3; printf 'ocated resources\n' >&2; sleep 1.5; "
+      "echo ran";
   auto r = run_process_group({job}, o);
   EXPECT_FALSE(r.timed_out);
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.stdout0, "ran\n");
-  EXPECT_GE(r.restarted_after_s, 1.4);
-  EXPECT_LT(r.restarted_after_s, 2.5);
+  EXPECT_GE(r.restarted_after_s, 1.7);  // at the line's end, after the pause inside it
+  EXPECT_LT(r.restarted_after_s, 3);
   // The run after it is still bounded.
   auto hung = run_process_group({"echo 'srun: job 8 has been allocated resources' >&2; sleep 30"}, o);
   EXPECT_TRUE(hung.timed_out);
