@@ -111,10 +111,8 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
     return folder;
   };
   o.from = trace_folder(a.from, "--from"), o.to = trace_folder(a.to, "--to");
-  // Every --to row would also be fitted on: an in-sample score, not a transfer's.
-  if (std::error_code ec; std::filesystem::equivalent(o.from, o.to, ec) && !ec)
-    throw InputError("", 0, "--to",
-                     fmt::format("{} is the --from folder: a transfer is scored on another GPU's traces", a.to));
+  // A --to that is the --from trace (in-sample) is refused per pair by
+  // scoring::evaluate_transfer.
   o.from_hw = io::resolve_hardware(a.from_gpu, "--from-gpu");
   o.to_hw = io::resolve_hardware(a.to_gpu, "--to-gpu");
   note_catalog_alias(a.from_gpu, "--from-gpu");

@@ -12,7 +12,6 @@
 #include <cstring>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -238,7 +237,6 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
       for (const auto& [x, y] : s.points) any = any || (std::isfinite(x) && std::isfinite(y));
   if (!any) throw InputError("", 0, "--plot", "nothing to draw into '" + path + "'");
 
-  static std::atomic<int> seq{0};
   TempDir dir{temporary_folder()};
   // gnuplot draws into the temporary folder and the chart is copied into
   // place afterwards: a destination it cannot open would otherwise send the
@@ -307,34 +305,17 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     throw ExternalError("gnuplot failed while drawing " + path + (msg.empty() ? "" : ": " + msg));
   }
-  // Copied beside the destination and renamed over it, so that a viewer
-  // reopening the chart (watch --plot redraws it after every epoch) never
-  // reads half an image. A destination that is a symbolic link has the file
-  // it points to replaced, as writing through it would (a hard link is
-  // parted from its other names). The partial copy is created afresh
-  // (copy_options::none): it never writes through a link found at its name.
-  std::error_code ec;
-  std::filesystem::path dest(path);
-  if (std::filesystem::is_symlink(std::filesystem::symlink_status(dest, ec))) {
-    dest = std::filesystem::weakly_canonical(dest, ec);
-    if (ec) throw InputError("", 0, "--plot", "cannot write '" + path + "': " + ec.message());
-  }
-  ec.clear();  // a destination not there yet is no error
-  // A device or a pipe (/dev/null) cannot be replaced: the chart is written into it.
-  if (std::filesystem::exists(dest, ec) && !std::filesystem::is_regular_file(dest, ec) &&
-      !std::filesystem::is_directory(dest, ec)) {
-    std::ifstream in(drawn, std::ios::binary);
-    write_whole_file(dest.string(), std::string((std::istreambuf_iterator<char>(in)), {}));
-    return;
-  }
-  ec.clear();
-  const auto partial = dest.parent_path() / fmt::format(".{}.partial-{}-{}", dest.filename().string(), ::getpid(), seq++);
-  std::filesystem::copy_file(drawn, partial, std::filesystem::copy_options::none, ec);
-  if (!ec) std::filesystem::rename(partial, dest, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(partial, ignored);
-    throw InputError("", 0, "--plot", "cannot write '" + path + "': " + ec.message());
+  // Written whole (write_whole_file: beside the destination, then renamed
+  // over it), so that a viewer reopening the chart (watch --plot redraws it
+  // after every epoch) never reads half an image; a link is written through
+  // to the file it names, a device or a pipe into.
+  std::ifstream in(drawn, std::ios::binary);
+  if (!in) throw ExternalError("gnuplot drew no file for " + path);
+  const std::string image((std::istreambuf_iterator<char>(in)), {});
+  try {
+    write_whole_file(path, image);
+  } catch (const InputError& e) {
+    throw InputError("", 0, "--plot", "cannot write '" + path + "': " + e.message());
   }
 }
 
