@@ -35,6 +35,7 @@ struct BenchSimArgs {
   double restart_delay = 30, interval = 60, min_gain = 0.5;
   bool fitted = false, json = false;
   bool min_gain_given = false;
+  bool thresholds_given = false;
   std::string time_model;
   std::string plot;  // .png or .svg: mean JCT by load, ours and published
 };
@@ -206,12 +207,16 @@ void run_bench(const BenchSimArgs& a) {
   sim::AppSet apps((fs::path(a.data) / "pollux-t4").string());
   sim::Experiment ex(apps.all(), eo);
   // A policy, load or workload named twice would run, and be summed, twice.
-  auto policies = distinct_comma_list(a.policies, "--policy");
+  // "all": every registered policy, as simulate reads it (those Pollux did not publish show "-").
+  auto policies = a.policies == "all" ? sim::PolicyRegistry::instance().names()
+                                      : distinct_comma_list(a.policies, "--policy");
   auto loads = distinct_comma_list(a.loads, "--loads");
   auto wls = distinct_comma_list(a.workloads, "--workloads");
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);
   if (a.min_gain_given && std::find(policies.begin(), policies.end(), "coconfig") == policies.end())
     throw InputError("", 0, "--min-gain", "is read by coconfig only, which --policy does not run");
+  if (a.thresholds_given && std::find(policies.begin(), policies.end(), "tiresias") == policies.end())
+    throw InputError("", 0, "--tiresias-thresholds", "is read by tiresias only, which --policy does not run");
 
   nlohmann::json js;
   js["config"] = {{"cluster", "16x4"}, {"restart_delay_s", a.restart_delay}, {"interval_s", a.interval},
@@ -262,11 +267,13 @@ void setup(CLI::App& root) {
       "and oracle speeds for optimus, pollux and coconfig (Pollux compared against Optimus+Oracle); --fitted uses\n"
       "fitted models.");
   cmd->add_option("--data", a->data, "Root of the shared data (pollux-t4/, workloads/, pollux-results/)")->capture_default_str();
-  cmd->add_option("--policy", a->policies, "Comma-separated policies")->capture_default_str();
+  cmd->add_option("--policy", a->policies, "Comma-separated policies, or all")->capture_default_str();
   cmd->add_option("--loads", a->loads, "Comma-separated loads (directories workloads/pollux-<load>)")->capture_default_str();
   cmd->add_option("--workloads", a->workloads, "Comma-separated workload numbers")->capture_default_str();
   cmd->add_option("--placement", a->placement, "pack or spread")->capture_default_str();
-  cmd->add_option("--tiresias-thresholds", a->thresholds, "Tiresias thresholds in GPU-seconds")->capture_default_str();
+  cmd->add_option("--tiresias-thresholds", a->thresholds, "Tiresias thresholds in GPU-seconds")
+      ->capture_default_str()
+      ->each([a](const std::string&) { a->thresholds_given = true; });
   cmd->add_option("--restart-delay", a->restart_delay, "Seconds per (re)allocation")->capture_default_str();
   cmd->add_option("--interval", a->interval, "Scheduling interval in seconds")->capture_default_str();
   cmd->add_option("--min-gain", a->min_gain, "coconfig's least marginal goodput per GPU")

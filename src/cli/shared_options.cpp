@@ -109,6 +109,10 @@ std::vector<double> parse_tiresias_thresholds(const std::string& value) {
   for (const auto& item : comma_list(value, "--tiresias-thresholds")) {
     const auto x = io::parse_finite(item);
     if (!x || !(*x > 0)) throw InputError("", 0, "--tiresias-thresholds", "'" + item + "' is not a number > 0");
+    // The queues lie between thresholds taken in increasing order: one given
+    // twice would make a queue no job can be in, most likely a slip.
+    if (std::find(out.begin(), out.end(), *x) != out.end())
+      throw InputError("", 0, "--tiresias-thresholds", "'" + item + "' is given twice");
     out.push_back(*x);
   }
   return out;

@@ -107,7 +107,16 @@ void check_column_names(const CsvTable& t, std::vector<std::string>& notes) {
 // The documented name, where the file has it, is the one read; of several other
 // names the first below (padded_vocab_size is the vocabulary Megatron computes
 // with), and a note names the rest as not read.
-void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
+// A column under another tool's name beside the one read for the same thing:
+// the two are checked row by row, since a file whose 'tp' says 2 where its
+// 'tensor_model_parallel_size' says 4 is wrong in one of them.
+struct UnreadAlias {
+  std::string name;    // the documented name, read
+  std::string header;  // the other column's name in the file, not read
+};
+
+std::vector<UnreadAlias> read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
+  std::vector<UnreadAlias> unread;
   static const std::vector<std::pair<std::string, std::vector<std::string>>> aliases = {
       // Hugging Face's config names (num_hidden_layers, intermediate_size, num_key_value_heads),
       // GPT-2's and nanoGPT's (n_layer, n_head, n_embd) and DeepSpeed's batch names too. A bare
@@ -148,10 +157,30 @@ void read_other_tools_names(CsvTable& t, std::vector<std::string>& notes) {
       t.read_column_as(by_other.front(), name);
       notes.push_back(fmt::format("{}:{}: column '{}' is read as '{}'", t.path(), t.header_line(), by_other.front(), name));
     }
-    for (size_t i = first_unread; i < by_other.size(); ++i)
+    for (size_t i = first_unread; i < by_other.size(); ++i) {
       notes.push_back(fmt::format("{}:{}: column '{}' is not read: '{}' gives {}", t.path(), t.header_line(),
                                   by_other[i], found.empty() ? by_other.front() : found.front(), name));
+      // Megatron's padded vocabulary is larger than the tokenizer's by design.
+      if (name != "vocab") unread.push_back({name, by_other[i]});
+    }
   }
+  return unread;
+}
+
+// Two cells of one row that must say the same: equal as text (case aside) or
+// as numbers ("4" and "4.0"); an empty cell says nothing.
+void check_alias_agrees(const CsvTable& t, const CsvRow& row, const UnreadAlias& alias) {
+  const std::string& read = t.text(row, alias.name);
+  const int c = t.own_column(alias.header);
+  if (c < 0) return;
+  const std::string& other = row.fields[c];
+  if (read.empty() || other.empty() || lowercase(read) == lowercase(other)) return;
+  const auto a = parse_finite(read), b = parse_finite(other);
+  if (a && b && *a == *b) return;
+  throw InputError(t.path(), row.line, alias.header,
+                   fmt::format("'{}' here, but '{}' in column '{}', which is read for {}: which is meant? keep one "
+                               "column or make them agree",
+                               other, read, t.header()[t.column(alias.name)], alias.name));
 }
 
 LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time);
@@ -172,7 +201,7 @@ InputError every_row_rejected(const std::vector<InputError>& rejected) {
 
 LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row_errors = RowErrors::kThrow) {
   LlmConfigTable out{std::move(table), {}, {}, {}};
-  read_other_tools_names(out.table, out.notes);
+  const std::vector<UnreadAlias> unread_aliases = read_other_tools_names(out.table, out.notes);
   const CsvTable& t = out.table;
   const std::string& path = t.path();
   std::vector<std::string> required = {"gpus", "global_batch", "micro_batch", "hidden", "heads",
@@ -195,6 +224,7 @@ LlmConfigTable llm_configs_from(CsvTable table, bool require_time, RowErrors row
   if (t.rows().empty() && out.rejected.empty()) throw InputError(path, t.header_line(), "", "no configuration rows");
   for (const auto& row : t.rows()) {
     try {
+      for (const auto& alias : unread_aliases) check_alias_agrees(t, row, alias);
       out.rows.push_back(config_row(t, row, require_time));
     } catch (const InputError& e) {
       if (row_errors == RowErrors::kThrow) throw;

@@ -40,11 +40,11 @@ std::vector<WorkloadJob> read_workload_csv(const std::string& path, const std::s
     }
     j.replicas = t.positive_int(row, "num_replicas");
     j.batch = t.positive_int(row, "batch_size");
-    if (has_deadline) {
-      if (auto d = t.optional_number(row, "deadline")) {
-        if (*d <= 0) t.fail(row, "deadline", "deadline must be > 0 seconds");
-        j.deadline_s = *d;
-      }
+    // A job without a deadline: an empty cell, or a spreadsheet's or R's NA, NaN, null, none or -.
+    if (has_deadline && !says_missing(t.text(row, "deadline"))) {
+      const double d = t.number(row, "deadline");
+      if (d <= 0) t.fail(row, "deadline", "deadline must be > 0 seconds");
+      j.deadline_s = d;
     }
     jobs.push_back(std::move(j));
   }

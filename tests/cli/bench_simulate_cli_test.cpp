@@ -44,12 +44,27 @@ TEST(BenchSimulateCli, RepeatsAndHugeSpacesAreRefused) {
   const std::string d = tptest::shared_data_dir();
   tptest::expect_each_exits_two_naming("bench simulate --data " + d + " --loads 0.5 --workloads 1",
                                        {{" --policy fifo,fifo", "--policy"}, {" --policy fifo --loads 0.5,0.5", "--loads"},
-                                        {" --policy fifo --min-gain 3", "--min-gain"}});
+                                        {" --policy fifo --min-gain 3", "--min-gain"},
+                                        {" --policy fifo --tiresias-thresholds 100", "--tiresias-thresholds"},
+                                        {" --policy tiresias --tiresias-thresholds 100,100", "--tiresias-thresholds"}});
   const auto ignored = tptest::run_cli("bench simulate --data " + d + " --policy optimus --time-model allreduce-local");
   EXPECT_EQ(ignored.exit_code, 2);
   EXPECT_NE(ignored.err.find("--time-model requires --fitted"), std::string::npos) << ignored.err;
   tptest::expect_each_exits_two_naming("bench coconfig --data " + d + "/pollux-t4",
                                        {{" --models auto,auto", "--models"}, {" --max-workers 65536", "--max-workers"}});
+}
+
+// bench simulate reads "all" as simulate does: every policy, those Pollux did not publish without a
+// published figure.
+TEST(BenchSimulateCli, PolicyAllRunsEveryPolicy) {
+  TRAINPLAN_REQUIRE_SHARED_DATA();
+  const auto r = tptest::run_cli("bench simulate --data " + tptest::shared_data_dir() +
+                                 " --loads 0.5 --workloads 1 --policy all --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string text = j.dump();
+  for (const char* p : {"coconfig", "fifo", "optimus", "pollux", "srtf", "tiresias"})
+    EXPECT_NE(text.find(std::string("\"") + p + "\""), std::string::npos) << p << ": " << text.substr(0, 2000);
 }
 
 TEST(SimulateCli, PolicyAllRunsEveryPolicy) {

@@ -313,16 +313,32 @@ TEST(LlmConfigCsv, OtherToolsColumnNamesAreReadWithANote) {
   EXPECT_TRUE(noted);
 
   // The documented name beside another tool's is the one read, and the note says the other is not;
-  // of two other names, the first in priority (Megatron computes with the padded vocabulary).
+  // of two other names, the first in priority (Megatron computes with the padded vocabulary, so the
+  // two vocabularies may differ).
   auto both = write(std::string(kHeader) +
-                    ",recompute,recompute_granularity,vocab_size,padded_vocab_size\n"
-                    "64,64,1,12288,96,96,2048,8,1,8,full,selective,50257,50304\n");
+                    ",recompute,recompute_granularity,vocab_size,padded_vocab_size,world_size\n"
+                    "64,64,1,12288,96,96,2048,8,1,8,full,Full,50257,50304,64.0\n");
   auto tb = io::read_llm_configs(both);
   EXPECT_EQ(tb.rows[0].layout.recompute, structure::Recompute::kFull);
   EXPECT_EQ(tb.rows[0].spec.vocab, 50304);
   bool said = false;
   for (const auto& n : tb.notes) said = said || n.find("'recompute_granularity' is not read: 'recompute' gives") != std::string::npos;
   EXPECT_TRUE(said);
+  // Where the two say different things the row is refused, naming the column not read: the file
+  // is wrong in one of them and which is not the reader's guess.
+  auto disagree = write(std::string(kHeader) +
+                        ",tensor_model_parallel_size\n"
+                        "64,64,1,12288,96,96,2048,8,1,8,8\n"
+                        "64,64,1,12288,96,96,2048,8,1,8,4\n");
+  const auto e = tptest::input_error_of([&] { io::read_llm_configs(disagree); });
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.field(), "tensor_model_parallel_size");
+  EXPECT_NE(std::string(e.what()).find("'4' here, but '8' in column 'tp'"), std::string::npos) << e.what();
+  // Under kSkip the other rows are kept.
+  auto skipped = io::read_llm_configs(disagree, false, io::RowErrors::kSkip);
+  ASSERT_EQ(skipped.rows.size(), 1u);
+  ASSERT_EQ(skipped.rejected.size(), 1u);
+  EXPECT_EQ(skipped.rejected[0].line(), 3);
   // A bad value in a renamed column is named by the file's own name.
   auto bad = write(std::string(kHeader) + ",dtype\n64,64,1,12288,96,96,2048,8,1,8,fp7\n");
   EXPECT_EQ(tptest::input_error_of([&] { io::read_llm_configs(bad); }).field(), "dtype");

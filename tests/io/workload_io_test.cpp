@@ -30,9 +30,17 @@ TEST(WorkloadIo, ReadsPolluxFormat) {
   auto d = tptest::temp_dir("wl");
   auto p = tptest::write_file(d / "w.csv",
                               "name,time,application,num_replicas,batch_size,deadline\n"
-                              "a,0,cifar10,2,256,\nb,12.5,bert,4,96,3600\n");
+                              "a,0,cifar10,2,256,\nb,12.5,bert,4,96,3600\nc,13,bert,4,96,NA\nd,14,bert,4,96,soon\n");
+  // A word for no deadline (R's NA) is none; any other word is refused, naming the cell.
+  const auto e = tptest::input_error_of([&] { io::read_workload_csv(p); });
+  EXPECT_EQ(e.line(), 5);
+  EXPECT_EQ(e.field(), "deadline");
+  tptest::write_file(d / "w.csv",
+                     "name,time,application,num_replicas,batch_size,deadline\n"
+                     "a,0,cifar10,2,256,\nb,12.5,bert,4,96,3600\nc,13,bert,4,96,NA\n");
   auto jobs = io::read_workload_csv(p);
-  ASSERT_EQ(jobs.size(), 2u);
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_FALSE(jobs[2].deadline_s.has_value());
   EXPECT_EQ(jobs[1].name, "b");
   EXPECT_DOUBLE_EQ(jobs[1].arrival_s, 12.5);
   EXPECT_EQ(jobs[1].replicas, 4);
