@@ -136,6 +136,8 @@ void run_transfer(const EvaluateArgs& a, const CLI::App& cmd) {
     o.headline = o.methods.front();
   }
   if (!a.plot.empty()) io::check_plot_path(a.plot), io::require_gnuplot();  // a bad name fails before any fit
+  // A network's fits take seconds with several seeds: say which is being scored.
+  o.progress = [](const std::string& what) { std::cerr << "evaluate --transfer: " << what << "\n"; };
   auto rep = scoring::evaluate_transfer(o);
   // Scored without them, and said: an unreadable trace is still bad input
   // (exit 2, below), which the JSON answer says as every failing answer does.

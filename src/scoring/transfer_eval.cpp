@@ -266,9 +266,11 @@ TransferReport evaluate_transfer(const TransferEvalOptions& opts) {
   const bool keep_rows = !opts.rows_out.empty();
   if (keep_rows) rows_out << "network,method,seed,placement,local_bsz,step_time,predicted\n";
   std::optional<InputError> too_short;  // the first trace with no row left past the trials
+  size_t pair_index = 0;
   for (const auto& [from_dir, to_dir] : pairs) {
     NetworkTransfer nt;
     nt.network = io::pollux_trace_name(to_dir);
+    if (opts.progress) opts.progress(fmt::format("network {}/{} {}", ++pair_index, pairs.size(), nt.network));
     nt.from_dir = from_dir, nt.to_dir = to_dir;
     // A network whose trace cannot be read is named and left out; the others are scored.
     std::vector<models::StepSample> source, target;

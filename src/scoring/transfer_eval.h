@@ -10,6 +10,7 @@
 // same trials.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -40,6 +41,9 @@ struct TransferEvalOptions {
   // The training's precision when known, profiled and on the target
   // (models::TransferProblem::precision).
   models::TrainingPrecision precision;
+  // Told before each network's fits ("network 2/6 cifar10"), for a CLI's
+  // progress line; may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 // Mean over the predicted rows of split-transfer's parts, seconds.

@@ -105,6 +105,7 @@ TEST(TransferEval, JsonReportsMreRowsAndTheCorrectedParts) {
       "evaluate --transfer --from {} --from-gpu t4 --to {} --to-gpu a100-40gb --target-trials 3 --seeds 1-3 --json",
       (d / "src").string(), (d / "dst").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("evaluate --transfer: network 1/1 synthnet"), std::string::npos) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"], 33);
   EXPECT_EQ(j["method"], "split-transfer");
