@@ -70,6 +70,35 @@ bool PlanOutcome::batch_past_dataset() const {
   return dataset_size && double(run_config().batch) * run_config().workers > double(*dataset_size);
 }
 
+void check_plan_options_read(const PlanQuery& q, const std::function<bool(const std::string&)>& given) {
+  struct Needs {
+    const char* option;
+    bool read;
+    const char* why;
+  };
+  const bool coconfig = q.method == "coconfig" && !q.early_stop;
+  const bool tabu = coconfig && q.search != "exhaustive";
+  const bool seeded = tabu || q.method == "bo" || q.method == "manual" || q.confidence > 0;
+  for (const Needs& n :
+       {Needs{"--bounds", q.confidence > 0, "reads --confidence's intervals: give --confidence P, 0 < P < 1 (0 means none)"},
+        Needs{"--early-stop-budget", q.early_stop, "is the budget of --early-stop: give it"},
+        Needs{"--manual-tries", q.method == "manual", "are the manual baseline's: give --method manual"},
+        Needs{"--tabu-iterations", tabu, "steer coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},
+        Needs{"--tabu-tenure", tabu, "steers coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},
+        Needs{"--search", q.search != "tabu" || tabu,
+              "tabu is coconfig's search: a baseline chooses its own way, and --early-stop searches exhaustively"},
+        Needs{"--seed", seeded,
+              "deals tabu search, bo's and manual's draws and --confidence's conformal folds; this plan has none of them"},
+        Needs{"--conformal", q.confidence > 0,
+              "wraps the models in intervals that only --confidence plans on: give --confidence (which implies it)"},
+        Needs{"--train-cmd", !q.emit.empty(), "goes into the launch --emit writes: give --emit"},
+        Needs{"--job-name", q.emit == "slurm" || q.emit == "k8s",
+              "names the job --emit slurm or k8s writes (torchrun has no job name): give one of them"},
+        Needs{"--image", q.emit == "k8s", "is the container of --emit k8s: give it"},
+        Needs{"--no-gpus", !q.emit.empty(), "shapes the launch --emit writes: give --emit"}})
+    if (given(n.option) && !n.read) throw InputError("", 0, n.option, n.why);
+}
+
 void check_plan_query(const SampleSet& samples, const PlanQuery& q) {
   if (!samples.has_metric() && !samples.diverged.empty())
     throw InputError(samples.source, 0, "metric",

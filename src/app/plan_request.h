@@ -2,6 +2,7 @@
 // plan and its JSON, so that both give the same numbers.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -155,6 +156,12 @@ struct PlanOutcome {
 // deadline <= 0, a confidence outside (0, 1), --early-stop with a baseline or
 // with --frontier.
 void check_plan_query(const SampleSet& samples, const PlanQuery& q);
+// Throws InputError naming an option given that `q`'s plan does not read
+// (--tabu-iterations without coconfig's tabu search, --job-name without
+// --emit slurm or k8s, ...), which would otherwise pass unread. `given`
+// says whether an option, by its CLI name ("--tabu-iterations"), was given;
+// the API names the same fields with '_' ("tabu_iterations").
+void check_plan_options_read(const PlanQuery& q, const std::function<bool(const std::string&)>& given);
 // What `trainplan plan` computes. Throws InputError (time-only samples, bad
 // query) or InfeasibleError (with diagnostics, the model's name and, with
 // query.frontier, the frontier: what each longer deadline would cost).

@@ -539,34 +539,8 @@ void setup(CLI::App& root) {
                   "deadline (its frontier) and its plan");
   cmd->callback([a, cmd] {
     // An option the plan asked for does not read is refused, as a misplaced one would otherwise pass unread.
-    const auto given = [&](const char* option) { return cmd->get_option(option)->count() > 0; };
-    struct Needs {
-      const char* option;
-      bool read;
-      const char* why;
-    };
-    const bool coconfig = a->query.method == "coconfig" && !a->query.early_stop;
-    const bool tabu = coconfig && a->query.search != "exhaustive";
-    const bool seeded = tabu || a->query.method == "bo" || a->query.method == "manual" || a->query.confidence > 0;
-    for (const Needs& n : {Needs{"--bounds", a->query.confidence > 0, "reads --confidence's intervals: give --confidence P, 0 < P < 1 (0 means none)"},
-                           Needs{"--early-stop-budget", a->query.early_stop, "is the budget of --early-stop: give it"},
-                           Needs{"--manual-tries", a->query.method == "manual", "are the manual baseline's: give --method manual"},
-                           Needs{"--tabu-iterations", tabu, "steer coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},
-                           Needs{"--tabu-tenure", tabu, "steers coconfig's tabu search (not a baseline's, --early-stop's or --search exhaustive)"},
-                           Needs{"--search", a->query.search != "tabu" || tabu,
-                                 "tabu is coconfig's search: a baseline chooses its own way, and --early-stop searches exhaustively"},
-                           Needs{"--seed", seeded,
-                                 "deals tabu search, bo's and manual's draws and --confidence's conformal folds; this plan has "
-                                 "none of them"},
-                           Needs{"--conformal", a->query.confidence > 0,
-                                 "wraps the models in intervals that only --confidence plans on: give --confidence (which "
-                                 "implies it)"},
-                           Needs{"--train-cmd", !a->query.emit.empty(), "goes into the launch --emit writes: give --emit"},
-                           Needs{"--job-name", a->query.emit == "slurm" || a->query.emit == "k8s",
-                                 "names the job --emit slurm or k8s writes (torchrun has no job name): give one of them"},
-                           Needs{"--image", a->query.emit == "k8s", "is the container of --emit k8s: give it"},
-                           Needs{"--no-gpus", !a->query.emit.empty(), "shapes the launch --emit writes: give --emit"}})
-      if (given(n.option) && !n.read) throw InputError("", 0, n.option, n.why);
+    app::check_plan_options_read(a->query,
+                                 [&](const std::string& option) { return cmd->get_option(option)->count() > 0; });
     run_plan(*a);
   });
 }

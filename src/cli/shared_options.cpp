@@ -14,6 +14,7 @@
 
 #include "cli/shared_options.h"
 #include "core/error.h"
+#include "core/price.h"
 #include "io/csv.h"
 #include "io/hardware_file.h"
 #include "profile/samples_file.h"
@@ -244,6 +245,8 @@ std::vector<double> prices_for(const std::string& text, const std::vector<std::s
                        fmt::format("'{}' is not a positive price per GPU-hour (give one number, or NAME=PRICE for each "
                                    "{})",
                                    item, priced));
+    if (x > kMostPricePerGpuHour)
+      throw InputError("", 0, "--price", fmt::format("'{}': a GPU-hour's price must be at most {:g}", item, kMostPricePerGpuHour));
     return x;
   };
   if (text.find('=') == std::string::npos) {

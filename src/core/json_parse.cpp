@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <utility>
@@ -116,9 +117,18 @@ nlohmann::json parse_with_unique_keys(Input&& input) {
 
 }  // namespace
 
-nlohmann::json parse_json_unique_keys(const std::string& text) { return parse_with_unique_keys(text); }
+nlohmann::json parse_json_unique_keys(const std::string& text) {
+  // The library takes a NUL byte for the end of the text and would accept
+  // whatever follows it unread; JSON text holds none.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw nlohmann::json::parse_error::create(101, nul + 1, "a NUL byte: JSON text holds none", nullptr);
+  return parse_with_unique_keys(text);
+}
 
-nlohmann::json parse_json_unique_keys(std::istream& in) { return parse_with_unique_keys(in); }
+nlohmann::json parse_json_unique_keys(std::istream& in) {
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_json_unique_keys(text);
+}
 
 std::string json_error_text(const nlohmann::json::exception& e) {
   std::string text = e.what();

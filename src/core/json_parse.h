@@ -26,7 +26,8 @@ class JsonDuplicateKey : public std::runtime_error {
 
 // Throws nlohmann::json::exception where nlohmann::json::parse would, and
 // for a document nested deeper than 256 objects and arrays (out_of_range);
-// JsonDuplicateKey for a repeated key at any depth; Cancelled
+// JsonDuplicateKey for a repeated key at any depth; parse_error for a NUL
+// byte anywhere (the library would end the text there); Cancelled
 // (core/cancel.h) when the calling thread's CancelScope ends mid-parse.
 // Time and memory linear in the text.
 nlohmann::json parse_json_unique_keys(const std::string& text);

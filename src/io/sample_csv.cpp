@@ -135,7 +135,9 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
       t.fail(row, "batch", "must be a whole number (examples per worker), got " + t.text(row, "batch"));
     s.workers = t.positive_int(row, "workers");
     s.epochs = t.number(row, "epochs");
-    if (s.epochs < 0) t.fail(row, "epochs", "must be >= 0, got " + t.text(row, "epochs"));
+    // Past the planner's largest count an epoch number is a slip (1e308 made the curve fits infinite).
+    if (s.epochs < 0 || s.epochs > kMostEpochs)
+      t.fail(row, "epochs", fmt::format("must be in [0, {}], got {}", kMostEpochs, t.text(row, "epochs")));
     s.epoch_time_s = t.positive(row, "epoch_time_s");
     if (s.epoch_time_s > kMostEpochSeconds || s.epoch_time_s < kLeastEpochSeconds)
       t.fail(row, "epoch_time_s", fmt::format("must be in [{:g}, {:g}] s, got {}", kLeastEpochSeconds, kMostEpochSeconds,

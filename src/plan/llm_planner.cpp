@@ -10,6 +10,7 @@
 
 #include "core/cancel.h"
 #include "core/error.h"
+#include "core/price.h"
 #include "plan/cost_time_frontier.h"
 
 namespace trainplan::plan {
@@ -137,10 +138,12 @@ LlmPlanResult plan_llm(const TransformerSpec& s, const models::LlmTimeModel& tim
   if (iterations > 1e15)
     throw InputError("", 0, "tokens", fmt::format("{:g} tokens are {:g} iterations of {} x {} tokens: more than 1e15",
                                                   o.tokens, iterations, o.global_batch, s.seq));
-  if (!(o.price_per_gpu_hour >= 0) || !std::isfinite(o.price_per_gpu_hour))
-    throw InputError("", 0, "price_per_gpu_hour", "must be a non-negative price (0: none)");
-  if (!(o.cost_budget >= 0) || !std::isfinite(o.cost_budget))
-    throw InputError("", 0, "cost_budget", "must be a non-negative cost (0: none)");
+  if (!(o.price_per_gpu_hour >= 0) || !(o.price_per_gpu_hour <= kMostPricePerGpuHour))
+    throw InputError("", 0, "price_per_gpu_hour",
+                     fmt::format("must be a price from 0 (none) to {:g}, got {:g}", kMostPricePerGpuHour, o.price_per_gpu_hour));
+  if (!(o.cost_budget >= 0) || !(o.cost_budget <= kMostCostBudget))
+    throw InputError("", 0, "cost_budget",
+                     fmt::format("must be a cost from 0 (none) to {:g}, got {:g}", kMostCostBudget, o.cost_budget));
   if (o.cost_budget > 0 && !(o.price_per_gpu_hour > 0))
     throw InputError("", 0, "cost_budget", "needs a price per GPU-hour: what a GPU-hour costs turns the budget into GPU-hours");
   if (o.cost_budget > 0 && o.gpu_hour_budget > 0)

@@ -195,8 +195,25 @@ struct HttpServer::Impl {
     return std::nullopt;
   }
 
+  // Why a request's header cannot be trusted to say where it ends or whom it
+  // is for, or nullopt. A space before a header's colon, or a line folded
+  // onto the one before, hides the header from this server while a proxy in
+  // front may read it (RFC 9112, section 5.1: a 400); two Hosts or Origins
+  // would be checked by the first alone (RFC 9112, section 3.2).
+  static std::optional<std::string> malformed_header(const httplib::Request& req) {
+    for (const auto& [name, value] : req.headers)
+      if (name.empty() || name.find_first_of(" \t") != std::string::npos)
+        return fmt::format("header name '{}' holds white space (before its colon, or a line folded onto the one "
+                           "before): refused, as RFC 9112 asks",
+                           name.substr(0, 100));
+    for (const char* once : {"Host", "Origin"})
+      if (req.get_header_value_count(once) > 1) return fmt::format("more than one {} header", once);
+    return std::nullopt;
+  }
+
   void serve_get(const httplib::Request& req, httplib::Response& res) {
     auto t0 = Clock::now();
+    if (const auto why = malformed_header(req)) return refuse(req, res, 400, error_text(*why), t0);
     // httplib leaves a GET's (or OPTIONS') body unread: the connection cannot
     // carry another request, whose start would be in that body.
     if (chunked(req) || req.get_header_value("Content-Length").find_first_not_of("0") != std::string::npos)
@@ -237,7 +254,23 @@ struct HttpServer::Impl {
     const auto drain_until =
         t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(service.limits().request_timeout_s));
     auto draining = [&] { return Clock::now() < drain_until && !service.stopping(); };
+    if (const auto why = malformed_header(req)) return refuse(req, res, 400, error_text(*why), t0);
     if (const auto why = foreign(req)) return refuse(req, res, 403, error_text(*why), t0);
+    // Fields come in the JSON body alone: one in the query would be passed over in silence.
+    if (req.target.find('?') != std::string::npos)
+      return refuse(req, res, 400,
+                    error_text("a query string is not read: give every field in the JSON body (" +
+                               req.target.substr(0, 200) + ")"),
+                    t0);
+    // httplib would inflate a compressed body as it is read, before any limit
+    // here could stop it (a megabyte of gzip is a gigabyte of JSON), so such
+    // a body is refused unread, and its connection closed.
+    if (const std::string coding = io::lowercase(req.get_header_value("Content-Encoding"));
+        req.has_header("Content-Encoding") && coding != "identity")
+      return refuse(req, res, 415,
+                    error_text("Content-Encoding '" + coding.substr(0, 100) +
+                               "' is not read: send the JSON body uncompressed"),
+                    t0);
     // The body, like the computation, must come within the request's time limit.
     DeadlineServer::begin_body(drain_until);
     // A length that is not a whole number of bytes (negative, too long for
@@ -260,7 +293,7 @@ struct HttpServer::Impl {
       if (transfer_coding(req) != "chunked")
         return refuse(req, res, 501,
                       error_text("Transfer-Encoding '" + transfer_coding(req).substr(0, 100) +
-                                 "' is not supported: chunked alone (a compressed body says Content-Encoding)"),
+                                 "' is not supported: chunked alone (and the body uncompressed)"),
                       t0);
     }
     // httplib reads past a chunk's data without its CRLF: what follows could be

@@ -259,6 +259,8 @@ json parse_body(const std::string& body) {
   return j;
 }
 
+std::string api_field_name(const std::string& option) { return api_field(option); }
+
 std::string api_wording(const std::string& text) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
@@ -290,7 +292,8 @@ json input_error_body(const InputError& e, const json& req) {
   if (!carrier.empty()) {
     b["error"] = api_wording(e.what());
     b["field"] = carrier;
-    if (!e.field().empty()) b["column"] = e.field();
+    // A field named as the CLI's option is the request's own field, not a column of what it carried.
+    if (!e.field().empty() && !is_option(e.field())) b["column"] = e.field();
   } else if (is_option(e.field())) {
     std::string where;
     if (!e.file().empty()) where = e.file() + (e.line() > 0 ? ":" + std::to_string(e.line()) : "") + ": ";

@@ -91,6 +91,9 @@ void check_csv_rows(std::string_view text, const char* field, const std::string&
 // `text` with every CLI option in it ("--early-stop") written as the request
 // field it stands for ("early_stop"): the library's messages name options.
 std::string api_wording(const std::string& text);
+// The request field a CLI option ("--tabu-iterations") stands for
+// ("tabu_iterations"). REQUIRES: `option` starts with "--".
+std::string api_field_name(const std::string& option);
 
 // The JSON of an InputError, in the API's terms: a CLI option at fault is
 // named as its request field ("deadline must be > 0 seconds", field

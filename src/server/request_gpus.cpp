@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/price.h"
 #include "server/request_fields.h"
 
 namespace trainplan::server {
@@ -54,8 +55,9 @@ std::vector<double> gpu_prices(const json& req, const std::vector<structure::Har
     size_t i = 0;
     while (i < hws.size() && !(hw && hw->name == hws[i].name)) ++i;
     if (i == hws.size()) throw RequestError(400, "prices", fmt::format("'{}' is not one of 'gpus'", name));
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-      throw RequestError(400, "prices", fmt::format("the price of {} must be a number > 0", name));
+    if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() <= kMostPricePerGpuHour))
+      throw RequestError(400, "prices",
+                         fmt::format("the price of {} must be a number > 0 and at most {:g}", name, kMostPricePerGpuHour));
     if (prices[i] != 0) throw RequestError(400, "prices", fmt::format("{} is priced twice", hws[i].name));
     prices[i] = v.get<double>();
   }

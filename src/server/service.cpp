@@ -425,6 +425,8 @@ json Service::predict_request(const json& req) {
   q.seed = get_seed(req, "seed", q.seed);
   if (find(req, "target")) q.target = get_number(req, "target", std::nullopt);
   q.max_epochs = get_int(req, "max_epochs", q.max_epochs);
+  if (find(req, "max_epochs") && !q.target)
+    throw RequestError(400, "max_epochs", "max_epochs bounds the search for target's epochs: give target");
   app::check_predict_query(q);
   std::unique_ptr<Slot> slot;
   auto e = entry_for(req, slot);
@@ -478,6 +480,10 @@ Response Service::plan_request(const json& req) {
   q.tabu_iterations = get_int(req, "tabu_iterations", q.tabu_iterations);
   q.tabu_tenure = get_int(req, "tabu_tenure", q.tabu_tenure);
   q.manual_tries = get_int(req, "manual_tries", q.manual_tries);
+  // As the CLI: a field this plan does not read is refused, not passed over.
+  app::check_plan_options_read(q, [&](const std::string& option) { return find(req, api_field_name(option).c_str()) != nullptr; });
+  if (const json* b = find(req, "batches"); b && b->is_array() && b->empty())
+    throw RequestError(400, "batches", "batches is empty: leave it out to plan on every batch of the samples");
   std::unique_ptr<Slot> slot;
   auto e = entry_for(req, slot);
   set_models(q, req, *e, default_model_);
@@ -575,6 +581,9 @@ json Service::curves_request(const json& req) {
         if (!n.is_string()) throw RequestError(400, "evaluate", "field 'evaluate' must be \"all\" or an array of model names");
         if (!models::ModelRegistry::instance().find(n.get<std::string>()))
           throw RequestError(400, "evaluate", fmt::format("unknown model '{}' (GET /models lists them)", n.get<std::string>()));
+        // A name given twice would be cross-validated twice (20,000 copies took 37 s) and answered once.
+        if (std::find(q.evaluate.begin(), q.evaluate.end(), n.get<std::string>()) != q.evaluate.end())
+          throw RequestError(400, "evaluate", fmt::format("evaluate names model '{}' twice", n.get<std::string>()));
         q.evaluate.push_back(n.get<std::string>());
       }
     } else {

@@ -718,7 +718,8 @@ TEST(LlmPlanCli, PricesMakePlansOnDifferentGpusComparable) {
   EXPECT_NE(short_of.err.find("cost_budget"), std::string::npos) << short_of.err;
 
   for (const std::string bad : {"--gpu a100-80gb,h100 --price a100-80gb=1", "--gpu a100-80gb,h100 --price v100=1,h100=2",
-                                "--gpu h100 --price -1", "--gpu h100 --price cheap", "--gpu h100 --cost-budget 10",
+                                "--gpu h100 --price -1", "--gpu h100 --price cheap", "--gpu h100 --price 1e308",
+                                "--gpu h100 --cost-budget 10",
                                 "--gpu h100 --price 2 --cost-budget 10 --gpu-budget 5"}) {
     auto r = tptest::run_cli(base + bad);
     EXPECT_EQ(r.exit_code, 2) << bad;

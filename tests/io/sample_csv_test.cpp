@@ -215,6 +215,8 @@ TEST(SampleCsv, RejectsEpochTimesPastABillionSecondsAndSaysWhatIsOutOfRange) {
 
 TEST(SampleCsv, RejectsHugeBatchesAndMoreNodesThanWorkers) {
   expect_error("batch,workers,epochs,epoch_time_s,metric\n1e12,1,1,1,0.5\n", 2, "batch", "at most 1e9");
+  // An epoch count past the planner's largest made the curve fits infinite (an internal error, and nulls).
+  expect_error("batch,workers,epochs,epoch_time_s,metric\n8,1,1e308,1,0.5\n", 2, "epochs", "[0, 1000000]");
   expect_error("batch,workers,epochs,epoch_time_s,metric,nodes\n16,4,1,1,0.5,1\n16,4,1,1,0.5,9\n", 3, "nodes",
                "9 nodes for 4 workers");
 }

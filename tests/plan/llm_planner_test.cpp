@@ -313,6 +313,11 @@ TEST(LlmPlanner, RejectsOptionsOutsideTheirContracts) {
   EXPECT_EQ(field_of(p), "price_per_gpu_hour");
   p.price_per_gpu_hour = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(field_of(p), "price_per_gpu_hour");
+  // Past any currency's price: 1e308 made every cost infinite (JSON null).
+  p.price_per_gpu_hour = 1e308;
+  EXPECT_EQ(field_of(p), "price_per_gpu_hour");
+  p.price_per_gpu_hour = 2, p.cost_budget = 1e300;
+  EXPECT_EQ(field_of(p), "cost_budget");
 }
 
 // A cost budget is the GPU-hours it buys at the price: the same plan as that

@@ -114,6 +114,39 @@ TEST(ServerLimits, TwoContentLengthsAreRefusedAndTheConnectionClosed) {
   EXPECT_EQ(st, 200);
 }
 
+// A header this server would not see (a space before its colon, a line
+// folded onto the one before) while a proxy might, two Hosts, a compressed
+// body (httplib inflates it before any limit), a query string beside the
+// body and a NUL byte in it are refused, and the connection closed: no body
+// is read as a request of its own, and no field is passed over.
+TEST(ServerLimits, HeadersBodiesAndQueriesThatHideWhatTheyMeanAreRefused) {
+  Running s;
+  const std::string inner = "GET /fits HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  for (const std::string& length : {std::string("Content-Length : "), std::string("X: y\r\n Content-Length: ")}) {
+    auto a = raw_exchange(s.port, "POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\n" + length +
+                                      std::to_string(inner.size()) + "\r\n\r\n" + inner, 10);
+    EXPECT_EQ(a.status, 400) << length << "\n" << a.head << a.body;
+    EXPECT_NE(a.head.find("Connection: close"), std::string::npos) << a.head;
+    EXPECT_EQ(a.body.find("HTTP/1.1"), std::string::npos) << "the body was answered as a request: " << a.body;
+    EXPECT_NE(a.body.find("white space"), std::string::npos) << a.body;
+  }
+  auto two_hosts = raw_exchange(s.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n", 10);
+  EXPECT_EQ(two_hosts.status, 400) << two_hosts.head << two_hosts.body;
+  EXPECT_NE(two_hosts.body.find("more than one Host"), std::string::npos) << two_hosts.body;
+  // Not gzip at all: refused for its header alone, before anything is inflated.
+  auto gz = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}", 10);
+  EXPECT_EQ(gz.status, 415) << gz.head << gz.body;
+  EXPECT_NE(gz.body.find("uncompressed"), std::string::npos) << gz.body;
+  int st = 0;
+  json q = s.post("/fit?model=auto", quick_fit(many_rows_csv(20)).dump(), &st);
+  EXPECT_EQ(st, 400) << q.dump();
+  EXPECT_NE(q["error"].get<std::string>().find("query string"), std::string::npos) << q.dump();
+  json nul = s.post("/fit", quick_fit(many_rows_csv(20)).dump() + std::string(1, '\0') + "{\"garbage", &st);
+  EXPECT_EQ(st, 400) << nul.dump();
+  EXPECT_NE(nul["error"].get<std::string>().find("NUL byte"), std::string::npos) << nul.dump();
+  EXPECT_TRUE(healthy(s));
+}
+
 // Content-Length beside Transfer-Encoding is refused as two lengths are; a
 // coding other than chunked alone is 501 at once, not a wait for bytes.
 TEST(ServerLimits, TransferEncodingsOtherThanChunkedAloneAreRefused) {
@@ -534,6 +567,16 @@ TEST(ServerLimits, ErrorsNameRequestFields) {
       {"/plan", {{"tabu_iterations", 2000000000}}, "tabu_iterations"},
       {"/plan", {{"gpus_per_node", -3}}, "gpus_per_node"},
       {"/plan", {{"gpus_per_node", -1}}, "gpus_per_node"},  // the planner's "not given"
+      // Fields this plan does not read, refused as the CLI refuses their options.
+      {"/plan", {{"train_cmd", "python3 train.py"}}, "train_cmd"},
+      {"/plan", {{"job_name", "a"}, {"emit", "torchrun"}}, "job_name"},
+      {"/plan", {{"conformal", true}}, "conformal"},
+      {"/plan", {{"bounds", "one-sided"}}, "bounds"},
+      {"/plan", {{"early_stop_budget", "target"}}, "early_stop_budget"},
+      {"/plan", {{"tabu_tenure", 3}, {"method", "lb-bsp"}}, "tabu_tenure"},
+      {"/plan", {{"batches", json::array()}}, "batches"},
+      {"/predict", {{"batch", 32}, {"workers", 2}, {"max_epochs", 500}}, "max_epochs"},
+      {"/curves", {{"evaluate", {"isotonic-mi", "global-batch", "isotonic-mi"}}}, "evaluate"},
       {"/predict", {{"batch", 32}, {"workers", 2}, {"gpus_per_node", -1}}, "gpus_per_node"},
       {"/predict", {{"batch", 32}, {"workers", 2}, {"target", 0.9}, {"max_epochs", 1000000000}}, "max_epochs"},
       {"/predict", {{"batch", 32}, {"workers", 0}}, "workers"},
