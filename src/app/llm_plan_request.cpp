@@ -1,5 +1,10 @@
 #include "app/llm_plan_request.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
 #include "models/llm_memory.h"
 #include "models/llm_time.h"
 
@@ -66,6 +71,31 @@ nlohmann::json to_json(const plan::LlmCandidate& c) {
           {"headroom_gib", c.headroom_bytes / kGiB}};
 }
 
+std::optional<std::string> reserve_note(const LlmPlanOutcome& outcome) {
+  const structure::HardwareProfile& hw = outcome.hardware;
+  const plan::LlmPlanResult& r = outcome.result;
+  if (r.top.empty()) return std::nullopt;
+  const auto& c = r.top.front();
+  const bool by_time = outcome.minimises_time();
+  auto objective_of = [&](const plan::LlmCandidate& x) { return by_time ? x.train_s : x.gpu_hours; };
+  const bool at_the_edge = c.headroom_bytes < 0.1 * hw.gpu.capacity_bytes();
+  double ahead_headroom = c.headroom_bytes;  // the most any configuration ranked above `alt` keeps free
+  for (size_t i = 1; at_the_edge && i < r.top.size(); ++i) {
+    const auto& alt = r.top[i];
+    const double behind = objective_of(alt) / objective_of(c) - 1;
+    if (behind > 0.01) break;
+    // The least reserve that rules out every configuration ranked above it, so that it is chosen.
+    const double reserve_gib = std::ceil(ahead_headroom / kGiB + 0.01);
+    if (alt.headroom_bytes >= 2 * c.headroom_bytes && alt.headroom_bytes - c.headroom_bytes >= 5 * kGiB &&
+        reserve_gib * kGiB <= alt.headroom_bytes)
+      return fmt::format("rank {} is {:.1f}% behind and keeps {:.1f} GiB free against {:.1f} GiB; the memory "
+                         "model misses measured peaks by about 10% (docs/LLM.md): --reserve-gib {:g} chooses it",
+                         i + 1, 100 * behind, alt.headroom_bytes / kGiB, c.headroom_bytes / kGiB, reserve_gib);
+    ahead_headroom = std::max(ahead_headroom, alt.headroom_bytes);
+  }
+  return std::nullopt;
+}
+
 nlohmann::json to_json(const LlmPlanOutcome& o) {
   const auto& r = o.result;
   nlohmann::json top = nlohmann::json::array();
@@ -107,6 +137,7 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
     for (const auto& c : r.frontier) j["frontier"].push_back(candidate_json(c));
   }
   j["notes"] = r.notes;
+  if (const auto note = reserve_note(o)) j["notes"].push_back(*note);
   if (o.calibration) j["calibration"] = to_json(*o.calibration);
   if (o.calibration && !o.calibration->cv.time_errors_by_configuration.empty() && o.interval > 0) j["interval_coverage"] = o.interval;
   return j;

@@ -79,8 +79,13 @@ ModelFlopUtilisation model_flop_utilisation(const LlmPlanOutcome& o, const plan:
 //  to_json(LlmCalibration)), and with a calibration's intervals
 //  "interval_coverage" and each candidate's "train_time_interval_s"}; memory
 //  in GiB; with options.frontier, "frontier": the cost-time frontier,
-//  fastest first.
+//  fastest first; "notes": the plan's, and reserve_note's.
 nlohmann::json to_json(const LlmPlanOutcome& o);
+// A choice at the edge of memory for a hair of speed, said: when the chosen
+// configuration keeps under a tenth of the GPU's memory free and one ranked
+// within 1% behind keeps at least twice as much (and 5 GiB more), the note
+// names it and the --reserve-gib that chooses it; nullopt otherwise.
+std::optional<std::string> reserve_note(const LlmPlanOutcome& outcome);
 nlohmann::json to_json(const plan::LlmCandidate& c);
 
 }  // namespace trainplan::app

@@ -190,11 +190,13 @@ SamplesTransfer transfer_samples(const SampleSet& set, const structure::Hardware
     }
     // The speed-up the model sees: its own fit of the source at the measured
     // placement against its prediction on the target, without the fit's
-    // misses at this configuration (which measured / predicted would count).
+    // misses at this configuration (which measured / predicted would count);
+    // the source's departure at this batch, which the prediction carries, on
+    // both sides.
     models::StepSample there;
     there.gpus_per_node = sample_placement(s.workers, s.nodes, from.node.gpus_per_node);
     there.batch = s.batch;
-    if (const auto fitted = model.predict_source(there)) c.speed_up = *fitted * steps_per_epoch(set, s) / c.predicted_s;
+    c.speed_up = model.source_with_departure(there) * steps_per_epoch(set, s) / c.predicted_s;
     t.configurations.push_back(c);
   }
   std::sort(t.configurations.begin(), t.configurations.end(), [](const auto& a, const auto& b) {

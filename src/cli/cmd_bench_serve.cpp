@@ -24,6 +24,8 @@
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/json_text.h"
+#include "io/sample_csv.h"
+#include "replay/synthetic_store.h"
 #include "server/load_bench.h"
 
 namespace trainplan::cli {
@@ -144,12 +146,18 @@ void run_bench_serve(BenchServeArgs a) {
   const long peak_kb = proc_status_kb(child.pid, "VmHWM");
   const long rss_end_kb = proc_status_kb(child.pid, "VmRSS");
 
-  // Stop while a request computes: an auto /fit (seconds) is sent, and SIGTERM 300 ms later.
+  // Stop while a request computes: an auto /fit of 5,000 synthetic rows (seconds of
+  // cross-validation; the load's own samples now fit within the 300 ms, and the stop then
+  // interrupted nothing) is sent, and SIGTERM 300 ms later.
+  replay::SyntheticStoreParams slow_rows;
+  slow_rows.rows = 5000;
+  slow_rows.form = replay::SyntheticStoreParams::Form::kTrials;
+  const std::string slow_csv = io::format_samples_csv(replay::synthetic_store(slow_rows));
   int stop_status = -1;
   std::thread slow([&] {
     httplib::Client c("127.0.0.1", child.port);
     c.set_read_timeout(60, 0);
-    auto res = c.Post("/fit", nlohmann::json{{"samples_csv", a.load.samples_csv}, {"model", "auto"}}.dump(),
+    auto res = c.Post("/fit", nlohmann::json{{"samples_csv", slow_csv}, {"model", "auto"}}.dump(),
                       "application/json");
     stop_status = res ? res->status : 0;
   });

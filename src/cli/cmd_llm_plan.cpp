@@ -316,33 +316,6 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
   if (!any) throw InfeasibleError("no GPU in --gpu has a configuration that qualifies (each GPU's reason is above)");
 }
 
-// A choice at the edge of memory for a hair of speed: the memory model's own
-// error is larger than the headroom it leaves, so a near-tie that keeps far
-// more free is worth a word, with the --reserve-gib that chooses it.
-std::optional<std::string> reserve_note(const app::LlmPlanOutcome& outcome, const structure::HardwareProfile& hw) {
-  const plan::LlmPlanResult& r = outcome.result;
-  if (r.top.empty()) return std::nullopt;
-  const auto& c = r.top.front();
-  const bool by_time = outcome.minimises_time();
-  auto objective_of = [&](const plan::LlmCandidate& x) { return by_time ? x.train_s : x.gpu_hours; };
-  const bool at_the_edge = c.headroom_bytes < 0.1 * hw.gpu.capacity_bytes();
-  double ahead_headroom = c.headroom_bytes;  // the most any configuration ranked above `alt` keeps free
-  for (size_t i = 1; at_the_edge && i < r.top.size(); ++i) {
-    const auto& alt = r.top[i];
-    const double behind = objective_of(alt) / objective_of(c) - 1;
-    if (behind > 0.01) break;
-    // The least reserve that rules out every configuration ranked above it, so that it is chosen.
-    const double reserve_gib = std::ceil(ahead_headroom / kGiB + 0.01);
-    if (alt.headroom_bytes >= 2 * c.headroom_bytes && alt.headroom_bytes - c.headroom_bytes >= 5 * kGiB &&
-        reserve_gib * kGiB <= alt.headroom_bytes)
-      return fmt::format("rank {} is {:.1f}% behind and keeps {:.1f} GiB free against {:.1f} GiB; the memory "
-                         "model misses measured peaks by about 10% (docs/LLM.md): --reserve-gib {:g} chooses it",
-                         i + 1, 100 * behind, alt.headroom_bytes / kGiB, c.headroom_bytes / kGiB, reserve_gib);
-    ahead_headroom = std::max(ahead_headroom, alt.headroom_bytes);
-  }
-  return std::nullopt;
-}
-
 void run_plan(PlanArgs a) {
   auto s = resolve_llm_shape(a.shape);
   if (a.gpus > 0) a.options.min_gpus = a.options.max_gpus = a.gpus;
@@ -442,7 +415,6 @@ void run_plan(PlanArgs a) {
   const bool draw = !a.plot.empty() && !r.frontier.empty();
   if (a.json) {
     nlohmann::json j = app::to_json(outcome);
-    if (const auto note = reserve_note(outcome, hw)) j["notes"].push_back(*note);
     if (a.breakdown) {
       const auto parts = breakdowns(outcome);
       for (size_t i = 0; i < parts.size(); ++i) j["top"][i]["breakdown"] = parts[i];
@@ -528,7 +500,7 @@ void run_plan(PlanArgs a) {
                              "cross-validated errors{})\n",
                              c.train_s / 3600, 100 * outcome.interval, iv->lo / 3600, iv->hi / 3600,
                              iv->short_of_coverage ? "; too few measured rows to promise that coverage" : "");
-  if (const auto note = reserve_note(outcome, hw)) std::cout << "note: " << *note << "\n";
+  if (const auto note = app::reserve_note(outcome)) std::cout << "note: " << *note << "\n";
   if (a.breakdown) print_llm_time_breakdown(breakdowns(outcome), "rank");
   if (a.options.frontier) print_frontier(r.frontier, price);
   if (draw) {

@@ -112,6 +112,11 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
                                    "here it would be read as a comment and its keys ignored",
                                    t.header_line()));
   t.require_columns({"batch", "workers", "epochs", "epoch_time_s", "metric"});
+  // A column read beside another that differs only in case ('batch' and 'Batch') would leave the
+  // other's values unread without a word: which was meant is the user's to say.
+  for (const char* read : {"batch", "workers", "epochs", "epoch_time_s", "metric", "nodes", "model", "hardware",
+                           "grad_sqr", "grad_var", "time_spread", "source"})
+    t.refuse_ambiguous(read);
   if (t.rows().empty()) throw InputError(name, 0, "", "file has a header but no samples");
   // One file is one workload on one kind of machine: the models fit every row together, so rows of
   // another network or GPU pasted in would be fitted as if they were more of the same.

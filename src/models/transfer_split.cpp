@@ -569,6 +569,11 @@ StepParts SplitTransferModel::source_parts(const StepSample& at) const {
   return evaluate(source_terms_, at);
 }
 
+double SplitTransferModel::source_with_departure(const StepSample& at) const {
+  if (!fitted_) throw std::logic_error("split-transfer: predict before fit");
+  return evaluate(source_terms_, at, batch_quirk(at.batch)).total;
+}
+
 std::string SplitTransferModel::describe() const {
   const auto& s = src_;
   std::string out = fmt::format(

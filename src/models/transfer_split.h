@@ -197,6 +197,10 @@ class SplitTransferModel : public TransferModel {
   // Parts at `at` on the target (with the fitted factors), and on the source.
   StepParts target_parts(const StepSample& at) const;
   StepParts source_parts(const StepSample& at) const;
+  // The source fit at `at` with the source's own departure at its batch,
+  // which target_parts carries to the target: the two compare like with
+  // like (a speed-up of exactly 1 where nothing changes).
+  double source_with_departure(const StepSample& at) const;
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:

@@ -277,6 +277,16 @@ TEST(LlmPlanCli, ANearTieWithMoreRoomIsSaid) {
   const auto answer = nlohmann::json::parse(tptest::run_cli(base + "--json").out);
   for (const auto& n : answer["notes"]) json_notes += n.get<std::string>() + "\n";
   EXPECT_NE(json_notes.find(fmt::format("--reserve-gib {:g} chooses it", reserve)), std::string::npos) << json_notes;
+  // And in each GPU's answer of a comparison (which had none).
+  std::string compared_notes;
+  std::string two_gpus = base;
+  two_gpus.replace(two_gpus.find("--gpu h100 "), 11, "--gpu h100,a100-80gb ");
+  const auto compared = nlohmann::json::parse(tptest::run_cli(two_gpus + "--json").out);
+  for (const auto& g : compared["gpus"])
+    if (g["gpu"] == "h100")
+      for (const auto& n : g["notes"]) compared_notes += n.get<std::string>() + "\n";
+  EXPECT_NE(compared_notes.find(fmt::format("--reserve-gib {:g} chooses it", reserve)), std::string::npos)
+      << compared.dump().substr(0, 3000);
   const auto before = nlohmann::json::parse(tptest::run_cli(base + "--json --top 20").out);
   ASSERT_GE(before["top"].size(), size_t(rank));
   const auto& named = before["top"][rank - 1];

@@ -229,6 +229,9 @@ TEST(SampleCsv, RejectsEmptyFileAndNoRows) {
 
 TEST(SampleCsv, RejectsDuplicateHeader) {
   expect_error("batch,workers,batch,epochs,epoch_time_s,metric\n", 1, "batch", "duplicate");
+  // Two that differ only in case: which is meant is not the reader's guess (the exact name was read,
+  // the other passed over).
+  expect_error("batch,workers,epochs,epoch_time_s,metric,Batch\n64,1,1,2,0.5,32\n", 1, "batch", "ambiguous");
 }
 
 TEST(SampleCsv, RejectsWrongFieldCount) {
