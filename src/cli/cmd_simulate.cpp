@@ -100,16 +100,41 @@ app::SimulateQuery simulate_query(const SimulateArgs& a) {
   return q;
 }
 
+// A run's progress on stderr, once it has lasted long enough to be worth a
+// word: a run of a few hundred jobs under pollux can take minutes, one of
+// 100,000 under fifo seconds, so the time says when, not the job count.
+struct RunProgress {
+  using Clock = std::chrono::steady_clock;
+  static constexpr double kQuietS = 2;     // no line before the run has lasted this long
+  static constexpr double kLogEveryS = 5;  // a log file's lines at most this often
+  bool tty = false;
+  Clock::time_point start, last_line;
+  bool said = false;
+
+  void begin() { start = Clock::now(), said = false; }
+  void done_of(size_t done, size_t n) {
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - start).count() < kQuietS) return;
+    if (!tty && said && std::chrono::duration<double>(now - last_line).count() < kLogEveryS) return;
+    std::cerr << fmt::format("\r  {}/{} jobs done", done, n) << (tty ? "" : "\n") << std::flush;
+    said = true, last_line = now;
+  }
+  void end() {
+    if (said && tty) std::cerr << "\n";
+  }
+};
+
 // Simulates the jobs under each policy in turn, timing each run (on stderr).
 std::vector<sim::SimResult> run_policies(sim::Experiment& ex, const std::vector<std::string>& policies,
-                                         const app::JobSource& in, const std::string& cluster) {
+                                         const app::JobSource& in, const std::string& cluster, RunProgress& progress) {
   std::vector<sim::SimResult> runs;
   for (const auto& p : policies) {
     std::cerr << fmt::format("simulating {} jobs from {} under {} on {}...\n", in.jobs.size(), in.source, p, cluster);
     auto t0 = std::chrono::steady_clock::now();
+    progress.begin();
     runs.push_back(ex.run(p, in.jobs));
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (in.jobs.size() >= 5000) std::cerr << "\n";
+    progress.end();
     std::cerr << fmt::format("  {}: {} events in {:.2f} s\n", p, runs.back().events, secs);
   }
   return runs;
@@ -269,10 +294,9 @@ void run_simulate(const SimulateArgs& a) {
     group_prices = prices_for(a.price, names, group_hws, "--cluster group's GPU");
   }
 
-  bool tty = stderr_is_tty();
-  eo.sim.on_progress = [&](size_t done, size_t n) {
-    if (n >= 5000) std::cerr << fmt::format("\r  {}/{} jobs done", done, n) << (tty ? "" : "\n") << std::flush;
-  };
+  RunProgress progress;
+  progress.tty = stderr_is_tty();
+  eo.sim.on_progress = [&](size_t done, size_t n) { progress.done_of(done, n); };
   std::vector<app::SimulateOutcome> outcomes;
   for (size_t i = 0; i < sources.size(); ++i) {
     const app::JobSource& in = sources[i];
@@ -285,7 +309,7 @@ void run_simulate(const SimulateArgs& a) {
       std::cerr << "note: " << gpus[i] << ": the traces' own steps (the GPU they were measured on)\n";
     sim::Experiment ex(in.all_apps(), eo);
     std::vector<sim::SimResult> runs =
-        run_policies(ex, policies, in, gpus[i].empty() ? cluster : fmt::format("{} {}", cluster, gpus[i]));
+        run_policies(ex, policies, in, gpus[i].empty() ? cluster : fmt::format("{} {}", cluster, gpus[i]), progress);
     if (!ex.note().empty() && outcomes.empty()) std::cerr << "note: " << ex.note() << "\n";
     outcomes.push_back(
         app::SimulateOutcome{queries[i], in.source, in.step_times, in.left_out.size(), ex.note(), std::move(runs)});

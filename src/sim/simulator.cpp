@@ -107,7 +107,7 @@ class Engine {
         if (on_job_event(j, now)) {
           ++done;
           changed = true;
-          if (opts_.on_progress && done % 256 == 0) opts_.on_progress(done, n);
+          if (opts_.on_progress) opts_.on_progress(done, n);
         }
       }
       // 2. Arrivals at `now`.

@@ -63,7 +63,8 @@ struct SimOptions {
   // the node with the fewest free GPUs that holds it (best fit); otherwise, and always with spread, its GPUs
   // are taken from the emptiest node first. Default: pack.
   PlacementMode placement = PlacementMode::kPack;
-  // Called now and then with (finished jobs, all jobs) for progress output.
+  // Called as each job finishes with (finished jobs, all jobs), for progress
+  // output; the caller decides how often to say anything.
   std::function<void(size_t, size_t)> on_progress;
   // Record SimResult::gpus_in_use (off: the benchmarks need none of it).
   bool record_use = false;
