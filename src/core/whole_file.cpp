@@ -95,12 +95,16 @@ void write_whole_file(const std::string& path, const std::string& content) {
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) throw InputError(path, 0, "", std::string("cannot write file (") + std::strerror(errno) + ")");
+  // A write the machine could not take (a full disk, a quota) is a failure
+  // of the machine, not bad input: exit 1, as a store that cannot be written.
   auto fail = [&](const std::string& why) {
     ::close(fd);
     std::remove(tmp_path.c_str());
-    throw InputError(path, 0, "", why);
+    throw ExternalError(path + ": " + why);
   };
-  if (!write_all(fd, content))
+  // Synced before the rename, so that the name never comes to hold a file
+  // whose bytes a power loss could still take.
+  if (!write_all(fd, content) || ::fsync(fd) != 0)
     fail(std::string("write failed (") + std::strerror(errno) + "; is the disk full?); the file was left as it was");
   // A file written again keeps its mode.
   struct stat old {};
@@ -108,7 +112,7 @@ void write_whole_file(const std::string& path, const std::string& content) {
   if (::close(fd) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp_path.c_str());
-    throw InputError(path, 0, "", "write failed (" + why + "; is the disk full?); the file was left as it was");
+    throw ExternalError(path + ": write failed (" + why + "; is the disk full?); the file was left as it was");
   }
   if (std::rename(tmp_path.c_str(), target.c_str()) != 0) {
     const std::string why = std::strerror(errno);

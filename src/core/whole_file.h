@@ -13,8 +13,10 @@ namespace trainplan {
 // it is, since renaming over it would replace it with a plain file;
 // /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are written to
 // through this process's descriptor (after flushing stdio), wherever the
-// shell pointed it; a folder is refused. On failure the temporary file is removed
-// and InputError names `path`.
+// shell pointed it; a folder is refused. The temporary file is synced before
+// the rename. On failure the temporary file is removed and the error names
+// `path`: InputError where it cannot be created or moved into place,
+// ExternalError (exit 1) where the disk did not take the bytes.
 void write_whole_file(const std::string& path, const std::string& content);
 
 }  // namespace trainplan

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "core/edit_distance.h"
@@ -160,27 +161,63 @@ std::vector<UnreadAlias> read_other_tools_names(CsvTable& t, std::vector<std::st
     for (size_t i = first_unread; i < by_other.size(); ++i) {
       notes.push_back(fmt::format("{}:{}: column '{}' is not read: '{}' gives {}", t.path(), t.header_line(),
                                   by_other[i], found.empty() ? by_other.front() : found.front(), name));
-      // Megatron's padded vocabulary is larger than the tokenizer's by design.
-      if (name != "vocab") unread.push_back({name, by_other[i]});
+      // Megatron's padded vocabulary is larger than the tokenizer's by design; a measured time
+      // beside a predicted one (llm predict's own output, read again) differs by design too.
+      if (name != "vocab" && name != "iteration_time_s") unread.push_back({name, by_other[i]});
     }
   }
   return unread;
 }
 
-// Two cells of one row that must say the same: equal as text (case aside) or
-// as numbers ("4" and "4.0"); an empty cell says nothing.
+// What a cell of column `name` says, as the reader would take it (a number,
+// a recompute or precision name, yes or no), so that two spellings of one
+// value agree ('bf16' and 'torch.bfloat16', 'true' and '1'); nullopt where it
+// says nothing (empty, NA, None) or cannot be read (the reader names that
+// itself when it reads the column).
+std::optional<std::string> read_as(const std::string& name, const std::string& cell) {
+  const bool yes_no = name == "sequence_parallel" || name == "distributed_optimizer";
+  if (says_missing(cell, !yes_no)) return std::nullopt;
+  const std::string v = lowercase(cell);
+  if (name == "recompute") {
+    if (const auto r = structure::parse_recompute(cell)) return structure::to_string(*r);
+    return std::nullopt;
+  }
+  if (name == "precision") {
+    if (const auto p = structure::parse_precision(cell)) return structure::to_string(*p);
+    return std::nullopt;
+  }
+  if (name == "position_embedding") {
+    if (v == "learned" || v == "learned_absolute" || v == "absolute") return std::string("learned");
+    if (v == "rope" || v == "rotary") return std::string("rope");
+    return v;
+  }
+  if (yes_no) {
+    if (v == "true" || v == "yes" || v == "y" || v == "t" || v == "on") return std::string("1");
+    if (v == "false" || v == "no" || v == "n" || v == "f" || v == "off") return std::string("0");
+  }
+  if (const auto x = parse_finite(cell)) {
+    // No interleaving is 1 virtual stage, whichever way a tool writes it (0 or 1).
+    if (name == "virtual_stages" && *x <= 1) return std::string("1");
+    return fmt::format("{:.17g}", *x);
+  }
+  return std::nullopt;
+}
+
+// Two cells of one row that must say the same, as the reader takes them; a
+// cell that says nothing says nothing against the other.
 void check_alias_agrees(const CsvTable& t, const CsvRow& row, const UnreadAlias& alias) {
-  const std::string& read = t.text(row, alias.name);
   const int c = t.own_column(alias.header);
   if (c < 0) return;
+  const std::string& read = t.text(row, alias.name);
   const std::string& other = row.fields[c];
-  if (read.empty() || other.empty() || lowercase(read) == lowercase(other)) return;
-  const auto a = parse_finite(read), b = parse_finite(other);
-  if (a && b && *a == *b) return;
+  const auto a = read_as(alias.name, read), b = read_as(alias.name, other);
+  if (!a || !b || *a == *b) return;
+  const std::string& read_header = t.header()[t.column(alias.name)];
   throw InputError(t.path(), row.line, alias.header,
-                   fmt::format("'{}' here, but '{}' in column '{}', which is read for {}: which is meant? keep one "
-                               "column or make them agree",
-                               other, read, t.header()[t.column(alias.name)], alias.name));
+                   fmt::format("'{}' here, but '{}' in column '{}'{}: which is meant? keep one column or make them "
+                               "agree",
+                               other, read, read_header,
+                               fold_column_name(read_header) == alias.name ? "" : ", which is read for " + alias.name));
 }
 
 LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time);

@@ -83,7 +83,9 @@ enum class RowErrors { kThrow, kSkip };
 // required column, a value that is not a positive integer (or not one of
 // the words above), gpus != tp·pp·dp, a shape that is not a transformer, or a
 // layout the shape does not divide (structure::check_layout: tp not dividing
-// the heads, micro_batch·dp not dividing global_batch, ...). With kSkip such
+// the heads, micro_batch·dp not dividing global_batch, ...), or a column
+// under another tool's name, not read, that says otherwise than the one
+// read (compared as read; not the vocabulary nor the time). With kSkip such
 // a row is rejected instead, and only a file-wide fault (a missing column, no
 // row, a row whose fields CSV cannot split, such as the wrong count or an
 // unclosed quote, every row rejected) throws.

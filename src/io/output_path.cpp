@@ -3,15 +3,46 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
+#include <fstream>
+#include <string_view>
 
 #include "core/error.h"
 #include "io/pollux_trace.h"
 
 namespace trainplan::io {
 
+namespace {
+
+// The first bytes of every SQLite database file.
+bool is_sqlite_database(const std::filesystem::path& p) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) return false;
+  std::ifstream in(p, std::ios::binary);
+  char head[16] = {};
+  in.read(head, sizeof head);
+  return in.gcount() == sizeof head && std::string_view(head, sizeof head) == std::string_view("SQLite format 3\0", 16);
+}
+
+}  // namespace
+
 void check_output_path(const std::string& path, const std::string& option) {
   if (path.empty() || path == "-") return;
+  // A sample store, or one of the files SQLite keeps beside it, is never an
+  // output's target: replacing a store's -wal loses the trials committed to it.
+  if (is_sqlite_database(path))
+    throw InputError("", 0, option,
+                     "cannot write '" + path + "': it is an SQLite database (a sample store?); give another path");
+  for (const char* beside : {"-wal", "-shm", "-journal"}) {
+    const std::string suffix = beside;
+    if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        is_sqlite_database(path.substr(0, path.size() - suffix.size())))
+      throw InputError("", 0, option,
+                       "cannot write '" + path + "': it is the " + suffix.substr(1) + " file SQLite keeps beside '" +
+                           path.substr(0, path.size() - suffix.size()) +
+                           "' (a sample store's, holding its latest trials); give another path");
+  }
   const std::filesystem::path file(path);
   const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
   std::error_code ec;
@@ -23,7 +54,9 @@ void check_output_path(const std::string& path, const std::string& option) {
   const bool there = std::filesystem::exists(file, ec);
   const bool replaced = !there || std::filesystem::is_regular_file(file, ec);
   if ((replaced && ::access(folder.c_str(), W_OK) != 0) || (there && ::access(file.c_str(), W_OK) != 0))
-    throw InputError("", 0, option, "cannot write '" + path + "': permission denied");
+    throw InputError("", 0, option,
+                     "cannot write '" + path + "': " +
+                         (errno == EROFS ? std::string("read-only file system") : std::string("permission denied")));
 }
 
 namespace {

@@ -9,8 +9,10 @@
 namespace trainplan::io {
 
 // Throws InputError naming `option` (and the path) when `path` is a folder,
-// its folder does not exist, or either cannot be written. "-" (standard
-// output) and "" (no file) pass.
+// its folder does not exist, or either cannot be written (saying why: no
+// permission, a read-only file system), or when it is an SQLite database (a
+// sample store) or the -wal, -shm or -journal file SQLite keeps beside one.
+// "-" (standard output) and "" (no file) pass.
 void check_output_path(const std::string& path, const std::string& option);
 
 // The same, and also refuses when `path` is one of the verb's `inputs` (each

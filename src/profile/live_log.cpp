@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "core/error.h"
@@ -14,6 +16,20 @@ namespace trainplan::profile {
 std::string live_log_path(const std::string& store_path) { return store_path + ".live"; }
 
 LiveLog::LiveLog(const std::string& path) : path_(path) {
+  // What is there is truncated: only a live log, never another file under its
+  // name (a store called X.live, a user's notes), which a live log starts
+  // with a JSON line and nothing else does.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw InputError(path, 0, "", "is where this store's live log goes, and is not a file: move it away");
+    std::ifstream in(path, std::ios::binary);
+    const int first = in.get();
+    if (first != std::char_traits<char>::eof() && first != '{')
+      throw InputError(path, 0, "",
+                       "is where this store's live log goes, and holds something else (it does not start with a "
+                       "JSON line), which starting the log would erase: move it away, or give another --store");
+  }
   f_ = std::fopen(path.c_str(), "we");  // close-on-exec: no trial inherits it
   if (!f_) throw InputError(path, 0, "", std::string("cannot write the live log: ") + std::strerror(errno));
 }
@@ -23,9 +39,18 @@ LiveLog::~LiveLog() {
 }
 
 void LiveLog::write_line(const std::string& line) {
-  std::fputs(line.c_str(), f_);
-  std::fputc('\n', f_);
-  std::fflush(f_);
+  errno = 0;
+  const bool written = std::fputs(line.c_str(), f_) >= 0 && std::fputc('\n', f_) != EOF && std::fflush(f_) == 0;
+  if (written) return;
+  // The store is what counts and is not touched by this; a follower of the
+  // log misses lines, which is said once, not at every line.
+  if (!write_failed_)
+    std::fprintf(stderr,
+                 "warning: %s: the live log could not be written (%s): trainplan watch --store misses lines from "
+                 "here; the store is not affected\n",
+                 path_.c_str(), errno ? std::strerror(errno) : "write error");
+  write_failed_ = true;
+  std::clearerr(f_);
 }
 
 void LiveLog::trial_start(const TrialKey& key) {

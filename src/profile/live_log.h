@@ -7,9 +7,12 @@
 //   {"event":"trial_start","batch":B,"workers":R,"epochs":E}
 //   rank 0's stdout lines that hold a '{' (the trial protocol's JSON lines,
 //   prefixes removed; at most 16 MiB of them a trial)
-//   {"event":"trial_end","status":"ok"|"failed"|"timeout"|"bad-output"|"cancelled"}
+//   {"event":"trial_end","status":"ok"|"failed"|"timeout"|"bad-output"|"cancelled"|"not-stored"}
+// (written once the store holds the trial; "not-stored": the store could not
+// take it, and the run ends)
 // and at the end of the run {"event":"profile_done","interrupted":false|true}. Each line is flushed as
-// it is written. Not thread-safe: one profiling run writes it.
+// it is written; a line that cannot be (a full disk) is lost, said once on
+// stderr, and the run goes on. Not thread-safe: one profiling run writes it.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -23,7 +26,9 @@ std::string live_log_path(const std::string& store_path);
 
 class LiveLog {
  public:
-  // Opens (truncates) `path`; throws InputError naming it when it cannot.
+  // Opens (truncates) `path`; throws InputError naming it when it cannot, or
+  // when what is there is not a live log (a folder, a file that does not
+  // start with a JSON line: another store, a user's file).
   explicit LiveLog(const std::string& path);
   ~LiveLog();
   LiveLog(const LiveLog&) = delete;
@@ -47,6 +52,7 @@ class LiveLog {
   bool labelled_ = false;
   static constexpr size_t kMostTrialBytes = size_t(16) << 20;
   size_t trial_bytes_ = 0;  // the trial's lines written so far
+  bool write_failed_ = false;  // a line was lost (said once)
 };
 
 }  // namespace trainplan::profile

@@ -669,18 +669,22 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     if (opts.live_log) replay_early_lines(*opts.live_log, taken, key.batch);
     auto rec = run_trial_after(tmpl, key, opts, [&](double te) { progress.tick(te, elapsed()); }, std::move(taken),
                                opts.budget_s ? *opts.budget_s - elapsed() : std::numeric_limits<double>::infinity());
-    if (opts.live_log) opts.live_log->trial_end(rec ? to_string(rec->status) : "cancelled");
     if (!rec) {
+      if (opts.live_log) opts.live_log->trial_end("cancelled");
       sum.interrupted = true;
       break;
     }
     const auto contradicted = disagreement(reported, *rec);
+    // The live log says how the trial ended once the store holds it: a
+    // follower never reads "ok" for a trial a full disk kept out.
     try {
       store.put(*rec);
     } catch (const std::exception& e) {
+      if (opts.live_log) opts.live_log->trial_end("not-stored");
       sum.store_error = fmt::format("the trial {} ran but was not stored: {}", to_string(rec->key), e.what());
       break;
     }
+    if (opts.live_log) opts.live_log->trial_end(to_string(rec->status));
     remember(reported, *rec);
     est.add(*rec);
     ++sum.ran;

@@ -517,6 +517,8 @@ void SampleStore::open_read_only() {
 
 SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
   const bool create = mode == Open::kCreate;
+  const bool existed = file_id(path).exists;
+  const bool wal_existed = file_id(path + "-wal").exists, shm_existed = file_id(path + "-shm").exists;
   if (const std::string why = why_not_openable(path, create); !why.empty()) {
     if (create || !readable_only(path)) throw InputError(path, 0, "", "cannot open the sample store: " + why);
     try {
@@ -538,11 +540,35 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
                                          : "no sample store here (" + msg + "; trainplan profile --store writes one)");
   }
   sqlite3_busy_timeout(db_, 5000);
+  // A disk with no room (or failing under a write: SQLite makes the -wal and
+  // -shm of a WAL store even to read it) is not a damaged store: a store that
+  // is only to be read is read as a user who cannot write it reads it
+  // (reading needs no room: copying a store off a full disk is the rescue),
+  // and one to be written says it cannot be (exit 1). True where it handled
+  // the failure by opening read-only.
+  const auto no_room = [&](const std::string& what) {
+    const int code = sqlite3_errcode(db_);
+    if (code != SQLITE_FULL && code != SQLITE_IOERR) return false;
+    close_db();
+    std::error_code ec;
+    if (!create) {
+      // The log and index this open began (an empty -wal, a -shm cut short)
+      // would be read through, and fail the read: they go, as they came.
+      if (!wal_existed && std::filesystem::file_size(path + "-wal", ec) == 0 && !ec) unlink((path + "-wal").c_str());
+      if (!shm_existed) unlink((path + "-shm").c_str());
+      open_read_only();
+      return true;
+    }
+    // A store this open made, empty, is not left behind to be taken for one.
+    if (!existed && std::filesystem::file_size(path, ec) == 0 && !ec) unlink(path.c_str());
+    throw ExternalError(fmt::format("{}: cannot be written ({}; is the disk full?)", path, what));
+  };
   {
     std::string foreign;
     try {
       foreign = foreign_tables_problem(db_);
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      if (no_room(e.what())) return;
       foreign = unreadable_store(db_);
     }
     if (!foreign.empty()) {
@@ -557,7 +583,8 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
     std::string unreadable;
     try {
       has_trials = has_trials_table(db_);
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      if (no_room(e.what())) return;
       unreadable = unreadable_store(db_);
     }
     if (!has_trials) {
@@ -577,7 +604,8 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
     // lack their columns.
     for (const auto& [name, ddl] : missing_columns(db_)) exec(ddl);
     Stmt st(db_, "SELECT " + std::string(kColumns) + ",seq FROM trials LIMIT 0");
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    if (no_room(e.what())) return;
     const std::string why = unreadable_store(db_);
     sqlite3_close(db_);
     db_ = nullptr;

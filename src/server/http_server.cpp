@@ -256,6 +256,15 @@ struct HttpServer::Impl {
     auto draining = [&] { return Clock::now() < drain_until && !service.stopping(); };
     if (const auto why = malformed_header(req)) return refuse(req, res, 400, error_text(*why), t0);
     if (const auto why = foreign(req)) return refuse(req, res, 403, error_text(*why), t0);
+    // A path or method the service does not route gets its 404 or 405 before
+    // the checks below, which are about a request it would read.
+    if (auto refused = service.route_refusal(req.method, req.path)) {
+      // A compressed body is not read even to be dropped (it is inflated as it is read).
+      if (req.has_header("Content-Encoding")) DeadlineServer::close_after_answer(), res.set_header("Connection", "close");
+      if (!req.has_header("Content-Encoding") || req.get_header_value("Content-Encoding").empty())
+        reader([&](const char*, size_t) { return draining(); });
+      return answer(req, res, *refused, t0);
+    }
     // Fields come in the JSON body alone: one in the query would be passed over in silence.
     if (req.target.find('?') != std::string::npos)
       return refuse(req, res, 400,
@@ -266,7 +275,7 @@ struct HttpServer::Impl {
     // here could stop it (a megabyte of gzip is a gigabyte of JSON), so such
     // a body is refused unread, and its connection closed.
     if (const std::string coding = io::lowercase(req.get_header_value("Content-Encoding"));
-        req.has_header("Content-Encoding") && coding != "identity")
+        !coding.empty() && coding != "identity")
       return refuse(req, res, 415,
                     error_text("Content-Encoding '" + coding.substr(0, 100) +
                                "' is not read: send the JSON body uncompressed"),

@@ -11,7 +11,13 @@
 // which that cap does not touch, so a JSON body is taken whatever its content
 // type says. Limits::max_body_bytes bounds it: a larger body is refused with
 // 413 before it is sent (`Expect: 100-continue`) or read and dropped without
-// being kept; a multipart body is refused with 415.
+// being kept; a multipart body is refused with 415, and so is a compressed
+// one (Content-Encoding), unread: httplib would inflate it as it is read.
+// Before any body is read a request is refused with 400, and its connection
+// closed, where its headers could hide where it ends or whom it is for
+// (white space in a header's name, two Hosts or Origins) or where it carries
+// a query string (fields come in the body); a path or method the service
+// does not route gets its 404 or 405 first.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -481,7 +481,27 @@ Response Service::plan_request(const json& req) {
   q.tabu_tenure = get_int(req, "tabu_tenure", q.tabu_tenure);
   q.manual_tries = get_int(req, "manual_tries", q.manual_tries);
   // As the CLI: a field this plan does not read is refused, not passed over.
-  app::check_plan_options_read(q, [&](const std::string& option) { return find(req, api_field_name(option).c_str()) != nullptr; });
+  // A field at its default asks for nothing ("conformal": false, "bounds":
+  // "two-sided"), as a client that sends every field does: only one that
+  // would change the plan counts as given.
+  const app::PlanQuery defaults;
+  const std::map<std::string, bool> changes = {
+      {"--bounds", q.bounds != defaults.bounds},
+      {"--early-stop-budget", q.early_stop_budget != defaults.early_stop_budget},
+      {"--manual-tries", q.manual_tries != defaults.manual_tries},
+      {"--tabu-iterations", q.tabu_iterations != defaults.tabu_iterations},
+      {"--tabu-tenure", q.tabu_tenure != defaults.tabu_tenure},
+      {"--search", q.search != defaults.search},
+      {"--seed", q.seed != defaults.seed},
+      {"--conformal", q.conformal != defaults.conformal},
+      {"--train-cmd", q.train_cmd != defaults.train_cmd},
+      {"--job-name", q.job_name != defaults.job_name},
+      {"--image", q.image != defaults.image},
+      {"--no-gpus", q.no_gpus != defaults.no_gpus}};
+  app::check_plan_options_read(q, [&](const std::string& option) {
+    const auto it = changes.find(option);
+    return it != changes.end() ? it->second : find(req, api_field_name(option).c_str()) != nullptr;
+  });
   if (const json* b = find(req, "batches"); b && b->is_array() && b->empty())
     throw RequestError(400, "batches", "batches is empty: leave it out to plan on every batch of the samples");
   std::unique_ptr<Slot> slot;
@@ -644,30 +664,35 @@ json Service::transfer_request(const json& req) {
   return j;
 }
 
+std::optional<Response> Service::route_refusal(const std::string& method, const std::string& path) const {
+  struct Route {
+    const char* path;
+    const char* method;
+  };
+  static const Route routes[] = {{"/health", "GET"}, {"/models", "GET"},  {"/fits", "GET"},
+                                 {"/fit", "POST"},   {"/predict", "POST"}, {"/plan", "POST"},
+                                 {"/curves", "POST"}, {"/llm/models", "GET"}, {"/llm/plan", "POST"},
+                                 {"/workloads", "GET"},   {"/simulate", "POST"}, {"/transfer", "POST"},
+                                 {"/watch", "POST"}};
+  const Route* route = nullptr;
+  for (const auto& r : routes)
+    if (path == r.path) route = &r;
+  if (!route) return Response{404, error_body(fmt::format("no such endpoint: {} {}", method, path))};
+  // HEAD is a GET without its body (the HTTP front drops the body):
+  // monitors probe /health that way.
+  const bool head_of_get = method == "HEAD" && std::string_view(route->method) == "GET";
+  if (method != route->method && !head_of_get)
+    return Response{405, error_body(fmt::format("{} takes {}, not {}", path, route->method, method)), 0,
+                    std::string_view(route->method) == "GET" ? "GET, HEAD" : route->method};
+  return std::nullopt;
+}
+
 Response Service::handle(const std::string& method, const std::string& path, std::string body,
                          Clock::time_point received, bool (*abandoned)()) {
   bool body_had_samples = false;  // for the advice of a request past its time limit
   json req;                        // parsed, for the request field an error in its text names
   try {
-    struct Route {
-      const char* path;
-      const char* method;
-    };
-    static const Route routes[] = {{"/health", "GET"}, {"/models", "GET"},  {"/fits", "GET"},
-                                   {"/fit", "POST"},   {"/predict", "POST"}, {"/plan", "POST"},
-                                   {"/curves", "POST"}, {"/llm/models", "GET"}, {"/llm/plan", "POST"},
-                                   {"/workloads", "GET"},   {"/simulate", "POST"}, {"/transfer", "POST"},
-                                   {"/watch", "POST"}};
-    const Route* route = nullptr;
-    for (const auto& r : routes)
-      if (path == r.path) route = &r;
-    if (!route) return {404, error_body(fmt::format("no such endpoint: {} {}", method, path))};
-    // HEAD is a GET without its body (the HTTP front drops the body):
-    // monitors probe /health that way.
-    const bool head_of_get = method == "HEAD" && std::string_view(route->method) == "GET";
-    if (method != route->method && !head_of_get)
-      return {405, error_body(fmt::format("{} takes {}, not {}", path, route->method, method)), 0,
-              std::string_view(route->method) == "GET" ? "GET, HEAD" : route->method};
+    if (auto refused = route_refusal(method, path)) return std::move(*refused);
     if (path == "/health") return {200, health()};
     if (path == "/models") return {200, models()};
     if (path == "/fits") return {200, fits()};

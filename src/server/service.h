@@ -117,6 +117,9 @@ class Service {
   // `params`: what every model is made with (the cluster's communication profile).
   explicit Service(std::string default_model = "auto", models::ModelParams params = {}, Limits limits = {});
 
+  // The 404 (no such path) or 405 (another method, with `allow`) a request
+  // gets before anything of it is read; nullopt for one the service routes.
+  std::optional<Response> route_refusal(const std::string& method, const std::string& path) const;
   // `received`: when the request arrived; its time limit runs from then.
   // `body` is dropped once parsed. `abandoned` (may be null), asked on this
   // thread while the request waits or computes: whether its client has gone,

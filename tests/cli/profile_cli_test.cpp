@@ -230,6 +230,26 @@ TEST(ProfileCli, GridRunStoresAndExportsEverySample) {
   auto live = tptest::run_cli("samples export --store " + f.store + " -o " + f.store + ".live");
   EXPECT_EQ(live.exit_code, 2);
   EXPECT_NE(live.err.find("--store's live log"), std::string::npos) << live.err;
+  // Nor over the files SQLite keeps beside the store (its -wal holds the latest trials, and
+  // replacing it lost them), nor over another store.
+  for (const std::string& beside : {f.store + "-wal", f.store + "-shm", f.store}) {
+    auto over = tptest::run_cli("samples export --store " + f.store + " -o " + beside);
+    EXPECT_EQ(over.exit_code, 2) << beside;
+    EXPECT_TRUE(over.err.find("SQLite") != std::string::npos || over.err.find("--store") != std::string::npos)
+        << beside << ": " << over.err;
+  }
+  const std::string other_store = (f.dir / "other.db").string();
+  std::filesystem::copy_file(f.store, other_store);
+  auto over_other = tptest::run_cli("samples export --store " + f.store + " -o " + other_store);
+  EXPECT_EQ(over_other.exit_code, 2) << over_other.err;
+  EXPECT_NE(over_other.err.find("it is an SQLite database"), std::string::npos) << over_other.err;
+  // A store's live log is truncated only when it is one: another store named so is refused.
+  const std::string live_named = (f.dir / "t.db").string();
+  std::filesystem::copy_file(f.store, live_named + ".live");
+  auto refused = tptest::run_cli("profile " + f.cmd("") + " --store " + live_named + " --batches 16 --workers 1 --epochs 1");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("holds something else"), std::string::npos) << refused.err;
+  EXPECT_EQ(std::filesystem::file_size(live_named + ".live"), std::filesystem::file_size(f.store));
   auto e = tptest::run_cli("samples export --store " + f.store + " -o " + csv);
   ASSERT_EQ(e.exit_code, 0) << e.err;
   SampleSet set = io::read_samples_csv(csv);

@@ -333,7 +333,19 @@ TEST(LlmConfigCsv, OtherToolsColumnNamesAreReadWithANote) {
   const auto e = tptest::input_error_of([&] { io::read_llm_configs(disagree); });
   EXPECT_EQ(e.line(), 3);
   EXPECT_EQ(e.field(), "tensor_model_parallel_size");
-  EXPECT_NE(std::string(e.what()).find("'4' here, but '8' in column 'tp'"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("'4' here, but '8' in column 'tp': which is meant?"), std::string::npos) << e.what();
+  // Two spellings of one value are one value, as the reader takes each (and a cell that says
+  // nothing says nothing against the other): none of these is refused.
+  auto synonyms = write(std::string(kHeader) +
+                        ",precision,dtype,sequence_parallel,seq_parallel,virtual_stages,vpp,recompute,"
+                        "recompute_granularity,position_embedding,position_embedding_type,kv_groups,num_key_value_heads,"
+                        "tensor_model_parallel_size\n"
+                        "64,64,1,12288,96,96,2048,8,1,8,bf16,torch.bfloat16,true,1,0,None,off,None,rope,rotary,NA,None,"
+                        "8.0\n");
+  EXPECT_EQ(io::read_llm_configs(synonyms).rows.size(), 1u);
+  // A measured time beside the predicted one (llm predict's output read again) is no disagreement.
+  auto times = write(std::string(kHeader) + ",step_time_s,iteration_time_s\n64,64,1,12288,96,96,2048,8,1,8,1.25,1.02\n");
+  EXPECT_EQ(io::read_llm_configs(times).rows.size(), 1u);
   // Under kSkip the other rows are kept.
   auto skipped = io::read_llm_configs(disagree, false, io::RowErrors::kSkip);
   ASSERT_EQ(skipped.rows.size(), 1u);

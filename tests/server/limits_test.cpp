@@ -133,6 +133,22 @@ TEST(ServerLimits, HeadersBodiesAndQueriesThatHideWhatTheyMeanAreRefused) {
   auto two_hosts = raw_exchange(s.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n", 10);
   EXPECT_EQ(two_hosts.status, 400) << two_hosts.head << two_hosts.body;
   EXPECT_NE(two_hosts.body.find("more than one Host"), std::string::npos) << two_hosts.body;
+  auto two_origins = raw_exchange(s.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://127.0.0.1\r\n"
+                                          "Origin: http://evil.example\r\n\r\n", 10);
+  EXPECT_EQ(two_origins.status, 400) << two_origins.head << two_origins.body;
+  // Content-Encoding: identity (and an empty one) is no compression: read as any body.
+  for (const char* coding : {"identity", ""}) {
+    auto plain = raw_exchange(s.port, std::string("POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Encoding: ") + coding +
+                                          "\r\nContent-Length: 2\r\n\r\n{}", 10);
+    EXPECT_EQ(plain.status, 400) << coding << "\n" << plain.head << plain.body;  // no samples: the fit's own refusal
+    EXPECT_NE(plain.body.find("samples"), std::string::npos) << plain.body;
+  }
+  // A path or method the server does not route: its 404 or 405 first, whatever else is wrong.
+  auto nowhere = raw_exchange(s.port, "POST /nowhere?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}", 10);
+  EXPECT_EQ(nowhere.status, 404) << nowhere.head << nowhere.body;
+  auto put = raw_exchange(s.port, "PUT /fit?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Encoding: gzip\r\n"
+                                  "Content-Length: 2\r\n\r\n{}", 10);
+  EXPECT_EQ(put.status, 405) << put.head << put.body;
   // Not gzip at all: refused for its header alone, before anything is inflated.
   auto gz = raw_exchange(s.port, "POST /fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}", 10);
   EXPECT_EQ(gz.status, 415) << gz.head << gz.body;
@@ -602,6 +618,11 @@ TEST(ServerLimits, ErrorsNameRequestFields) {
     EXPECT_EQ(msg.find("--"), std::string::npos) << msg;
     EXPECT_EQ(msg.rfind(c.field, 0), 0u) << msg;  // "deadline must be > 0 seconds"
   }
+  // A field at its default asks for nothing, and is not refused where the plan does not read it.
+  json defaults = plan;
+  defaults.update({{"conformal", false}, {"no_gpus", false}, {"bounds", "two-sided"}, {"early_stop_budget", "deadline"}});
+  json d = s.post("/plan", defaults, &st);
+  EXPECT_EQ(st, 200) << d.dump();
   json bad = plan;
   bad["deadline"] = -1;
   EXPECT_EQ(s.post("/plan", bad, &st)["error"], "deadline must be > 0 seconds");

@@ -589,6 +589,7 @@ TEST(Server, PlanOnSeveralGpusEqualsCli) {
   for (const auto& b : {Bad{{{"from_gpu", nullptr}}, "from_gpu"}, Bad{{{"gpus", "l4"}}, "gpus"},
                         Bad{{{"gpus", {"l4", "nosuchgpu"}}}, "gpus"}, Bad{{{"gpus", {"l4", "l4"}}}, "gpus"},
                         Bad{{{"prices", {{"h200", 3.5}}}}, "prices"}, Bad{{{"prices", {{"h200", -1}, {"l4", 1}}}}, "prices"},
+                        Bad{{{"prices", {{"h200", 1e10}, {"l4", 1}}}}, "prices"},
                         Bad{{{"emit", "slurm"}}, "emit"}, Bad{{{"trials", {{"t4", timed}}}}, "trials"},
                         Bad{{{"trials", "x"}}, "trials"}, Bad{{{"trials", {{"l4", timed}, {"L4", timed}}}}, "trials"},
                         Bad{{{"trials", {{"l4", "batch,workers\n1,x\n"}}}}, "trials"},

@@ -12,6 +12,7 @@
 #include "app/curves.h"
 #include "app/llm_measured_rows.h"
 #include "io/sample_csv.h"
+#include "server/request_fields.h"
 #include "server/web_assets.h"
 #include "server_util.h"
 
@@ -220,6 +221,7 @@ TEST(Web, LlmPlanOnSeveralGpusEqualsCli) {
                         Bad{{{"gpus", {"h100", "nosuchgpu"}}}, "gpus"}, Bad{{{"prices", {{"h100", 3}}}}, "prices"},
                         Bad{{{"prices", {{"v100", 3}, {"h100", 1}, {"l4", 1}, {"a100-80gb", 1}}}}, "prices"},
                         Bad{{{"prices", {{"h100", -1}, {"l4", 1}, {"a100-80gb", 1}}}}, "prices"},
+                        Bad{{{"prices", {{"h100", 1e308}, {"l4", 1}, {"a100-80gb", 1}}}}, "prices"},
                         Bad{{{"price_per_gpu_hour", 2}}, "price_per_gpu_hour"},
                         Bad{{{"calibrate", "gpus,global_batch\n"}}, "calibrate"},
                         Bad{{{"prices", nullptr}, {"cost_budget", 1e6}}, "prices"}}) {
@@ -427,6 +429,9 @@ TEST(Web, LlmPlanCalibratedEqualsCli) {
   json want3 = json::parse(cli3.out);
   for (auto* j : {&several, &want3})
     for (auto& g : (*j)["gpus"]) g["calibration"].erase("measured");
+  // The server's notes name its fields, the CLI's its options.
+  for (auto& g : want3["gpus"])
+    for (auto& n : g["notes"]) n = trainplan::server::api_wording(n.get<std::string>());
   EXPECT_EQ(several, want3);
   e = s.post("/llm/plan", json{{"model", "gpt3-1.3b"}, {"gpus", {"a100-80gb", "h100"}}, {"tokens", 1e9},
                                {"global_batch", 8}, {"calibrate", on_a100}},
