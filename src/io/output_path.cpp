@@ -5,27 +5,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <string_view>
 
 #include "core/error.h"
 #include "io/pollux_trace.h"
+#include "io/sqlite_file.h"
 
 namespace trainplan::io {
-
-namespace {
-
-// The first bytes of every SQLite database file.
-bool is_sqlite_database(const std::filesystem::path& p) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(p, ec)) return false;
-  std::ifstream in(p, std::ios::binary);
-  char head[16] = {};
-  in.read(head, sizeof head);
-  return in.gcount() == sizeof head && std::string_view(head, sizeof head) == std::string_view("SQLite format 3\0", 16);
-}
-
-}  // namespace
 
 void check_output_path(const std::string& path, const std::string& option) {
   if (path.empty() || path == "-") return;

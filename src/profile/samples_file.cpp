@@ -5,19 +5,13 @@
 
 #include "core/error.h"
 #include "io/sample_csv.h"
+#include "io/sqlite_file.h"
 #include "profile/launcher.h"
 #include "profile/sample_store.h"
 
 namespace trainplan::profile {
 
-bool is_profile_store(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  std::ifstream in(path, std::ios::binary);
-  char magic[16] = {};
-  in.read(magic, sizeof magic);
-  return in.gcount() == sizeof magic && std::string(magic, sizeof magic) == std::string("SQLite format 3\0", 16);
-}
+bool is_profile_store(const std::string& path) { return io::is_sqlite_database(path); }
 
 SampleSet read_samples(const std::string& path) { return read_samples_and_trials(path).samples; }
 
