@@ -197,6 +197,9 @@ int run_profile_cmd(const ProfileArgs& a) {
     // worker count timed together show as the one command that times them.
     std::set<TrialKey> done;
     std::error_code ec;
+    // What the run would refuse, the plan of it refuses too.
+    if (std::filesystem::is_directory(a.store, ec))
+      throw InputError(a.store, 0, "--store", "is a folder, not a sample store: give a file's path");
     // An empty file is no store yet: the run makes it one, as it makes a missing file.
     if (std::filesystem::exists(a.store, ec) && std::filesystem::file_size(a.store, ec) > 0 && !ec) {
       SampleStore existing(a.store, SampleStore::Open::kExisting);

@@ -450,6 +450,11 @@ TEST(ProfileCli, AnEmptyStoreAndNoOkTrial) {
                              " --dry-run");
   EXPECT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_TRUE(contains(dry.out, "# 1 trials")) << dry.out;
+  // A folder the run would refuse as its store, the plan of it refuses too.
+  auto folder = tptest::run_cli("profile " + f.cmd("") + " --batches 16 --workers 1 --epochs 1 --store " +
+                                f.dir.string() + " --dry-run");
+  EXPECT_EQ(folder.exit_code, 2) << folder.out;
+  EXPECT_TRUE(contains(folder.err, "is a folder")) << folder.err;
   const auto out = (f.dir / "none.csv").string();
   auto r = tptest::run_cli("profile --cmd 'sh -c \"exit 3\" {batch}' --batches 16 --workers 1 --epochs 1 --store " +
                            (f.dir / "failing.db").string() + " -o " + out);
