@@ -258,11 +258,11 @@ struct HttpServer::Impl {
     if (const auto why = foreign(req)) return refuse(req, res, 403, error_text(*why), t0);
     // A path or method the service does not route gets its 404 or 405 before
     // the checks below, which are about a request it would read.
+    // Its body is not read (a compressed one would be inflated as it is read,
+    // and its framing is not yet checked): the connection closes after the answer.
     if (auto refused = service.route_refusal(req.method, req.path)) {
-      // A compressed body is not read even to be dropped (it is inflated as it is read).
-      if (req.has_header("Content-Encoding")) DeadlineServer::close_after_answer(), res.set_header("Connection", "close");
-      if (!req.has_header("Content-Encoding") || req.get_header_value("Content-Encoding").empty())
-        reader([&](const char*, size_t) { return draining(); });
+      res.set_header("Connection", "close");
+      DeadlineServer::close_after_answer();
       return answer(req, res, *refused, t0);
     }
     // Fields come in the JSON body alone: one in the query would be passed over in silence.
