@@ -356,8 +356,8 @@ int CsvTable::positive_int(const CsvRow& row, const std::string& name) const {
   return static_cast<int>(v);
 }
 
-bool CsvTable::truth(const CsvRow& row, const std::string& name) const {
-  const std::string v = lowercase(text(row, name));
+std::optional<bool> parse_truth(const std::string& cell) {
+  const std::string v = lowercase(cell);
   if (v == "true" || v == "yes" || v == "y" || v == "t" || v == "on" || v == "1") return true;
   if (v == "false" || v == "no" || v == "n" || v == "f" || v == "off" || v == "0" || v.empty()) return false;
   // 1.0 and 0.0 (any number of zeros after the point): how pandas writes a 0/1 column that has a
@@ -365,6 +365,11 @@ bool CsvTable::truth(const CsvRow& row, const std::string& name) const {
   if (v.size() >= 3 && (v[0] == '0' || v[0] == '1') && v[1] == '.' &&
       v.find_first_not_of('0', 2) == std::string::npos)
     return v[0] == '1';
+  return std::nullopt;
+}
+
+bool CsvTable::truth(const CsvRow& row, const std::string& name) const {
+  if (const auto b = parse_truth(text(row, name))) return *b;
   fail(row, name, "must be true or false, not '" + text(row, name) + "'");
 }
 

@@ -129,5 +129,9 @@ std::string csv_field(const std::string& value);
 // Parses a finite double from the whole string; nullopt on failure, NaN/Inf
 // or hexadecimal.
 std::optional<double> parse_finite(const std::string& s);
+// A yes/no cell as CsvTable::truth reads it (true/yes/y/t/on/1 and pandas'
+// 1.0; false/no/n/f/off/0, 0.0 and an empty cell; any case); nullopt for
+// anything else.
+std::optional<bool> parse_truth(const std::string& cell);
 
 }  // namespace trainplan::io

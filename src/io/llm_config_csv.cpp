@@ -169,6 +169,15 @@ std::vector<UnreadAlias> read_other_tools_names(CsvTable& t, std::vector<std::st
   return unread;
 }
 
+// A position_embedding word (lowercased): true for learned positions
+// (learned, learned_absolute, absolute), false for rotary (rope, rotary),
+// nullopt for another word.
+std::optional<bool> learned_positions(const std::string& v) {
+  if (v == "learned" || v == "learned_absolute" || v == "absolute") return true;
+  if (v == "rope" || v == "rotary") return false;
+  return std::nullopt;
+}
+
 // What a cell of column `name` says, as the reader would take it (a number,
 // a recompute or precision name, yes or no), so that two spellings of one
 // value agree ('bf16' and 'torch.bfloat16', 'true' and '1'); nullopt where it
@@ -187,14 +196,11 @@ std::optional<std::string> read_as(const std::string& name, const std::string& c
     return std::nullopt;
   }
   if (name == "position_embedding") {
-    if (v == "learned" || v == "learned_absolute" || v == "absolute") return std::string("learned");
-    if (v == "rope" || v == "rotary") return std::string("rope");
+    if (const auto learned = learned_positions(v)) return std::string(*learned ? "learned" : "rope");
     return v;
   }
-  if (yes_no) {
-    if (v == "true" || v == "yes" || v == "y" || v == "t" || v == "on") return std::string("1");
-    if (v == "false" || v == "no" || v == "n" || v == "f" || v == "off") return std::string("0");
-  }
+  if (yes_no)
+    if (const auto b = parse_truth(cell)) return std::string(*b ? "1" : "0");
   if (const auto x = parse_finite(cell)) {
     // No interleaving is 1 virtual stage, whichever way a tool writes it (0 or 1).
     if (name == "virtual_stages" && *x <= 1) return std::string("1");
@@ -294,10 +300,11 @@ LlmConfigRow config_row(const CsvTable& t, const CsvRow& row, bool require_time)
   if (t.has_column("position_embedding") && lowercase(t.text(row, "position_embedding")) == "none") {
     s.learned_positions = false;
   } else if (!absent(t, row, "position_embedding")) {
-    const std::string v = lowercase(t.text(row, "position_embedding"));
-    if (v == "learned" || v == "learned_absolute" || v == "absolute") s.learned_positions = true;
-    else if (v == "rope" || v == "rotary") s.learned_positions = false;
-    else t.fail(row, "position_embedding", fmt::format("must be learned_absolute or rope, got '{}'", t.text(row, "position_embedding")));
+    const auto learned = learned_positions(lowercase(t.text(row, "position_embedding")));
+    if (!learned)
+      t.fail(row, "position_embedding",
+             fmt::format("must be learned_absolute or rope, got '{}'", t.text(row, "position_embedding")));
+    s.learned_positions = *learned;
   }
   // Linear biases and LayerNorm, unless the file says none (Llama's bias-free linears and RMSNorm).
   s.biases = boolean(t, row, "biases", true);
