@@ -426,6 +426,61 @@ std::string sqlite_uri(const std::string& path, const std::string& query) {
   return query.empty() ? out : out + "?" + query;
 }
 
+
+// Makes a new store at `path` whole or not at all: the schema is written to a
+// file beside it, which is then linked in under its name. A reader (samples
+// export during a profile's start) never sees the empty file SQLite first
+// makes, which it would take for no store. kNo where the file system links no
+// files (the caller then creates the store in place); kElsewhere where another
+// process made the store meanwhile (its store is kept). Throws ExternalError
+// where there is no room.
+enum class StoreMade { kHere, kElsewhere, kNo };
+StoreMade create_store_whole(const std::string& path) {
+  const std::string staged = fmt::format("{}.new-{}-{}", path, getpid(),
+                                         std::chrono::steady_clock::now().time_since_epoch().count());
+  const auto remove_staged = [&] {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((staged + suffix).c_str());
+  };
+  remove_staged();
+  sqlite3* db = nullptr;
+  std::string failure;
+  int code = SQLITE_OK;
+  if (sqlite3_open_v2(sqlite_uri(staged, "").c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                      nullptr) != SQLITE_OK) {
+    failure = db ? sqlite3_errmsg(db) : "out of memory";
+    code = db ? sqlite3_errcode(db) : SQLITE_NOMEM;
+  } else {
+    const std::string sql = std::string("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") + kSchema;
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      failure = err ? err : "unknown error";
+      code = sqlite3_errcode(db);
+    }
+    sqlite3_free(err);
+  }
+  // Closing the last connection folds the log into the file and removes it.
+  if (sqlite3_close(db) != SQLITE_OK && failure.empty()) failure = "cannot close the new store";
+  if (!failure.empty()) {
+    remove_staged();
+    if (code == SQLITE_FULL || code == SQLITE_IOERR)
+      throw ExternalError(fmt::format("{}: cannot be written ({}; is the disk full?)", path, failure));
+    return StoreMade::kNo;
+  }
+  const int fd = open(staged.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool synced = fd >= 0 && fsync(fd) == 0;
+  if (fd >= 0) close(fd);
+  if (!synced) {
+    remove_staged();
+    return StoreMade::kNo;
+  }
+  // link, not rename: it never replaces a store another process made meanwhile.
+  const StoreMade made = link(staged.c_str(), path.c_str()) == 0 ? StoreMade::kHere
+                         : errno == EEXIST                        ? StoreMade::kElsewhere
+                                                                  : StoreMade::kNo;
+  remove_staged();
+  return made;
+}
+
 }  // namespace
 
 SampleStore::FileId SampleStore::file_id(const std::string& path) {
@@ -529,6 +584,7 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
     }
     return;
   }
+  const bool made_here = create && !existed && create_store_whole(path) == StoreMade::kHere;
   // As a URI: a path SQLite would otherwise read as one ("file:a.db") or as
   // its in-memory database (":memory:") names the file it says.
   if (sqlite3_open_v2(sqlite_uri(path, "").c_str(), &db_,
@@ -560,7 +616,7 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
       return true;
     }
     // A store this open made, empty, is not left behind to be taken for one.
-    if (!existed && std::filesystem::file_size(path, ec) == 0 && !ec) unlink(path.c_str());
+    if (made_here || (!existed && std::filesystem::file_size(path, ec) == 0 && !ec)) unlink(path.c_str());
     throw ExternalError(fmt::format("{}: cannot be written ({}; is the disk full?)", path, what));
   };
   {

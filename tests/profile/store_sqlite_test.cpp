@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
+#include <unistd.h>
 #include <map>
 #include <set>
 #include <string>
@@ -188,6 +191,41 @@ TEST(StoreSqlite, AnUnusablePathSaysWhy) {
   EXPECT_NE(why((dir / "nodir" / "s.db").string(), SampleStore::Open::kExisting).find("no such directory"),
             std::string::npos);
   EXPECT_EQ(why((dir / "s.db").string(), SampleStore::Open::kCreate), "(opened)");
+}
+
+// A store appears whole: a reader that finds the file while a profile is
+// making it reads a store with no trials, never "no store here" (SQLite's
+// empty first file), and the file it was staged in is gone.
+TEST(StoreSqlite, AStoreBeingMadeIsNeverSeenHalfMade) {
+  auto dir = tptest::temp_dir("store-made");
+  constexpr int kStores = 60;
+  std::atomic<int> next{0};
+  std::vector<std::string> failures;
+  std::thread reader([&] {
+    for (int i = 0; i < kStores; ++i) {
+      const std::string path = (dir / ("s" + std::to_string(i) + ".db")).string();
+      while (access(path.c_str(), F_OK) != 0) std::this_thread::yield();
+      try {
+        SampleStore s(path, SampleStore::Open::kExisting);
+        if (!s.trials().empty()) failures.push_back(path + ": trials in a new store");
+      } catch (const std::exception& e) {
+        failures.push_back(e.what());
+      }
+      next = i + 1;
+    }
+  });
+  for (int i = 0; i < kStores; ++i) {
+    SampleStore s((dir / ("s" + std::to_string(i) + ".db")).string());
+    while (next.load() <= i) std::this_thread::yield();
+  }
+  reader.join();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " of " << kStores << " reads failed; first: " << failures.front();
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename().string().find(".new-"), std::string::npos) << entry.path();
+    ++files;
+  }
+  EXPECT_EQ(files, kStores);
 }
 
 // Two profiles into one store at once would time each other's work: the second is refused.
