@@ -2,7 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,27 +34,47 @@ LiveLog::LiveLog(const std::string& path) : path_(path) {
                        "is where this store's live log goes, and holds something else (it does not start with a "
                        "JSON line), which starting the log would erase: move it away, or give another --store");
   }
-  f_ = std::fopen(path.c_str(), "we");  // close-on-exec: no trial inherits it
-  if (!f_) throw InputError(path, 0, "", std::string("cannot write the live log: ") + std::strerror(errno));
+  fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);  // close-on-exec: no trial inherits it
+  if (fd_ < 0) throw InputError(path, 0, "", std::string("cannot write the live log: ") + std::strerror(errno));
 }
 
 LiveLog::~LiveLog() {
-  if (f_) std::fclose(f_);
+  if (fd_ >= 0) close(fd_);
 }
 
 void LiveLog::write_line(const std::string& line) {
-  errno = 0;
-  const bool written = std::fputs(line.c_str(), f_) >= 0 && std::fputc('\n', f_) != EOF && std::fflush(f_) == 0;
-  if (written) return;
+  const std::string text = line + '\n';
+  size_t done = 0;
+  int err = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+    if (n > 0) {
+      done += size_t(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      err = n < 0 ? errno : ENOSPC;
+      break;
+    }
+  }
+  if (done == text.size()) {
+    whole_bytes_ += static_cast<long long>(done);
+    return;
+  }
+  // The part of the line written goes again: a follower would otherwise read
+  // it joined to the next line that fits.
+  if (done > 0 && (ftruncate(fd_, off_t(whole_bytes_)) != 0 || lseek(fd_, off_t(whole_bytes_), SEEK_SET) < 0) &&
+      !write_failed_)
+    std::fprintf(stderr, "warning: %s: a part of a line could not be cut away again (%s)\n", path_.c_str(),
+                 std::strerror(errno));
   // The store is what counts and is not touched by this; a follower of the
   // log misses lines, which is said once, not at every line.
   if (!write_failed_)
     std::fprintf(stderr,
                  "warning: %s: the live log could not be written (%s): trainplan watch --store misses lines from "
                  "here; the store is not affected\n",
-                 path_.c_str(), errno ? std::strerror(errno) : "write error");
+                 path_.c_str(), std::strerror(err));
   write_failed_ = true;
-  std::clearerr(f_);
 }
 
 void LiveLog::trial_start(const TrialKey& key) {

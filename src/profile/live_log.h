@@ -10,11 +10,11 @@
 //   {"event":"trial_end","status":"ok"|"failed"|"timeout"|"bad-output"|"cancelled"|"not-stored"}
 // (written once the store holds the trial; "not-stored": the store could not
 // take it, and the run ends)
-// and at the end of the run {"event":"profile_done","interrupted":false|true}. Each line is flushed as
-// it is written; a line that cannot be (a full disk) is lost, said once on
+// and at the end of the run {"event":"profile_done","interrupted":false|true}. Each line is written
+// whole as it comes; a line that cannot be (a full disk) is lost, its part
+// written cut away again so that the log holds whole lines only, said once on
 // stderr, and the run goes on. Not thread-safe: one profiling run writes it.
 #pragma once
-#include <cstdio>
 #include <string>
 
 #include "profile/trial.h"
@@ -47,7 +47,8 @@ class LiveLog {
  private:
   void write_line(const std::string& line);
   std::string path_;
-  std::FILE* f_ = nullptr;
+  int fd_ = -1;
+  long long whole_bytes_ = 0;  // the log's size: its whole lines
   std::string partial_;  // the current line's text so far
   bool labelled_ = false;
   static constexpr size_t kMostTrialBytes = size_t(16) << 20;

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -68,4 +71,32 @@ TEST(LiveLog, KeepsAtMostSixteenMebibytesOfATrial) {
 
 TEST(LiveLog, AnUnwritablePathIsAnInputError) {
   EXPECT_THROW(LiveLog("/nonexistent-dir/s.db.live"), trainplan::InputError);
+}
+
+// A line that does not fit (a full disk, here a file-size limit) is lost
+// whole: the part written is cut away, so that the next line that fits is not
+// read joined to it.
+TEST(LiveLog, ALineThatDoesNotFitLeavesNoPartBehind) {
+  const auto dir = tptest::temp_dir("live_log_full");
+  const std::string path = (dir / "s.db.live").string();
+  const std::string big = "{\"x\":\"" + std::string(6000, 'y') + "\"}";
+  {
+    LiveLog log(path);
+    rlimit was{};
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &was), 0);
+    auto old_handler = signal(SIGXFSZ, SIG_IGN);  // writes fail with EFBIG instead
+    rlimit small = was;
+    small.rlim_cur = 4096;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+    log.trial_start({16, 1, 1});
+    const std::string big_line = big + "\n";
+    log.output(big_line.data(), big_line.size(), false);
+    log.trial_end("ok");
+    setrlimit(RLIMIT_FSIZE, &was);
+    signal(SIGXFSZ, old_handler);
+  }
+  const auto ls = tptest::lines(tptest::read_file(path));
+  ASSERT_EQ(ls.size(), 2u) << tptest::read_file(path).substr(0, 200);
+  EXPECT_EQ(nlohmann::json::parse(ls[0]).value("event", ""), "trial_start");
+  EXPECT_EQ(nlohmann::json::parse(ls[1]).value("event", ""), "trial_end");
 }
