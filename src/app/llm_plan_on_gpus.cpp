@@ -38,7 +38,7 @@ LlmGpuComparison compare_llm_plans(std::vector<LlmPlanOutcome> plans, std::vecto
 nlohmann::json to_json(const LlmGpuComparison& c) {
   const auto& first = c.plans.front();
   nlohmann::json j = {{"model", first.spec.name}, {"objective", first.objective()}, {"gpus", nlohmann::json::array()}};
-  for (const auto& o : c.plans) j["gpus"].push_back(to_json(o));
+  for (const auto& o : c.plans) j["gpus"].push_back(to_json(o, c.plans.size() > 1));
   if (c.cheapest) j["cheapest"] = c.plans[*c.cheapest].hardware.name;
   if (c.fastest) j["fastest"] = c.plans[*c.fastest].hardware.name;
   if (first.options.frontier && !c.prices.empty()) {

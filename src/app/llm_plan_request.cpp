@@ -71,7 +71,7 @@ nlohmann::json to_json(const plan::LlmCandidate& c) {
           {"headroom_gib", c.headroom_bytes / kGiB}};
 }
 
-std::optional<std::string> reserve_note(const LlmPlanOutcome& outcome) {
+std::optional<std::string> reserve_note(const LlmPlanOutcome& outcome, bool compared) {
   const structure::HardwareProfile& hw = outcome.hardware;
   const plan::LlmPlanResult& r = outcome.result;
   if (r.top.empty()) return std::nullopt;
@@ -89,14 +89,15 @@ std::optional<std::string> reserve_note(const LlmPlanOutcome& outcome) {
     if (alt.headroom_bytes >= 2 * c.headroom_bytes && alt.headroom_bytes - c.headroom_bytes >= 5 * kGiB &&
         reserve_gib * kGiB <= alt.headroom_bytes)
       return fmt::format("rank {} is {:.1f}% behind and keeps {:.1f} GiB free against {:.1f} GiB; the memory "
-                         "model misses measured peaks by about 10% (docs/LLM.md): --reserve-gib {:g} chooses it",
-                         i + 1, 100 * behind, alt.headroom_bytes / kGiB, c.headroom_bytes / kGiB, reserve_gib);
+                         "model misses measured peaks by about 10% (docs/LLM.md): --reserve-gib {:g} chooses it{}",
+                         i + 1, 100 * behind, alt.headroom_bytes / kGiB, c.headroom_bytes / kGiB, reserve_gib,
+                         compared ? " (and reserves as much on every GPU compared)" : "");
     ahead_headroom = std::max(ahead_headroom, alt.headroom_bytes);
   }
   return std::nullopt;
 }
 
-nlohmann::json to_json(const LlmPlanOutcome& o) {
+nlohmann::json to_json(const LlmPlanOutcome& o, bool compared) {
   const auto& r = o.result;
   nlohmann::json top = nlohmann::json::array();
   const double price = o.options.price_per_gpu_hour;
@@ -137,7 +138,7 @@ nlohmann::json to_json(const LlmPlanOutcome& o) {
     for (const auto& c : r.frontier) j["frontier"].push_back(candidate_json(c));
   }
   j["notes"] = r.notes;
-  if (const auto note = reserve_note(o)) j["notes"].push_back(*note);
+  if (const auto note = reserve_note(o, compared)) j["notes"].push_back(*note);
   if (o.calibration) j["calibration"] = to_json(*o.calibration);
   if (o.calibration && !o.calibration->cv.time_errors_by_configuration.empty() && o.interval > 0) j["interval_coverage"] = o.interval;
   return j;

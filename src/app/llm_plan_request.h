@@ -80,12 +80,15 @@ ModelFlopUtilisation model_flop_utilisation(const LlmPlanOutcome& o, const plan:
 //  "interval_coverage" and each candidate's "train_time_interval_s"}; memory
 //  in GiB; with options.frontier, "frontier": the cost-time frontier,
 //  fastest first; "notes": the plan's, and reserve_note's.
-nlohmann::json to_json(const LlmPlanOutcome& o);
+// `compared`: one GPU's answer of a comparison (reserve_note's).
+nlohmann::json to_json(const LlmPlanOutcome& o, bool compared = false);
 // A choice at the edge of memory for a hair of speed, said: when the chosen
 // configuration keeps under a tenth of the GPU's memory free and one ranked
 // within 1% behind keeps at least twice as much (and 5 GiB more), the note
 // names it and the --reserve-gib that chooses it; nullopt otherwise.
-std::optional<std::string> reserve_note(const LlmPlanOutcome& outcome);
+// `compared`: the plan is one GPU's of a comparison, where the option reserves
+// as much on every GPU, which the note says.
+std::optional<std::string> reserve_note(const LlmPlanOutcome& outcome, bool compared = false);
 nlohmann::json to_json(const plan::LlmCandidate& c);
 
 }  // namespace trainplan::app

@@ -219,7 +219,8 @@ void run_comparison(const structure::TransformerSpec& s, const std::vector<struc
     planned.push_back(plan_or_name_the_option(s, gpus[i], options_for(a, prices[i], gpus[i]), measured));
   for (const auto& o : planned) {
     for (const auto& n : o.result.notes) std::cerr << "note: " << o.hardware.name << ": " << n << "\n";
-    if (const auto note = app::reserve_note(o)) std::cerr << "note: " << o.hardware.name << ": " << *note << "\n";
+    if (const auto note = app::reserve_note(o, planned.size() > 1))
+      std::cerr << "note: " << o.hardware.name << ": " << *note << "\n";
   }
   const bool priced = prices.front() > 0;
   const app::LlmGpuComparison cmp = app::compare_llm_plans(std::move(planned), priced ? prices : std::vector<double>{});

@@ -285,8 +285,12 @@ TEST(LlmPlanCli, ANearTieWithMoreRoomIsSaid) {
   for (const auto& g : compared["gpus"])
     if (g["gpu"] == "h100")
       for (const auto& n : g["notes"]) compared_notes += n.get<std::string>() + "\n";
-  EXPECT_NE(compared_notes.find(fmt::format("--reserve-gib {:g} chooses it", reserve)), std::string::npos)
+  EXPECT_NE(compared_notes.find(fmt::format("--reserve-gib {:g} chooses it (and reserves as much on every GPU compared)",
+                                            reserve)),
+            std::string::npos)
       << compared.dump().substr(0, 3000);
+  // Planned alone, the note names no other GPU.
+  EXPECT_EQ(json_notes.find("every GPU compared"), std::string::npos) << json_notes;
   const auto before = nlohmann::json::parse(tptest::run_cli(base + "--json --top 20").out);
   ASSERT_GE(before["top"].size(), size_t(rank));
   const auto& named = before["top"][rank - 1];
