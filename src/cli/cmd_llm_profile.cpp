@@ -322,6 +322,23 @@ void run_llm_profile(const ProfileArgs& a) {
                                gone, a.out, a.grid, first_gone, a.out, copy);
     }
     std::cerr << fmt::format("resuming: {} of {} configurations already measured in {}\n", kept, n, a.out);
+  } else {
+    // Without --resume, --out is rewritten with no row measured: an earlier run's times there would
+    // be lost. A file that is no measured grid is replaced, as any output is.
+    std::map<std::string, MeasuredRow> before;
+    try {
+      before = measured_before(a.out, std::vector<std::string>(columns.begin(), columns.begin() + 5));
+    } catch (const InputError&) {
+    }
+    if (!before.empty()) {
+      long first = 0;
+      for (const auto& [key, row] : before) first = first ? std::min(first, row.line) : row.line;
+      throw InputError(a.out, first, "--out",
+                       fmt::format("holds {} configuration(s) an earlier run measured, which this run would "
+                                   "rewrite: --resume keeps them and measures the rest; to measure them again, move "
+                                   "{} away or give another --out",
+                                   before.size(), a.out));
+    }
   }
   // The communication columns where a row has them, or where the grid has its own (whose old cells
   // are then emptied, not kept beside this run's times).

@@ -241,9 +241,9 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (opts.launch.kind == LauncherKind::kSlurm) {
     check_slurm_reachable();
     if (a.hardware.empty())
-      fmt::print(stderr, "note: --launcher slurm without --hardware: the trials run on the cluster's nodes, not on this "
-                         "host, so a new store labels the samples' hardware 'Slurm nodes (unnamed: --hardware names them)'; "
-                         "--hardware NAME names them\n");
+      std::cerr << "note: --launcher slurm without --hardware: the trials run on the cluster's nodes, not on this "
+                   "host, so a new store labels the samples' hardware 'Slurm nodes (unnamed: --hardware names them)'; "
+                   "--hardware NAME names them\n";
   }
   SampleStore store(a.store);
   store.lock_for_profiling();

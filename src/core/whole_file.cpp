@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/signals_held.h"
 
 namespace trainplan {
 
@@ -84,6 +85,8 @@ void write_whole_file(const std::string& path, const std::string& content) {
   // A link is written through, to the file it names: renamed over, the link itself would become a
   // file and the one it named keep its old content.
   const std::string target = link_target(path);
+  // A Ctrl-C between the temporary file's creation and its rename would leave it behind.
+  const TerminationSignalsHeld held;
   // A name of its own beside the target, created exclusively (no file of the user's called PATH.tmp
   // is written over, and two writers never share one), with the mode a new file gets (the umask's).
   std::mt19937_64 random(std::random_device{}());

@@ -17,6 +17,8 @@ namespace trainplan {
 // the rename. On failure the temporary file is removed and the error names
 // `path`: InputError where it cannot be created or moved into place,
 // ExternalError (exit 1) where the disk did not take the bytes.
+// Termination signals are held from the temporary file's creation to its
+// rename or removal (core/signals_held.h): a Ctrl-C then leaves no PATH.N.tmp.
 void write_whole_file(const std::string& path, const std::string& content);
 
 }  // namespace trainplan

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/signals_held.h"
 #include "core/whole_file.h"
 #include "io/output_path.h"
 
@@ -102,18 +103,25 @@ std::string log_tics(const char* axis, std::pair<double, double> range) {
 
 // A folder of its own for the chart's data files and script, under the
 // system's temporary folder ($TMPDIR), made by mkdtemp: a name no one else
-// can have made first, readable by this user alone. An ExternalError names
-// $TMPDIR when it cannot be made (a TMPDIR that does not exist, or is not
-// writable).
+// can have made first, readable by this user alone; under /tmp where $TMPDIR
+// does not exist or cannot be written. An ExternalError where neither serves.
 std::filesystem::path temporary_folder() {
   std::error_code ec;
   auto base = std::filesystem::temp_directory_path(ec);
-  if (ec) throw ExternalError("cannot find a temporary folder for the chart (TMPDIR): " + ec.message());
-  std::string pattern = (base / "trainplan_plot_XXXXXX").string();
-  if (!::mkdtemp(pattern.data()))
-    throw ExternalError(fmt::format("cannot make a temporary folder for the chart under {} (TMPDIR): {}", base.string(),
-                                    std::strerror(errno)));
-  return pattern;
+  std::string why = ec ? ec.message() : "";
+  if (!ec) {
+    std::string pattern = (base / "trainplan_plot_XXXXXX").string();
+    if (::mkdtemp(pattern.data())) return pattern;
+    why = std::strerror(errno);
+  }
+  // A TMPDIR that does not exist or cannot be written (one a job scheduler set
+  // and removed) is passed over for /tmp, as other programs do.
+  if (base != "/tmp") {
+    std::string pattern = "/tmp/trainplan_plot_XXXXXX";
+    if (::mkdtemp(pattern.data())) return pattern;
+  }
+  throw ExternalError(fmt::format("cannot make a temporary folder for the chart under {} (TMPDIR) or /tmp: {}",
+                                  ec ? std::string("$TMPDIR") : base.string(), why));
 }
 
 // `fd` moved above the standard streams (0-2), close-on-exec: with one of
@@ -237,6 +245,9 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
       for (const auto& [x, y] : s.points) any = any || (std::isfinite(x) && std::isfinite(y));
   if (!any) throw InputError("", 0, "--plot", "nothing to draw into '" + path + "'");
 
+  // Held until the folder is gone (`dir` is destroyed first): a Ctrl-C while
+  // gnuplot draws would leave it behind.
+  const TerminationSignalsHeld held;
   TempDir dir{temporary_folder()};
   // gnuplot draws into the temporary folder and the chart is copied into
   // place afterwards: a destination it cannot open would otherwise send the

@@ -39,6 +39,15 @@ std::string describe_result(const TrialRecord& r) {
   return s;
 }
 
+void Progress::put(const std::string& text) {
+  // Progress is for the reader, not the run: a stream that cannot take it (a
+  // full disk, a closed descriptor) loses it, and the run goes on. A closed
+  // pipe stops the run through its signal (profile/interrupt.h), not here.
+  std::fwrite(text.data(), 1, text.size(), out_);
+  std::fflush(out_);
+  std::clearerr(out_);
+}
+
 void Progress::draw(const std::string& status, double elapsed_s, std::optional<double> eta_s) {
   if (quiet_ || !tty_) return;
   const int width = 20;
@@ -49,8 +58,7 @@ void Progress::draw(const std::string& status, double elapsed_s, std::optional<d
                                  status);
   if (!last_.empty()) line += " | last: " + last_;
   if (line.size() > 150) line.resize(150);
-  fmt::print(out_, "\r\033[K{}", line);
-  std::fflush(out_);
+  put("\r\033[K" + line);
   bar_shown_ = true;
 }
 
@@ -70,9 +78,8 @@ void Progress::start(int k, int n, const TrialKey& key, double elapsed_s, std::o
   if (tty_) {
     draw("starting", elapsed_s, eta_s);
   } else {
-    fmt::print(out_, "[{}/{}] {} starting (elapsed {}, ETA {}{})\n", k, n, to_string(key), format_duration(elapsed_s),
-               eta_s ? format_duration(*eta_s) : "?", budget_text());
-    std::fflush(out_);
+    put(fmt::format("[{}/{}] {} starting (elapsed {}, ETA {}{})\n", k, n, to_string(key), format_duration(elapsed_s),
+                    eta_s ? format_duration(*eta_s) : "?", budget_text()));
   }
 }
 
@@ -89,21 +96,18 @@ void Progress::finish(const TrialRecord& r, double elapsed_s, std::optional<doub
     eta_ = eta_s;
     draw(fmt::format("done in {}", format_duration(r.wall_s)), elapsed_s, eta_s);
   } else {
-    fmt::print(out_, "[{}/{}] {} {} in {} (elapsed {}, ETA {})\n", k_, n_, to_string(r.key), last_,
-               format_duration(r.wall_s), format_duration(elapsed_s), eta_s ? format_duration(*eta_s) : "?");
-    std::fflush(out_);
+    put(fmt::format("[{}/{}] {} {} in {} (elapsed {}, ETA {})\n", k_, n_, to_string(r.key), last_,
+                    format_duration(r.wall_s), format_duration(elapsed_s), eta_s ? format_duration(*eta_s) : "?"));
   }
 }
 
 void Progress::note(const std::string& msg) {
   if (quiet_) return;
-  if (tty_ && bar_shown_) fmt::print(out_, "\r\033[K");
-  fmt::print(out_, "{}\n", msg);
-  std::fflush(out_);
+  put((tty_ && bar_shown_ ? "\r\033[K" : "") + msg + "\n");
 }
 
 void Progress::done() {
-  if (tty_ && bar_shown_ && !quiet_) fmt::print(out_, "\n");
+  if (tty_ && bar_shown_ && !quiet_) put("\n");
   bar_shown_ = false;
 }
 

@@ -32,6 +32,7 @@ class Progress {
   void done();
 
  private:
+  void put(const std::string& text);
   void draw(const std::string& status, double elapsed_s, std::optional<double> eta_s);
   std::string budget_text() const;
   std::FILE* out_;

@@ -264,6 +264,14 @@ TEST(LlmProfileCli, ResumeMeasuresOnlyTheRowsNotYetMeasured) {
   EXPECT_EQ(first.exit_code, 1) << first.err;  // one row failed
   EXPECT_EQ(tptest::lines(tptest::read_file(count)).size(), 3u);
   std::filesystem::remove(d / "broken");
+  // Run again without --resume: refused, the rows measured kept, nothing run.
+  const std::string first_rows = tptest::read_file(out);
+  auto rerun = tptest::run_cli(args);
+  EXPECT_EQ(rerun.exit_code, 2) << rerun.err;
+  EXPECT_NE(rerun.err.find("holds 2 configuration(s) an earlier run measured"), std::string::npos) << rerun.err;
+  EXPECT_NE(rerun.err.find("--resume keeps them"), std::string::npos) << rerun.err;
+  EXPECT_EQ(tptest::read_file(out), first_rows);
+  EXPECT_EQ(tptest::lines(tptest::read_file(count)).size(), 3u);
   auto again = tptest::run_cli(args + " --resume");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("resuming: 2 of 3 configurations already measured"), std::string::npos) << again.err;

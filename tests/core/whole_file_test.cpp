@@ -3,6 +3,7 @@
 #include "core/whole_file.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/signals_held.h"
 #include "test_util.h"
 
 using trainplan::write_whole_file;
@@ -126,4 +128,30 @@ TEST(WholeFile, AnOpenDescriptorIsWrittenThrough) {
   const ssize_t n = ::read(fds[0], buf, sizeof buf - 1);
   ::close(fds[0]);
   EXPECT_EQ(std::string(buf, n > 0 ? size_t(n) : 0), "through the pipe\n");
+}
+
+namespace {
+volatile sig_atomic_t g_seen = 0;
+void note_signal(int) { g_seen = 1; }
+}  // namespace
+
+// A termination signal that arrives while it is held is delivered when the
+// holder goes, not before: what runs under the holder finishes first.
+TEST(TerminationSignalsHeld, ASignalWaitsForTheStepToEnd) {
+  struct sigaction sa {}, old {};
+  sa.sa_handler = note_signal;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGHUP, &sa, &old), 0);
+  g_seen = 0;
+  {
+    const trainplan::TerminationSignalsHeld held;
+    ASSERT_EQ(pthread_kill(pthread_self(), SIGHUP), 0);
+    EXPECT_EQ(g_seen, 0);
+    {
+      const trainplan::TerminationSignalsHeld nested;
+    }
+    EXPECT_EQ(g_seen, 0);  // an inner holder gone does not let it through
+  }
+  EXPECT_EQ(g_seen, 1);
+  sigaction(SIGHUP, &old, nullptr);
 }

@@ -142,6 +142,28 @@ TEST(Gnuplot, WritesAnSvgWithEveryPanel) {
   EXPECT_NE(svg.find("quoted"), std::string::npos);
 }
 
+// A TMPDIR that does not exist (one a scheduler set for a job and removed)
+// is passed over for /tmp.
+TEST(Gnuplot, AMissingTmpdirIsPassedOverForTmp) {
+  if (!io::gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)";
+  io::PlotPanel a;
+  a.series.push_back({"line", {{1, 1}, {2, 4}}, "lines", ""});
+  auto path = tptest::temp_dir("plot-tmpdir") / "one.svg";
+  const char* was = std::getenv("TMPDIR");
+  const std::string before = was ? was : "";
+  setenv("TMPDIR", "/nonexistent-trainplan-tmpdir", 1);
+  std::string error;
+  try {
+    io::render_plot(path.string(), {a});
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (was) setenv("TMPDIR", before.c_str(), 1);
+  else unsetenv("TMPDIR");
+  EXPECT_EQ(error, "");
+  EXPECT_NE(tptest::read_file(path).find("<svg"), std::string::npos);
+}
+
 // A chart is renamed over its destination whole; a destination that is a
 // symbolic link has the file it points to replaced, the link kept, and
 // nothing partial is left beside either.

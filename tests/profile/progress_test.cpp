@@ -1,0 +1,29 @@
+// Progress lines are for the reader, not the run: a stream that cannot take
+// them (a full disk) loses them, and nothing is thrown into the profile.
+#include "profile/progress.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+using namespace trainplan::profile;
+
+TEST(Progress, AStreamThatCannotBeWrittenLosesTheLinesAndNothingElse) {
+  std::FILE* full = std::fopen("/dev/full", "w");
+  if (!full) GTEST_SKIP() << "no /dev/full here";
+  for (const bool tty : {false, true}) {
+    Progress p(full, tty);
+    TrialRecord r;
+    r.key = {16, 1, 1};
+    r.status = TrialStatus::kOk;
+    r.epoch_time_s = 1.5;
+    EXPECT_NO_THROW({
+      p.start(1, 2, r.key, 0, 10.0);
+      p.tick(0.5, 0.5);
+      p.finish(r, 1.0, 5.0);
+      p.note("a note");
+      p.done();
+    });
+  }
+  std::fclose(full);
+}
