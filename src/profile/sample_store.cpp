@@ -572,6 +572,15 @@ void SampleStore::open_read_only() {
 
 SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
   const bool create = mode == Open::kCreate;
+  // SQLite names a database's journal within 512 bytes ("-journal" the longest
+  // suffix): a longer path fails as "unable to open database file".
+  constexpr size_t kMostPathBytes = 504;
+  std::error_code abs_ec;
+  if (const auto full = std::filesystem::absolute(path, abs_ec).string(); !abs_ec && full.size() > kMostPathBytes)
+    throw InputError(path, 0, "",
+                     fmt::format("the sample store's full path is {} bytes long, and SQLite opens {} at most: give a "
+                                 "store in a folder with a shorter path",
+                                 full.size(), kMostPathBytes));
   const bool existed = file_id(path).exists;
   const bool wal_existed = file_id(path + "-wal").exists, shm_existed = file_id(path + "-shm").exists;
   if (const std::string why = why_not_openable(path, create); !why.empty()) {

@@ -543,3 +543,19 @@ TEST(StoreSqlite, ADamagedMetaTableIsSaidToBeDamaged) {
     EXPECT_EQ(e.file(), path);
   }
 }
+
+// SQLite opens no database whose full path is past 504 bytes: said as such,
+// where it was "unable to open database file".
+TEST(StoreSqlite, APathTooLongForSqliteSaysSo) {
+  auto dir = tptest::temp_dir("store-long");
+  std::filesystem::path deep = dir;
+  for (int i = 0; i < 3; ++i) deep /= std::string(200, 'd');
+  std::filesystem::create_directories(deep);
+  try {
+    SampleStore s((deep / "s.db").string());
+    FAIL() << "opened";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("SQLite opens 504 at most"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(deep / "s.db"));
+}
