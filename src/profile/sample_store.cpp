@@ -27,6 +27,7 @@
 
 #include "core/error.h"
 #include "core/nodes.h"
+#include "core/signals_held.h"
 #include "core/valid_utf8.h"
 #include "io/csv.h"
 #include "profile/launcher.h"
@@ -441,6 +442,7 @@ StoreMade create_store_whole(const std::string& path) {
   const auto remove_staged = [&] {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((staged + suffix).c_str());
   };
+  const TerminationSignalsHeld held;  // a Ctrl-C would leave the staged file behind
   remove_staged();
   sqlite3* db = nullptr;
   std::string failure;
