@@ -177,6 +177,14 @@ std::map<std::string, std::string> shape_values(const io::LlmConfigRow& row) {
 void run_llm_profile(const ProfileArgs& a) {
   // Rewritten after every row, so a file; and OUT.run.json beside it.
   if (a.out == "-") throw InputError("", 0, "--out", "must be a file: it is rewritten after each configuration, and --resume reads it back");
+  // Nor a device or a pipe (/dev/stdout, a FIFO): its rows could not be read back, and OUT.lock and
+  // OUT.run.json would be made beside it (in /dev).
+  std::error_code out_ec;
+  if (std::filesystem::exists(a.out, out_ec) && !std::filesystem::is_regular_file(a.out, out_ec) &&
+      !std::filesystem::is_directory(a.out, out_ec))
+    throw InputError(a.out, 0, "--out",
+                     "must be a file: it is rewritten after each configuration, and --resume reads it back; this is "
+                     "a device or a pipe");
   io::check_output_path(a.out, "--out", {{a.grid, "--grid"}});  // before the trials, not after the first
   lock_out(a.out);
   profile::CommandTemplate tmpl(a.cmd, "--cmd");
@@ -331,13 +339,21 @@ void run_llm_profile(const ProfileArgs& a) {
     } catch (const InputError&) {
     }
     if (!before.empty()) {
+      std::set<std::string> keys;
+      for (const auto& row : grid.rows) keys.insert(io::configuration_key(row));
       long first = 0;
-      for (const auto& [key, row] : before) first = first ? std::min(first, row.line) : row.line;
+      bool any_in_grid = false;
+      for (const auto& [key, row] : before) {
+        first = first ? std::min(first, row.line) : row.line;
+        any_in_grid = any_in_grid || keys.count(key) > 0;
+      }
       throw InputError(a.out, first, "--out",
                        fmt::format("holds {} configuration(s) an earlier run measured, which this run would "
-                                   "rewrite: --resume keeps them and measures the rest; to measure them again, move "
-                                   "{} away or give another --out",
-                                   before.size(), a.out));
+                                   "rewrite: {}move {} away or give another --out",
+                                   before.size(),
+                                   any_in_grid ? "--resume keeps them and measures the rest; to measure them again, "
+                                               : "none of them is in " + a.grid + ", so ",
+                                   a.out));
     }
   }
   // The communication columns where a row has them, or where the grid has its own (whose old cells

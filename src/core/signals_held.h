@@ -5,7 +5,9 @@
 // has cleaned up (so a Ctrl-C still ends the program, a moment later, with
 // nothing left behind). For the calling thread (pthread_sigmask): a signal
 // sent to the process goes to another thread that does not hold it, where
-// there is one. Holders nest.
+// there is one. Holders nest. Two of one signal held meanwhile arrive as one:
+// a step that may last (a child program waited for) polls
+// termination_signal_held() and ends itself when one is.
 #pragma once
 #include <signal.h>
 
@@ -18,8 +20,16 @@ class TerminationSignalsHeld {
   TerminationSignalsHeld(const TerminationSignalsHeld&) = delete;
   TerminationSignalsHeld& operator=(const TerminationSignalsHeld&) = delete;
 
+  // The thread's signal mask before this holder: what a child started
+  // meanwhile should run with, so that a Ctrl-C reaches it.
+  const sigset_t& mask_before() const { return before_; }
+
  private:
   sigset_t before_;
 };
+
+// Whether a termination signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) waits,
+// held, for this thread or the process.
+bool termination_signal_held();
 
 }  // namespace trainplan

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -139,8 +140,10 @@ int above_standard_streams(int fd) {
 // no name in the paths means anything to one. SIGPIPE is held back while the
 // script is written: a gnuplot that exits early (a bad script, or none
 // installed) makes the write fail, where the signal would kill this process
-// before it printed anything.
-int run_gnuplot(const std::string& script, const std::string& log) {
+// before it printed anything. gnuplot runs with `child_mask` (the caller's
+// mask before it held the termination signals); a termination signal held
+// while it runs ends it (SIGTERM), and -1 is returned.
+int run_gnuplot(const std::string& script, const std::string& log, const sigset_t& child_mask) {
   int out = above_standard_streams(::open(log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (out < 0) throw ExternalError("cannot write gnuplot's log " + log + ": " + std::strerror(errno));
   int fds[2];
@@ -161,8 +164,13 @@ int run_gnuplot(const std::string& script, const std::string& log) {
   posix_spawn_file_actions_adddup2(&actions, out, 2);
   char name[] = "gnuplot";
   char* argv[] = {name, nullptr};
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setsigmask(&attributes, &child_mask);
   pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv, environ);
+  const int spawned = posix_spawnp(&pid, "gnuplot", &actions, &attributes, argv, environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[0]);
   ::close(out);
@@ -197,8 +205,21 @@ int run_gnuplot(const std::string& script, const std::string& log) {
   }
   pthread_sigmask(SIG_SETMASK, &before, nullptr);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return -1;
+    // A Ctrl-C (or SIGTERM) sent to this process alone, held here: gnuplot is
+    // ended so that the caller can clean up and take the signal.
+    if (termination_signal_held()) {
+      ::kill(pid, SIGTERM);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return -1;
+    }
+    const timespec tick{0, 10'000'000};
+    nanosleep(&tick, nullptr);
+  }
   if (!sent && status == 0) return -1;
   return status;
 }
@@ -309,7 +330,7 @@ void render_plot(const std::string& path, const std::vector<PlotPanel>& panels, 
   // gnuplot's messages go to a log, not to our stdout (which may carry JSON);
   // they are shown only when it fails.
   const auto log = dir.path / "gnuplot.log";
-  const int rc = run_gnuplot(script, log.string());
+  const int rc = run_gnuplot(script, log.string(), held.mask_before());
   if (rc != 0) {
     std::ifstream in(log);
     std::string msg((std::istreambuf_iterator<char>(in)), {});

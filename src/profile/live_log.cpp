@@ -43,7 +43,11 @@ LiveLog::~LiveLog() {
 }
 
 void LiveLog::write_line(const std::string& line) {
-  const std::string text = line + '\n';
+  // A line an earlier failure cut short is ended first: a follower reads it
+  // as one garbled line (a warning), and this one whole, not joined to it.
+  // (Cutting the part away again would shrink the file under a follower that
+  // has read it, which it takes for a new run.)
+  const std::string text = (line_cut_ ? "\n" : "") + line + '\n';
   size_t done = 0;
   int err = 0;
   while (done < text.size()) {
@@ -57,16 +61,8 @@ void LiveLog::write_line(const std::string& line) {
       break;
     }
   }
-  if (done == text.size()) {
-    whole_bytes_ += static_cast<long long>(done);
-    return;
-  }
-  // The part of the line written goes again: a follower would otherwise read
-  // it joined to the next line that fits.
-  if (done > 0 && (ftruncate(fd_, off_t(whole_bytes_)) != 0 || lseek(fd_, off_t(whole_bytes_), SEEK_SET) < 0) &&
-      !write_failed_)
-    std::fprintf(stderr, "warning: %s: a part of a line could not be cut away again (%s)\n", path_.c_str(),
-                 std::strerror(errno));
+  if (done > 0) line_cut_ = text[done - 1] != '\n';
+  if (done == text.size()) return;
   // The store is what counts and is not touched by this; a follower of the
   // log misses lines, which is said once, not at every line.
   if (!write_failed_)

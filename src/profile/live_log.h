@@ -11,9 +11,10 @@
 // (written once the store holds the trial; "not-stored": the store could not
 // take it, and the run ends)
 // and at the end of the run {"event":"profile_done","interrupted":false|true}. Each line is written
-// whole as it comes; a line that cannot be (a full disk) is lost, its part
-// written cut away again so that the log holds whole lines only, said once on
-// stderr, and the run goes on. Not thread-safe: one profiling run writes it.
+// as it comes; a line that cannot be (a full disk) is lost, said once on
+// stderr, and the run goes on; the part of it written, if any, is ended by a
+// newline before the next line, so that it reads as one garbled line and the
+// next line whole. Not thread-safe: one profiling run writes it.
 #pragma once
 #include <string>
 
@@ -48,7 +49,7 @@ class LiveLog {
   void write_line(const std::string& line);
   std::string path_;
   int fd_ = -1;
-  long long whole_bytes_ = 0;  // the log's size: its whole lines
+  bool line_cut_ = false;  // the file ends inside a line a failed write cut short
   std::string partial_;  // the current line's text so far
   bool labelled_ = false;
   static constexpr size_t kMostTrialBytes = size_t(16) << 20;

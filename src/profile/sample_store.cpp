@@ -20,6 +20,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <tuple>
 #include <stdexcept>
@@ -437,13 +438,22 @@ std::string sqlite_uri(const std::string& path, const std::string& query) {
 // where there is no room.
 enum class StoreMade { kHere, kElsewhere, kNo };
 StoreMade create_store_whole(const std::string& path) {
-  const std::string staged = fmt::format("{}.new-{}-{}", path, getpid(),
-                                         std::chrono::steady_clock::now().time_since_epoch().count());
+  const TerminationSignalsHeld held;  // a Ctrl-C would leave the staged file behind
+  // A name of its own (created exclusively; short, as SQLite's paths are), with the mode SQLite
+  // gives a new database (0644 less the umask).
+  std::mt19937 random(std::random_device{}());
+  std::string staged;
+  int made = -1;
+  for (int attempt = 0; attempt < 20 && made < 0; ++attempt) {
+    staged = fmt::format("{}.{:06x}", path, random() & 0xffffff);
+    made = open(staged.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (made < 0 && errno != EEXIST) return StoreMade::kNo;
+  }
+  if (made < 0) return StoreMade::kNo;
+  close(made);
   const auto remove_staged = [&] {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((staged + suffix).c_str());
   };
-  const TerminationSignalsHeld held;  // a Ctrl-C would leave the staged file behind
-  remove_staged();
   sqlite3* db = nullptr;
   std::string failure;
   int code = SQLITE_OK;
@@ -475,12 +485,18 @@ StoreMade create_store_whole(const std::string& path) {
     remove_staged();
     return StoreMade::kNo;
   }
-  // link, not rename: it never replaces a store another process made meanwhile.
-  const StoreMade made = link(staged.c_str(), path.c_str()) == 0 ? StoreMade::kHere
-                         : errno == EEXIST                        ? StoreMade::kElsewhere
-                                                                  : StoreMade::kNo;
+  // link, not rename: it never replaces a store another process made meanwhile. Over NFS a link
+  // whose reply was lost is retried and says EEXIST though it was made: the staged file's second
+  // name tells.
+  StoreMade outcome = StoreMade::kNo;
+  if (link(staged.c_str(), path.c_str()) == 0) {
+    outcome = StoreMade::kHere;
+  } else if (errno == EEXIST) {
+    struct stat st {};
+    outcome = stat(staged.c_str(), &st) == 0 && st.st_nlink == 2 ? StoreMade::kHere : StoreMade::kElsewhere;
+  }
   remove_staged();
-  return made;
+  return outcome;
 }
 
 }  // namespace
@@ -577,8 +593,10 @@ SampleStore::SampleStore(const std::string& path, Open mode) : path_(path) {
   // SQLite names a database's journal within 512 bytes ("-journal" the longest
   // suffix): a longer path fails as "unable to open database file".
   constexpr size_t kMostPathBytes = 504;
+  // As SQLite resolves it: through links, without "..".
   std::error_code abs_ec;
-  if (const auto full = std::filesystem::absolute(path, abs_ec).string(); !abs_ec && full.size() > kMostPathBytes)
+  if (const auto full = std::filesystem::weakly_canonical(std::filesystem::absolute(path, abs_ec), abs_ec).string();
+      !abs_ec && full.size() > kMostPathBytes)
     throw InputError(path, 0, "",
                      fmt::format("the sample store's full path is {} bytes long, and SQLite opens {} at most: give a "
                                  "store in a folder with a shorter path",

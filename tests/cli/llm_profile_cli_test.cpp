@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <chrono>
@@ -272,6 +273,15 @@ TEST(LlmProfileCli, ResumeMeasuresOnlyTheRowsNotYetMeasured) {
   EXPECT_NE(rerun.err.find("--resume keeps them"), std::string::npos) << rerun.err;
   EXPECT_EQ(tptest::read_file(out), first_rows);
   EXPECT_EQ(tptest::lines(tptest::read_file(count)).size(), 3u);
+  // Another grid's run into it is told that --resume would not keep them.
+  auto other_grid = tptest::write_file(d / "other-grid.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp\n"
+                                                             "1,8,2,64,4,2,32,1,1,1\n");
+  auto other_run = tptest::run_cli("llm profile --grid " + other_grid + " -o " + out + " --cmd 'sh " + script +
+                                   " {micro_batch} # {tp} {pp} {dp} {global_batch}'");
+  EXPECT_EQ(other_run.exit_code, 2) << other_run.err;
+  EXPECT_NE(other_run.err.find("none of them is in " + other_grid), std::string::npos) << other_run.err;
+  EXPECT_EQ(other_run.err.find("--resume keeps them"), std::string::npos) << other_run.err;
+  EXPECT_EQ(tptest::read_file(out), first_rows);
   auto again = tptest::run_cli(args + " --resume");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("resuming: 2 of 3 configurations already measured"), std::string::npos) << again.err;
@@ -399,6 +409,21 @@ TEST(LlmProfileCli, RowsWithMoreRanksThanCpusAreCalledOversubscribed) {
   ASSERT_FALSE(first.empty() || second.empty()) << r.out;
   EXPECT_EQ(first.find("oversubscribed"), std::string::npos) << first;
   EXPECT_NE(second.find(", oversubscribed"), std::string::npos) << second;
+}
+
+// --out is read back and rewritten: a device or a pipe is refused at once
+// (it was read for an earlier run's rows, and waited on), and nothing is made
+// beside it.
+TEST(LlmProfileCli, AnOutThatIsNoFileIsRefused) {
+  auto d = tptest::temp_dir("llm_profile_out_device");
+  auto grid = tptest::write_file(d / "grid.csv", kGrid);
+  const std::string fifo = (d / "pipe").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto r = tptest::run_cli("llm profile --grid " + grid + " -o " + fifo + " " + fake_cmd(d));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("must be a file"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(fifo + ".lock"));
+  EXPECT_FALSE(std::filesystem::exists(fifo + ".run.json"));
 }
 
 TEST(LlmProfileCli, UnknownPlaceholderExitsTwo) {

@@ -73,9 +73,9 @@ TEST(LiveLog, AnUnwritablePathIsAnInputError) {
   EXPECT_THROW(LiveLog("/nonexistent-dir/s.db.live"), trainplan::InputError);
 }
 
-// A line that does not fit (a full disk, here a file-size limit) is lost
-// whole: the part written is cut away, so that the next line that fits is not
-// read joined to it.
+// A line that does not fit (a full disk, here a file-size limit) is lost:
+// the part written stands alone, ended before the next line, which is read
+// whole rather than joined to it.
 TEST(LiveLog, ALineThatDoesNotFitLeavesNoPartBehind) {
   const auto dir = tptest::temp_dir("live_log_full");
   const std::string path = (dir / "s.db.live").string();
@@ -91,12 +91,14 @@ TEST(LiveLog, ALineThatDoesNotFitLeavesNoPartBehind) {
     log.trial_start({16, 1, 1});
     const std::string big_line = big + "\n";
     log.output(big_line.data(), big_line.size(), false);
-    log.trial_end("ok");
-    setrlimit(RLIMIT_FSIZE, &was);
+    setrlimit(RLIMIT_FSIZE, &was);  // room again
     signal(SIGXFSZ, old_handler);
+    log.trial_end("ok");
   }
   const auto ls = tptest::lines(tptest::read_file(path));
-  ASSERT_EQ(ls.size(), 2u) << tptest::read_file(path).substr(0, 200);
+  ASSERT_EQ(ls.size(), 3u) << tptest::read_file(path).substr(0, 200);
   EXPECT_EQ(nlohmann::json::parse(ls[0]).value("event", ""), "trial_start");
-  EXPECT_EQ(nlohmann::json::parse(ls[1]).value("event", ""), "trial_end");
+  EXPECT_EQ(ls[1], big.substr(0, ls[1].size()));  // the part that fitted
+  EXPECT_LT(ls[1].size(), big.size());
+  EXPECT_EQ(nlohmann::json::parse(ls[2]).value("event", ""), "trial_end");
 }

@@ -11,6 +11,8 @@ using namespace trainplan::profile;
 TEST(Progress, AStreamThatCannotBeWrittenLosesTheLinesAndNothingElse) {
   std::FILE* full = std::fopen("/dev/full", "w");
   if (!full) GTEST_SKIP() << "no /dev/full here";
+  // Unbuffered, as stderr is: each write fails where it is made.
+  std::setvbuf(full, nullptr, _IONBF, 0);
   for (const bool tty : {false, true}) {
     Progress p(full, tty);
     TrialRecord r;

@@ -544,18 +544,35 @@ TEST(StoreSqlite, ADamagedMetaTableIsSaidToBeDamaged) {
   }
 }
 
-// SQLite opens no database whose full path is past 504 bytes: said as such,
-// where it was "unable to open database file".
+// SQLite opens no database whose full path is past 504 bytes (its journal's
+// name within 512): a path of 504 opens, one of 505 is refused naming the
+// limit, not as "unable to open database file".
 TEST(StoreSqlite, APathTooLongForSqliteSaysSo) {
   auto dir = tptest::temp_dir("store-long");
-  std::filesystem::path deep = dir;
-  for (int i = 0; i < 3; ++i) deep /= std::string(200, 'd');
-  std::filesystem::create_directories(deep);
+  const std::string base = std::filesystem::weakly_canonical(dir).string();
+  // base/ddd.../eee.../NAME with the total given.
+  auto path_of = [&](size_t total) {
+    const std::filesystem::path deep = std::filesystem::path(base) / std::string(200, 'd') / std::string(200, 'e');
+    std::filesystem::create_directories(deep);
+    return (deep / std::string(total - deep.string().size() - 1, 'f')).string();
+  };
+  ASSERT_LT(base.size() + 402 + 2, size_t(504)) << "the temporary folder's path is too long for this test";
+  const std::string fits = path_of(504), over = path_of(505);
+  ASSERT_EQ(fits.size(), 504u);
+  EXPECT_NO_THROW({
+    SampleStore s(fits);
+    s.put(ok_record(16, 1, 1, 2.0, 0.9));
+  });
+  EXPECT_EQ(SampleStore(fits, SampleStore::Open::kExisting).trials().size(), 1u);
   try {
-    SampleStore s((deep / "s.db").string());
+    SampleStore s(over);
     FAIL() << "opened";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("SQLite opens 504 at most"), std::string::npos) << e.what();
   }
-  EXPECT_FALSE(std::filesystem::exists(deep / "s.db"));
+  EXPECT_FALSE(std::filesystem::exists(over));
+  // Through a link to the deep folder the path is as long.
+  const auto link = std::filesystem::path(base) / "l";
+  std::filesystem::create_directory_symlink(std::filesystem::path(over).parent_path(), link);
+  EXPECT_THROW(SampleStore((link / std::filesystem::path(over).filename()).string()), InputError);
 }
