@@ -127,15 +127,22 @@ LlmCalibration calibrate_llm_models(const io::LlmConfigTable& measured, const st
   // By the model without the fitted overhead: an absurd measured memory
   // would otherwise make every layout look misread.
   const double gpu_bytes = time.hardware().gpu.capacity_bytes();
+  // The first few are named, the rest counted.
   const models::LlmMemoryModel bare;
+  constexpr size_t kNamed = 10;
+  size_t misread = 0;
   for (const auto& r : measured.rows) {
     const double need = bare.predict(r.spec, r.layout).total();
-    if (need > 1.5 * gpu_bytes)
+    if (need > 1.5 * gpu_bytes && ++misread <= kNamed)
       c.warnings.push_back(fmt::format("{}:{}: this layout needs {:.0f} GiB per GPU by the memory model, more than "
                                        "{}'s {} could hold: check its gpus, tp, pp and dp",
                                        source, r.line, need / kGiB, time.hardware().name,
                                        time.hardware().gpu.memory_text()));
   }
+  if (misread > kNamed)
+    c.warnings.push_back(fmt::format("{}: {} more measured rows need more than 1.5 times {}'s memory by the memory "
+                                     "model (of {} rows)",
+                                     source, misread - kNamed, time.hardware().name, measured.rows.size()));
   c.source = source;
   c.fit = fit;
   c.rows = long(ts.size());

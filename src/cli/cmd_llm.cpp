@@ -67,19 +67,25 @@ struct PredictArgs {
 
 // With -o the table is not printed: say on stderr which rows are predicted
 // not to fit, and by how much, so that nobody launches them unawares.
-void print_over_memory(const nlohmann::json& rows, double gpu_gib, const std::string& gpu) {
-  std::vector<std::string> over;
-  for (const auto& j : rows)
-    if (!j["fits_memory"].get<bool>())
-      over.push_back(fmt::format("line {} ({:.2f} GiB, over by {:.2f})", j["line"].get<long>(),
-                                 j["memory_gib"].get<double>(), -j["headroom_gib"].get<double>()));
-  if (over.empty()) return;
-  constexpr size_t kListed = 10;
-  std::string listed;
-  for (size_t i = 0; i < over.size() && i < kListed; ++i) listed += (i ? ", " : "") + over[i];
-  if (over.size() > kListed) listed += fmt::format(" and {} more", over.size() - kListed);
+// The rows predicted not to fit, tallied as they are predicted: the first
+// few named, the rest counted (a file of a million rows keeps no more).
+struct OverMemory {
+  static constexpr size_t kListed = 10;
+  std::vector<std::string> listed;
+  size_t over = 0, rows = 0;
+  void add(long line, double memory_gib, double headroom_gib) {
+    ++rows;
+    if (headroom_gib >= 0) return;
+    if (++over <= kListed) listed.push_back(fmt::format("line {} ({:.2f} GiB, over by {:.2f})", line, memory_gib, -headroom_gib));
+  }
+};
+
+void print_over_memory(const OverMemory& o, double gpu_gib, const std::string& gpu) {
+  if (o.over == 0) return;
+  std::string listed = fmt::format("{}", fmt::join(o.listed, ", "));
+  if (o.over > o.listed.size()) listed += fmt::format(" and {} more", o.over - o.listed.size());
   std::cerr << fmt::format("note: {} of {} configurations are predicted not to fit in {}'s {:.2f} GiB per GPU: {}\n",
-                           over.size(), rows.size(), gpu, gpu_gib, listed);
+                           o.over, o.rows, gpu, gpu_gib, listed);
 }
 
 // The zoo, one model a line (or JSON): what --model takes.
@@ -171,15 +177,23 @@ void run_predict(const PredictArgs& a) {
   if (memory_columns) columns.insert(columns.end(), {"memory_gib_lo", "memory_gib_hi"});
   bool short_of_coverage = false;
   std::vector<std::vector<double>> values;
+  // Each row's answer in full where it is printed (the JSON, the table, the breakdown); a file
+  // written alone needs only the values, and a million rows' JSON would take gigabytes.
+  const bool row_answers = a.json || a.out.empty() || a.breakdown;
   nlohmann::json rows = nlohmann::json::array();
+  OverMemory over_memory;
   for (const auto& r : in.rows) {
     auto t = tm.predict(r.spec, r.layout);
     auto m = mm.predict(r.spec, r.layout);
     values.push_back({t.iteration, m.total() / kGiB});
-    nlohmann::json j = {{"line", r.line}, {"precision", structure::to_string(r.layout.precision)}};
-    j.update(fit_json(hw, m));
-    j.update(llm_time_json(t, hw.gpu.dense_peak_tflops(r.layout.precision)));
-    j.update(memory_json(m));
+    over_memory.add(r.line, m.total() / kGiB, (hw.gpu.capacity_bytes() - m.total()) / kGiB);
+    nlohmann::json j;
+    if (row_answers) {
+      j = {{"line", r.line}, {"precision", structure::to_string(r.layout.precision)}};
+      j.update(fit_json(hw, m));
+      j.update(llm_time_json(t, hw.gpu.dense_peak_tflops(r.layout.precision)));
+      j.update(memory_json(m));
+    }
     if (time_interval) {
       auto iv = *uncertainty::conformal_interval(t.iteration, cal->cv.time_errors_by_configuration, a.interval);
       values.back().insert(values.back().end(), {iv.lo, iv.hi});
@@ -198,7 +212,7 @@ void run_predict(const PredictArgs& a) {
       values.back().insert(values.back().end(), {NAN, NAN});
       j["memory_gib_interval"] = nullptr;
     }
-    rows.push_back(j);
+    if (row_answers) rows.push_back(j);
   }
   if (!a.out.empty()) {
     // The file's own columns of these names (measured times, say) give way to the predictions.
@@ -287,7 +301,7 @@ void run_predict(const PredictArgs& a) {
     std::cerr << fmt::format("wrote {} rows to {}{}\n", in.table.rows().size() + in.table.malformed_fields().size(),
                              a.out == "-" ? "standard output" : a.out,
                              in.rejected.empty() ? "" : fmt::format(" ({} predicted)", values.size()));
-    print_over_memory(rows, hw.gpu.capacity_bytes() / kGiB, hw.name);
+    print_over_memory(over_memory, hw.gpu.capacity_bytes() / kGiB, hw.name);
     if (a.breakdown && a.out != "-") print_llm_time_breakdown(rows, "line");  // not into the CSV
     if (a.breakdown && a.out == "-")
       std::cerr << "note: --breakdown is not printed with -o - (it would mix with the CSV): give -o FILE, or --json\n";

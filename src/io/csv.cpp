@@ -45,14 +45,13 @@ static std::string trim(const std::string& s) {
   return s.substr(a, b - a + 1);
 }
 
-namespace {
-
-// A value as an error message quotes it: a field of megabytes is cut.
-static std::string quoted_value(const std::string& s) {
+std::string quoted_value(const std::string& s) {
   constexpr size_t kMostQuoted = 60;
   if (s.size() <= kMostQuoted) return "'" + s + "'";
   return "'" + s.substr(0, kMostQuoted) + "...' (" + std::to_string(s.size()) + " characters)";
 }
+
+namespace {
 
 // Splits `line` as split_csv_line does; false when it ends inside a quoted
 // field (a field that goes on past a line break, or a quote never closed).

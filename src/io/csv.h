@@ -23,6 +23,9 @@ bool says_missing(const std::string& cell, bool words_that_could_be_values = tru
 // A header name as it is matched when not found exactly: lowercased, with '-'
 // and ' ' read as '_' ("Sequence-Parallel" is sequence_parallel).
 std::string fold_column_name(std::string s);
+// A value as an error message quotes it, in single quotes: past 60
+// characters cut, with its length said (a field of megabytes is not echoed).
+std::string quoted_value(const std::string& s);
 
 // A '#' line: where it is, and its text without the '#', trimmed.
 struct CsvComment {

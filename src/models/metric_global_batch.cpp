@@ -160,10 +160,15 @@ struct Smoothing {
     return median ? weighted_median(order, residuals, w, lam, den) : num / den;
   }
   // value() at (qb, us[c]) for every c, added to out[c]; `along_u` caches
-  // the kernel's factors along u by column value, for the rows to come.
+  // the kernel's factors along u by column value, for the rows to come. Rows
+  // whose columns are their own (knots at each row's roots) would fill it
+  // without bound (gigabytes on many configurations): past kMostCachedColumns
+  // it starts again.
+  static constexpr size_t kMostCachedColumns = 2048;
   void add_row(const std::vector<double>& lb, const std::vector<double>& u, double qb, const std::vector<double>& us,
                std::vector<double>& out, std::unordered_map<double, std::vector<double>>& along_u) const {
     const size_t n = lb.size();
+    if (along_u.size() + us.size() > kMostCachedColumns) along_u.clear();
     std::vector<double> kb(n), w(median ? n : 0);
     for (size_t j = 0; j < n; ++j) kb[j] = kernel_factor((qb - lb[j]) / hb) * weights[j];
     for (size_t c = 0; c < us.size(); ++c) {

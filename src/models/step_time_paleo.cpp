@@ -67,7 +67,8 @@ const structure::LayerGraph& network_for(const SampleSet& samples, const std::st
   std::string known;
   for (const auto& n : structure::network_names()) known += (known.empty() ? "" : ", ") + n;
   for (const auto& [w, a] : structure::network_aliases()) known += fmt::format(", {} ({})", w, a);
-  throw InputError(samples.source, 0, "model", fmt::format("no layer graph for model '{}' (known: {})", name, known));
+  throw InputError(samples.source, 0, "model",
+                   fmt::format("no layer graph for model {} (known: {})", io::quoted_value(name), known));
 }
 
 PaleoModel::PaleoModel(PaleoParams p) : p_(std::move(p)) {}

@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/policy.h"
@@ -41,6 +42,14 @@ class GoodputTable {
   // whose batch changes).
   int batch_to_run(const SchedInput& in, const JobState& j, int g) { return batch_to_run_on(in, j, j.group, g); }
   int batch_to_run_on(const SchedInput& in, const JobState& j, int group, int g);
+  // Forgets the jobs no longer in `live` (finished), as RateTable::forget_all_but.
+  void forget_all_but(const std::vector<JobState*>& live) {
+    rates_.forget_all_but(live);
+    if (entries_.size() <= 2 * live.size() + 64) return;
+    std::unordered_set<int> ids;
+    for (const JobState* j : live) ids.insert(j->id);
+    std::erase_if(entries_, [&](const auto& e) { return !ids.count(e.first); });
+  }
 
  private:
   struct Entry {

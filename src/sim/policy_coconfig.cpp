@@ -40,6 +40,7 @@ class Coconfig : public Policy {
   bool uses_estimates() const override { return true; }
 
   std::vector<Decision> schedule(const SchedInput& in) override {
+    goodput_.forget_all_but(*in.jobs);
     const auto& jobs = *in.jobs;
     const size_t n = jobs.size();
     // One group unless the cluster mixes GPU types (a SchedInput without groups is one of all GPUs).

@@ -44,6 +44,7 @@ class Optimus : public Policy {
   }
 
   std::vector<Decision> schedule(const SchedInput& in) override {
+    table_.forget_all_but(*in.jobs);
     const auto& jobs = *in.jobs;
     std::vector<int> alloc(jobs.size(), 0);
     int free = in.total_gpus;

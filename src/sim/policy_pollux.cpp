@@ -59,6 +59,7 @@ class Pollux : public Policy {
   }
 
   std::vector<Decision> schedule(const SchedInput& in) override {
+    goodput_.forget_all_but(*in.jobs);
     if (types_ && in.groups.size() > 1) {
       long states = 1;
       for (const GroupView& g : in.groups) states = std::min(kMostJointStates + 1, states * (g.total_gpus + 1L));

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/estimator.h"
@@ -33,6 +34,16 @@ class RateTable {
     return r;
   }
   void forget(int id) { entries_.erase(id); }
+  // Drops the entries of jobs not in `live` (finished ones) once the table
+  // holds more than twice as many jobs as run: it then grows with the jobs a
+  // decision sees, not with every job of the run (a trace of 100,000 jobs
+  // kept them all). Amortised O(1) a job.
+  void forget_all_but(const std::vector<JobState*>& live) {
+    if (entries_.size() <= 2 * live.size() + 64) return;
+    std::unordered_set<int> ids;
+    for (const JobState* j : live) ids.insert(j->id);
+    std::erase_if(entries_, [&](const auto& e) { return !ids.count(e.first); });
+  }
 
  private:
   struct Entry {
