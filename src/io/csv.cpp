@@ -142,9 +142,22 @@ CsvTable CsvTable::read(const std::string& path, BadFieldCount bad) {
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a folder, not a CSV file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path, bad);
+  // Read into one string of the file's size (a string stream would hold the
+  // text twice over, at a few hundred megabytes of trace); a pipe or a file
+  // that grows meanwhile is read to its end.
+  std::string text;
+  const auto size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+  if (!ec && size > 0) {
+    text.resize(size);
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<size_t>(in.gcount()));
+  }
+  if (in) {
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    text += std::move(rest).str();
+  }
+  return parse(text, path, bad);
 }
 
 CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFieldCount bad) {
@@ -158,15 +171,30 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
                      "is not UTF-8 text (UTF-16, or a binary file: it holds NUL bytes); save it as a UTF-8 CSV");
   // A spreadsheet's UTF-8 byte-order mark is not part of the first column's name.
   const std::string_view kBom = "\xEF\xBB\xBF";
-  std::string body = std::string(text).starts_with(kBom) ? text.substr(kBom.size()) : text;
+  std::string_view body = text;
+  if (body.starts_with(kBom)) body.remove_prefix(kBom.size());
   // Line breaks of old Macintosh files (a carriage return alone) are line breaks.
-  if (body.find('\n') == std::string::npos) std::replace(body.begin(), body.end(), '\r', '\n');
-  std::istringstream in(body);
+  std::string mac_text;
+  if (body.find('\n') == std::string_view::npos && body.find('\r') != std::string_view::npos) {
+    mac_text.assign(body);
+    std::replace(mac_text.begin(), mac_text.end(), '\r', '\n');
+    body = mac_text;
+  }
+  // The next line of `body` without its '\n' (a last line may lack one); false at its end.
+  size_t at = 0;
+  auto getline = [&](std::string& out) {
+    if (at >= body.size()) return false;
+    const size_t nl = body.find('\n', at);
+    const size_t end = nl == std::string_view::npos ? body.size() : nl;
+    out.assign(body.substr(at, end - at));
+    at = end + 1;
+    return true;
+  };
   std::string line;
   long lineno = 0;
   bool have_header = false;
   std::vector<std::string> fields;
-  while (std::getline(in, line)) {
+  while (getline(line)) {
     ++lineno;
     std::string trimmed = trim(line);
     // A byte-order mark on the header's line, where a format line was put
@@ -185,7 +213,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
     QuoteState quotes;
     quotes.feed(record);
     while (quotes.open()) {
-      if (!std::getline(in, line))
+      if (!getline(line))
         throw InputError(name, record_line, "", "a quoted field opened on this line is never closed (a '\"' is missing)");
       ++lineno;
       if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -236,7 +264,8 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, BadFi
       t.malformed_fields_.push_back({record_line, std::move(fields)});
       continue;
     }
-    t.rows_.push_back({record_line, fields});
+    t.rows_.push_back({record_line, std::move(fields)});
+    fields.clear();
   }
   if (!have_header) throw InputError(name, 0, "", "file is empty (no header line)");
   return t;
