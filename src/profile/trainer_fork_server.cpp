@@ -78,9 +78,10 @@ TrainerForkServer::~TrainerForkServer() { stop(); }
 
 void TrainerForkServer::stop() {
   if (pid_ > 0) {
-    spare_from_second_signal(0);
     kill(pid_, SIGTERM);
-    // It ends its runs and exits at once; SIGKILL if it has not within 5 s.
+    // It ends its runs, removes its folder and exits at once; SIGKILL if it
+    // has not within 5 s. Spared until then: a second Ctrl-C meanwhile would
+    // kill it before it removed its folder.
     for (int i = 0; i < 50; ++i) {
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
         pid_ = -1;
@@ -88,6 +89,7 @@ void TrainerForkServer::stop() {
       }
       usleep(100000);
     }
+    spare_from_second_signal(0);
     if (pid_ > 0) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
