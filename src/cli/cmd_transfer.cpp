@@ -266,6 +266,10 @@ void run_transfer(const TransferArgs& a) {
     }
 
   models::SplitTransferModel model;
+  // A trace of many steps takes a while to fit (each row counts; about a fifth of a millisecond
+  // a row on a small machine): said, so that a silent minute is not taken for a hang.
+  if (problem.source.size() >= 20000)
+    std::cerr << fmt::format("fitting the split model to {} measured steps of {}...\n", problem.source.size(), a.from);
   model.fit(problem);
   // A batch outside those the source measured is the fit's extrapolation on both GPUs.
   double lo = INFINITY, hi = 0;
