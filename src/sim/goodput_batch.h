@@ -5,7 +5,6 @@
 #pragma once
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "sim/policy.h"
@@ -45,10 +44,7 @@ class GoodputTable {
   // Forgets the jobs no longer in `live` (finished), as RateTable::forget_all_but.
   void forget_all_but(const std::vector<JobState*>& live) {
     rates_.forget_all_but(live);
-    if (entries_.size() <= 2 * live.size() + 64) return;
-    std::unordered_set<int> ids;
-    for (const JobState* j : live) ids.insert(j->id);
-    std::erase_if(entries_, [&](const auto& e) { return !ids.count(e.first); });
+    forget_jobs_all_but(entries_, live);
   }
 
  private:

@@ -11,6 +11,17 @@
 
 namespace trainplan::sim {
 
+// Drops the entries of a cache by job id whose job is not in `live` (finished
+// ones), once the cache holds more than twice as many jobs as run (amortised
+// O(1) a job).
+template <typename Entry>
+void forget_jobs_all_but(std::unordered_map<int, Entry>& by_job, const std::vector<JobState*>& live) {
+  if (by_job.size() <= 2 * live.size() + 64) return;
+  std::unordered_set<int> ids;
+  for (const JobState* j : live) ids.insert(j->id);
+  std::erase_if(by_job, [&](const auto& e) { return !ids.count(e.first); });
+}
+
 class RateTable {
  public:
   // Progress per second of `j` at (gpus, batch) on its own group under `est`.
@@ -38,12 +49,7 @@ class RateTable {
   // holds more than twice as many jobs as run: it then grows with the jobs a
   // decision sees, not with every job of the run (a trace of 100,000 jobs
   // kept them all). Amortised O(1) a job.
-  void forget_all_but(const std::vector<JobState*>& live) {
-    if (entries_.size() <= 2 * live.size() + 64) return;
-    std::unordered_set<int> ids;
-    for (const JobState* j : live) ids.insert(j->id);
-    std::erase_if(entries_, [&](const auto& e) { return !ids.count(e.first); });
-  }
+  void forget_all_but(const std::vector<JobState*>& live) { forget_jobs_all_but(entries_, live); }
 
  private:
   struct Entry {

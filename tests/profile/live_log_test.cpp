@@ -4,13 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <signal.h>
-#include <sys/resource.h>
-
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "file_size_limit.h"
 #include "test_util.h"
 
 using namespace trainplan::profile;
@@ -82,17 +80,12 @@ TEST(LiveLog, ALineThatDoesNotFitLeavesNoPartBehind) {
   const std::string big = "{\"x\":\"" + std::string(6000, 'y') + "\"}";
   {
     LiveLog log(path);
-    rlimit was{};
-    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &was), 0);
-    auto old_handler = signal(SIGXFSZ, SIG_IGN);  // writes fail with EFBIG instead
-    rlimit small = was;
-    small.rlim_cur = 4096;
-    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-    log.trial_start({16, 1, 1});
-    const std::string big_line = big + "\n";
-    log.output(big_line.data(), big_line.size(), false);
-    setrlimit(RLIMIT_FSIZE, &was);  // room again
-    signal(SIGXFSZ, old_handler);
+    {
+      const tptest::FileSizeLimit small(4096);
+      log.trial_start({16, 1, 1});
+      const std::string big_line = big + "\n";
+      log.output(big_line.data(), big_line.size(), false);
+    }  // room again
     log.trial_end("ok");
   }
   const auto ls = tptest::lines(tptest::read_file(path));

@@ -2,8 +2,6 @@
 // disk would): the profile stops at that trial with the store's name and the
 // likely cause, and the trials stored before it stay readable.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/resource.h>
 
 #include <string>
 #include <vector>
@@ -12,6 +10,7 @@
 #include "profile/profiler.h"
 #include "profile/progress.h"
 #include "profile/sample_store.h"
+#include "file_size_limit.h"
 #include "test_util.h"
 
 using namespace trainplan;
@@ -30,21 +29,17 @@ TEST(StoreUnwritable, TheRunStopsAtTheTrialItCannotStore) {
     EXPECT_EQ(run_profile(tmpl, {{16, 1, 1}}, store, o, quiet).ok, 1);
   }
   SampleStore store(path);
-  rlimit was{};
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &was), 0);
-  auto old_handler = signal(SIGXFSZ, SIG_IGN);  // writes fail with EFBIG instead
-  rlimit none = was;
-  none.rlim_cur = 1;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &none), 0);
-  const ProfileSummary sum = run_profile(tmpl, {{32, 1, 1}, {64, 1, 1}}, store, o, quiet);
+  ProfileSummary sum;
   bool meta_refused = false;
-  try {
-    store.set_meta("k", std::string(10000, 'v'));
-  } catch (const ExternalError& e) {
-    meta_refused = std::string(e.what()).find(path + ": cannot be written") != std::string::npos;
+  {
+    const tptest::FileSizeLimit none(1);
+    sum = run_profile(tmpl, {{32, 1, 1}, {64, 1, 1}}, store, o, quiet);
+    try {
+      store.set_meta("k", std::string(10000, 'v'));
+    } catch (const ExternalError& e) {
+      meta_refused = std::string(e.what()).find(path + ": cannot be written") != std::string::npos;
+    }
   }
-  setrlimit(RLIMIT_FSIZE, &was);
-  signal(SIGXFSZ, old_handler);
   EXPECT_NE(sum.store_error.find("the trial b=32 r=1 e=1 ran but was not stored"), std::string::npos) << sum.store_error;
   EXPECT_NE(sum.store_error.find(path + ": cannot be written"), std::string::npos) << sum.store_error;
   EXPECT_EQ(sum.ran, 0);  // stopped there: b=64 never ran
