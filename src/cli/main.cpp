@@ -122,6 +122,62 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// Where an option word names no option of the command it is given to
+// ("trainplan plan --sample x.csv"), that word, the command and the nearest
+// option: CLI11 checks required options first, so it would say only that
+// --samples is required, never that --sample is unknown. Empty when every
+// option word is known. Values are never read as names: the word after an
+// option that takes one, and every word after "--".
+struct UnknownOption {
+  std::string option;
+  std::string message;
+};
+UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = "trainplan";
+  int i = 1;
+  for (; i < argc; ++i) {  // the command words, as unknown_command walks them
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') break;
+    const auto named = at->get_subcommands([&](CLI::App* c) { return c->check_name(word); });
+    if (named.empty()) break;
+    at = named.front();
+    path += " " + at->get_name();
+  }
+  for (; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (const CLI::Option* known = at->get_option_no_throw(name); known != nullptr || arg.rfind("--", 0) != 0) {
+      // The word after an option that takes a value is that value, even "--bogus"
+      // (bench serve --serve-args --bogus): CLI11 reads it so.
+      if (known != nullptr && name == arg && known->get_items_expected_min() > 0) ++i;
+      continue;
+    }
+    std::string nearest;
+    size_t nearest_edits = 3;  // within two edits, or the only option the word begins
+    size_t starts = 0;
+    std::string started;
+    std::vector<std::string> known_names;  // the command's own options and its option groups'
+    std::vector<CLI::App*> holders{at};
+    for (CLI::App* group : at->get_subcommands([](CLI::App* c) { return c->get_name().empty(); }))
+      holders.push_back(group);
+    for (CLI::App* holder : holders)
+      for (const CLI::Option* o : holder->get_options())
+        for (const std::string& long_name : o->get_lnames()) known_names.push_back("--" + long_name);
+    for (const std::string& known : known_names) {
+      if (const size_t d = trainplan::edit_distance(trainplan::io::lowercase(name), known); d < nearest_edits)
+        nearest = known, nearest_edits = d;
+      if (known.rfind(name, 0) == 0) ++starts, started = known;
+    }
+    if (nearest.empty() && starts == 1) nearest = started;
+    return {name, fmt::format("{} is not an option of {}{}; `{} --help` lists them", name, path,
+                              nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest), path)};
+  }
+  return {};
+}
+
 // CLI11 reads an empty value ("--target-trials ''" or "--seed=") as the option's default, so a
 // script whose variable came out empty would run on a value nobody chose. No option of trainplan
 // takes an empty value; the first one given is named.
@@ -190,6 +246,12 @@ int run(int argc, char** argv) {
   if (const std::string message = unknown_command(app, argc, argv); !message.empty()) {
     std::cerr << "error: " << message << "\nRun with --help for more information.\n";
     if (json()) print_json_error(message, kExitInputError, nullptr);
+    return kExitInputError;
+  }
+  if (const UnknownOption unknown = unknown_option(app, argc, argv); !unknown.option.empty()) {
+    std::cerr << "error: " << unknown.message << "\n";
+    const InputError named("", 0, unknown.option, unknown.message);
+    if (json()) print_json_error(unknown.message, kExitInputError, &named);
     return kExitInputError;
   }
   if (const std::string option = empty_value_option(argc, argv); !option.empty()) {

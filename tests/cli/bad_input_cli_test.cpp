@@ -308,6 +308,28 @@ TEST(CliUsage, AnUnknownCommandIsNamedWithTheNearestKnownOne) {
   EXPECT_EQ(tptest::run_cli("hardware t4").exit_code, 0);
 }
 
+// An option word a command does not have is named, with the nearest of its
+// options, before any required option is asked for (CLI11 would say only
+// "--samples is required" of "plan --sample x.csv").
+TEST(CliUsage, AnUnknownOptionIsNamedWithTheNearestKnownOne) {
+  auto r = tptest::run_cli("plan --sample x.csv --target 0.9");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--sample is not an option of trainplan plan (did you mean --samples?)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("required"), std::string::npos) << r.err;
+  r = tptest::run_cli("llm plan --modle gpt3-175b --json");
+  EXPECT_EQ(r.exit_code, 2);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["field"], "--modle") << r.out;
+  EXPECT_NE(j["error"].get<std::string>().find("did you mean --model?"), std::string::npos) << r.out;
+  r = tptest::run_cli("hardware --zzzzzz");  // nothing near
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--zzzzzz is not an option of trainplan hardware; "), std::string::npos) << r.err;
+  // Known options and a verb's own words pass; --version belongs to trainplan itself.
+  EXPECT_EQ(tptest::run_cli("hardware t4 --json").exit_code, 0);
+  EXPECT_EQ(tptest::run_cli("--version").exit_code, 0);
+}
+
 // bench coconfig's other-GPU options go together and name the one at fault.
 TEST(CoconfigBenchCli, OtherGpuOptionsGoTogether) {
   const std::string bench = "bench coconfig --data /nonexistent --models auto";
