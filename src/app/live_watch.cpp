@@ -391,7 +391,10 @@ std::string LiveWatch::text(const json& u, int bar_width) {
   if (ev == "trial_end") return fmt::format("trial ended ({})", u.value("status", ""));
   std::string head;
   if (ev == "stalled") head = fmt::format("stalled: no new line for {}; ", duration(u.value("quiet_s", 0.0)));
-  if (ev == "ended") head = fmt::format("the job's output closed without a done line (exit {}); ", u.value("exit_code", -1));
+  if (ev == "ended")
+    head = u.contains("exit_code") && u["exit_code"].is_null()
+               ? "the profiling run ended without its profile_done line (killed?); "
+               : fmt::format("the job's output closed without a done line (exit {}); ", u.value("exit_code", -1));
   if (ev == "done") head = "done; ";
   if ((ev == "ended" || ev == "done") && u.contains("reached") && !u["reached"].get<bool>() && u.contains("epoch"))
     return head + fmt::format("epoch {:g}: metric {:.4g} (best {:.4g}); target {:.4g} not reached{}",

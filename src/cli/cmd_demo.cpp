@@ -168,6 +168,9 @@ Profiled profile_step(const DemoArgs& a) {
                                       a.store, s.failed + s.timeout + s.bad_output, list));
     throw InputError(a.store, 0, "", "too few ok trials to fit the models; see " + list + ", or give a larger --budget");
   }
+  // Again: another profile may have made a store of that path while these trials ran.
+  io::check_output_path(a.out, "--out",
+                        {{a.store, "--store"}, {profile::live_log_path(a.store), "--store's live log"}});
   io::write_samples_csv(a.out, samples);
   for (const auto& r : store.trials())
     if (r.status == TrialStatus::kOk && !r.metric_name.empty()) out.metric_name = r.metric_name;

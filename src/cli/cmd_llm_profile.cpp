@@ -106,7 +106,10 @@ std::string identity_path(const std::string& out) { return out + ".run.json"; }
 // alone. OUT.lock, locked for as long as this process lives (the kernel lets
 // go of it at exit, however the process ends), is left beside --out.
 void lock_out(const std::string& out) {
-  const std::string path = out + ".lock";
+  // Named from where --out leads (links resolved), so that two names of one file share one lock.
+  std::error_code ec;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(out, ec);
+  const std::string path = (ec ? out : resolved.string()) + ".lock";
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw InputError(path, 0, "--out", std::string("cannot create the run's lock file: ") + std::strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -306,6 +306,9 @@ int run_profile_cmd(const ProfileArgs& a) {
     std::cerr << fmt::format("  (full stderr tails: trainplan samples list --store {} --failed; rerun them with --retry-failed)\n",
                              shell_word(a.store));
   if (!a.out.empty()) {
+    // Again: another profile may have made a store of that path while these trials ran.
+    io::check_output_path(a.out, "--out",
+                          {{a.store, "--store"}, {profile::live_log_path(a.store), "--store's live log"}});
     SampleSet set = store.samples();
     // A file of a header alone is one no verb reads (samples export refuses to write one).
     if (set.empty()) {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "app/live_watch.h"
@@ -30,6 +31,7 @@
 #include "profile/live_log.h"
 #include "profile/interrupt.h"
 #include "profile/log_follower.h"
+#include "profile/sample_store.h"
 #include "profile/samples_file.h"
 #include "scoring/model_choice.h"
 
@@ -146,6 +148,18 @@ class ChartWriter {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// Whether a profile holds the store, or takes it within a second: a profile
+// started together with the watch (`profile ... & watch --store ...`) opens
+// and locks its store a moment after the watch looks.
+bool profile_running_or_starting(const std::string& store) {
+  constexpr int kLooks = 20;  // 50 ms apart
+  for (int look = 0; look < kLooks; ++look) {
+    if (profile::store_being_profiled(store)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 void run_follow(const WatchArgs& a) {
   if (!a.target) throw InputError("", 0, "--target", "required with --log, --cmd or --store");
   std::string log = a.log;
@@ -157,7 +171,8 @@ void run_follow(const WatchArgs& a) {
     log = profile::live_log_path(a.store);
     if (std::filesystem::is_directory(log))
       throw InputError(log, 0, "--store", "the store's live log is a directory: it should be the file profile writes");
-    if (!std::filesystem::exists(log))
+    // A profile that holds the store makes its live log within moments of locking it.
+    if (!std::filesystem::exists(log) && !profile_running_or_starting(a.store) && !std::filesystem::exists(log))
       throw InputError(log, 0, "--store",
                        fmt::format("no live log beside the store: is `trainplan profile --store {}` running, or has "
                                    "it run since it started writing one?",
@@ -208,6 +223,10 @@ void run_follow(const WatchArgs& a) {
   fo.stall_s = a.stall_s;
   fo.poll_s = a.poll_s;
   if (!a.plot.empty()) fo.on_wait = [&chart] { chart.draw(false); };
+  // Following a store, its live log is read out and no profile holds the
+  // store: nothing more will come (a profile killed outright wrote no
+  // profile_done line, and would otherwise be waited on until --stall).
+  if (!a.store.empty()) fo.call_off = [&a] { return !profile_running_or_starting(a.store); };
   // Ctrl-C reaches the watch, not the job in its own process group: the job
   // is ended with it. Following a log, it is caught only to draw the chart's
   // last forecast first.
@@ -229,6 +248,11 @@ void run_follow(const WatchArgs& a) {
       }
       if (!live.done()) continue;
       chart.draw(true);
+      // A profile holding the store after a profile_done line either is about
+      // to let go (its own run's end) or has just started and will rewrite the
+      // log (the line was the last run's): followed until one of the two
+      // happens (kCalledOff, kRestarted).
+      if (!a.store.empty() && profile_running_or_starting(a.store)) continue;
       if (!log.empty()) return;
       // A job we run goes on after its done line (a checkpoint, a last
       // evaluation): it is waited for, and its status is ours.
@@ -240,6 +264,18 @@ void run_follow(const WatchArgs& a) {
       chart.draw(true);
       follower.terminate();
       interrupted(log.empty());
+    }
+    if (st == profile::LogFollower::Status::kCalledOff) {
+      chart.draw(true);
+      if (live.done()) return;
+      // No profile_done line, and no profile holds the store any more.
+      json ended = live.ended(-1);
+      ended["exit_code"] = nullptr;
+      chart.finished(ended);
+      print(ended, a.json_out, tty);
+      std::cerr << fmt::format("`trainplan samples list --store {}` shows the trials it stored\n",
+                               profile::shell_word(a.store));
+      std::exit(kExitFailure);
     }
     if (st == profile::LogFollower::Status::kRestarted) {
       print(live.restarted(), a.json_out, tty);

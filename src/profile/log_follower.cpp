@@ -334,6 +334,7 @@ LogFollower::Status LogFollower::next(std::string& line) {
           stall_reported_ = true;
           return Status::kStalled;
         }
+        if (o_.call_off && o_.call_off()) return Status::kCalledOff;
         if (o_.on_wait) o_.on_wait();
         std::this_thread::sleep_for(std::chrono::duration<double>(o_.poll_s));
         continue;
@@ -369,6 +370,10 @@ LogFollower::Status LogFollower::next(std::string& line) {
       if (!skipping_ && take_rest(line)) return Status::kLine;
       stall_reported_ = true;
       return Status::kStalled;
+    }
+    if (o_.call_off && o_.call_off()) {
+      if (!skipping_ && take_rest(line)) return Status::kLine;  // whole: nothing more will come
+      return Status::kCalledOff;
     }
     if (o_.on_wait) o_.on_wait();
     std::this_thread::sleep_for(std::chrono::duration<double>(o_.poll_s));

@@ -32,6 +32,11 @@ struct LogFollowerOptions {
   // burst), so that work put off while lines came is done once they stop.
   // Default: none.
   std::function<void()> on_wait;
+  // A file only: when set, asked each time next() has read the file to its
+  // end (or found it missing) and is about to wait; true makes next() return
+  // kCalledOff (after a last line without its newline, as a whole line), as
+  // when whatever writes the file is known to have ended. Default: none.
+  std::function<bool()> call_off;
 };
 
 class LogFollower {
@@ -42,6 +47,7 @@ class LogFollower {
     kEnded,    // the command's stdout closed (its last unterminated line came before as kLine)
     kRestarted,  // the file was rewritten or replaced: it is read again from its start
     kInterrupted,  // options.interrupted was set
+    kCalledOff,    // options.call_off said the file will not grow
   };
 
   // Follows the file at `path`; one that does not exist yet is waited for (a

@@ -709,7 +709,14 @@ void SampleStore::lock_for_profiling() {
   // flock, not fcntl: SQLite's own locks are fcntl locks, which this does not touch.
   const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(path_, 0, "--store", std::string("cannot open to lock: ") + std::strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  // A probe (store_being_profiled) holds a shared lock for microseconds: a
+  // refusal is for a lock still held after half a second.
+  int locked = flock(fd, LOCK_EX | LOCK_NB);
+  for (int tries = 0; locked != 0 && errno == EWOULDBLOCK && tries < 25; ++tries) {
+    usleep(20000);
+    locked = flock(fd, LOCK_EX | LOCK_NB);
+  }
+  if (locked != 0) {
     const int err = errno;
     close(fd);
     if (err == EWOULDBLOCK)
@@ -719,6 +726,14 @@ void SampleStore::lock_for_profiling() {
     throw InputError(path_, 0, "--store", std::string("cannot lock: ") + std::strerror(err));
   }
   lock_fd_ = fd;
+}
+
+bool store_being_profiled(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // lets go of the shared lock, where it was taken
+  return held;
 }
 
 void SampleStore::require_writable() const {

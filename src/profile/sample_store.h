@@ -39,6 +39,7 @@ class SampleStore {
   // released with this object): a second profile into the same store is
   // refused, since each would time its trials against the other's work and
   // both would write the same rows. Throws InputError naming --store.
+  // A probe's momentary hold (store_being_profiled) is waited out, up to half a second.
   void lock_for_profiling();
 
   // Facts about the run (command template, workload, hardware).
@@ -99,5 +100,10 @@ bool training_sets_differ(long a, long b);
 // perplexity, in any case. answer_f1 is maximised, top1_err and valLoss
 // minimised.
 bool metric_is_lower_better(const std::string& metric_name);
+
+// Whether a profile holds the store at `path` now (lock_for_profiling):
+// probed with a shared lock let go at once, which a profile starting at that
+// moment waits out. False where the file cannot be opened.
+bool store_being_profiled(const std::string& path);
 
 }  // namespace trainplan::profile

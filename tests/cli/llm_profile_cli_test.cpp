@@ -223,6 +223,14 @@ TEST(LlmProfileCli, CtrlCKillsTheRunningConfigurationAndKeepsTheRest) {
   const auto second = tptest::run_cli(args);
   EXPECT_EQ(second.exit_code, 2) << second.err;
   EXPECT_NE(second.err.find("another `trainplan llm profile` is measuring into it"), std::string::npos) << second.err;
+  // So is one given another name of the same file, a link to it.
+  std::filesystem::create_directory(d / "sub");
+  std::filesystem::create_symlink("../meas.csv", d / "sub" / "meas.csv");
+  std::string linked = args;
+  linked.replace(linked.find(" -o " + out), 4 + out.size(), " -o " + (d / "sub" / "meas.csv").string());
+  const auto third = tptest::run_cli(linked);
+  EXPECT_EQ(third.exit_code, 2) << third.err;
+  EXPECT_NE(third.err.find("another `trainplan llm profile` is measuring into it"), std::string::npos) << third.err;
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int status = 0;
   waitpid(pid, &status, 0);

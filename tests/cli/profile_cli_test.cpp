@@ -1018,6 +1018,78 @@ TEST(ProfileCli, WatchStoreForecastsEachTrialFromTheLiveLog) {
   EXPECT_NE(missing.err.find("none.db.live"), std::string::npos) << missing.err;
 }
 
+// A watch started together with a profile into a store that already holds a
+// run: it follows the new run (the last run's log it read first is rewritten
+// under it), not the last run's profile_done; and a profile killed outright
+// is reported ended as soon as its log is read out, not after --stall.
+TEST(ProfileCli, WatchStoreStartedWithItsProfileFollowsTheNewRun) {
+  Fixture f("prof_live_again");
+  ASSERT_EQ(f.profile("SLEEP=0.3", " --batches 16 --workers 1 --epochs 1 -q").exit_code, 0);
+  for (int round = 0; round < 3; ++round) {
+    const std::string batch = std::to_string(32 << round);
+    pid_t prof = spawn_cli("profile " + f.cmd("SLEEP=0.3") + " --store " + f.store + " --batches 16," + batch +
+                               " --workers 1 --epochs 2 -q",
+                           (f.dir / "p.out").string(), (f.dir / "p.err").string());
+    auto w = tptest::run_cli("watch --store " + f.store + " --target 0.99 --json --stall 20 --poll 0.05");
+    int status = 0;
+    waitpid(prof, &status, 0);
+    ASSERT_EQ(WEXITSTATUS(status), 0) << tptest::read_file(f.dir / "p.err");
+    EXPECT_EQ(w.exit_code, 0) << w.err;
+    bool saw_new = false;
+    for (const auto& l : tptest::lines(w.out)) {
+      const auto u = nlohmann::json::parse(l);
+      saw_new = saw_new || (u["event"] == "trial" && u["batch"] == std::stoi(batch));
+    }
+    EXPECT_TRUE(saw_new) << "round " << round << ":\n" << w.out;
+  }
+
+  Fixture k("prof_live_killed");
+  pid_t prof = spawn_cli("profile " + k.cmd("SLEEP=30") + " --store " + k.store + " --batches 16 --workers 1 --epochs 1 -q",
+                         (k.dir / "p.out").string(), (k.dir / "p.err").string());
+  for (int i = 0; i < 250 && !contains(tptest::read_file(k.store + ".live"), "trial_start"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(prof, SIGKILL);
+  int status = 0;
+  waitpid(prof, &status, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto w = tptest::run_cli("watch --store " + k.store + " --target 0.9 --json --stall 60");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(w.exit_code, 1) << w.err;
+  EXPECT_LT(took, 10) << "waited for the stall";
+  const auto last = nlohmann::json::parse(tptest::lines(w.out).back());
+  EXPECT_EQ(last["event"], "ended") << w.out;
+  EXPECT_TRUE(last["exit_code"].is_null()) << w.out;
+  EXPECT_TRUE(contains(w.err, "samples list --store")) << w.err;
+  // The killed profile's trial, left running.
+  std::system(("pkill -f '" + k.dir.string() + "' >/dev/null 2>&1").c_str());
+}
+
+// -o is checked again before it is written: a store another profile made at
+// that path while the trials ran is never replaced by the samples CSV.
+TEST(ProfileCli, AStoreMadeAtTheOutputWhileTheTrialsRanIsKept) {
+  Fixture f("prof_out_taken");
+  const std::string out = (f.dir / "taken.db").string();
+  pid_t prof = spawn_cli("profile " + f.cmd("SLEEP=1") + " --store " + f.store + " -o " + out +
+                             " --batches 16 --workers 1 --epochs 1 -q",
+                         (f.dir / "p.out").string(), (f.dir / "p.err").string());
+  for (int i = 0; i < 250 && !contains(tptest::read_file(f.store + ".live"), "trial_start"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    SampleStore other(out);
+    TrialRecord rec;
+    rec.key = {16, 1, 1};
+    rec.epoch_time_s = 1.0;
+    rec.metric = 0.5;
+    other.put(rec);
+  }
+  int status = 0;
+  waitpid(prof, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << tptest::read_file(f.dir / "p.err");
+  EXPECT_TRUE(contains(tptest::read_file(f.dir / "p.err"), "--out")) << tptest::read_file(f.dir / "p.err");
+  EXPECT_EQ(rows_in(out), 1u);  // still the other store, whole
+  EXPECT_EQ(rows_in(f.store), 1u);  // and this run's trial in its own
+}
+
 // Time trials whose runs were taken ahead of their turn, each worker count's
 // batches together, still have their own lines in their frame of the live
 // log: each the step_timing line of its batch, none of another's.

@@ -2,6 +2,8 @@
 // row, the file is in WAL mode, and ok rows become samples.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <fcntl.h>
+#include <sys/file.h>
 
 #include <atomic>
 #include <filesystem>
@@ -246,6 +248,32 @@ TEST(StoreSqlite, OneProfileAtATime) {
   }
   SampleStore later(path);
   EXPECT_NO_THROW(later.lock_for_profiling());  // released with the first
+}
+
+// store_being_profiled says whether a profile holds the store, and its
+// probe's brief shared lock never turns away a profile starting meanwhile.
+TEST(StoreSqlite, AProbeSeesAProfileAndNeverTurnsOneAway) {
+  auto dir = tptest::temp_dir("store-probe");
+  const std::string path = (dir / "x.db").string();
+  EXPECT_FALSE(store_being_profiled(path));  // no file
+  {
+    SampleStore first(path);
+    EXPECT_FALSE(store_being_profiled(path));
+    first.lock_for_profiling();
+    EXPECT_TRUE(store_being_profiled(path));
+  }
+  EXPECT_FALSE(store_being_profiled(path));
+  // A probe that holds its shared lock for 0.2 s (a slow one) is waited out.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_SH | LOCK_NB), 0);
+  std::thread release([fd] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    close(fd);
+  });
+  SampleStore starting(path);
+  EXPECT_NO_THROW(starting.lock_for_profiling());
+  release.join();
 }
 
 TEST(StoreSqlite, LearningCurvesBecomeCurvePointsOfTheBestSoFar) {
