@@ -27,7 +27,7 @@ sim::ExperimentOptions experiment_options(const SimulateQuery& q) {
   else if (q.placement == "spread") eo.sim.placement = sim::PlacementMode::kSpread;
   else throw InputError("", 0, "--placement", "must be pack or spread, got '" + q.placement + "'");
   eo.policy.tiresias_thresholds = q.thresholds;
-  if (!(q.min_gain >= 0)) throw InputError("", 0, "--min-gain", "must be >= 0");
+  sim::check_coconfig_min_gain(q.min_gain);
   eo.policy.coconfig_min_gain = q.min_gain;
   sim::check_pollux_p(q.pollux_p);
   eo.policy.pollux_p = q.pollux_p;

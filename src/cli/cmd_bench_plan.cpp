@@ -25,6 +25,8 @@ struct BenchArgs {
   std::string seeds;          // empty: one run at o.seed
   std::string sample_from, curves_from, sample_gpu, gpu;  // planning on a GPU never profiled
   bool as_measured = false;
+  // The --no-... flags, turned into the options' switches when the command runs.
+  bool no_measured_bounds = false, no_misfit_shift = false, no_curves = false;
   int target_trials = 0;
   double regret_limit = 0.03;  // with seeds: the median regret the summary counts seeds against
 };
@@ -88,7 +90,8 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--plan", a->o.sampling, "Sampling plan: paper, small, wide")->capture_default_str();
   cmd->add_option("--tabu-seeds", a->o.tabu_seeds, "Tabu runs per scenario for the tabu/exhaustive agreement")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000, "a run count from 1 to 1000"));
   auto* seed = cmd->add_option("--seed", a->o.seed, "Seed for sampling, tabu, bo and manual")->capture_default_str()->check(seed_number());
   cmd->add_option("--seeds", a->seeds,
                   "Run once per seed (e.g. 1-8 or 1,3,5) and report each method's median regret and true-constraint "
@@ -123,13 +126,13 @@ void setup(CLI::App& root) {
       ->check(CLI::IsMember({"target", "deadline"}))
       ->capture_default_str()
       ->needs(early_stop);
-  cmd->add_flag("!--no-measured-bounds", a->o.measured_bounds,
+  cmd->add_flag("--no-measured-bounds", a->no_measured_bounds,
                 "Plan on the models alone, without holding them to the sampled trials of each configuration (the "
                 "point predictions, or with --confidence the pessimistic side)");
-  cmd->add_flag("!--no-misfit-shift", a->o.misfit_shift,
+  cmd->add_flag("--no-misfit-shift", a->no_misfit_shift,
                 "With measured bounds, do not shift the pessimistic side at a measured configuration by the point "
                 "model's optimistic misfit at its later trials (uncertainty/measured_bounds.h)");
-  cmd->add_flag("!--no-curves", a->o.curves,
+  cmd->add_flag("--no-curves", a->no_curves,
                 "Record only each trial's final metric, as the paper's samples do. By default each configuration's learning curve is also recorded up to its "
                 "longest trial (the best metric after every epoch, as `trainplan profile` reads a trial's epoch "
                 "lines); models are fitted on the trials alone either way, and with --confidence the planned side "
@@ -155,6 +158,9 @@ void setup(CLI::App& root) {
   cmd->add_flag("--json", a->json_out, "Print every scenario, choice and judgement as JSON");
   cmd->callback([a, conf] {
     a->confidence_given = conf->count() > 0;
+    a->o.measured_bounds = a->o.measured_bounds && !a->no_measured_bounds;
+    a->o.misfit_shift = a->o.misfit_shift && !a->no_misfit_shift;
+    a->o.curves = a->o.curves && !a->no_curves;
     run_bench(*a);
   });
 }

@@ -89,10 +89,10 @@ void setup(CLI::App& root) {
       "epochs any model can place the epoch at which such a target is met (experiments/curve_records.h).");
   add_pollux_data_option(cmd, a->data);
   cmd->add_option("--from", a->window.from, "The window opens where the best so far covers this share of its range")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_within(0, 1))
       ->capture_default_str();
   cmd->add_option("--to", a->window.to, "The window closes where the best so far covers this share of its range")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_within(0, 1))
       ->capture_default_str();
   cmd->add_flag("--json", a->json_out, "Print JSON");
   cmd->callback([a] { run_records(*a); });

@@ -1,8 +1,11 @@
 // trainplan bench simulate: our policies on the eight Pollux workloads at four
 // loads, against the results published by Pollux's own simulator.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 #include <chrono>
 #include <filesystem>
@@ -18,6 +21,7 @@
 #include "io/json_text.h"
 #include "sim/experiment.h"
 #include "sim/metrics.h"
+#include "sim/policy.h"
 #include "sim/workload.h"
 
 namespace trainplan::cli {
@@ -65,6 +69,7 @@ sim::ExperimentOptions experiment_options(const BenchSimArgs& a) {
   else if (a.placement == "spread") eo.sim.placement = sim::PlacementMode::kSpread;
   else throw InputError("", 0, "--placement", "must be pack or spread");
   eo.policy.tiresias_thresholds = parse_tiresias_thresholds(a.thresholds);
+  sim::check_coconfig_min_gain(a.min_gain);
   eo.policy.coconfig_min_gain = a.min_gain;
   eo.oracle = !a.fitted;
   eo.time_model = a.time_model;
@@ -204,6 +209,10 @@ void run_bench(const BenchSimArgs& a) {
     io::require_gnuplot();
   }
   sim::ExperimentOptions eo = experiment_options(a);
+  if (std::error_code ec; !fs::is_directory(fs::path(a.data) / "pollux-t4", ec))
+    throw InputError("", 0, "--data",
+                     fmt::format("no folder pollux-t4 under '{}' (the shared data's root{}); give --data", a.data,
+                                 a.data == BenchSimArgs{}.data ? ", by default relative to the current folder" : ""));
   sim::AppSet apps((fs::path(a.data) / "pollux-t4").string());
   sim::Experiment ex(apps.all(), eo);
   // A policy, load or workload named twice would run, and be summed, twice.
@@ -212,6 +221,25 @@ void run_bench(const BenchSimArgs& a) {
                                       : distinct_comma_list(a.policies, "--policy");
   auto loads = distinct_comma_list(a.loads, "--loads");
   auto wls = distinct_comma_list(a.workloads, "--workloads");
+  // Each load before the hours of simulation: a number naming a folder of workloads.
+  const fs::path workload_root = fs::path(a.data) / "workloads";
+  for (const auto& load : loads) {
+    char* end = nullptr;
+    const double v = std::strtod(load.c_str(), &end);
+    const bool number = end != load.c_str() && *end == '\0' && std::isfinite(v) && v > 0;
+    if (number && fs::is_directory(workload_root / ("pollux-" + load))) continue;
+    std::vector<std::string> there;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(workload_root, ec))
+      if (const std::string n = entry.path().filename().string(); entry.is_directory() && n.rfind("pollux-", 0) == 0)
+        there.push_back(n.substr(7));
+    std::sort(there.begin(), there.end());
+    throw InputError("", 0, "--loads",
+                     fmt::format("'{}' is not a load with workloads under {} ({}: the loads there, as written in "
+                                 "their folders' names)",
+                                 load, workload_root.string(),
+                                 there.empty() ? std::string("none, or no such folder: --data") : fmt::format("{}", fmt::join(there, ", "))));
+  }
   for (const auto& p : policies) sim::PolicyRegistry::instance().make(p, eo.policy);
   if (a.min_gain_given && std::find(policies.begin(), policies.end(), "coconfig") == policies.end())
     throw InputError("", 0, "--min-gain", "is read by coconfig only, which --policy does not run");

@@ -99,7 +99,8 @@ void run_bench(const BenchSimGpuArgs& a) {
   const std::string from_dir = a.traces.from_dir(), measured_dir = a.traces.measured_dir();
   a.traces.check();
   sim::check_cluster(a.nodes, a.gpus_per_node);
-  if (!(a.load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
+  if (!(std::isfinite(a.load_scale) && a.load_scale > 0))
+    throw InputError("", 0, "--load-scale", fmt::format("must be a finite number > 0, got {:g}", a.load_scale));
   const auto t0 = std::chrono::steady_clock::now();
   const auto policies = distinct_comma_list(a.policies, "--policy");
   const auto wls = pollux_workload_numbers(root, a.workloads);  // before any simulation: a wrong number is found at once

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -71,7 +72,8 @@ void run_bench(const BenchSimTypesArgs& a) {
   const fs::path root(a.traces.data);
   const std::string from_dir = a.traces.from_dir(), measured_dir = a.traces.measured_dir();
   a.traces.check();
-  if (!(a.load_scale > 0)) throw InputError("", 0, "--load-scale", "must be > 0");
+  if (!(std::isfinite(a.load_scale) && a.load_scale > 0))
+    throw InputError("", 0, "--load-scale", fmt::format("must be a finite number > 0, got {:g}", a.load_scale));
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<Entry> entries;
   for (const auto& p : distinct_comma_list(a.policies, "--policy")) {

@@ -395,7 +395,7 @@ void setup(CLI::App& root) {
                   "Seconds of timed steps per time-trial run at most (each runs until its median is known to +-2% "
                   "or this; 0: no limit)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(number_within(0, 3600));
   add_time_repeats_option(cmd, a->time_repeats, a->repeats_back_to_back, a->time_batches_apart);
   cmd->add_option("--step-clock", a->step_clock,
                   "How a step is timed: cpu (the process's CPU time per step: what other processes on a busy "
@@ -406,10 +406,14 @@ void setup(CLI::App& root) {
   cmd->add_option("-o,--out", a->out, "Sample CSV written from the store")->capture_default_str();
   cmd->add_option("--plot", a->plot, "Chart of the plan (.png or .svg; as `plan --plot`); none for no chart")
       ->capture_default_str();
-  cmd->add_option("--target", a->target, "Metric target (default: 99% of the best metric the model predicts in the space)");
+  cmd->add_option("--target", a->target, "Metric target (default: 99% of the best metric the model predicts in the space)")
+      ->check(positive_number());
   add_duration_option(cmd, "--deadline", a->deadline, "Deadline for the planned run")->default_str("600");
-  cmd->add_option("--max-workers", a->max_workers, "Largest worker count to plan for (default: the largest profiled)");
-  cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to plan for")->capture_default_str();
+  cmd->add_option("--max-workers", a->max_workers, "Largest worker count to plan for (default: the largest profiled)")
+      ->check(CLI::Range(1, 1 << 20, "a worker count from 1 to 2^20"));
+  cmd->add_option("--max-epochs", a->max_epochs, "Largest epoch count to plan for")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20, "an epoch count from 1 to 2^20"));
   cmd->add_option("--time-model", a->time_model, "Registered epoch-time model, or auto (the lowest cross-validated MRE)")
       ->capture_default_str();
   cmd->add_option("--metric-model", a->metric_model, "Registered metric model")->capture_default_str();

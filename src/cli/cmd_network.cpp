@@ -152,7 +152,7 @@ void setup(CLI::App& root) {
       "network",
       "The layer graphs trainplan knows, and PALEO's cost of one training step by layer kind (no NAME: list them)");
   cmd->add_option("name", args->name, "Network or workload name (e.g. resnet50, cifar10)");
-  cmd->add_option("--batch", args->batch, "Per-worker batch")->capture_default_str();
+  cmd->add_option("--batch", args->batch, "Per-worker batch")->capture_default_str()->type_name("INT");
   cmd->add_option("--workers", args->workers, "Data-parallel workers")->capture_default_str();
   cmd->add_option("--nodes", args->nodes, "Nodes the workers span (default: packed, 4 GPUs per node)");
   cmd->add_option("--graph", args->graph,

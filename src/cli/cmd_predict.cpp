@@ -219,7 +219,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--samples", a->samples, "Profiling sample CSV (`trainplan sample` writes one)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--batch", a->query.batch, "Per-worker batch size")->required();
+  cmd->add_option("--batch", a->query.batch, "Per-worker batch size")->required()->type_name("INT");
   cmd->add_option("--workers", a->query.workers, "Data-parallel workers (GPUs)")->required();
   cmd->add_option("--epochs", a->epochs, "Data epochs trained: predicts the metric after them (default: time only)");
   cmd->add_option("--target", a->query.target,

@@ -209,13 +209,45 @@ int run_profile_cmd(const ProfileArgs& a) {
     std::vector<TrialKey> left;
     for (const auto& k : order)
       if (!done.count(k)) left.push_back(k);
-    fmt::print("# {} trials ({} order){}{}\n", left.size(), opts.budget_s ? "budget priority" : "grid",
-               done.empty() ? "" : fmt::format("; {} of {} already in {}", order.size() - left.size(), order.size(), a.store),
-               opts.budget_s ? fmt::format("; run while the estimated cost fits {}", format_duration(*opts.budget_s)) : "");
     const bool together = opts.time_batches_together && opts.time_template && opts.time_template->uses("batches");
     std::map<int, std::vector<int>> timed_together;  // workers -> batches
     for (const auto& k : left)
       if (together && k.epochs == 0) timed_together[k.workers].push_back(k.batch);
+    if (!crowded.empty())
+      std::cerr << fmt::format("warning: {} worker(s) x {} thread(s) exceed this machine's {} CPUs: those trials "
+                               "would measure contention as much as the program\n",
+                               fmt::join(crowded, ","), a.threads_per_worker, allowed_cpus().size());
+    if (a.json) {
+      // The same plan as data: each launch, with the trials it runs.
+      nlohmann::json launches = nlohmann::json::array();
+      std::set<int> shown;
+      for (const auto& k : left) {
+        if (together && k.epochs == 0) {
+          if (!shown.insert(k.workers).second) continue;
+          const auto& batches = timed_together.at(k.workers);
+          launches.push_back({{"kind", "time"}, {"batches", batches}, {"workers", k.workers},
+                              {"command", plan_launch(*opts.time_template, k, opts.launch, 29500, batches).display}});
+          continue;
+        }
+        launches.push_back({{"kind", k.epochs == 0 ? "time" : "training"},
+                            {"batch", k.batch},
+                            {"workers", k.workers},
+                            {"epochs", k.epochs},
+                            {"command", plan_launch(k.epochs == 0 ? *opts.time_template : tmpl, k, opts.launch, 29500).display}});
+      }
+      nlohmann::json j = {{"store", a.store},
+                          {"trials", left.size()},
+                          {"already_done", order.size() - left.size()},
+                          {"order", opts.budget_s ? "budget priority" : "grid"},
+                          {"launches", launches}};
+      if (opts.budget_s) j["budget_s"] = *opts.budget_s;
+      if (!crowded.empty()) j["oversubscribed_workers"] = crowded;
+      std::cout << io::json_text(j) << "\n";
+      return kExitOk;
+    }
+    fmt::print("# {} trials ({} order){}{}\n", left.size(), opts.budget_s ? "budget priority" : "grid",
+               done.empty() ? "" : fmt::format("; {} of {} already in {}", order.size() - left.size(), order.size(), a.store),
+               opts.budget_s ? fmt::format("; run while the estimated cost fits {}", format_duration(*opts.budget_s)) : "");
     std::set<int> shown;
     for (const auto& k : left) {
       if (together && k.epochs == 0) {
@@ -228,10 +260,6 @@ int run_profile_cmd(const ProfileArgs& a) {
       fmt::print("{}\t{}\n", to_string(k),
                  plan_launch(k.epochs == 0 ? *opts.time_template : tmpl, k, opts.launch, 29500).display);
     }
-    if (!crowded.empty())
-      std::cerr << fmt::format("warning: {} worker(s) x {} thread(s) exceed this machine's {} CPUs: those trials "
-                               "would measure contention as much as the program\n",
-                               fmt::join(crowded, ","), a.threads_per_worker, allowed_cpus().size());
     return kExitOk;
   }
 
@@ -421,7 +449,7 @@ void setup(CLI::App& root) {
                   "until its median is known to +-2%, or the trainer's step cap, or this; 0: no limit in seconds). "
                   "Bounds what noisy or oversubscribed cells cost, whose medians may never come within +-2%")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(number_within(0, 3600));
   add_time_repeats_option(cmd, args->time_repeats, args->repeats_back_to_back, args->time_batches_apart);
   cmd->add_option("--threads-per-worker", args->threads_per_worker,
                   "CPU threads each worker uses (--workload passes it to the trainer): the oversubscription check "

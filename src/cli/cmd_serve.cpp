@@ -159,7 +159,7 @@ void setup(CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "serve",
       "Serve predictions and plans over HTTP (JSON in, JSON out): GET /health, /models, /fits, /workloads,\n"
-      "/llm/models; POST /fit, /predict, /plan, /curves, /simulate, /llm/plan, /transfer. /predict and /plan answer what\n"
+      "/llm/models; POST /fit, /predict, /plan, /curves, /simulate, /llm/plan, /transfer, /watch. /predict and /plan answer what\n"
       "`predict --json` and `plan --json` print. GET / is a page over the same API (docs/WEB.md).\n"
       "See docs/SERVER.md. Stops on SIGINT or SIGTERM (exit 0) within a second, abandoning the requests in\n"
       "flight (each answers 503).");

@@ -391,7 +391,7 @@ void setup(CLI::App& root) {
       ->excludes(rep);
   // Below 10 ms a quiet log would be read hundreds of times a second for nothing.
   cmd->add_option("--poll", a->poll_s, "Seconds between reads of a log at its end, 0.01 to 60")->capture_default_str()
-      ->check(CLI::Range(0.01, 60.0))
+      ->check(number_within(0.01, 60))
       ->excludes(rep);
   cmd->add_option("--method", a->method, "naive (last-epoch slope), optimus (Optimus's curve), ensemble")
       ->capture_default_str()

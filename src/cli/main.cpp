@@ -5,8 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -152,7 +154,12 @@ UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
     if (const CLI::Option* known = at->get_option_no_throw(name); known != nullptr || arg.rfind("--", 0) != 0) {
       // The word after an option that takes a value is that value, even "--bogus"
       // (bench serve --serve-args --bogus): CLI11 reads it so.
-      if (known != nullptr && name == arg && known->get_items_expected_min() > 0) ++i;
+      const bool value_next = known != nullptr && name == arg && known->get_items_expected_min() > 0;
+      const std::string value = value_next ? (i + 1 < argc ? argv[i + 1] : "") : arg.substr(name.size() + (name.size() < arg.size()));
+      // CLI11 reads "-1" into an unsigned count as 2^64 - 1: a limit of "-1" would be none.
+      if (known != nullptr && known->get_type_name() == "UINT" && value.rfind('-', 0) == 0)
+        return {name, fmt::format("{}: '{}' is negative: it takes a count, 0 or more", name, value)};
+      if (value_next) ++i;
       continue;
     }
     std::string nearest;
@@ -194,16 +201,61 @@ std::string empty_value_option(int argc, char** argv) {
   return "";
 }
 
-// CLI11's message, with its "Could not convert: --global-batch = 1e3" said
-// as what is wrong: an option of a count takes a whole number written out.
-std::string usage_error_text(const CLI::Error& e) {
-  std::string text = e.what();
+// The option `name` ("--target") of the command that was being parsed (the
+// deepest command given), or of any, or nullptr.
+const CLI::Option* option_named(const CLI::App& app, const std::string& name) {
+  const CLI::App* at = &app;
+  for (;;) {
+    const auto given = at->get_subcommands();  // those parsed
+    const auto command = std::find_if(given.begin(), given.end(), [](const CLI::App* c) { return !c->get_name().empty(); });
+    if (command == given.end()) break;
+    at = *command;
+  }
+  for (; at != nullptr; at = at->get_parent())
+    if (const CLI::Option* o = at->get_option_no_throw(name)) return o;
+  return nullptr;
+}
+
+// CLI11's usage messages said as what is wrong: "Could not convert: --target
+// = 90%", "Value -1 not in range 0.000000 to 1.797e308", "At Most 1 required
+// but received 2", "1 required TEXT missing".
+std::string usage_error_text(const CLI::App& app, const CLI::Error& e) {
+  const std::string text = e.what();
   const std::string tag = "Could not convert: ";
   if (text.rfind(tag, 0) == 0)
-    if (const size_t eq = text.find(" = ", tag.size()); eq != std::string::npos)
-      return fmt::format("{}: '{}' is not a value it takes (a count is a whole number written out, such as 1000; "
-                         "--help gives each option's kind)",
-                         text.substr(tag.size(), eq - tag.size()), text.substr(eq + 3));
+    if (const size_t eq = text.find(" = ", tag.size()); eq != std::string::npos) {
+      const std::string name = text.substr(tag.size(), eq - tag.size()), value = text.substr(eq + 3);
+      if (value.rfind("--", 0) == 0)
+        return fmt::format("{} needs a value: what follows it, {}, is an option", name, value);
+      const CLI::Option* o = option_named(app, name);
+      const bool whole = o != nullptr && (o->get_type_name() == "INT" || o->get_type_name() == "UINT");
+      return whole ? fmt::format("{}: '{}' is not a value it takes (a count is a whole number written out, such as "
+                                 "1000; --help gives each option's kind)",
+                                 name, value)
+                   : fmt::format("{}: '{}' is not a number (a plain one, such as 0.9 or 3e11; --help gives each "
+                                 "option's kind and unit)",
+                                 name, value);
+    }
+  // "NAME: Value V not in range A to B"
+  if (const size_t v = text.find(": Value "); v != std::string::npos)
+    if (const size_t r = text.find(" not in range ", v); r != std::string::npos)
+      if (const size_t to = text.find(" to ", r + 14); to != std::string::npos) {
+        const std::string name = text.substr(0, v), value = text.substr(v + 8, r - v - 8);
+        char* end = nullptr;
+        const double lo = std::strtod(text.c_str() + r + 14, &end), hi = std::strtod(text.c_str() + to + 4, &end);
+        std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0') return fmt::format("{}: '{}' is not a number", name, value);
+        auto shown = [](double x) {  // a whole bound as written, 1048576 rather than 1.04858e+06
+          return x == std::floor(x) && std::fabs(x) < 1e15 ? fmt::format("{:.0f}", x) : fmt::format("{:g}", x);
+        };
+        if (hi > 1e300) return fmt::format("{}: {} is out of range: it must be at least {}", name, value, shown(lo));
+        return fmt::format("{}: {} is out of range: it must be from {} to {}", name, value, shown(lo), shown(hi));
+      }
+  if (const size_t at_most = text.find(": At Most 1 required but received "); at_most != std::string::npos)
+    return fmt::format("{} is given {} times: give it once", text.substr(0, at_most),
+                       text.substr(at_most + std::string(": At Most 1 required but received ").size()));
+  if (const size_t missing = text.find(": 1 required "); missing != std::string::npos && text.ends_with(" missing"))
+    return fmt::format("{} needs a value", text.substr(0, missing));
   return text;
 }
 
@@ -223,6 +275,16 @@ bool stdout_written() {
 
 int run(int argc, char** argv) {
   using namespace trainplan;
+  // `trainplan help [COMMAND...]`, as git has it: the same as `trainplan [COMMAND...] --help`.
+  std::vector<char*> helped;
+  static char help_flag[] = "--help";
+  if (argc >= 2 && std::strcmp(argv[1], "help") == 0) {
+    helped.push_back(argv[0]);
+    for (int i = 2; i < argc; ++i) helped.push_back(argv[i]);
+    helped.push_back(help_flag);
+    argc = int(helped.size());
+    argv = helped.data();
+  }
   cli::note_program_path(argc > 0 ? argv[0] : nullptr);
   // Read when a verb fails: by then it may have printed its own JSON answer.
   auto json = [&] { return wants_json(argc, argv) && !cli::json_answer_printed(); };
@@ -233,8 +295,8 @@ int run(int argc, char** argv) {
       "Exit codes: 0 ok, 1 internal failure, 2 bad input or usage, 3 constraints cannot be met."};
   app.require_subcommand(1);
   // Usage errors read as every other error does: "error: ...".
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "error: " + usage_error_text(e) + "\nRun with --help for more information.\n";
+  app.failure_message([](const CLI::App* at, const CLI::Error& e) {
+    return "error: " + usage_error_text(*at, e) + "\nRun with --help for more information.\n";
   });
   app.set_version_flag("--version", "trainplan 0.1.0");
   cli::setup_commands(app);
@@ -277,7 +339,7 @@ int run(int argc, char** argv) {
     if (rc != 0 && json()) {
       // The option CLI11 names (its messages put it first or after "Could not convert: "), as the
       // field of an input error.
-      const std::string what = usage_error_text(e);
+      const std::string what = usage_error_text(app, e);
       std::string field;
       if (const size_t at = what.find("--"); at != std::string::npos) {
         const size_t end = what.find_first_of(" :=,'\"", at);

@@ -209,6 +209,17 @@ CLI::Validator coverage_within(double lo, double hi) {
       fmt::format("{:g} to {:g}", lo, hi));
 }
 
+CLI::Validator number_within(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& v) -> std::string {
+        const auto x = whole_number(v);
+        if (!x) return "must be a number, got '" + v + "'";
+        if (*x >= lo && *x <= hi) return "";
+        return fmt::format("must be from {:g} to {:g}, got '{}'", lo, hi, v);
+      },
+      fmt::format("{:g} to {:g}", lo, hi));
+}
+
 CLI::Validator positive_number() { return number_check(false); }
 CLI::Validator non_negative_number() { return number_check(true); }
 

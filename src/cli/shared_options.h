@@ -74,6 +74,8 @@ bool stderr_is_tty();
 // value ("must be > 0, got 0"), where CLI11's print its range's double limits.
 CLI::Validator positive_number();
 CLI::Validator non_negative_number();
+// A number from lo to hi; NaN, inf and text refused (CLI::Range lets NaN through).
+CLI::Validator number_within(double lo, double hi);
 // A seed: a whole number that fits 64 bits, refused beyond instead of clamped.
 CLI::Validator seed_number();
 // An interval's coverage: strictly between 0 and 1, or 0 for no interval.

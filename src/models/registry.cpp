@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/edit_distance.h"
 #include "core/error.h"
+#include "io/csv.h"
 #include "models/config_pooled_time_model.h"
 
 namespace trainplan::models {
@@ -67,9 +69,14 @@ const ModelEntry* ModelRegistry::find(const std::string& name) const {
 
 const ModelEntry& ModelRegistry::get(const std::string& name) const {
   if (auto* e = find(name)) return *e;
-  std::string known;
-  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
-  throw InputError("unknown model '" + name + "' (known: " + known + ")");
+  std::string known, nearest;
+  size_t nearest_edits = 3;  // a slip of two edits at most
+  for (const auto& n : names()) {
+    known += (known.empty() ? "" : ", ") + n;
+    if (const size_t d = edit_distance(io::lowercase(name), n); d < nearest_edits) nearest = n, nearest_edits = d;
+  }
+  throw InputError("unknown model " + io::quoted_value(name) +
+                   (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") + " (known: " + known + ")");
 }
 
 std::vector<const ModelEntry*> ModelRegistry::all() const {

@@ -608,8 +608,10 @@ ProfileSummary run_profile(const CommandTemplate& tmpl, const std::vector<TrialK
     for (const auto& g : groups) {
       bool disagree = false;
       for (size_t j : g) {
+        const auto ran = early.find(j);
+        if (ran == early.end()) continue;  // never run: the budget was spent first
         std::vector<StepTiming> reps;
-        for (const auto& e : early.at(j))
+        for (const auto& e : ran->second)
           if (const StepTiming* t = usable_timing(e)) reps.push_back(*t);
         disagree = disagree || (reps.size() >= 2 && relative_range(reps) > opts.repeat_tolerance);
       }

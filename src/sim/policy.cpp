@@ -12,6 +12,11 @@ void check_pollux_p(double p) {
   if (!(p >= -10 && p <= 1)) throw InputError("", 0, "--pollux-p", fmt::format("must be from -10 to 1, got {}", p));
 }
 
+void check_coconfig_min_gain(double g) {
+  if (!(g >= 0 && g <= 1))
+    throw InputError("", 0, "--min-gain", fmt::format("must be a share from 0 to 1 of the goodput per GPU, got {}", g));
+}
+
 PolicyRegistry& PolicyRegistry::instance() {
   static PolicyRegistry r;
   return r;

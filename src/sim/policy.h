@@ -56,6 +56,9 @@ inline int most_gpus_per_job(const SchedInput& in) {
 // Throws InputError (field "--pollux-p") unless -10 <= p <= 1: above 1 the mean
 // would reward piling GPUs on the fastest-scaling job, and NaN decides nothing.
 void check_pollux_p(double p);
+// Throws InputError (field "--min-gain") unless 0 <= g <= 1: a share of the
+// goodput per GPU (1: a further GPU must add as much as each gives now).
+void check_coconfig_min_gain(double g);
 
 struct PolicyOptions {
   std::vector<double> tiresias_thresholds{3250, 7200};  // attained GPU-seconds between queues

@@ -330,6 +330,38 @@ TEST(CliUsage, AnUnknownOptionIsNamedWithTheNearestKnownOne) {
   EXPECT_EQ(tptest::run_cli("--version").exit_code, 0);
 }
 
+// CLI11's usage messages, said as what is wrong with the value, each exit 2.
+TEST(CliUsage, UsageMessagesSayWhatIsWrongWithTheValue) {
+  const std::string samples = tptest::source_dir() + "/examples/lenet-mnist-samples.csv";
+  struct Case {
+    std::string args, says;
+  } cases[] = {
+      {"plan --samples " + samples + " --target 90%", "--target: '90%' is not a number"},
+      {"plan --samples " + samples + " --target 0.9 --max-workers 2.5", "--max-workers: '2.5' is not a value it takes (a count"},
+      {"plan --samples " + samples + " --target --deadline 1h", "--target needs a value: what follows it, --deadline, is an option"},
+      {"plan --samples " + samples + " --target 0.9 --target 0.8", "--target is given 2 times: give it once"},
+      {"plan --samples " + samples + " --target 0.9 --deadline", "--deadline needs a value"},
+      {"profile --workload lenet-mnist --time-trial-s 1h", "--time-trial-s: must be a number, got '1h'"},
+      {"profile --workload lenet-mnist --time-trial-s nan", "--time-trial-s: must be from 0 to 3600, got 'nan'"},
+      {"demo --max-workers -1", "--max-workers: -1 is out of range: it must be from 1 to 1048576"},
+      {"demo --target nan", "--target: must be a finite number > 0"},
+      {"watch --log x --target 0.9 --poll nan", "--poll: must be from 0.01 to 60, got 'nan'"},
+      {"serve --max-rows -1", "--max-rows: '-1' is negative"},
+      {"serve --max-body-bytes=-5", "--max-body-bytes: '-5' is negative"},
+      {"bench simulate --min-gain nan", "--min-gain"},
+      {"bench coconfig --data /nonexistent --tabu-seeds 0", "--tabu-seeds"},
+  };
+  for (const auto& c : cases) {
+    const auto r = tptest::run_cli(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
+  }
+  // `trainplan help [COMMAND...]` is `trainplan [COMMAND...] --help`.
+  const auto help = tptest::run_cli("help llm plan");
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("--global-batch"), std::string::npos) << help.out;
+}
+
 // bench coconfig's other-GPU options go together and name the one at fault.
 TEST(CoconfigBenchCli, OtherGpuOptionsGoTogether) {
   const std::string bench = "bench coconfig --data /nonexistent --models auto";

@@ -1064,6 +1064,23 @@ TEST(ProfileCli, WatchStoreStartedWithItsProfileFollowsTheNewRun) {
   std::system(("pkill -f '" + k.dir.string() + "' >/dev/null 2>&1").c_str());
 }
 
+// A budget spent before a worker count's time trials ever ran leaves them
+// out, as it leaves out every trial past it: the check for repeats that
+// disagree looked up their runs and ended the profile as an internal error.
+TEST(ProfileCli, ABudgetSpentBeforeAWorkerCountsTimeRunsLeavesThemOut) {
+  Fixture f("prof_budget_groups");
+  std::string slow = kFakeTrainTrainer;
+  slow.replace(slow.find("sleep 0.05"), 10, "sleep 1.2");
+  const std::string trainer = tptest::write_file(f.dir / "trainplan-train", slow);
+  std::filesystem::permissions(trainer, std::filesystem::perms::owner_all);
+  auto r = tptest::run_cli("profile --workload lenet-mnist --trainer " + trainer +
+                           " --batches 16,32 --workers 1,2 --epochs 1 --budget 1s -q --json --store " + f.store);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ok"], 2) << r.out;  // one worker count's two time trials, run together
+  EXPECT_EQ(j["over_budget"], 6) << r.out;
+}
+
 // -o is checked again before it is written: a store another profile made at
 // that path while the trials ran is never replaced by the samples CSV.
 TEST(ProfileCli, AStoreMadeAtTheOutputWhileTheTrialsRanIsKept) {
