@@ -117,6 +117,9 @@ Profiled profile_step(const DemoArgs& a) {
   // learning rate, shuffles seeded by the epoch): one training trial per
   // global batch, the shorter epoch counts read off its curve.
   store.set_meta(SampleStore::kCurveEpochsKey, "1");
+  // What `watch --store` follows, as for `trainplan profile`.
+  LiveLog live(live_log_path(a.store));
+  opts.live_log = &live;
   std::cerr << fmt::format(
       "step 1/3: profiling {} with trainplan-train ({} training images, {} test images; b in {{{}}}, r in {{{}}}: a time "
       "trial of each, then a training trial of e = {} per global batch b*r, whose learning curve gives e in "

@@ -106,9 +106,17 @@ std::string identity_path(const std::string& out) { return out + ".run.json"; }
 // alone. OUT.lock, locked for as long as this process lives (the kernel lets
 // go of it at exit, however the process ends), is left beside --out.
 void lock_out(const std::string& out) {
-  // Named from where --out leads (links resolved), so that two names of one file share one lock.
+  // Named from where --out leads (links resolved, a link to a file not made yet
+  // included), so that two names of one file share one lock.
+  namespace fs = std::filesystem;
   std::error_code ec;
-  const std::filesystem::path resolved = std::filesystem::weakly_canonical(out, ec);
+  fs::path target = out;
+  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+    const fs::path to = fs::read_symlink(target, ec);
+    if (ec) break;
+    target = to.is_absolute() ? to : target.parent_path() / to;
+  }
+  const fs::path resolved = fs::weakly_canonical(target, ec);
   const std::string path = (ec ? out : resolved.string()) + ".lock";
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw InputError(path, 0, "--out", std::string("cannot create the run's lock file: ") + std::strerror(errno));

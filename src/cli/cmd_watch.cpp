@@ -172,7 +172,9 @@ void run_follow(const WatchArgs& a) {
     if (std::filesystem::is_directory(log))
       throw InputError(log, 0, "--store", "the store's live log is a directory: it should be the file profile writes");
     // A profile that holds the store makes its live log within moments of locking it.
-    if (!std::filesystem::exists(log) && !profile_running_or_starting(a.store) && !std::filesystem::exists(log))
+    if (!std::filesystem::exists(log) &&
+        !(profile::store_lock_seen_here(a.store) && profile_running_or_starting(a.store)) &&
+        !std::filesystem::exists(log))
       throw InputError(log, 0, "--store",
                        fmt::format("no live log beside the store: is `trainplan profile --store {}` running, or has "
                                    "it run since it started writing one?",
@@ -226,7 +228,10 @@ void run_follow(const WatchArgs& a) {
   // Following a store, its live log is read out and no profile holds the
   // store: nothing more will come (a profile killed outright wrote no
   // profile_done line, and would otherwise be waited on until --stall).
-  if (!a.store.empty()) fo.call_off = [&a] { return !profile_running_or_starting(a.store); };
+  // On a network file system a profile on another host may hold the store
+  // unseen: the watch then goes by the log alone, to profile_done or --stall.
+  const bool lock_seen = !a.store.empty() && profile::store_lock_seen_here(a.store);
+  if (lock_seen) fo.call_off = [&a] { return !profile_running_or_starting(a.store); };
   // Ctrl-C reaches the watch, not the job in its own process group: the job
   // is ended with it. Following a log, it is caught only to draw the chart's
   // last forecast first.
@@ -252,7 +257,7 @@ void run_follow(const WatchArgs& a) {
       // to let go (its own run's end) or has just started and will rewrite the
       // log (the line was the last run's): followed until one of the two
       // happens (kCalledOff, kRestarted).
-      if (!a.store.empty() && profile_running_or_starting(a.store)) continue;
+      if (lock_seen && profile_running_or_starting(a.store)) continue;
       if (!log.empty()) return;
       // A job we run goes on after its done line (a checkpoint, a last
       // evaluation): it is waited for, and its status is ours.
@@ -268,6 +273,12 @@ void run_follow(const WatchArgs& a) {
     if (st == profile::LogFollower::Status::kCalledOff) {
       chart.draw(true);
       if (live.done()) return;
+      // A profile that let go of the store without ever making its live log
+      // stopped before its first trial (a refused resume, a bad option): it said why.
+      if (follower.waiting_for_file())
+        throw InputError(log, 0, "--store",
+                         "the profile that held the store ended without making its live log (it stopped before "
+                         "its first trial: its own output says why)");
       // No profile_done line, and no profile holds the store any more.
       json ended = live.ended(-1);
       ended["exit_code"] = nullptr;

@@ -124,6 +124,14 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// Whether an option takes a whole number: its type's name is INT or UINT,
+// before any validator's text ("INT:NUMBER > 0").
+bool takes_whole_number(const CLI::Option* o, bool unsigned_only = false) {
+  if (o == nullptr) return false;
+  const std::string type = o->get_type_name().substr(0, o->get_type_name().find(':'));
+  return type == "UINT" || (!unsigned_only && type == "INT");
+}
+
 // Where an option word names no option of the command it is given to
 // ("trainplan plan --sample x.csv"), that word, the command and the nearest
 // option: CLI11 checks required options first, so it would say only that
@@ -146,6 +154,8 @@ UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
     at = named.front();
     path += " " + at->get_name();
   }
+  for (int h = i; h < argc && std::strcmp(argv[h], "--") != 0; ++h)
+    if (std::strcmp(argv[h], "--help") == 0 || std::strcmp(argv[h], "-h") == 0) return {};  // help comes first
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--") break;
@@ -157,8 +167,9 @@ UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
       const bool value_next = known != nullptr && name == arg && known->get_items_expected_min() > 0;
       const std::string value = value_next ? (i + 1 < argc ? argv[i + 1] : "") : arg.substr(name.size() + (name.size() < arg.size()));
       // CLI11 reads "-1" into an unsigned count as 2^64 - 1: a limit of "-1" would be none.
-      if (known != nullptr && known->get_type_name() == "UINT" && value.rfind('-', 0) == 0)
-        return {name, fmt::format("{}: '{}' is negative: it takes a count, 0 or more", name, value)};
+      // A value that is an option ("--max-rows --quiet") is left to CLI11's "needs a value".
+      if (takes_whole_number(known, true) && value.rfind('-', 0) == 0 && value.rfind("--", 0) != 0)
+        return {name, fmt::format("{}: '{}' is negative: it takes a whole number, 0 or more", name, value)};
       if (value_next) ++i;
       continue;
     }
@@ -179,6 +190,13 @@ UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
       if (known.rfind(name, 0) == 0) ++starts, started = known;
     }
     if (nearest.empty() && starts == 1) nearest = started;
+    // A group's options come after its command ("trainplan samples --store s.db": samples list --store).
+    std::string commands;
+    for (const CLI::App* c : at->get_subcommands([](CLI::App* c) { return !c->get_name().empty(); }))
+      commands += (commands.empty() ? "" : ", ") + c->get_name();
+    if (!commands.empty())
+      return {name, fmt::format("{} is not an option of {}: give one of its commands first ({}), then its options",
+                                name, path, commands)};
     return {name, fmt::format("{} is not an option of {}{}; `{} --help` lists them", name, path,
                               nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest), path)};
   }
@@ -227,8 +245,7 @@ std::string usage_error_text(const CLI::App& app, const CLI::Error& e) {
       const std::string name = text.substr(tag.size(), eq - tag.size()), value = text.substr(eq + 3);
       if (value.rfind("--", 0) == 0)
         return fmt::format("{} needs a value: what follows it, {}, is an option", name, value);
-      const CLI::Option* o = option_named(app, name);
-      const bool whole = o != nullptr && (o->get_type_name() == "INT" || o->get_type_name() == "UINT");
+      const bool whole = takes_whole_number(option_named(app, name));
       return whole ? fmt::format("{}: '{}' is not a value it takes (a count is a whole number written out, such as "
                                  "1000; --help gives each option's kind)",
                                  name, value)
@@ -243,8 +260,11 @@ std::string usage_error_text(const CLI::App& app, const CLI::Error& e) {
         const std::string name = text.substr(0, v), value = text.substr(v + 8, r - v - 8);
         char* end = nullptr;
         const double lo = std::strtod(text.c_str() + r + 14, &end), hi = std::strtod(text.c_str() + to + 4, &end);
-        std::strtod(value.c_str(), &end);
+        const double x = std::strtod(value.c_str(), &end);
         if (value.empty() || *end != '\0') return fmt::format("{}: '{}' is not a number", name, value);
+        if (takes_whole_number(option_named(app, name)) && x != std::floor(x))
+          return fmt::format("{}: '{}' is not a value it takes (a count is a whole number written out, such as 1000)",
+                             name, value);
         auto shown = [](double x) {  // a whole bound as written, 1048576 rather than 1.04858e+06
           return x == std::floor(x) && std::fabs(x) < 1e15 ? fmt::format("{:.0f}", x) : fmt::format("{:g}", x);
         };
@@ -279,8 +299,10 @@ int run(int argc, char** argv) {
   std::vector<char*> helped;
   static char help_flag[] = "--help";
   if (argc >= 2 && std::strcmp(argv[1], "help") == 0) {
+    // The command words only: an option after them is what help is asked about, not given
+    // (CLI11 would check its value before printing the help).
     helped.push_back(argv[0]);
-    for (int i = 2; i < argc; ++i) helped.push_back(argv[i]);
+    for (int i = 2; i < argc && argv[i][0] != '-'; ++i) helped.push_back(argv[i]);
     helped.push_back(help_flag);
     argc = int(helped.size());
     argv = helped.data();

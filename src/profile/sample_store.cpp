@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -726,6 +727,32 @@ void SampleStore::lock_for_profiling() {
     throw InputError(path_, 0, "--store", std::string("cannot lock: ") + std::strerror(err));
   }
   lock_fd_ = fd;
+}
+
+bool store_lock_seen_here(const std::string& path) {
+  struct statfs fs {};
+  // The store, or the folder it is about to be made in.
+  if (statfs(path.c_str(), &fs) != 0) {
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    if (statfs(dir.empty() ? "." : dir.c_str(), &fs) != 0) return false;
+  }
+  // f_type magic numbers (linux/magic.h and the file systems' own headers).
+  static constexpr unsigned long kNetworked[] = {
+      0x6969,      // NFS
+      0x517B,      // SMB
+      0xFF534D42,  // CIFS
+      0xFE534D42,  // SMB2
+      0x0BD00BD0,  // Lustre
+      0x47504653,  // GPFS
+      0x00C36400,  // Ceph
+      0x65735546,  // FUSE (sshfs, and more)
+      0x01021997,  // 9P
+      0x5346414F,  // AFS
+      0xAAD7AAEA,  // PanFS
+      0x19830326,  // BeeGFS
+  };
+  const auto type = static_cast<unsigned long>(fs.f_type) & 0xFFFFFFFFul;
+  return std::find(std::begin(kNetworked), std::end(kNetworked), type) == std::end(kNetworked);
 }
 
 bool store_being_profiled(const std::string& path) {

@@ -106,4 +106,10 @@ bool metric_is_lower_better(const std::string& metric_name);
 // moment waits out. False where the file cannot be opened.
 bool store_being_profiled(const std::string& path);
 
+// Whether the store's lock, as store_being_profiled sees it, is the one a
+// profile on any host would hold: false on a network file system (NFS, SMB,
+// Lustre, GPFS, Ceph, FUSE, ...), where a lock taken on another host may not
+// show here, and where the file system cannot be told.
+bool store_lock_seen_here(const std::string& path);
+
 }  // namespace trainplan::profile

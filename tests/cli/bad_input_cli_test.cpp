@@ -350,6 +350,11 @@ TEST(CliUsage, UsageMessagesSayWhatIsWrongWithTheValue) {
       {"serve --max-body-bytes=-5", "--max-body-bytes: '-5' is negative"},
       {"bench simulate --min-gain nan", "--min-gain"},
       {"bench coconfig --data /nonexistent --tabu-seeds 0", "--tabu-seeds"},
+      // A count's value that is a number but not a whole one, with a check on the option.
+      {"demo --max-epochs 2.5", "--max-epochs: '2.5' is not a value it takes (a count is a whole number"},
+      {"watch --log x --target 1 --batch 2.5", "--batch: '2.5' is not a value it takes (a count"},
+      // An option where a count's value is due is no negative number.
+      {"serve --max-rows --quiet", "--max-rows needs a value: what follows it, --quiet, is an option"},
   };
   for (const auto& c : cases) {
     const auto r = tptest::run_cli(c.args);
@@ -360,6 +365,12 @@ TEST(CliUsage, UsageMessagesSayWhatIsWrongWithTheValue) {
   const auto help = tptest::run_cli("help llm plan");
   EXPECT_EQ(help.exit_code, 0) << help.err;
   EXPECT_NE(help.out.find("--global-batch"), std::string::npos) << help.out;
+  // Help comes before any option's check, and is not taken as an option's value.
+  for (const char* asked : {"help plan --samples", "plan --sample x.csv --help"}) {
+    const auto r = tptest::run_cli(asked);
+    EXPECT_EQ(r.exit_code, 0) << asked << ": " << r.err;
+    EXPECT_NE(r.out.find("--deadline"), std::string::npos) << asked << ": " << r.out;
+  }
 }
 
 // bench coconfig's other-GPU options go together and name the one at fault.

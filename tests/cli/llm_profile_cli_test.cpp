@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -231,6 +233,21 @@ TEST(LlmProfileCli, CtrlCKillsTheRunningConfigurationAndKeepsTheRest) {
   const auto third = tptest::run_cli(linked);
   EXPECT_EQ(third.exit_code, 2) << third.err;
   EXPECT_NE(third.err.find("another `trainplan llm profile` is measuring into it"), std::string::npos) << third.err;
+  // A link made before its file is, too (weakly_canonical leaves a dangling link as it is).
+  std::filesystem::create_symlink("../later.csv", d / "sub" / "later.csv");
+  int lock = -1;
+  {
+    // A run into sub/later.csv holds the lock of later.csv, the file the link leads to.
+    std::string early = args;
+    early.replace(early.find(" -o " + out), 4 + out.size(), " -o " + (d / "sub" / "later.csv").string());
+    lock = open((d / "later.csv.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(lock, 0);
+    ASSERT_EQ(flock(lock, LOCK_EX | LOCK_NB), 0);
+    const auto refused = tptest::run_cli(early);
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("is measuring into it"), std::string::npos) << refused.err;
+    close(lock);
+  }
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int status = 0;
   waitpid(pid, &status, 0);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <cstdlib>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -867,6 +869,11 @@ TEST(ProfileCli, DemoRunsTheWholePathWithAFakeTrainer) {
                            " --epochs 1,2 --budget 60s --json --plot " + chart);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "step 3/3")) << r.err;  // progress: the last of the three steps ran
+  // The live log `watch --store` follows, as a profile writes it.
+  const auto live = tptest::lines(tptest::read_file(f.store + ".live"));
+  ASSERT_FALSE(live.empty());
+  EXPECT_EQ(nlohmann::json::parse(live.front())["event"], "trial_start");
+  EXPECT_EQ(nlohmann::json::parse(live.back())["event"], "profile_done");
   auto j = nlohmann::json::parse(r.out);
   // A time trial of each of the 3 x 2 (b, r), then one training trial of 2
   // epochs per global batch (32, 64, 128, 256), whose first epoch is the
@@ -1018,30 +1025,45 @@ TEST(ProfileCli, WatchStoreForecastsEachTrialFromTheLiveLog) {
   EXPECT_NE(missing.err.find("none.db.live"), std::string::npos) << missing.err;
 }
 
-// A watch started together with a profile into a store that already holds a
-// run: it follows the new run (the last run's log it read first is rewritten
-// under it), not the last run's profile_done; and a profile killed outright
-// is reported ended as soon as its log is read out, not after --stall.
-TEST(ProfileCli, WatchStoreStartedWithItsProfileFollowsTheNewRun) {
+// A watch that reads the last run's log to its profile_done while a profile
+// holds the store (one just started, about to rewrite the log) follows the
+// rewrite, not the last run's end; and a profile killed outright is reported
+// ended as soon as its log is read out, not after --stall.
+TEST(ProfileCli, WatchStoreFollowsTheNewRunOfAProfileThatHoldsTheStore) {
   Fixture f("prof_live_again");
-  ASSERT_EQ(f.profile("SLEEP=0.3", " --batches 16 --workers 1 --epochs 1 -q").exit_code, 0);
-  for (int round = 0; round < 3; ++round) {
-    const std::string batch = std::to_string(32 << round);
-    pid_t prof = spawn_cli("profile " + f.cmd("SLEEP=0.3") + " --store " + f.store + " --batches 16," + batch +
-                               " --workers 1 --epochs 2 -q",
-                           (f.dir / "p.out").string(), (f.dir / "p.err").string());
-    auto w = tptest::run_cli("watch --store " + f.store + " --target 0.99 --json --stall 20 --poll 0.05");
-    int status = 0;
-    waitpid(prof, &status, 0);
-    ASSERT_EQ(WEXITSTATUS(status), 0) << tptest::read_file(f.dir / "p.err");
-    EXPECT_EQ(w.exit_code, 0) << w.err;
-    bool saw_new = false;
-    for (const auto& l : tptest::lines(w.out)) {
-      const auto u = nlohmann::json::parse(l);
-      saw_new = saw_new || (u["event"] == "trial" && u["batch"] == std::stoi(batch));
-    }
-    EXPECT_TRUE(saw_new) << "round " << round << ":\n" << w.out;
+  ASSERT_EQ(f.profile("", " --batches 16 --workers 1 --epochs 1 -q").exit_code, 0);
+  const std::string live = f.store + ".live";
+  ASSERT_TRUE(contains(tptest::read_file(live), "profile_done"));
+  // Stand in for the new run's profile: its lock on the store, as lock_for_profiling takes it.
+  const int lock = open(f.store.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(flock(lock, LOCK_EX | LOCK_NB), 0);
+  const std::string out = (f.dir / "w.out").string();
+  pid_t watch = spawn_cli("watch --store " + f.store + " --target 0.99 --json --stall 20 --poll 0.05", out,
+                          (f.dir / "w.err").string());
+  for (int i = 0; i < 250 && !contains(tptest::read_file(out), "profile_done"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(contains(tptest::read_file(out), "profile_done")) << tptest::read_file(f.dir / "w.err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The new run: the log truncated, then its one trial and its end.
+  tptest::write_file(live, "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  tptest::write_file(live,
+                     "{\"event\":\"trial_start\",\"batch\":64,\"workers\":1,\"epochs\":1}\n"
+                     "{\"event\":\"epoch\",\"epoch\":1,\"epoch_time_s\":0.6,\"metric\":0.8,\"metric_name\":\"accuracy\"}\n"
+                     "{\"event\":\"done\"}\n{\"event\":\"trial_end\",\"status\":\"ok\"}\n"
+                     "{\"event\":\"profile_done\",\"interrupted\":false}\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  close(lock);  // the new run's end
+  int status = 0;
+  waitpid(watch, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << tptest::read_file(f.dir / "w.err");
+  bool saw_new = false;
+  for (const auto& l : tptest::lines(tptest::read_file(out))) {
+    const auto u = nlohmann::json::parse(l);
+    saw_new = saw_new || (u["event"] == "trial" && u["batch"] == 64);
   }
+  EXPECT_TRUE(saw_new) << tptest::read_file(out);
 
   Fixture k("prof_live_killed");
   pid_t prof = spawn_cli("profile " + k.cmd("SLEEP=30") + " --store " + k.store + " --batches 16 --workers 1 --epochs 1 -q",
@@ -1049,7 +1071,7 @@ TEST(ProfileCli, WatchStoreStartedWithItsProfileFollowsTheNewRun) {
   for (int i = 0; i < 250 && !contains(tptest::read_file(k.store + ".live"), "trial_start"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   kill(prof, SIGKILL);
-  int status = 0;
+  status = 0;
   waitpid(prof, &status, 0);
   const auto t0 = std::chrono::steady_clock::now();
   auto w = tptest::run_cli("watch --store " + k.store + " --target 0.9 --json --stall 60");
