@@ -506,6 +506,7 @@ void setup(CLI::App& root) {
                 "node's)")
       ->capture_default_str();
   p->add_option("--workers-per-node", a->workers_per_node, "Ranks per node, for {nodes} (0: one node)")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   p->add_flag("--resume", a->resume,
               "Keep the rows an earlier run of this grid measured into --out (matched by what each configures) and "

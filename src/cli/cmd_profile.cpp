@@ -410,7 +410,8 @@ void setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--srun-arg", args->srun_args, "Extra srun argument, e.g. --srun-arg=--partition=debug (repeatable)");
   cmd->add_option("--master-addr", args->master_addr, "Rendezvous address for {master_addr}")->capture_default_str();
-  cmd->add_option("--workers-per-node", args->workers_per_node, "Workers per node, for {nodes} (0: one node)");
+  cmd->add_option("--workers-per-node", args->workers_per_node, "Workers per node, for {nodes} (0: one node)")
+      ->capture_default_str();
   auto* grid_batches = cmd->add_option("--batches", args->batches, "Per-worker batches to try")->capture_default_str();
   auto* grid_workers = cmd->add_option("--workers", args->workers,
                                        "Worker counts to try [default: 1,2, leaving out counts that would need more "

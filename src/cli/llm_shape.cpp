@@ -13,13 +13,13 @@ void add_llm_shape_options(CLI::App* m, LlmShapeArgs& a) {
   m->add_option("--model", a.model, "A zoo name (gpt3-175b, llama3-70b, megatron-1t, ...); else give the shape");
   a.spec.vocab = 51200;
   a.flags = {
-      {"layers", m->add_option("--layers", a.spec.layers, "Layers")},
-      {"hidden", m->add_option("--hidden", a.spec.hidden, "Hidden size")},
-      {"heads", m->add_option("--heads", a.spec.heads, "Attention heads")},
+      {"layers", m->add_option("--layers", a.spec.layers, "Layers (needed without --model, as are --hidden, --heads and --seq)")},
+      {"hidden", m->add_option("--hidden", a.spec.hidden, "Hidden size (needed without --model)")},
+      {"heads", m->add_option("--heads", a.spec.heads, "Attention heads (needed without --model)")},
       {"kv-groups", m->add_option("--kv-groups", a.spec.kv_groups, "Key/value groups (0: as many as heads)")},
       {"ffn-hidden", m->add_option("--ffn-hidden", a.spec.ffn_hidden, "MLP width (0: 4 x hidden)")},
       {"gated-mlp", m->add_flag("--gated-mlp", a.spec.gated_mlp, "SwiGLU MLP")},
-      {"seq", m->add_option("--seq", a.spec.seq, "Sequence length")},
+      {"seq", m->add_option("--seq", a.spec.seq, "Sequence length (needed without --model)")},
       {"vocab", m->add_option("--vocab", a.spec.vocab, "Vocabulary [default: the --model's, else 51200]")},
   };
   m->footer("With --model, each shape option given replaces the zoo's value (--model llama3-8b --seq 8192).");
