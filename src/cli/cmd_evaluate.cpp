@@ -69,7 +69,13 @@ std::vector<std::string> model_names(const std::string& spec) {
     if (names.size() > 1) throw InputError("", 0, "--models", "'all' names every model: give it alone");
     return reg.names();
   }
-  for (const auto& name : names) reg.get(name);  // throws InputError naming the known models
+  for (const auto& name : names) {
+    try {
+      reg.get(name);  // names the known models
+    } catch (const InputError& e) {
+      throw InputError("", 0, "--models", e.message());
+    }
+  }
   return names;
 }
 

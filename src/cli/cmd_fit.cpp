@@ -65,6 +65,16 @@ void run_fit(const FitArgs& a) {
   SampleSet s = read_samples_noted(a.samples);
   s.check_declared_metric_range("metric_range");  // as predict and plan check it
   auto& reg = models::ModelRegistry::instance();
+  // A name no model has, named with the option that gave it.
+  for (const auto& [option, name] : {std::pair{"--model", a.model}, std::pair{"--time-model", a.time_model},
+                                     std::pair{"--metric-model", a.metric_model}}) {
+    if (name.empty() || name == "auto") continue;
+    try {
+      reg.get(name);
+    } catch (const InputError& e) {
+      throw InputError("", 0, option, e.message());
+    }
+  }
   std::string tname = a.time_model.empty() ? a.model : a.time_model;
   std::string mname = a.metric_model.empty() ? a.model : a.metric_model;
   // A part named alone is fitted alone; --model NAME fits the parts NAME has.

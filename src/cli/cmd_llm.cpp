@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <nlohmann/json.hpp>
 
@@ -146,8 +147,8 @@ void run_predict(const PredictArgs& a) {
     cal = app::calibrate_llm_models_on(measured, a.calibrate, a.fit, moved ? *measured_hw : hw, tm, mm);
   }
   // After the answer: one error that sets the exit.
-  auto report_rejected = [&] {
-    if (rejected.empty()) return;
+  auto rejected_error = [&]() -> std::optional<InputError> {
+    if (rejected.empty()) return std::nullopt;
     const size_t in_rows = in.rejected.size(), measured_rows = rejected.size() - in_rows;
     std::vector<std::string> parts;
     const size_t unsplit = in.table.malformed_rows().size();
@@ -163,7 +164,10 @@ void run_predict(const PredictArgs& a) {
     if (measured_rows)
       parts.push_back(fmt::format("{} measured row{} left out of the calibration{}", measured_rows,
                                   measured_rows == 1 ? "" : "s", in_rows ? "" : " (named above)"));
-    throw InputError(in_rows ? a.configs : a.calibrate, 0, "", fmt::format("{}", fmt::join(parts, "; ")));
+    return InputError(in_rows ? a.configs : a.calibrate, 0, "", fmt::format("{}", fmt::join(parts, "; ")));
+  };
+  auto report_rejected = [&] {
+    if (auto e = rejected_error()) throw *e;
   };
   const bool time_interval = a.interval > 0 && cal && !cal->cv.time_errors_by_configuration.empty();
   const bool memory_interval = a.interval > 0 && cal && !cal->cv.memory_errors_by_configuration.empty();
@@ -252,6 +256,8 @@ void run_predict(const PredictArgs& a) {
       for (const auto& e : rejected)
         out["rejected"].push_back({{"file", e.file()}, {"line", e.line()}, {"field", e.field()}, {"error", e.message()}});
     }
+    // The exit's error in the answer itself, as every failing --json answer has it.
+    if (auto e = rejected_error()) out.update(json_error_fields(e->what(), kExitInputError, &*e));
     std::cout << io::json_text(out) << "\n";
     note_json_answer_printed();
     report_rejected();

@@ -302,7 +302,7 @@ void run_on_gpus(const PlanArgs& a) {
     nlohmann::json j = app::to_json(c, a.samples);
     // The whole answer, each GPU's reason in it, with the failure's fields a script reads on any verb.
     if (!c.fastest)
-      j["error"] = none_qualifies + " (each GPU's reason is in its plan)", j["exit_code"] = kExitInfeasible,
+      j["error"] = none_qualifies + " (each GPU's reason is its entry's \"infeasible\")", j["exit_code"] = kExitInfeasible,
       j["infeasible"] = true;
     std::cout << io::json_text(j) << "\n";
     note_json_answer_printed();

@@ -281,7 +281,8 @@ void run_follow(const WatchArgs& a) {
                          "its first trial: its own output says why)");
       // No profile_done line, and no profile holds the store any more.
       json ended = live.ended(-1);
-      ended["exit_code"] = nullptr;
+      ended["exit_code"] = nullptr;  // the job's, unknown; the watch's own is 1
+      ended["error"] = log + ": the profiling run ended without its profile_done line";
       chart.finished(ended);
       print(ended, a.json_out, tty);
       std::cerr << fmt::format("`trainplan samples list --store {}` shows the trials it stored\n",
@@ -294,7 +295,12 @@ void run_follow(const WatchArgs& a) {
     }
     if (st == profile::LogFollower::Status::kStalled) {
       chart.draw(true);
-      print(live.stalled(follower.quiet_s(), follower.line_number()), a.json_out, tty);
+      json stalled = live.stalled(follower.quiet_s(), follower.line_number());
+      // Ending the watch, the update is also its failure, as every failing --json answer says it.
+      if (!log.empty())
+        stalled.update({{"error", fmt::format("{}: no new line for {:g} s (--stall)", log, a.stall_s)},
+                        {"exit_code", kExitFailure}});
+      print(stalled, a.json_out, tty);
       if (follower.waiting_for_file())
         std::cerr << fmt::format("{} was never created: is the job writing its log elsewhere?\n", log);
       // A log we only read cannot be waited on forever; a job we run ends when it ends.

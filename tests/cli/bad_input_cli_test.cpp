@@ -361,6 +361,14 @@ TEST(CliUsage, UsageMessagesSayWhatIsWrongWithTheValue) {
     EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
   }
+  // A model name no model has is named with the option that gave it.
+  for (const char* option : {"--model", "--time-model", "--metric-model"}) {
+    const auto r = tptest::run_cli("fit --samples " + samples + " " + option + " global-batc --json");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["field"], option) << r.out;
+    EXPECT_NE(j["error"].get<std::string>().find("did you mean 'global-batch'?"), std::string::npos) << r.out;
+  }
   // `trainplan help [COMMAND...]` is `trainplan [COMMAND...] --help`.
   const auto help = tptest::run_cli("help llm plan");
   EXPECT_EQ(help.exit_code, 0) << help.err;

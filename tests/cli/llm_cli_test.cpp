@@ -446,6 +446,8 @@ TEST(LlmCli, BadInputExitsTwoNamingFileLineAndColumn) {
   ASSERT_EQ(lj["rejected"].size(), 1u);
   EXPECT_EQ(lj["rejected"][0]["line"], 3);
   EXPECT_EQ(lj["rejected"][0]["field"], "precision");
+  EXPECT_EQ(lj["exit_code"], 2);  // the exit's error in the answer, as every failing --json answer has it
+  EXPECT_NE(lj["error"].get<std::string>().find("1 of 2 rows not predicted"), std::string::npos) << listed.out;
   // On an H100 a large model's FP8 iteration is the shorter (a small one's
   // casts can cost more than its products save).
   auto large = tptest::write_file(d / "fp8-large.csv", "gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,precision\n"

@@ -95,6 +95,8 @@ TEST(WatchCli, ALogWithoutDoneIsStalledNotFinished) {
   EXPECT_EQ(u["event"], "stalled");
   EXPECT_GE(u["quiet_s"].get<double>(), 1.0);
   EXPECT_EQ(u["epoch"], 4);
+  EXPECT_EQ(u["exit_code"], 1);  // the last line is also the watch's failure
+  EXPECT_NE(u["error"].get<std::string>().find("--stall"), std::string::npos) << ls.back();
 }
 
 TEST(WatchCli, ALogNeverCreatedIsStalledSayingSo) {
