@@ -217,24 +217,28 @@ int run_profile_cmd(const ProfileArgs& a) {
       std::cerr << fmt::format("warning: {} worker(s) x {} thread(s) exceed this machine's {} CPUs: those trials "
                                "would measure contention as much as the program\n",
                                fmt::join(crowded, ","), a.threads_per_worker, allowed_cpus().size());
-    if (a.json) {
-      // The same plan as data: each launch, with the trials it runs.
-      nlohmann::json launches = nlohmann::json::array();
-      std::set<int> shown;
-      for (const auto& k : left) {
-        if (together && k.epochs == 0) {
-          if (!shown.insert(k.workers).second) continue;
-          const auto& batches = timed_together.at(k.workers);
-          launches.push_back({{"kind", "time"}, {"batches", batches}, {"workers", k.workers},
-                              {"command", plan_launch(*opts.time_template, k, opts.launch, 29500, batches).display}});
-          continue;
-        }
-        launches.push_back({{"kind", k.epochs == 0 ? "time" : "training"},
-                            {"batch", k.batch},
-                            {"workers", k.workers},
-                            {"epochs", k.epochs},
-                            {"command", plan_launch(k.epochs == 0 ? *opts.time_template : tmpl, k, opts.launch, 29500).display}});
+    // Each launch the run would make, once; printed as JSON or as text.
+    nlohmann::json launches = nlohmann::json::array();
+    std::vector<std::string> lines;
+    std::set<int> shown;
+    for (const auto& k : left) {
+      if (together && k.epochs == 0) {
+        if (!shown.insert(k.workers).second) continue;
+        const auto& batches = timed_together.at(k.workers);
+        const std::string command = plan_launch(*opts.time_template, k, opts.launch, 29500, batches).display;
+        launches.push_back({{"kind", "time"}, {"batches", batches}, {"workers", k.workers}, {"command", command}});
+        lines.push_back(fmt::format("time b in {{{}}} r={}\t{}", fmt::join(batches, ","), k.workers, command));
+        continue;
       }
+      const std::string command = plan_launch(k.epochs == 0 ? *opts.time_template : tmpl, k, opts.launch, 29500).display;
+      launches.push_back({{"kind", k.epochs == 0 ? "time" : "training"},
+                          {"batch", k.batch},
+                          {"workers", k.workers},
+                          {"epochs", k.epochs},
+                          {"command", command}});
+      lines.push_back(fmt::format("{}\t{}", to_string(k), command));
+    }
+    if (a.json) {
       nlohmann::json j = {{"store", a.store},
                           {"trials", left.size()},
                           {"already_done", order.size() - left.size()},
@@ -248,18 +252,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     fmt::print("# {} trials ({} order){}{}\n", left.size(), opts.budget_s ? "budget priority" : "grid",
                done.empty() ? "" : fmt::format("; {} of {} already in {}", order.size() - left.size(), order.size(), a.store),
                opts.budget_s ? fmt::format("; run while the estimated cost fits {}", format_duration(*opts.budget_s)) : "");
-    std::set<int> shown;
-    for (const auto& k : left) {
-      if (together && k.epochs == 0) {
-        if (!shown.insert(k.workers).second) continue;
-        const auto& batches = timed_together.at(k.workers);
-        fmt::print("time b in {{{}}} r={}\t{}\n", fmt::join(batches, ","), k.workers,
-                   plan_launch(*opts.time_template, k, opts.launch, 29500, batches).display);
-        continue;
-      }
-      fmt::print("{}\t{}\n", to_string(k),
-                 plan_launch(k.epochs == 0 ? *opts.time_template : tmpl, k, opts.launch, 29500).display);
-    }
+    for (const auto& line : lines) fmt::print("{}\n", line);
     return kExitOk;
   }
 
