@@ -80,6 +80,7 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
       g.frontier = g.outcome->frontier;
     } catch (const InfeasibleError& e) {
       g.infeasible = e.what();
+      g.shortfall = e.shortfall();
       if (q.frontier) {
         // The frontier ignores the deadline: planned without one, its points
         // say what a longer deadline would cost on this GPU.
@@ -142,6 +143,7 @@ nlohmann::json to_json(const GpuComparison& c, const std::string& samples) {
       if (g.price_per_gpu_hour > 0) e["cost"] = g.cost();
     } else {
       e["infeasible"] = g.infeasible;
+      e.update(to_json(g.shortfall));
     }
     j["gpus"].push_back(std::move(e));
   }

@@ -29,6 +29,7 @@ struct GpuPlan {
   std::vector<std::string> notes;           // what the move says (transfer_samples' notes)
   std::optional<PlanOutcome> outcome;       // unset: no configuration meets both constraints
   std::string infeasible;                   // why, when outcome is unset
+  std::optional<InfeasibleError::Shortfall> shortfall;  // and by how much, where the planner measured it
   // With PlanQuery::frontier: the cheapest run for every deadline on this
   // GPU (plan/frontier.h; cost in GPU-seconds), also when the deadline given
   // has no plan here: what a longer one would cost.
@@ -81,7 +82,8 @@ GpuComparison plan_on_gpus(const SampleSet& samples, const structure::HardwarePr
 
 // {"from_gpu", "gpus": [{"gpu", "measured", "price_per_gpu_hour" (with a
 // price), "times_predicted_log_sd" (moved), "plan" (plan --json's answer) or
-// "infeasible", "trials" (configurations timed there), "notes", "frontier"
+// "infeasible" (why, with "failing", "shortfall" and "closest" where
+// measured: to_json of the shortfall), "trials" (configurations timed there), "notes", "frontier"
 // (with a frontier: plan's frontier points, each with "gpu_hours" and, with
 // a price, "cost")}], "cheapest", "fastest", "frontier" (with a frontier and
 // prices: the merged points, each a frontier point with "gpu")}.

@@ -307,6 +307,11 @@ nlohmann::json to_json(const Prediction& p) {
       j["metric"]["extrapolation"] = std::move(x);
     }
     j["total_time_s"] = p.epoch_time_s * q.epochs;
+    // The epoch time's interval times the epochs, as the text gives it.
+    j["total_time_interval_s"] =
+        p.time_interval ? nlohmann::json{{"lo", p.time_interval->lo * q.epochs}, {"hi", p.time_interval->hi * q.epochs},
+                                          {"coverage", p.time_interval->coverage}}
+                        : nlohmann::json(nullptr);
   } else {
     j["metric"] = nullptr;
   }

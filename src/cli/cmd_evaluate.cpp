@@ -327,7 +327,7 @@ void setup(CLI::App& root) {
   cmd->add_option("-m,--model,--models", a->models, "Model name, comma-separated names, or 'all' (every registered model)")
       ->capture_default_str()
       ->each([a](const std::string&) { a->models_given = true; });
-  cmd->add_option("--cv", a->cv, "Cross-validation folds (>= 2)")->capture_default_str();
+  cmd->add_option("--cv,--folds", a->cv, "Cross-validation folds (>= 2)")->capture_default_str();
   auto* seed = cmd->add_option("--seed", a->seed, "Seed for the fold shuffle (and, with --data, for the sampling plans)")
                    ->capture_default_str()->check(seed_number());
   cmd->add_option("--plan", a->plan, "With --data: sampling plan for the scored samples (paper, small, wide)")

@@ -448,7 +448,7 @@ void setup(CLI::App& root) {
                 "The GPU the --calibrate rows ran on, when not --gpu: fitted there, the fractions and overheads then "
                 "price --gpu (your own runs on one GPU, a plan on another) [default: --gpu]");
   add_llm_fit_option(p, pa->fit);
-  p->add_option("--interval", pa->interval,
+  p->add_option("--interval,--confidence", pa->interval,
                 "With --calibrate: also give each prediction's interval at this coverage (e.g. 0.8), from the "
                 "calibration's cross-validated errors; adds iteration_time_lo_s, iteration_time_hi_s (and with "
                 "memory_gib rows memory_gib_lo, memory_gib_hi) to --out")

@@ -569,7 +569,7 @@ void setup(CLI::App& root) {
                 "With --grid: draw each configuration's measured time against its prediction left out and, where "
                 "the grid measured its collectives (tp_comm_s, dp_comm_s), their ring steps against their bytes "
                 "(.png or .svg)");
-  e->add_option("--interval", ea->interval,
+  e->add_option("--interval,--confidence", ea->interval,
                 "With --grid, --scale, --neusight or --nemo: also score the intervals llm predict --interval gives at this coverage (0: none)")
       ->capture_default_str()
       ->check(coverage_or_none());

@@ -600,7 +600,7 @@ void setup(CLI::App& root) {
                 "Measured iterations (llm predict's columns plus iteration_time_s, optional memory_gib; any shapes): "
                 "rank with the time and memory models fitted to them, as llm predict --calibrate does");
   add_llm_fit_option(p, a->fit);
-  p->add_option("--interval", a->interval,
+  p->add_option("--interval,--confidence", a->interval,
                 "With --calibrate: the coverage of the training time's interval, from the calibration's "
                 "cross-validated errors (0: none)")
       ->capture_default_str()

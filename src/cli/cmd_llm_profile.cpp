@@ -490,7 +490,7 @@ void setup(CLI::App& root) {
       ->required();
   p->add_option("--cmd", a->cmd, "The command template (with {rank}: started once per rank)")->required();
   p->add_option("-o,--out", a->out, "The grid with iteration_time_s and memory_gib (GiB) filled in")->required();
-  add_duration_option(p, "--timeout", a->timeout_s, "Time limit per configuration (default 600 s); under Slurm the queue's wait and the run are "
+  add_duration_option(p, "--timeout,--trial-timeout", a->timeout_s, "Time limit per configuration (default 600 s); under Slurm the queue's wait and the run are "
                       "bounded each");
   p->add_option("--statistic", a->statistic,
                 "What iteration_time_s records: median (the line's iteration_time_s) or p10 (its "

@@ -418,7 +418,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--budget", args->budget,
                   "Time budget (e.g. 180s, 10m): run the plan in priority order (corners of (b,r) first, then the\n"
                   "epoch axis, then the farthest remaining point) and skip trials whose estimated cost no longer fits");
-  cmd->add_option("--trial-timeout", args->trial_timeout, "Kill a trial running longer than this (under Slurm: counted from when its job left the queue, "
+  cmd->add_option("--trial-timeout,--timeout", args->trial_timeout, "Kill a trial running longer than this (under Slurm: counted from when its job left the queue, "
                   "and the queue's wait bounded by as much)")->capture_default_str();
   cmd->add_flag("--retry-failed", args->retry_failed, "Rerun trials recorded as failed, timeout or bad-output");
   cmd->add_flag("--dry-run", args->dry_run, "Print the planned trials and their commands; run nothing");

@@ -161,7 +161,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--unit", args->unit, "What a per-worker speed counts: samples (samples/s) or steps (steps/s)")
       ->check(CLI::IsMember({"samples", "steps"}))
       ->capture_default_str();
-  cmd->add_option("--cv", args->cv, "Cross-validation folds (>= 2)")->capture_default_str();
+  cmd->add_option("--cv,--folds", args->cv, "Cross-validation folds (>= 2)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed for the fold assignment")->capture_default_str()->check(seed_number());
   cmd->add_flag("--keep-stalled", args->keep_stalled, "Keep runs in which some (not all) workers reported speed 0 (dropped by default)");
   cmd->add_flag("--json", args->json, "Print results as JSON");

@@ -413,7 +413,7 @@ void setup(CLI::App& root) {
   cmd->add_option("--method", a->method, "naive (last-epoch slope), optimus (Optimus's curve), ensemble")
       ->capture_default_str()
       ->excludes(rep);
-  cmd->add_option("--coverage", a->coverage, "Nominal coverage of the interval, 0.01 to 0.99")->capture_default_str()
+  cmd->add_option("--coverage,--confidence", a->coverage, "Nominal coverage of the interval, 0.01 to 0.99")->capture_default_str()
       ->check(coverage_within(0.01, 0.99));
   cmd->add_option("--direction", a->direction, "max or min (default: from metric_name: names holding loss or perplexity, "
                   "or a word beginning with err, wer, cer, ppl, nll, mse or mae, are minimised)")

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "app/plan_request.h"
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/edit_distance.h"
@@ -80,8 +81,10 @@ bool wants_json(int argc, char** argv) {
   return false;
 }
 
-void print_json_error(const std::string& message, int exit_code, const trainplan::InputError* input) {
-  const nlohmann::json j = trainplan::cli::json_error_fields(message, exit_code, input);
+void print_json_error(const std::string& message, int exit_code, const trainplan::InputError* input,
+                      const nlohmann::json& figures = nlohmann::json::object()) {
+  nlohmann::json j = trainplan::cli::json_error_fields(message, exit_code, input);
+  j.update(figures);
   // One line: watch --json prints a document a line; a message may quote bytes that are not UTF-8.
   std::cout << trainplan::io::json_text(j, -1) << "\n";
 }
@@ -377,7 +380,8 @@ int run(int argc, char** argv) {
     return kExitInputError;
   } catch (const InfeasibleError& e) {
     std::cerr << "infeasible: " << e.what() << "\n";
-    if (json()) print_json_error(e.what(), kExitInfeasible, nullptr);
+    // Which constraint fails and by how much, in figures, where the planner measured it.
+    if (json()) print_json_error(e.what(), kExitInfeasible, nullptr, trainplan::app::to_json(e.shortfall()));
     return kExitInfeasible;
   } catch (const ExternalError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -1,8 +1,11 @@
 // Errors that trainplan reports to users. Every error caused by input names
 // where the input was wrong, so that the user can fix it without guessing.
 #pragma once
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace trainplan {
 
@@ -25,9 +28,26 @@ class InputError : public std::runtime_error {
 };
 
 // A planning problem with no solution: the constraints cannot all hold.
+// Where the planner can say it in figures, shortfall() has the constraint
+// that fails, its limit, the value of the configuration closest to meeting
+// it, and that configuration, so that a script reads what to relax without
+// parsing what().
 class InfeasibleError : public std::runtime_error {
  public:
+  struct Shortfall {
+    std::string constraint;  // "deadline", "target", ...: the first word of what() names it too
+    double limit = 0;        // the constraint's value (the deadline, the target)
+    double closest = 0;      // the closest configuration's value of the same quantity
+    std::string unit;        // "s", "metric", ...
+    std::vector<std::pair<std::string, double>> configuration;  // named figures: batch, workers, ...
+  };
   using std::runtime_error::runtime_error;
+  InfeasibleError(const std::string& what, std::optional<Shortfall> shortfall)
+      : std::runtime_error(what), shortfall_(std::move(shortfall)) {}
+  const std::optional<Shortfall>& shortfall() const { return shortfall_; }
+
+ private:
+  std::optional<Shortfall> shortfall_;
 };
 
 // A program or resource trainplan relies on failed, not trainplan itself

@@ -87,9 +87,12 @@ class BoPlanner : public Planner {
     int chosen = -1;
     for (int i = 0; i < n; ++i)
       if (seen[i] && (chosen < 0 || *seen[i] > *seen[chosen])) chosen = i;
-    if (chosen < 0)
-      throw InfeasibleError(fmt::format("bo: the model gives no metric for any tried batch at {} worker{}\n{}", r,
-                                        r == 1 ? "" : "s", infeasibility_report(m, p)));
+    if (chosen < 0) {
+      auto found = diagnose_infeasibility(m, p);
+      const std::string what = fmt::format("bo: the model gives no metric for any tried batch at {} worker{}\n{}", r,
+                                           r == 1 ? "" : "s", found.report);
+      throw InfeasibleError(what, std::move(found.shortfall));
+    }
     PlanResult res = search_fixed_batch(m, p, bs[chosen], name(), o_);
     res.evaluations += used;
     double metric = maximise ? *seen[chosen] : -*seen[chosen];

@@ -49,9 +49,12 @@ class ManualPlanner : public Planner {
     }
     Leaderboard board(static_cast<size_t>(std::max(0, o_.alternatives)), m.direction());
     for (const auto& [cell, c] : best_at) board.offer(c);
-    if (board.empty())
-      throw InfeasibleError(fmt::format("manual: none of {} random tries meets both constraints\n{}", o_.manual_tries,
-                                        infeasibility_report(m, p)));
+    if (board.empty()) {
+      auto found = diagnose_infeasibility(m, p);
+      const std::string what =
+          fmt::format("manual: none of {} random tries meets both constraints\n{}", o_.manual_tries, found.report);
+      throw InfeasibleError(what, std::move(found.shortfall));
+    }
     board.fill(res);
     res.note = fmt::format("best of {} random tries", o_.manual_tries);
     return res;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/cancel.h"
 #include "core/digits_apart.h"
@@ -21,7 +23,29 @@ static std::string where(const Config& c, int nodes) {
   return s;
 }
 
-std::string infeasibility_report(const models::PerformanceModel& m, const PlanProblem& p) {
+// The fewest epochs from 1 to `most` whose metric at (b, r) is near(), by bisection: the metric
+// taken as monotone in epochs, and near() true at `most`.
+template <typename Near>
+static int fewest_epochs_near(const models::PerformanceModel& m, int b, int r, int most, const Near& near) {
+  int lo = 1, hi = most;
+  while (lo < hi) {
+    check_cancelled();
+    const int mid = lo + (hi - lo) / 2;
+    const auto v = m.metric(b, r, mid);
+    if (v && near(*v)) hi = mid;
+    else lo = mid + 1;
+  }
+  return hi;
+}
+
+// The configuration's figures, named as the plan's JSON names them.
+static std::vector<std::pair<std::string, double>> figures(const Candidate& c) {
+  return {{"batch", c.config.batch},         {"workers", c.config.workers}, {"epochs", c.config.epochs},
+          {"nodes", c.nodes},                {"epoch_time_s", c.epoch_time_s}, {"total_time_s", c.total_time_s},
+          {"metric", c.metric}};
+}
+
+Infeasibility diagnose_infeasibility(const models::PerformanceModel& m, const PlanProblem& p) {
   const MetricDirection d = m.direction();
   const char* cmp = d == MetricDirection::kMax ? ">=" : "<=";
   PlanProblem unbounded = p;
@@ -68,13 +92,14 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
     }
 
   if (diverged == cells)
-    return fmt::format("diverged: training diverged (a NaN or infinite metric) in every one of the {} (batch, "
+    return {fmt::format("diverged: training diverged (a NaN or infinite metric) in every one of the {} (batch, "
                        "workers) candidates",
-                       cells);
+                       cells), std::nullopt};
   if (timed == 0)
-    return fmt::format("model: {} gives no epoch time for any of the {} (batch, workers) candidates", m.name(), cells);
+    return {fmt::format("model: {} gives no epoch time for any of the {} (batch, workers) candidates", m.name(), cells),
+            std::nullopt};
   if (with_metric == 0)
-    return fmt::format("model: {} gives no metric for any (batch, workers) candidate", m.name());
+    return {fmt::format("model: {} gives no metric for any (batch, workers) candidate", m.name()), std::nullopt};
 
   // The best metric by the deadline is reached at the most epochs it allows; where the curve has
   // flattened long before, the same metric (to kSameMetric of it) comes far sooner, and that is
@@ -82,9 +107,22 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
   // taken as monotone in epochs, as above).
   std::optional<double> best_metric_by_deadline;  // when the configuration named reaches it only to kSameMetric
   constexpr double kSameMetric = 1e-4;             // relative
+  auto near_to = [d](double best) {
+    const double tol = kSameMetric * std::max(std::abs(best), 1e-12);
+    return [=](double v) { return !metric_better(best, v + (d == MetricDirection::kMax ? tol : -tol), d); };
+  };
+  {
+    // The best metric within the epoch limit likewise, at the fewest epochs of its cell that reach it.
+    Candidate& a = *best_anywhere;
+    const auto near_best = near_to(a.metric);
+    const int hi = fewest_epochs_near(m, a.config.batch, a.config.workers, a.config.epochs, near_best);
+    if (const auto v = m.metric(a.config.batch, a.config.workers, hi); v && hi < a.config.epochs)
+      a.config.epochs = hi, a.metric = *v;
+    a.total_time_s = a.config.epochs * a.epoch_time_s;
+  }
   if (best_by_deadline) {
-    const double best = best_by_deadline->metric, tol = kSameMetric * std::max(std::abs(best), 1e-12);
-    auto near_best = [&](double v) { return !metric_better(best, v + (d == MetricDirection::kMax ? tol : -tol), d); };
+    const double best = best_by_deadline->metric;
+    const auto near_best = near_to(best);
     for (int b : p.space.batches)
       for (int r = 1; r <= p.space.max_workers; ++r) {
         if (p.space.diverged.count({b, r})) continue;
@@ -94,14 +132,7 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
         int hi = max_epochs_within(p, *t);
         const auto at_hi = hi >= 1 ? m.metric(b, r, hi) : std::nullopt;
         if (!at_hi || !near_best(*at_hi)) continue;
-        int lo = 1;  // the fewest epochs whose metric is near the best
-        while (lo < hi) {
-          check_cancelled();
-          const int mid = lo + (hi - lo) / 2;
-          const auto v = m.metric(b, r, mid);
-          if (v && near_best(*v)) hi = mid;
-          else lo = mid + 1;
-        }
+        hi = fewest_epochs_near(m, b, r, hi, near_best);
         if (hi * *t < best_by_deadline->total_time_s) {
           Candidate a;
           a.config = Config{b, r, hi};
@@ -123,15 +154,26 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
   auto digits_from_deadline = [&](double v) { return digits_apart(secs, v, p.deadline_s, 3, 9); };
   auto apart = [&](double v) { return secs(v, digits_from_deadline(v)); };
   std::string out;
+  InfeasibleError::Shortfall shortfall;
+  if (fastest_to_target) {
+    shortfall = {"deadline", p.deadline_s, fastest_to_target->total_time_s, "s",
+                 figures(*fastest_to_target)};
+  } else {
+    shortfall = {"target", p.target, best_anywhere->metric, "metric", figures(*best_anywhere)};
+  }
   if (fastest_to_target) {
     const int digits = digits_from_deadline(fastest_to_target->total_time_s);
     out = fmt::format("deadline: reaching the target {} {} takes at least {} s ({}) but the deadline is {} s", cmp,
                       p.target, secs(fastest_to_target->total_time_s, digits),
                       where(fastest_to_target->config, fastest_to_target->nodes), secs(p.deadline_s, digits));
   } else {
-    out = fmt::format("target: {} {} is not reachable at any epoch count <= {} in this space; the best predicted metric is {:.6g} ({})",
+    out = fmt::format("target: {} {} is not reachable at any epoch count <= {} in this space; the best predicted metric "
+                      "is {:.6g} ({}{})",
                       cmp, p.target, p.space.max_epochs, best_anywhere->metric,
-                      where(best_anywhere->config, best_anywhere->nodes));
+                      where(best_anywhere->config, best_anywhere->nodes),
+                      best_anywhere->config.epochs < p.space.max_epochs
+                          ? fmt::format("; the same to within {:g}% at {} epochs", 100 * kSameMetric, p.space.max_epochs)
+                          : "");
   }
   if (best_by_deadline && best_metric_by_deadline) {
     out += fmt::format("\n  best metric reachable by the deadline: {:.6g}; to within {:g}% of it soonest: {:.6g} ({}, "
@@ -150,11 +192,17 @@ std::string infeasibility_report(const models::PerformanceModel& m, const PlanPr
                        where(fastest_to_target->config, fastest_to_target->nodes));
   else
     out += "\n  the target is unreachable at any epoch count within the space, whatever the deadline";
-  return out;
+  return {out, shortfall};
+}
+
+std::string infeasibility_report(const models::PerformanceModel& m, const PlanProblem& p) {
+  return diagnose_infeasibility(m, p).report;
 }
 
 void throw_infeasible(const models::PerformanceModel& m, const PlanProblem& p, const std::string& method) {
-  throw InfeasibleError(method + ": no configuration meets both constraints\n" + infeasibility_report(m, p));
+  auto found = diagnose_infeasibility(m, p);
+  const std::string what = method + ": no configuration meets both constraints\n" + found.report;
+  throw InfeasibleError(what, std::move(found.shortfall));
 }
 
 }  // namespace trainplan::plan

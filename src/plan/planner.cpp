@@ -95,8 +95,10 @@ PlanResult search_fixed_batch(const models::PerformanceModel& m, const PlanProbl
     r.method = method;
     return r;
   } catch (const InfeasibleError&) {
-    throw InfeasibleError(fmt::format("{}: no configuration with batch {} meets both constraints\n{}", method, batch,
-                                      infeasibility_report(m, fixed)));
+    auto found = diagnose_infeasibility(m, fixed);
+    const std::string what =
+        fmt::format("{}: no configuration with batch {} meets both constraints\n{}", method, batch, found.report);
+    throw InfeasibleError(what, std::move(found.shortfall));
   }
 }
 

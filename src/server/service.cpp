@@ -16,6 +16,7 @@
 
 #include "app/curves.h"
 #include "app/plan_on_gpus.h"
+#include "app/plan_request.h"
 #include "app/search_space.h"
 #include "app/transfer_samples.h"
 #include "core/cancel.h"
@@ -728,7 +729,9 @@ Response Service::handle(const std::string& method, const std::string& path, std
   } catch (const InputError& e) {
     return {400, input_error_body(e, req)};
   } catch (const InfeasibleError& e) {
-    return {422, error_body(api_wording(e.what()))};
+    json b = error_body(api_wording(e.what()));
+    b.update(app::to_json(e.shortfall()));  // the failing constraint in figures, where the planner measured it
+    return {422, b};
   } catch (const Cancelled& c) {
     if (c.why == Cancelled::Why::kStop) return {503, error_body("the server is stopping")};
     // No one reads it; said for the log (nginx's 499, a client that closed the request).

@@ -311,6 +311,21 @@ TEST(CliUsage, AnUnknownCommandIsNamedWithTheNearestKnownOne) {
 // An option word a command does not have is named, with the nearest of its
 // options, before any required option is asked for (CLI11 would say only
 // "--samples is required" of "plan --sample x.csv").
+// One idea, one name whichever verb asks (docs/USAGE.md): the verb's own name stays, the
+// common one is taken beside it.
+TEST(CliUsage, ACoverageAFoldCountAndATrialLimitHaveTheirCommonNameOnEveryVerb) {
+  const std::vector<std::pair<std::string, std::string>> verbs = {
+      {"llm predict", "--interval,--confidence"}, {"llm plan", "--interval,--confidence"},
+      {"llm evaluate", "--interval,--confidence"}, {"watch", "--coverage,--confidence"},
+      {"evaluate", "--cv,--folds"},                 {"speed", "--cv,--folds"},
+      {"profile", "--trial-timeout,--timeout"},     {"llm profile", "--timeout,--trial-timeout"}};
+  for (const auto& [verb, names] : verbs) {
+    auto r = tptest::run_cli(verb + " --help");
+    ASSERT_EQ(r.exit_code, 0) << verb << ": " << r.err;
+    EXPECT_NE(r.out.find(names), std::string::npos) << verb << " --help:\n" << r.out;
+  }
+}
+
 TEST(CliUsage, AnUnknownOptionIsNamedWithTheNearestKnownOne) {
   auto r = tptest::run_cli("plan --sample x.csv --target 0.9");
   EXPECT_EQ(r.exit_code, 2);

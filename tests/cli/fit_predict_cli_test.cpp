@@ -111,6 +111,10 @@ TEST(PredictCli, JsonGivesValuesInsideConformalIntervals) {
   }
   EXPECT_EQ(j["config"]["nodes"].get<int>(), 1);
   EXPECT_NEAR(j["total_time_s"].get<double>(), 20 * t, 1e-6 * t);
+  // Its interval, as the text's "time for 20 epochs" gives it: the epoch time's ends times the epochs.
+  EXPECT_NEAR(j["total_time_interval_s"]["lo"].get<double>(), 20 * j["epoch_time_s"]["interval"]["lo"].get<double>(), 1e-9 * t);
+  EXPECT_NEAR(j["total_time_interval_s"]["hi"].get<double>(), 20 * hi, 1e-9 * t);
+  EXPECT_EQ(j["total_time_interval_s"]["coverage"].get<double>(), 0.8);
   // One-sided bounds at the same coverage: on the pessimistic side, inside the interval's ends.
   const auto& tb = j["epoch_time_s"]["one_sided_bound"];
   EXPECT_EQ(tb["side"], "upper");

@@ -197,6 +197,11 @@ TEST(LlmCli, IntervalsFromTheCalibrationsCrossValidation) {
   EXPECT_EQ(j["calibration"]["cv"]["folds"], 7);
   EXPECT_EQ(j["calibration"]["cv"]["time_errors"].size(), 7u);
   EXPECT_EQ(j["rows"][0]["iteration_time_interval_s"].size(), 2u);
+  // A coverage is --confidence on every verb: here the same answer as --interval.
+  auto as_confidence = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --calibrate " + measured +
+                                       " --confidence 0.8 --json");
+  ASSERT_EQ(as_confidence.exit_code, 0) << as_confidence.err;
+  EXPECT_EQ(nlohmann::json::parse(as_confidence.out), j);
   auto bare = tptest::run_cli("llm predict --configs " + in + " --gpu h100 --interval 0.8");
   EXPECT_EQ(bare.exit_code, 2);
   EXPECT_NE(bare.err.find("--interval"), std::string::npos) << bare.err;

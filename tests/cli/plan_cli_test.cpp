@@ -218,6 +218,17 @@ TEST(PlanCli, WithJsonAFailureIsAJsonObjectOnStdout) {
   EXPECT_TRUE(j.at("infeasible").get<bool>());
   EXPECT_EQ(j.at("exit_code").get<int>(), 3);
   EXPECT_NE(j.at("error").get<std::string>().find("target: >= 0.99"), std::string::npos) << j;
+  // The same in figures: the target, the best metric predicted within the epoch limit, and where.
+  EXPECT_EQ(j.at("failing"), "target") << j;
+  EXPECT_EQ(j.at("shortfall").at("limit").get<double>(), 0.99) << j;
+  EXPECT_EQ(j.at("shortfall").at("unit"), "metric") << j;
+  const double best = j.at("shortfall").at("closest").get<double>();
+  EXPECT_LT(best, 0.99) << j;
+  EXPECT_NEAR(j.at("shortfall").at("short_by").get<double>(), 0.99 - best, 1e-12) << j;
+  EXPECT_EQ(j.at("closest").at("metric").get<double>(), best) << j;
+  EXPECT_TRUE(j.at("closest").at("workers").is_number_integer()) << j;
+  EXPECT_LE(j.at("closest").at("workers").get<int>(), 4) << j;
+  EXPECT_NE(j.at("error").get<std::string>().find(fmt::format("{:.6g}", best)), std::string::npos) << j;
   // Bad input: exit 2, and the JSON names the file, line and column the message names.
   auto dir = tptest::temp_dir("planjsonerr");
   auto bad = tptest::write_file(dir / "bad.csv", "batch,workers,epochs,epoch_time_s,metric\n16,1,1,-3,0.5\n");
@@ -783,6 +794,9 @@ TEST(PlanCli, EachGpusFrontierAndTheCheapestGpuForEveryDeadline) {
   EXPECT_NE(tight.err.find("(each GPU's reason is in the JSON answer)"), std::string::npos) << tight.err;
   for (const auto& g : tj["gpus"]) {
     EXPECT_TRUE(g.contains("infeasible")) << g.dump();
+    EXPECT_EQ(g["failing"], "deadline") << g.dump();
+    EXPECT_EQ(g["shortfall"]["limit"], 0.01) << g.dump();
+    EXPECT_GT(g["shortfall"]["closest"].get<double>(), 0.01) << g.dump();
     EXPECT_FALSE(g["frontier"].empty()) << g.dump();
   }
   EXPECT_EQ(tj["frontier"], j["frontier"]);

@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include <limits>
+#include <map>
+#include <string>
 
 #include "core/error.h"
 #include "plan/diagnose.h"
@@ -194,6 +196,10 @@ TEST(PlanInfeasible, UnreachableTargetNamesTheTargetAndTheBestMetric) {
     EXPECT_NE(w.find("target: >= 0.99 is not reachable"), std::string::npos) << w;
     EXPECT_NE(w.find("best predicted metric"), std::string::npos) << w;
     EXPECT_NE(w.find("unreachable at any epoch count"), std::string::npos) << w;
+    ASSERT_TRUE(e.shortfall()) << w;
+    EXPECT_EQ(e.shortfall()->constraint, "target");
+    EXPECT_EQ(e.shortfall()->limit, 0.99);
+    EXPECT_LT(e.shortfall()->closest, 0.99);
   }
 }
 
@@ -208,6 +214,20 @@ TEST(PlanInfeasible, ShortDeadlineNamesTheDeadlineAndTheShortestTime) {
     EXPECT_NE(w.find("deadline: reaching the target"), std::string::npos) << w;
     EXPECT_NE(w.find("shortest time that reaches the target"), std::string::npos) << w;
     EXPECT_NE(w.find("best metric reachable by the deadline"), std::string::npos) << w;
+    // The same in figures: the deadline, and the soonest run that reaches the target, which
+    // planning with its time as the deadline finds.
+    ASSERT_TRUE(e.shortfall()) << w;
+    const auto& f = *e.shortfall();
+    EXPECT_EQ(f.constraint, "deadline");
+    EXPECT_EQ(f.limit, 50);
+    EXPECT_EQ(f.unit, "s");
+    EXPECT_GT(f.closest, 50);
+    std::map<std::string, double> c(f.configuration.begin(), f.configuration.end());
+    EXPECT_DOUBLE_EQ(c.at("total_time_s"), f.closest);
+    EXPECT_GE(c.at("metric"), 0.85);
+    auto later = small_problem(0.85, f.closest * (1 + 1e-9));
+    const auto r = exhaustive_search(m, later);
+    EXPECT_LE(r.best.total_time_s, f.closest * (1 + 1e-9));
   }
 }
 
@@ -243,6 +263,19 @@ TEST(PlanInfeasible, TheBestByTheDeadlineIsNamedWhereTheCurveFlattens) {
                    "worker, 8 epochs, 8 s)"),
             std::string::npos)
       << w;
+  // The target no epoch count reaches: its closest configuration is named at those 8 epochs too,
+  // in the report and in figures, not at the 1000 the limit allows.
+  EXPECT_NE(w.find("the best predicted metric is 0.899966 (batch 32, 1 worker, 8 epochs; the same to within "
+                   "0.01% at 1000 epochs)"),
+            std::string::npos)
+      << w;
+  const auto found = diagnose_infeasibility(m, p);
+  ASSERT_TRUE(found.shortfall);
+  EXPECT_EQ(found.shortfall->constraint, "target");
+  std::map<std::string, double> c(found.shortfall->configuration.begin(), found.shortfall->configuration.end());
+  EXPECT_EQ(c.at("epochs"), 8);
+  EXPECT_DOUBLE_EQ(c.at("total_time_s"), 8);
+  EXPECT_DOUBLE_EQ(found.shortfall->closest, c.at("metric"));
 }
 
 TEST(PlanProblemCheck, RejectsMalformedProblems) {

@@ -165,6 +165,24 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
   json bad = s.post("/plan", json{{"id", f["id"]}, {"target", 0.99}, {"deadline", 1}, {"max_workers", 8}}, &st);
   EXPECT_EQ(st, 422) << bad.dump();
   EXPECT_TRUE(bad["error"].is_string());
+  // The failing constraint in figures: a reachable target with too short a deadline fails on the
+  // deadline, the closest run is the soonest to reach the target, and that run's time as the
+  // deadline makes the plan feasible.
+  json late = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 1}, {"max_workers", 8}}, &st);
+  ASSERT_EQ(st, 422) << late.dump();
+  ASSERT_EQ(late["failing"], "deadline") << late.dump();
+  EXPECT_EQ(late["shortfall"]["limit"], 1.0);
+  EXPECT_EQ(late["shortfall"]["unit"], "s");
+  const double soonest = late["shortfall"]["closest"].get<double>();
+  EXPECT_GT(soonest, 1.0);
+  EXPECT_DOUBLE_EQ(late["closest"]["total_time_s"].get<double>(), soonest);
+  EXPECT_DOUBLE_EQ(late["shortfall"]["over"].get<double>(), soonest - 1);
+  EXPECT_GE(late["closest"]["metric"].get<double>(), 0.8);
+  EXPECT_LE(late["closest"]["workers"].get<int>(), 8);
+  json just = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", soonest * (1 + 1e-9)}, {"max_workers", 8}},
+                     &st);
+  ASSERT_EQ(st, 200) << just.dump();
+  EXPECT_LE(just["choice"]["total_time_s"].get<double>(), soonest * (1 + 1e-9));
 
   // Early stopping and one-sided bounds through the API equal the library's answer too.
   json es = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
