@@ -94,6 +94,13 @@ void check_plot(const TransferArgs& a, const std::vector<std::pair<std::string, 
   io::require_gnuplot();
 }
 
+// `gpus` on nodes of `per_node`, one digit a node, the last node holding the rest: 7 on 6 is "61".
+std::string even_placement(int gpus, int per_node) {
+  std::string out;
+  for (; gpus > 0; gpus -= per_node) out += std::to_string(std::min(gpus, per_node));
+  return out;
+}
+
 // A placement's group on the chart, its GPUs per node in ascending order as
 // traces write them ("31" and "13" are one placement), with its size.
 std::string placement_group(const models::StepSample& s) {
@@ -264,6 +271,25 @@ void run_transfer(const TransferArgs& a) {
       }
       at.push_back(sample);
     }
+  // A placement is one digit a node: "16" is 1 GPU on one node and 6 on another, not 16 GPUs.
+  // Said for a placement whose nodes differ, which is rarely what is meant.
+  std::vector<std::string> uneven;
+  for (const auto& s : at)
+    if (s.nodes() > 1 && s.busiest_node() * s.nodes() != s.gpus() &&
+        std::find(uneven.begin(), uneven.end(), s.placement()) == uneven.end()) {
+      uneven.push_back(s.placement());
+      // What the digits would be as a count of GPUs, on the target's nodes.
+      const int per_node = problem.target_hw.node.gpus_per_node > 0 ? problem.target_hw.node.gpus_per_node : 8;
+      const int as_count = s.placement().size() <= 4 ? std::stoi(s.placement()) : 0;
+      std::string counts = std::to_string(s.gpus_per_node.front());
+      for (size_t i = 1; i < s.gpus_per_node.size(); ++i)
+        counts += (i + 1 == s.gpus_per_node.size() ? " and " : ", ") + std::to_string(s.gpus_per_node[i]);
+      std::cerr << fmt::format("note: placement {} is {} nodes with {} GPUs ({} in all): one digit a node{}\n",
+                               s.placement(), s.nodes(), counts, s.gpus(),
+                               as_count > 0 ? fmt::format("; {} GPUs on nodes of {} are {}", as_count, per_node,
+                                                          even_placement(as_count, per_node))
+                                            : "");
+    }
 
   models::SplitTransferModel model;
   // A trace of many steps takes a while to fit (each row counts; about a fifth of a millisecond
@@ -372,11 +398,11 @@ void run_transfer(const TransferArgs& a) {
                            problem.network ? " (layer graph " + problem.network->name + ")" : " (no layer graph)");
   std::cout << precision_line(scoring::ratios_json(model.ratios()));
   if (a.describe) std::cout << model.describe();
-  std::cout << fmt::format("{:>10} {:>9} {:>10} {:>21} {:>9} {:>9} {:>13}\n", "placement", "local_bsz", "step_s",
-                           "80% interval", "host_s", "gpu_s", "exposed_comm");
+  std::cout << fmt::format("{:>10} {:>5} {:>9} {:>10} {:>21} {:>9} {:>9} {:>13}\n", "placement", "gpus", "local_bsz",
+                           "step_s", "80% interval", "host_s", "gpu_s", "exposed_comm");
   for (const auto& r : rows)
-    std::cout << fmt::format("{:>10} {:>9g} {:>10.4g} {:>21} {:>9.4g} {:>9.4g} {:>13.4g}\n",
-                             r["placement"].get<std::string>(), r["local_bsz"].get<double>(),
+    std::cout << fmt::format("{:>10} {:>5} {:>9g} {:>10.4g} {:>21} {:>9.4g} {:>9.4g} {:>13.4g}\n",
+                             r["placement"].get<std::string>(), r["gpus"].get<int>(), r["local_bsz"].get<double>(),
                              r["step_time_s"].get<double>(),
                              fmt::format("{:.4g}-{:.4g}", r["step_time_low80_s"].get<double>(),
                                          r["step_time_high80_s"].get<double>()),

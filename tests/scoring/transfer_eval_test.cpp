@@ -606,6 +606,16 @@ TEST(TransferCli, DefaultsFitTheTargetAndPathsAreFiles) {
   ASSERT_EQ(wide.exit_code, 0) << wide.err;
   EXPECT_EQ(nlohmann::json::parse(wide.out)["placements_outside_source"], nlohmann::json({"4444444444"}));
   EXPECT_NE(wide.err.find("placement 4444444444 past what the source measured"), std::string::npos) << wide.err;
+  EXPECT_EQ(wide.err.find("one digit a node"), std::string::npos) << wide.err;  // even nodes: nothing to say
+  // A placement of uneven nodes is read one digit a node, and said so: "13" is not 13 GPUs; the
+  // text's table gives each row's GPUs.
+  auto uneven = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32 --placements 13");
+  ASSERT_EQ(uneven.exit_code, 0) << uneven.err;
+  EXPECT_NE(uneven.err.find("note: placement 13 is 2 nodes with 1 and 3 GPUs (4 in all): one digit a node; 13 GPUs on "
+                            "nodes of 4 are 4441"),
+            std::string::npos)
+      << uneven.err;
+  EXPECT_NE(uneven.out.find("placement  gpus local_bsz"), std::string::npos) << uneven.out;
   auto given = tptest::run_cli("transfer --from " + src + " --from-gpu a100-40gb --to-gpu t4 --batches 32 --placements 8");
   EXPECT_EQ(given.exit_code, 2);
   EXPECT_NE(given.err.find("t4's node holds 4"), std::string::npos) << given.err;
