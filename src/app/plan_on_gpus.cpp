@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/shortfall_json.h"
 #include "app/transfer_samples.h"
 #include "core/error.h"
 #include "plan/merged_frontier.h"

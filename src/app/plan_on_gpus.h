@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/plan_request.h"
+#include "core/error.h"
 #include "core/sample.h"
 #include "models/registry.h"
 #include "models/transfer.h"

@@ -12,7 +12,6 @@
 
 #include "app/model_source.h"
 #include "app/progress.h"
-#include "core/error.h"
 #include "core/sample.h"
 #include "models/performance_model.h"
 #include "plan/early_stop.h"
@@ -170,11 +169,5 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
 // The JSON of `trainplan plan --json`; `samples` fills its "samples" field.
 nlohmann::json to_json(const PlanOutcome& o, const std::string& samples);
 nlohmann::json to_json(const plan::Candidate& c);
-// The figures of a plan that failed, as `llm plan --json` gives its own:
-// "failing" (the constraint), "shortfall" ({"limit", "closest", "unit"}, and
-// for a deadline "over" and "over_fraction", for a target "short_by") and
-// "closest" (that configuration's batch, workers, epochs, nodes,
-// epoch_time_s, total_time_s, metric). Empty where the error has no figures.
-nlohmann::json to_json(const std::optional<InfeasibleError::Shortfall>& s);
 
 }  // namespace trainplan::app

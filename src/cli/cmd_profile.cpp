@@ -1,6 +1,7 @@
 // trainplan profile: run real training trials over a sampling plan and keep
 // each result in a crash-safe SQLite store (docs/PROFILING.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -28,6 +29,9 @@
 
 namespace trainplan::cli {
 namespace {
+
+// The shortest per-trial limit a --budget sets without --trial-timeout (seconds).
+constexpr double kLeastBudgetTrialTimeoutS = 60;
 
 using namespace trainplan::profile;
 
@@ -177,6 +181,14 @@ int run_profile_cmd(const ProfileArgs& a) {
                                    t->uses("rank") ? "one process a rank is started, but none learns how many ranks "
                                                      "there are"
                                                    : "every trial would run the same number of ranks"));
+    // Each trial checks that its program ran the epochs asked for; a program that never learns
+    // them would fail all but one epoch count's trials, after running them. (One count it may
+    // run of itself.)
+    if (t == &tmpl && !t->uses("epochs") && grid.epochs.size() > 1)
+      throw InputError("", 0, which,
+                       fmt::format("the grid has {} epoch counts ({}), but the command never receives {{epochs}}: "
+                                   "each trial must run the epochs asked for, and print an epoch line for each",
+                                   grid.epochs.size(), fmt::join(grid.epochs, ",")));
   }
   opts.launch.kind = parse_launcher(a.launcher);
   profile::check_host_address(a.master_addr);
@@ -186,6 +198,18 @@ int run_profile_cmd(const ProfileArgs& a) {
   opts.trial_timeout_s = parse_duration(a.trial_timeout, "--trial-timeout");
   opts.retry_failed = a.retry_failed;
   if (!a.budget.empty()) opts.budget_s = parse_duration(a.budget, "--budget");
+  // A trial that hangs must not spend ten budgets: without --trial-timeout, none runs past the
+  // whole budget (at least a minute, as the demo's), which no trial that fits it needs.
+  if (opts.budget_s && std::find(a.argv.begin(), a.argv.end(), "--trial-timeout") == a.argv.end()) {
+    const double limit = std::max(kLeastBudgetTrialTimeoutS, *opts.budget_s);
+    if (limit < opts.trial_timeout_s) {
+      opts.trial_timeout_s = limit;
+      if (!a.quiet)
+        std::cerr << fmt::format("note: --budget {} without --trial-timeout: a trial still running after {:g} s is "
+                                 "killed (--trial-timeout sets another limit)\n",
+                                 a.budget, limit);
+    }
+  }
   std::vector<TrialKey> order = opts.budget_s ? budget_order(grid) : grid_trials(grid);
   if (opts.time_template) order = with_time_trials(order);
   std::vector<int> crowded;

@@ -27,6 +27,7 @@
 #include "io/gnuplot.h"
 #include "io/json_text.h"
 #include "io/pollux_trace.h"
+#include "profile/command_template.h"
 #include "profile/launcher.h"
 #include "profile/live_log.h"
 #include "profile/interrupt.h"
@@ -163,6 +164,14 @@ bool profile_running_or_starting(const std::string& store) {
 void run_follow(const WatchArgs& a) {
   if (!a.target) throw InputError("", 0, "--target", "required with --log, --cmd or --store");
   std::string log = a.log;
+  // watch runs one job as given: a profile template's {batch} would reach the program as text.
+  for (const std::string& name : profile::CommandTemplate::placeholder_names())
+    if (const size_t at = a.cmd.find("{" + name + "}");
+        at != std::string::npos && (at == 0 || a.cmd[at - 1] != '{'))
+      throw InputError("", 0, "--cmd",
+                       fmt::format("'{{{}}}' is a placeholder of profile's --cmd templates, but watch runs its command "
+                                   "as given: write the value in its place",
+                                   name));
   if (!log.empty() && std::filesystem::is_directory(log))
     throw InputError(log, 0, "--log", "is a directory: give the job's log file");
   if (!a.store.empty()) {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -14,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "app/plan_request.h"
+#include "app/shortfall_json.h"
 #include "cli/command.h"
 #include "cli/shared_options.h"
 #include "core/edit_distance.h"
@@ -200,6 +201,13 @@ UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
     if (!commands.empty())
       return {name, fmt::format("{} is not an option of {}: give one of its commands first ({}), then its options",
                                 name, path, commands)};
+    // After a command template ("--cmd python3 train.py --batch {batch}"), the word is most likely
+    // the template's own option: the template was not quoted.
+    for (int k = 1; k < i; ++k)
+      if (const std::string before = argv[k]; (before == "--cmd" || before == "--time-cmd") && at->get_option_no_throw(before))
+        return {name, fmt::format("{} is not an option of {}: if it belongs to the {} template, quote the whole "
+                                  "template as one word: {} 'python3 train.py {} ...'",
+                                  name, path, before, before, arg)};
     return {name, fmt::format("{} is not an option of {}{}; `{} --help` lists them", name, path,
                               nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest), path)};
   }
@@ -235,6 +243,52 @@ const CLI::Option* option_named(const CLI::App& app, const std::string& name) {
   for (; at != nullptr; at = at->get_parent())
     if (const CLI::Option* o = at->get_option_no_throw(name)) return o;
   return nullptr;
+}
+
+// A message about an option that has several names ("--cv,--folds") says
+// the name the user typed: the verb's code and CLI11 name it by its first.
+// Each other name of such an option, where the command line gives one name
+// of it alone, is replaced by that one in `text`.
+std::string as_typed(CLI::App& app, int argc, char** argv, std::string text) {
+  CLI::App* at = &app;
+  int i = 1;
+  for (; i < argc; ++i) {  // the command words, as unknown_command walks them
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') break;
+    const auto named = at->get_subcommands([&](CLI::App* c) { return c->check_name(word); });
+    if (named.empty()) break;
+    at = named.front();
+  }
+  std::vector<CLI::App*> holders{at};
+  for (CLI::App* group : at->get_subcommands([](CLI::App* c) { return c->get_name().empty(); })) holders.push_back(group);
+  auto typed = [&](const std::string& name) {
+    for (int k = i; k < argc && std::strcmp(argv[k], "--") != 0; ++k)
+      if (const std::string arg = argv[k]; arg == name || arg.rfind(name + "=", 0) == 0) return true;
+    return false;
+  };
+  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
+  for (const CLI::App* holder : holders)
+    for (const CLI::Option* o : holder->get_options()) {
+      if (o->get_lnames().size() < 2) continue;
+      std::vector<std::string> given;
+      for (const std::string& l : o->get_lnames())
+        if (typed("--" + l)) given.push_back("--" + l);
+      if (given.size() != 1) continue;
+      for (const std::string& l : o->get_lnames()) {
+        const std::string other = "--" + l;
+        if (other == given.front()) continue;
+        for (size_t at_pos = text.find(other); at_pos != std::string::npos; at_pos = text.find(other, at_pos)) {
+          const size_t end = at_pos + other.size();
+          if ((at_pos > 0 && name_char(text[at_pos - 1])) || (end < text.size() && name_char(text[end]))) {
+            at_pos = end;
+            continue;
+          }
+          text.replace(at_pos, other.size(), given.front());
+          at_pos += given.front().size();
+        }
+      }
+    }
+  return text;
 }
 
 // CLI11's usage messages said as what is wrong: "Could not convert: --target
@@ -320,8 +374,8 @@ int run(int argc, char** argv) {
       "Exit codes: 0 ok, 1 internal failure, 2 bad input or usage, 3 constraints cannot be met."};
   app.require_subcommand(1);
   // Usage errors read as every other error does: "error: ...".
-  app.failure_message([](const CLI::App* at, const CLI::Error& e) {
-    return "error: " + usage_error_text(*at, e) + "\nRun with --help for more information.\n";
+  app.failure_message([&](const CLI::App* at, const CLI::Error& e) {
+    return "error: " + as_typed(app, argc, argv, usage_error_text(*at, e)) + "\nRun with --help for more information.\n";
   });
   app.set_version_flag("--version", "trainplan 0.1.0");
   cli::setup_commands(app);
@@ -364,7 +418,7 @@ int run(int argc, char** argv) {
     if (rc != 0 && json()) {
       // The option CLI11 names (its messages put it first or after "Could not convert: "), as the
       // field of an input error.
-      const std::string what = usage_error_text(app, e);
+      const std::string what = as_typed(app, argc, argv, usage_error_text(app, e));
       std::string field;
       if (const size_t at = what.find("--"); at != std::string::npos) {
         const size_t end = what.find_first_of(" :=,'\"", at);
@@ -374,7 +428,9 @@ int run(int argc, char** argv) {
       print_json_error(what, kExitInputError, field.empty() ? nullptr : &named);
     }
     return rc == 0 ? 0 : kExitInputError;
-  } catch (const InputError& e) {
+  } catch (const InputError& thrown) {
+    const InputError e(thrown.file(), thrown.line(), as_typed(app, argc, argv, thrown.field()),
+                       as_typed(app, argc, argv, thrown.message()));
     std::cerr << "error: " << e.what() << "\n";
     if (json()) print_json_error(e.what(), kExitInputError, &e);
     return kExitInputError;

@@ -111,11 +111,11 @@ Infeasibility diagnose_infeasibility(const models::PerformanceModel& m, const Pl
     const double tol = kSameMetric * std::max(std::abs(best), 1e-12);
     return [=](double v) { return !metric_better(best, v + (d == MetricDirection::kMax ? tol : -tol), d); };
   };
+  // The best metric within the epoch limit likewise: its cell at the fewest epochs that reach it.
+  Candidate soonest_best = *best_anywhere;
   {
-    // The best metric within the epoch limit likewise, at the fewest epochs of its cell that reach it.
-    Candidate& a = *best_anywhere;
-    const auto near_best = near_to(a.metric);
-    const int hi = fewest_epochs_near(m, a.config.batch, a.config.workers, a.config.epochs, near_best);
+    Candidate& a = soonest_best;
+    const int hi = fewest_epochs_near(m, a.config.batch, a.config.workers, a.config.epochs, near_to(a.metric));
     if (const auto v = m.metric(a.config.batch, a.config.workers, hi); v && hi < a.config.epochs)
       a.config.epochs = hi, a.metric = *v;
     a.total_time_s = a.config.epochs * a.epoch_time_s;
@@ -154,13 +154,19 @@ Infeasibility diagnose_infeasibility(const models::PerformanceModel& m, const Pl
   auto digits_from_deadline = [&](double v) { return digits_apart(secs, v, p.deadline_s, 3, 9); };
   auto apart = [&](double v) { return secs(v, digits_from_deadline(v)); };
   std::string out;
+  // A search that is not exhaustive (manual's random tries) can miss a configuration that meets
+  // both: then no constraint fails, and none is named.
+  if (fastest_to_target && fastest_to_target->total_time_s <= p.deadline_s)
+    return {fmt::format("search: a configuration meets both constraints ({}, {} s, metric {:.6g}) but the method did "
+                        "not find it: its search is not exhaustive (--method coconfig searches every configuration)",
+                        where(fastest_to_target->config, fastest_to_target->nodes),
+                        secs(fastest_to_target->total_time_s, 3), fastest_to_target->metric),
+            std::nullopt};
   InfeasibleError::Shortfall shortfall;
-  if (fastest_to_target) {
-    shortfall = {"deadline", p.deadline_s, fastest_to_target->total_time_s, "s",
-                 figures(*fastest_to_target)};
-  } else {
-    shortfall = {"target", p.target, best_anywhere->metric, "metric", figures(*best_anywhere)};
-  }
+  if (fastest_to_target)
+    shortfall = {"deadline", p.deadline_s, fastest_to_target->total_time_s, "s", figures(*fastest_to_target)};
+  else
+    shortfall = {"target", p.target, best_anywhere->metric, "metric", figures(soonest_best)};
   if (fastest_to_target) {
     const int digits = digits_from_deadline(fastest_to_target->total_time_s);
     out = fmt::format("deadline: reaching the target {} {} takes at least {} s ({}) but the deadline is {} s", cmp,
@@ -168,11 +174,13 @@ Infeasibility diagnose_infeasibility(const models::PerformanceModel& m, const Pl
                       where(fastest_to_target->config, fastest_to_target->nodes), secs(p.deadline_s, digits));
   } else {
     out = fmt::format("target: {} {} is not reachable at any epoch count <= {} in this space; the best predicted metric "
-                      "is {:.6g} ({}{})",
+                      "is {:.6g} ({}){}",
                       cmp, p.target, p.space.max_epochs, best_anywhere->metric,
                       where(best_anywhere->config, best_anywhere->nodes),
-                      best_anywhere->config.epochs < p.space.max_epochs
-                          ? fmt::format("; the same to within {:g}% at {} epochs", 100 * kSameMetric, p.space.max_epochs)
+                      soonest_best.config.epochs < best_anywhere->config.epochs
+                          ? fmt::format("; to within {:g}% of it soonest: {:.6g} ({}, {} s)", 100 * kSameMetric,
+                                        soonest_best.metric, where(soonest_best.config, soonest_best.nodes),
+                                        secs(soonest_best.total_time_s, 3))
                           : "");
   }
   if (best_by_deadline && best_metric_by_deadline) {

@@ -19,13 +19,16 @@ struct Infeasibility {
   // "deadline": limit the deadline, closest the shortest time that reaches
   // the target (unit "s"), configuration that run. "target": limit the
   // target, closest the best metric predicted within the epoch limit (unit
-  // "metric"), configuration where. Unset where the model gives no time or
-  // no metric, or training diverged everywhere.
+  // "metric"), configuration its cell at the fewest epochs whose metric is
+  // within 0.01% of it. Unset where the model gives no time or no metric,
+  // training diverged everywhere, or a configuration meets both and the
+  // method missed it ("search").
   std::optional<InfeasibleError::Shortfall> shortfall;
 };
 
 // A multi-line report whose first line names the failing constraint
-// ("deadline", "target", "model" or "diverged"). Scans the whole space: call
+// ("deadline", "target", "model" or "diverged"), or "search" where a
+// configuration meets both and a method that is not exhaustive missed it. Scans the whole space: call
 // it only once a search has found nothing.
 Infeasibility diagnose_infeasibility(const models::PerformanceModel& m, const PlanProblem& p);
 

@@ -173,6 +173,11 @@ Launched launch_once(const CommandTemplate& tmpl, const TrialKey& key, const Pro
   return l;
 }
 
+// Reported epochs may add up to the trial's wall time and a little more (clocks read apart, a
+// program that times its epochs on a coarse clock), not to this much more.
+constexpr double kEpochsPastWallShare = 1.5;
+constexpr double kEpochsPastWallSlackS = 1.0;
+
 // The status and reason of a finished (not cancelled) launch.
 void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, TrialRecord& rec) {
   const ProcessGroupResult& pr = l.result;
@@ -212,6 +217,15 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
     }
   } else {
     rec.status = TrialStatus::kOk;
+    // Epochs run one after another inside the trial: their times cannot add up to much more than
+    // it ran, unless the program reports times it did not take (a replay of another run's log),
+    // or writes milliseconds, which would plan a job a thousand times too long. Said, and kept.
+    if (const double claimed = l.output.epochs_reported * l.output.mean_epoch_time_s.value_or(0);
+        key.epochs > 0 && claimed > kEpochsPastWallShare * pr.wall_s + kEpochsPastWallSlackS)
+      append_note(rec.note, fmt::format("the epoch lines' epoch_time_s add up to {:.4g} s, but the whole trial ran "
+                                        "{:.3g} s: epoch_time_s is seconds (written in milliseconds?); kept as "
+                                        "reported",
+                                        claimed, pr.wall_s));
     if (l.output.repeated_epochs > 0)
       rec.note += fmt::format("{}{} epoch line(s) repeat an epoch number: more than one process prints epoch lines "
                               "(print them from rank 0 only), so the curve may mix them",

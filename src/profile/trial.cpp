@@ -180,6 +180,7 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
   // Where the first unreadable protocol line, and the first epoch line without a usable time, stood
   // (stdout's line number and what was wrong), so that the reason points at them.
   int line_no = 0, broken_lines = 0;
+  std::vector<std::string> other_events;  // events not the protocol's, the first few, for a run with no epoch line
   std::string first_broken, first_bad_epoch;
   // Fields that would have been used, written so that they cannot be: said, not silently dropped.
   int bad_step_lines = 0, bad_size_lines = 0;
@@ -222,7 +223,12 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
       } else step_timing_problem = why.empty() ? "its steps_per_epoch is not a number > 0" : why;
       continue;
     }
-    if (*ev != "epoch") continue;
+    if (*ev != "epoch") {
+      if (const std::string name = ev->get<std::string>(); other_events.size() < 3 && name != "done" &&
+          std::find(other_events.begin(), other_events.end(), name) == other_events.end())
+        other_events.push_back(name);
+      continue;
+    }
     // As `watch` reads the same line: a key written twice leaves which value
     // the run meant untold.
     if (const std::string k = repeated_key(line, start); !k.empty()) {
@@ -342,6 +348,12 @@ TrialOutput parse_trial_output(const std::string& text, bool time_trial, StepClo
                               repeated_key_lines, first_repeated_key);
   } else if (json_lines > 0) {
     out.problem = "JSON lines seen on stdout, but no {\"event\":\"epoch\",...} line";
+    // The events the program did print: a slip ("epoc", "Epoch", "epoch_end") is then plain.
+    if (!other_events.empty()) {
+      std::vector<std::string> quoted;
+      for (const auto& e : other_events) quoted.push_back("'" + clipped_line(e) + "'");
+      out.problem += fmt::format(" (events seen: {}; the protocol's is 'epoch', lowercase)", fmt::join(quoted, ", "));
+    }
     if (broken_lines > 0)
       out.problem += fmt::format(" ({} line(s) naming an \"event\" were not JSON; first, {})", broken_lines,
                                  first_broken);

@@ -1,6 +1,9 @@
 #include "scoring/model_choice.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
 
 #include "core/cancel.h"
 #include "core/error.h"
@@ -48,12 +51,19 @@ ModelChoice choose_models(const std::string& time_name, const std::string& metri
   // Too few configurations to hold any out: say how many there are and what to do.
   const auto none_scored = [&](ModelPart part, const char* what, const char* option, const char* example) {
     const size_t n = part_configs(part, samples);
+    // What the samples hold, so that a grid thinned by failed trials is seen as such.
+    std::set<double> batches, epochs;
+    std::set<int> workers;
+    for (const auto& x : samples.samples) batches.insert(x.batch), workers.insert(x.workers), epochs.insert(x.epochs);
     return InputError(samples.source, 0, "--model",
-                      fmt::format("auto: no registered {} model could be cross-validated on these samples ({} "
-                                  "distinct configuration(s) with a {}: too few to hold some out and predict them); "
-                                  "profile a larger grid (3 batches x 2 worker counts x 2 epoch counts is enough), "
-                                  "or name the model with {} (e.g. {})",
-                                  what, n, what, option, example));
+                      fmt::format("auto (the default): no registered {} model could be cross-validated on these "
+                                  "samples ({} distinct configuration(s) with a {}: batches {}, workers {}, epochs {}; "
+                                  "too few to hold some out and predict them); profile a larger grid (3 batches x 2 "
+                                  "worker counts x 2 epoch counts is enough; trials that failed are left out of it: "
+                                  "`trainplan samples list --store S --failed` says why), or name the model with {} "
+                                  "(e.g. {})",
+                                  what, n, what, fmt::join(batches, ","), fmt::join(workers, ","),
+                                  fmt::join(epochs, ","), option, example));
   };
   if (time_name == "auto") {
     if (bt.empty()) throw none_scored(ModelPart::kTime, "time", "--time-model", "per-batch-extrapolation");

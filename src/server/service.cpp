@@ -16,7 +16,7 @@
 
 #include "app/curves.h"
 #include "app/plan_on_gpus.h"
-#include "app/plan_request.h"
+#include "app/shortfall_json.h"
 #include "app/search_space.h"
 #include "app/transfer_samples.h"
 #include "core/cancel.h"

@@ -326,6 +326,23 @@ TEST(CliUsage, ACoverageAFoldCountAndATrialLimitHaveTheirCommonNameOnEveryVerb) 
   }
 }
 
+// An error about such an option names it as typed, in the message and in the JSON's field.
+TEST(CliUsage, AnOptionOfTwoNamesIsNamedAsTyped) {
+  const std::string samples = tptest::source_dir() + "/examples/lenet-mnist-samples.csv";
+  auto folds = tptest::run_cli("evaluate --samples " + samples + " --folds 1 --json");
+  EXPECT_EQ(folds.exit_code, 2) << folds.err;
+  EXPECT_NE(folds.err.find("option '--folds': need at least 2 folds"), std::string::npos) << folds.err;
+  EXPECT_EQ(folds.err.find("--cv"), std::string::npos) << folds.err;
+  EXPECT_EQ(nlohmann::json::parse(folds.out)["field"], "--folds") << folds.out;
+  auto cv = tptest::run_cli("evaluate --samples " + samples + " --cv 1");
+  EXPECT_NE(cv.err.find("option '--cv': need at least 2 folds"), std::string::npos) << cv.err;
+  // CLI11's own checks too.
+  auto coverage = tptest::run_cli("watch --log /dev/null --target 0.9 --confidence 1.5");
+  EXPECT_EQ(coverage.exit_code, 2) << coverage.err;
+  EXPECT_NE(coverage.err.find("--confidence"), std::string::npos) << coverage.err;
+  EXPECT_EQ(coverage.err.find("--coverage"), std::string::npos) << coverage.err;
+}
+
 TEST(CliUsage, AnUnknownOptionIsNamedWithTheNearestKnownOne) {
   auto r = tptest::run_cli("plan --sample x.csv --target 0.9");
   EXPECT_EQ(r.exit_code, 2);

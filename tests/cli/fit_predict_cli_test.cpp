@@ -80,7 +80,8 @@ TEST(FitCli, TooSmallAGridForAutoSaysWhatToDo) {
   auto r = tptest::run_cli("fit --samples " + csv);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(r.err, csv, 0, "--model",
-                                        {"2 distinct configuration(s)", "--time-model", "larger grid"}))
+                                        {"2 distinct configuration(s)", "batches 16,32, workers 1, epochs 1",
+                                         "--time-model", "larger grid", "--failed"}))
       << r.err;
 }
 

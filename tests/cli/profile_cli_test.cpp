@@ -33,7 +33,8 @@ namespace {
 // Args: BATCH WORKERS RANK EPOCHS. Env: SLEEP, FAIL_BATCH, HANG_BATCH, MUTE_BATCH,
 // FAIL_IF (a file: batch 32 fails while it exists), HANG_AFTER (hangs after
 // that epoch's line), CHATTY_BATCH (17 MiB of JSON log lines before its epochs),
-// CHATTY_AFTER (the same after that epoch's line).
+// CHATTY_AFTER (the same after that epoch's line), TIME_SCALE (its epoch times times that),
+// EVENT (the epoch lines' event name: a slip).
 const char* kFakeTrainer = R"sh(
 b=$1; r=$2; k=$3; e=$4
 sleep ${SLEEP:-0.05}
@@ -46,9 +47,9 @@ chatty() { yes '{"event":"log","text":"chatty"}' | head -c 17825792; }
 if [ "$CHATTY_BATCH" = "$b" ]; then chatty; fi
 i=1
 while [ $i -le $e ]; do
-  t=$(awk -v b=$b -v r=$r 'BEGIN{printf "%.5f", 0.01 + 6.4/(b*r)}')
+  t=$(awk -v b=$b -v r=$r -v s=${TIME_SCALE:-1} 'BEGIN{printf "%.5f", s * (0.01 + 6.4/(b*r))}')
   m=$(awk -v b=$b -v r=$r -v i=$i 'BEGIN{printf "%.5f", 1 - 0.5/(i+1) - 0.0005*b*r}')
-  echo "{\"event\":\"epoch\",\"epoch\":$i,\"epoch_time_s\":$t,\"metric\":$m,\"metric_name\":\"accuracy\"}"
+  echo "{\"event\":\"${EVENT:-epoch}\",\"epoch\":$i,\"epoch_time_s\":$t,\"metric\":$m,\"metric_name\":\"accuracy\"}"
   if [ "$HANG_AFTER" = "$i" ]; then sleep 60; fi
   if [ "$CHATTY_AFTER" = "$i" ]; then chatty; fi
   i=$((i+1))
@@ -752,11 +753,53 @@ TEST(ProfileCli, AGridTheCommandNeverReceivesIsRefused) {
                            "--workers 1,2 --epochs 1 --store " + f.store);
   EXPECT_EQ(b.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(b.err, "", 0, "--cmd", {"2 worker counts", "{workers}"})) << b.err;
-  // One worker count hard-wired in the command is no mistake (a dry run only lists the trials).
+  // So is a grid of several epoch counts: all but one would run the wrong epochs.
+  auto e = tptest::run_cli("profile --cmd 'train --batch {batch} --workers {workers}' --batches 16 --workers 1 "
+                           "--epochs 1,2 --store " + f.store);
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(e.err, "", 0, "--cmd", {"2 epoch counts (1,2)", "{epochs}"})) << e.err;
+  // One worker count hard-wired in the command is no mistake (a dry run only lists the trials);
+  // nor is one epoch count.
   auto c = tptest::run_cli("profile --cmd 'torchrun --nproc-per-node 2 train.py --batch {batch}' --batches 16 "
-                           "--workers 2 --epochs 1 --dry-run --store " + f.store);
+                           "--workers 2 --epochs 3 --dry-run --store " + f.store);
   EXPECT_EQ(c.exit_code, 0) << c.err;
   EXPECT_FALSE(std::filesystem::exists(f.store));  // refused before anything ran
+}
+
+// What a program of one's own gets wrong is said: epoch times that add up to far more than the
+// trial ran (milliseconds), an event name not the protocol's, a template left unquoted; and a
+// budget bounds a trial that hangs.
+TEST(ProfileCli, AnOwnProgramsSlipsAreSaid) {
+  Fixture f("prof_slips");
+  auto ms = f.profile("TIME_SCALE=1000", " --batches 16 --workers 1 --epochs 2 --json");
+  ASSERT_EQ(ms.exit_code, 0) << ms.err;
+  const auto t = trial_of(nlohmann::json::parse(ms.out)["trials"], 16, 1, 2);
+  EXPECT_EQ(t["status"], "ok") << t.dump();
+  EXPECT_NE(t["note"].get<std::string>().find("written in milliseconds?"), std::string::npos) << t.dump();
+  Fixture h("prof_slips_fine");
+  auto fine = h.profile("", " --batches 32 --workers 1 --epochs 2 --json");
+  ASSERT_EQ(fine.exit_code, 0) << fine.err;
+  EXPECT_EQ(trial_of(nlohmann::json::parse(fine.out)["trials"], 32, 1, 2).dump().find("milliseconds"),
+            std::string::npos);
+
+  Fixture g("prof_slips_event");
+  auto event = g.profile("EVENT=epoc", " --batches 16 --workers 1 --epochs 1");
+  EXPECT_EQ(event.exit_code, 1) << event.err;
+  EXPECT_NE(event.err.find("events seen: 'epoc'; the protocol's is 'epoch', lowercase"), std::string::npos)
+      << event.err;
+
+  auto unquoted = tptest::run_cli("profile --cmd python3 train.py --batch {batch} --store " + g.store);
+  EXPECT_EQ(unquoted.exit_code, 2);
+  EXPECT_NE(unquoted.err.find("if it belongs to the --cmd template, quote the whole template"), std::string::npos)
+      << unquoted.err;
+
+  auto budget = g.profile("", " --batches 16 --workers 1 --epochs 1 --budget 10s --dry-run");
+  EXPECT_EQ(budget.exit_code, 0) << budget.err;
+  EXPECT_NE(budget.err.find("--budget 10s without --trial-timeout: a trial still running after 60 s is killed"),
+            std::string::npos)
+      << budget.err;
+  auto given = g.profile("", " --batches 16 --workers 1 --epochs 1 --budget 10s --trial-timeout 5m --dry-run");
+  EXPECT_EQ(given.err.find("without --trial-timeout"), std::string::npos) << given.err;
 }
 
 // --time-trial-s reaches the built-in trainer's time trials as --max-timed-s,

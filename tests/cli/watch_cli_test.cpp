@@ -519,3 +519,14 @@ TEST(WatchCli, ACoverageThatIsNotANumberIsRefusedAtItsOption) {
     EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
   }
 }
+
+// watch runs its command as given: a profile template's placeholder would reach the program as
+// text ("invalid int value: '{batch}'"), so it is refused before anything runs.
+TEST(WatchCli, APlaceholderInTheCommandIsRefused) {
+  auto r = tptest::run_cli("watch --target 0.9 --cmd 'python3 train.py --batch {batch} --epochs 3'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "--cmd", {"'{batch}' is a placeholder", "as given"})) << r.err;
+  // Braces of the shell's own are not placeholders.
+  auto shell = tptest::run_cli("watch --target 0.9 --json --cmd 'for i in {1..2}; do :; done; echo \"{\\\"event\\\":\\\"done\\\"}\"'");
+  EXPECT_NE(shell.exit_code, 2) << shell.err;
+}

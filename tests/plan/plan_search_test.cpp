@@ -228,6 +228,8 @@ TEST(PlanInfeasible, ShortDeadlineNamesTheDeadlineAndTheShortestTime) {
     auto later = small_problem(0.85, f.closest * (1 + 1e-9));
     const auto r = exhaustive_search(m, later);
     EXPECT_LE(r.best.total_time_s, f.closest * (1 + 1e-9));
+    // And no sooner: a hair less is still infeasible, so the figure is the least time, not any.
+    EXPECT_THROW(exhaustive_search(m, small_problem(0.85, f.closest * (1 - 1e-9))), InfeasibleError);
   }
 }
 
@@ -265,8 +267,8 @@ TEST(PlanInfeasible, TheBestByTheDeadlineIsNamedWhereTheCurveFlattens) {
       << w;
   // The target no epoch count reaches: its closest configuration is named at those 8 epochs too,
   // in the report and in figures, not at the 1000 the limit allows.
-  EXPECT_NE(w.find("the best predicted metric is 0.899966 (batch 32, 1 worker, 8 epochs; the same to within "
-                   "0.01% at 1000 epochs)"),
+  EXPECT_NE(w.find("the best predicted metric is 0.9 (batch 32, 1 worker, 1000 epochs); to within 0.01% of it "
+                   "soonest: 0.899966 (batch 32, 1 worker, 8 epochs, 8 s)"),
             std::string::npos)
       << w;
   const auto found = diagnose_infeasibility(m, p);
@@ -275,7 +277,22 @@ TEST(PlanInfeasible, TheBestByTheDeadlineIsNamedWhereTheCurveFlattens) {
   std::map<std::string, double> c(found.shortfall->configuration.begin(), found.shortfall->configuration.end());
   EXPECT_EQ(c.at("epochs"), 8);
   EXPECT_DOUBLE_EQ(c.at("total_time_s"), 8);
-  EXPECT_DOUBLE_EQ(found.shortfall->closest, c.at("metric"));
+  // The figure is the best metric (at the epoch limit); the configuration's, within 0.01% of it.
+  EXPECT_DOUBLE_EQ(found.shortfall->closest, 0.9 - 0.1 * std::exp(-1000.0));
+  EXPECT_LT(c.at("metric"), found.shortfall->closest);
+  EXPECT_GT(c.at("metric"), found.shortfall->closest * (1 - 1e-4));
+}
+
+// A method that is not exhaustive (manual's random tries) can miss a configuration that meets
+// both: the report says so, and names no constraint as failing.
+TEST(PlanInfeasible, AFeasibleProblemTheMethodMissedIsNotCalledShortOfAConstraint) {
+  auto m = plantest::physical_model();
+  auto p = small_problem(0.85, 1e6);
+  const auto best = exhaustive_search(m, p).best;  // feasible
+  const auto found = diagnose_infeasibility(m, p);
+  EXPECT_EQ(found.report.rfind("search: a configuration meets both constraints", 0), 0u) << found.report;
+  EXPECT_FALSE(found.shortfall);
+  EXPECT_LE(best.total_time_s, p.deadline_s);
 }
 
 TEST(PlanProblemCheck, RejectsMalformedProblems) {

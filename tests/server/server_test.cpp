@@ -183,6 +183,9 @@ TEST(Server, PlanByIdEqualsLibraryAndInfeasibleIs422) {
                      &st);
   ASSERT_EQ(st, 200) << just.dump();
   EXPECT_LE(just["choice"]["total_time_s"].get<double>(), soonest * (1 + 1e-9));
+  json sooner = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", soonest * (1 - 1e-9)}, {"max_workers", 8}},
+                       &st);
+  EXPECT_EQ(st, 422) << sooner.dump();  // the least time, not any time that meets the target
 
   // Early stopping and one-sided bounds through the API equal the library's answer too.
   json es = s.post("/plan", json{{"id", f["id"]}, {"target", 0.8}, {"deadline", 3000}, {"max_workers", 8},
