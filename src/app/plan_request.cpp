@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/sampled_range.h"
+#include "app/planning_model.h"
 #include "app/predict.h"
 #include "app/search_space.h"
 #include "plan/frontier.h"
@@ -60,6 +61,10 @@ const Config& PlanOutcome::run_config() const {
 
 bool PlanOutcome::past_longest_trial() const {
   return longest_trial_epochs > 0 && run_config().epochs > longest_trial_epochs;
+}
+
+bool PlanOutcome::before_shortest_trial() const {
+  return shortest_trial_epochs > 0 && run_config().epochs < shortest_trial_epochs;
 }
 
 bool PlanOutcome::past_most_workers() const {
@@ -261,7 +266,12 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   po.probe_batch = p.space.batches.front();
   po.bounds = q.bounds;
   const PlanningModel pm = src.planning_model(o.choice.time_model, o.choice.metric_model, po);
-  o.point_model = pm.fitted;
+  // The expected run (early stopping's cost, the confidence's margin) is the point side held to
+  // the trials, as a plan without a confidence is made on: a measured run that missed the target
+  // at some epochs rules them out of the expectation too.
+  PlanningModelOptions point_side = po;
+  point_side.confidence = 0;
+  o.point_model = planned_side(pm.fitted, samples, point_side);
   o.model = pm.planned;
   o.model_name = o.model->name();
 
@@ -271,6 +281,10 @@ PlanOutcome make_plan(ModelSource& src, const PlanQuery& q, const Progress& prog
   o.evidence = plan::nearest_trials(samples, double(c.batch) * c.workers, c.epochs, q.target, kEvidenceTrials);
   plan::add_model_metric(o.evidence, *pm.fitted);
   o.longest_trial_epochs = samples.last_metric_epoch().value_or(0);
+  for (const auto* part : {&samples.samples, &samples.curve})
+    for (const auto& x : *part)
+      if (x.metric && x.epochs > 0 && (o.shortest_trial_epochs == 0 || x.epochs < o.shortest_trial_epochs))
+        o.shortest_trial_epochs = x.epochs;
   o.most_workers_sampled = most_workers_sampled(samples);
   o.dataset_size = samples.dataset_size;
   o.times_predicted_from = samples.times_predicted_from;
@@ -335,6 +349,8 @@ nlohmann::json to_json(const PlanOutcome& o, const std::string& samples) {
                                    {"epoch_octaves", t.epoch_octaves}});
   j["longest_trial_epochs"] = o.longest_trial_epochs;
   j["past_longest_trial"] = o.past_longest_trial();
+  j["shortest_trial_epochs"] = o.shortest_trial_epochs;
+  j["before_shortest_trial"] = o.before_shortest_trial();
   j["most_workers_sampled"] = o.most_workers_sampled;
   j["past_most_workers"] = o.past_most_workers();
   j["dataset_size"] = o.dataset_size ? nlohmann::json(*o.dataset_size) : nlohmann::json();

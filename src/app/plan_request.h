@@ -95,7 +95,7 @@ struct PlanOutcome {
   scoring::ModelChoice choice;
   std::string model_name;  // the PerformanceModel planned on
   std::shared_ptr<const models::PerformanceModel> model;        // planned on (pessimistic with a confidence)
-  std::shared_ptr<const models::PerformanceModel> point_model;  // the fitted point predictions
+  std::shared_ptr<const models::PerformanceModel> point_model;  // the point predictions, held to the trials
   MetricDirection direction = MetricDirection::kMax;
   // With early_stop: best and alternatives are the budgets (epochs = budget),
   // and result.expected the runs the point model expects for each.
@@ -117,6 +117,11 @@ struct PlanOutcome {
   const Config& run_config() const;
   // run_config()'s epochs past longest_trial_epochs.
   bool past_longest_trial() const;
+  // The fewest epochs any trial or learning-curve point with a metric
+  // measured. A run planned on fewer rests on the model's extrapolation back
+  // in epochs, where a learning curve is steepest and least known.
+  double shortest_trial_epochs = 0;
+  bool before_shortest_trial() const;
   // The most workers any sample ran. A run planned on more rests on the time
   // model's extrapolation in workers, which cross-validation over the sampled
   // counts never tests.

@@ -55,6 +55,11 @@ struct PlanArgs {
 // milliseconds reads 0.003456, not 0.00), one decimal above.
 std::string seconds_text(double s) { return std::abs(s) >= 100 ? fmt::format("{:.1f}", s) : fmt::format("{:.4g}", s); }
 
+// A batch as written, 2469160 rather than 2.46916e+06: a figure to copy into a command.
+std::string count_text(double v) {
+  return v == std::floor(v) && std::abs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v);
+}
+
 // How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
 const char* comparison(MetricDirection d) { return d == MetricDirection::kMax ? ">=" : "<="; }
 
@@ -103,7 +108,7 @@ void print_predictions(std::ostream& out, const PlanArgs& a, const app::PlanOutc
   out << fmt::format("  predicted epoch time  {} s\n", seconds_text(b.epoch_time_s));
   out << fmt::format("  predicted total time  {} s (deadline {:.1f} s)\n", seconds_text(b.total_time_s), a.query.deadline);
   out << fmt::format("  predicted metric      {:.6g} (target {} {})\n", b.metric, comparison(o.direction), a.query.target);
-  out << fmt::format("  cost                  {:.1f} worker-seconds ({:.3f} worker-hours)\n", b.cost, b.cost / 3600.0);
+  out << fmt::format("  cost                  {} worker-seconds ({:.4g} worker-hours)\n", seconds_text(b.cost), b.cost / 3600.0);
   if (!o.confidence_caveat.empty()) out << "  note: " << o.confidence_caveat << "\n";
   if (const auto& m = o.confidence_margin) {
     // The price of the confidence: epochs the point prediction does not need.
@@ -127,7 +132,7 @@ void print_evidence(std::ostream& out, const app::PlanOutcome& o) {
   out << fmt::format("  {:>6} {:>7} {:>7} {:>10} {:>10} {:>7} {:>8} {:>9}\n", "batch", "workers", "epochs", "metric",
                      "model", "target", "d_batch", "d_epochs");
   for (const auto& t : o.evidence)
-    out << fmt::format("  {:>6g} {:>7} {:>7g} {:>10.5g} {:>10} {:>7} {:>+8.2f} {:>+9.2f}\n", t.sample.batch,
+    out << fmt::format("  {:>6} {:>7} {:>7g} {:>10.5g} {:>10} {:>7} {:>+8.2f} {:>+9.2f}\n", count_text(t.sample.batch),
                        t.sample.workers, t.sample.epochs, *t.sample.metric,
                        t.model_metric ? fmt::format("{:.5g}", *t.model_metric) : std::string("-"),
                        t.meets_target ? "met" : "missed", t.batch_octaves, t.epoch_octaves);
@@ -143,6 +148,15 @@ void print_past_longest_trial(std::ostream& out, const PlanArgs& a, const app::P
                      a.query.confidence > 0 ? ", and the interval there is as wide as the model's misses on its latest "
                                         "samples when fitted without them"
                                       : "");
+}
+
+// The warning for a run shorter than every trial: its metric is the model's extrapolation back in epochs.
+void print_before_shortest_trial(std::ostream& out, const app::PlanOutcome& o) {
+  out << fmt::format("  the {} runs {} epoch{}, fewer than any trial or learning-curve point measured ({:g}): its "
+                     "metric is the model's extrapolation back in epochs, where a learning curve is steepest; "
+                     "profile shorter trials, or keep each trial's learning curve, to plan on measurements\n",
+                     o.stops_at_target() ? "expected run" : "choice", o.run_config().epochs,
+                     o.run_config().epochs == 1 ? "" : "s", o.shortest_trial_epochs);
 }
 
 // The next-best runs: by expected cost with --early-stop, else by cost.
@@ -167,9 +181,9 @@ void print_alternatives(std::ostream& out, const app::PlanOutcome& o) {
                        "epochs", "epoch_s", "total_s", "metric", "cost_w_s", "vs_best");
     int rank = 2;
     for (const auto& c : o.result.alternatives)
-      out << fmt::format("  {:>4} {:>6} {:>7} {:>6} {:>10.2f} {:>10.1f} {:>10.5g} {:>12.1f} {:>+7.1f}%\n", rank++,
-                         c.config.batch, c.config.workers, c.config.epochs, c.epoch_time_s, c.total_time_s, c.metric,
-                         c.cost, 100.0 * (c.cost / b.cost - 1.0));
+      out << fmt::format("  {:>4} {:>6} {:>7} {:>6} {:>10} {:>10} {:>10.5g} {:>12} {:>+7.1f}%\n", rank++,
+                         c.config.batch, c.config.workers, c.config.epochs, seconds_text(c.epoch_time_s),
+                         seconds_text(c.total_time_s), c.metric, seconds_text(c.cost), 100.0 * (c.cost / b.cost - 1.0));
   }
 }
 
@@ -180,6 +194,7 @@ void print_report(std::ostream& out, const PlanArgs& a, const app::PlanOutcome& 
   else print_predictions(out, a, o);
   if (!o.evidence.empty()) print_evidence(out, o);
   if (o.past_longest_trial()) print_past_longest_trial(out, a, o);
+  if (o.before_shortest_trial()) print_before_shortest_trial(out, o);
   if (o.past_most_workers())
     out << fmt::format("  the {} runs {} workers, past the most any sample ran ({}): its epoch time is the time model's "
                        "extrapolation in workers, which cross-validation over the sampled counts does not test{}; "
@@ -323,6 +338,11 @@ void run_on_gpus(const PlanArgs& a) {
         std::cerr << fmt::format("note ({}): the run goes past the longest trial ({:g} epochs): the metric there is the "
                                  "model's extrapolation\n",
                                  g.gpu, g.outcome->longest_trial_epochs);
+    for (const auto& g : c.plans)
+      if (g.outcome && g.outcome->before_shortest_trial())
+        std::cerr << fmt::format("note ({}): the run is shorter than any trial ({:g} epochs): the metric there is the "
+                                 "model's extrapolation back in epochs\n",
+                                 g.gpu, g.outcome->shortest_trial_epochs);
     for (const auto& g : c.plans)
       if (g.outcome && !g.outcome->confidence_caveat.empty()) {
         std::cerr << "note: " << g.outcome->confidence_caveat << "\n";

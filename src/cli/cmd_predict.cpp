@@ -109,9 +109,12 @@ void run_predict(const PredictArgs& a) {
   const bool want_metric = a.epochs.has_value();
   const double epochs = a.epochs.value_or(0);
   if (!reason.empty()) std::cout << reason << (reason.back() == '\n' ? "" : "\n");
-  std::cout << fmt::format("configuration: batch {:g} per worker, {} worker{}, {} node{} (global batch {:g})\n", a.query.batch,
-                           a.query.workers, a.query.workers == 1 ? "" : "s", nodes == 0 ? std::string("unknown") : std::to_string(nodes),
-                           nodes == 1 ? "" : "s", a.query.batch * a.query.workers);
+  // Whole batches as written (2469160, not 2.46916e+06): figures to copy into a command.
+  auto whole = [](double v) { return v == std::floor(v) && v < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v); };
+  std::cout << fmt::format("configuration: batch {} per worker, {} worker{}, {} node{} (global batch {})\n",
+                           whole(a.query.batch), a.query.workers, a.query.workers == 1 ? "" : "s",
+                           nodes == 0 ? std::string("unknown") : std::to_string(nodes), nodes == 1 ? "" : "s",
+                           whole(a.query.batch * a.query.workers));
   if (!a.nodes) std::cout << fmt::format("  nodes: {}\n", p.nodes_from);
   // Outside what the samples ran, the interval (from the samples' own misses) says nothing of the
   // extrapolation; said here so that a confident-looking figure is read as what it is.

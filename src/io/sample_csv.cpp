@@ -67,6 +67,10 @@ static void parse_format_line(const CsvComment& comment, SampleSet& set, const s
                                "'");
         set.diverged.insert({*b, int(*r)});
       }
+    } else if (lowercase(key) == "direction") {
+      // The direction's own name for it: read as nothing, it would leave a loss maximised.
+      throw InputError(name, line, key,
+                       fmt::format("format line: the metric's direction is metric=min or metric=max, not {}=", key));
     } else {
       // Unknown keys are ignored so that newer files stay readable; one a
       // typo away from a known key would leave that key's default unseen.
@@ -96,7 +100,12 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
   // (an exporter's own comment may come first), once; after the header it
   // would be a comment that silently drops the metric's direction.
   const CsvComment* format_line = nullptr;
-  for (const auto& c : t.leading_comments())
+  for (const auto& c : t.leading_comments()) {
+    // "# TrainPlan: metric=min" would be a comment, and the loss maximised without a word.
+    if (!is_format_line(c) && lowercase(c.text).starts_with("trainplan:"))
+      throw InputError(name, c.line, "",
+                       fmt::format("'# {}' reads as a comment: the format line begins '# trainplan:', lowercase",
+                                   c.text.substr(0, std::string("trainplan:").size())));
     if (is_format_line(c)) {
       if (format_line)
         throw InputError(name, c.line, "",
@@ -104,6 +113,7 @@ SampleSet parse_samples_csv(const std::string& text, const std::string& name) {
                                      format_line->line));
       format_line = &c;
     }
+  }
   if (format_line) parse_format_line(*format_line, set, name);
   for (const auto& c : t.comments_after_header())
     if (is_format_line(c))

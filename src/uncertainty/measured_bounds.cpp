@@ -1,6 +1,7 @@
 #include "uncertainty/measured_bounds.h"
 
 #include <algorithm>
+#include <optional>
 
 
 namespace trainplan::uncertainty {
@@ -48,13 +49,23 @@ std::optional<double> MeasuredBoundsModel::metric(int batch, int workers, double
   // The cap: the first trial with >= epochs epochs; the shift: the largest
   // optimistic misfit among the same trials (0 without a point model).
   size_t later = static_cast<size_t>(std::lower_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
+  std::optional<double> cap;
   if (later < t.epochs.size()) {
-    v = worse_of(v, t.cap[later], d);
+    cap = t.cap[later];
     v = worse_of(v, *m + t.shift[later], d);
   }
   // The floor: the last trial with <= epochs epochs.
   size_t upto = static_cast<size_t>(std::upper_bound(t.epochs.begin(), t.epochs.end(), epochs) - t.epochs.begin());
-  if (upto > 0) v = better_of(v, t.floor[upto - 1], d);
+  const std::optional<double> floor = upto > 0 ? std::optional<double>(t.floor[upto - 1]) : std::nullopt;
+  // Held between the two. Where reruns disagree (the floor better than the cap: one run reached
+  // more, sooner, than another did later), the measurements bracket the run, and the model
+  // decides within the bracket: the luckiest rerun does not speak for the next.
+  if (floor && cap) {
+    v = better_of(v, worse_of(*floor, *cap, d), d);
+    return worse_of(v, better_of(*floor, *cap, d), d);
+  }
+  if (cap) v = worse_of(v, *cap, d);
+  if (floor) v = better_of(v, *floor, d);
   return v;
 }
 

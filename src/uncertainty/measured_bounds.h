@@ -10,8 +10,11 @@
 // whatever a model says. Both come from measurements, so they hold where a
 // model's interval may not: a trial that met the target at e1 epochs makes
 // every e >= e1 feasible, one that missed it at e2 rules out every e <= e2.
-// Where the two disagree (noisy trials), the floor wins. Monotone in epochs
-// whenever the wrapped model is. Epoch times pass through unchanged.
+// Where the two disagree (reruns: the floor better than the cap), neither
+// holds for the next run, and the model's value is held between them: the
+// luckiest rerun does not make a configuration feasible that the others
+// missed. Monotone in epochs whenever the wrapped model is. Epoch times pass
+// through unchanged.
 //
 // With the `point` model the wrapped (pessimistic) side was made from, the
 // pessimistic side at a measured configuration is also shifted by the point

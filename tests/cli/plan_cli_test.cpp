@@ -208,6 +208,52 @@ TEST(PlanCli, InfeasibleTargetExitsThreeWithDiagnostics) {
       << r.err;
 }
 
+// Early stopping with the target's budget is equation 11 again (docs/PLANNING.md): its expected
+// run is held to the measured trials as the plan without it is. Here a trial of 64 x 1 at 3
+// epochs missed the loss target: the point model alone expects 3 epochs there, and chose it.
+TEST(PlanCli, EarlyStoppingsExpectedRunIsHeldToTheTrials) {
+  const auto d = tptest::temp_dir("plan-es-held");
+  const auto csv = tptest::write_file(d / "loss.csv",
+                                      "# trainplan: metric=min dataset_size=10000\n"
+                                      "batch,workers,epochs,epoch_time_s,metric\n"
+                                      "32,1,1,7,0.9\n32,1,3,7,0.4\n32,1,6,7,0.2\n"
+                                      "64,1,1,6,1.2\n64,1,3,6,0.6\n64,1,6,6,0.3\n"
+                                      "32,2,1,5.5,0.9\n32,2,3,5.5,0.45\n32,2,6,5.5,0.22\n"
+                                      "64,2,1,3.4,1.3\n64,2,3,3.4,0.7\n64,2,6,3.4,0.33\n"
+                                      "32,4,2,3,0.6\n64,4,2,2,0.95\n");
+  const std::string ask = "plan --samples " + csv + " --target 0.55 --deadline 1000 --json";
+  auto plain = tptest::run_cli(ask);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  auto es = tptest::run_cli(ask + " --early-stop --early-stop-budget target");
+  ASSERT_EQ(es.exit_code, 0) << es.err;
+  const auto p = nlohmann::json::parse(plain.out), e = nlohmann::json::parse(es.out);
+  EXPECT_EQ(e["choice"]["batch"], p["choice"]["batch"]) << es.out;
+  EXPECT_EQ(e["choice"]["workers"], p["choice"]["workers"]) << es.out;
+}
+
+// A run shorter than every trial rests on the model's extrapolation back in epochs: said, as a run
+// past the longest trial is.
+TEST(PlanCli, ARunShorterThanEveryTrialIsSaid) {
+  const auto d = tptest::temp_dir("plan-short");
+  std::string csv = "# trainplan: metric=max dataset_size=10000\nbatch,workers,epochs,epoch_time_s,metric\n";
+  for (int b : {32, 64, 128})
+    for (int r : {1, 2})
+      for (int e : {10, 20})
+        csv += fmt::format("{},{},{},{},{:.4f}\n", b, r, e, 640.0 / (b * r) + 1, 0.95 - 0.5 * std::exp(-e / (5.0 * b / 32)));
+  const auto file = tptest::write_file(d / "late.csv", csv);
+  auto r = tptest::run_cli("plan --samples " + file + " --target 0.5 --deadline 1h --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["shortest_trial_epochs"], 10.0) << r.out;
+  ASSERT_LT(j["choice"]["epochs"].get<int>(), 10) << r.out;
+  EXPECT_EQ(j["before_shortest_trial"], true) << r.out;
+  auto text = tptest::run_cli("plan --samples " + file + " --target 0.5 --deadline 1h");
+  EXPECT_NE(text.out.find("fewer than any trial or learning-curve point measured (10)"), std::string::npos) << text.out;
+  auto late = tptest::run_cli("plan --samples " + file + " --target 0.9 --deadline 1h --json");
+  ASSERT_EQ(late.exit_code, 0) << late.err;
+  EXPECT_EQ(nlohmann::json::parse(late.out)["before_shortest_trial"], false) << late.out;
+}
+
 TEST(PlanCli, WithJsonAFailureIsAJsonObjectOnStdout) {
   // Infeasible: exit 3, stderr as without --json, and stdout a document a script can parse.
   auto r = tptest::run_cli("plan --samples " + samples_file() +

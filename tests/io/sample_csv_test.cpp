@@ -61,6 +61,14 @@ TEST(SampleCsv, AMisspeltFormatKeyIsRefused) {
   // A newer key, even one that extends a known one, is read past.
   auto s = io::parse_samples_csv("# trainplan: metric=min trial_seconds=12 metrics=3\n" + rows, "s.csv");
   EXPECT_EQ(s.direction, MetricDirection::kMin);
+  // The direction under its own name, and a format line in other case, would leave a loss
+  // maximised without a word: both refused, with what to write.
+  auto d = tptest::input_error_of([&] { io::parse_samples_csv("# trainplan: direction=min\n" + rows, "s.csv"); });
+  EXPECT_EQ(d.field(), "direction");
+  EXPECT_NE(d.message().find("metric=min or metric=max"), std::string::npos) << d.what();
+  auto c = tptest::input_error_of([&] { io::parse_samples_csv("# TrainPlan: metric=min\n" + rows, "s.csv"); });
+  EXPECT_EQ(c.line(), 1);
+  EXPECT_NE(c.message().find("begins '# trainplan:', lowercase"), std::string::npos) << c.what();
 }
 
 // A header in one column with ';' or tabs between the names is a CSV in
