@@ -19,6 +19,7 @@
 #include "io/output_path.h"
 #include "io/sample_csv.h"
 #include "profile/builtin_workload.h"
+#include "profile/command_check.h"
 #include "profile/trainer_fork_server.h"
 #include "profile/interrupt.h"
 #include "profile/machine_probe.h"
@@ -191,6 +192,21 @@ int run_profile_cmd(const ProfileArgs& a) {
                                    grid.epochs.size(), fmt::join(grid.epochs, ",")));
   }
   opts.launch.kind = parse_launcher(a.launcher);
+  // What the shell would refuse fails every trial alike, each after starting: said before any.
+  // The program is looked up only where it will run (here, not on Slurm's nodes), and not for
+  // a dry run, which may list commands for another machine.
+  if (a.workload.empty())
+    for (const auto* t : {&tmpl, opts.time_template ? &*opts.time_template : nullptr})
+      if (t)
+        if (auto problem = command_problem(*t, opts.launch.kind == LauncherKind::kLocal && !a.dry_run))
+          throw InputError("", 0, t == &tmpl ? "--cmd" : "--time-cmd", *problem);
+  // A template without {rank} is started once per trial, as a launcher of its ranks: said where
+  // some trial has several, since a program that is one rank would wait for peers never started.
+  if (a.workload.empty() && !tmpl.per_rank() && !a.quiet &&
+      std::any_of(grid.workers.begin(), grid.workers.end(), [](int r) { return r > 1; }))
+    std::cerr << "note: --cmd has no {rank}: each trial starts it once, as a launcher (torchrun, mpirun) that starts "
+                 "its {workers} ranks itself; a program that is one rank takes {rank} (and {master_port}), and is "
+                 "then started once per rank\n";
   profile::check_host_address(a.master_addr);
   opts.launch.master_addr = a.master_addr;
   opts.launch.workers_per_node = a.workers_per_node;

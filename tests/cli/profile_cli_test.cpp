@@ -793,6 +793,25 @@ TEST(ProfileCli, AnOwnProgramsSlipsAreSaid) {
   EXPECT_NE(unquoted.err.find("if it belongs to the --cmd template, quote the whole template"), std::string::npos)
       << unquoted.err;
 
+  // What the shell would refuse is said before any trial runs: a program it cannot find, a
+  // template it cannot parse.
+  auto missing = tptest::run_cli("profile --cmd 'pyhton3 train.py {batch} {workers} {epochs}' --batches 16 "
+                                 "--workers 1 --epochs 1 --store " + (g.dir / "m.db").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(missing.err, "", 0, "--cmd", {"'pyhton3' is not a program the shell finds"}))
+      << missing.err;
+  auto unbalanced = tptest::run_cli("profile --cmd \"sh -c 'echo {batch} {workers} {epochs}\" --batches 16 "
+                                    "--workers 1 --epochs 1 --store " + (g.dir / "m.db").string());
+  EXPECT_EQ(unbalanced.exit_code, 2);
+  EXPECT_TRUE(tptest::names_input_error(unbalanced.err, "", 0, "--cmd", {"the shell cannot parse it"})) << unbalanced.err;
+  EXPECT_FALSE(std::filesystem::exists(g.dir / "m.db"));  // refused before the store was made
+  // A template without {rank} and trials of several workers: started once a trial, as a launcher.
+  auto launcher = tptest::run_cli("profile --cmd 'sh " + g.fake + " {batch} {workers} 0 {epochs}' --batches 16 "
+                                  "--workers 2 --epochs 1 --dry-run --store " + (g.dir / "l.db").string());
+  EXPECT_EQ(launcher.exit_code, 0) << launcher.err;
+  EXPECT_NE(launcher.err.find("--cmd has no {rank}: each trial starts it once, as a launcher"), std::string::npos)
+      << launcher.err;
+
   auto budget = g.profile("", " --batches 16 --workers 1 --epochs 1 --budget 10s --dry-run");
   EXPECT_EQ(budget.exit_code, 0) << budget.err;
   EXPECT_NE(budget.err.find("--budget 10s without --trial-timeout: a trial still running after 60 s is killed"),
