@@ -53,12 +53,18 @@ std::string srun_args_text(const std::vector<std::string>& args) {
 void bind_store(SampleStore& store, const std::string& template_text, const std::string& workload,
                 const LaunchSettings& launch, const std::string& hardware, const std::string& time_template_text) {
   auto old = store.meta("command_template");
-  const bool has_trials = !store.trials().empty();
+  const auto trials = store.trials();
+  const bool has_trials = !trials.empty();
+  const bool any_ok = std::any_of(trials.begin(), trials.end(), [](const TrialRecord& t) { return t.status == TrialStatus::kOk; });
   if (old && *old != template_text && has_trials)
     throw InputError(store.path(), 0, "",
-                     fmt::format("this store holds trials of another command:\n  {}\nnot of:\n  {}\n"
-                                 "use another --store (mixing two programs' samples would be wrong)",
-                                 *old, template_text));
+                     fmt::format("this store holds trials of another command:\n  {}\nnot of:\n  {}\n{}",
+                                 *old, template_text,
+                                 any_ok ? "use another --store (mixing two programs' samples would be wrong)"
+                                        : fmt::format("none of its {} trial(s) ran ok, so it holds no measurement: "
+                                                      "remove it ({}) to start again with this command, or use "
+                                                      "another --store",
+                                                      trials.size(), shell_word(store.path()))));
   // The labels are the store's, not each trial's: a run that gave others would relabel the trials
   // already there (their model, machine or nodes), or mix two time commands' measurements.
   struct Label {

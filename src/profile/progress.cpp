@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <sstream>
 
 #include "core/valid_utf8.h"
 
@@ -18,11 +21,23 @@ std::string format_duration(double s) {
 }
 
 std::string stderr_last_line(const std::string& stderr_tail) {
-  const size_t end = stderr_tail.find_last_not_of(" \n\r\t");
-  if (end == std::string::npos) return "";
-  size_t start = stderr_tail.find_last_of('\n', end);
-  start = start == std::string::npos ? 0 : start + 1;
-  std::string l = stderr_tail.substr(start, end - start + 1);
+  std::string last, last_error;
+  std::istringstream lines(stderr_tail);
+  for (std::string l; std::getline(lines, l);) {
+    const size_t b = l.find_first_not_of(" \r\t"), e = l.find_last_not_of(" \r\t");
+    if (b == std::string::npos) continue;
+    l = l.substr(b, e - b + 1);
+    last = l;
+    std::string lower = l;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (const char* word : {"error", "exception", "traceback", "out of memory", "killed", "fatal", "failed", "abort",
+                             "not found", "denied", "segmentation fault"})
+      if (lower.find(word) != std::string::npos) {
+        last_error = l;
+        break;
+      }
+  }
+  const std::string& l = last_error.empty() ? last : last_error;
   return l.size() > 200 ? std::string(utf8_prefix(l, 200)) + "..." : l;
 }
 

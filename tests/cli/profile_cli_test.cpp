@@ -883,6 +883,13 @@ TEST(ProfileCli, BadUsageIsExitTwoWithAClearMessage) {
   EXPECT_EQ(g.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(g.err, f.store, 0, "")) << g.err;
   EXPECT_TRUE(contains(g.err, "X=1 sh " + f.fake)) << g.err;  // names the command it would have mixed in
+  EXPECT_TRUE(contains(g.err, "mixing two programs' samples would be wrong")) << g.err;
+  // A store whose trials all failed holds no measurement to mix: the refusal says what to do.
+  Fixture h("prof_failed_only");
+  EXPECT_EQ(h.profile("FAIL_BATCH=16", " --batches 16 --workers 1 --epochs 1").exit_code, 1);
+  auto again = h.profile("X=1", " --batches 16 --workers 1 --epochs 1");
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_TRUE(contains(again.err, "none of its 1 trial(s) ran ok, so it holds no measurement: remove it")) << again.err;
 }
 
 namespace {

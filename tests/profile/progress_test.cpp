@@ -29,3 +29,14 @@ TEST(Progress, AStreamThatCannotBeWrittenLosesTheLinesAndNothingElse) {
   }
   std::fclose(full);
 }
+
+// Several ranks' stderr interleave: the line that says why is the last that reads as an error,
+// not a peer's ordinary log line after it.
+TEST(Progress, TheStderrLineShownIsTheErrorNotAPeersLastLog) {
+  using trainplan::profile::stderr_last_line;
+  EXPECT_EQ(stderr_last_line("rank 1/2 b=64 starting\nRuntimeError: CUDA out of memory\nrank 0/2 b=64 e=1 port=1\n\n"),
+            "RuntimeError: CUDA out of memory");
+  EXPECT_EQ(stderr_last_line("loading data\n  step 3 of 10  \n"), "step 3 of 10");  // no error: the last line
+  EXPECT_EQ(stderr_last_line(" \n\n"), "");
+  EXPECT_EQ(stderr_last_line(std::string(300, 'x') + " error\n").size(), 203u);  // cut at 200, with "..."
+}
