@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/cancel.h"
@@ -142,7 +143,12 @@ void ConformalMetricModel::fit(const SampleSet& samples) {
   with.direction = samples.direction;
   with.dataset_size = samples.dataset_size;
   with.source = samples.source;
-  with.samples = samples.with_metric();
+  // A row repeated exactly (the same configuration, epochs and metric: a file concatenated with
+  // itself) is one measurement: counted twice it would narrow the interval and claim a coverage
+  // the measurements do not give. Reruns that measured another metric each count.
+  std::set<std::tuple<double, int, int, double, double>> seen;  // (batch, workers, nodes, epochs, metric)
+  for (const auto& x : samples.with_metric())
+    if (seen.insert({x.batch, x.workers, x.nodes, x.epochs, *x.metric}).second) with.samples.push_back(x);
   direction_ = samples.direction;
   best_measured_ = samples.best_metric();
   range_ = samples.metric_range();

@@ -506,3 +506,33 @@ TEST(FitCli, AJsonAnswerTakesANameThatIsNotUtf8AndSaysWhereTimesWerePredicted) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(nlohmann::json::parse(p.out)["times_predicted_from"], "t4");
 }
+
+// A samples file concatenated with itself holds the same measurements: its metric interval is the
+// same, not narrower, and claims no coverage the single file does not.
+TEST(PredictCli, RowsRepeatedExactlyDoNotNarrowTheMetricInterval) {
+  const auto d = tptest::temp_dir("predict-dup");
+  const std::string text = tptest::read_file(tptest::source_dir() + "/examples/lenet-mnist-samples.csv");
+  std::string rows;  // the data rows (after the comments and the header), once more
+  {
+    std::istringstream in(text);
+    bool header = false;
+    for (std::string l; std::getline(in, l);) {
+      if (!header) {
+        header = !l.empty() && l[0] != '#';
+        continue;
+      }
+      rows += l + "\n";
+    }
+  }
+  const auto twice = tptest::write_file(d / "twice.csv", text + rows);
+  const std::string ask = " --batch 16 --workers 1 --epochs 8 --confidence 0.9 --json";
+  auto once = tptest::run_cli("predict --samples " + tptest::source_dir() + "/examples/lenet-mnist-samples.csv" + ask);
+  auto dup = tptest::run_cli("predict --samples " + twice + ask);
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  ASSERT_EQ(dup.exit_code, 0) << dup.err;
+  const auto a = nlohmann::json::parse(once.out)["metric"]["interval"], b = nlohmann::json::parse(dup.out)["metric"]["interval"];
+  // (The point model, fitted on every row, moves in the sixth figure; the residuals must not.)
+  EXPECT_NEAR(b["hi"].get<double>() - b["lo"].get<double>(), a["hi"].get<double>() - a["lo"].get<double>(), 1e-4)
+      << a << "\n" << b;
+  EXPECT_EQ(b["basis"], a["basis"]) << a << "\n" << b;
+}
