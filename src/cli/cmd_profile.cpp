@@ -204,9 +204,9 @@ int run_profile_cmd(const ProfileArgs& a) {
   // some trial has several, since a program that is one rank would wait for peers never started.
   if (a.workload.empty() && !tmpl.per_rank() && !a.quiet &&
       std::any_of(grid.workers.begin(), grid.workers.end(), [](int r) { return r > 1; }))
-    std::cerr << "note: --cmd has no {rank}: each trial starts it once, as a launcher (torchrun, mpirun) that starts "
-                 "its {workers} ranks itself; a program that is one rank takes {rank} (and {master_port}), and is "
-                 "then started once per rank\n";
+    std::cerr << "note: --cmd has no {rank}: each trial starts it once (under Slurm, once a node), as a launcher "
+                 "(torchrun, mpirun) that starts its {workers} ranks itself; a program that is one rank takes {rank} "
+                 "(and {master_port}), and is then started once per rank\n";
   profile::check_host_address(a.master_addr);
   opts.launch.master_addr = a.master_addr;
   opts.launch.workers_per_node = a.workers_per_node;
@@ -220,6 +220,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     const double limit = std::max(kLeastBudgetTrialTimeoutS, *opts.budget_s);
     if (limit < opts.trial_timeout_s) {
       opts.trial_timeout_s = limit;
+      opts.trial_timeout_from = "--budget, no --trial-timeout given";
       if (!a.quiet)
         std::cerr << fmt::format("note: --budget {} without --trial-timeout: a trial still running after {:g} s is "
                                  "killed (--trial-timeout sets another limit)\n",

@@ -165,13 +165,14 @@ void run_follow(const WatchArgs& a) {
   if (!a.target) throw InputError("", 0, "--target", "required with --log, --cmd or --store");
   std::string log = a.log;
   // watch runs one job as given: a profile template's {batch} would reach the program as text.
+  // Not the shell's own ${batch}, nor a literal {{batch}}.
   for (const std::string& name : profile::CommandTemplate::placeholder_names())
-    if (const size_t at = a.cmd.find("{" + name + "}");
-        at != std::string::npos && (at == 0 || a.cmd[at - 1] != '{'))
-      throw InputError("", 0, "--cmd",
-                       fmt::format("'{{{}}}' is a placeholder of profile's --cmd templates, but watch runs its command "
-                                   "as given: write the value in its place",
-                                   name));
+    for (size_t at = a.cmd.find("{" + name + "}"); at != std::string::npos; at = a.cmd.find("{" + name + "}", at + 1))
+      if (at == 0 || (a.cmd[at - 1] != '{' && a.cmd[at - 1] != '$'))
+        throw InputError("", 0, "--cmd",
+                         fmt::format("'{{{}}}' is a placeholder of profile's --cmd templates, but watch runs its "
+                                     "command as given: write the value in its place",
+                                     name));
   if (!log.empty() && std::filesystem::is_directory(log))
     throw InputError(log, 0, "--log", "is a directory: give the job's log file");
   if (!a.store.empty()) {

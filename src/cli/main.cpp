@@ -146,18 +146,36 @@ struct UnknownOption {
   std::string option;
   std::string message;
 };
-UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
-  CLI::App* at = &app;
-  std::string path = "trainplan";
-  int i = 1;
-  for (; i < argc; ++i) {  // the command words, as unknown_command walks them
-    const std::string word = argv[i];
+// The command the leading words name ("llm plan"), as unknown_command walks
+// them: the deepest command, its path for messages, and the index of the
+// first word after them.
+struct CommandGiven {
+  CLI::App* at;
+  std::string path;
+  int next;
+};
+CommandGiven command_given(CLI::App& app, int argc, char** argv) {
+  CommandGiven g{&app, "trainplan", 1};
+  for (; g.next < argc; ++g.next) {
+    const std::string word = argv[g.next];
     if (word.empty() || word[0] == '-') break;
-    const auto named = at->get_subcommands([&](CLI::App* c) { return c->check_name(word); });
+    const auto named = g.at->get_subcommands([&](CLI::App* c) { return c->check_name(word); });
     if (named.empty()) break;
-    at = named.front();
-    path += " " + at->get_name();
+    g.at = named.front();
+    g.path += " " + g.at->get_name();
   }
+  return g;
+}
+
+// A command and its option groups: what holds its options.
+std::vector<CLI::App*> option_holders(CLI::App* at) {
+  std::vector<CLI::App*> holders{at};
+  for (CLI::App* group : at->get_subcommands([](CLI::App* c) { return c->get_name().empty(); })) holders.push_back(group);
+  return holders;
+}
+
+UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
+  auto [at, path, i] = command_given(app, argc, argv);
   for (int h = i; h < argc && std::strcmp(argv[h], "--") != 0; ++h)
     if (std::strcmp(argv[h], "--help") == 0 || std::strcmp(argv[h], "-h") == 0) return {};  // help comes first
   for (; i < argc; ++i) {
@@ -182,10 +200,7 @@ UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
     size_t starts = 0;
     std::string started;
     std::vector<std::string> known_names;  // the command's own options and its option groups'
-    std::vector<CLI::App*> holders{at};
-    for (CLI::App* group : at->get_subcommands([](CLI::App* c) { return c->get_name().empty(); }))
-      holders.push_back(group);
-    for (CLI::App* holder : holders)
+    for (CLI::App* holder : option_holders(at))
       for (const CLI::Option* o : holder->get_options())
         for (const std::string& long_name : o->get_lnames()) known_names.push_back("--" + long_name);
     for (const std::string& known : known_names) {
@@ -203,11 +218,19 @@ UnknownOption unknown_option(CLI::App& app, int argc, char** argv) {
                                 name, path, commands)};
     // After a command template ("--cmd python3 train.py --batch {batch}"), the word is most likely
     // the template's own option: the template was not quoted.
-    for (int k = 1; k < i; ++k)
-      if (const std::string before = argv[k]; (before == "--cmd" || before == "--time-cmd") && at->get_option_no_throw(before))
-        return {name, fmt::format("{} is not an option of {}: if it belongs to the {} template, quote the whole "
-                                  "template as one word: {} 'python3 train.py {} ...'",
-                                  name, path, before, before, arg)};
+    // Only where words no option takes stand between the template and this one ("--cmd python3
+    // train.py --batch"): a template given whole leaves none.
+    for (int k = i - 1; k >= 1; --k) {
+      const std::string before = argv[k];
+      if (before.rfind("-", 0) == 0) {
+        if ((before == "--cmd" || before == "--time-cmd") && k + 2 < i && at->get_option_no_throw(before))
+          return {name, fmt::format("{} is not an option of {}: if it belongs to the {} template, quote the whole "
+                                    "template as one word: {} 'python3 train.py {} ...'{}",
+                                    name, path, before, before, arg,
+                                    nearest.empty() ? "" : fmt::format(" (or did you mean {}?)", nearest))};
+        break;
+      }
+    }
     return {name, fmt::format("{} is not an option of {}{}; `{} --help` lists them", name, path,
                               nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest), path)};
   }
@@ -247,27 +270,20 @@ const CLI::Option* option_named(const CLI::App& app, const std::string& name) {
 
 // A message about an option that has several names ("--cv,--folds") says
 // the name the user typed: the verb's code and CLI11 name it by its first.
-// Each other name of such an option, where the command line gives one name
-// of it alone, is replaced by that one in `text`.
+// `text` (an InputError's field, or a CLI11 message, which begins with the
+// option's name) has its leading name replaced by the one the command line
+// gives, where it gives one name of that option alone. Only the leading
+// name: the rest of a message may quote what the user wrote (a --cmd
+// template with a --timeout of its own).
 std::string as_typed(CLI::App& app, int argc, char** argv, std::string text) {
-  CLI::App* at = &app;
-  int i = 1;
-  for (; i < argc; ++i) {  // the command words, as unknown_command walks them
-    const std::string word = argv[i];
-    if (word.empty() || word[0] == '-') break;
-    const auto named = at->get_subcommands([&](CLI::App* c) { return c->check_name(word); });
-    if (named.empty()) break;
-    at = named.front();
-  }
-  std::vector<CLI::App*> holders{at};
-  for (CLI::App* group : at->get_subcommands([](CLI::App* c) { return c->get_name().empty(); })) holders.push_back(group);
+  const auto [at, path, i] = command_given(app, argc, argv);
   auto typed = [&](const std::string& name) {
     for (int k = i; k < argc && std::strcmp(argv[k], "--") != 0; ++k)
       if (const std::string arg = argv[k]; arg == name || arg.rfind(name + "=", 0) == 0) return true;
     return false;
   };
   auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
-  for (const CLI::App* holder : holders)
+  for (const CLI::App* holder : option_holders(at))
     for (const CLI::Option* o : holder->get_options()) {
       if (o->get_lnames().size() < 2) continue;
       std::vector<std::string> given;
@@ -276,16 +292,9 @@ std::string as_typed(CLI::App& app, int argc, char** argv, std::string text) {
       if (given.size() != 1) continue;
       for (const std::string& l : o->get_lnames()) {
         const std::string other = "--" + l;
-        if (other == given.front()) continue;
-        for (size_t at_pos = text.find(other); at_pos != std::string::npos; at_pos = text.find(other, at_pos)) {
-          const size_t end = at_pos + other.size();
-          if ((at_pos > 0 && name_char(text[at_pos - 1])) || (end < text.size() && name_char(text[end]))) {
-            at_pos = end;
-            continue;
-          }
-          text.replace(at_pos, other.size(), given.front());
-          at_pos += given.front().size();
-        }
+        if (other != given.front() && text.rfind(other, 0) == 0 &&
+            (text.size() == other.size() || !name_char(text[other.size()])))
+          return given.front() + text.substr(other.size());
       }
     }
   return text;
@@ -429,8 +438,7 @@ int run(int argc, char** argv) {
     }
     return rc == 0 ? 0 : kExitInputError;
   } catch (const InputError& thrown) {
-    const InputError e(thrown.file(), thrown.line(), as_typed(app, argc, argv, thrown.field()),
-                       as_typed(app, argc, argv, thrown.message()));
+    const InputError e(thrown.file(), thrown.line(), as_typed(app, argc, argv, thrown.field()), thrown.message());
     std::cerr << "error: " << e.what() << "\n";
     if (json()) print_json_error(e.what(), kExitInputError, &e);
     return kExitInputError;

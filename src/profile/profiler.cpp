@@ -61,7 +61,7 @@ void bind_store(SampleStore& store, const std::string& template_text, const std:
                      fmt::format("this store holds trials of another command:\n  {}\nnot of:\n  {}\n{}",
                                  *old, template_text,
                                  any_ok ? "use another --store (mixing two programs' samples would be wrong)"
-                                        : fmt::format("none of its {} trial(s) ran ok, so it holds no measurement: "
+                                        : fmt::format("none of its {} trial(s) ran ok, so it holds no sample: "
                                                       "remove it ({}) to start again with this command, or use "
                                                       "another --store",
                                                       trials.size(), shell_word(store.path()))));
@@ -190,8 +190,8 @@ void judge(const Launched& l, const TrialKey& key, const ProfileOptions& opts, T
   bool reason_has_note = false;
   if (pr.timed_out) {
     rec.status = TrialStatus::kTimeout;
-    rec.reason = fmt::format("still running after {:g} s (--trial-timeout{}); killed its process group",
-                             opts.trial_timeout_s, queued_text(pr.restarted_after_s));
+    rec.reason = fmt::format("still running after {:g} s ({}{}); killed its process group", opts.trial_timeout_s,
+                             opts.trial_timeout_from, queued_text(pr.restarted_after_s));
     if (l.plan.label_filter)
       if (auto why = slurm_never_started(pr.stderr_tail)) rec.reason += ": " + *why;
   } else if (pr.failed_index >= 0) {

@@ -21,6 +21,9 @@ namespace trainplan::profile {
 struct ProfileOptions {
   LaunchSettings launch;
   double trial_timeout_s = 600;
+  // The option trial_timeout_s came from, for a timed-out trial's reason (a --budget sets it where
+  // no --trial-timeout is given). Default: "--trial-timeout".
+  std::string trial_timeout_from = "--trial-timeout";
   // Seconds a trial's processes may run on after rank 0 printed
   // {"event":"done"}: then they are ended and the trial judged on what it
   // printed, with a note (a hang in teardown, common in distributed

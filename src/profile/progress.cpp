@@ -30,9 +30,18 @@ std::string stderr_last_line(const std::string& stderr_tail) {
     last = l;
     std::string lower = l;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    for (const char* word : {"error", "exception", "traceback", "out of memory", "killed", "fatal", "failed", "abort",
-                             "not found", "denied", "segmentation fault"})
-      if (lower.find(word) != std::string::npos) {
+    // Whole words ("val_error=0.12" is a metric, not an error), and not "failed", which logs use
+    // of counts ("0 failed").
+    auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    auto has_word = [&](const std::string& w) {
+      for (size_t at = lower.find(w); at != std::string::npos; at = lower.find(w, at + 1))
+        if ((at == 0 || !word_char(lower[at - 1])) && (at + w.size() >= lower.size() || !word_char(lower[at + w.size()])))
+          return true;
+      return false;
+    };
+    for (const char* word : {"error", "exception", "traceback", "out of memory", "killed", "fatal", "abort", "aborted",
+                             "not found", "permission denied", "segmentation fault"})
+      if (has_word(word) || (std::string(word) == "error" && lower.find("error:") != std::string::npos)) {
         last_error = l;
         break;
       }

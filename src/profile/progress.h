@@ -49,9 +49,10 @@ class Progress {
 std::string format_duration(double s);  // "4.2s", "42s", "3m05s", "1h02m"
 std::string describe_result(const TrialRecord& r);  // "ok 1.23 s/epoch, accuracy 0.9712"
 // The line of a failed trial's stderr tail that says why, for one-line
-// failure messages: the last that reads as an error (error, exception,
-// traceback, out of memory, killed, fatal, failed, abort, not found, denied,
-// segmentation fault; any case), else the last non-empty one, since several
+// failure messages: the last that reads as an error (the whole word error,
+// exception, traceback, out of memory, killed, fatal, abort(ed), not found,
+// permission denied or segmentation fault, in any case, or "Error:" as in
+// RuntimeError:), else the last non-empty one, since several
 // ranks' lines interleave and a peer's ordinary log may come last. Cut at 200
 // characters; "" when it wrote nothing.
 std::string stderr_last_line(const std::string& stderr_tail);

@@ -805,11 +805,34 @@ TEST(ProfileCli, AnOwnProgramsSlipsAreSaid) {
   EXPECT_EQ(unbalanced.exit_code, 2);
   EXPECT_TRUE(tptest::names_input_error(unbalanced.err, "", 0, "--cmd", {"the shell cannot parse it"})) << unbalanced.err;
   EXPECT_FALSE(std::filesystem::exists(g.dir / "m.db"));  // refused before the store was made
+  // Not for a program the grid names ("./run_{workers}.sh": the stand-ins name none), and a script
+  // without its execute bit is said as that.
+  tptest::write_file(g.dir / "run_2.sh", "exit 0\n");
+  auto named = tptest::run_cli("profile --cmd '" + (g.dir / "run_{workers}.sh").string() + " {batch} {rank}' --batches 8 "
+                               "--workers 2 --epochs 1 --dry-run --store " + (g.dir / "n.db").string());
+  EXPECT_EQ(named.exit_code, 0) << named.err;
+  auto noexec = tptest::run_cli("profile --cmd '" + (g.dir / "run_2.sh").string() + " {batch} {workers} {epochs}' "
+                                "--batches 8 --workers 1 --epochs 1 --store " + (g.dir / "n.db").string());
+  EXPECT_EQ(noexec.exit_code, 2);
+  EXPECT_NE(noexec.err.find("is there but not executable"), std::string::npos) << noexec.err;
+  // A template quoted in a message keeps its own options as written: the user typed --timeout
+  // for the trial's limit, and the stored template's --trial-timeout is not renamed to it.
+  Fixture k("prof_slips_quoted");
+  ASSERT_EQ(k.profile("X=--trial-timeout", " --batches 16 --workers 1 --epochs 1").exit_code, 0);
+  auto own = k.profile("Y=1", " --batches 16 --workers 1 --epochs 1 --timeout 5m");
+  EXPECT_EQ(own.exit_code, 2);
+  EXPECT_NE(own.err.find("X=--trial-timeout sh"), std::string::npos) << own.err;
+  // A template given whole, then a misspelt option: the nearest option, not the quoting hint.
+  auto typo = tptest::run_cli("profile " + g.cmd() + " --bugdet 10m --store " + (g.dir / "n.db").string());
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("did you mean --budget?"), std::string::npos) << typo.err;
+  EXPECT_EQ(typo.err.find("quote the whole template"), std::string::npos) << typo.err;
   // A template without {rank} and trials of several workers: started once a trial, as a launcher.
   auto launcher = tptest::run_cli("profile --cmd 'sh " + g.fake + " {batch} {workers} 0 {epochs}' --batches 16 "
                                   "--workers 2 --epochs 1 --dry-run --store " + (g.dir / "l.db").string());
   EXPECT_EQ(launcher.exit_code, 0) << launcher.err;
-  EXPECT_NE(launcher.err.find("--cmd has no {rank}: each trial starts it once, as a launcher"), std::string::npos)
+  EXPECT_NE(launcher.err.find("--cmd has no {rank}: each trial starts it once (under Slurm, once a node), as a launcher"),
+            std::string::npos)
       << launcher.err;
 
   auto budget = g.profile("", " --batches 16 --workers 1 --epochs 1 --budget 10s --dry-run");
@@ -884,12 +907,12 @@ TEST(ProfileCli, BadUsageIsExitTwoWithAClearMessage) {
   EXPECT_TRUE(tptest::names_input_error(g.err, f.store, 0, "")) << g.err;
   EXPECT_TRUE(contains(g.err, "X=1 sh " + f.fake)) << g.err;  // names the command it would have mixed in
   EXPECT_TRUE(contains(g.err, "mixing two programs' samples would be wrong")) << g.err;
-  // A store whose trials all failed holds no measurement to mix: the refusal says what to do.
+  // A store whose trials all failed holds no sample to mix: the refusal says what to do.
   Fixture h("prof_failed_only");
   EXPECT_EQ(h.profile("FAIL_BATCH=16", " --batches 16 --workers 1 --epochs 1").exit_code, 1);
   auto again = h.profile("X=1", " --batches 16 --workers 1 --epochs 1");
   EXPECT_EQ(again.exit_code, 2);
-  EXPECT_TRUE(contains(again.err, "none of its 1 trial(s) ran ok, so it holds no measurement: remove it")) << again.err;
+  EXPECT_TRUE(contains(again.err, "none of its 1 trial(s) ran ok, so it holds no sample: remove it")) << again.err;
 }
 
 namespace {

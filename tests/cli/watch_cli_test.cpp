@@ -526,6 +526,13 @@ TEST(WatchCli, APlaceholderInTheCommandIsRefused) {
   auto r = tptest::run_cli("watch --target 0.9 --cmd 'python3 train.py --batch {batch} --epochs 3'");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(tptest::names_input_error(r.err, "", 0, "--cmd", {"'{batch}' is a placeholder", "as given"})) << r.err;
+  // Every occurrence is looked at, past a literal {{batch}}.
+  auto second = tptest::run_cli("watch --target 0.9 --cmd 'echo {{batch}} {batch}'");
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  // The shell's own ${batch} is a variable, not a placeholder.
+  auto variable = tptest::run_cli("watch --target 0.9 --json --cmd 'batch=8; echo ${batch} >/dev/null; echo "
+                                  "\"{\\\"event\\\":\\\"done\\\"}\"'");
+  EXPECT_NE(variable.exit_code, 2) << variable.err;
   // Braces of the shell's own are not placeholders.
   auto shell = tptest::run_cli("watch --target 0.9 --json --cmd 'for i in {1..2}; do :; done; echo \"{\\\"event\\\":\\\"done\\\"}\"'");
   EXPECT_NE(shell.exit_code, 2) << shell.err;

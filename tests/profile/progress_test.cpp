@@ -38,5 +38,8 @@ TEST(Progress, TheStderrLineShownIsTheErrorNotAPeersLastLog) {
             "RuntimeError: CUDA out of memory");
   EXPECT_EQ(stderr_last_line("loading data\n  step 3 of 10  \n"), "step 3 of 10");  // no error: the last line
   EXPECT_EQ(stderr_last_line(" \n\n"), "");
+  // A metric named like an error, or a count of failures, is a log line; the last line says why.
+  EXPECT_EQ(stderr_last_line("INFO epoch 1 val_error=0.12 (0 failed)\nconfig check: batch 8 is larger than the data\n"),
+            "config check: batch 8 is larger than the data");
   EXPECT_EQ(stderr_last_line(std::string(300, 'x') + " error\n").size(), 203u);  // cut at 200, with "..."
 }
