@@ -20,9 +20,19 @@ MeasuredBoundsModel::MeasuredBoundsModel(std::shared_ptr<const models::Performan
   const MetricDirection d = inner_->direction();
   for (const auto& [key, v] : samples.metric_runs(/*with_curve=*/true)) {
     Trials& t = trials_[key];
-    for (const auto& [e, m] : v) {
+    // The floor at e: what every run measured at some e' <= e had reached there. Runs measured at
+    // the same epochs (reruns) vouch together for their worst: the luckiest of them does not
+    // speak for the next. One run a count of epochs (a trial and its curve) is the best so far.
+    for (size_t i = 0; i < v.size(); ++i) {
+      const auto [e, m] = v[i];
+      if (i == 0 || v[i - 1].first != e) {  // the first of the runs measured at e: their worst
+        double worst_here = m;
+        for (size_t j = i + 1; j < v.size() && v[j].first == e; ++j) worst_here = worse_of(worst_here, v[j].second, d);
+        t.floor.push_back(t.floor.empty() ? worst_here : better_of(worst_here, t.floor.back(), d));
+      } else {
+        t.floor.push_back(t.floor.back());
+      }
       t.epochs.push_back(e);
-      t.floor.push_back(t.floor.empty() ? m : better_of(m, t.floor.back(), d));
       t.cap.push_back(m);
       // The point model's misfit at this trial where it is optimistic, else 0.
       auto p = point_ ? point_->metric(static_cast<int>(key.first), key.second, e) : std::nullopt;

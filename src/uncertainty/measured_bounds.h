@@ -4,7 +4,8 @@
 // run (best so far, as the replay traces and checkpoint selection report it)
 // cannot get worse with more epochs, so at (b, r, e) it is
 //  * at least as good as the best a trial of (b, r) reached within e epochs
-//    (the floor), and
+//    (the floor; where several trials ran the same epochs, reruns, the worst
+//    of them: each run vouches for itself, not for the next), and
 //  * no better than the worst a trial of (b, r) reached with e epochs or more
 //    (the cap),
 // whatever a model says. Both come from measurements, so they hold where a
@@ -47,7 +48,7 @@ class MeasuredBoundsModel : public models::PerformanceModel {
  private:
   struct Trials {
     std::vector<double> epochs;  // increasing
-    std::vector<double> floor;   // best metric over trials with <= epochs[i] epochs
+    std::vector<double> floor;   // best over epoch counts <= epochs[i] of the worst trial at each
     std::vector<double> cap;     // worst metric over trials with >= epochs[i] epochs
     std::vector<double> shift;   // largest optimistic misfit of the point model over trials with >= epochs[i] epochs (0: none)
   };

@@ -58,6 +58,25 @@ SampleSet wobbling_trials() {
 
 }  // namespace
 
+// Reruns of one configuration at the same epochs vouch together for their worst: three of four
+// runs of (32, 1) reached about 0.70 in 10 epochs and one 0.816; the luckiest does not lift the
+// next run to 0.816 at 10 epochs or after.
+TEST(MeasuredBounds, RerunsAtTheSameEpochsVouchForTheirWorst) {
+  SampleSet s;
+  s.direction = MetricDirection::kMax;
+  s.samples = {trial(32, 1, 10, 0.816), trial(32, 1, 10, 0.700), trial(32, 1, 10, 0.705), trial(32, 1, 10, 0.71),
+               trial(32, 1, 20, 0.92)};
+  uncertainty::MeasuredBoundsModel m(std::make_shared<LineModel>(0.5, 0.01, MetricDirection::kMax), s);
+  EXPECT_DOUBLE_EQ(*m.metric(32, 1, 10), 0.70);
+  EXPECT_DOUBLE_EQ(*m.metric(32, 1, 11), 0.70);  // the floor of the runs measured, not the luckiest's 0.816
+  EXPECT_DOUBLE_EQ(*m.metric(32, 1, 20), 0.92);
+  // One run (a single trial at 10 epochs) still vouches for itself.
+  SampleSet one = s;
+  one.samples = {trial(32, 1, 10, 0.816), trial(32, 1, 20, 0.92)};
+  uncertainty::MeasuredBoundsModel single(std::make_shared<LineModel>(0.5, 0.01, MetricDirection::kMax), one);
+  EXPECT_DOUBLE_EQ(*single.metric(32, 1, 11), 0.816);
+}
+
 TEST(MeasuredBounds, FloorFromShorterTrialsCapFromLongerOnes) {
   // The model says 0.5 + 0.01 e; trials of (32, 2): 0.70 at 5 epochs, 0.60 at
   // 10 (a rerun that did worse), 0.80 at 20.
