@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/number_text.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/gnuplot.h"
@@ -54,11 +55,6 @@ struct PlanArgs {
 // Seconds with four significant digits below 100 s (an epoch of a few
 // milliseconds reads 0.003456, not 0.00), one decimal above.
 std::string seconds_text(double s) { return std::abs(s) >= 100 ? fmt::format("{:.1f}", s) : fmt::format("{:.4g}", s); }
-
-// A batch as written, 2469160 rather than 2.46916e+06: a figure to copy into a command.
-std::string count_text(double v) {
-  return v == std::floor(v) && std::abs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v);
-}
 
 // How the metric target reads: ">=" for a metric to maximise, "<=" for one to minimise.
 const char* comparison(MetricDirection d) { return d == MetricDirection::kMax ? ">=" : "<="; }
@@ -132,7 +128,7 @@ void print_evidence(std::ostream& out, const app::PlanOutcome& o) {
   out << fmt::format("  {:>6} {:>7} {:>7} {:>10} {:>10} {:>7} {:>8} {:>9}\n", "batch", "workers", "epochs", "metric",
                      "model", "target", "d_batch", "d_epochs");
   for (const auto& t : o.evidence)
-    out << fmt::format("  {:>6} {:>7} {:>7g} {:>10.5g} {:>10} {:>7} {:>+8.2f} {:>+9.2f}\n", count_text(t.sample.batch),
+    out << fmt::format("  {:>6} {:>7} {:>7g} {:>10.5g} {:>10} {:>7} {:>+8.2f} {:>+9.2f}\n", number_text(t.sample.batch),
                        t.sample.workers, t.sample.epochs, *t.sample.metric,
                        t.model_metric ? fmt::format("{:.5g}", *t.model_metric) : std::string("-"),
                        t.meets_target ? "met" : "missed", t.batch_octaves, t.epoch_octaves);

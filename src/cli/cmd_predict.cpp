@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/number_text.h"
 #include "cli/shared_options.h"
 #include "core/error.h"
 #include "io/json_text.h"
@@ -109,12 +110,10 @@ void run_predict(const PredictArgs& a) {
   const bool want_metric = a.epochs.has_value();
   const double epochs = a.epochs.value_or(0);
   if (!reason.empty()) std::cout << reason << (reason.back() == '\n' ? "" : "\n");
-  // Whole batches as written (2469160, not 2.46916e+06): figures to copy into a command.
-  auto whole = [](double v) { return v == std::floor(v) && v < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v); };
   std::cout << fmt::format("configuration: batch {} per worker, {} worker{}, {} node{} (global batch {})\n",
-                           whole(a.query.batch), a.query.workers, a.query.workers == 1 ? "" : "s",
+                           number_text(a.query.batch), a.query.workers, a.query.workers == 1 ? "" : "s",
                            nodes == 0 ? std::string("unknown") : std::to_string(nodes), nodes == 1 ? "" : "s",
-                           whole(a.query.batch * a.query.workers));
+                           number_text(a.query.batch * a.query.workers));
   if (!a.nodes) std::cout << fmt::format("  nodes: {}\n", p.nodes_from);
   // Outside what the samples ran, the interval (from the samples' own misses) says nothing of the
   // extrapolation; said here so that a confident-looking figure is read as what it is.

@@ -17,6 +17,7 @@
 
 #include "app/shortfall_json.h"
 #include "cli/command.h"
+#include "cli/number_text.h"
 #include "cli/shared_options.h"
 #include "core/edit_distance.h"
 #include "core/error.h"
@@ -331,9 +332,7 @@ std::string usage_error_text(const CLI::App& app, const CLI::Error& e) {
         if (takes_whole_number(option_named(app, name)) && x != std::floor(x))
           return fmt::format("{}: '{}' is not a value it takes (a count is a whole number written out, such as 1000)",
                              name, value);
-        auto shown = [](double x) {  // a whole bound as written, 1048576 rather than 1.04858e+06
-          return x == std::floor(x) && std::fabs(x) < 1e15 ? fmt::format("{:.0f}", x) : fmt::format("{:g}", x);
-        };
+        const auto shown = trainplan::cli::number_text;  // a whole bound as written, 1048576 rather than 1.04858e+06
         if (hi > 1e300) return fmt::format("{}: {} is out of range: it must be at least {}", name, value, shown(lo));
         return fmt::format("{}: {} is out of range: it must be from {} to {}", name, value, shown(lo), shown(hi));
       }

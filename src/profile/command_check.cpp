@@ -28,6 +28,16 @@ std::optional<std::pair<int, std::string>> run_quietly(const std::string& comman
   return std::pair{WEXITSTATUS(status), out};
 }
 
+// The first word of a command after its plain VAR=value assignments (the last assignment where
+// nothing follows them).
+std::string program_word(const std::string& command) {
+  std::istringstream words(command);
+  std::string w;
+  while (words >> w && w.find('=') != std::string::npos && w.find('=') > 0 && w.find_first_of("\"'$`") == std::string::npos) {
+  }
+  return w;
+}
+
 }  // namespace
 
 std::optional<std::string> command_problem(const CommandTemplate& t, bool look_up_program) {
@@ -48,22 +58,12 @@ std::optional<std::string> command_problem(const CommandTemplate& t, bool look_u
   if (auto r = run_quietly(fmt::format("{} -n -c {}", shell, shell_quote(text))); r && r->first != 0)
     return fmt::format("the shell cannot parse it ({}): {}", shell, r->second.empty() ? "a syntax error" : r->second);
   if (!look_up_program) return std::nullopt;
-  std::istringstream words(text);
-  std::string first;
-  while (words >> first && first.find('=') != std::string::npos && first.find('=') > 0 &&
-         first.find_first_of("\"'$`") == std::string::npos) {
-  }
+  const std::string first = program_word(text);
   if (first.empty() || first.find_first_of("\"'$`\\(){}[]*?;|&<>~") != std::string::npos) return std::nullopt;
   if (first.find('=') != std::string::npos) return std::nullopt;  // assignments alone
   // A program named by the grid ("./run_{workers}.sh") differs trial by trial: the stand-ins
   // would name none of them.
-  {
-    std::istringstream raw(t.text());
-    std::string w;
-    while (raw >> w && w.find('=') != std::string::npos && w.find('=') > 0 && w.find_first_of("\"'$`") == std::string::npos) {
-    }
-    if (w.find('{') != std::string::npos) return std::nullopt;
-  }
+  if (program_word(t.text()).find('{') != std::string::npos) return std::nullopt;
   // A path to a file that is there but cannot be run is said as that.
   if (first.find('/') != std::string::npos && access(first.c_str(), F_OK) == 0 && access(first.c_str(), X_OK) != 0)
     return fmt::format("'{}' is there but not executable (chmod +x it, or run it with its interpreter: sh {})", first,
